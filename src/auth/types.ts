@@ -1,0 +1,27 @@
+/**
+ * @module auth/types
+ * The typed, in-process face of an auth service, which the gateway calls
+ * directly for the built-in service and over HTTP for a remote one.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+
+/** What the gateway asks: the original request without its body. */
+export interface AuthRequest {
+  method: string;
+  /** Path and query string, as the auth service is to see them. */
+  url: string;
+  headers: IncomingHttpHeaders;
+}
+
+/** The auth service's answer: 200 lets the request through. */
+export interface AuthDecision {
+  status: number;
+  /** Lower-case header names. */
+  headers: Record<string, string | string[]>;
+  body?: string | Buffer;
+}
+
+/** Anything that can decide on a request. */
+export interface Authenticator {
+  authenticate(request: AuthRequest): Promise<AuthDecision>;
+}

@@ -1,0 +1,136 @@
+/**
+ * @module gateway/config/schema
+ * The zod schemas of the configuration records (`Mapping`, `AuthService`,
+ * `RateLimitService`) with their defaults, and the types inferred from them.
+ */
+import { z } from 'zod';
+
+export const API_VERSION = 'gateway/v1';
+
+const headerName = z
+  .string()
+  .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an HTTP header name')
+  .transform((h) => h.toLowerCase());
+
+const headerMap = z.record(z.string(), z.string());
+
+const timeoutMs = (fallback: number) => z.number().int().positive().max(600_000).default(fallback);
+
+/** A label taken from a request header: `{<label>: {header, omit_if_not_present}}`. */
+const headerLabel = z.strictObject({
+  header: headerName,
+  omit_if_not_present: z.boolean().default(false),
+});
+
+/**
+ * One label of a `request_label_group`: a literal string (sent as
+ * `generic_key`) or a single-key object naming the label.
+ */
+export const labelSchema = z.union([
+  z.string().min(1),
+  z
+    .record(z.string().min(1), headerLabel)
+    .refine((o) => Object.keys(o).length === 1, 'a label definition names exactly one label'),
+]);
+
+export const labelGroupSchema = z.strictObject({
+  request_label_group: z.array(labelSchema).min(1),
+});
+
+/** `labels: {<domain>: [{request_label_group: [...]}, ...]}` */
+export const labelsSchema = z.record(z.string().min(1), z.array(labelGroupSchema));
+
+/** A CORS policy, as Emissary spells it. */
+export const corsSchema = z.strictObject({
+  origins: z.union([z.string(), z.array(z.string())]),
+  methods: z.union([z.string(), z.array(z.string())]).optional(),
+  headers: z.union([z.string(), z.array(z.string())]).optional(),
+  exposed_headers: z.union([z.string(), z.array(z.string())]).optional(),
+  credentials: z.boolean().default(false),
+  max_age: z.union([z.number().int().nonnegative(), z.string()]).optional(),
+});
+
+const recordBase = {
+  apiVersion: z.literal(API_VERSION, { error: `must be ${API_VERSION}` }),
+  name: z.string().min(1),
+};
+
+export const mappingSchema = z.strictObject({
+  ...recordBase,
+  kind: z.literal('Mapping'),
+  prefix: z.string().startsWith('/', 'must start with /'),
+  service: z.string().min(1),
+  /** Replaces the matched prefix; `""` forwards the path unchanged. Default `/`. */
+  rewrite: z.string().default('/'),
+  labels: labelsSchema.optional(),
+  bypass_auth: z.boolean().default(false),
+  timeout_ms: timeoutMs(3000),
+  method: z
+    .string()
+    .regex(/^[A-Za-z]+$/, 'must be an HTTP method')
+    .transform((m) => m.toUpperCase())
+    .optional(),
+  /** Exact header values the request must carry to match. */
+  headers: z.record(headerName, z.string()).optional(),
+  precedence: z.number().int().default(0),
+  add_request_headers: headerMap.default({}),
+  remove_request_headers: z.array(headerName).default([]),
+  add_response_headers: headerMap.default({}),
+  cors: corsSchema.optional(),
+});
+
+const statusCode = z.number().int().min(100).max(599);
+
+export const authServiceSchema = z.strictObject({
+  ...recordBase,
+  kind: z.literal('AuthService'),
+  auth_service: z.string().min(1),
+  proto: z.literal('http').default('http'),
+  allowed_authorization_headers: z.array(headerName).default([]),
+  allowed_request_headers: z.array(headerName).default([]),
+  path_prefix: z
+    .string()
+    .refine((p) => p === '' || p.startsWith('/'), 'must be empty or start with /')
+    .default(''),
+  timeout_ms: timeoutMs(5000),
+  /** A status, or Emissary's `{code: <status>}`. */
+  status_on_error: z
+    .union([statusCode, z.strictObject({ code: statusCode }).transform((s) => s.code)])
+    .default(403),
+  failure_mode_allow: z.boolean().default(false),
+});
+
+export const rateLimitServiceSchema = z.strictObject({
+  ...recordBase,
+  kind: z.literal('RateLimitService'),
+  service: z.string().min(1),
+  domain: z.string().min(1).default('gateway'),
+  timeout_ms: timeoutMs(20),
+  failure_mode_deny: z.boolean().default(false),
+});
+
+/** Any record, told apart by `kind`. */
+export const recordSchema = z.discriminatedUnion('kind', [mappingSchema, authServiceSchema, rateLimitServiceSchema]);
+
+export type MappingRecord = z.output<typeof mappingSchema>;
+export type AuthServiceRecord = z.output<typeof authServiceSchema>;
+export type RateLimitServiceRecord = z.output<typeof rateLimitServiceSchema>;
+export type CorsPolicy = z.output<typeof corsSchema>;
+export type LabelGroup = z.output<typeof labelGroupSchema>;
+export type GatewayRecord = z.output<typeof recordSchema>;
+
+/** Where a record came from, for error messages and diag. */
+export interface RecordSource {
+  file: string;
+  /** The Service manifest's `metadata.name`, when the record came from an annotation. */
+  service?: string;
+}
+
+/** A whole, valid configuration: what the gateway serves from. */
+export interface GatewayConfig {
+  mappings: MappingRecord[];
+  authService?: AuthServiceRecord;
+  rateLimitService?: RateLimitServiceRecord;
+  /** The files it was read from. */
+  sources: string[];
+}

@@ -1,0 +1,22 @@
+/**
+ * @module gateway/stage
+ * A step a routed request passes before it is forwarded: the auth check and
+ * the rate-limit check are stages, built from their config records.
+ */
+import type { Context } from 'koa';
+import type { MappingRecord } from './config/schema';
+import type { ModuleRegistry } from './module';
+
+export interface Stage {
+  /**
+   * Runs for a request that matched `mapping`. Resolves `true` to let it go on,
+   * `false` when the stage has written the response itself (a 401 from the
+   * auth service, a 429). May throw an HttpError.
+   */
+  run(ctx: Context, mapping: MappingRecord): Promise<boolean>;
+  /** Releases connections and pools. */
+  close?(): Promise<void>;
+}
+
+/** Builds a stage from its record; `modules` resolves built-in service names. */
+export type StageFactory<R> = (record: R, modules: ModuleRegistry) => Stage;

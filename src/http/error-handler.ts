@@ -1,0 +1,62 @@
+/**
+ * @module http/error-handler
+ * The catch-all error middleware. Declared first in every app, so that it sees
+ * every error thrown below it and every error status returned without a body,
+ * and the handlers declared after it can still answer for themselves.
+ */
+import type { Context, Middleware } from 'koa';
+import { errorBody, HttpError, statusOf } from './errors';
+import { createFormatterRegistry, type FormatterRegistry } from './formatters';
+
+export interface ErrorHandlerOptions {
+  formatters?: FormatterRegistry;
+  /** The `info_url` of an error body, by status; none when it returns undefined. */
+  infoUrl?: (status: number) => string | undefined;
+  /**
+   * Told of every unexpected error (a 500 that was not an {@link HttpError}),
+   * for logging. Defaults to koa's own `app.emit('error')`.
+   */
+  onUnexpected?: (err: unknown, ctx: Context) => void;
+}
+
+/**
+ * Turns every error into `{code, message, info_url?}` in the negotiated
+ * representation. Unknown exceptions become a 500 whose body says nothing of
+ * the exception.
+ */
+export function errorHandler(options: ErrorHandlerOptions = {}): Middleware {
+  const formatters = options.formatters ?? createFormatterRegistry();
+  const infoUrl = options.infoUrl ?? (() => undefined);
+  const onUnexpected = options.onUnexpected ?? ((err: unknown, ctx: Context) => ctx.app.emit('error', err, ctx));
+
+  function write(ctx: Context, status: number, detail?: string, headers?: Record<string, string>): void {
+    const formatter = formatters.select(ctx.req) ?? formatters.get(formatters.types[0])!;
+    if (headers) ctx.set(headers);
+    ctx.status = status;
+    ctx.body = formatter.format(errorBody(status, detail, infoUrl(status)));
+    ctx.type = formatter.type;
+    ctx.vary('Accept');
+  }
+
+  return async function handleErrors(ctx, next) {
+    try {
+      await next();
+      // An error status set without a body (koa's default 404, a router's 405)
+      // still gets the error body.
+      if (ctx.status >= 400 && (ctx.body === null || ctx.body === undefined) && ctx.respond !== false) {
+        write(ctx, ctx.status);
+      }
+    } catch (err) {
+      const status = statusOf(err);
+      const known = err instanceof HttpError;
+      const exposed = known || (status < 500 && (err as { expose?: boolean }).expose === true);
+      if (!known && status >= 500) onUnexpected(err, ctx);
+      if (ctx.headerSent || !ctx.writable) return;
+      // Headers a handler set before failing describe a response that is not sent.
+      for (const name of ctx.res.getHeaderNames()) ctx.res.removeHeader(name);
+      const detail = exposed ? ((err as HttpError).detail ?? (known ? undefined : (err as Error).message)) : undefined;
+      const headers = (err as { headers?: Record<string, string> }).headers;
+      write(ctx, status, detail, exposed && headers && typeof headers === 'object' ? headers : undefined);
+    }
+  };
+}

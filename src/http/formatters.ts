@@ -1,0 +1,79 @@
+/**
+ * @module http/formatters
+ * The registry of representations: a formatter per media type, chosen from
+ * `Accept` with negotiator. JSON is the default.
+ */
+import Negotiator from 'negotiator';
+import type { IncomingMessage } from 'node:http';
+
+/** Turns a response body into one media type. */
+export interface Formatter {
+  /** The media type it writes, e.g. `application/json`. */
+  readonly type: string;
+  format(body: unknown): string;
+}
+
+/** A set of formatters and the negotiation over them. */
+export interface FormatterRegistry {
+  /** The media types in order of preference; the first is the default. */
+  readonly types: readonly string[];
+  get(type: string): Formatter | undefined;
+  /**
+   * The formatter the request's `Accept` asks for: the default when there is no
+   * `Accept`, `undefined` when nothing registered is acceptable.
+   */
+  select(req: IncomingMessage): Formatter | undefined;
+}
+
+export const jsonFormatter: Formatter = {
+  type: 'application/json',
+  format: (body) => JSON.stringify(body),
+};
+
+export const xmlFormatter: Formatter = {
+  type: 'application/xml',
+  format: (body) => `<?xml version="1.0" encoding="UTF-8"?>\n${xmlElement(Array.isArray(body) ? 'items' : 'response', body)}`,
+};
+
+/** Builds a registry; the first formatter is the default representation. */
+export function createFormatterRegistry(formatters: readonly Formatter[] = [jsonFormatter, xmlFormatter]): FormatterRegistry {
+  if (formatters.length === 0) throw new Error('a formatter registry needs at least one formatter');
+  const byType = new Map(formatters.map((f) => [f.type, f]));
+  const types = formatters.map((f) => f.type);
+  const fallback = formatters[0];
+  return {
+    types,
+    get: (type) => byType.get(type),
+    select(req) {
+      const accept = req.headers.accept;
+      // The common cases skip negotiator: no header, or a client that takes anything.
+      if (accept === undefined || accept === '' || accept === '*/*') return fallback;
+      const chosen = new Negotiator(req).mediaType(types);
+      return chosen === undefined ? undefined : byType.get(chosen);
+    },
+  };
+}
+
+const XML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
+
+function xmlText(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => XML_ESCAPES[c]);
+}
+
+function xmlName(key: string): string {
+  const name = key.replace(/[^A-Za-z0-9_.-]/g, '_');
+  return /^[A-Za-z_]/.test(name) ? name : `_${name}`;
+}
+
+function xmlElement(name: string, value: unknown): string {
+  const tag = xmlName(name);
+  if (value === null || value === undefined) return `<${tag}/>`;
+  if (Array.isArray(value)) return `<${tag}>${value.map((v) => xmlElement('item', v)).join('')}</${tag}>`;
+  if (typeof value === 'object') {
+    const inner = Object.entries(value as Record<string, unknown>)
+      .map(([k, v]) => xmlElement(k, v))
+      .join('');
+    return `<${tag}>${inner}</${tag}>`;
+  }
+  return `<${tag}>${xmlText(String(value))}</${tag}>`;
+}
