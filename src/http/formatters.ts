@@ -56,8 +56,12 @@ export function createFormatterRegistry(formatters: readonly Formatter[] = [json
 
 const XML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
 
+// Characters outside XML 1.0's Char production (controls, lone surrogates,
+// U+FFFE/U+FFFF) make the whole document unreadable, so they are left out.
+const NOT_XML_CHAR = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
 function xmlText(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => XML_ESCAPES[c]);
+  return value.replace(NOT_XML_CHAR, '').replace(/[&<>"']/g, (c) => XML_ESCAPES[c]);
 }
 
 function xmlName(key: string): string {
