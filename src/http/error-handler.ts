@@ -5,6 +5,7 @@
  * and the handlers declared after it can still answer for themselves.
  */
 import type { Context, Middleware } from 'koa';
+import { STATUS_CODES } from 'node:http';
 import { errorBody, HttpError, statusOf } from './errors';
 import { createFormatterRegistry, type FormatterRegistry } from './formatters';
 
@@ -29,11 +30,11 @@ export function errorHandler(options: ErrorHandlerOptions = {}): Middleware {
   const infoUrl = options.infoUrl ?? (() => undefined);
   const onUnexpected = options.onUnexpected ?? ((err: unknown, ctx: Context) => ctx.app.emit('error', err, ctx));
 
-  function write(ctx: Context, status: number, detail?: string, headers?: Record<string, string>): void {
+  function write(ctx: Context, status: number, detail?: string, headers?: Record<string, string>, info?: string): void {
     const formatter = formatters.select(ctx.req) ?? formatters.get(formatters.types[0])!;
     if (headers) ctx.set(headers);
     ctx.status = status;
-    ctx.body = formatter.format(errorBody(status, detail, infoUrl(status)));
+    ctx.body = formatter.format(errorBody(status, detail, info ?? infoUrl(status)));
     ctx.type = formatter.type;
     ctx.vary('Accept');
   }
@@ -49,14 +50,36 @@ export function errorHandler(options: ErrorHandlerOptions = {}): Middleware {
     } catch (err) {
       const status = statusOf(err);
       const known = err instanceof HttpError;
-      const exposed = known || (status < 500 && (err as { expose?: boolean }).expose === true);
+      // Anything may be thrown, `null` included: read it only as an object.
+      const e: { expose?: unknown; message?: unknown; headers?: unknown } = typeof err === 'object' && err !== null ? err : {};
+      const exposed = known || (status < 500 && e.expose === true);
       if (!known && status >= 500) onUnexpected(err, ctx);
       if (ctx.headerSent || !ctx.writable) return;
       // Headers a handler set before failing describe a response that is not sent.
       for (const name of ctx.res.getHeaderNames()) ctx.res.removeHeader(name);
-      const detail = exposed ? ((err as HttpError).detail ?? (known ? undefined : (err as Error).message)) : undefined;
-      const headers = (err as { headers?: Record<string, string> }).headers;
-      write(ctx, status, detail, exposed && headers && typeof headers === 'object' ? headers : undefined);
+      write(ctx, status, exposed ? detailOf(err, status) : undefined, exposed ? headersOf(e.headers) : undefined, known ? err.infoUrl : undefined);
     }
   };
+}
+
+/**
+ * What an exposable error says beyond its status line: an HttpError's detail,
+ * or the message of an http-errors error (`ctx.throw(400, 'why')`) unless it
+ * is only the reason phrase again (`ctx.throw(404)`).
+ */
+function detailOf(err: unknown, status: number): string | undefined {
+  if (err instanceof HttpError) return err.detail;
+  const message = (err as { message?: unknown }).message;
+  if (typeof message !== 'string' || message === '' || message === STATUS_CODES[status]) return undefined;
+  return message;
+}
+
+/** The headers an exposable error asks for, when they are a plain record of strings. */
+function headersOf(headers: unknown): Record<string, string> | undefined {
+  if (headers === null || typeof headers !== 'object') return undefined;
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (typeof value === 'string' || typeof value === 'number') out[name] = String(value);
+  }
+  return out;
 }
