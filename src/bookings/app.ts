@@ -1,0 +1,185 @@
+/**
+ * @module bookings/app
+ * The HTTP face of a booking service: its catalogue and its users' bookings,
+ * under a base path (`/v1/hotels`), following the shared conventions of
+ * src/http. One implementation serves every kind.
+ */
+import type Koa from 'koa';
+import type { Context } from 'koa';
+import Router from 'koa-router';
+import {
+  absoluteUrl,
+  createServiceApp,
+  HttpError,
+  pageOf,
+  parseListQuery,
+  readJson,
+  redirectToSlash,
+  type CollectionSpec,
+} from '../http';
+import type { CatalogueItem, KindSpec } from './kinds';
+import { bookingRequestParser } from './request';
+import type { Booking, BookingStore } from './store';
+
+/** Header through which the gateway names the authenticated user. */
+export const USER_HEADER = 'x-travel-user';
+
+/** Request bodies are a few fields; anything much bigger is not a booking. */
+export const DEFAULT_BOOKING_BODY_LIMIT = 16 * 1024;
+
+/** A catalogue, indexed. */
+export interface Catalogue {
+  readonly items: readonly CatalogueItem[];
+  readonly byId: ReadonlyMap<string, CatalogueItem>;
+}
+
+/** Indexes catalogue entries by id. */
+export function catalogueOf(items: readonly CatalogueItem[]): Catalogue {
+  return { items, byId: new Map(items.map((item) => [item.id, item])) };
+}
+
+export interface BookingAppOptions {
+  spec: KindSpec;
+  /** Where the service answers: `/v1/hotels`, or `""` for the root. */
+  basePath: string;
+  store: BookingStore;
+  /** The current catalogue: read on every request, so that a reload takes effect at once. */
+  catalogue: () => Catalogue;
+  /** Trust `X-Forwarded-Proto/-Host` for absolute URLs. */
+  proxy: boolean;
+  /** Largest booking request body, in bytes. */
+  bodyLimit?: number;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Normalises a base path: `/v1/hotels/` and `/v1/hotels` are `/v1/hotels`; `/` is `""`. */
+export function normaliseBasePath(basePath: string): string {
+  if (basePath !== '' && !basePath.startsWith('/')) throw new Error(`a base path must start with /, not '${basePath}'`);
+  return basePath.replace(/\/+$/, '');
+}
+
+/**
+ * Builds the Koa app of a booking service. Paths, under `basePath`:
+ *
+ * - `GET /` the catalogue (also answered on the slashless base path, which
+ *   carries `Content-Location` naming the canonical `/`), `GET /<id>` one entry;
+ * - `GET /bookings/` the caller's bookings, `POST /bookings/` books (201);
+ *   `/bookings` redirects there;
+ * - `GET /bookings/<id>` one booking, `DELETE /bookings/<id>` cancels it.
+ *
+ * Bookings need `X-Travel-User` (401 without): the gateway sets it after
+ * authentication and removes any the client sent.
+ */
+export function createBookingApp(options: BookingAppOptions): Koa {
+  const { spec, store, catalogue } = options;
+  const base = normaliseBasePath(options.basePath);
+  const bookingsPath = `${base}/bookings`;
+  const parseRequest = bookingRequestParser(spec);
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BOOKING_BODY_LIMIT;
+
+  const catalogueSpec: CollectionSpec = { fields: spec.catalogueFields, filterable: spec.catalogueFilters };
+  const bookingFields = ['id', spec.itemField, 'status', 'user', spec.startField, spec.lengthField, 'created_at', 'cancelled_at', 'url'];
+  const bookingSpec: CollectionSpec = { fields: bookingFields, filterable: ['status', spec.itemField, spec.startField] };
+
+  const itemUrl = (ctx: Context, id: string) => absoluteUrl(ctx, `${base}/${id}`);
+  const bookingUrl = (ctx: Context, id: string) => absoluteUrl(ctx, `${bookingsPath}/${id}`);
+
+  /** A booking as it is sent, in the kind's field names. */
+  function present(ctx: Context, b: Booking): Record<string, string | number> {
+    const out: Record<string, string | number> = {
+      id: b.id,
+      [spec.itemField]: b.itemId,
+      status: b.status,
+      user: b.user,
+      [spec.startField]: b.start,
+      [spec.lengthField]: b.length,
+      created_at: b.createdAt,
+    };
+    if (b.cancelledAt !== undefined) out.cancelled_at = b.cancelledAt;
+    out.url = bookingUrl(ctx, b.id);
+    return out;
+  }
+
+  function userOf(ctx: Context): string {
+    const user = ctx.get(USER_HEADER).trim();
+    if (!user) throw new HttpError(401, 'bookings belong to a user: send the request through the gateway, with credentials');
+    return user;
+  }
+
+  /** The id in the path, lower-cased; a malformed id names nothing, so it is a 404 like a missing one. */
+  function idOf(ctx: Context): string {
+    const id = (ctx.params as { id: string }).id;
+    if (!UUID.test(id)) throw new HttpError(404, `'${id}' is not a ${spec.kind} booking id (a UUID)`);
+    return id.toLowerCase();
+  }
+
+  /** Another user's booking is a 404 too: its existence is not the caller's business. */
+  function found(booking: Booking | undefined, id: string): Booking {
+    if (!booking) throw new HttpError(404, `no ${spec.kind} booking ${id}`);
+    return booking;
+  }
+
+  const router = new Router({ strict: true });
+
+  router.get(`${bookingsPath}/`, async (ctx) => {
+    const user = userOf(ctx);
+    const query = parseListQuery(ctx.query, bookingSpec);
+    const bookings = await store.list(user);
+    ctx.body = pageOf(ctx, bookings.map((b) => present(ctx, b)), query);
+  });
+
+  router.post(`${bookingsPath}/`, async (ctx) => {
+    const user = userOf(ctx);
+    const request = parseRequest(await readJson(ctx, bodyLimit));
+    if (!catalogue().byId.has(request.itemId)) {
+      throw new HttpError(400, `${spec.itemField}: no ${spec.kind} has the id ${request.itemId}`);
+    }
+    const booking = await store.create({ ...request, user });
+    const body = present(ctx, booking);
+    ctx.status = 201;
+    ctx.set('Location', body.url as string);
+    ctx.body = body;
+  });
+
+  router.all(bookingsPath, redirectToSlash);
+
+  router.get(`${bookingsPath}/:id`, async (ctx) => {
+    const user = userOf(ctx);
+    const id = idOf(ctx);
+    ctx.body = present(ctx, found(await store.get(user, id), id));
+  });
+
+  router.delete(`${bookingsPath}/:id`, async (ctx) => {
+    const user = userOf(ctx);
+    const id = idOf(ctx);
+    ctx.body = present(ctx, found(await store.cancel(user, id), id));
+  });
+
+  function listCatalogue(ctx: Context): void {
+    const query = parseListQuery(ctx.query, catalogueSpec);
+    const items = catalogue().items.map((item) => ({ ...item, url: itemUrl(ctx, item.id) }));
+    ctx.body = pageOf(ctx, items, query);
+  }
+
+  router.get(`${base}/`, listCatalogue);
+  if (base !== '') {
+    // Clients of the demo ask for the slashless path and expect a 200, not a redirect.
+    router.get(base, (ctx) => {
+      listCatalogue(ctx);
+      ctx.set('Content-Location', absoluteUrl(ctx, `${base}/`));
+    });
+  }
+
+  router.get(`${base}/:id`, (ctx) => {
+    const id = (ctx.params as { id: string }).id;
+    const item = UUID.test(id) ? catalogue().byId.get(id.toLowerCase()) : undefined;
+    if (!item) throw new HttpError(404, `no ${spec.kind} ${id}`);
+    ctx.body = { ...item, url: itemUrl(ctx, item.id) };
+  });
+
+  const app = createServiceApp({ proxy: options.proxy });
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

@@ -1,0 +1,170 @@
+/**
+ * @module bookings/data
+ * The booking services' data file (`bookings.yaml` in the config folder): the
+ * hotel and car catalogues and the bookings present at start, validated as a
+ * whole so that a broken file is reported, never half-used.
+ */
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { BOOKING_KINDS, daySchema, KINDS, uuidSchema, type CatalogueItem, type KindSpec } from './kinds';
+import type { Booking } from './store';
+
+/** The name of the data file in a config folder. */
+export const BOOKINGS_FILE = 'bookings.yaml';
+
+/** The contents of a data file, by the file's keys. */
+export interface BookingData {
+  readonly hotels: readonly CatalogueItem[];
+  readonly cars: readonly CatalogueItem[];
+  readonly hotel_bookings: readonly Booking[];
+  readonly car_bookings: readonly Booking[];
+}
+
+/** A data file that cannot be used; the message names the file and every problem in it. */
+export class BookingDataError extends Error {
+  /** `<path in the file>: <problem>`, one a problem. */
+  readonly problems: readonly string[];
+  constructor(
+    readonly file: string,
+    problems: readonly string[],
+  ) {
+    super(`${file}: ${problems.length === 1 ? problems[0] : `\n  ${problems.join('\n  ')}`}`);
+    this.name = 'BookingDataError';
+    this.problems = problems;
+  }
+}
+
+const timestampSchema = z.iso
+  .datetime({ offset: true, error: 'must be an ISO 8601 timestamp' })
+  .transform((t) => new Date(t).toISOString());
+
+function bookingSchema(spec: KindSpec) {
+  return z
+    .strictObject({
+      id: uuidSchema,
+      user: z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty'),
+      [spec.itemField]: uuidSchema,
+      [spec.startField]: daySchema,
+      [spec.lengthField]: z.number({ error: 'must be a number' }).int('must be an integer').min(1).max(spec.maxLength),
+      status: z.enum(['confirmed', 'cancelled'], { error: 'must be confirmed or cancelled' }).default('confirmed'),
+      created_at: timestampSchema,
+      cancelled_at: timestampSchema.optional(),
+    })
+    .superRefine((b, ctx) => {
+      if (b.status === 'cancelled' && b.cancelled_at === undefined) {
+        ctx.addIssue({ code: 'custom', path: ['cancelled_at'], message: 'is required when status is cancelled' });
+      }
+      if (b.status !== 'cancelled' && b.cancelled_at !== undefined) {
+        ctx.addIssue({ code: 'custom', path: ['cancelled_at'], message: 'is only allowed when status is cancelled' });
+      }
+    })
+    .transform(
+      (b): Booking => ({
+        id: b.id as string,
+        itemId: b[spec.itemField] as string,
+        user: b.user as string,
+        status: b.status as Booking['status'],
+        start: b[spec.startField] as string,
+        length: b[spec.lengthField] as number,
+        createdAt: b.created_at as string,
+        ...(b.cancelled_at === undefined ? {} : { cancelledAt: b.cancelled_at as string }),
+      }),
+    );
+}
+
+const list = <T extends z.ZodType>(item: T) => z.array(item, { error: 'must be a list' }).default([]);
+
+const fileSchema = z
+  .strictObject(
+    {
+      hotels: list(KINDS.hotel.catalogueSchema),
+      cars: list(KINDS.car.catalogueSchema),
+      hotel_bookings: list(bookingSchema(KINDS.hotel)),
+      car_bookings: list(bookingSchema(KINDS.car)),
+    },
+    { error: (issue) => (issue.code === 'invalid_type' ? 'the file must hold a mapping (hotels, cars, hotel_bookings, car_bookings)' : undefined) },
+  )
+  .superRefine((data, ctx) => {
+    for (const kind of BOOKING_KINDS) {
+      const spec = KINDS[kind];
+      const items = new Set<string>();
+      data[spec.catalogueKey].forEach((item, i) => {
+        if (items.has(item.id)) ctx.addIssue({ code: 'custom', path: [spec.catalogueKey, i, 'id'], message: `two ${spec.catalogueKey} have the id ${item.id}` });
+        items.add(item.id);
+      });
+      const ids = new Set<string>();
+      data[spec.bookingsKey].forEach((booking, i) => {
+        if (ids.has(booking.id)) ctx.addIssue({ code: 'custom', path: [spec.bookingsKey, i, 'id'], message: `two bookings have the id ${booking.id}` });
+        ids.add(booking.id);
+        if (!items.has(booking.itemId)) {
+          ctx.addIssue({ code: 'custom', path: [spec.bookingsKey, i, spec.itemField], message: `no ${kind} in ${spec.catalogueKey} has the id ${booking.itemId}` });
+        }
+      });
+    }
+  });
+
+/** `hotel_bookings[0].hotel_id` */
+function pathText(segments: readonly PropertyKey[]): string {
+  let out = '';
+  for (const s of segments) out += typeof s === 'number' ? `[${s}]` : `${out ? '.' : ''}${String(s)}`;
+  return out || '(top level)';
+}
+
+function problemText(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((key) => `${pathText([...issue.path, key])}: unknown field`).join('; ');
+  }
+  return `${pathText(issue.path)}: ${issue.message}`;
+}
+
+/**
+ * Validates the text of a data file. `file` is only used in error messages.
+ * @throws {BookingDataError} naming the file and the path of every problem.
+ */
+export function parseBookingData(text: string, file = BOOKINGS_FILE): BookingData {
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch (err) {
+    throw new BookingDataError(file, [`not valid YAML: ${(err as Error).message}`]);
+  }
+  // An empty file is an empty data set.
+  const parsed = fileSchema.safeParse(raw ?? {});
+  if (!parsed.success) throw new BookingDataError(file, parsed.error.issues.map(problemText));
+  return parsed.data;
+}
+
+function readError(file: string, err: unknown): BookingDataError {
+  const code = (err as NodeJS.ErrnoException).code;
+  return new BookingDataError(file, [code === 'ENOENT' ? 'the file does not exist' : `cannot be read (${code ?? (err as Error).message})`]);
+}
+
+/**
+ * Reads and validates `bookings.yaml` from a config folder.
+ * @throws {BookingDataError} naming the file and the path of every problem.
+ */
+export async function loadBookingData(configDir: string): Promise<BookingData> {
+  const file = path.join(configDir, BOOKINGS_FILE);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw readError(file, err);
+  }
+  return parseBookingData(text, file);
+}
+
+/** {@link loadBookingData}, synchronously: for building modules at start-up. */
+export function loadBookingDataSync(configDir: string): BookingData {
+  const file = path.join(configDir, BOOKINGS_FILE);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw readError(file, err);
+  }
+  return parseBookingData(text, file);
+}

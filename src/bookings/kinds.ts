@@ -1,0 +1,113 @@
+/**
+ * @module bookings/kinds
+ * What tells the hotel booking service from the car booking service: names of
+ * fields, paths and catalogue entries. Everything else is one implementation.
+ */
+import { z } from 'zod';
+
+/** The kinds of item that can be booked. */
+export type BookingKind = 'hotel' | 'car';
+
+export const BOOKING_KINDS: readonly BookingKind[] = ['hotel', 'car'];
+
+/** A valid UUID, spelled in lower case. */
+export const uuidSchema = z.uuid({ error: 'must be a UUID' }).transform((id) => id.toLowerCase());
+
+/** A calendar day, `YYYY-MM-DD`, that exists. */
+export const daySchema = z
+  .string({ error: 'must be a date (YYYY-MM-DD)' })
+  .regex(/^[0-9]{4}-[0-9]{2}-[0-9]{2}$/, 'must be a date (YYYY-MM-DD)')
+  .refine((day) => {
+    const date = new Date(`${day}T00:00:00Z`);
+    return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(day);
+  }, 'is not a day of the calendar');
+
+const text = z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty');
+
+const hotelSchema = z.strictObject({
+  id: uuidSchema,
+  name: text,
+  city: text,
+  stars: z.number({ error: 'must be a number' }).int('must be an integer').min(1).max(5),
+});
+
+const carSchema = z.strictObject({
+  id: uuidSchema,
+  model: text,
+  city: text,
+  seats: z.number({ error: 'must be a number' }).int('must be an integer').min(1).max(9),
+});
+
+/** An entry of a catalogue: a hotel or a car. */
+export interface CatalogueItem {
+  readonly id: string;
+  readonly city: string;
+  readonly [field: string]: string | number;
+}
+
+/** Everything that differs between the kinds. */
+export interface KindSpec {
+  readonly kind: BookingKind;
+  /** The module's name, as a gateway Mapping's `service` spells it. */
+  readonly moduleName: 'hotel-booking' | 'car-booking';
+  /** Where the module answers by default: the path as the demo gateway forwards it. */
+  readonly defaultBasePath: string;
+  /** The booked item's field in a booking: `hotel_id`, `car_id`. */
+  readonly itemField: string;
+  /** The first day of a booking: `check_in`, `pick_up`. */
+  readonly startField: string;
+  /** How long a booking lasts: `nights`, `days`. */
+  readonly lengthField: string;
+  /** The longest booking accepted, in {@link lengthField} units. */
+  readonly maxLength: number;
+  /** The catalogue's key in the data file, and the collection's plural noun. */
+  readonly catalogueKey: 'hotels' | 'cars';
+  /** The bookings' key in the data file. */
+  readonly bookingsKey: 'hotel_bookings' | 'car_bookings';
+  /** Validates one catalogue entry of the data file. */
+  readonly catalogueSchema: z.ZodType<CatalogueItem, unknown>;
+  /** Every field of a catalogue entry, as it is sent (with `url`). */
+  readonly catalogueFields: readonly string[];
+  /** The catalogue fields a list may be filtered on. */
+  readonly catalogueFilters: readonly string[];
+}
+
+const fieldsOf = (schema: z.ZodObject) => [...Object.keys(schema.shape), 'url'];
+
+export const KINDS: Readonly<Record<BookingKind, KindSpec>> = {
+  hotel: {
+    kind: 'hotel',
+    moduleName: 'hotel-booking',
+    defaultBasePath: '/v1/hotels',
+    itemField: 'hotel_id',
+    startField: 'check_in',
+    lengthField: 'nights',
+    maxLength: 30,
+    catalogueKey: 'hotels',
+    bookingsKey: 'hotel_bookings',
+    catalogueSchema: hotelSchema,
+    catalogueFields: fieldsOf(hotelSchema),
+    catalogueFilters: ['name', 'city', 'stars'],
+  },
+  car: {
+    kind: 'car',
+    moduleName: 'car-booking',
+    defaultBasePath: '/v1/cars',
+    itemField: 'car_id',
+    startField: 'pick_up',
+    lengthField: 'days',
+    maxLength: 30,
+    catalogueKey: 'cars',
+    bookingsKey: 'car_bookings',
+    catalogueSchema: carSchema,
+    catalogueFields: fieldsOf(carSchema),
+    catalogueFilters: ['model', 'city', 'seats'],
+  },
+};
+
+/** The spec of a kind; throws on anything else, for callers outside TypeScript. */
+export function kindSpec(kind: BookingKind): KindSpec {
+  const spec = (KINDS as Record<string, KindSpec | undefined>)[kind];
+  if (!spec) throw new Error(`unknown booking kind '${String(kind)}'; known kinds: ${BOOKING_KINDS.join(', ')}`);
+  return spec;
+}
