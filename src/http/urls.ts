@@ -8,10 +8,15 @@ import type { Context } from 'koa';
 /** State key under which a gateway records the normalised path the client asked for. */
 export const ORIGINAL_PATH = 'gatehouseOriginalPath';
 
+// An absolute-form request target (`GET http://host/path HTTP/1.1`) starts
+// with a scheme and authority that are no part of the path.
+const SCHEME_AND_AUTHORITY = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
+
 function originalPath(ctx: Context): string {
   const recorded = ctx.state[ORIGINAL_PATH];
   if (typeof recorded === 'string') return recorded;
-  const url = ctx.originalUrl;
+  let url = ctx.originalUrl;
+  if (url[0] !== '/') url = url.replace(SCHEME_AND_AUTHORITY, '') || '/';
   const q = url.indexOf('?');
   return q === -1 ? url : url.slice(0, q);
 }
@@ -30,7 +35,14 @@ export function basePath(ctx: Context): string {
   return '';
 }
 
-/** The absolute URL of a path of the current app. */
+/**
+ * The absolute URL of a path of the current app. The origin is this server's
+ * as the client named it (`Host`, or `X-Forwarded-Host/-Proto` when the app
+ * trusts a proxy); never the request's `Origin` header, which koa 3's
+ * `ctx.origin` returns. A request that named no host gets a root-relative URL.
+ */
 export function absoluteUrl(ctx: Context, pathInApp: string): string {
-  return `${ctx.origin}${basePath(ctx)}${pathInApp}`;
+  const host = ctx.host;
+  const origin = host ? `${ctx.protocol}://${host}` : '';
+  return `${origin}${basePath(ctx)}${pathInApp}`;
 }
