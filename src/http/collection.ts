@@ -43,17 +43,20 @@ export interface Page<T> {
 const single = (name: string) =>
   z.string({ error: (issue) => (issue.input === undefined ? `${name} is missing` : `${name} must be given once`) });
 
-const count = (name: string) =>
+const count = (name: string, min: 0 | 1) =>
   single(name)
-    .regex(/^[0-9]+$/, `${name} must be a non-negative integer`)
+    .regex(min === 0 ? /^[0-9]+$/ : /^0*[1-9][0-9]*$/, `${name} must be a ${min === 0 ? 'non-negative' : 'positive'} integer`)
     .transform(Number)
     .refine(Number.isSafeInteger, `${name} is too large`);
 
 const paging = z.object({
-  offset: count('offset').optional(),
-  limit: count('limit').optional(),
+  offset: count('offset', 0).optional(),
+  // A limit of 0 would give a next link pointing at the same page, forever.
+  limit: count('limit', 1).optional(),
   fields: single('fields').optional(),
 });
+
+const itemQuery = z.object({ fields: single('fields').optional() });
 
 const RESERVED = new Set(['offset', 'limit', 'fields']);
 
@@ -67,17 +70,7 @@ export function parseListQuery(query: ParsedUrlQuery, spec: CollectionSpec): Lis
     throw new HttpError(400, parsed.error.issues[0].message);
   }
   const { offset = 0, limit = DEFAULT_LIMIT, fields } = parsed.data;
-
-  let selected: string[] | undefined;
-  if (fields !== undefined) {
-    selected = fields.split(',').map((f) => f.trim());
-    for (const field of selected) {
-      if (field === '') throw new HttpError(400, 'fields must be a comma-separated list of field names');
-      if (!spec.fields.includes(field)) {
-        throw new HttpError(400, `fields: unknown field '${field}'; known fields: ${spec.fields.join(', ')}`);
-      }
-    }
-  }
+  const selected = parseFields(fields, spec.fields);
 
   const filters: Record<string, string> = {};
   for (const [name, value] of Object.entries(query)) {
@@ -91,6 +84,31 @@ export function parseListQuery(query: ParsedUrlQuery, spec: CollectionSpec): Lis
   }
 
   return { offset, limit: Math.min(limit, MAX_LIMIT), fields: selected, filters };
+}
+
+/**
+ * Validates the query of a single-item request: only `fields` is allowed.
+ * Throws a 400 naming what is wrong.
+ */
+export function parseItemQuery(query: ParsedUrlQuery, spec: Pick<CollectionSpec, 'fields'>): Pick<ListQuery, 'fields'> {
+  for (const name of Object.keys(query)) {
+    if (name !== 'fields') throw new HttpError(400, `unknown query argument '${name}'`);
+  }
+  const parsed = itemQuery.safeParse(query);
+  if (!parsed.success) throw new HttpError(400, parsed.error.issues[0].message);
+  return { fields: parseFields(parsed.data.fields, spec.fields) };
+}
+
+function parseFields(fields: string | undefined, known: readonly string[]): string[] | undefined {
+  if (fields === undefined) return undefined;
+  const selected = fields.split(',').map((f) => f.trim());
+  for (const field of selected) {
+    if (field === '') throw new HttpError(400, 'fields must be a comma-separated list of field names');
+    if (!known.includes(field)) {
+      throw new HttpError(400, `fields: unknown field '${field}'; known fields: ${known.join(', ')}`);
+    }
+  }
+  return selected;
 }
 
 /** Keeps only the named fields of an item. */
