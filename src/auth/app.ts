@@ -1,0 +1,58 @@
+/**
+ * @module auth/app
+ * The HTTP face of an authenticator: a Koa app answering any method on any
+ * path with the decision of `authenticate()`, in the representation the
+ * client accepts.
+ */
+import type Koa from 'koa';
+import { createFormatterRegistry, createServiceApp, HttpError, type FormatterRegistry } from '../http';
+import type { AuthDecision, Authenticator } from './types';
+
+/**
+ * The project's registry, except that a request whose `Accept` matches nothing
+ * still gets JSON: a gateway may forward any client's `Accept`, and an auth
+ * decision must never become a 406.
+ */
+function lenientFormatters(): FormatterRegistry {
+  const strict = createFormatterRegistry();
+  const fallback = strict.get(strict.types[0])!;
+  return { types: strict.types, get: (type) => strict.get(type), select: (req) => strict.select(req) ?? fallback };
+}
+
+/** The `detail` of a JSON error body, so the HTTP face can re-render it in the negotiated type. */
+function detailOf(decision: AuthDecision): string | undefined {
+  if (typeof decision.body !== 'string' || !decision.body.startsWith('{')) return undefined;
+  try {
+    const detail = (JSON.parse(decision.body) as { detail?: unknown }).detail;
+    return typeof detail === 'string' ? detail : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A Koa app over `authenticator`: 200 with `X-Travel-User` and `{user}` when
+ * the credentials match, the decision's error status (401 and
+ * `WWW-Authenticate`) with the project's error body otherwise.
+ */
+export function createAuthApp(authenticator: Authenticator): Koa {
+  const app = createServiceApp({ formatters: lenientFormatters() });
+  app.use(async (ctx) => {
+    const decision = await authenticator.authenticate({ method: ctx.method, url: ctx.url, headers: ctx.headers });
+    const headers: Record<string, string | string[]> = {};
+    for (const [name, value] of Object.entries(decision.headers)) {
+      if (name !== 'content-type' && name !== 'content-length') headers[name] = value;
+    }
+    if (decision.status >= 400) {
+      const single: Record<string, string> = {};
+      for (const [name, value] of Object.entries(headers)) single[name] = Array.isArray(value) ? value.join(', ') : value;
+      throw new HttpError(decision.status, detailOf(decision), { headers: single });
+    }
+    ctx.set(headers);
+    ctx.status = decision.status;
+    const user = decision.headers['x-travel-user'];
+    if (decision.status === 200 && typeof user === 'string') ctx.body = { user };
+    else if (decision.body !== undefined) ctx.body = decision.body;
+  });
+  return app;
+}

@@ -1,0 +1,73 @@
+/**
+ * @module auth/basic
+ * Reading HTTP Basic credentials (RFC 7617) from an `Authorization` header,
+ * strictly: anything that is not exactly one well-formed Basic credential is
+ * refused with a reason that never repeats the header.
+ */
+import { isUtf8 } from 'node:buffer';
+
+/** Above this many characters an `Authorization` header is refused unread. */
+export const DEFAULT_MAX_HEADER_LENGTH = 4096;
+
+/** Why credentials could not be read; safe to show to the client. */
+export type CredentialsProblem =
+  | 'missing'
+  | 'too-long'
+  | 'not-basic'
+  | 'bad-base64'
+  | 'not-utf8'
+  | 'no-colon'
+  | 'empty-user';
+
+/** Basic credentials, or why there are none. */
+export type ParsedCredentials = { user: string; password: string } | { problem: CredentialsProblem };
+
+/** The 401 detail for each problem: says what is wrong, never what was sent. */
+export const PROBLEM_DETAIL: Readonly<Record<CredentialsProblem | 'invalid', string>> = {
+  missing: 'credentials are required',
+  'too-long': 'the Authorization header is too long',
+  'not-basic': 'the Authorization header must use the Basic scheme',
+  'bad-base64': 'the Basic credentials are not valid base64',
+  'not-utf8': 'the Basic credentials are not valid UTF-8',
+  'no-colon': "the Basic credentials must be 'user:password'",
+  'empty-user': 'the Basic credentials have an empty user name',
+  invalid: 'the user name or password is wrong',
+};
+
+const TOKEN68 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+function isBase64(token: string): boolean {
+  if (!TOKEN68.test(token)) return false;
+  const padded = token.endsWith('=');
+  // Padding only completes a 4-character group; an unpadded token never leaves a single character.
+  return padded ? token.length % 4 === 0 : token.length % 4 !== 1;
+}
+
+/**
+ * Reads Basic credentials from an `Authorization` header value. The scheme is
+ * case-insensitive; the user name is everything before the first colon.
+ */
+export function parseBasic(
+  header: string | string[] | undefined,
+  maxLength = DEFAULT_MAX_HEADER_LENGTH,
+): ParsedCredentials {
+  if (header === undefined || header === '') return { problem: 'missing' };
+  // Two Authorization headers are ambiguous; refuse rather than pick one.
+  if (typeof header !== 'string') return { problem: 'not-basic' };
+  if (header.length > maxLength) return { problem: 'too-long' };
+
+  const value = header.trim();
+  const space = value.indexOf(' ');
+  if (space === -1 && value.toLowerCase() === 'basic') return { problem: 'bad-base64' };
+  if (space !== 5 || value.slice(0, 5).toLowerCase() !== 'basic') return { problem: 'not-basic' };
+  const token = value.slice(6).trimStart();
+  if (!isBase64(token)) return { problem: 'bad-base64' };
+
+  const bytes = Buffer.from(token, 'base64');
+  if (!isUtf8(bytes)) return { problem: 'not-utf8' };
+  const decoded = bytes.toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon === -1) return { problem: 'no-colon' };
+  if (colon === 0) return { problem: 'empty-user' };
+  return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}

@@ -1,0 +1,68 @@
+/**
+ * @module auth/cache
+ * A small least-recently-used map whose entries expire: the verified
+ * credentials cache. Hand-written because it needs only get, set and clear,
+ * and a hit must cost one Map lookup and a clock read.
+ */
+
+interface Slot<V> {
+  value: V;
+  expires: number;
+}
+
+/** Options of {@link TtlLru}. */
+export interface TtlLruOptions {
+  /** The most entries kept; the least recently used goes first. */
+  max: number;
+  /** How long an entry lives after it was set, in milliseconds. */
+  ttlMs: number;
+  /** The clock, in milliseconds; injectable for tests. */
+  now?: () => number;
+}
+
+/** A bounded LRU map whose entries expire `ttlMs` after they were set. */
+export class TtlLru<K, V> {
+  private readonly slots = new Map<K, Slot<V>>();
+  private readonly max: number;
+  private readonly ttlMs: number;
+  private readonly now: () => number;
+
+  constructor(options: TtlLruOptions) {
+    if (!(options.max >= 0) || !(options.ttlMs >= 0)) throw new RangeError('max and ttlMs must be non-negative');
+    this.max = options.max;
+    this.ttlMs = options.ttlMs;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** The live entry for `key`, made the most recently used; undefined when absent or expired. */
+  get(key: K): V | undefined {
+    const slot = this.slots.get(key);
+    if (slot === undefined) return undefined;
+    if (slot.expires <= this.now()) {
+      this.slots.delete(key);
+      return undefined;
+    }
+    // Map keeps insertion order: re-inserting moves the key to the young end.
+    this.slots.delete(key);
+    this.slots.set(key, slot);
+    return slot.value;
+  }
+
+  set(key: K, value: V): void {
+    if (this.max === 0 || this.ttlMs === 0) return;
+    this.slots.delete(key);
+    this.slots.set(key, { value, expires: this.now() + this.ttlMs });
+    if (this.slots.size > this.max) {
+      const oldest = this.slots.keys().next();
+      if (!oldest.done) this.slots.delete(oldest.value);
+    }
+  }
+
+  clear(): void {
+    this.slots.clear();
+  }
+
+  get size(): number {
+    return this.slots.size;
+  }
+}

@@ -1,0 +1,29 @@
+/**
+ * @module auth
+ * The HTTP Basic auth service over an htpasswd file: its typed face
+ * (`authenticate`), its HTTP face (a Koa app), and a client for one that runs
+ * at a network address.
+ */
+export type { AuthDecision, AuthRequest, Authenticator } from './types';
+export {
+  createAuthService,
+  DEFAULT_CACHE_MAX,
+  DEFAULT_CACHE_TTL_MS,
+  DEFAULT_REALM,
+  USER_HEADER,
+  type AuthLogger,
+  type AuthService,
+  type AuthServiceOptions,
+  type AuthStats,
+} from './service';
+export { createAuthApp } from './app';
+export {
+  createRemoteAuthClient,
+  parseAuthAddress,
+  RemoteAuthError,
+  type RemoteAuthClient,
+  type RemoteAuthClientOptions,
+} from './remote-client';
+export { parseHtpasswd, UsersFileError, type HashScheme, type LineNote, type ParsedUsers, type UserEntry } from './htpasswd';
+export { DEFAULT_MAX_HEADER_LENGTH, parseBasic, type CredentialsProblem, type ParsedCredentials } from './basic';
+export { apr1Hash } from './apr1';

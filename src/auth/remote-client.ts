@@ -1,0 +1,133 @@
+/**
+ * @module auth/remote-client
+ * `authenticate()` over HTTP: asks an auth service at an address (this
+ * project's, run alone, or any other that speaks the same protocol) through a
+ * keep-alive connection pool.
+ */
+import { Pool } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { AuthDecision, AuthRequest, Authenticator } from './types';
+
+export interface RemoteAuthClientOptions {
+  /** The whole budget of one check: connecting, sending, the answer. Default 5000 ms. */
+  timeoutMs?: number;
+  /** The most connections kept open to the service. Default 64. */
+  connections?: number;
+  /** A longer answer is treated as a failure of the service. Default 64 KiB. */
+  maxBodyBytes?: number;
+}
+
+/** An authenticator at a network address. */
+export interface RemoteAuthClient extends Authenticator {
+  /** `http://host:port`, for messages. */
+  readonly origin: string;
+  /** Closes the connections. */
+  close(): Promise<void>;
+}
+
+/** Why a remote check gave no decision. Carries no request data. */
+export class RemoteAuthError extends Error {
+  readonly reason: 'timeout' | 'unreachable' | 'bad-answer';
+
+  constructor(reason: RemoteAuthError['reason'], message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'RemoteAuthError';
+    this.reason = reason;
+  }
+}
+
+/** Headers that belong to one connection or that the client sets itself. */
+const NOT_FORWARDED = new Set([
+  'host',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'expect',
+  'content-length',
+]);
+
+/**
+ * Reads `host:port`, `[v6]:port` or an `http(s)://` URL (whose path, if any,
+ * goes in front of every request path). Throws for anything else.
+ */
+export function parseAuthAddress(address: string): { origin: string; basePath: string } {
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(address) ? address : `http://${address}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    throw new Error(`'${address}' is not host:port or a URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`'${address}': only http and https are supported`);
+  if (url.username || url.password || url.search || url.hash) {
+    throw new Error(`'${address}': an auth service address has no credentials, query or fragment`);
+  }
+  return { origin: url.origin, basePath: url.pathname === '/' ? '' : url.pathname.replace(/\/$/, '') };
+}
+
+async function readLimited(body: AsyncIterable<Buffer>, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > limit) throw new RemoteAuthError('bad-answer', `the auth service answered with more than ${limit} bytes`);
+    chunks.push(chunk);
+  }
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+}
+
+function outgoing(headers: IncomingHttpHeaders): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = { 'content-length': '0' };
+  for (const name in headers) {
+    const value = headers[name];
+    if (value !== undefined && !NOT_FORWARDED.has(name)) out[name] = value;
+  }
+  return out;
+}
+
+/**
+ * A client for the auth service at `address`. `authenticate` sends the
+ * request's method, `url` (behind the address's path) and headers with no
+ * body, and resolves with whatever status the service answers; it rejects with
+ * a {@link RemoteAuthError} when there is no answer in time.
+ */
+export function createRemoteAuthClient(address: string, options: RemoteAuthClientOptions = {}): RemoteAuthClient {
+  const { origin, basePath } = parseAuthAddress(address);
+  const timeoutMs = options.timeoutMs ?? 5000;
+  const maxBodyBytes = options.maxBodyBytes ?? 64 * 1024;
+  const pool = new Pool(origin, {
+    connections: options.connections ?? 64,
+    connectTimeout: timeoutMs,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
+
+  async function authenticate(request: AuthRequest): Promise<AuthDecision> {
+    const signal = AbortSignal.timeout(timeoutMs);
+    try {
+      const answer = await pool.request({
+        method: request.method as 'GET',
+        path: basePath + request.url,
+        headers: outgoing(request.headers),
+        signal,
+      });
+      const body = await readLimited(answer.body, maxBodyBytes);
+      const headers: Record<string, string | string[]> = {};
+      for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined) headers[name] = value;
+      return { status: answer.statusCode, headers, body };
+    } catch (err) {
+      if (err instanceof RemoteAuthError) throw err;
+      const code = (err as { code?: string; name?: string }).code ?? (err as Error).name;
+      if (signal.aborted || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
+        throw new RemoteAuthError('timeout', `the auth service at ${origin} did not answer within ${timeoutMs} ms`, err);
+      }
+      throw new RemoteAuthError('unreachable', `the auth service at ${origin} could not be asked (${code})`, err);
+    }
+  }
+
+  return { origin, authenticate, close: () => pool.close() };
+}

@@ -1,0 +1,237 @@
+/**
+ * @module auth/service
+ * The HTTP Basic auth service: users from an htpasswd file, a typed
+ * `authenticate()` face with a cache of verified credentials, reloading, and
+ * its HTTP face as a Koa app.
+ */
+import bcrypt from 'bcryptjs';
+import { createHmac, randomBytes } from 'node:crypto';
+import { readFileSync, watch, type FSWatcher } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
+import type Koa from 'koa';
+import pino from 'pino';
+import { errorBody } from '../http';
+import { createAuthApp } from './app';
+import { DEFAULT_MAX_HEADER_LENGTH, parseBasic, PROBLEM_DETAIL, type CredentialsProblem } from './basic';
+import { TtlLru } from './cache';
+import { parseHtpasswd, UsersFileError, type ParsedUsers, type UserEntry } from './htpasswd';
+import type { AuthDecision, AuthRequest, Authenticator } from './types';
+import { commonCost, decoyHash, verifyPassword } from './verify';
+
+/** The logging this service does: pino's shape, so a pino logger fits. */
+export interface AuthLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface AuthServiceOptions {
+  /** The htpasswd file: `users.htpasswd` in the config folder. */
+  usersFile: string;
+  /** The module name a record's `auth_service` uses. Default `auth`. */
+  name?: string;
+  /** The realm of the `WWW-Authenticate: Basic` challenge. Default `gatehouse`. */
+  realm?: string;
+  /** How long verified credentials are remembered, in ms. Default 60 000; 0 turns the cache off. */
+  cacheTtlMs?: number;
+  /** How many verified credentials are remembered. Default 10 000. */
+  cacheMax?: number;
+  /** Longer `Authorization` headers are refused unread. Default 4096 characters. */
+  maxHeaderLength?: number;
+  /** Reload when the users file changes. Default off: the config folder watcher calls `reload()`. */
+  watch?: boolean;
+  logger?: AuthLogger;
+}
+
+/** Counters, for tests, metrics and diag. */
+export interface AuthStats {
+  users: number;
+  /** Password checks run, the decoy checks for unknown users included. */
+  verifications: number;
+  cacheHits: number;
+  cacheEntries: number;
+}
+
+/** The auth service as a gateway module. */
+export interface AuthService extends Authenticator {
+  readonly name: string;
+  /** The HTTP face: any method, any path. */
+  readonly app: Koa;
+  /**
+   * Re-reads the users file. A file with any problem is refused whole (it
+   * rejects with a {@link UsersFileError}) and the users before it stay; a
+   * good one replaces them and empties the cache.
+   */
+  reload(): Promise<void>;
+  /** Stops watching and forgets cached credentials. */
+  close(): Promise<void>;
+  stats(): AuthStats;
+}
+
+export const DEFAULT_REALM = 'gatehouse';
+export const DEFAULT_CACHE_TTL_MS = 60_000;
+export const DEFAULT_CACHE_MAX = 10_000;
+
+/** The header the user's name travels in. */
+export const USER_HEADER = 'x-travel-user';
+
+function quoted(value: string): string {
+  if (/[\x00-\x1f\x7f]/.test(value)) throw new Error('the realm must not contain control characters');
+  return `"${value.replace(/["\\]/g, '\\$&')}"`;
+}
+
+function readUsers(file: string, text: string): ParsedUsers {
+  const parsed = parseHtpasswd(text);
+  if (parsed.problems.length > 0) throw new UsersFileError(file, parsed.problems);
+  return parsed;
+}
+
+function unreadable(file: string, err: unknown): UsersFileError {
+  const code = (err as NodeJS.ErrnoException).code ?? 'unknown error';
+  return new UsersFileError(file, [{ line: 0, message: `cannot be read (${code})` }]);
+}
+
+/**
+ * Builds the auth service. Reads the users file now: a missing or invalid file
+ * throws a {@link UsersFileError} listing every problem.
+ */
+export function createAuthService(options: AuthServiceOptions): AuthService {
+  const file = options.usersFile;
+  const logger: AuthLogger = options.logger ?? pino({ name: 'auth' });
+  const maxHeaderLength = options.maxHeaderLength ?? DEFAULT_MAX_HEADER_LENGTH;
+  const challenge = `Basic realm=${quoted(options.realm ?? DEFAULT_REALM)}`;
+  const cache = new TtlLru<string, AuthDecision>({
+    max: options.cacheMax ?? DEFAULT_CACHE_MAX,
+    ttlMs: options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS,
+  });
+  // Cache keys are HMACs under a key that never leaves this process, so the
+  // cache holds nothing from which a credential could be recovered or guessed offline.
+  const hmacKey = randomBytes(32);
+  const inFlight = new Map<string, Promise<AuthDecision>>();
+  const counters = { verifications: 0, cacheHits: 0 };
+
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw unreadable(file, err);
+  }
+  const initial = readUsers(file, text);
+  let users = initial.users;
+  let decoy = decoyHash(commonCost(users.values()));
+  // Bumped by every reload, so that a check begun before it does not fill the cache after it.
+  let generation = 0;
+  announce(initial);
+
+  function announce(parsed: ParsedUsers): void {
+    for (const w of parsed.warnings) logger.warn({ usersFile: file, line: w.line }, w.message);
+    logger.info({ usersFile: file, users: parsed.users.size }, 'users loaded');
+  }
+
+  const denials = new Map<CredentialsProblem | 'invalid', AuthDecision>();
+  for (const [problem, detail] of Object.entries(PROBLEM_DETAIL)) {
+    denials.set(
+      problem as CredentialsProblem | 'invalid',
+      Object.freeze({
+        status: 401,
+        headers: Object.freeze({ 'www-authenticate': challenge, 'content-type': 'application/json' }),
+        body: JSON.stringify(errorBody(401, detail)),
+      }),
+    );
+  }
+  const deny = (problem: CredentialsProblem | 'invalid') => denials.get(problem)!;
+
+  function allow(entry: UserEntry): AuthDecision {
+    return Object.freeze({
+      status: 200,
+      headers: Object.freeze({ [USER_HEADER]: entry.user, 'content-type': 'application/json' }),
+      body: JSON.stringify({ user: entry.user }),
+    });
+  }
+
+  async function verify(header: string, key: string): Promise<AuthDecision> {
+    const startedIn = generation;
+    const parsed = parseBasic(header, maxHeaderLength);
+    if ('problem' in parsed) return deny(parsed.problem);
+    const entry = users.get(parsed.user);
+    counters.verifications++;
+    if (entry === undefined) {
+      // An unknown user costs a bcrypt check too, so timing does not tell which users exist.
+      await bcrypt.compare(parsed.password, decoy);
+      return deny('invalid');
+    }
+    if (!(await verifyPassword(parsed.password, entry))) return deny('invalid');
+    const decision = allow(entry);
+    if (startedIn === generation) cache.set(key, decision);
+    return decision;
+  }
+
+  function authenticate(request: AuthRequest): Promise<AuthDecision> {
+    const header = request.headers.authorization;
+    if (typeof header !== 'string' || header === '' || header.length > maxHeaderLength) {
+      const parsed = parseBasic(header, maxHeaderLength);
+      return Promise.resolve(deny('problem' in parsed ? parsed.problem : 'not-basic'));
+    }
+    const key = createHmac('sha256', hmacKey).update(header).digest('base64');
+    const hit = cache.get(key);
+    if (hit !== undefined) {
+      counters.cacheHits++;
+      return Promise.resolve(hit);
+    }
+    // Identical requests arriving together share one verification.
+    let pending = inFlight.get(key);
+    if (pending === undefined) {
+      pending = verify(header, key).finally(() => inFlight.delete(key));
+      inFlight.set(key, pending);
+    }
+    return pending;
+  }
+
+  async function reload(): Promise<void> {
+    let parsed: ParsedUsers;
+    try {
+      const fresh = await readFile(file, 'utf8');
+      const candidate = parseHtpasswd(fresh);
+      if (candidate.problems.length > 0) throw new UsersFileError(file, candidate.problems);
+      parsed = candidate;
+    } catch (err) {
+      const refused = err instanceof UsersFileError ? err : unreadable(file, err);
+      logger.error({ usersFile: file, problems: refused.problems }, 'users file refused; the previous users stay');
+      throw refused;
+    }
+    users = parsed.users;
+    decoy = decoyHash(commonCost(users.values()));
+    generation++;
+    cache.clear();
+    announce(parsed);
+  }
+
+  let watcher: FSWatcher | undefined;
+  let debounce: NodeJS.Timeout | undefined;
+  if (options.watch) {
+    const name = basename(file);
+    // The folder is watched, not the file: editors and `htpasswd` replace the file by renaming.
+    watcher = watch(dirname(file), { persistent: false }, (_event, changed) => {
+      if (changed !== null && changed !== name) return;
+      clearTimeout(debounce);
+      debounce = setTimeout(() => reload().catch(() => undefined), 50);
+      debounce.unref();
+    });
+    watcher.on('error', (err) => logger.error({ usersFile: file, err: (err as Error).message }, 'watching the users file failed'));
+  }
+
+  return {
+    name: options.name ?? 'auth',
+    app: createAuthApp({ authenticate }),
+    authenticate,
+    reload,
+    async close() {
+      clearTimeout(debounce);
+      watcher?.close();
+      watcher = undefined;
+      cache.clear();
+    },
+    stats: () => ({ users: users.size, ...counters, cacheEntries: cache.size }),
+  };
+}
