@@ -9,12 +9,19 @@ import { HttpError } from './errors';
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 /**
- * Reads and parses a JSON body: 415 for another Content-Type, 413 over
- * `limit` bytes, 400 for a body that is not JSON.
+ * Reads and parses a JSON body: 400 when there is none, 415 for another
+ * Content-Type or a Content-Encoding, 413 over `limit` bytes, 400 for a body
+ * that is not JSON.
  */
 export async function readJson(ctx: Context, limit = DEFAULT_BODY_LIMIT): Promise<unknown> {
-  if (!ctx.is('application/json', '+json')) {
-    throw new HttpError(415, 'the request body must be application/json');
+  // type-is answers null when the request has no body at all.
+  const type = ctx.is('application/json', '+json');
+  if (type === null || ctx.request.length === 0) throw new HttpError(400, 'a JSON request body is required');
+  if (!type) throw new HttpError(415, 'the request body must be application/json');
+  const encoding = ctx.get('content-encoding').trim().toLowerCase();
+  if (encoding !== '' && encoding !== 'identity') {
+    // Read as it is, a compressed body would be taken for bad JSON, or worse.
+    throw new HttpError(415, `content encoding '${encoding}' is not supported`);
   }
   let text: string;
   try {
