@@ -1,0 +1,129 @@
+/**
+ * @module telemetry/access-log
+ * The access log middleware: one JSON line per request, the request metrics
+ * and the per-route counters. It is meant to be the outermost middleware
+ * (before the error handler), so that the status it reads is the one sent.
+ */
+import type { Context, Middleware } from 'koa';
+import { randomUUID } from 'node:crypto';
+import { Stream } from 'node:stream';
+import { performance } from 'node:perf_hooks';
+import { statusOf } from '../http';
+import type { Logger } from './logger';
+import { UNMATCHED_ROUTE, type Metrics } from './metrics';
+import type { RouteCounters } from './route-counters';
+
+export interface AccessLogOptions {
+  logger: Logger;
+  metrics?: Metrics;
+  counters?: RouteCounters;
+  /** The request id header, taken from the client when well-formed. Default `x-request-id`. */
+  requestIdHeader?: string;
+  /**
+   * Who made the request, read after the request is answered. Default: the
+   * `x-travel-user` request header, which the auth stage sets after a
+   * successful check (and removes from the client's request before).
+   */
+  userOf?: (ctx: Context) => string | undefined;
+  /** At most this many query argument names are logged. Default 20. */
+  maxQueryKeys?: number;
+}
+
+/** One access log line, as written (plus pino's own `level`, `time`, `msg`...). */
+export interface AccessLogEntry {
+  req_id: string;
+  method: string;
+  path: string;
+  /** The names of the query arguments; their values may hold secrets and are never logged. */
+  query?: string[];
+  route: string;
+  status: number;
+  duration_ms: number;
+  user?: string;
+  remote: string;
+  /** The client went away before the response was complete. */
+  aborted?: true;
+}
+
+// Safe to log and to hand on: no spaces, quotes or control characters.
+const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
+
+function defaultUser(ctx: Context): string | undefined {
+  const user = ctx.request.headers['x-travel-user'];
+  return Array.isArray(user) ? user[0] : user;
+}
+
+/**
+ * Logs every request once it is answered, including those that failed below,
+ * and counts it in `metrics` and `counters`. Sets `ctx.state.requestId`, the
+ * `X-Request-Id` response header, and the request header when the client sent
+ * none, so that upstreams see the same id. Never logs headers, query values
+ * or bodies.
+ */
+export function accessLog(options: AccessLogOptions): Middleware {
+  const { logger, metrics, counters } = options;
+  const idHeader = (options.requestIdHeader ?? 'x-request-id').toLowerCase();
+  const userOf = options.userOf ?? defaultUser;
+  const maxQueryKeys = options.maxQueryKeys ?? 20;
+
+  function finish(ctx: Context, start: number, method: string, path: string, querystring: string, id: string, status: number, aborted: boolean): void {
+    const elapsedMs = performance.now() - start;
+    const mapping = ctx.state.mapping as { name?: unknown } | undefined;
+    const route = typeof mapping?.name === 'string' ? mapping.name : UNMATCHED_ROUTE;
+    metrics?.recordRequest(route, method, status, elapsedMs / 1000);
+    counters?.record(route, status);
+    if (!logger.isLevelEnabled('info')) return;
+    const entry: AccessLogEntry = {
+      req_id: id,
+      method,
+      path,
+      route,
+      status,
+      duration_ms: Math.round(elapsedMs * 100) / 100,
+      remote: ctx.request.ip,
+    };
+    if (querystring) entry.query = Object.keys(ctx.request.query).slice(0, maxQueryKeys);
+    const user = userOf(ctx);
+    if (user) entry.user = user;
+    if (aborted) entry.aborted = true;
+    logger.info(entry, 'request');
+  }
+
+  return async function logAccess(ctx, next) {
+    const start = performance.now();
+    // Read before the request goes on: routing may rewrite the URL below.
+    const method = ctx.method;
+    const path = ctx.path;
+    const querystring = ctx.querystring;
+    const sent = ctx.request.headers[idHeader];
+    let id: string;
+    if (typeof sent === 'string' && REQUEST_ID.test(sent)) {
+      id = sent;
+    } else {
+      id = randomUUID();
+      ctx.request.headers[idHeader] = id;
+    }
+    ctx.state.requestId = id;
+
+    let failure: unknown;
+    let failed = false;
+    try {
+      await next();
+    } catch (err) {
+      failed = true;
+      failure = err;
+      throw err;
+    } finally {
+      if (!ctx.headerSent) ctx.set(idHeader, id);
+      const res = ctx.res;
+      // A streamed body (a proxied response) or a handler that writes itself is
+      // still under way: log when it ends, with the time it really took.
+      if (!failed && !res.writableEnded && !res.destroyed && (ctx.body instanceof Stream || ctx.respond === false)) {
+        res.once('close', () => finish(ctx, start, method, path, querystring, id, res.statusCode, !res.writableFinished));
+      } else {
+        const status = failed ? statusOf(failure) : ctx.status;
+        finish(ctx, start, method, path, querystring, id, status, res.destroyed && !res.writableFinished);
+      }
+    }
+  };
+}

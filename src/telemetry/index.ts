@@ -1,0 +1,22 @@
+/**
+ * @module telemetry
+ * What operators see of a running gateway: the JSON logger, the access log,
+ * Prometheus metrics and the per-route counters of the diagnostic page.
+ */
+export { createLogger, REDACTED_PATHS, type Logger, type LoggerOptions } from './logger';
+export {
+  createMetrics,
+  metricsHandler,
+  AUTH_RESULTS,
+  RATELIMIT_RESULTS,
+  RELOAD_RESULTS,
+  UNMATCHED_ROUTE,
+  type Metrics,
+  type MetricsOptions,
+  type AuthResult,
+  type RateLimitResult,
+  type UpstreamErrorKind,
+  type ReloadResult,
+} from './metrics';
+export { createRouteCounters, type RouteCounters, type RequestCounts } from './route-counters';
+export { accessLog, type AccessLogOptions, type AccessLogEntry } from './access-log';

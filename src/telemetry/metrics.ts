@@ -1,0 +1,164 @@
+/**
+ * @module telemetry/metrics
+ * The Prometheus metrics of a gateway, in a registry of its own (never
+ * prom-client's global one, so that several gateways can live in one process),
+ * and the handler that serves them.
+ */
+import type { Middleware } from 'koa';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+
+export type AuthResult = 'allowed' | 'denied' | 'error' | 'bypassed';
+export type RateLimitResult = 'ok' | 'over_limit' | 'error';
+export type UpstreamErrorKind = 'timeout' | 'refused' | 'other';
+export type ReloadResult = 'success' | 'failure';
+
+export const AUTH_RESULTS: readonly AuthResult[] = ['allowed', 'denied', 'error', 'bypassed'];
+export const RATELIMIT_RESULTS: readonly RateLimitResult[] = ['ok', 'over_limit', 'error'];
+export const RELOAD_RESULTS: readonly ReloadResult[] = ['success', 'failure'];
+
+/** The route label of a request that matched no mapping. */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+export interface MetricsOptions {
+  /** Put in front of every metric name. Default `gatehouse_`. */
+  prefix?: string;
+  /** Also collect prom-client's process metrics (CPU, memory, event loop). Default true. */
+  processMetrics?: boolean;
+  /** Request duration histogram buckets, in seconds. */
+  durationBuckets?: number[];
+}
+
+/** The metrics of one gateway and shortcuts that record into them without allocating. */
+export interface Metrics {
+  readonly registry: Registry;
+  readonly httpRequests: Counter<'route' | 'method' | 'status'>;
+  readonly httpRequestDuration: Histogram<'route' | 'method'>;
+  readonly authDecisions: Counter<'result'>;
+  readonly rateLimitDecisions: Counter<'result'>;
+  readonly upstreamErrors: Counter<'route' | 'kind'>;
+  readonly configReloads: Counter<'result'>;
+  /** Counts a finished request and observes its duration. */
+  recordRequest(route: string, method: string, status: number, seconds: number): void;
+  recordAuth(result: AuthResult): void;
+  recordRateLimit(result: RateLimitResult): void;
+  recordUpstreamError(route: string, kind: UpstreamErrorKind): void;
+  recordConfigReload(result: ReloadResult): void;
+}
+
+const DEFAULT_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+// Any other method is counted as OTHER, so that a client cannot grow the label set.
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT', 'TRACE']);
+
+/** A cache of prom-client label children: `labels()` hashes and allocates on every call. */
+function childCache<C>(make: (values: string[]) => C) {
+  const root = new Map<string, unknown>();
+  return (...values: string[]): C => {
+    let node = root;
+    for (let i = 0; i < values.length - 1; i++) {
+      let next = node.get(values[i]) as Map<string, unknown> | undefined;
+      if (!next) node.set(values[i], (next = new Map()));
+      node = next;
+    }
+    const last = values[values.length - 1];
+    let child = node.get(last) as C | undefined;
+    if (child === undefined) node.set(last, (child = make(values)));
+    return child;
+  };
+}
+
+/** Builds the metrics in a new registry. */
+export function createMetrics(options: MetricsOptions = {}): Metrics {
+  const prefix = options.prefix ?? 'gatehouse_';
+  const registry = new Registry();
+  const registers = [registry];
+
+  const httpRequests = new Counter({
+    name: `${prefix}http_requests_total`,
+    help: 'HTTP requests answered, by mapping name, method and status.',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers,
+  });
+  const httpRequestDuration = new Histogram({
+    name: `${prefix}http_request_duration_seconds`,
+    help: 'Time from receiving a request to the end of its response, by mapping name and method.',
+    labelNames: ['route', 'method'] as const,
+    buckets: options.durationBuckets ?? DEFAULT_BUCKETS,
+    registers,
+  });
+  const authDecisions = new Counter({
+    name: `${prefix}auth_decisions_total`,
+    help: 'Auth stage outcomes: allowed, denied, error (service failed), bypassed (bypass_auth).',
+    labelNames: ['result'] as const,
+    registers,
+  });
+  const rateLimitDecisions = new Counter({
+    name: `${prefix}ratelimit_decisions_total`,
+    help: 'Rate-limit stage outcomes: ok, over_limit, error (service failed).',
+    labelNames: ['result'] as const,
+    registers,
+  });
+  const upstreamErrors = new Counter({
+    name: `${prefix}upstream_errors_total`,
+    help: 'Failed forwards to remote upstreams, by mapping name and kind: timeout, refused, other.',
+    labelNames: ['route', 'kind'] as const,
+    registers,
+  });
+  const configReloads = new Counter({
+    name: `${prefix}config_reloads_total`,
+    help: 'Configuration reloads: success (applied) or failure (rejected, the old one kept).',
+    labelNames: ['result'] as const,
+    registers,
+  });
+  if (options.processMetrics !== false) collectDefaultMetrics({ register: registry, prefix });
+
+  // Every outcome is exported from the start, as 0, so that rates work before the first event.
+  const auth = new Map(AUTH_RESULTS.map((r) => [r, authDecisions.labels(r)]));
+  const rateLimit = new Map(RATELIMIT_RESULTS.map((r) => [r, rateLimitDecisions.labels(r)]));
+  const reloads = new Map(RELOAD_RESULTS.map((r) => [r, configReloads.labels(r)]));
+  for (const children of [auth, rateLimit, reloads]) for (const child of children.values()) child.inc(0);
+
+  const requestChild = childCache((v) => httpRequests.labels(v[0], v[1], v[2]));
+  const durationChild = childCache((v) => httpRequestDuration.labels(v[0], v[1]));
+  const upstreamChild = childCache((v) => upstreamErrors.labels(v[0], v[1]));
+  const statusText: string[] = [];
+
+  return {
+    registry,
+    httpRequests,
+    httpRequestDuration,
+    authDecisions,
+    rateLimitDecisions,
+    upstreamErrors,
+    configReloads,
+    recordRequest(route, method, status, seconds) {
+      const m = KNOWN_METHODS.has(method) ? method : 'OTHER';
+      const s = statusText[status] ?? (statusText[status] = String(status));
+      requestChild(route, m, s).inc();
+      durationChild(route, m).observe(seconds);
+    },
+    recordAuth: (result) => auth.get(result)?.inc(),
+    recordRateLimit: (result) => rateLimit.get(result)?.inc(),
+    recordUpstreamError: (route, kind) => upstreamChild(route, kind).inc(),
+    recordConfigReload: (result) => reloads.get(result)?.inc(),
+  };
+}
+
+/**
+ * Serves the text exposition of the registry to GET and HEAD; other methods
+ * get 405. Mount it where the metrics are to be scraped.
+ */
+export function metricsHandler(metrics: Pick<Metrics, 'registry'>): Middleware {
+  const { registry } = metrics;
+  return async function serveMetrics(ctx) {
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
+      ctx.set('Allow', 'GET, HEAD');
+      ctx.status = 405;
+      return;
+    }
+    const text = await registry.metrics();
+    ctx.body = text;
+    ctx.set('Content-Type', registry.contentType);
+    ctx.set('Cache-Control', 'no-store');
+  };
+}

@@ -1,0 +1,239 @@
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { PassThrough } from 'node:stream';
+import Koa from 'koa';
+import request from 'supertest';
+import { errorHandler, HttpError } from '../../src/http';
+import { accessLog, createLogger, createMetrics, createRouteCounters, type AccessLogOptions } from '../../src/telemetry';
+import { captureLog } from './log-capture';
+
+/** An app shaped like the gateway: access log, error handler, then a handler per path. */
+function gatewayLike(handle: Koa.Middleware, options: Partial<AccessLogOptions> = {}, withErrorHandler = true) {
+  const out = captureLog();
+  const logger = createLogger({ destination: out, level: 'info' });
+  const metrics = createMetrics({ processMetrics: false });
+  const counters = createRouteCounters();
+  const app = new Koa();
+  app.silent = true;
+  app.use(accessLog({ logger, metrics, counters, ...options }));
+  if (withErrorHandler) app.use(errorHandler({ onUnexpected: () => {} }));
+  app.use(handle);
+  return { app, out, metrics, counters };
+}
+
+const hotels = { name: 'hotels', prefix: '/v1/hotels/' };
+
+describe('telemetry/access-log', () => {
+  it('writes one line per request with method, path, route, status, duration, remote and request id', async () => {
+    const { app, out } = gatewayLike((ctx) => {
+      ctx.state.mapping = hotels;
+      ctx.body = { ok: true };
+    });
+    const res = await request(app.callback()).get('/v1/hotels/?city=Paris&limit=2').expect(200);
+    assert.equal(out.lines.length, 1);
+    const line = out.lines[0];
+    assert.equal(line.msg, 'request');
+    assert.equal(line.method, 'GET');
+    assert.equal(line.path, '/v1/hotels/');
+    assert.deepEqual(line.query, ['city', 'limit']);
+    assert.equal(line.route, 'hotels');
+    assert.equal(line.status, 200);
+    assert.equal(typeof line.duration_ms, 'number');
+    assert.ok((line.duration_ms as number) >= 0);
+    assert.match(String(line.remote), /127\.0\.0\.1/);
+    assert.match(String(line.req_id), /^[0-9a-f-]{36}$/);
+    assert.equal(res.headers['x-request-id'], line.req_id);
+  });
+
+  it('never logs the Authorization header, cookies or query values', async () => {
+    const { app, out } = gatewayLike((ctx) => {
+      ctx.body = 'ok';
+    });
+    await request(app.callback())
+      .get('/login?password=hunter2&token=abcdef')
+      .set('Authorization', 'Basic YWxpY2U6aHVudGVyMg==')
+      .set('Cookie', 'session=zzz')
+      .expect(200);
+    const text = out.raw.join('\n');
+    for (const secret of ['hunter2', 'abcdef', 'YWxpY2U6aHVudGVyMg', 'zzz', 'Basic']) {
+      assert.ok(!text.includes(secret), `${secret} in ${text}`);
+    }
+    assert.deepEqual(out.lines[0].query, ['password', 'token']);
+  });
+
+  it('logs the user that auth set on the request, not one the response names', async () => {
+    const { app, out } = gatewayLike((ctx) => {
+      // As the auth stage does after a successful check.
+      ctx.request.headers['x-travel-user'] = 'alice';
+      ctx.set('X-Travel-User', 'mallory');
+      ctx.body = 'ok';
+    });
+    await request(app.callback()).get('/v1/hotels/').expect(200);
+    assert.equal(out.lines[0].user, 'alice');
+  });
+
+  it('leaves the user out when there is none', async () => {
+    const { app, out } = gatewayLike((ctx) => {
+      ctx.body = 'ok';
+    });
+    await request(app.callback()).get('/').expect(200);
+    assert.equal('user' in out.lines[0], false);
+  });
+
+  it('logs the status the error handler answered with when a handler throws', async () => {
+    const { app, out, counters } = gatewayLike((ctx) => {
+      ctx.state.mapping = hotels;
+      throw new Error('boom');
+    });
+    const res = await request(app.callback()).get('/v1/hotels/').expect(500);
+    assert.equal(res.body.code, 500);
+    assert.equal(out.lines[0].status, 500);
+    assert.equal(out.lines[0].route, 'hotels');
+    assert.deepEqual(counters.get('hotels'), { requests: 1, clientErrors: 0, errors: 1 });
+  });
+
+  it('still logs, with the error status, when an error escapes every handler', async () => {
+    const { app, out } = gatewayLike(
+      () => {
+        throw new HttpError(503, 'down');
+      },
+      {},
+      false,
+    );
+    await request(app.callback()).get('/x').expect(503);
+    assert.equal(out.lines.length, 1);
+    assert.equal(out.lines[0].status, 503);
+  });
+
+  it('names requests that matched no mapping as unmatched', async () => {
+    const { app, out, counters, metrics } = gatewayLike(() => {});
+    await request(app.callback()).get('/nowhere').expect(404);
+    assert.equal(out.lines[0].route, 'unmatched');
+    assert.equal(out.lines[0].status, 404);
+    assert.deepEqual(counters.get('unmatched'), { requests: 1, clientErrors: 1, errors: 0 });
+    assert.match(await metrics.registry.metrics(), /http_requests_total\{route="unmatched",method="GET",status="404"\} 1/);
+  });
+
+  it('reads the method and path before routing rewrites them', async () => {
+    const { app, out } = gatewayLike((ctx) => {
+      ctx.path = '/rewritten';
+      ctx.method = 'POST';
+      ctx.body = 'ok';
+    });
+    await request(app.callback()).get('/v1/cars/').expect(200);
+    assert.equal(out.lines[0].path, '/v1/cars/');
+    assert.equal(out.lines[0].method, 'GET');
+  });
+
+  it('keeps a well-formed X-Request-Id and hands it on', async () => {
+    let seen: string | undefined;
+    const { app, out } = gatewayLike((ctx) => {
+      seen = ctx.get('x-request-id');
+      ctx.body = 'ok';
+    });
+    const res = await request(app.callback()).get('/').set('X-Request-Id', 'abc-123').expect(200);
+    assert.equal(seen, 'abc-123');
+    assert.equal(res.headers['x-request-id'], 'abc-123');
+    assert.equal(out.lines[0].req_id, 'abc-123');
+  });
+
+  it('replaces a malformed X-Request-Id with a new one and hands that on', async () => {
+    let seen: string | undefined;
+    const { app, out } = gatewayLike((ctx) => {
+      seen = ctx.get('x-request-id');
+      ctx.body = 'ok';
+    });
+    const res = await request(app.callback()).get('/').set('X-Request-Id', 'a b"c').expect(200);
+    assert.match(String(out.lines[0].req_id), /^[0-9a-f-]{36}$/);
+    assert.equal(seen, out.lines[0].req_id);
+    assert.equal(res.headers['x-request-id'], out.lines[0].req_id);
+  });
+
+  it('counts requests, client errors and server errors per route and in total', async () => {
+    let status = 200;
+    const { app, counters, metrics } = gatewayLike((ctx) => {
+      ctx.state.mapping = hotels;
+      ctx.status = status;
+      ctx.body = 'x';
+    });
+    for (const s of [200, 201, 401, 429, 502]) {
+      status = s;
+      await request(app.callback()).get('/v1/hotels/').expect(s);
+    }
+    assert.deepEqual(counters.get('hotels'), { requests: 5, clientErrors: 2, errors: 1 });
+    assert.deepEqual(counters.get('cars'), { requests: 0, clientErrors: 0, errors: 0 });
+    assert.deepEqual(counters.totals(), { requests: 5, clientErrors: 2, errors: 1 });
+    const text = await metrics.registry.metrics();
+    assert.match(text, /http_requests_total\{route="hotels",method="GET",status="429"\} 1/);
+    assert.match(text, /http_request_duration_seconds_count\{route="hotels",method="GET"\} 5/);
+  });
+
+  it('writes nothing but still counts when the logger is silent', async () => {
+    const counters = createRouteCounters();
+    const app = new Koa();
+    app.use(accessLog({ logger: createLogger({ level: 'silent' }), counters }));
+    app.use((ctx) => {
+      ctx.body = 'ok';
+    });
+    await request(app.callback()).get('/').expect(200);
+    assert.equal(counters.totals().requests, 1);
+  });
+
+  describe('with a streamed body', () => {
+    let server: http.Server;
+    let body: PassThrough;
+    let out: ReturnType<typeof captureLog>;
+
+    before(async () => {
+      const built = gatewayLike((ctx) => {
+        ctx.state.mapping = hotels;
+        body = new PassThrough();
+        ctx.status = 200;
+        ctx.type = 'text/plain';
+        ctx.body = body;
+        body.write('first ');
+      });
+      out = built.out;
+      server = http.createServer(built.app.callback());
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    });
+    after(async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    });
+
+    function get(): Promise<http.IncomingMessage> {
+      const { port } = server.address() as AddressInfo;
+      return new Promise((resolve, reject) => {
+        http.get({ host: '127.0.0.1', port, path: '/v1/hotels/stream' }, resolve).on('error', reject);
+      });
+    }
+
+    it('logs once the body has been sent, not when the headers were', async () => {
+      const res = await get();
+      assert.equal(res.statusCode, 200);
+      assert.equal(out.lines.length, 0, 'nothing logged while the body is under way');
+      const done = new Promise<string>((resolve) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (c: string) => (text += c)).on('end', () => resolve(text));
+      });
+      body.end('last');
+      assert.equal(await done, 'first last');
+      const [line] = await out.waitFor(1);
+      assert.equal(line.status, 200);
+      assert.equal(line.route, 'hotels');
+      assert.equal('aborted' in line, false);
+    });
+
+    it('marks the line aborted when the client leaves before the end', async () => {
+      out.lines.length = 0;
+      const res = await get();
+      res.destroy();
+      const [line] = await out.waitFor(1);
+      assert.equal(line.aborted, true);
+      assert.equal(line.status, 200);
+      body.destroy();
+    });
+  });
+});

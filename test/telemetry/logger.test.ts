@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { createLogger } from '../../src/telemetry';
+import { captureLog } from './log-capture';
+
+describe('telemetry/logger', () => {
+  const savedLevel = process.env.LOG_LEVEL;
+  afterEach(() => {
+    if (savedLevel === undefined) delete process.env.LOG_LEVEL;
+    else process.env.LOG_LEVEL = savedLevel;
+  });
+
+  it('writes one JSON object per line with level, time, name and message', () => {
+    const out = captureLog();
+    const logger = createLogger({ destination: out, level: 'info' });
+    logger.info({ route: 'hotels' }, 'hello');
+    assert.equal(out.lines.length, 1);
+    const line = out.lines[0];
+    assert.equal(line.msg, 'hello');
+    assert.equal(line.level, 30);
+    assert.equal(line.name, 'gatehouse');
+    assert.equal(line.route, 'hotels');
+    assert.ok(!Number.isNaN(Date.parse(String(line.time))), 'time is an ISO date');
+  });
+
+  it('censors authorization headers, cookies and passwords wherever they are logged', () => {
+    const out = captureLog();
+    const logger = createLogger({ destination: out, level: 'info' });
+    const secret = 'Basic YWxpY2U6czNjcmV0';
+    logger.info({ req: { headers: { authorization: secret, cookie: 'sid=abc', accept: '*/*' } } }, 'a');
+    logger.info({ headers: { authorization: secret, 'proxy-authorization': secret, cookie: 'sid=abc' } }, 'b');
+    logger.info({ authorization: secret, password: 's3cret', user: { password: 's3cret' } }, 'c');
+    const text = out.raw.join('\n');
+    assert.ok(!text.includes('YWxpY2U6czNjcmV0'), text);
+    assert.ok(!text.includes('s3cret'), text);
+    assert.ok(!text.includes('sid=abc'), text);
+    assert.deepEqual((out.lines[0].req as { headers: unknown }).headers, {
+      authorization: '[redacted]',
+      cookie: '[redacted]',
+      accept: '*/*',
+    });
+    assert.equal((out.lines[2].user as { password: string }).password, '[redacted]');
+  });
+
+  it('takes its level from LOG_LEVEL and defaults to info', () => {
+    delete process.env.LOG_LEVEL;
+    const out = captureLog();
+    const byDefault = createLogger({ destination: out });
+    byDefault.debug('not written');
+    byDefault.info('written');
+    process.env.LOG_LEVEL = 'warn';
+    const fromEnv = createLogger({ destination: out });
+    fromEnv.info('not written either');
+    fromEnv.warn('written too');
+    assert.deepEqual(out.lines.map((l) => l.msg), ['written', 'written too']);
+  });
+
+  it('writes nothing at level silent', () => {
+    const out = captureLog();
+    const logger = createLogger({ destination: out, level: 'silent' });
+    logger.error('nobody hears this');
+    assert.equal(out.raw.length, 0);
+  });
+
+  it('refuses an unknown level so that a typo is seen at start', () => {
+    assert.throws(() => createLogger({ level: 'verbose' }), /unknown log level 'verbose'/);
+  });
+});
