@@ -12,7 +12,9 @@ import {
   createServiceApp,
   HttpError,
   pageOf,
+  parseItemQuery,
   parseListQuery,
+  pickFields,
   readJson,
   redirectToSlash,
   type CollectionSpec,
@@ -67,6 +69,9 @@ export function normaliseBasePath(basePath: string): string {
  * - `GET /bookings/` the caller's bookings, `POST /bookings/` books (201);
  *   `/bookings` redirects there;
  * - `GET /bookings/<id>` one booking, `DELETE /bookings/<id>` cancels it.
+ *
+ * Lists take `offset`, `limit`, `fields` and equality filters; single items
+ * take `fields`.
  *
  * Bookings need `X-Travel-User` (401 without): the gateway sets it after
  * authentication and removes any the client sent.
@@ -147,7 +152,8 @@ export function createBookingApp(options: BookingAppOptions): Koa {
   router.get(`${bookingsPath}/:id`, async (ctx) => {
     const user = userOf(ctx);
     const id = idOf(ctx);
-    ctx.body = present(ctx, found(await store.get(user, id), id));
+    const { fields } = parseItemQuery(ctx.query, bookingSpec);
+    ctx.body = pickFields(present(ctx, found(await store.get(user, id), id)), fields);
   });
 
   router.delete(`${bookingsPath}/:id`, async (ctx) => {
@@ -175,7 +181,8 @@ export function createBookingApp(options: BookingAppOptions): Koa {
     const id = (ctx.params as { id: string }).id;
     const item = UUID.test(id) ? catalogue().byId.get(id.toLowerCase()) : undefined;
     if (!item) throw new HttpError(404, `no ${spec.kind} ${id}`);
-    ctx.body = { ...item, url: itemUrl(ctx, item.id) };
+    const { fields } = parseItemQuery(ctx.query, catalogueSpec);
+    ctx.body = pickFields({ ...item, url: itemUrl(ctx, item.id) }, fields);
   });
 
   const app = createServiceApp({ proxy: options.proxy });

@@ -77,34 +77,40 @@ function bookingSchema(spec: KindSpec) {
 
 const list = <T extends z.ZodType>(item: T) => z.array(item, { error: 'must be a list' }).default([]);
 
-const fileSchema = z
-  .strictObject(
-    {
-      hotels: list(KINDS.hotel.catalogueSchema),
-      cars: list(KINDS.car.catalogueSchema),
-      hotel_bookings: list(bookingSchema(KINDS.hotel)),
-      car_bookings: list(bookingSchema(KINDS.car)),
-    },
-    { error: (issue) => (issue.code === 'invalid_type' ? 'the file must hold a mapping (hotels, cars, hotel_bookings, car_bookings)' : undefined) },
-  )
-  .superRefine((data, ctx) => {
-    for (const kind of BOOKING_KINDS) {
-      const spec = KINDS[kind];
-      const items = new Set<string>();
-      data[spec.catalogueKey].forEach((item, i) => {
-        if (items.has(item.id)) ctx.addIssue({ code: 'custom', path: [spec.catalogueKey, i, 'id'], message: `two ${spec.catalogueKey} have the id ${item.id}` });
-        items.add(item.id);
-      });
-      const ids = new Set<string>();
-      data[spec.bookingsKey].forEach((booking, i) => {
-        if (ids.has(booking.id)) ctx.addIssue({ code: 'custom', path: [spec.bookingsKey, i, 'id'], message: `two bookings have the id ${booking.id}` });
-        ids.add(booking.id);
-        if (!items.has(booking.itemId)) {
-          ctx.addIssue({ code: 'custom', path: [spec.bookingsKey, i, spec.itemField], message: `no ${kind} in ${spec.catalogueKey} has the id ${booking.itemId}` });
-        }
-      });
-    }
-  });
+const fileSchema = z.strictObject(
+  {
+    hotels: list(KINDS.hotel.catalogueSchema),
+    cars: list(KINDS.car.catalogueSchema),
+    hotel_bookings: list(bookingSchema(KINDS.hotel)),
+    car_bookings: list(bookingSchema(KINDS.car)),
+  },
+  { error: (issue) => (issue.code === 'invalid_type' ? 'the file must hold a mapping (hotels, cars, hotel_bookings, car_bookings)' : undefined) },
+);
+
+/**
+ * What the schema of one entry cannot see: ids repeated in a list, and
+ * bookings of items missing from the catalogue.
+ */
+function crossCheck(data: BookingData): string[] {
+  const problems: string[] = [];
+  for (const kind of BOOKING_KINDS) {
+    const spec = KINDS[kind];
+    const items = new Set<string>();
+    data[spec.catalogueKey].forEach((item, i) => {
+      if (items.has(item.id)) problems.push(`${spec.catalogueKey}[${i}].id: two ${spec.catalogueKey} have the id ${item.id}`);
+      items.add(item.id);
+    });
+    const ids = new Set<string>();
+    data[spec.bookingsKey].forEach((booking, i) => {
+      if (ids.has(booking.id)) problems.push(`${spec.bookingsKey}[${i}].id: two bookings have the id ${booking.id}`);
+      ids.add(booking.id);
+      if (!items.has(booking.itemId)) {
+        problems.push(`${spec.bookingsKey}[${i}].${spec.itemField}: no ${kind} in ${spec.catalogueKey} has the id ${booking.itemId}`);
+      }
+    });
+  }
+  return problems;
+}
 
 /** `hotel_bookings[0].hotel_id` */
 function pathText(segments: readonly PropertyKey[]): string {
@@ -134,6 +140,8 @@ export function parseBookingData(text: string, file = BOOKINGS_FILE): BookingDat
   // An empty file is an empty data set.
   const parsed = fileSchema.safeParse(raw ?? {});
   if (!parsed.success) throw new BookingDataError(file, parsed.error.issues.map(problemText));
+  const problems = crossCheck(parsed.data);
+  if (problems.length) throw new BookingDataError(file, problems);
   return parsed.data;
 }
 

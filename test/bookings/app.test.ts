@@ -80,6 +80,8 @@ for (const k of KIND_CASES) {
         const res = await api().get(`${k.base}/${k.item}`).expect(200);
         assert.equal(res.body.id, k.item);
         assert.equal(res.body.url, `${served.origin}${k.base}/${k.item}`);
+        const trimmed = await api().get(`${k.base}/${k.item}?fields=city`).expect(200);
+        assert.deepEqual(Object.keys(trimmed.body), ['city']);
       });
 
       it('answers 404 for an unknown or malformed entry id, and for an entry with a trailing slash', async () => {
@@ -108,6 +110,13 @@ for (const k of KIND_CASES) {
         assert.ok(!Number.isNaN(Date.parse(res.body.created_at)));
         assert.equal(res.body.url, `${served.origin}${bookings}/${k.alice}`);
         assert.equal(res.headers.vary, 'Accept');
+      });
+
+      it('keeps only the fields asked for, and refuses other query arguments', async () => {
+        const res = await api().get(`${bookings}/${k.alice}?fields=id,status`).set('X-Travel-User', 'alice').expect(200);
+        assert.deepEqual(res.body, { id: k.alice, status: 'confirmed' });
+        await api().get(`${bookings}/${k.alice}?fields=secret`).set('X-Travel-User', 'alice').expect(400);
+        await api().get(`${bookings}/${k.alice}?status=confirmed`).set('X-Travel-User', 'alice').expect(400);
       });
 
       it('finds a booking whatever the case of its id', async () => {

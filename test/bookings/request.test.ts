@@ -160,8 +160,12 @@ for (const k of KIND_CASES) {
           const res = await api().post(`${bookings}/`).set('X-Travel-User', 'alice').set('Content-Type', type).send(JSON.stringify(valid)).expect(415);
           assert.equal(res.body.message, '415: Unsupported Media Type');
         }
-        await api().post(`${bookings}/`).set('X-Travel-User', 'alice').expect(415);
         assert.deepEqual(await listOf('alice'), before);
+      });
+
+      it('answers 400 for a request without a body', async () => {
+        const res = await api().post(`${bookings}/`).set('X-Travel-User', 'alice').expect(400);
+        assert.equal(res.body.detail, 'a JSON request body is required');
       });
 
       it('answers 413 for a body over the limit', async () => {
