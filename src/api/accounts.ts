@@ -1,0 +1,34 @@
+/**
+ * @module api/accounts
+ * The account resources, `/accounts/` and `/accounts/<id>`, the same in
+ * every version so far.
+ */
+import type Router from 'koa-router';
+import { absoluteUrl, httpError, pageOf, parseItemQuery, parseListQuery, pickFields, redirectToSlash } from '../http';
+import type { AccountRecord, MessageStore } from './store';
+
+const ACCOUNT_FIELDS = ['id', 'name', 'created_at', 'url', 'messages_url'] as const;
+const spec = { fields: ACCOUNT_FIELDS, filterable: ['name'] };
+
+/** An account as sent; `root` is the absolute URL of the version's root. */
+export function representAccount(account: AccountRecord, root: string) {
+  const url = `${root}/accounts/${account.id}`;
+  return { id: account.id, name: account.name, created_at: account.created_at, url, messages_url: `${url}/messages/` };
+}
+
+/** Registers the account routes on `router` (a strict router). */
+export function accountRoutes(router: Router, store: MessageStore): void {
+  router.get('/accounts/', (ctx) => {
+    const query = parseListQuery(ctx.query, spec);
+    const root = absoluteUrl(ctx, '');
+    ctx.body = pageOf(ctx, store.accounts().map((account) => representAccount(account, root)), query);
+  });
+  router.all('/accounts', redirectToSlash);
+
+  router.get('/accounts/:id', (ctx) => {
+    const account = store.account(ctx.params.id);
+    if (!account) throw httpError('NOT_FOUND', 'no account has this id');
+    const { fields } = parseItemQuery(ctx.query, spec);
+    ctx.body = pickFields(representAccount(account, absoluteUrl(ctx, '')), fields);
+  });
+}

@@ -1,0 +1,36 @@
+/**
+ * @module api/dispatcher
+ * The version dispatcher: `/v1` and `/v2` mounted as isolated apps with their
+ * prefix stripped; any other prefix is a 404.
+ */
+import type Koa from 'koa';
+import mount from 'koa-mount';
+import { createServiceApp, httpError, redirectToSlash } from '../http';
+import { createMessageStore } from './store';
+import type { ApiDeps } from './types';
+import { createV1App } from './v1';
+import { createV2App } from './v2';
+
+/** The version apps by prefix, in the order they are tried. */
+export type VersionFactories = Readonly<Record<string, (deps: ApiDeps) => Koa>>;
+
+const VERSIONS: VersionFactories = { '/v1': createV1App, '/v2': createV2App };
+
+/**
+ * Builds the API: every version over one store (the demo data unless
+ * `deps.store` is given). `versions` replaces the version table, for an
+ * embedding app that adds one.
+ */
+export function createApiApp(deps: ApiDeps = {}, versions: VersionFactories = VERSIONS): Koa {
+  const shared: ApiDeps = { ...deps, store: deps.store ?? createMessageStore() };
+  const prefixes = Object.keys(versions);
+  const app = createServiceApp({ proxy: deps.proxy });
+
+  // A version's root is a resource like a collection: `/v1` redirects to `/v1/`.
+  app.use((ctx, next) => (prefixes.includes(ctx.path) ? redirectToSlash(ctx) : next()));
+  for (const prefix of prefixes) app.use(mount(prefix, versions[prefix](shared)));
+  app.use(() => {
+    throw httpError('NOT_FOUND', `the path must start with an API version: ${prefixes.join(', ')}`);
+  });
+  return app;
+}

@@ -1,0 +1,21 @@
+/**
+ * @module api
+ * The versioned messages API: a dispatcher over isolated v1 and v2 apps, and
+ * the module the gateway routes to in-process.
+ */
+import type { GatehouseModule } from '../gateway/module';
+import { createApiApp } from './dispatcher';
+import type { ApiDeps } from './types';
+
+export { createApiApp, type VersionFactories } from './dispatcher';
+export { createV1App, v1 } from './v1';
+export { createV2App, v2 } from './v2';
+export { createVersionApp } from './version-app';
+export { createMessageStore, demoData } from './store';
+export type { AccountRecord, MessageRecord, MessageStore, MessageStoreData } from './store';
+export type { ApiDeps, ApiVersion, MessageRepresentation } from './types';
+
+/** The API as a Gatehouse module named `api`. */
+export function createApiModule(deps: ApiDeps = {}): GatehouseModule {
+  return { name: 'api', app: createApiApp(deps) };
+}

@@ -1,0 +1,33 @@
+/**
+ * @module api/v1
+ * Version 1 of the API: messages with plain-text content.
+ */
+import type Koa from 'koa';
+import type { MessageRecord } from './store';
+import type { ApiDeps, ApiVersion } from './types';
+import { createVersionApp } from './version-app';
+
+/** The Markdown of the demo data, as plain text: emphasis and code marks dropped. */
+export function plainText(markdown: string): string {
+  return markdown.replace(/(\*\*|\*|`)(.+?)\1/g, '$2');
+}
+
+/** Version 1: `{id, account_id, content, url}`, content in plain text. */
+export const v1: ApiVersion = Object.freeze({
+  name: 'v1',
+  message: Object.freeze({
+    fields: Object.freeze(['id', 'account_id', 'content', 'url']),
+    filterable: Object.freeze(['account_id']),
+    represent: (record: MessageRecord, root: string) => ({
+      id: record.id,
+      account_id: record.account_id,
+      content: plainText(record.text),
+      url: `${root}/messages/${record.id}`,
+    }),
+  }),
+});
+
+/** The v1 app, to mount at `/v1`. */
+export function createV1App(deps: ApiDeps = {}): Koa {
+  return createVersionApp(v1, deps);
+}

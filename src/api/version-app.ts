@@ -1,0 +1,36 @@
+/**
+ * @module api/version-app
+ * One API version as an isolated Koa app: its own error middleware, routes
+ * and 404. It never sees its prefix; links carry it all the same.
+ */
+import type Koa from 'koa';
+import Router from 'koa-router';
+import { absoluteUrl, createServiceApp } from '../http';
+import { accountRoutes } from './accounts';
+import { messageRoutes } from './messages';
+import { createMessageStore } from './store';
+import type { ApiDeps, ApiVersion } from './types';
+
+/** Builds the app of `version` over `deps.store` (the demo data by default). */
+export function createVersionApp(version: ApiVersion, deps: ApiDeps = {}): Koa {
+  const store = deps.store ?? createMessageStore();
+  const app = createServiceApp({ proxy: deps.proxy });
+  const router = new Router({ strict: true });
+
+  router.get('/', (ctx) => {
+    const root = absoluteUrl(ctx, '');
+    ctx.body = { version: version.name, messages_url: `${root}/messages/`, accounts_url: `${root}/accounts/` };
+  });
+  messageRoutes(router, store, version.message);
+  accountRoutes(router, store);
+
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  // The end of this app: a path it does not know is its own 404, never the
+  // business of whatever it is mounted in. A status, not a throw, so that
+  // allowedMethods above can still make it a 405.
+  app.use((ctx) => {
+    ctx.status = 404;
+  });
+  return app;
+}
