@@ -1,0 +1,69 @@
+/**
+ * @module ratelimit/grpc-client
+ * A remote rate-limit service behind the typed face: envoy v3
+ * `ShouldRateLimit` over one shared channel, with a deadline on every call.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { requestToProto, responseFromProto, type ProtoRequest, type ProtoResponse } from './grpc-codec';
+import { ENVOY_V3_SERVICE, methodOf } from './protos';
+import type { RateLimiter, RateLimitRequest, RateLimitResponse } from './types';
+
+export interface RateLimitClientOptions {
+  /** Deadline of each call in ms. Default 20, as Envoy's. */
+  timeoutMs?: number;
+}
+
+export interface RateLimitClient extends RateLimiter {
+  readonly address: string;
+  close(): void;
+}
+
+/** A call that failed: the service is down, too slow, or refused the request. */
+export class RateLimitCallError extends Error {
+  constructor(
+    readonly code: grpc.status,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'RateLimitCallError';
+  }
+}
+
+/** `host:port` from `host:port`, `grpc://host:port` or `http://host:port`. */
+function target(address: string): string {
+  return address.replace(/^(grpc|https?):\/\//, '').replace(/\/+$/, '');
+}
+
+/** A client of a remote rate-limit service at `host:port`. */
+export function createRateLimitClient(address: string, options: RateLimitClientOptions = {}): RateLimitClient {
+  const timeoutMs = options.timeoutMs ?? 20;
+  const method = methodOf(ENVOY_V3_SERVICE, 'ShouldRateLimit');
+  const client = new grpc.Client(target(address), grpc.credentials.createInsecure(), {
+    // Calls fail fast while the service is down; reconnection goes on behind.
+    'grpc.enable_retries': 0,
+  });
+  // Connect now, so that the first request does not pay for it within its deadline.
+  client.getChannel().getConnectivityState(true);
+
+  function shouldRateLimit(request: RateLimitRequest): Promise<RateLimitResponse> {
+    return new Promise((resolve, reject) => {
+      client.makeUnaryRequest<ProtoRequest, ProtoResponse>(
+        method.path,
+        method.requestSerialize as (value: ProtoRequest) => Buffer,
+        method.responseDeserialize as (value: Buffer) => ProtoResponse,
+        requestToProto(request),
+        { deadline: Date.now() + timeoutMs },
+        (err, value) => {
+          if (err) reject(new RateLimitCallError(err.code, err.details || err.message));
+          else resolve(responseFromProto(value!));
+        },
+      );
+    });
+  }
+
+  return {
+    address,
+    shouldRateLimit,
+    close: () => client.close(),
+  };
+}

@@ -1,0 +1,120 @@
+/**
+ * @module ratelimit/grpc-server
+ * The rate-limit service's network face: plaintext gRPC serving
+ * `pb.lyft.ratelimit.RateLimitService` and
+ * `envoy.service.ratelimit.v3.RateLimitService` from one handler, server
+ * reflection (v1alpha and v1) and `grpc.health.v1.Health`.
+ */
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { ReflectionService } from '@grpc/reflection';
+import { requestFromProto, responseToProto, type ProtoRequest, type ProtoResponse } from './grpc-codec';
+import { createHealthRegistry, type HealthRegistry } from './health';
+import { ENVOY_V3_SERVICE, HEALTH_SERVICE, LOADER_OPTIONS, LYFT_SERVICE, rateLimitProtos } from './protos';
+import type { RateLimiter } from './types';
+
+export interface RateLimitGrpcServerOptions {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 8081; 0 picks a free port. */
+  port?: number;
+  /** How long `stop()` lets calls finish before cutting them, in ms. Default 5000. */
+  shutdownGraceMs?: number;
+}
+
+export interface RateLimitGrpcServer {
+  readonly server: grpc.Server;
+  readonly health: HealthRegistry;
+  /** The bound port once started (the asked one before). */
+  readonly port: number;
+  /** Binds and serves; resolves the port. */
+  start(): Promise<number>;
+  /** Finishes running calls (cut after the grace period) and closes the port. */
+  stop(): Promise<void>;
+}
+
+/** Error codes of the typed face that map to a gRPC status. */
+function grpcError(err: unknown): grpc.ServiceError | { code: grpc.status; details: string } {
+  if ((err as { code?: unknown })?.code === 'INVALID_ARGUMENT') {
+    return { code: grpc.status.INVALID_ARGUMENT, details: (err as Error).message };
+  }
+  // Store failures: the caller applies its failure mode; the details stay inside.
+  return { code: grpc.status.UNAVAILABLE, details: 'rate-limit store unavailable' };
+}
+
+function reflectionDefinition(): protoLoader.PackageDefinition {
+  const files = ['pb/lyft/ratelimit/ratelimit.proto', 'envoy/service/ratelimit/v3/rls.proto', 'grpc/health/v1/health.proto'];
+  for (const version of ['v1alpha', 'v1']) {
+    try {
+      files.push(require.resolve(`@grpc/reflection/build/proto/grpc/reflection/${version}/reflection.proto`));
+    } catch {
+      // Listing the reflection services themselves is a nicety.
+    }
+  }
+  return protoLoader.loadSync(files, LOADER_OPTIONS);
+}
+
+/** Serves a rate limiter (the in-process service, usually) over gRPC. */
+export function createRateLimitGrpcServer(service: RateLimiter, options: RateLimitGrpcServerOptions = {}): RateLimitGrpcServer {
+  const host = options.host ?? '127.0.0.1';
+  let port = options.port ?? 8081;
+  const graceMs = options.shutdownGraceMs ?? 5000;
+  const server = new grpc.Server();
+  const protos = rateLimitProtos();
+
+  const shouldRateLimit: grpc.handleUnaryCall<ProtoRequest, ProtoResponse> = (call, callback) => {
+    let request;
+    try {
+      request = requestFromProto(call.request);
+    } catch {
+      callback({ code: grpc.status.INVALID_ARGUMENT, details: 'malformed rate-limit request' });
+      return;
+    }
+    service.shouldRateLimit(request).then(
+      (response) => callback(null, responseToProto(response)),
+      (err: unknown) => callback(grpcError(err)),
+    );
+  };
+
+  server.addService(protos[LYFT_SERVICE] as grpc.ServiceDefinition, { ShouldRateLimit: shouldRateLimit });
+  server.addService(protos[ENVOY_V3_SERVICE] as grpc.ServiceDefinition, { ShouldRateLimit: shouldRateLimit });
+  const health = createHealthRegistry(['', LYFT_SERVICE, ENVOY_V3_SERVICE, HEALTH_SERVICE]);
+  health.addToServer(server);
+  new ReflectionService(reflectionDefinition()).addToServer(server);
+
+  let started: Promise<number> | undefined;
+  let stopped: Promise<void> | undefined;
+
+  return {
+    server,
+    health,
+    get port() {
+      return port;
+    },
+    start() {
+      const address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+      started ??= new Promise((resolve, reject) => {
+        server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, bound) => {
+          if (err) reject(err);
+          else resolve((port = bound));
+        });
+      });
+      return started;
+    },
+    stop() {
+      stopped ??= new Promise<void>((resolve) => {
+        health.shutdown();
+        const timer = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
+        timer.unref();
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      return stopped;
+    },
+  };
+}

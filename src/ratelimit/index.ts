@@ -1,0 +1,36 @@
+/**
+ * @module ratelimit
+ * The rate-limit service: limits in envoyproxy/ratelimit's YAML format,
+ * counters in memory or Redis, a typed in-process face, a gRPC server
+ * (both service names, reflection, health) and a gRPC client.
+ */
+export type {
+  CurrentLimit,
+  DescriptorEntry,
+  DescriptorStatus,
+  RateLimitCode,
+  RateLimitDescriptor,
+  RateLimiter,
+  RateLimitRequest,
+  RateLimitResponse,
+  RateLimitUnit,
+} from './types';
+export {
+  createRateLimitService,
+  RateLimitRequestError,
+  UNLIMITED_REMAINING,
+  type RateLimitLogger,
+  type RateLimitService,
+  type RateLimitServiceOptions,
+  type RateLimitServiceStats,
+} from './service';
+export { LimitsConfigError, loadLimitsDir, compileDocuments, type LoadedLimits } from './limits-loader';
+export { findRule, type LimitRule, type LimitTable } from './limits';
+export { RATE_LIMIT_UNITS, UNIT_SECONDS } from './units';
+export type { RateLimitStore, StoreDecision, WindowCheck } from './store';
+export { createMemoryStore, type MemoryStoreOptions } from './memory-store';
+export { createRedisStore, DECIDE_SCRIPT, type RedisStore, type RedisStoreOptions } from './redis-store';
+export { createRateLimitGrpcServer, type RateLimitGrpcServer, type RateLimitGrpcServerOptions } from './grpc-server';
+export { createRateLimitClient, RateLimitCallError, type RateLimitClient, type RateLimitClientOptions } from './grpc-client';
+export { createHealthRegistry, type HealthRegistry, type ServingStatus } from './health';
+export { ENVOY_V3_SERVICE, LYFT_SERVICE, HEALTH_SERVICE, PROTO_DIR } from './protos';

@@ -1,0 +1,92 @@
+/**
+ * @module ratelimit/memory-store
+ * Counters in a Map, for one process. Atomic by construction: a decision runs
+ * to its end without yielding. Expired windows are dropped lazily, a few at
+ * each write, by a cursor that walks the map, so there is no timer per key;
+ * the map is bounded and drops its oldest counters when full.
+ */
+import { wouldExceed, type RateLimitStore, type StoreDecision, type WindowCheck } from './store';
+
+export interface MemoryStoreOptions {
+  /** Most counters kept at once (default 100 000); the oldest go first. */
+  maxKeys?: number;
+  /** Clock in milliseconds, for tests. */
+  now?: () => number;
+}
+
+interface Counter {
+  count: number;
+  expiresAt: number;
+}
+
+/** Expired counters looked at per write: enough to keep up with the writes themselves. */
+const SWEEP_STEP = 2;
+
+/** A memory store; the default of the rate-limit service. */
+export function createMemoryStore(options: MemoryStoreOptions = {}): RateLimitStore & { readonly size: number } {
+  const maxKeys = options.maxKeys ?? 100_000;
+  const now = options.now ?? Date.now;
+  const counters = new Map<string, Counter>();
+  let cursor: MapIterator<[string, Counter]> = counters.entries();
+
+  function sweep(at: number): void {
+    for (let i = 0; i < SWEEP_STEP; i++) {
+      let next = cursor.next();
+      if (next.done) {
+        cursor = counters.entries();
+        next = cursor.next();
+        if (next.done) return;
+      }
+      if (next.value[1].expiresAt <= at) counters.delete(next.value[0]);
+    }
+  }
+
+  function current(key: string, at: number): Counter | undefined {
+    const c = counters.get(key);
+    if (c && c.expiresAt <= at) {
+      counters.delete(key);
+      return undefined;
+    }
+    return c;
+  }
+
+  function decide(checks: readonly WindowCheck[]): StoreDecision {
+    const at = now();
+    const before = new Array<number>(checks.length);
+    let admitted = true;
+    for (let i = 0; i < checks.length; i++) {
+      const value = current(checks[i].key, at)?.count ?? 0;
+      before[i] = value;
+      if (wouldExceed(checks[i], value)) admitted = false;
+    }
+    if (!admitted) return { admitted, before };
+    for (let i = 0; i < checks.length; i++) {
+      const check = checks[i];
+      if (check.hits === 0) continue;
+      const c = counters.get(check.key);
+      if (c && c.expiresAt > at) {
+        c.count += check.hits;
+        continue;
+      }
+      if (c) counters.delete(check.key);
+      sweep(at);
+      if (counters.size >= maxKeys) {
+        const oldest = counters.keys().next();
+        if (!oldest.done) counters.delete(oldest.value);
+      }
+      counters.set(check.key, { count: check.hits, expiresAt: at + check.ttlMs });
+    }
+    return { admitted, before };
+  }
+
+  return {
+    kind: 'memory',
+    get size() {
+      return counters.size;
+    },
+    decide,
+    async close() {
+      counters.clear();
+    },
+  };
+}

@@ -1,0 +1,229 @@
+/**
+ * @module ratelimit/service
+ * The rate-limit service's typed face: finds the rule of every descriptor of
+ * a request, checks them all at once against the store, and answers like
+ * envoyproxy/ratelimit. One difference, on purpose: a refused request counts
+ * nowhere, so it does not use up the quota of its other descriptors (Envoy's
+ * service increments every counter, refused or not).
+ */
+import pino from 'pino';
+import type { RateLimiter, RateLimitRequest, RateLimitResponse, DescriptorStatus, DescriptorEntry } from './types';
+import { findRule, type LimitRule, type LimitTable } from './limits';
+import { compileDocuments, loadLimitsDir } from './limits-loader';
+import { createMemoryStore } from './memory-store';
+import type { RateLimitStore, WindowCheck } from './store';
+import { UNIT_SECONDS, isRateLimitUnit } from './units';
+
+/** The logging this service does: pino's shape, so a pino logger fits. */
+export interface RateLimitLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface RateLimitServiceOptions {
+  /** The config folder: its `ratelimit.yaml`, or every YAML file of its `ratelimit/` folder. */
+  limitsDir?: string;
+  /** Limits documents given in code (as parsed from YAML), used when there is no `limitsDir`. */
+  limits?: readonly unknown[];
+  /** Where counters live. Default: a memory store. The service closes it on `close()`. */
+  store?: RateLimitStore;
+  /** Clock in milliseconds, for tests. */
+  now?: () => number;
+  /** The module name records use. Default `ratelimit`. */
+  name?: string;
+  logger?: RateLimitLogger;
+}
+
+/** A request the service cannot answer: the gRPC adapter maps it to INVALID_ARGUMENT. */
+export class RateLimitRequestError extends Error {
+  readonly code = 'INVALID_ARGUMENT';
+  constructor(message: string) {
+    super(message);
+    this.name = 'RateLimitRequestError';
+  }
+}
+
+/** Counters and what is loaded, for tests, metrics and diag. */
+export interface RateLimitServiceStats {
+  requests: number;
+  overLimit: number;
+  storeErrors: number;
+  domains: string[];
+  rules: number;
+  files: string[];
+  store: string;
+}
+
+/** The rate-limit service as a gateway module (no HTTP face: it speaks gRPC). */
+export interface RateLimitService extends RateLimiter {
+  readonly name: string;
+  readonly store: RateLimitStore;
+  /**
+   * Re-reads the limits folder. A set with any problem is refused whole (it
+   * rejects with a LimitsConfigError) and the limits before it stay.
+   * Counters are kept.
+   */
+  reload(): Promise<void>;
+  close(): Promise<void>;
+  stats(): RateLimitServiceStats;
+}
+
+/** `limit_remaining` of an unlimited descriptor, as envoyproxy/ratelimit reports it. */
+export const UNLIMITED_REMAINING = 4_294_967_295;
+
+const STORE_ERROR_LOG_INTERVAL_MS = 10_000;
+
+function escapeKeyPart(part: string): string {
+  return part.includes('_') || part.includes('\\') ? part.replace(/[\\_]/g, '\\$&') : part;
+}
+
+/** `<domain>_<key>_<value>_..._<window start in seconds>`, separators escaped inside parts. */
+function counterKey(domain: string, entries: readonly DescriptorEntry[], rule: LimitRule, windowStart: number): string {
+  let key = escapeKeyPart(domain);
+  const shared = rule.sharedValues;
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i];
+    key += `_${escapeKeyPart(e.key)}_${escapeKeyPart(shared?.[i] ?? e.value)}`;
+  }
+  return `${key}_${windowStart / 1000}`;
+}
+
+/** The rule a descriptor's own `limit` asks for, as envoyproxy/ratelimit honours it. */
+function overrideRule(domain: string, limit: NonNullable<RateLimitRequest['descriptors'][number]['limit']>): LimitRule | undefined {
+  if (!isRateLimitUnit(limit.unit)) return undefined;
+  return {
+    fullKey: `${domain}.<override>`,
+    unlimited: false,
+    shadowMode: false,
+    replaces: [],
+    requestsPerUnit: limit.requestsPerUnit,
+    windowMs: UNIT_SECONDS[limit.unit] * 1000,
+    currentLimit: { requestsPerUnit: limit.requestsPerUnit, unit: limit.unit },
+  };
+}
+
+/** Builds the rate-limit service. Throws a LimitsConfigError on limits it cannot use. */
+export function createRateLimitService(options: RateLimitServiceOptions = {}): RateLimitService {
+  const now = options.now ?? Date.now;
+  const logger: RateLimitLogger = options.logger ?? pino({ name: 'ratelimit' });
+  const store = options.store ?? createMemoryStore({ now });
+  let files: string[] = [];
+  let table: LimitTable;
+
+  function load(): LimitTable {
+    if (options.limitsDir !== undefined) {
+      const loaded = loadLimitsDir(options.limitsDir);
+      files = loaded.files;
+      return loaded.table;
+    }
+    return compileDocuments(options.limits ?? []);
+  }
+  table = load();
+
+  const counts = { requests: 0, overLimit: 0, storeErrors: 0 };
+  let lastStoreErrorLog = -Infinity;
+
+  function rulesOf(request: RateLimitRequest, current: LimitTable): (LimitRule | undefined)[] {
+    const { domain, descriptors } = request;
+    const rules = new Array<LimitRule | undefined>(descriptors.length);
+    if (!current.domains.has(domain)) return rules;
+    for (let i = 0; i < descriptors.length; i++) {
+      const d = descriptors[i];
+      rules[i] = d.limit ? overrideRule(domain, d.limit) : findRule(current, domain, d.entries);
+    }
+    if (current.hasReplaces) {
+      const replaced = new Set<string>();
+      for (const rule of rules) if (rule) for (const name of rule.replaces) replaced.add(name);
+      for (let i = 0; i < rules.length; i++) {
+        const name = rules[i]?.name;
+        if (name !== undefined && replaced.has(name)) rules[i] = undefined;
+      }
+    }
+    return rules;
+  }
+
+  async function shouldRateLimit(request: RateLimitRequest): Promise<RateLimitResponse> {
+    if (typeof request.domain !== 'string' || request.domain === '') {
+      throw new RateLimitRequestError('rate limit domain must not be empty');
+    }
+    counts.requests++;
+    const descriptors = request.descriptors ?? [];
+    const statuses = new Array<DescriptorStatus>(descriptors.length);
+    const rules = rulesOf({ domain: request.domain, descriptors }, table);
+    const at = now();
+    const defaultHits = request.hitsAddend && request.hitsAddend > 0 ? request.hitsAddend : 1;
+
+    const checks: WindowCheck[] = [];
+    const owners: number[] = [];
+    for (let i = 0; i < descriptors.length; i++) {
+      const rule = rules[i];
+      if (!rule) statuses[i] = { code: 'OK', limitRemaining: 0 };
+      else if (rule.unlimited) statuses[i] = { code: 'OK', limitRemaining: UNLIMITED_REMAINING };
+      else {
+        const d = descriptors[i];
+        const windowStart = at - (at % rule.windowMs);
+        checks.push({
+          key: counterKey(request.domain, d.entries, rule, windowStart),
+          hits: d.hitsAddend ?? defaultHits,
+          limit: rule.requestsPerUnit,
+          ttlMs: windowStart + rule.windowMs - at,
+          enforce: !rule.shadowMode,
+        });
+        owners.push(i);
+      }
+    }
+    if (checks.length === 0) return { overallCode: 'OK', statuses };
+
+    let decision;
+    try {
+      decision = await store.decide(checks);
+    } catch (err) {
+      counts.storeErrors++;
+      const t = now();
+      if (t - lastStoreErrorLog >= STORE_ERROR_LOG_INTERVAL_MS) {
+        lastStoreErrorLog = t;
+        logger.warn({ store: store.kind, err: (err as Error).message, failures: counts.storeErrors }, 'rate-limit store unavailable');
+      }
+      throw err;
+    }
+
+    let over = false;
+    for (let j = 0; j < checks.length; j++) {
+      const check = checks[j];
+      const before = decision.before[j];
+      const exceeds = before + check.hits > check.limit;
+      const code = exceeds && check.enforce ? 'OVER_LIMIT' : 'OK';
+      if (code === 'OVER_LIMIT') over = true;
+      statuses[owners[j]] = {
+        code,
+        currentLimit: rules[owners[j]]!.currentLimit,
+        limitRemaining: exceeds ? 0 : check.limit - before - (decision.admitted ? check.hits : 0),
+        durationUntilResetMs: check.ttlMs,
+      };
+    }
+    if (over) counts.overLimit++;
+    return { overallCode: over ? 'OVER_LIMIT' : 'OK', statuses };
+  }
+
+  return {
+    name: options.name ?? 'ratelimit',
+    store,
+    shouldRateLimit,
+    async reload() {
+      try {
+        table = load();
+        logger.info({ files, domains: [...table.domains.keys()], rules: table.ruleCount }, 'rate limits loaded');
+      } catch (err) {
+        logger.error({ err: (err as Error).message }, 'rate limits refused; the previous limits stay');
+        throw err;
+      }
+    },
+    async close() {
+      await store.close();
+    },
+    stats() {
+      return { ...counts, domains: [...table.domains.keys()], rules: table.ruleCount, files: [...files], store: store.kind };
+    },
+  };
+}
