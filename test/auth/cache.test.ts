@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict';
+import { TtlLru } from '../../src/auth/cache';
+
+describe('the verified credentials cache', () => {
+  let clock = 0;
+  const now = () => clock;
+  beforeEach(() => {
+    clock = 1000;
+  });
+
+  it('returns what was set until its time is up', () => {
+    const cache = new TtlLru<string, string>({ max: 10, ttlMs: 100, now });
+    cache.set('k', 'v');
+    clock += 99;
+    assert.equal(cache.get('k'), 'v');
+    clock += 1;
+    assert.equal(cache.get('k'), undefined);
+    assert.equal(cache.size, 0);
+  });
+
+  it('drops the least recently used entry when it is full', () => {
+    const cache = new TtlLru<string, number>({ max: 2, ttlMs: 1000, now });
+    cache.set('a', 1);
+    cache.set('b', 2);
+    assert.equal(cache.get('a'), 1); // b is now the oldest
+    cache.set('c', 3);
+    assert.equal(cache.get('b'), undefined);
+    assert.equal(cache.get('a'), 1);
+    assert.equal(cache.get('c'), 3);
+    assert.equal(cache.size, 2);
+  });
+
+  it('keeps nothing with a TTL or size of 0', () => {
+    const noTtl = new TtlLru<string, number>({ max: 5, ttlMs: 0, now });
+    const noRoom = new TtlLru<string, number>({ max: 0, ttlMs: 1000, now });
+    noTtl.set('a', 1);
+    noRoom.set('a', 1);
+    assert.equal(noTtl.get('a'), undefined);
+    assert.equal(noRoom.get('a'), undefined);
+  });
+
+  it('forgets everything on clear', () => {
+    const cache = new TtlLru<string, number>({ max: 5, ttlMs: 1000, now });
+    cache.set('a', 1);
+    cache.clear();
+    assert.equal(cache.get('a'), undefined);
+  });
+
+  it('refuses a negative size', () => {
+    assert.throws(() => new TtlLru({ max: -1, ttlMs: 10 }), RangeError);
+  });
+});

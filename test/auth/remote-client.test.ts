@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { createAuthService, createRemoteAuthClient, parseAuthAddress, RemoteAuthError, type AuthService } from '../../src/auth';
+import { basic, captureLogger } from './support';
+
+const listen = (server: Server) =>
+  new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`127.0.0.1:${(server.address() as AddressInfo).port}`)));
+const close = (server: Server) => new Promise((resolve) => server.close(resolve));
+
+describe('the remote auth client', () => {
+  let service: AuthService;
+  let server: Server;
+  let address: string;
+  before(async () => {
+    // The demo users: alice / wonderland, bob / builder.
+    service = createAuthService({ usersFile: join(__dirname, '../../config/users.htpasswd'), logger: captureLogger() });
+    server = createServer(service.app.callback());
+    address = await listen(server);
+  });
+  after(async () => {
+    await close(server);
+    await service.close();
+  });
+
+  it('gets the same decisions over HTTP as in-process, for the demo users', async () => {
+    const client = createRemoteAuthClient(address, { timeoutMs: 2000 });
+    try {
+      for (const [user, password] of [
+        ['alice', 'wonderland'],
+        ['bob', 'builder'],
+      ]) {
+        const decision = await client.authenticate({ method: 'GET', url: '/v1/hotels', headers: { authorization: basic(user, password) } });
+        assert.equal(decision.status, 200);
+        assert.equal(decision.headers['x-travel-user'], user);
+      }
+      const refused = await client.authenticate({ method: 'POST', url: '/x?y=1', headers: { authorization: basic('alice', 'builder') } });
+      assert.equal(refused.status, 401);
+      assert.equal(refused.headers['www-authenticate'], 'Basic realm="gatehouse"');
+      assert.equal(JSON.parse(String(refused.body)).code, 401);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('takes a URL with a path, and puts the path in front of every request', async () => {
+    let seen = '';
+    const recorder = createServer((req, res) => {
+      seen = req.url ?? '';
+      res.end();
+    });
+    const at = await listen(recorder);
+    const client = createRemoteAuthClient(`http://${at}/auth/`, { timeoutMs: 2000 });
+    try {
+      await client.authenticate({ method: 'GET', url: '/v1/cars?x=1', headers: {} });
+      assert.equal(seen, '/auth/v1/cars?x=1');
+    } finally {
+      await client.close();
+      await close(recorder);
+    }
+  });
+
+  it('rejects with a timeout when the service does not answer in time', async () => {
+    const silent = createServer(() => undefined);
+    const at = await listen(silent);
+    const client = createRemoteAuthClient(at, { timeoutMs: 100 });
+    try {
+      await assert.rejects(
+        client.authenticate({ method: 'GET', url: '/', headers: {} }),
+        (err: unknown) => err instanceof RemoteAuthError && err.reason === 'timeout',
+      );
+    } finally {
+      silent.closeAllConnections();
+      await client.close();
+      await close(silent);
+    }
+  });
+
+  it('rejects as unreachable when nothing listens', async () => {
+    const gone = createServer();
+    const at = await listen(gone);
+    await close(gone);
+    const client = createRemoteAuthClient(at, { timeoutMs: 2000 });
+    try {
+      await assert.rejects(
+        client.authenticate({ method: 'GET', url: '/', headers: {} }),
+        (err: unknown) => err instanceof RemoteAuthError && err.reason === 'unreachable',
+      );
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('reads host:port, [v6]:port and http(s) URLs, and refuses other addresses', () => {
+    assert.deepEqual(parseAuthAddress('auth.example:9001'), { origin: 'http://auth.example:9001', basePath: '' });
+    assert.deepEqual(parseAuthAddress('[::1]:9001'), { origin: 'http://[::1]:9001', basePath: '' });
+    assert.deepEqual(parseAuthAddress('https://auth.example/check'), { origin: 'https://auth.example', basePath: '/check' });
+    assert.throws(() => parseAuthAddress('ftp://auth.example'), /only http and https/);
+    assert.throws(() => parseAuthAddress('http://u:p@auth.example'), /no credentials/);
+    assert.throws(() => parseAuthAddress('http://auth.example/?q=1'), /query/);
+    assert.throws(() => parseAuthAddress('host:notaport'), /not host:port or a URL/);
+  });
+});

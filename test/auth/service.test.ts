@@ -1,0 +1,252 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { createAuthService, UsersFileError, type AuthService, type AuthRequest } from '../../src/auth';
+import { basic, captureLogger, quickHash, usersFolder } from './support';
+
+const FIXTURES = join(__dirname, 'fixtures');
+const ask = (authorization?: string | string[]): AuthRequest => ({
+  method: 'GET',
+  url: '/v1/hotels',
+  headers: authorization === undefined ? {} : { authorization },
+});
+
+describe('the auth service (typed face)', () => {
+  const folder = usersFolder();
+  const services: AuthService[] = [];
+  const make = (options: Parameters<typeof createAuthService>[0]) => {
+    const service = createAuthService({ logger: captureLogger(), ...options });
+    services.push(service);
+    return service;
+  };
+  afterEach(async () => {
+    await Promise.all(services.splice(0).map((s) => s.close()));
+  });
+  after(() => folder.remove());
+
+  describe('verifying passwords', () => {
+    it('lets in a user whose hash Apache htpasswd -B wrote (password "open sesame")', async () => {
+      const service = make({ usersFile: join(FIXTURES, 'apache.htpasswd') });
+      const decision = await service.authenticate(ask(basic('apache-user', 'open sesame')));
+      assert.equal(decision.status, 200);
+      assert.equal(decision.headers['x-travel-user'], 'apache-user');
+      assert.deepEqual(JSON.parse(String(decision.body)), { user: 'apache-user' });
+    });
+
+    it('refuses the Apache user with a wrong password: 401, the challenge and the error body', async () => {
+      const service = make({ usersFile: join(FIXTURES, 'apache.htpasswd') });
+      const decision = await service.authenticate(ask(basic('apache-user', 'open sesamE')));
+      assert.equal(decision.status, 401);
+      assert.equal(decision.headers['www-authenticate'], 'Basic realm="gatehouse"');
+      assert.equal(decision.headers['x-travel-user'], undefined);
+      const body = JSON.parse(String(decision.body));
+      assert.equal(body.code, 401);
+      assert.equal(body.message, '401: Unauthorized');
+    });
+
+    for (const version of ['2a', '2b', '2y'] as const) {
+      it(`verifies a $${version}$ bcrypt hash`, async () => {
+        const file = folder.write(`bcrypt-${version}.htpasswd`, `carol:${quickHash('s3cret', version)}\n`);
+        const service = make({ usersFile: file });
+        assert.equal((await service.authenticate(ask(basic('carol', 's3cret')))).status, 200);
+        assert.equal((await service.authenticate(ask(basic('carol', 's3creT')))).status, 401);
+      });
+    }
+
+    it('verifies apr1-MD5 and SHA-1 users written by htpasswd -m and -s, warning about each at load', async () => {
+      const logger = captureLogger();
+      const service = make({ usersFile: join(FIXTURES, 'apache-legacy.htpasswd'), logger });
+      for (const [user, password] of [
+        ['apr1-user', 'apr1 secret'],
+        ['sha-user', 'sha secret'],
+        ['utf8-user', 'pässwörd'],
+      ]) {
+        assert.equal((await service.authenticate(ask(basic(user, password)))).status, 200, user);
+        assert.equal((await service.authenticate(ask(basic(user, `${password}!`)))).status, 401, user);
+      }
+      const warnings = logger.lines.filter((l) => l.level === 'warn');
+      assert.equal(warnings.length, 4);
+      assert.ok(warnings.some((w) => /sha-user/.test(w.msg) && (w.obj as { line: number }).line === 3));
+      assert.ok(warnings.some((w) => /apr1-user/.test(w.msg) && (w.obj as { line: number }).line === 2));
+    });
+
+    it('refuses an unknown user after a decoy check, so it is not told apart by being quick', async () => {
+      const service = make({ usersFile: join(FIXTURES, 'apache.htpasswd') });
+      const decision = await service.authenticate(ask(basic('nobody', 'open sesame')));
+      assert.equal(decision.status, 401);
+      assert.equal(service.stats().verifications, 1);
+    });
+
+    it('uses the configured realm, quoted', async () => {
+      const service = make({ usersFile: join(FIXTURES, 'apache.htpasswd'), realm: 'travel "ops"' });
+      const decision = await service.authenticate(ask());
+      assert.equal(decision.headers['www-authenticate'], 'Basic realm="travel \\"ops\\""');
+    });
+  });
+
+  describe('loading the users file', () => {
+    it('refuses to start on a plaintext password, naming the line', () => {
+      const file = folder.write('plain.htpasswd', `alice:${quickHash('w')}\n# bob below\nbob:builder\n`);
+      assert.throws(
+        () => createAuthService({ usersFile: file, logger: captureLogger() }),
+        (err: unknown) =>
+          err instanceof UsersFileError &&
+          /line 3: user 'bob'.*plaintext/.test(err.message) &&
+          !err.message.includes('builder'),
+      );
+    });
+
+    it('refuses to start on malformed lines, listing them all', () => {
+      const file = folder.write('bad.htpasswd', `garbage\nalice:${quickHash('w')}\n:nothing\n`);
+      assert.throws(
+        () => createAuthService({ usersFile: file, logger: captureLogger() }),
+        (err: unknown) =>
+          err instanceof UsersFileError &&
+          err.problems.map((p) => p.line).join() === '1,3' &&
+          /line 1: .*; line 3: /.test(err.message),
+      );
+    });
+
+    it('refuses to start without a users file', () => {
+      assert.throws(
+        () => createAuthService({ usersFile: join(folder.dir, 'absent.htpasswd'), logger: captureLogger() }),
+        (err: unknown) => err instanceof UsersFileError && /cannot be read \(ENOENT\)/.test(err.message),
+      );
+    });
+  });
+
+  describe('caching verified credentials', () => {
+    let file: string;
+    before(() => {
+      file = folder.write('cache.htpasswd', `dave:${quickHash('pw-one')}\n`);
+    });
+
+    it('answers a repeated credential from the cache without checking the password again', async () => {
+      const service = make({ usersFile: file });
+      assert.equal((await service.authenticate(ask(basic('dave', 'pw-one')))).status, 200);
+      const second = await service.authenticate(ask(basic('dave', 'pw-one')));
+      assert.equal(second.status, 200);
+      assert.equal(second.headers['x-travel-user'], 'dave');
+      assert.deepEqual(service.stats(), { users: 1, verifications: 1, cacheHits: 1, cacheEntries: 1 });
+    });
+
+    it('never caches a failure', async () => {
+      const service = make({ usersFile: file });
+      await service.authenticate(ask(basic('dave', 'wrong')));
+      await service.authenticate(ask(basic('dave', 'wrong')));
+      await service.authenticate(ask(basic('nobody', 'wrong')));
+      await service.authenticate(ask(basic('nobody', 'wrong')));
+      assert.deepEqual(service.stats(), { users: 1, verifications: 4, cacheHits: 0, cacheEntries: 0 });
+    });
+
+    it('checks the password every time when the cache is turned off', async () => {
+      const service = make({ usersFile: file, cacheTtlMs: 0 });
+      await service.authenticate(ask(basic('dave', 'pw-one')));
+      await service.authenticate(ask(basic('dave', 'pw-one')));
+      assert.equal(service.stats().verifications, 2);
+      assert.equal(service.stats().cacheHits, 0);
+    });
+
+    it('keeps at most cacheMax credentials', async () => {
+      const many = folder.write('many.htpasswd', ['u1', 'u2', 'u3'].map((u) => `${u}:${quickHash(u)}`).join('\n'));
+      const service = make({ usersFile: many, cacheMax: 2 });
+      for (const u of ['u1', 'u2', 'u3']) await service.authenticate(ask(basic(u, u)));
+      assert.equal(service.stats().cacheEntries, 2);
+      await service.authenticate(ask(basic('u1', 'u1'))); // the oldest went
+      assert.equal(service.stats().verifications, 4);
+    });
+
+    it('checks a credential once for identical requests arriving together', async () => {
+      const service = make({ usersFile: file });
+      const decisions = await Promise.all(Array.from({ length: 5 }, () => service.authenticate(ask(basic('dave', 'pw-one')))));
+      assert.deepEqual(
+        decisions.map((d) => d.status),
+        [200, 200, 200, 200, 200],
+      );
+      assert.equal(service.stats().verifications, 1);
+    });
+  });
+
+  describe('reloading', () => {
+    it('empties the cache and makes a changed password take effect', async () => {
+      const file = folder.write('reload.htpasswd', `erin:${quickHash('old')}\n`);
+      const service = make({ usersFile: file });
+      assert.equal((await service.authenticate(ask(basic('erin', 'old')))).status, 200);
+      assert.equal(service.stats().cacheEntries, 1);
+
+      writeFileSync(file, `erin:${quickHash('new')}\n`);
+      await service.reload();
+      assert.equal(service.stats().cacheEntries, 0);
+      assert.equal((await service.authenticate(ask(basic('erin', 'old')))).status, 401);
+      assert.equal((await service.authenticate(ask(basic('erin', 'new')))).status, 200);
+    });
+
+    it('keeps the previous users when the new file is invalid, and says which lines are wrong', async () => {
+      const logger = captureLogger();
+      const file = folder.write('keep.htpasswd', `fay:${quickHash('kept')}\n`);
+      const service = make({ usersFile: file, logger });
+      writeFileSync(file, `fay:${quickHash('changed')}\nmallory:plain-secret\n`);
+      await assert.rejects(service.reload(), (err: unknown) => err instanceof UsersFileError && err.problems[0].line === 2);
+      assert.equal((await service.authenticate(ask(basic('fay', 'kept')))).status, 200);
+      assert.equal((await service.authenticate(ask(basic('fay', 'changed')))).status, 401);
+      const refusal = logger.lines.find((l) => l.level === 'error');
+      assert.match(JSON.stringify(refusal?.obj), /"line":2/);
+      assert.ok(!logger.text().includes('plain-secret'));
+    });
+
+    it('keeps the previous users when the file has gone', async () => {
+      const own = usersFolder();
+      const file = own.write('gone.htpasswd', `gus:${quickHash('here')}\n`);
+      const service = make({ usersFile: file });
+      own.remove();
+      await assert.rejects(service.reload(), UsersFileError);
+      assert.equal((await service.authenticate(ask(basic('gus', 'here')))).status, 200);
+    });
+
+    it('reloads by itself when watching and the file is replaced', async () => {
+      const logger = captureLogger();
+      const loaded = new Promise<void>((resolve) => {
+        const info = logger.info;
+        let count = 0;
+        logger.info = (obj, msg) => {
+          info(obj, msg);
+          if (msg === 'users loaded' && ++count === 2) resolve();
+        };
+      });
+      const file = folder.write('watched.htpasswd', `hal:${quickHash('before')}\n`);
+      const service = make({ usersFile: file, logger, watch: true });
+      writeFileSync(file, `hal:${quickHash('after')}\n`);
+      await loaded;
+      assert.equal((await service.authenticate(ask(basic('hal', 'after')))).status, 200);
+      assert.equal((await service.authenticate(ask(basic('hal', 'before')))).status, 401);
+    });
+  });
+
+  describe('keeping credentials out of logs', () => {
+    it('logs neither passwords nor Authorization headers, whatever fails', async () => {
+      const logger = captureLogger();
+      const secret = 'tr0ub4dor&3';
+      const file = folder.write('logs.htpasswd', `ivy:${quickHash(secret)}\n`);
+      const service = make({ usersFile: file, logger });
+      const headers = [
+        basic('ivy', `${secret}x`),
+        basic('ivy', secret),
+        basic('nobody', secret),
+        basic(secret, secret),
+        `Basic ${Buffer.from([0xff, 0x3a, ...Buffer.from(secret)]).toString('base64')}`,
+        `Bearer ${secret}`,
+        `Basic ${'QUFB'.repeat(2000)}`,
+      ];
+      for (const h of headers) await service.authenticate(ask(h));
+      writeFileSync(file, `ivy:${secret}\n`);
+      await assert.rejects(service.reload());
+
+      const text = logger.text();
+      assert.ok(logger.lines.length >= 2, 'something was logged');
+      assert.ok(!text.includes(secret), 'the password is not logged');
+      for (const h of headers) {
+        assert.ok(!text.includes(h.slice(6, 40)), 'no Authorization header is logged');
+      }
+    });
+  });
+});
