@@ -1,10 +1,157 @@
 /**
  * @module gateway/auth-stage
- * The gateway's side of an AuthService record.
+ * The gateway's side of an AuthService record: every routed request is asked
+ * about, in-process when the record names a built-in module and over HTTP
+ * otherwise; the user the answer names travels on to the backend, and nothing
+ * a client sends can pose as it.
  */
-import type { AuthServiceRecord } from './config/schema';
-import type { StageFactory } from './stage';
+import type { Context } from 'koa';
+import type { IncomingHttpHeaders } from 'node:http';
+import { createRemoteAuthClient, type AuthDecision, type Authenticator, type RemoteAuthClient } from '../auth';
+import { HttpError, ORIGINAL_PATH } from '../http';
+import type { AuthServiceRecord, MappingRecord } from './config/schema';
+import type { Stage, StageFactory } from './stage';
 
-export const createAuthStage: StageFactory<AuthServiceRecord> = (record) => {
-  throw new Error(`AuthService ${record.name}: auth delegation is not available in this build`);
+/** Request headers the auth service always sees, besides `allowed_request_headers` and `X-Forwarded-*`. */
+const ALWAYS_SENT = ['authorization', 'cookie', 'from', 'proxy-authorization', 'user-agent'];
+const FORWARDED = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']);
+/** Headers of a refusal that reach the client, besides `allowed_authorization_headers`. */
+const ALWAYS_RETURNED = ['www-authenticate', 'location', 'set-cookie', 'content-type'];
+const EMPTY = Buffer.alloc(0);
+
+function unique(names: readonly string[]): string[] {
+  return [...new Set(names.map((n) => n.toLowerCase()))];
+}
+
+function single(value: string | string[]): string {
+  return typeof value === 'string' ? value : value.join(', ');
+}
+
+/** Drops `name` from `rawHeaders` too, for a forwarder that reads those. */
+function scrubRaw(raw: string[], name: string): void {
+  for (let i = raw.length - 2; i >= 0; i -= 2) {
+    if (raw[i].toLowerCase() === name) raw.splice(i, 2);
+  }
+}
+
+function looksLikeAddress(service: string): boolean {
+  return service.includes(':') || service.includes('/');
+}
+
+/**
+ * Builds the auth stage of `record`. Throws when `auth_service` names neither
+ * a registered module with `authenticate` nor an address.
+ */
+export const createAuthStage: StageFactory<AuthServiceRecord> = (record, modules): Stage => {
+  const builtIn = modules.get(record.auth_service);
+  let authenticator: Authenticator;
+  let remote: RemoteAuthClient | undefined;
+  if (builtIn?.authenticate) {
+    authenticator = builtIn as Authenticator;
+  } else if (looksLikeAddress(record.auth_service)) {
+    try {
+      remote = createRemoteAuthClient(record.auth_service, { timeoutMs: record.timeout_ms });
+    } catch (err) {
+      throw new Error(`AuthService ${record.name}: auth_service ${(err as Error).message}`);
+    }
+    authenticator = remote;
+  } else {
+    throw new Error(
+      `AuthService ${record.name}: auth_service '${record.auth_service}' is neither a built-in module that ` +
+        `authenticates nor an address (host:port or URL)`,
+    );
+  }
+
+  const userHeaders = unique(record.allowed_authorization_headers);
+  const sent = unique([...ALWAYS_SENT, ...record.allowed_request_headers]).filter((n) => !FORWARDED.has(n));
+  const returned = unique([...ALWAYS_RETURNED, ...userHeaders]);
+  const prefix = record.path_prefix;
+
+  /** What the auth service is told: the original method, path and query, and the chosen headers. */
+  function askedHeaders(ctx: Context, headers: IncomingHttpHeaders): IncomingHttpHeaders {
+    const out: IncomingHttpHeaders = {};
+    for (const name of sent) {
+      const value = headers[name];
+      if (value !== undefined) out[name] = value;
+    }
+    const peer = ctx.req.socket.remoteAddress ?? '';
+    const forwardedFor = headers['x-forwarded-for'];
+    out['x-forwarded-for'] = forwardedFor ? `${single(forwardedFor)}, ${peer}` : peer;
+    out['x-forwarded-proto'] = ctx.protocol;
+    out['x-forwarded-host'] = ctx.host;
+    return out;
+  }
+
+  function unavailable(ctx: Context, cause: unknown): boolean {
+    if (record.failure_mode_allow) return true;
+    if (record.status_on_error < 400) {
+      // Not an error status (a redirect, say): sent as it is, with no body.
+      ctx.status = record.status_on_error;
+      ctx.body = EMPTY;
+      return false;
+    }
+    throw new HttpError(record.status_on_error, 'the auth service is unavailable', { cause });
+  }
+
+  /** Writes the auth service's refusal as the client's response. */
+  function refuse(ctx: Context, decision: AuthDecision): false {
+    const body = decision.body;
+    if ((body === undefined || body.length === 0) && decision.status >= 400) {
+      // No body to pass on: the gateway's own error body, in the client's representation.
+      const headers: Record<string, string> = {};
+      for (const name of returned) {
+        const value = decision.headers[name];
+        if (value !== undefined && name !== 'content-type') headers[name] = single(value);
+      }
+      throw new HttpError(decision.status, undefined, { headers });
+    }
+    ctx.status = decision.status;
+    for (const name of returned) {
+      const value = decision.headers[name];
+      if (value !== undefined) ctx.set(name, value);
+    }
+    ctx.body = body === undefined ? EMPTY : typeof body === 'string' ? Buffer.from(body) : body;
+    return false;
+  }
+
+  async function run(ctx: Context, mapping: MappingRecord): Promise<boolean> {
+    const headers = ctx.req.headers;
+    // First, for every request: a client never gets to say who the user is.
+    for (const name of userHeaders) {
+      if (headers[name] !== undefined) {
+        delete headers[name];
+        scrubRaw(ctx.req.rawHeaders, name);
+      }
+    }
+    if (mapping.bypass_auth) return true;
+
+    const recorded = ctx.state[ORIGINAL_PATH];
+    const path = typeof recorded === 'string' ? recorded : ctx.path;
+    const query = ctx.querystring;
+    let decision: AuthDecision;
+    try {
+      decision = await authenticator.authenticate({
+        method: ctx.method,
+        url: query ? `${prefix}${path}?${query}` : prefix + path,
+        headers: askedHeaders(ctx, headers),
+      });
+    } catch (err) {
+      return unavailable(ctx, err);
+    }
+    if (decision.status >= 500) return unavailable(ctx, new Error(`the auth service answered ${decision.status}`));
+    if (decision.status !== 200) return refuse(ctx, decision);
+
+    for (const name of userHeaders) {
+      const value = decision.headers[name];
+      if (value !== undefined) headers[name] = single(value);
+    }
+    return true;
+  }
+
+  return {
+    run,
+    async close() {
+      await remote?.close();
+    },
+  };
 };

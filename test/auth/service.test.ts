@@ -5,7 +5,7 @@ import { createAuthService, UsersFileError, type AuthService, type AuthRequest }
 import { basic, captureLogger, quickHash, usersFolder } from './support';
 
 const FIXTURES = join(__dirname, 'fixtures');
-const ask = (authorization?: string | string[]): AuthRequest => ({
+const ask = (authorization?: string): AuthRequest => ({
   method: 'GET',
   url: '/v1/hotels',
   headers: authorization === undefined ? {} : { authorization },
