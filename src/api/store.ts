@@ -89,7 +89,7 @@ const TEXTS: readonly (readonly [language: string, text: string])[] = [
   ['de', 'Ihre Buchung ist *bestätigt*.'],
   ['en', 'Your car is waiting at **gate 3**.'],
   ['es', 'Su reserva está *confirmada*.'],
-  ['en', 'Thanks for travelling with us, {name}!'],
+  ['en', 'Thanks for travelling with us, _{name}_!'],
 ];
 
 const DEMO_START = Date.parse('2025-01-06T09:00:00.000Z');

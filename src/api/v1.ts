@@ -9,7 +9,7 @@ import { createVersionApp } from './version-app';
 
 /** The Markdown of the demo data, as plain text: emphasis and code marks dropped. */
 export function plainText(markdown: string): string {
-  return markdown.replace(/(\*\*|\*|`)(.+?)\1/g, '$2');
+  return markdown.replace(/(\*\*|\*|__|_|`)(.+?)\1/g, '$2');
 }
 
 /** Version 1: `{id, account_id, content, url}`, content in plain text. */
