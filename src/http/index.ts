@@ -20,7 +20,11 @@ export * from './body';
 
 export interface ServiceAppOptions extends ErrorHandlerOptions {
   formatters?: FormatterRegistry;
-  /** Trust `X-Forwarded-Proto/-Host` for absolute URLs: on when running behind a gateway. */
+  /**
+   * Trust `X-Forwarded-Proto/-Host` for absolute URLs: on when running behind a
+   * gateway. Only the outermost app's setting counts: koa-mount (and the
+   * gateway's in-process routing) run a mounted app on its parent's context.
+   */
   proxy?: boolean;
 }
 
