@@ -10,7 +10,11 @@ import { RATE_LIMIT_UNITS, isRateLimitUnit } from './units';
 const UNIT_LIST = RATE_LIMIT_UNITS.join(', ');
 
 /** YAML scalars written without quotes (`value: 50`) are strings to the format. */
-const scalar = z.union([z.string(), z.number(), z.boolean()]).transform((v) => String(v));
+const scalar = z
+  .union([z.string(), z.number(), z.boolean()], {
+    error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string'),
+  })
+  .transform((v) => String(v));
 
 const replacesSchema = z.strictObject({
   name: scalar.pipe(z.string().min(1, 'must not be empty')),

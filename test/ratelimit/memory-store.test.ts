@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { createMemoryStore, type WindowCheck } from '../../src/ratelimit';
+
+const check = (key: string, over: Partial<WindowCheck> = {}): WindowCheck => ({ key, hits: 1, limit: 10, ttlMs: 1000, enforce: true, ...over });
+
+describe('memory store', () => {
+  it('admits and counts every counter of a request together', () => {
+    const store = createMemoryStore();
+    const first = store.decide([check('a'), check('b', { hits: 3 })]);
+    assert.deepEqual(first, { admitted: true, before: [0, 0] });
+    assert.deepEqual(store.decide([check('a'), check('b')]), { admitted: true, before: [1, 3] });
+  });
+
+  it('changes no counter when one enforced counter would pass its limit', () => {
+    const store = createMemoryStore();
+    store.decide([check('full', { hits: 10 })]);
+    assert.deepEqual(store.decide([check('other'), check('full')]), { admitted: false, before: [0, 10] });
+    assert.deepEqual(store.decide([check('other')]), { admitted: true, before: [0] });
+  });
+
+  it('lets a shadow counter go past its limit without refusing', () => {
+    const store = createMemoryStore();
+    store.decide([check('s', { hits: 10, enforce: false })]);
+    assert.deepEqual(store.decide([check('s', { enforce: false })]), { admitted: true, before: [10] });
+    assert.deepEqual(store.decide([check('s', { enforce: false })]), { admitted: true, before: [11] });
+  });
+
+  it('forgets a counter once its window is over', () => {
+    const clock = { t: 0 };
+    const store = createMemoryStore({ now: () => clock.t });
+    store.decide([check('a', { hits: 5 })]);
+    clock.t = 999;
+    assert.deepEqual(store.decide([check('a', { hits: 0 })]).before, [5]);
+    clock.t = 1000;
+    assert.deepEqual(store.decide([check('a', { hits: 0 })]).before, [0]);
+  });
+
+  it('drops expired counters as new ones are written, without timers', () => {
+    const clock = { t: 0 };
+    const store = createMemoryStore({ now: () => clock.t });
+    for (let i = 0; i < 100; i++) store.decide([check(`old${i}`)]);
+    clock.t = 5000;
+    for (let i = 0; i < 100; i++) store.decide([check(`new${i}`)]);
+    assert.ok(store.size <= 110, `size ${store.size}`);
+  });
+
+  it('keeps at most maxKeys counters, dropping the oldest', () => {
+    const store = createMemoryStore({ maxKeys: 10 });
+    for (let i = 0; i < 50; i++) store.decide([check(`k${i}`, { ttlMs: 60_000 })]);
+    assert.equal(store.size, 10);
+    assert.deepEqual(store.decide([check('k49', { hits: 0 })]).before, [1]);
+    assert.deepEqual(store.decide([check('k0', { hits: 0 })]).before, [0]);
+  });
+});

@@ -1,0 +1,140 @@
+import assert from 'node:assert/strict';
+import { createRateLimitService, createRedisStore, type RedisStore, type RateLimitService, type WindowCheck } from '../../src/ratelimit';
+import { startRedis, type RedisProcess } from './support/redis-server';
+import { memoryLogger } from './support/silent';
+
+const check = (key: string, over: Partial<WindowCheck> = {}): WindowCheck => ({ key, hits: 1, limit: 10, ttlMs: 60_000, enforce: true, ...over });
+
+const LIMITS = [{ domain: 'd', descriptors: [{ key: 'k', rate_limit: { unit: 'hour', requests_per_unit: 50 } }, { key: 'other', rate_limit: { unit: 'hour', requests_per_unit: 1000 } }] }];
+
+describe('Redis store', function () {
+  this.timeout(20_000);
+  let redis: RedisProcess;
+  const stores: RedisStore[] = [];
+
+  function store(options: Parameters<typeof createRedisStore>[0] = {}): RedisStore {
+    const s = createRedisStore({ url: redis.url, ...options });
+    stores.push(s);
+    return s;
+  }
+
+  function service(s: RedisStore): RateLimitService {
+    return createRateLimitService({ limits: LIMITS, store: s, logger: memoryLogger() });
+  }
+
+  before(async () => {
+    redis = await startRedis();
+  });
+  after(async () => {
+    await Promise.all(stores.map((s) => s.close()));
+    await redis.stop();
+  });
+  beforeEach(async () => {
+    await redis.client.flushall();
+  });
+
+  it('keeps each counter under the prefix, with an expiry at the window end', async () => {
+    const s = store({ prefix: 'test' });
+    await s.ready();
+    assert.deepEqual(await s.decide([check('a', { hits: 2, ttlMs: 30_000 })]), { admitted: true, before: [0] });
+    assert.equal(await redis.client.get('test:a'), '2');
+    const ttl = await redis.client.pttl('test:a');
+    assert.ok(ttl > 29_000 && ttl <= 30_000, `ttl ${ttl}`);
+  });
+
+  it('writes nothing for a refused request', async () => {
+    const s = store({ prefix: 'p' });
+    await s.ready();
+    await s.decide([check('full', { hits: 10 })]);
+    assert.deepEqual(await s.decide([check('other'), check('full')]), { admitted: false, before: [0, 10] });
+    assert.equal(await redis.client.exists('p:other'), 0);
+    assert.equal(await redis.client.get('p:full'), '10');
+  });
+
+  it('uses the service key layout <prefix>:<domain>_<entries>_<window>', async () => {
+    const s = store();
+    await s.ready();
+    await service(s).shouldRateLimit({ domain: 'd', descriptors: [{ entries: [{ key: 'k', value: 'v_1' }] }] });
+    const keys = await redis.client.keys('*');
+    assert.equal(keys.length, 1);
+    assert.match(keys[0], /^gatehouse:ratelimit:d_k_v\\_1_\d+$/);
+    assert.equal(Number(keys[0].split('_').at(-1)) % 3600, 0);
+  });
+
+  it('loads the script again after Redis forgot it', async () => {
+    const s = store();
+    await s.ready();
+    await s.decide([check('a')]);
+    await redis.client.script('FLUSH');
+    assert.deepEqual(await s.decide([check('a')]), { admitted: true, before: [1] });
+  });
+
+  it('admits exactly the limit of 200 concurrent requests', async () => {
+    const s = store();
+    await s.ready();
+    const svc = service(s);
+    const answers = await Promise.all(
+      Array.from({ length: 200 }, () => svc.shouldRateLimit({ domain: 'd', descriptors: [{ entries: [{ key: 'k', value: 'x' }] }] })),
+    );
+    assert.equal(answers.filter((a) => a.overallCode === 'OK').length, 50);
+  });
+
+  it('shares limits exactly between two services on one Redis', async () => {
+    const a = service(store());
+    const b = service(store());
+    await Promise.all(stores.map((s) => s.ready()));
+    const ask = (svc: RateLimitService) =>
+      svc.shouldRateLimit({ domain: 'd', descriptors: [{ entries: [{ key: 'other', value: 'y' }] }, { entries: [{ key: 'k', value: 'shared' }] }] });
+    const answers = await Promise.all(Array.from({ length: 150 }, (_, i) => ask(i % 2 ? a : b)));
+    assert.equal(answers.filter((r) => r.overallCode === 'OK').length, 50);
+    // The refused requests took nothing from the other descriptor.
+    const keys = await redis.client.keys('*other*');
+    assert.equal(await redis.client.get(keys[0]), '50');
+  });
+});
+
+describe('Redis store when Redis goes away', function () {
+  this.timeout(20_000);
+
+  it('fails each call within its deadline, then works again once Redis is back', async () => {
+    const redis = await startRedis();
+    const s = createRedisStore({ url: redis.url, timeoutMs: 50 });
+    let again: Awaited<ReturnType<typeof startRedis>> | undefined;
+    try {
+      await s.ready();
+      assert.equal((await s.decide([check('a')])).admitted, true);
+      await redis.kill();
+      for (let i = 0; i < 5; i++) {
+        const started = Date.now();
+        await assert.rejects(Promise.resolve(s.decide([check('a')])));
+        assert.ok(Date.now() - started < 1000, 'the call hung');
+      }
+      again = await startRedis({ port: redis.port });
+      await s.ready();
+      assert.deepEqual(await s.decide([check('a')]), { admitted: true, before: [0] });
+    } finally {
+      await s.close();
+      await redis.stop();
+      await again?.stop();
+    }
+  });
+
+  it('fails a call within its deadline when Redis stops answering', async () => {
+    const redis = await startRedis();
+    const s = createRedisStore({ url: redis.url, timeoutMs: 50 });
+    const blocker = redis.client.duplicate();
+    try {
+      await s.ready();
+      // A script that runs for a while keeps Redis from answering anyone.
+      const busy = blocker.eval('local t = redis.call("TIME"); while true do local n = redis.call("TIME"); if (n[1] - t[1]) * 1000000 + (n[2] - t[2]) > 600000 then break end end return 1', 0);
+      const started = Date.now();
+      await assert.rejects(Promise.resolve(s.decide([check('a')])), /timed out/i);
+      assert.ok(Date.now() - started < 1000, 'the call waited for Redis');
+      await busy;
+    } finally {
+      blocker.disconnect();
+      await s.close();
+      await redis.stop();
+    }
+  });
+});

@@ -1,0 +1,77 @@
+/**
+ * @module test/ratelimit/support/redis-server
+ * A throwaway redis-server on a free loopback port, for the tests that need a
+ * real Redis. It never touches a Redis it did not start.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import Redis from 'ioredis';
+
+export interface RedisProcess {
+  readonly port: number;
+  readonly url: string;
+  /** A plain client for assertions (closed by `stop()`). */
+  readonly client: Redis;
+  /** Kills the server at once, as a crash would. */
+  kill(): Promise<void>;
+  /** Closes the client and kills the server, if still running. */
+  stop(): Promise<void>;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+/** Starts redis-server (on `port`, or a free one) and resolves once it answers PING. */
+export async function startRedis(options: { port?: number } = {}): Promise<RedisProcess> {
+  const port = options.port ?? (await freePort());
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes('Ready to accept connections')) {
+        child.stdout!.off('data', onData);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.once('error', (err) => reject(new Error(`redis-server could not start (is it installed?): ${err.message}`)));
+    child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${out}`)));
+  });
+  child.stdout!.resume();
+  child.stderr!.resume();
+  const url = `redis://127.0.0.1:${port}`;
+  const client = new Redis(url, { maxRetriesPerRequest: 0, retryStrategy: () => null });
+  client.on('error', () => {});
+  if ((await client.ping()) !== 'PONG') throw new Error('redis-server does not answer PING');
+
+  async function kill(): Promise<void> {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited(child);
+  }
+  return {
+    port,
+    url,
+    client,
+    kill,
+    async stop() {
+      client.disconnect();
+      await kill();
+    },
+  };
+}
