@@ -58,10 +58,16 @@ const recordBase = {
 export const mappingSchema = z.strictObject({
   ...recordBase,
   kind: z.literal('Mapping'),
-  prefix: z.string().startsWith('/', 'must start with /'),
+  prefix: z
+    .string()
+    .startsWith('/', 'must start with /')
+    .refine((p) => !/[?#]/.test(p), 'must be a path, without ? or #'),
   service: z.string().min(1),
   /** Replaces the matched prefix; `""` forwards the path unchanged. Default `/`. */
-  rewrite: z.string().default('/'),
+  rewrite: z
+    .string()
+    .refine((r) => r === '' || (r.startsWith('/') && !/[?#]/.test(r)), 'must be empty or a path starting with /')
+    .default('/'),
   labels: labelsSchema.optional(),
   bypass_auth: z.boolean().default(false),
   timeout_ms: timeoutMs(3000),
@@ -133,4 +139,6 @@ export interface GatewayConfig {
   rateLimitService?: RateLimitServiceRecord;
   /** The files it was read from. */
   sources: string[];
+  /** Where each record came from, when it was read from files; for messages and diag. */
+  recordSources?: ReadonlyMap<GatewayRecord, RecordSource>;
 }

@@ -1,0 +1,150 @@
+/**
+ * @module gateway/config/load
+ * Reads the gateway's records from a config folder.
+ *
+ * The rule, file by file and document by document:
+ * - Every `*.yaml` / `*.yml` file directly in the folder is read (no
+ *   sub-folders, no dotfiles), in name order, except `ratelimit.yaml` /
+ *   `ratelimit.yml`, which hold the rate-limit service's own limits.
+ * - A document whose `kind` is a gateway kind (`Mapping`, `AuthService`,
+ *   `RateLimitService`) or whose `apiVersion` starts with `gateway/` is a
+ *   record, validated as one.
+ * - Any other document with `kind` and `metadata` is a Kubernetes-style
+ *   manifest (a `Service`, typically). The annotation `<domain>/config` of its
+ *   `metadata.annotations`, when there is one, is a YAML string of one or more
+ *   records separated by `---`; every document in it is a record. The
+ *   manifest's `metadata.name` names it in messages.
+ * - Every other document (data files, an envoy rate-limit config with
+ *   `domain` and `descriptors`) is no gateway record and is ignored.
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { configProblem, type ConfigProblem } from './problems';
+import type { RecordSource } from './schema';
+import { API_VERSION } from './schema';
+import { assembleConfig, RECORD_KINDS, type ConfigResult, type RawRecord } from './validate';
+
+export interface LoadOptions {
+  /** The domain part of the annotation key `<domain>/config`. Default `gatehouse.io`. */
+  annotationDomain?: string;
+}
+
+/** A config file's name and text. */
+export interface ConfigFile {
+  readonly file: string;
+  readonly text: string;
+}
+
+const SKIPPED = new Set(['ratelimit.yaml', 'ratelimit.yml']);
+const API_GROUP = API_VERSION.slice(0, API_VERSION.indexOf('/') + 1);
+
+/** Whether a file name in the config folder is one the gateway reads. */
+export function isGatewayConfigFile(name: string): boolean {
+  return /\.ya?ml$/i.test(name) && !name.startsWith('.') && !SKIPPED.has(name.toLowerCase());
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function firstLine(message: string): string {
+  return message.split('\n', 1)[0].replace(/:$/, '');
+}
+
+/** Parses a YAML stream; documents with errors become problems and are left out. */
+function parseDocuments(text: string, source: RecordSource, what: string, problems: ConfigProblem[]): unknown[] {
+  const values: unknown[] = [];
+  for (const doc of parseAllDocuments(text, { prettyErrors: true })) {
+    if (doc.errors.length > 0) {
+      for (const err of doc.errors) problems.push(configProblem({ source }, `${what}: ${firstLine(err.message)}`));
+      continue;
+    }
+    const value: unknown = doc.toJS({ maxAliasCount: 100 });
+    if (value !== null && value !== undefined) values.push(value);
+  }
+  return values;
+}
+
+function isRecordDocument(doc: Record<string, unknown>): boolean {
+  const { kind, apiVersion } = doc;
+  return (typeof kind === 'string' && RECORD_KINDS.includes(kind)) || (typeof apiVersion === 'string' && apiVersion.startsWith(API_GROUP));
+}
+
+function isManifest(doc: Record<string, unknown>): doc is Record<string, unknown> & { metadata: Record<string, unknown> } {
+  return typeof doc.kind === 'string' && isPlainObject(doc.metadata);
+}
+
+/**
+ * Reads the records of already-read files by the folder rule (see the module
+ * comment) and validates them. Pure: no file access.
+ */
+export function parseConfigFiles(files: readonly ConfigFile[], options: LoadOptions = {}): ConfigResult {
+  const annotation = `${options.annotationDomain ?? 'gatehouse.io'}/config`;
+  const problems: ConfigProblem[] = [];
+  const records: RawRecord[] = [];
+
+  for (const { file, text } of files) {
+    const fileSource: RecordSource = { file };
+    let topLevelIndex = 0;
+    for (const doc of parseDocuments(text, fileSource, 'YAML', problems)) {
+      if (!isPlainObject(doc)) continue;
+      if (isRecordDocument(doc)) {
+        records.push({ value: doc, source: fileSource, index: ++topLevelIndex });
+        continue;
+      }
+      if (!isManifest(doc)) continue;
+      const annotations = doc.metadata.annotations;
+      const service = typeof doc.metadata.name === 'string' ? doc.metadata.name : undefined;
+      const source: RecordSource = service === undefined ? { file } : { file, service };
+      if (annotations === undefined || annotations === null) continue;
+      if (!isPlainObject(annotations)) {
+        problems.push(configProblem({ source, path: 'metadata.annotations' }, 'expected a mapping'));
+        continue;
+      }
+      const value = annotations[annotation];
+      if (value === undefined) continue;
+      if (typeof value !== 'string') {
+        problems.push(configProblem({ source, path: `metadata.annotations.${annotation}` }, 'expected a YAML string of records'));
+        continue;
+      }
+      parseDocuments(value, source, `annotation ${annotation}: YAML`, problems).forEach((record, i) => {
+        records.push({ value: record, source, index: i + 1 });
+      });
+    }
+  }
+  return assembleConfig(
+    records,
+    files.map((f) => f.file),
+    problems,
+  );
+}
+
+/**
+ * Reads every gateway config file of `dir` (see the module comment for which)
+ * and validates the records in them. Resolves to the whole configuration or to
+ * every problem found, each naming file, service, record and field.
+ */
+export async function loadConfig(dir: string, options: LoadOptions = {}): Promise<ConfigResult> {
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter(isGatewayConfigFile).sort();
+  } catch (err) {
+    const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such folder' : (err as Error).message;
+    return { ok: false, problems: [configProblem({ source: { file: dir } }, `cannot read the config folder: ${reason}`)] };
+  }
+  const files: ConfigFile[] = [];
+  const problems: ConfigProblem[] = [];
+  for (const name of names) {
+    const file = join(dir, name);
+    try {
+      if (!(await stat(file)).isFile()) continue;
+      files.push({ file, text: await readFile(file, 'utf8') });
+    } catch (err) {
+      problems.push(configProblem({ source: { file } }, `cannot read: ${(err as Error).message}`));
+    }
+  }
+  const result = parseConfigFiles(files, options);
+  if (problems.length === 0) return result;
+  return { ok: false, problems: [...problems, ...(result.ok ? [] : result.problems)] };
+}

@@ -1,0 +1,166 @@
+/**
+ * @module gateway/config/validate
+ * Turns raw records (parsed YAML, or objects written in code) into a
+ * {@link GatewayConfig}: each record checked with its zod schema, names unique
+ * per kind, at most one AuthService and one RateLimitService. Every problem is
+ * collected; a configuration with any problem is not produced at all.
+ */
+import type { z } from 'zod';
+import { configProblem, type ConfigProblem } from './problems';
+import {
+  authServiceSchema,
+  mappingSchema,
+  rateLimitServiceSchema,
+  type GatewayConfig,
+  type GatewayRecord,
+  type RecordSource,
+} from './schema';
+
+/** A record as read, before validation. */
+export interface RawRecord {
+  readonly value: unknown;
+  readonly source?: RecordSource;
+  /** Its 1-based place among the records of its file or annotation: the name shown when it has none. */
+  readonly index?: number;
+}
+
+/** Either a whole, valid configuration or everything wrong with it. */
+export type ConfigResult = { ok: true; config: GatewayConfig } | { ok: false; problems: ConfigProblem[] };
+
+const SCHEMAS = {
+  Mapping: mappingSchema,
+  AuthService: authServiceSchema,
+  RateLimitService: rateLimitServiceSchema,
+} as const;
+
+type Kind = keyof typeof SCHEMAS;
+
+/** The record kinds the gateway knows. */
+export const RECORD_KINDS: readonly string[] = Object.keys(SCHEMAS);
+
+function isKind(kind: string): kind is Kind {
+  return Object.prototype.hasOwnProperty.call(SCHEMAS, kind);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  return typeof value === 'object' ? 'a mapping' : `a ${typeof value}`;
+}
+
+function where(source: RecordSource | undefined): string {
+  if (!source) return '';
+  return ` (in ${source.file}${source.service ? `, service ${source.service}` : ''})`;
+}
+
+/** One zod issue as one or more messages; unknown keys are reported one by one. */
+function issueMessages(issue: z.core.$ZodIssue, prefix: readonly PropertyKey[] = []): { path: PropertyKey[]; message: string }[] {
+  const path = [...prefix, ...issue.path];
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((key) => ({ path: [...path, key], message: 'unknown field' }));
+  }
+  if (issue.code === 'invalid_union' && issue.errors.length > 0) {
+    // The alternative that got furthest into the value is the one that was meant.
+    const depth = (issues: z.core.$ZodIssue[]) => Math.max(...issues.map((i) => i.path.length));
+    const meant = issue.errors.reduce((best, branch) => (depth(branch) > depth(best) ? branch : best));
+    if (depth(meant) > 0) return meant.flatMap((i) => issueMessages(i, path));
+  }
+  let message = issue.message.replace(/^Invalid input: /, '');
+  if (issue.code === 'invalid_type' && /received undefined$/.test(message)) {
+    message = `required (${message.replace(/, received undefined$/, '')})`;
+  }
+  return [{ path, message }];
+}
+
+/**
+ * Validates raw records and assembles them into a configuration, in the order
+ * given. `sources` becomes the configuration's `sources`; `problems` found
+ * earlier (while reading files) are reported with the rest.
+ */
+export function assembleConfig(
+  records: readonly RawRecord[],
+  sources: readonly string[] = [],
+  earlier: readonly ConfigProblem[] = [],
+): ConfigResult {
+  const problems: ConfigProblem[] = [...earlier];
+  const mappings: GatewayConfig['mappings'] = [];
+  const recordSources = new Map<GatewayRecord, RecordSource>();
+  const seen: Record<Kind, Map<string, RecordSource | undefined>> = {
+    Mapping: new Map(),
+    AuthService: new Map(),
+    RateLimitService: new Map(),
+  };
+  let authService: GatewayConfig['authService'];
+  let rateLimitService: GatewayConfig['rateLimitService'];
+
+  records.forEach((raw, i) => {
+    const { value, source } = raw;
+    const fallbackName = `#${raw.index ?? i + 1}`;
+    if (!isPlainObject(value)) {
+      problems.push(configProblem({ source, record: fallbackName }, `expected a record (a YAML mapping), got ${describe(value)}`));
+      return;
+    }
+    const record = typeof value.name === 'string' && value.name !== '' ? value.name : fallbackName;
+    const kind = value.kind;
+    if (typeof kind !== 'string') {
+      const message = kind === undefined ? 'required' : `expected a string, got ${describe(kind)}`;
+      problems.push(configProblem({ source, record, path: 'kind' }, message));
+      return;
+    }
+    if (!isKind(kind)) {
+      const message = `unknown kind '${kind}'; expected one of ${RECORD_KINDS.join(', ')}`;
+      problems.push(configProblem({ source, record, path: 'kind' }, message));
+      return;
+    }
+    const parsed = SCHEMAS[kind].safeParse(value);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) {
+        for (const { path, message } of issueMessages(issue)) {
+          problems.push(configProblem({ source, kind, record, path }, message));
+        }
+      }
+      return;
+    }
+    const names = seen[kind];
+    if (names.has(record)) {
+      problems.push(
+        configProblem({ source, kind, record, path: 'name' }, `duplicate name: another ${kind} is named '${record}'${where(names.get(record))}`),
+      );
+      return;
+    }
+    const data = parsed.data;
+    if ((data.kind === 'AuthService' && authService) || (data.kind === 'RateLimitService' && rateLimitService)) {
+      const first = data.kind === 'AuthService' ? authService! : rateLimitService!;
+      const message = `only one ${kind} is allowed; '${first.name}'${where(recordSources.get(first))} is the first`;
+      problems.push(configProblem({ source, kind, record }, message));
+      return;
+    }
+    names.set(record, source);
+    if (source) recordSources.set(data, source);
+    if (data.kind === 'Mapping') mappings.push(data);
+    else if (data.kind === 'AuthService') authService = data;
+    else rateLimitService = data;
+  });
+
+  if (problems.length > 0) return { ok: false, problems };
+  const config: GatewayConfig = { mappings, sources: [...sources] };
+  if (authService) config.authService = authService;
+  if (rateLimitService) config.rateLimitService = rateLimitService;
+  if (recordSources.size > 0) config.recordSources = recordSources;
+  return { ok: true, config };
+}
+
+/**
+ * Validates records written in code (an embedding app's, a test's) into a
+ * configuration: `configFromRecords([{apiVersion: 'gateway/v1', kind: 'Mapping', ...}])`.
+ */
+export function configFromRecords(records: readonly unknown[], source?: RecordSource): ConfigResult {
+  return assembleConfig(
+    records.map((value, i) => ({ value, source, index: i + 1 })),
+    source ? [source.file] : [],
+  );
+}
