@@ -28,7 +28,7 @@ export { LimitsConfigError, loadLimitsDir, compileDocuments, type LoadedLimits }
 export { findRule, type LimitRule, type LimitTable } from './limits';
 export { RATE_LIMIT_UNITS, UNIT_SECONDS } from './units';
 export type { RateLimitStore, StoreDecision, WindowCheck } from './store';
-export { createMemoryStore, type MemoryStoreOptions } from './memory-store';
+export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from './memory-store';
 export { createRedisStore, DECIDE_SCRIPT, type RedisStore, type RedisStoreOptions } from './redis-store';
 export { createRateLimitGrpcServer, type RateLimitGrpcServer, type RateLimitGrpcServerOptions } from './grpc-server';
 export { createRateLimitClient, RateLimitCallError, type RateLimitClient, type RateLimitClientOptions } from './grpc-client';

@@ -22,8 +22,15 @@ interface Counter {
 /** Expired counters looked at per write: enough to keep up with the writes themselves. */
 const SWEEP_STEP = 2;
 
+/** A store that decides synchronously. */
+export interface MemoryStore extends RateLimitStore {
+  decide(checks: readonly WindowCheck[]): StoreDecision;
+  /** Counters held, expired ones not yet dropped included. */
+  readonly size: number;
+}
+
 /** A memory store; the default of the rate-limit service. */
-export function createMemoryStore(options: MemoryStoreOptions = {}): RateLimitStore & { readonly size: number } {
+export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const maxKeys = options.maxKeys ?? 100_000;
   const now = options.now ?? Date.now;
   const counters = new Map<string, Counter>();
