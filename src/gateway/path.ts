@@ -1,0 +1,128 @@
+/**
+ * @module gateway/path
+ * The one spelling of a request path that routing, auth and the backends see.
+ *
+ * Decisions, so that no spelling of a path can reach a different Mapping (and
+ * so skip the auth its normal form needs):
+ * - Percent-escapes of unreserved characters (`A-Z a-z 0-9 - . _ ~`) are
+ *   decoded (`%63` → `c`, `%2e`/`%2E` → `.`); every other escape is kept with
+ *   its hex in upper case (`%3a` → `%3A`), so mixed-case escapes compare equal.
+ * - An encoded slash or backslash (`%2F`, `%2f`, `%5C`, `%5c`) is a 400: kept
+ *   opaque it would be one segment to the gateway and two to many backends.
+ * - A raw backslash is a slash, as browsers and Envoy read it.
+ * - Characters that may not appear raw in a path (`"`, `<`, `>`, `[`, `]`, `^`,
+ *   `` ` ``, `{`, `|`, `}`, non-ASCII) are percent-encoded (UTF-8).
+ * - A malformed escape (`%`, `%2`, `%zz`) is a 400.
+ * - `.` and `..` segments are resolved after decoding, so `%2e%2e` counts;
+ *   duplicate slashes are merged; a trailing slash is kept.
+ * - A path that climbs above the root (`/..`, `/v1/../../x`) is a 400.
+ */
+import { HttpError } from '../http';
+
+const SLASH = 47;
+const BACKSLASH = 92;
+const PERCENT = 37;
+const DOT = 46;
+
+/** Unreserved characters (RFC 3986 §2.3): decoded when escaped. */
+const UNRESERVED = new Uint8Array(128);
+/** Characters that stand raw in a normal path: unreserved, sub-delims, `:`, `@` and `/`. */
+const RAW = new Uint8Array(128);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~') {
+  UNRESERVED[c.charCodeAt(0)] = 1;
+  RAW[c.charCodeAt(0)] = 1;
+}
+for (const c of "!$&'()*+,;=:@/") RAW[c.charCodeAt(0)] = 1;
+
+const HEX = '0123456789ABCDEF';
+
+function hexValue(code: number): number {
+  if (code >= 48 && code <= 57) return code - 48;
+  if (code >= 65 && code <= 70) return code - 55;
+  if (code >= 97 && code <= 102) return code - 87;
+  return -1;
+}
+
+function badPath(detail: string): HttpError {
+  return new HttpError(400, detail);
+}
+
+/**
+ * Whether `path` is already normal: it starts with `/` and has no `%`, no
+ * backslash, no `//`, no segment starting with `.` and no character that must
+ * be encoded. One pass, no allocation.
+ */
+export function isNormalPath(path: string): boolean {
+  if (path.charCodeAt(0) !== SLASH) return false;
+  let afterSlash = true;
+  for (let i = 1; i < path.length; i++) {
+    const c = path.charCodeAt(i);
+    if (c >= 128 || RAW[c] === 0) return false;
+    if (c === SLASH) {
+      if (afterSlash) return false;
+      afterSlash = true;
+    } else {
+      if (c === DOT && afterSlash) return false;
+      afterSlash = false;
+    }
+  }
+  return true;
+}
+
+/**
+ * The normal form of a request path (the part before `?`). Returns `path`
+ * itself when it is already normal. Throws a 400 {@link HttpError} for an
+ * encoded slash or backslash, a malformed escape, a path that does not start
+ * with `/`, or one that climbs above the root.
+ */
+export function normalisePath(path: string): string {
+  return isNormalPath(path) ? path : rebuild(path);
+}
+
+function rebuild(path: string): string {
+  const first = path.charCodeAt(0);
+  if (first !== SLASH && first !== BACKSLASH) throw badPath('the path must start with /');
+  const segments: string[] = [];
+  let segment = '';
+  // Whether the path ends as a directory: in a slash, `.` or `..`.
+  let trailing = true;
+
+  for (let i = 1; i <= path.length; i++) {
+    const c = i === path.length ? SLASH : path.charCodeAt(i);
+    if (c === SLASH || c === BACKSLASH) {
+      if (segment === '..') {
+        if (segments.length === 0) throw badPath('the path climbs above the root');
+        segments.pop();
+        trailing = true;
+      } else if (segment === '.') {
+        trailing = true;
+      } else if (segment !== '') {
+        segments.push(segment);
+        trailing = i !== path.length;
+      } else if (i !== path.length) {
+        trailing = true;
+      }
+      segment = '';
+    } else if (c === PERCENT) {
+      const hi = hexValue(path.charCodeAt(i + 1));
+      const lo = hexValue(path.charCodeAt(i + 2));
+      if (hi < 0 || lo < 0) throw badPath('the path has a malformed percent-escape');
+      const byte = hi * 16 + lo;
+      if (byte === SLASH || byte === BACKSLASH) throw badPath('an encoded slash or backslash is not allowed in the path');
+      segment += byte < 128 && UNRESERVED[byte] === 1 ? String.fromCharCode(byte) : `%${HEX[hi]}${HEX[lo]}`;
+      i += 2;
+    } else if (c < 128 && RAW[c] === 1) {
+      segment += path[i];
+    } else if (c < 128) {
+      segment += `%${HEX[c >> 4]}${HEX[c & 15]}`;
+    } else {
+      // Never from the wire (Node refuses non-ASCII targets); from config: UTF-8.
+      const char = String.fromCodePoint(path.codePointAt(i)!);
+      segment += encodeURIComponent(char);
+      i += char.length - 1;
+    }
+  }
+  if (segments.length === 0) return '/';
+  const joined = `/${segments.join('/')}`;
+  return trailing ? `${joined}/` : joined;
+}

@@ -1,0 +1,119 @@
+/**
+ * @module gateway/route-table
+ * Which Mapping a request goes to, and the path it is forwarded with.
+ *
+ * Match order: `precedence` (higher first), then the longer `prefix`, then
+ * more constraints (`method` and each of `headers` count one), then config
+ * order; the first route that matches wins.
+ *
+ * Prefix rule, on the normalised path: a prefix that ends in `/` matches any
+ * path that starts with it (`/v1/` matches `/v1/x`, not `/v1`); a prefix
+ * without a trailing slash matches itself and what lies below it on a segment
+ * boundary (`/v1/hotels` matches `/v1/hotels` and `/v1/hotels/x`, never
+ * `/v1/hotelsX`).
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { MappingRecord } from './config/schema';
+
+/** A route as the table holds it: a Mapping, its normalised prefix and what it forwards to. */
+export interface Route<T> {
+  readonly mapping: MappingRecord;
+  /** The normalised prefix. */
+  readonly prefix: string;
+  readonly target: T;
+  /** Its place in the configuration, 0-based. */
+  readonly index: number;
+  /** `method` and header constraints, counted. */
+  readonly constraints: number;
+  readonly method: string | null;
+  readonly headers: readonly (readonly [string, string])[] | null;
+  /** Whether the prefix ends in `/` (a plain string prefix). */
+  readonly open: boolean;
+  /** Where the forwarded remainder of the path starts (the prefix's trailing slash is kept). */
+  readonly cut: number;
+  /** `rewrite`, and `rewrite` without its trailing slash, for joining. */
+  readonly rewrite: string;
+  readonly rewriteBase: string;
+}
+
+/** What a route is built from. */
+export interface RouteSpec<T> {
+  readonly mapping: MappingRecord;
+  /** The mapping's prefix, already normalised. */
+  readonly prefix: string;
+  readonly target: T;
+}
+
+/** Orders routes as they are tried. */
+function compareRoutes<T>(a: Route<T>, b: Route<T>): number {
+  return (
+    b.mapping.precedence - a.mapping.precedence ||
+    b.prefix.length - a.prefix.length ||
+    b.constraints - a.constraints ||
+    a.index - b.index
+  );
+}
+
+function compile<T>(spec: RouteSpec<T>, index: number): Route<T> {
+  const { mapping, prefix } = spec;
+  const headers = mapping.headers ? Object.entries(mapping.headers) : [];
+  const open = prefix.endsWith('/');
+  const rewrite = mapping.rewrite;
+  return {
+    mapping,
+    prefix,
+    target: spec.target,
+    index,
+    constraints: (mapping.method ? 1 : 0) + headers.length,
+    method: mapping.method ?? null,
+    headers: headers.length > 0 ? headers : null,
+    open,
+    cut: open ? prefix.length - 1 : prefix.length,
+    rewrite,
+    rewriteBase: rewrite.endsWith('/') ? rewrite.slice(0, -1) : rewrite,
+  };
+}
+
+/** The routes of one configuration, in match order. Built once, read by every request. */
+export class RouteTable<T> {
+  /** In match order. */
+  readonly routes: readonly Route<T>[];
+
+  constructor(specs: readonly RouteSpec<T>[]) {
+    this.routes = specs.map(compile).sort(compareRoutes);
+  }
+
+  /** The first route matching a normalised path, method and headers; `undefined` when none does. */
+  match(path: string, method: string, headers: IncomingHttpHeaders): Route<T> | undefined {
+    const routes = this.routes;
+    for (let i = 0; i < routes.length; i++) {
+      const route = routes[i];
+      const prefix = route.prefix;
+      if (!path.startsWith(prefix)) continue;
+      if (!route.open && path.length > prefix.length && path.charCodeAt(prefix.length) !== 47) continue;
+      if (route.method !== null && route.method !== method) continue;
+      if (route.headers !== null && !headersMatch(route.headers, headers)) continue;
+      return route;
+    }
+    return undefined;
+  }
+}
+
+function headersMatch(required: readonly (readonly [string, string])[], headers: IncomingHttpHeaders): boolean {
+  for (let i = 0; i < required.length; i++) {
+    if (headers[required[i][0]] !== required[i][1]) return false;
+  }
+  return true;
+}
+
+/**
+ * The path a matched request is forwarded with. `rewrite: ""` keeps the path;
+ * otherwise the prefix is replaced by `rewrite`, with one slash where they
+ * join: `/v1/hotels/bookings/x` under `/v1/hotels/` (or `/v1/hotels`) with the
+ * default `/` becomes `/bookings/x`; under `/api/` with `/v2` it becomes `/v2/x`.
+ */
+export function rewritePath<T>(route: Route<T>, path: string): string {
+  if (route.rewrite === '') return path;
+  const rest = path.slice(route.cut);
+  return rest === '' ? route.rewrite : route.rewriteBase + rest;
+}

@@ -1,0 +1,129 @@
+import assert from 'node:assert/strict';
+import type { IncomingHttpHeaders } from 'node:http';
+import { configFromRecords, rewritePath, RouteTable, type MappingRecord } from '../../src/gateway';
+
+let n = 0;
+function mappings(...records: Record<string, unknown>[]): MappingRecord[] {
+  const result = configFromRecords(
+    records.map((r) => ({ apiVersion: 'gateway/v1', kind: 'Mapping', name: `r${++n}`, service: 'svc', ...r })),
+  );
+  assert.ok(result.ok, JSON.stringify(result));
+  return result.config.mappings;
+}
+
+function table(...records: Record<string, unknown>[]): RouteTable<string> {
+  return new RouteTable(mappings(...records).map((m) => ({ mapping: m, prefix: m.prefix, target: m.name })));
+}
+
+function matched(t: RouteTable<string>, path: string, method = 'GET', headers: IncomingHttpHeaders = {}): string | undefined {
+  return t.match(path, method, headers)?.target;
+}
+
+describe('gateway route table', () => {
+  describe('match order', () => {
+    it('prefers the longer prefix, whatever the config order', () => {
+      const t = table({ prefix: '/v1/', name: 'api' }, { prefix: '/v1/hotels', name: 'hotels' });
+      assert.equal(matched(t, '/v1/hotels/bookings/1'), 'hotels');
+      assert.equal(matched(t, '/v1/hotels'), 'hotels');
+      assert.equal(matched(t, '/v1/messages/1'), 'api');
+    });
+
+    it('lets precedence beat prefix length', () => {
+      const t = table({ prefix: '/v1/hotels', name: 'hotels' }, { prefix: '/v1/', name: 'api', precedence: 10 });
+      assert.equal(matched(t, '/v1/hotels/x'), 'api');
+      assert.deepEqual(
+        t.routes.map((r) => r.target),
+        ['api', 'hotels'],
+      );
+    });
+
+    it('lets a negative precedence come after shorter prefixes', () => {
+      const t = table({ prefix: '/v1/hotels', name: 'hotels', precedence: -1 }, { prefix: '/', name: 'root' });
+      assert.equal(matched(t, '/v1/hotels'), 'root');
+    });
+
+    it('tries a route with a method or header constraint before one without', () => {
+      const t = table(
+        { prefix: '/v1/', name: 'plain' },
+        { prefix: '/v1/', name: 'posts', method: 'post' },
+        { prefix: '/v1/', name: 'canary', headers: { 'X-Canary': 'yes' } },
+        { prefix: '/v1/', name: 'canary-posts', method: 'POST', headers: { 'x-canary': 'yes' } },
+      );
+      assert.equal(matched(t, '/v1/x'), 'plain');
+      assert.equal(matched(t, '/v1/x', 'POST'), 'posts');
+      assert.equal(matched(t, '/v1/x', 'GET', { 'x-canary': 'yes' }), 'canary');
+      assert.equal(matched(t, '/v1/x', 'POST', { 'x-canary': 'yes' }), 'canary-posts');
+      assert.equal(matched(t, '/v1/x', 'GET', { 'x-canary': 'no' }), 'plain');
+    });
+
+    it('skips a constrained route that does not match and finds none when nothing matches', () => {
+      const t = table({ prefix: '/admin/', name: 'admin', method: 'GET', headers: { 'x-admin': '1' } });
+      assert.equal(matched(t, '/admin/x', 'GET', { 'x-admin': '1' }), 'admin');
+      assert.equal(matched(t, '/admin/x', 'GET'), undefined);
+      assert.equal(matched(t, '/admin/x', 'DELETE', { 'x-admin': '1' }), undefined);
+      assert.equal(matched(t, '/other'), undefined);
+    });
+
+    it('takes the first in config order when everything else is equal', () => {
+      const t = table({ prefix: '/v1/', name: 'first' }, { prefix: '/v1/', name: 'second' });
+      assert.equal(matched(t, '/v1/x'), 'first');
+    });
+  });
+
+  describe('prefixes', () => {
+    it('matches a prefix without trailing slash on segment boundaries only', () => {
+      const t = table({ prefix: '/v1/hotels', name: 'hotels' });
+      assert.equal(matched(t, '/v1/hotels'), 'hotels');
+      assert.equal(matched(t, '/v1/hotels/'), 'hotels');
+      assert.equal(matched(t, '/v1/hotels/x'), 'hotels');
+      assert.equal(matched(t, '/v1/hotelsX'), undefined);
+      assert.equal(matched(t, '/v1/hotel'), undefined);
+    });
+
+    it('matches a prefix with trailing slash as a string prefix', () => {
+      const t = table({ prefix: '/v1/hotels/', name: 'hotels' });
+      assert.equal(matched(t, '/v1/hotels/'), 'hotels');
+      assert.equal(matched(t, '/v1/hotels/x'), 'hotels');
+      assert.equal(matched(t, '/v1/hotels'), undefined);
+    });
+
+    it('matches everything under /', () => {
+      const t = table({ prefix: '/', name: 'root' });
+      assert.equal(matched(t, '/'), 'root');
+      assert.equal(matched(t, '/anything/at/all'), 'root');
+    });
+  });
+
+  describe('rewrite', () => {
+    function rewrite(prefix: string, rewriteTo: string | undefined, path: string): string {
+      const t = table(rewriteTo === undefined ? { prefix } : { prefix, rewrite: rewriteTo });
+      const route = t.match(path, 'GET', {});
+      assert.ok(route, `${path} should match ${prefix}`);
+      return rewritePath(route, path);
+    }
+
+    it('replaces the prefix with / by default, never making //', () => {
+      assert.equal(rewrite('/v1/hotels/', undefined, '/v1/hotels/bookings/x'), '/bookings/x');
+      assert.equal(rewrite('/v1/hotels/', undefined, '/v1/hotels/'), '/');
+      assert.equal(rewrite('/v1/hotels', undefined, '/v1/hotels/bookings/x'), '/bookings/x');
+      assert.equal(rewrite('/v1/hotels', undefined, '/v1/hotels'), '/');
+      assert.equal(rewrite('/v1/hotels', undefined, '/v1/hotels/'), '/');
+      assert.equal(rewrite('/', undefined, '/x/y'), '/x/y');
+    });
+
+    it('forwards the path unchanged with rewrite ""', () => {
+      assert.equal(rewrite('/v1/hotels', '', '/v1/hotels/bookings/x'), '/v1/hotels/bookings/x');
+      assert.equal(rewrite('/v1/hotels', '', '/v1/hotels'), '/v1/hotels');
+    });
+
+    it('puts any other rewrite in place of the prefix, with one slash where they join', () => {
+      assert.equal(rewrite('/api/', '/v2', '/api/messages/1'), '/v2/messages/1');
+      assert.equal(rewrite('/api/', '/v2', '/api/'), '/v2/');
+      assert.equal(rewrite('/api/', '/v2/', '/api/messages'), '/v2/messages');
+      assert.equal(rewrite('/api', '/v2/', '/api/messages'), '/v2/messages');
+      assert.equal(rewrite('/api', '/v2/', '/api'), '/v2/');
+      assert.equal(rewrite('/api', '/v2', '/api'), '/v2');
+      assert.equal(rewrite('/', '/base', '/x'), '/base/x');
+    });
+  });
+});
