@@ -5,7 +5,6 @@
  * its HTTP face as a Koa app.
  */
 import bcrypt from 'bcryptjs';
-import { createHmac, randomBytes } from 'node:crypto';
 import { readFileSync, watch, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
@@ -15,6 +14,7 @@ import { errorBody } from '../http';
 import { createAuthApp } from './app';
 import { DEFAULT_MAX_HEADER_LENGTH, parseBasic, PROBLEM_DETAIL, type CredentialsProblem } from './basic';
 import { TtlLru } from './cache';
+import { createHeaderKeyer } from './header-key';
 import { parseHtpasswd, UsersFileError, type ParsedUsers, type UserEntry } from './htpasswd';
 import type { AuthDecision, AuthRequest, Authenticator } from './types';
 import { commonCost, decoyHash, verifyPassword } from './verify';
@@ -105,9 +105,7 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
     max: options.cacheMax ?? DEFAULT_CACHE_MAX,
     ttlMs: options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS,
   });
-  // Cache keys are HMACs under a key that never leaves this process, so the
-  // cache holds nothing from which a credential could be recovered or guessed offline.
-  const hmacKey = randomBytes(32);
+  const keyOf = createHeaderKeyer();
   const inFlight = new Map<string, Promise<AuthDecision>>();
   const counters = { verifications: 0, cacheHits: 0 };
 
@@ -173,7 +171,7 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
       const parsed = parseBasic(header, maxHeaderLength);
       return Promise.resolve(deny('problem' in parsed ? parsed.problem : 'not-basic'));
     }
-    const key = createHmac('sha256', hmacKey).update(header).digest('base64');
+    const key = keyOf(header);
     const hit = cache.get(key);
     if (hit !== undefined) {
       counters.cacheHits++;
