@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { describeGateway } from '../../src/diag';
+import { createRouteCounters } from '../../src/telemetry';
+import { BUILT_IN, sampleConfig, sampleSnapshot } from './fixture';
+
+describe('diag/snapshot', () => {
+  it('describes the routes in the order given, with their settings and counts', () => {
+    const s = sampleSnapshot();
+    assert.deepEqual(
+      s.routes.map((r) => r.name),
+      ['hotels', 'legacy', 'diag', '<script>alert(1)</script>'],
+    );
+    const [hotels, legacy, diag] = s.routes;
+    assert.deepEqual(
+      { ...hotels, labels: undefined },
+      {
+        name: 'hotels',
+        prefix: '/v1/hotels/',
+        rewrite: '/',
+        service: 'hotel-booking',
+        target: 'in-process',
+        bypass_auth: false,
+        precedence: 1,
+        labels: undefined,
+        requests: 4,
+        errors: 1,
+        clientErrors: 1,
+      },
+    );
+    assert.equal(legacy.target, 'remote');
+    assert.equal(legacy.rewrite, '');
+    assert.equal(legacy.requests, 0);
+    assert.equal(diag.method, 'GET');
+    assert.equal(diag.cors, true);
+    assert.equal('method' in hotels, false);
+  });
+
+  it('describes the auth and rate-limit services with their failure modes', () => {
+    const s = sampleSnapshot();
+    assert.deepEqual(s.auth, {
+      name: 'basic-auth',
+      service: 'auth',
+      target: 'in-process',
+      failure_mode_allow: false,
+      status_on_error: 403,
+      timeout_ms: 5000,
+      path_prefix: '',
+      allowed_authorization_headers: ['x-travel-user'],
+      allowed_request_headers: [],
+    });
+    assert.deepEqual(s.rateLimit, {
+      name: 'limits',
+      service: 'ratelimit.internal:8081',
+      target: 'remote',
+      domain: 'gateway',
+      failure_mode_deny: true,
+      timeout_ms: 20,
+    });
+  });
+
+  it('gives uptime, the config files, the last reload errors and the totals', () => {
+    const s = sampleSnapshot(['bad record']);
+    assert.equal(s.version, '1.2.3');
+    assert.equal(s.startedAt, '2025-01-01T00:00:00.000Z');
+    assert.equal(s.uptimeSeconds, 86400 + 3 * 3600 + 4 * 60 + 5);
+    assert.deepEqual(s.config, {
+      dir: '/etc/gatehouse',
+      sources: ['/etc/gatehouse/services.yaml', '/etc/gatehouse/extra.yaml'],
+      loadedAt: '2025-01-01T00:00:01.000Z',
+      errors: ['bad record'],
+      lastReloadAt: '2025-01-02T00:00:00.000Z',
+    });
+    assert.deepEqual(s.counters, { requests: 5, errors: 1, clientErrors: 2 });
+  });
+
+  it('leaves out the services that are not configured, and counts zero without counters', () => {
+    const config = { ...sampleConfig(), authService: undefined, rateLimitService: undefined };
+    const s = describeGateway({
+      version: '0',
+      startedAt: new Date(),
+      config,
+      configDir: 'config',
+      loadedAt: new Date(),
+      modules: BUILT_IN,
+    });
+    assert.equal(s.auth, undefined);
+    assert.equal(s.rateLimit, undefined);
+    assert.equal('lastReloadAt' in s.config, false);
+    assert.deepEqual(s.counters, { requests: 0, errors: 0, clientErrors: 0 });
+    assert.ok(s.routes.every((r) => r.requests === 0));
+  });
+
+  it('is a copy: later requests do not change a snapshot already taken', () => {
+    const counters = createRouteCounters();
+    const d = { version: '0', startedAt: new Date(), config: sampleConfig(), configDir: 'c', loadedAt: new Date(), modules: BUILT_IN, counters };
+    const before = describeGateway(d);
+    counters.record('hotels', 200);
+    assert.equal(before.routes[0].requests, 0);
+    assert.equal(before.counters.requests, 0);
+    assert.equal(describeGateway(d).routes[0].requests, 1);
+  });
+});
