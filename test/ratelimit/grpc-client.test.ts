@@ -1,0 +1,91 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import {
+  createRateLimitClient,
+  createRateLimitGrpcServer,
+  createRateLimitService,
+  RateLimitCallError,
+  type RateLimitClient,
+  type RateLimitGrpcServer,
+  type RateLimitService,
+} from '../../src/ratelimit';
+import { freePort } from './support/redis-server';
+import { memoryLogger } from './support/silent';
+import { startSlowServer } from './support/slow-server';
+
+const FIXTURE = path.join(__dirname, 'fixtures', 'envoy-config');
+
+describe('rate-limit gRPC client', () => {
+  let service: RateLimitService;
+  let server: RateLimitGrpcServer;
+  let client: RateLimitClient;
+
+  before(async () => {
+    service = createRateLimitService({ limitsDir: FIXTURE, logger: memoryLogger() });
+    server = createRateLimitGrpcServer(service, { port: 0 });
+    client = createRateLimitClient(`127.0.0.1:${await server.start()}`, { timeoutMs: 1000 });
+  });
+  after(async () => {
+    client.close();
+    await server.stop();
+  });
+
+  it('gives the same answer over gRPC as the service in-process', async () => {
+    const req = (to: string) => ({
+      domain: 'messaging',
+      descriptors: [
+        { entries: [{ key: 'message_type', value: 'marketing' }, { key: 'to_number', value: to }] },
+        { entries: [{ key: 'ldap', value: 'x' }] },
+        { entries: [{ key: 'unknown', value: 'x' }] },
+      ],
+    });
+    const remote = await client.shouldRateLimit(req('1'));
+    const local = await service.shouldRateLimit(req('2'));
+    // The reset is reported in milliseconds both ways.
+    assert.ok(Math.abs(remote.statuses[0].durationUntilResetMs! - local.statuses[0].durationUntilResetMs!) < 1000);
+    remote.statuses[0].durationUntilResetMs = local.statuses[0].durationUntilResetMs;
+    assert.deepEqual(remote, local);
+  });
+
+  it('sends overrides and hits, and reads named limits back', async () => {
+    const res = await client.shouldRateLimit({
+      domain: 'messaging',
+      hitsAddend: 2,
+      descriptors: [{ entries: [{ key: 'client', value: 'c', }, { key: 'path', value: '/admin' }] }, { entries: [{ key: 'k', value: 'v' }], limit: { requestsPerUnit: 3, unit: 'YEAR' }, hitsAddend: 0 }],
+    });
+    assert.deepEqual(res.statuses[0].currentLimit, { name: 'admin-path', requestsPerUnit: 1, unit: 'MINUTE' });
+    assert.equal(res.statuses[0].code, 'OK');
+    assert.deepEqual(res.statuses[1].currentLimit, { requestsPerUnit: 3, unit: 'YEAR' });
+    assert.equal(res.statuses[1].limitRemaining, 3);
+  });
+
+  it('rejects an empty domain with INVALID_ARGUMENT', async () => {
+    await assert.rejects(client.shouldRateLimit({ domain: '', descriptors: [] }), (err: RateLimitCallError) => err.code === grpc.status.INVALID_ARGUMENT);
+  });
+
+  it('fails fast when nothing listens at the address', async () => {
+    const dead = createRateLimitClient(`127.0.0.1:${await freePort()}`, { timeoutMs: 2000 });
+    try {
+      const started = Date.now();
+      await assert.rejects(dead.shouldRateLimit({ domain: 'd', descriptors: [] }), (err: RateLimitCallError) => err.code === grpc.status.UNAVAILABLE);
+      assert.ok(Date.now() - started < 1500, 'waited for the deadline');
+    } finally {
+      dead.close();
+    }
+  });
+
+  it('gives up at the deadline when the service is slow', async () => {
+    const slow = await startSlowServer();
+    const c = createRateLimitClient(`127.0.0.1:${slow.port}`, { timeoutMs: 200 });
+    try {
+      const started = Date.now();
+      await assert.rejects(c.shouldRateLimit({ domain: 'd', descriptors: [] }), (err: RateLimitCallError) => err.code === grpc.status.DEADLINE_EXCEEDED);
+      assert.ok(Date.now() - started < 1000);
+      assert.equal(slow.calls, 1);
+    } finally {
+      c.close();
+      await slow.stop();
+    }
+  });
+});

@@ -1,0 +1,166 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { createRateLimitGrpcServer, createRateLimitService, type RateLimitGrpcServer, type RateLimitService } from '../../src/ratelimit';
+import { grpcClients, listServices, unary, type Clients } from './support/grpc-clients';
+import { memoryLogger } from './support/silent';
+
+const FIXTURE = path.join(__dirname, 'fixtures', 'envoy-config');
+const request = (value: string) => ({ domain: 'messaging', descriptors: [{ entries: [{ key: 'client', value }] }] });
+/** Marketing messages to a number: 5 a day, so that no window turns during a test. */
+const marketing = (to: string) => ({
+  domain: 'messaging',
+  descriptors: [{ entries: [{ key: 'message_type', value: 'marketing' }, { key: 'to_number', value: to }] }],
+});
+
+describe('rate-limit gRPC server', () => {
+  let service: RateLimitService;
+  let server: RateLimitGrpcServer;
+  let clients: Clients;
+
+  before(async () => {
+    service = createRateLimitService({ limitsDir: FIXTURE, logger: memoryLogger() });
+    server = createRateLimitGrpcServer(service, { port: 0 });
+    const port = await server.start();
+    clients = grpcClients(`127.0.0.1:${port}`);
+  });
+  after(async () => {
+    clients.close();
+    await server.stop();
+    await service.close();
+  });
+
+  it('answers envoy.service.ratelimit.v3 with limit, remainder and time to reset', async () => {
+    const res = await unary(clients.envoy, 'ShouldRateLimit', request('v3'));
+    assert.equal(res.overall_code, 'OK');
+    const [status] = res.statuses;
+    assert.equal(status.code, 'OK');
+    assert.deepEqual(status.current_limit, { name: '', requests_per_unit: 2, unit: 'SECOND' });
+    assert.equal(status.limit_remaining, 1);
+    assert.ok(status.duration_until_reset.seconds * 1e9 + status.duration_until_reset.nanos <= 1e9);
+    assert.ok(status.duration_until_reset.seconds * 1e9 + status.duration_until_reset.nanos > 0);
+  });
+
+  it('answers pb.lyft.ratelimit from the same counters', async () => {
+    await unary(clients.envoy, 'ShouldRateLimit', marketing('shared'));
+    const res = await unary(clients.lyft, 'ShouldRateLimit', marketing('shared'));
+    assert.equal(res.overall_code, 'OK');
+    assert.deepEqual(res.statuses[0], { code: 'OK', current_limit: { requests_per_unit: 5, unit: 'DAY' }, limit_remaining: 3 });
+  });
+
+  it('answers OVER_LIMIT on both services past the limit', async () => {
+    const codes = [];
+    for (const client of [clients.lyft, clients.envoy, clients.lyft, clients.envoy, clients.lyft, clients.envoy, clients.lyft]) {
+      codes.push((await unary(client, 'ShouldRateLimit', marketing('over'))).overall_code);
+    }
+    assert.deepEqual(codes, ['OK', 'OK', 'OK', 'OK', 'OK', 'OVER_LIMIT', 'OVER_LIMIT']);
+    const over = await unary(clients.envoy, 'ShouldRateLimit', marketing('over'));
+    assert.equal(over.statuses[0].code, 'OVER_LIMIT');
+    assert.equal(over.statuses[0].limit_remaining, 0);
+  });
+
+  it('answers a request with only a domain OK', async () => {
+    for (const client of [clients.lyft, clients.envoy]) {
+      const res = await unary(client, 'ShouldRateLimit', { domain: 'anything' });
+      assert.equal(res.overall_code, 'OK');
+      assert.deepEqual(res.statuses, []);
+    }
+  });
+
+  it('refuses an empty domain with INVALID_ARGUMENT', async () => {
+    for (const client of [clients.lyft, clients.envoy]) {
+      await assert.rejects(unary(client, 'ShouldRateLimit', { domain: '', descriptors: [] }), (err: grpc.ServiceError) => {
+        assert.equal(err.code, grpc.status.INVALID_ARGUMENT);
+        assert.match(err.details, /domain/);
+        return true;
+      });
+    }
+  });
+
+  it('honours a descriptor limit override and hits_addend sent by an Envoy', async () => {
+    const res = await unary(clients.envoy, 'ShouldRateLimit', {
+      domain: 'messaging',
+      descriptors: [{ entries: [{ key: 'x', value: `o-${Date.now()}` }], limit: { requests_per_unit: 10, unit: 'WEEK' }, hits_addend: { value: 4 } }],
+    });
+    assert.deepEqual(res.statuses[0].current_limit, { name: '', requests_per_unit: 10, unit: 'WEEK' });
+    assert.equal(res.statuses[0].limit_remaining, 6);
+  });
+
+  it('lists both rate-limit services, health and reflection over reflection v1alpha and v1', async () => {
+    for (const client of [clients.reflectionV1alpha, clients.reflectionV1]) {
+      const names = await listServices(client);
+      for (const name of [
+        'envoy.service.ratelimit.v3.RateLimitService',
+        'pb.lyft.ratelimit.RateLimitService',
+        'grpc.health.v1.Health',
+        'grpc.reflection.v1alpha.ServerReflection',
+      ]) {
+        assert.ok(names.includes(name), `${name} missing from ${names.join(', ')}`);
+      }
+    }
+  });
+
+  it('answers health checks SERVING, and NOT_FOUND for an unknown service', async () => {
+    assert.deepEqual(await unary(clients.health, 'Check', { service: '' }), { status: 'SERVING' });
+    assert.deepEqual(await unary(clients.health, 'Check', { service: 'envoy.service.ratelimit.v3.RateLimitService' }), { status: 'SERVING' });
+    await assert.rejects(unary(clients.health, 'Check', { service: 'nope' }), (err: grpc.ServiceError) => err.code === grpc.status.NOT_FOUND);
+  });
+
+  it('reports UNAVAILABLE when the store fails', async () => {
+    const broken = createRateLimitService({
+      limitsDir: FIXTURE,
+      logger: memoryLogger(),
+      store: { kind: 'broken', decide: () => Promise.reject(new Error('redis at 10.1.2.3 is down')), close: async () => {} },
+    });
+    const other = createRateLimitGrpcServer(broken, { port: 0 });
+    const c = grpcClients(`127.0.0.1:${await other.start()}`);
+    try {
+      await assert.rejects(unary(c.envoy, 'ShouldRateLimit', request('x')), (err: grpc.ServiceError) => {
+        assert.equal(err.code, grpc.status.UNAVAILABLE);
+        assert.doesNotMatch(err.details, /10\.1\.2\.3/);
+        return true;
+      });
+    } finally {
+      c.close();
+      await other.stop();
+    }
+  });
+});
+
+describe('rate-limit gRPC server shutdown', () => {
+  it('tells health watchers NOT_SERVING and stops even with a Watch open', async () => {
+    const service = createRateLimitService({ limits: [], logger: memoryLogger() });
+    const server = createRateLimitGrpcServer(service, { port: 0 });
+    const clients = grpcClients(`127.0.0.1:${await server.start()}`);
+    const seen: string[] = [];
+    const call = clients.health.Watch({ service: '' });
+    const ended = new Promise<void>((resolve) => {
+      call.on('data', (msg: { status: string }) => {
+        seen.push(msg.status);
+        if (seen.length === 1) void server.stop();
+      });
+      call.on('end', resolve);
+      call.on('error', () => resolve());
+    });
+    await ended;
+    assert.deepEqual(seen, ['SERVING', 'NOT_SERVING']);
+    clients.close();
+  });
+
+  it('serves the demo limits of config/ratelimit.yaml', async () => {
+    const service = createRateLimitService({ limitsDir: path.join(__dirname, '..', '..', 'config'), logger: memoryLogger() });
+    const server = createRateLimitGrpcServer(service, { port: 0 });
+    const clients = grpcClients(`127.0.0.1:${await server.start()}`);
+    try {
+      const ask = () => unary(clients.envoy, 'ShouldRateLimit', { domain: 'gateway', descriptors: [{ entries: [{ key: 'x-gateway-test-allow', value: 'demo' }] }] });
+      const codes = [];
+      for (let i = 0; i < 4; i++) codes.push((await ask()).overall_code);
+      assert.deepEqual(codes, ['OK', 'OK', 'OK', 'OVER_LIMIT']);
+      const user = await unary(clients.envoy, 'ShouldRateLimit', { domain: 'gateway', descriptors: [{ entries: [{ key: 'user', value: 'alice' }] }] });
+      assert.equal(user.statuses[0].current_limit.requests_per_unit, 60);
+    } finally {
+      clients.close();
+      await server.stop();
+    }
+  });
+});
