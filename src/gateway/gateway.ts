@@ -1,0 +1,196 @@
+/**
+ * @module gateway/gateway
+ * The gateway as a Koa app: error handler, path normalisation, route match,
+ * auth stage, rate-limit stage, header edits, then forwarding in-process or to
+ * a remote upstream. What a request uses lives in one runtime object that
+ * `reconfigure` swaps whole; a request keeps the runtime it started with.
+ */
+import Koa, { type Context } from 'koa';
+import { basePath, errorHandler, HttpError, ORIGINAL_PATH, type ErrorHandlerOptions } from '../http';
+import { createAuthStage } from './auth-stage';
+import { checkDeclaredLength, DEFAULT_BODY_LIMIT, guardStreamedBody, payloadTooLarge } from './body-limit';
+import { ConfigError, type ConfigProblem } from './config/problems';
+import type { GatewayConfig } from './config/schema';
+import { dispatchInProcess } from './dispatch';
+import type { ModuleRegistry } from './module';
+import { normalisePath } from './path';
+import { forwardRemote } from './proxy';
+import { createRateLimitStage } from './ratelimit-stage';
+import { rewritePath } from './route-table';
+import { buildRuntime, disposeRuntime, retireRuntime, type HeaderEdits, type Runtime, type StageFactories } from './runtime';
+import { deepFreeze, type GatewaySnapshot, type RejectedConfig } from './snapshot';
+
+export interface GatewayOptions {
+  /** The configuration to serve; without one, routed paths answer 503 until {@link Gateway.reconfigure}. */
+  config?: GatewayConfig;
+  /** The built-in modules a record's `service` may name. Default: none. */
+  modules?: ModuleRegistry;
+  /** Largest request body, in bytes. Default 1 MiB. */
+  bodyLimit?: number;
+  /** Trust `X-Forwarded-*` from the client (the gateway sits behind another proxy). Default false. */
+  trustProxy?: boolean;
+  /** How long a replaced configuration may finish its requests before its pools are closed, in ms. Default 30 s. */
+  drainMs?: number;
+  /** Builders of the auth and rate-limit stages; by default the project's own. */
+  stages?: Partial<StageFactories>;
+  /** Options of the error handler in front of everything (`infoUrl`, `onUnexpected`, formatters). */
+  errors?: ErrorHandlerOptions;
+}
+
+/** A gateway: its Koa app and the handle to change what it serves. */
+export interface Gateway {
+  /** Serve it, or mount it in another Koa app. */
+  readonly app: Koa;
+  /**
+   * Serves `config` from now on. Throws a {@link ConfigError} and changes
+   * nothing when it cannot be served; requests under way finish with the
+   * configuration they started with.
+   */
+  reconfigure(config: GatewayConfig): void;
+  /** Records a configuration that was refused before it got here (it did not load), for diagnostics. */
+  reject(problems: readonly ConfigProblem[]): void;
+  /** What it serves now, read-only. */
+  snapshot(): GatewaySnapshot;
+  /** Closes the stages and upstream pools. The modules are the caller's. */
+  close(): Promise<void>;
+}
+
+const OWN_PREFIX = '/gateway/v0/check_';
+const ALIVE = '/gateway/v0/check_alive';
+const READY = '/gateway/v0/check_ready';
+
+function applyRequestEdits(ctx: Context, edits: HeaderEdits): void {
+  const headers = ctx.req.headers;
+  const remove = edits.removeRequestHeaders;
+  for (let i = 0; i < remove.length; i++) delete headers[remove[i]];
+  const add = edits.addRequestHeaders;
+  for (let i = 0; i < add.length; i++) headers[add[i][0]] = add[i][1];
+}
+
+function applyResponseEdits(ctx: Context, edits: HeaderEdits): void {
+  const add = edits.addResponseHeaders;
+  for (let i = 0; i < add.length; i++) ctx.set(add[i][0], add[i][1]);
+}
+
+/** The path under which a remote upstream is asked: its base, the rewritten path, the query. */
+function upstreamPath(base: string, path: string, query: string): string {
+  const full = base === '' ? path : base + path;
+  return query === '' ? full : `${full}?${query}`;
+}
+
+/** Builds a gateway. Throws a {@link ConfigError} when `config` cannot be served. */
+export function createGateway(options: GatewayOptions = {}): Gateway {
+  const modules: ModuleRegistry = options.modules ?? new Map();
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const drainMs = options.drainMs ?? 30_000;
+  const stages: StageFactories = {
+    auth: options.stages?.auth ?? createAuthStage,
+    rateLimit: options.stages?.rateLimit ?? createRateLimitStage,
+  };
+  let current: Runtime | null = options.config ? buildRuntime(options.config, modules, stages) : null;
+  let rejected: RejectedConfig | undefined;
+  let closed = false;
+  // Replaced runtimes still finishing requests, so that close() can close them too.
+  const retiring = new Set<Runtime>();
+
+  function answerOwnPath(ctx: Context, path: string): boolean {
+    if (path !== ALIVE && path !== READY) return false;
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
+      throw new HttpError(405, undefined, { headers: { Allow: 'GET, HEAD' } });
+    }
+    ctx.set('Cache-Control', 'no-store');
+    if (path === ALIVE) ctx.body = { status: 'alive' };
+    else if (current === null) throw new HttpError(503, 'no configuration is loaded');
+    else ctx.body = { status: 'ready', routes: current.table.routes.length, loaded_at: current.snapshot.loadedAt };
+    return true;
+  }
+
+  async function handle(ctx: Context): Promise<void> {
+    const seen = ctx.path;
+    const path = normalisePath(seen);
+    if (path.startsWith(OWN_PREFIX) && answerOwnPath(ctx, path)) return;
+    const rt = current;
+    if (rt === null) throw new HttpError(503, 'no configuration is loaded');
+    const route = rt.table.match(path, ctx.method, ctx.req.headers);
+    if (route === undefined) throw new HttpError(404);
+    const guard = checkDeclaredLength(ctx.req, bodyLimit) ? guardStreamedBody(ctx.req, bodyLimit) : null;
+
+    const mapping = route.mapping;
+    ctx.state.mapping = mapping;
+    ctx.state[ORIGINAL_PATH] = ctx.originalUrl === ctx.url ? path : basePath(ctx) + path;
+    if (path !== seen) ctx.path = path;
+    rt.active++;
+    try {
+      if (rt.auth !== null && !mapping.bypass_auth && !(await rt.auth.run(ctx, mapping))) return;
+      if (rt.rateLimit !== null && !(await rt.rateLimit.run(ctx, mapping))) return;
+      const target = route.target;
+      applyRequestEdits(ctx, target);
+      const forwardPath = rewritePath(route, path);
+      if (target.kind === 'in-process') {
+        await dispatchInProcess(ctx, target.handler, forwardPath);
+        if (guard?.tripped) throw payloadTooLarge(bodyLimit);
+        applyResponseEdits(ctx, target);
+      } else {
+        await forwardRemote(ctx, target.upstream, {
+          path: upstreamPath(target.upstream.address.basePath, forwardPath, ctx.querystring),
+          timeoutMs: target.timeoutMs,
+          addResponseHeaders: target.addResponseHeaders,
+          guard,
+        });
+      }
+    } finally {
+      if (--rt.active === 0 && rt.retired) {
+        retiring.delete(rt);
+        void disposeRuntime(rt);
+      }
+      if (path !== seen) ctx.path = seen;
+    }
+  }
+
+  const app = new Koa({ proxy: options.trustProxy ?? false });
+  app.silent = true;
+  app.use(errorHandler(options.errors));
+  app.use(handle);
+
+  return {
+    app,
+    reconfigure(config) {
+      if (closed) throw new Error('the gateway is closed');
+      let next: Runtime;
+      try {
+        next = buildRuntime(config, modules, stages);
+      } catch (err) {
+        if (err instanceof ConfigError) rejected = deepFreeze({ at: new Date().toISOString(), problems: [...err.problems] });
+        throw err;
+      }
+      const previous = current;
+      current = next;
+      rejected = undefined;
+      if (previous) {
+        retireRuntime(previous, drainMs);
+        if (previous.active > 0) retiring.add(previous);
+      }
+    },
+    reject(problems) {
+      rejected = deepFreeze({ at: new Date().toISOString(), problems: [...problems] });
+    },
+    snapshot() {
+      const served = current?.snapshot;
+      return {
+        ready: current !== null,
+        ...served,
+        routes: served?.routes ?? [],
+        sources: served?.sources ?? [],
+        ...(rejected ? { rejected } : {}),
+      };
+    },
+    async close() {
+      closed = true;
+      const runtimes = [...retiring];
+      if (current) runtimes.push(current);
+      current = null;
+      retiring.clear();
+      await Promise.all(runtimes.map((rt) => disposeRuntime(rt)));
+    },
+  };
+}

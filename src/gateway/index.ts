@@ -1,0 +1,19 @@
+/**
+ * @module gateway
+ * The gateway: configuration records and their loading, path normalisation,
+ * the route table, and the Koa app that routes to in-process modules and
+ * remote upstreams behind the auth and rate-limit stages.
+ */
+export { createGateway, type Gateway, type GatewayOptions } from './gateway';
+export { loadConfig, parseConfigFiles, isGatewayConfigFile, type LoadOptions, type ConfigFile } from './config/load';
+export { assembleConfig, configFromRecords, RECORD_KINDS, type ConfigResult, type RawRecord } from './config/validate';
+export { ConfigError, configProblem, type ConfigProblem, type ProblemLocation } from './config/problems';
+export * from './config/schema';
+export { normalisePath, isNormalPath } from './path';
+export { RouteTable, rewritePath, type Route, type RouteSpec } from './route-table';
+export { parseUpstreamAddress, type UpstreamAddress } from './upstream';
+export { DEFAULT_BODY_LIMIT } from './body-limit';
+export type { RouteSnapshot, RuntimeSnapshot, GatewaySnapshot, RejectedConfig } from './snapshot';
+export type { StageFactories } from './runtime';
+export type { GatehouseModule, ModuleRegistry } from './module';
+export type { Stage, StageFactory } from './stage';

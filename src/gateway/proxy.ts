@@ -1,0 +1,166 @@
+/**
+ * @module gateway/proxy
+ * Forwarding to a remote upstream with undici: one keep-alive pool per
+ * upstream origin, bodies streamed both ways, hop-by-hop headers removed both
+ * ways, `X-Forwarded-For/-Proto/-Host` set, and failures answered with the
+ * error body: 504 past `timeout_ms`, 503 when the upstream cannot be reached,
+ * 502 for anything else it does wrong.
+ */
+import type { Context } from 'koa';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Pool, type Dispatcher } from 'undici';
+import { HttpError } from '../http';
+import { payloadTooLarge, type StreamedBodyGuard } from './body-limit';
+import type { UpstreamAddress } from './upstream';
+
+/** A remote upstream and its connection pool. */
+export interface Upstream {
+  readonly address: UpstreamAddress;
+  readonly pool: Pool;
+}
+
+export interface UpstreamOptions {
+  /** How long to wait for a connection, in ms. */
+  connectTimeout: number;
+  /** Connections kept open to it at most. Default 128. */
+  connections?: number;
+}
+
+/** Opens (lazily: undici connects on first use) a pool to an upstream. */
+export function createUpstream(address: UpstreamAddress, options: UpstreamOptions): Upstream {
+  const pool = new Pool(address.origin, {
+    connections: options.connections ?? 128,
+    connectTimeout: options.connectTimeout,
+    keepAliveTimeout: 4_000,
+  });
+  return { address, pool };
+}
+
+/** Headers that describe one connection, not the message (RFC 9110 §7.6.1), plus what undici sets itself. */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
+
+function isHopByHop(name: string): boolean {
+  return HOP_BY_HOP.has(name) || name.startsWith('proxy-');
+}
+
+/** The header names a `Connection` header lists, besides `close` and `keep-alive`. */
+function connectionNamed(value: string | string[] | undefined): string[] | null {
+  if (value === undefined) return null;
+  const text = (Array.isArray(value) ? value.join(',') : value).toLowerCase();
+  if (text === 'keep-alive' || text === 'close') return null;
+  return text.split(',').map((t) => t.trim());
+}
+
+function clientAddress(ctx: Context): string {
+  const ip = ctx.req.socket.remoteAddress ?? '';
+  return ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
+}
+
+function upstreamRequestHeaders(ctx: Context, upstream: Upstream): Record<string, string | string[]> {
+  const incoming = ctx.req.headers;
+  const named = connectionNamed(incoming.connection);
+  const out: Record<string, string | string[]> = {};
+  for (const name in incoming) {
+    if (isHopByHop(name) || name === 'host' || name === 'expect') continue;
+    if (named !== null && named.includes(name)) continue;
+    const value = incoming[name];
+    if (value !== undefined) out[name] = value;
+  }
+  const prior = incoming['x-forwarded-for'];
+  const client = clientAddress(ctx);
+  out['x-forwarded-for'] = prior ? `${Array.isArray(prior) ? prior.join(', ') : prior}, ${client}` : client;
+  out['x-forwarded-proto'] = ctx.protocol;
+  const host = ctx.host;
+  if (host) out['x-forwarded-host'] = host;
+  else delete out['x-forwarded-host'];
+  out.host = upstream.address.host;
+  return out;
+}
+
+function copyResponseHeaders(ctx: Context, headers: IncomingHttpHeaders): void {
+  const named = connectionNamed(headers.connection);
+  for (const name in headers) {
+    if (isHopByHop(name)) continue;
+    if (named !== null && named.includes(name)) continue;
+    const value = headers[name];
+    if (value !== undefined) ctx.set(name, value);
+  }
+}
+
+/** The answer for an upstream that failed before sending its response headers. */
+function upstreamFailure(err: unknown, timeoutMs: number): HttpError {
+  const code = (err as { code?: string } | null)?.code;
+  switch (code) {
+    case 'UND_ERR_HEADERS_TIMEOUT':
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return new HttpError(504, `the upstream service did not answer within ${timeoutMs} ms`, { cause: err });
+    case 'ECONNREFUSED':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return new HttpError(503, 'the upstream service is unavailable', { cause: err });
+    default:
+      return new HttpError(502, 'the upstream service failed to answer', { cause: err });
+  }
+}
+
+/** How one request is forwarded: its path (base, rewrite and query applied) and limits. */
+export interface ForwardOptions {
+  readonly path: string;
+  readonly timeoutMs: number;
+  readonly addResponseHeaders: readonly (readonly [string, string])[];
+  /** The counter of a body of unknown length, when there is one. */
+  readonly guard: StreamedBodyGuard | null;
+}
+
+/**
+ * Sends the request to `upstream` and streams its answer back through `ctx`.
+ * Throws an {@link HttpError} (413, 502, 503, 504) when there is no answer to
+ * stream.
+ */
+export async function forwardRemote(ctx: Context, upstream: Upstream, options: ForwardOptions): Promise<void> {
+  const req = ctx.req;
+  const hasBody = options.guard !== null || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+  const abort = new AbortController();
+  const onClose = (): void => {
+    if (!ctx.res.writableFinished) abort.abort();
+  };
+  ctx.res.once('close', onClose);
+
+  let response: Dispatcher.ResponseData;
+  try {
+    response = await upstream.pool.request({
+      method: ctx.method as Dispatcher.HttpMethod,
+      path: options.path,
+      headers: upstreamRequestHeaders(ctx, upstream),
+      body: hasBody ? req : null,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+      signal: abort.signal,
+    });
+  } catch (err) {
+    ctx.res.off('close', onClose);
+    if (options.guard?.tripped) throw payloadTooLarge(options.guard.limit);
+    throw upstreamFailure(err, options.timeoutMs);
+  }
+
+  const { statusCode, headers, body } = response;
+  ctx.status = statusCode;
+  copyResponseHeaders(ctx, headers);
+  for (const [name, value] of options.addResponseHeaders) ctx.set(name, value);
+  const typed = headers['content-type'] !== undefined;
+  ctx.body = body;
+  // koa names a stream `application/octet-stream` when nothing else did; the upstream's word stands.
+  if (!typed) ctx.remove('Content-Type');
+}

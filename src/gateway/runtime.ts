@@ -1,0 +1,211 @@
+/**
+ * @module gateway/runtime
+ * Everything a request uses, built from one configuration: the route table
+ * with each route's target (an in-process module or a remote upstream), the
+ * auth and rate-limit stages, the upstream pools, and a read-only picture of
+ * it all for diagnostics. A configuration that cannot be built is refused
+ * whole, with every problem listed.
+ */
+import type { ModuleRegistry, GatehouseModule } from './module';
+import type { Stage, StageFactory } from './stage';
+import type { AuthServiceRecord, GatewayConfig, MappingRecord, RateLimitServiceRecord } from './config/schema';
+import { ConfigError, configProblem, type ConfigProblem } from './config/problems';
+import { moduleHandler, type ModuleHandler } from './dispatch';
+import { normalisePath } from './path';
+import { createUpstream, type Upstream } from './proxy';
+import { RouteTable, type RouteSpec } from './route-table';
+import { parseUpstreamAddress, type UpstreamAddress } from './upstream';
+import { describeRoutes, type RuntimeSnapshot } from './snapshot';
+
+/** Header edits of a route, as lists. */
+export interface HeaderEdits {
+  readonly addRequestHeaders: readonly (readonly [string, string])[];
+  readonly removeRequestHeaders: readonly string[];
+  readonly addResponseHeaders: readonly (readonly [string, string])[];
+}
+
+export interface InProcessTarget extends HeaderEdits {
+  readonly kind: 'in-process';
+  readonly module: string;
+  readonly handler: ModuleHandler;
+}
+
+export interface RemoteTarget extends HeaderEdits {
+  readonly kind: 'remote';
+  readonly upstream: Upstream;
+  readonly timeoutMs: number;
+}
+
+export type RouteTarget = InProcessTarget | RemoteTarget;
+
+/** The factories of the two stages; by default those of `./auth-stage` and `./ratelimit-stage`. */
+export interface StageFactories {
+  auth: StageFactory<AuthServiceRecord>;
+  rateLimit: StageFactory<RateLimitServiceRecord>;
+}
+
+/** One configuration, ready to serve. */
+export interface Runtime {
+  readonly config: GatewayConfig;
+  readonly table: RouteTable<RouteTarget>;
+  readonly auth: Stage | null;
+  readonly rateLimit: Stage | null;
+  readonly upstreams: ReadonlyMap<string, Upstream>;
+  readonly snapshot: RuntimeSnapshot;
+  /** Requests being handled with it. */
+  active: number;
+  /** Replaced by a newer runtime: closed once idle. */
+  retired: boolean;
+  graceTimer?: NodeJS.Timeout;
+  closing?: Promise<void>;
+}
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+function headerPairs(
+  map: Record<string, string>,
+  field: string,
+  problem: (path: string, message: string) => void,
+): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (const [name, value] of Object.entries(map)) {
+    if (!HEADER_NAME.test(name)) problem(`${field}.${name}`, 'must be an HTTP header name');
+    else pairs.push([name.toLowerCase(), value]);
+  }
+  return pairs;
+}
+
+function moduleList(modules: ModuleRegistry): string {
+  const names = [...modules.keys()].sort();
+  return names.length > 0 ? names.join(', ') : 'none registered';
+}
+
+/**
+ * Builds the runtime of a configuration. Throws a {@link ConfigError} listing
+ * every problem (a prefix that is no path, a service that is neither a
+ * registered module nor an address, a stage that cannot be built); nothing is
+ * left open when it throws.
+ */
+export function buildRuntime(config: GatewayConfig, modules: ModuleRegistry, stages: StageFactories): Runtime {
+  const problems: ConfigProblem[] = [];
+  const sourceOf = (record: object) => config.recordSources?.get(record as MappingRecord);
+  type Pending = { mapping: MappingRecord; prefix: string; edits: HeaderEdits } & (
+    | { module: GatehouseModule & { app: NonNullable<GatehouseModule['app']> } }
+    | { address: UpstreamAddress }
+  );
+  const pending: Pending[] = [];
+
+  for (const mapping of config.mappings) {
+    const at = { source: sourceOf(mapping), kind: 'Mapping', record: mapping.name };
+    const problem = (path: string, message: string) => problems.push(configProblem({ ...at, path }, message));
+    let prefix = mapping.prefix;
+    try {
+      prefix = normalisePath(mapping.prefix);
+    } catch (err) {
+      problem('prefix', `'${mapping.prefix}' is not a usable path: ${(err as { detail?: string }).detail ?? String(err)}`);
+    }
+    const edits: HeaderEdits = {
+      addRequestHeaders: headerPairs(mapping.add_request_headers, 'add_request_headers', problem),
+      removeRequestHeaders: mapping.remove_request_headers,
+      addResponseHeaders: headerPairs(mapping.add_response_headers, 'add_response_headers', problem),
+    };
+    const module = modules.get(mapping.service);
+    if (module) {
+      if (module.app) pending.push({ mapping, prefix, edits, module: module as GatehouseModule & { app: NonNullable<GatehouseModule['app']> } });
+      else problem('service', `module '${mapping.service}' has no HTTP app to route to`);
+      continue;
+    }
+    const address = parseUpstreamAddress(mapping.service);
+    if (address) pending.push({ mapping, prefix, edits, address });
+    else {
+      problem(
+        'service',
+        `service '${mapping.service}' is neither a registered module (${moduleList(modules)}) nor an address (host:port, http://host:port[/base] or https://...)`,
+      );
+    }
+  }
+
+  let auth: Stage | null = null;
+  let rateLimit: Stage | null = null;
+  const buildStage = <R extends AuthServiceRecord | RateLimitServiceRecord>(record: R, factory: StageFactory<R>): Stage | null => {
+    try {
+      return factory(record, modules);
+    } catch (err) {
+      problems.push(configProblem({ source: sourceOf(record), kind: record.kind, record: record.name }, (err as Error).message ?? String(err)));
+      return null;
+    }
+  };
+  if (config.authService) auth = buildStage(config.authService, stages.auth);
+  if (config.rateLimitService) rateLimit = buildStage(config.rateLimitService, stages.rateLimit);
+
+  if (problems.length > 0) {
+    for (const stage of [auth, rateLimit]) void stage?.close?.().catch(() => undefined);
+    throw new ConfigError(problems);
+  }
+
+  // Pools are opened only for a configuration that is going to be served.
+  const timeouts = new Map<string, number>();
+  for (const p of pending) {
+    if ('address' in p) timeouts.set(p.address.origin, Math.max(timeouts.get(p.address.origin) ?? 0, p.mapping.timeout_ms));
+  }
+  const upstreams = new Map<string, Upstream>();
+  const handlers = new Map<GatehouseModule, ModuleHandler>();
+  const specs: RouteSpec<RouteTarget>[] = pending.map((p) => {
+    let target: RouteTarget;
+    if ('module' in p) {
+      let handler = handlers.get(p.module);
+      if (!handler) handlers.set(p.module, (handler = moduleHandler(p.module)));
+      target = { kind: 'in-process', module: p.module.name, handler, ...p.edits };
+    } else {
+      const origin = p.address.origin;
+      let upstream = upstreams.get(origin);
+      if (!upstream) upstreams.set(origin, (upstream = createUpstream(p.address, { connectTimeout: timeouts.get(origin)! })));
+      // Paths under a base path are forwarded under it; the pool is shared by origin.
+      target = { kind: 'remote', upstream: { address: p.address, pool: upstream.pool }, timeoutMs: p.mapping.timeout_ms, ...p.edits };
+    }
+    return { mapping: p.mapping, prefix: p.prefix, target };
+  });
+  const table = new RouteTable(specs);
+  return {
+    config,
+    table,
+    auth,
+    rateLimit,
+    upstreams,
+    snapshot: describeRoutes(config, table),
+    active: 0,
+    retired: false,
+  };
+}
+
+/**
+ * Closes a runtime's stages and pools. Graceful by default (pools finish what
+ * they carry); `force` destroys the pools' connections. Runs once.
+ */
+export function disposeRuntime(runtime: Runtime, force = false): Promise<void> {
+  if (runtime.graceTimer) clearTimeout(runtime.graceTimer);
+  const pools = [...runtime.upstreams.values()].map((u) => u.pool);
+  if (!runtime.closing) {
+    runtime.closing = Promise.allSettled([
+      ...[runtime.auth, runtime.rateLimit].map((stage) => stage?.close?.()),
+      ...pools.map((pool) => (force ? pool.destroy() : pool.close())),
+    ]).then(() => undefined);
+  } else if (force) {
+    return Promise.allSettled(pools.map((pool) => pool.destroy())).then(() => undefined);
+  }
+  return runtime.closing;
+}
+
+/**
+ * Marks a runtime replaced: it is closed as soon as no request uses it, or
+ * after `graceMs` at the latest.
+ */
+export function retireRuntime(runtime: Runtime, graceMs: number): void {
+  runtime.retired = true;
+  if (runtime.active === 0) {
+    void disposeRuntime(runtime);
+    return;
+  }
+  runtime.graceTimer = setTimeout(() => void disposeRuntime(runtime, true), graceMs);
+  runtime.graceTimer.unref();
+}

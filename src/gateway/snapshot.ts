@@ -1,0 +1,90 @@
+/**
+ * @module gateway/snapshot
+ * A read-only picture of what the gateway serves, for the diagnostic page and
+ * for tests: routes in match order, the auth and rate-limit records, the files
+ * the configuration came from, and the last configuration that was refused.
+ */
+import type { ConfigProblem } from './config/problems';
+import type { AuthServiceRecord, GatewayConfig, LabelGroup, RateLimitServiceRecord, RecordSource } from './config/schema';
+import type { RouteTable } from './route-table';
+
+/** One route, as the diagnostic page shows it. */
+export interface RouteSnapshot {
+  readonly name: string;
+  /** The normalised prefix it matches. */
+  readonly prefix: string;
+  readonly rewrite: string;
+  readonly service: string;
+  readonly target: 'in-process' | 'remote';
+  readonly precedence: number;
+  readonly method?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly bypass_auth: boolean;
+  readonly timeout_ms: number;
+  readonly labels?: Readonly<Record<string, readonly LabelGroup[]>>;
+  readonly source?: RecordSource;
+}
+
+/** What one configuration serves. */
+export interface RuntimeSnapshot {
+  /** When the configuration was put in service (ISO 8601). */
+  readonly loadedAt: string;
+  /** In match order. */
+  readonly routes: readonly RouteSnapshot[];
+  readonly authService?: Readonly<AuthServiceRecord>;
+  readonly rateLimitService?: Readonly<RateLimitServiceRecord>;
+  readonly sources: readonly string[];
+}
+
+/** A configuration that was refused; the one before it kept serving. */
+export interface RejectedConfig {
+  readonly at: string;
+  readonly problems: readonly ConfigProblem[];
+}
+
+/** The gateway as a whole. */
+export interface GatewaySnapshot extends Partial<RuntimeSnapshot> {
+  /** Whether a configuration is loaded. */
+  readonly ready: boolean;
+  readonly routes: readonly RouteSnapshot[];
+  readonly sources: readonly string[];
+  readonly rejected?: RejectedConfig;
+}
+
+/** Freezes a value and everything in it. */
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+  }
+  return value;
+}
+
+/** Describes a configuration and its route table. */
+export function describeRoutes(config: GatewayConfig, table: RouteTable<{ kind: 'in-process' | 'remote' }>): RuntimeSnapshot {
+  const routes = table.routes.map((route): RouteSnapshot => {
+    const m = route.mapping;
+    const source = config.recordSources?.get(m);
+    return {
+      name: m.name,
+      prefix: route.prefix,
+      rewrite: m.rewrite,
+      service: m.service,
+      target: route.target.kind,
+      precedence: m.precedence,
+      ...(m.method ? { method: m.method } : {}),
+      ...(m.headers ? { headers: structuredClone(m.headers) } : {}),
+      bypass_auth: m.bypass_auth,
+      timeout_ms: m.timeout_ms,
+      ...(m.labels ? { labels: structuredClone(m.labels) } : {}),
+      ...(source ? { source: { ...source } } : {}),
+    };
+  });
+  return deepFreeze({
+    loadedAt: new Date().toISOString(),
+    routes,
+    ...(config.authService ? { authService: structuredClone(config.authService) } : {}),
+    ...(config.rateLimitService ? { rateLimitService: structuredClone(config.rateLimitService) } : {}),
+    sources: [...config.sources],
+  });
+}

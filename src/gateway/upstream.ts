@@ -1,0 +1,49 @@
+/**
+ * @module gateway/upstream
+ * What a record's `service` names: a built-in module, or the network address
+ * of a remote upstream (`host:port`, `http://host:port[/base]`,
+ * `https://host[:port][/base]`).
+ */
+
+/** A remote upstream's address, parsed once. */
+export interface UpstreamAddress {
+  /** `http://host:port`: the key of its connection pool. */
+  readonly origin: string;
+  /** The `Host` header the upstream is sent: host and port as written. */
+  readonly host: string;
+  /** A path every forwarded path is put under, without trailing slash; `''` for none. */
+  readonly basePath: string;
+  readonly secure: boolean;
+}
+
+const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):([0-9]{1,5})$/;
+const URL_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
+
+function validPort(port: string): boolean {
+  const n = Number(port);
+  return n >= 1 && n <= 65535;
+}
+
+/**
+ * Parses an upstream address. Returns `undefined` for anything else (a bare
+ * name, another scheme, a URL with credentials, query or fragment).
+ */
+export function parseUpstreamAddress(service: string): UpstreamAddress | undefined {
+  const hostPort = HOST_PORT.exec(service);
+  if (hostPort) {
+    if (!validPort(hostPort[2])) return undefined;
+    return { origin: `http://${service}`, host: service, basePath: '', secure: false };
+  }
+  if (!URL_SCHEME.test(service)) return undefined;
+  let url: URL;
+  try {
+    url = new URL(service);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
+  if (url.username || url.password || url.search || url.hash || !url.hostname) return undefined;
+  if (/[?#]/.test(service)) return undefined;
+  const basePath = url.pathname.endsWith('/') ? url.pathname.slice(0, -1) : url.pathname;
+  return { origin: url.origin, host: url.host, basePath, secure: url.protocol === 'https:' };
+}
