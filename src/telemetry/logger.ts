@@ -56,3 +56,14 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     options.destination as DestinationStream | undefined,
   );
 }
+
+/**
+ * For `errorHandler({onUnexpected})`: logs an unexpected error (a 500 that
+ * was not an HttpError) with its stack and the request id, never the request's
+ * headers.
+ */
+export function logUnexpectedError(logger: Logger): (err: unknown, ctx: { method: string; path: string; state: Record<string, unknown> }) => void {
+  return (err, ctx) => {
+    logger.error({ err, req_id: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'unexpected error');
+  };
+}

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
-import { createLogger } from '../../src/telemetry';
+import Koa from 'koa';
+import request from 'supertest';
+import { errorHandler } from '../../src/http';
+import { accessLog, createLogger, logUnexpectedError } from '../../src/telemetry';
 import { captureLog } from './log-capture';
 
 describe('telemetry/logger', () => {
@@ -63,5 +66,27 @@ describe('telemetry/logger', () => {
 
   it('refuses an unknown level so that a typo is seen at start', () => {
     assert.throws(() => createLogger({ level: 'verbose' }), /unknown log level 'verbose'/);
+  });
+});
+
+describe('telemetry/logger logUnexpectedError', () => {
+  it('logs the error with its stack and the request id, as the error handler reports it', async () => {
+    const out = captureLog();
+    const logger = createLogger({ destination: out, level: 'info' });
+    const app = new Koa();
+    app.use(accessLog({ logger }));
+    app.use(errorHandler({ onUnexpected: logUnexpectedError(logger) }));
+    app.use(() => {
+      throw new Error('database on fire');
+    });
+    const res = await request(app.callback()).get('/v1/x').set('Authorization', 'Basic c2VjcmV0').expect(500);
+    assert.equal(res.body.detail, undefined);
+    const error = out.lines.find((l) => l.msg === 'unexpected error');
+    assert.ok(error, 'an error line is written');
+    assert.equal(error.level, 50);
+    assert.equal(error.req_id, res.headers['x-request-id']);
+    assert.equal(error.path, '/v1/x');
+    assert.match(String((error.err as { stack: string }).stack), /database on fire/);
+    assert.ok(!out.raw.join('\n').includes('c2VjcmV0'));
   });
 });
