@@ -1,10 +1,246 @@
 /**
  * @module gateway/ratelimit-stage
- * The gateway's side of a RateLimitService record.
+ * The gateway's side of a RateLimitService record: turns a Mapping's labels
+ * into descriptors, asks the rate-limit service (a function call for the
+ * built-in module, gRPC for an address), answers 429 over the limit, and
+ * applies the failure mode when the service does not answer in time.
  */
-import type { RateLimitServiceRecord } from './config/schema';
-import type { StageFactory } from './stage';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Context } from 'koa';
+import pino from 'pino';
+import { httpError } from '../http';
+import {
+  createRateLimitClient,
+  UNIT_SECONDS,
+  type DescriptorEntry,
+  type DescriptorStatus,
+  type RateLimiter,
+  type RateLimitDescriptor,
+  type RateLimitResponse,
+} from '../ratelimit';
+import type { MappingRecord, RateLimitServiceRecord } from './config/schema';
+import type { ModuleRegistry } from './module';
+import type { Stage } from './stage';
 
-export const createRateLimitStage: StageFactory<RateLimitServiceRecord> = (record) => {
-  throw new Error(`RateLimitService ${record.name}: rate limiting is not available in this build`);
-};
+/** One label of a group: a header read per request, or a literal `generic_key`. */
+interface LabelSource {
+  key: string;
+  /** Lower-case header name; absent for a literal. */
+  header?: string;
+  literal?: string;
+  /** A missing header drops only this entry (true) or the whole group (false). */
+  omit: boolean;
+}
+
+/** The label groups of one Mapping for the stage's domain, parsed once. */
+export type LabelPlan = readonly (readonly LabelSource[])[];
+
+/** Precomputes the label groups of `mapping` under `domain`; null when it has none. */
+export function labelPlan(mapping: Pick<MappingRecord, 'labels'>, domain: string): LabelPlan | null {
+  const groups = mapping.labels?.[domain];
+  if (!groups?.length) return null;
+  return groups.map((group) =>
+    group.request_label_group.map((label): LabelSource => {
+      if (typeof label === 'string') return { key: 'generic_key', literal: label, omit: false };
+      const [key, def] = Object.entries(label)[0];
+      return { key, header: def.header.toLowerCase(), omit: def.omit_if_not_present };
+    }),
+  );
+}
+
+function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  if (v === undefined || v === '') return undefined;
+  return typeof v === 'string' ? v : v.join(', ');
+}
+
+/**
+ * The descriptors a request yields: one per group whose headers are there
+ * (a group loses an `omit_if_not_present` entry whose header is missing, and
+ * is dropped whole for any other missing header, or when nothing is left).
+ */
+export function buildDescriptors(plan: LabelPlan, headers: IncomingHttpHeaders): RateLimitDescriptor[] {
+  const descriptors: RateLimitDescriptor[] = [];
+  groups: for (const group of plan) {
+    const entries: DescriptorEntry[] = [];
+    for (const label of group) {
+      const value = label.literal ?? headerValue(headers, label.header!);
+      if (value === undefined) {
+        if (label.omit) continue;
+        continue groups;
+      }
+      entries.push({ key: label.key, value });
+    }
+    if (entries.length > 0) descriptors.push({ entries });
+  }
+  return descriptors;
+}
+
+/** A structured-field string: quoted, printable ASCII only. */
+function sfString(value: string): string {
+  return `"${value.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '\\$&')}"`;
+}
+
+/** The status that binds hardest: over the limit with the longest wait, else the least remaining. */
+export function mostRestrictive(statuses: readonly DescriptorStatus[]): DescriptorStatus | undefined {
+  let best: DescriptorStatus | undefined;
+  for (const s of statuses) {
+    if (!s.currentLimit) continue;
+    if (!best) {
+      best = s;
+      continue;
+    }
+    const over = s.code === 'OVER_LIMIT';
+    const bestOver = best.code === 'OVER_LIMIT';
+    if (over !== bestOver) {
+      if (over) best = s;
+      continue;
+    }
+    const reset = s.durationUntilResetMs ?? 0;
+    const bestReset = best.durationUntilResetMs ?? 0;
+    if (over ? reset > bestReset : s.limitRemaining < best.limitRemaining || (s.limitRemaining === best.limitRemaining && reset > bestReset)) {
+      best = s;
+    }
+  }
+  return best;
+}
+
+/**
+ * `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers,
+ * structured fields) for the most restrictive status, and `Retry-After`
+ * when it is over the limit. Empty when no status carries a limit.
+ */
+export function rateLimitHeaders(response: RateLimitResponse): Record<string, string> {
+  const status = mostRestrictive(response.statuses);
+  const headers: Record<string, string> = {};
+  if (response.responseHeadersToAdd) for (const h of response.responseHeadersToAdd) headers[h.key] = h.value;
+  if (!status?.currentLimit) return headers;
+  const limit = status.currentLimit;
+  const window = UNIT_SECONDS[limit.unit];
+  const reset = status.durationUntilResetMs === undefined ? window : Math.max(1, Math.ceil(status.durationUntilResetMs / 1000));
+  const name = sfString(limit.name ?? 'default');
+  headers['RateLimit-Policy'] = `${name};q=${limit.requestsPerUnit};w=${window}`;
+  headers.RateLimit = `${name};r=${status.limitRemaining};t=${reset}`;
+  if (status.code === 'OVER_LIMIT') headers['Retry-After'] = String(reset);
+  return headers;
+}
+
+/** The logging the stage does: pino's shape. */
+export interface RateLimitStageLogger {
+  warn(obj: object, msg: string): void;
+}
+
+export interface RateLimitStageOptions {
+  logger?: RateLimitStageLogger;
+  /** Clock in ms, for the failure log's pacing. */
+  now?: () => number;
+}
+
+/** Counters, for diag and metrics. */
+export interface RateLimitStageStats {
+  /** Requests the service was asked about. */
+  checked: number;
+  overLimit: number;
+  /** Calls that failed or timed out. */
+  failures: number;
+}
+
+export interface RateLimitStage extends Stage {
+  /** `in-process` for a built-in module, else the address called. */
+  readonly target: string;
+  stats(): RateLimitStageStats;
+}
+
+/** A failure is logged at most this often: once per burst of failures. */
+const FAILURE_LOG_INTERVAL_MS = 10_000;
+
+/** Settles like `promise`, or rejects after `ms`: an in-process service may be waiting on Redis. */
+function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    promise.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        reject(e);
+      },
+    );
+  });
+}
+
+/** State key under which the stage leaves the headers it set, for the gateway to keep. */
+export const RATE_LIMIT_HEADERS_STATE = 'gatehouseRateLimitHeaders';
+
+/** Builds the rate-limit stage of a RateLimitService record. */
+export function createRateLimitStage(
+  record: RateLimitServiceRecord,
+  modules: ModuleRegistry,
+  options: RateLimitStageOptions = {},
+): RateLimitStage {
+  const logger = options.logger ?? pino({ name: 'gateway' });
+  const now = options.now ?? Date.now;
+  const module = modules.get(record.service);
+  const local: RateLimiter | undefined = typeof module?.shouldRateLimit === 'function' ? (module as RateLimiter) : undefined;
+  const remote = local ? undefined : createRateLimitClient(record.service, { timeoutMs: record.timeout_ms });
+  const ask = local
+    ? (req: Parameters<RateLimiter['shouldRateLimit']>[0]) => withDeadline(local.shouldRateLimit(req), record.timeout_ms)
+    : (req: Parameters<RateLimiter['shouldRateLimit']>[0]) => remote!.shouldRateLimit(req);
+  const plans = new WeakMap<MappingRecord, LabelPlan | null>();
+  const stats: RateLimitStageStats = { checked: 0, overLimit: 0, failures: 0 };
+  let lastLog = -Infinity;
+  let unlogged = 0;
+
+  function planOf(mapping: MappingRecord): LabelPlan | null {
+    let plan = plans.get(mapping);
+    if (plan === undefined) plans.set(mapping, (plan = labelPlan(mapping, record.domain)));
+    return plan;
+  }
+
+  function failed(err: unknown): boolean {
+    stats.failures++;
+    unlogged++;
+    const t = now();
+    if (t - lastLog >= FAILURE_LOG_INTERVAL_MS) {
+      logger.warn(
+        { service: record.service, err: (err as Error)?.message, failures: unlogged, failureModeDeny: record.failure_mode_deny },
+        record.failure_mode_deny ? 'rate-limit service unavailable; refusing requests' : 'rate-limit service unavailable; letting requests through',
+      );
+      lastLog = t;
+      unlogged = 0;
+    }
+    if (record.failure_mode_deny) throw httpError('INTERNAL_SERVER_ERROR', 'the rate-limit service did not answer');
+    return true;
+  }
+
+  return {
+    target: local ? 'in-process' : record.service,
+    async run(ctx: Context, mapping: MappingRecord): Promise<boolean> {
+      const plan = planOf(mapping);
+      if (!plan) return true;
+      const descriptors = buildDescriptors(plan, ctx.req.headers);
+      if (descriptors.length === 0) return true;
+      stats.checked++;
+      let response: RateLimitResponse;
+      try {
+        response = await ask({ domain: record.domain, descriptors });
+      } catch (err) {
+        return failed(err);
+      }
+      const headers = rateLimitHeaders(response);
+      if (response.overallCode === 'OVER_LIMIT') {
+        stats.overLimit++;
+        throw httpError('TOO_MANY_REQUESTS', undefined, { headers });
+      }
+      ctx.set(headers);
+      ctx.state[RATE_LIMIT_HEADERS_STATE] = headers;
+      return true;
+    },
+    async close() {
+      remote?.close();
+    },
+    stats: () => ({ ...stats }),
+  };
+}

@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict';
+import request from 'supertest';
+import { createRateLimitStage } from '../../src/gateway/ratelimit-stage';
+import { createRateLimitService, createRedisStore, type RateLimitService, type RedisStore } from '../../src/ratelimit';
+import { startRedis, type RedisProcess } from '../ratelimit/support/redis-server';
+import { memoryLogger } from '../ratelimit/support/silent';
+import { mappingRecord, rateLimitRecord, stageApp } from '../ratelimit/support/stage';
+
+const LIMITS = [{ domain: 'gateway', descriptors: [{ key: 'user', rate_limit: { unit: 'day', requests_per_unit: 2 } }] }];
+
+describe('rate-limit stage over a Redis-backed service', function () {
+  this.timeout(20_000);
+  let redis: RedisProcess;
+  let stores: RedisStore[];
+  let services: RateLimitService[];
+
+  before(async () => {
+    redis = await startRedis();
+    stores = [createRedisStore({ url: redis.url, timeoutMs: 50 }), createRedisStore({ url: redis.url, timeoutMs: 50 })];
+    await Promise.all(stores.map((s) => s.ready()));
+    services = stores.map((store) => createRateLimitService({ limits: LIMITS, store, logger: memoryLogger() }));
+  });
+  after(async () => {
+    await Promise.all(services.map((s) => s.close()));
+    await redis.stop();
+  });
+
+  it('shares one user limit between two gateways', async () => {
+    const apps = services.map((service) => stageApp(createRateLimitStage(rateLimitRecord(), new Map([['ratelimit', service]]), { logger: memoryLogger() }), mappingRecord()).app);
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await request(apps[i % 2].callback()).get('/').set('X-Demo-User', 'shared')).status);
+    assert.deepEqual(statuses, [200, 200, 429, 429]);
+  });
+
+  it('answers within timeout_ms by the failure mode once Redis is killed', async () => {
+    await redis.kill();
+    for (const deny of [false, true]) {
+      const logger = memoryLogger();
+      const stage = createRateLimitStage(rateLimitRecord({ timeout_ms: 100, failure_mode_deny: deny }), new Map([['ratelimit', services[0]]]), { logger });
+      const { app, seen } = stageApp(stage, mappingRecord());
+      for (let i = 0; i < 3; i++) {
+        const started = Date.now();
+        const res = await request(app.callback()).get('/').set('X-Demo-User', 'after-crash');
+        assert.equal(res.status, deny ? 500 : 200);
+        assert.ok(Date.now() - started < 1000, 'the request waited for Redis');
+      }
+      assert.equal(seen.backendCalls, deny ? 0 : 3);
+      assert.equal(stage.stats().failures, 3);
+      assert.equal(logger.lines.length, 1);
+    }
+  });
+});
