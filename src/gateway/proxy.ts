@@ -13,6 +13,8 @@ import { HttpError } from '../http';
 import { payloadTooLarge, type StreamedBodyGuard } from './body-limit';
 import type { UpstreamAddress } from './upstream';
 
+function ignore(): void {}
+
 /** A remote upstream and its connection pool. */
 export interface Upstream {
   readonly address: UpstreamAddress;
@@ -132,7 +134,14 @@ export interface ForwardOptions {
 export async function forwardRemote(ctx: Context, upstream: Upstream, options: ForwardOptions): Promise<void> {
   const req = ctx.req;
   const hasBody = options.guard !== null || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+  // One signal for both ends: the client leaving, and `timeout_ms` passing
+  // before the response headers (undici's own timers tick by the second).
   const abort = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    abort.abort();
+  }, options.timeoutMs);
   const onClose = (): void => {
     if (!ctx.res.writableFinished) abort.abort();
   };
@@ -152,10 +161,14 @@ export async function forwardRemote(ctx: Context, upstream: Upstream, options: F
   } catch (err) {
     ctx.res.off('close', onClose);
     if (options.guard?.tripped) throw payloadTooLarge(options.guard.limit);
-    throw upstreamFailure(err, options.timeoutMs);
+    throw upstreamFailure(timedOut ? { code: 'UND_ERR_HEADERS_TIMEOUT' } : err, options.timeoutMs);
+  } finally {
+    clearTimeout(timer);
   }
 
   const { statusCode, headers, body } = response;
+  // koa destroys an unread body (HEAD, 204, 304) once the response is sent; that is no error.
+  body.on('error', ignore);
   ctx.status = statusCode;
   copyResponseHeaders(ctx, headers);
   for (const [name, value] of options.addResponseHeaders) ctx.set(name, value);

@@ -139,9 +139,10 @@ export function send(
   options: { method?: string; headers?: Record<string, string>; body?: string | Buffer | (string | Buffer)[]; agent?: http.Agent } = {},
 ): Promise<Answer> {
   const url = new URL(base);
+  const headers = Array.isArray(options.body) ? { 'Transfer-Encoding': 'chunked', ...options.headers } : options.headers;
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: url.hostname, port: url.port, path, method: options.method ?? 'GET', headers: options.headers, agent: options.agent ?? false },
+      { host: url.hostname, port: url.port, path, method: options.method ?? 'GET', headers, agent: options.agent ?? false },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));

@@ -1,0 +1,249 @@
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { once } from 'node:events';
+import { createGateway, type Gateway } from '../../src/gateway';
+import { close, configOf, deadPort, listen, mapping, recordingUpstream, send, type Received } from './helpers';
+
+describe('gateway remote routing', () => {
+  let gateway: Gateway;
+  let server: http.Server;
+  let base: string;
+  let upstream: Awaited<ReturnType<typeof recordingUpstream>>;
+  let slow: Awaited<ReturnType<typeof listen>>;
+  let broken: Awaited<ReturnType<typeof listen>>;
+  let dead: number;
+
+  before(async () => {
+    upstream = await recordingUpstream((req, res, received) => {
+      if (req.url!.startsWith('/base/status/')) {
+        const status = Number(req.url!.split('/')[3]);
+        res.writeHead(status, { 'Content-Type': 'application/json' });
+        res.end(status === 204 || req.method === 'HEAD' ? undefined : JSON.stringify({ upstream: status }));
+        return;
+      }
+      if (req.url!.startsWith('/base/untyped')) {
+        res.end('plain bytes');
+        return;
+      }
+      res.setHeader('Content-Type', 'application/json');
+      res.setHeader('X-Upstream', 'yes');
+      res.setHeader('Set-Cookie', ['a=1', 'b=2']);
+      res.setHeader('Connection', 'x-resp-named');
+      res.setHeader('X-Resp-Named', 'dropped');
+      res.setHeader('Keep-Alive', 'timeout=5');
+      res.setHeader('Proxy-Authenticate', 'Basic');
+      res.setHeader('Upgrade', 'foo');
+      res.end(JSON.stringify({ length: received.body.length }));
+    });
+    slow = await listen(() => undefined);
+    broken = await listen((req) => req.socket.destroy());
+    dead = await deadPort();
+    gateway = createGateway({
+      config: configOf(
+        mapping('/remote/', `${upstream.url}/base/`, {
+          name: 'remote',
+          add_request_headers: { 'X-Added': 'by-gateway' },
+          remove_request_headers: ['x-secret'],
+          add_response_headers: { 'X-Served-By': 'gatehouse' },
+        }),
+        mapping('/plain', `127.0.0.1:${upstream.port}`, { name: 'plain', rewrite: '' }),
+        mapping('/slow/', slow.url, { timeout_ms: 100 }),
+        mapping('/dead/', `127.0.0.1:${dead}`),
+        mapping('/broken/', broken.url),
+      ),
+    });
+    ({ server, url: base } = await listen(gateway.app.callback()));
+  });
+
+  after(async () => {
+    await close(server);
+    await gateway.close();
+    await Promise.all([close(upstream.server), close(slow.server), close(broken.server)]);
+  });
+
+  function last(): Received {
+    return upstream.received[upstream.received.length - 1];
+  }
+
+  it('forwards method, rewritten path under the base, query and headers', async () => {
+    const res = await send(base, '/remote/x/%79?q=1&b=%20', {
+      method: 'DELETE',
+      headers: { 'X-Secret': 'hidden', 'X-Kept': 'kept', Host: 'gate.example:8443' },
+    });
+    assert.equal(res.status, 200, res.text);
+    const got = last();
+    assert.equal(got.method, 'DELETE');
+    assert.equal(got.url, '/base/x/y?q=1&b=%20');
+    assert.equal(got.headers.host, `127.0.0.1:${upstream.port}`);
+    assert.equal(got.headers['x-kept'], 'kept');
+    assert.equal(got.headers['x-added'], 'by-gateway');
+    assert.equal(got.headers['x-secret'], undefined);
+    assert.equal(got.headers['x-forwarded-for'], '127.0.0.1');
+    assert.equal(got.headers['x-forwarded-proto'], 'http');
+    assert.equal(got.headers['x-forwarded-host'], 'gate.example:8443');
+  });
+
+  it('forwards the path unchanged with rewrite "" to a host:port upstream', async () => {
+    await send(base, '/plain/a?b');
+    assert.equal(last().url, '/plain/a?b');
+  });
+
+  it('appends to X-Forwarded-For and does not trust the client for -Proto and -Host', async () => {
+    await send(base, '/remote/', { headers: { 'X-Forwarded-For': '10.0.0.1', 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'evil' } });
+    assert.equal(last().headers['x-forwarded-for'], '10.0.0.1, 127.0.0.1');
+    assert.equal(last().headers['x-forwarded-proto'], 'http');
+    assert.equal(last().headers['x-forwarded-host'], new URL(base).host);
+  });
+
+  it('removes hop-by-hop headers on the way in', async () => {
+    await send(base, '/remote/hop', {
+      method: 'POST',
+      body: ['x'],
+      headers: {
+        Connection: 'close, X-Conn-Named',
+        'X-Conn-Named': 'dropped',
+        'Keep-Alive': 'timeout=5',
+        TE: 'trailers',
+        Trailer: 'x-checksum',
+        'Proxy-Authorization': 'Basic c2VjcmV0',
+        'Proxy-Connection': 'keep-alive',
+        Upgrade: 'h2c',
+      },
+    });
+    const headers = last().headers;
+    for (const name of ['x-conn-named', 'keep-alive', 'te', 'trailer', 'proxy-authorization', 'proxy-connection', 'upgrade']) {
+      assert.equal(headers[name], undefined, name);
+    }
+    assert.notEqual(headers.connection, 'close, X-Conn-Named');
+  });
+
+  it('removes hop-by-hop headers on the way out and keeps the rest, set-cookie included', async () => {
+    const res = await send(base, '/remote/out');
+    assert.equal(res.headers['x-upstream'], 'yes');
+    assert.deepEqual(res.headers['set-cookie'], ['a=1', 'b=2']);
+    assert.equal(res.headers['x-served-by'], 'gatehouse');
+    for (const name of ['x-resp-named', 'proxy-authenticate', 'upgrade', 'keep-alive']) {
+      assert.equal(res.headers[name], undefined, name);
+    }
+  });
+
+  it('passes upstream statuses and bodies through as they are, errors included', async () => {
+    const missing = await send(base, '/remote/status/404');
+    assert.equal(missing.status, 404);
+    assert.deepEqual(missing.json(), { upstream: 404 });
+    const empty = await send(base, '/remote/status/204');
+    assert.equal(empty.status, 204);
+    assert.equal(empty.text, '');
+    const head = await send(base, '/remote/status/200', { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    assert.equal(head.text, '');
+    const untyped = await send(base, '/remote/untyped');
+    assert.equal(untyped.text, 'plain bytes');
+    assert.equal(untyped.headers['content-type'], undefined);
+  });
+
+  it('forwards a request body with Content-Length and one sent chunked', async () => {
+    const sized = await send(base, '/remote/body', { method: 'POST', body: 'x'.repeat(500), headers: { 'Content-Type': 'text/plain' } });
+    assert.deepEqual(sized.json(), { length: 500 });
+    assert.equal(last().headers['content-length'], '500');
+    assert.equal(last().body.toString(), 'x'.repeat(500));
+    const chunked = await send(base, '/remote/body', { method: 'PUT', body: ['a'.repeat(100), 'b'.repeat(100)] });
+    assert.deepEqual(chunked.json(), { length: 200 });
+    assert.equal(last().body.toString(), 'a'.repeat(100) + 'b'.repeat(100));
+  });
+
+  it('answers 503 with the error body when the upstream refuses the connection', async () => {
+    const res = await send(base, '/dead/x');
+    assert.equal(res.status, 503);
+    assert.deepEqual(res.json(), { code: 503, message: '503: Service Unavailable', detail: 'the upstream service is unavailable' });
+  });
+
+  it('answers 504 with the error body when the upstream is slower than timeout_ms', async () => {
+    const res = await send(base, '/slow/x');
+    assert.equal(res.status, 504);
+    assert.deepEqual(res.json(), {
+      code: 504,
+      message: '504: Gateway Timeout',
+      detail: 'the upstream service did not answer within 100 ms',
+    });
+  });
+
+  it('answers 502 with the error body when the upstream hangs up', async () => {
+    const res = await send(base, '/broken/x');
+    assert.equal(res.status, 502);
+    assert.deepEqual(res.json(), { code: 502, message: '502: Bad Gateway', detail: 'the upstream service failed to answer' });
+  });
+});
+
+describe('gateway remote client abort', () => {
+  it('cancels the upstream request when the client leaves before the answer', async () => {
+    let arrive!: (req: http.IncomingMessage) => void;
+    const arrived = new Promise<http.IncomingMessage>((resolve) => (arrive = resolve));
+    const up = await listen((req) => arrive(req));
+    const gateway = createGateway({ config: configOf(mapping('/hang/', up.url, { timeout_ms: 60_000 })) });
+    const gw = await listen(gateway.app.callback());
+    try {
+      const client = http.get(`${gw.url}/hang/x`, { agent: false });
+      client.on('error', () => undefined);
+      const upstreamReq = await arrived;
+      const closed = once(upstreamReq.socket, 'close');
+      client.destroy();
+      await closed;
+    } finally {
+      await close(gw.server);
+      await gateway.close();
+      await close(up.server);
+    }
+  });
+});
+
+describe('gateway remote streaming', () => {
+  let gateway: Gateway;
+  let server: http.Server;
+  let base: string;
+  let upstream: Awaited<ReturnType<typeof listen>>;
+  const events: string[] = [];
+  let upstreamRes: http.ServerResponse | undefined;
+  let firstChunkSeen!: () => void;
+
+  before(async () => {
+    upstream = await listen((req, res) => {
+      upstreamRes = res;
+      req.once('data', (chunk: Buffer) => {
+        events.push(`upstream got ${chunk.toString()}`);
+        firstChunkSeen();
+      });
+      req.on('end', () => {
+        events.push('upstream got the end');
+        res.writeHead(200, { 'Content-Type': 'text/plain' });
+        res.write('first;');
+      });
+    });
+    gateway = createGateway({ config: configOf(mapping('/s/', upstream.url)) });
+    ({ server, url: base } = await listen(gateway.app.callback()));
+  });
+
+  after(async () => {
+    await close(server);
+    await gateway.close();
+    await close(upstream.server);
+  });
+
+  it('streams the request body and the response body without waiting for either to end', async () => {
+    const seen = new Promise<void>((resolve) => (firstChunkSeen = resolve));
+    const req = http.request(`${base}/s/stream`, { method: 'POST', agent: false });
+    req.write('one;');
+    await seen;
+    events.push('client sends the rest');
+    req.end('two;');
+    const [res] = (await once(req, 'response')) as [http.IncomingMessage];
+    const [first] = (await once(res, 'data')) as [Buffer];
+    assert.equal(first.toString(), 'first;');
+    events.push('client got the first part');
+    upstreamRes!.end('second;');
+    let rest = '';
+    for await (const chunk of res) rest += chunk;
+    assert.equal(rest, 'second;');
+    assert.deepEqual(events, ['upstream got one;', 'client sends the rest', 'upstream got the end', 'client got the first part']);
+  });
+});
