@@ -138,7 +138,7 @@ ${service('hotels', HOTELS)}`,
       result.config.mappings.map((m) => m.name),
       ['hotels-mapping'],
     );
-    assert.deepEqual(result.config.sources, [join(dir, 'bookings.yml'), join(dir, 'services.yaml')]);
+    assert.deepEqual(result.config.sources, [join(dir, 'services.yaml')]);
   });
 
   it('reports bad YAML with the file and line', () => {

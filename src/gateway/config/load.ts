@@ -77,7 +77,8 @@ function isManifest(doc: Record<string, unknown>): doc is Record<string, unknown
 
 /**
  * Reads the records of already-read files by the folder rule (see the module
- * comment) and validates them. Pure: no file access.
+ * comment) and validates them. The configuration's `sources` are the files
+ * that held records. Pure: no file access.
  */
 export function parseConfigFiles(files: readonly ConfigFile[], options: LoadOptions = {}): ConfigResult {
   const annotation = `${options.annotationDomain ?? 'gatehouse.io'}/config`;
@@ -113,11 +114,8 @@ export function parseConfigFiles(files: readonly ConfigFile[], options: LoadOpti
       });
     }
   }
-  return assembleConfig(
-    records,
-    files.map((f) => f.file),
-    problems,
-  );
+  const sources = [...new Set(records.map((r) => r.source!.file))];
+  return assembleConfig(records, sources, problems);
 }
 
 /**
