@@ -4,7 +4,7 @@
  * one implementation with the item kind as a parameter.
  */
 import type Koa from 'koa';
-import type { GatehouseModule } from '../gateway/module';
+import type { GatehouseModule } from '../gateway';
 import { createBookingApp, catalogueOf, type Catalogue } from './app';
 import { loadBookingData, loadBookingDataSync, type BookingData } from './data';
 import { kindSpec, type BookingKind, type CatalogueItem } from './kinds';
