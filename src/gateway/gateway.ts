@@ -121,7 +121,8 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     if (path !== seen) ctx.path = path;
     rt.active++;
     try {
-      if (rt.auth !== null && !mapping.bypass_auth && !(await rt.auth.run(ctx, mapping))) return;
+      // The auth stage sees bypass_auth routes too: it strips identity headers a client sent on every route.
+      if (rt.auth !== null && !(await rt.auth.run(ctx, mapping))) return;
       if (rt.rateLimit !== null && !(await rt.rateLimit.run(ctx, mapping))) return;
       const target = route.target;
       applyRequestEdits(ctx, target);

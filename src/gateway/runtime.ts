@@ -61,6 +61,7 @@ export interface Runtime {
 }
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 function headerPairs(
   map: Record<string, string>,
@@ -70,6 +71,7 @@ function headerPairs(
   const pairs: [string, string][] = [];
   for (const [name, value] of Object.entries(map)) {
     if (!HEADER_NAME.test(name)) problem(`${field}.${name}`, 'must be an HTTP header name');
+    else if (!HEADER_VALUE.test(value)) problem(`${field}.${name}`, 'must be a header value: no line breaks or control characters');
     else pairs.push([name.toLowerCase(), value]);
   }
   return pairs;
