@@ -6,11 +6,10 @@
  * reflection (v1alpha and v1) and `grpc.health.v1.Health`.
  */
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
-import { ReflectionService } from '@grpc/reflection';
 import { requestFromProto, responseToProto, type ProtoRequest, type ProtoResponse } from './grpc-codec';
 import { createHealthRegistry, type HealthRegistry } from './health';
-import { ENVOY_V3_SERVICE, HEALTH_SERVICE, LOADER_OPTIONS, LYFT_SERVICE, rateLimitProtos } from './protos';
+import { ENVOY_V3_SERVICE, HEALTH_SERVICE, LYFT_SERVICE, rateLimitProtos } from './protos';
+import { addReflection } from './reflection';
 import type { RateLimiter } from './types';
 
 export interface RateLimitGrpcServerOptions {
@@ -42,18 +41,6 @@ function grpcError(err: unknown): grpc.ServiceError | { code: grpc.status; detai
   return { code: grpc.status.UNAVAILABLE, details: 'rate-limit store unavailable' };
 }
 
-function reflectionDefinition(): protoLoader.PackageDefinition {
-  const files = ['pb/lyft/ratelimit/ratelimit.proto', 'envoy/service/ratelimit/v3/rls.proto', 'grpc/health/v1/health.proto'];
-  for (const version of ['v1alpha', 'v1']) {
-    try {
-      files.push(require.resolve(`@grpc/reflection/build/proto/grpc/reflection/${version}/reflection.proto`));
-    } catch {
-      // Listing the reflection services themselves is a nicety.
-    }
-  }
-  return protoLoader.loadSync(files, LOADER_OPTIONS);
-}
-
 /** Serves a rate limiter (the in-process service, usually) over gRPC. */
 export function createRateLimitGrpcServer(service: RateLimiter, options: RateLimitGrpcServerOptions = {}): RateLimitGrpcServer {
   const host = options.host ?? '127.0.0.1';
@@ -80,7 +67,7 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
   server.addService(protos[ENVOY_V3_SERVICE] as grpc.ServiceDefinition, { ShouldRateLimit: shouldRateLimit });
   const health = createHealthRegistry(['', LYFT_SERVICE, ENVOY_V3_SERVICE, HEALTH_SERVICE]);
   health.addToServer(server);
-  new ReflectionService(reflectionDefinition()).addToServer(server);
+  addReflection(server);
 
   let started: Promise<number> | undefined;
   let stopped: Promise<void> | undefined;

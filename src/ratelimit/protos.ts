@@ -14,7 +14,8 @@ export const LYFT_SERVICE = 'pb.lyft.ratelimit.RateLimitService';
 export const ENVOY_V3_SERVICE = 'envoy.service.ratelimit.v3.RateLimitService';
 export const HEALTH_SERVICE = 'grpc.health.v1.Health';
 
-const FILES = ['pb/lyft/ratelimit/ratelimit.proto', 'envoy/service/ratelimit/v3/rls.proto', 'grpc/health/v1/health.proto'];
+/** The service protos, relative to {@link PROTO_DIR}. */
+export const PROTO_FILES: readonly string[] = ['pb/lyft/ratelimit/ratelimit.proto', 'envoy/service/ratelimit/v3/rls.proto', 'grpc/health/v1/health.proto'];
 
 /** How every message is turned into a plain object: field names as in the protos. */
 export const LOADER_OPTIONS: protoLoader.Options = {
@@ -30,7 +31,7 @@ let loaded: protoLoader.PackageDefinition | undefined;
 
 /** The package definition of both rate-limit services and of health. */
 export function rateLimitProtos(): protoLoader.PackageDefinition {
-  loaded ??= protoLoader.loadSync(FILES, LOADER_OPTIONS);
+  loaded ??= protoLoader.loadSync([...PROTO_FILES], LOADER_OPTIONS);
   return loaded;
 }
 

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { createRateLimitGrpcServer, createRateLimitService, type RateLimitGrpcServer, type RateLimitService } from '../../src/ratelimit';
-import { grpcClients, listServices, unary, type Clients } from './support/grpc-clients';
+import { resolveReference } from '../../src/ratelimit/reflection';
+import { FileDescriptorProto, type IDescriptorProto, type IFileDescriptorProto } from 'protobufjs/ext/descriptor';
+import { grpcClients, listServices, reflect, unary, type Clients } from './support/grpc-clients';
 import { memoryLogger } from './support/silent';
 
 const FIXTURE = path.join(__dirname, 'fixtures', 'envoy-config');
@@ -96,6 +98,59 @@ describe('rate-limit gRPC server', () => {
         'grpc.reflection.v1alpha.ServerReflection',
       ]) {
         assert.ok(names.includes(name), `${name} missing from ${names.join(', ')}`);
+      }
+    }
+  });
+
+  it('describes both services with descriptors a reflection client can link, as grpcurl fetches them', async () => {
+    const decode = (bins: Buffer[]) => bins.map((b) => FileDescriptorProto.decode(b) as unknown as IFileDescriptorProto & { name: string; dependency: string[] });
+    for (const client of [clients.reflectionV1alpha, clients.reflectionV1]) {
+      for (const symbol of ['envoy.service.ratelimit.v3.RateLimitService', 'pb.lyft.ratelimit.RateLimitService', 'grpc.health.v1.Health']) {
+        const first = await reflect(client, { file_containing_symbol: symbol });
+        const files = new Map(decode(first.file_descriptor_response.file_descriptor_proto).map((f) => [f.name, f]));
+        // Fetch every dependency by name, as a client does, until the set is closed.
+        for (let more = true; more; ) {
+          more = false;
+          for (const f of [...files.values()]) {
+            for (const dep of f.dependency) {
+              if (files.has(dep)) continue;
+              const res = await reflect(client, { file_by_filename: dep });
+              assert.ok(res.file_descriptor_response, `${dep} not served`);
+              for (const d of decode(res.file_descriptor_response.file_descriptor_proto)) files.set(d.name, d);
+              more = true;
+            }
+          }
+        }
+        // Every type a file refers to is its own or one of its direct dependencies'.
+        const defined = new Map<string, string>();
+        const walk = (msgs: IDescriptorProto[] | undefined, scope: string, file: string) => {
+          for (const m of msgs ?? []) {
+            defined.set(`${scope}.${m.name}`, file);
+            walk(m.nestedType, `${scope}.${m.name}`, file);
+            for (const e of m.enumType ?? []) defined.set(`${scope}.${m.name}.${e.name}`, file);
+          }
+        };
+        for (const f of files.values()) {
+          walk(f.messageType, `.${f.package}`, f.name);
+          for (const e of f.enumType ?? []) defined.set(`.${f.package}.${e.name}`, f.name);
+        }
+        for (const f of files.values()) {
+          const refs: [string, string][] = [];
+          const collect = (msgs: IDescriptorProto[] | undefined, scope: string) => {
+            for (const m of msgs ?? []) {
+              for (const field of m.field ?? []) if (field.typeName) refs.push([field.typeName, `${scope}.${m.name}`]);
+              collect(m.nestedType, `${scope}.${m.name}`);
+            }
+          };
+          collect(f.messageType, `.${f.package}`);
+          for (const s of f.service ?? []) for (const m of s.method ?? []) refs.push([m.inputType!, `.${f.package}.${s.name}`], [m.outputType!, `.${f.package}.${s.name}`]);
+          for (const [name, scope] of refs) {
+            const target = resolveReference(name, scope, defined);
+            const owner = target && defined.get(target);
+            assert.ok(owner, `${f.name}: ${name} is defined nowhere`);
+            assert.ok(owner === f.name || f.dependency.includes(owner), `${f.name}: ${name} is in ${owner}, not a dependency`);
+          }
+        }
       }
     }
   });

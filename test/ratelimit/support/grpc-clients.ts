@@ -68,3 +68,16 @@ export function listServices(client: Any): Promise<string[]> {
     call.write({ host: '', list_services: '*' });
   });
 }
+
+/** One request on a reflection stream, its one answer. */
+export function reflect(client: Any, request: object): Promise<Any> {
+  return new Promise((resolve, reject) => {
+    const call = client.ServerReflectionInfo();
+    call.on('data', (res: Any) => {
+      call.end();
+      resolve(res);
+    });
+    call.on('error', reject);
+    call.write({ host: '', ...request });
+  });
+}
