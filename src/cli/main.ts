@@ -1,0 +1,175 @@
+/**
+ * @module cli/main
+ * The `gatehouse` command: `start` runs the whole gateway, `check` validates a
+ * config folder, `serve` runs one module alone so that the monolith can be split.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { ConfigError } from '../gateway';
+import { checkFolder } from './check';
+import { serveModule, SERVABLE_MODULES } from './serve';
+import { runUntilSignal } from './signals';
+import { createGatehouse } from '../gatehouse';
+
+const USAGE = `Usage: gatehouse <command> [options]
+
+Commands:
+  start              run the gateway with every built-in module (what npm start runs)
+  check [dir]        validate a config folder and print the route table
+  serve <module>     run one module alone: ${SERVABLE_MODULES.join(', ')}
+
+Run 'gatehouse <command> --help' for the options of a command.`;
+
+const START_USAGE = `Usage: gatehouse start [options]
+
+Runs the gateway and its built-in modules from a config folder: HTTP on
+HOST:PORT, the gRPC rate-limit service on HOST:GRPC_PORT.
+
+Options (each also read from the environment variable in brackets):
+  --config <dir>     config folder [GATEHOUSE_CONFIG] (default ./config)
+  --host <addr>      listen address [HOST] (default 127.0.0.1)
+  --port <n>         HTTP port [PORT] (default 8080)
+  --grpc-port <n>    gRPC port [GRPC_PORT] (default 8081)
+  --redis <url>      Redis for rate-limit counters [REDIS_URL] (default: in memory)
+  --tls-cert <file>  serve HTTPS with this certificate [TLS_CERT]
+  --tls-key <file>   and this key [TLS_KEY]
+  --no-watch         do not reload when the config folder changes
+  -h, --help         show this help`;
+
+const CHECK_USAGE = `Usage: gatehouse check [dir]
+
+Validates a config folder (default ./config, or GATEHOUSE_CONFIG): the gateway
+records, the rate limits, the users file and the booking data. Prints the route
+table in match order, or every problem; exits 1 when there is a problem.`;
+
+const SERVE_USAGE = `Usage: gatehouse serve <module> [options]
+
+Runs one module alone, so that a gateway can be pointed at it over the network.
+Modules: ${SERVABLE_MODULES.join(', ')} (ratelimit serves gRPC, the others HTTP).
+
+Options:
+  --port <n>         port (default PORT, else 8080; for ratelimit GRPC_PORT, else 8081)
+  --host <addr>      listen address [HOST] (default 127.0.0.1)
+  --config <dir>     config folder for the module's files [GATEHOUSE_CONFIG] (default ./config)
+  --redis <url>      ratelimit only: Redis for counters [REDIS_URL]
+  -h, --help         show this help`;
+
+const common = {
+  help: { type: 'boolean', short: 'h' },
+  config: { type: 'string' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  redis: { type: 'string' },
+} satisfies ParseArgsConfig['options'];
+
+function portOption(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^[0-9]+$/.test(value) || n > 65535) throw new UsageError(`${name} must be a port number (0-65535), got '${value}'`);
+  return n;
+}
+
+class UsageError extends Error {}
+
+async function start(args: string[]): Promise<number | undefined> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      ...common,
+      'grpc-port': { type: 'string' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      'no-watch': { type: 'boolean' },
+    },
+  });
+  if (values.help) return print(START_USAGE);
+  if (Boolean(values['tls-cert']) !== Boolean(values['tls-key'])) throw new UsageError('--tls-cert and --tls-key go together');
+  const gatehouse = await createGatehouse({
+    configDir: values.config,
+    host: values.host,
+    port: portOption(values.port, '--port'),
+    grpcPort: portOption(values['grpc-port'], '--grpc-port'),
+    redisUrl: values.redis,
+    tls: values['tls-cert'] && values['tls-key'] ? { cert: values['tls-cert'], key: values['tls-key'] } : undefined,
+    watch: !values['no-watch'],
+  });
+  const listening = await gatehouse.start().catch(async (err) => {
+    await gatehouse.stop();
+    throw err;
+  });
+  process.stdout.write(
+    `Gatehouse ${listening.url}${listening.grpcPort === undefined ? '' : `, gRPC rate limits on port ${listening.grpcPort}`}\n`,
+  );
+  runUntilSignal(() => gatehouse.stop(), gatehouse.logger);
+  return undefined;
+}
+
+async function check(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, options: { help: common.help }, allowPositionals: true });
+  if (values.help) return print(CHECK_USAGE);
+  if (positionals.length > 1) throw new UsageError('check takes one folder');
+  const report = await checkFolder(positionals[0] ?? (process.env.GATEHOUSE_CONFIG || 'config'));
+  if (report.ok) process.stdout.write(report.text);
+  else process.stderr.write(report.text);
+  return report.ok ? 0 : 1;
+}
+
+async function serve(args: string[]): Promise<number | undefined> {
+  const { values, positionals } = parseArgs({ args, options: common, allowPositionals: true });
+  if (values.help) return print(SERVE_USAGE);
+  const name = positionals[0];
+  if (positionals.length !== 1 || !name) throw new UsageError(`serve takes one module: ${SERVABLE_MODULES.join(', ')}`);
+  const served = await serveModule(name, {
+    configDir: values.config,
+    host: values.host,
+    port: portOption(values.port, '--port'),
+    redisUrl: values.redis,
+  });
+  process.stdout.write(`${name} listening on ${served.address}\n`);
+  runUntilSignal(() => served.stop());
+  return undefined;
+}
+
+function print(text: string): number {
+  process.stdout.write(`${text}\n`);
+  return 0;
+}
+
+/**
+ * Runs the command line; resolves an exit code for commands that end, and
+ * `undefined` for servers, which run until a signal.
+ */
+export async function main(argv: string[]): Promise<number | undefined> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'start':
+        return await start(rest);
+      case 'check':
+        return await check(rest);
+      case 'serve':
+        return await serve(rest);
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        return print(USAGE);
+      default:
+        throw new UsageError(`unknown command '${command}'`);
+    }
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`gatehouse: the config cannot be served:\n${err.problems.map((p) => `  ${p.text}`).join('\n')}\n`);
+      return 1;
+    }
+    const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    process.stderr.write(`gatehouse: ${(err as Error).message}\n`);
+    if (usage) process.stderr.write(`Run 'gatehouse --help' for usage.\n`);
+    return usage ? 2 : 1;
+  }
+}
+
+if (require.main === module) {
+  void main(process.argv.slice(2)).then((code) => {
+    if (code !== undefined) process.exitCode = code;
+  });
+}

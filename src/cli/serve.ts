@@ -1,0 +1,85 @@
+/**
+ * @module cli/serve
+ * `gatehouse serve <module>`: one module alone on its own port, its files read
+ * from the config folder. The rate-limit service serves gRPC, the others HTTP.
+ */
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { createApiModule } from '../api';
+import { createAuthService } from '../auth';
+import { BOOKINGS_FILE, createCarBookingModule, createHotelBookingModule } from '../bookings';
+import { listen, USERS_FILE } from '../gatehouse';
+import type { GatehouseModule } from '../gateway';
+import { createRateLimitGrpcServer, createRateLimitService, createRedisStore } from '../ratelimit';
+import { createLogger } from '../telemetry';
+
+export const SERVABLE_MODULES = ['api', 'auth', 'hotel-booking', 'car-booking', 'ratelimit'] as const;
+
+export interface ServeOptions {
+  configDir?: string;
+  host?: string;
+  port?: number;
+  redisUrl?: string;
+}
+
+export interface Served {
+  address: string;
+  stop(): Promise<void>;
+}
+
+function envPort(name: string, fallback: number): number {
+  const value = process.env[name];
+  return value && /^[0-9]+$/.test(value) ? Number(value) : fallback;
+}
+
+function httpModule(name: string, configDir: string): GatehouseModule {
+  const bookingData = existsSync(join(configDir, BOOKINGS_FILE)) ? { configDir } : {};
+  switch (name) {
+    case 'api':
+      // Alone, it sits behind a gateway: absolute URLs follow X-Forwarded-Proto/-Host.
+      return createApiModule({ proxy: true });
+    case 'auth':
+      return createAuthService({ usersFile: join(configDir, USERS_FILE) });
+    case 'hotel-booking':
+      return createHotelBookingModule({ ...bookingData, proxy: true });
+    case 'car-booking':
+      return createCarBookingModule({ ...bookingData, proxy: true });
+    default:
+      throw new Error(`unknown module '${name}'; modules: ${SERVABLE_MODULES.join(', ')}`);
+  }
+}
+
+/** Starts one module alone. */
+export async function serveModule(name: string, options: ServeOptions): Promise<Served> {
+  const configDir = resolve(options.configDir ?? (process.env.GATEHOUSE_CONFIG || 'config'));
+  const host = options.host ?? (process.env.HOST || '127.0.0.1');
+  const redisUrl = options.redisUrl ?? process.env.REDIS_URL;
+
+  if (name === 'ratelimit') {
+    const logger = createLogger();
+    const service = createRateLimitService({
+      limitsDir: configDir,
+      store: redisUrl ? createRedisStore({ url: redisUrl }) : undefined,
+      logger,
+    });
+    const server = createRateLimitGrpcServer(service, { host, port: options.port ?? envPort('GRPC_PORT', 8081) });
+    const port = await server.start();
+    return {
+      address: `${host}:${port} (gRPC)`,
+      async stop() {
+        await server.stop();
+        await service.close();
+      },
+    };
+  }
+
+  const module = httpModule(name, configDir);
+  const server = await listen(module.app!.callback(), { host, port: options.port ?? envPort('PORT', 8080) });
+  return {
+    address: `http://${host}:${server.port}`,
+    async stop() {
+      await server.close();
+      await module.close?.();
+    },
+  };
+}

@@ -1,0 +1,236 @@
+/**
+ * @module gatehouse/gatehouse
+ * A whole Gatehouse: the config folder loaded, the built-in modules, the
+ * gateway in front of them with its access log and metrics, the gRPC
+ * rate-limit server beside it, config reload, and a graceful stop.
+ */
+import compose from 'koa-compose';
+import Koa from 'koa';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createDiagModule, describeGateway } from '../diag';
+import {
+  ConfigError,
+  createGateway,
+  loadConfig,
+  type ConfigProblem,
+  type Gateway,
+  type GatewayConfig,
+  type GatehouseModule,
+  type ModuleRegistry,
+} from '../gateway';
+import { createRateLimitGrpcServer, type RateLimitGrpcServer } from '../ratelimit';
+import {
+  accessLog,
+  createLogger,
+  createMetrics,
+  createRouteCounters,
+  logUnexpectedError,
+  metricsHandler,
+  type Logger,
+  type Metrics,
+  type RouteCounters,
+} from '../telemetry';
+import { createBuiltinModules } from './builtins';
+import { listen, type RunningServer } from './http-server';
+import { resolveOptions, type GatehouseOptions, type ResolvedOptions } from './options';
+import { watchFolder, type FolderWatcher } from './watch';
+
+export const METRICS_PATH = '/gateway/v0/metrics';
+
+const VERSION: string = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')).version;
+
+/** What a reload did. */
+export type ReloadOutcome = { ok: true } | { ok: false; problems: string[] };
+
+/** Where a started Gatehouse listens. */
+export interface Listening {
+  /** `http://host:port` or `https://host:port`. */
+  url: string;
+  port: number;
+  grpcPort?: number;
+}
+
+/** A Gatehouse: mount `app` in another Koa app, or `start()` it. */
+export interface Gatehouse {
+  /** The root Koa app: access log, metrics, then the gateway. */
+  readonly app: Koa;
+  readonly gateway: Gateway;
+  /** Every routable module by name, built-in and registered. */
+  readonly modules: ModuleRegistry;
+  /** The gRPC rate-limit server (not listening until `start()`); absent with `grpcPort: false`. */
+  readonly grpcServer?: RateLimitGrpcServer;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly options: ResolvedOptions;
+  /** Listens for HTTP(S) and gRPC and, unless `watch: false`, watches the config folder. */
+  start(): Promise<Listening>;
+  /** Stops accepting, lets requests in flight finish, closes gRPC, Redis and the modules. */
+  stop(): Promise<void>;
+  /** Re-reads the config folder; a config with any problem changes nothing. */
+  reload(): Promise<ReloadOutcome>;
+}
+
+function problemTexts(problems: readonly ConfigProblem[]): string[] {
+  return problems.map((p) => p.text);
+}
+
+/**
+ * Builds a Gatehouse from a config folder. Rejects with a {@link ConfigError}
+ * listing every problem when the folder's config cannot be served.
+ */
+export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gatehouse> {
+  const options = resolveOptions(input);
+  const logger = options.logger ?? createLogger();
+  const metrics = createMetrics();
+  const counters: RouteCounters = createRouteCounters();
+  const startedAt = new Date();
+
+  const loaded = await loadConfig(options.configDir, { annotationDomain: options.annotationDomain });
+  if (!loaded.ok) throw new ConfigError(loaded.problems);
+  let config: GatewayConfig = loaded.config;
+  let loadedAt = new Date();
+  let lastReloadAt: Date | undefined;
+  let configErrors: string[] = [];
+
+  const builtins = createBuiltinModules({ configDir: options.configDir, redisUrl: options.redisUrl, logger });
+  const registry = new Map<string, GatehouseModule>();
+  for (const m of builtins.modules) registry.set(m.name, m);
+
+  // diag describes the gateway built below; it reads it only when a page is asked for.
+  let gateway: Gateway | undefined;
+  const diag = createDiagModule({
+    snapshot: () => {
+      const order = new Map(gateway!.snapshot().routes.map((r, i) => [r.name, i]));
+      const mappings = [...config.mappings].sort((a, b) => (order.get(a.name) ?? 0) - (order.get(b.name) ?? 0));
+      return describeGateway({
+        version: VERSION,
+        startedAt,
+        config: { ...config, mappings },
+        configDir: options.configDir,
+        loadedAt,
+        configErrors,
+        lastReloadAt,
+        modules: registry,
+        counters,
+      });
+    },
+  });
+  registry.set(diag.name, diag);
+  for (const m of options.modules) registry.set(m.name, m);
+
+  try {
+    gateway = createGateway({
+      config,
+      modules: registry,
+      bodyLimit: options.bodyLimit,
+      trustProxy: options.trustProxy,
+      errors: { onUnexpected: logUnexpectedError(logger) },
+    });
+  } catch (err) {
+    await Promise.all([...registry.values()].map((m) => m.close?.()));
+    throw err;
+  }
+  const gw = gateway;
+
+  const app = new Koa({ proxy: options.trustProxy });
+  app.silent = true;
+  const serveMetrics = metricsHandler(metrics);
+  app.use(accessLog({ logger, metrics, counters }));
+  app.use((ctx, next) => (ctx.path === METRICS_PATH ? serveMetrics(ctx, next) : next()));
+  app.use(compose(gw.app.middleware));
+
+  const grpcServer =
+    options.grpcPort === false
+      ? undefined
+      : createRateLimitGrpcServer(builtins.rateLimit, { host: options.grpcHost, port: options.grpcPort });
+
+  let reloading: Promise<ReloadOutcome> | undefined;
+  async function reloadOnce(): Promise<ReloadOutcome> {
+    lastReloadAt = new Date();
+    const next = await loadConfig(options.configDir, { annotationDomain: options.annotationDomain });
+    const problems: string[] = [];
+    if (!next.ok) {
+      gw.reject(next.problems);
+      problems.push(...problemTexts(next.problems));
+    } else {
+      try {
+        gw.reconfigure(next.config);
+        config = next.config;
+        loadedAt = new Date();
+      } catch (err) {
+        if (!(err instanceof ConfigError)) throw err;
+        problems.push(...problemTexts(err.problems));
+      }
+    }
+    // Each module re-reads its own files and keeps what it had when they are invalid.
+    for (const m of registry.values()) {
+      try {
+        await m.reload?.();
+      } catch (err) {
+        problems.push(`${m.name}: ${(err as Error).message}`);
+      }
+    }
+    configErrors = problems;
+    metrics.recordConfigReload(problems.length === 0 ? 'success' : 'failure');
+    if (problems.length) logger.error({ problems }, 'config reload refused; the previous config keeps serving');
+    else logger.info({ configDir: options.configDir }, 'config reloaded');
+    return problems.length === 0 ? { ok: true } : { ok: false, problems };
+  }
+
+  let server: RunningServer | undefined;
+  let watcher: FolderWatcher | undefined;
+  let stopping: Promise<void> | undefined;
+
+  const gatehouse: Gatehouse = {
+    app,
+    gateway: gw,
+    modules: registry,
+    grpcServer,
+    logger,
+    metrics,
+    options,
+    reload() {
+      // Reloads never overlap: a change during one is picked up by the next.
+      const run = (reloading ?? Promise.resolve()).then(reloadOnce, reloadOnce);
+      reloading = run.finally(() => {
+        if (reloading === tracked) reloading = undefined;
+      });
+      const tracked = reloading;
+      return run;
+    },
+    async start() {
+      if (server) throw new Error('this Gatehouse is already started');
+      server = await listen(app.callback(), { host: options.host, port: options.port, tls: options.tls });
+      let grpcPort: number | undefined;
+      try {
+        grpcPort = grpcServer ? await grpcServer.start() : undefined;
+      } catch (err) {
+        await server.close(0);
+        server = undefined;
+        throw err;
+      }
+      if (options.watch) {
+        watcher = watchFolder(options.configDir, options.reloadDebounceMs, () => {
+          void gatehouse.reload().catch((err: unknown) => logger.error({ err }, 'config reload failed'));
+        });
+      }
+      const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+      const url = `${server.protocol}://${host}:${server.port}`;
+      logger.info({ url, grpcPort, configDir: options.configDir }, 'gatehouse listening');
+      return { url, port: server.port, grpcPort };
+    },
+    stop() {
+      stopping ??= (async () => {
+        watcher?.close();
+        await Promise.all([server?.close(options.shutdownGraceMs), grpcServer?.stop()]);
+        await reloading?.catch(() => undefined);
+        await gw.close();
+        await Promise.all([...registry.values()].map((m) => m.close?.()));
+        logger.info('gatehouse stopped');
+      })();
+      return stopping;
+    },
+  };
+  return gatehouse;
+}

@@ -1,0 +1,76 @@
+/**
+ * @module gatehouse/http-server
+ * The listening side of the gateway: HTTP or HTTPS, and a close that stops
+ * accepting, lets in-flight requests finish (bounded), then drops the rest.
+ */
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+
+export interface TlsFiles {
+  /** Path of the PEM certificate (chain). */
+  cert: string;
+  /** Path of the PEM private key. */
+  key: string;
+}
+
+export interface ListenOptions {
+  host: string;
+  port: number;
+  tls?: TlsFiles;
+}
+
+/** A server that is listening. */
+export interface RunningServer {
+  readonly server: http.Server | https.Server;
+  readonly port: number;
+  readonly protocol: 'http' | 'https';
+  /**
+   * Stops accepting, waits up to `graceMs` for in-flight requests, then closes
+   * what is left.
+   */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** Starts listening with `handler`; HTTPS when TLS files are given. */
+export async function listen(
+  handler: http.RequestListener,
+  options: ListenOptions,
+): Promise<RunningServer> {
+  const server = options.tls
+    ? https.createServer({ cert: readFileSync(options.tls.cert), key: readFileSync(options.tls.key) }, handler)
+    : http.createServer(handler);
+  server.listen(options.port, options.host);
+  await Promise.race([
+    once(server, 'listening'),
+    once(server, 'error').then(([err]) => {
+      throw err;
+    }),
+  ]);
+  const port = (server.address() as AddressInfo).port;
+
+  let closing: Promise<void> | undefined;
+  return {
+    server,
+    port,
+    protocol: options.tls ? 'https' : 'http',
+    close(graceMs = 10_000) {
+      closing ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        // Keep-alive connections with no request in flight would hold close() open.
+        server.closeIdleConnections();
+        const idle = setInterval(() => server.closeIdleConnections(), 100);
+        const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+        try {
+          await closed;
+        } finally {
+          clearInterval(idle);
+          clearTimeout(timer);
+        }
+      })();
+      return closing;
+    },
+  };
+}

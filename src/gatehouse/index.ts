@@ -1,0 +1,9 @@
+/**
+ * @module gatehouse
+ * A whole Gatehouse from a config folder, as `npm start` runs it and as an
+ * embedding app mounts it.
+ */
+export { createGatehouse, METRICS_PATH, type Gatehouse, type Listening, type ReloadOutcome } from './gatehouse';
+export { resolveOptions, type GatehouseOptions, type ResolvedOptions } from './options';
+export { createBuiltinModules, USERS_FILE, type BuiltinModules, type BuiltinOptions } from './builtins';
+export { listen, type ListenOptions, type RunningServer, type TlsFiles } from './http-server';

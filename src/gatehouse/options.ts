@@ -1,0 +1,84 @@
+/**
+ * @module gatehouse/options
+ * The options of a whole Gatehouse and their defaults, from code or from the
+ * environment (`HOST`, `PORT`, `GRPC_PORT`, `GATEHOUSE_CONFIG`, `REDIS_URL`,
+ * `TLS_CERT`, `TLS_KEY`).
+ */
+import { resolve } from 'node:path';
+import type { Logger } from '../telemetry';
+import type { GatehouseModule } from '../gateway';
+import type { TlsFiles } from './http-server';
+
+export interface GatehouseOptions {
+  /** The config folder. Default `GATEHOUSE_CONFIG`, else `./config`. */
+  configDir?: string;
+  /** HTTP listen address. Default `HOST`, else 127.0.0.1. */
+  host?: string;
+  /** HTTP port; 0 picks a free one. Default `PORT`, else 8080. */
+  port?: number;
+  /** gRPC listen address of the rate-limit service. Default: `host`. */
+  grpcHost?: string;
+  /** gRPC port; 0 picks a free one, `false` runs no gRPC server. Default `GRPC_PORT`, else 8081. */
+  grpcPort?: number | false;
+  /** Redis for the rate-limit counters (`redis://host:port`). Default `REDIS_URL`; without it, memory. */
+  redisUrl?: string;
+  /** Serve HTTPS with these files. Default from `TLS_CERT` and `TLS_KEY` when both are set. */
+  tls?: TlsFiles;
+  /** Modules of an embedding app, routable by name like the built-in ones (a same-named one replaces the built-in). */
+  modules?: readonly GatehouseModule[];
+  /** The domain part of the `<domain>/config` annotation. Default `gatehouse.io`. */
+  annotationDomain?: string;
+  /** Largest request body in bytes. Default 1 MiB. */
+  bodyLimit?: number;
+  /** Trust `X-Forwarded-*` from clients (Gatehouse sits behind another proxy). Default false. */
+  trustProxy?: boolean;
+  /** Watch the config folder and apply changes. Default true once `start()` is called. */
+  watch?: boolean;
+  /** How long after the last change in the folder a reload starts, in ms. Default 200. */
+  reloadDebounceMs?: number;
+  /** How long `stop()` lets requests in flight finish, in ms. Default 10 s. */
+  shutdownGraceMs?: number;
+  /** The logger; default pino on stdout at `LOG_LEVEL` (info). */
+  logger?: Logger;
+}
+
+/** Options with every default applied. */
+export interface ResolvedOptions extends Required<Omit<GatehouseOptions, 'redisUrl' | 'tls' | 'logger' | 'grpcPort'>> {
+  grpcPort: number | false;
+  redisUrl?: string;
+  tls?: TlsFiles;
+  logger?: Logger;
+}
+
+function port(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${name} must be a port number (0-65535), got '${value}'`);
+  return n;
+}
+
+/** Applies the environment and the defaults. Throws for a malformed value. */
+export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedOptions {
+  const host = options.host ?? (env.HOST || '127.0.0.1');
+  const tlsFromEnv = env.TLS_CERT && env.TLS_KEY ? { cert: env.TLS_CERT, key: env.TLS_KEY } : undefined;
+  if (!options.tls && (env.TLS_CERT || env.TLS_KEY) && !tlsFromEnv) {
+    throw new Error('TLS_CERT and TLS_KEY must be set together');
+  }
+  return {
+    configDir: resolve(options.configDir ?? (env.GATEHOUSE_CONFIG || 'config')),
+    host,
+    port: options.port ?? port(env.PORT, 'PORT', 8080),
+    grpcHost: options.grpcHost ?? host,
+    grpcPort: options.grpcPort ?? port(env.GRPC_PORT, 'GRPC_PORT', 8081),
+    redisUrl: options.redisUrl ?? (env.REDIS_URL || undefined),
+    tls: options.tls ?? tlsFromEnv,
+    modules: options.modules ?? [],
+    annotationDomain: options.annotationDomain ?? 'gatehouse.io',
+    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    trustProxy: options.trustProxy ?? false,
+    watch: options.watch ?? true,
+    reloadDebounceMs: options.reloadDebounceMs ?? 200,
+    shutdownGraceMs: options.shutdownGraceMs ?? 10_000,
+    logger: options.logger,
+  };
+}
