@@ -16,7 +16,8 @@ describe('rate-limit stage over a Redis-backed service', function () {
 
   before(async () => {
     redis = await startRedis();
-    stores = [createRedisStore({ url: redis.url, timeoutMs: 50 }), createRedisStore({ url: redis.url, timeoutMs: 50 })];
+    // A lenient store deadline: the stage's timeout_ms is what must cut a slow call short.
+    stores = [createRedisStore({ url: redis.url, timeoutMs: 2000 }), createRedisStore({ url: redis.url, timeoutMs: 2000 })];
     await Promise.all(stores.map((s) => s.ready()));
     services = stores.map((store) => createRateLimitService({ limits: LIMITS, store, logger: memoryLogger() }));
   });
@@ -30,6 +31,24 @@ describe('rate-limit stage over a Redis-backed service', function () {
     const statuses = [];
     for (let i = 0; i < 4; i++) statuses.push((await request(apps[i % 2].callback()).get('/').set('X-Demo-User', 'shared')).status);
     assert.deepEqual(statuses, [200, 200, 429, 429]);
+  });
+
+  it('answers within timeout_ms by the failure mode while Redis does not answer', async () => {
+    redis.pause();
+    try {
+      for (const deny of [false, true]) {
+        const stage = createRateLimitStage(rateLimitRecord({ timeout_ms: 100, failure_mode_deny: deny }), new Map([['ratelimit', services[0]]]), {
+          logger: memoryLogger(),
+        });
+        const started = Date.now();
+        const res = await request(stageApp(stage, mappingRecord()).app.callback()).get('/').set('X-Demo-User', 'frozen');
+        const took = Date.now() - started;
+        assert.equal(res.status, deny ? 500 : 200);
+        assert.ok(took >= 90 && took < 1000, `took ${took} ms`);
+      }
+    } finally {
+      redis.resume();
+    }
   });
 
   it('answers within timeout_ms by the failure mode once Redis is killed', async () => {

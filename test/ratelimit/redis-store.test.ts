@@ -122,17 +122,14 @@ describe('Redis store when Redis goes away', function () {
   it('fails a call within its deadline when Redis stops answering', async () => {
     const redis = await startRedis();
     const s = createRedisStore({ url: redis.url, timeoutMs: 50 });
-    const blocker = redis.client.duplicate();
     try {
       await s.ready();
-      // A script that runs for a while keeps Redis from answering anyone.
-      const busy = blocker.eval('local t = redis.call("TIME"); while true do local n = redis.call("TIME"); if (n[1] - t[1]) * 1000000 + (n[2] - t[2]) > 600000 then break end end return 1', 0);
+      redis.pause();
       const started = Date.now();
       await assert.rejects(Promise.resolve(s.decide([check('a')])), /timed out/i);
       assert.ok(Date.now() - started < 1000, 'the call waited for Redis');
-      await busy;
     } finally {
-      blocker.disconnect();
+      redis.resume();
       await s.close();
       await redis.stop();
     }

@@ -14,6 +14,10 @@ export interface RedisProcess {
   readonly client: Redis;
   /** Kills the server at once, as a crash would. */
   kill(): Promise<void>;
+  /** Freezes the server (SIGSTOP): connections stay open, nothing is answered. */
+  pause(): void;
+  /** Lets a paused server run again (SIGCONT). */
+  resume(): void;
   /** Closes the client and kills the server, if still running. */
   stop(): Promise<void>;
 }
@@ -69,6 +73,8 @@ export async function startRedis(options: { port?: number } = {}): Promise<Redis
     url,
     client,
     kill,
+    pause: () => void child.kill('SIGSTOP'),
+    resume: () => void child.kill('SIGCONT'),
     async stop() {
       client.disconnect();
       await kill();
