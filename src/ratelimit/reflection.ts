@@ -3,8 +3,8 @@
  * Server reflection with file descriptors a reflection client can link.
  * proto-loader leaves the `dependency` list of the file descriptors it builds
  * empty, so a client like grpcurl cannot resolve a type defined in another
- * file (`.google.protobuf.Duration`, the envoy descriptor). The lists are
- * filled in here from the types each file refers to.
+ * file (`.google.protobuf.Duration`, the envoy descriptor), and names map
+ * entries unlike protoc. Both are put right here.
  */
 import type * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
@@ -56,8 +56,33 @@ export function resolveReference(name: string, scope: string, known: ReadonlyMap
   }
 }
 
-/** Each file's own types and the files it needs, by name. */
+/** protoc's name for the entry message of a map field: `field_name` → `FieldNameEntry`. */
+export function mapEntryName(field: string): string {
+  return `${field.replace(/(?:^|_)([a-z0-9])/g, (_, c: string) => c.toUpperCase()).replace(/_/g, '')}Entry`;
+}
+
+/**
+ * Gives map entry messages protoc's names: protobufjs names the entry of
+ * `fields` `Fields`, which strict clients (protoc's and Go's descriptor
+ * builders, hence grpcurl) refuse.
+ */
+function nameMapEntries(messages: readonly IDescriptorProto[] | undefined): void {
+  for (const m of messages ?? []) {
+    for (const nested of m.nestedType ?? []) {
+      if (!nested.options?.mapEntry) continue;
+      const field = m.field?.find((f) => f.typeName === nested.name || f.typeName?.endsWith(`.${m.name}.${nested.name}`));
+      if (!field?.name) continue;
+      const name = mapEntryName(field.name);
+      field.typeName = name;
+      nested.name = name;
+    }
+    nameMapEntries(m.nestedType);
+  }
+}
+
+/** Puts protoc's map entry names and each file's dependency list into the descriptors. */
 export function linkFiles(files: readonly FileMessage[]): void {
+  for (const file of files) nameMapEntries(file.messageType);
   const owner = new Map<string, string>();
   for (const file of files) {
     const scope = file.package ? `.${file.package}` : '';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { createRateLimitGrpcServer, createRateLimitService, type RateLimitGrpcServer, type RateLimitService } from '../../src/ratelimit';
-import { resolveReference } from '../../src/ratelimit/reflection';
+import { mapEntryName, resolveReference } from '../../src/ratelimit/reflection';
 import { FileDescriptorProto, type IDescriptorProto, type IFileDescriptorProto } from 'protobufjs/ext/descriptor';
 import { grpcClients, listServices, reflect, unary, type Clients } from './support/grpc-clients';
 import { memoryLogger } from './support/silent';
@@ -125,6 +125,11 @@ describe('rate-limit gRPC server', () => {
         const defined = new Map<string, string>();
         const walk = (msgs: IDescriptorProto[] | undefined, scope: string, file: string) => {
           for (const m of msgs ?? []) {
+            // Map entries carry protoc's names (`fields` → `FieldsEntry`), or strict clients refuse the file.
+            for (const entry of (m.nestedType ?? []).filter((n) => n.options?.mapEntry)) {
+              const field = m.field?.find((f) => f.typeName === entry.name);
+              assert.equal(entry.name, field && mapEntryName(field.name!), `${scope}.${m.name}: map entry ${entry.name}`);
+            }
             defined.set(`${scope}.${m.name}`, file);
             walk(m.nestedType, `${scope}.${m.name}`, file);
             for (const e of m.enumType ?? []) defined.set(`${scope}.${m.name}.${e.name}`, file);
@@ -153,6 +158,11 @@ describe('rate-limit gRPC server', () => {
         }
       }
     }
+  });
+
+  it('names map entries as protoc does', () => {
+    assert.equal(mapEntryName('fields'), 'FieldsEntry');
+    assert.equal(mapEntryName('request_headers_2'), 'RequestHeaders2Entry');
   });
 
   it('answers health checks SERVING, and NOT_FOUND for an unknown service', async () => {
