@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * @module cli/main
  * The `gatehouse` command: `start` runs the whole gateway, `check` validates a
@@ -6,7 +7,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError } from '../gateway';
 import { checkFolder } from './check';
-import { serveModule, SERVABLE_MODULES } from './serve';
+import { hostPort, isServable, serveModule, SERVABLE_MODULES } from './serve';
 import { runUntilSignal } from './signals';
 import { createGatehouse } from '../gatehouse';
 
@@ -96,9 +97,8 @@ async function start(args: string[]): Promise<number | undefined> {
     await gatehouse.stop();
     throw err;
   });
-  process.stdout.write(
-    `Gatehouse ${listening.url}${listening.grpcPort === undefined ? '' : `, gRPC rate limits on port ${listening.grpcPort}`}\n`,
-  );
+  const grpc = listening.grpcPort === undefined ? '' : ` (gRPC rate limits on ${hostPort(gatehouse.options.grpcHost, listening.grpcPort)})`;
+  process.stdout.write(`gatehouse listening on ${listening.url}${grpc}\n`);
   runUntilSignal(() => gatehouse.stop(), gatehouse.logger);
   return undefined;
 }
@@ -118,6 +118,7 @@ async function serve(args: string[]): Promise<number | undefined> {
   if (values.help) return print(SERVE_USAGE);
   const name = positionals[0];
   if (positionals.length !== 1 || !name) throw new UsageError(`serve takes one module: ${SERVABLE_MODULES.join(', ')}`);
+  if (!isServable(name)) throw new UsageError(`unknown module '${name}'; modules: ${SERVABLE_MODULES.join(', ')}`);
   const served = await serveModule(name, {
     configDir: values.config,
     host: values.host,
