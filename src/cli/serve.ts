@@ -15,6 +15,19 @@ import { createLogger } from '../telemetry';
 
 export const SERVABLE_MODULES = ['api', 'auth', 'hotel-booking', 'car-booking', 'ratelimit'] as const;
 
+/** A module name `serve` knows. */
+export type ServableModule = (typeof SERVABLE_MODULES)[number];
+
+/** Whether `serve` can run a module of this name. */
+export function isServable(name: string): name is ServableModule {
+  return (SERVABLE_MODULES as readonly string[]).includes(name);
+}
+
+/** `host:port`, with an IPv6 host in brackets as URLs and gRPC targets need it. */
+export function hostPort(host: string, port: number): string {
+  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
 export interface ServeOptions {
   configDir?: string;
   host?: string;
@@ -39,7 +52,8 @@ function httpModule(name: string, configDir: string): GatehouseModule {
       // Alone, it sits behind a gateway: absolute URLs follow X-Forwarded-Proto/-Host.
       return createApiModule({ proxy: true });
     case 'auth':
-      return createAuthService({ usersFile: join(configDir, USERS_FILE) });
+      // The process logger, so that LOG_LEVEL and the redaction of credentials apply as under `start`.
+      return createAuthService({ usersFile: join(configDir, USERS_FILE), logger: createLogger().child({ module: 'auth' }) });
     case 'hotel-booking':
       return createHotelBookingModule({ ...bookingData, proxy: true });
     case 'car-booking':
@@ -65,7 +79,7 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
     const server = createRateLimitGrpcServer(service, { host, port: options.port ?? envPort('GRPC_PORT', 8081) });
     const port = await server.start();
     return {
-      address: `${host}:${port} (gRPC)`,
+      address: `${hostPort(host, port)} (gRPC)`,
       async stop() {
         await server.stop();
         await service.close();
@@ -76,7 +90,7 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
   const module = httpModule(name, configDir);
   const server = await listen(module.app!.callback(), { host, port: options.port ?? envPort('PORT', 8080) });
   return {
-    address: `http://${host}:${server.port}`,
+    address: `http://${hostPort(host, server.port)}`,
     async stop() {
       await server.close();
       await module.close?.();
