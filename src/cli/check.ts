@@ -59,6 +59,9 @@ export async function checkFolder(dir: string): Promise<CheckReport> {
     const gateway = createGateway({ config: loaded.config, modules: registry });
     const snapshot = gateway.snapshot();
     await gateway.close();
+    const routes = snapshot.routes.length
+      ? routeTable(snapshot.routes)
+      : "no Mapping records: every path but the gateway's own (/gateway/v0/check_alive, ...) answers 404";
     const services = [
       snapshot.authService && `auth: ${snapshot.authService.name} -> ${snapshot.authService.auth_service}`,
       snapshot.rateLimitService &&
@@ -66,7 +69,7 @@ export async function checkFolder(dir: string): Promise<CheckReport> {
     ].filter(Boolean);
     return {
       ok: true,
-      text: `${configDir}: OK\n\n${routeTable(snapshot.routes)}\n${services.length ? `\n${services.join('\n')}\n` : ''}`,
+      text: `${configDir}: OK\n\n${routes}\n${services.length ? `\n${services.join('\n')}\n` : ''}`,
     };
   } catch (err) {
     if (err instanceof ConfigError) return { ok: false, text: `${err.problems.map((p) => p.text).join('\n')}\n` };

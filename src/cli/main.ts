@@ -98,8 +98,9 @@ async function start(args: string[]): Promise<number | undefined> {
     throw err;
   });
   const grpc = listening.grpcPort === undefined ? '' : ` (gRPC rate limits on ${hostPort(gatehouse.options.grpcHost, listening.grpcPort)})`;
-  process.stdout.write(`gatehouse listening on ${listening.url}${grpc}\n`);
+  // Handlers first: whoever waits for the line may signal as soon as it is read.
   runUntilSignal(() => gatehouse.stop(), gatehouse.logger);
+  process.stdout.write(`gatehouse listening on ${listening.url}${grpc}\n`);
   return undefined;
 }
 
@@ -125,8 +126,8 @@ async function serve(args: string[]): Promise<number | undefined> {
     port: portOption(values.port, '--port'),
     redisUrl: values.redis,
   });
-  process.stdout.write(`${name} listening on ${served.address}\n`);
   runUntilSignal(() => served.stop());
+  process.stdout.write(`${name} listening on ${served.address}\n`);
   return undefined;
 }
 

@@ -1,0 +1,193 @@
+import assert from 'node:assert/strict';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { killAll, REPO_ROOT, runCli, type CliResult } from '../support/process';
+
+const folders: string[] = [];
+
+/** A copy of the demo config folder with `text` replaced by `by` in `file`. */
+function demoWith(file: string, text: string, by: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-check-'));
+  folders.push(dir);
+  cpSync(join(REPO_ROOT, 'config'), dir, { recursive: true });
+  const path = join(dir, file);
+  const before = readFileSync(path, 'utf8');
+  assert.ok(before.includes(text), `${file} of the demo holds '${text}'`);
+  writeFileSync(path, before.replace(text, by));
+  return dir;
+}
+
+/** The route table's rows: the cells of each line after the header. */
+function routeRows(stdout: string): string[][] {
+  const lines = stdout.split('\n');
+  const header = lines.findIndex((l) => l.startsWith('PRECEDENCE'));
+  assert.ok(header >= 0, stdout);
+  const rows: string[][] = [];
+  for (const line of lines.slice(header + 1)) {
+    if (!line.trim()) break;
+    rows.push(line.trim().split(/\s+/));
+  }
+  return rows;
+}
+
+describe('gatehouse check', function () {
+  this.timeout(30_000);
+
+  after(async () => {
+    await killAll();
+    for (const dir of folders) rmSync(dir, { recursive: true, force: true });
+  });
+
+  describe('of the demo config', () => {
+    let res: CliResult;
+    before(async () => {
+      res = await runCli(['check', 'config']);
+    });
+
+    it('exits 0 and says the folder is OK', () => {
+      assert.equal(res.code, 0, res.stderr);
+      assert.equal(res.stdout.split('\n')[0], `${join(REPO_ROOT, 'config')}: OK`);
+      assert.equal(res.stderr, '');
+    });
+
+    it('prints the route table in match order: the hotel and car routes before /v1/', () => {
+      const rows = routeRows(res.stdout);
+      const prefixes = rows.map((r) => r[1]);
+      for (const prefix of ['/v1/hotels', '/v1/cars', '/v1/', '/v2/']) assert.ok(prefixes.includes(prefix), `${prefix} in ${prefixes.join(' ')}`);
+      assert.ok(prefixes.some((p) => p.startsWith('/gateway/v0/diag')), prefixes.join(' '));
+      assert.ok(prefixes.indexOf('/v1/hotels') < prefixes.indexOf('/v1/'), prefixes.join(' '));
+      assert.ok(prefixes.indexOf('/v1/cars') < prefixes.indexOf('/v1/'), prefixes.join(' '));
+      const hotels = rows.find((r) => r[1] === '/v1/hotels')!;
+      assert.deepEqual(hotels.slice(2), ['*', 'hotel-booking', 'in-process', '""', 'required', 'gateway:2', 'hotels-mapping']);
+      const v1 = rows.find((r) => r[1] === '/v1/')!;
+      assert.equal(v1[6], 'bypass');
+    });
+
+    it('names the auth and rate-limit services the routes use', () => {
+      assert.match(res.stdout, /^auth: authentication -> auth$/m);
+      assert.match(res.stdout, /^rate limits: ratelimit -> ratelimit \(domain gateway\)$/m);
+    });
+  });
+
+  it('reads GATEHOUSE_CONFIG when no folder is given', async () => {
+    const dir = demoWith('services.yaml', 'prefix: /v1/cars', 'prefix: /v1/automobiles');
+    const res = await runCli(['check'], { env: { GATEHOUSE_CONFIG: dir } });
+    assert.equal(res.code, 0, res.stderr);
+    assert.ok(res.stdout.startsWith(`${dir}: OK`), res.stdout);
+    assert.ok(routeRows(res.stdout).some((r) => r[1] === '/v1/automobiles'));
+  });
+
+  describe('of a folder with a mistake exits 1 and names where it is', () => {
+    // Each case is a copy of the demo with one mistake; they run side by side.
+    const cases: { name: string; file: string; text: string; by: string; expect: RegExp[] }[] = [
+      {
+        name: 'YAML that does not parse',
+        file: 'services.yaml',
+        text: '      prefix: /v1/cars\n',
+        by: '      prefix: [/v1/cars\n',
+        expect: [/services\.yaml: service cars: (annotation gatehouse\.io\/config: )?YAML: .*line \d+/],
+      },
+      {
+        name: 'a record of an unknown kind',
+        file: 'services.yaml',
+        text: 'kind: Mapping\n      name: cars-mapping',
+        by: 'kind: Mappin\n      name: cars-mapping',
+        expect: [/services\.yaml: service cars: record cars-mapping: kind: unknown kind 'Mappin'/],
+      },
+      {
+        name: 'a field of the wrong type',
+        file: 'services.yaml',
+        text: 'prefix: /v1/cars\n',
+        by: 'prefix: /v1/cars\n      timeout_ms: soon\n',
+        expect: [/services\.yaml: service cars: Mapping cars-mapping: timeout_ms: expected number/],
+      },
+      {
+        name: 'a service that names neither a module nor an address',
+        file: 'services.yaml',
+        text: 'service: car-booking',
+        by: 'service: car-bookings',
+        expect: [/services\.yaml: service cars: Mapping cars-mapping: service: service 'car-bookings' is neither a registered module/],
+      },
+      {
+        name: 'an auth service that names nothing',
+        file: 'services.yaml',
+        text: 'auth_service: auth',
+        by: 'auth_service: authn',
+        expect: [/services\.yaml: service auth: AuthService authentication: .*auth_service:? '?authn'? is neither/],
+      },
+      {
+        name: 'a plaintext password in users.htpasswd',
+        file: 'users.htpasswd',
+        text: 'bob:$2y$10$5OzqpTDMyi6DunZuSR0eCuyJpX14V2N7z.Np42U2e7QDLY5RvUPEO',
+        by: 'bob:builder',
+        expect: [/users\.htpasswd: line 3: user 'bob': the password is not hashed/],
+      },
+      {
+        name: 'a limit that is not a number in ratelimit.yaml',
+        file: 'ratelimit.yaml',
+        text: 'requests_per_unit: 3',
+        by: 'requests_per_unit: three',
+        expect: [/ratelimit\.yaml: descriptors\[0\]\.rate_limit\.requests_per_unit: must be a whole number/],
+      },
+      {
+        name: 'an unknown unit in ratelimit.yaml',
+        file: 'ratelimit.yaml',
+        text: 'unit: minute',
+        by: 'unit: fortnight',
+        expect: [/ratelimit\.yaml: descriptors\[0\]\.rate_limit\.unit: /],
+      },
+      {
+        name: 'a booking id that is not a UUID',
+        file: 'bookings.yaml',
+        text: 'id: b0db9db1-e959-46d6-b29b-0696485cc76a',
+        by: 'id: first',
+        expect: [/bookings\.yaml: hotel_bookings\[0\]\.id: must be a UUID/],
+      },
+    ];
+    const results = new Map<string, Promise<{ dir: string; res: CliResult }>>();
+    before(async () => {
+      for (const c of cases) {
+        const dir = demoWith(c.file, c.text, c.by);
+        results.set(c.name, runCli(['check', dir]).then((res) => ({ dir, res })));
+      }
+      await Promise.all(results.values());
+    });
+
+    for (const c of cases) {
+      it(c.name, async () => {
+        const { dir, res } = await results.get(c.name)!;
+        assert.equal(res.code, 1, res.stdout);
+        assert.equal(res.stdout, '');
+        assert.ok(res.stderr.startsWith(join(dir, c.file)) || res.stderr.includes(`${c.file}:`), res.stderr);
+        for (const pattern of c.expect) assert.match(res.stderr, pattern);
+        assert.doesNotMatch(res.stderr, /^\s+at /m, 'no stack trace');
+        assert.doesNotMatch(res.stderr, /builder/, 'no password echoed');
+      });
+    }
+  });
+
+  it('reports every problem of a folder at once, not only the first', async () => {
+    const dir = demoWith('services.yaml', 'prefix: /v1/cars\n', 'prefix: /v1/cars\n      precedence: high\n');
+    const text = readFileSync(join(dir, 'services.yaml'), 'utf8');
+    writeFileSync(join(dir, 'services.yaml'), text.replace('prefix: /v1/hotels\n', 'prefix: /v1/hotels\n      bypass_auth: maybe\n'));
+    const res = await runCli(['check', dir]);
+    assert.equal(res.code, 1);
+    assert.match(res.stderr, /service cars: Mapping cars-mapping: precedence: /);
+    assert.match(res.stderr, /service hotels: Mapping hotels-mapping: bypass_auth: /);
+  });
+
+  it('says so when a folder holds no routes at all', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-check-'));
+    folders.push(dir);
+    const res = await runCli(['check', dir]);
+    assert.equal(res.code, 0, res.stderr);
+    assert.equal(res.stdout, `${dir}: OK\n\nno Mapping records: every path but the gateway's own (/gateway/v0/check_alive, ...) answers 404\n`);
+  });
+
+  it('exits 1 for a folder that does not exist', async () => {
+    const res = await runCli(['check', join(tmpdir(), 'gatehouse-no-such-folder')]);
+    assert.equal(res.code, 1);
+    assert.match(res.stderr, /gatehouse-no-such-folder: cannot read the config folder/);
+  });
+});

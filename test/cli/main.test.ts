@@ -1,0 +1,134 @@
+import assert from 'node:assert/strict';
+import { cpSync, mkdtempSync, rmSync, appendFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { killAll, REPO_ROOT, runCli, startCli, type CliResult } from '../support/process';
+
+/** What a failing command must never print: a stack trace. */
+function assertNoStack(result: CliResult): void {
+  assert.doesNotMatch(result.stderr, /^\s+at /m, result.stderr);
+  assert.doesNotMatch(result.stdout, /^\s+at /m, result.stdout);
+}
+
+describe('gatehouse command', function () {
+  this.timeout(30_000);
+
+  after(killAll);
+
+  describe('help and usage', () => {
+    // The commands are independent: run them side by side, then look at each.
+    const runs = new Map<string, Promise<CliResult>>();
+    const result = (args: string) => {
+      if (!runs.has(args)) runs.set(args, runCli(args === '' ? [] : args.split(' ')));
+      return runs.get(args)!;
+    };
+    before(async () => {
+      await Promise.all(
+        ['--help', '', 'start --help', 'check --help', 'serve --help', 'frobnicate', 'start --port eighty', 'start --verbose', 'check a b'].map(result),
+      );
+    });
+
+    it('prints the commands with --help and exits 0', async () => {
+      const res = await result('--help');
+      assert.equal(res.code, 0, res.stderr);
+      assert.match(res.stdout, /^Usage: gatehouse <command>/);
+      for (const command of ['start', 'check', 'serve']) assert.match(res.stdout, new RegExp(`^  ${command} `, 'm'));
+      assert.equal(res.stderr, '');
+    });
+
+    it('prints the same usage without a command', async () => {
+      const res = await result('');
+      assert.equal(res.code, 0);
+      assert.equal(res.stdout, (await result('--help')).stdout);
+    });
+
+    it('prints the options of start, with the environment variables they default to', async () => {
+      const res = await result('start --help');
+      assert.equal(res.code, 0, res.stderr);
+      assert.match(res.stdout, /^Usage: gatehouse start/);
+      for (const text of ['--config', 'GATEHOUSE_CONFIG', '--port', 'PORT', '--grpc-port', 'GRPC_PORT', '--redis', 'REDIS_URL', '--no-watch']) {
+        assert.ok(res.stdout.includes(text), `start --help mentions ${text}`);
+      }
+    });
+
+    it('prints what check validates', async () => {
+      const res = await result('check --help');
+      assert.equal(res.code, 0, res.stderr);
+      assert.match(res.stdout, /^Usage: gatehouse check \[dir\]/);
+      assert.match(res.stdout, /route\s+table in match order/);
+    });
+
+    it('prints the modules serve can run', async () => {
+      const res = await result('serve --help');
+      assert.equal(res.code, 0, res.stderr);
+      assert.match(res.stdout, /^Usage: gatehouse serve <module>/);
+      assert.match(res.stdout, /api, auth, hotel-booking, car-booking, ratelimit/);
+    });
+
+    it('refuses an unknown command with exit 2 and a pointer to the usage', async () => {
+      const res = await result('frobnicate');
+      assert.equal(res.code, 2);
+      assert.equal(res.stdout, '');
+      assert.match(res.stderr, /^gatehouse: unknown command 'frobnicate'\nRun 'gatehouse --help' for usage\.\n$/);
+    });
+
+    it('refuses a malformed port, an unknown option and extra arguments with exit 2', async () => {
+      const port = await result('start --port eighty');
+      assert.equal(port.code, 2);
+      assert.match(port.stderr, /--port must be a port number \(0-65535\), got 'eighty'/);
+      const option = await result('start --verbose');
+      assert.equal(option.code, 2);
+      assert.match(option.stderr, /--verbose/);
+      const extra = await result('check a b');
+      assert.equal(extra.code, 2);
+      assert.match(extra.stderr, /check takes one folder/);
+      for (const res of [port, option, extra]) assertNoStack(res);
+    });
+  });
+
+  describe('start', () => {
+    let dir: string;
+    beforeEach(() => {
+      dir = mkdtempSync(join(tmpdir(), 'gatehouse-start-'));
+      cpSync(join(REPO_ROOT, 'config'), dir, { recursive: true });
+    });
+    afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+    it('runs the demo on the ports it is given, answers, and stops with exit 0 on SIGTERM', async () => {
+      const server = await startCli(['start', '--config', dir, '--no-watch'], { env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'warn' } });
+      assert.equal(server.name, 'gatehouse');
+      assert.match(server.line, /^gatehouse listening on http:\/\/127\.0\.0\.1:\d+ \(gRPC rate limits on 127\.0\.0\.1:\d+\)$/);
+      const res = await fetch(`${server.address}/v1/messages/1`);
+      assert.equal(res.status, 200);
+      assert.equal(((await res.json()) as { url: string }).url, `${server.address}/v1/messages/1`);
+      assert.equal((await fetch(`${server.address}/v1/hotels/`)).status, 401);
+      const ended = await server.stop();
+      assert.equal(ended.code, 0, ended.stderr);
+    });
+
+    it('refuses a broken config with exit 1 and every problem, without a stack trace', async () => {
+      appendFileSync(join(dir, 'services.yaml'), 'oops: [\n');
+      const res = await runCli(['start', '--config', dir], { env: { PORT: '0', GRPC_PORT: '0' } });
+      assert.equal(res.code, 1);
+      assert.match(res.stderr, /^gatehouse: the config cannot be served:\n/);
+      assert.ok(res.stderr.includes(`${join(dir, 'services.yaml')}: YAML:`), res.stderr);
+      assertNoStack(res);
+    });
+
+    it('refuses a plaintext password in the users file with exit 1, naming the line and the user', async () => {
+      appendFileSync(join(dir, 'users.htpasswd'), 'carol:secret\n');
+      const res = await runCli(['start', '--config', dir], { env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'silent' } });
+      assert.equal(res.code, 1);
+      assert.match(res.stderr, /users\.htpasswd: line 4: user 'carol': the password is not hashed/);
+      assert.doesNotMatch(res.stderr + res.stdout, /secret/);
+      assertNoStack(res);
+    });
+
+    it('refuses a malformed port in the environment with exit 1, naming the variable', async () => {
+      const res = await runCli(['start', '--config', dir], { env: { PORT: '80a' } });
+      assert.equal(res.code, 1);
+      assert.match(res.stderr, /PORT must be a port number/);
+      assertNoStack(res);
+    });
+  });
+});

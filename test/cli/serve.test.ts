@@ -1,0 +1,218 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import request from 'supertest';
+import { stringify } from 'yaml';
+import { createGatehouse, type Gatehouse } from '../../src/gatehouse';
+import { rateLimitProtos } from '../../src/ratelimit/protos';
+import { createLogger } from '../../src/telemetry';
+import { killAll, runCli, startCli, type CliServer } from '../support/process';
+
+const ALICE = `Basic ${Buffer.from('alice:wonderland').toString('base64')}`;
+const BOB = `Basic ${Buffer.from('bob:builder').toString('base64')}`;
+const WRONG = `Basic ${Buffer.from('alice:builder').toString('base64')}`;
+/** Alice's confirmed hotel booking in config/bookings.yaml. */
+const ALICE_BOOKING = 'b0db9db1-e959-46d6-b29b-0696485cc76a';
+const QUIET = { LOG_LEVEL: 'warn' };
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Any = any;
+
+/** A plain grpc-js client of the envoy v3 service, built from the protos as any client would. */
+function rateLimitClient(address: string): grpc.Client & Any {
+  const pkg = grpc.loadPackageDefinition(rateLimitProtos()) as Any;
+  return new pkg.envoy.service.ratelimit.v3.RateLimitService(address, grpc.credentials.createInsecure());
+}
+
+function shouldRateLimit(client: Any, body: object): Promise<Any> {
+  return new Promise((resolve, reject) =>
+    client.ShouldRateLimit(body, { deadline: Date.now() + 5000 }, (err: Error | null, res: Any) => (err ? reject(err) : resolve(res))),
+  );
+}
+
+/** A config folder holding only `records`, as top-level documents of services.yaml. */
+function configFolder(records: object[]): string {
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-split-'));
+  writeFileSync(join(dir, 'services.yaml'), records.map((r) => stringify(r)).join('---\n'));
+  return dir;
+}
+
+describe('gatehouse serve', function () {
+  this.timeout(30_000);
+
+  after(killAll);
+
+  it('refuses an unknown module with exit 2, listing the modules', async () => {
+    const res = await runCli(['serve', 'weather', '--port', '0']);
+    assert.equal(res.code, 2);
+    assert.match(res.stderr, /unknown module 'weather'; modules: api, auth, hotel-booking, car-booking, ratelimit/);
+  });
+
+  it('refuses a missing module name with exit 2', async () => {
+    const res = await runCli(['serve']);
+    assert.equal(res.code, 2);
+    assert.match(res.stderr, /serve takes one module/);
+  });
+
+  describe('api', () => {
+    let api: CliServer;
+    before(async () => {
+      api = await startCli(['serve', 'api', '--port', '0'], { env: QUIET });
+    });
+    after(() => api.stop());
+
+    it('answers /v1/messages/1 with the message and its absolute url', async () => {
+      assert.equal(api.name, 'api');
+      assert.match(api.address, /^http:\/\/127\.0\.0\.1:\d+$/);
+      const res = await fetch(`${api.address}/v1/messages/1`);
+      assert.equal(res.status, 200);
+      const body = (await res.json()) as { id: string; url: string };
+      assert.equal(body.id, '1');
+      assert.equal(body.url, `${api.address}/v1/messages/1`);
+    });
+
+    it('builds urls from the X-Forwarded headers of the gateway in front of it', async () => {
+      const res = await fetch(`${api.address}/v2/messages/1`, { headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'api.example' } });
+      assert.equal(((await res.json()) as { url: string }).url, 'https://api.example/v2/messages/1');
+    });
+
+    it('stops with exit 0 on SIGTERM', async () => {
+      const other = await startCli(['serve', 'api', '--port', '0'], { env: QUIET });
+      const ended = await other.stop();
+      assert.equal(ended.code, 0, JSON.stringify(ended));
+      await assert.rejects(fetch(`${other.address}/v1/messages/1`));
+    });
+  });
+
+  describe('ratelimit', () => {
+    let server: CliServer;
+    let client: Any;
+    before(async () => {
+      server = await startCli(['serve', 'ratelimit', '--port', '0'], { env: QUIET });
+      client = rateLimitClient(server.address);
+    });
+    after(async () => {
+      client?.close();
+      await server?.stop();
+    });
+
+    it('announces a gRPC address', () => {
+      assert.equal(server.name, 'ratelimit');
+      assert.match(server.line, /^ratelimit listening on 127\.0\.0\.1:\d+ \(gRPC\)$/);
+    });
+
+    it('answers ShouldRateLimit with the demo limits of config/ratelimit.yaml', async () => {
+      const ask = { domain: 'gateway', descriptors: [{ entries: [{ key: 'x-gateway-test-allow', value: 'grpc-direct' }] }] };
+      const first = await shouldRateLimit(client, ask);
+      assert.equal(first.overall_code, 'OK');
+      assert.equal(first.statuses[0].current_limit.requests_per_unit, 3);
+      assert.equal(first.statuses[0].current_limit.unit, 'MINUTE');
+      assert.equal(first.statuses[0].limit_remaining, 2);
+      await shouldRateLimit(client, ask);
+      await shouldRateLimit(client, ask);
+      const over = await shouldRateLimit(client, ask);
+      assert.equal(over.overall_code, 'OVER_LIMIT');
+      assert.equal(over.statuses[0].limit_remaining, 0);
+    });
+
+    it('answers OK for a domain it has no limits for', async () => {
+      const res = await shouldRateLimit(client, { domain: 'elsewhere', descriptors: [{ entries: [{ key: 'user', value: 'x' }] }] });
+      assert.equal(res.overall_code, 'OK');
+    });
+  });
+
+  describe('the monolith split: a gateway in front of auth, hotel-booking and ratelimit processes', () => {
+    let auth: CliServer;
+    let hotels: CliServer;
+    let limits: CliServer;
+    let gatehouse: Gatehouse;
+    let dir: string;
+    const booking = (id: string) => `/v1/hotels/bookings/${id}`;
+
+    before(async () => {
+      [auth, hotels, limits] = await Promise.all([
+        startCli(['serve', 'auth', '--port', '0'], { env: QUIET }),
+        startCli(['serve', 'hotel-booking', '--port', '0'], { env: QUIET }),
+        startCli(['serve', 'ratelimit', '--port', '0'], { env: QUIET }),
+      ]);
+      // The gateway's folder holds no users, bookings or limits: whatever it answers comes from the processes.
+      dir = configFolder([
+        {
+          apiVersion: 'gateway/v1',
+          kind: 'AuthService',
+          name: 'remote-auth',
+          auth_service: `127.0.0.1:${auth.port}`,
+          proto: 'http',
+          allowed_authorization_headers: ['x-travel-user'],
+        },
+        { apiVersion: 'gateway/v1', kind: 'RateLimitService', name: 'remote-limits', service: `127.0.0.1:${limits.port}`, domain: 'gateway' },
+        {
+          apiVersion: 'gateway/v1',
+          kind: 'Mapping',
+          name: 'hotels',
+          prefix: '/v1/hotels',
+          rewrite: '',
+          service: `127.0.0.1:${hotels.port}`,
+          labels: {
+            gateway: [{ request_label_group: [{ 'x-gateway-test-allow': { header: 'x-gateway-test-allow', omit_if_not_present: true } }] }],
+          },
+        },
+      ]);
+      gatehouse = await createGatehouse({ configDir: dir, grpcPort: false, watch: false, logger: createLogger({ level: 'silent' }) });
+    });
+    after(async () => {
+      await gatehouse?.stop();
+      await Promise.all([auth, hotels, limits].map((p) => p?.stop()));
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+
+    const gateway = () => request(gatehouse.app.callback());
+
+    it('routes the hotels to the remote booking service', () => {
+      const route = gatehouse.gateway.snapshot().routes.find((r) => r.name === 'hotels');
+      assert.equal(route?.target, 'remote');
+    });
+
+    it("answers alice's booking to alice, through the remote auth and booking services", async () => {
+      const res = await gateway().get(booking(ALICE_BOOKING)).set('Authorization', ALICE);
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.body.id, ALICE_BOOKING);
+      assert.equal(res.body.hotel_id, 'b1240207-0df8-456d-9ee3-752904b6062b');
+      assert.equal(res.body.status, 'confirmed');
+    });
+
+    it('answers 401 with the challenge of the remote auth service without credentials', async () => {
+      const res = await gateway().get(booking(ALICE_BOOKING));
+      assert.equal(res.status, 401);
+      assert.match(res.headers['www-authenticate'], /^Basic realm=/);
+      assert.equal(res.body.code, 401);
+    });
+
+    it('answers 401 for a wrong password, and 404 to bob for a booking of alice', async () => {
+      assert.equal((await gateway().get(booking(ALICE_BOOKING)).set('Authorization', WRONG)).status, 401);
+      assert.equal((await gateway().get(booking(ALICE_BOOKING)).set('Authorization', BOB)).status, 404);
+    });
+
+    it('lets no client claim to be alice with X-Travel-User', async () => {
+      const res = await gateway().get(booking(ALICE_BOOKING)).set('Authorization', BOB).set('X-Travel-User', 'alice');
+      assert.equal(res.status, 404);
+    });
+
+    it('applies the limits of the remote rate-limit service: 429 after 3 a minute for one X-Gateway-Test-Allow', async () => {
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        const res = await gateway().get('/v1/hotels/').set('Authorization', ALICE).set('X-Gateway-Test-Allow', 'split');
+        statuses.push(res.status);
+        if (res.status === 429) {
+          assert.ok(Number(res.headers['retry-after']) > 0, 'Retry-After');
+          assert.equal(res.body.code, 429);
+        }
+      }
+      assert.deepEqual(statuses, [200, 200, 200, 429]);
+      // Another value of the header has a count of its own.
+      assert.equal((await gateway().get('/v1/hotels/').set('Authorization', ALICE).set('X-Gateway-Test-Allow', 'other')).status, 200);
+    });
+  });
+});

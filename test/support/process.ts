@@ -1,0 +1,171 @@
+/**
+ * @module test/support/process
+ * The `gatehouse` command as a user runs it: a child process of
+ * `node --import tsx src/cli/main.ts`, in the repository, with an environment
+ * cleaned of the variables that would change what it does. `runCli` waits for
+ * a command that ends; `startCli` waits for a server's "<name> listening on
+ * <address>" line and parses the address. Every process started is tracked,
+ * so that one `after` hook stops them all.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+
+/** The repository root, the working directory of every command. */
+export const REPO_ROOT = join(__dirname, '..', '..');
+
+const MAIN = join('src', 'cli', 'main.ts');
+
+/** Variables that would change what a command does; a test sets the ones it means. */
+const CLEARED_ENV = ['HOST', 'PORT', 'GRPC_PORT', 'GATEHOUSE_CONFIG', 'REDIS_URL', 'TLS_CERT', 'TLS_KEY', 'LOG_LEVEL'];
+
+/** A server's announcement on standard output: `<name> listening on <address>[ ...]`, a whole line. */
+export const LISTENING_LINE = /^(\S+) listening on (\S+)[^\n]*\n/m;
+
+export interface CliOptions {
+  /** Added to the cleaned environment. */
+  env?: Record<string, string>;
+  /** Give up after this long. Default 20 s (a command starts in about a second on an idle machine). */
+  timeoutMs?: number;
+}
+
+/** How a command ended and what it wrote. */
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A server started with {@link startCli}. */
+export interface CliServer {
+  readonly child: ChildProcess;
+  /** The name the server announced itself with (`api`, `ratelimit`, `gatehouse`...). */
+  readonly name: string;
+  /** The address from the listening line: `http://127.0.0.1:PORT` or, for gRPC, `127.0.0.1:PORT`. */
+  readonly address: string;
+  readonly port: number;
+  /** The whole listening line. */
+  readonly line: string;
+  /** What it has written so far. */
+  output(): { stdout: string; stderr: string };
+  /** SIGTERM, then SIGKILL if it has not exited within `graceMs`; resolves how it ended. */
+  stop(graceMs?: number): Promise<CliResult>;
+}
+
+const running = new Set<ChildProcess>();
+
+function environment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of CLEARED_ENV) delete env[name];
+  return { ...env, ...extra };
+}
+
+function spawnCli(args: readonly string[], options: CliOptions): { child: ChildProcess; out: { stdout: string; stderr: string } } {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+    cwd: REPO_ROOT,
+    env: environment(options.env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  const out = { stdout: '', stderr: '' };
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out.stdout += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (out.stderr += chunk));
+  return { child, out };
+}
+
+/** Resolves once the child has exited and its output streams are drained. */
+async function ended(child: ChildProcess, out: { stdout: string; stderr: string }): Promise<CliResult> {
+  if (child.exitCode === null && child.signalCode === null) await once(child, 'exit');
+  // 'close' follows 'exit' once stdout and stderr are drained; it may have fired already.
+  if (child.stdout!.readable || child.stderr!.readable) await once(child, 'close');
+  return { code: child.exitCode, signal: child.signalCode, ...out };
+}
+
+function describeOutput(out: { stdout: string; stderr: string }): string {
+  return `stdout:\n${out.stdout || '(nothing)'}\nstderr:\n${out.stderr || '(nothing)'}`;
+}
+
+/** Runs a command that ends (help, check, a start that fails) and resolves its exit and output. */
+export async function runCli(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
+  const { child, out } = spawnCli(args, options);
+  const timeoutMs = options.timeoutMs ?? 20_000;
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  try {
+    const result = await ended(child, out);
+    if (result.signal === 'SIGKILL') throw new Error(`gatehouse ${args.join(' ')} did not end within ${timeoutMs} ms\n${describeOutput(out)}`);
+    return result;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Starts a server command and resolves once it has printed its listening
+ * line. Rejects with its output when it exits first or is not listening
+ * within the timeout (and then kills it).
+ */
+export async function startCli(args: readonly string[], options: CliOptions = {}): Promise<CliServer> {
+  const { child, out } = spawnCli(args, options);
+  const timeoutMs = options.timeoutMs ?? 20_000;
+  const line = await new Promise<RegExpExecArray>((resolve, reject) => {
+    const fail = (why: string) => {
+      cleanup();
+      child.kill('SIGKILL');
+      reject(new Error(`gatehouse ${args.join(' ')} ${why}\n${describeOutput(out)}`));
+    };
+    const onData = () => {
+      const match = LISTENING_LINE.exec(out.stdout);
+      if (match) {
+        cleanup();
+        resolve(match);
+      }
+    };
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) => fail(`exited (${signal ?? code}) before listening`);
+    const timer = setTimeout(() => fail(`was not listening within ${timeoutMs} ms`), timeoutMs);
+    function cleanup() {
+      clearTimeout(timer);
+      child.stdout!.off('data', onData);
+      child.off('exit', onExit);
+    }
+    child.stdout!.on('data', onData);
+    child.once('exit', onExit);
+  });
+  const address = line[2];
+  const port = Number(/:(\d+)$/.exec(address)?.[1]);
+  if (!Number.isInteger(port)) throw new Error(`no port in the listening line '${line[0]}'`);
+
+  return {
+    child,
+    name: line[1],
+    address,
+    port,
+    line: line[0].trimEnd(),
+    output: () => ({ ...out }),
+    async stop(graceMs = 5000) {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+        try {
+          return await ended(child, out);
+        } finally {
+          clearTimeout(timer);
+        }
+      }
+      return ended(child, out);
+    },
+  };
+}
+
+/** Kills every process started here that is still running, and waits for them to exit. For `after` hooks. */
+export async function killAll(): Promise<void> {
+  await Promise.all(
+    [...running].map(async (child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, 'exit');
+      child.kill('SIGKILL');
+      await exited;
+    }),
+  );
+}
