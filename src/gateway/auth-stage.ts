@@ -10,6 +10,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { createRemoteAuthClient, type AuthDecision, type Authenticator, type RemoteAuthClient } from '../auth';
 import { HttpError, ORIGINAL_PATH } from '../http';
 import type { AuthServiceRecord, MappingRecord } from './config/schema';
+import { NO_EVENTS } from './events';
 import type { Stage, StageFactory } from './stage';
 
 /** Request headers the auth service always sees, besides `allowed_request_headers` and `X-Forwarded-*`. */
@@ -42,7 +43,7 @@ function looksLikeAddress(service: string): boolean {
  * Builds the auth stage of `record`. Throws when `auth_service` names neither
  * a registered module with `authenticate` nor an address.
  */
-export const createAuthStage: StageFactory<AuthServiceRecord> = (record, modules): Stage => {
+export const createAuthStage: StageFactory<AuthServiceRecord> = (record, modules, events = NO_EVENTS): Stage => {
   const builtIn = modules.get(record.auth_service);
   let authenticator: Authenticator;
   let remote: RemoteAuthClient | undefined;
@@ -83,6 +84,7 @@ export const createAuthStage: StageFactory<AuthServiceRecord> = (record, modules
   }
 
   function unavailable(ctx: Context, cause: unknown): boolean {
+    events.authDecision?.('error');
     if (record.failure_mode_allow) return true;
     if (record.status_on_error < 400) {
       // Not an error status (a redirect, say): sent as it is, with no body.
@@ -95,6 +97,7 @@ export const createAuthStage: StageFactory<AuthServiceRecord> = (record, modules
 
   /** Writes the auth service's refusal as the client's response. */
   function refuse(ctx: Context, decision: AuthDecision): false {
+    events.authDecision?.('denied');
     const body = decision.body;
     if ((body === undefined || body.length === 0) && decision.status >= 400) {
       // No body to pass on: the gateway's own error body, in the client's representation.
@@ -123,7 +126,10 @@ export const createAuthStage: StageFactory<AuthServiceRecord> = (record, modules
         scrubRaw(ctx.req.rawHeaders, name);
       }
     }
-    if (mapping.bypass_auth) return true;
+    if (mapping.bypass_auth) {
+      events.authDecision?.('bypassed');
+      return true;
+    }
 
     const recorded = ctx.state[ORIGINAL_PATH];
     const path = typeof recorded === 'string' ? recorded : ctx.path;
@@ -145,6 +151,7 @@ export const createAuthStage: StageFactory<AuthServiceRecord> = (record, modules
       const value = decision.headers[name];
       if (value !== undefined) headers[name] = single(value);
     }
+    events.authDecision?.('allowed');
     return true;
   }
 

@@ -1,23 +1,33 @@
 /**
  * @module gateway/gateway
  * The gateway as a Koa app: error handler, path normalisation, route match,
- * auth stage, rate-limit stage, header edits, then forwarding in-process or to
- * a remote upstream. What a request uses lives in one runtime object that
- * `reconfigure` swaps whole; a request keeps the runtime it started with.
+ * CORS, auth stage, rate-limit stage, header edits, then forwarding in-process
+ * or to a remote upstream. What a request uses lives in one runtime object
+ * that `reconfigure` swaps whole; a request keeps the runtime it started with.
  */
-import Koa, { type Context } from 'koa';
+import Koa, { type Context, type Middleware } from 'koa';
 import { basePath, errorHandler, HttpError, ORIGINAL_PATH, type ErrorHandlerOptions } from '../http';
 import { createAuthStage } from './auth-stage';
-import { checkDeclaredLength, DEFAULT_BODY_LIMIT, guardStreamedBody, payloadTooLarge } from './body-limit';
+import { checkDeclaredLength, DEFAULT_BODY_LIMIT, guardStreamedBody, payloadTooLarge, type StreamedBodyGuard } from './body-limit';
 import { ConfigError, type ConfigProblem } from './config/problems';
 import type { GatewayConfig } from './config/schema';
 import { dispatchInProcess } from './dispatch';
+import { NO_EVENTS, type GatewayEvents } from './events';
+import { keptHeaders, restoreHeaders } from './kept-headers';
 import type { ModuleRegistry } from './module';
 import { normalisePath } from './path';
 import { forwardRemote } from './proxy';
 import { createRateLimitStage } from './ratelimit-stage';
-import { rewritePath } from './route-table';
-import { buildRuntime, disposeRuntime, retireRuntime, type HeaderEdits, type Runtime, type StageFactories } from './runtime';
+import { rewritePath, type Route } from './route-table';
+import {
+  buildRuntime,
+  disposeRuntime,
+  retireRuntime,
+  type HeaderEdits,
+  type RouteTarget,
+  type Runtime,
+  type StageFactories,
+} from './runtime';
 import { deepFreeze, type GatewaySnapshot, type RejectedConfig } from './snapshot';
 
 export interface GatewayOptions {
@@ -35,6 +45,14 @@ export interface GatewayOptions {
   stages?: Partial<StageFactories>;
   /** Options of the error handler in front of everything (`infoUrl`, `onUnexpected`, formatters). */
   errors?: ErrorHandlerOptions;
+  /** Receives the decisions of the stages and the failures of upstreams (for metrics). Default: none. */
+  events?: GatewayEvents;
+  /**
+   * Asked by `/gateway/v0/check_ready` once a configuration is loaded:
+   * resolves when the gateway's dependencies (Redis...) can serve, rejects
+   * with the reason when they cannot (the check then answers 503 with it).
+   */
+  readiness?: () => Promise<void> | void;
 }
 
 /** A gateway: its Koa app and the handle to change what it serves. */
@@ -72,6 +90,19 @@ function applyResponseEdits(ctx: Context, edits: HeaderEdits): void {
   for (let i = 0; i < add.length; i++) ctx.set(add[i][0], add[i][1]);
 }
 
+/** What a preflight asks to send, as a route's `method` is spelled. */
+function requestedMethod(ctx: Context): string {
+  return String(ctx.req.headers['access-control-request-method']).toUpperCase();
+}
+
+async function notFound(): Promise<never> {
+  throw new HttpError(404);
+}
+
+function nothing(): Promise<void> {
+  return Promise.resolve();
+}
+
 /** The path under which a remote upstream is asked: its base, the rewritten path, the query. */
 function upstreamPath(base: string, path: string, query: string): string {
   const full = base === '' ? path : base + path;
@@ -82,63 +113,113 @@ function upstreamPath(base: string, path: string, query: string): string {
 export function createGateway(options: GatewayOptions = {}): Gateway {
   const modules: ModuleRegistry = options.modules ?? new Map();
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const events = options.events ?? NO_EVENTS;
+  const readiness = options.readiness;
   const drainMs = options.drainMs ?? 30_000;
   const stages: StageFactories = {
     auth: options.stages?.auth ?? createAuthStage,
     rateLimit: options.stages?.rateLimit ?? createRateLimitStage,
   };
-  let current: Runtime | null = options.config ? buildRuntime(options.config, modules, stages) : null;
+  let current: Runtime | null = options.config ? buildRuntime(options.config, modules, stages, events) : null;
   let rejected: RejectedConfig | undefined;
   let closed = false;
   // Replaced runtimes still finishing requests, so that close() can close them too.
   const retiring = new Set<Runtime>();
 
-  function answerOwnPath(ctx: Context, path: string): boolean {
+  async function answerOwnPath(ctx: Context, path: string): Promise<boolean> {
     if (path !== ALIVE && path !== READY) return false;
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
       throw new HttpError(405, undefined, { headers: { Allow: 'GET, HEAD' } });
     }
     ctx.set('Cache-Control', 'no-store');
-    if (path === ALIVE) ctx.body = { status: 'alive' };
-    else if (current === null) throw new HttpError(503, 'no configuration is loaded');
-    else ctx.body = { status: 'ready', routes: current.table.routes.length, loaded_at: current.snapshot.loadedAt };
+    if (path === ALIVE) {
+      ctx.body = { status: 'alive' };
+      return true;
+    }
+    const rt = current;
+    if (rt === null) throw new HttpError(503, 'no configuration is loaded');
+    if (readiness) {
+      try {
+        await readiness();
+      } catch (err) {
+        throw new HttpError(503, `not ready: ${(err as Error)?.message ?? String(err)}`, { headers: { 'Cache-Control': 'no-store' } });
+      }
+    }
+    ctx.body = { status: 'ready', routes: rt.table.routes.length, loaded_at: rt.snapshot.loadedAt };
     return true;
+  }
+
+  /** The stages, then the forward: what runs once a request is routed (inside its CORS policy, if any). */
+  async function pass(
+    ctx: Context,
+    rt: Runtime,
+    route: Route<RouteTarget>,
+    path: string,
+    guard: StreamedBodyGuard | null,
+  ): Promise<void> {
+    const mapping = route.mapping;
+    // The auth stage sees bypass_auth routes too: it strips identity headers a client sent on every route.
+    if (rt.auth !== null && !(await rt.auth.run(ctx, mapping))) return;
+    if (rt.rateLimit !== null && !(await rt.rateLimit.run(ctx, mapping))) return;
+    const target = route.target;
+    applyRequestEdits(ctx, target);
+    const forwardPath = rewritePath(route, path);
+    if (target.kind === 'in-process') {
+      const kept = keptHeaders(ctx.res);
+      await dispatchInProcess(ctx, target.handler, forwardPath);
+      if (guard?.tripped) throw payloadTooLarge(bodyLimit);
+      if (kept !== null) restoreHeaders(ctx, kept);
+      applyResponseEdits(ctx, target);
+    } else {
+      await forwardRemote(ctx, target.upstream, {
+        path: upstreamPath(target.upstream.address.basePath, forwardPath, ctx.querystring),
+        timeoutMs: target.timeoutMs,
+        addResponseHeaders: target.addResponseHeaders,
+        guard,
+        route: mapping.name,
+        events,
+      });
+    }
+  }
+
+  /** Answers a CORS preflight with `cors`, without auth: browsers send no credentials with one. */
+  function answerPreflight(ctx: Context, cors: Middleware, route: Route<RouteTarget> | undefined, path: string): Promise<void> {
+    if (route) ctx.state.mapping = route.mapping;
+    ctx.state[ORIGINAL_PATH] = ctx.originalUrl === ctx.url ? path : basePath(ctx) + path;
+    return cors(ctx, nothing) as Promise<void>;
   }
 
   async function handle(ctx: Context): Promise<void> {
     const seen = ctx.path;
     const path = normalisePath(seen);
-    if (path.startsWith(OWN_PREFIX) && answerOwnPath(ctx, path)) return;
+    if (path.startsWith(OWN_PREFIX) && (await answerOwnPath(ctx, path))) return;
     const rt = current;
     if (rt === null) throw new HttpError(503, 'no configuration is loaded');
-    const route = rt.table.match(path, ctx.method, ctx.req.headers);
-    if (route === undefined) throw new HttpError(404);
+    const headers = ctx.req.headers;
+    // A preflight is routed by the method it asks about, so that a route limited to that method answers it.
+    const preflight = ctx.method === 'OPTIONS' && headers.origin !== undefined && headers['access-control-request-method'] !== undefined;
+    let route = rt.table.match(path, preflight ? requestedMethod(ctx) : ctx.method, headers);
+    let cors = route === undefined ? rt.cors : route.target.cors;
+    if (preflight) {
+      if (cors !== undefined) return answerPreflight(ctx, cors, route, path);
+      // No policy for it: an OPTIONS request like any other.
+      route = rt.table.match(path, ctx.method, headers);
+      cors = route === undefined ? rt.cors : route.target.cors;
+    }
+    if (route === undefined) {
+      // The gateway-wide policy makes the 404 readable cross-origin.
+      if (cors !== undefined) return cors(ctx, notFound) as Promise<void>;
+      throw new HttpError(404);
+    }
     const guard = checkDeclaredLength(ctx.req, bodyLimit) ? guardStreamedBody(ctx.req, bodyLimit) : null;
 
-    const mapping = route.mapping;
-    ctx.state.mapping = mapping;
+    ctx.state.mapping = route.mapping;
     ctx.state[ORIGINAL_PATH] = ctx.originalUrl === ctx.url ? path : basePath(ctx) + path;
     if (path !== seen) ctx.path = path;
     rt.active++;
     try {
-      // The auth stage sees bypass_auth routes too: it strips identity headers a client sent on every route.
-      if (rt.auth !== null && !(await rt.auth.run(ctx, mapping))) return;
-      if (rt.rateLimit !== null && !(await rt.rateLimit.run(ctx, mapping))) return;
-      const target = route.target;
-      applyRequestEdits(ctx, target);
-      const forwardPath = rewritePath(route, path);
-      if (target.kind === 'in-process') {
-        await dispatchInProcess(ctx, target.handler, forwardPath);
-        if (guard?.tripped) throw payloadTooLarge(bodyLimit);
-        applyResponseEdits(ctx, target);
-      } else {
-        await forwardRemote(ctx, target.upstream, {
-          path: upstreamPath(target.upstream.address.basePath, forwardPath, ctx.querystring),
-          timeoutMs: target.timeoutMs,
-          addResponseHeaders: target.addResponseHeaders,
-          guard,
-        });
-      }
+      if (cors === undefined) await pass(ctx, rt, route, path, guard);
+      else await cors(ctx, () => pass(ctx, rt, route, path, guard));
     } finally {
       if (--rt.active === 0 && rt.retired) {
         retiring.delete(rt);
@@ -159,7 +240,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
       if (closed) throw new Error('the gateway is closed');
       let next: Runtime;
       try {
-        next = buildRuntime(config, modules, stages);
+        next = buildRuntime(config, modules, stages, events);
       } catch (err) {
         if (err instanceof ConfigError) rejected = deepFreeze({ at: new Date().toISOString(), problems: [...err.problems] });
         throw err;

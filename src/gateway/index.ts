@@ -17,3 +17,6 @@ export type { RouteSnapshot, RuntimeSnapshot, GatewaySnapshot, RejectedConfig } 
 export type { StageFactories } from './runtime';
 export type { GatehouseModule, ModuleRegistry } from './module';
 export type { Stage, StageFactory } from './stage';
+export { createAuthStage } from './auth-stage';
+export { createRateLimitStage, type RateLimitStageOptions, type RateLimitStageLogger } from './ratelimit-stage';
+export { NO_EVENTS, type GatewayEvents, type AuthOutcome, type RateLimitOutcome, type UpstreamFailure } from './events';

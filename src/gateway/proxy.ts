@@ -11,6 +11,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
 import { HttpError } from '../http';
 import { payloadTooLarge, type StreamedBodyGuard } from './body-limit';
+import type { GatewayEvents, UpstreamFailure } from './events';
 import type { UpstreamAddress } from './upstream';
 
 function ignore(): void {}
@@ -99,18 +100,29 @@ function copyResponseHeaders(ctx: Context, headers: IncomingHttpHeaders): void {
   }
 }
 
-/** The answer for an upstream that failed before sending its response headers. */
-function upstreamFailure(err: unknown, timeoutMs: number): HttpError {
-  const code = (err as { code?: string } | null)?.code;
-  switch (code) {
+/** What kind of failure an error of undici's is. */
+function failureOf(err: unknown): UpstreamFailure {
+  switch ((err as { code?: string } | null)?.code) {
     case 'UND_ERR_HEADERS_TIMEOUT':
     case 'UND_ERR_CONNECT_TIMEOUT':
-      return new HttpError(504, `the upstream service did not answer within ${timeoutMs} ms`, { cause: err });
+      return 'timeout';
     case 'ECONNREFUSED':
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
     case 'EHOSTUNREACH':
     case 'ENETUNREACH':
+      return 'refused';
+    default:
+      return 'other';
+  }
+}
+
+/** The answer for an upstream that failed before sending its response headers. */
+function upstreamFailure(failure: UpstreamFailure, err: unknown, timeoutMs: number): HttpError {
+  switch (failure) {
+    case 'timeout':
+      return new HttpError(504, `the upstream service did not answer within ${timeoutMs} ms`, { cause: err });
+    case 'refused':
       return new HttpError(503, 'the upstream service is unavailable', { cause: err });
     default:
       return new HttpError(502, 'the upstream service failed to answer', { cause: err });
@@ -124,6 +136,9 @@ export interface ForwardOptions {
   readonly addResponseHeaders: readonly (readonly [string, string])[];
   /** The counter of a body of unknown length, when there is one. */
   readonly guard: StreamedBodyGuard | null;
+  /** The mapping's name, for {@link GatewayEvents.upstreamError}. */
+  readonly route?: string;
+  readonly events?: GatewayEvents;
 }
 
 /**
@@ -161,7 +176,10 @@ export async function forwardRemote(ctx: Context, upstream: Upstream, options: F
   } catch (err) {
     ctx.res.off('close', onClose);
     if (options.guard?.tripped) throw payloadTooLarge(options.guard.limit);
-    throw upstreamFailure(timedOut ? { code: 'UND_ERR_HEADERS_TIMEOUT' } : err, options.timeoutMs);
+    const failure = timedOut ? 'timeout' : failureOf(err);
+    // A client that left is no failure of the upstream's.
+    if (timedOut || !abort.signal.aborted) options.events?.upstreamError?.(options.route ?? '', failure);
+    throw upstreamFailure(failure, err, options.timeoutMs);
   } finally {
     clearTimeout(timer);
   }

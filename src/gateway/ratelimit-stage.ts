@@ -19,6 +19,7 @@ import {
   type RateLimitResponse,
 } from '../ratelimit';
 import type { MappingRecord, RateLimitServiceRecord } from './config/schema';
+import type { GatewayEvents } from './events';
 import type { ModuleRegistry } from './module';
 import type { Stage } from './stage';
 
@@ -130,7 +131,8 @@ export interface RateLimitStageLogger {
   warn(obj: object, msg: string): void;
 }
 
-export interface RateLimitStageOptions {
+/** The stage's options; a {@link GatewayEvents} fits as it is (the gateway passes its events here). */
+export interface RateLimitStageOptions extends GatewayEvents {
   logger?: RateLimitStageLogger;
   /** Clock in ms, for the failure log's pacing. */
   now?: () => number;
@@ -201,6 +203,7 @@ export function createRateLimitStage(
 
   function failed(err: unknown): boolean {
     stats.failures++;
+    options.rateLimitDecision?.('error');
     unlogged++;
     const t = now();
     if (t - lastLog >= FAILURE_LOG_INTERVAL_MS) {
@@ -232,8 +235,10 @@ export function createRateLimitStage(
       const headers = rateLimitHeaders(response);
       if (response.overallCode === 'OVER_LIMIT') {
         stats.overLimit++;
+        options.rateLimitDecision?.('over_limit');
         throw httpError('TOO_MANY_REQUESTS', undefined, { headers });
       }
+      options.rateLimitDecision?.('ok');
       ctx.set(headers);
       ctx.state[RATE_LIMIT_HEADERS_STATE] = headers;
       return true;

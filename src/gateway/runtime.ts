@@ -1,11 +1,14 @@
 /**
  * @module gateway/runtime
  * Everything a request uses, built from one configuration: the route table
- * with each route's target (an in-process module or a remote upstream), the
- * auth and rate-limit stages, the upstream pools, and a read-only picture of
- * it all for diagnostics. A configuration that cannot be built is refused
- * whole, with every problem listed.
+ * with each route's target (an in-process module or a remote upstream) and
+ * CORS policy, the auth and rate-limit stages, the upstream pools, and a
+ * read-only picture of it all for diagnostics. A configuration that cannot be
+ * built is refused whole, with every problem listed.
  */
+import type { Middleware } from 'koa';
+import { createCorsPolicies, type CorsPolicies } from '../cors';
+import type { GatewayEvents } from './events';
 import type { ModuleRegistry, GatehouseModule } from './module';
 import type { Stage, StageFactory } from './stage';
 import type { AuthServiceRecord, GatewayConfig, MappingRecord, RateLimitServiceRecord } from './config/schema';
@@ -24,13 +27,19 @@ export interface HeaderEdits {
   readonly addResponseHeaders: readonly (readonly [string, string])[];
 }
 
-export interface InProcessTarget extends HeaderEdits {
+/** What every route has besides its target: edits of headers, and its CORS policy. */
+export interface RouteExtras extends HeaderEdits {
+  /** The CORS middleware of the route (its own policy, else the gateway-wide one), when there is one. */
+  readonly cors: Middleware | undefined;
+}
+
+export interface InProcessTarget extends RouteExtras {
   readonly kind: 'in-process';
   readonly module: string;
   readonly handler: ModuleHandler;
 }
 
-export interface RemoteTarget extends HeaderEdits {
+export interface RemoteTarget extends RouteExtras {
   readonly kind: 'remote';
   readonly upstream: Upstream;
   readonly timeoutMs: number;
@@ -50,6 +59,8 @@ export interface Runtime {
   readonly table: RouteTable<RouteTarget>;
   readonly auth: Stage | null;
   readonly rateLimit: Stage | null;
+  /** The gateway-wide CORS middleware, for paths that match no route; undefined when CORS is off. */
+  readonly cors: Middleware | undefined;
   readonly upstreams: ReadonlyMap<string, Upstream>;
   readonly snapshot: RuntimeSnapshot;
   /** Requests being handled with it. */
@@ -88,10 +99,24 @@ function moduleList(modules: ModuleRegistry): string {
  * registered module nor an address, a stage that cannot be built); nothing is
  * left open when it throws.
  */
-export function buildRuntime(config: GatewayConfig, modules: ModuleRegistry, stages: StageFactories): Runtime {
+export function buildRuntime(
+  config: GatewayConfig,
+  modules: ModuleRegistry,
+  stages: StageFactories,
+  events: GatewayEvents = {},
+): Runtime {
   const problems: ConfigProblem[] = [];
   const sourceOf = (record: object) => config.recordSources?.get(record as MappingRecord);
-  type Pending = { mapping: MappingRecord; prefix: string; edits: HeaderEdits } & (
+  let policies: CorsPolicies | undefined;
+  let globalCors: Middleware | undefined;
+  try {
+    policies = createCorsPolicies(config.module?.config.cors);
+    globalCors = policies.forMapping(undefined);
+  } catch (err) {
+    const m = config.module!;
+    problems.push(configProblem({ source: sourceOf(m), kind: m.kind, record: m.name, path: 'config.cors' }, (err as Error).message));
+  }
+  type Pending = { mapping: MappingRecord; prefix: string; edits: RouteExtras } & (
     | { module: GatehouseModule & { app: NonNullable<GatehouseModule['app']> } }
     | { address: UpstreamAddress }
   );
@@ -106,10 +131,17 @@ export function buildRuntime(config: GatewayConfig, modules: ModuleRegistry, sta
     } catch (err) {
       problem('prefix', `'${mapping.prefix}' is not a usable path: ${(err as { detail?: string }).detail ?? String(err)}`);
     }
-    const edits: HeaderEdits = {
+    let cors: Middleware | undefined;
+    try {
+      cors = policies?.forMapping(mapping);
+    } catch (err) {
+      problem('cors', (err as Error).message);
+    }
+    const edits: RouteExtras = {
       addRequestHeaders: headerPairs(mapping.add_request_headers, 'add_request_headers', problem),
       removeRequestHeaders: mapping.remove_request_headers,
       addResponseHeaders: headerPairs(mapping.add_response_headers, 'add_response_headers', problem),
+      cors,
     };
     const module = modules.get(mapping.service);
     if (module) {
@@ -131,7 +163,7 @@ export function buildRuntime(config: GatewayConfig, modules: ModuleRegistry, sta
   let rateLimit: Stage | null = null;
   const buildStage = <R extends AuthServiceRecord | RateLimitServiceRecord>(record: R, factory: StageFactory<R>): Stage | null => {
     try {
-      return factory(record, modules);
+      return factory(record, modules, events);
     } catch (err) {
       problems.push(configProblem({ source: sourceOf(record), kind: record.kind, record: record.name }, (err as Error).message ?? String(err)));
       return null;
@@ -173,6 +205,7 @@ export function buildRuntime(config: GatewayConfig, modules: ModuleRegistry, sta
     table,
     auth,
     rateLimit,
+    cors: globalCors,
     upstreams,
     snapshot: describeRoutes(config, table),
     active: 0,

@@ -5,6 +5,7 @@
  */
 import type { Context } from 'koa';
 import type { MappingRecord } from './config/schema';
+import type { GatewayEvents } from './events';
 import type { ModuleRegistry } from './module';
 
 export interface Stage {
@@ -18,5 +19,8 @@ export interface Stage {
   close?(): Promise<void>;
 }
 
-/** Builds a stage from its record; `modules` resolves built-in service names. */
-export type StageFactory<R> = (record: R, modules: ModuleRegistry) => Stage;
+/**
+ * Builds a stage from its record; `modules` resolves built-in service names,
+ * `events` receives the stage's decisions (the gateway always passes one).
+ */
+export type StageFactory<R> = (record: R, modules: ModuleRegistry, events?: GatewayEvents) => Stage;

@@ -155,7 +155,7 @@ ${service('hotels', HOTELS)}`,
   it('reports an unknown kind', () => {
     const problems = problemsOf(parse(service('hotels', HOTELS.replace('kind: Mapping', 'kind: Mappin'))));
     assert.deepEqual(problems, [
-      "config/services.yaml: service hotels: record hotels-mapping: kind: unknown kind 'Mappin'; expected one of Mapping, AuthService, RateLimitService",
+      "config/services.yaml: service hotels: record hotels-mapping: kind: unknown kind 'Mappin'; expected one of Mapping, AuthService, RateLimitService, Module",
     ]);
   });
 

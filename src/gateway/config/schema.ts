@@ -1,7 +1,8 @@
 /**
  * @module gateway/config/schema
  * The zod schemas of the configuration records (`Mapping`, `AuthService`,
- * `RateLimitService`) with their defaults, and the types inferred from them.
+ * `RateLimitService`, `Module`) with their defaults, and the types inferred
+ * from them.
  */
 import { z } from 'zod';
 
@@ -115,12 +116,27 @@ export const rateLimitServiceSchema = z.strictObject({
   failure_mode_deny: z.boolean().default(false),
 });
 
+/**
+ * Gateway-wide settings, as Emissary's `Module` holds them:
+ * `config: {cors: <policy>}` applies to every Mapping without a `cors` of its own.
+ */
+export const moduleSchema = z.strictObject({
+  ...recordBase,
+  kind: z.literal('Module'),
+  config: z
+    .strictObject({
+      cors: corsSchema.optional(),
+    })
+    .default({}),
+});
+
 /** Any record, told apart by `kind`. */
-export const recordSchema = z.discriminatedUnion('kind', [mappingSchema, authServiceSchema, rateLimitServiceSchema]);
+export const recordSchema = z.discriminatedUnion('kind', [mappingSchema, authServiceSchema, rateLimitServiceSchema, moduleSchema]);
 
 export type MappingRecord = z.output<typeof mappingSchema>;
 export type AuthServiceRecord = z.output<typeof authServiceSchema>;
 export type RateLimitServiceRecord = z.output<typeof rateLimitServiceSchema>;
+export type ModuleRecord = z.output<typeof moduleSchema>;
 export type CorsPolicy = z.output<typeof corsSchema>;
 export type LabelGroup = z.output<typeof labelGroupSchema>;
 export type GatewayRecord = z.output<typeof recordSchema>;
@@ -137,6 +153,8 @@ export interface GatewayConfig {
   mappings: MappingRecord[];
   authService?: AuthServiceRecord;
   rateLimitService?: RateLimitServiceRecord;
+  /** The gateway-wide settings (the CORS policy), when a `Module` record gives them. */
+  module?: ModuleRecord;
   /** The files it was read from. */
   sources: string[];
   /** Where each record came from, when it was read from files; for messages and diag. */

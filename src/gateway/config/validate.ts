@@ -2,15 +2,19 @@
  * @module gateway/config/validate
  * Turns raw records (parsed YAML, or objects written in code) into a
  * {@link GatewayConfig}: each record checked with its zod schema, names unique
- * per kind, at most one AuthService and one RateLimitService. Every problem is
- * collected; a configuration with any problem is not produced at all.
+ * per kind, at most one AuthService, one RateLimitService and one Module, CORS
+ * policies that can be applied. Every problem is collected; a configuration
+ * with any problem is not produced at all.
  */
 import type { z } from 'zod';
-import { configProblem, type ConfigProblem } from './problems';
+import { corsPolicyProblems } from '../../cors';
+import { configProblem, type ConfigProblem, type ProblemLocation } from './problems';
 import {
   authServiceSchema,
   mappingSchema,
+  moduleSchema,
   rateLimitServiceSchema,
+  type CorsPolicy,
   type GatewayConfig,
   type GatewayRecord,
   type RecordSource,
@@ -31,7 +35,12 @@ const SCHEMAS = {
   Mapping: mappingSchema,
   AuthService: authServiceSchema,
   RateLimitService: rateLimitServiceSchema,
+  Module: moduleSchema,
 } as const;
+
+/** Kinds of which a configuration holds one at most. */
+const SINGLETONS = ['AuthService', 'RateLimitService', 'Module'] as const;
+type Singleton = (typeof SINGLETONS)[number];
 
 type Kind = keyof typeof SCHEMAS;
 
@@ -68,12 +77,30 @@ function issueMessages(issue: z.core.$ZodIssue, prefix: readonly PropertyKey[] =
     const depth = (issues: z.core.$ZodIssue[]) => Math.max(...issues.map((i) => i.path.length));
     const meant = issue.errors.reduce((best, branch) => (depth(branch) > depth(best) ? branch : best));
     if (depth(meant) > 0) return meant.flatMap((i) => issueMessages(i, path));
+    // Every alternative refused the type itself: say which types would do.
+    const types = issue.errors.map((branch) => (branch.length === 1 && branch[0].code === 'invalid_type' ? branch[0] : undefined));
+    if (types.every((t) => t !== undefined)) {
+      const expected = [...new Set(types.map((t) => t!.expected))].join(' or ');
+      const missing = types.every((t) => /received undefined$/.test(t!.message));
+      return [{ path, message: missing ? `required (expected ${expected})` : `expected ${expected}` }];
+    }
   }
   let message = issue.message.replace(/^Invalid input: /, '');
   if (issue.code === 'invalid_type' && /received undefined$/.test(message)) {
     message = `required (${message.replace(/, received undefined$/, '')})`;
   }
   return [{ path, message }];
+}
+
+/** The problems of a CORS policy at `path` of a record, as config problems. */
+function corsProblems(policy: CorsPolicy | undefined, at: ProblemLocation, path: string): ConfigProblem[] {
+  if (!policy) return [];
+  return corsPolicyProblems(policy).map((text) => {
+    // `origins: 'x' is not an origin`: the field goes into the path.
+    const colon = text.indexOf(': ');
+    const field = colon > 0 && /^[a-z_]+$/.test(text.slice(0, colon)) ? text.slice(0, colon) : '';
+    return configProblem({ ...at, path: field ? `${path}.${field}` : path }, field ? text.slice(colon + 2) : text);
+  });
 }
 
 /**
@@ -93,9 +120,9 @@ export function assembleConfig(
     Mapping: new Map(),
     AuthService: new Map(),
     RateLimitService: new Map(),
+    Module: new Map(),
   };
-  let authService: GatewayConfig['authService'];
-  let rateLimitService: GatewayConfig['rateLimitService'];
+  const singletons: Partial<Record<Singleton, GatewayRecord>> = {};
 
   records.forEach((raw, i) => {
     const { value, source } = raw;
@@ -133,23 +160,30 @@ export function assembleConfig(
       return;
     }
     const data = parsed.data;
-    if ((data.kind === 'AuthService' && authService) || (data.kind === 'RateLimitService' && rateLimitService)) {
-      const first = data.kind === 'AuthService' ? authService! : rateLimitService!;
+    const first = data.kind === 'Mapping' ? undefined : singletons[data.kind];
+    if (first) {
       const message = `only one ${kind} is allowed; '${first.name}'${where(recordSources.get(first))} is the first`;
       problems.push(configProblem({ source, kind, record }, message));
+      return;
+    }
+    const cors = data.kind === 'Mapping' ? data.cors : data.kind === 'Module' ? data.config.cors : undefined;
+    const policyProblems = corsProblems(cors, { source, kind, record }, data.kind === 'Module' ? 'config.cors' : 'cors');
+    if (policyProblems.length > 0) {
+      problems.push(...policyProblems);
       return;
     }
     names.set(record, source);
     if (source) recordSources.set(data, source);
     if (data.kind === 'Mapping') mappings.push(data);
-    else if (data.kind === 'AuthService') authService = data;
-    else rateLimitService = data;
+    else singletons[data.kind] = data;
   });
 
   if (problems.length > 0) return { ok: false, problems };
   const config: GatewayConfig = { mappings, sources: [...sources] };
-  if (authService) config.authService = authService;
-  if (rateLimitService) config.rateLimitService = rateLimitService;
+  const { AuthService: authService, RateLimitService: rateLimitService, Module: module } = singletons;
+  if (authService?.kind === 'AuthService') config.authService = authService;
+  if (rateLimitService?.kind === 'RateLimitService') config.rateLimitService = rateLimitService;
+  if (module?.kind === 'Module') config.module = module;
   if (recordSources.size > 0) config.recordSources = recordSources;
   return { ok: true, config };
 }
