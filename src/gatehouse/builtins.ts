@@ -10,7 +10,7 @@ import { createApiModule } from '../api';
 import { createAuthService, type AuthService } from '../auth';
 import { BOOKINGS_FILE, createCarBookingModule, createHotelBookingModule } from '../bookings';
 import type { GatehouseModule } from '../gateway';
-import { createRateLimitService, createRedisStore, type RateLimitService } from '../ratelimit';
+import { createRateLimitService, createRedisStore, type RateLimitService, type RedisStore } from '../ratelimit';
 import type { Logger } from '../telemetry';
 
 export const USERS_FILE = 'users.htpasswd';
@@ -20,6 +20,10 @@ export interface BuiltinModules {
   modules: GatehouseModule[];
   auth?: AuthService;
   rateLimit: RateLimitService;
+  /** The rate-limit service's Redis store, when `redisUrl` is given. */
+  redis?: RedisStore;
+  /** Whether the booking modules read their catalogue from the folder's `bookings.yaml` (and re-read it on reload). */
+  bookingData: boolean;
 }
 
 export interface BuiltinOptions {
@@ -37,8 +41,9 @@ export function createBuiltinModules(options: BuiltinOptions): BuiltinModules {
   const { configDir, logger } = options;
   const modules: GatehouseModule[] = [createApiModule({ proxy: false })];
 
-  const bookingData = existsSync(join(configDir, BOOKINGS_FILE)) ? { configDir } : {};
-  modules.push(createHotelBookingModule(bookingData), createCarBookingModule(bookingData));
+  const bookingData = existsSync(join(configDir, BOOKINGS_FILE));
+  const bookingOptions = bookingData ? { configDir } : {};
+  modules.push(createHotelBookingModule(bookingOptions), createCarBookingModule(bookingOptions));
 
   const usersFile = join(configDir, USERS_FILE);
   let auth: AuthService | undefined;
@@ -49,13 +54,20 @@ export function createBuiltinModules(options: BuiltinOptions): BuiltinModules {
     logger.warn({ usersFile }, 'no users file: the built-in auth service is not available');
   }
 
-  const store = options.redisUrl ? createRedisStore({ url: options.redisUrl }) : undefined;
-  const rateLimit = createRateLimitService({
-    limitsDir: configDir,
-    store,
-    logger: logger.child({ module: 'ratelimit' }),
-  });
+  const redis = options.redisUrl ? createRedisStore({ url: options.redisUrl }) : undefined;
+  let rateLimit: RateLimitService;
+  try {
+    rateLimit = createRateLimitService({
+      limitsDir: configDir,
+      store: redis,
+      logger: logger.child({ module: 'ratelimit' }),
+    });
+  } catch (err) {
+    // Bad limits: the Redis client would otherwise keep reconnecting, and the process alive.
+    void redis?.close();
+    throw err;
+  }
   modules.push(rateLimit);
 
-  return { modules, auth, rateLimit };
+  return { modules, auth, rateLimit, redis, bookingData };
 }

@@ -12,10 +12,13 @@ import { createDiagModule, describeGateway } from '../diag';
 import {
   ConfigError,
   createGateway,
+  configProblem,
+  createRateLimitStage,
   loadConfig,
   type ConfigProblem,
   type Gateway,
   type GatewayConfig,
+  type GatewayEvents,
   type GatehouseModule,
   type ModuleRegistry,
 } from '../gateway';
@@ -33,6 +36,8 @@ import {
 } from '../telemetry';
 import { createBuiltinModules } from './builtins';
 import { listen, type RunningServer } from './http-server';
+import { checkModuleFiles } from './module-files';
+import { pingRedis, READY_PING_TIMEOUT_MS } from './readiness';
 import { resolveOptions, type GatehouseOptions, type ResolvedOptions } from './options';
 import { watchFolder, type FolderWatcher } from './watch';
 
@@ -67,7 +72,11 @@ export interface Gatehouse {
   start(): Promise<Listening>;
   /** Stops accepting, lets requests in flight finish, closes gRPC, Redis and the modules. */
   stop(): Promise<void>;
-  /** Re-reads the config folder; a config with any problem changes nothing. */
+  /**
+   * Re-reads the config folder: the records and the files of the built-in
+   * modules (users, limits, booking data) are all checked first, and a folder
+   * with any problem changes nothing.
+   */
   reload(): Promise<ReloadOutcome>;
 }
 
@@ -94,6 +103,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   let configErrors: string[] = [];
 
   const builtins = createBuiltinModules({ configDir: options.configDir, redisUrl: options.redisUrl, logger });
+  let usersText: string | undefined;
   const registry = new Map<string, GatehouseModule>();
   for (const m of builtins.modules) registry.set(m.name, m);
 
@@ -119,6 +129,13 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   registry.set(diag.name, diag);
   for (const m of options.modules) registry.set(m.name, m);
 
+  const events: GatewayEvents = {
+    authDecision: (outcome) => metrics.recordAuth(outcome),
+    rateLimitDecision: (outcome) => metrics.recordRateLimit(outcome),
+    upstreamError: (route, failure) => metrics.recordUpstreamError(route, failure),
+  };
+  const gatewayLogger = logger.child({ module: 'gateway' });
+  const redis = builtins.redis;
   try {
     gateway = createGateway({
       config,
@@ -126,6 +143,9 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       bodyLimit: options.bodyLimit,
       trustProxy: options.trustProxy,
       errors: { onUnexpected: logUnexpectedError(logger) },
+      events,
+      stages: { rateLimit: (record, modules, e) => createRateLimitStage(record, modules, { ...e, logger: gatewayLogger }) },
+      readiness: redis ? () => pingRedis(redis.client, READY_PING_TIMEOUT_MS) : undefined,
     });
   } catch (err) {
     await Promise.all([...registry.values()].map((m) => m.close?.()));
@@ -145,32 +165,55 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       ? undefined
       : createRateLimitGrpcServer(builtins.rateLimit, { host: options.grpcHost, port: options.grpcPort });
 
+  // The files of the built-in modules still in service (an embedding app may replace one).
+  const moduleFiles = {
+    configDir: options.configDir,
+    users: builtins.auth !== undefined && registry.get(builtins.auth.name) === builtins.auth,
+    limits: registry.get(builtins.rateLimit.name) === builtins.rateLimit,
+    bookings: builtins.bookingData,
+  };
+  if (moduleFiles.users) usersText = (await checkModuleFiles({ ...moduleFiles, limits: false, bookings: false })).usersText;
+
+  /**
+   * Everything is checked before anything is applied: the records (and the
+   * route table built from them), the users, the limits, the booking data.
+   * Then the gateway switches to the new records, and the modules re-read
+   * their files. Only a file changed again in between can fail a module's
+   * reload after the records were applied; the watcher then reloads once more.
+   */
+  async function apply(): Promise<ConfigProblem[]> {
+    const next = await loadConfig(options.configDir, { annotationDomain: options.annotationDomain });
+    const checked = await checkModuleFiles(moduleFiles);
+    const problems = [...(next.ok ? [] : next.problems), ...checked.problems];
+    if (!next.ok || problems.length > 0) {
+      gw.reject(problems);
+      return problems;
+    }
+    try {
+      gw.reconfigure(next.config);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      return [...err.problems];
+    }
+    config = next.config;
+    loadedAt = new Date();
+    for (const m of registry.values()) {
+      // An unchanged users file keeps the auth service's cache of verified credentials.
+      if (m === builtins.auth && checked.usersText === usersText) continue;
+      try {
+        await m.reload?.();
+        if (m === builtins.auth) usersText = checked.usersText;
+      } catch (err) {
+        problems.push(configProblem({ kind: 'module', record: m.name }, (err as Error).message));
+      }
+    }
+    return problems;
+  }
+
   let reloading: Promise<ReloadOutcome> | undefined;
   async function reloadOnce(): Promise<ReloadOutcome> {
     lastReloadAt = new Date();
-    const next = await loadConfig(options.configDir, { annotationDomain: options.annotationDomain });
-    const problems: string[] = [];
-    if (!next.ok) {
-      gw.reject(next.problems);
-      problems.push(...problemTexts(next.problems));
-    } else {
-      try {
-        gw.reconfigure(next.config);
-        config = next.config;
-        loadedAt = new Date();
-      } catch (err) {
-        if (!(err instanceof ConfigError)) throw err;
-        problems.push(...problemTexts(err.problems));
-      }
-    }
-    // Each module re-reads its own files and keeps what it had when they are invalid.
-    for (const m of registry.values()) {
-      try {
-        await m.reload?.();
-      } catch (err) {
-        problems.push(`${m.name}: ${(err as Error).message}`);
-      }
-    }
+    const problems = problemTexts(await apply());
     configErrors = problems;
     metrics.recordConfigReload(problems.length === 0 ? 'success' : 'failure');
     if (problems.length) logger.error({ problems }, 'config reload refused; the previous config keeps serving');

@@ -1,0 +1,97 @@
+/**
+ * @module test/gatehouse/support/running
+ * A whole Gatehouse for tests: a temporary copy of the demo config folder to
+ * change at will, a Gatehouse started on free ports over it, its log lines
+ * captured, and a few request helpers.
+ */
+import { cpSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createGatehouse, type Gatehouse, type GatehouseOptions } from '../../../src/gatehouse';
+import { createLogger } from '../../../src/telemetry';
+import { captureLog, type LogCapture } from '../../telemetry/log-capture';
+
+/** The demo config folder, as `npm start` uses it. */
+export const DEMO_CONFIG = join(__dirname, '..', '..', '..', 'config');
+
+/** A config folder of a test's own, removed by `remove()`. */
+export interface TempConfig {
+  readonly dir: string;
+  /** The text of a file of the folder. */
+  read(name: string): string;
+  /** Replaces a file whole, as editors do: written aside, then renamed over it. */
+  write(name: string, text: string): void;
+  remove(): void;
+}
+
+/** Copies the demo config (or `from`) into a fresh temporary folder. */
+export function copyConfig(from: string = DEMO_CONFIG): TempConfig {
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-config-'));
+  cpSync(from, dir, { recursive: true });
+  let n = 0;
+  return {
+    dir,
+    read: (name) => readFileSync(join(dir, name), 'utf8'),
+    write(name, text) {
+      // Outside the folder, so that the watcher sees only the rename.
+      const aside = join(tmpdir(), `gatehouse-write-${process.pid}-${n++}`);
+      writeFileSync(aside, text);
+      renameSync(aside, join(dir, name));
+    },
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** A started Gatehouse. */
+export interface Running {
+  readonly gatehouse: Gatehouse;
+  /** `http://127.0.0.1:<port>`. */
+  readonly url: string;
+  /** Every line it logged. */
+  readonly log: LogCapture;
+  stop(): Promise<void>;
+}
+
+/**
+ * Builds and starts a Gatehouse on 127.0.0.1 with a free HTTP port, no gRPC
+ * server and no folder watching unless asked, logging into a capture.
+ */
+export async function startGatehouse(options: GatehouseOptions): Promise<Running> {
+  const log = captureLog();
+  const gatehouse = await createGatehouse({
+    host: '127.0.0.1',
+    port: 0,
+    grpcPort: false,
+    watch: false,
+    logger: createLogger({ destination: log, level: 'info' }),
+    ...options,
+  });
+  const listening = await gatehouse.start().catch(async (err: unknown) => {
+    await gatehouse.stop();
+    throw err;
+  });
+  return { gatehouse, url: listening.url, log, stop: () => gatehouse.stop() };
+}
+
+/** The `Authorization` value of HTTP Basic credentials. */
+export function basic(user: string, password: string): string {
+  return `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+}
+
+/** The demo user alice, with her password. */
+export const ALICE = basic('alice', 'wonderland');
+
+/**
+ * Calls `check` until it returns something other than undefined, at most
+ * `timeoutMs`, pausing `intervalMs` between calls. For states that change
+ * with nothing to wait on (a Redis connection seen dropped).
+ */
+export async function eventually<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 15_000, intervalMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
