@@ -8,9 +8,9 @@ import { join, resolve } from 'node:path';
 import { createApiModule } from '../api';
 import { createAuthService } from '../auth';
 import { BOOKINGS_FILE, createCarBookingModule, createHotelBookingModule } from '../bookings';
-import { listen, USERS_FILE } from '../gatehouse';
+import { listen, USERS_FILE, type RunningServer } from '../gatehouse';
 import type { GatehouseModule } from '../gateway';
-import { createRateLimitGrpcServer, createRateLimitService, createRedisStore } from '../ratelimit';
+import { createRateLimitGrpcServer, createRateLimitService, createRedisStore, type RateLimitService } from '../ratelimit';
 import { createLogger } from '../telemetry';
 
 export const SERVABLE_MODULES = ['api', 'auth', 'hotel-booking', 'car-booking', 'ratelimit'] as const;
@@ -71,13 +71,23 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
 
   if (name === 'ratelimit') {
     const logger = createLogger();
-    const service = createRateLimitService({
-      limitsDir: configDir,
-      store: redisUrl ? createRedisStore({ url: redisUrl }) : undefined,
-      logger,
-    });
+    const store = redisUrl ? createRedisStore({ url: redisUrl }) : undefined;
+    let service: RateLimitService;
+    try {
+      service = createRateLimitService({ limitsDir: configDir, store, logger });
+    } catch (err) {
+      // Bad limits: a Redis client left open would keep reconnecting, and the process alive.
+      await store?.close();
+      throw err;
+    }
     const server = createRateLimitGrpcServer(service, { host, port: options.port ?? envPort('GRPC_PORT', 8081) });
-    const port = await server.start();
+    let port: number;
+    try {
+      port = await server.start();
+    } catch (err) {
+      await service.close();
+      throw err;
+    }
     return {
       address: `${hostPort(host, port)} (gRPC)`,
       async stop() {
@@ -88,7 +98,14 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
   }
 
   const module = httpModule(name, configDir);
-  const server = await listen(module.app!.callback(), { host, port: options.port ?? envPort('PORT', 8080) });
+  let server: RunningServer;
+  try {
+    server = await listen(module.app!.callback(), { host, port: options.port ?? envPort('PORT', 8080) });
+  } catch (err) {
+    // The auth service watches its users file: close it so that the process can end.
+    await module.close?.();
+    throw err;
+  }
   return {
     address: `http://${hostPort(host, server.port)}`,
     async stop() {

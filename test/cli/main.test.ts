@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, rmSync, appendFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { killAll, REPO_ROOT, runCli, startCli, type CliResult } from '../support/process';
@@ -121,6 +121,17 @@ describe('gatehouse command', function () {
       assert.equal(res.code, 1);
       assert.match(res.stderr, /users\.htpasswd: line 4: user 'carol': the password is not hashed/);
       assert.doesNotMatch(res.stderr + res.stdout, /secret/);
+      assertNoStack(res);
+    });
+
+    it('ends with exit 1 for bad limits even with a Redis URL, instead of reconnecting forever', async () => {
+      writeFileSync(join(dir, 'ratelimit.yaml'), 'domain: gateway\ndescriptors:\n  - key: user\n    rate_limit: {unit: fortnight, requests_per_unit: 1}\n');
+      const res = await runCli(['start', '--config', dir, '--redis', 'redis://127.0.0.1:1'], {
+        env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'silent' },
+        timeoutMs: 10_000,
+      });
+      assert.equal(res.code, 1);
+      assert.match(res.stderr, /ratelimit\.yaml: descriptors\[0\]\.rate_limit\.unit: /);
       assertNoStack(res);
     });
 

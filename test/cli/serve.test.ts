@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import net from 'node:net';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import request from 'supertest';
@@ -54,6 +55,33 @@ describe('gatehouse serve', function () {
     const res = await runCli(['serve']);
     assert.equal(res.code, 2);
     assert.match(res.stderr, /serve takes one module/);
+  });
+
+  it('ends with exit 1 when its port is taken, naming the address', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as net.AddressInfo).port;
+    try {
+      for (const module of ['auth', 'ratelimit']) {
+        const res = await runCli(['serve', module, '--port', String(port)], { env: QUIET, timeoutMs: 10_000 });
+        assert.equal(res.code, 1, `${module}: ${res.stderr}`);
+        assert.match(res.stderr, new RegExp(`127\\.0\\.0\\.1:${port}`));
+      }
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
+  });
+
+  it('ends with exit 1 for bad limits even with a Redis URL, instead of reconnecting forever', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-serve-'));
+    try {
+      writeFileSync(join(dir, 'ratelimit.yaml'), 'domain: gateway\ndescriptors:\n  - key: user\n    rate_limit: {unit: fortnight, requests_per_unit: 1}\n');
+      const res = await runCli(['serve', 'ratelimit', '--port', '0', '--config', dir, '--redis', 'redis://127.0.0.1:1'], { env: QUIET, timeoutMs: 10_000 });
+      assert.equal(res.code, 1);
+      assert.match(res.stderr, /ratelimit\.yaml: descriptors\[0\]\.rate_limit\.unit: /);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   describe('api', () => {
