@@ -4,9 +4,9 @@
  * change at will, a Gatehouse started on free ports over it, its log lines
  * captured, and a few request helpers.
  */
-import { cpSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createGatehouse, type Gatehouse, type GatehouseOptions } from '../../../src/gatehouse';
 import { createLogger } from '../../../src/telemetry';
 import { captureLog, type LogCapture } from '../../telemetry/log-capture';
@@ -19,8 +19,10 @@ export interface TempConfig {
   readonly dir: string;
   /** The text of a file of the folder. */
   read(name: string): string;
-  /** Replaces a file whole, as editors do: written aside, then renamed over it. */
+  /** Replaces a file whole, as editors do: written aside, then renamed over it (its folder made if need be). */
   write(name: string, text: string): void;
+  /** Deletes a file of the folder. */
+  unlink(name: string): void;
   remove(): void;
 }
 
@@ -36,8 +38,10 @@ export function copyConfig(from: string = DEMO_CONFIG): TempConfig {
       // Outside the folder, so that the watcher sees only the rename.
       const aside = join(tmpdir(), `gatehouse-write-${process.pid}-${n++}`);
       writeFileSync(aside, text);
+      mkdirSync(dirname(join(dir, name)), { recursive: true });
       renameSync(aside, join(dir, name));
     },
+    unlink: (name) => unlinkSync(join(dir, name)),
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
