@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import net, { type AddressInfo } from 'node:net';
+import { killAll, startCli, type CliServer } from '../support/process';
+import { copyConfig, eventually, type TempConfig } from './support/running';
+
+/** Resolves whether a TCP connection to the port is accepted. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** An upstream that holds every request until the test lets it answer. */
+function heldUpstream() {
+  const held: ServerResponse[] = [];
+  const arrived: Array<() => void> = [];
+  const server = http.createServer((_req: IncomingMessage, res: ServerResponse) => {
+    held.push(res);
+    arrived.shift()?.();
+  });
+  return {
+    server,
+    /** Resolves when the next request arrives. */
+    nextRequest: () => new Promise<void>((resolve) => arrived.push(resolve)),
+    answerAll() {
+      for (const res of held.splice(0)) res.writeHead(200, { 'content-type': 'text/plain' }).end('slow answer');
+    },
+  };
+}
+
+describe('gatehouse process shutdown', function () {
+  this.timeout(90_000);
+  let config: TempConfig;
+  let upstream: ReturnType<typeof heldUpstream>;
+
+  before(async () => {
+    upstream = heldUpstream();
+    upstream.server.listen(0, '127.0.0.1');
+    await once(upstream.server, 'listening');
+    const port = (upstream.server.address() as AddressInfo).port;
+    config = copyConfig();
+    config.write(
+      'slow.yaml',
+      `apiVersion: gateway/v1\nkind: Mapping\nname: slow\nprefix: /slow/\nservice: http://127.0.0.1:${port}\nbypass_auth: true\ntimeout_ms: 60000\n`,
+    );
+  });
+
+  after(async () => {
+    await killAll();
+    upstream?.server.closeAllConnections();
+    upstream?.server.close();
+    config?.remove();
+  });
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    it(`on ${signal}: finishes the request in flight, refuses new connections, closes gRPC and exits 0`, async () => {
+      const gatehouse: CliServer = await startCli(['start'], {
+        env: { PORT: '0', GRPC_PORT: '0', GATEHOUSE_CONFIG: config.dir, LOG_LEVEL: 'warn' },
+        timeoutMs: 60_000,
+      });
+      const grpcPort = Number(/gRPC rate limits on \S+:(\d+)\)/.exec(gatehouse.line)?.[1]);
+      assert.ok(grpcPort > 0, gatehouse.line);
+      assert.equal(await accepts(grpcPort), true);
+
+      const arrived = upstream.nextRequest();
+      const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
+        http
+          .get({ host: '127.0.0.1', port: gatehouse.port, path: '/slow/x', agent: false }, (res) => {
+            let body = '';
+            res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+            res.on('end', () => resolve({ status: res.statusCode!, body }));
+            res.on('error', reject);
+          })
+          .on('error', reject);
+      });
+      await arrived;
+      const exited = once(gatehouse.child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+      gatehouse.child.kill(signal);
+
+      // While the request is still held upstream: no new connection, no gRPC.
+      await eventually(async () => ((await accepts(gatehouse.port)) ? undefined : true), 'the HTTP port to refuse connections');
+      await eventually(async () => ((await accepts(grpcPort)) ? undefined : true), 'the gRPC port to close');
+      assert.equal(gatehouse.child.exitCode, null, 'still running while a request is in flight');
+
+      upstream.answerAll();
+      assert.deepEqual(await response, { status: 200, body: 'slow answer' });
+      const [code, killedBy] = await exited;
+      assert.deepEqual({ code, killedBy }, { code: 0, killedBy: null }, JSON.stringify(gatehouse.output()));
+    });
+  }
+});
