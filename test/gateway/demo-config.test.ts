@@ -24,11 +24,14 @@ describe('gateway demo configuration', () => {
         ['cars-mapping', '/v1/cars', 'car-booking', '', false],
         ['api-v1', '/v1/', 'api', '', true],
         ['api-v2', '/v2/', 'api', '', true],
-        ['diag-mapping', '/gateway/v0/diag/', 'diag', '/', false],
+        ['diag-mapping', '/gateway/v0/diag', 'diag', '/', false],
       ],
     );
     assert.deepEqual(config.mappings[0].labels, {
-      gateway: [{ request_label_group: [{ 'x-gateway-test-allow': { header: 'x-gateway-test-allow', omit_if_not_present: true } }] }],
+      gateway: [
+        { request_label_group: [{ 'x-gateway-test-allow': { header: 'x-gateway-test-allow', omit_if_not_present: true } }] },
+        { request_label_group: [{ user: { header: 'x-travel-user', omit_if_not_present: false } }] },
+      ],
     });
     assert.equal(config.authService?.auth_service, 'auth');
     assert.deepEqual(config.authService?.allowed_authorization_headers, ['x-travel-user']);
@@ -76,6 +79,7 @@ describe('gateway demo configuration', () => {
       ['/v2/messages/', 'api', '/v2/messages/'],
       ['/v1/hotelsX', 'api', '/v1/hotelsX'],
       ['/gateway/v0/diag/', 'diag', '/'],
+      ['/gateway/v0/diag', 'diag', '/'],
       ['/gateway/v0/diag/data.json', 'diag', '/data.json'],
     ];
     for (const [path, module, seen] of routes) {
@@ -89,7 +93,7 @@ describe('gateway demo configuration', () => {
     }
 
     it('answers paths outside every mapping with 404', async () => {
-      for (const path of ['/v3/messages/1', '/v1', '/gateway/v0/diag']) {
+      for (const path of ['/v3/messages/1', '/v1', '/gateway/v0/diagnostics']) {
         assert.equal((await send(base, path)).status, 404, path);
       }
     });

@@ -39,8 +39,13 @@ export interface TestBrowser {
   close(): Promise<void>;
 }
 
+export interface LaunchOptions {
+  /** Credentials the browser answers HTTP auth challenges with, as a user would type them in. */
+  httpCredentials?: { username: string; password: string };
+}
+
 /** Starts Chromium headless in a temporary profile. Throws when there is no Chromium. */
-export async function launchBrowser(): Promise<TestBrowser> {
+export async function launchBrowser(options: LaunchOptions = {}): Promise<TestBrowser> {
   const executablePath = findChromium();
   if (!executablePath) throw new Error(NO_CHROMIUM);
   const profile = mkdtempSync(join(tmpdir(), 'gatehouse-chromium-'));
@@ -50,6 +55,7 @@ export async function launchBrowser(): Promise<TestBrowser> {
       executablePath,
       headless: true,
       args: [...CHROMIUM_ARGS],
+      ...(options.httpCredentials ? { httpCredentials: options.httpCredentials } : {}),
     });
   } catch (err) {
     rmSync(profile, { recursive: true, force: true });
