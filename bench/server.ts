@@ -1,0 +1,140 @@
+/**
+ * @module bench/server
+ * One server of the HTTP benchmark, run as a child process so that the load
+ * generator and the server do not share an event loop:
+ *
+ *   node --import tsx bench/server.ts bare-koa
+ *   node --import tsx bench/server.ts upstream
+ *   node --import tsx bench/server.ts api
+ *   node --import tsx bench/server.ts gateway <config folder>
+ *
+ * Prints `<kind> listening on http://127.0.0.1:<port>` once it answers, and
+ * exits when its standard input closes (the benchmark ended or died).
+ *
+ * `bare-koa` and `upstream` answer every request with the bytes the api
+ * module answers to GET /v1/messages/1 (asked once, for the port they listen
+ * on), so that every row moves the same payload. The gateway logs its access
+ * log at LOG_LEVEL (default info) to BENCH_ACCESS_LOG (default /dev/null;
+ * `off` for none), as a deployment writing its log would.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
+import pino from 'pino';
+import { createApiModule } from '../src/api';
+import { createGatehouse } from '../src/gatehouse';
+import { createLogger } from '../src/telemetry';
+
+/** The path every row asks for. */
+export const MESSAGE_PATH = '/v1/messages/1';
+
+/** The server kinds this file runs. */
+export const SERVER_KINDS = ['bare-koa', 'upstream', 'api', 'gateway'] as const;
+export type ServerKind = (typeof SERVER_KINDS)[number];
+
+interface Captured {
+  body: Buffer;
+  contentType: string;
+}
+
+async function listening(server: http.Server): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  return (server.address() as AddressInfo).port;
+}
+
+/** What the api module answers to GET /v1/messages/1 with `Host: 127.0.0.1:<port>`. */
+async function captureMessage(port: number): Promise<Captured> {
+  const api = http.createServer(createApiModule({ proxy: false }).app!.callback());
+  const apiPort = await listening(api);
+  try {
+    return await new Promise<Captured>((resolve, reject) => {
+      const req = http.get({ host: '127.0.0.1', port: apiPort, path: MESSAGE_PATH, headers: { host: `127.0.0.1:${port}` } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          if (res.statusCode !== 200) reject(new Error(`the api module answered ${res.statusCode}`));
+          else resolve({ body: Buffer.concat(chunks), contentType: String(res.headers['content-type']) });
+        });
+      });
+      req.on('error', reject);
+    });
+  } finally {
+    api.close();
+  }
+}
+
+/** A server whose handler is set once the message is captured for its own port. */
+async function fixedAnswerServer(kind: 'bare-koa' | 'upstream'): Promise<number> {
+  let handler: http.RequestListener = (_req, res) => {
+    res.statusCode = 503;
+    res.end();
+  };
+  const server = http.createServer((req, res) => handler(req, res));
+  const port = await listening(server);
+  const { body, contentType } = await captureMessage(port);
+  if (kind === 'bare-koa') {
+    const app = new Koa();
+    app.use((ctx) => {
+      ctx.type = contentType;
+      ctx.body = body;
+    });
+    handler = app.callback();
+  } else {
+    const length = String(body.length);
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': contentType, 'content-length': length });
+      res.end(body);
+    };
+  }
+  return port;
+}
+
+async function apiServer(): Promise<number> {
+  return listening(http.createServer(createApiModule({ proxy: false }).app!.callback()));
+}
+
+async function gatewayServer(configDir: string): Promise<{ port: number; stop(): Promise<void> }> {
+  const target = process.env.BENCH_ACCESS_LOG ?? '/dev/null';
+  const logger =
+    target === 'off'
+      ? createLogger({ level: 'silent' })
+      : // Asynchronous writes, as pino's default destination (standard output) does them.
+        createLogger({ destination: pino.destination({ dest: target, sync: false }) });
+  const gatehouse = await createGatehouse({ configDir, port: 0, grpcPort: false, watch: false, logger });
+  const { port } = await gatehouse.start();
+  return { port, stop: () => gatehouse.stop() };
+}
+
+async function main(kind: string, arg: string | undefined): Promise<void> {
+  let port: number;
+  switch (kind) {
+    case 'bare-koa':
+    case 'upstream':
+      port = await fixedAnswerServer(kind);
+      break;
+    case 'api':
+      port = await apiServer();
+      break;
+    case 'gateway':
+      if (!arg) throw new Error('gateway needs a config folder');
+      port = (await gatewayServer(arg)).port;
+      break;
+    default:
+      throw new Error(`unknown server kind '${kind}'; kinds: ${SERVER_KINDS.join(', ')}`);
+  }
+  // The benchmark holds our standard input open; when it goes, so do we.
+  process.stdin.resume();
+  process.stdin.on('end', () => process.exit(0));
+  process.stdin.on('error', () => process.exit(0));
+  process.stdout.write(`${kind} listening on http://127.0.0.1:${port}\n`);
+}
+
+if (require.main === module) {
+  main(process.argv[2], process.argv[3]).catch((err: unknown) => {
+    process.stderr.write(`bench server: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  });
+}
