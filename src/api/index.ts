@@ -3,7 +3,7 @@
  * The versioned messages API: a dispatcher over isolated v1 and v2 apps, and
  * the module the gateway routes to in-process.
  */
-import type { GatehouseModule } from '../gateway/module';
+import type { GatehouseModule } from '../gateway';
 import { createApiApp } from './dispatcher';
 import type { ApiDeps } from './types';
 

@@ -4,7 +4,7 @@
  * per-Mapping `cors` that takes its place for that mapping.
  */
 import type { Middleware } from 'koa';
-import type { CorsPolicy, MappingRecord } from '../gateway/config/schema';
+import type { CorsPolicy, MappingRecord } from '../gateway';
 import { corsMiddleware } from './policy';
 
 export { ALWAYS_EXPOSED_HEADERS, corsMiddleware, corsPolicyProblems, isPreflight, type CorsPolicy } from './policy';

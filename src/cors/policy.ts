@@ -7,9 +7,9 @@
 import cors from '@koa/cors';
 import type { Context, Middleware } from 'koa';
 import { HttpError } from '../http';
-import type { CorsPolicy } from '../gateway/config/schema';
+import type { CorsPolicy } from '../gateway';
 
-export type { CorsPolicy } from '../gateway/config/schema';
+export type { CorsPolicy } from '../gateway';
 
 /**
  * Response headers a browser script may always read: pagination links, the

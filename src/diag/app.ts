@@ -16,7 +16,7 @@ import {
   xmlFormatter,
   type Formatter,
 } from '../http';
-import type { GatehouseModule } from '../gateway/module';
+import type { GatehouseModule } from '../gateway';
 import { PAGE_CSP, renderDiagPage } from './page';
 import type { DiagSnapshot } from './snapshot';
 

@@ -3,7 +3,7 @@
  * What the diagnostic page shows, as plain data (also its JSON form), and how
  * to describe a running gateway with it.
  */
-import type { AuthServiceRecord, GatewayConfig, MappingRecord, RateLimitServiceRecord } from '../gateway/config/schema';
+import type { AuthServiceRecord, GatewayConfig, MappingRecord, RateLimitServiceRecord } from '../gateway';
 import type { RouteCounters } from '../telemetry';
 
 /** Whether a service is one of the process's own modules or an address. */

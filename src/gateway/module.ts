@@ -5,8 +5,8 @@
  * rate-limit services.
  */
 import type Koa from 'koa';
-import type { Authenticator } from '../auth/types';
-import type { RateLimiter } from '../ratelimit/types';
+import type { Authenticator } from '../auth';
+import type { RateLimiter } from '../ratelimit';
 
 /** A module the gateway can route to without a network hop. */
 export interface GatehouseModule extends Partial<Authenticator>, Partial<RateLimiter> {
