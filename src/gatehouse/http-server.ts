@@ -7,7 +7,8 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import { errorBody } from '../http';
 
 export interface TlsFiles {
   /** Path of the PEM certificate (chain). */
@@ -34,6 +35,35 @@ export interface RunningServer {
   close(graceMs?: number): Promise<void>;
 }
 
+/** The status Node itself would answer a request it could not parse with. */
+function clientErrorStatus(code: string | undefined): number {
+  if (code === 'HPE_HEADER_OVERFLOW') return 431;
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return 408;
+  return 400;
+}
+
+/**
+ * Answers requests that never reach Koa (headers over Node's limit, a
+ * malformed request line) with the project's error body instead of Node's
+ * bare status line.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  // A response under way, or a peer that is gone, cannot take an answer.
+  if (err.code === 'ECONNRESET' || !socket.writable || (socket as { _httpMessage?: unknown })._httpMessage) {
+    socket.destroy();
+    return;
+  }
+  const status = clientErrorStatus(err.code);
+  const body = JSON.stringify(errorBody(status));
+  socket.end(
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
+}
+
 /** Starts listening with `handler`; HTTPS when TLS files are given. */
 export async function listen(
   handler: http.RequestListener,
@@ -42,6 +72,7 @@ export async function listen(
   const server = options.tls
     ? https.createServer({ cert: readFileSync(options.tls.cert), key: readFileSync(options.tls.key) }, handler)
     : http.createServer(handler);
+  server.on('clientError', answerClientError);
   server.listen(options.port, options.host);
   await Promise.race([
     once(server, 'listening'),

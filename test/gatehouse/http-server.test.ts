@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import net from 'node:net';
+import { listen, type RunningServer } from '../../src/gatehouse';
+
+/** Sends raw bytes and reads the whole answer. */
+async function raw(port: number, request: string): Promise<string> {
+  const socket = net.connect(port, '127.0.0.1');
+  await once(socket, 'connect');
+  socket.end(request);
+  let answer = '';
+  socket.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
+  await once(socket, 'close');
+  return answer;
+}
+
+function bodyOf(answer: string): unknown {
+  return JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+}
+
+describe('gatehouse/http-server', () => {
+  let server: RunningServer;
+
+  before(async () => {
+    server = await listen((_req, res) => res.end('ok'), { host: '127.0.0.1', port: 0 });
+  });
+
+  after(() => server.close(0));
+
+  it('answers headers larger than Node allows with 431 and the error body', async () => {
+    const answer = await raw(server.port, `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    assert.match(answer, /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+    assert.match(answer, /\r\nContent-Type: application\/json; charset=utf-8\r\n/i);
+    assert.deepEqual(bodyOf(answer), { code: 431, message: '431: Request Header Fields Too Large' });
+  });
+
+  it('answers a malformed request line with 400 and the error body', async () => {
+    const answer = await raw(server.port, 'NOT A REQUEST\r\n\r\n');
+    assert.match(answer, /^HTTP\/1\.1 400 Bad Request\r\n/);
+    assert.deepEqual(bodyOf(answer), { code: 400, message: '400: Bad Request' });
+  });
+
+  it('serves well-formed requests as usual', async () => {
+    const res = await fetch(`http://127.0.0.1:${server.port}/`);
+    assert.equal(res.status, 200);
+    assert.equal(await res.text(), 'ok');
+  });
+
+  it('lets a request in flight finish when closed, and refuses new connections', async () => {
+    const inFlight: Array<() => void> = [];
+    const own = await listen(
+      (req, res) => {
+        if (req.url === '/slow') inFlight.push(() => res.end('slow done'));
+        else res.end('ok');
+      },
+      { host: '127.0.0.1', port: 0 },
+    );
+    const slow = fetch(`http://127.0.0.1:${own.port}/slow`).then((r) => r.text());
+    while (inFlight.length === 0) await new Promise((r) => setTimeout(r, 5));
+    const closed = own.close(5_000);
+    await assert.rejects(fetch(`http://127.0.0.1:${own.port}/`, { headers: { connection: 'close' } }));
+    inFlight[0]();
+    assert.equal(await slow, 'slow done');
+    await closed;
+  });
+});
