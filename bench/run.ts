@@ -51,6 +51,8 @@ const settings = {
 interface Server {
   readonly url: string;
   readonly child: ChildProcess;
+  /** The CPU time the server has used so far, in microseconds. */
+  cpu(): Promise<number>;
 }
 
 const children = new Set<ChildProcess>();
@@ -64,15 +66,31 @@ function startServer(kind: ServerKind, arg?: string): Promise<Server> {
   });
   children.add(child);
   child.once('exit', () => children.delete(child));
+  // Answers to `cpu` questions, in order.
+  const cpuAnswers: ((us: number) => void)[] = [];
+  const cpu = () =>
+    new Promise<number>((resolve) => {
+      cpuAnswers.push(resolve);
+      child.stdin!.write('cpu\n');
+    });
   return new Promise((resolve, reject) => {
     let out = '';
+    let listening = false;
     const timer = setTimeout(() => reject(new Error(`${kind} server did not start within 30 s`)), 30_000);
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       out += chunk;
-      const match = /listening on (\S+)\n/.exec(out);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ url: match[1], child });
+      let nl: number;
+      while ((nl = out.indexOf('\n')) >= 0) {
+        const line = out.slice(0, nl);
+        out = out.slice(nl + 1);
+        const cpuLine = /^cpu (\d+)$/.exec(line);
+        if (cpuLine) cpuAnswers.shift()?.(Number(cpuLine[1]));
+        const match = /listening on (\S+)$/.exec(line);
+        if (match && !listening) {
+          listening = true;
+          clearTimeout(timer);
+          resolve({ url: match[1], child, cpu });
+        }
       }
     });
     child.once('exit', (code) => {
@@ -152,6 +170,8 @@ interface RowSpec {
 interface Measured {
   reqPerSec: number;
   p99Ms: number;
+  /** CPU time the server used per request answered, in microseconds. */
+  cpuUs: number;
 }
 
 async function load(url: string, seconds: number, headers?: Record<string, string>): Promise<autocannon.Result> {
@@ -163,11 +183,13 @@ async function measure(server: Server, row: RowSpec): Promise<Measured> {
   const check = await fetch(`${server.url}${MESSAGE_PATH}`, { headers: row.headers });
   if (check.status !== 200) throw new Error(`${row.name}: GET ${MESSAGE_PATH} answered ${check.status}: ${await check.text()}`);
   await load(server.url, settings.warmup, row.headers);
+  const cpuBefore = await server.cpu();
   const result = await load(server.url, settings.duration, row.headers);
+  const cpuAfter = await server.cpu();
   if (result.errors > 0 || result.non2xx > 0) {
     throw new Error(`${row.name}: ${result.errors} connection errors and ${result.non2xx} answers other than 2xx`);
   }
-  return { reqPerSec: result['2xx'] / result.duration, p99Ms: result.latency.p99 };
+  return { reqPerSec: result['2xx'] / result.duration, p99Ms: result.latency.p99, cpuUs: (cpuAfter - cpuBefore) / result['2xx'] };
 }
 
 function pad(cells: string[][]): string {
@@ -223,6 +245,9 @@ async function runHttpBench(): Promise<boolean> {
         '',
         ...rows.map((r) => `  ${r.name}: ${r.what}`),
         '',
+        'CPU µs/req: the CPU time the server process used per answer (the gateway alone in the proxy row). It varies less',
+        'than req/s when other work shares the machine; with few CPUs the load generator competes with the server for them.',
+        '',
         `Targets: ${rows
           .filter((r) => r.target)
           .map((r) => `${r.name.replace(/^gateway → /, '')} >= ${percent(r.target!.ratio)} of ${r.target!.of}`)
@@ -239,13 +264,14 @@ async function runHttpBench(): Promise<boolean> {
         const m = await measure(servers[i], rows[i]);
         const b = best.get(rows[i].name);
         if (!b || m.reqPerSec > b.reqPerSec) best.set(rows[i].name, m);
-        process.stderr.write(`  measured ${rows[i].name}: ${Math.round(m.reqPerSec)} req/s\n`);
+        const of = settings.rounds > 1 ? ` (round ${round + 1} of ${settings.rounds})` : '';
+        process.stderr.write(`  measured ${rows[i].name}${of}: ${Math.round(m.reqPerSec)} req/s, ${m.cpuUs.toFixed(0)} µs CPU/req\n`);
       }
     }
 
     const bare = best.get('bare koa')!;
     const direct = best.get('upstream direct')!;
-    const table = [['row', 'req/s', 'p99 ms', 'vs bare koa', 'vs direct', 'target', '']];
+    const table = [['row', 'req/s', 'p99 ms', 'CPU µs/req', 'vs bare koa', 'vs direct', 'target', '']];
     let allMet = true;
     for (const row of rows) {
       const m = best.get(row.name)!;
@@ -262,6 +288,7 @@ async function runHttpBench(): Promise<boolean> {
         row.name,
         String(Math.round(m.reqPerSec)),
         m.p99Ms.toFixed(1),
+        m.cpuUs.toFixed(0),
         percent(m.reqPerSec / bare.reqPerSec),
         row.name.includes('upstream') ? percent(m.reqPerSec / direct.reqPerSec) : '',
         target,
@@ -312,7 +339,8 @@ async function main(parts: string[]): Promise<number> {
   let ok = true;
   if (run.includes('http')) ok = (await runHttpBench()) && ok;
   if (run.includes('ratelimit')) ok = (await runGrpcBench()) && ok;
-  if (!ok) console.log('\nA target was missed (FAIL above). Figures vary with the load of the machine: run again when it is idle.');
+  console.log(`\nload average ${os.loadavg()[0].toFixed(2)} at the end`);
+  if (!ok) console.log('A target was missed (FAIL above). Figures vary with the load of the machine: run again when it is idle (BENCH_ROUNDS=3 keeps the best of three).');
   return ok ? 0 : 1;
 }
 

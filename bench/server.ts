@@ -8,8 +8,9 @@
  *   node --import tsx bench/server.ts api
  *   node --import tsx bench/server.ts gateway <config folder>
  *
- * Prints `<kind> listening on http://127.0.0.1:<port>` once it answers, and
- * exits when its standard input closes (the benchmark ended or died).
+ * Prints `<kind> listening on http://127.0.0.1:<port>` once it answers,
+ * answers a line `cpu` on its standard input with the CPU time it has used,
+ * and exits when its standard input closes (the benchmark ended or died).
  *
  * `bare-koa` and `upstream` answer every request with the bytes the api
  * module answers to GET /v1/messages/1 (asked once, for the port they listen
@@ -125,8 +126,21 @@ async function main(kind: string, arg: string | undefined): Promise<void> {
     default:
       throw new Error(`unknown server kind '${kind}'; kinds: ${SERVER_KINDS.join(', ')}`);
   }
-  // The benchmark holds our standard input open; when it goes, so do we.
-  process.stdin.resume();
+  // The benchmark holds our standard input open; when it goes, so do we. A
+  // line `cpu` asks for the CPU time used so far: `cpu <microseconds>`.
+  let input = '';
+  process.stdin.setEncoding('utf8').on('data', (chunk: string) => {
+    input += chunk;
+    let nl: number;
+    while ((nl = input.indexOf('\n')) >= 0) {
+      const line = input.slice(0, nl);
+      input = input.slice(nl + 1);
+      if (line === 'cpu') {
+        const { user, system } = process.cpuUsage();
+        process.stdout.write(`cpu ${user + system}\n`);
+      }
+    }
+  });
   process.stdin.on('end', () => process.exit(0));
   process.stdin.on('error', () => process.exit(0));
   process.stdout.write(`${kind} listening on http://127.0.0.1:${port}\n`);
