@@ -41,7 +41,8 @@ function looksLikeAddress(service: string): boolean {
 
 /**
  * Builds the auth stage of `record`. Throws when `auth_service` names neither
- * a registered module with `authenticate` nor an address.
+ * a registered module with `authenticate` nor an address; the message speaks
+ * of the field, and whoever reports it names the record.
  */
 export const createAuthStage: StageFactory<AuthServiceRecord> = (record, modules, events = NO_EVENTS): Stage => {
   const builtIn = modules.get(record.auth_service);
@@ -53,12 +54,12 @@ export const createAuthStage: StageFactory<AuthServiceRecord> = (record, modules
     try {
       remote = createRemoteAuthClient(record.auth_service, { timeoutMs: record.timeout_ms });
     } catch (err) {
-      throw new Error(`AuthService ${record.name}: auth_service ${(err as Error).message}`);
+      throw new Error(`auth_service '${record.auth_service}': ${(err as Error).message}`);
     }
     authenticator = remote;
   } else {
     throw new Error(
-      `AuthService ${record.name}: auth_service '${record.auth_service}' is neither a built-in module that ` +
+      `auth_service '${record.auth_service}' is neither a built-in module that ` +
         `authenticates nor an address (host:port or URL)`,
     );
   }

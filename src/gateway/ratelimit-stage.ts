@@ -176,7 +176,11 @@ function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
 /** State key under which the stage leaves the headers it set, for the gateway to keep. */
 export const RATE_LIMIT_HEADERS_STATE = 'gatehouseRateLimitHeaders';
 
-/** Builds the rate-limit stage of a RateLimitService record. */
+/**
+ * Builds the rate-limit stage of a RateLimitService record. Throws when
+ * `service` names neither a registered module with `shouldRateLimit` nor an
+ * address.
+ */
 export function createRateLimitStage(
   record: RateLimitServiceRecord,
   modules: ModuleRegistry,
@@ -186,6 +190,13 @@ export function createRateLimitStage(
   const now = options.now ?? Date.now;
   const module = modules.get(record.service);
   const local: RateLimiter | undefined = typeof module?.shouldRateLimit === 'function' ? (module as RateLimiter) : undefined;
+  // A misspelt module name would otherwise become a gRPC address that never
+  // answers, and every request would pass unlimited: refused when built.
+  if (!local && !record.service.includes(':') && !record.service.includes('/')) {
+    throw new Error(
+      `service '${record.service}' is neither a built-in module that rate-limits nor an address (host:port or URL)`,
+    );
+  }
   const remote = local ? undefined : createRateLimitClient(record.service, { timeoutMs: record.timeout_ms });
   const ask = local
     ? (req: Parameters<RateLimiter['shouldRateLimit']>[0]) => withDeadline(local.shouldRateLimit(req), record.timeout_ms)

@@ -161,16 +161,17 @@ export function buildRuntime(
 
   let auth: Stage | null = null;
   let rateLimit: Stage | null = null;
-  const buildStage = <R extends AuthServiceRecord | RateLimitServiceRecord>(record: R, factory: StageFactory<R>): Stage | null => {
+  // A stage that cannot be built is a problem of the field naming its service.
+  const buildStage = <R extends AuthServiceRecord | RateLimitServiceRecord>(record: R, factory: StageFactory<R>, path: string): Stage | null => {
     try {
       return factory(record, modules, events);
     } catch (err) {
-      problems.push(configProblem({ source: sourceOf(record), kind: record.kind, record: record.name }, (err as Error).message ?? String(err)));
+      problems.push(configProblem({ source: sourceOf(record), kind: record.kind, record: record.name, path }, (err as Error).message ?? String(err)));
       return null;
     }
   };
-  if (config.authService) auth = buildStage(config.authService, stages.auth);
-  if (config.rateLimitService) rateLimit = buildStage(config.rateLimitService, stages.rateLimit);
+  if (config.authService) auth = buildStage(config.authService, stages.auth, 'auth_service');
+  if (config.rateLimitService) rateLimit = buildStage(config.rateLimitService, stages.rateLimit, 'service');
 
   if (problems.length > 0) {
     for (const stage of [auth, rateLimit]) void stage?.close?.().catch(() => undefined);

@@ -107,6 +107,14 @@ describe('rate-limit headers', () => {
   });
 });
 
+describe('rate-limit stage construction', () => {
+  it('refuses a service that is neither a module that rate-limits nor an address', () => {
+    const api: GatehouseModule = { name: 'api' };
+    assert.throws(() => createRateLimitStage(rateLimitRecord({ service: 'ratelimits' }), modulesOf(api)), /service 'ratelimits' is neither/);
+    assert.throws(() => createRateLimitStage(rateLimitRecord({ service: 'api' }), modulesOf(api)), /service 'api' is neither/);
+  });
+});
+
 describe('rate-limit stage with the built-in service in-process', () => {
   let service: RateLimitService;
   let stage: RateLimitStage;

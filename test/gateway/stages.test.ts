@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type http from 'node:http';
 import type { Context } from 'koa';
-import { createGateway, type Gateway, type MappingRecord, type Stage } from '../../src/gateway';
+import { ConfigError, createGateway, type Gateway, type MappingRecord, type Stage } from '../../src/gateway';
 import { HttpError } from '../../src/http';
 import { close, configOf, echoModule, listen, mapping, registry, send, type Echo } from './helpers';
 
@@ -143,8 +143,32 @@ describe('gateway stage construction', () => {
             },
           },
         }),
-      (err: Error) => /AuthService auth: auth_service 'auth' is not a registered module/.test(err.message),
+      (err: Error) => /AuthService auth: auth_service: auth_service 'auth' is not a registered module/.test(err.message),
     );
+  });
+
+  it('names the AuthService record once when its auth_service is neither a module that authenticates nor an address', () => {
+    assert.throws(
+      () => createGateway({ modules: registry(echoModule('cars')), config: configOf({ ...AUTH, auth_service: 'auths' }, mapping('/v1/cars', 'cars')) }),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        err.problems.length === 1 &&
+        err.problems[0].text ===
+          "AuthService auth: auth_service: auth_service 'auths' is neither a built-in module that authenticates nor an address (host:port or URL)",
+    );
+  });
+
+  it('refuses a RateLimitService whose service is neither a module that rate-limits nor an address', () => {
+    for (const service of ['ratelimits', 'cars']) {
+      assert.throws(
+        () => createGateway({ modules: registry(echoModule('cars')), config: configOf({ ...RATE_LIMIT, service }, mapping('/v1/cars', 'cars')) }),
+        (err: unknown) =>
+          err instanceof ConfigError &&
+          err.problems.length === 1 &&
+          err.problems[0].text ===
+            `RateLimitService rl: service: service '${service}' is neither a built-in module that rate-limits nor an address (host:port or URL)`,
+      );
+    }
   });
 
   it('builds no stage for a configuration without AuthService or RateLimitService', async () => {
