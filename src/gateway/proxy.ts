@@ -7,6 +7,7 @@
  * 502 for anything else it does wrong.
  */
 import type { Context } from 'koa';
+import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
 import { HttpError } from '../http';
@@ -15,6 +16,35 @@ import type { GatewayEvents, UpstreamFailure } from './events';
 import type { UpstreamAddress } from './upstream';
 
 function ignore(): void {}
+
+/**
+ * The abort signal of one forwarded request. undici takes an EventEmitter as a
+ * signal; an AbortController costs an EventTarget and a DOMException per request.
+ */
+class Abort extends EventEmitter {
+  aborted = false;
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.emit('abort');
+  }
+}
+
+/**
+ * Answers up to this size with a known length are read whole and sent as one
+ * buffer: koa's stream pipeline costs more per request than the copy. Larger
+ * or unsized answers stream.
+ */
+const BUFFERED_BODY_MAX = 64 * 1024;
+
+/** Whether the answer has a body that is small enough, and its length said, to read whole. */
+function smallBody(method: string, status: number, headers: IncomingHttpHeaders): boolean {
+  if (method === 'HEAD' || status === 204 || status === 304) return false;
+  const length = headers['content-length'];
+  if (length === undefined) return false;
+  const n = Number(length);
+  return n > 0 && n <= BUFFERED_BODY_MAX;
+}
 
 /** A remote upstream and its connection pool. */
 export interface Upstream {
@@ -104,6 +134,7 @@ function copyResponseHeaders(ctx: Context, headers: IncomingHttpHeaders): void {
 function failureOf(err: unknown): UpstreamFailure {
   switch ((err as { code?: string } | null)?.code) {
     case 'UND_ERR_HEADERS_TIMEOUT':
+    case 'UND_ERR_BODY_TIMEOUT':
     case 'UND_ERR_CONNECT_TIMEOUT':
       return 'timeout';
     case 'ECONNREFUSED':
@@ -151,7 +182,7 @@ export async function forwardRemote(ctx: Context, upstream: Upstream, options: F
   const hasBody = options.guard !== null || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
   // One signal for both ends: the client leaving, and `timeout_ms` passing
   // before the response headers (undici's own timers tick by the second).
-  const abort = new AbortController();
+  const abort = new Abort();
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
@@ -171,27 +202,42 @@ export async function forwardRemote(ctx: Context, upstream: Upstream, options: F
       body: hasBody ? req : null,
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,
-      signal: abort.signal,
+      signal: abort,
     });
   } catch (err) {
     ctx.res.off('close', onClose);
     if (options.guard?.tripped) throw payloadTooLarge(options.guard.limit);
     const failure = timedOut ? 'timeout' : failureOf(err);
     // A client that left is no failure of the upstream's.
-    if (timedOut || !abort.signal.aborted) options.events?.upstreamError?.(options.route ?? '', failure);
+    if (timedOut || !abort.aborted) options.events?.upstreamError?.(options.route ?? '', failure);
     throw upstreamFailure(failure, err, options.timeoutMs);
   } finally {
     clearTimeout(timer);
   }
 
   const { statusCode, headers, body } = response;
-  // koa destroys an unread body (HEAD, 204, 304) once the response is sent; that is no error.
-  body.on('error', ignore);
+  let payload: Buffer | Dispatcher.ResponseData['body'] = body;
+  if (smallBody(ctx.method, statusCode, headers)) {
+    try {
+      payload = Buffer.from(await body.arrayBuffer());
+    } catch (err) {
+      ctx.res.off('close', onClose);
+      // Nothing is sent yet: a body cut short or too slow is still answered with the error body.
+      if (abort.aborted && !timedOut) throw err;
+      const failure = failureOf(err);
+      options.events?.upstreamError?.(options.route ?? '', failure);
+      throw upstreamFailure(failure, err, options.timeoutMs);
+    }
+    ctx.res.off('close', onClose);
+  } else {
+    // koa destroys an unread body (HEAD, 204, 304) once the response is sent; that is no error.
+    body.on('error', ignore);
+  }
   ctx.status = statusCode;
   copyResponseHeaders(ctx, headers);
   for (const [name, value] of options.addResponseHeaders) ctx.set(name, value);
   const typed = headers['content-type'] !== undefined;
-  ctx.body = body;
+  ctx.body = payload;
   // koa names a stream `application/octet-stream` when nothing else did; the upstream's word stands.
   if (!typed) ctx.remove('Content-Type');
 }

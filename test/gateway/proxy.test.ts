@@ -11,6 +11,7 @@ describe('gateway remote routing', () => {
   let upstream: Awaited<ReturnType<typeof recordingUpstream>>;
   let slow: Awaited<ReturnType<typeof listen>>;
   let broken: Awaited<ReturnType<typeof listen>>;
+  let partial: Awaited<ReturnType<typeof listen>>;
   let dead: number;
 
   before(async () => {
@@ -37,6 +38,12 @@ describe('gateway remote routing', () => {
     });
     slow = await listen(() => undefined);
     broken = await listen((req) => req.socket.destroy());
+    // Sends its headers and part of a sized body, then stalls or hangs up.
+    partial = await listen((req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': '100' });
+      res.write('{"half":');
+      if (req.url!.endsWith('/cut')) setTimeout(() => req.socket.destroy(), 20);
+    });
     dead = await deadPort();
     gateway = createGateway({
       config: configOf(
@@ -50,6 +57,7 @@ describe('gateway remote routing', () => {
         mapping('/slow/', slow.url, { timeout_ms: 100 }),
         mapping('/dead/', `127.0.0.1:${dead}`),
         mapping('/broken/', broken.url),
+        mapping('/partial/', partial.url, { timeout_ms: 150 }),
       ),
     });
     ({ server, url: base } = await listen(gateway.app.callback()));
@@ -58,7 +66,7 @@ describe('gateway remote routing', () => {
   after(async () => {
     await close(server);
     await gateway.close();
-    await Promise.all([close(upstream.server), close(slow.server), close(broken.server)]);
+    await Promise.all([close(upstream.server), close(slow.server), close(broken.server), close(partial.server)]);
   });
 
   function last(): Received {
@@ -170,6 +178,18 @@ describe('gateway remote routing', () => {
 
   it('answers 502 with the error body when the upstream hangs up', async () => {
     const res = await send(base, '/broken/x');
+    assert.equal(res.status, 502);
+    assert.deepEqual(res.json(), { code: 502, message: '502: Bad Gateway', detail: 'the upstream service failed to answer' });
+  });
+
+  it('answers 504 with the error body when a small answer stops halfway for longer than timeout_ms', async () => {
+    const res = await send(base, '/partial/stall');
+    assert.equal(res.status, 504);
+    assert.equal(res.json().code, 504);
+  });
+
+  it('answers 502 with the error body when the upstream hangs up halfway through a small answer', async () => {
+    const res = await send(base, '/partial/cut');
     assert.equal(res.status, 502);
     assert.deepEqual(res.json(), { code: 502, message: '502: Bad Gateway', detail: 'the upstream service failed to answer' });
   });
