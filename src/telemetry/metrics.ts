@@ -110,7 +110,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     labelNames: ['result'] as const,
     registers,
   });
-  if (options.processMetrics !== false) collectDefaultMetrics({ register: registry, prefix });
+  if (options.processMetrics !== false) {
+    // The event-loop delay is sampled every 100 ms, not every 10: an idle
+    // process then wakes 10 times a second for it instead of 100.
+    collectDefaultMetrics({ register: registry, prefix, eventLoopMonitoringPrecision: 100 });
+  }
 
   // Every outcome is exported from the start, as 0, so that rates work before the first event.
   const auth = new Map(AUTH_RESULTS.map((r) => [r, authDecisions.labels(r)]));

@@ -62,6 +62,25 @@ describe('telemetry/access-log', () => {
     assert.deepEqual(out.lines[0].query, ['password', 'token']);
   });
 
+  it('leaves the logger it was given censoring credentials in every other line', async () => {
+    const out = captureLog();
+    const logger = createLogger({ destination: out, level: 'info' });
+    const app = new Koa();
+    app.use(accessLog({ logger }));
+    app.use((ctx) => {
+      logger.info({ headers: ctx.req.headers, authorization: ctx.get('authorization') }, 'handler');
+      ctx.body = 'ok';
+    });
+    await request(app.callback()).get('/').set('Authorization', 'Basic YWxpY2U6aHVudGVyMg==').expect(200);
+    assert.deepEqual(
+      out.lines.map((l) => l.msg),
+      ['handler', 'request'],
+    );
+    assert.equal(out.lines[0].authorization, '[redacted]');
+    assert.equal((out.lines[0].headers as Record<string, unknown>).authorization, '[redacted]');
+    assert.ok(!out.raw.join('\n').includes('YWxpY2U6aHVudGVyMg'));
+  });
+
   it('logs the user that auth set on the request, not one the response names', async () => {
     const { app, out } = gatewayLike((ctx) => {
       // As the auth stage does after a successful check.
