@@ -69,6 +69,9 @@ export interface AuthService extends Authenticator {
   stats(): AuthStats;
 }
 
+/** `authenticate` reads the credentials and nothing else of a request. */
+const READ_HEADERS: readonly string[] = Object.freeze(['authorization']);
+
 export const DEFAULT_REALM = 'gatehouse';
 export const DEFAULT_CACHE_TTL_MS = 60_000;
 export const DEFAULT_CACHE_MAX = 10_000;
@@ -223,6 +226,7 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
     name: options.name ?? 'auth',
     app: createAuthApp({ authenticate }),
     authenticate,
+    requestHeaders: READ_HEADERS,
     reload,
     async close() {
       clearTimeout(debounce);

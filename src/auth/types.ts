@@ -24,4 +24,10 @@ export interface AuthDecision {
 /** Anything that can decide on a request. */
 export interface Authenticator {
   authenticate(request: AuthRequest): Promise<AuthDecision>;
+  /**
+   * The only request headers (lower-case) it ever reads, when it says so: the
+   * gateway then asks in-process with those alone, and builds no
+   * `X-Forwarded-*` for it. Absent: it gets every header the stage may send.
+   */
+  readonly requestHeaders?: readonly string[];
 }

@@ -68,10 +68,21 @@ export const createAuthStage: StageFactory<AuthServiceRecord> = (record, modules
   const sent = unique([...ALWAYS_SENT, ...record.allowed_request_headers]).filter((n) => !FORWARDED.has(n));
   const returned = unique([...ALWAYS_RETURNED, ...userHeaders]);
   const prefix = record.path_prefix;
+  // An in-process authenticator that reads only some headers is asked with
+  // those alone (still only among those it may see): no X-Forwarded-* to build.
+  const reads = remote ? undefined : authenticator.requestHeaders;
+  const readOnly = reads ? sent.filter((n) => reads.includes(n)) : undefined;
 
   /** What the auth service is told: the original method, path and query, and the chosen headers. */
   function askedHeaders(ctx: Context, headers: IncomingHttpHeaders): IncomingHttpHeaders {
     const out: IncomingHttpHeaders = {};
+    if (readOnly) {
+      for (let i = 0; i < readOnly.length; i++) {
+        const value = headers[readOnly[i]];
+        if (value !== undefined) out[readOnly[i]] = value;
+      }
+      return out;
+    }
     for (const name of sent) {
       const value = headers[name];
       if (value !== undefined) out[name] = value;

@@ -198,9 +198,18 @@ export function createRateLimitStage(
     );
   }
   const remote = local ? undefined : createRateLimitClient(record.service, { timeoutMs: record.timeout_ms });
-  const ask = local
-    ? (req: Parameters<RateLimiter['shouldRateLimit']>[0]) => withDeadline(local.shouldRateLimit(req), record.timeout_ms)
-    : (req: Parameters<RateLimiter['shouldRateLimit']>[0]) => remote!.shouldRateLimit(req);
+  // The built-in service over its memory store answers within the call's own
+  // microtasks, before any timer could fire: a deadline would never be met,
+  // and arming one per request costs a timer. Any other store (Redis) or
+  // in-process module may wait on I/O, and gets the deadline.
+  const store = (module as { store?: { kind?: unknown } } | undefined)?.store;
+  const answersAtOnce = local !== undefined && store?.kind === 'memory';
+  type Ask = (req: Parameters<RateLimiter['shouldRateLimit']>[0]) => Promise<RateLimitResponse>;
+  const ask: Ask = !local
+    ? (req) => remote!.shouldRateLimit(req)
+    : answersAtOnce
+      ? (req) => local.shouldRateLimit(req)
+      : (req) => withDeadline(local.shouldRateLimit(req), record.timeout_ms);
   const plans = new WeakMap<MappingRecord, LabelPlan | null>();
   const stats: RateLimitStageStats = { checked: 0, overLimit: 0, failures: 0 };
   let lastLog = -Infinity;

@@ -134,6 +134,21 @@ describe('the auth stage with another in-process authenticator', () => {
     assert.equal(res.body.headers['x-travel-user'], 'zed');
   });
 
+  it('asks an authenticator that names the headers it reads with those alone, among those it may see', async () => {
+    const reader = { name: 'reader', authenticate: fake.authenticate, requestHeaders: ['authorization', 'x-not-allowed'] };
+    const stage = createAuthStage(authRecord({ auth_service: 'reader' }), new Map([['reader', reader as GatehouseModule]]));
+    const { app } = stageApp(stage, mapping());
+    const res = await request(app.callback())
+      .get('/v1/hotels/?a=1')
+      .set('Authorization', 'Basic eDp5')
+      .set('Cookie', 'session=1')
+      .set('X-Not-Allowed', 'secret');
+    assert.equal(res.status, 200);
+    assert.equal(asked.length, 1);
+    assert.equal(asked[0].url, '/v1/hotels/?a=1');
+    assert.deepEqual(asked[0].headers, { authorization: 'Basic eDp5' });
+  });
+
   it('passes a refusal on with its status, body and allowed headers only', async () => {
     answer = async () => ({
       status: 403,
