@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import Koa from 'koa';
 import request from 'supertest';
 import { errorHandler } from '../../src/http';
-import { accessLog, createLogger, logUnexpectedError } from '../../src/telemetry';
+import { once, type EventEmitter } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { accessLog, createLogger, logDestination, logUnexpectedError } from '../../src/telemetry';
 import { captureLog } from './log-capture';
 
 describe('telemetry/logger', () => {
@@ -23,6 +27,27 @@ describe('telemetry/logger', () => {
     assert.equal(line.name, 'gatehouse');
     assert.equal(line.route, 'hotels');
     assert.ok(!Number.isNaN(Date.parse(String(line.time))), 'time is an ISO date');
+  });
+
+  it('writes lines in chunks, yet a lone line reaches its file within the flush interval', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-log-'));
+    const file = join(dir, 'gatehouse.log');
+    const destination = logDestination(file, 20);
+    const emitter = destination as unknown as EventEmitter & { end(): void };
+    try {
+      const logger = createLogger({ destination, level: 'info' });
+      logger.info('first');
+      logger.info('second');
+      await once(emitter, 'write');
+      const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l).msg);
+      assert.deepEqual(lines, ['first', 'second']);
+      logger.info('third');
+      await once(emitter, 'write');
+      assert.match(readFileSync(file, 'utf8'), /"msg":"third"/);
+    } finally {
+      emitter.end();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('censors authorization headers, cookies and passwords wherever they are logged', () => {
