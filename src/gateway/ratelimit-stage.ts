@@ -82,6 +82,18 @@ function sfString(value: string): string {
   return `"${value.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '\\$&')}"`;
 }
 
+// Limit names come from the limits files, so there are few: each is quoted
+// once, not on every answer. Bounded all the same.
+const quotedNames = new Map<string, string>();
+function quotedName(name: string): string {
+  let quoted = quotedNames.get(name);
+  if (quoted === undefined) {
+    quoted = sfString(name);
+    if (quotedNames.size < 1024) quotedNames.set(name, quoted);
+  }
+  return quoted;
+}
+
 /** The status that binds hardest: over the limit with the longest wait, else the least remaining. */
 export function mostRestrictive(statuses: readonly DescriptorStatus[]): DescriptorStatus | undefined {
   let best: DescriptorStatus | undefined;
@@ -119,7 +131,7 @@ export function rateLimitHeaders(response: RateLimitResponse): Record<string, st
   const limit = status.currentLimit;
   const window = UNIT_SECONDS[limit.unit];
   const reset = status.durationUntilResetMs === undefined ? window : Math.max(1, Math.ceil(status.durationUntilResetMs / 1000));
-  const name = sfString(limit.name ?? 'default');
+  const name = quotedName(limit.name ?? 'default');
   headers['RateLimit-Policy'] = `${name};q=${limit.requestsPerUnit};w=${window}`;
   headers.RateLimit = `${name};r=${status.limitRemaining};t=${reset}`;
   if (status.code === 'OVER_LIMIT') headers['Retry-After'] = String(reset);
