@@ -57,11 +57,11 @@ interface Server {
 const children = new Set<ChildProcess>();
 
 /** Starts bench/server.ts as a child and resolves its URL once it is listening. */
-function startServer(kind: ServerKind, arg?: string): Promise<Server> {
+function startServer(kind: ServerKind, arg?: string, accessLog = settings.accessLog): Promise<Server> {
   const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'server.ts'), kind, ...(arg ? [arg] : [])], {
     // stdin stays open: the child exits when it closes, even if this process is killed.
     stdio: ['pipe', 'pipe', 'inherit'],
-    env: { ...process.env, BENCH_ACCESS_LOG: settings.accessLog },
+    env: { ...process.env, BENCH_ACCESS_LOG: accessLog },
   });
   children.add(child);
   child.once('exit', () => children.delete(child));
@@ -209,7 +209,11 @@ async function runHttpBench(): Promise<boolean> {
   try {
     const upstream = await startServer('upstream');
     const rows: RowSpec[] = [
-      { name: 'bare koa', what: "a bare Koa app answering the api module's bytes for the message", start: () => startServer('bare-koa') },
+      {
+        name: 'bare koa',
+        what: 'a bare Koa app answering the same JSON: the object the api module answers, serialised by Koa per request',
+        start: () => startServer('bare-koa'),
+      },
       { name: 'api module alone', what: 'the api module on its own, no gateway (for reference: the work the API itself does)', start: () => startServer('api') },
       {
         name: 'gateway → in-process api',
@@ -231,6 +235,22 @@ async function runHttpBench(): Promise<boolean> {
         headers: { authorization: ALICE },
         target: { of: 'bare koa', ratio: 0.7 },
       },
+      // The same two paths without the access log, to show what it costs; the rows above are what `npm start` runs.
+      ...(settings.accessLog === 'off'
+        ? []
+        : [
+            {
+              name: 'gateway → in-process api, access log off',
+              what: 'the in-process api row with no access log (BENCH_ACCESS_LOG=off), for reference',
+              start: () => startServer('gateway', gatewayConfig(root, 'open-quiet', { service: 'api', bypass_auth: true }), 'off'),
+            },
+            {
+              name: 'gateway → in-process api, auth + rate limit, access log off',
+              what: 'the auth + rate limit row with no access log, for reference',
+              start: () => startServer('gateway', gatewayConfig(root, 'limited-quiet', { service: 'api', labels: PER_USER }), 'off'),
+              headers: { authorization: ALICE },
+            },
+          ]),
       { name: 'upstream direct', what: 'a node:http server answering the same bytes', start: () => Promise.resolve(upstream), shared: true },
       {
         name: 'gateway → remote upstream (proxy)',
@@ -246,7 +266,7 @@ async function runHttpBench(): Promise<boolean> {
         `each row ${settings.warmup} s of warm-up, then ${settings.duration} s measured (BENCH_DURATION)${settings.rounds > 1 ? `, best of ${settings.rounds} rounds` : ''}.`,
         `Gateway rows: createGatehouse as npm start builds it, access log ${
           settings.accessLog === 'off' ? 'off (BENCH_ACCESS_LOG=off)' : `on at ${process.env.LOG_LEVEL ?? 'info'}, written to ${settings.accessLog}`
-        }, metrics on.`,
+        } (but in the rows marked access log off), metrics on.`,
         '',
         ...rows.map((r) => `  ${r.name}: ${r.what}`),
         '',

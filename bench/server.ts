@@ -12,19 +12,20 @@
  * answers a line `cpu` on its standard input with the CPU time it has used,
  * and exits when its standard input closes (the benchmark ended or died).
  *
- * `bare-koa` and `upstream` answer every request with the bytes the api
- * module answers to GET /v1/messages/1 (asked once, for the port they listen
- * on), so that every row moves the same payload. The gateway logs its access
+ * `bare-koa` and `upstream` answer every request with what the api module
+ * answers to GET /v1/messages/1 (asked once, for the port they listen on), so
+ * that every row moves the same payload: `upstream` sends those bytes, and
+ * `bare-koa` the parsed object, which Koa serialises per request as it does
+ * for any app answering JSON. The gateway logs its access
  * log at LOG_LEVEL (default info) to BENCH_ACCESS_LOG (default /dev/null;
  * `off` for none), as a deployment writing its log would.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
-import pino from 'pino';
 import { createApiModule } from '../src/api';
 import { createGatehouse } from '../src/gatehouse';
-import { createLogger } from '../src/telemetry';
+import { createLogger, logDestination } from '../src/telemetry';
 
 /** The path every row asks for. */
 export const MESSAGE_PATH = '/v1/messages/1';
@@ -77,10 +78,11 @@ async function fixedAnswerServer(kind: 'bare-koa' | 'upstream'): Promise<number>
   const port = await listening(server);
   const { body, contentType } = await captureMessage(port);
   if (kind === 'bare-koa') {
+    // A bare Koa app answering JSON serialises its object on every request.
+    const message: unknown = JSON.parse(body.toString('utf8'));
     const app = new Koa();
     app.use((ctx) => {
-      ctx.type = contentType;
-      ctx.body = body;
+      ctx.body = message;
     });
     handler = app.callback();
   } else {
@@ -102,8 +104,8 @@ async function gatewayServer(configDir: string): Promise<{ port: number; stop():
   const logger =
     target === 'off'
       ? createLogger({ level: 'silent' })
-      : // Asynchronous writes, as pino's default destination (standard output) does them.
-        createLogger({ destination: pino.destination({ dest: target, sync: false }) });
+      : // Written as the default destination (standard output) writes: in chunks.
+        createLogger({ destination: logDestination(target) });
   const gatehouse = await createGatehouse({ configDir, port: 0, grpcPort: false, watch: false, logger });
   const { port } = await gatehouse.start();
   return { port, stop: () => gatehouse.stop() };
