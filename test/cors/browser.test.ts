@@ -4,9 +4,8 @@ import { corsMiddleware } from '../../src/cors';
 import { errorHandler } from '../../src/http';
 import {
   collectConsoleErrors,
-  findChromium,
+  requireChromium,
   launchBrowser,
-  NO_CHROMIUM,
   serveLocally,
   type LocalServer,
   type TestBrowser,
@@ -67,10 +66,7 @@ describe('cors in a browser', function () {
   const received: string[] = [];
 
   before(async function () {
-    if (!findChromium()) {
-      console.log(`      ${NO_CHROMIUM}`);
-      this.skip();
-    }
+    requireChromium(this);
     this.timeout(30_000);
     allowedPages = await serveLocally(pageApp().callback());
     otherPages = await serveLocally(pageApp().callback());

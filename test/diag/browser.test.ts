@@ -3,9 +3,8 @@ import type { Page } from 'playwright-core';
 import { createDiagModule, type DiagSnapshot } from '../../src/diag';
 import {
   collectConsoleErrors,
-  findChromium,
+  requireChromium,
   launchBrowser,
-  NO_CHROMIUM,
   serveLocally,
   type LocalServer,
   type TestBrowser,
@@ -21,10 +20,7 @@ describe('diag page in a browser', function () {
   let consoleErrors: string[];
 
   before(async function () {
-    if (!findChromium()) {
-      console.log(`      ${NO_CHROMIUM}`);
-      this.skip();
-    }
+    requireChromium(this);
     this.timeout(30_000);
     const diag = createDiagModule({ snapshot: () => snapshot });
     server = await serveLocally(routedUnder('/gateway/v0/diag', diag.app!).callback());

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import Koa from 'koa';
-import { findChromium, launchBrowser, NO_CHROMIUM, serveLocally, type LocalServer, type TestBrowser } from '../support/browser';
+import { requireChromium, launchBrowser, serveLocally, type LocalServer, type TestBrowser } from '../support/browser';
 import { copyConfig, startGatehouse, type Running, type TempConfig } from './support/running';
 
 /**
@@ -54,10 +54,7 @@ describe('gatehouse CORS in a browser', function () {
   let running: Running;
 
   before(async function () {
-    if (!findChromium()) {
-      console.log(`      ${NO_CHROMIUM}`);
-      this.skip();
-    }
+    requireChromium(this);
     const app = new Koa();
     app.use((ctx) => {
       ctx.type = 'text/html';

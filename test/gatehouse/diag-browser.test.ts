@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import request from 'supertest';
-import { collectConsoleErrors, findChromium, launchBrowser, NO_CHROMIUM, type TestBrowser } from '../support/browser';
+import { collectConsoleErrors, requireChromium, launchBrowser, type TestBrowser } from '../support/browser';
 import { ALICE, DEMO_CONFIG, startGatehouse, type Running } from './support/running';
 
 describe('gatehouse diag page in a browser, through the whole gateway', function () {
@@ -11,10 +11,7 @@ describe('gatehouse diag page in a browser, through the whole gateway', function
   let withoutCredentials: TestBrowser;
 
   before(async function () {
-    if (!findChromium()) {
-      console.log(`      ${NO_CHROMIUM}`);
-      this.skip();
-    }
+    requireChromium(this);
     running = await startGatehouse({ configDir: DEMO_CONFIG });
     withCredentials = await launchBrowser({ httpCredentials: { username: 'alice', password: 'wonderland' } });
     withoutCredentials = await launchBrowser();

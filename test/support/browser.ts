@@ -31,6 +31,17 @@ export function findChromium(): string | undefined {
 export const NO_CHROMIUM =
   'no Chromium found (set CHROMIUM_PATH or install the chromium package): skipping the browser tests';
 
+/**
+ * Skips the calling suite when there is no Chromium on a developer's machine;
+ * under CI (which installs it) a missing Chromium is a failure, not a skip.
+ */
+export function requireChromium(suite: Mocha.Context): void {
+  if (findChromium()) return;
+  if (process.env.CI) throw new Error('no Chromium found: .ci/run installs the chromium package');
+  console.log(`      ${NO_CHROMIUM}`);
+  suite.skip();
+}
+
 /** A running browser with its own profile. */
 export interface TestBrowser {
   readonly context: BrowserContext;
