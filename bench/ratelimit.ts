@@ -10,8 +10,7 @@
  * RATELIMIT_BENCH_SECONDS (per case, default 5), RATELIMIT_BENCH_ROUNDS
  * (default 3) and RATELIMIT_BENCH_CONCURRENCY (default 64) tune the runs.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
+import { spawn } from 'node:child_process';
 import * as grpc from '@grpc/grpc-js';
 import {
   createRateLimitClient,
@@ -23,6 +22,7 @@ import {
   type RateLimitStore,
 } from '../src/ratelimit';
 import { rateLimitProtos } from '../src/ratelimit/protos';
+import { startRedis } from '../test/ratelimit/support/redis-server';
 
 /** One line of the table. */
 export interface Row {
@@ -136,32 +136,6 @@ async function startService(store?: RateLimitStore): Promise<{ port: number; sto
   };
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function startRedisServer(): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.includes('Ready to accept connections')) resolve();
-    });
-    child.once('error', (err) => reject(new Error(`redis-server could not start: ${err.message}`)));
-    child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}`)));
-  });
-  return { url: `redis://127.0.0.1:${port}`, child };
-}
-
 /**
  * Runs the three cases, interleaved over several rounds so that a burst of
  * other work on the machine hits every case alike; each case keeps its best
@@ -171,7 +145,7 @@ export async function runRateLimitBench(options: { seconds?: number; concurrency
   const seconds = options.seconds ?? Number(process.env.RATELIMIT_BENCH_SECONDS ?? 5);
   const concurrency = options.concurrency ?? Number(process.env.RATELIMIT_BENCH_CONCURRENCY ?? 64);
   const rounds = options.rounds ?? Number(process.env.RATELIMIT_BENCH_ROUNDS ?? 3);
-  const redis = await startRedisServer();
+  const redis = await startRedis();
   const servers: { port: number; stop(): Promise<void> }[] = [];
   try {
     const store = createRedisStore({ url: redis.url, timeoutMs: 1000 });
@@ -199,7 +173,7 @@ export async function runRateLimitBench(options: { seconds?: number; concurrency
     return [row('empty grpc-js handler', empty), row('ShouldRateLimit, memory store', memory, 0.85), row('ShouldRateLimit, Redis store', withRedis, 0.6)];
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
-    redis.child.kill('SIGKILL');
+    await redis.stop();
   }
 }
 
