@@ -14,7 +14,8 @@
  * 1), BENCH_CONNECTIONS (default 32), BENCH_ROUNDS (default 1: with more, the
  * rows are measured in turn that many times and each keeps its best round),
  * BENCH_ACCESS_LOG (where the gateway writes its access log, default
- * /dev/null; `off` for none). Exits 1 when a target is missed.
+ * /dev/null; `off` for none), BENCH_ROWS (only the rows of these names,
+ * separated by |, besides the two baselines). Exits 1 when a target is missed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -42,6 +43,8 @@ const settings = {
   connections: envNumber('BENCH_CONNECTIONS', 32),
   rounds: Math.round(envNumber('BENCH_ROUNDS', 1)),
   accessLog: process.env.BENCH_ACCESS_LOG ?? '/dev/null',
+  /** Only the rows of these names (separated by |), besides the baselines. */
+  rows: (process.env.BENCH_ROWS ?? '').split('|').map((r) => r.trim()).filter(Boolean),
 };
 
 // ---------------------------------------------------------------------------
@@ -208,7 +211,7 @@ async function runHttpBench(): Promise<boolean> {
   const root = mkdtempSync(join(os.tmpdir(), 'gatehouse-bench-'));
   try {
     const upstream = await startServer('upstream');
-    const rows: RowSpec[] = [
+    const allRows: RowSpec[] = [
       {
         name: 'bare koa',
         what: 'a bare Koa app answering the same JSON: the object the api module answers, serialised by Koa per request',
@@ -259,6 +262,10 @@ async function runHttpBench(): Promise<boolean> {
         target: { of: 'upstream direct', ratio: 0.4 },
       },
     ];
+    const baselines = ['bare koa', 'upstream direct'];
+    const rows = allRows.filter(
+      (r) => settings.rows.length === 0 || baselines.includes(r.name) || settings.rows.includes(r.name),
+    );
 
     console.log(
       [

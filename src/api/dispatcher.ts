@@ -3,9 +3,9 @@
  * The version dispatcher: `/v1` and `/v2` mounted as isolated apps with their
  * prefix stripped; any other prefix is a 404.
  */
-import type Koa from 'koa';
+import Koa from 'koa';
 import mount from 'koa-mount';
-import { createServiceApp, httpError, redirectToSlash } from '../http';
+import { createFormatterRegistry, errorResponder, redirectToSlash } from '../http';
 import { createMessageStore } from './store';
 import type { ApiDeps } from './types';
 import { createV1App } from './v1';
@@ -24,13 +24,21 @@ const VERSIONS: VersionFactories = { '/v1': createV1App, '/v2': createV2App };
 export function createApiApp(deps: ApiDeps = {}, versions: VersionFactories = VERSIONS): Koa {
   const shared: ApiDeps = { ...deps, store: deps.store ?? createMessageStore() };
   const prefixes = Object.keys(versions);
-  const app = createServiceApp({ proxy: deps.proxy });
+  // No error middleware of its own: each version app answers its errors
+  // itself, and the only other answers are the redirect and the 404 below.
+  const app = new Koa({ proxy: deps.proxy ?? false });
+  app.silent = true;
+  const formatters = createFormatterRegistry();
+  const errors = errorResponder({ formatters });
+  const supported = formatters.types.join(', ');
+  const notFound = `the path must start with an API version: ${prefixes.join(', ')}`;
 
   // A version's root is a resource like a collection: `/v1` redirects to `/v1/`.
   app.use((ctx, next) => (prefixes.includes(ctx.path) ? redirectToSlash(ctx) : next()));
   for (const prefix of prefixes) app.use(mount(prefix, versions[prefix](shared)));
-  app.use(() => {
-    throw httpError('NOT_FOUND', `the path must start with an API version: ${prefixes.join(', ')}`);
+  app.use((ctx) => {
+    if (formatters.select(ctx.req)) errors.write(ctx, 404, notFound);
+    else errors.write(ctx, 406, `supported types: ${supported}`);
   });
   return app;
 }

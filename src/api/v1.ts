@@ -12,6 +12,15 @@ export function plainText(markdown: string): string {
   return markdown.replace(/(\*\*|\*|__|_|`)(.+?)\1/g, '$2');
 }
 
+// Records are immutable: each one's plain text is worked out once.
+const plainTextOf = new WeakMap<MessageRecord, string>();
+
+function plainContent(record: MessageRecord): string {
+  let text = plainTextOf.get(record);
+  if (text === undefined) plainTextOf.set(record, (text = plainText(record.text)));
+  return text;
+}
+
 /** Version 1: `{id, account_id, content, url}`, content in plain text. */
 export const v1: ApiVersion = Object.freeze({
   name: 'v1',
@@ -21,7 +30,7 @@ export const v1: ApiVersion = Object.freeze({
     represent: (record: MessageRecord, root: string) => ({
       id: record.id,
       account_id: record.account_id,
-      content: plainText(record.text),
+      content: plainContent(record),
       url: `${root}/messages/${record.id}`,
     }),
   }),

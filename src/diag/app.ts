@@ -12,6 +12,7 @@ import {
   errorHandler,
   HttpError,
   jsonFormatter,
+  setFormattedBody,
   ORIGINAL_PATH,
   xmlFormatter,
   type Formatter,
@@ -70,8 +71,7 @@ export function createDiagModule(options: DiagModuleOptions): GatehouseModule {
       ctx.set('Content-Security-Policy', PAGE_CSP);
       ctx.set('Referrer-Policy', 'no-referrer');
     }
-    ctx.body = formatter.format(snapshot);
-    ctx.type = formatter.type;
+    setFormattedBody(ctx, formatter, snapshot);
   });
 
   const app = new Koa();

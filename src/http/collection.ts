@@ -91,9 +91,12 @@ export function parseListQuery(query: ParsedUrlQuery, spec: CollectionSpec): Lis
  * Throws a 400 naming what is wrong.
  */
 export function parseItemQuery(query: ParsedUrlQuery, spec: Pick<CollectionSpec, 'fields'>): Pick<ListQuery, 'fields'> {
-  for (const name of Object.keys(query)) {
+  let empty = true;
+  for (const name in query) {
     if (name !== 'fields') throw new HttpError(400, `unknown query argument '${name}'`);
+    empty = false;
   }
+  if (empty) return { fields: undefined };
   const parsed = itemQuery.safeParse(query);
   if (!parsed.success) throw new HttpError(400, parsed.error.issues[0].message);
   return { fields: parseFields(parsed.data.fields, spec.fields) };

@@ -7,7 +7,7 @@
 import type { Context, Middleware } from 'koa';
 import { STATUS_CODES } from 'node:http';
 import { errorBody, HttpError, statusOf } from './errors';
-import { createFormatterRegistry, type FormatterRegistry } from './formatters';
+import { createFormatterRegistry, setFormattedBody, type FormatterRegistry } from './formatters';
 
 export interface ErrorHandlerOptions {
   formatters?: FormatterRegistry;
@@ -20,12 +20,16 @@ export interface ErrorHandlerOptions {
   onUnexpected?: (err: unknown, ctx: Context) => void;
 }
 
-/**
- * Turns every error into `{code, message, info_url?}` in the negotiated
- * representation. Unknown exceptions become a 500 whose body says nothing of
- * the exception.
- */
-export function errorHandler(options: ErrorHandlerOptions = {}): Middleware {
+/** Writes error bodies: shared by {@link errorHandler} and the service apps' conventions. */
+export interface ErrorResponder {
+  /** Answers `status` with the error body in the representation the request accepts (JSON when none). */
+  write(ctx: Context, status: number, detail?: string, headers?: Record<string, string>, info?: string): void;
+  /** Answers for anything thrown: its status, and its detail and headers when it is safe to show them. */
+  answer(ctx: Context, err: unknown): void;
+}
+
+/** Builds the {@link ErrorResponder} of `options`. */
+export function errorResponder(options: ErrorHandlerOptions = {}): ErrorResponder {
   const formatters = options.formatters ?? createFormatterRegistry();
   const infoUrl = options.infoUrl ?? (() => undefined);
   const onUnexpected = options.onUnexpected ?? ((err: unknown, ctx: Context) => ctx.app.emit('error', err, ctx));
@@ -34,30 +38,43 @@ export function errorHandler(options: ErrorHandlerOptions = {}): Middleware {
     const formatter = formatters.select(ctx.req) ?? formatters.get(formatters.types[0])!;
     if (headers) ctx.set(headers);
     ctx.status = status;
-    ctx.body = formatter.format(errorBody(status, detail, info ?? infoUrl(status)));
-    ctx.type = formatter.type;
+    setFormattedBody(ctx, formatter, errorBody(status, detail, info ?? infoUrl(status)));
     ctx.vary('Accept');
   }
 
+  function answer(ctx: Context, err: unknown): void {
+    const status = statusOf(err);
+    const known = err instanceof HttpError;
+    // Anything may be thrown, `null` included: read it only as an object.
+    const e: { expose?: unknown; message?: unknown; headers?: unknown } = typeof err === 'object' && err !== null ? err : {};
+    const exposed = known || (status < 500 && e.expose === true);
+    if (!known && status >= 500) onUnexpected(err, ctx);
+    if (ctx.headerSent || !ctx.writable) return;
+    // Headers a handler set before failing describe a response that is not sent.
+    for (const name of ctx.res.getHeaderNames()) ctx.res.removeHeader(name);
+    write(ctx, status, exposed ? detailOf(err, status) : undefined, exposed ? headersOf(e.headers) : undefined, known ? err.infoUrl : undefined);
+  }
+
+  return { write, answer };
+}
+
+/**
+ * Turns every error into `{code, message, info_url?}` in the negotiated
+ * representation. Unknown exceptions become a 500 whose body says nothing of
+ * the exception.
+ */
+export function errorHandler(options: ErrorHandlerOptions = {}): Middleware {
+  const errors = errorResponder(options);
   return async function handleErrors(ctx, next) {
     try {
       await next();
       // An error status set without a body (koa's default 404, a router's 405)
       // still gets the error body.
       if (ctx.status >= 400 && (ctx.body === null || ctx.body === undefined) && ctx.respond !== false) {
-        write(ctx, ctx.status);
+        errors.write(ctx, ctx.status);
       }
     } catch (err) {
-      const status = statusOf(err);
-      const known = err instanceof HttpError;
-      // Anything may be thrown, `null` included: read it only as an object.
-      const e: { expose?: unknown; message?: unknown; headers?: unknown } = typeof err === 'object' && err !== null ? err : {};
-      const exposed = known || (status < 500 && e.expose === true);
-      if (!known && status >= 500) onUnexpected(err, ctx);
-      if (ctx.headerSent || !ctx.writable) return;
-      // Headers a handler set before failing describe a response that is not sent.
-      for (const name of ctx.res.getHeaderNames()) ctx.res.removeHeader(name);
-      write(ctx, status, exposed ? detailOf(err, status) : undefined, exposed ? headersOf(e.headers) : undefined, known ? err.infoUrl : undefined);
+      errors.answer(ctx, err);
     }
   };
 }

@@ -4,12 +4,19 @@
  * `Accept` with negotiator. JSON is the default.
  */
 import Negotiator from 'negotiator';
+import type { Context } from 'koa';
 import type { IncomingMessage } from 'node:http';
 
 /** Turns a response body into one media type. */
 export interface Formatter {
   /** The media type it writes, e.g. `application/json`. */
   readonly type: string;
+  /**
+   * The whole `Content-Type` header it answers with, when it knows it
+   * (`application/json; charset=utf-8`): set as it is, it spares the lookup
+   * Koa makes from `type`. Without it, Koa derives the header from `type`.
+   */
+  readonly contentType?: string;
   format(body: unknown): string;
 }
 
@@ -27,13 +34,28 @@ export interface FormatterRegistry {
 
 export const jsonFormatter: Formatter = {
   type: 'application/json',
+  contentType: 'application/json; charset=utf-8',
   format: (body) => JSON.stringify(body),
 };
 
 export const xmlFormatter: Formatter = {
   type: 'application/xml',
+  // The XML declaration names the encoding.
+  contentType: 'application/xml',
   format: (body) => `<?xml version="1.0" encoding="UTF-8"?>\n${xmlElement(Array.isArray(body) ? 'items' : 'response', body)}`,
 };
+
+/**
+ * Sets `body`, written by `formatter`, as the response body with its
+ * `Content-Type`.
+ */
+export function setFormattedBody(ctx: Context, formatter: Formatter, body: unknown): void {
+  // A Content-Type set first spares Koa guessing one for the string body.
+  if (formatter.contentType !== undefined) ctx.set('Content-Type', formatter.contentType);
+  // Koa keeps a status the handler set; an implicit one becomes 200.
+  ctx.body = formatter.format(body);
+  if (formatter.contentType === undefined) ctx.type = formatter.type;
+}
 
 /** Builds a registry; the first formatter is the default representation. */
 export function createFormatterRegistry(formatters: readonly Formatter[] = [jsonFormatter, xmlFormatter]): FormatterRegistry {

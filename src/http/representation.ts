@@ -3,13 +3,26 @@
  * Content negotiation for response bodies: a handler sets `ctx.body` to a plain
  * value and this middleware writes it in the representation `Accept` chose.
  */
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
+import type { ServerResponse } from 'node:http';
 import { Stream } from 'node:stream';
 import { HttpError } from './errors';
-import { createFormatterRegistry, type FormatterRegistry } from './formatters';
+import { createFormatterRegistry, setFormattedBody, type FormatterRegistry } from './formatters';
 
 export interface RepresentationOptions {
   formatters?: FormatterRegistry;
+}
+
+/** Adds `Accept` to the response's `Vary`: set outright on a response that varies on nothing yet. */
+export function varyOnAccept(ctx: Context): void {
+  const res: ServerResponse = ctx.res;
+  if (res.hasHeader('vary')) ctx.vary('Accept');
+  else res.setHeader('Vary', 'Accept');
+}
+
+/** Whether a body is a plain value for a formatter to write (not a string, buffer or stream). */
+export function isRepresentable(body: unknown): boolean {
+  return body !== null && typeof body === 'object' && !Buffer.isBuffer(body) && !(body instanceof Stream);
 }
 
 /**
@@ -22,16 +35,11 @@ export function representation(options: RepresentationOptions = {}): Middleware 
   const supported = formatters.types.join(', ');
 
   return async function represent(ctx, next) {
-    ctx.vary('Accept');
+    varyOnAccept(ctx);
     const formatter = formatters.select(ctx.req);
     if (!formatter) throw new HttpError(406, `supported types: ${supported}`);
     await next();
     const body: unknown = ctx.body;
-    if (body !== null && typeof body === 'object' && !Buffer.isBuffer(body) && !(body instanceof Stream)) {
-      const status = ctx.status;
-      ctx.body = formatter.format(body);
-      ctx.status = status;
-      ctx.type = formatter.type;
-    }
+    if (isRepresentable(body)) setFormattedBody(ctx, formatter, body);
   };
 }
