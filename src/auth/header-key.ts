@@ -28,8 +28,10 @@ export function createHeaderKeyer(secret: string = randomBytes(BLOCK / 2).toStri
   const outer = Buffer.alloc(BLOCK + 32);
   for (let i = 0; i < BLOCK; i++) outer[i] = key[i] ^ 0x5c;
   return (header) => {
-    const inner = hash('sha256', innerPad + header, 'buffer');
-    inner.copy(outer, BLOCK);
+    // The inner digest as a latin1 string: one byte per character, and no
+    // Buffer allocated for it (which costs more than the hash).
+    const inner = hash('sha256', innerPad + header, 'binary');
+    outer.write(inner, BLOCK, 32, 'latin1');
     return hash('sha256', outer, 'base64');
   };
 }

@@ -19,4 +19,5 @@ export {
   type ReloadResult,
 } from './metrics';
 export { createRouteCounters, type RouteCounters, type RequestCounts } from './route-counters';
-export { accessLog, type AccessLogOptions, type AccessLogEntry } from './access-log';
+export { accessLog, type AccessLogOptions } from './access-log';
+export type { AccessLogEntry } from './access-line';

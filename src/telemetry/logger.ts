@@ -4,6 +4,7 @@
  * could appear in a logged object censored.
  */
 import pino, { type DestinationStream, type Logger } from 'pino';
+import { markPlainLogger } from './access-line';
 
 export type { Logger } from 'pino';
 
@@ -104,7 +105,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   if (!LEVELS.has(level)) {
     throw new Error(`unknown log level '${level}'; use one of ${[...LEVELS].join(', ')}`);
   }
-  return pino(
+  const logger = pino(
     {
       name: options.name ?? 'gatehouse',
       level,
@@ -113,6 +114,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     },
     (options.destination as DestinationStream | undefined) ?? logDestination(),
   );
+  return markPlainLogger(logger);
 }
 
 /**

@@ -24,6 +24,9 @@ describe('gatehouse access log', function () {
     await http.get('/v1/messages/1?token=s3cr3t-value').set('Proxy-Authorization', WRONG).set('X-Request-Id', 'public-1').expect(400);
     await http.get('/nowhere').set('Cookie', `session=${WRONG_PASSWORD}`).set('X-Request-Id', 'none-1').expect(404);
     await http.post('/v1/hotels/bookings/').set('Authorization', WRONG).set('X-Request-Id', 'post-1').send({ password: WRONG_PASSWORD }).expect(401);
+    lines = await log.waitForLines(5, (l) => l.msg === 'request');
+    // A moment more: a sixth line would be one too many.
+    await new Promise((resolve) => setTimeout(resolve, 50));
     lines = log.lines.filter((l) => l.msg === 'request');
   });
 

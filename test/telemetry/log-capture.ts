@@ -12,6 +12,8 @@ export interface LogCapture {
   write(chunk: string): void;
   /** Resolves once `count` lines have been written. */
   waitFor(count: number): Promise<Array<Record<string, unknown>>>;
+  /** Resolves with the lines `select` keeps once there are `count` of them (access lines come a turn of the event loop late). */
+  waitForLines(count: number, select: (line: Record<string, unknown>) => boolean): Promise<Array<Record<string, unknown>>>;
 }
 
 export function captureLog(): LogCapture {
@@ -35,6 +37,18 @@ export function captureLog(): LogCapture {
           if (lines.length < count) return;
           events.off('line', check);
           resolve(lines);
+        };
+        events.on('line', check);
+        check();
+      });
+    },
+    waitForLines(count, select) {
+      return new Promise((resolve) => {
+        const check = () => {
+          const selected = lines.filter(select);
+          if (selected.length < count) return;
+          events.off('line', check);
+          resolve(selected);
         };
         events.on('line', check);
         check();

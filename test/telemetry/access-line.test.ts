@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import { accessLineWriter } from '../../src/telemetry/access-line';
+import { createLogger, type AccessLogEntry } from '../../src/telemetry';
+import { captureLog } from './log-capture';
+
+const entry: AccessLogEntry = {
+  req_id: '7d3c0c1e-1f0b-4c55-9a51-0f3a4c1f2b3d',
+  method: 'GET',
+  path: '/v1/hotels/',
+  route: 'hotels',
+  status: 200,
+  duration_ms: 1.25,
+  remote: '127.0.0.1',
+};
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+/** The line without its time, which pino and the writer may read a millisecond apart. */
+const untimed = (line: string) => line.replace(/,"time":"[^"]*"/, '');
+
+describe('telemetry/access-line', () => {
+  it('writes the line pino writes for the same fields', async () => {
+    const out = captureLog();
+    const logger = createLogger({ destination: out, level: 'info' });
+    const full: AccessLogEntry = { ...entry, query: ['city', 'limit'], user: 'alice', aborted: true };
+    accessLineWriter(logger).write(full);
+    await nextTurn();
+    logger.info(full, 'request');
+    assert.equal(out.raw.length, 2);
+    assert.equal(untimed(out.raw[0]), untimed(out.raw[1]));
+    assert.match(String(out.lines[0].time), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  });
+
+  it('escapes quotes, backslashes, control characters and lone surrogates as JSON does', async () => {
+    const out = captureLog();
+    const writer = accessLineWriter(createLogger({ destination: out, level: 'info' }));
+    const odd = { ...entry, path: '/a"b\\c\nd\u0001\u007f\ud800é', user: 'zoë "z"', remote: '::1' };
+    writer.write(odd);
+    writer.flush();
+    assert.equal(out.lines.length, 1);
+    assert.equal(out.lines[0].path, odd.path);
+    assert.equal(out.lines[0].user, 'zoë "z"');
+    assert.equal(out.lines[0].remote, '::1');
+  });
+
+  it('hands a turn of the event loop\'s lines to the destination in one write', async () => {
+    const writes: string[] = [];
+    const writer = accessLineWriter(createLogger({ destination: { write: (chunk: string) => void writes.push(chunk) }, level: 'info' }));
+    for (let i = 0; i < 50; i++) writer.write({ ...entry, status: 200 + i });
+    assert.equal(writes.length, 0, 'nothing is written before the turn ends');
+    await nextTurn();
+    assert.equal(writes.length, 1);
+    const lines = writes[0].trimEnd().split('\n').map((l) => JSON.parse(l) as { status: number });
+    assert.deepEqual(
+      lines.map((l) => l.status),
+      Array.from({ length: 50 }, (_, i) => 200 + i),
+    );
+  });
+
+  it('writes nothing once the logger is above info, and writes again below', async () => {
+    const out = captureLog();
+    const logger = createLogger({ destination: out, level: 'warn' });
+    const writer = accessLineWriter(logger);
+    assert.equal(writer.enabled(), false);
+    logger.level = 'debug';
+    assert.equal(writer.enabled(), true);
+  });
+
+  it("goes through logger.info for a logger it did not build, so that the logger's own format applies", async () => {
+    const out = captureLog();
+    const logger = pino({ formatters: { level: (label) => ({ level: label }) } }, out);
+    accessLineWriter(logger).write(entry);
+    assert.equal(out.lines.length, 1, 'written at once, as pino writes');
+    assert.equal(out.lines[0].level, 'info');
+    assert.equal(out.lines[0].path, '/v1/hotels/');
+  });
+});
