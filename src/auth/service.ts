@@ -168,18 +168,22 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
     return decision;
   }
 
-  function authenticate(request: AuthRequest): Promise<AuthDecision> {
+  function authenticateNow(request: AuthRequest): AuthDecision | undefined {
     const header = request.headers.authorization;
     if (typeof header !== 'string' || header === '' || header.length > maxHeaderLength) {
       const parsed = parseBasic(header, maxHeaderLength);
-      return Promise.resolve(deny('problem' in parsed ? parsed.problem : 'not-basic'));
+      return deny('problem' in parsed ? parsed.problem : 'not-basic');
     }
+    const hit = cache.get(keyOf(header));
+    if (hit !== undefined) counters.cacheHits++;
+    return hit;
+  }
+
+  function authenticate(request: AuthRequest): Promise<AuthDecision> {
+    const known = authenticateNow(request);
+    if (known !== undefined) return Promise.resolve(known);
+    const header = request.headers.authorization as string;
     const key = keyOf(header);
-    const hit = cache.get(key);
-    if (hit !== undefined) {
-      counters.cacheHits++;
-      return Promise.resolve(hit);
-    }
     // Identical requests arriving together share one verification.
     let pending = inFlight.get(key);
     if (pending === undefined) {
@@ -226,6 +230,7 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
     name: options.name ?? 'auth',
     app: createAuthApp({ authenticate }),
     authenticate,
+    authenticateNow,
     requestHeaders: READ_HEADERS,
     reload,
     async close() {

@@ -25,6 +25,13 @@ export interface AuthDecision {
 export interface Authenticator {
   authenticate(request: AuthRequest): Promise<AuthDecision>;
   /**
+   * The decision when it is known without waiting (a malformed header, a
+   * credential verified a moment ago), else undefined: then ask
+   * `authenticate`. Optional: an in-process caller uses it to skip the
+   * promise of every request.
+   */
+  authenticateNow?(request: AuthRequest): AuthDecision | undefined;
+  /**
    * The only request headers (lower-case) it ever reads, when it says so: the
    * gateway then asks in-process with those alone, and builds no
    * `X-Forwarded-*` for it. Absent: it gets every header the stage may send.

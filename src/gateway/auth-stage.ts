@@ -7,7 +7,7 @@
  */
 import type { Context } from 'koa';
 import type { IncomingHttpHeaders } from 'node:http';
-import { createRemoteAuthClient, type AuthDecision, type Authenticator, type RemoteAuthClient } from '../auth';
+import { createRemoteAuthClient, type AuthDecision, type Authenticator, type AuthRequest, type RemoteAuthClient } from '../auth';
 import { HttpError, ORIGINAL_PATH } from '../http';
 import type { AuthServiceRecord, MappingRecord } from './config/schema';
 import { NO_EVENTS } from './events';
@@ -129,7 +129,19 @@ export const createAuthStage: StageFactory<AuthServiceRecord> = (record, modules
     return false;
   }
 
-  async function run(ctx: Context, mapping: MappingRecord): Promise<boolean> {
+  /** Acts on the auth service's decision: the user headers on 200, its answer otherwise. */
+  function conclude(ctx: Context, headers: IncomingHttpHeaders, decision: AuthDecision): boolean {
+    if (decision.status >= 500) return unavailable(ctx, new Error(`the auth service answered ${decision.status}`));
+    if (decision.status !== 200) return refuse(ctx, decision);
+    for (const name of userHeaders) {
+      const value = decision.headers[name];
+      if (value !== undefined) headers[name] = single(value);
+    }
+    events.authDecision?.('allowed');
+    return true;
+  }
+
+  function run(ctx: Context, mapping: MappingRecord): boolean | Promise<boolean> {
     const headers = ctx.req.headers;
     // First, for every request: a client never gets to say who the user is.
     for (const name of userHeaders) {
@@ -146,25 +158,24 @@ export const createAuthStage: StageFactory<AuthServiceRecord> = (record, modules
     const recorded = ctx.state[ORIGINAL_PATH];
     const path = typeof recorded === 'string' ? recorded : ctx.path;
     const query = ctx.querystring;
-    let decision: AuthDecision;
+    const request: AuthRequest = {
+      method: ctx.method,
+      url: query ? `${prefix}${path}?${query}` : prefix + path,
+      headers: askedHeaders(ctx, headers),
+    };
+    let pending: Promise<AuthDecision>;
     try {
-      decision = await authenticator.authenticate({
-        method: ctx.method,
-        url: query ? `${prefix}${path}?${query}` : prefix + path,
-        headers: askedHeaders(ctx, headers),
-      });
+      // A decision known at once (a cached credential) needs no promise.
+      const known = authenticator.authenticateNow?.(request);
+      if (known !== undefined) return conclude(ctx, headers, known);
+      pending = authenticator.authenticate(request);
     } catch (err) {
       return unavailable(ctx, err);
     }
-    if (decision.status >= 500) return unavailable(ctx, new Error(`the auth service answered ${decision.status}`));
-    if (decision.status !== 200) return refuse(ctx, decision);
-
-    for (const name of userHeaders) {
-      const value = decision.headers[name];
-      if (value !== undefined) headers[name] = single(value);
-    }
-    events.authDecision?.('allowed');
-    return true;
+    return pending.then(
+      (decision) => conclude(ctx, headers, decision),
+      (err: unknown) => unavailable(ctx, err),
+    );
   }
 
   return {

@@ -158,9 +158,17 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     guard: StreamedBodyGuard | null,
   ): Promise<void> {
     const mapping = route.mapping;
-    // The auth stage sees bypass_auth routes too: it strips identity headers a client sent on every route.
-    if (rt.auth !== null && !(await rt.auth.run(ctx, mapping))) return;
-    if (rt.rateLimit !== null && !(await rt.rateLimit.run(ctx, mapping))) return;
+    // The auth stage sees bypass_auth routes too: it strips identity headers a
+    // client sent on every route. A stage that decides at once answers a
+    // boolean, and no promise is awaited for it.
+    if (rt.auth !== null) {
+      const passed = rt.auth.run(ctx, mapping);
+      if (!(typeof passed === 'boolean' ? passed : await passed)) return;
+    }
+    if (rt.rateLimit !== null) {
+      const passed = rt.rateLimit.run(ctx, mapping);
+      if (!(typeof passed === 'boolean' ? passed : await passed)) return;
+    }
     const target = route.target;
     applyRequestEdits(ctx, target);
     const forwardPath = rewritePath(route, path);

@@ -216,11 +216,14 @@ export function createRateLimitStage(
   // in-process module may wait on I/O, and gets the deadline.
   const store = (module as { store?: { kind?: unknown } } | undefined)?.store;
   const answersAtOnce = local !== undefined && store?.kind === 'memory';
-  type Ask = (req: Parameters<RateLimiter['shouldRateLimit']>[0]) => Promise<RateLimitResponse>;
+  type Ask = (req: Parameters<RateLimiter['shouldRateLimit']>[0]) => RateLimitResponse | Promise<RateLimitResponse>;
   const ask: Ask = !local
     ? (req) => remote!.shouldRateLimit(req)
     : answersAtOnce
-      ? (req) => local.shouldRateLimit(req)
+      ? // Answered in this call when the module can: no promise per request.
+        local.decide
+        ? local.decide.bind(local)
+        : (req) => local.shouldRateLimit(req)
       : (req) => withDeadline(local.shouldRateLimit(req), record.timeout_ms);
   const plans = new WeakMap<MappingRecord, LabelPlan | null>();
   const stats: RateLimitStageStats = { checked: 0, overLimit: 0, failures: 0 };
@@ -252,32 +255,38 @@ export function createRateLimitStage(
 
   return {
     target: local ? 'in-process' : record.service,
-    async run(ctx: Context, mapping: MappingRecord): Promise<boolean> {
+    run(ctx: Context, mapping: MappingRecord): boolean | Promise<boolean> {
       const plan = planOf(mapping);
       if (!plan) return true;
       const descriptors = buildDescriptors(plan, ctx.req.headers);
       if (descriptors.length === 0) return true;
       stats.checked++;
-      let response: RateLimitResponse;
+      let answer: RateLimitResponse | Promise<RateLimitResponse>;
       try {
-        response = await ask({ domain: record.domain, descriptors });
+        answer = ask({ domain: record.domain, descriptors });
       } catch (err) {
         return failed(err);
       }
-      const headers = rateLimitHeaders(response);
-      if (response.overallCode === 'OVER_LIMIT') {
-        stats.overLimit++;
-        options.rateLimitDecision?.('over_limit');
-        throw httpError('TOO_MANY_REQUESTS', undefined, { headers });
-      }
-      options.rateLimitDecision?.('ok');
-      ctx.set(headers);
-      ctx.state[RATE_LIMIT_HEADERS_STATE] = headers;
-      return true;
+      if (answer instanceof Promise) return answer.then((response) => settle(ctx, response), failed);
+      return settle(ctx, answer);
     },
     async close() {
       remote?.close();
     },
     stats: () => ({ ...stats }),
   };
+
+  /** Lets the request on with the RateLimit headers, or refuses it with a 429. */
+  function settle(ctx: Context, response: RateLimitResponse): boolean {
+    const headers = rateLimitHeaders(response);
+    if (response.overallCode === 'OVER_LIMIT') {
+      stats.overLimit++;
+      options.rateLimitDecision?.('over_limit');
+      throw httpError('TOO_MANY_REQUESTS', undefined, { headers });
+    }
+    options.rateLimitDecision?.('ok');
+    ctx.set(headers);
+    ctx.state[RATE_LIMIT_HEADERS_STATE] = headers;
+    return true;
+  }
 }

@@ -14,7 +14,7 @@ export interface Stage {
    * `false` when the stage has written the response itself (a 401 from the
    * auth service, a 429). May throw an HttpError.
    */
-  run(ctx: Context, mapping: MappingRecord): Promise<boolean>;
+  run(ctx: Context, mapping: MappingRecord): boolean | Promise<boolean>;
   /** Releases connections and pools. */
   close?(): Promise<void>;
 }

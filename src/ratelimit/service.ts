@@ -11,7 +11,7 @@ import type { RateLimiter, RateLimitRequest, RateLimitResponse, DescriptorStatus
 import { findRule, type LimitRule, type LimitTable } from './limits';
 import { compileDocuments, loadLimitsDir } from './limits-loader';
 import { createMemoryStore } from './memory-store';
-import type { RateLimitStore, WindowCheck } from './store';
+import type { RateLimitStore, StoreDecision, WindowCheck } from './store';
 import { UNIT_SECONDS, isRateLimitUnit } from './units';
 
 /** The logging this service does: pino's shape, so a pino logger fits. */
@@ -143,7 +143,44 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
     return rules;
   }
 
-  async function shouldRateLimit(request: RateLimitRequest): Promise<RateLimitResponse> {
+  function storeFailed(err: unknown): never {
+    counts.storeErrors++;
+    const t = now();
+    if (t - lastStoreErrorLog >= STORE_ERROR_LOG_INTERVAL_MS) {
+      lastStoreErrorLog = t;
+      logger.warn({ store: store.kind, err: (err as Error).message, failures: counts.storeErrors }, 'rate-limit store unavailable');
+    }
+    throw err;
+  }
+
+  /** The statuses of the counted descriptors, once the store has decided. */
+  function respond(
+    checks: readonly WindowCheck[],
+    owners: readonly number[],
+    rules: readonly (LimitRule | undefined)[],
+    statuses: DescriptorStatus[],
+    decision: StoreDecision,
+  ): RateLimitResponse {
+    let over = false;
+    for (let j = 0; j < checks.length; j++) {
+      const check = checks[j];
+      const before = decision.before[j];
+      const exceeds = before + check.hits > check.limit;
+      const code = exceeds && check.enforce ? 'OVER_LIMIT' : 'OK';
+      if (code === 'OVER_LIMIT') over = true;
+      statuses[owners[j]] = {
+        code,
+        currentLimit: rules[owners[j]]!.currentLimit,
+        limitRemaining: exceeds ? 0 : check.limit - before - (decision.admitted ? check.hits : 0),
+        durationUntilResetMs: check.ttlMs,
+      };
+    }
+    if (over) counts.overLimit++;
+    return { overallCode: over ? 'OVER_LIMIT' : 'OK', statuses };
+  }
+
+  /** Decides a request: at once when the store does, else when it answers. */
+  function decide(request: RateLimitRequest): RateLimitResponse | Promise<RateLimitResponse> {
     if (typeof request.domain !== 'string' || request.domain === '') {
       throw new RateLimitRequestError('rate limit domain must not be empty');
     }
@@ -175,41 +212,27 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
     }
     if (checks.length === 0) return { overallCode: 'OK', statuses };
 
-    let decision;
+    let decision: StoreDecision | Promise<StoreDecision>;
     try {
-      decision = await store.decide(checks);
+      decision = store.decide(checks);
     } catch (err) {
-      counts.storeErrors++;
-      const t = now();
-      if (t - lastStoreErrorLog >= STORE_ERROR_LOG_INTERVAL_MS) {
-        lastStoreErrorLog = t;
-        logger.warn({ store: store.kind, err: (err as Error).message, failures: counts.storeErrors }, 'rate-limit store unavailable');
-      }
-      throw err;
+      storeFailed(err);
     }
+    if (decision instanceof Promise) {
+      return decision.then((d) => respond(checks, owners, rules, statuses, d), storeFailed);
+    }
+    return respond(checks, owners, rules, statuses, decision);
+  }
 
-    let over = false;
-    for (let j = 0; j < checks.length; j++) {
-      const check = checks[j];
-      const before = decision.before[j];
-      const exceeds = before + check.hits > check.limit;
-      const code = exceeds && check.enforce ? 'OVER_LIMIT' : 'OK';
-      if (code === 'OVER_LIMIT') over = true;
-      statuses[owners[j]] = {
-        code,
-        currentLimit: rules[owners[j]]!.currentLimit,
-        limitRemaining: exceeds ? 0 : check.limit - before - (decision.admitted ? check.hits : 0),
-        durationUntilResetMs: check.ttlMs,
-      };
-    }
-    if (over) counts.overLimit++;
-    return { overallCode: over ? 'OVER_LIMIT' : 'OK', statuses };
+  async function shouldRateLimit(request: RateLimitRequest): Promise<RateLimitResponse> {
+    return decide(request);
   }
 
   return {
     name: options.name ?? 'ratelimit',
     store,
     shouldRateLimit,
+    decide,
     async reload() {
       try {
         table = load();

@@ -50,4 +50,11 @@ export interface RateLimitResponse {
 /** Anything that can decide on a rate-limit request. */
 export interface RateLimiter {
   shouldRateLimit(request: RateLimitRequest): Promise<RateLimitResponse>;
+  /**
+   * The same decision, given at once when it needs no waiting (a store that
+   * decides synchronously, as the memory store does), else as a promise.
+   * Throws or rejects as `shouldRateLimit` rejects. Optional: an in-process
+   * caller uses it to skip the promise of every request.
+   */
+  decide?(request: RateLimitRequest): RateLimitResponse | Promise<RateLimitResponse>;
 }

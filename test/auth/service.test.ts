@@ -24,6 +24,19 @@ describe('the auth service (typed face)', () => {
   });
   after(() => folder.remove());
 
+  describe('answering at once', () => {
+    it('knows a missing or oversized header and a verified credential without waiting, and nothing else', async () => {
+      const service = make({ usersFile: join(FIXTURES, 'apache.htpasswd') });
+      const good = ask(basic('apache-user', 'open sesame'));
+      assert.equal(service.authenticateNow!(ask())?.status, 401);
+      assert.equal(service.authenticateNow!(ask(`Basic ${'A'.repeat(100_000)}`))?.status, 401);
+      assert.equal(service.authenticateNow!(good), undefined, 'not verified yet: bcrypt has to run');
+      assert.equal((await service.authenticate(good)).status, 200);
+      assert.equal(service.authenticateNow!(good)?.headers['x-travel-user'], 'apache-user');
+      assert.equal(service.authenticateNow!(ask(basic('apache-user', 'open sesamE'))), undefined, 'failures are never cached');
+    });
+  });
+
   describe('verifying passwords', () => {
     it('lets in a user whose hash Apache htpasswd -B wrote (password "open sesame")', async () => {
       const service = make({ usersFile: join(FIXTURES, 'apache.htpasswd') });

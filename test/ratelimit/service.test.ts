@@ -9,6 +9,7 @@ import {
   RateLimitRequestError,
   UNLIMITED_REMAINING,
   type RateLimitDescriptor,
+  type RateLimitResponse,
   type RateLimitStore,
 } from '../../src/ratelimit';
 import { memoryLogger } from './support/silent';
@@ -178,6 +179,25 @@ describe('rate-limit service', () => {
     const service = createRateLimitService({ limits: [{ domain: 'd', descriptors: [{ key: 'k', rate_limit: { unit: 'hour', requests_per_unit: 50 } }] }], logger: memoryLogger() });
     const answers = await Promise.all(Array.from({ length: 200 }, () => service.shouldRateLimit({ domain: 'd', descriptors: [d('k', 'v')] })));
     assert.equal(answers.filter((a) => a.overallCode === 'OK').length, 50);
+  });
+
+  it('decides at once over the memory store, and through a promise over a store that waits', async () => {
+    const limits = [{ domain: 'd', descriptors: [{ key: 'k', rate_limit: { unit: 'hour', requests_per_unit: 1 } }] }];
+    const memory = createRateLimitService({ limits, logger: memoryLogger() });
+    const first = memory.decide!({ domain: 'd', descriptors: [d('k', 'v')] });
+    assert.ok(!(first instanceof Promise));
+    assert.equal(first.overallCode, 'OK');
+    const second = memory.decide!({ domain: 'd', descriptors: [d('k', 'v')] });
+    assert.equal((second as RateLimitResponse).overallCode, 'OVER_LIMIT');
+    assert.throws(() => memory.decide!({ domain: '', descriptors: [] }), /domain must not be empty/);
+
+    const inner = createMemoryStore();
+    const waiting: RateLimitStore = { kind: 'waiting', decide: async (checks) => inner.decide(checks), close: async () => {} };
+    const slow = createRateLimitService({ limits, store: waiting, logger: memoryLogger() });
+    const answer = slow.decide!({ domain: 'd', descriptors: [d('k', 'v')] });
+    assert.ok(answer instanceof Promise);
+    assert.equal((await answer).overallCode, 'OK');
+    assert.equal((await slow.decide!({ domain: 'd', descriptors: [d('k', 'v')] })).overallCode, 'OVER_LIMIT');
   });
 
   it('rejects, counts and logs once when the store fails', async () => {
