@@ -217,6 +217,11 @@ async function runHttpBench(): Promise<boolean> {
         what: 'a bare Koa app answering the same JSON: the object the api module answers, serialised by Koa per request',
         start: () => startServer('bare-koa'),
       },
+      {
+        name: 'bare koa + access log',
+        what: 'the bare Koa app behind the gateway\'s access log middleware alone (log line, request id, metrics): the least any gateway row pays',
+        start: () => startServer('logged-koa'),
+      },
       { name: 'api module alone', what: 'the api module on its own, no gateway (for reference: the work the API itself does)', start: () => startServer('api') },
       {
         name: 'gateway → in-process api',

@@ -4,6 +4,7 @@
  * generator and the server do not share an event loop:
  *
  *   node --import tsx bench/server.ts bare-koa
+ *   node --import tsx bench/server.ts logged-koa
  *   node --import tsx bench/server.ts upstream
  *   node --import tsx bench/server.ts api
  *   node --import tsx bench/server.ts gateway <config folder>
@@ -16,7 +17,9 @@
  * answers to GET /v1/messages/1 (asked once, for the port they listen on), so
  * that every row moves the same payload: `upstream` sends those bytes, and
  * `bare-koa` the parsed object, which Koa serialises per request as it does
- * for any app answering JSON. The gateway logs its access
+ * for any app answering JSON. `logged-koa` is `bare-koa` behind the
+ * gateway's access log middleware alone (log line, request id, metrics): the
+ * least any logged route costs. The gateway logs its access
  * log at LOG_LEVEL (default info) to BENCH_ACCESS_LOG (default /dev/null;
  * `off` for none), as a deployment writing its log would.
  */
@@ -25,13 +28,13 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { createApiModule } from '../src/api';
 import { createGatehouse } from '../src/gatehouse';
-import { createLogger, logDestination } from '../src/telemetry';
+import { accessLog, createLogger, createMetrics, createRouteCounters, logDestination, type Logger } from '../src/telemetry';
 
 /** The path every row asks for. */
 export const MESSAGE_PATH = '/v1/messages/1';
 
 /** The server kinds this file runs. */
-export const SERVER_KINDS = ['bare-koa', 'upstream', 'api', 'gateway'] as const;
+export const SERVER_KINDS = ['bare-koa', 'logged-koa', 'upstream', 'api', 'gateway'] as const;
 export type ServerKind = (typeof SERVER_KINDS)[number];
 
 interface Captured {
@@ -69,7 +72,7 @@ async function captureMessage(port: number): Promise<Captured> {
 }
 
 /** A server whose handler is set once the message is captured for its own port. */
-async function fixedAnswerServer(kind: 'bare-koa' | 'upstream'): Promise<number> {
+async function fixedAnswerServer(kind: 'bare-koa' | 'logged-koa' | 'upstream'): Promise<number> {
   let handler: http.RequestListener = (_req, res) => {
     res.statusCode = 503;
     res.end();
@@ -77,10 +80,11 @@ async function fixedAnswerServer(kind: 'bare-koa' | 'upstream'): Promise<number>
   const server = http.createServer((req, res) => handler(req, res));
   const port = await listening(server);
   const { body, contentType } = await captureMessage(port);
-  if (kind === 'bare-koa') {
+  if (kind === 'bare-koa' || kind === 'logged-koa') {
     // A bare Koa app answering JSON serialises its object on every request.
     const message: unknown = JSON.parse(body.toString('utf8'));
     const app = new Koa();
+    if (kind === 'logged-koa') app.use(accessLog({ logger: benchLogger(), metrics: createMetrics(), counters: createRouteCounters() }));
     app.use((ctx) => {
       ctx.body = message;
     });
@@ -99,13 +103,14 @@ async function apiServer(): Promise<number> {
   return listening(http.createServer(createApiModule({ proxy: false }).app!.callback()));
 }
 
-async function gatewayServer(configDir: string): Promise<{ port: number; stop(): Promise<void> }> {
+/** The logger of the gateway rows: to BENCH_ACCESS_LOG, as the default destination writes (in chunks). */
+function benchLogger(): Logger {
   const target = process.env.BENCH_ACCESS_LOG ?? '/dev/null';
-  const logger =
-    target === 'off'
-      ? createLogger({ level: 'silent' })
-      : // Written as the default destination (standard output) writes: in chunks.
-        createLogger({ destination: logDestination(target) });
+  return target === 'off' ? createLogger({ level: 'silent' }) : createLogger({ destination: logDestination(target) });
+}
+
+async function gatewayServer(configDir: string): Promise<{ port: number; stop(): Promise<void> }> {
+  const logger = benchLogger();
   const gatehouse = await createGatehouse({ configDir, port: 0, grpcPort: false, watch: false, logger });
   const { port } = await gatehouse.start();
   return { port, stop: () => gatehouse.stop() };
@@ -115,6 +120,7 @@ async function main(kind: string, arg: string | undefined): Promise<void> {
   let port: number;
   switch (kind) {
     case 'bare-koa':
+    case 'logged-koa':
     case 'upstream':
       port = await fixedAnswerServer(kind);
       break;

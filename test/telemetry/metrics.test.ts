@@ -43,6 +43,24 @@ describe('telemetry/metrics', () => {
     assert.match(text, /gatehouse_http_request_duration_seconds_bucket\{le="0.005",route="hotels",method="GET"\} 1/);
   });
 
+  it('shows every request recorded before a scrape, across batches and scrapes, none twice', async () => {
+    const metrics = createMetrics({ processMetrics: false });
+    for (let i = 0; i < 1000; i++) metrics.recordRequest('hotels', 'GET', 200, i % 2 === 0 ? 0.002 : 0.02);
+    metrics.recordAuth('allowed');
+    let text = await metrics.registry.metrics();
+    assert.match(text, /gatehouse_http_requests_total\{route="hotels",method="GET",status="200"\} 1000/);
+    assert.match(text, /gatehouse_http_request_duration_seconds_count\{route="hotels",method="GET"\} 1000/);
+    assert.match(text, /gatehouse_http_request_duration_seconds_bucket\{le="0.0025",route="hotels",method="GET"\} 500/);
+    const sum = Number(/gatehouse_http_request_duration_seconds_sum\{route="hotels",method="GET"\} (\S+)/.exec(text)?.[1]);
+    assert.ok(Math.abs(sum - 11) < 1e-9, `sum ${sum}`);
+    assert.match(text, /gatehouse_auth_decisions_total\{result="allowed"\} 1/);
+    metrics.recordRequest('hotels', 'GET', 200, 0.002);
+    text = await metrics.registry.metrics();
+    assert.match(text, /gatehouse_http_requests_total\{route="hotels",method="GET",status="200"\} 1001/);
+    assert.match(text, /gatehouse_http_request_duration_seconds_count\{route="hotels",method="GET"\} 1001/);
+    assert.match(text, /gatehouse_auth_decisions_total\{result="allowed"\} 1\n/);
+  });
+
   it('counts an unusual method as OTHER so that clients cannot grow the label set', async () => {
     const metrics = createMetrics({ processMetrics: false });
     metrics.recordRequest('hotels', 'PROPFIND', 405, 0.001);
