@@ -5,7 +5,7 @@
  */
 import Koa from 'koa';
 import mount from 'koa-mount';
-import { createFormatterRegistry, errorResponder, redirectToSlash } from '../http';
+import { chooseFormatter, createFormatterRegistry, errorResponder, redirectToSlash } from '../http';
 import { createMessageStore } from './store';
 import type { ApiDeps } from './types';
 import { createV1App } from './v1';
@@ -37,8 +37,13 @@ export function createApiApp(deps: ApiDeps = {}, versions: VersionFactories = VE
   app.use((ctx, next) => (prefixes.includes(ctx.path) ? redirectToSlash(ctx) : next()));
   for (const prefix of prefixes) app.use(mount(prefix, versions[prefix](shared)));
   app.use((ctx) => {
-    if (formatters.select(ctx.req)) errors.write(ctx, 404, notFound);
-    else errors.write(ctx, 406, `supported types: ${supported}`);
+    try {
+      // A client that can read none of the representations gets the 406 first.
+      chooseFormatter(ctx, formatters, supported);
+      errors.write(ctx, 404, notFound);
+    } catch (err) {
+      errors.answer(ctx, err);
+    }
   });
   return app;
 }

@@ -26,6 +26,8 @@ export interface ErrorResponder {
   write(ctx: Context, status: number, detail?: string, headers?: Record<string, string>, info?: string): void;
   /** Answers for anything thrown: its status, and its detail and headers when it is safe to show them. */
   answer(ctx: Context, err: unknown): void;
+  /** Gives an error status set without a body (koa's default 404, a router's 405) the error body. */
+  fillEmpty(ctx: Context): void;
 }
 
 /** Builds the {@link ErrorResponder} of `options`. */
@@ -55,7 +57,11 @@ export function errorResponder(options: ErrorHandlerOptions = {}): ErrorResponde
     write(ctx, status, exposed ? detailOf(err, status) : undefined, exposed ? headersOf(e.headers) : undefined, known ? err.infoUrl : undefined);
   }
 
-  return { write, answer };
+  function fillEmpty(ctx: Context): void {
+    if (ctx.status >= 400 && (ctx.body === null || ctx.body === undefined) && ctx.respond !== false) write(ctx, ctx.status);
+  }
+
+  return { write, answer, fillEmpty };
 }
 
 /**
@@ -68,11 +74,7 @@ export function errorHandler(options: ErrorHandlerOptions = {}): Middleware {
   return async function handleErrors(ctx, next) {
     try {
       await next();
-      // An error status set without a body (koa's default 404, a router's 405)
-      // still gets the error body.
-      if (ctx.status >= 400 && (ctx.body === null || ctx.body === undefined) && ctx.respond !== false) {
-        errors.write(ctx, ctx.status);
-      }
+      errors.fillEmpty(ctx);
     } catch (err) {
       errors.answer(ctx, err);
     }

@@ -7,7 +7,7 @@ import type { Context, Middleware } from 'koa';
 import type { ServerResponse } from 'node:http';
 import { Stream } from 'node:stream';
 import { HttpError } from './errors';
-import { createFormatterRegistry, setFormattedBody, type FormatterRegistry } from './formatters';
+import { createFormatterRegistry, setFormattedBody, type Formatter, type FormatterRegistry } from './formatters';
 
 export interface RepresentationOptions {
   formatters?: FormatterRegistry;
@@ -26,6 +26,25 @@ export function isRepresentable(body: unknown): boolean {
 }
 
 /**
+ * Makes the response vary on `Accept` and returns the formatter it chose; a
+ * 406 naming the `supported` types when nothing registered is acceptable.
+ */
+export function chooseFormatter(ctx: Context, formatters: FormatterRegistry, supported: string): Formatter {
+  varyOnAccept(ctx);
+  const formatter = formatters.select(ctx.req);
+  if (!formatter) throw new HttpError(406, `supported types: ${supported}`);
+  return formatter;
+}
+
+/** Writes an object body with `formatter`; false when the body is not one to write (none, a string, a stream). */
+export function formatBody(ctx: Context, formatter: Formatter): boolean {
+  const body: unknown = ctx.body;
+  if (!isRepresentable(body)) return false;
+  setFormattedBody(ctx, formatter, body);
+  return true;
+}
+
+/**
  * Chooses the representation before the handler runs (406 when nothing
  * registered is acceptable) and serialises object bodies with it after.
  * Every response varies on `Accept`.
@@ -35,11 +54,8 @@ export function representation(options: RepresentationOptions = {}): Middleware 
   const supported = formatters.types.join(', ');
 
   return async function represent(ctx, next) {
-    varyOnAccept(ctx);
-    const formatter = formatters.select(ctx.req);
-    if (!formatter) throw new HttpError(406, `supported types: ${supported}`);
+    const formatter = chooseFormatter(ctx, formatters, supported);
     await next();
-    const body: unknown = ctx.body;
-    if (isRepresentable(body)) setFormattedBody(ctx, formatter, body);
+    formatBody(ctx, formatter);
   };
 }

@@ -4,10 +4,9 @@
  * and content negotiation, in one middleware in front of the routes.
  */
 import Koa, { type Middleware } from 'koa';
-import { HttpError } from './errors';
 import { errorResponder, type ErrorHandlerOptions } from './error-handler';
-import { createFormatterRegistry, setFormattedBody, type FormatterRegistry } from './formatters';
-import { isRepresentable, varyOnAccept } from './representation';
+import { createFormatterRegistry, type FormatterRegistry } from './formatters';
+import { chooseFormatter, formatBody } from './representation';
 
 export interface ServiceAppOptions extends ErrorHandlerOptions {
   formatters?: FormatterRegistry;
@@ -33,13 +32,9 @@ export function serviceConventions(options: ServiceAppOptions = {}): Middleware 
 
   return async function conventions(ctx, next) {
     try {
-      varyOnAccept(ctx);
-      const formatter = formatters.select(ctx.req);
-      if (!formatter) throw new HttpError(406, `supported types: ${supported}`);
+      const formatter = chooseFormatter(ctx, formatters, supported);
       await next();
-      const body: unknown = ctx.body;
-      if (isRepresentable(body)) setFormattedBody(ctx, formatter, body);
-      else if (ctx.status >= 400 && (body === null || body === undefined) && ctx.respond !== false) errors.write(ctx, ctx.status);
+      if (!formatBody(ctx, formatter)) errors.fillEmpty(ctx);
     } catch (err) {
       errors.answer(ctx, err);
     }
