@@ -8,7 +8,7 @@
  */
 import type { Context } from 'koa';
 import { EventEmitter } from 'node:events';
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
 import { HttpError } from '../http';
 import { payloadTooLarge, type StreamedBodyGuard } from './body-limit';
@@ -44,6 +44,20 @@ function smallBody(method: string, status: number, headers: IncomingHttpHeaders)
   if (length === undefined) return false;
   const n = Number(length);
   return n > 0 && n <= BUFFERED_BODY_MAX;
+}
+
+/**
+ * undici detaches the socket from a request body it is done with (so that
+ * destroying the body cannot close the connection), but Koa reads the client
+ * address and protocol from `req.socket`, and so may anything that runs after
+ * the gateway (its access log, a host app): once the body is closed, the
+ * socket goes back.
+ */
+function keepSocket(req: IncomingMessage): void {
+  const socket = req.socket;
+  req.once('close', () => {
+    if (req.socket === null) req.socket = socket;
+  });
 }
 
 /** A remote upstream and its connection pool. */
@@ -192,6 +206,7 @@ export async function forwardRemote(ctx: Context, upstream: Upstream, options: F
     if (!ctx.res.writableFinished) abort.abort();
   };
   ctx.res.once('close', onClose);
+  if (hasBody) keepSocket(req);
 
   let response: Dispatcher.ResponseData;
   try {

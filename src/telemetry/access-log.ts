@@ -54,7 +54,17 @@ export function accessLog(options: AccessLogOptions): Middleware {
   const userOf = options.userOf ?? defaultUser;
   const maxQueryKeys = options.maxQueryKeys ?? 20;
 
-  function finish(ctx: Context, start: number, method: string, path: string, querystring: string, id: string, status: number, aborted: boolean): void {
+  function finish(
+    ctx: Context,
+    start: number,
+    method: string,
+    path: string,
+    querystring: string,
+    remote: string,
+    id: string,
+    status: number,
+    aborted: boolean,
+  ): void {
     const elapsedMs = performance.now() - start;
     const mapping = ctx.state.mapping as { name?: unknown } | undefined;
     const route = typeof mapping?.name === 'string' ? mapping.name : UNMATCHED_ROUTE;
@@ -68,7 +78,7 @@ export function accessLog(options: AccessLogOptions): Middleware {
       route,
       status,
       duration_ms: Math.round(elapsedMs * 100) / 100,
-      remote: ctx.request.ip,
+      remote,
     };
     if (querystring) entry.query = Object.keys(ctx.request.query).slice(0, maxQueryKeys);
     const user = userOf(ctx);
@@ -83,6 +93,8 @@ export function accessLog(options: AccessLogOptions): Middleware {
     const method = ctx.method;
     const path = ctx.path;
     const querystring = ctx.querystring;
+    // So is the client's address: a forwarded body may take the socket with it for a while.
+    const remote = ctx.request.ip;
     const sent = ctx.request.headers[idHeader];
     let id: string;
     if (typeof sent === 'string' && REQUEST_ID.test(sent)) {
@@ -107,10 +119,10 @@ export function accessLog(options: AccessLogOptions): Middleware {
       // A streamed body (a proxied response) or a handler that writes itself is
       // still under way: log when it ends, with the time it really took.
       if (!failed && !res.writableEnded && !res.destroyed && (ctx.body instanceof Stream || ctx.respond === false)) {
-        res.once('close', () => finish(ctx, start, method, path, querystring, id, res.statusCode, !res.writableFinished));
+        res.once('close', () => finish(ctx, start, method, path, querystring, remote, id, res.statusCode, !res.writableFinished));
       } else {
         const status = failed ? statusOf(failure) : ctx.status;
-        finish(ctx, start, method, path, querystring, id, status, res.destroyed && !res.writableFinished);
+        finish(ctx, start, method, path, querystring, remote, id, status, res.destroyed && !res.writableFinished);
       }
     }
   };

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { once } from 'node:events';
+import Koa from 'koa';
+import mount from 'koa-mount';
 import { createGateway, type Gateway } from '../../src/gateway';
 import { close, configOf, deadPort, listen, mapping, recordingUpstream, send, type Received } from './helpers';
 
@@ -265,5 +267,30 @@ describe('gateway remote streaming', () => {
     for await (const chunk of res) rest += chunk;
     assert.equal(rest, 'second;');
     assert.deepEqual(events, ['upstream got one;', 'client sends the rest', 'upstream got the end', 'client got the first part']);
+  });
+});
+
+describe('gateway remote routing inside a host app', () => {
+  it('leaves the client address and protocol readable after it forwarded a request body', async () => {
+    const upstream = await recordingUpstream();
+    const gateway = createGateway({ config: configOf(mapping('/up/', `127.0.0.1:${upstream.port}`)) });
+    const host = new Koa();
+    const seen: string[][] = [];
+    host.use(async (ctx, next) => {
+      await next();
+      seen.push([ctx.ip, ctx.protocol, ctx.href]);
+    });
+    host.use(mount('/gw', gateway.app));
+    const { server, url } = await listen(host.callback());
+    try {
+      const res = await send(url, '/gw/up/x', { method: 'POST', body: 'payload' });
+      assert.equal(res.status, 200, res.text);
+      assert.equal(upstream.received[0].body.toString(), 'payload');
+      assert.deepEqual(seen, [['127.0.0.1', 'http', `${url}/gw/up/x`]]);
+    } finally {
+      await close(server);
+      await gateway.close();
+      await close(upstream.server);
+    }
   });
 });
