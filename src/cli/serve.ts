@@ -8,10 +8,10 @@ import { join, resolve } from 'node:path';
 import { createApiModule } from '../api';
 import { createAuthService } from '../auth';
 import { BOOKINGS_FILE, createCarBookingModule, createHotelBookingModule } from '../bookings';
-import { listen, USERS_FILE, type RunningServer } from '../gatehouse';
+import { listen, USERS_FILE, watchFolder, type FolderWatcher, type RunningServer } from '../gatehouse';
 import type { GatehouseModule } from '../gateway';
 import { createRateLimitGrpcServer, createRateLimitService, createRedisStore, type RateLimitService } from '../ratelimit';
-import { createLogger } from '../telemetry';
+import { createLogger, type Logger } from '../telemetry';
 
 export const SERVABLE_MODULES = ['api', 'auth', 'hotel-booking', 'car-booking', 'ratelimit'] as const;
 
@@ -33,6 +33,11 @@ export interface ServeOptions {
   host?: string;
   port?: number;
   redisUrl?: string;
+  /**
+   * Re-read the module's files when they change (users, limits, booking
+   * data), as `gatehouse start` does. Default true.
+   */
+  watch?: boolean;
 }
 
 export interface Served {
@@ -45,7 +50,24 @@ function envPort(name: string, fallback: number): number {
   return value && /^[0-9]+$/.test(value) ? Number(value) : fallback;
 }
 
-function httpModule(name: string, configDir: string): GatehouseModule {
+/** How long the config folder must be still before a change is read. */
+const SETTLE_MS = 200;
+
+/**
+ * Reloads `module` when its folder changes. A module that cannot take the
+ * new files keeps the old ones; the rate-limit and auth services say so
+ * themselves, the booking modules through `logger`.
+ */
+function watchModule(module: GatehouseModule, configDir: string, logger: Logger): FolderWatcher {
+  return watchFolder(configDir, SETTLE_MS, () => {
+    module.reload!().then(
+      () => logger.info({ module: module.name, configDir }, 'files reloaded'),
+      (err: unknown) => logger.error({ module: module.name, err: (err as Error).message }, 'files refused; the previous ones stay'),
+    );
+  });
+}
+
+function httpModule(name: string, configDir: string, watch: boolean): GatehouseModule {
   const bookingData = existsSync(join(configDir, BOOKINGS_FILE)) ? { configDir } : {};
   switch (name) {
     case 'api':
@@ -53,7 +75,7 @@ function httpModule(name: string, configDir: string): GatehouseModule {
       return createApiModule({ proxy: true });
     case 'auth':
       // The process logger, so that LOG_LEVEL and the redaction of credentials apply as under `start`.
-      return createAuthService({ usersFile: join(configDir, USERS_FILE), logger: createLogger().child({ module: 'auth' }) });
+      return createAuthService({ usersFile: join(configDir, USERS_FILE), logger: createLogger().child({ module: 'auth' }), watch });
     case 'hotel-booking':
       return createHotelBookingModule({ ...bookingData, proxy: true });
     case 'car-booking':
@@ -68,6 +90,7 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
   const configDir = resolve(options.configDir ?? (process.env.GATEHOUSE_CONFIG || 'config'));
   const host = options.host ?? (process.env.HOST || '127.0.0.1');
   const redisUrl = options.redisUrl ?? process.env.REDIS_URL;
+  const watch = options.watch ?? true;
 
   if (name === 'ratelimit') {
     const logger = createLogger();
@@ -88,16 +111,18 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
       await service.close();
       throw err;
     }
+    const watcher = watch ? watchModule(service, configDir, logger) : undefined;
     return {
       address: `${hostPort(host, port)} (gRPC)`,
       async stop() {
+        watcher?.close();
         await server.stop();
         await service.close();
       },
     };
   }
 
-  const module = httpModule(name, configDir);
+  const module = httpModule(name, configDir, watch);
   let server: RunningServer;
   try {
     server = await listen(module.app!.callback(), { host, port: options.port ?? envPort('PORT', 8080) });
@@ -106,9 +131,12 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
     await module.close?.();
     throw err;
   }
+  // The auth service watches its users file itself; the others are told.
+  const watcher = watch && name !== 'auth' && module.reload ? watchModule(module, configDir, createLogger()) : undefined;
   return {
     address: `http://${hostPort(host, server.port)}`,
     async stop() {
+      watcher?.close();
       await server.close();
       await module.close?.();
     },

@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { rateLimitProtos } from '../../src/ratelimit/protos';
+import { quickHash } from '../auth/support';
+import { eventually } from '../gatehouse/support/running';
+import { killAll, startCli, type CliServer } from '../support/process';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Any = any;
+
+const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+/** Replaces a file as editors and `htpasswd` do: written aside, renamed over it. */
+function replace(dir: string, name: string, text: string): void {
+  const aside = join(dir, `.${name}.tmp`);
+  writeFileSync(aside, text);
+  renameSync(aside, join(dir, name));
+}
+
+function limits(requestsPerUnit: number): string {
+  return `domain: edge\ndescriptors:\n  - key: client\n    rate_limit:\n      unit: minute\n      requests_per_unit: ${requestsPerUnit}\n`;
+}
+
+describe('gatehouse serve, when its files change', function () {
+  this.timeout(30_000);
+  let dir: string;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'gatehouse-serve-reload-'));
+  });
+  afterEach(async () => {
+    await killAll();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the auth service checks against the new users file', async () => {
+    writeFileSync(join(dir, 'users.htpasswd'), `carol:${quickHash('first')}\ndave:${quickHash('gone-soon')}\n`);
+    const auth: CliServer = await startCli(['serve', 'auth', '--port', '0', '--config', dir], { env: { LOG_LEVEL: 'warn' } });
+    const status = async (user: string, password: string) =>
+      (await fetch(`${auth.address}/check`, { headers: { authorization: basic(user, password) } })).status;
+    assert.equal(await status('carol', 'first'), 200);
+    assert.equal(await status('dave', 'gone-soon'), 200);
+
+    replace(dir, 'users.htpasswd', `carol:${quickHash('second')}\n`);
+    await eventually(async () => ((await status('carol', 'second')) === 200 ? true : undefined), 'the new password to be accepted');
+    assert.equal(await status('carol', 'first'), 401, 'the old password, verified a moment ago, is no longer accepted');
+    assert.equal(await status('dave', 'gone-soon'), 401, 'a removed user is refused');
+  });
+
+  it('the rate-limit service answers with the new limits, and keeps them when a broken file follows', async () => {
+    writeFileSync(join(dir, 'ratelimit.yaml'), limits(3));
+    const server: CliServer = await startCli(['serve', 'ratelimit', '--port', '0', '--config', dir], { env: { LOG_LEVEL: 'info' } });
+    const pkg = grpc.loadPackageDefinition(rateLimitProtos()) as Any;
+    const client = new pkg.envoy.service.ratelimit.v3.RateLimitService(server.address, grpc.credentials.createInsecure());
+    const limitNow = async (): Promise<number> => {
+      const res: Any = await new Promise((resolve, reject) =>
+        client.ShouldRateLimit({ domain: 'edge', descriptors: [{ entries: [{ key: 'client', value: 'c1' }] }] }, (err: Error | null, r: Any) =>
+          err ? reject(err) : resolve(r),
+        ),
+      );
+      return res.statuses[0].current_limit.requests_per_unit;
+    };
+    try {
+      assert.equal(await limitNow(), 3);
+      replace(dir, 'ratelimit.yaml', limits(150));
+      await eventually(async () => ((await limitNow()) === 150 ? true : undefined), 'the new limit to be served');
+
+      replace(dir, 'ratelimit.yaml', 'domain: edge\ndescriptors:\n  - key: client\n    rate_limit: {unit: fortnight, requests_per_unit: 1}\n');
+      await eventually(async () => (/rate limits refused/.test(server.output().stdout + server.output().stderr) ? true : undefined), 'the refusal to be logged');
+      assert.equal(await limitNow(), 150, 'the previous limits stay');
+    } finally {
+      client.close();
+    }
+  });
+});
