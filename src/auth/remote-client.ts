@@ -6,6 +6,7 @@
  */
 import { Pool } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
+import { redactAddress } from '../http';
 import type { AuthDecision, AuthRequest, Authenticator } from './types';
 
 export interface RemoteAuthClientOptions {
@@ -56,15 +57,16 @@ const NOT_FORWARDED = new Set([
  */
 export function parseAuthAddress(address: string): { origin: string; basePath: string } {
   const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(address) ? address : `http://${address}`;
+  const shown = redactAddress(address);
   let url: URL;
   try {
     url = new URL(withScheme);
   } catch {
-    throw new Error(`'${address}' is not host:port or a URL`);
+    throw new Error(`'${shown}' is not host:port or a URL`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`'${address}': only http and https are supported`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`'${shown}': only http and https are supported`);
   if (url.username || url.password || url.search || url.hash) {
-    throw new Error(`'${address}': an auth service address has no credentials, query or fragment`);
+    throw new Error(`'${shown}': an auth service address has no credentials, query or fragment`);
   }
   return { origin: url.origin, basePath: url.pathname === '/' ? '' : url.pathname.replace(/\/$/, '') };
 }

@@ -7,14 +7,21 @@
  */
 import type { Context } from 'koa';
 import type { IncomingHttpHeaders } from 'node:http';
-import { createRemoteAuthClient, type AuthDecision, type Authenticator, type AuthRequest, type RemoteAuthClient } from '../auth';
-import { HttpError, ORIGINAL_PATH } from '../http';
+import {
+  createRemoteAuthClient,
+  USER_HEADER,
+  type AuthDecision,
+  type Authenticator,
+  type AuthRequest,
+  type RemoteAuthClient,
+} from '../auth';
+import { HttpError, ORIGINAL_PATH, redactAddress } from '../http';
 import type { AuthServiceRecord, MappingRecord } from './config/schema';
 import { NO_EVENTS } from './events';
 import type { Stage, StageFactory } from './stage';
 
 /** Request headers the auth service always sees, besides `allowed_request_headers` and `X-Forwarded-*`. */
-const ALWAYS_SENT = ['authorization', 'cookie', 'from', 'proxy-authorization', 'user-agent'];
+const ALWAYS_SENT = ['accept', 'authorization', 'cookie', 'from', 'proxy-authorization', 'user-agent'];
 const FORWARDED = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']);
 /** Headers of a refusal that reach the client, besides `allowed_authorization_headers`. */
 const ALWAYS_RETURNED = ['www-authenticate', 'location', 'set-cookie', 'content-type'];
@@ -54,17 +61,19 @@ export const createAuthStage: StageFactory<AuthServiceRecord> = (record, modules
     try {
       remote = createRemoteAuthClient(record.auth_service, { timeoutMs: record.timeout_ms });
     } catch (err) {
-      throw new Error(`auth_service '${record.auth_service}': ${(err as Error).message}`);
+      throw new Error(`auth_service: ${(err as Error).message}`);
     }
     authenticator = remote;
   } else {
     throw new Error(
-      `auth_service '${record.auth_service}' is neither a built-in module that ` +
+      `auth_service '${redactAddress(record.auth_service)}' is neither a built-in module that ` +
         `authenticates nor an address (host:port or URL)`,
     );
   }
 
   const userHeaders = unique(record.allowed_authorization_headers);
+  // Whatever the record copies, no client gets to send the user header of this system itself.
+  const stripped = unique([...userHeaders, USER_HEADER]);
   const sent = unique([...ALWAYS_SENT, ...record.allowed_request_headers]).filter((n) => !FORWARDED.has(n));
   const returned = unique([...ALWAYS_RETURNED, ...userHeaders]);
   const prefix = record.path_prefix;
@@ -126,6 +135,8 @@ export const createAuthStage: StageFactory<AuthServiceRecord> = (record, modules
       if (value !== undefined) ctx.set(name, value);
     }
     ctx.body = body === undefined ? EMPTY : typeof body === 'string' ? Buffer.from(body) : body;
+    // Koa calls bytes `application/octet-stream`; an answer that named no type (a redirect) keeps none.
+    if (decision.headers['content-type'] === undefined) ctx.remove('Content-Type');
     return false;
   }
 
@@ -144,7 +155,7 @@ export const createAuthStage: StageFactory<AuthServiceRecord> = (record, modules
   function run(ctx: Context, mapping: MappingRecord): boolean | Promise<boolean> {
     const headers = ctx.req.headers;
     // First, for every request: a client never gets to say who the user is.
-    for (const name of userHeaders) {
+    for (const name of stripped) {
       if (headers[name] !== undefined) {
         delete headers[name];
         scrubRaw(ctx.req.rawHeaders, name);

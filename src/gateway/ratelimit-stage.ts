@@ -8,9 +8,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Context } from 'koa';
 import pino from 'pino';
-import { httpError } from '../http';
+import { httpError, redactAddress } from '../http';
 import {
   createRateLimitClient,
+  rateLimitTarget,
   UNIT_SECONDS,
   type DescriptorEntry,
   type DescriptorStatus,
@@ -206,7 +207,14 @@ export function createRateLimitStage(
   // answers, and every request would pass unlimited: refused when built.
   if (!local && !record.service.includes(':') && !record.service.includes('/')) {
     throw new Error(
-      `service '${record.service}' is neither a built-in module that rate-limits nor an address (host:port or URL)`,
+      `service '${redactAddress(record.service)}' is neither a built-in module that rate-limits nor an address (host:port or URL)`,
+    );
+  }
+  // An address the client cannot reach as written would never answer, and every request would pass.
+  if (!local && rateLimitTarget(record.service) === undefined) {
+    throw new Error(
+      `service '${redactAddress(record.service)}' is not the address of a gRPC rate-limit service: ` +
+        `host:port, [v6]:port or grpc://host:port (plaintext)`,
     );
   }
   const remote = local ? undefined : createRateLimitClient(record.service, { timeoutMs: record.timeout_ms });

@@ -8,6 +8,7 @@
  */
 import type { Middleware } from 'koa';
 import { createCorsPolicies, type CorsPolicies } from '../cors';
+import { redactAddress } from '../http';
 import type { GatewayEvents } from './events';
 import type { ModuleRegistry, GatehouseModule } from './module';
 import type { Stage, StageFactory } from './stage';
@@ -154,7 +155,7 @@ export function buildRuntime(
     else {
       problem(
         'service',
-        `service '${mapping.service}' is neither a registered module (${moduleList(modules)}) nor an address (host:port, http://host:port[/base] or https://...)`,
+        `service '${redactAddress(mapping.service)}' is neither a registered module (${moduleList(modules)}) nor an address (host:port, http://host:port[/base] or https://...)`,
       );
     }
   }

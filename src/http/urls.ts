@@ -46,3 +46,13 @@ export function absoluteUrl(ctx: Context, pathInApp: string): string {
   const origin = host ? `${ctx.protocol}://${host}` : '';
   return `${origin}${basePath(ctx)}${pathInApp}`;
 }
+
+const USERINFO = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^/?#@]*@/;
+
+/**
+ * An address as it may be shown in a message or a log line: the user and
+ * password of a URL (`http://user:secret@host`) are replaced by `***`.
+ */
+export function redactAddress(address: string): string {
+  return address.replace(USERINFO, '$1***@');
+}

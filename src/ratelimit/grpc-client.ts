@@ -29,16 +29,29 @@ export class RateLimitCallError extends Error {
   }
 }
 
-/** `host:port` from `host:port`, `grpc://host:port` or `http://host:port`. */
-function target(address: string): string {
-  return address.replace(/^(grpc|https?):\/\//, '').replace(/\/+$/, '');
+const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):([0-9]{1,5})$/;
+
+/**
+ * The gRPC target of a rate-limit service address: `host:port`,
+ * `[v6]:port`, or either behind `grpc://` or `http://` (plaintext, as the
+ * service listens). Undefined for anything else: a name, a path, credentials,
+ * a port out of range, or `https://`, which this client does not speak.
+ */
+export function rateLimitTarget(address: string): string | undefined {
+  const bare = address.replace(/^(grpc|http):\/\//i, '').replace(/\/$/, '');
+  const match = HOST_PORT.exec(bare);
+  if (!match) return undefined;
+  const port = Number(match[2]);
+  return port >= 1 && port <= 65535 ? bare : undefined;
 }
 
 /** A client of a remote rate-limit service at `host:port`. */
 export function createRateLimitClient(address: string, options: RateLimitClientOptions = {}): RateLimitClient {
   const timeoutMs = options.timeoutMs ?? 20;
   const method = methodOf(ENVOY_V3_SERVICE, 'ShouldRateLimit');
-  const client = new grpc.Client(target(address), grpc.credentials.createInsecure(), {
+  const at = rateLimitTarget(address);
+  if (at === undefined) throw new Error(`'${address}' is not host:port or grpc://host:port`);
+  const client = new grpc.Client(at, grpc.credentials.createInsecure(), {
     // Calls fail fast while the service is down; reconnection goes on behind.
     'grpc.enable_retries': 0,
   });

@@ -69,6 +69,7 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
       .set('Authorization', basic('alice', 'wonderland'))
       .set('Cookie', 'sid=abc')
       .set('User-Agent', 'gatehouse-tests')
+      .set('Accept', 'application/xml')
       .set('X-Request-Id', 'req-9')
       .set('X-Not-Allowed', 'private')
       .set('X-Travel-User', 'spoofed')
@@ -84,6 +85,7 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
     assert.equal(got.headers.authorization, basic('alice', 'wonderland'));
     assert.equal(got.headers.cookie, 'sid=abc');
     assert.equal(got.headers['user-agent'], 'gatehouse-tests');
+    assert.equal(got.headers.accept, 'application/xml', 'so that a refusal can be written in a representation the client reads');
     assert.equal(got.headers['x-request-id'], 'req-9');
     assert.match(String(got.headers['x-forwarded-for']), /^203\.0\.113\.9, (::ffff:)?127\.0\.0\.1$/);
     assert.equal(got.headers['x-forwarded-proto'], 'http');
@@ -130,7 +132,27 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
     assert.equal(res.headers.location, 'https://login.example/?next=%2Fv1');
     assert.deepEqual(res.headers['set-cookie'], ['state=1; HttpOnly', 'nonce=2']);
     assert.equal(res.headers['x-internal'], undefined);
+    assert.equal(res.headers['content-type'], undefined, 'an answer without a type gets none on the way');
     assert.equal(seen.backendCalls, 0);
+  });
+
+  it('copies X-Travel-User when the record leaves allowed_authorization_headers out, and drops a spoofed one', async () => {
+    remote.answer = (res) => res.writeHead(200, { 'x-travel-user': 'remote-user', 'x-travel-tier': 'gold' }).end();
+    const { app } = stageApp(stageFor({ allowed_authorization_headers: undefined }), mapping());
+    const res = await request(app.callback()).get('/v1/hotels/').set('X-Travel-User', 'spoofed');
+    assert.equal(res.status, 200);
+    assert.equal(res.body.headers['x-travel-user'], 'remote-user');
+    assert.equal(res.body.headers['x-travel-tier'], undefined);
+  });
+
+  it('drops a spoofed X-Travel-User even when the record copies other headers only', async () => {
+    remote.answer = (res) => res.writeHead(200, { 'x-travel-user': 'remote-user', 'x-travel-tier': 'gold' }).end();
+    const { app } = stageApp(stageFor({ allowed_authorization_headers: ['x-travel-tier'] }), mapping());
+    const res = await request(app.callback()).get('/v1/hotels/').set('X-Travel-User', 'spoofed');
+    assert.equal(res.status, 200);
+    assert.equal(res.body.headers['x-travel-user'], undefined);
+    assert.ok(!res.body.rawHeaders.includes('spoofed'));
+    assert.equal(res.body.headers['x-travel-tier'], 'gold');
   });
 
   it('does not ask about a bypass_auth mapping', async () => {

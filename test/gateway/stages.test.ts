@@ -171,6 +171,41 @@ describe('gateway stage construction', () => {
     }
   });
 
+  it('refuses a RateLimitService address that no gRPC client could reach as written', () => {
+    for (const service of ['https://rl.example:8081', 'rl.example:99999', '127.0.0.1:8081/path', 'grpc://rl.example']) {
+      assert.throws(
+        () => createGateway({ modules: registry(echoModule('cars')), config: configOf({ ...RATE_LIMIT, service }, mapping('/v1/cars', 'cars')) }),
+        (err: unknown) =>
+          err instanceof ConfigError &&
+          err.problems.length === 1 &&
+          err.problems[0].text ===
+            `RateLimitService rl: service: service '${service}' is not the address of a gRPC rate-limit service: host:port, [v6]:port or grpc://host:port (plaintext)`,
+      );
+    }
+  });
+
+  it('never repeats the password of an address written with credentials', () => {
+    const secret = 'S3cr3tPw';
+    assert.throws(
+      () =>
+        createGateway({
+          modules: registry(echoModule('cars')),
+          config: configOf(
+            { ...AUTH, auth_service: `http://svc:${secret}@127.0.0.1:19300` },
+            { ...RATE_LIMIT, service: `http://svc:${secret}@127.0.0.1:19301` },
+            mapping('/v1/cars', `http://svc:${secret}@127.0.0.1:19302/`),
+          ),
+        }),
+      (err: unknown) => {
+        assert.ok(err instanceof ConfigError);
+        assert.equal(err.problems.length, 3, err.message);
+        assert.ok(!err.message.includes(secret), err.message);
+        for (const p of err.problems) assert.match(p.text, /http:\/\/\*\*\*@127\.0\.0\.1:1930[0-2]/);
+        return true;
+      },
+    );
+  });
+
   it('builds no stage for a configuration without AuthService or RateLimitService', async () => {
     const gateway = createGateway({
       modules: registry(echoModule('cars')),

@@ -93,7 +93,9 @@ export const authServiceSchema = z.strictObject({
   kind: z.literal('AuthService'),
   auth_service: z.string().min(1),
   proto: z.literal('http').default('http'),
-  allowed_authorization_headers: z.array(headerName).default([]),
+  // The built-in auth service names the user in X-Travel-User; a record that
+  // says nothing passes that on (and a client's own is always dropped).
+  allowed_authorization_headers: z.array(headerName).default(['x-travel-user']),
   allowed_request_headers: z.array(headerName).default([]),
   path_prefix: z
     .string()
