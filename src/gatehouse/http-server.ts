@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { errorBody } from '../http';
 
 export interface TlsFiles {
@@ -53,8 +54,25 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
     socket.destroy();
     return;
   }
-  const status = clientErrorStatus(err.code);
-  const body = JSON.stringify(errorBody(status));
+  answerAndClose(socket, clientErrorStatus(err.code));
+}
+
+/**
+ * Answers CONNECT, which Node hands over as a bare socket: the gateway
+ * tunnels nothing, and says so instead of hanging up without a word.
+ */
+function answerConnect(_req: http.IncomingMessage, socket: Duplex): void {
+  socket.on('error', () => socket.destroy());
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  answerAndClose(socket, 501, 'CONNECT is not supported: the gateway does not tunnel');
+}
+
+/** Writes a whole error response outside Koa and closes the connection. */
+function answerAndClose(socket: Duplex, status: number, detail?: string): void {
+  const body = JSON.stringify(errorBody(status, detail));
   socket.end(
     `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +
@@ -73,6 +91,7 @@ export async function listen(
     ? https.createServer({ cert: readFileSync(options.tls.cert), key: readFileSync(options.tls.key) }, handler)
     : http.createServer(handler);
   server.on('clientError', answerClientError);
+  server.on('connect', answerConnect);
   server.listen(options.port, options.host);
   await Promise.race([
     once(server, 'listening'),

@@ -40,6 +40,13 @@ describe('gatehouse/http-server', () => {
     assert.deepEqual(bodyOf(answer), { code: 400, message: '400: Bad Request' });
   });
 
+  it('answers CONNECT with 501 and the error body: it tunnels nothing', async () => {
+    const answer = await raw(server.port, 'CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n');
+    assert.match(answer, /^HTTP\/1\.1 501 Not Implemented\r\n/);
+    assert.match(answer, /\r\nConnection: close\r\n/i);
+    assert.deepEqual(bodyOf(answer), { code: 501, message: '501: Not Implemented', detail: 'CONNECT is not supported: the gateway does not tunnel' });
+  });
+
   it('serves well-formed requests as usual', async () => {
     const res = await fetch(`http://127.0.0.1:${server.port}/`);
     assert.equal(res.status, 200);
