@@ -13,6 +13,7 @@ import {
   ConfigError,
   createGateway,
   configProblem,
+  createAuthStage,
   createRateLimitStage,
   loadConfig,
   type ConfigProblem,
@@ -144,7 +145,10 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       trustProxy: options.trustProxy,
       errors: { onUnexpected: logUnexpectedError(logger) },
       events,
-      stages: { rateLimit: (record, modules, e) => createRateLimitStage(record, modules, { ...e, logger: gatewayLogger }) },
+      stages: {
+        auth: (record, modules, e) => createAuthStage(record, modules, { ...e, logger: gatewayLogger }),
+        rateLimit: (record, modules, e) => createRateLimitStage(record, modules, { ...e, logger: gatewayLogger }),
+      },
       readiness: redis ? () => pingRedis(redis.client, READY_PING_TIMEOUT_MS) : undefined,
     });
   } catch (err) {

@@ -7,6 +7,7 @@
  */
 import type { Context } from 'koa';
 import type { IncomingHttpHeaders } from 'node:http';
+import pino from 'pino';
 import {
   createRemoteAuthClient,
   USER_HEADER,
@@ -17,8 +18,18 @@ import {
 } from '../auth';
 import { HttpError, ORIGINAL_PATH, redactAddress } from '../http';
 import type { AuthServiceRecord, MappingRecord } from './config/schema';
-import { NO_EVENTS } from './events';
-import type { Stage, StageFactory } from './stage';
+import { NO_EVENTS, type GatewayEvents } from './events';
+import { pacedFailureLog, type StageLogger } from './failure-log';
+import type { ModuleRegistry } from './module';
+import type { Stage } from './stage';
+
+/** The stage's options; a {@link GatewayEvents} fits as it is (the gateway passes its events here). */
+export interface AuthStageOptions extends GatewayEvents {
+  /** Where a failing auth service is reported (once per burst of failures). */
+  logger?: StageLogger;
+  /** Clock in ms, for the failure log's pacing. */
+  now?: () => number;
+}
 
 /** Request headers the auth service always sees, besides `allowed_request_headers` and `X-Forwarded-*`. */
 const ALWAYS_SENT = ['accept', 'authorization', 'cookie', 'from', 'proxy-authorization', 'user-agent'];
@@ -51,7 +62,9 @@ function looksLikeAddress(service: string): boolean {
  * a registered module with `authenticate` nor an address; the message speaks
  * of the field, and whoever reports it names the record.
  */
-export const createAuthStage: StageFactory<AuthServiceRecord> = (record, modules, events = NO_EVENTS): Stage => {
+export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegistry, options: AuthStageOptions = NO_EVENTS): Stage {
+  const events = options;
+  const logFailure = pacedFailureLog(options.logger ?? pino({ name: 'gateway' }), options.now);
   const builtIn = modules.get(record.auth_service);
   let authenticator: Authenticator;
   let remote: RemoteAuthClient | undefined;
@@ -71,6 +84,7 @@ export const createAuthStage: StageFactory<AuthServiceRecord> = (record, modules
     );
   }
 
+  const shownService = redactAddress(record.auth_service);
   const userHeaders = unique(record.allowed_authorization_headers);
   // Whatever the record copies, no client gets to send the user header of this system itself.
   const stripped = unique([...userHeaders, USER_HEADER]);
@@ -106,6 +120,11 @@ export const createAuthStage: StageFactory<AuthServiceRecord> = (record, modules
 
   function unavailable(ctx: Context, cause: unknown): boolean {
     events.authDecision?.('error');
+    logFailure(
+      cause,
+      { authService: shownService, failureModeAllow: record.failure_mode_allow },
+      record.failure_mode_allow ? 'auth service unavailable; letting requests through' : 'auth service unavailable; refusing requests',
+    );
     if (record.failure_mode_allow) return true;
     if (record.status_on_error < 400) {
       // Not an error status (a redirect, say): sent as it is, with no body.
@@ -195,4 +214,4 @@ export const createAuthStage: StageFactory<AuthServiceRecord> = (record, modules
       await remote?.close();
     },
   };
-};
+}

@@ -17,6 +17,7 @@ export type { RouteSnapshot, RuntimeSnapshot, GatewaySnapshot, RejectedConfig } 
 export type { StageFactories } from './runtime';
 export type { GatehouseModule, ModuleRegistry } from './module';
 export type { Stage, StageFactory } from './stage';
-export { createAuthStage } from './auth-stage';
 export { createRateLimitStage, type RateLimitStageOptions, type RateLimitStageLogger } from './ratelimit-stage';
+export { createAuthStage, type AuthStageOptions } from './auth-stage';
+export type { StageLogger } from './failure-log';
 export { NO_EVENTS, type GatewayEvents, type AuthOutcome, type RateLimitOutcome, type UpstreamFailure } from './events';

@@ -20,6 +20,7 @@ import {
   type RateLimitResponse,
 } from '../ratelimit';
 import type { MappingRecord, RateLimitServiceRecord } from './config/schema';
+import { pacedFailureLog, type StageLogger } from './failure-log';
 import type { GatewayEvents } from './events';
 import type { ModuleRegistry } from './module';
 import type { Stage } from './stage';
@@ -140,9 +141,7 @@ export function rateLimitHeaders(response: RateLimitResponse): Record<string, st
 }
 
 /** The logging the stage does: pino's shape. */
-export interface RateLimitStageLogger {
-  warn(obj: object, msg: string): void;
-}
+export type RateLimitStageLogger = StageLogger;
 
 /** The stage's options; a {@link GatewayEvents} fits as it is (the gateway passes its events here). */
 export interface RateLimitStageOptions extends GatewayEvents {
@@ -166,8 +165,6 @@ export interface RateLimitStage extends Stage {
   stats(): RateLimitStageStats;
 }
 
-/** A failure is logged at most this often: once per burst of failures. */
-const FAILURE_LOG_INTERVAL_MS = 10_000;
 
 /** Settles like `promise`, or rejects after `ms`: an in-process service may be waiting on Redis. */
 function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
@@ -235,8 +232,7 @@ export function createRateLimitStage(
       : (req) => withDeadline(local.shouldRateLimit(req), record.timeout_ms);
   const plans = new WeakMap<MappingRecord, LabelPlan | null>();
   const stats: RateLimitStageStats = { checked: 0, overLimit: 0, failures: 0 };
-  let lastLog = -Infinity;
-  let unlogged = 0;
+  const logFailure = pacedFailureLog(logger, now);
 
   function planOf(mapping: MappingRecord): LabelPlan | null {
     let plan = plans.get(mapping);
@@ -247,16 +243,11 @@ export function createRateLimitStage(
   function failed(err: unknown): boolean {
     stats.failures++;
     options.rateLimitDecision?.('error');
-    unlogged++;
-    const t = now();
-    if (t - lastLog >= FAILURE_LOG_INTERVAL_MS) {
-      logger.warn(
-        { service: record.service, err: (err as Error)?.message, failures: unlogged, failureModeDeny: record.failure_mode_deny },
-        record.failure_mode_deny ? 'rate-limit service unavailable; refusing requests' : 'rate-limit service unavailable; letting requests through',
-      );
-      lastLog = t;
-      unlogged = 0;
-    }
+    logFailure(
+      err,
+      { service: record.service, failureModeDeny: record.failure_mode_deny },
+      record.failure_mode_deny ? 'rate-limit service unavailable; refusing requests' : 'rate-limit service unavailable; letting requests through',
+    );
     if (record.failure_mode_deny) throw httpError('INTERNAL_SERVER_ERROR', 'the rate-limit service did not answer');
     return true;
   }

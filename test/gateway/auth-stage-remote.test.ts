@@ -39,6 +39,8 @@ class RecordingAuthService {
 describe('the auth stage, asking a remote auth service over HTTP', () => {
   const remote = new RecordingAuthService();
   const stages: Stage[] = [];
+  let log = captureLogger();
+  let clock = 0;
   const stageFor = (fields: Partial<Record<keyof AuthServiceRecord, unknown>> = {}, address = remote.address) => {
     const stage = createAuthStage(
       authRecord({
@@ -49,6 +51,7 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
         ...fields,
       }),
       new Map(),
+      { logger: log, now: () => clock },
     );
     stages.push(stage);
     return stage;
@@ -56,6 +59,7 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
   before(() => remote.start());
   beforeEach(() => {
     remote.received.length = 0;
+    log = captureLogger();
   });
   afterEach(async () => {
     await Promise.all(stages.splice(0).map((s) => s.close?.()));
@@ -205,6 +209,22 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
         const res = await request(app.callback()).get('/v1/hotels/');
         assert.equal(res.status, 503);
         assert.equal(res.body.code, 503);
+      });
+
+      it(`logs that it ${what} once per burst of failures, without the credentials`, async () => {
+        const { app } = stageApp(stageFor(fields, address()), mapping());
+        const ask = () => request(app.callback()).get('/v1/hotels/').set('Authorization', basic('alice', 'wonderland')).expect(403);
+        clock = 1_000_000;
+        await ask();
+        await ask();
+        assert.equal(log.lines.length, 1, log.text());
+        assert.equal(log.lines[0].level, 'warn');
+        assert.equal(log.lines[0].msg, 'auth service unavailable; refusing requests');
+        clock += 10_000;
+        await ask();
+        assert.equal(log.lines.length, 2, log.text());
+        assert.equal((log.lines[1].obj as { failures: number }).failures, 2, 'the second line counts the failure it stood for too');
+        assert.ok(!log.text().includes(basic('alice', 'wonderland').slice(6)) && !log.text().includes('wonderland'));
       });
 
       it(`lets the request on without a user when it ${what} and failure_mode_allow is set`, async () => {
