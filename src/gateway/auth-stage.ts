@@ -78,9 +78,11 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
     }
     authenticator = remote;
   } else {
+    // The usual cause of a missing built-in: no users file for it to serve.
+    const hint = record.auth_service === 'auth' && !builtIn ? '; the built-in auth service runs when the config folder has users.htpasswd' : '';
     throw new Error(
       `auth_service '${redactAddress(record.auth_service)}' is neither a built-in module that ` +
-        `authenticates nor an address (host:port or URL)`,
+        `authenticates nor an address (host:port or URL)${hint}`,
     );
   }
 

@@ -158,6 +158,18 @@ describe('gateway stage construction', () => {
     );
   });
 
+  it('says where the built-in auth service comes from when a record names it and it is not there', () => {
+    assert.throws(
+      () => createGateway({ modules: registry(echoModule('cars')), config: configOf({ ...AUTH, auth_service: 'auth' }, mapping('/v1/cars', 'cars')) }),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        err.problems.length === 1 &&
+        err.problems[0].text ===
+          "AuthService auth: auth_service: auth_service 'auth' is neither a built-in module that authenticates nor an address (host:port or URL); " +
+            'the built-in auth service runs when the config folder has users.htpasswd',
+    );
+  });
+
   it('refuses a RateLimitService whose service is neither a module that rate-limits nor an address', () => {
     for (const service of ['ratelimits', 'cars']) {
       assert.throws(
