@@ -5,7 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { createDiagModule } from '../diag';
-import { createBuiltinModules } from '../gatehouse';
+import { checkFolderFiles, createBuiltinModules } from '../gatehouse';
 import { ConfigError, createGateway, loadConfig, type GatehouseModule, type RouteSnapshot } from '../gateway';
 import { createLogger } from '../telemetry';
 
@@ -44,7 +44,9 @@ export function routeTable(routes: readonly RouteSnapshot[]): string {
 export async function checkFolder(dir: string): Promise<CheckReport> {
   const configDir = resolve(dir);
   const loaded = await loadConfig(configDir);
-  if (!loaded.ok) return { ok: false, text: `${loaded.problems.map((p) => p.text).join('\n')}\n` };
+  const files = await checkFolderFiles(configDir);
+  const problems = [...(loaded.ok ? [] : loaded.problems), ...files.problems];
+  if (!loaded.ok || problems.length > 0) return { ok: false, text: `${problems.map((p) => p.text).join('\n')}\n` };
 
   let modules: GatehouseModule[];
   try {

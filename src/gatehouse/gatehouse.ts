@@ -37,7 +37,7 @@ import {
 } from '../telemetry';
 import { createBuiltinModules } from './builtins';
 import { listen, type RunningServer } from './http-server';
-import { checkModuleFiles } from './module-files';
+import { checkFolderFiles, checkModuleFiles } from './module-files';
 import { pingRedis, READY_PING_TIMEOUT_MS } from './readiness';
 import { resolveOptions, type GatehouseOptions, type ResolvedOptions } from './options';
 import { watchFolder, type FolderWatcher } from './watch';
@@ -97,7 +97,9 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   const startedAt = new Date();
 
   const loaded = await loadConfig(options.configDir, { annotationDomain: options.annotationDomain });
-  if (!loaded.ok) throw new ConfigError(loaded.problems);
+  // Every file's problems in one report, the records' and the modules' alike.
+  const files = await checkFolderFiles(options.configDir);
+  if (!loaded.ok || files.problems.length > 0) throw new ConfigError([...(loaded.ok ? [] : loaded.problems), ...files.problems]);
   let config: GatewayConfig = loaded.config;
   let loadedAt = new Date();
   let lastReloadAt: Date | undefined;

@@ -8,3 +8,4 @@ export { resolveOptions, type GatehouseOptions, type ResolvedOptions } from './o
 export { createBuiltinModules, USERS_FILE, type BuiltinModules, type BuiltinOptions } from './builtins';
 export { listen, type ListenOptions, type RunningServer, type TlsFiles } from './http-server';
 export { watchFolder, type FolderWatcher } from './watch';
+export { checkFolderFiles, type ModuleFilesCheck } from './module-files';

@@ -4,6 +4,7 @@
  * the booking data) without applying them, so that a reload can refuse a
  * folder with any bad file before it changes anything.
  */
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseHtpasswd, UsersFileError } from '../auth';
@@ -75,4 +76,19 @@ export async function checkModuleFiles(files: ModuleFiles): Promise<ModuleFilesC
     }
   }
   return { problems, usersText };
+}
+
+/**
+ * Checks every module file the folder holds, as a start would read them: the
+ * users file and the booking data when present, the limits always (an absent
+ * file is no limits). Used before anything is built, so that one run reports
+ * the problems of every file together with those of the records.
+ */
+export function checkFolderFiles(configDir: string): Promise<ModuleFilesCheck> {
+  return checkModuleFiles({
+    configDir,
+    users: existsSync(join(configDir, USERS_FILE)),
+    limits: true,
+    bookings: existsSync(join(configDir, BOOKINGS_FILE)),
+  });
 }

@@ -177,6 +177,32 @@ describe('gatehouse check', function () {
     assert.match(res.stderr, /service hotels: Mapping hotels-mapping: bypass_auth: /);
   });
 
+  it('reports the problems of the records, the users, the limits and the booking data in one run', async () => {
+    const dir = demoWith('services.yaml', 'prefix: /v1/cars\n', 'prefix: /v1/cars\n      precedence: high\n');
+    const edit = (file: string, text: string, by: string) => {
+      const before = readFileSync(join(dir, file), 'utf8');
+      assert.ok(before.includes(text), `${file} holds '${text}'`);
+      writeFileSync(join(dir, file), before.replace(text, by));
+    };
+    edit('users.htpasswd', 'bob:$2y$10$5OzqpTDMyi6DunZuSR0eCuyJpX14V2N7z.Np42U2e7QDLY5RvUPEO', 'bob:builder');
+    edit('ratelimit.yaml', 'unit: minute', 'unit: fortnight');
+    edit('bookings.yaml', 'id: b0db9db1-e959-46d6-b29b-0696485cc76a', 'id: first');
+    const res = await runCli(['check', dir]);
+    assert.equal(res.code, 1);
+    assert.match(res.stderr, /service cars: Mapping cars-mapping: precedence: /);
+    assert.match(res.stderr, /users\.htpasswd: line 3: user 'bob': the password is not hashed/);
+    assert.match(res.stderr, /ratelimit\.yaml: descriptors\[0\]\.rate_limit\.unit: /);
+    assert.match(res.stderr, /bookings\.yaml: hotel_bookings\[0\]\.id: must be a UUID/);
+    assert.doesNotMatch(res.stderr, /builder/, 'no password echoed');
+
+    // gatehouse start refuses the folder with the same report.
+    const start = await runCli(['start'], { env: { GATEHOUSE_CONFIG: dir, PORT: '0', GRPC_PORT: '0' } });
+    assert.equal(start.code, 1);
+    for (const pattern of [/precedence: /, /users\.htpasswd: line 3/, /ratelimit\.yaml: descriptors\[0\]/, /bookings\.yaml: hotel_bookings\[0\]/]) {
+      assert.match(start.stderr + start.stdout, pattern);
+    }
+  });
+
   it('says so when a folder holds no routes at all', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-check-'));
     folders.push(dir);
