@@ -152,6 +152,27 @@ ${service('hotels', HOTELS)}`,
     assert.match(problems[0], /^config\/services\.yaml: service hotels: annotation gatehouse\.io\/config: YAML: /);
   });
 
+  it('gives the position of bad YAML inside a block annotation as a line and column of the file', () => {
+    const text = service('hotels', 'kind: Mapping\nname: hotels\nprefix: [/v1/hotels\nservice: hotel-booking\n');
+    const problems = problemsOf(parse(text));
+    const position = /at line (\d+), column (\d+) of the file$/.exec(problems[0]);
+    assert.ok(position, problems[0]);
+    // yaml notices the unclosed [ on the line after it, at the indentation of that line.
+    const lines = text.split('\n');
+    assert.equal(lines[Number(position[1]) - 1], '      service: hotel-booking');
+    assert.equal(Number(position[2]), 7);
+  });
+
+  it('refuses a list of records instead of passing over it', () => {
+    const problems = problemsOf(parse(`- ${HOTELS.trim().split('\n').join('\n  ')}\n`));
+    assert.deepEqual(problems, ['config/services.yaml: document 1 is a list of records: write each record as a document of its own, separated by ---']);
+  });
+
+  it('numbers a record without a name by its document in the file, manifests counted', () => {
+    const text = `${service('hotels', HOTELS)}---\n${HOTELS.replace('name: hotels-mapping\n', '')}`;
+    assert.deepEqual(problemsOf(parse(text)), ['config/services.yaml: Mapping #2: name: required (expected string)']);
+  });
+
   it('reports an unknown kind', () => {
     const problems = problemsOf(parse(service('hotels', HOTELS.replace('kind: Mapping', 'kind: Mappin'))));
     assert.deepEqual(problems, [

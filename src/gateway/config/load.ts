@@ -19,7 +19,7 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { isScalar, parseAllDocuments, type Document } from 'yaml';
 import { configProblem, type ConfigProblem } from './problems';
 import type { RecordSource } from './schema';
 import { API_VERSION } from './schema';
@@ -52,18 +52,62 @@ function firstLine(message: string): string {
   return message.split('\n', 1)[0].replace(/:$/, '');
 }
 
-/** Parses a YAML stream; documents with errors become problems and are left out. */
-function parseDocuments(text: string, source: RecordSource, what: string, problems: ConfigProblem[]): unknown[] {
-  const values: unknown[] = [];
+/** A document of a YAML stream and its place in it (1-based), for messages. */
+interface ParsedDocument {
+  value: unknown;
+  index: number;
+  node: Document.Parsed;
+}
+
+/**
+ * Parses a YAML stream; documents with errors become problems and are left
+ * out. `lineOffset` is where the text starts in its file, when it is part of
+ * one (an annotation), so that positions name lines of the file.
+ */
+function parseDocuments(text: string, source: RecordSource, what: string, problems: ConfigProblem[], lineOffset?: LineOffset): ParsedDocument[] {
+  const docs: ParsedDocument[] = [];
+  let index = 0;
   for (const doc of parseAllDocuments(text, { prettyErrors: true })) {
+    index++;
     if (doc.errors.length > 0) {
-      for (const err of doc.errors) problems.push(configProblem({ source }, `${what}: ${firstLine(err.message)}`));
+      for (const err of doc.errors) problems.push(configProblem({ source }, `${what}: ${positionInFile(firstLine(err.message), lineOffset)}`));
       continue;
     }
     const value: unknown = doc.toJS({ maxAliasCount: 100 });
-    if (value !== null && value !== undefined) values.push(value);
+    if (value !== null && value !== undefined) docs.push({ value, index, node: doc });
   }
-  return values;
+  return docs;
+}
+
+/** Where an annotation's text starts in its file: lines before it, and the indentation taken off each line. */
+interface LineOffset {
+  lines: number;
+  indent: number;
+}
+
+/** Rewrites yaml's `at line L, column C` from a position in an annotation to one in its file. */
+function positionInFile(message: string, offset: LineOffset | undefined): string {
+  if (offset === undefined) return message;
+  return message.replace(/at line (\d+), column (\d+)/, (_m, line: string, column: string) => {
+    return `at line ${Number(line) + offset.lines}, column ${Number(column) + offset.indent} of the file`;
+  });
+}
+
+/**
+ * The offset of a block scalar (`|` or `>`), which is how annotations of
+ * records are written; undefined for a quoted or plain string, whose lines
+ * do not map one to one.
+ */
+function annotationOffset(doc: Document.Parsed, path: readonly string[], fileText: string): LineOffset | undefined {
+  const node = doc.getIn(path, true);
+  if (!isScalar(node) || (node.type !== 'BLOCK_LITERAL' && node.type !== 'BLOCK_FOLDED') || !node.range) return undefined;
+  const start = node.range[0];
+  // The header line (`|`) ends the line the scalar starts on; the content begins after it.
+  const headerEnd = fileText.indexOf('\n', start);
+  if (headerEnd === -1) return undefined;
+  const lines = fileText.slice(0, headerEnd + 1).split('\n').length - 1;
+  const firstContent = fileText.slice(headerEnd + 1).match(/^( *)\S/m);
+  return { lines, indent: firstContent ? firstContent[1].length : 0 };
 }
 
 function isRecordDocument(doc: Record<string, unknown>): boolean {
@@ -87,11 +131,19 @@ export function parseConfigFiles(files: readonly ConfigFile[], options: LoadOpti
 
   for (const { file, text } of files) {
     const fileSource: RecordSource = { file };
-    let topLevelIndex = 0;
-    for (const doc of parseDocuments(text, fileSource, 'YAML', problems)) {
+    for (const { value: doc, index, node } of parseDocuments(text, fileSource, 'YAML', problems)) {
+      if (Array.isArray(doc)) {
+        // A list of records is no way of writing them; said, rather than passed over in silence.
+        if (doc.some((item) => isPlainObject(item) && isRecordDocument(item))) {
+          problems.push(
+            configProblem({ source: fileSource }, `document ${index} is a list of records: write each record as a document of its own, separated by ---`),
+          );
+        }
+        continue;
+      }
       if (!isPlainObject(doc)) continue;
       if (isRecordDocument(doc)) {
-        records.push({ value: doc, source: fileSource, index: ++topLevelIndex });
+        records.push({ value: doc, source: fileSource, index });
         continue;
       }
       if (!isManifest(doc)) continue;
@@ -109,9 +161,10 @@ export function parseConfigFiles(files: readonly ConfigFile[], options: LoadOpti
         problems.push(configProblem({ source, path: `metadata.annotations.${annotation}` }, 'expected a YAML string of records'));
         continue;
       }
-      parseDocuments(value, source, `annotation ${annotation}: YAML`, problems).forEach((record, i) => {
-        records.push({ value: record, source, index: i + 1 });
-      });
+      const offset = annotationOffset(node, ['metadata', 'annotations', annotation], text);
+      for (const record of parseDocuments(value, source, `annotation ${annotation}: YAML`, problems, offset)) {
+        records.push({ value: record.value, source, index: record.index });
+      }
     }
   }
   const sources = [...new Set(records.map((r) => r.source!.file))];
