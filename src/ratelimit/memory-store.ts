@@ -5,7 +5,7 @@
  * each write, by a cursor that walks the map, so there is no timer per key;
  * the map is bounded and drops its oldest counters when full.
  */
-import { wouldExceed, type RateLimitStore, type StoreDecision, type WindowCheck } from './store';
+import { earlierHits, wouldExceed, type RateLimitStore, type StoreDecision, type WindowCheck } from './store';
 
 export interface MemoryStoreOptions {
   /** Most counters kept at once (default 100 000); the oldest go first. */
@@ -60,11 +60,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   function decide(checks: readonly WindowCheck[]): StoreDecision {
     const at = now();
     const before = new Array<number>(checks.length);
+    const earlier = earlierHits(checks);
     let admitted = true;
     for (let i = 0; i < checks.length; i++) {
       const value = current(checks[i].key, at)?.count ?? 0;
       before[i] = value;
-      if (wouldExceed(checks[i], value)) admitted = false;
+      if (wouldExceed(checks[i], value + (earlier?.[i] ?? 0))) admitted = false;
     }
     if (!admitted) return { admitted, before };
     for (let i = 0; i < checks.length; i++) {

@@ -13,24 +13,33 @@ import type { RateLimitStore, StoreDecision, WindowCheck } from './store';
 /**
  * KEYS: the counters. ARGV: per counter, hits, limit, ttl (ms), enforce (1/0).
  * Returns {admitted (1/0), value before, ...}. Reads everything first and
- * writes only when no enforced counter would pass its limit.
+ * writes only when no enforced counter would pass its limit. A counter named
+ * twice is read once and checked against its value plus the hits of the
+ * earlier checks on it (`seen`), as the memory store counts.
  */
 export const DECIDE_SCRIPT = `
 local n = #KEYS
 local out = {1}
+local stored, seen = {}, {}
 for i = 1, n do
-  local c = tonumber(redis.call('GET', KEYS[i]) or '0')
-  out[i + 1] = c
+  local k = KEYS[i]
+  if stored[k] == nil then
+    stored[k] = tonumber(redis.call('GET', k) or '0')
+    seen[k] = stored[k]
+  end
+  out[i + 1] = stored[k]
   local a = (i - 1) * 4
-  if ARGV[a + 4] == '1' and c + tonumber(ARGV[a + 1]) > tonumber(ARGV[a + 2]) then out[1] = 0 end
+  local hits = tonumber(ARGV[a + 1])
+  if ARGV[a + 4] == '1' and seen[k] + hits > tonumber(ARGV[a + 2]) then out[1] = 0 end
+  seen[k] = seen[k] + hits
 end
 if out[1] == 1 then
   for i = 1, n do
     local a = (i - 1) * 4
     local hits = tonumber(ARGV[a + 1])
-    if hits > 0 then
-      redis.call('INCRBY', KEYS[i], hits)
-      if out[i + 1] == 0 then redis.call('PEXPIRE', KEYS[i], ARGV[a + 3]) end
+    -- A counter that held nothing before its first hits is new: give it its window.
+    if hits > 0 and redis.call('INCRBY', KEYS[i], hits) == hits then
+      redis.call('PEXPIRE', KEYS[i], ARGV[a + 3])
     end
   end
 end

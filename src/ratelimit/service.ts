@@ -4,14 +4,16 @@
  * a request, checks them all at once against the store, and answers like
  * envoyproxy/ratelimit. One difference, on purpose: a refused request counts
  * nowhere, so it does not use up the quota of its other descriptors (Envoy's
- * service increments every counter, refused or not).
+ * service increments every counter, refused or not). Within a request the
+ * descriptors count in order, as Envoy's do: one listed twice sees the hits
+ * of the first.
  */
 import pino from 'pino';
 import type { RateLimiter, RateLimitRequest, RateLimitResponse, DescriptorStatus, DescriptorEntry } from './types';
 import { findRule, type LimitRule, type LimitTable } from './limits';
 import { compileDocuments, loadLimitsDir } from './limits-loader';
 import { createMemoryStore } from './memory-store';
-import type { RateLimitStore, StoreDecision, WindowCheck } from './store';
+import { earlierHits, type RateLimitStore, type StoreDecision, type WindowCheck } from './store';
 import { UNIT_SECONDS, isRateLimitUnit } from './units';
 
 /** The logging this service does: pino's shape, so a pino logger fits. */
@@ -162,16 +164,20 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
     decision: StoreDecision,
   ): RateLimitResponse {
     let over = false;
+    const earlier = earlierHits(checks);
     for (let j = 0; j < checks.length; j++) {
       const check = checks[j];
       const before = decision.before[j];
-      const exceeds = before + check.hits > check.limit;
+      // What this descriptor saw: its counter plus the earlier hits of this request on it.
+      const seen = before + (earlier?.[j] ?? 0);
+      const exceeds = seen + check.hits > check.limit;
       const code = exceeds && check.enforce ? 'OVER_LIMIT' : 'OK';
       if (code === 'OVER_LIMIT') over = true;
       statuses[owners[j]] = {
         code,
         currentLimit: rules[owners[j]]!.currentLimit,
-        limitRemaining: exceeds ? 0 : check.limit - before - (decision.admitted ? check.hits : 0),
+        // Refused, the request took nothing: what remains is what was there.
+        limitRemaining: exceeds ? 0 : decision.admitted ? check.limit - seen - check.hits : check.limit - before,
         durationUntilResetMs: check.ttlMs,
       };
     }

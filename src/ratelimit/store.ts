@@ -4,6 +4,12 @@
  * counted descriptors of one request at once, atomically: either every
  * counter takes its hits, or (when an enforced one would go over) none does,
  * so a refused request uses up no quota of its other descriptors.
+ *
+ * Within a request the checks count in order, as envoyproxy/ratelimit's
+ * INCRBY per descriptor does: a check sees its counter plus the hits of the
+ * earlier checks on the same counter (a descriptor listed twice, or values
+ * sharing a `share_threshold` wildcard), so one request cannot slip several
+ * hits past a limit that each would pass alone.
  */
 
 /** One counter to check and, if the request is admitted, to increment. */
@@ -27,7 +33,11 @@ export interface StoreDecision {
    * counter then took its hits. False: no counter changed.
    */
   admitted: boolean;
-  /** Each counter's value before this request, in the order of the checks. */
+  /**
+   * Each counter's value before this request, in the order of the checks
+   * (the same for checks on one counter): add {@link earlierHits} for what a
+   * check saw.
+   */
   before: number[];
 }
 
@@ -41,7 +51,28 @@ export interface RateLimitStore {
   close(): Promise<void>;
 }
 
-/** The decision rule shared by every store, for one counter value. */
+/**
+ * The decision rule shared by every store, for the value a check sees (its
+ * counter plus the hits of earlier checks on it).
+ */
 export function wouldExceed(check: WindowCheck, current: number): boolean {
   return check.enforce && current + check.hits > check.limit;
+}
+
+/**
+ * Per check, the hits of the earlier checks of the request on the same
+ * counter; undefined when no counter appears twice (the usual request, which
+ * then costs no array).
+ */
+export function earlierHits(checks: readonly WindowCheck[]): number[] | undefined {
+  if (checks.length < 2) return undefined;
+  let out: number[] | undefined;
+  const sums = new Map<string, number>();
+  for (let i = 0; i < checks.length; i++) {
+    const { key, hits } = checks[i];
+    const sum = sums.get(key);
+    if (sum !== undefined) (out ??= new Array<number>(checks.length).fill(0))[i] = sum;
+    sums.set(key, (sum ?? 0) + hits);
+  }
+  return out;
 }

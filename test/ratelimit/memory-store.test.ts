@@ -18,6 +18,16 @@ describe('memory store', () => {
     assert.deepEqual(store.decide([check('other')]), { admitted: true, before: [0] });
   });
 
+  it('counts a counter listed twice in one request in order, the second seeing the first', () => {
+    const store = createMemoryStore();
+    const twice = [check('a', { limit: 3 }), check('a', { limit: 3 })];
+    assert.deepEqual(store.decide(twice), { admitted: true, before: [0, 0] });
+    // 2 stored: the first would make 3, the second 4, over the limit of 3.
+    assert.deepEqual(store.decide(twice), { admitted: false, before: [2, 2] });
+    assert.deepEqual(store.decide([check('a', { limit: 3 })]), { admitted: true, before: [2] });
+    assert.deepEqual(store.decide([check('a', { limit: 3, hits: 0 })]).before, [3]);
+  });
+
   it('lets a shadow counter go past its limit without refusing', () => {
     const store = createMemoryStore();
     store.decide([check('s', { hits: 10, enforce: false })]);

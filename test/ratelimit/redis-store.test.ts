@@ -5,7 +5,18 @@ import { memoryLogger } from './support/silent';
 
 const check = (key: string, over: Partial<WindowCheck> = {}): WindowCheck => ({ key, hits: 1, limit: 10, ttlMs: 60_000, enforce: true, ...over });
 
-const LIMITS = [{ domain: 'd', descriptors: [{ key: 'k', rate_limit: { unit: 'hour', requests_per_unit: 50 } }, { key: 'other', rate_limit: { unit: 'hour', requests_per_unit: 1000 } }] }];
+const LIMITS = [
+  { domain: 'd', descriptors: [{ key: 'k', rate_limit: { unit: 'hour', requests_per_unit: 50 } }, { key: 'other', rate_limit: { unit: 'hour', requests_per_unit: 1000 } }] },
+  {
+    domain: 'small',
+    descriptors: [
+      { key: 'k', rate_limit: { unit: 'minute', requests_per_unit: 3 } },
+      { key: 'tenant', value: 'acme*', share_threshold: true, rate_limit: { unit: 'minute', requests_per_unit: 4 } },
+    ],
+  },
+];
+
+const one = (key: string, value: string) => ({ entries: [{ key, value }] });
 
 describe('Redis store', function () {
   this.timeout(20_000);
@@ -49,6 +60,60 @@ describe('Redis store', function () {
     assert.deepEqual(await s.decide([check('other'), check('full')]), { admitted: false, before: [0, 10] });
     assert.equal(await redis.client.exists('p:other'), 0);
     assert.equal(await redis.client.get('p:full'), '10');
+  });
+
+  it('counts a counter listed twice in one request in order, and stores the sum once admitted', async () => {
+    const s = store({ prefix: 'p' });
+    await s.ready();
+    const twice = [check('a', { limit: 3 }), check('a', { limit: 3 })];
+    assert.deepEqual(await s.decide(twice), { admitted: true, before: [0, 0] });
+    assert.equal(await redis.client.get('p:a'), '2');
+    const ttl = await redis.client.pttl('p:a');
+    assert.ok(ttl > 59_000 && ttl <= 60_000, `ttl ${ttl}`);
+    // 2 stored: the second of the pair would make 4, over the limit of 3.
+    assert.deepEqual(await s.decide(twice), { admitted: false, before: [2, 2] });
+    assert.equal(await redis.client.get('p:a'), '2');
+  });
+
+  it('never admits past the limit a descriptor listed twice in one request', async () => {
+    const s = store();
+    await s.ready();
+    const svc = service(s);
+    const twice = () => svc.shouldRateLimit({ domain: 'small', descriptors: [one('k', 'v'), one('k', 'v')] });
+    const first = await twice();
+    assert.deepEqual(first.statuses.map((st) => [st.code, st.limitRemaining]), [['OK', 2], ['OK', 1]]);
+    const second = await twice();
+    assert.equal(second.overallCode, 'OVER_LIMIT');
+    assert.deepEqual(second.statuses.map((st) => [st.code, st.limitRemaining]), [['OK', 1], ['OVER_LIMIT', 0]]);
+    const keys = await redis.client.keys('*');
+    assert.equal(keys.length, 1);
+    assert.equal(await redis.client.get(keys[0]), '2');
+  });
+
+  it('counts the values of a share_threshold wildcard in one request on their one shared counter', async () => {
+    const s = store();
+    await s.ready();
+    const svc = service(s);
+    const tenants = (...values: string[]) => svc.shouldRateLimit({ domain: 'small', descriptors: values.map((v) => one('tenant', v)) });
+    const four = await tenants('acme-1', 'acme-2', 'acme-3', 'acme-4');
+    assert.equal(four.overallCode, 'OK');
+    assert.deepEqual(four.statuses.map((st) => st.limitRemaining), [3, 2, 1, 0]);
+    const keys = await redis.client.keys('*');
+    assert.equal(keys.length, 1);
+    assert.match(keys[0], /^gatehouse:ratelimit:small_tenant_acme\*_\d+$/);
+    assert.equal(await redis.client.get(keys[0]), '4');
+    assert.equal((await tenants('acme-5')).overallCode, 'OVER_LIMIT');
+    assert.equal(await redis.client.get(keys[0]), '4');
+  });
+
+  it('refuses values of a share_threshold wildcard that pass the limit together, storing nothing', async () => {
+    const s = store();
+    await s.ready();
+    const svc = service(s);
+    const five = await svc.shouldRateLimit({ domain: 'small', descriptors: ['a', 'b', 'c', 'd', 'e'].map((v) => one('tenant', `acme-${v}`)) });
+    assert.equal(five.overallCode, 'OVER_LIMIT');
+    assert.deepEqual(five.statuses.map((st) => st.code), ['OK', 'OK', 'OK', 'OK', 'OVER_LIMIT']);
+    assert.deepEqual(await redis.client.keys('*'), []);
   });
 
   it('uses the service key layout <prefix>:<domain>_<entries>_<window>', async () => {

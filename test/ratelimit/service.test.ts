@@ -154,6 +154,48 @@ describe('rate-limit service', () => {
     assert.equal(res.statuses[0].limitRemaining, 2);
   });
 
+  it('counts a descriptor listed twice in one request twice, in order, never past the limit', async () => {
+    const limits = [{ domain: 'd', descriptors: [{ key: 'k', rate_limit: { unit: 'minute', requests_per_unit: 3 } }] }];
+    const service = createRateLimitService({ limits, now: () => T0, logger: memoryLogger() });
+    const twice = () => service.shouldRateLimit({ domain: 'd', descriptors: [d('k', 'v'), d('k', 'v')] });
+    const first = await twice();
+    assert.equal(first.overallCode, 'OK');
+    assert.deepEqual(first.statuses.map((s) => s.limitRemaining), [2, 1]);
+    // The second of the next pair would be the fourth hit: refused, and nothing is counted.
+    const second = await twice();
+    assert.equal(second.overallCode, 'OVER_LIMIT');
+    assert.deepEqual(second.statuses.map((s) => [s.code, s.limitRemaining]), [['OK', 1], ['OVER_LIMIT', 0]]);
+    const last = await service.shouldRateLimit({ domain: 'd', descriptors: [d('k', 'v')] });
+    assert.deepEqual([last.overallCode, last.statuses[0].limitRemaining], ['OK', 0]);
+    assert.equal((await service.shouldRateLimit({ domain: 'd', descriptors: [d('k', 'v')] })).overallCode, 'OVER_LIMIT');
+  });
+
+  it('counts the values of a share_threshold wildcard in one request against their one limit', async () => {
+    const service = serviceAt({ t: T0 });
+    const four = await service.shouldRateLimit({ domain: 'edge_tenants', descriptors: ['acme-1', 'acme-2', 'acme-3', 'acme-4'].map((v) => d('tenant', v)) });
+    assert.equal(four.overallCode, 'OK');
+    assert.deepEqual(four.statuses.map((s) => s.limitRemaining), [3, 2, 1, 0]);
+    const fifth = await service.shouldRateLimit({ domain: 'edge_tenants', descriptors: [d('tenant', 'acme-5')] });
+    assert.equal(fifth.overallCode, 'OVER_LIMIT');
+  });
+
+  it('refuses a request whose values of a share_threshold wildcard pass the limit together, counting none', async () => {
+    const service = serviceAt({ t: T0 });
+    const five = await service.shouldRateLimit({ domain: 'edge_tenants', descriptors: ['a', 'b', 'c', 'd', 'e'].map((v) => d('tenant', `acme-${v}`)) });
+    assert.equal(five.overallCode, 'OVER_LIMIT');
+    assert.deepEqual(five.statuses.map((s) => s.code), ['OK', 'OK', 'OK', 'OK', 'OVER_LIMIT']);
+    const alone = await service.shouldRateLimit({ domain: 'edge_tenants', descriptors: [d('tenant', 'acme-a')] });
+    assert.equal(alone.statuses[0].limitRemaining, 3);
+  });
+
+  it('lets a shadow-mode descriptor listed twice pass its limit without refusing the request', async () => {
+    const service = serviceAt({ t: T0 });
+    const admin = d('client', 'c', 'path', '/admin');
+    const res = await service.shouldRateLimit({ domain: 'messaging', descriptors: [admin, admin, d('to_number', '1')] });
+    assert.equal(res.overallCode, 'OK');
+    assert.deepEqual(res.statuses.map((s) => [s.code, s.limitRemaining]), [['OK', 0], ['OK', 0], ['OK', 99]]);
+  });
+
   it('adds the hits a request or a descriptor asks for; zero only checks', async () => {
     const service = serviceAt({ t: T0 });
     const a = await service.shouldRateLimit({ domain: 'messaging', hitsAddend: 10, descriptors: [d('to_number', '1')] });
