@@ -4,10 +4,15 @@
  * of its `ratelimit/` folder; one domain per YAML document), validates them
  * whole and compiles them. Any error names the file, the document and the
  * field, and nothing of a bad set is applied.
+ *
+ * envoyproxy/ratelimit reads these files with Go's yaml.v2 into typed
+ * fields, so the YAML is read as it does: merge keys (`<<: *anchor`) apply,
+ * and a string field keeps its text as written (`value: 00123` is "00123",
+ * not 123), where YAML 1.2 alone would make a number or a boolean of it.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { isAlias, isScalar, parseAllDocuments, Scalar, visit, type Document } from 'yaml';
 import { compileLimits, LimitsCompileError, type LimitTable } from './limits';
 import { formatIssuePath, limitsDocumentSchema, type LimitsDocument } from './limits-schema';
 
@@ -83,14 +88,47 @@ export function validateDocuments(raw: readonly unknown[], file: string): Labell
   return out;
 }
 
+/** The fields of the format that envoyproxy/ratelimit reads as strings. */
+const STRING_FIELDS = new Set(['domain', 'key', 'value', 'name', 'unit']);
+
+/**
+ * Gives every string field whose YAML value reads as a number or a boolean
+ * its source text instead, as yaml.v2 fills a Go string. A null stays null
+ * (the schema reads it as "", Go's zero value). Runs on the document before
+ * toJS, so an anchored mapping is fixed where it is written and every merge
+ * of it copies the text.
+ */
+function keepStringFieldsAsWritten(doc: Document): void {
+  visit(doc, {
+    Pair(_, pair) {
+      if (!isScalar(pair.key) || !STRING_FIELDS.has(pair.key.value as string)) return;
+      const node = isAlias(pair.value) ? pair.value.resolve(doc) : pair.value;
+      if (!isScalar(node) || node.value === null || typeof node.value === 'string' || node.source === undefined) return;
+      // An alias may point at a node another field reads as a number: give this field its own copy.
+      if (node === pair.value) node.value = node.source;
+      else pair.value = new Scalar(node.source);
+    },
+  });
+}
+
 function parseYaml(text: string, file: string): unknown[] {
-  const docs = parseAllDocuments(text);
+  const docs = parseAllDocuments(text, { merge: true });
   const list = Array.isArray(docs) ? docs : [docs];
   const problems: string[] = [];
   const values: unknown[] = [];
   list.forEach((doc, i) => {
-    for (const err of doc.errors) problems.push(`${list.length > 1 ? `(document ${i + 1}) ` : ''}${err.message.split('\n')[0]}`);
-    const value: unknown = doc.toJS();
+    const where = list.length > 1 ? `(document ${i + 1}) ` : '';
+    for (const err of doc.errors) problems.push(`${where}${err.message.split('\n')[0]}`);
+    if (doc.errors.length) return;
+    let value: unknown;
+    try {
+      keepStringFieldsAsWritten(doc);
+      value = doc.toJS();
+    } catch (err) {
+      // A merge of something that is not a mapping, too many aliases: found only when converting.
+      problems.push(`${where}${(err as Error).message.split('\n')[0]}`);
+      return;
+    }
     // An empty document (a trailing `---`, a file of comments) holds no domain.
     if (value !== null && value !== undefined) values.push(value);
   });

@@ -9,12 +9,16 @@ import { RATE_LIMIT_UNITS, isRateLimitUnit } from './units';
 
 const UNIT_LIST = RATE_LIMIT_UNITS.join(', ');
 
-/** YAML scalars written without quotes (`value: 50`) are strings to the format. */
+/**
+ * A string field. The YAML loader hands over a field's text as written; a
+ * number or a boolean given in code is read as its text too. A null (`value:`
+ * with nothing after it) is "", the Go zero value envoyproxy/ratelimit gets.
+ */
 const scalar = z
-  .union([z.string(), z.number(), z.boolean()], {
+  .union([z.string(), z.number(), z.boolean(), z.null()], {
     error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string'),
   })
-  .transform((v) => String(v));
+  .transform((v) => (v === null ? '' : String(v)));
 
 const replacesSchema = z.strictObject({
   name: scalar.pipe(z.string().min(1, 'must not be empty')),
