@@ -5,7 +5,7 @@
  * client accepts.
  */
 import type Koa from 'koa';
-import { createFormatterRegistry, createServiceApp, HttpError, type FormatterRegistry } from '../http';
+import { createFormatterRegistry, createServiceApp, HttpError, setFormattedBody, type FormatterRegistry } from '../http';
 import type { AuthDecision, Authenticator } from './types';
 
 /**
@@ -31,12 +31,30 @@ function detailOf(decision: AuthDecision): string | undefined {
 }
 
 /**
+ * The user a 200 names: from its JSON body when it has one, which holds the
+ * name itself rather than the header's UTF-8 bytes.
+ */
+function userOf(decision: AuthDecision): string | undefined {
+  if (typeof decision.body === 'string' && decision.body.startsWith('{')) {
+    try {
+      const user = (JSON.parse(decision.body) as { user?: unknown }).user;
+      if (typeof user === 'string') return user;
+    } catch {
+      // Not JSON after all: the header says who it is.
+    }
+  }
+  const header = decision.headers['x-travel-user'];
+  return typeof header === 'string' ? header : undefined;
+}
+
+/**
  * A Koa app over `authenticator`: 200 with `X-Travel-User` and `{user}` when
  * the credentials match, the decision's error status (401 and
  * `WWW-Authenticate`) with the project's error body otherwise.
  */
 export function createAuthApp(authenticator: Authenticator): Koa {
-  const app = createServiceApp({ formatters: lenientFormatters() });
+  const formatters = lenientFormatters();
+  const app = createServiceApp({ formatters });
   app.use(async (ctx) => {
     const decision = await authenticator.authenticate({ method: ctx.method, url: ctx.url, headers: ctx.headers });
     const headers: Record<string, string | string[]> = {};
@@ -50,9 +68,14 @@ export function createAuthApp(authenticator: Authenticator): Koa {
     }
     ctx.set(headers);
     ctx.status = decision.status;
-    const user = decision.headers['x-travel-user'];
-    if (decision.status === 200 && typeof user === 'string') ctx.body = { user };
-    else if (decision.body !== undefined) ctx.body = decision.body;
+    const user = decision.status === 200 ? userOf(decision) : undefined;
+    if (user !== undefined) {
+      setFormattedBody(ctx, formatters.select(ctx.req)!, { user });
+      // Node sends the head along with a string body in the body's encoding,
+      // UTF-8, which would encode the user header's bytes a second time; with
+      // a Buffer body the head goes byte for byte.
+      ctx.body = Buffer.from(ctx.body as string);
+    } else if (decision.body !== undefined) ctx.body = decision.body;
   });
   return app;
 }

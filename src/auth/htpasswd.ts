@@ -51,8 +51,17 @@ export class UsersFileError extends Error {
 const BCRYPT = /^\$2([aby])\$(\d\d)\$[./A-Za-z0-9]{53}$/;
 const APR1 = /^\$apr1\$[./0-9A-Za-z]{1,8}\$[./0-9A-Za-z]{22}$/;
 const SHA1 = /^\{SHA\}[A-Za-z0-9+/]{27}=$/;
-/** Names travel in `X-Travel-User`, so they are printable ASCII. */
-const USER_NAME = /^[\x21-\x39\x3b-\x7e](?:[\x20-\x39\x3b-\x7e]*[\x21-\x39\x3b-\x7e])?$/;
+/**
+ * Any name htpasswd writes, UTF-8 included, as Basic credentials are read as
+ * UTF-8. Control characters could split or end the `X-Travel-User` header the
+ * name travels in, and a space at either end would be trimmed from it and
+ * name someone else.
+ */
+const USER_NAME = /^[^\s\x00-\x1f\x7f-\x9f:](?:[^\x00-\x1f\x7f-\x9f:]*[^\s\x00-\x1f\x7f-\x9f:])?$/;
+/** What decoding put in place of bytes that are not UTF-8. */
+const REPLACEMENT = '\ufffd';
+/** Some editors start a UTF-8 file with a byte order mark; htpasswd never writes one. */
+const BOM = '\ufeff';
 
 /** The most a bcrypt cost may be; above it one check would take hours. */
 const MAX_BCRYPT_COST = 20;
@@ -82,13 +91,14 @@ const WEAK: Record<Exclude<HashScheme, 'bcrypt'>, string> = {
 
 /**
  * Parses htpasswd text. Blank lines and `#` comments are skipped; every other
- * line is `user:hash`. Never throws: everything wrong is in `problems`.
+ * line is `user:hash`; a byte order mark in front is skipped. Never throws:
+ * everything wrong is in `problems`.
  */
 export function parseHtpasswd(text: string): ParsedUsers {
   const users = new Map<string, UserEntry>();
   const problems: LineNote[] = [];
   const warnings: LineNote[] = [];
-  const lines = text.split('\n');
+  const lines = (text.startsWith(BOM) ? text.slice(1) : text).split('\n');
 
   for (let i = 0; i < lines.length; i++) {
     const line = i + 1;
@@ -106,8 +116,13 @@ export function parseHtpasswd(text: string): ParsedUsers {
       problems.push({ line, message: 'the user name is empty' });
       continue;
     }
+    if (user.includes(REPLACEMENT)) {
+      // Such a name could never match: Basic credentials that are not UTF-8 are refused.
+      problems.push({ line, message: 'the user name is not valid UTF-8' });
+      continue;
+    }
     if (!USER_NAME.test(user)) {
-      problems.push({ line, message: 'the user name must be printable ASCII without leading or trailing spaces' });
+      problems.push({ line, message: 'the user name must have no control characters and no space at either end' });
       continue;
     }
     if (hash === '') {

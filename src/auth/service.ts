@@ -76,8 +76,17 @@ export const DEFAULT_REALM = 'gatehouse';
 export const DEFAULT_CACHE_TTL_MS = 60_000;
 export const DEFAULT_CACHE_MAX = 10_000;
 
-/** The header the user's name travels in. */
+/**
+ * The header the user's name travels in, as the name's UTF-8 bytes: Node and
+ * undici write a header value one byte per character and throw on anything
+ * above U+00FF, so a name is turned into that byte string once, here.
+ */
 export const USER_HEADER = 'x-travel-user';
+
+/** `name`'s UTF-8 bytes, one character each: the same string for an ASCII name. */
+function headerValue(name: string): string {
+  return Buffer.from(name, 'utf8').toString('latin1');
+}
 
 function quoted(value: string): string {
   if (/[\x00-\x1f\x7f]/.test(value)) throw new Error('the realm must not contain control characters');
@@ -146,7 +155,7 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
   function allow(entry: UserEntry): AuthDecision {
     return Object.freeze({
       status: 200,
-      headers: Object.freeze({ [USER_HEADER]: entry.user, 'content-type': 'application/json' }),
+      headers: Object.freeze({ [USER_HEADER]: headerValue(entry.user), 'content-type': 'application/json' }),
       body: JSON.stringify({ user: entry.user }),
     });
   }

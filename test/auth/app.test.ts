@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import request from 'supertest';
+import { join } from 'node:path';
 import { createAuthService, type AuthService } from '../../src/auth';
 import { basic, captureLogger, quickHash, usersFolder } from './support';
 
@@ -80,6 +81,24 @@ describe('the auth service over HTTP', () => {
       expectUnauthorized(await req, detail);
     });
   }
+
+  it('sends a UTF-8 user name in X-Travel-User as its UTF-8 bytes, and whole in the body', async () => {
+    const utf8 = createAuthService({ usersFile: join(__dirname, 'fixtures', 'apache-utf8.htpasswd'), logger: captureLogger() });
+    try {
+      for (const [user, password] of [
+        ['Łukasz', 'open sesame'],
+        ['utf8ü', 'grüße'],
+      ]) {
+        const res = await request(utf8.app.callback()).get('/').set('Authorization', basic(user, password));
+        assert.equal(res.status, 200, user);
+        // Node reads header bytes as Latin-1: one character per byte.
+        assert.equal(Buffer.from(res.headers['x-travel-user'], 'latin1').toString('utf8'), user);
+        assert.deepEqual(res.body, { user });
+      }
+    } finally {
+      await utf8.close();
+    }
+  });
 
   it('writes the refusal in XML when the client asks for XML', async () => {
     const res = await request(server).get('/').set('Accept', 'application/xml');

@@ -17,6 +17,19 @@ describe('reading an htpasswd file', () => {
     assert.equal(entry?.line, 2);
   });
 
+  it('reads user names with UTF-8 characters, as Apache htpasswd writes them', () => {
+    const { users, problems } = parseHtpasswd(fixture('apache-utf8.htpasswd'));
+    assert.deepEqual(problems, []);
+    assert.deepEqual([...users.keys()], ['utf8ü', 'Łukasz']);
+    assert.equal(users.get('utf8ü')?.line, 2);
+  });
+
+  it('reads a file that starts with a byte order mark', () => {
+    const { users, problems } = parseHtpasswd(`\ufeffalice:${quickHash('w')}\nbob:${quickHash('b')}\n`);
+    assert.deepEqual(problems, []);
+    assert.deepEqual([...users.keys()], ['alice', 'bob']);
+  });
+
   it('reads $2a$, $2b$ and $2y$ bcrypt hashes, and verifies $2y$ as $2b$', () => {
     const text = ['a:' + quickHash('x', '2a'), 'b:' + quickHash('x', '2b'), 'y:' + quickHash('x', '2y')].join('\n');
     const { users, problems } = parseHtpasswd(text);
@@ -66,11 +79,14 @@ describe('reading an htpasswd file', () => {
       'cost:$2y$99$' + 'a'.repeat(53),
       `ok:${quickHash('again')}`,
       ' padded:' + quickHash('w'),
+      'tab\there:' + quickHash('w'),
+      'c1\u0085:' + quickHash('w'),
+      'latin1\ufffd:' + quickHash('w'),
     ].join('\n');
     const { problems, users } = parseHtpasswd(text);
     assert.deepEqual(
       problems.map((p) => p.line),
-      [2, 3, 4, 5, 6, 7, 8, 9],
+      [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
     );
     assert.match(problems[0].message, /user:hash/);
     assert.match(problems[1].message, /empty/);
@@ -79,7 +95,10 @@ describe('reading an htpasswd file', () => {
     assert.match(problems[4].message, /not supported/);
     assert.match(problems[5].message, /cost 99/);
     assert.match(problems[6].message, /already defined on line 1/);
-    assert.match(problems[7].message, /printable ASCII/);
+    assert.match(problems[7].message, /no space at either end/);
+    assert.match(problems[8].message, /no control characters/);
+    assert.match(problems[9].message, /no control characters/);
+    assert.match(problems[10].message, /not valid UTF-8/);
     assert.deepEqual([...users.keys()], ['ok']);
   });
 

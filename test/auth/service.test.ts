@@ -90,6 +90,17 @@ describe('the auth service (typed face)', () => {
       assert.equal(service.stats().verifications, 1);
     });
 
+    it('lets in users with UTF-8 names written by Apache htpasswd, naming them in X-Travel-User as UTF-8 bytes', async () => {
+      const service = make({ usersFile: join(FIXTURES, 'apache-utf8.htpasswd') });
+      const decision = await service.authenticate(ask(basic('utf8ü', 'grüße')));
+      assert.equal(decision.status, 200);
+      // A header value is a string of bytes, one character each, as Node and undici write and read them.
+      assert.equal(decision.headers['x-travel-user'], 'utf8\u00c3\u00bc');
+      assert.deepEqual(JSON.parse(String(decision.body)), { user: 'utf8ü' });
+      assert.equal((await service.authenticate(ask(basic('Łukasz', 'open sesame')))).status, 200);
+      assert.equal((await service.authenticate(ask(basic('Lukasz', 'open sesame')))).status, 401);
+    });
+
     it('uses the configured realm, quoted', async () => {
       const service = make({ usersFile: join(FIXTURES, 'apache.htpasswd'), realm: 'travel "ops"' });
       const decision = await service.authenticate(ask());
