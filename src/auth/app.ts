@@ -19,8 +19,13 @@ function lenientFormatters(): FormatterRegistry {
   return { types: strict.types, get: (type) => strict.get(type), select: (req) => strict.select(req) ?? fallback };
 }
 
-/** The `detail` of a JSON error body, so the HTTP face can re-render it in the negotiated type. */
+/**
+ * Why `decision` refuses, so the HTTP face can write it in the negotiated
+ * type: its `detail`, else that of its JSON body (an authenticator that does
+ * not set one).
+ */
 function detailOf(decision: AuthDecision): string | undefined {
+  if (decision.detail !== undefined) return decision.detail;
   if (typeof decision.body !== 'string' || !decision.body.startsWith('{')) return undefined;
   try {
     const detail = (JSON.parse(decision.body) as { detail?: unknown }).detail;

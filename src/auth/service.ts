@@ -147,6 +147,7 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
         status: 401,
         headers: Object.freeze({ 'www-authenticate': challenge, 'content-type': 'application/json' }),
         body: JSON.stringify(errorBody(401, detail)),
+        detail,
       }),
     );
   }

@@ -19,6 +19,12 @@ export interface AuthDecision {
   /** Lower-case header names. */
   headers: Record<string, string | string[]>;
   body?: string | Buffer;
+  /**
+   * Why a refusal refuses, as the `detail` of its error body: an in-process
+   * caller can then write the body in the representation the client asked
+   * for. The body stays as it is for callers over HTTP.
+   */
+  detail?: string;
 }
 
 /** Anything that can decide on a request. */

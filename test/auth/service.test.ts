@@ -25,6 +25,25 @@ describe('the auth service (typed face)', () => {
   after(() => folder.remove());
 
   describe('answering at once', () => {
+    it('gives every refusal the detail of its error body, for a caller to write in another representation', async () => {
+      const service = make({ usersFile: join(FIXTURES, 'apache.htpasswd') });
+      const refusals = [
+        service.authenticateNow!(ask()),
+        service.authenticateNow!(ask(`Basic ${'A'.repeat(100_000)}`)),
+        await service.authenticate(ask('Bearer abc')),
+        await service.authenticate(ask('Basic !!!')),
+        await service.authenticate(ask(basic('apache-user', 'open sesamE'))),
+        await service.authenticate(ask(basic('nobody', 'open sesame'))),
+      ];
+      for (const decision of refusals) {
+        assert.equal(decision?.status, 401);
+        assert.ok(decision.detail, 'a detail is given');
+        assert.equal(decision.detail, JSON.parse(String(decision.body)).detail);
+      }
+      assert.equal(refusals[4]?.detail, 'the user name or password is wrong');
+      assert.equal((await service.authenticate(ask(basic('apache-user', 'open sesame')))).detail, undefined);
+    });
+
     it('knows a missing or oversized header and a verified credential without waiting, and nothing else', async () => {
       const service = make({ usersFile: join(FIXTURES, 'apache.htpasswd') });
       const good = ask(basic('apache-user', 'open sesame'));
