@@ -6,6 +6,7 @@
  */
 import type Koa from 'koa';
 import { createFormatterRegistry, createServiceApp, HttpError, setFormattedBody, type FormatterRegistry } from '../http';
+import { repeatedAuthorization } from './basic';
 import type { AuthDecision, Authenticator } from './types';
 
 /**
@@ -61,7 +62,9 @@ export function createAuthApp(authenticator: Authenticator): Koa {
   const formatters = lenientFormatters();
   const app = createServiceApp({ formatters });
   app.use(async (ctx) => {
-    const decision = await authenticator.authenticate({ method: ctx.method, url: ctx.url, headers: ctx.headers });
+    const repeated = ctx.headers.authorization === undefined ? undefined : repeatedAuthorization(ctx.req.rawHeaders);
+    const asked = repeated === undefined ? ctx.headers : { ...ctx.headers, authorization: repeated as unknown as string };
+    const decision = await authenticator.authenticate({ method: ctx.method, url: ctx.url, headers: asked });
     const headers: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(decision.headers)) {
       if (name !== 'content-type' && name !== 'content-length') headers[name] = value;

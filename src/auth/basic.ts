@@ -71,3 +71,21 @@ export function parseBasic(
   if (colon === 0) return { problem: 'empty-user' };
   return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
+
+/**
+ * Every `Authorization` value of a request when it has more than one, from
+ * its raw headers (Node keeps only the first in `req.headers`); undefined for
+ * the usual single header. Two are ambiguous, and {@link parseBasic} refuses
+ * the list, rather than let the first one win.
+ */
+export function repeatedAuthorization(rawHeaders: readonly string[]): string[] | undefined {
+  let found: string | undefined;
+  let all: string[] | undefined;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i];
+    if (name.length !== 13 || name.toLowerCase() !== 'authorization') continue;
+    if (found === undefined) found = rawHeaders[i + 1];
+    else (all ??= [found]).push(rawHeaders[i + 1]);
+  }
+  return all;
+}

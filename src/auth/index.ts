@@ -25,5 +25,5 @@ export {
   type RemoteAuthClientOptions,
 } from './remote-client';
 export { parseHtpasswd, UsersFileError, type HashScheme, type LineNote, type ParsedUsers, type UserEntry } from './htpasswd';
-export { DEFAULT_MAX_HEADER_LENGTH, parseBasic, type CredentialsProblem, type ParsedCredentials } from './basic';
+export { DEFAULT_MAX_HEADER_LENGTH, parseBasic, repeatedAuthorization, type CredentialsProblem, type ParsedCredentials } from './basic';
 export { apr1Hash } from './apr1';

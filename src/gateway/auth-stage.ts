@@ -10,6 +10,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import pino from 'pino';
 import {
   createRemoteAuthClient,
+  repeatedAuthorization,
   USER_HEADER,
   type AuthDecision,
   type Authenticator,
@@ -101,11 +102,14 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
   /** What the auth service is told: the original method, path and query, and the chosen headers. */
   function askedHeaders(ctx: Context, headers: IncomingHttpHeaders): IncomingHttpHeaders {
     const out: IncomingHttpHeaders = {};
+    // Node keeps the first of two Authorization headers; the auth service is to see both, and refuse.
+    const repeated = headers.authorization === undefined ? undefined : repeatedAuthorization(ctx.req.rawHeaders);
     if (readOnly) {
       for (let i = 0; i < readOnly.length; i++) {
         const value = headers[readOnly[i]];
         if (value !== undefined) out[readOnly[i]] = value;
       }
+      if (repeated !== undefined) out.authorization = repeated as unknown as string;
       return out;
     }
     for (const name of sent) {
@@ -117,6 +121,7 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
     out['x-forwarded-for'] = forwardedFor ? `${single(forwardedFor)}, ${peer}` : peer;
     out['x-forwarded-proto'] = ctx.protocol;
     out['x-forwarded-host'] = ctx.host;
+    if (repeated !== undefined) out.authorization = repeated as unknown as string;
     return out;
   }
 
@@ -141,14 +146,15 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
   function refuse(ctx: Context, decision: AuthDecision): false {
     events.authDecision?.('denied');
     const body = decision.body;
-    if ((body === undefined || body.length === 0) && decision.status >= 400) {
-      // No body to pass on: the gateway's own error body, in the client's representation.
+    // No body to pass on, or an in-process service that says why: the
+    // gateway's own error body, in the representation the client's Accept chose.
+    if (decision.status >= 400 && (body === undefined || body.length === 0 || (remote === undefined && decision.detail !== undefined))) {
       const headers: Record<string, string> = {};
       for (const name of returned) {
         const value = decision.headers[name];
         if (value !== undefined && name !== 'content-type') headers[name] = single(value);
       }
-      throw new HttpError(decision.status, undefined, { headers });
+      throw new HttpError(decision.status, remote === undefined ? decision.detail : undefined, { headers });
     }
     ctx.status = decision.status;
     for (const name of returned) {
@@ -195,16 +201,18 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
       url: query ? `${prefix}${path}?${query}` : prefix + path,
       headers: askedHeaders(ctx, headers),
     };
-    let pending: Promise<AuthDecision>;
+    let known: AuthDecision | undefined;
+    let pending: Promise<AuthDecision> | undefined;
     try {
       // A decision known at once (a cached credential) needs no promise.
-      const known = authenticator.authenticateNow?.(request);
-      if (known !== undefined) return conclude(ctx, headers, known);
-      pending = authenticator.authenticate(request);
+      known = authenticator.authenticateNow?.(request);
+      if (known === undefined) pending = authenticator.authenticate(request);
     } catch (err) {
       return unavailable(ctx, err);
     }
-    return pending.then(
+    // Outside the try: a refusal is thrown as the client's error, not taken for a failing service.
+    if (known !== undefined) return conclude(ctx, headers, known);
+    return pending!.then(
       (decision) => conclude(ctx, headers, decision),
       (err: unknown) => unavailable(ctx, err),
     );

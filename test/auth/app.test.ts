@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import type { Server } from 'node:http';
+import { request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { join } from 'node:path';
 import { createAuthService, type AuthService } from '../../src/auth';
@@ -97,6 +98,25 @@ describe('the auth service over HTTP', () => {
       }
     } finally {
       await utf8.close();
+    }
+  });
+
+  it('answers 401 to two Authorization headers, whichever comes first', async () => {
+    const { port } = server.address() as AddressInfo;
+    for (const pair of [
+      [basic('alice', 'wonderland'), basic('bob', 'wrong')],
+      [basic('bob', 'wrong'), basic('alice', 'wonderland')],
+    ]) {
+      const status = await new Promise<number>((resolve, reject) => {
+        // Node sends an array as one header line per value.
+        const req = httpRequest({ host: '127.0.0.1', port, path: '/x', headers: { authorization: pair as unknown as string } }, (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      assert.equal(status, 401);
     }
   });
 

@@ -100,6 +100,27 @@ describe('the auth stage in the gateway', () => {
     '/v1/hotels/',
     '/remote/x',
   ];
+  it('refuses two Authorization headers with 401, even when the first holds good credentials', async () => {
+    const res = await send(port, '/v1/hotels/', { Authorization: [basic('alice', 'wonderland'), basic('alice', 'wrong')] as unknown as string });
+    assert.equal(res.status, 401);
+    assert.deepEqual(reached, []);
+  });
+
+  it('writes the 401 of the built-in auth service in the representation Accept chose, with its detail', async () => {
+    const xml = await send(port, '/v1/hotels/', { Accept: 'application/xml', Authorization: 'Bearer abc' });
+    assert.equal(xml.status, 401);
+    assert.match(String(xml.headers['content-type']), /^application\/xml/);
+    assert.match(String(xml.headers.vary), /Accept/);
+    assert.equal(xml.headers['www-authenticate'], 'Basic realm="gatehouse"');
+    assert.match(xml.body, /<code>401<\/code>/);
+    assert.match(xml.body, /<detail>[^<]*Basic[^<]*<\/detail>/);
+    const json = await send(port, '/v1/hotels/', { Authorization: 'Bearer abc' });
+    assert.equal(json.status, 401);
+    assert.match(String(json.headers['content-type']), /^application\/json/);
+    assert.match(JSON.parse(json.body).detail, /Basic/);
+    assert.deepEqual(reached, []);
+  });
+
   for (const path of spellings) {
     it(`answers 401 or 400 to ${path} without credentials, and no backend sees it`, async () => {
       const res = await send(port, path, { 'X-Travel-User': 'alice' });
