@@ -17,7 +17,7 @@ import { TtlLru } from './cache';
 import { createHeaderKeyer } from './header-key';
 import { parseHtpasswd, UsersFileError, type ParsedUsers, type UserEntry } from './htpasswd';
 import type { AuthDecision, AuthRequest, Authenticator } from './types';
-import { commonCost, decoyHash, verifyPassword } from './verify';
+import { bcryptCosts, commonCost, decoyHash, verifyPassword } from './verify';
 
 /** The logging this service does: pino's shape, so a pino logger fits. */
 export interface AuthLogger {
@@ -136,6 +136,15 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
 
   function announce(parsed: ParsedUsers): void {
     for (const w of parsed.warnings) logger.warn({ usersFile: file, line: w.line }, w.message);
+    const costs = bcryptCosts(parsed.users.values());
+    if (costs.length > 1) {
+      const decoyCost = commonCost(parsed.users.values());
+      logger.warn(
+        { usersFile: file, costs, decoyCost },
+        `users have different bcrypt costs: how long a refusal takes tells users at a cost other than ${decoyCost} ` +
+          'from unknown names; rehash them at one cost',
+      );
+    }
     logger.info({ usersFile: file, users: parsed.users.size }, 'users loaded');
   }
 
@@ -168,7 +177,9 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
     const entry = users.get(parsed.user);
     counters.verifications++;
     if (entry === undefined) {
-      // An unknown user costs a bcrypt check too, so timing does not tell which users exist.
+      // An unknown user costs a bcrypt check at the most common cost, so timing
+      // does not tell it from the users at that cost. Users at another cost
+      // (warned about at load) or of a weak scheme do stand out.
       await bcrypt.compare(parsed.password, decoy);
       return deny('invalid');
     }

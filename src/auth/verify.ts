@@ -1,7 +1,8 @@
 /**
  * @module auth/verify
  * Checking a password against a user's hash, in constant time for each scheme,
- * and the decoy check that makes an unknown user cost as much as a known one.
+ * and the decoy check that makes an unknown user cost as much as most known
+ * ones.
  */
 import bcrypt from 'bcryptjs';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
@@ -40,7 +41,11 @@ export function decoyHash(cost: number): string {
   return `$2b$${String(cost).padStart(2, '0')}$${tail}`;
 }
 
-/** The bcrypt cost most users have, for the decoy; 10 when there is none. */
+/**
+ * The bcrypt cost most users have, for the decoy; 10 when there is none. Not
+ * the highest: that would single out every user at a lower cost instead of
+ * the few above it, and make each unknown name cost the most.
+ */
 export function commonCost(users: Iterable<UserEntry>): number {
   const counts = new Map<number, number>();
   let best = 10;
@@ -55,4 +60,11 @@ export function commonCost(users: Iterable<UserEntry>): number {
     }
   }
   return best;
+}
+
+/** The different bcrypt costs of `users`, lowest first. */
+export function bcryptCosts(users: Iterable<UserEntry>): number[] {
+  const costs = new Set<number>();
+  for (const u of users) if (u.scheme === 'bcrypt') costs.add(u.cost);
+  return [...costs].sort((a, b) => a - b);
 }

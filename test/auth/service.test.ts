@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import bcrypt from 'bcryptjs';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { createAuthService, UsersFileError, type AuthService, type AuthRequest } from '../../src/auth';
@@ -118,6 +119,19 @@ describe('the auth service (typed face)', () => {
       assert.deepEqual(JSON.parse(String(decision.body)), { user: 'utf8ü' });
       assert.equal((await service.authenticate(ask(basic('Łukasz', 'open sesame')))).status, 200);
       assert.equal((await service.authenticate(ask(basic('Lukasz', 'open sesame')))).status, 401);
+    });
+
+    it('warns at load when users have different bcrypt costs, as timing then tells some of them from unknown names', () => {
+      const logger = captureLogger();
+      const file = folder.write('costs.htpasswd', [`a:${quickHash('a')}`, `b:${quickHash('b')}`, 'c:' + bcrypt.hashSync('c', 5)].join('\n'));
+      make({ usersFile: file, logger });
+      const warning = logger.lines.find((l) => l.level === 'warn');
+      assert.match(warning?.msg ?? '', /different bcrypt costs.*other than 4/);
+      assert.deepEqual(warning?.obj, { usersFile: file, costs: [4, 5], decoyCost: 4 });
+
+      const even = captureLogger();
+      make({ usersFile: join(FIXTURES, 'apache-utf8.htpasswd'), logger: even });
+      assert.equal(even.lines.filter((l) => l.level === 'warn').length, 0);
     });
 
     it('uses the configured realm, quoted', async () => {
