@@ -18,6 +18,14 @@ export {
 } from './service';
 export { createAuthApp } from './app';
 export {
+  BcryptPoolBusyError,
+  createBcryptPool,
+  DEFAULT_MAX_QUEUED,
+  defaultBcryptThreads,
+  type BcryptPool,
+  type BcryptPoolOptions,
+} from './bcrypt-pool';
+export {
   createRemoteAuthClient,
   parseAuthAddress,
   RemoteAuthError,
