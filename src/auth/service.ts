@@ -4,7 +4,6 @@
  * `authenticate()` face with a cache of verified credentials, reloading, and
  * its HTTP face as a Koa app.
  */
-import bcrypt from 'bcryptjs';
 import { readFileSync, watch, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
@@ -12,6 +11,7 @@ import type Koa from 'koa';
 import pino from 'pino';
 import { errorBody } from '../http';
 import { createAuthApp } from './app';
+import { BcryptPoolBusyError, createBcryptPool } from './bcrypt-pool';
 import { DEFAULT_MAX_HEADER_LENGTH, parseBasic, PROBLEM_DETAIL, type CredentialsProblem } from './basic';
 import { TtlLru } from './cache';
 import { createHeaderKeyer } from './header-key';
@@ -41,14 +41,28 @@ export interface AuthServiceOptions {
   maxHeaderLength?: number;
   /** Reload when the users file changes. Default off: the config folder watcher calls `reload()`. */
   watch?: boolean;
+  /**
+   * Worker threads verifying bcrypt hashes, so that checks never hold up the
+   * event loop. Default: one fewer than the CPUs, at least 1 and at most 4.
+   * 0 verifies on the calling thread, with no bound on waiting checks.
+   */
+  threads?: number;
+  /**
+   * bcrypt checks that may wait for a thread. Beyond them a credential that is
+   * not cached is answered at once with 429 and `Retry-After: 1`: not a 5xx,
+   * which would make a gateway apply `failure_mode_allow`. Default 64.
+   */
+  maxQueued?: number;
   logger?: AuthLogger;
 }
 
 /** Counters, for tests, metrics and diag. */
 export interface AuthStats {
   users: number;
-  /** Password checks run, the decoy checks for unknown users included. */
+  /** Password checks made, the decoy checks for unknown users included. */
   verifications: number;
+  /** Checks refused with 429 because `maxQueued` were already waiting. */
+  busy: number;
   cacheHits: number;
   cacheEntries: number;
 }
@@ -64,7 +78,7 @@ export interface AuthService extends Authenticator {
    * good one replaces them and empties the cache.
    */
   reload(): Promise<void>;
-  /** Stops watching and forgets cached credentials. */
+  /** Stops watching and the bcrypt threads, and forgets cached credentials. */
   close(): Promise<void>;
   stats(): AuthStats;
 }
@@ -75,6 +89,8 @@ const READ_HEADERS: readonly string[] = Object.freeze(['authorization']);
 export const DEFAULT_REALM = 'gatehouse';
 export const DEFAULT_CACHE_TTL_MS = 60_000;
 export const DEFAULT_CACHE_MAX = 10_000;
+
+const BUSY_DETAIL = 'too many password checks are waiting; try again in a second';
 
 /**
  * The header the user's name travels in, as the name's UTF-8 bytes: Node and
@@ -119,7 +135,8 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
   });
   const keyOf = createHeaderKeyer();
   const inFlight = new Map<string, Promise<AuthDecision>>();
-  const counters = { verifications: 0, cacheHits: 0 };
+  const counters = { verifications: 0, busy: 0, cacheHits: 0 };
+  const pool = createBcryptPool({ threads: options.threads, maxQueued: options.maxQueued });
 
   let text: string;
   try {
@@ -161,6 +178,13 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
     );
   }
   const deny = (problem: CredentialsProblem | 'invalid') => denials.get(problem)!;
+  // The challenge stays: the credentials were not refused, only not checked yet.
+  const busy: AuthDecision = Object.freeze({
+    status: 429,
+    headers: Object.freeze({ 'www-authenticate': challenge, 'retry-after': '1', 'content-type': 'application/json' }),
+    body: JSON.stringify(errorBody(429, BUSY_DETAIL)),
+    detail: BUSY_DETAIL,
+  });
 
   function allow(entry: UserEntry): AuthDecision {
     return Object.freeze({
@@ -175,15 +199,24 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
     const parsed = parseBasic(header, maxHeaderLength);
     if ('problem' in parsed) return deny(parsed.problem);
     const entry = users.get(parsed.user);
-    counters.verifications++;
-    if (entry === undefined) {
-      // An unknown user costs a bcrypt check at the most common cost, so timing
-      // does not tell it from the users at that cost. Users at another cost
-      // (warned about at load) or of a weak scheme do stand out.
-      await bcrypt.compare(parsed.password, decoy);
-      return deny('invalid');
+    let matches: boolean;
+    try {
+      if (entry === undefined) {
+        // An unknown user costs a bcrypt check at the most common cost, so timing
+        // does not tell it from the users at that cost. Users at another cost
+        // (warned about at load) or of a weak scheme do stand out.
+        await pool.compare(parsed.password, decoy);
+        matches = false;
+      } else {
+        matches = await verifyPassword(parsed.password, entry, pool.compare);
+      }
+    } catch (err) {
+      if (!(err instanceof BcryptPoolBusyError)) throw err;
+      counters.busy++;
+      return busy;
     }
-    if (!(await verifyPassword(parsed.password, entry))) return deny('invalid');
+    counters.verifications++;
+    if (entry === undefined || !matches) return deny('invalid');
     const decision = allow(entry);
     if (startedIn === generation) cache.set(key, decision);
     return decision;
@@ -259,6 +292,7 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
       watcher?.close();
       watcher = undefined;
       cache.clear();
+      await pool.close();
     },
     stats: () => ({ users: users.size, ...counters, cacheEntries: cache.size }),
   };

@@ -4,19 +4,24 @@
  * and the decoy check that makes an unknown user cost as much as most known
  * ones.
  */
-import bcrypt from 'bcryptjs';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { apr1Digest } from './apr1';
 import type { UserEntry } from './htpasswd';
 
 const BCRYPT_ALPHABET = './ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
-/** Whether `password` matches the entry's hash. */
-export async function verifyPassword(password: string, entry: UserEntry): Promise<boolean> {
+/** A bcrypt check: a pool's `compare`, or bcryptjs's own. */
+export type BcryptCompare = (password: string, hash: string) => Promise<boolean>;
+
+/**
+ * Whether `password` matches the entry's hash. bcrypt goes to `compareBcrypt`;
+ * the other schemes cost microseconds and are checked here.
+ */
+export async function verifyPassword(password: string, entry: UserEntry, compareBcrypt: BcryptCompare): Promise<boolean> {
   switch (entry.scheme) {
     case 'bcrypt':
       // bcryptjs compares the computed and stored hashes in constant time.
-      return bcrypt.compare(password, entry.hash);
+      return compareBcrypt(password, entry.hash);
     case 'sha1': {
       const stored = Buffer.from(entry.hash.slice(5), 'base64');
       const given = createHash('sha1').update(password, 'utf8').digest();
