@@ -36,7 +36,7 @@ export interface AuthStageOptions extends GatewayEvents {
 const ALWAYS_SENT = ['accept', 'authorization', 'cookie', 'from', 'proxy-authorization', 'user-agent'];
 const FORWARDED = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']);
 /** Headers of a refusal that reach the client, besides `allowed_authorization_headers`. */
-const ALWAYS_RETURNED = ['www-authenticate', 'location', 'set-cookie', 'content-type'];
+const ALWAYS_RETURNED = ['www-authenticate', 'location', 'set-cookie', 'retry-after', 'content-type'];
 const EMPTY = Buffer.alloc(0);
 
 function unique(names: readonly string[]): string[] {

@@ -102,6 +102,23 @@ describe('the auth stage with another in-process authenticator', () => {
     answer = async () => ({ status: 200, headers: { 'x-travel-user': 'zed' } });
   });
 
+  it('passes on a 429 of the auth service with its Retry-After and detail, in the error body', async () => {
+    answer = async () => ({
+      status: 429,
+      headers: { 'retry-after': '1', 'www-authenticate': 'Basic realm="gatehouse"', 'x-internal': 'hidden' },
+      detail: 'too many credential checks at once',
+    });
+    const stage = createAuthStage(authRecord({ auth_service: 'custom-auth' }), modules);
+    const { app, seen } = stageApp(stage, mapping());
+    const res = await request(app.callback()).get('/v1/hotels/').set('Authorization', 'Basic eDp5');
+    assert.equal(res.status, 429);
+    assert.equal(res.headers['retry-after'], '1');
+    assert.equal(res.headers['www-authenticate'], 'Basic realm="gatehouse"');
+    assert.equal(res.headers['x-internal'], undefined);
+    assert.deepEqual(res.body, { code: 429, message: '429: Too Many Requests', detail: 'too many credential checks at once' });
+    assert.equal(seen.backendCalls, 0);
+  });
+
   it('asks with the method, path_prefix + the normalised path + query, and only the headers it may see', async () => {
     const stage = createAuthStage(
       authRecord({ auth_service: 'custom-auth', path_prefix: '/check', allowed_authorization_headers: ['x-travel-user'], allowed_request_headers: ['x-request-id'] }),
