@@ -55,14 +55,14 @@ const SETTLE_MS = 200;
 
 /**
  * Reloads `module` when its folder changes. A module that cannot take the
- * new files keeps the old ones; the rate-limit and auth services say so
- * themselves, the booking modules through `logger`.
+ * new files keeps the old ones. The rate-limit service logs its reloads
+ * itself; for a module that does not (the booking modules), pass `logger`.
  */
-function watchModule(module: GatehouseModule, configDir: string, logger: Logger): FolderWatcher {
+function watchModule(module: GatehouseModule, configDir: string, logger?: Logger): FolderWatcher {
   return watchFolder(configDir, SETTLE_MS, () => {
     module.reload!().then(
-      () => logger.info({ module: module.name, configDir }, 'files reloaded'),
-      (err: unknown) => logger.error({ module: module.name, err: (err as Error).message }, 'files refused; the previous ones stay'),
+      () => logger?.info({ module: module.name, configDir }, 'files reloaded'),
+      (err: unknown) => logger?.error({ module: module.name, err: (err as Error).message }, 'files refused; the previous ones stay'),
     );
   });
 }
@@ -111,7 +111,7 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
       await service.close();
       throw err;
     }
-    const watcher = watch ? watchModule(service, configDir, logger) : undefined;
+    const watcher = watch ? watchModule(service, configDir) : undefined;
     return {
       address: `${hostPort(host, port)} (gRPC)`,
       async stop() {

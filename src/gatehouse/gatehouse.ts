@@ -178,7 +178,8 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     limits: registry.get(builtins.rateLimit.name) === builtins.rateLimit,
     bookings: builtins.bookingData,
   };
-  if (moduleFiles.users) usersText = (await checkModuleFiles({ ...moduleFiles, limits: false, bookings: false })).usersText;
+  // The users file as checked above: a reload that finds it unchanged keeps the cache.
+  if (moduleFiles.users) usersText = files.usersText;
 
   /**
    * Everything is checked before anything is applied: the records (and the

@@ -11,7 +11,6 @@ import pino from 'pino';
 import { httpError, redactAddress } from '../http';
 import {
   createRateLimitClient,
-  rateLimitTarget,
   UNIT_SECONDS,
   type DescriptorEntry,
   type DescriptorStatus,
@@ -207,14 +206,13 @@ export function createRateLimitStage(
       `service '${redactAddress(record.service)}' is neither a built-in module that rate-limits nor an address (host:port or URL)`,
     );
   }
-  // An address the client cannot reach as written would never answer, and every request would pass.
-  if (!local && rateLimitTarget(record.service) === undefined) {
-    throw new Error(
-      `service '${redactAddress(record.service)}' is not the address of a gRPC rate-limit service: ` +
-        `host:port, [v6]:port or grpc://host:port (plaintext)`,
-    );
+  let remote: ReturnType<typeof createRateLimitClient> | undefined;
+  try {
+    remote = local ? undefined : createRateLimitClient(record.service, { timeoutMs: record.timeout_ms });
+  } catch (err) {
+    // An address the client cannot reach as written: the client says why, this names the field.
+    throw new Error(`service ${(err as Error).message}`);
   }
-  const remote = local ? undefined : createRateLimitClient(record.service, { timeoutMs: record.timeout_ms });
   // The built-in service over its memory store answers within the call's own
   // microtasks, before any timer could fire: a deadline would never be met,
   // and arming one per request costs a timer. Any other store (Redis) or

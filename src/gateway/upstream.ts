@@ -4,6 +4,7 @@
  * of a remote upstream (`host:port`, `http://host:port[/base]`,
  * `https://host[:port][/base]`).
  */
+import { isHostPort } from '../http';
 
 /** A remote upstream's address, parsed once. */
 export interface UpstreamAddress {
@@ -16,24 +17,14 @@ export interface UpstreamAddress {
   readonly secure: boolean;
 }
 
-const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):([0-9]{1,5})$/;
 const URL_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
-
-function validPort(port: string): boolean {
-  const n = Number(port);
-  return n >= 1 && n <= 65535;
-}
 
 /**
  * Parses an upstream address. Returns `undefined` for anything else (a bare
  * name, another scheme, a URL with credentials, query or fragment).
  */
 export function parseUpstreamAddress(service: string): UpstreamAddress | undefined {
-  const hostPort = HOST_PORT.exec(service);
-  if (hostPort) {
-    if (!validPort(hostPort[2])) return undefined;
-    return { origin: `http://${service}`, host: service, basePath: '', secure: false };
-  }
+  if (isHostPort(service)) return { origin: `http://${service}`, host: service, basePath: '', secure: false };
   if (!URL_SCHEME.test(service)) return undefined;
   let url: URL;
   try {

@@ -47,6 +47,16 @@ export function absoluteUrl(ctx: Context, pathInApp: string): string {
   return `${origin}${basePath(ctx)}${pathInApp}`;
 }
 
+const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):([0-9]{1,5})$/;
+
+/** Whether `text` is `host:port` or `[v6]:port`, with a port from 1 to 65535. */
+export function isHostPort(text: string): boolean {
+  const match = HOST_PORT.exec(text);
+  if (match === null) return false;
+  const port = Number(match[2]);
+  return port >= 1 && port <= 65535;
+}
+
 const USERINFO = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^/?#@]*@/;
 
 /**

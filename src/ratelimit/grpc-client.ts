@@ -4,6 +4,7 @@
  * `ShouldRateLimit` over one shared channel, with a deadline on every call.
  */
 import * as grpc from '@grpc/grpc-js';
+import { isHostPort, redactAddress } from '../http';
 import { requestToProto, responseFromProto, type ProtoRequest, type ProtoResponse } from './grpc-codec';
 import { ENVOY_V3_SERVICE, methodOf } from './protos';
 import type { RateLimiter, RateLimitRequest, RateLimitResponse } from './types';
@@ -29,28 +30,31 @@ export class RateLimitCallError extends Error {
   }
 }
 
-const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):([0-9]{1,5})$/;
-
 /**
  * The gRPC target of a rate-limit service address: `host:port`,
  * `[v6]:port`, or either behind `grpc://` or `http://` (plaintext, as the
  * service listens). Undefined for anything else: a name, a path, credentials,
  * a port out of range, or `https://`, which this client does not speak.
  */
-export function rateLimitTarget(address: string): string | undefined {
+function rateLimitTarget(address: string): string | undefined {
   const bare = address.replace(/^(grpc|http):\/\//i, '').replace(/\/$/, '');
-  const match = HOST_PORT.exec(bare);
-  if (!match) return undefined;
-  const port = Number(match[2]);
-  return port >= 1 && port <= 65535 ? bare : undefined;
+  return isHostPort(bare) ? bare : undefined;
 }
 
-/** A client of a remote rate-limit service at `host:port`. */
+/**
+ * A client of a remote rate-limit service at `host:port`. Throws for an
+ * address it cannot reach as written (see {@link rateLimitTarget}), which
+ * would otherwise fail every call.
+ */
 export function createRateLimitClient(address: string, options: RateLimitClientOptions = {}): RateLimitClient {
   const timeoutMs = options.timeoutMs ?? 20;
   const method = methodOf(ENVOY_V3_SERVICE, 'ShouldRateLimit');
   const at = rateLimitTarget(address);
-  if (at === undefined) throw new Error(`'${address}' is not host:port or grpc://host:port`);
+  if (at === undefined) {
+    throw new Error(
+      `'${redactAddress(address)}' is not the address of a gRPC rate-limit service: host:port, [v6]:port or grpc://host:port (plaintext)`,
+    );
+  }
   const client = new grpc.Client(at, grpc.credentials.createInsecure(), {
     // Calls fail fast while the service is down; reconnection goes on behind.
     'grpc.enable_retries': 0,
