@@ -8,6 +8,14 @@ import { close, configOf, echoModule, listen, mapping, registry, send, type Echo
 const AUTH = { apiVersion: 'gateway/v1', kind: 'AuthService', name: 'auth', auth_service: 'auth' };
 const RATE_LIMIT = { apiVersion: 'gateway/v1', kind: 'RateLimitService', name: 'rl', service: 'ratelimit' };
 
+/** Building a gateway with `record` (beside one plain Mapping) fails with this one problem alone. */
+function assertOnlyProblem(record: Record<string, unknown>, text: string): void {
+  assert.throws(
+    () => createGateway({ modules: registry(echoModule('cars')), config: configOf(record, mapping('/v1/cars', 'cars')) }),
+    (err: unknown) => err instanceof ConfigError && err.problems.length === 1 && err.problems[0].text === text,
+  );
+}
+
 describe('gateway stages', () => {
   let gateway: Gateway;
   let server: http.Server;
@@ -148,50 +156,34 @@ describe('gateway stage construction', () => {
   });
 
   it('names the AuthService record once when its auth_service is neither a module that authenticates nor an address', () => {
-    assert.throws(
-      () => createGateway({ modules: registry(echoModule('cars')), config: configOf({ ...AUTH, auth_service: 'auths' }, mapping('/v1/cars', 'cars')) }),
-      (err: unknown) =>
-        err instanceof ConfigError &&
-        err.problems.length === 1 &&
-        err.problems[0].text ===
-          "AuthService auth: auth_service: auth_service 'auths' is neither a built-in module that authenticates nor an address (host:port or URL)",
+    assertOnlyProblem(
+      { ...AUTH, auth_service: 'auths' },
+      "AuthService auth: auth_service: auth_service 'auths' is neither a built-in module that authenticates nor an address (host:port or URL)",
     );
   });
 
   it('says where the built-in auth service comes from when a record names it and it is not there', () => {
-    assert.throws(
-      () => createGateway({ modules: registry(echoModule('cars')), config: configOf({ ...AUTH, auth_service: 'auth' }, mapping('/v1/cars', 'cars')) }),
-      (err: unknown) =>
-        err instanceof ConfigError &&
-        err.problems.length === 1 &&
-        err.problems[0].text ===
-          "AuthService auth: auth_service: auth_service 'auth' is neither a built-in module that authenticates nor an address (host:port or URL); " +
-            'the built-in auth service runs when the config folder has users.htpasswd',
+    assertOnlyProblem(
+      { ...AUTH, auth_service: 'auth' },
+      "AuthService auth: auth_service: auth_service 'auth' is neither a built-in module that authenticates nor an address (host:port or URL); " +
+        'the built-in auth service runs when the config folder has users.htpasswd',
     );
   });
 
   it('refuses a RateLimitService whose service is neither a module that rate-limits nor an address', () => {
     for (const service of ['ratelimits', 'cars']) {
-      assert.throws(
-        () => createGateway({ modules: registry(echoModule('cars')), config: configOf({ ...RATE_LIMIT, service }, mapping('/v1/cars', 'cars')) }),
-        (err: unknown) =>
-          err instanceof ConfigError &&
-          err.problems.length === 1 &&
-          err.problems[0].text ===
-            `RateLimitService rl: service: service '${service}' is neither a built-in module that rate-limits nor an address (host:port or URL)`,
+      assertOnlyProblem(
+        { ...RATE_LIMIT, service },
+        `RateLimitService rl: service: service '${service}' is neither a built-in module that rate-limits nor an address (host:port or URL)`,
       );
     }
   });
 
   it('refuses a RateLimitService address that no gRPC client could reach as written', () => {
     for (const service of ['https://rl.example:8081', 'rl.example:99999', '127.0.0.1:8081/path', 'grpc://rl.example']) {
-      assert.throws(
-        () => createGateway({ modules: registry(echoModule('cars')), config: configOf({ ...RATE_LIMIT, service }, mapping('/v1/cars', 'cars')) }),
-        (err: unknown) =>
-          err instanceof ConfigError &&
-          err.problems.length === 1 &&
-          err.problems[0].text ===
-            `RateLimitService rl: service: service '${service}' is not the address of a gRPC rate-limit service: host:port, [v6]:port or grpc://host:port (plaintext)`,
+      assertOnlyProblem(
+        { ...RATE_LIMIT, service },
+        `RateLimitService rl: service: service '${service}' is not the address of a gRPC rate-limit service: host:port, [v6]:port or grpc://host:port (plaintext)`,
       );
     }
   });
