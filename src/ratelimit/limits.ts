@@ -2,9 +2,10 @@
  * @module ratelimit/limits
  * The limits of every domain compiled into a tree walked entry by entry, and
  * the lookup that finds the rule for one descriptor exactly as
- * envoyproxy/ratelimit does: at each level `key` + `value` first, then a
- * wildcard value (`prefix*`), then `key` alone; the rule must sit at the
- * depth of the descriptor's last entry.
+ * envoyproxy/ratelimit does: at each level `key` + `value` first, then the
+ * wildcard values in the order written (each `*` stands for any text, so
+ * `prefix*`, `/api*v1` and `svc*ep*rpc` all match), then `key` alone; the
+ * rule must sit at the depth of the descriptor's last entry.
  */
 import type { CurrentLimit, DescriptorEntry, RateLimitUnit } from './types';
 import type { DescriptorConfig, LimitsDocument } from './limits-schema';
@@ -39,7 +40,8 @@ interface LimitNode {
 
 interface KeyBranch {
   values?: Map<string, LimitNode>;
-  wildcards?: { prefix: string; node: LimitNode }[];
+  /** The value split at its `*`s: `a*b*` is ['a', 'b', '']. */
+  wildcards?: { parts: readonly string[]; node: LimitNode }[];
   any?: LimitNode;
 }
 
@@ -109,7 +111,10 @@ function addLevel(
     if (seen.has(composite)) throw new LimitsCompileError(document, here, `duplicate descriptor '${fullKey}'`);
     seen.add(composite);
 
-    const wildcard = value.endsWith('*');
+    const wildcard = value.includes('*');
+    if (config.share_threshold && !wildcard) {
+      throw new LimitsCompileError(document, `${here}.share_threshold`, "needs a wildcard value (one holding '*'), as envoyproxy/ratelimit requires");
+    }
     shared.push(wildcard && config.share_threshold ? value : undefined);
     const node: LimitNode = {};
     node.rule = makeRule(config, fullKey, shared);
@@ -124,7 +129,7 @@ function addLevel(
     let branch = parent.keys.get(config.key);
     if (!branch) parent.keys.set(config.key, (branch = {}));
     if (value === '') branch.any = node;
-    else if (wildcard) (branch.wildcards ??= []).push({ prefix: value.slice(0, -1), node });
+    else if (wildcard) (branch.wildcards ??= []).push({ parts: Object.freeze(value.split('*')), node });
     else (branch.values ??= new Map()).set(value, node);
   });
 }
@@ -145,13 +150,32 @@ export function compileLimits(documents: readonly LimitsDocument[]): LimitTable 
   return { domains, hasReplaces: build.hasReplaces, ruleCount: build.ruleCount };
 }
 
+/**
+ * Whether a value matches a wildcard split at its `*`s: it starts with the
+ * first part, ends with the last, and holds the others in order between
+ * them, without overlapping. No allocation.
+ */
+export function wildcardMatches(parts: readonly string[], value: string): boolean {
+  const first = parts[0];
+  const last = parts[parts.length - 1];
+  if (value.length < first.length + last.length || !value.startsWith(first) || !value.endsWith(last)) return false;
+  let from = first.length;
+  const end = value.length - last.length;
+  for (let i = 1; i < parts.length - 1; i++) {
+    const at = value.indexOf(parts[i], from);
+    if (at < 0 || at + parts[i].length > end) return false;
+    from = at + parts[i].length;
+  }
+  return true;
+}
+
 function step(node: LimitNode, entry: DescriptorEntry): LimitNode | undefined {
   const branch = node.keys?.get(entry.key);
   if (!branch) return undefined;
   const exact = branch.values?.get(entry.value);
   if (exact) return exact;
   if (branch.wildcards) {
-    for (const w of branch.wildcards) if (entry.value.startsWith(w.prefix)) return w.node;
+    for (const w of branch.wildcards) if (wildcardMatches(w.parts, entry.value)) return w.node;
   }
   return branch.any;
 }

@@ -71,6 +71,25 @@ describe('rate-limit configuration', () => {
       assert.equal(findRule(table, 'messaging', e('client', 'c1', 'path', '/v2')), undefined);
     });
 
+    it('matches a * anywhere in a value, and several, in the order the wildcards are written', () => {
+      const table = compileDocuments([
+        {
+          domain: 'w',
+          descriptors: [
+            { key: 'path', value: '/api*v1', rate_limit: { unit: 'second', requests_per_unit: 1 } },
+            { key: 'path', value: 'svc*ep*rpc', rate_limit: { unit: 'second', requests_per_unit: 2 } },
+            { key: 'path', value: '/api*', rate_limit: { unit: 'second', requests_per_unit: 3 } },
+            { key: 'path', value: '*', rate_limit: { unit: 'second', requests_per_unit: 4 } },
+          ],
+        },
+      ]);
+      const limit = (value: string) => findRule(table, 'w', e('path', value))?.requestsPerUnit;
+      assert.deepEqual(
+        ['/api/users/v1', '/apiv1', 'svc-a.ep-b.rpc', 'svcXeprpc', '/api/users/v2', '/apv1', 'svc.rpc', 'ep', ''].map(limit),
+        [1, 1, 2, 2, 3, 4, 4, 4, 4],
+      );
+    });
+
     it('knows nothing of an unknown domain or key', () => {
       assert.equal(findRule(table, 'nope', e('to_number', '1')), undefined);
       assert.equal(findRule(table, 'messaging', e('unknown', '1')), undefined);
