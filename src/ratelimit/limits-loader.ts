@@ -5,16 +5,16 @@
  * whole and compiles them. Any error names the file, the document and the
  * field, and nothing of a bad set is applied.
  *
- * envoyproxy/ratelimit reads these files with Go's yaml.v2 into typed
- * fields, so the YAML is read as it does: merge keys (`<<: *anchor`) apply,
- * and a string field keeps its text as written (`value: 00123` is "00123",
- * not 123), where YAML 1.2 alone would make a number or a boolean of it.
+ * The YAML is read as envoyproxy/ratelimit reads it (see limits-yaml) and
+ * its keys checked as that service checks them (see limits-keys); a key it
+ * would accept but ignore loads with a warning.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { isAlias, isScalar, parseAllDocuments, Scalar, visit, type Document } from 'yaml';
 import { compileLimits, LimitsCompileError, type LimitTable } from './limits';
+import { checkKeys } from './limits-keys';
 import { formatIssuePath, limitsDocumentSchema, type LimitsDocument } from './limits-schema';
+import { parseLimitsYaml, YamlProblems } from './limits-yaml';
 
 /** A limits configuration that cannot be used, with where it went wrong. */
 export class LimitsConfigError extends Error {
@@ -33,6 +33,14 @@ export class LimitsConfigError extends Error {
 export interface LoadedLimits {
   table: LimitTable;
   files: string[];
+  /** What loads but has no effect, one line each: `file: path: why`. */
+  warnings: string[];
+}
+
+/** Limits compiled from documents given in code, with their warnings. */
+export interface CompiledLimits {
+  table: LimitTable;
+  warnings: string[];
 }
 
 function displayPath(file: string): string {
@@ -68,12 +76,18 @@ interface Labelled {
   where: string;
 }
 
-/** Validates raw documents (as parsed from YAML) of one file. */
-export function validateDocuments(raw: readonly unknown[], file: string): Labelled[] {
+/** Validates raw documents (as parsed from YAML) of one file; its warnings are added to `warnings`. */
+export function validateDocuments(raw: readonly unknown[], file: string, warnings: string[] = []): Labelled[] {
   const out: Labelled[] = [];
   const problems: string[] = [];
   raw.forEach((value, i) => {
     const where = raw.length > 1 ? `(document ${i + 1}) ` : '';
+    const keys = checkKeys(value);
+    for (const w of keys.warnings) warnings.push(`${file}: ${where}${w}`);
+    if (keys.problems.length) {
+      for (const p of keys.problems) problems.push(`${where}${p}`);
+      return;
+    }
     const parsed = limitsDocumentSchema.safeParse(value);
     if (parsed.success) {
       out.push({ doc: parsed.data, file, where });
@@ -88,52 +102,13 @@ export function validateDocuments(raw: readonly unknown[], file: string): Labell
   return out;
 }
 
-/** The fields of the format that envoyproxy/ratelimit reads as strings. */
-const STRING_FIELDS = new Set(['domain', 'key', 'value', 'name', 'unit']);
-
-/**
- * Gives every string field whose YAML value reads as a number or a boolean
- * its source text instead, as yaml.v2 fills a Go string. A null stays null
- * (the schema reads it as "", Go's zero value). Runs on the document before
- * toJS, so an anchored mapping is fixed where it is written and every merge
- * of it copies the text.
- */
-function keepStringFieldsAsWritten(doc: Document): void {
-  visit(doc, {
-    Pair(_, pair) {
-      if (!isScalar(pair.key) || !STRING_FIELDS.has(pair.key.value as string)) return;
-      const node = isAlias(pair.value) ? pair.value.resolve(doc) : pair.value;
-      if (!isScalar(node) || node.value === null || typeof node.value === 'string' || node.source === undefined) return;
-      // An alias may point at a node another field reads as a number: give this field its own copy.
-      if (node === pair.value) node.value = node.source;
-      else pair.value = new Scalar(node.source);
-    },
-  });
-}
-
 function parseYaml(text: string, file: string): unknown[] {
-  const docs = parseAllDocuments(text, { merge: true });
-  const list = Array.isArray(docs) ? docs : [docs];
-  const problems: string[] = [];
-  const values: unknown[] = [];
-  list.forEach((doc, i) => {
-    const where = list.length > 1 ? `(document ${i + 1}) ` : '';
-    for (const err of doc.errors) problems.push(`${where}${err.message.split('\n')[0]}`);
-    if (doc.errors.length) return;
-    let value: unknown;
-    try {
-      keepStringFieldsAsWritten(doc);
-      value = doc.toJS();
-    } catch (err) {
-      // A merge of something that is not a mapping, too many aliases: found only when converting.
-      problems.push(`${where}${(err as Error).message.split('\n')[0]}`);
-      return;
-    }
-    // An empty document (a trailing `---`, a file of comments) holds no domain.
-    if (value !== null && value !== undefined) values.push(value);
-  });
-  if (problems.length) throw new LimitsConfigError(file, problems);
-  return values;
+  try {
+    return parseLimitsYaml(text);
+  } catch (err) {
+    if (err instanceof YamlProblems) throw new LimitsConfigError(file, err.problems);
+    throw err;
+  }
 }
 
 /** Compiles labelled documents; a duplicate is reported against its file. */
@@ -149,7 +124,13 @@ export function compileLabelled(docs: readonly Labelled[]): LimitTable {
 
 /** Validates and compiles documents given in code, e.g. by a test or an embedding app. */
 export function compileDocuments(raw: readonly unknown[], label = '<limits>'): LimitTable {
-  return compileLabelled(validateDocuments(raw, label));
+  return compileDocumentsWithWarnings(raw, label).table;
+}
+
+/** {@link compileDocuments}, with what loads but has no effect. */
+export function compileDocumentsWithWarnings(raw: readonly unknown[], label = '<limits>'): CompiledLimits {
+  const warnings: string[] = [];
+  return { table: compileLabelled(validateDocuments(raw, label, warnings)), warnings };
 }
 
 /**
@@ -160,10 +141,11 @@ export function compileDocuments(raw: readonly unknown[], label = '<limits>'): L
 export function loadLimitsDir(dir: string): LoadedLimits {
   const files = listFiles(dir);
   const docs: Labelled[] = [];
+  const warnings: string[] = [];
   for (const file of files) {
     const shown = displayPath(file);
     const text = readFileSync(file, 'utf8');
-    docs.push(...validateDocuments(parseYaml(text, shown), shown));
+    docs.push(...validateDocuments(parseYaml(text, shown), shown, warnings));
   }
-  return { table: compileLabelled(docs), files };
+  return { table: compileLabelled(docs), files, warnings };
 }

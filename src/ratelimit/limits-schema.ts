@@ -1,13 +1,15 @@
 /**
  * @module ratelimit/limits-schema
  * The zod schema of a limits document in envoyproxy/ratelimit's YAML format,
- * so that a file written for that service loads here unchanged. Keys the
- * format does not know are refused, as it refuses them.
+ * so that a file written for that service loads here unchanged. Keys are
+ * checked apart (see limits-keys), as that service checks them: the schema
+ * leaves out the keys it does not read at a place.
  */
 import { z } from 'zod';
 import { RATE_LIMIT_UNITS, isRateLimitUnit } from './units';
 
 const UNIT_LIST = RATE_LIMIT_UNITS.join(', ');
+const COUNT_ERROR = 'must be a whole number from 0 to 4294967295 (decimal, 0x hex, 0o or 0 octal, 0b binary)';
 
 /**
  * A string field. The YAML loader hands over a field's text as written; a
@@ -20,22 +22,33 @@ const scalar = z
   })
   .transform((v) => (v === null ? '' : String(v)));
 
-const replacesSchema = z.strictObject({
+/**
+ * A Go bool field: `true` or `false` (the YAML reader gives `yes`, `on`, `y`
+ * and their opposites as booleans too); no value at all is false, Go's zero
+ * value. A quoted string is refused, as yaml.v2 refuses it.
+ */
+const flag = z
+  .boolean({ error: 'must be true or false (or yes/no, on/off, y/n, unquoted)' })
+  .nullish()
+  .transform((v) => v === true);
+
+const replacesSchema = z.object({
   name: scalar.pipe(z.string().min(1, 'must not be empty')),
 });
 
 export const rateLimitRuleSchema = z
-  .strictObject({
+  .object({
     /** Case-insensitive; required unless `unlimited`. */
     unit: scalar.optional(),
-    /** As in envoyproxy/ratelimit, an absent count is 0: the rule refuses everything. */
+    /** As in envoyproxy/ratelimit, an absent or empty count is 0: the rule refuses everything. */
     requests_per_unit: z
-      .number({ error: 'must be a whole number from 0 to 4294967295' })
-      .int('must be a whole number from 0 to 4294967295')
-      .min(0, 'must be a whole number from 0 to 4294967295')
-      .max(4_294_967_295, 'must be a whole number from 0 to 4294967295')
-      .default(0),
-    unlimited: z.boolean().default(false),
+      .number({ error: COUNT_ERROR })
+      .int(COUNT_ERROR)
+      .min(0, COUNT_ERROR)
+      .max(4_294_967_295, COUNT_ERROR)
+      .nullish()
+      .transform((v) => v ?? 0),
+    unlimited: flag,
     name: scalar.optional(),
     replaces: z.array(replacesSchema).nullish(),
   })
@@ -67,29 +80,32 @@ export interface DescriptorConfig {
   rate_limit?: z.output<typeof rateLimitRuleSchema>;
   shadow_mode: boolean;
   /** Metrics only in envoyproxy/ratelimit; accepted and ignored. */
-  detailed_metric?: boolean;
+  detailed_metric: boolean;
   /** Metrics only in envoyproxy/ratelimit; accepted and ignored. */
-  value_to_metric?: boolean;
-  /** Every value a wildcard (`value: prefix*`) matches counts against one shared limit. */
-  share_threshold?: boolean;
+  value_to_metric: boolean;
+  /** Every value a wildcard (`value: files/*`) matches counts against one shared limit. */
+  share_threshold: boolean;
+  /** Quota-aware routing in envoyproxy/ratelimit; accepted, the limit is enforced as any other. */
+  quota_mode: boolean;
   descriptors?: DescriptorConfig[] | null;
 }
 
 export const descriptorConfigSchema: z.ZodType<DescriptorConfig, unknown> = z.lazy(() =>
-  z.strictObject({
+  z.object({
     key: scalar.pipe(z.string().min(1, 'must not be empty')),
     value: scalar.optional(),
-    rate_limit: rateLimitRuleSchema.optional(),
-    shadow_mode: z.boolean().default(false),
-    detailed_metric: z.boolean().optional(),
-    value_to_metric: z.boolean().optional(),
-    share_threshold: z.boolean().optional(),
+    rate_limit: rateLimitRuleSchema.nullish().transform((v) => v ?? undefined),
+    shadow_mode: flag,
+    detailed_metric: flag,
+    value_to_metric: flag,
+    share_threshold: flag,
+    quota_mode: flag,
     descriptors: z.array(descriptorConfigSchema).nullish(),
   }),
 );
 
 /** One YAML document: a domain and its descriptors. */
-export const limitsDocumentSchema = z.strictObject({
+export const limitsDocumentSchema = z.object({
   domain: scalar.pipe(z.string().min(1, 'must not be empty')),
   descriptors: z.array(descriptorConfigSchema).nullish(),
 });

@@ -11,7 +11,7 @@
 import pino from 'pino';
 import type { RateLimiter, RateLimitRequest, RateLimitResponse, DescriptorStatus, DescriptorEntry } from './types';
 import { findRule, type LimitRule, type LimitTable } from './limits';
-import { compileDocuments, loadLimitsDir } from './limits-loader';
+import { compileDocumentsWithWarnings, loadLimitsDir, type CompiledLimits } from './limits-loader';
 import { createMemoryStore } from './memory-store';
 import { earlierHits, type RateLimitStore, type StoreDecision, type WindowCheck } from './store';
 import { UNIT_SECONDS, isRateLimitUnit } from './units';
@@ -54,6 +54,8 @@ export interface RateLimitServiceStats {
   domains: string[];
   rules: number;
   files: string[];
+  /** What the limits hold that loads but has no effect, one line each. */
+  warnings: string[];
   store: string;
 }
 
@@ -111,15 +113,22 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
   const logger: RateLimitLogger = options.logger ?? pino({ name: 'ratelimit' });
   const store = options.store ?? createMemoryStore({ now });
   let files: string[] = [];
+  let warnings: string[] = [];
   let table: LimitTable;
 
   function load(): LimitTable {
+    let loaded: CompiledLimits;
     if (options.limitsDir !== undefined) {
-      const loaded = loadLimitsDir(options.limitsDir);
-      files = loaded.files;
-      return loaded.table;
+      const read = loadLimitsDir(options.limitsDir);
+      files = read.files;
+      loaded = read;
+    } else {
+      loaded = compileDocumentsWithWarnings(options.limits ?? []);
     }
-    return compileDocuments(options.limits ?? []);
+    warnings = loaded.warnings;
+    // Keys envoyproxy/ratelimit accepts but that change nothing: said at every load, so a reload shows them too.
+    for (const warning of warnings) logger.warn({ warning }, 'rate-limit configuration warning');
+    return loaded.table;
   }
   table = load();
 
@@ -252,7 +261,14 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
       await store.close();
     },
     stats() {
-      return { ...counts, domains: [...table.domains.keys()], rules: table.ruleCount, files: [...files], store: store.kind };
+      return {
+        ...counts,
+        domains: [...table.domains.keys()],
+        rules: table.ruleCount,
+        files: [...files],
+        warnings: [...warnings],
+        store: store.kind,
+      };
     },
   };
 }

@@ -1,0 +1,119 @@
+/**
+ * @module ratelimit/limits-yaml
+ * Reads limits YAML as envoyproxy/ratelimit does: with Go's gopkg.in/yaml.v2
+ * (v2.4), which resolves plain scalars by YAML 1.1 and then fills typed Go
+ * fields. So the documents are parsed with the `yaml` package's YAML 1.1
+ * schema (merge keys, `yes`/`no`/`on`/`off`/`y`/`n` booleans), and then each
+ * field is given what yaml.v2 would put in it:
+ *
+ * - a string field (`domain`, `key`, `value`, `name`, `unit`) keeps its text
+ *   as written: `value: 00123` is "00123", `value: on` is "on";
+ * - `requests_per_unit` (a Go uint32) takes an integer as Go's strconv reads
+ *   it (`0x1F`, `0X1F`, `0o17`, `017`, `0b101`, `1_000`, `+5`), an empty
+ *   value or `~` as 0, and nothing else: a decimal number (`5.0`, `1e3`),
+ *   base 60 (`1:30`) or a quoted string is refused, as that service refuses it.
+ */
+import { isAlias, isScalar, parseAllDocuments, Scalar, visit, type Document } from 'yaml';
+
+/** The fields of the format that envoyproxy/ratelimit reads as strings. */
+const STRING_FIELDS = new Set(['domain', 'key', 'value', 'name', 'unit']);
+
+/** The field yaml.v2 reads into a Go uint32. */
+const COUNT_FIELD = 'requests_per_unit';
+
+/** An integer as Go's `strconv.ParseInt(s, 0, 64)` reads it, once yaml.v2 has removed every `_`. */
+const GO_INTEGER = /^([-+]?)(?:0[xX]([0-9a-fA-F]+)|0[oO]([0-7]+)|0[bB]([01]+)|0([0-7]*)|([1-9][0-9]*))$/;
+
+/**
+ * The integer yaml.v2 resolves a plain scalar to, or undefined when it
+ * resolves to something else (a float, a string). yaml.v2 only tries
+ * numbers for text that starts with a digit or a sign.
+ */
+export function goInteger(text: string): number | undefined {
+  if (!/^[-+0-9]/.test(text)) return undefined;
+  const m = GO_INTEGER.exec(text.replace(/_/g, ''));
+  if (!m) return undefined;
+  const [, sign, hex, octal, binary, zeroOctal, decimal] = m;
+  let n: number;
+  if (hex !== undefined) n = Number.parseInt(hex, 16);
+  else if (octal !== undefined) n = Number.parseInt(octal, 8);
+  else if (binary !== undefined) n = Number.parseInt(binary, 2);
+  else if (zeroOctal !== undefined) n = zeroOctal === '' ? 0 : Number.parseInt(zeroOctal, 8);
+  else n = Number(decimal);
+  return sign === '-' ? -n : n;
+}
+
+/** The value yaml.v2 gives a uint32 field from this scalar; a string (refused by the schema) when none. */
+function countValue(node: Scalar): unknown {
+  if (node.tag !== undefined) return node.value; // an explicit tag decides, in both readers
+  if (node.type !== Scalar.PLAIN) return typeof node.value === 'string' ? node.value : node.source;
+  if (node.value === null) return 0; // yaml.v2 gives a null the field's zero value
+  return goInteger(node.source ?? '') ?? String(node.source);
+}
+
+/**
+ * Gives the string and count fields what yaml.v2 would put in them. Runs on
+ * the document before toJS, so an anchored mapping is fixed where it is
+ * written and every merge of it copies the result.
+ */
+function readFieldsAsGo(doc: Document): void {
+  visit(doc, {
+    Pair(_, pair) {
+      if (!isScalar(pair.key)) return;
+      const field = pair.key.value;
+      const isString = typeof field === 'string' && STRING_FIELDS.has(field);
+      if (!isString && field !== COUNT_FIELD) return;
+      const node = isAlias(pair.value) ? pair.value.resolve(doc) : pair.value;
+      if (!isScalar(node) || node.source === undefined) return;
+      let value: unknown;
+      if (isString) {
+        // A null stays null: the schema reads it as "", Go's zero value.
+        if (node.value === null || typeof node.value === 'string') return;
+        value = node.source;
+      } else {
+        value = countValue(node);
+        if (value === node.value) return;
+      }
+      // An alias may point at a node another field reads otherwise: give this field its own copy.
+      if (node === pair.value) node.value = value;
+      else pair.value = new Scalar(value);
+    },
+  });
+}
+
+/** Problems of one file's YAML, each prefixed with its document when the file holds several. */
+export class YamlProblems extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(problems.join('\n'));
+    this.name = 'YamlProblems';
+  }
+}
+
+/**
+ * Parses every document of a limits file into plain values, as
+ * envoyproxy/ratelimit would read them. Empty documents (a trailing `---`, a
+ * file of comments) are left out. Throws {@link YamlProblems}.
+ */
+export function parseLimitsYaml(text: string): unknown[] {
+  const docs = parseAllDocuments(text, { schema: 'yaml-1.1', merge: true });
+  const list = Array.isArray(docs) ? docs : [docs];
+  const problems: string[] = [];
+  const values: unknown[] = [];
+  list.forEach((doc, i) => {
+    const where = list.length > 1 ? `(document ${i + 1}) ` : '';
+    for (const err of doc.errors) problems.push(`${where}${err.message.split('\n')[0]}`);
+    if (doc.errors.length) return;
+    let value: unknown;
+    try {
+      readFieldsAsGo(doc);
+      value = doc.toJS();
+    } catch (err) {
+      // A merge of something that is not a mapping, too many aliases: found only when converting.
+      problems.push(`${where}${(err as Error).message.split('\n')[0]}`);
+      return;
+    }
+    if (value !== null && value !== undefined) values.push(value);
+  });
+  if (problems.length) throw new YamlProblems(problems);
+  return values;
+}
