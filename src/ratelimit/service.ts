@@ -147,8 +147,9 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
       const replaced = new Set<string>();
       for (const rule of rules) if (rule) for (const name of rule.replaces) replaced.add(name);
       for (let i = 0; i < rules.length; i++) {
-        const name = rules[i]?.name;
-        if (name !== undefined && replaced.has(name)) rules[i] = undefined;
+        const rule = rules[i];
+        // An unlimited rule is answered before replacing, as envoyproxy/ratelimit does: it stays unlimited.
+        if (rule?.name !== undefined && !rule.unlimited && replaced.has(rule.name)) rules[i] = undefined;
       }
     }
     return rules;
@@ -187,7 +188,9 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
         currentLimit: rules[owners[j]]!.currentLimit,
         // Refused, the request took nothing: what remains is what was there.
         limitRemaining: exceeds ? 0 : decision.admitted ? check.limit - seen - check.hits : check.limit - before,
-        durationUntilResetMs: check.ttlMs,
+        // Whole seconds, as envoyproxy/ratelimit counts them: its clock reads seconds, so the last
+        // fraction of a window reads as 1 s (Envoy turns this into X-RateLimit-Reset, in seconds).
+        durationUntilResetMs: Math.ceil(check.ttlMs / 1000) * 1000,
       };
     }
     if (over) counts.overLimit++;

@@ -53,11 +53,12 @@ describe('rate-limit service', () => {
   });
 
   it('aligns windows on the clock, as envoyproxy/ratelimit does', async () => {
-    // 59.5 s into the minute: the window ends in half a second, whenever it began being used.
+    // 59.5 s into the minute: the window ends in half a second, whenever it began being used;
+    // reported in whole seconds, as that service reports it (1 s, not 0 s and 500 ms).
     const clock = { t: T0 + 49_500 };
     const service = serviceAt(clock);
     const ask = () => service.shouldRateLimit({ domain: 'messaging', descriptors: [d('client', 'c', 'path', '/v1/x')] });
-    assert.equal((await ask()).statuses[0].durationUntilResetMs, 500);
+    assert.equal((await ask()).statuses[0].durationUntilResetMs, 1000);
     await ask();
     await ask();
     assert.equal((await ask()).overallCode, 'OVER_LIMIT');
@@ -145,6 +146,22 @@ describe('rate-limit service', () => {
     assert.equal(res.statuses[1].currentLimit?.requestsPerUnit, 50);
     const alone = await service.shouldRateLimit({ domain: 'edge', descriptors: [d('team', 'search', 'user', 'bob')] });
     assert.equal(alone.statuses[0].limitRemaining, 4);
+  });
+
+  it('keeps an unlimited rule unlimited when another replaces its name, as envoyproxy/ratelimit does', async () => {
+    const limits = [
+      {
+        domain: 'd',
+        descriptors: [
+          { key: 'internal', rate_limit: { name: 'base', unlimited: true } },
+          { key: 'user', rate_limit: { unit: 'minute', requests_per_unit: 5, replaces: [{ name: 'base' }] } },
+        ],
+      },
+    ];
+    const service = createRateLimitService({ limits, now: () => T0, logger: memoryLogger() });
+    const res = await service.shouldRateLimit({ domain: 'd', descriptors: [d('internal', 'x'), d('user', 'bob')] });
+    assert.deepEqual(res.statuses[0], { code: 'OK', limitRemaining: UNLIMITED_REMAINING });
+    assert.equal(res.statuses[1].limitRemaining, 4);
   });
 
   it('shares one counter among the values of a share_threshold wildcard', async () => {
