@@ -46,7 +46,8 @@ export async function checkFolder(dir: string): Promise<CheckReport> {
   const loaded = await loadConfig(configDir);
   const files = await checkFolderFiles(configDir);
   const problems = [...(loaded.ok ? [] : loaded.problems), ...files.problems];
-  if (!loaded.ok || problems.length > 0) return { ok: false, text: `${problems.map((p) => p.text).join('\n')}\n` };
+  const warnings = files.warnings.map((w) => `warning: ${w}\n`).join('');
+  if (!loaded.ok || problems.length > 0) return { ok: false, text: `${problems.map((p) => p.text).join('\n')}\n${warnings}` };
 
   let modules: GatehouseModule[];
   try {
@@ -71,7 +72,7 @@ export async function checkFolder(dir: string): Promise<CheckReport> {
     ].filter(Boolean);
     return {
       ok: true,
-      text: `${configDir}: OK\n\n${routes}\n${services.length ? `\n${services.join('\n')}\n` : ''}`,
+      text: `${configDir}: OK\n\n${routes}\n${services.length ? `\n${services.join('\n')}\n` : ''}${warnings && `\n${warnings}`}`,
     };
   } catch (err) {
     if (err instanceof ConfigError) return { ok: false, text: `${err.problems.map((p) => p.text).join('\n')}\n` };

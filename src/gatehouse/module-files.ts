@@ -27,6 +27,8 @@ export interface ModuleFiles {
 /** What the check found: the problems, and the users file as read (to tell whether it changed). */
 export interface ModuleFilesCheck {
   problems: ConfigProblem[];
+  /** What loads but deserves a look (a weak hash, a limits key with no effect), one line each, naming its file. */
+  warnings: string[];
   usersText?: string;
 }
 
@@ -40,6 +42,7 @@ function fileProblem(file: string, message: string): ConfigProblem {
  */
 export async function checkModuleFiles(files: ModuleFiles): Promise<ModuleFilesCheck> {
   const problems: ConfigProblem[] = [];
+  const warnings: string[] = [];
   let usersText: string | undefined;
 
   if (files.users) {
@@ -48,6 +51,7 @@ export async function checkModuleFiles(files: ModuleFiles): Promise<ModuleFilesC
       usersText = await readFile(file, 'utf8');
       const parsed = parseHtpasswd(usersText);
       if (parsed.problems.length > 0) throw new UsersFileError(file, parsed.problems);
+      for (const w of parsed.warnings) warnings.push(`${file}: line ${w.line}: ${w.message}`);
     } catch (err) {
       if (err instanceof UsersFileError) {
         for (const p of err.problems) problems.push(fileProblem(file, p.line > 0 ? `line ${p.line}: ${p.message}` : p.message));
@@ -60,7 +64,7 @@ export async function checkModuleFiles(files: ModuleFiles): Promise<ModuleFilesC
 
   if (files.limits) {
     try {
-      loadLimitsDir(files.configDir);
+      warnings.push(...loadLimitsDir(files.configDir).warnings);
     } catch (err) {
       if (err instanceof LimitsConfigError) for (const p of err.problems) problems.push(fileProblem(err.file, p));
       else problems.push(fileProblem(join(files.configDir, 'ratelimit.yaml'), `cannot be read: ${(err as Error).message}`));
@@ -75,7 +79,7 @@ export async function checkModuleFiles(files: ModuleFiles): Promise<ModuleFilesC
       else problems.push(fileProblem(join(files.configDir, BOOKINGS_FILE), (err as Error).message));
     }
   }
-  return { problems, usersText };
+  return { problems, warnings, usersText };
 }
 
 /**

@@ -203,6 +203,19 @@ describe('gatehouse check', function () {
     }
   });
 
+  it('prints what loads with a warning: a weak hash in the users file, a limits key with no effect', async () => {
+    const dir = demoWith('ratelimit.yaml', '      requests_per_unit: 3\n', '      requests_per_unit: 3\n    detailed_metric: true\n');
+    // An SHA-1 line, as `htpasswd -s` writes it (password "secret").
+    writeFileSync(join(dir, 'users.htpasswd'), `${readFileSync(join(dir, 'users.htpasswd'), 'utf8')}carol:{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ=\n`);
+    const res = await runCli(['check', dir]);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stdout, /: OK\n/);
+    const warnings = res.stdout.split('\n').filter((l) => l.startsWith('warning: '));
+    assert.equal(warnings.length, 2, res.stdout);
+    assert.match(warnings[0], /users\.htpasswd: line \d+: user 'carol': .*SHA-1/);
+    assert.match(warnings[1], /ratelimit\.yaml: .*detailed_metric/);
+  });
+
   it('says so when a folder holds no routes at all', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-check-'));
     folders.push(dir);
