@@ -6,28 +6,22 @@
  * that `reconfigure` swaps whole; a request keeps the runtime it started with.
  */
 import Koa, { type Context, type Middleware } from 'koa';
-import { basePath, errorHandler, HttpError, ORIGINAL_PATH, type ErrorHandlerOptions } from '../http';
+import { basePath, errorHandler, errorResponder, HttpError, ORIGINAL_PATH, type ErrorHandlerOptions } from '../http';
 import { createAuthStage } from './auth-stage';
 import { checkDeclaredLength, DEFAULT_BODY_LIMIT, guardStreamedBody, payloadTooLarge, type StreamedBodyGuard } from './body-limit';
 import { ConfigError, type ConfigProblem } from './config/problems';
 import type { GatewayConfig } from './config/schema';
 import { dispatchInProcess } from './dispatch';
 import { NO_EVENTS, type GatewayEvents } from './events';
+import { applyRequestEdits, applyResponseEdits } from './header-edits';
+import { dropNominatedHeaders } from './hop-by-hop';
 import { keptHeaders, restoreHeaders } from './kept-headers';
 import type { ModuleRegistry } from './module';
 import { normalisePath } from './path';
 import { forwardRemote } from './proxy';
 import { createRateLimitStage } from './ratelimit-stage';
 import { rewritePath, type Route } from './route-table';
-import {
-  buildRuntime,
-  disposeRuntime,
-  retireRuntime,
-  type HeaderEdits,
-  type RouteTarget,
-  type Runtime,
-  type StageFactories,
-} from './runtime';
+import { buildRuntime, disposeRuntime, retireRuntime, type RouteTarget, type Runtime, type StageFactories } from './runtime';
 import { deepFreeze, type GatewaySnapshot, type RejectedConfig } from './snapshot';
 
 export interface GatewayOptions {
@@ -77,19 +71,6 @@ const OWN_PREFIX = '/gateway/v0/check_';
 const ALIVE = '/gateway/v0/check_alive';
 const READY = '/gateway/v0/check_ready';
 
-function applyRequestEdits(ctx: Context, edits: HeaderEdits): void {
-  const headers = ctx.req.headers;
-  const remove = edits.removeRequestHeaders;
-  for (let i = 0; i < remove.length; i++) delete headers[remove[i]];
-  const add = edits.addRequestHeaders;
-  for (let i = 0; i < add.length; i++) headers[add[i][0]] = add[i][1];
-}
-
-function applyResponseEdits(ctx: Context, edits: HeaderEdits): void {
-  const add = edits.addResponseHeaders;
-  for (let i = 0; i < add.length; i++) ctx.set(add[i][0], add[i][1]);
-}
-
 /** What a preflight asks to send, as a route's `method` is spelled. */
 function requestedMethod(ctx: Context): string {
   return String(ctx.req.headers['access-control-request-method']).toUpperCase();
@@ -115,6 +96,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const events = options.events ?? NO_EVENTS;
   const readiness = options.readiness;
+  const errors = errorResponder(options.errors);
   const drainMs = options.drainMs ?? 30_000;
   const stages: StageFactories = {
     auth: options.stages?.auth ?? createAuthStage,
@@ -170,24 +152,32 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
       if (!(typeof passed === 'boolean' ? passed : await passed)) return;
     }
     const target = route.target;
-    applyRequestEdits(ctx, target);
+    applyRequestEdits(ctx.req.headers, target);
     const forwardPath = rewritePath(route, path);
-    if (target.kind === 'in-process') {
-      const kept = keptHeaders(ctx.res);
-      await dispatchInProcess(ctx, target.handler, forwardPath);
-      if (guard?.tripped) throw payloadTooLarge(bodyLimit);
-      if (kept !== null) restoreHeaders(ctx, kept);
-      applyResponseEdits(ctx, target);
-    } else {
-      await forwardRemote(ctx, target.upstream, {
-        path: upstreamPath(target.upstream.address.basePath, forwardPath, ctx.querystring),
-        timeoutMs: target.timeoutMs,
-        addResponseHeaders: target.addResponseHeaders,
-        guard,
-        route: mapping.name,
-        events,
-      });
+    // Headers the gateway set before a module runs, which the module's own error handler clears.
+    let kept = target.kind === 'in-process' ? keptHeaders(ctx.res) : null;
+    try {
+      if (target.kind === 'in-process') {
+        await dispatchInProcess(ctx, target.handler, forwardPath);
+        if (guard?.tripped) throw payloadTooLarge(bodyLimit);
+      } else {
+        await forwardRemote(ctx, target.upstream, {
+          path: upstreamPath(target.upstream.address.basePath, forwardPath, ctx.querystring),
+          timeoutMs: target.timeoutMs,
+          guard,
+          route: mapping.name,
+          events,
+        });
+      }
+    } catch (err) {
+      // The gateway's own answer for the route (413, 502, 503, 504) is answered
+      // here, so that it gets the route's response edits, as Envoy's router
+      // gives them to its local replies, and keeps its CORS and rate-limit headers.
+      if (kept === null) kept = keptHeaders(ctx.res);
+      errors.answer(ctx, err);
     }
+    if (kept !== null) restoreHeaders(ctx, kept);
+    applyResponseEdits(ctx.res, target);
   }
 
   /** Answers a CORS preflight with `cors`, without auth: browsers send no credentials with one. */
@@ -204,6 +194,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     const rt = current;
     if (rt === null) throw new HttpError(503, 'no configuration is loaded');
     const headers = ctx.req.headers;
+    dropNominatedHeaders(headers);
     // A preflight is routed by the method it asks about, so that a route limited to that method answers it.
     const preflight = ctx.method === 'OPTIONS' && headers.origin !== undefined && headers['access-control-request-method'] !== undefined;
     let route = rt.table.match(path, preflight ? requestedMethod(ctx) : ctx.method, headers);

@@ -13,6 +13,7 @@ import { Pool, type Dispatcher } from 'undici';
 import { HttpError } from '../http';
 import { payloadTooLarge, type StreamedBodyGuard } from './body-limit';
 import type { GatewayEvents, UpstreamFailure } from './events';
+import { connectionNamed, isHopByHop } from './hop-by-hop';
 import type { UpstreamAddress } from './upstream';
 
 function ignore(): void {}
@@ -83,31 +84,6 @@ export function createUpstream(address: UpstreamAddress, options: UpstreamOption
   return { address, pool };
 }
 
-/** Headers that describe one connection, not the message (RFC 9110 §7.6.1), plus what undici sets itself. */
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-]);
-
-function isHopByHop(name: string): boolean {
-  return HOP_BY_HOP.has(name) || name.startsWith('proxy-');
-}
-
-/** The header names a `Connection` header lists, besides `close` and `keep-alive`. */
-function connectionNamed(value: string | string[] | undefined): string[] | null {
-  if (value === undefined) return null;
-  const text = (Array.isArray(value) ? value.join(',') : value).toLowerCase();
-  if (text === 'keep-alive' || text === 'close') return null;
-  return text.split(',').map((t) => t.trim());
-}
-
 function clientAddress(ctx: Context): string {
   const ip = ctx.req.socket.remoteAddress ?? '';
   return ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
@@ -115,11 +91,10 @@ function clientAddress(ctx: Context): string {
 
 function upstreamRequestHeaders(ctx: Context, upstream: Upstream): Record<string, string | string[]> {
   const incoming = ctx.req.headers;
-  const named = connectionNamed(incoming.connection);
+  // What the client's Connection header named is gone already (dropNominatedHeaders).
   const out: Record<string, string | string[]> = {};
   for (const name in incoming) {
     if (isHopByHop(name) || name === 'host' || name === 'expect') continue;
-    if (named !== null && named.includes(name)) continue;
     const value = incoming[name];
     if (value !== undefined) out[name] = value;
   }
@@ -178,7 +153,6 @@ function upstreamFailure(failure: UpstreamFailure, err: unknown, timeoutMs: numb
 export interface ForwardOptions {
   readonly path: string;
   readonly timeoutMs: number;
-  readonly addResponseHeaders: readonly (readonly [string, string])[];
   /** The counter of a body of unknown length, when there is one. */
   readonly guard: StreamedBodyGuard | null;
   /** The mapping's name, for {@link GatewayEvents.upstreamError}. */
@@ -250,7 +224,6 @@ export async function forwardRemote(ctx: Context, upstream: Upstream, options: F
   }
   ctx.status = statusCode;
   copyResponseHeaders(ctx, headers);
-  for (const [name, value] of options.addResponseHeaders) ctx.set(name, value);
   const typed = headers['content-type'] !== undefined;
   ctx.body = payload;
   // koa names a stream `application/octet-stream` when nothing else did; the upstream's word stands.

@@ -13,7 +13,7 @@
  * `/v1/hotelsX`).
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { MappingRecord } from './config/schema';
+import type { HeaderCondition, MappingRecord } from './config/schema';
 
 /** A route as the table holds it: a Mapping, its normalised prefix and what it forwards to. */
 export interface Route<T> {
@@ -26,7 +26,8 @@ export interface Route<T> {
   /** `method` and header constraints, counted. */
   readonly constraints: number;
   readonly method: string | null;
-  readonly headers: readonly (readonly [string, string])[] | null;
+  /** Each required header and its exact value, or `true` for any value. */
+  readonly headers: readonly (readonly [string, HeaderCondition])[] | null;
   /** Whether the prefix ends in `/` (a plain string prefix). */
   readonly open: boolean;
   /** Where the forwarded remainder of the path starts (the prefix's trailing slash is kept). */
@@ -99,9 +100,11 @@ export class RouteTable<T> {
   }
 }
 
-function headersMatch(required: readonly (readonly [string, string])[], headers: IncomingHttpHeaders): boolean {
+function headersMatch(required: readonly (readonly [string, HeaderCondition])[], headers: IncomingHttpHeaders): boolean {
   for (let i = 0; i < required.length; i++) {
-    if (headers[required[i][0]] !== required[i][1]) return false;
+    const value = headers[required[i][0]];
+    const wanted = required[i][1];
+    if (wanted === true ? value === undefined : value !== wanted) return false;
   }
   return true;
 }

@@ -15,18 +15,12 @@ import type { Stage, StageFactory } from './stage';
 import type { AuthServiceRecord, GatewayConfig, MappingRecord, RateLimitServiceRecord } from './config/schema';
 import { ConfigError, configProblem, type ConfigProblem } from './config/problems';
 import { moduleHandler, type ModuleHandler } from './dispatch';
+import { compileHeaderEdits, type HeaderEdits } from './header-edits';
 import { normalisePath } from './path';
 import { createUpstream, type Upstream } from './proxy';
 import { RouteTable, type RouteSpec } from './route-table';
 import { parseUpstreamAddress, type UpstreamAddress } from './upstream';
 import { describeRoutes, type RuntimeSnapshot } from './snapshot';
-
-/** Header edits of a route, as lists. */
-export interface HeaderEdits {
-  readonly addRequestHeaders: readonly (readonly [string, string])[];
-  readonly removeRequestHeaders: readonly string[];
-  readonly addResponseHeaders: readonly (readonly [string, string])[];
-}
 
 /** What every route has besides its target: edits of headers, and its CORS policy. */
 export interface RouteExtras extends HeaderEdits {
@@ -70,23 +64,6 @@ export interface Runtime {
   retired: boolean;
   graceTimer?: NodeJS.Timeout;
   closing?: Promise<void>;
-}
-
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
-
-function headerPairs(
-  map: Record<string, string>,
-  field: string,
-  problem: (path: string, message: string) => void,
-): [string, string][] {
-  const pairs: [string, string][] = [];
-  for (const [name, value] of Object.entries(map)) {
-    if (!HEADER_NAME.test(name)) problem(`${field}.${name}`, 'must be an HTTP header name');
-    else if (!HEADER_VALUE.test(value)) problem(`${field}.${name}`, 'must be a header value: no line breaks or control characters');
-    else pairs.push([name.toLowerCase(), value]);
-  }
-  return pairs;
 }
 
 function moduleList(modules: ModuleRegistry): string {
@@ -138,12 +115,7 @@ export function buildRuntime(
     } catch (err) {
       problem('cors', (err as Error).message);
     }
-    const edits: RouteExtras = {
-      addRequestHeaders: headerPairs(mapping.add_request_headers, 'add_request_headers', problem),
-      removeRequestHeaders: mapping.remove_request_headers,
-      addResponseHeaders: headerPairs(mapping.add_response_headers, 'add_response_headers', problem),
-      cors,
-    };
+    const edits: RouteExtras = { ...compileHeaderEdits(mapping), cors };
     const module = modules.get(mapping.service);
     if (module) {
       if (module.app) pending.push({ mapping, prefix, edits, module: module as GatehouseModule & { app: NonNullable<GatehouseModule['app']> } });

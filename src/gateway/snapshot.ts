@@ -5,7 +5,7 @@
  * the configuration came from, and the last configuration that was refused.
  */
 import type { ConfigProblem } from './config/problems';
-import type { AuthServiceRecord, GatewayConfig, LabelGroup, RateLimitServiceRecord, RecordSource } from './config/schema';
+import type { AuthServiceRecord, GatewayConfig, HeaderCondition, LabelGroup, RateLimitServiceRecord, RecordSource } from './config/schema';
 import type { RouteTable } from './route-table';
 
 /** One route, as the diagnostic page shows it. */
@@ -18,7 +18,8 @@ export interface RouteSnapshot {
   readonly target: 'in-process' | 'remote';
   readonly precedence: number;
   readonly method?: string;
-  readonly headers?: Readonly<Record<string, string>>;
+  /** Required headers: an exact value, or `true` for any. */
+  readonly headers?: Readonly<Record<string, HeaderCondition>>;
   readonly bypass_auth: boolean;
   readonly timeout_ms: number;
   readonly labels?: Readonly<Record<string, readonly LabelGroup[]>>;

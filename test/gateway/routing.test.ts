@@ -20,7 +20,7 @@ describe('gateway in-process routing', () => {
         mapping('/v2api/', 'api', { name: 'v2api', rewrite: '/v2' }),
         mapping('/edits/', 'hotels', {
           name: 'edits',
-          add_request_headers: { 'X-Added': 'by-gateway', 'X-Replaced': 'new' },
+          add_request_headers: { 'X-Added': 'by-gateway', 'X-Replaced': { value: 'new', append: false } },
           remove_request_headers: ['x-secret'],
           add_response_headers: { 'X-Served-By': 'gatehouse' },
         }),

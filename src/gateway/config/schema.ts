@@ -5,6 +5,9 @@
  * from them.
  */
 import { z } from 'zod';
+import { addedHeadersSchema, matchedHeadersSchema, removedHeadersSchema } from './headers';
+
+export type { AddedHeader, HeaderCondition } from './headers';
 
 export const API_VERSION = 'gateway/v1';
 
@@ -12,8 +15,6 @@ const headerName = z
   .string()
   .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an HTTP header name')
   .transform((h) => h.toLowerCase());
-
-const headerMap = z.record(z.string(), z.string());
 
 const timeoutMs = (fallback: number) => z.number().int().positive().max(600_000).default(fallback);
 
@@ -77,12 +78,14 @@ export const mappingSchema = z.strictObject({
     .regex(/^[A-Za-z]+$/, 'must be an HTTP method')
     .transform((m) => m.toUpperCase())
     .optional(),
-  /** Exact header values the request must carry to match. */
-  headers: z.record(headerName, z.string()).optional(),
+  /** Headers the request must carry to match: an exact value, or `true` for any value. */
+  headers: matchedHeadersSchema.optional(),
   precedence: z.number().int().default(0),
-  add_request_headers: headerMap.default({}),
-  remove_request_headers: z.array(headerName).default([]),
-  add_response_headers: headerMap.default({}),
+  // Applied after the stages: the removals, then the additions, as Envoy does.
+  add_request_headers: addedHeadersSchema(true).default({}),
+  remove_request_headers: removedHeadersSchema(true).default([]),
+  add_response_headers: addedHeadersSchema(false).default({}),
+  remove_response_headers: removedHeadersSchema(false).default([]),
   cors: corsSchema.optional(),
 });
 

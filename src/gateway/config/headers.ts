@@ -1,0 +1,162 @@
+/**
+ * @module gateway/config/headers
+ * The header fields of a Mapping, as Emissary spells them:
+ * `add_request_headers` / `add_response_headers` (a value, or `{value,
+ * append}` with `append` true by default), `remove_request_headers` /
+ * `remove_response_headers` (a name or a list), and `headers` to match (an
+ * exact value, or `true` for any). Every wrong entry is reported at its own
+ * field path; names come out lower-case.
+ */
+import { z } from 'zod';
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+const HOP_BY_HOP = 'is a hop-by-hop header: it describes one connection and is never passed on';
+const FRAMING = "describes how the body is framed; the gateway sets it from the body it sends";
+
+/** Headers no edit may touch, and why. */
+const UNEDITABLE: Readonly<Record<string, string>> = {
+  host: 'may not be edited: the upstream is sent its own Host and X-Forwarded-Host carries the client\'s (Envoy refuses host edits too)',
+  connection: HOP_BY_HOP,
+  'keep-alive': HOP_BY_HOP,
+  'proxy-connection': HOP_BY_HOP,
+  te: HOP_BY_HOP,
+  trailer: HOP_BY_HOP,
+  upgrade: HOP_BY_HOP,
+  'transfer-encoding': FRAMING,
+  'content-length': FRAMING,
+};
+
+/** Request headers the gateway writes itself after the edits, and so may not be added. */
+const SET_BY_GATEWAY = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']);
+
+/** A header a Mapping adds: its value, and whether it joins the values already there (`append`) or replaces them. */
+export interface AddedHeader {
+  readonly value: string;
+  readonly append: boolean;
+}
+
+type Ctx = z.core.$RefinementCtx;
+
+function issue(ctx: Ctx, input: unknown, path: PropertyKey[], message: string): void {
+  ctx.issues.push({ code: 'custom', message, input, path });
+}
+
+/** Why a header name cannot be edited, or undefined when it can. */
+function nameProblem(name: string, adding: boolean, request: boolean): string | undefined {
+  if (name.startsWith(':')) return 'is a pseudo-header; it may not be edited (as in Envoy)';
+  if (!TOKEN.test(name)) return 'must be an HTTP header name';
+  const lower = name.toLowerCase();
+  const why = UNEDITABLE[lower] ?? (lower.startsWith('proxy-') ? HOP_BY_HOP : undefined);
+  if (why !== undefined) return why;
+  if (adding && request && SET_BY_GATEWAY.has(lower)) return 'is set by the gateway (from the client\'s own with trustProxy); it may only be removed';
+  return undefined;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  return typeof value === 'object' ? 'a mapping' : `a ${typeof value}`;
+}
+
+/** One added header's value: a string, or `{value, append}`. */
+function addedValue(raw: unknown, ctx: Ctx, at: PropertyKey[]): AddedHeader | undefined {
+  if (typeof raw === 'string') {
+    if (VALUE.test(raw)) return { value: raw, append: true };
+    issue(ctx, raw, at, 'must be a header value: no line breaks or control characters');
+    return undefined;
+  }
+  if (typeof raw === 'number' || typeof raw === 'boolean') {
+    issue(ctx, raw, at, `must be a string: quote it ('${String(raw)}'), or write {value: '${String(raw)}', append: false}`);
+    return undefined;
+  }
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    issue(ctx, raw, at, `must be a string or {value, append}, got ${describe(raw)}`);
+    return undefined;
+  }
+  const entry = raw as Record<string, unknown>;
+  let ok = true;
+  for (const key of Object.keys(entry)) {
+    if (key !== 'value' && key !== 'append') {
+      issue(ctx, raw, [...at, key], 'unknown field (expected value and append)');
+      ok = false;
+    }
+  }
+  const { value, append } = entry;
+  if (value === undefined) {
+    issue(ctx, raw, [...at, 'value'], 'required (a string)');
+    ok = false;
+  } else if (typeof value !== 'string') {
+    issue(ctx, raw, [...at, 'value'], `must be a string, got ${describe(value)}`);
+    ok = false;
+  } else if (!VALUE.test(value)) {
+    issue(ctx, raw, [...at, 'value'], 'must be a header value: no line breaks or control characters');
+    ok = false;
+  }
+  if (append !== undefined && typeof append !== 'boolean') {
+    issue(ctx, raw, [...at, 'append'], `must be true or false, got ${describe(append)}`);
+    ok = false;
+  }
+  return ok ? { value: value as string, append: append !== false } : undefined;
+}
+
+/** `add_request_headers` (request: true) or `add_response_headers`: `{<name>: <value> | {value, append}}`. */
+export function addedHeadersSchema(request: boolean) {
+  return z.record(z.string(), z.unknown()).transform((map, ctx) => {
+    const out: Record<string, AddedHeader> = {};
+    for (const [name, raw] of Object.entries(map)) {
+      const problem = nameProblem(name, true, request);
+      if (problem !== undefined) {
+        issue(ctx, raw, [name], problem);
+        continue;
+      }
+      const lower = name.toLowerCase();
+      if (Object.prototype.hasOwnProperty.call(out, lower)) {
+        issue(ctx, raw, [name], 'is given twice (header names are case-insensitive)');
+        continue;
+      }
+      const added = addedValue(raw, ctx, [name]);
+      if (added !== undefined) out[lower] = added;
+    }
+    return out;
+  });
+}
+
+/** `remove_request_headers` (request: true) or `remove_response_headers`: a name or a list of names. */
+export function removedHeadersSchema(request: boolean) {
+  return z.unknown().transform((raw, ctx) => {
+    const list = typeof raw === 'string' ? [raw] : raw;
+    if (!Array.isArray(list)) {
+      issue(ctx, raw, [], `must be a header name or a list of them, got ${describe(raw)}`);
+      return [];
+    }
+    const out: string[] = [];
+    list.forEach((name: unknown, i) => {
+      const at = typeof raw === 'string' ? [] : [i];
+      if (typeof name !== 'string') {
+        issue(ctx, name, at, `must be a header name, got ${describe(name)}`);
+        return;
+      }
+      const problem = nameProblem(name, false, request);
+      if (problem !== undefined) issue(ctx, name, at, `'${name}' ${problem}`);
+      else if (!out.includes(name.toLowerCase())) out.push(name.toLowerCase());
+    });
+    return out;
+  });
+}
+
+/** What a `headers` entry asks of a request header: this exact value, or (`true`) any value. */
+export type HeaderCondition = string | true;
+
+/** `headers`: `{<name>: <exact value> | true}`. */
+export const matchedHeadersSchema = z.record(z.string(), z.unknown()).transform((map, ctx) => {
+  const out: Record<string, HeaderCondition> = {};
+  for (const [name, raw] of Object.entries(map)) {
+    if (!TOKEN.test(name)) issue(ctx, raw, [name], 'must be an HTTP header name');
+    else if (Object.prototype.hasOwnProperty.call(out, name.toLowerCase())) issue(ctx, raw, [name], 'is given twice (header names are case-insensitive)');
+    else if (raw === true || typeof raw === 'string') out[name.toLowerCase()] = raw;
+    else issue(ctx, raw, [name], `must be a string (the exact value) or true (any value), got ${describe(raw)}`);
+  }
+  return out;
+});

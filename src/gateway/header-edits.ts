@@ -1,0 +1,80 @@
+/**
+ * @module gateway/header-edits
+ * A Mapping's header edits, compiled once per configuration into lists, and
+ * applied to each request and response with a loop over them: the removals
+ * first, then the additions, as Envoy applies `request_headers_to_remove`
+ * and `request_headers_to_add`.
+ *
+ * An added header with `append` (the default, as in Emissary) joins the
+ * values already there: request headers as one comma-separated line (`; `
+ * for `Cookie`), response headers as one more line of the same name (so
+ * `Set-Cookie` works). Without `append` it replaces them. An empty value adds
+ * nothing, as in Envoy.
+ */
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { AddedHeader, MappingRecord } from './config/schema';
+
+/** One header to add, ready to apply. */
+export interface HeaderAddition {
+  /** Lower case. */
+  readonly name: string;
+  readonly value: string;
+  readonly append: boolean;
+  /** What joins it to a request header's value already there. */
+  readonly separator: string;
+}
+
+/** A route's header edits, as lists. */
+export interface HeaderEdits {
+  readonly addRequestHeaders: readonly HeaderAddition[];
+  readonly removeRequestHeaders: readonly string[];
+  readonly addResponseHeaders: readonly HeaderAddition[];
+  readonly removeResponseHeaders: readonly string[];
+}
+
+function additions(map: Readonly<Record<string, AddedHeader>>): HeaderAddition[] {
+  const list: HeaderAddition[] = [];
+  for (const [name, { value, append }] of Object.entries(map)) {
+    if (value === '') continue;
+    list.push({ name, value, append, separator: name === 'cookie' ? '; ' : ', ' });
+  }
+  return list;
+}
+
+/** The edits of a validated Mapping. */
+export function compileHeaderEdits(mapping: MappingRecord): HeaderEdits {
+  return {
+    addRequestHeaders: additions(mapping.add_request_headers),
+    removeRequestHeaders: mapping.remove_request_headers,
+    addResponseHeaders: additions(mapping.add_response_headers),
+    removeResponseHeaders: mapping.remove_response_headers,
+  };
+}
+
+/** Edits the headers of the request about to be forwarded (in-process or remote). */
+export function applyRequestEdits(headers: IncomingHttpHeaders, edits: HeaderEdits): void {
+  const remove = edits.removeRequestHeaders;
+  for (let i = 0; i < remove.length; i++) delete headers[remove[i]];
+  const add = edits.addRequestHeaders;
+  for (let i = 0; i < add.length; i++) {
+    const { name, value } = add[i];
+    const prior = headers[name];
+    if (prior === undefined || !add[i].append) headers[name] = value;
+    else if (Array.isArray(prior)) headers[name] = [...prior, value];
+    else headers[name] = prior + add[i].separator + value;
+  }
+}
+
+/** Edits the headers of the response about to be sent; nothing once they are sent. */
+export function applyResponseEdits(res: ServerResponse, edits: HeaderEdits): void {
+  if (res.headersSent) return;
+  const remove = edits.removeResponseHeaders;
+  for (let i = 0; i < remove.length; i++) res.removeHeader(remove[i]);
+  const add = edits.addResponseHeaders;
+  for (let i = 0; i < add.length; i++) {
+    const { name, value } = add[i];
+    const prior = add[i].append ? res.getHeader(name) : undefined;
+    if (prior === undefined) res.setHeader(name, value);
+    else res.setHeader(name, Array.isArray(prior) ? [...prior, value] : [String(prior), value]);
+  }
+}
