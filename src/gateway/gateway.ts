@@ -20,6 +20,7 @@ import type { ModuleRegistry } from './module';
 import { normalisePath } from './path';
 import { forwardRemote } from './proxy';
 import { createRateLimitStage } from './ratelimit-stage';
+import { toOriginForm } from './request-target';
 import { rewritePath, type Route } from './route-table';
 import { buildRuntime, disposeRuntime, retireRuntime, type RouteTarget, type Runtime, type StageFactories } from './runtime';
 import { deepFreeze, type GatewaySnapshot, type RejectedConfig } from './snapshot';
@@ -188,6 +189,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   }
 
   async function handle(ctx: Context): Promise<void> {
+    toOriginForm(ctx);
     const seen = ctx.path;
     const path = normalisePath(seen);
     if (path.startsWith(OWN_PREFIX) && (await answerOwnPath(ctx, path))) return;

@@ -1,0 +1,55 @@
+/**
+ * @module gateway/request-target
+ * Absolute-form request targets (`GET http://example.com/v1/x HTTP/1.1`, as
+ * clients configured to use a proxy send them). RFC 9112 §3.2.2: the Host
+ * header is then ignored and the target's authority used instead. The gateway
+ * rewrites such a request to origin form (`/v1/x`) with `Host` set from the
+ * authority, as Envoy does, before anything reads it: routing, normalisation
+ * and auth see one path, modules a path that starts with `/`, and absolute
+ * links and `X-Forwarded-Host` name the authority the client asked for.
+ *
+ * The scheme must be http or https (either way, the connection says which
+ * protocol the request came over); an authority with user information, or
+ * one that is no `host[:port]`, is a 400.
+ */
+import type { Context } from 'koa';
+import { HttpError } from '../http';
+
+const SLASH = 47;
+const ABSOLUTE = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)/;
+/** A reg-name or IP literal, then an optional port. */
+const AUTHORITY = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+)(?::([0-9]{1,5}))?$/;
+
+/**
+ * Rewrites an absolute-form request target to origin form, with `Host` taken
+ * from its authority; leaves any other target alone. Throws a 400
+ * {@link HttpError} for an absolute target it cannot use.
+ */
+export function toOriginForm(ctx: Context): void {
+  const url = ctx.req.url ?? '';
+  if (url.charCodeAt(0) === SLASH) return;
+  const match = ABSOLUTE.exec(url);
+  // `*` and anything else are left to path normalisation, which refuses them.
+  if (match === null) return;
+  const scheme = match[1].toLowerCase();
+  if (scheme !== 'http' && scheme !== 'https') throw new HttpError(400, 'the request target must be an http or https URL');
+  const authority = match[2];
+  if (authority.includes('@')) throw new HttpError(400, 'the request target may not carry user information');
+  const host = AUTHORITY.exec(authority);
+  if (host === null || (host[1] !== undefined && Number(host[1]) > 65535)) {
+    throw new HttpError(400, 'the authority of the request target is no host[:port]');
+  }
+  const start = match[0].length;
+  const rest = url.slice(start);
+  const originForm = rest.charCodeAt(0) === SLASH ? rest : `/${rest}`;
+  ctx.req.headers.host = authority;
+  // Koa kept the target as it came; links are built from it. Inside a host
+  // app that mounted the gateway, it is the host app's: the same scheme and
+  // authority go.
+  const original = ctx.originalUrl;
+  if (original.startsWith(match[0])) {
+    const tail = original.slice(start);
+    ctx.originalUrl = ctx.request.originalUrl = tail.charCodeAt(0) === SLASH ? tail : `/${tail}`;
+  }
+  ctx.url = originForm;
+}
