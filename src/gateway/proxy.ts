@@ -141,6 +141,7 @@ function failureOf(err: unknown): UpstreamFailure {
 function upstreamFailure(failure: UpstreamFailure, err: unknown, timeoutMs: number): HttpError {
   switch (failure) {
     case 'timeout':
+      if (timeoutMs === 0) return new HttpError(504, 'the upstream service could not be connected to in time', { cause: err });
       return new HttpError(504, `the upstream service did not answer within ${timeoutMs} ms`, { cause: err });
     case 'refused':
       return new HttpError(503, 'the upstream service is unavailable', { cause: err });
@@ -152,6 +153,7 @@ function upstreamFailure(failure: UpstreamFailure, err: unknown, timeoutMs: numb
 /** How one request is forwarded: its path (base, rewrite and query applied) and limits. */
 export interface ForwardOptions {
   readonly path: string;
+  /** How long to wait for the response headers, and then between parts of the body; 0 for ever. */
   readonly timeoutMs: number;
   /** The counter of a body of unknown length, when there is one. */
   readonly guard: StreamedBodyGuard | null;
@@ -172,10 +174,14 @@ export async function forwardRemote(ctx: Context, upstream: Upstream, options: F
   // before the response headers (undici's own timers tick by the second).
   const abort = new Abort();
   let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    abort.abort();
-  }, options.timeoutMs);
+  // `timeout_ms: 0` waits as long as the upstream takes, as in Emissary.
+  const timer =
+    options.timeoutMs > 0
+      ? setTimeout(() => {
+          timedOut = true;
+          abort.abort();
+        }, options.timeoutMs)
+      : undefined;
   const onClose = (): void => {
     if (!ctx.res.writableFinished) abort.abort();
   };

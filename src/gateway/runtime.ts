@@ -66,6 +66,9 @@ export interface Runtime {
   closing?: Promise<void>;
 }
 
+/** How long a route with `timeout_ms: 0` waits for a connection. */
+const NO_TIMEOUT_CONNECT_MS = 3000;
+
 function moduleList(modules: ModuleRegistry): string {
   const names = [...modules.keys()].sort();
   return names.length > 0 ? names.join(', ') : 'none registered';
@@ -154,7 +157,8 @@ export function buildRuntime(
   // Pools are opened only for a configuration that is going to be served.
   const timeouts = new Map<string, number>();
   for (const p of pending) {
-    if ('address' in p) timeouts.set(p.address.origin, Math.max(timeouts.get(p.address.origin) ?? 0, p.mapping.timeout_ms));
+    // A route without a timeout (0) still gives up connecting, after Emissary's default connect_timeout_ms.
+    if ('address' in p) timeouts.set(p.address.origin, Math.max(timeouts.get(p.address.origin) ?? 0, p.mapping.timeout_ms || NO_TIMEOUT_CONNECT_MS));
   }
   const upstreams = new Map<string, Upstream>();
   const handlers = new Map<GatehouseModule, ModuleHandler>();

@@ -202,6 +202,15 @@ ${service('hotels', HOTELS)}`,
     ]);
   });
 
+  it('takes timeout_ms: 0 on a Mapping as no timeout, as Emissary does, and refuses a negative one', () => {
+    const zero = parse(service('hotels', `${HOTELS}timeout_ms: 0\n`));
+    assert.ok(zero.ok);
+    assert.equal(zero.ok && zero.config.mappings[0].timeout_ms, 0);
+    assert.deepEqual(problemsOf(parse(service('hotels', `${HOTELS}timeout_ms: -1\n`))), [
+      'config/services.yaml: service hotels: Mapping hotels-mapping: timeout_ms: Too small: expected number to be >=0',
+    ]);
+  });
+
   it('reports a wrong value deep in labels', () => {
     const problems = problemsOf(
       parse(

@@ -294,3 +294,42 @@ describe('gateway remote routing inside a host app', () => {
     }
   });
 });
+
+describe('gateway remote routing behind a trusted proxy', () => {
+  it("appends the peer to the client's X-Forwarded-For and passes its -Proto and -Host on", async () => {
+    const upstream = await recordingUpstream();
+    const gateway = createGateway({ trustProxy: true, config: configOf(mapping('/up/', `127.0.0.1:${upstream.port}`)) });
+    const gw = await listen(gateway.app.callback());
+    try {
+      await send(gw.url, '/up/x', { headers: { 'X-Forwarded-For': '203.0.113.7, 10.0.0.2', 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'public.example' } });
+      const got = upstream.received[0].headers;
+      assert.equal(got['x-forwarded-for'], '203.0.113.7, 10.0.0.2, 127.0.0.1');
+      assert.equal(got['x-forwarded-proto'], 'https');
+      assert.equal(got['x-forwarded-host'], 'public.example');
+    } finally {
+      await close(gw.server);
+      await gateway.close();
+      await close(upstream.server);
+    }
+  });
+});
+
+describe('gateway remote routing with timeout_ms: 0', () => {
+  it('waits as long as the upstream takes, where a timeout answers 504', async () => {
+    const late = await listen((_req, res) => setTimeout(() => res.end('late'), 150));
+    const gateway = createGateway({
+      config: configOf(mapping('/patient/', late.url, { timeout_ms: 0 }), mapping('/hasty/', late.url, { timeout_ms: 50 })),
+    });
+    const gw = await listen(gateway.app.callback());
+    try {
+      const patient = await send(gw.url, '/patient/x');
+      assert.equal(patient.status, 200);
+      assert.equal(patient.text, 'late');
+      assert.equal((await send(gw.url, '/hasty/x')).status, 504);
+    } finally {
+      await close(gw.server);
+      await gateway.close();
+      await close(late.server);
+    }
+  });
+});

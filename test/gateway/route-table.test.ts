@@ -56,6 +56,13 @@ describe('gateway route table', () => {
       assert.equal(matched(t, '/v1/x', 'GET', { 'x-canary': 'no' }), 'plain');
     });
 
+    it('matches a header given as true on any value, empty included, and not on its absence', () => {
+      const t = table({ prefix: '/v1/', name: 'plain' }, { prefix: '/v1/', name: 'beta', headers: { 'X-Beta': true } });
+      assert.equal(matched(t, '/v1/x', 'GET', { 'x-beta': 'anything' }), 'beta');
+      assert.equal(matched(t, '/v1/x', 'GET', { 'x-beta': '' }), 'beta');
+      assert.equal(matched(t, '/v1/x'), 'plain');
+    });
+
     it('skips a constrained route that does not match and finds none when nothing matches', () => {
       const t = table({ prefix: '/admin/', name: 'admin', method: 'GET', headers: { 'x-admin': '1' } });
       assert.equal(matched(t, '/admin/x', 'GET', { 'x-admin': '1' }), 'admin');

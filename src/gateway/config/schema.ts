@@ -72,7 +72,8 @@ export const mappingSchema = z.strictObject({
     .default('/'),
   labels: labelsSchema.optional(),
   bypass_auth: z.boolean().default(false),
-  timeout_ms: timeoutMs(3000),
+  /** For a remote upstream: how long to wait for its answer; 0 waits for ever, as in Emissary. */
+  timeout_ms: z.number().int().nonnegative().max(600_000).default(3000),
   method: z
     .string()
     .regex(/^[A-Za-z]+$/, 'must be an HTTP method')
