@@ -20,18 +20,15 @@ export function payloadTooLarge(limit: number): HttpError {
   return new HttpError(413, `the request body is larger than ${limit} bytes`);
 }
 
-/**
- * Checks a declared `Content-Length` against `limit`. Returns whether the
- * request has a body of unknown length, which must then be counted with
- * {@link guardStreamedBody}.
- */
-export function checkDeclaredLength(req: IncomingMessage, limit: number): boolean {
+/** Whether the request declares a `Content-Length` larger than `limit`: a 413 before anything else happens. */
+export function declaredTooLarge(req: IncomingMessage, limit: number): boolean {
   const declared = req.headers['content-length'];
-  if (declared !== undefined) {
-    if (Number(declared) > limit) throw payloadTooLarge(limit);
-    return false;
-  }
-  return req.headers['transfer-encoding'] !== undefined;
+  return declared !== undefined && Number(declared) > limit;
+}
+
+/** Whether the request has a body of unknown length, which must be counted with {@link guardStreamedBody}. */
+export function hasUnsizedBody(req: IncomingMessage): boolean {
+  return req.headers['content-length'] === undefined && req.headers['transfer-encoding'] !== undefined;
 }
 
 type Push = (chunk: unknown, encoding?: BufferEncoding) => boolean;

@@ -8,7 +8,7 @@
 import Koa, { type Context, type Middleware } from 'koa';
 import { basePath, errorHandler, errorResponder, HttpError, ORIGINAL_PATH, type ErrorHandlerOptions } from '../http';
 import { createAuthStage } from './auth-stage';
-import { checkDeclaredLength, DEFAULT_BODY_LIMIT, guardStreamedBody, payloadTooLarge, type StreamedBodyGuard } from './body-limit';
+import { DEFAULT_BODY_LIMIT, declaredTooLarge, guardStreamedBody, hasUnsizedBody, payloadTooLarge, type StreamedBodyGuard } from './body-limit';
 import { ConfigError, type ConfigProblem } from './config/problems';
 import type { GatewayConfig } from './config/schema';
 import { dispatchInProcess } from './dispatch';
@@ -139,25 +139,28 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     route: Route<RouteTarget>,
     path: string,
     guard: StreamedBodyGuard | null,
+    tooLarge: boolean,
   ): Promise<void> {
     const mapping = route.mapping;
     // The auth stage sees bypass_auth routes too: it strips identity headers a
     // client sent on every route. A stage that decides at once answers a
-    // boolean, and no promise is awaited for it.
-    if (rt.auth !== null) {
+    // boolean, and no promise is awaited for it. A body declared too large is
+    // refused before either is asked.
+    if (rt.auth !== null && !tooLarge) {
       const passed = rt.auth.run(ctx, mapping);
       if (!(typeof passed === 'boolean' ? passed : await passed)) return;
     }
-    if (rt.rateLimit !== null) {
+    if (rt.rateLimit !== null && !tooLarge) {
       const passed = rt.rateLimit.run(ctx, mapping);
       if (!(typeof passed === 'boolean' ? passed : await passed)) return;
     }
     const target = route.target;
-    applyRequestEdits(ctx.req.headers, target);
-    const forwardPath = rewritePath(route, path);
     // Headers the gateway set before a module runs, which the module's own error handler clears.
     let kept = target.kind === 'in-process' ? keptHeaders(ctx.res) : null;
     try {
+      if (tooLarge) throw payloadTooLarge(bodyLimit);
+      applyRequestEdits(ctx.req.headers, target);
+      const forwardPath = rewritePath(route, path);
       if (target.kind === 'in-process') {
         await dispatchInProcess(ctx, target.handler, forwardPath);
         if (guard?.tripped) throw payloadTooLarge(bodyLimit);
@@ -212,15 +215,16 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
       if (cors !== undefined) return cors(ctx, notFound) as Promise<void>;
       throw new HttpError(404);
     }
-    const guard = checkDeclaredLength(ctx.req, bodyLimit) ? guardStreamedBody(ctx.req, bodyLimit) : null;
+    const tooLarge = declaredTooLarge(ctx.req, bodyLimit);
+    const guard = !tooLarge && hasUnsizedBody(ctx.req) ? guardStreamedBody(ctx.req, bodyLimit) : null;
 
     ctx.state.mapping = route.mapping;
     ctx.state[ORIGINAL_PATH] = ctx.originalUrl === ctx.url ? path : basePath(ctx) + path;
     if (path !== seen) ctx.path = path;
     rt.active++;
     try {
-      if (cors === undefined) await pass(ctx, rt, route, path, guard);
-      else await cors(ctx, () => pass(ctx, rt, route, path, guard));
+      if (cors === undefined) await pass(ctx, rt, route, path, guard, tooLarge);
+      else await cors(ctx, () => pass(ctx, rt, route, path, guard, tooLarge));
     } finally {
       if (--rt.active === 0 && rt.retired) {
         retiring.delete(rt);
