@@ -18,7 +18,7 @@ import { HttpError } from '../http';
 const SLASH = 47;
 const ABSOLUTE = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)/;
 /** A reg-name or IP literal, then an optional port. */
-const AUTHORITY = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+)(?::([0-9]{1,5}))?$/;
+const AUTHORITY = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+)(?::([0-9]{0,5}))?$/;
 
 /**
  * Rewrites an absolute-form request target to origin form, with `Host` taken
@@ -42,7 +42,8 @@ export function toOriginForm(ctx: Context): void {
   const start = match[0].length;
   const rest = url.slice(start);
   const originForm = rest.charCodeAt(0) === SLASH ? rest : `/${rest}`;
-  ctx.req.headers.host = authority;
+  // An empty port (`host:`) is the scheme's default (RFC 3986 §3.2.3).
+  ctx.req.headers.host = host[1] === '' ? authority.slice(0, -1) : authority;
   // Koa kept the target as it came; links are built from it. Inside a host
   // app that mounted the gateway, it is the host app's: the same scheme and
   // authority go.

@@ -130,6 +130,11 @@ describe('gateway absolute-form request targets', () => {
     assert.equal(got.headers['x-forwarded-host'], 'public.example:8443');
   });
 
+  it('reads an empty port as the default one', async () => {
+    const res = await raw(port, get('http://public.example:/v1/messages/1'));
+    assert.equal(res.json().url, 'http://public.example/v1/messages/1');
+  });
+
   it('names the authority in links when an HTTP/1.0 request sends no Host', async () => {
     const res = await raw(port, 'GET http://public.example/v1/messages/2 HTTP/1.0');
     assert.equal(res.json().url, 'http://public.example/v1/messages/2');
