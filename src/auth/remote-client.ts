@@ -37,9 +37,12 @@ export class RemoteAuthError extends Error {
   }
 }
 
-/** Headers that belong to one connection or that the client sets itself. */
+/**
+ * Headers that belong to one connection or that the client sets itself.
+ * `Host` is not among them: the service is told the host the client asked
+ * for, as Envoy's ext_authz does.
+ */
 const NOT_FORWARDED = new Set([
-  'host',
   'connection',
   'keep-alive',
   'proxy-connection',
@@ -93,8 +96,8 @@ function outgoing(headers: IncomingHttpHeaders): Record<string, string | string[
 
 /**
  * A client for the auth service at `address`. `authenticate` sends the
- * request's method, `url` (behind the address's path) and headers with no
- * body, and resolves with whatever status the service answers; it rejects with
+ * request's method, `url` (behind the address's path) and headers (`Host`
+ * included) with no body, and resolves with whatever status the service answers; it rejects with
  * a {@link RemoteAuthError} when there is no answer in time.
  */
 export function createRemoteAuthClient(address: string, options: RemoteAuthClientOptions = {}): RemoteAuthClient {

@@ -32,11 +32,22 @@ export interface AuthStageOptions extends GatewayEvents {
   now?: () => number;
 }
 
-/** Request headers the auth service always sees, besides `allowed_request_headers` and `X-Forwarded-*`. */
-const ALWAYS_SENT = ['accept', 'authorization', 'cookie', 'from', 'proxy-authorization', 'user-agent'];
+/**
+ * Request headers the auth service always sees, besides
+ * `allowed_request_headers` and `X-Forwarded-*`: Emissary's list, `Host` (as
+ * Envoy sends it), and `Accept`, so that a refusal can be written in a type
+ * the client reads.
+ */
+const ALWAYS_SENT = ['accept', 'authorization', 'cookie', 'from', 'host', 'proxy-authorization', 'user-agent'];
 const FORWARDED = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']);
-/** Headers of a refusal that reach the client, besides `allowed_authorization_headers`. */
-const ALWAYS_RETURNED = ['www-authenticate', 'location', 'set-cookie', 'retry-after', 'content-type'];
+/**
+ * Headers of the auth service's answer that always go on, besides
+ * `allowed_authorization_headers`, as Emissary has them: onto the routed
+ * request after a 200 (over the client's own), to the client otherwise.
+ */
+const ALWAYS_COPIED = ['authorization', 'location', 'proxy-authenticate', 'set-cookie', 'www-authenticate'];
+/** Headers of a refusal that reach the client besides those. */
+const ALSO_RETURNED = ['retry-after', 'content-type'];
 const EMPTY = Buffer.alloc(0);
 
 function unique(names: readonly string[]): string[] {
@@ -89,11 +100,18 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
 
   const shownService = redactAddress(record.auth_service);
   const userHeaders = unique(record.allowed_authorization_headers);
-  // Whatever the record copies, no client gets to send the user header of this system itself.
-  const stripped = unique([...userHeaders, USER_HEADER]);
-  const sent = unique([...ALWAYS_SENT, ...record.allowed_request_headers]).filter((n) => !FORWARDED.has(n));
-  const returned = unique([...ALWAYS_RETURNED, ...userHeaders]);
-  const prefix = record.path_prefix;
+  const copied = unique([...ALWAYS_COPIED, ...userHeaders]);
+  // A client's own copy of a header the auth service vouches for never reaches
+  // the backend, nor, whatever the record copies, the user header of this
+  // system itself. Those Emissary always copies stay: the client's
+  // Authorization goes on when the auth service sets none.
+  const stripped = unique([...userHeaders, USER_HEADER]).filter((n) => !ALWAYS_COPIED.includes(n));
+  // Sent before they are stripped (the auth service may read what it vouches
+  // for), except the user header: no client claim reaches the auth service.
+  const sent = unique([...ALWAYS_SENT, ...record.allowed_request_headers]).filter((n) => !FORWARDED.has(n) && n !== USER_HEADER);
+  const returned = unique([...ALWAYS_COPIED, ...ALSO_RETURNED, ...userHeaders]);
+  // Joined as a plain prefix, as Envoy does, but without doubling the slash of a prefix that ends with one.
+  const prefix = record.path_prefix.endsWith('/') ? record.path_prefix.replace(/\/+$/, '') : record.path_prefix;
   // An in-process authenticator that reads only some headers is asked with
   // those alone (still only among those it may see): no X-Forwarded-* to build.
   const reads = remote ? undefined : authenticator.requestHeaders;
@@ -167,40 +185,34 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
     return false;
   }
 
-  /** Acts on the auth service's decision: the user headers on 200, its answer otherwise. */
+  /** Acts on the auth service's decision: its headers onto the routed request on 200, its answer otherwise. */
   function conclude(ctx: Context, headers: IncomingHttpHeaders, decision: AuthDecision): boolean {
     if (decision.status >= 500) return unavailable(ctx, new Error(`the auth service answered ${decision.status}`));
     if (decision.status !== 200) return refuse(ctx, decision);
-    for (const name of userHeaders) {
+    for (let i = 0; i < copied.length; i++) {
+      const name = copied[i];
       const value = decision.headers[name];
-      if (value !== undefined) headers[name] = single(value);
+      if (value === undefined) continue;
+      // Replaced, not added to: a module reading the raw headers must not find the client's too.
+      if (headers[name] !== undefined) scrubRaw(ctx.req.rawHeaders, name);
+      headers[name] = single(value);
     }
     events.authDecision?.('allowed');
     return true;
   }
 
-  function run(ctx: Context, mapping: MappingRecord): boolean | Promise<boolean> {
-    const headers = ctx.req.headers;
-    // First, for every request: a client never gets to say who the user is.
-    for (const name of stripped) {
+  /** Drops what a client may not say itself (who the user is) from the request it routes. */
+  function strip(ctx: Context, headers: IncomingHttpHeaders): void {
+    for (let i = 0; i < stripped.length; i++) {
+      const name = stripped[i];
       if (headers[name] !== undefined) {
         delete headers[name];
         scrubRaw(ctx.req.rawHeaders, name);
       }
     }
-    if (mapping.bypass_auth) {
-      events.authDecision?.('bypassed');
-      return true;
-    }
+  }
 
-    const recorded = ctx.state[ORIGINAL_PATH];
-    const path = typeof recorded === 'string' ? recorded : ctx.path;
-    const query = ctx.querystring;
-    const request: AuthRequest = {
-      method: ctx.method,
-      url: query ? `${prefix}${path}?${query}` : prefix + path,
-      headers: askedHeaders(ctx, headers),
-    };
+  function ask(ctx: Context, headers: IncomingHttpHeaders, request: AuthRequest): boolean | Promise<boolean> {
     let known: AuthDecision | undefined;
     let pending: Promise<AuthDecision> | undefined;
     try {
@@ -216,6 +228,27 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
       (decision) => conclude(ctx, headers, decision),
       (err: unknown) => unavailable(ctx, err),
     );
+  }
+
+  function run(ctx: Context, mapping: MappingRecord): boolean | Promise<boolean> {
+    const headers = ctx.req.headers;
+    if (mapping.bypass_auth) {
+      // Even unasked, a client never gets to say who the user is.
+      strip(ctx, headers);
+      events.authDecision?.('bypassed');
+      return true;
+    }
+
+    const recorded = ctx.state[ORIGINAL_PATH];
+    const path = typeof recorded === 'string' ? recorded : ctx.path;
+    const query = ctx.querystring;
+    const request: AuthRequest = {
+      method: ctx.method,
+      url: query ? `${prefix}${path}?${query}` : prefix + path,
+      headers: askedHeaders(ctx, headers),
+    };
+    strip(ctx, headers);
+    return ask(ctx, headers, request);
   }
 
   return {
