@@ -16,6 +16,8 @@ export interface RemoteAuthClientOptions {
   connections?: number;
   /** A longer answer is treated as a failure of the service. Default 64 KiB. */
   maxBodyBytes?: number;
+  /** Adds `l5d-dst-override: <host>:<port>` (the service's own) to every request, for Linkerd. Default false. */
+  linkerdHeaders?: boolean;
 }
 
 /** An authenticator at a network address. */
@@ -85,25 +87,34 @@ async function readLimited(body: AsyncIterable<Buffer>, limit: number): Promise<
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
 }
 
-function outgoing(headers: IncomingHttpHeaders): Record<string, string | string[]> {
+function outgoing(headers: IncomingHttpHeaders, extra: string | undefined): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = { 'content-length': '0' };
   for (const name in headers) {
     const value = headers[name];
     if (value !== undefined && !NOT_FORWARDED.has(name)) out[name] = value;
   }
+  if (extra !== undefined) out['l5d-dst-override'] = extra;
   return out;
+}
+
+/** `host:port` of an origin, the port said even when it is the scheme's own. */
+function hostAndPort(origin: string): string {
+  const url = new URL(origin);
+  return `${url.hostname}:${url.port || (url.protocol === 'https:' ? '443' : '80')}`;
 }
 
 /**
  * A client for the auth service at `address`. `authenticate` sends the
  * request's method, `url` (behind the address's path) and headers (`Host`
- * included) with no body, and resolves with whatever status the service answers; it rejects with
- * a {@link RemoteAuthError} when there is no answer in time.
+ * included) with no body, and resolves with whatever status the service
+ * answers; it rejects with a {@link RemoteAuthError} when there is no answer
+ * in time.
  */
 export function createRemoteAuthClient(address: string, options: RemoteAuthClientOptions = {}): RemoteAuthClient {
   const { origin, basePath } = parseAuthAddress(address);
   const timeoutMs = options.timeoutMs ?? 5000;
   const maxBodyBytes = options.maxBodyBytes ?? 64 * 1024;
+  const linkerd = options.linkerdHeaders ? hostAndPort(origin) : undefined;
   const pool = new Pool(origin, {
     connections: options.connections ?? 64,
     connectTimeout: timeoutMs,
@@ -117,7 +128,7 @@ export function createRemoteAuthClient(address: string, options: RemoteAuthClien
       const answer = await pool.request({
         method: request.method as 'GET',
         path: basePath + request.url,
-        headers: outgoing(request.headers),
+        headers: outgoing(request.headers, linkerd),
         signal,
       });
       const body = await readLimited(answer.body, maxBodyBytes);

@@ -69,6 +69,12 @@ function looksLikeAddress(service: string): boolean {
   return service.includes(':') || service.includes('/');
 }
 
+/** The address to dial: `tls: true` makes a bare `host:port` an https one. */
+function dialled(record: AuthServiceRecord): string {
+  const address = record.auth_service;
+  return record.tls === true && !/^[a-z][a-z0-9+.-]*:\/\//i.test(address) ? `https://${address}` : address;
+}
+
 /**
  * Builds the auth stage of `record`. Throws when `auth_service` names neither
  * a registered module with `authenticate` nor an address; the message speaks
@@ -84,7 +90,7 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
     authenticator = builtIn as Authenticator;
   } else if (looksLikeAddress(record.auth_service)) {
     try {
-      remote = createRemoteAuthClient(record.auth_service, { timeoutMs: record.timeout_ms });
+      remote = createRemoteAuthClient(dialled(record), { timeoutMs: record.timeout_ms, linkerdHeaders: record.add_linkerd_headers });
     } catch (err) {
       throw new Error(`auth_service: ${(err as Error).message}`);
     }
@@ -110,6 +116,7 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
   // for), except the user header: no client claim reaches the auth service.
   const sent = unique([...ALWAYS_SENT, ...record.allowed_request_headers]).filter((n) => !FORWARDED.has(n) && n !== USER_HEADER);
   const returned = unique([...ALWAYS_COPIED, ...ALSO_RETURNED, ...userHeaders]);
+  const added = Object.entries(record.add_auth_headers);
   // Joined as a plain prefix, as Envoy does, but without doubling the slash of a prefix that ends with one.
   const prefix = record.path_prefix.endsWith('/') ? record.path_prefix.replace(/\/+$/, '') : record.path_prefix;
   // An in-process authenticator that reads only some headers is asked with
@@ -128,7 +135,7 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
         if (value !== undefined) out[readOnly[i]] = value;
       }
       if (repeated !== undefined) out.authorization = repeated as unknown as string;
-      return out;
+      return addHeaders(out);
     }
     for (const name of sent) {
       const value = headers[name];
@@ -140,6 +147,12 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
     out['x-forwarded-proto'] = ctx.protocol;
     out['x-forwarded-host'] = ctx.host;
     if (repeated !== undefined) out.authorization = repeated as unknown as string;
+    return addHeaders(out);
+  }
+
+  /** `add_auth_headers`, over the client's of the same name. */
+  function addHeaders(out: IncomingHttpHeaders): IncomingHttpHeaders {
+    for (let i = 0; i < added.length; i++) out[added[i][0]] = added[i][1];
     return out;
   }
 

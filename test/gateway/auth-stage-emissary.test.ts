@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { Server, IncomingMessage, ServerResponse } from 'node:http';
+import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import { createGateway, type Gateway } from '../../src/gateway';
 import { createAuthStage } from '../../src/gateway/auth-stage';
 import { captureLogger } from '../auth/support';
@@ -150,6 +151,17 @@ describe('an AuthService written for Emissary, asking a remote auth service over
     assert.equal(backend.received.length, 0);
   });
 
+  it("adds add_auth_headers to the check request over the client's, and l5d-dst-override with add_linkerd_headers", async () => {
+    await start({ add_auth_headers: { 'X-Auth-Key': 'k1', 'User-Agent': 'gatehouse' }, add_linkerd_headers: true });
+    await send(base, '/remote/x', { headers: { 'User-Agent': 'curl/8', 'X-Auth-Key': 'forged' } });
+    const got = auth.received[0].headers;
+    assert.equal(got['x-auth-key'], 'k1');
+    assert.equal(got['user-agent'], 'gatehouse');
+    assert.equal(got['l5d-dst-override'], `127.0.0.1:${auth.port}`);
+    assert.equal(backend.received[0].headers['user-agent'], 'curl/8', 'the routed request is the client’s');
+    assert.equal(backend.received[0].headers['l5d-dst-override'], undefined);
+  });
+
   const passedOn: Array<[number, Record<string, string>, string]> = [
     [301, { location: 'https://login.example/' }, ''],
     [307, { location: '/login', 'content-type': 'text/html' }, '<a href="/login">log in</a>'],
@@ -175,5 +187,25 @@ describe('an AuthService written for Emissary, asking a remote auth service over
     assert.equal(res.status, 200);
     assert.equal(res.text, 'from the backend');
     assert.equal(backend.received.length, 1);
+  });
+
+  describe('with tls', () => {
+    let tcp: TcpServer;
+    let firstBytes: Buffer[] = [];
+    before(async () => {
+      tcp = createTcpServer((socket) => socket.once('data', (chunk: Buffer) => (firstBytes.push(chunk), socket.destroy())));
+      await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
+    });
+    after(() => new Promise<void>((resolve) => tcp.close(() => resolve())));
+
+    it('speaks TLS to a host:port auth service with tls: true', async () => {
+      firstBytes = [];
+      const port = (tcp.address() as { port: number }).port;
+      await start({ auth_service: `127.0.0.1:${port}`, tls: true });
+      const res = await send(base, '/remote/x');
+      assert.equal(res.status, 403, 'the handshake fails: no certificate here');
+      assert.equal(firstBytes[0][0], 0x16, 'a TLS handshake record');
+      assert.equal(backend.received.length, 0);
+    });
   });
 });

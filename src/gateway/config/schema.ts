@@ -92,11 +92,48 @@ export const mappingSchema = z.strictObject({
 
 const statusCode = z.number().int().min(100).max(599);
 
+/** Headers of the check request that the gateway writes itself: `add_auth_headers` may not set them. */
+const SET_BY_GATEWAY = new Set([
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'upgrade',
+  'expect',
+]);
+
+/** An Emissary AuthService field that this gateway has no counterpart for: refused, saying why. */
+const notSupported = (why: string) => z.never({ error: `not supported: ${why}` }).optional();
+
+/** What no single field can say is wrong with an AuthService: headers it may not add, fields that contradict each other. */
+function authServiceChecks(
+  r: {
+    auth_service: string;
+    add_auth_headers: Record<string, string>;
+    tls?: boolean | string;
+  },
+  ctx: z.RefinementCtx,
+): void {
+  const problem = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message });
+  for (const name of Object.keys(r.add_auth_headers)) {
+    if (SET_BY_GATEWAY.has(name)) problem(['add_auth_headers', name], 'is set by the gateway itself');
+  }
+  if (typeof r.tls === 'string' && r.tls !== '') {
+    problem(['tls'], 'TLSContext names are not supported; for TLS write tls: true or auth_service: https://host:port');
+  }
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(r.auth_service)?.[1].toLowerCase();
+  if (r.tls === true && scheme === 'http') problem(['tls'], 'true contradicts the http:// of auth_service');
+  if (r.tls === false && scheme === 'https') problem(['tls'], 'false contradicts the https:// of auth_service');
+}
+
 export const authServiceSchema = z.strictObject({
   ...recordBase,
   kind: z.literal('AuthService'),
   auth_service: z.string().min(1),
-  proto: z.literal('http').default('http'),
+  proto: z.literal('http', { error: 'must be http: gRPC auth services (proto: grpc) are not supported' }).default('http'),
   // The built-in auth service names the user in X-Travel-User; a record that
   // says nothing passes that on (and a client's own is always dropped).
   allowed_authorization_headers: z.array(headerName).default(['x-travel-user']),
@@ -111,7 +148,21 @@ export const authServiceSchema = z.strictObject({
     .union([statusCode, z.strictObject({ code: statusCode }).transform((s) => s.code)])
     .default(403),
   failure_mode_allow: z.boolean().default(false),
-});
+  /** Headers added to every check request, over the client's of the same name. */
+  add_auth_headers: z
+    .record(headerName, z.string().regex(/^[\t\x20-\x7e\x80-\xff]*$/, 'must be a header value (no control characters)'))
+    .default({}),
+  /** Adds `l5d-dst-override: <host>:<port>` of the auth service, for Linkerd. */
+  add_linkerd_headers: z.boolean().default(false),
+  /** `true`: TLS to a `host:port` auth service, as `https://` would. A TLSContext name is refused. */
+  tls: z.union([z.boolean(), z.string()]).optional(),
+  /** Emissary reads it for `proto: grpc` only; accepted, and without effect, for http. */
+  protocol_version: z.enum(['v2', 'v3']).optional(),
+  ambassador_id: notSupported('one gateway reads every record of its config folder; remove the field'),
+  stats_name: notSupported('auth decisions are counted in the Prometheus metrics; remove the field'),
+  circuit_breakers: notSupported('remove the field'),
+  v2ExplicitTLS: notSupported('remove the field'),
+}).superRefine(authServiceChecks);
 
 export const rateLimitServiceSchema = z.strictObject({
   ...recordBase,
