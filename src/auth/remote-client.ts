@@ -87,8 +87,8 @@ async function readLimited(body: AsyncIterable<Buffer>, limit: number): Promise<
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
 }
 
-function outgoing(headers: IncomingHttpHeaders, extra: string | undefined): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = { 'content-length': '0' };
+function outgoing(headers: IncomingHttpHeaders, body: Buffer | undefined, extra: string | undefined): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = { 'content-length': body === undefined ? '0' : String(body.length) };
   for (const name in headers) {
     const value = headers[name];
     if (value !== undefined && !NOT_FORWARDED.has(name)) out[name] = value;
@@ -105,10 +105,10 @@ function hostAndPort(origin: string): string {
 
 /**
  * A client for the auth service at `address`. `authenticate` sends the
- * request's method, `url` (behind the address's path) and headers (`Host`
- * included) with no body, and resolves with whatever status the service
- * answers; it rejects with a {@link RemoteAuthError} when there is no answer
- * in time.
+ * request's method, `url` (behind the address's path), headers (`Host`
+ * included) and body, if any, and resolves with whatever status the service
+ * answers; it rejects with a {@link RemoteAuthError} when there is no whole
+ * answer within `timeoutMs`, its body included.
  */
 export function createRemoteAuthClient(address: string, options: RemoteAuthClientOptions = {}): RemoteAuthClient {
   const { origin, basePath } = parseAuthAddress(address);
@@ -128,7 +128,8 @@ export function createRemoteAuthClient(address: string, options: RemoteAuthClien
       const answer = await pool.request({
         method: request.method as 'GET',
         path: basePath + request.url,
-        headers: outgoing(request.headers, linkerd),
+        headers: outgoing(request.headers, request.body, linkerd),
+        body: request.body ?? null,
         signal,
       });
       const body = await readLimited(answer.body, maxBodyBytes);

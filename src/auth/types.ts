@@ -5,12 +5,14 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 
-/** What the gateway asks: the original request without its body. */
+/** What the gateway asks: the original request, with its body only when the record says so. */
 export interface AuthRequest {
   method: string;
   /** Path and query string, as the auth service is to see them. */
   url: string;
   headers: IncomingHttpHeaders;
+  /** The request body, or its first `include_body.max_bytes`; absent when none is sent. */
+  body?: Buffer;
 }
 
 /** The auth service's answer: 200 lets the request through. */

@@ -18,6 +18,7 @@ import {
   type RemoteAuthClient,
 } from '../auth';
 import { HttpError, ORIGINAL_PATH, redactAddress } from '../http';
+import { hasRequestBody, peekBody } from './auth-body';
 import type { AuthServiceRecord, MappingRecord } from './config/schema';
 import { NO_EVENTS, type GatewayEvents } from './events';
 import { pacedFailureLog, type StageLogger } from './failure-log';
@@ -48,6 +49,9 @@ const FORWARDED = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-
 const ALWAYS_COPIED = ['authorization', 'location', 'proxy-authenticate', 'set-cookie', 'www-authenticate'];
 /** Headers of a refusal that reach the client besides those. */
 const ALSO_RETURNED = ['retry-after', 'content-type'];
+type BodyLimits = NonNullable<AuthServiceRecord['include_body']>;
+/** What Emissary's `allow_request_body: true` stands for. */
+const ALLOW_REQUEST_BODY: BodyLimits = { max_bytes: 4096, allow_partial: true };
 const EMPTY = Buffer.alloc(0);
 
 function unique(names: readonly string[]): string[] {
@@ -119,6 +123,7 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
   const added = Object.entries(record.add_auth_headers);
   // Joined as a plain prefix, as Envoy does, but without doubling the slash of a prefix that ends with one.
   const prefix = record.path_prefix.endsWith('/') ? record.path_prefix.replace(/\/+$/, '') : record.path_prefix;
+  const includeBody: BodyLimits | null = record.include_body ?? (record.allow_request_body ? ALLOW_REQUEST_BODY : null);
   // An in-process authenticator that reads only some headers is asked with
   // those alone (still only among those it may see): no X-Forwarded-* to build.
   const reads = remote ? undefined : authenticator.requestHeaders;
@@ -243,6 +248,26 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
     );
   }
 
+  /**
+   * Asks with the body, as `include_body` says: its first `max_bytes`, or a
+   * 413 for a longer one unless `allow_partial` (as Envoy, whatever
+   * `failure_mode_allow` says). The backend still gets the whole body.
+   */
+  async function askWithBody(
+    ctx: Context,
+    headers: IncomingHttpHeaders,
+    request: AuthRequest,
+    limits: BodyLimits,
+  ): Promise<boolean> {
+    const tooLong = () =>
+      new HttpError(413, `the request body is longer than the ${limits.max_bytes} bytes the auth service may be sent`);
+    if (!limits.allow_partial && Number(headers['content-length']) > limits.max_bytes) throw tooLong();
+    const { bytes, cut } = await peekBody(ctx.req, limits.max_bytes);
+    if (cut && !limits.allow_partial) throw tooLong();
+    request.body = bytes;
+    return ask(ctx, headers, request);
+  }
+
   function run(ctx: Context, mapping: MappingRecord): boolean | Promise<boolean> {
     const headers = ctx.req.headers;
     if (mapping.bypass_auth) {
@@ -261,6 +286,7 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
       headers: askedHeaders(ctx, headers),
     };
     strip(ctx, headers);
+    if (includeBody !== null && hasRequestBody(ctx.req)) return askWithBody(ctx, headers, request, includeBody);
     return ask(ctx, headers, request);
   }
 

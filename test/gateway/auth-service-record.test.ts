@@ -21,6 +21,9 @@ describe('an AuthService record with the fields of Emissary', () => {
 tls: true
 proto: http
 timeout_ms: 5000
+include_body:
+  max_bytes: 4096
+  allow_partial: true
 status_on_error:
   code: 403
 failure_mode_allow: false
@@ -36,6 +39,7 @@ add_linkerd_headers: false
 `);
     assert.ok(result.ok, JSON.stringify(result));
     const auth = result.config.authService!;
+    assert.deepEqual(auth.include_body, { max_bytes: 4096, allow_partial: true });
     assert.equal(auth.status_on_error, 403);
     assert.equal(auth.tls, true);
     assert.deepEqual(auth.add_auth_headers, { 'x-added-auth': 'auth-added' });
@@ -43,15 +47,24 @@ add_linkerd_headers: false
     assert.equal(auth.protocol_version, 'v3');
   });
 
-  it('defaults to no added headers', () => {
-    const result = parse('auth_service: auth\n');
-    assert.ok(result.ok, JSON.stringify(result));
-    assert.deepEqual(result.config.authService!.add_auth_headers, {});
-    assert.equal(result.config.authService!.add_linkerd_headers, false);
+  it('defaults to no body, no added headers, and include_body: null says the same', () => {
+    for (const extra of ['', 'include_body: null\n']) {
+      const result = parse(`auth_service: auth\n${extra}`);
+      assert.ok(result.ok, JSON.stringify(result));
+      assert.equal(result.config.authService!.include_body, null);
+      assert.equal(result.config.authService!.allow_request_body, false);
+      assert.deepEqual(result.config.authService!.add_auth_headers, {});
+      assert.equal(result.config.authService!.add_linkerd_headers, false);
+    }
   });
 
   const refused: Array<[string, string, string[]]> = [
     ['a gRPC auth service', 'proto: grpc\n', ['proto: must be http: gRPC auth services (proto: grpc) are not supported']],
+    ['include_body without allow_partial', 'include_body: {max_bytes: 4096}\n', ['include_body.allow_partial: required (expected boolean)']],
+    ['include_body with a max_bytes of 0', 'include_body: {max_bytes: 0, allow_partial: true}\n', ['include_body.max_bytes: must be a whole number of bytes above 0']],
+    ['include_body beside allow_request_body', 'include_body: {max_bytes: 10, allow_partial: true}\nallow_request_body: true\n', [
+      'allow_request_body: give include_body or allow_request_body, not both',
+    ]],
     ['a TLSContext name', 'tls: upstream-tls\n', ['tls: TLSContext names are not supported; for TLS write tls: true or auth_service: https://host:port']],
     ['tls: false with an https address', 'tls: false\n', ['tls: false contradicts the https:// of auth_service'], ],
     ['add_auth_headers setting Content-Length', 'add_auth_headers: {Content-Length: "5"}\n', ['add_auth_headers.content-length: is set by the gateway itself']],

@@ -108,16 +108,19 @@ const SET_BY_GATEWAY = new Set([
 /** An Emissary AuthService field that this gateway has no counterpart for: refused, saying why. */
 const notSupported = (why: string) => z.never({ error: `not supported: ${why}` }).optional();
 
-/** What no single field can say is wrong with an AuthService: headers it may not add, fields that contradict each other. */
+/** What no single field can say is wrong with an AuthService: fields that contradict each other. */
 function authServiceChecks(
   r: {
     auth_service: string;
+    include_body: unknown;
+    allow_request_body: boolean;
     add_auth_headers: Record<string, string>;
     tls?: boolean | string;
   },
   ctx: z.RefinementCtx,
 ): void {
   const problem = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message });
+  if (r.include_body !== null && r.allow_request_body) problem(['allow_request_body'], 'give include_body or allow_request_body, not both');
   for (const name of Object.keys(r.add_auth_headers)) {
     if (SET_BY_GATEWAY.has(name)) problem(['add_auth_headers', name], 'is set by the gateway itself');
   }
@@ -148,6 +151,20 @@ export const authServiceSchema = z.strictObject({
     .union([statusCode, z.strictObject({ code: statusCode }).transform((s) => s.code)])
     .default(403),
   failure_mode_allow: z.boolean().default(false),
+  /** The first `max_bytes` of the request body go to the auth service; `null` (the default): none. */
+  include_body: z
+    .strictObject({
+      max_bytes: z
+        .number()
+        .int('must be a whole number of bytes above 0')
+        .positive('must be a whole number of bytes above 0')
+        .max(16 * 1024 * 1024, 'must be at most 16777216 (16 MiB)'),
+      allow_partial: z.boolean(),
+    })
+    .nullable()
+    .default(null),
+  /** Emissary's older spelling of `include_body: {max_bytes: 4096, allow_partial: true}`. */
+  allow_request_body: z.boolean().default(false),
   /** Headers added to every check request, over the client's of the same name. */
   add_auth_headers: z
     .record(headerName, z.string().regex(/^[\t\x20-\x7e\x80-\xff]*$/, 'must be a header value (no control characters)'))
