@@ -132,6 +132,12 @@ export function createRemoteAuthClient(address: string, options: RemoteAuthClien
         body: request.body ?? null,
         signal,
       });
+      // A length said up front that is too long is refused without reading it.
+      const declared = Number(answer.headers['content-length']);
+      if (declared > maxBodyBytes) {
+        answer.body.destroy();
+        throw new RemoteAuthError('bad-answer', `the auth service answered with more than ${maxBodyBytes} bytes`);
+      }
       const body = await readLimited(answer.body, maxBodyBytes);
       const headers: Record<string, string | string[]> = {};
       for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined) headers[name] = value;
