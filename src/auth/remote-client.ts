@@ -4,8 +4,9 @@
  * project's, run alone, or any other that speaks the same protocol) through a
  * keep-alive connection pool.
  */
-import { Pool } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
+import { isIP } from 'node:net';
 import { redactAddress } from '../http';
 import type { AuthDecision, AuthRequest, Authenticator } from './types';
 
@@ -97,6 +98,15 @@ function outgoing(headers: IncomingHttpHeaders, body: Buffer | undefined, extra:
   return out;
 }
 
+/**
+ * The name TLS is to present and check, the service's own: undici would take
+ * it from the `Host` header, which is the client's here. None for an address.
+ */
+function tlsName(origin: string): string {
+  const host = new URL(origin).hostname.replace(/^\[(.*)\]$/, '$1');
+  return isIP(host) ? '' : host;
+}
+
 /** `host:port` of an origin, the port said even when it is the scheme's own. */
 function hostAndPort(origin: string): string {
   const url = new URL(origin);
@@ -115,6 +125,7 @@ export function createRemoteAuthClient(address: string, options: RemoteAuthClien
   const timeoutMs = options.timeoutMs ?? 5000;
   const maxBodyBytes = options.maxBodyBytes ?? 64 * 1024;
   const linkerd = options.linkerdHeaders ? hostAndPort(origin) : undefined;
+  const servername = origin.startsWith('https:') ? tlsName(origin) : undefined;
   const pool = new Pool(origin, {
     connections: options.connections ?? 64,
     connectTimeout: timeoutMs,
@@ -131,7 +142,9 @@ export function createRemoteAuthClient(address: string, options: RemoteAuthClien
         headers: outgoing(request.headers, request.body, linkerd),
         body: request.body ?? null,
         signal,
-      });
+        // Known to undici's requests, missing from its types.
+        servername,
+      } as Dispatcher.RequestOptions);
       // A length said up front that is too long is refused without reading it.
       const declared = Number(answer.headers['content-length']);
       if (declared > maxBodyBytes) {

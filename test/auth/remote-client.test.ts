@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createAuthService, createRemoteAuthClient, parseAuthAddress, RemoteAuthError, type AuthService } from '../../src/auth';
@@ -58,6 +59,36 @@ describe('the remote auth client', () => {
     } finally {
       await client.close();
       await close(recorder);
+    }
+  });
+
+  it('passes on the Host it is given, and presents the service its own name in TLS, not that Host', async () => {
+    let host: string | undefined;
+    const plain = createServer((req, res) => {
+      host = req.headers.host;
+      res.end();
+    });
+    const plainAt = await listen(plain);
+    const names: string[] = [];
+    // No certificate: the handshake stops once the client has named the server it wants.
+    const secure = createTlsServer({ SNICallback: (name, done) => (names.push(name), done(new Error('no certificate here'))) });
+    secure.on('tlsClientError', () => undefined);
+    const securePort = (await listen(secure as unknown as Server)).split(':')[1];
+    const clients = [
+      createRemoteAuthClient(plainAt, { timeoutMs: 2000 }),
+      createRemoteAuthClient(`https://localhost:${securePort}`, { timeoutMs: 2000 }),
+    ];
+    try {
+      await clients[0].authenticate({ method: 'GET', url: '/', headers: { host: 'shop.example:8443' } });
+      assert.equal(host, 'shop.example:8443');
+      for (let i = 0; i < 2; i++) {
+        await assert.rejects(clients[1].authenticate({ method: 'GET', url: '/', headers: { host: `tenant-${i}.example` } }), RemoteAuthError);
+      }
+      assert.deepEqual(names, ['localhost', 'localhost']);
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+      await close(plain);
+      await close(secure as unknown as Server);
     }
   });
 
