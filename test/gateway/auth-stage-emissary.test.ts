@@ -136,6 +136,13 @@ describe('an AuthService written for Emissary, asking a remote auth service over
     assert.equal(backend.received[1].headers['x-session'], undefined, "the client's own never reaches the backend");
   });
 
+  it('never shows the auth service a client-sent X-Travel-User, even when allowed_request_headers names it', async () => {
+    await start({ allowed_request_headers: ['X-Travel-User'] });
+    await send(base, '/remote/x', { headers: { 'X-Travel-User': 'mallory' } });
+    assert.equal(auth.received[0].headers['x-travel-user'], undefined);
+    assert.equal(backend.received[0].headers['x-travel-user'], 'alice');
+  });
+
   it('passes a 407 on with its Proxy-Authenticate, and the Authorization Emissary returns with a refusal', async () => {
     answer = (_req, res) =>
       res

@@ -151,6 +151,17 @@ describe('the auth stage with another in-process authenticator', () => {
     assert.equal(res.body.headers['x-travel-user'], 'zed');
   });
 
+  it('gives an in-process authenticator the body include_body names, and none without it', async () => {
+    for (const include_body of [{ max_bytes: 5, allow_partial: true }, null]) {
+      asked.length = 0;
+      const stage = createAuthStage(authRecord({ auth_service: 'custom-auth', include_body }), modules);
+      const { app } = stageApp(stage, mapping());
+      const res = await request(app.callback()).post('/v1/hotels/bookings/').type('text').send('hotel=h1&nights=3');
+      assert.equal(res.status, 200);
+      assert.equal(asked[0].body?.toString(), include_body ? 'hotel' : undefined);
+    }
+  });
+
   it('asks an authenticator that names the headers it reads with those alone, among those it may see', async () => {
     const reader = { name: 'reader', authenticate: fake.authenticate, requestHeaders: ['authorization', 'x-not-allowed'] };
     const stage = createAuthStage(authRecord({ auth_service: 'reader' }), new Map([['reader', reader as GatehouseModule]]));
