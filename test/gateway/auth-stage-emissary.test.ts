@@ -159,10 +159,12 @@ describe('an AuthService written for Emissary, asking a remote auth service over
   });
 
   it("adds add_auth_headers to the check request over the client's, and l5d-dst-override with add_linkerd_headers", async () => {
-    await start({ add_auth_headers: { 'X-Auth-Key': 'k1', 'User-Agent': 'gatehouse' }, add_linkerd_headers: true });
-    await send(base, '/remote/x', { headers: { 'User-Agent': 'curl/8', 'X-Auth-Key': 'forged' } });
+    await start({ add_auth_headers: { 'X-Auth-Key': 'k1', 'User-Agent': 'gatehouse', Host: 'auth.internal' }, add_linkerd_headers: true });
+    await send(base, '/remote/x', { headers: { 'User-Agent': 'curl/8', 'X-Auth-Key': 'forged', Host: 'shop.example' } });
     const got = auth.received[0].headers;
     assert.equal(got['x-auth-key'], 'k1');
+    assert.equal(got.host, 'auth.internal');
+    assert.equal(got['x-forwarded-host'], 'shop.example');
     assert.equal(got['user-agent'], 'gatehouse');
     assert.equal(got['l5d-dst-override'], `127.0.0.1:${auth.port}`);
     assert.equal(backend.received[0].headers['user-agent'], 'curl/8', 'the routed request is the client’s');
