@@ -8,6 +8,20 @@ import type { ConfigProblem } from './config/problems';
 import type { AuthServiceRecord, GatewayConfig, HeaderCondition, LabelGroup, RateLimitServiceRecord, RecordSource } from './config/schema';
 import type { RouteTable } from './route-table';
 
+/** What stands for a value the snapshot does not show. */
+export const REDACTED = '[redacted]';
+
+/**
+ * The auth record as shown: the values of `add_auth_headers` (an API key, a
+ * bearer token) left out. Addresses need no such care: one holding
+ * credentials is refused when the configuration loads.
+ */
+function shownAuthService(record: AuthServiceRecord): AuthServiceRecord {
+  const shown = structuredClone(record);
+  for (const name of Object.keys(shown.add_auth_headers)) shown.add_auth_headers[name] = REDACTED;
+  return shown;
+}
+
 /** One route, as the diagnostic page shows it. */
 export interface RouteSnapshot {
   readonly name: string;
@@ -84,7 +98,7 @@ export function describeRoutes(config: GatewayConfig, table: RouteTable<{ kind: 
   return deepFreeze({
     loadedAt: new Date().toISOString(),
     routes,
-    ...(config.authService ? { authService: structuredClone(config.authService) } : {}),
+    ...(config.authService ? { authService: shownAuthService(config.authService) } : {}),
     ...(config.rateLimitService ? { rateLimitService: structuredClone(config.rateLimitService) } : {}),
     sources: [...config.sources],
   });
