@@ -37,10 +37,11 @@ function detailOf(decision: AuthDecision): string | undefined {
 }
 
 /**
- * The user a 200 names: from its JSON body when it has one, which holds the
- * name itself rather than the header's UTF-8 bytes.
+ * The user a 200 names: the decision's `user`, else from its JSON body when
+ * it has one, which holds the name itself rather than the header's UTF-8 bytes.
  */
 function userOf(decision: AuthDecision): string | undefined {
+  if (decision.user !== undefined) return decision.user;
   if (typeof decision.body === 'string' && decision.body.startsWith('{')) {
     try {
       const user = (JSON.parse(decision.body) as { user?: unknown }).user;

@@ -191,6 +191,7 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
       status: 200,
       headers: Object.freeze({ [USER_HEADER]: headerValue(entry.user), 'content-type': 'application/json' }),
       body: JSON.stringify({ user: entry.user }),
+      user: entry.user,
     });
   }
 

@@ -27,6 +27,11 @@ export interface AuthDecision {
    * for. The body stays as it is for callers over HTTP.
    */
   detail?: string;
+  /**
+   * Who a 200 lets through, as a string: the `X-Travel-User` header carries
+   * the name's UTF-8 bytes, which an HTTP face must not encode again.
+   */
+  user?: string;
 }
 
 /** Anything that can decide on a request. */
