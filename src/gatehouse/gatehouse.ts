@@ -15,6 +15,7 @@ import {
   configProblem,
   createAuthStage,
   createRateLimitStage,
+  dropClaimedUser,
   loadConfig,
   type ConfigProblem,
   type Gateway,
@@ -163,7 +164,12 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   app.silent = true;
   const serveMetrics = metricsHandler(metrics);
   app.use(accessLog({ logger, metrics, counters }));
-  app.use((ctx, next) => (ctx.path === METRICS_PATH ? serveMetrics(ctx, next) : next()));
+  app.use((ctx, next) => {
+    if (ctx.path !== METRICS_PATH) return next();
+    // The gateway drops a client's X-Travel-User itself; this path never reaches it.
+    dropClaimedUser(ctx.req);
+    return serveMetrics(ctx, next);
+  });
   app.use(compose(gw.app.middleware));
 
   const grpcServer =

@@ -19,6 +19,7 @@ import {
 } from '../auth';
 import { HttpError, ORIGINAL_PATH, redactAddress } from '../http';
 import { hasRequestBody, peekBody } from './auth-body';
+import { removeRequestHeader, scrubRaw } from './claimed-user';
 import type { AuthServiceRecord, MappingRecord } from './config/schema';
 import { NO_EVENTS, type GatewayEvents } from './events';
 import { pacedFailureLog, type StageLogger } from './failure-log';
@@ -60,13 +61,6 @@ function unique(names: readonly string[]): string[] {
 
 function single(value: string | string[]): string {
   return typeof value === 'string' ? value : value.join(', ');
-}
-
-/** Drops `name` from `rawHeaders` too, for a forwarder that reads those. */
-function scrubRaw(raw: string[], name: string): void {
-  for (let i = raw.length - 2; i >= 0; i -= 2) {
-    if (raw[i].toLowerCase() === name) raw.splice(i, 2);
-  }
 }
 
 function looksLikeAddress(service: string): boolean {
@@ -220,14 +214,8 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
   }
 
   /** Drops what a client may not say itself (who the user is) from the request it routes. */
-  function strip(ctx: Context, headers: IncomingHttpHeaders): void {
-    for (let i = 0; i < stripped.length; i++) {
-      const name = stripped[i];
-      if (headers[name] !== undefined) {
-        delete headers[name];
-        scrubRaw(ctx.req.rawHeaders, name);
-      }
-    }
+  function strip(ctx: Context): void {
+    for (let i = 0; i < stripped.length; i++) removeRequestHeader(ctx.req, stripped[i]);
   }
 
   function ask(ctx: Context, headers: IncomingHttpHeaders, request: AuthRequest): boolean | Promise<boolean> {
@@ -272,7 +260,7 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
     const headers = ctx.req.headers;
     if (mapping.bypass_auth) {
       // Even unasked, a client never gets to say who the user is.
-      strip(ctx, headers);
+      strip(ctx);
       events.authDecision?.('bypassed');
       return true;
     }
@@ -285,7 +273,7 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
       url: query ? `${prefix}${path}?${query}` : prefix + path,
       headers: askedHeaders(ctx, headers),
     };
-    strip(ctx, headers);
+    strip(ctx);
     if (includeBody !== null && hasRequestBody(ctx.req)) return askWithBody(ctx, headers, request, includeBody);
     return ask(ctx, headers, request);
   }

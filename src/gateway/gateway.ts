@@ -8,6 +8,7 @@
 import Koa, { type Context, type Middleware } from 'koa';
 import { basePath, errorHandler, errorResponder, HttpError, ORIGINAL_PATH, type ErrorHandlerOptions } from '../http';
 import { createAuthStage } from './auth-stage';
+import { dropClaimedUser } from './claimed-user';
 import { DEFAULT_BODY_LIMIT, declaredTooLarge, guardStreamedBody, hasUnsizedBody, payloadTooLarge, type StreamedBodyGuard } from './body-limit';
 import { ConfigError, type ConfigProblem } from './config/problems';
 import type { GatewayConfig } from './config/schema';
@@ -192,6 +193,10 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   }
 
   async function handle(ctx: Context): Promise<void> {
+    // First of all: without an AuthService, on a path no route matches, or on
+    // the gateway's own paths, a client's X-Travel-User would otherwise reach
+    // a backend or the access log as if the auth service had named that user.
+    dropClaimedUser(ctx.req);
     toOriginForm(ctx);
     const seen = ctx.path;
     const path = normalisePath(seen);

@@ -19,5 +19,6 @@ export type { GatehouseModule, ModuleRegistry } from './module';
 export type { Stage, StageFactory } from './stage';
 export { createRateLimitStage, type RateLimitStageOptions, type RateLimitStageLogger } from './ratelimit-stage';
 export { createAuthStage, type AuthStageOptions } from './auth-stage';
+export { dropClaimedUser } from './claimed-user';
 export type { StageLogger } from './failure-log';
 export { NO_EVENTS, type GatewayEvents, type AuthOutcome, type RateLimitOutcome, type UpstreamFailure } from './events';

@@ -24,7 +24,11 @@ describe('gatehouse access log', function () {
     await http.get('/v1/messages/1?token=s3cr3t-value').set('Proxy-Authorization', WRONG).set('X-Request-Id', 'public-1').expect(400);
     await http.get('/nowhere').set('Cookie', `session=${WRONG_PASSWORD}`).set('X-Request-Id', 'none-1').expect(404);
     await http.post('/v1/hotels/bookings/').set('Authorization', WRONG).set('X-Request-Id', 'post-1').send({ password: WRONG_PASSWORD }).expect(401);
-    lines = await log.waitForLines(5, (l) => l.msg === 'request');
+    // A client naming a user itself, where no auth service is asked.
+    await http.get('/nowhere').set('X-Travel-User', 'mallory').set('X-Request-Id', 'claim-1').expect(404);
+    await http.get('/gateway/v0/check_alive').set('X-Travel-User', 'mallory').set('X-Request-Id', 'claim-2').expect(200);
+    await http.get('/gateway/v0/metrics').set('X-Travel-User', 'mallory').set('X-Request-Id', 'claim-3').expect(200);
+    lines = await log.waitForLines(8, (l) => l.msg === 'request');
     // A moment more: a sixth line would be one too many.
     await new Promise((resolve) => setTimeout(resolve, 50));
     lines = log.lines.filter((l) => l.msg === 'request');
@@ -39,7 +43,7 @@ describe('gatehouse access log', function () {
   };
 
   it('writes one line a request with method, path, route, status, duration and user', () => {
-    assert.equal(lines.length, 5);
+    assert.equal(lines.length, 8);
     const ok = lineOf('ok-1');
     assert.deepEqual(
       { method: ok.method, path: ok.path, route: ok.route, status: ok.status, user: ok.user },
@@ -57,6 +61,10 @@ describe('gatehouse access log', function () {
     assert.deepEqual([open.route, open.status, open.user, open.query], ['api-v1', 400, undefined, ['token']]);
     const none = lineOf('none-1');
     assert.deepEqual([none.route, none.status], ['unmatched', 404]);
+  });
+
+  it("never names the user a client's own X-Travel-User claims, on paths no auth service is asked about", () => {
+    for (const id of ['claim-1', 'claim-2', 'claim-3']) assert.equal(lineOf(id).user, undefined, id);
   });
 
   it('never writes a credential: not the header, not its base64, not the password, not a query value', () => {

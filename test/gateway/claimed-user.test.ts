@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import type { Server } from 'node:http';
+import { createGateway, type Gateway } from '../../src/gateway';
+import { close, configOf, echoModule, listen, mapping, recordingUpstream, registry, send } from './helpers';
+
+describe("a client's own X-Travel-User, on a gateway without an AuthService", () => {
+  let backend: Awaited<ReturnType<typeof recordingUpstream>>;
+  let gateway: Gateway;
+  let server: Server;
+  let base = '';
+
+  before(async () => {
+    backend = await recordingUpstream();
+    gateway = createGateway({
+      modules: registry(echoModule('echo')),
+      config: configOf(mapping('/local/', 'echo'), mapping('/remote/', backend.url)),
+    });
+    ({ server, url: base } = await listen(gateway.app.callback()));
+  });
+  after(async () => {
+    await close(server);
+    await gateway.close();
+    await close(backend.server);
+  });
+
+  it('never reaches an in-process module, in any spelling of the name', async () => {
+    const res = await send(base, '/local/x', { headers: { 'X-Travel-User': 'bob', 'x-travel-USER': 'bob' } });
+    assert.equal(res.status, 200);
+    assert.equal(res.json().headers['x-travel-user'], undefined);
+  });
+
+  it('never reaches a remote upstream, parsed or raw', async () => {
+    const res = await send(base, '/remote/x', { headers: { 'X-Travel-User': 'bob' } });
+    assert.equal(res.status, 200);
+    const received = backend.received.at(-1)!;
+    assert.equal(received.headers['x-travel-user'], undefined);
+    assert.ok(!received.rawHeaders.some((h) => h.toLowerCase() === 'x-travel-user'), received.rawHeaders.join(' '));
+  });
+
+  it("still carries the user a Mapping's add_request_headers sets", async () => {
+    const configured = createGateway({
+      modules: registry(echoModule('echo')),
+      config: configOf(mapping('/local/', 'echo', { add_request_headers: { 'X-Travel-User': 'service-account' } })),
+    });
+    const up = await listen(configured.app.callback());
+    try {
+      const res = await send(up.url, '/local/x', { headers: { 'X-Travel-User': 'bob' } });
+      assert.equal(res.json().headers['x-travel-user'], 'service-account');
+    } finally {
+      await close(up.server);
+      await configured.close();
+    }
+  });
+});
