@@ -167,6 +167,8 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
       // Not an error status (a redirect, say): sent as it is, with no body.
       ctx.status = record.status_on_error;
       ctx.body = EMPTY;
+      // Koa calls the empty body application/octet-stream; there is nothing to type.
+      ctx.remove('Content-Type');
       return false;
     }
     throw new HttpError(record.status_on_error, 'the auth service is unavailable', { cause });

@@ -69,6 +69,13 @@ add_linkerd_headers: false
     ['tls: false with an https address', 'tls: false\n', ['tls: false contradicts the https:// of auth_service'], ],
     ['add_auth_headers setting Content-Length', 'add_auth_headers: {Content-Length: "5"}\n', ['add_auth_headers.content-length: is set by the gateway itself']],
     ['add_auth_headers with a line break in a value', 'add_auth_headers: {X-Key: "a\\nb"}\n', ['add_auth_headers.X-Key: must be a header value (no control characters)']],
+    ['a status_on_error of 1xx, after which a client waits for ever', 'status_on_error: 100\n', [
+      'status_on_error: must be a final HTTP status (200 to 599): the client would wait for ever after a 1xx',
+    ]],
+    ["Emissary's {code} spelling of a 1xx status_on_error", 'status_on_error: {code: 101}\n', [
+      'status_on_error.code: must be a final HTTP status (200 to 599): the client would wait for ever after a 1xx',
+    ]],
+    ['a status_on_error above 599', 'status_on_error: 600\n', ['status_on_error: must be an HTTP status (200 to 599)']],
     ['a protocol_version Emissary does not know', 'protocol_version: v4\n', ['protocol_version: Invalid option: expected one of "v2"|"v3"']],
     ['ambassador_id', 'ambassador_id: [blue]\n', ['ambassador_id: not supported: one gateway reads every record of its config folder; remove the field']],
     ['stats_name', 'stats_name: auth\n', ['stats_name: not supported: auth decisions are counted in the Prometheus metrics; remove the field']],

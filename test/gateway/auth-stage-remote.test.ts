@@ -192,6 +192,15 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
         {},
       ],
     ];
+    it('answers a status_on_error below 400 as it is, without a body or a type for it', async () => {
+      const { app, seen } = stageApp(stageFor({ status_on_error: 302 }, deadAddress), mapping());
+      const res = await request(app.callback()).get('/v1/hotels/').redirects(0);
+      assert.equal(res.status, 302);
+      assert.equal(res.headers['content-type'], undefined);
+      assert.equal(res.headers['content-length'], '0');
+      assert.equal(seen.backendCalls, 0);
+    });
+
     for (const [what, address, fields] of failures) {
       it(`answers 403 with the error body when it ${what}`, async () => {
         const { app, seen } = stageApp(stageFor(fields, address()), mapping());

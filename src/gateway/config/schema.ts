@@ -90,7 +90,12 @@ export const mappingSchema = z.strictObject({
   cors: corsSchema.optional(),
 });
 
-const statusCode = z.number().int().min(100).max(599);
+/** A status to answer with: a final one, since a 1xx answer leaves the client waiting for another. */
+const statusCode = z
+  .number()
+  .int('must be a whole HTTP status')
+  .min(200, 'must be a final HTTP status (200 to 599): the client would wait for ever after a 1xx')
+  .max(599, 'must be an HTTP status (200 to 599)');
 
 /** Headers of the check request that the gateway writes itself: `add_auth_headers` may not set them. */
 const SET_BY_GATEWAY = new Set([
