@@ -7,7 +7,7 @@
 import { Pool, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
-import { redactAddress } from '../http';
+import { isHostPort, redactAddress } from '../http';
 import type { AuthDecision, AuthRequest, Authenticator } from './types';
 
 export interface RemoteAuthClientOptions {
@@ -62,8 +62,15 @@ const NOT_FORWARDED = new Set([
  * goes in front of every request path). Throws for anything else.
  */
 export function parseAuthAddress(address: string): { origin: string; basePath: string } {
-  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(address) ? address : `http://${address}`;
+  const schemed = /^[a-z][a-z0-9+.-]*:\/\//i.test(address);
   const shown = redactAddress(address);
+  // Without a scheme, a URL parser would take `host:` or `host` for port 80: a
+  // port left out by mistake is refused here, as for upstreams.
+  const slash = address.indexOf('/');
+  if (!schemed && !isHostPort(slash === -1 ? address : address.slice(0, slash))) {
+    throw new Error(`'${shown}' is not host:port or a URL (with a port from 1 to 65535)`);
+  }
+  const withScheme = schemed ? address : `http://${address}`;
   let url: URL;
   try {
     url = new URL(withScheme);
@@ -74,6 +81,7 @@ export function parseAuthAddress(address: string): { origin: string; basePath: s
   if (url.username || url.password || url.search || url.hash) {
     throw new Error(`'${shown}': an auth service address has no credentials, query or fragment`);
   }
+  if (url.port === '0') throw new Error(`'${shown}': port 0 is no port to connect to`);
   return { origin: url.origin, basePath: url.pathname === '/' ? '' : url.pathname.replace(/\/$/, '') };
 }
 

@@ -90,7 +90,7 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
     try {
       remote = createRemoteAuthClient(dialled(record), { timeoutMs: record.timeout_ms, linkerdHeaders: record.add_linkerd_headers });
     } catch (err) {
-      throw new Error(`auth_service: ${(err as Error).message}`);
+      throw new Error(`auth_service ${(err as Error).message}`);
     }
     authenticator = remote;
   } else {

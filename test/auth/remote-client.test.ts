@@ -132,4 +132,12 @@ describe('the remote auth client', () => {
     assert.throws(() => parseAuthAddress('http://auth.example/?q=1'), /query/);
     assert.throws(() => parseAuthAddress('host:notaport'), /not host:port or a URL/);
   });
+
+  it('refuses an address without a scheme whose port is missing, empty or 0, rather than dialling port 80', () => {
+    for (const address of ['auth.example', 'auth.example:', '127.0.0.1:0', 'auth.example:65536', 'auth/', 'auth.example:/check']) {
+      assert.throws(() => parseAuthAddress(address), new RegExp(`'${address}' is not host:port or a URL \\(with a port from 1 to 65535\\)`), address);
+    }
+    assert.throws(() => parseAuthAddress('http://auth.example:0'), /port 0 is no port to connect to/);
+    assert.deepEqual(parseAuthAddress('auth.example:9001/check'), { origin: 'http://auth.example:9001', basePath: '/check' });
+  });
 });

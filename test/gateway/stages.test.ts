@@ -162,6 +162,13 @@ describe('gateway stage construction', () => {
     );
   });
 
+  it('refuses an AuthService address whose port is left out, rather than asking port 80', () => {
+    assertOnlyProblem(
+      { ...AUTH, auth_service: '127.0.0.1:' },
+      "AuthService auth: auth_service: auth_service '127.0.0.1:' is not host:port or a URL (with a port from 1 to 65535)",
+    );
+  });
+
   it('says where the built-in auth service comes from when a record names it and it is not there', () => {
     assertOnlyProblem(
       { ...AUTH, auth_service: 'auth' },
