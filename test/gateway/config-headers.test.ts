@@ -72,11 +72,17 @@ describe('gateway config: Mapping header fields', () => {
 
   it('refuses an added value that is no string, naming its field and how to write it', () => {
     assert.deepEqual(problems('add_request_headers:\n  X-Flag: true\n  X-Count: 3\n  X-None: null\n  X-List: [a, b]\n'), [
-      `${AT} add_request_headers.X-Flag: must be a string: quote it ('true'), or write {value: 'true', append: false}`,
-      `${AT} add_request_headers.X-Count: must be a string: quote it ('3'), or write {value: '3', append: false}`,
+      `${AT} add_request_headers.X-Flag: must be a string, got a boolean: quote the value, as YAML reads an unquoted number, true or false as no string`,
+      `${AT} add_request_headers.X-Count: must be a string, got a number: quote the value, as YAML reads an unquoted number, true or false as no string`,
       `${AT} add_request_headers.X-None: must be a string or {value, append}, got null`,
       `${AT} add_request_headers.X-List: must be a string or {value, append}, got a list`,
     ]);
+  });
+
+  it('does not repeat an unquoted value in its message, since problems are logged and it may be a key', () => {
+    const found = problems('add_request_headers:\n  X-Api-Key: 8412937461\nadd_response_headers:\n  X-Pin: 90210\n');
+    assert.equal(found.length, 2);
+    for (const text of found) assert.ok(!text.includes('8412937461') && !text.includes('90210'), text);
   });
 
   it('refuses an unknown key, a missing or non-string value and a non-boolean append in {value, append}', () => {

@@ -68,7 +68,8 @@ function addedValue(raw: unknown, ctx: Ctx, at: PropertyKey[]): AddedHeader | un
     return undefined;
   }
   if (typeof raw === 'number' || typeof raw === 'boolean') {
-    issue(ctx, raw, at, `must be a string: quote it ('${String(raw)}'), or write {value: '${String(raw)}', append: false}`);
+    // The value is not repeated: it may be a key or token, and problems are logged.
+    issue(ctx, raw, at, `must be a string, got ${describe(raw)}: quote the value, as YAML reads an unquoted number, true or false as no string`);
     return undefined;
   }
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
