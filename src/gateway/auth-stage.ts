@@ -54,6 +54,12 @@ type BodyLimits = NonNullable<AuthServiceRecord['include_body']>;
 /** What Emissary's `allow_request_body: true` stands for. */
 const ALLOW_REQUEST_BODY: BodyLimits = { max_bytes: 4096, allow_partial: true };
 const EMPTY = Buffer.alloc(0);
+/**
+ * Envoy's word on whether the body it sent is cut short, which an auth service
+ * reads to refuse what it cannot see whole. Only the gateway says it: a
+ * client's own copy is never sent, as Envoy skips it too.
+ */
+const PARTIAL_BODY = 'x-envoy-auth-partial-body';
 
 function unique(names: readonly string[]): string[] {
   return [...new Set(names.map((n) => n.toLowerCase()))];
@@ -112,12 +118,16 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
   const stripped = unique([...userHeaders, USER_HEADER]).filter((n) => !ALWAYS_COPIED.includes(n));
   // Sent before they are stripped (the auth service may read what it vouches
   // for), except the user header: no client claim reaches the auth service.
-  const sent = unique([...ALWAYS_SENT, ...record.allowed_request_headers]).filter((n) => !FORWARDED.has(n) && n !== USER_HEADER);
+  const sent = unique([...ALWAYS_SENT, ...record.allowed_request_headers]).filter(
+    (n) => !FORWARDED.has(n) && n !== USER_HEADER && n !== PARTIAL_BODY,
+  );
   const returned = unique([...ALWAYS_COPIED, ...ALSO_RETURNED, ...userHeaders]);
   const added = Object.entries(record.add_auth_headers);
   // Joined as a plain prefix, as Envoy does, but without doubling the slash of a prefix that ends with one.
   const prefix = record.path_prefix.endsWith('/') ? record.path_prefix.replace(/\/+$/, '') : record.path_prefix;
   const includeBody: BodyLimits | null = record.include_body ?? (record.allow_request_body ? ALLOW_REQUEST_BODY : null);
+  // As Envoy's HTTP ext_authz: sent with a body, when allowed_request_headers names it.
+  const tellsPartial = record.allowed_request_headers.includes(PARTIAL_BODY);
   // An in-process authenticator that reads only some headers is asked with
   // those alone (still only among those it may see): no X-Forwarded-* to build.
   const reads = remote ? undefined : authenticator.requestHeaders;
@@ -255,6 +265,7 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
     const { bytes, cut } = await peekBody(ctx.req, limits.max_bytes);
     if (cut && !limits.allow_partial) throw tooLong();
     request.body = bytes;
+    if (tellsPartial) request.headers[PARTIAL_BODY] = cut ? 'true' : 'false';
     return ask(ctx, headers, request);
   }
 

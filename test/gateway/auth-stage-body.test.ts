@@ -158,6 +158,26 @@ describe('an AuthService with include_body, in the gateway', () => {
     assert.equal(backend.received.length, 0);
   });
 
+  it('says whether the body is cut in x-envoy-auth-partial-body when allowed_request_headers names it, as Envoy does', async () => {
+    await start({ include_body: { max_bytes: 10, allow_partial: true }, allowed_request_headers: ['X-Envoy-Auth-Partial-Body'] });
+    // The client's own word is never taken: it would tell the auth service a cut body is whole.
+    const claim = { 'x-envoy-auth-partial-body': 'false' };
+    assert.equal((await send(base, '/remote/upload', { method: 'POST', headers: claim, body: 'x'.repeat(11) })).status, 201);
+    assert.equal((await send(base, '/remote/upload', { method: 'POST', headers: claim, body: [Buffer.alloc(11, 'y')] })).status, 201);
+    assert.equal((await send(base, '/remote/upload', { method: 'POST', headers: { 'x-envoy-auth-partial-body': 'true' }, body: 'x'.repeat(10) })).status, 201);
+    assert.equal((await send(base, '/remote/x', { headers: claim })).status, 201);
+    assert.deepEqual(
+      auth.received.map((r) => r.headers['x-envoy-auth-partial-body']),
+      ['true', 'true', 'false', undefined],
+    );
+  });
+
+  it('sends no x-envoy-auth-partial-body unless allowed_request_headers names it', async () => {
+    await start({ include_body: { max_bytes: 10, allow_partial: true } });
+    await send(base, '/remote/upload', { method: 'POST', body: 'x'.repeat(11) });
+    assert.equal(auth.received[0].headers['x-envoy-auth-partial-body'], undefined);
+  });
+
   it('asks at once about a request without a body', async () => {
     await start({ include_body: { max_bytes: 10, allow_partial: false } });
     const res = await send(base, '/remote/x');
