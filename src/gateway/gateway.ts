@@ -160,7 +160,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     let kept = target.kind === 'in-process' ? keptHeaders(ctx.res) : null;
     try {
       if (tooLarge) throw payloadTooLarge(bodyLimit);
-      applyRequestEdits(ctx.req.headers, target);
+      applyRequestEdits(ctx.req, target);
       const forwardPath = rewritePath(route, path);
       if (target.kind === 'in-process') {
         await dispatchInProcess(ctx, target.handler, forwardPath);

@@ -9,9 +9,11 @@
  * values already there: request headers as one comma-separated line (`; `
  * for `Cookie`), response headers as one more line of the same name (so
  * `Set-Cookie` works). Without `append` it replaces them. An empty value adds
- * nothing, as in Envoy.
+ * nothing, as in Envoy. A value with Envoy variables (`%PROTOCOL%`, the
+ * client's address) is filled in per request; any other value is used as it is.
  */
-import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { AddedHeader, MappingRecord } from './config/schema';
 
 /** One header to add, ready to apply. */
@@ -22,6 +24,22 @@ export interface HeaderAddition {
   readonly append: boolean;
   /** What joins it to a request header's value already there. */
   readonly separator: string;
+  /** Whether `value` holds Envoy variables to fill in for each request. */
+  readonly variables: boolean;
+}
+
+/** The variables the config accepts (see `config/headers`). */
+const VARIABLES = /%(DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT|DOWNSTREAM_REMOTE_ADDRESS|PROTOCOL)%/g;
+
+/** A value with its variables filled in from the client's connection, as Envoy writes them. */
+function filled(value: string, socket: Socket | null, req: IncomingMessage): string {
+  return value.replace(VARIABLES, (_all, name: string) => {
+    if (name === 'PROTOCOL') return req.httpVersionMajor === 2 ? 'HTTP/2' : `HTTP/${req.httpVersion}`;
+    let ip = socket?.remoteAddress ?? '';
+    if (ip.startsWith('::ffff:') && ip.includes('.')) ip = ip.slice(7);
+    if (name === 'DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT' || ip === '') return ip;
+    return `${ip.includes(':') ? `[${ip}]` : ip}:${socket?.remotePort ?? 0}`;
+  });
 }
 
 /** A route's header edits, as lists. */
@@ -36,7 +54,8 @@ function additions(map: Readonly<Record<string, AddedHeader>>): HeaderAddition[]
   const list: HeaderAddition[] = [];
   for (const [name, { value, append }] of Object.entries(map)) {
     if (value === '') continue;
-    list.push({ name, value, append, separator: name === 'cookie' ? '; ' : ', ' });
+    list.push({ name, value, append, separator: name === 'cookie' ? '; ' : ', ', variables: VARIABLES.test(value) });
+    VARIABLES.lastIndex = 0;
   }
   return list;
 }
@@ -52,12 +71,15 @@ export function compileHeaderEdits(mapping: MappingRecord): HeaderEdits {
 }
 
 /** Edits the headers of the request about to be forwarded (in-process or remote). */
-export function applyRequestEdits(headers: IncomingHttpHeaders, edits: HeaderEdits): void {
+export function applyRequestEdits(req: IncomingMessage, edits: HeaderEdits): void {
+  const headers = req.headers;
   const remove = edits.removeRequestHeaders;
   for (let i = 0; i < remove.length; i++) delete headers[remove[i]];
   const add = edits.addRequestHeaders;
   for (let i = 0; i < add.length; i++) {
-    const { name, value } = add[i];
+    const name = add[i].name;
+    const value = add[i].variables ? filled(add[i].value, req.socket, req) : add[i].value;
+    if (value === '') continue;
     const prior = headers[name];
     if (prior === undefined || !add[i].append) headers[name] = value;
     else if (Array.isArray(prior)) headers[name] = [...prior, value];
@@ -72,7 +94,9 @@ export function applyResponseEdits(res: ServerResponse, edits: HeaderEdits): voi
   for (let i = 0; i < remove.length; i++) res.removeHeader(remove[i]);
   const add = edits.addResponseHeaders;
   for (let i = 0; i < add.length; i++) {
-    const { name, value } = add[i];
+    const name = add[i].name;
+    const value = add[i].variables ? filled(add[i].value, res.socket, res.req) : add[i].value;
+    if (value === '') continue;
     const prior = add[i].append ? res.getHeader(name) : undefined;
     if (prior === undefined) res.setHeader(name, value);
     else res.setHeader(name, Array.isArray(prior) ? [...prior, value] : [String(prior), value]);

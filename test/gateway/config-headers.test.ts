@@ -85,6 +85,17 @@ describe('gateway config: Mapping header fields', () => {
     for (const text of found) assert.ok(!text.includes('8412937461') && !text.includes('90210'), text);
   });
 
+  it("loads the Envoy variables of Emissary's examples, and refuses any other rather than send it as written", () => {
+    const m = load('add_request_headers:\n  X-Ip: "%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%"\n  X-Proto: {value: "%PROTOCOL%"}\n  X-Pct: 50%\n');
+    assert.deepEqual(m.add_request_headers['x-ip'], { value: '%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%', append: true });
+    assert.equal(m.add_request_headers['x-pct'].value, '50%');
+    const known = '%DOWNSTREAM_REMOTE_ADDRESS%, %DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%, %PROTOCOL%';
+    assert.deepEqual(problems('add_request_headers:\n  X-A: "%REQ(x-foo)%"\nadd_response_headers:\n  X-B: {value: "at %START_TIME%"}\n'), [
+      `${AT} add_request_headers.X-A: uses Envoy's %REQ(x-foo)%, which the gateway does not fill in; it knows ${known}`,
+      `${AT} add_response_headers.X-B.value: uses Envoy's %START_TIME%, which the gateway does not fill in; it knows ${known}`,
+    ]);
+  });
+
   it('refuses an unknown key, a missing or non-string value and a non-boolean append in {value, append}', () => {
     assert.deepEqual(
       problems('add_response_headers:\n  X-A: {value: a, apend: false}\n  X-B: {append: false}\n  X-C: {value: 7}\n  X-D: {value: d, append: "no"}\n'),

@@ -23,12 +23,15 @@ const EDITS = {
     'X-Set': { value: 'gw', append: false },
     Cookie: 'gw=1',
     'X-Empty': '',
+    'X-Client-Ip': '%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%',
+    'X-Client': { value: 'peer=%DOWNSTREAM_REMOTE_ADDRESS% over %PROTOCOL%', append: false },
   },
   remove_request_headers: 'x-secret',
   add_response_headers: {
     'X-Up': 'gw',
     'X-Only': { value: 'gw', append: false },
     'Set-Cookie': 'g=2',
+    'X-Served-Over': '%PROTOCOL%',
   },
   remove_response_headers: ['server'],
 };
@@ -98,6 +101,14 @@ describe('gateway header edits', () => {
         assert.equal(headers['x-secret'], undefined);
         assert.equal(headers['x-empty'], 'client');
         assert.equal('x-empty' in (await seen({})), false);
+      });
+
+      it("fills in the Envoy variables Emissary documents: the client's address and the protocol", async () => {
+        const headers = await seen({ 'X-Client': 'spoofed' });
+        assert.equal(headers['x-client-ip'], '127.0.0.1');
+        assert.match(String(headers['x-client']), /^peer=127\.0\.0\.1:[1-9][0-9]* over HTTP\/1\.1$/);
+        const res = await send(base, `/${route}/x`);
+        assert.equal(res.headers['x-served-over'], 'HTTP/1.1');
       });
 
       it("appends to the backend's response headers, replaces with append: false, and removes", async () => {

@@ -5,7 +5,9 @@
  * append}` with `append` true by default), `remove_request_headers` /
  * `remove_response_headers` (a name or a list), and `headers` to match (an
  * exact value, or `true` for any). Every wrong entry is reported at its own
- * field path; names come out lower-case.
+ * field path; names come out lower-case. A value may hold the Envoy
+ * variables Emissary documents (`%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%`,
+ * `%PROTOCOL%`); any other is refused rather than sent as it is written.
  */
 import { z } from 'zod';
 
@@ -27,6 +29,26 @@ const UNEDITABLE: Readonly<Record<string, string>> = {
   'transfer-encoding': FRAMING,
   'content-length': FRAMING,
 };
+
+/**
+ * Envoy's variables that Emissary documents for header values, filled in per
+ * request: the client's address (with and without its port) and the protocol.
+ */
+export const HEADER_VARIABLES = ['DOWNSTREAM_REMOTE_ADDRESS', 'DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT', 'PROTOCOL'] as const;
+
+/** An Envoy variable in a value: `%NAME%` or `%NAME(args)%`. */
+const VARIABLE = /%([A-Z][A-Z0-9_]*)(?:\([^)%]*\))?%/g;
+
+/** Why a value's Envoy variables cannot be filled in, or undefined when they all can (or there are none). */
+function variablesProblem(value: string): string | undefined {
+  if (!value.includes('%')) return undefined;
+  for (const [written, name] of value.matchAll(VARIABLE)) {
+    if (!(HEADER_VARIABLES as readonly string[]).includes(name) || written !== `%${name}%`) {
+      return `uses Envoy's ${written}, which the gateway does not fill in; it knows ${HEADER_VARIABLES.map((v) => `%${v}%`).join(', ')}`;
+    }
+  }
+  return undefined;
+}
 
 /** Request headers the gateway writes itself after the edits, and so may not be added. */
 const SET_BY_GATEWAY = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']);
@@ -63,8 +85,9 @@ function describe(value: unknown): string {
 /** One added header's value: a string, or `{value, append}`. */
 function addedValue(raw: unknown, ctx: Ctx, at: PropertyKey[]): AddedHeader | undefined {
   if (typeof raw === 'string') {
-    if (VALUE.test(raw)) return { value: raw, append: true };
-    issue(ctx, raw, at, 'must be a header value: no line breaks or control characters');
+    const problem = VALUE.test(raw) ? variablesProblem(raw) : 'must be a header value: no line breaks or control characters';
+    if (problem === undefined) return { value: raw, append: true };
+    issue(ctx, raw, at, problem);
     return undefined;
   }
   if (typeof raw === 'number' || typeof raw === 'boolean') {
@@ -91,9 +114,12 @@ function addedValue(raw: unknown, ctx: Ctx, at: PropertyKey[]): AddedHeader | un
   } else if (typeof value !== 'string') {
     issue(ctx, raw, [...at, 'value'], `must be a string, got ${describe(value)}`);
     ok = false;
-  } else if (!VALUE.test(value)) {
-    issue(ctx, raw, [...at, 'value'], 'must be a header value: no line breaks or control characters');
-    ok = false;
+  } else {
+    const problem = VALUE.test(value) ? variablesProblem(value) : 'must be a header value: no line breaks or control characters';
+    if (problem !== undefined) {
+      issue(ctx, raw, [...at, 'value'], problem);
+      ok = false;
+    }
   }
   if (append !== undefined && typeof append !== 'boolean') {
     issue(ctx, raw, [...at, 'append'], `must be true or false, got ${describe(append)}`);
