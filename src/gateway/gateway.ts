@@ -172,6 +172,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
           guard,
           route: mapping.name,
           events,
+          removedHeaders: target.removeRequestHeaders,
         });
       }
     } catch (err) {

@@ -89,7 +89,15 @@ function clientAddress(ctx: Context): string {
   return ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
 }
 
-function upstreamRequestHeaders(ctx: Context, upstream: Upstream): Record<string, string | string[]> {
+const NONE: readonly string[] = [];
+
+/**
+ * The headers the upstream is sent. `X-Forwarded-*` are written by the
+ * gateway, unless the route's `remove_request_headers` names them: then they
+ * are not sent at all, as Envoy's router removes them after its connection
+ * manager wrote them.
+ */
+function upstreamRequestHeaders(ctx: Context, upstream: Upstream, removed: readonly string[]): Record<string, string | string[]> {
   const incoming = ctx.req.headers;
   // What the client's Connection header named is gone already (dropNominatedHeaders).
   const out: Record<string, string | string[]> = {};
@@ -99,11 +107,13 @@ function upstreamRequestHeaders(ctx: Context, upstream: Upstream): Record<string
     if (value !== undefined) out[name] = value;
   }
   const prior = incoming['x-forwarded-for'];
-  const client = clientAddress(ctx);
-  out['x-forwarded-for'] = prior ? `${Array.isArray(prior) ? prior.join(', ') : prior}, ${client}` : client;
-  out['x-forwarded-proto'] = ctx.protocol;
+  if (!removed.includes('x-forwarded-for')) {
+    const client = clientAddress(ctx);
+    out['x-forwarded-for'] = prior ? `${Array.isArray(prior) ? prior.join(', ') : prior}, ${client}` : client;
+  }
+  if (!removed.includes('x-forwarded-proto')) out['x-forwarded-proto'] = ctx.protocol;
   const host = ctx.host;
-  if (host) out['x-forwarded-host'] = host;
+  if (host && !removed.includes('x-forwarded-host')) out['x-forwarded-host'] = host;
   else delete out['x-forwarded-host'];
   out.host = upstream.address.host;
   return out;
@@ -160,6 +170,8 @@ export interface ForwardOptions {
   /** The mapping's name, for {@link GatewayEvents.upstreamError}. */
   readonly route?: string;
   readonly events?: GatewayEvents;
+  /** The route's `remove_request_headers` (lower case): an `X-Forwarded-*` among them is not written. */
+  readonly removedHeaders?: readonly string[];
 }
 
 /**
@@ -193,7 +205,7 @@ export async function forwardRemote(ctx: Context, upstream: Upstream, options: F
     response = await upstream.pool.request({
       method: ctx.method as Dispatcher.HttpMethod,
       path: options.path,
-      headers: upstreamRequestHeaders(ctx, upstream),
+      headers: upstreamRequestHeaders(ctx, upstream, options.removedHeaders ?? NONE),
       body: hasBody ? req : null,
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,

@@ -36,6 +36,8 @@ const EDITS = {
   remove_response_headers: ['server'],
 };
 
+const FORWARDED = ['X-Forwarded-For', 'X-Forwarded-Proto', 'X-Forwarded-Host'];
+
 describe('gateway header edits', () => {
   let gateway: Gateway;
   let server: http.Server;
@@ -64,6 +66,8 @@ describe('gateway header edits', () => {
         mapping('/remote/', upstream.url, { name: 'remote', ...EDITS }),
         mapping('/dead/', `127.0.0.1:${await deadPort()}`, EDITS),
         mapping('/slow/', slow.url, { timeout_ms: 50, ...EDITS }),
+        mapping('/private-local/', 'local', { remove_request_headers: FORWARDED }),
+        mapping('/private-remote/', upstream.url, { remove_request_headers: FORWARDED }),
       ),
     });
     ({ server, url: base } = await listen(gateway.app.callback()));
@@ -148,6 +152,15 @@ describe('gateway header edits', () => {
           assert.equal(res.headers['access-control-allow-origin'], APP);
         }
       });
+    });
+  }
+
+  for (const route of ['private-local', 'private-remote']) {
+    it(`sends no X-Forwarded-* at all when remove_request_headers names them, the gateway's own neither (${route})`, async () => {
+      const res = await send(base, `/${route}/x`, { headers: { 'X-Forwarded-For': '203.0.113.7', 'X-Forwarded-Host': 'spoofed.example' } });
+      assert.equal(res.status, 200, res.text);
+      const seen: http.IncomingHttpHeaders = res.json().headers;
+      for (const name of FORWARDED) assert.equal(seen[name.toLowerCase()], undefined, name);
     });
   }
 
