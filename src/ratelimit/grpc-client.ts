@@ -19,6 +19,9 @@ export interface RateLimitClient extends RateLimiter {
   close(): void;
 }
 
+/** Bounds of the wait between connection attempts while the service is away, in ms. */
+const RECONNECT_BACKOFF_MS = { initial: 100, max: 250 } as const;
+
 /** A call that failed: the service is down, too slow, or refused the request. */
 export class RateLimitCallError extends Error {
   constructor(
@@ -58,6 +61,12 @@ export function createRateLimitClient(address: string, options: RateLimitClientO
   const client = new grpc.Client(at, grpc.credentials.createInsecure(), {
     // Calls fail fast while the service is down; reconnection goes on behind.
     'grpc.enable_retries': 0,
+    // grpc-js waits up to two minutes between connection attempts to a service
+    // that stays down, so one that comes back would go unasked (every request
+    // unlimited, or refused under failure_mode_deny) until the next attempt.
+    // Envoy tries again on the next request; here, at least every quarter second.
+    'grpc.initial_reconnect_backoff_ms': RECONNECT_BACKOFF_MS.initial,
+    'grpc.max_reconnect_backoff_ms': RECONNECT_BACKOFF_MS.max,
   });
   // Connect now, so that the first request does not pay for it within its deadline.
   client.getChannel().getConnectivityState(true);

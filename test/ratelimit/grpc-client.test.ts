@@ -88,4 +88,40 @@ describe('rate-limit gRPC client', () => {
       await slow.stop();
     }
   });
+
+  it('answers again within a moment of the service coming back, however long it was away', async function () {
+    this.timeout(15_000);
+    const port = await freePort();
+    const req = { domain: 'messaging', descriptors: [{ entries: [{ key: 'ldap', value: 'x' }] }] };
+    let up = createRateLimitGrpcServer(service, { port });
+    await up.start();
+    const c = createRateLimitClient(`127.0.0.1:${port}`, { timeoutMs: 200 });
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    try {
+      await c.shouldRateLimit(req);
+      await up.stop();
+      // Gateways keep asking while it is away: each failed call must not push the next try further off.
+      const awayUntil = Date.now() + 6_400;
+      while (Date.now() < awayUntil) {
+        await c.shouldRateLimit(req).catch(() => undefined);
+        await pause(50);
+      }
+      up = createRateLimitGrpcServer(service, { port });
+      await up.start();
+      const back = Date.now();
+      let answered = false;
+      while (!answered && Date.now() - back < 5_000) {
+        answered = await c.shouldRateLimit(req).then(
+          () => true,
+          () => false,
+        );
+        if (!answered) await pause(50);
+      }
+      const waited = Date.now() - back;
+      assert.ok(answered && waited < 700, `answered ${answered} after ${waited} ms`);
+    } finally {
+      c.close();
+      await up.stop();
+    }
+  });
 });
