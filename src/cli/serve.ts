@@ -3,7 +3,7 @@
  * `gatehouse serve <module>`: one module alone on its own port, its files read
  * from the config folder. The rate-limit service serves gRPC, the others HTTP.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createApiModule } from '../api';
 import { createAuthService } from '../auth';
@@ -85,12 +85,29 @@ function httpModule(name: string, configDir: string, watch: boolean): GatehouseM
   }
 }
 
+/**
+ * Throws unless `dir` is a folder. A module reading its files from a folder
+ * that is not there would otherwise serve without them (a rate-limit service
+ * without limits answers OK to everything), as `start` refuses to.
+ */
+function assertFolder(dir: string): void {
+  let reason: string | undefined;
+  try {
+    if (!statSync(dir).isDirectory()) reason = 'not a folder';
+  } catch (err) {
+    reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such folder' : (err as Error).message;
+  }
+  if (reason) throw new Error(`${dir}: cannot read the config folder: ${reason}`);
+}
+
 /** Starts one module alone. */
 export async function serveModule(name: string, options: ServeOptions): Promise<Served> {
   const configDir = resolve(options.configDir ?? (process.env.GATEHOUSE_CONFIG || 'config'));
   const host = options.host ?? (process.env.HOST || '127.0.0.1');
   const redisUrl = options.redisUrl ?? process.env.REDIS_URL;
   const watch = options.watch ?? true;
+  // The api module alone reads no file.
+  if (name !== 'api') assertFolder(configDir);
 
   if (name === 'ratelimit') {
     const logger = createLogger();

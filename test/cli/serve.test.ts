@@ -84,6 +84,16 @@ describe('gatehouse serve', function () {
     }
   });
 
+  it('ends with exit 1 on a config folder that is not there, instead of serving without its files', async () => {
+    const missing = join(tmpdir(), 'gatehouse-no-such-folder');
+    for (const module of ['ratelimit', 'hotel-booking', 'car-booking']) {
+      const res = await runCli(['serve', module, '--port', '0', '--config', missing], { env: QUIET, timeoutMs: 10_000 });
+      assert.equal(res.code, 1, `${module}: ${res.stdout}${res.stderr}`);
+      assert.equal(res.stdout, '', `${module} said it listens`);
+      assert.equal(res.stderr, `gatehouse: ${missing}: cannot read the config folder: no such folder\n`);
+    }
+  });
+
   describe('api', () => {
     let api: CliServer;
     before(async () => {
