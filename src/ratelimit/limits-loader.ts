@@ -102,9 +102,12 @@ export function validateDocuments(raw: readonly unknown[], file: string, warning
   return out;
 }
 
-function parseYaml(text: string, file: string): unknown[] {
+function parseYaml(text: string, file: string, warnings: string[]): unknown[] {
+  const found: string[] = [];
   try {
-    return parseLimitsYaml(text);
+    const values = parseLimitsYaml(text, found);
+    for (const w of found) warnings.push(`${file}: ${w}`);
+    return values;
   } catch (err) {
     if (err instanceof YamlProblems) throw new LimitsConfigError(file, err.problems);
     throw err;
@@ -145,7 +148,7 @@ export function loadLimitsDir(dir: string): LoadedLimits {
   for (const file of files) {
     const shown = displayPath(file);
     const text = readFileSync(file, 'utf8');
-    docs.push(...validateDocuments(parseYaml(text, shown), shown, warnings));
+    docs.push(...validateDocuments(parseYaml(text, shown, warnings), shown, warnings));
   }
   return { table: compileLabelled(docs), files, warnings };
 }

@@ -11,9 +11,11 @@
  * - `requests_per_unit` (a Go uint32) takes an integer as Go's strconv reads
  *   it (`0x1F`, `0X1F`, `0o17`, `017`, `0b101`, `1_000`, `+5`), an empty
  *   value or `~` as 0, and nothing else: a decimal number (`5.0`, `1e3`),
- *   base 60 (`1:30`) or a quoted string is refused, as that service refuses it.
+ *   base 60 (`1:30`) or a quoted string is refused, as that service refuses it;
+ * - a key written twice in one mapping holds the last value, as yaml.v2
+ *   (outside its strict mode) keeps it, with a warning.
  */
-import { isAlias, isScalar, parseAllDocuments, Scalar, visit, type Document } from 'yaml';
+import { isAlias, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, Scalar, visit, type Document } from 'yaml';
 
 /** The fields of the format that envoyproxy/ratelimit reads as strings. */
 const STRING_FIELDS = new Set(['domain', 'key', 'value', 'name', 'unit']);
@@ -81,6 +83,46 @@ function readFieldsAsGo(doc: Document): void {
   });
 }
 
+/** `descriptors[0].rate_limit`: where a node sits, from the ancestors `visit` gives. */
+function pathOf(ancestors: readonly unknown[], node: unknown): string {
+  let out = '';
+  for (let i = 0; i < ancestors.length; i++) {
+    const at = ancestors[i];
+    const child = i + 1 < ancestors.length ? ancestors[i + 1] : node;
+    if (isPair(at) && isScalar(at.key)) out += out === '' ? String(at.key.value) : `.${String(at.key.value)}`;
+    else if (isSeq(at)) out += `[${at.items.indexOf(child as never)}]`;
+  }
+  return out;
+}
+
+/**
+ * A key written twice in one mapping: yaml.v2 (without its strict mode, as
+ * envoyproxy/ratelimit reads) keeps the last one, and so does the `yaml`
+ * package when told not to refuse it. Each is said once, with the line of
+ * the one kept.
+ */
+function duplicateKeys(doc: Document, lines: LineCounter): string[] {
+  const found: string[] = [];
+  visit(doc, {
+    Map(_, map, ancestors) {
+      // Per key: where its last spelling starts, and whether there were more.
+      const last = new Map<string, { offset: number; repeated: boolean }>();
+      for (const item of map.items) {
+        if (!isScalar(item.key) || item.key.value === '<<') continue; // a merge key may repeat
+        const name = String(item.key.value);
+        last.set(name, { offset: item.key.range?.[0] ?? 0, repeated: last.has(name) });
+      }
+      const where = pathOf(ancestors, map);
+      for (const [name, { offset, repeated }] of last) {
+        if (!repeated) continue;
+        const at = where === '' ? name : `${where}.${name}`;
+        found.push(`${at}: written twice in one mapping; the last one (line ${lines.linePos(offset).line}) is used, as envoyproxy/ratelimit uses it`);
+      }
+    },
+  });
+  return found;
+}
+
 /** Problems of one file's YAML, each prefixed with its document when the file holds several. */
 export class YamlProblems extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -92,10 +134,12 @@ export class YamlProblems extends Error {
 /**
  * Parses every document of a limits file into plain values, as
  * envoyproxy/ratelimit would read them. Empty documents (a trailing `---`, a
- * file of comments) are left out. Throws {@link YamlProblems}.
+ * file of comments) are left out. Throws {@link YamlProblems}. What loads
+ * but deserves a look (a key written twice) is added to `warnings`.
  */
-export function parseLimitsYaml(text: string): unknown[] {
-  const docs = parseAllDocuments(text, { schema: 'yaml-1.1', merge: true });
+export function parseLimitsYaml(text: string, warnings: string[] = []): unknown[] {
+  const lines = new LineCounter();
+  const docs = parseAllDocuments(text, { schema: 'yaml-1.1', merge: true, uniqueKeys: false, lineCounter: lines });
   const list = Array.isArray(docs) ? docs : [docs];
   const problems: string[] = [];
   const values: unknown[] = [];
@@ -103,6 +147,7 @@ export function parseLimitsYaml(text: string): unknown[] {
     const where = list.length > 1 ? `(document ${i + 1}) ` : '';
     for (const err of doc.errors) problems.push(`${where}${err.message.split('\n')[0]}`);
     if (doc.errors.length) return;
+    for (const w of duplicateKeys(doc, lines)) warnings.push(`${where}${w}`);
     let value: unknown;
     try {
       readFieldsAsGo(doc);

@@ -120,6 +120,22 @@ describe('limits YAML scalars, read as envoyproxy/ratelimit (Go yaml.v2) reads t
     });
   });
 
+  it('loads a key written twice in one mapping with the last value, as yaml.v2 does, and warns where', async () => {
+    const { table, warnings } = load(
+      'domain: d\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: second\n      requests_per_unit: 1\n      requests_per_unit: 5\n' +
+        '  - {key: a, key: b, rate_limit: {unit: minute, unit: hour, requests_per_unit: 2}}\n',
+    );
+    assert.equal(findRule(table, 'd', [{ key: 'k', value: 'v' }])?.requestsPerUnit, 5);
+    assert.equal(findRule(table, 'd', [{ key: 'a', value: 'v' }]), undefined);
+    assert.deepEqual(findRule(table, 'd', [{ key: 'b', value: 'v' }])?.currentLimit, { requestsPerUnit: 2, unit: 'HOUR' });
+    const file = warnings.map((w) => w.replace(/^.*ratelimit\.yaml: /, ''));
+    assert.deepEqual(file, [
+      'descriptors[0].rate_limit.requests_per_unit: written twice in one mapping; the last one (line 7) is used, as envoyproxy/ratelimit uses it',
+      'descriptors[1].key: written twice in one mapping; the last one (line 8) is used, as envoyproxy/ratelimit uses it',
+      'descriptors[1].rate_limit.unit: written twice in one mapping; the last one (line 8) is used, as envoyproxy/ratelimit uses it',
+    ]);
+  });
+
   it('keeps the text of a string field that YAML 1.1 reads as a boolean', async () => {
     const { table } = load('domain: d\ndescriptors:\n  - key: on\n    value: off\n    rate_limit: {unit: second, requests_per_unit: 1}\n');
     assert.ok(findRule(table, 'd', [{ key: 'on', value: 'off' }]));
