@@ -123,6 +123,11 @@ function duplicateKeys(doc: Document, lines: LineCounter): string[] {
   return found;
 }
 
+/** The first line of a `yaml` error, without the colon that led to the excerpt after it. */
+function firstLine(err: Error): string {
+  return err.message.split('\n')[0].replace(/:$/, '');
+}
+
 /** Problems of one file's YAML, each prefixed with its document when the file holds several. */
 export class YamlProblems extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -145,7 +150,7 @@ export function parseLimitsYaml(text: string, warnings: string[] = []): unknown[
   const values: unknown[] = [];
   list.forEach((doc, i) => {
     const where = list.length > 1 ? `(document ${i + 1}) ` : '';
-    for (const err of doc.errors) problems.push(`${where}${err.message.split('\n')[0]}`);
+    for (const err of doc.errors) problems.push(`${where}${firstLine(err)}`);
     if (doc.errors.length) return;
     for (const w of duplicateKeys(doc, lines)) warnings.push(`${where}${w}`);
     let value: unknown;
@@ -154,7 +159,7 @@ export function parseLimitsYaml(text: string, warnings: string[] = []): unknown[
       value = doc.toJS();
     } catch (err) {
       // A merge of something that is not a mapping, too many aliases: found only when converting.
-      problems.push(`${where}${(err as Error).message.split('\n')[0]}`);
+      problems.push(`${where}${firstLine(err as Error)}`);
       return;
     }
     if (value !== null && value !== undefined) values.push(value);

@@ -169,6 +169,11 @@ describe('rate-limit configuration', () => {
       assert.match(err.message, /^.*ratelimit\.yaml: /);
     });
 
+    it('reports a YAML syntax error as one line ending with its line and column', () => {
+      const err = loadError({ 'ratelimit.yaml': 'domain: d\ndescriptors:\n  - key: k\n   bad\n' });
+      assert.deepEqual(err.problems, ['Sequence item without - indicator at line 4, column 1']);
+    });
+
     it('refuses a rule that replaces itself', () => {
       const err = loadError({
         'ratelimit.yaml': 'domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: 1, name: n, replaces: [{name: n}]}\n',
