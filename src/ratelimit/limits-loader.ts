@@ -139,7 +139,8 @@ export function compileDocumentsWithWarnings(raw: readonly unknown[], label = '<
 /**
  * Reads, validates and compiles every limits file of a config folder (a few
  * small files: read synchronously, so a service is whole once built). No file
- * at all is not an error: every request is then answered OK.
+ * at all is not an error: every request is then answered OK. A file with no
+ * document is, as in envoyproxy/ratelimit.
  */
 export function loadLimitsDir(dir: string): LoadedLimits {
   const files = listFiles(dir);
@@ -148,7 +149,13 @@ export function loadLimitsDir(dir: string): LoadedLimits {
   for (const file of files) {
     const shown = displayPath(file);
     const text = readFileSync(file, 'utf8');
-    docs.push(...validateDocuments(parseYaml(text, shown, warnings), shown, warnings));
+    const raw = parseYaml(text, shown, warnings);
+    // A file emptied by mistake (or caught half-written by a reload) would
+    // otherwise drop every limit it held, silently.
+    if (raw.length === 0) {
+      throw new LimitsConfigError(shown, ['holds no limits: every file needs a domain (envoyproxy/ratelimit refuses an empty one too); remove the file for none']);
+    }
+    docs.push(...validateDocuments(raw, shown, warnings));
   }
   return { table: compileLabelled(docs), files, warnings };
 }

@@ -169,6 +169,14 @@ describe('rate-limit configuration', () => {
       assert.match(err.message, /^.*ratelimit\.yaml: /);
     });
 
+    it('refuses a file with no document, as envoyproxy/ratelimit does, so that a file emptied by mistake drops no limits', () => {
+      for (const text of ['', '# limits come later\n', '---\n']) {
+        const err = loadError({ 'ratelimit.yaml': 'domain: kept\n', 'ratelimit/b.yaml': text });
+        assert.match(err.file, /ratelimit\/b\.yaml$/);
+        assert.deepEqual(err.problems, ['holds no limits: every file needs a domain (envoyproxy/ratelimit refuses an empty one too); remove the file for none'], JSON.stringify(text));
+      }
+    });
+
     it('reports a YAML syntax error as one line ending with its line and column', () => {
       const err = loadError({ 'ratelimit.yaml': 'domain: d\ndescriptors:\n  - key: k\n   bad\n' });
       assert.deepEqual(err.problems, ['Sequence item without - indicator at line 4, column 1']);
