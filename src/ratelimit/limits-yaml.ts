@@ -13,9 +13,11 @@
  *   value or `~` as 0, and nothing else: a decimal number (`5.0`, `1e3`),
  *   base 60 (`1:30`) or a quoted string is refused, as that service refuses it;
  * - a key written twice in one mapping holds the last value, as yaml.v2
- *   (outside its strict mode) keeps it, with a warning.
+ *   (outside its strict mode) keeps it, with a warning;
+ * - a merge key `<<` applies where it is written (see limits-yaml-tree).
  */
 import { isAlias, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, Scalar, visit, type Document } from 'yaml';
+import { goValue } from './limits-yaml-tree';
 
 /** The fields of the format that envoyproxy/ratelimit reads as strings. */
 const STRING_FIELDS = new Set(['domain', 'key', 'value', 'name', 'unit']);
@@ -55,8 +57,8 @@ function countValue(node: Scalar): unknown {
 
 /**
  * Gives the string and count fields what yaml.v2 would put in them. Runs on
- * the document before toJS, so an anchored mapping is fixed where it is
- * written and every merge of it copies the result.
+ * the document before its values are built, so an anchored mapping is fixed
+ * where it is written and every merge of it copies the result.
  */
 function readFieldsAsGo(doc: Document): void {
   visit(doc, {
@@ -89,7 +91,10 @@ function pathOf(ancestors: readonly unknown[], node: unknown): string {
   for (let i = 0; i < ancestors.length; i++) {
     const at = ancestors[i];
     const child = i + 1 < ancestors.length ? ancestors[i + 1] : node;
-    if (isPair(at) && isScalar(at.key)) out += out === '' ? String(at.key.value) : `.${String(at.key.value)}`;
+    if (isPair(at) && isScalar(at.key)) {
+      const key = typeof at.key.value === 'symbol' ? '<<' : String(at.key.value);
+      out += out === '' ? key : `.${key}`;
+    }
     else if (isSeq(at)) out += `[${at.items.indexOf(child as never)}]`;
   }
   return out;
@@ -108,7 +113,8 @@ function duplicateKeys(doc: Document, lines: LineCounter): string[] {
       // Per key: where its last spelling starts, and whether there were more.
       const last = new Map<string, { offset: number; repeated: boolean }>();
       for (const item of map.items) {
-        if (!isScalar(item.key) || item.key.value === '<<') continue; // a merge key may repeat
+        // A merge key may repeat: yaml.v2 applies each where it stands.
+        if (!isScalar(item.key) || typeof item.key.value === 'symbol') continue;
         const name = String(item.key.value);
         last.set(name, { offset: item.key.range?.[0] ?? 0, repeated: last.has(name) });
       }
@@ -156,9 +162,9 @@ export function parseLimitsYaml(text: string, warnings: string[] = []): unknown[
     let value: unknown;
     try {
       readFieldsAsGo(doc);
-      value = doc.toJS();
+      value = goValue(doc);
     } catch (err) {
-      // A merge of something that is not a mapping, too many aliases: found only when converting.
+      // A merge of something that is not a mapping, an anchor holding itself: found only when building.
       problems.push(`${where}${firstLine(err as Error)}`);
       return;
     }

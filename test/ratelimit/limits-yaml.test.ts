@@ -136,6 +136,47 @@ describe('limits YAML scalars, read as envoyproxy/ratelimit (Go yaml.v2) reads t
     ]);
   });
 
+  describe('merge keys', () => {
+    const merged = (rule: string) =>
+      load(`domain: d\ndescriptors:\n  - key: base\n    rate_limit: &base {unit: second, requests_per_unit: 1}\n  - key: k\n    rate_limit:\n${rule}`);
+    const limitOf = (rule: string) => findRule(merged(rule).table, 'd', [{ key: 'k', value: 'v' }])?.currentLimit;
+
+    it('lets a <<: written after a key override it, as yaml.v2 applies each merge where it stands', () => {
+      assert.deepEqual(limitOf('      unit: minute\n      requests_per_unit: 5\n      <<: *base\n'), { requestsPerUnit: 1, unit: 'SECOND' });
+    });
+
+    it('lets a key written after a <<: override the merge', () => {
+      assert.deepEqual(limitOf('      <<: *base\n      requests_per_unit: 5\n'), { requestsPerUnit: 5, unit: 'SECOND' });
+    });
+
+    it('lets the later of two <<: in one mapping win, with no warning for the repeated <<', () => {
+      const rule = '      <<: *base\n      <<: {requests_per_unit: 7}\n';
+      assert.deepEqual(limitOf(rule), { requestsPerUnit: 7, unit: 'SECOND' });
+      assert.deepEqual(merged(rule).warnings, []);
+    });
+
+    it('lets the earlier mapping of one <<: [...] win', () => {
+      assert.deepEqual(limitOf('      <<: [{requests_per_unit: 3}, *base]\n'), { requestsPerUnit: 3, unit: 'SECOND' });
+    });
+
+    it('refuses a merge of something that is not a mapping, naming the file', () => {
+      assert.match(problems(doc('      <<: [unit, second]\n')), /ratelimit\.yaml: map merge requires map or sequence of maps as the value/);
+    });
+  });
+
+  it('refuses an anchor whose value holds an alias to itself, as yaml.v2 does', () => {
+    const text = 'domain: d\ndescriptors: &loop\n  - key: k\n    descriptors: *loop\n';
+    assert.match(problems(text), /ratelimit\.yaml: anchor 'loop' value contains itself$/);
+  });
+
+  it('refuses aliases that expand a file past 100000 values, at once', () => {
+    let text = 'domain: d\ndescriptors:\n  - key: k\n    descriptors: &l0 [{key: a}, {key: b}, {key: c}, {key: d}, {key: e}, {key: f}, {key: g}, {key: h}, {key: i}, {key: j}]\n';
+    for (let i = 1; i <= 6; i++) text += `  - key: k${i}\n    descriptors: &l${i} [${Array.from({ length: 10 }, (_, j) => `{key: x${j}, descriptors: *l${i - 1}}`).join(', ')}]\n`;
+    const started = Date.now();
+    assert.match(problems(text), /ratelimit\.yaml: .*(alias|100000)/i);
+    assert.ok(Date.now() - started < 2000);
+  });
+
   it('keeps the text of a string field that YAML 1.1 reads as a boolean', async () => {
     const { table } = load('domain: d\ndescriptors:\n  - key: on\n    value: off\n    rate_limit: {unit: second, requests_per_unit: 1}\n');
     assert.ok(findRule(table, 'd', [{ key: 'on', value: 'off' }]));
