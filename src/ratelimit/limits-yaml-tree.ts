@@ -32,8 +32,26 @@ interface Built {
   size: number;
 }
 
-/** Sets a key as data, so that `__proto__` is a key like any other. */
+/** The one field of envoyproxy/ratelimit's types that is a pointer to a struct. */
+const POINTER_FIELD = 'rate_limit';
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Sets a key as data, so that `__proto__` is a key like any other. A
+ * `rate_limit` given again (written twice, or by a merge) fills the fields of
+ * the first one: yaml.v2 decodes it into the struct its pointer already
+ * points at, where any other field is replaced whole.
+ */
 function put(out: Record<string, unknown>, key: string, value: unknown): void {
+  const before = out[key];
+  if (key === POINTER_FIELD && isRecord(before) && isRecord(value) && Object.prototype.hasOwnProperty.call(out, key)) {
+    const filled: Record<string, unknown> = {};
+    for (const [k, v] of [...Object.entries(before), ...Object.entries(value)]) put(filled, k, v);
+    value = filled;
+  }
   Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
 }
 

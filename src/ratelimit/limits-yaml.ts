@@ -122,7 +122,12 @@ function duplicateKeys(doc: Document, lines: LineCounter): string[] {
       for (const [name, { offset, repeated }] of last) {
         if (!repeated) continue;
         const at = where === '' ? name : `${where}.${name}`;
-        found.push(`${at}: written twice in one mapping; the last one (line ${lines.linePos(offset).line}) is used, as envoyproxy/ratelimit uses it`);
+        const line = lines.linePos(offset).line;
+        found.push(
+          name === 'rate_limit'
+            ? `${at}: written twice in one mapping; the fields of the last one (line ${line}) fill those of the first, as envoyproxy/ratelimit reads it`
+            : `${at}: written twice in one mapping; the last one (line ${line}) is used, as envoyproxy/ratelimit uses it`,
+        );
       }
     },
   });

@@ -159,6 +159,15 @@ describe('limits YAML scalars, read as envoyproxy/ratelimit (Go yaml.v2) reads t
       assert.deepEqual(limitOf('      <<: [{requests_per_unit: 3}, *base]\n'), { requestsPerUnit: 3, unit: 'SECOND' });
     });
 
+    it('fills a rate_limit given twice field by field, as yaml.v2 fills the one struct it points at', () => {
+      const twice = 'domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: minute, requests_per_unit: 5}\n    rate_limit: {requests_per_unit: 7}\n';
+      const loaded = load(twice);
+      assert.deepEqual(findRule(loaded.table, 'd', [{ key: 'k', value: 'v' }])?.currentLimit, { requestsPerUnit: 7, unit: 'MINUTE' });
+      assert.match(loaded.warnings[0], /ratelimit\.yaml: descriptors\[0\]\.rate_limit: written twice in one mapping; the fields of the last one \(line 5\) fill those of the first/);
+      const merged = 'domain: d\ndescriptors:\n  - &k {key: k, rate_limit: {unit: second, requests_per_unit: 3}}\n  - key: j\n    rate_limit: {unit: hour, name: mine}\n    <<: *k\n    key: j\n';
+      assert.deepEqual(findRule(load(merged).table, 'd', [{ key: 'j', value: 'v' }])?.currentLimit, { name: 'mine', requestsPerUnit: 3, unit: 'SECOND' });
+    });
+
     it('refuses a merge of something that is not a mapping, naming the file', () => {
       assert.match(problems(doc('      <<: [unit, second]\n')), /ratelimit\.yaml: map merge requires map or sequence of maps as the value/);
     });
