@@ -57,11 +57,27 @@ export function setFormattedBody(ctx: Context, formatter: Formatter, body: unkno
   if (formatter.contentType === undefined) ctx.type = formatter.type;
 }
 
+const CHARSET = /;\s*charset\s*=/i;
+
+/**
+ * The media type a formatter is negotiated as, with the parameters it is sent
+ * with, so that an Accept range with parameters (`application/json;
+ * charset=utf-8`) matches: negotiator matches a range's parameters only
+ * against the offered type's. Koa sends every string body in UTF-8, so a
+ * type that names no charset is offered as UTF-8.
+ */
+function negotiatedType(formatter: Formatter): string {
+  const type = formatter.contentType ?? formatter.type;
+  return CHARSET.test(type) ? type : `${type}; charset=utf-8`;
+}
+
 /** Builds a registry; the first formatter is the default representation. */
 export function createFormatterRegistry(formatters: readonly Formatter[] = [jsonFormatter, xmlFormatter]): FormatterRegistry {
   if (formatters.length === 0) throw new Error('a formatter registry needs at least one formatter');
   const byType = new Map(formatters.map((f) => [f.type, f]));
   const types = formatters.map((f) => f.type);
+  const offered = formatters.map(negotiatedType);
+  const byOffered = new Map(formatters.map((f, i) => [offered[i], f]));
   const fallback = formatters[0];
   return {
     types,
@@ -70,8 +86,8 @@ export function createFormatterRegistry(formatters: readonly Formatter[] = [json
       const accept = req.headers.accept;
       // The common cases skip negotiator: no header, or a client that takes anything.
       if (accept === undefined || accept === '' || accept === '*/*') return fallback;
-      const chosen = new Negotiator(req).mediaType(types);
-      return chosen === undefined ? undefined : byType.get(chosen);
+      const chosen = new Negotiator(req).mediaType(offered);
+      return chosen === undefined ? undefined : byOffered.get(chosen);
     },
   };
 }

@@ -84,6 +84,11 @@ describe('api/messages', () => {
           await get(`/${v}/messages/1`).set('Accept', '*/*').expect(200).expect('Content-Type', JSON_TYPE);
           await get(`/${v}/messages/1`).set('Accept', 'application/json, application/xml').expect(200).expect('Content-Type', JSON_TYPE);
         });
+
+        it('answers JSON for an Accept that names the charset it is written in', async () => {
+          const res = await get(`/${v}/messages/1`).set('Accept', 'application/json; charset=utf-8').expect(200).expect('Content-Type', JSON_TYPE);
+          assert.equal(res.body.id, '1');
+        });
       });
 
       describe(`GET /${v}/messages/`, () => {

@@ -43,6 +43,19 @@ describe('http/formatters', () => {
       assert.equal(chosen('application/xml;q=0.1, application/json'), 'application/json');
     });
 
+    it('matches a charset in Accept against the UTF-8 it writes', () => {
+      assert.equal(chosen('application/json; charset=utf-8'), 'application/json');
+      assert.equal(chosen('application/json;charset=UTF-8'), 'application/json');
+      assert.equal(chosen('application/json; charset="utf-8"'), 'application/json');
+      assert.equal(chosen('application/xml; charset=utf-8'), 'application/xml');
+      assert.equal(chosen('application/xml; charset=utf-8, application/json;q=0.5'), 'application/xml');
+    });
+
+    it('chooses nothing for a charset or another parameter it does not write', () => {
+      assert.equal(chosen('application/json; charset=iso-8859-1'), undefined);
+      assert.equal(chosen('application/json; profile=strict'), undefined);
+    });
+
     it('chooses nothing when nothing registered is acceptable', () => {
       assert.equal(chosen('text/html'), undefined);
       assert.equal(chosen('application/json;q=0'), undefined);
@@ -62,6 +75,11 @@ describe('http/formatters', () => {
       assert.equal(registry.select(requestAccepting())?.type, 'text/csv');
       assert.equal(registry.select(requestAccepting('application/json'))?.type, 'application/json');
       assert.equal(registry.select(requestAccepting('application/xml')), undefined);
+    });
+
+    it('matches a charset against a formatter without a Content-Type of its own, which Koa writes as UTF-8', () => {
+      const registry = createFormatterRegistry([jsonFormatter, csv]);
+      assert.equal(registry.select(requestAccepting('text/csv; charset=utf-8'))?.type, 'text/csv');
     });
 
     it('refuses to be empty', () => {
