@@ -10,6 +10,7 @@ import Router from 'koa-router';
 import {
   absoluteUrl,
   createServiceApp,
+  filterTypes,
   HttpError,
   pageOf,
   parseItemQuery,
@@ -21,7 +22,7 @@ import {
 } from '../http';
 import type { CatalogueItem, KindSpec } from './kinds';
 import { bookingRequestParser } from './request';
-import type { Booking, BookingStore } from './store';
+import { BOOKING_STATUSES, type Booking, type BookingStore } from './store';
 
 /** Header through which the gateway names the authenticated user. */
 export const USER_HEADER = 'x-travel-user';
@@ -83,9 +84,21 @@ export function createBookingApp(options: BookingAppOptions): Koa {
   const parseRequest = bookingRequestParser(spec);
   const bodyLimit = options.bodyLimit ?? DEFAULT_BOOKING_BODY_LIMIT;
 
-  const catalogueSpec: CollectionSpec = { fields: spec.catalogueFields, filterable: spec.catalogueFilters };
+  const catalogueSpec: CollectionSpec = {
+    fields: spec.catalogueFields,
+    filterable: spec.catalogueFilters,
+    filterTypes: spec.catalogueFilterTypes,
+  };
   const bookingFields = ['id', spec.itemField, 'status', 'user', spec.startField, spec.lengthField, 'created_at', 'cancelled_at', 'url'];
-  const bookingSpec: CollectionSpec = { fields: bookingFields, filterable: ['status', spec.itemField, spec.startField] };
+  const bookingSpec: CollectionSpec = {
+    fields: bookingFields,
+    filterable: ['status', spec.itemField, spec.startField],
+    filterTypes: {
+      status: filterTypes.oneOf(BOOKING_STATUSES),
+      [spec.itemField]: filterTypes.uuid,
+      [spec.startField]: filterTypes.day,
+    },
+  };
 
   const itemUrl = (ctx: Context, id: string) => absoluteUrl(ctx, `${base}/${id}`);
   const bookingUrl = (ctx: Context, id: string) => absoluteUrl(ctx, `${bookingsPath}/${id}`);

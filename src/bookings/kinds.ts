@@ -4,6 +4,7 @@
  * fields, paths and catalogue entries. Everything else is one implementation.
  */
 import { z } from 'zod';
+import { filterTypes, type FilterType } from '../http';
 
 /** The kinds of item that can be booked. */
 export type BookingKind = 'hotel' | 'car';
@@ -70,6 +71,8 @@ export interface KindSpec {
   readonly catalogueFields: readonly string[];
   /** The catalogue fields a list may be filtered on. */
   readonly catalogueFilters: readonly string[];
+  /** The types of the catalogue filters that are not plain text. */
+  readonly catalogueFilterTypes: Readonly<Record<string, FilterType>>;
 }
 
 const fieldsOf = (schema: z.ZodObject) => [...Object.keys(schema.shape), 'url'];
@@ -88,6 +91,7 @@ export const KINDS: Readonly<Record<BookingKind, KindSpec>> = {
     catalogueSchema: hotelSchema,
     catalogueFields: fieldsOf(hotelSchema),
     catalogueFilters: ['name', 'city', 'stars'],
+    catalogueFilterTypes: { stars: filterTypes.integer },
   },
   car: {
     kind: 'car',
@@ -102,6 +106,7 @@ export const KINDS: Readonly<Record<BookingKind, KindSpec>> = {
     catalogueSchema: carSchema,
     catalogueFields: fieldsOf(carSchema),
     catalogueFilters: ['model', 'city', 'seats'],
+    catalogueFilterTypes: { seats: filterTypes.integer },
   },
 };
 

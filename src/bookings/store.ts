@@ -8,6 +8,9 @@ import { randomUUID } from 'node:crypto';
 /** `confirmed` when made, `cancelled` once cancelled; there is no way back. */
 export type BookingStatus = 'confirmed' | 'cancelled';
 
+/** Every {@link BookingStatus}. */
+export const BOOKING_STATUSES: readonly BookingStatus[] = Object.freeze(['confirmed', 'cancelled']);
+
 /** A booking as it is stored, whatever its kind. */
 export interface Booking {
   /** A lower-case UUID. */

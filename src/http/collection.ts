@@ -8,6 +8,7 @@ import type { Context } from 'koa';
 import type { ParsedUrlQuery } from 'node:querystring';
 import { z } from 'zod';
 import { HttpError } from './errors';
+import type { FilterType } from './filters';
 import { absoluteUrl } from './urls';
 
 export const DEFAULT_LIMIT = 20;
@@ -19,6 +20,11 @@ export interface CollectionSpec {
   readonly fields: readonly string[];
   /** The fields that other query arguments may filter on, by equality. */
   readonly filterable: readonly string[];
+  /**
+   * How the value of a filter is read, by field (see `filterTypes`): a value
+   * the field can never hold is a 400. A field without one is compared as written.
+   */
+  readonly filterTypes?: Readonly<Record<string, FilterType>>;
 }
 
 /** A validated collection query. */
@@ -80,7 +86,14 @@ export function parseListQuery(query: ParsedUrlQuery, spec: CollectionSpec): Lis
       throw new HttpError(400, `unknown query argument '${name}'${known}`);
     }
     if (typeof value !== 'string') throw new HttpError(400, `${name} must be given once`);
-    filters[name] = value;
+    const type = spec.filterTypes !== undefined && Object.hasOwn(spec.filterTypes, name) ? spec.filterTypes[name] : undefined;
+    if (type === undefined) {
+      filters[name] = value;
+      continue;
+    }
+    const read = type.read(value);
+    if (read === undefined) throw new HttpError(400, `${name} must be ${type.expected}`);
+    filters[name] = read;
   }
 
   return { offset, limit: Math.min(limit, MAX_LIMIT), fields: selected, filters };

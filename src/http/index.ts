@@ -10,6 +10,7 @@ export * from './error-handler';
 export * from './representation';
 export * from './service-app';
 export * from './collection';
+export * from './filters';
 export * from './slashes';
 export * from './urls';
 export * from './body';

@@ -63,6 +63,17 @@ for (const k of KIND_CASES) {
         assert.equal(rest.body.next, undefined);
       });
 
+      it('filters by a number whatever its spelling, and answers 400 for a value that is no number', async () => {
+        const number = k.kind === 'hotel' ? 'stars' : 'seats';
+        const all = await api().get(`${k.base}/`).expect(200);
+        const value = all.body.items[0][number] as number;
+        const res = await api().get(`${k.base}/?${number}=0${value}`).expect(200);
+        assert.ok(res.body.total >= 1);
+        for (const item of res.body.items) assert.equal(item[number], value);
+        const bad = await api().get(`${k.base}/?${number}=many`).expect(400).expect('Content-Type', JSON_TYPE);
+        assert.deepEqual(bad.body, { code: 400, message: '400: Bad Request', detail: `${number} must be an integer` });
+      });
+
       it('keeps only the fields asked for', async () => {
         const res = await api().get(`${k.base}/?fields=id,city`).expect(200);
         for (const item of res.body.items) assert.deepEqual(Object.keys(item), ['id', 'city']);
@@ -182,6 +193,22 @@ for (const k of KIND_CASES) {
         const other = await api().get(`${bookings}/?${k.itemField}=${k.otherItem}`).set('X-Travel-User', 'alice').expect(200);
         assert.equal(other.body.total, 0);
       });
+
+      it(`finds by ${k.itemField} in upper case, as it finds a booking by its id in upper case`, async () => {
+        const res = await api().get(`${bookings}/?${k.itemField}=${k.item.toUpperCase()}`).set('X-Travel-User', 'alice').expect(200);
+        assert.deepEqual(res.body.items.map((b: { id: string }) => b.id), [k.alice]);
+      });
+
+      for (const [query, detail] of [
+        ['status=booked', 'status must be one of confirmed, cancelled'],
+        [`${k.itemField}=42`, `${k.itemField} must be a UUID`],
+        [`${k.startField}=tomorrow`, `${k.startField} must be a date (YYYY-MM-DD)`],
+      ]) {
+        it(`answers 400 for ?${query}, a value no booking can have, rather than an empty list`, async () => {
+          const res = await api().get(`${bookings}/?${query}`).set('X-Travel-User', 'alice').expect(400).expect('Content-Type', JSON_TYPE);
+          assert.deepEqual(res.body, { code: 400, message: '400: Bad Request', detail });
+        });
+      }
 
       it('keeps only the fields asked for, and refuses unknown ones', async () => {
         const res = await api().get(`${bookings}/?fields=id,status`).set('X-Travel-User', 'bob').expect(200);

@@ -11,6 +11,7 @@ import request from 'supertest';
 import {
   createServiceApp,
   DEFAULT_LIMIT,
+  filterTypes,
   HttpError,
   matchesFilters,
   MAX_LIMIT,
@@ -98,6 +99,61 @@ describe('http/collection', () => {
 
     it('says nothing of filterable fields when there are none', () => {
       assert.throws(() => parseListQuery({ q: 'x' }, { fields: ['id'], filterable: [] }), { detail: "unknown query argument 'q'" });
+    });
+  });
+
+  describe('typed filters', () => {
+    const typed = {
+      fields: ['id', 'size', 'owner', 'day', 'state', 'colour'],
+      filterable: ['size', 'owner', 'day', 'state', 'colour'],
+      filterTypes: {
+        size: filterTypes.integer,
+        owner: filterTypes.uuid,
+        day: filterTypes.day,
+        state: filterTypes.oneOf(['open', 'closed']),
+      },
+    };
+    const refusal = (query: ParsedUrlQuery) => {
+      try {
+        parseListQuery(query, typed);
+      } catch (err) {
+        assert.ok(err instanceof HttpError);
+        assert.equal(err.status, 400);
+        return err.detail;
+      }
+      assert.fail('the query was accepted');
+    };
+
+    it('reads each value in the spelling the items use', () => {
+      const query = { size: '04', owner: 'B1240207-0DF8-456D-9EE3-752904B6062B', day: '2026-02-28', state: 'open', colour: 'Red' };
+      assert.deepEqual(parseListQuery(query, typed).filters, {
+        size: '4',
+        owner: 'b1240207-0df8-456d-9ee3-752904b6062b',
+        day: '2026-02-28',
+        state: 'open',
+        colour: 'Red',
+      });
+    });
+
+    for (const [query, detail] of [
+      [{ size: 'large' }, 'size must be an integer'],
+      [{ size: '4.5' }, 'size must be an integer'],
+      [{ size: '' }, 'size must be an integer'],
+      [{ size: '99999999999999999999' }, 'size must be an integer'],
+      [{ owner: 'b1240207' }, 'owner must be a UUID'],
+      [{ owner: '{b1240207-0df8-456d-9ee3-752904b6062b}' }, 'owner must be a UUID'],
+      [{ day: '2026-02-30' }, 'day must be a date (YYYY-MM-DD)'],
+      [{ day: '2026-2-3' }, 'day must be a date (YYYY-MM-DD)'],
+      [{ state: 'Open' }, 'state must be one of open, closed'],
+    ] as const) {
+      it(`refuses ${JSON.stringify(query)} with a 400 saying what the value must be`, () => {
+        assert.equal(refusal(query), detail);
+      });
+    }
+
+    it('finds with a value spelled another way what the usual spelling finds', () => {
+      const items = [{ id: '1', size: 4, owner: 'b1240207-0df8-456d-9ee3-752904b6062b' }];
+      assert.ok(matchesFilters(items[0], parseListQuery({ size: '004', owner: 'B1240207-0DF8-456D-9EE3-752904B6062B' }, typed).filters));
     });
   });
 
