@@ -4,14 +4,18 @@
  * redirects there, keeping the mount prefix and the query string.
  */
 import type { Context } from 'koa';
+import { varyOnAccept } from './representation';
 import { basePath } from './urls';
 
 /**
  * Redirects to the same path with a trailing slash: 301 for GET and HEAD, 308
- * for other methods so that the method and body are kept.
+ * for other methods so that the method and body are kept. The response varies
+ * on `Accept` wherever it is used, as every response does: Koa writes the
+ * redirect's body in HTML or in plain text as `Accept` says.
  */
 export function redirectToSlash(ctx: Context): void {
   const query = ctx.querystring ? `?${ctx.querystring}` : '';
   ctx.status = ctx.method === 'GET' || ctx.method === 'HEAD' ? 301 : 308;
   ctx.redirect(`${basePath(ctx)}${ctx.path}/${query}`);
+  varyOnAccept(ctx);
 }

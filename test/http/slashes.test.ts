@@ -49,6 +49,15 @@ describe('http/slashes', () => {
     await request(host.callback()).get('/host/v1/things?limit=5').expect(301).expect('Location', '/host/v1/things/?limit=5');
   });
 
+  it('varies on Accept, in a plain Koa app too, as its body does', async () => {
+    const app = new Koa();
+    app.use(redirectToSlash);
+    const html = await request(app.callback()).get('/things').set('Accept', 'text/html').expect(301).expect('Vary', 'Accept');
+    const text = await request(app.callback()).get('/things').set('Accept', 'application/json').expect(301).expect('Vary', 'Accept');
+    assert.notEqual(html.headers['content-type'], text.headers['content-type']);
+    await request(thingsApp().callback()).get('/things').expect(301).expect('Vary', 'Accept');
+  });
+
   it('answers the canonical path itself', async () => {
     const res = await request(thingsApp().callback()).get('/things/').expect(200);
     assert.deepEqual(res.body, { items: [] });
