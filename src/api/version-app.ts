@@ -5,11 +5,13 @@
  */
 import type Koa from 'koa';
 import Router from 'koa-router';
-import { absoluteUrl, createServiceApp } from '../http';
+import { absoluteUrl, createServiceApp, parseItemQuery, pickFields } from '../http';
 import { accountRoutes } from './accounts';
 import { messageRoutes } from './messages';
 import { createMessageStore } from './store';
 import type { ApiDeps, ApiVersion } from './types';
+
+const ROOT = { fields: ['version', 'messages_url', 'accounts_url'] } as const;
 
 /** Builds the app of `version` over `deps.store` (the demo data by default). */
 export function createVersionApp(version: ApiVersion, deps: ApiDeps = {}): Koa {
@@ -18,8 +20,10 @@ export function createVersionApp(version: ApiVersion, deps: ApiDeps = {}): Koa {
   const router = new Router({ strict: true });
 
   router.get('/', (ctx) => {
+    // Like any single resource: `fields` only, and any other argument a 400.
+    const { fields } = parseItemQuery(ctx.query, ROOT);
     const root = absoluteUrl(ctx, '');
-    ctx.body = { version: version.name, messages_url: `${root}/messages/`, accounts_url: `${root}/accounts/` };
+    ctx.body = pickFields({ version: version.name, messages_url: `${root}/messages/`, accounts_url: `${root}/accounts/` }, fields);
   });
   messageRoutes(router, store, version.message);
   accountRoutes(router, store);

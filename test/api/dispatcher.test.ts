@@ -48,6 +48,14 @@ describe('api/dispatcher', () => {
         assert.deepEqual(res.body, { version: v, messages_url: `http://${HOST}/${v}/messages/`, accounts_url: `http://${HOST}/${v}/accounts/` });
       });
 
+      it(`answers /${v}/ with only the fields asked for, and 400 for any other query argument`, async () => {
+        const res = await get(`/${v}/?fields=version`).expect(200);
+        assert.deepEqual(res.body, { version: v });
+        const bad = await get(`/${v}/?limit=5`).expect(400).expect('Content-Type', JSON_TYPE);
+        assert.deepEqual(bad.body, { code: 400, message: '400: Bad Request', detail: "unknown query argument 'limit'" });
+        await get(`/${v}/?fields=content`).expect(400);
+      });
+
       it(`redirects /${v} to /${v}/, 301 for GET and 308 for POST`, async () => {
         await get(`/${v}?a=1`).expect(301).expect('Location', `/${v}/?a=1`).expect('Vary', 'Accept');
         await request(server).post(`/${v}`).expect(308).expect('Location', `/${v}/`).expect('Vary', 'Accept');
