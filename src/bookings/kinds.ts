@@ -17,7 +17,8 @@ export const uuidSchema = z.uuid({ error: 'must be a UUID' }).transform((id) => 
 /** A calendar day, `YYYY-MM-DD`, that exists. */
 export const daySchema = z
   .string({ error: 'must be a date (YYYY-MM-DD)' })
-  .regex(/^[0-9]{4}-[0-9]{2}-[0-9]{2}$/, 'must be a date (YYYY-MM-DD)')
+  // Text that is no date at all is not also "not a day of the calendar".
+  .regex(/^[0-9]{4}-[0-9]{2}-[0-9]{2}$/, { error: 'must be a date (YYYY-MM-DD)', abort: true })
   .refine((day) => {
     const date = new Date(`${day}T00:00:00Z`);
     return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(day);
