@@ -10,14 +10,20 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 /**
  * Reads and parses a JSON body: 400 when there is none, 415 for another
- * Content-Type or a Content-Encoding, 413 over `limit` bytes, 400 for a body
- * that is not JSON.
+ * Content-Type, a charset other than UTF-8 or a Content-Encoding, 413 over
+ * `limit` bytes, 400 for a body that is not JSON.
  */
 export async function readJson(ctx: Context, limit = DEFAULT_BODY_LIMIT): Promise<unknown> {
   // type-is answers null when the request has no body at all.
   const type = ctx.is('application/json', '+json');
   if (type === null || ctx.request.length === 0) throw new HttpError(400, 'a JSON request body is required');
   if (!type) throw new HttpError(415, 'the request body must be application/json');
+  // JSON between systems is UTF-8 (RFC 8259 §8.1), and it is read as UTF-8:
+  // a body in another charset would be read wrongly without a word.
+  const charset = ctx.request.charset.toLowerCase();
+  if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') {
+    throw new HttpError(415, `charset '${charset}' is not supported: JSON is sent in UTF-8`);
+  }
   const encoding = ctx.get('content-encoding').trim().toLowerCase();
   if (encoding !== '' && encoding !== 'identity') {
     // Read as it is, a compressed body would be taken for bad JSON, or worse.

@@ -49,6 +49,29 @@ describe('http/body', () => {
     assert.equal(res.body.detail, "content encoding 'gzip' is not supported");
   });
 
+  it('reads a body that says it is UTF-8, in any spelling', async () => {
+    for (const charset of ['utf-8', 'UTF-8', 'utf8']) {
+      await request(echoApp().callback())
+        .post('/')
+        .set('Content-Type', `application/json; charset=${charset}`)
+        .send('{"a":"é"}')
+        .expect(200, { received: { a: 'é' } });
+    }
+  });
+
+  it('answers 415 for a body in another charset, which it would read wrongly as UTF-8', async () => {
+    const res = await request(echoApp().callback())
+      .post('/')
+      .set('Content-Type', 'application/json; charset=iso-8859-1')
+      .send(Buffer.from('{"a":"\xe9"}', 'latin1'))
+      .expect(415);
+    assert.deepEqual(res.body, {
+      code: 415,
+      message: '415: Unsupported Media Type',
+      detail: "charset 'iso-8859-1' is not supported: JSON is sent in UTF-8",
+    });
+  });
+
   it('answers 400 when there is no body at all', async () => {
     const res = await request(echoApp().callback()).post('/').expect(400);
     assert.equal(res.body.detail, 'a JSON request body is required');
