@@ -52,6 +52,8 @@ export interface BookingAppOptions {
   proxy: boolean;
   /** Largest booking request body, in bytes. */
   bodyLimit?: number;
+  /** The clock that says which start days have passed. */
+  now?: () => Date;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -81,7 +83,7 @@ export function createBookingApp(options: BookingAppOptions): Koa {
   const { spec, store, catalogue } = options;
   const base = normaliseBasePath(options.basePath);
   const bookingsPath = `${base}/bookings`;
-  const parseRequest = bookingRequestParser(spec);
+  const parseRequest = bookingRequestParser(spec, options.now);
   const bodyLimit = options.bodyLimit ?? DEFAULT_BOOKING_BODY_LIMIT;
 
   const catalogueSpec: CollectionSpec = {

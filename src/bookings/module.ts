@@ -35,7 +35,7 @@ export interface BookingModuleOptions {
   proxy?: boolean;
   /** Largest booking request body, in bytes (default 16 KiB). */
   bodyLimit?: number;
-  /** The clock of the default store. */
+  /** The clock of the default store, and the one that says which start days have passed. */
   now?: () => Date;
 }
 
@@ -69,6 +69,7 @@ export function createBookingModule(options: BookingModuleOptions): BookingModul
     catalogue: () => current,
     proxy: options.proxy ?? true,
     bodyLimit: options.bodyLimit,
+    now: options.now,
   });
 
   return {

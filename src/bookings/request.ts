@@ -17,16 +17,32 @@ export interface BookingRequest {
 const required = (expected: string) => (issue: { input?: unknown }) =>
   issue.input === undefined ? 'is required' : `must be ${expected}`;
 
+const TWELVE_HOURS = 12 * 3_600_000;
+
+/**
+ * The earliest day that is still today somewhere, `YYYY-MM-DD`: the day in
+ * UTC−12, the last time zone to leave a date. A booking from a client far
+ * west of UTC is not refused for starting "yesterday" in UTC.
+ */
+export function earliestBookableDay(now: Date): string {
+  return new Date(now.getTime() - TWELVE_HOURS).toISOString().slice(0, 10);
+}
+
 /**
  * Builds the validator of a kind's booking requests:
  * `{<item>_id: UUID, <start>: YYYY-MM-DD, <length>?: 1..max (default 1)}`,
- * and no other field.
+ * and no other field. The start may not have passed by `now`'s clock
+ * (see {@link earliestBookableDay}).
  */
-export function bookingRequestParser(spec: KindSpec): (body: unknown) => BookingRequest {
+export function bookingRequestParser(spec: KindSpec, now: () => Date = () => new Date()): (body: unknown) => BookingRequest {
   const schema = z.strictObject(
     {
       [spec.itemField]: z.string({ error: required('a string') }).pipe(uuidSchema),
-      [spec.startField]: z.string({ error: required('a date (YYYY-MM-DD)') }).pipe(daySchema),
+      [spec.startField]: z
+        .string({ error: required('a date (YYYY-MM-DD)') })
+        .pipe(daySchema)
+        // Days in YYYY-MM-DD compare as text.
+        .refine((day) => day >= earliestBookableDay(now()), 'must not be in the past'),
       [spec.lengthField]: z
         .number({ error: required('a number') })
         .int('must be a whole number')

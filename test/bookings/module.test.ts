@@ -52,7 +52,7 @@ describe('bookings/module', () => {
       const booked = await request(hotels)
         .post('/v1/hotels/bookings/')
         .set('X-Travel-User', 'alice')
-        .send({ hotel_id: DEMO.hotels.auroraOslo, check_in: '2026-08-01' })
+        .send({ hotel_id: DEMO.hotels.auroraOslo, check_in: '2099-08-01' })
         .expect(201);
       await request(cars).get(`/v1/cars/bookings/${booked.body.id}`).set('X-Travel-User', 'alice').expect(404);
     });
@@ -79,7 +79,7 @@ describe('bookings/module', () => {
         const made = await request(served.server)
           .post('/cars/bookings/')
           .set('X-Travel-User', 'bob')
-          .send({ car_id: DEMO.cars.fiatVenice, pick_up: '2026-08-01', days: 4 })
+          .send({ car_id: DEMO.cars.fiatVenice, pick_up: '2099-08-01', days: 4 })
           .expect(201);
         assert.equal(made.headers.location, `${served.origin}/cars/bookings/${made.body.id}`);
       } finally {
@@ -113,7 +113,7 @@ describe('bookings/module', () => {
       const made = await request(module.app.callback())
         .post('/v1/hotels/bookings/')
         .set('X-Travel-User', 'alice')
-        .send({ hotel_id: DEMO.hotels.harbourOslo, check_in: '2026-10-10', nights: 2 })
+        .send({ hotel_id: DEMO.hotels.harbourOslo, check_in: '2099-10-10', nights: 2 })
         .expect(201);
       assert.equal((await store.get('alice', made.body.id))?.itemId, DEMO.hotels.harbourOslo);
     });
@@ -164,7 +164,7 @@ describe('bookings/module', () => {
       const made = await request(app)
         .post('/v1/hotels/bookings/')
         .set('X-Travel-User', 'alice')
-        .send({ hotel_id: DEMO.hotels.auroraOslo, check_in: '2026-11-01' })
+        .send({ hotel_id: DEMO.hotels.auroraOslo, check_in: '2099-11-01' })
         .expect(201);
       await request(app).get(`/v1/hotels/${NEW_HOTEL}`).expect(404);
       await addHotel();
@@ -174,7 +174,7 @@ describe('bookings/module', () => {
       await request(app)
         .post('/v1/hotels/bookings/')
         .set('X-Travel-User', 'alice')
-        .send({ hotel_id: NEW_HOTEL, check_in: '2026-11-01' })
+        .send({ hotel_id: NEW_HOTEL, check_in: '2099-11-01' })
         .expect(201);
     });
 

@@ -10,7 +10,7 @@ import { demoModule, KIND_CASES, serve, UNKNOWN_ID, type Served } from './fixtur
 
 for (const k of KIND_CASES) {
   const bookings = `${k.base}/bookings`;
-  const valid = { [k.itemField]: k.item, [k.startField]: '2026-08-01', [k.lengthField]: 2 };
+  const valid = { [k.itemField]: k.item, [k.startField]: '2099-08-01', [k.lengthField]: 2 };
 
   describe(`bookings/request (${k.kind})`, () => {
     let served: Served;
@@ -31,7 +31,7 @@ for (const k of KIND_CASES) {
         assert.equal(res.body.status, 'confirmed');
         assert.equal(res.body.user, 'alice');
         assert.equal(res.body[k.itemField], k.item);
-        assert.equal(res.body[k.startField], '2026-08-01');
+        assert.equal(res.body[k.startField], '2099-08-01');
         assert.equal(res.body[k.lengthField], 2);
         assert.ok(Math.abs(Date.parse(res.body.created_at) - Date.now()) < 60_000);
       });
@@ -49,7 +49,7 @@ for (const k of KIND_CASES) {
         const res = await api()
           .post(`${bookings}/`)
           .set('X-Travel-User', 'bob')
-          .send({ [k.itemField]: k.item, [k.startField]: '2026-08-01' })
+          .send({ [k.itemField]: k.item, [k.startField]: '2099-08-01' })
           .expect(201);
         assert.equal(res.body[k.lengthField], 1);
       });
@@ -107,11 +107,11 @@ for (const k of KIND_CASES) {
         ['an unknown item', { ...valid, [k.itemField]: UNKNOWN_ID }, new RegExp(`${k.itemField}: no ${k.kind} has the id ${UNKNOWN_ID}`)],
         ['an item id that is not a UUID', { ...valid, [k.itemField]: 'suite-12' }, new RegExp(`${k.itemField}: must be a UUID`)],
         ['an item id that is not a string', { ...valid, [k.itemField]: 12 }, new RegExp(`${k.itemField}: must be a string`)],
-        ['a missing item id', { [k.startField]: '2026-08-01' }, new RegExp(`${k.itemField}: is required`)],
+        ['a missing item id', { [k.startField]: '2099-08-01' }, new RegExp(`${k.itemField}: is required`)],
         ['a missing start day', { [k.itemField]: k.item }, new RegExp(`${k.startField}: is required`)],
         ['a start day that is not a date, said once', { ...valid, [k.startField]: 'next friday' }, new RegExp(`^${k.startField}: must be a date \\(YYYY-MM-DD\\)$`)],
         ['a start day with a time, said once', { ...valid, [k.startField]: '2026-08-01T10:00:00Z' }, new RegExp(`^${k.startField}: must be a date \\(YYYY-MM-DD\\)$`)],
-        ['a start day that is not in the calendar', { ...valid, [k.startField]: '2026-02-30' }, new RegExp(`${k.startField}: is not a day of the calendar`)],
+        ['a start day that is not in the calendar', { ...valid, [k.startField]: '2099-02-30' }, new RegExp(`${k.startField}: is not a day of the calendar`)],
         ['a length that is a string', { ...valid, [k.lengthField]: '2' }, new RegExp(`${k.lengthField}: must be a number`)],
         ['a length of zero', { ...valid, [k.lengthField]: 0 }, new RegExp(`${k.lengthField}: must be at least 1`)],
         ['a length over the maximum', { ...valid, [k.lengthField]: 31 }, new RegExp(`${k.lengthField}: must be at most 30`)],
@@ -138,6 +138,31 @@ for (const k of KIND_CASES) {
           assert.deepEqual(await listOf('alice'), before);
         });
       }
+
+      describe('a start day that has passed, by the module clock', () => {
+        const at = (iso: string) => demoModule(k.kind, { now: () => new Date(iso) }).app.callback();
+        const book = (app: ReturnType<typeof at>, day: string) =>
+          request(app).post(`${bookings}/`).set('X-Travel-User', 'alice').send({ ...valid, [k.startField]: day });
+
+        it('answers 400 for a day long gone, and stores nothing', async () => {
+          const app = at('2026-05-05T12:00:00Z');
+          const res = await book(app, '1999-01-01').expect(400);
+          assert.deepEqual(res.body, { code: 400, message: '400: Bad Request', detail: `${k.startField}: must not be in the past` });
+          const list = await request(app).get(`${bookings}/?${k.startField}=1999-01-01`).set('X-Travel-User', 'alice').expect(200);
+          assert.equal(list.body.total, 0);
+        });
+
+        it('answers 400 for yesterday once yesterday is over everywhere, and books today', async () => {
+          const app = at('2026-05-05T12:00:00Z');
+          await book(app, '2026-05-04').expect(400);
+          const res = await book(app, '2026-05-05').expect(201);
+          assert.equal(res.body[k.startField], '2026-05-05');
+        });
+
+        it('books yesterday by UTC while it is still that day west of UTC', async () => {
+          await book(at('2026-05-05T03:00:00Z'), '2026-05-04').expect(201);
+        });
+      });
 
       it('names every problem of a body at once', async () => {
         const res = await api()
