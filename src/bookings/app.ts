@@ -6,6 +6,7 @@
  */
 import type Koa from 'koa';
 import type { Context } from 'koa';
+import { isUtf8 } from 'node:buffer';
 import Router from 'koa-router';
 import {
   absoluteUrl,
@@ -26,6 +27,7 @@ import { BOOKING_STATUSES, type Booking, type BookingStore } from './store';
 
 /** Header through which the gateway names the authenticated user. */
 export const USER_HEADER = 'x-travel-user';
+const USER_HEADER_NAME = 'X-Travel-User';
 
 /** Request bodies are a few fields; anything much bigger is not a booking. */
 export const DEFAULT_BOOKING_BODY_LIMIT = 16 * 1024;
@@ -57,6 +59,21 @@ export interface BookingAppOptions {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const ASCII = /^[\x00-\x7f]*$/;
+
+/**
+ * The user a header value names. The auth service writes a name as its UTF-8
+ * bytes, which Node reads one latin1 character a byte (`Å\x81ukasz` for
+ * `Łukasz`): decoded, the name is the one bookings.yaml and responses use.
+ * Bytes that are no UTF-8 are refused, so that no two values name one user.
+ */
+function userName(value: string): string {
+  if (ASCII.test(value)) return value;
+  const bytes = Buffer.from(value, 'latin1');
+  if (!isUtf8(bytes)) throw new HttpError(400, `${USER_HEADER_NAME} must be a user name in UTF-8`);
+  return bytes.toString('utf8');
+}
 
 /** Normalises a base path: `/v1/hotels/` and `/v1/hotels` are `/v1/hotels`; `/` is `""`. */
 export function normaliseBasePath(basePath: string): string {
@@ -124,7 +141,7 @@ export function createBookingApp(options: BookingAppOptions): Koa {
   function userOf(ctx: Context): string {
     const user = ctx.get(USER_HEADER).trim();
     if (!user) throw new HttpError(401, 'bookings belong to a user: send the request through the gateway, with credentials');
-    return user;
+    return userName(user);
   }
 
   /** The id in the path, lower-cased; a malformed id names nothing, so it is a 404 like a missing one. */

@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import request from 'supertest';
+import { parseBookingData } from '../../src/bookings';
 import { demoModule, KIND_CASES, serve, UNKNOWN_ID, type Served } from './fixtures';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -152,6 +153,34 @@ for (const k of KIND_CASES) {
 
       it('answers 404 for a booking path with a trailing slash', async () => {
         await api().get(`${bookings}/${k.alice}/`).set('X-Travel-User', 'alice').expect(404);
+      });
+
+      it('reads X-Travel-User as the UTF-8 bytes the auth service writes a name in', async () => {
+        // What the auth service sends for Łukasz: the name's UTF-8 bytes, one latin1 character each.
+        const lukasz = Buffer.from('Łukasz', 'utf8').toString('latin1');
+        // fetch, not supertest: Node's http client writes headers sent with a string body in UTF-8, not byte for byte.
+        const res = await fetch(`${served.origin}${bookings}/`, {
+          method: 'POST',
+          headers: { 'X-Travel-User': lukasz, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ [k.itemField]: k.item, [k.startField]: '2099-01-01' }),
+        });
+        assert.equal(res.status, 201);
+        const made = { body: (await res.json()) as { id: string; user: string } };
+        assert.equal(made.body.user, 'Łukasz');
+        const read = await api().get(`${bookings}/${made.body.id}`).set('X-Travel-User', lukasz).expect(200);
+        assert.equal(read.body.user, 'Łukasz');
+        const seeded = demoModule(k.kind, {
+          data: parseBookingData(
+            `${k.catalogueKey}:\n  - ${k.catalogueEntry}\n${k.bookingsKey}:\n  - {id: ${UNKNOWN_ID}, user: Łukasz, ${k.itemField}: ${k.item}, ${k.startField}: 2026-06-12, ${k.lengthField}: 1, created_at: "2026-01-15T09:30:00Z"}\n`,
+          ),
+        });
+        const fromFile = await request(seeded.app.callback()).get(`${bookings}/${UNKNOWN_ID}`).set('X-Travel-User', lukasz).expect(200);
+        assert.equal(fromFile.body.user, 'Łukasz');
+      });
+
+      it('answers 400 for an X-Travel-User that is not UTF-8, rather than taking it for another name', async () => {
+        const res = await api().get(`${bookings}/`).set('X-Travel-User', '\xff\xfe').expect(400).expect('Content-Type', JSON_TYPE);
+        assert.deepEqual(res.body, { code: 400, message: '400: Bad Request', detail: 'X-Travel-User must be a user name in UTF-8' });
       });
 
       it('answers 401 with the error body without X-Travel-User', async () => {
