@@ -22,8 +22,8 @@ describe('gateway demo configuration', () => {
       [
         ['hotels-mapping', '/v1/hotels', 'hotel-booking', '', false],
         ['cars-mapping', '/v1/cars', 'car-booking', '', false],
-        ['api-v1', '/v1/', 'api', '', true],
-        ['api-v2', '/v2/', 'api', '', true],
+        ['api-v1', '/v1', 'api', '', true],
+        ['api-v2', '/v2', 'api', '', true],
         ['diag-mapping', '/gateway/v0/diag', 'diag', '/', false],
       ],
     );
@@ -76,6 +76,7 @@ describe('gateway demo configuration', () => {
       ['/v1/hotels/bookings/2b5f', 'hotel-booking', '/v1/hotels/bookings/2b5f'],
       ['/v1/cars/bookings/2b5f', 'car-booking', '/v1/cars/bookings/2b5f'],
       ['/v1/messages/1', 'api', '/v1/messages/1'],
+      ['/v1', 'api', '/v1'],
       ['/v2/messages/', 'api', '/v2/messages/'],
       ['/v1/hotelsX', 'api', '/v1/hotelsX'],
       ['/gateway/v0/diag/', 'diag', '/'],
@@ -93,7 +94,7 @@ describe('gateway demo configuration', () => {
     }
 
     it('answers paths outside every mapping with 404', async () => {
-      for (const path of ['/v3/messages/1', '/v1', '/gateway/v0/diagnostics']) {
+      for (const path of ['/v3/messages/1', '/v1x', '/v2messages/1', '/gateway/v0/diagnostics']) {
         assert.equal((await send(base, path)).status, 404, path);
       }
     });
