@@ -22,13 +22,26 @@ function labelsOf(route: RouteSnapshot): string {
     .join(',');
 }
 
+/**
+ * The headers a route requires: `name="value"` for an exact value, the bare
+ * name for any value, so that two routes on one prefix that differ only there
+ * read differently.
+ */
+function headersOf(route: RouteSnapshot): string {
+  if (!route.headers) return '-';
+  return Object.entries(route.headers)
+    .map(([name, condition]) => (condition === true ? name : `${name}=${JSON.stringify(condition)}`))
+    .join(',');
+}
+
 /** Formats routes in match order as a table. */
 export function routeTable(routes: readonly RouteSnapshot[]): string {
-  const header = ['PRECEDENCE', 'PREFIX', 'METHOD', 'SERVICE', 'TARGET', 'REWRITE', 'AUTH', 'LABELS', 'NAME'];
+  const header = ['PRECEDENCE', 'PREFIX', 'METHOD', 'HEADERS', 'SERVICE', 'TARGET', 'REWRITE', 'AUTH', 'LABELS', 'NAME'];
   const rows = routes.map((r) => [
     String(r.precedence),
     r.prefix,
     r.method ?? '*',
+    headersOf(r),
     r.service,
     r.target,
     r.rewrite === '' ? '""' : r.rewrite,

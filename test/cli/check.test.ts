@@ -59,9 +59,9 @@ describe('gatehouse check', function () {
       assert.ok(prefixes.indexOf('/v1/hotels') < prefixes.indexOf('/v1'), prefixes.join(' '));
       assert.ok(prefixes.indexOf('/v1/cars') < prefixes.indexOf('/v1'), prefixes.join(' '));
       const hotels = rows.find((r) => r[1] === '/v1/hotels')!;
-      assert.deepEqual(hotels.slice(2), ['*', 'hotel-booking', 'in-process', '""', 'required', 'gateway:2', 'hotels-mapping']);
+      assert.deepEqual(hotels.slice(2), ['*', '-', 'hotel-booking', 'in-process', '""', 'required', 'gateway:2', 'hotels-mapping']);
       const v1 = rows.find((r) => r[1] === '/v1')!;
-      assert.equal(v1[6], 'bypass');
+      assert.equal(v1[7], 'bypass');
     });
 
     it('names the auth and rate-limit services the routes use', () => {
@@ -214,6 +214,34 @@ describe('gatehouse check', function () {
     assert.equal(warnings.length, 2, res.stdout);
     assert.match(warnings[0], /users\.htpasswd: line \d+: user 'carol': .*SHA-1/);
     assert.match(warnings[1], /ratelimit\.yaml: .*detailed_metric/);
+  });
+
+  it('tells apart routes on one prefix that differ only by the headers or the method they require', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-check-'));
+    folders.push(dir);
+    const mapping = (name: string, extra: string) =>
+      `apiVersion: gateway/v1\nkind: Mapping\nname: ${name}\nprefix: /v1/\nservice: api\nbypass_auth: true\n${extra}`;
+    writeFileSync(
+      join(dir, 'services.yaml'),
+      [
+        mapping('plain', ''),
+        mapping('canary', 'headers:\n  x-canary: "yes"\n'),
+        mapping('debug', 'headers:\n  x-debug: true\n  x-tenant: acme\n'),
+        mapping('posts', 'method: POST\n'),
+      ].join('---\n'),
+    );
+    const res = await runCli(['check', dir]);
+    assert.equal(res.code, 0, res.stderr);
+    const header = res.stdout.split('\n').find((l) => l.startsWith('PRECEDENCE'))!.trim().split(/\s+/);
+    assert.deepEqual(header.slice(0, 4), ['PRECEDENCE', 'PREFIX', 'METHOD', 'HEADERS']);
+    const rows = routeRows(res.stdout).map((r) => [r[2], r[3], r[r.length - 1]]);
+    // Match order: the more constrained first, then the order of the folder.
+    assert.deepEqual(rows, [
+      ['*', 'x-debug,x-tenant="acme"', 'debug'],
+      ['*', 'x-canary="yes"', 'canary'],
+      ['POST', '-', 'posts'],
+      ['*', '-', 'plain'],
+    ]);
   });
 
   it('says so when a folder holds no routes at all', async () => {
