@@ -86,6 +86,14 @@ function labelsCell(labels: DiagRoute['labels']): string {
   return `<ul class="plain">${items.join('')}</ul>`;
 }
 
+function headersCell(headers: DiagRoute['headers']): string {
+  if (!headers) return none('any');
+  const items = Object.entries(headers).map(([name, condition]) =>
+    condition === true ? `<li>${code(name)} ${none('any value')}</li>` : `<li>${code(`${name}: ${condition}`)}</li>`,
+  );
+  return `<ul class="plain">${items.join('')}</ul>`;
+}
+
 function routeRow(route: DiagRoute, index: number): string {
   const rewrite = route.rewrite === '' ? `${code('""')} ${none('path unchanged')}` : code(route.rewrite);
   const auth = route.bypass_auth ? '<span class="warn">bypassed</span>' : '<span class="ok">required</span>';
@@ -94,6 +102,7 @@ function routeRow(route: DiagRoute, index: number): string {
     `<td>${escapeHtml(route.name)}</td>`,
     `<td class="mono">${escapeHtml(route.prefix)}</td>`,
     `<td>${route.method ? code(route.method) : none('any')}</td>`,
+    `<td>${headersCell(route.headers)}</td>`,
     `<td>${rewrite}</td>`,
     `<td>${escapeHtml(route.service)}</td>`,
     `<td>${escapeHtml(route.target)}</td>`,
@@ -109,7 +118,7 @@ function routeRow(route: DiagRoute, index: number): string {
 
 function routesSection(routes: readonly DiagRoute[]): string {
   if (routes.length === 0) return `<h2 id="routes">Routes</h2><p>${none('No mappings: every path is answered 404.')}</p>`;
-  const head = ['#', 'Name', 'Prefix', 'Method', 'Rewrite', 'Service', 'Target', 'Auth', 'Precedence', 'Labels', 'Requests', '4xx', '5xx'];
+  const head = ['#', 'Name', 'Prefix', 'Method', 'Headers', 'Rewrite', 'Service', 'Target', 'Auth', 'Precedence', 'Labels', 'Requests', '4xx', '5xx'];
   return `<h2 id="routes">Routes</h2>
 <div class="scroll"><table>
 <caption class="meta">In match order: the first route that matches a request serves it.</caption>

@@ -3,7 +3,7 @@
  * What the diagnostic page shows, as plain data (also its JSON form), and how
  * to describe a running gateway with it.
  */
-import type { AuthServiceRecord, GatewayConfig, MappingRecord, RateLimitServiceRecord } from '../gateway';
+import type { AuthServiceRecord, GatewayConfig, HeaderCondition, MappingRecord, RateLimitServiceRecord } from '../gateway';
 import type { RouteCounters } from '../telemetry';
 
 /** Whether a service is one of the process's own modules or an address. */
@@ -19,6 +19,8 @@ export interface DiagRoute {
   bypass_auth: boolean;
   precedence: number;
   method?: string;
+  /** Headers a request must carry: an exact value, or `true` for any. */
+  headers?: Record<string, HeaderCondition>;
   labels?: MappingRecord['labels'];
   /** Whether the mapping has a CORS policy of its own. */
   cors?: boolean;
@@ -135,6 +137,7 @@ function describeMapping(m: MappingRecord, target: ServiceTarget, counters?: Rou
     clientErrors: counts?.clientErrors ?? 0,
   };
   if (m.method) route.method = m.method;
+  if (m.headers && Object.keys(m.headers).length > 0) route.headers = { ...m.headers };
   if (m.labels) route.labels = m.labels;
   if (m.cors) route.cors = true;
   return route;

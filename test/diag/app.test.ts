@@ -81,6 +81,9 @@ describe('diag/app', () => {
       assert.match(rows[0], /<td class="num">4<\/td><td class="num">1<\/td><td class="num bad">1<\/td><\/tr>/);
       assert.match(rows[1], /<td>legacy<\/td>.*path unchanged.*legacy\.internal:8080<\/td><td>remote<\/td>/);
       assert.match(rows[2], /<code>GET<\/code>/);
+      // Two routes on one prefix may differ only by the headers they require.
+      assert.match(rows[0], /<td><span class="none">any<\/span><\/td><td><span class="none">any<\/span><\/td>/);
+      assert.match(rows[1], /<td><ul class="plain"><li><code>x-canary: &lt;yes&gt;<\/code><\/li><li><code>x-debug<\/code> <span class="none">any value<\/span><\/li><\/ul><\/td>/);
       assert.match(rows[3], /bypassed/);
     });
 

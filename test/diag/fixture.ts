@@ -25,7 +25,15 @@ export function sampleConfig(): GatewayConfig {
           ],
         },
       }),
-      mappingSchema.parse({ ...base, kind: 'Mapping', name: 'legacy', prefix: '/legacy/', service: 'legacy.internal:8080', rewrite: '' }),
+      mappingSchema.parse({
+        ...base,
+        kind: 'Mapping',
+        name: 'legacy',
+        prefix: '/legacy/',
+        service: 'legacy.internal:8080',
+        rewrite: '',
+        headers: { 'X-Canary': '<yes>', 'x-debug': true },
+      }),
       mappingSchema.parse({
         ...base,
         kind: 'Mapping',

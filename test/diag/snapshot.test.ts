@@ -30,6 +30,8 @@ describe('diag/snapshot', () => {
     assert.equal(legacy.target, 'remote');
     assert.equal(legacy.rewrite, '');
     assert.equal(legacy.requests, 0);
+    assert.deepEqual(legacy.headers, { 'x-canary': '<yes>', 'x-debug': true });
+    assert.equal('headers' in hotels, false);
     assert.equal(diag.method, 'GET');
     assert.equal(diag.cors, true);
     assert.equal('method' in hotels, false);
