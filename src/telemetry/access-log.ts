@@ -33,6 +33,24 @@ export interface AccessLogOptions {
 // Safe to log and to hand on: no spaces, quotes or control characters.
 const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
 
+/**
+ * Whether a `Connection` value names the header `name` (lower-case). The
+ * common values (`keep-alive`, `close`) are shorter than any request id
+ * header and are told without allocating.
+ */
+function nominates(connection: string | string[] | undefined, name: string): boolean {
+  if (typeof connection !== 'string' || connection.length < name.length) return false;
+  const text = connection.toLowerCase();
+  if (!text.includes(name)) return false;
+  return text.split(',').some((token) => token.trim() === name);
+}
+
+/** `connection` without the token `name`; undefined when nothing is left. */
+function withoutToken(connection: string, name: string): string | undefined {
+  const kept = connection.split(',').filter((token) => token.trim().toLowerCase() !== name);
+  return kept.length > 0 ? kept.join(',') : undefined;
+}
+
 function defaultUser(ctx: Context): string | undefined {
   const user = ctx.request.headers['x-travel-user'];
   return Array.isArray(user) ? user[0] : user;
@@ -95,13 +113,25 @@ export function accessLog(options: AccessLogOptions): Middleware {
     const querystring = ctx.querystring;
     // So is the client's address: a forwarded body may take the socket with it for a while.
     const remote = ctx.request.ip;
-    const sent = ctx.request.headers[idHeader];
+    const headers = ctx.request.headers;
+    let sent = headers[idHeader];
+    // A client that names the id header in Connection made its copy hop-by-hop:
+    // it is not the request's id, and the gateway drops whatever that header
+    // holds before routing. The id made here instead is the gateway's word,
+    // so it is taken off that list and reaches the backend as it reaches the
+    // log and the response.
+    if (nominates(headers.connection, idHeader)) {
+      sent = undefined;
+      const connection = withoutToken(headers.connection as string, idHeader);
+      if (connection === undefined) delete headers.connection;
+      else headers.connection = connection;
+    }
     let id: string;
     if (typeof sent === 'string' && REQUEST_ID.test(sent)) {
       id = sent;
     } else {
       id = randomUUID();
-      ctx.request.headers[idHeader] = id;
+      headers[idHeader] = id;
     }
     ctx.state.requestId = id;
 

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
+import Koa from 'koa';
 import request from 'supertest';
 import { createLogger } from '../../src/telemetry';
 import { captureLog, type LogCapture } from '../telemetry/log-capture';
-import { ALICE, basic, DEMO_CONFIG, startGatehouse, type Running } from './support/running';
+import { ALICE, basic, copyConfig, DEMO_CONFIG, startGatehouse, type Running, type TempConfig } from './support/running';
 
 const WRONG_PASSWORD = 'not-wonderland-7f3a';
 const WRONG = basic('alice', WRONG_PASSWORD);
@@ -81,5 +82,87 @@ describe('gatehouse access log', function () {
     for (const raw of log.raw) {
       for (const secret of secrets) assert.ok(!raw.includes(secret), `a log line holds '${secret}': ${raw}`);
     }
+  });
+});
+
+describe('gatehouse request id', function () {
+  this.timeout(30_000);
+  let running: Running;
+  let config: TempConfig;
+  /** The X-Request-Id each request reached the backend with. */
+  const received: (string | undefined)[] = [];
+  /** The X-Debug each request reached the backend with. */
+  const debug: (string | undefined)[] = [];
+
+  before(async () => {
+    config = copyConfig();
+    config.write(
+      'services.yaml',
+      'apiVersion: gateway/v1\nkind: Mapping\nname: echo\nprefix: /echo/\nservice: echo\nbypass_auth: true\n',
+    );
+    const echo = new Koa();
+    echo.use((ctx) => {
+      received.push(ctx.get('x-request-id') || undefined);
+      debug.push(ctx.get('x-debug') || undefined);
+      ctx.body = { ok: true };
+    });
+    running = await startGatehouse({ configDir: config.dir, modules: [{ name: 'echo', app: echo }] });
+  });
+
+  after(async () => {
+    await running?.stop();
+    config?.remove();
+  });
+
+  beforeEach(() => {
+    received.length = 0;
+    debug.length = 0;
+  });
+
+  /** The request id of each access line for `path`, in order. */
+  async function loggedIds(path: string, count: number): Promise<unknown[]> {
+    const lines = await running.log.waitForLines(count, (l) => l.msg === 'request' && l.path === path);
+    return lines.map((l) => l.req_id);
+  }
+
+  it("hands the client's well-formed id to the backend, the log and the response alike", async () => {
+    const res = await request(running.url).get('/echo/plain').set('X-Request-Id', 'client-7').expect(200);
+    assert.equal(res.headers['x-request-id'], 'client-7');
+    assert.deepEqual(received, ['client-7']);
+    assert.deepEqual(await loggedIds('/echo/plain', 1), ['client-7']);
+  });
+
+  it('gives the backend the id of the log and the response when the client names X-Request-Id in Connection', async () => {
+    // The client's copy is hop-by-hop then: it is not the id, and a new one is made.
+    const res = await request(running.url)
+      .get('/echo/nominated')
+      .set('X-Request-Id', 'client-8')
+      .set('Connection', 'keep-alive, X-Request-Id')
+      .expect(200);
+    const id = res.headers['x-request-id'];
+    assert.match(String(id), /^[0-9a-f-]{36}$/);
+    assert.deepEqual(received, [id]);
+    assert.deepEqual(await loggedIds('/echo/nominated', 1), [id]);
+  });
+
+  it('gives the backend the id it made when the client sends none but names the header in Connection', async () => {
+    const res = await request(running.url).get('/echo/named-only').set('Connection', 'x-request-id').expect(200);
+    const id = res.headers['x-request-id'];
+    assert.match(String(id), /^[0-9a-f-]{36}$/);
+    assert.deepEqual(received, [id]);
+    assert.deepEqual(await loggedIds('/echo/named-only', 1), [id]);
+  });
+
+  it('still drops the other headers the client names in Connection', async () => {
+    const res = await request(running.url)
+      .get('/echo/other')
+      .set('X-Request-Id', 'client-9')
+      .set('X-Debug', 'yes')
+      .set('Connection', 'X-Debug, X-Request-Id')
+      .expect(200);
+    const id = res.headers['x-request-id'];
+    assert.notEqual(id, 'client-9');
+    assert.deepEqual(received, [id]);
+    assert.deepEqual(debug, [undefined]);
   });
 });

@@ -169,6 +169,22 @@ describe('telemetry/access-log', () => {
     assert.equal(res.headers['x-request-id'], out.lines[0].req_id);
   });
 
+  it('takes an X-Request-Id the client made hop-by-hop for none: a new id, off the Connection list, is handed on', async () => {
+    let seen: { id: string; connection: string | undefined } | undefined;
+    const { app, out } = gatewayLike((ctx) => {
+      seen = { id: ctx.get('x-request-id'), connection: ctx.req.headers.connection };
+      ctx.body = 'ok';
+    });
+    const res = await request(app.callback())
+      .get('/')
+      .set('X-Request-Id', 'abc-123')
+      .set('Connection', 'keep-alive, X-Request-Id, X-Debug')
+      .expect(200);
+    assert.match(String(out.lines[0].req_id), /^[0-9a-f-]{36}$/);
+    assert.deepEqual(seen, { id: out.lines[0].req_id, connection: 'keep-alive, X-Debug' });
+    assert.equal(res.headers['x-request-id'], out.lines[0].req_id);
+  });
+
   it('counts requests, client errors and server errors per route and in total', async () => {
     let status = 200;
     const { app, counters, metrics } = gatewayLike((ctx) => {
