@@ -1,8 +1,59 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { appendFileSync, cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import net from 'node:net';
 import { join } from 'node:path';
 import { killAll, REPO_ROOT, runCli, startCli, type CliResult } from '../support/process';
+
+/** Whether something accepts connections on 127.0.0.1:`port`. */
+function accepting(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/**
+ * Runs an npm script of the repository as a supervisor does (a container's
+ * `npm start`, a process manager): SIGTERM goes to npm's own pid only, never to
+ * its process group. Resolves once the server's listening line is out, with
+ * the port it printed.
+ */
+async function npmScript(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ npm: ReturnType<typeof spawn>; port: number; output: () => string; cleanup: () => void }> {
+  const clean = { ...process.env };
+  for (const name of ['HOST', 'PORT', 'GRPC_PORT', 'GATEHOUSE_CONFIG', 'REDIS_URL', 'TLS_CERT', 'TLS_KEY', 'LOG_LEVEL']) delete clean[name];
+  // A process group of its own, so that whatever npm leaves behind can be found and ended.
+  const npm = spawn('npm', args, { cwd: REPO_ROOT, env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const cleanup = () => {
+    try {
+      process.kill(-npm.pid!, 'SIGKILL');
+    } catch {
+      // The group is gone: nothing was left behind.
+    }
+  };
+  let out = '';
+  npm.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  npm.stderr!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  const deadline = Date.now() + 20_000;
+  let match: RegExpExecArray | null = null;
+  while (!(match = / listening on \S+?:(\d+)/.exec(out))) {
+    if (npm.exitCode !== null || Date.now() > deadline) {
+      cleanup();
+      throw new Error(`npm ${args.join(' ')} did not start:\n${out}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return { npm, port: Number(match[1]), output: () => out, cleanup };
+}
 
 /** What a failing command must never print: a stack trace. */
 function assertNoStack(result: CliResult): void {
@@ -86,6 +137,19 @@ describe('gatehouse command', function () {
     });
   });
 
+  it('stops a module run with npm run gatehouse -- serve when SIGTERM reaches npm alone', async () => {
+    const { npm, port, output, cleanup } = await npmScript(['run', 'gatehouse', '--', 'serve', 'api', '--port', '0'], {});
+    try {
+      assert.equal(await accepting(port), true);
+      const exited = once(npm, 'exit');
+      npm.kill('SIGTERM');
+      await exited;
+      assert.equal(await accepting(port), false, output());
+    } finally {
+      cleanup();
+    }
+  });
+
   describe('start', () => {
     let dir: string;
     beforeEach(() => {
@@ -104,6 +168,22 @@ describe('gatehouse command', function () {
       assert.equal((await fetch(`${server.address}/v1/hotels/`)).status, 401);
       const ended = await server.stop();
       assert.equal(ended.code, 0, ended.stderr);
+    });
+
+    it('stops gracefully when SIGTERM reaches npm start alone, instead of running on without npm', async () => {
+      const { npm, port, output, cleanup } = await npmScript(['start'], { PORT: '0', GRPC_PORT: '0', GATEHOUSE_CONFIG: dir });
+      try {
+        assert.equal(await accepting(port), true);
+        const exited = once(npm, 'exit');
+        npm.kill('SIGTERM');
+        await exited;
+        // The gateway itself was told, and has stopped listening: nothing is left behind.
+        assert.equal(await accepting(port), false, output());
+        assert.match(output(), /"msg":"shutting down"/);
+        assert.match(output(), /"msg":"gatehouse stopped"/);
+      } finally {
+        cleanup();
+      }
     });
 
     it('refuses a broken config with exit 1 and every problem, without a stack trace', async () => {
