@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { createApiModule } from '../api';
 import { createAuthService } from '../auth';
 import { BOOKINGS_FILE, createCarBookingModule, createHotelBookingModule } from '../bookings';
-import { listen, USERS_FILE, watchFolder, type FolderWatcher, type RunningServer } from '../gatehouse';
+import { listen, listenFailure, USERS_FILE, watchFolder, type FolderWatcher, type RunningServer } from '../gatehouse';
 import type { GatehouseModule } from '../gateway';
 import { createRateLimitGrpcServer, createRateLimitService, createRedisStore, type RateLimitService } from '../ratelimit';
 import { createLogger, type Logger } from '../telemetry';
@@ -120,13 +120,14 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
       await store?.close();
       throw err;
     }
-    const server = createRateLimitGrpcServer(service, { host, port: options.port ?? envPort('GRPC_PORT', 8081) });
+    const asked = options.port ?? envPort('GRPC_PORT', 8081);
+    const server = createRateLimitGrpcServer(service, { host, port: asked });
     let port: number;
     try {
       port = await server.start();
     } catch (err) {
       await service.close();
-      throw err;
+      throw listenFailure(err, 'gRPC', host, asked);
     }
     const watcher = watch ? watchModule(service, configDir) : undefined;
     return {

@@ -38,6 +38,7 @@ import {
 } from '../telemetry';
 import { createBuiltinModules } from './builtins';
 import { listen, type RunningServer } from './http-server';
+import { listenFailure } from './listen-failure';
 import { checkFolderFiles, checkModuleFiles } from './module-files';
 import { pingRedis, READY_PING_TIMEOUT_MS } from './readiness';
 import { resolveOptions, type GatehouseOptions, type ResolvedOptions } from './options';
@@ -264,7 +265,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       } catch (err) {
         await server.close(0);
         server = undefined;
-        throw err;
+        throw listenFailure(err, 'gRPC', options.grpcHost, options.grpcPort as number);
       }
       if (options.watch) {
         watcher = watchFolder(options.configDir, options.reloadDebounceMs, () => {

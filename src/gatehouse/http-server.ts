@@ -4,12 +4,12 @@
  * accepting, lets in-flight requests finish (bounded), then drops the rest.
  */
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { errorBody } from '../http';
+import { listenFailure, readTlsFiles } from './listen-failure';
 
 export interface TlsFiles {
   /** Path of the PEM certificate (chain). */
@@ -87,18 +87,16 @@ export async function listen(
   handler: http.RequestListener,
   options: ListenOptions,
 ): Promise<RunningServer> {
-  const server = options.tls
-    ? https.createServer({ cert: readFileSync(options.tls.cert), key: readFileSync(options.tls.key) }, handler)
-    : http.createServer(handler);
+  const server = options.tls ? https.createServer(readTlsFiles(options.tls), handler) : http.createServer(handler);
   server.on('clientError', answerClientError);
   server.on('connect', answerConnect);
   server.listen(options.port, options.host);
-  await Promise.race([
-    once(server, 'listening'),
-    once(server, 'error').then(([err]) => {
-      throw err;
-    }),
-  ]);
+  try {
+    // once() rejects with the server's 'error' while it waits for 'listening'.
+    await once(server, 'listening');
+  } catch (err) {
+    throw listenFailure(err, options.tls ? 'HTTPS' : 'HTTP', options.host, options.port);
+  }
   const port = (server.address() as AddressInfo).port;
 
   let closing: Promise<void> | undefined;

@@ -7,5 +7,6 @@ export { createGatehouse, METRICS_PATH, type Gatehouse, type Listening, type Rel
 export { resolveOptions, type GatehouseOptions, type ResolvedOptions } from './options';
 export { createBuiltinModules, USERS_FILE, type BuiltinModules, type BuiltinOptions } from './builtins';
 export { listen, type ListenOptions, type RunningServer, type TlsFiles } from './http-server';
+export { listenFailure, readTlsFiles } from './listen-failure';
 export { watchFolder, type FolderWatcher } from './watch';
 export { checkFolderFiles, type ModuleFilesCheck } from './module-files';

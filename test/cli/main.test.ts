@@ -215,6 +215,33 @@ describe('gatehouse command', function () {
       assertNoStack(res);
     });
 
+    it('ends with exit 1 and says which address is taken, for the HTTP port and for the gRPC port', async () => {
+      const taken = net.createServer();
+      await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+      const port = String((taken.address() as net.AddressInfo).port);
+      try {
+        const [http, grpc] = await Promise.all([
+          runCli(['start', '--config', dir, '--port', port, '--grpc-port', '0'], { env: { LOG_LEVEL: 'silent' } }),
+          runCli(['start', '--config', dir, '--port', '0', '--grpc-port', port], { env: { LOG_LEVEL: 'silent' } }),
+        ]);
+        assert.equal(http.code, 1, http.stderr);
+        assert.match(http.stderr, new RegExp(`^gatehouse: cannot listen for HTTP on 127\\.0\\.0\\.1:${port}: the address is already in use`, 'm'));
+        assert.equal(grpc.code, 1, grpc.stderr);
+        assert.match(grpc.stderr, new RegExp(`^gatehouse: cannot listen for gRPC on 127\\.0\\.0\\.1:${port}: the address is already in use`, 'm'));
+        for (const res of [http, grpc]) assertNoStack(res);
+      } finally {
+        await new Promise((resolve) => taken.close(resolve));
+      }
+    });
+
+    it('ends with exit 1 naming the TLS file at fault', async () => {
+      const res = await runCli(['start', '--config', dir, '--tls-cert', join(dir, 'users.htpasswd'), '--tls-key', join(dir, 'nope.pem')], {
+        env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'silent' },
+      });
+      assert.equal(res.code, 1);
+      assert.equal(res.stderr, `gatehouse: cannot read the TLS key ${join(dir, 'nope.pem')}: no such file\n`);
+    });
+
     it('refuses a malformed port in the environment with exit 1, naming the variable', async () => {
       const res = await runCli(['start', '--config', dir], { env: { PORT: '80a' } });
       assert.equal(res.code, 1);
