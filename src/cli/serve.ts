@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { createApiModule } from '../api';
 import { createAuthService } from '../auth';
 import { BOOKINGS_FILE, createCarBookingModule, createHotelBookingModule } from '../bookings';
-import { listen, listenFailure, USERS_FILE, watchFolder, type FolderWatcher, type RunningServer } from '../gatehouse';
+import { envPort, listen, listenFailure, USERS_FILE, watchFolder, type FolderWatcher, type RunningServer } from '../gatehouse';
 import type { GatehouseModule } from '../gateway';
 import { createRateLimitGrpcServer, createRateLimitService, createRedisStore, type RateLimitService } from '../ratelimit';
 import { createLogger, type Logger } from '../telemetry';
@@ -45,11 +45,6 @@ export interface Served {
   stop(): Promise<void>;
 }
 
-function envPort(name: string, fallback: number): number {
-  const value = process.env[name];
-  return value && /^[0-9]+$/.test(value) ? Number(value) : fallback;
-}
-
 /** How long the config folder must be still before a change is read. */
 const SETTLE_MS = 200;
 
@@ -67,7 +62,7 @@ function watchModule(module: GatehouseModule, configDir: string, logger?: Logger
   });
 }
 
-function httpModule(name: string, configDir: string, watch: boolean): GatehouseModule {
+function httpModule(name: string, configDir: string, watch: boolean, logger: Logger): GatehouseModule {
   const bookingData = existsSync(join(configDir, BOOKINGS_FILE)) ? { configDir } : {};
   switch (name) {
     case 'api':
@@ -75,7 +70,7 @@ function httpModule(name: string, configDir: string, watch: boolean): GatehouseM
       return createApiModule({ proxy: true });
     case 'auth':
       // The process logger, so that LOG_LEVEL and the redaction of credentials apply as under `start`.
-      return createAuthService({ usersFile: join(configDir, USERS_FILE), logger: createLogger().child({ module: 'auth' }), watch });
+      return createAuthService({ usersFile: join(configDir, USERS_FILE), logger: logger.child({ module: 'auth' }), watch });
     case 'hotel-booking':
       return createHotelBookingModule({ ...bookingData, proxy: true });
     case 'car-booking':
@@ -106,11 +101,14 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
   const host = options.host ?? (process.env.HOST || '127.0.0.1');
   const redisUrl = options.redisUrl ?? process.env.REDIS_URL;
   const watch = options.watch ?? true;
+  // Everything the environment says is checked before anything listens: a
+  // mistake found later would leave a server open, and the process running.
+  const port = options.port ?? (name === 'ratelimit' ? envPort(process.env.GRPC_PORT, 'GRPC_PORT', 8081) : envPort(process.env.PORT, 'PORT', 8080));
+  const logger = createLogger();
   // The api module alone reads no file.
   if (name !== 'api') assertFolder(configDir);
 
   if (name === 'ratelimit') {
-    const logger = createLogger();
     const store = redisUrl ? createRedisStore({ url: redisUrl }) : undefined;
     let service: RateLimitService;
     try {
@@ -120,18 +118,17 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
       await store?.close();
       throw err;
     }
-    const asked = options.port ?? envPort('GRPC_PORT', 8081);
-    const server = createRateLimitGrpcServer(service, { host, port: asked });
-    let port: number;
+    const server = createRateLimitGrpcServer(service, { host, port });
+    let bound: number;
     try {
-      port = await server.start();
+      bound = await server.start();
     } catch (err) {
       await service.close();
-      throw listenFailure(err, 'gRPC', host, asked);
+      throw listenFailure(err, 'gRPC', host, port);
     }
     const watcher = watch ? watchModule(service, configDir) : undefined;
     return {
-      address: `${hostPort(host, port)} (gRPC)`,
+      address: `${hostPort(host, bound)} (gRPC)`,
       async stop() {
         watcher?.close();
         await server.stop();
@@ -140,17 +137,17 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
     };
   }
 
-  const module = httpModule(name, configDir, watch);
+  const module = httpModule(name, configDir, watch, logger);
   let server: RunningServer;
   try {
-    server = await listen(module.app!.callback(), { host, port: options.port ?? envPort('PORT', 8080) });
+    server = await listen(module.app!.callback(), { host, port });
   } catch (err) {
     // The auth service watches its users file: close it so that the process can end.
     await module.close?.();
     throw err;
   }
   // The auth service watches its users file itself; the others are told.
-  const watcher = watch && name !== 'auth' && module.reload ? watchModule(module, configDir, createLogger()) : undefined;
+  const watcher = watch && name !== 'auth' && module.reload ? watchModule(module, configDir, logger) : undefined;
   return {
     address: `http://${hostPort(host, server.port)}`,
     async stop() {

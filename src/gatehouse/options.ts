@@ -50,10 +50,16 @@ export interface ResolvedOptions extends Required<Omit<GatehouseOptions, 'redisU
   logger?: Logger;
 }
 
-function port(value: string | undefined, name: string, fallback: number): number {
+/**
+ * A port from the environment variable `name` holding `value`; `fallback`
+ * when it is unset or empty. Throws, naming the variable, for anything but
+ * a whole number from 0 to 65535.
+ */
+export function envPort(value: string | undefined, name: string, fallback: number): number {
   if (value === undefined || value === '') return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${name} must be a port number (0-65535), got '${value}'`);
+  // Digits only: Number() would also take `0x1F90`, `1e3` or ` 80`.
+  const n = /^[0-9]{1,5}$/.test(value) ? Number(value) : NaN;
+  if (!(n <= 65535)) throw new Error(`${name} must be a port number (0-65535), got '${value}'`);
   return n;
 }
 
@@ -67,9 +73,9 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
   return {
     configDir: resolve(options.configDir ?? (env.GATEHOUSE_CONFIG || 'config')),
     host,
-    port: options.port ?? port(env.PORT, 'PORT', 8080),
+    port: options.port ?? envPort(env.PORT, 'PORT', 8080),
     grpcHost: options.grpcHost ?? host,
-    grpcPort: options.grpcPort ?? port(env.GRPC_PORT, 'GRPC_PORT', 8081),
+    grpcPort: options.grpcPort ?? envPort(env.GRPC_PORT, 'GRPC_PORT', 8081),
     redisUrl: options.redisUrl ?? (env.REDIS_URL || undefined),
     tls: options.tls ?? tlsFromEnv,
     modules: options.modules ?? [],

@@ -72,6 +72,33 @@ describe('gatehouse serve', function () {
     }
   });
 
+  it('refuses a malformed PORT or GRPC_PORT with exit 1 naming the variable, instead of listening elsewhere', async () => {
+    const [api, ratelimit, hex] = await Promise.all([
+      runCli(['serve', 'api'], { env: { ...QUIET, PORT: 'abc' }, timeoutMs: 10_000 }),
+      runCli(['serve', 'ratelimit'], { env: { ...QUIET, GRPC_PORT: '99999' }, timeoutMs: 10_000 }),
+      runCli(['serve', 'api'], { env: { ...QUIET, PORT: '0x1F90' }, timeoutMs: 10_000 }),
+    ]);
+    assert.equal(api.code, 1, api.stdout);
+    assert.equal(api.stderr, "gatehouse: PORT must be a port number (0-65535), got 'abc'\n");
+    assert.equal(ratelimit.code, 1, ratelimit.stdout);
+    assert.equal(ratelimit.stderr, "gatehouse: GRPC_PORT must be a port number (0-65535), got '99999'\n");
+    assert.equal(hex.code, 1, hex.stdout);
+    assert.match(hex.stderr, /PORT must be a port number \(0-65535\), got '0x1F90'/);
+  });
+
+  it('ends with exit 1 for an unknown LOG_LEVEL whichever the module, instead of serving on with no way to stop', async () => {
+    const results = await Promise.all(
+      ['api', 'auth', 'hotel-booking', 'car-booking', 'ratelimit'].map((module) =>
+        runCli(['serve', module, '--port', '0'], { env: { LOG_LEVEL: 'loud' }, timeoutMs: 10_000 }),
+      ),
+    );
+    for (const res of results) {
+      assert.equal(res.code, 1, res.stdout);
+      assert.equal(res.stdout, '');
+      assert.match(res.stderr, /^gatehouse: unknown log level 'loud'/);
+    }
+  });
+
   it('ends with exit 1 for bad limits even with a Redis URL, instead of reconnecting forever', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-serve-'));
     try {
