@@ -24,6 +24,7 @@ import {
   type GatehouseModule,
   type ModuleRegistry,
 } from '../gateway';
+import { errorHandler } from '../http';
 import { createRateLimitGrpcServer, type RateLimitGrpcServer } from '../ratelimit';
 import {
   accessLog,
@@ -163,7 +164,8 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
 
   const app = new Koa({ proxy: options.trustProxy });
   app.silent = true;
-  const serveMetrics = metricsHandler(metrics);
+  // The gateway's error handler is not in front of this path: the metrics get one of their own.
+  const serveMetrics = compose([errorHandler({ onUnexpected: logUnexpectedError(logger) }), metricsHandler(metrics)]);
   app.use(accessLog({ logger, metrics, counters }));
   app.use((ctx, next) => {
     if (ctx.path !== METRICS_PATH) return next();

@@ -6,6 +6,7 @@
  */
 import type { Middleware } from 'koa';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { HttpError } from '../http';
 
 export type AuthResult = 'allowed' | 'denied' | 'error' | 'bypassed';
 export type RateLimitResult = 'ok' | 'over_limit' | 'error';
@@ -216,15 +217,15 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
 
 /**
  * Serves the text exposition of the registry to GET and HEAD; other methods
- * get 405. Mount it where the metrics are to be scraped.
+ * get a 405 {@link HttpError} with `Allow`, for the error handler in front
+ * of it to answer with the error body. Mount it where the metrics are to be
+ * scraped.
  */
 export function metricsHandler(metrics: Pick<Metrics, 'registry'>): Middleware {
   const { registry } = metrics;
   return async function serveMetrics(ctx) {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
-      ctx.set('Allow', 'GET, HEAD');
-      ctx.status = 405;
-      return;
+      throw new HttpError(405, undefined, { headers: { Allow: 'GET, HEAD' } });
     }
     const text = await registry.metrics();
     ctx.body = text;

@@ -86,6 +86,13 @@ describe('gatehouse metrics of decisions', function () {
     assert.equal(sample(metricsText, 'gatehouse_upstream_errors_total{route="slow-upstream",kind="timeout"}'), 1);
   });
 
+  it('answers a method other than GET and HEAD with 405, Allow and the JSON error body', async () => {
+    const res = await request(running.url).post('/gateway/v0/metrics').expect(405);
+    assert.equal(res.headers.allow, 'GET, HEAD');
+    assert.match(String(res.headers['content-type']), /^application\/json/);
+    assert.deepEqual(res.body, { code: 405, message: '405: Method Not Allowed' });
+  });
+
   it('counts applied and refused reloads', () => {
     assert.equal(sample(metricsText, 'gatehouse_config_reloads_total{result="success"}'), 1);
     assert.equal(sample(metricsText, 'gatehouse_config_reloads_total{result="failure"}'), 1);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import Koa from 'koa';
 import { register as globalRegistry } from 'prom-client';
 import request from 'supertest';
+import { errorHandler, HttpError } from '../../src/http';
 import { createMetrics, metricsHandler } from '../../src/telemetry';
 
 describe('telemetry/metrics', () => {
@@ -109,6 +110,25 @@ describe('telemetry/metrics', () => {
     it('answers 405 with Allow to other methods', async () => {
       const res = await request(app.callback()).post('/metrics').expect(405);
       assert.equal(res.headers.allow, 'GET, HEAD');
+    });
+
+    it('refuses other methods with an HttpError, so that an error handler in front writes the error body', async () => {
+      let thrown: unknown;
+      const guarded = new Koa();
+      guarded.use(errorHandler());
+      guarded.use(async (_ctx, next) => {
+        try {
+          await next();
+        } catch (err) {
+          thrown = err;
+          throw err;
+        }
+      });
+      guarded.use(metricsHandler(metrics));
+      const res = await request(guarded.callback()).delete('/metrics').expect(405);
+      assert.ok(thrown instanceof HttpError && thrown.status === 405, String(thrown));
+      assert.equal(res.headers.allow, 'GET, HEAD');
+      assert.deepEqual(res.body, { code: 405, message: '405: Method Not Allowed' });
     });
   });
 });
