@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { createApiModule } from '../api';
 import { createAuthService } from '../auth';
 import { BOOKINGS_FILE, createCarBookingModule, createHotelBookingModule } from '../bookings';
-import { envPort, listen, listenFailure, USERS_FILE, watchFolder, type FolderWatcher, type RunningServer } from '../gatehouse';
+import { checkRedisUrl, envPort, listen, listenFailure, USERS_FILE, watchFolder, type FolderWatcher, type RunningServer } from '../gatehouse';
 import type { GatehouseModule } from '../gateway';
 import { createRateLimitGrpcServer, createRateLimitService, createRedisStore, type RateLimitService } from '../ratelimit';
 import { createLogger, type Logger } from '../telemetry';
@@ -99,7 +99,8 @@ function assertFolder(dir: string): void {
 export async function serveModule(name: string, options: ServeOptions): Promise<Served> {
   const configDir = resolve(options.configDir ?? (process.env.GATEHOUSE_CONFIG || 'config'));
   const host = options.host ?? (process.env.HOST || '127.0.0.1');
-  const redisUrl = options.redisUrl ?? process.env.REDIS_URL;
+  const redisUrl = options.redisUrl ?? (process.env.REDIS_URL || undefined);
+  if (name === 'ratelimit' && redisUrl !== undefined) checkRedisUrl(redisUrl, options.redisUrl === undefined ? 'REDIS_URL' : 'the Redis URL');
   const watch = options.watch ?? true;
   // Everything the environment says is checked before anything listens: a
   // mistake found later would leave a server open, and the process running.

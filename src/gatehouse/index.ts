@@ -4,7 +4,7 @@
  * embedding app mounts it.
  */
 export { createGatehouse, METRICS_PATH, type Gatehouse, type Listening, type ReloadOutcome } from './gatehouse';
-export { envPort, resolveOptions, type GatehouseOptions, type ResolvedOptions } from './options';
+export { checkRedisUrl, envPort, resolveOptions, type GatehouseOptions, type ResolvedOptions } from './options';
 export { createBuiltinModules, USERS_FILE, type BuiltinModules, type BuiltinOptions } from './builtins';
 export { listen, type ListenOptions, type RunningServer, type TlsFiles } from './http-server';
 export { listenFailure, readTlsFiles } from './listen-failure';

@@ -63,6 +63,24 @@ export function envPort(value: string | undefined, name: string, fallback: numbe
   return n;
 }
 
+/**
+ * Throws, naming `name`, unless `url` is something the Redis client reads
+ * as an address: `redis://` or `rediss://` URLs, `host:port`, a port, a
+ * Unix socket path. The value is never quoted: it may hold a password.
+ */
+export function checkRedisUrl(url: string, name: string): void {
+  if (/^[0-9]+$/.test(url) || url.startsWith('/')) return;
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(url)?.[1];
+  if (scheme !== undefined && !/^rediss?$/i.test(scheme)) {
+    throw new Error(`${name} must be a redis:// or rediss:// URL, not ${scheme.toLowerCase()}://`);
+  }
+  try {
+    new URL(scheme === undefined ? `redis://${url}` : url);
+  } catch {
+    throw new Error(`${name} is not a URL the Redis client can read: write redis://[:password@]host[:port][/db]`);
+  }
+}
+
 /** Applies the environment and the defaults. Throws for a malformed value. */
 export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedOptions {
   const host = options.host ?? (env.HOST || '127.0.0.1');
@@ -70,13 +88,15 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
   if (!options.tls && (env.TLS_CERT || env.TLS_KEY) && !tlsFromEnv) {
     throw new Error('TLS_CERT and TLS_KEY must be set together');
   }
+  const redisUrl = options.redisUrl ?? (env.REDIS_URL || undefined);
+  if (redisUrl !== undefined) checkRedisUrl(redisUrl, options.redisUrl === undefined ? 'REDIS_URL' : 'the Redis URL');
   return {
     configDir: resolve(options.configDir ?? (env.GATEHOUSE_CONFIG || 'config')),
     host,
     port: options.port ?? envPort(env.PORT, 'PORT', 8080),
     grpcHost: options.grpcHost ?? host,
     grpcPort: options.grpcPort ?? envPort(env.GRPC_PORT, 'GRPC_PORT', 8081),
-    redisUrl: options.redisUrl ?? (env.REDIS_URL || undefined),
+    redisUrl,
     tls: options.tls ?? tlsFromEnv,
     modules: options.modules ?? [],
     annotationDomain: options.annotationDomain ?? 'gatehouse.io',

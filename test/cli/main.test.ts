@@ -242,6 +242,21 @@ describe('gatehouse command', function () {
       assert.equal(res.stderr, `gatehouse: cannot read the TLS key ${join(dir, 'nope.pem')}: no such file\n`);
     });
 
+    it('refuses a REDIS_URL the Redis client would misread, with exit 1 and without quoting its password', async () => {
+      const [scheme, port, flag] = await Promise.all([
+        runCli(['start', '--config', dir], { env: { PORT: '0', GRPC_PORT: '0', REDIS_URL: 'http://:hunter2@127.0.0.1:6379' } }),
+        runCli(['start', '--config', dir], { env: { PORT: '0', GRPC_PORT: '0', REDIS_URL: 'redis://:hunter2@127.0.0.1:63x9' } }),
+        runCli(['serve', 'ratelimit', '--config', dir, '--port', '0', '--redis', 'https://:hunter2@127.0.0.1'], { env: { LOG_LEVEL: 'silent' } }),
+      ]);
+      assert.equal(scheme.code, 1);
+      assert.equal(scheme.stderr, 'gatehouse: REDIS_URL must be a redis:// or rediss:// URL, not http://\n');
+      assert.equal(port.code, 1);
+      assert.match(port.stderr, /^gatehouse: REDIS_URL is not a URL the Redis client can read: write redis:\/\//);
+      assert.equal(flag.code, 1);
+      assert.equal(flag.stderr, 'gatehouse: the Redis URL must be a redis:// or rediss:// URL, not https://\n');
+      for (const res of [scheme, port, flag]) assert.doesNotMatch(res.stdout + res.stderr, /hunter2/);
+    });
+
     it('refuses a malformed port in the environment with exit 1, naming the variable', async () => {
       const res = await runCli(['start', '--config', dir], { env: { PORT: '80a' } });
       assert.equal(res.code, 1);
