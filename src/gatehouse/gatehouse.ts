@@ -33,6 +33,7 @@ import {
   createRouteCounters,
   logUnexpectedError,
   metricsHandler,
+  rejectedRequestLog,
   type Logger,
   type Metrics,
   type RouteCounters,
@@ -260,7 +261,12 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     },
     async start() {
       if (server) throw new Error('this Gatehouse is already started');
-      server = await listen(app.callback(), { host: options.host, port: options.port, tls: options.tls });
+      server = await listen(app.callback(), {
+        host: options.host,
+        port: options.port,
+        tls: options.tls,
+        onRejected: rejectedRequestLog({ logger, metrics, counters }),
+      });
       let grpcPort: number | undefined;
       try {
         grpcPort = grpcServer ? await grpcServer.start() : undefined;

@@ -18,10 +18,20 @@ export interface TlsFiles {
   key: string;
 }
 
+/** A request answered by the server itself, before the handler: what can be told of it. */
+export interface Rejected {
+  status: number;
+  method?: string;
+  target?: string;
+  remote?: string;
+}
+
 export interface ListenOptions {
   host: string;
   port: number;
   tls?: TlsFiles;
+  /** Told of every request the server answers without the handler (400, 408, 431, CONNECT's 501), for the access log. */
+  onRejected?: (request: Rejected) => void;
 }
 
 /** A server that is listening. */
@@ -48,25 +58,30 @@ function clientErrorStatus(code: string | undefined): number {
  * malformed request line) with the project's error body instead of Node's
  * bare status line.
  */
-function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+function answerClientError(err: NodeJS.ErrnoException, socket: Socket, onRejected?: (request: Rejected) => void): void {
   // A response under way, or a peer that is gone, cannot take an answer.
   if (err.code === 'ECONNRESET' || !socket.writable || (socket as { _httpMessage?: unknown })._httpMessage) {
     socket.destroy();
     return;
   }
-  answerAndClose(socket, clientErrorStatus(err.code));
+  const status = clientErrorStatus(err.code);
+  onRejected?.({ status, remote: socket.remoteAddress });
+  answerAndClose(socket, status);
 }
 
 /**
  * Answers CONNECT, which Node hands over as a bare socket: the gateway
  * tunnels nothing, and says so instead of hanging up without a word.
  */
-function answerConnect(_req: http.IncomingMessage, socket: Duplex): void {
+function answerConnect(req: http.IncomingMessage, socket: Duplex, onRejected?: (request: Rejected) => void): void {
   socket.on('error', () => socket.destroy());
   if (!socket.writable) {
     socket.destroy();
     return;
   }
+  // The authority asked for, without any user information written before it.
+  const target = req.url?.replace(/^[^@/]*@/, '');
+  onRejected?.({ status: 501, method: 'CONNECT', target, remote: req.socket.remoteAddress });
   answerAndClose(socket, 501, 'CONNECT is not supported: the gateway does not tunnel');
 }
 
@@ -88,8 +103,9 @@ export async function listen(
   options: ListenOptions,
 ): Promise<RunningServer> {
   const server = options.tls ? https.createServer(readTlsFiles(options.tls), handler) : http.createServer(handler);
-  server.on('clientError', answerClientError);
-  server.on('connect', answerConnect);
+  const { onRejected } = options;
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, onRejected));
+  server.on('connect', (req: http.IncomingMessage, socket: Duplex) => answerConnect(req, socket, onRejected));
   server.listen(options.port, options.host);
   try {
     // once() rejects with the server's 'error' while it waits for 'listening'.

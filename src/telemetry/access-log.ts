@@ -157,3 +157,41 @@ export function accessLog(options: AccessLogOptions): Middleware {
     }
   };
 }
+
+/** A request the HTTP server answered itself, before any middleware ran. */
+export interface RejectedRequest {
+  /** The status it was answered with (400, 408, 431, 501). */
+  status: number;
+  /** The method, when the request line could be read. */
+  method?: string;
+  /** The request target, when it could be read. */
+  target?: string;
+  /** The client's address. */
+  remote?: string;
+}
+
+/**
+ * Logs and counts the requests the HTTP server answers without the app (a
+ * malformed request, headers over the limit, CONNECT), so that they show in
+ * the access log, the metrics and the counters as every other request does:
+ * route `unmatched`, a new request id, `-` for what could not be read.
+ */
+export function rejectedRequestLog(options: Pick<AccessLogOptions, 'logger' | 'metrics' | 'counters'>): (request: RejectedRequest) => void {
+  const { metrics, counters } = options;
+  const lines = accessLineWriter(options.logger);
+  return (request) => {
+    const method = request.method ?? '-';
+    metrics?.recordRequest(UNMATCHED_ROUTE, method, request.status, 0);
+    counters?.record(UNMATCHED_ROUTE, request.status);
+    if (!lines.enabled()) return;
+    lines.write({
+      req_id: randomUUID(),
+      method,
+      path: request.target ?? '-',
+      route: UNMATCHED_ROUTE,
+      status: request.status,
+      duration_ms: 0,
+      remote: request.remote ?? '-',
+    });
+  };
+}

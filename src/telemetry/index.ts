@@ -19,5 +19,5 @@ export {
   type ReloadResult,
 } from './metrics';
 export { createRouteCounters, type RouteCounters, type RequestCounts } from './route-counters';
-export { accessLog, type AccessLogOptions } from './access-log';
+export { accessLog, rejectedRequestLog, type AccessLogOptions, type RejectedRequest } from './access-log';
 export type { AccessLogEntry } from './access-line';

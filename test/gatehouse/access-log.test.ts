@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import net from 'node:net';
 import Koa from 'koa';
 import request from 'supertest';
 import { createLogger } from '../../src/telemetry';
@@ -164,5 +166,40 @@ describe('gatehouse request id', function () {
     assert.notEqual(id, 'client-9');
     assert.deepEqual(received, [id]);
     assert.deepEqual(debug, [undefined]);
+  });
+});
+
+describe('gatehouse access log of requests the server answers itself', function () {
+  this.timeout(30_000);
+  let running: Running;
+
+  before(async () => {
+    running = await startGatehouse({ configDir: DEMO_CONFIG });
+  });
+
+  after(() => running?.stop());
+
+  it('writes a line for headers over the limit and for CONNECT, and counts them on the diag page and in the metrics', async () => {
+    const { port } = new URL(running.url);
+    const send = async (text: string) => {
+      const socket = net.connect(Number(port), '127.0.0.1');
+      await once(socket, 'connect');
+      socket.end(text);
+      socket.resume();
+      await once(socket, 'close');
+    };
+    await send(`GET /v1/messages/1 HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    await send('CONNECT 10.0.0.1:22 HTTP/1.1\r\nHost: 10.0.0.1:22\r\n\r\n');
+    const lines = await running.log.waitForLines(2, (l) => l.msg === 'request');
+    assert.deepEqual(
+      lines.map((l) => [l.method, l.path, l.route, l.status]),
+      [
+        ['-', '-', 'unmatched', 431],
+        ['CONNECT', '10.0.0.1:22', 'unmatched', 501],
+      ],
+    );
+    const scrape = await request(running.url).get('/gateway/v0/metrics').expect(200);
+    assert.match(scrape.text, /gatehouse_http_requests_total\{route="unmatched",method="OTHER",status="431"\} 1/);
+    assert.match(scrape.text, /gatehouse_http_requests_total\{route="unmatched",method="CONNECT",status="501"\} 1/);
   });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import net from 'node:net';
-import { listen, type RunningServer } from '../../src/gatehouse';
+import { listen, type Rejected, type RunningServer } from '../../src/gatehouse';
 
 /** Sends raw bytes and reads the whole answer. */
 async function raw(port: number, request: string): Promise<string> {
@@ -21,8 +21,14 @@ function bodyOf(answer: string): unknown {
 describe('gatehouse/http-server', () => {
   let server: RunningServer;
 
+  const rejected: Rejected[] = [];
+
   before(async () => {
-    server = await listen((_req, res) => res.end('ok'), { host: '127.0.0.1', port: 0 });
+    server = await listen((_req, res) => res.end('ok'), { host: '127.0.0.1', port: 0, onRejected: (r) => rejected.push(r) });
+  });
+
+  beforeEach(() => {
+    rejected.length = 0;
   });
 
   after(() => server.close(0));
@@ -51,6 +57,18 @@ describe('gatehouse/http-server', () => {
     const res = await fetch(`http://127.0.0.1:${server.port}/`);
     assert.equal(res.status, 200);
     assert.equal(await res.text(), 'ok');
+    assert.deepEqual(rejected, []);
+  });
+
+  it('tells of every request it answers itself, for the access log, with no user information of a CONNECT target', async () => {
+    await raw(server.port, `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    await raw(server.port, 'NOT A REQUEST\r\n\r\n');
+    await raw(server.port, 'CONNECT user:secret@127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n');
+    assert.deepEqual(rejected, [
+      { status: 431, remote: '127.0.0.1' },
+      { status: 400, remote: '127.0.0.1' },
+      { status: 501, method: 'CONNECT', target: '127.0.0.1:22', remote: '127.0.0.1' },
+    ]);
   });
 
   it('lets a request in flight finish when closed, and refuses new connections', async () => {

@@ -5,7 +5,7 @@ import { PassThrough } from 'node:stream';
 import Koa from 'koa';
 import request from 'supertest';
 import { errorHandler, HttpError } from '../../src/http';
-import { accessLog, createLogger, createMetrics, createRouteCounters, type AccessLogOptions } from '../../src/telemetry';
+import { accessLog, createLogger, createMetrics, createRouteCounters, rejectedRequestLog, type AccessLogOptions } from '../../src/telemetry';
 import { captureLog } from './log-capture';
 
 /** An app shaped like the gateway: access log, error handler, then a handler per path. */
@@ -183,6 +183,28 @@ describe('telemetry/access-log', () => {
     assert.match(String(out.lines[0].req_id), /^[0-9a-f-]{36}$/);
     assert.deepEqual(seen, { id: out.lines[0].req_id, connection: 'keep-alive, X-Debug' });
     assert.equal(res.headers['x-request-id'], out.lines[0].req_id);
+  });
+
+  it('logs and counts a request the server answered itself as unmatched, with - for what it could not read', async () => {
+    const out = captureLog();
+    const metrics = createMetrics({ processMetrics: false });
+    const counters = createRouteCounters();
+    const log = rejectedRequestLog({ logger: createLogger({ destination: out, level: 'info' }), metrics, counters });
+    log({ status: 431, remote: '10.0.0.7' });
+    log({ status: 501, method: 'CONNECT', target: 'db.internal:5432', remote: '10.0.0.8' });
+    const lines = await out.waitFor(2);
+    assert.deepEqual(
+      lines.map((l) => [l.method, l.path, l.route, l.status, l.remote, l.duration_ms]),
+      [
+        ['-', '-', 'unmatched', 431, '10.0.0.7', 0],
+        ['CONNECT', 'db.internal:5432', 'unmatched', 501, '10.0.0.8', 0],
+      ],
+    );
+    assert.notEqual(lines[0].req_id, lines[1].req_id);
+    assert.deepEqual(counters.get('unmatched'), { requests: 2, clientErrors: 1, errors: 1 });
+    const text = await metrics.registry.metrics();
+    assert.match(text, /gatehouse_http_requests_total\{route="unmatched",method="OTHER",status="431"\} 1/);
+    assert.match(text, /gatehouse_http_requests_total\{route="unmatched",method="CONNECT",status="501"\} 1/);
   });
 
   it('counts requests, client errors and server errors per route and in total', async () => {
