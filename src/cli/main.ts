@@ -34,7 +34,12 @@ Options (each also read from the environment variable in brackets):
   --tls-cert <file>  serve HTTPS with this certificate [TLS_CERT]
   --tls-key <file>   and this key [TLS_KEY]
   --no-watch         do not reload when the config folder changes
-  -h, --help         show this help`;
+  -h, --help         show this help
+
+LOG_LEVEL sets what is logged on stdout: trace, debug, info (the default,
+with one access line a request), warn, error, fatal or silent.
+Exit status: 1 when it cannot start (the problem is on stderr), 2 for a
+mistake on the command line; 0 once stopped by SIGTERM or SIGINT.`;
 
 const CHECK_USAGE = `Usage: gatehouse check [dir]
 
@@ -52,7 +57,9 @@ Options:
   --host <addr>      listen address [HOST] (default 127.0.0.1)
   --config <dir>     config folder for the module's files [GATEHOUSE_CONFIG] (default ./config)
   --redis <url>      ratelimit only: Redis for counters [REDIS_URL]
-  -h, --help         show this help`;
+  -h, --help         show this help
+
+LOG_LEVEL sets what is logged on stdout (default info).`;
 
 const common = {
   help: { type: 'boolean', short: 'h' },

@@ -97,7 +97,7 @@ describe('gatehouse command', function () {
       const res = await result('start --help');
       assert.equal(res.code, 0, res.stderr);
       assert.match(res.stdout, /^Usage: gatehouse start/);
-      for (const text of ['--config', 'GATEHOUSE_CONFIG', '--port', 'PORT', '--grpc-port', 'GRPC_PORT', '--redis', 'REDIS_URL', '--no-watch']) {
+      for (const text of ['--config', 'GATEHOUSE_CONFIG', '--port', 'PORT', '--grpc-port', 'GRPC_PORT', '--redis', 'REDIS_URL', '--no-watch', 'LOG_LEVEL', 'Exit status']) {
         assert.ok(res.stdout.includes(text), `start --help mentions ${text}`);
       }
     });
@@ -114,6 +114,7 @@ describe('gatehouse command', function () {
       assert.equal(res.code, 0, res.stderr);
       assert.match(res.stdout, /^Usage: gatehouse serve <module>/);
       assert.match(res.stdout, /api, auth, hotel-booking, car-booking, ratelimit/);
+      assert.match(res.stdout, /LOG_LEVEL/);
     });
 
     it('refuses an unknown command with exit 2 and a pointer to the usage', async () => {
