@@ -5,19 +5,7 @@ import { appendFileSync, cpSync, mkdtempSync, rmSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import net from 'node:net';
 import { join } from 'node:path';
-import { killAll, REPO_ROOT, runCli, startCli, type CliResult } from '../support/process';
-
-/** Whether something accepts connections on 127.0.0.1:`port`. */
-function accepting(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
+import { acceptsConnections, killAll, REPO_ROOT, runCli, startCli, type CliResult } from '../support/process';
 
 /**
  * Runs an npm script of the repository as a supervisor does (a container's
@@ -141,11 +129,11 @@ describe('gatehouse command', function () {
   it('stops a module run with npm run gatehouse -- serve when SIGTERM reaches npm alone', async () => {
     const { npm, port, output, cleanup } = await npmScript(['run', 'gatehouse', '--', 'serve', 'api', '--port', '0'], {});
     try {
-      assert.equal(await accepting(port), true);
+      assert.equal(await acceptsConnections(port), true);
       const exited = once(npm, 'exit');
       npm.kill('SIGTERM');
       await exited;
-      assert.equal(await accepting(port), false, output());
+      assert.equal(await acceptsConnections(port), false, output());
     } finally {
       cleanup();
     }
@@ -174,12 +162,12 @@ describe('gatehouse command', function () {
     it('stops gracefully when SIGTERM reaches npm start alone, instead of running on without npm', async () => {
       const { npm, port, output, cleanup } = await npmScript(['start'], { PORT: '0', GRPC_PORT: '0', GATEHOUSE_CONFIG: dir });
       try {
-        assert.equal(await accepting(port), true);
+        assert.equal(await acceptsConnections(port), true);
         const exited = once(npm, 'exit');
         npm.kill('SIGTERM');
         await exited;
         // The gateway itself was told, and has stopped listening: nothing is left behind.
-        assert.equal(await accepting(port), false, output());
+        assert.equal(await acceptsConnections(port), false, output());
         assert.match(output(), /"msg":"shutting down"/);
         assert.match(output(), /"msg":"gatehouse stopped"/);
       } finally {

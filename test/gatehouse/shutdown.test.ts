@@ -1,21 +1,9 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import net, { type AddressInfo } from 'node:net';
-import { killAll, startCli, type CliServer } from '../support/process';
+import type { AddressInfo } from 'node:net';
+import { acceptsConnections, killAll, startCli, type CliServer } from '../support/process';
 import { copyConfig, eventually, type TempConfig } from './support/running';
-
-/** Resolves whether a TCP connection to the port is accepted. */
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
 
 /** An upstream that holds every request until the test lets it answer. */
 function heldUpstream() {
@@ -67,7 +55,7 @@ describe('gatehouse process shutdown', function () {
       });
       const grpcPort = Number(/gRPC rate limits on \S+:(\d+)\)/.exec(gatehouse.line)?.[1]);
       assert.ok(grpcPort > 0, gatehouse.line);
-      assert.equal(await accepts(grpcPort), true);
+      assert.equal(await acceptsConnections(grpcPort), true);
 
       const arrived = upstream.nextRequest();
       const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
@@ -85,8 +73,8 @@ describe('gatehouse process shutdown', function () {
       gatehouse.child.kill(signal);
 
       // While the request is still held upstream: no new connection, no gRPC.
-      await eventually(async () => ((await accepts(gatehouse.port)) ? undefined : true), 'the HTTP port to refuse connections');
-      await eventually(async () => ((await accepts(grpcPort)) ? undefined : true), 'the gRPC port to close');
+      await eventually(async () => ((await acceptsConnections(gatehouse.port)) ? undefined : true), 'the HTTP port to refuse connections');
+      await eventually(async () => ((await acceptsConnections(grpcPort)) ? undefined : true), 'the gRPC port to close');
       assert.equal(gatehouse.child.exitCode, null, 'still running while a request is in flight');
 
       upstream.answerAll();

@@ -9,6 +9,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import net from 'node:net';
 import { join } from 'node:path';
 
 /** The repository root, the working directory of every command. */
@@ -168,4 +169,16 @@ export async function killAll(): Promise<void> {
       await exited;
     }),
   );
+}
+
+/** Whether something accepts TCP connections on 127.0.0.1:`port`. */
+export function acceptsConnections(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
 }
