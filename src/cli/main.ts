@@ -7,6 +7,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError } from '../gateway';
 import { checkFolder } from './check';
+import { logGrpcThrough } from './grpc-log';
 import { hostPort, isServable, serveModule, SERVABLE_MODULES } from './serve';
 import { runUntilSignal } from './signals';
 import { createGatehouse } from '../gatehouse';
@@ -100,6 +101,7 @@ async function start(args: string[]): Promise<number | undefined> {
     tls: values['tls-cert'] && values['tls-key'] ? { cert: values['tls-cert'], key: values['tls-key'] } : undefined,
     watch: !values['no-watch'],
   });
+  logGrpcThrough(gatehouse.logger);
   const listening = await gatehouse.start().catch(async (err) => {
     await gatehouse.stop();
     throw err;

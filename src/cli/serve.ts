@@ -12,6 +12,7 @@ import { checkRedisUrl, envPort, listen, listenFailure, USERS_FILE, watchFolder,
 import type { GatehouseModule } from '../gateway';
 import { createRateLimitGrpcServer, createRateLimitService, createRedisStore, type RateLimitService } from '../ratelimit';
 import { createLogger, type Logger } from '../telemetry';
+import { logGrpcThrough } from './grpc-log';
 
 export const SERVABLE_MODULES = ['api', 'auth', 'hotel-booking', 'car-booking', 'ratelimit'] as const;
 
@@ -110,6 +111,7 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
   if (name !== 'api') assertFolder(configDir);
 
   if (name === 'ratelimit') {
+    logGrpcThrough(logger);
     const store = redisUrl ? createRedisStore({ url: redisUrl }) : undefined;
     let service: RateLimitService;
     try {
