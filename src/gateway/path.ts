@@ -16,6 +16,9 @@
  * - `.` and `..` segments are resolved after decoding, so `%2e%2e` counts;
  *   duplicate slashes are merged; a trailing slash is kept.
  * - A path that climbs above the root (`/..`, `/v1/../../x`) is a 400.
+ * - A dot segment with parameters (`..;x`, `.;`, `%2e%2e;`) is a 400: the
+ *   gateway would route it as a name, and Tomcat, Jetty and Spring resolve it
+ *   as `..`, which would reach a path of another Mapping without its auth.
  */
 import { HttpError } from '../http';
 
@@ -23,6 +26,7 @@ const SLASH = 47;
 const BACKSLASH = 92;
 const PERCENT = 37;
 const DOT = 46;
+const SEMICOLON = 59;
 
 /** Unreserved characters (RFC 3986 §2.3): decoded when escaped. */
 const UNRESERVED = new Uint8Array(128);
@@ -79,6 +83,13 @@ export function normalisePath(path: string): string {
   return isNormalPath(path) ? path : rebuild(path);
 }
 
+/** Whether a (decoded) segment is `.` or `..` followed by `;parameters`. */
+function isDotWithParams(segment: string): boolean {
+  if (segment.charCodeAt(0) !== DOT) return false;
+  const at = segment.charCodeAt(1) === DOT ? 2 : 1;
+  return segment.charCodeAt(at) === SEMICOLON;
+}
+
 function rebuild(path: string): string {
   const first = path.charCodeAt(0);
   if (first !== SLASH && first !== BACKSLASH) throw badPath('the path must start with /');
@@ -90,6 +101,7 @@ function rebuild(path: string): string {
   for (let i = 1; i <= path.length; i++) {
     const c = i === path.length ? SLASH : path.charCodeAt(i);
     if (c === SLASH || c === BACKSLASH) {
+      if (isDotWithParams(segment)) throw badPath('a dot segment may not carry ;parameters');
       if (segment === '..') {
         if (segments.length === 0) throw badPath('the path climbs above the root');
         segments.pop();

@@ -74,6 +74,17 @@ describe('gateway path normalisation', () => {
     }
   });
 
+  it('refuses a dot segment with ;parameters, which Tomcat and Spring read as a dot segment', () => {
+    for (const path of ['/public/..;/admin', '/public/..;x=1/admin', '/public/%2e%2e;/admin', '/public/.%2E;/admin', '/a/.;/b', '/a/..;']) {
+      rejects(path, /dot segment may not carry ;parameters/);
+    }
+  });
+
+  it('keeps a segment that only starts with dots before a semicolon', () => {
+    assert.equal(normalisePath('/a/...;x/b'), '/a/...;x/b');
+    assert.equal(normalisePath('/a/.x;y'), '/a/.x;y');
+  });
+
   it('refuses malformed escapes', () => {
     for (const path of ['/a%', '/a%2', '/a%zz', '/a%g1', '/%%41']) rejects(path, /malformed percent-escape/);
   });
