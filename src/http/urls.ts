@@ -58,11 +58,14 @@ export function isHostPort(text: string): boolean {
 }
 
 const USERINFO = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^/?#@]*@/;
+/** A query or fragment, which may carry a token (`?access_token=...`). */
+const QUERY_OR_FRAGMENT = /([?#]).*$/s;
 
 /**
  * An address as it may be shown in a message or a log line: the user and
- * password of a URL (`http://user:secret@host`) are replaced by `***`.
+ * password of a URL (`http://user:secret@host`) and its query or fragment
+ * are replaced by `***`.
  */
 export function redactAddress(address: string): string {
-  return address.replace(USERINFO, '$1***@');
+  return address.replace(USERINFO, '$1***@').replace(QUERY_OR_FRAGMENT, '$1***');
 }

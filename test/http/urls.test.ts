@@ -10,7 +10,7 @@ import mount from 'koa-mount';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import request from 'supertest';
-import { absoluteUrl, basePath, createServiceApp, ORIGINAL_PATH } from '../../src/http';
+import { absoluteUrl, basePath, createServiceApp, ORIGINAL_PATH, redactAddress } from '../../src/http';
 
 /** An app that answers what basePath and absoluteUrl say from inside it. */
 function echoApp(options: { proxy?: boolean } = {}): Koa {
@@ -28,6 +28,17 @@ function mounted(prefix: string, app: Koa): Koa {
 }
 
 describe('http/urls', () => {
+  describe('redactAddress', () => {
+    it('hides the user, password, query and fragment of an address, and keeps the rest', () => {
+      assert.equal(redactAddress('http://svc:hunter2@legacy.internal:8080/base'), 'http://***@legacy.internal:8080/base');
+      assert.equal(redactAddress('https://auth.internal/check?access_token=abc123&x=1'), 'https://auth.internal/check?***');
+      assert.equal(redactAddress('http://auth.internal/check#key=abc123'), 'http://auth.internal/check#***');
+      assert.equal(redactAddress('grpc://u:p@rl.internal:8081?t=1\nsecond'), 'grpc://***@rl.internal:8081?***');
+      assert.equal(redactAddress('ratelimit.internal:8081'), 'ratelimit.internal:8081');
+      assert.equal(redactAddress('hotel-booking'), 'hotel-booking');
+    });
+  });
+
   it('has no base path at the root of a server', async () => {
     const res = await request(echoApp().callback()).get('/things/1?x=1').set('Host', 'api.example.test').expect(200);
     assert.deepEqual(res.body, { path: '/things/1', base: '', self: 'http://api.example.test/things/1' });
