@@ -21,7 +21,7 @@ import type { ModuleRegistry } from './module';
 import { normalisePath } from './path';
 import { forwardRemote } from './proxy';
 import { createRateLimitStage } from './ratelimit-stage';
-import { toOriginForm } from './request-target';
+import { refuseRepeatedHost, toOriginForm } from './request-target';
 import { rewritePath, type Route } from './route-table';
 import { buildRuntime, disposeRuntime, retireRuntime, type RouteTarget, type Runtime, type StageFactories } from './runtime';
 import { deepFreeze, type GatewaySnapshot, type RejectedConfig } from './snapshot';
@@ -198,6 +198,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     // the gateway's own paths, a client's X-Travel-User would otherwise reach
     // a backend or the access log as if the auth service had named that user.
     dropClaimedUser(ctx.req);
+    refuseRepeatedHost(ctx.req.rawHeaders);
     toOriginForm(ctx);
     const seen = ctx.path;
     const path = normalisePath(seen);

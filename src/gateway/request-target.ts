@@ -54,3 +54,19 @@ export function toOriginForm(ctx: Context): void {
   }
   ctx.url = originForm;
 }
+
+/**
+ * RFC 9112 §3.2: a request with more than one Host line is a 400. Node keeps
+ * the first and drops the others, so a proxy in front that read the last one
+ * would have checked another host than the one routed here.
+ */
+export function refuseRepeatedHost(rawHeaders: readonly string[]): void {
+  let seen = false;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i];
+    if (name.length === 4 && (name === 'Host' || name === 'host' || name.toLowerCase() === 'host')) {
+      if (seen) throw new HttpError(400, 'the request has more than one Host header');
+      seen = true;
+    }
+  }
+}

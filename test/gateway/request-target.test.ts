@@ -170,6 +170,16 @@ describe('gateway absolute-form request targets', () => {
     assert.equal(reached, 0);
   });
 
+  it('answers 400 to a request with two Host lines, whatever their case, and no backend sees it', async () => {
+    for (const second of ['Host: other.example', 'host: public.example', 'HOST: other.example']) {
+      const res = await raw(port, get('/v1/messages/1', `Host: public.example\r\n${second}`));
+      assert.equal(res.status, 400, second);
+      assert.deepEqual(res.json(), { code: 400, message: '400: Bad Request', detail: 'the request has more than one Host header' });
+    }
+    assert.equal(reached, 0);
+    assert.equal((await raw(port, get('/v1/messages/1', 'Host: public.example'))).status, 200);
+  });
+
   it('answers 400 with the reason to a scheme other than http(s), user information, or no host[:port]', async () => {
     const cases: [string, string][] = [
       ['ftp://public.example/v1/messages/1', 'the request target must be an http or https URL'],
