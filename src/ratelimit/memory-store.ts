@@ -3,12 +3,13 @@
  * Counters in a Map, for one process. Atomic by construction: a decision runs
  * to its end without yielding. Expired windows are dropped lazily, a few at
  * each write, by a cursor that walks the map, so there is no timer per key;
- * the map is bounded and drops its oldest counters when full.
+ * the map is bounded: when full, it makes room with expired counters first,
+ * and drops its oldest live counter only when a bounded look finds none.
  */
 import { earlierHits, wouldExceed, type RateLimitStore, type StoreDecision, type WindowCheck } from './store';
 
 export interface MemoryStoreOptions {
-  /** Most counters kept at once (default 100 000); the oldest go first. */
+  /** Most counters kept at once (default 100 000): expired ones go first, then the oldest. */
   maxKeys?: number;
   /** Clock in milliseconds, for tests. */
   now?: () => number;
@@ -21,6 +22,12 @@ interface Counter {
 
 /** Expired counters looked at per write: enough to keep up with the writes themselves. */
 const SWEEP_STEP = 2;
+/**
+ * Counters looked at for an expired one when the map is full, before a live
+ * one is dropped: a live counter dropped is a limit forgotten, and its oldest
+ * may well be a long window (an hour, a day) still counting.
+ */
+const FULL_SWEEP_STEP = 64;
 
 /** A store that decides synchronously. */
 export interface MemoryStore extends RateLimitStore {
@@ -36,16 +43,22 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   const counters = new Map<string, Counter>();
   let cursor: MapIterator<[string, Counter]> = counters.entries();
 
-  function sweep(at: number): void {
-    for (let i = 0; i < SWEEP_STEP; i++) {
+  /** Looks at `steps` counters from the cursor on, dropping the expired ones; whether any was. */
+  function sweep(at: number, steps: number): boolean {
+    let dropped = false;
+    for (let i = 0; i < steps; i++) {
       let next = cursor.next();
       if (next.done) {
         cursor = counters.entries();
         next = cursor.next();
-        if (next.done) return;
+        if (next.done) return dropped;
       }
-      if (next.value[1].expiresAt <= at) counters.delete(next.value[0]);
+      if (next.value[1].expiresAt <= at) {
+        counters.delete(next.value[0]);
+        dropped = true;
+      }
     }
+    return dropped;
   }
 
   function current(key: string, at: number): Counter | undefined {
@@ -77,8 +90,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         continue;
       }
       if (c) counters.delete(check.key);
-      sweep(at);
-      if (counters.size >= maxKeys) {
+      sweep(at, SWEEP_STEP);
+      if (counters.size >= maxKeys && !sweep(at, FULL_SWEEP_STEP)) {
         const oldest = counters.keys().next();
         if (!oldest.done) counters.delete(oldest.value);
       }

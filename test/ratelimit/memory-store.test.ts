@@ -61,4 +61,19 @@ describe('memory store', () => {
     assert.deepEqual(store.decide([check('k49', { hits: 0 })]).before, [1]);
     assert.deepEqual(store.decide([check('k0', { hits: 0 })]).before, [0]);
   });
+
+  it('makes room with expired counters before it drops a live one when full', () => {
+    const clock = { t: 0 };
+    const store = createMemoryStore({ maxKeys: 100, now: () => clock.t });
+    // The oldest counter is a day-long window, then hour-long ones, then 59 over within a second.
+    store.decide([check('per-day', { hits: 7, limit: 100, ttlMs: 86_400_000 })]);
+    for (let i = 0; i < 40; i++) store.decide([check(`hour${i}`, { ttlMs: 3_600_000 })]);
+    for (let i = 0; i < 59; i++) store.decide([check(`short${i}`)]);
+    clock.t = 2000;
+    // As many new counters as expired ones: room enough without dropping a live one.
+    for (let i = 0; i < 59; i++) store.decide([check(`new${i}`)]);
+    assert.ok(store.size <= 100, `size ${store.size}`);
+    assert.deepEqual(store.decide([check('per-day', { hits: 0, limit: 100, ttlMs: 86_400_000 })]).before, [7]);
+    for (let i = 0; i < 40; i++) assert.deepEqual(store.decide([check(`hour${i}`, { hits: 0, ttlMs: 3_600_000 })]).before, [1], `hour${i}`);
+  });
 });
