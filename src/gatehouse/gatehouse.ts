@@ -73,9 +73,12 @@ export interface Gatehouse {
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly options: ResolvedOptions;
-  /** Listens for HTTP(S) and gRPC and, unless `watch: false`, watches the config folder. */
+  /**
+   * Listens for HTTP(S) and gRPC and, unless `watch: false`, watches the config
+   * folder. Rejects while started, and once stopped: create another Gatehouse.
+   */
   start(): Promise<Listening>;
-  /** Stops accepting, lets requests in flight finish, closes gRPC, Redis and the modules. */
+  /** Stops accepting, lets requests in flight finish, closes gRPC, Redis and the modules; a start under way first finishes. */
   stop(): Promise<void>;
   /**
    * Re-reads the config folder: the records and the files of the built-in
@@ -241,6 +244,34 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   let server: RunningServer | undefined;
   let watcher: FolderWatcher | undefined;
   let stopping: Promise<void> | undefined;
+  let starting: Promise<Listening> | undefined;
+
+  /** Listens for HTTP(S) and gRPC, and watches the folder unless told not to. */
+  async function listenAll(): Promise<Listening> {
+    server = await listen(app.callback(), {
+      host: options.host,
+      port: options.port,
+      tls: options.tls,
+      onRejected: rejectedRequestLog({ logger, metrics, counters }),
+    });
+    let grpcPort: number | undefined;
+    try {
+      grpcPort = grpcServer ? await grpcServer.start() : undefined;
+    } catch (err) {
+      await server.close(0);
+      server = undefined;
+      throw listenFailure(err, 'gRPC', options.grpcHost, options.grpcPort as number);
+    }
+    if (options.watch) {
+      watcher = watchFolder(options.configDir, options.reloadDebounceMs, () => {
+        void gatehouse.reload().catch((err: unknown) => logger.error({ err }, 'config reload failed'));
+      });
+    }
+    const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+    const url = `${server.protocol}://${host}:${server.port}`;
+    logger.info({ url, grpcPort, configDir: options.configDir }, 'gatehouse listening');
+    return { url, port: server.port, grpcPort };
+  }
 
   const gatehouse: Gatehouse = {
     app,
@@ -259,34 +290,22 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       const tracked = reloading;
       return run;
     },
-    async start() {
-      if (server) throw new Error('this Gatehouse is already started');
-      server = await listen(app.callback(), {
-        host: options.host,
-        port: options.port,
-        tls: options.tls,
-        onRejected: rejectedRequestLog({ logger, metrics, counters }),
+    start() {
+      if (stopping) return Promise.reject(new Error('this Gatehouse is stopped: create another with createGatehouse()'));
+      if (starting) return Promise.reject(new Error('this Gatehouse is already started'));
+      // Set before the first await, so that a second start() or a stop() sees it at once.
+      const run = listenAll();
+      starting = run;
+      // A start that failed (a port in use) may be tried again.
+      run.catch(() => {
+        if (starting === run) starting = undefined;
       });
-      let grpcPort: number | undefined;
-      try {
-        grpcPort = grpcServer ? await grpcServer.start() : undefined;
-      } catch (err) {
-        await server.close(0);
-        server = undefined;
-        throw listenFailure(err, 'gRPC', options.grpcHost, options.grpcPort as number);
-      }
-      if (options.watch) {
-        watcher = watchFolder(options.configDir, options.reloadDebounceMs, () => {
-          void gatehouse.reload().catch((err: unknown) => logger.error({ err }, 'config reload failed'));
-        });
-      }
-      const host = options.host.includes(':') ? `[${options.host}]` : options.host;
-      const url = `${server.protocol}://${host}:${server.port}`;
-      logger.info({ url, grpcPort, configDir: options.configDir }, 'gatehouse listening');
-      return { url, port: server.port, grpcPort };
+      return run;
     },
     stop() {
       stopping ??= (async () => {
+        // What a start under way opens is closed with the rest.
+        await starting?.catch(() => undefined);
         watcher?.close();
         await Promise.all([server?.close(options.shutdownGraceMs), grpcServer?.stop()]);
         await reloading?.catch(() => undefined);
