@@ -39,6 +39,7 @@ import {
   type RouteCounters,
 } from '../telemetry';
 import { createBuiltinModules } from './builtins';
+import { keepHostHeaders } from './host-headers';
 import { listen, type RunningServer } from './http-server';
 import { listenFailure } from './listen-failure';
 import { checkFolderFiles, checkModuleFiles } from './module-files';
@@ -170,6 +171,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   app.silent = true;
   // The gateway's error handler is not in front of this path: the metrics get one of their own.
   const serveMetrics = compose([errorHandler({ onUnexpected: logUnexpectedError(logger) }), metricsHandler(metrics)]);
+  app.use(keepHostHeaders(app));
   app.use(accessLog({ logger, metrics, counters }));
   app.use((ctx, next) => {
     if (ctx.path !== METRICS_PATH) return next();

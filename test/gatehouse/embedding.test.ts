@@ -19,6 +19,11 @@ const ALICE_BOOKING = 'b0db9db1-e959-46d6-b29b-0696485cc76a';
 /** A host app with routes of its own and a Gatehouse mounted under `/gw`. */
 function hostApp(gatehouse: Gatehouse): Koa {
   const host = new Koa();
+  // A header of the host's, set before anything is routed, as security or request-id middleware do.
+  host.use((ctx, next) => {
+    ctx.set('X-Frame-Options', 'DENY');
+    return next();
+  });
   const router = new Router();
   router.get('/status', (ctx) => {
     ctx.body = { host: 'ok' };
@@ -86,6 +91,22 @@ describe('Gatehouse embedded in another Koa app', function () {
       const res = await client().get('/gw/v1/messages?limit=2');
       assert.equal(res.status, 301);
       assert.match(res.headers.location, /^(http:\/\/127\.0\.0\.1:\d+)?\/gw\/v1\/messages\/\?limit=2$/);
+    });
+
+    it("keeps the host's own response headers on the gateway's answers, errors included", async () => {
+      const answers = await Promise.all([
+        client().get('/gw/v1/messages/1'),
+        client().get('/gw/v1/messages/99'),
+        client().get('/gw/v3/messages/1'),
+        client().get(`/gw/v1/hotels/bookings/${ALICE_BOOKING}`),
+        client().get('/gw/gateway/v0/check_alive').set('Accept', 'text/html'),
+      ]);
+      assert.deepEqual(
+        answers.map((res) => [res.status, res.headers['x-frame-options']]),
+        [[200, 'DENY'], [404, 'DENY'], [404, 'DENY'], [401, 'DENY'], [200, 'DENY']],
+      );
+      assert.equal(answers[3].body.code, 401, 'the error body is kept');
+      assert.match(answers[3].headers['www-authenticate'], /^Basic /, "the gateway's own headers are kept");
     });
 
     it("answers the gateway's own paths under the prefix too", async () => {
