@@ -11,6 +11,7 @@ import type {
   RateLimitDescriptor,
   RateLimitRequest,
   RateLimitResponse,
+  RateLimitUnit,
 } from './types';
 import { isRateLimitUnit } from './units';
 
@@ -70,7 +71,8 @@ export function requestFromProto(msg: ProtoRequest): RateLimitRequest {
   for (let i = 0; i < src.length; i++) {
     const d = src[i];
     const out: RateLimitDescriptor = { entries: d.entries ?? [] };
-    if (d.limit && isRateLimitUnit(d.limit.unit)) out.limit = { requestsPerUnit: d.limit.requests_per_unit, unit: d.limit.unit };
+    // An unknown unit goes through as it came: the service refuses it rather than apply the configured limit.
+    if (d.limit) out.limit = { requestsPerUnit: d.limit.requests_per_unit, unit: d.limit.unit as RateLimitUnit };
     if (d.hits_addend) out.hitsAddend = Number(d.hits_addend.value);
     descriptors[i] = out;
   }

@@ -18,6 +18,7 @@ export type {
 export {
   createRateLimitService,
   RateLimitRequestError,
+  MAX_DESCRIPTORS,
   UNLIMITED_REMAINING,
   type RateLimitLogger,
   type RateLimitService,

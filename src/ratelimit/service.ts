@@ -78,6 +78,25 @@ export const UNLIMITED_REMAINING = 4_294_967_295;
 
 const STORE_ERROR_LOG_INTERVAL_MS = 10_000;
 
+/**
+ * Most descriptors one request may carry. An Envoy sends one per rate-limit
+ * action of a route, a handful; a request of many thousands would push as
+ * many counters into the store at once (evicting live ones from a full
+ * memory store, or outlasting Redis's timeout and reading as an outage).
+ */
+export const MAX_DESCRIPTORS = 1000;
+
+/** The checks a descriptor needs before it is counted: its own limit's unit, and hits the stores can add exactly. */
+function checkDescriptor(d: RateLimitRequest['descriptors'][number], i: number): void {
+  if (d.limit && !isRateLimitUnit(d.limit.unit)) {
+    throw new RateLimitRequestError(`descriptors[${i}].limit.unit: ${String(d.limit.unit)} is not a rate-limit unit`);
+  }
+  // Counters are doubles in the memory store and 64-bit integers in Redis: above 2^53 neither adds exactly.
+  if (d.hitsAddend !== undefined && !(Number.isSafeInteger(d.hitsAddend) && d.hitsAddend >= 0)) {
+    throw new RateLimitRequestError(`descriptors[${i}].hits_addend: ${d.hitsAddend} is not a count from 0 to ${Number.MAX_SAFE_INTEGER}`);
+  }
+}
+
 function escapeKeyPart(part: string): string {
   return part.includes('_') || part.includes('\\') ? part.replace(/[\\_]/g, '\\$&') : part;
 }
@@ -94,8 +113,7 @@ function counterKey(domain: string, entries: readonly DescriptorEntry[], rule: L
 }
 
 /** The rule a descriptor's own `limit` asks for, as envoyproxy/ratelimit honours it. */
-function overrideRule(domain: string, limit: NonNullable<RateLimitRequest['descriptors'][number]['limit']>): LimitRule | undefined {
-  if (!isRateLimitUnit(limit.unit)) return undefined;
+function overrideRule(domain: string, limit: NonNullable<RateLimitRequest['descriptors'][number]['limit']>): LimitRule {
   return {
     fullKey: `${domain}.<override>`,
     unlimited: false,
@@ -202,8 +220,12 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
     if (typeof request.domain !== 'string' || request.domain === '') {
       throw new RateLimitRequestError('rate limit domain must not be empty');
     }
-    counts.requests++;
     const descriptors = request.descriptors ?? [];
+    if (descriptors.length > MAX_DESCRIPTORS) {
+      throw new RateLimitRequestError(`a request carries at most ${MAX_DESCRIPTORS} descriptors, this one ${descriptors.length}`);
+    }
+    for (let i = 0; i < descriptors.length; i++) checkDescriptor(descriptors[i], i);
+    counts.requests++;
     const statuses = new Array<DescriptorStatus>(descriptors.length);
     const rules = rulesOf({ domain: request.domain, descriptors }, table);
     const at = now();

@@ -88,6 +88,43 @@ describe('rate-limit gRPC server', () => {
     assert.equal(res.statuses[0].limit_remaining, 6);
   });
 
+  const refused = (pattern: RegExp) => (err: grpc.ServiceError) => {
+    assert.equal(err.code, grpc.status.INVALID_ARGUMENT);
+    assert.match(err.details, pattern);
+    return true;
+  };
+
+  it('refuses a descriptor limit of an unknown unit with INVALID_ARGUMENT instead of applying the configured limit', async () => {
+    for (const unit of ['UNKNOWN', 99]) {
+      const override = { entries: [{ key: 'client', value: 'u' }], limit: { requests_per_unit: 0, unit } };
+      await assert.rejects(
+        unary(clients.envoy, 'ShouldRateLimit', { domain: 'messaging', descriptors: [override] }),
+        refused(new RegExp(`descriptors\\[0\\]\\.limit\\.unit: ${unit} is not a rate-limit unit`)),
+      );
+    }
+  });
+
+  it('refuses a descriptor hits_addend past 2^53 with INVALID_ARGUMENT, counting nothing', async () => {
+    const value = `h-${Date.now()}`;
+    const huge = { entries: [{ key: 'client', value }], hits_addend: { value: '18446744073709551615' } };
+    await assert.rejects(
+      unary(clients.envoy, 'ShouldRateLimit', { domain: 'messaging', descriptors: [{ entries: [{ key: 'client', value }] }, huge] }),
+      refused(/descriptors\[1\]\.hits_addend: .* is not a count from 0 to 9007199254740991/),
+    );
+    const after = await unary(clients.envoy, 'ShouldRateLimit', request(value));
+    assert.equal(after.statuses[0].limit_remaining, 1);
+  });
+
+  it('refuses a request of more than 1000 descriptors with INVALID_ARGUMENT, counting none', async () => {
+    const value = `many-${Date.now()}`;
+    const descriptors = Array.from({ length: 1001 }, (_, i) => ({ entries: [{ key: 'client', value: i === 0 ? value : `${value}-${i}` }] }));
+    await assert.rejects(
+      unary(clients.lyft, 'ShouldRateLimit', { domain: 'messaging', descriptors }),
+      refused(/at most 1000 descriptors, this one 1001/),
+    );
+    assert.equal((await unary(clients.envoy, 'ShouldRateLimit', request(value))).statuses[0].limit_remaining, 1);
+  });
+
   it('lists both rate-limit services, health and reflection over reflection v1alpha and v1', async () => {
     for (const client of [clients.reflectionV1alpha, clients.reflectionV1]) {
       const names = await listServices(client);
