@@ -20,6 +20,8 @@ export interface HealthRegistry {
   setStatus(service: string, status: ServingStatus): void;
   /** Current status, or undefined for an unknown service. */
   getStatus(service: string): ServingStatus | undefined;
+  /** Services with a Watch stream open: a closed stream leaves nothing behind, whatever name it watched. */
+  readonly watchedServices: number;
   /** Everything NOT_SERVING, then every Watch stream ended: lets a graceful shutdown finish. */
   shutdown(): void;
   addToServer(server: grpc.Server): void;
@@ -46,7 +48,10 @@ export function createHealthRegistry(services: readonly string[]): HealthRegistr
       let set = watchers.get(service);
       if (!set) watchers.set(service, (set = new Set()));
       set.add(call);
-      const forget = () => set.delete(call);
+      // A client may watch any name: an empty set left in the map would keep each one for good.
+      const forget = () => {
+        if (set.delete(call) && set.size === 0 && watchers.get(service) === set) watchers.delete(service);
+      };
       call.on('cancelled', forget);
       call.on('close', forget);
       call.write({ status: statuses.get(service) ?? 'SERVICE_UNKNOWN' });
@@ -61,6 +66,9 @@ export function createHealthRegistry(services: readonly string[]): HealthRegistr
   return {
     setStatus,
     getStatus: (service) => statuses.get(service),
+    get watchedServices() {
+      return watchers.size;
+    },
     shutdown() {
       for (const service of statuses.keys()) setStatus(service, 'NOT_SERVING');
       for (const set of watchers.values()) for (const call of set) call.end();

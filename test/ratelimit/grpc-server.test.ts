@@ -208,6 +208,22 @@ describe('rate-limit gRPC server', () => {
     await assert.rejects(unary(clients.health, 'Check', { service: 'nope' }), (err: grpc.ServiceError) => err.code === grpc.status.NOT_FOUND);
   });
 
+  it('keeps nothing of a health Watch once its stream is cancelled, whatever name it watched', async () => {
+    const watches = Array.from({ length: 50 }, (_, i) => {
+      const call = clients.health.Watch({ service: `made-up-${i}` });
+      call.on('error', () => {});
+      return new Promise<grpc.ClientReadableStream<unknown>>((resolve) => call.once('data', (msg: { status: string }) => {
+        assert.equal(msg.status, 'SERVICE_UNKNOWN');
+        resolve(call);
+      }));
+    });
+    const calls = await Promise.all(watches);
+    assert.equal(server.health.watchedServices, 50);
+    for (const call of calls) call.cancel();
+    for (let i = 0; i < 50 && server.health.watchedServices > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(server.health.watchedServices, 0);
+  });
+
   it('reports UNAVAILABLE when the store fails', async () => {
     const broken = createRateLimitService({
       limitsDir: FIXTURE,
