@@ -218,8 +218,14 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
     }
     counters.verifications++;
     if (entry === undefined || !matches) return deny('invalid');
+    if (startedIn !== generation) {
+      // A reload came during the check: a user it removed or gave another
+      // password is refused from that moment, this answer included.
+      if (users.get(entry.user)?.hash !== entry.hash) return deny('invalid');
+      return allow(entry);
+    }
     const decision = allow(entry);
-    if (startedIn === generation) cache.set(key, decision);
+    cache.set(key, decision);
     return decision;
   }
 
@@ -242,8 +248,12 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
     // Identical requests arriving together share one verification.
     let pending = inFlight.get(key);
     if (pending === undefined) {
-      pending = verify(header, key).finally(() => inFlight.delete(key));
-      inFlight.set(key, pending);
+      const started = verify(header, key).finally(() => {
+        // A reload may have put a newer check under the same key.
+        if (inFlight.get(key) === started) inFlight.delete(key);
+      });
+      inFlight.set(key, started);
+      return started;
     }
     return pending;
   }
@@ -264,6 +274,8 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
     decoy = decoyHash(commonCost(users.values()));
     generation++;
     cache.clear();
+    // Checks begun against the previous users are not shared with later requests.
+    inFlight.clear();
     announce(parsed);
   }
 

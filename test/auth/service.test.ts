@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import bcrypt from 'bcryptjs';
 import { join } from 'node:path';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createAuthService, UsersFileError, type AuthService, type AuthRequest } from '../../src/auth';
 import { basic, captureLogger, quickHash, usersFolder } from './support';
 
@@ -236,6 +236,32 @@ describe('the auth service (typed face)', () => {
       assert.equal(service.stats().cacheEntries, 0);
       assert.equal((await service.authenticate(ask(basic('erin', 'old')))).status, 401);
       assert.equal((await service.authenticate(ask(basic('erin', 'new')))).status, 200);
+    });
+
+    it('checks again a credential asked for after a reload, rather than share a check begun before it', async () => {
+      // Cost 10: the first check is still running when the reload is done.
+      const file = folder.write('race.htpasswd', `erin:${bcrypt.hashSync('old', 10)}\n`);
+      const service = make({ usersFile: file });
+      const before = service.authenticate(ask(basic('erin', 'old')));
+      writeFileSync(file, `erin:${quickHash('new')}\n`);
+      await service.reload();
+      const after = await service.authenticate(ask(basic('erin', 'old')));
+      assert.equal(after.status, 401);
+      assert.equal(after.headers['www-authenticate'], 'Basic realm="gatehouse"');
+      await before;
+    });
+
+    it('refuses a check that ends after a reload changed or removed its user', async () => {
+      const file = folder.write('race-gone.htpasswd', `erin:${bcrypt.hashSync('old', 10)}\nkay:${bcrypt.hashSync('same', 10)}\n`);
+      const service = make({ usersFile: file });
+      const removed = service.authenticate(ask(basic('erin', 'old')));
+      const kept = service.authenticate(ask(basic('kay', 'same')));
+      // kay's line is written again as it was: the reload must not refuse her.
+      writeFileSync(file, `${readFileSync(file, 'utf8').split('\n')[1]}\n`);
+      await service.reload();
+      assert.equal((await removed).status, 401);
+      assert.equal((await kept).status, 200);
+      assert.equal((await service.authenticate(ask(basic('erin', 'old')))).status, 401);
     });
 
     it('keeps the previous users when the new file is invalid, and says which lines are wrong', async () => {
