@@ -13,7 +13,12 @@ import type { AuthDecision, AuthRequest, Authenticator } from './types';
 export interface RemoteAuthClientOptions {
   /** The whole budget of one check: connecting, sending, the answer. Default 5000 ms. */
   timeoutMs?: number;
-  /** The most connections kept open to the service. Default 64. */
+  /**
+   * The most connections kept open to the service. Default 256: more than an
+   * auth service holds waiting for bcrypt (64 queued and its threads), so that
+   * it answers the rest, a cached credential among them, at once, instead of
+   * their waiting here behind a flood of wrong passwords until they time out.
+   */
   connections?: number;
   /** A longer answer is treated as a failure of the service. Default 64 KiB. */
   maxBodyBytes?: number;
@@ -135,7 +140,7 @@ export function createRemoteAuthClient(address: string, options: RemoteAuthClien
   const linkerd = options.linkerdHeaders ? hostAndPort(origin) : undefined;
   const servername = origin.startsWith('https:') ? tlsName(origin) : undefined;
   const pool = new Pool(origin, {
-    connections: options.connections ?? 64,
+    connections: options.connections ?? 256,
     connectTimeout: timeoutMs,
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,

@@ -108,6 +108,32 @@ describe('the remote auth client', () => {
     }
   });
 
+  it('answers a credential the service knows at once while more checks are waiting than the service queues', async () => {
+    // As an auth service does under a flood of wrong passwords: each unknown
+    // credential waits its turn (up to maxQueued 64 and a thread), a cached one is answered at once.
+    const held: Array<() => void> = [];
+    const slow = createServer((req, res) => {
+      const answer = () => res.writeHead(req.headers.authorization === 'cached' ? 200 : 401).end();
+      if (req.headers.authorization === 'cached') answer();
+      else held.push(answer);
+    });
+    const client = createRemoteAuthClient(await listen(slow), { timeoutMs: 3000 });
+    try {
+      const flood = Array.from({ length: 65 }, () => client.authenticate({ method: 'GET', url: '/', headers: { authorization: 'wrong' } }));
+      const started = Date.now();
+      const known = await client.authenticate({ method: 'GET', url: '/', headers: { authorization: 'cached' } });
+      assert.equal(known.status, 200);
+      assert.ok(Date.now() - started < 1000, 'the known credential waited behind the unknown ones');
+      for (const answer of held.splice(0)) answer();
+      await Promise.all(flood);
+    } finally {
+      for (const answer of held.splice(0)) answer();
+      await client.close();
+      slow.closeAllConnections();
+      await close(slow);
+    }
+  });
+
   it('rejects as unreachable when nothing listens', async () => {
     const gone = createServer();
     const at = await listen(gone);
