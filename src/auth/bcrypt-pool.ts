@@ -7,10 +7,13 @@
  */
 import bcrypt from 'bcryptjs';
 import { availableParallelism } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 
 /** Checks that may wait for a thread by default: a few seconds of work at cost 10. */
 export const DEFAULT_MAX_QUEUED = 64;
+/** How long a check may wait for a thread before it is refused, in ms. */
+export const DEFAULT_MAX_WAIT_MS = 1000;
 
 /**
  * The default number of threads: one CPU is left to the event loop, and
@@ -32,6 +35,13 @@ export interface BcryptPoolOptions {
    * {@link BcryptPoolBusyError}. Default {@link DEFAULT_MAX_QUEUED}.
    */
   maxQueued?: number;
+  /**
+   * How long a check may wait for a thread, in ms; one that waited longer is
+   * refused with a {@link BcryptPoolBusyError} instead of run, so that a busy
+   * CPU cannot hold a check past its caller's timeout. Default
+   * {@link DEFAULT_MAX_WAIT_MS}.
+   */
+  maxWaitMs?: number;
 }
 
 /** Checks bcrypt hashes away from the event loop. */
@@ -52,8 +62,8 @@ export interface BcryptPool {
 
 /** A check refused because too many were waiting: the caller should ask again shortly. */
 export class BcryptPoolBusyError extends Error {
-  constructor(maxQueued: number) {
-    super(`${maxQueued} bcrypt checks are already waiting`);
+  constructor(message: string) {
+    super(message);
     this.name = 'BcryptPoolBusyError';
   }
 }
@@ -81,6 +91,8 @@ parentPort.on('message', (job) => {
 interface Job {
   password: string;
   hash: string;
+  /** When it began to wait, from `performance.now()`. */
+  queuedAt: number;
   resolve(ok: boolean): void;
   reject(err: Error): void;
 }
@@ -123,6 +135,7 @@ function inlinePool(): BcryptPool {
 export function createBcryptPool(options: BcryptPoolOptions = {}, source: string = WORKER_SOURCE): BcryptPool {
   const threads = wholeNumber('threads', options.threads ?? defaultBcryptThreads());
   const maxQueued = wholeNumber('maxQueued', options.maxQueued ?? DEFAULT_MAX_QUEUED);
+  const maxWaitMs = wholeNumber('maxWaitMs', options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
   if (threads === 0) return inlinePool();
 
   const bcryptjs = require.resolve('bcryptjs');
@@ -172,16 +185,31 @@ export function createBcryptPool(options: BcryptPoolOptions = {}, source: string
     slot.worker.postMessage({ password: job.password, hash: job.hash });
   }
 
+  /** The oldest waiting check that has not waited too long; those that have are refused. */
+  function nextJob(): Job | undefined {
+    const now = performance.now();
+    let job = waiting.shift();
+    while (job !== undefined && now - job.queuedAt > maxWaitMs) {
+      job.reject(new BcryptPoolBusyError(`a bcrypt check waited more than ${maxWaitMs} ms for a thread`));
+      job = waiting.shift();
+    }
+    return job;
+  }
+
   /** A thread just finished: it takes the oldest waiting check, or rests. */
   function next(slot: Slot): void {
-    const job = waiting.shift();
+    const job = nextJob();
     if (job !== undefined) run(slot, job);
     else idle.push(slot);
   }
 
   /** Threads for waiting checks, in place of one that died. */
   function refill(): void {
-    while (waiting.length > 0 && slots.size < threads) run(start(), waiting.shift()!);
+    while (slots.size < threads) {
+      const job = nextJob();
+      if (job === undefined) return;
+      run(start(), job);
+    }
   }
 
   function closedError(): Error {
@@ -191,9 +219,11 @@ export function createBcryptPool(options: BcryptPoolOptions = {}, source: string
   function compare(password: string, hash: string): Promise<boolean> {
     if (closed) return Promise.reject(closedError());
     const free = idle.pop() ?? (slots.size < threads ? start() : undefined);
-    if (free === undefined && waiting.length >= maxQueued) return Promise.reject(new BcryptPoolBusyError(maxQueued));
+    if (free === undefined && waiting.length >= maxQueued) {
+      return Promise.reject(new BcryptPoolBusyError(`${maxQueued} bcrypt checks are already waiting`));
+    }
     return new Promise<boolean>((resolve, reject) => {
-      const job: Job = { password, hash, resolve, reject };
+      const job: Job = { password, hash, queuedAt: free === undefined ? performance.now() : 0, resolve, reject };
       if (free !== undefined) run(free, job);
       else waiting.push(job);
     });

@@ -53,6 +53,8 @@ export interface AuthServiceOptions {
    * which would make a gateway apply `failure_mode_allow`. Default 64.
    */
   maxQueued?: number;
+  /** How long a check may wait for a thread before it is answered so too, in ms. Default 1000. */
+  maxWaitMs?: number;
   logger?: AuthLogger;
 }
 
@@ -136,7 +138,7 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
   const keyOf = createHeaderKeyer();
   const inFlight = new Map<string, Promise<AuthDecision>>();
   const counters = { verifications: 0, busy: 0, cacheHits: 0 };
-  const pool = createBcryptPool({ threads: options.threads, maxQueued: options.maxQueued });
+  const pool = createBcryptPool({ threads: options.threads, maxQueued: options.maxQueued, maxWaitMs: options.maxWaitMs });
 
   let text: string;
   try {

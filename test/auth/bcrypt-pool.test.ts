@@ -16,6 +16,12 @@ parentPort.on('message', (job) => {
 });
 `;
 
+/** A thread that takes 300 ms over each check, and says it matches. */
+const SLOW = `
+const { parentPort } = require('node:worker_threads');
+parentPort.on('message', () => setTimeout(() => parentPort.postMessage({ ok: true }), 300));
+`;
+
 describe('the bcrypt thread pool', () => {
   const pools: BcryptPool[] = [];
   const make = (...args: Parameters<typeof createBcryptPool>) => {
@@ -60,6 +66,16 @@ describe('the bcrypt thread pool', () => {
     await assert.rejects(pool.compare('w', hash), BcryptPoolBusyError);
     assert.deepEqual(await Promise.all(accepted), [true, false, false]);
     assert.equal(await pool.compare('x', hash), true, 'room again once the queue has drained');
+  });
+
+  it('refuses a check that waited longer than maxWaitMs for a thread, instead of running it late', async () => {
+    const pool = make({ threads: 1, maxWaitMs: 100 }, SLOW);
+    const running = pool.compare('a', 'h');
+    const waiting = pool.compare('b', 'h');
+    await assert.rejects(waiting, (err: Error) => err instanceof BcryptPoolBusyError && /waited more than 100 ms/.test(err.message));
+    assert.equal(await running, true);
+    assert.equal(pool.queued, 0);
+    assert.equal(await pool.compare('c', 'h'), true, 'a check that finds a free thread runs');
   });
 
   it('rejects the check of a thread that dies, and goes on with another thread', async () => {
