@@ -17,7 +17,8 @@ export type CredentialsProblem =
   | 'bad-base64'
   | 'not-utf8'
   | 'no-colon'
-  | 'empty-user';
+  | 'empty-user'
+  | 'repeated';
 
 /** Basic credentials, or why there are none. */
 export type ParsedCredentials = { user: string; password: string } | { problem: CredentialsProblem };
@@ -31,6 +32,7 @@ export const PROBLEM_DETAIL: Readonly<Record<CredentialsProblem | 'invalid', str
   'not-utf8': 'the Basic credentials are not valid UTF-8',
   'no-colon': "the Basic credentials must be 'user:password'",
   'empty-user': 'the Basic credentials have an empty user name',
+  repeated: 'the request has more than one Authorization header',
   invalid: 'the user name or password is wrong',
 };
 
@@ -53,7 +55,7 @@ export function parseBasic(
 ): ParsedCredentials {
   if (header === undefined || header === '') return { problem: 'missing' };
   // Two Authorization headers are ambiguous; refuse rather than pick one.
-  if (typeof header !== 'string') return { problem: 'not-basic' };
+  if (typeof header !== 'string') return { problem: 'repeated' };
   if (header.length > maxLength) return { problem: 'too-long' };
 
   const value = header.trim();

@@ -107,16 +107,18 @@ describe('the auth service over HTTP', () => {
       [basic('alice', 'wonderland'), basic('bob', 'wrong')],
       [basic('bob', 'wrong'), basic('alice', 'wonderland')],
     ]) {
-      const status = await new Promise<number>((resolve, reject) => {
+      const [status, body] = await new Promise<[number, string]>((resolve, reject) => {
         // Node sends an array as one header line per value.
         const req = httpRequest({ host: '127.0.0.1', port, path: '/x', headers: { authorization: pair as unknown as string } }, (res) => {
-          res.resume();
-          resolve(res.statusCode!);
+          let text = '';
+          res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => resolve([res.statusCode!, text]));
         });
         req.on('error', reject);
         req.end();
       });
       assert.equal(status, 401);
+      assert.equal(JSON.parse(body).detail, 'the request has more than one Authorization header');
     }
   });
 

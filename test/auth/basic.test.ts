@@ -23,7 +23,7 @@ describe('reading Basic credentials', () => {
   const refusals: Array<[string, string | string[] | undefined, string]> = [
     ['no header', undefined, 'missing'],
     ['an empty header', '', 'missing'],
-    ['two headers', ['Basic YTpi', 'Basic YTpi'], 'not-basic'],
+    ['two headers', ['Basic YTpi', 'Basic YTpi'], 'repeated'],
     ['another scheme', 'Bearer abc.def', 'not-basic'],
     ['a scheme that starts like Basic', `Basicx ${b64('a:b')}`, 'not-basic'],
     ['the scheme alone', 'Basic', 'bad-base64'],
