@@ -164,6 +164,7 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
           'from unknown names; rehash them at one cost',
       );
     }
+    if (parsed.users.size === 0) logger.warn({ usersFile: file }, 'the users file names no user: every request is refused');
     logger.info({ usersFile: file, users: parsed.users.size }, 'users loaded');
   }
 

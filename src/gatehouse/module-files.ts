@@ -52,6 +52,7 @@ export async function checkModuleFiles(files: ModuleFiles): Promise<ModuleFilesC
       const parsed = parseHtpasswd(usersText);
       if (parsed.problems.length > 0) throw new UsersFileError(file, parsed.problems);
       for (const w of parsed.warnings) warnings.push(`${file}: line ${w.line}: ${w.message}`);
+      if (parsed.users.size === 0) warnings.push(`${file}: names no user: every request to an auth-protected route is refused`);
     } catch (err) {
       if (err instanceof UsersFileError) {
         for (const p of err.problems) problems.push(fileProblem(file, p.line > 0 ? `line ${p.line}: ${p.message}` : p.message));

@@ -134,6 +134,14 @@ describe('the auth service (typed face)', () => {
       assert.equal(even.lines.filter((l) => l.level === 'warn').length, 0);
     });
 
+    it('warns at load of a users file that names no user, and refuses everyone', async () => {
+      const logger = captureLogger();
+      const file = folder.write('empty.htpasswd', '# nobody yet\n');
+      const service = make({ usersFile: file, logger });
+      assert.ok(logger.lines.some((l) => l.level === 'warn' && /names no user/.test(l.msg)), JSON.stringify(logger.lines));
+      assert.equal((await service.authenticate(ask())).status, 401);
+    });
+
     it('uses the configured realm, quoted', async () => {
       const service = make({ usersFile: join(FIXTURES, 'apache.htpasswd'), realm: 'travel "ops"' });
       const decision = await service.authenticate(ask());

@@ -203,6 +203,14 @@ describe('gatehouse check', function () {
     }
   });
 
+  it('warns of a users file that names no user', async () => {
+    const dir = demoWith('users.htpasswd', 'alice:', '# alice:');
+    writeFileSync(join(dir, 'users.htpasswd'), '# nobody yet\n');
+    const res = await runCli(['check', dir]);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stdout, /^warning: .*users\.htpasswd: names no user/m);
+  });
+
   it('prints what loads with a warning: a weak hash in the users file, a limits key with no effect', async () => {
     const dir = demoWith('ratelimit.yaml', '      requests_per_unit: 3\n', '      requests_per_unit: 3\n    detailed_metric: true\n');
     // An SHA-1 line, as `htpasswd -s` writes it (password "secret").
