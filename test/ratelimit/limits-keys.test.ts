@@ -1,23 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { createRateLimitService, findRule, LimitsConfigError, loadLimitsDir, type LoadedLimits } from '../../src/ratelimit';
+import { withLimitsFile } from './support/limits-file';
 import { memoryLogger } from './support/silent';
-
-function withFile<T>(text: string, use: (dir: string) => T): T {
-  const dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-limits-keys-'));
-  try {
-    writeFileSync(path.join(dir, 'ratelimit.yaml'), text);
-    return use(dir);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 /** The file's limits, its warnings starting at the file's name (the folder is a temporary one). */
 function load(text: string): LoadedLimits {
-  const loaded = withFile(text, loadLimitsDir);
+  const loaded = withLimitsFile(text, loadLimitsDir);
   return { ...loaded, warnings: loaded.warnings.map(shown) };
 }
 
@@ -122,7 +110,7 @@ describe('limits YAML keys, as envoyproxy/ratelimit checks them', () => {
 
   it('logs the warnings when the service loads and reloads its limits', async () => {
     const text = 'domain: d\ndescriptors:\n  - key: k\n    quota_mode: on\n    rate_limit: {unit: second, requests_per_unit: 1}\n';
-    await withFile(text, async (dir) => {
+    await withLimitsFile(text, async (dir) => {
       const logger = memoryLogger();
       const service = createRateLimitService({ limitsDir: dir, logger });
       const said = () => logger.lines.filter((l) => l.level === 'warn').map((l) => shown((l.obj as { warning: string }).warning));

@@ -1,19 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { createRateLimitService, findRule, LimitsConfigError, loadLimitsDir, type LoadedLimits } from '../../src/ratelimit';
+import { withLimitsFile } from './support/limits-file';
 import { memoryLogger } from './support/silent';
 
 /** Loads one ratelimit.yaml holding `text`. */
 function load(text: string): LoadedLimits {
-  const dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-limits-yaml-'));
-  try {
-    writeFileSync(path.join(dir, 'ratelimit.yaml'), text);
-    return loadLimitsDir(dir);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  return withLimitsFile(text, loadLimitsDir);
 }
 
 /** The problems of a file that is refused. */
@@ -31,15 +23,13 @@ function problems(text: string): string {
 const doc = (rule: string, extra = '') => `domain: d\ndescriptors:\n  - key: k\n${extra}    rate_limit:\n${rule}`;
 
 /** What one request for (k, v) is answered, the service reading `text`. */
-async function ask(text: string) {
-  const dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-limits-yaml-'));
-  try {
-    writeFileSync(path.join(dir, 'ratelimit.yaml'), text);
-    const service = createRateLimitService({ limitsDir: dir, logger: memoryLogger() });
-    return await service.shouldRateLimit({ domain: 'd', descriptors: [{ entries: [{ key: 'k', value: 'v' }] }] });
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+function ask(text: string) {
+  return withLimitsFile(text, (dir) =>
+    createRateLimitService({ limitsDir: dir, logger: memoryLogger() }).shouldRateLimit({
+      domain: 'd',
+      descriptors: [{ entries: [{ key: 'k', value: 'v' }] }],
+    }),
+  );
 }
 
 describe('limits YAML scalars, read as envoyproxy/ratelimit (Go yaml.v2) reads them', () => {
@@ -107,16 +97,12 @@ describe('limits YAML scalars, read as envoyproxy/ratelimit (Go yaml.v2) reads t
     });
 
     it('counts by a limit written in hex', async () => {
-      const dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-limits-yaml-'));
-      try {
-        writeFileSync(path.join(dir, 'ratelimit.yaml'), doc('      unit: minute\n      requests_per_unit: 0x2\n'));
+      const codes = await withLimitsFile(doc('      unit: minute\n      requests_per_unit: 0x2\n'), async (dir) => {
         const service = createRateLimitService({ limitsDir: dir, logger: memoryLogger() });
         const one = () => service.shouldRateLimit({ domain: 'd', descriptors: [{ entries: [{ key: 'k', value: 'v' }] }] });
-        const codes = [(await one()).overallCode, (await one()).overallCode, (await one()).overallCode];
-        assert.deepEqual(codes, ['OK', 'OK', 'OVER_LIMIT']);
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
+        return [(await one()).overallCode, (await one()).overallCode, (await one()).overallCode];
+      });
+      assert.deepEqual(codes, ['OK', 'OK', 'OVER_LIMIT']);
     });
   });
 
