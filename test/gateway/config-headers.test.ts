@@ -5,28 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { parseConfigFiles, type MappingRecord } from '../../src/gateway';
+import { serviceManifest } from './helpers';
 
 const FILE = 'config/services.yaml';
 
-function service(records: string): string {
-  const indented = records
-    .trim()
-    .split('\n')
-    .map((line) => `      ${line}`)
-    .join('\n');
-  return `apiVersion: v1
-kind: Service
-metadata:
-  name: echo
-  annotations:
-    gatehouse.io/config: |
-${indented}
-`;
-}
-
 /** A Mapping with `fields` (YAML lines) added. */
 function mappingYaml(fields: string): string {
-  return service(`apiVersion: gateway/v1\nkind: Mapping\nname: edits\nprefix: /e/\nservice: 127.0.0.1:9\n${fields.trim()}\n`);
+  return serviceManifest('echo', `apiVersion: gateway/v1\nkind: Mapping\nname: edits\nprefix: /e/\nservice: 127.0.0.1:9\n${fields.trim()}\n`);
 }
 
 function load(fields: string): MappingRecord {

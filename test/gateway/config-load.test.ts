@@ -3,25 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, parseConfigFiles, type ConfigResult } from '../../src/gateway';
-
-function service(name: string, records: string, domain = 'gatehouse.io'): string {
-  const indented = records
-    .trim()
-    .split('\n')
-    .map((line) => `      ${line}`)
-    .join('\n');
-  return `apiVersion: v1
-kind: Service
-metadata:
-  name: ${name}
-  annotations:
-    ${domain}/config: |
-${indented}
-spec:
-  ports:
-    - port: 80
-`;
-}
+import { serviceManifest } from './helpers';
 
 const HOTELS = `
 apiVersion: gateway/v1
@@ -53,7 +35,7 @@ describe('gateway config loading', () => {
   });
 
   it('loads records from a Service annotation and from top-level documents alike', async () => {
-    await writeFile(join(dir, 'services.yaml'), `${service('hotels', HOTELS)}---
+    await writeFile(join(dir, 'services.yaml'), `${serviceManifest('hotels', HOTELS)}---
 apiVersion: gateway/v1
 kind: Mapping
 name: cars-mapping
@@ -78,7 +60,7 @@ timeout_ms: 500
 
   it('reads several records from one annotation, and AuthService and RateLimitService with their defaults', () => {
     const result = parse(
-      service(
+      serviceManifest(
         'gateway',
         `---
 apiVersion: gateway/v1
@@ -104,7 +86,7 @@ service: ratelimit
   });
 
   it('uses the annotation domain it is given', () => {
-    const text = service('hotels', HOTELS, 'example.org');
+    const text = serviceManifest('hotels', HOTELS, 'example.org');
     assert.equal((parse(text) as { ok: true; config: { mappings: unknown[] } }).config.mappings.length, 0);
     const result = parseConfigFiles([{ file: 'x.yaml', text }], { annotationDomain: 'example.org' });
     assert.ok(result.ok);
@@ -130,7 +112,7 @@ kind: Deployment
 metadata:
   name: web
 ---
-${service('hotels', HOTELS)}`,
+${serviceManifest('hotels', HOTELS)}`,
     );
     const result = await loadConfig(dir);
     assert.ok(result.ok, JSON.stringify(result));
@@ -148,12 +130,12 @@ ${service('hotels', HOTELS)}`,
   });
 
   it('reports bad YAML inside an annotation with the service', () => {
-    const problems = problemsOf(parse(service('hotels', 'kind: Mapping\nname: [x\n')));
+    const problems = problemsOf(parse(serviceManifest('hotels', 'kind: Mapping\nname: [x\n')));
     assert.match(problems[0], /^config\/services\.yaml: service hotels: annotation gatehouse\.io\/config: YAML: /);
   });
 
   it('gives the position of bad YAML inside a block annotation as a line and column of the file', () => {
-    const text = service('hotels', 'kind: Mapping\nname: hotels\nprefix: [/v1/hotels\nservice: hotel-booking\n');
+    const text = serviceManifest('hotels', 'kind: Mapping\nname: hotels\nprefix: [/v1/hotels\nservice: hotel-booking\n');
     const problems = problemsOf(parse(text));
     const position = /at line (\d+), column (\d+) of the file$/.exec(problems[0]);
     assert.ok(position, problems[0]);
@@ -169,12 +151,12 @@ ${service('hotels', HOTELS)}`,
   });
 
   it('numbers a record without a name by its document in the file, manifests counted', () => {
-    const text = `${service('hotels', HOTELS)}---\n${HOTELS.replace('name: hotels-mapping\n', '')}`;
+    const text = `${serviceManifest('hotels', HOTELS)}---\n${HOTELS.replace('name: hotels-mapping\n', '')}`;
     assert.deepEqual(problemsOf(parse(text)), ['config/services.yaml: Mapping #2: name: required (expected string)']);
   });
 
   it('reports an unknown kind', () => {
-    const problems = problemsOf(parse(service('hotels', HOTELS.replace('kind: Mapping', 'kind: Mappin'))));
+    const problems = problemsOf(parse(serviceManifest('hotels', HOTELS.replace('kind: Mapping', 'kind: Mappin'))));
     assert.deepEqual(problems, [
       "config/services.yaml: service hotels: record hotels-mapping: kind: unknown kind 'Mappin'; expected one of Mapping, AuthService, RateLimitService, Module",
     ]);
@@ -182,7 +164,7 @@ ${service('hotels', HOTELS)}`,
 
   it('reports a wrong apiVersion, in an annotation and at the top level', () => {
     const problems = problemsOf(
-      parse(`${service('hotels', HOTELS.replace('gateway/v1', 'gateway/v2'))}---\n${HOTELS.replace('gateway/v1', 'getaway/v1').replace('hotels-mapping', 'top')}`),
+      parse(`${serviceManifest('hotels', HOTELS.replace('gateway/v1', 'gateway/v2'))}---\n${HOTELS.replace('gateway/v1', 'getaway/v1').replace('hotels-mapping', 'top')}`),
     );
     assert.deepEqual(problems, [
       'config/services.yaml: service hotels: Mapping hotels-mapping: apiVersion: must be gateway/v1',
@@ -191,22 +173,22 @@ ${service('hotels', HOTELS)}`,
   });
 
   it('reports a missing field', () => {
-    const problems = problemsOf(parse(service('hotels', HOTELS.replace('service: hotel-booking\n', ''))));
+    const problems = problemsOf(parse(serviceManifest('hotels', HOTELS.replace('service: hotel-booking\n', ''))));
     assert.deepEqual(problems, ['config/services.yaml: service hotels: Mapping hotels-mapping: service: required (expected string)']);
   });
 
   it('reports a wrong type with the field path', () => {
-    const problems = problemsOf(parse(service('hotels', `${HOTELS}timeout_ms: "300"\n`)));
+    const problems = problemsOf(parse(serviceManifest('hotels', `${HOTELS}timeout_ms: "300"\n`)));
     assert.deepEqual(problems, [
       'config/services.yaml: service hotels: Mapping hotels-mapping: timeout_ms: expected number, received string',
     ]);
   });
 
   it('takes timeout_ms: 0 on a Mapping as no timeout, as Emissary does, and refuses a negative one', () => {
-    const zero = parse(service('hotels', `${HOTELS}timeout_ms: 0\n`));
+    const zero = parse(serviceManifest('hotels', `${HOTELS}timeout_ms: 0\n`));
     assert.ok(zero.ok);
     assert.equal(zero.ok && zero.config.mappings[0].timeout_ms, 0);
-    assert.deepEqual(problemsOf(parse(service('hotels', `${HOTELS}timeout_ms: -1\n`))), [
+    assert.deepEqual(problemsOf(parse(serviceManifest('hotels', `${HOTELS}timeout_ms: -1\n`))), [
       'config/services.yaml: service hotels: Mapping hotels-mapping: timeout_ms: Too small: expected number to be >=0',
     ]);
   });
@@ -214,7 +196,7 @@ ${service('hotels', HOTELS)}`,
   it('reports a wrong value deep in labels', () => {
     const problems = problemsOf(
       parse(
-        service(
+        serviceManifest(
           'hotels',
           `${HOTELS}labels:
   gateway:
@@ -233,19 +215,19 @@ ${service('hotels', HOTELS)}`,
   });
 
   it('reports an unknown field', () => {
-    const problems = problemsOf(parse(service('hotels', `${HOTELS}timeout: 3\n`)));
+    const problems = problemsOf(parse(serviceManifest('hotels', `${HOTELS}timeout: 3\n`)));
     assert.deepEqual(problems, ['config/services.yaml: service hotels: Mapping hotels-mapping: timeout: unknown field']);
   });
 
   it('reports a record without a name by its place', () => {
-    const problems = problemsOf(parse(service('hotels', `---\n${HOTELS}---\n${HOTELS.replace('name: hotels-mapping\n', '')}`)));
+    const problems = problemsOf(parse(serviceManifest('hotels', `---\n${HOTELS}---\n${HOTELS.replace('name: hotels-mapping\n', '')}`)));
     assert.deepEqual(problems, ['config/services.yaml: service hotels: Mapping #2: name: required (expected string)']);
   });
 
   it('reports a duplicate name, saying where the first one is', () => {
     const problems = problemsOf(
       parseConfigFiles([
-        { file: 'config/a.yaml', text: service('hotels', HOTELS) },
+        { file: 'config/a.yaml', text: serviceManifest('hotels', HOTELS) },
         { file: 'config/b.yaml', text: HOTELS },
       ]),
     );
@@ -277,7 +259,7 @@ metadata:
   annotations:
     gatehouse.io/config: 3
 ---
-${service('b', '- just\n- a list')}`),
+${serviceManifest('b', '- just\n- a list')}`),
     );
     assert.deepEqual(problems, [
       'config/services.yaml: service a: metadata.annotations.gatehouse.io/config: expected a YAML string of records',
@@ -286,7 +268,7 @@ ${service('b', '- just\n- a list')}`),
   });
 
   it('collects every problem of every file, and gives no config at all', async () => {
-    await writeFile(join(dir, 'a.yaml'), service('hotels', `${HOTELS}timeout_ms: x\nprecedence: high\n`));
+    await writeFile(join(dir, 'a.yaml'), serviceManifest('hotels', `${HOTELS}timeout_ms: x\nprecedence: high\n`));
     await writeFile(join(dir, 'b.yaml'), 'kind: Mapping\nname: [\n');
     await writeFile(join(dir, 'c.yaml'), `${HOTELS.replace('hotels-mapping', 'fine')}`);
     const result = await loadConfig(dir);

@@ -163,3 +163,23 @@ export function send(
     }
   });
 }
+
+/** A Kubernetes Service manifest named `name` whose annotation (`<domain>/config`) holds `records`. */
+export function serviceManifest(name: string, records: string, domain = 'gatehouse.io'): string {
+  const indented = records
+    .trim()
+    .split('\n')
+    .map((line) => `      ${line}`)
+    .join('\n');
+  return `apiVersion: v1
+kind: Service
+metadata:
+  name: ${name}
+  annotations:
+    ${domain}/config: |
+${indented}
+spec:
+  ports:
+    - port: 80
+`;
+}
