@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { createRateLimitService, findRule, LimitsConfigError, loadLimitsDir, type LoadedLimits } from '../../src/ratelimit';
-import { withLimitsFile } from './support/limits-file';
+import { createRateLimitService, findRule, loadLimitsDir, type LoadedLimits } from '../../src/ratelimit';
+import { limitsRefusal, withLimitsFile } from './support/limits-file';
 import { memoryLogger } from './support/silent';
 
 /** The file's limits, its warnings starting at the file's name (the folder is a temporary one). */
@@ -10,16 +10,6 @@ function load(text: string): LoadedLimits {
 }
 
 const shown = (line: string) => line.replace(/^.*ratelimit\.yaml/, 'ratelimit.yaml');
-
-function refusal(text: string): string {
-  try {
-    load(text);
-  } catch (err) {
-    assert.ok(err instanceof LimitsConfigError, String(err));
-    return err.message;
-  }
-  assert.fail('the file was accepted');
-}
 
 describe('limits YAML keys, as envoyproxy/ratelimit checks them', () => {
   it('loads every key that service accepts, at its place', () => {
@@ -123,24 +113,24 @@ describe('limits YAML keys, as envoyproxy/ratelimit checks them', () => {
 
   describe('refused, with the file and the path', () => {
     it('a key that service does not know, at any depth', () => {
-      assert.match(refusal('domain: d\nlimits: []\n'), /ratelimit\.yaml: limits: unknown key 'limits'/);
+      assert.match(limitsRefusal('domain: d\nlimits: []\n'), /ratelimit\.yaml: limits: unknown key 'limits'/);
       assert.match(
-        refusal('domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: 1, burst: 5}\n'),
+        limitsRefusal('domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: 1, burst: 5}\n'),
         /ratelimit\.yaml: descriptors\[0\]\.rate_limit\.burst: unknown key 'burst'/,
       );
       assert.match(
-        refusal('domain: d\ndescriptors:\n  - key: k\n    descriptors:\n      - key: s\n        vaule: x\n'),
+        limitsRefusal('domain: d\ndescriptors:\n  - key: k\n    descriptors:\n      - key: s\n        vaule: x\n'),
         /ratelimit\.yaml: descriptors\[0\]\.descriptors\[0\]\.vaule: unknown key 'vaule'/,
       );
     });
 
     it('a misspelled key even where that service would ignore the place', () => {
-      assert.match(refusal('domain: d\ndescriptors:\n  - key: k\n    rate_limit:\n      replaces:\n        - nmae: x\n'), /replaces\[0\]\.nmae: unknown key/);
+      assert.match(limitsRefusal('domain: d\ndescriptors:\n  - key: k\n    rate_limit:\n      replaces:\n        - nmae: x\n'), /replaces\[0\]\.nmae: unknown key/);
     });
 
     it('share_threshold on a value without a wildcard', () => {
       assert.match(
-        refusal('domain: d\ndescriptors:\n  - key: k\n    value: exact\n    share_threshold: true\n    rate_limit: {unit: second, requests_per_unit: 1}\n'),
+        limitsRefusal('domain: d\ndescriptors:\n  - key: k\n    value: exact\n    share_threshold: true\n    rate_limit: {unit: second, requests_per_unit: 1}\n'),
         /ratelimit\.yaml: descriptors\[0\]\.share_threshold: needs a wildcard value/,
       );
     });

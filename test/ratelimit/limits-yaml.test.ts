@@ -1,22 +1,11 @@
 import assert from 'node:assert/strict';
-import { createRateLimitService, findRule, LimitsConfigError, loadLimitsDir, type LoadedLimits } from '../../src/ratelimit';
-import { withLimitsFile } from './support/limits-file';
+import { createRateLimitService, findRule, loadLimitsDir, type LoadedLimits } from '../../src/ratelimit';
+import { limitsRefusal, withLimitsFile } from './support/limits-file';
 import { memoryLogger } from './support/silent';
 
 /** Loads one ratelimit.yaml holding `text`. */
 function load(text: string): LoadedLimits {
   return withLimitsFile(text, loadLimitsDir);
-}
-
-/** The problems of a file that is refused. */
-function problems(text: string): string {
-  try {
-    load(text);
-  } catch (err) {
-    assert.ok(err instanceof LimitsConfigError, String(err));
-    return err.message;
-  }
-  assert.fail('the file was accepted');
 }
 
 /** A document with one descriptor `k` whose rate_limit holds `rule` and whose descriptor also holds `extra`. */
@@ -56,9 +45,9 @@ describe('limits YAML scalars, read as envoyproxy/ratelimit (Go yaml.v2) reads t
 
     it('refuses a quoted "true", a number and other words, naming the file and the field', () => {
       for (const bad of ['"true"', "'yes'", '1', 'enabled', 'tRue']) {
-        assert.match(problems(doc('      unit: second\n', `    shadow_mode: ${bad}\n`)), /ratelimit\.yaml: descriptors\[0\]\.shadow_mode: must be true or false/);
+        assert.match(limitsRefusal(doc('      unit: second\n', `    shadow_mode: ${bad}\n`)), /ratelimit\.yaml: descriptors\[0\]\.shadow_mode: must be true or false/);
       }
-      assert.match(problems(doc('      unlimited: "yes"\n')), /ratelimit\.yaml: descriptors\[0\]\.rate_limit\.unlimited: must be true or false/);
+      assert.match(limitsRefusal(doc('      unlimited: "yes"\n')), /ratelimit\.yaml: descriptors\[0\]\.rate_limit\.unlimited: must be true or false/);
     });
   });
 
@@ -89,7 +78,7 @@ describe('limits YAML scalars, read as envoyproxy/ratelimit (Go yaml.v2) reads t
     it('refuses what Go does not read as a whole number from 0 to 4294967295', () => {
       for (const bad of ['5.0', '1e3', '.5', '1:30', '"5"', '-1', '4294967296', 'ten', 'yes', '08', '_5', '2024-01-01']) {
         assert.match(
-          problems(doc(`      unit: minute\n      requests_per_unit: ${bad}\n`)),
+          limitsRefusal(doc(`      unit: minute\n      requests_per_unit: ${bad}\n`)),
           /ratelimit\.yaml: descriptors\[0\]\.rate_limit\.requests_per_unit: must be a whole number from 0 to 4294967295/,
           bad,
         );
@@ -155,20 +144,20 @@ describe('limits YAML scalars, read as envoyproxy/ratelimit (Go yaml.v2) reads t
     });
 
     it('refuses a merge of something that is not a mapping, naming the file', () => {
-      assert.match(problems(doc('      <<: [unit, second]\n')), /ratelimit\.yaml: map merge requires map or sequence of maps as the value/);
+      assert.match(limitsRefusal(doc('      <<: [unit, second]\n')), /ratelimit\.yaml: map merge requires map or sequence of maps as the value/);
     });
   });
 
   it('refuses an anchor whose value holds an alias to itself, as yaml.v2 does', () => {
     const text = 'domain: d\ndescriptors: &loop\n  - key: k\n    descriptors: *loop\n';
-    assert.match(problems(text), /ratelimit\.yaml: anchor 'loop' value contains itself$/);
+    assert.match(limitsRefusal(text), /ratelimit\.yaml: anchor 'loop' value contains itself$/);
   });
 
   it('refuses aliases that expand a file past 100000 values, at once', () => {
     let text = 'domain: d\ndescriptors:\n  - key: k\n    descriptors: &l0 [{key: a}, {key: b}, {key: c}, {key: d}, {key: e}, {key: f}, {key: g}, {key: h}, {key: i}, {key: j}]\n';
     for (let i = 1; i <= 6; i++) text += `  - key: k${i}\n    descriptors: &l${i} [${Array.from({ length: 10 }, (_, j) => `{key: x${j}, descriptors: *l${i - 1}}`).join(', ')}]\n`;
     const started = Date.now();
-    assert.match(problems(text), /ratelimit\.yaml: .*(alias|100000)/i);
+    assert.match(limitsRefusal(text), /ratelimit\.yaml: .*(alias|100000)/i);
     assert.ok(Date.now() - started < 2000);
   });
 
