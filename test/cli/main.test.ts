@@ -16,7 +16,7 @@ import { acceptsConnections, killAll, REPO_ROOT, runCli, startCli, type CliResul
 async function npmScript(
   args: string[],
   env: Record<string, string>,
-): Promise<{ npm: ReturnType<typeof spawn>; port: number; output: () => string; cleanup: () => void }> {
+): Promise<{ port: number; output: () => string; terminate: () => Promise<void>; cleanup: () => void }> {
   const clean = { ...process.env };
   for (const name of ['HOST', 'PORT', 'GRPC_PORT', 'GATEHOUSE_CONFIG', 'REDIS_URL', 'TLS_CERT', 'TLS_KEY', 'LOG_LEVEL']) delete clean[name];
   // A process group of its own, so that whatever npm leaves behind can be found and ended.
@@ -40,7 +40,13 @@ async function npmScript(
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  return { npm, port: Number(match[1]), output: () => out, cleanup };
+  // SIGTERM to npm's own pid alone, as a supervisor sends it; resolves once npm has exited.
+  const terminate = async () => {
+    const exited = once(npm, 'exit');
+    npm.kill('SIGTERM');
+    await exited;
+  };
+  return { port: Number(match[1]), output: () => out, terminate, cleanup };
 }
 
 /** What a failing command must never print: a stack trace. */
@@ -127,12 +133,10 @@ describe('gatehouse command', function () {
   });
 
   it('stops a module run with npm run gatehouse -- serve when SIGTERM reaches npm alone', async () => {
-    const { npm, port, output, cleanup } = await npmScript(['run', 'gatehouse', '--', 'serve', 'api', '--port', '0'], {});
+    const { port, output, terminate, cleanup } = await npmScript(['run', 'gatehouse', '--', 'serve', 'api', '--port', '0'], {});
     try {
       assert.equal(await acceptsConnections(port), true);
-      const exited = once(npm, 'exit');
-      npm.kill('SIGTERM');
-      await exited;
+      await terminate();
       assert.equal(await acceptsConnections(port), false, output());
     } finally {
       cleanup();
@@ -160,12 +164,10 @@ describe('gatehouse command', function () {
     });
 
     it('stops gracefully when SIGTERM reaches npm start alone, instead of running on without npm', async () => {
-      const { npm, port, output, cleanup } = await npmScript(['start'], { PORT: '0', GRPC_PORT: '0', GATEHOUSE_CONFIG: dir });
+      const { port, output, terminate, cleanup } = await npmScript(['start'], { PORT: '0', GRPC_PORT: '0', GATEHOUSE_CONFIG: dir });
       try {
         assert.equal(await acceptsConnections(port), true);
-        const exited = once(npm, 'exit');
-        npm.kill('SIGTERM');
-        await exited;
+        await terminate();
         // The gateway itself was told, and has stopped listening: nothing is left behind.
         assert.equal(await acceptsConnections(port), false, output());
         assert.match(output(), /"msg":"shutting down"/);
