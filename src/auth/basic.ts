@@ -5,6 +5,7 @@
  * refused with a reason that never repeats the header.
  */
 import { isUtf8 } from 'node:buffer';
+import { repeatedHeader } from '../http';
 
 /** Above this many characters an `Authorization` header is refused unread. */
 export const DEFAULT_MAX_HEADER_LENGTH = 4096;
@@ -81,13 +82,5 @@ export function parseBasic(
  * the list, rather than let the first one win.
  */
 export function repeatedAuthorization(rawHeaders: readonly string[]): string[] | undefined {
-  let found: string | undefined;
-  let all: string[] | undefined;
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i];
-    if (name.length !== 13 || name.toLowerCase() !== 'authorization') continue;
-    if (found === undefined) found = rawHeaders[i + 1];
-    else (all ??= [found]).push(rawHeaders[i + 1]);
-  }
-  return all;
+  return repeatedHeader(rawHeaders, 'authorization');
 }

@@ -13,7 +13,7 @@
  * one that is no `host[:port]`, is a 400.
  */
 import type { Context } from 'koa';
-import { HttpError } from '../http';
+import { HttpError, repeatedHeader } from '../http';
 
 const SLASH = 47;
 const ABSOLUTE = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)/;
@@ -61,12 +61,5 @@ export function toOriginForm(ctx: Context): void {
  * would have checked another host than the one routed here.
  */
 export function refuseRepeatedHost(rawHeaders: readonly string[]): void {
-  let seen = false;
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i];
-    if (name.length === 4 && (name === 'Host' || name === 'host' || name.toLowerCase() === 'host')) {
-      if (seen) throw new HttpError(400, 'the request has more than one Host header');
-      seen = true;
-    }
-  }
+  if (repeatedHeader(rawHeaders, 'host') !== undefined) throw new HttpError(400, 'the request has more than one Host header');
 }

@@ -2,7 +2,7 @@
  * @module http
  * The HTTP conventions every module shares: the error registry and error
  * middleware, content negotiation, canonical slashes, collection queries,
- * absolute URLs and JSON bodies.
+ * absolute URLs, JSON bodies and raw header lines.
  */
 export * from './errors';
 export * from './formatters';
@@ -14,3 +14,4 @@ export * from './filters';
 export * from './slashes';
 export * from './urls';
 export * from './body';
+export * from './raw-headers';
