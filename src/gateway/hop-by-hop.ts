@@ -7,7 +7,7 @@
  * them, so that what the gateway itself adds afterwards is never taken for one.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { HttpError } from '../http';
+import { connectionNamed, HttpError } from '../http';
 
 /** Hop-by-hop headers by name, `Proxy-*` aside (see {@link isHopByHop}). */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
@@ -16,9 +16,6 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te'
 export function isHopByHop(name: string): boolean {
   return HOP_BY_HOP.has(name) || name.startsWith('proxy-');
 }
-
-/** Connection options that name no header. */
-const OPTIONS = new Set(['', 'close', 'keep-alive', 'upgrade', 'http2-settings', 'connection']);
 
 /**
  * Headers a client may not name in `Connection`: dropping them would hide
@@ -30,23 +27,6 @@ const NOT_NOMINABLE = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwar
 /** More names than this in one `Connection` header is a 400, as in Envoy. */
 const MAX_NOMINATED = 10;
 
-/** The header names a `Connection` value lists, lower-case, besides the connection options; null when none. */
-export function connectionNamed(value: string | string[] | undefined): string[] | null {
-  if (value === undefined || isPlainOption(value)) return null;
-  const text = (Array.isArray(value) ? value.join(',') : value).toLowerCase();
-  let named: string[] | null = null;
-  for (const token of text.split(',')) {
-    const name = token.trim();
-    if (!OPTIONS.has(name)) (named ??= []).push(name);
-  }
-  return named;
-}
-
-/** `keep-alive` or `close` as clients write them: the common case, told without allocating. */
-function isPlainOption(value: string | string[]): boolean {
-  return value === 'keep-alive' || value === 'close' || value === 'Keep-Alive' || value === 'Close';
-}
-
 /**
  * Drops the headers a request's `Connection` header names. Throws a 400
  * {@link HttpError} when it names too many, or one that may not be dropped
@@ -54,9 +34,7 @@ function isPlainOption(value: string | string[]): boolean {
  * pseudo-header).
  */
 export function dropNominatedHeaders(headers: IncomingHttpHeaders): void {
-  const value = headers.connection;
-  if (value === undefined || isPlainOption(value)) return;
-  const named = connectionNamed(value);
+  const named = connectionNamed(headers.connection);
   if (named === null) return;
   if (named.length >= MAX_NOMINATED) throw new HttpError(400, 'the Connection header names too many headers');
   for (const name of named) {

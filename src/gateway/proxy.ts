@@ -10,10 +10,10 @@ import type { Context } from 'koa';
 import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
-import { HttpError } from '../http';
+import { connectionNamed, HttpError } from '../http';
 import { payloadTooLarge, type StreamedBodyGuard } from './body-limit';
 import type { GatewayEvents, UpstreamFailure } from './events';
-import { connectionNamed, isHopByHop } from './hop-by-hop';
+import { isHopByHop } from './hop-by-hop';
 import type { UpstreamAddress } from './upstream';
 
 function ignore(): void {}

@@ -15,3 +15,4 @@ export * from './slashes';
 export * from './urls';
 export * from './body';
 export * from './raw-headers';
+export * from './connection';

@@ -8,7 +8,7 @@ import type { Context, Middleware } from 'koa';
 import { randomUUID } from 'node:crypto';
 import { Stream } from 'node:stream';
 import { performance } from 'node:perf_hooks';
-import { statusOf } from '../http';
+import { connectionNamed, statusOf } from '../http';
 import { accessLineWriter, type AccessLogEntry } from './access-line';
 import type { Logger } from './logger';
 import { UNMATCHED_ROUTE, type Metrics } from './metrics';
@@ -32,18 +32,6 @@ export interface AccessLogOptions {
 
 // Safe to log and to hand on: no spaces, quotes or control characters.
 const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
-
-/**
- * Whether a `Connection` value names the header `name` (lower-case). The
- * common values (`keep-alive`, `close`) are shorter than any request id
- * header and are told without allocating.
- */
-function nominates(connection: string | string[] | undefined, name: string): boolean {
-  if (typeof connection !== 'string' || connection.length < name.length) return false;
-  const text = connection.toLowerCase();
-  if (!text.includes(name)) return false;
-  return text.split(',').some((token) => token.trim() === name);
-}
 
 /** `connection` without the token `name`; undefined when nothing is left. */
 function withoutToken(connection: string, name: string): string | undefined {
@@ -120,7 +108,7 @@ export function accessLog(options: AccessLogOptions): Middleware {
     // holds before routing. The id made here instead is the gateway's word,
     // so it is taken off that list and reaches the backend as it reaches the
     // log and the response.
-    if (nominates(headers.connection, idHeader)) {
+    if (connectionNamed(headers.connection)?.includes(idHeader)) {
       sent = undefined;
       const connection = withoutToken(headers.connection as string, idHeader);
       if (connection === undefined) delete headers.connection;
