@@ -11,8 +11,10 @@
  */
 import { z } from 'zod';
 
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+/** An HTTP header name (RFC 9110 token). */
+export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** A header value Node will send: no line breaks or other control characters. */
+export const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 const HOP_BY_HOP = 'is a hop-by-hop header: it describes one connection and is never passed on';
 const FRAMING = "describes how the body is framed; the gateway sets it from the body it sends";
@@ -68,7 +70,7 @@ function issue(ctx: Ctx, input: unknown, path: PropertyKey[], message: string): 
 /** Why a header name cannot be edited, or undefined when it can. */
 function nameProblem(name: string, adding: boolean, request: boolean): string | undefined {
   if (name.startsWith(':')) return 'is a pseudo-header; it may not be edited (as in Envoy)';
-  if (!TOKEN.test(name)) return 'must be an HTTP header name';
+  if (!HEADER_NAME.test(name)) return 'must be an HTTP header name';
   const lower = name.toLowerCase();
   const why = UNEDITABLE[lower] ?? (lower.startsWith('proxy-') ? HOP_BY_HOP : undefined);
   if (why !== undefined) return why;
@@ -85,7 +87,7 @@ function describe(value: unknown): string {
 /** One added header's value: a string, or `{value, append}`. */
 function addedValue(raw: unknown, ctx: Ctx, at: PropertyKey[]): AddedHeader | undefined {
   if (typeof raw === 'string') {
-    const problem = VALUE.test(raw) ? variablesProblem(raw) : 'must be a header value: no line breaks or control characters';
+    const problem = HEADER_VALUE.test(raw) ? variablesProblem(raw) : 'must be a header value: no line breaks or control characters';
     if (problem === undefined) return { value: raw, append: true };
     issue(ctx, raw, at, problem);
     return undefined;
@@ -115,7 +117,7 @@ function addedValue(raw: unknown, ctx: Ctx, at: PropertyKey[]): AddedHeader | un
     issue(ctx, raw, [...at, 'value'], `must be a string, got ${describe(value)}`);
     ok = false;
   } else {
-    const problem = VALUE.test(value) ? variablesProblem(value) : 'must be a header value: no line breaks or control characters';
+    const problem = HEADER_VALUE.test(value) ? variablesProblem(value) : 'must be a header value: no line breaks or control characters';
     if (problem !== undefined) {
       issue(ctx, raw, [...at, 'value'], problem);
       ok = false;
@@ -180,7 +182,7 @@ export type HeaderCondition = string | true;
 export const matchedHeadersSchema = z.record(z.string(), z.unknown()).transform((map, ctx) => {
   const out: Record<string, HeaderCondition> = {};
   for (const [name, raw] of Object.entries(map)) {
-    if (!TOKEN.test(name)) issue(ctx, raw, [name], 'must be an HTTP header name');
+    if (!HEADER_NAME.test(name)) issue(ctx, raw, [name], 'must be an HTTP header name');
     else if (Object.prototype.hasOwnProperty.call(out, name.toLowerCase())) issue(ctx, raw, [name], 'is given twice (header names are case-insensitive)');
     else if (raw === true || typeof raw === 'string') out[name.toLowerCase()] = raw;
     else issue(ctx, raw, [name], `must be a string (the exact value) or true (any value), got ${describe(raw)}`);

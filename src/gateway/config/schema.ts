@@ -5,7 +5,7 @@
  * from them.
  */
 import { z } from 'zod';
-import { addedHeadersSchema, matchedHeadersSchema, removedHeadersSchema } from './headers';
+import { addedHeadersSchema, HEADER_NAME, HEADER_VALUE, matchedHeadersSchema, removedHeadersSchema } from './headers';
 
 export type { AddedHeader, HeaderCondition } from './headers';
 
@@ -13,7 +13,7 @@ export const API_VERSION = 'gateway/v1';
 
 const headerName = z
   .string()
-  .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an HTTP header name')
+  .regex(HEADER_NAME, 'must be an HTTP header name')
   .transform((h) => h.toLowerCase());
 
 const timeoutMs = (fallback: number) => z.number().int().positive().max(600_000).default(fallback);
@@ -172,7 +172,7 @@ export const authServiceSchema = z.strictObject({
   allow_request_body: z.boolean().default(false),
   /** Headers added to every check request, over the client's of the same name. */
   add_auth_headers: z
-    .record(headerName, z.string().regex(/^[\t\x20-\x7e\x80-\xff]*$/, 'must be a header value (no control characters)'))
+    .record(headerName, z.string().regex(HEADER_VALUE, 'must be a header value (no control characters)'))
     .default({}),
   /** Adds `l5d-dst-override: <host>:<port>` of the auth service, for Linkerd. */
   add_linkerd_headers: z.boolean().default(false),
