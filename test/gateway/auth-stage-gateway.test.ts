@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createAuthService, type AuthService } from '../../src/auth';
 import { createServiceApp } from '../../src/http';
 import { createGateway, type Gateway, type GatehouseModule } from '../../src/gateway';

@@ -52,7 +52,7 @@ describe('gateway header edits', () => {
       if (ctx.path === '/fail') ctx.throw(409, 'the module says no');
       ctx.body = { headers: ctx.headers };
     });
-    upstream = await recordingUpstream((req, res, received) => {
+    upstream = await recordingUpstream((_req, res, received) => {
       for (const [name, value] of Object.entries(backendHeaders())) res.setHeader(name, value);
       res.end(JSON.stringify({ headers: received.headers }));
     });
