@@ -6,9 +6,10 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError } from '../gateway';
+import { hostPort } from '../http';
 import { checkFolder } from './check';
 import { logGrpcThrough } from './grpc-log';
-import { hostPort, isServable, serveModule, SERVABLE_MODULES } from './serve';
+import { isServable, serveModule, SERVABLE_MODULES } from './serve';
 import { runUntilSignal } from './signals';
 import { createGatehouse } from '../gatehouse';
 

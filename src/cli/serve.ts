@@ -11,6 +11,7 @@ import { BOOKINGS_FILE, createCarBookingModule, createHotelBookingModule } from 
 import { checkRedisUrl, envPort, listen, listenFailure, USERS_FILE, watchFolder, type FolderWatcher, type RunningServer } from '../gatehouse';
 import type { GatehouseModule } from '../gateway';
 import { createRateLimitGrpcServer, createRateLimitService, createRedisStore, type RateLimitService } from '../ratelimit';
+import { hostPort } from '../http';
 import { createLogger, type Logger } from '../telemetry';
 import { logGrpcThrough } from './grpc-log';
 
@@ -24,10 +25,6 @@ export function isServable(name: string): name is ServableModule {
   return (SERVABLE_MODULES as readonly string[]).includes(name);
 }
 
-/** `host:port`, with an IPv6 host in brackets as URLs and gRPC targets need it. */
-export function hostPort(host: string, port: number): string {
-  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
-}
 
 export interface ServeOptions {
   configDir?: string;

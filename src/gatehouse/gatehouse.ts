@@ -24,7 +24,7 @@ import {
   type GatehouseModule,
   type ModuleRegistry,
 } from '../gateway';
-import { errorHandler } from '../http';
+import { errorHandler, hostPort } from '../http';
 import { createRateLimitGrpcServer, type RateLimitGrpcServer } from '../ratelimit';
 import {
   accessLog,
@@ -269,8 +269,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         void gatehouse.reload().catch((err: unknown) => logger.error({ err }, 'config reload failed'));
       });
     }
-    const host = options.host.includes(':') ? `[${options.host}]` : options.host;
-    const url = `${server.protocol}://${host}:${server.port}`;
+    const url = `${server.protocol}://${hostPort(options.host, server.port)}`;
     logger.info({ url, grpcPort, configDir: options.configDir }, 'gatehouse listening');
     return { url, port: server.port, grpcPort };
   }

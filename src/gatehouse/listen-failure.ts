@@ -7,6 +7,7 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
+import { hostPort } from '../http';
 import type { TlsFiles } from './http-server';
 
 /** What the system's error codes mean for an address to listen on. */
@@ -20,10 +21,6 @@ const LISTEN_REASONS: Record<string, string> = {
   EAFNOSUPPORT: 'this machine does not support that address family',
 };
 
-/** `host:port`, with an IPv6 host in brackets. */
-function address(host: string, port: number): string {
-  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
-}
 
 /**
  * The error to report for a server that could not listen on `host:port`.
@@ -35,7 +32,7 @@ export function listenFailure(err: unknown, what: string, host: string, port: nu
   const message = e?.message ?? String(err);
   const code = typeof e?.code === 'string' ? e.code : /\b(E[A-Z_]{3,})\b/.exec(message)?.[1];
   const reason = (code && LISTEN_REASONS[code]) ?? message;
-  return new Error(`cannot listen for ${what} on ${address(host, port)}: ${reason}`);
+  return new Error(`cannot listen for ${what} on ${hostPort(host, port)}: ${reason}`);
 }
 
 /** Why a file could not be read, without the system call's wording. */

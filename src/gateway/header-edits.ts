@@ -14,6 +14,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { hostPort } from '../http';
 import type { AddedHeader, MappingRecord } from './config/schema';
 
 /** One header to add, ready to apply. */
@@ -38,7 +39,7 @@ function filled(value: string, socket: Socket | null, req: IncomingMessage): str
     let ip = socket?.remoteAddress ?? '';
     if (ip.startsWith('::ffff:') && ip.includes('.')) ip = ip.slice(7);
     if (name === 'DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT' || ip === '') return ip;
-    return `${ip.includes(':') ? `[${ip}]` : ip}:${socket?.remotePort ?? 0}`;
+    return hostPort(ip, socket?.remotePort ?? 0);
   });
 }
 

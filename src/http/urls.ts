@@ -57,6 +57,11 @@ export function isHostPort(text: string): boolean {
   return port >= 1 && port <= 65535;
 }
 
+/** `host:port`, with an IPv6 host in brackets, as URLs, gRPC targets and messages write it. */
+export function hostPort(host: string, port: number): string {
+  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
 const USERINFO = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^/?#@]*@/;
 /** A query or fragment, which may carry a token (`?access_token=...`). */
 const QUERY_OR_FRAGMENT = /([?#]).*$/s;

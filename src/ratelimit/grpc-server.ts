@@ -6,6 +6,7 @@
  * reflection (v1alpha and v1) and `grpc.health.v1.Health`.
  */
 import * as grpc from '@grpc/grpc-js';
+import { hostPort } from '../http';
 import { requestFromProto, responseToProto, type ProtoRequest, type ProtoResponse } from './grpc-codec';
 import { createHealthRegistry, type HealthRegistry } from './health';
 import { ENVOY_V3_SERVICE, HEALTH_SERVICE, LYFT_SERVICE, rateLimitProtos } from './protos';
@@ -79,7 +80,7 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
       return port;
     },
     start() {
-      const address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+      const address = hostPort(host, port);
       started ??= new Promise((resolve, reject) => {
         server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, bound) => {
           if (err) reject(err);
