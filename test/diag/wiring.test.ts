@@ -12,7 +12,8 @@ import { BUILT_IN, sampleConfig } from './fixture';
  * The operator modules in the order a gateway installs them: access log,
  * error handler, route match, CORS, auth, then the routed module.
  */
-describe('diag, cors and telemetry wired as in the gateway', () => {
+/** A stand-in gateway with its own log, metrics and counters, so that each test counts only its own requests. */
+function wiredGateway() {
   const out = captureLog();
   const logger = createLogger({ destination: out, level: 'info' });
   const metrics = createMetrics({ processMetrics: false });
@@ -65,9 +66,13 @@ describe('diag, cors and telemetry wired as in the gateway', () => {
       ctx.path = path;
     }
   });
-  const server = app.callback();
+  return { server: app.callback(), out };
+}
+
+describe('diag, cors and telemetry wired as in the gateway', () => {
 
   it('answers a preflight for the diag page without credentials', async () => {
+    const { server, out } = wiredGateway();
     const res = await request(server)
       .options('/gateway/v0/diag/')
       .set('Origin', 'https://ops.example')
@@ -79,6 +84,7 @@ describe('diag, cors and telemetry wired as in the gateway', () => {
   });
 
   it('keeps the page behind auth, with CORS headers on the 401', async () => {
+    const { server, out } = wiredGateway();
     const res = await request(server).get('/gateway/v0/diag/').set('Origin', 'https://ops.example').expect(401);
     assert.equal(res.headers['www-authenticate'], 'Basic');
     assert.equal(res.headers['access-control-allow-origin'], 'https://ops.example');
@@ -86,9 +92,16 @@ describe('diag, cors and telemetry wired as in the gateway', () => {
   });
 
   it('shows on the page and in the metrics the requests the access log counted', async () => {
+    const { server, out } = wiredGateway();
+    await request(server)
+      .options('/gateway/v0/diag/')
+      .set('Origin', 'https://ops.example')
+      .set('Access-Control-Request-Method', 'GET')
+      .expect(204);
+    await request(server).get('/gateway/v0/diag/').expect(401);
     const res = await request(server).get('/gateway/v0/diag/?json=true').set('Authorization', 'Basic b3BzOm9wcw==').expect(200);
     const route = res.body.routes.find((r: { name: string }) => r.name === 'diag');
-    // The preflight and the 401 so far; this request is counted once it is answered.
+    // The preflight and the 401 above; this request is counted once it is answered.
     assert.deepEqual([route.requests, route.clientErrors, route.errors], [2, 1, 0]);
     assert.equal(out.lines.at(-1)?.user, 'ops');
     const scrape = await request(server).get('/gateway/v0/metrics').expect(200);
