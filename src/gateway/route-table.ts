@@ -3,8 +3,10 @@
  * Which Mapping a request goes to, and the path it is forwarded with.
  *
  * Match order: `precedence` (higher first), then the longer `prefix`, then
- * more constraints (`method` and each of `headers` count one), then config
- * order; the first route that matches wins.
+ * more constraints (`method`, each of `headers` and a `hostname` other than
+ * `*` count one), then the more specific hostname (an exact name before a
+ * glob, a longer glob before a shorter), then config order; the first route
+ * that matches wins.
  *
  * Prefix rule, on the normalised path: a prefix that ends in `/` matches any
  * path that starts with it (`/v1/` matches `/v1/x`, not `/v1`); a prefix
@@ -14,6 +16,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { HeaderCondition, MappingRecord } from './config/schema';
+import { hostMatches, hostSpecificity, parseHostPattern, type HostPattern } from './host-match';
 
 /** A route as the table holds it: a Mapping, its normalised prefix and what it forwards to. */
 export interface Route<T> {
@@ -23,8 +26,12 @@ export interface Route<T> {
   readonly target: T;
   /** Its place in the configuration, 0-based. */
   readonly index: number;
-  /** `method` and header constraints, counted. */
+  /** `method`, header and host constraints, counted. */
   readonly constraints: number;
+  /** The hosts it applies to; null for any. */
+  readonly host: HostPattern | null;
+  /** How specific `host` is, for match order. */
+  readonly hostRank: number;
   readonly method: string | null;
   /** Each required header and its exact value, or `true` for any value. */
   readonly headers: readonly (readonly [string, HeaderCondition])[] | null;
@@ -51,6 +58,7 @@ function compareRoutes<T>(a: Route<T>, b: Route<T>): number {
     b.mapping.precedence - a.mapping.precedence ||
     b.prefix.length - a.prefix.length ||
     b.constraints - a.constraints ||
+    b.hostRank - a.hostRank ||
     a.index - b.index
   );
 }
@@ -60,12 +68,17 @@ function compile<T>(spec: RouteSpec<T>, index: number): Route<T> {
   const headers = mapping.headers ? Object.entries(mapping.headers) : [];
   const open = prefix.endsWith('/');
   const rewrite = mapping.rewrite;
+  // Validated when the record was read: a pattern or null (any host).
+  const written = mapping.hostname ?? mapping.host;
+  const host = written === undefined ? null : (parseHostPattern(written, true) as HostPattern | null);
   return {
     mapping,
     prefix,
     target: spec.target,
     index,
-    constraints: (mapping.method ? 1 : 0) + headers.length,
+    constraints: (mapping.method ? 1 : 0) + headers.length + (host ? 1 : 0),
+    host,
+    hostRank: hostSpecificity(host),
     method: mapping.method ?? null,
     headers: headers.length > 0 ? headers : null,
     open,
@@ -89,15 +102,20 @@ export class RouteTable<T> {
     const routes = this.routes;
     for (let i = 0; i < routes.length; i++) {
       const route = routes[i];
-      const prefix = route.prefix;
-      if (!path.startsWith(prefix)) continue;
-      if (!route.open && path.length > prefix.length && path.charCodeAt(prefix.length) !== 47) continue;
-      if (route.method !== null && route.method !== method) continue;
-      if (route.headers !== null && !headersMatch(route.headers, headers)) continue;
-      return route;
+      if (routeMatches(route, path, method, headers)) return route;
     }
     return undefined;
   }
+}
+
+/** Whether a route matches a request. */
+function routeMatches<T>(route: Route<T>, path: string, method: string, headers: IncomingHttpHeaders): boolean {
+  const prefix = route.prefix;
+  if (!path.startsWith(prefix)) return false;
+  if (!route.open && path.length > prefix.length && path.charCodeAt(prefix.length) !== 47) return false;
+  if (route.method !== null && route.method !== method) return false;
+  if (route.headers !== null && !headersMatch(route.headers, headers)) return false;
+  return route.host === null || hostMatches(route.host, headers.host);
 }
 
 function headersMatch(required: readonly (readonly [string, HeaderCondition])[], headers: IncomingHttpHeaders): boolean {

@@ -101,6 +101,64 @@ describe('gateway route table', () => {
     });
   });
 
+  describe('hostname', () => {
+    it('matches only requests whose Host the hostname names, and any Host with hostname "*"', () => {
+      const t = table(
+        { prefix: '/', name: 'api', hostname: 'api.example.com' },
+        { prefix: '/', name: 'star', hostname: '*' },
+      );
+      assert.equal(matched(t, '/x', 'GET', { host: 'api.example.com' }), 'api');
+      assert.equal(matched(t, '/x', 'GET', { host: 'API.example.com:8080' }), 'api');
+      assert.equal(matched(t, '/x', 'GET', { host: 'www.example.com' }), 'star');
+      assert.equal(matched(t, '/x', 'GET', {}), 'star');
+    });
+
+    it('reads host, the older field, as an exact hostname', () => {
+      const t = table({ prefix: '/', name: 'old', host: 'quote.example.com' }, { prefix: '/', name: 'rest' });
+      assert.equal(matched(t, '/x', 'GET', { host: 'quote.example.com' }), 'old');
+      assert.equal(matched(t, '/x', 'GET', { host: 'quote.example.org' }), 'rest');
+    });
+
+    it('tries a route with a hostname before one without on the same prefix, whatever the config order', () => {
+      const t = table({ prefix: '/v1/', name: 'any' }, { prefix: '/v1/', name: 'api', hostname: 'api.example.com' });
+      assert.deepEqual(
+        t.routes.map((r) => r.target),
+        ['api', 'any'],
+      );
+      assert.equal(matched(t, '/v1/x', 'GET', { host: 'api.example.com' }), 'api');
+      assert.equal(matched(t, '/v1/x', 'GET', { host: 'other.example.com' }), 'any');
+    });
+
+    it('tries an exact hostname before a glob, and a longer glob before a shorter, on the same prefix', () => {
+      const t = table(
+        { prefix: '/', name: 'prefix-glob', hostname: 'api.*' },
+        { prefix: '/', name: 'short-glob', hostname: '*.com' },
+        { prefix: '/', name: 'long-glob', hostname: '*.example.com' },
+        { prefix: '/', name: 'exact', hostname: 'api.example.com' },
+      );
+      assert.deepEqual(
+        t.routes.map((r) => r.target),
+        ['exact', 'long-glob', 'short-glob', 'prefix-glob'],
+      );
+      assert.equal(matched(t, '/', 'GET', { host: 'api.example.com' }), 'exact');
+      assert.equal(matched(t, '/', 'GET', { host: 'www.example.com' }), 'long-glob');
+      assert.equal(matched(t, '/', 'GET', { host: 'api.example.org' }), 'prefix-glob');
+    });
+
+    it('counts a hostname as one constraint among the method and headers, after the prefix and precedence', () => {
+      const t = table(
+        { prefix: '/v1/', name: 'host-and-method', hostname: 'api.example.com', method: 'POST' },
+        { prefix: '/v1/hotels/', name: 'longer' },
+        { prefix: '/v1/', name: 'host', hostname: 'api.example.com' },
+        { prefix: '/v1/', name: 'first', precedence: 1 },
+      );
+      assert.deepEqual(
+        t.routes.map((r) => r.target),
+        ['first', 'longer', 'host-and-method', 'host'],
+      );
+    });
+  });
+
   describe('rewrite', () => {
     function rewrite(prefix: string, rewriteTo: string | undefined, path: string): string {
       const t = table(rewriteTo === undefined ? { prefix } : { prefix, rewrite: rewriteTo });

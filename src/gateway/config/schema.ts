@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { addedHeadersSchema, HEADER_NAME, HEADER_VALUE, matchedHeadersSchema, removedHeadersSchema } from './headers';
+import { emissaryMappingChecks, emissaryMappingFields } from './mapping-emissary';
 
 export type { AddedHeader, HeaderCondition } from './headers';
 
@@ -88,7 +89,9 @@ export const mappingSchema = z.strictObject({
   add_response_headers: addedHeadersSchema(false).default({}),
   remove_response_headers: removedHeadersSchema(false).default([]),
   cors: corsSchema.optional(),
-});
+  // The fields that come from Emissary's Mapping (hostname...), read or refused by name.
+  ...emissaryMappingFields,
+}).superRefine(emissaryMappingChecks);
 
 /** A status to answer with: a final one, since a 1xx answer leaves the client waiting for another. */
 const statusCode = z

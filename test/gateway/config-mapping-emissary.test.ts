@@ -1,0 +1,63 @@
+/**
+ * The Mapping fields written for Emissary: `hostname`, `host`: what loads,
+ * and each problem with file, service, record and field.
+ */
+import assert from 'node:assert/strict';
+import { parseConfigFiles, type MappingRecord } from '../../src/gateway';
+import { serviceManifest } from './helpers';
+
+const FILE = 'config/services.yaml';
+const AT = `${FILE}: service quote: Mapping quote-backend:`;
+
+function mappingYaml(fields: string): string {
+  return serviceManifest('quote', `apiVersion: gateway/v1\nkind: Mapping\nname: quote-backend\nprefix: /backend/\nservice: 127.0.0.1:9\n${fields.trim()}\n`);
+}
+
+function load(fields: string): MappingRecord {
+  const result = parseConfigFiles([{ file: FILE, text: mappingYaml(fields) }]);
+  if (!result.ok) assert.fail(result.problems.map((p) => p.text).join('\n'));
+  return result.config.mappings[0];
+}
+
+function problems(fields: string): string[] {
+  const result = parseConfigFiles([{ file: FILE, text: mappingYaml(fields) }]);
+  assert.equal(result.ok, false, 'the config should have been refused');
+  return result.ok ? [] : result.problems.map((p) => p.text);
+}
+
+describe('gateway config: Emissary Mapping fields', () => {
+  it('reads hostname and host in their normal form', () => {
+    assert.equal(load('hostname: "*.Example.COM"').hostname, '*.example.com');
+    assert.equal(load('hostname: api.example.com.:8443').hostname, 'api.example.com:8443');
+    assert.equal(load('host: Quote.Example.com').host, 'quote.example.com');
+    assert.equal(load('host: quote.example.com\nhost_regex: false').host, 'quote.example.com');
+  });
+
+  it('refuses a hostname that is no host or a glob Envoy does not match', () => {
+    assert.deepEqual(problems('hostname: "host.*.com"'), [
+      `${AT} hostname: 'host.*.com' is no glob Envoy matches: a * stands alone (any host), for the first label (*.example.com) or for the last (api.*)`,
+    ]);
+    assert.deepEqual(problems('hostname: "api example.com"'), [
+      `${AT} hostname: 'api example.com' is not a host name (api.example.com), *.example.com, api.*, or * for any host, with an optional :port`,
+    ]);
+    assert.deepEqual(problems('hostname: api.example.com:99999'), [`${AT} hostname: has a port that is no number from 1 to 65535: 'api.example.com:99999'`]);
+    assert.deepEqual(problems('hostname: 7'), [`${AT} hostname: expected string, received number`]);
+  });
+
+  it('refuses a * in host, host with hostname, and a host regex', () => {
+    assert.deepEqual(problems('host: "*"'), [`${AT} host: is an exact match, and * matches no host: write hostname: "*", or leave host out, for any host`]);
+    assert.deepEqual(problems('host: "*.example.com"'), [`${AT} host: is an exact match and may not hold *: write hostname for a glob (*.example.com, api.*)`]);
+    assert.deepEqual(problems('host: a.example.com\nhostname: b.example.com'), [
+      `${AT} host: give hostname or host, not both (host is the older spelling of an exact hostname)`,
+    ]);
+    assert.deepEqual(problems('host: "^quote[2-9]\\\\.example\\\\.com$"\nhost_regex: true'), [
+      `${AT} host: '^quote[2-9]\\.example\\.com$' is not a host name, with an optional :port`,
+      `${AT} host_regex: must be false: regular expressions on the Host are not supported (one would run on every request, on a header the client writes); write hostname with a glob (*.example.com, api.*)`,
+    ]);
+    assert.deepEqual(problems('host_regex: false'), [`${AT} host_regex: applies to host, which is not given`]);
+  });
+
+  it('still says "unknown field" of a field it does not know', () => {
+    assert.deepEqual(problems('hostnmae: api.example.com'), [`${AT} hostnmae: unknown field`]);
+  });
+});

@@ -1,0 +1,87 @@
+/**
+ * Emissary's Mapping fields about hosts and case, through the gateway:
+ * `hostname` / `host` on what a client sends.
+ */
+import assert from 'node:assert/strict';
+import type http from 'node:http';
+import { createGateway, type Gateway } from '../../src/gateway';
+import { close, configOf, echoModule, listen, mapping, registry, send, type Echo } from './helpers';
+
+describe('gateway Mappings by host', () => {
+  let gateway: Gateway;
+  let server: http.Server;
+  let base: string;
+
+  before(async () => {
+    gateway = createGateway({
+      modules: registry(echoModule('api'), echoModule('www'), echoModule('tenants'), echoModule('fallback')),
+      config: configOf(
+        mapping('/v1/', 'api', { name: 'api', hostname: 'api.example.com' }),
+        mapping('/v1/', 'tenants', { name: 'tenants', hostname: '*.tenants.example.com' }),
+        mapping('/v1/', 'www', { name: 'www', host: 'www.example.com' }),
+        mapping('/v1/', 'api', { name: 'admin-port', hostname: 'admin.example.com:8443' }),
+        mapping('/v1/', 'fallback', { name: 'fallback', hostname: '*' }),
+      ),
+    });
+    ({ server, url: base } = await listen(gateway.app.callback()));
+  });
+
+  after(async () => {
+    await close(server);
+    await gateway.close();
+  });
+
+  async function routeOf(host: string | undefined, path = '/v1/x'): Promise<string> {
+    const res = await send(base, path, { headers: host === undefined ? {} : { Host: host } });
+    assert.equal(res.status, 200, `${host}: ${res.text}`);
+    return (res.json() as Echo).mapping!;
+  }
+
+  it('routes by the Host to the Mapping whose hostname names it, any other Host to hostname "*"', async () => {
+    assert.equal(await routeOf('api.example.com'), 'api');
+    assert.equal(await routeOf('www.example.com'), 'www');
+    assert.equal(await routeOf('example.com'), 'fallback');
+    assert.equal(await routeOf('api.example.com.evil.net'), 'fallback');
+  });
+
+  it('matches a glob on any name below it, in any case', async () => {
+    assert.equal(await routeOf('acme.tenants.example.com'), 'tenants');
+    assert.equal(await routeOf('EU.Acme.Tenants.Example.Com'), 'tenants');
+    assert.equal(await routeOf('tenants.example.com'), 'fallback');
+  });
+
+  it('routes a Host with a port or a trailing dot as the bare name: no spelling of it reaches another Mapping', async () => {
+    assert.equal(await routeOf('api.example.com:8080'), 'api');
+    assert.equal(await routeOf('api.example.com:443'), 'api');
+    assert.equal(await routeOf('API.EXAMPLE.COM.'), 'api');
+    assert.equal(await routeOf('www.example.com:80'), 'www');
+  });
+
+  it('wants the port a hostname names', async () => {
+    assert.equal(await routeOf('admin.example.com:8443'), 'admin-port');
+    assert.equal(await routeOf('admin.example.com'), 'fallback');
+    assert.equal(await routeOf('admin.example.com:443'), 'fallback');
+  });
+
+  it("routes an absolute-form request by the target's authority, not the Host line", async () => {
+    const res = await send(base, 'http://api.example.com/v1/x', { headers: { Host: 'www.example.com' } });
+    assert.equal(res.status, 200, res.text);
+    const seen = res.json() as Echo;
+    assert.equal(seen.mapping, 'api');
+    assert.equal(seen.path, '/x');
+    assert.equal(seen.headers.host, 'api.example.com');
+  });
+
+  it('answers 404 when only Mappings for other hosts hold the path', async () => {
+    const only = createGateway({ modules: registry(echoModule('api')), config: configOf(mapping('/', 'api', { hostname: 'api.example.com' })) });
+    const { server: s, url } = await listen(only.app.callback());
+    try {
+      const res = await send(url, '/x', { headers: { Host: 'other.example.com' } });
+      assert.equal(res.status, 404);
+      assert.deepEqual(res.json(), { code: 404, message: '404: Not Found' });
+    } finally {
+      await close(s);
+      await only.close();
+    }
+  });
+});
