@@ -173,6 +173,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
           route: mapping.name,
           events,
           removedHeaders: target.removeRequestHeaders,
+          hostRewrite: target.hostRewrite,
         });
       }
     } catch (err) {

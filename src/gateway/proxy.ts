@@ -95,9 +95,15 @@ const NONE: readonly string[] = [];
  * The headers the upstream is sent. `X-Forwarded-*` are written by the
  * gateway, unless the route's `remove_request_headers` names them: then they
  * are not sent at all, as Envoy's router removes them after its connection
- * manager wrote them.
+ * manager wrote them. `Host` is the upstream's own, or the route's
+ * `host_rewrite`; the client's stays in `X-Forwarded-Host`.
  */
-function upstreamRequestHeaders(ctx: Context, upstream: Upstream, removed: readonly string[]): Record<string, string | string[]> {
+function upstreamRequestHeaders(
+  ctx: Context,
+  upstream: Upstream,
+  removed: readonly string[],
+  hostRewrite: string | undefined,
+): Record<string, string | string[]> {
   const incoming = ctx.req.headers;
   // What the client's Connection header named is gone already (dropNominatedHeaders).
   const out: Record<string, string | string[]> = {};
@@ -115,7 +121,7 @@ function upstreamRequestHeaders(ctx: Context, upstream: Upstream, removed: reado
   const host = ctx.host;
   if (host && !removed.includes('x-forwarded-host')) out['x-forwarded-host'] = host;
   else delete out['x-forwarded-host'];
-  out.host = upstream.address.host;
+  out.host = hostRewrite ?? upstream.address.host;
   return out;
 }
 
@@ -172,6 +178,8 @@ export interface ForwardOptions {
   readonly events?: GatewayEvents;
   /** The route's `remove_request_headers` (lower case): an `X-Forwarded-*` among them is not written. */
   readonly removedHeaders?: readonly string[];
+  /** The route's `host_rewrite`: the Host the upstream is sent instead of its own `host:port`. */
+  readonly hostRewrite?: string;
 }
 
 /**
@@ -205,7 +213,7 @@ export async function forwardRemote(ctx: Context, upstream: Upstream, options: F
     response = await upstream.pool.request({
       method: ctx.method as Dispatcher.HttpMethod,
       path: options.path,
-      headers: upstreamRequestHeaders(ctx, upstream, options.removedHeaders ?? NONE),
+      headers: upstreamRequestHeaders(ctx, upstream, options.removedHeaders ?? NONE, options.hostRewrite),
       body: hasBody ? req : null,
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,

@@ -38,6 +38,8 @@ export interface RemoteTarget extends RouteExtras {
   readonly kind: 'remote';
   readonly upstream: Upstream;
   readonly timeoutMs: number;
+  /** The Host it is sent instead of its own `host:port` (`host_rewrite`). */
+  readonly hostRewrite: string | undefined;
 }
 
 export type RouteTarget = InProcessTarget | RemoteTarget;
@@ -121,6 +123,10 @@ export function buildRuntime(
     const edits: RouteExtras = { ...compileHeaderEdits(mapping), cors };
     const module = modules.get(mapping.service);
     if (module) {
+      // A module builds its links from the Host; the client's is the one its links must name.
+      if (mapping.host_rewrite !== undefined) {
+        problem('host_rewrite', `applies to remote upstreams only: module '${mapping.service}' is called in process and builds its links from the client's Host`);
+      }
       if (module.app) pending.push({ mapping, prefix, edits, module: module as GatehouseModule & { app: NonNullable<GatehouseModule['app']> } });
       else problem('service', `module '${mapping.service}' has no HTTP app to route to`);
       continue;
@@ -173,7 +179,7 @@ export function buildRuntime(
       let upstream = upstreams.get(origin);
       if (!upstream) upstreams.set(origin, (upstream = createUpstream(p.address, { connectTimeout: timeouts.get(origin)! })));
       // Paths under a base path are forwarded under it; the pool is shared by origin.
-      target = { kind: 'remote', upstream: { address: p.address, pool: upstream.pool }, timeoutMs: p.mapping.timeout_ms, ...p.edits };
+      target = { kind: 'remote', upstream: { address: p.address, pool: upstream.pool }, timeoutMs: p.mapping.timeout_ms, hostRewrite: p.mapping.host_rewrite, ...p.edits };
     }
     return { mapping: p.mapping, prefix: p.prefix, target };
   });

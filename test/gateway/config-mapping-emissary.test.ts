@@ -1,5 +1,5 @@
 /**
- * The Mapping fields written for Emissary: `hostname`, `host`: what loads,
+ * The Mapping fields written for Emissary: `hostname`, `host`, `host_rewrite`: what loads,
  * and each problem with file, service, record and field.
  */
 import assert from 'node:assert/strict';
@@ -33,6 +33,12 @@ describe('gateway config: Emissary Mapping fields', () => {
     assert.equal(load('host: quote.example.com\nhost_regex: false').host, 'quote.example.com');
   });
 
+  it('reads host_rewrite, and auto_host_rewrite: true, which is what the gateway does anyway', () => {
+    assert.equal(load('host_rewrite: httpbin.org').host_rewrite, 'httpbin.org');
+    assert.equal(load('host_rewrite: "[::1]:8080"').host_rewrite, '[::1]:8080');
+    assert.equal(load('auto_host_rewrite: true').auto_host_rewrite, true);
+  });
+
   it('refuses a hostname that is no host or a glob Envoy does not match', () => {
     assert.deepEqual(problems('hostname: "host.*.com"'), [
       `${AT} hostname: 'host.*.com' is no glob Envoy matches: a * stands alone (any host), for the first label (*.example.com) or for the last (api.*)`,
@@ -55,6 +61,15 @@ describe('gateway config: Emissary Mapping fields', () => {
       `${AT} host_regex: must be false: regular expressions on the Host are not supported (one would run on every request, on a header the client writes); write hostname with a glob (*.example.com, api.*)`,
     ]);
     assert.deepEqual(problems('host_regex: false'), [`${AT} host_regex: applies to host, which is not given`]);
+  });
+
+  it('refuses a host_rewrite that is no host, and contradicting Host rewrites', () => {
+    assert.deepEqual(problems('host_rewrite: http://httpbin.org'), [`${AT} host_rewrite: must be host or host:port`]);
+    assert.deepEqual(problems('host_rewrite: ""'), [`${AT} host_rewrite: must be host or host:port`]);
+    assert.deepEqual(problems('host_rewrite: httpbin.org\nauto_host_rewrite: true'), [`${AT} auto_host_rewrite: give host_rewrite or auto_host_rewrite, not both`]);
+    assert.deepEqual(problems('auto_host_rewrite: false'), [
+      `${AT} auto_host_rewrite: must be true (or left out): a remote upstream is always sent its own host:port as Host, or host_rewrite; the client's Host goes in X-Forwarded-Host`,
+    ]);
   });
 
   it('still says "unknown field" of a field it does not know', () => {

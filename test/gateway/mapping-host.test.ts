@@ -1,11 +1,12 @@
 /**
  * Emissary's Mapping fields about hosts and case, through the gateway:
- * `hostname` / `host` on what a client sends.
+ * `hostname` / `host` on what a client sends, and `host_rewrite` on what a
+ * real upstream receives.
  */
 import assert from 'node:assert/strict';
 import type http from 'node:http';
-import { createGateway, type Gateway } from '../../src/gateway';
-import { close, configOf, echoModule, listen, mapping, registry, send, type Echo } from './helpers';
+import { ConfigError, createGateway, type Gateway } from '../../src/gateway';
+import { close, configOf, echoModule, listen, mapping, recordingUpstream, registry, send, type Echo } from './helpers';
 
 describe('gateway Mappings by host', () => {
   let gateway: Gateway;
@@ -83,5 +84,48 @@ describe('gateway Mappings by host', () => {
       await close(s);
       await only.close();
     }
+  });
+});
+
+describe('gateway host_rewrite', () => {
+  it('sends a remote upstream the host_rewrite as Host, and the client\'s Host in X-Forwarded-Host', async () => {
+    const up = await recordingUpstream();
+    const gateway = createGateway({
+      config: configOf(
+        mapping('/rewritten/', up.url, { host_rewrite: 'httpbin.org' }),
+        mapping('/plain/', up.url),
+      ),
+    });
+    const { server, url } = await listen(gateway.app.callback());
+    try {
+      assert.equal((await send(url, '/rewritten/x', { headers: { Host: 'gw.example.com' } })).status, 200);
+      assert.equal((await send(url, '/plain/x', { headers: { Host: 'gw.example.com' } })).status, 200);
+      const [rewritten, plain] = up.received;
+      assert.equal(rewritten.url, '/x');
+      assert.equal(rewritten.headers.host, 'httpbin.org');
+      assert.equal(rewritten.headers['x-forwarded-host'], 'gw.example.com');
+      // One Host line, not the client's and the rewrite.
+      assert.equal(rewritten.rawHeaders.filter((_, i, all) => i % 2 === 0 && all[i].toLowerCase() === 'host').length, 1);
+      assert.equal(plain.headers.host, `127.0.0.1:${up.port}`);
+      assert.equal(plain.headers['x-forwarded-host'], 'gw.example.com');
+    } finally {
+      await close(server);
+      await gateway.close();
+      await close(up.server);
+    }
+  });
+
+  it('is refused on a Mapping of an in-process module, whose links name the client\'s Host', () => {
+    assert.throws(
+      () => createGateway({ modules: registry(echoModule('api')), config: configOf(mapping('/v1/', 'api', { name: 'links', host_rewrite: 'internal' })) }),
+      (err: unknown) => {
+        assert.ok(err instanceof ConfigError);
+        assert.deepEqual(
+          err.problems.map((p) => p.text),
+          ["Mapping links: host_rewrite: applies to remote upstreams only: module 'api' is called in process and builds its links from the client's Host"],
+        );
+        return true;
+      },
+    );
   });
 });
