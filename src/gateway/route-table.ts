@@ -13,6 +13,13 @@
  * without a trailing slash matches itself and what lies below it on a segment
  * boundary (`/v1/hotels` matches `/v1/hotels` and `/v1/hotels/x`, never
  * `/v1/hotelsX`).
+ *
+ * `case_sensitive: false` matches the prefix in any case (ASCII letters, as
+ * Envoy compares them). Such a route takes a path only when no route before it
+ * in match order would take the path in some other case: `/API/Admin/x` goes
+ * where `/api/admin/x` goes, to the `/api/admin/` route with its auth, rather
+ * than to a case-insensitive `/api/` route after it that bypasses auth, whose
+ * backend, read alike in any case, would serve the admin path too.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { HeaderCondition, MappingRecord } from './config/schema';
@@ -32,6 +39,10 @@ export interface Route<T> {
   readonly host: HostPattern | null;
   /** How specific `host` is, for match order. */
   readonly hostRank: number;
+  /** Whether the prefix matches only in the case it is written. */
+  readonly caseSensitive: boolean;
+  /** The prefix in lower case, to match in any case. */
+  readonly folded: string;
   readonly method: string | null;
   /** Each required header and its exact value, or `true` for any value. */
   readonly headers: readonly (readonly [string, HeaderCondition])[] | null;
@@ -79,6 +90,8 @@ function compile<T>(spec: RouteSpec<T>, index: number): Route<T> {
     constraints: (mapping.method ? 1 : 0) + headers.length + (host ? 1 : 0),
     host,
     hostRank: hostSpecificity(host),
+    caseSensitive: mapping.case_sensitive,
+    folded: foldCase(prefix),
     method: mapping.method ?? null,
     headers: headers.length > 0 ? headers : null,
     open,
@@ -102,20 +115,42 @@ export class RouteTable<T> {
     const routes = this.routes;
     for (let i = 0; i < routes.length; i++) {
       const route = routes[i];
-      if (routeMatches(route, path, method, headers)) return route;
+      if (!routeMatches(route, route.caseSensitive, path, method, headers)) continue;
+      if (route.caseSensitive || i === 0) return route;
+      // A route before it that takes the path in another case takes it in this one too.
+      for (let j = 0; j < i; j++) {
+        if (routeMatches(routes[j], false, path, method, headers)) return routes[j];
+      }
+      return route;
     }
     return undefined;
   }
 }
 
-/** Whether a route matches a request. */
-function routeMatches<T>(route: Route<T>, path: string, method: string, headers: IncomingHttpHeaders): boolean {
+/** Whether a route matches a request, its prefix compared in the case it is written or in any case. */
+function routeMatches<T>(route: Route<T>, exactCase: boolean, path: string, method: string, headers: IncomingHttpHeaders): boolean {
   const prefix = route.prefix;
-  if (!path.startsWith(prefix)) return false;
+  if (exactCase ? !path.startsWith(prefix) : !startsWithFolded(path, route.folded)) return false;
   if (!route.open && path.length > prefix.length && path.charCodeAt(prefix.length) !== 47) return false;
   if (route.method !== null && route.method !== method) return false;
   if (route.headers !== null && !headersMatch(route.headers, headers)) return false;
   return route.host === null || hostMatches(route.host, headers.host);
+}
+
+/** ASCII letters in lower case, as Envoy folds a case-insensitive prefix. */
+function foldCase(text: string): string {
+  return text.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
+}
+
+/** Whether `path` starts with `folded` (lower case), its ASCII letters compared in either case. Allocates nothing. */
+function startsWithFolded(path: string, folded: string): boolean {
+  if (path.length < folded.length) return false;
+  for (let i = 0; i < folded.length; i++) {
+    let c = path.charCodeAt(i);
+    if (c >= 65 && c <= 90) c += 32;
+    if (c !== folded.charCodeAt(i)) return false;
+  }
+  return true;
 }
 
 function headersMatch(required: readonly (readonly [string, HeaderCondition])[], headers: IncomingHttpHeaders): boolean {

@@ -1,5 +1,5 @@
 /**
- * The Mapping fields written for Emissary: `hostname`, `host`, `host_rewrite`: what loads,
+ * The Mapping fields written for Emissary: `hostname`, `host`, `host_rewrite`, `case_sensitive`: what loads,
  * and each problem with file, service, record and field.
  */
 import assert from 'node:assert/strict';
@@ -26,11 +26,13 @@ function problems(fields: string): string[] {
 }
 
 describe('gateway config: Emissary Mapping fields', () => {
-  it('reads hostname and host in their normal form', () => {
+  it('reads hostname and host in their normal form, and case_sensitive true by default', () => {
     assert.equal(load('hostname: "*.Example.COM"').hostname, '*.example.com');
     assert.equal(load('hostname: api.example.com.:8443').hostname, 'api.example.com:8443');
     assert.equal(load('host: Quote.Example.com').host, 'quote.example.com');
     assert.equal(load('host: quote.example.com\nhost_regex: false').host, 'quote.example.com');
+    assert.equal(load('').case_sensitive, true);
+    assert.equal(load('case_sensitive: false').case_sensitive, false);
   });
 
   it('reads host_rewrite, and auto_host_rewrite: true, which is what the gateway does anyway', () => {
@@ -70,6 +72,10 @@ describe('gateway config: Emissary Mapping fields', () => {
     assert.deepEqual(problems('auto_host_rewrite: false'), [
       `${AT} auto_host_rewrite: must be true (or left out): a remote upstream is always sent its own host:port as Host, or host_rewrite; the client's Host goes in X-Forwarded-Host`,
     ]);
+  });
+
+  it('refuses a case_sensitive that is no boolean', () => {
+    assert.deepEqual(problems('case_sensitive: "no"'), [`${AT} case_sensitive: expected boolean, received string`]);
   });
 
   it('still says "unknown field" of a field it does not know', () => {

@@ -1,11 +1,14 @@
 /**
  * Emissary's Mapping fields about hosts and case, through the gateway:
- * `hostname` / `host` on what a client sends, and `host_rewrite` on what a
- * real upstream receives.
+ * `hostname` / `host` on what a client sends, `host_rewrite` on what a real
+ * upstream receives, and `case_sensitive: false` with the auth stage and the
+ * path spellings normalisation folds together.
  */
 import assert from 'node:assert/strict';
 import type http from 'node:http';
+import { createAuthService, type AuthService } from '../../src/auth';
 import { ConfigError, createGateway, type Gateway } from '../../src/gateway';
+import { authRecord, basic, captureLogger, quickHash, usersFolder } from '../auth/support';
 import { close, configOf, echoModule, listen, mapping, recordingUpstream, registry, send, type Echo } from './helpers';
 
 describe('gateway Mappings by host', () => {
@@ -127,5 +130,60 @@ describe('gateway host_rewrite', () => {
         return true;
       },
     );
+  });
+});
+
+describe('gateway case_sensitive: false with auth', () => {
+  const folder = usersFolder();
+  let auth: AuthService;
+  let gateway: Gateway;
+  let server: http.Server;
+  let base: string;
+
+  before(async () => {
+    auth = createAuthService({ usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`), logger: captureLogger() });
+    gateway = createGateway({
+      modules: registry(auth, echoModule('api')),
+      config: {
+        ...configOf(
+          mapping('/api/admin/', 'api', { name: 'admin' }),
+          mapping('/api/', 'api', { name: 'public', case_sensitive: false, bypass_auth: true }),
+        ),
+        authService: authRecord({ auth_service: 'auth' }),
+      },
+    });
+    ({ server, url: base } = await listen(gateway.app.callback()));
+  });
+
+  after(async () => {
+    await close(server);
+    await gateway.close();
+    await auth.close();
+    folder.remove();
+  });
+
+  it('serves any case of its prefix without auth, as configured', async () => {
+    for (const path of ['/api/messages', '/API/messages', '/Api/Messages']) {
+      const res = await send(base, path);
+      assert.equal(res.status, 200, path);
+      assert.equal((res.json() as Echo).mapping, 'public');
+    }
+  });
+
+  it('answers 401 to every spelling of the protected path, in any case, without credentials', async () => {
+    const spellings = ['/api/admin/users', '/API/ADMIN/users', '/api/Admin/users', '/api/%41dmin/users', '/API//admin/./users', '/api/x/../ADMIN/users', '/%61pi/ADMIN/users'];
+    for (const path of spellings) {
+      const res = await send(base, path);
+      assert.equal(res.status, 401, `${path}: ${res.text}`);
+    }
+  });
+
+  it('routes those spellings to the protected Mapping with credentials', async () => {
+    const res = await send(base, '/API/%41DMIN/users', { headers: { Authorization: basic('alice', 'wonderland') } });
+    assert.equal(res.status, 200, res.text);
+    const seen = res.json() as Echo;
+    assert.equal(seen.mapping, 'admin');
+    assert.equal(seen.path, '/users');
+    assert.equal(seen.headers['x-travel-user'], 'alice');
   });
 });

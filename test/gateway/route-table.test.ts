@@ -159,6 +159,48 @@ describe('gateway route table', () => {
     });
   });
 
+  describe('case_sensitive: false', () => {
+    it('matches the prefix in any case, and only on segment boundaries', () => {
+      const t = table({ prefix: '/Api/', name: 'api', case_sensitive: false }, { prefix: '/Docs', name: 'docs', case_sensitive: false });
+      assert.equal(matched(t, '/api/x'), 'api');
+      assert.equal(matched(t, '/API/x'), 'api');
+      assert.equal(matched(t, '/DOCS/x'), 'docs');
+      assert.equal(matched(t, '/docsX'), undefined);
+    });
+
+    it('matches in the case written only, by default', () => {
+      const t = table({ prefix: '/api/', name: 'api' });
+      assert.equal(matched(t, '/api/x'), 'api');
+      assert.equal(matched(t, '/API/x'), undefined);
+    });
+
+    it('never takes a path that a route before it takes in another case', () => {
+      const t = table(
+        { prefix: '/api/admin/', name: 'admin' },
+        { prefix: '/api/', name: 'public', case_sensitive: false, bypass_auth: true },
+      );
+      for (const path of ['/api/admin/x', '/API/ADMIN/x', '/api/Admin/x', '/Api/aDmIn/x']) assert.equal(matched(t, path), 'admin', path);
+      assert.equal(matched(t, '/API/other'), 'public');
+      assert.equal(matched(t, '/api/administrators'), 'public');
+    });
+
+    it('hands a path in another case to the route before it only when that route would match the request in every other way', () => {
+      const t = table(
+        { prefix: '/api/admin/', name: 'admin-posts', method: 'POST' },
+        { prefix: '/api/', name: 'public', case_sensitive: false },
+      );
+      assert.equal(matched(t, '/API/ADMIN/x', 'POST'), 'admin-posts');
+      assert.equal(matched(t, '/API/ADMIN/x', 'GET'), 'public');
+    });
+
+    it('cuts the same length off a path in another case', () => {
+      const t = table({ prefix: '/Api/', name: 'api', case_sensitive: false });
+      const route = t.match('/aPI/Messages', 'GET', {});
+      assert.ok(route);
+      assert.equal(rewritePath(route, '/aPI/Messages'), '/Messages');
+    });
+  });
+
   describe('rewrite', () => {
     function rewrite(prefix: string, rewriteTo: string | undefined, path: string): string {
       const t = table(rewriteTo === undefined ? { prefix } : { prefix, rewrite: rewriteTo });

@@ -2,7 +2,8 @@
  * @module gateway/config/mapping-emissary
  * The Mapping fields that come from Emissary beyond the seed's: the host a
  * Mapping applies to (`hostname`, the older `host`), the Host an upstream is
- * sent (`host_rewrite`).
+ * sent (`host_rewrite`), and whether its prefix matches in any case
+ * (`case_sensitive`).
  */
 import { z } from 'zod';
 import { formatHostPattern, parseHostPattern } from '../host-match';
@@ -42,6 +43,8 @@ export const emissaryMappingFields = {
       error: 'must be true (or left out): a remote upstream is always sent its own host:port as Host, or host_rewrite; the client\'s Host goes in X-Forwarded-Host',
     })
     .optional(),
+  /** `false`: the prefix matches in any case. */
+  case_sensitive: z.boolean().default(true),
 };
 
 /** What no single field can say is wrong with a Mapping's Emissary fields: fields that contradict each other. */
