@@ -1,6 +1,7 @@
 /**
- * The Mapping fields written for Emissary: `hostname`, `host`, `host_rewrite`, `case_sensitive`: what loads,
- * and each problem with file, service, record and field.
+ * The Mapping fields written for Emissary: `hostname`, `host`, `host_rewrite`,
+ * `case_sensitive`, `docs` load; every other Emissary field is refused by
+ * name, saying why, with file, service, record and field.
  */
 import assert from 'node:assert/strict';
 import { parseConfigFiles, type MappingRecord } from '../../src/gateway';
@@ -26,6 +27,12 @@ function problems(fields: string): string[] {
 }
 
 describe('gateway config: Emissary Mapping fields', () => {
+  it("loads the Mapping of Emissary's quickstart, with hostname \"*\" and docs", () => {
+    const m = load('hostname: "*"\ndocs:\n  path: "/.ambassador-internal/openapi-docs"\n');
+    assert.equal(m.hostname, '*');
+    assert.deepEqual(m.docs, { path: '/.ambassador-internal/openapi-docs' });
+  });
+
   it('reads hostname and host in their normal form, and case_sensitive true by default', () => {
     assert.equal(load('hostname: "*.Example.COM"').hostname, '*.example.com');
     assert.equal(load('hostname: api.example.com.:8443').hostname, 'api.example.com:8443');
@@ -78,7 +85,29 @@ describe('gateway config: Emissary Mapping fields', () => {
     assert.deepEqual(problems('case_sensitive: "no"'), [`${AT} case_sensitive: expected boolean, received string`]);
   });
 
-  it('still says "unknown field" of a field it does not know', () => {
+  it('refuses allow_upgrade and use_websocket, saying that upgrades are served as plain HTTP', () => {
+    const why =
+      'an Emissary field not supported here: the gateway does not proxy WebSocket or other protocol upgrades; a request asking for one is served as plain HTTP with the Upgrade ignored (RFC 9110 §7.8); remove the field';
+    assert.deepEqual(problems('allow_upgrade: [websocket]'), [`${AT} allow_upgrade: ${why}`]);
+    assert.deepEqual(problems('use_websocket: true'), [`${AT} use_websocket: ${why}`]);
+  });
+
+  it('refuses the other Emissary fields by name, each with what to do instead', () => {
+    const cases: [string, string][] = [
+      ['ambassador_id: [blue]', 'ambassador_id: an Emissary field not supported here: one gateway reads every record of its config folder; remove the field'],
+      ['namespace: default', 'namespace: an Emissary field not supported here: a service is named by a module or an address (host:port, URL), not by Kubernetes namespace; remove the field'],
+      ['prefix_exact: true', 'prefix_exact: an Emissary field not supported here: a prefix matches itself and the paths below it; exact paths are not supported'],
+      ['regex_rewrite: {pattern: "^/x", substitution: /}', 'regex_rewrite: an Emissary field not supported here: regular expressions are not supported; use rewrite'],
+      ['grpc: true', 'grpc: an Emissary field not supported here: gRPC upstreams (HTTP/2) are not supported'],
+      ['tls: true', 'tls: an Emissary field not supported here: for TLS to the upstream write the service as https://host:port'],
+      ['host_redirect: true', 'host_redirect: an Emissary field not supported here: redirects are not supported; remove the field'],
+      ['retry_policy: {retry_on: 5xx}', 'retry_policy: an Emissary field not supported here: a failed request is answered, not retried; remove the field'],
+    ];
+    for (const [field, message] of cases) assert.deepEqual(problems(field), [`${AT} ${message}`], field);
+  });
+
+  it('still says "unknown field" of a field Emissary does not have either, and of a key docs does not have', () => {
     assert.deepEqual(problems('hostnmae: api.example.com'), [`${AT} hostnmae: unknown field`]);
+    assert.deepEqual(problems('docs: {path: /x, swagger: true}'), [`${AT} docs.swagger: unknown field`]);
   });
 });

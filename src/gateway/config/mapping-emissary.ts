@@ -2,8 +2,10 @@
  * @module gateway/config/mapping-emissary
  * The Mapping fields that come from Emissary beyond the seed's: the host a
  * Mapping applies to (`hostname`, the older `host`), the Host an upstream is
- * sent (`host_rewrite`), and whether its prefix matches in any case
- * (`case_sensitive`).
+ * sent (`host_rewrite`), `case_sensitive`, the harmless `docs`, and every
+ * other field of Emissary's Mapping, refused by name with the reason, so that
+ * a Mapping copied from Emissary's documentation says what to change instead
+ * of "unknown field".
  */
 import { z } from 'zod';
 import { formatHostPattern, parseHostPattern } from '../host-match';
@@ -22,6 +24,16 @@ function hostField(globs: boolean) {
 
 /** A `host[:port]` to send as Host: a name, an IPv4 or a bracketed IPv6 address. */
 const HOST_PORT = /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
+
+/** An Emissary Mapping field with no counterpart here: refused, saying why. */
+const emissaryOnly = (why: string) => z.never({ error: `an Emissary field not supported here: ${why}` }).optional();
+
+const REGEX = 'regular expressions are not supported';
+const REDIRECT = 'redirects are not supported; remove the field';
+const POOL = 'connections to an upstream are pooled with fixed settings; remove the field';
+const ONE_UPSTREAM = 'a Mapping forwards to one upstream, as it is written; remove the field';
+const UPGRADE =
+  'the gateway does not proxy WebSocket or other protocol upgrades; a request asking for one is served as plain HTTP with the Upgrade ignored (RFC 9110 §7.8); remove the field';
 
 /** The fields, spread into the Mapping schema. */
 export const emissaryMappingFields = {
@@ -45,6 +57,61 @@ export const emissaryMappingFields = {
     .optional(),
   /** `false`: the prefix matches in any case. */
   case_sensitive: z.boolean().default(true),
+  /** Emissary's API documentation settings (developer portal, agent): accepted, no effect here. */
+  docs: z
+    .strictObject({
+      path: z.string().optional(),
+      url: z.string().optional(),
+      ignored: z.boolean().optional(),
+      display_name: z.string().optional(),
+      timeout_ms: z.number().int().nonnegative().optional(),
+    })
+    .optional(),
+
+  allow_upgrade: emissaryOnly(UPGRADE),
+  use_websocket: emissaryOnly(UPGRADE),
+  ambassador_id: emissaryOnly('one gateway reads every record of its config folder; remove the field'),
+  namespace: emissaryOnly('a service is named by a module or an address (host:port, URL), not by Kubernetes namespace; remove the field'),
+  prefix_exact: emissaryOnly('a prefix matches itself and the paths below it; exact paths are not supported'),
+  prefix_regex: emissaryOnly(`${REGEX}; write a path prefix`),
+  regex_rewrite: emissaryOnly(`${REGEX}; use rewrite`),
+  method_regex: emissaryOnly(`${REGEX}; write one method`),
+  regex_headers: emissaryOnly(`${REGEX}; use headers (an exact value, or true for any)`),
+  query_parameters: emissaryOnly('matching on the query is not supported'),
+  regex_query_parameters: emissaryOnly('matching on the query is not supported'),
+  host_redirect: emissaryOnly(REDIRECT),
+  path_redirect: emissaryOnly(REDIRECT),
+  prefix_redirect: emissaryOnly(REDIRECT),
+  regex_redirect: emissaryOnly(REDIRECT),
+  redirect_response_code: emissaryOnly(REDIRECT),
+  grpc: emissaryOnly('gRPC upstreams (HTTP/2) are not supported'),
+  tls: emissaryOnly('for TLS to the upstream write the service as https://host:port'),
+  add_linkerd_headers: emissaryOnly('add l5d-dst-override yourself with add_request_headers'),
+  rate_limits: emissaryOnly('Emissary v0 rate limits are not supported; use labels'),
+  connect_timeout_ms: emissaryOnly('connecting is bounded by timeout_ms'),
+  idle_timeout_ms: emissaryOnly(POOL),
+  cluster_idle_timeout_ms: emissaryOnly(POOL),
+  cluster_max_connection_lifetime_ms: emissaryOnly(POOL),
+  keepalive: emissaryOnly(POOL),
+  circuit_breakers: emissaryOnly(POOL),
+  outlier_detection: emissaryOnly(POOL),
+  retry_policy: emissaryOnly('a failed request is answered, not retried; remove the field'),
+  load_balancer: emissaryOnly(ONE_UPSTREAM),
+  weight: emissaryOnly(ONE_UPSTREAM),
+  shadow: emissaryOnly(ONE_UPSTREAM),
+  resolver: emissaryOnly(ONE_UPSTREAM),
+  dns_type: emissaryOnly(ONE_UPSTREAM),
+  respect_dns_ttl: emissaryOnly(ONE_UPSTREAM),
+  enable_ipv4: emissaryOnly(ONE_UPSTREAM),
+  enable_ipv6: emissaryOnly(ONE_UPSTREAM),
+  cluster_tag: emissaryOnly(ONE_UPSTREAM),
+  priority: emissaryOnly(ONE_UPSTREAM),
+  stats_name: emissaryOnly('requests are counted by Mapping name in the Prometheus metrics; remove the field'),
+  error_response_overrides: emissaryOnly('error bodies are the gateway\'s JSON error body; remove the field'),
+  bypass_error_response_overrides: emissaryOnly('error bodies are the gateway\'s JSON error body; remove the field'),
+  auth_context_extensions: emissaryOnly('the auth service is asked over HTTP, which carries no context extensions; remove the field'),
+  envoy_override: emissaryOnly('there is no Envoy to pass it to; remove the field'),
+  modules: emissaryOnly('remove the field'),
 };
 
 /** What no single field can say is wrong with a Mapping's Emissary fields: fields that contradict each other. */
