@@ -199,6 +199,11 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     // the gateway's own paths, a client's X-Travel-User would otherwise reach
     // a backend or the access log as if the auth service had named that user.
     dropClaimedUser(ctx.req);
+    // Upgrades are not proxied: the request is served as plain HTTP (RFC 9110
+    // §7.8). Node's parser drops whatever the client sent right behind such a
+    // request, so a request pipelined after it would wait for ever: the
+    // answer closes the connection instead.
+    if (ctx.req.headers.upgrade !== undefined) ctx.res.shouldKeepAlive = false;
     refuseRepeatedHost(ctx.req.rawHeaders);
     toOriginForm(ctx);
     const seen = ctx.path;
