@@ -36,13 +36,14 @@ function headersOf(route: RouteSnapshot): string {
 
 /** Formats routes in match order as a table. */
 export function routeTable(routes: readonly RouteSnapshot[]): string {
-  const header = ['PRECEDENCE', 'PREFIX', 'METHOD', 'HEADERS', 'SERVICE', 'TARGET', 'REWRITE', 'AUTH', 'LABELS', 'NAME'];
+  const header = ['PRECEDENCE', 'PREFIX', 'METHOD', 'HEADERS', 'HOST', 'SERVICE', 'TARGET', 'REWRITE', 'AUTH', 'LABELS', 'NAME'];
   const rows = routes.map((r) => [
     String(r.precedence),
-    r.prefix,
+    r.case_sensitive === false ? `${r.prefix} (any case)` : r.prefix,
     r.method ?? '*',
     headersOf(r),
-    r.service,
+    r.hostname ?? '*',
+    r.host_rewrite === undefined ? r.service : `${r.service} (Host: ${r.host_rewrite})`,
     r.target,
     r.rewrite === '' ? '""' : r.rewrite,
     r.bypass_auth ? 'bypass' : 'required',

@@ -100,11 +100,12 @@ function routeRow(route: DiagRoute, index: number): string {
   const cells = [
     `<td class="num">${index + 1}</td>`,
     `<td>${escapeHtml(route.name)}</td>`,
-    `<td class="mono">${escapeHtml(route.prefix)}</td>`,
+    `<td class="mono">${escapeHtml(route.prefix)}${route.case_sensitive === false ? ` ${none('any case')}` : ''}</td>`,
     `<td>${route.method ? code(route.method) : none('any')}</td>`,
     `<td>${headersCell(route.headers)}</td>`,
+    `<td>${route.hostname ? code(route.hostname) : none('any')}</td>`,
     `<td>${rewrite}</td>`,
-    `<td>${escapeHtml(route.service)}</td>`,
+    `<td>${escapeHtml(route.service)}${route.host_rewrite ? ` ${none('Host:')} ${code(route.host_rewrite)}` : ''}</td>`,
     `<td>${escapeHtml(route.target)}</td>`,
     `<td>${auth}</td>`,
     `<td class="num">${escapeHtml(route.precedence)}</td>`,
@@ -118,7 +119,7 @@ function routeRow(route: DiagRoute, index: number): string {
 
 function routesSection(routes: readonly DiagRoute[]): string {
   if (routes.length === 0) return `<h2 id="routes">Routes</h2><p>${none('No mappings: every path is answered 404.')}</p>`;
-  const head = ['#', 'Name', 'Prefix', 'Method', 'Headers', 'Rewrite', 'Service', 'Target', 'Auth', 'Precedence', 'Labels', 'Requests', '4xx', '5xx'];
+  const head = ['#', 'Name', 'Prefix', 'Method', 'Headers', 'Host', 'Rewrite', 'Service', 'Target', 'Auth', 'Precedence', 'Labels', 'Requests', '4xx', '5xx'];
   return `<h2 id="routes">Routes</h2>
 <div class="scroll"><table>
 <caption class="meta">In match order: the first route that matches a request serves it.</caption>

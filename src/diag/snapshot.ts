@@ -21,6 +21,12 @@ export interface DiagRoute {
   method?: string;
   /** Headers a request must carry: an exact value, or `true` for any. */
   headers?: Record<string, HeaderCondition>;
+  /** The hosts it applies to (`hostname`, or `host`), when not any. */
+  hostname?: string;
+  /** `false` when the prefix matches in any case. */
+  case_sensitive?: false;
+  /** The Host a remote upstream is sent instead of its own. */
+  host_rewrite?: string;
   labels?: MappingRecord['labels'];
   /** Whether the mapping has a CORS policy of its own. */
   cors?: boolean;
@@ -138,6 +144,10 @@ function describeMapping(m: MappingRecord, target: ServiceTarget, counters?: Rou
   };
   if (m.method) route.method = m.method;
   if (m.headers && Object.keys(m.headers).length > 0) route.headers = { ...m.headers };
+  const hostname = m.hostname ?? m.host;
+  if (hostname !== undefined && hostname !== '*') route.hostname = hostname;
+  if (!m.case_sensitive) route.case_sensitive = false;
+  if (m.host_rewrite !== undefined) route.host_rewrite = m.host_rewrite;
   if (m.labels) route.labels = m.labels;
   if (m.cors) route.cors = true;
   return route;

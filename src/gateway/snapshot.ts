@@ -6,6 +6,7 @@
  */
 import type { ConfigProblem } from './config/problems';
 import type { AuthServiceRecord, GatewayConfig, HeaderCondition, LabelGroup, RateLimitServiceRecord, RecordSource } from './config/schema';
+import { formatHostPattern } from './host-match';
 import type { RouteTable } from './route-table';
 
 /** What stands for a value the snapshot does not show. */
@@ -34,6 +35,12 @@ export interface RouteSnapshot {
   readonly method?: string;
   /** Required headers: an exact value, or `true` for any. */
   readonly headers?: Readonly<Record<string, HeaderCondition>>;
+  /** The hosts it applies to (`hostname`, or `host`), when not any. */
+  readonly hostname?: string;
+  /** `false` when the prefix matches in any case. */
+  readonly case_sensitive?: false;
+  /** The Host a remote upstream is sent instead of its own. */
+  readonly host_rewrite?: string;
   readonly bypass_auth: boolean;
   readonly timeout_ms: number;
   readonly labels?: Readonly<Record<string, readonly LabelGroup[]>>;
@@ -89,6 +96,9 @@ export function describeRoutes(config: GatewayConfig, table: RouteTable<{ kind: 
       precedence: m.precedence,
       ...(m.method ? { method: m.method } : {}),
       ...(m.headers ? { headers: structuredClone(m.headers) } : {}),
+      ...(route.host ? { hostname: formatHostPattern(route.host) } : {}),
+      ...(m.case_sensitive ? {} : { case_sensitive: false as const }),
+      ...(m.host_rewrite !== undefined ? { host_rewrite: m.host_rewrite } : {}),
       bypass_auth: m.bypass_auth,
       timeout_ms: m.timeout_ms,
       ...(m.labels ? { labels: structuredClone(m.labels) } : {}),

@@ -59,9 +59,9 @@ describe('gatehouse check', function () {
       assert.ok(prefixes.indexOf('/v1/hotels') < prefixes.indexOf('/v1'), prefixes.join(' '));
       assert.ok(prefixes.indexOf('/v1/cars') < prefixes.indexOf('/v1'), prefixes.join(' '));
       const hotels = rows.find((r) => r[1] === '/v1/hotels')!;
-      assert.deepEqual(hotels.slice(2), ['*', '-', 'hotel-booking', 'in-process', '""', 'required', 'gateway:2', 'hotels-mapping']);
+      assert.deepEqual(hotels.slice(2), ['*', '-', '*', 'hotel-booking', 'in-process', '""', 'required', 'gateway:2', 'hotels-mapping']);
       const v1 = rows.find((r) => r[1] === '/v1')!;
-      assert.equal(v1[7], 'bypass');
+      assert.equal(v1[8], 'bypass');
     });
 
     it('names the auth and rate-limit services the routes use', () => {
@@ -250,6 +250,34 @@ describe('gatehouse check', function () {
       ['POST', '-', 'posts'],
       ['*', '-', 'plain'],
     ]);
+  });
+
+  it('shows the host each route applies to, a prefix matched in any case and the Host a remote upstream is sent', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-check-'));
+    folders.push(dir);
+    const mapping = (name: string, extra: string) =>
+      `apiVersion: gateway/v1\nkind: Mapping\nname: ${name}\nprefix: /v1/\nservice: api\nbypass_auth: true\n${extra}`;
+    writeFileSync(
+      join(dir, 'services.yaml'),
+      [
+        mapping('quickstart', 'hostname: "*"\n'),
+        mapping('tenants', 'hostname: "*.Example.com"\n'),
+        mapping('legacy', 'host: Quote.example.com\ncase_sensitive: false\n'),
+        'apiVersion: gateway/v1\nkind: Mapping\nname: httpbin\nprefix: /httpbin/\nservice: 127.0.0.1:9\nbypass_auth: true\nhost_rewrite: httpbin.org\n',
+      ].join('---\n'),
+    );
+    const res = await runCli(['check', dir]);
+    assert.equal(res.code, 0, res.stderr);
+    const lines = res.stdout.split('\n');
+    const header = lines.find((l) => l.startsWith('PRECEDENCE'))!.trim().split(/\s+/);
+    assert.deepEqual(header.slice(0, 6), ['PRECEDENCE', 'PREFIX', 'METHOD', 'HEADERS', 'HOST', 'SERVICE']);
+    const line = (name: string) => lines.find((l) => l.endsWith(` ${name}`))!;
+    assert.match(line('legacy'), /^0\s+\/v1\/ \(any case\)\s+\*\s+-\s+quote\.example\.com\s+api\s/);
+    assert.match(line('tenants'), /^0\s+\/v1\/\s+\*\s+-\s+\*\.example\.com\s+api\s/);
+    assert.match(line('quickstart'), /^0\s+\/v1\/\s+\*\s+-\s+\*\s+api\s/);
+    assert.match(line('httpbin'), /^0\s+\/httpbin\/\s+\*\s+-\s+\*\s+127\.0\.0\.1:9 \(Host: httpbin\.org\)\s+remote\s/);
+    // A route with a hostname is tried before the one without on the same prefix.
+    assert.ok(lines.indexOf(line('tenants')) < lines.indexOf(line('quickstart')));
   });
 
   it('says so when a folder holds no routes at all', async () => {

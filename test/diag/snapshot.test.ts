@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { describeGateway } from '../../src/diag';
+import { describeGateway, renderDiagPage } from '../../src/diag';
+import { mappingSchema } from '../../src/gateway/config/schema';
 import { createRouteCounters } from '../../src/telemetry';
 import { BUILT_IN, sampleConfig, sampleSnapshot } from './fixture';
 
@@ -35,6 +36,43 @@ describe('diag/snapshot', () => {
     assert.equal(diag.method, 'GET');
     assert.equal(diag.cors, true);
     assert.equal('method' in hotels, false);
+  });
+
+  describe('the host a route applies to', () => {
+    function hostSnapshot() {
+      const m = (fields: Record<string, unknown>) =>
+        mappingSchema.parse({ apiVersion: 'gateway/v1', kind: 'Mapping', prefix: '/v1/', service: 'api', ...fields });
+      const config = {
+        mappings: [
+          m({ name: 'tenants', hostname: '*.Example.com', case_sensitive: false }),
+          m({ name: 'legacy', host: 'quote.example.com' }),
+          m({ name: 'httpbin', service: 'httpbin.internal:80', host_rewrite: 'httpbin.org' }),
+          m({ name: 'quickstart', hostname: '*' }),
+        ],
+        sources: [],
+      };
+      return describeGateway({ version: '0', startedAt: new Date(), config, configDir: 'c', loadedAt: new Date(), modules: BUILT_IN });
+    }
+
+    it('gives the hostname, a case-insensitive prefix and host_rewrite, and nothing for any host', () => {
+      const [tenants, legacy, httpbin, quickstart] = hostSnapshot().routes;
+      assert.equal(tenants.hostname, '*.example.com');
+      assert.equal(tenants.case_sensitive, false);
+      assert.equal(legacy.hostname, 'quote.example.com');
+      assert.equal('case_sensitive' in legacy, false);
+      assert.equal(httpbin.host_rewrite, 'httpbin.org');
+      assert.equal('hostname' in quickstart, false);
+      assert.equal('host_rewrite' in quickstart, false);
+    });
+
+    it('shows them on the page: a Host column, "any case" by the prefix and the Host sent by the service', () => {
+      const rows = renderDiagPage(hostSnapshot()).split('<tr>').slice(2);
+      assert.match(rows[0], /<td class="mono">\/v1\/ <span class="none">any case<\/span><\/td>/);
+      assert.match(rows[0], /<td><code>\*\.example\.com<\/code><\/td>/);
+      assert.match(rows[1], /<td><code>quote\.example\.com<\/code><\/td>/);
+      assert.match(rows[2], /<td>httpbin\.internal:80 <span class="none">Host:<\/span> <code>httpbin\.org<\/code><\/td><td>remote<\/td>/);
+      assert.match(rows[3], /<td><span class="none">any<\/span><\/td><td><span class="none">any<\/span><\/td><td><span class="none">any<\/span><\/td>/);
+    });
   });
 
   it('describes the auth and rate-limit services with their failure modes', () => {
