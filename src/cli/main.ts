@@ -107,10 +107,12 @@ async function start(args: string[]): Promise<number | undefined> {
     await gatehouse.stop();
     throw err;
   });
-  const grpc = listening.grpcPort === undefined ? '' : ` (gRPC rate limits on ${hostPort(gatehouse.options.grpcHost, listening.grpcPort)})`;
+  const grpc = listening.grpcPort === undefined ? '' : `gRPC rate limits on ${hostPort(gatehouse.options.grpcHost, listening.grpcPort)}; `;
   // Handlers first: whoever waits for the line may signal as soon as it is read.
   runUntilSignal(() => gatehouse.stop(), gatehouse.logger);
-  process.stdout.write(`gatehouse listening on ${listening.url}${grpc}\n`);
+  // Which folder is served matters as much as where: GATEHOUSE_CONFIG or a
+  // relative --config may not be the folder the user has just edited.
+  process.stdout.write(`gatehouse listening on ${listening.url} (${grpc}config folder ${gatehouse.options.configDir})\n`);
   return undefined;
 }
 
@@ -137,7 +139,8 @@ async function serve(args: string[]): Promise<number | undefined> {
     redisUrl: values.redis,
   });
   runUntilSignal(() => served.stop());
-  process.stdout.write(`${name} listening on ${served.address}\n`);
+  const about = [served.protocol, served.configDir && `config folder ${served.configDir}`].filter(Boolean).join('; ');
+  process.stdout.write(`${name} listening on ${served.address}${about && ` (${about})`}\n`);
   return undefined;
 }
 

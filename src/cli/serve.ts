@@ -39,7 +39,12 @@ export interface ServeOptions {
 }
 
 export interface Served {
+  /** `host:port` for gRPC, a URL for HTTP. */
   address: string;
+  /** `gRPC` for the rate-limit service; none for HTTP, which its URL says. */
+  protocol?: string;
+  /** The folder the module reads its files from; none for a module that reads none. */
+  configDir?: string;
   stop(): Promise<void>;
 }
 
@@ -128,7 +133,9 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
     }
     const watcher = watch ? watchModule(service, configDir) : undefined;
     return {
-      address: `${hostPort(host, bound)} (gRPC)`,
+      address: hostPort(host, bound),
+      protocol: 'gRPC',
+      configDir,
       async stop() {
         watcher?.close();
         await server.stop();
@@ -150,6 +157,7 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
   const watcher = watch && name !== 'auth' && module.reload ? watchModule(module, configDir, logger) : undefined;
   return {
     address: `http://${hostPort(host, server.port)}`,
+    configDir: name === 'api' ? undefined : configDir,
     async stop() {
       watcher?.close();
       await server.close();

@@ -151,10 +151,11 @@ describe('gatehouse command', function () {
     });
     afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-    it('runs the demo on the ports it is given, answers, and stops with exit 0 on SIGTERM', async () => {
+    it('runs the demo on the ports it is given, says which config folder it serves, answers, and stops with exit 0 on SIGTERM', async () => {
       const server = await startCli(['start', '--config', dir, '--no-watch'], { env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'warn' } });
       assert.equal(server.name, 'gatehouse');
-      assert.match(server.line, /^gatehouse listening on http:\/\/127\.0\.0\.1:\d+ \(gRPC rate limits on 127\.0\.0\.1:\d+\)$/);
+      assert.match(server.line, /^gatehouse listening on http:\/\/127\.0\.0\.1:\d+ \(gRPC rate limits on 127\.0\.0\.1:\d+; config folder /);
+      assert.ok(server.line.endsWith(`; config folder ${dir})`), server.line);
       const res = await fetch(`${server.address}/v1/messages/1`);
       assert.equal(res.status, 200);
       assert.equal(((await res.json()) as { url: string }).url, `${server.address}/v1/messages/1`);

@@ -9,7 +9,7 @@ import { stringify } from 'yaml';
 import { createGatehouse, type Gatehouse } from '../../src/gatehouse';
 import { rateLimitProtos } from '../../src/ratelimit/protos';
 import { createLogger } from '../../src/telemetry';
-import { killAll, runCli, startCli, type CliServer } from '../support/process';
+import { killAll, REPO_ROOT, runCli, startCli, type CliServer } from '../support/process';
 
 const ALICE = `Basic ${Buffer.from('alice:wonderland').toString('base64')}`;
 const BOB = `Basic ${Buffer.from('bob:builder').toString('base64')}`;
@@ -130,6 +130,10 @@ describe('gatehouse serve', function () {
     });
     after(() => api.stop());
 
+    it('announces its address alone: it reads no file', () => {
+      assert.equal(api.line, `api listening on http://127.0.0.1:${api.port}`);
+    });
+
     it('answers /v1/messages/1 with the message and its absolute url', async () => {
       assert.equal(api.name, 'api');
       assert.match(api.address, /^http:\/\/127\.0\.0\.1:\d+$/);
@@ -165,9 +169,9 @@ describe('gatehouse serve', function () {
       await server?.stop();
     });
 
-    it('announces a gRPC address', () => {
+    it('announces a gRPC address and the folder its limits come from', () => {
       assert.equal(server.name, 'ratelimit');
-      assert.match(server.line, /^ratelimit listening on 127\.0\.0\.1:\d+ \(gRPC\)$/);
+      assert.equal(server.line, `ratelimit listening on 127.0.0.1:${server.port} (gRPC; config folder ${join(REPO_ROOT, 'config')})`);
     });
 
     it('answers ShouldRateLimit with the demo limits of config/ratelimit.yaml', async () => {
@@ -236,6 +240,12 @@ describe('gatehouse serve', function () {
     });
 
     const gateway = () => request(gatehouse.app.callback());
+
+    it('announces where each process listens and the folder it reads its files from', () => {
+      const folder = join(REPO_ROOT, 'config');
+      assert.equal(auth.line, `auth listening on http://127.0.0.1:${auth.port} (config folder ${folder})`);
+      assert.equal(hotels.line, `hotel-booking listening on http://127.0.0.1:${hotels.port} (config folder ${folder})`);
+    });
 
     it('routes the hotels to the remote booking service', () => {
       const route = gatehouse.gateway.snapshot().routes.find((r) => r.name === 'hotels');

@@ -53,7 +53,7 @@ describe('gatehouse process shutdown', function () {
         env: { PORT: '0', GRPC_PORT: '0', GATEHOUSE_CONFIG: config.dir, LOG_LEVEL: 'warn' },
         timeoutMs: 60_000,
       });
-      const grpcPort = Number(/gRPC rate limits on \S+:(\d+)\)/.exec(gatehouse.line)?.[1]);
+      const grpcPort = Number(/gRPC rate limits on [^\s;)]+:(\d+)[;)]/.exec(gatehouse.line)?.[1]);
       assert.ok(grpcPort > 0, gatehouse.line);
       assert.equal(await acceptsConnections(grpcPort), true);
 
