@@ -178,7 +178,9 @@ export async function main(argv: string[]): Promise<number | undefined> {
     }
     const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
     process.stderr.write(`gatehouse: ${(err as Error).message}\n`);
-    if (usage) process.stderr.write(`Run 'gatehouse --help' for usage.\n`);
+    // The options are in the command's own help; the top-level one lists commands only.
+    const help = command === 'start' || command === 'check' || command === 'serve' ? `gatehouse ${command} --help` : 'gatehouse --help';
+    if (usage) process.stderr.write(`Run '${help}' for usage.\n`);
     return usage ? 2 : 1;
   }
 }

@@ -130,6 +130,12 @@ describe('gatehouse command', function () {
       assert.match(extra.stderr, /check takes one folder/);
       for (const res of [port, option, extra]) assertNoStack(res);
     });
+
+    it("points a mistake in a command's options to that command's help, where the options are", async () => {
+      assert.match((await result('start --port eighty')).stderr, /\nRun 'gatehouse start --help' for usage\.\n$/);
+      assert.match((await result('start --verbose')).stderr, /\nRun 'gatehouse start --help' for usage\.\n$/);
+      assert.match((await result('check a b')).stderr, /\nRun 'gatehouse check --help' for usage\.\n$/);
+    });
   });
 
   it('stops a module run with npm run gatehouse -- serve when SIGTERM reaches npm alone', async () => {
