@@ -132,6 +132,8 @@ async function serve(args: string[]): Promise<number | undefined> {
   const name = positionals[0];
   if (positionals.length !== 1 || !name) throw new UsageError(`serve takes one module: ${SERVABLE_MODULES.join(', ')}`);
   if (!isServable(name)) throw new UsageError(`unknown module '${name}'; modules: ${SERVABLE_MODULES.join(', ')}`);
+  // Silently ignored, it would leave the user believing counters are shared.
+  if (values.redis !== undefined && name !== 'ratelimit') throw new UsageError(`--redis is for ratelimit only: ${name} keeps no counters`);
   const served = await serveModule(name, {
     configDir: values.config,
     host: values.host,

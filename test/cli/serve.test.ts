@@ -51,6 +51,13 @@ describe('gatehouse serve', function () {
     assert.match(res.stderr, /unknown module 'weather'; modules: api, auth, hotel-booking, car-booking, ratelimit/);
   });
 
+  it('refuses --redis for a module other than ratelimit with exit 2, instead of ignoring it', async () => {
+    const res = await runCli(['serve', 'auth', '--port', '0', '--redis', 'redis://127.0.0.1:6379']);
+    assert.equal(res.code, 2);
+    assert.equal(res.stdout, '');
+    assert.equal(res.stderr, "gatehouse: --redis is for ratelimit only: auth keeps no counters\nRun 'gatehouse serve --help' for usage.\n");
+  });
+
   it('refuses a missing module name with exit 2', async () => {
     const res = await runCli(['serve']);
     assert.equal(res.code, 2);
