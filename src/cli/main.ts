@@ -45,7 +45,7 @@ mistake on the command line; 0 once stopped by SIGTERM or SIGINT.`;
 
 const CHECK_USAGE = `Usage: gatehouse check [dir]
 
-Validates a config folder (default ./config, or GATEHOUSE_CONFIG): the gateway
+Validates a config folder (default GATEHOUSE_CONFIG, else ./config): the gateway
 records, the rate limits, the users file and the booking data. Prints the route
 table in match order, or every problem; exits 1 when there is a problem.`;
 
