@@ -3,6 +3,7 @@
  * The process logger: pino writing JSON lines, with every place a credential
  * could appear in a logged object censored.
  */
+import { writeSync } from 'node:fs';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { markPlainLogger } from './access-line';
 
@@ -77,7 +78,50 @@ export function logDestination(dest: number | string = 1, flushMs: number = DEFA
     if (timer === undefined) arm();
     return ok;
   };
+  stream.flushSync = () => flushPendingSync(stream as unknown as PendingLines);
   return stream;
+}
+
+/** What sonic-boom (utf8 mode) holds of the lines not yet written. */
+interface PendingLines {
+  fd: number;
+  destroyed: boolean;
+  _writing: boolean;
+  _writingBuf: string;
+  _bufs: string[];
+  _len: number;
+}
+
+/** How many times a full pipe (EAGAIN) is waited for at exit, 10 ms each, before the lines left are dropped. */
+const EXIT_WRITE_RETRIES = 100;
+
+/**
+ * Writes what waits, at exit (pino calls it from its `exit` hook). sonic-boom's
+ * own flushSync retries every failed write but EAGAIN forever, 100 ms apart:
+ * once the reader of standard output is gone (`gatehouse start | head`, a log
+ * collector that died), a write fails with EPIPE and the process would never
+ * end, deaf to any further signal. Here a write that fails otherwise than
+ * EAGAIN drops the lines left, and a pipe that stays full is given up on.
+ */
+function flushPendingSync(s: PendingLines): void {
+  if (s.destroyed || s.fd < 0) return;
+  // A chunk under an async write is the write's: sonic-boom leaves it too.
+  const chunks = s._writing ? s._bufs : [s._writingBuf, ...s._bufs];
+  s._bufs = [];
+  if (!s._writing) s._writingBuf = '';
+  s._len = 0;
+  let retries = 0;
+  for (const chunk of chunks) {
+    let rest = Buffer.from(chunk);
+    while (rest.length > 0) {
+      try {
+        rest = rest.subarray(writeSync(s.fd, rest));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EAGAIN' || ++retries > EXIT_WRITE_RETRIES) return;
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+      }
+    }
+  }
 }
 
 /**

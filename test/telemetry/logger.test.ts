@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import Koa from 'koa';
 import request from 'supertest';
 import { errorHandler } from '../../src/http';
+import { spawn } from 'node:child_process';
 import { once, type EventEmitter } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -47,6 +48,38 @@ describe('telemetry/logger', () => {
     } finally {
       emitter.end();
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('writes the lines still waiting when the process exits', async function () {
+    this.timeout(15_000);
+    const script = `
+      const logger = require(${JSON.stringify(join(__dirname, '..', '..', 'src', 'telemetry'))}).createLogger({ level: 'info' });
+      logger.info('shutting down'); logger.info('stopped'); process.exit(0);`;
+    const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    const [code] = await once(child, 'close');
+    assert.equal(code, 0);
+    assert.deepEqual(out.trim().split('\n').map((line) => JSON.parse(line).msg), ['shutting down', 'stopped']);
+  });
+
+  it('lets the process exit when whoever read its standard output is gone, with lines still waiting', async function () {
+    this.timeout(15_000);
+    // The lines wait for the chunk or the timer; the exit comes first, and finds the pipe broken.
+    const script = `
+      const logger = require(${JSON.stringify(join(__dirname, '..', '..', 'src', 'telemetry'))}).createLogger({ level: 'info' });
+      process.stdin.once('data', () => { logger.info('shutting down'); logger.info('stopped'); process.exit(0); });`;
+    const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+    try {
+      child.stdout!.destroy();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const exited = once(child, 'exit');
+      child.stdin!.write('go\n');
+      const ended = await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000, 'still running'))]);
+      assert.deepEqual(ended, [0, null]);
+    } finally {
+      child.kill('SIGKILL');
     }
   });
 
