@@ -78,7 +78,13 @@ export function logDestination(dest: number | string = 1, flushMs: number = DEFA
     if (timer === undefined) arm();
     return ok;
   };
-  stream.flushSync = () => flushPendingSync(stream as unknown as PendingLines);
+  const ownFlushSync = stream.flushSync.bind(stream);
+  stream.flushSync = () => {
+    const pending = stream as unknown as PendingLines;
+    // Another sonic-boom may keep its lines otherwise: then its own flush it is.
+    if (Array.isArray(pending._bufs) && typeof pending._writingBuf === 'string') flushPendingSync(pending);
+    else ownFlushSync();
+  };
   return stream;
 }
 
