@@ -12,6 +12,7 @@ interface Manifest {
   main: string;
   types: string;
   bin: Record<string, string>;
+  exports: Record<string, string | Record<string, string>>;
   dependencies: Record<string, string>;
 }
 
@@ -104,7 +105,7 @@ describe('the gatehouse package', function () {
   });
 
   it('holds the compiled library, its command, the protos and the demo config, and no sources, tests or stale output', () => {
-    const targets = [pkg.main, pkg.types, ...Object.values(pkg.bin)];
+    const targets = [pkg.main, pkg.types, ...Object.values(pkg.bin), ...Object.values(pkg.exports).flatMap((t) => (typeof t === 'string' ? [t] : Object.values(t)))];
     for (const target of targets) assert.ok(packed.includes(target.replace(/^\.\//, '')), `${target} is not in the package`);
     for (const folder of ['proto', 'config']) {
       const want = walk(join(REPO_ROOT, folder)).map((f) => `${folder}/${f}`).sort();
@@ -188,6 +189,13 @@ describe('the gatehouse package', function () {
       assert.equal(used.stdout, '200 Welcome to Gatehouse, Alice.\n', `${file}: ${used.stderr}`);
       assert.equal(used.code, 0, `${file}: ${used.stderr}`);
     }
+  });
+
+  it('lets an app import its index only, not the files behind it, whose names may change', async () => {
+    writeFileSync(join(project, 'deep.cjs'), "require('gatehouse/dist/gateway/gateway.js');");
+    const deep = await run(process.execPath, ['deep.cjs'], project);
+    assert.notEqual(deep.code, 0);
+    assert.match(deep.stderr, /ERR_PACKAGE_PATH_NOT_EXPORTED/);
   });
 
   it("compiles the README's library examples as written, with TypeScript's strictest checks, against the package's declarations", () => {
