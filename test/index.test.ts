@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -227,5 +227,29 @@ describe('the gatehouse package', function () {
       return where + ts.flattenDiagnosticMessageText(d.messageText, '\n');
     });
     assert.deepEqual(problems, []);
+  });
+
+  describe('installed from a checkout without its devDependencies', () => {
+    let checkout: string;
+
+    before(() => {
+      // A checkout as `npm ci --omit=dev` leaves it: no TypeScript.
+      checkout = mkdtempSync(join(tmpdir(), 'gatehouse-checkout-'));
+      copyFileSync(join(REPO_ROOT, 'package.json'), join(checkout, 'package.json'));
+    });
+
+    after(() => rmSync(checkout, { recursive: true, force: true }));
+
+    it('prepares without building dist/, since npm start runs the sources', async () => {
+      const prepared = await run('npm', ['run', 'prepare'], checkout);
+      assert.equal(prepared.code, 0, prepared.stderr);
+      assert.match(prepared.stdout, /dist\/ is not built/);
+    });
+
+    it('refuses to pack a package without its compiled library', async () => {
+      const pack = await run('npm', ['pack', '--dry-run'], checkout);
+      assert.notEqual(pack.code, 0);
+      assert.match(pack.stderr, /building dist\/ needs TypeScript/);
+    });
   });
 });
