@@ -49,9 +49,13 @@ describe('the auth service under a flood of wrong passwords', () => {
   before(() => {
     // Costs as in real files, so that a check takes long enough to measure: kim's about 60 ms, lee's four times that.
     const kim = bcrypt.hashSync('right', 10);
-    const start = performance.now();
-    bcrypt.compareSync('wrong', kim);
-    oneCheckMs = performance.now() - start;
+    // The median of three, so that one check slowed by other work on the machine does not set the bar.
+    const times = [0, 1, 2].map(() => {
+      const start = performance.now();
+      bcrypt.compareSync('wrong', kim);
+      return performance.now() - start;
+    });
+    oneCheckMs = times.sort((a, b) => a - b)[1];
     file = folder.write('flood.htpasswd', `kim:${kim}\nlee:${bcrypt.hashSync('right', 12)}\n`);
   });
   afterEach(async () => {
@@ -68,7 +72,8 @@ describe('the auth service under a flood of wrong passwords', () => {
       (await checks).map((d) => d.status),
       Array(16).fill(401),
     );
-    assert.ok(lag < oneCheckMs / 2, `a timer fired ${lag.toFixed(1)} ms late; one check takes ${oneCheckMs.toFixed(1)} ms`);
+    // On the event loop, a timer would wait for a whole check; the margin is for a machine busy with other work.
+    assert.ok(lag < oneCheckMs * 0.75, `a timer fired ${lag.toFixed(1)} ms late; one check takes ${oneCheckMs.toFixed(1)} ms`);
   });
 
   it('answers 429 at once, with Retry-After and the challenge, when maxQueued checks are already waiting', async function () {
