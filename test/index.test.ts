@@ -163,7 +163,7 @@ describe('the gatehouse package', function () {
       let out = '';
       child.stdout.setEncoding('utf8').on('data', async (chunk) => {
         out += chunk;
-        const m = /listening on (\\S+) \\(gRPC rate limits on \\S+\\)/.exec(out);
+        const m = /listening on (\\S+) \\(gRPC rate limits on [^;)]+; config folder /.exec(out);
         if (!m || child.answered) return;
         child.answered = true;
         const res = await fetch(m[1] + '/v1/messages/1');
