@@ -8,9 +8,17 @@
  * Node 20 emulates recursion on Linux with a watcher per file, which stops
  * reporting a file once it has been replaced by a rename (what editors,
  * `htpasswd` and Kubernetes ConfigMap updates do).
+ *
+ * A watch follows the folder it was set on, not its path: once the folder
+ * is deleted and made again, moved aside for another (`mv new config`), or
+ * reached through a symlink that is pointed elsewhere (a `current` release
+ * link, as envoyproxy/ratelimit deployments swap), it would report nothing
+ * more. So the path is also looked at every {@link IDENTITY_POLL_MS}, and
+ * watched anew whenever it names another folder than the one watched.
  */
-import { watch, type FSWatcher } from 'node:fs';
-import { join } from 'node:path';
+import { statSync, watch, type FSWatcher, type Stats } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 
 export interface FolderWatcher {
   close(): void;
@@ -19,8 +27,36 @@ export interface FolderWatcher {
 /** The sub-folder whose files are read too (the rate-limit service's limits). */
 const SUBFOLDER = 'ratelimit';
 
+/** How often the watched paths are checked for naming another folder. */
+export const IDENTITY_POLL_MS = 1000;
+
+/** Options of {@link watchFolder}, for tests. */
+export interface WatchOptions {
+  /** How often the paths are checked for naming another folder; default {@link IDENTITY_POLL_MS}. */
+  pollMs?: number;
+}
+
+function identityOf(s: Stats): string | undefined {
+  return s.isDirectory() ? `${s.dev}:${s.ino}` : undefined;
+}
+
+/** `dev:ino` of the folder `path` names (through symlinks), undefined when it names none. */
+function folderIdentity(path: string): Promise<string | undefined> {
+  return stat(path).then(identityOf, () => undefined);
+}
+
+function folderIdentitySync(path: string): string | undefined {
+  try {
+    return identityOf(statSync(path));
+  } catch {
+    return undefined;
+  }
+}
+
 /** Calls `onChange` once `debounceMs` have passed without a further change in `dir` or `dir/ratelimit`. */
-export function watchFolder(dir: string, debounceMs: number, onChange: () => void): FolderWatcher {
+export function watchFolder(dir: string, debounceMs: number, onChange: () => void, options: WatchOptions = {}): FolderWatcher {
+  const subdir = join(dir, SUBFOLDER);
+  const own = basename(dir);
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
   const changed = () => {
@@ -32,36 +68,98 @@ export function watchFolder(dir: string, debounceMs: number, onChange: () => voi
     }, debounceMs);
   };
 
-  let sub: FSWatcher | undefined;
-  /** (Re)watches `ratelimit/`: it may come, go, or be swapped for another folder of the same name. */
-  function watchSubfolder(): void {
-    sub?.close();
-    sub = undefined;
-    if (closed) return;
+  /** Watches `path`; undefined when there is no folder there (yet). */
+  function watchOne(path: string, onEvent?: (name: string | null) => void): FSWatcher | undefined {
     try {
-      sub = watch(join(dir, SUBFOLDER), { persistent: false }, changed);
-      sub.on('error', () => {
-        sub?.close();
-        sub = undefined;
+      const w = watch(path, { persistent: false }, (_event, name) => {
+        onEvent?.(name);
+        changed();
       });
+      // A watched folder that goes away ends its watch; the poll watches the next one.
+      w.on('error', () => w.close());
+      return w;
     } catch {
-      // No such folder (yet): the folder's own watcher tells when it appears.
+      return undefined;
     }
   }
 
-  const top: FSWatcher = watch(dir, { persistent: false }, (_event, name) => {
-    // `..data` is the symlink a ConfigMap update swaps; a null name is an unknown change.
-    if (name === null || name === SUBFOLDER || name.startsWith('..')) watchSubfolder();
-    changed();
-  });
-  top.on('error', () => undefined);
-  watchSubfolder();
+  let top: FSWatcher | undefined;
+  let topId: string | undefined;
+  let sub: FSWatcher | undefined;
+  let subId: string | undefined;
+
+  /** (Re)watches `ratelimit/`: it may come, go, or be swapped for another folder of the same name. */
+  function watchSubfolder(id: string | undefined): void {
+    sub?.close();
+    sub = undefined;
+    subId = id;
+    if (closed || id === undefined) return;
+    sub = watchOne(subdir);
+  }
+
+  function watchTop(id: string | undefined): void {
+    top?.close();
+    top = undefined;
+    topId = id;
+    if (closed || id === undefined) return;
+    top = watchOne(dir, (name) => {
+      // `..data` is the symlink a ConfigMap update swaps, which may carry `ratelimit/` with it.
+      // A folder made anew may have the number of the old one: these are watched anew whatever their number.
+      if (name === null || name === SUBFOLDER || name.startsWith('..')) void check('sub');
+      // The watched folder itself moved or went away: the event names it.
+      else if (name === own) void check('top');
+    });
+  }
+
+  let checking = false;
+  let again = false;
+  let forceTop = false;
+  let forceSub = false;
+  /**
+   * Watches anew each path that now names another folder than the one
+   * watched (and the one `force` names in any case: the sub-folder, or both),
+   * and reports that as a change.
+   */
+  async function check(force?: 'top' | 'sub'): Promise<void> {
+    if (force === 'top') forceTop = true;
+    if (force === 'sub') forceSub = true;
+    // An event during a check may follow what that check looked at: it is looked at again.
+    if (checking) {
+      again = true;
+      return;
+    }
+    checking = true;
+    try {
+      do {
+        again = false;
+        const [nowTop, nowSub] = await Promise.all([folderIdentity(dir), folderIdentity(subdir)]);
+        if (closed) return;
+        const rewatchTop = forceTop || nowTop !== topId;
+        const rewatchSub = rewatchTop || forceSub || nowSub !== subId;
+        forceTop = forceSub = false;
+        if (rewatchTop) watchTop(nowTop);
+        if (rewatchSub) {
+          watchSubfolder(nowSub);
+          changed();
+        }
+      } while (again);
+    } finally {
+      checking = false;
+    }
+  }
+
+  // Each identity is taken before its watch is set, so that a swap in between is seen by the next check.
+  watchTop(folderIdentitySync(dir));
+  watchSubfolder(folderIdentitySync(subdir));
+  const poll = setInterval(() => void check(), options.pollMs ?? IDENTITY_POLL_MS);
+  poll.unref();
 
   return {
     close() {
       closed = true;
       if (timer) clearTimeout(timer);
-      top.close();
+      clearInterval(poll);
+      top?.close();
       sub?.close();
     },
   };
