@@ -19,6 +19,7 @@
 import { statSync, watch, type FSWatcher, type Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
+import { USERS_FILE } from './builtins';
 
 export interface FolderWatcher {
   close(): void;
@@ -34,6 +35,24 @@ export const IDENTITY_POLL_MS = 1000;
 export interface WatchOptions {
   /** How often the paths are checked for naming another folder; default {@link IDENTITY_POLL_MS}. */
   pollMs?: number;
+}
+
+/** A YAML file that is not hidden: what the loaders read (`*.yaml`, `*.yml`). */
+function isYamlName(name: string): boolean {
+  return !name.startsWith('.') && /\.ya?ml$/i.test(name);
+}
+
+/**
+ * Whether a change of `name` in the config folder may change what is loaded.
+ * Swap files, backups (`services.yaml~`, `.bak`), vim's `4913` probe, a
+ * README or `.DS_Store` do not; Kubernetes' `..data` swap does.
+ */
+function mattersInFolder(name: string): boolean {
+  return name.startsWith('..') || name === SUBFOLDER || name === USERS_FILE || isYamlName(name);
+}
+
+function mattersInSubfolder(name: string): boolean {
+  return name.startsWith('..') || isYamlName(name);
 }
 
 function identityOf(s: Stats): string | undefined {
@@ -68,12 +87,13 @@ export function watchFolder(dir: string, debounceMs: number, onChange: () => voi
     }, debounceMs);
   };
 
-  /** Watches `path`; undefined when there is no folder there (yet). */
-  function watchOne(path: string, onEvent?: (name: string | null) => void): FSWatcher | undefined {
+  /** Watches `path` for names that `matters`; undefined when there is no folder there (yet). */
+  function watchOne(path: string, matters: (name: string) => boolean, onEvent?: (name: string | null) => void): FSWatcher | undefined {
     try {
       const w = watch(path, { persistent: false }, (_event, name) => {
         onEvent?.(name);
-        changed();
+        // A null name is an unknown change.
+        if (name === null || matters(name)) changed();
       });
       // A watched folder that goes away ends its watch; the poll watches the next one.
       w.on('error', () => w.close());
@@ -94,7 +114,7 @@ export function watchFolder(dir: string, debounceMs: number, onChange: () => voi
     sub = undefined;
     subId = id;
     if (closed || id === undefined) return;
-    sub = watchOne(subdir);
+    sub = watchOne(subdir, mattersInSubfolder);
   }
 
   function watchTop(id: string | undefined): void {
@@ -102,7 +122,7 @@ export function watchFolder(dir: string, debounceMs: number, onChange: () => voi
     top = undefined;
     topId = id;
     if (closed || id === undefined) return;
-    top = watchOne(dir, (name) => {
+    top = watchOne(dir, mattersInFolder, (name) => {
       // `..data` is the symlink a ConfigMap update swaps, which may carry `ratelimit/` with it.
       // A folder made anew may have the number of the old one: these are watched anew whatever their number.
       if (name === null || name === SUBFOLDER || name.startsWith('..')) void check('sub');

@@ -144,4 +144,20 @@ describe('gatehouse config folder watch', function () {
       await watching.changeAndAwait(() => publishAsKubernetes(join(dir, 'ratelimit'), { 'gateway.yaml': `domain: a${n}\n` }));
     }
   });
+
+  it('reports nothing for files no loader reads: a README, swap files, backups, the probe file of vim, .DS_Store', async () => {
+    const dir = folder('config');
+    mkdirSync(join(dir, 'ratelimit'));
+    watching = watched(dir);
+    for (const name of ['README.md', '.DS_Store', '.services.yaml.swp', '4913', 'services.yaml~', 'services.yaml.bak', 'notes.txt', 'ratelimit/.gateway.yaml.swp', 'ratelimit/README.md']) {
+      writeFileSync(join(dir, name), 'x');
+    }
+    symlinkSync('root@host.1234:1700000000', join(dir, '.#services.yaml'));
+    await settle();
+    assert.equal(watching.count, 0);
+    // What is read is still seen.
+    await watching.changeAndAwait(() => writeFileSync(join(dir, 'extra.yml'), 'a: 1\n'));
+    await watching.changeAndAwait(() => writeFileSync(join(dir, 'users.htpasswd'), '# none\n'));
+    await watching.changeAndAwait(() => writeFileSync(join(dir, 'ratelimit', 'gateway.yaml'), 'domain: a\n'));
+  });
 });
