@@ -288,7 +288,8 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
     const name = basename(file);
     // The folder is watched, not the file: editors and `htpasswd` replace the file by renaming.
     watcher = watch(dirname(file), { persistent: false }, (_event, changed) => {
-      if (changed !== null && changed !== name) return;
+      // A Kubernetes Secret or ConfigMap volume changes no file: it swaps the `..data` symlink the file goes through.
+      if (changed !== null && changed !== name && !changed.startsWith('..')) return;
       clearTimeout(debounce);
       debounce = setTimeout(() => reload().catch(() => undefined), 50);
       debounce.unref();

@@ -3,6 +3,7 @@ import bcrypt from 'bcryptjs';
 import { join } from 'node:path';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createAuthService, UsersFileError, type AuthService, type AuthRequest } from '../../src/auth';
+import { publishAsKubernetes } from '../gatehouse/support/kubernetes';
 import { basic, captureLogger, quickHash, usersFolder } from './support';
 
 const FIXTURES = join(__dirname, 'fixtures');
@@ -310,6 +311,32 @@ describe('the auth service (typed face)', () => {
       await loaded;
       assert.equal((await service.authenticate(ask(basic('hal', 'after')))).status, 200);
       assert.equal((await service.authenticate(ask(basic('hal', 'before')))).status, 401);
+    });
+
+    it('reloads by itself when watching a users file of a Kubernetes Secret volume and the Secret is updated', async () => {
+      const logger = captureLogger();
+      let loads = 0;
+      let onLoad: (() => void) | undefined;
+      const info = logger.info;
+      logger.info = (obj, msg) => {
+        info(obj, msg);
+        if (msg === 'users loaded') {
+          loads++;
+          onLoad?.();
+        }
+      };
+      const dir = join(folder.dir, 'secret');
+      publishAsKubernetes(dir, { 'users.htpasswd': `ida:${quickHash('first')}\n` });
+      const service = make({ usersFile: join(dir, 'users.htpasswd'), logger, watch: true });
+      for (const password of ['second', 'third']) {
+        const loaded = new Promise<void>((resolve) => (onLoad = resolve));
+        // The kubelet swaps ..data: the event names ..data, never users.htpasswd.
+        publishAsKubernetes(dir, { 'users.htpasswd': `ida:${quickHash(password)}\n` });
+        await loaded;
+        assert.equal((await service.authenticate(ask(basic('ida', password)))).status, 200);
+      }
+      assert.equal((await service.authenticate(ask(basic('ida', 'first')))).status, 401);
+      assert.equal(loads, 3);
     });
   });
 
