@@ -9,7 +9,7 @@
  * its keys checked as that service checks them (see limits-keys); a key it
  * would accept but ignore loads with a warning.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { compileLimits, LimitsCompileError, type LimitTable } from './limits';
 import { checkKeys } from './limits-keys';
@@ -48,25 +48,62 @@ function displayPath(file: string): string {
   return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : file;
 }
 
-function isYaml(name: string): boolean {
-  return name.endsWith('.yaml') || name.endsWith('.yml');
+/**
+ * A limits file of `ratelimit/`: YAML and not hidden, as envoyproxy/ratelimit
+ * reads its folder with `RUNTIME_IGNOREDOTFILES` (which Kubernetes
+ * deployments set): editors' lock links (`.#a.yaml`), macOS's AppleDouble
+ * files (`._a.yaml`) and swap files are not limits.
+ */
+function isLimitsFileName(name: string): boolean {
+  return !name.startsWith('.') && (name.endsWith('.yaml') || name.endsWith('.yml'));
+}
+
+/** Whether `file` names an entry, even a link to nowhere (which is then reported as unreadable, not passed over). */
+function entryExists(file: string): boolean {
+  try {
+    lstatSync(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isFolder(file: string): boolean {
+  try {
+    return statSync(file).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function listFiles(dir: string): string[] {
   const files: string[] = [];
   for (const name of ['ratelimit.yaml', 'ratelimit.yml']) {
     const file = path.join(dir, name);
-    if (existsSync(file)) files.push(file);
+    if (entryExists(file)) files.push(file);
   }
+  const folder = path.join(dir, 'ratelimit');
   let names: string[] = [];
   try {
-    names = readdirSync(path.join(dir, 'ratelimit'));
+    names = readdirSync(folder);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new LimitsConfigError(displayPath(folder), [`cannot be read (${code ?? (err as Error).message})`]);
   }
-  for (const name of names.filter(isYaml).sort()) files.push(path.join(dir, 'ratelimit', name));
+  for (const name of names.filter(isLimitsFileName).sort()) {
+    const file = path.join(folder, name);
+    // Sub-folders are not read, whatever their name.
+    if (!isFolder(file)) files.push(file);
+  }
   return files;
+}
+
+function readLimitsFile(file: string, shown: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new LimitsConfigError(shown, [`cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`]);
+  }
 }
 
 /** A label per document: `file: ` or `file (document 2): ` when the file holds several. */
@@ -148,7 +185,7 @@ export function loadLimitsDir(dir: string): LoadedLimits {
   const warnings: string[] = [];
   for (const file of files) {
     const shown = displayPath(file);
-    const text = readFileSync(file, 'utf8');
+    const text = readLimitsFile(file, shown);
     const raw = parseYaml(text, shown, warnings);
     // A file emptied by mistake (or caught half-written by a reload) would
     // otherwise drop every limit it held, silently.

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { compileDocuments, findRule, LimitsConfigError, loadLimitsDir } from '../../src/ratelimit';
@@ -116,6 +116,26 @@ describe('rate-limit configuration', () => {
       rmSync(dir, { recursive: true });
     });
 
+    it('reads the YAML files of ratelimit/ that are not hidden: lock links of editors, AppleDouble and swap files, and folders are passed over', () => {
+      const dir = tempConfig({
+        'ratelimit/a.yaml': 'domain: a\n',
+        'ratelimit/b.yml': 'domain: b\n',
+        'ratelimit/._a.yaml': '\u0000\u0005\u0016\u0007 binary resource fork',
+        'ratelimit/.a.yaml.swp': 'not yaml: [',
+        'ratelimit/a.yaml~': 'domain: a\n',
+        'ratelimit/old.yaml/c.yaml': 'domain: c\n',
+      });
+      // What Emacs leaves while a buffer is modified: a link to nowhere.
+      symlinkSync('root@host.1234:1700000000', path.join(dir, 'ratelimit', '.#a.yaml'));
+      try {
+        const loaded = loadLimitsDir(dir);
+        assert.deepEqual([...loaded.table.domains.keys()], ['a', 'b']);
+        assert.deepEqual(loaded.files.map((f) => path.basename(f)), ['a.yaml', 'b.yml']);
+      } finally {
+        rmSync(dir, { recursive: true });
+      }
+    });
+
     it('accepts documents given in code', () => {
       const table = compileDocuments([{ domain: 'x', descriptors: [{ key: 'k', rate_limit: { unit: 'hour', requests_per_unit: 1 } }] }]);
       assert.equal(findRule(table, 'x', e('k', 'v'))?.windowMs, 3_600_000);
@@ -123,6 +143,22 @@ describe('rate-limit configuration', () => {
   });
 
   describe('an invalid configuration', () => {
+    it('names the file that cannot be read: a link to nowhere in ratelimit/, or as ratelimit.yaml', () => {
+      for (const name of ['ratelimit/gateway.yaml', 'ratelimit.yaml']) {
+        const dir = tempConfig({});
+        mkdirSync(path.join(dir, 'ratelimit'));
+        symlinkSync('nowhere.yaml', path.join(dir, name));
+        try {
+          assert.throws(
+            () => loadLimitsDir(dir),
+            (err: unknown) => err instanceof LimitsConfigError && err.file === path.join(dir, name) && /cannot be read \(ENOENT\)/.test(err.message),
+          );
+        } finally {
+          rmSync(dir, { recursive: true });
+        }
+      }
+    });
+
     it('names the file and the field of a bad unit', () => {
       const err = loadError({ 'ratelimit.yaml': 'domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: fortnight, requests_per_unit: 1}\n' });
       assert.match(err.message, /ratelimit\.yaml: descriptors\[0\]\.rate_limit\.unit: must be one of SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, YEAR/);
