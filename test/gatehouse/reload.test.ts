@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import bcrypt from 'bcryptjs';
+import { appendFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import request from 'supertest';
 import { changeAndAwait, requestLoop, type LoopRequest, type ReloadLine } from './support/reloads';
 import { ALICE, basic, copyConfig, startGatehouse, type Running, type TempConfig } from './support/running';
@@ -149,6 +151,21 @@ describe('gatehouse config reload', function () {
       quota(8),
     );
     await changeAndAwait(running.log, () => config.write('ratelimit/gateway.yaml', limits.replace('requests_per_unit: 3', 'requests_per_unit: 9')), quota(9));
+  });
+
+  it('applies no half-written services.yaml: truncated, or with only its heading comments, it is refused until the write is whole', async () => {
+    const whole = config.read('services.yaml');
+    const heading = whole.slice(0, whole.indexOf('\n---\n') + 1);
+    assert.match(heading, /^# /);
+    for (const part of ['', heading]) {
+      const refused = await changeAndAwait(running.log, () => writeFileSync(join(config.dir, 'services.yaml'), part), (r) => !r.applied);
+      assert.ok(refused.problems.some((p) => /services\.yaml: holds no YAML document/.test(p)), refused.problems.join('\n'));
+      assert.equal(await status('/v1/messages/1'), 200);
+      assert.equal(await status('/v1/hotels', ALICE), 200);
+    }
+    await changeAndAwait(running.log, () => appendFileSync(join(config.dir, 'services.yaml'), whole.slice(heading.length)), (r) => r.applied);
+    assert.deepEqual((await diag()).config.errors, []);
+    assert.equal(await status('/v1/messages/1'), 200);
   });
 
   it('applies nothing of a folder with any bad file: a new Mapping waits for the users file to be put right', async () => {

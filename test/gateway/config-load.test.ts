@@ -123,6 +123,33 @@ ${serviceManifest('hotels', HOTELS)}`,
     assert.deepEqual(result.config.sources, [join(dir, 'services.yaml')]);
   });
 
+  it('refuses a file that holds no YAML document: a reload may see a file being written over, truncated or with only its heading comments', () => {
+    for (const text of ['', '\n  \n', '# The gateway\'s routes.\n#\n# Records below.\n', '---\n', '\ufeff']) {
+      const result = parseConfigFiles([
+        { file: 'config/services.yaml', text },
+        { file: 'config/extra.yaml', text: HOTELS },
+      ]);
+      assert.deepEqual(problemsOf(result), [
+        'config/services.yaml: holds no YAML document (it is empty, or only comments): refused, since a file caught while it is being written would drop its records; delete the file to have none',
+      ]);
+    }
+  });
+
+  it('reads a file with a byte order mark, CRLF line endings, or a document separator at the end', () => {
+    const manifest = serviceManifest('hotels', HOTELS);
+    for (const text of [`\ufeff${manifest}`, manifest.replace(/\n/g, '\r\n'), `${manifest}---\n`, `${manifest}\n---\n...\n`]) {
+      const result = parse(text);
+      assert.ok(result.ok, JSON.stringify(result));
+      assert.deepEqual(result.config.mappings.map((m) => m.name), ['hotels-mapping']);
+      assert.equal(result.config.mappings[0].prefix, '/v1/hotels');
+    }
+  });
+
+  it('reports a tab in the indentation with its line', () => {
+    const problems = problemsOf(parse('apiVersion: gateway/v1\nkind: Mapping\nname: x\nlabels:\n\tgateway: []\n'));
+    assert.match(problems[0], /^config\/services\.yaml: YAML: Tabs are not allowed as indentation at line 5, column 1$/);
+  });
+
   it('reports bad YAML with the file and line', () => {
     const problems = problemsOf(parse('apiVersion: gateway/v1\nkind: Mapping\n  name: x: y\n'));
     assert.equal(problems.length >= 1, true);

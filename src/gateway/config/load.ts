@@ -16,6 +16,8 @@
  *   manifest's `metadata.name` names it in messages.
  * - Every other document (data files, an envoy rate-limit config with
  *   `domain` and `descriptors`) is no gateway record and is ignored.
+ * - A file with no document at all (empty, blank, only comments or `---`)
+ *   is refused: it is what a reload sees of a file being written over.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -37,6 +39,7 @@ export interface ConfigFile {
 }
 
 const SKIPPED = new Set(['ratelimit.yaml', 'ratelimit.yml']);
+const EMPTY_FILE = 'holds no YAML document (it is empty, or only comments): refused, since a file caught while it is being written would drop its records; delete the file to have none';
 const API_GROUP = API_VERSION.slice(0, API_VERSION.indexOf('/') + 1);
 
 /** Whether a file name in the config folder is one the gateway reads. */
@@ -131,7 +134,14 @@ export function parseConfigFiles(files: readonly ConfigFile[], options: LoadOpti
 
   for (const { file, text } of files) {
     const fileSource: RecordSource = { file };
-    for (const { value: doc, index, node } of parseDocuments(text, fileSource, 'YAML', problems)) {
+    const before = problems.length;
+    const documents = parseDocuments(text, fileSource, 'YAML', problems);
+    if (documents.length === 0 && problems.length === before) {
+      // What a reload sees of a file being written over: truncated, or only its heading comments so far.
+      problems.push(configProblem({ source: fileSource }, EMPTY_FILE));
+      continue;
+    }
+    for (const { value: doc, index, node } of documents) {
       if (Array.isArray(doc)) {
         // A list of records is no way of writing them; said, rather than passed over in silence.
         if (doc.some((item) => isPlainObject(item) && isRecordDocument(item))) {
