@@ -63,6 +63,9 @@ const REPLACEMENT = '\ufffd';
 /** Some editors start a UTF-8 file with a byte order mark; htpasswd never writes one. */
 const BOM = '\ufeff';
 
+const EMPTY_FILE =
+  'the file is empty: refused, since a file caught while it is being written would shut every user out; for no users, write a comment line';
+
 /** The most a bcrypt cost may be; above it one check would take hours. */
 const MAX_BCRYPT_COST = 20;
 
@@ -91,14 +94,21 @@ const WEAK: Record<Exclude<HashScheme, 'bcrypt'>, string> = {
 
 /**
  * Parses htpasswd text. Blank lines and `#` comments are skipped; every other
- * line is `user:hash`; a byte order mark in front is skipped. Never throws:
- * everything wrong is in `problems`.
+ * line is `user:hash`; a byte order mark in front is skipped. A text with
+ * nothing but blanks is refused (a file of comments only names no user).
+ * Never throws: everything wrong is in `problems`.
  */
 export function parseHtpasswd(text: string): ParsedUsers {
   const users = new Map<string, UserEntry>();
   const problems: LineNote[] = [];
   const warnings: LineNote[] = [];
-  const lines = (text.startsWith(BOM) ? text.slice(1) : text).split('\n');
+  const body = text.startsWith(BOM) ? text.slice(1) : text;
+  if (body.trim() === '') {
+    // What a reload sees between the truncation and the write of a file written in place.
+    problems.push({ line: 0, message: EMPTY_FILE });
+    return { users, problems, warnings };
+  }
+  const lines = body.split('\n');
 
   for (let i = 0; i < lines.length; i++) {
     const line = i + 1;

@@ -59,6 +59,17 @@ describe('reading an htpasswd file', () => {
     assert.equal(users.get('alice')?.line, 5);
   });
 
+  it('refuses a file with nothing in it, which is what a reload sees of a file being written over; a file of comments only names no user', () => {
+    for (const text of ['', '\n\n', ' \r\n\t\n', '\ufeff']) {
+      const { problems, users } = parseHtpasswd(text);
+      assert.equal(users.size, 0);
+      assert.deepEqual(problems, [
+        { line: 0, message: 'the file is empty: refused, since a file caught while it is being written would shut every user out; for no users, write a comment line' },
+      ]);
+    }
+    assert.deepEqual(parseHtpasswd('# nobody yet\n').problems, []);
+  });
+
   it('refuses a plaintext password, naming the line and not the password', () => {
     const text = `alice:${quickHash('w')}\nbob:builder\n`;
     const { problems } = parseHtpasswd(text);

@@ -95,6 +95,7 @@ describe('gatehouse config reload', function () {
     ['a service that is nowhere', (c) => c.write('extra.yaml', EXTRA_MAPPING.replace('service: api', 'service: nowhere')), /Mapping extra: service: service 'nowhere' is neither/],
     ['bad limits', (c) => c.write('ratelimit.yaml', c.read('ratelimit.yaml').replace('unit: minute', 'unit: fortnight')), /ratelimit\.yaml: descriptors\[0\]\.rate_limit\.unit/],
     ['a plaintext password', (c) => c.write('users.htpasswd', `${c.read('users.htpasswd')}mallory:open-sesame\n`), /users\.htpasswd: line 4: user 'mallory': the password is not hashed/],
+    ['a users file caught emptied, as while it is written over', (c) => writeFileSync(join(c.dir, 'users.htpasswd'), ''), /users\.htpasswd: the file is empty/],
   ];
   for (const [what, breakIt, expected] of invalid) {
     it(`refuses ${what}: logged, shown in diag, counted, and the last good config keeps serving`, async () => {
