@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
 import { BOOKING_KINDS, daySchema, KINDS, uuidSchema, type CatalogueItem, type KindSpec } from './kinds';
 import type { Booking } from './store';
@@ -126,23 +126,56 @@ function problemText(issue: z.core.$ZodIssue): string {
   return `${pathText(issue.path)}: ${issue.message}`;
 }
 
+/** What a text with no YAML document (empty, blank, only comments or `---`) parses to. */
+const NOTHING = Symbol('no document');
+
+/**
+ * Parses the one document of a data file. A `---` before or after it, as
+ * templating tools write, is no second document.
+ */
+function parseDocument(text: string, file: string): unknown {
+  const values: unknown[] = [];
+  for (const doc of parseAllDocuments(text)) {
+    // The first error says where; those after it follow from it.
+    if (doc.errors.length > 0) throw new BookingDataError(file, [`not valid YAML: ${doc.errors[0].message.split('\n', 1)[0].replace(/:$/, '')}`]);
+    const value: unknown = doc.toJS();
+    if (value !== null && value !== undefined) values.push(value);
+  }
+  if (values.length > 1) throw new BookingDataError(file, [`holds ${values.length} YAML documents: write the data as one mapping`]);
+  return values.length === 0 ? NOTHING : values[0];
+}
+
+function validate(raw: unknown, file: string): BookingData {
+  const parsed = fileSchema.safeParse(raw);
+  if (!parsed.success) throw new BookingDataError(file, parsed.error.issues.map(problemText));
+  const problems = crossCheck(parsed.data);
+  if (problems.length) throw new BookingDataError(file, problems);
+  return parsed.data;
+}
+
 /**
  * Validates the text of a data file. `file` is only used in error messages.
  * @throws {BookingDataError} naming the file and the path of every problem.
  */
 export function parseBookingData(text: string, file = BOOKINGS_FILE): BookingData {
-  let raw: unknown;
-  try {
-    raw = parseYaml(text);
-  } catch (err) {
-    throw new BookingDataError(file, [`not valid YAML: ${(err as Error).message}`]);
+  const raw = parseDocument(text, file);
+  // An empty text is an empty data set.
+  return validate(raw === NOTHING ? {} : raw, file);
+}
+
+/**
+ * Validates a data file as read. Unlike a text given in code, a file with no
+ * document is refused: it is what a reload sees between the truncation and
+ * the write of a file written in place, and would empty the catalogues.
+ */
+function parseBookingFile(text: string, file: string): BookingData {
+  const raw = parseDocument(text, file);
+  if (raw === NOTHING) {
+    throw new BookingDataError(file, [
+      'holds no YAML document (it is empty, or only comments): refused, since a file caught while it is being written would empty the catalogues; write `hotels: []` for no data',
+    ]);
   }
-  // An empty file is an empty data set.
-  const parsed = fileSchema.safeParse(raw ?? {});
-  if (!parsed.success) throw new BookingDataError(file, parsed.error.issues.map(problemText));
-  const problems = crossCheck(parsed.data);
-  if (problems.length) throw new BookingDataError(file, problems);
-  return parsed.data;
+  return validate(raw, file);
 }
 
 function readError(file: string, err: unknown): BookingDataError {
@@ -162,7 +195,7 @@ export async function loadBookingData(configDir: string): Promise<BookingData> {
   } catch (err) {
     throw readError(file, err);
   }
-  return parseBookingData(text, file);
+  return parseBookingFile(text, file);
 }
 
 /** {@link loadBookingData}, synchronously: for building modules at start-up. */
@@ -174,5 +207,5 @@ export function loadBookingDataSync(configDir: string): BookingData {
   } catch (err) {
     throw readError(file, err);
   }
-  return parseBookingData(text, file);
+  return parseBookingFile(text, file);
 }

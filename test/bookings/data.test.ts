@@ -113,6 +113,19 @@ describe('bookings/data', () => {
       assert.equal(problems.length, 4, problems.join('\n'));
     });
 
+    it('reads the data between document separators, as templating tools write them, and refuses a second document', () => {
+      for (const text of [`${hotels}---\n`, `---\n${hotels}`, `---\n${hotels}---\n...\n`]) {
+        assert.equal(parseBookingData(text).hotels[0].id, HOTEL);
+      }
+      assert.deepEqual(problemsOf(`${hotels}---\n${booking()}`), ['holds 2 YAML documents: write the data as one mapping']);
+    });
+
+    it('reports a tab in the indentation in one line, with the line', () => {
+      assert.deepEqual(problemsOf(`hotels:\n\t- {id: ${HOTEL}, name: Aurora, city: Oslo, stars: 4}\n`), [
+        'not valid YAML: Tabs are not allowed as indentation at line 2, column 1',
+      ]);
+    });
+
     it('is reported when it is not YAML or not a mapping', () => {
       assert.match(problemsOf('hotels: [\n')[0], /^not valid YAML: /);
       assert.deepEqual(problemsOf('- a\n- b\n'), ['(top level): the file must hold a mapping (hotels, cars, hotel_bookings, car_bookings)']);
@@ -131,6 +144,18 @@ describe('bookings/data', () => {
       const file = path.join(empty, 'bookings.yaml');
       await assert.rejects(loadBookingData(empty), (err: Error) => err instanceof BookingDataError && err.message === `${file}: the file does not exist`);
       assert.throws(() => loadBookingDataSync(empty), { message: `${file}: the file does not exist` });
+    });
+
+    it('refuses a file with no document, which is what a reload sees of a file being written over', async () => {
+      const file = path.join(dir, 'bookings.yaml');
+      const expected = `${file}: holds no YAML document (it is empty, or only comments): refused, since a file caught while it is being written would empty the catalogues; write \`hotels: []\` for no data`;
+      for (const text of ['', '# The demo catalogue.\n', '---\n']) {
+        await writeFile(file, text);
+        await assert.rejects(loadBookingData(dir), { message: expected });
+        assert.throws(() => loadBookingDataSync(dir), { message: expected });
+      }
+      await writeFile(file, 'hotels: []\n');
+      assert.deepEqual((await loadBookingData(dir)).hotels, []);
     });
 
     it('names the file and the field of a problem', async () => {

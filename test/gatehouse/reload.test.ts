@@ -96,6 +96,7 @@ describe('gatehouse config reload', function () {
     ['bad limits', (c) => c.write('ratelimit.yaml', c.read('ratelimit.yaml').replace('unit: minute', 'unit: fortnight')), /ratelimit\.yaml: descriptors\[0\]\.rate_limit\.unit/],
     ['a plaintext password', (c) => c.write('users.htpasswd', `${c.read('users.htpasswd')}mallory:open-sesame\n`), /users\.htpasswd: line 4: user 'mallory': the password is not hashed/],
     ['a users file caught emptied, as while it is written over', (c) => writeFileSync(join(c.dir, 'users.htpasswd'), ''), /users\.htpasswd: the file is empty/],
+    ['a bookings.yaml caught emptied', (c) => writeFileSync(join(c.dir, 'bookings.yaml'), ''), /bookings\.yaml: holds no YAML document/],
   ];
   for (const [what, breakIt, expected] of invalid) {
     it(`refuses ${what}: logged, shown in diag, counted, and the last good config keeps serving`, async () => {
@@ -121,7 +122,7 @@ describe('gatehouse config reload', function () {
         await changeAndAwait(
           running.log,
           () => {
-            for (const name of ['services.yaml', 'ratelimit.yaml', 'users.htpasswd']) config.write(name, pristine.read(name));
+            for (const name of ['services.yaml', 'ratelimit.yaml', 'users.htpasswd', 'bookings.yaml']) config.write(name, pristine.read(name));
             config.write('extra.yaml', EXTRA_MAPPING);
           },
           applied(async () => (await status('/extra/messages/1')) === 200),

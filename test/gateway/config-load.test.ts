@@ -93,8 +93,10 @@ service: ratelimit
     assert.equal(result.config.mappings.length, 1);
   });
 
-  it('ignores ratelimit.yaml, sub-folders, dotfiles, other files and documents that are no gateway records', async () => {
+  it('ignores ratelimit.yaml, bookings.yaml, sub-folders, dotfiles, other files and documents that are no gateway records', async () => {
     await writeFile(join(dir, 'ratelimit.yaml'), 'domain: gateway\ndescriptors: [\n');
+    // Its own reader reports what is wrong with it, once.
+    await writeFile(join(dir, 'bookings.yaml'), '');
     await mkdir(join(dir, 'ratelimit'));
     await writeFile(join(dir, 'ratelimit', 'more.yaml'), HOTELS);
     await writeFile(join(dir, '.hidden.yaml'), HOTELS);

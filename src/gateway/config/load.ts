@@ -5,7 +5,8 @@
  * The rule, file by file and document by document:
  * - Every `*.yaml` / `*.yml` file directly in the folder is read (no
  *   sub-folders, no dotfiles), in name order, except `ratelimit.yaml` /
- *   `ratelimit.yml`, which hold the rate-limit service's own limits.
+ *   `ratelimit.yml`, which hold the rate-limit service's own limits, and
+ *   `bookings.yaml`, the booking modules' data.
  * - A document whose `kind` is a gateway kind (`Mapping`, `AuthService`,
  *   `RateLimitService`) or whose `apiVersion` starts with `gateway/` is a
  *   record, validated as one.
@@ -38,7 +39,8 @@ export interface ConfigFile {
   readonly text: string;
 }
 
-const SKIPPED = new Set(['ratelimit.yaml', 'ratelimit.yml']);
+/** The files of the built-in modules: the limits, and the booking data, each checked by its own reader. */
+const SKIPPED = new Set(['ratelimit.yaml', 'ratelimit.yml', 'bookings.yaml']);
 const EMPTY_FILE = 'holds no YAML document (it is empty, or only comments): refused, since a file caught while it is being written would drop its records; delete the file to have none';
 const API_GROUP = API_VERSION.slice(0, API_VERSION.indexOf('/') + 1);
 
