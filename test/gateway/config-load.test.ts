@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, parseConfigFiles, type ConfigResult } from '../../src/gateway';
@@ -294,6 +294,12 @@ ${serviceManifest('b', '- just\n- a list')}`),
       'config/services.yaml: service a: metadata.annotations.gatehouse.io/config: expected a YAML string of records',
       'config/services.yaml: service b: record #1: expected a record (a YAML mapping), got a list',
     ]);
+  });
+
+  it('names a file that cannot be read, and a link to nowhere as such', async () => {
+    await writeFile(join(dir, 'services.yaml'), HOTELS);
+    await symlink('old/services.yaml', join(dir, 'extra.yaml'));
+    assert.deepEqual(problemsOf(await loadConfig(dir)), [`${join(dir, 'extra.yaml')}: is a symbolic link to old/services.yaml, which does not exist`]);
   });
 
   it('collects every problem of every file, and gives no config at all', async () => {

@@ -20,7 +20,7 @@
  * - A file with no document at all (empty, blank, only comments or `---`)
  *   is refused: it is what a reload sees of a file being written over.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, readlink, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isScalar, parseAllDocuments, type Document } from 'yaml';
 import { configProblem, type ConfigProblem } from './problems';
@@ -183,6 +183,17 @@ export function parseConfigFiles(files: readonly ConfigFile[], options: LoadOpti
   return assembleConfig(records, sources, problems);
 }
 
+/** Why a file cannot be read, in words: `cannot be read (EACCES)`, or the link to nowhere it is. */
+async function unreadable(file: string, err: unknown): Promise<string> {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') {
+    const target = await readlink(file).catch(() => undefined);
+    // Listed, yet not there: a link whose target is gone (or the file went between the two).
+    if (target !== undefined) return `is a symbolic link to ${target}, which does not exist`;
+  }
+  return `cannot be read (${code ?? (err as Error).message})`;
+}
+
 /**
  * Reads every gateway config file of `dir` (see the module comment for which)
  * and validates the records in them. Resolves to the whole configuration or to
@@ -204,7 +215,7 @@ export async function loadConfig(dir: string, options: LoadOptions = {}): Promis
       if (!(await stat(file)).isFile()) continue;
       files.push({ file, text: await readFile(file, 'utf8') });
     } catch (err) {
-      problems.push(configProblem({ source: { file } }, `cannot read: ${(err as Error).message}`));
+      problems.push(configProblem({ source: { file } }, await unreadable(file, err)));
     }
   }
   const result = parseConfigFiles(files, options);
