@@ -7,7 +7,9 @@
  * The folders are watched, never the files, and not with `recursive: true`:
  * Node 20 emulates recursion on Linux with a watcher per file, which stops
  * reporting a file once it has been replaced by a rename (what editors,
- * `htpasswd` and Kubernetes ConfigMap updates do).
+ * `htpasswd` and Kubernetes ConfigMap updates do). Only a change of a name
+ * the loaders read counts: a swap file rewritten while someone types would
+ * otherwise set off a reload every few seconds.
  *
  * A watch follows the folder it was set on, not its path: once the folder
  * is deleted and made again, moved aside for another (`mv new config`), or
@@ -72,7 +74,11 @@ function folderIdentitySync(path: string): string | undefined {
   }
 }
 
-/** Calls `onChange` once `debounceMs` have passed without a further change in `dir` or `dir/ratelimit`. */
+/**
+ * Calls `onChange` once `debounceMs` have passed without a further change of
+ * a file that is read in `dir` or `dir/ratelimit`, or of the folders either
+ * path names.
+ */
 export function watchFolder(dir: string, debounceMs: number, onChange: () => void, options: WatchOptions = {}): FolderWatcher {
   const subdir = join(dir, SUBFOLDER);
   const own = basename(dir);
