@@ -16,7 +16,7 @@
  *   (outside its strict mode) keeps it, with a warning;
  * - a merge key `<<` applies where it is written (see limits-yaml-tree).
  */
-import { isAlias, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, Scalar, visit, type Document } from 'yaml';
+import { isAlias, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, Scalar, visit, type Document, type YAMLError } from 'yaml';
 import { goValue } from './limits-yaml-tree';
 
 /** The fields of the format that envoyproxy/ratelimit reads as strings. */
@@ -135,6 +135,20 @@ function duplicateKeys(doc: Document, lines: LineCounter): string[] {
 }
 
 /** The first line of a `yaml` error, without the colon that led to the excerpt after it. */
+/**
+ * The first error found on each line: the parser's errors after a bad line
+ * (a tab in the indentation) are what it made of the rest of that line.
+ */
+function onePerLine(errors: readonly YAMLError[]): YAMLError[] {
+  const seen = new Set<number | undefined>();
+  return errors.filter((err) => {
+    const line = err.linePos?.[0].line;
+    if (line !== undefined && seen.has(line)) return false;
+    seen.add(line);
+    return true;
+  });
+}
+
 function firstLine(err: Error): string {
   return err.message.split('\n')[0].replace(/:$/, '');
 }
@@ -161,7 +175,7 @@ export function parseLimitsYaml(text: string, warnings: string[] = []): unknown[
   const values: unknown[] = [];
   list.forEach((doc, i) => {
     const where = list.length > 1 ? `(document ${i + 1}) ` : '';
-    for (const err of doc.errors) problems.push(`${where}${firstLine(err)}`);
+    for (const err of onePerLine(doc.errors)) problems.push(`${where}${firstLine(err)}`);
     if (doc.errors.length) return;
     for (const w of duplicateKeys(doc, lines)) warnings.push(`${where}${w}`);
     let value: unknown;

@@ -147,9 +147,10 @@ ${serviceManifest('hotels', HOTELS)}`,
     }
   });
 
-  it('reports a tab in the indentation with its line', () => {
-    const problems = problemsOf(parse('apiVersion: gateway/v1\nkind: Mapping\nname: x\nlabels:\n\tgateway: []\n'));
-    assert.match(problems[0], /^config\/services\.yaml: YAML: Tabs are not allowed as indentation at line 5, column 1$/);
+  it('reports a tab in the indentation once, with its line', () => {
+    const problems = problemsOf(parse('apiVersion: v1\nkind: Service\nmetadata:\n\tname: hotels\n  annotations: {}\n'));
+    // Not what the parser made of the rest of that line besides.
+    assert.deepEqual(problems, ['config/services.yaml: YAML: Tabs are not allowed as indentation at line 4, column 1']);
   });
 
   it('reports bad YAML with the file and line', () => {

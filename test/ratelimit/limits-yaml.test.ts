@@ -148,6 +148,13 @@ describe('limits YAML scalars, read as envoyproxy/ratelimit (Go yaml.v2) reads t
     });
   });
 
+  it('reports a tab in the indentation once, with its line, and a mistake on another line too', () => {
+    const tab = 'domain: d\ndescriptors:\n\t- key: k\n';
+    assert.match(limitsRefusal(tab), /^\S*ratelimit\.yaml: Tabs are not allowed as indentation at line 3, column 1$/);
+    const two = 'domain: d\ndescriptors:\n\t- key: k\n  - key: [unclosed\n';
+    assert.equal(limitsRefusal(two).split('\n').length, 2, limitsRefusal(two));
+  });
+
   it('refuses an anchor whose value holds an alias to itself, as yaml.v2 does', () => {
     const text = 'domain: d\ndescriptors: &loop\n  - key: k\n    descriptors: *loop\n';
     assert.match(limitsRefusal(text), /ratelimit\.yaml: anchor 'loop' value contains itself$/);

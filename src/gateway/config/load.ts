@@ -22,7 +22,7 @@
  */
 import { readdir, readFile, readlink, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isScalar, parseAllDocuments, type Document } from 'yaml';
+import { isScalar, parseAllDocuments, type Document, type YAMLError } from 'yaml';
 import { configProblem, type ConfigProblem } from './problems';
 import type { RecordSource } from './schema';
 import { API_VERSION } from './schema';
@@ -57,6 +57,20 @@ function firstLine(message: string): string {
   return message.split('\n', 1)[0].replace(/:$/, '');
 }
 
+/**
+ * The first error found on each line: the parser's errors after a bad line
+ * (a tab in the indentation) are what it made of the rest of that line.
+ */
+function onePerLine(errors: readonly YAMLError[]): YAMLError[] {
+  const seen = new Set<number | undefined>();
+  return errors.filter((err) => {
+    const line = err.linePos?.[0].line;
+    if (line !== undefined && seen.has(line)) return false;
+    seen.add(line);
+    return true;
+  });
+}
+
 /** A document of a YAML stream and its place in it (1-based), for messages. */
 interface ParsedDocument {
   value: unknown;
@@ -75,7 +89,7 @@ function parseDocuments(text: string, source: RecordSource, what: string, proble
   for (const doc of parseAllDocuments(text, { prettyErrors: true })) {
     index++;
     if (doc.errors.length > 0) {
-      for (const err of doc.errors) problems.push(configProblem({ source }, `${what}: ${positionInFile(firstLine(err.message), lineOffset)}`));
+      for (const err of onePerLine(doc.errors)) problems.push(configProblem({ source }, `${what}: ${positionInFile(firstLine(err.message), lineOffset)}`));
       continue;
     }
     const value: unknown = doc.toJS({ maxAliasCount: 100 });
