@@ -8,5 +8,5 @@ export { checkRedisUrl, envPort, resolveOptions, type GatehouseOptions, type Res
 export { createBuiltinModules, USERS_FILE, type BuiltinModules, type BuiltinOptions } from './builtins';
 export { listen, type ListenOptions, type Rejected, type RunningServer, type TlsFiles } from './http-server';
 export { listenFailure, readTlsFiles } from './listen-failure';
-export { watchFolder, type FolderWatcher } from './watch';
+export { watchFolder, type FolderWatcher, type WatchOptions } from './watch';
 export { checkFolderFiles, type ModuleFilesCheck } from './module-files';
