@@ -5,7 +5,7 @@
  */
 import type Koa from 'koa';
 import Router from 'koa-router';
-import { absoluteUrl, createServiceApp, parseItemQuery, pickFields } from '../http';
+import { absoluteUrl, createServiceApp, parseItemQuery, pickFields, routes } from '../http';
 import { accountRoutes } from './accounts';
 import { messageRoutes } from './messages';
 import { createMessageStore } from './store';
@@ -28,7 +28,7 @@ export function createVersionApp(version: ApiVersion, deps: ApiDeps = {}): Koa {
   messageRoutes(router, store, version.message);
   accountRoutes(router, store);
 
-  app.use(router.routes());
+  app.use(routes(router));
   app.use(router.allowedMethods());
   // The end of this app: a path it does not know is its own 404, never the
   // business of whatever it is mounted in. A status, not a throw, so that

@@ -19,6 +19,7 @@ import {
   pickFields,
   readJson,
   redirectToSlash,
+  routes,
   type CollectionSpec,
 } from '../http';
 import type { CatalogueItem, KindSpec } from './kinds';
@@ -218,7 +219,7 @@ export function createBookingApp(options: BookingAppOptions): Koa {
   });
 
   const app = createServiceApp({ proxy: options.proxy });
-  app.use(router.routes());
+  app.use(routes(router));
   app.use(router.allowedMethods());
   return app;
 }

@@ -14,6 +14,7 @@ import {
   jsonFormatter,
   setFormattedBody,
   ORIGINAL_PATH,
+  routes,
   xmlFormatter,
   type Formatter,
 } from '../http';
@@ -84,7 +85,7 @@ export function createDiagModule(options: DiagModuleOptions): GatehouseModule {
     ctx.status = ctx.method === 'GET' || ctx.method === 'HEAD' ? 301 : 308;
     ctx.redirect(`${basePath(ctx)}/${query}`);
   });
-  app.use(router.routes());
+  app.use(routes(router));
   app.use(router.allowedMethods());
   return { name: options.name ?? 'diag', app };
 }

@@ -2,7 +2,7 @@
  * @module http
  * The HTTP conventions every module shares: the error registry and error
  * middleware, content negotiation, canonical slashes, collection queries,
- * absolute URLs, JSON bodies and raw header lines.
+ * absolute URLs, JSON bodies, raw header lines and router dispatch.
  */
 export * from './errors';
 export * from './formatters';
@@ -16,3 +16,4 @@ export * from './urls';
 export * from './body';
 export * from './raw-headers';
 export * from './connection';
+export * from './router';

@@ -1,0 +1,137 @@
+/**
+ * @module http/router
+ * koa-router's dispatch without its per-request chain building. Routes are
+ * declared on a koa-router `Router` and matched with its own `match()`, and
+ * `allowedMethods()` answers 405 and OPTIONS from what this sets, as with
+ * `router.routes()`; but `routes()` builds a new array and composes it on
+ * every request, where this composes the chain of each list of matched
+ * layers once and reuses it.
+ */
+import type { Context, Middleware, Next } from 'koa';
+import compose from 'koa-compose';
+import type Router from 'koa-router';
+
+type Layer = Router.Layer;
+
+/** What koa-router sets on the context, and reads back from it (`allowedMethods` reads `matched`). */
+interface RoutedContext {
+  matched?: Layer[];
+  router?: Router;
+  captures?: string[];
+  params?: Record<string, string>;
+  routerPath?: string;
+  routerName?: string | null;
+  newRouterPath?: string;
+  _matchedRoute?: string | RegExp;
+  _matchedRouteName?: string;
+}
+
+/** What koa-router 14 has and its types do not say. */
+interface RouterInternals {
+  opts: { routerPath?: string };
+  exclusive?: boolean;
+  host?: unknown;
+  matchHost(host: string): boolean;
+}
+
+/** The layer methods koa-router calls, as koa-router 14 has them. */
+interface LayerInternals {
+  name: string | null;
+  captures(path: string, captures?: string[]): string[];
+  params(path: string, captures: string[], params?: Record<string, string>): Record<string, string>;
+}
+
+/** A composed chain, and what it was composed from: its layers, and how long each one's stack was. */
+interface Chain {
+  readonly layers: readonly Layer[];
+  readonly sizes: readonly number[];
+  readonly run: compose.ComposedMiddleware<Context>;
+}
+
+/** Chains kept per most specific layer; beyond this many (which no real router reaches) they are composed per request. */
+const MAX_CHAINS_PER_LAYER = 16;
+
+function sameChain(chain: Chain, layers: readonly Layer[]): boolean {
+  if (chain.layers.length !== layers.length) return false;
+  for (let i = 0; i < layers.length; i++) {
+    // A stack that grew (router.param() after the first request) needs a new chain.
+    if (chain.layers[i] !== layers[i] || chain.sizes[i] !== layers[i].stack.length) return false;
+  }
+  return true;
+}
+
+/**
+ * The middleware of `router`, as `router.routes()` behaves: on a match, it
+ * sets `ctx.matched`, `ctx.router`, `ctx._matchedRoute` (and its name), then
+ * runs each matched layer's middleware after setting `ctx.captures`,
+ * `ctx.params`, `ctx.routerPath` and `ctx.routerName` for it; otherwise it
+ * calls `next`. Declare every route, and call `router.param()`, before it
+ * serves: a layer's stack that changes later gets a new chain all the same.
+ */
+export function routes(router: Router): Middleware {
+  const internals = router as unknown as RouterInternals;
+  // The path a request matched with, for the chain composed once to read: a
+  // key per router, so that a router dispatching inside another keeps its own.
+  const routedPath = Symbol('routed path');
+  const chains = new Map<Layer, Chain[]>();
+
+  /** Sets what koa-router sets for `layer`, then goes on to the layer's middleware. */
+  function enter(layer: Layer): Middleware {
+    const l = layer as unknown as LayerInternals;
+    return (ctx, next) => {
+      const c = ctx as Context & RoutedContext;
+      const path = (ctx as unknown as Record<symbol, string>)[routedPath];
+      c.captures = l.captures(path, c.captures);
+      const params = l.params(path, c.captures, c.params);
+      (ctx.request as Context['request'] & { params?: Record<string, string> }).params = params;
+      c.params = params;
+      c.routerPath = layer.path;
+      c.routerName = l.name;
+      c._matchedRoute = layer.path;
+      if (l.name) c._matchedRouteName = l.name;
+      return next();
+    };
+  }
+
+  function composeChain(layers: readonly Layer[]): Chain {
+    const middleware: Middleware[] = [];
+    for (const layer of layers) middleware.push(enter(layer), ...(layer.stack as Middleware[]));
+    return { layers, sizes: layers.map((layer) => layer.stack.length), run: compose(middleware) };
+  }
+
+  function chainOf(layers: readonly Layer[]): Chain {
+    const last = layers[layers.length - 1];
+    let known = chains.get(last);
+    if (known !== undefined) {
+      for (let i = 0; i < known.length; i++) if (sameChain(known[i], layers)) return known[i];
+    } else {
+      chains.set(last, (known = []));
+    }
+    // A copy: koa-router hands out a new array per match, but keeps nothing of it.
+    const chain = composeChain(layers.slice());
+    if (known.length < MAX_CHAINS_PER_LAYER) known.push(chain);
+    return chain;
+  }
+
+  const dispatch = (ctx: Context, next: Next): Promise<unknown> => {
+    const c = ctx as Context & RoutedContext;
+    // Read only for a router bound to a host: the getter parses Host (or X-Forwarded-Host).
+    if (internals.host && !internals.matchHost(ctx.host)) return next();
+    const path = internals.opts.routerPath || c.newRouterPath || ctx.path || (c.routerPath as string);
+    const matched = router.match(path, ctx.method);
+    if (c.matched) c.matched.push(...matched.path);
+    else c.matched = matched.path;
+    c.router = router;
+    if (!matched.route) return next();
+
+    const layers = matched.pathAndMethod;
+    const mostSpecific = layers[layers.length - 1];
+    c._matchedRoute = mostSpecific.path;
+    if (mostSpecific.name) c._matchedRouteName = mostSpecific.name;
+    (ctx as unknown as Record<symbol, string>)[routedPath] = path;
+    return chainOf(internals.exclusive ? [mostSpecific] : layers).run(ctx, next);
+  };
+  // As koa-router marks its own: `otherRouter.use(routes(router))` nests the routes.
+  (dispatch as Middleware & { router?: Router }).router = router;
+  return dispatch;
+}
