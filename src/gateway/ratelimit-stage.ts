@@ -282,7 +282,9 @@ export function createRateLimitStage(
       throw httpError('TOO_MANY_REQUESTS', undefined, { headers });
     }
     options.rateLimitDecision?.('ok');
-    ctx.set(headers);
+    // Straight on the response: ctx.set builds arrays for each header it sets.
+    const res = ctx.res;
+    if (!res.headersSent) for (const name in headers) res.setHeader(name, headers[name]);
     ctx.state[RATE_LIMIT_HEADERS_STATE] = headers;
     return true;
   }

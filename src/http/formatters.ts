@@ -50,8 +50,9 @@ export const xmlFormatter: Formatter = {
  * `Content-Type`.
  */
 export function setFormattedBody(ctx: Context, formatter: Formatter, body: unknown): void {
-  // A Content-Type set first spares Koa guessing one for the string body.
-  if (formatter.contentType !== undefined) ctx.set('Content-Type', formatter.contentType);
+  // A Content-Type set first spares Koa guessing one for the string body;
+  // set on the response itself, it spares ctx.set's arrays on every answer.
+  if (formatter.contentType !== undefined && !ctx.res.headersSent) ctx.res.setHeader('Content-Type', formatter.contentType);
   // Koa keeps a status the handler set; an implicit one becomes 200.
   ctx.body = formatter.format(body);
   if (formatter.contentType === undefined) ctx.type = formatter.type;

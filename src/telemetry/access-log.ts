@@ -132,8 +132,9 @@ export function accessLog(options: AccessLogOptions): Middleware {
       failure = err;
       throw err;
     } finally {
-      if (!ctx.headerSent) ctx.set(idHeader, id);
       const res = ctx.res;
+      // Straight on the response: ctx.set builds arrays for each header it sets.
+      if (!res.headersSent) res.setHeader(idHeader, id);
       // A streamed body (a proxied response) or a handler that writes itself is
       // still under way: log when it ends, with the time it really took.
       if (!failed && !res.writableEnded && !res.destroyed && (ctx.body instanceof Stream || ctx.respond === false)) {
