@@ -4,8 +4,7 @@
  * prefix stripped; any other prefix is a 404.
  */
 import Koa from 'koa';
-import mount from 'koa-mount';
-import { chooseFormatter, createFormatterRegistry, errorResponder, redirectToSlash } from '../http';
+import { chooseFormatter, createFormatterRegistry, errorResponder, mount, redirectToSlash } from '../http';
 import { createMessageStore } from './store';
 import type { ApiDeps } from './types';
 import { createV1App } from './v1';

@@ -7,6 +7,7 @@
 import type Koa from 'koa';
 import type { Context } from 'koa';
 import compose from 'koa-compose';
+import { setPath } from '../http';
 import type { GatehouseModule } from './module';
 
 /** A module's middleware, composed once. */
@@ -28,10 +29,10 @@ export function moduleHandler(module: GatehouseModule & { app: Koa }): ModuleHan
  */
 export async function dispatchInProcess(ctx: Context, handler: ModuleHandler, path: string): Promise<void> {
   const seen = ctx.path;
-  if (path !== seen) ctx.path = path;
+  if (path !== seen) setPath(ctx, path);
   try {
     await handler(ctx);
   } finally {
-    if (ctx.path !== seen) ctx.path = seen;
+    setPath(ctx, seen);
   }
 }

@@ -6,7 +6,7 @@
  * that `reconfigure` swaps whole; a request keeps the runtime it started with.
  */
 import Koa, { type Context, type Middleware } from 'koa';
-import { basePath, errorHandler, errorResponder, HttpError, ORIGINAL_PATH, type ErrorHandlerOptions } from '../http';
+import { basePath, errorHandler, errorResponder, HttpError, ORIGINAL_PATH, setPath, type ErrorHandlerOptions } from '../http';
 import { createAuthStage } from './auth-stage';
 import { dropClaimedUser } from './claimed-user';
 import { DEFAULT_BODY_LIMIT, declaredTooLarge, guardStreamedBody, hasUnsizedBody, payloadTooLarge, type StreamedBodyGuard } from './body-limit';
@@ -233,7 +233,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
 
     ctx.state.mapping = route.mapping;
     ctx.state[ORIGINAL_PATH] = ctx.originalUrl === ctx.url ? path : basePath(ctx) + path;
-    if (path !== seen) ctx.path = path;
+    if (path !== seen) setPath(ctx, path);
     rt.active++;
     try {
       if (cors === undefined) await pass(ctx, rt, route, path, guard, tooLarge);
@@ -243,7 +243,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
         retiring.delete(rt);
         void disposeRuntime(rt);
       }
-      if (path !== seen) ctx.path = seen;
+      if (path !== seen) setPath(ctx, seen);
     }
   }
 

@@ -1,0 +1,106 @@
+/**
+ * @module http/mount
+ * Running an app under another path: `setPath`, which changes `ctx.path` as
+ * Koa's setter does, and `mount`, which runs a Koa app under a prefix as
+ * koa-mount does. Koa's setter parses the request URL, formats it back with
+ * node:url and drops the parse it cached; on a plain request target (no
+ * fragment, no whitespace: what every client sends) the new URL is the new
+ * path and the query string as they were, which is written here directly.
+ */
+import type Koa from 'koa';
+import type { Context, Middleware, Next } from 'koa';
+import compose from 'koa-compose';
+
+const SLASH = 47;
+
+/**
+ * Whether Koa reads `url` as its path and its query string alone: what
+ * parseurl's fast path takes (a leading `/`, no `#`, no whitespace), so that
+ * node:url formats it back unchanged.
+ */
+function isPlainTarget(url: string): boolean {
+  if (url.charCodeAt(0) !== SLASH) return false;
+  for (let i = 1; i < url.length; i++) {
+    switch (url.charCodeAt(i)) {
+      case 0x09:
+      case 0x0a:
+      case 0x0c:
+      case 0x0d:
+      case 0x20:
+      case 0x23:
+      case 0xa0:
+      case 0xfeff:
+        return false;
+    }
+  }
+  return true;
+}
+
+/** Whether node:url would write `path` as it is (it escapes `?` and `#` in a path). */
+function isPlainPath(path: string): boolean {
+  return path.indexOf('?') === -1 && path.indexOf('#') === -1;
+}
+
+/**
+ * Sets the request's path, keeping its query string: the URL Koa's
+ * `ctx.path = path` writes, for less. Nothing changes when the path is
+ * already `path`.
+ */
+export function setPath(ctx: Context, path: string): void {
+  const req = ctx.req;
+  const url = req.url;
+  if (typeof url !== 'string' || !isPlainTarget(url) || !isPlainPath(path)) {
+    ctx.path = path;
+    return;
+  }
+  const q = url.indexOf('?');
+  if (q === -1) {
+    if (url !== path) req.url = path;
+  } else if (q !== path.length || !url.startsWith(path)) {
+    req.url = path + url.slice(q);
+  }
+}
+
+/** What koa-mount sets on the context. */
+interface MountedContext {
+  mountPath?: string;
+}
+
+/**
+ * Runs `app` for the requests under `prefix`, as koa-mount's `mount(prefix,
+ * app)` does: with the prefix stripped from `ctx.path` (`/v1` is `/` inside,
+ * `/v1x` is not under `/v1`) and `ctx.mountPath` set; the path is back when
+ * the app calls `next` and when it is done. Any other request goes on to
+ * `next`.
+ */
+export function mount(prefix: string, app: Koa): Middleware {
+  if (prefix.charCodeAt(0) !== SLASH) throw new Error(`a mount prefix must begin with '/': '${prefix}'`);
+  const downstream = compose(app.middleware);
+  if (prefix === '/') return downstream;
+  const trailingSlash = prefix.endsWith('/');
+
+  /** The path inside the app, or undefined when `path` is not under the prefix. */
+  function inside(path: string): string | undefined {
+    if (!path.startsWith(prefix)) return undefined;
+    const rest = path.length === prefix.length ? '/' : path.slice(prefix.length);
+    if (trailingSlash) return rest;
+    return rest.charCodeAt(0) === SLASH ? rest : undefined;
+  }
+
+  return async function mounted(ctx: Context, upstream: Next): Promise<void> {
+    const prev = ctx.path;
+    const path = inside(prev);
+    if (path === undefined) return upstream();
+    (ctx as Context & MountedContext).mountPath = prefix;
+    setPath(ctx, path);
+    try {
+      await downstream(ctx, async () => {
+        setPath(ctx, prev);
+        await upstream();
+        setPath(ctx, path);
+      });
+    } finally {
+      setPath(ctx, prev);
+    }
+  };
+}
