@@ -4,7 +4,8 @@
  * its error answers.
  */
 import type Koa from 'koa';
-import type { Middleware } from 'koa';
+import type { Context, Middleware, Next } from 'koa';
+import type { ServerResponse } from 'node:http';
 
 /**
  * Every error handler of the gateway and its modules clears the headers of a
@@ -15,18 +16,25 @@ import type { Middleware } from 'koa';
  * Costs nothing when `app` is not mounted.
  */
 export function keepHostHeaders(app: Koa): Middleware {
-  return async function keepHost(ctx, next) {
+  // Not async itself: running alone (every request of a standalone Gatehouse)
+  // it hands over at once, with no promise of its own to resolve.
+  return function keepHost(ctx, next) {
     if (ctx.app === app) return next();
     const res = ctx.res;
     const names = res.getHeaderNames();
     if (names.length === 0) return next();
-    const host = names.map((name) => [name, res.getHeader(name)] as const);
-    try {
-      await next();
-    } finally {
-      if (ctx.status >= 400 && !ctx.headerSent) {
-        for (const [name, value] of host) if (value !== undefined && !res.hasHeader(name)) res.setHeader(name, value);
-      }
-    }
+    return keepAround(ctx, next, names.map((name) => [name, res.getHeader(name)] as const));
   };
+}
+
+/** Runs the rest, then puts the host's headers back on an error answer that lost them. */
+async function keepAround(ctx: Context, next: Next, host: readonly (readonly [string, ReturnType<ServerResponse['getHeader']>])[]): Promise<void> {
+  const res = ctx.res;
+  try {
+    await next();
+  } finally {
+    if (ctx.status >= 400 && !ctx.headerSent) {
+      for (const [name, value] of host) if (value !== undefined && !res.hasHeader(name)) res.setHeader(name, value);
+    }
+  }
 }
