@@ -6,7 +6,7 @@
  * that `reconfigure` swaps whole; a request keeps the runtime it started with.
  */
 import Koa, { type Context, type Middleware } from 'koa';
-import { basePath, errorHandler, errorResponder, HttpError, ORIGINAL_PATH, setPath, type ErrorHandlerOptions } from '../http';
+import { basePath, errorResponder, HttpError, ORIGINAL_PATH, setPath, type ErrorHandlerOptions } from '../http';
 import { createAuthStage } from './auth-stage';
 import { dropClaimedUser } from './claimed-user';
 import { DEFAULT_BODY_LIMIT, declaredTooLarge, guardStreamedBody, hasUnsizedBody, payloadTooLarge, type StreamedBodyGuard } from './body-limit';
@@ -249,8 +249,15 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
 
   const app = new Koa({ proxy: options.trustProxy ?? false });
   app.silent = true;
-  app.use(errorHandler(options.errors));
-  app.use(handle);
+  // What errorHandler() does, and the routing, in one middleware: a step less on every request.
+  app.use(async function gateway(ctx) {
+    try {
+      await handle(ctx);
+      errors.fillEmpty(ctx);
+    } catch (err) {
+      errors.answer(ctx, err);
+    }
+  });
 
   return {
     app,
