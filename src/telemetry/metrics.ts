@@ -51,20 +51,28 @@ const DEFAULT_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 // Any other method is counted as OTHER, so that a client cannot grow the label set.
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT', 'TRACE']);
 
-/** A cache of prom-client label children: `labels()` hashes and allocates on every call. */
-function childCache<C>(make: (values: string[]) => C) {
-  const root = new Map<string, unknown>();
-  return (...values: string[]): C => {
-    let node = root;
-    for (let i = 0; i < values.length - 1; i++) {
-      let next = node.get(values[i]) as Map<string, unknown> | undefined;
-      if (!next) node.set(values[i], (next = new Map()));
-      node = next;
-    }
-    const last = values[values.length - 1];
-    let child = node.get(last) as C | undefined;
-    if (child === undefined) node.set(last, (child = make(values)));
+/**
+ * Caches of prom-client label children, by label values: `labels()` hashes
+ * and allocates on every call. One per arity, so that a lookup takes no
+ * array of its arguments.
+ */
+function childCache2<C>(make: (a: string, b: string) => C): (a: string, b: string) => C {
+  const root = new Map<string, Map<string, C>>();
+  return (a, b) => {
+    let byA = root.get(a);
+    if (byA === undefined) root.set(a, (byA = new Map()));
+    let child = byA.get(b);
+    if (child === undefined) byA.set(b, (child = make(a, b)));
     return child;
+  };
+}
+
+function childCache3<C>(make: (a: string, b: string, c: string) => C): (a: string, b: string, c: string) => C {
+  const root = new Map<string, (b: string, c: string) => C>();
+  return (a, b, c) => {
+    let byA = root.get(a);
+    if (byA === undefined) root.set(a, (byA = childCache2((b2, c2) => make(a, b2, c2))));
+    return byA(b, c);
   };
 }
 
@@ -183,9 +191,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const auth = decisions(AUTH_RESULTS, authDecisions);
   const rateLimit = decisions(RATELIMIT_RESULTS, rateLimitDecisions);
 
-  const requestChild = childCache((v) => counted(() => new PendingCount(httpRequests.labels(v[0], v[1], v[2]))));
-  const durationChild = childCache((v) => counted(() => new PendingObservations(httpRequestDuration.labels(v[0], v[1]))));
-  const upstreamChild = childCache((v) => upstreamErrors.labels(v[0], v[1]));
+  const requestChild = childCache3((route, method, status) => counted(() => new PendingCount(httpRequests.labels(route, method, status))));
+  const durationChild = childCache2((route, method) => counted(() => new PendingObservations(httpRequestDuration.labels(route, method))));
+  const upstreamChild = childCache2((route, kind) => upstreamErrors.labels(route, kind));
   const statusText: string[] = [];
 
   return {
