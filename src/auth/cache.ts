@@ -26,6 +26,8 @@ export class TtlLru<K, V> {
   private readonly max: number;
   private readonly ttlMs: number;
   private readonly now: () => number;
+  /** The most recently used key, when known: a hit on it is already in its place. */
+  private youngest: K | undefined;
 
   constructor(options: TtlLruOptions) {
     if (!(options.max >= 0) || !(options.ttlMs >= 0)) throw new RangeError('max and ttlMs must be non-negative');
@@ -40,11 +42,16 @@ export class TtlLru<K, V> {
     if (slot === undefined) return undefined;
     if (slot.expires <= this.now()) {
       this.slots.delete(key);
+      if (key === this.youngest) this.youngest = undefined;
       return undefined;
     }
-    // Map keeps insertion order: re-inserting moves the key to the young end.
-    this.slots.delete(key);
-    this.slots.set(key, slot);
+    // Map keeps insertion order: re-inserting moves the key to the young end,
+    // where the key of the last hit or set already is (a client's next request).
+    if (key !== this.youngest) {
+      this.slots.delete(key);
+      this.slots.set(key, slot);
+      this.youngest = key;
+    }
     return slot.value;
   }
 
@@ -52,6 +59,7 @@ export class TtlLru<K, V> {
     if (this.max === 0 || this.ttlMs === 0) return;
     this.slots.delete(key);
     this.slots.set(key, { value, expires: this.now() + this.ttlMs });
+    this.youngest = key;
     if (this.slots.size > this.max) {
       const oldest = this.slots.keys().next();
       if (!oldest.done) this.slots.delete(oldest.value);
@@ -60,6 +68,7 @@ export class TtlLru<K, V> {
 
   clear(): void {
     this.slots.clear();
+    this.youngest = undefined;
   }
 
   get size(): number {

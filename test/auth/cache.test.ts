@@ -30,6 +30,38 @@ describe('the verified credentials cache', () => {
     assert.equal(cache.size, 2);
   });
 
+  it('keeps the order of use exact when one entry is hit again and again', () => {
+    const cache = new TtlLru<string, number>({ max: 2, ttlMs: 1000, now });
+    cache.set('a', 1);
+    cache.set('b', 2);
+    assert.equal(cache.get('b'), 2);
+    assert.equal(cache.get('a'), 1);
+    assert.equal(cache.get('a'), 1); // a stays the youngest, b the oldest
+    cache.set('c', 3);
+    assert.equal(cache.get('b'), undefined);
+    assert.equal(cache.get('c'), 3);
+    assert.equal(cache.get('c'), 3);
+    assert.equal(cache.get('a'), 1); // now c is the oldest
+    cache.set('d', 4);
+    assert.equal(cache.get('c'), undefined);
+    assert.equal(cache.get('a'), 1);
+    assert.equal(cache.get('d'), 4);
+  });
+
+  it('moves an entry hit after the youngest one expired', () => {
+    const cache = new TtlLru<string, number>({ max: 2, ttlMs: 100, now });
+    cache.set('a', 1);
+    clock += 50;
+    cache.set('b', 2);
+    clock += 60; // a has expired, b has not
+    assert.equal(cache.get('a'), undefined);
+    cache.set('c', 3);
+    assert.equal(cache.get('b'), 2);
+    cache.set('d', 4); // c is the oldest now
+    assert.equal(cache.get('c'), undefined);
+    assert.equal(cache.get('b'), 2);
+  });
+
   it('keeps nothing with a TTL or size of 0', () => {
     const noTtl = new TtlLru<string, number>({ max: 5, ttlMs: 0, now });
     const noRoom = new TtlLru<string, number>({ max: 0, ttlMs: 1000, now });
