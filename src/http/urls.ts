@@ -36,13 +36,28 @@ export function basePath(ctx: Context): string {
 }
 
 /**
+ * `ctx.host`, without the arrays Koa's getter builds to take the first of a
+ * comma-separated list: the common `Host` of one authority is read as it is,
+ * anything else (a proxy's `X-Forwarded-Host`, HTTP/2, a list, user
+ * information) is left to Koa.
+ */
+export function requestHost(ctx: Context): string {
+  const req = ctx.req;
+  if (ctx.app.proxy || req.httpVersionMajor >= 2) return ctx.host;
+  const host = req.headers.host;
+  if (host === undefined || host === '') return '';
+  if (host.indexOf(',') !== -1 || host.indexOf('@') !== -1 || host.trim() !== host) return ctx.host;
+  return host;
+}
+
+/**
  * The absolute URL of a path of the current app. The origin is this server's
  * as the client named it (`Host`, or `X-Forwarded-Host/-Proto` when the app
  * trusts a proxy); never the request's `Origin` header, which koa 3's
  * `ctx.origin` returns. A request that named no host gets a root-relative URL.
  */
 export function absoluteUrl(ctx: Context, pathInApp: string): string {
-  const host = ctx.host;
+  const host = requestHost(ctx);
   const origin = host ? `${ctx.protocol}://${host}` : '';
   return `${origin}${basePath(ctx)}${pathInApp}`;
 }

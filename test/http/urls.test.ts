@@ -7,10 +7,10 @@
 import assert from 'node:assert/strict';
 import Koa from 'koa';
 import mount from 'koa-mount';
-import http from 'node:http';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import request from 'supertest';
-import { absoluteUrl, basePath, createServiceApp, ORIGINAL_PATH, redactAddress } from '../../src/http';
+import { absoluteUrl, basePath, createServiceApp, ORIGINAL_PATH, redactAddress, requestHost } from '../../src/http';
 
 /** An app that answers what basePath and absoluteUrl say from inside it. */
 function echoApp(options: { proxy?: boolean } = {}): Koa {
@@ -90,6 +90,34 @@ describe('http/urls', () => {
     assert.equal(res.body.self, 'https://public.test/v1/things/1');
     const alone = await request(echoApp({ proxy: true }).callback()).get('/x').set(forwarded).expect(200);
     assert.equal(alone.body.self, 'https://public.test/things/1');
+  });
+
+  describe('requestHost', () => {
+    /** A context for a request with these headers, in an app that trusts a proxy or not. */
+    function contextWith(headers: Record<string, string>, proxy = false, httpVersionMajor = 1) {
+      const req = { url: '/', method: 'GET', headers, httpVersionMajor, socket: {} } as unknown as IncomingMessage;
+      return new Koa({ proxy }).createContext(req, {} as ServerResponse);
+    }
+
+    const hosts = ['api.test', 'api.test:8080', '[::1]:8080', 'a.test, b.test', 'a.test,b.test', 'user@a.test', 'u:p@a.test:81', ' a.test', ''];
+    for (const host of hosts) {
+      it(`reads Host '${host}' as Koa's ctx.host does`, () => {
+        const ctx = contextWith({ host });
+        assert.equal(requestHost(ctx), ctx.host);
+      });
+    }
+
+    it("reads what Koa reads without a Host, behind a proxy and over HTTP/2", () => {
+      for (const ctx of [
+        contextWith({}),
+        contextWith({ host: 'inner.test', 'x-forwarded-host': 'outer.test, proxy.test' }, true),
+        contextWith({ host: 'inner.test', 'x-forwarded-host': 'outer.test' }, false),
+        contextWith({ ':authority': 'h2.test', host: 'h1.test' }, false, 2),
+      ]) {
+        assert.equal(requestHost(ctx), ctx.host);
+      }
+      assert.equal(requestHost(contextWith({ host: 'inner.test', 'x-forwarded-host': 'outer.test, proxy.test' }, true)), 'outer.test');
+    });
   });
 
   describe('over a real socket', () => {
