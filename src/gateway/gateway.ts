@@ -198,29 +198,33 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     // First of all: without an AuthService, on a path no route matches, or on
     // the gateway's own paths, a client's X-Travel-User would otherwise reach
     // a backend or the access log as if the auth service had named that user.
-    dropClaimedUser(ctx.req);
+    const req = ctx.req;
+    dropClaimedUser(req);
     // Upgrades are not proxied: the request is served as plain HTTP (RFC 9110
     // §7.8). Node's parser drops whatever the client sent right behind such a
     // request, so a request pipelined after it would wait for ever: the
     // answer closes the connection instead.
-    if (ctx.req.headers.upgrade !== undefined) ctx.res.shouldKeepAlive = false;
-    refuseRepeatedHost(ctx.req.rawHeaders);
+    if (req.headers.upgrade !== undefined) ctx.res.shouldKeepAlive = false;
+    refuseRepeatedHost(req.rawHeaders);
     toOriginForm(ctx);
-    const seen = ctx.path;
+    // Read from the request itself: ctx's getters only pass on to it.
+    const request = ctx.request;
+    const method = request.method;
+    const seen = request.path;
     const path = normalisePath(seen);
     if (path.startsWith(OWN_PREFIX) && (await answerOwnPath(ctx, path))) return;
     const rt = current;
     if (rt === null) throw new HttpError(503, 'no configuration is loaded');
-    const headers = ctx.req.headers;
+    const headers = req.headers;
     dropNominatedHeaders(headers);
     // A preflight is routed by the method it asks about, so that a route limited to that method answers it.
-    const preflight = ctx.method === 'OPTIONS' && headers.origin !== undefined && headers['access-control-request-method'] !== undefined;
-    let route = rt.table.match(path, preflight ? requestedMethod(ctx) : ctx.method, headers);
+    const preflight = method === 'OPTIONS' && headers.origin !== undefined && headers['access-control-request-method'] !== undefined;
+    let route = rt.table.match(path, preflight ? requestedMethod(ctx) : method, headers);
     let cors = route === undefined ? rt.cors : route.target.cors;
     if (preflight) {
       if (cors !== undefined) return answerPreflight(ctx, cors, route, path);
       // No policy for it: an OPTIONS request like any other.
-      route = rt.table.match(path, ctx.method, headers);
+      route = rt.table.match(path, method, headers);
       cors = route === undefined ? rt.cors : route.target.cors;
     }
     if (route === undefined) {
@@ -228,11 +232,12 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
       if (cors !== undefined) return cors(ctx, notFound) as Promise<void>;
       throw new HttpError(404);
     }
-    const tooLarge = declaredTooLarge(ctx.req, bodyLimit);
-    const guard = !tooLarge && hasUnsizedBody(ctx.req) ? guardStreamedBody(ctx.req, bodyLimit) : null;
+    const tooLarge = declaredTooLarge(req, bodyLimit);
+    const guard = !tooLarge && hasUnsizedBody(req) ? guardStreamedBody(req, bodyLimit) : null;
 
-    ctx.state.mapping = route.mapping;
-    ctx.state[ORIGINAL_PATH] = ctx.originalUrl === ctx.url ? path : basePath(ctx) + path;
+    const state = ctx.state;
+    state.mapping = route.mapping;
+    state[ORIGINAL_PATH] = ctx.originalUrl === req.url ? path : basePath(ctx) + path;
     if (path !== seen) setPath(ctx, path);
     rt.active++;
     try {

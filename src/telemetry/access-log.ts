@@ -95,13 +95,15 @@ export function accessLog(options: AccessLogOptions): Middleware {
 
   return async function logAccess(ctx, next) {
     const start = performance.now();
+    // Read from the request itself: ctx's getters only pass on to it.
+    const request = ctx.request;
     // Read before the request goes on: routing may rewrite the URL below.
-    const method = ctx.method;
-    const path = ctx.path;
-    const querystring = ctx.querystring;
+    const method = request.method;
+    const path = request.path;
+    const querystring = request.querystring;
     // So is the client's address: a forwarded body may take the socket with it for a while.
-    const remote = ctx.request.ip;
-    const headers = ctx.request.headers;
+    const remote = request.ip;
+    const headers = request.headers;
     let sent = headers[idHeader];
     // A client that names the id header in Connection made its copy hop-by-hop:
     // it is not the request's id, and the gateway drops whatever that header
