@@ -65,8 +65,9 @@ function sameChain(chain: Chain, layers: readonly Layer[]): boolean {
  * sets `ctx.matched`, `ctx.router`, `ctx._matchedRoute` (and its name), then
  * runs each matched layer's middleware after setting `ctx.captures`,
  * `ctx.params`, `ctx.routerPath` and `ctx.routerName` for it; otherwise it
- * calls `next`. Declare every route, and call `router.param()`, before it
- * serves: a layer's stack that changes later gets a new chain all the same.
+ * calls `next`. Routes declared later are matched too, and a layer whose
+ * stack changes later (`router.param()` after the first request) gets a new
+ * chain.
  */
 export function routes(router: Router): Middleware {
   const internals = router as unknown as RouterInternals;
@@ -117,8 +118,10 @@ export function routes(router: Router): Middleware {
     const c = ctx as Context & RoutedContext;
     // Read only for a router bound to a host: the getter parses Host (or X-Forwarded-Host).
     if (internals.host && !internals.matchHost(ctx.host)) return next();
-    const path = internals.opts.routerPath || c.newRouterPath || ctx.path || (c.routerPath as string);
-    const matched = router.match(path, ctx.method);
+    // Read from the request itself: ctx's getters only pass on to it.
+    const request = ctx.request;
+    const path = internals.opts.routerPath || c.newRouterPath || request.path || (c.routerPath as string);
+    const matched = router.match(path, request.method);
     if (c.matched) c.matched.push(...matched.path);
     else c.matched = matched.path;
     c.router = router;
