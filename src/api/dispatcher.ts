@@ -4,7 +4,8 @@
  * prefix stripped; any other prefix is a 404.
  */
 import Koa from 'koa';
-import { chooseFormatter, createFormatterRegistry, errorResponder, mount, redirectToSlash } from '../http';
+import mount from 'koa-mount';
+import { chooseFormatter, createFormatterRegistry, errorResponder, redirectToSlash } from '../http';
 import { createMessageStore } from './store';
 import type { ApiDeps } from './types';
 import { createV1App } from './v1';

@@ -2,7 +2,7 @@
  * @module http
  * The HTTP conventions every module shares: the error registry and error
  * middleware, content negotiation, canonical slashes, collection queries,
- * absolute URLs, JSON bodies, raw header lines, router dispatch and mounts.
+ * absolute URLs, JSON bodies, raw header lines, router dispatch and request paths.
  */
 export * from './errors';
 export * from './formatters';
@@ -17,4 +17,4 @@ export * from './body';
 export * from './raw-headers';
 export * from './connection';
 export * from './router';
-export * from './mount';
+export * from './request-path';
