@@ -21,7 +21,7 @@ import type { ModuleRegistry } from './module';
 import { normalisePath } from './path';
 import { forwardRemote } from './proxy';
 import { createRateLimitStage } from './ratelimit-stage';
-import { refuseRepeatedHost, toOriginForm } from './request-target';
+import { refuseMalformedHost, refuseRepeatedHost, toOriginForm } from './request-target';
 import { rewritePath, type Route } from './route-table';
 import { buildRuntime, disposeRuntime, retireRuntime, type RouteTarget, type Runtime, type StageFactories } from './runtime';
 import { deepFreeze, type GatewaySnapshot, type RejectedConfig } from './snapshot';
@@ -207,6 +207,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     if (req.headers.upgrade !== undefined) ctx.res.shouldKeepAlive = false;
     refuseRepeatedHost(req.rawHeaders);
     toOriginForm(ctx);
+    refuseMalformedHost(req.headers.host);
     // Read from the request itself: ctx's getters only pass on to it.
     const request = ctx.request;
     const method = request.method;

@@ -16,7 +16,14 @@
  * writing `Host: api.example.com:443` (Prometheus, some HTTP libraries) gets
  * a 404, or lands on another Mapping, such as a `*` one without auth: no
  * spelling of a Host may route elsewhere than its normal form.
+ *
+ * Nor may a Host that is no host at all: Koa, WHATWG URLs and the upstreams
+ * read a name out of `api.example.com:x`, `api.example.com,evil`,
+ * `u@api.example.com`, `api%2Eexample.com` or `2130706433` (127.0.0.1), which
+ * no pattern would match. Such a Host is refused ({@link isHostValue}) before
+ * any Mapping is chosen, as RFC 9112 §3.2 asks of a Host that is not valid.
  */
+import { isIPv6 } from 'node:net';
 
 /** A compiled host pattern; names are held in lower case. */
 export type HostPattern =
@@ -76,6 +83,102 @@ export function parseHostPattern(text: string, globs: boolean): HostPattern | nu
   }
   if (!LABELS.test(name) && !IPV6.test(name)) return notHost;
   return { kind: 'exact', name, port };
+}
+
+/** Whether `c` may stand in a label of a host name: a letter, a digit, `-` or `_` (which service names hold). */
+function isLabelChar(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 45 || c === 95;
+}
+
+/**
+ * Whether the label from `start` to `end` is a number as a WHATWG URL reads
+ * one (`10`, `0x0A`): a name that ends in one is an IPv4 address to it.
+ */
+function isNumberLabel(host: string, start: number, end: number): boolean {
+  let i = start;
+  if (end - start >= 2 && host.charCodeAt(i) === 48 && (host.charCodeAt(i + 1) | 32) === 120) {
+    for (i += 2; i < end; i++) {
+      const c = host.charCodeAt(i) | 32;
+      if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false;
+    }
+    return true;
+  }
+  for (; i < end; i++) {
+    const c = host.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
+/**
+ * Whether `host` up to `end` is a host name (labels of letters, digits, `-`
+ * and `_`, none empty, then an optional dot) or an IPv4 address written as
+ * four decimal numbers. Any other spelling of an address (`10.1`,
+ * `0x7f.0.0.1`, `010.0.0.1`, `167772161`) is none: URLs read it as the
+ * address it names, the gateway could only hold it against patterns as a name.
+ */
+function isName(host: string, end: number): boolean {
+  if (end > 1 && host.charCodeAt(end - 1) === DOT) end--;
+  let start = 0;
+  let last = 0;
+  for (let i = 0; i <= end; i++) {
+    const c = i === end ? DOT : host.charCodeAt(i);
+    if (c === DOT) {
+      if (i === start) return false;
+      last = start;
+      start = i + 1;
+    } else if (!isLabelChar(c)) {
+      return false;
+    }
+  }
+  return !isNumberLabel(host, last, end) || isDottedQuad(host, end);
+}
+
+/** Whether `host` up to `end` is four decimal numbers from 0 to 255, without leading zeros, as `net.isIPv4` wants them. */
+function isDottedQuad(host: string, end: number): boolean {
+  let parts = 0;
+  let value = 0;
+  let digits = 0;
+  for (let i = 0; i <= end; i++) {
+    const c = i === end ? DOT : host.charCodeAt(i);
+    if (c === DOT) {
+      if (digits === 0 || value > 255 || (digits > 1 && host.charCodeAt(i - digits) === 48)) return false;
+      parts++;
+      value = 0;
+      digits = 0;
+    } else if (c >= 48 && c <= 57 && digits < 3) {
+      value = value * 10 + c - 48;
+      digits++;
+    } else {
+      return false;
+    }
+  }
+  return parts === 4;
+}
+
+/**
+ * Whether a request's Host (or the authority that stands for it) is one the
+ * gateway routes: empty (RFC 9112 §3.2 lets a client send it so), or a host
+ * name, a dotted IPv4 address or a bracketed IPv6 one, then an optional port
+ * of up to five digits (65535 at most). Anything else (user information, a
+ * path, a list, spaces, percent-escapes, bytes beyond ASCII, an empty label)
+ * is no host. Allocates nothing for a name.
+ */
+export function isHostValue(host: string): boolean {
+  if (host.length === 0) return true;
+  let end: number;
+  if (host.charCodeAt(0) === OPEN) {
+    const close = host.indexOf(']');
+    // A zone (`%eth0`) names an interface of the client's, nothing here.
+    if (close < 0 || host.lastIndexOf('%', close) >= 0 || !isIPv6(host.slice(1, close))) return false;
+    end = close + 1;
+    if (end < host.length && host.charCodeAt(end) !== COLON) return false;
+  } else {
+    const colon = host.indexOf(':');
+    end = colon < 0 ? host.length : colon;
+    if (!isName(host, end)) return false;
+  }
+  return end === host.length || portAt(host, end + 1) !== BAD_PORT;
 }
 
 /** How specific a pattern is, for match order: an exact name first, then the longer glob, a named port before none. */

@@ -14,6 +14,7 @@
  */
 import type { Context } from 'koa';
 import { HttpError, repeatedHeader } from '../http';
+import { isHostValue } from './host-match';
 
 const SLASH = 47;
 const ABSOLUTE = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)/;
@@ -62,4 +63,17 @@ export function toOriginForm(ctx: Context): void {
  */
 export function refuseRepeatedHost(rawHeaders: readonly string[]): void {
   if (repeatedHeader(rawHeaders, 'host') !== undefined) throw new HttpError(400, 'the request has more than one Host header');
+}
+
+/**
+ * RFC 9112 §3.2: a Host that is not valid is a 400. Koa, WHATWG URLs and
+ * upstreams read a host out of many things no Mapping's hostname matches
+ * (`api.example.com:x`, `api.example.com,evil`, `u@api.example.com`,
+ * `api%2Eexample.com`, `2130706433`): routed, such a request would reach a
+ * Mapping for any host, while the backend took it for one that needs auth.
+ */
+export function refuseMalformedHost(host: string | undefined): void {
+  if (host !== undefined && !isHostValue(host)) {
+    throw new HttpError(400, 'the Host (or the authority of the request target) is no host name or IP address with an optional port');
+  }
 }

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import http, { type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import type Koa from 'koa';
 import { absoluteUrl, createServiceApp, readJson } from '../../src/http';
 import { configFromRecords, type GatehouseModule, type GatewayConfig } from '../../src/gateway';
@@ -161,6 +161,33 @@ export function send(
     } else {
       req.end(body);
     }
+  });
+}
+
+/**
+ * Sends `head` (the request line and header lines, without the blank line
+ * that ends them) as it is written, bytes that no HTTP client would send
+ * included, with `Connection: close`, and reads the answer to its end.
+ */
+export function sendRaw(port: number, head: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(`${head}\r\nConnection: close\r\n\r\n`, 'utf8'));
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const reply = Buffer.concat(chunks).toString('utf8');
+      const end = reply.indexOf('\r\n\r\n');
+      const lines = reply.slice(0, end).split('\r\n');
+      const status = Number(/^HTTP\/1\.1 (\d{3}) /.exec(lines[0] ?? '')?.[1]);
+      const headers: IncomingHttpHeaders = {};
+      for (const line of lines.slice(1)) {
+        const colon = line.indexOf(':');
+        headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
+      }
+      const text = end < 0 ? '' : reply.slice(end + 4);
+      resolve({ status, headers, text, json: () => JSON.parse(text) });
+    });
   });
 }
 

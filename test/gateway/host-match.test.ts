@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { formatHostPattern, hostMatches, parseHostPattern, type HostPattern } from '../../src/gateway/host-match';
+import { formatHostPattern, hostMatches, isHostValue, parseHostPattern, type HostPattern } from '../../src/gateway/host-match';
 
 function pattern(text: string, globs = true): HostPattern {
   const parsed = parseHostPattern(text, globs);
@@ -104,6 +104,28 @@ describe('gateway host patterns', () => {
     it('matches no pattern when the request has no Host', () => {
       assert.ok(!matches('api.example.com', undefined));
       assert.ok(!matches('*.example.com', ''));
+    });
+  });
+
+  describe('telling a Host from what is none', () => {
+    it('takes host names, dotted IPv4 and bracketed IPv6 addresses, with or without a port, and an empty Host', () => {
+      const hosts = ['', 'api.example.com', 'API.Example.COM.', 'api.example.com:', 'api.example.com:8443', 'api.example.com:08443', 'my_service',
+        'xn--bcher-kva.example', '10.0.0.5', '10.0.0.5.:80', '0.0.0.0', '[::1]', '[::1]:8080', '[::ffff:10.0.0.5]', 'api.2fa'];
+      for (const host of hosts) assert.ok(isHostValue(host), host);
+    });
+
+    it('refuses user information, paths, lists, spaces, escapes, bytes beyond ASCII, empty labels and ports that are no port', () => {
+      const hosts = ['api.example.com:http', 'api.example.com:99999', 'api.example.com:000080', 'api.example.com:1:2', ':80', 'api.example.com,evil.com',
+        'u@api.example.com', 'api.example.com@evil', 'api.example.com/x', 'api.example.com x', 'api%2Eexample.com', 'api.exämple.com', 'api..example.com',
+        '.api.example.com', 'api.example.com..', '.', '*', 'a;b', '[::1', '[::1]x', '[fe80::1%eth0]', '[fe80::1%25eth0]', '[v1.x]', '[]'];
+      for (const host of hosts) assert.ok(!isHostValue(host), host);
+    });
+
+    it('refuses an IPv4 address in any spelling other than four decimal numbers, which URLs read as that address', () => {
+      for (const host of ['167772165', '10.5', '10.0.5', '0xa.0.0.5', '10.0.0.0x5', '010.0.0.5', '10.0.0.05', '256.0.0.1', '1.2.3.4.5', 'api.0x', 'api.12']) {
+        assert.ok(!isHostValue(host), host);
+        assert.ok(!isHostValue(`${host}:80`), `${host}:80`);
+      }
     });
   });
 });

@@ -9,7 +9,7 @@ import type http from 'node:http';
 import { createAuthService, type AuthService } from '../../src/auth';
 import { ConfigError, createGateway, type Gateway } from '../../src/gateway';
 import { authRecord, basic, captureLogger, quickHash, usersFolder } from '../auth/support';
-import { close, configOf, echoModule, listen, mapping, recordingUpstream, registry, send, type Echo } from './helpers';
+import { close, configOf, echoModule, listen, mapping, recordingUpstream, registry, send, sendRaw, type Echo } from './helpers';
 
 describe('gateway Mappings by host', () => {
   let gateway: Gateway;
@@ -87,6 +87,83 @@ describe('gateway Mappings by host', () => {
       await close(s);
       await only.close();
     }
+  });
+});
+
+describe('gateway Mappings by host, against spellings of the Host', () => {
+  const folder = usersFolder();
+  let auth: AuthService;
+  let gateway: Gateway;
+  let server: http.Server;
+  let port: number;
+
+  before(async () => {
+    auth = createAuthService({ usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`), logger: captureLogger() });
+    gateway = createGateway({
+      modules: registry(auth, echoModule('app')),
+      config: {
+        ...configOf(
+          mapping('/v1/', 'app', { name: 'admin', hostname: 'admin.example.com' }),
+          mapping('/v1/', 'app', { name: 'public', bypass_auth: true }),
+          mapping('/ip/', 'app', { name: 'admin-ip', hostname: '10.0.0.5' }),
+          mapping('/ip/', 'app', { name: 'public-ip', bypass_auth: true }),
+        ),
+        authService: authRecord({ auth_service: 'auth' }),
+      },
+    });
+    ({ server, port } = await listen(gateway.app.callback()));
+  });
+
+  after(async () => {
+    await close(server);
+    await gateway.close();
+    await auth.close();
+    folder.remove();
+  });
+
+  const BAD_HOST = {
+    code: 400,
+    message: '400: Bad Request',
+    detail: 'the Host (or the authority of the request target) is no host name or IP address with an optional port',
+  };
+
+  it('answers 400 to a Host that is no host, from which Koa, URLs or a backend would read the protected one', async () => {
+    const hosts = ['admin.example.com:x', 'admin.example.com:99999', 'admin.example.com:000080', 'admin.example.com,evil.com', 'u@admin.example.com',
+      'admin.example.com/x', 'admin%2Eexample.com', 'admin.example.com evil', 'admin.example.com..', 'admin.exämple.com', '[::1'];
+    for (const host of hosts) {
+      const res = await sendRaw(port, `GET /v1/x HTTP/1.1\r\nHost: ${host}`);
+      assert.equal(res.status, 400, `${host}: ${res.text}`);
+      assert.deepEqual(res.json(), BAD_HOST, host);
+    }
+  });
+
+  it('answers 400 to an IPv4 address spelled other than in four decimal numbers', async () => {
+    for (const host of ['167772165', '10.5', '0xa.0.0.5', '10.0.0.05']) {
+      const res = await sendRaw(port, `GET /ip/x HTTP/1.1\r\nHost: ${host}`);
+      assert.equal(res.status, 400, `${host}: ${res.text}`);
+    }
+    assert.equal((await sendRaw(port, 'GET /ip/x HTTP/1.1\r\nHost: 10.0.0.5:8080')).status, 401);
+  });
+
+  it('answers 400 to an absolute-form target whose authority is no host', async () => {
+    for (const authority of ['admin.example.com,evil.com', 'admin%2Eexample.com', '2130706433']) {
+      const res = await sendRaw(port, `GET http://${authority}/v1/x HTTP/1.1\r\nHost: gw.example.com`);
+      assert.equal(res.status, 400, `${authority}: ${res.text}`);
+    }
+  });
+
+  it('asks for credentials on every spelling of the protected host, and routes a request naming no host to hostname "*"', async () => {
+    for (const host of ['admin.example.com', 'ADMIN.Example.COM.', 'admin.example.com.:8080', 'admin.example.com:']) {
+      const res = await sendRaw(port, `GET /v1/x HTTP/1.1\r\nHost: ${host}`);
+      assert.equal(res.status, 401, `${host}: ${res.text}`);
+    }
+    for (const head of ['GET /v1/x HTTP/1.1\r\nHost: ', 'GET /v1/x HTTP/1.0', 'GET /v1/x HTTP/1.1\r\nHost: my_service']) {
+      const res = await sendRaw(port, head);
+      assert.equal(res.status, 200, `${head}: ${res.text}`);
+      assert.equal((res.json() as Echo).mapping, 'public');
+    }
+    // Node refuses HTTP/1.1 without Host itself.
+    assert.equal((await sendRaw(port, 'GET /v1/x HTTP/1.1')).status, 400);
   });
 });
 
