@@ -81,7 +81,13 @@ export function parseHostPattern(text: string, globs: boolean): HostPattern | nu
     }
     return `'${text}' is no glob Envoy matches: a * stands alone (any host), for the first label (*.example.com) or for the last (api.*)`;
   }
-  if (!LABELS.test(name) && !IPV6.test(name)) return notHost;
+  if (IPV6.test(name)) {
+    const canonical = canonicalIPv6(name);
+    if (canonical === null) return notHost;
+    name = canonical;
+  } else if (!LABELS.test(name)) {
+    return notHost;
+  }
   return { kind: 'exact', name, port };
 }
 
@@ -181,6 +187,15 @@ export function isHostValue(host: string): boolean {
   return end === host.length || portAt(host, end + 1) !== BAD_PORT;
 }
 
+/**
+ * An IPv6 literal (`[0:0::1]`) in the one spelling WHATWG URLs give it, and
+ * so Koa's `ctx.hostname` (`[::1]`); null when it is no IPv6 address.
+ */
+function canonicalIPv6(literal: string): string | null {
+  if (literal.indexOf('%') >= 0 || !isIPv6(literal.slice(1, -1))) return null;
+  return new URL(`http://${literal}`).hostname;
+}
+
 /** How specific a pattern is, for match order: an exact name first, then the longer glob, a named port before none. */
 export function hostSpecificity(pattern: HostPattern | null): number {
   if (pattern === null) return 0;
@@ -260,7 +275,9 @@ export function hostMatches(pattern: HostPattern, host: string | undefined): boo
   if (pattern.port !== null && port !== pattern.port) return false;
   switch (pattern.kind) {
     case 'exact':
-      return end === pattern.name.length && holdsAt(host, 0, pattern.name);
+      if (end === pattern.name.length && holdsAt(host, 0, pattern.name)) return true;
+      // An IPv6 address has many spellings; Koa's ctx.hostname reads `[0:0::1]` as `[::1]`.
+      return pattern.name.charCodeAt(0) === OPEN && host.charCodeAt(0) === OPEN && canonicalIPv6(host.slice(0, end)) === pattern.name;
     case 'suffix':
       // `*.example.com` wants a label before `.example.com`.
       return end > pattern.suffix.length && holdsAt(host, end - pattern.suffix.length, pattern.suffix);

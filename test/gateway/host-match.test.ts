@@ -23,6 +23,7 @@ describe('gateway host patterns', () => {
       assert.equal(formatHostPattern(pattern('api.*')), 'api.*');
       assert.equal(formatHostPattern(pattern('api.example.com:08443')), 'api.example.com:8443');
       assert.equal(formatHostPattern(pattern('[::1]:8080')), '[::1]:8080');
+      assert.equal(formatHostPattern(pattern('[0:0::1]:8080')), '[::1]:8080');
       assert.equal(formatHostPattern(pattern('127.0.0.1')), '127.0.0.1');
     });
 
@@ -40,6 +41,7 @@ describe('gateway host patterns', () => {
       assert.match(String(parseHostPattern('api.example.com:70000', true)), /has a port/);
       assert.match(String(parseHostPattern('api.*:8080', true)), /may not name a port after a final \*/);
       assert.match(String(parseHostPattern('[::1', true)), /is not a host name/);
+      assert.match(String(parseHostPattern('[:::]', true)), /is not a host name/);
     });
 
     it('reads host, the older field, as an exact name: a * in it is refused as Emissary refuses it', () => {
@@ -99,6 +101,16 @@ describe('gateway host patterns', () => {
       assert.ok(!matches('[::1]:8080', '[::1]:9090'));
       assert.ok(!matches('[::1]', '[::1'));
       assert.ok(!matches('[::1]', '[::1]x'));
+    });
+
+    it('matches an IPv6 address in any of its spellings, as Koa reads them all as one', () => {
+      assert.ok(matches('[::1]', '[0:0::1]'));
+      assert.ok(matches('[::1]', '[0000:0:0:0:0:0:0:1]:8080'));
+      assert.ok(matches('[0::1]', '[::1]'));
+      assert.ok(matches('[2001:DB8::1]', '[2001:db8:0::1]'));
+      assert.ok(matches('[::ffff:10.0.0.5]', '[::ffff:a00:5]'));
+      assert.ok(!matches('[::1]', '[::2]'));
+      assert.ok(!matches('[::1]', '[::1%25lo]'));
     });
 
     it('matches no pattern when the request has no Host', () => {

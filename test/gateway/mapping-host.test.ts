@@ -107,6 +107,8 @@ describe('gateway Mappings by host, against spellings of the Host', () => {
           mapping('/v1/', 'app', { name: 'public', bypass_auth: true }),
           mapping('/ip/', 'app', { name: 'admin-ip', hostname: '10.0.0.5' }),
           mapping('/ip/', 'app', { name: 'public-ip', bypass_auth: true }),
+          mapping('/ip6/', 'app', { name: 'admin-ip6', hostname: '[::1]' }),
+          mapping('/ip6/', 'app', { name: 'public-ip6', bypass_auth: true }),
         ),
         authService: authRecord({ auth_service: 'auth' }),
       },
@@ -143,6 +145,13 @@ describe('gateway Mappings by host, against spellings of the Host', () => {
       assert.equal(res.status, 400, `${host}: ${res.text}`);
     }
     assert.equal((await sendRaw(port, 'GET /ip/x HTTP/1.1\r\nHost: 10.0.0.5:8080')).status, 401);
+  });
+
+  it('asks for credentials on every spelling of a protected IPv6 address, which Koa reads as that address', async () => {
+    for (const host of ['[::1]', '[0:0::1]', '[0:0:0:0:0:0:0:1]:8080']) {
+      const res = await sendRaw(port, `GET /ip6/x HTTP/1.1\r\nHost: ${host}`);
+      assert.equal(res.status, 401, `${host}: ${res.text}`);
+    }
   });
 
   it('answers 400 to an absolute-form target whose authority is no host', async () => {
