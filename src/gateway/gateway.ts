@@ -6,7 +6,7 @@
  * that `reconfigure` swaps whole; a request keeps the runtime it started with.
  */
 import Koa, { type Context, type Middleware } from 'koa';
-import { basePath, errorResponder, HttpError, ORIGINAL_PATH, setPath, type ErrorHandlerOptions } from '../http';
+import { basePath, errorResponder, HttpError, ORIGINAL_PATH, requestHost, setPath, type ErrorHandlerOptions } from '../http';
 import { createAuthStage } from './auth-stage';
 import { dropClaimedUser } from './claimed-user';
 import { DEFAULT_BODY_LIMIT, declaredTooLarge, guardStreamedBody, hasUnsizedBody, payloadTooLarge, type StreamedBodyGuard } from './body-limit';
@@ -208,6 +208,12 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     refuseRepeatedHost(req.rawHeaders);
     toOriginForm(ctx);
     refuseMalformedHost(req.headers.host);
+    // Routed by the host modules and upstreams are told of (ctx.host): behind
+    // a trusted proxy its X-Forwarded-Host, over HTTP/2 the :authority.
+    // Matched against any other, a request for one host would reach the
+    // Mappings of another.
+    const host = requestHost(ctx);
+    if (host !== req.headers.host) refuseMalformedHost(host, 'the X-Forwarded-Host (or :authority)');
     // Read from the request itself: ctx's getters only pass on to it.
     const request = ctx.request;
     const method = request.method;
@@ -220,12 +226,12 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     dropNominatedHeaders(headers);
     // A preflight is routed by the method it asks about, so that a route limited to that method answers it.
     const preflight = method === 'OPTIONS' && headers.origin !== undefined && headers['access-control-request-method'] !== undefined;
-    let route = rt.table.match(path, preflight ? requestedMethod(ctx) : method, headers);
+    let route = rt.table.match(path, preflight ? requestedMethod(ctx) : method, headers, host);
     let cors = route === undefined ? rt.cors : route.target.cors;
     if (preflight) {
       if (cors !== undefined) return answerPreflight(ctx, cors, route, path);
       // No policy for it: an OPTIONS request like any other.
-      route = rt.table.match(path, method, headers);
+      route = rt.table.match(path, method, headers, host);
       cors = route === undefined ? rt.cors : route.target.cors;
     }
     if (route === undefined) {

@@ -71,9 +71,8 @@ export function refuseRepeatedHost(rawHeaders: readonly string[]): void {
  * (`api.example.com:x`, `api.example.com,evil`, `u@api.example.com`,
  * `api%2Eexample.com`, `2130706433`): routed, such a request would reach a
  * Mapping for any host, while the backend took it for one that needs auth.
+ * `field` names where the host was read, for the message.
  */
-export function refuseMalformedHost(host: string | undefined): void {
-  if (host !== undefined && !isHostValue(host)) {
-    throw new HttpError(400, 'the Host (or the authority of the request target) is no host name or IP address with an optional port');
-  }
+export function refuseMalformedHost(host: string | undefined, field = 'the Host (or the authority of the request target)'): void {
+  if (host !== undefined && !isHostValue(host)) throw new HttpError(400, `${field} is no host name or IP address with an optional port`);
 }

@@ -110,16 +110,20 @@ export class RouteTable<T> {
     this.routes = specs.map(compile).sort(compareRoutes);
   }
 
-  /** The first route matching a normalised path, method and headers; `undefined` when none does. */
-  match(path: string, method: string, headers: IncomingHttpHeaders): Route<T> | undefined {
+  /**
+   * The first route matching a normalised path, method, headers and host
+   * (by default the Host header; `''` or `undefined` for none); `undefined`
+   * when none does.
+   */
+  match(path: string, method: string, headers: IncomingHttpHeaders, host: string | undefined = headers.host): Route<T> | undefined {
     const routes = this.routes;
     for (let i = 0; i < routes.length; i++) {
       const route = routes[i];
-      if (!routeMatches(route, route.caseSensitive, path, method, headers)) continue;
+      if (!routeMatches(route, route.caseSensitive, path, method, headers, host)) continue;
       if (route.caseSensitive || i === 0) return route;
       // A route before it that takes the path in another case takes it in this one too.
       for (let j = 0; j < i; j++) {
-        if (routeMatches(routes[j], false, path, method, headers)) return routes[j];
+        if (routeMatches(routes[j], false, path, method, headers, host)) return routes[j];
       }
       return route;
     }
@@ -128,13 +132,20 @@ export class RouteTable<T> {
 }
 
 /** Whether a route matches a request, its prefix compared in the case it is written or in any case. */
-function routeMatches<T>(route: Route<T>, exactCase: boolean, path: string, method: string, headers: IncomingHttpHeaders): boolean {
+function routeMatches<T>(
+  route: Route<T>,
+  exactCase: boolean,
+  path: string,
+  method: string,
+  headers: IncomingHttpHeaders,
+  host: string | undefined,
+): boolean {
   const prefix = route.prefix;
   if (exactCase ? !path.startsWith(prefix) : !startsWithFolded(path, route.folded)) return false;
   if (!route.open && path.length > prefix.length && path.charCodeAt(prefix.length) !== 47) return false;
   if (route.method !== null && route.method !== method) return false;
   if (route.headers !== null && !headersMatch(route.headers, headers)) return false;
-  return route.host === null || hostMatches(route.host, headers.host);
+  return route.host === null || hostMatches(route.host, host);
 }
 
 /** ASCII letters in lower case, as Envoy folds a case-insensitive prefix. */

@@ -6,6 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import type http from 'node:http';
+import http2 from 'node:http2';
+import type { AddressInfo } from 'node:net';
 import { createAuthService, type AuthService } from '../../src/auth';
 import { ConfigError, createGateway, type Gateway } from '../../src/gateway';
 import { authRecord, basic, captureLogger, quickHash, usersFolder } from '../auth/support';
@@ -173,6 +175,76 @@ describe('gateway Mappings by host, against spellings of the Host', () => {
     }
     // Node refuses HTTP/1.1 without Host itself.
     assert.equal((await sendRaw(port, 'GET /v1/x HTTP/1.1')).status, 400);
+  });
+});
+
+describe('gateway Mappings by host, on the host modules are told of', () => {
+  const folder = usersFolder();
+  let auth: AuthService;
+
+  before(() => {
+    auth = createAuthService({ usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`), logger: captureLogger() });
+  });
+
+  after(async () => {
+    await auth.close();
+    folder.remove();
+  });
+
+  function hostGateway(trustProxy: boolean): Gateway {
+    return createGateway({
+      trustProxy,
+      modules: registry(auth, echoModule('app')),
+      config: {
+        ...configOf(
+          mapping('/v1/', 'app', { name: 'admin', hostname: 'admin.example.com' }),
+          mapping('/v1/', 'app', { name: 'public', bypass_auth: true }),
+        ),
+        authService: authRecord({ auth_service: 'auth' }),
+      },
+    });
+  }
+
+  it("routes by X-Forwarded-Host behind a trusted proxy, whose host the modules' links and the upstreams name", async () => {
+    const gateway = hostGateway(true);
+    const { server, url } = await listen(gateway.app.callback());
+    try {
+      const claimed = await send(url, '/v1/x', { headers: { Host: 'www.example.com', 'X-Forwarded-Host': 'admin.example.com' } });
+      assert.equal(claimed.status, 401, claimed.text);
+      const named = await send(url, '/v1/x', { headers: { Host: 'admin.example.com', 'X-Forwarded-Host': 'www.example.com, admin.example.com' } });
+      assert.equal(named.status, 200, named.text);
+      assert.equal((named.json() as Echo).mapping, 'public');
+      assert.equal((named.json() as Echo).self, 'http://www.example.com/v1/x');
+      const bad = await send(url, '/v1/x', { headers: { Host: 'www.example.com', 'X-Forwarded-Host': 'admin.example.com:x' } });
+      assert.equal(bad.status, 400, bad.text);
+      assert.equal(bad.json().detail, 'the X-Forwarded-Host (or :authority) is no host name or IP address with an optional port');
+    } finally {
+      await close(server);
+      await gateway.close();
+    }
+  });
+
+  it("routes an HTTP/2 request by its :authority", async () => {
+    const gateway = hostGateway(false);
+    const server = http2.createServer(gateway.app.callback());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const client = http2.connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    const ask = (authority: string): Promise<number> =>
+      new Promise((resolve, reject) => {
+        const req = client.request({ ':path': '/v1/x', ':authority': authority });
+        req.on('response', (headers) => resolve(Number(headers[':status'])));
+        req.on('error', reject);
+        req.resume();
+      });
+    try {
+      assert.equal(await ask('admin.example.com'), 401);
+      assert.equal(await ask('www.example.com'), 200);
+      assert.equal(await ask('admin.example.com:x'), 400);
+    } finally {
+      client.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await gateway.close();
+    }
   });
 });
 

@@ -113,6 +113,13 @@ describe('gateway route table', () => {
       assert.equal(matched(t, '/x', 'GET', {}), 'star');
     });
 
+    it('matches the host it is given rather than the Host header', () => {
+      const t = table({ prefix: '/', name: 'api', hostname: 'api.example.com' }, { prefix: '/', name: 'star' });
+      assert.equal(t.match('/x', 'GET', { host: 'www.example.com' }, 'api.example.com')?.target, 'api');
+      assert.equal(t.match('/x', 'GET', { host: 'api.example.com' }, 'www.example.com')?.target, 'star');
+      assert.equal(t.match('/x', 'GET', { host: 'api.example.com' }, '')?.target, 'star');
+    });
+
     it('reads host, the older field, as an exact hostname', () => {
       const t = table({ prefix: '/', name: 'old', host: 'quote.example.com' }, { prefix: '/', name: 'rest' });
       assert.equal(matched(t, '/x', 'GET', { host: 'quote.example.com' }), 'old');
