@@ -5,7 +5,7 @@
  */
 
 /** Connection options that name no header. */
-const OPTIONS = new Set(['', 'close', 'keep-alive', 'upgrade', 'http2-settings', 'connection']);
+const OPTIONS = new Set(['', 'close', 'keep-alive', 'upgrade', 'connection']);
 
 /** The header names a `Connection` value lists, lower-case, besides the connection options; null when none. */
 export function connectionNamed(value: string | string[] | undefined): string[] | null {

@@ -83,6 +83,17 @@ describe('gateway Upgrade requests', () => {
     assert.equal(received[0].body.toString(), 'hello');
   });
 
+  it('passes on no HTTP2-Settings of an h2c upgrade, which the client named in Connection as one connection\'s', async () => {
+    const h2c = 'Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n';
+    const remote = await exchange(port, `GET /ws/x HTTP/1.1\r\nHost: gw\r\n${h2c}\r\n`);
+    assert.ok(remote.reply.endsWith('plain /x'), remote.reply);
+    assert.equal(received[0].headers['http2-settings'], undefined);
+    assert.equal(received[0].headers.upgrade, undefined);
+    const module = await exchange(port, `GET /api/x HTTP/1.1\r\nHost: gw\r\n${h2c}\r\n`);
+    assert.match(module.reply, /"path":"\/x"/);
+    assert.doesNotMatch(module.reply, /http2-settings/);
+  });
+
   it('answers an upgrade to an in-process module as a plain request', async () => {
     const { reply, closed } = await exchange(port, `GET /api/x HTTP/1.1\r\nHost: gw\r\n${WEBSOCKET}\r\n`);
     assert.match(reply, /^HTTP\/1\.1 200 OK\r\n/);
