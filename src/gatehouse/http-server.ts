@@ -85,6 +85,29 @@ function answerConnect(req: http.IncomingMessage, socket: Duplex, onRejected?: (
   answerAndClose(socket, 501, 'CONNECT is not supported: the gateway does not tunnel');
 }
 
+/**
+ * `handler`, behind the check Node makes itself unless told not to
+ * (`requireHostHeader`), with a bare 400 that neither has the error body nor
+ * reaches the access log: an HTTP/1.1 request without Host (RFC 9112 §3.2)
+ * gets both, as the other requests the server refuses do.
+ */
+function requiringHost(handler: http.RequestListener, onRejected?: (request: Rejected) => void): http.RequestListener {
+  return (req, res) => {
+    if (req.headers.host !== undefined || req.httpVersionMajor !== 1 || req.httpVersionMinor !== 1) {
+      handler(req, res);
+      return;
+    }
+    // The path alone, as the access log writes it: a query may hold a token.
+    const url = req.url ?? '';
+    const target = url.charCodeAt(0) === 47 ? url.split('?', 1)[0] : undefined;
+    onRejected?.({ status: 400, method: req.method, target, remote: req.socket.remoteAddress });
+    const body = JSON.stringify(errorBody(400, 'an HTTP/1.1 request must have a Host header'));
+    res.shouldKeepAlive = false;
+    res.writeHead(400, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
+    res.end(body);
+  };
+}
+
 /** Writes a whole error response outside Koa and closes the connection. */
 function answerAndClose(socket: Duplex, status: number, detail?: string): void {
   const body = JSON.stringify(errorBody(status, detail));
@@ -102,8 +125,11 @@ export async function listen(
   handler: http.RequestListener,
   options: ListenOptions,
 ): Promise<RunningServer> {
-  const server = options.tls ? https.createServer(readTlsFiles(options.tls), handler) : http.createServer(handler);
   const { onRejected } = options;
+  const serve = requiringHost(handler, onRejected);
+  const server = options.tls
+    ? https.createServer({ ...readTlsFiles(options.tls), requireHostHeader: false }, serve)
+    : http.createServer({ requireHostHeader: false }, serve);
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, onRejected));
   server.on('connect', (req: http.IncomingMessage, socket: Duplex) => answerConnect(req, socket, onRejected));
   server.listen(options.port, options.host);

@@ -46,6 +46,21 @@ describe('gatehouse/http-server', () => {
     assert.deepEqual(bodyOf(answer), { code: 400, message: '400: Bad Request' });
   });
 
+  it('answers an HTTP/1.1 request without Host with 400 and the error body, and tells of it', async () => {
+    const answer = await raw(server.port, 'GET /v1/x?token=secret HTTP/1.1\r\n\r\n');
+    assert.match(answer, /^HTTP\/1\.1 400 Bad Request\r\n/);
+    assert.match(answer, /\r\nConnection: close\r\n/i);
+    assert.deepEqual(bodyOf(answer), { code: 400, message: '400: Bad Request', detail: 'an HTTP/1.1 request must have a Host header' });
+    assert.deepEqual(rejected, [{ status: 400, method: 'GET', target: '/v1/x', remote: '127.0.0.1' }]);
+  });
+
+  it('serves an HTTP/1.0 request without Host, which needs none', async () => {
+    const answer = await raw(server.port, 'GET / HTTP/1.0\r\n\r\n');
+    assert.match(answer, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.ok(answer.endsWith('\r\n\r\nok'), answer);
+    assert.deepEqual(rejected, []);
+  });
+
   it('answers CONNECT with 501 and the error body: it tunnels nothing', async () => {
     const answer = await raw(server.port, 'CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n');
     assert.match(answer, /^HTTP\/1\.1 501 Not Implemented\r\n/);
