@@ -161,11 +161,14 @@ describe('the gatehouse package', function () {
       const { spawn } = require('node:child_process');
       const child = spawn(process.execPath, [${JSON.stringify(bin)}, 'start', '--port', '0', '--grpc-port', '0', '--no-watch', '--config', ${JSON.stringify(join(installed, 'config'))}], { stdio: ['ignore', 'pipe', 'inherit'] });
       let out = '';
+      // A start line this test does not know fails the test, rather than leaving a server behind.
+      const guard = setTimeout(() => { console.log('no start line in: ' + out); child.kill('SIGKILL'); }, 20000);
       child.stdout.setEncoding('utf8').on('data', async (chunk) => {
         out += chunk;
         const m = /listening on (\\S+) \\(gRPC rate limits on [^;)]+; config folder /.exec(out);
         if (!m || child.answered) return;
         child.answered = true;
+        clearTimeout(guard);
         const res = await fetch(m[1] + '/v1/messages/1');
         console.log(res.status, (await res.json()).content);
         child.kill('SIGTERM');
