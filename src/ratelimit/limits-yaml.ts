@@ -134,7 +134,6 @@ function duplicateKeys(doc: Document, lines: LineCounter): string[] {
   return found;
 }
 
-/** The first line of a `yaml` error, without the colon that led to the excerpt after it. */
 /**
  * The first error found on each line: the parser's errors after a bad line
  * (a tab in the indentation) are what it made of the rest of that line.
@@ -149,6 +148,7 @@ function onePerLine(errors: readonly YAMLError[]): YAMLError[] {
   });
 }
 
+/** The first line of a `yaml` error, without the colon that led to the excerpt after it. */
 function firstLine(err: Error): string {
   return err.message.split('\n')[0].replace(/:$/, '');
 }
