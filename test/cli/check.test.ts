@@ -31,6 +31,10 @@ function routeRows(stdout: string): string[][] {
   return rows;
 }
 
+/** An open Mapping of /v1/ to the api module, with `extra` fields. */
+const mapping = (name: string, extra: string) =>
+  `apiVersion: gateway/v1\nkind: Mapping\nname: ${name}\nprefix: /v1/\nservice: api\nbypass_auth: true\n${extra}`;
+
 describe('gatehouse check', function () {
   this.timeout(30_000);
 
@@ -227,8 +231,6 @@ describe('gatehouse check', function () {
   it('tells apart routes on one prefix that differ only by the headers or the method they require', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-check-'));
     folders.push(dir);
-    const mapping = (name: string, extra: string) =>
-      `apiVersion: gateway/v1\nkind: Mapping\nname: ${name}\nprefix: /v1/\nservice: api\nbypass_auth: true\n${extra}`;
     writeFileSync(
       join(dir, 'services.yaml'),
       [
@@ -255,8 +257,6 @@ describe('gatehouse check', function () {
   it('shows the host each route applies to, a prefix matched in any case and the Host a remote upstream is sent', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-check-'));
     folders.push(dir);
-    const mapping = (name: string, extra: string) =>
-      `apiVersion: gateway/v1\nkind: Mapping\nname: ${name}\nprefix: /v1/\nservice: api\nbypass_auth: true\n${extra}`;
     writeFileSync(
       join(dir, 'services.yaml'),
       [
