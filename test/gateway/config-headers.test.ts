@@ -4,29 +4,9 @@
  * field path.
  */
 import assert from 'node:assert/strict';
-import { parseConfigFiles, type MappingRecord } from '../../src/gateway';
-import { serviceManifest } from './helpers';
+import { mappingFields } from './helpers';
 
-const FILE = 'config/services.yaml';
-
-/** A Mapping with `fields` (YAML lines) added. */
-function mappingYaml(fields: string): string {
-  return serviceManifest('echo', `apiVersion: gateway/v1\nkind: Mapping\nname: edits\nprefix: /e/\nservice: 127.0.0.1:9\n${fields.trim()}\n`);
-}
-
-function load(fields: string): MappingRecord {
-  const result = parseConfigFiles([{ file: FILE, text: mappingYaml(fields) }]);
-  if (!result.ok) assert.fail(result.problems.map((p) => p.text).join('\n'));
-  return result.config.mappings[0];
-}
-
-function problems(fields: string): string[] {
-  const result = parseConfigFiles([{ file: FILE, text: mappingYaml(fields) }]);
-  assert.equal(result.ok, false, 'the config should have been refused');
-  return result.ok ? [] : result.problems.map((p) => p.text);
-}
-
-const AT = `${FILE}: service echo: Mapping edits:`;
+const { at: AT, load, problems } = mappingFields('echo', 'edits', '/e/');
 
 describe('gateway config: Mapping header fields', () => {
   it('reads a plain string as a value to append, as Emissary does', () => {

@@ -4,27 +4,9 @@
  * name, saying why, with file, service, record and field.
  */
 import assert from 'node:assert/strict';
-import { parseConfigFiles, type MappingRecord } from '../../src/gateway';
-import { serviceManifest } from './helpers';
+import { mappingFields } from './helpers';
 
-const FILE = 'config/services.yaml';
-const AT = `${FILE}: service quote: Mapping quote-backend:`;
-
-function mappingYaml(fields: string): string {
-  return serviceManifest('quote', `apiVersion: gateway/v1\nkind: Mapping\nname: quote-backend\nprefix: /backend/\nservice: 127.0.0.1:9\n${fields.trim()}\n`);
-}
-
-function load(fields: string): MappingRecord {
-  const result = parseConfigFiles([{ file: FILE, text: mappingYaml(fields) }]);
-  if (!result.ok) assert.fail(result.problems.map((p) => p.text).join('\n'));
-  return result.config.mappings[0];
-}
-
-function problems(fields: string): string[] {
-  const result = parseConfigFiles([{ file: FILE, text: mappingYaml(fields) }]);
-  assert.equal(result.ok, false, 'the config should have been refused');
-  return result.ok ? [] : result.problems.map((p) => p.text);
-}
+const { at: AT, load, problems } = mappingFields('quote', 'quote-backend', '/backend/');
 
 describe('gateway config: Emissary Mapping fields', () => {
   it("loads the Mapping of Emissary's quickstart, with hostname \"*\" and docs", () => {

@@ -8,7 +8,7 @@ import http, { type IncomingHttpHeaders } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import type Koa from 'koa';
 import { absoluteUrl, createServiceApp, readJson } from '../../src/http';
-import { configFromRecords, type GatehouseModule, type GatewayConfig } from '../../src/gateway';
+import { configFromRecords, parseConfigFiles, type GatehouseModule, type GatewayConfig, type MappingRecord } from '../../src/gateway';
 
 /** What an echo module answers. */
 export interface Echo {
@@ -209,4 +209,36 @@ spec:
   ports:
     - port: 80
 `;
+}
+
+/** Loading one Mapping, written in a Service manifest with extra fields, as `config/services.yaml`. */
+export interface MappingFields {
+  /** Where its problems are said to be: `<file>: service <service>: Mapping <name>:`. */
+  readonly at: string;
+  /** The Mapping with `fields` (YAML lines) added; fails the test when it is refused. */
+  load(fields: string): MappingRecord;
+  /** The problems of the Mapping with `fields` added; fails the test when it loads. */
+  problems(fields: string): string[];
+}
+
+/** A Mapping of `prefix` to a remote address in the manifest of `service`, to load with fields added. */
+export function mappingFields(service: string, name: string, prefix: string): MappingFields {
+  const file = 'config/services.yaml';
+  const parse = (fields: string) =>
+    parseConfigFiles([
+      { file, text: serviceManifest(service, `apiVersion: gateway/v1\nkind: Mapping\nname: ${name}\nprefix: ${prefix}\nservice: 127.0.0.1:9\n${fields.trim()}\n`) },
+    ]);
+  return {
+    at: `${file}: service ${service}: Mapping ${name}:`,
+    load(fields) {
+      const result = parse(fields);
+      if (!result.ok) assert.fail(result.problems.map((p) => p.text).join('\n'));
+      return result.config.mappings[0];
+    },
+    problems(fields) {
+      const result = parse(fields);
+      assert.equal(result.ok, false, 'the config should have been refused');
+      return result.ok ? [] : result.problems.map((p) => p.text);
+    },
+  };
 }
