@@ -6,7 +6,7 @@
  * that `reconfigure` swaps whole; a request keeps the runtime it started with.
  */
 import Koa, { type Context, type Middleware } from 'koa';
-import { basePath, errorResponder, HttpError, ORIGINAL_PATH, requestHost, setPath, type ErrorHandlerOptions } from '../http';
+import { answeringErrors, basePath, errorResponder, HttpError, ORIGINAL_PATH, requestHost, setPath, type ErrorHandlerOptions } from '../http';
 import { createAuthStage } from './auth-stage';
 import { dropClaimedUser } from './claimed-user';
 import { DEFAULT_BODY_LIMIT, declaredTooLarge, guardStreamedBody, hasUnsizedBody, payloadTooLarge, type StreamedBodyGuard } from './body-limit';
@@ -261,15 +261,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
 
   const app = new Koa({ proxy: options.trustProxy ?? false });
   app.silent = true;
-  // What errorHandler() does, and the routing, in one middleware: a step less on every request.
-  app.use(async function gateway(ctx) {
-    try {
-      await handle(ctx);
-      errors.fillEmpty(ctx);
-    } catch (err) {
-      errors.answer(ctx, err);
-    }
-  });
+  app.use(answeringErrors(handle, options.errors));
 
   return {
     app,

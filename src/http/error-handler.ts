@@ -70,10 +70,18 @@ export function errorResponder(options: ErrorHandlerOptions = {}): ErrorResponde
  * the exception.
  */
 export function errorHandler(options: ErrorHandlerOptions = {}): Middleware {
+  return answeringErrors((_ctx, next) => next(), options);
+}
+
+/**
+ * `middleware` with {@link errorHandler} around it, as one middleware: for an
+ * app whose whole work is one middleware, a step less on every request.
+ */
+export function answeringErrors(middleware: Middleware, options: ErrorHandlerOptions = {}): Middleware {
   const errors = errorResponder(options);
   return async function handleErrors(ctx, next) {
     try {
-      await next();
+      await middleware(ctx, next);
       errors.fillEmpty(ctx);
     } catch (err) {
       errors.answer(ctx, err);
