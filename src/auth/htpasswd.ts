@@ -94,8 +94,9 @@ const WEAK: Record<Exclude<HashScheme, 'bcrypt'>, string> = {
 
 /**
  * Parses htpasswd text. Blank lines and `#` comments are skipped; every other
- * line is `user:hash`; a byte order mark in front is skipped. A text with
- * nothing but blanks is refused (a file of comments only names no user).
+ * line is `user:hash` or `user:hash:comment`; a byte order mark in front is
+ * skipped. A text with nothing but blanks is refused (a file of comments only
+ * names no user).
  * Never throws: everything wrong is in `problems`.
  */
 export function parseHtpasswd(text: string): ParsedUsers {
@@ -121,7 +122,11 @@ export function parseHtpasswd(text: string): ParsedUsers {
       continue;
     }
     const user = raw.slice(0, colon);
-    const hash = raw.slice(colon + 1).trim();
+    // Apache reads the hash up to a further colon and nginx documents
+    // `name:password:comment`: what follows it is a comment. No hash holds a colon.
+    const rest = raw.slice(colon + 1);
+    const end = rest.indexOf(':');
+    const hash = (end === -1 ? rest : rest.slice(0, end)).trim();
     if (user === '') {
       problems.push({ line, message: 'the user name is empty' });
       continue;

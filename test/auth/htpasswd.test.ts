@@ -59,6 +59,15 @@ describe('reading an htpasswd file', () => {
     assert.equal(users.get('alice')?.line, 5);
   });
 
+  it("takes what follows the hash after another colon as a comment, as Apache and nginx's name:password:comment do", () => {
+    const text = `alice:${quickHash('w')}:Alice Liddell, ops\nbob:{SHA}GpHWL3ymc5liWkNopqtdSjuqYHM=:\ncarol:${quickHash('c')}  :  on call\n`;
+    const { users, problems } = parseHtpasswd(text);
+    assert.deepEqual(problems, []);
+    assert.deepEqual([...users.keys()], ['alice', 'bob', 'carol']);
+    assert.match(users.get('alice')!.hash, /^\$2b\$04\$[./A-Za-z0-9]{53}$/);
+    assert.equal(users.get('bob')!.hash, '{SHA}GpHWL3ymc5liWkNopqtdSjuqYHM=');
+  });
+
   it('refuses a file with nothing in it, which is what a reload sees of a file being written over; a file of comments only names no user', () => {
     for (const text of ['', '\n\n', ' \r\n\t\n', '\ufeff']) {
       const { problems, users } = parseHtpasswd(text);
