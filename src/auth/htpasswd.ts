@@ -80,6 +80,8 @@ function classify(hash: string): { scheme: HashScheme; hash: string; cost: numbe
   }
   if (APR1.test(hash)) return { scheme: 'apr1', hash, cost: 0 };
   if (SHA1.test(hash)) return { scheme: 'sha1', hash, cost: 0 };
+  // crypt_blowfish's name for hashes made with its old bug on bytes above 0x7f, which bcryptjs cannot reproduce.
+  if (hash.startsWith('$2x$')) return '$2x$ bcrypt hashes are not supported (rehash with htpasswd -B)';
   if (hash.startsWith('$2')) return 'the bcrypt hash is malformed';
   if (hash.startsWith('$apr1$')) return 'the apr1 hash is malformed';
   if (hash.startsWith('{SHA}')) return 'the SHA hash is malformed';

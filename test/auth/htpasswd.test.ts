@@ -68,6 +68,13 @@ describe('reading an htpasswd file', () => {
     assert.equal(users.get('bob')!.hash, '{SHA}GpHWL3ymc5liWkNopqtdSjuqYHM=');
   });
 
+  it('refuses a $2x$ bcrypt hash by its name, not as a malformed one', () => {
+    const { problems } = parseHtpasswd(`old:${quickHash('w').replace(/^\$2y\$/, '$2x$')}\n`);
+    assert.equal(problems.length, 1);
+    assert.equal(problems[0].line, 1);
+    assert.match(problems[0].message, /^user 'old': \$2x\$ .*not supported.*htpasswd -B/);
+  });
+
   it('refuses a file with nothing in it, which is what a reload sees of a file being written over; a file of comments only names no user', () => {
     for (const text of ['', '\n\n', ' \r\n\t\n', '\ufeff']) {
       const { problems, users } = parseHtpasswd(text);
