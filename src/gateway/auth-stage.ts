@@ -192,11 +192,23 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
     // gateway's own error body, in the representation the client's Accept chose.
     if (decision.status >= 400 && (body === undefined || body.length === 0 || (remote === undefined && decision.detail !== undefined))) {
       const headers: Record<string, string> = {};
+      let lists = false;
       for (const name of returned) {
         const value = decision.headers[name];
-        if (value !== undefined && name !== 'content-type') headers[name] = single(value);
+        if (value === undefined || name === 'content-type') continue;
+        if (typeof value !== 'string' && value.length > 1) lists = true;
+        headers[name] = single(value);
       }
-      throw new HttpError(decision.status, remote === undefined ? decision.detail : undefined, { headers });
+      if (!lists) throw new HttpError(decision.status, remote === undefined ? decision.detail : undefined, { headers });
+      // An error carries one value a header, and two Set-Cookie joined in one
+      // are one broken cookie (RFC 6265 §3): the headers go on the response as
+      // they came, and the gateway writes the error body of a status without one.
+      ctx.status = decision.status;
+      for (const name of returned) {
+        const value = decision.headers[name];
+        if (value !== undefined && name !== 'content-type') ctx.set(name, value);
+      }
+      return false;
     }
     ctx.status = decision.status;
     for (const name of returned) {

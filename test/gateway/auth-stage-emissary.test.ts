@@ -113,6 +113,27 @@ describe('an AuthService written for Emissary, asking a remote auth service over
     assert.equal(rig.backend.received.length, 0);
   });
 
+  it('gives the client each Set-Cookie of a refusal without a body as its own header, with the error body', async () => {
+    rig.answer = (_req, res) =>
+      res.writeHead(401, { 'www-authenticate': 'Bearer', 'set-cookie': ['session=; Max-Age=0; HttpOnly', 'csrf=; Max-Age=0'] }).end();
+    await rig.start();
+    const res = await send(rig.base, '/remote/x');
+    assert.equal(res.status, 401);
+    assert.deepEqual(res.headers['set-cookie'], ['session=; Max-Age=0; HttpOnly', 'csrf=; Max-Age=0']);
+    assert.equal(res.headers['www-authenticate'], 'Bearer');
+    assert.deepEqual(res.json(), { code: 401, message: '401: Unauthorized' });
+    assert.equal(rig.backend.received.length, 0);
+  });
+
+  it('gives a HEAD request each Set-Cookie of the refusal, which answers it without a body', async () => {
+    rig.answer = (_req, res) =>
+      res.writeHead(401, { 'content-type': 'text/plain', 'set-cookie': ['a=1; HttpOnly', 'b=2'] }).end(_req.method === 'HEAD' ? undefined : 'no');
+    await rig.start();
+    const res = await send(rig.base, '/remote/x', { method: 'HEAD' });
+    assert.equal(res.status, 401);
+    assert.deepEqual(res.headers['set-cookie'], ['a=1; HttpOnly', 'b=2']);
+  });
+
   it("adds add_auth_headers to the check request over the client's, and l5d-dst-override with add_linkerd_headers", async () => {
     await rig.start({ add_auth_headers: { 'X-Auth-Key': 'k1', 'User-Agent': 'gatehouse', Host: 'auth.internal' }, add_linkerd_headers: true });
     await send(rig.base, '/remote/x', { headers: { 'User-Agent': 'curl/8', 'X-Auth-Key': 'forged', Host: 'shop.example' } });
