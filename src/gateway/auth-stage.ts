@@ -50,6 +50,10 @@ const FORWARDED = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-
 const ALWAYS_COPIED = ['authorization', 'location', 'proxy-authenticate', 'set-cookie', 'www-authenticate'];
 /** Headers of a refusal that reach the client besides those. */
 const ALSO_RETURNED = ['retry-after', 'content-type'];
+/** Framing, connection and Host are the gateway's, whatever the record names: a 200's would cut the client's body short. */
+const NEVER_COPIED = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'host']);
+/** About the body they come with: a 200's stay off the routed request, which keeps the client's; a refusal's go with it. */
+const BODY_HEADERS = ['content-type', 'content-encoding'];
 type BodyLimits = NonNullable<AuthServiceRecord['include_body']>;
 /** What Emissary's `allow_request_body: true` stands for. */
 const ALLOW_REQUEST_BODY: BodyLimits = { max_bytes: 4096, allow_partial: true };
@@ -109,13 +113,13 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
   }
 
   const shownService = redactAddress(record.auth_service);
-  const userHeaders = unique(record.allowed_authorization_headers);
-  const copied = unique([...ALWAYS_COPIED, ...userHeaders]);
+  const userHeaders = unique(record.allowed_authorization_headers).filter((n) => !NEVER_COPIED.has(n));
+  const copied = unique([...ALWAYS_COPIED, ...userHeaders]).filter((n) => !BODY_HEADERS.includes(n));
   // A client's own copy of a header the auth service vouches for never reaches
   // the backend, nor, whatever the record copies, the user header of this
   // system itself. Those Emissary always copies stay: the client's
   // Authorization goes on when the auth service sets none.
-  const stripped = unique([...userHeaders, USER_HEADER]).filter((n) => !ALWAYS_COPIED.includes(n));
+  const stripped = unique([...userHeaders, USER_HEADER]).filter((n) => !ALWAYS_COPIED.includes(n) && !BODY_HEADERS.includes(n));
   // Sent before they are stripped (the auth service may read what it vouches
   // for), except the user header: no client claim reaches the auth service.
   const sent = unique([...ALWAYS_SENT, ...record.allowed_request_headers]).filter(
@@ -200,14 +204,10 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
         headers[name] = single(value);
       }
       if (!lists) throw new HttpError(decision.status, remote === undefined ? decision.detail : undefined, { headers });
-      // An error carries one value a header, and two Set-Cookie joined in one
-      // are one broken cookie (RFC 6265 §3): the headers go on the response as
-      // they came, and the gateway writes the error body of a status without one.
+      // Two Set-Cookie joined, as an error's headers are, are one broken cookie (RFC 6265 §3):
+      // set as they came, and the gateway writes the error body of a status without one.
       ctx.status = decision.status;
-      for (const name of returned) {
-        const value = decision.headers[name];
-        if (value !== undefined && name !== 'content-type') ctx.set(name, value);
-      }
+      for (const name in headers) ctx.set(name, decision.headers[name]);
       return false;
     }
     ctx.status = decision.status;

@@ -134,6 +134,46 @@ describe('an AuthService written for Emissary, asking a remote auth service over
     assert.deepEqual(res.headers['set-cookie'], ['a=1; HttpOnly', 'b=2']);
   });
 
+  it("keeps the client's Content-Type on the routed request when allowed_authorization_headers names it, and passes the refusal's on", async () => {
+    rig.answer = (req, res) =>
+      req.url!.includes('deny')
+        ? res.writeHead(403, { 'content-type': 'text/html' }).end('<p>log in first</p>')
+        : res.writeHead(200, { 'content-type': 'text/plain', 'x-travel-user': 'alice' }).end('ok');
+    await rig.start({ allowed_authorization_headers: ['x-travel-user', 'content-type'] });
+    const res = await send(rig.base, '/remote/bookings', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"nights":2}' });
+    assert.equal(res.status, 200);
+    const got = rig.backend.received[0];
+    assert.equal(got.headers['content-type'], 'application/json');
+    assert.equal(got.headers['x-travel-user'], 'alice');
+    assert.equal(got.body.toString(), '{"nights":2}');
+    const refused = await send(rig.base, '/remote/deny');
+    assert.equal(refused.status, 403);
+    assert.equal(refused.headers['content-type'], 'text/html');
+    assert.equal(refused.text, '<p>log in first</p>');
+  });
+
+  it('never takes the framing, the connection headers or the Host of the routed request from the auth service, whatever allowed_authorization_headers names', async () => {
+    const own = ['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'te', 'trailer', 'upgrade', 'host'];
+    rig.answer = (req, res) =>
+      req.url!.includes('deny')
+        ? res.writeHead(401, { 'content-type': 'text/plain', 'keep-alive': 'timeout=999', trailer: 'x-sum' }).end('refused')
+        : res.writeHead(200, { 'x-travel-user': 'alice', host: 'auth.internal', 'keep-alive': 'timeout=999' }).end('ok');
+    await rig.start({ allowed_authorization_headers: ['x-travel-user', ...own] });
+    const res = await send(rig.base, '/remote/bookings', { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: 'a body of 20 bytes..' });
+    assert.equal(res.status, 200);
+    const got = rig.backend.received[0];
+    assert.equal(got.body.toString(), 'a body of 20 bytes..');
+    assert.equal(got.headers['content-length'], '20');
+    assert.equal(got.headers.host, `127.0.0.1:${rig.backend.port}`);
+    assert.equal(got.headers['keep-alive'], undefined);
+    assert.equal(got.headers['x-travel-user'], 'alice');
+    const refused = await send(rig.base, '/remote/deny');
+    assert.equal(refused.status, 401);
+    assert.equal(refused.text, 'refused');
+    assert.equal(refused.headers['keep-alive'], undefined);
+    assert.equal(refused.headers.trailer, undefined);
+  });
+
   it("adds add_auth_headers to the check request over the client's, and l5d-dst-override with add_linkerd_headers", async () => {
     await rig.start({ add_auth_headers: { 'X-Auth-Key': 'k1', 'User-Agent': 'gatehouse', Host: 'auth.internal' }, add_linkerd_headers: true });
     await send(rig.base, '/remote/x', { headers: { 'User-Agent': 'curl/8', 'X-Auth-Key': 'forged', Host: 'shop.example' } });
