@@ -199,7 +199,7 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
       let lists = false;
       for (const name of returned) {
         const value = decision.headers[name];
-        if (value === undefined || name === 'content-type') continue;
+        if (value === undefined || BODY_HEADERS.includes(name)) continue;
         if (typeof value !== 'string' && value.length > 1) lists = true;
         headers[name] = single(value);
       }

@@ -152,6 +152,15 @@ describe('an AuthService written for Emissary, asking a remote auth service over
     assert.equal(refused.text, '<p>log in first</p>');
   });
 
+  it("gives a refusal without a body the gateway's JSON error body, never the Content-Encoding of a body it did not have", async () => {
+    rig.answer = (_req, res) => res.writeHead(401, { 'content-encoding': 'gzip', 'www-authenticate': 'Bearer' }).end();
+    await rig.start({ allowed_authorization_headers: ['x-travel-user', 'content-encoding'] });
+    const res = await send(rig.base, '/remote/x');
+    assert.equal(res.status, 401);
+    assert.equal(res.headers['content-encoding'], undefined);
+    assert.deepEqual(res.json(), { code: 401, message: '401: Unauthorized' });
+  });
+
   it('never takes the framing, the connection headers or the Host of the routed request from the auth service, whatever allowed_authorization_headers names', async () => {
     const own = ['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'te', 'trailer', 'upgrade', 'host'];
     rig.answer = (req, res) =>
