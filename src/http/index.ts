@@ -2,7 +2,8 @@
  * @module http
  * The HTTP conventions every module shares: the error registry and error
  * middleware, content negotiation, canonical slashes, collection queries,
- * absolute URLs, JSON bodies, raw header lines, router dispatch and request paths.
+ * absolute URLs, JSON bodies, raw header lines and header text, router dispatch
+ * and request paths.
  */
 export * from './errors';
 export * from './formatters';

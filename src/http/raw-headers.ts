@@ -1,8 +1,10 @@
 /**
  * @module http/raw-headers
  * What a request's raw header lines say that `req.headers` hides: Node keeps
- * only the first line of a header such as `Host` or `Authorization`.
+ * only the first line of a header such as `Host` or `Authorization`, and
+ * reads every value byte as one character.
  */
+import { isUtf8 } from 'node:buffer';
 
 /**
  * Every value of header `name` (lower case) when the request has more than
@@ -19,4 +21,20 @@ export function repeatedHeader(rawHeaders: readonly string[], name: string): str
     else (all ??= [found]).push(rawHeaders[i + 1]);
   }
   return all;
+}
+
+/**
+ * A header value as the text its bytes spell in UTF-8: Node hands values over
+ * one character per byte, so `jürgen` sent as UTF-8 reads `jÃ¼rgen`. An ASCII
+ * value (the usual case) is returned as it is, without allocating; bytes that
+ * are not UTF-8 are left one character per byte.
+ */
+export function headerText(value: string): string {
+  for (let i = 0; i < value.length; i++) {
+    if (value.charCodeAt(i) > 0x7f) {
+      const bytes = Buffer.from(value, 'latin1');
+      return isUtf8(bytes) ? bytes.toString('utf8') : value;
+    }
+  }
+  return value;
 }

@@ -8,7 +8,7 @@ import type { Context, Middleware } from 'koa';
 import { randomUUID } from 'node:crypto';
 import { Stream } from 'node:stream';
 import { performance } from 'node:perf_hooks';
-import { connectionNamed, statusOf } from '../http';
+import { connectionNamed, headerText, statusOf } from '../http';
 import { accessLineWriter, type AccessLogEntry } from './access-line';
 import type { Logger } from './logger';
 import { UNMATCHED_ROUTE, type Metrics } from './metrics';
@@ -41,7 +41,8 @@ function withoutToken(connection: string, name: string): string | undefined {
 
 function defaultUser(ctx: Context): string | undefined {
   const user = ctx.request.headers['x-travel-user'];
-  return Array.isArray(user) ? user[0] : user;
+  // The auth service sends a name's UTF-8 bytes.
+  return user === undefined ? undefined : headerText(Array.isArray(user) ? user[0] : user);
 }
 
 /**

@@ -92,6 +92,16 @@ describe('telemetry/access-log', () => {
     assert.equal(out.lines[0].user, 'alice');
   });
 
+  it('logs a user name in UTF-8 as its text, not as one character per byte', async () => {
+    const { app, out } = gatewayLike((ctx) => {
+      // The auth service sends a name's UTF-8 bytes, which Node reads one character each.
+      ctx.request.headers['x-travel-user'] = Buffer.from('jürgen', 'utf8').toString('latin1');
+      ctx.body = 'ok';
+    });
+    await request(app.callback()).get('/v1/hotels/').expect(200);
+    assert.equal(out.lines[0].user, 'jürgen');
+  });
+
   it('leaves the user out when there is none', async () => {
     const { app, out } = gatewayLike((ctx) => {
       ctx.body = 'ok';
