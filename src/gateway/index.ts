@@ -17,7 +17,7 @@ export type { RouteSnapshot, RuntimeSnapshot, GatewaySnapshot, RejectedConfig } 
 export type { StageFactories } from './runtime';
 export type { GatehouseModule, ModuleRegistry } from './module';
 export type { Stage, StageFactory } from './stage';
-export { createRateLimitStage, type RateLimitStageOptions, type RateLimitStageLogger } from './ratelimit-stage';
+export { createRateLimitStage, RATE_LIMIT_METADATA_STATE, type RateLimitStageOptions, type RateLimitStageLogger } from './ratelimit-stage';
 export { createAuthStage, type AuthStageOptions } from './auth-stage';
 export { dropClaimedUser } from './claimed-user';
 export type { StageLogger } from './failure-log';

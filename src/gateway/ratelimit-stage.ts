@@ -2,7 +2,8 @@
  * @module gateway/ratelimit-stage
  * The gateway's side of a RateLimitService record: turns a Mapping's labels
  * into descriptors, asks the rate-limit service (a function call for the
- * built-in module, gRPC for an address), answers 429 over the limit, and
+ * built-in module, gRPC for an address), answers 429 over the limit, lets a
+ * request over a quota-mode limit through with the service's metadata, and
  * applies the failure mode when the service does not answer in time.
  */
 import type { IncomingHttpHeaders } from 'node:http';
@@ -11,9 +12,7 @@ import pino from 'pino';
 import { httpError, redactAddress } from '../http';
 import {
   createRateLimitClient,
-  UNIT_SECONDS,
   type DescriptorEntry,
-  type DescriptorStatus,
   type RateLimiter,
   type RateLimitDescriptor,
   type RateLimitResponse,
@@ -23,6 +22,9 @@ import { pacedFailureLog, type StageLogger } from './failure-log';
 import type { GatewayEvents } from './events';
 import type { ModuleRegistry } from './module';
 import type { Stage } from './stage';
+import { quotaViolations, rateLimitHeaders } from './ratelimit-headers';
+
+export { mostRestrictive, rateLimitHeaders } from './ratelimit-headers';
 
 /** One label of a group: a header read per request, or a literal `generic_key`. */
 interface LabelSource {
@@ -78,67 +80,6 @@ export function buildDescriptors(plan: LabelPlan, headers: IncomingHttpHeaders):
   return descriptors;
 }
 
-/** A structured-field string: quoted, printable ASCII only. */
-function sfString(value: string): string {
-  return `"${value.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '\\$&')}"`;
-}
-
-// Limit names come from the limits files, so there are few: each is quoted
-// once, not on every answer. Bounded all the same.
-const quotedNames = new Map<string, string>();
-function quotedName(name: string): string {
-  let quoted = quotedNames.get(name);
-  if (quoted === undefined) {
-    quoted = sfString(name);
-    if (quotedNames.size < 1024) quotedNames.set(name, quoted);
-  }
-  return quoted;
-}
-
-/** The status that binds hardest: over the limit with the longest wait, else the least remaining. */
-export function mostRestrictive(statuses: readonly DescriptorStatus[]): DescriptorStatus | undefined {
-  let best: DescriptorStatus | undefined;
-  for (const s of statuses) {
-    if (!s.currentLimit) continue;
-    if (!best) {
-      best = s;
-      continue;
-    }
-    const over = s.code === 'OVER_LIMIT';
-    const bestOver = best.code === 'OVER_LIMIT';
-    if (over !== bestOver) {
-      if (over) best = s;
-      continue;
-    }
-    const reset = s.durationUntilResetMs ?? 0;
-    const bestReset = best.durationUntilResetMs ?? 0;
-    if (over ? reset > bestReset : s.limitRemaining < best.limitRemaining || (s.limitRemaining === best.limitRemaining && reset > bestReset)) {
-      best = s;
-    }
-  }
-  return best;
-}
-
-/**
- * `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers,
- * structured fields) for the most restrictive status, and `Retry-After`
- * when it is over the limit. Empty when no status carries a limit.
- */
-export function rateLimitHeaders(response: RateLimitResponse): Record<string, string> {
-  const status = mostRestrictive(response.statuses);
-  const headers: Record<string, string> = {};
-  if (response.responseHeadersToAdd) for (const h of response.responseHeadersToAdd) headers[h.key] = h.value;
-  if (!status?.currentLimit) return headers;
-  const limit = status.currentLimit;
-  const window = UNIT_SECONDS[limit.unit];
-  const reset = status.durationUntilResetMs === undefined ? window : Math.max(1, Math.ceil(status.durationUntilResetMs / 1000));
-  const name = quotedName(limit.name ?? 'default');
-  headers['RateLimit-Policy'] = `${name};q=${limit.requestsPerUnit};w=${window}`;
-  headers.RateLimit = `${name};r=${status.limitRemaining};t=${reset}`;
-  if (status.code === 'OVER_LIMIT') headers['Retry-After'] = String(reset);
-  return headers;
-}
-
 /** The logging the stage does: pino's shape. */
 export type RateLimitStageLogger = StageLogger;
 
@@ -156,6 +97,8 @@ export interface RateLimitStageStats {
   overLimit: number;
   /** Calls that failed or timed out. */
   failures: number;
+  /** Requests let through over a quota-mode limit. */
+  quotaExceeded: number;
 }
 
 export interface RateLimitStage extends Stage {
@@ -184,6 +127,13 @@ function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
 
 /** State key under which the stage leaves the headers it set, for the gateway to keep. */
 export const RATE_LIMIT_HEADERS_STATE = 'gatehouseRateLimitHeaders';
+
+/**
+ * State key under which the stage leaves the service's dynamic metadata of a
+ * request it let through (for a quota-mode limit: which descriptors are over
+ * their quota), for the middleware of an embedding app to act on.
+ */
+export const RATE_LIMIT_METADATA_STATE = 'gatehouseRateLimitMetadata';
 
 /**
  * Builds the rate-limit stage of a RateLimitService record. Throws when
@@ -229,7 +179,7 @@ export function createRateLimitStage(
         : (req) => local.shouldRateLimit(req)
       : (req) => withDeadline(local.shouldRateLimit(req), record.timeout_ms);
   const plans = new WeakMap<MappingRecord, LabelPlan | null>();
-  const stats: RateLimitStageStats = { checked: 0, overLimit: 0, failures: 0 };
+  const stats: RateLimitStageStats = { checked: 0, overLimit: 0, failures: 0, quotaExceeded: 0 };
   const logFailure = pacedFailureLog(logger, now);
 
   function planOf(mapping: MappingRecord): LabelPlan | null {
@@ -286,6 +236,10 @@ export function createRateLimitStage(
     const res = ctx.res;
     if (!res.headersSent) for (const name in headers) res.setHeader(name, headers[name]);
     ctx.state[RATE_LIMIT_HEADERS_STATE] = headers;
+    if (response.dynamicMetadata) {
+      ctx.state[RATE_LIMIT_METADATA_STATE] = response.dynamicMetadata;
+      if (quotaViolations(response).length > 0) stats.quotaExceeded++;
+    }
     return true;
   }
 }

@@ -13,6 +13,7 @@ import type {
   RateLimitResponse,
   RateLimitUnit,
 } from './types';
+import { fromProtoStruct, toProtoStruct, type ProtoStruct } from './grpc-struct';
 import { isRateLimitUnit } from './units';
 
 /** A `google.protobuf.Duration` as proto-loader gives it (longs as numbers). */
@@ -53,6 +54,8 @@ export interface ProtoResponse {
   response_headers_to_add?: { key: string; value: string }[];
   /** pb.lyft.ratelimit */
   headers?: { key: string; value: string }[];
+  /** envoy v3 */
+  dynamic_metadata?: ProtoStruct | null;
 }
 
 export function durationFromMs(ms: number): ProtoDuration {
@@ -113,7 +116,9 @@ export function responseToProto(response: RateLimitResponse): ProtoResponse {
     };
   }
   const headers = response.responseHeadersToAdd ?? [];
-  return { overall_code: response.overallCode, statuses, response_headers_to_add: headers, headers };
+  const out: ProtoResponse = { overall_code: response.overallCode, statuses, response_headers_to_add: headers, headers };
+  if (response.dynamicMetadata) out.dynamic_metadata = toProtoStruct(response.dynamicMetadata);
+  return out;
 }
 
 /** A received answer, for the typed face. An UNKNOWN code reads as OK, as Envoy reads it. */
@@ -132,5 +137,6 @@ export function responseFromProto(msg: ProtoResponse): RateLimitResponse {
   const response: RateLimitResponse = { overallCode: msg.overall_code === 'OVER_LIMIT' ? 'OVER_LIMIT' : 'OK', statuses };
   const headers = msg.response_headers_to_add ?? msg.headers;
   if (headers?.length) response.responseHeadersToAdd = headers.map((h) => ({ key: h.key, value: h.value }));
+  if (msg.dynamic_metadata) response.dynamicMetadata = fromProtoStruct(msg.dynamic_metadata);
   return response;
 }

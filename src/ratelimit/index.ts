@@ -8,6 +8,8 @@ export type {
   CurrentLimit,
   DescriptorEntry,
   DescriptorStatus,
+  MetadataValue,
+  QuotaModeMetadata,
   RateLimitCode,
   RateLimitDescriptor,
   RateLimiter,

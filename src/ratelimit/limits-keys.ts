@@ -50,7 +50,6 @@ const NOT_APPLIED: Readonly<Record<string, string>> = {
   detailed_metric: "names envoyproxy/ratelimit's statistics only; nothing to do here",
   value_to_metric: "names envoyproxy/ratelimit's statistics only; nothing to do here",
   metadata: "is sent by envoyproxy/ratelimit only as response dynamic metadata (RESPONSE_DYNAMIC_METADATA); not sent here",
-  quota_mode: 'is not supported here: the limit is enforced as an ordinary limit',
 };
 
 /** What the check found: problems refuse the document, warnings are logged. */

@@ -85,7 +85,7 @@ export interface DescriptorConfig {
   value_to_metric: boolean;
   /** Every value a wildcard (`value: files/*`) matches counts against one shared limit. */
   share_threshold: boolean;
-  /** Quota-aware routing in envoyproxy/ratelimit; accepted, the limit is enforced as any other. */
+  /** A soft limit: counted, never refusing; going over it is said in the response's dynamic metadata. */
   quota_mode: boolean;
   descriptors?: DescriptorConfig[] | null;
 }

@@ -19,6 +19,12 @@ export interface LimitRule {
   readonly unlimited: boolean;
   /** Counted, but never refuses. */
   readonly shadowMode: boolean;
+  /**
+   * A soft limit (`quota_mode`): counted, never refusing the request, but a
+   * descriptor over it is answered OVER_LIMIT and named in the response's
+   * dynamic metadata. Shadow mode wins over it.
+   */
+  readonly quotaMode: boolean;
   /** Names of rules this one replaces when both apply to one request. */
   readonly replaces: readonly string[];
   readonly requestsPerUnit: number;
@@ -85,6 +91,7 @@ function makeRule(config: DescriptorConfig, fullKey: string, shared: (string | u
     name: spec.name,
     unlimited: spec.unlimited,
     shadowMode: config.shadow_mode,
+    quotaMode: config.quota_mode,
     replaces: Object.freeze([...spec.replaces]),
     requestsPerUnit: spec.requestsPerUnit,
     windowMs: unit && !spec.unlimited ? UNIT_SECONDS[unit] * 1000 : 0,

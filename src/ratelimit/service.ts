@@ -13,6 +13,7 @@ import type { RateLimiter, RateLimitRequest, RateLimitResponse, DescriptorStatus
 import { findRule, type LimitRule, type LimitTable } from './limits';
 import { compileDocumentsWithWarnings, loadLimitsDir, type CompiledLimits } from './limits-loader';
 import { createMemoryStore } from './memory-store';
+import { quotaModeMetadata } from './quota-metadata';
 import { earlierHits, type RateLimitStore, type StoreDecision, type WindowCheck } from './store';
 import { UNIT_SECONDS, isRateLimitUnit } from './units';
 
@@ -118,6 +119,7 @@ function overrideRule(domain: string, limit: NonNullable<RateLimitRequest['descr
     fullKey: `${domain}.<override>`,
     unlimited: false,
     shadowMode: false,
+    quotaMode: false,
     replaces: [],
     requestsPerUnit: limit.requestsPerUnit,
     windowMs: UNIT_SECONDS[limit.unit] * 1000,
@@ -185,25 +187,33 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
 
   /** The statuses of the counted descriptors, once the store has decided. */
   function respond(
+    request: RateLimitRequest,
     checks: readonly WindowCheck[],
     owners: readonly number[],
     rules: readonly (LimitRule | undefined)[],
     statuses: DescriptorStatus[],
     decision: StoreDecision,
+    quotaMode: boolean,
   ): RateLimitResponse {
     let over = false;
+    let violations: number[] | undefined;
     const earlier = earlierHits(checks);
     for (let j = 0; j < checks.length; j++) {
       const check = checks[j];
+      const rule = rules[owners[j]]!;
       const before = decision.before[j];
       // What this descriptor saw: its counter plus the earlier hits of this request on it.
       const seen = before + (earlier?.[j] ?? 0);
       const exceeds = seen + check.hits > check.limit;
-      const code = exceeds && check.enforce ? 'OVER_LIMIT' : 'OK';
-      if (code === 'OVER_LIMIT') over = true;
+      // A quota is reported over, as envoyproxy/ratelimit reports it, without refusing the request.
+      const code = exceeds && !rule.shadowMode ? 'OVER_LIMIT' : 'OK';
+      if (code === 'OVER_LIMIT') {
+        if (rule.quotaMode) (violations ??= []).push(owners[j]);
+        else over = true;
+      }
       statuses[owners[j]] = {
         code,
-        currentLimit: rules[owners[j]]!.currentLimit,
+        currentLimit: rule.currentLimit,
         // Refused, the request took nothing: what remains is what was there.
         limitRemaining: exceeds ? 0 : decision.admitted ? check.limit - seen - check.hits : check.limit - before,
         // Whole seconds, as envoyproxy/ratelimit counts them: its clock reads seconds, so the last
@@ -212,7 +222,9 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
       };
     }
     if (over) counts.overLimit++;
-    return { overallCode: over ? 'OVER_LIMIT' : 'OK', statuses };
+    const response: RateLimitResponse = { overallCode: over ? 'OVER_LIMIT' : 'OK', statuses };
+    if (quotaMode) response.dynamicMetadata = quotaModeMetadata(request, violations);
+    return response;
   }
 
   /** Decides a request: at once when the store does, else when it answers. */
@@ -233,6 +245,7 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
 
     const checks: WindowCheck[] = [];
     const owners: number[] = [];
+    let quotaMode = false;
     for (let i = 0; i < descriptors.length; i++) {
       const rule = rules[i];
       if (!rule) statuses[i] = { code: 'OK', limitRemaining: 0 };
@@ -245,9 +258,10 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
           hits: d.hitsAddend ?? defaultHits,
           limit: rule.requestsPerUnit,
           ttlMs: windowStart + rule.windowMs - at,
-          enforce: !rule.shadowMode,
+          enforce: !rule.shadowMode && !rule.quotaMode,
         });
         owners.push(i);
+        if (rule.quotaMode) quotaMode = true;
       }
     }
     if (checks.length === 0) return { overallCode: 'OK', statuses };
@@ -259,9 +273,9 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
       storeFailed(err);
     }
     if (decision instanceof Promise) {
-      return decision.then((d) => respond(checks, owners, rules, statuses, d), storeFailed);
+      return decision.then((d) => respond(request, checks, owners, rules, statuses, d, quotaMode), storeFailed);
     }
-    return respond(checks, owners, rules, statuses, decision);
+    return respond(request, checks, owners, rules, statuses, decision, quotaMode);
   }
 
   async function shouldRateLimit(request: RateLimitRequest): Promise<RateLimitResponse> {

@@ -41,10 +41,34 @@ export interface DescriptorStatus {
   durationUntilResetMs?: number;
 }
 
+/** A value of `dynamic_metadata` (a `google.protobuf.Struct`), as plain JSON. */
+export type MetadataValue = null | boolean | number | string | MetadataValue[] | { [key: string]: MetadataValue };
+
+/**
+ * The dynamic metadata envoyproxy/ratelimit sends for quota mode: the domain,
+ * each descriptor's entries as `key=value`, the request's `hits_addend` when
+ * it gave one, and the indexes of the descriptors over their quota.
+ */
+export interface QuotaModeMetadata {
+  [key: string]: MetadataValue | undefined;
+  domain: string;
+  descriptors: { entries: string[]; hitsAddend?: number }[];
+  hitsAddend?: number;
+  quotaModeEnabled: boolean;
+  /** Absent when no quota is exceeded. */
+  quotaModeViolations?: number[];
+}
+
 export interface RateLimitResponse {
   overallCode: RateLimitCode;
   statuses: DescriptorStatus[];
   responseHeadersToAdd?: DescriptorEntry[];
+  /**
+   * envoy v3's `dynamic_metadata`: what a gateway may act on besides the
+   * answer. This service sends it when a descriptor matched a quota-mode
+   * limit ({@link QuotaModeMetadata}).
+   */
+  dynamicMetadata?: { [key: string]: MetadataValue | undefined };
 }
 
 /** Anything that can decide on a rate-limit request. */

@@ -59,7 +59,6 @@ describe('limits YAML keys, as envoyproxy/ratelimit checks them', () => {
         '    rate_limit: {unit: minute, requests_per_unit: 1}',
         '  - key: b',
         '    detailed_metric: yes',
-        '    quota_mode: true',
         '    rate_limit: {unit: minute, requests_per_unit: 1}',
         '',
       ].join('\n'),
@@ -69,7 +68,6 @@ describe('limits YAML keys, as envoyproxy/ratelimit checks them', () => {
       "ratelimit.yaml: descriptors[0].detailed_metric (and 1 more): detailed_metric names envoyproxy/ratelimit's statistics only; nothing to do here",
       "ratelimit.yaml: descriptors[0].value_to_metric: value_to_metric names envoyproxy/ratelimit's statistics only; nothing to do here",
       'ratelimit.yaml: descriptors[0].metadata: metadata is sent by envoyproxy/ratelimit only as response dynamic metadata (RESPONSE_DYNAMIC_METADATA); not sent here',
-      'ratelimit.yaml: descriptors[1].quota_mode: quota_mode is not supported here: the limit is enforced as an ordinary limit',
     ]);
   });
 
@@ -99,12 +97,12 @@ describe('limits YAML keys, as envoyproxy/ratelimit checks them', () => {
   });
 
   it('logs the warnings when the service loads and reloads its limits', async () => {
-    const text = 'domain: d\ndescriptors:\n  - key: k\n    quota_mode: on\n    rate_limit: {unit: second, requests_per_unit: 1}\n';
+    const text = 'domain: d\ndescriptors:\n  - key: k\n    detailed_metric: on\n    rate_limit: {unit: second, requests_per_unit: 1}\n';
     await withLimitsFile(text, async (dir) => {
       const logger = memoryLogger();
       const service = createRateLimitService({ limitsDir: dir, logger });
       const said = () => logger.lines.filter((l) => l.level === 'warn').map((l) => shown((l.obj as { warning: string }).warning));
-      assert.deepEqual(said(), ['ratelimit.yaml: descriptors[0].quota_mode: quota_mode is not supported here: the limit is enforced as an ordinary limit']);
+      assert.deepEqual(said(), ["ratelimit.yaml: descriptors[0].detailed_metric: detailed_metric names envoyproxy/ratelimit's statistics only; nothing to do here"]);
       await service.reload();
       assert.equal(said().length, 2);
       assert.deepEqual(service.stats().warnings.map(shown), said().slice(1));
