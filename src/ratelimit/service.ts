@@ -9,9 +9,10 @@
  * of the first.
  */
 import pino from 'pino';
-import type { RateLimiter, RateLimitRequest, RateLimitResponse, DescriptorStatus, DescriptorEntry } from './types';
+import type { RateLimiter, RateLimitRequest, RateLimitResponse, DescriptorStatus } from './types';
 import { findRule, type LimitRule, type LimitTable } from './limits';
 import { compileDocumentsWithWarnings, loadLimitsDir, type CompiledLimits } from './limits-loader';
+import { counterKey } from './counter-key';
 import { createMemoryStore } from './memory-store';
 import { quotaModeMetadata } from './quota-metadata';
 import { earlierHits, type RateLimitStore, type StoreDecision, type WindowCheck } from './store';
@@ -96,21 +97,6 @@ function checkDescriptor(d: RateLimitRequest['descriptors'][number], i: number):
   if (d.hitsAddend !== undefined && !(Number.isSafeInteger(d.hitsAddend) && d.hitsAddend >= 0)) {
     throw new RateLimitRequestError(`descriptors[${i}].hits_addend: ${d.hitsAddend} is not a count from 0 to ${Number.MAX_SAFE_INTEGER}`);
   }
-}
-
-function escapeKeyPart(part: string): string {
-  return part.includes('_') || part.includes('\\') ? part.replace(/[\\_]/g, '\\$&') : part;
-}
-
-/** `<domain>_<key>_<value>_..._<window start in seconds>`, separators escaped inside parts. */
-function counterKey(domain: string, entries: readonly DescriptorEntry[], rule: LimitRule, windowStart: number): string {
-  let key = escapeKeyPart(domain);
-  const shared = rule.sharedValues;
-  for (let i = 0; i < entries.length; i++) {
-    const e = entries[i];
-    key += `_${escapeKeyPart(e.key)}_${escapeKeyPart(shared?.[i] ?? e.value)}`;
-  }
-  return `${key}_${windowStart / 1000}`;
 }
 
 /** The rule a descriptor's own `limit` asks for, as envoyproxy/ratelimit honours it. */
