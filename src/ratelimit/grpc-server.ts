@@ -8,6 +8,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { hostPort } from '../http';
 import { requestFromProto, responseToProto, type ProtoRequest, type ProtoResponse } from './grpc-codec';
+import { checkingUtf8, NOT_UTF8, type CheckedRequest } from './grpc-utf8';
 import { createHealthRegistry, type HealthRegistry } from './health';
 import { ENVOY_V3_SERVICE, HEALTH_SERVICE, LYFT_SERVICE, rateLimitProtos } from './protos';
 import { addReflection } from './reflection';
@@ -42,6 +43,12 @@ function grpcError(err: unknown): grpc.ServiceError | { code: grpc.status; detai
   return { code: grpc.status.UNAVAILABLE, details: 'rate-limit store unavailable' };
 }
 
+/** A rate-limit service definition whose requests say where a string is not UTF-8 (see grpc-utf8). */
+function withUtf8Check(definition: grpc.ServiceDefinition): grpc.ServiceDefinition {
+  const method = definition.ShouldRateLimit as grpc.MethodDefinition<ProtoRequest, ProtoResponse>;
+  return { ...definition, ShouldRateLimit: { ...method, requestDeserialize: checkingUtf8(method.requestDeserialize) } };
+}
+
 /** Serves a rate limiter (the in-process service, usually) over gRPC. */
 export function createRateLimitGrpcServer(service: RateLimiter, options: RateLimitGrpcServerOptions = {}): RateLimitGrpcServer {
   const host = options.host ?? '127.0.0.1';
@@ -50,7 +57,12 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
   const server = new grpc.Server();
   const protos = rateLimitProtos();
 
-  const shouldRateLimit: grpc.handleUnaryCall<ProtoRequest, ProtoResponse> = (call, callback) => {
+  const shouldRateLimit: grpc.handleUnaryCall<CheckedRequest, ProtoResponse> = (call, callback) => {
+    const notUtf8 = call.request[NOT_UTF8];
+    if (notUtf8 !== undefined) {
+      callback({ code: grpc.status.INVALID_ARGUMENT, details: `${notUtf8}: is not UTF-8` });
+      return;
+    }
     let request;
     try {
       request = requestFromProto(call.request);
@@ -64,8 +76,8 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
     );
   };
 
-  server.addService(protos[LYFT_SERVICE] as grpc.ServiceDefinition, { ShouldRateLimit: shouldRateLimit });
-  server.addService(protos[ENVOY_V3_SERVICE] as grpc.ServiceDefinition, { ShouldRateLimit: shouldRateLimit });
+  server.addService(withUtf8Check(protos[LYFT_SERVICE] as grpc.ServiceDefinition), { ShouldRateLimit: shouldRateLimit });
+  server.addService(withUtf8Check(protos[ENVOY_V3_SERVICE] as grpc.ServiceDefinition), { ShouldRateLimit: shouldRateLimit });
   const health = createHealthRegistry(['', LYFT_SERVICE, ENVOY_V3_SERVICE, HEALTH_SERVICE]);
   health.addToServer(server);
   addReflection(server);
