@@ -68,6 +68,17 @@ describe('rate-limit stage labels', () => {
     assert.deepEqual(buildDescriptors(plan, { 'x-gateway-test-allow': '', 'x-travel-user': ['a', 'b'] }), [{ entries: [{ key: 'user', value: 'a, b' }] }]);
   });
 
+  it('sends a UTF-8 header value as the text it spells, as Envoy sends its bytes', () => {
+    // Node reads each header byte as one latin1 character: 'josé' arrives as 'josÃ©'.
+    const utf8 = Buffer.from('josé ✓', 'utf8').toString('latin1');
+    assert.deepEqual(buildDescriptors(plan, { 'x-travel-user': utf8 }), [{ entries: [{ key: 'user', value: 'josé ✓' }] }]);
+  });
+
+  it('keeps a header value that is not UTF-8 one character a byte, so that distinct bytes stay distinct values', () => {
+    assert.deepEqual(buildDescriptors(plan, { 'x-travel-user': 'caf\xe9' }), [{ entries: [{ key: 'user', value: 'caf\xe9' }] }]);
+    assert.deepEqual(buildDescriptors(plan, { 'x-travel-user': '\xff\xfe' }), [{ entries: [{ key: 'user', value: '\xff\xfe' }] }]);
+  });
+
   it('has no plan for a mapping without labels of the domain', () => {
     assert.equal(labelPlan(mappingRecord({ labels: undefined }), 'gateway'), null);
     assert.equal(labelPlan(mappingRecord(), 'other'), null);
@@ -173,6 +184,20 @@ describe('rate-limit stage with the built-in service in-process', () => {
     assert.equal((await request(unlabelled.app.callback()).get('/').set('X-Gateway-Test-Allow', '1')).status, 200);
     assert.equal(limiter.asked.length, 0);
     assert.equal(seen.backendCalls, 1);
+  });
+
+  it('matches a limit written for a UTF-8 value, such as a user name the auth service sends', async () => {
+    const service = createRateLimitService({
+      limits: [{ domain: 'gateway', descriptors: [{ key: 'user', value: 'josé', rate_limit: { name: 'jose', unit: 'minute', requests_per_unit: 1 } }] }],
+      logger: memoryLogger(),
+      now: () => T0,
+    });
+    const s = createRateLimitStage(rateLimitRecord(), modulesOf(service), { logger: memoryLogger() });
+    const { app } = stageApp(s, mappingRecord());
+    const jose = Buffer.from('josé', 'utf8').toString('latin1');
+    const codes = [];
+    for (let i = 0; i < 2; i++) codes.push((await request(app.callback()).get('/').set('X-Demo-User', jose)).status);
+    assert.deepEqual(codes, [200, 429]);
   });
 
   it('sends the record domain and the descriptors to the service', async () => {
