@@ -52,9 +52,15 @@ const NOT_APPLIED: Readonly<Record<string, string>> = {
   metadata: "is sent by envoyproxy/ratelimit only as response dynamic metadata (RESPONSE_DYNAMIC_METADATA); not sent here",
 };
 
+/** A key that refuses the document: where it is, and why. */
+export interface KeyProblem {
+  path: (string | number)[];
+  message: string;
+}
+
 /** What the check found: problems refuse the document, warnings are logged. */
 export interface KeyCheck {
-  problems: string[];
+  problems: KeyProblem[];
   warnings: string[];
 }
 
@@ -74,7 +80,7 @@ function childLevel(level: Level, key: string): Level {
  * feature not applied come once per key, with how many places use it.
  */
 export function checkKeys(document: unknown): KeyCheck {
-  const problems: string[] = [];
+  const problems: KeyProblem[] = [];
   const warnings: string[] = [];
   const unapplied = new Map<string, { first: string; count: number }>();
 
@@ -87,7 +93,7 @@ export function checkKeys(document: unknown): KeyCheck {
     for (const [key, child] of Object.entries(value)) {
       const at = formatIssuePath([...path, key]);
       if (!VALID_KEYS.has(key)) {
-        problems.push(`${at}: unknown key '${key}' (envoyproxy/ratelimit refuses it too)`);
+        problems.push({ path: [...path, key], message: `unknown key '${key}' (envoyproxy/ratelimit refuses it too)` });
         continue;
       }
       if (!KEYS_AT[level].has(key)) {

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { compileLimits, LimitsCompileError, type LimitTable } from './limits';
 import { checkKeys } from './limits-keys';
 import { formatIssuePath, limitsDocumentSchema, type LimitsDocument } from './limits-schema';
-import { parseLimitsYaml, YamlProblems } from './limits-yaml';
+import { parseLimitsYaml, YamlProblems, type FieldPath, type ParsedDocument } from './limits-yaml';
 
 /** A limits configuration that cannot be used, with where it went wrong. */
 export class LimitsConfigError extends Error {
@@ -111,54 +111,78 @@ interface Labelled {
   doc: LimitsDocument;
   file: string;
   where: string;
+  /** Where a field is written in the file; none for documents given in code. */
+  lineOf?: ParsedDocument['lineOf'];
 }
 
-/** Validates raw documents (as parsed from YAML) of one file; its warnings are added to `warnings`. */
-export function validateDocuments(raw: readonly unknown[], file: string, warnings: string[] = []): Labelled[] {
+/**
+ * `descriptors[0].rate_limit.unit: message (line 5)`: the path when there is
+ * one, the line when known (at the end, as the YAML errors give theirs).
+ */
+function problemText(where: string, path: FieldPath, message: string, lineOf: ParsedDocument['lineOf'] | undefined): string {
+  const line = lineOf?.(path);
+  const at = formatIssuePath(path);
+  return `${where}${at ? `${at}: ` : ''}${message}${line === undefined ? '' : ` (line ${line})`}`;
+}
+
+/**
+ * Validates raw documents (as parsed from YAML) of one file, with where
+ * their fields are written when they come from a file; its warnings are
+ * added to `warnings`. Every problem of the file is reported, unknown keys
+ * first.
+ */
+export function validateDocuments(
+  raw: readonly unknown[],
+  file: string,
+  warnings: string[] = [],
+  lines: readonly ParsedDocument['lineOf'][] = [],
+): Labelled[] {
   const out: Labelled[] = [];
   const problems: string[] = [];
   raw.forEach((value, i) => {
+    const lineOf = lines[i];
     const where = raw.length > 1 ? `(document ${i + 1}) ` : '';
     const keys = checkKeys(value);
     for (const w of keys.warnings) warnings.push(`${file}: ${where}${w}`);
-    if (keys.problems.length) {
-      for (const p of keys.problems) problems.push(`${where}${p}`);
-      return;
-    }
-    const parsed = limitsDocumentSchema.safeParse(value);
-    if (parsed.success) {
-      out.push({ doc: parsed.data, file, where });
-      return;
-    }
-    for (const issue of parsed.error.issues) {
-      const at = formatIssuePath(issue.path);
-      problems.push(`${where}${at ? `${at}: ` : ''}${issue.message}`);
+    for (const p of keys.problems) problems.push(problemText(where, p.path, p.message, lineOf));
+    const result = limitsDocumentSchema.safeParse(value);
+    if (!result.success) {
+      for (const issue of result.error.issues) problems.push(problemText(where, issue.path as FieldPath, issue.message, lineOf));
+    } else if (keys.problems.length === 0) {
+      out.push({ doc: result.data, file, where, lineOf });
     }
   });
   if (problems.length) throw new LimitsConfigError(file, problems);
   return out;
 }
 
-function parseYaml(text: string, file: string, warnings: string[]): unknown[] {
+function parseYaml(text: string, file: string, warnings: string[]): ParsedDocument[] {
   const found: string[] = [];
   try {
-    const values = parseLimitsYaml(text, found);
+    const docs = parseLimitsYaml(text, found);
     for (const w of found) warnings.push(`${file}: ${w}`);
-    return values;
+    return docs;
   } catch (err) {
     if (err instanceof YamlProblems) throw new LimitsConfigError(file, err.problems);
     throw err;
   }
 }
 
-/** Compiles labelled documents; a duplicate is reported against its file. */
+/** `descriptors[0].share_threshold` as a path. */
+function parsePath(text: string): FieldPath {
+  const path: (string | number)[] = [];
+  for (const m of text.matchAll(/([^.[\]]+)|\[(\d+)\]/g)) path.push(m[2] === undefined ? m[1] : Number(m[2]));
+  return path;
+}
+
+/** Compiles labelled documents; a duplicate is reported against its file and line. */
 export function compileLabelled(docs: readonly Labelled[]): LimitTable {
   try {
     return compileLimits(docs.map((d) => d.doc));
   } catch (err) {
     if (!(err instanceof LimitsCompileError)) throw err;
     const d = docs[err.document];
-    throw new LimitsConfigError(d.file, [`${d.where}${err.path}: ${err.reason}`]);
+    throw new LimitsConfigError(d.file, [problemText(d.where, parsePath(err.path), err.reason, d.lineOf)]);
   }
 }
 
@@ -192,7 +216,7 @@ export function loadLimitsDir(dir: string): LoadedLimits {
     if (raw.length === 0) {
       throw new LimitsConfigError(shown, ['holds no limits: every file needs a domain (envoyproxy/ratelimit refuses an empty one too); remove the file for none']);
     }
-    docs.push(...validateDocuments(raw, shown, warnings));
+    docs.push(...validateDocuments(raw.map((d) => d.value), shown, warnings, raw.map((d) => d.lineOf)));
   }
   return { table: compileLabelled(docs), files, warnings };
 }

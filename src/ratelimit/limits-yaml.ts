@@ -16,7 +16,7 @@
  *   (outside its strict mode) keeps it, with a warning;
  * - a merge key `<<` applies where it is written (see limits-yaml-tree).
  */
-import { isAlias, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, Scalar, visit, type Document, type YAMLError } from 'yaml';
+import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, Scalar, visit, type Document, type YAMLError, type YAMLMap } from 'yaml';
 import { goValue } from './limits-yaml-tree';
 
 /** The fields of the format that envoyproxy/ratelimit reads as strings. */
@@ -161,18 +161,75 @@ export class YamlProblems extends Error {
   }
 }
 
+/** A path of fields and indexes in a document: `['descriptors', 0, 'rate_limit']`. */
+export type FieldPath = readonly (string | number)[];
+
+/** One document of a limits file: its plain value, and where its fields are written. */
+export interface ParsedDocument {
+  value: unknown;
+  /**
+   * The line of the file where `path` is written: its key, or the item of a
+   * list. A field that is not written there (missing, or given by a merge)
+   * is placed where the nearest thing on its path is written.
+   */
+  lineOf(path: FieldPath): number | undefined;
+}
+
+function startOf(node: unknown): number | undefined {
+  return (node as { range?: [number, number, number] } | null)?.range?.[0];
+}
+
+/** The value of `key` in a mapping and where its key is written, merges included (at the `<<`). */
+function fieldOf(doc: Document, map: YAMLMap, key: string): { at: number | undefined; value: unknown } | undefined {
+  let found: { at: number | undefined; value: unknown } | undefined;
+  // Of a key written twice, the last one is used.
+  for (const pair of map.items) if (isScalar(pair.key) && String(pair.key.value) === key) found = { at: startOf(pair.key), value: pair.value };
+  if (found) return found;
+  for (const pair of map.items) {
+    if (!isScalar(pair.key) || typeof pair.key.value !== 'symbol') continue;
+    const merged = isAlias(pair.value) ? pair.value.resolve(doc) : pair.value;
+    const sources = isSeq(merged) ? merged.items : [merged];
+    for (const source of sources) {
+      const from = isAlias(source) ? source.resolve(doc) : source;
+      const inner = isMap(from) ? fieldOf(doc, from, key) : undefined;
+      if (inner) return { at: startOf(pair.key), value: inner.value };
+    }
+  }
+  return undefined;
+}
+
+function lineOf(doc: Document, lines: LineCounter, path: FieldPath): number | undefined {
+  let node: unknown = doc.contents;
+  let at = startOf(node);
+  for (const step of path) {
+    if (isAlias(node)) node = node.resolve(doc);
+    if (isMap(node)) {
+      const field = fieldOf(doc, node, String(step));
+      if (!field) break;
+      at = field.at ?? at;
+      node = field.value;
+    } else if (isSeq(node) && typeof step === 'number' && step < node.items.length) {
+      node = node.items[step];
+      at = startOf(node) ?? at;
+    } else {
+      break;
+    }
+  }
+  return at === undefined ? undefined : lines.linePos(at).line;
+}
+
 /**
  * Parses every document of a limits file into plain values, as
  * envoyproxy/ratelimit would read them. Empty documents (a trailing `---`, a
  * file of comments) are left out. Throws {@link YamlProblems}. What loads
  * but deserves a look (a key written twice) is added to `warnings`.
  */
-export function parseLimitsYaml(text: string, warnings: string[] = []): unknown[] {
+export function parseLimitsYaml(text: string, warnings: string[] = []): ParsedDocument[] {
   const lines = new LineCounter();
   const docs = parseAllDocuments(text, { schema: 'yaml-1.1', merge: true, uniqueKeys: false, lineCounter: lines });
   const list = Array.isArray(docs) ? docs : [docs];
   const problems: string[] = [];
-  const values: unknown[] = [];
+  const parsed: ParsedDocument[] = [];
   list.forEach((doc, i) => {
     const where = list.length > 1 ? `(document ${i + 1}) ` : '';
     for (const err of onePerLine(doc.errors)) problems.push(`${where}${firstLine(err)}`);
@@ -187,8 +244,8 @@ export function parseLimitsYaml(text: string, warnings: string[] = []): unknown[
       problems.push(`${where}${firstLine(err as Error)}`);
       return;
     }
-    if (value !== null && value !== undefined) values.push(value);
+    if (value !== null && value !== undefined) parsed.push({ value, lineOf: (path) => lineOf(doc, lines, path) });
   });
   if (problems.length) throw new YamlProblems(problems);
-  return values;
+  return parsed;
 }
