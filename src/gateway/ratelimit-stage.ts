@@ -6,11 +6,10 @@
  * request over a quota-mode limit through with the service's metadata, and
  * applies the failure mode when the service does not answer in time.
  */
-import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Context } from 'koa';
 import pino from 'pino';
-import { httpError, redactAddress } from '../http';
+import { headerText, httpError, redactAddress } from '../http';
 import {
   createRateLimitClient,
   type DescriptorEntry,
@@ -53,30 +52,11 @@ export function labelPlan(mapping: Pick<MappingRecord, 'labels'>, domain: string
   );
 }
 
-/**
- * A header value as the text its bytes spell. Node reads each byte as one
- * latin1 character, while Envoy sends the bytes themselves, so a UTF-8 value
- * (a user name, `josé`) would otherwise match no limit written for it and
- * count apart from the same value sent by an Envoy. Bytes that are not
- * UTF-8 stay one character each: distinct bytes, distinct values.
- */
-function asUtf8(value: string): string {
-  let high = false;
-  for (let i = 0; i < value.length; i++) {
-    const c = value.charCodeAt(i);
-    // Above 0xff, the text was decoded already (set by code, not read from the wire).
-    if (c > 0xff) return value;
-    if (c >= 0x80) high = true;
-  }
-  if (!high) return value;
-  const bytes = Buffer.from(value, 'latin1');
-  return isUtf8(bytes) ? bytes.toString('utf8') : value;
-}
-
 function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
   const v = headers[name];
   if (v === undefined || v === '') return undefined;
-  return asUtf8(typeof v === 'string' ? v : v.join(', '));
+  // Envoy sends a value's bytes: a UTF-8 name (`josé`) must match the limit written for it.
+  return headerText(typeof v === 'string' ? v : v.join(', '));
 }
 
 /**

@@ -27,14 +27,18 @@ export function repeatedHeader(rawHeaders: readonly string[], name: string): str
  * A header value as the text its bytes spell in UTF-8: Node hands values over
  * one character per byte, so `jürgen` sent as UTF-8 reads `jÃ¼rgen`. An ASCII
  * value (the usual case) is returned as it is, without allocating; bytes that
- * are not UTF-8 are left one character per byte.
+ * are not UTF-8 are left one character per byte, and a value holding a
+ * character above U+00FF was text already.
  */
 export function headerText(value: string): string {
+  let high = false;
   for (let i = 0; i < value.length; i++) {
-    if (value.charCodeAt(i) > 0x7f) {
-      const bytes = Buffer.from(value, 'latin1');
-      return isUtf8(bytes) ? bytes.toString('utf8') : value;
-    }
+    const c = value.charCodeAt(i);
+    // Above 0xff, the text was decoded already (set by code, not read from the wire).
+    if (c > 0xff) return value;
+    if (c > 0x7f) high = true;
   }
-  return value;
+  if (!high) return value;
+  const bytes = Buffer.from(value, 'latin1');
+  return isUtf8(bytes) ? bytes.toString('utf8') : value;
 }

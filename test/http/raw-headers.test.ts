@@ -27,6 +27,10 @@ describe('raw headers', () => {
       assert.equal(headerText(''), '');
     });
 
+    it('returns a value that is text already as it is', () => {
+      assert.equal(headerText('jürgen 山田'), 'jürgen 山田');
+    });
+
     it('leaves bytes that are not UTF-8 one character each', () => {
       assert.equal(headerText('j\xfcrgen'), 'j\xfcrgen');
     });
