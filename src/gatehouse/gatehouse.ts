@@ -24,7 +24,7 @@ import {
   type GatehouseModule,
   type ModuleRegistry,
 } from '../gateway';
-import { errorHandler, hostPort } from '../http';
+import { errorHandler, hostPort, statusOf } from '../http';
 import { createRateLimitGrpcServer, type RateLimitGrpcServer } from '../ratelimit';
 import {
   accessLog,
@@ -169,8 +169,15 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
 
   const app = new Koa({ proxy: options.trustProxy });
   app.silent = true;
+  // A module routed in process runs on this app's context, so the error its
+  // own error handler answers with a bare 500 (a store that failed) is emitted
+  // here: silent, the app would drop it, and the cause with it.
+  const logUnexpected = logUnexpectedError(logger);
+  app.on('error', (err: unknown, ctx: Koa.Context) => {
+    if (statusOf(err) >= 500) logUnexpected(err, ctx);
+  });
   // The gateway's error handler is not in front of this path: the metrics get one of their own.
-  const serveMetrics = compose([errorHandler({ onUnexpected: logUnexpectedError(logger) }), metricsHandler(metrics)]);
+  const serveMetrics = compose([errorHandler({ onUnexpected: logUnexpected }), metricsHandler(metrics)]);
   app.use(keepHostHeaders(app));
   app.use(accessLog({ logger, metrics, counters }));
   app.use((ctx, next) => {
