@@ -5,7 +5,7 @@
  */
 import type Koa from 'koa';
 import Router from 'koa-router';
-import { absoluteUrl, createServiceApp, parseItemQuery, pickFields, routes } from '../http';
+import { absoluteUrl, allowedMethods, createServiceApp, parseItemQuery, pickFields, routes } from '../http';
 import { accountRoutes } from './accounts';
 import { messageRoutes } from './messages';
 import { createMessageStore } from './store';
@@ -29,7 +29,7 @@ export function createVersionApp(version: ApiVersion, deps: ApiDeps = {}): Koa {
   accountRoutes(router, store);
 
   app.use(routes(router));
-  app.use(router.allowedMethods());
+  app.use(allowedMethods(router));
   // The end of this app: a path it does not know is its own 404, never the
   // business of whatever it is mounted in. A status, not a throw, so that
   // allowedMethods above can still make it a 405.

@@ -10,6 +10,7 @@ import { isUtf8 } from 'node:buffer';
 import Router from 'koa-router';
 import {
   absoluteUrl,
+  allowedMethods,
   createServiceApp,
   filterTypes,
   HttpError,
@@ -220,6 +221,6 @@ export function createBookingApp(options: BookingAppOptions): Koa {
 
   const app = createServiceApp({ proxy: options.proxy });
   app.use(routes(router));
-  app.use(router.allowedMethods());
+  app.use(allowedMethods(router));
   return app;
 }

@@ -7,6 +7,7 @@ import Koa from 'koa';
 import type { Context } from 'koa';
 import Router from 'koa-router';
 import {
+  allowedMethods,
   basePath,
   createFormatterRegistry,
   errorHandler,
@@ -86,6 +87,6 @@ export function createDiagModule(options: DiagModuleOptions): GatehouseModule {
     ctx.redirect(`${basePath(ctx)}/${query}`);
   });
   app.use(routes(router));
-  app.use(router.allowedMethods());
+  app.use(allowedMethods(router));
   return { name: options.name ?? 'diag', app };
 }

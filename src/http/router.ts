@@ -138,3 +138,18 @@ export function routes(router: Router): Middleware {
   (dispatch as Middleware & { router?: Router }).router = router;
   return dispatch;
 }
+
+/**
+ * `router.allowedMethods()` for a path some route has: 405 (or 501 for a
+ * method no route takes) with `Allow`, and OPTIONS answered. koa-router's
+ * own also answers 501, with an empty `Allow`, on a path no route has; that
+ * path is left to the app's 404 here, whatever the method.
+ */
+export function allowedMethods(router: Router): Middleware {
+  const answer = router.allowedMethods() as Middleware;
+  return (ctx, next) => {
+    // Set by the dispatch in front (ours or koa-router's), empty when no route has the path.
+    const matched = (ctx as Context & RoutedContext).matched;
+    return matched === undefined || matched.length === 0 ? next() : answer(ctx, next);
+  };
+}

@@ -43,6 +43,17 @@ describe('api/messages', () => {
           assert.deepEqual(res.body, { code: 404, message: '404: Not Found' });
         });
 
+        it('answers a method no route takes (TRACE) with 501 and Allow on the item', async () => {
+          const res = await request(server).trace(`/${v}/messages/1`).expect(501).expect('Allow', 'HEAD, GET');
+          assert.deepEqual(res.body, { code: 501, message: '501: Not Implemented' });
+        });
+
+        it('answers that method on a path it does not know with 404 and no Allow, as any other method', async () => {
+          const res = await request(server).trace(`/${v}/nothing`).expect(404).expect('Content-Type', JSON_TYPE);
+          assert.equal(res.headers.allow, undefined);
+          assert.deepEqual(res.body, { code: 404, message: '404: Not Found' });
+        });
+
         for (const method of ['post', 'put', 'patch', 'delete'] as const) {
           it(`answers ${method.toUpperCase()} with 405 and Allow`, async () => {
             const res = await request(server)[method](`/${v}/messages/1`).expect(405).expect('Allow', 'HEAD, GET').expect('Content-Type', JSON_TYPE);

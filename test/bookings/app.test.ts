@@ -285,6 +285,12 @@ for (const k of KIND_CASES) {
         const res = await api().get(`${k.base}/bookings/${k.alice}/extras/`).set('X-Travel-User', 'alice').expect(404);
         assert.deepEqual(res.body, { code: 404, message: '404: Not Found' });
       });
+
+      it('answers 404, not 501 with an empty Allow, to a method no route takes on a path it does not know', async () => {
+        const res = await api().trace(`${k.base}/bookings/${k.alice}/extras/`).set('X-Travel-User', 'alice').expect(404);
+        assert.equal(res.headers.allow, undefined);
+        assert.deepEqual(res.body, { code: 404, message: '404: Not Found' });
+      });
     });
   });
 }

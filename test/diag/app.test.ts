@@ -196,6 +196,12 @@ describe('diag/app', () => {
       const res = await page('/gateway/v0/diag/nothing').expect(404);
       assert.deepEqual(res.body, { code: 404, message: '404: Not Found' });
     });
+
+    it('answers 404 below the page to a method no route takes, as to any other', async () => {
+      const res = await request(server).trace('/gateway/v0/diag/nothing').expect(404);
+      assert.equal(res.headers.allow, undefined);
+      assert.deepEqual(res.body, { code: 404, message: '404: Not Found' });
+    });
   });
 
   describe('the slashless path', () => {
