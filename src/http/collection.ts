@@ -49,16 +49,20 @@ export interface Page<T> {
 const single = (name: string) =>
   z.string({ error: (issue) => (issue.input === undefined ? `${name} is missing` : `${name} must be given once`) });
 
-const count = (name: string, min: 0 | 1) =>
+const count = (name: string) =>
   single(name)
-    .regex(min === 0 ? /^[0-9]+$/ : /^0*[1-9][0-9]*$/, `${name} must be a ${min === 0 ? 'non-negative' : 'positive'} integer`)
+    .regex(/^[0-9]+$/, `${name} must be a non-negative integer`)
     .transform(Number)
     .refine(Number.isSafeInteger, `${name} is too large`);
 
 const paging = z.object({
-  offset: count('offset', 0).optional(),
+  offset: count('offset').optional(),
   // A limit of 0 would give a next link pointing at the same page, forever.
-  limit: count('limit', 1).optional(),
+  // Any larger one is capped, however many digits it has.
+  limit: single('limit')
+    .regex(/^0*[1-9][0-9]*$/, 'limit must be a positive integer')
+    .transform((value) => Math.min(Number(value), MAX_LIMIT))
+    .optional(),
   fields: single('fields').optional(),
 });
 
@@ -96,7 +100,7 @@ export function parseListQuery(query: ParsedUrlQuery, spec: CollectionSpec): Lis
     filters[name] = read;
   }
 
-  return { offset, limit: Math.min(limit, MAX_LIMIT), fields: selected, filters };
+  return { offset, limit, fields: selected, filters };
 }
 
 /**

@@ -54,6 +54,11 @@ describe('http/collection', () => {
       assert.equal(parseListQuery({ limit: '100000' }, spec).limit, 100);
     });
 
+    it('caps a limit of any length at 100, as it caps 101', () => {
+      assert.equal(parseListQuery({ limit: '99999999999999999999' }, spec).limit, 100);
+      assert.equal(parseListQuery({ limit: '9'.repeat(400) }, spec).limit, 100);
+    });
+
     for (const value of ['-1', '1.5', '', ' 5', '+5', '0x10', '1e2', 'ten']) {
       it(`refuses offset=${JSON.stringify(value)} and limit=${JSON.stringify(value)}, naming the argument`, () => {
         assert.equal(rejection({ offset: value }), 'offset must be a non-negative integer');
