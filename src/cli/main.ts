@@ -80,6 +80,18 @@ function portOption(value: string | undefined, name: string): number | undefined
 
 class UsageError extends Error {}
 
+/**
+ * Refuses an option given an empty value, as `--config "$DIR"` gives one with
+ * DIR unset: read as absent, it would fall back to a default the user did not
+ * choose (plain HTTP for the TLS files, memory for Redis); read as it is, to
+ * the current folder or every interface.
+ */
+function refuseEmpty(values: Record<string, string | boolean | undefined>): void {
+  for (const [name, value] of Object.entries(values)) {
+    if (typeof value === 'string' && value.trim() === '') throw new UsageError(`--${name} needs a value`);
+  }
+}
+
 async function start(args: string[]): Promise<number | undefined> {
   const { values } = parseArgs({
     args,
@@ -92,6 +104,7 @@ async function start(args: string[]): Promise<number | undefined> {
     },
   });
   if (values.help) return print(START_USAGE);
+  refuseEmpty(values);
   if (Boolean(values['tls-cert']) !== Boolean(values['tls-key'])) throw new UsageError('--tls-cert and --tls-key go together');
   const gatehouse = await createGatehouse({
     configDir: values.config,
@@ -120,6 +133,7 @@ async function check(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args, options: { help: common.help }, allowPositionals: true });
   if (values.help) return print(CHECK_USAGE);
   if (positionals.length > 1) throw new UsageError('check takes one folder');
+  if (positionals[0]?.trim() === '') throw new UsageError('check needs a folder name, not an empty one');
   const report = await checkFolder(positionals[0] ?? (process.env.GATEHOUSE_CONFIG || 'config'));
   if (report.ok) process.stdout.write(report.text);
   else process.stderr.write(report.text);
@@ -129,6 +143,7 @@ async function check(args: string[]): Promise<number> {
 async function serve(args: string[]): Promise<number | undefined> {
   const { values, positionals } = parseArgs({ args, options: common, allowPositionals: true });
   if (values.help) return print(SERVE_USAGE);
+  refuseEmpty(values);
   const name = positionals[0];
   if (positionals.length !== 1 || !name) throw new UsageError(`serve takes one module: ${SERVABLE_MODULES.join(', ')}`);
   if (!isServable(name)) throw new UsageError(`unknown module '${name}'; modules: ${SERVABLE_MODULES.join(', ')}`);

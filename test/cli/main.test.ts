@@ -131,6 +131,28 @@ describe('gatehouse command', function () {
       for (const res of [port, option, extra]) assertNoStack(res);
     });
 
+    it('refuses an option given an empty value with exit 2, instead of the current folder, every interface or plain HTTP', async () => {
+      // `--config "$DIR"` with DIR unset: the empty value would fall back to a default nobody chose.
+      const cases: [string[], string][] = [
+        [['start', '--config=', '--port', '0'], '--config'],
+        [['start', '--host', '', '--port', '0'], '--host'],
+        [['start', '--tls-cert=', '--tls-key=', '--port', '0'], '--tls-cert'],
+        [['start', '--redis', ' ', '--port', '0'], '--redis'],
+        [['start', '--port='], '--port'],
+        [['serve', 'api', '--host=', '--port', '0'], '--host'],
+        [['serve', 'hotel-booking', '--config', '', '--port', '0'], '--config'],
+        [['check', ''], 'check needs a folder name'],
+      ];
+      const env = { GRPC_PORT: '0', LOG_LEVEL: 'silent' };
+      const results = await Promise.all(cases.map(([args]) => runCli(args, { env })));
+      results.forEach((res, i) => {
+        const [args, named] = cases[i];
+        assert.equal(res.code, 2, `${args.join(' ')}: ${res.stdout}${res.stderr}`);
+        assert.match(res.stderr, new RegExp(`^gatehouse: ${named}( needs a value)?`), args.join(' '));
+        assertNoStack(res);
+      });
+    });
+
     it("points a mistake in a command's options to that command's help, where the options are", async () => {
       assert.match((await result('start --port eighty')).stderr, /\nRun 'gatehouse start --help' for usage\.\n$/);
       assert.match((await result('start --verbose')).stderr, /\nRun 'gatehouse start --help' for usage\.\n$/);
