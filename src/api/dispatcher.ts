@@ -40,7 +40,10 @@ export function createApiApp(deps: ApiDeps = {}, versions: VersionFactories = VE
     try {
       // A client that can read none of the representations gets the 406 first.
       chooseFormatter(ctx, formatters, supported);
-      errors.write(ctx, 404, notFound);
+      // A version app without a 404 of its own passes on what it does not know:
+      // that path has a version, and its 404 says nothing else.
+      const versioned = prefixes.some((prefix) => ctx.path.startsWith(`${prefix}/`));
+      errors.write(ctx, 404, versioned ? undefined : notFound);
     } catch (err) {
       errors.answer(ctx, err);
     }

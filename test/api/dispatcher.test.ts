@@ -113,6 +113,21 @@ describe('api/dispatcher', () => {
       }
     });
 
+    it('answers a path its version app passes on with a 404 that does not deny the version', async () => {
+      // A version app of an embedding app, without a 404 of its own: koa-mount then goes on to the dispatcher.
+      const partial = () => {
+        const app = new Koa();
+        app.use((ctx, next) => (ctx.path === '/forecast' ? (ctx.body = { sunny: true }) : next()));
+        return app;
+      };
+      const app = createApiApp({}, { '/v1': createV1App, '/v3': partial }).callback();
+      await request(app).get('/v3/forecast').expect(200);
+      const res = await request(app).get('/v3/nothing').expect(404).expect('Content-Type', JSON_TYPE);
+      assert.deepEqual(res.body, { code: 404, message: '404: Not Found' });
+      const outside = await request(app).get('/v4/forecast').expect(404);
+      assert.equal(outside.body.detail, 'the path must start with an API version: /v1, /v3');
+    });
+
     it('serves a version app alone, at the root, with urls that have no prefix', async () => {
       for (const factory of [createV1App, createV2App]) {
         const res = await request(factory().callback()).get('/messages/5').set('Host', HOST).expect(200);
