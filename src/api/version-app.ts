@@ -17,7 +17,9 @@ const ROOT = { fields: ['version', 'messages_url', 'accounts_url'] } as const;
 export function createVersionApp(version: ApiVersion, deps: ApiDeps = {}): Koa {
   const store = deps.store ?? createMessageStore();
   const app = createServiceApp({ proxy: deps.proxy });
-  const router = new Router({ strict: true });
+  // Strict and case-sensitive, as the gateway matches prefixes: a path spelled another way
+  // (`/messages/1/`, `/Messages/1`) may have passed another Mapping, with other auth and limits.
+  const router = new Router({ strict: true, sensitive: true });
 
   router.get('/', (ctx) => {
     // Like any single resource: `fields` only, and any other argument a 400.

@@ -159,7 +159,9 @@ export function createBookingApp(options: BookingAppOptions): Koa {
     return booking;
   }
 
-  const router = new Router({ strict: true });
+  // Strict and case-sensitive, as the gateway matches prefixes: a path spelled another way
+  // (`/v1/hotels/Bookings/`) may have passed another Mapping, with other auth and limits.
+  const router = new Router({ strict: true, sensitive: true });
 
   router.get(`${bookingsPath}/`, async (ctx) => {
     const user = userOf(ctx);

@@ -43,6 +43,14 @@ describe('api/messages', () => {
           assert.deepEqual(res.body, { code: 404, message: '404: Not Found' });
         });
 
+        it('answers 404 for the path spelled in another case, as the gateway matches prefixes by case', async () => {
+          for (const path of [`/${v}/Messages/1`, `/${v}/MESSAGES/`, `/${v}/Accounts/1/messages/`, `/${v}/accounts/1/Messages/`]) {
+            const res = await get(path).expect(404).expect('Content-Type', JSON_TYPE);
+            assert.deepEqual(res.body, { code: 404, message: '404: Not Found' }, path);
+          }
+          await get(`/${v}/Messages`).expect(404);
+        });
+
         it('answers a method no route takes (TRACE) with 501 and Allow on the item', async () => {
           const res = await request(server).trace(`/${v}/messages/1`).expect(501).expect('Allow', 'HEAD, GET');
           assert.deepEqual(res.body, { code: 501, message: '501: Not Implemented' });

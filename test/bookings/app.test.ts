@@ -286,6 +286,14 @@ for (const k of KIND_CASES) {
         assert.deepEqual(res.body, { code: 404, message: '404: Not Found' });
       });
 
+      it('answers 404 for a path spelled in another case, which a Mapping of the right case would not have routed', async () => {
+        for (const path of [`${k.base}/Bookings/${k.alice}`, `${k.base}/BOOKINGS/`]) {
+          const res = await api().get(path).set('X-Travel-User', 'alice').expect(404);
+          assert.deepEqual(res.body, { code: 404, message: '404: Not Found' }, path);
+        }
+        await api().post(`${k.base}/Bookings/`).set('X-Travel-User', 'alice').send({ [k.itemField]: k.item }).expect(404);
+      });
+
       it('answers 404, not 501 with an empty Allow, to a method no route takes on a path it does not know', async () => {
         const res = await api().trace(`${k.base}/bookings/${k.alice}/extras/`).set('X-Travel-User', 'alice').expect(404);
         assert.equal(res.headers.allow, undefined);
