@@ -16,7 +16,9 @@ const failingStore: BookingStore = {
 async function errorLineOf(running: Running, res: request.Response): Promise<Record<string, unknown> | undefined> {
   const id = res.headers['x-request-id'];
   await running.log.waitForLines(1, (l) => l.msg === 'request' && l.req_id === id);
-  return running.log.lines.find((l) => l.msg === 'unexpected error' && l.req_id === id);
+  const lines = running.log.lines.filter((l) => l.msg === 'unexpected error' && l.req_id === id);
+  assert.ok(lines.length <= 1, `one error line for request ${id}, not ${lines.length}`);
+  return lines[0];
 }
 
 describe('gatehouse with a module that fails unexpectedly', function () {
