@@ -12,7 +12,7 @@ import { checkRedisUrl, envPort, listen, listenFailure, USERS_FILE, watchFolder,
 import type { GatehouseModule } from '../gateway';
 import { createRateLimitGrpcServer, createRateLimitService, createRedisStore, type RateLimitService } from '../ratelimit';
 import { hostPort } from '../http';
-import { createLogger, type Logger } from '../telemetry';
+import { createLogger, logAppErrors, type Logger } from '../telemetry';
 import { logGrpcThrough } from './grpc-log';
 
 export const SERVABLE_MODULES = ['api', 'auth', 'hotel-booking', 'car-booking', 'ratelimit'] as const;
@@ -145,6 +145,7 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
   }
 
   const module = httpModule(name, configDir, watch, logger);
+  logAppErrors(module.app!, logger);
   let server: RunningServer;
   try {
     server = await listen(module.app!.callback(), { host, port });

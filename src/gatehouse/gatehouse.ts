@@ -24,13 +24,14 @@ import {
   type GatehouseModule,
   type ModuleRegistry,
 } from '../gateway';
-import { errorHandler, hostPort, statusOf } from '../http';
+import { errorHandler, hostPort } from '../http';
 import { createRateLimitGrpcServer, type RateLimitGrpcServer } from '../ratelimit';
 import {
   accessLog,
   createLogger,
   createMetrics,
   createRouteCounters,
+  logAppErrors,
   logUnexpectedError,
   metricsHandler,
   rejectedRequestLog,
@@ -172,10 +173,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   // A module routed in process runs on this app's context, so the error its
   // own error handler answers with a bare 500 (a store that failed) is emitted
   // here: silent, the app would drop it, and the cause with it.
-  const logUnexpected = logUnexpectedError(logger);
-  app.on('error', (err: unknown, ctx: Koa.Context) => {
-    if (statusOf(err) >= 500) logUnexpected(err, ctx);
-  });
+  const logUnexpected = logAppErrors(app, logger);
   // The gateway's error handler is not in front of this path: the metrics get one of their own.
   const serveMetrics = compose([errorHandler({ onUnexpected: logUnexpected }), metricsHandler(metrics)]);
   app.use(keepHostHeaders(app));

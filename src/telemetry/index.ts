@@ -3,7 +3,7 @@
  * What operators see of a running gateway: the JSON logger, the access log,
  * Prometheus metrics and the per-route counters of the diagnostic page.
  */
-export { createLogger, DEFAULT_LOG_FLUSH_MS, logDestination, logUnexpectedError, REDACTED_PATHS, type Logger, type LoggerOptions } from './logger';
+export { createLogger, DEFAULT_LOG_FLUSH_MS, logAppErrors, logDestination, logUnexpectedError, REDACTED_PATHS, type Logger, type LoggerOptions } from './logger';
 export {
   createMetrics,
   metricsHandler,

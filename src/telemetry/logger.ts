@@ -5,6 +5,8 @@
  */
 import { writeSync } from 'node:fs';
 import pino, { type DestinationStream, type Logger } from 'pino';
+import type Koa from 'koa';
+import { statusOf } from '../http';
 import { markPlainLogger } from './access-line';
 
 export type { Logger } from 'pino';
@@ -176,4 +178,18 @@ export function logUnexpectedError(logger: Logger): (err: unknown, ctx: { method
   return (err, ctx) => {
     logger.error({ err, req_id: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'unexpected error');
   };
+}
+
+/**
+ * Logs, as {@link logUnexpectedError} does, every error of status 500 or more
+ * that `app` emits: a module's error handler answers an unexpected error with
+ * a bare 500 and emits it on `ctx.app`, which a silent app would drop with its
+ * cause. Returns the logging function, for error handlers of its own.
+ */
+export function logAppErrors(app: Koa, logger: Logger): (err: unknown, ctx: { method: string; path: string; state: Record<string, unknown> }) => void {
+  const logUnexpected = logUnexpectedError(logger);
+  app.on('error', (err: unknown, ctx: Koa.Context) => {
+    if (statusOf(err) >= 500) logUnexpected(err, ctx);
+  });
+  return logUnexpected;
 }

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import Koa from 'koa';
 import request from 'supertest';
-import { errorHandler } from '../../src/http';
+import { createServiceApp, errorHandler, HttpError } from '../../src/http';
 import { spawn } from 'node:child_process';
 import { once, type EventEmitter } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { accessLog, createLogger, logDestination, logUnexpectedError } from '../../src/telemetry';
+import { accessLog, createLogger, logAppErrors, logDestination, logUnexpectedError } from '../../src/telemetry';
 import { captureLog } from './log-capture';
 
 describe('telemetry/logger', () => {
@@ -146,5 +146,36 @@ describe('telemetry/logger logUnexpectedError', () => {
     assert.equal(error.path, '/v1/x');
     assert.match(String((error.err as { stack: string }).stack), /database on fire/);
     assert.ok(!out.raw.join('\n').includes('c2VjcmV0'));
+  });
+});
+
+describe('telemetry/logger logAppErrors', () => {
+  /** A silent module app, as every built-in one is, whose error handler emits what it answers with a bare 500. */
+  function moduleApp(thrown: unknown): Koa {
+    const app = createServiceApp();
+    app.use(() => {
+      throw thrown;
+    });
+    return app;
+  }
+
+  it('logs the unexpected error a silent app answered with a bare 500', async () => {
+    const out = captureLog();
+    const app = moduleApp(new Error('database is down'));
+    logAppErrors(app, createLogger({ destination: out, level: 'info' }));
+    const res = await request(app.callback()).get('/bookings/').expect(500);
+    assert.deepEqual(res.body, { code: 500, message: '500: Internal Server Error' });
+    const errors = out.lines.filter((l) => l.msg === 'unexpected error');
+    assert.equal(errors.length, 1);
+    assert.equal(errors[0].path, '/bookings/');
+    assert.match(String((errors[0].err as { stack: string }).stack), /database is down/);
+  });
+
+  it('logs nothing for an error the app explains to the client', async () => {
+    const out = captureLog();
+    const app = moduleApp(new HttpError(400, 'limit must be a whole number'));
+    logAppErrors(app, createLogger({ destination: out, level: 'info' }));
+    await request(app.callback()).get('/bookings/').expect(400);
+    assert.equal(out.lines.filter((l) => l.msg === 'unexpected error').length, 0);
   });
 });
