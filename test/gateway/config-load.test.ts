@@ -329,4 +329,11 @@ ${serviceManifest('b', '- just\n- a list')}`),
     const problems = problemsOf(await loadConfig(join(dir, 'nope')));
     assert.deepEqual(problems, [`${join(dir, 'nope')}: cannot read the config folder: no such folder`]);
   });
+
+  it('reports a config folder that is a file', async () => {
+    const file = join(dir, 'services.yaml');
+    await writeFile(file, HOTELS);
+    const problems = problemsOf(await loadConfig(file));
+    assert.deepEqual(problems, [`${file}: cannot read the config folder: not a folder`]);
+  });
 });

@@ -218,7 +218,8 @@ export async function loadConfig(dir: string, options: LoadOptions = {}): Promis
   try {
     names = (await readdir(dir)).filter(isGatewayConfigFile).sort();
   } catch (err) {
-    const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such folder' : (err as Error).message;
+    const code = (err as NodeJS.ErrnoException).code;
+    const reason = code === 'ENOENT' ? 'no such folder' : code === 'ENOTDIR' ? 'not a folder' : (err as Error).message;
     return { ok: false, problems: [configProblem({ source: { file: dir } }, `cannot read the config folder: ${reason}`)] };
   }
   const files: ConfigFile[] = [];
