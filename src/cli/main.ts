@@ -4,6 +4,8 @@
  * The `gatehouse` command: `start` runs the whole gateway, `check` validates a
  * config folder, `serve` runs one module alone so that the monolith can be split.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError } from '../gateway';
 import { hostPort } from '../http';
@@ -20,7 +22,8 @@ Commands:
   check [dir]        validate a config folder and print the route table
   serve <module>     run one module alone: ${SERVABLE_MODULES.join(', ')}
 
-Run 'gatehouse <command> --help' for the options of a command.`;
+Run 'gatehouse <command> --help' for the options of a command,
+'gatehouse --version' for the version.`;
 
 const START_USAGE = `Usage: gatehouse start [options]
 
@@ -161,6 +164,11 @@ async function serve(args: string[]): Promise<number | undefined> {
   return undefined;
 }
 
+/** The version of the package this command is part of (from src/ or dist/, both two folders down). */
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
+}
+
 function print(text: string): number {
   process.stdout.write(`${text}\n`);
   return 0;
@@ -180,6 +188,10 @@ export async function main(argv: string[]): Promise<number | undefined> {
         return await check(rest);
       case 'serve':
         return await serve(rest);
+      case '--version':
+      case '-v':
+      case 'version':
+        return print(packageVersion());
       case undefined:
       case 'help':
       case '--help':

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { appendFileSync, cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import net from 'node:net';
 import { join } from 'node:path';
@@ -69,7 +69,7 @@ describe('gatehouse command', function () {
     };
     before(async () => {
       await Promise.all(
-        ['--help', '', 'start --help', 'check --help', 'serve --help', 'frobnicate', 'start --port eighty', 'start --verbose', 'check a b'].map(result),
+        ['--help', '', '--version', 'start --help', 'check --help', 'serve --help', 'frobnicate', 'start --port eighty', 'start --verbose', 'check a b'].map(result),
       );
     });
 
@@ -79,6 +79,12 @@ describe('gatehouse command', function () {
       assert.match(res.stdout, /^Usage: gatehouse <command>/);
       for (const command of ['start', 'check', 'serve']) assert.match(res.stdout, new RegExp(`^  ${command} `, 'm'));
       assert.equal(res.stderr, '');
+    });
+
+    it('prints the version of the package with --version and exits 0', async () => {
+      const res = await result('--version');
+      assert.equal(res.code, 0, res.stderr);
+      assert.equal(res.stdout, `${(JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version}\n`);
     });
 
     it('prints the same usage without a command', async () => {
