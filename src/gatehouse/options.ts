@@ -81,6 +81,21 @@ export function checkRedisUrl(url: string, name: string): void {
   }
 }
 
+/**
+ * `value` when it is a whole number from `min` to `max`; throws naming the
+ * option otherwise. An option from code that is negative, fractional or NaN
+ * would not fail where it is given but far from it (a body limit of -5
+ * refusing every body, a grace of NaN closing at once).
+ */
+function wholeNumber(value: number | undefined, name: string, what: string, min = 0, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  if (value === undefined) return undefined;
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `${min} or more` : `${min}-${max}`;
+    throw new RangeError(`${name} must be ${what} (${range}), got ${String(value)}`);
+  }
+  return value;
+}
+
 /** Applies the environment and the defaults. Throws for a malformed value. */
 export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedOptions {
   const host = options.host ?? (env.HOST || '127.0.0.1');
@@ -90,6 +105,11 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
   }
   const redisUrl = options.redisUrl ?? (env.REDIS_URL || undefined);
   if (redisUrl !== undefined) checkRedisUrl(redisUrl, options.redisUrl === undefined ? 'REDIS_URL' : 'the Redis URL');
+  wholeNumber(options.port, 'port', 'a port number', 0, 65535);
+  if (options.grpcPort !== false) wholeNumber(options.grpcPort, 'grpcPort', 'a port number or false', 0, 65535);
+  wholeNumber(options.bodyLimit, 'bodyLimit', 'a number of bytes');
+  wholeNumber(options.reloadDebounceMs, 'reloadDebounceMs', 'a number of milliseconds');
+  wholeNumber(options.shutdownGraceMs, 'shutdownGraceMs', 'a number of milliseconds');
   return {
     configDir: resolve(options.configDir ?? (env.GATEHOUSE_CONFIG || 'config')),
     host,

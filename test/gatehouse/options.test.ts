@@ -1,0 +1,30 @@
+import assert from 'node:assert/strict';
+import { createGatehouse } from '../../src/gatehouse';
+import { DEMO_CONFIG } from './support/running';
+
+describe('gatehouse options from code', () => {
+  const refused: [string, Record<string, unknown>, RegExp][] = [
+    ['a negative body limit', { bodyLimit: -5 }, /^bodyLimit must be a number of bytes \(0 or more\), got -5$/],
+    ['a fractional body limit', { bodyLimit: 1.5 }, /^bodyLimit must be a number of bytes \(0 or more\), got 1\.5$/],
+    ['a port over 65535', { port: 70000 }, /^port must be a port number \(0-65535\), got 70000$/],
+    ['a gRPC port that is NaN', { grpcPort: NaN }, /^grpcPort must be a port number or false \(0-65535\), got NaN$/],
+    ['a negative shutdown grace', { shutdownGraceMs: -1 }, /^shutdownGraceMs must be a number of milliseconds \(0 or more\), got -1$/],
+    ['an infinite reload debounce', { reloadDebounceMs: Infinity }, /^reloadDebounceMs must be a number of milliseconds \(0 or more\), got Infinity$/],
+  ];
+  for (const [what, option, message] of refused) {
+    it(`refuses ${what}, naming the option`, async () => {
+      await assert.rejects(createGatehouse({ configDir: DEMO_CONFIG, grpcPort: false, watch: false, ...option }), (err: Error) => {
+        assert.equal(err.name, 'RangeError');
+        assert.match(err.message, message);
+        return true;
+      });
+    });
+  }
+
+  it('takes 0 for the ports, the body limit and the times', async () => {
+    const gatehouse = await createGatehouse({ configDir: DEMO_CONFIG, port: 0, grpcPort: false, bodyLimit: 0, shutdownGraceMs: 0, reloadDebounceMs: 0, watch: false });
+    const { port } = await gatehouse.start();
+    assert.ok(port > 0);
+    await gatehouse.stop();
+  });
+});
