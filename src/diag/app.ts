@@ -85,6 +85,8 @@ export function createDiagModule(options: DiagModuleOptions): GatehouseModule {
     const query = ctx.querystring ? `?${ctx.querystring}` : '';
     ctx.status = ctx.method === 'GET' || ctx.method === 'HEAD' ? 301 : 308;
     ctx.redirect(`${basePath(ctx)}/${query}`);
+    // Koa writes the redirect's body in HTML or plain text as Accept says.
+    ctx.vary('Accept');
   });
   app.use(routes(router));
   app.use(allowedMethods(router));

@@ -212,6 +212,12 @@ describe('diag/app', () => {
       assert.equal(bare.headers.location, '/gateway/v0/diag/');
     });
 
+    it('says the redirect varies on Accept, as its body does', async () => {
+      const html = await page('/gateway/v0/diag').set('Accept', 'text/html').expect(301);
+      assert.match(html.headers['content-type'], /^text\/html/);
+      assert.equal(html.headers.vary, 'Accept');
+    });
+
     it('redirects other methods with 308', async () => {
       const res = await request(server).post('/gateway/v0/diag').expect(308);
       assert.equal(res.headers.location, '/gateway/v0/diag/');
