@@ -59,6 +59,11 @@ function clientErrorStatus(code: string | undefined): number {
  * bare status line.
  */
 function answerClientError(err: NodeJS.ErrnoException, socket: Socket, onRejected?: (request: Rejected) => void): void {
+  // Bytes after a request that closes the connection (`Connection: close`,
+  // HTTP/1.0): RFC 9112 §9.6 has them ignored, not the connection dropped
+  // with the answers still owed to that request and those before it. Node
+  // closes the connection once the last of those is sent.
+  if (err.code === 'HPE_CLOSED_CONNECTION') return;
   // A response under way, or a peer that is gone, cannot take an answer.
   if (err.code === 'ECONNRESET' || !socket.writable || (socket as { _httpMessage?: unknown })._httpMessage) {
     socket.destroy();

@@ -3,11 +3,16 @@ import { once } from 'node:events';
 import net from 'node:net';
 import { listen, type Rejected, type RunningServer } from '../../src/gatehouse';
 
-/** Sends raw bytes and reads the whole answer. */
-async function raw(port: number, request: string): Promise<string> {
+/**
+ * Sends raw bytes and reads the whole answer. With `keepWriting`, the client
+ * does not end its side, as a client that still waits for answers does not:
+ * the server closes the connection.
+ */
+async function raw(port: number, request: string, keepWriting = false): Promise<string> {
   const socket = net.connect(port, '127.0.0.1');
   await once(socket, 'connect');
-  socket.end(request);
+  if (keepWriting) socket.write(request);
+  else socket.end(request);
   let answer = '';
   socket.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
   await once(socket, 'close');
@@ -84,6 +89,52 @@ describe('gatehouse/http-server', () => {
       { status: 400, remote: '127.0.0.1' },
       { status: 501, method: 'CONNECT', target: '127.0.0.1:22', remote: '127.0.0.1' },
     ]);
+  });
+
+  it('answers the requests before one that closes the connection, and serves none sent after it', async () => {
+    const served: string[] = [];
+    const own = await listen(
+      (req, res) => {
+        served.push(req.url!);
+        // Answered later, as a proxied request is: the bytes after the closing request arrive first.
+        setTimeout(() => res.end(`answer to ${req.url}`), 50);
+      },
+      { host: '127.0.0.1', port: 0 },
+    );
+    try {
+      const answer = await raw(
+        own.port,
+        'GET /1 HTTP/1.1\r\nHost: x\r\n\r\n' +
+          'GET /2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' +
+          'GET /3 HTTP/1.1\r\nHost: x\r\n\r\n',
+        true,
+      );
+      assert.equal(answer.match(/HTTP\/1\.1 200 OK\r\n/g)?.length, 2, answer);
+      assert.ok(answer.includes('answer to /1') && answer.endsWith('answer to /2'), answer);
+      assert.match(answer, /\r\nConnection: close\r\n/i);
+      assert.deepEqual(served, ['/1', '/2']);
+    } finally {
+      await own.close(0);
+    }
+  });
+
+  it('answers an HTTP/1.0 request followed by another, and serves only the first', async () => {
+    const served: string[] = [];
+    const own = await listen(
+      (req, res) => {
+        served.push(req.url!);
+        setTimeout(() => res.end('ok'), 50);
+      },
+      { host: '127.0.0.1', port: 0 },
+    );
+    try {
+      const answer = await raw(own.port, 'GET /1 HTTP/1.0\r\n\r\nGET /2 HTTP/1.0\r\n\r\n', true);
+      assert.match(answer, /^HTTP\/1\.1 200 OK\r\n/);
+      assert.ok(answer.endsWith('\r\n\r\nok'), answer);
+      assert.deepEqual(served, ['/1']);
+    } finally {
+      await own.close(0);
+    }
   });
 
   it('lets a request in flight finish when closed, and refuses new connections', async () => {
