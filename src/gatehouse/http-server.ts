@@ -8,7 +8,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { errorBody } from '../http';
+import { errorBody, hasOtherTransferCoding, OTHER_TRANSFER_CODING } from '../http';
 import { listenFailure, readTlsFiles } from './listen-failure';
 
 export interface TlsFiles {
@@ -30,7 +30,7 @@ export interface ListenOptions {
   host: string;
   port: number;
   tls?: TlsFiles;
-  /** Told of every request the server answers without the handler (400, 408, 431, CONNECT's 501), for the access log. */
+  /** Told of every request the server answers without the handler (400, 408, 431, 501), for the access log. */
   onRejected?: (request: Rejected) => void;
 }
 
@@ -64,8 +64,12 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket, onRejecte
   // with the answers still owed to that request and those before it. Node
   // closes the connection once the last of those is sent.
   if (err.code === 'HPE_CLOSED_CONNECTION') return;
+  // The request was answered whole already, and the connection closes once
+  // the answer is sent (a refusal of checkingRequests): let it be sent.
+  const inFlight = (socket as { _httpMessage?: http.ServerResponse | null })._httpMessage;
+  if (inFlight && inFlight.writableEnded && !inFlight.shouldKeepAlive) return;
   // A response under way, or a peer that is gone, cannot take an answer.
-  if (err.code === 'ECONNRESET' || !socket.writable || (socket as { _httpMessage?: unknown })._httpMessage) {
+  if (err.code === 'ECONNRESET' || !socket.writable || inFlight) {
     socket.destroy();
     return;
   }
@@ -91,26 +95,38 @@ function answerConnect(req: http.IncomingMessage, socket: Duplex, onRejected?: (
 }
 
 /**
- * `handler`, behind the check Node makes itself unless told not to
- * (`requireHostHeader`), with a bare 400 that neither has the error body nor
- * reaches the access log: an HTTP/1.1 request without Host (RFC 9112 §3.2)
- * gets both, as the other requests the server refuses do.
+ * `handler`, behind two checks that Node's own would answer with a bare 400
+ * that neither has the error body nor reaches the access log, or with
+ * nothing at all once the handler has the request:
+ * - an HTTP/1.1 request without Host (RFC 9112 §3.2), which Node refuses
+ *   unless told not to (`requireHostHeader`);
+ * - a body in a transfer coding other than chunked (RFC 9112 §6.1: 501).
+ *   Node fails such a request only after it handed it over, when the coding
+ *   leaves the body without an end it can find (`gzip`).
  */
-function requiringHost(handler: http.RequestListener, onRejected?: (request: Rejected) => void): http.RequestListener {
+function checkingRequests(handler: http.RequestListener, onRejected?: (request: Rejected) => void): http.RequestListener {
   return (req, res) => {
-    if (req.headers.host !== undefined || req.httpVersionMajor !== 1 || req.httpVersionMinor !== 1) {
+    const transferCoding = req.headers['transfer-encoding'];
+    if (transferCoding !== undefined && hasOtherTransferCoding(transferCoding)) {
+      refuse(req, res, 501, OTHER_TRANSFER_CODING, onRejected);
+    } else if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
+      refuse(req, res, 400, 'an HTTP/1.1 request must have a Host header', onRejected);
+    } else {
       handler(req, res);
-      return;
     }
-    // The path alone, as the access log writes it: a query may hold a token.
-    const url = req.url ?? '';
-    const target = url.charCodeAt(0) === 47 ? url.split('?', 1)[0] : undefined;
-    onRejected?.({ status: 400, method: req.method, target, remote: req.socket.remoteAddress });
-    const body = JSON.stringify(errorBody(400, 'an HTTP/1.1 request must have a Host header'));
-    res.shouldKeepAlive = false;
-    res.writeHead(400, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
-    res.end(body);
   };
+}
+
+/** Answers a request with the error body and closes the connection: what follows it cannot be read reliably. */
+function refuse(req: http.IncomingMessage, res: http.ServerResponse, status: number, detail: string, onRejected?: (request: Rejected) => void): void {
+  // The path alone, as the access log writes it: a query may hold a token.
+  const url = req.url ?? '';
+  const target = url.charCodeAt(0) === 47 ? url.split('?', 1)[0] : undefined;
+  onRejected?.({ status, method: req.method, target, remote: req.socket.remoteAddress });
+  const body = JSON.stringify(errorBody(status, detail));
+  res.shouldKeepAlive = false;
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
 }
 
 /** Writes a whole error response outside Koa and closes the connection. */
@@ -131,7 +147,7 @@ export async function listen(
   options: ListenOptions,
 ): Promise<RunningServer> {
   const { onRejected } = options;
-  const serve = requiringHost(handler, onRejected);
+  const serve = checkingRequests(handler, onRejected);
   const server = options.tls
     ? https.createServer({ ...readTlsFiles(options.tls), requireHostHeader: false }, serve)
     : http.createServer({ requireHostHeader: false }, serve);

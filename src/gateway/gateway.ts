@@ -6,7 +6,18 @@
  * that `reconfigure` swaps whole; a request keeps the runtime it started with.
  */
 import Koa, { type Context, type Middleware } from 'koa';
-import { answeringErrors, basePath, errorResponder, HttpError, ORIGINAL_PATH, requestHost, setPath, type ErrorHandlerOptions } from '../http';
+import {
+  answeringErrors,
+  basePath,
+  errorResponder,
+  hasOtherTransferCoding,
+  HttpError,
+  ORIGINAL_PATH,
+  OTHER_TRANSFER_CODING,
+  requestHost,
+  setPath,
+  type ErrorHandlerOptions,
+} from '../http';
 import { createAuthStage } from './auth-stage';
 import { dropClaimedUser } from './claimed-user';
 import { DEFAULT_BODY_LIMIT, declaredTooLarge, guardStreamedBody, hasUnsizedBody, payloadTooLarge, type StreamedBodyGuard } from './body-limit';
@@ -205,6 +216,11 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     // request, so a request pipelined after it would wait for ever: the
     // answer closes the connection instead.
     if (req.headers.upgrade !== undefined) ctx.res.shouldKeepAlive = false;
+    // RFC 9112 §6.1: 501 for a transfer coding the gateway cannot decode.
+    // Passed on, its bytes would reach a module or upstream as the body itself.
+    if (hasOtherTransferCoding(req.headers['transfer-encoding'])) {
+      throw new HttpError(501, OTHER_TRANSFER_CODING);
+    }
     refuseRepeatedHost(req.rawHeaders);
     toOriginForm(ctx);
     refuseMalformedHost(req.headers.host);

@@ -10,7 +10,7 @@ import type { Context } from 'koa';
 import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
-import { connectionNamed, HttpError } from '../http';
+import { connectionNamed, hasOtherTransferCoding, HttpError } from '../http';
 import { payloadTooLarge, type StreamedBodyGuard } from './body-limit';
 import type { GatewayEvents, UpstreamFailure } from './events';
 import { isHopByHop } from './hop-by-hop';
@@ -231,6 +231,14 @@ export async function forwardRemote(ctx: Context, upstream: Upstream, options: F
   }
 
   const { statusCode, headers, body } = response;
+  if (hasOtherTransferCoding(headers['transfer-encoding'] as string | undefined)) {
+    // undici took the chunks off and left the other coding on: passed on
+    // without its Transfer-Encoding, the body would be read as plain bytes.
+    ctx.res.off('close', onClose);
+    body.on('error', ignore).destroy();
+    options.events?.upstreamError?.(options.route ?? '', 'other');
+    throw new HttpError(502, 'the upstream service answered in a transfer coding other than chunked');
+  }
   let payload: Buffer | Dispatcher.ResponseData['body'] = body;
   if (smallBody(ctx.method, statusCode, headers)) {
     try {

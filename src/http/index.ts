@@ -2,8 +2,8 @@
  * @module http
  * The HTTP conventions every module shares: the error registry and error
  * middleware, content negotiation, canonical slashes, collection queries,
- * absolute URLs, JSON bodies, raw header lines and header text, router dispatch
- * and request paths.
+ * absolute URLs, JSON bodies, raw header lines and header text, transfer
+ * codings, router dispatch and request paths.
  */
 export * from './errors';
 export * from './formatters';
@@ -17,5 +17,6 @@ export * from './urls';
 export * from './body';
 export * from './raw-headers';
 export * from './connection';
+export * from './transfer-coding';
 export * from './router';
 export * from './request-path';

@@ -73,6 +73,18 @@ describe('gatehouse/http-server', () => {
     assert.deepEqual(bodyOf(answer), { code: 501, message: '501: Not Implemented', detail: 'CONNECT is not supported: the gateway does not tunnel' });
   });
 
+  it('answers a body in a transfer coding Node cannot frame with 501 and the error body, and tells of it', async () => {
+    const answer = await raw(server.port, 'POST /v1/x?token=secret HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\nabc', true);
+    assert.match(answer, /^HTTP\/1\.1 501 Not Implemented\r\n/);
+    assert.match(answer, /\r\nConnection: close\r\n/i);
+    assert.deepEqual(bodyOf(answer), {
+      code: 501,
+      message: '501: Not Implemented',
+      detail: 'the request body is in a transfer coding other than chunked, which the gateway does not decode',
+    });
+    assert.deepEqual(rejected, [{ status: 501, method: 'POST', target: '/v1/x', remote: '127.0.0.1' }]);
+  });
+
   it('serves well-formed requests as usual', async () => {
     const res = await fetch(`http://127.0.0.1:${server.port}/`);
     assert.equal(res.status, 200);
