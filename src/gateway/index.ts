@@ -9,7 +9,7 @@ export { loadConfig, parseConfigFiles, isGatewayConfigFile, type LoadOptions, ty
 export { assembleConfig, configFromRecords, RECORD_KINDS, type ConfigResult, type RawRecord } from './config/validate';
 export { ConfigError, configProblem, type ConfigProblem, type ProblemLocation } from './config/problems';
 export * from './config/schema';
-export { normalisePath, isNormalPath } from './path';
+export { normalisePath, isNormalPath, withoutParameters } from './path';
 export { RouteTable, rewritePath, type Route, type RouteSpec } from './route-table';
 export { parseUpstreamAddress, type UpstreamAddress } from './upstream';
 export { DEFAULT_BODY_LIMIT } from './body-limit';

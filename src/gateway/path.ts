@@ -16,9 +16,15 @@
  * - `.` and `..` segments are resolved after decoding, so `%2e%2e` counts;
  *   duplicate slashes are merged; a trailing slash is kept.
  * - A path that climbs above the root (`/..`, `/v1/../../x`) is a 400.
- * - A dot segment with parameters (`..;x`, `.;`, `%2e%2e;`) is a 400: the
- *   gateway would route it as a name, and Tomcat, Jetty and Spring resolve it
- *   as `..`, which would reach a path of another Mapping without its auth.
+ * - A dot segment with parameters (`..;x`, `.;`, `%2e%2e;`, `..%3B`) is a
+ *   400: the gateway would route it as a name, and Tomcat, Jetty and Spring
+ *   resolve it as `..`, which would reach a path of another Mapping without
+ *   its auth. Some backends decode `%3B` before they drop parameters.
+ *
+ * Other parameters (`/a;x/b`) stay, since a backend may read them; those
+ * backends drop them from the path they route by, so the gateway matches the
+ * form without them too ({@link withoutParameters}) and refuses a path that
+ * the two forms would route apart.
  */
 import { HttpError } from '../http';
 
@@ -83,11 +89,27 @@ export function normalisePath(path: string): string {
   return isNormalPath(path) ? path : rebuild(path);
 }
 
-/** Whether a (decoded) segment is `.` or `..` followed by `;parameters`. */
+/** Whether a (decoded) segment is `.` or `..` followed by `;parameters`, the `;` raw or encoded. */
 function isDotWithParams(segment: string): boolean {
   if (segment.charCodeAt(0) !== DOT) return false;
   const at = segment.charCodeAt(1) === DOT ? 2 : 1;
-  return segment.charCodeAt(at) === SEMICOLON;
+  return segment.charCodeAt(at) === SEMICOLON || segment.startsWith(ENCODED_SEMICOLON, at);
+}
+
+/** `;` as the normal form escapes it (upper-case hex). */
+const ENCODED_SEMICOLON = '%3B';
+const PARAMETERS = /(?:;|%3B)[^/]*/g;
+
+/**
+ * A normal path without the `;parameters` of its segments (`/a;x/b` is
+ * `/a/b`), as Tomcat, Jetty, Spring and JAX-RS read it before routing, `%3B`
+ * counted as `;` since some of them decode first; `path` itself when it has
+ * none. Dot segments with parameters are refused by {@link normalisePath},
+ * so none appears here.
+ */
+export function withoutParameters(path: string): string {
+  if (!path.includes(';') && !path.includes(ENCODED_SEMICOLON)) return path;
+  return normalisePath(path.replace(PARAMETERS, ''));
 }
 
 function rebuild(path: string): string {

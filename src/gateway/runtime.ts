@@ -16,7 +16,7 @@ import type { AuthServiceRecord, GatewayConfig, MappingRecord, RateLimitServiceR
 import { ConfigError, configProblem, type ConfigProblem } from './config/problems';
 import { moduleHandler, type ModuleHandler } from './dispatch';
 import { compileHeaderEdits, type HeaderEdits } from './header-edits';
-import { normalisePath } from './path';
+import { normalisePath, withoutParameters } from './path';
 import { createUpstream, type Upstream } from './proxy';
 import { RouteTable, type RouteSpec } from './route-table';
 import { parseUpstreamAddress, type UpstreamAddress } from './upstream';
@@ -111,6 +111,10 @@ export function buildRuntime(
     let prefix = mapping.prefix;
     try {
       prefix = normalisePath(mapping.prefix);
+      // Every request it matched would be refused: its form without them routes elsewhere.
+      if (withoutParameters(prefix) !== prefix) {
+        problem('prefix', `'${mapping.prefix}' holds ;parameters, which Tomcat, Spring and JAX-RS backends drop: a request would be routed by what its backend does not see`);
+      }
     } catch (err) {
       problem('prefix', `'${mapping.prefix}' is not a usable path: ${(err as { detail?: string }).detail ?? String(err)}`);
     }

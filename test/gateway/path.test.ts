@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { HttpError } from '../../src/http';
-import { isNormalPath, normalisePath } from '../../src/gateway';
+import { isNormalPath, normalisePath, withoutParameters } from '../../src/gateway';
 
 function rejects(path: string, detail: RegExp): void {
   assert.throws(
@@ -78,6 +78,27 @@ describe('gateway path normalisation', () => {
     for (const path of ['/public/..;/admin', '/public/..;x=1/admin', '/public/%2e%2e;/admin', '/public/.%2E;/admin', '/a/.;/b', '/a/..;']) {
       rejects(path, /dot segment may not carry ;parameters/);
     }
+  });
+
+  it('refuses a dot segment with an encoded semicolon, which some backends decode before they drop parameters', () => {
+    for (const path of ['/public/..%3B/admin', '/public/..%3bx/admin', '/public/%2e%2e%3B/admin', '/a/.%3B/b']) {
+      rejects(path, /dot segment may not carry ;parameters/);
+    }
+  });
+
+  it('drops the ;parameters of every segment, encoded or not, for the form without them', () => {
+    const cases: [string, string][] = [
+      ['/a;x/b', '/a/b'],
+      ['/a/b;jsessionid=1', '/a/b'],
+      ['/a;x=1;y=2/b;z/', '/a/b/'],
+      ['/;x/a', '/a'],
+      ['/a/;/b', '/a/b'],
+      ['/a%3Bx/b', '/a/b'],
+      ['/;', '/'],
+    ];
+    for (const [path, plain] of cases) assert.equal(withoutParameters(normalisePath(path)), plain, path);
+    const bare = '/a/b%3A';
+    assert.equal(withoutParameters(bare), bare);
   });
 
   it('keeps a segment that only starts with dots before a semicolon', () => {

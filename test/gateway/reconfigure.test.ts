@@ -106,6 +106,19 @@ describe('gateway build errors', () => {
     );
   });
 
+  it('refuses a prefix with ;parameters, which many backends drop from the path', () => {
+    for (const prefix of ['/api;v=2/', '/api%3Bv=2/']) {
+      assert.throws(
+        () => createGateway({ config: configOf(mapping(prefix, 'http://127.0.0.1:1', { name: 'semi' })) }),
+        (err: unknown) =>
+          err instanceof ConfigError &&
+          err.problems.length === 1 &&
+          err.problems[0].text ===
+            `Mapping semi: prefix: '${prefix}' holds ;parameters, which Tomcat, Spring and JAX-RS backends drop: a request would be routed by what its backend does not see`,
+      );
+    }
+  });
+
   it('accepts addresses as services: host:port, http and https URLs', async () => {
     const gateway = createGateway({
       config: configOf(

@@ -131,6 +131,27 @@ describe('gateway in-process routing', () => {
     }
   });
 
+  it('answers 400 to ;parameters that would route a path to another Mapping than the path without them', async () => {
+    // Tomcat, Jetty, Spring and JAX-RS drop them: /v1/hotels;x/bookings is /v1/hotels/bookings there.
+    for (const path of ['/v1/hotels;x/bookings', '/v1/hotels;/bookings', '/v1/hotels%3Bx/bookings', '/v1/hotels%3bx/bookings', '/v1/hotels;x']) {
+      const res = await send(base, path);
+      assert.equal(res.status, 400, `${path}: ${res.text}`);
+      assert.deepEqual(res.json(), {
+        code: 400,
+        message: '400: Bad Request',
+        detail: 'the ;parameters of the path would route it elsewhere than the path without them',
+      });
+    }
+  });
+
+  it('routes ;parameters within the segments its Mapping routes by, and passes them on', async () => {
+    const seen = await echo('/v1/hotels/bookings;jsessionid=1/x;v=2?q=1');
+    assert.equal(seen.module, 'hotels');
+    assert.equal(seen.url, '/v1/hotels/bookings;jsessionid=1/x;v=2?q=1');
+    assert.equal((await echo('/v1/messages;x/1')).module, 'api');
+    assert.equal((await send(base, '/nothing;x/v1/cars')).status, 404);
+  });
+
   it('answers a malformed escape with 400', async () => {
     const res = await send(base, '/v1/cars/%zz');
     assert.equal(res.status, 400);
