@@ -91,12 +91,33 @@ function clientAddress(ctx: Context): string {
 
 const NONE: readonly string[] = [];
 
+/** An RFC 9110 token: a Forwarded parameter value that needs no quotes. */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
 /**
- * The headers the upstream is sent. `X-Forwarded-*` are written by the
- * gateway, unless the route's `remove_request_headers` names them: then they
- * are not sent at all, as Envoy's router removes them after its connection
- * manager wrote them. `Host` is the upstream's own, or the route's
- * `host_rewrite`; the client's stays in `X-Forwarded-Host`.
+ * This hop's element of `Forwarded` (RFC 7239 §4): the client's address (an
+ * IPv6 one quoted, in brackets), the Host it asked for and the scheme, as
+ * `X-Forwarded-For`, `-Host` and `-Proto` tell them.
+ */
+function forwardedElement(client: string, host: string, protocol: string): string {
+  const node = client === '' ? 'unknown' : client.includes(':') ? `"[${client}]"` : client;
+  if (host === '') return `for=${node};proto=${protocol}`;
+  return `for=${node};host=${TOKEN.test(host) ? host : `"${host}"`};proto=${protocol}`;
+}
+
+/**
+ * The headers the upstream is sent. `X-Forwarded-*` and `Forwarded` are
+ * written by the gateway, unless the route's `remove_request_headers` names
+ * them: then they are not sent at all, as Envoy's router removes them after
+ * its connection manager wrote them. `Host` is the upstream's own, or the
+ * route's `host_rewrite`; the client's stays in `X-Forwarded-Host`.
+ *
+ * Envoy passes a client's `Forwarded` on untouched, so that a client could
+ * name any address, host and scheme to a backend that reads RFC 7239
+ * (Spring's ForwardedHeaderFilter, Keycloak, Jetty), which ask the proxy at
+ * the edge to write it. The gateway does: its own element replaces the
+ * client's, or, behind a proxy it trusts (`trustProxy`), is appended to that
+ * proxy's, as `X-Forwarded-For` is.
  */
 function upstreamRequestHeaders(
   ctx: Context,
@@ -112,15 +133,22 @@ function upstreamRequestHeaders(
     const value = incoming[name];
     if (value !== undefined) out[name] = value;
   }
+  const client = clientAddress(ctx);
   const prior = incoming['x-forwarded-for'];
   if (!removed.includes('x-forwarded-for')) {
-    const client = clientAddress(ctx);
     out['x-forwarded-for'] = prior ? `${Array.isArray(prior) ? prior.join(', ') : prior}, ${client}` : client;
   }
-  if (!removed.includes('x-forwarded-proto')) out['x-forwarded-proto'] = ctx.protocol;
+  const protocol = ctx.protocol;
+  if (!removed.includes('x-forwarded-proto')) out['x-forwarded-proto'] = protocol;
   const host = ctx.host;
   if (host && !removed.includes('x-forwarded-host')) out['x-forwarded-host'] = host;
   else delete out['x-forwarded-host'];
+  // What is left of the client's Forwarded: none after remove_request_headers.
+  const forwarded = incoming.forwarded;
+  if (!removed.includes('forwarded')) {
+    const element = forwardedElement(client, host, protocol);
+    out.forwarded = forwarded !== undefined && ctx.app.proxy ? `${forwarded}, ${element}` : element;
+  }
   out.host = hostRewrite ?? upstream.address.host;
   return out;
 }

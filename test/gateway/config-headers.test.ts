@@ -128,6 +128,13 @@ describe('gateway config: Mapping header fields', () => {
     assert.deepEqual(load('remove_request_headers: [X-Forwarded-For]\n').remove_request_headers, ['x-forwarded-for']);
   });
 
+  it('refuses adding Forwarded to requests, which the gateway writes as it writes X-Forwarded-*, but lets it be removed', () => {
+    assert.deepEqual(problems('add_request_headers:\n  Forwarded: for=10.0.0.1\n'), [
+      `${AT} add_request_headers.Forwarded: is set by the gateway (from the client's own with trustProxy); it may only be removed`,
+    ]);
+    assert.deepEqual(load('remove_request_headers: Forwarded\n').remove_request_headers, ['forwarded']);
+  });
+
   it('refuses removal lists that are no names', () => {
     assert.deepEqual(problems('remove_request_headers: {a: b}\nremove_response_headers: [ok, 3]\n'), [
       `${AT} remove_request_headers: must be a header name or a list of them, got a mapping`,

@@ -60,6 +60,7 @@ describe('gateway remote routing', () => {
         mapping('/dead/', `127.0.0.1:${dead}`),
         mapping('/broken/', broken.url),
         mapping('/partial/', partial.url, { timeout_ms: 150 }),
+        mapping('/unforwarded/', upstream.url, { remove_request_headers: 'Forwarded' }),
       ),
     });
     ({ server, url: base } = await listen(gateway.app.callback()));
@@ -103,6 +104,20 @@ describe('gateway remote routing', () => {
     assert.equal(last().headers['x-forwarded-for'], '10.0.0.1, 127.0.0.1');
     assert.equal(last().headers['x-forwarded-proto'], 'http');
     assert.equal(last().headers['x-forwarded-host'], new URL(base).host);
+  });
+
+  it("writes its own Forwarded in place of the client's, which may name any address, host and scheme", async () => {
+    await send(base, '/remote/', { headers: { Forwarded: 'for=203.0.113.7;host=evil.example;proto=https', Host: 'gate.example:8443' } });
+    assert.equal(last().headers.forwarded, 'for=127.0.0.1;host="gate.example:8443";proto=http');
+    await send(base, '/remote/', { headers: { Host: 'gate.example' } });
+    assert.equal(last().headers.forwarded, 'for=127.0.0.1;host=gate.example;proto=http');
+  });
+
+  it('sends no Forwarded at all when remove_request_headers names it, the client\'s nor its own', async () => {
+    await send(base, '/unforwarded/x', { headers: { Forwarded: 'for=203.0.113.7' } });
+    assert.equal(last().url, '/x');
+    assert.equal(last().headers.forwarded, undefined);
+    assert.equal(last().headers['x-forwarded-for'], '127.0.0.1');
   });
 
   it('removes hop-by-hop headers on the way in', async () => {
@@ -306,6 +321,21 @@ describe('gateway remote routing behind a trusted proxy', () => {
       assert.equal(got['x-forwarded-for'], '203.0.113.7, 10.0.0.2, 127.0.0.1');
       assert.equal(got['x-forwarded-proto'], 'https');
       assert.equal(got['x-forwarded-host'], 'public.example');
+      assert.equal(got.forwarded, 'for=127.0.0.1;host=public.example;proto=https');
+    } finally {
+      await close(gw.server);
+      await gateway.close();
+      await close(upstream.server);
+    }
+  });
+
+  it("appends its own element to the proxy's Forwarded, as RFC 7239 has each proxy do", async () => {
+    const upstream = await recordingUpstream();
+    const gateway = createGateway({ trustProxy: true, config: configOf(mapping('/up/', `127.0.0.1:${upstream.port}`)) });
+    const gw = await listen(gateway.app.callback());
+    try {
+      await send(gw.url, '/up/x', { headers: { Forwarded: 'for=203.0.113.7;proto=https', 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'public.example' } });
+      assert.equal(upstream.received[0].headers.forwarded, 'for=203.0.113.7;proto=https, for=127.0.0.1;host=public.example;proto=https');
     } finally {
       await close(gw.server);
       await gateway.close();
@@ -330,6 +360,28 @@ describe('gateway remote routing with timeout_ms: 0', () => {
       await close(gw.server);
       await gateway.close();
       await close(late.server);
+    }
+  });
+});
+
+describe('gateway remote routing from an IPv6 client', () => {
+  it('writes the address in Forwarded quoted and in brackets, as RFC 7239 spells it', async () => {
+    const upstream = await recordingUpstream();
+    const gateway = createGateway({ config: configOf(mapping('/up/', `127.0.0.1:${upstream.port}`)) });
+    const server = http.createServer(gateway.app.callback());
+    await new Promise<void>((resolve) => server.listen(0, '::1', resolve));
+    try {
+      const { port } = server.address() as import('node:net').AddressInfo;
+      const req = http.get({ host: '::1', port, path: '/up/x', headers: { Host: '[::1]' }, agent: false });
+      const [res] = (await once(req, 'response')) as [http.IncomingMessage];
+      res.resume();
+      await once(res, 'end');
+      assert.equal(upstream.received[0].headers.forwarded, 'for="[::1]";host="[::1]";proto=http');
+      assert.equal(upstream.received[0].headers['x-forwarded-for'], '::1');
+    } finally {
+      await close(server);
+      await gateway.close();
+      await close(upstream.server);
     }
   });
 });

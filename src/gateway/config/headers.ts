@@ -53,7 +53,7 @@ function variablesProblem(value: string): string | undefined {
 }
 
 /** Request headers the gateway writes itself after the edits, and so may not be added. */
-const SET_BY_GATEWAY = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']);
+const SET_BY_GATEWAY = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'forwarded']);
 
 /** A header a Mapping adds: its value, and whether it joins the values already there (`append`) or replaces them. */
 export interface AddedHeader {
