@@ -10,7 +10,8 @@
  * for `Cookie`), response headers as one more line of the same name (so
  * `Set-Cookie` works). Without `append` it replaces them. An empty value adds
  * nothing, as in Envoy. A value with Envoy variables (`%PROTOCOL%`, the
- * client's address) is filled in per request; any other value is used as it is.
+ * client's address) is filled in per request; any other value is used as it
+ * is, but for `%%`, which is one `%` as in Envoy.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -29,12 +30,23 @@ export interface HeaderAddition {
   readonly variables: boolean;
 }
 
-/** The variables the config accepts (see `config/headers`). */
-const VARIABLES = /%(DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT|DOWNSTREAM_REMOTE_ADDRESS|PROTOCOL)%/g;
+/**
+ * The variables the config accepts (see `config/headers`), and `%%`, Envoy's
+ * literal `%`, read left to right as Envoy reads them: `%%PROTOCOL%%` is
+ * the text `%PROTOCOL%`.
+ */
+const VARIABLES = /%%|%(DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT|DOWNSTREAM_REMOTE_ADDRESS|PROTOCOL)%/g;
+
+/** Whether a value holds a variable, not only `%%`. */
+function hasVariables(value: string): boolean {
+  for (const match of value.matchAll(VARIABLES)) if (match[1] !== undefined) return true;
+  return false;
+}
 
 /** A value with its variables filled in from the client's connection, as Envoy writes them. */
 function filled(value: string, socket: Socket | null, req: IncomingMessage): string {
-  return value.replace(VARIABLES, (_all, name: string) => {
+  return value.replace(VARIABLES, (_all, name: string | undefined) => {
+    if (name === undefined) return '%';
     if (name === 'PROTOCOL') return req.httpVersionMajor === 2 ? 'HTTP/2' : `HTTP/${req.httpVersion}`;
     let ip = socket?.remoteAddress ?? '';
     if (ip.startsWith('::ffff:') && ip.includes('.')) ip = ip.slice(7);
@@ -55,8 +67,9 @@ function additions(map: Readonly<Record<string, AddedHeader>>): HeaderAddition[]
   const list: HeaderAddition[] = [];
   for (const [name, { value, append }] of Object.entries(map)) {
     if (value === '') continue;
-    list.push({ name, value, append, separator: name === 'cookie' ? '; ' : ', ', variables: VARIABLES.test(value) });
-    VARIABLES.lastIndex = 0;
+    const variables = hasVariables(value);
+    // Without variables, only `%%` is left to read: once, here.
+    list.push({ name, value: variables ? value : value.replace(VARIABLES, '%'), append, separator: name === 'cookie' ? '; ' : ', ', variables });
   }
   return list;
 }

@@ -54,6 +54,8 @@ describe('gateway config: Mapping header fields', () => {
     const m = load('add_request_headers:\n  X-Ip: "%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%"\n  X-Proto: {value: "%PROTOCOL%"}\n  X-Pct: 50%\n');
     assert.deepEqual(m.add_request_headers['x-ip'], { value: '%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%', append: true });
     assert.equal(m.add_request_headers['x-pct'].value, '50%');
+    // %% is a literal % in Envoy: what stands between two of them is no variable.
+    assert.equal(load('add_request_headers:\n  X-Lit: "%%START_TIME%%"\n').add_request_headers['x-lit'].value, '%%START_TIME%%');
     const known = '%DOWNSTREAM_REMOTE_ADDRESS%, %DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%, %PROTOCOL%';
     assert.deepEqual(problems('add_request_headers:\n  X-A: "%REQ(x-foo)%"\nadd_response_headers:\n  X-B: {value: "at %START_TIME%"}\n'), [
       `${AT} add_request_headers.X-A: uses Envoy's %REQ(x-foo)%, which the gateway does not fill in; it knows ${known}`,

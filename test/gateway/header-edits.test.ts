@@ -25,6 +25,8 @@ const EDITS = {
     'X-Empty': '',
     'X-Client-Ip': '%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%',
     'X-Client': { value: 'peer=%DOWNSTREAM_REMOTE_ADDRESS% over %PROTOCOL%', append: false },
+    'X-Share': '100%%',
+    'X-Escaped': '%%PROTOCOL%% is %PROTOCOL%',
   },
   remove_request_headers: 'x-secret',
   add_response_headers: {
@@ -32,6 +34,7 @@ const EDITS = {
     'X-Only': { value: 'gw', append: false },
     'Set-Cookie': 'g=2',
     'X-Served-Over': '%PROTOCOL%',
+    'X-Discount': '50%% off',
   },
   remove_response_headers: ['server'],
 };
@@ -113,6 +116,13 @@ describe('gateway header edits', () => {
         assert.match(String(headers['x-client']), /^peer=127\.0\.0\.1:[1-9][0-9]* over HTTP\/1\.1$/);
         const res = await send(base, `/${route}/x`);
         assert.equal(res.headers['x-served-over'], 'HTTP/1.1');
+      });
+
+      it('reads %% as one literal %, as Envoy does, so that an Emissary value comes out the same', async () => {
+        const headers = await seen({});
+        assert.equal(headers['x-share'], '100%');
+        assert.equal(headers['x-escaped'], '%PROTOCOL% is HTTP/1.1');
+        assert.equal((await send(base, `/${route}/x`)).headers['x-discount'], '50% off');
       });
 
       it("appends to the backend's response headers, replaces with append: false, and removes", async () => {

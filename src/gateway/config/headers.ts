@@ -8,6 +8,7 @@
  * field path; names come out lower-case. A value may hold the Envoy
  * variables Emissary documents (`%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%`,
  * `%PROTOCOL%`); any other is refused rather than sent as it is written.
+ * `%%` is a literal `%`, as in Envoy.
  */
 import { z } from 'zod';
 
@@ -38,13 +39,14 @@ const UNEDITABLE: Readonly<Record<string, string>> = {
  */
 export const HEADER_VARIABLES = ['DOWNSTREAM_REMOTE_ADDRESS', 'DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT', 'PROTOCOL'] as const;
 
-/** An Envoy variable in a value: `%NAME%` or `%NAME(args)%`. */
-const VARIABLE = /%([A-Z][A-Z0-9_]*)(?:\([^)%]*\))?%/g;
+/** An Envoy variable in a value, `%NAME%` or `%NAME(args)%`, or `%%`, Envoy's literal `%`, read left to right. */
+const VARIABLE = /%%|%([A-Z][A-Z0-9_]*)(?:\([^)%]*\))?%/g;
 
 /** Why a value's Envoy variables cannot be filled in, or undefined when they all can (or there are none). */
 function variablesProblem(value: string): string | undefined {
   if (!value.includes('%')) return undefined;
   for (const [written, name] of value.matchAll(VARIABLE)) {
+    if (name === undefined) continue;
     if (!(HEADER_VARIABLES as readonly string[]).includes(name) || written !== `%${name}%`) {
       return `uses Envoy's ${written}, which the gateway does not fill in; it knows ${HEADER_VARIABLES.map((v) => `%${v}%`).join(', ')}`;
     }
