@@ -197,7 +197,7 @@ function upstreamFailure(failure: UpstreamFailure, err: unknown, timeoutMs: numb
 /** How one request is forwarded: its path (base, rewrite and query applied) and limits. */
 export interface ForwardOptions {
   readonly path: string;
-  /** How long to wait for the response headers, and then between parts of the body; 0 for ever. */
+  /** How long to wait for the response headers once the request body is sent, and then between parts of the answer; 0 for ever. */
   readonly timeoutMs: number;
   /** The counter of a body of unknown length, when there is one. */
   readonly guard: StreamedBodyGuard | null;
@@ -222,14 +222,27 @@ export async function forwardRemote(ctx: Context, upstream: Upstream, options: F
   // before the response headers (undici's own timers tick by the second).
   const abort = new Abort();
   let timedOut = false;
+  let answered = false;
+  let timer: NodeJS.Timeout | undefined;
   // `timeout_ms: 0` waits as long as the upstream takes, as in Emissary.
-  const timer =
+  const expire =
     options.timeoutMs > 0
-      ? setTimeout(() => {
+      ? (): void => {
           timedOut = true;
           abort.abort();
-        }, options.timeoutMs)
-      : undefined;
+        }
+      : null;
+  // The time counts from the end of the request body, as Envoy's route
+  // timeout does: an upload slower than `timeout_ms` is no fault of the
+  // upstream's, which cannot answer before it has the body.
+  const arm =
+    expire !== null && hasBody && !req.readableEnded
+      ? (): void => {
+          if (!answered) timer = setTimeout(expire, options.timeoutMs);
+        }
+      : null;
+  if (arm !== null) req.once('end', arm);
+  else if (expire !== null) timer = setTimeout(expire, options.timeoutMs);
   const onClose = (): void => {
     if (!ctx.res.writableFinished) abort.abort();
   };
@@ -243,7 +256,8 @@ export async function forwardRemote(ctx: Context, upstream: Upstream, options: F
       path: options.path,
       headers: upstreamRequestHeaders(ctx, upstream, options.removedHeaders ?? NONE, options.hostRewrite),
       body: hasBody ? req : null,
-      headersTimeout: options.timeoutMs,
+      // The timer above stands for undici's headers timeout, which would run from the start of the upload.
+      headersTimeout: 0,
       bodyTimeout: options.timeoutMs,
       signal: abort,
     });
@@ -255,7 +269,9 @@ export async function forwardRemote(ctx: Context, upstream: Upstream, options: F
     if (timedOut || !abort.aborted) options.events?.upstreamError?.(options.route ?? '', failure);
     throw upstreamFailure(failure, err, options.timeoutMs);
   } finally {
+    answered = true;
     clearTimeout(timer);
+    if (arm !== null) req.off('end', arm);
   }
 
   const { statusCode, headers, body } = response;

@@ -385,3 +385,62 @@ describe('gateway remote routing from an IPv6 client', () => {
     }
   });
 });
+
+describe('gateway remote routing of a slow upload', () => {
+  let gateway: Gateway;
+  let gw: Awaited<ReturnType<typeof listen>>;
+  let upstream: Awaited<ReturnType<typeof listen>>;
+
+  before(async () => {
+    upstream = await listen((req, res) => {
+      if (req.url === '/early') {
+        // Answers before the body is in, and takes its time over the rest of the answer.
+        res.writeHead(200, { 'Content-Type': 'text/plain' });
+        res.write('first;');
+        req.resume();
+        setTimeout(() => res.end('last'), 300);
+        return;
+      }
+      let length = 0;
+      req.on('data', (chunk: Buffer) => (length += chunk.length));
+      req.on('end', () => setTimeout(() => res.end(`got ${length}`), req.url === '/late' ? 300 : 0));
+    });
+    gateway = createGateway({ config: configOf(mapping('/up/', upstream.url, { timeout_ms: 100 })) });
+    gw = await listen(gateway.app.callback());
+  });
+
+  after(async () => {
+    await close(gw.server);
+    await gateway.close();
+    await close(upstream.server);
+  });
+
+  /** Sends a chunked body of `count` chunks, `gapMs` apart, and reads the answer. */
+  async function upload(path: string, count: number, gapMs: number): Promise<{ status: number; text: string }> {
+    const req = http.request(`${gw.url}${path}`, { method: 'POST', agent: false });
+    const answer = once(req, 'response') as Promise<[http.IncomingMessage]>;
+    for (let i = 0; i < count; i++) {
+      req.write('x');
+      await new Promise((resolve) => setTimeout(resolve, gapMs));
+    }
+    req.end();
+    const [res] = await answer;
+    let text = '';
+    for await (const chunk of res) text += chunk;
+    return { status: res.statusCode!, text };
+  }
+
+  it('counts timeout_ms from the end of the request body, as Envoy does, so an upload longer than it is no 504', async () => {
+    assert.deepEqual(await upload('/up/x', 5, 50), { status: 200, text: 'got 5' });
+  });
+
+  it('still answers 504 when the upstream takes longer than timeout_ms once the body is in', async () => {
+    const res = await upload('/up/late', 2, 10);
+    assert.equal(res.status, 504);
+    assert.equal(JSON.parse(res.text).detail, 'the upstream service did not answer within 100 ms');
+  });
+
+  it('does not cut an answer that began before the body was in', async () => {
+    assert.deepEqual(await upload('/up/early', 3, 50), { status: 200, text: 'first;last' });
+  });
+});
