@@ -8,7 +8,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { errorBody, hasOtherTransferCoding, OTHER_TRANSFER_CODING } from '../http';
+import { errorBody, transferCodingRefusal } from '../http';
 import { listenFailure, readTlsFiles } from './listen-failure';
 
 export interface TlsFiles {
@@ -100,15 +100,16 @@ function answerConnect(req: http.IncomingMessage, socket: Duplex, onRejected?: (
  * nothing at all once the handler has the request:
  * - an HTTP/1.1 request without Host (RFC 9112 §3.2), which Node refuses
  *   unless told not to (`requireHostHeader`);
- * - a body in a transfer coding other than chunked (RFC 9112 §6.1: 501).
- *   Node fails such a request only after it handed it over, when the coding
- *   leaves the body without an end it can find (`gzip`).
+ * - a `Transfer-Encoding` the gateway cannot serve ({@link transferCodingRefusal}:
+ *   one in HTTP/1.0, a coding other than chunked). Node fails such a request
+ *   only after it handed it over, when the coding leaves the body without an
+ *   end it can find (`gzip`), and serves what follows an HTTP/1.0 one.
  */
 function checkingRequests(handler: http.RequestListener, onRejected?: (request: Rejected) => void): http.RequestListener {
   return (req, res) => {
-    const transferCoding = req.headers['transfer-encoding'];
-    if (transferCoding !== undefined && hasOtherTransferCoding(transferCoding)) {
-      refuse(req, res, 501, OTHER_TRANSFER_CODING, onRejected);
+    const refusal = req.headers['transfer-encoding'] === undefined ? undefined : transferCodingRefusal(req);
+    if (refusal !== undefined) {
+      refuse(req, res, refusal.status, refusal.detail, onRejected);
     } else if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
       refuse(req, res, 400, 'an HTTP/1.1 request must have a Host header', onRejected);
     } else {
@@ -118,7 +119,13 @@ function checkingRequests(handler: http.RequestListener, onRejected?: (request: 
 }
 
 /** Answers a request with the error body and closes the connection: what follows it cannot be read reliably. */
-function refuse(req: http.IncomingMessage, res: http.ServerResponse, status: number, detail: string, onRejected?: (request: Rejected) => void): void {
+function refuse(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  status: number,
+  detail: string | undefined,
+  onRejected?: (request: Rejected) => void,
+): void {
   // The path alone, as the access log writes it: a query may hold a token.
   const url = req.url ?? '';
   const target = url.charCodeAt(0) === 47 ? url.split('?', 1)[0] : undefined;

@@ -11,12 +11,11 @@ import {
   answeringErrors,
   basePath,
   errorResponder,
-  hasOtherTransferCoding,
   HttpError,
   ORIGINAL_PATH,
-  OTHER_TRANSFER_CODING,
   requestHost,
   setPath,
+  transferCodingRefusal,
   type ErrorHandlerOptions,
 } from '../http';
 import { createAuthStage } from './auth-stage';
@@ -238,10 +237,14 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     // request, so a request pipelined after it would wait for ever: the
     // answer closes the connection instead.
     if (req.headers.upgrade !== undefined) ctx.res.shouldKeepAlive = false;
-    // RFC 9112 §6.1: 501 for a transfer coding the gateway cannot decode.
-    // Passed on, its bytes would reach a module or upstream as the body itself.
-    if (hasOtherTransferCoding(req.headers['transfer-encoding'])) {
-      throw new HttpError(501, OTHER_TRANSFER_CODING);
+    // A body whose framing or coding the gateway cannot vouch for reaches no
+    // module or upstream, and nothing after it on that connection is read.
+    if (req.headers['transfer-encoding'] !== undefined) {
+      const refusal = transferCodingRefusal(req);
+      if (refusal !== undefined) {
+        ctx.res.shouldKeepAlive = false;
+        throw refusal;
+      }
     }
     refuseRepeatedHost(req.rawHeaders);
     toOriginForm(ctx);

@@ -85,6 +85,18 @@ describe('gatehouse/http-server', () => {
     assert.deepEqual(rejected, [{ status: 501, method: 'POST', target: '/v1/x', remote: '127.0.0.1' }]);
   });
 
+  it('answers an HTTP/1.0 request with a Transfer-Encoding with 400, and closes the connection', async () => {
+    const answer = await raw(
+      server.port,
+      'POST / HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n',
+      true,
+    );
+    assert.match(answer, /^HTTP\/1\.1 400 Bad Request\r\n/);
+    assert.match(answer, /\r\nConnection: close\r\n/i);
+    assert.deepEqual(bodyOf(answer), { code: 400, message: '400: Bad Request', detail: 'an HTTP/1.0 request may not have a Transfer-Encoding' });
+    assert.deepEqual(rejected, [{ status: 400, method: 'POST', target: '/', remote: '127.0.0.1' }]);
+  });
+
   it('serves well-formed requests as usual', async () => {
     const res = await fetch(`http://127.0.0.1:${server.port}/`);
     assert.equal(res.status, 200);

@@ -86,6 +86,20 @@ describe('gateway transfer codings', () => {
     assert.equal(localCalls, 0);
   });
 
+  it('answers 400 to an HTTP/1.0 request with a Transfer-Encoding, and serves nothing after it on that connection', async () => {
+    // HTTP/1.0 has no chunked coding: a proxy in front may have read no body there, and the chunks as the next request.
+    const answer = await exchange(
+      port,
+      'POST /remote/x HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n' +
+        'GET /remote/smuggled HTTP/1.1\r\nHost: x\r\n\r\n',
+    );
+    assert.match(answer, /^HTTP\/1\.1 400 Bad Request\r\n/);
+    assert.match(answer, /\r\nConnection: close\r\n/i);
+    assert.deepEqual(bodyOf(answer), { code: 400, message: '400: Bad Request', detail: 'an HTTP/1.0 request may not have a Transfer-Encoding' });
+    assert.equal(answer.match(/HTTP\/1\.1 /g)?.length, 1, answer);
+    assert.equal(upstream.received.length, 0);
+  });
+
   it('still takes a chunked body, whatever the case of the word', async () => {
     const answer = await exchange(port, 'POST /remote/x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\nConnection: close\r\n\r\n3\r\nabc\r\n0\r\n\r\n');
     assert.match(answer, /^HTTP\/1\.1 200 OK\r\n/);
