@@ -6,18 +6,7 @@
  * that `reconfigure` swaps whole; a request keeps the runtime it started with.
  */
 import Koa, { type Context, type Middleware } from 'koa';
-import type { IncomingHttpHeaders } from 'node:http';
-import {
-  answeringErrors,
-  basePath,
-  errorResponder,
-  HttpError,
-  ORIGINAL_PATH,
-  requestHost,
-  setPath,
-  transferCodingRefusal,
-  type ErrorHandlerOptions,
-} from '../http';
+import { answeringErrors, basePath, errorResponder, HttpError, ORIGINAL_PATH, requestHost, setPath, transferCodingRefusal, type ErrorHandlerOptions } from '../http';
 import { createAuthStage } from './auth-stage';
 import { dropClaimedUser } from './claimed-user';
 import { DEFAULT_BODY_LIMIT, declaredTooLarge, guardStreamedBody, hasUnsizedBody, payloadTooLarge, type StreamedBodyGuard } from './body-limit';
@@ -101,27 +90,6 @@ function nothing(): Promise<void> {
 function upstreamPath(base: string, path: string, query: string): string {
   const full = base === '' ? path : base + path;
   return query === '' ? full : `${full}?${query}`;
-}
-
-/**
- * The route of a normalised path. `plain` is the path without its
- * `;parameters`, which Tomcat, Spring and JAX-RS backends route by: a path
- * whose parameters would take it to another route than `plain` (`/api;x/admin`
- * to a `/` route without auth, where the backend serves `/api/admin`) is a 400.
- */
-function routeOf(
-  rt: Runtime,
-  path: string,
-  plain: string,
-  method: string,
-  headers: IncomingHttpHeaders,
-  host: string | undefined,
-): Route<RouteTarget> | undefined {
-  const route = rt.table.match(path, method, headers, host);
-  if (plain !== path && route !== undefined && rt.table.match(plain, method, headers, host) !== route) {
-    throw new HttpError(400, 'the ;parameters of the path would route it elsewhere than the path without them');
-  }
-  return route;
 }
 
 /** Builds a gateway. Throws a {@link ConfigError} when `config` cannot be served. */
@@ -268,12 +236,12 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     // A preflight is routed by the method it asks about, so that a route limited to that method answers it.
     const preflight = method === 'OPTIONS' && headers.origin !== undefined && headers['access-control-request-method'] !== undefined;
     const plain = withoutParameters(path);
-    let route = routeOf(rt, path, plain, preflight ? requestedMethod(ctx) : method, headers, host);
+    let route = rt.table.matchAlike(path, plain, preflight ? requestedMethod(ctx) : method, headers, host);
     let cors = route === undefined ? rt.cors : route.target.cors;
     if (preflight) {
       if (cors !== undefined) return answerPreflight(ctx, cors, route, path);
       // No policy for it: an OPTIONS request like any other.
-      route = routeOf(rt, path, plain, method, headers, host);
+      route = rt.table.matchAlike(path, plain, method, headers, host);
       cors = route === undefined ? rt.cors : route.target.cors;
     }
     if (route === undefined) {

@@ -69,7 +69,13 @@ function additions(map: Readonly<Record<string, AddedHeader>>): HeaderAddition[]
     if (value === '') continue;
     const variables = hasVariables(value);
     // Without variables, only `%%` is left to read: once, here.
-    list.push({ name, value: variables ? value : value.replace(VARIABLES, '%'), append, separator: name === 'cookie' ? '; ' : ', ', variables });
+    list.push({
+      name,
+      value: variables ? value : value.replace(VARIABLES, '%'),
+      append,
+      separator: name === 'cookie' ? '; ' : ', ',
+      variables,
+    });
   }
   return list;
 }

@@ -33,6 +33,10 @@ const BACKSLASH = 92;
 const PERCENT = 37;
 const DOT = 46;
 const SEMICOLON = 59;
+/** `;` as the normal form escapes it (upper-case hex). */
+const ENCODED_SEMICOLON = '%3B';
+/** The `;parameters` of a segment, up to the next slash. */
+const PARAMETERS = /(?:;|%3B)[^/]*/g;
 
 /** Unreserved characters (RFC 3986 §2.3): decoded when escaped. */
 const UNRESERVED = new Uint8Array(128);
@@ -95,10 +99,6 @@ function isDotWithParams(segment: string): boolean {
   const at = segment.charCodeAt(1) === DOT ? 2 : 1;
   return segment.charCodeAt(at) === SEMICOLON || segment.startsWith(ENCODED_SEMICOLON, at);
 }
-
-/** `;` as the normal form escapes it (upper-case hex). */
-const ENCODED_SEMICOLON = '%3B';
-const PARAMETERS = /(?:;|%3B)[^/]*/g;
 
 /**
  * A normal path without the `;parameters` of its segments (`/a;x/b` is

@@ -22,6 +22,7 @@
  * backend, read alike in any case, would serve the admin path too.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import { HttpError } from '../http';
 import type { HeaderCondition, MappingRecord } from './config/schema';
 import { hostMatches, hostSpecificity, parseHostPattern, type HostPattern } from './host-match';
 
@@ -128,6 +129,21 @@ export class RouteTable<T> {
       return route;
     }
     return undefined;
+  }
+
+  /**
+   * {@link match} for a path that may hold `;parameters`, with `plain` the
+   * path without them (`withoutParameters` of gateway/path), which Tomcat, Spring and
+   * JAX-RS backends route by. Throws a 400 {@link HttpError} when the two
+   * would be routed apart: `/api;x/admin` to an open `/` route, where the
+   * backend serves `/api/admin`, which has a route with auth.
+   */
+  matchAlike(path: string, plain: string, method: string, headers: IncomingHttpHeaders, host: string | undefined): Route<T> | undefined {
+    const route = this.match(path, method, headers, host);
+    if (plain !== path && route !== undefined && this.match(plain, method, headers, host) !== route) {
+      throw new HttpError(400, 'the ;parameters of the path would route it elsewhere than the path without them');
+    }
+    return route;
   }
 }
 
