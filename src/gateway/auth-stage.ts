@@ -22,6 +22,7 @@ import { hasRequestBody, peekBody } from './auth-body';
 import { removeRequestHeader, scrubRaw } from './claimed-user';
 import type { AuthServiceRecord, MappingRecord } from './config/schema';
 import { NO_EVENTS, type GatewayEvents } from './events';
+import { clientAddress, forwardedHeader } from './forwarded';
 import { pacedFailureLog, type StageLogger } from './failure-log';
 import type { ModuleRegistry } from './module';
 import type { Stage } from './stage';
@@ -123,8 +124,10 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
   // Sent before they are stripped (the auth service may read what it vouches
   // for), except the user header: no client claim reaches the auth service.
   const sent = unique([...ALWAYS_SENT, ...record.allowed_request_headers]).filter(
-    (n) => !FORWARDED.has(n) && n !== USER_HEADER && n !== PARTIAL_BODY,
+    (n) => !FORWARDED.has(n) && n !== USER_HEADER && n !== PARTIAL_BODY && n !== 'forwarded',
   );
+  // Named, it is the gateway's own, as a remote upstream gets it: never the client's alone.
+  const tellsForwarded = record.allowed_request_headers.includes('forwarded');
   const returned = unique([...ALWAYS_COPIED, ...ALSO_RETURNED, ...userHeaders]);
   const added = Object.entries(record.add_auth_headers);
   // Joined as a plain prefix, as Envoy does, but without doubling the slash of a prefix that ends with one.
@@ -154,11 +157,12 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
       const value = headers[name];
       if (value !== undefined) out[name] = value;
     }
-    const peer = ctx.req.socket.remoteAddress ?? '';
+    const peer = clientAddress(ctx);
     const forwardedFor = headers['x-forwarded-for'];
     out['x-forwarded-for'] = forwardedFor ? `${single(forwardedFor)}, ${peer}` : peer;
     out['x-forwarded-proto'] = ctx.protocol;
     out['x-forwarded-host'] = ctx.host;
+    if (tellsForwarded) out.forwarded = forwardedHeader(ctx, peer, ctx.host, ctx.protocol);
     if (repeated !== undefined) out.authorization = repeated as unknown as string;
     return addHeaders(out);
   }

@@ -14,6 +14,7 @@ import { connectionNamed, hasOtherTransferCoding, HttpError } from '../http';
 import { payloadTooLarge, type StreamedBodyGuard } from './body-limit';
 import type { GatewayEvents, UpstreamFailure } from './events';
 import { isHopByHop } from './hop-by-hop';
+import { clientAddress, forwardedHeader } from './forwarded';
 import type { UpstreamAddress } from './upstream';
 
 function ignore(): void {}
@@ -84,26 +85,7 @@ export function createUpstream(address: UpstreamAddress, options: UpstreamOption
   return { address, pool };
 }
 
-function clientAddress(ctx: Context): string {
-  const ip = ctx.req.socket.remoteAddress ?? '';
-  return ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
-}
-
 const NONE: readonly string[] = [];
-
-/** An RFC 9110 token: a Forwarded parameter value that needs no quotes. */
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-
-/**
- * This hop's element of `Forwarded` (RFC 7239 §4): the client's address (an
- * IPv6 one quoted, in brackets), the Host it asked for and the scheme, as
- * `X-Forwarded-For`, `-Host` and `-Proto` tell them.
- */
-function forwardedElement(client: string, host: string, protocol: string): string {
-  const node = client === '' ? 'unknown' : client.includes(':') ? `"[${client}]"` : client;
-  if (host === '') return `for=${node};proto=${protocol}`;
-  return `for=${node};host=${TOKEN.test(host) ? host : `"${host}"`};proto=${protocol}`;
-}
 
 /**
  * The headers the upstream is sent. `X-Forwarded-*` and `Forwarded` are
@@ -111,13 +93,6 @@ function forwardedElement(client: string, host: string, protocol: string): strin
  * them: then they are not sent at all, as Envoy's router removes them after
  * its connection manager wrote them. `Host` is the upstream's own, or the
  * route's `host_rewrite`; the client's stays in `X-Forwarded-Host`.
- *
- * Envoy passes a client's `Forwarded` on untouched, so that a client could
- * name any address, host and scheme to a backend that reads RFC 7239
- * (Spring's ForwardedHeaderFilter, Keycloak, Jetty), which ask the proxy at
- * the edge to write it. The gateway does: its own element replaces the
- * client's, or, behind a proxy it trusts (`trustProxy`), is appended to that
- * proxy's, as `X-Forwarded-For` is.
  */
 function upstreamRequestHeaders(
   ctx: Context,
@@ -143,12 +118,9 @@ function upstreamRequestHeaders(
   const host = ctx.host;
   if (host && !removed.includes('x-forwarded-host')) out['x-forwarded-host'] = host;
   else delete out['x-forwarded-host'];
-  // What is left of the client's Forwarded: none after remove_request_headers.
-  const forwarded = incoming.forwarded;
-  if (!removed.includes('forwarded')) {
-    const element = forwardedElement(client, host, protocol);
-    out.forwarded = forwarded !== undefined && ctx.app.proxy ? `${forwarded}, ${element}` : element;
-  }
+  // Not even the client's after remove_request_headers.
+  if (removed.includes('forwarded')) delete out.forwarded;
+  else out.forwarded = forwardedHeader(ctx, client, host, protocol);
   out.host = hostRewrite ?? upstream.address.host;
   return out;
 }

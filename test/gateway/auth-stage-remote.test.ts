@@ -99,6 +99,24 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
     }
   });
 
+  it("sends the gateway's own Forwarded when allowed_request_headers names it, never the client's", async () => {
+    const { app } = stageApp(stageFor({ allowed_request_headers: ['forwarded'] }), mapping());
+    const res = await request(app.callback())
+      .get('/v1/hotels/')
+      .set('Host', 'shop.example')
+      .set('Authorization', basic('alice', 'wonderland'))
+      .set('Forwarded', 'for=198.51.100.7;host=admin.internal;proto=https');
+    assert.equal(res.status, 200);
+    assert.equal(remote.received[0].headers.forwarded, 'for=127.0.0.1;host=shop.example;proto=http');
+    assert.equal(remote.received[0].headers['x-forwarded-for'], '127.0.0.1');
+  });
+
+  it('sends no Forwarded at all when allowed_request_headers does not name it', async () => {
+    const { app } = stageApp(stageFor(), mapping());
+    await request(app.callback()).get('/v1/hotels/').set('Authorization', basic('alice', 'wonderland')).set('Forwarded', 'for=198.51.100.7').expect(200);
+    assert.equal(remote.received[0].headers.forwarded, undefined);
+  });
+
   it('copies only the allowed authorization headers of a 200 onto the routed request', async () => {
     remote.answer = (res) =>
       res.writeHead(200, { 'x-travel-user': 'remote-user', 'x-travel-tier': 'gold', 'x-internal': 'hidden', 'set-cookie': 'a=b' }).end('ignored');
