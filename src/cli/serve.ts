@@ -65,7 +65,7 @@ function watchModule(module: GatehouseModule, configDir: string, logger?: Logger
   });
 }
 
-function httpModule(name: string, configDir: string, watch: boolean, logger: Logger): GatehouseModule {
+function httpModule(name: string, configDir: string, logger: Logger): GatehouseModule {
   const bookingData = existsSync(join(configDir, BOOKINGS_FILE)) ? { configDir } : {};
   switch (name) {
     case 'api':
@@ -73,7 +73,9 @@ function httpModule(name: string, configDir: string, watch: boolean, logger: Log
       return createApiModule({ proxy: true });
     case 'auth':
       // The process logger, so that LOG_LEVEL and the redaction of credentials apply as under `start`.
-      return createAuthService({ usersFile: join(configDir, USERS_FILE), logger: logger.child({ module: 'auth' }), watch });
+      // The folder watcher tells it of changes: its own watch would keep to
+      // the folder it first found, and miss a repointed link or a swapped folder.
+      return createAuthService({ usersFile: join(configDir, USERS_FILE), logger: logger.child({ module: 'auth' }) });
     case 'hotel-booking':
       return createHotelBookingModule({ ...bookingData, proxy: true });
     case 'car-booking':
@@ -144,7 +146,7 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
     };
   }
 
-  const module = httpModule(name, configDir, watch, logger);
+  const module = httpModule(name, configDir, logger);
   logAppErrors(module.app!, logger);
   let server: RunningServer;
   try {
@@ -154,8 +156,8 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
     await module.close?.();
     throw err;
   }
-  // The auth service watches its users file itself; the others are told.
-  const watcher = watch && name !== 'auth' && module.reload ? watchModule(module, configDir, logger) : undefined;
+  // The auth service logs its reloads itself; the others' are logged here.
+  const watcher = watch && module.reload ? watchModule(module, configDir, name === 'auth' ? undefined : logger) : undefined;
   return {
     address: `http://${hostPort(host, server.port)}`,
     configDir: name === 'api' ? undefined : configDir,

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -48,6 +48,23 @@ describe('gatehouse serve, when its files change', function () {
     await eventually(async () => ((await status('carol', 'second')) === 200 ? true : undefined), 'the new password to be accepted');
     assert.equal(await status('carol', 'first'), 401, 'the old password, verified a moment ago, is no longer accepted');
     assert.equal(await status('dave', 'gone-soon'), 401, 'a removed user is refused');
+  });
+
+  it('the auth service follows its config folder to the release a repointed link names', async () => {
+    for (const [release, password] of [['1', 'first'], ['2', 'second']]) {
+      mkdirSync(join(dir, 'releases', release), { recursive: true });
+      writeFileSync(join(dir, 'releases', release, 'users.htpasswd'), `carol:${quickHash(password)}\n`);
+    }
+    symlinkSync(join('releases', '1'), join(dir, 'current'));
+    const auth: CliServer = await startCli(['serve', 'auth', '--port', '0', '--config', join(dir, 'current')], { env: { LOG_LEVEL: 'warn' } });
+    const status = async (password: string) => (await fetch(`${auth.address}/check`, { headers: { authorization: basic('carol', password) } })).status;
+    assert.equal(await status('first'), 200);
+
+    // As a deployment does: a new link, renamed over the old one.
+    symlinkSync(join('releases', '2'), join(dir, 'current.new'));
+    renameSync(join(dir, 'current.new'), join(dir, 'current'));
+    await eventually(async () => ((await status('second')) === 200 ? true : undefined), 'the new release to be served');
+    assert.equal(await status('first'), 401, 'the previous release is no longer served');
   });
 
   it('the rate-limit service answers with the new limits, and keeps them when a broken file follows', async () => {
