@@ -13,6 +13,9 @@
  * - Characters that may not appear raw in a path (`"`, `<`, `>`, `[`, `]`, `^`,
  *   `` ` ``, `{`, `|`, `}`, non-ASCII) are percent-encoded (UTF-8).
  * - A malformed escape (`%`, `%2`, `%zz`) is a 400.
+ * - An encoded NUL (`%00`) is a 400, as Envoy's path normalisation has it: a
+ *   backend in C, or one that hands the path to the file system, stops at it,
+ *   so `/admin%00x`, routed as a name below `/`, would be `/admin` there.
  * - `.` and `..` segments are resolved after decoding, so `%2e%2e` counts;
  *   duplicate slashes are merged; a trailing slash is kept.
  * - A path that climbs above the root (`/..`, `/v1/../../x`) is a 400.
@@ -143,6 +146,7 @@ function rebuild(path: string): string {
       if (hi < 0 || lo < 0) throw badPath('the path has a malformed percent-escape');
       const byte = hi * 16 + lo;
       if (byte === SLASH || byte === BACKSLASH) throw badPath('an encoded slash or backslash is not allowed in the path');
+      if (byte === 0) throw badPath('an encoded NUL (%00) is not allowed in the path');
       segment += byte < 128 && UNRESERVED[byte] === 1 ? String.fromCharCode(byte) : `%${HEX[hi]}${HEX[lo]}`;
       i += 2;
     } else if (c < 128 && RAW[c] === 1) {

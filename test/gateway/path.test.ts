@@ -106,6 +106,10 @@ describe('gateway path normalisation', () => {
     assert.equal(normalisePath('/a/.x;y'), '/a/.x;y');
   });
 
+  it('refuses an encoded NUL, which C-string backends read as the end of the path', () => {
+    for (const path of ['/admin%00/x', '/x/..%00/admin', '/%00', '/a%00b']) rejects(path, /encoded NUL/);
+  });
+
   it('refuses malformed escapes', () => {
     for (const path of ['/a%', '/a%2', '/a%zz', '/a%g1', '/%%41']) rejects(path, /malformed percent-escape/);
   });

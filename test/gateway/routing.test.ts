@@ -152,6 +152,15 @@ describe('gateway in-process routing', () => {
     assert.equal((await send(base, '/nothing;x/v1/cars')).status, 404);
   });
 
+  it('answers 400 to an encoded NUL, which a backend may read as the end of the path', async () => {
+    // /v1/cars%00 matches /v1/ here; a backend that stops at the NUL serves /v1/cars.
+    for (const path of ['/v1/cars%00', '/v1/x/..%00/cars', '/v1/cars/%00']) {
+      const res = await send(base, path);
+      assert.equal(res.status, 400, `${path}: ${res.text}`);
+      assert.deepEqual(res.json(), { code: 400, message: '400: Bad Request', detail: 'an encoded NUL (%00) is not allowed in the path' });
+    }
+  });
+
   it('answers a malformed escape with 400', async () => {
     const res = await send(base, '/v1/cars/%zz');
     assert.equal(res.status, 400);
