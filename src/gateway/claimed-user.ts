@@ -8,6 +8,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { USER_HEADER } from '../auth';
+import { dropLookalikesOf } from './lookalike-headers';
 
 /** Drops `name` (lower case) from `rawHeaders` too, for a forwarder or module that reads those. */
 export function scrubRaw(raw: string[], name: string): void {
@@ -18,40 +19,17 @@ export function scrubRaw(raw: string[], name: string): void {
 
 /**
  * Removes a header from a request, parsed and raw, in every spelling a backend
- * may read as the same name: CGI, WSGI, Rack and PHP turn `X_Travel_User` and
- * `X-Travel-User` into the same `HTTP_X_TRAVEL_USER`, so an underscore spelling
- * goes too. Nothing allocated when neither is there.
+ * may read as the same name: CGI, WSGI, Rack and PHP turn `X_Travel_User`,
+ * `X.Travel.User` (PHP) and `X-Travel-User` into the same
+ * `HTTP_X_TRAVEL_USER`, so those spellings go too. Nothing allocated when
+ * none is there.
  */
 export function removeRequestHeader(req: IncomingMessage, name: string): void {
   if (req.headers[name] !== undefined) {
     delete req.headers[name];
     scrubRaw(req.rawHeaders, name);
   }
-  dropUnderscoreSpellings(req, name);
-}
-
-const UNDERSCORE = 95;
-const DASH = 45;
-
-/** Whether raw header name `raw` is `name` (lower case) once `_` reads as `-` and case is ignored. */
-function sameWithUnderscores(raw: string, name: string): boolean {
-  if (raw.length !== name.length || raw.indexOf('_') < 0) return false;
-  for (let i = 0; i < raw.length; i++) {
-    let c = raw.charCodeAt(i);
-    if (c === UNDERSCORE) c = DASH;
-    else if (c >= 65 && c <= 90) c += 32;
-    if (c !== name.charCodeAt(i)) return false;
-  }
-  return true;
-}
-
-function dropUnderscoreSpellings(req: IncomingMessage, name: string): void {
-  const raw = req.rawHeaders;
-  for (let i = raw.length - 2; i >= 0; i -= 2) {
-    if (!sameWithUnderscores(raw[i], name)) continue;
-    delete req.headers[raw[i].toLowerCase()];
-    raw.splice(i, 2);
-  }
+  dropLookalikesOf(req, name);
 }
 
 /** Removes the client's own `X-Travel-User`: only the auth service names the user. */

@@ -17,6 +17,7 @@ import { NO_EVENTS, type GatewayEvents } from './events';
 import { applyRequestEdits, applyResponseEdits } from './header-edits';
 import { dropNominatedHeaders } from './hop-by-hop';
 import { keptHeaders, restoreHeaders } from './kept-headers';
+import { dropLookalikes } from './lookalike-headers';
 import type { ModuleRegistry } from './module';
 import { normalisePath, withoutParameters } from './path';
 import { forwardRemote } from './proxy';
@@ -233,6 +234,9 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     if (rt === null) throw new HttpError(503, 'no configuration is loaded');
     const headers = req.headers;
     dropNominatedHeaders(headers);
+    // Before matching: a backend would read `X_Api_Key` as the `X-Api-Key` a
+    // label or a Mapping's `headers` never saw.
+    dropLookalikes(req, rt.ownedHeaders);
     // A preflight is routed by the method it asks about, so that a route limited to that method answers it.
     const preflight = method === 'OPTIONS' && headers.origin !== undefined && headers['access-control-request-method'] !== undefined;
     const plain = withoutParameters(path);

@@ -20,5 +20,6 @@ export type { Stage, StageFactory } from './stage';
 export { createRateLimitStage, RATE_LIMIT_METADATA_STATE, type RateLimitStageOptions, type RateLimitStageLogger } from './ratelimit-stage';
 export { createAuthStage, type AuthStageOptions } from './auth-stage';
 export { dropClaimedUser } from './claimed-user';
+export { isLookalike } from './lookalike-headers';
 export type { StageLogger } from './failure-log';
 export { NO_EVENTS, type GatewayEvents, type AuthOutcome, type RateLimitOutcome, type UpstreamFailure } from './events';

@@ -59,6 +59,12 @@ export interface Runtime {
   /** The gateway-wide CORS middleware, for paths that match no route; undefined when CORS is off. */
   readonly cors: Middleware | undefined;
   readonly upstreams: ReadonlyMap<string, Upstream>;
+  /**
+   * The header names (lower case) that Mappings match, label or edit, and
+   * those the gateway writes: no lookalike spelling of one (`X_Api_Key`)
+   * reaches a backend (see `./lookalike-headers`).
+   */
+  readonly ownedHeaders: readonly string[];
   readonly snapshot: RuntimeSnapshot;
   /** Requests being handled with it. */
   active: number;
@@ -66,6 +72,27 @@ export interface Runtime {
   retired: boolean;
   graceTimer?: NodeJS.Timeout;
   closing?: Promise<void>;
+}
+
+/** Written by the gateway on every forwarded request, whatever the config. */
+const WRITTEN_HEADERS = ['x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto'];
+
+/** The header names the Mappings of a configuration match, label or edit, and those the gateway writes. */
+function ownedHeaders(mappings: readonly MappingRecord[]): string[] {
+  const names = new Set(WRITTEN_HEADERS);
+  for (const mapping of mappings) {
+    for (const name of Object.keys(mapping.headers ?? {})) names.add(name);
+    for (const name of Object.keys(mapping.add_request_headers)) names.add(name);
+    for (const name of mapping.remove_request_headers) names.add(name);
+    for (const groups of Object.values(mapping.labels ?? {})) {
+      for (const group of groups) {
+        for (const label of group.request_label_group) {
+          if (typeof label !== 'string') for (const def of Object.values(label)) names.add(def.header);
+        }
+      }
+    }
+  }
+  return [...names];
 }
 
 /** How long a route with `timeout_ms: 0` waits for a connection. */
@@ -195,6 +222,7 @@ export function buildRuntime(
     rateLimit,
     cors: globalCors,
     upstreams,
+    ownedHeaders: ownedHeaders(config.mappings),
     snapshot: describeRoutes(config, table),
     active: 0,
     retired: false,

@@ -45,6 +45,14 @@ describe("a client's own X-Travel-User, on a gateway without an AuthService", ()
     assert.ok(!names.includes('x-travel-user'), received.rawHeaders.join(' '));
   });
 
+  it('never reaches a remote upstream spelt with dots, which PHP reads as the same header', async () => {
+    const res = await send(base, '/remote/x', { headers: { 'X.Travel.User': 'bob', 'x-travel.user': 'carol' } });
+    assert.equal(res.status, 200);
+    const received = backend.received.at(-1)!;
+    const names = received.rawHeaders.filter((_, i) => i % 2 === 0).map((h) => h.toLowerCase().replace(/[_.]/g, '-'));
+    assert.ok(!names.includes('x-travel-user'), received.rawHeaders.join(' '));
+  });
+
   it("still carries the user a Mapping's add_request_headers sets", async () => {
     const configured = createGateway({
       modules: registry(echoModule('echo')),
