@@ -18,6 +18,7 @@ import { applyRequestEdits, applyResponseEdits } from './header-edits';
 import { dropNominatedHeaders } from './hop-by-hop';
 import { keptHeaders, restoreHeaders } from './kept-headers';
 import { dropLookalikes } from './lookalike-headers';
+import { overriddenMethods } from './method-override';
 import type { ModuleRegistry } from './module';
 import { normalisePath, withoutParameters } from './path';
 import { forwardRemote } from './proxy';
@@ -234,18 +235,19 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     if (rt === null) throw new HttpError(503, 'no configuration is loaded');
     const headers = req.headers;
     dropNominatedHeaders(headers);
-    // Before matching: a backend would read `X_Api_Key` as the `X-Api-Key` a
-    // label or a Mapping's `headers` never saw.
+    // Before matching: a backend reads `X_Api_Key` as the `X-Api-Key` a label or a Mapping's `headers` never saw.
     dropLookalikes(req, rt.ownedHeaders);
     // A preflight is routed by the method it asks about, so that a route limited to that method answers it.
     const preflight = method === 'OPTIONS' && headers.origin !== undefined && headers['access-control-request-method'] !== undefined;
     const plain = withoutParameters(path);
-    let route = rt.table.matchAlike(path, plain, preflight ? requestedMethod(ctx) : method, headers, host);
+    // Answered by the CORS policy, a preflight reaches no backend to act on an override.
+    const overrides = overriddenMethods(headers, req.url ?? '');
+    let route = rt.table.matchAlike(path, plain, preflight ? requestedMethod(ctx) : method, headers, host, preflight ? undefined : overrides);
     let cors = route === undefined ? rt.cors : route.target.cors;
     if (preflight) {
       if (cors !== undefined) return answerPreflight(ctx, cors, route, path);
       // No policy for it: an OPTIONS request like any other.
-      route = rt.table.matchAlike(path, plain, method, headers, host);
+      route = rt.table.matchAlike(path, plain, method, headers, host, overrides);
       cors = route === undefined ? rt.cors : route.target.cors;
     }
     if (route === undefined) {

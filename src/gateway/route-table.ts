@@ -132,16 +132,36 @@ export class RouteTable<T> {
   }
 
   /**
-   * {@link match} for a path that may hold `;parameters`, with `plain` the
-   * path without them (`withoutParameters` of gateway/path), which Tomcat, Spring and
-   * JAX-RS backends route by. Throws a 400 {@link HttpError} when the two
-   * would be routed apart: `/api;x/admin` to an open `/` route, where the
-   * backend serves `/api/admin`, which has a route with auth.
+   * {@link match} for a request that a backend may read otherwise: a path
+   * that may hold `;parameters`, with `plain` the path without them
+   * (`withoutParameters` of gateway/path), which Tomcat, Spring and JAX-RS
+   * backends route by; `overrides`, the methods a method override names
+   * (gateway/method-override), which they act on instead of `method`.
+   * Throws a 400 {@link HttpError} when those readings would be routed apart
+   * from the request: `/api;x/admin` to an open `/` route, where the backend
+   * serves `/api/admin`, which has a route with auth; a POST with
+   * `X-HTTP-Method-Override: DELETE` to a route for POST that bypasses auth.
    */
-  matchAlike(path: string, plain: string, method: string, headers: IncomingHttpHeaders, host: string | undefined): Route<T> | undefined {
+  matchAlike(
+    path: string,
+    plain: string,
+    method: string,
+    headers: IncomingHttpHeaders,
+    host: string | undefined,
+    overrides?: readonly string[],
+  ): Route<T> | undefined {
     const route = this.match(path, method, headers, host);
-    if (plain !== path && route !== undefined && this.match(plain, method, headers, host) !== route) {
+    if (route === undefined) return route;
+    if (plain !== path && this.match(plain, method, headers, host) !== route) {
       throw new HttpError(400, 'the ;parameters of the path would route it elsewhere than the path without them');
+    }
+    if (overrides !== undefined) {
+      for (const other of overrides) {
+        if (other === method) continue;
+        if (this.match(path, other, headers, host) !== route || (plain !== path && this.match(plain, other, headers, host) !== route)) {
+          throw new HttpError(400, 'the method override of the request would route it elsewhere than its method');
+        }
+      }
     }
     return route;
   }

@@ -16,6 +16,7 @@ import type { AuthServiceRecord, GatewayConfig, MappingRecord, RateLimitServiceR
 import { ConfigError, configProblem, type ConfigProblem } from './config/problems';
 import { moduleHandler, type ModuleHandler } from './dispatch';
 import { compileHeaderEdits, type HeaderEdits } from './header-edits';
+import { OVERRIDE_HEADERS } from './method-override';
 import { normalisePath, withoutParameters } from './path';
 import { createUpstream, type Upstream } from './proxy';
 import { RouteTable, type RouteSpec } from './route-table';
@@ -61,8 +62,8 @@ export interface Runtime {
   readonly upstreams: ReadonlyMap<string, Upstream>;
   /**
    * The header names (lower case) that Mappings match, label or edit, and
-   * those the gateway writes: no lookalike spelling of one (`X_Api_Key`)
-   * reaches a backend (see `./lookalike-headers`).
+   * those the gateway writes or reads a method override from: no lookalike
+   * spelling of one (`X_Api_Key`) reaches a backend (see `./lookalike-headers`).
    */
   readonly ownedHeaders: readonly string[];
   readonly snapshot: RuntimeSnapshot;
@@ -74,12 +75,12 @@ export interface Runtime {
   closing?: Promise<void>;
 }
 
-/** Written by the gateway on every forwarded request, whatever the config. */
-const WRITTEN_HEADERS = ['x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto'];
+/** Whatever the config: those the gateway writes on every forwarded request, and those it reads a method override from. */
+const ALWAYS_OWNED = ['x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', ...OVERRIDE_HEADERS];
 
-/** The header names the Mappings of a configuration match, label or edit, and those the gateway writes. */
+/** The header names the Mappings of a configuration match, label or edit, and those the gateway writes or reads itself. */
 function ownedHeaders(mappings: readonly MappingRecord[]): string[] {
-  const names = new Set(WRITTEN_HEADERS);
+  const names = new Set(ALWAYS_OWNED);
   for (const mapping of mappings) {
     for (const name of Object.keys(mapping.headers ?? {})) names.add(name);
     for (const name of Object.keys(mapping.add_request_headers)) names.add(name);
