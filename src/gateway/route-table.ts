@@ -19,7 +19,9 @@
  * in match order would take the path in some other case: `/API/Admin/x` goes
  * where `/api/admin/x` goes, to the `/api/admin/` route with its auth, rather
  * than to a case-insensitive `/api/` route after it that bypasses auth, whose
- * backend, read alike in any case, would serve the admin path too.
+ * backend, read alike in any case, would serve the admin path too. A path that
+ * such a backend reads as a route before it only by folding a character beyond
+ * ASCII to a letter (`ſ` to s) is a 400.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { HttpError } from '../http';
@@ -126,6 +128,7 @@ export class RouteTable<T> {
       for (let j = 0; j < i; j++) {
         if (routeMatches(routes[j], false, path, method, headers, host)) return routes[j];
       }
+      if (path.indexOf('%') !== -1) refuseUnicodeFolds(routes, i, path, method, headers, host);
       return route;
     }
     return undefined;
@@ -182,6 +185,76 @@ function routeMatches<T>(
   if (route.method !== null && route.method !== method) return false;
   if (route.headers !== null && !headersMatch(route.headers, headers)) return false;
   return route.host === null || hostMatches(route.host, host);
+}
+
+/**
+ * Characters beyond ASCII that backends matching in any case read as an
+ * ASCII letter, as a normal path escapes them (UTF-8, upper-case hex): Java's
+ * `equalsIgnoreCase`, Go's `EqualFold` and .NET's `OrdinalIgnoreCase` fold
+ * `ſ` (U+017F) to s, the Kelvin sign (U+212A) to k, and `ı` (U+0131) or
+ * `İ` (U+0130) to i.
+ */
+const UNICODE_FOLDS: readonly (readonly [string, number])[] = [
+  ['%C5%BF', 115],
+  ['%E2%84%AA', 107],
+  ['%C4%B1', 105],
+  ['%C4%B0', 105],
+];
+
+/** The entry of {@link UNICODE_FOLDS} whose escape stands at `at` in `path`, if any. */
+function unicodeFoldAt(path: string, at: number): readonly [string, number] | undefined {
+  for (let i = 0; i < UNICODE_FOLDS.length; i++) if (path.startsWith(UNICODE_FOLDS[i][0], at)) return UNICODE_FOLDS[i];
+  return undefined;
+}
+
+/**
+ * Where the prefix `folded` (lower case) ends in `path` when its letters are
+ * compared in any case, the characters of {@link UNICODE_FOLDS} included;
+ * -1 when it does not start `path`.
+ */
+function endOfUnicodeFolded(path: string, folded: string): number {
+  let p = 0;
+  for (let k = 0; k < folded.length; k++, p++) {
+    let c = path.charCodeAt(p);
+    if (c === 37) {
+      const fold = unicodeFoldAt(path, p);
+      if (fold !== undefined) {
+        if (fold[1] !== folded.charCodeAt(k)) return -1;
+        p += fold[0].length - 1;
+        continue;
+      }
+    }
+    if (c >= 65 && c <= 90) c += 32;
+    if (c !== folded.charCodeAt(k)) return -1;
+  }
+  return p;
+}
+
+/**
+ * Throws a 400 when a route before the `chosen` one, matched in any case,
+ * would take `path` once a character of {@link UNICODE_FOLDS} is read as its
+ * letter: `/api/%C5%BFecret/x` reaches a case-insensitive `/api/` route
+ * that bypasses auth, and a backend that reads it alike in any case serves
+ * `/api/secret/x`, which has a route with auth. It cannot be handed to that
+ * route instead, whose rewrite would cut the wrong length off the path.
+ */
+function refuseUnicodeFolds<T>(
+  routes: readonly Route<T>[],
+  chosen: number,
+  path: string,
+  method: string,
+  headers: IncomingHttpHeaders,
+  host: string | undefined,
+): void {
+  for (let j = 0; j < chosen; j++) {
+    const route = routes[j];
+    const end = endOfUnicodeFolded(path, route.folded);
+    if (end < 0 || (!route.open && end < path.length && path.charCodeAt(end) !== 47)) continue;
+    if (route.method !== null && route.method !== method) continue;
+    if (route.headers !== null && !headersMatch(route.headers, headers)) continue;
+    if (route.host !== null && !hostMatches(route.host, host)) continue;
+    throw new HttpError(400, 'the path spells a letter of a prefix with a character that backends fold to it (ſ, K, ı, İ), which would route it elsewhere');
+  }
 }
 
 /** ASCII letters in lower case, as Envoy folds a case-insensitive prefix. */

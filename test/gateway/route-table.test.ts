@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { IncomingHttpHeaders } from 'node:http';
 import { configFromRecords, rewritePath, RouteTable, type MappingRecord } from '../../src/gateway';
+import { HttpError } from '../../src/http';
 
 let n = 0;
 function mappings(...records: Record<string, unknown>[]): MappingRecord[] {
@@ -198,6 +199,29 @@ describe('gateway route table', () => {
       );
       assert.equal(matched(t, '/API/ADMIN/x', 'POST'), 'admin-posts');
       assert.equal(matched(t, '/API/ADMIN/x', 'GET'), 'public');
+    });
+
+    it('refuses a path that spells a letter of a route before it with a character backends fold to that letter', () => {
+      // Java's equalsIgnoreCase, Go's EqualFold and .NET's OrdinalIgnoreCase read ſ (U+017F) as s,
+      // the Kelvin sign (U+212A) as k, ı (U+0131) and İ (U+0130) as i.
+      const t = table(
+        { prefix: '/api/secret-kit/', name: 'admin' },
+        { prefix: '/api/', name: 'public', case_sensitive: false, bypass_auth: true },
+      );
+      for (const path of ['/api/%C5%BFecret-kit/x', '/API/SECRET-%E2%84%AAIT/x', '/api/secret-k%C4%B1t/x', '/api/secret-k%C4%B0t/x']) {
+        assert.throws(
+          () => t.match(path, 'GET', {}),
+          (err: unknown) => err instanceof HttpError && err.status === 400 && /fold/.test(err.detail ?? ''),
+          path,
+        );
+      }
+      assert.equal(matched(t, '/api/%C5%BFecret-kitten'), 'public', 'a path no route before it would take in any case');
+      assert.equal(matched(t, '/api/%C3%9Fecret-kit/x'), 'public', 'ß is no s');
+    });
+
+    it('folds no character beyond ASCII for a route matched in the case written', () => {
+      const t = table({ prefix: '/api/secret/', name: 'admin' }, { prefix: '/', name: 'root' });
+      assert.equal(matched(t, '/api/%C5%BFecret/x'), 'root');
     });
 
     it('cuts the same length off a path in another case', () => {
