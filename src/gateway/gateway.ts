@@ -6,7 +6,7 @@
  * that `reconfigure` swaps whole; a request keeps the runtime it started with.
  */
 import Koa, { type Context, type Middleware } from 'koa';
-import { answeringErrors, basePath, errorResponder, HttpError, ORIGINAL_PATH, requestHost, setPath, transferCodingRefusal, type ErrorHandlerOptions } from '../http';
+import { answeringErrors, basePath, errorResponder, HttpError, ORIGINAL_PATH, setPath, type ErrorHandlerOptions } from '../http';
 import { createAuthStage } from './auth-stage';
 import { dropClaimedUser } from './claimed-user';
 import { DEFAULT_BODY_LIMIT, declaredTooLarge, guardStreamedBody, hasUnsizedBody, payloadTooLarge, type StreamedBodyGuard } from './body-limit';
@@ -23,7 +23,7 @@ import type { ModuleRegistry } from './module';
 import { normalisePath, withoutParameters } from './path';
 import { forwardRemote } from './proxy';
 import { createRateLimitStage } from './ratelimit-stage';
-import { refuseMalformedHost, refuseRepeatedHost, toOriginForm } from './request-target';
+import { admitRequest } from './request-target';
 import { rewritePath, type Route } from './route-table';
 import { buildRuntime, disposeRuntime, retireRuntime, type RouteTarget, type Runtime, type StageFactories } from './runtime';
 import { deepFreeze, type GatewaySnapshot, type RejectedConfig } from './snapshot';
@@ -202,29 +202,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     // a backend or the access log as if the auth service had named that user.
     const req = ctx.req;
     dropClaimedUser(req);
-    // Upgrades are not proxied: the request is served as plain HTTP (RFC 9110
-    // §7.8). Node's parser drops whatever the client sent right behind such a
-    // request, so a request pipelined after it would wait for ever: the
-    // answer closes the connection instead.
-    if (req.headers.upgrade !== undefined) ctx.res.shouldKeepAlive = false;
-    // A body whose framing or coding the gateway cannot vouch for reaches no
-    // module or upstream, and nothing after it on that connection is read.
-    if (req.headers['transfer-encoding'] !== undefined) {
-      const refusal = transferCodingRefusal(req);
-      if (refusal !== undefined) {
-        ctx.res.shouldKeepAlive = false;
-        throw refusal;
-      }
-    }
-    refuseRepeatedHost(req.rawHeaders);
-    toOriginForm(ctx);
-    refuseMalformedHost(req.headers.host);
-    // Routed by the host modules and upstreams are told of (ctx.host): behind
-    // a trusted proxy its X-Forwarded-Host, over HTTP/2 the :authority.
-    // Matched against any other, a request for one host would reach the
-    // Mappings of another.
-    const host = requestHost(ctx);
-    if (host !== req.headers.host) refuseMalformedHost(host, 'the X-Forwarded-Host (or :authority)');
+    const host = admitRequest(ctx);
     // Read from the request itself: ctx's getters only pass on to it.
     const request = ctx.request;
     const method = request.method;
