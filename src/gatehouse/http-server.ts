@@ -46,6 +46,10 @@ export interface RunningServer {
   close(graceMs?: number): Promise<void>;
 }
 
+/** Where a connection keeps the answer to the last request read on it. */
+const LATEST = Symbol('latest response');
+type Tracked = Socket & { [LATEST]?: http.ServerResponse };
+
 /** The status Node itself would answer a request it could not parse with. */
 function clientErrorStatus(code: string | undefined): number {
   if (code === 'HPE_HEADER_OVERFLOW') return 431;
@@ -154,10 +158,30 @@ export async function listen(
   options: ListenOptions,
 ): Promise<RunningServer> {
   const { onRejected } = options;
-  const serve = checkingRequests(handler, onRejected);
+  const checked = checkingRequests(handler, onRejected);
+  // Once closing, every answer not yet begun says Connection: close (as Envoy's
+  // drain and Go's Shutdown do): an answer that said keep-alive invites the
+  // client's next request onto a connection that is about to be cut, and that
+  // request is lost (a 503 from a proxy in front, a POST that cannot be retried).
+  let draining = false;
+  const open = new Set<Socket>();
+  function forget(this: Socket): void {
+    open.delete(this);
+  }
+  const serve: http.RequestListener = (req, res) => {
+    // The last request read on a connection: pipelined ones are answered in
+    // order, so this is the answer that ends it when closing.
+    (req.socket as Tracked)[LATEST] = res;
+    if (draining) res.shouldKeepAlive = false;
+    checked(req, res);
+  };
   const server = options.tls
     ? https.createServer({ ...readTlsFiles(options.tls), requireHostHeader: false }, serve)
     : http.createServer({ requireHostHeader: false }, serve);
+  server.on(options.tls ? 'secureConnection' : 'connection', (socket: Socket) => {
+    open.add(socket);
+    socket.on('close', forget);
+  });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, onRejected));
   server.on('connect', (req: http.IncomingMessage, socket: Duplex) => answerConnect(req, socket, onRejected));
   server.listen(options.port, options.host);
@@ -176,6 +200,11 @@ export async function listen(
     protocol: options.tls ? 'https' : 'http',
     close(graceMs = 10_000) {
       closing ??= (async () => {
+        draining = true;
+        for (const socket of open) {
+          const last = (socket as Tracked)[LATEST];
+          if (last !== undefined && !last.headersSent) last.shouldKeepAlive = false;
+        }
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // Keep-alive connections with no request in flight would hold close() open.
         server.closeIdleConnections();

@@ -178,4 +178,42 @@ describe('gatehouse/http-server', () => {
     assert.equal(await slow, 'slow done');
     await closed;
   });
+
+  it('answers a request in flight when closed with Connection: close, so that a keep-alive client sends nothing more on it', async () => {
+    const inFlight: Array<() => void> = [];
+    const own = await listen(
+      (_req, res) => {
+        inFlight.push(() => res.end('slow done'));
+      },
+      { host: '127.0.0.1', port: 0 },
+    );
+    const answer = raw(own.port, 'GET /slow HTTP/1.1\r\nHost: x\r\n\r\n', true);
+    while (inFlight.length === 0) await new Promise((r) => setTimeout(r, 5));
+    const closed = own.close(5_000);
+    inFlight[0]();
+    const text = await answer;
+    assert.match(text, /\r\nConnection: close\r\n/i, text);
+    assert.doesNotMatch(text, /keep-alive/i, text);
+    await closed;
+  });
+
+  it('answers the last of pipelined requests in flight when closed with Connection: close, and every one of them', async () => {
+    const inFlight: Array<() => void> = [];
+    const own = await listen(
+      (req, res) => {
+        inFlight.push(() => res.end(`answer to ${req.url}`));
+      },
+      { host: '127.0.0.1', port: 0 },
+    );
+    const answer = raw(own.port, 'GET /1 HTTP/1.1\r\nHost: x\r\n\r\nGET /2 HTTP/1.1\r\nHost: x\r\n\r\n', true);
+    while (inFlight.length < 2) await new Promise((r) => setTimeout(r, 5));
+    const closed = own.close(5_000);
+    for (const answerOne of inFlight) answerOne();
+    const text = await answer;
+    assert.equal(text.match(/HTTP\/1\.1 200 OK\r\n/g)?.length, 2, text);
+    const second = text.slice(text.lastIndexOf('HTTP/1.1 200'));
+    assert.match(second, /\r\nConnection: close\r\n/i, text);
+    assert.ok(text.includes('answer to /1') && second.endsWith('answer to /2'), text);
+    await closed;
+  });
 });
