@@ -84,7 +84,9 @@ export function logDestination(dest: number | string = 1, flushMs: number = DEFA
   stream.flushSync = () => {
     const pending = stream as unknown as PendingLines;
     // Another sonic-boom may keep its lines otherwise: then its own flush it is.
-    if (Array.isArray(pending._bufs) && typeof pending._writingBuf === 'string') flushPendingSync(pending);
+    // The chunk last written is a Buffer once a write has been made, a string before.
+    const writing = pending._writingBuf;
+    if (Array.isArray(pending._bufs) && (typeof writing === 'string' || Buffer.isBuffer(writing))) flushPendingSync(pending);
     else ownFlushSync();
   };
   return stream;
@@ -95,7 +97,7 @@ interface PendingLines {
   fd: number;
   destroyed: boolean;
   _writing: boolean;
-  _writingBuf: string;
+  _writingBuf: string | Buffer;
   _bufs: string[];
   _len: number;
 }

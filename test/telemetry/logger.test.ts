@@ -83,6 +83,27 @@ describe('telemetry/logger', () => {
     }
   });
 
+  it('lets the process exit when whoever read its standard output went away after reading lines, with lines still waiting', async function () {
+    this.timeout(15_000);
+    // As `gatehouse start | head -3`: lines were written and read, then the reader is gone.
+    const script = `
+      const logger = require(${JSON.stringify(join(__dirname, '..', '..', 'src', 'telemetry'))}).createLogger({ level: 'info' });
+      logger.info('listening');
+      process.stdin.once('data', () => { logger.info('shutting down'); logger.info('stopped'); process.exit(0); });`;
+    const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+    try {
+      await once(child.stdout!, 'data');
+      child.stdout!.destroy();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const exited = once(child, 'exit');
+      child.stdin!.write('go\n');
+      const ended = await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000, 'still running'))]);
+      assert.deepEqual(ended, [0, null]);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
   it('censors authorization headers, cookies and passwords wherever they are logged', () => {
     const out = captureLog();
     const logger = createLogger({ destination: out, level: 'info' });
