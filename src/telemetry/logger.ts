@@ -155,7 +155,8 @@ const LEVELS = new Set(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'sil
 
 /** Builds a logger; an unknown level is an error, so that a typo in `LOG_LEVEL` is seen at start. */
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const level = (options.level ?? process.env.LOG_LEVEL ?? 'info').trim().toLowerCase();
+  // A variable set empty (`LOG_LEVEL=${LOG_LEVEL}` in a compose file) is unset, as HOST or PORT are.
+  const level = (options.level ?? (process.env.LOG_LEVEL?.trim() || 'info')).trim().toLowerCase();
   if (!LEVELS.has(level)) {
     throw new Error(`unknown log level '${level}'; use one of ${[...LEVELS].join(', ')}`);
   }

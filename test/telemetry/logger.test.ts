@@ -136,6 +136,17 @@ describe('telemetry/logger', () => {
     assert.deepEqual(out.lines.map((l) => l.msg), ['written', 'written too']);
   });
 
+  it('takes a LOG_LEVEL set empty as unset, as every other variable, instead of refusing to start', () => {
+    const out = captureLog();
+    for (const empty of ['', ' ']) {
+      process.env.LOG_LEVEL = empty;
+      const logger = createLogger({ destination: out });
+      logger.debug('not written');
+      logger.info(`written with '${empty}'`);
+    }
+    assert.deepEqual(out.lines.map((l) => l.msg), ["written with ''", "written with ' '"]);
+  });
+
   it('writes nothing at level silent', () => {
     const out = captureLog();
     const logger = createLogger({ destination: out, level: 'silent' });
