@@ -44,7 +44,7 @@ import { keepHostHeaders } from './host-headers';
 import { listen, type RunningServer } from './http-server';
 import { listenFailure } from './listen-failure';
 import { checkFolderFiles, checkModuleFiles } from './module-files';
-import { pingRedis, READY_PING_TIMEOUT_MS } from './readiness';
+import { redisReadiness } from './readiness';
 import { resolveOptions, type GatehouseOptions, type ResolvedOptions } from './options';
 import { watchFolder, type FolderWatcher } from './watch';
 
@@ -160,7 +160,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         auth: (record, modules, e) => createAuthStage(record, modules, { ...e, logger: gatewayLogger }),
         rateLimit: (record, modules, e) => createRateLimitStage(record, modules, { ...e, logger: gatewayLogger }),
       },
-      readiness: redis ? () => pingRedis(redis.client, READY_PING_TIMEOUT_MS) : undefined,
+      readiness: redis ? redisReadiness(redis.client, logger.child({ module: 'ratelimit' })) : undefined,
     });
   } catch (err) {
     await Promise.all([...registry.values()].map((m) => m.close?.()));

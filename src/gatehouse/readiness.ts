@@ -1,11 +1,22 @@
 /**
  * @module gatehouse/readiness
  * What `/gateway/v0/check_ready` asks besides a loaded config: that Redis,
- * when the rate limits are kept there, answers PING, and quickly.
+ * when the rate limits are kept there, is connected and answers PING, and
+ * quickly. Losing and regaining the connection is logged, once each.
  */
+import type { Logger } from '../telemetry';
 
 /** How long `/gateway/v0/check_ready` waits for Redis to answer PING. */
 export const READY_PING_TIMEOUT_MS = 1000;
+
+/** What readiness needs of a Redis client (ioredis). */
+export interface RedisConnection {
+  /** `ready` once connected; `connecting`, `reconnecting`... otherwise. */
+  readonly status: string;
+  ping(): Promise<string>;
+  on(event: 'error', listener: (err: Error) => void): unknown;
+  on(event: 'ready' | 'close', listener: () => void): unknown;
+}
 
 /** Resolves when `client` answers PING within `ms`; rejects with the reason otherwise. */
 export function pingRedis(client: { ping(): Promise<string> }, ms: number): Promise<void> {
@@ -23,4 +34,44 @@ export function pingRedis(client: { ping(): Promise<string> }, ms: number): Prom
       },
     );
   });
+}
+
+/**
+ * The readiness check of a Redis store's client. A client that is not
+ * connected refuses every command at once with words of its own ("Stream
+ * isn't writeable and enableOfflineQueue options is false"): the check says
+ * instead why the connection failed, as the client last heard it (refused,
+ * a name that does not resolve, a password refused), never the URL. The
+ * first failure of an outage and the reconnection are logged, so that a
+ * wrong `REDIS_URL` shows at start, before any request needs a decision.
+ */
+export function redisReadiness(client: RedisConnection, logger: Logger, ms: number = READY_PING_TIMEOUT_MS): () => Promise<void> {
+  let lastError: string | undefined;
+  let down = false;
+  const lost = (reason: string) => {
+    lastError = reason;
+    if (down) return;
+    down = true;
+    logger.warn({ store: 'redis', err: reason }, 'Redis is unreachable: rate-limit decisions follow the failure mode until it is back');
+  };
+  client.on('error', (err) => lost(err.message));
+  // A server that goes away closes the connection without an error; the
+  // attempts to reconnect then fail with one. A close asked for (the client
+  // quit at stop) ends the client, and is no outage.
+  client.on('close', () => {
+    setImmediate(() => {
+      if (client.status !== 'end') lost(lastError ?? 'the connection was closed');
+    });
+  });
+  client.on('ready', () => {
+    if (down) logger.info({ store: 'redis' }, 'Redis is connected again');
+    down = false;
+    lastError = undefined;
+  });
+  return () => {
+    if (client.status !== 'ready') {
+      return Promise.reject(new Error(`Redis is not connected: ${lastError ?? `still ${client.status}`}`));
+    }
+    return pingRedis(client, ms);
+  };
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import request from 'supertest';
 import { configFromRecords, createGateway } from '../../src/gateway';
-import { startRedis, type RedisProcess } from '../ratelimit/support/redis-server';
+import { freePort, startRedis, type RedisProcess } from '../ratelimit/support/redis-server';
 import { DEMO_CONFIG, eventually, startGatehouse, type Running } from './support/running';
 
 const READY = '/gateway/v0/check_ready';
@@ -42,8 +42,17 @@ describe('gatehouse readiness with Redis', function () {
     const down = await readyBecomes(running, 503);
     assert.equal(down.body.code, 503);
     assert.equal(down.body.message, '503: Service Unavailable');
-    assert.match(down.body.detail, /^not ready: Redis/);
     assert.equal(down.headers['cache-control'], 'no-store');
+    // Why, in the words of the connection, not those of the client library's offline queue:
+    // closed at first, then refused at every attempt to reconnect.
+    assert.match(down.body.detail, /^not ready: Redis is not connected: (the connection was closed|.*ECONNREFUSED)/);
+    await eventually(async () => {
+      const res = await request(running.url).get(READY);
+      return /^not ready: Redis is not connected: .*ECONNREFUSED/.test(res.body.detail) || undefined;
+    }, 'check_ready to say the connection is refused');
+    const lost = running.log.lines.filter((l) => l.msg === 'Redis is unreachable: rate-limit decisions follow the failure mode until it is back');
+    assert.equal(lost.length, 1, 'the outage is told once, not at every reconnection attempt');
+    assert.match(String(lost[0].err), /the connection was closed|ECONNREFUSED/);
     // Alive all the same: the process is fine, its store is not.
     await request(running.url).get('/gateway/v0/check_alive').expect(200, { status: 'alive' });
     // Requests still pass: the rate-limit service is unavailable, and the failure mode lets them through.
@@ -53,6 +62,7 @@ describe('gatehouse readiness with Redis', function () {
     redis = await startRedis({ port });
     const up = await readyBecomes(running, 200);
     assert.equal(up.body.status, 'ready');
+    assert.ok(running.log.lines.some((l) => l.msg === 'Redis is connected again'));
   });
 
   it('answers a Redis that hangs within its deadline', async () => {
@@ -66,6 +76,24 @@ describe('gatehouse readiness with Redis', function () {
       redis.resume();
     }
     await readyBecomes(running, 200);
+  });
+});
+
+describe('gatehouse readiness with a Redis that is not there', function () {
+  this.timeout(30_000);
+
+  it('says at start that Redis cannot be reached, and why, never with its password', async () => {
+    const port = await freePort();
+    const running = await startGatehouse({ configDir: DEMO_CONFIG, redisUrl: `redis://:s3cret@127.0.0.1:${port}` });
+    try {
+      const [lost] = await running.log.waitForLines(1, (l) => String(l.msg).startsWith('Redis is unreachable'));
+      assert.match(String(lost.err), new RegExp(`ECONNREFUSED 127\\.0\\.0\\.1:${port}`));
+      const res = await request(running.url).get(READY).expect(503);
+      assert.match(res.body.detail, /^not ready: Redis is not connected: .*ECONNREFUSED/);
+      assert.ok(!running.log.raw.some((l) => l.includes('s3cret')));
+    } finally {
+      await running.stop();
+    }
   });
 });
 
