@@ -38,7 +38,7 @@ Options (each also read from the environment variable in brackets):
   --redis <url>      Redis for rate-limit counters [REDIS_URL] (default: in memory)
   --tls-cert <file>  serve HTTPS with this certificate [TLS_CERT]
   --tls-key <file>   and this key [TLS_KEY]
-  --no-watch         do not reload when the config folder changes
+  --no-watch         do not reload when the config folder or the TLS files change
   -h, --help         show this help
 
 LOG_LEVEL sets what is logged on stdout: trace, debug, info (the default,

@@ -46,6 +46,7 @@ import { listenFailure } from './listen-failure';
 import { checkFolderFiles, checkModuleFiles } from './module-files';
 import { redisReadiness } from './readiness';
 import { resolveOptions, type GatehouseOptions, type ResolvedOptions } from './options';
+import { followTlsFiles, warnOfValidity } from './tls-files';
 import { watchFolder, type FolderWatcher } from './watch';
 
 export const METRICS_PATH = '/gateway/v0/metrics';
@@ -251,23 +252,31 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
 
   let server: RunningServer | undefined;
   let watcher: FolderWatcher | undefined;
+  let tlsWatcher: FolderWatcher | undefined;
   let stopping: Promise<void> | undefined;
   let starting: Promise<Listening> | undefined;
 
   /** Listens for HTTP(S) and gRPC, and watches the folder unless told not to. */
   async function listenAll(): Promise<Listening> {
+    // Set before the files are read, so that a change while they are read is seen.
+    tlsWatcher = options.tls && options.watch ? followTlsFiles(options.tls, () => server?.reloadTls(), logger) : undefined;
     server = await listen(app.callback(), {
       host: options.host,
       port: options.port,
       tls: options.tls,
       onRejected: rejectedRequestLog({ logger, metrics, counters }),
+    }).catch((err: unknown) => {
+      tlsWatcher?.close();
+      throw err;
     });
+    if (options.tls && server.certificate) warnOfValidity(logger, options.tls.cert, server.certificate);
     let grpcPort: number | undefined;
     try {
       grpcPort = grpcServer ? await grpcServer.start() : undefined;
     } catch (err) {
       await server.close(0);
       server = undefined;
+      tlsWatcher?.close();
       throw listenFailure(err, 'gRPC', options.grpcHost, options.grpcPort as number);
     }
     if (options.watch) {
@@ -314,6 +323,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         // What a start under way opens is closed with the rest.
         await starting?.catch(() => undefined);
         watcher?.close();
+        tlsWatcher?.close();
         await Promise.all([server?.close(options.shutdownGraceMs), grpcServer?.stop()]);
         await reloading?.catch(() => undefined);
         await gw.close();

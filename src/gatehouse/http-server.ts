@@ -10,6 +10,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { errorBody, transferCodingRefusal } from '../http';
 import { listenFailure, readTlsFiles } from './listen-failure';
+import { certificateValidity, type CertificateValidity } from './tls-files';
 
 export interface TlsFiles {
   /** Path of the PEM certificate (chain). */
@@ -39,6 +40,14 @@ export interface RunningServer {
   readonly server: http.Server | https.Server;
   readonly port: number;
   readonly protocol: 'http' | 'https';
+  /** HTTPS only: the validity of the certificate served to new connections. */
+  readonly certificate?: CertificateValidity;
+  /**
+   * HTTPS only: reads the TLS files again and serves them to new connections
+   * (those open keep theirs). Throws, naming the file at fault, and keeps the
+   * certificate in service when the files cannot be used.
+   */
+  reloadTls(): CertificateValidity;
   /**
    * Stops accepting, waits up to `graceMs` for in-flight requests, then closes
    * what is left.
@@ -175,8 +184,10 @@ export async function listen(
     if (draining) res.shouldKeepAlive = false;
     checked(req, res);
   };
-  const server = options.tls
-    ? https.createServer({ ...readTlsFiles(options.tls), requireHostHeader: false }, serve)
+  const tlsFiles = options.tls ? readTlsFiles(options.tls) : undefined;
+  let certificate = tlsFiles && certificateValidity(tlsFiles.cert);
+  const server = tlsFiles
+    ? https.createServer({ ...tlsFiles, requireHostHeader: false }, serve)
     : http.createServer({ requireHostHeader: false }, serve);
   server.on(options.tls ? 'secureConnection' : 'connection', (socket: Socket) => {
     open.add(socket);
@@ -198,6 +209,17 @@ export async function listen(
     server,
     port,
     protocol: options.tls ? 'https' : 'http',
+    get certificate() {
+      return certificate;
+    },
+    reloadTls() {
+      if (!options.tls) throw new Error('the server does not serve HTTPS');
+      const files = readTlsFiles(options.tls);
+      const validity = certificateValidity(files.cert);
+      (server as https.Server).setSecureContext(files);
+      certificate = validity;
+      return validity;
+    },
     close(graceMs = 10_000) {
       closing ??= (async () => {
         draining = true;

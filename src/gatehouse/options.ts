@@ -32,7 +32,7 @@ export interface GatehouseOptions {
   bodyLimit?: number;
   /** Trust `X-Forwarded-*` from clients (Gatehouse sits behind another proxy). Default false. */
   trustProxy?: boolean;
-  /** Watch the config folder and apply changes. Default true once `start()` is called. */
+  /** Watch the config folder and the TLS files, and apply changes. Default true once `start()` is called. */
   watch?: boolean;
   /** How long after the last change in the folder a reload starts, in ms. Default 200. */
   reloadDebounceMs?: number;
