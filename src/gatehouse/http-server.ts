@@ -33,6 +33,8 @@ export interface ListenOptions {
   tls?: TlsFiles;
   /** Told of every request the server answers without the handler (400, 408, 431, 501), for the access log. */
   onRejected?: (request: Rejected) => void;
+  /** HTTPS: how long a connection may take to finish its TLS handshake, in ms. Default Node's, 120 s. */
+  handshakeTimeoutMs?: number;
 }
 
 /** A server that is listening. */
@@ -187,13 +189,41 @@ export async function listen(
   const tlsFiles = options.tls ? readTlsFiles(options.tls) : undefined;
   let certificate = tlsFiles && certificateValidity(tlsFiles.cert);
   const server = tlsFiles
-    ? https.createServer({ ...tlsFiles, requireHostHeader: false }, serve)
+    ? https.createServer({ ...tlsFiles, requireHostHeader: false, handshakeTimeout: options.handshakeTimeoutMs }, serve)
     : http.createServer({ requireHostHeader: false }, serve);
   server.on(options.tls ? 'secureConnection' : 'connection', (socket: Socket) => {
     open.add(socket);
     socket.on('close', forget);
   });
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, onRejected));
+  // Over TLS, a connection is known to Node's HTTP server (and to its
+  // closeIdleConnections) only once its handshake is done: one that never
+  // finishes it (a port check, a stalled client) would hold close() open.
+  const tcp = new Set<Socket>();
+  function forgetTcp(this: Socket): void {
+    tcp.delete(this);
+  }
+  if (tlsFiles) {
+    server.on('connection', (socket: Socket) => {
+      tcp.add(socket);
+      socket.on('close', forgetTcp);
+    });
+  }
+  /** Closes the connections whose TLS handshake is not done: no request can be in flight on them. */
+  function closeHandshaking(): void {
+    if (tcp.size === 0) return;
+    // A TLS connection is its TCP connection: the same peer address and port.
+    const secured = new Set<string>();
+    for (const socket of open) secured.add(`${socket.remoteAddress}|${socket.remotePort}`);
+    for (const socket of tcp) if (!secured.has(`${socket.remoteAddress}|${socket.remotePort}`)) socket.destroy();
+  }
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    // A TLS connection that failed before its handshake was done (it timed
+    // out, the client spoke plain HTTP or an old TLS) has no HTTP to answer
+    // in, nor a request to log: an answer written into it would wait for a
+    // handshake that never comes, and keep the connection open.
+    if (tlsFiles && !open.has(socket)) socket.destroy();
+    else answerClientError(err, socket, onRejected);
+  });
   server.on('connect', (req: http.IncomingMessage, socket: Duplex) => answerConnect(req, socket, onRejected));
   server.listen(options.port, options.host);
   try {
@@ -229,8 +259,12 @@ export async function listen(
         }
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // Keep-alive connections with no request in flight would hold close() open.
-        server.closeIdleConnections();
-        const idle = setInterval(() => server.closeIdleConnections(), 100);
+        const closeIdle = () => {
+          server.closeIdleConnections();
+          closeHandshaking();
+        };
+        closeIdle();
+        const idle = setInterval(closeIdle, 100);
         const timer = setTimeout(() => server.closeAllConnections(), graceMs);
         try {
           await closed;

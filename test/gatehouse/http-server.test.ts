@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import https from 'node:https';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { listen, type Rejected, type RunningServer } from '../../src/gatehouse';
 
 /**
@@ -215,5 +221,79 @@ describe('gatehouse/http-server', () => {
     assert.match(second, /\r\nConnection: close\r\n/i, text);
     assert.ok(text.includes('answer to /1') && second.endsWith('answer to /2'), text);
     await closed;
+  });
+});
+
+describe('gatehouse/http-server over HTTPS', function () {
+  this.timeout(30_000);
+  let dir: string;
+  let files: { cert: string; key: string };
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'gatehouse-https-'));
+    files = { cert: join(dir, 'cert.pem'), key: join(dir, 'key.pem') };
+    await promisify(execFile)('openssl', [
+      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
+      '-days', '1', '-keyout', files.key, '-out', files.cert,
+    ]);
+  });
+
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** A TCP connection that says nothing, as a port check or a stalled client makes; resolves with what it got once closed. */
+  async function silentConnection(port: number) {
+    const socket = net.connect(port, '127.0.0.1');
+    await once(socket, 'connect');
+    let got = '';
+    socket.on('data', (chunk: Buffer) => (got += chunk.toString('latin1')));
+    const closed = once(socket, 'close').then(() => got);
+    return { socket, closed };
+  }
+
+  it('closes at once, when closed, a connection that has not finished its TLS handshake: nothing can be in flight on it', async () => {
+    const server = await listen((_req, res) => res.end('ok'), { host: '127.0.0.1', port: 0, tls: files });
+    const silent = await silentConnection(server.port);
+    try {
+      const started = Date.now();
+      await server.close(10_000);
+      assert.ok(Date.now() - started < 2_000, `close took ${Date.now() - started} ms`);
+      assert.equal(await silent.closed, '');
+    } finally {
+      silent.socket.destroy();
+    }
+  });
+
+  it('lets a request in flight over TLS finish when closed', async () => {
+    let answer: (() => void) | undefined;
+    const server = await listen((_req, res) => (answer = () => res.end('slow done')), { host: '127.0.0.1', port: 0, tls: files });
+    const ca = readFileSync(files.cert);
+    const body = new Promise<string>((resolve, reject) => {
+      https
+        .get({ host: '127.0.0.1', port: server.port, path: '/', ca, agent: false }, (res) => {
+          let text = '';
+          res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => resolve(text));
+        })
+        .on('error', reject);
+    });
+    while (!answer) await new Promise((r) => setTimeout(r, 5));
+    const closed = server.close(5_000);
+    answer();
+    assert.equal(await body, 'slow done');
+    await closed;
+  });
+
+  it('drops a connection whose TLS handshake does not finish in time, without an HTTP answer in it or a line in the access log', async () => {
+    const rejected: Rejected[] = [];
+    const server = await listen((_req, res) => res.end('ok'), { host: '127.0.0.1', port: 0, tls: files, handshakeTimeoutMs: 200, onRejected: (r) => rejected.push(r) });
+    const silent = await silentConnection(server.port);
+    try {
+      const got = await Promise.race([silent.closed, new Promise((resolve) => setTimeout(resolve, 3_000, 'still open'))]);
+      assert.equal(got, '');
+      assert.deepEqual(rejected, []);
+    } finally {
+      silent.socket.destroy();
+      await server.close(0);
+    }
   });
 });
