@@ -261,6 +261,10 @@ export async function listen(
         // Keep-alive connections with no request in flight would hold close() open.
         const closeIdle = () => {
           server.closeIdleConnections();
+          // Node counts a connection on which nothing has come yet (a browser's
+          // preconnect, a load balancer's TCP check) as busy: it would hold
+          // close() for the whole grace. Nothing is in flight on it.
+          for (const socket of open) if (socket.bytesRead === 0) socket.destroy();
           closeHandshaking();
         };
         closeIdle();

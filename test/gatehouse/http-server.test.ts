@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import net from 'node:net';
+import tls from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -185,6 +186,22 @@ describe('gatehouse/http-server', () => {
     await closed;
   });
 
+  it('closes at once, when closed, a connection on which no request has begun, as an idle keep-alive one', async () => {
+    const own = await listen((_req, res) => res.end('ok'), { host: '127.0.0.1', port: 0 });
+    // A browser's preconnect, a load balancer's TCP check: connected, and silent.
+    const socket = net.connect(own.port, '127.0.0.1');
+    await once(socket, 'connect');
+    const closedByServer = once(socket, 'close');
+    try {
+      const started = Date.now();
+      await own.close(10_000);
+      assert.ok(Date.now() - started < 2_000, `close took ${Date.now() - started} ms`);
+      await closedByServer;
+    } finally {
+      socket.destroy();
+    }
+  });
+
   it('answers a request in flight when closed with Connection: close, so that a keep-alive client sends nothing more on it', async () => {
     const inFlight: Array<() => void> = [];
     const own = await listen(
@@ -260,6 +277,21 @@ describe('gatehouse/http-server over HTTPS', function () {
       assert.equal(await silent.closed, '');
     } finally {
       silent.socket.destroy();
+    }
+  });
+
+  it('closes at once, when closed, a connection whose handshake is done and on which no request has begun', async () => {
+    const server = await listen((_req, res) => res.end('ok'), { host: '127.0.0.1', port: 0, tls: files });
+    const socket = tls.connect({ host: '127.0.0.1', port: server.port, ca: readFileSync(files.cert) });
+    await once(socket, 'secureConnect');
+    const closedByServer = once(socket, 'close');
+    try {
+      const started = Date.now();
+      await server.close(10_000);
+      assert.ok(Date.now() - started < 2_000, `close took ${Date.now() - started} ms`);
+      await closedByServer;
+    } finally {
+      socket.destroy();
     }
   });
 
