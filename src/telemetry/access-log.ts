@@ -30,6 +30,9 @@ export interface AccessLogOptions {
   maxQueryKeys?: number;
 }
 
+/** What nginx logs for a request whose client closed the connection before the answer began. */
+const CLIENT_CLOSED_REQUEST = 499;
+
 // Safe to log and to hand on: no spaces, quotes or control characters.
 const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
 
@@ -73,6 +76,10 @@ export function accessLog(options: AccessLogOptions): Middleware {
     aborted: boolean,
   ): void {
     const elapsedMs = performance.now() - start;
+    // Gone before any answer: whatever status the context holds (Koa's 404 to
+    // begin with) was never sent. nginx's 499 says what happened, and keeps
+    // the 404s of the metrics those of paths that match nothing.
+    if (aborted && !ctx.res.headersSent) status = CLIENT_CLOSED_REQUEST;
     const mapping = ctx.state.mapping as { name?: unknown } | undefined;
     const route = typeof mapping?.name === 'string' ? mapping.name : UNMATCHED_ROUTE;
     metrics?.recordRequest(route, method, status, elapsedMs / 1000);

@@ -247,6 +247,35 @@ describe('telemetry/access-log', () => {
     assert.equal(counters.totals().requests, 1);
   });
 
+  it('logs and counts 499, as nginx does, a request whose client left before any answer, not the 404 Koa starts with', async () => {
+    let left!: () => void;
+    const gone = new Promise<void>((resolve) => (left = resolve));
+    const { app, out, metrics, counters } = gatewayLike(async (ctx) => {
+      ctx.state.mapping = hotels;
+      // A slow upstream: the handler gives up once the client is gone, as the proxy does.
+      await new Promise((resolve) => ctx.res.once('close', resolve));
+      left();
+    });
+    const server = http.createServer(app.callback());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const req = http.get({ host: '127.0.0.1', port, path: '/v1/hotels/slow' });
+      req.on('error', () => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      req.destroy();
+      await gone;
+      const [line] = await out.waitFor(1);
+      assert.equal(line.aborted, true);
+      assert.equal(line.status, 499);
+      assert.match(await metrics.registry.metrics(), /http_requests_total\{route="hotels",method="GET",status="499"\} 1/);
+      assert.deepEqual(counters.get('hotels'), { requests: 1, clientErrors: 1, errors: 0 });
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   describe('with a streamed body', () => {
     let server: http.Server;
     let body: PassThrough;
