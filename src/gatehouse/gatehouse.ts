@@ -264,6 +264,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       host: options.host,
       port: options.port,
       tls: options.tls,
+      keepAliveTimeoutMs: options.keepAliveTimeoutMs,
       onRejected: rejectedRequestLog({ logger, metrics, counters }),
     }).catch((err: unknown) => {
       tlsWatcher?.close();

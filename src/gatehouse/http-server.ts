@@ -35,7 +35,18 @@ export interface ListenOptions {
   onRejected?: (request: Rejected) => void;
   /** HTTPS: how long a connection may take to finish its TLS handshake, in ms. Default Node's, 120 s. */
   handshakeTimeoutMs?: number;
+  /** How long an idle keep-alive connection is kept, in ms. Default {@link KEEP_ALIVE_TIMEOUT_MS}. */
+  keepAliveTimeoutMs?: number;
 }
+
+/**
+ * How long an idle keep-alive connection is kept by default: longer than
+ * the load balancers and proxies in front keep theirs (AWS ALB and nginx 60
+ * s), as they expect of what they forward to. With Node's 5 s, one of them
+ * sends a request on a connection the gateway is closing, and answers its
+ * client 502 (Envoy: 503 "upstream connect error"). Envoy's own default is 1 h.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 /** A server that is listening. */
 export interface RunningServer {
@@ -191,6 +202,7 @@ export async function listen(
   const server = tlsFiles
     ? https.createServer({ ...tlsFiles, requireHostHeader: false, handshakeTimeout: options.handshakeTimeoutMs }, serve)
     : http.createServer({ requireHostHeader: false }, serve);
+  server.keepAliveTimeout = options.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS;
   server.on(options.tls ? 'secureConnection' : 'connection', (socket: Socket) => {
     open.add(socket);
     socket.on('close', forget);

@@ -7,7 +7,7 @@
 import { resolve } from 'node:path';
 import type { Logger } from '../telemetry';
 import type { GatehouseModule } from '../gateway';
-import type { TlsFiles } from './http-server';
+import { KEEP_ALIVE_TIMEOUT_MS, type TlsFiles } from './http-server';
 
 export interface GatehouseOptions {
   /** The config folder. Default `GATEHOUSE_CONFIG`, else `./config`. */
@@ -38,6 +38,12 @@ export interface GatehouseOptions {
   reloadDebounceMs?: number;
   /** How long `stop()` lets requests in flight finish, in ms. Default 10 s. */
   shutdownGraceMs?: number;
+  /**
+   * How long an idle keep-alive connection is kept, in ms. Default 65 s: longer
+   * than a load balancer in front keeps its own (AWS ALB, nginx: 60 s); behind
+   * one that keeps them longer (Google's: 600 s), set it longer still.
+   */
+  keepAliveTimeoutMs?: number;
   /** The logger; default pino on stdout at `LOG_LEVEL` (info). */
   logger?: Logger;
 }
@@ -110,6 +116,7 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
   wholeNumber(options.bodyLimit, 'bodyLimit', 'a number of bytes');
   wholeNumber(options.reloadDebounceMs, 'reloadDebounceMs', 'a number of milliseconds');
   wholeNumber(options.shutdownGraceMs, 'shutdownGraceMs', 'a number of milliseconds');
+  wholeNumber(options.keepAliveTimeoutMs, 'keepAliveTimeoutMs', 'a number of milliseconds');
   return {
     configDir: resolve(options.configDir ?? (env.GATEHOUSE_CONFIG || 'config')),
     host,
@@ -125,6 +132,7 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
     watch: options.watch ?? true,
     reloadDebounceMs: options.reloadDebounceMs ?? 200,
     shutdownGraceMs: options.shutdownGraceMs ?? 10_000,
+    keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS,
     logger: options.logger,
   };
 }

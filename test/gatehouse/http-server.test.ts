@@ -186,6 +186,22 @@ describe('gatehouse/http-server', () => {
     await closed;
   });
 
+  it('keeps an idle keep-alive connection 65 s, longer than the load balancers in front keep theirs (60 s), and says so', async () => {
+    // Node's 5 s would close connections an ALB, nginx or Envoy in front still
+    // counts on, and the request it sends on one meanwhile is lost (a 502).
+    const byDefault = await fetch(`http://127.0.0.1:${server.port}/`);
+    assert.equal(byDefault.headers.get('keep-alive'), 'timeout=65');
+    await byDefault.text();
+    // Behind a load balancer that keeps its own longer (Google's: 600 s), it is told so.
+    const own = await listen((_req, res) => res.end('ok'), { host: '127.0.0.1', port: 0, keepAliveTimeoutMs: 620_000 });
+    try {
+      const res = await fetch(`http://127.0.0.1:${own.port}/`);
+      assert.equal(res.headers.get('keep-alive'), 'timeout=620');
+    } finally {
+      await own.close(0);
+    }
+  });
+
   it('closes at once, when closed, a connection on which no request has begun, as an idle keep-alive one', async () => {
     const own = await listen((_req, res) => res.end('ok'), { host: '127.0.0.1', port: 0 });
     // A browser's preconnect, a load balancer's TCP check: connected, and silent.

@@ -10,6 +10,7 @@ describe('gatehouse options from code', () => {
     ['a gRPC port that is NaN', { grpcPort: NaN }, /^grpcPort must be a port number or false \(0-65535\), got NaN$/],
     ['a negative shutdown grace', { shutdownGraceMs: -1 }, /^shutdownGraceMs must be a number of milliseconds \(0 or more\), got -1$/],
     ['an infinite reload debounce', { reloadDebounceMs: Infinity }, /^reloadDebounceMs must be a number of milliseconds \(0 or more\), got Infinity$/],
+    ['a fractional keep-alive timeout', { keepAliveTimeoutMs: 0.5 }, /^keepAliveTimeoutMs must be a number of milliseconds \(0 or more\), got 0\.5$/],
   ];
   for (const [what, option, message] of refused) {
     it(`refuses ${what}, naming the option`, async () => {
@@ -20,6 +21,20 @@ describe('gatehouse options from code', () => {
       });
     });
   }
+
+  it('keeps idle keep-alive connections 65 s, or as long as keepAliveTimeoutMs says, and tells clients so', async () => {
+    for (const [option, header] of [[{}, 'timeout=65'], [{ keepAliveTimeoutMs: 620_000 }, 'timeout=620']] as const) {
+      const gatehouse = await createGatehouse({ configDir: DEMO_CONFIG, port: 0, grpcPort: false, watch: false, ...option });
+      const { url } = await gatehouse.start();
+      try {
+        const res = await fetch(`${url}/gateway/v0/check_alive`);
+        assert.equal(res.headers.get('keep-alive'), header);
+        await res.text();
+      } finally {
+        await gatehouse.stop();
+      }
+    }
+  });
 
   it('takes 0 for the ports, the body limit and the times', async () => {
     const gatehouse = await createGatehouse({ configDir: DEMO_CONFIG, port: 0, grpcPort: false, bodyLimit: 0, shutdownGraceMs: 0, reloadDebounceMs: 0, watch: false });
