@@ -43,6 +43,7 @@ Options (each also read from the environment variable in brackets):
 
 LOG_LEVEL sets what is logged on stdout: trace, debug, info (the default,
 with one access line a request), warn, error, fatal or silent.
+SIGHUP reloads the config folder, as a change in it does.
 Exit status: 1 when it cannot start (the problem is on stderr), 2 for a
 mistake on the command line; 0 once stopped by SIGTERM or SIGINT.`;
 
@@ -125,7 +126,7 @@ async function start(args: string[]): Promise<number | undefined> {
   });
   const grpc = listening.grpcPort === undefined ? '' : `gRPC rate limits on ${hostPort(gatehouse.options.grpcHost, listening.grpcPort)}; `;
   // Handlers first: whoever waits for the line may signal as soon as it is read.
-  runUntilSignal(() => gatehouse.stop(), gatehouse.logger);
+  runUntilSignal(() => gatehouse.stop(), gatehouse.logger, () => gatehouse.reload());
   // Which folder is served matters as much as where: GATEHOUSE_CONFIG or a
   // relative --config may not be the folder the user has just edited.
   process.stdout.write(`gatehouse listening on ${listening.url} (${grpc}config folder ${gatehouse.options.configDir})\n`);

@@ -2,6 +2,7 @@
  * @module cli/signals
  * Graceful shutdown of a running server on SIGTERM or SIGINT: the first signal
  * stops it and exits 0 once it has stopped; a second one exits at once.
+ * SIGHUP reloads, as nginx does and systemd's `ExecReload=kill -HUP` expects.
  */
 
 interface Log {
@@ -11,9 +12,21 @@ interface Log {
 
 const quiet: Log = { info: () => undefined, error: (obj) => process.stderr.write(`${JSON.stringify(obj)}\n`) };
 
-/** Stops with `stop` on the first SIGTERM or SIGINT, then exits. */
-export function runUntilSignal(stop: () => Promise<void>, log: Log = quiet): void {
+/**
+ * Stops with `stop` on the first SIGTERM or SIGINT, then exits. With
+ * `reload`, calls it on every SIGHUP until then: SIGHUP would otherwise end
+ * the process at once, requests in flight with it. The reload logs what it
+ * applied or refused.
+ */
+export function runUntilSignal(stop: () => Promise<void>, log: Log = quiet, reload?: () => Promise<unknown>): void {
   let stopping = false;
+  if (reload) {
+    process.on('SIGHUP', (signal: NodeJS.Signals) => {
+      if (stopping) return;
+      log.info({ signal }, 'reloading the config folder');
+      reload().catch((err: unknown) => log.error({ err }, 'reload failed'));
+    });
+  }
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) {
       process.exit(1);

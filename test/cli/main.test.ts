@@ -198,6 +198,26 @@ describe('gatehouse command', function () {
       assert.equal(ended.code, 0, ended.stderr);
     });
 
+    it('reloads the config folder on SIGHUP, as a process manager asks with kill -HUP, instead of dying', async () => {
+      const server = await startCli(['start', '--config', dir, '--no-watch'], { env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'info' } });
+      try {
+        assert.equal((await fetch(`${server.address}/extra/messages/1`)).status, 404);
+        writeFileSync(join(dir, 'extra.yaml'), 'apiVersion: gateway/v1\nkind: Mapping\nname: extra\nprefix: /extra/\nrewrite: /v1/\nservice: api\nbypass_auth: true\n');
+        server.child.kill('SIGHUP');
+        const deadline = Date.now() + 10_000;
+        let status = 0;
+        while (status !== 200 && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          status = (await fetch(`${server.address}/extra/messages/1`).catch(() => ({ status: -1 }))).status;
+        }
+        assert.equal(status, 200, server.output().stdout);
+        assert.match(server.output().stdout, /"signal":"SIGHUP","msg":"reloading the config folder"/);
+      } finally {
+        const ended = await server.stop();
+        assert.equal(ended.code, 0, ended.stderr);
+      }
+    });
+
     it('stops gracefully when SIGTERM reaches npm start alone, instead of running on without npm', async () => {
       const { port, output, terminate, cleanup } = await npmScript(['start'], { PORT: '0', GRPC_PORT: '0', GATEHOUSE_CONFIG: dir });
       try {
