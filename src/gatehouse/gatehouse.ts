@@ -246,7 +246,8 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     configErrors = problems;
     metrics.recordConfigReload(problems.length === 0 ? 'success' : 'failure');
     if (problems.length) logger.error({ problems }, 'config reload refused; the previous config keeps serving');
-    else logger.info({ configDir: options.configDir }, 'config reloaded');
+    // What now serves, for whoever just edited the folder to see that the change is in (the diag page lists the routes).
+    else logger.info({ configDir: options.configDir, sources: config.sources, routes: gw.snapshot().routes.length }, 'config reloaded');
     return problems.length === 0 ? { ok: true } : { ok: false, problems };
   }
 

@@ -58,6 +58,10 @@ describe('gatehouse config reload', function () {
     const routes = (await diag()).routes.map((r: { name: string }) => r.name);
     assert.ok(routes.includes('extra'));
     assert.deepEqual((await diag()).config.errors, []);
+    // The log says what now serves: how many routes, and the files they came from.
+    const line = running.log.lines.filter((l) => l.msg === 'config reloaded').at(-1)!;
+    assert.equal(line.routes, routes.length);
+    assert.ok((line.sources as string[]).includes(join(config.dir, 'extra.yaml')), JSON.stringify(line.sources));
   });
 
   it('applies new limits while requests are running', async () => {
