@@ -211,7 +211,10 @@ describe('gatehouse command', function () {
           status = (await fetch(`${server.address}/extra/messages/1`).catch(() => ({ status: -1 }))).status;
         }
         assert.equal(status, 200, server.output().stdout);
-        assert.match(server.output().stdout, /"signal":"SIGHUP","msg":"reloading the config folder"/);
+        // The log is written in chunks: the line may follow the reload by a moment.
+        const said = /"signal":"SIGHUP","msg":"reloading the config folder"/;
+        while (!said.test(server.output().stdout) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+        assert.match(server.output().stdout, said);
       } finally {
         const ended = await server.stop();
         assert.equal(ended.code, 0, ended.stderr);
