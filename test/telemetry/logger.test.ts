@@ -64,44 +64,39 @@ describe('telemetry/logger', () => {
     assert.deepEqual(out.trim().split('\n').map((line) => JSON.parse(line).msg), ['shutting down', 'stopped']);
   });
 
-  it('lets the process exit when whoever read its standard output is gone, with lines still waiting', async function () {
-    this.timeout(15_000);
-    // The lines wait for the chunk or the timer; the exit comes first, and finds the pipe broken.
+  /**
+   * Runs a process that logs `first` (if any), waits for its reader to leave,
+   * then logs two lines and exits: how it ends, or 'still running'.
+   */
+  async function exitAfterReaderLeft(first: string | undefined): Promise<unknown> {
+    const telemetry = JSON.stringify(join(__dirname, '..', '..', 'src', 'telemetry'));
     const script = `
-      const logger = require(${JSON.stringify(join(__dirname, '..', '..', 'src', 'telemetry'))}).createLogger({ level: 'info' });
+      const logger = require(${telemetry}).createLogger({ level: 'info' });
+      ${first === undefined ? '' : `logger.info(${JSON.stringify(first)});`}
       process.stdin.once('data', () => { logger.info('shutting down'); logger.info('stopped'); process.exit(0); });`;
     const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
     try {
+      if (first !== undefined) await once(child.stdout!, 'data');
       child.stdout!.destroy();
       await new Promise((resolve) => setTimeout(resolve, 300));
       const exited = once(child, 'exit');
       child.stdin!.write('go\n');
-      const ended = await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000, 'still running'))]);
-      assert.deepEqual(ended, [0, null]);
+      return await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000, 'still running'))]);
     } finally {
       child.kill('SIGKILL');
     }
+  }
+
+  it('lets the process exit when whoever read its standard output is gone, with lines still waiting', async function () {
+    this.timeout(15_000);
+    // The lines wait for the chunk or the timer; the exit comes first, and finds the pipe broken.
+    assert.deepEqual(await exitAfterReaderLeft(undefined), [0, null]);
   });
 
   it('lets the process exit when whoever read its standard output went away after reading lines, with lines still waiting', async function () {
     this.timeout(15_000);
     // As `gatehouse start | head -3`: lines were written and read, then the reader is gone.
-    const script = `
-      const logger = require(${JSON.stringify(join(__dirname, '..', '..', 'src', 'telemetry'))}).createLogger({ level: 'info' });
-      logger.info('listening');
-      process.stdin.once('data', () => { logger.info('shutting down'); logger.info('stopped'); process.exit(0); });`;
-    const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
-    try {
-      await once(child.stdout!, 'data');
-      child.stdout!.destroy();
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      const exited = once(child, 'exit');
-      child.stdin!.write('go\n');
-      const ended = await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000, 'still running'))]);
-      assert.deepEqual(ended, [0, null]);
-    } finally {
-      child.kill('SIGKILL');
-    }
+    assert.deepEqual(await exitAfterReaderLeft('listening'), [0, null]);
   });
 
   it('censors authorization headers, cookies and passwords wherever they are logged', () => {
