@@ -249,9 +249,12 @@ describe('telemetry/access-log', () => {
 
   it('logs and counts 499, as nginx does, a request whose client left before any answer, not the 404 Koa starts with', async () => {
     let left!: () => void;
+    let entered!: () => void;
     const gone = new Promise<void>((resolve) => (left = resolve));
+    const waiting = new Promise<void>((resolve) => (entered = resolve));
     const { app, out, metrics, counters } = gatewayLike(async (ctx) => {
       ctx.state.mapping = hotels;
+      entered();
       // A slow upstream: the handler gives up once the client is gone, as the proxy does.
       await new Promise((resolve) => ctx.res.once('close', resolve));
       left();
@@ -262,7 +265,7 @@ describe('telemetry/access-log', () => {
       const { port } = server.address() as AddressInfo;
       const req = http.get({ host: '127.0.0.1', port, path: '/v1/hotels/slow' });
       req.on('error', () => undefined);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await waiting;
       req.destroy();
       await gone;
       const [line] = await out.waitFor(1);
