@@ -261,6 +261,11 @@ async function runHttpBench(): Promise<boolean> {
           ]),
       { name: 'upstream direct', what: 'a node:http server answering the same bytes', start: () => Promise.resolve(upstream), shared: true },
       {
+        name: 'raw node:http proxy (undici), no koa',
+        what: 'for reference: node:http in, an undici Pool out, nothing else (no Koa, routing or log): the floor of any Node.js proxy on this machine',
+        start: () => startServer('raw-proxy', upstream.url),
+      },
+      {
         name: 'gateway → remote upstream (proxy)',
         what: 'a bypass_auth Mapping of /v1/ to that upstream at its address',
         start: () => startServer('gateway', gatewayConfig(root, 'proxy', { service: new URL(upstream.url).host, bypass_auth: true })),
@@ -282,7 +287,7 @@ async function runHttpBench(): Promise<boolean> {
         '',
         ...rows.map((r) => `  ${r.name}: ${r.what}`),
         '',
-        'CPU µs/req: the CPU time the server process used per answer (the gateway alone in the proxy row). It varies less',
+        'CPU µs/req: the CPU time the server process used per answer (the proxy alone in the proxy rows). It varies less',
         'than req/s when other work shares the machine; with few CPUs the load generator competes with the server for them.',
         '',
         `Targets: ${rows
@@ -327,7 +332,7 @@ async function runHttpBench(): Promise<boolean> {
         m.p99Ms.toFixed(1),
         m.cpuUs.toFixed(0),
         percent(m.reqPerSec / bare.reqPerSec),
-        row.name.includes('upstream') ? percent(m.reqPerSec / direct.reqPerSec) : '',
+        row.name.includes('upstream') || row.name.includes('proxy') ? percent(m.reqPerSec / direct.reqPerSec) : '',
         target,
         verdict,
       ]);

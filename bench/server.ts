@@ -8,6 +8,7 @@
  *   node --import tsx bench/server.ts upstream
  *   node --import tsx bench/server.ts api
  *   node --import tsx bench/server.ts gateway <config folder>
+ *   node --import tsx bench/server.ts raw-proxy <upstream URL>
  *
  * Prints `<kind> listening on http://127.0.0.1:<port>` once it answers,
  * answers a line `cpu` on its standard input with the CPU time it has used,
@@ -22,10 +23,17 @@
  * least any logged route costs. The gateway logs its access
  * log at LOG_LEVEL (default info) to BENCH_ACCESS_LOG (default /dev/null;
  * `off` for none), as a deployment writing its log would.
+ *
+ * `raw-proxy` is the least a Node.js proxy can be: node:http in, a keep-alive
+ * undici Pool out (as the gateway's), the upstream's answer piped back, and
+ * nothing else: no Koa, no routing, no log. It measures the floor under the
+ * gateway's proxy row on the same machine.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { pipeline } from 'node:stream';
 import Koa from 'koa';
+import { Pool, type Dispatcher } from 'undici';
 import { createApiModule } from '../src/api';
 import { createGatehouse } from '../src/gatehouse';
 import { accessLog, createLogger, createMetrics, createRouteCounters, logDestination, type Logger } from '../src/telemetry';
@@ -34,7 +42,7 @@ import { accessLog, createLogger, createMetrics, createRouteCounters, logDestina
 export const MESSAGE_PATH = '/v1/messages/1';
 
 /** The server kinds this file runs. */
-export const SERVER_KINDS = ['bare-koa', 'logged-koa', 'upstream', 'api', 'gateway'] as const;
+export const SERVER_KINDS = ['bare-koa', 'logged-koa', 'upstream', 'api', 'gateway', 'raw-proxy'] as const;
 export type ServerKind = (typeof SERVER_KINDS)[number];
 
 interface Captured {
@@ -103,6 +111,34 @@ async function apiServer(): Promise<number> {
   return listening(http.createServer(createApiModule({ proxy: false }).app!.callback()));
 }
 
+/** Hop-by-hop headers (RFC 9110 §7.6.1), which a proxy does not pass on. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer']);
+
+async function rawProxyServer(upstream: string): Promise<number> {
+  const pool = new Pool(upstream, { connections: 128, keepAliveTimeout: 4_000 });
+  return listening(
+    http.createServer((req, res) => {
+      const headers: Record<string, string | string[]> = {};
+      for (const [name, value] of Object.entries(req.headers)) {
+        if (value !== undefined && !HOP_BY_HOP.has(name) && name !== 'host') headers[name] = value;
+      }
+      pool.request({ method: req.method as Dispatcher.HttpMethod, path: req.url ?? '/', headers }).then(
+        ({ statusCode, headers: answered, body }) => {
+          for (const [name, value] of Object.entries(answered)) {
+            if (value !== undefined && !HOP_BY_HOP.has(name)) res.setHeader(name, value);
+          }
+          res.statusCode = statusCode;
+          pipeline(body, res, () => undefined);
+        },
+        () => {
+          res.statusCode = 502;
+          res.end();
+        },
+      );
+    }),
+  );
+}
+
 /** The logger of the gateway rows: to BENCH_ACCESS_LOG, as the default destination writes (in chunks). */
 function benchLogger(): Logger {
   const target = process.env.BENCH_ACCESS_LOG ?? '/dev/null';
@@ -130,6 +166,10 @@ async function main(kind: string, arg: string | undefined): Promise<void> {
     case 'gateway':
       if (!arg) throw new Error('gateway needs a config folder');
       port = (await gatewayServer(arg)).port;
+      break;
+    case 'raw-proxy':
+      if (!arg) throw new Error('raw-proxy needs the upstream URL');
+      port = await rawProxyServer(arg);
       break;
     default:
       throw new Error(`unknown server kind '${kind}'; kinds: ${SERVER_KINDS.join(', ')}`);
