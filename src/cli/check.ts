@@ -34,6 +34,14 @@ function headersOf(route: RouteSnapshot): string {
     .join(',');
 }
 
+/** The service a route forwards to, with the Host it is sent and the upgrades it tunnels. */
+function serviceOf(route: RouteSnapshot): string {
+  let text = route.service;
+  if (route.host_rewrite !== undefined) text += ` (Host: ${route.host_rewrite})`;
+  if (route.allow_upgrade !== undefined) text += ` (upgrades: ${route.allow_upgrade.join(',')})`;
+  return text;
+}
+
 /** Formats routes in match order as a table. */
 export function routeTable(routes: readonly RouteSnapshot[]): string {
   const header = ['PRECEDENCE', 'PREFIX', 'METHOD', 'HEADERS', 'HOST', 'SERVICE', 'TARGET', 'REWRITE', 'AUTH', 'LABELS', 'NAME'];
@@ -43,7 +51,7 @@ export function routeTable(routes: readonly RouteSnapshot[]): string {
     r.method ?? '*',
     headersOf(r),
     r.hostname ?? '*',
-    r.host_rewrite === undefined ? r.service : `${r.service} (Host: ${r.host_rewrite})`,
+    serviceOf(r),
     r.target,
     r.rewrite === '' ? '""' : r.rewrite,
     r.bypass_auth ? 'bypass' : 'required',

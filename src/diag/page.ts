@@ -105,7 +105,9 @@ function routeRow(route: DiagRoute, index: number): string {
     `<td>${headersCell(route.headers)}</td>`,
     `<td>${route.hostname ? code(route.hostname) : none('any')}</td>`,
     `<td>${rewrite}</td>`,
-    `<td>${escapeHtml(route.service)}${route.host_rewrite ? ` ${none('Host:')} ${code(route.host_rewrite)}` : ''}</td>`,
+    `<td>${escapeHtml(route.service)}${route.host_rewrite ? ` ${none('Host:')} ${code(route.host_rewrite)}` : ''}${
+      route.allow_upgrade ? ` ${none('upgrades:')} ${route.allow_upgrade.map(code).join(' ')}` : ''
+    }</td>`,
     `<td>${escapeHtml(route.target)}</td>`,
     `<td>${auth}</td>`,
     `<td class="num">${escapeHtml(route.precedence)}</td>`,

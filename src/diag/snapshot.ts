@@ -3,7 +3,7 @@
  * What the diagnostic page shows, as plain data (also its JSON form), and how
  * to describe a running gateway with it.
  */
-import type { AuthServiceRecord, GatewayConfig, HeaderCondition, MappingRecord, RateLimitServiceRecord } from '../gateway';
+import { allowedUpgrades, type AuthServiceRecord, type GatewayConfig, type HeaderCondition, type MappingRecord, type RateLimitServiceRecord } from '../gateway';
 import type { RouteCounters } from '../telemetry';
 
 /** Whether a service is one of the process's own modules or an address. */
@@ -27,6 +27,8 @@ export interface DiagRoute {
   case_sensitive?: false;
   /** The Host a remote upstream is sent instead of its own. */
   host_rewrite?: string;
+  /** The protocols a request may switch its connection to (`allow_upgrade`), when any. */
+  allow_upgrade?: string[];
   labels?: MappingRecord['labels'];
   /** Whether the mapping has a CORS policy of its own. */
   cors?: boolean;
@@ -148,6 +150,8 @@ function describeMapping(m: MappingRecord, target: ServiceTarget, counters?: Rou
   if (hostname !== undefined && hostname !== '*') route.hostname = hostname;
   if (!m.case_sensitive) route.case_sensitive = false;
   if (m.host_rewrite !== undefined) route.host_rewrite = m.host_rewrite;
+  const upgrades = allowedUpgrades(m);
+  if (upgrades.length > 0) route.allow_upgrade = [...upgrades];
   if (m.labels) route.labels = m.labels;
   if (m.cors) route.cors = true;
   return route;

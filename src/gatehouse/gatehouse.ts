@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDiagModule, describeGateway } from '../diag';
 import {
+  allowedUpgrades,
   ConfigError,
   createGateway,
   configProblem,
@@ -93,6 +94,11 @@ export interface Gatehouse {
 
 function problemTexts(problems: readonly ConfigProblem[]): string[] {
   return problems.map((p) => p.text);
+}
+
+/** Whether a Mapping of `config` tunnels protocol upgrades: only then does the server hand them over (see ./upgrades). */
+function tunnelsUpgrades(config: GatewayConfig): boolean {
+  return config.mappings.some((m) => allowedUpgrades(m).length > 0);
 }
 
 /**
@@ -226,6 +232,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     }
     config = next.config;
     loadedAt = new Date();
+    server?.acceptUpgrades(tunnelsUpgrades(config));
     for (const m of registry.values()) {
       // An unchanged users file keeps the auth service's cache of verified credentials.
       if (m === builtins.auth && checked.usersText === usersText) continue;
@@ -272,6 +279,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       throw err;
     });
     if (options.tls && server.certificate) warnOfValidity(logger, options.tls.cert, server.certificate);
+    server.acceptUpgrades(tunnelsUpgrades(config));
     let grpcPort: number | undefined;
     try {
       grpcPort = grpcServer ? await grpcServer.start() : undefined;

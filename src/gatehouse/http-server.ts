@@ -11,6 +11,7 @@ import type { Duplex } from 'node:stream';
 import { errorBody, transferCodingRefusal } from '../http';
 import { listenFailure, readTlsFiles } from './listen-failure';
 import { certificateValidity, type CertificateValidity } from './tls-files';
+import { upgradeListener } from './upgrades';
 
 export interface TlsFiles {
   /** Path of the PEM certificate (chain). */
@@ -61,6 +62,12 @@ export interface RunningServer {
    * certificate in service when the files cannot be used.
    */
   reloadTls(): CertificateValidity;
+  /**
+   * Whether requests that ask to switch protocols (WebSocket) are handed to
+   * the app with their connection, for a route that tunnels them. Off (the
+   * default), they are served as plain HTTP by Node's own handling.
+   */
+  acceptUpgrades(on: boolean): void;
   /**
    * Stops accepting, waits up to `graceMs` for in-flight requests, then closes
    * what is left.
@@ -144,6 +151,12 @@ function checkingRequests(handler: http.RequestListener, onRejected?: (request: 
   };
 }
 
+/** What the access log writes of a request's target: its path alone, since a query may hold a token. */
+function loggedTarget(req: http.IncomingMessage): string | undefined {
+  const url = req.url ?? '';
+  return url.charCodeAt(0) === 47 ? url.split('?', 1)[0] : undefined;
+}
+
 /** Answers a request with the error body and closes the connection: what follows it cannot be read reliably. */
 function refuse(
   req: http.IncomingMessage,
@@ -152,10 +165,7 @@ function refuse(
   detail: string | undefined,
   onRejected?: (request: Rejected) => void,
 ): void {
-  // The path alone, as the access log writes it: a query may hold a token.
-  const url = req.url ?? '';
-  const target = url.charCodeAt(0) === 47 ? url.split('?', 1)[0] : undefined;
-  onRejected?.({ status, method: req.method, target, remote: req.socket.remoteAddress });
+  onRejected?.({ status, method: req.method, target: loggedTarget(req), remote: req.socket.remoteAddress });
   const body = JSON.stringify(errorBody(status, detail));
   res.shouldKeepAlive = false;
   res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
@@ -203,9 +213,22 @@ export async function listen(
     ? https.createServer({ ...tlsFiles, requireHostHeader: false, handshakeTimeout: options.handshakeTimeoutMs }, serve)
     : http.createServer({ requireHostHeader: false }, serve);
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS;
-  server.on(options.tls ? 'secureConnection' : 'connection', (socket: Socket) => {
+  const connectionEvent = options.tls ? 'secureConnection' : 'connection';
+  server.on(connectionEvent, (socket: Socket) => {
+    // A connection is handed over again after an upgrade the app did not take (see ./upgrades).
+    if (open.has(socket)) return;
     open.add(socket);
     socket.on('close', forget);
+  });
+  const onUpgrade = upgradeListener({
+    server,
+    serve,
+    connectionEvent,
+    draining: () => draining,
+    refuse(req, socket, status, detail) {
+      onRejected?.({ status, method: req.method, target: loggedTarget(req), remote: req.socket.remoteAddress });
+      answerAndClose(socket, status, detail);
+    },
   });
   // Over TLS, a connection is known to Node's HTTP server (and to its
   // closeIdleConnections) only once its handshake is done: one that never
@@ -262,6 +285,10 @@ export async function listen(
       certificate = validity;
       return validity;
     },
+    acceptUpgrades(on) {
+      server.off('upgrade', onUpgrade);
+      if (on) server.on('upgrade', onUpgrade);
+    },
     close(graceMs = 10_000) {
       closing ??= (async () => {
         draining = true;
@@ -281,7 +308,11 @@ export async function listen(
         };
         closeIdle();
         const idle = setInterval(closeIdle, 100);
-        const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+        const timer = setTimeout(() => {
+          server.closeAllConnections();
+          // Tunnels (WebSocket) are no HTTP connections Node knows of any more.
+          for (const socket of open) socket.destroy();
+        }, graceMs);
         try {
           await closed;
         } finally {

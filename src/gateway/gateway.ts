@@ -24,6 +24,7 @@ import { normalisePath, withoutParameters } from './path';
 import { forwardRemote } from './proxy';
 import { createRateLimitStage } from './ratelimit-stage';
 import { admitRequest } from './request-target';
+import { allowedUpgrade, forwardUpgrade } from './upgrade';
 import { rewritePath, type Route } from './route-table';
 import { buildRuntime, disposeRuntime, retireRuntime, type RouteTarget, type Runtime, type StageFactories } from './runtime';
 import { deepFreeze, type GatewaySnapshot, type RejectedConfig } from './snapshot';
@@ -168,7 +169,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
         await dispatchInProcess(ctx, target.handler, forwardPath);
         if (guard?.tripped) throw payloadTooLarge(bodyLimit);
       } else {
-        await forwardRemote(ctx, target.upstream, {
+        const forward = {
           path: upstreamPath(target.upstream.address.basePath, forwardPath, ctx.querystring),
           timeoutMs: target.timeoutMs,
           guard,
@@ -176,7 +177,10 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
           events,
           removedHeaders: target.removeRequestHeaders,
           hostRewrite: target.hostRewrite,
-        });
+        };
+        const upgrade = target.upgrades === null ? undefined : allowedUpgrade(ctx, target.upgrades);
+        if (upgrade === undefined) await forwardRemote(ctx, target.upstream, forward);
+        else await forwardUpgrade(ctx, target.upstream, upgrade, { ...forward, beforeSwitch: () => applyResponseEdits(ctx.res, target) });
       }
     } catch (err) {
       // The gateway's own answer for the route (413, 502, 503, 504) is answered

@@ -94,7 +94,7 @@ const NONE: readonly string[] = [];
  * its connection manager wrote them. `Host` is the upstream's own, or the
  * route's `host_rewrite`; the client's stays in `X-Forwarded-Host`.
  */
-function upstreamRequestHeaders(
+export function upstreamRequestHeaders(
   ctx: Context,
   upstream: Upstream,
   removed: readonly string[],
@@ -125,7 +125,7 @@ function upstreamRequestHeaders(
   return out;
 }
 
-function copyResponseHeaders(ctx: Context, headers: IncomingHttpHeaders): void {
+export function copyResponseHeaders(ctx: Context, headers: IncomingHttpHeaders): void {
   const named = connectionNamed(headers.connection);
   for (const name in headers) {
     if (isHopByHop(name)) continue;
@@ -136,7 +136,7 @@ function copyResponseHeaders(ctx: Context, headers: IncomingHttpHeaders): void {
 }
 
 /** What kind of failure an error of undici's is. */
-function failureOf(err: unknown): UpstreamFailure {
+export function failureOf(err: unknown): UpstreamFailure {
   switch ((err as { code?: string } | null)?.code) {
     case 'UND_ERR_HEADERS_TIMEOUT':
     case 'UND_ERR_BODY_TIMEOUT':
@@ -154,7 +154,7 @@ function failureOf(err: unknown): UpstreamFailure {
 }
 
 /** The answer for an upstream that failed before sending its response headers. */
-function upstreamFailure(failure: UpstreamFailure, err: unknown, timeoutMs: number): HttpError {
+export function upstreamFailure(failure: UpstreamFailure, err: unknown, timeoutMs: number): HttpError {
   switch (failure) {
     case 'timeout':
       if (timeoutMs === 0) return new HttpError(504, 'the upstream service could not be connected to in time', { cause: err });

@@ -12,7 +12,7 @@ import { redactAddress } from '../http';
 import type { GatewayEvents } from './events';
 import type { ModuleRegistry, GatehouseModule } from './module';
 import type { Stage, StageFactory } from './stage';
-import type { AuthServiceRecord, GatewayConfig, MappingRecord, RateLimitServiceRecord } from './config/schema';
+import { allowedUpgrades, type AuthServiceRecord, type GatewayConfig, type MappingRecord, type RateLimitServiceRecord } from './config/schema';
 import { ConfigError, configProblem, type ConfigProblem } from './config/problems';
 import { moduleHandler, type ModuleHandler } from './dispatch';
 import { compileHeaderEdits, type HeaderEdits } from './header-edits';
@@ -20,7 +20,7 @@ import { OVERRIDE_HEADERS } from './method-override';
 import { normalisePath, withoutParameters } from './path';
 import { createUpstream, type Upstream } from './proxy';
 import { RouteTable, type RouteSpec } from './route-table';
-import { parseUpstreamAddress, type UpstreamAddress } from './upstream';
+import { DEFAULT_CONNECT_TIMEOUT_MS, parseUpstreamAddress, type UpstreamAddress } from './upstream';
 import { describeRoutes, type RuntimeSnapshot } from './snapshot';
 
 /** What every route has besides its target: edits of headers, and its CORS policy. */
@@ -41,6 +41,8 @@ export interface RemoteTarget extends RouteExtras {
   readonly timeoutMs: number;
   /** The Host it is sent instead of its own `host:port` (`host_rewrite`). */
   readonly hostRewrite: string | undefined;
+  /** The protocols (lower case) a request may upgrade its connection to (`allow_upgrade`); null for none. */
+  readonly upgrades: ReadonlySet<string> | null;
 }
 
 export type RouteTarget = InProcessTarget | RemoteTarget;
@@ -96,8 +98,6 @@ function ownedHeaders(mappings: readonly MappingRecord[]): string[] {
   return [...names];
 }
 
-/** How long a route with `timeout_ms: 0` waits for a connection. */
-const NO_TIMEOUT_CONNECT_MS = 3000;
 
 function moduleList(modules: ModuleRegistry): string {
   const names = [...modules.keys()].sort();
@@ -159,6 +159,9 @@ export function buildRuntime(
       if (mapping.host_rewrite !== undefined) {
         problem('host_rewrite', `applies to remote upstreams only: module '${mapping.service}' is called in process and builds its links from the client's Host`);
       }
+      if (allowedUpgrades(mapping).length > 0) {
+        problem(mapping.allow_upgrade ? 'allow_upgrade' : 'use_websocket', `applies to remote upstreams only: module '${mapping.service}' is called in process and switches no connection to another protocol`);
+      }
       if (module.app) pending.push({ mapping, prefix, edits, module: module as GatehouseModule & { app: NonNullable<GatehouseModule['app']> } });
       else problem('service', `module '${mapping.service}' has no HTTP app to route to`);
       continue;
@@ -196,7 +199,7 @@ export function buildRuntime(
   const timeouts = new Map<string, number>();
   for (const p of pending) {
     // A route without a timeout (0) still gives up connecting, after Emissary's default connect_timeout_ms.
-    if ('address' in p) timeouts.set(p.address.origin, Math.max(timeouts.get(p.address.origin) ?? 0, p.mapping.timeout_ms || NO_TIMEOUT_CONNECT_MS));
+    if ('address' in p) timeouts.set(p.address.origin, Math.max(timeouts.get(p.address.origin) ?? 0, p.mapping.timeout_ms || DEFAULT_CONNECT_TIMEOUT_MS));
   }
   const upstreams = new Map<string, Upstream>();
   const handlers = new Map<GatehouseModule, ModuleHandler>();
@@ -211,7 +214,15 @@ export function buildRuntime(
       let upstream = upstreams.get(origin);
       if (!upstream) upstreams.set(origin, (upstream = createUpstream(p.address, { connectTimeout: timeouts.get(origin)! })));
       // Paths under a base path are forwarded under it; the pool is shared by origin.
-      target = { kind: 'remote', upstream: { address: p.address, pool: upstream.pool }, timeoutMs: p.mapping.timeout_ms, hostRewrite: p.mapping.host_rewrite, ...p.edits };
+      const upgrades = allowedUpgrades(p.mapping);
+      target = {
+        kind: 'remote',
+        upstream: { address: p.address, pool: upstream.pool },
+        timeoutMs: p.mapping.timeout_ms,
+        hostRewrite: p.mapping.host_rewrite,
+        upgrades: upgrades.length > 0 ? new Set(upgrades) : null,
+        ...p.edits,
+      };
     }
     return { mapping: p.mapping, prefix: p.prefix, target };
   });

@@ -5,7 +5,7 @@
  * the configuration came from, and the last configuration that was refused.
  */
 import type { ConfigProblem } from './config/problems';
-import type { AuthServiceRecord, GatewayConfig, HeaderCondition, LabelGroup, RateLimitServiceRecord, RecordSource } from './config/schema';
+import { allowedUpgrades, type AuthServiceRecord, type GatewayConfig, type HeaderCondition, type LabelGroup, type RateLimitServiceRecord, type RecordSource } from './config/schema';
 import { formatHostPattern } from './host-match';
 import type { RouteTable } from './route-table';
 
@@ -41,6 +41,8 @@ export interface RouteSnapshot {
   readonly case_sensitive?: false;
   /** The Host a remote upstream is sent instead of its own. */
   readonly host_rewrite?: string;
+  /** The protocols a request may switch its connection to (`allow_upgrade`), when any. */
+  readonly allow_upgrade?: readonly string[];
   readonly bypass_auth: boolean;
   readonly timeout_ms: number;
   readonly labels?: Readonly<Record<string, readonly LabelGroup[]>>;
@@ -99,6 +101,7 @@ export function describeRoutes(config: GatewayConfig, table: RouteTable<{ kind: 
       ...(route.host ? { hostname: formatHostPattern(route.host) } : {}),
       ...(m.case_sensitive ? {} : { case_sensitive: false as const }),
       ...(m.host_rewrite !== undefined ? { host_rewrite: m.host_rewrite } : {}),
+      ...(allowedUpgrades(m).length > 0 ? { allow_upgrade: [...allowedUpgrades(m)] } : {}),
       bypass_auth: m.bypass_auth,
       timeout_ms: m.timeout_ms,
       ...(m.labels ? { labels: structuredClone(m.labels) } : {}),

@@ -17,6 +17,9 @@ export interface UpstreamAddress {
   readonly secure: boolean;
 }
 
+/** How long a route with `timeout_ms: 0` waits for a connection to its upstream: Emissary's default `connect_timeout_ms`. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 3000;
+
 const URL_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
 
 /**

@@ -3,7 +3,7 @@
  * The HTTP conventions every module shares: the error registry and error
  * middleware, content negotiation, canonical slashes, collection queries,
  * absolute URLs, JSON bodies, raw header lines and header text, transfer
- * codings, router dispatch and request paths.
+ * codings, router dispatch, request paths and protocol upgrades.
  */
 export * from './errors';
 export * from './formatters';
@@ -20,3 +20,4 @@ export * from './connection';
 export * from './transfer-coding';
 export * from './router';
 export * from './request-path';
+export * from './upgrade';

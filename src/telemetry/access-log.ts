@@ -148,7 +148,8 @@ export function accessLog(options: AccessLogOptions): Middleware {
       // A streamed body (a proxied response) or a handler that writes itself is
       // still under way: log when it ends, with the time it really took.
       if (!failed && !res.writableEnded && !res.destroyed && (ctx.body instanceof Stream || ctx.respond === false)) {
-        res.once('close', () => finish(ctx, start, method, path, querystring, remote, id, res.statusCode, !res.writableFinished));
+        // A switch of protocols (101) has no response to finish: its connection closing ends it.
+        res.once('close', () => finish(ctx, start, method, path, querystring, remote, id, res.statusCode, !res.writableFinished && res.statusCode !== 101));
       } else {
         const status = failed ? statusOf(failure) : ctx.status;
         finish(ctx, start, method, path, querystring, remote, id, status, res.destroyed && !res.writableFinished);

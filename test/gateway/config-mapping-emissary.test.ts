@@ -1,9 +1,10 @@
 /**
  * The Mapping fields written for Emissary: `hostname`, `host`, `host_rewrite`,
- * `case_sensitive`, `docs` load; every other Emissary field is refused by
+ * `case_sensitive`, `allow_upgrade`, `use_websocket`, `docs` load; every other Emissary field is refused by
  * name, saying why, with file, service, record and field.
  */
 import assert from 'node:assert/strict';
+import { allowedUpgrades } from '../../src/gateway';
 import { mappingFields } from './helpers';
 
 const { at: AT, load, problems } = mappingFields('quote', 'quote-backend', '/backend/');
@@ -67,11 +68,23 @@ describe('gateway config: Emissary Mapping fields', () => {
     assert.deepEqual(problems('case_sensitive: "no"'), [`${AT} case_sensitive: expected boolean, received string`]);
   });
 
-  it('refuses allow_upgrade and use_websocket, saying that upgrades are served as plain HTTP', () => {
-    const why =
-      'an Emissary field not supported here: the gateway does not proxy WebSocket or other protocol upgrades; a request asking for one is served as plain HTTP with the Upgrade ignored (RFC 9110 §7.8); remove the field';
-    assert.deepEqual(problems('allow_upgrade: [websocket]'), [`${AT} allow_upgrade: ${why}`]);
-    assert.deepEqual(problems('use_websocket: true'), [`${AT} use_websocket: ${why}`]);
+  it('reads allow_upgrade in lower case, and use_websocket: true as allow_upgrade: [websocket]', () => {
+    assert.deepEqual(load('allow_upgrade: [WebSocket, spdy/3.1]').allow_upgrade, ['websocket', 'spdy/3.1']);
+    assert.deepEqual(allowedUpgrades(load('allow_upgrade: [websocket]')), ['websocket']);
+    assert.deepEqual(allowedUpgrades(load('use_websocket: true')), ['websocket']);
+    assert.deepEqual(allowedUpgrades(load('use_websocket: false')), []);
+    assert.deepEqual(allowedUpgrades(load('')), []);
+  });
+
+  it('refuses an upgrade to h2c, a protocol that is no token, and allow_upgrade with use_websocket', () => {
+    assert.deepEqual(problems('allow_upgrade: [websocket, H2C]'), [
+      `${AT} allow_upgrade.1: h2c is not proxied: the client's connection would become an HTTP/2 connection to the upstream, whose later requests no Mapping, auth or rate limit would see`,
+    ]);
+    assert.deepEqual(problems('allow_upgrade: ["web socket"]'), [`${AT} allow_upgrade.0: must be a protocol as the Upgrade header names it (websocket)`]);
+    assert.deepEqual(problems('allow_upgrade: websocket'), [`${AT} allow_upgrade: expected array, received string`]);
+    assert.deepEqual(problems('allow_upgrade: [websocket]\nuse_websocket: true'), [
+      `${AT} use_websocket: give allow_upgrade or use_websocket, not both (use_websocket: true is allow_upgrade: [websocket])`,
+    ]);
   });
 
   it('refuses the other Emissary fields by name, each with what to do instead', () => {

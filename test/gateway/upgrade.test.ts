@@ -1,35 +1,16 @@
 /**
- * Requests asking for a protocol upgrade (WebSocket): the gateway proxies no
- * upgrade, so it serves them as plain HTTP with the Upgrade ignored (RFC 9110
- * §7.8), and closes the connection after the answer, never leaving the
- * client waiting.
+ * Requests asking for a protocol upgrade (WebSocket) that no route tunnels
+ * (no `allow_upgrade`, or a server that does not hand upgrades over, as a
+ * host app's): served as plain HTTP with the Upgrade ignored (RFC 9110 §7.8),
+ * and the connection closed after the answer, never leaving the client
+ * waiting. Tunnels are tested through a started Gatehouse
+ * (test/gatehouse/upgrade-tunnel.test.ts).
  */
 import assert from 'node:assert/strict';
 import type http from 'node:http';
-import net from 'node:net';
 import { createGateway, type Gateway } from '../../src/gateway';
+import { exchange, WEBSOCKET_HEADERS as WEBSOCKET } from '../gatehouse/support/websocket';
 import { close, configOf, echoModule, listen, mapping, recordingUpstream, registry, type Received } from './helpers';
-
-/** What came back on a raw connection, and whether the gateway closed it (or it was still open after `waitMs`). */
-function exchange(port: number, text: string, waitMs = 3000): Promise<{ reply: string; closed: boolean }> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1', () => socket.write(text));
-    let reply = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => (reply += chunk));
-    socket.on('error', reject);
-    const timer = setTimeout(() => {
-      socket.destroy();
-      resolve({ reply, closed: false });
-    }, waitMs);
-    socket.on('close', () => {
-      clearTimeout(timer);
-      resolve({ reply, closed: true });
-    });
-  });
-}
-
-const WEBSOCKET = 'Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n';
 
 describe('gateway Upgrade requests', () => {
   let gateway: Gateway;
@@ -109,7 +90,7 @@ describe('gateway Upgrade requests', () => {
   });
 
   it('keeps the connection open after a request without Upgrade', async () => {
-    const { reply, closed } = await exchange(port, 'GET /ws/x HTTP/1.1\r\nHost: gw\r\n\r\n', 300);
+    const { reply, closed } = await exchange(port, 'GET /ws/x HTTP/1.1\r\nHost: gw\r\n\r\n', { waitMs: 300 });
     assert.match(reply, /^HTTP\/1\.1 200 OK\r\n/);
     assert.equal(closed, false);
   });

@@ -2,7 +2,8 @@
  * @module gateway/config/mapping-emissary
  * The Mapping fields that come from Emissary beyond the seed's: the host a
  * Mapping applies to (`hostname`, the older `host`), the Host an upstream is
- * sent (`host_rewrite`), `case_sensitive`, the harmless `docs`, and every
+ * sent (`host_rewrite`), `case_sensitive`, the protocol upgrades it tunnels
+ * (`allow_upgrade`, the older `use_websocket`), the harmless `docs`, and every
  * other field of Emissary's Mapping, refused by name with the reason, so that
  * a Mapping copied from Emissary's documentation says what to change instead
  * of "unknown field".
@@ -32,8 +33,19 @@ const REGEX = 'regular expressions are not supported';
 const REDIRECT = 'redirects are not supported; remove the field';
 const POOL = 'connections to an upstream are pooled with fixed settings; remove the field';
 const ONE_UPSTREAM = 'a Mapping forwards to one upstream, as it is written; remove the field';
-const UPGRADE =
-  'the gateway does not proxy WebSocket or other protocol upgrades; a request asking for one is served as plain HTTP with the Upgrade ignored (RFC 9110 §7.8); remove the field';
+
+/** A protocol as the Upgrade header names it (RFC 9110 §7.8): a token, and an optional /version. */
+const UPGRADE_PROTOCOL = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:\/[!#$%&'*+.^_`|~0-9A-Za-z-]+)?$/;
+
+/** One protocol of `allow_upgrade`, in lower case, as the Upgrade header is compared. */
+const upgradeProtocol = z
+  .string()
+  .regex(UPGRADE_PROTOCOL, 'must be a protocol as the Upgrade header names it (websocket)')
+  .transform((p) => p.toLowerCase())
+  .refine(
+    (p) => p !== 'h2c' && !p.startsWith('h2c/'),
+    "h2c is not proxied: the client's connection would become an HTTP/2 connection to the upstream, whose later requests no Mapping, auth or rate limit would see",
+  );
 
 /** The fields, spread into the Mapping schema. */
 export const emissaryMappingFields = {
@@ -68,8 +80,10 @@ export const emissaryMappingFields = {
     })
     .optional(),
 
-  allow_upgrade: emissaryOnly(UPGRADE),
-  use_websocket: emissaryOnly(UPGRADE),
+  /** The protocols a request may upgrade its connection to (`websocket`), tunnelled to a remote upstream once it agrees. */
+  allow_upgrade: z.array(upgradeProtocol).optional(),
+  /** Emissary's older spelling of `allow_upgrade: [websocket]`. */
+  use_websocket: z.boolean().optional(),
   ambassador_id: emissaryOnly('one gateway reads every record of its config folder; remove the field'),
   namespace: emissaryOnly('a service is named by a module or an address (host:port, URL), not by Kubernetes namespace; remove the field'),
   prefix_exact: emissaryOnly('a prefix matches itself and the paths below it; exact paths are not supported'),
@@ -116,7 +130,7 @@ export const emissaryMappingFields = {
 
 /** What no single field can say is wrong with a Mapping's Emissary fields: fields that contradict each other. */
 export function emissaryMappingChecks(
-  m: { hostname?: string; host?: string; host_regex?: false; host_rewrite?: string; auto_host_rewrite?: true },
+  m: { hostname?: string; host?: string; host_regex?: false; host_rewrite?: string; auto_host_rewrite?: true; allow_upgrade?: string[]; use_websocket?: boolean },
   ctx: z.RefinementCtx,
 ): void {
   const problem = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
@@ -124,4 +138,12 @@ export function emissaryMappingChecks(
   if (m.hostname !== undefined && m.host !== undefined) problem('host', 'give hostname or host, not both (host is the older spelling of an exact hostname)');
   if (m.host_regex !== undefined && m.host === undefined) problem('host_regex', 'applies to host, which is not given');
   if (m.host_rewrite !== undefined && m.auto_host_rewrite !== undefined) problem('auto_host_rewrite', 'give host_rewrite or auto_host_rewrite, not both');
+  if (m.allow_upgrade !== undefined && m.use_websocket !== undefined) {
+    problem('use_websocket', 'give allow_upgrade or use_websocket, not both (use_websocket: true is allow_upgrade: [websocket])');
+  }
+}
+
+/** The protocols a Mapping lets a request upgrade to, in lower case: `allow_upgrade`, or `websocket` for `use_websocket: true`. */
+export function allowedUpgrades(m: { allow_upgrade?: readonly string[]; use_websocket?: boolean }): readonly string[] {
+  return m.allow_upgrade ?? (m.use_websocket === true ? ['websocket'] : []);
 }

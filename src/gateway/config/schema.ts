@@ -9,6 +9,7 @@ import { addedHeadersSchema, HEADER_NAME, HEADER_VALUE, matchedHeadersSchema, re
 import { emissaryMappingChecks, emissaryMappingFields } from './mapping-emissary';
 
 export type { AddedHeader, HeaderCondition } from './headers';
+export { allowedUpgrades } from './mapping-emissary';
 
 export const API_VERSION = 'gateway/v1';
 
