@@ -225,6 +225,10 @@ export async function listen(
     serve,
     connectionEvent,
     draining: () => draining,
+    answering(socket) {
+      const last = (socket as Tracked)[LATEST];
+      return last !== undefined && !last.writableFinished && !last.destroyed ? last : undefined;
+    },
     refuse(req, socket, status, detail) {
       onRejected?.({ status, method: req.method, target: loggedTarget(req), remote: req.socket.remoteAddress });
       answerAndClose(socket, status, detail);

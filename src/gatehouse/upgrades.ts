@@ -13,6 +13,9 @@
  * - A request with a body (`curl --http2 -d`) cannot have switched before its
  *   body was sent: it goes back to the HTTP server without its `Upgrade`, and
  *   is served as plain HTTP on a connection that stays open.
+ *
+ * Either way, a request pipelined behind another waits until that one is
+ * answered.
  */
 import http from 'node:http';
 import type { Socket } from 'node:net';
@@ -28,6 +31,8 @@ export interface UpgradeServing {
   readonly connectionEvent: 'connection' | 'secureConnection';
   /** Whether the server is closing: no connection switches protocols then. */
   draining(): boolean;
+  /** The answer to a request read before, on the same connection, that is not sent yet. */
+  answering(socket: Duplex): http.ServerResponse | undefined;
   /** Answers a request outside the app, with the error body, and closes its connection. */
   refuse(req: http.IncomingMessage, socket: Duplex, status: number, detail: string): void;
 }
@@ -52,8 +57,7 @@ function headWithoutUpgrade(req: http.IncomingMessage): Buffer {
 
 /** Builds the `upgrade` listener of a server. */
 export function upgradeListener(serving: UpgradeServing): (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void {
-  return (req, socket, head) => {
-    socket.on('error', () => socket.destroy());
+  function handle(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
     if (serving.draining()) {
       serving.refuse(req, socket, 503, 'the gateway is shutting down: connect again');
       return;
@@ -73,5 +77,15 @@ export function upgradeListener(serving: UpgradeServing): (req: http.IncomingMes
     res.once('finish', () => (socket as Socket).destroySoon());
     handOverUpgrade(req, { socket, head });
     serving.serve(req, res);
+  }
+
+  return (req, socket, head) => {
+    socket.on('error', () => socket.destroy());
+    // Node hands the request over as soon as it is read, even behind a
+    // pipelined request still being answered: answers go out in order, so
+    // this one waits for that answer to be sent.
+    const earlier = serving.answering(socket);
+    if (earlier === undefined) handle(req, socket, head);
+    else earlier.once('close', () => (socket.destroyed ? undefined : handle(req, socket, head)));
   };
 }

@@ -28,7 +28,8 @@ describe('gatehouse WebSocket tunnels', function () {
     refusing = http.createServer((req, res) => {
       let body = '';
       req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-      req.on('end', () => res.end(`${req.method} ${req.url} ${body} upgrade=${req.headers.upgrade}`));
+      const answer = () => res.end(`${req.method} ${req.url} ${body} upgrade=${req.headers.upgrade}`);
+      req.on('end', () => (req.url?.startsWith('/slow') ? setTimeout(answer, 200) : answer()));
     });
     refusing.on('upgrade', (_req, socket) => socket.end('HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: 11\r\nConnection: close\r\n\r\nnot for you'));
     // One that takes the connection and never answers.
@@ -160,6 +161,30 @@ describe('gatehouse WebSocket tunnels', function () {
     assert.ok(reply.includes('\r\n\r\nPOST /a hello upgrade=undefined'), reply);
     assert.ok(reply.endsWith('\r\n\r\nGET /b  upgrade=undefined'), reply);
     assert.equal(closed, false);
+  });
+
+  it('answers a request pipelined before a handshake first, then switches: answers go out in order', async () => {
+    const { reply, closed } = await exchange(
+      port,
+      `GET /refusing/slow HTTP/1.1\r\nHost: gw\r\n\r\nGET /chat/after HTTP/1.1\r\nHost: gw\r\nAuthorization: ${ALICE}\r\n${WEBSOCKET_HEADERS}\r\n`,
+      { waitMs: 1000 },
+    );
+    const slow = reply.indexOf('\r\n\r\nGET /slow  upgrade=undefined');
+    const switched = reply.indexOf('HTTP/1.1 101 Switching Protocols\r\n');
+    assert.ok(slow > 0 && switched > slow, reply);
+    assert.ok(reply.endsWith('hello /after'), JSON.stringify(reply));
+    assert.equal(closed, false);
+  });
+
+  it('answers a request pipelined before an upgrade request with a body first, then that one, as plain HTTP', async () => {
+    const { reply } = await exchange(
+      port,
+      `GET /refusing/slow HTTP/1.1\r\nHost: gw\r\n\r\nPOST /refusing/b HTTP/1.1\r\nHost: gw\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nContent-Length: 2\r\n\r\nhi`,
+      { waitMs: 1000 },
+    );
+    const slow = reply.indexOf('GET /slow  upgrade=undefined');
+    const posted = reply.indexOf('POST /b hi upgrade=undefined');
+    assert.ok(slow > 0 && posted > slow, reply);
   });
 
   it('logs a tunnel once it closes, as a 101 of the user, with how long it was open', async () => {
