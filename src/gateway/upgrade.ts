@@ -52,7 +52,11 @@ function join(client: Duplex, upstream: Socket, clientHead: Buffer, upstreamHead
   upstream.pipe(client);
 }
 
-/** The 101's headers the client is sent: the upstream's, but those of its connection to the gateway. */
+/**
+ * The 101's headers the client is sent: the upstream's, but those of its
+ * connection to the gateway. Node's parser refused any header it would not
+ * write (the request then failed with a 502), so setting them cannot throw.
+ */
 function copySwitchHeaders(res: http.ServerResponse, headers: http.IncomingHttpHeaders): void {
   for (const name in headers) {
     if (isHopByHop(name) && name !== 'connection' && name !== 'upgrade') continue;

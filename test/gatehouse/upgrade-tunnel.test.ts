@@ -17,6 +17,7 @@ describe('gatehouse WebSocket tunnels', function () {
   let upstream: EchoUpstream;
   let refusing: http.Server;
   let silent: net.Server;
+  let garbled: net.Server;
   let config: TempConfig;
   let running: Running;
   let port: number;
@@ -34,7 +35,9 @@ describe('gatehouse WebSocket tunnels', function () {
     refusing.on('upgrade', (_req, socket) => socket.end('HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: 11\r\nConnection: close\r\n\r\nnot for you'));
     // One that takes the connection and never answers.
     silent = net.createServer(() => undefined);
-    await Promise.all([new Promise<void>((r) => refusing.listen(0, '127.0.0.1', r)), new Promise<void>((r) => silent.listen(0, '127.0.0.1', r))]);
+    // One that agrees in a 101 no HTTP parser takes (a control character in a header).
+    garbled = net.createServer((socket) => socket.once('data', () => socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nX-Bad: a\x7fb\r\n\r\n')));
+    await Promise.all([refusing, silent, garbled].map((server) => new Promise<void>((r) => server.listen(0, '127.0.0.1', r))));
     const dead = await deadPort();
     config = copyConfig();
     const websocket = ['websocket'];
@@ -54,6 +57,7 @@ describe('gatehouse WebSocket tunnels', function () {
         { name: 'refusing', prefix: '/refusing/', service: `127.0.0.1:${(refusing.address() as net.AddressInfo).port}`, allow_upgrade: websocket, bypass_auth: true },
         { name: 'silent', prefix: '/silent/', service: `127.0.0.1:${(silent.address() as net.AddressInfo).port}`, use_websocket: true, bypass_auth: true, timeout_ms: 200 },
         { name: 'dead', prefix: '/dead/', service: `127.0.0.1:${dead}`, allow_upgrade: websocket, bypass_auth: true },
+        { name: 'garbled', prefix: '/garbled/', service: `127.0.0.1:${(garbled.address() as net.AddressInfo).port}`, allow_upgrade: websocket, bypass_auth: true },
       ),
     );
     running = await startGatehouse({ configDir: config.dir, shutdownGraceMs: 300 });
@@ -70,6 +74,7 @@ describe('gatehouse WebSocket tunnels', function () {
     await upstream?.close();
     refusing?.close();
     silent?.close();
+    garbled?.close();
     config?.remove();
   });
 
@@ -141,6 +146,13 @@ describe('gatehouse WebSocket tunnels', function () {
     const dead = await exchange(port, `GET /dead/x HTTP/1.1\r\nHost: gw\r\n${WEBSOCKET_HEADERS}\r\n`);
     assert.match(dead.reply, /^HTTP\/1\.1 503 Service Unavailable\r\n/);
     assert.ok(dead.reply.endsWith('{"code":503,"message":"503: Service Unavailable","detail":"the upstream service is unavailable"}'), dead.reply);
+  });
+
+  it('answers 502 when the upstream agrees in a 101 that is not HTTP, and opens no tunnel', async () => {
+    const { reply, closed } = await exchange(port, `GET /garbled/x HTTP/1.1\r\nHost: gw\r\n${WEBSOCKET_HEADERS}\r\n`);
+    assert.match(reply, /^HTTP\/1\.1 502 Bad Gateway\r\n/);
+    assert.ok(reply.endsWith('"detail":"the upstream service failed to answer"}'), reply);
+    assert.ok(closed);
   });
 
   it('serves an upgrade on a Mapping without allow_upgrade as plain HTTP: the upstream sees no Upgrade', async () => {
