@@ -20,6 +20,7 @@ import { keptHeaders, restoreHeaders } from './kept-headers';
 import { dropLookalikes } from './lookalike-headers';
 import { overriddenMethods } from './method-override';
 import type { ModuleRegistry } from './module';
+import { OWN_PREFIX, ownPaths } from './own-paths';
 import { normalisePath, withoutParameters } from './path';
 import { forwardRemote } from './proxy';
 import { createRateLimitStage } from './ratelimit-stage';
@@ -72,9 +73,6 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-const OWN_PREFIX = '/gateway/v0/check_';
-const ALIVE = '/gateway/v0/check_alive';
-const READY = '/gateway/v0/check_ready';
 
 /** What a preflight asks to send, as a route's `method` is spelled. */
 function requestedMethod(ctx: Context): string {
@@ -100,7 +98,6 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   const modules: ModuleRegistry = options.modules ?? new Map();
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const events = options.events ?? NO_EVENTS;
-  const readiness = options.readiness;
   const errors = errorResponder(options.errors);
   const drainMs = options.drainMs ?? 30_000;
   const stages: StageFactories = {
@@ -112,29 +109,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   let closed = false;
   // Replaced runtimes still finishing requests, so that close() can close them too.
   const retiring = new Set<Runtime>();
-
-  async function answerOwnPath(ctx: Context, path: string): Promise<boolean> {
-    if (path !== ALIVE && path !== READY) return false;
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
-      throw new HttpError(405, undefined, { headers: { Allow: 'GET, HEAD' } });
-    }
-    ctx.set('Cache-Control', 'no-store');
-    if (path === ALIVE) {
-      ctx.body = { status: 'alive' };
-      return true;
-    }
-    const rt = current;
-    if (rt === null) throw new HttpError(503, 'no configuration is loaded');
-    if (readiness) {
-      try {
-        await readiness();
-      } catch (err) {
-        throw new HttpError(503, `not ready: ${(err as Error)?.message ?? String(err)}`, { headers: { 'Cache-Control': 'no-store' } });
-      }
-    }
-    ctx.body = { status: 'ready', routes: rt.table.routes.length, loaded_at: rt.snapshot.loadedAt };
-    return true;
-  }
+  const answerOwnPath = ownPaths(() => current, options.readiness);
 
   /** The stages, then the forward: what runs once a request is routed (inside its CORS policy, if any). */
   async function pass(
