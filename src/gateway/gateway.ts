@@ -25,7 +25,7 @@ import { normalisePath, withoutParameters } from './path';
 import { forwardRemote } from './proxy';
 import { createRateLimitStage } from './ratelimit-stage';
 import { admitRequest } from './request-target';
-import { allowedUpgrade, forwardUpgrade } from './upgrade';
+import { forwardUpgrade, tunnelledUpgrade } from './upgrade';
 import { rewritePath, type Route } from './route-table';
 import { buildRuntime, disposeRuntime, retireRuntime, type RouteTarget, type Runtime, type StageFactories } from './runtime';
 import { deepFreeze, type GatewaySnapshot, type RejectedConfig } from './snapshot';
@@ -153,7 +153,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
           removedHeaders: target.removeRequestHeaders,
           hostRewrite: target.hostRewrite,
         };
-        const upgrade = target.upgrades === null ? undefined : allowedUpgrade(ctx, target.upgrades);
+        const upgrade = target.upgrades === null ? undefined : tunnelledUpgrade(ctx, target.upgrades);
         if (upgrade === undefined) await forwardRemote(ctx, target.upstream, forward);
         else await forwardUpgrade(ctx, target.upstream, upgrade, { ...forward, beforeSwitch: () => applyResponseEdits(ctx.res, target) });
       }

@@ -24,7 +24,7 @@ import { DEFAULT_CONNECT_TIMEOUT_MS } from './upstream';
  * the server handed it over for that; undefined otherwise (the request is
  * then forwarded as plain HTTP, its `Upgrade` dropped as hop-by-hop).
  */
-export function allowedUpgrade(ctx: Context, allowed: ReadonlySet<string>): UpgradeHandover | undefined {
+export function tunnelledUpgrade(ctx: Context, allowed: ReadonlySet<string>): UpgradeHandover | undefined {
   const handover = upgradeHandover(ctx.req);
   return handover !== undefined && allowed.has(upgradeProtocol(ctx.req)) ? handover : undefined;
 }
