@@ -20,7 +20,7 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { handOverUpgrade } from '../http';
+import { handOverUpgrade, hasRequestBody } from '../http';
 
 /** What the listener needs of the server it serves. */
 export interface UpgradeServing {
@@ -35,12 +35,6 @@ export interface UpgradeServing {
   answering(socket: Duplex): http.ServerResponse | undefined;
   /** Answers a request outside the app, with the error body, and closes its connection. */
   refuse(req: http.IncomingMessage, socket: Duplex, status: number, detail: string): void;
-}
-
-/** Whether a request has a body to read: a length above 0, or a transfer coding. */
-function hasBody(req: http.IncomingMessage): boolean {
-  const length = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 /** The request's head as it came, but for its `Upgrade` lines. */
@@ -62,7 +56,7 @@ export function upgradeListener(serving: UpgradeServing): (req: http.IncomingMes
       serving.refuse(req, socket, 503, 'the gateway is shutting down: connect again');
       return;
     }
-    if (hasBody(req)) {
+    if (hasRequestBody(req)) {
       // Read again from the start, as the HTTP server reads any request.
       if (head.length > 0) socket.unshift(head);
       socket.unshift(headWithoutUpgrade(req));

@@ -17,12 +17,6 @@ export interface PeekedBody {
 
 const NOTHING = Buffer.alloc(0);
 
-/** Whether a request has a body at all: a length above 0, or chunks. */
-export function hasRequestBody(req: IncomingMessage): boolean {
-  const length = req.headers['content-length'];
-  return length !== undefined ? length !== '0' : req.headers['transfer-encoding'] !== undefined;
-}
-
 /**
  * Reads the first `max` bytes of `req`'s body (all of it when shorter) and
  * puts what it read back at the head of the stream, before its end is

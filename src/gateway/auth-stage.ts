@@ -17,8 +17,8 @@ import {
   type AuthRequest,
   type RemoteAuthClient,
 } from '../auth';
-import { HttpError, ORIGINAL_PATH, redactAddress } from '../http';
-import { hasRequestBody, peekBody } from './auth-body';
+import { hasRequestBody, HttpError, ORIGINAL_PATH, redactAddress } from '../http';
+import { peekBody } from './auth-body';
 import { removeRequestHeader, scrubRaw } from './claimed-user';
 import type { AuthServiceRecord, MappingRecord } from './config/schema';
 import { NO_EVENTS, type GatewayEvents } from './events';

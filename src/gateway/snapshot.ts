@@ -89,6 +89,7 @@ export function describeRoutes(config: GatewayConfig, table: RouteTable<{ kind: 
   const routes = table.routes.map((route): RouteSnapshot => {
     const m = route.mapping;
     const source = config.recordSources?.get(m);
+    const upgrades = allowedUpgrades(m);
     return {
       name: m.name,
       prefix: route.prefix,
@@ -101,7 +102,7 @@ export function describeRoutes(config: GatewayConfig, table: RouteTable<{ kind: 
       ...(route.host ? { hostname: formatHostPattern(route.host) } : {}),
       ...(m.case_sensitive ? {} : { case_sensitive: false as const }),
       ...(m.host_rewrite !== undefined ? { host_rewrite: m.host_rewrite } : {}),
-      ...(allowedUpgrades(m).length > 0 ? { allow_upgrade: [...allowedUpgrades(m)] } : {}),
+      ...(upgrades.length > 0 ? { allow_upgrade: [...upgrades] } : {}),
       bypass_auth: m.bypass_auth,
       timeout_ms: m.timeout_ms,
       ...(m.labels ? { labels: structuredClone(m.labels) } : {}),

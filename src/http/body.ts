@@ -1,12 +1,20 @@
 /**
  * @module http/body
- * Reading JSON request bodies with a size limit and clear errors.
+ * Whether a request has a body, and reading JSON request bodies with a size
+ * limit and clear errors.
  */
 import type { Context } from 'koa';
+import type { IncomingMessage } from 'node:http';
 import getRawBody from 'raw-body';
 import { HttpError } from './errors';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+/** Whether a request has a body at all: a length above 0, or chunks. */
+export function hasRequestBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return length !== undefined ? length !== '0' : req.headers['transfer-encoding'] !== undefined;
+}
 
 /**
  * Reads and parses a JSON body: 400 when there is none, 415 for another
