@@ -27,7 +27,18 @@ export {
   type RateLimitServiceOptions,
   type RateLimitServiceStats,
 } from './service';
-export { LimitsConfigError, loadLimitsDir, compileDocuments, type LoadedLimits } from './limits-loader';
+export {
+  LimitsConfigError,
+  displayPath,
+  loadLimitsDir,
+  parseLimitsFiles,
+  compileDocuments,
+  isLimitsFileName,
+  LIMITS_FILES,
+  LIMITS_FOLDER,
+  type LimitsFile,
+  type LoadedLimits,
+} from './limits-loader';
 export { findRule, type LimitRule, type LimitTable } from './limits';
 export { RATE_LIMIT_UNITS, UNIT_SECONDS } from './units';
 export type { RateLimitStore, StoreDecision, WindowCheck } from './store';

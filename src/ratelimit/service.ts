@@ -11,7 +11,8 @@
 import pino from 'pino';
 import type { RateLimiter, RateLimitRequest, RateLimitResponse, DescriptorStatus } from './types';
 import { findRule, type LimitRule, type LimitTable } from './limits';
-import { compileDocumentsWithWarnings, loadLimitsDir, type CompiledLimits } from './limits-loader';
+import { errorText } from '../files';
+import { compileDocumentsWithWarnings, loadLimitsDir, type CompiledLimits, type LoadedLimits } from './limits-loader';
 import { counterKey } from './counter-key';
 import { createMemoryStore } from './memory-store';
 import { quotaModeMetadata } from './quota-metadata';
@@ -30,6 +31,10 @@ export interface RateLimitServiceOptions {
   limitsDir?: string;
   /** Limits documents given in code (as parsed from YAML), used when there is no `limitsDir`. */
   limits?: readonly unknown[];
+  /** The limits of `limitsDir` already read (by a folder check): not read again at start. */
+  loaded?: LoadedLimits;
+  /** The largest limits file `reload()` reads, in bytes. Default 8 MiB. */
+  fileSizeLimit?: number;
   /** Where counters live. Default: a memory store. The service closes it on `close()`. */
   store?: RateLimitStore;
   /** Clock in milliseconds, for tests. */
@@ -71,6 +76,8 @@ export interface RateLimitService extends RateLimiter {
    * Counters are kept.
    */
   reload(): Promise<void>;
+  /** Serves limits already read and checked (by a folder check that read the files once). Counters are kept. */
+  useLimits(loaded: LoadedLimits): void;
   close(): Promise<void>;
   stats(): RateLimitServiceStats;
 }
@@ -122,10 +129,10 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
   let warnings: string[] = [];
   let table: LimitTable;
 
-  function load(): LimitTable {
+  function load(given?: LoadedLimits): LimitTable {
     let loaded: CompiledLimits;
-    if (options.limitsDir !== undefined) {
-      const read = loadLimitsDir(options.limitsDir);
+    if (given !== undefined || options.limitsDir !== undefined) {
+      const read = given ?? loadLimitsDir(options.limitsDir!, options.fileSizeLimit);
       files = read.files;
       loaded = read;
     } else {
@@ -136,7 +143,7 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
     for (const warning of warnings) logger.warn({ warning }, 'rate-limit configuration warning');
     return loaded.table;
   }
-  table = load();
+  table = load(options.loaded);
 
   const counts = { requests: 0, overLimit: 0, storeErrors: 0 };
   let lastStoreErrorLog = -Infinity;
@@ -276,11 +283,15 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
     async reload() {
       try {
         table = load();
-        logger.info({ files, domains: [...table.domains.keys()], rules: table.ruleCount }, 'rate limits loaded');
       } catch (err) {
-        logger.error({ err: (err as Error).message }, 'rate limits refused; the previous limits stay');
+        logger.error({ err: errorText(err) }, 'rate limits refused; the previous limits stay');
         throw err;
       }
+      logger.info({ files, domains: [...table.domains.keys()], rules: table.ruleCount }, 'rate limits loaded');
+    },
+    useLimits(loaded) {
+      table = load(loaded);
+      logger.info({ files, domains: [...table.domains.keys()], rules: table.ruleCount }, 'rate limits loaded');
     },
     async close() {
       await store.close();
