@@ -27,6 +27,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { HttpError } from '../http';
 import type { HeaderCondition, MappingRecord } from './config/schema';
 import { hostMatches, hostSpecificity, parseHostPattern, type HostPattern } from './host-match';
+import { runAtOnce, type Steps } from './slices';
 
 /** A route as the table holds it: a Mapping, its normalised prefix and what it forwards to. */
 export interface Route<T> {
@@ -104,13 +105,24 @@ function compile<T>(spec: RouteSpec<T>, index: number): Route<T> {
   };
 }
 
+/** Compiles the routes of `specs` in match order, a step a route (see ./slices). */
+export function* compileRoutes<T>(specs: readonly RouteSpec<T>[]): Steps<Route<T>[]> {
+  const routes: Route<T>[] = [];
+  for (let i = 0; i < specs.length; i++) {
+    routes.push(compile(specs[i], i));
+    yield;
+  }
+  return routes.sort(compareRoutes);
+}
+
 /** The routes of one configuration, in match order. Built once, read by every request. */
 export class RouteTable<T> {
   /** In match order. */
   readonly routes: readonly Route<T>[];
 
-  constructor(specs: readonly RouteSpec<T>[]) {
-    this.routes = specs.map(compile).sort(compareRoutes);
+  /** `compiled`: the routes of `specs` already compiled by {@link compileRoutes}. */
+  constructor(specs: readonly RouteSpec<T>[], compiled?: readonly Route<T>[]) {
+    this.routes = compiled ?? runAtOnce(compileRoutes(specs));
   }
 
   /**

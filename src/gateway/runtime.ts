@@ -19,9 +19,11 @@ import { compileHeaderEdits, type HeaderEdits } from './header-edits';
 import { OVERRIDE_HEADERS } from './method-override';
 import { normalisePath, withoutParameters } from './path';
 import { createUpstream, type Upstream } from './proxy';
-import { RouteTable, type RouteSpec } from './route-table';
+import { compileRoutes, RouteTable, type RouteSpec } from './route-table';
+import { runAtOnce, type Steps } from './slices';
+import { errorText } from '../files';
 import { DEFAULT_CONNECT_TIMEOUT_MS, parseUpstreamAddress, type UpstreamAddress } from './upstream';
-import { describeRoutes, type RuntimeSnapshot } from './snapshot';
+import { describeRoutesSteps, type RuntimeSnapshot } from './snapshot';
 
 /** What every route has besides its target: edits of headers, and its CORS policy. */
 export interface RouteExtras extends HeaderEdits {
@@ -81,9 +83,10 @@ export interface Runtime {
 const ALWAYS_OWNED = ['x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', ...OVERRIDE_HEADERS];
 
 /** The header names the Mappings of a configuration match, label or edit, and those the gateway writes or reads itself. */
-function ownedHeaders(mappings: readonly MappingRecord[]): string[] {
+function* ownedHeaders(mappings: readonly MappingRecord[]): Steps<string[]> {
   const names = new Set(ALWAYS_OWNED);
   for (const mapping of mappings) {
+    yield;
     for (const name of Object.keys(mapping.headers ?? {})) names.add(name);
     for (const name of Object.keys(mapping.add_request_headers)) names.add(name);
     for (const name of mapping.remove_request_headers) names.add(name);
@@ -110,12 +113,20 @@ function moduleList(modules: ModuleRegistry): string {
  * registered module nor an address, a stage that cannot be built); nothing is
  * left open when it throws.
  */
-export function buildRuntime(
+export function buildRuntime(config: GatewayConfig, modules: ModuleRegistry, stages: StageFactories, events: GatewayEvents = {}): Runtime {
+  return runAtOnce(buildRuntimeSteps(config, modules, stages, events));
+}
+
+/**
+ * {@link buildRuntime}, a step a Mapping at each stage (see ./slices). What
+ * it opens (stages, upstream pools) is closed again when a later step throws.
+ */
+export function* buildRuntimeSteps(
   config: GatewayConfig,
   modules: ModuleRegistry,
   stages: StageFactories,
   events: GatewayEvents = {},
-): Runtime {
+): Steps<Runtime> {
   const problems: ConfigProblem[] = [];
   const sourceOf = (record: object) => config.recordSources?.get(record as MappingRecord);
   let policies: CorsPolicies | undefined;
@@ -125,7 +136,7 @@ export function buildRuntime(
     globalCors = policies.forMapping(undefined);
   } catch (err) {
     const m = config.module!;
-    problems.push(configProblem({ source: sourceOf(m), kind: m.kind, record: m.name, path: 'config.cors' }, (err as Error).message));
+    problems.push(configProblem({ source: sourceOf(m), kind: m.kind, record: m.name, path: 'config.cors' }, errorText(err)));
   }
   type Pending = { mapping: MappingRecord; prefix: string; edits: RouteExtras } & (
     | { module: GatehouseModule & { app: NonNullable<GatehouseModule['app']> } }
@@ -134,6 +145,7 @@ export function buildRuntime(
   const pending: Pending[] = [];
 
   for (const mapping of config.mappings) {
+    yield;
     const at = { source: sourceOf(mapping), kind: 'Mapping', record: mapping.name };
     const problem = (path: string, message: string) => problems.push(configProblem({ ...at, path }, message));
     let prefix = mapping.prefix;
@@ -150,7 +162,7 @@ export function buildRuntime(
     try {
       cors = policies?.forMapping(mapping);
     } catch (err) {
-      problem('cors', (err as Error).message);
+      problem('cors', errorText(err));
     }
     const edits: RouteExtras = { ...compileHeaderEdits(mapping), cors };
     const module = modules.get(mapping.service);
@@ -183,7 +195,7 @@ export function buildRuntime(
     try {
       return factory(record, modules, events);
     } catch (err) {
-      problems.push(configProblem({ source: sourceOf(record), kind: record.kind, record: record.name, path }, (err as Error).message ?? String(err)));
+      problems.push(configProblem({ source: sourceOf(record), kind: record.kind, record: record.name, path }, errorText(err)));
       return null;
     }
   };
@@ -191,7 +203,7 @@ export function buildRuntime(
   if (config.rateLimitService) rateLimit = buildStage(config.rateLimitService, stages.rateLimit, 'service');
 
   if (problems.length > 0) {
-    for (const stage of [auth, rateLimit]) void stage?.close?.().catch(() => undefined);
+    for (const stage of [auth, rateLimit]) void closing(() => stage?.close?.());
     throw new ConfigError(problems);
   }
 
@@ -202,43 +214,62 @@ export function buildRuntime(
     if ('address' in p) timeouts.set(p.address.origin, Math.max(timeouts.get(p.address.origin) ?? 0, p.mapping.timeout_ms || DEFAULT_CONNECT_TIMEOUT_MS));
   }
   const upstreams = new Map<string, Upstream>();
-  const handlers = new Map<GatehouseModule, ModuleHandler>();
-  const specs: RouteSpec<RouteTarget>[] = pending.map((p) => {
-    let target: RouteTarget;
-    if ('module' in p) {
-      let handler = handlers.get(p.module);
-      if (!handler) handlers.set(p.module, (handler = moduleHandler(p.module)));
-      target = { kind: 'in-process', module: p.module.name, handler, ...p.edits };
-    } else {
-      const origin = p.address.origin;
-      let upstream = upstreams.get(origin);
-      if (!upstream) upstreams.set(origin, (upstream = createUpstream(p.address, { connectTimeout: timeouts.get(origin)! })));
-      // Paths under a base path are forwarded under it; the pool is shared by origin.
-      const upgrades = allowedUpgrades(p.mapping);
-      target = {
-        kind: 'remote',
-        upstream: { address: p.address, pool: upstream.pool },
-        timeoutMs: p.mapping.timeout_ms,
-        hostRewrite: p.mapping.host_rewrite,
-        upgrades: upgrades.length > 0 ? new Set(upgrades) : null,
-        ...p.edits,
-      };
+  try {
+    const handlers = new Map<GatehouseModule, ModuleHandler>();
+    const specs: RouteSpec<RouteTarget>[] = [];
+    for (const p of pending) {
+      yield;
+      let target: RouteTarget;
+      if ('module' in p) {
+        let handler = handlers.get(p.module);
+        if (!handler) handlers.set(p.module, (handler = moduleHandler(p.module)));
+        target = { kind: 'in-process', module: p.module.name, handler, ...p.edits };
+      } else {
+        const origin = p.address.origin;
+        let upstream = upstreams.get(origin);
+        if (!upstream) upstreams.set(origin, (upstream = createUpstream(p.address, { connectTimeout: timeouts.get(origin)! })));
+        // Paths under a base path are forwarded under it; the pool is shared by origin.
+        const upgrades = allowedUpgrades(p.mapping);
+        target = {
+          kind: 'remote',
+          upstream: { address: p.address, pool: upstream.pool },
+          timeoutMs: p.mapping.timeout_ms,
+          hostRewrite: p.mapping.host_rewrite,
+          upgrades: upgrades.length > 0 ? new Set(upgrades) : null,
+          ...p.edits,
+        };
+      }
+      specs.push({ mapping: p.mapping, prefix: p.prefix, target });
     }
-    return { mapping: p.mapping, prefix: p.prefix, target };
-  });
-  const table = new RouteTable(specs);
-  return {
-    config,
-    table,
-    auth,
-    rateLimit,
-    cors: globalCors,
-    upstreams,
-    ownedHeaders: ownedHeaders(config.mappings),
-    snapshot: describeRoutes(config, table),
-    active: 0,
-    retired: false,
-  };
+    const table = new RouteTable(specs, yield* compileRoutes(specs));
+    return {
+      config,
+      table,
+      auth,
+      rateLimit,
+      cors: globalCors,
+      upstreams,
+      ownedHeaders: yield* ownedHeaders(config.mappings),
+      snapshot: yield* describeRoutesSteps(config, table),
+      active: 0,
+      retired: false,
+    };
+  } catch (err) {
+    // Nothing is left open by a build that did not finish.
+    for (const stage of [auth, rateLimit]) void closing(() => stage?.close?.());
+    for (const upstream of upstreams.values()) void closing(() => upstream.pool.destroy());
+    throw err;
+  }
+}
+
+/** What `close` returns, as a promise that never rejects, even when `close` throws at once. */
+function closing(close: () => unknown): Promise<void> {
+  return Promise.resolve()
+    .then(close)
+    .then(
+      () => undefined,
+      () => undefined,
+    );
 }
 
 /**
@@ -248,13 +279,14 @@ export function buildRuntime(
 export function disposeRuntime(runtime: Runtime, force = false): Promise<void> {
   if (runtime.graceTimer) clearTimeout(runtime.graceTimer);
   const pools = [...runtime.upstreams.values()].map((u) => u.pool);
+  // Closed one by one, each as a promise: a close that throws at once (in a timer, at the end of a request) must not escape.
   if (!runtime.closing) {
-    runtime.closing = Promise.allSettled([
-      ...[runtime.auth, runtime.rateLimit].map((stage) => stage?.close?.()),
-      ...pools.map((pool) => (force ? pool.destroy() : pool.close())),
+    runtime.closing = Promise.all([
+      ...[runtime.auth, runtime.rateLimit].map((stage) => closing(() => stage?.close?.())),
+      ...pools.map((pool) => closing(() => (force ? pool.destroy() : pool.close()))),
     ]).then(() => undefined);
   } else if (force) {
-    return Promise.allSettled(pools.map((pool) => pool.destroy())).then(() => undefined);
+    return Promise.all(pools.map((pool) => closing(() => pool.destroy()))).then(() => undefined);
   }
   return runtime.closing;
 }

@@ -151,6 +151,80 @@ describe('gateway build errors', () => {
   });
 });
 
+describe('a configuration prepared before it is served', () => {
+  const many = (service: string, count: number) => Array.from({ length: count }, (_, i) => mapping(`/p${i}/`, service, { name: `${service}-${i}` }));
+
+  it('is built a slice at a time, the event loop turning between slices, and serves once handed to reconfigure', async () => {
+    const gateway = createGateway({ modules: registry(echoModule('hotels'), echoModule('cars')), config: configOf(...many('hotels', 1)) });
+    const { server, url } = await listen(gateway.app.callback());
+    try {
+      const next = configOf(...many('cars', 3000));
+      let turns = 0;
+      let counting = true;
+      const count = () => {
+        turns++;
+        if (counting) setImmediate(count);
+      };
+      setImmediate(count);
+      const prepared = await gateway.prepare(next);
+      counting = false;
+      assert.ok(turns > 1, `the event loop turned ${turns} times while 3000 routes were built`);
+      assert.equal(((await send(url, '/p0/x')).json() as Echo).module, 'hotels', 'a prepared configuration does not serve yet');
+      gateway.reconfigure(prepared);
+      assert.equal(((await send(url, '/p2999/x')).json() as Echo).module, 'cars');
+      assert.equal(gateway.snapshot().routes.length, 3000);
+      assert.throws(() => gateway.reconfigure(prepared), /not prepared by this gateway, or was served or discarded already/);
+    } finally {
+      await close(server);
+      await gateway.close();
+    }
+  });
+
+  it('is refused with every problem, shown in the snapshot, and the old configuration serves on', async () => {
+    const gateway = createGateway({ modules: registry(echoModule('hotels')), config: configOf(mapping('/v1/', 'hotels')) });
+    await assert.rejects(gateway.prepare(configOf(mapping('/v2/', 'nowhere', { name: 'lost' }))), (err: unknown) => {
+      assert.ok(err instanceof ConfigError);
+      assert.match(err.problems[0].text, /^Mapping lost: service: service 'nowhere' is neither a registered module/);
+      return true;
+    });
+    assert.match(gateway.snapshot().rejected!.problems[0].text, /Mapping lost/);
+    assert.deepEqual(gateway.snapshot().routes.map((r) => r.prefix), ['/v1/']);
+    await gateway.close();
+  });
+
+  it('closes what it opened once discarded, and can then not be served', async () => {
+    const gateway = createGateway({ config: configOf(mapping('/v1/', 'http://127.0.0.1:9')) });
+    const prepared = await gateway.prepare(configOf(mapping('/v2/', 'http://127.0.0.1:10')));
+    await prepared.discard();
+    await prepared.discard();
+    assert.throws(() => gateway.reconfigure(prepared), /served or discarded already/);
+    assert.deepEqual(gateway.snapshot().routes.map((r) => r.prefix), ['/v1/']);
+    await gateway.close();
+  });
+
+  it('retires the configuration it replaces even when a stage of that one throws as it closes', async () => {
+    const closed: string[] = [];
+    const gateway = createGateway({
+      config: configOf(mapping('/v1/', 'http://127.0.0.1:9'), { apiVersion: 'gateway/v1', kind: 'AuthService', name: 'a', auth_service: '127.0.0.1:9' }),
+      stages: {
+        auth: () => ({
+          run: () => true,
+          close() {
+            closed.push('auth');
+            throw new Error('the stage would not close');
+          },
+        }),
+      },
+    });
+    gateway.reconfigure(await gateway.prepare(configOf(mapping('/v2/', 'http://127.0.0.1:9'))));
+    // The throw came in a promise of its own, and went nowhere: the gateway is still whole.
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(closed, ['auth']);
+    assert.deepEqual(gateway.snapshot().routes.map((r) => r.prefix), ['/v2/']);
+    await gateway.close();
+  });
+});
+
 describe('gateway snapshot', () => {
   it('lists the routes in match order with what the diagnostic page shows, read-only', async () => {
     const labels = { gateway: [{ request_label_group: [{ 'x-gateway-test-allow': { header: 'x-gateway-test-allow', omit_if_not_present: true } }] }] };
