@@ -2,9 +2,10 @@
  * @module gatehouse/options
  * The options of a whole Gatehouse and their defaults, from code or from the
  * environment (`HOST`, `PORT`, `GRPC_PORT`, `GATEHOUSE_CONFIG`, `REDIS_URL`,
- * `TLS_CERT`, `TLS_KEY`).
+ * `TLS_CERT`, `TLS_KEY`, `GATEHOUSE_FILE_SIZE_LIMIT`).
  */
 import { resolve } from 'node:path';
+import { DEFAULT_FILE_SIZE_LIMIT, fileSystemSource, parseByteSize, type ConfigFileSource } from '../files';
 import type { Logger } from '../telemetry';
 import type { GatehouseModule } from '../gateway';
 import { KEEP_ALIVE_TIMEOUT_MS, type TlsFiles } from './http-server';
@@ -46,6 +47,18 @@ export interface GatehouseOptions {
   keepAliveTimeoutMs?: number;
   /** The logger; default pino on stdout at `LOG_LEVEL` (info). */
   logger?: Logger;
+  /**
+   * The largest file read from the config folder (records, limits, users,
+   * booking data) and of the TLS files, in bytes; a larger one is refused
+   * with its name. Default `GATEHOUSE_FILE_SIZE_LIMIT`, else 8 MiB.
+   */
+  fileSizeLimit?: number;
+  /**
+   * Where the config folder's files are read from, at start and at every
+   * reload. Default: the file system. An embedding app may read them from a
+   * store of its own, or wrap the file system (to audit, to test faults).
+   */
+  configSource?: ConfigFileSource;
 }
 
 /** Options with every default applied. */
@@ -67,6 +80,11 @@ export function envPort(value: string | undefined, name: string, fallback: numbe
   const n = /^[0-9]{1,5}$/.test(value) ? Number(value) : NaN;
   if (!(n <= 65535)) throw new Error(`${name} must be a port number (0-65535), got '${value}'`);
   return n;
+}
+
+/** The file size limit `GATEHOUSE_FILE_SIZE_LIMIT` sets (`16m`, `16777216`); the default when unset or empty. */
+export function envFileSizeLimit(value: string | undefined): number {
+  return value === undefined || value === '' ? DEFAULT_FILE_SIZE_LIMIT : parseByteSize(value, 'GATEHOUSE_FILE_SIZE_LIMIT');
 }
 
 /**
@@ -117,6 +135,7 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
   wholeNumber(options.reloadDebounceMs, 'reloadDebounceMs', 'a number of milliseconds');
   wholeNumber(options.shutdownGraceMs, 'shutdownGraceMs', 'a number of milliseconds');
   wholeNumber(options.keepAliveTimeoutMs, 'keepAliveTimeoutMs', 'a number of milliseconds');
+  wholeNumber(options.fileSizeLimit, 'fileSizeLimit', 'a number of bytes', 1);
   return {
     configDir: resolve(options.configDir ?? (env.GATEHOUSE_CONFIG || 'config')),
     host,
@@ -134,5 +153,7 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
     shutdownGraceMs: options.shutdownGraceMs ?? 10_000,
     keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS,
     logger: options.logger,
+    fileSizeLimit: options.fileSizeLimit ?? envFileSizeLimit(env.GATEHOUSE_FILE_SIZE_LIMIT),
+    configSource: options.configSource ?? fileSystemSource,
   };
 }

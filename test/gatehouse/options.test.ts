@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createGatehouse } from '../../src/gatehouse';
+import { createGatehouse, resolveOptions } from '../../src/gatehouse';
 import { DEMO_CONFIG } from './support/running';
 
 describe('gatehouse options from code', () => {
@@ -11,6 +11,7 @@ describe('gatehouse options from code', () => {
     ['a negative shutdown grace', { shutdownGraceMs: -1 }, /^shutdownGraceMs must be a number of milliseconds \(0 or more\), got -1$/],
     ['an infinite reload debounce', { reloadDebounceMs: Infinity }, /^reloadDebounceMs must be a number of milliseconds \(0 or more\), got Infinity$/],
     ['a fractional keep-alive timeout', { keepAliveTimeoutMs: 0.5 }, /^keepAliveTimeoutMs must be a number of milliseconds \(0 or more\), got 0\.5$/],
+    ['a file size limit of 0', { fileSizeLimit: 0 }, /^fileSizeLimit must be a number of bytes \(1 or more\), got 0$/],
   ];
   for (const [what, option, message] of refused) {
     it(`refuses ${what}, naming the option`, async () => {
@@ -41,5 +42,13 @@ describe('gatehouse options from code', () => {
     const { port } = await gatehouse.start();
     assert.ok(port > 0);
     await gatehouse.stop();
+  });
+
+  it('reads files up to 8 MiB, or GATEHOUSE_FILE_SIZE_LIMIT, or fileSizeLimit, which wins', () => {
+    assert.equal(resolveOptions({}, {}).fileSizeLimit, 8 * 1024 * 1024);
+    assert.equal(resolveOptions({}, { GATEHOUSE_FILE_SIZE_LIMIT: '' }).fileSizeLimit, 8 * 1024 * 1024);
+    assert.equal(resolveOptions({}, { GATEHOUSE_FILE_SIZE_LIMIT: '16m' }).fileSizeLimit, 16 * 1024 * 1024);
+    assert.equal(resolveOptions({ fileSizeLimit: 1000 }, { GATEHOUSE_FILE_SIZE_LIMIT: '16m' }).fileSizeLimit, 1000);
+    assert.throws(() => resolveOptions({}, { GATEHOUSE_FILE_SIZE_LIMIT: '16 MB' }), /^Error: GATEHOUSE_FILE_SIZE_LIMIT must be a size in bytes, or with a unit \(512k, 16m, 1g\), got '16 MB'$/);
   });
 });

@@ -1,0 +1,93 @@
+/**
+ * @module gatehouse/folder/transfer
+ * A checked folder sent from the worker thread in parts. A message is
+ * copied into the receiving thread in one piece, while its event runs:
+ * 30 000 Mappings in one message held the event loop for a third of a
+ * second. In parts of {@link PART_ITEMS}, requests are answered between them.
+ */
+import type { UserEntry } from '../../auth';
+import type { BookingData } from '../../bookings';
+import type { GatewayRecord, MappingRecord, RecordSource } from '../../gateway';
+import type { CheckedFolder } from './check';
+
+/** Items in one message: a few milliseconds of copying each. */
+export const PART_ITEMS = 500;
+
+type BookingList = keyof BookingData;
+const BOOKING_LISTS: readonly BookingList[] = ['hotels', 'cars', 'hotel_bookings', 'car_bookings'];
+
+/** One message of the worker. */
+export type Part =
+  | { part: 'mappings'; items: [MappingRecord, RecordSource | undefined][] }
+  | { part: 'users'; items: [string, UserEntry][] }
+  | { part: 'bookings'; list: BookingList; items: unknown[] }
+  | { done: CheckedFolder };
+
+function inParts<T>(items: readonly T[], send: (items: T[]) => void): void {
+  for (let i = 0; i < items.length; i += PART_ITEMS) send(items.slice(i, i + PART_ITEMS));
+}
+
+/** Sends `checked` with `post`: its long lists in parts, then the rest. */
+export function sendInParts(checked: CheckedFolder, post: (part: Part) => void): void {
+  const rest: CheckedFolder = { ...checked };
+  const config = checked.config;
+  if (config) {
+    const sources = config.recordSources;
+    inParts(config.mappings, (items) => post({ part: 'mappings', items: items.map((m) => [m, sources?.get(m)]) }));
+    // The other records keep their place in the map: there are three at most.
+    const others = new Map<GatewayRecord, RecordSource>();
+    for (const record of [config.authService, config.rateLimitService, config.module]) {
+      const source = record && sources?.get(record);
+      if (record && source) others.set(record, source);
+    }
+    rest.config = { ...config, mappings: [], recordSources: others };
+  }
+  if (checked.users) {
+    inParts([...checked.users.users], (items) => post({ part: 'users', items }));
+    rest.users = { ...checked.users, users: new Map() };
+  }
+  if (checked.bookings) {
+    const bookings = checked.bookings;
+    for (const list of BOOKING_LISTS) inParts(bookings[list] as readonly unknown[], (items) => post({ part: 'bookings', list, items }));
+    rest.bookings = { hotels: [], cars: [], hotel_bookings: [], car_bookings: [] };
+  }
+  post({ done: rest });
+}
+
+/** Puts the parts back together as they come; `add` gives the whole once the last part is in. */
+export function createAssembler(): { add(part: Part): CheckedFolder | undefined } {
+  const mappings: MappingRecord[] = [];
+  const sources = new Map<GatewayRecord, RecordSource>();
+  const users = new Map<string, UserEntry>();
+  const bookings: Record<BookingList, unknown[]> = { hotels: [], cars: [], hotel_bookings: [], car_bookings: [] };
+  return {
+    add(part) {
+      if ('done' in part) {
+        const checked = part.done;
+        const config = checked.config;
+        if (config) {
+          for (const [record, source] of config.recordSources ?? []) sources.set(record, source);
+          config.mappings = mappings;
+          if (sources.size > 0) config.recordSources = sources;
+          else delete config.recordSources;
+        }
+        if (checked.users) checked.users = { ...checked.users, users };
+        if (checked.bookings) checked.bookings = bookings as unknown as BookingData;
+        return checked;
+      }
+      // Added as they come: a Map built at the end from 100 000 entries would be one long step.
+      if (part.part === 'mappings') {
+        for (const [mapping, source] of part.items) {
+          mappings.push(mapping);
+          if (source) sources.set(mapping, source);
+        }
+      } else if (part.part === 'users') {
+        for (const [name, entry] of part.items) users.set(name, entry);
+      } else {
+        const list = bookings[part.list];
+        for (const item of part.items) list.push(item);
+      }
+      return undefined;
+    },
+  };
+}
