@@ -27,7 +27,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { HttpError } from '../http';
 import type { HeaderCondition, MappingRecord } from './config/schema';
 import { hostMatches, hostSpecificity, parseHostPattern, type HostPattern } from './host-match';
-import { runAtOnce, type Steps } from './slices';
+import { runAtOnce, sortSteps, type Steps } from './slices';
 
 /** A route as the table holds it: a Mapping, its normalised prefix and what it forwards to. */
 export interface Route<T> {
@@ -112,7 +112,7 @@ export function* compileRoutes<T>(specs: readonly RouteSpec<T>[]): Steps<Route<T
     routes.push(compile(specs[i], i));
     yield;
   }
-  return routes.sort(compareRoutes);
+  return yield* sortSteps(routes, compareRoutes);
 }
 
 /** The routes of one configuration, in match order. Built once, read by every request. */
