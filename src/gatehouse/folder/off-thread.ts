@@ -57,6 +57,7 @@ export function checkOffThread(texts: FolderTexts): Promise<CheckedFolder> {
       if ('failed' in message) return settle(() => reject(new Error(message.failed)));
       const checked = assembler.add(message);
       if (checked) settle(() => resolve(checked));
+      else worker.postMessage({ more: true });
     });
     worker.on('error', (err) => settle(() => reject(new Error(`the checking thread failed: ${errorText(err)}`))));
     worker.on('exit', (code) => settle(() => reject(new Error(`the checking thread stopped (exit code ${code})`))));

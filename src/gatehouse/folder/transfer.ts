@@ -3,7 +3,9 @@
  * A checked folder sent from the worker thread in parts. A message is
  * copied into the receiving thread in one piece, while its event runs:
  * 30 000 Mappings in one message held the event loop for a third of a
- * second. In parts of {@link PART_ITEMS}, requests are answered between them.
+ * second. In parts of {@link PART_ITEMS}, each sent once the one before was
+ * taken (messages that wait in a port are all taken in one turn of the event
+ * loop), requests are answered between them.
  */
 import type { UserEntry } from '../../auth';
 import type { BookingData } from '../../bookings';
@@ -23,17 +25,17 @@ export type Part =
   | { part: 'bookings'; list: BookingList; items: unknown[] }
   | { done: CheckedFolder };
 
-function inParts<T>(items: readonly T[], send: (items: T[]) => void): void {
-  for (let i = 0; i < items.length; i += PART_ITEMS) send(items.slice(i, i + PART_ITEMS));
+function* inParts<T>(items: readonly T[]): Generator<T[]> {
+  for (let i = 0; i < items.length; i += PART_ITEMS) yield items.slice(i, i + PART_ITEMS);
 }
 
-/** Sends `checked` with `post`: its long lists in parts, then the rest. */
-export function sendInParts(checked: CheckedFolder, post: (part: Part) => void): void {
+/** The parts of `checked`: its long lists a part at a time, then the rest. */
+export function* partsOf(checked: CheckedFolder): Generator<Part> {
   const rest: CheckedFolder = { ...checked };
   const config = checked.config;
   if (config) {
     const sources = config.recordSources;
-    inParts(config.mappings, (items) => post({ part: 'mappings', items: items.map((m) => [m, sources?.get(m)]) }));
+    for (const items of inParts(config.mappings)) yield { part: 'mappings', items: items.map((m) => [m, sources?.get(m)]) };
     // The other records keep their place in the map: there are three at most.
     const others = new Map<GatewayRecord, RecordSource>();
     for (const record of [config.authService, config.rateLimitService, config.module]) {
@@ -43,15 +45,15 @@ export function sendInParts(checked: CheckedFolder, post: (part: Part) => void):
     rest.config = { ...config, mappings: [], recordSources: others };
   }
   if (checked.users) {
-    inParts([...checked.users.users], (items) => post({ part: 'users', items }));
+    for (const items of inParts([...checked.users.users])) yield { part: 'users', items };
     rest.users = { ...checked.users, users: new Map() };
   }
   if (checked.bookings) {
     const bookings = checked.bookings;
-    for (const list of BOOKING_LISTS) inParts(bookings[list] as readonly unknown[], (items) => post({ part: 'bookings', list, items }));
+    for (const list of BOOKING_LISTS) for (const items of inParts(bookings[list] as readonly unknown[])) yield { part: 'bookings', list, items };
     rest.bookings = { hotels: [], cars: [], hotel_bookings: [], car_bookings: [] };
   }
-  post({ done: rest });
+  yield { done: rest };
 }
 
 /** Puts the parts back together as they come; `add` gives the whole once the last part is in. */
