@@ -40,6 +40,7 @@ export {
   type LoadedLimits,
 } from './limits-loader';
 export { findRule, type LimitRule, type LimitTable } from './limits';
+export { createLimitTableBuilder, limitEntries, type LimitEntry } from './limits-transfer';
 export { RATE_LIMIT_UNITS, UNIT_SECONDS } from './units';
 export type { RateLimitStore, StoreDecision, WindowCheck } from './store';
 export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from './memory-store';

@@ -10,6 +10,7 @@
 import type { UserEntry } from '../../auth';
 import type { BookingData } from '../../bookings';
 import type { GatewayRecord, MappingRecord, RecordSource } from '../../gateway';
+import { createLimitTableBuilder, limitEntries, type LimitEntry } from '../../ratelimit';
 import type { CheckedFolder } from './check';
 
 /** Items in one message: a few milliseconds of copying each. */
@@ -22,11 +23,20 @@ const BOOKING_LISTS: readonly BookingList[] = ['hotels', 'cars', 'hotel_bookings
 export type Part =
   | { part: 'mappings'; items: [MappingRecord, RecordSource | undefined][] }
   | { part: 'users'; items: [string, UserEntry][] }
+  | { part: 'limits'; items: LimitEntry[] }
   | { part: 'bookings'; list: BookingList; items: unknown[] }
   | { done: CheckedFolder };
 
-function* inParts<T>(items: readonly T[]): Generator<T[]> {
-  for (let i = 0; i < items.length; i += PART_ITEMS) yield items.slice(i, i + PART_ITEMS);
+function* inParts<T>(items: Iterable<T>): Generator<T[]> {
+  let part: T[] = [];
+  for (const item of items) {
+    part.push(item);
+    if (part.length === PART_ITEMS) {
+      yield part;
+      part = [];
+    }
+  }
+  if (part.length > 0) yield part;
 }
 
 /** The parts of `checked`: its long lists a part at a time, then the rest. */
@@ -44,13 +54,18 @@ export function* partsOf(checked: CheckedFolder): Generator<Part> {
     }
     rest.config = { ...config, mappings: [], recordSources: others };
   }
+  if (checked.limits) {
+    const { table } = checked.limits;
+    for (const items of inParts(limitEntries(table))) yield { part: 'limits', items };
+    rest.limits = { ...checked.limits, table: { domains: new Map(), hasReplaces: table.hasReplaces, ruleCount: table.ruleCount } };
+  }
   if (checked.users) {
-    for (const items of inParts([...checked.users.users])) yield { part: 'users', items };
+    for (const items of inParts(checked.users.users)) yield { part: 'users', items };
     rest.users = { ...checked.users, users: new Map() };
   }
   if (checked.bookings) {
     const bookings = checked.bookings;
-    for (const list of BOOKING_LISTS) for (const items of inParts(bookings[list] as readonly unknown[])) yield { part: 'bookings', list, items };
+    for (const list of BOOKING_LISTS) for (const items of inParts(bookings[list] as Iterable<unknown>)) yield { part: 'bookings', list, items };
     rest.bookings = { hotels: [], cars: [], hotel_bookings: [], car_bookings: [] };
   }
   yield { done: rest };
@@ -61,6 +76,7 @@ export function createAssembler(): { add(part: Part): CheckedFolder | undefined 
   const mappings: MappingRecord[] = [];
   const sources = new Map<GatewayRecord, RecordSource>();
   const users = new Map<string, UserEntry>();
+  const limits = createLimitTableBuilder();
   const bookings: Record<BookingList, unknown[]> = { hotels: [], cars: [], hotel_bookings: [], car_bookings: [] };
   return {
     add(part) {
@@ -74,6 +90,7 @@ export function createAssembler(): { add(part: Part): CheckedFolder | undefined 
           else delete config.recordSources;
         }
         if (checked.users) checked.users = { ...checked.users, users };
+        if (checked.limits) checked.limits = { ...checked.limits, table: limits.table(checked.limits.table.hasReplaces, checked.limits.table.ruleCount) };
         if (checked.bookings) checked.bookings = bookings as unknown as BookingData;
         return checked;
       }
@@ -83,6 +100,8 @@ export function createAssembler(): { add(part: Part): CheckedFolder | undefined 
           mappings.push(mapping);
           if (source) sources.set(mapping, source);
         }
+      } else if (part.part === 'limits') {
+        for (const entry of part.items) limits.add(entry);
       } else if (part.part === 'users') {
         for (const [name, entry] of part.items) users.set(name, entry);
       } else {
