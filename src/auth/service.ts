@@ -98,6 +98,8 @@ export interface AuthService extends Authenticator {
 const READ_HEADERS: readonly string[] = Object.freeze(['authorization']);
 
 export const DEFAULT_REALM = 'gatehouse';
+/** Most lines of the users file warned of one by one at a load. */
+const MAX_WARNING_LINES = 100;
 export const DEFAULT_CACHE_TTL_MS = 60_000;
 export const DEFAULT_CACHE_MAX = 10_000;
 
@@ -166,7 +168,9 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
   announce(initial);
 
   function announce(parsed: ParsedUsers): void {
-    for (const w of parsed.warnings) logger.warn({ usersFile: file, line: w.line }, w.message);
+    // A line each, up to a point: a file of 100 000 SHA-1 users would log as many lines at every reload.
+    for (const w of parsed.warnings.slice(0, MAX_WARNING_LINES)) logger.warn({ usersFile: file, line: w.line }, w.message);
+    if (parsed.warnings.length > MAX_WARNING_LINES) logger.warn({ usersFile: file, more: parsed.warnings.length - MAX_WARNING_LINES }, 'more lines have weak hashes');
     const costs = bcryptCosts(parsed.users.values());
     if (costs.length > 1) {
       const decoyCost = commonCost(parsed.users.values());

@@ -86,6 +86,8 @@ export interface RateLimitService extends RateLimiter {
 export const UNLIMITED_REMAINING = 4_294_967_295;
 
 const STORE_ERROR_LOG_INTERVAL_MS = 10_000;
+/** Most warnings of the limits logged one by one at a load. */
+const MAX_WARNING_LINES = 100;
 
 /**
  * Most descriptors one request may carry. An Envoy sends one per rate-limit
@@ -140,7 +142,9 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
     }
     warnings = loaded.warnings;
     // Keys envoyproxy/ratelimit accepts but that change nothing: said at every load, so a reload shows them too.
-    for (const warning of warnings) logger.warn({ warning }, 'rate-limit configuration warning');
+    // Up to a point: a file of 100 000 descriptors that each deserve a warning would log as many lines at every reload.
+    for (const warning of warnings.slice(0, MAX_WARNING_LINES)) logger.warn({ warning }, 'rate-limit configuration warning');
+    if (warnings.length > MAX_WARNING_LINES) logger.warn({ more: warnings.length - MAX_WARNING_LINES }, 'more rate-limit configuration warnings');
     return loaded.table;
   }
   table = load(options.loaded);

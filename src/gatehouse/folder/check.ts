@@ -40,6 +40,12 @@ export function capProblems(problems: ConfigProblem[]): ConfigProblem[] {
   return [...problems.slice(0, MAX_PROBLEMS), configProblem({}, `and ${more} more problem${more === 1 ? '' : 's'}: put these right first`)];
 }
 
+/** The first {@link MAX_PROBLEMS} warnings, and how many more there were: each is a log line at every reload. */
+function capWarnings(warnings: string[]): string[] {
+  if (warnings.length <= MAX_PROBLEMS) return warnings;
+  return [...warnings.slice(0, MAX_PROBLEMS), `and ${warnings.length - MAX_PROBLEMS} more warnings`];
+}
+
 /** Runs one kind's check; whatever it throws that it does not report itself is a problem of its files. */
 function guarded(files: readonly string[], problems: ConfigProblem[], check: () => void): void {
   try {
@@ -86,7 +92,8 @@ export function checkTexts(texts: FolderTexts): CheckedFolder {
       problems,
       () => {
         try {
-          checked.limits = parseLimitsFiles(limits);
+          const loaded = parseLimitsFiles(limits);
+          checked.limits = { ...loaded, warnings: capWarnings(loaded.warnings) };
           warnings.push(...checked.limits.warnings);
         } catch (err) {
           if (!(err instanceof LimitsConfigError)) throw err;
@@ -107,5 +114,6 @@ export function checkTexts(texts: FolderTexts): CheckedFolder {
     });
   }
   checked.problems = capProblems(problems);
+  checked.warnings = capWarnings(warnings);
   return checked;
 }
