@@ -117,10 +117,7 @@ export function buildRuntime(config: GatewayConfig, modules: ModuleRegistry, sta
   return runAtOnce(buildRuntimeSteps(config, modules, stages, events));
 }
 
-/**
- * {@link buildRuntime}, a step a Mapping at each stage (see ./slices). What
- * it opens (stages, upstream pools) is closed again when a later step throws.
- */
+/** {@link buildRuntime}, a step a Mapping at each of its stages (see ./slices). */
 export function* buildRuntimeSteps(
   config: GatewayConfig,
   modules: ModuleRegistry,
@@ -214,52 +211,43 @@ export function* buildRuntimeSteps(
     if ('address' in p) timeouts.set(p.address.origin, Math.max(timeouts.get(p.address.origin) ?? 0, p.mapping.timeout_ms || DEFAULT_CONNECT_TIMEOUT_MS));
   }
   const upstreams = new Map<string, Upstream>();
-  try {
-    const handlers = new Map<GatehouseModule, ModuleHandler>();
-    const specs: RouteSpec<RouteTarget>[] = [];
-    for (const p of pending) {
-      yield;
-      let target: RouteTarget;
-      if ('module' in p) {
-        let handler = handlers.get(p.module);
-        if (!handler) handlers.set(p.module, (handler = moduleHandler(p.module)));
-        target = { kind: 'in-process', module: p.module.name, handler, ...p.edits };
-      } else {
-        const origin = p.address.origin;
-        let upstream = upstreams.get(origin);
-        if (!upstream) upstreams.set(origin, (upstream = createUpstream(p.address, { connectTimeout: timeouts.get(origin)! })));
-        // Paths under a base path are forwarded under it; the pool is shared by origin.
-        const upgrades = allowedUpgrades(p.mapping);
-        target = {
-          kind: 'remote',
-          upstream: { address: p.address, pool: upstream.pool },
-          timeoutMs: p.mapping.timeout_ms,
-          hostRewrite: p.mapping.host_rewrite,
-          upgrades: upgrades.length > 0 ? new Set(upgrades) : null,
-          ...p.edits,
-        };
-      }
-      specs.push({ mapping: p.mapping, prefix: p.prefix, target });
+  const handlers = new Map<GatehouseModule, ModuleHandler>();
+  const specs: RouteSpec<RouteTarget>[] = pending.map((p) => {
+    let target: RouteTarget;
+    if ('module' in p) {
+      let handler = handlers.get(p.module);
+      if (!handler) handlers.set(p.module, (handler = moduleHandler(p.module)));
+      target = { kind: 'in-process', module: p.module.name, handler, ...p.edits };
+    } else {
+      const origin = p.address.origin;
+      let upstream = upstreams.get(origin);
+      if (!upstream) upstreams.set(origin, (upstream = createUpstream(p.address, { connectTimeout: timeouts.get(origin)! })));
+      // Paths under a base path are forwarded under it; the pool is shared by origin.
+      const upgrades = allowedUpgrades(p.mapping);
+      target = {
+        kind: 'remote',
+        upstream: { address: p.address, pool: upstream.pool },
+        timeoutMs: p.mapping.timeout_ms,
+        hostRewrite: p.mapping.host_rewrite,
+        upgrades: upgrades.length > 0 ? new Set(upgrades) : null,
+        ...p.edits,
+      };
     }
-    const table = new RouteTable(specs, yield* compileRoutes(specs));
-    return {
-      config,
-      table,
-      auth,
-      rateLimit,
-      cors: globalCors,
-      upstreams,
-      ownedHeaders: yield* ownedHeaders(config.mappings),
-      snapshot: yield* describeRoutesSteps(config, table),
-      active: 0,
-      retired: false,
-    };
-  } catch (err) {
-    // Nothing is left open by a build that did not finish.
-    for (const stage of [auth, rateLimit]) void closing(() => stage?.close?.());
-    for (const upstream of upstreams.values()) void closing(() => upstream.pool.destroy());
-    throw err;
-  }
+    return { mapping: p.mapping, prefix: p.prefix, target };
+  });
+  const table = new RouteTable(specs, yield* compileRoutes(specs));
+  return {
+    config,
+    table,
+    auth,
+    rateLimit,
+    cors: globalCors,
+    upstreams,
+    ownedHeaders: yield* ownedHeaders(config.mappings),
+    snapshot: yield* describeRoutesSteps(config, table),
+    active: 0,
+    retired: false,
+  };
 }
 
 /** What `close` returns, as a promise that never rejects, even when `close` throws at once. */
