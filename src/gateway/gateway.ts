@@ -198,7 +198,8 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     const preflight = method === 'OPTIONS' && headers.origin !== undefined && headers['access-control-request-method'] !== undefined;
     const plain = withoutParameters(path);
     // Answered by the CORS policy, a preflight reaches no backend to act on an override.
-    const overrides = overriddenMethods(headers, req.url ?? '');
+    // The query as it is forwarded: what follows a `#` reaches no backend.
+    const overrides = overriddenMethods(headers, request.querystring);
     let route = rt.table.matchAlike(path, plain, preflight ? requestedMethod(ctx) : method, headers, host, preflight ? undefined : overrides);
     let cors = route === undefined ? rt.cors : route.target.cors;
     if (preflight) {

@@ -53,7 +53,8 @@ for (const c of "!$&'()*+,;=:@/") RAW[c.charCodeAt(0)] = 1;
 
 const HEX = '0123456789ABCDEF';
 
-function hexValue(code: number): number {
+/** The value of a hex digit (a character code), or -1. */
+export function hexValue(code: number): number {
   if (code >= 48 && code <= 57) return code - 48;
   if (code >= 65 && code <= 70) return code - 55;
   if (code >= 97 && code <= 102) return code - 87;
