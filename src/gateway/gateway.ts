@@ -21,7 +21,7 @@ import { dropLookalikes } from './lookalike-headers';
 import { overriddenMethods } from './method-override';
 import type { ModuleRegistry } from './module';
 import { OWN_PREFIX, ownPaths } from './own-paths';
-import { normalisePath, withoutParameters } from './path';
+import { normalisePath, unsafeEscape, withoutParameters } from './path';
 import { forwardRemote } from './proxy';
 import { createRateLimitStage } from './ratelimit-stage';
 import { admitRequest } from './request-target';
@@ -212,6 +212,10 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
       // The gateway-wide policy makes the 404 readable cross-origin.
       if (cors !== undefined) return cors(ctx, notFound) as Promise<void>;
       throw new HttpError(404);
+    }
+    if (!route.mapping.allow_unsafe_path_escapes) {
+      const unsafe = unsafeEscape(path);
+      if (unsafe !== undefined) throw new HttpError(400, unsafe);
     }
     const tooLarge = declaredTooLarge(req, bodyLimit);
     const guard = !tooLarge && hasUnsizedBody(req) ? guardStreamedBody(req, bodyLimit) : null;
