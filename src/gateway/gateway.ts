@@ -8,7 +8,7 @@
 import Koa, { type Context, type Middleware } from 'koa';
 import { answeringErrors, basePath, errorResponder, HttpError, ORIGINAL_PATH, setPath, type ErrorHandlerOptions } from '../http';
 import { createAuthStage } from './auth-stage';
-import { dropClaimedUser } from './claimed-user';
+import { dropClaimedUser, dropPathOverrides } from './claimed-user';
 import { DEFAULT_BODY_LIMIT, declaredTooLarge, guardStreamedBody, hasUnsizedBody, payloadTooLarge, type StreamedBodyGuard } from './body-limit';
 import { ConfigError, type ConfigProblem } from './config/problems';
 import type { GatewayConfig } from './config/schema';
@@ -181,6 +181,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     // a backend or the access log as if the auth service had named that user.
     const req = ctx.req;
     dropClaimedUser(req);
+    dropPathOverrides(req);
     const host = admitRequest(ctx);
     // Read from the request itself: ctx's getters only pass on to it.
     const request = ctx.request;
