@@ -42,7 +42,6 @@ const BACKSLASH = 92;
 const PERCENT = 37;
 const DOT = 46;
 const SEMICOLON = 59;
-const ENCODED_PERCENT = 0x25;
 /** `;` as the normal form escapes it (upper-case hex). */
 const ENCODED_SEMICOLON = '%3B';
 /** The `;parameters` of a segment, up to the next slash. */
@@ -195,9 +194,9 @@ function hexPair(path: string, at: number): number {
 function byteAt(path: string, at: number, depth: number): number {
   if (path.charCodeAt(at) !== PERCENT) return -1;
   if (depth === 0) return hexPair(path, at + 1);
-  if (hexPair(path, at + 1) !== ENCODED_PERCENT) return -1;
+  if (hexPair(path, at + 1) !== PERCENT) return -1;
   let i = at + 3;
-  for (let d = 1; d < depth; d++, i += 2) if (hexPair(path, i) !== ENCODED_PERCENT) return -1;
+  for (let d = 1; d < depth; d++, i += 2) if (hexPair(path, i) !== PERCENT) return -1;
   return hexPair(path, i);
 }
 
@@ -241,10 +240,10 @@ export function unsafeEscape(path: string): string | undefined {
     if (byte >= 0x80 && at >= checked) {
       checked = endOfUtf8Run(path, at, 0);
       if (checked < 0) return UNSAFE_ESCAPES.notUtf8;
-    } else if (byte === ENCODED_PERCENT) {
+    } else if (byte === PERCENT) {
       let depth = 1;
       let next = at + 3;
-      for (; hexPair(path, next) === ENCODED_PERCENT; next += 2) depth++;
+      for (; hexPair(path, next) === PERCENT; next += 2) depth++;
       const again = hexPair(path, next);
       if (again === DOT || again === SLASH || again === BACKSLASH || again === SEMICOLON || again === 0) return UNSAFE_ESCAPES.decodedAgain;
       // IIS reads `%u002e` as the character it names.
