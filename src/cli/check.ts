@@ -42,12 +42,20 @@ function serviceOf(route: RouteSnapshot): string {
   return text;
 }
 
+/** The prefix a route matches, and how: in any case, with unsafe escapes let through. */
+function prefixOf(route: RouteSnapshot): string {
+  let text = route.prefix;
+  if (route.case_sensitive === false) text += ' (any case)';
+  if (route.allow_unsafe_path_escapes) text += ' (unsafe escapes)';
+  return text;
+}
+
 /** Formats routes in match order as a table. */
 export function routeTable(routes: readonly RouteSnapshot[]): string {
   const header = ['PRECEDENCE', 'PREFIX', 'METHOD', 'HEADERS', 'HOST', 'SERVICE', 'TARGET', 'REWRITE', 'AUTH', 'LABELS', 'NAME'];
   const rows = routes.map((r) => [
     String(r.precedence),
-    r.case_sensitive === false ? `${r.prefix} (any case)` : r.prefix,
+    prefixOf(r),
     r.method ?? '*',
     headersOf(r),
     r.hostname ?? '*',

@@ -100,7 +100,9 @@ function routeRow(route: DiagRoute, index: number): string {
   const cells = [
     `<td class="num">${index + 1}</td>`,
     `<td>${escapeHtml(route.name)}</td>`,
-    `<td class="mono">${escapeHtml(route.prefix)}${route.case_sensitive === false ? ` ${none('any case')}` : ''}</td>`,
+    `<td class="mono">${escapeHtml(route.prefix)}${route.case_sensitive === false ? ` ${none('any case')}` : ''}${
+      route.allow_unsafe_path_escapes ? ' <span class="warn">unsafe escapes</span>' : ''
+    }</td>`,
     `<td>${route.method ? code(route.method) : none('any')}</td>`,
     `<td>${headersCell(route.headers)}</td>`,
     `<td>${route.hostname ? code(route.hostname) : none('any')}</td>`,

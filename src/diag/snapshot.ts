@@ -29,6 +29,8 @@ export interface DiagRoute {
   host_rewrite?: string;
   /** The protocols a request may switch its connection to (`allow_upgrade`), when any. */
   allow_upgrade?: string[];
+  /** `true` when paths with escapes that are not UTF-8 or are encoded twice reach its backend. */
+  allow_unsafe_path_escapes?: true;
   labels?: MappingRecord['labels'];
   /** Whether the mapping has a CORS policy of its own. */
   cors?: boolean;
@@ -152,6 +154,7 @@ function describeMapping(m: MappingRecord, target: ServiceTarget, counters?: Rou
   if (m.host_rewrite !== undefined) route.host_rewrite = m.host_rewrite;
   const upgrades = allowedUpgrades(m);
   if (upgrades.length > 0) route.allow_upgrade = [...upgrades];
+  if (m.allow_unsafe_path_escapes) route.allow_unsafe_path_escapes = true;
   if (m.labels) route.labels = m.labels;
   if (m.cors) route.cors = true;
   return route;

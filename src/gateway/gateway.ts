@@ -8,7 +8,7 @@
 import Koa, { type Context, type Middleware } from 'koa';
 import { answeringErrors, basePath, errorResponder, HttpError, ORIGINAL_PATH, setPath, type ErrorHandlerOptions } from '../http';
 import { createAuthStage } from './auth-stage';
-import { dropClaimedUser } from './claimed-user';
+import { dropClaimedUser, dropPathOverrides } from './claimed-user';
 import { DEFAULT_BODY_LIMIT, declaredTooLarge, guardStreamedBody, hasUnsizedBody, payloadTooLarge, type StreamedBodyGuard } from './body-limit';
 import { ConfigError, type ConfigProblem } from './config/problems';
 import type { GatewayConfig } from './config/schema';
@@ -21,7 +21,7 @@ import { dropLookalikes } from './lookalike-headers';
 import { overriddenMethods } from './method-override';
 import type { ModuleRegistry } from './module';
 import { OWN_PREFIX, ownPaths } from './own-paths';
-import { normalisePath, withoutParameters } from './path';
+import { normalisePath, unsafeEscape, withoutParameters } from './path';
 import { forwardRemote } from './proxy';
 import { createRateLimitStage } from './ratelimit-stage';
 import { admitRequest } from './request-target';
@@ -181,6 +181,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     // a backend or the access log as if the auth service had named that user.
     const req = ctx.req;
     dropClaimedUser(req);
+    dropPathOverrides(req);
     const host = admitRequest(ctx);
     // Read from the request itself: ctx's getters only pass on to it.
     const request = ctx.request;
@@ -198,7 +199,8 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     const preflight = method === 'OPTIONS' && headers.origin !== undefined && headers['access-control-request-method'] !== undefined;
     const plain = withoutParameters(path);
     // Answered by the CORS policy, a preflight reaches no backend to act on an override.
-    const overrides = overriddenMethods(headers, req.url ?? '');
+    // The query as it is forwarded: what follows a `#` reaches no backend.
+    const overrides = overriddenMethods(headers, request.querystring);
     let route = rt.table.matchAlike(path, plain, preflight ? requestedMethod(ctx) : method, headers, host, preflight ? undefined : overrides);
     let cors = route === undefined ? rt.cors : route.target.cors;
     if (preflight) {
@@ -211,6 +213,10 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
       // The gateway-wide policy makes the 404 readable cross-origin.
       if (cors !== undefined) return cors(ctx, notFound) as Promise<void>;
       throw new HttpError(404);
+    }
+    if (!route.mapping.allow_unsafe_path_escapes) {
+      const unsafe = unsafeEscape(path);
+      if (unsafe !== undefined) throw new HttpError(400, unsafe);
     }
     const tooLarge = declaredTooLarge(req, bodyLimit);
     const guard = !tooLarge && hasUnsizedBody(req) ? guardStreamedBody(req, bodyLimit) : null;

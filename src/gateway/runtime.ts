@@ -17,7 +17,7 @@ import { ConfigError, configProblem, type ConfigProblem } from './config/problem
 import { moduleHandler, type ModuleHandler } from './dispatch';
 import { compileHeaderEdits, type HeaderEdits } from './header-edits';
 import { OVERRIDE_HEADERS } from './method-override';
-import { normalisePath, withoutParameters } from './path';
+import { normalisePath, unsafeEscape, withoutParameters } from './path';
 import { createUpstream, type Upstream } from './proxy';
 import { RouteTable, type RouteSpec } from './route-table';
 import { DEFAULT_CONNECT_TIMEOUT_MS, parseUpstreamAddress, type UpstreamAddress } from './upstream';
@@ -143,6 +143,8 @@ export function buildRuntime(
       if (withoutParameters(prefix) !== prefix) {
         problem('prefix', `'${mapping.prefix}' holds ;parameters, which Tomcat, Spring and JAX-RS backends drop: a request would be routed by what its backend does not see`);
       }
+      const unsafe = mapping.allow_unsafe_path_escapes ? undefined : unsafeEscape(prefix);
+      if (unsafe !== undefined) problem('prefix', `'${mapping.prefix}' would have every request it matched refused: ${unsafe} (allow_unsafe_path_escapes: true lets them through)`);
     } catch (err) {
       problem('prefix', `'${mapping.prefix}' is not a usable path: ${(err as { detail?: string }).detail ?? String(err)}`);
     }

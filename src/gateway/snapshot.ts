@@ -43,6 +43,8 @@ export interface RouteSnapshot {
   readonly host_rewrite?: string;
   /** The protocols a request may switch its connection to (`allow_upgrade`), when any. */
   readonly allow_upgrade?: readonly string[];
+  /** `true` when paths with escapes that are not UTF-8 or are encoded twice reach its backend. */
+  readonly allow_unsafe_path_escapes?: true;
   readonly bypass_auth: boolean;
   readonly timeout_ms: number;
   readonly labels?: Readonly<Record<string, readonly LabelGroup[]>>;
@@ -103,6 +105,7 @@ export function describeRoutes(config: GatewayConfig, table: RouteTable<{ kind: 
       ...(m.case_sensitive ? {} : { case_sensitive: false as const }),
       ...(m.host_rewrite !== undefined ? { host_rewrite: m.host_rewrite } : {}),
       ...(upgrades.length > 0 ? { allow_upgrade: [...upgrades] } : {}),
+      ...(m.allow_unsafe_path_escapes ? { allow_unsafe_path_escapes: true as const } : {}),
       bypass_auth: m.bypass_auth,
       timeout_ms: m.timeout_ms,
       ...(m.labels ? { labels: structuredClone(m.labels) } : {}),

@@ -254,7 +254,7 @@ describe('gatehouse check', function () {
     ]);
   });
 
-  it('shows the host each route applies to, a prefix matched in any case, the Host a remote upstream is sent and the upgrades it tunnels', async () => {
+  it('shows the host each route applies to, a prefix matched in any case or with unsafe escapes, the Host a remote upstream is sent and the upgrades it tunnels', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-check-'));
     folders.push(dir);
     writeFileSync(
@@ -265,6 +265,7 @@ describe('gatehouse check', function () {
         mapping('legacy', 'host: Quote.example.com\ncase_sensitive: false\n'),
         'apiVersion: gateway/v1\nkind: Mapping\nname: httpbin\nprefix: /httpbin/\nservice: 127.0.0.1:9\nbypass_auth: true\nhost_rewrite: httpbin.org\n',
         'apiVersion: gateway/v1\nkind: Mapping\nname: chat\nprefix: /chat/\nservice: 127.0.0.1:9\nallow_upgrade: [websocket]\n',
+        'apiVersion: gateway/v1\nkind: Mapping\nname: files\nprefix: /files/\nservice: 127.0.0.1:9\nallow_unsafe_path_escapes: true\n',
       ].join('---\n'),
     );
     const res = await runCli(['check', dir]);
@@ -278,6 +279,7 @@ describe('gatehouse check', function () {
     assert.match(line('quickstart'), /^0\s+\/v1\/\s+\*\s+-\s+\*\s+api\s/);
     assert.match(line('httpbin'), /^0\s+\/httpbin\/\s+\*\s+-\s+\*\s+127\.0\.0\.1:9 \(Host: httpbin\.org\)\s+remote\s/);
     assert.match(line('chat'), /^0\s+\/chat\/\s+\*\s+-\s+\*\s+127\.0\.0\.1:9 \(upgrades: websocket\)\s+remote\s/);
+    assert.match(line('files'), /^0\s+\/files\/ \(unsafe escapes\)\s+\*\s+-\s+\*\s+127\.0\.0\.1:9\s+remote\s/);
     // A route with a hostname is tried before the one without on the same prefix.
     assert.ok(lines.indexOf(line('tenants')) < lines.indexOf(line('quickstart')));
   });

@@ -46,7 +46,7 @@ describe('diag/snapshot', () => {
         mappings: [
           m({ name: 'tenants', hostname: '*.Example.com', case_sensitive: false }),
           m({ name: 'legacy', host: 'quote.example.com' }),
-          m({ name: 'httpbin', service: 'httpbin.internal:80', host_rewrite: 'httpbin.org', allow_upgrade: ['websocket'] }),
+          m({ name: 'httpbin', service: 'httpbin.internal:80', host_rewrite: 'httpbin.org', allow_upgrade: ['websocket'], allow_unsafe_path_escapes: true }),
           m({ name: 'quickstart', hostname: '*' }),
         ],
         sources: [],
@@ -54,7 +54,7 @@ describe('diag/snapshot', () => {
       return describeGateway({ version: '0', startedAt: new Date(), config, configDir: 'c', loadedAt: new Date(), modules: BUILT_IN });
     }
 
-    it('gives the hostname, a case-insensitive prefix, host_rewrite and allow_upgrade, and nothing for any host', () => {
+    it('gives the hostname, a case-insensitive prefix, host_rewrite, allow_upgrade and allow_unsafe_path_escapes, and nothing for any host', () => {
       const [tenants, legacy, httpbin, quickstart] = hostSnapshot().routes;
       assert.equal(tenants.hostname, '*.example.com');
       assert.equal(tenants.case_sensitive, false);
@@ -62,14 +62,17 @@ describe('diag/snapshot', () => {
       assert.equal('case_sensitive' in legacy, false);
       assert.equal(httpbin.host_rewrite, 'httpbin.org');
       assert.deepEqual(httpbin.allow_upgrade, ['websocket']);
+      assert.equal(httpbin.allow_unsafe_path_escapes, true);
       assert.equal('allow_upgrade' in quickstart, false);
+      assert.equal('allow_unsafe_path_escapes' in quickstart, false);
       assert.equal('hostname' in quickstart, false);
       assert.equal('host_rewrite' in quickstart, false);
     });
 
-    it('shows them on the page: a Host column, "any case" by the prefix, the Host sent and the upgrades by the service', () => {
+    it('shows them on the page: a Host column, "any case" and "unsafe escapes" by the prefix, the Host sent and the upgrades by the service', () => {
       const rows = renderDiagPage(hostSnapshot()).split('<tr>').slice(2);
       assert.match(rows[0], /<td class="mono">\/v1\/ <span class="none">any case<\/span><\/td>/);
+      assert.match(rows[2], /<td class="mono">\/v1\/ <span class="warn">unsafe escapes<\/span><\/td>/);
       assert.match(rows[0], /<td><code>\*\.example\.com<\/code><\/td>/);
       assert.match(rows[1], /<td><code>quote\.example\.com<\/code><\/td>/);
       assert.match(

@@ -90,6 +90,8 @@ export const mappingSchema = z.strictObject({
   add_response_headers: addedHeadersSchema(false).default({}),
   remove_response_headers: removedHeadersSchema(false).default([]),
   cors: corsSchema.optional(),
+  /** Lets through paths whose escapes are not UTF-8 or are encoded twice (`%C0%AE`, `%252e`), for a backend that reads them as they are. */
+  allow_unsafe_path_escapes: z.boolean().default(false),
   // The fields that come from Emissary's Mapping (hostname...), read or refused by name.
   ...emissaryMappingFields,
 }).superRefine(emissaryMappingChecks);
