@@ -3,7 +3,7 @@
  * A throwaway redis-server on a free loopback port, for the tests that need a
  * real Redis. It never touches a Redis it did not start.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import Redis from 'ioredis';
 
@@ -80,4 +80,14 @@ export async function startRedis(options: { port?: number } = {}): Promise<Redis
       await kill();
     },
   };
+}
+
+/**
+ * Holds this process's event loop, as a burst of requests would, until
+ * `redis-cli -p <port> <command...>` prints `expected` (so that Redis's
+ * answer to a script that made it so is on its way), then for `ms` more.
+ */
+export function holdEventLoopUntil(port: number, command: readonly string[], expected: string, ms: number): void {
+  while (execFileSync('redis-cli', ['-p', String(port), ...command], { encoding: 'utf8' }).trim() !== expected);
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
