@@ -33,7 +33,8 @@ export interface RedisStoreOptions {
   prefix?: string;
   /**
    * Wait for Redis on one decision whose caller sets no deadline of its own,
-   * in ms from when it is sent (default 100). See {@link createRedisStore}.
+   * in ms from when it is sent, counting only the time the process was free
+   * to read the answer (default 100).
    */
   timeoutMs?: number;
 }
