@@ -88,7 +88,8 @@ export async function burst(clients: readonly RateLimitClient[], size: number, m
         if (response.overallCode === 'OK') {
           out.ok++;
           out.okHits += hits;
-          out.remaining.push(response.statuses[0].limitRemaining);
+          // An empty handler (the benchmark's baseline) sends no status.
+          if (response.statuses.length > 0) out.remaining.push(response.statuses[0].limitRemaining);
         } else out.overLimit++;
       },
       (err: unknown) => {
