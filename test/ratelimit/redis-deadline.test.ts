@@ -6,11 +6,12 @@ import {
   createRedisStore,
   type RateLimiter,
   type RedisStore,
+  type RedisStoreOptions,
   type WindowCheck,
 } from '../../src/ratelimit';
 import { HELD_UP_MAX_MS } from '../../src/ratelimit/deadline';
 import { grpcClients } from './support/grpc-clients';
-import { holdEventLoopUntil, startRedis, type RedisProcess } from './support/redis-server';
+import { holdEventLoopUntil, startRedis, useRedis } from './support/redis-server';
 import { memoryLogger } from './support/silent';
 
 const check = (key: string, over: Partial<WindowCheck> = {}): WindowCheck => ({ key, hits: 1, limit: 50, ttlMs: 60_000, enforce: true, ...over });
@@ -19,12 +20,10 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('Redis store deadlines', function () {
   this.timeout(20_000);
-  let redis: RedisProcess;
-  const stores: RedisStore[] = [];
+  const redis = useRedis();
 
-  async function store(options: Parameters<typeof createRedisStore>[0] = {}): Promise<RedisStore> {
-    const s = createRedisStore({ url: redis.url, prefix: 'p', ...options });
-    stores.push(s);
+  async function store(options: RedisStoreOptions = {}): Promise<RedisStore> {
+    const s = redis.store({ prefix: 'p', ...options });
     await s.ready();
     return s;
   }
@@ -34,16 +33,7 @@ describe('Redis store deadlines', function () {
     return (await s.decide([check(key, { hits: 0 })])).before[0];
   }
 
-  before(async () => {
-    redis = await startRedis();
-  });
-  after(async () => {
-    await Promise.all(stores.map((s) => s.close()));
-    await redis.stop();
-  });
   beforeEach(async () => {
-    redis.resume();
-    await redis.client.flushall();
     await redis.client.config('RESETSTAT');
   });
 
