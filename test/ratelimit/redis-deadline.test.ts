@@ -118,13 +118,19 @@ describe('Redis store deadlines', function () {
 
   it('fails only the decision of a counter that holds something other than a count', async () => {
     const s = await store();
-    await redis.client.set('p:broken', 'not a number');
-    const [broken, fine] = await Promise.allSettled([s.decide([check('broken')]), s.decide([check('fine')])]);
-    assert.equal(broken.status, 'rejected');
-    assert.match(String((broken as PromiseRejectedResult).reason), /holds something other than a count/);
-    assert.deepEqual((fine as PromiseFulfilledResult<unknown>).value, { admitted: true, before: [0] });
+    await redis.client.set('p:text', 'not a number');
+    await redis.client.set('p:fraction', '1.5');
+    await redis.client.rpush('p:list', 'x');
+    const answers = await Promise.allSettled(['text', 'fraction', 'list', 'fine'].map((key) => s.decide([check(key)])));
+    for (const broken of answers.slice(0, 3)) {
+      assert.equal(broken.status, 'rejected');
+      assert.match(String((broken as PromiseRejectedResult).reason), /holds something other than a count/);
+    }
+    assert.deepEqual((answers[3] as PromiseFulfilledResult<unknown>).value, { admitted: true, before: [0] });
     assert.equal(s.stats().batches, 1);
-    assert.equal(await redis.client.get('p:broken'), 'not a number');
+    assert.equal(await redis.client.get('p:text'), 'not a number');
+    assert.equal(await redis.client.get('p:fraction'), '1.5');
+    assert.equal(await redis.client.get('p:fine'), '1');
   });
 });
 

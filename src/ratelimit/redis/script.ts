@@ -15,8 +15,8 @@ import type { WindowCheck } from '../store';
  * Returns {Redis time in ms, then per decision: state, and each check's
  * counter before the decision}. State 1: admitted, its hits counted; 0:
  * refused, nothing counted; -1: run after its cutoff, nothing counted (the
- * caller has given up on it); -2: a counter holds something that is not a
- * count, nothing counted.
+ * caller has given up on it); -2: a counter holds something other than a
+ * whole number, nothing counted.
  *
  * A decision reads everything first and counts only when no enforced counter
  * would pass its limit. A counter named twice in one decision is read once
@@ -43,7 +43,8 @@ while a < #ARGV do
     if state >= 0 then
       if value[key] == nil then
         local v = redis.pcall('GET', key)
-        value[key] = type(v) ~= 'table' and tonumber(v or '0') or false
+        local n = type(v) ~= 'table' and tonumber(v or '0')
+        value[key] = n and n == math.floor(n) and n or false
       end
       if value[key] == false then
         state = -2
