@@ -51,6 +51,18 @@ describe('Redis store deadlines', function () {
     assert.equal(await redis.client.get('p:burst'), '50');
   });
 
+  it('splits the decisions of a turn into script calls of about 2000 checks, so as not to hold Redis long', async () => {
+    const s = await store();
+    const wide = Array.from({ length: 1000 }, (_, i) => check(`wide-${i}`));
+    const answers = await Promise.all(Array.from({ length: 25 }, () => s.decide(wide, { timeoutMs: 10_000 })));
+    assert.deepEqual(
+      answers.map((a) => [a.admitted, a.before[0], a.before[999]]),
+      Array.from({ length: 25 }, (_, i) => [true, i, i]),
+    );
+    assert.equal(s.stats().batches, 13);
+    assert.equal(await redis.client.get('p:wide-999'), '25');
+  });
+
   it('answers a decision Redis made while the event loop was held up past the deadline', async () => {
     const s = await store({ timeoutMs: 20 });
     const answer = s.decide([check('held')]);

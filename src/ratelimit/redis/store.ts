@@ -59,6 +59,12 @@ export interface RedisStore extends RateLimitStore {
   stats(): RedisStoreStats;
 }
 
+/**
+ * Checks one script call carries, about (a few ms of Redis's time): a longer
+ * call would hold Redis, and every other client of it, for longer.
+ */
+const MAX_CHECKS_PER_CALL = 2000;
+
 /** Longest wait between two attempts to reconnect to a Redis that went away. */
 const RECONNECT_MAX_MS = 250;
 
@@ -147,7 +153,8 @@ export function createRedisStore(options: RedisStoreOptions = {}): RedisStore {
   function flush(): void {
     flushing = false;
     const now = clock();
-    const batch: Pending[] = [];
+    let batch: Pending[] = [];
+    let checks = 0;
     for (const d of waiting) {
       if (d.gone?.()) settle(d, new CallerGoneError());
       else if (d.capAt !== 0 && d.capAt <= now) late(d);
@@ -155,6 +162,12 @@ export function createRedisStore(options: RedisStoreOptions = {}): RedisStore {
         if (d.capAt === 0) d.capAt = now + d.timeoutMs + HELD_UP_MAX_MS;
         d.cutoff = redisClock.latest(d.capAt);
         batch.push(d);
+        checks += d.checks.length;
+        if (checks >= MAX_CHECKS_PER_CALL) {
+          send(batch, now);
+          batch = [];
+          checks = 0;
+        }
       }
     }
     waiting = [];
