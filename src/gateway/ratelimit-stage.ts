@@ -12,6 +12,8 @@ import pino from 'pino';
 import { headerText, httpError, redactAddress } from '../http';
 import {
   createRateLimitClient,
+  withinDeadline,
+  type DecideOptions,
   type DescriptorEntry,
   type RateLimiter,
   type RateLimitDescriptor,
@@ -109,23 +111,6 @@ export interface RateLimitStage extends Stage {
 }
 
 
-/** Settles like `promise`, or rejects after `ms`: an in-process service may be waiting on Redis. */
-function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    promise.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e: unknown) => {
-        clearTimeout(timer);
-        reject(e);
-      },
-    );
-  });
-}
-
 /** State key under which the stage leaves the headers it set, for the gateway to keep. */
 export const RATE_LIMIT_HEADERS_STATE = 'gatehouseRateLimitHeaders';
 
@@ -164,21 +149,20 @@ export function createRateLimitStage(
     // An address the client cannot reach as written: the client says why, this names the field.
     throw new Error(`service ${(err as Error).message}`);
   }
-  // The built-in service over its memory store answers within the call's own
-  // microtasks, before any timer could fire: a deadline would never be met,
-  // and arming one per request costs a timer. Any other store (Redis) or
-  // in-process module may wait on I/O, and gets the deadline.
-  const store = (module as { store?: { kind?: unknown } } | undefined)?.store;
-  const answersAtOnce = local !== undefined && store?.kind === 'memory';
   type Ask = (req: Parameters<RateLimiter['shouldRateLimit']>[0]) => RateLimitResponse | Promise<RateLimitResponse>;
+  // A limiter with `decide` (the built-in service) keeps the deadline itself,
+  // from when the decision reaches its store: a deadline armed here would
+  // also count the time the request waited in this process's event loop,
+  // and fail open, uncounted, a decision Redis was about to answer. Over the
+  // memory store, it answers within the call.
+  const asked: DecideOptions = { timeoutMs: record.timeout_ms };
+  const noAnswer = () => new Error(`no answer within ${record.timeout_ms} ms`);
+  const decide = local?.decide?.bind(local);
   const ask: Ask = !local
     ? (req) => remote!.shouldRateLimit(req)
-    : answersAtOnce
-      ? // Answered in this call when the module can: no promise per request.
-        local.decide
-        ? local.decide.bind(local)
-        : (req) => local.shouldRateLimit(req)
-      : (req) => withDeadline(local.shouldRateLimit(req), record.timeout_ms);
+    : decide
+      ? (req) => decide(req, asked)
+      : (req) => withinDeadline(record.timeout_ms, (gone) => local.shouldRateLimit(req, { timeoutMs: record.timeout_ms, gone }), noAnswer);
   const plans = new WeakMap<MappingRecord, LabelPlan | null>();
   const stats: RateLimitStageStats = { checked: 0, overLimit: 0, failures: 0, quotaExceeded: 0 };
   const logFailure = pacedFailureLog(logger, now);

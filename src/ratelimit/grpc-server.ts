@@ -70,7 +70,20 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
       callback({ code: grpc.status.INVALID_ARGUMENT, details: 'malformed rate-limit request' });
       return;
     }
-    service.shouldRateLimit(request).then(
+    // A call cancelled, or past its deadline, while it waited in this process
+    // is not decided: its caller has given up, and a hit counted now would
+    // be one nobody was answered for. The caller's deadline is the wait for
+    // the store; should the caller leave before the store answers, a hit it
+    // counted is taken back.
+    if (call.cancelled) return;
+    const deadline = call.getDeadline();
+    const left = (deadline instanceof Date ? deadline.getTime() : deadline) - Date.now();
+    if (left <= 0) {
+      callback({ code: grpc.status.DEADLINE_EXCEEDED, details: 'the deadline passed before the decision' });
+      return;
+    }
+    const options = { timeoutMs: left === Infinity ? undefined : left, gone: () => call.cancelled };
+    service.shouldRateLimit(request, options).then(
       (response) => callback(null, responseToProto(response)),
       (err: unknown) => callback(grpcError(err)),
     );

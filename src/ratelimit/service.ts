@@ -15,7 +15,7 @@ import { compileDocumentsWithWarnings, loadLimitsDir, type CompiledLimits } from
 import { counterKey } from './counter-key';
 import { createMemoryStore } from './memory-store';
 import { quotaModeMetadata } from './quota-metadata';
-import { earlierHits, type RateLimitStore, type StoreDecision, type WindowCheck } from './store';
+import { CallerGoneError, earlierHits, type DecideOptions, type RateLimitStore, type StoreDecision, type WindowCheck } from './store';
 import { UNIT_SECONDS, isRateLimitUnit } from './units';
 
 /** The logging this service does: pino's shape, so a pino logger fits. */
@@ -162,6 +162,8 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
   }
 
   function storeFailed(err: unknown): never {
+    // A caller that left is no failure of the store.
+    if (err instanceof CallerGoneError) throw err;
     counts.storeErrors++;
     const t = now();
     if (t - lastStoreErrorLog >= STORE_ERROR_LOG_INTERVAL_MS) {
@@ -214,7 +216,7 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
   }
 
   /** Decides a request: at once when the store does, else when it answers. */
-  function decide(request: RateLimitRequest): RateLimitResponse | Promise<RateLimitResponse> {
+  function decide(request: RateLimitRequest, options?: DecideOptions): RateLimitResponse | Promise<RateLimitResponse> {
     if (typeof request.domain !== 'string' || request.domain === '') {
       throw new RateLimitRequestError('rate limit domain must not be empty');
     }
@@ -251,10 +253,11 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
       }
     }
     if (checks.length === 0) return { overallCode: 'OK', statuses };
+    if (options?.gone?.()) throw new CallerGoneError();
 
     let decision: StoreDecision | Promise<StoreDecision>;
     try {
-      decision = store.decide(checks);
+      decision = store.decide(checks, options);
     } catch (err) {
       storeFailed(err);
     }
@@ -264,8 +267,8 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
     return respond(request, checks, owners, rules, statuses, decision, quotaMode);
   }
 
-  async function shouldRateLimit(request: RateLimitRequest): Promise<RateLimitResponse> {
-    return decide(request);
+  async function shouldRateLimit(request: RateLimitRequest, options?: DecideOptions): Promise<RateLimitResponse> {
+    return decide(request, options);
   }
 
   return {
