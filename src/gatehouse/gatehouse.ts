@@ -161,6 +161,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       modules: registry,
       bodyLimit: options.bodyLimit,
       trustProxy: options.trustProxy,
+      sourceCluster: options.sourceCluster,
       errors: { onUnexpected: logUnexpectedError(logger) },
       events,
       stages: {
