@@ -241,7 +241,8 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     }
   }
 
-  const app = new Koa({ proxy: options.trustProxy ?? false });
+  // One trusted hop: ctx.ip is the address the proxy wrote last, as trustedClientAddress reads it.
+  const app = new Koa({ proxy: options.trustProxy ?? false, maxIpsCount: 1 });
   app.silent = true;
   app.use(answeringErrors(handle, options.errors));
 
