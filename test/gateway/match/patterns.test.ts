@@ -5,10 +5,8 @@
  * `regex_rewrite`: which Mapping wins, and the path the upstream gets.
  */
 import assert from 'node:assert/strict';
-import { createAuthService, type AuthService } from '../../../src/auth';
-import { basic, captureLogger, quickHash, usersFolder } from '../../auth/support';
-import { registry } from '../helpers';
-import { routingRig, type Rig } from './support';
+import { basic } from '../../auth/support';
+import { ADA, guardedRig, routingRig, type Rig } from './support';
 
 describe('gateway Mappings by path pattern and exact path', () => {
   let rig: Rig;
@@ -61,32 +59,22 @@ describe('gateway Mappings by path pattern and exact path', () => {
 });
 
 describe('gateway Mappings by path pattern, behind auth', () => {
-  const folder = usersFolder();
-  let auth: AuthService;
   let rig: Rig;
 
   before(async () => {
-    auth = createAuthService({ usersFile: folder.write('users.htpasswd', `ada:${quickHash('lovelace')}\n`), logger: captureLogger() });
-    rig = await routingRig(
-      () => [
-        // A pattern is ordered by its length, as in Emissary: the prefix needs precedence to come first.
-        { name: 'internal-docs', prefix: '/docs/internal/', precedence: 1 },
-        { name: 'public-pages', prefix: '(?i)/(docs|blog)/.*', prefix_regex: true, bypass_auth: true, rewrite: '' },
-      ],
-      { modules: registry(auth), extra: [{ apiVersion: 'gateway/v1', kind: 'AuthService', name: 'authentication', auth_service: 'auth' }] },
-    );
+    rig = await guardedRig(() => [
+      // A pattern is ordered by its length, as in Emissary: the prefix needs precedence to come first.
+      { name: 'internal-docs', prefix: '/docs/internal/', precedence: 1 },
+      { name: 'public-pages', prefix: '(?i)/(docs|blog)/.*', prefix_regex: true, bypass_auth: true, rewrite: '' },
+    ]);
   });
-  after(async () => {
-    await rig.close();
-    await auth.close();
-    folder.remove();
-  });
+  after(() => rig.close());
 
   it('lets a pattern that bypasses auth take its own paths, and asks for credentials on the prefix that needs them', async () => {
     const open = await rig.call('/blog/launch');
     assert.deepEqual([open.status, open.route], [200, 'public-pages']);
     assert.equal((await rig.call('/docs/internal/roadmap')).status, 401);
-    const signedIn = await rig.call('/docs/internal/roadmap', { headers: { Authorization: basic('ada', 'lovelace') } });
+    const signedIn = await rig.call('/docs/internal/roadmap', { headers: { Authorization: basic(ADA.user, ADA.password) } });
     assert.deepEqual([signedIn.status, signedIn.route], [200, 'internal-docs']);
   });
 

@@ -4,10 +4,8 @@
  * Location's scheme, host, path and query.
  */
 import assert from 'node:assert/strict';
-import { createAuthService, type AuthService } from '../../../src/auth';
-import { basic, captureLogger, quickHash, usersFolder } from '../../auth/support';
-import { registry } from '../helpers';
-import { routingRig, type Rig } from './support';
+import { basic } from '../../auth/support';
+import { ADA, guardedRig, routingRig, type Rig } from './support';
 
 const redirect = (name: string, prefix: string, service: string, fields: Record<string, unknown> = {}) => ({
   name,
@@ -90,26 +88,16 @@ describe('gateway redirects', () => {
 });
 
 describe('gateway redirects behind auth', () => {
-  const folder = usersFolder();
-  let auth: AuthService;
   let rig: Rig;
 
   before(async () => {
-    auth = createAuthService({ usersFile: folder.write('users.htpasswd', `ada:${quickHash('lovelace')}\n`), logger: captureLogger() });
-    rig = await routingRig(() => [{ name: 'members', prefix: '/members/', service: 'members.example.org', host_redirect: true }], {
-      modules: registry(auth),
-      extra: [{ apiVersion: 'gateway/v1', kind: 'AuthService', name: 'authentication', auth_service: 'auth' }],
-    });
+    rig = await guardedRig(() => [{ name: 'members', prefix: '/members/', service: 'members.example.org', host_redirect: true }]);
   });
-  after(async () => {
-    await rig.close();
-    await auth.close();
-    folder.remove();
-  });
+  after(() => rig.close());
 
   it('asks for credentials before it redirects, as Envoy runs its filters before the router answers', async () => {
     assert.equal((await rig.call('/members/x')).status, 401);
-    const res = await rig.call('/members/x', { headers: { Authorization: basic('ada', 'lovelace') } });
+    const res = await rig.call('/members/x', { headers: { Authorization: basic(ADA.user, ADA.password) } });
     assert.deepEqual([res.status, res.answer.headers.location], [301, 'http://members.example.org/members/x']);
   });
 });

@@ -5,8 +5,10 @@
  * which Mapping won, and the path, query and Host the upstream got.
  */
 import type http from 'node:http';
+import { createAuthService } from '../../../src/auth';
 import { createGateway, type Gateway, type GatewayOptions } from '../../../src/gateway';
-import { close, configOf, listen, recordingUpstream, send, type Answer, type Received } from '../helpers';
+import { captureLogger, quickHash, usersFolder } from '../../auth/support';
+import { close, configOf, listen, recordingUpstream, registry, send, type Answer, type Received } from '../helpers';
 
 /** What one request came to. */
 export interface Routed {
@@ -74,6 +76,27 @@ export async function routingRig(
       await close(server);
       await gateway.close();
       await close(up.server);
+    },
+  };
+}
+
+/** The credentials {@link guardedRig} accepts: user `ada`, password `lovelace`. */
+export const ADA = { user: 'ada', password: 'lovelace' };
+
+/** {@link routingRig} behind the built-in auth service, which knows {@link ADA}. */
+export async function guardedRig(records: (upstream: string) => Record<string, unknown>[]): Promise<Rig> {
+  const folder = usersFolder();
+  const auth = createAuthService({ usersFile: folder.write('users.htpasswd', `${ADA.user}:${quickHash(ADA.password)}\n`), logger: captureLogger() });
+  const rig = await routingRig(records, {
+    modules: registry(auth),
+    extra: [{ apiVersion: 'gateway/v1', kind: 'AuthService', name: 'authentication', auth_service: 'auth' }],
+  });
+  return {
+    ...rig,
+    async close() {
+      await rig.close();
+      await auth.close();
+      folder.remove();
     },
   };
 }
