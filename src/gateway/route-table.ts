@@ -54,12 +54,14 @@ export class RouteTable<T> {
   readonly readsQuery: boolean;
   private readonly random: () => number;
   private readonly reading = new RequestReading();
+  private readonly hasConditions: boolean;
 
   constructor(specs: readonly RouteSpec<T>[], options: RouteTableOptions = {}) {
     const routes = specs.map(compileRoute).sort(compareRoutes);
     groupRoutes(routes);
     this.routes = routes;
     this.readsQuery = routes.some((r) => r.conditions?.query);
+    this.hasConditions = routes.some((r) => r.conditions !== null);
     this.random = options.random ?? Math.random;
   }
 
@@ -82,7 +84,8 @@ export class RouteTable<T> {
   private find(path: string, method: string, headers: IncomingHttpHeaders, host: string | undefined, query: string, last: boolean): Route<T> | undefined {
     const routes = this.routes;
     const reading = this.reading;
-    reading.reset(query, host, last);
+    // Only conditions read it: a table without them does not touch it.
+    if (this.hasConditions) reading.reset(query, host, last);
     for (let i = 0; i < routes.length; i++) {
       const route = routes[i];
       if (!routeMatches(route, route.caseSensitive, path, method, headers, host, reading)) continue;
