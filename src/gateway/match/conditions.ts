@@ -17,6 +17,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { headerText } from '../../http';
 import type { MappingRecord } from '../config/schema';
+import { canonicalIPv6 } from '../host-match';
 import { ParsedQuery, queryMatches, type QueryCondition } from './query';
 import { compileRegex, DEFAULT_REGEX_MAX_SIZE, type RE2JS } from './regex';
 import { compileSubstitution, isSubstitution, type Substitution } from './substitution';
@@ -95,16 +96,16 @@ export function conditionCount(conditions: MatchConditions | null): number {
   return (conditions.method ? 1 : 0) + (conditions.headers?.length ?? 0) + (conditions.host ? 1 : 0) + (conditions.query?.length ?? 0);
 }
 
-/** The host's normal form a host pattern sees: lower case, without port and trailing dot; '' for none. */
+/**
+ * The host's normal form a host pattern sees: lower case, without port and
+ * trailing dot, an IPv6 address in its one spelling (`[::1]`, not
+ * `[0:0::1]`); '' for none.
+ */
 function normalHost(host: string | undefined): string {
   if (host === undefined || host === '') return '';
-  let end = host.length;
-  if (host.charCodeAt(0) === 91) {
-    end = host.indexOf(']') + 1;
-  } else {
-    const colon = host.lastIndexOf(':');
-    if (colon >= 0) end = colon;
-  }
+  if (host.charCodeAt(0) === 91) return canonicalIPv6(host.slice(0, host.indexOf(']') + 1)) ?? '';
+  const colon = host.lastIndexOf(':');
+  let end = colon >= 0 ? colon : host.length;
   if (end > 1 && host.charCodeAt(end - 1) === 46) end--;
   return host.slice(0, end).toLowerCase();
 }

@@ -136,6 +136,7 @@ describe('gateway Mappings by host pattern', () => {
   before(async () => {
     rig = await routingRig(() => [
       { name: 'regional', prefix: '/', host: '(eu|us)-[0-9]+\\.shop\\.example', host_regex: true },
+      { name: 'loopback', prefix: '/', host: '\\[::1\\]', host_regex: true },
       { name: 'default', prefix: '/' },
     ]);
   });
@@ -147,6 +148,9 @@ describe('gateway Mappings by host pattern', () => {
     }
     for (const host of ['ap-1.shop.example', 'eu-3.shop.example.evil.test', 'xeu-3.shop.example']) {
       assert.equal((await rig.call('/x', { headers: { Host: host } })).route, 'default', host);
+    }
+    for (const host of ['[::1]', '[0:0::1]:8080', '[0000:0:0:0:0:0:0:1]']) {
+      assert.equal((await rig.call('/x', { headers: { Host: host } })).route, 'loopback', host);
     }
   });
 });
