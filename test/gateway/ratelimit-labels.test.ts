@@ -40,7 +40,13 @@ async function recordingLimits(): Promise<{ address: string; received: Received[
 
 const LABELS = {
   ambassador: [
-    { limits: [{ request_headers: { key: 'tenant', header_name: 'X-Tenant' } }, { generic_key: { value: 'catalog' } }, { generic_key: { key: 'tier', value: 'gold' } }] },
+    {
+      limits: [
+        { request_headers: { key: 'tenant', header_name: 'X-Tenant' } },
+        { generic_key: { value: 'catalog', v2Shorthand: true } },
+        { generic_key: { key: 'tier', value: 'gold' } },
+      ],
+    },
     { by_client: [{ remote_address: {} }, { request_headers: { key: 'plan', header_name: 'X-Plan', omit_if_not_present: true } }] },
     { clusters: [{ source_cluster: { key: 'source_cluster' } }, { destination_cluster: {} }] },
     { request_label_group: ['source_cluster', 'destination_cluster', 'remote_address', 'catalog'] },

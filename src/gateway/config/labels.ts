@@ -42,7 +42,11 @@ const headerName = z
 /** The seed's (and Emissary 1's) `{<key>: {header, omit_if_not_present}}`. */
 const headerLabel = z.strictObject({ header: headerName, omit_if_not_present: z.boolean().default(false) });
 const requestHeaders = z.strictObject({ key: z.string().min(1), header_name: headerName, omit_if_not_present: z.boolean().default(false) });
-const genericKey = z.union([z.string().min(1), z.strictObject({ key: z.string().min(1).optional(), value: z.string().min(1) })]);
+// `v2Shorthand` is how Emissary's stored resources remember a v2 string label: accepted, it changes nothing.
+const genericKey = z.union([
+  z.string().min(1),
+  z.strictObject({ key: z.string().min(1).optional(), value: z.string().min(1), v2Shorthand: z.boolean().optional() }),
+]);
 const action = (name: LabelAction) => z.strictObject({ key: z.literal(name, { error: `must be ${name}, the label's own name` }).optional() });
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
