@@ -2,9 +2,8 @@
  * @module gateway/runtime
  * Everything a request uses, built from one configuration: the route table
  * with each route's target (an in-process module, a remote upstream or a
- * redirect) and
- * CORS policy, the auth and rate-limit stages, the upstream pools, and a
- * read-only picture of it all for diagnostics. A configuration that cannot be
+ * redirect) and CORS policy, the auth and rate-limit stages, the upstream
+ * pools, and a read-only picture of it all for diagnostics. A configuration that cannot be
  * built is refused whole, with every problem listed.
  */
 import type { Middleware } from 'koa';
