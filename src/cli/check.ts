@@ -23,31 +23,51 @@ function labelsOf(route: RouteSnapshot): string {
 }
 
 /**
- * The headers a route requires: `name="value"` for an exact value, the bare
- * name for any value, so that two routes on one prefix that differ only there
- * read differently.
+ * The headers and query arguments a route requires: `name="value"` for an
+ * exact value, the bare name for any value, `name~"pattern"` for a pattern,
+ * query arguments after `?`, so that two routes on one prefix that differ
+ * only there read differently.
  */
 function headersOf(route: RouteSnapshot): string {
-  if (!route.headers) return '-';
-  return Object.entries(route.headers)
-    .map(([name, condition]) => (condition === true ? name : `${name}=${JSON.stringify(condition)}`))
-    .join(',');
+  const condition = (name: string, value: string | true, pattern = false) => (value === true ? name : `${name}${pattern ? '~' : '='}${JSON.stringify(value)}`);
+  const all = [
+    ...Object.entries(route.headers ?? {}).map(([name, value]) => condition(name, value)),
+    ...Object.entries(route.regex_headers ?? {}).map(([name, value]) => condition(name, value, true)),
+    ...Object.entries(route.query_parameters ?? {}).map(([name, value]) => `?${condition(name, value)}`),
+    ...Object.entries(route.regex_query_parameters ?? {}).map(([name, value]) => `?${condition(name, value, true)}`),
+  ];
+  return all.length > 0 ? all.join(',') : '-';
 }
 
-/** The service a route forwards to, with the Host it is sent and the upgrades it tunnels. */
+/**
+ * The service a route forwards to, with the Host it is sent, the upgrades it
+ * tunnels and its share of a match it shares; or the redirect it answers.
+ */
 function serviceOf(route: RouteSnapshot): string {
   let text = route.service;
+  if (route.redirect !== undefined) {
+    const r = route.redirect;
+    const path = r.path_redirect ?? (r.prefix_redirect !== undefined ? `prefix ${r.prefix_redirect}` : r.regex_redirect ? `${r.regex_redirect.pattern} -> ${r.regex_redirect.substitution}` : '');
+    return `${text} (${r.response_code}${path && ` ${path}`})`;
+  }
   if (route.host_rewrite !== undefined) text += ` (Host: ${route.host_rewrite})`;
   if (route.allow_upgrade !== undefined) text += ` (upgrades: ${route.allow_upgrade.join(',')})`;
+  if (route.share !== undefined) text += ` (${route.weight === undefined ? '' : `weight ${route.weight}: `}${route.share}%)`;
   return text;
 }
 
-/** The prefix a route matches, and how: in any case, with unsafe escapes let through. */
+/** The prefix, marked when it is a pattern, an exact path, matched in any case, or lets unsafe escapes through. */
 function prefixOf(route: RouteSnapshot): string {
-  let text = route.prefix;
-  if (route.case_sensitive === false) text += ' (any case)';
-  if (route.allow_unsafe_path_escapes) text += ' (unsafe escapes)';
-  return text;
+  const unsafe = route.allow_unsafe_path_escapes ? ' (unsafe escapes)' : '';
+  if (route.prefix_regex) return `${route.prefix} (regex)${unsafe}`;
+  return `${route.prefix}${route.prefix_exact ? ' (exact)' : ''}${route.case_sensitive === false ? ' (any case)' : ''}${unsafe}`;
+}
+
+/** The path a route forwards, as its rewrite says. */
+function rewriteOf(route: RouteSnapshot): string {
+  if (route.redirect !== undefined) return '-';
+  if (route.regex_rewrite) return `${route.regex_rewrite.pattern} -> ${route.regex_rewrite.substitution}`;
+  return route.rewrite === '' ? '""' : route.rewrite;
 }
 
 /** Formats routes in match order as a table. */
@@ -56,12 +76,12 @@ export function routeTable(routes: readonly RouteSnapshot[]): string {
   const rows = routes.map((r) => [
     String(r.precedence),
     prefixOf(r),
-    r.method ?? '*',
+    r.method === undefined ? '*' : `${r.method}${r.method_regex ? ' (regex)' : ''}`,
     headersOf(r),
-    r.hostname ?? '*',
+    r.hostname === undefined ? '*' : `${r.hostname}${r.host_regex ? ' (regex)' : ''}`,
     serviceOf(r),
     r.target,
-    r.rewrite === '' ? '""' : r.rewrite,
+    rewriteOf(r),
     r.bypass_auth ? 'bypass' : 'required',
     labelsOf(r),
     r.name,

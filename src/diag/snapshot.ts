@@ -3,19 +3,19 @@
  * What the diagnostic page shows, as plain data (also its JSON form), and how
  * to describe a running gateway with it.
  */
-import { allowedUpgrades, type AuthServiceRecord, type GatewayConfig, type HeaderCondition, type MappingRecord, type RateLimitServiceRecord } from '../gateway';
+import { allowedUpgrades, describeMatch, sharesOf, type AuthServiceRecord, type GatewayConfig, type HeaderCondition, type MappingRecord, type MatchDescription, type RateLimitServiceRecord } from '../gateway';
 import type { RouteCounters } from '../telemetry';
 
 /** Whether a service is one of the process's own modules or an address. */
 export type ServiceTarget = 'in-process' | 'remote';
 
-/** A route, as configured, with what it has served. */
-export interface DiagRoute {
+/** A route, as configured, with what it has served; its patterns, query conditions, weight and redirect as {@link MatchDescription}. */
+export interface DiagRoute extends MatchDescription {
   name: string;
   prefix: string;
   rewrite: string;
   service: string;
-  target: ServiceTarget;
+  target: ServiceTarget | 'redirect';
   bypass_auth: boolean;
   precedence: number;
   method?: string;
@@ -115,7 +115,7 @@ export function describeGateway(d: GatewayDescription): DiagSnapshot {
     version: d.version,
     startedAt: d.startedAt.toISOString(),
     uptimeSeconds: Math.max(0, Math.floor((now.getTime() - d.startedAt.getTime()) / 1000)),
-    routes: d.config.mappings.map((m) => describeMapping(m, target(m.service), d.counters)),
+    routes: describeMappings(d.config.mappings, target, d.counters),
     config: {
       dir: d.configDir,
       sources: [...d.config.sources],
@@ -132,9 +132,15 @@ export function describeGateway(d: GatewayDescription): DiagSnapshot {
   return snapshot;
 }
 
-function describeMapping(m: MappingRecord, target: ServiceTarget, counters?: RouteCounters): DiagRoute {
+function describeMappings(mappings: readonly MappingRecord[], target: (service: string) => ServiceTarget, counters?: RouteCounters): DiagRoute[] {
+  const shares = sharesOf(mappings);
+  return mappings.map((m) => describeMapping(m, m.host_redirect === true ? 'redirect' : target(m.service), shares.get(m), counters));
+}
+
+function describeMapping(m: MappingRecord, target: ServiceTarget | 'redirect', share: number | undefined, counters?: RouteCounters): DiagRoute {
   const counts = counters?.get(m.name);
   const route: DiagRoute = {
+    ...describeMatch(m, share),
     name: m.name,
     prefix: m.prefix,
     rewrite: m.rewrite,

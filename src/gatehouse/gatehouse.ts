@@ -161,6 +161,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       modules: registry,
       bodyLimit: options.bodyLimit,
       trustProxy: options.trustProxy,
+      sourceCluster: options.sourceCluster,
       errors: { onUnexpected: logUnexpectedError(logger) },
       events,
       stages: {
@@ -175,7 +176,8 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   }
   const gw = gateway;
 
-  const app = new Koa({ proxy: options.trustProxy });
+  // One trusted hop: ctx.ip is the address the proxy wrote last, not the first, which the client wrote.
+  const app = new Koa({ proxy: options.trustProxy, maxIpsCount: 1 });
   app.silent = true;
   // A module routed in process runs on this app's context, so the error its
   // own error handler answers with a bare 500 (a store that failed) is emitted

@@ -32,6 +32,8 @@ export interface GatehouseOptions {
   bodyLimit?: number;
   /** Trust `X-Forwarded-*` from clients (Gatehouse sits behind another proxy). Default false. */
   trustProxy?: boolean;
+  /** The value of `source_cluster` rate-limit labels (Envoy's `--service-cluster`). Default `gatehouse`. */
+  sourceCluster?: string;
   /** Watch the config folder and the TLS files, and apply changes. Default true once `start()` is called. */
   watch?: boolean;
   /** How long after the last change in the folder a reload starts, in ms. Default 200. */
@@ -49,7 +51,8 @@ export interface GatehouseOptions {
 }
 
 /** Options with every default applied. */
-export interface ResolvedOptions extends Required<Omit<GatehouseOptions, 'redisUrl' | 'tls' | 'logger' | 'grpcPort'>> {
+export interface ResolvedOptions extends Required<Omit<GatehouseOptions, 'redisUrl' | 'tls' | 'logger' | 'grpcPort' | 'sourceCluster'>> {
+  sourceCluster?: string;
   grpcPort: number | false;
   redisUrl?: string;
   tls?: TlsFiles;
@@ -129,6 +132,7 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
     annotationDomain: options.annotationDomain ?? 'gatehouse.io',
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     trustProxy: options.trustProxy ?? false,
+    sourceCluster: options.sourceCluster,
     watch: options.watch ?? true,
     reloadDebounceMs: options.reloadDebounceMs ?? 200,
     shutdownGraceMs: options.shutdownGraceMs ?? 10_000,

@@ -22,6 +22,7 @@ import { overriddenMethods } from './method-override';
 import type { ModuleRegistry } from './module';
 import { OWN_PREFIX, ownPaths } from './own-paths';
 import { normalisePath, unsafeEscape, withoutParameters } from './path';
+import { answerRedirect } from './match/redirect';
 import { forwardRemote } from './proxy';
 import { createRateLimitStage } from './ratelimit-stage';
 import { admitRequest } from './request-target';
@@ -39,6 +40,10 @@ export interface GatewayOptions {
   bodyLimit?: number;
   /** Trust `X-Forwarded-*` from the client (the gateway sits behind another proxy). Default false. */
   trustProxy?: boolean;
+  /** The value of `source_cluster` rate-limit labels, as Envoy's `--service-cluster`. Default `gatehouse`. */
+  sourceCluster?: string;
+  /** Draws in [0, 1) that choose among Mappings sharing a match by weight. Default `Math.random`. */
+  random?: () => number;
   /** How long a replaced configuration may finish its requests before its pools are closed, in ms. Default 30 s. */
   drainMs?: number;
   /** Builders of the auth and rate-limit stages; by default the project's own. */
@@ -104,7 +109,8 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     auth: options.stages?.auth ?? createAuthStage,
     rateLimit: options.stages?.rateLimit ?? createRateLimitStage,
   };
-  let current: Runtime | null = options.config ? buildRuntime(options.config, modules, stages, events) : null;
+  const runtimeOptions = { random: options.random, sourceCluster: options.sourceCluster };
+  let current: Runtime | null = options.config ? buildRuntime(options.config, modules, stages, events, runtimeOptions) : null;
   let rejected: RejectedConfig | undefined;
   let closed = false;
   // Replaced runtimes still finishing requests, so that close() can close them too.
@@ -139,13 +145,14 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     try {
       if (tooLarge) throw payloadTooLarge(bodyLimit);
       applyRequestEdits(ctx.req, target);
-      const forwardPath = rewritePath(route, path);
-      if (target.kind === 'in-process') {
-        await dispatchInProcess(ctx, target.handler, forwardPath);
+      if (target.kind === 'redirect') {
+        answerRedirect(ctx, target.redirect, route, path);
+      } else if (target.kind === 'in-process') {
+        await dispatchInProcess(ctx, target.handler, rewritePath(route, path));
         if (guard?.tripped) throw payloadTooLarge(bodyLimit);
       } else {
         const forward = {
-          path: upstreamPath(target.upstream.address.basePath, forwardPath, ctx.querystring),
+          path: upstreamPath(target.upstream.address.basePath, rewritePath(route, path), ctx.querystring),
           timeoutMs: target.timeoutMs,
           guard,
           route: mapping.name,
@@ -200,13 +207,14 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     const plain = withoutParameters(path);
     // Answered by the CORS policy, a preflight reaches no backend to act on an override.
     // The query as it is forwarded: what follows a `#` reaches no backend.
-    const overrides = overriddenMethods(headers, request.querystring);
-    let route = rt.table.matchAlike(path, plain, preflight ? requestedMethod(ctx) : method, headers, host, preflight ? undefined : overrides);
+    const query = request.querystring;
+    const overrides = overriddenMethods(headers, query);
+    let route = rt.table.matchAlike(path, plain, preflight ? requestedMethod(ctx) : method, headers, host, preflight ? undefined : overrides, query);
     let cors = route === undefined ? rt.cors : route.target.cors;
     if (preflight) {
       if (cors !== undefined) return answerPreflight(ctx, cors, route, path);
       // No policy for it: an OPTIONS request like any other.
-      route = rt.table.matchAlike(path, plain, method, headers, host, overrides);
+      route = rt.table.matchAlike(path, plain, method, headers, host, overrides, query);
       cors = route === undefined ? rt.cors : route.target.cors;
     }
     if (route === undefined) {
@@ -238,7 +246,8 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     }
   }
 
-  const app = new Koa({ proxy: options.trustProxy ?? false });
+  // One trusted hop: ctx.ip is the address the proxy wrote last, as trustedClientAddress reads it.
+  const app = new Koa({ proxy: options.trustProxy ?? false, maxIpsCount: 1 });
   app.silent = true;
   app.use(answeringErrors(handle, options.errors));
 
@@ -248,7 +257,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
       if (closed) throw new Error('the gateway is closed');
       let next: Runtime;
       try {
-        next = buildRuntime(config, modules, stages, events);
+        next = buildRuntime(config, modules, stages, events, runtimeOptions);
       } catch (err) {
         if (err instanceof ConfigError) rejected = deepFreeze({ at: new Date().toISOString(), problems: [...err.problems] });
         throw err;

@@ -10,7 +10,8 @@ export { assembleConfig, configFromRecords, RECORD_KINDS, type ConfigResult, typ
 export { ConfigError, configProblem, type ConfigProblem, type ProblemLocation } from './config/problems';
 export * from './config/schema';
 export { normalisePath, isNormalPath, withoutParameters } from './path';
-export { RouteTable, rewritePath, type Route, type RouteSpec } from './route-table';
+export { RouteTable, rewritePath, type Route, type RouteSpec, type RouteTableOptions } from './route-table';
+export { describeMatch, sharesOf, type MatchDescription } from './match/describe';
 export { parseUpstreamAddress, type UpstreamAddress } from './upstream';
 export { DEFAULT_BODY_LIMIT } from './body-limit';
 export type { RouteSnapshot, RuntimeSnapshot, GatewaySnapshot, RejectedConfig } from './snapshot';

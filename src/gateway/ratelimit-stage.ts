@@ -6,82 +6,24 @@
  * request over a quota-mode limit through with the service's metadata, and
  * applies the failure mode when the service does not answer in time.
  */
-import type { IncomingHttpHeaders } from 'node:http';
 import type { Context } from 'koa';
 import pino from 'pino';
-import { headerText, httpError, redactAddress } from '../http';
-import {
-  createRateLimitClient,
-  withinDeadline,
-  type DecideOptions,
-  type DescriptorEntry,
-  type RateLimiter,
-  type RateLimitDescriptor,
-  type RateLimitResponse,
-} from '../ratelimit';
+import { httpError, redactAddress } from '../http';
+import { createRateLimitClient, withinDeadline, type DecideOptions, type RateLimiter, type RateLimitResponse } from '../ratelimit';
 import type { MappingRecord, RateLimitServiceRecord } from './config/schema';
 import { pacedFailureLog, type StageLogger } from './failure-log';
 import type { GatewayEvents } from './events';
+import { trustedClientAddress } from './forwarded';
+import { buildDescriptors, labelPlan, type LabelPlan } from './ratelimit-labels';
 import type { ModuleRegistry } from './module';
 import type { Stage } from './stage';
 import { quotaViolations, rateLimitHeaders } from './ratelimit-headers';
 
 export { mostRestrictive, rateLimitHeaders } from './ratelimit-headers';
+export { buildDescriptors, labelPlan, type LabelFacts, type LabelPlan } from './ratelimit-labels';
 
-/** One label of a group: a header read per request, or a literal `generic_key`. */
-interface LabelSource {
-  key: string;
-  /** Lower-case header name; absent for a literal. */
-  header?: string;
-  literal?: string;
-  /** A missing header drops only this entry (true) or the whole group (false). */
-  omit: boolean;
-}
-
-/** The label groups of one Mapping for the stage's domain, parsed once. */
-export type LabelPlan = readonly (readonly LabelSource[])[];
-
-/** Precomputes the label groups of `mapping` under `domain`; null when it has none. */
-export function labelPlan(mapping: Pick<MappingRecord, 'labels'>, domain: string): LabelPlan | null {
-  const groups = mapping.labels?.[domain];
-  if (!groups?.length) return null;
-  return groups.map((group) =>
-    group.request_label_group.map((label): LabelSource => {
-      if (typeof label === 'string') return { key: 'generic_key', literal: label, omit: false };
-      const [key, def] = Object.entries(label)[0];
-      return { key, header: def.header.toLowerCase(), omit: def.omit_if_not_present };
-    }),
-  );
-}
-
-function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const v = headers[name];
-  if (v === undefined || v === '') return undefined;
-  // Envoy sends a value's bytes: a UTF-8 name (`josé`) must match the limit written for it.
-  return headerText(typeof v === 'string' ? v : v.join(', '));
-}
-
-/**
- * The descriptors a request yields: one per group whose headers are there
- * (a group loses an `omit_if_not_present` entry whose header is missing, and
- * is dropped whole for any other missing header, or when nothing is left).
- */
-export function buildDescriptors(plan: LabelPlan, headers: IncomingHttpHeaders): RateLimitDescriptor[] {
-  const descriptors: RateLimitDescriptor[] = [];
-  groups: for (const group of plan) {
-    const entries: DescriptorEntry[] = [];
-    for (const label of group) {
-      const value = label.literal ?? headerValue(headers, label.header!);
-      if (value === undefined) {
-        if (label.omit) continue;
-        continue groups;
-      }
-      entries.push({ key: label.key, value });
-    }
-    if (entries.length > 0) descriptors.push({ entries });
-  }
-  return descriptors;
-}
+/** The `source_cluster` label's value when the gateway is not given one, as Envoy's `--service-cluster`. */
+export const DEFAULT_SOURCE_CLUSTER = 'gatehouse';
 
 /** The logging the stage does: pino's shape. */
 export type RateLimitStageLogger = StageLogger;
@@ -91,6 +33,8 @@ export interface RateLimitStageOptions extends GatewayEvents {
   logger?: RateLimitStageLogger;
   /** Clock in ms, for the failure log's pacing. */
   now?: () => number;
+  /** The value of a `source_cluster` label: the gateway's own name. Default `gatehouse`. */
+  sourceCluster?: string;
 }
 
 /** Counters, for diag and metrics. */
@@ -133,6 +77,7 @@ export function createRateLimitStage(
 ): RateLimitStage {
   const logger = options.logger ?? pino({ name: 'gateway' });
   const now = options.now ?? Date.now;
+  const sourceCluster = options.sourceCluster ?? DEFAULT_SOURCE_CLUSTER;
   const module = modules.get(record.service);
   const local: RateLimiter | undefined = typeof module?.shouldRateLimit === 'function' ? (module as RateLimiter) : undefined;
   // A misspelt module name would otherwise become a gRPC address that never
@@ -190,7 +135,10 @@ export function createRateLimitStage(
     run(ctx: Context, mapping: MappingRecord): boolean | Promise<boolean> {
       const plan = planOf(mapping);
       if (!plan) return true;
-      const descriptors = buildDescriptors(plan, ctx.req.headers);
+      const facts = plan.facts
+        ? { remoteAddress: trustedClientAddress(ctx), sourceCluster, destinationCluster: mapping.service }
+        : undefined;
+      const descriptors = buildDescriptors(plan, ctx.req.headers, facts);
       if (descriptors.length === 0) return true;
       stats.checked++;
       let answer: RateLimitResponse | Promise<RateLimitResponse>;

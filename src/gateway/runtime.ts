@@ -1,9 +1,9 @@
 /**
  * @module gateway/runtime
  * Everything a request uses, built from one configuration: the route table
- * with each route's target (an in-process module or a remote upstream) and
- * CORS policy, the auth and rate-limit stages, the upstream pools, and a
- * read-only picture of it all for diagnostics. A configuration that cannot be
+ * with each route's target (an in-process module, a remote upstream or a
+ * redirect) and CORS policy, the auth and rate-limit stages, the upstream
+ * pools, and a read-only picture of it all for diagnostics. A configuration that cannot be
  * built is refused whole, with every problem listed.
  */
 import type { Middleware } from 'koa';
@@ -12,12 +12,16 @@ import { redactAddress } from '../http';
 import type { GatewayEvents } from './events';
 import type { ModuleRegistry, GatehouseModule } from './module';
 import type { Stage, StageFactory } from './stage';
-import { allowedUpgrades, type AuthServiceRecord, type GatewayConfig, type MappingRecord, type RateLimitServiceRecord } from './config/schema';
+import { allowedUpgrades, labelHeaders, type AuthServiceRecord, type GatewayConfig, type MappingRecord, type RateLimitServiceRecord } from './config/schema';
 import { ConfigError, configProblem, type ConfigProblem } from './config/problems';
 import { moduleHandler, type ModuleHandler } from './dispatch';
 import { compileHeaderEdits, type HeaderEdits } from './header-edits';
 import { OVERRIDE_HEADERS } from './method-override';
-import { normalisePath, unsafeEscape, withoutParameters } from './path';
+import { groupProblems } from './match/canary';
+import { prepareMatch } from './match/prepare';
+import type { RedirectPlan } from './match/redirect';
+import { DEFAULT_REGEX_MAX_SIZE } from './match/regex';
+import { shadowProblems } from './match/shadow';
 import { createUpstream, type Upstream } from './proxy';
 import { RouteTable, type RouteSpec } from './route-table';
 import { DEFAULT_CONNECT_TIMEOUT_MS, parseUpstreamAddress, type UpstreamAddress } from './upstream';
@@ -45,7 +49,21 @@ export interface RemoteTarget extends RouteExtras {
   readonly upgrades: ReadonlySet<string> | null;
 }
 
-export type RouteTarget = InProcessTarget | RemoteTarget;
+/** A Mapping with `host_redirect: true`: answered with a redirect, no service called. */
+export interface RedirectTarget extends RouteExtras {
+  readonly kind: 'redirect';
+  readonly redirect: RedirectPlan;
+}
+
+export type RouteTarget = InProcessTarget | RemoteTarget | RedirectTarget;
+
+/** What a runtime is built with beyond its configuration. */
+export interface RuntimeOptions {
+  /** Draws in [0, 1) that choose among Mappings sharing a match (canary weights). Default `Math.random`. */
+  readonly random?: () => number;
+  /** The value of `source_cluster` rate-limit labels. Default `gatehouse`. */
+  readonly sourceCluster?: string;
+}
 
 /** The factories of the two stages; by default those of `./auth-stage` and `./ratelimit-stage`. */
 export interface StageFactories {
@@ -85,15 +103,10 @@ function ownedHeaders(mappings: readonly MappingRecord[]): string[] {
   const names = new Set(ALWAYS_OWNED);
   for (const mapping of mappings) {
     for (const name of Object.keys(mapping.headers ?? {})) names.add(name);
+    for (const name of Object.keys(mapping.regex_headers ?? {})) names.add(name);
     for (const name of Object.keys(mapping.add_request_headers)) names.add(name);
     for (const name of mapping.remove_request_headers) names.add(name);
-    for (const groups of Object.values(mapping.labels ?? {})) {
-      for (const group of groups) {
-        for (const label of group.request_label_group) {
-          if (typeof label !== 'string') for (const def of Object.values(label)) names.add(def.header);
-        }
-      }
-    }
+    for (const name of labelHeaders(mapping.labels)) names.add(name);
   }
   return [...names];
 }
@@ -115,6 +128,7 @@ export function buildRuntime(
   modules: ModuleRegistry,
   stages: StageFactories,
   events: GatewayEvents = {},
+  options: RuntimeOptions = {},
 ): Runtime {
   const problems: ConfigProblem[] = [];
   const sourceOf = (record: object) => config.recordSources?.get(record as MappingRecord);
@@ -127,27 +141,20 @@ export function buildRuntime(
     const m = config.module!;
     problems.push(configProblem({ source: sourceOf(m), kind: m.kind, record: m.name, path: 'config.cors' }, (err as Error).message));
   }
-  type Pending = { mapping: MappingRecord; prefix: string; edits: RouteExtras } & (
+  type Pending = { mapping: MappingRecord; prefix: string; edits: RouteExtras; match: ReturnType<typeof prepareMatch> } & (
     | { module: GatehouseModule & { app: NonNullable<GatehouseModule['app']> } }
     | { address: UpstreamAddress }
+    | { redirect: RedirectPlan }
   );
+  const regexMaxSize = config.module?.config.regex_max_size ?? DEFAULT_REGEX_MAX_SIZE;
   const pending: Pending[] = [];
 
   for (const mapping of config.mappings) {
     const at = { source: sourceOf(mapping), kind: 'Mapping', record: mapping.name };
     const problem = (path: string, message: string) => problems.push(configProblem({ ...at, path }, message));
-    let prefix = mapping.prefix;
-    try {
-      prefix = normalisePath(mapping.prefix);
-      // Every request it matched would be refused: its form without them routes elsewhere.
-      if (withoutParameters(prefix) !== prefix) {
-        problem('prefix', `'${mapping.prefix}' holds ;parameters, which Tomcat, Spring and JAX-RS backends drop: a request would be routed by what its backend does not see`);
-      }
-      const unsafe = mapping.allow_unsafe_path_escapes ? undefined : unsafeEscape(prefix);
-      if (unsafe !== undefined) problem('prefix', `'${mapping.prefix}' would have every request it matched refused: ${unsafe} (allow_unsafe_path_escapes: true lets them through)`);
-    } catch (err) {
-      problem('prefix', `'${mapping.prefix}' is not a usable path: ${(err as { detail?: string }).detail ?? String(err)}`);
-    }
+    const match = prepareMatch(mapping, regexMaxSize);
+    for (const p of match.problems) problem(p.path, p.message);
+    const prefix = match.prefix;
     let cors: Middleware | undefined;
     try {
       cors = policies?.forMapping(mapping);
@@ -155,6 +162,10 @@ export function buildRuntime(
       problem('cors', (err as Error).message);
     }
     const edits: RouteExtras = { ...compileHeaderEdits(mapping), cors };
+    if (match.redirect !== null) {
+      pending.push({ mapping, prefix, edits, match, redirect: match.redirect });
+      continue;
+    }
     const module = modules.get(mapping.service);
     if (module) {
       // A module builds its links from the Host; the client's is the one its links must name.
@@ -164,12 +175,12 @@ export function buildRuntime(
       if (allowedUpgrades(mapping).length > 0) {
         problem(mapping.allow_upgrade ? 'allow_upgrade' : 'use_websocket', `applies to remote upstreams only: module '${mapping.service}' is called in process and switches no connection to another protocol`);
       }
-      if (module.app) pending.push({ mapping, prefix, edits, module: module as GatehouseModule & { app: NonNullable<GatehouseModule['app']> } });
+      if (module.app) pending.push({ mapping, prefix, edits, match, module: module as GatehouseModule & { app: NonNullable<GatehouseModule['app']> } });
       else problem('service', `module '${mapping.service}' has no HTTP app to route to`);
       continue;
     }
     const address = parseUpstreamAddress(mapping.service);
-    if (address) pending.push({ mapping, prefix, edits, address });
+    if (address) pending.push({ mapping, prefix, edits, match, address });
     else {
       problem(
         'service',
@@ -178,12 +189,23 @@ export function buildRuntime(
     }
   }
 
+  for (const p of groupProblems(pending)) {
+    problems.push(configProblem({ source: sourceOf(p.mapping), kind: 'Mapping', record: p.mapping.name, path: p.path }, p.message));
+  }
+  if (problems.length === 0) {
+    // In match order, before any pool is opened: a pattern that bypasses auth over a prefix that needs it.
+    const order = new RouteTable(pending.map((p) => ({ mapping: p.mapping, prefix: p.prefix, target: p, patterns: p.match.patterns })));
+    for (const p of shadowProblems(order.routes)) {
+      problems.push(configProblem({ source: sourceOf(p.route.mapping), kind: 'Mapping', record: p.route.mapping.name, path: 'prefix' }, p.message));
+    }
+  }
+
   let auth: Stage | null = null;
   let rateLimit: Stage | null = null;
   // A stage that cannot be built is a problem of the field naming its service.
   const buildStage = <R extends AuthServiceRecord | RateLimitServiceRecord>(record: R, factory: StageFactory<R>, path: string): Stage | null => {
     try {
-      return factory(record, modules, events);
+      return factory(record, modules, { ...events, sourceCluster: options.sourceCluster });
     } catch (err) {
       problems.push(configProblem({ source: sourceOf(record), kind: record.kind, record: record.name, path }, (err as Error).message ?? String(err)));
       return null;
@@ -207,7 +229,9 @@ export function buildRuntime(
   const handlers = new Map<GatehouseModule, ModuleHandler>();
   const specs: RouteSpec<RouteTarget>[] = pending.map((p) => {
     let target: RouteTarget;
-    if ('module' in p) {
+    if ('redirect' in p) {
+      target = { kind: 'redirect', redirect: p.redirect, ...p.edits };
+    } else if ('module' in p) {
       let handler = handlers.get(p.module);
       if (!handler) handlers.set(p.module, (handler = moduleHandler(p.module)));
       target = { kind: 'in-process', module: p.module.name, handler, ...p.edits };
@@ -226,9 +250,9 @@ export function buildRuntime(
         ...p.edits,
       };
     }
-    return { mapping: p.mapping, prefix: p.prefix, target };
+    return { mapping: p.mapping, prefix: p.prefix, target, patterns: p.match.patterns };
   });
-  const table = new RouteTable(specs);
+  const table = new RouteTable(specs, { random: options.random });
   return {
     config,
     table,

@@ -7,6 +7,7 @@
 import type { ConfigProblem } from './config/problems';
 import { allowedUpgrades, type AuthServiceRecord, type GatewayConfig, type HeaderCondition, type LabelGroup, type RateLimitServiceRecord, type RecordSource } from './config/schema';
 import { formatHostPattern } from './host-match';
+import { describeMatch, sharesOf, type MatchDescription } from './match/describe';
 import type { RouteTable } from './route-table';
 
 /** What stands for a value the snapshot does not show. */
@@ -23,19 +24,19 @@ function shownAuthService(record: AuthServiceRecord): AuthServiceRecord {
   return shown;
 }
 
-/** One route, as the diagnostic page shows it. */
-export interface RouteSnapshot {
+/** One route, as the diagnostic page shows it; its patterns, query conditions, weight and redirect as {@link MatchDescription}. */
+export interface RouteSnapshot extends MatchDescription {
   readonly name: string;
   /** The normalised prefix it matches. */
   readonly prefix: string;
   readonly rewrite: string;
   readonly service: string;
-  readonly target: 'in-process' | 'remote';
+  readonly target: 'in-process' | 'remote' | 'redirect';
   readonly precedence: number;
   readonly method?: string;
   /** Required headers: an exact value, or `true` for any. */
   readonly headers?: Readonly<Record<string, HeaderCondition>>;
-  /** The hosts it applies to (`hostname`, or `host`), when not any. */
+  /** The hosts it applies to (`hostname`, or `host`; a pattern with `host_regex`), when not any. */
   readonly hostname?: string;
   /** `false` when the prefix matches in any case. */
   readonly case_sensitive?: false;
@@ -87,7 +88,8 @@ export function deepFreeze<T>(value: T): T {
 }
 
 /** Describes a configuration and its route table. */
-export function describeRoutes(config: GatewayConfig, table: RouteTable<{ kind: 'in-process' | 'remote' }>): RuntimeSnapshot {
+export function describeRoutes(config: GatewayConfig, table: RouteTable<{ kind: 'in-process' | 'remote' | 'redirect' }>): RuntimeSnapshot {
+  const shares = sharesOf(config.mappings);
   const routes = table.routes.map((route): RouteSnapshot => {
     const m = route.mapping;
     const source = config.recordSources?.get(m);
@@ -101,7 +103,7 @@ export function describeRoutes(config: GatewayConfig, table: RouteTable<{ kind: 
       precedence: m.precedence,
       ...(m.method ? { method: m.method } : {}),
       ...(m.headers ? { headers: structuredClone(m.headers) } : {}),
-      ...(route.host ? { hostname: formatHostPattern(route.host) } : {}),
+      ...(route.host ? { hostname: formatHostPattern(route.host) } : m.host_regex === true && m.host !== undefined ? { hostname: m.host } : {}),
       ...(m.case_sensitive ? {} : { case_sensitive: false as const }),
       ...(m.host_rewrite !== undefined ? { host_rewrite: m.host_rewrite } : {}),
       ...(upgrades.length > 0 ? { allow_upgrade: [...upgrades] } : {}),
@@ -109,6 +111,7 @@ export function describeRoutes(config: GatewayConfig, table: RouteTable<{ kind: 
       bypass_auth: m.bypass_auth,
       timeout_ms: m.timeout_ms,
       ...(m.labels ? { labels: structuredClone(m.labels) } : {}),
+      ...describeMatch(m, shares.get(m)),
       ...(source ? { source: { ...source } } : {}),
     };
   });

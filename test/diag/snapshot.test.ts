@@ -47,7 +47,7 @@ describe('diag/snapshot', () => {
           m({ name: 'tenants', hostname: '*.Example.com', case_sensitive: false }),
           m({ name: 'legacy', host: 'quote.example.com' }),
           m({ name: 'httpbin', service: 'httpbin.internal:80', host_rewrite: 'httpbin.org', allow_upgrade: ['websocket'], allow_unsafe_path_escapes: true }),
-          m({ name: 'quickstart', hostname: '*' }),
+          m({ name: 'quickstart', hostname: '*', prefix: '/v0/' }),
         ],
         sources: [],
       };
