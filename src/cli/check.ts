@@ -6,7 +6,7 @@
 import { resolve } from 'node:path';
 import { createDiagModule } from '../diag';
 import { checkFolderFiles, createBuiltinModules } from '../gatehouse';
-import { ConfigError, createGateway, loadConfig, type GatehouseModule, type RouteSnapshot } from '../gateway';
+import { ConfigError, createGateway, loadConfig, upstreamSummary, type GatehouseModule, type RouteSnapshot } from '../gateway';
 import { createLogger } from '../telemetry';
 
 export interface CheckReport {
@@ -34,11 +34,13 @@ function headersOf(route: RouteSnapshot): string {
     .join(',');
 }
 
-/** The service a route forwards to, with the Host it is sent and the upgrades it tunnels. */
+/** The service a route forwards to, with the Host it is sent, the upgrades it tunnels, and its upstream cluster and settings. */
 function serviceOf(route: RouteSnapshot): string {
   let text = route.service;
   if (route.host_rewrite !== undefined) text += ` (Host: ${route.host_rewrite})`;
   if (route.allow_upgrade !== undefined) text += ` (upgrades: ${route.allow_upgrade.join(',')})`;
+  if (route.cluster !== undefined) text += ` -> ${route.cluster}`;
+  if (route.upstream !== undefined) text += ` (${upstreamSummary(route.upstream)})`;
   return text;
 }
 

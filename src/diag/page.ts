@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { DiagAuth, DiagRateLimit, DiagRoute, DiagSnapshot } from './snapshot';
+import { upstreamSummary } from '../gateway';
 
 const STYLE = `
 :root { color-scheme: light dark; --fg: #1d232a; --muted: #5b6572; --bg: #fff; --line: #d6dbe1; --head: #f2f4f7;
@@ -107,7 +108,7 @@ function routeRow(route: DiagRoute, index: number): string {
     `<td>${rewrite}</td>`,
     `<td>${escapeHtml(route.service)}${route.host_rewrite ? ` ${none('Host:')} ${code(route.host_rewrite)}` : ''}${
       route.allow_upgrade ? ` ${none('upgrades:')} ${route.allow_upgrade.map(code).join(' ')}` : ''
-    }</td>`,
+    }${route.upstream ? ` ${none('upstream:')} ${code(upstreamSummary(route.upstream))}` : ''}</td>`,
     `<td>${escapeHtml(route.target)}</td>`,
     `<td>${auth}</td>`,
     `<td class="num">${escapeHtml(route.precedence)}</td>`,

@@ -3,7 +3,16 @@
  * What the diagnostic page shows, as plain data (also its JSON form), and how
  * to describe a running gateway with it.
  */
-import { allowedUpgrades, type AuthServiceRecord, type GatewayConfig, type HeaderCondition, type MappingRecord, type RateLimitServiceRecord } from '../gateway';
+import {
+  allowedUpgrades,
+  upstreamSettings,
+  type AuthServiceRecord,
+  type GatewayConfig,
+  type HeaderCondition,
+  type MappingRecord,
+  type RateLimitServiceRecord,
+  type UpstreamSettings,
+} from '../gateway';
 import type { RouteCounters } from '../telemetry';
 
 /** Whether a service is one of the process's own modules or an address. */
@@ -30,6 +39,8 @@ export interface DiagRoute {
   /** The protocols a request may switch its connection to (`allow_upgrade`), when any. */
   allow_upgrade?: string[];
   labels?: MappingRecord['labels'];
+  /** The upstream fields it gives (retry_policy, circuit_breakers, load_balancer...), as written. */
+  upstream?: UpstreamSettings;
   /** Whether the mapping has a CORS policy of its own. */
   cors?: boolean;
   requests: number;
@@ -153,6 +164,8 @@ function describeMapping(m: MappingRecord, target: ServiceTarget, counters?: Rou
   const upgrades = allowedUpgrades(m);
   if (upgrades.length > 0) route.allow_upgrade = [...upgrades];
   if (m.labels) route.labels = m.labels;
+  const upstream = upstreamSettings(m);
+  if (upstream !== undefined) route.upstream = upstream;
   if (m.cors) route.cors = true;
   return route;
 }

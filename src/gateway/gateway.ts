@@ -22,12 +22,12 @@ import { overriddenMethods } from './method-override';
 import type { ModuleRegistry } from './module';
 import { OWN_PREFIX, ownPaths } from './own-paths';
 import { normalisePath, withoutParameters } from './path';
-import { forwardRemote } from './proxy';
 import { createRateLimitStage } from './ratelimit-stage';
 import { admitRequest } from './request-target';
 import { forwardUpgrade, tunnelledUpgrade } from './upgrade';
+import { forwardRemote } from './upstream';
 import { rewritePath, type Route } from './route-table';
-import { buildRuntime, disposeRuntime, retireRuntime, type RouteTarget, type Runtime, type StageFactories } from './runtime';
+import { buildRuntime, disposeRuntime, retireRuntime, type RouteTarget, type Runtime, type StageFactories, type UpstreamOptions } from './runtime';
 import { deepFreeze, type GatewaySnapshot, type RejectedConfig } from './snapshot';
 
 export interface GatewayOptions {
@@ -47,6 +47,8 @@ export interface GatewayOptions {
   errors?: ErrorHandlerOptions;
   /** Receives the decisions of the stages and the failures of upstreams (for metrics). Default: none. */
   events?: GatewayEvents;
+  /** How remote upstreams are reached: the cluster domain of their names, the retry buffer. */
+  upstreams?: UpstreamOptions;
   /**
    * Asked by `/gateway/v0/check_ready` once a configuration is loaded:
    * resolves when the gateway's dependencies (Redis...) can serve, rejects
@@ -104,7 +106,8 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     auth: options.stages?.auth ?? createAuthStage,
     rateLimit: options.stages?.rateLimit ?? createRateLimitStage,
   };
-  let current: Runtime | null = options.config ? buildRuntime(options.config, modules, stages, events) : null;
+  const upstreams = options.upstreams ?? {};
+  let current: Runtime | null = options.config ? buildRuntime(options.config, modules, stages, events, upstreams) : null;
   let rejected: RejectedConfig | undefined;
   let closed = false;
   // Replaced runtimes still finishing requests, so that close() can close them too.
@@ -152,6 +155,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
           events,
           removedHeaders: target.removeRequestHeaders,
           hostRewrite: target.hostRewrite,
+          retryBufferBytes: upstreams.retryBufferBytes,
         };
         const upgrade = target.upgrades === null ? undefined : tunnelledUpgrade(ctx, target.upgrades);
         if (upgrade === undefined) await forwardRemote(ctx, target.upstream, forward);
@@ -242,7 +246,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
       if (closed) throw new Error('the gateway is closed');
       let next: Runtime;
       try {
-        next = buildRuntime(config, modules, stages, events);
+        next = buildRuntime(config, modules, stages, events, upstreams);
       } catch (err) {
         if (err instanceof ConfigError) rejected = deepFreeze({ at: new Date().toISOString(), problems: [...err.problems] });
         throw err;

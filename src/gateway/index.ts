@@ -11,7 +11,9 @@ export { ConfigError, configProblem, type ConfigProblem, type ProblemLocation } 
 export * from './config/schema';
 export { normalisePath, isNormalPath, withoutParameters } from './path';
 export { RouteTable, rewritePath, type Route, type RouteSpec } from './route-table';
-export { parseUpstreamAddress, type UpstreamAddress } from './upstream';
+export { parseServiceAddress, DEFAULT_CLUSTER_DOMAIN, systemResolve, type ServiceAddress, type Resolve } from './upstream';
+export type { UpstreamOptions } from './runtime';
+export { upstreamSettings, upstreamSummary, type UpstreamSettings } from './upstream/describe';
 export { DEFAULT_BODY_LIMIT } from './body-limit';
 export type { RouteSnapshot, RuntimeSnapshot, GatewaySnapshot, RejectedConfig } from './snapshot';
 export type { StageFactories } from './runtime';
@@ -22,4 +24,4 @@ export { createAuthStage, type AuthStageOptions } from './auth-stage';
 export { dropClaimedUser } from './claimed-user';
 export { isLookalike } from './lookalike-headers';
 export type { StageLogger } from './failure-log';
-export { NO_EVENTS, type GatewayEvents, type AuthOutcome, type RateLimitOutcome, type UpstreamFailure } from './events';
+export { NO_EVENTS, type GatewayEvents, type AuthOutcome, type RateLimitOutcome, type UpstreamFailure, type UpstreamLimit } from './events';

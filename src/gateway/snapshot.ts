@@ -8,6 +8,7 @@ import type { ConfigProblem } from './config/problems';
 import { allowedUpgrades, type AuthServiceRecord, type GatewayConfig, type HeaderCondition, type LabelGroup, type RateLimitServiceRecord, type RecordSource } from './config/schema';
 import { formatHostPattern } from './host-match';
 import type { RouteTable } from './route-table';
+import { upstreamSettings, type UpstreamSettings } from './upstream/describe';
 
 /** What stands for a value the snapshot does not show. */
 export const REDACTED = '[redacted]';
@@ -46,6 +47,10 @@ export interface RouteSnapshot {
   readonly bypass_auth: boolean;
   readonly timeout_ms: number;
   readonly labels?: Readonly<Record<string, readonly LabelGroup[]>>;
+  /** The upstream cluster of a remote route (shared by the routes of one service with the same settings). */
+  readonly cluster?: string;
+  /** The upstream fields the Mapping gives (retry_policy, circuit_breakers, load_balancer...), as written. */
+  readonly upstream?: Readonly<UpstreamSettings>;
   readonly source?: RecordSource;
 }
 
@@ -85,11 +90,16 @@ export function deepFreeze<T>(value: T): T {
 }
 
 /** Describes a configuration and its route table. */
-export function describeRoutes(config: GatewayConfig, table: RouteTable<{ kind: 'in-process' | 'remote' }>): RuntimeSnapshot {
+export function describeRoutes(
+  config: GatewayConfig,
+  table: RouteTable<{ kind: 'in-process' } | { kind: 'remote'; upstream: { cluster: { name: string } } }>,
+): RuntimeSnapshot {
   const routes = table.routes.map((route): RouteSnapshot => {
     const m = route.mapping;
     const source = config.recordSources?.get(m);
     const upgrades = allowedUpgrades(m);
+    const target = route.target;
+    const upstream = upstreamSettings(m);
     return {
       name: m.name,
       prefix: route.prefix,
@@ -106,6 +116,8 @@ export function describeRoutes(config: GatewayConfig, table: RouteTable<{ kind: 
       bypass_auth: m.bypass_auth,
       timeout_ms: m.timeout_ms,
       ...(m.labels ? { labels: structuredClone(m.labels) } : {}),
+      ...(target.kind === 'remote' ? { cluster: target.upstream.cluster.name } : {}),
+      ...(upstream !== undefined ? { upstream } : {}),
       ...(source ? { source: { ...source } } : {}),
     };
   });

@@ -46,7 +46,14 @@ describe('diag/snapshot', () => {
         mappings: [
           m({ name: 'tenants', hostname: '*.Example.com', case_sensitive: false }),
           m({ name: 'legacy', host: 'quote.example.com' }),
-          m({ name: 'httpbin', service: 'httpbin.internal:80', host_rewrite: 'httpbin.org', allow_upgrade: ['websocket'] }),
+          m({
+            name: 'httpbin',
+            service: 'httpbin.internal:80',
+            host_rewrite: 'httpbin.org',
+            allow_upgrade: ['websocket'],
+            retry_policy: { retry_on: 'gateway-error' },
+            load_balancer: { policy: 'ring_hash', header: 'X-User' },
+          }),
           m({ name: 'quickstart', hostname: '*' }),
         ],
         sources: [],
@@ -62,19 +69,21 @@ describe('diag/snapshot', () => {
       assert.equal('case_sensitive' in legacy, false);
       assert.equal(httpbin.host_rewrite, 'httpbin.org');
       assert.deepEqual(httpbin.allow_upgrade, ['websocket']);
+      assert.deepEqual(httpbin.upstream, { retry_policy: { retry_on: 'gateway-error', num_retries: 1 }, load_balancer: { policy: 'ring_hash', header: 'x-user' } });
+      assert.equal('upstream' in quickstart, false);
       assert.equal('allow_upgrade' in quickstart, false);
       assert.equal('hostname' in quickstart, false);
       assert.equal('host_rewrite' in quickstart, false);
     });
 
-    it('shows them on the page: a Host column, "any case" by the prefix, the Host sent and the upgrades by the service', () => {
+    it('shows them on the page: a Host column, "any case" by the prefix, the Host sent, the upgrades and the upstream fields by the service', () => {
       const rows = renderDiagPage(hostSnapshot()).split('<tr>').slice(2);
       assert.match(rows[0], /<td class="mono">\/v1\/ <span class="none">any case<\/span><\/td>/);
       assert.match(rows[0], /<td><code>\*\.example\.com<\/code><\/td>/);
       assert.match(rows[1], /<td><code>quote\.example\.com<\/code><\/td>/);
       assert.match(
         rows[2],
-        /<td>httpbin\.internal:80 <span class="none">Host:<\/span> <code>httpbin\.org<\/code> <span class="none">upgrades:<\/span> <code>websocket<\/code><\/td><td>remote<\/td>/,
+        /<td>httpbin\.internal:80 <span class="none">Host:<\/span> <code>httpbin\.org<\/code> <span class="none">upgrades:<\/span> <code>websocket<\/code> <span class="none">upstream:<\/span> <code>retry gateway-error x1; lb ring_hash header x-user<\/code><\/td><td>remote<\/td>/,
       );
       assert.match(rows[3], /<td><span class="none">any<\/span><\/td><td><span class="none">any<\/span><\/td><td><span class="none">any<\/span><\/td>/);
     });

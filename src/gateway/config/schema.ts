@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { addedHeadersSchema, HEADER_NAME, HEADER_VALUE, matchedHeadersSchema, removedHeadersSchema } from './headers';
 import { emissaryMappingChecks, emissaryMappingFields } from './mapping-emissary';
+import { upstreamMappingChecks, upstreamMappingFields } from './mapping-upstream';
 
 export type { AddedHeader, HeaderCondition } from './headers';
 export { allowedUpgrades } from './mapping-emissary';
@@ -92,7 +93,11 @@ export const mappingSchema = z.strictObject({
   cors: corsSchema.optional(),
   // The fields that come from Emissary's Mapping (hostname...), read or refused by name.
   ...emissaryMappingFields,
-}).superRefine(emissaryMappingChecks);
+  // How a remote upstream is reached: namespace, retries, breakers, timeouts, balancing.
+  ...upstreamMappingFields,
+})
+  .superRefine(emissaryMappingChecks)
+  .superRefine(upstreamMappingChecks);
 
 /** A status to answer with: a final one, since a 1xx answer leaves the client waiting for another. */
 const statusCode = z
