@@ -76,16 +76,7 @@ function copySwitchHeaders(res: http.ServerResponse, headers: http.IncomingHttpH
  */
 export async function forwardUpgrade(ctx: Context, upstream: RouteUpstream, handover: UpgradeHandover, options: UpgradeForwardOptions): Promise<void> {
   const { address, cluster } = upstream;
-  let picked = cluster.pick(undefined);
-  if (picked === undefined) {
-    await cluster.ready().catch((err: unknown) => {
-      options.events?.upstreamError?.(options.route ?? '', 'refused');
-      throw new HttpError(503, 'the upstream service is unavailable: its name does not resolve', { cause: err });
-    });
-    picked = cluster.pick(undefined);
-    if (picked === undefined) throw new HttpError(503, 'the upstream service is unavailable: it has no address');
-  }
-  const endpoint = picked;
+  const endpoint = await cluster.resolvedPick(undefined, () => options.events?.upstreamError?.(options.route ?? '', 'refused'));
   const hostname = endpoint.address;
   const headers = upstreamRequestHeaders(ctx, address.host, options.removedHeaders ?? [], options.hostRewrite);
   headers.connection = 'Upgrade';

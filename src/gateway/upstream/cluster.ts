@@ -6,6 +6,7 @@
  * The Mappings that name the same service with the same settings share it.
  */
 import { Pool } from 'undici';
+import { HttpError } from '../../http';
 import type { BalancerPolicy } from './balancer';
 import { Balancer } from './balancer';
 import { timedConnector } from './connector';
@@ -119,6 +120,25 @@ export class Cluster implements EjectionState {
     for (let i = 0; i < this.names.length; i++) this.names[i].dns.current();
     if (this.ejected > 0) returnEjected(this, this.context.now());
     return this.balancer.pick(this, key);
+  }
+
+  /**
+   * {@link pick}, once the names have resolved when they have not yet.
+   * Throws a 503 {@link HttpError} when they resolve to nothing; `failed` is
+   * told first.
+   */
+  async resolvedPick(key: number | undefined, failed: () => void): Promise<Endpoint> {
+    const picked = this.pick(key);
+    if (picked !== undefined) return picked;
+    try {
+      await this.ready();
+    } catch (err) {
+      failed();
+      throw new HttpError(503, 'the upstream service is unavailable: its name does not resolve', { cause: err });
+    }
+    const resolved = this.pick(key);
+    if (resolved === undefined) throw new HttpError(503, 'the upstream service is unavailable: it has no address');
+    return resolved;
   }
 
   /** Waits until its names have resolved; rejects with the lookup's error when none has. */

@@ -14,44 +14,28 @@
  */
 import type { Context } from 'koa';
 import type { IncomingMessage } from 'node:http';
-import { isIP } from 'node:net';
 import type { Dispatcher } from 'undici';
-import { hasOtherTransferCoding, httpError, HttpError } from '../../http';
+import { httpError, HttpError } from '../../http';
 import { payloadTooLarge } from '../body-limit';
-import { Abort, copyResponseHeaders, failureOf, ignore, keepSocket, smallBody, upstreamFailure, upstreamRequestHeaders, type ForwardOptions } from '../proxy';
+import type { UpstreamFailure } from '../events';
+import { Abort, failureOf, ignore, keepSocket, upstreamFailure, upstreamRequestHeaders, type ForwardOptions } from '../proxy';
+import { deliverAnswer, shorter, tlsName, tryFailureOf, type Delivery } from './answer';
 import type { Waiting } from './breaker';
 import type { RouteUpstream } from './clusters';
 import type { Endpoint } from './endpoint';
 import { requestKey, type RequestKey } from './hash-key';
-import { DEFAULT_RETRY_BUFFER_BYTES, readReplayable } from './replay';
+import { DEFAULT_RETRY_BUFFER_BYTES, readReplayable, UploadWatch } from './upload';
 import { backoffMs, retriesFailure, retriesStatus, type TryFailure } from './retry';
 
 const NONE: readonly string[] = [];
 const NO_KEY: RequestKey = { key: undefined };
 
-/** Whether a try failed to connect (the request never reached the upstream), or later. */
-function tryFailureOf(err: unknown): TryFailure {
-  const failure = failureOf(err);
-  return failure === 'refused' ? 'connect' : 'reset';
-}
-
-/** The shorter of two limits, 0 standing for none. */
-function shorter(a: number, b: number): number {
-  return a === 0 ? b : b === 0 ? a : Math.min(a, b);
-}
-
-/** The host of a `host[:port]`, for TLS to present; undefined for an IP address, which TLS does not present. */
-function tlsName(host: string): string | undefined {
-  const name = host.startsWith('[') ? host.slice(1, host.indexOf(']')) : host.replace(/:[0-9]*$/, '');
-  return isIP(name) === 0 ? name : undefined;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+// Timer callbacks that take their exchange as argument: no closure per request.
+const expire = (x: Exchange): void => x.expire();
+const expireTry = (x: Exchange): void => x.expireTry();
 
 /** One request on its way to a remote upstream, tried once or more. */
-class Exchange {
+class Exchange implements Delivery {
   private readonly req: IncomingMessage;
   /** What each try sends: nothing, the client's stream (one try only), or the body read whole. */
   private body: Buffer | IncomingMessage | null;
@@ -59,7 +43,10 @@ class Exchange {
   private retries: number;
   /** Whether the request body has been received whole: the timers count from then. */
   private bodyDone: boolean;
+  private upload: UploadWatch | null = null;
   private abort: Abort | null = null;
+  /** The endpoint of the try under way. */
+  private endpoint: Endpoint | null = null;
   private timer: NodeJS.Timeout | undefined;
   private tryTimer: NodeJS.Timeout | undefined;
   private waiting: Waiting | null = null;
@@ -74,6 +61,7 @@ class Exchange {
   private readonly hash: RequestKey;
   /** The name TLS presents: `host_rewrite`'s, else the service's; none for an IP address. */
   private readonly servername: string | undefined;
+  readonly gapMs: number;
 
   constructor(
     private readonly ctx: Context,
@@ -86,14 +74,23 @@ class Exchange {
     this.bodyDone = !hasBody || req.readableEnded;
     this.retries = upstream.retry?.numRetries ?? 0;
     this.tryLimit = shorter(upstream.retry?.perTryTimeoutMs ?? 0, upstream.idleTimeoutMs);
+    this.gapMs = shorter(options.timeoutMs, upstream.idleTimeoutMs);
     this.headers = upstreamRequestHeaders(ctx, upstream.address.host, options.removedHeaders ?? NONE, options.hostRewrite);
     const on = upstream.cluster.settings.hashOn;
     this.hash = on === null ? NO_KEY : requestKey(ctx, on);
     this.servername = upstream.address.secure ? tlsName(options.hostRewrite ?? upstream.address.host) : undefined;
   }
 
+  get setCookie(): string | undefined {
+    return this.hash.setCookie;
+  }
+
+  get finishAtEnd(): boolean {
+    return this.upstream.cluster.counts;
+  }
+
   /** The client left: the try under way, or the wait for a place, ends. */
-  private readonly onClose = (): void => {
+  readonly onClose = (): void => {
     if (this.ctx.res.writableFinished) return;
     this.gone = true;
     this.abort?.abort();
@@ -101,42 +98,30 @@ class Exchange {
   };
 
   /** `timeout_ms` passed: whatever is under way ends, and nothing is tried again. */
-  private readonly onExpire = (): void => {
+  expire(): void {
     this.timedOut = true;
     this.abort?.abort();
     this.waiting?.cancel(this.timeout());
-  };
+  }
 
-  private readonly onTryExpire = (): void => {
+  expireTry(): void {
     this.tryTimedOut = this.upstream.retry !== null && this.tryLimit === this.upstream.retry.perTryTimeoutMs ? 'per-try' : 'idle';
     this.abort?.abort();
-  };
+  }
 
-  private readonly onBodyEnd = (): void => {
-    this.bodyDone = true;
-    this.stopStallWatch();
-    if (this.answered) return;
-    this.armOverall();
-    if (this.abort !== null) this.armTry();
-  };
-
-  /** The client's upload was silent for `idle_timeout_ms`. */
-  private readonly onStall = (): void => {
-    this.stalled = true;
-    this.abort?.abort();
-    // Its reader (undici, or the read for a retry) stops; the socket stays for the 408.
-    keepSocket(this.req);
-    (this.req as { socket: unknown }).socket = null;
-    this.req.destroy();
-  };
+  clientLeft(): boolean {
+    return this.abort!.aborted && !this.timedOut;
+  }
 
   async run(): Promise<void> {
     const { ctx, req, upstream } = this;
     ctx.res.once('close', this.onClose);
     if (this.bodyDone) this.armOverall();
     else {
-      req.once('end', this.onBodyEnd);
-      if (upstream.idleTimeoutMs > 0) req.setTimeout(upstream.idleTimeoutMs, this.onStall);
+      this.upload = new UploadWatch(req, upstream.idleTimeoutMs, () => this.uploaded(), () => {
+        this.stalled = true;
+        this.abort?.abort();
+      });
     }
     try {
       if (this.body === req && this.retries > 0) await this.keepBody();
@@ -146,8 +131,7 @@ class Exchange {
       this.answered = true;
       clearTimeout(this.timer);
       clearTimeout(this.tryTimer);
-      if (!this.bodyDone) req.off('end', this.onBodyEnd);
-      this.stopStallWatch();
+      this.upload?.stop();
       if (this.holdsRetry) upstream.cluster.breakers[upstream.priority].endRetry();
     }
   }
@@ -156,7 +140,7 @@ class Exchange {
     const { upstream, options } = this;
     const { cluster, retry } = upstream;
     for (let tries = 0; ; tries++) {
-      const endpoint = await this.endpoint();
+      const endpoint = (this.endpoint = await cluster.resolvedPick(this.hash.key, () => this.report('refused')));
       await this.admit();
       if (cluster.counts) endpoint.active++;
       const abort = (this.abort = new Abort());
@@ -171,22 +155,25 @@ class Exchange {
           body: this.body,
           // The timers of this exchange stand for undici's headers timeout, which would run from the start of the upload.
           headersTimeout: 0,
-          bodyTimeout: shorter(options.timeoutMs, upstream.idleTimeoutMs),
+          bodyTimeout: this.gapMs,
           signal: abort,
           // Known to undici's requests, missing from its types.
           servername: this.servername,
         } as Dispatcher.RequestOptions);
       } catch (err) {
         clearTimeout(this.tryTimer);
-        this.finish(endpoint);
+        this.finish();
         const failure = this.failure(err, abort, endpoint);
         if (this.mayRetry(tries, retry !== null && retriesFailure(retry, failure))) {
           await this.backoff(tries + 1);
           continue;
         }
-        this.report(failure === 'per-try-timeout' ? 'timeout' : failureOf(err));
-        if (failure === 'per-try-timeout') throw new HttpError(504, `the upstream service did not answer within per_try_timeout (${retry!.perTryTimeoutMs} ms)`, { cause: err });
-        throw upstreamFailure(failureOf(err), err, options.timeoutMs);
+        if (failure !== 'per-try-timeout') {
+          this.report(failureOf(err));
+          throw upstreamFailure(failureOf(err), err, options.timeoutMs);
+        }
+        this.report('timeout');
+        throw new HttpError(504, `the upstream service did not answer within per_try_timeout (${retry!.perTryTimeoutMs} ms)`, { cause: err });
       }
       clearTimeout(this.tryTimer);
       const status = response.statusCode;
@@ -194,13 +181,13 @@ class Exchange {
       if (retry !== null && this.mayRetry(tries, retriesStatus(retry, status, response.headers['x-envoy-overloaded'] !== undefined))) {
         // Read to its end, the connection stays usable for the next request.
         await response.body.dump().catch(ignore);
-        this.finish(endpoint);
+        this.finish();
         await this.backoff(tries + 1);
         continue;
       }
       this.answered = true;
       clearTimeout(this.timer);
-      return this.deliver(response, endpoint);
+      return deliverAnswer(this.ctx, response, this);
     }
   }
 
@@ -213,14 +200,13 @@ class Exchange {
     const { options, upstream } = this;
     if (options.guard?.tripped) throw payloadTooLarge(options.guard.limit);
     if (this.stalled) throw this.stall();
+    // A client that left is no failure of the upstream's.
+    if (abort.aborted && !this.timedOut && this.tryTimedOut === null) throw upstreamFailure(failureOf(err), err, options.timeoutMs);
+    upstream.cluster.outcome(endpoint, true);
     if (this.timedOut) {
-      this.upstream.cluster.outcome(endpoint, true);
       this.report('timeout');
       throw this.timeout(err);
     }
-    // A client that left is no failure of the upstream's.
-    if (abort.aborted && this.tryTimedOut === null) throw upstreamFailure(failureOf(err), err, options.timeoutMs);
-    upstream.cluster.outcome(endpoint, true);
     if (this.tryTimedOut === 'idle') {
       this.report('timeout');
       throw new HttpError(504, `the upstream service was silent for idle_timeout_ms (${upstream.idleTimeoutMs} ms)`, { cause: err });
@@ -239,7 +225,7 @@ class Exchange {
   }
 
   private async backoff(retry: number): Promise<void> {
-    await sleep(backoffMs(this.upstream.retry!, retry));
+    await new Promise((resolve) => setTimeout(resolve, backoffMs(this.upstream.retry!, retry)));
     if (this.timedOut) {
       this.report('timeout');
       throw this.timeout();
@@ -263,22 +249,6 @@ class Exchange {
     else this.body = whole;
   }
 
-  /** An endpoint to send the try to, once the cluster's names have resolved. */
-  private async endpoint(): Promise<Endpoint> {
-    const cluster = this.upstream.cluster;
-    const picked = cluster.pick(this.hash.key);
-    if (picked !== undefined) return picked;
-    try {
-      await cluster.ready();
-    } catch (err) {
-      this.report('refused');
-      throw new HttpError(503, "the upstream service is unavailable: its name does not resolve", { cause: err });
-    }
-    const resolved = cluster.pick(this.hash.key);
-    if (resolved === undefined) throw new HttpError(503, 'the upstream service is unavailable: it has no address');
-    return resolved;
-  }
-
   /** Takes a place under the circuit breakers, waiting for one while every connection is busy. */
   private async admit(): Promise<void> {
     const cluster = this.upstream.cluster;
@@ -293,69 +263,30 @@ class Exchange {
     }
   }
 
-  /** Gives up what a try took: its place under the breakers, its count on the endpoint. */
-  private finish(endpoint: Endpoint): void {
+  /** Gives up what the try under way took: its place under the breakers, its count on the endpoint. */
+  readonly finish = (): void => {
     const cluster = this.upstream.cluster;
     if (cluster.gated) cluster.breakers[this.upstream.priority].release();
-    if (cluster.counts) endpoint.active--;
-  }
+    if (cluster.counts) this.endpoint!.active--;
+  };
 
-  /** Streams the answer back through `ctx` (or reads a small one whole). */
-  private async deliver(response: Dispatcher.ResponseData, endpoint: Endpoint): Promise<void> {
-    const { ctx, options } = this;
-    const { statusCode, headers, body } = response;
-    if (hasOtherTransferCoding(headers['transfer-encoding'] as string | undefined)) {
-      // undici took the chunks off and left the other coding on: passed on
-      // without its Transfer-Encoding, the body would be read as plain bytes.
-      ctx.res.off('close', this.onClose);
-      body.on('error', ignore).destroy();
-      this.finish(endpoint);
-      this.report('other');
-      throw new HttpError(502, 'the upstream service answered in a transfer coding other than chunked');
-    }
-    let payload: Buffer | Dispatcher.ResponseData['body'] = body;
-    if (smallBody(ctx.method, statusCode, headers)) {
-      try {
-        payload = Buffer.from(await body.arrayBuffer());
-      } catch (err) {
-        // Nothing is sent yet: a body cut short or too slow is still answered with the error body.
-        if (this.abort!.aborted && !this.timedOut) throw err;
-        const failure = failureOf(err);
-        this.report(failure);
-        throw upstreamFailure(failure, err, shorter(options.timeoutMs, this.upstream.idleTimeoutMs));
-      } finally {
-        ctx.res.off('close', this.onClose);
-        this.finish(endpoint);
-      }
-    } else {
-      // koa destroys an unread body (HEAD, 204, 304) once the response is sent; that is no error.
-      body.on('error', ignore);
-      if (this.upstream.cluster.counts) body.once('close', () => this.finish(endpoint));
-    }
-    ctx.status = statusCode;
-    copyResponseHeaders(ctx, headers);
-    if (this.hash.setCookie !== undefined) ctx.append('Set-Cookie', this.hash.setCookie);
-    const typed = headers['content-type'] !== undefined;
-    ctx.body = payload;
-    // koa names a stream `application/octet-stream` when nothing else did; the upstream's word stands.
-    if (!typed) ctx.remove('Content-Type');
+  /** The upload ended: the timers count from now. */
+  private uploaded(): void {
+    this.bodyDone = true;
+    if (this.answered) return;
+    this.armOverall();
+    if (this.abort !== null) this.armTry();
   }
 
   private armOverall(): void {
-    if (this.options.timeoutMs > 0 && this.timer === undefined) this.timer = setTimeout(this.onExpire, this.options.timeoutMs);
+    if (this.options.timeoutMs > 0 && this.timer === undefined) this.timer = setTimeout(expire, this.options.timeoutMs, this);
   }
 
   private armTry(): void {
-    if (this.tryLimit > 0) this.tryTimer = setTimeout(this.onTryExpire, this.tryLimit);
+    if (this.tryLimit > 0) this.tryTimer = setTimeout(expireTry, this.tryLimit, this);
   }
 
-  private stopStallWatch(): void {
-    if (this.upstream.idleTimeoutMs === 0) return;
-    this.req.off('timeout', this.onStall);
-    this.req.socket?.setTimeout(0);
-  }
-
-  private report(failure: 'timeout' | 'refused' | 'other'): void {
+  report(failure: UpstreamFailure): void {
     this.options.events?.upstreamError?.(this.options.route ?? '', failure);
   }
 

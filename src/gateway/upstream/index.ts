@@ -10,4 +10,4 @@ export { systemResolve, DNS_REFRESH_MS, type Resolve, type AddressFamily } from 
 export { ClusterSet, DEFAULT_CONNECT_TIMEOUT_MS, type RouteUpstream } from './clusters';
 export type { Cluster, ClusterEvents } from './cluster';
 export { forwardRemote } from './forward';
-export { DEFAULT_RETRY_BUFFER_BYTES } from './replay';
+export { DEFAULT_RETRY_BUFFER_BYTES } from './upload';
