@@ -16,6 +16,7 @@ import type { Context } from 'koa';
 import type { IncomingMessage } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { httpError, HttpError } from '../../http';
+import { peekBody, type PeekedBody } from '../auth-body';
 import { payloadTooLarge } from '../body-limit';
 import type { UpstreamFailure } from '../events';
 import { Abort, failureOf, ignore, keepSocket, upstreamFailure, upstreamRequestHeaders, type ForwardOptions } from '../proxy';
@@ -24,7 +25,7 @@ import type { Waiting } from './breaker';
 import type { RouteUpstream } from './clusters';
 import type { Endpoint } from './endpoint';
 import { requestKey, type RequestKey } from './hash-key';
-import { DEFAULT_RETRY_BUFFER_BYTES, readReplayable, UploadWatch } from './upload';
+import { DEFAULT_RETRY_BUFFER_BYTES, UploadWatch } from './upload';
 import { backoffMs, retriesFailure, retriesStatus, type TryFailure } from './retry';
 
 const NONE: readonly string[] = [];
@@ -233,20 +234,27 @@ class Exchange implements Delivery {
     if (this.gone) throw new HttpError(502, 'the client left');
   }
 
-  /** Reads the body whole to send it again on a retry; past the bound it streams, and is not retried. */
+  /**
+   * Reads the body whole to send it again on a retry, as Envoy buffers it;
+   * past the bound it streams, from its first byte, and is not retried: what
+   * went out cannot be sent twice.
+   */
   private async keepBody(): Promise<void> {
-    const { options } = this;
-    let whole: Buffer | null;
+    const { options, req } = this;
+    let peeked: PeekedBody;
     try {
-      whole = await readReplayable(this.req, options.retryBufferBytes ?? DEFAULT_RETRY_BUFFER_BYTES);
+      peeked = await peekBody(req, options.retryBufferBytes ?? DEFAULT_RETRY_BUFFER_BYTES);
     } catch (err) {
-      if (options.guard?.tripped) throw payloadTooLarge(options.guard.limit);
       if (this.stalled) throw this.stall();
-      throw new HttpError(400, 'the request body was cut short', { cause: err });
+      throw err;
     }
-    // What went out cannot be sent twice.
-    if (whole === null) this.retries = 0;
-    else this.body = whole;
+    if (peeked.cut) {
+      this.retries = 0;
+      return;
+    }
+    this.body = peeked.bytes;
+    // What was put back is read out to the stream's end, from which the timers count.
+    req.resume();
   }
 
   /** Takes a place under the circuit breakers, waiting for one while every connection is busy. */

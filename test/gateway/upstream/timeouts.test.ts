@@ -44,6 +44,7 @@ describe('connection timeouts and lifetimes', () => {
     rig = await testGateway([
       mapping('/connect/', `https://127.0.0.1:${(silent.address() as AddressInfo).port}`, { name: 'connect', connect_timeout_ms: 100 }),
       mapping('/idle/', `http://${up.address}`, { name: 'idle', timeout_ms: 0, idle_timeout_ms: 100 }),
+      mapping('/idle-retry/', `http://${up.address}`, { name: 'idle-retry', idle_timeout_ms: 100, retry_policy: { retry_on: '5xx' } }),
       mapping('/partial/', partial.url, { name: 'partial', timeout_ms: 0, idle_timeout_ms: 100 }),
       mapping('/cluster-idle/', `http://${lasting.address}`, { name: 'cluster-idle', cluster_idle_timeout_ms: 100 }),
       mapping('/lifetime/', `http://${lasting.address}`, { name: 'lifetime', cluster_max_connection_lifetime_ms: 100 }),
@@ -84,10 +85,13 @@ describe('connection timeouts and lifetimes', () => {
   });
 
   it("answers 408, and closes the connection, when the client's upload is silent for idle_timeout_ms", async () => {
-    const res = await stalledUpload(rig.base, '/idle/', 100, 'only ten b');
-    assert.equal(res.status, 408);
-    assert.equal(res.headers.connection, 'close');
-    assert.equal(res.json().detail, 'the request body stalled: nothing came for idle_timeout_ms (100 ms)');
+    // Streamed to the upstream, or read to be sent again by a retry.
+    for (const path of ['/idle/', '/idle-retry/']) {
+      const res = await stalledUpload(rig.base, path, 100, 'only ten b');
+      assert.equal(res.status, 408, path);
+      assert.equal(res.headers.connection, 'close');
+      assert.equal(res.json().detail, 'the request body stalled: nothing came for idle_timeout_ms (100 ms)');
+    }
   });
 
   it('closes an idle connection after cluster_idle_timeout_ms, though the upstream would keep it 10 minutes', async () => {
