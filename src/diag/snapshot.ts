@@ -124,7 +124,8 @@ export function describeGateway(d: GatewayDescription): DiagSnapshot {
     version: d.version,
     startedAt: d.startedAt.toISOString(),
     uptimeSeconds: Math.max(0, Math.floor((now.getTime() - d.startedAt.getTime()) / 1000)),
-    routes: d.config.mappings.map((m) => describeMapping(m, target(m.service), d.counters)),
+    // A Mapping with a namespace names a Kubernetes Service, even one named like a module.
+    routes: d.config.mappings.map((m) => describeMapping(m, m.namespace === undefined ? target(m.service) : 'remote', d.counters)),
     config: {
       dir: d.configDir,
       sources: [...d.config.sources],

@@ -55,6 +55,7 @@ describe('diag/snapshot', () => {
             load_balancer: { policy: 'ring_hash', header: 'X-User' },
           }),
           m({ name: 'quickstart', hostname: '*' }),
+          m({ name: 'service-named-api', namespace: 'shop' }),
         ],
         sources: [],
       };
@@ -62,7 +63,10 @@ describe('diag/snapshot', () => {
     }
 
     it('gives the hostname, a case-insensitive prefix, host_rewrite and allow_upgrade, and nothing for any host', () => {
-      const [tenants, legacy, httpbin, quickstart] = hostSnapshot().routes;
+      const [tenants, legacy, httpbin, quickstart, named] = hostSnapshot().routes;
+      assert.equal(quickstart.target, 'in-process');
+      assert.equal(named.target, 'remote', 'a Mapping with a namespace names a Kubernetes Service');
+      assert.deepEqual(named.upstream, { namespace: 'shop' });
       assert.equal(tenants.hostname, '*.example.com');
       assert.equal(tenants.case_sensitive, false);
       assert.equal(legacy.hostname, 'quote.example.com');
