@@ -80,7 +80,7 @@ export async function deliverAnswer(ctx: Context, response: Dispatcher.ResponseD
   } else {
     // koa destroys an unread body (HEAD, 204, 304) once the response is sent; that is no error.
     body.on('error', ignore);
-    if (d.finishAtEnd) body.once('close', d.finish);
+    if (d.finishAtEnd) body.once('close', () => d.finish());
   }
   ctx.status = statusCode;
   copyResponseHeaders(ctx, headers);

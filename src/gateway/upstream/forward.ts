@@ -272,11 +272,11 @@ class Exchange implements Delivery {
   }
 
   /** Gives up what the try under way took: its place under the breakers, its count on the endpoint. */
-  readonly finish = (): void => {
+  finish(): void {
     const cluster = this.upstream.cluster;
     if (cluster.gated) cluster.breakers[this.upstream.priority].release();
     if (cluster.counts) this.endpoint!.active--;
-  };
+  }
 
   /** The upload ended: the timers count from now. */
   private uploaded(): void {
