@@ -6,7 +6,7 @@
 import { resolve } from 'node:path';
 import { createDiagModule } from '../diag';
 import { checkFolderFiles, createBuiltinModules } from '../gatehouse';
-import { ConfigError, createGateway, loadConfig, type GatehouseModule, type RouteSnapshot } from '../gateway';
+import { ConfigError, createGateway, loadConfig, upstreamSummary, type GatehouseModule, type RouteSnapshot } from '../gateway';
 import { createLogger } from '../telemetry';
 
 export interface CheckReport {
@@ -41,7 +41,8 @@ function headersOf(route: RouteSnapshot): string {
 
 /**
  * The service a route forwards to, with the Host it is sent, the upgrades it
- * tunnels and its share of a match it shares; or the redirect it answers.
+ * tunnels, its share of a match it shares, and its upstream cluster and
+ * settings; or the redirect it answers.
  */
 function serviceOf(route: RouteSnapshot): string {
   let text = route.service;
@@ -53,6 +54,8 @@ function serviceOf(route: RouteSnapshot): string {
   if (route.host_rewrite !== undefined) text += ` (Host: ${route.host_rewrite})`;
   if (route.allow_upgrade !== undefined) text += ` (upgrades: ${route.allow_upgrade.join(',')})`;
   if (route.share !== undefined) text += ` (${route.weight === undefined ? '' : `weight ${route.weight}: `}${route.share}%)`;
+  if (route.cluster !== undefined) text += ` -> ${route.cluster}`;
+  if (route.upstream !== undefined) text += ` (${upstreamSummary(route.upstream)})`;
   return text;
 }
 

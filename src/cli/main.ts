@@ -39,6 +39,9 @@ Options (each also read from the environment variable in brackets):
   --tls-cert <file>  serve HTTPS with this certificate [TLS_CERT]
   --tls-key <file>   and this key [TLS_KEY]
   --no-watch         do not reload when the config folder or the TLS files change
+  --cluster-domain <domain>
+                     Kubernetes' cluster domain, for service names such as
+                     quote.shop [GATEHOUSE_CLUSTER_DOMAIN] (default cluster.local)
   -h, --help         show this help
 
 LOG_LEVEL sets what is logged on stdout: trace, debug, info (the default,
@@ -105,6 +108,7 @@ async function start(args: string[]): Promise<number | undefined> {
       'tls-cert': { type: 'string' },
       'tls-key': { type: 'string' },
       'no-watch': { type: 'boolean' },
+      'cluster-domain': { type: 'string' },
     },
   });
   if (values.help) return print(START_USAGE);
@@ -118,6 +122,7 @@ async function start(args: string[]): Promise<number | undefined> {
     redisUrl: values.redis,
     tls: values['tls-cert'] && values['tls-key'] ? { cert: values['tls-cert'], key: values['tls-key'] } : undefined,
     watch: !values['no-watch'],
+    clusterDomain: values['cluster-domain'],
   });
   logGrpcThrough(gatehouse.logger);
   const listening = await gatehouse.start().catch(async (err) => {

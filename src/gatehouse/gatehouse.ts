@@ -152,6 +152,9 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     authDecision: (outcome) => metrics.recordAuth(outcome),
     rateLimitDecision: (outcome) => metrics.recordRateLimit(outcome),
     upstreamError: (route, failure) => metrics.recordUpstreamError(route, failure),
+    upstreamRetry: (route) => metrics.recordUpstreamRetry(route),
+    upstreamOverflow: (cluster, limit) => metrics.recordUpstreamOverflow(cluster, limit),
+    upstreamEjection: (cluster) => metrics.recordUpstreamEjection(cluster),
   };
   const gatewayLogger = logger.child({ module: 'gateway' });
   const redis = builtins.redis;
@@ -164,6 +167,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       sourceCluster: options.sourceCluster,
       errors: { onUnexpected: logUnexpectedError(logger) },
       events,
+      upstreams: { clusterDomain: options.clusterDomain, retryBufferBytes: options.retryBufferBytes },
       stages: {
         auth: (record, modules, e) => createAuthStage(record, modules, { ...e, logger: gatewayLogger }),
         rateLimit: (record, modules, e) => createRateLimitStage(record, modules, { ...e, logger: gatewayLogger }),

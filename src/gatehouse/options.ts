@@ -2,7 +2,7 @@
  * @module gatehouse/options
  * The options of a whole Gatehouse and their defaults, from code or from the
  * environment (`HOST`, `PORT`, `GRPC_PORT`, `GATEHOUSE_CONFIG`, `REDIS_URL`,
- * `TLS_CERT`, `TLS_KEY`).
+ * `TLS_CERT`, `TLS_KEY`, `GATEHOUSE_CLUSTER_DOMAIN`).
  */
 import { resolve } from 'node:path';
 import type { Logger } from '../telemetry';
@@ -30,6 +30,10 @@ export interface GatehouseOptions {
   annotationDomain?: string;
   /** Largest request body in bytes. Default 1 MiB. */
   bodyLimit?: number;
+  /** Kubernetes' cluster domain: a service `quote.shop` is looked up as `quote.shop.svc.<domain>` first. Default `GATEHOUSE_CLUSTER_DOMAIN`, else `cluster.local`. */
+  clusterDomain?: string;
+  /** The largest request body a Mapping with `retry_policy` keeps to send again; a longer one streams and is not retried. Default 1 MiB. */
+  retryBufferBytes?: number;
   /** Trust `X-Forwarded-*` from clients (Gatehouse sits behind another proxy). Default false. */
   trustProxy?: boolean;
   /** The value of `source_cluster` rate-limit labels (Envoy's `--service-cluster`). Default `gatehouse`. */
@@ -105,6 +109,13 @@ function wholeNumber(value: number | undefined, name: string, what: string, min 
   return value;
 }
 
+/** Throws, naming `name`, unless `domain` is a DNS name (`cluster.local`, `k8s.example.com`), without a trailing dot. */
+export function checkClusterDomain(domain: string, name: string): void {
+  if (!/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i.test(domain)) {
+    throw new RangeError(`${name} must be a DNS domain such as cluster.local, got '${domain}'`);
+  }
+}
+
 /** Applies the environment and the defaults. Throws for a malformed value. */
 export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedOptions {
   const host = options.host ?? (env.HOST || '127.0.0.1');
@@ -117,6 +128,9 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
   wholeNumber(options.port, 'port', 'a port number', 0, 65535);
   if (options.grpcPort !== false) wholeNumber(options.grpcPort, 'grpcPort', 'a port number or false', 0, 65535);
   wholeNumber(options.bodyLimit, 'bodyLimit', 'a number of bytes');
+  wholeNumber(options.retryBufferBytes, 'retryBufferBytes', 'a number of bytes');
+  const clusterDomain = options.clusterDomain ?? (env.GATEHOUSE_CLUSTER_DOMAIN || 'cluster.local');
+  checkClusterDomain(clusterDomain, options.clusterDomain === undefined ? 'GATEHOUSE_CLUSTER_DOMAIN' : 'clusterDomain');
   wholeNumber(options.reloadDebounceMs, 'reloadDebounceMs', 'a number of milliseconds');
   wholeNumber(options.shutdownGraceMs, 'shutdownGraceMs', 'a number of milliseconds');
   wholeNumber(options.keepAliveTimeoutMs, 'keepAliveTimeoutMs', 'a number of milliseconds');
@@ -131,6 +145,8 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
     modules: options.modules ?? [],
     annotationDomain: options.annotationDomain ?? 'gatehouse.io',
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    clusterDomain,
+    retryBufferBytes: options.retryBufferBytes ?? 1024 * 1024,
     trustProxy: options.trustProxy ?? false,
     sourceCluster: options.sourceCluster,
     watch: options.watch ?? true,

@@ -23,12 +23,12 @@ import type { ModuleRegistry } from './module';
 import { OWN_PREFIX, ownPaths } from './own-paths';
 import { normalisePath, unsafeEscape, withoutParameters } from './path';
 import { answerRedirect } from './match/redirect';
-import { forwardRemote } from './proxy';
 import { createRateLimitStage } from './ratelimit-stage';
 import { admitRequest } from './request-target';
 import { forwardUpgrade, tunnelledUpgrade } from './upgrade';
+import { forwardRemote } from './upstream';
 import { rewritePath, type Route } from './route-table';
-import { buildRuntime, disposeRuntime, retireRuntime, type RouteTarget, type Runtime, type StageFactories } from './runtime';
+import { buildRuntime, disposeRuntime, retireRuntime, type RouteTarget, type Runtime, type StageFactories, type UpstreamOptions } from './runtime';
 import { deepFreeze, type GatewaySnapshot, type RejectedConfig } from './snapshot';
 
 export interface GatewayOptions {
@@ -52,6 +52,8 @@ export interface GatewayOptions {
   errors?: ErrorHandlerOptions;
   /** Receives the decisions of the stages and the failures of upstreams (for metrics). Default: none. */
   events?: GatewayEvents;
+  /** How remote upstreams are reached: the cluster domain of their names, the retry buffer. */
+  upstreams?: UpstreamOptions;
   /**
    * Asked by `/gateway/v0/check_ready` once a configuration is loaded:
    * resolves when the gateway's dependencies (Redis...) can serve, rejects
@@ -109,7 +111,8 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     auth: options.stages?.auth ?? createAuthStage,
     rateLimit: options.stages?.rateLimit ?? createRateLimitStage,
   };
-  const runtimeOptions = { random: options.random, sourceCluster: options.sourceCluster };
+  const upstreams = options.upstreams ?? {};
+  const runtimeOptions = { random: options.random, sourceCluster: options.sourceCluster, upstreams };
   let current: Runtime | null = options.config ? buildRuntime(options.config, modules, stages, events, runtimeOptions) : null;
   let rejected: RejectedConfig | undefined;
   let closed = false;
@@ -159,6 +162,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
           events,
           removedHeaders: target.removeRequestHeaders,
           hostRewrite: target.hostRewrite,
+          retryBufferBytes: upstreams.retryBufferBytes,
         };
         const upgrade = target.upgrades === null ? undefined : tunnelledUpgrade(ctx, target.upgrades);
         if (upgrade === undefined) await forwardRemote(ctx, target.upstream, forward);

@@ -3,12 +3,11 @@
  * Everything a request uses, built from one configuration: the route table
  * with each route's target (an in-process module, a remote upstream or a
  * redirect) and CORS policy, the auth and rate-limit stages, the upstream
- * pools, and a read-only picture of it all for diagnostics. A configuration that cannot be
+ * clusters, and a read-only picture of it all for diagnostics. A configuration that cannot be
  * built is refused whole, with every problem listed.
  */
 import type { Middleware } from 'koa';
 import { createCorsPolicies, type CorsPolicies } from '../cors';
-import { redactAddress } from '../http';
 import type { GatewayEvents } from './events';
 import type { ModuleRegistry, GatehouseModule } from './module';
 import type { Stage, StageFactory } from './stage';
@@ -22,9 +21,9 @@ import { prepareMatch } from './match/prepare';
 import type { RedirectPlan } from './match/redirect';
 import { DEFAULT_REGEX_MAX_SIZE } from './match/regex';
 import { shadowProblems } from './match/shadow';
-import { createUpstream, type Upstream } from './proxy';
 import { RouteTable, type RouteSpec } from './route-table';
-import { DEFAULT_CONNECT_TIMEOUT_MS, parseUpstreamAddress, type UpstreamAddress } from './upstream';
+import { ClusterSet, DEFAULT_CLUSTER_DOMAIN, systemResolve, type Resolve, type RouteUpstream, type ServiceAddress } from './upstream';
+import { serviceTarget } from './upstream/targets';
 import { describeRoutes, type RuntimeSnapshot } from './snapshot';
 
 /** What every route has besides its target: edits of headers, and its CORS policy. */
@@ -41,7 +40,8 @@ export interface InProcessTarget extends RouteExtras {
 
 export interface RemoteTarget extends RouteExtras {
   readonly kind: 'remote';
-  readonly upstream: Upstream;
+  /** Its address, cluster, and retry, idle and priority settings. */
+  readonly upstream: RouteUpstream;
   readonly timeoutMs: number;
   /** The Host it is sent instead of its own `host:port` (`host_rewrite`). */
   readonly hostRewrite: string | undefined;
@@ -63,12 +63,26 @@ export interface RuntimeOptions {
   readonly random?: () => number;
   /** The value of `source_cluster` rate-limit labels. Default `gatehouse`. */
   readonly sourceCluster?: string;
+  /** How remote upstreams are reached. */
+  readonly upstreams?: UpstreamOptions;
 }
 
 /** The factories of the two stages; by default those of `./auth-stage` and `./ratelimit-stage`. */
 export interface StageFactories {
   auth: StageFactory<AuthServiceRecord>;
   rateLimit: StageFactory<RateLimitServiceRecord>;
+}
+
+/** How remote upstreams are reached, whatever the configuration. */
+export interface UpstreamOptions {
+  /** Kubernetes' cluster domain: `quote.shop` is looked up as `quote.shop.svc.<domain>` first. Default `cluster.local`. */
+  clusterDomain?: string;
+  /** Looks DNS names up; default node:dns's `lookup`. Tests give their own. */
+  resolve?: Resolve;
+  /** The clock of passive ejection and DNS refreshes, in ms; default `performance.now`. Tests give their own. */
+  now?: () => number;
+  /** The largest request body a retry sends again; a longer one is streamed and not retried. Default 1 MiB. */
+  retryBufferBytes?: number;
 }
 
 /** One configuration, ready to serve. */
@@ -79,7 +93,7 @@ export interface Runtime {
   readonly rateLimit: Stage | null;
   /** The gateway-wide CORS middleware, for paths that match no route; undefined when CORS is off. */
   readonly cors: Middleware | undefined;
-  readonly upstreams: ReadonlyMap<string, Upstream>;
+  readonly clusters: ClusterSet;
   /**
    * The header names (lower case) that Mappings match, label or edit, and
    * those the gateway writes or reads a method override from: no lookalike
@@ -112,11 +126,6 @@ function ownedHeaders(mappings: readonly MappingRecord[]): string[] {
 }
 
 
-function moduleList(modules: ModuleRegistry): string {
-  const names = [...modules.keys()].sort();
-  return names.length > 0 ? names.join(', ') : 'none registered';
-}
-
 /**
  * Builds the runtime of a configuration. Throws a {@link ConfigError} listing
  * every problem (a prefix that is no path, a service that is neither a
@@ -131,6 +140,10 @@ export function buildRuntime(
   options: RuntimeOptions = {},
 ): Runtime {
   const problems: ConfigProblem[] = [];
+  const upstreamOptions = options.upstreams ?? {};
+  const names = { clusterDomain: upstreamOptions.clusterDomain ?? DEFAULT_CLUSTER_DOMAIN };
+  // Modules without an HTTP app are named so too: a Mapping to one is told so, not sent to DNS.
+  const moduleNames = new Set(modules.keys());
   const sourceOf = (record: object) => config.recordSources?.get(record as MappingRecord);
   let policies: CorsPolicies | undefined;
   let globalCors: Middleware | undefined;
@@ -143,7 +156,7 @@ export function buildRuntime(
   }
   type Pending = { mapping: MappingRecord; prefix: string; edits: RouteExtras; match: ReturnType<typeof prepareMatch> } & (
     | { module: GatehouseModule & { app: NonNullable<GatehouseModule['app']> } }
-    | { address: UpstreamAddress }
+    | { address: ServiceAddress }
     | { redirect: RedirectPlan }
   );
   const regexMaxSize = config.module?.config.regex_max_size ?? DEFAULT_REGEX_MAX_SIZE;
@@ -166,27 +179,25 @@ export function buildRuntime(
       pending.push({ mapping, prefix, edits, match, redirect: match.redirect });
       continue;
     }
-    const module = modules.get(mapping.service);
-    if (module) {
-      // A module builds its links from the Host; the client's is the one its links must name.
-      if (mapping.host_rewrite !== undefined) {
-        problem('host_rewrite', `applies to remote upstreams only: module '${mapping.service}' is called in process and builds its links from the client's Host`);
-      }
-      if (allowedUpgrades(mapping).length > 0) {
-        problem(mapping.allow_upgrade ? 'allow_upgrade' : 'use_websocket', `applies to remote upstreams only: module '${mapping.service}' is called in process and switches no connection to another protocol`);
-      }
-      if (module.app) pending.push({ mapping, prefix, edits, match, module: module as GatehouseModule & { app: NonNullable<GatehouseModule['app']> } });
-      else problem('service', `module '${mapping.service}' has no HTTP app to route to`);
+    const target = serviceTarget(mapping, moduleNames, names);
+    if (target.kind === 'problem') {
+      problem(target.path, target.message);
       continue;
     }
-    const address = parseUpstreamAddress(mapping.service);
-    if (address) pending.push({ mapping, prefix, edits, match, address });
-    else {
-      problem(
-        'service',
-        `service '${redactAddress(mapping.service)}' is neither a registered module (${moduleList(modules)}) nor an address (host:port, http://host:port[/base] or https://...)`,
-      );
+    if (target.kind === 'remote') {
+      pending.push({ mapping, prefix, edits, match, address: target.address });
+      continue;
     }
+    const module = modules.get(target.name)!;
+    // A module builds its links from the Host; the client's is the one its links must name.
+    if (mapping.host_rewrite !== undefined) {
+      problem('host_rewrite', `applies to remote upstreams only: module '${mapping.service}' is called in process and builds its links from the client's Host`);
+    }
+    if (allowedUpgrades(mapping).length > 0) {
+      problem(mapping.allow_upgrade ? 'allow_upgrade' : 'use_websocket', `applies to remote upstreams only: module '${mapping.service}' is called in process and switches no connection to another protocol`);
+    }
+    if (module.app) pending.push({ mapping, prefix, edits, match, module: module as GatehouseModule & { app: NonNullable<GatehouseModule['app']> } });
+    else problem('service', `module '${mapping.service}' has no HTTP app to route to`);
   }
 
   for (const p of groupProblems(pending)) {
@@ -220,12 +231,17 @@ export function buildRuntime(
   }
 
   // Pools are opened only for a configuration that is going to be served.
-  const timeouts = new Map<string, number>();
-  for (const p of pending) {
-    // A route without a timeout (0) still gives up connecting, after Emissary's default connect_timeout_ms.
-    if ('address' in p) timeouts.set(p.address.origin, Math.max(timeouts.get(p.address.origin) ?? 0, p.mapping.timeout_ms || DEFAULT_CONNECT_TIMEOUT_MS));
-  }
-  const upstreams = new Map<string, Upstream>();
+  const clusters = new ClusterSet(
+    {
+      resolve: upstreamOptions.resolve ?? systemResolve,
+      now: upstreamOptions.now ?? (() => performance.now()),
+      events: {
+        overflow: (cluster, limit) => events.upstreamOverflow?.(cluster, limit),
+        ejected: (cluster, endpoint) => events.upstreamEjection?.(cluster, endpoint),
+      },
+    },
+    names,
+  );
   const handlers = new Map<GatehouseModule, ModuleHandler>();
   const specs: RouteSpec<RouteTarget>[] = pending.map((p) => {
     let target: RouteTarget;
@@ -236,14 +252,11 @@ export function buildRuntime(
       if (!handler) handlers.set(p.module, (handler = moduleHandler(p.module)));
       target = { kind: 'in-process', module: p.module.name, handler, ...p.edits };
     } else {
-      const origin = p.address.origin;
-      let upstream = upstreams.get(origin);
-      if (!upstream) upstreams.set(origin, (upstream = createUpstream(p.address, { connectTimeout: timeouts.get(origin)! })));
-      // Paths under a base path are forwarded under it; the pool is shared by origin.
       const upgrades = allowedUpgrades(p.mapping);
       target = {
         kind: 'remote',
-        upstream: { address: p.address, pool: upstream.pool },
+        // Mappings of one service with the same settings share its cluster; each keeps its own base path.
+        upstream: clusters.route(p.mapping, p.address),
         timeoutMs: p.mapping.timeout_ms,
         hostRewrite: p.mapping.host_rewrite,
         upgrades: upgrades.length > 0 ? new Set(upgrades) : null,
@@ -259,7 +272,7 @@ export function buildRuntime(
     auth,
     rateLimit,
     cors: globalCors,
-    upstreams,
+    clusters,
     ownedHeaders: ownedHeaders(config.mappings),
     snapshot: describeRoutes(config, table),
     active: 0,
@@ -273,14 +286,14 @@ export function buildRuntime(
  */
 export function disposeRuntime(runtime: Runtime, force = false): Promise<void> {
   if (runtime.graceTimer) clearTimeout(runtime.graceTimer);
-  const pools = [...runtime.upstreams.values()].map((u) => u.pool);
+  const clusters = runtime.clusters.all();
   if (!runtime.closing) {
     runtime.closing = Promise.allSettled([
       ...[runtime.auth, runtime.rateLimit].map((stage) => stage?.close?.()),
-      ...pools.map((pool) => (force ? pool.destroy() : pool.close())),
+      ...clusters.map((cluster) => cluster.close(force)),
     ]).then(() => undefined);
   } else if (force) {
-    return Promise.allSettled(pools.map((pool) => pool.destroy())).then(() => undefined);
+    return Promise.allSettled(clusters.map((cluster) => cluster.close(true))).then(() => undefined);
   }
   return runtime.closing;
 }

@@ -9,6 +9,7 @@ import { allowedUpgrades, type AuthServiceRecord, type GatewayConfig, type Heade
 import { formatHostPattern } from './host-match';
 import { describeMatch, sharesOf, type MatchDescription } from './match/describe';
 import type { RouteTable } from './route-table';
+import { upstreamSettings, type UpstreamSettings } from './upstream/describe';
 
 /** What stands for a value the snapshot does not show. */
 export const REDACTED = '[redacted]';
@@ -49,6 +50,10 @@ export interface RouteSnapshot extends MatchDescription {
   readonly bypass_auth: boolean;
   readonly timeout_ms: number;
   readonly labels?: Readonly<Record<string, readonly LabelGroup[]>>;
+  /** The upstream cluster of a remote route (shared by the routes of one service with the same settings). */
+  readonly cluster?: string;
+  /** The upstream fields the Mapping gives (retry_policy, circuit_breakers, load_balancer...), as written. */
+  readonly upstream?: Readonly<UpstreamSettings>;
   readonly source?: RecordSource;
 }
 
@@ -88,12 +93,17 @@ export function deepFreeze<T>(value: T): T {
 }
 
 /** Describes a configuration and its route table. */
-export function describeRoutes(config: GatewayConfig, table: RouteTable<{ kind: 'in-process' | 'remote' | 'redirect' }>): RuntimeSnapshot {
+export function describeRoutes(
+  config: GatewayConfig,
+  table: RouteTable<{ kind: 'in-process' | 'redirect' } | { kind: 'remote'; upstream: { cluster: { name: string } } }>,
+): RuntimeSnapshot {
   const shares = sharesOf(config.mappings);
   const routes = table.routes.map((route): RouteSnapshot => {
     const m = route.mapping;
     const source = config.recordSources?.get(m);
     const upgrades = allowedUpgrades(m);
+    const target = route.target;
+    const upstream = upstreamSettings(m);
     return {
       name: m.name,
       prefix: route.prefix,
@@ -112,6 +122,8 @@ export function describeRoutes(config: GatewayConfig, table: RouteTable<{ kind: 
       timeout_ms: m.timeout_ms,
       ...(m.labels ? { labels: structuredClone(m.labels) } : {}),
       ...describeMatch(m, shares.get(m)),
+      ...(target.kind === 'remote' ? { cluster: target.upstream.cluster.name } : {}),
+      ...(upstream !== undefined ? { upstream } : {}),
       ...(source ? { source: { ...source } } : {}),
     };
   });

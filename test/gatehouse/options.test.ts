@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createGatehouse } from '../../src/gatehouse';
+import { createGatehouse, resolveOptions } from '../../src/gatehouse';
 import { DEMO_CONFIG } from './support/running';
 
 describe('gatehouse options from code', () => {
@@ -11,6 +11,8 @@ describe('gatehouse options from code', () => {
     ['a negative shutdown grace', { shutdownGraceMs: -1 }, /^shutdownGraceMs must be a number of milliseconds \(0 or more\), got -1$/],
     ['an infinite reload debounce', { reloadDebounceMs: Infinity }, /^reloadDebounceMs must be a number of milliseconds \(0 or more\), got Infinity$/],
     ['a fractional keep-alive timeout', { keepAliveTimeoutMs: 0.5 }, /^keepAliveTimeoutMs must be a number of milliseconds \(0 or more\), got 0\.5$/],
+    ['a negative retry buffer', { retryBufferBytes: -1 }, /^retryBufferBytes must be a number of bytes \(0 or more\), got -1$/],
+    ['a cluster domain that is no domain', { clusterDomain: 'cluster local' }, /^clusterDomain must be a DNS domain such as cluster\.local, got 'cluster local'$/],
   ];
   for (const [what, option, message] of refused) {
     it(`refuses ${what}, naming the option`, async () => {
@@ -41,5 +43,12 @@ describe('gatehouse options from code', () => {
     const { port } = await gatehouse.start();
     assert.ok(port > 0);
     await gatehouse.stop();
+  });
+
+  it('takes the cluster domain from GATEHOUSE_CLUSTER_DOMAIN, cluster.local without it, and names the variable when it is wrong', () => {
+    assert.equal(resolveOptions({}, {}).clusterDomain, 'cluster.local');
+    assert.equal(resolveOptions({}, { GATEHOUSE_CLUSTER_DOMAIN: 'k8s.example.com' }).clusterDomain, 'k8s.example.com');
+    assert.equal(resolveOptions({ clusterDomain: 'mesh.local' }, { GATEHOUSE_CLUSTER_DOMAIN: 'k8s.example.com' }).clusterDomain, 'mesh.local');
+    assert.throws(() => resolveOptions({}, { GATEHOUSE_CLUSTER_DOMAIN: 'cluster.local.' }), /^RangeError: GATEHOUSE_CLUSTER_DOMAIN must be a DNS domain such as cluster\.local, got 'cluster\.local\.'$/);
   });
 });

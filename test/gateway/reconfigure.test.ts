@@ -55,7 +55,7 @@ describe('gateway reconfiguration', () => {
     let thrown: unknown;
     try {
       gateway.reconfigure(
-        configOf(mapping('/v1/', 'hotel-booking', { name: 'typo' }), mapping('/other/', 'foo', { name: 'foo' }), mapping('/v1/cars', 'cars')),
+        configOf(mapping('/v1/', 'hotel-booking', { name: 'typo' }), mapping('/other/', 'hotels:0', { name: 'foo' }), mapping('/v1/cars', 'cars')),
       );
     } catch (err) {
       thrown = err;
@@ -64,8 +64,8 @@ describe('gateway reconfiguration', () => {
     assert.deepEqual(
       thrown.problems.map((p) => p.text),
       [
-        "Mapping typo: service: service 'hotel-booking' is neither a registered module (cars, hotels, slow) nor an address (host:port, http://host:port[/base] or https://...)",
-        "Mapping foo: service: service 'foo' is neither a registered module (cars, hotels, slow) nor an address (host:port, http://host:port[/base] or https://...)",
+        "Mapping typo: service: module 'hotel-booking' is not running here (modules: cars, hotels, slow); a Kubernetes Service of that name is written hotel-booking.<namespace>, hotel-booking:80 or http://hotel-booking",
+        "Mapping foo: service: service 'hotels:0' is neither a registered module (cars, hotels, slow) nor an address (name, name.namespace, host:port, http://host[:port][/base] or https://...)",
       ],
     );
     assert.equal(((await send(base, '/v1/x')).json() as Echo).module, 'cars');
@@ -141,7 +141,7 @@ describe('gateway build errors', () => {
   });
 
   it('refuses what only looks like an address', () => {
-    for (const service of ['localhost', 'host:0', 'host:65536', 'ftp://host:21', 'http://user:pw@host:1', 'http://host:1/?q', 'http://']) {
+    for (const service of ['host_1', 'host:0', 'host:65536', 'ftp://host:21', 'http://user:pw@host:1', 'http://host:1/?q', 'http://']) {
       assert.throws(
         () => createGateway({ config: configOf(mapping('/a/', service)) }),
         (err: unknown) => err instanceof ConfigError && /is neither a registered module \(none registered\) nor an address/.test(err.message),
@@ -174,6 +174,7 @@ describe('gateway snapshot', () => {
       method: 'GET',
       bypass_auth: false,
       timeout_ms: 50,
+      cluster: 'cluster_127_0_0_1_9',
     });
     assert.deepEqual(snap.routes[1], {
       name: 'hotels',
