@@ -3,6 +3,7 @@
  * The typed, in-process face of the rate-limit service: envoy's
  * `ShouldRateLimit` messages in camelCase. The gRPC adapters translate.
  */
+import type { RequestBounds } from './bounds';
 
 export type RateLimitUnit = 'SECOND' | 'MINUTE' | 'HOUR' | 'DAY' | 'WEEK' | 'MONTH' | 'YEAR';
 export type RateLimitCode = 'OK' | 'OVER_LIMIT';
@@ -81,4 +82,9 @@ export interface RateLimiter {
    * caller uses it to skip the promise of every request.
    */
   decide?(request: RateLimitRequest): RateLimitResponse | Promise<RateLimitResponse>;
+  /**
+   * What one request may carry; it refuses more. Optional: a network face
+   * given it refuses such a request before decoding it.
+   */
+  readonly bounds?: RequestBounds;
 }
