@@ -25,7 +25,7 @@ import {
   type GatehouseModule,
   type ModuleRegistry,
 } from '../gateway';
-import { errorHandler, hostPort } from '../http';
+import { errorHandler, hostPort, linearQuery } from '../http';
 import { createRateLimitGrpcServer, type RateLimitGrpcServer } from '../ratelimit';
 import {
   accessLog,
@@ -175,7 +175,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   }
   const gw = gateway;
 
-  const app = new Koa({ proxy: options.trustProxy });
+  const app = linearQuery(new Koa({ proxy: options.trustProxy }));
   app.silent = true;
   // A module routed in process runs on this app's context, so the error its
   // own error handler answers with a bare 500 (a store that failed) is emitted

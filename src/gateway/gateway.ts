@@ -6,7 +6,7 @@
  * that `reconfigure` swaps whole; a request keeps the runtime it started with.
  */
 import Koa, { type Context, type Middleware } from 'koa';
-import { answeringErrors, basePath, errorResponder, HttpError, ORIGINAL_PATH, setPath, type ErrorHandlerOptions } from '../http';
+import { answeringErrors, basePath, errorResponder, HttpError, linearQuery, ORIGINAL_PATH, setPath, type ErrorHandlerOptions } from '../http';
 import { createAuthStage } from './auth-stage';
 import { dropClaimedUser } from './claimed-user';
 import { DEFAULT_BODY_LIMIT, declaredTooLarge, guardStreamedBody, hasUnsizedBody, payloadTooLarge, type StreamedBodyGuard } from './body-limit';
@@ -232,7 +232,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     }
   }
 
-  const app = new Koa({ proxy: options.trustProxy ?? false });
+  const app = linearQuery(new Koa({ proxy: options.trustProxy ?? false }));
   app.silent = true;
   app.use(answeringErrors(handle, options.errors));
 
