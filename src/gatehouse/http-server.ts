@@ -145,7 +145,7 @@ export async function listen(
     // in, nor a request to log: an answer written into it would wait for a
     // handshake that never comes, and keep the connection open.
     if (tlsFiles && !open.has(socket)) socket.destroy();
-    else answerClientError(err, socket, onRejected);
+    else answerClientError(err, socket, onRejected, (socket as Tracked)[LATEST]);
   });
   server.on('connect', (req: http.IncomingMessage, socket: Duplex) => answerConnect(req, socket, onRejected));
   server.listen(options.port, options.host);

@@ -6,7 +6,7 @@
  * that `reconfigure` swaps whole; a request keeps the runtime it started with.
  */
 import Koa, { type Context, type Middleware } from 'koa';
-import { answeringErrors, basePath, errorResponder, HttpError, linearQuery, ORIGINAL_PATH, setPath, type ErrorHandlerOptions } from '../http';
+import { answeringErrors, basePath, bodyFailure, errorResponder, HttpError, linearQuery, ORIGINAL_PATH, setPath, type ErrorHandlerOptions } from '../http';
 import { createAuthStage } from './auth-stage';
 import { dropClaimedUser } from './claimed-user';
 import { DEFAULT_BODY_LIMIT, declaredTooLarge, guardStreamedBody, hasUnsizedBody, payloadTooLarge, type StreamedBodyGuard } from './body-limit';
@@ -142,7 +142,9 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
       const forwardPath = rewritePath(route, path);
       if (target.kind === 'in-process') {
         await dispatchInProcess(ctx, target.handler, forwardPath);
-        if (guard?.tripped) throw payloadTooLarge(bodyLimit);
+        // A body that failed under the module (too long, malformed) is answered for it.
+        const failed = bodyFailure(ctx.req);
+        if (failed !== undefined) throw failed;
       } else {
         const forward = {
           path: upstreamPath(target.upstream.address.basePath, forwardPath, ctx.querystring),

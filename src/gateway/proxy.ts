@@ -10,8 +10,8 @@ import type { Context } from 'koa';
 import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
-import { connectionNamed, hasOtherTransferCoding, HttpError } from '../http';
-import { payloadTooLarge, type StreamedBodyGuard } from './body-limit';
+import { bodyFailure, connectionNamed, hasOtherTransferCoding, HttpError } from '../http';
+import type { StreamedBodyGuard } from './body-limit';
 import type { GatewayEvents, UpstreamFailure } from './events';
 import { isHopByHop } from './hop-by-hop';
 import { clientAddress, forwardedHeader } from './forwarded';
@@ -235,7 +235,9 @@ export async function forwardRemote(ctx: Context, upstream: Upstream, options: F
     });
   } catch (err) {
     ctx.res.off('close', onClose);
-    if (options.guard?.tripped) throw payloadTooLarge(options.guard.limit);
+    // A body that failed on its way (too long, malformed) is the client's fault, not the upstream's.
+    const failed = bodyFailure(req);
+    if (failed !== undefined) throw failed;
     const failure = timedOut ? 'timeout' : failureOf(err);
     // A client that left is no failure of the upstream's.
     if (timedOut || !abort.aborted) options.events?.upstreamError?.(options.route ?? '', failure);

@@ -1,7 +1,8 @@
 /**
  * @module http/body
- * Whether a request has a body, and reading JSON request bodies with a size
- * limit and clear errors.
+ * Whether a request has a body, a body that failed (too long, malformed)
+ * and the answer it gets, and reading JSON request bodies with a size limit
+ * and clear errors.
  */
 import type { Context } from 'koa';
 import type { IncomingMessage } from 'node:http';
@@ -53,6 +54,38 @@ export function hasRequestBody(req: IncomingMessage): boolean {
   return length !== undefined ? length !== '0' : req.headers['transfer-encoding'] !== undefined;
 }
 
+/** Where a request keeps why its body failed. */
+const BODY_FAILURE = Symbol('body failure');
+type FailingRequest = IncomingMessage & { [BODY_FAILURE]?: HttpError; _destroy: (err: Error | null, callback: (err: Error | null) => void) => void };
+
+function ignore(): void {}
+
+// Destroying an IncomingMessage destroys its socket, and with it the chance to
+// answer; a failed body keeps its socket.
+function destroyKeepingSocket(err: Error | null, callback: (err: Error | null) => void): void {
+  callback(err);
+}
+
+/**
+ * Fails the request's body with `answer`: whoever reads it (a module's
+ * readJson, a proxied upload, the auth stage) gets that error, and the
+ * connection stays, so that the answer can still be sent on it. The first
+ * failure stands.
+ */
+export function failRequestBody(req: IncomingMessage, answer: HttpError): void {
+  const failing = req as FailingRequest;
+  if (failing[BODY_FAILURE] !== undefined) return;
+  failing[BODY_FAILURE] = answer;
+  req.on('error', ignore);
+  failing._destroy = destroyKeepingSocket;
+  req.destroy(answer);
+}
+
+/** The answer owed for a request whose body failed (413, 400), if it did. */
+export function bodyFailure(req: IncomingMessage): HttpError | undefined {
+  return (req as FailingRequest)[BODY_FAILURE];
+}
+
 /**
  * Reads and parses a JSON body: 400 when there is none, 415 for another
  * Content-Type, a charset other than UTF-8 or a Content-Encoding, 413 over
@@ -81,6 +114,8 @@ export async function readJson(ctx: Context, limit = DEFAULT_BODY_LIMIT, maxDept
   } catch (err) {
     const status = (err as { status?: number }).status;
     if (status === 413) throw new HttpError(413, `the request body is larger than ${limit} bytes`);
+    // Why the body failed, when the server said (a malformed chunk, a body too slow to come).
+    if (err instanceof HttpError) throw err;
     throw new HttpError(400, 'the request body could not be read');
   }
   if (nestsDeeperThan(text, maxDepth)) throw new HttpError(400, `the request body nests arrays and objects deeper than ${maxDepth} levels`);

@@ -331,6 +331,33 @@ describe('gatehouse/http-server over HTTPS', function () {
     await closed;
   });
 
+  it('lets the app answer a request whose body it cannot read over TLS, with 400 and the error body, and closes the connection', async () => {
+    // As the gateway's readers do: the body fails with the error to answer.
+    const server = await listen(
+      (req, res) => {
+        req.on('error', (err: Error & { status?: number; detail?: string }) => {
+          const body = JSON.stringify({ detail: err.detail });
+          res.writeHead(err.status ?? 500, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+        });
+        req.resume();
+      },
+      { host: '127.0.0.1', port: 0, tls: files },
+    );
+    try {
+      const socket = tls.connect({ host: '127.0.0.1', port: server.port, ca: readFileSync(files.cert) });
+      await once(socket, 'secureConnect');
+      let text = '';
+      socket.setEncoding('latin1').on('data', (chunk: string) => (text += chunk));
+      socket.write('POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0x5\r\n');
+      await once(socket, 'close');
+      assert.match(text, /^HTTP\/1\.1 400 Bad Request\r\n/);
+      assert.match(text, /\r\nConnection: close\r\n/i);
+      assert.deepEqual(bodyOf(text), { detail: 'the request body is malformed: Invalid character in chunk size' });
+    } finally {
+      await server.close(0);
+    }
+  });
+
   it('drops a connection whose TLS handshake does not finish in time, without an HTTP answer in it or a line in the access log', async () => {
     const rejected: Rejected[] = [];
     const server = await listen((_req, res) => res.end('ok'), { host: '127.0.0.1', port: 0, tls: files, handshakeTimeoutMs: 200, onRejected: (r) => rejected.push(r) });
