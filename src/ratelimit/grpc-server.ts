@@ -47,7 +47,12 @@ export interface RateLimitGrpcServer {
   readonly port: number;
   /** Binds and serves; resolves the port. */
   start(): Promise<number>;
-  /** Finishes running calls (cut after the grace period) and closes the port. */
+  /**
+   * Keeps serving, while health says NOT_SERVING (to `Check` and to every
+   * `Watch`), so that clients that watch it go elsewhere before `stop()`.
+   */
+  drain(): void;
+  /** Stops taking calls, finishes those running (cut after the grace period) and closes the port. */
   stop(): Promise<void>;
 }
 
@@ -129,6 +134,9 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
         });
       });
       return started;
+    },
+    drain() {
+      health.drain();
     },
     stop() {
       stopped ??= new Promise<void>((resolve) => {
