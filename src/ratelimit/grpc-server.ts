@@ -29,7 +29,21 @@ export interface RateLimitGrpcServerOptions {
    * RESOURCE_EXHAUSTED from its length, before it is read.
    */
   maxMessageBytes?: number;
+  /**
+   * Most calls (and health `Watch` streams) one connection may have open at
+   * once; a client's further calls wait for one to end. Default
+   * {@link MAX_CONCURRENT_STREAMS}.
+   */
+  maxConcurrentStreams?: number;
 }
+
+/**
+ * Most calls one connection may have open at once by default. HTTP/2 leaves
+ * it unbounded, and one connection opening 20,000 health `Watch` streams
+ * took 120 MB and held the event loop for more than a second. A client
+ * past it queues its calls, or opens another connection.
+ */
+export const MAX_CONCURRENT_STREAMS = 1000;
 
 /**
  * Largest message a call may send by default: 64 KiB. A request of an
@@ -83,7 +97,10 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
   const graceMs = options.shutdownGraceMs ?? 5000;
   const maxMessageBytes = checkBound(options.maxMessageBytes ?? MAX_MESSAGE_BYTES, 'maxMessageBytes');
   // Every service of the port, reflection and health too: none takes a message near this size.
-  const server = new grpc.Server({ 'grpc.max_receive_message_length': maxMessageBytes });
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': maxMessageBytes,
+    'grpc.max_concurrent_streams': checkBound(options.maxConcurrentStreams ?? MAX_CONCURRENT_STREAMS, 'maxConcurrentStreams'),
+  });
   const protos = rateLimitProtos();
   const bounds = service.bounds ?? DEFAULT_REQUEST_BOUNDS;
 

@@ -33,7 +33,7 @@ export { RATE_LIMIT_UNITS, UNIT_SECONDS } from './units';
 export type { RateLimitStore, StoreDecision, WindowCheck } from './store';
 export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from './memory-store';
 export { createRedisStore, DECIDE_SCRIPT, type RedisStore, type RedisStoreOptions } from './redis-store';
-export { createRateLimitGrpcServer, MAX_MESSAGE_BYTES, type RateLimitGrpcServer, type RateLimitGrpcServerOptions } from './grpc-server';
+export { createRateLimitGrpcServer, MAX_CONCURRENT_STREAMS, MAX_MESSAGE_BYTES, type RateLimitGrpcServer, type RateLimitGrpcServerOptions } from './grpc-server';
 export { createRateLimitClient, RateLimitCallError, type RateLimitClient, type RateLimitClientOptions } from './grpc-client';
 export { createHealthRegistry, type HealthRegistry, type ServingStatus } from './health';
 export { ENVOY_V3_SERVICE, LYFT_SERVICE, HEALTH_SERVICE, PROTO_DIR } from './protos';

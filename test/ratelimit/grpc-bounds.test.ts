@@ -97,6 +97,28 @@ describe('what one rate-limit call may carry', () => {
     assert.equal((await unary(clients.envoy, 'ShouldRateLimit', wide('x', 2))).overall_code, 'OK');
   });
 
+  it('takes at most maxConcurrentStreams calls at once on one connection, the next when one ends', async () => {
+    service = createRateLimitService({ limits: LIMITS, logger: memoryLogger() });
+    server = createRateLimitGrpcServer(service, { port: 0, maxConcurrentStreams: 10 });
+    clients = grpcClients(`127.0.0.1:${await server.start()}`);
+    // Connected first: the client knows the server's limit before it opens the streams.
+    await unary(clients.health, 'Check', { service: '' });
+    const got = new Array<number>(11).fill(0);
+    const calls = got.map((_, i) => {
+      const call = clients.health.Watch({ service: `watch-${i}` });
+      call.on('data', () => got[i]++);
+      call.on('error', () => undefined);
+      return call;
+    });
+    const firstTen = () => got.slice(0, 10).every((n) => n > 0);
+    while (!firstTen()) await new Promise((resolve) => setTimeout(resolve, 5));
+    assert.equal(server.health.watchedServices, 10);
+    assert.equal(got[10], 0, 'the eleventh waits');
+    calls[0].cancel();
+    while (got[10] === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    for (const call of calls) call.cancel();
+  });
+
   it('serves reflection and health under the message limit', async () => {
     await serve({ maxMessageBytes: 1024 });
     assert.deepEqual(await unary(clients.health, 'Check', { service: '' }), { status: 'SERVING' });
