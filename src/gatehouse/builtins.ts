@@ -30,6 +30,8 @@ export interface BuiltinOptions {
   configDir: string;
   redisUrl?: string;
   logger: Logger;
+  /** Most entries in one descriptor of a rate-limit request; the service's default when absent. */
+  maxDescriptorEntries?: number;
 }
 
 /**
@@ -61,6 +63,7 @@ export function createBuiltinModules(options: BuiltinOptions): BuiltinModules {
       limitsDir: configDir,
       store: redis,
       logger: logger.child({ module: 'ratelimit' }),
+      maxDescriptorEntries: options.maxDescriptorEntries,
     });
   } catch (err) {
     // Bad limits: the Redis client would otherwise keep reconnecting, and the process alive.

@@ -25,7 +25,7 @@ import {
   type GatehouseModule,
   type ModuleRegistry,
 } from '../gateway';
-import { errorHandler, hostPort } from '../http';
+import { errorHandler, hostPort, linearQuery } from '../http';
 import { createRateLimitGrpcServer, type RateLimitGrpcServer } from '../ratelimit';
 import {
   accessLog,
@@ -44,6 +44,7 @@ import { createBuiltinModules } from './builtins';
 import { keepHostHeaders } from './host-headers';
 import { listen, type RunningServer } from './http-server';
 import { listenFailure } from './listen-failure';
+import { drainFor } from './drain';
 import { checkFolderFiles, checkModuleFiles } from './module-files';
 import { redisReadiness } from './readiness';
 import { resolveOptions, type GatehouseOptions, type ResolvedOptions } from './options';
@@ -82,7 +83,12 @@ export interface Gatehouse {
    * folder. Rejects while started, and once stopped: create another Gatehouse.
    */
   start(): Promise<Listening>;
-  /** Stops accepting, lets requests in flight finish, closes gRPC, Redis and the modules; a start under way first finishes. */
+  /**
+   * Drains (`drainDelayMs`: still serving, not ready, every answer closing
+   * its connection), then stops accepting, answers what was sent, lets
+   * requests in flight finish, closes gRPC, Redis and the modules; a start
+   * under way first finishes.
+   */
   stop(): Promise<void>;
   /**
    * Re-reads the config folder: the records and the files of the built-in
@@ -121,7 +127,12 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   let lastReloadAt: Date | undefined;
   let configErrors: string[] = [];
 
-  const builtins = createBuiltinModules({ configDir: options.configDir, redisUrl: options.redisUrl, logger });
+  const builtins = createBuiltinModules({
+    configDir: options.configDir,
+    redisUrl: options.redisUrl,
+    logger,
+    maxDescriptorEntries: options.maxDescriptorEntries,
+  });
   let usersText: string | undefined;
   const registry = new Map<string, GatehouseModule>();
   for (const m of builtins.modules) registry.set(m.name, m);
@@ -158,6 +169,9 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   };
   const gatewayLogger = logger.child({ module: 'gateway' });
   const redis = builtins.redis;
+  const redisReady = redis ? redisReadiness(redis.client, logger.child({ module: 'ratelimit' })) : undefined;
+  // Set as a stop begins: a load balancer that asks takes requests elsewhere while they are still answered.
+  let draining = false;
   try {
     gateway = createGateway({
       config,
@@ -172,7 +186,10 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         auth: (record, modules, e) => createAuthStage(record, modules, { ...e, logger: gatewayLogger }),
         rateLimit: (record, modules, e) => createRateLimitStage(record, modules, { ...e, logger: gatewayLogger }),
       },
-      readiness: redis ? redisReadiness(redis.client, logger.child({ module: 'ratelimit' })) : undefined,
+      readiness: () => {
+        if (draining) throw new Error('the gateway is shutting down');
+        return redisReady?.();
+      },
     });
   } catch (err) {
     await Promise.all([...registry.values()].map((m) => m.close?.()));
@@ -181,7 +198,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   const gw = gateway;
 
   // One trusted hop: ctx.ip is the address the proxy wrote last, not the first, which the client wrote.
-  const app = new Koa({ proxy: options.trustProxy, maxIpsCount: 1 });
+  const app = linearQuery(new Koa({ proxy: options.trustProxy, maxIpsCount: 1 }));
   app.silent = true;
   // A module routed in process runs on this app's context, so the error its
   // own error handler answers with a bare 500 (a store that failed) is emitted
@@ -203,7 +220,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   const grpcServer =
     options.grpcPort === false
       ? undefined
-      : createRateLimitGrpcServer(builtins.rateLimit, { host: options.grpcHost, port: options.grpcPort });
+      : createRateLimitGrpcServer(builtins.rateLimit, { host: options.grpcHost, port: options.grpcPort, maxMessageBytes: options.grpcMaxMessageBytes });
 
   // The files of the built-in modules still in service (an embedding app may replace one).
   const moduleFiles = {
@@ -340,6 +357,9 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         await starting?.catch(() => undefined);
         watcher?.close();
         tlsWatcher?.close();
+        draining = true;
+        // Only what listens has clients to drain: a Gatehouse mounted in another app closes at once.
+        if (server !== undefined) await drainFor([server, grpcServer], options.drainDelayMs, logger);
         await Promise.all([server?.close(options.shutdownGraceMs), grpcServer?.stop()]);
         await reloading?.catch(() => undefined);
         await gw.close();

@@ -2,12 +2,14 @@
  * @module gatehouse/options
  * The options of a whole Gatehouse and their defaults, from code or from the
  * environment (`HOST`, `PORT`, `GRPC_PORT`, `GATEHOUSE_CONFIG`, `REDIS_URL`,
- * `TLS_CERT`, `TLS_KEY`, `GATEHOUSE_CLUSTER_DOMAIN`).
+ * `TLS_CERT`, `TLS_KEY`, `GATEHOUSE_CLUSTER_DOMAIN`, `DRAIN_DELAY_MS`,
+ * `GRPC_MAX_MESSAGE_BYTES`, `MAX_DESCRIPTOR_ENTRIES`).
  */
 import { resolve } from 'node:path';
 import type { Logger } from '../telemetry';
 import type { GatehouseModule } from '../gateway';
-import { KEEP_ALIVE_TIMEOUT_MS, type TlsFiles } from './http-server';
+import { MAX_DESCRIPTOR_ENTRIES, MAX_MESSAGE_BYTES } from '../ratelimit';
+import { DRAIN_DELAY_MS, KEEP_ALIVE_TIMEOUT_MS, type TlsFiles } from './http-server';
 
 export interface GatehouseOptions {
   /** The config folder. Default `GATEHOUSE_CONFIG`, else `./config`. */
@@ -45,6 +47,18 @@ export interface GatehouseOptions {
   /** How long `stop()` lets requests in flight finish, in ms. Default 10 s. */
   shutdownGraceMs?: number;
   /**
+   * How long `stop()` keeps serving before it closes the ports, in ms, while
+   * `/gateway/v0/check_ready` and gRPC health say it is going and every
+   * answer closes its connection: the time a load balancer (or Kubernetes)
+   * takes to stop sending it requests. Default `DRAIN_DELAY_MS`, else 5 s; 0
+   * closes at once.
+   */
+  drainDelayMs?: number;
+  /** Largest gRPC message a rate-limit call may send, in bytes. Default `GRPC_MAX_MESSAGE_BYTES`, else 64 KiB. */
+  grpcMaxMessageBytes?: number;
+  /** Most entries in one descriptor of a rate-limit request. Default `MAX_DESCRIPTOR_ENTRIES`, else 64. */
+  maxDescriptorEntries?: number;
+  /**
    * How long an idle keep-alive connection is kept, in ms. Default 65 s: longer
    * than a load balancer in front keeps its own (AWS ALB, nginx: 60 s); behind
    * one that keeps them longer (Google's: 600 s), set it longer still.
@@ -73,6 +87,18 @@ export function envPort(value: string | undefined, name: string, fallback: numbe
   // Digits only: Number() would also take `0x1F90`, `1e3` or ` 80`.
   const n = /^[0-9]{1,5}$/.test(value) ? Number(value) : NaN;
   if (!(n <= 65535)) throw new Error(`${name} must be a port number (0-65535), got '${value}'`);
+  return n;
+}
+
+/**
+ * A whole number from the environment variable `name` holding `value`, at
+ * least `min`; `fallback` when it is unset or empty. Throws, naming the
+ * variable, for anything else.
+ */
+export function envNumber(value: string | undefined, name: string, fallback: number, min = 0): number {
+  if (value === undefined || value === '') return fallback;
+  const n = /^[0-9]{1,15}$/.test(value) ? Number(value) : NaN;
+  if (!(n >= min)) throw new Error(`${name} must be a whole number of ${min} or more, got '${value}'`);
   return n;
 }
 
@@ -134,6 +160,9 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
   wholeNumber(options.reloadDebounceMs, 'reloadDebounceMs', 'a number of milliseconds');
   wholeNumber(options.shutdownGraceMs, 'shutdownGraceMs', 'a number of milliseconds');
   wholeNumber(options.keepAliveTimeoutMs, 'keepAliveTimeoutMs', 'a number of milliseconds');
+  wholeNumber(options.drainDelayMs, 'drainDelayMs', 'a number of milliseconds');
+  wholeNumber(options.grpcMaxMessageBytes, 'grpcMaxMessageBytes', 'a number of bytes', 1);
+  wholeNumber(options.maxDescriptorEntries, 'maxDescriptorEntries', 'a number of entries', 1);
   return {
     configDir: resolve(options.configDir ?? (env.GATEHOUSE_CONFIG || 'config')),
     host,
@@ -153,6 +182,9 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
     reloadDebounceMs: options.reloadDebounceMs ?? 200,
     shutdownGraceMs: options.shutdownGraceMs ?? 10_000,
     keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS,
+    drainDelayMs: options.drainDelayMs ?? envNumber(env.DRAIN_DELAY_MS, 'DRAIN_DELAY_MS', DRAIN_DELAY_MS),
+    grpcMaxMessageBytes: options.grpcMaxMessageBytes ?? envNumber(env.GRPC_MAX_MESSAGE_BYTES, 'GRPC_MAX_MESSAGE_BYTES', MAX_MESSAGE_BYTES, 1),
+    maxDescriptorEntries: options.maxDescriptorEntries ?? envNumber(env.MAX_DESCRIPTOR_ENTRIES, 'MAX_DESCRIPTOR_ENTRIES', MAX_DESCRIPTOR_ENTRIES, 1),
     logger: options.logger,
   };
 }

@@ -6,7 +6,7 @@
  * that `reconfigure` swaps whole; a request keeps the runtime it started with.
  */
 import Koa, { type Context, type Middleware } from 'koa';
-import { answeringErrors, basePath, errorResponder, HttpError, ORIGINAL_PATH, setPath, type ErrorHandlerOptions } from '../http';
+import { answeringErrors, basePath, bodyFailure, errorResponder, HttpError, linearQuery, ORIGINAL_PATH, setPath, type ErrorHandlerOptions } from '../http';
 import { createAuthStage } from './auth-stage';
 import { dropClaimedUser, dropPathOverrides } from './claimed-user';
 import { DEFAULT_BODY_LIMIT, declaredTooLarge, guardStreamedBody, hasUnsizedBody, payloadTooLarge, type StreamedBodyGuard } from './body-limit';
@@ -148,14 +148,17 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     try {
       if (tooLarge) throw payloadTooLarge(bodyLimit);
       applyRequestEdits(ctx.req, target);
+      const forwardPath = rewritePath(route, path);
       if (target.kind === 'redirect') {
         answerRedirect(ctx, target.redirect, route, path);
       } else if (target.kind === 'in-process') {
-        await dispatchInProcess(ctx, target.handler, rewritePath(route, path));
-        if (guard?.tripped) throw payloadTooLarge(bodyLimit);
+        await dispatchInProcess(ctx, target.handler, forwardPath);
+        // A body that failed under the module (too long, malformed) is answered for it.
+        const failed = bodyFailure(ctx.req);
+        if (failed !== undefined) throw failed;
       } else {
         const forward = {
-          path: upstreamPath(target.upstream.address.basePath, rewritePath(route, path), ctx.querystring),
+          path: upstreamPath(target.upstream.address.basePath, forwardPath, ctx.querystring),
           timeoutMs: target.timeoutMs,
           guard,
           route: mapping.name,
@@ -251,7 +254,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   }
 
   // One trusted hop: ctx.ip is the address the proxy wrote last, as trustedClientAddress reads it.
-  const app = new Koa({ proxy: options.trustProxy ?? false, maxIpsCount: 1 });
+  const app = linearQuery(new Koa({ proxy: options.trustProxy ?? false, maxIpsCount: 1 }));
   app.silent = true;
   app.use(answeringErrors(handle, options.errors));
 

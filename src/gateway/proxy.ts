@@ -10,7 +10,7 @@ import type { Context } from 'koa';
 import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { connectionNamed, hasOtherTransferCoding, HttpError } from '../http';
-import { payloadTooLarge, type StreamedBodyGuard } from './body-limit';
+import type { StreamedBodyGuard } from './body-limit';
 import type { GatewayEvents, UpstreamFailure } from './events';
 import { isHopByHop } from './hop-by-hop';
 import { clientAddress, forwardedHeader } from './forwarded';

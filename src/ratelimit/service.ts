@@ -12,6 +12,7 @@ import pino from 'pino';
 import type { RateLimiter, RateLimitRequest, RateLimitResponse, DescriptorStatus } from './types';
 import { findRule, type LimitRule, type LimitTable } from './limits';
 import { compileDocumentsWithWarnings, loadLimitsDir, type CompiledLimits } from './limits-loader';
+import { checkBound, DEFAULT_REQUEST_BOUNDS, descriptorsOverBound, entriesOverBound, type RequestBounds } from './bounds';
 import { counterKey } from './counter-key';
 import { createMemoryStore } from './memory-store';
 import { quotaModeMetadata } from './quota-metadata';
@@ -37,6 +38,10 @@ export interface RateLimitServiceOptions {
   /** The module name records use. Default `ratelimit`. */
   name?: string;
   logger?: RateLimitLogger;
+  /** Most descriptors one request may carry. Default {@link MAX_DESCRIPTORS} (1000). */
+  maxDescriptors?: number;
+  /** Most entries one descriptor may carry. Default {@link MAX_DESCRIPTOR_ENTRIES} (64). */
+  maxDescriptorEntries?: number;
 }
 
 /** A request the service cannot answer: the gRPC adapter maps it to INVALID_ARGUMENT. */
@@ -65,6 +70,7 @@ export interface RateLimitServiceStats {
 export interface RateLimitService extends RateLimiter {
   readonly name: string;
   readonly store: RateLimitStore;
+  readonly bounds: RequestBounds;
   /**
    * Re-reads the limits folder. A set with any problem is refused whole (it
    * rejects with a LimitsConfigError) and the limits before it stay.
@@ -80,16 +86,10 @@ export const UNLIMITED_REMAINING = 4_294_967_295;
 
 const STORE_ERROR_LOG_INTERVAL_MS = 10_000;
 
-/**
- * Most descriptors one request may carry. An Envoy sends one per rate-limit
- * action of a route, a handful; a request of many thousands would push as
- * many counters into the store at once (evicting live ones from a full
- * memory store, or outlasting Redis's timeout and reading as an outage).
- */
-export const MAX_DESCRIPTORS = 1000;
-
-/** The checks a descriptor needs before it is counted: its own limit's unit, and hits the stores can add exactly. */
-function checkDescriptor(d: RateLimitRequest['descriptors'][number], i: number): void {
+/** The checks a descriptor needs before it is counted: its entries within bounds, its own limit's unit, and hits the stores can add exactly. */
+function checkDescriptor(d: RateLimitRequest['descriptors'][number], i: number, bounds: RequestBounds): void {
+  const entries = d.entries?.length ?? 0;
+  if (entries > bounds.maxDescriptorEntries) throw new RateLimitRequestError(entriesOverBound(bounds, i, entries));
   if (d.limit && !isRateLimitUnit(d.limit.unit)) {
     throw new RateLimitRequestError(`descriptors[${i}].limit.unit: ${String(d.limit.unit)} is not a rate-limit unit`);
   }
@@ -117,6 +117,10 @@ function overrideRule(domain: string, limit: NonNullable<RateLimitRequest['descr
 export function createRateLimitService(options: RateLimitServiceOptions = {}): RateLimitService {
   const now = options.now ?? Date.now;
   const logger: RateLimitLogger = options.logger ?? pino({ name: 'ratelimit' });
+  const bounds: RequestBounds = Object.freeze({
+    maxDescriptors: checkBound(options.maxDescriptors ?? DEFAULT_REQUEST_BOUNDS.maxDescriptors, 'maxDescriptors'),
+    maxDescriptorEntries: checkBound(options.maxDescriptorEntries ?? DEFAULT_REQUEST_BOUNDS.maxDescriptorEntries, 'maxDescriptorEntries'),
+  });
   const store = options.store ?? createMemoryStore({ now });
   let files: string[] = [];
   let warnings: string[] = [];
@@ -221,10 +225,8 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
       throw new RateLimitRequestError('rate limit domain must not be empty');
     }
     const descriptors = request.descriptors ?? [];
-    if (descriptors.length > MAX_DESCRIPTORS) {
-      throw new RateLimitRequestError(`a request carries at most ${MAX_DESCRIPTORS} descriptors, this one ${descriptors.length}`);
-    }
-    for (let i = 0; i < descriptors.length; i++) checkDescriptor(descriptors[i], i);
+    if (descriptors.length > bounds.maxDescriptors) throw new RateLimitRequestError(descriptorsOverBound(bounds, descriptors.length));
+    for (let i = 0; i < descriptors.length; i++) checkDescriptor(descriptors[i], i, bounds);
     counts.requests++;
     const statuses = new Array<DescriptorStatus>(descriptors.length);
     const rules = rulesOf({ domain: request.domain, descriptors }, table);
@@ -274,6 +276,7 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
   return {
     name: options.name ?? 'ratelimit',
     store,
+    bounds,
     shouldRateLimit,
     decide,
     async reload() {

@@ -15,9 +15,8 @@
 import type { Context } from 'koa';
 import type { IncomingMessage } from 'node:http';
 import type { Dispatcher } from 'undici';
-import { httpError, HttpError } from '../../http';
+import { bodyFailure, httpError, HttpError } from '../../http';
 import { peekBody, type PeekedBody } from '../auth-body';
-import { payloadTooLarge } from '../body-limit';
 import type { UpstreamFailure } from '../events';
 import { Abort, failureOf, ignore, keepSocket, upstreamFailure, upstreamRequestHeaders, type ForwardOptions } from '../proxy';
 import { deliverAnswer, shorter, tlsName, tryFailureOf, type Delivery } from './answer';
@@ -199,7 +198,9 @@ class Exchange implements Delivery {
    */
   private failure(err: unknown, abort: Abort, endpoint: Endpoint): TryFailure {
     const { options, upstream } = this;
-    if (options.guard?.tripped) throw payloadTooLarge(options.guard.limit);
+    // A body that failed on its way (too long, malformed) is the client's fault, not the upstream's.
+    const failed = bodyFailure(this.ctx.req);
+    if (failed !== undefined) throw failed;
     if (this.stalled) throw this.stall();
     // A client that left is no failure of the upstream's.
     if (abort.aborted && !this.timedOut && this.tryTimedOut === null) throw upstreamFailure(failureOf(err), err, options.timeoutMs);
