@@ -7,6 +7,9 @@
  *
  *   node --import tsx bench/ratelimit.ts
  *
+ * Then the bursts of bench/ratelimit-bursts.ts (exactness and latency under
+ * bursts of concurrent calls, through real processes).
+ *
  * RATELIMIT_BENCH_SECONDS (per case, default 5), RATELIMIT_BENCH_ROUNDS
  * (default 3) and RATELIMIT_BENCH_CONCURRENCY (default 64) tune the runs.
  */
@@ -111,7 +114,7 @@ function runLoad(address: string, seconds: number, concurrency: number): Promise
 }
 
 /** A grpc-js server with the envoy v3 method and a handler that answers a constant. */
-async function startEmptyServer(): Promise<{ port: number; stop(): Promise<void> }> {
+export async function startEmptyServer(): Promise<{ port: number; stop(): Promise<void> }> {
   const server = new grpc.Server();
   const answer = { overall_code: 'OK' };
   server.addService(rateLimitProtos()[ENVOY_V3_SERVICE] as grpc.ServiceDefinition, {
@@ -191,10 +194,14 @@ if (require.main === module) {
     void loadLoop(address, Number(seconds), Number(concurrency)).then((r) => process.stdout.write(JSON.stringify(r)));
   } else {
     runRateLimitBench().then(
-      (rows) => {
+      async (rows) => {
         console.log(formatRows(rows));
         const missed = rows.filter((r) => r.target !== undefined && r.ratio < r.target);
         if (missed.length) console.log(`below target: ${missed.map((r) => r.case).join(', ')}`);
+        const { burstTargetsMet, formatBurstBench, runBurstBench } = require('./ratelimit-bursts') as typeof import('./ratelimit-bursts');
+        const bursts = await runBurstBench();
+        console.log(`\n${formatBurstBench(bursts)}`);
+        if (!burstTargetsMet(bursts)) console.log('a burst target was missed');
       },
       (err: unknown) => {
         console.error(err);

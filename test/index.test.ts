@@ -27,11 +27,12 @@ interface Run {
 /**
  * Runs a command to its end. The environment loses what would change it: the
  * gateway's variables, and NODE_OPTIONS, so that no TypeScript loader comes along.
+ * A server it runs stops without a drain delay.
  */
 async function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
   const clean = { ...process.env };
-  for (const name of ['NODE_OPTIONS', 'NODE_PATH', 'HOST', 'PORT', 'GRPC_PORT', 'GATEHOUSE_CONFIG', 'REDIS_URL', 'TLS_CERT', 'TLS_KEY']) delete clean[name];
-  const child = spawn(command, args, { cwd, env: { ...clean, LOG_LEVEL: 'silent', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  for (const name of ['NODE_OPTIONS', 'NODE_PATH', 'HOST', 'PORT', 'GRPC_PORT', 'GATEHOUSE_CONFIG', 'REDIS_URL', 'TLS_CERT', 'TLS_KEY', 'GRPC_MAX_MESSAGE_BYTES', 'MAX_DESCRIPTOR_ENTRIES']) delete clean[name];
+  const child = spawn(command, args, { cwd, env: { ...clean, LOG_LEVEL: 'silent', DRAIN_DELAY_MS: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const out = { stdout: '', stderr: '' };
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out.stdout += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (out.stderr += chunk));

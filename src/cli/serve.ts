@@ -11,7 +11,10 @@ import { createCarBookingModule, createHotelBookingModule, type BookingModule } 
 import { errorText, fileSystemSource } from '../files';
 import {
   checkRedisUrl,
+  DRAIN_DELAY_MS,
+  drainFor,
   envFileSizeLimit,
+  envNumber,
   envPort,
   listen,
   listenFailure,
@@ -25,7 +28,14 @@ import {
   type RunningServer,
 } from '../gatehouse';
 import { ConfigError, type GatehouseModule } from '../gateway';
-import { createRateLimitGrpcServer, createRateLimitService, createRedisStore, type RateLimitService } from '../ratelimit';
+import {
+  createRateLimitGrpcServer,
+  createRateLimitService,
+  createRedisStore,
+  MAX_DESCRIPTOR_ENTRIES,
+  MAX_MESSAGE_BYTES,
+  type RateLimitService,
+} from '../ratelimit';
 import { hostPort } from '../http';
 import { createLogger, logAppErrors, type Logger } from '../telemetry';
 import { logGrpcThrough } from './grpc-log';
@@ -53,6 +63,12 @@ export interface ServeOptions {
   watch?: boolean;
   /** The largest file read, in bytes. Default 8 MiB. */
   fileSizeLimit?: number;
+  /** How long `stop()` keeps serving before the port closes, as `gatehouse start` drains. Default `DRAIN_DELAY_MS`, else 5 s. */
+  drainDelayMs?: number;
+  /** ratelimit: largest gRPC message a call may send. Default `GRPC_MAX_MESSAGE_BYTES`, else 64 KiB. */
+  grpcMaxMessageBytes?: number;
+  /** ratelimit: most entries in one descriptor. Default `MAX_DESCRIPTOR_ENTRIES`, else 64. */
+  maxDescriptorEntries?: number;
 }
 
 export interface Served {
@@ -171,6 +187,7 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
   // Everything the environment says is checked before anything listens: a
   // mistake found later would leave a server open, and the process running.
   const port = options.port ?? (name === 'ratelimit' ? envPort(process.env.GRPC_PORT, 'GRPC_PORT', 8081) : envPort(process.env.PORT, 'PORT', 8080));
+  const drainDelayMs = options.drainDelayMs ?? envNumber(process.env.DRAIN_DELAY_MS, 'DRAIN_DELAY_MS', DRAIN_DELAY_MS);
   const logger = createLogger();
   const folder: LoadFolderOptions = { source: fileSystemSource, fileSizeLimit: options.fileSizeLimit ?? envFileSizeLimit(process.env.GATEHOUSE_FILE_SIZE_LIMIT) };
   // The api module alone reads no file.
@@ -182,16 +199,19 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
 
   if (name === 'ratelimit') {
     logGrpcThrough(logger);
+    const env = process.env;
+    const maxMessageBytes = options.grpcMaxMessageBytes ?? envNumber(env.GRPC_MAX_MESSAGE_BYTES, 'GRPC_MAX_MESSAGE_BYTES', MAX_MESSAGE_BYTES, 1);
+    const maxDescriptorEntries = options.maxDescriptorEntries ?? envNumber(env.MAX_DESCRIPTOR_ENTRIES, 'MAX_DESCRIPTOR_ENTRIES', MAX_DESCRIPTOR_ENTRIES, 1);
     const store = redisUrl ? createRedisStore({ url: redisUrl }) : undefined;
     let service: RateLimitService;
     try {
-      service = createRateLimitService({ limitsDir: configDir, loaded: files?.limits, fileSizeLimit: folder.fileSizeLimit, store, logger });
+      service = createRateLimitService({ limitsDir: configDir, loaded: files?.limits, fileSizeLimit: folder.fileSizeLimit, store, logger, maxDescriptorEntries });
     } catch (err) {
       // Bad limits: a Redis client left open would keep reconnecting, and the process alive.
       await store?.close();
       throw err;
     }
-    const server = createRateLimitGrpcServer(service, { host, port });
+    const server = createRateLimitGrpcServer(service, { host, port, maxMessageBytes });
     let bound: number;
     try {
       bound = await server.start();
@@ -206,6 +226,7 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
       configDir,
       async stop() {
         watcher?.close();
+        await drainFor([server], drainDelayMs, logger);
         await server.stop();
         await service.close();
       },
@@ -228,6 +249,7 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
     configDir: name === 'api' ? undefined : configDir,
     async stop() {
       watcher?.close();
+      await drainFor([server], drainDelayMs, logger);
       await server.close();
       await module.close?.();
     },

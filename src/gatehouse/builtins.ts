@@ -41,6 +41,8 @@ export interface BuiltinOptions {
   files?: CheckedFolder;
   /** The largest file a module reads itself, in bytes. Default 8 MiB. */
   fileSizeLimit?: number;
+  /** Most entries in one descriptor of a rate-limit request; the service's default when absent. */
+  maxDescriptorEntries?: number;
 }
 
 /**
@@ -75,6 +77,7 @@ export function createBuiltinModules(options: BuiltinOptions): BuiltinModules {
       fileSizeLimit,
       store: redis,
       logger: logger.child({ module: 'ratelimit' }),
+      maxDescriptorEntries: options.maxDescriptorEntries,
     });
   } catch (err) {
     // Bad limits: the Redis client would otherwise keep reconnecting, and the process alive.

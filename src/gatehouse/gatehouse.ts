@@ -22,7 +22,7 @@ import {
   type GatehouseModule,
   type ModuleRegistry,
 } from '../gateway';
-import { errorHandler, hostPort } from '../http';
+import { errorHandler, hostPort, linearQuery } from '../http';
 import { createRateLimitGrpcServer, type RateLimitGrpcServer } from '../ratelimit';
 import {
   accessLog,
@@ -41,6 +41,7 @@ import { createBuiltinModules } from './builtins';
 import { keepHostHeaders } from './host-headers';
 import { listen, type RunningServer } from './http-server';
 import { listenFailure } from './listen-failure';
+import { drainFor } from './drain';
 import { loadFolder, type FolderWants, type LoadFolderOptions } from './folder';
 import { redisReadiness } from './readiness';
 import { createReloader, type ReloadOutcome, type Reloader } from './reload';
@@ -82,7 +83,12 @@ export interface Gatehouse {
    * folder. Rejects while started, and once stopped: create another Gatehouse.
    */
   start(): Promise<Listening>;
-  /** Stops accepting, lets requests in flight finish, closes gRPC, Redis and the modules; a start under way first finishes. */
+  /**
+   * Drains (`drainDelayMs`: still serving, not ready, every answer closing
+   * its connection), then stops accepting, answers what was sent, lets
+   * requests in flight finish, closes gRPC, Redis and the modules; a start
+   * under way first finishes.
+   */
   stop(): Promise<void>;
   /**
    * Re-reads the config folder: the records and the files of the built-in
@@ -120,7 +126,14 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   let config: GatewayConfig = files.config;
   let loadedAt = new Date();
 
-  const builtins = createBuiltinModules({ configDir: options.configDir, redisUrl: options.redisUrl, logger, files, fileSizeLimit: options.fileSizeLimit });
+  const builtins = createBuiltinModules({
+    configDir: options.configDir,
+    redisUrl: options.redisUrl,
+    logger,
+    files,
+    fileSizeLimit: options.fileSizeLimit,
+    maxDescriptorEntries: options.maxDescriptorEntries,
+  });
   const registry = new Map<string, GatehouseModule>();
   for (const m of builtins.modules) registry.set(m.name, m);
 
@@ -150,21 +163,32 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     authDecision: (outcome) => metrics.recordAuth(outcome),
     rateLimitDecision: (outcome) => metrics.recordRateLimit(outcome),
     upstreamError: (route, failure) => metrics.recordUpstreamError(route, failure),
+    upstreamRetry: (route) => metrics.recordUpstreamRetry(route),
+    upstreamOverflow: (cluster, limit) => metrics.recordUpstreamOverflow(cluster, limit),
+    upstreamEjection: (cluster) => metrics.recordUpstreamEjection(cluster),
   };
   const gatewayLogger = logger.child({ module: 'gateway' });
   const redis = builtins.redis;
+  const redisReady = redis ? redisReadiness(redis.client, logger.child({ module: 'ratelimit' })) : undefined;
+  // Set as a stop begins: a load balancer that asks takes requests elsewhere while they are still answered.
+  let draining = false;
   try {
     gateway = createGateway({
       modules: registry,
       bodyLimit: options.bodyLimit,
       trustProxy: options.trustProxy,
+      sourceCluster: options.sourceCluster,
       errors: { onUnexpected: logUnexpectedError(logger) },
       events,
+      upstreams: { clusterDomain: options.clusterDomain, retryBufferBytes: options.retryBufferBytes },
       stages: {
         auth: (record, modules, e) => createAuthStage(record, modules, { ...e, logger: gatewayLogger }),
         rateLimit: (record, modules, e) => createRateLimitStage(record, modules, { ...e, logger: gatewayLogger }),
       },
-      readiness: redis ? redisReadiness(redis.client, logger.child({ module: 'ratelimit' })) : undefined,
+      readiness: () => {
+        if (draining) throw new Error('the gateway is shutting down');
+        return redisReady?.();
+      },
     });
     // Built in slices: an app that embeds it goes on answering meanwhile.
     gateway.reconfigure(await gateway.prepare(config));
@@ -175,7 +199,8 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   }
   const gw = gateway;
 
-  const app = new Koa({ proxy: options.trustProxy });
+  // One trusted hop: ctx.ip is the address the proxy wrote last, not the first, which the client wrote.
+  const app = linearQuery(new Koa({ proxy: options.trustProxy, maxIpsCount: 1 }));
   app.silent = true;
   // A module routed in process runs on this app's context, so the error its
   // own error handler answers with a bare 500 (a store that failed) is emitted
@@ -197,7 +222,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   const grpcServer =
     options.grpcPort === false
       ? undefined
-      : createRateLimitGrpcServer(builtins.rateLimit, { host: options.grpcHost, port: options.grpcPort });
+      : createRateLimitGrpcServer(builtins.rateLimit, { host: options.grpcHost, port: options.grpcPort, maxMessageBytes: options.grpcMaxMessageBytes });
 
   const reloader: Reloader = createReloader({
     configDir: options.configDir,
@@ -284,6 +309,9 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         await starting?.catch(() => undefined);
         watcher?.close();
         tlsWatcher?.close();
+        draining = true;
+        // Only what listens has clients to drain: a Gatehouse mounted in another app closes at once.
+        if (server !== undefined) await drainFor([server, grpcServer], options.drainDelayMs, logger);
         await Promise.all([server?.close(options.shutdownGraceMs), grpcServer?.stop()]);
         await reloader.settled();
         await gw.close();

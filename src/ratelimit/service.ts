@@ -13,10 +13,11 @@ import type { RateLimiter, RateLimitRequest, RateLimitResponse, DescriptorStatus
 import { findRule, type LimitRule, type LimitTable } from './limits';
 import { errorText } from '../files';
 import { compileDocumentsWithWarnings, loadLimitsDir, type CompiledLimits, type LoadedLimits } from './limits-loader';
+import { checkBound, DEFAULT_REQUEST_BOUNDS, descriptorsOverBound, entriesOverBound, type RequestBounds } from './bounds';
 import { counterKey } from './counter-key';
 import { createMemoryStore } from './memory-store';
 import { quotaModeMetadata } from './quota-metadata';
-import { earlierHits, type RateLimitStore, type StoreDecision, type WindowCheck } from './store';
+import { CallerGoneError, earlierHits, type DecideOptions, type RateLimitStore, type StoreDecision, type WindowCheck } from './store';
 import { UNIT_SECONDS, isRateLimitUnit } from './units';
 
 /** The logging this service does: pino's shape, so a pino logger fits. */
@@ -42,6 +43,10 @@ export interface RateLimitServiceOptions {
   /** The module name records use. Default `ratelimit`. */
   name?: string;
   logger?: RateLimitLogger;
+  /** Most descriptors one request may carry. Default {@link MAX_DESCRIPTORS} (1000). */
+  maxDescriptors?: number;
+  /** Most entries one descriptor may carry. Default {@link MAX_DESCRIPTOR_ENTRIES} (64). */
+  maxDescriptorEntries?: number;
 }
 
 /** A request the service cannot answer: the gRPC adapter maps it to INVALID_ARGUMENT. */
@@ -70,6 +75,7 @@ export interface RateLimitServiceStats {
 export interface RateLimitService extends RateLimiter {
   readonly name: string;
   readonly store: RateLimitStore;
+  readonly bounds: RequestBounds;
   /**
    * Re-reads the limits folder. A set with any problem is refused whole (it
    * rejects with a LimitsConfigError) and the limits before it stay.
@@ -89,16 +95,10 @@ const STORE_ERROR_LOG_INTERVAL_MS = 10_000;
 /** Most warnings of the limits logged one by one at a load. */
 const MAX_WARNING_LINES = 100;
 
-/**
- * Most descriptors one request may carry. An Envoy sends one per rate-limit
- * action of a route, a handful; a request of many thousands would push as
- * many counters into the store at once (evicting live ones from a full
- * memory store, or outlasting Redis's timeout and reading as an outage).
- */
-export const MAX_DESCRIPTORS = 1000;
-
-/** The checks a descriptor needs before it is counted: its own limit's unit, and hits the stores can add exactly. */
-function checkDescriptor(d: RateLimitRequest['descriptors'][number], i: number): void {
+/** The checks a descriptor needs before it is counted: its entries within bounds, its own limit's unit, and hits the stores can add exactly. */
+function checkDescriptor(d: RateLimitRequest['descriptors'][number], i: number, bounds: RequestBounds): void {
+  const entries = d.entries?.length ?? 0;
+  if (entries > bounds.maxDescriptorEntries) throw new RateLimitRequestError(entriesOverBound(bounds, i, entries));
   if (d.limit && !isRateLimitUnit(d.limit.unit)) {
     throw new RateLimitRequestError(`descriptors[${i}].limit.unit: ${String(d.limit.unit)} is not a rate-limit unit`);
   }
@@ -126,6 +126,10 @@ function overrideRule(domain: string, limit: NonNullable<RateLimitRequest['descr
 export function createRateLimitService(options: RateLimitServiceOptions = {}): RateLimitService {
   const now = options.now ?? Date.now;
   const logger: RateLimitLogger = options.logger ?? pino({ name: 'ratelimit' });
+  const bounds: RequestBounds = Object.freeze({
+    maxDescriptors: checkBound(options.maxDescriptors ?? DEFAULT_REQUEST_BOUNDS.maxDescriptors, 'maxDescriptors'),
+    maxDescriptorEntries: checkBound(options.maxDescriptorEntries ?? DEFAULT_REQUEST_BOUNDS.maxDescriptorEntries, 'maxDescriptorEntries'),
+  });
   const store = options.store ?? createMemoryStore({ now });
   let files: string[] = [];
   let warnings: string[] = [];
@@ -173,6 +177,8 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
   }
 
   function storeFailed(err: unknown): never {
+    // A caller that left is no failure of the store.
+    if (err instanceof CallerGoneError) throw err;
     counts.storeErrors++;
     const t = now();
     if (t - lastStoreErrorLog >= STORE_ERROR_LOG_INTERVAL_MS) {
@@ -225,15 +231,13 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
   }
 
   /** Decides a request: at once when the store does, else when it answers. */
-  function decide(request: RateLimitRequest): RateLimitResponse | Promise<RateLimitResponse> {
+  function decide(request: RateLimitRequest, options?: DecideOptions): RateLimitResponse | Promise<RateLimitResponse> {
     if (typeof request.domain !== 'string' || request.domain === '') {
       throw new RateLimitRequestError('rate limit domain must not be empty');
     }
     const descriptors = request.descriptors ?? [];
-    if (descriptors.length > MAX_DESCRIPTORS) {
-      throw new RateLimitRequestError(`a request carries at most ${MAX_DESCRIPTORS} descriptors, this one ${descriptors.length}`);
-    }
-    for (let i = 0; i < descriptors.length; i++) checkDescriptor(descriptors[i], i);
+    if (descriptors.length > bounds.maxDescriptors) throw new RateLimitRequestError(descriptorsOverBound(bounds, descriptors.length));
+    for (let i = 0; i < descriptors.length; i++) checkDescriptor(descriptors[i], i, bounds);
     counts.requests++;
     const statuses = new Array<DescriptorStatus>(descriptors.length);
     const rules = rulesOf({ domain: request.domain, descriptors }, table);
@@ -262,10 +266,11 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
       }
     }
     if (checks.length === 0) return { overallCode: 'OK', statuses };
+    if (options?.gone?.()) throw new CallerGoneError();
 
     let decision: StoreDecision | Promise<StoreDecision>;
     try {
-      decision = store.decide(checks);
+      decision = store.decide(checks, options);
     } catch (err) {
       storeFailed(err);
     }
@@ -275,13 +280,14 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
     return respond(request, checks, owners, rules, statuses, decision, quotaMode);
   }
 
-  async function shouldRateLimit(request: RateLimitRequest): Promise<RateLimitResponse> {
-    return decide(request);
+  async function shouldRateLimit(request: RateLimitRequest, options?: DecideOptions): Promise<RateLimitResponse> {
+    return decide(request, options);
   }
 
   return {
     name: options.name ?? 'ratelimit',
     store,
+    bounds,
     shouldRateLimit,
     decide,
     async reload() {

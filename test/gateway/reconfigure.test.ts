@@ -2,6 +2,10 @@ import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { ConfigError, createGateway, type GatehouseModule, type Gateway } from '../../src/gateway';
 import { createServiceApp } from '../../src/http';
+import { createAuthStage } from '../../src/gateway/auth-stage';
+import { createRateLimitStage } from '../../src/gateway/ratelimit-stage';
+import { buildRuntimeSteps, disposeRuntime } from '../../src/gateway/runtime';
+import { runInSlices } from '../../src/gateway/slices';
 import { close, configOf, echoModule, listen, mapping, registry, send, type Echo } from './helpers';
 
 /** A module whose answers wait until the test releases them. */
@@ -55,7 +59,7 @@ describe('gateway reconfiguration', () => {
     let thrown: unknown;
     try {
       gateway.reconfigure(
-        configOf(mapping('/v1/', 'hotel-booking', { name: 'typo' }), mapping('/other/', 'foo', { name: 'foo' }), mapping('/v1/cars', 'cars')),
+        configOf(mapping('/v1/', 'hotel-booking', { name: 'typo' }), mapping('/other/', 'hotels:0', { name: 'foo' }), mapping('/v1/cars', 'cars')),
       );
     } catch (err) {
       thrown = err;
@@ -64,8 +68,8 @@ describe('gateway reconfiguration', () => {
     assert.deepEqual(
       thrown.problems.map((p) => p.text),
       [
-        "Mapping typo: service: service 'hotel-booking' is neither a registered module (cars, hotels, slow) nor an address (host:port, http://host:port[/base] or https://...)",
-        "Mapping foo: service: service 'foo' is neither a registered module (cars, hotels, slow) nor an address (host:port, http://host:port[/base] or https://...)",
+        "Mapping typo: service: module 'hotel-booking' is not running here (modules: cars, hotels, slow); a Kubernetes Service of that name is written hotel-booking.<namespace>, hotel-booking:80 or http://hotel-booking",
+        "Mapping foo: service: service 'hotels:0' is neither a registered module (cars, hotels, slow) nor an address (name, name.namespace, host:port, http://host[:port][/base] or https://...)",
       ],
     );
     assert.equal(((await send(base, '/v1/x')).json() as Echo).module, 'cars');
@@ -141,7 +145,7 @@ describe('gateway build errors', () => {
   });
 
   it('refuses what only looks like an address', () => {
-    for (const service of ['localhost', 'host:0', 'host:65536', 'ftp://host:21', 'http://user:pw@host:1', 'http://host:1/?q', 'http://']) {
+    for (const service of ['host_1', 'host:0', 'host:65536', 'ftp://host:21', 'http://user:pw@host:1', 'http://host:1/?q', 'http://']) {
       assert.throws(
         () => createGateway({ config: configOf(mapping('/a/', service)) }),
         (err: unknown) => err instanceof ConfigError && /is neither a registered module \(none registered\) nor an address/.test(err.message),
@@ -182,9 +186,9 @@ describe('a configuration prepared before it is served', () => {
 
   it('is refused with every problem, shown in the snapshot, and the old configuration serves on', async () => {
     const gateway = createGateway({ modules: registry(echoModule('hotels')), config: configOf(mapping('/v1/', 'hotels')) });
-    await assert.rejects(gateway.prepare(configOf(mapping('/v2/', 'nowhere', { name: 'lost' }))), (err: unknown) => {
+    await assert.rejects(gateway.prepare(configOf(mapping('/v2/', 'nowhere:0', { name: 'lost' }))), (err: unknown) => {
       assert.ok(err instanceof ConfigError);
-      assert.match(err.problems[0].text, /^Mapping lost: service: service 'nowhere' is neither a registered module/);
+      assert.match(err.problems[0].text, /^Mapping lost: service: service 'nowhere:0' is neither a registered module/);
       return true;
     });
     assert.match(gateway.snapshot().rejected!.problems[0].text, /Mapping lost/);
@@ -200,6 +204,18 @@ describe('a configuration prepared before it is served', () => {
     assert.throws(() => gateway.reconfigure(prepared), /served or discarded already/);
     assert.deepEqual(gateway.snapshot().routes.map((r) => r.prefix), ['/v1/']);
     await gateway.close();
+  });
+
+  it('makes the clusters of its remote Mappings in config order, and closes their pools once discarded', async () => {
+    const stages = { auth: createAuthStage, rateLimit: createRateLimitStage };
+    const config = configOf(mapping('/z/', 'http://127.0.0.1:9'), mapping('/a/', 'http://127.0.0.1:10'), mapping('/zz/', 'http://127.0.0.1:9', { name: 'again' }));
+    const runtime = await runInSlices(buildRuntimeSteps(config, new Map(), stages));
+    assert.deepEqual(runtime.clusters.all().map((c) => c.name), ['cluster_127_0_0_1_9', 'cluster_127_0_0_1_10']);
+    const pools = runtime.clusters.all().flatMap((c) => c.endpoints.map((e) => e.pool));
+    assert.equal(pools.length, 2);
+    assert.ok(pools.every((p) => !p.closed));
+    await disposeRuntime(runtime);
+    assert.ok(pools.every((p) => p.closed));
   });
 
   it('retires the configuration it replaces even when a stage of that one throws as it closes', async () => {
@@ -248,6 +264,7 @@ describe('gateway snapshot', () => {
       method: 'GET',
       bypass_auth: false,
       timeout_ms: 50,
+      cluster: 'cluster_127_0_0_1_9',
     });
     assert.deepEqual(snap.routes[1], {
       name: 'hotels',
