@@ -26,12 +26,16 @@ export interface Settings {
   accessLog: string;
   /** Requests a minute each user may make while measured (BENCH_LIMIT): more than any run sends. */
   limit: number;
-  /** The deployments measured, by key (BENCH_ROWS, separated by commas); the two baselines always. */
+  /** The deployments measured, by key (BENCH_ROWS, separated by commas), with the baseline of each table they are in. */
   rows: readonly string[];
 }
 
-/** The baselines of the two tables, measured whatever BENCH_ROWS says. */
-export const BASELINES = ['bare-koa', 'upstream'];
+/** The baseline of each table, measured with any row of its table. */
+const BASELINES: Record<string, string> = { 'same-job': 'bare-koa', proxy: 'upstream' };
+
+function baselinesOf(rows: readonly string[]): string[] {
+  return [...new Set(DEPLOYMENTS.filter((d) => rows.includes(d.key)).map((d) => BASELINES[d.group]))];
+}
 
 export function readSettings(): Settings {
   const accessLog = resolve(process.env.BENCH_ACCESS_LOG || '/dev/null');
@@ -46,6 +50,6 @@ export function readSettings(): Settings {
     connections: envInteger('BENCH_CONNECTIONS', 50),
     accessLog,
     limit: envInteger('BENCH_LIMIT', 1_000_000_000),
-    rows: asked.length ? keys.filter((k) => asked.includes(k) || BASELINES.includes(k)) : keys,
+    rows: asked.length ? keys.filter((k) => asked.includes(k) || baselinesOf(asked).includes(k)) : keys,
   };
 }

@@ -26,22 +26,29 @@ function loadUsers(file = process.env.USERS_FILE) {
 }
 
 /**
- * A check of a user's password whose successes are cached by the whole
- * Authorization header. Resolves the user name, or undefined.
+ * A check of a user's password whose result is cached by the whole
+ * Authorization header: the promise itself, so that the requests arriving
+ * while it is verified, or when its entry has expired, wait for one bcrypt
+ * comparison instead of making one each. Resolves the user name, or
+ * undefined; a failure is not kept.
  */
 function cachedVerifier(users) {
   const cache = new Map();
   // An unknown user costs a bcrypt comparison too, so that timing does not tell which users exist.
   const decoy = bcrypt.hashSync('decoy', 10);
-  return async function verify(header, user, password) {
+  return function verify(header, user, password) {
     const hit = cache.get(header);
     if (hit && hit.expires > Date.now()) return hit.user;
     const hash = users.get(user);
-    const ok = await bcrypt.compare(password, hash ?? decoy);
-    if (!ok || hash === undefined) return undefined;
+    const result = bcrypt.compare(password, hash ?? decoy).then((ok) => (ok && hash !== undefined ? user : undefined));
     if (cache.size >= CACHE_MAX_ENTRIES) cache.clear();
-    cache.set(header, { user, expires: Date.now() + CACHE_TTL_MS });
-    return user;
+    const entry = { user: result, expires: Date.now() + CACHE_TTL_MS };
+    cache.set(header, entry);
+    const forget = () => {
+      if (cache.get(header) === entry) cache.delete(header);
+    };
+    result.then((name) => name === undefined && forget(), forget);
+    return result;
   };
 }
 
