@@ -73,8 +73,9 @@ async function startDeployment(spec: DeploymentSpec, ctx: BuildContext, limit: n
   return running;
 }
 
-function freeze(running: Running[], signal: 'SIGSTOP' | 'SIGCONT'): void {
-  signalAll(identify(processTree(running.flatMap(rootsOf))), signal);
+/** Freezes (SIGSTOP) or thaws (SIGCONT) every process of `running`, their children included. */
+function setFrozen(running: Running[], frozen: boolean): void {
+  signalAll(identify(processTree(running.flatMap(rootsOf))), frozen ? 'SIGSTOP' : 'SIGCONT');
 }
 
 async function measureOne(target: Running, upstream: Running | undefined, settings: Settings): Promise<Sample> {
@@ -138,9 +139,9 @@ export async function runHttpBench(settings: Settings): Promise<Measured[]> {
       const answerHost = `127.0.0.1:${spec.group === 'proxy' ? upstreamPort : r.port}`;
       await checkAnswers(spec, r.port, await apiAnswer(DIST, answerHost));
       // The upstream serves every proxy's check; it is frozen with the rest once all have passed.
-      if (spec.key !== UPSTREAM_KEY) freeze([r], 'SIGSTOP');
+      if (spec.key !== UPSTREAM_KEY) setFrozen([r], true);
     }
-    freeze(running, 'SIGSTOP');
+    setFrozen(running, true);
 
     const upstream = running.find((r) => r.spec.key === UPSTREAM_KEY);
     const samples = new Map<string, Sample[]>(running.map((r) => [r.spec.key, []]));
@@ -149,7 +150,7 @@ export async function runHttpBench(settings: Settings): Promise<Measured[]> {
       const order = running.map((_, i) => running[(i + round) % running.length]);
       for (const target of order) {
         const thawed = target.spec.proxied && upstream ? [target, upstream] : [target];
-        freeze(thawed, 'SIGCONT');
+        setFrozen(thawed, false);
         try {
           const sample = await measureOne(target, target.spec.proxied ? upstream : undefined, settings);
           samples.get(target.spec.key)!.push(sample);
@@ -157,7 +158,7 @@ export async function runHttpBench(settings: Settings): Promise<Measured[]> {
             `  round ${round + 1}/${settings.rounds} ${target.spec.name}: ${Math.round(sample.reqPerSec)} req/s, ${sample.cpuUs.toFixed(1)} µs CPU/req, p99 ${sample.p99PeakMs.toFixed(1)} ms at peak, ${sample.p99HalfMs.toFixed(1)} ms at half; load average ${os.loadavg()[0].toFixed(1)}\n`,
           );
         } finally {
-          freeze(thawed, 'SIGSTOP');
+          setFrozen(thawed, true);
         }
       }
     }
