@@ -5,8 +5,9 @@
  */
 import { resolve } from 'node:path';
 import { createDiagModule } from '../diag';
-import { checkFolderFiles, createBuiltinModules } from '../gatehouse';
-import { ConfigError, createGateway, loadConfig, upstreamSummary, type GatehouseModule, type RouteSnapshot } from '../gateway';
+import { DEFAULT_FILE_SIZE_LIMIT, errorText, fileSystemSource } from '../files';
+import { createBuiltinModules, loadFolder } from '../gatehouse';
+import { ConfigError, createGateway, upstreamSummary, type GatehouseModule, type RouteSnapshot } from '../gateway';
 import { createLogger } from '../telemetry';
 
 export interface CheckReport {
@@ -93,26 +94,24 @@ export function routeTable(routes: readonly RouteSnapshot[]): string {
   return [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
 }
 
-/** Validates a config folder as `start` would read it. */
-export async function checkFolder(dir: string): Promise<CheckReport> {
+/** Validates a config folder as `start` would read it, each file at most `fileSizeLimit` bytes (default 8 MiB). */
+export async function checkFolder(dir: string, fileSizeLimit: number = DEFAULT_FILE_SIZE_LIMIT): Promise<CheckReport> {
   const configDir = resolve(dir);
-  const loaded = await loadConfig(configDir);
-  const files = await checkFolderFiles(configDir);
-  const problems = [...(loaded.ok ? [] : loaded.problems), ...files.problems];
+  const files = await loadFolder(configDir, { records: true, limits: true, users: 'present', bookings: 'present' }, { source: fileSystemSource, fileSizeLimit });
   const warnings = files.warnings.map((w) => `warning: ${w}\n`).join('');
-  if (!loaded.ok || problems.length > 0) return { ok: false, text: `${problems.map((p) => p.text).join('\n')}\n${warnings}` };
+  if (files.problems.length > 0 || files.config === undefined) return { ok: false, text: `${files.problems.map((p) => p.text).join('\n')}\n${warnings}` };
 
   let modules: GatehouseModule[];
   try {
-    modules = createBuiltinModules({ configDir, logger: createLogger({ level: 'silent' }) }).modules;
+    modules = createBuiltinModules({ configDir, logger: createLogger({ level: 'silent' }), files, fileSizeLimit }).modules;
   } catch (err) {
-    return { ok: false, text: `${(err as Error).message}\n` };
+    return { ok: false, text: `${errorText(err)}\n` };
   }
   const registry = new Map(modules.map((m) => [m.name, m]));
   // The page is never asked for here: routing needs the module, not a snapshot.
   registry.set('diag', createDiagModule({ snapshot: () => Promise.reject(new Error('not running')) }));
   try {
-    const gateway = createGateway({ config: loaded.config, modules: registry });
+    const gateway = createGateway({ config: files.config, modules: registry });
     const snapshot = gateway.snapshot();
     await gateway.close();
     const routes = snapshot.routes.length

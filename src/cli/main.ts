@@ -13,7 +13,8 @@ import { checkFolder } from './check';
 import { logGrpcThrough } from './grpc-log';
 import { isServable, serveModule, SERVABLE_MODULES } from './serve';
 import { runUntilSignal } from './signals';
-import { createGatehouse } from '../gatehouse';
+import { parseByteSize } from '../files';
+import { createGatehouse, envFileSizeLimit } from '../gatehouse';
 
 const USAGE = `Usage: gatehouse <command> [options]
 
@@ -49,6 +50,9 @@ Options (each also read from the environment variable in brackets):
                      most entries in one rate-limit descriptor
                      [MAX_DESCRIPTOR_ENTRIES] (default 64)
   --no-watch         do not reload when the config folder or the TLS files change
+  --file-size-limit <size>
+                     largest file read (records, limits, users, data, TLS)
+                     [GATEHOUSE_FILE_SIZE_LIMIT] (default 8m; 512k, 16m, 1g)
   --cluster-domain <domain>
                      Kubernetes' cluster domain, for service names such as
                      quote.shop [GATEHOUSE_CLUSTER_DOMAIN] (default cluster.local)
@@ -61,11 +65,13 @@ or SIGINT stops at once.
 Exit status: 1 when it cannot start (the problem is on stderr), 2 for a
 mistake on the command line; 0 once stopped by SIGTERM or SIGINT.`;
 
-const CHECK_USAGE = `Usage: gatehouse check [dir]
+const CHECK_USAGE = `Usage: gatehouse check [dir] [--file-size-limit <size>]
 
 Validates a config folder (default GATEHOUSE_CONFIG, else ./config): the gateway
 records, the rate limits, the users file and the booking data. Prints the route
-table in match order, or every problem; exits 1 when there is a problem.`;
+table in match order, or every problem; exits 1 when there is a problem.
+A file larger than --file-size-limit [GATEHOUSE_FILE_SIZE_LIMIT] (default 8m)
+is a problem, as it is to start.`;
 
 const SERVE_USAGE = `Usage: gatehouse serve <module> [options]
 
@@ -77,6 +83,8 @@ Options:
   --host <addr>      listen address [HOST] (default 127.0.0.1)
   --config <dir>     config folder for the module's files [GATEHOUSE_CONFIG] (default ./config)
   --redis <url>      ratelimit only: Redis for counters [REDIS_URL]
+  --file-size-limit <size>
+                     largest file read [GATEHOUSE_FILE_SIZE_LIMIT] (default 8m)
   --drain-delay-ms <n>
                      on SIGTERM/SIGINT, serve this long (closing every connection
                      after its answer; ratelimit: health NOT_SERVING) before the
@@ -94,6 +102,7 @@ const common = {
   host: { type: 'string' },
   port: { type: 'string' },
   redis: { type: 'string' },
+  'file-size-limit': { type: 'string' },
   'drain-delay-ms': { type: 'string' },
   'grpc-max-message-bytes': { type: 'string' },
   'max-descriptor-entries': { type: 'string' },
@@ -123,6 +132,16 @@ function limitOptions(values: Record<string, string | boolean | undefined>) {
 }
 
 class UsageError extends Error {}
+
+/** `--file-size-limit`, else GATEHOUSE_FILE_SIZE_LIMIT, else the default. */
+function fileSizeLimitOption(value: string | undefined): number {
+  if (value === undefined) return envFileSizeLimit(process.env.GATEHOUSE_FILE_SIZE_LIMIT);
+  try {
+    return parseByteSize(value, '--file-size-limit');
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
 
 /**
  * Refuses an option given an empty value, as `--config "$DIR"` gives one with
@@ -159,6 +178,7 @@ async function start(args: string[]): Promise<number | undefined> {
     redisUrl: values.redis,
     tls: values['tls-cert'] && values['tls-key'] ? { cert: values['tls-cert'], key: values['tls-key'] } : undefined,
     watch: !values['no-watch'],
+    fileSizeLimit: fileSizeLimitOption(values['file-size-limit']),
     clusterDomain: values['cluster-domain'],
     ...limitOptions(values),
   });
@@ -177,11 +197,12 @@ async function start(args: string[]): Promise<number | undefined> {
 }
 
 async function check(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, options: { help: common.help }, allowPositionals: true });
+  const { values, positionals } = parseArgs({ args, options: { help: common.help, 'file-size-limit': common['file-size-limit'] }, allowPositionals: true });
   if (values.help) return print(CHECK_USAGE);
+  refuseEmpty(values);
   if (positionals.length > 1) throw new UsageError('check takes one folder');
   if (positionals[0]?.trim() === '') throw new UsageError('check needs a folder name, not an empty one');
-  const report = await checkFolder(positionals[0] ?? (process.env.GATEHOUSE_CONFIG || 'config'));
+  const report = await checkFolder(positionals[0] ?? (process.env.GATEHOUSE_CONFIG || 'config'), fileSizeLimitOption(values['file-size-limit']));
   if (report.ok) process.stdout.write(report.text);
   else process.stderr.write(report.text);
   return report.ok ? 0 : 1;
@@ -204,6 +225,7 @@ async function serve(args: string[]): Promise<number | undefined> {
     host: values.host,
     port: portOption(values.port, '--port'),
     redisUrl: values.redis,
+    fileSizeLimit: fileSizeLimitOption(values['file-size-limit']),
     ...limitOptions(values),
   });
   runUntilSignal(() => served.stop());

@@ -26,6 +26,8 @@ export interface ListenOptions {
   host: string;
   port: number;
   tls?: TlsFiles;
+  /** The largest TLS file read, in bytes. Default 8 MiB. */
+  fileSizeLimit?: number;
   /** Told of every request the server answers without the handler (400, 408, 431, 501), for the access log. */
   onRejected?: (request: Rejected) => void;
   /** HTTPS: how long a connection may take to finish its TLS handshake, in ms. Default Node's, 120 s. */
@@ -142,7 +144,7 @@ export async function listen(
     if (draining) res.shouldKeepAlive = false;
     checked(req, res);
   };
-  const tlsFiles = options.tls ? readTlsFiles(options.tls) : undefined;
+  const tlsFiles = options.tls ? readTlsFiles(options.tls, options.fileSizeLimit) : undefined;
   let certificate = tlsFiles && certificateValidity(tlsFiles.cert);
   const server = tlsFiles
     ? https.createServer({ ...tlsFiles, requireHostHeader: false, handshakeTimeout: options.handshakeTimeoutMs }, serve)
@@ -234,7 +236,7 @@ export async function listen(
     },
     reloadTls() {
       if (!options.tls) throw new Error('the server does not serve HTTPS');
-      const files = readTlsFiles(options.tls);
+      const files = readTlsFiles(options.tls, options.fileSizeLimit);
       const validity = certificateValidity(files.cert);
       (server as https.Server).setSecureContext(files);
       certificate = validity;

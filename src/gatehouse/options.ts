@@ -3,9 +3,10 @@
  * The options of a whole Gatehouse and their defaults, from code or from the
  * environment (`HOST`, `PORT`, `GRPC_PORT`, `GATEHOUSE_CONFIG`, `REDIS_URL`,
  * `TLS_CERT`, `TLS_KEY`, `GATEHOUSE_CLUSTER_DOMAIN`, `DRAIN_DELAY_MS`,
- * `GRPC_MAX_MESSAGE_BYTES`, `MAX_DESCRIPTOR_ENTRIES`).
+ * `GRPC_MAX_MESSAGE_BYTES`, `MAX_DESCRIPTOR_ENTRIES`, `GATEHOUSE_FILE_SIZE_LIMIT`).
  */
 import { resolve } from 'node:path';
+import { DEFAULT_FILE_SIZE_LIMIT, fileSystemSource, parseByteSize, type ConfigFileSource } from '../files';
 import type { Logger } from '../telemetry';
 import type { GatehouseModule } from '../gateway';
 import { MAX_DESCRIPTOR_ENTRIES, MAX_MESSAGE_BYTES } from '../ratelimit';
@@ -66,6 +67,18 @@ export interface GatehouseOptions {
   keepAliveTimeoutMs?: number;
   /** The logger; default pino on stdout at `LOG_LEVEL` (info). */
   logger?: Logger;
+  /**
+   * The largest file read from the config folder (records, limits, users,
+   * booking data) and of the TLS files, in bytes; a larger one is refused
+   * with its name. Default `GATEHOUSE_FILE_SIZE_LIMIT`, else 8 MiB.
+   */
+  fileSizeLimit?: number;
+  /**
+   * Where the config folder's files are read from, at start and at every
+   * reload. Default: the file system. An embedding app may read them from a
+   * store of its own, or wrap the file system (to audit, to test faults).
+   */
+  configSource?: ConfigFileSource;
 }
 
 /** Options with every default applied. */
@@ -88,6 +101,11 @@ export function envPort(value: string | undefined, name: string, fallback: numbe
   const n = /^[0-9]{1,5}$/.test(value) ? Number(value) : NaN;
   if (!(n <= 65535)) throw new Error(`${name} must be a port number (0-65535), got '${value}'`);
   return n;
+}
+
+/** The file size limit `GATEHOUSE_FILE_SIZE_LIMIT` sets (`16m`, `16777216`); the default when unset or empty. */
+export function envFileSizeLimit(value: string | undefined): number {
+  return value === undefined || value === '' ? DEFAULT_FILE_SIZE_LIMIT : parseByteSize(value, 'GATEHOUSE_FILE_SIZE_LIMIT');
 }
 
 /**
@@ -160,6 +178,7 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
   wholeNumber(options.reloadDebounceMs, 'reloadDebounceMs', 'a number of milliseconds');
   wholeNumber(options.shutdownGraceMs, 'shutdownGraceMs', 'a number of milliseconds');
   wholeNumber(options.keepAliveTimeoutMs, 'keepAliveTimeoutMs', 'a number of milliseconds');
+  wholeNumber(options.fileSizeLimit, 'fileSizeLimit', 'a number of bytes', 1);
   wholeNumber(options.drainDelayMs, 'drainDelayMs', 'a number of milliseconds');
   wholeNumber(options.grpcMaxMessageBytes, 'grpcMaxMessageBytes', 'a number of bytes', 1);
   wholeNumber(options.maxDescriptorEntries, 'maxDescriptorEntries', 'a number of entries', 1);
@@ -186,5 +205,7 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
     grpcMaxMessageBytes: options.grpcMaxMessageBytes ?? envNumber(env.GRPC_MAX_MESSAGE_BYTES, 'GRPC_MAX_MESSAGE_BYTES', MAX_MESSAGE_BYTES, 1),
     maxDescriptorEntries: options.maxDescriptorEntries ?? envNumber(env.MAX_DESCRIPTOR_ENTRIES, 'MAX_DESCRIPTOR_ENTRIES', MAX_DESCRIPTOR_ENTRIES, 1),
     logger: options.logger,
+    fileSizeLimit: options.fileSizeLimit ?? envFileSizeLimit(env.GATEHOUSE_FILE_SIZE_LIMIT),
+    configSource: options.configSource ?? fileSystemSource,
   };
 }

@@ -28,7 +28,8 @@ import { admitRequest } from './request-target';
 import { forwardUpgrade, tunnelledUpgrade } from './upgrade';
 import { forwardRemote } from './upstream';
 import { rewritePath, type Route } from './route-table';
-import { buildRuntime, disposeRuntime, retireRuntime, type RouteTarget, type Runtime, type StageFactories, type UpstreamOptions } from './runtime';
+import { buildRuntime, buildRuntimeSteps, disposeRuntime, retireRuntime, type RouteTarget, type Runtime, type StageFactories, type UpstreamOptions } from './runtime';
+import { runInSlices } from './slices';
 import { deepFreeze, type GatewaySnapshot, type RejectedConfig } from './snapshot';
 
 export interface GatewayOptions {
@@ -67,11 +68,19 @@ export interface Gateway {
   /** Serve it, or mount it in another Koa app. */
   readonly app: Koa;
   /**
-   * Serves `config` from now on. Throws a {@link ConfigError} and changes
-   * nothing when it cannot be served; requests under way finish with the
-   * configuration they started with.
+   * Serves `config` (or a configuration built by {@link prepare}) from now
+   * on. Throws a {@link ConfigError} and changes nothing when it cannot be
+   * served; requests under way finish with the configuration they started with.
    */
-  reconfigure(config: GatewayConfig): void;
+  reconfigure(config: GatewayConfig | PreparedConfig): void;
+  /**
+   * Builds what `config` needs to be served (the route table, the stages,
+   * the upstream pools) a few milliseconds at a time, so that requests are
+   * answered meanwhile, without serving it yet: hand it to
+   * {@link reconfigure}, or discard it. Rejects with a {@link ConfigError}
+   * when it cannot be served, which the snapshot then shows as refused.
+   */
+  prepare(config: GatewayConfig): Promise<PreparedConfig>;
   /** Records a configuration that was refused before it got here (it did not load), for diagnostics. */
   reject(problems: readonly ConfigProblem[]): void;
   /** What it serves now, read-only. */
@@ -80,6 +89,13 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
+
+/** A configuration built by {@link Gateway.prepare}, not yet served. */
+export interface PreparedConfig {
+  readonly config: GatewayConfig;
+  /** Closes what it opened, when it is not going to be served. */
+  discard(): Promise<void>;
+}
 
 /** What a preflight asks to send, as a route's `method` is spelled. */
 function requestedMethod(ctx: Context): string {
@@ -258,16 +274,47 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   app.silent = true;
   app.use(answeringErrors(handle, options.errors));
 
+  /** The runtimes this gateway prepared that are neither served nor discarded yet. */
+  const prepared = new WeakMap<PreparedConfig, Runtime>();
+  const refused = (err: unknown) => {
+    if (err instanceof ConfigError) rejected = deepFreeze({ at: new Date().toISOString(), problems: [...err.problems] });
+    return err;
+  };
+
   return {
     app,
+    async prepare(config) {
+      if (closed) throw new Error('the gateway is closed');
+      let runtime: Runtime;
+      try {
+        runtime = await runInSlices(buildRuntimeSteps(config, modules, stages, events, runtimeOptions));
+      } catch (err) {
+        throw refused(err);
+      }
+      const handle: PreparedConfig = {
+        config,
+        discard: () => {
+          if (!prepared.delete(handle)) return Promise.resolve();
+          return disposeRuntime(runtime);
+        },
+      };
+      prepared.set(handle, runtime);
+      return handle;
+    },
     reconfigure(config) {
       if (closed) throw new Error('the gateway is closed');
       let next: Runtime;
-      try {
-        next = buildRuntime(config, modules, stages, events, runtimeOptions);
-      } catch (err) {
-        if (err instanceof ConfigError) rejected = deepFreeze({ at: new Date().toISOString(), problems: [...err.problems] });
-        throw err;
+      if ('discard' in config) {
+        const built = prepared.get(config);
+        if (built === undefined) throw new Error('this configuration was not prepared by this gateway, or was served or discarded already');
+        prepared.delete(config);
+        next = built;
+      } else {
+        try {
+          next = buildRuntime(config, modules, stages, events, runtimeOptions);
+        } catch (err) {
+          throw refused(err);
+        }
       }
       const previous = current;
       current = next;

@@ -4,8 +4,18 @@
  * the route table, and the Koa app that routes to in-process modules and
  * remote upstreams behind the auth and rate-limit stages.
  */
-export { createGateway, type Gateway, type GatewayOptions } from './gateway';
-export { loadConfig, parseConfigFiles, isGatewayConfigFile, type LoadOptions, type ConfigFile } from './config/load';
+export { createGateway, type Gateway, type GatewayOptions, type PreparedConfig } from './gateway';
+export {
+  loadConfig,
+  parseConfigFiles,
+  readRecordFiles,
+  unreadableFolder,
+  isGatewayConfigFile,
+  type LoadOptions,
+  type ReadOptions,
+  type ReadRecordFiles,
+  type ConfigFile,
+} from './config/load';
 export { assembleConfig, configFromRecords, RECORD_KINDS, type ConfigResult, type RawRecord } from './config/validate';
 export { ConfigError, configProblem, type ConfigProblem, type ProblemLocation } from './config/problems';
 export * from './config/schema';

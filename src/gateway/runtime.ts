@@ -11,20 +11,23 @@ import { createCorsPolicies, type CorsPolicies } from '../cors';
 import type { GatewayEvents } from './events';
 import type { ModuleRegistry, GatehouseModule } from './module';
 import type { Stage, StageFactory } from './stage';
+import type { Route } from './match/route';
 import { allowedUpgrades, labelHeaders, type AuthServiceRecord, type GatewayConfig, type MappingRecord, type RateLimitServiceRecord } from './config/schema';
 import { ConfigError, configProblem, type ConfigProblem } from './config/problems';
 import { moduleHandler, type ModuleHandler } from './dispatch';
 import { compileHeaderEdits, type HeaderEdits } from './header-edits';
 import { OVERRIDE_HEADERS } from './method-override';
-import { groupProblems } from './match/canary';
-import { prepareMatch } from './match/prepare';
+import { groupProblemsSteps } from './match/canary';
+import { prepareMatch, type PreparedMatch } from './match/prepare';
 import type { RedirectPlan } from './match/redirect';
 import { DEFAULT_REGEX_MAX_SIZE } from './match/regex';
-import { shadowProblems } from './match/shadow';
-import { RouteTable, type RouteSpec } from './route-table';
+import { shadowProblemsSteps } from './match/shadow';
+import { compileRoutes, retargetRoutes, RouteTable } from './route-table';
+import { runAtOnce, type Steps } from './slices';
+import { errorText } from '../files';
 import { ClusterSet, DEFAULT_CLUSTER_DOMAIN, systemResolve, type Resolve, type RouteUpstream, type ServiceAddress } from './upstream';
 import { serviceTarget } from './upstream/targets';
-import { describeRoutes, type RuntimeSnapshot } from './snapshot';
+import { describeRoutesSteps, type RuntimeSnapshot } from './snapshot';
 
 /** What every route has besides its target: edits of headers, and its CORS policy. */
 export interface RouteExtras extends HeaderEdits {
@@ -113,9 +116,10 @@ export interface Runtime {
 const ALWAYS_OWNED = ['x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', ...OVERRIDE_HEADERS];
 
 /** The header names the Mappings of a configuration match, label or edit, and those the gateway writes or reads itself. */
-function ownedHeaders(mappings: readonly MappingRecord[]): string[] {
+function* ownedHeaders(mappings: readonly MappingRecord[]): Steps<string[]> {
   const names = new Set(ALWAYS_OWNED);
   for (const mapping of mappings) {
+    yield;
     for (const name of Object.keys(mapping.headers ?? {})) names.add(name);
     for (const name of Object.keys(mapping.regex_headers ?? {})) names.add(name);
     for (const name of Object.keys(mapping.add_request_headers)) names.add(name);
@@ -125,6 +129,13 @@ function ownedHeaders(mappings: readonly MappingRecord[]): string[] {
   return [...names];
 }
 
+
+/** A Mapping checked and prepared, before its target is made. */
+type Pending = { mapping: MappingRecord; prefix: string; edits: RouteExtras; match: PreparedMatch } & (
+  | { module: GatehouseModule & { app: NonNullable<GatehouseModule['app']> } }
+  | { address: ServiceAddress }
+  | { redirect: RedirectPlan }
+);
 
 /**
  * Builds the runtime of a configuration. Throws a {@link ConfigError} listing
@@ -139,6 +150,22 @@ export function buildRuntime(
   events: GatewayEvents = {},
   options: RuntimeOptions = {},
 ): Runtime {
+  return runAtOnce(buildRuntimeSteps(config, modules, stages, events, options));
+}
+
+/**
+ * {@link buildRuntime}, a step a Mapping at each of its stages (see ./slices):
+ * its match prepared (patterns compiled), its canary group and shadowing
+ * checked, its route compiled and ordered, its target (and cluster) made,
+ * its route described.
+ */
+export function* buildRuntimeSteps(
+  config: GatewayConfig,
+  modules: ModuleRegistry,
+  stages: StageFactories,
+  events: GatewayEvents = {},
+  options: RuntimeOptions = {},
+): Steps<Runtime> {
   const problems: ConfigProblem[] = [];
   const upstreamOptions = options.upstreams ?? {};
   const names = { clusterDomain: upstreamOptions.clusterDomain ?? DEFAULT_CLUSTER_DOMAIN };
@@ -152,17 +179,13 @@ export function buildRuntime(
     globalCors = policies.forMapping(undefined);
   } catch (err) {
     const m = config.module!;
-    problems.push(configProblem({ source: sourceOf(m), kind: m.kind, record: m.name, path: 'config.cors' }, (err as Error).message));
+    problems.push(configProblem({ source: sourceOf(m), kind: m.kind, record: m.name, path: 'config.cors' }, errorText(err)));
   }
-  type Pending = { mapping: MappingRecord; prefix: string; edits: RouteExtras; match: ReturnType<typeof prepareMatch> } & (
-    | { module: GatehouseModule & { app: NonNullable<GatehouseModule['app']> } }
-    | { address: ServiceAddress }
-    | { redirect: RedirectPlan }
-  );
   const regexMaxSize = config.module?.config.regex_max_size ?? DEFAULT_REGEX_MAX_SIZE;
   const pending: Pending[] = [];
 
   for (const mapping of config.mappings) {
+    yield;
     const at = { source: sourceOf(mapping), kind: 'Mapping', record: mapping.name };
     const problem = (path: string, message: string) => problems.push(configProblem({ ...at, path }, message));
     const match = prepareMatch(mapping, regexMaxSize);
@@ -172,7 +195,7 @@ export function buildRuntime(
     try {
       cors = policies?.forMapping(mapping);
     } catch (err) {
-      problem('cors', (err as Error).message);
+      problem('cors', errorText(err));
     }
     const edits: RouteExtras = { ...compileHeaderEdits(mapping), cors };
     if (match.redirect !== null) {
@@ -200,13 +223,15 @@ export function buildRuntime(
     else problem('service', `module '${mapping.service}' has no HTTP app to route to`);
   }
 
-  for (const p of groupProblems(pending)) {
+  for (const p of yield* groupProblemsSteps(pending)) {
     problems.push(configProblem({ source: sourceOf(p.mapping), kind: 'Mapping', record: p.mapping.name, path: p.path }, p.message));
   }
+  // In match order, grouped, before any pool is opened; given their targets once the configuration is to be served.
+  let ordered: Route<Pending>[] = [];
   if (problems.length === 0) {
-    // In match order, before any pool is opened: a pattern that bypasses auth over a prefix that needs it.
-    const order = new RouteTable(pending.map((p) => ({ mapping: p.mapping, prefix: p.prefix, target: p, patterns: p.match.patterns })));
-    for (const p of shadowProblems(order.routes)) {
+    ordered = yield* compileRoutes(pending.map((p) => ({ mapping: p.mapping, prefix: p.prefix, target: p, patterns: p.match.patterns })));
+    // A pattern that bypasses auth over a prefix that needs it.
+    for (const p of yield* shadowProblemsSteps(ordered)) {
       problems.push(configProblem({ source: sourceOf(p.route.mapping), kind: 'Mapping', record: p.route.mapping.name, path: 'prefix' }, p.message));
     }
   }
@@ -218,7 +243,7 @@ export function buildRuntime(
     try {
       return factory(record, modules, { ...events, sourceCluster: options.sourceCluster });
     } catch (err) {
-      problems.push(configProblem({ source: sourceOf(record), kind: record.kind, record: record.name, path }, (err as Error).message ?? String(err)));
+      problems.push(configProblem({ source: sourceOf(record), kind: record.kind, record: record.name, path }, errorText(err)));
       return null;
     }
   };
@@ -226,7 +251,7 @@ export function buildRuntime(
   if (config.rateLimitService) rateLimit = buildStage(config.rateLimitService, stages.rateLimit, 'service');
 
   if (problems.length > 0) {
-    for (const stage of [auth, rateLimit]) void stage?.close?.().catch(() => undefined);
+    for (const stage of [auth, rateLimit]) void closing(() => stage?.close?.());
     throw new ConfigError(problems);
   }
 
@@ -242,58 +267,84 @@ export function buildRuntime(
     },
     names,
   );
+  try {
+    // Made in config order, as clusters are named in the order they are made.
+    const targetOf = routeTargets(clusters);
+    const targets: RouteTarget[] = [];
+    for (const p of pending) {
+      targets.push(targetOf(p));
+      yield;
+    }
+    const routes = yield* retargetRoutes(ordered, (route) => targets[route.index]);
+    const table = new RouteTable<RouteTarget>([], { random: options.random, compiled: routes });
+    return {
+      config,
+      table,
+      auth,
+      rateLimit,
+      cors: globalCors,
+      clusters,
+      ownedHeaders: yield* ownedHeaders(config.mappings),
+      snapshot: yield* describeRoutesSteps(config, table),
+      active: 0,
+      retired: false,
+    };
+  } catch (err) {
+    // Nothing is left open: what was opened for a configuration that is not served is closed.
+    for (const stage of [auth, rateLimit]) void closing(() => stage?.close?.());
+    for (const cluster of clusters.all()) void closing(() => cluster.close(true));
+    throw err;
+  }
+}
+
+/** Makes the target of each prepared Mapping; a remote one gets its cluster from `clusters`. */
+function routeTargets(clusters: ClusterSet): (p: Pending) => RouteTarget {
   const handlers = new Map<GatehouseModule, ModuleHandler>();
-  const specs: RouteSpec<RouteTarget>[] = pending.map((p) => {
-    let target: RouteTarget;
-    if ('redirect' in p) {
-      target = { kind: 'redirect', redirect: p.redirect, ...p.edits };
-    } else if ('module' in p) {
+  return (p) => {
+    if ('redirect' in p) return { kind: 'redirect', redirect: p.redirect, ...p.edits };
+    if ('module' in p) {
       let handler = handlers.get(p.module);
       if (!handler) handlers.set(p.module, (handler = moduleHandler(p.module)));
-      target = { kind: 'in-process', module: p.module.name, handler, ...p.edits };
-    } else {
-      const upgrades = allowedUpgrades(p.mapping);
-      target = {
-        kind: 'remote',
-        // Mappings of one service with the same settings share its cluster; each keeps its own base path.
-        upstream: clusters.route(p.mapping, p.address),
-        timeoutMs: p.mapping.timeout_ms,
-        hostRewrite: p.mapping.host_rewrite,
-        upgrades: upgrades.length > 0 ? new Set(upgrades) : null,
-        ...p.edits,
-      };
+      return { kind: 'in-process', module: p.module.name, handler, ...p.edits };
     }
-    return { mapping: p.mapping, prefix: p.prefix, target, patterns: p.match.patterns };
-  });
-  const table = new RouteTable(specs, { random: options.random });
-  return {
-    config,
-    table,
-    auth,
-    rateLimit,
-    cors: globalCors,
-    clusters,
-    ownedHeaders: ownedHeaders(config.mappings),
-    snapshot: describeRoutes(config, table),
-    active: 0,
-    retired: false,
+    const upgrades = allowedUpgrades(p.mapping);
+    return {
+      kind: 'remote',
+      // Mappings of one service with the same settings share its cluster; each keeps its own base path.
+      upstream: clusters.route(p.mapping, p.address),
+      timeoutMs: p.mapping.timeout_ms,
+      hostRewrite: p.mapping.host_rewrite,
+      upgrades: upgrades.length > 0 ? new Set(upgrades) : null,
+      ...p.edits,
+    };
   };
 }
 
+/** What `close` returns, as a promise that never rejects, even when `close` throws at once. */
+function closing(close: () => unknown): Promise<void> {
+  return Promise.resolve()
+    .then(close)
+    .then(
+      () => undefined,
+      () => undefined,
+    );
+}
+
 /**
- * Closes a runtime's stages and pools. Graceful by default (pools finish what
- * they carry); `force` destroys the pools' connections. Runs once.
+ * Closes a runtime's stages and clusters. Graceful by default (pools finish
+ * what they carry); `force` destroys the pools' connections. Runs once.
  */
 export function disposeRuntime(runtime: Runtime, force = false): Promise<void> {
   if (runtime.graceTimer) clearTimeout(runtime.graceTimer);
   const clusters = runtime.clusters.all();
+  // Closed one by one, each as a promise: a close that throws at once (in a timer, at the end of a request) must not escape.
   if (!runtime.closing) {
-    runtime.closing = Promise.allSettled([
-      ...[runtime.auth, runtime.rateLimit].map((stage) => stage?.close?.()),
-      ...clusters.map((cluster) => cluster.close(force)),
+    runtime.closing = Promise.all([
+      ...[runtime.auth, runtime.rateLimit].map((stage) => closing(() => stage?.close?.())),
+      ...clusters.map((cluster) => closing(() => cluster.close(force))),
     ]).then(() => undefined);
   } else if (force) {
-    return Promise.allSettled(clusters.map((cluster) => cluster.close(true))).then(() => undefined);
+    return Promise.all(clusters.map((cluster) => closing(() => cluster.close(true)))).then(() => undefined);
   }
   return runtime.closing;
 }

@@ -27,8 +27,20 @@ export {
   type RateLimitServiceStats,
 } from './service';
 export { DEFAULT_REQUEST_BOUNDS, MAX_DESCRIPTOR_ENTRIES, MAX_DESCRIPTORS, type RequestBounds } from './bounds';
-export { LimitsConfigError, loadLimitsDir, compileDocuments, type LoadedLimits } from './limits-loader';
+export {
+  LimitsConfigError,
+  displayPath,
+  loadLimitsDir,
+  parseLimitsFiles,
+  compileDocuments,
+  isLimitsFileName,
+  LIMITS_FILES,
+  LIMITS_FOLDER,
+  type LimitsFile,
+  type LoadedLimits,
+} from './limits-loader';
 export { findRule, type LimitRule, type LimitTable } from './limits';
+export { createLimitTableBuilder, limitEntries, type LimitEntry } from './limits-transfer';
 export { RATE_LIMIT_UNITS, UNIT_SECONDS } from './units';
 export { CallerGoneError, StoreTimeoutError, type DecideOptions, type RateLimitStore, type StoreDecision, type WindowCheck } from './store';
 export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from './memory-store';

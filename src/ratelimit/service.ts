@@ -11,7 +11,8 @@
 import pino from 'pino';
 import type { RateLimiter, RateLimitRequest, RateLimitResponse, DescriptorStatus } from './types';
 import { findRule, type LimitRule, type LimitTable } from './limits';
-import { compileDocumentsWithWarnings, loadLimitsDir, type CompiledLimits } from './limits-loader';
+import { errorText } from '../files';
+import { compileDocumentsWithWarnings, loadLimitsDir, type CompiledLimits, type LoadedLimits } from './limits-loader';
 import { checkBound, DEFAULT_REQUEST_BOUNDS, descriptorsOverBound, entriesOverBound, type RequestBounds } from './bounds';
 import { counterKey } from './counter-key';
 import { createMemoryStore } from './memory-store';
@@ -31,6 +32,10 @@ export interface RateLimitServiceOptions {
   limitsDir?: string;
   /** Limits documents given in code (as parsed from YAML), used when there is no `limitsDir`. */
   limits?: readonly unknown[];
+  /** The limits of `limitsDir` already read (by a folder check): not read again at start. */
+  loaded?: LoadedLimits;
+  /** The largest limits file `reload()` reads, in bytes. Default 8 MiB. */
+  fileSizeLimit?: number;
   /** Where counters live. Default: a memory store. The service closes it on `close()`. */
   store?: RateLimitStore;
   /** Clock in milliseconds, for tests. */
@@ -77,6 +82,8 @@ export interface RateLimitService extends RateLimiter {
    * Counters are kept.
    */
   reload(): Promise<void>;
+  /** Serves limits already read and checked (by a folder check that read the files once). Counters are kept. */
+  useLimits(loaded: LoadedLimits): void;
   close(): Promise<void>;
   stats(): RateLimitServiceStats;
 }
@@ -85,6 +92,8 @@ export interface RateLimitService extends RateLimiter {
 export const UNLIMITED_REMAINING = 4_294_967_295;
 
 const STORE_ERROR_LOG_INTERVAL_MS = 10_000;
+/** Most warnings of the limits logged one by one at a load. */
+const MAX_WARNING_LINES = 100;
 
 /** The checks a descriptor needs before it is counted: its entries within bounds, its own limit's unit, and hits the stores can add exactly. */
 function checkDescriptor(d: RateLimitRequest['descriptors'][number], i: number, bounds: RequestBounds): void {
@@ -126,10 +135,10 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
   let warnings: string[] = [];
   let table: LimitTable;
 
-  function load(): LimitTable {
+  function load(given?: LoadedLimits): LimitTable {
     let loaded: CompiledLimits;
-    if (options.limitsDir !== undefined) {
-      const read = loadLimitsDir(options.limitsDir);
+    if (given !== undefined || options.limitsDir !== undefined) {
+      const read = given ?? loadLimitsDir(options.limitsDir!, options.fileSizeLimit);
       files = read.files;
       loaded = read;
     } else {
@@ -137,10 +146,12 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
     }
     warnings = loaded.warnings;
     // Keys envoyproxy/ratelimit accepts but that change nothing: said at every load, so a reload shows them too.
-    for (const warning of warnings) logger.warn({ warning }, 'rate-limit configuration warning');
+    // Up to a point: a file of 100 000 descriptors that each deserve a warning would log as many lines at every reload.
+    for (const warning of warnings.slice(0, MAX_WARNING_LINES)) logger.warn({ warning }, 'rate-limit configuration warning');
+    if (warnings.length > MAX_WARNING_LINES) logger.warn({ more: warnings.length - MAX_WARNING_LINES }, 'more rate-limit configuration warnings');
     return loaded.table;
   }
-  table = load();
+  table = load(options.loaded);
 
   const counts = { requests: 0, overLimit: 0, storeErrors: 0 };
   let lastStoreErrorLog = -Infinity;
@@ -282,11 +293,15 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
     async reload() {
       try {
         table = load();
-        logger.info({ files, domains: [...table.domains.keys()], rules: table.ruleCount }, 'rate limits loaded');
       } catch (err) {
-        logger.error({ err: (err as Error).message }, 'rate limits refused; the previous limits stay');
+        logger.error({ err: errorText(err) }, 'rate limits refused; the previous limits stay');
         throw err;
       }
+      logger.info({ files, domains: [...table.domains.keys()], rules: table.ruleCount }, 'rate limits loaded');
+    },
+    useLimits(loaded) {
+      table = load(loaded);
+      logger.info({ files, domains: [...table.domains.keys()], rules: table.ruleCount }, 'rate limits loaded');
     },
     async close() {
       await store.close();

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { aliasBomb } from '../gatehouse/support/hostile';
 import { killAll, REPO_ROOT, runCli, type CliResult } from '../support/process';
 
 const folders: string[] = [];
@@ -142,6 +143,20 @@ describe('gatehouse check', function () {
         expect: [/ratelimit\.yaml: descriptors\[0\]\.rate_limit\.unit: /],
       },
       {
+        name: 'an alias bomb in services.yaml',
+        file: 'services.yaml',
+        text: '\n---\n',
+        by: `\n---\n${aliasBomb()}---\n`,
+        expect: [/services\.yaml: YAML: (document \d+: )?uses aliases more than 100 times: refused/],
+      },
+      {
+        name: 'an alias bomb in bookings.yaml',
+        file: 'bookings.yaml',
+        text: '\nhotels:\n',
+        by: `\n${aliasBomb('extra')}hotels:\n`,
+        expect: [/bookings\.yaml: uses aliases more than 100 times: refused/],
+      },
+      {
         name: 'a booking id that is not a UUID',
         file: 'bookings.yaml',
         text: 'id: b0db9db1-e959-46d6-b29b-0696485cc76a',
@@ -169,6 +184,21 @@ describe('gatehouse check', function () {
         assert.doesNotMatch(res.stderr, /builder/, 'no password echoed');
       });
     }
+  });
+
+  it('refuses a file larger than --file-size-limit (or GATEHOUSE_FILE_SIZE_LIMIT), naming it, as start would', async () => {
+    const dir = demoWith('users.htpasswd', 'alice:', 'alice:');
+    const [flag, env, malformed] = await Promise.all([
+      runCli(['check', dir, '--file-size-limit', '3k']),
+      runCli(['check', dir], { env: { GATEHOUSE_FILE_SIZE_LIMIT: '3k' } }),
+      runCli(['check', dir, '--file-size-limit', 'lots']),
+    ]);
+    for (const res of [flag, env]) {
+      assert.equal(res.code, 1, res.stdout);
+      assert.equal(res.stderr.trim(), `${join(dir, 'services.yaml')}: is larger than the file size limit of 3 KiB (3.342 KiB): refused; raise fileSizeLimit (GATEHOUSE_FILE_SIZE_LIMIT) if it is meant to be that large`);
+    }
+    assert.equal(malformed.code, 2);
+    assert.match(malformed.stderr, /^gatehouse: --file-size-limit must be a size in bytes, or with a unit \(512k, 16m, 1g\), got 'lots'\n/);
   });
 
   it('reports every problem of a folder at once, not only the first', async () => {

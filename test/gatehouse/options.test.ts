@@ -13,6 +13,7 @@ describe('gatehouse options from code', () => {
     ['a negative shutdown grace', { shutdownGraceMs: -1 }, /^shutdownGraceMs must be a number of milliseconds \(0 or more\), got -1$/],
     ['an infinite reload debounce', { reloadDebounceMs: Infinity }, /^reloadDebounceMs must be a number of milliseconds \(0 or more\), got Infinity$/],
     ['a fractional keep-alive timeout', { keepAliveTimeoutMs: 0.5 }, /^keepAliveTimeoutMs must be a number of milliseconds \(0 or more\), got 0\.5$/],
+    ['a file size limit of 0', { fileSizeLimit: 0 }, /^fileSizeLimit must be a number of bytes \(1 or more\), got 0$/],
     ['a negative retry buffer', { retryBufferBytes: -1 }, /^retryBufferBytes must be a number of bytes \(0 or more\), got -1$/],
     ['a cluster domain that is no domain', { clusterDomain: 'cluster local' }, /^clusterDomain must be a DNS domain such as cluster\.local, got 'cluster local'$/],
     ['a negative drain delay', { drainDelayMs: -1 }, /^drainDelayMs must be a number of milliseconds \(0 or more\), got -1$/],
@@ -48,6 +49,14 @@ describe('gatehouse options from code', () => {
     const { port } = await gatehouse.start();
     assert.ok(port > 0);
     await gatehouse.stop();
+  });
+
+  it('reads files up to 8 MiB, or GATEHOUSE_FILE_SIZE_LIMIT, or fileSizeLimit, which wins', () => {
+    assert.equal(resolveOptions({}, {}).fileSizeLimit, 8 * 1024 * 1024);
+    assert.equal(resolveOptions({}, { GATEHOUSE_FILE_SIZE_LIMIT: '' }).fileSizeLimit, 8 * 1024 * 1024);
+    assert.equal(resolveOptions({}, { GATEHOUSE_FILE_SIZE_LIMIT: '16m' }).fileSizeLimit, 16 * 1024 * 1024);
+    assert.equal(resolveOptions({ fileSizeLimit: 1000 }, { GATEHOUSE_FILE_SIZE_LIMIT: '16m' }).fileSizeLimit, 1000);
+    assert.throws(() => resolveOptions({}, { GATEHOUSE_FILE_SIZE_LIMIT: '16 MB' }), /^Error: GATEHOUSE_FILE_SIZE_LIMIT must be a size in bytes, or with a unit \(512k, 16m, 1g\), got '16 MB'$/);
   });
 
   it('takes the cluster domain from GATEHOUSE_CLUSTER_DOMAIN, cluster.local without it, and names the variable when it is wrong', () => {
