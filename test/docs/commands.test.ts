@@ -1,0 +1,152 @@
+/**
+ * @module test/docs/commands
+ * The commands of the docs, run in a scratch copy of the checkout as a
+ * reader runs them there: `console cli` examples (each `$ command`, its
+ * output as shown, after the `yaml file=<path>` examples before it are
+ * written), the line `npm start` prints (`text start-line`), the split
+ * monolith (`sh split`: each `serve` started, then its curl), and the
+ * README's first commands (`sh commands`), whose scripts and defaults are
+ * held against the package.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { resolveOptions } from '../../src/gatehouse';
+import { freePort } from '../ratelimit/support/redis-server';
+import { REPO_ROOT } from '../support/process';
+import { allBlocks, where, type Block } from './support/blocks';
+import { makeCheckout, runShell, userEnvironment, type Checkout } from './support/checkout';
+import { assertClaims, assertLines, parsePrinted, shownPattern } from './support/expected';
+import { consoleSteps, shellSteps } from './support/steps';
+
+/** Where the docs' outputs show a reader's checkout. */
+const SHOWN_CHECKOUT = '/home/you/gatehouse';
+
+/** A server an example starts, once it has said where it listens. */
+interface Started {
+  readonly child: ChildProcess;
+  readonly line: string;
+}
+
+/** Starts a long-running command in a checkout and resolves once it prints its listening line. */
+async function startServer(command: string, checkout: Checkout): Promise<Started> {
+  const child = spawn('bash', ['-c', `exec ${command}`], { cwd: checkout.dir, env: userEnvironment(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  const line = await new Promise<string>((resolve, reject) => {
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk;
+      const m = /^.* listening on .*$/m.exec(out);
+      if (m) resolve(m[0]);
+    });
+    child.once('exit', (code) => reject(new Error(`${command} exited (${code}) before listening:\n${out}\n${err}`)));
+  });
+  return { child, line };
+}
+
+/** SIGTERM, and the exit it brings. */
+async function stop(server: Started): Promise<number | null> {
+  if (server.child.exitCode !== null) return server.child.exitCode;
+  const exited = once(server.child, 'exit');
+  server.child.kill('SIGTERM');
+  const [code] = (await exited) as [number | null];
+  return code;
+}
+
+describe('the commands of the docs', function () {
+  this.timeout(180_000);
+  const blocks = allBlocks();
+
+  describe('console examples, in a checkout of their own', () => {
+    const examples = blocks.filter((b) => b.lang === 'console' && b.kind === 'cli');
+
+    it('are found', () => assert.ok(examples.length > 0));
+
+    for (const block of examples) {
+      it(`${where(block)} prints what it shows`, async () => {
+        const checkout = makeCheckout();
+        try {
+          // The files the example's page writes before it, since its last console example.
+          const page = blocks.filter((b) => b.file === block.file);
+          const before = page.slice(0, page.indexOf(block));
+          const lastConsole = before.map((b) => b.lang === 'console').lastIndexOf(true);
+          for (const file of before.slice(lastConsole + 1).filter((b) => b.attributes.file !== undefined)) checkout.write(file.attributes.file, file.text);
+          for (const step of consoleSteps(block.text)) {
+            const run = await runShell(`${step.command} 2>&1`, checkout.dir);
+            const shown = step.comment.map((l) => l.split(SHOWN_CHECKOUT).join(checkout.dir));
+            assertLines(run.stdout, shown, `${where(block)}: ${step.command}`);
+          }
+        } finally {
+          checkout.remove();
+        }
+      });
+    }
+  });
+
+  it('shows the line npm start prints, with the ports it was given and the folder it serves', async () => {
+    const [block] = blocks.filter((b) => b.kind === 'start-line');
+    assert.ok(block, 'the README shows the start line');
+    const checkout = makeCheckout();
+    try {
+      const server = await startServer('npm start -- --port 0 --grpc-port 0', checkout);
+      const shown = block.text.trim().split(SHOWN_CHECKOUT).join(checkout.dir);
+      // The ports the docs show are the defaults; this start was given free ones.
+      const pattern = shownPattern(shown).source.replace(/:8080\b/, ':\\d+').replace(/:8081\b/, ':\\d+');
+      assert.match(server.line, new RegExp(pattern), where(block));
+      assert.equal(await stop(server), 0);
+    } finally {
+      checkout.remove();
+    }
+  });
+
+  describe('the split monolith', () => {
+    for (const block of blocks.filter((b) => b.lang === 'sh' && b.kind === 'split')) {
+      it(`${where(block)}: each module serves alone, and answers as shown`, async () => {
+        const checkout = makeCheckout();
+        const servers: Started[] = [];
+        try {
+          const steps = shellSteps(block.text);
+          // Free ports in place of those the docs show.
+          const ports = new Map<string, number>();
+          for (const step of steps) {
+            for (const m of step.command.matchAll(/(?:--port |localhost:)(\d{4,5})\b/g)) if (!ports.has(m[1])) ports.set(m[1], await freePort());
+          }
+          const onFree = (text: string) => text.replace(/\b(\d{4,5})\b/g, (p) => String(ports.get(p) ?? p));
+          const serve = steps.filter((s) => / serve /.test(s.command));
+          assert.ok(serve.length > 0, 'the example starts modules');
+          servers.push(...(await Promise.all(serve.map((s) => startServer(onFree(s.command), checkout)))));
+          for (const step of steps.filter((s) => !serve.includes(s))) {
+            assert.match(step.command, /^curl /, where(block));
+            const run = await runShell(onFree(step.command).replace(/^curl /, 'curl -s -S -i '), checkout.dir);
+            assert.equal(run.code, 0, run.stderr);
+            assertClaims(parsePrinted(run.stdout), step.comment.join('\n'), `${where(block)}: ${step.command}`);
+          }
+          for (const server of servers.splice(0)) assert.equal(await stop(server), 0, server.line);
+        } finally {
+          await Promise.all(servers.map(stop));
+          checkout.remove();
+        }
+      });
+    }
+  });
+
+  describe("the README's first commands", () => {
+    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    for (const block of blocks.filter((b: Block) => b.lang === 'sh' && b.kind === 'commands')) {
+      it(`${where(block)}: run scripts the package has, and the demo listens where they say`, () => {
+        const defaults = resolveOptions({}, {});
+        for (const step of shellSteps(block.text)) {
+          for (const m of step.command.matchAll(/npm (?:run )?(start|test)\b/g)) assert.ok(pkg.scripts[m[1]], `package.json has no ${m[1]} script`);
+          for (const m of step.comment.join(' ').matchAll(/(HTTP|gRPC rate limits) on ([\d.]+):(\d+)/g)) {
+            const [, what, host, port] = m;
+            assert.equal(host, what === 'HTTP' ? defaults.host : defaults.grpcHost, `${where(block)}: ${m[0]}`);
+            assert.equal(Number(port), what === 'HTTP' ? defaults.port : defaults.grpcPort, `${where(block)}: ${m[0]}`);
+          }
+        }
+      });
+    }
+  });
+});
