@@ -18,7 +18,7 @@ export const REPO_ROOT = join(__dirname, '..', '..');
 const MAIN = join('src', 'cli', 'main.ts');
 
 /** Variables that would change what a command does; a test sets the ones it means. */
-const CLEARED_ENV = [
+export const CLEARED_ENV = [
   'HOST',
   'PORT',
   'GRPC_PORT',

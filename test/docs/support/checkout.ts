@@ -11,27 +11,13 @@ import { once } from 'node:events';
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { REPO_ROOT } from '../../support/process';
+import { CLEARED_ENV, REPO_ROOT } from '../../support/process';
 
 /** What a checkout holds as the repository's own: linked, not copied. */
 const LINKED = ['node_modules', 'src', 'dist', 'proto', 'scripts', 'tsconfig.json', 'tsconfig.build.json'];
 
-/** The variables a user may have set that would change what an example does. */
-const GATEWAY_VARIABLES = [
-  'HOST',
-  'PORT',
-  'GRPC_PORT',
-  'GATEHOUSE_CONFIG',
-  'REDIS_URL',
-  'TLS_CERT',
-  'TLS_KEY',
-  'LOG_LEVEL',
-  'GRPC_MAX_MESSAGE_BYTES',
-  'MAX_DESCRIPTOR_ENTRIES',
-  'GATEHOUSE_FILE_SIZE_LIMIT',
-  'GATEHOUSE_CLUSTER_DOMAIN',
-  'NODE_OPTIONS',
-];
+/** The variables a user may have set that would change what an example does: the gateway's, and a loader Node would run. */
+const GATEWAY_VARIABLES = [...CLEARED_ENV, 'GATEHOUSE_FILE_SIZE_LIMIT', 'GATEHOUSE_CLUSTER_DOMAIN', 'NODE_OPTIONS'];
 
 /** A user's environment: the test run's without the gateway's variables and npm's own, servers stopping without a drain. */
 export function userEnvironment(): NodeJS.ProcessEnv {
