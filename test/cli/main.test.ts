@@ -31,10 +31,10 @@ async function npmScript(
   let out = '';
   npm.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   npm.stderr!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  const deadline = Date.now() + 20_000;
   let match: RegExpExecArray | null = null;
+  // However long the start takes: the test's timeout ends a wait that is too long.
   while (!(match = / listening on \S+?:(\d+)/.exec(out))) {
-    if (npm.exitCode !== null || Date.now() > deadline) {
+    if (npm.exitCode !== null) {
       cleanup();
       throw new Error(`npm ${args.join(' ')} did not start:\n${out}`);
     }
@@ -204,16 +204,15 @@ describe('gatehouse command', function () {
         assert.equal((await fetch(`${server.address}/extra/messages/1`)).status, 404);
         writeFileSync(join(dir, 'extra.yaml'), 'apiVersion: gateway/v1\nkind: Mapping\nname: extra\nprefix: /extra/\nrewrite: /v1/\nservice: api\nbypass_auth: true\n');
         server.child.kill('SIGHUP');
-        const deadline = Date.now() + 10_000;
         let status = 0;
-        while (status !== 200 && Date.now() < deadline) {
+        while (status !== 200) {
           await new Promise((resolve) => setTimeout(resolve, 100));
           status = (await fetch(`${server.address}/extra/messages/1`).catch(() => ({ status: -1 }))).status;
         }
         assert.equal(status, 200, server.output().stdout);
         // The log is written in chunks: the line may follow the reload by a moment.
         const said = /"signal":"SIGHUP","msg":"reloading the config folder"/;
-        while (!said.test(server.output().stdout) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+        while (!said.test(server.output().stdout)) await new Promise((resolve) => setTimeout(resolve, 50));
         assert.match(server.output().stdout, said);
       } finally {
         const ended = await server.stop();
@@ -257,7 +256,6 @@ describe('gatehouse command', function () {
       writeFileSync(join(dir, 'ratelimit.yaml'), 'domain: gateway\ndescriptors:\n  - key: user\n    rate_limit: {unit: fortnight, requests_per_unit: 1}\n');
       const res = await runCli(['start', '--config', dir, '--redis', 'redis://127.0.0.1:1'], {
         env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'silent' },
-        timeoutMs: 10_000,
       });
       assert.equal(res.code, 1);
       assert.match(res.stderr, /ratelimit\.yaml: descriptors\[0\]\.rate_limit\.unit: /);
