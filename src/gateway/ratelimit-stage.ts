@@ -13,6 +13,7 @@ import { headerText, httpError, redactAddress } from '../http';
 import {
   createRateLimitClient,
   type DescriptorEntry,
+  type QuotaModeMetadata,
   type RateLimiter,
   type RateLimitDescriptor,
   type RateLimitResponse,
@@ -131,8 +132,9 @@ export const RATE_LIMIT_HEADERS_STATE = 'gatehouseRateLimitHeaders';
 
 /**
  * State key under which the stage leaves the service's dynamic metadata of a
- * request it let through (for a quota-mode limit: which descriptors are over
- * their quota), for the middleware of an embedding app to act on.
+ * request it let through (for a quota-mode limit, a {@link QuotaModeMetadata}:
+ * which descriptors are over their quota), for the middleware of an embedding
+ * app to act on.
  */
 export const RATE_LIMIT_METADATA_STATE = 'gatehouseRateLimitMetadata';
 
