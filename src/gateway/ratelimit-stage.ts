@@ -9,7 +9,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Context } from 'koa';
 import pino from 'pino';
-import { headerText, httpError, redactAddress } from '../http';
+import { headerName, headerText, httpError, redactAddress } from '../http';
 import {
   createRateLimitClient,
   type DescriptorEntry,
@@ -237,7 +237,7 @@ export function createRateLimitStage(
     options.rateLimitDecision?.('ok');
     // Straight on the response: ctx.set builds arrays for each header it sets.
     const res = ctx.res;
-    if (!res.headersSent) for (const name in headers) res.setHeader(name, headers[name]);
+    if (!res.headersSent) for (const name in headers) res.setHeader(headerName(name), headers[name]);
     ctx.state[RATE_LIMIT_HEADERS_STATE] = headers;
     if (response.dynamicMetadata) {
       ctx.state[RATE_LIMIT_METADATA_STATE] = response.dynamicMetadata;
