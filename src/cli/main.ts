@@ -43,7 +43,8 @@ Options (each also read from the environment variable in brackets):
 
 LOG_LEVEL sets what is logged on stdout: trace, debug, info (the default,
 with one access line a request), warn, error, fatal or silent.
-SIGHUP reloads the config folder, as a change in it does.
+SIGHUP reloads the config folder, as a change in it does. Run through npx
+or an npm script, it also stops once the npm process that started it is gone.
 Exit status: 1 when it cannot start (the problem is on stderr), 2 for a
 mistake on the command line; 0 once stopped by SIGTERM or SIGINT.`;
 
