@@ -17,7 +17,8 @@ describe('the auth service (typed face)', () => {
   const folder = usersFolder();
   const services: AuthService[] = [];
   const make = (options: Parameters<typeof createAuthService>[0]) => {
-    const service = createAuthService({ logger: captureLogger(), ...options });
+    // However long a check waits for a thread on a busy machine: the wait's own limit is tested with the flood.
+    const service = createAuthService({ logger: captureLogger(), maxWaitMs: 600_000, ...options });
     services.push(service);
     return service;
   };
@@ -248,8 +249,8 @@ describe('the auth service (typed face)', () => {
     });
 
     it('checks again a credential asked for after a reload, rather than share a check begun before it', async () => {
-      // Cost 10: the first check is still running when the reload is done.
-      const file = folder.write('race.htpasswd', `erin:${bcrypt.hashSync('old', 10)}\n`);
+      // Cost 12: the first check (a quarter of a second of CPU) is still running when the reload (a file read) is done.
+      const file = folder.write('race.htpasswd', `erin:${bcrypt.hashSync('old', 12)}\n`);
       const service = make({ usersFile: file });
       const before = service.authenticate(ask(basic('erin', 'old')));
       writeFileSync(file, `erin:${quickHash('new')}\n`);
@@ -261,7 +262,8 @@ describe('the auth service (typed face)', () => {
     });
 
     it('refuses a check that ends after a reload changed or removed its user', async () => {
-      const file = folder.write('race-gone.htpasswd', `erin:${bcrypt.hashSync('old', 10)}\nkay:${bcrypt.hashSync('same', 10)}\n`);
+      // Cost 12, as above: both checks are still running when the reload is done.
+      const file = folder.write('race-gone.htpasswd', `erin:${bcrypt.hashSync('old', 12)}\nkay:${bcrypt.hashSync('same', 12)}\n`);
       const service = make({ usersFile: file });
       const removed = service.authenticate(ask(basic('erin', 'old')));
       const kept = service.authenticate(ask(basic('kay', 'same')));
