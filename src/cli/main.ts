@@ -7,13 +7,18 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { ConfigError } from '../gateway';
-import { hostPort } from '../http';
-import { checkFolder } from './check';
-import { logGrpcThrough } from './grpc-log';
-import { isServable, serveModule, SERVABLE_MODULES } from './serve';
+import { isServable, SERVABLE_MODULES } from './servable';
 import { runUntilSignal } from './signals';
-import { createGatehouse } from '../gatehouse';
+
+// What a command runs is loaded when it runs: help, the version and a
+// mistake on the command line are answered without loading the gateway,
+// its gRPC server and their libraries (half a second of a start).
+type Gateway = typeof import('../gateway');
+type Http = typeof import('../http');
+type GatehouseModule = typeof import('../gatehouse');
+type Check = typeof import('./check');
+type GrpcLog = typeof import('./grpc-log');
+type Serve = typeof import('./serve');
 
 const USAGE = `Usage: gatehouse <command> [options]
 
@@ -111,7 +116,7 @@ async function start(args: string[]): Promise<number | undefined> {
   if (values.help) return print(START_USAGE);
   refuseEmpty(values);
   if (Boolean(values['tls-cert']) !== Boolean(values['tls-key'])) throw new UsageError('--tls-cert and --tls-key go together');
-  const gatehouse = await createGatehouse({
+  const options = {
     configDir: values.config,
     host: values.host,
     port: portOption(values.port, '--port'),
@@ -119,7 +124,11 @@ async function start(args: string[]): Promise<number | undefined> {
     redisUrl: values.redis,
     tls: values['tls-cert'] && values['tls-key'] ? { cert: values['tls-cert'], key: values['tls-key'] } : undefined,
     watch: !values['no-watch'],
-  });
+  };
+  const { createGatehouse } = require('../gatehouse') as GatehouseModule;
+  const { hostPort } = require('../http') as Http;
+  const { logGrpcThrough } = require('./grpc-log') as GrpcLog;
+  const gatehouse = await createGatehouse(options);
   logGrpcThrough(gatehouse.logger);
   const listening = await gatehouse.start().catch(async (err) => {
     await gatehouse.stop();
@@ -139,6 +148,7 @@ async function check(args: string[]): Promise<number> {
   if (values.help) return print(CHECK_USAGE);
   if (positionals.length > 1) throw new UsageError('check takes one folder');
   if (positionals[0]?.trim() === '') throw new UsageError('check needs a folder name, not an empty one');
+  const { checkFolder } = require('./check') as Check;
   const report = await checkFolder(positionals[0] ?? (process.env.GATEHOUSE_CONFIG || 'config'));
   if (report.ok) process.stdout.write(report.text);
   else process.stderr.write(report.text);
@@ -154,12 +164,9 @@ async function serve(args: string[]): Promise<number | undefined> {
   if (!isServable(name)) throw new UsageError(`unknown module '${name}'; modules: ${SERVABLE_MODULES.join(', ')}`);
   // Silently ignored, it would leave the user believing counters are shared.
   if (values.redis !== undefined && name !== 'ratelimit') throw new UsageError(`--redis is for ratelimit only: ${name} keeps no counters`);
-  const served = await serveModule(name, {
-    configDir: values.config,
-    host: values.host,
-    port: portOption(values.port, '--port'),
-    redisUrl: values.redis,
-  });
+  const options = { configDir: values.config, host: values.host, port: portOption(values.port, '--port'), redisUrl: values.redis };
+  const { serveModule } = require('./serve') as Serve;
+  const served = await serveModule(name, options);
   runUntilSignal(() => served.stop());
   const about = [served.protocol, served.configDir && `config folder ${served.configDir}`].filter(Boolean).join('; ');
   process.stdout.write(`${name} listening on ${served.address}${about && ` (${about})`}\n`);
@@ -203,7 +210,8 @@ export async function main(argv: string[]): Promise<number | undefined> {
         throw new UsageError(`unknown command '${command}'`);
     }
   } catch (err) {
-    if (err instanceof ConfigError) {
+    // By its name first: a mistake on the command line needs no gateway loaded to be told.
+    if ((err as Error | null)?.name === 'ConfigError' && err instanceof (require('../gateway') as Gateway).ConfigError) {
       process.stderr.write(`gatehouse: the config cannot be served:\n${err.problems.map((p) => `  ${p.text}`).join('\n')}\n`);
       return 1;
     }

@@ -117,6 +117,27 @@ describe('gatehouse command', function () {
       assert.match(res.stdout, /LOG_LEVEL/);
     });
 
+    it('answers help, the version and a mistake on the command line without loading the gateway and its libraries', async () => {
+      // In a process of its own, as the command runs: what each answer had loaded by then.
+      const script = `
+        const { main } = require(${JSON.stringify(join(REPO_ROOT, 'dist', 'cli', 'main.js'))});
+        const loaded = {};
+        const write = process.stdout.write.bind(process.stdout);
+        process.stdout.write = process.stderr.write = () => true;
+        (async () => {
+          for (const args of [['--help'], ['--version'], ['start', '--port', 'x'], ['serve', 'nope'], ['check', 'a', 'b']]) {
+            await main(args);
+            loaded[args.join(' ')] = Object.keys(require.cache).filter((f) => /node_modules[\\/](@grpc|koa|undici|ioredis|pino)[\\/]/.test(f)).length;
+          }
+          write(JSON.stringify(loaded) + '\\n');
+        })();`;
+      const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+      await once(child, 'close');
+      assert.deepEqual(JSON.parse(out), { '--help': 0, '--version': 0, 'start --port x': 0, 'serve nope': 0, 'check a b': 0 });
+    });
+
     it('refuses an unknown command with exit 2 and a pointer to the usage', async () => {
       const res = await result('frobnicate');
       assert.equal(res.code, 2);
