@@ -249,8 +249,8 @@ describe('the auth service (typed face)', () => {
     });
 
     it('checks again a credential asked for after a reload, rather than share a check begun before it', async () => {
-      // Cost 12: the first check (a quarter of a second of CPU) is still running when the reload (a file read) is done.
-      const file = folder.write('race.htpasswd', `erin:${bcrypt.hashSync('old', 12)}\n`);
+      // Cost 10: the first check (tens of milliseconds of CPU, on a thread that starts first) is still running when the reload (a file read) is done.
+      const file = folder.write('race.htpasswd', `erin:${bcrypt.hashSync('old', 10)}\n`);
       const service = make({ usersFile: file });
       const before = service.authenticate(ask(basic('erin', 'old')));
       writeFileSync(file, `erin:${quickHash('new')}\n`);
@@ -262,8 +262,8 @@ describe('the auth service (typed face)', () => {
     });
 
     it('refuses a check that ends after a reload changed or removed its user', async () => {
-      // Cost 12, as above: both checks are still running when the reload is done.
-      const file = folder.write('race-gone.htpasswd', `erin:${bcrypt.hashSync('old', 12)}\nkay:${bcrypt.hashSync('same', 12)}\n`);
+      // Cost 10, as above: both checks are still running when the reload is done.
+      const file = folder.write('race-gone.htpasswd', `erin:${bcrypt.hashSync('old', 10)}\nkay:${bcrypt.hashSync('same', 10)}\n`);
       const service = make({ usersFile: file });
       const removed = service.authenticate(ask(basic('erin', 'old')));
       const kept = service.authenticate(ask(basic('kay', 'same')));
