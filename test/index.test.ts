@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join, relative } from 'node:path';
 import ts from 'typescript';
@@ -126,6 +126,49 @@ describe('the gatehouse package', function () {
       assert.equal(used.stdout, '200 Welcome to Gatehouse, Alice.\n', `${file}: ${used.stderr}`);
       assert.equal(used.code, 0, `${file}: ${used.stderr}`);
     }
+  });
+
+  it('checks a large config folder on a worker thread of the compiled package, at start and at reload, from the command and the library', async () => {
+    const folder = mkdtempSync(join(project, 'large-config-'));
+    cpSync(join(installed, 'config'), folder, { recursive: true });
+    // 1000 Mappings: past what is checked on the event loop, so that the compiled worker.js does it.
+    const many = (prefix: string) =>
+      Array.from({ length: 1000 }, (_, i) => `{apiVersion: gateway/v1, kind: Mapping, name: ${prefix}${i}, prefix: /${prefix}${i}/, service: api, rewrite: /v1/, bypass_auth: true}`).join('\n---\n');
+    writeFileSync(join(folder, 'many.yaml'), many('p'));
+    const script = `
+      const { createGatehouse } = require('gatehouse');
+      const { writeFileSync } = require('node:fs');
+      const { join } = require('node:path');
+      (async () => {
+        const gatehouse = await createGatehouse({ configDir: ${JSON.stringify(folder)}, port: 0, grpcPort: false, watch: false });
+        const { url } = await gatehouse.start();
+        const status = async (path) => (await fetch(url + path)).status;
+        console.log('start', await status('/p999/messages/1'));
+        writeFileSync(join(${JSON.stringify(folder)}, 'many.yaml'), ${JSON.stringify(many('q'))});
+        console.log('reload', (await gatehouse.reload()).ok, await status('/q999/messages/1'), await status('/p999/messages/1'));
+        const bomb = ['a: &a [x, x]', ...Array.from({ length: 120 }, (_, i) => 'k' + i + ': *a'), '#'.repeat(40000)].join('\\n');
+        writeFileSync(join(${JSON.stringify(folder)}, 'bomb.yaml'), bomb);
+        const refused = await gatehouse.reload();
+        console.log('bomb', refused.ok, refused.problems.map((p) => p.replace(${JSON.stringify(folder)}, 'DIR')).join('|'), await status('/q999/messages/1'));
+        await gatehouse.stop();
+      })();`;
+    writeFileSync(join(project, 'large.cjs'), script);
+    const used = await run(process.execPath, ['large.cjs'], project);
+    assert.equal(
+      used.stdout,
+      'start 200\nreload true 200 404\nbomb false DIR/bomb.yaml: YAML: uses aliases more than 100 times: refused, as a file that expands without bound would be 200\n',
+      used.stderr,
+    );
+    const bin = join(installed, pkg.bin.gatehouse);
+    const check = await run(process.execPath, [bin, 'check', folder], project);
+    assert.equal(check.code, 1, check.stdout);
+    assert.match(check.stderr, /bomb\.yaml: YAML: uses aliases more than 100 times/);
+    rmSync(join(folder, 'bomb.yaml'));
+    const server = await startServer(process.execPath, [bin, 'start', '--port', '0', '--grpc-port', '0', '--no-watch', '--config', folder], project, { LOG_LEVEL: 'warn' });
+    assert.equal((await fetch(`${server.url}/q999/messages/1`)).status, 200);
+    server.child.kill('SIGTERM');
+    const ended = await server.ended();
+    assert.equal(ended.code, 0, ended.stderr);
   });
 
   it('lets an app import its index only, not the files behind it, whose names may change', async () => {
