@@ -18,7 +18,9 @@ function codeSpans(text: string): string[] {
 /**
  * The sentence of the README that begins with `start`, to its first full
  * stop outside parentheses, with the code spans at most one parenthesis
- * deep: a list of options in parentheses counts, an aside on one does not.
+ * deep: a list of options in parentheses counts, an aside on one does not,
+ * nor an option's default, which opens its parenthesis and is followed by a
+ * colon (`sourceCluster` (`gatehouse`: ...)).
  */
 function listedIn(start: string): string[] {
   const from = README.indexOf(start);
@@ -26,16 +28,19 @@ function listedIn(start: string): string[] {
   const spans: string[] = [];
   let depth = 0;
   let inCode = false;
+  let opensParenthesis = false;
   let code = '';
   for (let i = from + start.length; i < README.length; i++) {
     const c = README[i];
     if (inCode) {
       if (c === '`') {
         inCode = false;
-        if (depth <= 1) spans.push(code);
+        const isDefault = opensParenthesis && README[i + 1] === ':';
+        if (depth <= 1 && !isDefault) spans.push(code);
       } else code += c;
     } else if (c === '`') {
       inCode = true;
+      opensParenthesis = README[i - 1] === '(';
       code = '';
     } else if (c === '(') depth++;
     else if (c === ')') depth--;
