@@ -127,7 +127,8 @@ describe('gatehouse command', function () {
         const write = process.stdout.write.bind(process.stdout);
         process.stdout.write = process.stderr.write = () => true;
         (async () => {
-          for (const args of [['--help'], ['--version'], ['start', '--port', 'x'], ['serve', 'nope'], ['check', 'a', 'b']]) {
+          const mistakes = [['start', '--port', 'x'], ['start', '--file-size-limit', 'lots'], ['start', '--drain-delay-ms', 'soon'], ['serve', 'nope'], ['serve', 'auth', '--max-descriptor-entries', '9'], ['check', 'a', 'b'], ['check', '--file-size-limit', '0']];
+          for (const args of [['--help'], ['--version'], ...mistakes]) {
             await main(args);
             loaded[args.join(' ')] = Object.keys(require.cache).filter((f) => /node_modules[\\/](@grpc|koa|undici|ioredis|pino)[\\/]/.test(f)).length;
           }
@@ -137,7 +138,17 @@ describe('gatehouse command', function () {
       let out = '';
       child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
       await once(child, 'close');
-      assert.deepEqual(JSON.parse(out), { '--help': 0, '--version': 0, 'start --port x': 0, 'serve nope': 0, 'check a b': 0 });
+      assert.deepEqual(JSON.parse(out), {
+        '--help': 0,
+        '--version': 0,
+        'start --port x': 0,
+        'start --file-size-limit lots': 0,
+        'start --drain-delay-ms soon': 0,
+        'serve nope': 0,
+        'serve auth --max-descriptor-entries 9': 0,
+        'check a b': 0,
+        'check --file-size-limit 0': 0,
+      });
     });
 
     it('refuses an unknown command with exit 2 and a pointer to the usage', async () => {
