@@ -1,10 +1,13 @@
 /**
  * Each response header is written in one spelling, whoever sets it: the
  * gateway, a module, the error handler, the proxy (undici hands it the
- * upstream's names in lower case), CORS, a tunnel's 101, and the auth
- * service run alone. Read from the raw header lines of the answers.
+ * upstream's names in lower case), an upstream cluster (its retries, its
+ * circuit breaker, its balancing cookie), an Emissary redirect, CORS, a
+ * tunnel's 101, and the auth service run alone. Read from the raw header
+ * lines of the answers.
  */
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
 import { join } from 'node:path';
@@ -49,6 +52,8 @@ function rawHead(port: number, text: string): Promise<{ status: number; names: s
 describe('gatehouse response header names', function () {
   this.timeout(20_000);
   let upstream: http.Server;
+  /** The upstream's answers to requests it holds, until the test lets them go. */
+  const held: http.ServerResponse[] = [];
   let sockets: EchoUpstream;
   let config: TempConfig;
   let running: Running;
@@ -62,7 +67,10 @@ describe('gatehouse response header names', function () {
     upstream = http.createServer((req, res) => {
       const failing = req.url!.includes('fail');
       res.writeHead(failing ? 503 : 200, { 'content-type': 'text/plain', etag: '"v1"', 'x-upstream-note': 'hi', 'www-authenticate': 'Bearer' });
-      res.end(failing ? 'down' : 'up');
+      if (req.url!.includes('hold')) {
+        held.push(res);
+        upstream.emit('held');
+      } else res.end(failing ? 'down' : 'up');
     });
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
     sockets = await echoUpstream();
@@ -82,6 +90,16 @@ describe('gatehouse response header names', function () {
         },
         { name: 'limited-api', prefix: '/limited/', rewrite: '/v1/', service: 'api', bypass_auth: true, labels: LIMITED },
         { name: 'chat', prefix: '/chat/', service: sockets.address, bypass_auth: true, allow_upgrade: ['websocket'] },
+        {
+          name: 'clustered',
+          prefix: '/clustered/',
+          service: up,
+          bypass_auth: true,
+          retry_policy: { retry_on: '5xx', num_retries: 1 },
+          load_balancer: { policy: 'ring_hash', cookie: { name: 'sticky', ttl: '60s' } },
+        },
+        { name: 'guarded', prefix: '/guarded/', service: up, bypass_auth: true, circuit_breakers: [{ max_requests: 1 }] },
+        { name: 'moved', prefix: '/moved/', service: 'example.org', host_redirect: true, path_redirect: '/new', bypass_auth: true },
       ).replace(/^.*kind":"(AuthService|RateLimitService)".*\n---\n/gm, ''),
     );
     running = await startGatehouse({ configDir: config.dir });
@@ -100,6 +118,9 @@ describe('gatehouse response header names', function () {
       ['a booking list', namesOf(gw, '/v1/hotels/bookings/', 'GET', { Authorization: ALICE })],
       ['a proxied answer', namesOf(gw, '/up/a', 'GET', { Origin: 'https://app.example', 'X-Gateway-Test-Allow': 'up' })],
       ['a proxied failure', namesOf(gw, '/up/fail', 'GET', { Origin: 'https://app.example', 'X-Gateway-Test-Allow': 'up-fail' })],
+      ['an answer through a cluster', namesOf(gw, '/clustered/a')],
+      ['a failure retried through a cluster', namesOf(gw, '/clustered/fail')],
+      ['an Emissary redirect', namesOf(gw, '/moved/x')],
       ['a CORS preflight', namesOf(gw, '/up/a', 'OPTIONS', { Origin: 'https://app.example', 'Access-Control-Request-Method': 'PUT' })],
       ['the diag page', namesOf(gw, '/gateway/v0/diag/', 'GET', { Authorization: ALICE })],
       ['the metrics', namesOf(gw, '/gateway/v0/metrics')],
@@ -112,6 +133,13 @@ describe('gatehouse response header names', function () {
     for (let i = 1; i <= 3; i++) answers.set(`a limited answer ${i}`, await namesOf(gw, '/limited/messages/1', 'GET', { 'X-Gateway-Test-Allow': 'spelling' }));
     answers.set('a 429', await namesOf(gw, '/limited/messages/1', 'GET', { 'X-Gateway-Test-Allow': 'spelling' }));
     answers.set('a module 404 under a limit', await namesOf(gw, '/limited/messages/999', 'GET', { 'X-Gateway-Test-Allow': 'spelling-404' }));
+    // One request in flight fills the breaker; the next is refused by it.
+    const inFlight = once(upstream, 'held');
+    const holding = namesOf(gw, '/guarded/hold');
+    await inFlight;
+    answers.set('a circuit breaker\'s 503', await namesOf(gw, '/guarded/b'));
+    for (const res of held.splice(0)) res.end('late');
+    answers.set('an answer the breaker let through', await holding);
     const port = Number(new URL(gw).port);
     answers.set('a tunnel 101', await rawHead(port, `GET /chat/x HTTP/1.1\r\nHost: gw\r\n${WEBSOCKET_HEADERS}\r\n`));
     answers.set('a request refused before the app', await rawHead(port, 'GET / HTTP/1.1\r\nConnection: close\r\n\r\n'));
@@ -138,6 +166,9 @@ describe('gatehouse response header names', function () {
       'a booking list': 200,
       'a proxied answer': 200,
       'a proxied failure': 503,
+      'an answer through a cluster': 200,
+      'a failure retried through a cluster': 503,
+      'an Emissary redirect': 301,
       'a CORS preflight': 204,
       'the diag page': 200,
       'the metrics': 200,
@@ -149,6 +180,8 @@ describe('gatehouse response header names', function () {
       'a limited answer 3': 200,
       'a 429': 429,
       'a module 404 under a limit': 404,
+      "a circuit breaker's 503": 503,
+      'an answer the breaker let through': 200,
       'a tunnel 101': 101,
       'a request refused before the app': 400,
     });
@@ -167,10 +200,13 @@ describe('gatehouse response header names', function () {
 
   it('spells each as it is usually written, the upstream\'s and the config\'s names included', () => {
     const all = new Set([...answers.values()].flatMap((a) => a.names));
-    for (const name of ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'WWW-Authenticate', 'X-Request-Id', 'Content-Type', 'ETag', 'X-Upstream-Note', 'X-Added-By', 'Access-Control-Allow-Origin', 'Access-Control-Expose-Headers', 'Sec-WebSocket-Accept', 'X-Travel-User', 'Vary', 'Location', 'Allow']) {
+    for (const name of ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'WWW-Authenticate', 'X-Request-Id', 'Content-Type', 'ETag', 'X-Upstream-Note', 'X-Added-By', 'Access-Control-Allow-Origin', 'Access-Control-Expose-Headers', 'Sec-WebSocket-Accept', 'X-Travel-User', 'Vary', 'Location', 'Allow', 'X-Envoy-Overloaded', 'Set-Cookie']) {
       assert.ok(all.has(name), `${name} in ${[...all].sort().join(', ')}`);
     }
     assert.deepEqual(answers.get('a module 404 under a limit')!.names.filter((n) => n.startsWith('RateLimit')).sort(), ['RateLimit', 'RateLimit-Policy']);
+    assert.ok(answers.get("a circuit breaker's 503")!.names.includes('X-Envoy-Overloaded'));
+    assert.ok(answers.get('an answer through a cluster')!.names.includes('Set-Cookie'));
+    assert.ok(answers.get('an Emissary redirect')!.names.includes('Location'));
   });
 
   it('keeps a name someone spelt on purpose, and capitalises one the parsers lower-cased', () => {
