@@ -3,14 +3,15 @@
  * How long `gatehouse start` takes to its first answered request, from the
  * compiled dist/ (what `npm start` runs) and from the sources through tsx
  * (what `npm run dev` runs): each started in turn, BENCH_STARTS times
- * (default 7), the median and the spread printed. Run `npm run build` first.
+ * (default 7), the median and the spread printed. dist/ is built first when
+ * it is missing or older than src/, as for `npm run bench`.
  *
  *   node --import tsx bench/start.ts
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { ensureBuilt } from './harness/build';
 
 const ROOT = join(__dirname, '..');
 const ARGS = ['start', '--port', '0', '--grpc-port', '0', '--no-watch'];
@@ -43,7 +44,7 @@ async function once(args: string[]): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) throw new Error('dist/ is not built: run npm run build');
+  ensureBuilt(ROOT);
   const runs = Math.max(1, Number(process.env.BENCH_STARTS ?? 7));
   const times = new Map<string, number[]>(Object.keys(WAYS).map((way) => [way, []]));
   // In turn, so that both meet the same moments of a busy machine.
