@@ -62,9 +62,10 @@ function startAndStop(project) {
     npx.stdout.setEncoding('utf8').on('data', collect);
     npx.stderr.setEncoding('utf8').on('data', (chunk) => (out += chunk));
     npx.on('close', async () => {
-      // The whole group gone, once the orphaned gateway is reaped: npx, its shell and the gateway.
+      // The whole group gone, once the orphaned gateway has drained (DRAIN_DELAY_MS, 5 s by default) and is reaped: npx, its shell and the gateway.
+      const drainMs = Number(env.DRAIN_DELAY_MS || 5000);
       for (let waited = 0; groupAlive(npx.pid); waited += 50) {
-        if (waited > 10_000) {
+        if (waited > drainMs + 10_000) {
           process.kill(-npx.pid, 'SIGKILL');
           return reject(new Error(`a process of npx outlived it:\n${out}`));
         }
