@@ -11,7 +11,7 @@ import { once } from 'node:events';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { assertBuilt, LISTENING_LINE, REPO_ROOT } from './process';
+import { assertBuilt, GATEHOUSE_ENV, LISTENING_LINE, REPO_ROOT, TEST_ENV } from './process';
 
 /** What package.json says of the package's files. */
 export interface Manifest {
@@ -35,31 +35,17 @@ export interface Run {
 }
 
 /** The variables that would change what a command does: the gateway's, and NODE_OPTIONS, so that no TypeScript loader comes along. */
-const CLEARED_ENV = [
-  'NODE_OPTIONS',
-  'NODE_PATH',
-  'HOST',
-  'PORT',
-  'GRPC_PORT',
-  'GATEHOUSE_CONFIG',
-  'REDIS_URL',
-  'TLS_CERT',
-  'TLS_KEY',
-  'GRPC_MAX_MESSAGE_BYTES',
-  'MAX_DESCRIPTOR_ENTRIES',
-  'GATEHOUSE_FILE_SIZE_LIMIT',
-  'GATEHOUSE_CLUSTER_DOMAIN',
-];
+const CLEARED_ENV = ['NODE_OPTIONS', 'NODE_PATH', ...GATEHOUSE_ENV];
 
 /**
  * The environment of a user's shell: this one without {@link CLEARED_ENV}, nor
  * what npm sets for the script running the tests. A server stops without a
- * drain delay.
+ * drain delay, as in every test that is not about the drain.
  */
 export function userEnvironment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const name of Object.keys(env)) if (CLEARED_ENV.includes(name) || name.startsWith('npm_')) delete env[name];
-  return { ...env, LOG_LEVEL: 'silent', DRAIN_DELAY_MS: '0', ...extra };
+  return { ...env, LOG_LEVEL: 'silent', ...TEST_ENV, ...extra };
 }
 
 /** Runs a command to its end, in a user's environment. */

@@ -46,8 +46,8 @@ export function assertBuilt(): void {
   checkedBuild = true;
 }
 
-/** Variables that would change what a command does; a test sets the ones it means. */
-const CLEARED_ENV = [
+/** The gateway's variables, which would change what a command does; a test sets the ones it means. */
+export const GATEHOUSE_ENV = [
   'HOST',
   'PORT',
   'GRPC_PORT',
@@ -58,6 +58,8 @@ const CLEARED_ENV = [
   'LOG_LEVEL',
   'GRPC_MAX_MESSAGE_BYTES',
   'MAX_DESCRIPTOR_ENTRIES',
+  'GATEHOUSE_FILE_SIZE_LIMIT',
+  'GATEHOUSE_CLUSTER_DOMAIN',
 ];
 
 /**
@@ -65,7 +67,7 @@ const CLEARED_ENV = [
  * that a test that stops one waits for no load balancer. Tests of the drain
  * set their own.
  */
-const TEST_ENV = { DRAIN_DELAY_MS: '0' };
+export const TEST_ENV = { DRAIN_DELAY_MS: '0' };
 
 /** A server's announcement on standard output: `<name> listening on <address>[ ...]`, a whole line. */
 export const LISTENING_LINE = /^(\S+) listening on (\S+)[^\n]*\n/m;
@@ -108,7 +110,7 @@ const running = new Set<ChildProcess>();
 
 function environment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  for (const name of CLEARED_ENV) delete env[name];
+  for (const name of GATEHOUSE_ENV) delete env[name];
   return { ...env, ...TEST_ENV, ...extra };
 }
 
