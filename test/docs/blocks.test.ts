@@ -56,6 +56,13 @@ describe('the docs', () => {
     }
   });
 
+  it('show the install commands that scripts/try-installs.js runs, each install path and the start after it', () => {
+    const script = require(join(REPO_ROOT, 'scripts', 'try-installs.js')) as { docsCommands(): { installs: Record<string, string>; then: string[] } };
+    const { installs, then } = script.docsCommands();
+    assert.deepEqual(Object.keys(installs).sort(), ['git', 'tarball']);
+    assert.ok(then.includes('npx gatehouse start'), then.join('; '));
+  });
+
   it('link to pages and headings that exist', () => {
     const broken: string[] = [];
     for (const doc of documents()) {

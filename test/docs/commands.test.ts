@@ -9,51 +9,34 @@
  * held against the package.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { resolveOptions } from '../../src/gatehouse';
 import { freePort } from '../ratelimit/support/redis-server';
-import { REPO_ROOT } from '../support/process';
+import { startServer, type StartedServer } from '../support/package';
+import { LISTENING_LINE, REPO_ROOT } from '../support/process';
 import { allBlocks, where, type Block } from './support/blocks';
-import { makeCheckout, runShell, userEnvironment, type Checkout } from './support/checkout';
+import { makeCheckout, runShell, type Checkout } from './support/checkout';
 import { assertClaims, assertLines, parsePrinted, shownPattern } from './support/expected';
 import { consoleSteps, shellSteps } from './support/steps';
 
 /** Where the docs' outputs show a reader's checkout. */
 const SHOWN_CHECKOUT = '/home/you/gatehouse';
 
-/** A server an example starts, once it has said where it listens. */
-interface Started {
-  readonly child: ChildProcess;
-  readonly line: string;
+/** Starts a server command of an example in a checkout, as a reader runs it in a terminal of its own. */
+function startIn(command: string, checkout: Checkout): Promise<StartedServer> {
+  return startServer('bash', ['-c', `exec ${command}`], checkout.dir);
 }
 
-/** Starts a long-running command in a checkout and resolves once it prints its listening line. */
-async function startServer(command: string, checkout: Checkout): Promise<Started> {
-  const child = spawn('bash', ['-c', `exec ${command}`], { cwd: checkout.dir, env: userEnvironment(), stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-  const line = await new Promise<string>((resolve, reject) => {
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      out += chunk;
-      const m = /^.* listening on .*$/m.exec(out);
-      if (m) resolve(m[0]);
-    });
-    child.once('exit', (code) => reject(new Error(`${command} exited (${code}) before listening:\n${out}\n${err}`)));
-  });
-  return { child, line };
+/** The line a server said where it listens on. */
+function listeningLine(server: StartedServer): string {
+  return LISTENING_LINE.exec(server.output())![0].trimEnd();
 }
 
-/** SIGTERM, and the exit it brings. */
-async function stop(server: Started): Promise<number | null> {
-  if (server.child.exitCode !== null) return server.child.exitCode;
-  const exited = once(server.child, 'exit');
+/** SIGTERM, and the exit status it brings. */
+async function stop(server: StartedServer): Promise<number | null> {
   server.child.kill('SIGTERM');
-  const [code] = (await exited) as [number | null];
-  return code;
+  return (await server.ended()).code;
 }
 
 describe('the commands of the docs', function () {
@@ -91,11 +74,11 @@ describe('the commands of the docs', function () {
     assert.ok(block, 'the README shows the start line');
     const checkout = makeCheckout();
     try {
-      const server = await startServer('npm start -- --port 0 --grpc-port 0', checkout);
+      const server = await startIn('npm start -- --port 0 --grpc-port 0', checkout);
       const shown = block.text.trim().split(SHOWN_CHECKOUT).join(checkout.dir);
       // The ports the docs show are the defaults; this start was given free ones.
       const pattern = shownPattern(shown).source.replace(/:8080\b/, ':\\d+').replace(/:8081\b/, ':\\d+');
-      assert.match(server.line, new RegExp(pattern), where(block));
+      assert.match(listeningLine(server), new RegExp(pattern), where(block));
       assert.equal(await stop(server), 0);
     } finally {
       checkout.remove();
@@ -106,7 +89,7 @@ describe('the commands of the docs', function () {
     for (const block of blocks.filter((b) => b.lang === 'sh' && b.kind === 'split')) {
       it(`${where(block)}: each module serves alone, and answers as shown`, async () => {
         const checkout = makeCheckout();
-        const servers: Started[] = [];
+        const servers: StartedServer[] = [];
         try {
           const steps = shellSteps(block.text);
           // Free ports in place of those the docs show.
@@ -117,14 +100,14 @@ describe('the commands of the docs', function () {
           const onFree = (text: string) => text.replace(/\b(\d{4,5})\b/g, (p) => String(ports.get(p) ?? p));
           const serve = steps.filter((s) => / serve /.test(s.command));
           assert.ok(serve.length > 0, 'the example starts modules');
-          servers.push(...(await Promise.all(serve.map((s) => startServer(onFree(s.command), checkout)))));
+          servers.push(...(await Promise.all(serve.map((s) => startIn(onFree(s.command), checkout)))));
           for (const step of steps.filter((s) => !serve.includes(s))) {
             assert.match(step.command, /^curl /, where(block));
             const run = await runShell(onFree(step.command).replace(/^curl /, 'curl -s -S -i '), checkout.dir);
             assert.equal(run.code, 0, run.stderr);
             assertClaims(parsePrinted(run.stdout), step.comment.join('\n'), `${where(block)}: ${step.command}`);
           }
-          for (const server of servers.splice(0)) assert.equal(await stop(server), 0, server.line);
+          for (const server of servers.splice(0)) assert.equal(await stop(server), 0, server.output());
         } finally {
           await Promise.all(servers.map(stop));
           checkout.remove();

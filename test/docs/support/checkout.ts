@@ -11,20 +11,11 @@ import { once } from 'node:events';
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { CLEARED_ENV, REPO_ROOT } from '../../support/process';
+import { userEnvironment } from '../../support/package';
+import { REPO_ROOT } from '../../support/process';
 
 /** What a checkout holds as the repository's own: linked, not copied. */
 const LINKED = ['node_modules', 'src', 'dist', 'proto', 'scripts', 'tsconfig.json', 'tsconfig.build.json'];
-
-/** The variables a user may have set that would change what an example does: the gateway's, and a loader Node would run. */
-const GATEWAY_VARIABLES = [...CLEARED_ENV, 'GATEHOUSE_FILE_SIZE_LIMIT', 'GATEHOUSE_CLUSTER_DOMAIN', 'NODE_OPTIONS'];
-
-/** A user's environment: the test run's without the gateway's variables and npm's own, servers stopping without a drain. */
-export function userEnvironment(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const name of Object.keys(env)) if (GATEWAY_VARIABLES.includes(name) || name.startsWith('npm_')) delete env[name];
-  return { ...env, DRAIN_DELAY_MS: '0' };
-}
 
 /** A scratch checkout. */
 export interface Checkout {
