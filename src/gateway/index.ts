@@ -5,7 +5,8 @@
  * remote upstreams behind the auth and rate-limit stages.
  */
 export { createGateway, type Gateway, type GatewayOptions } from './gateway';
-export { loadConfig, parseConfigFiles, isGatewayConfigFile, type LoadOptions, type ConfigFile } from './config/load';
+export { loadConfig, parseConfigFiles, isGatewayConfigFile, type LoadOptions, type ConfigFile, type LoadedConfig } from './config/load';
+export type { EmissaryReport, EmissaryRecordReport, SkippedRecord } from './config/emissary';
 export { assembleConfig, configFromRecords, RECORD_KINDS, type ConfigResult, type RawRecord } from './config/validate';
 export { ConfigError, configProblem, type ConfigProblem, type ProblemLocation } from './config/problems';
 export * from './config/schema';
