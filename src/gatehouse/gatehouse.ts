@@ -112,7 +112,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   const counters: RouteCounters = createRouteCounters();
   const startedAt = new Date();
 
-  const loaded = await loadConfig(options.configDir, { annotationDomain: options.annotationDomain });
+  const loaded = await loadConfig(options.configDir, { annotationDomain: options.annotationDomain, ambassadorId: options.ambassadorId });
   // Every file's problems in one report, the records' and the modules' alike.
   const files = await checkFolderFiles(options.configDir);
   if (!loaded.ok || files.problems.length > 0) throw new ConfigError([...(loaded.ok ? [] : loaded.problems), ...files.problems]);
@@ -219,7 +219,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
    * reload after the records were applied; the watcher then reloads once more.
    */
   async function apply(): Promise<ConfigProblem[]> {
-    const next = await loadConfig(options.configDir, { annotationDomain: options.annotationDomain });
+    const next = await loadConfig(options.configDir, { annotationDomain: options.annotationDomain, ambassadorId: options.ambassadorId });
     const checked = await checkModuleFiles(moduleFiles);
     const problems = [...(next.ok ? [] : next.problems), ...checked.problems];
     if (!next.ok || problems.length > 0) {

@@ -2,7 +2,7 @@
  * @module gatehouse/options
  * The options of a whole Gatehouse and their defaults, from code or from the
  * environment (`HOST`, `PORT`, `GRPC_PORT`, `GATEHOUSE_CONFIG`, `REDIS_URL`,
- * `TLS_CERT`, `TLS_KEY`).
+ * `TLS_CERT`, `TLS_KEY`, `AMBASSADOR_ID`).
  */
 import { resolve } from 'node:path';
 import type { Logger } from '../telemetry';
@@ -28,6 +28,8 @@ export interface GatehouseOptions {
   modules?: readonly GatehouseModule[];
   /** The domain part of the `<domain>/config` annotation. Default `gatehouse.io`. */
   annotationDomain?: string;
+  /** This gateway's `ambassador_id`: it serves the records that name it, or name none (`default`). Default `AMBASSADOR_ID`, else `default`. */
+  ambassadorId?: string;
   /** Largest request body in bytes. Default 1 MiB. */
   bodyLimit?: number;
   /** Trust `X-Forwarded-*` from clients (Gatehouse sits behind another proxy). Default false. */
@@ -120,6 +122,9 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
   wholeNumber(options.reloadDebounceMs, 'reloadDebounceMs', 'a number of milliseconds');
   wholeNumber(options.shutdownGraceMs, 'shutdownGraceMs', 'a number of milliseconds');
   wholeNumber(options.keepAliveTimeoutMs, 'keepAliveTimeoutMs', 'a number of milliseconds');
+  if (options.ambassadorId !== undefined && (typeof options.ambassadorId !== 'string' || options.ambassadorId.trim() === '')) {
+    throw new RangeError(`ambassadorId must be a name, got ${JSON.stringify(options.ambassadorId)}`);
+  }
   return {
     configDir: resolve(options.configDir ?? (env.GATEHOUSE_CONFIG || 'config')),
     host,
@@ -130,6 +135,7 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
     tls: options.tls ?? tlsFromEnv,
     modules: options.modules ?? [],
     annotationDomain: options.annotationDomain ?? 'gatehouse.io',
+    ambassadorId: options.ambassadorId ?? (env.AMBASSADOR_ID || 'default'),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     trustProxy: options.trustProxy ?? false,
     sourceCluster: options.sourceCluster,

@@ -18,7 +18,7 @@ export const REPO_ROOT = join(__dirname, '..', '..');
 const MAIN = join('src', 'cli', 'main.ts');
 
 /** Variables that would change what a command does; a test sets the ones it means. */
-const CLEARED_ENV = ['HOST', 'PORT', 'GRPC_PORT', 'GATEHOUSE_CONFIG', 'REDIS_URL', 'TLS_CERT', 'TLS_KEY', 'LOG_LEVEL'];
+const CLEARED_ENV = ['HOST', 'PORT', 'GRPC_PORT', 'GATEHOUSE_CONFIG', 'REDIS_URL', 'TLS_CERT', 'TLS_KEY', 'LOG_LEVEL', 'AMBASSADOR_ID'];
 
 /** A server's announcement on standard output: `<name> listening on <address>[ ...]`, a whole line. */
 export const LISTENING_LINE = /^(\S+) listening on (\S+)[^\n]*\n/m;
