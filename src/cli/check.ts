@@ -8,6 +8,7 @@ import { createDiagModule } from '../diag';
 import { checkFolderFiles, createBuiltinModules } from '../gatehouse';
 import { ConfigError, createGateway, loadConfig, type GatehouseModule, type RouteSnapshot } from '../gateway';
 import { createLogger } from '../telemetry';
+import { emissaryReportText } from './check-emissary';
 
 export interface CheckReport {
   ok: boolean;
@@ -90,13 +91,13 @@ export function routeTable(routes: readonly RouteSnapshot[]): string {
   return [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
 }
 
-/** Validates a config folder as `start` would read it. */
-export async function checkFolder(dir: string): Promise<CheckReport> {
+/** Validates a config folder as `start` would read it, serving the records of `options.ambassadorId` (default `default`). */
+export async function checkFolder(dir: string, options: { ambassadorId?: string } = {}): Promise<CheckReport> {
   const configDir = resolve(dir);
-  const loaded = await loadConfig(configDir);
+  const loaded = await loadConfig(configDir, { ambassadorId: options.ambassadorId });
   const files = await checkFolderFiles(configDir);
   const problems = [...(loaded.ok ? [] : loaded.problems), ...files.problems];
-  const warnings = files.warnings.map((w) => `warning: ${w}\n`).join('');
+  const warnings = files.warnings.map((w) => `warning: ${w}\n`).join('') + emissaryReportText(loaded.emissary);
   if (!loaded.ok || problems.length > 0) return { ok: false, text: `${problems.map((p) => p.text).join('\n')}\n${warnings}` };
 
   let modules: GatehouseModule[];

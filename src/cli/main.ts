@@ -36,6 +36,9 @@ Options (each also read from the environment variable in brackets):
   --port <n>         HTTP port [PORT] (default 8080)
   --grpc-port <n>    gRPC port [GRPC_PORT] (default 8081)
   --redis <url>      Redis for rate-limit counters [REDIS_URL] (default: in memory)
+  --ambassador-id <id>
+                     serve the records whose ambassador_id names <id> (or that
+                     name none, for default) [AMBASSADOR_ID] (default default)
   --tls-cert <file>  serve HTTPS with this certificate [TLS_CERT]
   --tls-key <file>   and this key [TLS_KEY]
   --no-watch         do not reload when the config folder or the TLS files change
@@ -47,11 +50,13 @@ SIGHUP reloads the config folder, as a change in it does.
 Exit status: 1 when it cannot start (the problem is on stderr), 2 for a
 mistake on the command line; 0 once stopped by SIGTERM or SIGINT.`;
 
-const CHECK_USAGE = `Usage: gatehouse check [dir]
+const CHECK_USAGE = `Usage: gatehouse check [dir] [--ambassador-id <id>]
 
 Validates a config folder (default GATEHOUSE_CONFIG, else ./config): the gateway
 records, the rate limits, the users file and the booking data. Prints the route
-table in match order, or every problem; exits 1 when there is a problem.`;
+table in match order, what each Emissary resource became, and the records of
+another ambassador_id (AMBASSADOR_ID, default default), or every problem;
+exits 1 when there is a problem.`;
 
 const SERVE_USAGE = `Usage: gatehouse serve <module> [options]
 
@@ -105,6 +110,7 @@ async function start(args: string[]): Promise<number | undefined> {
       'tls-cert': { type: 'string' },
       'tls-key': { type: 'string' },
       'no-watch': { type: 'boolean' },
+      'ambassador-id': { type: 'string' },
     },
   });
   if (values.help) return print(START_USAGE);
@@ -118,6 +124,7 @@ async function start(args: string[]): Promise<number | undefined> {
     redisUrl: values.redis,
     tls: values['tls-cert'] && values['tls-key'] ? { cert: values['tls-cert'], key: values['tls-key'] } : undefined,
     watch: !values['no-watch'],
+    ambassadorId: values['ambassador-id'],
   });
   logGrpcThrough(gatehouse.logger);
   const listening = await gatehouse.start().catch(async (err) => {
@@ -134,11 +141,14 @@ async function start(args: string[]): Promise<number | undefined> {
 }
 
 async function check(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, options: { help: common.help }, allowPositionals: true });
+  const { values, positionals } = parseArgs({ args, options: { help: common.help, 'ambassador-id': { type: 'string' } }, allowPositionals: true });
   if (values.help) return print(CHECK_USAGE);
+  refuseEmpty(values);
   if (positionals.length > 1) throw new UsageError('check takes one folder');
   if (positionals[0]?.trim() === '') throw new UsageError('check needs a folder name, not an empty one');
-  const report = await checkFolder(positionals[0] ?? (process.env.GATEHOUSE_CONFIG || 'config'));
+  const report = await checkFolder(positionals[0] ?? (process.env.GATEHOUSE_CONFIG || 'config'), {
+    ambassadorId: values['ambassador-id'] ?? (process.env.AMBASSADOR_ID || undefined),
+  });
   if (report.ok) process.stdout.write(report.text);
   else process.stderr.write(report.text);
   return report.ok ? 0 : 1;
