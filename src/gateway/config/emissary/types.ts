@@ -72,8 +72,12 @@ export interface Translation {
   readonly module?: ModuleSettings;
 }
 
-/** Where an entry came from and what it became; field paths as the document names them (`spec.stats_name`). */
-export interface EmissaryOrigin {
+/**
+ * Where an entry came from and what it became, its notes and problems at
+ * their paths in the document (`spec.stats_name`); its problems are
+ * reported only when the gateway serves its `ambassador_id`.
+ */
+export interface EmissaryOrigin extends Omit<Translation, 'record'> {
   readonly apiVersion: string;
   readonly kind: string;
   readonly name: string;
@@ -82,14 +86,6 @@ export interface EmissaryOrigin {
   readonly fieldPrefix: string;
   /** `ambassador_id` as written (a name, a list of names), or undefined. */
   readonly ambassadorId: unknown;
-  readonly became: string;
-  readonly notes: readonly FieldNote[];
-  /** Refused fields, or the whole resource (field ``); reported only when the gateway serves its ambassador_id. */
-  readonly problems: readonly FieldNote[];
-  readonly renamed?: Readonly<Record<string, string>>;
-  readonly serviceField?: 'service' | 'auth_service';
-  readonly linkerdHeaders?: boolean;
-  readonly module?: ModuleSettings;
 }
 
 /** An Emissary resource among the raw records: `value` is its record, or null when it becomes none. */

@@ -46,29 +46,19 @@ export function readEmissaryDocument(doc: unknown, place: DocumentPlace): Emissa
     return [{ value: null, source, index, emissary: { apiVersion, kind, name, fieldPrefix: '', ambassadorId, became: 'nothing', notes: [], problems: [{ field: '', note: refused }] } }];
   }
   const { resource: r, ambassadorId } = read;
-  const t = (TRANSLATORS[r.kind] ?? unknownKind)(r);
-  return [
-    {
-      value: t.record ?? null,
-      source,
-      index,
-      emissary: {
-        apiVersion: r.apiVersion,
-        kind: r.kind,
-        name: r.name,
-        ...(r.namespace !== undefined ? { namespace: r.namespace } : {}),
-        fieldPrefix: r.fieldPrefix,
-        ambassadorId,
-        became: t.became,
-        notes: absolute(r.fieldPrefix, t.notes),
-        problems: [...read.problems, ...absolute(r.fieldPrefix, t.problems)],
-        ...(t.renamed ? { renamed: t.renamed } : {}),
-        ...(t.serviceField ? { serviceField: t.serviceField } : {}),
-        ...(t.linkerdHeaders !== undefined ? { linkerdHeaders: t.linkerdHeaders } : {}),
-        ...(t.module ? { module: t.module } : {}),
-      },
-    },
-  ];
+  const { record, ...t } = (TRANSLATORS[r.kind] ?? unknownKind)(r);
+  const origin = {
+    ...t,
+    apiVersion: r.apiVersion,
+    kind: r.kind,
+    name: r.name,
+    ...(r.namespace !== undefined ? { namespace: r.namespace } : {}),
+    fieldPrefix: r.fieldPrefix,
+    ambassadorId,
+    notes: absolute(r.fieldPrefix, t.notes),
+    problems: [...read.problems, ...absolute(r.fieldPrefix, t.problems)],
+  };
+  return [{ value: record ?? null, source, index, emissary: origin }];
 }
 
 /** A document of a stream, with the path of its value in the document (for a List's items). */
