@@ -55,7 +55,7 @@ describe('Emissary ambassador_id', () => {
     ]);
   });
 
-  it('reads the ambassador_id of an Ingress from its getambassador.io/ambassador-id annotation', () => {
+  it('refuses an Ingress of Ambassador\'s class, reading its ambassador_id from its getambassador.io/ambassador-id annotation, and leaves others alone', () => {
     const ingress = `apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata:
@@ -68,5 +68,15 @@ spec:
 `;
     assert.equal(loaded(ingress).emissary?.skipped[0].name, 'shop');
     assert.match(problems(ingress, 'green')[0], /Ingress shop: an Ingress of class ambassador is not read: write each rule's paths as Mappings/);
+    const knative = `apiVersion: networking.internal.knative.dev/v1alpha1
+kind: Ingress
+metadata:
+  name: hello
+  annotations: {networking.knative.dev/ingress.class: ambassador.ingress.networking.knative.dev}
+spec: {rules: []}
+`;
+    assert.match(problems(knative)[0], /Ingress hello: an Ingress of class ambassador is not read/);
+    const nginx = ingress.replace('kubernetes.io/ingress.class: ambassador', 'kubernetes.io/ingress.class: nginx');
+    assert.equal(loaded(nginx).config.mappings.length, 0);
   });
 });

@@ -77,6 +77,7 @@ export const OTHER_KINDS: Readonly<Record<string, (r: EmissaryResource) => Trans
   LogService: ignored('nothing: the access log is written on stdout, one JSON line a request'),
   TracingService: ignored('nothing: requests are not traced'),
   DevPortal: ignored("nothing: Ambassador Edge Stack's developer portal"),
+  AmbassadorInstallation: ignored("nothing: the Ambassador operator's installation of Emissary itself"),
   Filter: refused(EDGE_STACK),
   FilterPolicy: refused(EDGE_STACK),
   RateLimit: refused(EDGE_STACK),

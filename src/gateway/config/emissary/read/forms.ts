@@ -49,10 +49,18 @@ function versionOf(apiVersion: unknown): EmissaryVersion | { refused: string } |
   return { refused: `apiVersion: ${apiVersion} is not a version Emissary serves: write ${VERSIONS}` };
 }
 
-/** Whether a document is an Ingress that Emissary would serve (class `ambassador`). */
+/**
+ * Whether a document is an Ingress that Emissary would serve: a Kubernetes
+ * Ingress of class `ambassador`, or a Knative Ingress of Ambassador's class.
+ */
 export function isEmissaryIngress(doc: Record<string, unknown>): boolean {
-  if (doc.kind !== 'Ingress' || typeof doc.apiVersion !== 'string' || !/^(networking\.k8s\.io|extensions)\//.test(doc.apiVersion)) return false;
+  if (doc.kind !== 'Ingress' || typeof doc.apiVersion !== 'string') return false;
   const annotations = isPlainObject(doc.metadata) && isPlainObject(doc.metadata.annotations) ? doc.metadata.annotations : {};
+  if (/^networking\.internal\.knative\.dev\//.test(doc.apiVersion)) {
+    const knativeClass = annotations['networking.knative.dev/ingress.class'];
+    return typeof knativeClass === 'string' && knativeClass.startsWith('ambassador.');
+  }
+  if (!/^(networking\.k8s\.io|extensions)\//.test(doc.apiVersion)) return false;
   const ingressClassName = isPlainObject(doc.spec) ? doc.spec.ingressClassName : undefined;
   return annotations['kubernetes.io/ingress.class'] === 'ambassador' || ingressClassName === 'ambassador';
 }
