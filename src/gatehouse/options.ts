@@ -2,7 +2,7 @@
  * @module gatehouse/options
  * The options of a whole Gatehouse and their defaults, from code or from the
  * environment (`HOST`, `PORT`, `GRPC_PORT`, `GATEHOUSE_CONFIG`, `REDIS_URL`,
- * `TLS_CERT`, `TLS_KEY`, `AMBASSADOR_ID`).
+ * `TLS_CERT`, `TLS_KEY`).
  */
 import { resolve } from 'node:path';
 import type { Logger } from '../telemetry';
