@@ -5,8 +5,9 @@
  */
 import { resolve } from 'node:path';
 import { createDiagModule } from '../diag';
-import { checkFolderFiles, createBuiltinModules } from '../gatehouse';
-import { ConfigError, createGateway, loadConfig, type GatehouseModule, type RouteSnapshot } from '../gateway';
+import { DEFAULT_FILE_SIZE_LIMIT, errorText, fileSystemSource } from '../files';
+import { createBuiltinModules, loadFolder } from '../gatehouse';
+import { ConfigError, createGateway, upstreamSummary, type GatehouseModule, type RouteSnapshot } from '../gateway';
 import { createLogger } from '../telemetry';
 import { emissaryReportText } from './check-emissary';
 
@@ -42,7 +43,8 @@ function headersOf(route: RouteSnapshot): string {
 
 /**
  * The service a route forwards to, with the Host it is sent, the upgrades it
- * tunnels and its share of a match it shares; or the redirect it answers.
+ * tunnels, its share of a match it shares, and its upstream cluster and
+ * settings; or the redirect it answers.
  */
 function serviceOf(route: RouteSnapshot): string {
   let text = route.service;
@@ -54,6 +56,8 @@ function serviceOf(route: RouteSnapshot): string {
   if (route.host_rewrite !== undefined) text += ` (Host: ${route.host_rewrite})`;
   if (route.allow_upgrade !== undefined) text += ` (upgrades: ${route.allow_upgrade.join(',')})`;
   if (route.share !== undefined) text += ` (${route.weight === undefined ? '' : `weight ${route.weight}: `}${route.share}%)`;
+  if (route.cluster !== undefined) text += ` -> ${route.cluster}`;
+  if (route.upstream !== undefined) text += ` (${upstreamSummary(route.upstream)})`;
   return text;
 }
 
@@ -91,26 +95,37 @@ export function routeTable(routes: readonly RouteSnapshot[]): string {
   return [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
 }
 
-/** Validates a config folder as `start` would read it, serving the records of `options.ambassadorId` (default `default`). */
-export async function checkFolder(dir: string, options: { ambassadorId?: string } = {}): Promise<CheckReport> {
+/** How {@link checkFolder} reads the folder. */
+export interface CheckFolderOptions {
+  /** The largest file read, in bytes. Default 8 MiB. */
+  fileSizeLimit?: number;
+  /** This gateway's `ambassador_id`: the records served are those that name it. Default `default`. */
+  ambassadorId?: string;
+}
+
+/** Validates a config folder as `start` would read it. */
+export async function checkFolder(dir: string, options: CheckFolderOptions = {}): Promise<CheckReport> {
   const configDir = resolve(dir);
-  const loaded = await loadConfig(configDir, { ambassadorId: options.ambassadorId });
-  const files = await checkFolderFiles(configDir);
-  const problems = [...(loaded.ok ? [] : loaded.problems), ...files.problems];
-  const warnings = files.warnings.map((w) => `warning: ${w}\n`).join('') + emissaryReportText(loaded.emissary);
-  if (!loaded.ok || problems.length > 0) return { ok: false, text: `${problems.map((p) => p.text).join('\n')}\n${warnings}` };
+  const fileSizeLimit = options.fileSizeLimit ?? DEFAULT_FILE_SIZE_LIMIT;
+  const files = await loadFolder(
+    configDir,
+    { records: true, limits: true, users: 'present', bookings: 'present' },
+    { source: fileSystemSource, fileSizeLimit, ambassadorId: options.ambassadorId },
+  );
+  const warnings = files.warnings.map((w) => `warning: ${w}\n`).join('') + emissaryReportText(files.emissary);
+  if (files.problems.length > 0 || files.config === undefined) return { ok: false, text: `${files.problems.map((p) => p.text).join('\n')}\n${warnings}` };
 
   let modules: GatehouseModule[];
   try {
-    modules = createBuiltinModules({ configDir, logger: createLogger({ level: 'silent' }) }).modules;
+    modules = createBuiltinModules({ configDir, logger: createLogger({ level: 'silent' }), files, fileSizeLimit }).modules;
   } catch (err) {
-    return { ok: false, text: `${(err as Error).message}\n` };
+    return { ok: false, text: `${errorText(err)}\n` };
   }
   const registry = new Map(modules.map((m) => [m.name, m]));
   // The page is never asked for here: routing needs the module, not a snapshot.
   registry.set('diag', createDiagModule({ snapshot: () => Promise.reject(new Error('not running')) }));
   try {
-    const gateway = createGateway({ config: loaded.config, modules: registry });
+    const gateway = createGateway({ config: files.config, modules: registry });
     const snapshot = gateway.snapshot();
     await gateway.close();
     const routes = snapshot.routes.length

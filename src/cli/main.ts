@@ -13,7 +13,8 @@ import { checkFolder } from './check';
 import { logGrpcThrough } from './grpc-log';
 import { isServable, serveModule, SERVABLE_MODULES } from './serve';
 import { runUntilSignal } from './signals';
-import { createGatehouse } from '../gatehouse';
+import { parseByteSize } from '../files';
+import { createGatehouse, envFileSizeLimit } from '../gatehouse';
 
 const USAGE = `Usage: gatehouse <command> [options]
 
@@ -41,22 +42,40 @@ Options (each also read from the environment variable in brackets):
                      name none, for default) [AMBASSADOR_ID] (default default)
   --tls-cert <file>  serve HTTPS with this certificate [TLS_CERT]
   --tls-key <file>   and this key [TLS_KEY]
+  --drain-delay-ms <n>
+                     on SIGTERM/SIGINT, serve this long, not ready and closing
+                     every connection after its answer, before the ports close
+                     [DRAIN_DELAY_MS] (default 5000; 0 closes at once)
+  --grpc-max-message-bytes <n>
+                     largest gRPC rate-limit request [GRPC_MAX_MESSAGE_BYTES]
+                     (default 65536)
+  --max-descriptor-entries <n>
+                     most entries in one rate-limit descriptor
+                     [MAX_DESCRIPTOR_ENTRIES] (default 64)
   --no-watch         do not reload when the config folder or the TLS files change
+  --file-size-limit <size>
+                     largest file read (records, limits, users, data, TLS)
+                     [GATEHOUSE_FILE_SIZE_LIMIT] (default 8m; 512k, 16m, 1g)
+  --cluster-domain <domain>
+                     Kubernetes' cluster domain, for service names such as
+                     quote.shop [GATEHOUSE_CLUSTER_DOMAIN] (default cluster.local)
   -h, --help         show this help
 
 LOG_LEVEL sets what is logged on stdout: trace, debug, info (the default,
 with one access line a request), warn, error, fatal or silent.
-SIGHUP reloads the config folder, as a change in it does.
+SIGHUP reloads the config folder, as a change in it does. A second SIGTERM
+or SIGINT stops at once.
 Exit status: 1 when it cannot start (the problem is on stderr), 2 for a
 mistake on the command line; 0 once stopped by SIGTERM or SIGINT.`;
 
-const CHECK_USAGE = `Usage: gatehouse check [dir] [--ambassador-id <id>]
+const CHECK_USAGE = `Usage: gatehouse check [dir] [--file-size-limit <size>] [--ambassador-id <id>]
 
 Validates a config folder (default GATEHOUSE_CONFIG, else ./config): the gateway
 records, the rate limits, the users file and the booking data. Prints the route
 table in match order, what each Emissary resource became, and the records of
 another ambassador_id (AMBASSADOR_ID, default default), or every problem;
-exits 1 when there is a problem.`;
+exits 1 when there is a problem. A file larger than --file-size-limit
+[GATEHOUSE_FILE_SIZE_LIMIT] (default 8m) is a problem, as it is to start.`;
 
 const SERVE_USAGE = `Usage: gatehouse serve <module> [options]
 
@@ -68,6 +87,15 @@ Options:
   --host <addr>      listen address [HOST] (default 127.0.0.1)
   --config <dir>     config folder for the module's files [GATEHOUSE_CONFIG] (default ./config)
   --redis <url>      ratelimit only: Redis for counters [REDIS_URL]
+  --file-size-limit <size>
+                     largest file read [GATEHOUSE_FILE_SIZE_LIMIT] (default 8m)
+  --drain-delay-ms <n>
+                     on SIGTERM/SIGINT, serve this long (closing every connection
+                     after its answer; ratelimit: health NOT_SERVING) before the
+                     port closes [DRAIN_DELAY_MS] (default 5000)
+  --grpc-max-message-bytes <n>, --max-descriptor-entries <n>
+                     ratelimit only: as for start [GRPC_MAX_MESSAGE_BYTES,
+                     MAX_DESCRIPTOR_ENTRIES]
   -h, --help         show this help
 
 LOG_LEVEL sets what is logged on stdout (default info).`;
@@ -78,6 +106,10 @@ const common = {
   host: { type: 'string' },
   port: { type: 'string' },
   redis: { type: 'string' },
+  'file-size-limit': { type: 'string' },
+  'drain-delay-ms': { type: 'string' },
+  'grpc-max-message-bytes': { type: 'string' },
+  'max-descriptor-entries': { type: 'string' },
 } satisfies ParseArgsConfig['options'];
 
 function portOption(value: string | undefined, name: string): number | undefined {
@@ -87,7 +119,33 @@ function portOption(value: string | undefined, name: string): number | undefined
   return n;
 }
 
+/** A whole number of at least `min` given on the command line. */
+function countOption(value: string | undefined, name: string, min = 0): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[0-9]{1,15}$/.test(value) || Number(value) < min) throw new UsageError(`${name} must be a whole number of ${min} or more, got '${value}'`);
+  return Number(value);
+}
+
+/** The options of a stop and of the rate-limit service, as `start` and `serve` take them. */
+function limitOptions(values: Record<string, string | boolean | undefined>) {
+  return {
+    drainDelayMs: countOption(values['drain-delay-ms'] as string | undefined, '--drain-delay-ms'),
+    grpcMaxMessageBytes: countOption(values['grpc-max-message-bytes'] as string | undefined, '--grpc-max-message-bytes', 1),
+    maxDescriptorEntries: countOption(values['max-descriptor-entries'] as string | undefined, '--max-descriptor-entries', 1),
+  };
+}
+
 class UsageError extends Error {}
+
+/** `--file-size-limit`, else GATEHOUSE_FILE_SIZE_LIMIT, else the default. */
+function fileSizeLimitOption(value: string | undefined): number {
+  if (value === undefined) return envFileSizeLimit(process.env.GATEHOUSE_FILE_SIZE_LIMIT);
+  try {
+    return parseByteSize(value, '--file-size-limit');
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
 
 /**
  * Refuses an option given an empty value, as `--config "$DIR"` gives one with
@@ -110,6 +168,7 @@ async function start(args: string[]): Promise<number | undefined> {
       'tls-cert': { type: 'string' },
       'tls-key': { type: 'string' },
       'no-watch': { type: 'boolean' },
+      'cluster-domain': { type: 'string' },
       'ambassador-id': { type: 'string' },
     },
   });
@@ -124,7 +183,10 @@ async function start(args: string[]): Promise<number | undefined> {
     redisUrl: values.redis,
     tls: values['tls-cert'] && values['tls-key'] ? { cert: values['tls-cert'], key: values['tls-key'] } : undefined,
     watch: !values['no-watch'],
+    fileSizeLimit: fileSizeLimitOption(values['file-size-limit']),
+    clusterDomain: values['cluster-domain'],
     ambassadorId: values['ambassador-id'],
+    ...limitOptions(values),
   });
   logGrpcThrough(gatehouse.logger);
   const listening = await gatehouse.start().catch(async (err) => {
@@ -141,12 +203,17 @@ async function start(args: string[]): Promise<number | undefined> {
 }
 
 async function check(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, options: { help: common.help, 'ambassador-id': { type: 'string' } }, allowPositionals: true });
+  const { values, positionals } = parseArgs({
+    args,
+    options: { help: common.help, 'file-size-limit': common['file-size-limit'], 'ambassador-id': { type: 'string' } },
+    allowPositionals: true,
+  });
   if (values.help) return print(CHECK_USAGE);
   refuseEmpty(values);
   if (positionals.length > 1) throw new UsageError('check takes one folder');
   if (positionals[0]?.trim() === '') throw new UsageError('check needs a folder name, not an empty one');
   const report = await checkFolder(positionals[0] ?? (process.env.GATEHOUSE_CONFIG || 'config'), {
+    fileSizeLimit: fileSizeLimitOption(values['file-size-limit']),
     ambassadorId: values['ambassador-id'] ?? (process.env.AMBASSADOR_ID || undefined),
   });
   if (report.ok) process.stdout.write(report.text);
@@ -163,11 +230,16 @@ async function serve(args: string[]): Promise<number | undefined> {
   if (!isServable(name)) throw new UsageError(`unknown module '${name}'; modules: ${SERVABLE_MODULES.join(', ')}`);
   // Silently ignored, it would leave the user believing counters are shared.
   if (values.redis !== undefined && name !== 'ratelimit') throw new UsageError(`--redis is for ratelimit only: ${name} keeps no counters`);
+  for (const option of ['grpc-max-message-bytes', 'max-descriptor-entries'] as const) {
+    if (values[option] !== undefined && name !== 'ratelimit') throw new UsageError(`--${option} is for ratelimit only: ${name} serves HTTP`);
+  }
   const served = await serveModule(name, {
     configDir: values.config,
     host: values.host,
     port: portOption(values.port, '--port'),
     redisUrl: values.redis,
+    fileSizeLimit: fileSizeLimitOption(values['file-size-limit']),
+    ...limitOptions(values),
   });
   runUntilSignal(() => served.stop());
   const about = [served.protocol, served.configDir && `config folder ${served.configDir}`].filter(Boolean).join('; ');

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { DiagAuth, DiagRateLimit, DiagRoute, DiagSnapshot } from './snapshot';
-import { describeLabel, groupLabels } from '../gateway';
+import { describeLabel, groupLabels, upstreamSummary } from '../gateway';
 
 const STYLE = `
 :root { color-scheme: light dark; --fg: #1d232a; --muted: #5b6572; --bg: #fff; --line: #d6dbe1; --head: #f2f4f7;
@@ -108,7 +108,9 @@ function serviceCell(route: DiagRoute): string {
   }
   return `${service}${route.host_rewrite ? ` ${none('Host:')} ${code(route.host_rewrite)}` : ''}${
     route.allow_upgrade ? ` ${none('upgrades:')} ${route.allow_upgrade.map(code).join(' ')}` : ''
-  }${route.share !== undefined ? ` ${none(`${route.weight === undefined ? '' : `weight ${route.weight}: `}${route.share}% of its match`)}` : ''}`;
+  }${route.share !== undefined ? ` ${none(`${route.weight === undefined ? '' : `weight ${route.weight}: `}${route.share}% of its match`)}` : ''}${
+    route.upstream ? ` ${none('upstream:')} ${code(upstreamSummary(route.upstream))}` : ''
+  }`;
 }
 
 /** The path a route forwards: its rewrite, or its regex_rewrite. */

@@ -3,7 +3,19 @@
  * What the diagnostic page shows, as plain data (also its JSON form), and how
  * to describe a running gateway with it.
  */
-import { allowedUpgrades, describeMatch, sharesOf, type AuthServiceRecord, type GatewayConfig, type HeaderCondition, type MappingRecord, type MatchDescription, type RateLimitServiceRecord } from '../gateway';
+import {
+  allowedUpgrades,
+  describeMatch,
+  sharesOf,
+  upstreamSettings,
+  type AuthServiceRecord,
+  type GatewayConfig,
+  type HeaderCondition,
+  type MappingRecord,
+  type MatchDescription,
+  type RateLimitServiceRecord,
+  type UpstreamSettings,
+} from '../gateway';
 import type { RouteCounters } from '../telemetry';
 
 /** Whether a service is one of the process's own modules or an address. */
@@ -32,6 +44,8 @@ export interface DiagRoute extends MatchDescription {
   /** `true` when paths with escapes that are not UTF-8 or are encoded twice reach its backend. */
   allow_unsafe_path_escapes?: true;
   labels?: MappingRecord['labels'];
+  /** The upstream fields it gives (retry_policy, circuit_breakers, load_balancer...), as written. */
+  upstream?: UpstreamSettings;
   /** Whether the mapping has a CORS policy of its own. */
   cors?: boolean;
   requests: number;
@@ -134,7 +148,9 @@ export function describeGateway(d: GatewayDescription): DiagSnapshot {
 
 function describeMappings(mappings: readonly MappingRecord[], target: (service: string) => ServiceTarget, counters?: RouteCounters): DiagRoute[] {
   const shares = sharesOf(mappings);
-  return mappings.map((m) => describeMapping(m, m.host_redirect === true ? 'redirect' : target(m.service), shares.get(m), counters));
+  // A Mapping with a namespace names a Kubernetes Service, even one named like a module.
+  const targetOf = (m: MappingRecord) => (m.host_redirect === true ? 'redirect' : m.namespace === undefined ? target(m.service) : 'remote');
+  return mappings.map((m) => describeMapping(m, targetOf(m), shares.get(m), counters));
 }
 
 function describeMapping(m: MappingRecord, target: ServiceTarget | 'redirect', share: number | undefined, counters?: RouteCounters): DiagRoute {
@@ -162,6 +178,8 @@ function describeMapping(m: MappingRecord, target: ServiceTarget | 'redirect', s
   if (upgrades.length > 0) route.allow_upgrade = [...upgrades];
   if (m.allow_unsafe_path_escapes) route.allow_unsafe_path_escapes = true;
   if (m.labels) route.labels = m.labels;
+  const upstream = upstreamSettings(m);
+  if (upstream !== undefined) route.upstream = upstream;
   if (m.cors) route.cors = true;
   return route;
 }

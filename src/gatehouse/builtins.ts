@@ -8,10 +8,11 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createApiModule } from '../api';
 import { createAuthService, type AuthService } from '../auth';
-import { BOOKINGS_FILE, createCarBookingModule, createHotelBookingModule } from '../bookings';
+import { BOOKINGS_FILE, createCarBookingModule, createHotelBookingModule, type BookingModule } from '../bookings';
 import type { GatehouseModule } from '../gateway';
 import { createRateLimitService, createRedisStore, type RateLimitService, type RedisStore } from '../ratelimit';
 import type { Logger } from '../telemetry';
+import type { CheckedFolder } from './folder/check';
 
 export const USERS_FILE = 'users.htpasswd';
 
@@ -24,12 +25,24 @@ export interface BuiltinModules {
   redis?: RedisStore;
   /** Whether the booking modules read their catalogue from the folder's `bookings.yaml` (and re-read it on reload). */
   bookingData: boolean;
+  /** The two booking modules. */
+  bookings: BookingModule[];
 }
 
 export interface BuiltinOptions {
   configDir: string;
   redisUrl?: string;
   logger: Logger;
+  /**
+   * The folder's files as a folder check read them (users, limits, booking
+   * data): the modules are built from them, and read nothing. Without it,
+   * each module reads its own file.
+   */
+  files?: CheckedFolder;
+  /** The largest file a module reads itself, in bytes. Default 8 MiB. */
+  fileSizeLimit?: number;
+  /** Most entries in one descriptor of a rate-limit request; the service's default when absent. */
+  maxDescriptorEntries?: number;
 }
 
 /**
@@ -38,17 +51,18 @@ export interface BuiltinOptions {
  * a file that is invalid throws with every problem listed.
  */
 export function createBuiltinModules(options: BuiltinOptions): BuiltinModules {
-  const { configDir, logger } = options;
+  const { configDir, logger, files, fileSizeLimit } = options;
   const modules: GatehouseModule[] = [createApiModule({ proxy: false })];
 
-  const bookingData = existsSync(join(configDir, BOOKINGS_FILE));
-  const bookingOptions = bookingData ? { configDir } : {};
-  modules.push(createHotelBookingModule(bookingOptions), createCarBookingModule(bookingOptions));
+  const bookingData = files ? files.bookings !== undefined : existsSync(join(configDir, BOOKINGS_FILE));
+  const bookingOptions = bookingData ? { configDir, data: files?.bookings, fileSizeLimit } : {};
+  const bookings = [createHotelBookingModule(bookingOptions), createCarBookingModule(bookingOptions)];
+  modules.push(...bookings);
 
   const usersFile = join(configDir, USERS_FILE);
   let auth: AuthService | undefined;
-  if (existsSync(usersFile)) {
-    auth = createAuthService({ usersFile, logger: logger.child({ module: 'auth' }) });
+  if (files ? files.users !== undefined : existsSync(usersFile)) {
+    auth = createAuthService({ usersFile, users: files?.users, fileSizeLimit, logger: logger.child({ module: 'auth' }) });
     modules.push(auth);
   } else {
     logger.warn({ usersFile }, 'no users file: the built-in auth service is not available');
@@ -59,8 +73,11 @@ export function createBuiltinModules(options: BuiltinOptions): BuiltinModules {
   try {
     rateLimit = createRateLimitService({
       limitsDir: configDir,
+      loaded: files?.limits,
+      fileSizeLimit,
       store: redis,
       logger: logger.child({ module: 'ratelimit' }),
+      maxDescriptorEntries: options.maxDescriptorEntries,
     });
   } catch (err) {
     // Bad limits: the Redis client would otherwise keep reconnecting, and the process alive.
@@ -69,5 +86,5 @@ export function createBuiltinModules(options: BuiltinOptions): BuiltinModules {
   }
   modules.push(rateLimit);
 
-  return { modules, auth, rateLimit, redis, bookingData };
+  return { modules, auth, rateLimit, redis, bookingData, bookings };
 }

@@ -35,15 +35,45 @@ import { HttpError } from '../http';
 import { endOfUnicodeFolded } from './match/case-fold';
 import { RequestReading } from './match/conditions';
 import { readingsDiffer } from './match/query';
-import { compareRoutes, compileRoute, constraintsMatch, groupRoutes, routeMatches, type Route, type RouteSpec } from './match/route';
+import { compareRoutes, compileRoute, constraintsMatch, groupRoutesSteps, routeMatches, type Route, type RouteSpec } from './match/route';
 import { substitute } from './match/substitution';
+import { runAtOnce, sortSteps, type Steps } from './slices';
 
 export type { Route, RouteSpec } from './match/route';
 
 /** Options of a route table. */
-export interface RouteTableOptions {
+export interface RouteTableOptions<T = unknown> {
   /** Draws in [0, 1) that choose among Mappings sharing a match. Default `Math.random`. */
   readonly random?: () => number;
+  /** The routes of the specs, already compiled, ordered and grouped by {@link compileRoutes}. */
+  readonly compiled?: readonly Route<T>[];
+}
+
+/** Compiles the routes of `specs`, in match order and grouped by match, a step a route (see ./slices). */
+export function* compileRoutes<T>(specs: readonly RouteSpec<T>[]): Steps<Route<T>[]> {
+  const routes: Route<T>[] = [];
+  for (let i = 0; i < specs.length; i++) {
+    routes.push(compileRoute(specs[i], i));
+    yield;
+  }
+  const ordered = yield* sortSteps(routes, compareRoutes);
+  yield* groupRoutesSteps(ordered);
+  return ordered;
+}
+
+/**
+ * `routes` with each target replaced by what `targetOf` makes of its route,
+ * a step a route. In place, so that the groups keep their members: the
+ * runtime orders, groups and checks a configuration's routes before it opens
+ * a pool for any of them, and gives them their targets once they are to be
+ * served.
+ */
+export function* retargetRoutes<P, T>(routes: Route<P>[], targetOf: (route: Route<P>) => T): Steps<Route<T>[]> {
+  for (const route of routes) {
+    (route as { target: unknown }).target = targetOf(route);
+    yield;
+  }
+  return routes as unknown as Route<T>[];
 }
 
 /** The routes of one configuration, in match order. Built once, read by every request. */
@@ -56,9 +86,8 @@ export class RouteTable<T> {
   private readonly reading = new RequestReading();
   private readonly hasConditions: boolean;
 
-  constructor(specs: readonly RouteSpec<T>[], options: RouteTableOptions = {}) {
-    const routes = specs.map(compileRoute).sort(compareRoutes);
-    groupRoutes(routes);
+  constructor(specs: readonly RouteSpec<T>[], options: RouteTableOptions<T> = {}) {
+    const routes = options.compiled ?? runAtOnce(compileRoutes(specs));
     this.routes = routes;
     this.readsQuery = routes.some((r) => r.conditions?.query);
     this.hasConditions = routes.some((r) => r.conditions !== null);

@@ -4,6 +4,7 @@
  * `ShouldRateLimit` messages in camelCase. The gRPC adapters translate.
  */
 import type { DecideOptions } from './store';
+import type { RequestBounds } from './bounds';
 
 export type RateLimitUnit = 'SECOND' | 'MINUTE' | 'HOUR' | 'DAY' | 'WEEK' | 'MONTH' | 'YEAR';
 export type RateLimitCode = 'OK' | 'OVER_LIMIT';
@@ -90,4 +91,9 @@ export interface RateLimiter {
    * does not answer: the caller arms no deadline of its own.
    */
   decide?(request: RateLimitRequest, options?: DecideOptions): RateLimitResponse | Promise<RateLimitResponse>;
+  /**
+   * What one request may carry; it refuses more. Optional: a network face
+   * given it refuses such a request before decoding it.
+   */
+  readonly bounds?: RequestBounds;
 }

@@ -40,7 +40,7 @@ describe('gatehouse check, on match fields', () => {
   const line = (name: string) => lines.find((l) => l.endsWith(` ${name}`)) ?? assert.fail(`no line for ${name}`);
 
   it('marks a pattern or an exact path by the prefix, and a method or host pattern', () => {
-    assert.match(line('catalog'), /^0\s+\/\(en\|fr\)\/catalog\/\.\* \(regex\)\s+\*\s+-\s+\*\s+127\.0\.0\.1:9\s+remote\s+""\s/);
+    assert.match(line('catalog'), /^0\s+\/\(en\|fr\)\/catalog\/\.\* \(regex\)\s+\*\s+-\s+\*\s+127\.0\.0\.1:9 -> cluster_127_0_0_1_9\s+remote\s+""\s/);
     assert.match(line('health'), /^0\s+\/healthz \(exact\)\s+\*\s/);
     assert.match(line('reads'), /^0\s+\/orders\/\s+GET\|HEAD \(regex\)\s+-\s/);
     assert.match(line('regional'), /\s+eu-\[0-9\]\+\\\.example\\\.org \(regex\)\s+127\.0\.0\.1:9\s/);
@@ -52,8 +52,8 @@ describe('gatehouse check, on match fields', () => {
 
   it('shows a regex_rewrite as the rewrite, the share of each Mapping of a canary, and a redirect', () => {
     assert.match(line('legacy'), /\s+\^\/legacy\/\(\[0-9\]\+\)\$ -> \/items\/\\1\s+required\s/);
-    assert.match(line('stable'), /\s+127\.0\.0\.1:9 \(90%\)\s+remote\s/);
-    assert.match(line('canary'), /\s+127\.0\.0\.1:9 \(weight 10: 10%\)\s+remote\s/);
+    assert.match(line('stable'), /\s+127\.0\.0\.1:9 \(90%\) -> cluster_127_0_0_1_9\s+remote\s/);
+    assert.match(line('canary'), /\s+127\.0\.0\.1:9 \(weight 10: 10%\) -> cluster_127_0_0_1_9\s+remote\s/);
     assert.match(line('moved'), /\s+https:\/\/blog\.example\.org \(308 prefix \/new\/\)\s+redirect\s+-\s/);
   });
 });

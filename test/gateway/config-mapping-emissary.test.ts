@@ -85,10 +85,10 @@ describe('gateway config: Emissary Mapping fields', () => {
 
   it('refuses the other Emissary fields by name, each with what to do instead', () => {
     const cases: [string, string][] = [
-      ['namespace: default', 'namespace: an Emissary field not supported here: a service is named by a module or an address (host:port, URL), not by Kubernetes namespace; remove the field'],
       ['grpc: true', 'grpc: an Emissary field not supported here: gRPC upstreams (HTTP/2) are not supported'],
       ['tls: true', 'tls: an Emissary field not supported here: for TLS to the upstream write the service as https://host:port'],
-      ['retry_policy: {retry_on: 5xx}', 'retry_policy: an Emissary field not supported here: a failed request is answered, not retried; remove the field'],
+      ['shadow: true', 'shadow: an Emissary field not supported here: a Mapping forwards to one upstream, as it is written; remove the field'],
+      ['outlier_detection: "{}"', "outlier_detection: an Emissary field not supported here: failing endpoints are ejected as Envoy's outlier detection does by default; remove the field"],
     ];
     for (const [field, message] of cases) assert.deepEqual(problems(field), [`${AT} ${message}`], field);
   });

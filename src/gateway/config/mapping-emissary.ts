@@ -33,7 +33,6 @@ const emissaryOnly = (why: string) => z.never({ error: `an Emissary field not su
 /** `ambassador_id` of a record given in code: records read from the config folder are selected by it before they get here. */
 export const AMBASSADOR_ID_IN_CODE = 'it selects which gateways serve a record of the config folder (the ambassadorId option); records given in code are all served: remove the field';
 
-const POOL = 'connections to an upstream are pooled with fixed settings; remove the field';
 const ONE_UPSTREAM = 'a Mapping forwards to one upstream, as it is written; remove the field';
 
 /** A protocol as the Upgrade header names it (RFC 9110 §7.8): a token, and an optional /version. */
@@ -81,28 +80,13 @@ export const emissaryMappingFields = {
   /** Emissary's older spelling of `allow_upgrade: [websocket]`. */
   use_websocket: z.boolean().optional(),
   ambassador_id: emissaryOnly(AMBASSADOR_ID_IN_CODE),
-  namespace: emissaryOnly('a service is named by a module or an address (host:port, URL), not by Kubernetes namespace; remove the field'),
   grpc: emissaryOnly('gRPC upstreams (HTTP/2) are not supported'),
   tls: emissaryOnly('for TLS to the upstream write the service as https://host:port'),
   add_linkerd_headers: emissaryOnly('add l5d-dst-override yourself with add_request_headers'),
   rate_limits: emissaryOnly('Emissary v0 rate limits are not supported; use labels'),
-  connect_timeout_ms: emissaryOnly('connecting is bounded by timeout_ms'),
-  idle_timeout_ms: emissaryOnly(POOL),
-  cluster_idle_timeout_ms: emissaryOnly(POOL),
-  cluster_max_connection_lifetime_ms: emissaryOnly(POOL),
-  keepalive: emissaryOnly(POOL),
-  circuit_breakers: emissaryOnly(POOL),
-  outlier_detection: emissaryOnly(POOL),
-  retry_policy: emissaryOnly('a failed request is answered, not retried; remove the field'),
-  load_balancer: emissaryOnly(ONE_UPSTREAM),
+  outlier_detection: emissaryOnly('failing endpoints are ejected as Envoy\'s outlier detection does by default; remove the field'),
   shadow: emissaryOnly(ONE_UPSTREAM),
-  resolver: emissaryOnly(ONE_UPSTREAM),
-  dns_type: emissaryOnly(ONE_UPSTREAM),
-  respect_dns_ttl: emissaryOnly(ONE_UPSTREAM),
-  enable_ipv4: emissaryOnly(ONE_UPSTREAM),
-  enable_ipv6: emissaryOnly(ONE_UPSTREAM),
-  cluster_tag: emissaryOnly(ONE_UPSTREAM),
-  priority: emissaryOnly(ONE_UPSTREAM),
+  resolver: emissaryOnly('names are looked up in DNS as Kubernetes resolves a Service; list addresses in endpoints, or remove the field'),
   stats_name: emissaryOnly('requests are counted by Mapping name in the Prometheus metrics; remove the field'),
   error_response_overrides: emissaryOnly('error bodies are the gateway\'s JSON error body; remove the field'),
   bypass_error_response_overrides: emissaryOnly('error bodies are the gateway\'s JSON error body; remove the field'),

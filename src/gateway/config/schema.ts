@@ -9,6 +9,7 @@ import { addedHeadersSchema, HEADER_NAME, HEADER_VALUE, matchedHeadersSchema, re
 import { labelsSchema } from './labels';
 import { AMBASSADOR_ID_IN_CODE, emissaryMappingChecks, emissaryMappingFields } from './mapping-emissary';
 import { mappingMatchChecks, matchMappingFields, normaliseMatchFields } from './mapping-match';
+import { upstreamMappingChecks, upstreamMappingFields } from './mapping-upstream';
 
 export type { AddedHeader, HeaderCondition } from './headers';
 export { allowedUpgrades } from './mapping-emissary';
@@ -71,9 +72,12 @@ export const mappingSchema = z.strictObject({
   ...emissaryMappingFields,
   // Patterns, canary weights and redirects (mapping-match).
   ...matchMappingFields,
+  // How a remote upstream is reached: namespace, retries, breakers, timeouts, balancing.
+  ...upstreamMappingFields,
 })
   .superRefine(emissaryMappingChecks)
   .superRefine(mappingMatchChecks)
+  .superRefine(upstreamMappingChecks)
   .transform(normaliseMatchFields);
 
 /** A status to answer with: a final one, since a 1xx answer leaves the client waiting for another. */

@@ -17,6 +17,7 @@
  * redirect shares its match with no other Mapping (as in Emissary).
  */
 import type { MappingRecord } from '../config/schema';
+import type { Steps } from '../slices';
 
 /** A group of routes sharing one match, and the bounds that split [0, 1) among them. */
 export class WeightGroup<R> {
@@ -101,11 +102,22 @@ export interface GroupProblem {
   readonly message: string;
 }
 
-/** What is wrong with the groups Mappings form (each given with its normalised prefix). */
-export function groupProblems(entries: readonly { readonly mapping: MappingRecord; readonly prefix: string }[]): GroupProblem[] {
-  const prefixes = new Map(entries.map((e) => [e.mapping, e.prefix]));
+/**
+ * What is wrong with the groups Mappings form (each given with its
+ * normalised prefix), a step a Mapping and a group (see ../slices).
+ */
+export function* groupProblemsSteps(entries: readonly { readonly mapping: MappingRecord; readonly prefix: string }[]): Steps<GroupProblem[]> {
+  const groups = new Map<string, MappingRecord[]>();
+  for (const { mapping, prefix } of entries) {
+    const key = matchKey(mapping, prefix);
+    const members = groups.get(key);
+    if (members === undefined) groups.set(key, [mapping]);
+    else members.push(mapping);
+    yield;
+  }
   const problems: GroupProblem[] = [];
-  for (const members of sameMatch(entries.map((e) => e.mapping), (m) => prefixes.get(m)!)) {
+  for (const members of groups.values()) {
+    yield;
     if (members.length < 2) continue;
     const [first, ...rest] = members;
     const same = `Mapping '${first.name}', which has the same match`;

@@ -5,7 +5,7 @@
  */
 import type { MappingRecord, QueryValue } from '../config/schema';
 import { normalisePath } from '../path';
-import { mappingShares } from './canary';
+import { groupShares, mappingShares } from './canary';
 
 /** The match fields of a Mapping that are set, as shown. */
 export interface MatchDescription {
@@ -40,11 +40,22 @@ function prefixOf(mapping: MappingRecord): string {
   }
 }
 
+/** A share (0 to 1) in percent, two decimals at most. */
+function percent(share: number): number {
+  return Math.round(share * 10_000) / 100;
+}
+
 /** The share of each Mapping that shares its match with others, in percent (two decimals at most). */
 export function sharesOf(mappings: readonly MappingRecord[]): Map<MappingRecord, number> {
-  const percent = new Map<MappingRecord, number>();
-  for (const [mapping, share] of mappingShares(mappings, prefixOf)) percent.set(mapping, Math.round(share * 10_000) / 100);
-  return percent;
+  const percents = new Map<MappingRecord, number>();
+  for (const [mapping, share] of mappingShares(mappings, prefixOf)) percents.set(mapping, percent(share));
+  return percents;
+}
+
+/** The share of each member of a group with these weights, in percent, as {@link sharesOf} gives them; undefined when the weights cannot be served. */
+export function groupPercents(weights: readonly (number | undefined)[]): number[] | undefined {
+  const shares = groupShares(weights);
+  return typeof shares === 'string' ? undefined : shares.map(percent);
 }
 
 /** Describes the match fields of `m`; `share` is its percentage of a shared match. */

@@ -12,6 +12,7 @@ import { matchKey, settleGroup, WeightGroup } from './canary';
 import { foldCase, startsWithFolded } from './case-fold';
 import { compilePatterns, conditionCount, conditionsMatch, type CompiledPatterns, type MatchConditions, type RequestReading } from './conditions';
 import { foldsCase, type RE2JS } from './regex';
+import type { Steps } from '../slices';
 import type { Substitution } from './substitution';
 
 /** A route as the table holds it: a Mapping, its normalised prefix and what it forwards to. */
@@ -117,16 +118,18 @@ export function compileRoute<T>(spec: RouteSpec<T>, index: number): Route<T> {
   };
 }
 
-/** Joins the routes with the same match into weighted groups. */
-export function groupRoutes<T>(routes: readonly Route<T>[]): void {
+/** Joins the routes with the same match into weighted groups, a step a route (see ../slices). */
+export function* groupRoutesSteps<T>(routes: readonly Route<T>[]): Steps<void> {
   const groups = new Map<string, WeightGroup<Route<T>>>();
   for (const route of routes) {
     const key = matchKey(route.mapping, route.prefix);
     let group = groups.get(key);
     if (group === undefined) groups.set(key, (group = new WeightGroup()));
     group.members.push(route);
+    yield;
   }
   for (const group of groups.values()) {
+    yield;
     if (group.members.length < 2) continue;
     settleGroup(group, (route) => route.mapping.weight);
     for (const route of group.members) route.group = group;

@@ -15,6 +15,7 @@
  */
 import { hostMatches, type HostPattern } from '../host-match';
 import type { Route } from './route';
+import type { Steps } from '../slices';
 
 /** A problem of a route, on its Mapping. */
 export interface ShadowProblem {
@@ -39,19 +40,40 @@ function overlap(a: Route<unknown>, b: Route<unknown>): boolean {
   return true;
 }
 
-/** The patterns that bypass auth and take, before it, the paths of a route that needs it; `routes` in match order. */
-export function shadowProblems(routes: readonly Route<unknown>[]): ShadowProblem[] {
+/** Comparisons made between two yields of {@link shadowProblemsSteps}. */
+const COMPARISONS_PER_STEP = 64;
+
+/**
+ * The patterns that bypass auth and take, before it, the paths of a route
+ * that needs it; `routes` in match order. A step every few comparisons (see
+ * ../slices): a pattern is held against every prefix after it that needs auth.
+ */
+export function* shadowProblemsSteps(routes: readonly Route<unknown>[]): Steps<ShadowProblem[]> {
   const problems: ShadowProblem[] = [];
-  routes.forEach((pattern, i) => {
-    if (pattern.pattern === null || !pattern.mapping.bypass_auth) return;
-    for (const guarded of routes.slice(i + 1)) {
-      if (guarded.pattern !== null || guarded.mapping.bypass_auth || !overlap(pattern, guarded)) continue;
-      if (!pathsOf(guarded).some((path) => pattern.pattern!.testExact(path))) continue;
+  // Those a pattern may shadow, in match order, with their place: the others are passed over once, not once a pattern.
+  const guarded: [number, Route<unknown>][] = [];
+  for (let i = 0; i < routes.length; i++) {
+    const route = routes[i];
+    if (route.pattern === null && !route.mapping.bypass_auth) guarded.push([i, route]);
+    yield;
+  }
+  let compared = 0;
+  let first = 0;
+  for (let i = 0; i < routes.length; i++) {
+    const pattern = routes[i];
+    if (pattern.pattern === null || !pattern.mapping.bypass_auth) continue;
+    while (first < guarded.length && guarded[first][0] <= i) first++;
+    yield;
+    for (let g = first; g < guarded.length; g++) {
+      const route = guarded[g][1];
+      if (++compared % COMPARISONS_PER_STEP === 0) yield;
+      if (!overlap(pattern, route)) continue;
+      if (!pathsOf(route).some((path) => pattern.pattern!.testExact(path))) continue;
       problems.push({
         route: pattern,
-        message: `takes the paths of Mapping '${guarded.mapping.name}' (${guarded.prefix}), which needs auth, before it in match order (a pattern is ordered by its length, as in Emissary), and lets them through without auth: give '${guarded.mapping.name}' a higher precedence, or narrow the pattern`,
+        message: `takes the paths of Mapping '${route.mapping.name}' (${route.prefix}), which needs auth, before it in match order (a pattern is ordered by its length, as in Emissary), and lets them through without auth: give '${route.mapping.name}' a higher precedence, or narrow the pattern`,
       });
     }
-  });
+  }
   return problems;
 }
