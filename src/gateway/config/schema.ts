@@ -224,6 +224,8 @@ export interface RecordSource {
   file: string;
   /** The Service manifest's `metadata.name`, when the record came from an annotation. */
   service?: string;
+  /** The fields the record took from the defaults of Emissary's ambassador Module rather than wrote itself. */
+  fromModule?: readonly string[];
 }
 
 /** A whole, valid configuration: what the gateway serves from. */

@@ -4,7 +4,9 @@
  * by name.
  */
 import assert from 'node:assert/strict';
-import { asAnnotation, asResources, emissaryRig, FORMS, load, loaded, notesOf, problems, written, type Fixture } from './support';
+import { createGateway } from '../../../../src/gateway';
+import { close, echoModule, listen, recordingUpstream, registry, send } from '../../helpers';
+import { asAnnotation, asResources, emissaryRig, FORMS, loaded, notesOf, problems, written, type Fixture } from './support';
 
 const moduleOf = (config: Record<string, unknown>, name = 'ambassador'): Fixture => ({ kind: 'Module', name, spec: { config } });
 const quote = (name: string, spec: Record<string, unknown> = {}): Fixture => ({ kind: 'Mapping', name, spec: { prefix: `/${name}/`, service: '127.0.0.1:9001', ...spec } });
@@ -65,15 +67,44 @@ describe("Emissary's ambassador Module", () => {
     assert.equal(loaded(text).config.mappings[0].service, 'quote');
   });
 
-  it('passes its upstream settings to every Mapping without its own, and places what the Mappings refuse of them at the Module', () => {
-    const retry = { retry_on: 'gateway-error', num_retries: 3 };
-    const result = load(asResources(moduleOf({ retry_policy: retry, enable_ipv4: true }), quote('a'), quote('b')));
-    if (result.ok) {
-      assert.deepEqual(result.config.mappings.map((m) => (m as Record<string, unknown>).retry_policy), [retry, retry]);
-    } else {
-      assert.deepEqual(result.problems.length, 1);
-      assert.match(result.problems[0].text, /^config\/emissary.yaml: Module ambassador: spec.config.retry_policy: .* \(given to every Mapping without its own retry_policy\)$/);
+  it('gives its upstream settings to the remote upstream of every Mapping without its own, and none to a module called in process', async () => {
+    let failures = 0;
+    const up = await recordingUpstream((req, res) => {
+      res.statusCode = req.url === '/flaky' && failures++ === 0 ? 503 : 200;
+      res.end();
+    });
+    const service = `127.0.0.1:${up.port}`;
+    const result = loaded(
+      asResources(
+        moduleOf({ retry_policy: { retry_on: '5xx', num_retries: 1 }, circuit_breakers: [{ max_connections: 5 }] }),
+        { kind: 'Mapping', name: 'remote', spec: { prefix: '/remote/', service } },
+        { kind: 'Mapping', name: 'own', spec: { prefix: '/own/', service, retry_policy: { retry_on: 'connect-failure' } } },
+        { kind: 'Mapping', name: 'local', spec: { prefix: '/local/', service: 'echo' } },
+      ),
+    );
+    const gateway = createGateway({ config: result.config, modules: registry(echoModule('echo')) });
+    const { server, url } = await listen(gateway.app.callback());
+    try {
+      assert.equal((await send(url, '/remote/flaky')).status, 200, 'tried again after the 503, as the Module says');
+      assert.equal(up.received.length, 2);
+      failures = 0;
+      assert.equal((await send(url, '/own/flaky')).status, 503, "the Mapping's own retry_policy, which does not try a 503 again");
+      assert.equal((await send(url, '/local/x')).status, 200);
+      const routes = new Map(gateway.snapshot().routes.map((r) => [r.name, r]));
+      assert.deepEqual(routes.get('remote')?.upstream, { retry_policy: { retry_on: '5xx', num_retries: 1 }, circuit_breakers: [{ priority: 'default', max_connections: 5 }] });
+      assert.equal(routes.get('local')?.target, 'in-process');
+      assert.equal(routes.get('local')?.upstream, undefined);
+    } finally {
+      await close(server);
+      await gateway.close();
+      await close(up.server);
     }
+  });
+
+  it('says a problem of its upstream settings once, at the Module', () => {
+    assert.deepEqual(problems(asResources(moduleOf({ retry_policy: { retry_on: '5xx,teapot' } }), quote('a'), quote('b'))), [
+      "config/emissary.yaml: Module ambassador: spec.config.retry_policy.retry_on: 'teapot' is not a condition: write 5xx, gateway-error, connect-failure, retriable-4xx, refused-stream, reset or retriable-status-codes (several separated by commas) (given to every Mapping without its own retry_policy)",
+    ]);
   });
 
   it('refuses by name the fields whose absence a client would feel, and an unknown field', () => {

@@ -13,6 +13,12 @@ import { relocateProblems } from './relocate';
 import { selectRecords, type SelectedRecord } from './select';
 import type { EmissaryReading, EmissaryReport, SkippedRecord } from '../types';
 
+/** A record's source, with the fields it took from the ambassador Module, if any: the gateway applies those of a cluster only where there is one. */
+function withModuleFields(record: SelectedRecord, applied: Applied): RawRecord['source'] {
+  const fields = applied.injected.get(record);
+  return fields && record.source ? { ...record.source, fromModule: [...fields.keys()] } : record.source;
+}
+
 /** What decides which records are served. */
 export interface SelectOptions {
   /** This gateway's `ambassador_id`. Default `default`. */
@@ -58,7 +64,7 @@ export function assembleWithEmissary(
   const applied = applyModule(served);
   const before = [...earlier, ...selection.problems];
   const result = assembleConfig(
-    served.filter((r) => r.value !== null).map(({ value, source, index }) => ({ value, source, index })),
+    served.filter((r) => r.value !== null).map((r) => ({ value: r.value, source: withModuleFields(r, applied), index: r.index })),
     sources,
     before,
   );
