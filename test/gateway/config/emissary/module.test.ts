@@ -126,6 +126,17 @@ describe("Emissary's ambassador Module", () => {
     );
   });
 
+  it("reads forward_client_cert_details at SANITIZE, what the gateway does, and refuses the values that would pass on a client's certificate header", () => {
+    assert.deepEqual(notesOf(loaded(asResources(moduleOf({ forward_client_cert_details: 'SANITIZE' }))), 'ambassador'), [
+      "spec.config.forward_client_cert_details: ignored at SANITIZE, its default: a client's X-Forwarded-Client-Cert is always dropped",
+    ]);
+    for (const value of ['FORWARD_ONLY', 'APPEND_FORWARD', 'SANITIZE_SET', 'ALWAYS_FORWARD_ONLY']) {
+      assert.deepEqual(problems(asResources(moduleOf({ forward_client_cert_details: value }))), [
+        "config/emissary.yaml: Module ambassador: spec.config.forward_client_cert_details: not supported but at SANITIZE: client certificates are not asked for, and a client's X-Forwarded-Client-Cert is always dropped; remove the field",
+      ]);
+    }
+  });
+
   it('refuses the tls Module, ignores a Module of another name as Emissary does, and refuses a second ambassador Module', () => {
     assert.deepEqual(problems(asResources(moduleOf({}, 'tls'))), [
       'config/emissary.yaml: Module tls: the tls Module is not read: serve HTTPS with --tls-cert and --tls-key (TLS_CERT, TLS_KEY)',

@@ -109,6 +109,11 @@ function readField(field: string, value: unknown, d: Draft): void {
     case 'use_ambassador_namespace_for_service_resolution':
       d.ownNamespace = boolean(field, value, d);
       return;
+    case 'forward_client_cert_details':
+      // SANITIZE is what the gateway does; any other value would pass on, or set, a header no client may send.
+      if (value === 'SANITIZE') d.notes.push({ field: at, note: "ignored at SANITIZE, its default: a client's X-Forwarded-Client-Cert is always dropped" });
+      else d.problems.push({ field: at, note: "not supported but at SANITIZE: client certificates are not asked for, and a client's X-Forwarded-Client-Cert is always dropped; remove the field" });
+      return;
   }
   if (field in UPSTREAM_DEFAULTS && value !== UPSTREAM_DEFAULTS[field]) d.defaults[field] = { value, from: at };
   else if (field in REFUSED) d.problems.push({ field: at, note: REFUSED[field] });
