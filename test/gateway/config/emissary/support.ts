@@ -7,10 +7,9 @@
  * on a real port in front of a recording upstream.
  */
 import assert from 'node:assert/strict';
-import type http from 'node:http';
 import { stringify } from 'yaml';
-import { createGateway, parseConfigFiles, type Gateway, type GatehouseModule, type LoadedConfig } from '../../../../src/gateway';
-import { close, listen, recordingUpstream, send, type Answer, type Received } from '../../helpers';
+import { parseConfigFiles, type GatehouseModule, type LoadedConfig } from '../../../../src/gateway';
+import { configRig, type Rig } from '../../match/support';
 
 /** One Emissary resource: its kind, name, namespace, fields and the apiVersion of the form it is written in. */
 export interface Fixture {
@@ -82,55 +81,14 @@ export function notesOf(result: LoadedConfig, name: string): string[] {
   return report.notes.map((n) => `${n.field}: ${n.note}`);
 }
 
-/** What one request came to. */
-export interface Routed {
-  readonly status: number;
-  /** The Mapping that forwarded it (its `X-Route`), when the upstream got it. */
-  readonly route?: string;
-  readonly received?: Received;
-  readonly answer: Answer;
-}
-
-export interface EmissaryRig {
-  readonly gateway: Gateway;
-  readonly upstream: string;
-  call(path: string, options?: { method?: string; headers?: Record<string, string> }): Promise<Routed>;
-  close(): Promise<void>;
-}
+export type { Routed, Rig as EmissaryRig } from '../../match/support';
 
 /**
  * A gateway serving `text(upstream)` (the upstream's `host:port`), in front
  * of a recording upstream that answers with the request's `X-Route`.
  */
-export async function emissaryRig(text: (upstream: string) => string, modules: Map<string, GatehouseModule> = new Map()): Promise<EmissaryRig> {
-  const up = await recordingUpstream();
-  const upstream = `127.0.0.1:${up.port}`;
-  const config = loaded(text(upstream)).config;
-  const gateway = createGateway({ config, modules });
-  let server: http.Server | undefined;
-  try {
-    ({ server } = await listen(gateway.app.callback()));
-  } catch (err) {
-    await gateway.close();
-    throw err;
-  }
-  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  return {
-    gateway,
-    upstream,
-    async call(path, options = {}) {
-      const before = up.received.length;
-      const answer = await send(url, path, options);
-      const received = up.received.length > before ? up.received[up.received.length - 1] : undefined;
-      const route = received?.headers['x-route'];
-      return { status: answer.status, route: typeof route === 'string' ? route : undefined, received, answer };
-    },
-    async close() {
-      await close(server);
-      await gateway.close();
-      await close(up.server);
-    },
-  };
+export function emissaryRig(text: (upstream: string) => string, modules: Map<string, GatehouseModule> = new Map()): Promise<Rig> {
+  return configRig((upstream) => loaded(text(upstream)).config, { modules });
 }
 
 /** A Mapping fixture to the upstream, marking what it forwards with `X-Route: <name>`. */
