@@ -42,6 +42,9 @@ Options (each also read from the environment variable in brackets):
   --port <n>         HTTP port [PORT] (default 8080)
   --grpc-port <n>    gRPC port [GRPC_PORT] (default 8081)
   --redis <url>      Redis for rate-limit counters [REDIS_URL] (default: in memory)
+  --ambassador-id <id>
+                     serve the records whose ambassador_id names <id> (or that
+                     name none, for default) [AMBASSADOR_ID] (default default)
   --tls-cert <file>  serve HTTPS with this certificate [TLS_CERT]
   --tls-key <file>   and this key [TLS_KEY]
   --drain-delay-ms <n>
@@ -71,13 +74,14 @@ once the npm process that started it is gone.
 Exit status: 1 when it cannot start (the problem is on stderr), 2 for a
 mistake on the command line; 0 once stopped by SIGTERM or SIGINT.`;
 
-const CHECK_USAGE = `Usage: gatehouse check [dir] [--file-size-limit <size>]
+const CHECK_USAGE = `Usage: gatehouse check [dir] [--file-size-limit <size>] [--ambassador-id <id>]
 
 Validates a config folder (default GATEHOUSE_CONFIG, else ./config): the gateway
 records, the rate limits, the users file and the booking data. Prints the route
-table in match order, or every problem; exits 1 when there is a problem.
-A file larger than --file-size-limit [GATEHOUSE_FILE_SIZE_LIMIT] (default 8m)
-is a problem, as it is to start.`;
+table in match order, what each Emissary resource became, and the records of
+another ambassador_id (AMBASSADOR_ID, default default), or every problem;
+exits 1 when there is a problem. A file larger than --file-size-limit
+[GATEHOUSE_FILE_SIZE_LIMIT] (default 8m) is a problem, as it is to start.`;
 
 const SERVE_USAGE = `Usage: gatehouse serve <module> [options]
 
@@ -174,6 +178,7 @@ async function start(args: string[]): Promise<number | undefined> {
       'tls-key': { type: 'string' },
       'no-watch': { type: 'boolean' },
       'cluster-domain': { type: 'string' },
+      'ambassador-id': { type: 'string' },
     },
   });
   if (values.help) return print(START_USAGE);
@@ -189,6 +194,7 @@ async function start(args: string[]): Promise<number | undefined> {
     watch: !values['no-watch'],
     fileSizeLimit: fileSizeLimitOption(values['file-size-limit']),
     clusterDomain: values['cluster-domain'],
+    ambassadorId: values['ambassador-id'],
     ...limitOptions(values),
   };
   const { createGatehouse } = require('../gatehouse') as GatehouseModule;
@@ -210,7 +216,11 @@ async function start(args: string[]): Promise<number | undefined> {
 }
 
 async function check(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, options: { help: common.help, 'file-size-limit': common['file-size-limit'] }, allowPositionals: true });
+  const { values, positionals } = parseArgs({
+    args,
+    options: { help: common.help, 'file-size-limit': common['file-size-limit'], 'ambassador-id': { type: 'string' } },
+    allowPositionals: true,
+  });
   if (values.help) return print(CHECK_USAGE);
   refuseEmpty(values);
   if (positionals.length > 1) throw new UsageError('check takes one folder');
@@ -218,7 +228,10 @@ async function check(args: string[]): Promise<number> {
   const fileSizeLimit = fileSizeLimitOption(values['file-size-limit']);
   const { checkFolder } = require('./check') as Check;
   const { envFileSizeLimit } = require('../gatehouse') as GatehouseModule;
-  const report = await checkFolder(positionals[0] ?? (process.env.GATEHOUSE_CONFIG || 'config'), fileSizeLimit ?? envFileSizeLimit(process.env.GATEHOUSE_FILE_SIZE_LIMIT));
+  const report = await checkFolder(positionals[0] ?? (process.env.GATEHOUSE_CONFIG || 'config'), {
+    fileSizeLimit: fileSizeLimit ?? envFileSizeLimit(process.env.GATEHOUSE_FILE_SIZE_LIMIT),
+    ambassadorId: values['ambassador-id'] ?? (process.env.AMBASSADOR_ID || undefined),
+  });
   if (report.ok) process.stdout.write(report.text);
   else process.stderr.write(report.text);
   return report.ok ? 0 : 1;

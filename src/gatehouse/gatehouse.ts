@@ -119,6 +119,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     source: options.configSource,
     fileSizeLimit: options.fileSizeLimit,
     annotationDomain: options.annotationDomain,
+    ambassadorId: options.ambassadorId,
   };
   // Every file's problems in one report, the records' and the modules' alike, each naming its file.
   const files = await loadFolder(options.configDir, START_WANTS, folderOptions);

@@ -31,6 +31,8 @@ export interface GatehouseOptions {
   modules?: readonly GatehouseModule[];
   /** The domain part of the `<domain>/config` annotation. Default `gatehouse.io`. */
   annotationDomain?: string;
+  /** This gateway's `ambassador_id`: it serves the records that name it, or name none (`default`). Default `AMBASSADOR_ID`, else `default`. */
+  ambassadorId?: string;
   /** Largest request body in bytes. Default 1 MiB. */
   bodyLimit?: number;
   /** Kubernetes' cluster domain: a service `quote.shop` is looked up as `quote.shop.svc.<domain>` first. Default `GATEHOUSE_CLUSTER_DOMAIN`, else `cluster.local`. */
@@ -182,6 +184,9 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
   wholeNumber(options.drainDelayMs, 'drainDelayMs', 'a number of milliseconds');
   wholeNumber(options.grpcMaxMessageBytes, 'grpcMaxMessageBytes', 'a number of bytes', 1);
   wholeNumber(options.maxDescriptorEntries, 'maxDescriptorEntries', 'a number of entries', 1);
+  if (options.ambassadorId !== undefined && (typeof options.ambassadorId !== 'string' || options.ambassadorId.trim() === '')) {
+    throw new RangeError(`ambassadorId must be a name, got ${JSON.stringify(options.ambassadorId)}`);
+  }
   return {
     configDir: resolve(options.configDir ?? (env.GATEHOUSE_CONFIG || 'config')),
     host,
@@ -192,6 +197,7 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
     tls: options.tls ?? tlsFromEnv,
     modules: options.modules ?? [],
     annotationDomain: options.annotationDomain ?? 'gatehouse.io',
+    ambassadorId: options.ambassadorId ?? (env.AMBASSADOR_ID || 'default'),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     clusterDomain,
     retryBufferBytes: options.retryBufferBytes ?? 1024 * 1024,

@@ -26,7 +26,7 @@ function startWorker(): Worker {
 
 /** The texts as messages: one a file, so that no one copy holds the event loop long. */
 function* textMessages(texts: FolderTexts): Generator<TextMessage> {
-  yield { annotationDomain: texts.annotationDomain };
+  yield { settings: { annotationDomain: texts.annotationDomain, ambassadorId: texts.ambassadorId } };
   for (const file of texts.records ?? []) yield { kind: 'records', file };
   for (const file of texts.limits ?? []) yield { kind: 'limits', file };
   if (texts.users) yield { kind: 'users', file: texts.users };
