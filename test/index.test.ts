@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import ts from 'typescript';
 import { REPO_ROOT } from './support/process';
+import { freshDataDir } from './support/pglite';
 
 interface Manifest {
   main: string;
@@ -30,7 +31,7 @@ interface Run {
  */
 async function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
   const clean = { ...process.env };
-  for (const name of ['NODE_OPTIONS', 'NODE_PATH', 'HOST', 'PORT', 'GRPC_PORT', 'GATEHOUSE_CONFIG', 'REDIS_URL', 'TLS_CERT', 'TLS_KEY']) delete clean[name];
+  for (const name of ['NODE_OPTIONS', 'NODE_PATH', 'HOST', 'PORT', 'GRPC_PORT', 'GATEHOUSE_CONFIG', 'REDIS_URL', 'DATABASE_URL', 'GATEHOUSE_DATA', 'TLS_CERT', 'TLS_KEY']) delete clean[name];
   const child = spawn(command, args, { cwd, env: { ...clean, LOG_LEVEL: 'silent', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const out = { stdout: '', stderr: '' };
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out.stdout += chunk));
@@ -174,7 +175,8 @@ describe('the gatehouse package', function () {
         child.kill('SIGTERM');
       });
       child.on('exit', (code) => console.log('exit', code));`;
-    const start = await run(process.execPath, ['-e', script], project);
+    // The installed package's own PGlite keeps the bookings, in a folder of this test's.
+    const start = await run(process.execPath, ['-e', script], project, { GATEHOUSE_DATA: await freshDataDir() });
     assert.equal(start.stdout, '200 Welcome to Gatehouse, Alice.\nexit 0\n', start.stderr);
   });
 
@@ -188,7 +190,7 @@ describe('the gatehouse package', function () {
     writeFileSync(join(project, 'use.cjs'), `(async () => { ${body("const { createGatehouse } = require('gatehouse');")} })();`);
     writeFileSync(join(project, 'use.mjs'), body("import { createGatehouse } from 'gatehouse';"));
     for (const file of ['use.cjs', 'use.mjs']) {
-      const used = await run(process.execPath, [file], project);
+      const used = await run(process.execPath, [file], project, { GATEHOUSE_DATA: await freshDataDir() });
       assert.equal(used.stdout, '200 Welcome to Gatehouse, Alice.\n', `${file}: ${used.stderr}`);
       assert.equal(used.code, 0, `${file}: ${used.stderr}`);
     }

@@ -11,9 +11,9 @@ import { ConfigError } from '../gateway';
 import { hostPort } from '../http';
 import { checkFolder } from './check';
 import { logGrpcThrough } from './grpc-log';
-import { isServable, serveModule, SERVABLE_MODULES } from './serve';
+import { isBookingModule, isServable, serveModule, SERVABLE_MODULES } from './serve';
 import { runUntilSignal } from './signals';
-import { createGatehouse } from '../gatehouse';
+import { createGatehouse, describeStorage } from '../gatehouse';
 
 const USAGE = `Usage: gatehouse <command> [options]
 
@@ -36,6 +36,9 @@ Options (each also read from the environment variable in brackets):
   --port <n>         HTTP port [PORT] (default 8080)
   --grpc-port <n>    gRPC port [GRPC_PORT] (default 8081)
   --redis <url>      Redis for rate-limit counters [REDIS_URL] (default: in memory)
+  --database-url <url>  PostgreSQL for bookings, shared by every process [DATABASE_URL]
+  --data <dir>       folder of the embedded bookings database, without
+                     --database-url [GATEHOUSE_DATA] (default: data beside the config folder)
   --tls-cert <file>  serve HTTPS with this certificate [TLS_CERT]
   --tls-key <file>   and this key [TLS_KEY]
   --no-watch         do not reload when the config folder or the TLS files change
@@ -63,6 +66,9 @@ Options:
   --host <addr>      listen address [HOST] (default 127.0.0.1)
   --config <dir>     config folder for the module's files [GATEHOUSE_CONFIG] (default ./config)
   --redis <url>      ratelimit only: Redis for counters [REDIS_URL]
+  --database-url <url>  hotel-booking, car-booking: PostgreSQL for bookings [DATABASE_URL]
+  --data <dir>       hotel-booking, car-booking: folder of the embedded bookings
+                     database [GATEHOUSE_DATA] (default: data beside the config folder)
   -h, --help         show this help
 
 LOG_LEVEL sets what is logged on stdout (default info).`;
@@ -73,6 +79,8 @@ const common = {
   host: { type: 'string' },
   port: { type: 'string' },
   redis: { type: 'string' },
+  'database-url': { type: 'string' },
+  data: { type: 'string' },
 } satisfies ParseArgsConfig['options'];
 
 function portOption(value: string | undefined, name: string): number | undefined {
@@ -116,6 +124,8 @@ async function start(args: string[]): Promise<number | undefined> {
     port: portOption(values.port, '--port'),
     grpcPort: portOption(values['grpc-port'], '--grpc-port'),
     redisUrl: values.redis,
+    databaseUrl: values['database-url'],
+    dataDir: values.data,
     tls: values['tls-cert'] && values['tls-key'] ? { cert: values['tls-cert'], key: values['tls-key'] } : undefined,
     watch: !values['no-watch'],
   });
@@ -128,8 +138,9 @@ async function start(args: string[]): Promise<number | undefined> {
   // Handlers first: whoever waits for the line may signal as soon as it is read.
   runUntilSignal(() => gatehouse.stop(), gatehouse.logger, () => gatehouse.reload());
   // Which folder is served matters as much as where: GATEHOUSE_CONFIG or a
-  // relative --config may not be the folder the user has just edited.
-  process.stdout.write(`gatehouse listening on ${listening.url} (${grpc}config folder ${gatehouse.options.configDir})\n`);
+  // relative --config may not be the folder the user has just edited. So does
+  // where the bookings go: a data folder beside another config is another database.
+  process.stdout.write(`gatehouse listening on ${listening.url} (${grpc}config folder ${gatehouse.options.configDir}; bookings: ${describeStorage(gatehouse.options)})\n`);
   return undefined;
 }
 
@@ -153,14 +164,19 @@ async function serve(args: string[]): Promise<number | undefined> {
   if (!isServable(name)) throw new UsageError(`unknown module '${name}'; modules: ${SERVABLE_MODULES.join(', ')}`);
   // Silently ignored, it would leave the user believing counters are shared.
   if (values.redis !== undefined && name !== 'ratelimit') throw new UsageError(`--redis is for ratelimit only: ${name} keeps no counters`);
+  for (const option of ['database-url', 'data'] as const) {
+    if (values[option] !== undefined && !isBookingModule(name)) throw new UsageError(`--${option} is for hotel-booking and car-booking only: ${name} keeps no bookings`);
+  }
   const served = await serveModule(name, {
     configDir: values.config,
     host: values.host,
     port: portOption(values.port, '--port'),
     redisUrl: values.redis,
+    databaseUrl: values['database-url'],
+    dataDir: values.data,
   });
   runUntilSignal(() => served.stop());
-  const about = [served.protocol, served.configDir && `config folder ${served.configDir}`].filter(Boolean).join('; ');
+  const about = [served.protocol, served.configDir && `config folder ${served.configDir}`, served.bookings && `bookings: ${served.bookings}`].filter(Boolean).join('; ');
   process.stdout.write(`${name} listening on ${served.address}${about && ` (${about})`}\n`);
   return undefined;
 }

@@ -7,8 +7,21 @@ import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createApiModule } from '../api';
 import { createAuthService } from '../auth';
-import { BOOKINGS_FILE, createCarBookingModule, createHotelBookingModule } from '../bookings';
-import { checkRedisUrl, envPort, listen, listenFailure, USERS_FILE, watchFolder, type FolderWatcher, type RunningServer } from '../gatehouse';
+import { BOOKINGS_FILE, createCarBookingModule, createHotelBookingModule, DEFAULT_DATABASE_TIMEOUT_MS, type BookingStore } from '../bookings';
+import {
+  bookingDatabaseOptions,
+  checkRedisUrl,
+  describeStorage,
+  envPort,
+  listen,
+  listenFailure,
+  openBookingStorage,
+  USERS_FILE,
+  watchFolder,
+  type BookingStorage,
+  type FolderWatcher,
+  type RunningServer,
+} from '../gatehouse';
 import type { GatehouseModule } from '../gateway';
 import { createRateLimitGrpcServer, createRateLimitService, createRedisStore, type RateLimitService } from '../ratelimit';
 import { hostPort } from '../http';
@@ -25,12 +38,23 @@ export function isServable(name: string): name is ServableModule {
   return (SERVABLE_MODULES as readonly string[]).includes(name);
 }
 
+/** Whether `name` is a booking service, which keeps its bookings in a database. */
+export function isBookingModule(name: string): name is 'hotel-booking' | 'car-booking' {
+  return name === 'hotel-booking' || name === 'car-booking';
+}
+
 
 export interface ServeOptions {
   configDir?: string;
   host?: string;
   port?: number;
   redisUrl?: string;
+  /** hotel-booking, car-booking: PostgreSQL for the bookings. Default `DATABASE_URL`; without it, PGlite in `dataDir`. */
+  databaseUrl?: string;
+  /** hotel-booking, car-booking: PGlite's folder. Default `GATEHOUSE_DATA`, else `data` beside the config folder. */
+  dataDir?: string;
+  /** hotel-booking, car-booking: keep bookings in memory instead (gone on stop). */
+  bookingStore?: 'database' | 'memory';
   /**
    * Re-read the module's files when they change (users, limits, booking
    * data), as `gatehouse start` does. Default true.
@@ -45,6 +69,8 @@ export interface Served {
   protocol?: string;
   /** The folder the module reads its files from; none for a module that reads none. */
   configDir?: string;
+  /** Where a booking service keeps its bookings, in words (`PGlite in /srv/data`). */
+  bookings?: string;
   stop(): Promise<void>;
 }
 
@@ -65,7 +91,7 @@ function watchModule(module: GatehouseModule, configDir: string, logger?: Logger
   });
 }
 
-function httpModule(name: string, configDir: string, logger: Logger): GatehouseModule {
+function httpModule(name: string, configDir: string, logger: Logger, store?: BookingStore): GatehouseModule {
   const bookingData = existsSync(join(configDir, BOOKINGS_FILE)) ? { configDir } : {};
   switch (name) {
     case 'api':
@@ -77,9 +103,9 @@ function httpModule(name: string, configDir: string, logger: Logger): GatehouseM
       // the folder it first found, and miss a repointed link or a swapped folder.
       return createAuthService({ usersFile: join(configDir, USERS_FILE), logger: logger.child({ module: 'auth' }) });
     case 'hotel-booking':
-      return createHotelBookingModule({ ...bookingData, proxy: true });
+      return createHotelBookingModule({ ...bookingData, proxy: true, store });
     case 'car-booking':
-      return createCarBookingModule({ ...bookingData, proxy: true });
+      return createCarBookingModule({ ...bookingData, proxy: true, store });
     default:
       throw new Error(`unknown module '${name}'; modules: ${SERVABLE_MODULES.join(', ')}`);
   }
@@ -110,6 +136,7 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
   // Everything the environment says is checked before anything listens: a
   // mistake found later would leave a server open, and the process running.
   const port = options.port ?? (name === 'ratelimit' ? envPort(process.env.GRPC_PORT, 'GRPC_PORT', 8081) : envPort(process.env.PORT, 'PORT', 8080));
+  const database = isBookingModule(name) ? bookingDatabaseOptions(options, configDir) : undefined;
   const logger = createLogger();
   // The api module alone reads no file.
   if (name !== 'api') assertFolder(configDir);
@@ -146,7 +173,16 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
     };
   }
 
-  const module = httpModule(name, configDir, logger);
+  // A booking service alone keeps its bookings where `gatehouse start` would, and seeds its own kind only.
+  const kind = name === 'car-booking' ? 'car' : 'hotel';
+  let storage: BookingStorage = {};
+  let bookings: string | undefined;
+  if (database) {
+    const storageOptions = { configDir, bookingStore: options.bookingStore ?? 'database', ...database, databaseTimeoutMs: DEFAULT_DATABASE_TIMEOUT_MS } as const;
+    storage = await openBookingStorage({ ...storageOptions, kinds: [kind], logger });
+    bookings = describeStorage(storageOptions);
+  }
+  const module = httpModule(name, configDir, logger, storage.stores?.[kind]);
   logAppErrors(module.app!, logger);
   let server: RunningServer;
   try {
@@ -154,6 +190,7 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
   } catch (err) {
     // The auth service watches its users file: close it so that the process can end.
     await module.close?.();
+    await storage.database?.close();
     throw err;
   }
   // The auth service logs its reloads itself; the others' are logged here.
@@ -161,10 +198,12 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
   return {
     address: `http://${hostPort(host, server.port)}`,
     configDir: name === 'api' ? undefined : configDir,
+    bookings,
     async stop() {
       watcher?.close();
       await server.close();
       await module.close?.();
+      await storage.database?.close();
     },
   };
 }

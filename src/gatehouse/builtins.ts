@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createApiModule } from '../api';
 import { createAuthService, type AuthService } from '../auth';
-import { BOOKINGS_FILE, createCarBookingModule, createHotelBookingModule } from '../bookings';
+import { BOOKINGS_FILE, createCarBookingModule, createHotelBookingModule, type BookingKind, type BookingStore } from '../bookings';
 import type { GatehouseModule } from '../gateway';
 import { createRateLimitService, createRedisStore, type RateLimitService, type RedisStore } from '../ratelimit';
 import type { Logger } from '../telemetry';
@@ -29,6 +29,8 @@ export interface BuiltinModules {
 export interface BuiltinOptions {
   configDir: string;
   redisUrl?: string;
+  /** Where the booking modules keep their bookings (./bookings); default, each its own in memory. */
+  bookingStores?: Record<BookingKind, BookingStore>;
   logger: Logger;
 }
 
@@ -43,7 +45,8 @@ export function createBuiltinModules(options: BuiltinOptions): BuiltinModules {
 
   const bookingData = existsSync(join(configDir, BOOKINGS_FILE));
   const bookingOptions = bookingData ? { configDir } : {};
-  modules.push(createHotelBookingModule(bookingOptions), createCarBookingModule(bookingOptions));
+  const stores = options.bookingStores;
+  modules.push(createHotelBookingModule({ ...bookingOptions, store: stores?.hotel }), createCarBookingModule({ ...bookingOptions, store: stores?.car }));
 
   const usersFile = join(configDir, USERS_FILE);
   let auth: AuthService | undefined;

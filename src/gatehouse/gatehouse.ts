@@ -40,12 +40,14 @@ import {
   type Metrics,
   type RouteCounters,
 } from '../telemetry';
+import type { BookingDatabase } from '../bookings';
+import { openBookingStorage } from './bookings';
 import { createBuiltinModules } from './builtins';
 import { keepHostHeaders } from './host-headers';
 import { listen, type RunningServer } from './http-server';
 import { listenFailure } from './listen-failure';
 import { checkFolderFiles, checkModuleFiles } from './module-files';
-import { redisReadiness } from './readiness';
+import { allReady, redisReadiness } from './readiness';
 import { resolveOptions, type GatehouseOptions, type ResolvedOptions } from './options';
 import { followTlsFiles, warnOfValidity } from './tls-files';
 import { watchFolder, type FolderWatcher } from './watch';
@@ -74,6 +76,8 @@ export interface Gatehouse {
   readonly modules: ModuleRegistry;
   /** The gRPC rate-limit server (not listening until `start()`); absent with `grpcPort: false`. */
   readonly grpcServer?: RateLimitGrpcServer;
+  /** The bookings database (PostgreSQL or PGlite); absent with `bookingStore: 'memory'`. */
+  readonly bookingDatabase?: BookingDatabase;
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly options: ResolvedOptions;
@@ -82,7 +86,7 @@ export interface Gatehouse {
    * folder. Rejects while started, and once stopped: create another Gatehouse.
    */
   start(): Promise<Listening>;
-  /** Stops accepting, lets requests in flight finish, closes gRPC, Redis and the modules; a start under way first finishes. */
+  /** Stops accepting, lets requests in flight finish, closes gRPC, Redis, the modules and the bookings database; a start under way first finishes. */
   stop(): Promise<void>;
   /**
    * Re-reads the config folder: the records and the files of the built-in
@@ -121,7 +125,15 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   let lastReloadAt: Date | undefined;
   let configErrors: string[] = [];
 
-  const builtins = createBuiltinModules({ configDir: options.configDir, redisUrl: options.redisUrl, logger });
+  const storage = await openBookingStorage({ ...options, logger, metrics });
+  const bookingDatabase = storage.database;
+  let builtins: ReturnType<typeof createBuiltinModules>;
+  try {
+    builtins = createBuiltinModules({ configDir: options.configDir, redisUrl: options.redisUrl, bookingStores: storage.stores, logger });
+  } catch (err) {
+    await bookingDatabase?.close();
+    throw err;
+  }
   let usersText: string | undefined;
   const registry = new Map<string, GatehouseModule>();
   for (const m of builtins.modules) registry.set(m.name, m);
@@ -167,10 +179,14 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         auth: (record, modules, e) => createAuthStage(record, modules, { ...e, logger: gatewayLogger }),
         rateLimit: (record, modules, e) => createRateLimitStage(record, modules, { ...e, logger: gatewayLogger }),
       },
-      readiness: redis ? redisReadiness(redis.client, logger.child({ module: 'ratelimit' })) : undefined,
+      readiness: allReady([
+        redis && redisReadiness(redis.client, logger.child({ module: 'ratelimit' })),
+        bookingDatabase && (() => bookingDatabase.ready()),
+      ]),
     });
   } catch (err) {
     await Promise.all([...registry.values()].map((m) => m.close?.()));
+    await bookingDatabase?.close();
     throw err;
   }
   const gw = gateway;
@@ -304,6 +320,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     gateway: gw,
     modules: registry,
     grpcServer,
+    bookingDatabase,
     logger,
     metrics,
     options,
@@ -338,6 +355,8 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         await reloading?.catch(() => undefined);
         await gw.close();
         await Promise.all([...registry.values()].map((m) => m.close?.()));
+        // Last: the booking modules answered their last request above.
+        await bookingDatabase?.close();
         logger.info('gatehouse stopped');
       })();
       return stopping;

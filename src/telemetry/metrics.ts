@@ -12,6 +12,8 @@ export type AuthResult = 'allowed' | 'denied' | 'error' | 'bypassed';
 export type RateLimitResult = 'ok' | 'over_limit' | 'error';
 export type UpstreamErrorKind = 'timeout' | 'refused' | 'other';
 export type ReloadResult = 'success' | 'failure';
+/** How a database call failed: no answer in time, the database unreachable, or the call itself. */
+export type DatabaseFailureKind = 'timeout' | 'unavailable' | 'error';
 
 export const AUTH_RESULTS: readonly AuthResult[] = ['allowed', 'denied', 'error', 'bypassed'];
 export const RATELIMIT_RESULTS: readonly RateLimitResult[] = ['ok', 'over_limit', 'error'];
@@ -38,12 +40,16 @@ export interface Metrics {
   readonly rateLimitDecisions: Counter<'result'>;
   readonly upstreamErrors: Counter<'route' | 'kind'>;
   readonly configReloads: Counter<'result'>;
+  readonly databaseCallDuration: Histogram<'operation'>;
+  readonly databaseErrors: Counter<'operation' | 'kind'>;
   /** Counts a finished request and observes its duration. */
   recordRequest(route: string, method: string, status: number, seconds: number): void;
   recordAuth(result: AuthResult): void;
   recordRateLimit(result: RateLimitResult): void;
   recordUpstreamError(route: string, kind: UpstreamErrorKind): void;
   recordConfigReload(result: ReloadResult): void;
+  /** Observes a call to the bookings database (`create`, `get`...), and counts it when it failed. */
+  recordDatabaseCall(operation: string, seconds: number, failure?: DatabaseFailureKind): void;
 }
 
 const DEFAULT_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -166,6 +172,19 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     labelNames: ['result'] as const,
     registers,
   });
+  const databaseCallDuration = new Histogram({
+    name: `${prefix}database_call_duration_seconds`,
+    help: 'Calls to the bookings database, failed ones included, by operation: get, list, create, cancel, seed, migrate, ready, purge.',
+    labelNames: ['operation'] as const,
+    buckets: options.durationBuckets ?? DEFAULT_BUCKETS,
+    registers,
+  });
+  const databaseErrors = new Counter({
+    name: `${prefix}database_errors_total`,
+    help: 'Failed calls to the bookings database, by operation and kind: timeout, unavailable (unreachable, refused), error (the call failed).',
+    labelNames: ['operation', 'kind'] as const,
+    registers,
+  });
   if (options.processMetrics !== false) {
     // The event-loop delay is sampled every 100 ms, not every 10: an idle
     // process then wakes 10 times a second for it instead of 100.
@@ -194,6 +213,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const requestChild = childCache3((route, method, status) => counted(() => new PendingCount(httpRequests.labels(route, method, status))));
   const durationChild = childCache2((route, method) => counted(() => new PendingObservations(httpRequestDuration.labels(route, method))));
   const upstreamChild = childCache2((route, kind) => upstreamErrors.labels(route, kind));
+  const databaseCallChild = new Map<string, { observe(value: number): void }>();
+  const databaseErrorChild = childCache2((operation, kind) => databaseErrors.labels(operation, kind));
   const statusText: string[] = [];
 
   return {
@@ -204,6 +225,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     rateLimitDecisions,
     upstreamErrors,
     configReloads,
+    databaseCallDuration,
+    databaseErrors,
     recordRequest(route, method, status, seconds) {
       const m = KNOWN_METHODS.has(method) ? method : 'OTHER';
       const s = statusText[status] ?? (statusText[status] = String(status));
@@ -220,6 +243,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
     recordUpstreamError: (route, kind) => upstreamChild(route, kind).inc(),
     recordConfigReload: (result) => reloads.get(result)?.inc(),
+    recordDatabaseCall(operation, seconds, failure) {
+      let child = databaseCallChild.get(operation);
+      if (child === undefined) databaseCallChild.set(operation, (child = databaseCallDuration.labels(operation)));
+      child.observe(seconds);
+      if (failure !== undefined) databaseErrorChild(operation, failure).inc();
+    },
   };
 }
 

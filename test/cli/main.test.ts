@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import net from 'node:net';
 import { join } from 'node:path';
 import { acceptsConnections, killAll, REPO_ROOT, runCli, startCli, type CliResult } from '../support/process';
+import { freshDataDir } from '../support/pglite';
 
 /**
  * Runs an npm script of the repository as a supervisor does (a container's
@@ -185,11 +186,12 @@ describe('gatehouse command', function () {
     });
     afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-    it('runs the demo on the ports it is given, says which config folder it serves, answers, and stops with exit 0 on SIGTERM', async () => {
-      const server = await startCli(['start', '--config', dir, '--no-watch'], { env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'warn' } });
+    it('runs the demo on the ports it is given, says which config folder it serves and where the bookings go, answers, and stops with exit 0 on SIGTERM', async () => {
+      const data = await freshDataDir();
+      const server = await startCli(['start', '--config', dir, '--no-watch'], { env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'warn', GATEHOUSE_DATA: data } });
       assert.equal(server.name, 'gatehouse');
       assert.match(server.line, /^gatehouse listening on http:\/\/127\.0\.0\.1:\d+ \(gRPC rate limits on 127\.0\.0\.1:\d+; config folder /);
-      assert.ok(server.line.endsWith(`; config folder ${dir})`), server.line);
+      assert.ok(server.line.endsWith(`; config folder ${dir}; bookings: PGlite in ${data})`), server.line);
       const res = await fetch(`${server.address}/v1/messages/1`);
       assert.equal(res.status, 200);
       assert.equal(((await res.json()) as { url: string }).url, `${server.address}/v1/messages/1`);

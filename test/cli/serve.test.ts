@@ -238,7 +238,7 @@ describe('gatehouse serve', function () {
           },
         },
       ]);
-      gatehouse = await createGatehouse({ configDir: dir, grpcPort: false, watch: false, logger: createLogger({ level: 'silent' }) });
+      gatehouse = await createGatehouse({ configDir: dir, grpcPort: false, watch: false, bookingStore: 'memory', logger: createLogger({ level: 'silent' }) });
     });
     after(async () => {
       await gatehouse?.stop();

@@ -11,6 +11,8 @@ describe('gatehouse options from code', () => {
     ['a negative shutdown grace', { shutdownGraceMs: -1 }, /^shutdownGraceMs must be a number of milliseconds \(0 or more\), got -1$/],
     ['an infinite reload debounce', { reloadDebounceMs: Infinity }, /^reloadDebounceMs must be a number of milliseconds \(0 or more\), got Infinity$/],
     ['a fractional keep-alive timeout', { keepAliveTimeoutMs: 0.5 }, /^keepAliveTimeoutMs must be a number of milliseconds \(0 or more\), got 0\.5$/],
+    ['a database timeout of 0', { databaseTimeoutMs: 0 }, /^databaseTimeoutMs must be a number of milliseconds \(1 or more\), got 0$/],
+    ['a booking store it does not know', { bookingStore: 'redis' as 'memory' }, /^bookingStore must be 'database' or 'memory', got redis$/],
   ];
   for (const [what, option, message] of refused) {
     it(`refuses ${what}, naming the option`, async () => {
@@ -24,7 +26,7 @@ describe('gatehouse options from code', () => {
 
   it('keeps idle keep-alive connections 65 s, or as long as keepAliveTimeoutMs says, and tells clients so', async () => {
     for (const [option, header] of [[{}, 'timeout=65'], [{ keepAliveTimeoutMs: 620_000 }, 'timeout=620']] as const) {
-      const gatehouse = await createGatehouse({ configDir: DEMO_CONFIG, port: 0, grpcPort: false, watch: false, ...option });
+      const gatehouse = await createGatehouse({ configDir: DEMO_CONFIG, port: 0, grpcPort: false, watch: false, bookingStore: 'memory', ...option });
       const { url } = await gatehouse.start();
       try {
         const res = await fetch(`${url}/gateway/v0/check_alive`);
@@ -37,7 +39,7 @@ describe('gatehouse options from code', () => {
   });
 
   it('takes 0 for the ports, the body limit and the times', async () => {
-    const gatehouse = await createGatehouse({ configDir: DEMO_CONFIG, port: 0, grpcPort: false, bodyLimit: 0, shutdownGraceMs: 0, reloadDebounceMs: 0, watch: false });
+    const gatehouse = await createGatehouse({ configDir: DEMO_CONFIG, port: 0, grpcPort: false, bodyLimit: 0, shutdownGraceMs: 0, reloadDebounceMs: 0, watch: false, bookingStore: 'memory' });
     const { port } = await gatehouse.start();
     assert.ok(port > 0);
     await gatehouse.stop();

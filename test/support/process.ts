@@ -11,6 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import net from 'node:net';
 import { join } from 'node:path';
+import { freshDataDir } from './pglite';
 
 /** The repository root, the working directory of every command. */
 export const REPO_ROOT = join(__dirname, '..', '..');
@@ -18,7 +19,7 @@ export const REPO_ROOT = join(__dirname, '..', '..');
 const MAIN = join('src', 'cli', 'main.ts');
 
 /** Variables that would change what a command does; a test sets the ones it means. */
-const CLEARED_ENV = ['HOST', 'PORT', 'GRPC_PORT', 'GATEHOUSE_CONFIG', 'REDIS_URL', 'TLS_CERT', 'TLS_KEY', 'LOG_LEVEL'];
+const CLEARED_ENV = ['HOST', 'PORT', 'GRPC_PORT', 'GATEHOUSE_CONFIG', 'REDIS_URL', 'DATABASE_URL', 'GATEHOUSE_DATA', 'TLS_CERT', 'TLS_KEY', 'LOG_LEVEL'];
 
 /** A server's announcement on standard output: `<name> listening on <address>[ ...]`, a whole line. */
 export const LISTENING_LINE = /^(\S+) listening on (\S+)[^\n]*\n/m;
@@ -56,6 +57,15 @@ export interface CliServer {
 
 const running = new Set<ChildProcess>();
 
+/** `options` with `GATEHOUSE_DATA` set to a new folder, when `args` run a server that keeps bookings and the test named no store. */
+async function withDataDir(args: readonly string[], options: CliOptions): Promise<CliOptions> {
+  const keepsBookings = args[0] === 'start' || (args[0] === 'serve' && (args[1] === 'hotel-booking' || args[1] === 'car-booking'));
+  const named = args.some((a) => a === '--data' || a === '--database-url' || a.startsWith('--data=') || a.startsWith('--database-url='));
+  const env = options.env ?? {};
+  if (!keepsBookings || named || env.GATEHOUSE_DATA !== undefined || env.DATABASE_URL !== undefined) return options;
+  return { ...options, env: { ...env, GATEHOUSE_DATA: await freshDataDir() } };
+}
+
 function environment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const name of CLEARED_ENV) delete env[name];
@@ -90,6 +100,7 @@ function describeOutput(out: { stdout: string; stderr: string }): string {
 
 /** Runs a command that ends (help, check, a start that fails) and resolves its exit and output. */
 export async function runCli(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
+  options = await withDataDir(args, options);
   const { child, out } = spawnCli(args, options);
   const timeoutMs = options.timeoutMs ?? 20_000;
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
@@ -108,6 +119,7 @@ export async function runCli(args: readonly string[], options: CliOptions = {}):
  * within the timeout (and then kills it).
  */
 export async function startCli(args: readonly string[], options: CliOptions = {}): Promise<CliServer> {
+  options = await withDataDir(args, options);
   const { child, out } = spawnCli(args, options);
   const timeoutMs = options.timeoutMs ?? 20_000;
   const line = await new Promise<RegExpExecArray>((resolve, reject) => {

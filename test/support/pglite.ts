@@ -1,0 +1,54 @@
+/**
+ * @module test/support/pglite
+ * Data folders for the tests of the embedded database. PGlite makes a new
+ * database with initdb, which takes seconds (ten and more on a loaded
+ * machine); so a template is made once, kept in the temporary folder for the
+ * runs that follow (one per PGlite version), and every test gets a copy of
+ * it: a folder as a first start leaves it, before Gatehouse's migrations.
+ * The root hook (./root-hooks) makes the template before the first test and
+ * removes the copies after the last.
+ */
+import { cpSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+
+/** The sub-folder Gatehouse keeps PGlite's files in (src/bookings/database/pglite). */
+const PGLITE_FOLDER = 'pglite';
+
+// Its package.json is not exported: found beside its main file, dist/index.cjs.
+const VERSION: string = JSON.parse(readFileSync(join(dirname(require.resolve('@electric-sql/pglite')), '..', 'package.json'), 'utf8')).version;
+const TEMPLATE = join(tmpdir(), `gatehouse-test-pglite-${VERSION}-${process.getuid?.() ?? 0}`);
+
+const copies = new Set<string>();
+
+/** Makes the template unless an earlier run did; renamed into place whole, so a run stopped halfway leaves none. */
+export async function pgliteTemplate(): Promise<string> {
+  if (existsSync(join(TEMPLATE, PGLITE_FOLDER, 'PG_VERSION'))) return TEMPLATE;
+  const making = mkdtempSync(`${TEMPLATE}-making-`);
+  try {
+    const db = await PGlite.create(join(making, PGLITE_FOLDER));
+    await db.close();
+    renameSync(making, TEMPLATE);
+  } catch (err) {
+    rmSync(making, { recursive: true, force: true });
+    // Another run made it meanwhile.
+    if (!existsSync(join(TEMPLATE, PGLITE_FOLDER, 'PG_VERSION'))) throw err;
+  }
+  return TEMPLATE;
+}
+
+/** A new data folder holding a database no Gatehouse has opened yet. */
+export async function freshDataDir(): Promise<string> {
+  const from = await pgliteTemplate();
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-data-'));
+  copies.add(dir);
+  cpSync(join(from, PGLITE_FOLDER), join(dir, PGLITE_FOLDER), { recursive: true });
+  return dir;
+}
+
+/** Removes every copy made here (the template stays for the next run). */
+export function removeDataDirs(): void {
+  for (const dir of copies) rmSync(dir, { recursive: true, force: true });
+  copies.clear();
+}
