@@ -8,6 +8,7 @@
  * answer 503.
  */
 import type { Logger } from '../../telemetry';
+import { IdempotencyKeyInFlight, IdempotencyKeyReused } from '../idempotency';
 import type { BookingKind } from '../kinds';
 import { IDEMPOTENCY_KEY_TTL_MS, type Booking, type BookingStore } from '../store';
 import type { Engine, Sql } from './engine';
@@ -114,7 +115,9 @@ export async function openBookingDatabase(options: BookingDatabaseOptions): Prom
       regained();
       return result;
     } catch (err) {
-      const failure: DatabaseFailure = err instanceof DatabaseUnavailableError ? err.kind : 'error';
+      // A key used again is the database answering as it should: the request is what is refused.
+      const refused = err instanceof IdempotencyKeyReused || err instanceof IdempotencyKeyInFlight;
+      const failure: DatabaseFailure | undefined = err instanceof DatabaseUnavailableError ? err.kind : refused ? undefined : 'error';
       options.onCall?.(operation, (performance.now() - started) / 1000, failure);
       if (err instanceof DatabaseUnavailableError) lost(err.reason);
       throw err;

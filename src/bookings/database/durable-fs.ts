@@ -99,7 +99,13 @@ interface EmscriptenNodeFs {
 
 /** PGlite's {@link NodeFS} whose fsync reaches the disk, the WAL's through {@link WalSync}. */
 export class DurableNodeFS extends NodeFS {
-  readonly wal = new WalSync();
+  readonly wal: WalSync;
+
+  /** @param syncWal how a WAL segment is synced; the default syncs its data to disk. */
+  constructor(dataDir: string, syncWal?: (path: string) => Promise<void>) {
+    super(dataDir);
+    this.wal = new WalSync(syncWal);
+  }
 
   override async init(...args: Parameters<NodeFS['init']>): ReturnType<NodeFS['init']> {
     const { emscriptenOpts } = await super.init(...args);
