@@ -13,7 +13,8 @@ export const mochaHooks = {
     this.timeout(300_000);
     await pgliteTemplate();
   },
-  async afterAll(): Promise<void> {
+  async afterAll(this: Mocha.Context): Promise<void> {
+    this.timeout(60_000);
     await stopSharedPostgres();
     removeDataDirs();
   },

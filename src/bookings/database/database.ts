@@ -148,6 +148,7 @@ export async function openBookingDatabase(options: BookingDatabaseOptions): Prom
     for (const [kind, bookings] of Object.entries(options.seed ?? {}) as [BookingKind, readonly Booking[]][]) {
       if (bookings.length > 0 && (await storeOf(kind).seed(bookings))) logger.info({ database: where, kind, bookings: bookings.length }, 'demo bookings inserted');
     }
+    if (closed) return;
     purge = setInterval(() => {
       const cutoff = new Date((options.now?.() ?? new Date()).getTime() - (options.idempotencyKeyTtlMs ?? IDEMPOTENCY_KEY_TTL_MS)).toISOString();
       run('purge', (sql) => sql.query(`DELETE FROM ${schema}.idempotency_keys WHERE created_at < $1::timestamptz`, [cutoff])).catch((err: unknown) =>

@@ -8,9 +8,9 @@
  */
 import { mkdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { PGlite, type Transaction } from '@electric-sql/pglite';
+import type { PGlite, Transaction } from '@electric-sql/pglite';
 import type { Logger } from '../../telemetry';
-import { durableStartParams, DurableNodeFS } from './durable-fs';
+import type { DurableNodeFS } from './durable-fs';
 import { withDeadline, type Engine, type Sql } from './engine';
 import { DatabaseUnavailableError, errorText } from './errors';
 import { lockFolder } from './folder-lock';
@@ -36,7 +36,7 @@ function sqlOf(db: PGlite | Transaction): Sql {
       return (await db.query(text, params as unknown[] | undefined)).rows as never[];
     },
     transaction(work) {
-      if (!(db instanceof PGlite)) throw new Error('PGlite has no nested transactions');
+      if (!('transaction' in db)) throw new Error('PGlite has no nested transactions');
       return db.transaction((tx) => work(sqlOf(tx)));
     },
   };
@@ -50,6 +50,9 @@ function sqlOf(db: PGlite | Transaction): Sql {
 export async function openPgliteEngine(options: { folder: string; logger?: Pick<Logger, 'info'> }): Promise<Engine> {
   const folder = resolve(options.folder);
   makeDataFolder(folder);
+  // Loaded on first use: a process on PostgreSQL, or one running `gatehouse --help`, does not load the WebAssembly build.
+  const { PGlite: PGliteClass } = require('@electric-sql/pglite') as typeof import('@electric-sql/pglite');
+  const { DurableNodeFS: DurableFS, durableStartParams } = require('./durable-fs') as typeof import('./durable-fs');
   const lock = await lockFolder(folder);
   const dbFolder = join(folder, PGLITE_FOLDER);
   let db: PGlite;
@@ -63,8 +66,8 @@ export async function openPgliteEngine(options: { folder: string; logger?: Pick<
       }
     })();
     if (!exists) options.logger?.info({ dataDir: folder }, 'making the bookings database in the data folder (first start: this takes a few seconds)');
-    fs = new DurableNodeFS(dbFolder);
-    db = await PGlite.create({ fs, startParams: durableStartParams(PGlite.defaultStartParams) });
+    fs = new DurableFS(dbFolder);
+    db = await PGliteClass.create({ fs, startParams: durableStartParams(PGliteClass.defaultStartParams) });
   } catch (err) {
     await lock.release();
     throw new Error(`cannot open the bookings database in ${dbFolder}: ${errorText(err)}`, { cause: err });

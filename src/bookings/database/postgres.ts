@@ -4,7 +4,7 @@
  * `DATABASE_URL` names, every call on one connection within its deadline,
  * and a connection that missed it dropped rather than reused.
  */
-import { Pool, type PoolClient } from 'pg';
+import type { PoolClient } from 'pg';
 import { withDeadline, type Engine, type Sql } from './engine';
 import { asUnavailable, DatabaseUnavailableError, errorText, isUnavailable, redact } from './errors';
 
@@ -49,6 +49,8 @@ export interface PostgresOptions {
 export function createPostgresEngine(options: PostgresOptions): Engine {
   const password = decodeURIComponent(new URL(options.url).password) || undefined;
   const location = describeDatabaseUrl(options.url);
+  // Loaded on first use: a process on PGlite does not load the driver.
+  const { Pool } = require('pg') as typeof import('pg');
   const pool = new Pool({
     connectionString: options.url,
     max: options.poolSize ?? DEFAULT_POOL_SIZE,
