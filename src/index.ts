@@ -17,5 +17,5 @@ export { createGateway, loadConfig, ConfigError, type GatehouseModule, type Gate
 export { createAuthService } from './auth';
 export { createRateLimitService, createRateLimitGrpcServer } from './ratelimit';
 export { createApiApp, createApiModule, createV1App, createV2App } from './api';
-export { createBookingModule, createHotelBookingModule, createCarBookingModule } from './bookings';
+export { createBookingModule, createHotelBookingModule, createCarBookingModule, openBookingDatabase } from './bookings';
 export { createDiagModule } from './diag';
