@@ -47,7 +47,9 @@ export interface PostgresOptions {
 
 /** Connects to PostgreSQL lazily: the first call opens the first connection. */
 export function createPostgresEngine(options: PostgresOptions): Engine {
-  const password = decodeURIComponent(new URL(options.url).password) || undefined;
+  const parsed = new URL(options.url);
+  // libpq's URLs may give it as a parameter too: `?password=...`.
+  const password = decodeURIComponent(parsed.password) || parsed.searchParams.get('password') || undefined;
   const location = describeDatabaseUrl(options.url);
   // Loaded on first use: a process on PGlite does not load the driver.
   const { Pool } = require('pg') as typeof import('pg');
