@@ -19,7 +19,7 @@ async function npmScript(
   env: Record<string, string>,
 ): Promise<{ port: number; output: () => string; terminate: () => Promise<void>; cleanup: () => void }> {
   const clean = { ...process.env };
-  for (const name of ['HOST', 'PORT', 'GRPC_PORT', 'GATEHOUSE_CONFIG', 'REDIS_URL', 'TLS_CERT', 'TLS_KEY', 'LOG_LEVEL']) delete clean[name];
+  for (const name of ['HOST', 'PORT', 'GRPC_PORT', 'GATEHOUSE_CONFIG', 'REDIS_URL', 'DATABASE_URL', 'GATEHOUSE_DATA', 'TLS_CERT', 'TLS_KEY', 'LOG_LEVEL']) delete clean[name];
   // A process group of its own, so that whatever npm leaves behind can be found and ended.
   const npm = spawn('npm', args, { cwd: REPO_ROOT, env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const cleanup = () => {
@@ -224,7 +224,7 @@ describe('gatehouse command', function () {
     });
 
     it('stops gracefully when SIGTERM reaches npm start alone, instead of running on without npm', async () => {
-      const { port, output, terminate, cleanup } = await npmScript(['start'], { PORT: '0', GRPC_PORT: '0', GATEHOUSE_CONFIG: dir });
+      const { port, output, terminate, cleanup } = await npmScript(['start'], { PORT: '0', GRPC_PORT: '0', GATEHOUSE_CONFIG: dir, GATEHOUSE_DATA: await freshDataDir() });
       try {
         assert.equal(await acceptsConnections(port), true);
         await terminate();
