@@ -136,7 +136,7 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
   // Everything the environment says is checked before anything listens: a
   // mistake found later would leave a server open, and the process running.
   const port = options.port ?? (name === 'ratelimit' ? envPort(process.env.GRPC_PORT, 'GRPC_PORT', 8081) : envPort(process.env.PORT, 'PORT', 8080));
-  const database = isBookingModule(name) ? bookingDatabaseOptions(options, configDir) : undefined;
+  const databaseOptions = isBookingModule(name) ? bookingDatabaseOptions(options, configDir) : undefined;
   const logger = createLogger();
   // The api module alone reads no file.
   if (name !== 'api') assertFolder(configDir);
@@ -177,8 +177,8 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
   const kind = name === 'car-booking' ? 'car' : 'hotel';
   let storage: BookingStorage = {};
   let bookings: string | undefined;
-  if (database) {
-    const storageOptions = { configDir, bookingStore: options.bookingStore ?? 'database', ...database, databaseTimeoutMs: DEFAULT_DATABASE_TIMEOUT_MS } as const;
+  if (databaseOptions) {
+    const storageOptions = { configDir, bookingStore: options.bookingStore ?? 'database', ...databaseOptions, databaseTimeoutMs: DEFAULT_DATABASE_TIMEOUT_MS } as const;
     storage = await openBookingStorage({ ...storageOptions, kinds: [kind], logger });
     bookings = describeStorage(storageOptions);
   }
