@@ -57,7 +57,8 @@ function assertNoStack(result: CliResult): void {
 }
 
 describe('gatehouse command', function () {
-  this.timeout(30_000);
+  // Two minutes: a start opens its bookings database before it listens, and a loaded machine is slow at it.
+  this.timeout(120_000);
 
   after(killAll);
 

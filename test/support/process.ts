@@ -27,7 +27,11 @@ export const LISTENING_LINE = /^(\S+) listening on (\S+)[^\n]*\n/m;
 export interface CliOptions {
   /** Added to the cleaned environment. */
   env?: Record<string, string>;
-  /** Give up after this long. Default 20 s (a command starts in about a second on an idle machine). */
+  /**
+   * Give up after this long. Default 20 s (a command starts in about a second
+   * on an idle machine), 40 s for a server that keeps bookings, which opens
+   * (and on the first start migrates) its database before it listens.
+   */
   timeoutMs?: number;
 }
 
@@ -57,13 +61,18 @@ export interface CliServer {
 
 const running = new Set<ChildProcess>();
 
-/** `options` with `GATEHOUSE_DATA` set to a new folder, when `args` run a server that keeps bookings and the test named no store. */
+/**
+ * `options` for a server that keeps bookings: `GATEHOUSE_DATA` set to a new
+ * folder unless the test named a store, and the longer default timeout.
+ */
 async function withDataDir(args: readonly string[], options: CliOptions): Promise<CliOptions> {
   const keepsBookings = args[0] === 'start' || (args[0] === 'serve' && (args[1] === 'hotel-booking' || args[1] === 'car-booking'));
+  if (!keepsBookings) return options;
   const named = args.some((a) => a === '--data' || a === '--database-url' || a.startsWith('--data=') || a.startsWith('--database-url='));
   const env = options.env ?? {};
-  if (!keepsBookings || named || env.GATEHOUSE_DATA !== undefined || env.DATABASE_URL !== undefined) return options;
-  return { ...options, env: { ...env, GATEHOUSE_DATA: await freshDataDir() } };
+  const timeoutMs = options.timeoutMs ?? 40_000;
+  if (named || env.GATEHOUSE_DATA !== undefined || env.DATABASE_URL !== undefined) return { ...options, timeoutMs };
+  return { ...options, timeoutMs, env: { ...env, GATEHOUSE_DATA: await freshDataDir() } };
 }
 
 function environment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
