@@ -5,11 +5,13 @@
  * machine); so a template is made once, kept in the temporary folder for the
  * runs that follow (one per PGlite version), and every test gets a copy of
  * it: a folder as a first start leaves it, before Gatehouse's migrations.
- * The root hook (./root-hooks) makes the template before the first test and
- * removes the copies after the last.
+ * A server a test starts without looking into its bookings gets a folder
+ * another such server left (./process): the run copies as many as run at
+ * once, not one a start. The root hook (./root-hooks) makes the template
+ * before the first test and removes the copies after the last.
  */
 import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import { cp } from 'node:fs/promises';
+import { cp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -22,6 +24,8 @@ const VERSION: string = JSON.parse(readFileSync(join(dirname(require.resolve('@e
 const TEMPLATE = join(tmpdir(), `gatehouse-test-pglite-${VERSION}-${process.getuid?.() ?? 0}`);
 
 const copies = new Set<string>();
+/** Folders a server has used and left: free for the next. */
+const free: string[] = [];
 
 /** Makes the template unless an earlier run did; renamed into place whole, so a run stopped halfway leaves none. */
 export async function pgliteTemplate(): Promise<string> {
@@ -49,8 +53,24 @@ export async function freshDataDir(): Promise<string> {
   return dir;
 }
 
+/**
+ * A data folder for a server whose bookings the test does not look into:
+ * one such a server used and left, migrated and seeded, else a new copy.
+ * Hand it back with {@link releaseDataDir} once the server has exited.
+ */
+export async function reusableDataDir(): Promise<string> {
+  return free.pop() ?? (await freshDataDir());
+}
+
+/** Gives back a folder of {@link reusableDataDir}: its process has exited, and its lock with it. */
+export function releaseDataDir(dir: string): void {
+  free.push(dir);
+}
+
 /** Removes every copy made here (the template stays for the next run). */
-export function removeDataDirs(): void {
-  for (const dir of copies) rmSync(dir, { recursive: true, force: true });
+export async function removeDataDirs(): Promise<void> {
+  const dirs = [...copies];
   copies.clear();
+  free.length = 0;
+  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
 }

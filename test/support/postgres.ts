@@ -9,7 +9,8 @@
  * shown.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -147,6 +148,7 @@ export async function stopSharedPostgres(): Promise<void> {
     proc.kill('SIGQUIT');
     await exited;
   }
-  if (clusterDir) rmSync(clusterDir, { recursive: true, force: true });
+  const dir = clusterDir;
   clusterDir = undefined;
+  if (dir) await rm(dir, { recursive: true, force: true });
 }

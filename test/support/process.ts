@@ -11,7 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import net from 'node:net';
 import { join } from 'node:path';
-import { freshDataDir } from './pglite';
+import { releaseDataDir, reusableDataDir } from './pglite';
 
 /** The repository root, the working directory of every command. */
 export const REPO_ROOT = join(__dirname, '..', '..');
@@ -62,17 +62,19 @@ export interface CliServer {
 const running = new Set<ChildProcess>();
 
 /**
- * `options` for a server that keeps bookings: `GATEHOUSE_DATA` set to a new
- * folder unless the test named a store, and the longer default timeout.
+ * `options` for a server that keeps bookings: `GATEHOUSE_DATA` set to a
+ * folder of its own (handed back by `release` once it has exited) unless the
+ * test named a store, and the longer default timeout.
  */
-async function withDataDir(args: readonly string[], options: CliOptions): Promise<CliOptions> {
+async function withDataDir(args: readonly string[], options: CliOptions): Promise<{ options: CliOptions; release?: () => void }> {
   const keepsBookings = args[0] === 'start' || (args[0] === 'serve' && (args[1] === 'hotel-booking' || args[1] === 'car-booking'));
-  if (!keepsBookings) return options;
+  if (!keepsBookings) return { options };
   const named = args.some((a) => a === '--data' || a === '--database-url' || a.startsWith('--data=') || a.startsWith('--database-url='));
   const env = options.env ?? {};
   const timeoutMs = options.timeoutMs ?? 40_000;
-  if (named || env.GATEHOUSE_DATA !== undefined || env.DATABASE_URL !== undefined) return { ...options, timeoutMs };
-  return { ...options, timeoutMs, env: { ...env, GATEHOUSE_DATA: await freshDataDir() } };
+  if (named || env.GATEHOUSE_DATA !== undefined || env.DATABASE_URL !== undefined) return { options: { ...options, timeoutMs } };
+  const dir = await reusableDataDir();
+  return { options: { ...options, timeoutMs, env: { ...env, GATEHOUSE_DATA: dir } }, release: () => releaseDataDir(dir) };
 }
 
 function environment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -108,9 +110,10 @@ function describeOutput(out: { stdout: string; stderr: string }): string {
 }
 
 /** Runs a command that ends (help, check, a start that fails) and resolves its exit and output. */
-export async function runCli(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
-  options = await withDataDir(args, options);
+export async function runCli(args: readonly string[], given: CliOptions = {}): Promise<CliResult> {
+  const { options, release } = await withDataDir(args, given);
   const { child, out } = spawnCli(args, options);
+  if (release) child.once('exit', release);
   const timeoutMs = options.timeoutMs ?? 20_000;
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   try {
@@ -127,9 +130,10 @@ export async function runCli(args: readonly string[], options: CliOptions = {}):
  * line. Rejects with its output when it exits first or is not listening
  * within the timeout (and then kills it).
  */
-export async function startCli(args: readonly string[], options: CliOptions = {}): Promise<CliServer> {
-  options = await withDataDir(args, options);
+export async function startCli(args: readonly string[], given: CliOptions = {}): Promise<CliServer> {
+  const { options, release } = await withDataDir(args, given);
   const { child, out } = spawnCli(args, options);
+  if (release) child.once('exit', release);
   const timeoutMs = options.timeoutMs ?? 20_000;
   const line = await new Promise<RegExpExecArray>((resolve, reject) => {
     const fail = (why: string) => {

@@ -14,8 +14,7 @@ export const mochaHooks = {
     await pgliteTemplate();
   },
   async afterAll(this: Mocha.Context): Promise<void> {
-    this.timeout(60_000);
-    await stopSharedPostgres();
-    removeDataDirs();
+    this.timeout(120_000);
+    await Promise.all([stopSharedPostgres(), removeDataDirs()]);
   },
 };
