@@ -7,8 +7,17 @@
  *
  *   node --import tsx bench/ratelimit.ts
  *
- * RATELIMIT_BENCH_SECONDS (per case, default 5), RATELIMIT_BENCH_ROUNDS
- * (default 3) and RATELIMIT_BENCH_CONCURRENCY (default 64) tune the runs.
+ * Then the bursts of bench/ratelimit-bursts.ts (exactness and latency under
+ * bursts of concurrent calls, through real processes).
+ *
+ *   node --import tsx bench/ratelimit.ts --json
+ *
+ * prints the rows alone, as JSON: `npm run bench` runs it so, pinned to the
+ * server CPU with BENCH_LOAD_CPU naming the CPU the load is pinned to.
+ *
+ * RATELIMIT_BENCH_SECONDS (per case and round, default BENCH_DURATION, else
+ * 5), RATELIMIT_BENCH_ROUNDS (default BENCH_ROUNDS, else 3) and
+ * RATELIMIT_BENCH_CONCURRENCY (default 64) tune the runs.
  */
 import { spawn } from 'node:child_process';
 import * as grpc from '@grpc/grpc-js';
@@ -23,6 +32,7 @@ import {
 } from '../src/ratelimit';
 import { rateLimitProtos } from '../src/ratelimit/protos';
 import { startRedis } from '../test/ratelimit/support/redis-server';
+import { median } from './harness/stats';
 
 /** One line of the table. */
 export interface Row {
@@ -95,10 +105,11 @@ async function loadLoop(address: string, seconds: number, concurrency: number): 
   return { count: latencies.length, errors, seconds: elapsed, p99Ms: latencies[Math.floor(latencies.length * 0.99)] ?? 0 };
 }
 
-function runLoad(address: string, seconds: number, concurrency: number): Promise<LoadResult> {
-  const child = spawn(process.execPath, ['--import', 'tsx', __filename, '--load', address, String(seconds), String(concurrency)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+/** Runs the load loop in a child process, pinned to `cpu` when given. */
+function runLoad(address: string, seconds: number, concurrency: number, cpu?: number): Promise<LoadResult> {
+  const command = [process.execPath, '--import', 'tsx', __filename, '--load', address, String(seconds), String(concurrency)];
+  const pinned = cpu === undefined ? command : ['taskset', '-c', String(cpu), ...command];
+  const child = spawn(pinned[0], pinned.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   return new Promise((resolve, reject) => {
@@ -111,7 +122,7 @@ function runLoad(address: string, seconds: number, concurrency: number): Promise
 }
 
 /** A grpc-js server with the envoy v3 method and a handler that answers a constant. */
-async function startEmptyServer(): Promise<{ port: number; stop(): Promise<void> }> {
+export async function startEmptyServer(): Promise<{ port: number; stop(): Promise<void> }> {
   const server = new grpc.Server();
   const answer = { overall_code: 'OK' };
   server.addService(rateLimitProtos()[ENVOY_V3_SERVICE] as grpc.ServiceDefinition, {
@@ -138,39 +149,42 @@ async function startService(store?: RateLimitStore): Promise<{ port: number; sto
 
 /**
  * Runs the three cases, interleaved over several rounds so that a burst of
- * other work on the machine hits every case alike; each case keeps its best
- * round. Returns the rows; prints nothing.
+ * other work on the machine hits every case alike: req/s and p99 are the
+ * medians over the rounds, the ratio the median of the same-round ratios to
+ * the empty handler. Returns the rows; prints nothing.
  */
-export async function runRateLimitBench(options: { seconds?: number; concurrency?: number; rounds?: number } = {}): Promise<Row[]> {
-  const seconds = options.seconds ?? Number(process.env.RATELIMIT_BENCH_SECONDS ?? 5);
-  const concurrency = options.concurrency ?? Number(process.env.RATELIMIT_BENCH_CONCURRENCY ?? 64);
-  const rounds = options.rounds ?? Number(process.env.RATELIMIT_BENCH_ROUNDS ?? 3);
+export async function runRateLimitBench(
+  options: { seconds?: number; concurrency?: number; rounds?: number; loadCpu?: number } = {},
+): Promise<Row[]> {
+  const env = process.env;
+  const seconds = options.seconds ?? Number(env.RATELIMIT_BENCH_SECONDS || env.BENCH_DURATION || 5);
+  const concurrency = options.concurrency ?? Number(env.RATELIMIT_BENCH_CONCURRENCY || 64);
+  const rounds = options.rounds ?? Number(env.RATELIMIT_BENCH_ROUNDS || env.BENCH_ROUNDS || 3);
+  const loadCpu = options.loadCpu ?? (env.BENCH_LOAD_CPU ? Number(env.BENCH_LOAD_CPU) : undefined);
   const redis = await startRedis();
   const servers: { port: number; stop(): Promise<void> }[] = [];
   try {
     const store = createRedisStore({ url: redis.url, timeoutMs: 1000 });
     await store.ready();
     servers.push(await startEmptyServer(), await startService(), await startService(store));
-    const best: (LoadResult | undefined)[] = [];
+    const results: LoadResult[][] = servers.map(() => []);
     for (let round = 0; round < rounds; round++) {
       for (let i = 0; i < servers.length; i++) {
-        const r = await runLoad(`127.0.0.1:${servers[i].port}`, seconds / rounds, concurrency);
+        const r = await runLoad(`127.0.0.1:${servers[i].port}`, seconds, concurrency, loadCpu);
         if (r.errors > 0) throw new Error(`case ${i}: ${r.errors} calls failed`);
-        const b = best[i];
-        if (!b || r.count / r.seconds > b.count / b.seconds) best[i] = r;
+        results[i].push(r);
       }
     }
-    const [empty, memory, withRedis] = best as LoadResult[];
     const rps = (r: LoadResult) => r.count / r.seconds;
-    const row = (name: string, r: LoadResult, target?: number): Row => ({
+    const row = (name: string, i: number, target?: number): Row => ({
       bench: 'ratelimit',
       case: name,
-      reqPerSec: Math.round(rps(r)),
-      p99Ms: Math.round(r.p99Ms * 100) / 100,
-      ratio: Math.round((rps(r) / rps(empty)) * 1000) / 1000,
+      reqPerSec: Math.round(median(results[i].map(rps))),
+      p99Ms: Math.round(median(results[i].map((r) => r.p99Ms)) * 100) / 100,
+      ratio: Math.round(median(results[i].map((r, round) => rps(r) / rps(results[0][round]))) * 1000) / 1000,
       ...(target === undefined ? {} : { target }),
     });
-    return [row('empty grpc-js handler', empty), row('ShouldRateLimit, memory store', memory, 0.85), row('ShouldRateLimit, Redis store', withRedis, 0.6)];
+    return [row('empty grpc-js handler', 0), row('ShouldRateLimit, memory store', 1, 0.9), row('ShouldRateLimit, Redis store', 2, 0.6)];
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
     await redis.stop();
@@ -189,12 +203,24 @@ if (require.main === module) {
   if (process.argv[2] === '--load') {
     const [address, seconds, concurrency] = process.argv.slice(3);
     void loadLoop(address, Number(seconds), Number(concurrency)).then((r) => process.stdout.write(JSON.stringify(r)));
+  } else if (process.argv[2] === '--json') {
+    runRateLimitBench().then(
+      (rows) => process.stdout.write(`${JSON.stringify(rows)}\n`),
+      (err: unknown) => {
+        console.error(err);
+        process.exitCode = 1;
+      },
+    );
   } else {
     runRateLimitBench().then(
-      (rows) => {
+      async (rows) => {
         console.log(formatRows(rows));
         const missed = rows.filter((r) => r.target !== undefined && r.ratio < r.target);
         if (missed.length) console.log(`below target: ${missed.map((r) => r.case).join(', ')}`);
+        const { burstTargetsMet, formatBurstBench, runBurstBench } = require('./ratelimit-bursts') as typeof import('./ratelimit-bursts');
+        const bursts = await runBurstBench();
+        console.log(`\n${formatBurstBench(bursts)}`);
+        if (!burstTargetsMet(bursts)) console.log('a burst target was missed');
       },
       (err: unknown) => {
         console.error(err);

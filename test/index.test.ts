@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -28,11 +28,12 @@ interface Run {
 /**
  * Runs a command to its end. The environment loses what would change it: the
  * gateway's variables, and NODE_OPTIONS, so that no TypeScript loader comes along.
+ * A server it runs stops without a drain delay.
  */
 async function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
   const clean = { ...process.env };
-  for (const name of ['NODE_OPTIONS', 'NODE_PATH', 'HOST', 'PORT', 'GRPC_PORT', 'GATEHOUSE_CONFIG', 'REDIS_URL', 'DATABASE_URL', 'GATEHOUSE_DATA', 'TLS_CERT', 'TLS_KEY']) delete clean[name];
-  const child = spawn(command, args, { cwd, env: { ...clean, LOG_LEVEL: 'silent', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  for (const name of ['NODE_OPTIONS', 'NODE_PATH', 'HOST', 'PORT', 'GRPC_PORT', 'GATEHOUSE_CONFIG', 'REDIS_URL', 'DATABASE_URL', 'GATEHOUSE_DATA', 'TLS_CERT', 'TLS_KEY', 'GRPC_MAX_MESSAGE_BYTES', 'MAX_DESCRIPTOR_ENTRIES']) delete clean[name];
+  const child = spawn(command, args, { cwd, env: { ...clean, LOG_LEVEL: 'silent', DRAIN_DELAY_MS: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const out = { stdout: '', stderr: '' };
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out.stdout += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (out.stderr += chunk));
@@ -194,6 +195,61 @@ describe('the gatehouse package', function () {
       assert.equal(used.stdout, '200 Welcome to Gatehouse, Alice.\n', `${file}: ${used.stderr}`);
       assert.equal(used.code, 0, `${file}: ${used.stderr}`);
     }
+  });
+
+  it('checks a large config folder on a worker thread of the compiled package, at start and at reload, from the command and the library', async () => {
+    const folder = mkdtempSync(join(project, 'large-config-'));
+    cpSync(join(installed, 'config'), folder, { recursive: true });
+    // 1000 Mappings: past what is checked on the event loop, so that the compiled worker.js does it.
+    const many = (prefix: string) =>
+      Array.from({ length: 1000 }, (_, i) => `{apiVersion: gateway/v1, kind: Mapping, name: ${prefix}${i}, prefix: /${prefix}${i}/, service: api, rewrite: /v1/, bypass_auth: true}`).join('\n---\n');
+    writeFileSync(join(folder, 'many.yaml'), many('p'));
+    const script = `
+      const { createGatehouse } = require('gatehouse');
+      const { writeFileSync } = require('node:fs');
+      const { join } = require('node:path');
+      (async () => {
+        const gatehouse = await createGatehouse({ configDir: ${JSON.stringify(folder)}, port: 0, grpcPort: false, watch: false });
+        const { url } = await gatehouse.start();
+        const status = async (path) => (await fetch(url + path)).status;
+        console.log('start', await status('/p999/messages/1'));
+        writeFileSync(join(${JSON.stringify(folder)}, 'many.yaml'), ${JSON.stringify(many('q'))});
+        console.log('reload', (await gatehouse.reload()).ok, await status('/q999/messages/1'), await status('/p999/messages/1'));
+        const bomb = ['a: &a [x, x]', ...Array.from({ length: 120 }, (_, i) => 'k' + i + ': *a'), '#'.repeat(40000)].join('\\n');
+        writeFileSync(join(${JSON.stringify(folder)}, 'bomb.yaml'), bomb);
+        const refused = await gatehouse.reload();
+        console.log('bomb', refused.ok, refused.problems.map((p) => p.replace(${JSON.stringify(folder)}, 'DIR')).join('|'), await status('/q999/messages/1'));
+        await gatehouse.stop();
+      })();`;
+    writeFileSync(join(project, 'large.cjs'), script);
+    const used = await run(process.execPath, ['large.cjs'], project);
+    assert.equal(
+      used.stdout,
+      'start 200\nreload true 200 404\nbomb false DIR/bomb.yaml: YAML: uses aliases more than 100 times: refused, as a file that expands without bound would be 200\n',
+      used.stderr,
+    );
+    const bin = join(installed, pkg.bin.gatehouse);
+    const check = await run(process.execPath, [bin, 'check', folder], project);
+    assert.equal(check.code, 1, check.stdout);
+    assert.match(check.stderr, /bomb\.yaml: YAML: uses aliases more than 100 times/);
+    rmSync(join(folder, 'bomb.yaml'));
+    const start = `
+      const { spawn } = require('node:child_process');
+      const child = spawn(process.execPath, [${JSON.stringify(bin)}, 'start', '--port', '0', '--grpc-port', '0', '--no-watch', '--config', ${JSON.stringify(folder)}], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, LOG_LEVEL: 'warn' } });
+      let out = '';
+      const guard = setTimeout(() => { console.log('no start line in: ' + out); child.kill('SIGKILL'); }, 30000);
+      child.stdout.setEncoding('utf8').on('data', async (chunk) => {
+        out += chunk;
+        const m = /listening on (\\S+) /.exec(out);
+        if (!m || child.answered) return;
+        child.answered = true;
+        clearTimeout(guard);
+        console.log((await fetch(m[1] + '/q999/messages/1')).status);
+        child.kill('SIGTERM');
+      });
+      child.on('exit', (code) => console.log('exit', code));`;
+    const started = await run(process.execPath, ['-e', start], project);
+    assert.equal(started.stdout, '200\nexit 0\n', started.stderr);
   });
 
   it('lets an app import its index only, not the files behind it, whose names may change', async () => {

@@ -4,11 +4,11 @@
  * `authenticate()` face with a cache of verified credentials, reloading, and
  * its HTTP face as a Koa app.
  */
-import { readFileSync, watch, type FSWatcher } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import type Koa from 'koa';
 import pino from 'pino';
+import { DEFAULT_FILE_SIZE_LIMIT, errorText, readBounded, readBoundedSync, whyUnreadable } from '../files';
 import { errorBody } from '../http';
 import { createAuthApp } from './app';
 import { BcryptPoolBusyError, createBcryptPool } from './bcrypt-pool';
@@ -41,6 +41,10 @@ export interface AuthServiceOptions {
   maxHeaderLength?: number;
   /** Reload when the users file changes. Default off: the config folder watcher calls `reload()`. */
   watch?: boolean;
+  /** The users of `usersFile` already read and checked (by a folder check): the file is not read again at start. */
+  users?: ParsedUsers;
+  /** The largest users file read, in bytes. Default 8 MiB. */
+  fileSizeLimit?: number;
   /**
    * Worker threads verifying bcrypt hashes, so that checks never hold up the
    * event loop. Default: one fewer than the CPUs, at least 1 and at most 4.
@@ -80,6 +84,11 @@ export interface AuthService extends Authenticator {
    * good one replaces them and empties the cache.
    */
   reload(): Promise<void>;
+  /**
+   * Serves users already read and checked (by a folder check that read the
+   * file once): they replace the users before them, and the cache is emptied.
+   */
+  useUsers(parsed: ParsedUsers): void;
   /** Stops watching and the bcrypt threads, and forgets cached credentials. */
   close(): Promise<void>;
   stats(): AuthStats;
@@ -89,6 +98,8 @@ export interface AuthService extends Authenticator {
 const READ_HEADERS: readonly string[] = Object.freeze(['authorization']);
 
 export const DEFAULT_REALM = 'gatehouse';
+/** Most lines of the users file warned of one by one at a load. */
+const MAX_WARNING_LINES = 100;
 export const DEFAULT_CACHE_TTL_MS = 60_000;
 export const DEFAULT_CACHE_MAX = 10_000;
 
@@ -118,8 +129,7 @@ function readUsers(file: string, text: string): ParsedUsers {
 }
 
 function unreadable(file: string, err: unknown): UsersFileError {
-  const code = (err as NodeJS.ErrnoException).code ?? 'unknown error';
-  return new UsersFileError(file, [{ line: 0, message: `cannot be read (${code})` }]);
+  return new UsersFileError(file, [{ line: 0, message: whyUnreadable(err) }]);
 }
 
 /**
@@ -140,13 +150,17 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
   const counters = { verifications: 0, busy: 0, cacheHits: 0 };
   const pool = createBcryptPool({ threads: options.threads, maxQueued: options.maxQueued, maxWaitMs: options.maxWaitMs });
 
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    throw unreadable(file, err);
+  const fileSizeLimit = options.fileSizeLimit ?? DEFAULT_FILE_SIZE_LIMIT;
+  let initial = options.users;
+  if (initial === undefined) {
+    let text: string;
+    try {
+      text = readBoundedSync(file, fileSizeLimit).toString('utf8');
+    } catch (err) {
+      throw unreadable(file, err);
+    }
+    initial = readUsers(file, text);
   }
-  const initial = readUsers(file, text);
   let users = initial.users;
   let decoy = decoyHash(commonCost(users.values()));
   // Bumped by every reload, so that a check begun before it does not fill the cache after it.
@@ -154,7 +168,9 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
   announce(initial);
 
   function announce(parsed: ParsedUsers): void {
-    for (const w of parsed.warnings) logger.warn({ usersFile: file, line: w.line }, w.message);
+    // A line each, up to a point: a file of 100 000 SHA-1 users would log as many lines at every reload.
+    for (const w of parsed.warnings.slice(0, MAX_WARNING_LINES)) logger.warn({ usersFile: file, line: w.line }, w.message);
+    if (parsed.warnings.length > MAX_WARNING_LINES) logger.warn({ usersFile: file, more: parsed.warnings.length - MAX_WARNING_LINES }, 'more lines have weak hashes');
     const costs = bcryptCosts(parsed.users.values());
     if (costs.length > 1) {
       const decoyCost = commonCost(parsed.users.values());
@@ -264,7 +280,7 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
   async function reload(): Promise<void> {
     let parsed: ParsedUsers;
     try {
-      const fresh = await readFile(file, 'utf8');
+      const fresh = (await readBounded(file, fileSizeLimit)).toString('utf8');
       const candidate = parseHtpasswd(fresh);
       if (candidate.problems.length > 0) throw new UsersFileError(file, candidate.problems);
       parsed = candidate;
@@ -273,6 +289,10 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
       logger.error({ usersFile: file, problems: refused.problems }, 'users file refused; the previous users stay');
       throw refused;
     }
+    useUsers(parsed);
+  }
+
+  function useUsers(parsed: ParsedUsers): void {
     users = parsed.users;
     decoy = decoyHash(commonCost(users.values()));
     generation++;
@@ -294,7 +314,7 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
       debounce = setTimeout(() => reload().catch(() => undefined), 50);
       debounce.unref();
     });
-    watcher.on('error', (err) => logger.error({ usersFile: file, err: (err as Error).message }, 'watching the users file failed'));
+    watcher.on('error', (err) => logger.error({ usersFile: file, err: errorText(err) }, 'watching the users file failed'));
   }
 
   return {
@@ -304,6 +324,7 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
     authenticateNow,
     requestHeaders: READ_HEADERS,
     reload,
+    useUsers,
     async close() {
       clearTimeout(debounce);
       watcher?.close();

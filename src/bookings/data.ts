@@ -4,10 +4,9 @@
  * hotel and car catalogues and the bookings present at start, validated as a
  * whole so that a broken file is reported, never half-used.
  */
-import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { DEFAULT_FILE_SIZE_LIMIT, errorCode, errorText, readBounded, readBoundedSync, whyUnreadable } from '../files';
 import { z } from 'zod';
 import { BOOKING_KINDS, daySchema, KINDS, uuidSchema, type CatalogueItem, type KindSpec } from './kinds';
 import type { Booking } from './store';
@@ -126,6 +125,9 @@ function problemText(issue: z.core.$ZodIssue): string {
   return `${pathText(issue.path)}: ${issue.message}`;
 }
 
+/** Most aliases the data may use: each stands for a whole copy of what it names. */
+const MAX_ALIAS_COUNT = 100;
+
 /** What a text with no YAML document (empty, blank, only comments or `---`) parses to. */
 const NOTHING = Symbol('no document');
 
@@ -138,7 +140,14 @@ function parseDocument(text: string, file: string): unknown {
   for (const doc of parseAllDocuments(text)) {
     // The first error says where; those after it follow from it.
     if (doc.errors.length > 0) throw new BookingDataError(file, [`not valid YAML: ${doc.errors[0].message.split('\n', 1)[0].replace(/:$/, '')}`]);
-    const value: unknown = doc.toJS();
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    } catch (err) {
+      // Found only when the values are built: a file whose aliases expand without bound (a "billion laughs").
+      const text = errorText(err);
+      throw new BookingDataError(file, [/excessive alias count/i.test(text) ? `uses aliases more than ${MAX_ALIAS_COUNT} times: refused` : `not valid YAML: ${text}`]);
+    }
     if (value !== null && value !== undefined) values.push(value);
   }
   if (values.length > 1) throw new BookingDataError(file, [`holds ${values.length} YAML documents: write the data as one mapping`]);
@@ -167,8 +176,18 @@ export function parseBookingData(text: string, file = BOOKINGS_FILE): BookingDat
  * Validates a data file as read. Unlike a text given in code, a file with no
  * document is refused: it is what a reload sees between the truncation and
  * the write of a file written in place, and would empty the catalogues.
+ * @throws {BookingDataError} naming the file, whatever went wrong.
  */
-function parseBookingFile(text: string, file: string): BookingData {
+export function parseBookingFile(text: string, file: string): BookingData {
+  try {
+    return parseBookingText(text, file);
+  } catch (err) {
+    if (err instanceof BookingDataError) throw err;
+    throw new BookingDataError(file, [`cannot be read as booking data: ${errorText(err)}`]);
+  }
+}
+
+function parseBookingText(text: string, file: string): BookingData {
   const raw = parseDocument(text, file);
   if (raw === NOTHING) {
     throw new BookingDataError(file, [
@@ -179,19 +198,20 @@ function parseBookingFile(text: string, file: string): BookingData {
 }
 
 function readError(file: string, err: unknown): BookingDataError {
-  const code = (err as NodeJS.ErrnoException).code;
-  return new BookingDataError(file, [code === 'ENOENT' ? 'the file does not exist' : `cannot be read (${code ?? (err as Error).message})`]);
+  const missing = errorCode(err) === 'ENOENT' && err instanceof Error && err.name !== 'BrokenLinkError';
+  return new BookingDataError(file, [missing ? 'the file does not exist' : whyUnreadable(err)]);
 }
 
 /**
- * Reads and validates `bookings.yaml` from a config folder.
+ * Reads (at most `fileSizeLimit` bytes) and validates `bookings.yaml` from a
+ * config folder.
  * @throws {BookingDataError} naming the file and the path of every problem.
  */
-export async function loadBookingData(configDir: string): Promise<BookingData> {
+export async function loadBookingData(configDir: string, fileSizeLimit: number = DEFAULT_FILE_SIZE_LIMIT): Promise<BookingData> {
   const file = path.join(configDir, BOOKINGS_FILE);
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = (await readBounded(file, fileSizeLimit)).toString('utf8');
   } catch (err) {
     throw readError(file, err);
   }
@@ -199,11 +219,11 @@ export async function loadBookingData(configDir: string): Promise<BookingData> {
 }
 
 /** {@link loadBookingData}, synchronously: for building modules at start-up. */
-export function loadBookingDataSync(configDir: string): BookingData {
+export function loadBookingDataSync(configDir: string, fileSizeLimit: number = DEFAULT_FILE_SIZE_LIMIT): BookingData {
   const file = path.join(configDir, BOOKINGS_FILE);
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readBoundedSync(file, fileSizeLimit).toString('utf8');
   } catch (err) {
     throw readError(file, err);
   }

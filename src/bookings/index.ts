@@ -24,6 +24,7 @@ export {
   loadBookingData,
   loadBookingDataSync,
   parseBookingData,
+  parseBookingFile,
   BookingDataError,
   BOOKINGS_FILE,
   type BookingData,

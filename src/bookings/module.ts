@@ -37,6 +37,8 @@ export interface BookingModuleOptions {
   bodyLimit?: number;
   /** The clock of the default store, and the one that says which start days have passed. */
   now?: () => Date;
+  /** The largest data file read from `configDir`, in bytes. Default 8 MiB. */
+  fileSizeLimit?: number;
 }
 
 /** A booking service, as the gateway and `gatehouse serve` see it. */
@@ -53,12 +55,18 @@ export interface BookingModule extends GatehouseModule {
    * and the old catalogue kept.
    */
   reload(): Promise<void>;
+  /**
+   * Serves the catalogue of data already read and checked (by a folder
+   * check that read the file once); the bookings stay as they are. Nothing
+   * changes when the catalogue was given in code.
+   */
+  useData(data: BookingData): void;
 }
 
 /** Builds the booking service of one kind. */
 export function createBookingModule(options: BookingModuleOptions): BookingModule {
   const spec = kindSpec(options.kind);
-  const data = options.data ?? (options.configDir !== undefined ? loadBookingDataSync(options.configDir) : undefined);
+  const data = options.data ?? (options.configDir !== undefined ? loadBookingDataSync(options.configDir, options.fileSizeLimit) : undefined);
   let current: Catalogue = catalogueOf(options.catalogue ?? data?.[spec.catalogueKey] ?? []);
   const store = options.store ?? createMemoryBookingStore({ bookings: data?.[spec.bookingsKey], now: options.now });
 
@@ -80,8 +88,11 @@ export function createBookingModule(options: BookingModuleOptions): BookingModul
     catalogue: () => current.items,
     async reload() {
       if (options.configDir === undefined || options.catalogue !== undefined) return;
-      const fresh = await loadBookingData(options.configDir);
+      const fresh = await loadBookingData(options.configDir, options.fileSizeLimit);
       current = catalogueOf(fresh[spec.catalogueKey]);
+    },
+    useData(fresh) {
+      if (options.catalogue === undefined) current = catalogueOf(fresh[spec.catalogueKey]);
     },
   };
 }

@@ -5,8 +5,9 @@
  */
 import { resolve } from 'node:path';
 import { createDiagModule } from '../diag';
-import { checkFolderFiles, createBuiltinModules } from '../gatehouse';
-import { ConfigError, createGateway, loadConfig, type GatehouseModule, type RouteSnapshot } from '../gateway';
+import { DEFAULT_FILE_SIZE_LIMIT, errorText, fileSystemSource } from '../files';
+import { createBuiltinModules, loadFolder } from '../gatehouse';
+import { ConfigError, createGateway, upstreamSummary, type GatehouseModule, type RouteSnapshot } from '../gateway';
 import { createLogger } from '../telemetry';
 
 export interface CheckReport {
@@ -23,23 +24,54 @@ function labelsOf(route: RouteSnapshot): string {
 }
 
 /**
- * The headers a route requires: `name="value"` for an exact value, the bare
- * name for any value, so that two routes on one prefix that differ only there
- * read differently.
+ * The headers and query arguments a route requires: `name="value"` for an
+ * exact value, the bare name for any value, `name~"pattern"` for a pattern,
+ * query arguments after `?`, so that two routes on one prefix that differ
+ * only there read differently.
  */
 function headersOf(route: RouteSnapshot): string {
-  if (!route.headers) return '-';
-  return Object.entries(route.headers)
-    .map(([name, condition]) => (condition === true ? name : `${name}=${JSON.stringify(condition)}`))
-    .join(',');
+  const condition = (name: string, value: string | true, pattern = false) => (value === true ? name : `${name}${pattern ? '~' : '='}${JSON.stringify(value)}`);
+  const all = [
+    ...Object.entries(route.headers ?? {}).map(([name, value]) => condition(name, value)),
+    ...Object.entries(route.regex_headers ?? {}).map(([name, value]) => condition(name, value, true)),
+    ...Object.entries(route.query_parameters ?? {}).map(([name, value]) => `?${condition(name, value)}`),
+    ...Object.entries(route.regex_query_parameters ?? {}).map(([name, value]) => `?${condition(name, value, true)}`),
+  ];
+  return all.length > 0 ? all.join(',') : '-';
 }
 
-/** The service a route forwards to, with the Host it is sent and the upgrades it tunnels. */
+/**
+ * The service a route forwards to, with the Host it is sent, the upgrades it
+ * tunnels, its share of a match it shares, and its upstream cluster and
+ * settings; or the redirect it answers.
+ */
 function serviceOf(route: RouteSnapshot): string {
   let text = route.service;
+  if (route.redirect !== undefined) {
+    const r = route.redirect;
+    const path = r.path_redirect ?? (r.prefix_redirect !== undefined ? `prefix ${r.prefix_redirect}` : r.regex_redirect ? `${r.regex_redirect.pattern} -> ${r.regex_redirect.substitution}` : '');
+    return `${text} (${r.response_code}${path && ` ${path}`})`;
+  }
   if (route.host_rewrite !== undefined) text += ` (Host: ${route.host_rewrite})`;
   if (route.allow_upgrade !== undefined) text += ` (upgrades: ${route.allow_upgrade.join(',')})`;
+  if (route.share !== undefined) text += ` (${route.weight === undefined ? '' : `weight ${route.weight}: `}${route.share}%)`;
+  if (route.cluster !== undefined) text += ` -> ${route.cluster}`;
+  if (route.upstream !== undefined) text += ` (${upstreamSummary(route.upstream)})`;
   return text;
+}
+
+/** The prefix, marked when it is a pattern, an exact path, matched in any case, or lets unsafe escapes through. */
+function prefixOf(route: RouteSnapshot): string {
+  const unsafe = route.allow_unsafe_path_escapes ? ' (unsafe escapes)' : '';
+  if (route.prefix_regex) return `${route.prefix} (regex)${unsafe}`;
+  return `${route.prefix}${route.prefix_exact ? ' (exact)' : ''}${route.case_sensitive === false ? ' (any case)' : ''}${unsafe}`;
+}
+
+/** The path a route forwards, as its rewrite says. */
+function rewriteOf(route: RouteSnapshot): string {
+  if (route.redirect !== undefined) return '-';
+  if (route.regex_rewrite) return `${route.regex_rewrite.pattern} -> ${route.regex_rewrite.substitution}`;
+  return route.rewrite === '' ? '""' : route.rewrite;
 }
 
 /** Formats routes in match order as a table. */
@@ -47,13 +79,13 @@ export function routeTable(routes: readonly RouteSnapshot[]): string {
   const header = ['PRECEDENCE', 'PREFIX', 'METHOD', 'HEADERS', 'HOST', 'SERVICE', 'TARGET', 'REWRITE', 'AUTH', 'LABELS', 'NAME'];
   const rows = routes.map((r) => [
     String(r.precedence),
-    r.case_sensitive === false ? `${r.prefix} (any case)` : r.prefix,
-    r.method ?? '*',
+    prefixOf(r),
+    r.method === undefined ? '*' : `${r.method}${r.method_regex ? ' (regex)' : ''}`,
     headersOf(r),
-    r.hostname ?? '*',
+    r.hostname === undefined ? '*' : `${r.hostname}${r.host_regex ? ' (regex)' : ''}`,
     serviceOf(r),
     r.target,
-    r.rewrite === '' ? '""' : r.rewrite,
+    rewriteOf(r),
     r.bypass_auth ? 'bypass' : 'required',
     labelsOf(r),
     r.name,
@@ -62,26 +94,24 @@ export function routeTable(routes: readonly RouteSnapshot[]): string {
   return [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
 }
 
-/** Validates a config folder as `start` would read it. */
-export async function checkFolder(dir: string): Promise<CheckReport> {
+/** Validates a config folder as `start` would read it, each file at most `fileSizeLimit` bytes (default 8 MiB). */
+export async function checkFolder(dir: string, fileSizeLimit: number = DEFAULT_FILE_SIZE_LIMIT): Promise<CheckReport> {
   const configDir = resolve(dir);
-  const loaded = await loadConfig(configDir);
-  const files = await checkFolderFiles(configDir);
-  const problems = [...(loaded.ok ? [] : loaded.problems), ...files.problems];
+  const files = await loadFolder(configDir, { records: true, limits: true, users: 'present', bookings: 'present' }, { source: fileSystemSource, fileSizeLimit });
   const warnings = files.warnings.map((w) => `warning: ${w}\n`).join('');
-  if (!loaded.ok || problems.length > 0) return { ok: false, text: `${problems.map((p) => p.text).join('\n')}\n${warnings}` };
+  if (files.problems.length > 0 || files.config === undefined) return { ok: false, text: `${files.problems.map((p) => p.text).join('\n')}\n${warnings}` };
 
   let modules: GatehouseModule[];
   try {
-    modules = createBuiltinModules({ configDir, logger: createLogger({ level: 'silent' }) }).modules;
+    modules = createBuiltinModules({ configDir, logger: createLogger({ level: 'silent' }), files, fileSizeLimit }).modules;
   } catch (err) {
-    return { ok: false, text: `${(err as Error).message}\n` };
+    return { ok: false, text: `${errorText(err)}\n` };
   }
   const registry = new Map(modules.map((m) => [m.name, m]));
   // The page is never asked for here: routing needs the module, not a snapshot.
   registry.set('diag', createDiagModule({ snapshot: () => Promise.reject(new Error('not running')) }));
   try {
-    const gateway = createGateway({ config: loaded.config, modules: registry });
+    const gateway = createGateway({ config: files.config, modules: registry });
     const snapshot = gateway.snapshot();
     await gateway.close();
     const routes = snapshot.routes.length

@@ -13,7 +13,8 @@ import { checkFolder } from './check';
 import { logGrpcThrough } from './grpc-log';
 import { isBookingModule, isServable, serveModule, SERVABLE_MODULES } from './serve';
 import { runUntilSignal } from './signals';
-import { createGatehouse, describeStorage } from '../gatehouse';
+import { parseByteSize } from '../files';
+import { createGatehouse, describeStorage, envFileSizeLimit } from '../gatehouse';
 
 const USAGE = `Usage: gatehouse <command> [options]
 
@@ -41,20 +42,39 @@ Options (each also read from the environment variable in brackets):
                      --database-url [GATEHOUSE_DATA] (default: data beside the config folder)
   --tls-cert <file>  serve HTTPS with this certificate [TLS_CERT]
   --tls-key <file>   and this key [TLS_KEY]
+  --drain-delay-ms <n>
+                     on SIGTERM/SIGINT, serve this long, not ready and closing
+                     every connection after its answer, before the ports close
+                     [DRAIN_DELAY_MS] (default 5000; 0 closes at once)
+  --grpc-max-message-bytes <n>
+                     largest gRPC rate-limit request [GRPC_MAX_MESSAGE_BYTES]
+                     (default 65536)
+  --max-descriptor-entries <n>
+                     most entries in one rate-limit descriptor
+                     [MAX_DESCRIPTOR_ENTRIES] (default 64)
   --no-watch         do not reload when the config folder or the TLS files change
+  --file-size-limit <size>
+                     largest file read (records, limits, users, data, TLS)
+                     [GATEHOUSE_FILE_SIZE_LIMIT] (default 8m; 512k, 16m, 1g)
+  --cluster-domain <domain>
+                     Kubernetes' cluster domain, for service names such as
+                     quote.shop [GATEHOUSE_CLUSTER_DOMAIN] (default cluster.local)
   -h, --help         show this help
 
 LOG_LEVEL sets what is logged on stdout: trace, debug, info (the default,
 with one access line a request), warn, error, fatal or silent.
-SIGHUP reloads the config folder, as a change in it does.
+SIGHUP reloads the config folder, as a change in it does. A second SIGTERM
+or SIGINT stops at once.
 Exit status: 1 when it cannot start (the problem is on stderr), 2 for a
 mistake on the command line; 0 once stopped by SIGTERM or SIGINT.`;
 
-const CHECK_USAGE = `Usage: gatehouse check [dir]
+const CHECK_USAGE = `Usage: gatehouse check [dir] [--file-size-limit <size>]
 
 Validates a config folder (default GATEHOUSE_CONFIG, else ./config): the gateway
 records, the rate limits, the users file and the booking data. Prints the route
-table in match order, or every problem; exits 1 when there is a problem.`;
+table in match order, or every problem; exits 1 when there is a problem.
+A file larger than --file-size-limit [GATEHOUSE_FILE_SIZE_LIMIT] (default 8m)
+is a problem, as it is to start.`;
 
 const SERVE_USAGE = `Usage: gatehouse serve <module> [options]
 
@@ -69,6 +89,15 @@ Options:
   --database-url <url>  hotel-booking, car-booking: PostgreSQL for bookings [DATABASE_URL]
   --data <dir>       hotel-booking, car-booking: folder of the embedded bookings
                      database [GATEHOUSE_DATA] (default: data beside the config folder)
+  --file-size-limit <size>
+                     largest file read [GATEHOUSE_FILE_SIZE_LIMIT] (default 8m)
+  --drain-delay-ms <n>
+                     on SIGTERM/SIGINT, serve this long (closing every connection
+                     after its answer; ratelimit: health NOT_SERVING) before the
+                     port closes [DRAIN_DELAY_MS] (default 5000)
+  --grpc-max-message-bytes <n>, --max-descriptor-entries <n>
+                     ratelimit only: as for start [GRPC_MAX_MESSAGE_BYTES,
+                     MAX_DESCRIPTOR_ENTRIES]
   -h, --help         show this help
 
 LOG_LEVEL sets what is logged on stdout (default info).`;
@@ -81,6 +110,10 @@ const common = {
   redis: { type: 'string' },
   'database-url': { type: 'string' },
   data: { type: 'string' },
+  'file-size-limit': { type: 'string' },
+  'drain-delay-ms': { type: 'string' },
+  'grpc-max-message-bytes': { type: 'string' },
+  'max-descriptor-entries': { type: 'string' },
 } satisfies ParseArgsConfig['options'];
 
 function portOption(value: string | undefined, name: string): number | undefined {
@@ -90,7 +123,33 @@ function portOption(value: string | undefined, name: string): number | undefined
   return n;
 }
 
+/** A whole number of at least `min` given on the command line. */
+function countOption(value: string | undefined, name: string, min = 0): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[0-9]{1,15}$/.test(value) || Number(value) < min) throw new UsageError(`${name} must be a whole number of ${min} or more, got '${value}'`);
+  return Number(value);
+}
+
+/** The options of a stop and of the rate-limit service, as `start` and `serve` take them. */
+function limitOptions(values: Record<string, string | boolean | undefined>) {
+  return {
+    drainDelayMs: countOption(values['drain-delay-ms'] as string | undefined, '--drain-delay-ms'),
+    grpcMaxMessageBytes: countOption(values['grpc-max-message-bytes'] as string | undefined, '--grpc-max-message-bytes', 1),
+    maxDescriptorEntries: countOption(values['max-descriptor-entries'] as string | undefined, '--max-descriptor-entries', 1),
+  };
+}
+
 class UsageError extends Error {}
+
+/** `--file-size-limit`, else GATEHOUSE_FILE_SIZE_LIMIT, else the default. */
+function fileSizeLimitOption(value: string | undefined): number {
+  if (value === undefined) return envFileSizeLimit(process.env.GATEHOUSE_FILE_SIZE_LIMIT);
+  try {
+    return parseByteSize(value, '--file-size-limit');
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
 
 /**
  * Refuses an option given an empty value, as `--config "$DIR"` gives one with
@@ -113,6 +172,7 @@ async function start(args: string[]): Promise<number | undefined> {
       'tls-cert': { type: 'string' },
       'tls-key': { type: 'string' },
       'no-watch': { type: 'boolean' },
+      'cluster-domain': { type: 'string' },
     },
   });
   if (values.help) return print(START_USAGE);
@@ -128,6 +188,9 @@ async function start(args: string[]): Promise<number | undefined> {
     dataDir: values.data,
     tls: values['tls-cert'] && values['tls-key'] ? { cert: values['tls-cert'], key: values['tls-key'] } : undefined,
     watch: !values['no-watch'],
+    fileSizeLimit: fileSizeLimitOption(values['file-size-limit']),
+    clusterDomain: values['cluster-domain'],
+    ...limitOptions(values),
   });
   logGrpcThrough(gatehouse.logger);
   const listening = await gatehouse.start().catch(async (err) => {
@@ -145,11 +208,12 @@ async function start(args: string[]): Promise<number | undefined> {
 }
 
 async function check(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, options: { help: common.help }, allowPositionals: true });
+  const { values, positionals } = parseArgs({ args, options: { help: common.help, 'file-size-limit': common['file-size-limit'] }, allowPositionals: true });
   if (values.help) return print(CHECK_USAGE);
+  refuseEmpty(values);
   if (positionals.length > 1) throw new UsageError('check takes one folder');
   if (positionals[0]?.trim() === '') throw new UsageError('check needs a folder name, not an empty one');
-  const report = await checkFolder(positionals[0] ?? (process.env.GATEHOUSE_CONFIG || 'config'));
+  const report = await checkFolder(positionals[0] ?? (process.env.GATEHOUSE_CONFIG || 'config'), fileSizeLimitOption(values['file-size-limit']));
   if (report.ok) process.stdout.write(report.text);
   else process.stderr.write(report.text);
   return report.ok ? 0 : 1;
@@ -167,6 +231,9 @@ async function serve(args: string[]): Promise<number | undefined> {
   for (const option of ['database-url', 'data'] as const) {
     if (values[option] !== undefined && !isBookingModule(name)) throw new UsageError(`--${option} is for hotel-booking and car-booking only: ${name} keeps no bookings`);
   }
+  for (const option of ['grpc-max-message-bytes', 'max-descriptor-entries'] as const) {
+    if (values[option] !== undefined && name !== 'ratelimit') throw new UsageError(`--${option} is for ratelimit only: ${name} serves HTTP`);
+  }
   const served = await serveModule(name, {
     configDir: values.config,
     host: values.host,
@@ -174,6 +241,8 @@ async function serve(args: string[]): Promise<number | undefined> {
     redisUrl: values.redis,
     databaseUrl: values['database-url'],
     dataDir: values.data,
+    fileSizeLimit: fileSizeLimitOption(values['file-size-limit']),
+    ...limitOptions(values),
   });
   runUntilSignal(() => served.stop());
   const about = [served.protocol, served.configDir && `config folder ${served.configDir}`, served.bookings && `bookings: ${served.bookings}`].filter(Boolean).join('; ');

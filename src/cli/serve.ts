@@ -3,27 +3,43 @@
  * `gatehouse serve <module>`: one module alone on its own port, its files read
  * from the config folder. The rate-limit service serves gRPC, the others HTTP.
  */
-import { existsSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createApiModule } from '../api';
-import { createAuthService } from '../auth';
-import { BOOKINGS_FILE, createCarBookingModule, createHotelBookingModule, DEFAULT_DATABASE_TIMEOUT_MS, type BookingStore } from '../bookings';
+import { createAuthService, type AuthService } from '../auth';
+import { createCarBookingModule, createHotelBookingModule, DEFAULT_DATABASE_TIMEOUT_MS, type BookingModule, type BookingStore } from '../bookings';
+import { errorText, fileSystemSource } from '../files';
 import {
   bookingDatabaseOptions,
   checkRedisUrl,
   describeStorage,
+  DRAIN_DELAY_MS,
+  drainFor,
+  envFileSizeLimit,
+  envNumber,
   envPort,
   listen,
   listenFailure,
+  loadFolder,
   openBookingStorage,
   USERS_FILE,
   watchFolder,
   type BookingStorage,
   type FolderWatcher,
+  type FolderWants,
+  type LoadedFolder,
+  type LoadFolderOptions,
   type RunningServer,
 } from '../gatehouse';
-import type { GatehouseModule } from '../gateway';
-import { createRateLimitGrpcServer, createRateLimitService, createRedisStore, type RateLimitService } from '../ratelimit';
+import { ConfigError, type GatehouseModule } from '../gateway';
+import {
+  createRateLimitGrpcServer,
+  createRateLimitService,
+  createRedisStore,
+  MAX_DESCRIPTOR_ENTRIES,
+  MAX_MESSAGE_BYTES,
+  type RateLimitService,
+} from '../ratelimit';
 import { hostPort } from '../http';
 import { createLogger, logAppErrors, type Logger } from '../telemetry';
 import { logGrpcThrough } from './grpc-log';
@@ -60,6 +76,14 @@ export interface ServeOptions {
    * data), as `gatehouse start` does. Default true.
    */
   watch?: boolean;
+  /** The largest file read, in bytes. Default 8 MiB. */
+  fileSizeLimit?: number;
+  /** How long `stop()` keeps serving before the port closes, as `gatehouse start` drains. Default `DRAIN_DELAY_MS`, else 5 s. */
+  drainDelayMs?: number;
+  /** ratelimit: largest gRPC message a call may send. Default `GRPC_MAX_MESSAGE_BYTES`, else 64 KiB. */
+  grpcMaxMessageBytes?: number;
+  /** ratelimit: most entries in one descriptor. Default `MAX_DESCRIPTOR_ENTRIES`, else 64. */
+  maxDescriptorEntries?: number;
 }
 
 export interface Served {
@@ -77,22 +101,60 @@ export interface Served {
 /** How long the config folder must be still before a change is read. */
 const SETTLE_MS = 200;
 
+const NONE: FolderWants = { records: false, limits: false, users: false, bookings: false };
+
+/** What each module alone reads from the folder, and what its log says when a change is refused. */
+const FILES: Record<Exclude<ServableModule, 'api'>, { wants: FolderWants; refused: string }> = {
+  auth: { wants: { ...NONE, users: true }, refused: 'users file refused; the previous users stay' },
+  ratelimit: { wants: { ...NONE, limits: true }, refused: 'rate limits refused; the previous limits stay' },
+  'hotel-booking': { wants: { ...NONE, bookings: 'present' }, refused: 'booking data refused; the previous catalogue stays' },
+  'car-booking': { wants: { ...NONE, bookings: 'present' }, refused: 'booking data refused; the previous catalogue stays' },
+};
+
+/** The module's files, read and checked as a start reads them; throws a {@link ConfigError} naming each file at fault. */
+async function loadFiles(name: Exclude<ServableModule, 'api'>, configDir: string, folder: LoadFolderOptions): Promise<LoadedFolder> {
+  const files = await loadFolder(configDir, FILES[name].wants, folder);
+  if (files.problems.length > 0) throw new ConfigError(files.problems);
+  return files;
+}
+
 /**
- * Reloads `module` when its folder changes. A module that cannot take the
- * new files keeps the old ones. The rate-limit service logs its reloads
- * itself; for a module that does not (the booking modules), pass `logger`.
+ * Reloads a module's files when its folder changes, one reload at a time:
+ * read and checked whole first (off the event loop when large), then handed
+ * to the module with `use`. Files with any problem are refused, logged with
+ * their names, and the module keeps the ones it has. Never throws.
  */
-function watchModule(module: GatehouseModule, configDir: string, logger?: Logger): FolderWatcher {
+function watchModule(
+  name: Exclude<ServableModule, 'api'>,
+  configDir: string,
+  folder: LoadFolderOptions,
+  use: (files: LoadedFolder) => void,
+  logger: Logger,
+): FolderWatcher {
+  let queue: Promise<void> = Promise.resolve();
+  const reload = async () => {
+    const files = await loadFolder(configDir, FILES[name].wants, folder);
+    if (files.problems.length > 0) {
+      logger.error({ module: name, configDir, problems: files.problems.map((p) => p.text) }, FILES[name].refused);
+      return;
+    }
+    use(files);
+    logger.info({ module: name, configDir }, 'files reloaded');
+  };
   return watchFolder(configDir, SETTLE_MS, () => {
-    module.reload!().then(
-      () => logger?.info({ module: module.name, configDir }, 'files reloaded'),
-      (err: unknown) => logger?.error({ module: module.name, err: (err as Error).message }, 'files refused; the previous ones stay'),
-    );
+    queue = queue.then(reload).catch((err: unknown) => logger.error({ module: name, configDir, err: errorText(err) }, FILES[name].refused));
   });
 }
 
-function httpModule(name: string, configDir: string, logger: Logger, store?: BookingStore): GatehouseModule {
-  const bookingData = existsSync(join(configDir, BOOKINGS_FILE)) ? { configDir } : {};
+function httpModule(
+  name: string,
+  configDir: string,
+  files: LoadedFolder | undefined,
+  folder: LoadFolderOptions,
+  logger: Logger,
+  store?: BookingStore,
+): GatehouseModule {
+  const bookingData = files?.bookings ? { configDir, data: files.bookings, fileSizeLimit: folder.fileSizeLimit } : {};
   switch (name) {
     case 'api':
       // Alone, it sits behind a gateway: absolute URLs follow X-Forwarded-Proto/-Host.
@@ -101,7 +163,7 @@ function httpModule(name: string, configDir: string, logger: Logger, store?: Boo
       // The process logger, so that LOG_LEVEL and the redaction of credentials apply as under `start`.
       // The folder watcher tells it of changes: its own watch would keep to
       // the folder it first found, and miss a repointed link or a swapped folder.
-      return createAuthService({ usersFile: join(configDir, USERS_FILE), logger: logger.child({ module: 'auth' }) });
+      return createAuthService({ usersFile: join(configDir, USERS_FILE), users: files?.users, fileSizeLimit: folder.fileSizeLimit, logger: logger.child({ module: 'auth' }) });
     case 'hotel-booking':
       return createHotelBookingModule({ ...bookingData, proxy: true, store });
     case 'car-booking':
@@ -109,6 +171,19 @@ function httpModule(name: string, configDir: string, logger: Logger, store?: Boo
     default:
       throw new Error(`unknown module '${name}'; modules: ${SERVABLE_MODULES.join(', ')}`);
   }
+}
+
+/** How the checked files reach an HTTP module alone: an unchanged users file keeps the cache of verified credentials. */
+function useFilesOf(name: string, module: GatehouseModule, files: LoadedFolder | undefined): (next: LoadedFolder) => void {
+  let usersText = files?.usersText;
+  return (next) => {
+    if (name === 'auth') {
+      if (next.users && next.usersText !== usersText) (module as AuthService).useUsers(next.users);
+      usersText = next.usersText;
+    } else if (next.bookings) {
+      (module as BookingModule).useData(next.bookings);
+    }
+  };
 }
 
 /**
@@ -137,22 +212,31 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
   // mistake found later would leave a server open, and the process running.
   const port = options.port ?? (name === 'ratelimit' ? envPort(process.env.GRPC_PORT, 'GRPC_PORT', 8081) : envPort(process.env.PORT, 'PORT', 8080));
   const databaseOptions = isBookingModule(name) ? bookingDatabaseOptions(options, configDir) : undefined;
+  const drainDelayMs = options.drainDelayMs ?? envNumber(process.env.DRAIN_DELAY_MS, 'DRAIN_DELAY_MS', DRAIN_DELAY_MS);
   const logger = createLogger();
+  const folder: LoadFolderOptions = { source: fileSystemSource, fileSizeLimit: options.fileSizeLimit ?? envFileSizeLimit(process.env.GATEHOUSE_FILE_SIZE_LIMIT) };
   // The api module alone reads no file.
-  if (name !== 'api') assertFolder(configDir);
+  let files: LoadedFolder | undefined;
+  if (name !== 'api') {
+    assertFolder(configDir);
+    files = await loadFiles(name as Exclude<ServableModule, 'api'>, configDir, folder);
+  }
 
   if (name === 'ratelimit') {
     logGrpcThrough(logger);
+    const env = process.env;
+    const maxMessageBytes = options.grpcMaxMessageBytes ?? envNumber(env.GRPC_MAX_MESSAGE_BYTES, 'GRPC_MAX_MESSAGE_BYTES', MAX_MESSAGE_BYTES, 1);
+    const maxDescriptorEntries = options.maxDescriptorEntries ?? envNumber(env.MAX_DESCRIPTOR_ENTRIES, 'MAX_DESCRIPTOR_ENTRIES', MAX_DESCRIPTOR_ENTRIES, 1);
     const store = redisUrl ? createRedisStore({ url: redisUrl }) : undefined;
     let service: RateLimitService;
     try {
-      service = createRateLimitService({ limitsDir: configDir, store, logger });
+      service = createRateLimitService({ limitsDir: configDir, loaded: files?.limits, fileSizeLimit: folder.fileSizeLimit, store, logger, maxDescriptorEntries });
     } catch (err) {
       // Bad limits: a Redis client left open would keep reconnecting, and the process alive.
       await store?.close();
       throw err;
     }
-    const server = createRateLimitGrpcServer(service, { host, port });
+    const server = createRateLimitGrpcServer(service, { host, port, maxMessageBytes });
     let bound: number;
     try {
       bound = await server.start();
@@ -160,29 +244,30 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
       await service.close();
       throw listenFailure(err, 'gRPC', host, port);
     }
-    const watcher = watch ? watchModule(service, configDir) : undefined;
+    const watcher = watch ? watchModule('ratelimit', configDir, folder, (next) => service.useLimits(next.limits!), logger) : undefined;
     return {
       address: hostPort(host, bound),
       protocol: 'gRPC',
       configDir,
       async stop() {
         watcher?.close();
+        await drainFor([server], drainDelayMs, logger);
         await server.stop();
         await service.close();
       },
     };
   }
 
-  // A booking service alone keeps its bookings where `gatehouse start` would, and seeds its own kind only.
+  // A booking service alone keeps its bookings where `gatehouse start` would, and seeds its own kind only, from the data checked above.
   const kind = name === 'car-booking' ? 'car' : 'hotel';
   let storage: BookingStorage = {};
   let bookings: string | undefined;
   if (databaseOptions) {
     const storageOptions = { configDir, bookingStore: options.bookingStore ?? 'database', ...databaseOptions, databaseTimeoutMs: DEFAULT_DATABASE_TIMEOUT_MS } as const;
-    storage = await openBookingStorage({ ...storageOptions, kinds: [kind], logger });
+    storage = await openBookingStorage({ ...storageOptions, data: files?.bookings, fileSizeLimit: folder.fileSizeLimit, kinds: [kind], logger });
     bookings = describeStorage(storageOptions);
   }
-  const module = httpModule(name, configDir, logger, storage.stores?.[kind]);
+  const module = httpModule(name, configDir, files, folder, logger, storage.stores?.[kind]);
   logAppErrors(module.app!, logger);
   let server: RunningServer;
   try {
@@ -193,14 +278,14 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
     await storage.database?.close();
     throw err;
   }
-  // The auth service logs its reloads itself; the others' are logged here.
-  const watcher = watch && module.reload ? watchModule(module, configDir, name === 'auth' ? undefined : logger) : undefined;
+  const watcher = watch && name !== 'api' ? watchModule(name as Exclude<ServableModule, 'api'>, configDir, folder, useFilesOf(name, module, files), logger) : undefined;
   return {
     address: `http://${hostPort(host, server.port)}`,
     configDir: name === 'api' ? undefined : configDir,
     bookings,
     async stop() {
       watcher?.close();
+      await drainFor([server], drainDelayMs, logger);
       await server.close();
       await module.close?.();
       await storage.database?.close();

@@ -24,7 +24,10 @@ export function runUntilSignal(stop: () => Promise<void>, log: Log = quiet, relo
     process.on('SIGHUP', (signal: NodeJS.Signals) => {
       if (stopping) return;
       log.info({ signal }, 'reloading the config folder');
-      reload().catch((err: unknown) => log.error({ err }, 'reload failed'));
+      // A signal handler that throws, at once or later, would end the process.
+      Promise.resolve()
+        .then(reload)
+        .catch((err: unknown) => log.error({ err }, 'reload failed'));
     });
   }
   const onSignal = (signal: NodeJS.Signals) => {

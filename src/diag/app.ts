@@ -12,6 +12,7 @@ import {
   createFormatterRegistry,
   errorHandler,
   HttpError,
+  linearQuery,
   jsonFormatter,
   setFormattedBody,
   ORIGINAL_PATH,
@@ -76,7 +77,7 @@ export function createDiagModule(options: DiagModuleOptions): GatehouseModule {
     setFormattedBody(ctx, formatter, snapshot);
   });
 
-  const app = new Koa();
+  const app = linearQuery(new Koa());
   app.silent = true;
   // Errors keep the project's JSON (or XML) body, whatever the page negotiates.
   app.use(errorHandler());

@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { DiagAuth, DiagRateLimit, DiagRoute, DiagSnapshot } from './snapshot';
+import { describeLabel, groupLabels, upstreamSummary } from '../gateway';
 
 const STYLE = `
 :root { color-scheme: light dark; --fg: #1d232a; --muted: #5b6572; --bg: #fff; --line: #d6dbe1; --head: #f2f4f7;
@@ -75,39 +76,68 @@ function labelsCell(labels: DiagRoute['labels']): string {
   const items: string[] = [];
   for (const [domain, groups] of Object.entries(labels)) {
     for (const group of groups) {
-      const parts = group.request_label_group.map((label) => {
-        if (typeof label === 'string') return `"${label}"`;
-        const [name, source] = Object.entries(label)[0];
-        return `${name} ← ${source.header}${source.omit_if_not_present ? ' (if present)' : ''}`;
-      });
+      const parts = groupLabels(group).map(describeLabel);
       items.push(`<li><code>${escapeHtml(domain)}: ${escapeHtml(parts.join(', '))}</code></li>`);
     }
   }
   return `<ul class="plain">${items.join('')}</ul>`;
 }
 
-function headersCell(headers: DiagRoute['headers']): string {
-  if (!headers) return none('any');
-  const items = Object.entries(headers).map(([name, condition]) =>
-    condition === true ? `<li>${code(name)} ${none('any value')}</li>` : `<li>${code(`${name}: ${condition}`)}</li>`,
-  );
-  return `<ul class="plain">${items.join('')}</ul>`;
+/** The headers and query arguments a route requires: an exact value, any value, or a value matching a pattern. */
+function headersCell(route: DiagRoute): string {
+  const item = (name: string, condition: string | true, how: 'exact' | 'pattern') =>
+    condition === true
+      ? `<li>${code(name)} ${none('any value')}</li>`
+      : `<li>${code(`${name}: ${condition}`)}${how === 'pattern' ? ` ${none('pattern')}` : ''}</li>`;
+  const items = [
+    ...Object.entries(route.headers ?? {}).map(([name, c]) => item(name, c, 'exact')),
+    ...Object.entries(route.regex_headers ?? {}).map(([name, c]) => item(name, c, 'pattern')),
+    ...Object.entries(route.query_parameters ?? {}).map(([name, c]) => item(`?${name}`, c, 'exact')),
+    ...Object.entries(route.regex_query_parameters ?? {}).map(([name, c]) => item(`?${name}`, c, 'pattern')),
+  ];
+  return items.length > 0 ? `<ul class="plain">${items.join('')}</ul>` : none('any');
+}
+
+/** Where a route sends a request: its service (its Host, upgrades and share of its match), or its redirect. */
+function serviceCell(route: DiagRoute): string {
+  const service = escapeHtml(route.service);
+  const r = route.redirect;
+  if (r !== undefined) {
+    const path = r.path_redirect ?? r.prefix_redirect ?? (r.regex_redirect && `${r.regex_redirect.pattern} → ${r.regex_redirect.substitution}`);
+    return `${none(`${r.response_code} to`)} ${service}${path ? ` ${none(r.prefix_redirect !== undefined ? 'prefix' : 'path')} ${code(path)}` : ''}`;
+  }
+  return `${service}${route.host_rewrite ? ` ${none('Host:')} ${code(route.host_rewrite)}` : ''}${
+    route.allow_upgrade ? ` ${none('upgrades:')} ${route.allow_upgrade.map(code).join(' ')}` : ''
+  }${route.share !== undefined ? ` ${none(`${route.weight === undefined ? '' : `weight ${route.weight}: `}${route.share}% of its match`)}` : ''}${
+    route.upstream ? ` ${none('upstream:')} ${code(upstreamSummary(route.upstream))}` : ''
+  }`;
+}
+
+/** The path a route forwards: its rewrite, or its regex_rewrite. */
+function rewriteCell(route: DiagRoute): string {
+  if (route.redirect !== undefined) return none('-');
+  if (route.regex_rewrite) return `${code(route.regex_rewrite.pattern)} → ${code(route.regex_rewrite.substitution)}`;
+  return route.rewrite === '' ? `${code('""')} ${none('path unchanged')}` : code(route.rewrite);
+}
+
+/** The path a route matches: a prefix (in any case), an exact path, or a pattern; marked when it lets unsafe escapes through. */
+function prefixCell(route: DiagRoute): string {
+  const how = route.prefix_regex ? 'pattern' : route.prefix_exact ? 'exact path' : route.case_sensitive === false ? 'any case' : '';
+  const unsafe = route.allow_unsafe_path_escapes ? ' <span class="warn">unsafe escapes</span>' : '';
+  return `${escapeHtml(route.prefix)}${how ? ` ${none(how)}` : ''}${unsafe}`;
 }
 
 function routeRow(route: DiagRoute, index: number): string {
-  const rewrite = route.rewrite === '' ? `${code('""')} ${none('path unchanged')}` : code(route.rewrite);
   const auth = route.bypass_auth ? '<span class="warn">bypassed</span>' : '<span class="ok">required</span>';
   const cells = [
     `<td class="num">${index + 1}</td>`,
     `<td>${escapeHtml(route.name)}</td>`,
-    `<td class="mono">${escapeHtml(route.prefix)}${route.case_sensitive === false ? ` ${none('any case')}` : ''}</td>`,
-    `<td>${route.method ? code(route.method) : none('any')}</td>`,
-    `<td>${headersCell(route.headers)}</td>`,
-    `<td>${route.hostname ? code(route.hostname) : none('any')}</td>`,
-    `<td>${rewrite}</td>`,
-    `<td>${escapeHtml(route.service)}${route.host_rewrite ? ` ${none('Host:')} ${code(route.host_rewrite)}` : ''}${
-      route.allow_upgrade ? ` ${none('upgrades:')} ${route.allow_upgrade.map(code).join(' ')}` : ''
-    }</td>`,
+    `<td class="mono">${prefixCell(route)}</td>`,
+    `<td>${route.method ? `${code(route.method)}${route.method_regex ? ` ${none('pattern')}` : ''}` : none('any')}</td>`,
+    `<td>${headersCell(route)}</td>`,
+    `<td>${route.hostname ? `${code(route.hostname)}${route.host_regex ? ` ${none('pattern')}` : ''}` : none('any')}</td>`,
+    `<td>${rewriteCell(route)}</td>`,
+    `<td>${serviceCell(route)}</td>`,
     `<td>${escapeHtml(route.target)}</td>`,
     `<td>${auth}</td>`,
     `<td class="num">${escapeHtml(route.precedence)}</td>`,

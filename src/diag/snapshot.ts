@@ -3,19 +3,31 @@
  * What the diagnostic page shows, as plain data (also its JSON form), and how
  * to describe a running gateway with it.
  */
-import { allowedUpgrades, type AuthServiceRecord, type GatewayConfig, type HeaderCondition, type MappingRecord, type RateLimitServiceRecord } from '../gateway';
+import {
+  allowedUpgrades,
+  describeMatch,
+  sharesOf,
+  upstreamSettings,
+  type AuthServiceRecord,
+  type GatewayConfig,
+  type HeaderCondition,
+  type MappingRecord,
+  type MatchDescription,
+  type RateLimitServiceRecord,
+  type UpstreamSettings,
+} from '../gateway';
 import type { RouteCounters } from '../telemetry';
 
 /** Whether a service is one of the process's own modules or an address. */
 export type ServiceTarget = 'in-process' | 'remote';
 
-/** A route, as configured, with what it has served. */
-export interface DiagRoute {
+/** A route, as configured, with what it has served; its patterns, query conditions, weight and redirect as {@link MatchDescription}. */
+export interface DiagRoute extends MatchDescription {
   name: string;
   prefix: string;
   rewrite: string;
   service: string;
-  target: ServiceTarget;
+  target: ServiceTarget | 'redirect';
   bypass_auth: boolean;
   precedence: number;
   method?: string;
@@ -29,7 +41,11 @@ export interface DiagRoute {
   host_rewrite?: string;
   /** The protocols a request may switch its connection to (`allow_upgrade`), when any. */
   allow_upgrade?: string[];
+  /** `true` when paths with escapes that are not UTF-8 or are encoded twice reach its backend. */
+  allow_unsafe_path_escapes?: true;
   labels?: MappingRecord['labels'];
+  /** The upstream fields it gives (retry_policy, circuit_breakers, load_balancer...), as written. */
+  upstream?: UpstreamSettings;
   /** Whether the mapping has a CORS policy of its own. */
   cors?: boolean;
   requests: number;
@@ -113,7 +129,7 @@ export function describeGateway(d: GatewayDescription): DiagSnapshot {
     version: d.version,
     startedAt: d.startedAt.toISOString(),
     uptimeSeconds: Math.max(0, Math.floor((now.getTime() - d.startedAt.getTime()) / 1000)),
-    routes: d.config.mappings.map((m) => describeMapping(m, target(m.service), d.counters)),
+    routes: describeMappings(d.config.mappings, target, d.counters),
     config: {
       dir: d.configDir,
       sources: [...d.config.sources],
@@ -130,9 +146,17 @@ export function describeGateway(d: GatewayDescription): DiagSnapshot {
   return snapshot;
 }
 
-function describeMapping(m: MappingRecord, target: ServiceTarget, counters?: RouteCounters): DiagRoute {
+function describeMappings(mappings: readonly MappingRecord[], target: (service: string) => ServiceTarget, counters?: RouteCounters): DiagRoute[] {
+  const shares = sharesOf(mappings);
+  // A Mapping with a namespace names a Kubernetes Service, even one named like a module.
+  const targetOf = (m: MappingRecord) => (m.host_redirect === true ? 'redirect' : m.namespace === undefined ? target(m.service) : 'remote');
+  return mappings.map((m) => describeMapping(m, targetOf(m), shares.get(m), counters));
+}
+
+function describeMapping(m: MappingRecord, target: ServiceTarget | 'redirect', share: number | undefined, counters?: RouteCounters): DiagRoute {
   const counts = counters?.get(m.name);
   const route: DiagRoute = {
+    ...describeMatch(m, share),
     name: m.name,
     prefix: m.prefix,
     rewrite: m.rewrite,
@@ -152,7 +176,10 @@ function describeMapping(m: MappingRecord, target: ServiceTarget, counters?: Rou
   if (m.host_rewrite !== undefined) route.host_rewrite = m.host_rewrite;
   const upgrades = allowedUpgrades(m);
   if (upgrades.length > 0) route.allow_upgrade = [...upgrades];
+  if (m.allow_unsafe_path_escapes) route.allow_unsafe_path_escapes = true;
   if (m.labels) route.labels = m.labels;
+  const upstream = upstreamSettings(m);
+  if (upstream !== undefined) route.upstream = upstream;
   if (m.cors) route.cors = true;
   return route;
 }

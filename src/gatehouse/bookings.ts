@@ -11,6 +11,7 @@ import {
   describeDatabaseUrl,
   loadBookingDataSync,
   openBookingDatabase,
+  type BookingData,
   type BookingDatabase,
   type BookingKind,
   type BookingStore,
@@ -23,6 +24,13 @@ export interface BookingStorageOptions {
   databaseUrl?: string;
   dataDir: string;
   databaseTimeoutMs: number;
+  /**
+   * The folder's booking data as a folder check read it: the demo bookings
+   * are seeded from it. Absent: `bookings.yaml` is read, when there is one.
+   */
+  data?: BookingData;
+  /** The largest data file read, in bytes. Default 8 MiB. */
+  fileSizeLimit?: number;
   /** Only these kinds are seeded (a booking service alone seeds its own). Default both. */
   kinds?: readonly BookingKind[];
   logger: Logger;
@@ -44,7 +52,8 @@ export function describeStorage(options: Pick<BookingStorageOptions, 'bookingSto
 /** Opens the bookings database the options name, seeded from the config folder's `bookings.yaml` when there is one. */
 export async function openBookingStorage(options: BookingStorageOptions): Promise<BookingStorage> {
   if (options.bookingStore === 'memory') return {};
-  const data = existsSync(join(options.configDir, BOOKINGS_FILE)) ? loadBookingDataSync(options.configDir) : undefined;
+  const data =
+    options.data ?? (existsSync(join(options.configDir, BOOKINGS_FILE)) ? loadBookingDataSync(options.configDir, options.fileSizeLimit) : undefined);
   const kinds = options.kinds ?? ['hotel', 'car'];
   const database = await openBookingDatabase({
     databaseUrl: options.databaseUrl,

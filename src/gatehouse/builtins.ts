@@ -8,10 +8,11 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createApiModule } from '../api';
 import { createAuthService, type AuthService } from '../auth';
-import { BOOKINGS_FILE, createCarBookingModule, createHotelBookingModule, type BookingKind, type BookingStore } from '../bookings';
+import { BOOKINGS_FILE, createCarBookingModule, createHotelBookingModule, type BookingKind, type BookingModule, type BookingStore } from '../bookings';
 import type { GatehouseModule } from '../gateway';
 import { createRateLimitService, createRedisStore, type RateLimitService, type RedisStore } from '../ratelimit';
 import type { Logger } from '../telemetry';
+import type { CheckedFolder } from './folder/check';
 
 export const USERS_FILE = 'users.htpasswd';
 
@@ -24,6 +25,8 @@ export interface BuiltinModules {
   redis?: RedisStore;
   /** Whether the booking modules read their catalogue from the folder's `bookings.yaml` (and re-read it on reload). */
   bookingData: boolean;
+  /** The two booking modules. */
+  bookings: BookingModule[];
 }
 
 export interface BuiltinOptions {
@@ -32,6 +35,16 @@ export interface BuiltinOptions {
   /** Where the booking modules keep their bookings (./bookings); default, each its own in memory. */
   bookingStores?: Record<BookingKind, BookingStore>;
   logger: Logger;
+  /**
+   * The folder's files as a folder check read them (users, limits, booking
+   * data): the modules are built from them, and read nothing. Without it,
+   * each module reads its own file.
+   */
+  files?: CheckedFolder;
+  /** The largest file a module reads itself, in bytes. Default 8 MiB. */
+  fileSizeLimit?: number;
+  /** Most entries in one descriptor of a rate-limit request; the service's default when absent. */
+  maxDescriptorEntries?: number;
 }
 
 /**
@@ -40,18 +53,19 @@ export interface BuiltinOptions {
  * a file that is invalid throws with every problem listed.
  */
 export function createBuiltinModules(options: BuiltinOptions): BuiltinModules {
-  const { configDir, logger } = options;
+  const { configDir, logger, files, fileSizeLimit } = options;
   const modules: GatehouseModule[] = [createApiModule({ proxy: false })];
 
-  const bookingData = existsSync(join(configDir, BOOKINGS_FILE));
-  const bookingOptions = bookingData ? { configDir } : {};
+  const bookingData = files ? files.bookings !== undefined : existsSync(join(configDir, BOOKINGS_FILE));
+  const bookingOptions = bookingData ? { configDir, data: files?.bookings, fileSizeLimit } : {};
   const stores = options.bookingStores;
-  modules.push(createHotelBookingModule({ ...bookingOptions, store: stores?.hotel }), createCarBookingModule({ ...bookingOptions, store: stores?.car }));
+  const bookings = [createHotelBookingModule({ ...bookingOptions, store: stores?.hotel }), createCarBookingModule({ ...bookingOptions, store: stores?.car })];
+  modules.push(...bookings);
 
   const usersFile = join(configDir, USERS_FILE);
   let auth: AuthService | undefined;
-  if (existsSync(usersFile)) {
-    auth = createAuthService({ usersFile, logger: logger.child({ module: 'auth' }) });
+  if (files ? files.users !== undefined : existsSync(usersFile)) {
+    auth = createAuthService({ usersFile, users: files?.users, fileSizeLimit, logger: logger.child({ module: 'auth' }) });
     modules.push(auth);
   } else {
     logger.warn({ usersFile }, 'no users file: the built-in auth service is not available');
@@ -62,8 +76,11 @@ export function createBuiltinModules(options: BuiltinOptions): BuiltinModules {
   try {
     rateLimit = createRateLimitService({
       limitsDir: configDir,
+      loaded: files?.limits,
+      fileSizeLimit,
       store: redis,
       logger: logger.child({ module: 'ratelimit' }),
+      maxDescriptorEntries: options.maxDescriptorEntries,
     });
   } catch (err) {
     // Bad limits: the Redis client would otherwise keep reconnecting, and the process alive.
@@ -72,5 +89,5 @@ export function createBuiltinModules(options: BuiltinOptions): BuiltinModules {
   }
   modules.push(rateLimit);
 
-  return { modules, auth, rateLimit, redis, bookingData };
+  return { modules, auth, rateLimit, redis, bookingData, bookings };
 }

@@ -13,19 +13,16 @@ import {
   allowedUpgrades,
   ConfigError,
   createGateway,
-  configProblem,
   createAuthStage,
   createRateLimitStage,
   dropClaimedUser,
-  loadConfig,
-  type ConfigProblem,
   type Gateway,
   type GatewayConfig,
   type GatewayEvents,
   type GatehouseModule,
   type ModuleRegistry,
 } from '../gateway';
-import { errorHandler, hostPort } from '../http';
+import { errorHandler, hostPort, linearQuery } from '../http';
 import { createRateLimitGrpcServer, type RateLimitGrpcServer } from '../ratelimit';
 import {
   accessLog,
@@ -46,8 +43,10 @@ import { createBuiltinModules } from './builtins';
 import { keepHostHeaders } from './host-headers';
 import { listen, type RunningServer } from './http-server';
 import { listenFailure } from './listen-failure';
-import { checkFolderFiles, checkModuleFiles } from './module-files';
+import { drainFor } from './drain';
+import { loadFolder, type FolderWants, type LoadFolderOptions } from './folder';
 import { allReady, redisReadiness } from './readiness';
+import { createReloader, type ReloadOutcome, type Reloader } from './reload';
 import { resolveOptions, type GatehouseOptions, type ResolvedOptions } from './options';
 import { followTlsFiles, warnOfValidity } from './tls-files';
 import { watchFolder, type FolderWatcher } from './watch';
@@ -56,8 +55,10 @@ export const METRICS_PATH = '/gateway/v0/metrics';
 
 const VERSION: string = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')).version;
 
-/** What a reload did. */
-export type ReloadOutcome = { ok: true } | { ok: false; problems: string[] };
+export type { ReloadOutcome } from './reload';
+
+/** What a start reads: the records, the limits, and the users file and booking data when the folder has them. */
+const START_WANTS: FolderWants = { records: true, limits: true, users: 'present', bookings: 'present' };
 
 /** Where a started Gatehouse listens. */
 export interface Listening {
@@ -86,18 +87,20 @@ export interface Gatehouse {
    * folder. Rejects while started, and once stopped: create another Gatehouse.
    */
   start(): Promise<Listening>;
-  /** Stops accepting, lets requests in flight finish, closes gRPC, Redis, the modules and the bookings database; a start under way first finishes. */
+  /**
+   * Drains (`drainDelayMs`: still serving, not ready, every answer closing
+   * its connection), then stops accepting, answers what was sent, lets
+   * requests in flight finish, closes gRPC, Redis, the modules and, last,
+   * the bookings database; a start under way first finishes.
+   */
   stop(): Promise<void>;
   /**
    * Re-reads the config folder: the records and the files of the built-in
    * modules (users, limits, booking data) are all checked first, and a folder
-   * with any problem changes nothing.
+   * with any problem changes nothing. Never rejects for a fault of the
+   * folder or of a module: the outcome names it (see ./reload).
    */
   reload(): Promise<ReloadOutcome>;
-}
-
-function problemTexts(problems: readonly ConfigProblem[]): string[] {
-  return problems.map((p) => p.text);
 }
 
 /** Whether a Mapping of `config` tunnels protocol upgrades: only then does the server hand them over (see ./upgrades). */
@@ -116,25 +119,35 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   const counters: RouteCounters = createRouteCounters();
   const startedAt = new Date();
 
-  const loaded = await loadConfig(options.configDir, { annotationDomain: options.annotationDomain });
-  // Every file's problems in one report, the records' and the modules' alike.
-  const files = await checkFolderFiles(options.configDir);
-  if (!loaded.ok || files.problems.length > 0) throw new ConfigError([...(loaded.ok ? [] : loaded.problems), ...files.problems]);
-  let config: GatewayConfig = loaded.config;
+  const folderOptions: LoadFolderOptions = {
+    source: options.configSource,
+    fileSizeLimit: options.fileSizeLimit,
+    annotationDomain: options.annotationDomain,
+  };
+  // Every file's problems in one report, the records' and the modules' alike, each naming its file.
+  const files = await loadFolder(options.configDir, START_WANTS, folderOptions);
+  if (files.problems.length > 0 || files.config === undefined) throw new ConfigError(files.problems);
+  let config: GatewayConfig = files.config;
   let loadedAt = new Date();
-  let lastReloadAt: Date | undefined;
-  let configErrors: string[] = [];
 
-  const storage = await openBookingStorage({ ...options, logger, metrics });
+  // Seeded from the booking data the folder check read, not from a second reading of the file.
+  const storage = await openBookingStorage({ ...options, data: files.bookings, logger, metrics });
   const bookingDatabase = storage.database;
   let builtins: ReturnType<typeof createBuiltinModules>;
   try {
-    builtins = createBuiltinModules({ configDir: options.configDir, redisUrl: options.redisUrl, bookingStores: storage.stores, logger });
+    builtins = createBuiltinModules({
+      configDir: options.configDir,
+      redisUrl: options.redisUrl,
+      bookingStores: storage.stores,
+      logger,
+      files,
+      fileSizeLimit: options.fileSizeLimit,
+      maxDescriptorEntries: options.maxDescriptorEntries,
+    });
   } catch (err) {
     await bookingDatabase?.close();
     throw err;
   }
-  let usersText: string | undefined;
   const registry = new Map<string, GatehouseModule>();
   for (const m of builtins.modules) registry.set(m.name, m);
 
@@ -150,8 +163,8 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         config: { ...config, mappings },
         configDir: options.configDir,
         loadedAt,
-        configErrors,
-        lastReloadAt,
+        configErrors: reloader.configErrors,
+        lastReloadAt: reloader.lastReloadAt,
         modules: registry,
         counters,
       });
@@ -164,34 +177,49 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     authDecision: (outcome) => metrics.recordAuth(outcome),
     rateLimitDecision: (outcome) => metrics.recordRateLimit(outcome),
     upstreamError: (route, failure) => metrics.recordUpstreamError(route, failure),
+    upstreamRetry: (route) => metrics.recordUpstreamRetry(route),
+    upstreamOverflow: (cluster, limit) => metrics.recordUpstreamOverflow(cluster, limit),
+    upstreamEjection: (cluster) => metrics.recordUpstreamEjection(cluster),
   };
   const gatewayLogger = logger.child({ module: 'gateway' });
   const redis = builtins.redis;
+  // Redis and the bookings database asked together: an operator sees both when both are down.
+  const dependenciesReady = allReady([
+    redis && redisReadiness(redis.client, logger.child({ module: 'ratelimit' })),
+    bookingDatabase && (() => bookingDatabase.ready()),
+  ]);
+  // Set as a stop begins: a load balancer that asks takes requests elsewhere while they are still answered.
+  let draining = false;
   try {
     gateway = createGateway({
-      config,
       modules: registry,
       bodyLimit: options.bodyLimit,
       trustProxy: options.trustProxy,
+      sourceCluster: options.sourceCluster,
       errors: { onUnexpected: logUnexpectedError(logger) },
       events,
+      upstreams: { clusterDomain: options.clusterDomain, retryBufferBytes: options.retryBufferBytes },
       stages: {
         auth: (record, modules, e) => createAuthStage(record, modules, { ...e, logger: gatewayLogger }),
         rateLimit: (record, modules, e) => createRateLimitStage(record, modules, { ...e, logger: gatewayLogger }),
       },
-      readiness: allReady([
-        redis && redisReadiness(redis.client, logger.child({ module: 'ratelimit' })),
-        bookingDatabase && (() => bookingDatabase.ready()),
-      ]),
+      readiness: () => {
+        if (draining) throw new Error('the gateway is shutting down');
+        return dependenciesReady?.();
+      },
     });
+    // Built in slices: an app that embeds it goes on answering meanwhile.
+    gateway.reconfigure(await gateway.prepare(config));
   } catch (err) {
+    await gateway?.close();
     await Promise.all([...registry.values()].map((m) => m.close?.()));
     await bookingDatabase?.close();
     throw err;
   }
   const gw = gateway;
 
-  const app = new Koa({ proxy: options.trustProxy });
+  // One trusted hop: ctx.ip is the address the proxy wrote last, not the first, which the client wrote.
+  const app = linearQuery(new Koa({ proxy: options.trustProxy, maxIpsCount: 1 }));
   app.silent = true;
   // A module routed in process runs on this app's context, so the error its
   // own error handler answers with a bare 500 (a store that failed) is emitted
@@ -213,66 +241,23 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   const grpcServer =
     options.grpcPort === false
       ? undefined
-      : createRateLimitGrpcServer(builtins.rateLimit, { host: options.grpcHost, port: options.grpcPort });
+      : createRateLimitGrpcServer(builtins.rateLimit, { host: options.grpcHost, port: options.grpcPort, maxMessageBytes: options.grpcMaxMessageBytes });
 
-  // The files of the built-in modules still in service (an embedding app may replace one).
-  const moduleFiles = {
+  const reloader: Reloader = createReloader({
     configDir: options.configDir,
-    users: builtins.auth !== undefined && registry.get(builtins.auth.name) === builtins.auth,
-    limits: registry.get(builtins.rateLimit.name) === builtins.rateLimit,
-    bookings: builtins.bookingData,
-  };
-  // The users file as checked above: a reload that finds it unchanged keeps the cache.
-  if (moduleFiles.users) usersText = files.usersText;
-
-  /**
-   * Everything is checked before anything is applied: the records (and the
-   * route table built from them), the users, the limits, the booking data.
-   * Then the gateway switches to the new records, and the modules re-read
-   * their files. Only a file changed again in between can fail a module's
-   * reload after the records were applied; the watcher then reloads once more.
-   */
-  async function apply(): Promise<ConfigProblem[]> {
-    const next = await loadConfig(options.configDir, { annotationDomain: options.annotationDomain });
-    const checked = await checkModuleFiles(moduleFiles);
-    const problems = [...(next.ok ? [] : next.problems), ...checked.problems];
-    if (!next.ok || problems.length > 0) {
-      gw.reject(problems);
-      return problems;
-    }
-    try {
-      gw.reconfigure(next.config);
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      return [...err.problems];
-    }
-    config = next.config;
-    loadedAt = new Date();
-    server?.acceptUpgrades(tunnelsUpgrades(config));
-    for (const m of registry.values()) {
-      // An unchanged users file keeps the auth service's cache of verified credentials.
-      if (m === builtins.auth && checked.usersText === usersText) continue;
-      try {
-        await m.reload?.();
-        if (m === builtins.auth) usersText = checked.usersText;
-      } catch (err) {
-        problems.push(configProblem({ kind: 'module', record: m.name }, (err as Error).message));
-      }
-    }
-    return problems;
-  }
-
-  let reloading: Promise<ReloadOutcome> | undefined;
-  async function reloadOnce(): Promise<ReloadOutcome> {
-    lastReloadAt = new Date();
-    const problems = problemTexts(await apply());
-    configErrors = problems;
-    metrics.recordConfigReload(problems.length === 0 ? 'success' : 'failure');
-    if (problems.length) logger.error({ problems }, 'config reload refused; the previous config keeps serving');
-    // What now serves, for whoever just edited the folder to see that the change is in (the diag page lists the routes).
-    else logger.info({ configDir: options.configDir, sources: config.sources, routes: gw.snapshot().routes.length }, 'config reloaded');
-    return problems.length === 0 ? { ok: true } : { ok: false, problems };
-  }
+    folder: folderOptions,
+    gateway: gw,
+    modules: registry,
+    builtins,
+    usersText: files.usersText,
+    logger,
+    metrics,
+    onApplied(next) {
+      config = next;
+      loadedAt = new Date();
+      server?.acceptUpgrades(tunnelsUpgrades(config));
+    },
+  });
 
   let server: RunningServer | undefined;
   let watcher: FolderWatcher | undefined;
@@ -288,6 +273,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       host: options.host,
       port: options.port,
       tls: options.tls,
+      fileSizeLimit: options.fileSizeLimit,
       keepAliveTimeoutMs: options.keepAliveTimeoutMs,
       onRejected: rejectedRequestLog({ logger, metrics, counters }),
     }).catch((err: unknown) => {
@@ -324,15 +310,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     logger,
     metrics,
     options,
-    reload() {
-      // Reloads never overlap: a change during one is picked up by the next.
-      const run = (reloading ?? Promise.resolve()).then(reloadOnce, reloadOnce);
-      reloading = run.finally(() => {
-        if (reloading === tracked) reloading = undefined;
-      });
-      const tracked = reloading;
-      return run;
-    },
+    reload: () => reloader.reload(),
     start() {
       if (stopping) return Promise.reject(new Error('this Gatehouse is stopped: create another with createGatehouse()'));
       if (starting) return Promise.reject(new Error('this Gatehouse is already started'));
@@ -351,8 +329,11 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         await starting?.catch(() => undefined);
         watcher?.close();
         tlsWatcher?.close();
+        draining = true;
+        // Only what listens has clients to drain: a Gatehouse mounted in another app closes at once.
+        if (server !== undefined) await drainFor([server, grpcServer], options.drainDelayMs, logger);
         await Promise.all([server?.close(options.shutdownGraceMs), grpcServer?.stop()]);
-        await reloading?.catch(() => undefined);
+        await reloader.settled();
         await gw.close();
         await Promise.all([...registry.values()].map((m) => m.close?.()));
         // Last: the booking modules answered their last request above.

@@ -1,7 +1,9 @@
 /**
  * @module gatehouse/http-server
- * The listening side of the gateway: HTTP or HTTPS, and a close that stops
- * accepting, lets in-flight requests finish (bounded), then drops the rest.
+ * The listening side of the gateway: HTTP or HTTPS, a drain that keeps
+ * serving while every answer closes its connection, and a close that stops
+ * accepting, answers what was already sent, lets in-flight requests finish
+ * (bounded), then drops the rest.
  */
 import { once } from 'node:events';
 import http from 'node:http';
@@ -24,6 +26,8 @@ export interface ListenOptions {
   host: string;
   port: number;
   tls?: TlsFiles;
+  /** The largest TLS file read, in bytes. Default 8 MiB. */
+  fileSizeLimit?: number;
   /** Told of every request the server answers without the handler (400, 408, 431, 501), for the access log. */
   onRejected?: (request: Rejected) => void;
   /** HTTPS: how long a connection may take to finish its TLS handshake, in ms. Default Node's, 120 s. */
@@ -40,6 +44,14 @@ export interface ListenOptions {
  * client 502 (Envoy: 503 "upstream connect error"). Envoy's own default is 1 h.
  */
 export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
+/**
+ * How long a stopping gateway keeps serving by default before it closes its
+ * ports, in ms: Kubernetes takes a few seconds to take a terminating pod out
+ * of its Services' endpoints (kube-proxy, an ingress controller, a cloud
+ * load balancer each hear of it in turn), and sends it requests meanwhile.
+ */
+export const DRAIN_DELAY_MS = 5_000;
 
 /** A server that is listening. */
 export interface RunningServer {
@@ -61,8 +73,14 @@ export interface RunningServer {
    */
   acceptUpgrades(on: boolean): void;
   /**
-   * Stops accepting, waits up to `graceMs` for in-flight requests, then closes
-   * what is left.
+   * Keeps serving, but every answer not yet begun says `Connection: close`,
+   * so that each client takes its next request elsewhere; upgrades are
+   * refused. `close()` drains too.
+   */
+  drain(): void;
+  /**
+   * Stops accepting, answers the requests already sent on open connections,
+   * waits up to `graceMs` for in-flight requests, then closes what is left.
    */
   close(graceMs?: number): Promise<void>;
 }
@@ -70,6 +88,38 @@ export interface RunningServer {
 /** Where a connection keeps the answer to the last request read on it. */
 const LATEST = Symbol('latest response');
 type Tracked = Socket & { [LATEST]?: http.ServerResponse };
+
+/** How often a closing server looks for connections with nothing in flight, to close them. */
+const SWEEP_MS = 100;
+
+function nothing(): void {}
+
+/**
+ * Stops listening, leaving the open connections be. Node's HTTP server
+ * closes its idle keep-alive connections as it stops listening (Node 19
+ * and later): a request the client has just sent on one, not read yet, was
+ * lost with it (the client's ECONNRESET), as was one on a connection just
+ * accepted. They are closed once what was sent has been read (see close()).
+ */
+function stopListening(server: http.Server, done: () => void): void {
+  const own = server as { closeIdleConnections(): void };
+  own.closeIdleConnections = nothing;
+  try {
+    server.close(() => done());
+  } finally {
+    Reflect.deleteProperty(own, 'closeIdleConnections');
+  }
+}
+
+/**
+ * Runs `fn` once the event loop has polled its connections again: whatever
+ * a client sent before now has been read by then, and a request begun on a
+ * connection makes it busy.
+ */
+function afterNextPoll(fn: () => void): void {
+  // One turn may still be in the poll phase that read before the bytes came; the second is past the next.
+  setImmediate(() => setImmediate(fn));
+}
 
 /** Starts listening with `handler`; HTTPS when TLS files are given. */
 export async function listen(
@@ -94,7 +144,7 @@ export async function listen(
     if (draining) res.shouldKeepAlive = false;
     checked(req, res);
   };
-  const tlsFiles = options.tls ? readTlsFiles(options.tls) : undefined;
+  const tlsFiles = options.tls ? readTlsFiles(options.tls, options.fileSizeLimit) : undefined;
   let certificate = tlsFiles && certificateValidity(tlsFiles.cert);
   const server = tlsFiles
     ? https.createServer({ ...tlsFiles, requireHostHeader: false, handshakeTimeout: options.handshakeTimeoutMs }, serve)
@@ -131,13 +181,23 @@ export async function listen(
       socket.on('close', forgetTcp);
     });
   }
-  /** Closes the connections whose TLS handshake is not done: no request can be in flight on them. */
-  function closeHandshaking(): void {
+  /** What each connection still in its TLS handshake had read at the last sweep. */
+  const handshakeProgress = new WeakMap<Socket, number>();
+  /**
+   * Closes the connections whose TLS handshake is not done and has not moved
+   * since the last sweep: no request can be in flight on them. One under way
+   * is let finish, and its request answered.
+   */
+  function closeStalledHandshakes(): void {
     if (tcp.size === 0) return;
     // A TLS connection is its TCP connection: the same peer address and port.
     const secured = new Set<string>();
     for (const socket of open) secured.add(`${socket.remoteAddress}|${socket.remotePort}`);
-    for (const socket of tcp) if (!secured.has(`${socket.remoteAddress}|${socket.remotePort}`)) socket.destroy();
+    for (const socket of tcp) {
+      if (secured.has(`${socket.remoteAddress}|${socket.remotePort}`)) continue;
+      if (handshakeProgress.get(socket) === socket.bytesRead) socket.destroy();
+      else handshakeProgress.set(socket, socket.bytesRead);
+    }
   }
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     // A TLS connection that failed before its handshake was done (it timed
@@ -145,7 +205,7 @@ export async function listen(
     // in, nor a request to log: an answer written into it would wait for a
     // handshake that never comes, and keep the connection open.
     if (tlsFiles && !open.has(socket)) socket.destroy();
-    else answerClientError(err, socket, onRejected);
+    else answerClientError(err, socket, onRejected, (socket as Tracked)[LATEST]);
   });
   server.on('connect', (req: http.IncomingMessage, socket: Duplex) => answerConnect(req, socket, onRejected));
   server.listen(options.port, options.host);
@@ -157,6 +217,15 @@ export async function listen(
   }
   const port = (server.address() as AddressInfo).port;
 
+  /** From now on, answers close their connections (as Envoy's drain and Go's Shutdown do). */
+  function drain(): void {
+    draining = true;
+    for (const socket of open) {
+      const last = (socket as Tracked)[LATEST];
+      if (last !== undefined && !last.headersSent) last.shouldKeepAlive = false;
+    }
+  }
+
   let closing: Promise<void> | undefined;
   return {
     server,
@@ -167,7 +236,7 @@ export async function listen(
     },
     reloadTls() {
       if (!options.tls) throw new Error('the server does not serve HTTPS');
-      const files = readTlsFiles(options.tls);
+      const files = readTlsFiles(options.tls, options.fileSizeLimit);
       const validity = certificateValidity(files.cert);
       (server as https.Server).setSecureContext(files);
       certificate = validity;
@@ -177,33 +246,37 @@ export async function listen(
       server.off('upgrade', onUpgrade);
       if (on) server.on('upgrade', onUpgrade);
     },
+    drain,
     close(graceMs = 10_000) {
       closing ??= (async () => {
-        draining = true;
-        for (const socket of open) {
-          const last = (socket as Tracked)[LATEST];
-          if (last !== undefined && !last.headersSent) last.shouldKeepAlive = false;
-        }
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        // Keep-alive connections with no request in flight would hold close() open.
+        drain();
+        const closed = new Promise<void>((resolve) => stopListening(server, resolve));
+        // Connections with nothing in flight would hold close() open.
         const closeIdle = () => {
           server.closeIdleConnections();
           // Node counts a connection on which nothing has come yet (a browser's
           // preconnect, a load balancer's TCP check) as busy: it would hold
           // close() for the whole grace. Nothing is in flight on it.
           for (const socket of open) if (socket.bytesRead === 0) socket.destroy();
-          closeHandshaking();
+          closeStalledHandshakes();
         };
-        closeIdle();
-        const idle = setInterval(closeIdle, 100);
+        let idle: NodeJS.Timeout | undefined;
+        let done = false;
+        afterNextPoll(() => {
+          if (done) return;
+          closeIdle();
+          idle = setInterval(closeIdle, SWEEP_MS);
+        });
         const timer = setTimeout(() => {
           server.closeAllConnections();
           // Tunnels (WebSocket) are no HTTP connections Node knows of any more.
           for (const socket of open) socket.destroy();
+          for (const socket of tcp) socket.destroy();
         }, graceMs);
         try {
           await closed;
         } finally {
+          done = true;
           clearInterval(idle);
           clearTimeout(timer);
         }

@@ -4,11 +4,21 @@
  * embedding app mounts it.
  */
 export { createGatehouse, METRICS_PATH, type Gatehouse, type Listening, type ReloadOutcome } from './gatehouse';
-export { bookingDatabaseOptions, checkRedisUrl, envPort, resolveOptions, type GatehouseOptions, type ResolvedOptions } from './options';
+export {
+  bookingDatabaseOptions,
+  checkRedisUrl,
+  envFileSizeLimit,
+  envNumber,
+  envPort,
+  resolveOptions,
+  type GatehouseOptions,
+  type ResolvedOptions,
+} from './options';
 export { describeStorage, openBookingStorage, type BookingStorage, type BookingStorageOptions } from './bookings';
 export { createBuiltinModules, USERS_FILE, type BuiltinModules, type BuiltinOptions } from './builtins';
-export { listen, type ListenOptions, type RunningServer, type TlsFiles } from './http-server';
+export { DRAIN_DELAY_MS, KEEP_ALIVE_TIMEOUT_MS, listen, type ListenOptions, type RunningServer, type TlsFiles } from './http-server';
 export type { Rejected } from './refusals';
+export { drainFor, type Drainable, type DrainLog } from './drain';
 export { listenFailure, readTlsFiles } from './listen-failure';
 export { watchFolder, type FolderWatcher, type WatchOptions } from './watch';
-export { checkFolderFiles, type ModuleFilesCheck } from './module-files';
+export { loadFolder, OFF_THREAD_BYTES, MAX_PROBLEMS, type CheckedFolder, type FolderWants, type LoadedFolder, type LoadFolderOptions } from './folder';

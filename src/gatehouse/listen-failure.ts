@@ -5,7 +5,7 @@
  * error code or an OpenSSL routine's name.
  */
 import { createPrivateKey, X509Certificate } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { DEFAULT_FILE_SIZE_LIMIT, errorText, FileTooLargeError, NotAFileError, readBoundedSync } from '../files';
 import { createSecureContext } from 'node:tls';
 import { hostPort } from '../http';
 import type { TlsFiles } from './http-server';
@@ -41,15 +41,20 @@ function unreadable(err: unknown): string {
   if (code === 'ENOENT') return 'no such file';
   if (code === 'EISDIR') return 'it is a folder, not a file';
   if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
-  return (err as Error).message;
+  return errorText(err);
 }
 
-/** The certificate and key, read and checked; throws naming the file at fault and what is wrong with it. */
-export function readTlsFiles(files: TlsFiles): { cert: Buffer; key: Buffer } {
+/**
+ * The certificate and key, read (each at most `fileSizeLimit` bytes, and only
+ * a regular file) and checked; throws naming the file at fault and what is
+ * wrong with it.
+ */
+export function readTlsFiles(files: TlsFiles, fileSizeLimit: number = DEFAULT_FILE_SIZE_LIMIT): { cert: Buffer; key: Buffer } {
   const read = (file: string, what: string): Buffer => {
     try {
-      return readFileSync(file);
+      return readBoundedSync(file, fileSizeLimit);
     } catch (err) {
+      if (err instanceof FileTooLargeError || err instanceof NotAFileError) throw new Error(`the TLS ${what} ${file} ${err.message}`);
       throw new Error(`cannot read the TLS ${what} ${file}: ${unreadable(err)}`);
     }
   };

@@ -2,13 +2,17 @@
  * @module gatehouse/options
  * The options of a whole Gatehouse and their defaults, from code or from the
  * environment (`HOST`, `PORT`, `GRPC_PORT`, `GATEHOUSE_CONFIG`, `REDIS_URL`,
- * `DATABASE_URL`, `GATEHOUSE_DATA`, `TLS_CERT`, `TLS_KEY`).
+ * `DATABASE_URL`, `GATEHOUSE_DATA`, `TLS_CERT`, `TLS_KEY`, `GATEHOUSE_CLUSTER_DOMAIN`,
+ * `DRAIN_DELAY_MS`, `GRPC_MAX_MESSAGE_BYTES`, `MAX_DESCRIPTOR_ENTRIES`,
+ * `GATEHOUSE_FILE_SIZE_LIMIT`).
  */
 import { dirname, join, resolve } from 'node:path';
 import { checkDatabaseUrl, DEFAULT_DATABASE_TIMEOUT_MS } from '../bookings';
+import { DEFAULT_FILE_SIZE_LIMIT, fileSystemSource, parseByteSize, type ConfigFileSource } from '../files';
 import type { Logger } from '../telemetry';
 import type { GatehouseModule } from '../gateway';
-import { KEEP_ALIVE_TIMEOUT_MS, type TlsFiles } from './http-server';
+import { MAX_DESCRIPTOR_ENTRIES, MAX_MESSAGE_BYTES } from '../ratelimit';
+import { DRAIN_DELAY_MS, KEEP_ALIVE_TIMEOUT_MS, type TlsFiles } from './http-server';
 
 export interface GatehouseOptions {
   /** The config folder. Default `GATEHOUSE_CONFIG`, else `./config`. */
@@ -46,14 +50,32 @@ export interface GatehouseOptions {
   annotationDomain?: string;
   /** Largest request body in bytes. Default 1 MiB. */
   bodyLimit?: number;
+  /** Kubernetes' cluster domain: a service `quote.shop` is looked up as `quote.shop.svc.<domain>` first. Default `GATEHOUSE_CLUSTER_DOMAIN`, else `cluster.local`. */
+  clusterDomain?: string;
+  /** The largest request body a Mapping with `retry_policy` keeps to send again; a longer one streams and is not retried. Default 1 MiB. */
+  retryBufferBytes?: number;
   /** Trust `X-Forwarded-*` from clients (Gatehouse sits behind another proxy). Default false. */
   trustProxy?: boolean;
+  /** The value of `source_cluster` rate-limit labels (Envoy's `--service-cluster`). Default `gatehouse`. */
+  sourceCluster?: string;
   /** Watch the config folder and the TLS files, and apply changes. Default true once `start()` is called. */
   watch?: boolean;
   /** How long after the last change in the folder a reload starts, in ms. Default 200. */
   reloadDebounceMs?: number;
   /** How long `stop()` lets requests in flight finish, in ms. Default 10 s. */
   shutdownGraceMs?: number;
+  /**
+   * How long `stop()` keeps serving before it closes the ports, in ms, while
+   * `/gateway/v0/check_ready` and gRPC health say it is going and every
+   * answer closes its connection: the time a load balancer (or Kubernetes)
+   * takes to stop sending it requests. Default `DRAIN_DELAY_MS`, else 5 s; 0
+   * closes at once.
+   */
+  drainDelayMs?: number;
+  /** Largest gRPC message a rate-limit call may send, in bytes. Default `GRPC_MAX_MESSAGE_BYTES`, else 64 KiB. */
+  grpcMaxMessageBytes?: number;
+  /** Most entries in one descriptor of a rate-limit request. Default `MAX_DESCRIPTOR_ENTRIES`, else 64. */
+  maxDescriptorEntries?: number;
   /**
    * How long an idle keep-alive connection is kept, in ms. Default 65 s: longer
    * than a load balancer in front keeps its own (AWS ALB, nginx: 60 s); behind
@@ -62,10 +84,23 @@ export interface GatehouseOptions {
   keepAliveTimeoutMs?: number;
   /** The logger; default pino on stdout at `LOG_LEVEL` (info). */
   logger?: Logger;
+  /**
+   * The largest file read from the config folder (records, limits, users,
+   * booking data) and of the TLS files, in bytes; a larger one is refused
+   * with its name. Default `GATEHOUSE_FILE_SIZE_LIMIT`, else 8 MiB.
+   */
+  fileSizeLimit?: number;
+  /**
+   * Where the config folder's files are read from, at start and at every
+   * reload. Default: the file system. An embedding app may read them from a
+   * store of its own, or wrap the file system (to audit, to test faults).
+   */
+  configSource?: ConfigFileSource;
 }
 
 /** Options with every default applied. */
-export interface ResolvedOptions extends Required<Omit<GatehouseOptions, 'redisUrl' | 'databaseUrl' | 'tls' | 'logger' | 'grpcPort'>> {
+export interface ResolvedOptions extends Required<Omit<GatehouseOptions, 'redisUrl' | 'databaseUrl' | 'tls' | 'logger' | 'grpcPort' | 'sourceCluster'>> {
+  sourceCluster?: string;
   grpcPort: number | false;
   redisUrl?: string;
   databaseUrl?: string;
@@ -83,6 +118,23 @@ export function envPort(value: string | undefined, name: string, fallback: numbe
   // Digits only: Number() would also take `0x1F90`, `1e3` or ` 80`.
   const n = /^[0-9]{1,5}$/.test(value) ? Number(value) : NaN;
   if (!(n <= 65535)) throw new Error(`${name} must be a port number (0-65535), got '${value}'`);
+  return n;
+}
+
+/** The file size limit `GATEHOUSE_FILE_SIZE_LIMIT` sets (`16m`, `16777216`); the default when unset or empty. */
+export function envFileSizeLimit(value: string | undefined): number {
+  return value === undefined || value === '' ? DEFAULT_FILE_SIZE_LIMIT : parseByteSize(value, 'GATEHOUSE_FILE_SIZE_LIMIT');
+}
+
+/**
+ * A whole number from the environment variable `name` holding `value`, at
+ * least `min`; `fallback` when it is unset or empty. Throws, naming the
+ * variable, for anything else.
+ */
+export function envNumber(value: string | undefined, name: string, fallback: number, min = 0): number {
+  if (value === undefined || value === '') return fallback;
+  const n = /^[0-9]{1,15}$/.test(value) ? Number(value) : NaN;
+  if (!(n >= min)) throw new Error(`${name} must be a whole number of ${min} or more, got '${value}'`);
   return n;
 }
 
@@ -135,6 +187,13 @@ export function bookingDatabaseOptions(
   return { databaseUrl, dataDir: resolve(options.dataDir ?? (env.GATEHOUSE_DATA || join(dirname(configDir), 'data'))) };
 }
 
+/** Throws, naming `name`, unless `domain` is a DNS name (`cluster.local`, `k8s.example.com`), without a trailing dot. */
+export function checkClusterDomain(domain: string, name: string): void {
+  if (!/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i.test(domain)) {
+    throw new RangeError(`${name} must be a DNS domain such as cluster.local, got '${domain}'`);
+  }
+}
+
 /** Applies the environment and the defaults. Throws for a malformed value. */
 export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedOptions {
   const host = options.host ?? (env.HOST || '127.0.0.1');
@@ -147,9 +206,16 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
   wholeNumber(options.port, 'port', 'a port number', 0, 65535);
   if (options.grpcPort !== false) wholeNumber(options.grpcPort, 'grpcPort', 'a port number or false', 0, 65535);
   wholeNumber(options.bodyLimit, 'bodyLimit', 'a number of bytes');
+  wholeNumber(options.retryBufferBytes, 'retryBufferBytes', 'a number of bytes');
+  const clusterDomain = options.clusterDomain ?? (env.GATEHOUSE_CLUSTER_DOMAIN || 'cluster.local');
+  checkClusterDomain(clusterDomain, options.clusterDomain === undefined ? 'GATEHOUSE_CLUSTER_DOMAIN' : 'clusterDomain');
   wholeNumber(options.reloadDebounceMs, 'reloadDebounceMs', 'a number of milliseconds');
   wholeNumber(options.shutdownGraceMs, 'shutdownGraceMs', 'a number of milliseconds');
   wholeNumber(options.keepAliveTimeoutMs, 'keepAliveTimeoutMs', 'a number of milliseconds');
+  wholeNumber(options.fileSizeLimit, 'fileSizeLimit', 'a number of bytes', 1);
+  wholeNumber(options.drainDelayMs, 'drainDelayMs', 'a number of milliseconds');
+  wholeNumber(options.grpcMaxMessageBytes, 'grpcMaxMessageBytes', 'a number of bytes', 1);
+  wholeNumber(options.maxDescriptorEntries, 'maxDescriptorEntries', 'a number of entries', 1);
   wholeNumber(options.databaseTimeoutMs, 'databaseTimeoutMs', 'a number of milliseconds', 1);
   if (options.bookingStore !== undefined && options.bookingStore !== 'database' && options.bookingStore !== 'memory') {
     throw new RangeError(`bookingStore must be 'database' or 'memory', got ${String(options.bookingStore)}`);
@@ -169,11 +235,19 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
     modules: options.modules ?? [],
     annotationDomain: options.annotationDomain ?? 'gatehouse.io',
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    clusterDomain,
+    retryBufferBytes: options.retryBufferBytes ?? 1024 * 1024,
     trustProxy: options.trustProxy ?? false,
+    sourceCluster: options.sourceCluster,
     watch: options.watch ?? true,
     reloadDebounceMs: options.reloadDebounceMs ?? 200,
     shutdownGraceMs: options.shutdownGraceMs ?? 10_000,
     keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS,
+    drainDelayMs: options.drainDelayMs ?? envNumber(env.DRAIN_DELAY_MS, 'DRAIN_DELAY_MS', DRAIN_DELAY_MS),
+    grpcMaxMessageBytes: options.grpcMaxMessageBytes ?? envNumber(env.GRPC_MAX_MESSAGE_BYTES, 'GRPC_MAX_MESSAGE_BYTES', MAX_MESSAGE_BYTES, 1),
+    maxDescriptorEntries: options.maxDescriptorEntries ?? envNumber(env.MAX_DESCRIPTOR_ENTRIES, 'MAX_DESCRIPTOR_ENTRIES', MAX_DESCRIPTOR_ENTRIES, 1),
     logger: options.logger,
+    fileSizeLimit: options.fileSizeLimit ?? envFileSizeLimit(env.GATEHOUSE_FILE_SIZE_LIMIT),
+    configSource: options.configSource ?? fileSystemSource,
   };
 }

@@ -5,6 +5,7 @@
  * quickly; and that the bookings database answers. Losing and regaining the
  * Redis connection is logged, once each.
  */
+import { withinDeadline } from '../ratelimit';
 import type { Logger } from '../telemetry';
 
 /** How long `/gateway/v0/check_ready` waits for Redis to answer PING. */
@@ -21,20 +22,17 @@ export interface RedisConnection {
 
 /** Resolves when `client` answers PING within `ms`; rejects with the reason otherwise. */
 export function pingRedis(client: { ping(): Promise<string> }, ms: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`Redis did not answer PING within ${ms} ms`)), ms);
-    client.ping().then(
-      (reply) => {
-        clearTimeout(timer);
-        if (reply === 'PONG') resolve();
-        else reject(new Error(`Redis answered PING with ${reply}`));
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        reject(new Error(`Redis does not answer: ${(err as Error)?.message ?? String(err)}`));
-      },
-    );
-  });
+  // Timed as a rate-limit decision is: a PONG that came while a burst held
+  // the event loop up is no failure, and would take a busy gateway out of rotation.
+  const late = new Error(`Redis did not answer PING within ${ms} ms`);
+  return withinDeadline(ms, () => client.ping(), () => late).then(
+    (reply) => {
+      if (reply !== 'PONG') throw new Error(`Redis answered PING with ${reply}`);
+    },
+    (err: unknown) => {
+      throw err === late ? late : new Error(`Redis does not answer: ${(err as Error)?.message ?? String(err)}`);
+    },
+  );
 }
 
 /**

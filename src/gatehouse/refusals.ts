@@ -2,13 +2,14 @@
  * @module gatehouse/refusals
  * What the HTTP server answers itself, outside the app, with the project's
  * error body rather than Node's bare status line or a dropped connection: a
- * request Node could not parse, CONNECT, and the checks a request fails
- * before the app may have it. Each is told to the access log.
+ * request Node could not parse, a body it could not read after the app had
+ * the request, CONNECT, and the checks a request fails before the app may
+ * have it. Each is told to the access log.
  */
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { errorBody, transferCodingRefusal } from '../http';
+import { errorBody, failRequestBody, HttpError, transferCodingRefusal } from '../http';
 
 /** A request answered by the server itself, before the handler: what can be told of it. */
 export interface Rejected {
@@ -25,29 +26,95 @@ function clientErrorStatus(code: string | undefined): number {
   return 400;
 }
 
+/** Where a connection says that its parse error was answered: Node reports it again with every byte that follows. */
+const ANSWERED = Symbol('parse error answered');
+type Answering = Socket & { [ANSWERED]?: true; _httpMessage?: http.ServerResponse | null };
+
+/** What a body that could not be read is answered with: llhttp's reason, or the time that ran out. */
+function bodyProblem(err: NodeJS.ErrnoException & { reason?: string }, status: number): string {
+  if (status === 408) return 'the request body did not arrive in time';
+  if (status === 431) return 'the request trailers are larger than the server allows';
+  return `the request body is malformed: ${err.reason ?? err.message}`;
+}
+
 /**
- * Answers requests that never reach Koa (headers over Node's limit, a
- * malformed request line) with the project's error body instead of Node's
- * bare status line.
+ * Answers what Node could not parse with the project's error body instead
+ * of Node's bare status line:
+ * - a request that never reached Koa (headers over Node's limit, a
+ *   malformed request line), after the answers owed to the requests before
+ *   it on the connection;
+ * - the body of a request Koa already has (a bad chunk size, data longer
+ *   than its chunk, a bare LF, bad trailers, a body too slow to come), once
+ *   Node has handed the request to the app: the app answers it, and the
+ *   access log writes it, as any request. `latest` is the response of the
+ *   last request read on the connection.
+ * The connection closes after: nothing behind the error can be framed.
  */
-export function answerClientError(err: NodeJS.ErrnoException, socket: Socket, onRejected?: (request: Rejected) => void): void {
+export function answerClientError(
+  err: NodeJS.ErrnoException,
+  socket: Socket,
+  onRejected?: (request: Rejected) => void,
+  latest?: http.ServerResponse,
+): void {
   // Bytes after a request that closes the connection (`Connection: close`,
   // HTTP/1.0): RFC 9112 §9.6 has them ignored, not the connection dropped
   // with the answers still owed to that request and those before it. Node
   // closes the connection once the last of those is sent.
   if (err.code === 'HPE_CLOSED_CONNECTION') return;
+  const answering = socket as Answering;
+  if (answering[ANSWERED]) return;
   // The request was answered whole already, and the connection closes once
   // the answer is sent (a refusal of checkingRequests): let it be sent.
-  const inFlight = (socket as { _httpMessage?: http.ServerResponse | null })._httpMessage;
+  const inFlight = answering._httpMessage;
   if (inFlight && inFlight.writableEnded && !inFlight.shouldKeepAlive) return;
-  // A response under way, or a peer that is gone, cannot take an answer.
-  if (err.code === 'ECONNRESET' || !socket.writable || inFlight) {
+  // A peer that is gone cannot take an answer.
+  if (err.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
     return;
   }
   const status = clientErrorStatus(err.code);
+  if (latest !== undefined && !latest.req.complete) {
+    // The client ended its side before its body: it left, as far as this request goes (499).
+    if (err.code === 'HPE_INVALID_EOF_STATE') {
+      socket.destroy();
+      return;
+    }
+    answering[ANSWERED] = true;
+    refuseBody(latest, socket, new HttpError(status, bodyProblem(err, status)));
+    return;
+  }
+  if (inFlight) {
+    if (latest === undefined || latest.destroyed) {
+      socket.destroy();
+      return;
+    }
+    // A request that could not be read behind others still being answered: it is answered after them.
+    answering[ANSWERED] = true;
+    onRejected?.({ status, remote: socket.remoteAddress });
+    latest.once('finish', () => {
+      // Unless that answer closed the connection (a drain).
+      if (!socket.writableEnded) answerAndClose(socket, status);
+    });
+    return;
+  }
+  answering[ANSWERED] = true;
   onRejected?.({ status, remote: socket.remoteAddress });
   answerAndClose(socket, status);
+}
+
+/**
+ * Fails the body of a request the app already has with `answer`, and has
+ * the connection close after the request's response. The app answers: a
+ * module reading the body, the proxy streaming it and the auth stage
+ * sending it fail with that error, and the gateway answers it in place of
+ * whatever a module that did not read the body answered. An answer
+ * already under way is let finish.
+ */
+function refuseBody(res: http.ServerResponse, socket: Socket, answer: HttpError): void {
+  if (res.writableEnded) socket.end();
+  else if (!res.headersSent) res.shouldKeepAlive = false;
+  else res.once('finish', () => socket.end());
+  failRequestBody(res.req, answer);
 }
 
 /**

@@ -8,6 +8,7 @@
 import { X509Certificate } from 'node:crypto';
 import { statSync, type Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { errorText } from '../files';
 import type { Logger } from '../telemetry';
 import type { TlsFiles } from './http-server';
 import type { FolderWatcher } from './watch';
@@ -74,6 +75,8 @@ export function watchTlsFiles(files: TlsFiles, onChange: () => void, pollMs: num
       if (closed || now === last) return;
       last = now;
       onChange();
+    } catch {
+      // A look runs in a timer: a listener that throws must not end the process (followTlsFiles logs its own failures).
     } finally {
       looking = false;
     }
@@ -115,7 +118,7 @@ export function followTlsFiles(
         logger.info({ cert: files.cert, subject: validity.subject, validTo: validity.validTo }, 'TLS certificate reloaded');
         warnOfValidity(logger, files.cert, validity);
       } catch (err) {
-        logger.error({ err: (err as Error).message }, 'TLS files refused; the previous certificate keeps serving');
+        logger.error({ err: errorText(err) }, 'TLS files refused; the previous certificate keeps serving');
       }
     },
     pollMs,

@@ -89,7 +89,12 @@ export function watchFolder(dir: string, debounceMs: number, onChange: () => voi
     if (timer) clearTimeout(timer);
     timer = setTimeout(() => {
       timer = undefined;
-      onChange();
+      // A throw in a timer would end the process: a listener's fault is its own.
+      try {
+        onChange();
+      } catch {
+        // onChange reports its own failures; nothing is left to do here.
+      }
     }, debounceMs);
   };
 

@@ -11,7 +11,7 @@
  * dropped so that the connection stays usable, and the gateway answers 413.
  */
 import type { IncomingMessage } from 'node:http';
-import { HttpError } from '../http';
+import { failRequestBody, HttpError } from '../http';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
@@ -33,14 +33,6 @@ export function hasUnsizedBody(req: IncomingMessage): boolean {
 
 type Push = (chunk: unknown, encoding?: BufferEncoding) => boolean;
 
-function ignore(): void {}
-
-// Destroying an IncomingMessage destroys its socket, and with it the chance to
-// answer 413; the guarded request keeps its socket.
-function destroyKeepingSocket(err: Error | null, callback: (err: Error | null) => void): void {
-  callback(err);
-}
-
 /** Counts a body of unknown length as it arrives. */
 export class StreamedBodyGuard {
   /** Bytes seen so far. */
@@ -53,9 +45,7 @@ export class StreamedBodyGuard {
   /** Fails the request stream: its reader, if any, gets the 413 error. */
   trip(req: IncomingMessage): void {
     this.tripped = true;
-    req.on('error', ignore);
-    (req as unknown as { _destroy: typeof destroyKeepingSocket })._destroy = destroyKeepingSocket;
-    req.destroy(payloadTooLarge(this.limit));
+    failRequestBody(req, payloadTooLarge(this.limit));
   }
 }
 

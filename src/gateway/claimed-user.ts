@@ -4,7 +4,8 @@
  * `X-Travel-User`, which only the auth stage may set. The gateway drops a
  * client's copy as the request arrives, whether or not an AuthService is
  * configured, so that no backend, rate-limit label or access log line takes a
- * client's claim for a user.
+ * client's claim for a user. Likewise the headers that name another path
+ * than the request's own to some backends.
  */
 import type { IncomingMessage } from 'node:http';
 import { USER_HEADER } from '../auth';
@@ -35,4 +36,17 @@ export function removeRequestHeader(req: IncomingMessage, name: string): void {
 /** Removes the client's own `X-Travel-User`: only the auth service names the user. */
 export function dropClaimedUser(req: IncomingMessage): void {
   removeRequestHeader(req, USER_HEADER);
+}
+
+/**
+ * Headers that Zend Framework 1, Symfony before 2.7.49 (CVE-2018-14773),
+ * Drupal on it, and IIS's URL Rewrite behind it take for the path of the
+ * request: `/public/x` with `X-Original-URL: /admin` would be routed to the
+ * Mapping of `/public/` and served as `/admin` there.
+ */
+const PATH_OVERRIDE_HEADERS: readonly string[] = ['x-original-url', 'x-rewrite-url'];
+
+/** Removes the headers that would name another path to the backend than the one the request is routed by. */
+export function dropPathOverrides(req: IncomingMessage): void {
+  for (let i = 0; i < PATH_OVERRIDE_HEADERS.length; i++) removeRequestHeader(req, PATH_OVERRIDE_HEADERS[i]);
 }

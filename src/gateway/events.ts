@@ -12,7 +12,7 @@ export type AuthOutcome = 'allowed' | 'denied' | 'error' | 'bypassed';
 /** How the rate-limit stage dealt with a request it asked about. */
 export type RateLimitOutcome = 'ok' | 'over_limit' | 'error';
 
-/** Why a remote upstream gave no answer: past `timeout_ms`, unreachable, or anything else. */
+/** Why a remote upstream gave no answer: past `timeout_ms`, unreachable (refused, not connected within `connect_timeout_ms`, a name that does not resolve), or anything else. */
 export type UpstreamFailure = 'timeout' | 'refused' | 'other';
 
 /**
@@ -34,7 +34,20 @@ export interface GatewayEvents {
   rateLimitDecision?(outcome: RateLimitOutcome): void;
   /** A remote upstream failed before answering a request routed by the mapping named `route`. */
   upstreamError?(route: string, failure: UpstreamFailure): void;
+  /** A request routed by the mapping named `route` is sent again (`retry_policy`). */
+  upstreamRetry?(route: string): void;
+  /**
+   * A circuit breaker of the upstream cluster named `cluster` was open: a
+   * request was answered 503 (`max_pending_requests`: every connection busy
+   * and the queue full; `max_requests`), or a retry was not made (`max_retries`).
+   */
+  upstreamOverflow?(cluster: string, limit: UpstreamLimit): void;
+  /** An endpoint (`address:port`) of the upstream cluster named `cluster` was ejected after failing 5 times in a row. */
+  upstreamEjection?(cluster: string, endpoint: string): void;
 }
+
+/** A circuit-breaker limit that turns requests or retries away, as Emissary's `circuit_breakers` name them. */
+export type UpstreamLimit = 'max_pending_requests' | 'max_requests' | 'max_retries';
 
 /** Reports nothing. */
 export const NO_EVENTS: GatewayEvents = Object.freeze({});

@@ -12,6 +12,24 @@ export function clientAddress(ctx: Context): string {
   return ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
 }
 
+/**
+ * The client's address as the gateway trusts it, as Envoy's `remote_address`
+ * with one trusted hop: the peer, or behind a proxy trusted with
+ * `trustProxy`, the last address of its `X-Forwarded-For`, which that proxy
+ * wrote. The first one, which Koa's `ctx.ip` reads, is whatever the client
+ * sent that proxy: a rate limit keyed on it would be a limit each client
+ * sets for itself.
+ */
+export function trustedClientAddress(ctx: Context): string {
+  const forwarded = ctx.app.proxy ? ctx.req.headers['x-forwarded-for'] : undefined;
+  if (forwarded !== undefined) {
+    const list = Array.isArray(forwarded) ? forwarded.join(',') : forwarded;
+    const last = list.slice(list.lastIndexOf(',') + 1).trim();
+    if (last !== '') return last.startsWith('::ffff:') && last.includes('.') ? last.slice(7) : last;
+  }
+  return clientAddress(ctx);
+}
+
 /** An RFC 9110 token: a Forwarded parameter value that needs no quotes. */
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 

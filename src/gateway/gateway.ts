@@ -6,9 +6,9 @@
  * that `reconfigure` swaps whole; a request keeps the runtime it started with.
  */
 import Koa, { type Context, type Middleware } from 'koa';
-import { answeringErrors, basePath, errorResponder, HttpError, ORIGINAL_PATH, setPath, type ErrorHandlerOptions } from '../http';
+import { answeringErrors, basePath, bodyFailure, errorResponder, HttpError, linearQuery, ORIGINAL_PATH, setPath, type ErrorHandlerOptions } from '../http';
 import { createAuthStage } from './auth-stage';
-import { dropClaimedUser } from './claimed-user';
+import { dropClaimedUser, dropPathOverrides } from './claimed-user';
 import { DEFAULT_BODY_LIMIT, declaredTooLarge, guardStreamedBody, hasUnsizedBody, payloadTooLarge, type StreamedBodyGuard } from './body-limit';
 import { ConfigError, type ConfigProblem } from './config/problems';
 import type { GatewayConfig } from './config/schema';
@@ -21,13 +21,15 @@ import { dropLookalikes } from './lookalike-headers';
 import { overriddenMethods } from './method-override';
 import type { ModuleRegistry } from './module';
 import { OWN_PREFIX, ownPaths } from './own-paths';
-import { normalisePath, withoutParameters } from './path';
-import { forwardRemote } from './proxy';
+import { normalisePath, unsafeEscape, withoutParameters } from './path';
+import { answerRedirect } from './match/redirect';
 import { createRateLimitStage } from './ratelimit-stage';
 import { admitRequest } from './request-target';
 import { forwardUpgrade, tunnelledUpgrade } from './upgrade';
+import { forwardRemote } from './upstream';
 import { rewritePath, type Route } from './route-table';
-import { buildRuntime, disposeRuntime, retireRuntime, type RouteTarget, type Runtime, type StageFactories } from './runtime';
+import { buildRuntime, buildRuntimeSteps, disposeRuntime, retireRuntime, type RouteTarget, type Runtime, type StageFactories, type UpstreamOptions } from './runtime';
+import { runInSlices } from './slices';
 import { deepFreeze, type GatewaySnapshot, type RejectedConfig } from './snapshot';
 
 export interface GatewayOptions {
@@ -39,6 +41,10 @@ export interface GatewayOptions {
   bodyLimit?: number;
   /** Trust `X-Forwarded-*` from the client (the gateway sits behind another proxy). Default false. */
   trustProxy?: boolean;
+  /** The value of `source_cluster` rate-limit labels, as Envoy's `--service-cluster`. Default `gatehouse`. */
+  sourceCluster?: string;
+  /** Draws in [0, 1) that choose among Mappings sharing a match by weight. Default `Math.random`. */
+  random?: () => number;
   /** How long a replaced configuration may finish its requests before its pools are closed, in ms. Default 30 s. */
   drainMs?: number;
   /** Builders of the auth and rate-limit stages; by default the project's own. */
@@ -47,6 +53,8 @@ export interface GatewayOptions {
   errors?: ErrorHandlerOptions;
   /** Receives the decisions of the stages and the failures of upstreams (for metrics). Default: none. */
   events?: GatewayEvents;
+  /** How remote upstreams are reached: the cluster domain of their names, the retry buffer. */
+  upstreams?: UpstreamOptions;
   /**
    * Asked by `/gateway/v0/check_ready` once a configuration is loaded:
    * resolves when the gateway's dependencies (Redis...) can serve, rejects
@@ -60,11 +68,19 @@ export interface Gateway {
   /** Serve it, or mount it in another Koa app. */
   readonly app: Koa;
   /**
-   * Serves `config` from now on. Throws a {@link ConfigError} and changes
-   * nothing when it cannot be served; requests under way finish with the
-   * configuration they started with.
+   * Serves `config` (or a configuration built by {@link prepare}) from now
+   * on. Throws a {@link ConfigError} and changes nothing when it cannot be
+   * served; requests under way finish with the configuration they started with.
    */
-  reconfigure(config: GatewayConfig): void;
+  reconfigure(config: GatewayConfig | PreparedConfig): void;
+  /**
+   * Builds what `config` needs to be served (the route table, the stages,
+   * the upstream pools) a few milliseconds at a time, so that requests are
+   * answered meanwhile, without serving it yet: hand it to
+   * {@link reconfigure}, or discard it. Rejects with a {@link ConfigError}
+   * when it cannot be served, which the snapshot then shows as refused.
+   */
+  prepare(config: GatewayConfig): Promise<PreparedConfig>;
   /** Records a configuration that was refused before it got here (it did not load), for diagnostics. */
   reject(problems: readonly ConfigProblem[]): void;
   /** What it serves now, read-only. */
@@ -73,6 +89,13 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
+
+/** A configuration built by {@link Gateway.prepare}, not yet served. */
+export interface PreparedConfig {
+  readonly config: GatewayConfig;
+  /** Closes what it opened, when it is not going to be served. */
+  discard(): Promise<void>;
+}
 
 /** What a preflight asks to send, as a route's `method` is spelled. */
 function requestedMethod(ctx: Context): string {
@@ -104,7 +127,9 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     auth: options.stages?.auth ?? createAuthStage,
     rateLimit: options.stages?.rateLimit ?? createRateLimitStage,
   };
-  let current: Runtime | null = options.config ? buildRuntime(options.config, modules, stages, events) : null;
+  const upstreams = options.upstreams ?? {};
+  const runtimeOptions = { random: options.random, sourceCluster: options.sourceCluster, upstreams };
+  let current: Runtime | null = options.config ? buildRuntime(options.config, modules, stages, events, runtimeOptions) : null;
   let rejected: RejectedConfig | undefined;
   let closed = false;
   // Replaced runtimes still finishing requests, so that close() can close them too.
@@ -140,9 +165,13 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
       if (tooLarge) throw payloadTooLarge(bodyLimit);
       applyRequestEdits(ctx.req, target);
       const forwardPath = rewritePath(route, path);
-      if (target.kind === 'in-process') {
+      if (target.kind === 'redirect') {
+        answerRedirect(ctx, target.redirect, route, path);
+      } else if (target.kind === 'in-process') {
         await dispatchInProcess(ctx, target.handler, forwardPath);
-        if (guard?.tripped) throw payloadTooLarge(bodyLimit);
+        // A body that failed under the module (too long, malformed) is answered for it.
+        const failed = bodyFailure(ctx.req);
+        if (failed !== undefined) throw failed;
       } else {
         const forward = {
           path: upstreamPath(target.upstream.address.basePath, forwardPath, ctx.querystring),
@@ -152,6 +181,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
           events,
           removedHeaders: target.removeRequestHeaders,
           hostRewrite: target.hostRewrite,
+          retryBufferBytes: upstreams.retryBufferBytes,
         };
         const upgrade = target.upgrades === null ? undefined : tunnelledUpgrade(ctx, target.upgrades);
         if (upgrade === undefined) await forwardRemote(ctx, target.upstream, forward);
@@ -181,6 +211,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     // a backend or the access log as if the auth service had named that user.
     const req = ctx.req;
     dropClaimedUser(req);
+    dropPathOverrides(req);
     const host = admitRequest(ctx);
     // Read from the request itself: ctx's getters only pass on to it.
     const request = ctx.request;
@@ -198,19 +229,25 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     const preflight = method === 'OPTIONS' && headers.origin !== undefined && headers['access-control-request-method'] !== undefined;
     const plain = withoutParameters(path);
     // Answered by the CORS policy, a preflight reaches no backend to act on an override.
-    const overrides = overriddenMethods(headers, req.url ?? '');
-    let route = rt.table.matchAlike(path, plain, preflight ? requestedMethod(ctx) : method, headers, host, preflight ? undefined : overrides);
+    // The query as it is forwarded: what follows a `#` reaches no backend.
+    const query = request.querystring;
+    const overrides = overriddenMethods(headers, query);
+    let route = rt.table.matchAlike(path, plain, preflight ? requestedMethod(ctx) : method, headers, host, preflight ? undefined : overrides, query);
     let cors = route === undefined ? rt.cors : route.target.cors;
     if (preflight) {
       if (cors !== undefined) return answerPreflight(ctx, cors, route, path);
       // No policy for it: an OPTIONS request like any other.
-      route = rt.table.matchAlike(path, plain, method, headers, host, overrides);
+      route = rt.table.matchAlike(path, plain, method, headers, host, overrides, query);
       cors = route === undefined ? rt.cors : route.target.cors;
     }
     if (route === undefined) {
       // The gateway-wide policy makes the 404 readable cross-origin.
       if (cors !== undefined) return cors(ctx, notFound) as Promise<void>;
       throw new HttpError(404);
+    }
+    if (!route.mapping.allow_unsafe_path_escapes) {
+      const unsafe = unsafeEscape(path);
+      if (unsafe !== undefined) throw new HttpError(400, unsafe);
     }
     const tooLarge = declaredTooLarge(req, bodyLimit);
     const guard = !tooLarge && hasUnsizedBody(req) ? guardStreamedBody(req, bodyLimit) : null;
@@ -232,20 +269,52 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     }
   }
 
-  const app = new Koa({ proxy: options.trustProxy ?? false });
+  // One trusted hop: ctx.ip is the address the proxy wrote last, as trustedClientAddress reads it.
+  const app = linearQuery(new Koa({ proxy: options.trustProxy ?? false, maxIpsCount: 1 }));
   app.silent = true;
   app.use(answeringErrors(handle, options.errors));
 
+  /** The runtimes this gateway prepared that are neither served nor discarded yet. */
+  const prepared = new WeakMap<PreparedConfig, Runtime>();
+  const refused = (err: unknown) => {
+    if (err instanceof ConfigError) rejected = deepFreeze({ at: new Date().toISOString(), problems: [...err.problems] });
+    return err;
+  };
+
   return {
     app,
+    async prepare(config) {
+      if (closed) throw new Error('the gateway is closed');
+      let runtime: Runtime;
+      try {
+        runtime = await runInSlices(buildRuntimeSteps(config, modules, stages, events, runtimeOptions));
+      } catch (err) {
+        throw refused(err);
+      }
+      const handle: PreparedConfig = {
+        config,
+        discard: () => {
+          if (!prepared.delete(handle)) return Promise.resolve();
+          return disposeRuntime(runtime);
+        },
+      };
+      prepared.set(handle, runtime);
+      return handle;
+    },
     reconfigure(config) {
       if (closed) throw new Error('the gateway is closed');
       let next: Runtime;
-      try {
-        next = buildRuntime(config, modules, stages, events);
-      } catch (err) {
-        if (err instanceof ConfigError) rejected = deepFreeze({ at: new Date().toISOString(), problems: [...err.problems] });
-        throw err;
+      if ('discard' in config) {
+        const built = prepared.get(config);
+        if (built === undefined) throw new Error('this configuration was not prepared by this gateway, or was served or discarded already');
+        prepared.delete(config);
+        next = built;
+      } else {
+        try {
+          next = buildRuntime(config, modules, stages, events, runtimeOptions);
+        } catch (err) {
+          throw refused(err);
+        }
       }
       const previous = current;
       current = next;

@@ -191,7 +191,7 @@ export function isHostValue(host: string): boolean {
  * An IPv6 literal (`[0:0::1]`) in the one spelling WHATWG URLs give it, and
  * so Koa's `ctx.hostname` (`[::1]`); null when it is no IPv6 address.
  */
-function canonicalIPv6(literal: string): string | null {
+export function canonicalIPv6(literal: string): string | null {
   if (literal.indexOf('%') >= 0 || !isIPv6(literal.slice(1, -1))) return null;
   return new URL(`http://${literal}`).hostname;
 }

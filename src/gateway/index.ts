@@ -4,14 +4,27 @@
  * the route table, and the Koa app that routes to in-process modules and
  * remote upstreams behind the auth and rate-limit stages.
  */
-export { createGateway, type Gateway, type GatewayOptions } from './gateway';
-export { loadConfig, parseConfigFiles, isGatewayConfigFile, type LoadOptions, type ConfigFile } from './config/load';
+export { createGateway, type Gateway, type GatewayOptions, type PreparedConfig } from './gateway';
+export {
+  loadConfig,
+  parseConfigFiles,
+  readRecordFiles,
+  unreadableFolder,
+  isGatewayConfigFile,
+  type LoadOptions,
+  type ReadOptions,
+  type ReadRecordFiles,
+  type ConfigFile,
+} from './config/load';
 export { assembleConfig, configFromRecords, RECORD_KINDS, type ConfigResult, type RawRecord } from './config/validate';
 export { ConfigError, configProblem, type ConfigProblem, type ProblemLocation } from './config/problems';
 export * from './config/schema';
 export { normalisePath, isNormalPath, withoutParameters } from './path';
-export { RouteTable, rewritePath, type Route, type RouteSpec } from './route-table';
-export { parseUpstreamAddress, type UpstreamAddress } from './upstream';
+export { RouteTable, rewritePath, type Route, type RouteSpec, type RouteTableOptions } from './route-table';
+export { describeMatch, sharesOf, type MatchDescription } from './match/describe';
+export { parseServiceAddress, DEFAULT_CLUSTER_DOMAIN, systemResolve, type ServiceAddress, type Resolve } from './upstream';
+export type { UpstreamOptions } from './runtime';
+export { upstreamSettings, upstreamSummary, type UpstreamSettings } from './upstream/describe';
 export { DEFAULT_BODY_LIMIT } from './body-limit';
 export type { RouteSnapshot, RuntimeSnapshot, GatewaySnapshot, RejectedConfig } from './snapshot';
 export type { StageFactories } from './runtime';
@@ -22,4 +35,4 @@ export { createAuthStage, type AuthStageOptions } from './auth-stage';
 export { dropClaimedUser } from './claimed-user';
 export { isLookalike } from './lookalike-headers';
 export type { StageLogger } from './failure-log';
-export { NO_EVENTS, type GatewayEvents, type AuthOutcome, type RateLimitOutcome, type UpstreamFailure } from './events';
+export { NO_EVENTS, type GatewayEvents, type AuthOutcome, type RateLimitOutcome, type UpstreamFailure, type UpstreamLimit } from './events';

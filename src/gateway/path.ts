@@ -28,7 +28,13 @@
  * backends drop them from the path they route by, so the gateway matches the
  * form without them too ({@link withoutParameters}) and refuses a path that
  * the two forms would route apart.
+ *
+ * Escapes that a backend may read otherwise than the gateway does are kept in
+ * the normal form and named by {@link unsafeEscape}, which the gateway refuses
+ * unless the Mapping allows them: bytes that are not UTF-8, and escapes
+ * encoded twice.
  */
+import { isUtf8 } from 'node:buffer';
 import { HttpError } from '../http';
 
 const SLASH = 47;
@@ -53,7 +59,8 @@ for (const c of "!$&'()*+,;=:@/") RAW[c.charCodeAt(0)] = 1;
 
 const HEX = '0123456789ABCDEF';
 
-function hexValue(code: number): number {
+/** The value of a hex digit (a character code), or -1. */
+export function hexValue(code: number): number {
   if (code >= 48 && code <= 57) return code - 48;
   if (code >= 65 && code <= 70) return code - 55;
   if (code >= 97 && code <= 102) return code - 87;
@@ -163,4 +170,90 @@ function rebuild(path: string): string {
   if (segments.length === 0) return '/';
   const joined = `/${segments.join('/')}`;
   return trailing ? `${joined}/` : joined;
+}
+
+/** Why {@link unsafeEscape} refuses a path, as the detail of the 400. */
+export const UNSAFE_ESCAPES = {
+  notUtf8: 'percent-escapes that are not UTF-8 (such as the overlong %C0%AE) are not allowed in the path',
+  decodedAgain: 'an encoded % before an encoded dot, slash, backslash, semicolon, NUL or %u escape is not allowed in the path',
+  notUtf8Again: 'percent-escapes that are not UTF-8 once decoded again (such as %25C0%25AE) are not allowed in the path',
+} as const;
+
+/** The byte of two hex digits at `at`, or -1. */
+function hexPair(path: string, at: number): number {
+  const hi = hexValue(path.charCodeAt(at));
+  const lo = hexValue(path.charCodeAt(at + 1));
+  return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
+}
+
+/**
+ * The byte the escape at `at` spells once decoded `depth + 1` times, or -1:
+ * `%XY` at depth 0; `%25`, `depth - 1` times `25`, then `XY` at depth 1 and
+ * more (`%252e` is a dot at depth 1, `%25252e` at depth 2).
+ */
+function byteAt(path: string, at: number, depth: number): number {
+  if (path.charCodeAt(at) !== PERCENT) return -1;
+  if (depth === 0) return hexPair(path, at + 1);
+  if (hexPair(path, at + 1) !== PERCENT) return -1;
+  let i = at + 3;
+  for (let d = 1; d < depth; d++, i += 2) if (hexPair(path, i) !== PERCENT) return -1;
+  return hexPair(path, i);
+}
+
+/**
+ * Where the run of escapes from `at` that spell bytes of 0x80 or more at
+ * `depth` ends, or -1 when those bytes are not UTF-8 (an overlong form, a
+ * lone or missing continuation byte, a surrogate, past U+10FFFF).
+ */
+function endOfUtf8Run(path: string, at: number, depth: number): number {
+  const bytes: number[] = [];
+  const step = depth === 0 ? 3 : 2 * depth + 3;
+  for (let byte = byteAt(path, at, depth); byte >= 0x80; byte = byteAt(path, at, depth)) {
+    bytes.push(byte);
+    at += step;
+  }
+  return isUtf8(Uint8Array.from(bytes)) ? at : -1;
+}
+
+/**
+ * Why a normal path would read otherwise to a backend than to the gateway,
+ * or undefined (at once, for a path without `%`):
+ * - escapes of bytes that are not UTF-8: a lenient decoder folds the
+ *   overlong `%C0%AE` to a dot, one that drops bad bytes reads
+ *   `/adm%80in` as `/admin`, a CESU-8 one joins surrogates;
+ * - an encoded `%` before an encoded dot, slash, backslash, semicolon, NUL
+ *   or `%u` escape (`%252e%252e`, `%252f`, `%255c`, `%253b`, `%2500`,
+ *   `%25u002e`, and the same encoded once more, `%25252e`): harmless to a
+ *   backend that decodes once, a traversal or another path to one that
+ *   decodes twice;
+ * - an encoded `%` before escapes that are not UTF-8 once decoded again
+ *   (`%25C0%25AE`).
+ * An encoded `%` before anything else (`100%25`, `%2520`) is a `%` as
+ * written, and passes.
+ */
+export function unsafeEscape(path: string): string | undefined {
+  let at = path.indexOf('%');
+  // Where the UTF-8 runs checked so far end: a run is checked once, from its first escape.
+  let checked = 0;
+  while (at !== -1) {
+    const byte = byteAt(path, at, 0);
+    if (byte >= 0x80 && at >= checked) {
+      checked = endOfUtf8Run(path, at, 0);
+      if (checked < 0) return UNSAFE_ESCAPES.notUtf8;
+    } else if (byte === PERCENT) {
+      let depth = 1;
+      let next = at + 3;
+      for (; hexPair(path, next) === PERCENT; next += 2) depth++;
+      const again = hexPair(path, next);
+      if (again === DOT || again === SLASH || again === BACKSLASH || again === SEMICOLON || again === 0) return UNSAFE_ESCAPES.decodedAgain;
+      // IIS reads `%u002e` as the character it names.
+      if ((path.charCodeAt(next) | 32) === 117 && hexPair(path, next + 1) >= 0 && hexPair(path, next + 3) >= 0) return UNSAFE_ESCAPES.decodedAgain;
+      if (again >= 0x80 && at >= checked) {
+        checked = endOfUtf8Run(path, at, depth);
+        if (checked < 0) return UNSAFE_ESCAPES.notUtf8Again;
+      }
+    }
+    at = path.indexOf('%', at + 1);
+  }
+  return undefined;
 }

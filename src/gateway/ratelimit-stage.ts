@@ -6,80 +6,24 @@
  * request over a quota-mode limit through with the service's metadata, and
  * applies the failure mode when the service does not answer in time.
  */
-import type { IncomingHttpHeaders } from 'node:http';
 import type { Context } from 'koa';
 import pino from 'pino';
-import { headerText, httpError, redactAddress } from '../http';
-import {
-  createRateLimitClient,
-  type DescriptorEntry,
-  type RateLimiter,
-  type RateLimitDescriptor,
-  type RateLimitResponse,
-} from '../ratelimit';
+import { httpError, redactAddress } from '../http';
+import { createRateLimitClient, withinDeadline, type DecideOptions, type RateLimiter, type RateLimitResponse } from '../ratelimit';
 import type { MappingRecord, RateLimitServiceRecord } from './config/schema';
 import { pacedFailureLog, type StageLogger } from './failure-log';
 import type { GatewayEvents } from './events';
+import { trustedClientAddress } from './forwarded';
+import { buildDescriptors, labelPlan, type LabelPlan } from './ratelimit-labels';
 import type { ModuleRegistry } from './module';
 import type { Stage } from './stage';
 import { quotaViolations, rateLimitHeaders } from './ratelimit-headers';
 
 export { mostRestrictive, rateLimitHeaders } from './ratelimit-headers';
+export { buildDescriptors, labelPlan, type LabelFacts, type LabelPlan } from './ratelimit-labels';
 
-/** One label of a group: a header read per request, or a literal `generic_key`. */
-interface LabelSource {
-  key: string;
-  /** Lower-case header name; absent for a literal. */
-  header?: string;
-  literal?: string;
-  /** A missing header drops only this entry (true) or the whole group (false). */
-  omit: boolean;
-}
-
-/** The label groups of one Mapping for the stage's domain, parsed once. */
-export type LabelPlan = readonly (readonly LabelSource[])[];
-
-/** Precomputes the label groups of `mapping` under `domain`; null when it has none. */
-export function labelPlan(mapping: Pick<MappingRecord, 'labels'>, domain: string): LabelPlan | null {
-  const groups = mapping.labels?.[domain];
-  if (!groups?.length) return null;
-  return groups.map((group) =>
-    group.request_label_group.map((label): LabelSource => {
-      if (typeof label === 'string') return { key: 'generic_key', literal: label, omit: false };
-      const [key, def] = Object.entries(label)[0];
-      return { key, header: def.header.toLowerCase(), omit: def.omit_if_not_present };
-    }),
-  );
-}
-
-function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const v = headers[name];
-  if (v === undefined || v === '') return undefined;
-  // Envoy sends a value's bytes: a UTF-8 name (`josé`) must match the limit written for it.
-  return headerText(typeof v === 'string' ? v : v.join(', '));
-}
-
-/**
- * The descriptors a request yields: one per group whose headers are there
- * (a group loses an `omit_if_not_present` entry whose header is missing, and
- * is dropped whole for any other missing header, or when nothing is left).
- */
-export function buildDescriptors(plan: LabelPlan, headers: IncomingHttpHeaders): RateLimitDescriptor[] {
-  const descriptors: RateLimitDescriptor[] = [];
-  groups: for (const group of plan) {
-    const entries: DescriptorEntry[] = [];
-    for (const label of group) {
-      const value = label.literal ?? headerValue(headers, label.header!);
-      if (value === undefined) {
-        if (label.omit) continue;
-        continue groups;
-      }
-      entries.push({ key: label.key, value });
-    }
-    if (entries.length > 0) descriptors.push({ entries });
-  }
-  return descriptors;
-}
+/** The `source_cluster` label's value when the gateway is not given one, as Envoy's `--service-cluster`. */
+export const DEFAULT_SOURCE_CLUSTER = 'gatehouse';
 
 /** The logging the stage does: pino's shape. */
 export type RateLimitStageLogger = StageLogger;
@@ -89,6 +33,8 @@ export interface RateLimitStageOptions extends GatewayEvents {
   logger?: RateLimitStageLogger;
   /** Clock in ms, for the failure log's pacing. */
   now?: () => number;
+  /** The value of a `source_cluster` label: the gateway's own name. Default `gatehouse`. */
+  sourceCluster?: string;
 }
 
 /** Counters, for diag and metrics. */
@@ -108,23 +54,6 @@ export interface RateLimitStage extends Stage {
   stats(): RateLimitStageStats;
 }
 
-
-/** Settles like `promise`, or rejects after `ms`: an in-process service may be waiting on Redis. */
-function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    promise.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e: unknown) => {
-        clearTimeout(timer);
-        reject(e);
-      },
-    );
-  });
-}
 
 /** State key under which the stage leaves the headers it set, for the gateway to keep. */
 export const RATE_LIMIT_HEADERS_STATE = 'gatehouseRateLimitHeaders';
@@ -148,6 +77,7 @@ export function createRateLimitStage(
 ): RateLimitStage {
   const logger = options.logger ?? pino({ name: 'gateway' });
   const now = options.now ?? Date.now;
+  const sourceCluster = options.sourceCluster ?? DEFAULT_SOURCE_CLUSTER;
   const module = modules.get(record.service);
   const local: RateLimiter | undefined = typeof module?.shouldRateLimit === 'function' ? (module as RateLimiter) : undefined;
   // A misspelt module name would otherwise become a gRPC address that never
@@ -164,21 +94,20 @@ export function createRateLimitStage(
     // An address the client cannot reach as written: the client says why, this names the field.
     throw new Error(`service ${(err as Error).message}`);
   }
-  // The built-in service over its memory store answers within the call's own
-  // microtasks, before any timer could fire: a deadline would never be met,
-  // and arming one per request costs a timer. Any other store (Redis) or
-  // in-process module may wait on I/O, and gets the deadline.
-  const store = (module as { store?: { kind?: unknown } } | undefined)?.store;
-  const answersAtOnce = local !== undefined && store?.kind === 'memory';
   type Ask = (req: Parameters<RateLimiter['shouldRateLimit']>[0]) => RateLimitResponse | Promise<RateLimitResponse>;
+  // A limiter with `decide` (the built-in service) keeps the deadline itself,
+  // from when the decision reaches its store: a deadline armed here would
+  // also count the time the request waited in this process's event loop,
+  // and fail open, uncounted, a decision Redis was about to answer. Over the
+  // memory store, it answers within the call.
+  const asked: DecideOptions = { timeoutMs: record.timeout_ms };
+  const noAnswer = () => new Error(`no answer within ${record.timeout_ms} ms`);
+  const decide = local?.decide?.bind(local);
   const ask: Ask = !local
     ? (req) => remote!.shouldRateLimit(req)
-    : answersAtOnce
-      ? // Answered in this call when the module can: no promise per request.
-        local.decide
-        ? local.decide.bind(local)
-        : (req) => local.shouldRateLimit(req)
-      : (req) => withDeadline(local.shouldRateLimit(req), record.timeout_ms);
+    : decide
+      ? (req) => decide(req, asked)
+      : (req) => withinDeadline(record.timeout_ms, (gone) => local.shouldRateLimit(req, { timeoutMs: record.timeout_ms, gone }), noAnswer);
   const plans = new WeakMap<MappingRecord, LabelPlan | null>();
   const stats: RateLimitStageStats = { checked: 0, overLimit: 0, failures: 0, quotaExceeded: 0 };
   const logFailure = pacedFailureLog(logger, now);
@@ -206,7 +135,10 @@ export function createRateLimitStage(
     run(ctx: Context, mapping: MappingRecord): boolean | Promise<boolean> {
       const plan = planOf(mapping);
       if (!plan) return true;
-      const descriptors = buildDescriptors(plan, ctx.req.headers);
+      const facts = plan.facts
+        ? { remoteAddress: trustedClientAddress(ctx), sourceCluster, destinationCluster: mapping.service }
+        : undefined;
+      const descriptors = buildDescriptors(plan, ctx.req.headers, facts);
       if (descriptors.length === 0) return true;
       stats.checked++;
       let answer: RateLimitResponse | Promise<RateLimitResponse>;

@@ -2,133 +2,128 @@
  * @module gateway/route-table
  * Which Mapping a request goes to, and the path it is forwarded with.
  *
- * Match order: `precedence` (higher first), then the longer `prefix`, then
- * more constraints (`method`, each of `headers` and a `hostname` other than
- * `*` count one), then the more specific hostname (an exact name before a
- * glob, a longer glob before a shorter), then config order; the first route
- * that matches wins.
+ * Match order: `precedence` (higher first), then the longer `prefix` (for
+ * `prefix_regex`, the longer pattern, as Emissary orders them), then more
+ * constraints (`method`, each of `headers`, `regex_headers` and the query
+ * conditions, and a host other than `*` count one), then the more specific
+ * host (an exact name before a glob, a longer glob before a shorter, a glob
+ * before a pattern), then an exact path (`prefix_exact`) before a prefix,
+ * then config order; the first route that matches wins. Mappings with the
+ * same match share its requests by weight (see ./match/canary).
  *
  * Prefix rule, on the normalised path: a prefix that ends in `/` matches any
  * path that starts with it (`/v1/` matches `/v1/x`, not `/v1`); a prefix
  * without a trailing slash matches itself and what lies below it on a segment
  * boundary (`/v1/hotels` matches `/v1/hotels` and `/v1/hotels/x`, never
- * `/v1/hotelsX`).
+ * `/v1/hotelsX`). `prefix_exact` matches the path itself only;
+ * `prefix_regex` a path the pattern matches whole. Every rule sees the same
+ * normalised path, so that no spelling of a path reaches a Mapping that its
+ * normal form would not.
  *
  * `case_sensitive: false` matches the prefix in any case (ASCII letters, as
- * Envoy compares them). Such a route takes a path only when no route before it
- * in match order would take the path in some other case: `/API/Admin/x` goes
- * where `/api/admin/x` goes, to the `/api/admin/` route with its auth, rather
- * than to a case-insensitive `/api/` route after it that bypasses auth, whose
- * backend, read alike in any case, would serve the admin path too. A path that
- * such a backend reads as a route before it only by folding a character beyond
+ * Envoy compares them), and so does a pattern that starts with `(?i)`. Such
+ * a route takes a path only when no route before it in match order would
+ * take the path in some other case: `/API/Admin/x` goes where `/api/admin/x`
+ * goes, to the `/api/admin/` route with its auth, rather than to a
+ * case-insensitive `/api/` route after it that bypasses auth, whose backend,
+ * read alike in any case, would serve the admin path too. A path that such a
+ * backend reads as a route before it only by folding a character beyond
  * ASCII to a letter (`ſ` to s) is a 400.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { HttpError } from '../http';
-import type { HeaderCondition, MappingRecord } from './config/schema';
-import { hostMatches, hostSpecificity, parseHostPattern, type HostPattern } from './host-match';
+import { endOfUnicodeFolded } from './match/case-fold';
+import { RequestReading } from './match/conditions';
+import { readingsDiffer } from './match/query';
+import { compareRoutes, compileRoute, constraintsMatch, groupRoutesSteps, routeMatches, type Route, type RouteSpec } from './match/route';
+import { substitute } from './match/substitution';
+import { runAtOnce, sortSteps, type Steps } from './slices';
 
-/** A route as the table holds it: a Mapping, its normalised prefix and what it forwards to. */
-export interface Route<T> {
-  readonly mapping: MappingRecord;
-  /** The normalised prefix. */
-  readonly prefix: string;
-  readonly target: T;
-  /** Its place in the configuration, 0-based. */
-  readonly index: number;
-  /** `method`, header and host constraints, counted. */
-  readonly constraints: number;
-  /** The hosts it applies to; null for any. */
-  readonly host: HostPattern | null;
-  /** How specific `host` is, for match order. */
-  readonly hostRank: number;
-  /** Whether the prefix matches only in the case it is written. */
-  readonly caseSensitive: boolean;
-  /** The prefix in lower case, to match in any case. */
-  readonly folded: string;
-  readonly method: string | null;
-  /** Each required header and its exact value, or `true` for any value. */
-  readonly headers: readonly (readonly [string, HeaderCondition])[] | null;
-  /** Whether the prefix ends in `/` (a plain string prefix). */
-  readonly open: boolean;
-  /** Where the forwarded remainder of the path starts (the prefix's trailing slash is kept). */
-  readonly cut: number;
-  /** `rewrite`, and `rewrite` without its trailing slash, for joining. */
-  readonly rewrite: string;
-  readonly rewriteBase: string;
+export type { Route, RouteSpec } from './match/route';
+
+/** Options of a route table. */
+export interface RouteTableOptions<T = unknown> {
+  /** Draws in [0, 1) that choose among Mappings sharing a match. Default `Math.random`. */
+  readonly random?: () => number;
+  /** The routes of the specs, already compiled, ordered and grouped by {@link compileRoutes}. */
+  readonly compiled?: readonly Route<T>[];
 }
 
-/** What a route is built from. */
-export interface RouteSpec<T> {
-  readonly mapping: MappingRecord;
-  /** The mapping's prefix, already normalised. */
-  readonly prefix: string;
-  readonly target: T;
+/** Compiles the routes of `specs`, in match order and grouped by match, a step a route (see ./slices). */
+export function* compileRoutes<T>(specs: readonly RouteSpec<T>[]): Steps<Route<T>[]> {
+  const routes: Route<T>[] = [];
+  for (let i = 0; i < specs.length; i++) {
+    routes.push(compileRoute(specs[i], i));
+    yield;
+  }
+  const ordered = yield* sortSteps(routes, compareRoutes);
+  yield* groupRoutesSteps(ordered);
+  return ordered;
 }
 
-/** Orders routes as they are tried. */
-function compareRoutes<T>(a: Route<T>, b: Route<T>): number {
-  return (
-    b.mapping.precedence - a.mapping.precedence ||
-    b.prefix.length - a.prefix.length ||
-    b.constraints - a.constraints ||
-    b.hostRank - a.hostRank ||
-    a.index - b.index
-  );
-}
-
-function compile<T>(spec: RouteSpec<T>, index: number): Route<T> {
-  const { mapping, prefix } = spec;
-  const headers = mapping.headers ? Object.entries(mapping.headers) : [];
-  const open = prefix.endsWith('/');
-  const rewrite = mapping.rewrite;
-  // Validated when the record was read: a pattern or null (any host).
-  const written = mapping.hostname ?? mapping.host;
-  const host = written === undefined ? null : (parseHostPattern(written, true) as HostPattern | null);
-  return {
-    mapping,
-    prefix,
-    target: spec.target,
-    index,
-    constraints: (mapping.method ? 1 : 0) + headers.length + (host ? 1 : 0),
-    host,
-    hostRank: hostSpecificity(host),
-    caseSensitive: mapping.case_sensitive,
-    folded: foldCase(prefix),
-    method: mapping.method ?? null,
-    headers: headers.length > 0 ? headers : null,
-    open,
-    cut: open ? prefix.length - 1 : prefix.length,
-    rewrite,
-    rewriteBase: rewrite.endsWith('/') ? rewrite.slice(0, -1) : rewrite,
-  };
+/**
+ * `routes` with each target replaced by what `targetOf` makes of its route,
+ * a step a route. In place, so that the groups keep their members: the
+ * runtime orders, groups and checks a configuration's routes before it opens
+ * a pool for any of them, and gives them their targets once they are to be
+ * served.
+ */
+export function* retargetRoutes<P, T>(routes: Route<P>[], targetOf: (route: Route<P>) => T): Steps<Route<T>[]> {
+  for (const route of routes) {
+    (route as { target: unknown }).target = targetOf(route);
+    yield;
+  }
+  return routes as unknown as Route<T>[];
 }
 
 /** The routes of one configuration, in match order. Built once, read by every request. */
 export class RouteTable<T> {
   /** In match order. */
   readonly routes: readonly Route<T>[];
+  /** Whether a route has query conditions: the query need not be read otherwise. */
+  readonly readsQuery: boolean;
+  private readonly random: () => number;
+  private readonly reading = new RequestReading();
+  private readonly hasConditions: boolean;
 
-  constructor(specs: readonly RouteSpec<T>[]) {
-    this.routes = specs.map(compile).sort(compareRoutes);
+  constructor(specs: readonly RouteSpec<T>[], options: RouteTableOptions<T> = {}) {
+    const routes = options.compiled ?? runAtOnce(compileRoutes(specs));
+    this.routes = routes;
+    this.readsQuery = routes.some((r) => r.conditions?.query);
+    this.hasConditions = routes.some((r) => r.conditions !== null);
+    this.random = options.random ?? Math.random;
   }
 
   /**
-   * The first route matching a normalised path, method, headers and host
-   * (by default the Host header; `''` or `undefined` for none); `undefined`
-   * when none does.
+   * The route for a normalised path, method, headers, host (by default the
+   * Host header; `''` or `undefined` for none) and raw query string (without
+   * `?`); `undefined` when none matches. Among routes with the same match,
+   * one is drawn by weight.
    */
-  match(path: string, method: string, headers: IncomingHttpHeaders, host: string | undefined = headers.host): Route<T> | undefined {
+  match(path: string, method: string, headers: IncomingHttpHeaders, host: string | undefined = headers.host, query = ''): Route<T> | undefined {
+    return this.chosen(this.find(path, method, headers, host, query, false));
+  }
+
+  /** The member of `route`'s group a draw chooses, or `route` itself. */
+  private chosen(route: Route<T> | undefined): Route<T> | undefined {
+    return route === undefined || route.group === null ? route : route.group.pick(this.random());
+  }
+
+  /** The first route that matches, in match order (for a group, its first member); `last` reads repeated query arguments by their last value. */
+  private find(path: string, method: string, headers: IncomingHttpHeaders, host: string | undefined, query: string, last: boolean): Route<T> | undefined {
     const routes = this.routes;
+    const reading = this.reading;
+    // Only conditions read it: a table without them does not touch it.
+    if (this.hasConditions) reading.reset(query, host, last);
     for (let i = 0; i < routes.length; i++) {
       const route = routes[i];
-      if (!routeMatches(route, route.caseSensitive, path, method, headers, host)) continue;
+      if (!routeMatches(route, route.caseSensitive, path, method, headers, host, reading)) continue;
       if (route.caseSensitive || i === 0) return route;
       // A route before it that takes the path in another case takes it in this one too.
       for (let j = 0; j < i; j++) {
-        if (routeMatches(routes[j], false, path, method, headers, host)) return routes[j];
+        if (routeMatches(routes[j], false, path, method, headers, host, reading)) return routes[j];
       }
-      if (path.indexOf('%') !== -1) refuseUnicodeFolds(routes, i, path, method, headers, host);
+      if (path.indexOf('%') !== -1) refuseUnicodeFolds(routes, i, path, method, headers, host, reading);
       return route;
     }
     return undefined;
@@ -139,11 +134,14 @@ export class RouteTable<T> {
    * that may hold `;parameters`, with `plain` the path without them
    * (`withoutParameters` of gateway/path), which Tomcat, Spring and JAX-RS
    * backends route by; `overrides`, the methods a method override names
-   * (gateway/method-override), which they act on instead of `method`.
-   * Throws a 400 {@link HttpError} when those readings would be routed apart
-   * from the request: `/api;x/admin` to an open `/` route, where the backend
-   * serves `/api/admin`, which has a route with auth; a POST with
-   * `X-HTTP-Method-Override: DELETE` to a route for POST that bypasses auth.
+   * (gateway/method-override), which they act on instead of `method`; a
+   * query argument given twice, which PHP reads by its last value where
+   * Envoy and most others read the first. Throws a 400 {@link HttpError}
+   * when those readings would be routed apart from the request: `/api;x/admin`
+   * to an open `/` route, where the backend serves `/api/admin`, which has a
+   * route with auth; a POST with `X-HTTP-Method-Override: DELETE` to a route
+   * for POST that bypasses auth; `?role=user&role=admin` to a route that
+   * bypasses auth, where `role=admin` has one with auth.
    */
   matchAlike(
     path: string,
@@ -152,82 +150,36 @@ export class RouteTable<T> {
     headers: IncomingHttpHeaders,
     host: string | undefined,
     overrides?: readonly string[],
+    query = '',
   ): Route<T> | undefined {
-    const route = this.match(path, method, headers, host);
+    const route = this.find(path, method, headers, host, query, false);
     if (route === undefined) return route;
-    if (plain !== path && this.match(plain, method, headers, host) !== route) {
+    if (plain !== path && this.find(plain, method, headers, host, query, false) !== route) {
       throw new HttpError(400, 'the ;parameters of the path would route it elsewhere than the path without them');
     }
     if (overrides !== undefined) {
       for (const other of overrides) {
         if (other === method) continue;
-        if (this.match(path, other, headers, host) !== route || (plain !== path && this.match(plain, other, headers, host) !== route)) {
+        if (
+          this.find(path, other, headers, host, query, false) !== route ||
+          (plain !== path && this.find(plain, other, headers, host, query, false) !== route)
+        ) {
           throw new HttpError(400, 'the method override of the request would route it elsewhere than its method');
         }
       }
     }
-    return route;
-  }
-}
-
-/** Whether a route matches a request, its prefix compared in the case it is written or in any case. */
-function routeMatches<T>(
-  route: Route<T>,
-  exactCase: boolean,
-  path: string,
-  method: string,
-  headers: IncomingHttpHeaders,
-  host: string | undefined,
-): boolean {
-  const prefix = route.prefix;
-  if (exactCase ? !path.startsWith(prefix) : !startsWithFolded(path, route.folded)) return false;
-  if (!route.open && path.length > prefix.length && path.charCodeAt(prefix.length) !== 47) return false;
-  if (route.method !== null && route.method !== method) return false;
-  if (route.headers !== null && !headersMatch(route.headers, headers)) return false;
-  return route.host === null || hostMatches(route.host, host);
-}
-
-/**
- * Characters beyond ASCII that backends matching in any case read as an
- * ASCII letter, as a normal path escapes them (UTF-8, upper-case hex): Java's
- * `equalsIgnoreCase`, Go's `EqualFold` and .NET's `OrdinalIgnoreCase` fold
- * `ſ` (U+017F) to s, the Kelvin sign (U+212A) to k, and `ı` (U+0131) or
- * `İ` (U+0130) to i.
- */
-const UNICODE_FOLDS: readonly (readonly [string, number])[] = [
-  ['%C5%BF', 115],
-  ['%E2%84%AA', 107],
-  ['%C4%B1', 105],
-  ['%C4%B0', 105],
-];
-
-/** The entry of {@link UNICODE_FOLDS} whose escape stands at `at` in `path`, if any. */
-function unicodeFoldAt(path: string, at: number): readonly [string, number] | undefined {
-  for (let i = 0; i < UNICODE_FOLDS.length; i++) if (path.startsWith(UNICODE_FOLDS[i][0], at)) return UNICODE_FOLDS[i];
-  return undefined;
-}
-
-/**
- * Where the prefix `folded` (lower case) ends in `path` when its letters are
- * compared in any case, the characters of {@link UNICODE_FOLDS} included;
- * -1 when it does not start `path`.
- */
-function endOfUnicodeFolded(path: string, folded: string): number {
-  let p = 0;
-  for (let k = 0; k < folded.length; k++, p++) {
-    let c = path.charCodeAt(p);
-    if (c === 37) {
-      const fold = unicodeFoldAt(path, p);
-      if (fold !== undefined) {
-        if (fold[1] !== folded.charCodeAt(k)) return -1;
-        p += fold[0].length - 1;
-        continue;
-      }
+    if (this.readsQuery && query.indexOf('&') !== -1 && this.queryReadingsDiffer() && this.find(path, method, headers, host, query, true) !== route) {
+      throw new HttpError(400, 'the query gives an argument twice, and its first and last values would route the request apart');
     }
-    if (c >= 65 && c <= 90) c += 32;
-    if (c !== folded.charCodeAt(k)) return -1;
+    return this.chosen(route);
   }
-  return p;
+
+  /** Whether the query just read repeats an argument a route matches by value, with values that differ. */
+  private queryReadingsDiffer(): boolean {
+    const query = this.reading.parsedQuery();
+    for (const route of this.routes) if (route.conditions?.query && readingsDiffer(route.conditions.query, query)) return true;
+    return false;
+  }
 }
 
 /**
@@ -245,51 +197,43 @@ function refuseUnicodeFolds<T>(
   method: string,
   headers: IncomingHttpHeaders,
   host: string | undefined,
+  reading: RequestReading,
 ): void {
   for (let j = 0; j < chosen; j++) {
     const route = routes[j];
+    if (route.pattern !== null) continue;
     const end = endOfUnicodeFolded(path, route.folded);
-    if (end < 0 || (!route.open && end < path.length && path.charCodeAt(end) !== 47)) continue;
-    if (route.method !== null && route.method !== method) continue;
-    if (route.headers !== null && !headersMatch(route.headers, headers)) continue;
-    if (route.host !== null && !hostMatches(route.host, host)) continue;
+    if (end < 0 || (end < path.length && (route.exact || (!route.open && path.charCodeAt(end) !== 47)))) continue;
+    if (!constraintsMatch(route, method, headers, host, reading)) continue;
     throw new HttpError(400, 'the path spells a letter of a prefix with a character that backends fold to it (ſ, K, ı, İ), which would route it elsewhere');
   }
 }
 
-/** ASCII letters in lower case, as Envoy folds a case-insensitive prefix. */
-function foldCase(text: string): string {
-  return text.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
-}
-
-/** Whether `path` starts with `folded` (lower case), its ASCII letters compared in either case. Allocates nothing. */
-function startsWithFolded(path: string, folded: string): boolean {
-  if (path.length < folded.length) return false;
-  for (let i = 0; i < folded.length; i++) {
-    let c = path.charCodeAt(i);
-    if (c >= 65 && c <= 90) c += 32;
-    if (c !== folded.charCodeAt(i)) return false;
-  }
-  return true;
-}
-
-function headersMatch(required: readonly (readonly [string, HeaderCondition])[], headers: IncomingHttpHeaders): boolean {
-  for (let i = 0; i < required.length; i++) {
-    const value = headers[required[i][0]];
-    const wanted = required[i][1];
-    if (wanted === true ? value === undefined : value !== wanted) return false;
-  }
-  return true;
+/**
+ * `path` with its matched prefix replaced by `replacement` (`base`, the
+ * replacement without its trailing slash), with one slash where they join:
+ * `/v1/hotels/bookings/x` under `/v1/hotels/` (or `/v1/hotels`) with `/`
+ * becomes `/bookings/x`; under `/api/` with `/v2` it becomes `/v2/x`. A
+ * route that matches whole paths (`prefix_exact`, `prefix_regex`) matched
+ * all of it, as Envoy counts it, and the replacement is the whole path.
+ */
+export function replacePrefix<T>(route: Route<T>, path: string, replacement: string, base: string): string {
+  if (route.pattern !== null) return replacement;
+  const rest = path.slice(route.cut);
+  return rest === '' ? replacement : base + rest;
 }
 
 /**
- * The path a matched request is forwarded with. `rewrite: ""` keeps the path;
- * otherwise the prefix is replaced by `rewrite`, with one slash where they
- * join: `/v1/hotels/bookings/x` under `/v1/hotels/` (or `/v1/hotels`) with the
- * default `/` becomes `/bookings/x`; under `/api/` with `/v2` it becomes `/v2/x`.
+ * The path a matched request is forwarded with: `regex_rewrite` applied to
+ * it when given (a result without a leading slash gets one); else, with
+ * `rewrite: ""`, the path itself; else the path with its prefix replaced by
+ * `rewrite` (see {@link replacePrefix}).
  */
 export function rewritePath<T>(route: Route<T>, path: string): string {
+  if (route.pathRewrite !== null) {
+    const rewritten = substitute(route.pathRewrite, path);
+    return rewritten.charCodeAt(0) === 47 ? rewritten : `/${rewritten}`;
+  }
   if (route.rewrite === '') return path;
-  const rest = path.slice(route.cut);
-  return rest === '' ? route.rewrite : route.rewriteBase + rest;
+  return replacePrefix(route, path, route.rewrite, route.rewriteBase);
 }

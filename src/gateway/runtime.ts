@@ -1,27 +1,33 @@
 /**
  * @module gateway/runtime
  * Everything a request uses, built from one configuration: the route table
- * with each route's target (an in-process module or a remote upstream) and
- * CORS policy, the auth and rate-limit stages, the upstream pools, and a
- * read-only picture of it all for diagnostics. A configuration that cannot be
+ * with each route's target (an in-process module, a remote upstream or a
+ * redirect) and CORS policy, the auth and rate-limit stages, the upstream
+ * clusters, and a read-only picture of it all for diagnostics. A configuration that cannot be
  * built is refused whole, with every problem listed.
  */
 import type { Middleware } from 'koa';
 import { createCorsPolicies, type CorsPolicies } from '../cors';
-import { redactAddress } from '../http';
 import type { GatewayEvents } from './events';
 import type { ModuleRegistry, GatehouseModule } from './module';
 import type { Stage, StageFactory } from './stage';
-import { allowedUpgrades, type AuthServiceRecord, type GatewayConfig, type MappingRecord, type RateLimitServiceRecord } from './config/schema';
+import type { Route } from './match/route';
+import { allowedUpgrades, labelHeaders, type AuthServiceRecord, type GatewayConfig, type MappingRecord, type RateLimitServiceRecord } from './config/schema';
 import { ConfigError, configProblem, type ConfigProblem } from './config/problems';
 import { moduleHandler, type ModuleHandler } from './dispatch';
 import { compileHeaderEdits, type HeaderEdits } from './header-edits';
 import { OVERRIDE_HEADERS } from './method-override';
-import { normalisePath, withoutParameters } from './path';
-import { createUpstream, type Upstream } from './proxy';
-import { RouteTable, type RouteSpec } from './route-table';
-import { DEFAULT_CONNECT_TIMEOUT_MS, parseUpstreamAddress, type UpstreamAddress } from './upstream';
-import { describeRoutes, type RuntimeSnapshot } from './snapshot';
+import { groupProblemsSteps } from './match/canary';
+import { prepareMatch, type PreparedMatch } from './match/prepare';
+import type { RedirectPlan } from './match/redirect';
+import { DEFAULT_REGEX_MAX_SIZE } from './match/regex';
+import { shadowProblemsSteps } from './match/shadow';
+import { compileRoutes, retargetRoutes, RouteTable } from './route-table';
+import { runAtOnce, type Steps } from './slices';
+import { errorText } from '../files';
+import { ClusterSet, DEFAULT_CLUSTER_DOMAIN, systemResolve, type Resolve, type RouteUpstream, type ServiceAddress } from './upstream';
+import { serviceTarget } from './upstream/targets';
+import { describeRoutesSteps, type RuntimeSnapshot } from './snapshot';
 
 /** What every route has besides its target: edits of headers, and its CORS policy. */
 export interface RouteExtras extends HeaderEdits {
@@ -37,7 +43,8 @@ export interface InProcessTarget extends RouteExtras {
 
 export interface RemoteTarget extends RouteExtras {
   readonly kind: 'remote';
-  readonly upstream: Upstream;
+  /** Its address, cluster, and retry, idle and priority settings. */
+  readonly upstream: RouteUpstream;
   readonly timeoutMs: number;
   /** The Host it is sent instead of its own `host:port` (`host_rewrite`). */
   readonly hostRewrite: string | undefined;
@@ -45,12 +52,40 @@ export interface RemoteTarget extends RouteExtras {
   readonly upgrades: ReadonlySet<string> | null;
 }
 
-export type RouteTarget = InProcessTarget | RemoteTarget;
+/** A Mapping with `host_redirect: true`: answered with a redirect, no service called. */
+export interface RedirectTarget extends RouteExtras {
+  readonly kind: 'redirect';
+  readonly redirect: RedirectPlan;
+}
+
+export type RouteTarget = InProcessTarget | RemoteTarget | RedirectTarget;
+
+/** What a runtime is built with beyond its configuration. */
+export interface RuntimeOptions {
+  /** Draws in [0, 1) that choose among Mappings sharing a match (canary weights). Default `Math.random`. */
+  readonly random?: () => number;
+  /** The value of `source_cluster` rate-limit labels. Default `gatehouse`. */
+  readonly sourceCluster?: string;
+  /** How remote upstreams are reached. */
+  readonly upstreams?: UpstreamOptions;
+}
 
 /** The factories of the two stages; by default those of `./auth-stage` and `./ratelimit-stage`. */
 export interface StageFactories {
   auth: StageFactory<AuthServiceRecord>;
   rateLimit: StageFactory<RateLimitServiceRecord>;
+}
+
+/** How remote upstreams are reached, whatever the configuration. */
+export interface UpstreamOptions {
+  /** Kubernetes' cluster domain: `quote.shop` is looked up as `quote.shop.svc.<domain>` first. Default `cluster.local`. */
+  clusterDomain?: string;
+  /** Looks DNS names up; default node:dns's `lookup`. Tests give their own. */
+  resolve?: Resolve;
+  /** The clock of passive ejection and DNS refreshes, in ms; default `performance.now`. Tests give their own. */
+  now?: () => number;
+  /** The largest request body a retry sends again; a longer one is streamed and not retried. Default 1 MiB. */
+  retryBufferBytes?: number;
 }
 
 /** One configuration, ready to serve. */
@@ -61,7 +96,7 @@ export interface Runtime {
   readonly rateLimit: Stage | null;
   /** The gateway-wide CORS middleware, for paths that match no route; undefined when CORS is off. */
   readonly cors: Middleware | undefined;
-  readonly upstreams: ReadonlyMap<string, Upstream>;
+  readonly clusters: ClusterSet;
   /**
    * The header names (lower case) that Mappings match, label or edit, and
    * those the gateway writes or reads a method override from: no lookalike
@@ -81,28 +116,26 @@ export interface Runtime {
 const ALWAYS_OWNED = ['x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', ...OVERRIDE_HEADERS];
 
 /** The header names the Mappings of a configuration match, label or edit, and those the gateway writes or reads itself. */
-function ownedHeaders(mappings: readonly MappingRecord[]): string[] {
+function* ownedHeaders(mappings: readonly MappingRecord[]): Steps<string[]> {
   const names = new Set(ALWAYS_OWNED);
   for (const mapping of mappings) {
+    yield;
     for (const name of Object.keys(mapping.headers ?? {})) names.add(name);
+    for (const name of Object.keys(mapping.regex_headers ?? {})) names.add(name);
     for (const name of Object.keys(mapping.add_request_headers)) names.add(name);
     for (const name of mapping.remove_request_headers) names.add(name);
-    for (const groups of Object.values(mapping.labels ?? {})) {
-      for (const group of groups) {
-        for (const label of group.request_label_group) {
-          if (typeof label !== 'string') for (const def of Object.values(label)) names.add(def.header);
-        }
-      }
-    }
+    for (const name of labelHeaders(mapping.labels)) names.add(name);
   }
   return [...names];
 }
 
 
-function moduleList(modules: ModuleRegistry): string {
-  const names = [...modules.keys()].sort();
-  return names.length > 0 ? names.join(', ') : 'none registered';
-}
+/** A Mapping checked and prepared, before its target is made. */
+type Pending = { mapping: MappingRecord; prefix: string; edits: RouteExtras; match: PreparedMatch } & (
+  | { module: GatehouseModule & { app: NonNullable<GatehouseModule['app']> } }
+  | { address: ServiceAddress }
+  | { redirect: RedirectPlan }
+);
 
 /**
  * Builds the runtime of a configuration. Throws a {@link ConfigError} listing
@@ -115,8 +148,29 @@ export function buildRuntime(
   modules: ModuleRegistry,
   stages: StageFactories,
   events: GatewayEvents = {},
+  options: RuntimeOptions = {},
 ): Runtime {
+  return runAtOnce(buildRuntimeSteps(config, modules, stages, events, options));
+}
+
+/**
+ * {@link buildRuntime}, a step a Mapping at each of its stages (see ./slices):
+ * its match prepared (patterns compiled), its canary group and shadowing
+ * checked, its route compiled and ordered, its target (and cluster) made,
+ * its route described.
+ */
+export function* buildRuntimeSteps(
+  config: GatewayConfig,
+  modules: ModuleRegistry,
+  stages: StageFactories,
+  events: GatewayEvents = {},
+  options: RuntimeOptions = {},
+): Steps<Runtime> {
   const problems: ConfigProblem[] = [];
+  const upstreamOptions = options.upstreams ?? {};
+  const names = { clusterDomain: upstreamOptions.clusterDomain ?? DEFAULT_CLUSTER_DOMAIN };
+  // Modules without an HTTP app are named so too: a Mapping to one is told so, not sent to DNS.
+  const moduleNames = new Set(modules.keys());
   const sourceOf = (record: object) => config.recordSources?.get(record as MappingRecord);
   let policies: CorsPolicies | undefined;
   let globalCors: Middleware | undefined;
@@ -125,54 +179,60 @@ export function buildRuntime(
     globalCors = policies.forMapping(undefined);
   } catch (err) {
     const m = config.module!;
-    problems.push(configProblem({ source: sourceOf(m), kind: m.kind, record: m.name, path: 'config.cors' }, (err as Error).message));
+    problems.push(configProblem({ source: sourceOf(m), kind: m.kind, record: m.name, path: 'config.cors' }, errorText(err)));
   }
-  type Pending = { mapping: MappingRecord; prefix: string; edits: RouteExtras } & (
-    | { module: GatehouseModule & { app: NonNullable<GatehouseModule['app']> } }
-    | { address: UpstreamAddress }
-  );
+  const regexMaxSize = config.module?.config.regex_max_size ?? DEFAULT_REGEX_MAX_SIZE;
   const pending: Pending[] = [];
 
   for (const mapping of config.mappings) {
+    yield;
     const at = { source: sourceOf(mapping), kind: 'Mapping', record: mapping.name };
     const problem = (path: string, message: string) => problems.push(configProblem({ ...at, path }, message));
-    let prefix = mapping.prefix;
-    try {
-      prefix = normalisePath(mapping.prefix);
-      // Every request it matched would be refused: its form without them routes elsewhere.
-      if (withoutParameters(prefix) !== prefix) {
-        problem('prefix', `'${mapping.prefix}' holds ;parameters, which Tomcat, Spring and JAX-RS backends drop: a request would be routed by what its backend does not see`);
-      }
-    } catch (err) {
-      problem('prefix', `'${mapping.prefix}' is not a usable path: ${(err as { detail?: string }).detail ?? String(err)}`);
-    }
+    const match = prepareMatch(mapping, regexMaxSize);
+    for (const p of match.problems) problem(p.path, p.message);
+    const prefix = match.prefix;
     let cors: Middleware | undefined;
     try {
       cors = policies?.forMapping(mapping);
     } catch (err) {
-      problem('cors', (err as Error).message);
+      problem('cors', errorText(err));
     }
     const edits: RouteExtras = { ...compileHeaderEdits(mapping), cors };
-    const module = modules.get(mapping.service);
-    if (module) {
-      // A module builds its links from the Host; the client's is the one its links must name.
-      if (mapping.host_rewrite !== undefined) {
-        problem('host_rewrite', `applies to remote upstreams only: module '${mapping.service}' is called in process and builds its links from the client's Host`);
-      }
-      if (allowedUpgrades(mapping).length > 0) {
-        problem(mapping.allow_upgrade ? 'allow_upgrade' : 'use_websocket', `applies to remote upstreams only: module '${mapping.service}' is called in process and switches no connection to another protocol`);
-      }
-      if (module.app) pending.push({ mapping, prefix, edits, module: module as GatehouseModule & { app: NonNullable<GatehouseModule['app']> } });
-      else problem('service', `module '${mapping.service}' has no HTTP app to route to`);
+    if (match.redirect !== null) {
+      pending.push({ mapping, prefix, edits, match, redirect: match.redirect });
       continue;
     }
-    const address = parseUpstreamAddress(mapping.service);
-    if (address) pending.push({ mapping, prefix, edits, address });
-    else {
-      problem(
-        'service',
-        `service '${redactAddress(mapping.service)}' is neither a registered module (${moduleList(modules)}) nor an address (host:port, http://host:port[/base] or https://...)`,
-      );
+    const target = serviceTarget(mapping, moduleNames, names);
+    if (target.kind === 'problem') {
+      problem(target.path, target.message);
+      continue;
+    }
+    if (target.kind === 'remote') {
+      pending.push({ mapping, prefix, edits, match, address: target.address });
+      continue;
+    }
+    const module = modules.get(target.name)!;
+    // A module builds its links from the Host; the client's is the one its links must name.
+    if (mapping.host_rewrite !== undefined) {
+      problem('host_rewrite', `applies to remote upstreams only: module '${mapping.service}' is called in process and builds its links from the client's Host`);
+    }
+    if (allowedUpgrades(mapping).length > 0) {
+      problem(mapping.allow_upgrade ? 'allow_upgrade' : 'use_websocket', `applies to remote upstreams only: module '${mapping.service}' is called in process and switches no connection to another protocol`);
+    }
+    if (module.app) pending.push({ mapping, prefix, edits, match, module: module as GatehouseModule & { app: NonNullable<GatehouseModule['app']> } });
+    else problem('service', `module '${mapping.service}' has no HTTP app to route to`);
+  }
+
+  for (const p of yield* groupProblemsSteps(pending)) {
+    problems.push(configProblem({ source: sourceOf(p.mapping), kind: 'Mapping', record: p.mapping.name, path: p.path }, p.message));
+  }
+  // In match order, grouped, before any pool is opened; given their targets once the configuration is to be served.
+  let ordered: Route<Pending>[] = [];
+  if (problems.length === 0) {
+    ordered = yield* compileRoutes(pending.map((p) => ({ mapping: p.mapping, prefix: p.prefix, target: p, patterns: p.match.patterns })));
+    // A pattern that bypasses auth over a prefix that needs it.
+    for (const p of yield* shadowProblemsSteps(ordered)) {
+      problems.push(configProblem({ source: sourceOf(p.route.mapping), kind: 'Mapping', record: p.route.mapping.name, path: 'prefix' }, p.message));
     }
   }
 
@@ -181,9 +241,9 @@ export function buildRuntime(
   // A stage that cannot be built is a problem of the field naming its service.
   const buildStage = <R extends AuthServiceRecord | RateLimitServiceRecord>(record: R, factory: StageFactory<R>, path: string): Stage | null => {
     try {
-      return factory(record, modules, events);
+      return factory(record, modules, { ...events, sourceCluster: options.sourceCluster });
     } catch (err) {
-      problems.push(configProblem({ source: sourceOf(record), kind: record.kind, record: record.name, path }, (err as Error).message ?? String(err)));
+      problems.push(configProblem({ source: sourceOf(record), kind: record.kind, record: record.name, path }, errorText(err)));
       return null;
     }
   };
@@ -191,70 +251,100 @@ export function buildRuntime(
   if (config.rateLimitService) rateLimit = buildStage(config.rateLimitService, stages.rateLimit, 'service');
 
   if (problems.length > 0) {
-    for (const stage of [auth, rateLimit]) void stage?.close?.().catch(() => undefined);
+    for (const stage of [auth, rateLimit]) void closing(() => stage?.close?.());
     throw new ConfigError(problems);
   }
 
   // Pools are opened only for a configuration that is going to be served.
-  const timeouts = new Map<string, number>();
-  for (const p of pending) {
-    // A route without a timeout (0) still gives up connecting, after Emissary's default connect_timeout_ms.
-    if ('address' in p) timeouts.set(p.address.origin, Math.max(timeouts.get(p.address.origin) ?? 0, p.mapping.timeout_ms || DEFAULT_CONNECT_TIMEOUT_MS));
+  const clusters = new ClusterSet(
+    {
+      resolve: upstreamOptions.resolve ?? systemResolve,
+      now: upstreamOptions.now ?? (() => performance.now()),
+      events: {
+        overflow: (cluster, limit) => events.upstreamOverflow?.(cluster, limit),
+        ejected: (cluster, endpoint) => events.upstreamEjection?.(cluster, endpoint),
+      },
+    },
+    names,
+  );
+  try {
+    // Made in config order, as clusters are named in the order they are made.
+    const targetOf = routeTargets(clusters);
+    const targets: RouteTarget[] = [];
+    for (const p of pending) {
+      targets.push(targetOf(p));
+      yield;
+    }
+    const routes = yield* retargetRoutes(ordered, (route) => targets[route.index]);
+    const table = new RouteTable<RouteTarget>([], { random: options.random, compiled: routes });
+    return {
+      config,
+      table,
+      auth,
+      rateLimit,
+      cors: globalCors,
+      clusters,
+      ownedHeaders: yield* ownedHeaders(config.mappings),
+      snapshot: yield* describeRoutesSteps(config, table),
+      active: 0,
+      retired: false,
+    };
+  } catch (err) {
+    // Nothing is left open: what was opened for a configuration that is not served is closed.
+    for (const stage of [auth, rateLimit]) void closing(() => stage?.close?.());
+    for (const cluster of clusters.all()) void closing(() => cluster.close(true));
+    throw err;
   }
-  const upstreams = new Map<string, Upstream>();
+}
+
+/** Makes the target of each prepared Mapping; a remote one gets its cluster from `clusters`. */
+function routeTargets(clusters: ClusterSet): (p: Pending) => RouteTarget {
   const handlers = new Map<GatehouseModule, ModuleHandler>();
-  const specs: RouteSpec<RouteTarget>[] = pending.map((p) => {
-    let target: RouteTarget;
+  return (p) => {
+    if ('redirect' in p) return { kind: 'redirect', redirect: p.redirect, ...p.edits };
     if ('module' in p) {
       let handler = handlers.get(p.module);
       if (!handler) handlers.set(p.module, (handler = moduleHandler(p.module)));
-      target = { kind: 'in-process', module: p.module.name, handler, ...p.edits };
-    } else {
-      const origin = p.address.origin;
-      let upstream = upstreams.get(origin);
-      if (!upstream) upstreams.set(origin, (upstream = createUpstream(p.address, { connectTimeout: timeouts.get(origin)! })));
-      // Paths under a base path are forwarded under it; the pool is shared by origin.
-      const upgrades = allowedUpgrades(p.mapping);
-      target = {
-        kind: 'remote',
-        upstream: { address: p.address, pool: upstream.pool },
-        timeoutMs: p.mapping.timeout_ms,
-        hostRewrite: p.mapping.host_rewrite,
-        upgrades: upgrades.length > 0 ? new Set(upgrades) : null,
-        ...p.edits,
-      };
+      return { kind: 'in-process', module: p.module.name, handler, ...p.edits };
     }
-    return { mapping: p.mapping, prefix: p.prefix, target };
-  });
-  const table = new RouteTable(specs);
-  return {
-    config,
-    table,
-    auth,
-    rateLimit,
-    cors: globalCors,
-    upstreams,
-    ownedHeaders: ownedHeaders(config.mappings),
-    snapshot: describeRoutes(config, table),
-    active: 0,
-    retired: false,
+    const upgrades = allowedUpgrades(p.mapping);
+    return {
+      kind: 'remote',
+      // Mappings of one service with the same settings share its cluster; each keeps its own base path.
+      upstream: clusters.route(p.mapping, p.address),
+      timeoutMs: p.mapping.timeout_ms,
+      hostRewrite: p.mapping.host_rewrite,
+      upgrades: upgrades.length > 0 ? new Set(upgrades) : null,
+      ...p.edits,
+    };
   };
 }
 
+/** What `close` returns, as a promise that never rejects, even when `close` throws at once. */
+function closing(close: () => unknown): Promise<void> {
+  return Promise.resolve()
+    .then(close)
+    .then(
+      () => undefined,
+      () => undefined,
+    );
+}
+
 /**
- * Closes a runtime's stages and pools. Graceful by default (pools finish what
- * they carry); `force` destroys the pools' connections. Runs once.
+ * Closes a runtime's stages and clusters. Graceful by default (pools finish
+ * what they carry); `force` destroys the pools' connections. Runs once.
  */
 export function disposeRuntime(runtime: Runtime, force = false): Promise<void> {
   if (runtime.graceTimer) clearTimeout(runtime.graceTimer);
-  const pools = [...runtime.upstreams.values()].map((u) => u.pool);
+  const clusters = runtime.clusters.all();
+  // Closed one by one, each as a promise: a close that throws at once (in a timer, at the end of a request) must not escape.
   if (!runtime.closing) {
-    runtime.closing = Promise.allSettled([
-      ...[runtime.auth, runtime.rateLimit].map((stage) => stage?.close?.()),
-      ...pools.map((pool) => (force ? pool.destroy() : pool.close())),
+    runtime.closing = Promise.all([
+      ...[runtime.auth, runtime.rateLimit].map((stage) => closing(() => stage?.close?.())),
+      ...clusters.map((cluster) => closing(() => cluster.close(force))),
     ]).then(() => undefined);
   } else if (force) {
-    return Promise.allSettled(pools.map((pool) => pool.destroy())).then(() => undefined);
+    return Promise.all(clusters.map((cluster) => closing(() => cluster.close(true)))).then(() => undefined);
   }
   return runtime.closing;
 }

@@ -19,8 +19,15 @@ export interface Stage {
   close?(): Promise<void>;
 }
 
+/** What the gateway tells every stage it builds: where to report its decisions, and the gateway's own settings. */
+export interface StageSettings extends GatewayEvents {
+  /** The gateway's own name, for `source_cluster` rate-limit labels. */
+  readonly sourceCluster?: string;
+}
+
 /**
  * Builds a stage from its record; `modules` resolves built-in service names,
- * `events` receives the stage's decisions (the gateway always passes one).
+ * `events` receives the stage's decisions and carries the gateway's
+ * settings (the gateway always passes one).
  */
-export type StageFactory<R> = (record: R, modules: ModuleRegistry, events?: GatewayEvents) => Stage;
+export type StageFactory<R> = (record: R, modules: ModuleRegistry, events?: StageSettings) => Stage;

@@ -14,10 +14,10 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { upgradeHandover, upgradeProtocol, type UpgradeHandover } from '../http';
+import { HttpError, upgradeHandover, upgradeProtocol, type UpgradeHandover } from '../http';
 import { isHopByHop } from './hop-by-hop';
-import { copyResponseHeaders, failureOf, upstreamFailure, upstreamRequestHeaders, type ForwardOptions, type Upstream } from './proxy';
-import { DEFAULT_CONNECT_TIMEOUT_MS } from './upstream';
+import { copyResponseHeaders, failureOf, upstreamFailure, upstreamRequestHeaders, type ForwardOptions } from './proxy';
+import type { RouteUpstream } from './upstream';
 
 /**
  * The connection of a request that asks to upgrade to one of `allowed`, when
@@ -68,16 +68,17 @@ function copySwitchHeaders(res: http.ServerResponse, headers: http.IncomingHttpH
 }
 
 /**
- * Forwards an upgrade request to `upstream`. Resolves once the client has
- * its answer: the 101 and a tunnel, or the upstream's refusal as a response
- * (or the client is gone). Rejects with an {@link HttpError} (502, 503, 504)
- * when the upstream gave no answer.
+ * Forwards an upgrade request to an endpoint of the route's cluster, picked
+ * as any request's (the tunnel is neither retried nor counted against the
+ * breakers). Resolves once the client has its answer: the 101 and a tunnel,
+ * or the upstream's refusal as a response (or the client is gone). Rejects
+ * with an {@link HttpError} (502, 503, 504) when the upstream gave no answer.
  */
-export function forwardUpgrade(ctx: Context, upstream: Upstream, handover: UpgradeHandover, options: UpgradeForwardOptions): Promise<void> {
-  const { address } = upstream;
-  const url = new URL(address.origin);
-  const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-  const headers = upstreamRequestHeaders(ctx, upstream, options.removedHeaders ?? [], options.hostRewrite);
+export async function forwardUpgrade(ctx: Context, upstream: RouteUpstream, handover: UpgradeHandover, options: UpgradeForwardOptions): Promise<void> {
+  const { address, cluster } = upstream;
+  const endpoint = await cluster.resolvedPick(undefined, () => options.events?.upstreamError?.(options.route ?? '', 'refused'));
+  const hostname = endpoint.address;
+  const headers = upstreamRequestHeaders(ctx, address.host, options.removedHeaders ?? [], options.hostRewrite);
   headers.connection = 'Upgrade';
   headers.upgrade = ctx.req.headers.upgrade as string;
   const client = handover.socket;
@@ -87,16 +88,16 @@ export function forwardUpgrade(ctx: Context, upstream: Upstream, handover: Upgra
     let settled = false;
     const request = (address.secure ? https : http).request({
       host: hostname,
-      port: url.port === '' ? (address.secure ? 443 : 80) : Number(url.port),
+      port: endpoint.port,
       method: ctx.method,
       path: options.path,
       headers,
       // The connection becomes the tunnel's: none of a pool's is given up to it.
       agent: false,
-      ...(address.secure && isIP(hostname) === 0 ? { servername: hostname } : {}),
+      ...(address.secure && isIP(address.hostname) === 0 ? { servername: address.hostname } : {}),
     });
     // `timeout_ms` bounds the wait for the answer; with 0, only connecting is bounded.
-    const limit = options.timeoutMs > 0 ? options.timeoutMs : DEFAULT_CONNECT_TIMEOUT_MS;
+    const limit = options.timeoutMs > 0 ? options.timeoutMs : cluster.settings.connectTimeoutMs;
     const timer = setTimeout(() => {
       timedOut = true;
       request.destroy();

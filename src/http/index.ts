@@ -3,7 +3,8 @@
  * The HTTP conventions every module shares: the error registry and error
  * middleware, content negotiation, canonical slashes, collection queries,
  * absolute URLs, JSON bodies, raw header lines and header text, transfer
- * codings, router dispatch, request paths and protocol upgrades.
+ * codings, router dispatch, request paths, protocol upgrades and query
+ * arguments.
  */
 export * from './errors';
 export * from './formatters';
@@ -21,3 +22,4 @@ export * from './transfer-coding';
 export * from './router';
 export * from './request-path';
 export * from './upgrade';
+export * from './query';

@@ -6,6 +6,7 @@
 import Koa, { type Middleware } from 'koa';
 import { errorResponder, type ErrorHandlerOptions } from './error-handler';
 import { createFormatterRegistry, type FormatterRegistry } from './formatters';
+import { linearQuery } from './query';
 import { chooseFormatter, formatBody } from './representation';
 
 export interface ServiceAppOptions extends ErrorHandlerOptions {
@@ -46,7 +47,7 @@ export function serviceConventions(options: ServiceAppOptions = {}): Middleware 
  * routes on it with `app.use`.
  */
 export function createServiceApp(options: ServiceAppOptions = {}): Koa {
-  const app = new Koa({ proxy: options.proxy ?? false });
+  const app = linearQuery(new Koa({ proxy: options.proxy ?? false }));
   app.silent = true;
   app.use(serviceConventions(options));
   return app;

@@ -7,6 +7,8 @@ import * as grpc from '@grpc/grpc-js';
 import { isHostPort, redactAddress } from '../http';
 import { requestToProto, responseFromProto, type ProtoRequest, type ProtoResponse } from './grpc-codec';
 import { ENVOY_V3_SERVICE, methodOf } from './protos';
+import { HELD_UP_MAX_MS, withinDeadline } from './deadline';
+import type { DecideOptions } from './store';
 import type { RateLimiter, RateLimitRequest, RateLimitResponse } from './types';
 
 export interface RateLimitClientOptions {
@@ -71,20 +73,34 @@ export function createRateLimitClient(address: string, options: RateLimitClientO
   // Connect now, so that the first request does not pay for it within its deadline.
   client.getChannel().getConnectivityState(true);
 
-  function shouldRateLimit(request: RateLimitRequest): Promise<RateLimitResponse> {
-    return new Promise((resolve, reject) => {
-      client.makeUnaryRequest<ProtoRequest, ProtoResponse>(
-        method.path,
-        method.requestSerialize as (value: ProtoRequest) => Buffer,
-        method.responseDeserialize as (value: Buffer) => ProtoResponse,
-        requestToProto(request),
-        { deadline: Date.now() + timeoutMs },
-        (err, value) => {
-          if (err) reject(new RateLimitCallError(err.code, err.details || err.message));
-          else resolve(responseFromProto(value!));
-        },
-      );
-    });
+  /**
+   * The call's deadline counts this process's attention (see ./deadline), so
+   * that an answer read late, the event loop being busy, is not failed: the
+   * service is given the longest the call may wait, and the call is
+   * cancelled at the deadline, which tells the service to count nothing.
+   */
+  function shouldRateLimit(request: RateLimitRequest, options?: DecideOptions): Promise<RateLimitResponse> {
+    const budget = options?.timeoutMs ?? timeoutMs;
+    let call: grpc.ClientUnaryCall | undefined;
+    const ask = () =>
+      new Promise<RateLimitResponse>((resolve, reject) => {
+        call = client.makeUnaryRequest<ProtoRequest, ProtoResponse>(
+          method.path,
+          method.requestSerialize as (value: ProtoRequest) => Buffer,
+          method.responseDeserialize as (value: Buffer) => ProtoResponse,
+          requestToProto(request),
+          { deadline: Date.now() + budget + HELD_UP_MAX_MS },
+          (err, value) => {
+            if (err) reject(new RateLimitCallError(err.code, err.details || err.message));
+            else resolve(responseFromProto(value!));
+          },
+        );
+      });
+    const giveUp = () => {
+      call?.cancel();
+      return new RateLimitCallError(grpc.status.DEADLINE_EXCEEDED, `no answer within ${budget} ms`);
+    };
+    return withinDeadline(budget, ask, giveUp, options?.gone);
   }
 
   return {

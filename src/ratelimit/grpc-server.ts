@@ -7,6 +7,8 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { hostPort } from '../http';
+import { checkBound, DEFAULT_REQUEST_BOUNDS, type RequestBounds } from './bounds';
+import { OVER_BOUNDS, refusingOverBounds, type RefusedRequest } from './grpc-bounds';
 import { requestFromProto, responseToProto, type ProtoRequest, type ProtoResponse } from './grpc-codec';
 import { checkingUtf8, NOT_UTF8, type CheckedRequest } from './grpc-utf8';
 import { createHealthRegistry, type HealthRegistry } from './health';
@@ -21,7 +23,36 @@ export interface RateLimitGrpcServerOptions {
   port?: number;
   /** How long `stop()` lets calls finish before cutting them, in ms. Default 5000. */
   shutdownGraceMs?: number;
+  /**
+   * Largest message a call may send, in bytes. Default
+   * {@link MAX_MESSAGE_BYTES}. A longer one is refused with
+   * RESOURCE_EXHAUSTED from its length, before it is read.
+   */
+  maxMessageBytes?: number;
+  /**
+   * Most calls (and health `Watch` streams) one connection may have open at
+   * once; a client's further calls wait for one to end. Default
+   * {@link MAX_CONCURRENT_STREAMS}.
+   */
+  maxConcurrentStreams?: number;
 }
+
+/**
+ * Most calls one connection may have open at once by default. HTTP/2 leaves
+ * it unbounded, and one connection opening 20,000 health `Watch` streams
+ * took 120 MB and held the event loop for more than a second. A client
+ * past it queues its calls, or opens another connection.
+ */
+export const MAX_CONCURRENT_STREAMS = 1000;
+
+/**
+ * Largest message a call may send by default: 64 KiB. A request of an
+ * Envoy is a few hundred bytes (a handful of descriptors of a handful of
+ * entries, their values header values); decoding costs the event loop
+ * about a millisecond per 5 KiB of entries, so that grpc-js's 4 MiB would
+ * let one call hold every HTTP request for most of a second.
+ */
+export const MAX_MESSAGE_BYTES = 64 * 1024;
 
 export interface RateLimitGrpcServer {
   readonly server: grpc.Server;
@@ -30,7 +61,12 @@ export interface RateLimitGrpcServer {
   readonly port: number;
   /** Binds and serves; resolves the port. */
   start(): Promise<number>;
-  /** Finishes running calls (cut after the grace period) and closes the port. */
+  /**
+   * Keeps serving, while health says NOT_SERVING (to `Check` and to every
+   * `Watch`), so that clients that watch it go elsewhere before `stop()`.
+   */
+  drain(): void;
+  /** Stops taking calls, finishes those running (cut after the grace period) and closes the port. */
   stop(): Promise<void>;
 }
 
@@ -43,10 +79,15 @@ function grpcError(err: unknown): grpc.ServiceError | { code: grpc.status; detai
   return { code: grpc.status.UNAVAILABLE, details: 'rate-limit store unavailable' };
 }
 
-/** A rate-limit service definition whose requests say where a string is not UTF-8 (see grpc-utf8). */
-function withUtf8Check(definition: grpc.ServiceDefinition): grpc.ServiceDefinition {
+/**
+ * A rate-limit service definition whose requests over `bounds` are refused
+ * unread (see grpc-bounds), and whose others say where a string is not
+ * UTF-8 (see grpc-utf8).
+ */
+function withRequestChecks(definition: grpc.ServiceDefinition, bounds: RequestBounds): grpc.ServiceDefinition {
   const method = definition.ShouldRateLimit as grpc.MethodDefinition<ProtoRequest, ProtoResponse>;
-  return { ...definition, ShouldRateLimit: { ...method, requestDeserialize: checkingUtf8(method.requestDeserialize) } };
+  const requestDeserialize = refusingOverBounds(checkingUtf8(method.requestDeserialize), bounds);
+  return { ...definition, ShouldRateLimit: { ...method, requestDeserialize } };
 }
 
 /** Serves a rate limiter (the in-process service, usually) over gRPC. */
@@ -54,10 +95,20 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
   const host = options.host ?? '127.0.0.1';
   let port = options.port ?? 8081;
   const graceMs = options.shutdownGraceMs ?? 5000;
-  const server = new grpc.Server();
+  const maxMessageBytes = checkBound(options.maxMessageBytes ?? MAX_MESSAGE_BYTES, 'maxMessageBytes');
+  // Every service of the port, reflection and health too: none takes a message near this size.
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': maxMessageBytes,
+    'grpc.max_concurrent_streams': checkBound(options.maxConcurrentStreams ?? MAX_CONCURRENT_STREAMS, 'maxConcurrentStreams'),
+  });
   const protos = rateLimitProtos();
+  const bounds = service.bounds ?? DEFAULT_REQUEST_BOUNDS;
 
-  const shouldRateLimit: grpc.handleUnaryCall<CheckedRequest, ProtoResponse> = (call, callback) => {
+  const shouldRateLimit: grpc.handleUnaryCall<CheckedRequest | RefusedRequest, ProtoResponse> = (call, callback) => {
+    if (OVER_BOUNDS in call.request) {
+      callback({ code: grpc.status.INVALID_ARGUMENT, details: call.request[OVER_BOUNDS] });
+      return;
+    }
     const notUtf8 = call.request[NOT_UTF8];
     if (notUtf8 !== undefined) {
       callback({ code: grpc.status.INVALID_ARGUMENT, details: `${notUtf8}: is not UTF-8` });
@@ -70,14 +121,27 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
       callback({ code: grpc.status.INVALID_ARGUMENT, details: 'malformed rate-limit request' });
       return;
     }
-    service.shouldRateLimit(request).then(
+    // A call cancelled, or past its deadline, while it waited in this process
+    // is not decided: its caller has given up, and a hit counted now would
+    // be one nobody was answered for. The caller's deadline is the wait for
+    // the store; should the caller leave before the store answers, a hit it
+    // counted is taken back.
+    if (call.cancelled) return;
+    const deadline = call.getDeadline();
+    const left = (deadline instanceof Date ? deadline.getTime() : deadline) - Date.now();
+    if (left <= 0) {
+      callback({ code: grpc.status.DEADLINE_EXCEEDED, details: 'the deadline passed before the decision' });
+      return;
+    }
+    const options = { timeoutMs: left === Infinity ? undefined : left, gone: () => call.cancelled };
+    service.shouldRateLimit(request, options).then(
       (response) => callback(null, responseToProto(response)),
       (err: unknown) => callback(grpcError(err)),
     );
   };
 
-  server.addService(withUtf8Check(protos[LYFT_SERVICE] as grpc.ServiceDefinition), { ShouldRateLimit: shouldRateLimit });
-  server.addService(withUtf8Check(protos[ENVOY_V3_SERVICE] as grpc.ServiceDefinition), { ShouldRateLimit: shouldRateLimit });
+  server.addService(withRequestChecks(protos[LYFT_SERVICE] as grpc.ServiceDefinition, bounds), { ShouldRateLimit: shouldRateLimit });
+  server.addService(withRequestChecks(protos[ENVOY_V3_SERVICE] as grpc.ServiceDefinition, bounds), { ShouldRateLimit: shouldRateLimit });
   const health = createHealthRegistry(['', LYFT_SERVICE, ENVOY_V3_SERVICE, HEALTH_SERVICE]);
   health.addToServer(server);
   addReflection(server);
@@ -100,6 +164,9 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
         });
       });
       return started;
+    },
+    drain() {
+      health.drain();
     },
     stop() {
       stopped ??= new Promise<void>((resolve) => {

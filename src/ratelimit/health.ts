@@ -22,6 +22,8 @@ export interface HealthRegistry {
   getStatus(service: string): ServingStatus | undefined;
   /** Services with a Watch stream open: a closed stream leaves nothing behind, whatever name it watched. */
   readonly watchedServices: number;
+  /** Everything NOT_SERVING, every Watch stream told so and kept open: a shutdown is coming. */
+  drain(): void;
   /** Everything NOT_SERVING, then every Watch stream ended: lets a graceful shutdown finish. */
   shutdown(): void;
   addToServer(server: grpc.Server): void;
@@ -35,6 +37,10 @@ export function createHealthRegistry(services: readonly string[]): HealthRegistr
   function setStatus(service: string, status: ServingStatus): void {
     statuses.set(service, status);
     for (const call of watchers.get(service) ?? []) call.write({ status });
+  }
+
+  function drain(): void {
+    for (const service of statuses.keys()) setStatus(service, 'NOT_SERVING');
   }
 
   const implementation: grpc.UntypedServiceImplementation = {
@@ -69,8 +75,9 @@ export function createHealthRegistry(services: readonly string[]): HealthRegistr
     get watchedServices() {
       return watchers.size;
     },
+    drain,
     shutdown() {
-      for (const service of statuses.keys()) setStatus(service, 'NOT_SERVING');
+      drain();
       for (const set of watchers.values()) for (const call of set) call.end();
       watchers.clear();
     },

@@ -20,20 +20,34 @@ export type {
 export {
   createRateLimitService,
   RateLimitRequestError,
-  MAX_DESCRIPTORS,
   UNLIMITED_REMAINING,
   type RateLimitLogger,
   type RateLimitService,
   type RateLimitServiceOptions,
   type RateLimitServiceStats,
 } from './service';
-export { LimitsConfigError, loadLimitsDir, compileDocuments, type LoadedLimits } from './limits-loader';
+export { DEFAULT_REQUEST_BOUNDS, MAX_DESCRIPTOR_ENTRIES, MAX_DESCRIPTORS, type RequestBounds } from './bounds';
+export {
+  LimitsConfigError,
+  displayPath,
+  loadLimitsDir,
+  parseLimitsFiles,
+  compileDocuments,
+  isLimitsFileName,
+  LIMITS_FILES,
+  LIMITS_FOLDER,
+  type LimitsFile,
+  type LoadedLimits,
+} from './limits-loader';
 export { findRule, type LimitRule, type LimitTable } from './limits';
+export { createLimitTableBuilder, limitEntries, type LimitEntry } from './limits-transfer';
 export { RATE_LIMIT_UNITS, UNIT_SECONDS } from './units';
-export type { RateLimitStore, StoreDecision, WindowCheck } from './store';
+export { CallerGoneError, StoreTimeoutError, type DecideOptions, type RateLimitStore, type StoreDecision, type WindowCheck } from './store';
 export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from './memory-store';
-export { createRedisStore, DECIDE_SCRIPT, type RedisStore, type RedisStoreOptions } from './redis-store';
-export { createRateLimitGrpcServer, type RateLimitGrpcServer, type RateLimitGrpcServerOptions } from './grpc-server';
+export { createRedisStore, type RedisStore, type RedisStoreOptions, type RedisStoreStats } from './redis/store';
+export { DECIDE_SCRIPT } from './redis/script';
+export { createRateLimitGrpcServer, MAX_CONCURRENT_STREAMS, MAX_MESSAGE_BYTES, type RateLimitGrpcServer, type RateLimitGrpcServerOptions } from './grpc-server';
+export { withinDeadline } from './deadline';
 export { createRateLimitClient, RateLimitCallError, type RateLimitClient, type RateLimitClientOptions } from './grpc-client';
 export { createHealthRegistry, type HealthRegistry, type ServingStatus } from './health';
 export { ENVOY_V3_SERVICE, LYFT_SERVICE, HEALTH_SERVICE, PROTO_DIR } from './protos';

@@ -9,8 +9,9 @@
  * its keys checked as that service checks them (see limits-keys); a key it
  * would accept but ignore loads with a warning.
  */
-import { lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { DEFAULT_FILE_SIZE_LIMIT, errorText, readBoundedSync, whyUnreadable } from '../files';
 import { compileLimits, LimitsCompileError, type LimitTable } from './limits';
 import { checkKeys } from './limits-keys';
 import { formatIssuePath, limitsDocumentSchema, type LimitsDocument } from './limits-schema';
@@ -43,7 +44,19 @@ export interface CompiledLimits {
   warnings: string[];
 }
 
-function displayPath(file: string): string {
+/** The limits files directly in a config folder; `ratelimit/` holds more. */
+export const LIMITS_FILES: readonly string[] = ['ratelimit.yaml', 'ratelimit.yml'];
+/** The folder of a config folder whose YAML files are limits too. */
+export const LIMITS_FOLDER = 'ratelimit';
+
+/** A limits file as read: its path, and its text. */
+export interface LimitsFile {
+  readonly file: string;
+  readonly text: string;
+}
+
+/** The file as shown to people: relative to the working folder when inside it. */
+export function displayPath(file: string): string {
   const rel = path.relative(process.cwd(), file);
   return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : file;
 }
@@ -54,7 +67,7 @@ function displayPath(file: string): string {
  * deployments set): editors' lock links (`.#a.yaml`), macOS's AppleDouble
  * files (`._a.yaml`) and swap files are not limits.
  */
-function isLimitsFileName(name: string): boolean {
+export function isLimitsFileName(name: string): boolean {
   return !name.startsWith('.') && (name.endsWith('.yaml') || name.endsWith('.yml'));
 }
 
@@ -78,11 +91,11 @@ function isFolder(file: string): boolean {
 
 function listFiles(dir: string): string[] {
   const files: string[] = [];
-  for (const name of ['ratelimit.yaml', 'ratelimit.yml']) {
+  for (const name of LIMITS_FILES) {
     const file = path.join(dir, name);
     if (entryExists(file)) files.push(file);
   }
-  const folder = path.join(dir, 'ratelimit');
+  const folder = path.join(dir, LIMITS_FOLDER);
   let names: string[] = [];
   try {
     names = readdirSync(folder);
@@ -98,11 +111,11 @@ function listFiles(dir: string): string[] {
   return files;
 }
 
-function readLimitsFile(file: string, shown: string): string {
+function readLimitsFile(file: string, shown: string, limit: number): string {
   try {
-    return readFileSync(file, 'utf8');
+    return readBoundedSync(file, limit).toString('utf8');
   } catch (err) {
-    throw new LimitsConfigError(shown, [`cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`]);
+    throw new LimitsConfigError(shown, [whyUnreadable(err)]);
   }
 }
 
@@ -198,25 +211,46 @@ export function compileDocumentsWithWarnings(raw: readonly unknown[], label = '<
 }
 
 /**
- * Reads, validates and compiles every limits file of a config folder (a few
- * small files: read synchronously, so a service is whole once built). No file
- * at all is not an error: every request is then answered OK. A file with no
- * document is, as in envoyproxy/ratelimit.
+ * Validates and compiles the limits of files already read (pure: no file
+ * access). Throws a {@link LimitsConfigError} naming the first file with a
+ * problem, whatever the problem was. A file with no document is refused,
+ * as in envoyproxy/ratelimit.
  */
-export function loadLimitsDir(dir: string): LoadedLimits {
-  const files = listFiles(dir);
+export function parseLimitsFiles(files: readonly LimitsFile[]): LoadedLimits {
   const docs: Labelled[] = [];
   const warnings: string[] = [];
-  for (const file of files) {
+  for (const { file, text } of files) {
     const shown = displayPath(file);
-    const text = readLimitsFile(file, shown);
-    const raw = parseYaml(text, shown, warnings);
-    // A file emptied by mistake (or caught half-written by a reload) would
-    // otherwise drop every limit it held, silently.
-    if (raw.length === 0) {
-      throw new LimitsConfigError(shown, ['holds no limits: every file needs a domain (envoyproxy/ratelimit refuses an empty one too); remove the file for none']);
+    try {
+      const raw = parseYaml(text, shown, warnings);
+      // A file emptied by mistake (or caught half-written by a reload) would
+      // otherwise drop every limit it held, silently.
+      if (raw.length === 0) {
+        throw new LimitsConfigError(shown, ['holds no limits: every file needs a domain (envoyproxy/ratelimit refuses an empty one too); remove the file for none']);
+      }
+      docs.push(...validateDocuments(raw.map((d) => d.value), shown, warnings, raw.map((d) => d.lineOf)));
+    } catch (err) {
+      if (err instanceof LimitsConfigError) throw err;
+      throw new LimitsConfigError(shown, [`cannot be read as limits: ${errorText(err)}`]);
     }
-    docs.push(...validateDocuments(raw.map((d) => d.value), shown, warnings, raw.map((d) => d.lineOf)));
   }
-  return { table: compileLabelled(docs), files, warnings };
+  let table: LimitTable;
+  try {
+    table = compileLabelled(docs);
+  } catch (err) {
+    if (err instanceof LimitsConfigError) throw err;
+    throw new LimitsConfigError(files.map((f) => displayPath(f.file)).join(', '), [`cannot be compiled: ${errorText(err)}`]);
+  }
+  return { table, files: files.map((f) => f.file), warnings };
+}
+
+/**
+ * Reads, validates and compiles every limits file of a config folder (a few
+ * small files: read synchronously, so a service is whole once built), each
+ * at most `fileSizeLimit` bytes. No file at all is not an error: every
+ * request is then answered OK.
+ */
+export function loadLimitsDir(dir: string, fileSizeLimit: number = DEFAULT_FILE_SIZE_LIMIT): LoadedLimits {
+  const files = listFiles(dir).map((file) => ({ file, text: readLimitsFile(file, displayPath(file), fileSizeLimit) }));
+  return parseLimitsFiles(files);
 }

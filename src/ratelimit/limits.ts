@@ -39,12 +39,12 @@ export interface LimitRule {
   readonly sharedValues?: readonly (string | undefined)[];
 }
 
-interface LimitNode {
+export interface LimitNode {
   rule?: LimitRule;
   keys?: Map<string, KeyBranch>;
 }
 
-interface KeyBranch {
+export interface KeyBranch {
   values?: Map<string, LimitNode>;
   /** The value split at its `*`s: `a*b*` is ['a', 'b', '']. */
   wildcards?: { parts: readonly string[]; node: LimitNode }[];

@@ -11,11 +11,13 @@
 import pino from 'pino';
 import type { RateLimiter, RateLimitRequest, RateLimitResponse, DescriptorStatus } from './types';
 import { findRule, type LimitRule, type LimitTable } from './limits';
-import { compileDocumentsWithWarnings, loadLimitsDir, type CompiledLimits } from './limits-loader';
+import { errorText } from '../files';
+import { compileDocumentsWithWarnings, loadLimitsDir, type CompiledLimits, type LoadedLimits } from './limits-loader';
+import { checkBound, DEFAULT_REQUEST_BOUNDS, descriptorsOverBound, entriesOverBound, type RequestBounds } from './bounds';
 import { counterKey } from './counter-key';
 import { createMemoryStore } from './memory-store';
 import { quotaModeMetadata } from './quota-metadata';
-import { earlierHits, type RateLimitStore, type StoreDecision, type WindowCheck } from './store';
+import { CallerGoneError, earlierHits, type DecideOptions, type RateLimitStore, type StoreDecision, type WindowCheck } from './store';
 import { UNIT_SECONDS, isRateLimitUnit } from './units';
 
 /** The logging this service does: pino's shape, so a pino logger fits. */
@@ -30,6 +32,10 @@ export interface RateLimitServiceOptions {
   limitsDir?: string;
   /** Limits documents given in code (as parsed from YAML), used when there is no `limitsDir`. */
   limits?: readonly unknown[];
+  /** The limits of `limitsDir` already read (by a folder check): not read again at start. */
+  loaded?: LoadedLimits;
+  /** The largest limits file `reload()` reads, in bytes. Default 8 MiB. */
+  fileSizeLimit?: number;
   /** Where counters live. Default: a memory store. The service closes it on `close()`. */
   store?: RateLimitStore;
   /** Clock in milliseconds, for tests. */
@@ -37,6 +43,10 @@ export interface RateLimitServiceOptions {
   /** The module name records use. Default `ratelimit`. */
   name?: string;
   logger?: RateLimitLogger;
+  /** Most descriptors one request may carry. Default {@link MAX_DESCRIPTORS} (1000). */
+  maxDescriptors?: number;
+  /** Most entries one descriptor may carry. Default {@link MAX_DESCRIPTOR_ENTRIES} (64). */
+  maxDescriptorEntries?: number;
 }
 
 /** A request the service cannot answer: the gRPC adapter maps it to INVALID_ARGUMENT. */
@@ -65,12 +75,15 @@ export interface RateLimitServiceStats {
 export interface RateLimitService extends RateLimiter {
   readonly name: string;
   readonly store: RateLimitStore;
+  readonly bounds: RequestBounds;
   /**
    * Re-reads the limits folder. A set with any problem is refused whole (it
    * rejects with a LimitsConfigError) and the limits before it stay.
    * Counters are kept.
    */
   reload(): Promise<void>;
+  /** Serves limits already read and checked (by a folder check that read the files once). Counters are kept. */
+  useLimits(loaded: LoadedLimits): void;
   close(): Promise<void>;
   stats(): RateLimitServiceStats;
 }
@@ -79,17 +92,13 @@ export interface RateLimitService extends RateLimiter {
 export const UNLIMITED_REMAINING = 4_294_967_295;
 
 const STORE_ERROR_LOG_INTERVAL_MS = 10_000;
+/** Most warnings of the limits logged one by one at a load. */
+const MAX_WARNING_LINES = 100;
 
-/**
- * Most descriptors one request may carry. An Envoy sends one per rate-limit
- * action of a route, a handful; a request of many thousands would push as
- * many counters into the store at once (evicting live ones from a full
- * memory store, or outlasting Redis's timeout and reading as an outage).
- */
-export const MAX_DESCRIPTORS = 1000;
-
-/** The checks a descriptor needs before it is counted: its own limit's unit, and hits the stores can add exactly. */
-function checkDescriptor(d: RateLimitRequest['descriptors'][number], i: number): void {
+/** The checks a descriptor needs before it is counted: its entries within bounds, its own limit's unit, and hits the stores can add exactly. */
+function checkDescriptor(d: RateLimitRequest['descriptors'][number], i: number, bounds: RequestBounds): void {
+  const entries = d.entries?.length ?? 0;
+  if (entries > bounds.maxDescriptorEntries) throw new RateLimitRequestError(entriesOverBound(bounds, i, entries));
   if (d.limit && !isRateLimitUnit(d.limit.unit)) {
     throw new RateLimitRequestError(`descriptors[${i}].limit.unit: ${String(d.limit.unit)} is not a rate-limit unit`);
   }
@@ -117,15 +126,19 @@ function overrideRule(domain: string, limit: NonNullable<RateLimitRequest['descr
 export function createRateLimitService(options: RateLimitServiceOptions = {}): RateLimitService {
   const now = options.now ?? Date.now;
   const logger: RateLimitLogger = options.logger ?? pino({ name: 'ratelimit' });
+  const bounds: RequestBounds = Object.freeze({
+    maxDescriptors: checkBound(options.maxDescriptors ?? DEFAULT_REQUEST_BOUNDS.maxDescriptors, 'maxDescriptors'),
+    maxDescriptorEntries: checkBound(options.maxDescriptorEntries ?? DEFAULT_REQUEST_BOUNDS.maxDescriptorEntries, 'maxDescriptorEntries'),
+  });
   const store = options.store ?? createMemoryStore({ now });
   let files: string[] = [];
   let warnings: string[] = [];
   let table: LimitTable;
 
-  function load(): LimitTable {
+  function load(given?: LoadedLimits): LimitTable {
     let loaded: CompiledLimits;
-    if (options.limitsDir !== undefined) {
-      const read = loadLimitsDir(options.limitsDir);
+    if (given !== undefined || options.limitsDir !== undefined) {
+      const read = given ?? loadLimitsDir(options.limitsDir!, options.fileSizeLimit);
       files = read.files;
       loaded = read;
     } else {
@@ -133,10 +146,12 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
     }
     warnings = loaded.warnings;
     // Keys envoyproxy/ratelimit accepts but that change nothing: said at every load, so a reload shows them too.
-    for (const warning of warnings) logger.warn({ warning }, 'rate-limit configuration warning');
+    // Up to a point: a file of 100 000 descriptors that each deserve a warning would log as many lines at every reload.
+    for (const warning of warnings.slice(0, MAX_WARNING_LINES)) logger.warn({ warning }, 'rate-limit configuration warning');
+    if (warnings.length > MAX_WARNING_LINES) logger.warn({ more: warnings.length - MAX_WARNING_LINES }, 'more rate-limit configuration warnings');
     return loaded.table;
   }
-  table = load();
+  table = load(options.loaded);
 
   const counts = { requests: 0, overLimit: 0, storeErrors: 0 };
   let lastStoreErrorLog = -Infinity;
@@ -162,6 +177,8 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
   }
 
   function storeFailed(err: unknown): never {
+    // A caller that left is no failure of the store.
+    if (err instanceof CallerGoneError) throw err;
     counts.storeErrors++;
     const t = now();
     if (t - lastStoreErrorLog >= STORE_ERROR_LOG_INTERVAL_MS) {
@@ -214,15 +231,13 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
   }
 
   /** Decides a request: at once when the store does, else when it answers. */
-  function decide(request: RateLimitRequest): RateLimitResponse | Promise<RateLimitResponse> {
+  function decide(request: RateLimitRequest, options?: DecideOptions): RateLimitResponse | Promise<RateLimitResponse> {
     if (typeof request.domain !== 'string' || request.domain === '') {
       throw new RateLimitRequestError('rate limit domain must not be empty');
     }
     const descriptors = request.descriptors ?? [];
-    if (descriptors.length > MAX_DESCRIPTORS) {
-      throw new RateLimitRequestError(`a request carries at most ${MAX_DESCRIPTORS} descriptors, this one ${descriptors.length}`);
-    }
-    for (let i = 0; i < descriptors.length; i++) checkDescriptor(descriptors[i], i);
+    if (descriptors.length > bounds.maxDescriptors) throw new RateLimitRequestError(descriptorsOverBound(bounds, descriptors.length));
+    for (let i = 0; i < descriptors.length; i++) checkDescriptor(descriptors[i], i, bounds);
     counts.requests++;
     const statuses = new Array<DescriptorStatus>(descriptors.length);
     const rules = rulesOf({ domain: request.domain, descriptors }, table);
@@ -251,10 +266,11 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
       }
     }
     if (checks.length === 0) return { overallCode: 'OK', statuses };
+    if (options?.gone?.()) throw new CallerGoneError();
 
     let decision: StoreDecision | Promise<StoreDecision>;
     try {
-      decision = store.decide(checks);
+      decision = store.decide(checks, options);
     } catch (err) {
       storeFailed(err);
     }
@@ -264,23 +280,28 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
     return respond(request, checks, owners, rules, statuses, decision, quotaMode);
   }
 
-  async function shouldRateLimit(request: RateLimitRequest): Promise<RateLimitResponse> {
-    return decide(request);
+  async function shouldRateLimit(request: RateLimitRequest, options?: DecideOptions): Promise<RateLimitResponse> {
+    return decide(request, options);
   }
 
   return {
     name: options.name ?? 'ratelimit',
     store,
+    bounds,
     shouldRateLimit,
     decide,
     async reload() {
       try {
         table = load();
-        logger.info({ files, domains: [...table.domains.keys()], rules: table.ruleCount }, 'rate limits loaded');
       } catch (err) {
-        logger.error({ err: (err as Error).message }, 'rate limits refused; the previous limits stay');
+        logger.error({ err: errorText(err) }, 'rate limits refused; the previous limits stay');
         throw err;
       }
+      logger.info({ files, domains: [...table.domains.keys()], rules: table.ruleCount }, 'rate limits loaded');
+    },
+    useLimits(loaded) {
+      table = load(loaded);
+      logger.info({ files, domains: [...table.domains.keys()], rules: table.ruleCount }, 'rate limits loaded');
     },
     async close() {
       await store.close();

@@ -41,12 +41,50 @@ export interface StoreDecision {
   before: number[];
 }
 
+/** What a caller asks of one decision besides its checks. */
+export interface DecideOptions {
+  /**
+   * Longest wait for the store, in ms: from when the decision is sent to it,
+   * not from when it was asked for, and counting only the time this process
+   * was free to read the answer (see ./deadline). The store's own default
+   * when absent.
+   */
+  timeoutMs?: number;
+  /**
+   * Whether the caller has given up (a gRPC call cancelled or past its
+   * deadline): a decision its caller left is not counted, or is taken back.
+   */
+  gone?: () => boolean;
+}
+
+/**
+ * The store did not decide within the deadline. Nothing is counted: a
+ * decision Redis makes later counts nothing, or is taken back.
+ */
+export class StoreTimeoutError extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`rate-limit store timed out: no decision within ${timeoutMs} ms`);
+    this.name = 'StoreTimeoutError';
+  }
+}
+
+/** The caller gave up before the store answered: nothing is counted. */
+export class CallerGoneError extends Error {
+  constructor() {
+    super('the caller gave up before the rate-limit store answered');
+    this.name = 'CallerGoneError';
+  }
+}
+
 /** A counter store: memory (one process) or Redis (shared by processes). */
 export interface RateLimitStore {
   /** `memory`, `redis`: for diagnostics. */
   readonly kind: string;
-  /** Decides a request; rejects when the store cannot answer (Redis down, too slow). */
-  decide(checks: readonly WindowCheck[]): StoreDecision | Promise<StoreDecision>;
+  /**
+   * Decides a request; rejects when the store cannot answer (Redis down, too
+   * slow), and then has counted nothing.
+   */
+  decide(checks: readonly WindowCheck[], options?: DecideOptions): StoreDecision | Promise<StoreDecision>;
   /** Releases connections. */
   close(): Promise<void>;
 }

@@ -3,6 +3,8 @@
  * The typed, in-process face of the rate-limit service: envoy's
  * `ShouldRateLimit` messages in camelCase. The gRPC adapters translate.
  */
+import type { DecideOptions } from './store';
+import type { RequestBounds } from './bounds';
 
 export type RateLimitUnit = 'SECOND' | 'MINUTE' | 'HOUR' | 'DAY' | 'WEEK' | 'MONTH' | 'YEAR';
 export type RateLimitCode = 'OK' | 'OVER_LIMIT';
@@ -73,12 +75,25 @@ export interface RateLimitResponse {
 
 /** Anything that can decide on a rate-limit request. */
 export interface RateLimiter {
-  shouldRateLimit(request: RateLimitRequest): Promise<RateLimitResponse>;
+  /**
+   * Decides `request`. `options.timeoutMs` bounds the wait; `options.gone`
+   * tells of a caller that has given up, whose decision then counts nothing.
+   * A limiter may ignore both: the caller keeps its own deadline then.
+   */
+  shouldRateLimit(request: RateLimitRequest, options?: DecideOptions): Promise<RateLimitResponse>;
   /**
    * The same decision, given at once when it needs no waiting (a store that
    * decides synchronously, as the memory store does), else as a promise.
    * Throws or rejects as `shouldRateLimit` rejects. Optional: an in-process
-   * caller uses it to skip the promise of every request.
+   * caller uses it to skip the promise of every request. A limiter that
+   * offers it settles within `options.timeoutMs`, counted from when the
+   * decision reaches its store (not from the call), and counts nothing it
+   * does not answer: the caller arms no deadline of its own.
    */
-  decide?(request: RateLimitRequest): RateLimitResponse | Promise<RateLimitResponse>;
+  decide?(request: RateLimitRequest, options?: DecideOptions): RateLimitResponse | Promise<RateLimitResponse>;
+  /**
+   * What one request may carry; it refuses more. Optional: a network face
+   * given it refuses such a request before decoding it.
+   */
+  readonly bounds?: RequestBounds;
 }

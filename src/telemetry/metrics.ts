@@ -11,6 +11,7 @@ import { HttpError } from '../http';
 export type AuthResult = 'allowed' | 'denied' | 'error' | 'bypassed';
 export type RateLimitResult = 'ok' | 'over_limit' | 'error';
 export type UpstreamErrorKind = 'timeout' | 'refused' | 'other';
+export type UpstreamLimitKind = 'max_pending_requests' | 'max_requests' | 'max_retries';
 export type ReloadResult = 'success' | 'failure';
 /** How a database call failed: no answer in time, the database unreachable, or the call itself. */
 export type DatabaseFailureKind = 'timeout' | 'unavailable' | 'error';
@@ -39,6 +40,9 @@ export interface Metrics {
   readonly authDecisions: Counter<'result'>;
   readonly rateLimitDecisions: Counter<'result'>;
   readonly upstreamErrors: Counter<'route' | 'kind'>;
+  readonly upstreamRetries: Counter<'route'>;
+  readonly upstreamOverflows: Counter<'cluster' | 'limit'>;
+  readonly upstreamEjections: Counter<'cluster'>;
   readonly configReloads: Counter<'result'>;
   readonly databaseCallDuration: Histogram<'operation'>;
   readonly databaseErrors: Counter<'operation' | 'kind'>;
@@ -47,6 +51,12 @@ export interface Metrics {
   recordAuth(result: AuthResult): void;
   recordRateLimit(result: RateLimitResult): void;
   recordUpstreamError(route: string, kind: UpstreamErrorKind): void;
+  /** A request of the route was sent again (`retry_policy`). */
+  recordUpstreamRetry(route: string): void;
+  /** A circuit breaker of the cluster turned a request (503) or a retry away. */
+  recordUpstreamOverflow(cluster: string, limit: UpstreamLimitKind): void;
+  /** An endpoint of the cluster was ejected. */
+  recordUpstreamEjection(cluster: string): void;
   recordConfigReload(result: ReloadResult): void;
   /** Observes a call to the bookings database (`create`, `get`...), and counts it when it failed. */
   recordDatabaseCall(operation: string, seconds: number, failure?: DatabaseFailureKind): void;
@@ -162,8 +172,26 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   });
   const upstreamErrors = new Counter({
     name: `${prefix}upstream_errors_total`,
-    help: 'Failed forwards to remote upstreams, by mapping name and kind: timeout, refused, other.',
+    help: 'Failed forwards to remote upstreams, by mapping name and kind: timeout, refused (not connected, or a name that does not resolve), other.',
     labelNames: ['route', 'kind'] as const,
+    registers,
+  });
+  const upstreamRetries = new Counter({
+    name: `${prefix}upstream_retries_total`,
+    help: 'Requests sent to a remote upstream again (retry_policy), by mapping name.',
+    labelNames: ['route'] as const,
+    registers,
+  });
+  const upstreamOverflows = new Counter({
+    name: `${prefix}upstream_overflows_total`,
+    help: 'Requests answered 503 and retries not made because a circuit breaker was open, by upstream cluster and limit: max_pending_requests, max_requests, max_retries.',
+    labelNames: ['cluster', 'limit'] as const,
+    registers,
+  });
+  const upstreamEjections = new Counter({
+    name: `${prefix}upstream_ejections_total`,
+    help: 'Endpoints ejected from an upstream cluster after failing 5 times in a row, by cluster.',
+    labelNames: ['cluster'] as const,
     registers,
   });
   const configReloads = new Counter({
@@ -213,6 +241,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const requestChild = childCache3((route, method, status) => counted(() => new PendingCount(httpRequests.labels(route, method, status))));
   const durationChild = childCache2((route, method) => counted(() => new PendingObservations(httpRequestDuration.labels(route, method))));
   const upstreamChild = childCache2((route, kind) => upstreamErrors.labels(route, kind));
+  const overflowChild = childCache2((cluster, limit) => upstreamOverflows.labels(cluster, limit));
   const databaseCallChild = new Map<string, { observe(value: number): void }>();
   const databaseErrorChild = childCache2((operation, kind) => databaseErrors.labels(operation, kind));
   const statusText: string[] = [];
@@ -224,6 +253,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     authDecisions,
     rateLimitDecisions,
     upstreamErrors,
+    upstreamRetries,
+    upstreamOverflows,
+    upstreamEjections,
     configReloads,
     databaseCallDuration,
     databaseErrors,
@@ -242,6 +274,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       if (p) p.count++;
     },
     recordUpstreamError: (route, kind) => upstreamChild(route, kind).inc(),
+    recordUpstreamRetry: (route) => upstreamRetries.labels(route).inc(),
+    recordUpstreamOverflow: (cluster, limit) => overflowChild(cluster, limit).inc(),
+    recordUpstreamEjection: (cluster) => upstreamEjections.labels(cluster).inc(),
     recordConfigReload: (result) => reloads.get(result)?.inc(),
     recordDatabaseCall(operation, seconds, failure) {
       let child = databaseCallChild.get(operation);

@@ -8,6 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { BookingDataError, loadBookingData, loadBookingDataSync, parseBookingData } from '../../src/bookings';
+import { aliasBomb } from '../gatehouse/support/hostile';
 import { CONFIG_DIR, DEMO } from './fixtures';
 
 const HOTEL = 'b1240207-0df8-456d-9ee3-752904b6062b';
@@ -126,6 +127,10 @@ describe('bookings/data', () => {
       ]);
     });
 
+    it('is refused when it uses more than 100 aliases (an alias bomb), instead of throwing past the report', () => {
+      assert.deepEqual(problemsOf(`${aliasBomb('extra')}${hotels}`), ['uses aliases more than 100 times: refused']);
+    });
+
     it('is reported when it is not YAML or not a mapping', () => {
       assert.match(problemsOf('hotels: [\n')[0], /^not valid YAML: /);
       assert.deepEqual(problemsOf('- a\n- b\n'), ['(top level): the file must hold a mapping (hotels, cars, hotel_bookings, car_bookings)']);
@@ -156,6 +161,14 @@ describe('bookings/data', () => {
       }
       await writeFile(file, 'hotels: []\n');
       assert.deepEqual((await loadBookingData(dir)).hotels, []);
+    });
+
+    it('refuses a file over the size limit, naming it', async () => {
+      const file = path.join(dir, 'bookings.yaml');
+      await writeFile(file, `${hotels}${'#'.repeat(200)}\n`);
+      const expected = new RegExp(`^${file}: is larger than the file size limit of 128 bytes \\(\\d+ bytes\\)`);
+      await assert.rejects(loadBookingData(dir, 128), { message: expected });
+      assert.throws(() => loadBookingDataSync(dir, 128), { message: expected });
     });
 
     it('names the file and the field of a problem', async () => {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { aliasBomb } from '../gatehouse/support/hostile';
 import { killAll, REPO_ROOT, runCli, type CliResult } from '../support/process';
 
 const folders: string[] = [];
@@ -107,11 +108,11 @@ describe('gatehouse check', function () {
         expect: [/services\.yaml: service cars: Mapping cars-mapping: timeout_ms: expected number/],
       },
       {
-        name: 'a service that names neither a module nor an address',
+        name: 'a service one letter off a module',
         file: 'services.yaml',
         text: 'service: car-booking',
         by: 'service: car-bookings',
-        expect: [/services\.yaml: service cars: Mapping cars-mapping: service: service 'car-bookings' is neither a registered module/],
+        expect: [/services\.yaml: service cars: Mapping cars-mapping: service: 'car-bookings' is no module: did you mean 'car-booking'\?/],
       },
       {
         name: 'an auth service that names nothing',
@@ -142,6 +143,20 @@ describe('gatehouse check', function () {
         expect: [/ratelimit\.yaml: descriptors\[0\]\.rate_limit\.unit: /],
       },
       {
+        name: 'an alias bomb in services.yaml',
+        file: 'services.yaml',
+        text: '\n---\n',
+        by: `\n---\n${aliasBomb()}---\n`,
+        expect: [/services\.yaml: YAML: (document \d+: )?uses aliases more than 100 times: refused/],
+      },
+      {
+        name: 'an alias bomb in bookings.yaml',
+        file: 'bookings.yaml',
+        text: '\nhotels:\n',
+        by: `\n${aliasBomb('extra')}hotels:\n`,
+        expect: [/bookings\.yaml: uses aliases more than 100 times: refused/],
+      },
+      {
         name: 'a booking id that is not a UUID',
         file: 'bookings.yaml',
         text: 'id: b0db9db1-e959-46d6-b29b-0696485cc76a',
@@ -169,6 +184,21 @@ describe('gatehouse check', function () {
         assert.doesNotMatch(res.stderr, /builder/, 'no password echoed');
       });
     }
+  });
+
+  it('refuses a file larger than --file-size-limit (or GATEHOUSE_FILE_SIZE_LIMIT), naming it, as start would', async () => {
+    const dir = demoWith('users.htpasswd', 'alice:', 'alice:');
+    const [flag, env, malformed] = await Promise.all([
+      runCli(['check', dir, '--file-size-limit', '3k']),
+      runCli(['check', dir], { env: { GATEHOUSE_FILE_SIZE_LIMIT: '3k' } }),
+      runCli(['check', dir, '--file-size-limit', 'lots']),
+    ]);
+    for (const res of [flag, env]) {
+      assert.equal(res.code, 1, res.stdout);
+      assert.equal(res.stderr.trim(), `${join(dir, 'services.yaml')}: is larger than the file size limit of 3 KiB (3.342 KiB): refused; raise fileSizeLimit (GATEHOUSE_FILE_SIZE_LIMIT) if it is meant to be that large`);
+    }
+    assert.equal(malformed.code, 2);
+    assert.match(malformed.stderr, /^gatehouse: --file-size-limit must be a size in bytes, or with a unit \(512k, 16m, 1g\), got 'lots'\n/);
   });
 
   it('reports every problem of a folder at once, not only the first', async () => {
@@ -254,7 +284,7 @@ describe('gatehouse check', function () {
     ]);
   });
 
-  it('shows the host each route applies to, a prefix matched in any case, the Host a remote upstream is sent and the upgrades it tunnels', async () => {
+  it('shows the host each route applies to, a prefix matched in any case or with unsafe escapes, the Host a remote upstream is sent, the upgrades it tunnels, and its cluster and upstream fields', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-check-'));
     folders.push(dir);
     writeFileSync(
@@ -265,6 +295,10 @@ describe('gatehouse check', function () {
         mapping('legacy', 'host: Quote.example.com\ncase_sensitive: false\n'),
         'apiVersion: gateway/v1\nkind: Mapping\nname: httpbin\nprefix: /httpbin/\nservice: 127.0.0.1:9\nbypass_auth: true\nhost_rewrite: httpbin.org\n',
         'apiVersion: gateway/v1\nkind: Mapping\nname: chat\nprefix: /chat/\nservice: 127.0.0.1:9\nallow_upgrade: [websocket]\n',
+        'apiVersion: gateway/v1\nkind: Mapping\nname: files\nprefix: /files/\nservice: 127.0.0.1:9\nallow_unsafe_path_escapes: true\n',
+        'apiVersion: gateway/v1\nkind: Mapping\nname: quotes\nprefix: /quotes/\nservice: quote\nnamespace: shop\n' +
+          'retry_policy: {retry_on: 5xx, num_retries: 2, per_try_timeout: 1s}\ncircuit_breakers: [{max_connections: 10}]\n' +
+          'load_balancer: {policy: least_request}\nconnect_timeout_ms: 500\n',
       ].join('---\n'),
     );
     const res = await runCli(['check', dir]);
@@ -276,8 +310,15 @@ describe('gatehouse check', function () {
     assert.match(line('legacy'), /^0\s+\/v1\/ \(any case\)\s+\*\s+-\s+quote\.example\.com\s+api\s/);
     assert.match(line('tenants'), /^0\s+\/v1\/\s+\*\s+-\s+\*\.example\.com\s+api\s/);
     assert.match(line('quickstart'), /^0\s+\/v1\/\s+\*\s+-\s+\*\s+api\s/);
-    assert.match(line('httpbin'), /^0\s+\/httpbin\/\s+\*\s+-\s+\*\s+127\.0\.0\.1:9 \(Host: httpbin\.org\)\s+remote\s/);
-    assert.match(line('chat'), /^0\s+\/chat\/\s+\*\s+-\s+\*\s+127\.0\.0\.1:9 \(upgrades: websocket\)\s+remote\s/);
+    assert.match(line('httpbin'), /^0\s+\/httpbin\/\s+\*\s+-\s+\*\s+127\.0\.0\.1:9 \(Host: httpbin\.org\) -> cluster_127_0_0_1_9\s+remote\s/);
+    assert.match(line('chat'), /^0\s+\/chat\/\s+\*\s+-\s+\*\s+127\.0\.0\.1:9 \(upgrades: websocket\) -> cluster_127_0_0_1_9\s+remote\s/);
+    assert.match(line('files'), /^0\s+\/files\/ \(unsafe escapes\)\s+\*\s+-\s+\*\s+127\.0\.0\.1:9 -> cluster_127_0_0_1_9\s+remote\s/);
+    assert.ok(
+      line('quotes').includes(
+        'quote -> cluster_quote_shop (namespace shop; retry 5xx x2 (per try 1s); breakers default max_connections=10; lb least_request; connect 500ms)  remote',
+      ),
+      line('quotes'),
+    );
     // A route with a hostname is tried before the one without on the same prefix.
     assert.ok(lines.indexOf(line('tenants')) < lines.indexOf(line('quickstart')));
   });

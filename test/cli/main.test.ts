@@ -5,6 +5,8 @@ import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import net from 'node:net';
 import { join } from 'node:path';
+import { aliasBomb } from '../gatehouse/support/hostile';
+import { eventually } from '../gatehouse/support/running';
 import { acceptsConnections, killAll, REPO_ROOT, runCli, startCli, type CliResult } from '../support/process';
 import { freshDataDir } from '../support/pglite';
 
@@ -218,6 +220,27 @@ describe('gatehouse command', function () {
         const said = /"signal":"SIGHUP","msg":"reloading the config folder"/;
         while (!said.test(server.output().stdout) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
         assert.match(server.output().stdout, said);
+      } finally {
+        const ended = await server.stop();
+        assert.equal(ended.code, 0, ended.stderr);
+      }
+    });
+
+    it('lives on when an alias bomb is dropped into the watched folder and SIGHUP applies it: refused by name, the last config serving', async () => {
+      const server = await startCli(['start', '--config', dir], { env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'info' } });
+      try {
+        writeFileSync(join(dir, 'bomb.yaml'), aliasBomb());
+        /** Refusals naming the file, after the line that `after` finds (the start, or SIGHUP's). */
+        const refusedAfter = (after: string) => {
+          const lines = server.output().stdout.split('\n');
+          const from = lines.findIndex((l) => l.includes(after));
+          return from !== -1 && lines.slice(from).some((l) => l.includes('config reload refused') && l.includes('bomb.yaml: YAML: uses aliases more than 100 times'));
+        };
+        await eventually(async () => (refusedAfter('gatehouse listening') ? true : undefined), 'the watcher to refuse the file', 20_000);
+        server.child.kill('SIGHUP');
+        await eventually(async () => (refusedAfter('reloading the config folder') ? true : undefined), 'SIGHUP to refuse the file', 20_000);
+        assert.equal(server.child.exitCode, null, 'the process is still running');
+        assert.equal((await fetch(`${server.address}/v1/messages/1`)).status, 200);
       } finally {
         const ended = await server.stop();
         assert.equal(ended.code, 0, ended.stderr);

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { rateLimitProtos } from '../../src/ratelimit/protos';
 import { quickHash } from '../auth/support';
 import { eventually } from '../gatehouse/support/running';
-import { killAll, startCli, type CliServer } from '../support/process';
+import { aliasBomb } from '../gatehouse/support/hostile';
+import { killAll, REPO_ROOT, startCli, type CliServer } from '../support/process';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = any;
@@ -91,5 +92,19 @@ describe('gatehouse serve, when its files change', function () {
     } finally {
       client.close();
     }
+  });
+
+  it('a booking service lives on when an alias bomb is dropped into its data file: refused by name, the catalogue kept', async () => {
+    writeFileSync(join(dir, 'bookings.yaml'), readFileSync(join(REPO_ROOT, 'config', 'bookings.yaml'), 'utf8'));
+    const server: CliServer = await startCli(['serve', 'hotel-booking', '--port', '0', '--config', dir], { env: { LOG_LEVEL: 'info' } });
+    const hotels = async () => ((await (await fetch(`${server.address}/v1/hotels/`)).json()) as { items: unknown[] }).items.length;
+    const before = await hotels();
+    assert.ok(before > 0);
+    replace(dir, 'bookings.yaml', `${aliasBomb('extra')}hotels: []\n`);
+    const refused = /"msg":"booking data refused; the previous catalogue stays"/;
+    await eventually(async () => (refused.test(server.output().stdout) ? true : undefined), 'the refusal to be logged');
+    assert.match(server.output().stdout, /bookings\.yaml: uses aliases more than 100 times: refused/);
+    assert.equal(server.child.exitCode, null, 'the process is still running');
+    assert.equal(await hotels(), before);
   });
 });

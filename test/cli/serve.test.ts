@@ -203,6 +203,53 @@ describe('gatehouse serve', function () {
     });
   });
 
+  describe('stopping after a drain, as gatehouse start does', () => {
+    const DRAINING = { LOG_LEVEL: 'info', DRAIN_DELAY_MS: '600000' };
+    const draining = (server: CliServer) =>
+      new Promise<void>((resolve) => {
+        const look = () => (server.output().stdout.includes('"msg":"draining:') ? resolve() : setTimeout(look, 20));
+        look();
+      });
+
+    it('keeps an HTTP module answering, each answer closing its connection, until the port closes', async () => {
+      const api = await startCli(['serve', 'api', '--port', '0'], { env: DRAINING });
+      api.child.kill('SIGTERM');
+      await draining(api);
+      const res = await fetch(`${api.address}/v1/messages/1`);
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('connection'), 'close');
+      await res.text();
+      assert.equal((await api.stop()).code, 1, 'a second signal ends it at once');
+    });
+
+    it('keeps the rate-limit service answering while its health says NOT_SERVING', async () => {
+      const server = await startCli(['serve', 'ratelimit', '--port', '0'], { env: DRAINING });
+      const client = rateLimitClient(server.address);
+      const pkg = grpc.loadPackageDefinition(rateLimitProtos()) as Any;
+      const health = new pkg.grpc.health.v1.Health(server.address, grpc.credentials.createInsecure());
+      try {
+        server.child.kill('SIGTERM');
+        await draining(server);
+        const status = await new Promise((resolve, reject) => health.Check({ service: '' }, (err: Error | null, res: Any) => (err ? reject(err) : resolve(res))));
+        assert.deepEqual(status, { status: 'NOT_SERVING' });
+        assert.equal((await shouldRateLimit(client, { domain: 'gateway' })).overall_code, 'OK');
+      } finally {
+        client.close();
+        health.close();
+        await server.stop();
+      }
+    });
+
+    it('takes the rate-limit bounds for ratelimit only', async () => {
+      const res = await runCli(['serve', 'api', '--port', '0', '--max-descriptor-entries', '8'], { env: QUIET });
+      assert.equal(res.code, 2);
+      assert.match(res.stderr, /^gatehouse: --max-descriptor-entries is for ratelimit only: api serves HTTP\n/);
+      const bad = await runCli(['serve', 'ratelimit', '--port', '0', '--grpc-max-message-bytes', '0'], { env: QUIET });
+      assert.equal(bad.code, 2);
+      assert.match(bad.stderr, /^gatehouse: --grpc-max-message-bytes must be a whole number of 1 or more, got '0'\n/);
+    });
+  });
+
   describe('the monolith split: a gateway in front of auth, hotel-booking and ratelimit processes', () => {
     let auth: CliServer;
     let hotels: CliServer;

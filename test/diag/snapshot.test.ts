@@ -46,35 +46,52 @@ describe('diag/snapshot', () => {
         mappings: [
           m({ name: 'tenants', hostname: '*.Example.com', case_sensitive: false }),
           m({ name: 'legacy', host: 'quote.example.com' }),
-          m({ name: 'httpbin', service: 'httpbin.internal:80', host_rewrite: 'httpbin.org', allow_upgrade: ['websocket'] }),
-          m({ name: 'quickstart', hostname: '*' }),
+          m({
+            name: 'httpbin',
+            service: 'httpbin.internal:80',
+            host_rewrite: 'httpbin.org',
+            allow_upgrade: ['websocket'],
+            retry_policy: { retry_on: 'gateway-error' },
+            load_balancer: { policy: 'ring_hash', header: 'X-User' },
+            allow_unsafe_path_escapes: true,
+          }),
+          m({ name: 'quickstart', hostname: '*', prefix: '/v0/' }),
+          m({ name: 'service-named-api', namespace: 'shop', prefix: '/shop/' }),
         ],
         sources: [],
       };
       return describeGateway({ version: '0', startedAt: new Date(), config, configDir: 'c', loadedAt: new Date(), modules: BUILT_IN });
     }
 
-    it('gives the hostname, a case-insensitive prefix, host_rewrite and allow_upgrade, and nothing for any host', () => {
-      const [tenants, legacy, httpbin, quickstart] = hostSnapshot().routes;
+    it('gives the hostname, a case-insensitive prefix, host_rewrite, allow_upgrade, allow_unsafe_path_escapes and the upstream fields, and nothing for any host', () => {
+      const [tenants, legacy, httpbin, quickstart, named] = hostSnapshot().routes;
+      assert.equal(quickstart.target, 'in-process');
+      assert.equal(named.target, 'remote', 'a Mapping with a namespace names a Kubernetes Service');
+      assert.deepEqual(named.upstream, { namespace: 'shop' });
       assert.equal(tenants.hostname, '*.example.com');
       assert.equal(tenants.case_sensitive, false);
       assert.equal(legacy.hostname, 'quote.example.com');
       assert.equal('case_sensitive' in legacy, false);
       assert.equal(httpbin.host_rewrite, 'httpbin.org');
       assert.deepEqual(httpbin.allow_upgrade, ['websocket']);
+      assert.equal(httpbin.allow_unsafe_path_escapes, true);
+      assert.deepEqual(httpbin.upstream, { retry_policy: { retry_on: 'gateway-error', num_retries: 1 }, load_balancer: { policy: 'ring_hash', header: 'x-user' } });
+      assert.equal('upstream' in quickstart, false);
       assert.equal('allow_upgrade' in quickstart, false);
+      assert.equal('allow_unsafe_path_escapes' in quickstart, false);
       assert.equal('hostname' in quickstart, false);
       assert.equal('host_rewrite' in quickstart, false);
     });
 
-    it('shows them on the page: a Host column, "any case" by the prefix, the Host sent and the upgrades by the service', () => {
+    it('shows them on the page: a Host column, "any case" and "unsafe escapes" by the prefix, the Host sent, the upgrades and the upstream fields by the service', () => {
       const rows = renderDiagPage(hostSnapshot()).split('<tr>').slice(2);
       assert.match(rows[0], /<td class="mono">\/v1\/ <span class="none">any case<\/span><\/td>/);
+      assert.match(rows[2], /<td class="mono">\/v1\/ <span class="warn">unsafe escapes<\/span><\/td>/);
       assert.match(rows[0], /<td><code>\*\.example\.com<\/code><\/td>/);
       assert.match(rows[1], /<td><code>quote\.example\.com<\/code><\/td>/);
       assert.match(
         rows[2],
-        /<td>httpbin\.internal:80 <span class="none">Host:<\/span> <code>httpbin\.org<\/code> <span class="none">upgrades:<\/span> <code>websocket<\/code><\/td><td>remote<\/td>/,
+        /<td>httpbin\.internal:80 <span class="none">Host:<\/span> <code>httpbin\.org<\/code> <span class="none">upgrades:<\/span> <code>websocket<\/code> <span class="none">upstream:<\/span> <code>retry gateway-error x1; lb ring_hash header x-user<\/code><\/td><td>remote<\/td>/,
       );
       assert.match(rows[3], /<td><span class="none">any<\/span><\/td><td><span class="none">any<\/span><\/td><td><span class="none">any<\/span><\/td>/);
     });

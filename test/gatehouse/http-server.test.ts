@@ -236,6 +236,75 @@ describe('gatehouse/http-server', () => {
     await closed;
   });
 
+  /** A raw connection that collects what it is sent; `answers()` resolves once `count` whole answers of `ok` came. */
+  async function keptConnection(port: number) {
+    const socket = net.connect(port, '127.0.0.1');
+    await once(socket, 'connect');
+    let text = '';
+    const waiting: Array<() => void> = [];
+    socket.setEncoding('latin1').on('data', (chunk: string) => {
+      text += chunk;
+      for (const wake of waiting.splice(0)) wake();
+    });
+    socket.on('error', (err) => (text += `<${(err as NodeJS.ErrnoException).code}>`));
+    const closed = once(socket, 'close').then(() => text);
+    return {
+      socket,
+      closed,
+      async answers(count: number): Promise<string> {
+        while ((text.match(/\r\n\r\nok/g)?.length ?? 0) < count) await new Promise<void>((wake) => waiting.push(wake));
+        return text;
+      },
+    };
+  }
+
+  it('answers a request sent on an idle keep-alive connection just as it closes, with Connection: close', async () => {
+    const own = await listen((_req, res) => res.end('ok'), { host: '127.0.0.1', port: 0 });
+    const client = await keptConnection(own.port);
+    client.socket.write('GET /1 HTTP/1.1\r\nHost: x\r\n\r\n');
+    await client.answers(1);
+    // Sent, and not read yet, as the server stops listening: Node would close the idle connection under it.
+    client.socket.write('GET /2 HTTP/1.1\r\nHost: x\r\n\r\n');
+    const closed = own.close(5_000);
+    const text = await client.closed;
+    assert.equal(text.match(/HTTP\/1\.1 200 OK\r\n/g)?.length, 2, text);
+    assert.match(text.slice(text.lastIndexOf('HTTP/1.1')), /\r\nConnection: close\r\n/i);
+    assert.doesNotMatch(text, /<E/);
+    await closed;
+  });
+
+  it('answers a request sent on a connection just accepted, before a byte of it was read', async () => {
+    const own = await listen((_req, res) => res.end('ok'), { host: '127.0.0.1', port: 0 });
+    const accepted = once(own.server, 'connection');
+    const client = await keptConnection(own.port);
+    await accepted;
+    client.socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    const closed = own.close(5_000);
+    const text = await client.closed;
+    assert.match(text, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.match(text, /\r\nConnection: close\r\n/i);
+    await closed;
+  });
+
+  it('drains without closing: every answer from then on closes its connection, and new connections are still taken', async () => {
+    const own = await listen((_req, res) => res.end('ok'), { host: '127.0.0.1', port: 0 });
+    try {
+      const before = await keptConnection(own.port);
+      before.socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+      await before.answers(1);
+      own.drain();
+      // On the connection open before, and on a new one.
+      before.socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+      const after = await keptConnection(own.port);
+      after.socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+      for (const text of [await before.closed, await after.closed]) {
+        assert.match(text.slice(text.lastIndexOf('HTTP/1.1')), /^HTTP\/1\.1 200 OK\r\n[^]*\r\nConnection: close\r\n/i);
+      }
+    } finally {
+      await own.close(0);
+    }
+  });
+
   it('answers the last of pipelined requests in flight when closed with Connection: close, and every one of them', async () => {
     const inFlight: Array<() => void> = [];
     const own = await listen(
@@ -329,6 +398,49 @@ describe('gatehouse/http-server over HTTPS', function () {
     answer();
     assert.equal(await body, 'slow done');
     await closed;
+  });
+
+  it('lets a TLS handshake under way when closed finish, and answers its request', async () => {
+    const server = await listen((_req, res) => res.end('ok'), { host: '127.0.0.1', port: 0, tls: files });
+    let closed: Promise<void> | undefined;
+    // Closed as soon as the connection is taken, before its handshake is done.
+    server.server.once('connection', () => (closed = server.close(5_000)));
+    const socket = tls.connect({ host: '127.0.0.1', port: server.port, ca: readFileSync(files.cert) });
+    await once(socket, 'secureConnect');
+    assert.ok(closed, 'closing began before the handshake was done');
+    let text = '';
+    socket.setEncoding('latin1').on('data', (chunk: string) => (text += chunk));
+    socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    await once(socket, 'close');
+    assert.match(text, /^HTTP\/1\.1 200 OK\r\n[^]*\r\nConnection: close\r\n/i);
+    await closed;
+  });
+
+  it('lets the app answer a request whose body it cannot read over TLS, with 400 and the error body, and closes the connection', async () => {
+    // As the gateway's readers do: the body fails with the error to answer.
+    const server = await listen(
+      (req, res) => {
+        req.on('error', (err: Error & { status?: number; detail?: string }) => {
+          const body = JSON.stringify({ detail: err.detail });
+          res.writeHead(err.status ?? 500, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+        });
+        req.resume();
+      },
+      { host: '127.0.0.1', port: 0, tls: files },
+    );
+    try {
+      const socket = tls.connect({ host: '127.0.0.1', port: server.port, ca: readFileSync(files.cert) });
+      await once(socket, 'secureConnect');
+      let text = '';
+      socket.setEncoding('latin1').on('data', (chunk: string) => (text += chunk));
+      socket.write('POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0x5\r\n');
+      await once(socket, 'close');
+      assert.match(text, /^HTTP\/1\.1 400 Bad Request\r\n/);
+      assert.match(text, /\r\nConnection: close\r\n/i);
+      assert.deepEqual(bodyOf(text), { detail: 'the request body is malformed: Invalid character in chunk size' });
+    } finally {
+      await server.close(0);
+    }
   });
 
   it('drops a connection whose TLS handshake does not finish in time, without an HTTP answer in it or a line in the access log', async () => {

@@ -30,8 +30,20 @@ describe('gatehouse metrics of decisions', function () {
       [
         { name: 'dead-upstream', prefix: '/dead/', service: `127.0.0.1:${deadPort}`, timeout_ms: 2000 },
         { name: 'slow-upstream', prefix: '/slow/', service: `127.0.0.1:${slowPort}`, timeout_ms: 100 },
+        { name: 'retry-upstream', prefix: '/retry/', service: `127.0.0.1:${deadPort}`, timeout_ms: 2000, extra: 'retry_policy: {retry_on: connect-failure}\n' },
+        {
+          name: 'no-retry-upstream',
+          prefix: '/no-retry/',
+          service: `127.0.0.1:${deadPort}`,
+          timeout_ms: 2000,
+          extra: 'retry_policy: {retry_on: connect-failure}\ncircuit_breakers: [{max_retries: 0}]\n',
+        },
+        { name: 'pair-upstream', prefix: '/pair/', service: `127.0.0.1:${deadPort}`, timeout_ms: 2000, extra: `endpoints: ["127.0.0.1:${deadPort}", "127.0.0.2:${deadPort}"]\n` },
       ]
-        .map((m) => `apiVersion: gateway/v1\nkind: Mapping\nname: ${m.name}\nprefix: ${m.prefix}\nservice: "${m.service}"\ntimeout_ms: ${m.timeout_ms}\nbypass_auth: true\n`)
+        .map(
+          (m) =>
+            `apiVersion: gateway/v1\nkind: Mapping\nname: ${m.name}\nprefix: ${m.prefix}\nservice: "${m.service}"\ntimeout_ms: ${m.timeout_ms}\nbypass_auth: true\n${m.extra ?? ''}`,
+        )
         .join('---\n'),
     );
     running = await startGatehouse({ configDir: config.dir });
@@ -45,6 +57,10 @@ describe('gatehouse metrics of decisions', function () {
     await http.get('/v1/hotels').set('Authorization', ALICE).set('X-Gateway-Test-Allow', 'metrics').expect(429);
     await http.get('/dead/x').expect(503);
     await http.get('/slow/x').expect(504);
+    await http.get('/retry/x').expect(503);
+    await http.get('/no-retry/x').expect(503);
+    // Either endpoint refuses: the first to fail 5 times in a row is ejected.
+    for (let i = 0; i < 10; i++) await http.get('/pair/x').expect(503);
     await http.get('/nowhere').expect(404);
     assert.deepEqual(await running.gatehouse.reload(), { ok: true });
     config.write('users.htpasswd', 'carol:plaintext\n');
@@ -70,8 +86,8 @@ describe('gatehouse metrics of decisions', function () {
   it('counts the verdicts of the auth stage', () => {
     assert.equal(sample(metricsText, 'gatehouse_auth_decisions_total{result="allowed"}'), 5);
     assert.equal(sample(metricsText, 'gatehouse_auth_decisions_total{result="denied"}'), 1);
-    // /v1/messages/1 and the two upstream routes bypass auth.
-    assert.equal(sample(metricsText, 'gatehouse_auth_decisions_total{result="bypassed"}'), 3);
+    // /v1/messages/1 and the 14 requests to upstream routes bypass auth.
+    assert.equal(sample(metricsText, 'gatehouse_auth_decisions_total{result="bypassed"}'), 15);
     assert.equal(sample(metricsText, 'gatehouse_auth_decisions_total{result="error"}'), 0);
   });
 
@@ -84,6 +100,14 @@ describe('gatehouse metrics of decisions', function () {
   it('counts an unreachable upstream as refused and a slow one as timeout, by route', () => {
     assert.equal(sample(metricsText, 'gatehouse_upstream_errors_total{route="dead-upstream",kind="refused"}'), 1);
     assert.equal(sample(metricsText, 'gatehouse_upstream_errors_total{route="slow-upstream",kind="timeout"}'), 1);
+  });
+
+  it('counts retries by route, breakers that turned a retry away and ejected endpoints by cluster', () => {
+    assert.equal(sample(metricsText, 'gatehouse_upstream_retries_total{route="retry-upstream"}'), 1);
+    assert.equal(sample(metricsText, 'gatehouse_upstream_retries_total{route="no-retry-upstream"}'), undefined);
+    // Four Mappings name the dead upstream with other settings: four clusters, all but the first named with a hash of theirs.
+    assert.match(metricsText, /^gatehouse_upstream_overflows_total\{cluster="cluster_127_0_0_1_[0-9]+_[0-9a-f]{8}",limit="max_retries"\} 1$/m);
+    assert.equal(metricsText.match(/^gatehouse_upstream_ejections_total\{cluster="cluster_127_0_0_1_[0-9]+_[0-9a-f]{8}"\} 1$/gm)?.length, 1, metricsText);
   });
 
   it('answers a method other than GET and HEAD with 405, Allow and the JSON error body', async () => {

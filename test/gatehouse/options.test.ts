@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { createGatehouse } from '../../src/gatehouse';
+import * as grpc from '@grpc/grpc-js';
+import { createGatehouse, resolveOptions } from '../../src/gatehouse';
+import { grpcClients, unary } from '../ratelimit/support/grpc-clients';
 import { DEMO_CONFIG } from './support/running';
 
 describe('gatehouse options from code', () => {
@@ -13,6 +15,12 @@ describe('gatehouse options from code', () => {
     ['a fractional keep-alive timeout', { keepAliveTimeoutMs: 0.5 }, /^keepAliveTimeoutMs must be a number of milliseconds \(0 or more\), got 0\.5$/],
     ['a database timeout of 0', { databaseTimeoutMs: 0 }, /^databaseTimeoutMs must be a number of milliseconds \(1 or more\), got 0$/],
     ['a booking store it does not know', { bookingStore: 'redis' as 'memory' }, /^bookingStore must be 'database' or 'memory', got redis$/],
+    ['a file size limit of 0', { fileSizeLimit: 0 }, /^fileSizeLimit must be a number of bytes \(1 or more\), got 0$/],
+    ['a negative retry buffer', { retryBufferBytes: -1 }, /^retryBufferBytes must be a number of bytes \(0 or more\), got -1$/],
+    ['a cluster domain that is no domain', { clusterDomain: 'cluster local' }, /^clusterDomain must be a DNS domain such as cluster\.local, got 'cluster local'$/],
+    ['a negative drain delay', { drainDelayMs: -1 }, /^drainDelayMs must be a number of milliseconds \(0 or more\), got -1$/],
+    ['a gRPC message limit of 0', { grpcMaxMessageBytes: 0 }, /^grpcMaxMessageBytes must be a number of bytes \(1 or more\), got 0$/],
+    ['a fractional entry bound', { maxDescriptorEntries: 1.5 }, /^maxDescriptorEntries must be a number of entries \(1 or more\), got 1\.5$/],
   ];
   for (const [what, option, message] of refused) {
     it(`refuses ${what}, naming the option`, async () => {
@@ -26,7 +34,7 @@ describe('gatehouse options from code', () => {
 
   it('keeps idle keep-alive connections 65 s, or as long as keepAliveTimeoutMs says, and tells clients so', async () => {
     for (const [option, header] of [[{}, 'timeout=65'], [{ keepAliveTimeoutMs: 620_000 }, 'timeout=620']] as const) {
-      const gatehouse = await createGatehouse({ configDir: DEMO_CONFIG, port: 0, grpcPort: false, watch: false, bookingStore: 'memory', ...option });
+      const gatehouse = await createGatehouse({ configDir: DEMO_CONFIG, port: 0, grpcPort: false, watch: false, drainDelayMs: 0, bookingStore: 'memory', ...option });
       const { url } = await gatehouse.start();
       try {
         const res = await fetch(`${url}/gateway/v0/check_alive`);
@@ -39,9 +47,55 @@ describe('gatehouse options from code', () => {
   });
 
   it('takes 0 for the ports, the body limit and the times', async () => {
-    const gatehouse = await createGatehouse({ configDir: DEMO_CONFIG, port: 0, grpcPort: false, bodyLimit: 0, shutdownGraceMs: 0, reloadDebounceMs: 0, watch: false, bookingStore: 'memory' });
+    const gatehouse = await createGatehouse({ configDir: DEMO_CONFIG, port: 0, grpcPort: false, bodyLimit: 0, shutdownGraceMs: 0, reloadDebounceMs: 0, drainDelayMs: 0, bookingStore: 'memory', watch: false });
     const { port } = await gatehouse.start();
     assert.ok(port > 0);
     await gatehouse.stop();
   });
+
+  it('reads files up to 8 MiB, or GATEHOUSE_FILE_SIZE_LIMIT, or fileSizeLimit, which wins', () => {
+    assert.equal(resolveOptions({}, {}).fileSizeLimit, 8 * 1024 * 1024);
+    assert.equal(resolveOptions({}, { GATEHOUSE_FILE_SIZE_LIMIT: '' }).fileSizeLimit, 8 * 1024 * 1024);
+    assert.equal(resolveOptions({}, { GATEHOUSE_FILE_SIZE_LIMIT: '16m' }).fileSizeLimit, 16 * 1024 * 1024);
+    assert.equal(resolveOptions({ fileSizeLimit: 1000 }, { GATEHOUSE_FILE_SIZE_LIMIT: '16m' }).fileSizeLimit, 1000);
+    assert.throws(() => resolveOptions({}, { GATEHOUSE_FILE_SIZE_LIMIT: '16 MB' }), /^Error: GATEHOUSE_FILE_SIZE_LIMIT must be a size in bytes, or with a unit \(512k, 16m, 1g\), got '16 MB'$/);
+  });
+
+  it('takes the cluster domain from GATEHOUSE_CLUSTER_DOMAIN, cluster.local without it, and names the variable when it is wrong', () => {
+    assert.equal(resolveOptions({}, {}).clusterDomain, 'cluster.local');
+    assert.equal(resolveOptions({}, { GATEHOUSE_CLUSTER_DOMAIN: 'k8s.example.com' }).clusterDomain, 'k8s.example.com');
+    assert.equal(resolveOptions({ clusterDomain: 'mesh.local' }, { GATEHOUSE_CLUSTER_DOMAIN: 'k8s.example.com' }).clusterDomain, 'mesh.local');
+    assert.throws(() => resolveOptions({}, { GATEHOUSE_CLUSTER_DOMAIN: 'cluster.local.' }), /^RangeError: GATEHOUSE_CLUSTER_DOMAIN must be a DNS domain such as cluster\.local, got 'cluster\.local\.'$/);
+  });
+
+  it('holds its gRPC rate-limit service to the bounds it is given', async () => {
+    const gatehouse = await createGatehouse({ configDir: DEMO_CONFIG, port: 0, grpcPort: 0, watch: false, drainDelayMs: 0, maxDescriptorEntries: 2, grpcMaxMessageBytes: 1024 });
+    const { grpcPort } = await gatehouse.start();
+    const clients = grpcClients(`127.0.0.1:${grpcPort}`);
+    try {
+      const entries = (n: number) => Array.from({ length: n }, (_, i) => ({ key: `k${i}`, value: 'v' }));
+      assert.equal((await unary(clients.envoy, 'ShouldRateLimit', { domain: 'gateway', descriptors: [{ entries: entries(2) }] })).overall_code, 'OK');
+      await assert.rejects(unary(clients.envoy, 'ShouldRateLimit', { domain: 'gateway', descriptors: [{ entries: entries(3) }] }), (err: grpc.ServiceError) => {
+        return err.code === grpc.status.INVALID_ARGUMENT && /at most 2 entries, this one 3/.test(err.details);
+      });
+      await assert.rejects(unary(clients.envoy, 'ShouldRateLimit', { domain: 'x'.repeat(2000) }), (err: grpc.ServiceError) => err.code === grpc.status.RESOURCE_EXHAUSTED);
+    } finally {
+      clients.close();
+      await gatehouse.stop();
+    }
+  });
+
+  it('drains 5 s by default, sends gRPC messages of up to 64 KiB and descriptors of up to 64 entries, or as the environment says', () => {
+    assert.deepEqual(pick(resolveOptions({}, {})), { drainDelayMs: 5000, grpcMaxMessageBytes: 65536, maxDescriptorEntries: 64 });
+    const env = { DRAIN_DELAY_MS: '0', GRPC_MAX_MESSAGE_BYTES: '1048576', MAX_DESCRIPTOR_ENTRIES: '8' };
+    assert.deepEqual(pick(resolveOptions({}, env)), { drainDelayMs: 0, grpcMaxMessageBytes: 1048576, maxDescriptorEntries: 8 });
+    // Code wins over the environment.
+    assert.equal(resolveOptions({ drainDelayMs: 15_000 }, env).drainDelayMs, 15_000);
+    assert.throws(() => resolveOptions({}, { DRAIN_DELAY_MS: '5s' }), /^Error: DRAIN_DELAY_MS must be a whole number of 0 or more, got '5s'$/);
+    assert.throws(() => resolveOptions({}, { MAX_DESCRIPTOR_ENTRIES: '0' }), /^Error: MAX_DESCRIPTOR_ENTRIES must be a whole number of 1 or more, got '0'$/);
+  });
 });
+
+function pick(o: { drainDelayMs: number; grpcMaxMessageBytes: number; maxDescriptorEntries: number }) {
+  return { drainDelayMs: o.drainDelayMs, grpcMaxMessageBytes: o.grpcMaxMessageBytes, maxDescriptorEntries: o.maxDescriptorEntries };
+}

@@ -96,7 +96,7 @@ describe('gatehouse config reload', function () {
   const invalid: [string, (c: TempConfig) => void, RegExp][] = [
     ['bad YAML', (c) => c.write('services.yaml', `${c.read('services.yaml')}\n---\nkind: Mapping\nname: [unclosed\n`), /services\.yaml: YAML: /],
     ['an unknown kind', (c) => c.write('extra.yaml', EXTRA_MAPPING.replace('kind: Mapping', 'kind: Mappin')), /extra\.yaml: record extra: kind: unknown kind 'Mappin'/],
-    ['a service that is nowhere', (c) => c.write('extra.yaml', EXTRA_MAPPING.replace('service: api', 'service: nowhere')), /Mapping extra: service: service 'nowhere' is neither/],
+    ['a service one letter off a module', (c) => c.write('extra.yaml', EXTRA_MAPPING.replace('service: api', 'service: hotel-bookings')), /Mapping extra: service: 'hotel-bookings' is no module: did you mean 'hotel-booking'/],
     ['bad limits', (c) => c.write('ratelimit.yaml', c.read('ratelimit.yaml').replace('unit: minute', 'unit: fortnight')), /ratelimit\.yaml: descriptors\[0\]\.rate_limit\.unit/],
     ['a plaintext password', (c) => c.write('users.htpasswd', `${c.read('users.htpasswd')}mallory:open-sesame\n`), /users\.htpasswd: line 4: user 'mallory': the password is not hashed/],
     ['a users file caught emptied, as while it is written over', (c) => writeFileSync(join(c.dir, 'users.htpasswd'), ''), /users\.htpasswd: the file is empty/],

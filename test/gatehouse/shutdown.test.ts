@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { grpcClients, unary } from '../ratelimit/support/grpc-clients';
 import { acceptsConnections, killAll, startCli, type CliServer } from '../support/process';
 import { copyConfig, eventually, type TempConfig } from './support/running';
 
@@ -83,4 +84,33 @@ describe('gatehouse process shutdown', function () {
       assert.deepEqual({ code, killedBy }, { code: 0, killedBy: null }, JSON.stringify(gatehouse.output()));
     });
   }
+
+  it('on SIGTERM with a drain delay: keeps answering, not ready and closing each connection, gRPC health NOT_SERVING; a second signal ends it at once', async () => {
+    const gatehouse: CliServer = await startCli(['start', '--drain-delay-ms', '600000'], {
+      env: { PORT: '0', GRPC_PORT: '0', GATEHOUSE_CONFIG: config.dir, LOG_LEVEL: 'info' },
+      timeoutMs: 60_000,
+    });
+    const grpcPort = Number(/gRPC rate limits on [^\s;)]+:(\d+)[;)]/.exec(gatehouse.line)?.[1]);
+    gatehouse.child.kill('SIGTERM');
+    await eventually(async () => (gatehouse.output().stdout.includes('"msg":"draining:') ? true : undefined), 'the drain to begin');
+
+    const ready = await fetch(`${gatehouse.address}/gateway/v0/check_ready`);
+    assert.equal(ready.status, 503);
+    assert.equal(((await ready.json()) as { detail: string }).detail, 'not ready: the gateway is shutting down');
+    const served = await fetch(`${gatehouse.address}/v1/messages/1`);
+    assert.equal(served.status, 200);
+    assert.equal(served.headers.get('connection'), 'close');
+    await served.text();
+    const grpc = grpcClients(`127.0.0.1:${grpcPort}`);
+    try {
+      assert.deepEqual(await unary(grpc.health, 'Check', { service: '' }), { status: 'NOT_SERVING' });
+      assert.equal((await unary(grpc.envoy, 'ShouldRateLimit', { domain: 'gateway' })).overall_code, 'OK');
+    } finally {
+      grpc.close();
+    }
+
+    const exited = once(gatehouse.child, 'exit') as Promise<[number | null]>;
+    gatehouse.child.kill('SIGTERM');
+    assert.deepEqual(await exited, [1, null]);
+  });
 });

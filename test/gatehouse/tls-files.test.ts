@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import tls from 'node:tls';
 import { promisify } from 'node:util';
 import request from 'supertest';
+import { readTlsFiles } from '../../src/gatehouse';
+import { watchTlsFiles } from '../../src/gatehouse/tls-files';
 import { DEMO_CONFIG, eventually, startGatehouse, type Running } from './support/running';
 /** A self-signed certificate for 127.0.0.1 named `cn`, valid for `days` (negative: already expired). */
 async function certificate(dir: string, cn: string, days = 1): Promise<{ cert: string; key: string }> {
@@ -108,6 +110,45 @@ describe('gatehouse/tls-files: the certificate in service', function () {
     // The key that goes with it arrives: both are taken.
     replace(second.key, r.tlsFiles.key);
     await eventually(async () => ((await servedName(r.port)) === 'second' ? true : undefined), 'the completed pair to be served');
+  });
+
+  it('keeps serving, and says why, when a renewed certificate is replaced by a FIFO or a file over the size limit', async () => {
+    const r = await serving(first);
+    const { execFileSync } = await import('node:child_process');
+    rmSync(r.tlsFiles.cert);
+    execFileSync('mkfifo', [r.tlsFiles.cert]);
+    const [line] = await r.log.waitForLines(1, (l) => l.msg === 'TLS files refused; the previous certificate keeps serving');
+    assert.equal(line.err, `the TLS certificate ${r.tlsFiles.cert} is not a regular file (a FIFO, a device or a socket): refused`);
+    assert.equal(await servedName(r.port), 'first');
+    assert.throws(() => readTlsFiles(first, 64), new RegExp(`^Error: the TLS certificate ${first.cert} is larger than the file size limit of 64 bytes`));
+  });
+
+  it('goes on looking at the files after a listener that throws, instead of ending the process from its timer', async () => {
+    const live = mkdtempSync(join(dir, 'watched-'));
+    const files = { cert: join(live, 'a.crt'), key: join(live, 'a.key') };
+    copyFileSync(first.cert, files.cert);
+    copyFileSync(first.key, files.key);
+    let calls = 0;
+    let next: (() => void) | undefined;
+    const watcher = watchTlsFiles(
+      files,
+      () => {
+        calls++;
+        next?.();
+        throw new Error('the listener failed');
+      },
+      20,
+    );
+    try {
+      for (const from of [second, first]) {
+        const seen = new Promise<void>((resolve) => (next = resolve));
+        replace(from.cert, files.cert);
+        await seen;
+      }
+      assert.ok(calls >= 2);
+    } finally {
+      watcher.close();
+    }
   });
 
   it('does not look at the files with watch: false', async () => {

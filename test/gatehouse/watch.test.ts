@@ -160,4 +160,31 @@ describe('gatehouse config folder watch', function () {
     await watching.changeAndAwait(() => writeFileSync(join(dir, 'users.htpasswd'), '# none\n'));
     await watching.changeAndAwait(() => writeFileSync(join(dir, 'ratelimit', 'gateway.yaml'), 'domain: a\n'));
   });
+
+  it('goes on reporting after a listener that throws, instead of ending the process from its timer', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-watch-'));
+    const calls: number[] = [];
+    let next: (() => void) | undefined;
+    const watcher = watchFolder(
+      dir,
+      DEBOUNCE_MS,
+      () => {
+        calls.push(calls.length);
+        next?.();
+        throw new Error('the listener failed');
+      },
+      { pollMs: POLL_MS },
+    );
+    try {
+      for (const name of ['a.yaml', 'b.yaml']) {
+        const seen = new Promise<void>((resolve) => (next = resolve));
+        writeFileSync(join(dir, name), 'x: 1\n');
+        await seen;
+      }
+      assert.ok(calls.length >= 2);
+    } finally {
+      watcher.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

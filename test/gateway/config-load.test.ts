@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig, parseConfigFiles, type ConfigResult } from '../../src/gateway';
+import { configFromRecords, loadConfig, parseConfigFiles, type ConfigResult } from '../../src/gateway';
+import { aliasBomb } from '../gatehouse/support/hostile';
 import { serviceManifest } from './helpers';
 
 const HOTELS = `
@@ -319,7 +320,7 @@ ${serviceManifest('b', '- just\n- a list')}`),
 
   it('refuses a rewrite or prefix that is not a path', () => {
     const problems = problemsOf(parse(`${HOTELS.replace('rewrite: ""', 'rewrite: bookings/').replace('/v1/hotels', '/v1/hotels?x=1')}`));
-    assert.deepEqual(problems, [
+    assert.deepEqual(problems.sort(), [
       'config/services.yaml: Mapping hotels-mapping: prefix: must be a path, without ? or #',
       'config/services.yaml: Mapping hotels-mapping: rewrite: must be empty or a path starting with /',
     ]);
@@ -335,5 +336,34 @@ ${serviceManifest('b', '- just\n- a list')}`),
     await writeFile(file, HOTELS);
     const problems = problemsOf(await loadConfig(file));
     assert.deepEqual(problems, [`${file}: cannot read the config folder: not a folder`]);
+  });
+
+  it('refuses a file that uses more than 100 aliases (an alias bomb), at the top or in an annotation, naming the file', () => {
+    assert.deepEqual(problemsOf(parse(`${HOTELS}---\n${aliasBomb()}`)), [
+      'config/services.yaml: YAML: document 2: uses aliases more than 100 times: refused, as a file that expands without bound would be',
+    ]);
+    const annotated = problemsOf(parse(serviceManifest('hotels', aliasBomb())));
+    assert.deepEqual(annotated, [
+      'config/services.yaml: service hotels: annotation gatehouse.io/config: YAML: uses aliases more than 100 times: refused, as a file that expands without bound would be',
+    ]);
+  });
+
+  it('reports every item of a list of 150 000 wrong items, instead of overflowing the stack while it explains them', () => {
+    const result = configFromRecords([{ apiVersion: 'gateway/v1', kind: 'Module', name: 'ambassador', config: { cors: { origins: Array(150_000).fill(1) } } }]);
+    const problems = problemsOf(result);
+    assert.equal(problems.length, 150_000);
+    assert.equal(problems[0], 'Module ambassador: config.cors.origins.0: expected string, received number');
+  });
+
+  it('refuses a file over the size limit by name, reads the others, and passes over a folder named like a file', async () => {
+    await writeFile(join(dir, 'services.yaml'), HOTELS);
+    await writeFile(join(dir, 'big.yaml'), `${HOTELS.replace('hotels-mapping', 'big')}${'#'.repeat(600)}\n`);
+    await mkdir(join(dir, 'folder.yaml'));
+    assert.deepEqual(problemsOf(await loadConfig(dir, { fileSizeLimit: 512 })), [
+      `${join(dir, 'big.yaml')}: is larger than the file size limit of 512 bytes (703 bytes): refused; raise fileSizeLimit (GATEHOUSE_FILE_SIZE_LIMIT) if it is meant to be that large`,
+    ]);
+    const whole = await loadConfig(dir);
+    assert.ok(whole.ok);
+    assert.deepEqual(whole.config.sources, [join(dir, 'big.yaml'), join(dir, 'services.yaml')]);
   });
 });

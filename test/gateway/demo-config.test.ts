@@ -50,7 +50,7 @@ describe('gateway demo configuration', () => {
         err instanceof ConfigError &&
         err.problems.length === 1 &&
         err.problems[0].text ===
-          `${join(CONFIG_DIR, 'services.yaml')}: service hotels: Mapping hotels-mapping: service: service 'hotel-booking' is neither a registered module (api, car-booking, diag) nor an address (host:port, http://host:port[/base] or https://...)`,
+          `${join(CONFIG_DIR, 'services.yaml')}: service hotels: Mapping hotels-mapping: service: module 'hotel-booking' is not running here (modules: api, car-booking, diag); a Kubernetes Service of that name is written hotel-booking.<namespace>, hotel-booking:80 or http://hotel-booking`,
     );
   });
 

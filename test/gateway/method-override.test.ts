@@ -6,9 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
-import { createGateway, type Gateway } from '../../src/gateway';
+import { createAuthService, type AuthService } from '../../src/auth';
+import { createGateway, type GatehouseModule, type Gateway } from '../../src/gateway';
 import { overriddenMethods } from '../../src/gateway/method-override';
-import { close, configOf, echoModule, listen, mapping, registry, send } from './helpers';
+import { basic, captureLogger, quickHash, usersFolder } from '../auth/support';
+import { close, configOf, echoModule, listen, mapping, recordingUpstream, registry, send, sendRaw } from './helpers';
 
 const REFUSED = {
   code: 400,
@@ -39,13 +41,48 @@ describe('method overrides', () => {
   });
 
   it('reads the methods a request may be overridden to, upper case, none in the usual case', () => {
-    assert.equal(overriddenMethods({}, '/x?a=1'), undefined);
-    assert.deepEqual(overriddenMethods({ 'x-http-method-override': 'delete' }, '/x'), ['DELETE']);
-    assert.deepEqual(overriddenMethods({ 'x-http-method': 'PUT', 'x-method-override': ' patch ' }, '/x'), ['PUT', 'PATCH']);
-    assert.deepEqual(overriddenMethods({ 'x-http-method-override': 'DELETE, PUT' }, '/x'), ['DELETE', 'PUT']);
-    assert.deepEqual(overriddenMethods({}, '/x?a=1&_method=delete'), ['DELETE']);
-    assert.deepEqual(overriddenMethods({}, '/x?_method=put&_method=DELETE'), ['PUT', 'DELETE']);
-    assert.equal(overriddenMethods({}, '/x?my_method=delete'), undefined);
+    assert.equal(overriddenMethods({}, 'a=1'), undefined);
+    assert.deepEqual(overriddenMethods({ 'x-http-method-override': 'delete' }, ''), ['DELETE']);
+    assert.deepEqual(overriddenMethods({ 'x-http-method': 'PUT', 'x-method-override': ' patch ' }, ''), ['PUT', 'PATCH']);
+    assert.deepEqual(overriddenMethods({ 'x-http-method-override': 'DELETE, PUT' }, ''), ['DELETE', 'PUT']);
+    assert.deepEqual(overriddenMethods({}, 'a=1&_method=delete'), ['DELETE']);
+    assert.deepEqual(overriddenMethods({}, '_method=put&_method=DELETE'), ['PUT', 'DELETE']);
+    assert.equal(overriddenMethods({}, 'my_method=delete'), undefined);
+  });
+
+  it('reads the names of the query decoded, in any case, as PHP mangles them, with ; as a separator', () => {
+    const named: [string, string[]][] = [
+      ['%5fmethod=DELETE', ['DELETE']],
+      ['_%6Dethod=delete', ['DELETE']],
+      ['%5F%6D%65%74%68%6F%64=PUT', ['PUT']],
+      ['.method=DELETE', ['DELETE']],
+      ['+_method=DELETE', ['DELETE']],
+      ['_method[]=DELETE', ['DELETE']],
+      ['_method%5B0%5D=DELETE', ['DELETE']],
+      ['[_method]=DELETE', ['DELETE']],
+      ['_METHOD=DELETE', ['DELETE']],
+      ['a=1;_method=DELETE', ['DELETE']],
+      ['X-HTTP-Method-Override=DELETE&x-http-method=PUT&X-Method-Override=PATCH&x-tunneled-method=GET', ['DELETE', 'PUT', 'PATCH', 'GET']],
+      ['X-HTTP-Method-Overr%C4%B1de=DELETE', ['DELETE']],
+      ['_method=%20delete+', ['DELETE']],
+      ['_method=POST,DELETE', ['POST', 'DELETE']],
+    ];
+    for (const [query, methods] of named) assert.deepEqual(overriddenMethods({}, query), methods, query);
+  });
+
+  it('reads a name or value decoded twice and overlong UTF-8 as the character it spells, as lenient backends do', () => {
+    assert.deepEqual(overriddenMethods({}, '%255fmethod=DELETE'), ['DELETE']);
+    assert.deepEqual(overriddenMethods({}, '_method=%2544ELETE'), ['%44ELETE', 'DELETE']);
+    assert.deepEqual(overriddenMethods({}, '%C1%9Fmethod=DELETE'), ['DELETE']);
+    assert.deepEqual(overriddenMethods({}, '%E0%81%9Fmethod=DELETE'), ['DELETE']);
+    assert.deepEqual(overriddenMethods({}, '_method=%C1%84ELETE'), ['DELETE']);
+  });
+
+  it('reads no override where no backend reads one', () => {
+    // PHP drops the leading space of " method" and keeps "method"; "_method." is "_method_" there.
+    for (const query of ['+method=DELETE', '_method.=DELETE', 'a=_method', '%5fmethods=DELETE', 'x%5fmethod=DELETE', '_method%zz=DELETE', '%FFmethod=DELETE', '[]_method=DELETE', 'a[_method]=DELETE']) {
+      assert.equal(overriddenMethods({}, query), undefined, query);
+    }
   });
 
   it('answers 400 to an override that would take the request to another Mapping', async () => {
@@ -93,5 +130,94 @@ describe('method overrides', () => {
   it('routes a request without an override by its method alone', async () => {
     assert.equal((await send(base, '/items/1', { method: 'POST' })).json().module, 'public');
     assert.equal((await send(base, '/items/1', { method: 'DELETE' })).json().module, 'guarded');
+  });
+});
+
+describe('method overrides in the query, spelt as backends decode them', () => {
+  const folder = usersFolder();
+  let auth: AuthService;
+  let backend: Awaited<ReturnType<typeof recordingUpstream>>;
+  let gateway: Gateway;
+  let server: Server;
+  let port = 0;
+  let base = '';
+
+  before(async () => {
+    auth = createAuthService({ usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`), logger: captureLogger() });
+    backend = await recordingUpstream();
+    gateway = createGateway({
+      modules: new Map<string, GatehouseModule>([['auth', auth]]),
+      config: configOf(
+        { apiVersion: 'gateway/v1', kind: 'AuthService', name: 'authentication', auth_service: 'auth' },
+        mapping('/m/', backend.url, { name: 'open-post', rewrite: '', method: 'POST', bypass_auth: true }),
+        mapping('/m/', backend.url, { name: 'guarded', rewrite: '' }),
+      ),
+    });
+    ({ server, port, url: base } = await listen(gateway.app.callback()));
+  });
+  after(async () => {
+    await close(server);
+    await gateway.close();
+    await close(backend.server);
+    await auth.close();
+    folder.remove();
+  });
+
+  const spellings = [
+    '%5fmethod=DELETE',
+    '%5Fmethod=DELETE',
+    '_%6dethod=DELETE',
+    '%5F%6D%65%74%68%6F%64=DELETE',
+    'a=1&%5fmethod=DELETE',
+    '%5fmethod=GET',
+    '.method=DELETE',
+    '+_method=DELETE',
+    '%20_method=DELETE',
+    '_method[]=DELETE',
+    '_method%5B%5D=DELETE',
+    '[_method]=DELETE',
+    'a=1;_method=DELETE',
+    '_method=POST&%5fmethod=DELETE',
+    '_method=+delete',
+    'X-HTTP-Method-Override=DELETE',
+    'x-tunneled-method=DELETE',
+    '%255fmethod=DELETE',
+    '_method=%2544ELETE',
+    '%C1%9Fmethod=DELETE',
+  ];
+  for (const query of spellings) {
+    it(`answers 400 to POST /m/x?${query} on a Mapping for POST without auth, and the backend sees nothing`, async () => {
+      const seen = backend.received.length;
+      const res = await send(base, `/m/x?${query}`, { method: 'POST' });
+      assert.equal(res.status, 400, res.text);
+      assert.deepEqual(res.json(), REFUSED);
+      assert.equal(backend.received.length, seen);
+    });
+  }
+
+  it('passes a POST whose query names no override to its Mapping, with no user named', async () => {
+    for (const query of ['a=1', '_methods=DELETE', 'a=%5fmethod', '+method=DELETE', '_method=POST', '%5fmethod=post']) {
+      const res = await send(base, `/m/x?${query}`, { method: 'POST', headers: { 'X-Travel-User': 'alice' } });
+      assert.equal(res.status, 200, `${query}: ${res.text}`);
+      const got = backend.received.at(-1)!;
+      assert.equal(got.url, `/m/x?${query}`);
+      assert.equal(got.method, 'POST');
+      assert.equal(got.headers['x-travel-user'], undefined);
+    }
+  });
+
+  it('reads the query as it is forwarded: what follows a # reaches no backend', async () => {
+    const res = await sendRaw(port, 'POST /m/x?a=1#&_method=DELETE HTTP/1.1\r\nHost: gw.test\r\nContent-Length: 0');
+    assert.equal(res.status, 200, res.text);
+    assert.equal(backend.received.at(-1)!.url, '/m/x?a=1');
+  });
+
+  it('routes a DELETE itself through auth', async () => {
+    const seen = backend.received.length;
+    assert.equal((await send(base, '/m/x', { method: 'DELETE' })).status, 401);
+    assert.equal(backend.received.length, seen);
+    const res = await send(base, '/m/x', { method: 'DELETE', headers: { Authorization: basic('alice', 'wonderland') } });
+    assert.equal(res.status, 200);
+    assert.equal(backend.received.at(-1)!.headers['x-travel-user'], 'alice');
   });
 });

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import type { Server } from 'node:http';
 import { HttpError } from '../../src/http';
-import { isNormalPath, normalisePath, withoutParameters } from '../../src/gateway';
+import { ConfigError, createGateway, isNormalPath, normalisePath, withoutParameters, type Gateway } from '../../src/gateway';
+import { UNSAFE_ESCAPES, unsafeEscape } from '../../src/gateway/path';
+import { close, configOf, listen, mapping, recordingUpstream, send } from './helpers';
 
 function rejects(path: string, detail: RegExp): void {
   assert.throws(
@@ -117,5 +120,113 @@ describe('gateway path normalisation', () => {
   it('refuses a path that does not start with a slash', () => {
     rejects('*', /must start with \//);
     rejects('', /must start with \//);
+  });
+
+  it('refuses an IIS-style %u escape as a malformed one', () => {
+    for (const path of ['/a/%u002e%u002e/b', '/%U002F']) rejects(path, /malformed percent-escape/);
+  });
+});
+
+describe('escapes a backend may read otherwise', () => {
+  const unsafe = (path: string) => unsafeEscape(normalisePath(path));
+
+  it('names escapes that are not UTF-8: overlong, lone or missing continuation bytes, surrogates, past U+10FFFF', () => {
+    const spellings = ['/%C0%AE%C0%AE/x', '/%c0%ae', '/%C1%9C', '/%E0%80%AE', '/%F0%80%80%AE', '/%F8%80%80%80%AE', '/%80', '/a%BFb', '/%C3', '/%C3x', '/%E2%84', '/%ED%A0%80', '/%ED%B0%80', '/%F4%90%80%80', '/%F5%80%80%80', '/%FF', '/caf%E9'];
+    for (const path of spellings) assert.equal(unsafe(path), UNSAFE_ESCAPES.notUtf8, path);
+  });
+
+  it('names an encoded % before an encoded dot, slash, backslash, semicolon, NUL or %u, encoded once more or not', () => {
+    const spellings = ['/%252e%252e/x', '/a/%252E', '/a%252fb', '/a%252F', '/a%255cb', '/a%255C', '/..%253B/x', '/a%2500', '/a%25u002e', '/a%25U002F', '/a%25252e', '/a%2525252f', '/a%25%32%65', '/%25%32%45%25%32%45/x'];
+    for (const path of spellings) assert.equal(unsafe(path), UNSAFE_ESCAPES.decodedAgain, path);
+  });
+
+  it('names an encoded % before escapes that are not UTF-8 once decoded again', () => {
+    for (const path of ['/%25C0%25AE', '/%25c0%25ae', '/%25C3', '/%25E9', '/%25C0%2525AE', '/%2525C0%2525AE']) {
+      assert.equal(unsafe(path), UNSAFE_ESCAPES.notUtf8Again, path);
+    }
+  });
+
+  it('names nothing in a path a backend reads alike: UTF-8, a % as written, an encoded % before anything else', () => {
+    const spellings = ['/', '/v1/hotels', '/caf%C3%A9', '/caf%c3%a9', '/%E2%84%AA', '/%F0%9F%98%80', '/%EF%BF%BF', '/100%25', '/a%25', '/a%2520b', '/a%2541', '/a%2525', '/a%25uzz', '/a%25C3%25A9', '/a%2525C3%2525A9', '/a%3A%25', '/a%3Bb'];
+    for (const path of spellings) assert.equal(unsafe(path), undefined, path);
+  });
+});
+
+describe('paths with escapes a backend may read otherwise, through the gateway', () => {
+  let backend: Awaited<ReturnType<typeof recordingUpstream>>;
+  let gateway: Gateway;
+  let server: Server;
+  let base = '';
+
+  before(async () => {
+    backend = await recordingUpstream();
+    gateway = createGateway({
+      config: configOf(
+        mapping('/public/', backend.url, { name: 'public', rewrite: '', bypass_auth: true }),
+        mapping('/legacy/', backend.url, { name: 'legacy', rewrite: '', allow_unsafe_path_escapes: true }),
+      ),
+    });
+    ({ server, url: base } = await listen(gateway.app.callback()));
+  });
+  after(async () => {
+    await close(server);
+    await gateway.close();
+    await close(backend.server);
+  });
+
+  const refused: [string, string][] = [
+    ['/public/%252e%252e/admin', UNSAFE_ESCAPES.decodedAgain],
+    ['/public/%252E%252E%252Fadmin', UNSAFE_ESCAPES.decodedAgain],
+    ['/public/..%252fadmin', UNSAFE_ESCAPES.decodedAgain],
+    ['/public/..%255cadmin', UNSAFE_ESCAPES.decodedAgain],
+    ['/public/%25252e%25252e/admin', UNSAFE_ESCAPES.decodedAgain],
+    ['/public/%25u002e%25u002e/admin', UNSAFE_ESCAPES.decodedAgain],
+    ['/public/%C0%AE%C0%AE/admin', UNSAFE_ESCAPES.notUtf8],
+    ['/public/%C0%AF', UNSAFE_ESCAPES.notUtf8],
+    ['/public/%E0%80%AE%E0%80%AE/admin', UNSAFE_ESCAPES.notUtf8],
+    ['/public/%ED%A0%80', UNSAFE_ESCAPES.notUtf8],
+    ['/public/adm%80in', UNSAFE_ESCAPES.notUtf8],
+    ['/public/%25C0%25AE%25C0%25AE/admin', UNSAFE_ESCAPES.notUtf8Again],
+  ];
+  for (const [path, detail] of refused) {
+    it(`answers ${path} with 400 and the error body, and the backend sees nothing`, async () => {
+      const seen = backend.received.length;
+      const res = await send(base, path);
+      assert.equal(res.status, 400, res.text);
+      assert.deepEqual(res.json(), { code: 400, message: '400: Bad Request', detail });
+      assert.equal(backend.received.length, seen);
+    });
+  }
+
+  it('forwards a path that a backend reads alike as it came', async () => {
+    for (const path of ['/public/caf%C3%A9', '/public/100%25', '/public/a%2520b', '/public/%25/x', '/public/a%2525']) {
+      const res = await send(base, path);
+      assert.equal(res.status, 200, `${path}: ${res.text}`);
+      assert.equal(backend.received.at(-1)!.url, path);
+    }
+  });
+
+  it('forwards them verbatim on a Mapping with allow_unsafe_path_escapes, and still refuses an encoded slash there', async () => {
+    for (const path of ['/legacy/%252e%252e/x', '/legacy/caf%E9', '/legacy/%C0%AE', '/legacy/%25u002e']) {
+      const res = await send(base, path);
+      assert.equal(res.status, 200, `${path}: ${res.text}`);
+      assert.equal(backend.received.at(-1)!.url, path);
+    }
+    const slash = await send(base, '/legacy/a%2Fb');
+    assert.equal(slash.status, 400);
+    assert.equal(slash.json().detail, 'an encoded slash or backslash is not allowed in the path');
+  });
+
+  it('refuses a prefix with such escapes unless its Mapping allows them', () => {
+    assert.throws(
+      () => createGateway({ config: configOf(mapping('/files/%C0%AE/', 'http://127.0.0.1:1', { name: 'odd' })) }),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        err.problems.length === 1 &&
+        err.problems[0].text ===
+          `Mapping odd: prefix: '/files/%C0%AE/' would have every request it matched refused: ${UNSAFE_ESCAPES.notUtf8} (allow_unsafe_path_escapes: true lets them through)`,
+    );
+    const allowed = createGateway({ config: configOf(mapping('/files/%C0%AE/', 'http://127.0.0.1:1', { allow_unsafe_path_escapes: true })) });
+    void allowed.close();
   });
 });

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import request from 'supertest';
 import { createRateLimitStage } from '../../src/gateway/ratelimit-stage';
-import { createRateLimitService, createRedisStore, type RateLimitService, type RedisStore } from '../../src/ratelimit';
-import { startRedis, type RedisProcess } from '../ratelimit/support/redis-server';
+import { createRateLimitService, createRedisStore, type RateLimitService, type RateLimitStore, type RedisStore } from '../../src/ratelimit';
+import { holdEventLoopUntil, startRedis, type RedisProcess } from '../ratelimit/support/redis-server';
 import { memoryLogger } from '../ratelimit/support/silent';
 import { mappingRecord, rateLimitRecord, stageApp } from '../ratelimit/support/stage';
 
@@ -31,6 +31,34 @@ describe('rate-limit stage over a Redis-backed service', function () {
     const statuses = [];
     for (let i = 0; i < 4; i++) statuses.push((await request(apps[i % 2].callback()).get('/').set('X-Demo-User', 'shared')).status);
     assert.deepEqual(statuses, [200, 200, 429, 429]);
+  });
+
+  it('applies the decision Redis made, not the failure mode, when the event loop was held up past timeout_ms', async () => {
+    const store = createRedisStore({ url: redis.url, prefix: 'held' });
+    await store.ready();
+    // Once the decision is sent, the event loop is held, as a burst of
+    // requests would hold it, until Redis has counted it and well past timeout_ms.
+    const holding: RateLimitStore = {
+      kind: 'redis',
+      decide(checks, options) {
+        const answer = store.decide(checks, options);
+        setImmediate(() => holdEventLoopUntil(redis.port, ['EVAL', "return #redis.call('KEYS', 'held:*')", '0'], '1', 200));
+        return answer;
+      },
+      close: () => store.close(),
+    };
+    const service = createRateLimitService({ limits: LIMITS, store: holding, logger: memoryLogger() });
+    try {
+      const stage = createRateLimitStage(rateLimitRecord({ timeout_ms: 20, failure_mode_deny: true }), new Map([['ratelimit', service]]), { logger: memoryLogger() });
+      const res = await request(stageApp(stage, mappingRecord()).app.callback()).get('/').set('X-Demo-User', 'held');
+      assert.equal(res.status, 200);
+      assert.equal(res.headers['ratelimit-policy'], '"default";q=2;w=86400');
+      assert.equal(stage.stats().failures, 0);
+      const [key] = await redis.client.keys('held:*');
+      assert.equal(await redis.client.get(key), '1');
+    } finally {
+      await service.close();
+    }
   });
 
   it('answers within timeout_ms by the failure mode while Redis does not answer', async () => {

@@ -2,6 +2,10 @@ import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { ConfigError, createGateway, type GatehouseModule, type Gateway } from '../../src/gateway';
 import { createServiceApp } from '../../src/http';
+import { createAuthStage } from '../../src/gateway/auth-stage';
+import { createRateLimitStage } from '../../src/gateway/ratelimit-stage';
+import { buildRuntimeSteps, disposeRuntime } from '../../src/gateway/runtime';
+import { runInSlices } from '../../src/gateway/slices';
 import { close, configOf, echoModule, listen, mapping, registry, send, type Echo } from './helpers';
 
 /** A module whose answers wait until the test releases them. */
@@ -55,7 +59,7 @@ describe('gateway reconfiguration', () => {
     let thrown: unknown;
     try {
       gateway.reconfigure(
-        configOf(mapping('/v1/', 'hotel-booking', { name: 'typo' }), mapping('/other/', 'foo', { name: 'foo' }), mapping('/v1/cars', 'cars')),
+        configOf(mapping('/v1/', 'hotel-booking', { name: 'typo' }), mapping('/other/', 'hotels:0', { name: 'foo' }), mapping('/v1/cars', 'cars')),
       );
     } catch (err) {
       thrown = err;
@@ -64,8 +68,8 @@ describe('gateway reconfiguration', () => {
     assert.deepEqual(
       thrown.problems.map((p) => p.text),
       [
-        "Mapping typo: service: service 'hotel-booking' is neither a registered module (cars, hotels, slow) nor an address (host:port, http://host:port[/base] or https://...)",
-        "Mapping foo: service: service 'foo' is neither a registered module (cars, hotels, slow) nor an address (host:port, http://host:port[/base] or https://...)",
+        "Mapping typo: service: module 'hotel-booking' is not running here (modules: cars, hotels, slow); a Kubernetes Service of that name is written hotel-booking.<namespace>, hotel-booking:80 or http://hotel-booking",
+        "Mapping foo: service: service 'hotels:0' is neither a registered module (cars, hotels, slow) nor an address (name, name.namespace, host:port, http://host[:port][/base] or https://...)",
       ],
     );
     assert.equal(((await send(base, '/v1/x')).json() as Echo).module, 'cars');
@@ -141,13 +145,99 @@ describe('gateway build errors', () => {
   });
 
   it('refuses what only looks like an address', () => {
-    for (const service of ['localhost', 'host:0', 'host:65536', 'ftp://host:21', 'http://user:pw@host:1', 'http://host:1/?q', 'http://']) {
+    for (const service of ['host_1', 'host:0', 'host:65536', 'ftp://host:21', 'http://user:pw@host:1', 'http://host:1/?q', 'http://']) {
       assert.throws(
         () => createGateway({ config: configOf(mapping('/a/', service)) }),
         (err: unknown) => err instanceof ConfigError && /is neither a registered module \(none registered\) nor an address/.test(err.message),
         service,
       );
     }
+  });
+});
+
+describe('a configuration prepared before it is served', () => {
+  const many = (service: string, count: number) => Array.from({ length: count }, (_, i) => mapping(`/p${i}/`, service, { name: `${service}-${i}` }));
+
+  it('is built a slice at a time, the event loop turning between slices, and serves once handed to reconfigure', async () => {
+    const gateway = createGateway({ modules: registry(echoModule('hotels'), echoModule('cars')), config: configOf(...many('hotels', 1)) });
+    const { server, url } = await listen(gateway.app.callback());
+    try {
+      const next = configOf(...many('cars', 3000));
+      let turns = 0;
+      let counting = true;
+      const count = () => {
+        turns++;
+        if (counting) setImmediate(count);
+      };
+      setImmediate(count);
+      const prepared = await gateway.prepare(next);
+      counting = false;
+      assert.ok(turns > 1, `the event loop turned ${turns} times while 3000 routes were built`);
+      assert.equal(((await send(url, '/p0/x')).json() as Echo).module, 'hotels', 'a prepared configuration does not serve yet');
+      gateway.reconfigure(prepared);
+      assert.equal(((await send(url, '/p2999/x')).json() as Echo).module, 'cars');
+      assert.equal(gateway.snapshot().routes.length, 3000);
+      assert.throws(() => gateway.reconfigure(prepared), /not prepared by this gateway, or was served or discarded already/);
+    } finally {
+      await close(server);
+      await gateway.close();
+    }
+  });
+
+  it('is refused with every problem, shown in the snapshot, and the old configuration serves on', async () => {
+    const gateway = createGateway({ modules: registry(echoModule('hotels')), config: configOf(mapping('/v1/', 'hotels')) });
+    await assert.rejects(gateway.prepare(configOf(mapping('/v2/', 'nowhere:0', { name: 'lost' }))), (err: unknown) => {
+      assert.ok(err instanceof ConfigError);
+      assert.match(err.problems[0].text, /^Mapping lost: service: service 'nowhere:0' is neither a registered module/);
+      return true;
+    });
+    assert.match(gateway.snapshot().rejected!.problems[0].text, /Mapping lost/);
+    assert.deepEqual(gateway.snapshot().routes.map((r) => r.prefix), ['/v1/']);
+    await gateway.close();
+  });
+
+  it('closes what it opened once discarded, and can then not be served', async () => {
+    const gateway = createGateway({ config: configOf(mapping('/v1/', 'http://127.0.0.1:9')) });
+    const prepared = await gateway.prepare(configOf(mapping('/v2/', 'http://127.0.0.1:10')));
+    await prepared.discard();
+    await prepared.discard();
+    assert.throws(() => gateway.reconfigure(prepared), /served or discarded already/);
+    assert.deepEqual(gateway.snapshot().routes.map((r) => r.prefix), ['/v1/']);
+    await gateway.close();
+  });
+
+  it('makes the clusters of its remote Mappings in config order, and closes their pools once discarded', async () => {
+    const stages = { auth: createAuthStage, rateLimit: createRateLimitStage };
+    const config = configOf(mapping('/z/', 'http://127.0.0.1:9'), mapping('/a/', 'http://127.0.0.1:10'), mapping('/zz/', 'http://127.0.0.1:9', { name: 'again' }));
+    const runtime = await runInSlices(buildRuntimeSteps(config, new Map(), stages));
+    assert.deepEqual(runtime.clusters.all().map((c) => c.name), ['cluster_127_0_0_1_9', 'cluster_127_0_0_1_10']);
+    const pools = runtime.clusters.all().flatMap((c) => c.endpoints.map((e) => e.pool));
+    assert.equal(pools.length, 2);
+    assert.ok(pools.every((p) => !p.closed));
+    await disposeRuntime(runtime);
+    assert.ok(pools.every((p) => p.closed));
+  });
+
+  it('retires the configuration it replaces even when a stage of that one throws as it closes', async () => {
+    const closed: string[] = [];
+    const gateway = createGateway({
+      config: configOf(mapping('/v1/', 'http://127.0.0.1:9'), { apiVersion: 'gateway/v1', kind: 'AuthService', name: 'a', auth_service: '127.0.0.1:9' }),
+      stages: {
+        auth: () => ({
+          run: () => true,
+          close() {
+            closed.push('auth');
+            throw new Error('the stage would not close');
+          },
+        }),
+      },
+    });
+    gateway.reconfigure(await gateway.prepare(configOf(mapping('/v2/', 'http://127.0.0.1:9'))));
+    // The throw came in a promise of its own, and went nowhere: the gateway is still whole.
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(closed, ['auth']);
+    assert.deepEqual(gateway.snapshot().routes.map((r) => r.prefix), ['/v2/']);
+    await gateway.close();
   });
 });
 
@@ -174,6 +264,7 @@ describe('gateway snapshot', () => {
       method: 'GET',
       bypass_auth: false,
       timeout_ms: 50,
+      cluster: 'cluster_127_0_0_1_9',
     });
     assert.deepEqual(snap.routes[1], {
       name: 'hotels',

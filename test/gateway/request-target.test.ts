@@ -151,6 +151,8 @@ describe('gateway absolute-form request targets', () => {
     'http://public.example/open-remote/../remote/x',
     'http://public.example/remote/x',
     'http://public.example/v1/hotels%2Fx',
+    'http://public.example/open-remote/%252e%252e/remote/x',
+    'http://public.example/open-remote/%C0%AE%C0%AE/remote/x',
   ];
   for (const target of guarded) {
     it(`answers ${target} without credentials with 401 or 400, and no backend sees it`, async () => {

@@ -72,9 +72,13 @@ describe('gateway route table', () => {
       assert.equal(matched(t, '/other'), undefined);
     });
 
-    it('takes the first in config order when everything else is equal', () => {
-      const t = table({ prefix: '/v1/', name: 'first' }, { prefix: '/v1/', name: 'second' });
-      assert.equal(matched(t, '/v1/x'), 'first');
+    it('shares the requests of Mappings with the same match equally, as Emissary does, rather than giving them to the first', () => {
+      const draws = [0.1, 0.6, 0.49, 0.5];
+      const t = new RouteTable(
+        mappings({ prefix: '/v1/', name: 'first' }, { prefix: '/v1/', name: 'second' }).map((m) => ({ mapping: m, prefix: m.prefix, target: m.name })),
+        { random: () => draws.shift()! },
+      );
+      assert.deepEqual([1, 2, 3, 4].map(() => matched(t, '/v1/x')), ['first', 'second', 'first', 'second']);
     });
   });
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { createRateLimitGrpcServer, createRateLimitService, type RateLimitGrpcServer, type RateLimitService } from '../../src/ratelimit';
+import { createRateLimitGrpcServer, createRateLimitService, type RateLimitGrpcServer, type RateLimitResponse, type RateLimitService } from '../../src/ratelimit';
 import { mapEntryName, resolveReference } from '../../src/ratelimit/reflection';
 import { FileDescriptorProto, type IDescriptorProto, type IFileDescriptorProto } from 'protobufjs/ext/descriptor';
 import { grpcClients, listServices, reflect, unary, type Clients } from './support/grpc-clients';
@@ -263,6 +263,64 @@ describe('rate-limit gRPC server shutdown', () => {
     await ended;
     assert.deepEqual(seen, ['SERVING', 'NOT_SERVING']);
     clients.close();
+  });
+
+  it('drains: health says NOT_SERVING to Check and to a Watch that stays open, while calls are still answered', async () => {
+    const service = createRateLimitService({ limits: [], logger: memoryLogger() });
+    const server = createRateLimitGrpcServer(service, { port: 0 });
+    const clients = grpcClients(`127.0.0.1:${await server.start()}`);
+    try {
+      const seen: string[] = [];
+      const call = clients.health.Watch({ service: '' });
+      let ended = false;
+      call.on('end', () => (ended = true));
+      call.on('error', () => (ended = true));
+      const told = new Promise<void>((resolve) =>
+        call.on('data', (msg: { status: string }) => {
+          seen.push(msg.status);
+          if (seen.length === 1) server.drain();
+          else resolve();
+        }),
+      );
+      await told;
+      assert.deepEqual(seen, ['SERVING', 'NOT_SERVING']);
+      assert.deepEqual(await unary(clients.health, 'Check', { service: '' }), { status: 'NOT_SERVING' });
+      assert.equal((await unary(clients.envoy, 'ShouldRateLimit', { domain: 'd' })).overall_code, 'OK');
+      assert.equal(ended, false, 'the Watch stays open until the stop');
+    } finally {
+      clients.close();
+      await server.stop();
+    }
+  });
+
+  it('answers a call in flight when stopped, and takes no new one', async () => {
+    let release: (() => void) | undefined;
+    let arrive: () => void;
+    const arrived = new Promise<void>((resolve) => (arrive = resolve));
+    // A limiter that holds the call until the test lets it answer.
+    const held = {
+      shouldRateLimit: () =>
+        new Promise<RateLimitResponse>((answer) => {
+          release = () => answer({ overallCode: 'OK', statuses: [] });
+          arrive();
+        }),
+    };
+    const server = createRateLimitGrpcServer(held, { port: 0 });
+    const port = await server.start();
+    const clients = grpcClients(`127.0.0.1:${port}`);
+    try {
+      const inFlight = unary(clients.envoy, 'ShouldRateLimit', { domain: 'd' });
+      await arrived;
+      const stopped = server.stop();
+      const late = grpcClients(`127.0.0.1:${port}`);
+      await assert.rejects(unary(late.envoy, 'ShouldRateLimit', { domain: 'd' }, 2_000), (err: grpc.ServiceError) => err.code === grpc.status.UNAVAILABLE);
+      late.close();
+      release!();
+      assert.equal((await inFlight).overall_code, 'OK');
+      await stopped;
+    } finally {
+      clients.close();
+    }
   });
 
   it('serves the demo limits of config/ratelimit.yaml', async () => {

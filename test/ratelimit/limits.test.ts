@@ -151,7 +151,7 @@ describe('rate-limit configuration', () => {
         try {
           assert.throws(
             () => loadLimitsDir(dir),
-            (err: unknown) => err instanceof LimitsConfigError && err.file === path.join(dir, name) && /cannot be read \(ENOENT\)/.test(err.message),
+            (err: unknown) => err instanceof LimitsConfigError && err.file === path.join(dir, name) && /: is a symbolic link to nowhere\.yaml, which does not exist$/.test(err.message),
           );
         } finally {
           rmSync(dir, { recursive: true });

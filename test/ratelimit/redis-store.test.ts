@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createRateLimitService, createRedisStore, type RedisStore, type RateLimitService, type WindowCheck } from '../../src/ratelimit';
-import { startRedis, type RedisProcess } from './support/redis-server';
+import { startRedis, useRedis } from './support/redis-server';
 import { memoryLogger } from './support/silent';
 
 const check = (key: string, over: Partial<WindowCheck> = {}): WindowCheck => ({ key, hits: 1, limit: 10, ttlMs: 60_000, enforce: true, ...over });
@@ -20,29 +20,13 @@ const one = (key: string, value: string) => ({ entries: [{ key, value }] });
 
 describe('Redis store', function () {
   this.timeout(20_000);
-  let redis: RedisProcess;
-  const stores: RedisStore[] = [];
-
-  function store(options: Parameters<typeof createRedisStore>[0] = {}): RedisStore {
-    const s = createRedisStore({ url: redis.url, ...options });
-    stores.push(s);
-    return s;
-  }
+  const redis = useRedis();
+  const store = redis.store;
 
   function service(s: RedisStore): RateLimitService {
     return createRateLimitService({ limits: LIMITS, store: s, logger: memoryLogger() });
   }
 
-  before(async () => {
-    redis = await startRedis();
-  });
-  after(async () => {
-    await Promise.all(stores.map((s) => s.close()));
-    await redis.stop();
-  });
-  beforeEach(async () => {
-    await redis.client.flushall();
-  });
 
   it('keeps each counter under the prefix, with an expiry at the window end', async () => {
     const s = store({ prefix: 'test' });
@@ -145,8 +129,8 @@ describe('Redis store', function () {
   });
 
   it('shares limits exactly between two services on one Redis', async () => {
-    const a = service(store());
-    const b = service(store());
+    const stores = [store(), store()];
+    const [a, b] = stores.map(service);
     await Promise.all(stores.map((s) => s.ready()));
     const ask = (svc: RateLimitService) =>
       svc.shouldRateLimit({ domain: 'd', descriptors: [{ entries: [{ key: 'other', value: 'y' }] }, { entries: [{ key: 'k', value: 'shared' }] }] });

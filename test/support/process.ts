@@ -19,7 +19,27 @@ export const REPO_ROOT = join(__dirname, '..', '..');
 const MAIN = join('src', 'cli', 'main.ts');
 
 /** Variables that would change what a command does; a test sets the ones it means. */
-const CLEARED_ENV = ['HOST', 'PORT', 'GRPC_PORT', 'GATEHOUSE_CONFIG', 'REDIS_URL', 'DATABASE_URL', 'GATEHOUSE_DATA', 'TLS_CERT', 'TLS_KEY', 'LOG_LEVEL'];
+const CLEARED_ENV = [
+  'HOST',
+  'PORT',
+  'GRPC_PORT',
+  'GATEHOUSE_CONFIG',
+  'REDIS_URL',
+  'DATABASE_URL',
+  'GATEHOUSE_DATA',
+  'TLS_CERT',
+  'TLS_KEY',
+  'LOG_LEVEL',
+  'GRPC_MAX_MESSAGE_BYTES',
+  'MAX_DESCRIPTOR_ENTRIES',
+];
+
+/**
+ * Set unless a test sets it: a server stops without its drain delay, so
+ * that a test that stops one waits for no load balancer. Tests of the drain
+ * set their own.
+ */
+const TEST_ENV = { DRAIN_DELAY_MS: '0' };
 
 /** A server's announcement on standard output: `<name> listening on <address>[ ...]`, a whole line. */
 export const LISTENING_LINE = /^(\S+) listening on (\S+)[^\n]*\n/m;
@@ -80,7 +100,7 @@ async function withDataDir(args: readonly string[], options: CliOptions): Promis
 function environment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const name of CLEARED_ENV) delete env[name];
-  return { ...env, ...extra };
+  return { ...env, ...TEST_ENV, ...extra };
 }
 
 function spawnCli(args: readonly string[], options: CliOptions): { child: ChildProcess; out: { stdout: string; stderr: string } } {

@@ -76,8 +76,14 @@ describe('telemetry/metrics', () => {
     metrics.recordUpstreamError('hotels', 'timeout');
     metrics.recordUpstreamError('hotels', 'refused');
     metrics.recordUpstreamError('hotels', 'timeout');
+    metrics.recordUpstreamRetry('hotels');
+    metrics.recordUpstreamOverflow('cluster_hotels', 'max_pending_requests');
+    metrics.recordUpstreamEjection('cluster_hotels');
     metrics.recordConfigReload('failure');
     const text = await metrics.registry.metrics();
+    assert.match(text, /gatehouse_upstream_retries_total\{route="hotels"\} 1/);
+    assert.match(text, /gatehouse_upstream_overflows_total\{cluster="cluster_hotels",limit="max_pending_requests"\} 1/);
+    assert.match(text, /gatehouse_upstream_ejections_total\{cluster="cluster_hotels"\} 1/);
     assert.match(text, /gatehouse_auth_decisions_total\{result="denied"\} 2/);
     assert.match(text, /gatehouse_ratelimit_decisions_total\{result="over_limit"\} 1/);
     assert.match(text, /gatehouse_upstream_errors_total\{route="hotels",kind="timeout"\} 2/);

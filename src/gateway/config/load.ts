@@ -20,9 +20,9 @@
  * - A file with no document at all (empty, blank, only comments or `---`)
  *   is refused: it is what a reload sees of a file being written over.
  */
-import { readdir, readFile, readlink, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isScalar, parseAllDocuments, type Document, type YAMLError } from 'yaml';
+import { DEFAULT_FILE_SIZE_LIMIT, errorCode, errorText, fileSystemSource, whyUnreadable, type ConfigFileSource } from '../../files';
 import { configProblem, type ConfigProblem } from './problems';
 import type { RecordSource } from './schema';
 import { API_VERSION } from './schema';
@@ -31,6 +31,14 @@ import { assembleConfig, RECORD_KINDS, type ConfigResult, type RawRecord } from 
 export interface LoadOptions {
   /** The domain part of the annotation key `<domain>/config`. Default `gatehouse.io`. */
   annotationDomain?: string;
+}
+
+/** How {@link loadConfig} reads the folder. */
+export interface ReadOptions {
+  /** Where the files are read from. Default: the file system. */
+  source?: ConfigFileSource;
+  /** The largest file read, in bytes; a larger one is a problem. Default 8 MiB. */
+  fileSizeLimit?: number;
 }
 
 /** A config file's name and text. */
@@ -71,6 +79,9 @@ function onePerLine(errors: readonly YAMLError[]): YAMLError[] {
   });
 }
 
+/** Most aliases a document may use: each stands for a whole copy of what it names (a "billion laughs" file). */
+export const MAX_ALIAS_COUNT = 100;
+
 /** A document of a YAML stream and its place in it (1-based), for messages. */
 interface ParsedDocument {
   value: unknown;
@@ -92,10 +103,27 @@ function parseDocuments(text: string, source: RecordSource, what: string, proble
       for (const err of onePerLine(doc.errors)) problems.push(configProblem({ source }, `${what}: ${positionInFile(firstLine(err.message), lineOffset)}`));
       continue;
     }
-    const value: unknown = doc.toJS({ maxAliasCount: 100 });
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    } catch (err) {
+      // Found only when the values are built: more aliases than allowed, an alias to an anchor not yet defined.
+      problems.push(configProblem({ source }, `${what}: ${docsLabel(index)}${aliasText(err)}`));
+      continue;
+    }
     if (value !== null && value !== undefined) docs.push({ value, index, node: doc });
   }
   return docs;
+}
+
+function docsLabel(index: number): string {
+  return index > 1 ? `document ${index}: ` : '';
+}
+
+/** What building a document's values threw, in words. */
+function aliasText(err: unknown): string {
+  const text = errorText(err);
+  return /excessive alias count/i.test(text) ? `uses aliases more than ${MAX_ALIAS_COUNT} times: refused, as a file that expands without bound would be` : text;
 }
 
 /** Where an annotation's text starts in its file: lines before it, and the indentation taken off each line. */
@@ -149,90 +177,111 @@ export function parseConfigFiles(files: readonly ConfigFile[], options: LoadOpti
   const records: RawRecord[] = [];
 
   for (const { file, text } of files) {
-    const fileSource: RecordSource = { file };
-    const before = problems.length;
-    const documents = parseDocuments(text, fileSource, 'YAML', problems);
-    if (documents.length === 0 && problems.length === before) {
-      // What a reload sees of a file being written over: truncated, or only its heading comments so far.
-      problems.push(configProblem({ source: fileSource }, EMPTY_FILE));
-      continue;
-    }
-    for (const { value: doc, index, node } of documents) {
-      if (Array.isArray(doc)) {
-        // A list of records is no way of writing them; said, rather than passed over in silence.
-        if (doc.some((item) => isPlainObject(item) && isRecordDocument(item))) {
-          problems.push(
-            configProblem({ source: fileSource }, `document ${index} is a list of records: write each record as a document of its own, separated by ---`),
-          );
-        }
-        continue;
-      }
-      if (!isPlainObject(doc)) continue;
-      if (isRecordDocument(doc)) {
-        records.push({ value: doc, source: fileSource, index });
-        continue;
-      }
-      if (!isManifest(doc)) continue;
-      const annotations = doc.metadata.annotations;
-      const service = typeof doc.metadata.name === 'string' ? doc.metadata.name : undefined;
-      const source: RecordSource = service === undefined ? { file } : { file, service };
-      if (annotations === undefined || annotations === null) continue;
-      if (!isPlainObject(annotations)) {
-        problems.push(configProblem({ source, path: 'metadata.annotations' }, 'expected a mapping'));
-        continue;
-      }
-      const value = annotations[annotation];
-      if (value === undefined) continue;
-      if (typeof value !== 'string') {
-        problems.push(configProblem({ source, path: `metadata.annotations.${annotation}` }, 'expected a YAML string of records'));
-        continue;
-      }
-      const offset = annotationOffset(node, ['metadata', 'annotations', annotation], text);
-      for (const record of parseDocuments(value, source, `annotation ${annotation}: YAML`, problems, offset)) {
-        records.push({ value: record.value, source, index: record.index });
-      }
+    try {
+      readRecords(file, text, annotation, records, problems);
+    } catch (err) {
+      // Whatever a file could still throw is a problem of that file, never the end of a reload.
+      problems.push(configProblem({ source: { file } }, `cannot be read as records: ${errorText(err)}`));
     }
   }
   const sources = [...new Set(records.map((r) => r.source!.file))];
   return assembleConfig(records, sources, problems);
 }
 
-/** Why a file cannot be read, in words: `cannot be read (EACCES)`, or the link to nowhere it is. */
-async function unreadable(file: string, err: unknown): Promise<string> {
-  const code = (err as NodeJS.ErrnoException).code;
-  if (code === 'ENOENT') {
-    const target = await readlink(file).catch(() => undefined);
-    // Listed, yet not there: a link whose target is gone (or the file went between the two).
-    if (target !== undefined) return `is a symbolic link to ${target}, which does not exist`;
+/** Adds the records of one file to `records`, and its problems to `problems`. */
+function readRecords(file: string, text: string, annotation: string, records: RawRecord[], problems: ConfigProblem[]): void {
+  const fileSource: RecordSource = { file };
+  const before = problems.length;
+  const documents = parseDocuments(text, fileSource, 'YAML', problems);
+  if (documents.length === 0 && problems.length === before) {
+    // What a reload sees of a file being written over: truncated, or only its heading comments so far.
+    problems.push(configProblem({ source: fileSource }, EMPTY_FILE));
+    return;
   }
-  return `cannot be read (${code ?? (err as Error).message})`;
+  for (const { value: doc, index, node } of documents) {
+    if (Array.isArray(doc)) {
+      // A list of records is no way of writing them; said, rather than passed over in silence.
+      if (doc.some((item) => isPlainObject(item) && isRecordDocument(item))) {
+        problems.push(
+          configProblem({ source: fileSource }, `document ${index} is a list of records: write each record as a document of its own, separated by ---`),
+        );
+      }
+      continue;
+    }
+    if (!isPlainObject(doc)) continue;
+    if (isRecordDocument(doc)) {
+      records.push({ value: doc, source: fileSource, index });
+      continue;
+    }
+    if (!isManifest(doc)) continue;
+    const annotations = doc.metadata.annotations;
+    const service = typeof doc.metadata.name === 'string' ? doc.metadata.name : undefined;
+    const source: RecordSource = service === undefined ? { file } : { file, service };
+    if (annotations === undefined || annotations === null) continue;
+    if (!isPlainObject(annotations)) {
+      problems.push(configProblem({ source, path: 'metadata.annotations' }, 'expected a mapping'));
+      continue;
+    }
+    const value = annotations[annotation];
+    if (value === undefined) continue;
+    if (typeof value !== 'string') {
+      problems.push(configProblem({ source, path: `metadata.annotations.${annotation}` }, 'expected a YAML string of records'));
+      continue;
+    }
+    const offset = annotationOffset(node, ['metadata', 'annotations', annotation], text);
+    for (const record of parseDocuments(value, source, `annotation ${annotation}: YAML`, problems, offset)) {
+      records.push({ value: record.value, source, index: record.index });
+    }
+  }
+}
+
+/** What reading a folder's record files gave: the texts, and a problem for each file that could not be read. */
+export interface ReadRecordFiles {
+  files: ConfigFile[];
+  problems: ConfigProblem[];
+}
+
+/**
+ * Reads the record files among `names` (the entries of `dir`): each at most
+ * `fileSizeLimit` bytes, a folder of such a name passed over.
+ */
+export async function readRecordFiles(dir: string, names: readonly string[], options: ReadOptions = {}): Promise<ReadRecordFiles> {
+  const source = options.source ?? fileSystemSource;
+  const limit = options.fileSizeLimit ?? DEFAULT_FILE_SIZE_LIMIT;
+  const files: ConfigFile[] = [];
+  const problems: ConfigProblem[] = [];
+  for (const name of names.filter(isGatewayConfigFile).sort()) {
+    const file = join(dir, name);
+    try {
+      files.push({ file, text: await source.read(file, limit) });
+    } catch (err) {
+      if (errorCode(err) !== 'EISDIR') problems.push(configProblem({ source: { file } }, whyUnreadable(err)));
+    }
+  }
+  return { files, problems };
+}
+
+/** The problem of a config folder that cannot be listed. */
+export function unreadableFolder(dir: string, err: unknown): ConfigProblem {
+  const code = errorCode(err);
+  const reason = code === 'ENOENT' ? 'no such folder' : code === 'ENOTDIR' ? 'not a folder' : errorText(err);
+  return configProblem({ source: { file: dir } }, `cannot read the config folder: ${reason}`);
 }
 
 /**
  * Reads every gateway config file of `dir` (see the module comment for which)
  * and validates the records in them. Resolves to the whole configuration or to
- * every problem found, each naming file, service, record and field.
+ * every problem found, each naming file, service, record and field; never
+ * rejects.
  */
-export async function loadConfig(dir: string, options: LoadOptions = {}): Promise<ConfigResult> {
+export async function loadConfig(dir: string, options: LoadOptions & ReadOptions = {}): Promise<ConfigResult> {
   let names: string[];
   try {
-    names = (await readdir(dir)).filter(isGatewayConfigFile).sort();
+    names = await (options.source ?? fileSystemSource).list(dir);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const reason = code === 'ENOENT' ? 'no such folder' : code === 'ENOTDIR' ? 'not a folder' : (err as Error).message;
-    return { ok: false, problems: [configProblem({ source: { file: dir } }, `cannot read the config folder: ${reason}`)] };
+    return { ok: false, problems: [unreadableFolder(dir, err)] };
   }
-  const files: ConfigFile[] = [];
-  const problems: ConfigProblem[] = [];
-  for (const name of names) {
-    const file = join(dir, name);
-    try {
-      if (!(await stat(file)).isFile()) continue;
-      files.push({ file, text: await readFile(file, 'utf8') });
-    } catch (err) {
-      problems.push(configProblem({ source: { file } }, await unreadable(file, err)));
-    }
-  }
+  const { files, problems } = await readRecordFiles(dir, names, options);
   const result = parseConfigFiles(files, options);
   if (problems.length === 0) return result;
   return { ok: false, problems: [...problems, ...(result.ok ? [] : result.problems)] };

@@ -1,7 +1,8 @@
 /**
  * @module gateway/config/mapping-emissary
  * The Mapping fields that come from Emissary beyond the seed's: the host a
- * Mapping applies to (`hostname`, the older `host`), the Host an upstream is
+ * Mapping applies to (`hostname`, the older `host`; `host_regex` and the
+ * other patterns are mapping-match's), the Host an upstream is
  * sent (`host_rewrite`), `case_sensitive`, the protocol upgrades it tunnels
  * (`allow_upgrade`, the older `use_websocket`), the harmless `docs`, and every
  * other field of Emissary's Mapping, refused by name with the reason, so that
@@ -29,9 +30,6 @@ const HOST_PORT = /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?|\[[0-9A-Fa-f
 /** An Emissary Mapping field with no counterpart here: refused, saying why. */
 const emissaryOnly = (why: string) => z.never({ error: `an Emissary field not supported here: ${why}` }).optional();
 
-const REGEX = 'regular expressions are not supported';
-const REDIRECT = 'redirects are not supported; remove the field';
-const POOL = 'connections to an upstream are pooled with fixed settings; remove the field';
 const ONE_UPSTREAM = 'a Mapping forwards to one upstream, as it is written; remove the field';
 
 /** A protocol as the Upgrade header names it (RFC 9110 §7.8): a token, and an optional /version. */
@@ -51,14 +49,8 @@ const upgradeProtocol = z
 export const emissaryMappingFields = {
   /** The hosts the Mapping applies to: an Emissary DNS glob; `*` (the default) for any. */
   hostname: hostField(true).optional(),
-  /** Emissary's older spelling: an exact host, as `hostname` without globs. */
-  host: hostField(false).optional(),
-  host_regex: z
-    .literal(false, {
-      error:
-        'must be false: regular expressions on the Host are not supported (one would run on every request, on a header the client writes); write hostname with a glob (*.example.com, api.*)',
-    })
-    .optional(),
+  /** Emissary's older spelling: an exact host, as `hostname` without globs, or a pattern with `host_regex` (both read in mapping-match). */
+  host: z.string().optional(),
   /** The Host a remote upstream is sent instead of its own `host:port`. */
   host_rewrite: z.string().regex(HOST_PORT, 'must be host or host:port').optional(),
   /** What the gateway does anyway for a remote upstream: it is sent its own host:port. */
@@ -85,41 +77,13 @@ export const emissaryMappingFields = {
   /** Emissary's older spelling of `allow_upgrade: [websocket]`. */
   use_websocket: z.boolean().optional(),
   ambassador_id: emissaryOnly('one gateway reads every record of its config folder; remove the field'),
-  namespace: emissaryOnly('a service is named by a module or an address (host:port, URL), not by Kubernetes namespace; remove the field'),
-  prefix_exact: emissaryOnly('a prefix matches itself and the paths below it; exact paths are not supported'),
-  prefix_regex: emissaryOnly(`${REGEX}; write a path prefix`),
-  regex_rewrite: emissaryOnly(`${REGEX}; use rewrite`),
-  method_regex: emissaryOnly(`${REGEX}; write one method`),
-  regex_headers: emissaryOnly(`${REGEX}; use headers (an exact value, or true for any)`),
-  query_parameters: emissaryOnly('matching on the query is not supported'),
-  regex_query_parameters: emissaryOnly('matching on the query is not supported'),
-  host_redirect: emissaryOnly(REDIRECT),
-  path_redirect: emissaryOnly(REDIRECT),
-  prefix_redirect: emissaryOnly(REDIRECT),
-  regex_redirect: emissaryOnly(REDIRECT),
-  redirect_response_code: emissaryOnly(REDIRECT),
   grpc: emissaryOnly('gRPC upstreams (HTTP/2) are not supported'),
   tls: emissaryOnly('for TLS to the upstream write the service as https://host:port'),
   add_linkerd_headers: emissaryOnly('add l5d-dst-override yourself with add_request_headers'),
   rate_limits: emissaryOnly('Emissary v0 rate limits are not supported; use labels'),
-  connect_timeout_ms: emissaryOnly('connecting is bounded by timeout_ms'),
-  idle_timeout_ms: emissaryOnly(POOL),
-  cluster_idle_timeout_ms: emissaryOnly(POOL),
-  cluster_max_connection_lifetime_ms: emissaryOnly(POOL),
-  keepalive: emissaryOnly(POOL),
-  circuit_breakers: emissaryOnly(POOL),
-  outlier_detection: emissaryOnly(POOL),
-  retry_policy: emissaryOnly('a failed request is answered, not retried; remove the field'),
-  load_balancer: emissaryOnly(ONE_UPSTREAM),
-  weight: emissaryOnly(ONE_UPSTREAM),
+  outlier_detection: emissaryOnly('failing endpoints are ejected as Envoy\'s outlier detection does by default; remove the field'),
   shadow: emissaryOnly(ONE_UPSTREAM),
-  resolver: emissaryOnly(ONE_UPSTREAM),
-  dns_type: emissaryOnly(ONE_UPSTREAM),
-  respect_dns_ttl: emissaryOnly(ONE_UPSTREAM),
-  enable_ipv4: emissaryOnly(ONE_UPSTREAM),
-  enable_ipv6: emissaryOnly(ONE_UPSTREAM),
-  cluster_tag: emissaryOnly(ONE_UPSTREAM),
-  priority: emissaryOnly(ONE_UPSTREAM),
+  resolver: emissaryOnly('names are looked up in DNS as Kubernetes resolves a Service; list addresses in endpoints, or remove the field'),
   stats_name: emissaryOnly('requests are counted by Mapping name in the Prometheus metrics; remove the field'),
   error_response_overrides: emissaryOnly('error bodies are the gateway\'s JSON error body; remove the field'),
   bypass_error_response_overrides: emissaryOnly('error bodies are the gateway\'s JSON error body; remove the field'),
@@ -130,13 +94,12 @@ export const emissaryMappingFields = {
 
 /** What no single field can say is wrong with a Mapping's Emissary fields: fields that contradict each other. */
 export function emissaryMappingChecks(
-  m: { hostname?: string; host?: string; host_regex?: false; host_rewrite?: string; auto_host_rewrite?: true; allow_upgrade?: string[]; use_websocket?: boolean },
+  m: { hostname?: string; host?: string; host_rewrite?: string; auto_host_rewrite?: true; allow_upgrade?: string[]; use_websocket?: boolean },
   ctx: z.RefinementCtx,
 ): void {
   const problem = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
   // Emissary logs an error and ignores host; here the record says what it means.
   if (m.hostname !== undefined && m.host !== undefined) problem('host', 'give hostname or host, not both (host is the older spelling of an exact hostname)');
-  if (m.host_regex !== undefined && m.host === undefined) problem('host_regex', 'applies to host, which is not given');
   if (m.host_rewrite !== undefined && m.auto_host_rewrite !== undefined) problem('auto_host_rewrite', 'give host_rewrite or auto_host_rewrite, not both');
   if (m.allow_upgrade !== undefined && m.use_websocket !== undefined) {
     problem('use_websocket', 'give allow_upgrade or use_websocket, not both (use_websocket: true is allow_upgrade: [websocket])');

@@ -6,10 +6,15 @@
  */
 import { z } from 'zod';
 import { addedHeadersSchema, HEADER_NAME, HEADER_VALUE, matchedHeadersSchema, removedHeadersSchema } from './headers';
+import { labelsSchema } from './labels';
 import { emissaryMappingChecks, emissaryMappingFields } from './mapping-emissary';
+import { mappingMatchChecks, matchMappingFields, normaliseMatchFields } from './mapping-match';
+import { upstreamMappingChecks, upstreamMappingFields } from './mapping-upstream';
 
 export type { AddedHeader, HeaderCondition } from './headers';
 export { allowedUpgrades } from './mapping-emissary';
+export { describeLabel, groupLabels, labelHeaders, labelsSchema, readLabel, type LabelGroup, type LabelSource, type LabelSpecifier } from './labels';
+export type { QueryValue } from './mapping-match';
 
 export const API_VERSION = 'gateway/v1';
 
@@ -19,30 +24,6 @@ const headerName = z
   .transform((h) => h.toLowerCase());
 
 const timeoutMs = (fallback: number) => z.number().int().positive().max(600_000).default(fallback);
-
-/** A label taken from a request header: `{<label>: {header, omit_if_not_present}}`. */
-const headerLabel = z.strictObject({
-  header: headerName,
-  omit_if_not_present: z.boolean().default(false),
-});
-
-/**
- * One label of a `request_label_group`: a literal string (sent as
- * `generic_key`) or a single-key object naming the label.
- */
-export const labelSchema = z.union([
-  z.string().min(1),
-  z
-    .record(z.string().min(1), headerLabel)
-    .refine((o) => Object.keys(o).length === 1, 'a label definition names exactly one label'),
-]);
-
-export const labelGroupSchema = z.strictObject({
-  request_label_group: z.array(labelSchema).min(1),
-});
-
-/** `labels: {<domain>: [{request_label_group: [...]}, ...]}` */
-export const labelsSchema = z.record(z.string().min(1), z.array(labelGroupSchema));
 
 /** A CORS policy, as Emissary spells it. */
 export const corsSchema = z.strictObject({
@@ -62,10 +43,8 @@ const recordBase = {
 export const mappingSchema = z.strictObject({
   ...recordBase,
   kind: z.literal('Mapping'),
-  prefix: z
-    .string()
-    .startsWith('/', 'must start with /')
-    .refine((p) => !/[?#]/.test(p), 'must be a path, without ? or #'),
+  /** A path prefix; with `prefix_regex`, a pattern (checked with it in mapping-match). */
+  prefix: z.string().min(1),
   service: z.string().min(1),
   /** Replaces the matched prefix; `""` forwards the path unchanged. Default `/`. */
   rewrite: z
@@ -76,11 +55,8 @@ export const mappingSchema = z.strictObject({
   bypass_auth: z.boolean().default(false),
   /** For a remote upstream: how long to wait for its answer; 0 waits for ever, as in Emissary. */
   timeout_ms: z.number().int().nonnegative().max(600_000).default(3000),
-  method: z
-    .string()
-    .regex(/^[A-Za-z]+$/, 'must be an HTTP method')
-    .transform((m) => m.toUpperCase())
-    .optional(),
+  /** An HTTP method, in upper case; with `method_regex`, a pattern (checked with it in mapping-match). */
+  method: z.string().min(1).optional(),
   /** Headers the request must carry to match: an exact value, or `true` for any value. */
   headers: matchedHeadersSchema.optional(),
   precedence: z.number().int().default(0),
@@ -90,9 +66,19 @@ export const mappingSchema = z.strictObject({
   add_response_headers: addedHeadersSchema(false).default({}),
   remove_response_headers: removedHeadersSchema(false).default([]),
   cors: corsSchema.optional(),
+  /** Lets through paths whose escapes are not UTF-8 or are encoded twice (`%C0%AE`, `%252e`), for a backend that reads them as they are. */
+  allow_unsafe_path_escapes: z.boolean().default(false),
   // The fields that come from Emissary's Mapping (hostname...), read or refused by name.
   ...emissaryMappingFields,
-}).superRefine(emissaryMappingChecks);
+  // Patterns, canary weights and redirects (mapping-match).
+  ...matchMappingFields,
+  // How a remote upstream is reached: namespace, retries, breakers, timeouts, balancing.
+  ...upstreamMappingFields,
+})
+  .superRefine(emissaryMappingChecks)
+  .superRefine(mappingMatchChecks)
+  .superRefine(upstreamMappingChecks)
+  .transform(normaliseMatchFields);
 
 /** A status to answer with: a final one, since a 1xx answer leaves the client waiting for another. */
 const statusCode = z
@@ -197,11 +183,19 @@ export const rateLimitServiceSchema = z.strictObject({
   domain: z.string().min(1).default('gateway'),
   timeout_ms: timeoutMs(20),
   failure_mode_deny: z.boolean().default(false),
+  /** `v3`, or left out: the gateway asks over `envoy.service.ratelimit.v3`. */
+  protocol_version: z
+    .literal('v3', {
+      error:
+        'must be v3 (or left out): the gateway calls envoy.service.ratelimit.v3.RateLimitService; v2 is the API Envoy no longer speaks, and Emissary 3 refuses it too; envoyproxy/ratelimit and the built-in service answer v3',
+    })
+    .optional(),
 });
 
 /**
  * Gateway-wide settings, as Emissary's `Module` holds them:
- * `config: {cors: <policy>}` applies to every Mapping without a `cors` of its own.
+ * `config: {cors: <policy>}` applies to every Mapping without a `cors` of its
+ * own; `regex_max_size` bounds the Mappings' regular expressions.
  */
 export const moduleSchema = z.strictObject({
   ...recordBase,
@@ -209,6 +203,8 @@ export const moduleSchema = z.strictObject({
   config: z
     .strictObject({
       cors: corsSchema.optional(),
+      /** The largest program (RE2 instructions) a Mapping's regular expression may compile to, as Emissary's `regex_max_size`; default 200. */
+      regex_max_size: z.number().int('must be a whole number of instructions').positive('must be a whole number of instructions').optional(),
     })
     .default({}),
 });
@@ -221,7 +217,6 @@ export type AuthServiceRecord = z.output<typeof authServiceSchema>;
 export type RateLimitServiceRecord = z.output<typeof rateLimitServiceSchema>;
 export type ModuleRecord = z.output<typeof moduleSchema>;
 export type CorsPolicy = z.output<typeof corsSchema>;
-export type LabelGroup = z.output<typeof labelGroupSchema>;
 export type GatewayRecord = z.output<typeof recordSchema>;
 
 /** Where a record came from, for error messages and diag. */

@@ -8,6 +8,7 @@
  */
 import type { z } from 'zod';
 import { corsPolicyProblems } from '../../cors';
+import { errorText } from '../../files';
 import { configProblem, type ConfigProblem, type ProblemLocation } from './problems';
 import {
   authServiceSchema,
@@ -74,7 +75,8 @@ function issueMessages(issue: z.core.$ZodIssue, prefix: readonly PropertyKey[] =
   }
   if (issue.code === 'invalid_union' && issue.errors.length > 0) {
     // The alternative that got furthest into the value is the one that was meant.
-    const depth = (issues: z.core.$ZodIssue[]) => Math.max(...issues.map((i) => i.path.length));
+    // A loop, not Math.max(...): a list of 200 000 wrong items would overflow the stack as arguments.
+    const depth = (issues: z.core.$ZodIssue[]) => issues.reduce((most, i) => (i.path.length > most ? i.path.length : most), -Infinity);
     const meant = issue.errors.reduce((best, branch) => (depth(branch) > depth(best) ? branch : best));
     if (depth(meant) > 0) return meant.flatMap((i) => issueMessages(i, path));
     // Every alternative refused the type itself: say which types would do.
@@ -125,6 +127,15 @@ export function assembleConfig(
   const singletons: Partial<Record<Singleton, GatewayRecord>> = {};
 
   records.forEach((raw, i) => {
+    try {
+      checkRecord(raw, i);
+    } catch (err) {
+      // Whatever a record could still throw is a problem of that record, never the end of a reload.
+      problems.push(configProblem({ source: raw.source, record: `#${raw.index ?? i + 1}` }, `cannot be validated: ${errorText(err)}`));
+    }
+  });
+
+  function checkRecord(raw: RawRecord, i: number): void {
     const { value, source } = raw;
     const fallbackName = `#${raw.index ?? i + 1}`;
     if (!isPlainObject(value)) {
@@ -176,7 +187,7 @@ export function assembleConfig(
     if (source) recordSources.set(data, source);
     if (data.kind === 'Mapping') mappings.push(data);
     else singletons[data.kind] = data;
-  });
+  }
 
   if (problems.length > 0) return { ok: false, problems };
   const config: GatewayConfig = { mappings, sources: [...sources] };

@@ -58,7 +58,8 @@ export interface Running {
 
 /**
  * Builds and starts a Gatehouse on 127.0.0.1 with a free HTTP port, no gRPC
- * server and no folder watching unless asked, logging into a capture.
+ * server, no folder watching and no drain delay at stop unless asked,
+ * logging into a capture.
  */
 export async function startGatehouse(options: GatehouseOptions): Promise<Running> {
   const log = captureLog();
@@ -67,6 +68,7 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Running
     port: 0,
     grpcPort: false,
     watch: false,
+    drainDelayMs: 0,
     logger: createLogger({ destination: log, level: 'info' }),
     // Bookings in memory unless the test names a database: the default folder, beside the config, would be one for every test at once.
     ...(options.dataDir === undefined && options.databaseUrl === undefined ? { bookingStore: 'memory' as const } : {}),

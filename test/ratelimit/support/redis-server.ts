@@ -3,9 +3,10 @@
  * A throwaway redis-server on a free loopback port, for the tests that need a
  * real Redis. It never touches a Redis it did not start.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import Redis from 'ioredis';
+import { createRedisStore, type RedisStore, type RedisStoreOptions } from '../../../src/ratelimit';
 
 export interface RedisProcess {
   readonly port: number;
@@ -78,6 +79,67 @@ export async function startRedis(options: { port?: number } = {}): Promise<Redis
     async stop() {
       client.disconnect();
       await kill();
+    },
+  };
+}
+
+/**
+ * Holds this process's event loop, as a burst of requests would, until
+ * `redis-cli -p <port> <command...>` prints `expected` (so that Redis's
+ * answer to a script that made it so is on its way), then for `ms` more.
+ */
+export function holdEventLoopUntil(port: number, command: readonly string[], expected: string, ms: number): void {
+  while (execFileSync('redis-cli', ['-p', String(port), ...command], { encoding: 'utf8' }).trim() !== expected);
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** A redis-server shared by the tests of a describe block, and the stores made on it. */
+export interface TestRedis extends RedisProcess {
+  /** A store on this server (its URL unless `options` say otherwise), closed after the block. */
+  store(options?: RedisStoreOptions): RedisStore;
+}
+
+/**
+ * Starts a redis-server before the tests of the calling describe block,
+ * resumes and flushes it before each test, and stops it after them, once
+ * the stores made with `store()` are closed.
+ */
+export function useRedis(): TestRedis {
+  let server: RedisProcess | undefined;
+  const stores: RedisStore[] = [];
+  const started = () => {
+    if (!server) throw new Error('the redis-server starts in the before hook');
+    return server;
+  };
+  before(async () => {
+    server = await startRedis();
+  });
+  after(async () => {
+    await Promise.all(stores.map((s) => s.close()));
+    await server?.stop();
+  });
+  beforeEach(async () => {
+    started().resume();
+    await started().client.flushall();
+  });
+  return {
+    get port() {
+      return started().port;
+    },
+    get url() {
+      return started().url;
+    },
+    get client() {
+      return started().client;
+    },
+    kill: () => started().kill(),
+    pause: () => started().pause(),
+    resume: () => started().resume(),
+    stop: () => started().stop(),
+    store(options = {}) {
+      const s = createRedisStore({ url: started().url, ...options });
+      stores.push(s);
+      return s;
     },
   };
 }

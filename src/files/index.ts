@@ -1,0 +1,16 @@
+/**
+ * @module files
+ * The files a Gatehouse is configured with, read safely: a size limit, only
+ * regular files, and a source that an embedding app may replace.
+ */
+export {
+  BrokenLinkError,
+  DEFAULT_FILE_SIZE_LIMIT,
+  FileTooLargeError,
+  formatBytes,
+  NotAFileError,
+  readBounded,
+  readBoundedSync,
+} from './bounded';
+export { errorCode, errorText, fileSystemSource, whyUnreadable, type ConfigFileSource } from './source';
+export { parseByteSize } from './size';

@@ -1,0 +1,70 @@
+/**
+ * @module gatehouse/folder/off-thread
+ * Checks a folder's texts on a worker thread, so that the event loop goes on
+ * answering requests while a large config is parsed and validated (a
+ * 6 MB records file takes seconds). The thread is started for one check and
+ * ends with it, taking the memory of the parse with it.
+ *
+ * From the compiled package it runs `worker.js` beside this file; from the
+ * sources (tsx, in development and in the tests) it registers tsx in the
+ * thread first: a worker does not inherit the loader of its parent.
+ */
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { errorText } from '../../files';
+import type { CheckedFolder } from './check';
+import type { FolderTexts } from './read';
+import { createAssembler } from './transfer';
+import type { ResultMessage, TextMessage } from './worker';
+
+/** How to start the checking thread from where this file runs. */
+function startWorker(): Worker {
+  if (__filename.endsWith('.js')) return new Worker(join(__dirname, 'worker.js'));
+  const tsx = require.resolve('tsx/cjs/api');
+  const source = `require(${JSON.stringify(tsx)}).register(); require(${JSON.stringify(join(__dirname, 'worker.ts'))});`;
+  return new Worker(source, { eval: true });
+}
+
+/** The texts as messages: one a file, so that no one copy holds the event loop long. */
+function* textMessages(texts: FolderTexts): Generator<TextMessage> {
+  yield { annotationDomain: texts.annotationDomain };
+  for (const file of texts.records ?? []) yield { kind: 'records', file };
+  for (const file of texts.limits ?? []) yield { kind: 'limits', file };
+  if (texts.users) yield { kind: 'users', file: texts.users };
+  if (texts.bookings) yield { kind: 'bookings', file: texts.bookings };
+  yield { end: true };
+}
+
+/** Checks `texts` on a worker thread. Rejects when the thread fails (it could not start, it ran out of memory). */
+export function checkOffThread(texts: FolderTexts): Promise<CheckedFolder> {
+  return new Promise<CheckedFolder>((resolve, reject) => {
+    let worker: Worker;
+    try {
+      worker = startWorker();
+    } catch (err) {
+      reject(new Error(`the checking thread did not start: ${errorText(err)}`));
+      return;
+    }
+    const assembler = createAssembler();
+    let settled = false;
+    const settle = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      outcome();
+      void worker.terminate();
+    };
+    worker.on('message', (message: ResultMessage) => {
+      if ('failed' in message) return settle(() => reject(new Error(message.failed)));
+      const checked = assembler.add(message);
+      if (checked) settle(() => resolve(checked));
+      else worker.postMessage({ more: true });
+    });
+    worker.on('error', (err) => settle(() => reject(new Error(`the checking thread failed: ${errorText(err)}`))));
+    worker.on('exit', (code) => settle(() => reject(new Error(`the checking thread stopped (exit code ${code})`))));
+    try {
+      for (const message of textMessages(texts)) worker.postMessage(message);
+    } catch (err) {
+      settle(() => reject(new Error(`the texts could not be handed to the checking thread: ${errorText(err)}`)));
+    }
+  });
+}

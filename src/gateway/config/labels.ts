@@ -1,0 +1,140 @@
+/**
+ * @module gateway/config/labels
+ * A Mapping's rate-limit labels, `labels: {<domain>: [<group>, ...]}`, each
+ * group one key (`request_label_group`, or any name: Emissary ignores it)
+ * holding a list of labels, each one entry of the descriptor the group
+ * becomes. A label is written in any of the forms Emissary reads:
+ *
+ * - `"text"`: `generic_key=text`; `"source_cluster"`, `"destination_cluster"`
+ *   and `"remote_address"` are those labels instead, as in Emissary;
+ * - `{<key>: {header, omit_if_not_present}}`: the header's value under `<key>`;
+ * - `{generic_key: "text"}` or `{generic_key: {value, key}}` (key by default `generic_key`);
+ * - `{request_headers: {key, header_name, omit_if_not_present}}`;
+ * - `{source_cluster: {}}`, `{destination_cluster: {}}`, `{remote_address: {}}`
+ *   (a `key` may be given; it is the label's own name).
+ *
+ * Records keep labels as written (header names in lower case, defaults
+ * filled in); {@link readLabel} says what each one reads.
+ */
+import { z } from 'zod';
+import { HEADER_NAME } from './headers';
+
+/** A label as written and validated. */
+export type LabelSpecifier = string | Readonly<Record<string, unknown>>;
+/** One group: its name and its labels. */
+export type LabelGroup = Readonly<Record<string, readonly LabelSpecifier[]>>;
+
+/** The labels filled in by the gateway, not read from a header: Envoy's actions of the same names. */
+export const LABEL_ACTIONS = ['source_cluster', 'destination_cluster', 'remote_address'] as const;
+export type LabelAction = (typeof LABEL_ACTIONS)[number];
+
+/** What a label puts in its descriptor entry. */
+export type LabelSource =
+  | { readonly kind: 'header'; readonly key: string; readonly header: string; readonly omit: boolean }
+  | { readonly kind: 'literal'; readonly key: string; readonly value: string }
+  | { readonly kind: LabelAction; readonly key: LabelAction };
+
+const headerName = z
+  .string()
+  .regex(HEADER_NAME, 'must be an HTTP header name')
+  .transform((h) => h.toLowerCase());
+
+/** The seed's (and Emissary 1's) `{<key>: {header, omit_if_not_present}}`. */
+const headerLabel = z.strictObject({ header: headerName, omit_if_not_present: z.boolean().default(false) });
+const requestHeaders = z.strictObject({ key: z.string().min(1), header_name: headerName, omit_if_not_present: z.boolean().default(false) });
+// `v2Shorthand` is how Emissary's stored resources remember a v2 string label: accepted, it changes nothing.
+const genericKey = z.union([
+  z.string().min(1),
+  z.strictObject({ key: z.string().min(1).optional(), value: z.string().min(1), v2Shorthand: z.boolean().optional() }),
+]);
+const action = (name: LabelAction) => z.strictObject({ key: z.literal(name, { error: `must be ${name}, the label's own name` }).optional() });
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The schema a one-key label `{name: argument}` is read with. */
+function argumentSchema(name: string, argument: unknown): z.ZodType {
+  const seedForm = isPlainObject(argument) && 'header' in argument;
+  if (seedForm) return headerLabel;
+  if (name === 'generic_key') return genericKey;
+  if (name === 'request_headers') return requestHeaders;
+  if ((LABEL_ACTIONS as readonly string[]).includes(name)) return action(name as LabelAction);
+  return headerLabel;
+}
+
+/** One label, validated; its problems are reported at their own paths. */
+const labelSchema = z.unknown().transform((raw, ctx): LabelSpecifier => {
+  if (typeof raw === 'string' && raw !== '') return raw;
+  if (!isPlainObject(raw) || Object.keys(raw).length !== 1) {
+    ctx.issues.push({
+      code: 'custom',
+      input: raw,
+      message: 'a label is a string (a generic_key value) or one key naming it: {<key>: {header}}, {request_headers: {key, header_name}}, {generic_key: {value}}, {remote_address: {}}...',
+    });
+    return z.NEVER;
+  }
+  const [name, argument] = Object.entries(raw)[0];
+  const parsed = argumentSchema(name, argument).safeParse(argument ?? {});
+  if (parsed.success) return { [name]: parsed.data };
+  for (const problem of parsed.error.issues) ctx.issues.push({ ...problem, path: [name, ...problem.path] } as z.core.$ZodRawIssue);
+  return z.NEVER;
+});
+
+/** One group: `{<name>: [<label>, ...]}`. */
+const groupSchema = z
+  .record(z.string().min(1), z.array(labelSchema).min(1, 'a label group holds at least one label'))
+  .refine((group) => Object.keys(group).length === 1, 'a label group is one key (request_label_group, or any name) holding its labels');
+
+/** `labels: {<domain>: [{<group>: [...]}, ...]}` */
+export const labelsSchema = z.record(z.string().min(1), z.array(groupSchema));
+
+/** The labels of a group. */
+export function groupLabels(group: LabelGroup): readonly LabelSpecifier[] {
+  for (const name in group) return group[name];
+  return [];
+}
+
+/** What a validated label reads. */
+export function readLabel(label: LabelSpecifier): LabelSource {
+  if (typeof label === 'string') {
+    return (LABEL_ACTIONS as readonly string[]).includes(label)
+      ? { kind: label as LabelAction, key: label as LabelAction }
+      : { kind: 'literal', key: 'generic_key', value: label };
+  }
+  const [name, argument] = Object.entries(label)[0] as [string, Record<string, unknown> | string];
+  if (typeof argument === 'string') return { kind: 'literal', key: 'generic_key', value: argument };
+  if (typeof argument.header === 'string') return { kind: 'header', key: name, header: argument.header, omit: argument.omit_if_not_present === true };
+  if (name === 'request_headers') {
+    return { kind: 'header', key: argument.key as string, header: argument.header_name as string, omit: argument.omit_if_not_present === true };
+  }
+  if (name === 'generic_key') return { kind: 'literal', key: (argument.key as string | undefined) ?? 'generic_key', value: argument.value as string };
+  return { kind: name as LabelAction, key: name as LabelAction };
+}
+
+/** A label in a few words, for `gatehouse check` and diag: `user ← x-travel-user (if present)`, `generic_key="hotels"`. */
+export function describeLabel(label: LabelSpecifier): string {
+  const source = readLabel(label);
+  switch (source.kind) {
+    case 'header':
+      return `${source.key} ← ${source.header}${source.omit ? ' (if present)' : ''}`;
+    case 'literal':
+      return source.key === 'generic_key' ? `"${source.value}"` : `${source.key}="${source.value}"`;
+    default:
+      return source.kind;
+  }
+}
+
+/** The request headers a Mapping's labels read, in lower case. */
+export function labelHeaders(labels: Readonly<Record<string, readonly LabelGroup[]>> | undefined): string[] {
+  const names: string[] = [];
+  for (const groups of Object.values(labels ?? {})) {
+    for (const group of groups) {
+      for (const label of groupLabels(group)) {
+        const source = readLabel(label);
+        if (source.kind === 'header') names.push(source.header);
+      }
+    }
+  }
+  return names;
+}

@@ -1,0 +1,54 @@
+/**
+ * @module gateway/match/prepare
+ * What the runtime works out of a Mapping's match before it builds routes:
+ * its prefix in the normal form requests are matched in (a pattern is kept
+ * as written), its patterns compiled under the Module's `regex_max_size`,
+ * its redirect, and every problem of them with its field.
+ */
+import type { MappingRecord } from '../config/schema';
+import { normalisePath, unsafeEscape, withoutParameters } from '../path';
+import { compilePatterns, type CompiledPatterns, type PatternProblem } from './conditions';
+import { isRedirectPlan, redirectPlan, type RedirectPlan } from './redirect';
+
+/** A Mapping's match, ready for the route table. */
+export interface PreparedMatch {
+  /** The normalised prefix, or the pattern of `prefix_regex`. */
+  readonly prefix: string;
+  readonly patterns: CompiledPatterns;
+  /** Its redirect, for `host_redirect: true`. */
+  readonly redirect: RedirectPlan | null;
+  readonly problems: readonly PatternProblem[];
+}
+
+/** Prepares a Mapping's match; `maxSize` bounds each compiled pattern. */
+export function prepareMatch(mapping: MappingRecord, maxSize: number): PreparedMatch {
+  const problems: PatternProblem[] = [];
+  let prefix = mapping.prefix;
+  if (mapping.prefix_regex !== true) {
+    try {
+      prefix = normalisePath(mapping.prefix);
+      // Every request it matched would be refused: its form without them routes elsewhere.
+      if (withoutParameters(prefix) !== prefix) {
+        problems.push({
+          path: 'prefix',
+          message: `'${mapping.prefix}' holds ;parameters, which Tomcat, Spring and JAX-RS backends drop: a request would be routed by what its backend does not see`,
+        });
+      }
+      const unsafe = mapping.allow_unsafe_path_escapes ? undefined : unsafeEscape(prefix);
+      if (unsafe !== undefined) {
+        problems.push({ path: 'prefix', message: `'${mapping.prefix}' would have every request it matched refused: ${unsafe} (allow_unsafe_path_escapes: true lets them through)` });
+      }
+    } catch (err) {
+      problems.push({ path: 'prefix', message: `'${mapping.prefix}' is not a usable path: ${(err as { detail?: string }).detail ?? String(err)}` });
+    }
+  }
+  const patterns = compilePatterns(mapping, maxSize);
+  problems.push(...patterns.problems);
+  let redirect: RedirectPlan | null = null;
+  if (mapping.host_redirect === true) {
+    const plan = redirectPlan(mapping, maxSize);
+    if (isRedirectPlan(plan)) redirect = plan;
+    else problems.push(plan);
+  }
+  return { prefix, patterns, redirect, problems };
+}

@@ -1,0 +1,322 @@
+/**
+ * @module gateway/upstream/forward
+ * Forwarding one request to a remote upstream with undici: an endpoint of its
+ * cluster picked by the balancer, a place taken under the circuit breakers,
+ * the request sent (its body streamed, or kept to be sent again when the
+ * route retries), tried again as `retry_policy` says after Envoy's jittered
+ * back-off, and the answer streamed back through `ctx`.
+ *
+ * Timers, as Envoy's: `timeout_ms` counts from the end of the request body
+ * and bounds every try together (504, never retried); `per_try_timeout`
+ * bounds each try's wait for its answer's headers (504, or another try);
+ * `idle_timeout_ms` bounds each silence, the client's upload (408) as much as
+ * the upstream's answer (504).
+ */
+import type { Context } from 'koa';
+import type { IncomingMessage } from 'node:http';
+import type { Dispatcher } from 'undici';
+import { bodyFailure, httpError, HttpError } from '../../http';
+import { peekBody, type PeekedBody } from '../auth-body';
+import type { UpstreamFailure } from '../events';
+import { Abort, failureOf, ignore, keepSocket, upstreamFailure, upstreamRequestHeaders, type ForwardOptions } from '../proxy';
+import { deliverAnswer, shorter, tlsName, tryFailureOf, type Delivery } from './answer';
+import type { Waiting } from './breaker';
+import type { RouteUpstream } from './clusters';
+import type { Endpoint } from './endpoint';
+import { requestKey, type RequestKey } from './hash-key';
+import { DEFAULT_RETRY_BUFFER_BYTES, UploadWatch } from './upload';
+import { backoffMs, retriesFailure, retriesStatus, type TryFailure } from './retry';
+
+const NONE: readonly string[] = [];
+const NO_KEY: RequestKey = { key: undefined };
+
+// Timer callbacks that take their exchange as argument: no closure per request.
+const expire = (x: Exchange): void => x.expire();
+const expireTry = (x: Exchange): void => x.expireTry();
+
+/** One request on its way to a remote upstream, tried once or more. */
+class Exchange implements Delivery {
+  private readonly req: IncomingMessage;
+  /** What each try sends: nothing, the client's stream (one try only), or the body read whole. */
+  private body: Buffer | IncomingMessage | null;
+  /** Tries after the first that may be made: none once the body streamed. */
+  private retries: number;
+  /** Whether the request body has been received whole: the timers count from then. */
+  private bodyDone: boolean;
+  private upload: UploadWatch | null = null;
+  private abort: Abort | null = null;
+  /** The endpoint of the try under way. */
+  private endpoint: Endpoint | null = null;
+  private timer: NodeJS.Timeout | undefined;
+  private tryTimer: NodeJS.Timeout | undefined;
+  private waiting: Waiting | null = null;
+  private timedOut = false;
+  private tryTimedOut: 'per-try' | 'idle' | null = null;
+  private stalled = false;
+  private gone = false;
+  private answered = false;
+  private holdsRetry = false;
+  private readonly tryLimit: number;
+  private readonly headers: Record<string, string | string[]>;
+  private readonly hash: RequestKey;
+  /** The name TLS presents: `host_rewrite`'s, else the service's; none for an IP address. */
+  private readonly servername: string | undefined;
+  readonly gapMs: number;
+
+  constructor(
+    private readonly ctx: Context,
+    private readonly upstream: RouteUpstream,
+    private readonly options: ForwardOptions,
+    hasBody: boolean,
+  ) {
+    const req = (this.req = ctx.req);
+    this.body = hasBody ? req : null;
+    this.bodyDone = !hasBody || req.readableEnded;
+    this.retries = upstream.retry?.numRetries ?? 0;
+    this.tryLimit = shorter(upstream.retry?.perTryTimeoutMs ?? 0, upstream.idleTimeoutMs);
+    this.gapMs = shorter(options.timeoutMs, upstream.idleTimeoutMs);
+    this.headers = upstreamRequestHeaders(ctx, upstream.address.host, options.removedHeaders ?? NONE, options.hostRewrite);
+    const on = upstream.cluster.settings.hashOn;
+    this.hash = on === null ? NO_KEY : requestKey(ctx, on);
+    this.servername = upstream.address.secure ? tlsName(options.hostRewrite ?? upstream.address.host) : undefined;
+  }
+
+  get setCookie(): string | undefined {
+    return this.hash.setCookie;
+  }
+
+  get finishAtEnd(): boolean {
+    return this.upstream.cluster.counts;
+  }
+
+  /** The client left: the try under way, or the wait for a place, ends. */
+  readonly onClose = (): void => {
+    if (this.ctx.res.writableFinished) return;
+    this.gone = true;
+    this.abort?.abort();
+    this.waiting?.cancel(new HttpError(502, 'the client left'));
+  };
+
+  /** `timeout_ms` passed: whatever is under way ends, and nothing is tried again. */
+  expire(): void {
+    this.timedOut = true;
+    this.abort?.abort();
+    this.waiting?.cancel(this.timeout());
+  }
+
+  expireTry(): void {
+    this.tryTimedOut = this.upstream.retry !== null && this.tryLimit === this.upstream.retry.perTryTimeoutMs ? 'per-try' : 'idle';
+    this.abort?.abort();
+  }
+
+  clientLeft(): boolean {
+    return this.abort!.aborted && !this.timedOut;
+  }
+
+  async run(): Promise<void> {
+    const { ctx, req, upstream } = this;
+    ctx.res.once('close', this.onClose);
+    if (this.bodyDone) this.armOverall();
+    else {
+      this.upload = new UploadWatch(req, upstream.idleTimeoutMs, () => this.uploaded(), () => {
+        this.stalled = true;
+        this.abort?.abort();
+      });
+    }
+    try {
+      if (this.body === req && this.retries > 0) await this.keepBody();
+      if (this.body === req) keepSocket(req);
+      await this.tries();
+    } finally {
+      this.answered = true;
+      clearTimeout(this.timer);
+      clearTimeout(this.tryTimer);
+      this.upload?.stop();
+      if (this.holdsRetry) upstream.cluster.breakers[upstream.priority].endRetry();
+    }
+  }
+
+  private async tries(): Promise<void> {
+    const { upstream, options } = this;
+    const { cluster, retry } = upstream;
+    for (let tries = 0; ; tries++) {
+      const endpoint = (this.endpoint = await cluster.resolvedPick(this.hash.key, () => this.report('refused')));
+      await this.admit();
+      if (cluster.counts) endpoint.active++;
+      const abort = (this.abort = new Abort());
+      this.tryTimedOut = null;
+      if (this.bodyDone) this.armTry();
+      let response: Dispatcher.ResponseData;
+      try {
+        response = await endpoint.pool.request({
+          method: this.ctx.method as Dispatcher.HttpMethod,
+          path: options.path,
+          headers: this.headers,
+          body: this.body,
+          // The timers of this exchange stand for undici's headers timeout, which would run from the start of the upload.
+          headersTimeout: 0,
+          bodyTimeout: this.gapMs,
+          signal: abort,
+          // Known to undici's requests, missing from its types.
+          servername: this.servername,
+        } as Dispatcher.RequestOptions);
+      } catch (err) {
+        clearTimeout(this.tryTimer);
+        this.finish();
+        const failure = this.failure(err, abort, endpoint);
+        if (this.mayRetry(tries, retry !== null && retriesFailure(retry, failure))) {
+          await this.backoff(tries + 1);
+          continue;
+        }
+        if (failure !== 'per-try-timeout') {
+          this.report(failureOf(err));
+          throw upstreamFailure(failureOf(err), err, options.timeoutMs);
+        }
+        this.report('timeout');
+        throw new HttpError(504, `the upstream service did not answer within per_try_timeout (${retry!.perTryTimeoutMs} ms)`, { cause: err });
+      }
+      clearTimeout(this.tryTimer);
+      const status = response.statusCode;
+      if (status >= 500 || endpoint.failures !== 0) cluster.outcome(endpoint, status >= 500);
+      if (retry !== null && this.mayRetry(tries, retriesStatus(retry, status, response.headers['x-envoy-overloaded'] !== undefined))) {
+        // Read to its end, the connection stays usable for the next request.
+        await response.body.dump().catch(ignore);
+        this.finish();
+        await this.backoff(tries + 1);
+        continue;
+      }
+      this.answered = true;
+      clearTimeout(this.timer);
+      return deliverAnswer(this.ctx, response, this);
+    }
+  }
+
+  /**
+   * What a try that got no answer failed of; throws the final answer when it
+   * is no failure of the upstream's (the body limit, a stalled upload, a
+   * client that left) or may not be retried (`timeout_ms`, `idle_timeout_ms`).
+   */
+  private failure(err: unknown, abort: Abort, endpoint: Endpoint): TryFailure {
+    const { options, upstream } = this;
+    // A body that failed on its way (too long, malformed) is the client's fault, not the upstream's.
+    const failed = bodyFailure(this.ctx.req);
+    if (failed !== undefined) throw failed;
+    if (this.stalled) throw this.stall();
+    // A client that left is no failure of the upstream's.
+    if (abort.aborted && !this.timedOut && this.tryTimedOut === null) throw upstreamFailure(failureOf(err), err, options.timeoutMs);
+    upstream.cluster.outcome(endpoint, true);
+    if (this.timedOut) {
+      this.report('timeout');
+      throw this.timeout(err);
+    }
+    if (this.tryTimedOut === 'idle') {
+      this.report('timeout');
+      throw new HttpError(504, `the upstream service was silent for idle_timeout_ms (${upstream.idleTimeoutMs} ms)`, { cause: err });
+    }
+    return this.tryTimedOut === 'per-try' ? 'per-try-timeout' : tryFailureOf(err);
+  }
+
+  /** Whether the try after try number `tries` (0 for the first) is made, when the policy `wants` it; takes its place under `max_retries`. */
+  private mayRetry(tries: number, wants: boolean): boolean {
+    if (!wants || tries >= this.retries || this.timedOut || this.gone) return false;
+    const breaker = this.upstream.cluster.breakers[this.upstream.priority];
+    if (this.holdsRetry) breaker.endRetry();
+    this.holdsRetry = breaker.startRetry();
+    if (this.holdsRetry) this.options.events?.upstreamRetry?.(this.options.route ?? '');
+    return this.holdsRetry;
+  }
+
+  private async backoff(retry: number): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, backoffMs(this.upstream.retry!, retry)));
+    if (this.timedOut) {
+      this.report('timeout');
+      throw this.timeout();
+    }
+    if (this.gone) throw new HttpError(502, 'the client left');
+  }
+
+  /**
+   * Reads the body whole to send it again on a retry, as Envoy buffers it;
+   * past the bound it streams, from its first byte, and is not retried: what
+   * went out cannot be sent twice.
+   */
+  private async keepBody(): Promise<void> {
+    const { options, req } = this;
+    let peeked: PeekedBody;
+    try {
+      peeked = await peekBody(req, options.retryBufferBytes ?? DEFAULT_RETRY_BUFFER_BYTES);
+    } catch (err) {
+      if (this.stalled) throw this.stall();
+      throw err;
+    }
+    if (peeked.cut) {
+      this.retries = 0;
+      return;
+    }
+    this.body = peeked.bytes;
+    // What was put back is read out to the stream's end, from which the timers count.
+    req.resume();
+  }
+
+  /** Takes a place under the circuit breakers, waiting for one while every connection is busy. */
+  private async admit(): Promise<void> {
+    const cluster = this.upstream.cluster;
+    if (!cluster.gated) return;
+    const waiting = cluster.breakers[this.upstream.priority].acquire();
+    if (waiting === null) return;
+    this.waiting = waiting;
+    try {
+      await waiting.ready;
+    } finally {
+      this.waiting = null;
+    }
+  }
+
+  /** Gives up what the try under way took: its place under the breakers, its count on the endpoint. */
+  finish(): void {
+    const cluster = this.upstream.cluster;
+    if (cluster.gated) cluster.breakers[this.upstream.priority].release();
+    if (cluster.counts) this.endpoint!.active--;
+  }
+
+  /** The upload ended: the timers count from now. */
+  private uploaded(): void {
+    this.bodyDone = true;
+    if (this.answered) return;
+    this.armOverall();
+    if (this.abort !== null) this.armTry();
+  }
+
+  private armOverall(): void {
+    if (this.options.timeoutMs > 0 && this.timer === undefined) this.timer = setTimeout(expire, this.options.timeoutMs, this);
+  }
+
+  private armTry(): void {
+    if (this.tryLimit > 0) this.tryTimer = setTimeout(expireTry, this.tryLimit, this);
+  }
+
+  report(failure: UpstreamFailure): void {
+    this.options.events?.upstreamError?.(this.options.route ?? '', failure);
+  }
+
+  private timeout(cause?: unknown): HttpError {
+    return new HttpError(504, `the upstream service did not answer within ${this.options.timeoutMs} ms`, { cause });
+  }
+
+  private stall(): HttpError {
+    return httpError('REQUEST_TIMEOUT', `the request body stalled: nothing came for idle_timeout_ms (${this.upstream.idleTimeoutMs} ms)`, {
+      headers: { Connection: 'close' },
+    });
+  }
+}
+
+/**
+ * Sends the request to the route's upstream cluster and streams its answer
+ * back through `ctx`. Throws an {@link HttpError} (408, 413, 502, 503, 504)
+ * when there is no answer to stream.
+ */
+export function forwardRemote(ctx: Context, upstream: RouteUpstream, options: ForwardOptions): Promise<void> {
+  const req = ctx.req;
+  const hasBody = options.guard !== null || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+  return new Exchange(ctx, upstream, options, hasBody).run();
+}

@@ -1,0 +1,54 @@
+/**
+ * @module gateway/upstream/upload
+ * The request body on its way to a remote upstream: how much of it a route
+ * that retries keeps to send again (Envoy's buffer limit; past it the body
+ * streams and its request is not retried, Envoy's
+ * `retry_or_shadow_abandoned`), and the watch for its end, from which the
+ * timers of the answer count, and, with `idle_timeout_ms`, for its silence.
+ */
+import type { IncomingMessage } from 'node:http';
+import { keepSocket } from '../proxy';
+
+/** Envoy's default `per_connection_buffer_limit_bytes`: the largest body a retry sends again. */
+export const DEFAULT_RETRY_BUFFER_BYTES = 1024 * 1024;
+
+/**
+ * Watches an upload under way: `onEnd` once it ended; with `idleMs`,
+ * `onStall` when nothing came for that long, after which the request stream
+ * is destroyed (its reader, undici or the read of a body for retries, stops) and its
+ * socket kept for the answer.
+ */
+export class UploadWatch {
+  private readonly end: () => void;
+  private stall: (() => void) | null = null;
+
+  constructor(
+    private readonly req: IncomingMessage,
+    idleMs: number,
+    onEnd: () => void,
+    onStall: () => void,
+  ) {
+    this.end = () => {
+      this.stop();
+      onEnd();
+    };
+    req.once('end', this.end);
+    if (idleMs === 0) return;
+    this.stall = () => {
+      onStall();
+      keepSocket(req);
+      (req as { socket: unknown }).socket = null;
+      req.destroy();
+    };
+    req.setTimeout(idleMs, this.stall);
+  }
+
+  /** Stops watching. */
+  stop(): void {
+    this.req.off('end', this.end);
+    if (this.stall === null) return;
+    this.req.off('timeout', this.stall);
+    this.req.socket?.setTimeout(0);
+    this.stall = null;
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * @module test/gateway/match/support
+ * A gateway in front of one recording upstream, each Mapping marking the
+ * requests it forwards with `X-Route: <its name>`, so that a test reads
+ * which Mapping won, and the path, query and Host the upstream got.
+ */
+import type http from 'node:http';
+import { createAuthService } from '../../../src/auth';
+import { createGateway, type Gateway, type GatewayOptions } from '../../../src/gateway';
+import { captureLogger, quickHash, usersFolder } from '../../auth/support';
+import { close, configOf, listen, recordingUpstream, registry, send, type Answer, type Received } from '../helpers';
+
+/** What one request came to. */
+export interface Routed {
+  readonly status: number;
+  /** The Mapping that forwarded it, when the upstream got it. */
+  readonly route?: string;
+  /** The path and query the upstream was asked for. */
+  readonly url?: string;
+  readonly received?: Received;
+  readonly answer: Answer;
+}
+
+export interface Rig {
+  readonly url: string;
+  readonly gateway: Gateway;
+  /** The upstream's address, as a Mapping's `service`. */
+  readonly upstream: string;
+  readonly received: Received[];
+  call(path: string, options?: { method?: string; headers?: Record<string, string> }): Promise<Routed>;
+  close(): Promise<void>;
+}
+
+/**
+ * A gateway whose Mappings are `records(upstream)`: named records with at
+ * least a prefix; each gets the upstream as its service unless it names one,
+ * and `X-Route` with its name.
+ */
+export async function routingRig(
+  records: (upstream: string) => Record<string, unknown>[],
+  options: Omit<GatewayOptions, 'config'> & { extra?: unknown[] } = {},
+): Promise<Rig> {
+  const up = await recordingUpstream();
+  const address = `127.0.0.1:${up.port}`;
+  const mappings = records(address).map((r) => ({
+    apiVersion: 'gateway/v1',
+    kind: 'Mapping',
+    service: address,
+    add_request_headers: { 'X-Route': String(r.name) },
+    ...r,
+  }));
+  const { extra, ...gatewayOptions } = options;
+  const gateway = createGateway({ ...gatewayOptions, config: configOf(...mappings, ...(extra ?? [])) });
+  let server: http.Server | undefined;
+  try {
+    ({ server } = await listen(gateway.app.callback()));
+  } catch (err) {
+    await gateway.close();
+    throw err;
+  }
+  const port = (server.address() as { port: number }).port;
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    gateway,
+    upstream: address,
+    received: up.received,
+    async call(path, callOptions = {}) {
+      const before = up.received.length;
+      const answer = await send(url, path, callOptions);
+      const received = up.received.length > before ? up.received[up.received.length - 1] : undefined;
+      const route = received?.headers['x-route'];
+      return { status: answer.status, route: typeof route === 'string' ? route : undefined, url: received?.url, received, answer };
+    },
+    async close() {
+      await close(server);
+      await gateway.close();
+      await close(up.server);
+    },
+  };
+}
+
+/** The credentials {@link guardedRig} accepts: user `ada`, password `lovelace`. */
+export const ADA = { user: 'ada', password: 'lovelace' };
+
+/** {@link routingRig} behind the built-in auth service, which knows {@link ADA}. */
+export async function guardedRig(records: (upstream: string) => Record<string, unknown>[]): Promise<Rig> {
+  const folder = usersFolder();
+  const auth = createAuthService({ usersFile: folder.write('users.htpasswd', `${ADA.user}:${quickHash(ADA.password)}\n`), logger: captureLogger() });
+  const rig = await routingRig(records, {
+    modules: registry(auth),
+    extra: [{ apiVersion: 'gateway/v1', kind: 'AuthService', name: 'authentication', auth_service: 'auth' }],
+  });
+  return {
+    ...rig,
+    async close() {
+      await rig.close();
+      await auth.close();
+      folder.remove();
+    },
+  };
+}
