@@ -222,7 +222,9 @@ describe('the gatehouse package', function () {
         await gatehouse.stop();
       })();`;
     writeFileSync(join(project, 'large.cjs'), script);
-    const used = await run(process.execPath, ['large.cjs'], project);
+    // One data folder for the library's gateway and, once it has exited, the command's.
+    const data = { GATEHOUSE_DATA: await freshDataDir() };
+    const used = await run(process.execPath, ['large.cjs'], project, data);
     assert.equal(
       used.stdout,
       'start 200\nreload true 200 404\nbomb false DIR/bomb.yaml: YAML: uses aliases more than 100 times: refused, as a file that expands without bound would be 200\n',
@@ -248,7 +250,7 @@ describe('the gatehouse package', function () {
         child.kill('SIGTERM');
       });
       child.on('exit', (code) => console.log('exit', code));`;
-    const started = await run(process.execPath, ['-e', start], project);
+    const started = await run(process.execPath, ['-e', start], project, data);
     assert.equal(started.stdout, '200\nexit 0\n', started.stderr);
   });
 

@@ -69,7 +69,7 @@ describe('gatehouse options from code', () => {
   });
 
   it('holds its gRPC rate-limit service to the bounds it is given', async () => {
-    const gatehouse = await createGatehouse({ configDir: DEMO_CONFIG, port: 0, grpcPort: 0, watch: false, drainDelayMs: 0, maxDescriptorEntries: 2, grpcMaxMessageBytes: 1024 });
+    const gatehouse = await createGatehouse({ configDir: DEMO_CONFIG, port: 0, grpcPort: 0, watch: false, drainDelayMs: 0, bookingStore: 'memory', maxDescriptorEntries: 2, grpcMaxMessageBytes: 1024 });
     const { grpcPort } = await gatehouse.start();
     const clients = grpcClients(`127.0.0.1:${grpcPort}`);
     try {
