@@ -7,14 +7,19 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { ConfigError } from '../gateway';
-import { hostPort } from '../http';
-import { checkFolder } from './check';
-import { logGrpcThrough } from './grpc-log';
-import { isBookingModule, isServable, serveModule, SERVABLE_MODULES } from './serve';
+import { isBookingModule, isServable, SERVABLE_MODULES } from './servable';
 import { runUntilSignal } from './signals';
 import { parseByteSize } from '../files';
-import { createGatehouse, describeStorage, envFileSizeLimit } from '../gatehouse';
+
+// What a command runs is loaded when it runs: help, the version and a
+// mistake on the command line are answered without loading the gateway,
+// its gRPC server and their libraries (half a second of a start).
+type Gateway = typeof import('../gateway');
+type Http = typeof import('../http');
+type GatehouseModule = typeof import('../gatehouse');
+type Check = typeof import('./check');
+type GrpcLog = typeof import('./grpc-log');
+type Serve = typeof import('./serve');
 
 const USAGE = `Usage: gatehouse <command> [options]
 
@@ -64,7 +69,8 @@ Options (each also read from the environment variable in brackets):
 LOG_LEVEL sets what is logged on stdout: trace, debug, info (the default,
 with one access line a request), warn, error, fatal or silent.
 SIGHUP reloads the config folder, as a change in it does. A second SIGTERM
-or SIGINT stops at once.
+or SIGINT stops at once. Run through npx or an npm script, it also stops
+once the npm process that started it is gone.
 Exit status: 1 when it cannot start (the problem is on stderr), 2 for a
 mistake on the command line; 0 once stopped by SIGTERM or SIGINT.`;
 
@@ -141,9 +147,12 @@ function limitOptions(values: Record<string, string | boolean | undefined>) {
 
 class UsageError extends Error {}
 
-/** `--file-size-limit`, else GATEHOUSE_FILE_SIZE_LIMIT, else the default. */
-function fileSizeLimitOption(value: string | undefined): number {
-  if (value === undefined) return envFileSizeLimit(process.env.GATEHOUSE_FILE_SIZE_LIMIT);
+/**
+ * `--file-size-limit`; `undefined` without it, for the command to read
+ * GATEHOUSE_FILE_SIZE_LIMIT, else the default, once it has loaded what it runs.
+ */
+function fileSizeLimitOption(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
   try {
     return parseByteSize(value, '--file-size-limit');
   } catch (err) {
@@ -178,7 +187,7 @@ async function start(args: string[]): Promise<number | undefined> {
   if (values.help) return print(START_USAGE);
   refuseEmpty(values);
   if (Boolean(values['tls-cert']) !== Boolean(values['tls-key'])) throw new UsageError('--tls-cert and --tls-key go together');
-  const gatehouse = await createGatehouse({
+  const options = {
     configDir: values.config,
     host: values.host,
     port: portOption(values.port, '--port'),
@@ -191,7 +200,11 @@ async function start(args: string[]): Promise<number | undefined> {
     fileSizeLimit: fileSizeLimitOption(values['file-size-limit']),
     clusterDomain: values['cluster-domain'],
     ...limitOptions(values),
-  });
+  };
+  const { createGatehouse, describeStorage } = require('../gatehouse') as GatehouseModule;
+  const { hostPort } = require('../http') as Http;
+  const { logGrpcThrough } = require('./grpc-log') as GrpcLog;
+  const gatehouse = await createGatehouse(options);
   logGrpcThrough(gatehouse.logger);
   const listening = await gatehouse.start().catch(async (err) => {
     await gatehouse.stop();
@@ -213,7 +226,10 @@ async function check(args: string[]): Promise<number> {
   refuseEmpty(values);
   if (positionals.length > 1) throw new UsageError('check takes one folder');
   if (positionals[0]?.trim() === '') throw new UsageError('check needs a folder name, not an empty one');
-  const report = await checkFolder(positionals[0] ?? (process.env.GATEHOUSE_CONFIG || 'config'), fileSizeLimitOption(values['file-size-limit']));
+  const fileSizeLimit = fileSizeLimitOption(values['file-size-limit']);
+  const { checkFolder } = require('./check') as Check;
+  const { envFileSizeLimit } = require('../gatehouse') as GatehouseModule;
+  const report = await checkFolder(positionals[0] ?? (process.env.GATEHOUSE_CONFIG || 'config'), fileSizeLimit ?? envFileSizeLimit(process.env.GATEHOUSE_FILE_SIZE_LIMIT));
   if (report.ok) process.stdout.write(report.text);
   else process.stderr.write(report.text);
   return report.ok ? 0 : 1;
@@ -234,7 +250,7 @@ async function serve(args: string[]): Promise<number | undefined> {
   for (const option of ['grpc-max-message-bytes', 'max-descriptor-entries'] as const) {
     if (values[option] !== undefined && name !== 'ratelimit') throw new UsageError(`--${option} is for ratelimit only: ${name} serves HTTP`);
   }
-  const served = await serveModule(name, {
+  const options = {
     configDir: values.config,
     host: values.host,
     port: portOption(values.port, '--port'),
@@ -243,7 +259,9 @@ async function serve(args: string[]): Promise<number | undefined> {
     dataDir: values.data,
     fileSizeLimit: fileSizeLimitOption(values['file-size-limit']),
     ...limitOptions(values),
-  });
+  };
+  const { serveModule } = require('./serve') as Serve;
+  const served = await serveModule(name, options);
   runUntilSignal(() => served.stop());
   const about = [served.protocol, served.configDir && `config folder ${served.configDir}`, served.bookings && `bookings: ${served.bookings}`].filter(Boolean).join('; ');
   process.stdout.write(`${name} listening on ${served.address}${about && ` (${about})`}\n`);
@@ -287,7 +305,8 @@ export async function main(argv: string[]): Promise<number | undefined> {
         throw new UsageError(`unknown command '${command}'`);
     }
   } catch (err) {
-    if (err instanceof ConfigError) {
+    // By its name first: a mistake on the command line needs no gateway loaded to be told.
+    if ((err as Error | null)?.name === 'ConfigError' && err instanceof (require('../gateway') as Gateway).ConfigError) {
       process.stderr.write(`gatehouse: the config cannot be served:\n${err.problems.map((p) => `  ${p.text}`).join('\n')}\n`);
       return 1;
     }

@@ -44,21 +44,9 @@ import { hostPort } from '../http';
 import { createLogger, logAppErrors, type Logger } from '../telemetry';
 import { logGrpcThrough } from './grpc-log';
 
-export const SERVABLE_MODULES = ['api', 'auth', 'hotel-booking', 'car-booking', 'ratelimit'] as const;
+import { isBookingModule, SERVABLE_MODULES, type ServableModule } from './servable';
 
-/** A module name `serve` knows. */
-export type ServableModule = (typeof SERVABLE_MODULES)[number];
-
-/** Whether `serve` can run a module of this name. */
-export function isServable(name: string): name is ServableModule {
-  return (SERVABLE_MODULES as readonly string[]).includes(name);
-}
-
-/** Whether `name` is a booking service, which keeps its bookings in a database. */
-export function isBookingModule(name: string): name is 'hotel-booking' | 'car-booking' {
-  return name === 'hotel-booking' || name === 'car-booking';
-}
-
+export { isBookingModule, isServable, SERVABLE_MODULES, type ServableModule } from './servable';
 
 export interface ServeOptions {
   configDir?: string;

@@ -34,11 +34,13 @@ interface Sent {
   status?: number;
   /** Whether the answer said `Connection: close`. */
   closes?: boolean;
+  /** How that header's name was spelt, as every other answer spells it: `Connection`. */
+  closeSpelling?: string;
   failure?: string;
 }
 
 /** One answer read off a keep-alive connection: its status line, headers and Content-Length body. */
-function readAnswer(socket: net.Socket, state: { buffer: string }): Promise<{ status: number; closes: boolean }> {
+function readAnswer(socket: net.Socket, state: { buffer: string }): Promise<{ status: number; closes: boolean; closeSpelling?: string }> {
   return new Promise((resolve, reject) => {
     const attempt = (): boolean => {
       const end = state.buffer.indexOf('\r\n\r\n');
@@ -48,7 +50,8 @@ function readAnswer(socket: net.Socket, state: { buffer: string }): Promise<{ st
       if (state.buffer.length < end + 4 + length) return false;
       state.buffer = state.buffer.slice(end + 4 + length);
       cleanup();
-      resolve({ status: Number(head.slice(9, 12)), closes: /\r\nconnection: *close/i.test(head) });
+      const closeSpelling = /\r\n(connection): *close/i.exec(head)?.[1];
+      resolve({ status: Number(head.slice(9, 12)), closes: closeSpelling !== undefined, closeSpelling });
       return true;
     };
     const onData = (chunk: string) => {
@@ -99,6 +102,7 @@ async function loopingClient(port: number, sent: Sent[]): Promise<void> {
         const answer = await readAnswer(socket, state);
         request.status = answer.status;
         request.closes = answer.closes;
+        request.closeSpelling = answer.closeSpelling;
         if (answer.closes) break;
       } catch (err) {
         request.failure = (err as Error).message;
@@ -214,6 +218,7 @@ describe('a stopping gatehouse draining its clients', function () {
       drained.every((s) => s.closes),
       'every answer while draining says Connection: close',
     );
+    assert.deepEqual([...new Set(drained.map((s) => s.closeSpelling))], ['Connection']);
     // Each answer has its line in the access log.
     const answered = sent.filter((s) => s.status !== undefined).length;
     const lines = log.lines.filter((l) => l.msg === 'request' && l.path === '/v1/messages/1');
