@@ -48,6 +48,9 @@ Options (each also read from the environment variable in brackets):
   --database-url <url>  PostgreSQL for bookings, shared by every process [DATABASE_URL]
   --data <dir>       folder of the embedded bookings database, without
                      --database-url [GATEHOUSE_DATA] (default: data beside the config folder)
+  --database-timeout-ms <n>
+                     answer 503 when a bookings database call takes longer
+                     [DATABASE_TIMEOUT_MS] (default 5000)
   --tls-cert <file>  serve HTTPS with this certificate [TLS_CERT]
   --tls-key <file>   and this key [TLS_KEY]
   --drain-delay-ms <n>
@@ -99,6 +102,9 @@ Options:
   --database-url <url>  hotel-booking, car-booking: PostgreSQL for bookings [DATABASE_URL]
   --data <dir>       hotel-booking, car-booking: folder of the embedded bookings
                      database [GATEHOUSE_DATA] (default: data beside the config folder)
+  --database-timeout-ms <n>
+                     hotel-booking, car-booking: answer 503 when a database
+                     call takes longer [DATABASE_TIMEOUT_MS] (default 5000)
   --file-size-limit <size>
                      largest file read [GATEHOUSE_FILE_SIZE_LIMIT] (default 8m)
   --drain-delay-ms <n>
@@ -120,6 +126,7 @@ const common = {
   redis: { type: 'string' },
   'database-url': { type: 'string' },
   data: { type: 'string' },
+  'database-timeout-ms': { type: 'string' },
   'file-size-limit': { type: 'string' },
   'drain-delay-ms': { type: 'string' },
   'grpc-max-message-bytes': { type: 'string' },
@@ -200,6 +207,7 @@ async function start(args: string[]): Promise<number | undefined> {
     redisUrl: values.redis,
     databaseUrl: values['database-url'],
     dataDir: values.data,
+    databaseTimeoutMs: countOption(values['database-timeout-ms'], '--database-timeout-ms', 1),
     tls: values['tls-cert'] && values['tls-key'] ? { cert: values['tls-cert'], key: values['tls-key'] } : undefined,
     watch: !values['no-watch'],
     fileSizeLimit: fileSizeLimitOption(values['file-size-limit']),
@@ -257,7 +265,7 @@ async function serve(args: string[]): Promise<number | undefined> {
   if (!isServable(name)) throw new UsageError(`unknown module '${name}'; modules: ${SERVABLE_MODULES.join(', ')}`);
   // Silently ignored, it would leave the user believing counters are shared.
   if (values.redis !== undefined && name !== 'ratelimit') throw new UsageError(`--redis is for ratelimit only: ${name} keeps no counters`);
-  for (const option of ['database-url', 'data'] as const) {
+  for (const option of ['database-url', 'data', 'database-timeout-ms'] as const) {
     if (values[option] !== undefined && !isBookingModule(name)) throw new UsageError(`--${option} is for hotel-booking and car-booking only: ${name} keeps no bookings`);
   }
   for (const option of ['grpc-max-message-bytes', 'max-descriptor-entries'] as const) {
@@ -270,6 +278,7 @@ async function serve(args: string[]): Promise<number | undefined> {
     redisUrl: values.redis,
     databaseUrl: values['database-url'],
     dataDir: values.data,
+    databaseTimeoutMs: countOption(values['database-timeout-ms'], '--database-timeout-ms', 1),
     fileSizeLimit: fileSizeLimitOption(values['file-size-limit']),
     ...limitOptions(values),
   };

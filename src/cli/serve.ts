@@ -59,6 +59,8 @@ export interface ServeOptions {
   dataDir?: string;
   /** hotel-booking, car-booking: keep bookings in memory instead (gone on stop). */
   bookingStore?: 'database' | 'memory';
+  /** hotel-booking, car-booking: how long a database call may take before the request is answered 503, in ms. Default `DATABASE_TIMEOUT_MS`, else 5000. */
+  databaseTimeoutMs?: number;
   /**
    * Re-read the module's files when they change (users, limits, booking
    * data), as `gatehouse start` does. Default true.
@@ -201,6 +203,7 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
   const port = options.port ?? (name === 'ratelimit' ? envPort(process.env.GRPC_PORT, 'GRPC_PORT', 8081) : envPort(process.env.PORT, 'PORT', 8080));
   const databaseOptions = isBookingModule(name) ? bookingDatabaseOptions(options, configDir) : undefined;
   const drainDelayMs = options.drainDelayMs ?? envNumber(process.env.DRAIN_DELAY_MS, 'DRAIN_DELAY_MS', DRAIN_DELAY_MS);
+  const databaseTimeoutMs = options.databaseTimeoutMs ?? (databaseOptions ? envNumber(process.env.DATABASE_TIMEOUT_MS, 'DATABASE_TIMEOUT_MS', DEFAULT_DATABASE_TIMEOUT_MS, 1) : DEFAULT_DATABASE_TIMEOUT_MS);
   const logger = createLogger();
   const folder: LoadFolderOptions = { source: fileSystemSource, fileSizeLimit: options.fileSizeLimit ?? envFileSizeLimit(process.env.GATEHOUSE_FILE_SIZE_LIMIT) };
   // The api module alone reads no file.
@@ -251,7 +254,7 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
   let storage: BookingStorage = {};
   let bookings: string | undefined;
   if (databaseOptions) {
-    const storageOptions = { configDir, bookingStore: options.bookingStore ?? 'database', ...databaseOptions, databaseTimeoutMs: DEFAULT_DATABASE_TIMEOUT_MS } as const;
+    const storageOptions = { configDir, bookingStore: options.bookingStore ?? 'database', ...databaseOptions, databaseTimeoutMs } as const;
     storage = await openBookingStorage({ ...storageOptions, data: files?.bookings, fileSizeLimit: folder.fileSizeLimit, kinds: [kind], logger });
     bookings = describeStorage(storageOptions);
   }

@@ -40,7 +40,7 @@ export interface GatehouseOptions {
    * `memory` (gone on restart: for tests and embedding). Default `database`.
    */
   bookingStore?: 'database' | 'memory';
-  /** How long a call to the bookings database may take before the request is answered 503, in ms. Default 5000. */
+  /** How long a call to the bookings database may take before the request is answered 503, in ms. Default `DATABASE_TIMEOUT_MS`, else 5000. */
   databaseTimeoutMs?: number;
   /** Serve HTTPS with these files. Default from `TLS_CERT` and `TLS_KEY` when both are set. */
   tls?: TlsFiles;
@@ -235,7 +235,7 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
     redisUrl,
     ...bookingDatabaseOptions(options, configDir, env),
     bookingStore: options.bookingStore ?? 'database',
-    databaseTimeoutMs: options.databaseTimeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS,
+    databaseTimeoutMs: options.databaseTimeoutMs ?? envNumber(env.DATABASE_TIMEOUT_MS, 'DATABASE_TIMEOUT_MS', DEFAULT_DATABASE_TIMEOUT_MS, 1),
     tls: options.tls ?? tlsFromEnv,
     modules: options.modules ?? [],
     annotationDomain: options.annotationDomain ?? 'gatehouse.io',

@@ -98,6 +98,19 @@ describe('gatehouse bookings across processes', function () {
     assert.match(res.stderr, /^gatehouse: --data is for hotel-booking and car-booking only: auth keeps no bookings\n/);
   });
 
+  it('refuses a database timeout that is not a whole number of milliseconds, or one given to a module that keeps no bookings', async () => {
+    for (const [args, env, code, said] of [
+      [['serve', 'hotel-booking', '--database-timeout-ms', '0'], {}, 2, '--database-timeout-ms must be a whole number of 1 or more, got \'0\''],
+      [['serve', 'auth', '--database-timeout-ms', '100'], {}, 2, '--database-timeout-ms is for hotel-booking and car-booking only: auth keeps no bookings'],
+      [['serve', 'car-booking'], { DATABASE_TIMEOUT_MS: '5s' }, 1, "DATABASE_TIMEOUT_MS must be a whole number of 1 or more, got '5s'"],
+      [['start', '--no-watch'], { DATABASE_TIMEOUT_MS: '0' }, 1, "DATABASE_TIMEOUT_MS must be a whole number of 1 or more, got '0'"],
+    ] as const) {
+      const res = await runCli([...args], { env: { ...SERVE_ENV, ...env } });
+      assert.equal(res.code, code, `${args.join(' ')}: ${res.stderr}`);
+      assert.ok(res.stderr.startsWith(`gatehouse: ${said}`), res.stderr);
+    }
+  });
+
   it('stops the start at a DATABASE_URL it cannot read, naming the variable and never the password', async () => {
     for (const [env, args, named] of [
       [{ DATABASE_URL: 'mysql://root:pw-secret-1@db/x' }, [], 'DATABASE_URL must be a postgres:// or postgresql:// URL, not mysql:'],

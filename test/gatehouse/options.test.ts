@@ -94,6 +94,13 @@ describe('gatehouse options from code', () => {
     assert.throws(() => resolveOptions({}, { DRAIN_DELAY_MS: '5s' }), /^Error: DRAIN_DELAY_MS must be a whole number of 0 or more, got '5s'$/);
     assert.throws(() => resolveOptions({}, { MAX_DESCRIPTOR_ENTRIES: '0' }), /^Error: MAX_DESCRIPTOR_ENTRIES must be a whole number of 1 or more, got '0'$/);
   });
+
+  it('waits 5 s for the bookings database by default, or as DATABASE_TIMEOUT_MS says, and code wins over it', () => {
+    assert.equal(resolveOptions({}, {}).databaseTimeoutMs, 5000);
+    assert.equal(resolveOptions({}, { DATABASE_TIMEOUT_MS: '250' }).databaseTimeoutMs, 250);
+    assert.equal(resolveOptions({ databaseTimeoutMs: 900 }, { DATABASE_TIMEOUT_MS: '250' }).databaseTimeoutMs, 900);
+    assert.throws(() => resolveOptions({}, { DATABASE_TIMEOUT_MS: '0' }), /^Error: DATABASE_TIMEOUT_MS must be a whole number of 1 or more, got '0'$/);
+  });
 });
 
 function pick(o: { drainDelayMs: number; grpcMaxMessageBytes: number; maxDescriptorEntries: number }) {

@@ -56,6 +56,7 @@ export const GATEHOUSE_ENV = [
   'REDIS_URL',
   'DATABASE_URL',
   'GATEHOUSE_DATA',
+  'DATABASE_TIMEOUT_MS',
   'TLS_CERT',
   'TLS_KEY',
   'LOG_LEVEL',
