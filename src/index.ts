@@ -36,6 +36,15 @@ export {
   type RateLimiter,
 } from './ratelimit';
 export { createApiApp, createApiModule, createV1App, createV2App, type ApiDeps } from './api';
-export { createBookingModule, createHotelBookingModule, createCarBookingModule, type BookingModule, type BookingModuleOptions } from './bookings';
+export {
+  createBookingModule,
+  createHotelBookingModule,
+  createCarBookingModule,
+  openBookingDatabase,
+  type BookingModule,
+  type BookingModuleOptions,
+  type BookingDatabase,
+  type BookingDatabaseOptions,
+} from './bookings';
 export { createDiagModule, type DiagModuleOptions } from './diag';
 export { createServiceApp, type ServiceAppOptions } from './http';

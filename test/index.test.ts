@@ -6,6 +6,7 @@ import ts from 'typescript';
 import { REPO_ROOT } from './support/process';
 import { allBlocks } from './docs/support/blocks';
 import { manifest as pkg, packedProject, run, startServer, walk } from './support/package';
+import { freshDataDir } from './support/pglite';
 
 /** The package a bare specifier names: `koa`, `@grpc/grpc-js`, `protobufjs` for `protobufjs/ext/descriptor`. */
 function packageOf(specifier: string): string {
@@ -93,7 +94,8 @@ describe('the gatehouse package', function () {
     assert.match(check.stdout, /config: OK\n/);
     // start serves gRPC too: the protos are read from the package.
     const args = [bin, 'start', '--port', '0', '--grpc-port', '0', '--no-watch', '--config', join(installed, 'config')];
-    const server = await startServer(process.execPath, args, project);
+    // The installed package's own PGlite keeps the bookings, in a folder of this test's.
+    const server = await startServer(process.execPath, args, project, { GATEHOUSE_DATA: await freshDataDir() });
     assert.match(server.output(), /listening on \S+ \(gRPC rate limits on [^;)]+; config folder /);
     const res = await fetch(`${server.url}/v1/messages/1`);
     assert.equal(res.status, 200);
@@ -113,7 +115,7 @@ describe('the gatehouse package', function () {
     writeFileSync(join(project, 'use.cjs'), `(async () => { ${body("const { createGatehouse } = require('gatehouse');")} })();`);
     writeFileSync(join(project, 'use.mjs'), body("import { createGatehouse } from 'gatehouse';"));
     for (const file of ['use.cjs', 'use.mjs']) {
-      const used = await run(process.execPath, [file], project);
+      const used = await run(process.execPath, [file], project, { GATEHOUSE_DATA: await freshDataDir() });
       assert.equal(used.stdout, '200 Welcome to Gatehouse, Alice.\n', `${file}: ${used.stderr}`);
       assert.equal(used.code, 0, `${file}: ${used.stderr}`);
     }
@@ -144,7 +146,9 @@ describe('the gatehouse package', function () {
         await gatehouse.stop();
       })();`;
     writeFileSync(join(project, 'large.cjs'), script);
-    const used = await run(process.execPath, ['large.cjs'], project);
+    // One data folder for the library's gateway and, once it has exited, the command's.
+    const data = { GATEHOUSE_DATA: await freshDataDir() };
+    const used = await run(process.execPath, ['large.cjs'], project, data);
     assert.equal(
       used.stdout,
       'start 200\nreload true 200 404\nbomb false DIR/bomb.yaml: YAML: uses aliases more than 100 times: refused, as a file that expands without bound would be 200\n',
@@ -155,7 +159,7 @@ describe('the gatehouse package', function () {
     assert.equal(check.code, 1, check.stdout);
     assert.match(check.stderr, /bomb\.yaml: YAML: uses aliases more than 100 times/);
     rmSync(join(folder, 'bomb.yaml'));
-    const server = await startServer(process.execPath, [bin, 'start', '--port', '0', '--grpc-port', '0', '--no-watch', '--config', folder], project, { LOG_LEVEL: 'warn' });
+    const server = await startServer(process.execPath, [bin, 'start', '--port', '0', '--grpc-port', '0', '--no-watch', '--config', folder], project, { LOG_LEVEL: 'warn', ...data });
     assert.equal((await fetch(`${server.url}/q999/messages/1`)).status, 200);
     server.child.kill('SIGTERM');
     const ended = await server.ended();

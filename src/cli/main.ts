@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { isServable, SERVABLE_MODULES } from './servable';
+import { isBookingModule, isServable, SERVABLE_MODULES } from './servable';
 import { runUntilSignal } from './signals';
 import { parseByteSize } from '../files';
 
@@ -45,6 +45,12 @@ Options (each also read from the environment variable in brackets):
   --ambassador-id <id>
                      serve the records whose ambassador_id names <id> (or that
                      name none, for default) [AMBASSADOR_ID] (default default)
+  --database-url <url>  PostgreSQL for bookings, shared by every process [DATABASE_URL]
+  --data <dir>       folder of the embedded bookings database, without
+                     --database-url [GATEHOUSE_DATA] (default: data beside the config folder)
+  --database-timeout-ms <n>
+                     answer 503 when a bookings database call takes longer
+                     [DATABASE_TIMEOUT_MS] (default 5000)
   --tls-cert <file>  serve HTTPS with this certificate [TLS_CERT]
   --tls-key <file>   and this key [TLS_KEY]
   --drain-delay-ms <n>
@@ -93,6 +99,12 @@ Options:
   --host <addr>      listen address [HOST] (default 127.0.0.1)
   --config <dir>     config folder for the module's files [GATEHOUSE_CONFIG] (default ./config)
   --redis <url>      ratelimit only: Redis for counters [REDIS_URL]
+  --database-url <url>  hotel-booking, car-booking: PostgreSQL for bookings [DATABASE_URL]
+  --data <dir>       hotel-booking, car-booking: folder of the embedded bookings
+                     database [GATEHOUSE_DATA] (default: data beside the config folder)
+  --database-timeout-ms <n>
+                     hotel-booking, car-booking: answer 503 when a database
+                     call takes longer [DATABASE_TIMEOUT_MS] (default 5000)
   --file-size-limit <size>
                      largest file read [GATEHOUSE_FILE_SIZE_LIMIT] (default 8m)
   --drain-delay-ms <n>
@@ -112,6 +124,9 @@ const common = {
   host: { type: 'string' },
   port: { type: 'string' },
   redis: { type: 'string' },
+  'database-url': { type: 'string' },
+  data: { type: 'string' },
+  'database-timeout-ms': { type: 'string' },
   'file-size-limit': { type: 'string' },
   'drain-delay-ms': { type: 'string' },
   'grpc-max-message-bytes': { type: 'string' },
@@ -190,6 +205,9 @@ async function start(args: string[]): Promise<number | undefined> {
     port: portOption(values.port, '--port'),
     grpcPort: portOption(values['grpc-port'], '--grpc-port'),
     redisUrl: values.redis,
+    databaseUrl: values['database-url'],
+    dataDir: values.data,
+    databaseTimeoutMs: countOption(values['database-timeout-ms'], '--database-timeout-ms', 1),
     tls: values['tls-cert'] && values['tls-key'] ? { cert: values['tls-cert'], key: values['tls-key'] } : undefined,
     watch: !values['no-watch'],
     fileSizeLimit: fileSizeLimitOption(values['file-size-limit']),
@@ -197,7 +215,7 @@ async function start(args: string[]): Promise<number | undefined> {
     ambassadorId: values['ambassador-id'],
     ...limitOptions(values),
   };
-  const { createGatehouse } = require('../gatehouse') as GatehouseModule;
+  const { createGatehouse, describeStorage } = require('../gatehouse') as GatehouseModule;
   const { hostPort } = require('../http') as Http;
   const { logGrpcThrough } = require('./grpc-log') as GrpcLog;
   const gatehouse = await createGatehouse(options);
@@ -210,8 +228,9 @@ async function start(args: string[]): Promise<number | undefined> {
   // Handlers first: whoever waits for the line may signal as soon as it is read.
   runUntilSignal(() => gatehouse.stop(), gatehouse.logger, () => gatehouse.reload());
   // Which folder is served matters as much as where: GATEHOUSE_CONFIG or a
-  // relative --config may not be the folder the user has just edited.
-  process.stdout.write(`gatehouse listening on ${listening.url} (${grpc}config folder ${gatehouse.options.configDir})\n`);
+  // relative --config may not be the folder the user has just edited. So does
+  // where the bookings go: a data folder beside another config is another database.
+  process.stdout.write(`gatehouse listening on ${listening.url} (${grpc}config folder ${gatehouse.options.configDir}; bookings: ${describeStorage(gatehouse.options)})\n`);
   return undefined;
 }
 
@@ -246,6 +265,9 @@ async function serve(args: string[]): Promise<number | undefined> {
   if (!isServable(name)) throw new UsageError(`unknown module '${name}'; modules: ${SERVABLE_MODULES.join(', ')}`);
   // Silently ignored, it would leave the user believing counters are shared.
   if (values.redis !== undefined && name !== 'ratelimit') throw new UsageError(`--redis is for ratelimit only: ${name} keeps no counters`);
+  for (const option of ['database-url', 'data', 'database-timeout-ms'] as const) {
+    if (values[option] !== undefined && !isBookingModule(name)) throw new UsageError(`--${option} is for hotel-booking and car-booking only: ${name} keeps no bookings`);
+  }
   for (const option of ['grpc-max-message-bytes', 'max-descriptor-entries'] as const) {
     if (values[option] !== undefined && name !== 'ratelimit') throw new UsageError(`--${option} is for ratelimit only: ${name} serves HTTP`);
   }
@@ -254,13 +276,16 @@ async function serve(args: string[]): Promise<number | undefined> {
     host: values.host,
     port: portOption(values.port, '--port'),
     redisUrl: values.redis,
+    databaseUrl: values['database-url'],
+    dataDir: values.data,
+    databaseTimeoutMs: countOption(values['database-timeout-ms'], '--database-timeout-ms', 1),
     fileSizeLimit: fileSizeLimitOption(values['file-size-limit']),
     ...limitOptions(values),
   };
   const { serveModule } = require('./serve') as Serve;
   const served = await serveModule(name, options);
   runUntilSignal(() => served.stop());
-  const about = [served.protocol, served.configDir && `config folder ${served.configDir}`].filter(Boolean).join('; ');
+  const about = [served.protocol, served.configDir && `config folder ${served.configDir}`, served.bookings && `bookings: ${served.bookings}`].filter(Boolean).join('; ');
   process.stdout.write(`${name} listening on ${served.address}${about && ` (${about})`}\n`);
   return undefined;
 }

@@ -13,3 +13,8 @@ export type ServableModule = (typeof SERVABLE_MODULES)[number];
 export function isServable(name: string): name is ServableModule {
   return (SERVABLE_MODULES as readonly string[]).includes(name);
 }
+
+/** Whether `name` is a booking service, which keeps its bookings in a database. */
+export function isBookingModule(name: string): name is 'hotel-booking' | 'car-booking' {
+  return name === 'hotel-booking' || name === 'car-booking';
+}

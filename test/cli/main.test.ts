@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { aliasBomb } from '../gatehouse/support/hostile';
 import { eventually } from '../gatehouse/support/running';
 import { acceptsConnections, killAll, REPO_ROOT, runCli, startCli, type CliResult } from '../support/process';
+import { freshDataDir } from '../support/pglite';
 
 /**
  * Runs an npm script of the repository as a supervisor does (a container's
@@ -20,7 +21,7 @@ async function npmScript(
   env: Record<string, string>,
 ): Promise<{ port: number; output: () => string; terminate: () => Promise<void>; cleanup: () => void }> {
   const clean = { ...process.env };
-  for (const name of ['HOST', 'PORT', 'GRPC_PORT', 'GATEHOUSE_CONFIG', 'REDIS_URL', 'TLS_CERT', 'TLS_KEY', 'LOG_LEVEL']) delete clean[name];
+  for (const name of ['HOST', 'PORT', 'GRPC_PORT', 'GATEHOUSE_CONFIG', 'REDIS_URL', 'DATABASE_URL', 'GATEHOUSE_DATA', 'TLS_CERT', 'TLS_KEY', 'LOG_LEVEL']) delete clean[name];
   // A process group of its own, so that whatever npm leaves behind can be found and ended.
   const npm = spawn('npm', args, { cwd: REPO_ROOT, env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const cleanup = () => {
@@ -58,7 +59,8 @@ function assertNoStack(result: CliResult): void {
 }
 
 describe('gatehouse command', function () {
-  this.timeout(30_000);
+  // Two minutes: a start opens its bookings database before it listens, and a loaded machine is slow at it.
+  this.timeout(120_000);
 
   after(killAll);
 
@@ -219,11 +221,12 @@ describe('gatehouse command', function () {
     });
     afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-    it('runs the demo on the ports it is given, says which config folder it serves, answers, and stops with exit 0 on SIGTERM', async () => {
-      const server = await startCli(['start', '--config', dir, '--no-watch'], { env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'warn' } });
+    it('runs the demo on the ports it is given, says which config folder it serves and where the bookings go, answers, and stops with exit 0 on SIGTERM', async () => {
+      const data = await freshDataDir();
+      const server = await startCli(['start', '--config', dir, '--no-watch'], { env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'warn', GATEHOUSE_DATA: data } });
       assert.equal(server.name, 'gatehouse');
       assert.match(server.line, /^gatehouse listening on http:\/\/127\.0\.0\.1:\d+ \(gRPC rate limits on 127\.0\.0\.1:\d+; config folder /);
-      assert.ok(server.line.endsWith(`; config folder ${dir})`), server.line);
+      assert.ok(server.line.endsWith(`; config folder ${dir}; bookings: PGlite in ${data})`), server.line);
       const res = await fetch(`${server.address}/v1/messages/1`);
       assert.equal(res.status, 200);
       assert.equal(((await res.json()) as { url: string }).url, `${server.address}/v1/messages/1`);
@@ -276,7 +279,7 @@ describe('gatehouse command', function () {
     });
 
     it('stops gracefully when SIGTERM reaches npm start alone, instead of running on without npm', async () => {
-      const { port, output, terminate, cleanup } = await npmScript(['start'], { PORT: '0', GRPC_PORT: '0', GATEHOUSE_CONFIG: dir });
+      const { port, output, terminate, cleanup } = await npmScript(['start'], { PORT: '0', GRPC_PORT: '0', GATEHOUSE_CONFIG: dir, GATEHOUSE_DATA: await freshDataDir() });
       try {
         assert.equal(await acceptsConnections(port), true);
         await terminate();

@@ -10,6 +10,7 @@ import { createGatehouse, type Gatehouse } from '../../src/gatehouse';
 import { rateLimitProtos } from '../../src/ratelimit/protos';
 import { createLogger } from '../../src/telemetry';
 import { killAll, REPO_ROOT, runCli, startCli, type CliServer } from '../support/process';
+import { freshDataDir } from '../support/pglite';
 
 const ALICE = `Basic ${Buffer.from('alice:wonderland').toString('base64')}`;
 const BOB = `Basic ${Buffer.from('bob:builder').toString('base64')}`;
@@ -41,7 +42,8 @@ function configFolder(records: object[]): string {
 }
 
 describe('gatehouse serve', function () {
-  this.timeout(30_000);
+  // Two minutes: a start opens its bookings database before it listens, and a loaded machine is slow at it.
+  this.timeout(120_000);
 
   after(killAll);
 
@@ -254,12 +256,14 @@ describe('gatehouse serve', function () {
     let limits: CliServer;
     let gatehouse: Gatehouse;
     let dir: string;
+    let data: string;
     const booking = (id: string) => `/v1/hotels/bookings/${id}`;
 
     before(async () => {
+      data = await freshDataDir();
       [auth, hotels, limits] = await Promise.all([
         startCli(['serve', 'auth', '--port', '0'], { env: QUIET }),
-        startCli(['serve', 'hotel-booking', '--port', '0'], { env: QUIET }),
+        startCli(['serve', 'hotel-booking', '--port', '0'], { env: { ...QUIET, GATEHOUSE_DATA: data } }),
         startCli(['serve', 'ratelimit', '--port', '0'], { env: QUIET }),
       ]);
       // The gateway's folder holds no users, bookings or limits: whatever it answers comes from the processes.
@@ -286,7 +290,7 @@ describe('gatehouse serve', function () {
           },
         },
       ]);
-      gatehouse = await createGatehouse({ configDir: dir, grpcPort: false, watch: false, logger: createLogger({ level: 'silent' }) });
+      gatehouse = await createGatehouse({ configDir: dir, grpcPort: false, watch: false, bookingStore: 'memory', logger: createLogger({ level: 'silent' }) });
     });
     after(async () => {
       await gatehouse?.stop();
@@ -296,10 +300,10 @@ describe('gatehouse serve', function () {
 
     const gateway = () => request(gatehouse.app.callback());
 
-    it('announces where each process listens and the folder it reads its files from', () => {
+    it('announces where each process listens, the folder it reads its files from, and where it keeps bookings', () => {
       const folder = join(REPO_ROOT, 'config');
       assert.equal(auth.line, `auth listening on http://127.0.0.1:${auth.port} (config folder ${folder})`);
-      assert.equal(hotels.line, `hotel-booking listening on http://127.0.0.1:${hotels.port} (config folder ${folder})`);
+      assert.equal(hotels.line, `hotel-booking listening on http://127.0.0.1:${hotels.port} (config folder ${folder}; bookings: PGlite in ${data})`);
     });
 
     it('routes the hotels to the remote booking service', () => {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { acceptsConnections } from '../support/process';
 import { groupAlive, killGroup, packedProject, startServer, type StartedServer } from '../support/package';
+import { freshDataDir } from '../support/pglite';
 
 /** Whether process `pid` is running. */
 function alive(pid: number): boolean {
@@ -44,8 +45,10 @@ describe('gatehouse start run through npx, as the README runs it after installin
 
   /** `npx gatehouse start` in the user's project, with a log that names the gateway's pid. */
   async function npx(): Promise<{ server: StartedServer; port: number; pid: number }> {
+    // A data folder of its own: the one beside the installed package's config would be every test's, and made anew.
     const server = await startServer('npx', ['gatehouse', 'start', '--port', '0', '--grpc-port', '0', '--no-watch', '--config', config], project, {
       LOG_LEVEL: 'info',
+      GATEHOUSE_DATA: await freshDataDir(),
     });
     started.push(server);
     const port = Number(new URL(server.url).port);

@@ -15,6 +15,7 @@ const RUN_BY: Readonly<Record<string, string>> = {
   'text start-line': 'test/docs/commands.test.ts',
   'console cli': 'test/docs/commands.test.ts',
   'sh split': 'test/docs/commands.test.ts',
+  'sh postgres': 'test/docs/commands.test.ts',
   'sh tour': 'test/docs/tour.test.ts',
   'sh grpcurl': 'test/docs/tour.test.ts',
   'yaml record': 'test/docs/records.test.ts',

@@ -3,8 +3,9 @@
  * The commands of the docs, run in a scratch copy of the checkout as a
  * reader runs them there: `console cli` examples (each `$ command`, its
  * output as shown, after the `yaml file=<path>` examples before it are
- * written), the line `npm start` prints (`text start-line`), the split
- * monolith (`sh split`: each `serve` started, then its curl), and the
+ * written), the line `npm start` prints (`text start-line`), examples of
+ * servers (`sh split`, each `serve` started, then its curl; `sh postgres`,
+ * on the run's PostgreSQL), and the
  * README's first commands (`sh commands`), whose scripts and defaults are
  * held against the package.
  */
@@ -13,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { resolveOptions } from '../../src/gatehouse';
 import { freePort } from '../ratelimit/support/redis-server';
+import { PG_PASSWORD, PG_USER, sharedPostgres } from '../support/postgres';
 import { startServer, type StartedServer } from '../support/package';
 import { LISTENING_LINE, REPO_ROOT } from '../support/process';
 import { allBlocks, where, type Block } from './support/blocks';
@@ -24,8 +26,10 @@ import { consoleSteps, shellSteps } from './support/steps';
 const SHOWN_CHECKOUT = '/home/you/gatehouse';
 
 /** Starts a server command of an example in a checkout, as a reader runs it in a terminal of its own. */
-function startIn(command: string, checkout: Checkout): Promise<StartedServer> {
-  return startServer('bash', ['-c', `exec ${command}`], checkout.dir);
+function startIn(command: string, checkout: Checkout, env: Record<string, string> = {}): Promise<StartedServer> {
+  // The shell hands its process over to the server, the variables set before it (`DATABASE_URL=... npm start`) with it.
+  const [, assignments, rest] = /^((?:\w+=\S*\s+)*)([^]*)$/.exec(command)!;
+  return startServer('bash', ['-c', `${assignments}exec ${rest}`], checkout.dir, env);
 }
 
 /** The line a server said where it listens on. */
@@ -85,29 +89,50 @@ describe('the commands of the docs', function () {
     }
   });
 
-  describe('the split monolith', () => {
-    for (const block of blocks.filter((b) => b.lang === 'sh' && b.kind === 'split')) {
-      it(`${where(block)}: each module serves alone, and answers as shown`, async () => {
+  describe('examples of servers, and the commands run against them', () => {
+    for (const block of blocks.filter((b) => b.lang === 'sh' && (b.kind === 'split' || b.kind === 'postgres'))) {
+      it(`${where(block)}: each server starts as shown, and every command answers as shown`, async () => {
         const checkout = makeCheckout();
         const servers: StartedServer[] = [];
         try {
           const steps = shellSteps(block.text);
-          // Free ports in place of those the docs show.
+          // Free ports in place of those the docs show: the ones the commands name, and the defaults of a plain npm start.
           const ports = new Map<string, number>();
           for (const step of steps) {
-            for (const m of step.command.matchAll(/(?:--port |localhost:)(\d{4,5})\b/g)) if (!ports.has(m[1])) ports.set(m[1], await freePort());
+            const shown = [...step.command.matchAll(/(?:--port |localhost:)(\d{4,5})\b/g)].map((m) => m[1]);
+            if (/\bnpm start$/.test(step.command)) shown.push('8080', '8081');
+            for (const port of shown) if (!ports.has(port)) ports.set(port, await freePort());
           }
-          const onFree = (text: string) => text.replace(/\b(\d{4,5})\b/g, (p) => String(ports.get(p) ?? p));
-          const serve = steps.filter((s) => / serve /.test(s.command));
-          assert.ok(serve.length > 0, 'the example starts modules');
-          servers.push(...(await Promise.all(serve.map((s) => startIn(onFree(s.command), checkout)))));
-          for (const step of steps.filter((s) => !serve.includes(s))) {
-            assert.match(step.command, /^curl /, where(block));
-            const run = await runShell(onFree(step.command).replace(/^curl /, 'curl -s -S -i '), checkout.dir);
-            assert.equal(run.code, 0, run.stderr);
-            assertClaims(parsePrinted(run.stdout), step.comment.join('\n'), `${where(block)}: ${step.command}`);
+          const env: Record<string, string> = {};
+          let server = (text: string) => text;
+          if (block.kind === 'postgres') {
+            // The server the docs call db.example.com is the run's cluster, asked as its superuser.
+            const pg = await sharedPostgres();
+            Object.assign(env, { PGHOST: '127.0.0.1', PGPORT: String(pg.port), PGUSER: PG_USER, PGPASSWORD: PG_PASSWORD, PGDATABASE: 'postgres' });
+            server = (text) => text.split('db.example.com:5432').join(`127.0.0.1:${pg.port}`);
           }
-          for (const server of servers.splice(0)) assert.equal(await stop(server), 0, server.output());
+          const onFree = (text: string) =>
+            server(text.replace(/\b(\d{4,5})\b/g, (p) => String(ports.get(p) ?? p))).split(SHOWN_CHECKOUT).join(checkout.dir);
+          for (const step of steps) {
+            const what = `${where(block)}: ${step.command}`;
+            let command = onFree(step.command);
+            const shown = step.comment.map(onFree);
+            if (/\bnpm (start|run gatehouse -- (start|serve))\b/.test(command)) {
+              if (/\bnpm start$/.test(command)) command += ` -- --port ${ports.get('8080')} --grpc-port ${ports.get('8081')}`;
+              const started = await startIn(command, checkout, env);
+              servers.push(started);
+              if (/ listening on /.test(shown.join(''))) assertLines(listeningLine(started), shown, what);
+            } else if (/^curl /.test(command)) {
+              const run = await runShell(command.replace(/^curl /, 'curl -s -S -i '), checkout.dir, env);
+              assert.equal(run.code, 0, `${what}\n${run.stderr}`);
+              assertClaims(parsePrinted(run.stdout), shown.join('\n'), what);
+            } else {
+              const run = await runShell(command, checkout.dir, env);
+              assert.equal(run.code, 0, `${what}\n${run.stdout}${run.stderr}`);
+              assertLines(run.stdout, shown, what);
+            }
+          }
+          for (const started of servers.splice(0)) assert.equal(await stop(started), 0, started.output());
         } finally {
           await Promise.all(servers.map(stop));
           checkout.remove();

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertBuilt, REPO_ROOT } from '../support/process';
 import { groupAlive, manifest, run, startServer } from '../support/package';
+import { freshDataDir } from '../support/pglite';
 
 /** What a clone of the repository holds that a build and a start read. */
 const CHECKOUT_FILES = ['package.json', 'package-lock.json', 'scripts', 'src', 'tsconfig.json', 'tsconfig.build.json', 'config', 'proto'];
@@ -54,7 +55,7 @@ describe('npm prepare (scripts/prepare.js)', function () {
     assert.equal(readFileSync(join(dir, manifest.main), 'utf8'), main);
     for (const tool of ['typescript', 'tsx', 'esbuild', 'mocha']) assert.equal(existsSync(join(dir, 'node_modules', tool)), false, `${tool} was installed`);
 
-    const server = await startServer('npm', ['start'], dir, { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'info' });
+    const server = await startServer('npm', ['start'], dir, { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'info', GATEHOUSE_DATA: await freshDataDir() });
     try {
       const res = await fetch(`${server.url}/v1/messages/1`);
       assert.equal(res.status, 200);

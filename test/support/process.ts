@@ -13,6 +13,7 @@ import { once } from 'node:events';
 import { readdirSync, statSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
+import { releaseDataDir, reusableDataDir } from './pglite';
 
 /** The repository root, the working directory of every command. */
 export const REPO_ROOT = join(__dirname, '..', '..');
@@ -53,6 +54,9 @@ export const GATEHOUSE_ENV = [
   'GRPC_PORT',
   'GATEHOUSE_CONFIG',
   'REDIS_URL',
+  'DATABASE_URL',
+  'GATEHOUSE_DATA',
+  'DATABASE_TIMEOUT_MS',
   'TLS_CERT',
   'TLS_KEY',
   'LOG_LEVEL',
@@ -109,6 +113,21 @@ export interface CliServer {
 
 const running = new Set<ChildProcess>();
 
+/**
+ * `options` for a server that keeps bookings: `GATEHOUSE_DATA` set to a
+ * folder of its own (handed back by `release` once it has exited) unless the
+ * test named a store.
+ */
+async function withDataDir(args: readonly string[], options: CliOptions): Promise<{ options: CliOptions; release?: () => void }> {
+  const keepsBookings = args[0] === 'start' || (args[0] === 'serve' && (args[1] === 'hotel-booking' || args[1] === 'car-booking'));
+  if (!keepsBookings) return { options };
+  const named = args.some((a) => a === '--data' || a === '--database-url' || a.startsWith('--data=') || a.startsWith('--database-url='));
+  const env = options.env ?? {};
+  if (named || env.GATEHOUSE_DATA !== undefined || env.DATABASE_URL !== undefined) return { options };
+  const dir = await reusableDataDir();
+  return { options: { ...options, env: { ...env, GATEHOUSE_DATA: dir } }, release: () => releaseDataDir(dir) };
+}
+
 function environment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const name of GATEHOUSE_ENV) delete env[name];
@@ -143,8 +162,10 @@ function describeOutput(out: { stdout: string; stderr: string }): string {
 }
 
 /** Runs a command that ends (help, check, a start that fails) and resolves its exit and output. */
-export async function runCli(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
+export async function runCli(args: readonly string[], given: CliOptions = {}): Promise<CliResult> {
+  const { options, release } = await withDataDir(args, given);
   const { child, out } = spawnCli(args, options);
+  if (release) child.once('exit', release);
   const timeoutMs = options.timeoutMs;
   const timer = timeoutMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   try {
@@ -161,8 +182,10 @@ export async function runCli(args: readonly string[], options: CliOptions = {}):
  * line. Rejects with its output when it exits first or is not listening
  * within the timeout (and then kills it).
  */
-export async function startCli(args: readonly string[], options: CliOptions = {}): Promise<CliServer> {
+export async function startCli(args: readonly string[], given: CliOptions = {}): Promise<CliServer> {
+  const { options, release } = await withDataDir(args, given);
   const { child, out } = spawnCli(args, options);
+  if (release) child.once('exit', release);
   const timeoutMs = options.timeoutMs;
   const line = await new Promise<RegExpExecArray>((resolve, reject) => {
     const fail = (why: string) => {
