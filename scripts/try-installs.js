@@ -1,25 +1,49 @@
 #!/usr/bin/env node
 /**
  * @module scripts/try-installs
- * Tries each way the README installs the package, each in a scratch project
- * of its own, as a user would: `npm install` of the tarball `npm pack` makes
- * here, and of a git URL (this checkout's last commit, as `git+file://`: the
- * same clone, dev install, build and pack npm does for any git URL). Then,
- * in each: `npx gatehouse check`, `require` and `import` of the package, and
- * `npx gatehouse start` answering a request until SIGTERM to npx. Needs the
- * npm registry; takes a minute or more, so the suite does not run it (it
- * tests the packed package offline). Run `npm install` first.
+ * Runs the install commands of docs/install.md (its `sh try-installs`
+ * block), each `npm install` in a scratch project of its own, as a user
+ * would: of the tarball `npm pack` makes here, and of a git URL (this
+ * checkout's last commit, as `git+file://`: the same clone, dev install,
+ * build and pack npm does for any git URL). Then, in each, the block's other
+ * commands: its `cp`, and `npx gatehouse start` answering a request until
+ * SIGTERM to npx; and `npx gatehouse check`, `require` and `import` of the
+ * package. Needs the npm registry; takes a minute or more, so the suite does
+ * not run it (it tests the packed package offline, and that the block reads
+ * as this script reads it). Run `npm install` first.
  *
  *   node scripts/try-installs.js
  */
 'use strict';
 const { execFileSync, spawn } = require('node:child_process');
-const { cpSync, mkdirSync, mkdtempSync, rmSync } = require('node:fs');
+const { mkdirSync, mkdtempSync, readFileSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 
 const root = join(__dirname, '..');
-const scratch = mkdtempSync(join(tmpdir(), 'gatehouse-installs-'));
+
+/** What the docs write for the package to install: the tarball's path and the git URL, replaced by real ones. */
+const SHOWN = { tarball: '/path/to/gatehouse-0.1.0.tgz', git: 'git+https://<host>/<you>/gatehouse.git' };
+
+/**
+ * The commands of docs/install.md's `sh try-installs` block, without their
+ * comments: `installs`, each an install path (the `npm install` lines, by
+ * what they install), and `then`, the commands run after any of them.
+ */
+function docsCommands(text = readFileSync(join(root, 'docs', 'install.md'), 'utf8')) {
+  const block = /^```sh try-installs\n([^]*?)^```$/m.exec(text);
+  if (!block) throw new Error('docs/install.md has no sh try-installs block');
+  const commands = block[1].split('\n').map((line) => line.replace(/\s+#.*$/, '').trim()).filter(Boolean);
+  const installs = {};
+  const then = [];
+  for (const command of commands) {
+    const kind = Object.keys(SHOWN).find((k) => command.startsWith('npm install ') && command.includes(` ${SHOWN[k]} `));
+    if (kind) installs[kind] = command;
+    else then.push(command);
+  }
+  return { installs, then };
+}
+
 /** A user's environment: nothing of the npm script this may run in. */
 const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('npm_') && name !== 'NODE_OPTIONS'));
 
@@ -77,13 +101,16 @@ function startAndStop(project) {
   });
 }
 
-async function tryInstall(name, spec) {
+async function tryInstall(scratch, name, spec, commands) {
   const started = Date.now();
   const project = join(scratch, name);
   mkdirSync(project);
   sh('npm', ['init', '-y'], project);
-  sh('npm', ['install', '--no-audit', '--no-fund', spec, 'koa', 'koa-mount'], project);
-  cpSync(join(project, 'node_modules', 'gatehouse', 'config'), join(project, 'config'), { recursive: true });
+  sh('sh', ['-c', commands.installs[name].replace(SHOWN[name], spec).replace(/^npm install /, 'npm install --no-audit --no-fund ')], project);
+  for (const command of commands.then) {
+    if (command === 'npx gatehouse start') await startAndStop(project);
+    else sh('sh', ['-c', command], project);
+  }
   if (!/config: OK/.test(sh('npx', ['gatehouse', 'check', 'config'], project))) throw new Error(`${name}: gatehouse check failed`);
   for (const [file, code] of [
     ['use.cjs', "const g = require('gatehouse'); if (typeof g.createGatehouse !== 'function') process.exit(1);"],
@@ -92,19 +119,29 @@ async function tryInstall(name, spec) {
     require('node:fs').writeFileSync(join(project, file), code);
     sh(process.execPath, [file], project);
   }
-  await startAndStop(project);
-  console.log(`${name}: installed, checked, required, imported, started and stopped through npx (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+  console.log(`${name}: installed, copied its config, started and stopped through npx, checked, required and imported (${((Date.now() - started) / 1000).toFixed(0)} s)`);
 }
 
 async function main() {
-  const [{ filename }] = JSON.parse(sh('npm', ['pack', '--json', '--pack-destination', scratch], root));
-  await tryInstall('tarball', join(scratch, filename));
-  await tryInstall('git-url', `git+file://${root}#${sh('git', ['rev-parse', 'HEAD'], root).trim()}`);
+  const commands = docsCommands();
+  if (!commands.installs.tarball || !commands.installs.git || !commands.then.includes('npx gatehouse start')) {
+    throw new Error(`docs/install.md's block is not what this script runs: ${JSON.stringify(commands)}`);
+  }
+  const scratch = mkdtempSync(join(tmpdir(), 'gatehouse-installs-'));
+  try {
+    const [{ filename }] = JSON.parse(sh('npm', ['pack', '--json', '--pack-destination', scratch], root));
+    await tryInstall(scratch, 'tarball', join(scratch, filename), commands);
+    await tryInstall(scratch, 'git', `git+file://${root}#${sh('git', ['rev-parse', 'HEAD'], root).trim()}`, commands);
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
 }
 
-main()
-  .catch((err) => {
+module.exports = { docsCommands };
+
+if (require.main === module) {
+  main().catch((err) => {
     console.error(err.stderr ? `${err.message}\n${err.stderr}` : err);
     process.exitCode = 1;
-  })
-  .finally(() => rmSync(scratch, { recursive: true, force: true }));
+  });
+}

@@ -4,9 +4,12 @@ import { join } from 'node:path';
 import ts from 'typescript';
 import { REPO_ROOT } from './support/process';
 import { packedProject, run } from './support/package';
+import { documents } from './docs/support/blocks';
 
-/** The README's prose, its line breaks as spaces, without its code blocks (what they use is compiled elsewhere). */
-const README = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8')
+/** The prose of the README and docs/, line breaks as spaces, without code blocks (what they use is compiled elsewhere). */
+const DOCS = documents()
+  .map((file) => readFileSync(join(REPO_ROOT, file), 'utf8'))
+  .join('\n\n')
   .replace(/^ *```[^]*?^ *```$/gm, '')
   .replace(/\s*\n\s*/g, ' ');
 
@@ -16,45 +19,45 @@ function codeSpans(text: string): string[] {
 }
 
 /**
- * The sentence of the README that begins with `start`, to its first full
+ * The sentence of the docs that begins with `start`, to its first full
  * stop outside parentheses, with the code spans at most one parenthesis
  * deep: a list of options in parentheses counts, an aside on one does not,
  * nor an option's default, which opens its parenthesis and is followed by a
  * colon (`sourceCluster` (`gatehouse`: ...)).
  */
 function listedIn(start: string): string[] {
-  const from = README.indexOf(start);
-  assert.notEqual(from, -1, `the README has no sentence beginning ${start}`);
+  const from = DOCS.indexOf(start);
+  assert.notEqual(from, -1, `the docs have no sentence beginning ${start}`);
   const spans: string[] = [];
   let depth = 0;
   let inCode = false;
   let opensParenthesis = false;
   let code = '';
-  for (let i = from + start.length; i < README.length; i++) {
-    const c = README[i];
+  for (let i = from + start.length; i < DOCS.length; i++) {
+    const c = DOCS[i];
     if (inCode) {
       if (c === '`') {
         inCode = false;
-        const isDefault = opensParenthesis && README[i + 1] === ':';
+        const isDefault = opensParenthesis && DOCS[i + 1] === ':';
         if (depth <= 1 && !isDefault) spans.push(code);
       } else code += c;
     } else if (c === '`') {
       inCode = true;
-      opensParenthesis = README[i - 1] === '(';
+      opensParenthesis = DOCS[i - 1] === '(';
       code = '';
     } else if (c === '(') depth++;
     else if (c === ')') depth--;
-    else if (c === '.' && depth === 0 && /\s/.test(README[i + 1] ?? ' ')) break;
+    else if (c === '.' && depth === 0 && /\s/.test(DOCS[i + 1] ?? ' ')) break;
   }
   // `tls: {cert, key}` names the option tls; `true`, `0` or `gatehouse.io` name none.
   return spans.map((s) => /^([a-z][A-Za-z]*)(?::|$)/.exec(s)?.[1]).filter((n): n is string => n !== undefined && n !== 'true' && n !== 'false');
 }
 
-/** What the README tells an embedding app to use by name, anywhere in it. */
-function readmeNames(): { values: string[]; members: string[] } {
+/** What the docs tell an embedding app to use by name, anywhere in them. */
+function namesInDocs(): { values: string[]; members: string[] } {
   const values = new Set<string>();
   const members = new Set<string>();
-  for (const span of codeSpans(README)) {
+  for (const span of codeSpans(DOCS)) {
     const factory = /^(create[A-Z]\w*)(?:\(.*\))?$/.exec(span);
     if (factory) values.add(factory[1]);
     const state = /^ctx\.state\[([A-Z][A-Z0-9_]*)\]$/.exec(span);
@@ -66,7 +69,7 @@ function readmeNames(): { values: string[]; members: string[] } {
   return { values: [...values].sort(), members: [...members].sort() };
 }
 
-describe("the package's exports, as the README names them", function () {
+describe("the package's exports, as the docs name them", function () {
   this.timeout(60_000);
   let project: string;
   let installed: string;
@@ -74,13 +77,13 @@ describe("the package's exports, as the README names them", function () {
   /** The package's top-level exports, by name, as a TypeScript user's compiler sees them. */
   let exported: Map<string, ts.Symbol>;
   let problems: string[];
-  const { values, members } = readmeNames();
+  const { values, members } = namesInDocs();
 
   before(async function () {
     this.timeout(180_000);
     ({ project, installed } = await packedProject());
     const file = join(project, 'readme-names.mts');
-    // What the README tells an app to do with them, as a user writes it.
+    // What the docs tell an app to do with them, as a user writes it.
     writeFileSync(
       file,
       `import Koa from 'koa';
@@ -113,16 +116,16 @@ export { gatehouse, running };
     exported = new Map(checker.getExportsOfModule(moduleSymbol).map((s) => [s.name, s]));
   });
 
-  it('finds the names in the README', () => {
+  it('finds the names in the docs', () => {
     for (const name of ['createGatehouse', 'createGateway', 'createAuthService', 'RATE_LIMIT_METADATA_STATE']) assert.ok(values.includes(name), name);
     assert.ok(members.includes('http.createServiceApp'));
   });
 
-  it("compiles the README's uses of them, against the built package's declarations", () => {
+  it("compiles the docs' uses of them, against the built package's declarations", () => {
     assert.deepEqual(problems, []);
   });
 
-  it('exports every value the README names from the package itself, in its declarations and at run time', async () => {
+  it('exports every value the docs name from the package itself, in its declarations and at run time', async () => {
     assert.deepEqual(
       values.filter((name) => !exported.has(name)),
       [],
@@ -161,7 +164,7 @@ export { gatehouse, running };
     assert.deepEqual([...new Set(missing)], []);
   });
 
-  it('takes every option the README gives createGatehouse and createAuthService, and resolves what it says createGatehouse resolves', () => {
+  it('takes every option the docs give createGatehouse and createAuthService, and resolves what it says createGatehouse resolves', () => {
     const propertiesOf = (factory: string, which: 'options' | 'result'): string[] => {
       const symbol = checker.getAliasedSymbol(exported.get(factory)!);
       const [signature] = checker.getTypeOfSymbol(symbol).getCallSignatures();
@@ -175,8 +178,8 @@ export { gatehouse, running };
     assert.ok(gatehouseOptions.includes('keepAliveTimeoutMs') && !gatehouseOptions.includes('hostname'), gatehouseOptions.join());
     const authOptions = listedIn('`createAuthService` takes');
     assert.deepEqual(authOptions, ['threads', 'maxQueued', 'maxWaitMs']);
-    const resolves = /It resolves `\{([^}]*)\}`/.exec(README);
-    assert.ok(resolves, 'the README says what createGatehouse resolves');
+    const resolves = /It resolves `\{([^}]*)\}`/.exec(DOCS);
+    assert.ok(resolves, 'the docs say what createGatehouse resolves');
     const result = resolves[1].split(',').map((p) => p.trim().replace(/\(\)$/, ''));
     assert.deepEqual(
       [

@@ -4,6 +4,7 @@ import { builtinModules } from 'node:module';
 import { join, relative } from 'node:path';
 import ts from 'typescript';
 import { REPO_ROOT } from './support/process';
+import { allBlocks } from './docs/support/blocks';
 import { manifest as pkg, packedProject, run, startServer, walk } from './support/package';
 import { freshDataDir } from './support/pglite';
 
@@ -23,16 +24,6 @@ function shipsTypes(name: string): boolean {
 /** The `@types` package DefinitelyTyped publishes for `name`. */
 function typesPackage(name: string): string {
   return `@types/${name.startsWith('@') ? name.slice(1).replace('/', '__') : name}`;
-}
-
-/** The TypeScript blocks of a README section, by its heading. */
-function readmeExamples(heading: string): string[] {
-  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-  const start = readme.indexOf(`\n${heading}\n`);
-  assert.notEqual(start, -1, `README has no section ${heading}`);
-  const end = readme.indexOf('\n## ', start + heading.length + 1);
-  const section = readme.slice(start, end === -1 ? undefined : end);
-  return [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
 }
 
 describe('the gatehouse package', function () {
@@ -182,8 +173,10 @@ describe('the gatehouse package', function () {
     assert.match(deep.stderr, /ERR_PACKAGE_PATH_NOT_EXPORTED/);
   });
 
-  it("compiles the README's library examples as written, with TypeScript's strictest checks, against the package's declarations", () => {
-    const examples = readmeExamples('## As a library');
+  it("compiles the docs' TypeScript examples as written, with TypeScript's strictest checks, against the package's declarations", () => {
+    const examples = allBlocks()
+      .filter((b) => b.lang === 'ts')
+      .map((b) => b.text);
     assert.ok(examples.length > 0);
     const files = examples.map((code, i) => {
       const file = join(project, `example-${i}.mts`);
