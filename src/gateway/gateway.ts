@@ -6,7 +6,7 @@
  * that `reconfigure` swaps whole; a request keeps the runtime it started with.
  */
 import Koa, { type Context, type Middleware } from 'koa';
-import { answeringErrors, basePath, bodyFailure, errorResponder, HttpError, linearQuery, ORIGINAL_PATH, setPath, type ErrorHandlerOptions } from '../http';
+import { answeringErrors, basePath, bodyFailure, errorResponder, HttpError, leanKoa, ORIGINAL_PATH, setPath, type ErrorHandlerOptions } from '../http';
 import { createAuthStage } from './auth-stage';
 import { dropClaimedUser, dropPathOverrides } from './claimed-user';
 import { DEFAULT_BODY_LIMIT, declaredTooLarge, guardStreamedBody, hasUnsizedBody, payloadTooLarge, type StreamedBodyGuard } from './body-limit';
@@ -270,7 +270,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   }
 
   // One trusted hop: ctx.ip is the address the proxy wrote last, as trustedClientAddress reads it.
-  const app = linearQuery(new Koa({ proxy: options.trustProxy ?? false, maxIpsCount: 1 }));
+  const app = leanKoa(new Koa({ proxy: options.trustProxy ?? false, maxIpsCount: 1 }));
   app.silent = true;
   app.use(answeringErrors(handle, options.errors));
 
