@@ -12,7 +12,6 @@ import { dropClaimedUser, dropPathOverrides } from './claimed-user';
 import { DEFAULT_BODY_LIMIT, declaredTooLarge, guardStreamedBody, hasUnsizedBody, payloadTooLarge, type StreamedBodyGuard } from './body-limit';
 import { ConfigError, type ConfigProblem } from './config/problems';
 import type { GatewayConfig } from './config/schema';
-import { dispatchInProcess } from './dispatch';
 import { NO_EVENTS, type GatewayEvents } from './events';
 import { applyRequestEdits, applyResponseEdits } from './header-edits';
 import { dropNominatedHeaders } from './hop-by-hop';
@@ -168,7 +167,15 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
       if (target.kind === 'redirect') {
         answerRedirect(ctx, target.redirect, route, path);
       } else if (target.kind === 'in-process') {
-        await dispatchInProcess(ctx, target.handler, forwardPath);
+        // The module runs on this context with the rewritten path, as koa-mount
+        // runs a mounted app; the gateway's path is back afterwards, whatever happened.
+        const seen = ctx.path;
+        if (forwardPath !== seen) setPath(ctx, forwardPath);
+        try {
+          await target.handler(ctx);
+        } finally {
+          setPath(ctx, seen);
+        }
         // A body that failed under the module (too long, malformed) is answered for it.
         const failed = bodyFailure(ctx.req);
         if (failed !== undefined) throw failed;
