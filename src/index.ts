@@ -13,9 +13,38 @@ export * as bookings from './bookings';
 export * as diag from './diag';
 export * as cors from './cors';
 export * as telemetry from './telemetry';
-export { createGateway, loadConfig, ConfigError, type GatehouseModule, type GatewayConfig } from './gateway';
-export { createAuthService } from './auth';
-export { createRateLimitService, createRateLimitGrpcServer } from './ratelimit';
-export { createApiApp, createApiModule, createV1App, createV2App } from './api';
-export { createBookingModule, createHotelBookingModule, createCarBookingModule } from './bookings';
-export { createDiagModule } from './diag';
+export {
+  createGateway,
+  loadConfig,
+  ConfigError,
+  RATE_LIMIT_METADATA_STATE,
+  type Gateway,
+  type GatewayOptions,
+  type GatehouseModule,
+  type GatewayConfig,
+} from './gateway';
+export { createAuthService, type AuthService, type AuthServiceOptions } from './auth';
+export {
+  createRateLimitService,
+  createRateLimitGrpcServer,
+  type RateLimitService,
+  type RateLimitServiceOptions,
+  type RateLimitGrpcServer,
+  type RateLimitGrpcServerOptions,
+  type QuotaModeMetadata,
+  type MetadataValue,
+  type RateLimiter,
+} from './ratelimit';
+export { createApiApp, createApiModule, createV1App, createV2App, type ApiDeps } from './api';
+export {
+  createBookingModule,
+  createHotelBookingModule,
+  createCarBookingModule,
+  openBookingDatabase,
+  type BookingModule,
+  type BookingModuleOptions,
+  type BookingDatabase,
+  type BookingDatabaseOptions,
+} from './bookings';
+export { createDiagModule, type DiagModuleOptions } from './diag';
+export { createServiceApp, type ServiceAppOptions } from './http';

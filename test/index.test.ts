@@ -1,51 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import ts from 'typescript';
 import { REPO_ROOT } from './support/process';
-
-interface Manifest {
-  main: string;
-  types: string;
-  bin: Record<string, string>;
-  exports: Record<string, string | Record<string, string>>;
-  dependencies: Record<string, string>;
-}
-
-const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as Manifest;
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * Runs a command to its end. The environment loses what would change it: the
- * gateway's variables, and NODE_OPTIONS, so that no TypeScript loader comes along.
- * A server it runs stops without a drain delay.
- */
-async function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
-  const clean = { ...process.env };
-  for (const name of ['NODE_OPTIONS', 'NODE_PATH', 'HOST', 'PORT', 'GRPC_PORT', 'GATEHOUSE_CONFIG', 'REDIS_URL', 'TLS_CERT', 'TLS_KEY', 'GRPC_MAX_MESSAGE_BYTES', 'MAX_DESCRIPTOR_ENTRIES']) delete clean[name];
-  const child = spawn(command, args, { cwd, env: { ...clean, LOG_LEVEL: 'silent', DRAIN_DELAY_MS: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const out = { stdout: '', stderr: '' };
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out.stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (out.stderr += chunk));
-  const [code] = (await once(child, 'close')) as [number | null];
-  return { code, ...out };
-}
-
-/** Every file under `dir`, relative to it, with `/` between names. */
-function walk(dir: string, base = dir): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? walk(join(dir, e.name), base) : [relative(base, join(dir, e.name)).split('\\').join('/')],
-  );
-}
+import { manifest as pkg, packedProject, run, startServer, walk } from './support/package';
+import { freshDataDir } from './support/pglite';
 
 /** The package a bare specifier names: `koa`, `@grpc/grpc-js`, `protobufjs` for `protobufjs/ext/descriptor`. */
 function packageOf(specifier: string): string {
@@ -86,23 +46,7 @@ describe('the gatehouse package', function () {
 
   before(async function () {
     this.timeout(180_000);
-    project = mkdtempSync(join(tmpdir(), 'gatehouse-package-'));
-    const pack = await run('npm', ['pack', '--json', '--pack-destination', project], REPO_ROOT);
-    assert.equal(pack.code, 0, pack.stderr);
-    const [{ filename, files }] = JSON.parse(pack.stdout) as [{ filename: string; files: { path: string }[] }];
-    packed = files.map((f) => f.path);
-    installed = join(project, 'node_modules', 'gatehouse');
-    mkdirSync(installed, { recursive: true });
-    const untar = await run('tar', ['xzf', join(project, filename), '-C', installed, '--strip-components=1'], project);
-    assert.equal(untar.code, 0, untar.stderr);
-    // Its dependencies, and what the user's own code uses (koa, koa-mount and their types), as the repository has them.
-    for (const name of readdirSync(join(REPO_ROOT, 'node_modules'))) {
-      if (!name.startsWith('.')) symlinkSync(join(REPO_ROOT, 'node_modules', name), join(project, 'node_modules', name));
-    }
-  });
-
-  after(() => {
-    if (project) rmSync(project, { recursive: true, force: true });
+    ({ project, installed, packed } = await packedProject());
   });
 
   it('holds the compiled library, its command, the protos and the demo config, and no sources, tests or stale output', () => {
@@ -158,25 +102,16 @@ describe('the gatehouse package', function () {
     assert.equal(check.code, 0, check.stderr);
     assert.match(check.stdout, /config: OK\n/);
     // start serves gRPC too: the protos are read from the package.
-    const script = `
-      const { spawn } = require('node:child_process');
-      const child = spawn(process.execPath, [${JSON.stringify(bin)}, 'start', '--port', '0', '--grpc-port', '0', '--no-watch', '--config', ${JSON.stringify(join(installed, 'config'))}], { stdio: ['ignore', 'pipe', 'inherit'] });
-      let out = '';
-      // A start line this test does not know fails the test, rather than leaving a server behind.
-      const guard = setTimeout(() => { console.log('no start line in: ' + out); child.kill('SIGKILL'); }, 20000);
-      child.stdout.setEncoding('utf8').on('data', async (chunk) => {
-        out += chunk;
-        const m = /listening on (\\S+) \\(gRPC rate limits on [^;)]+; config folder /.exec(out);
-        if (!m || child.answered) return;
-        child.answered = true;
-        clearTimeout(guard);
-        const res = await fetch(m[1] + '/v1/messages/1');
-        console.log(res.status, (await res.json()).content);
-        child.kill('SIGTERM');
-      });
-      child.on('exit', (code) => console.log('exit', code));`;
-    const start = await run(process.execPath, ['-e', script], project);
-    assert.equal(start.stdout, '200 Welcome to Gatehouse, Alice.\nexit 0\n', start.stderr);
+    const args = [bin, 'start', '--port', '0', '--grpc-port', '0', '--no-watch', '--config', join(installed, 'config')];
+    // The installed package's own PGlite keeps the bookings, in a folder of this test's.
+    const server = await startServer(process.execPath, args, project, { GATEHOUSE_DATA: await freshDataDir() });
+    assert.match(server.output(), /listening on \S+ \(gRPC rate limits on [^;)]+; config folder /);
+    const res = await fetch(`${server.url}/v1/messages/1`);
+    assert.equal(res.status, 200);
+    assert.equal(((await res.json()) as { content: string }).content, 'Welcome to Gatehouse, Alice.');
+    server.child.kill('SIGTERM');
+    const ended = await server.ended();
+    assert.equal(ended.code, 0, ended.stderr);
   });
 
   it('is required from CommonJS and imported from an ES module, without a TypeScript loader, and serves the demo', async () => {
@@ -189,7 +124,7 @@ describe('the gatehouse package', function () {
     writeFileSync(join(project, 'use.cjs'), `(async () => { ${body("const { createGatehouse } = require('gatehouse');")} })();`);
     writeFileSync(join(project, 'use.mjs'), body("import { createGatehouse } from 'gatehouse';"));
     for (const file of ['use.cjs', 'use.mjs']) {
-      const used = await run(process.execPath, [file], project);
+      const used = await run(process.execPath, [file], project, { GATEHOUSE_DATA: await freshDataDir() });
       assert.equal(used.stdout, '200 Welcome to Gatehouse, Alice.\n', `${file}: ${used.stderr}`);
       assert.equal(used.code, 0, `${file}: ${used.stderr}`);
     }
@@ -220,7 +155,9 @@ describe('the gatehouse package', function () {
         await gatehouse.stop();
       })();`;
     writeFileSync(join(project, 'large.cjs'), script);
-    const used = await run(process.execPath, ['large.cjs'], project);
+    // One data folder for the library's gateway and, once it has exited, the command's.
+    const data = { GATEHOUSE_DATA: await freshDataDir() };
+    const used = await run(process.execPath, ['large.cjs'], project, data);
     assert.equal(
       used.stdout,
       'start 200\nreload true 200 404\nbomb false DIR/bomb.yaml: YAML: uses aliases more than 100 times: refused, as a file that expands without bound would be 200\n',
@@ -231,23 +168,11 @@ describe('the gatehouse package', function () {
     assert.equal(check.code, 1, check.stdout);
     assert.match(check.stderr, /bomb\.yaml: YAML: uses aliases more than 100 times/);
     rmSync(join(folder, 'bomb.yaml'));
-    const start = `
-      const { spawn } = require('node:child_process');
-      const child = spawn(process.execPath, [${JSON.stringify(bin)}, 'start', '--port', '0', '--grpc-port', '0', '--no-watch', '--config', ${JSON.stringify(folder)}], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, LOG_LEVEL: 'warn' } });
-      let out = '';
-      const guard = setTimeout(() => { console.log('no start line in: ' + out); child.kill('SIGKILL'); }, 30000);
-      child.stdout.setEncoding('utf8').on('data', async (chunk) => {
-        out += chunk;
-        const m = /listening on (\\S+) /.exec(out);
-        if (!m || child.answered) return;
-        child.answered = true;
-        clearTimeout(guard);
-        console.log((await fetch(m[1] + '/q999/messages/1')).status);
-        child.kill('SIGTERM');
-      });
-      child.on('exit', (code) => console.log('exit', code));`;
-    const started = await run(process.execPath, ['-e', start], project);
-    assert.equal(started.stdout, '200\nexit 0\n', started.stderr);
+    const server = await startServer(process.execPath, [bin, 'start', '--port', '0', '--grpc-port', '0', '--no-watch', '--config', folder], project, { LOG_LEVEL: 'warn', ...data });
+    assert.equal((await fetch(`${server.url}/q999/messages/1`)).status, 200);
+    server.child.kill('SIGTERM');
+    const ended = await server.ended();
+    assert.equal(ended.code, 0, ended.stderr);
   });
 
   it('lets an app import its index only, not the files behind it, whose names may change', async () => {
@@ -286,29 +211,5 @@ describe('the gatehouse package', function () {
       return where + ts.flattenDiagnosticMessageText(d.messageText, '\n');
     });
     assert.deepEqual(problems, []);
-  });
-
-  describe('installed from a checkout without its devDependencies', () => {
-    let checkout: string;
-
-    before(() => {
-      // A checkout as `npm ci --omit=dev` leaves it: no TypeScript.
-      checkout = mkdtempSync(join(tmpdir(), 'gatehouse-checkout-'));
-      copyFileSync(join(REPO_ROOT, 'package.json'), join(checkout, 'package.json'));
-    });
-
-    after(() => rmSync(checkout, { recursive: true, force: true }));
-
-    it('prepares without building dist/, since npm start runs the sources', async () => {
-      const prepared = await run('npm', ['run', 'prepare'], checkout);
-      assert.equal(prepared.code, 0, prepared.stderr);
-      assert.match(prepared.stdout, /dist\/ is not built/);
-    });
-
-    it('refuses to pack a package without its compiled library', async () => {
-      const pack = await run('npm', ['pack', '--dry-run'], checkout);
-      assert.notEqual(pack.code, 0);
-      assert.match(pack.stderr, /building dist\/ needs TypeScript/);
-    });
   });
 });

@@ -54,7 +54,7 @@ export interface DeploymentSpec {
 /** The environment of every node process: production, none of the variables that would change what Gatehouse does. */
 function nodeEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', ...extra };
-  for (const name of ['HOST', 'PORT', 'GRPC_PORT', 'GATEHOUSE_CONFIG', 'REDIS_URL', 'TLS_CERT', 'TLS_KEY', 'LOG_LEVEL', 'NODE_OPTIONS']) {
+  for (const name of ['HOST', 'PORT', 'GRPC_PORT', 'GATEHOUSE_CONFIG', 'REDIS_URL', 'DATABASE_URL', 'GATEHOUSE_DATA', 'TLS_CERT', 'TLS_KEY', 'LOG_LEVEL', 'NODE_OPTIONS']) {
     if (!(name in extra)) delete env[name];
   }
   return env;

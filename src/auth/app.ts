@@ -5,7 +5,7 @@
  * client accepts.
  */
 import type Koa from 'koa';
-import { createFormatterRegistry, createServiceApp, HttpError, setFormattedBody, type FormatterRegistry } from '../http';
+import { createFormatterRegistry, createServiceApp, headerName, HttpError, setFormattedBody, type FormatterRegistry } from '../http';
 import { repeatedAuthorization } from './basic';
 import type { AuthDecision, Authenticator } from './types';
 
@@ -68,7 +68,7 @@ export function createAuthApp(authenticator: Authenticator): Koa {
     const decision = await authenticator.authenticate({ method: ctx.method, url: ctx.url, headers: asked });
     const headers: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(decision.headers)) {
-      if (name !== 'content-type' && name !== 'content-length') headers[name] = value;
+      if (name !== 'content-type' && name !== 'content-length') headers[headerName(name)] = value;
     }
     if (decision.status >= 400) {
       const single: Record<string, string> = {};

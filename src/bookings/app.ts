@@ -24,6 +24,8 @@ import {
   type CollectionSpec,
 } from '../http';
 import type { CatalogueItem, KindSpec } from './kinds';
+import { DatabaseUnavailableError } from './database';
+import { idempotencyKeyOf, IdempotencyKeyInFlight, IdempotencyKeyReused } from './idempotency';
 import { bookingRequestParser } from './request';
 import { BOOKING_STATUSES, type Booking, type BookingStore } from './store';
 
@@ -58,6 +60,23 @@ export interface BookingAppOptions {
   bodyLimit?: number;
   /** The clock that says which start days have passed. */
   now?: () => Date;
+}
+
+/**
+ * What a store's failures are to the client: a database that is down or
+ * slow a 503 to retry (with the same `Idempotency-Key`, a create whose
+ * answer was lost is then answered, not made twice), a key used for another
+ * request a 422, a key whose first request is still being made a 409.
+ */
+async function storeErrors(ctx: Context, next: () => Promise<unknown>): Promise<void> {
+  try {
+    await next();
+  } catch (err) {
+    if (err instanceof DatabaseUnavailableError) throw new HttpError(503, `${err.message}: try again`, { headers: { 'Retry-After': '1' }, cause: err });
+    if (err instanceof IdempotencyKeyReused) throw new HttpError(422, err.message, { cause: err });
+    if (err instanceof IdempotencyKeyInFlight) throw new HttpError(409, err.message, { headers: { 'Retry-After': '1' }, cause: err });
+    throw err;
+  }
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -172,14 +191,17 @@ export function createBookingApp(options: BookingAppOptions): Koa {
 
   router.post(`${bookingsPath}/`, async (ctx) => {
     const user = userOf(ctx);
+    const idempotencyKey = idempotencyKeyOf(ctx.req.rawHeaders);
     const request = parseRequest(await readJson(ctx, bodyLimit));
     if (!catalogue().byId.has(request.itemId)) {
       throw new HttpError(400, `${spec.itemField}: no ${spec.kind} has the id ${request.itemId}`);
     }
-    const booking = await store.create({ ...request, user });
+    const { booking, replayed } = await store.create({ ...request, user }, { idempotencyKey });
     const body = present(ctx, booking);
+    // A retry gets the first answer again, said to be one (as Stripe says it).
     ctx.status = 201;
     ctx.set('Location', body.url as string);
+    if (replayed) ctx.set('Idempotent-Replayed', 'true');
     ctx.body = body;
   });
 
@@ -222,6 +244,7 @@ export function createBookingApp(options: BookingAppOptions): Koa {
   });
 
   const app = createServiceApp({ proxy: options.proxy });
+  app.use(storeErrors);
   app.use(routes(router));
   app.use(allowedMethods(router));
   return app;

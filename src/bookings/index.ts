@@ -29,5 +29,31 @@ export {
   BOOKINGS_FILE,
   type BookingData,
 } from './data';
-export { createMemoryBookingStore, type Booking, type BookingDraft, type BookingStatus, type BookingStore, type MemoryBookingStoreOptions } from './store';
+export {
+  createMemoryBookingStore,
+  IDEMPOTENCY_KEY_TTL_MS,
+  type Booking,
+  type BookingDraft,
+  type BookingStatus,
+  type BookingStore,
+  type CreateOptions,
+  type Created,
+  type MemoryBookingStoreOptions,
+} from './store';
+export { idempotencyKeyOf, IdempotencyKeyInFlight, IdempotencyKeyReused, IDEMPOTENCY_KEY_HEADER } from './idempotency';
+export {
+  openBookingDatabase,
+  checkDatabaseUrl,
+  describeDatabaseUrl,
+  DatabaseUnavailableError,
+  DataFolderInUseError,
+  SchemaTooNewError,
+  DEFAULT_DATABASE_TIMEOUT_MS,
+  DEFAULT_SCHEMA,
+  MIGRATIONS,
+  type BookingDatabase,
+  type BookingDatabaseOptions,
+  type DatabaseFailure,
+  type Migration,
+} from './database';
 export { KINDS, BOOKING_KINDS, kindSpec, type BookingKind, type CatalogueItem, type KindSpec } from './kinds';

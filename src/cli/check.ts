@@ -9,6 +9,7 @@ import { DEFAULT_FILE_SIZE_LIMIT, errorText, fileSystemSource } from '../files';
 import { createBuiltinModules, loadFolder } from '../gatehouse';
 import { ConfigError, createGateway, upstreamSummary, type GatehouseModule, type RouteSnapshot } from '../gateway';
 import { createLogger } from '../telemetry';
+import { emissaryReportText } from './check-emissary';
 
 export interface CheckReport {
   ok: boolean;
@@ -94,11 +95,24 @@ export function routeTable(routes: readonly RouteSnapshot[]): string {
   return [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
 }
 
-/** Validates a config folder as `start` would read it, each file at most `fileSizeLimit` bytes (default 8 MiB). */
-export async function checkFolder(dir: string, fileSizeLimit: number = DEFAULT_FILE_SIZE_LIMIT): Promise<CheckReport> {
+/** How {@link checkFolder} reads the folder. */
+export interface CheckFolderOptions {
+  /** The largest file read, in bytes. Default 8 MiB. */
+  fileSizeLimit?: number;
+  /** This gateway's `ambassador_id`: the records served are those that name it. Default `default`. */
+  ambassadorId?: string;
+}
+
+/** Validates a config folder as `start` would read it. */
+export async function checkFolder(dir: string, options: CheckFolderOptions = {}): Promise<CheckReport> {
   const configDir = resolve(dir);
-  const files = await loadFolder(configDir, { records: true, limits: true, users: 'present', bookings: 'present' }, { source: fileSystemSource, fileSizeLimit });
-  const warnings = files.warnings.map((w) => `warning: ${w}\n`).join('');
+  const fileSizeLimit = options.fileSizeLimit ?? DEFAULT_FILE_SIZE_LIMIT;
+  const files = await loadFolder(
+    configDir,
+    { records: true, limits: true, users: 'present', bookings: 'present' },
+    { source: fileSystemSource, fileSizeLimit, ambassadorId: options.ambassadorId },
+  );
+  const warnings = files.warnings.map((w) => `warning: ${w}\n`).join('') + emissaryReportText(files.emissary);
   if (files.problems.length > 0 || files.config === undefined) return { ok: false, text: `${files.problems.map((p) => p.text).join('\n')}\n${warnings}` };
 
   let modules: GatehouseModule[];

@@ -7,14 +7,19 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { ConfigError } from '../gateway';
-import { hostPort } from '../http';
-import { checkFolder } from './check';
-import { logGrpcThrough } from './grpc-log';
-import { isServable, serveModule, SERVABLE_MODULES } from './serve';
+import { isBookingModule, isServable, SERVABLE_MODULES } from './servable';
 import { runUntilSignal } from './signals';
 import { parseByteSize } from '../files';
-import { createGatehouse, envFileSizeLimit } from '../gatehouse';
+
+// What a command runs is loaded when it runs: help, the version and a
+// mistake on the command line are answered without loading the gateway,
+// its gRPC server and their libraries (half a second of a start).
+type Gateway = typeof import('../gateway');
+type Http = typeof import('../http');
+type GatehouseModule = typeof import('../gatehouse');
+type Check = typeof import('./check');
+type GrpcLog = typeof import('./grpc-log');
+type Serve = typeof import('./serve');
 
 const USAGE = `Usage: gatehouse <command> [options]
 
@@ -37,6 +42,15 @@ Options (each also read from the environment variable in brackets):
   --port <n>         HTTP port [PORT] (default 8080)
   --grpc-port <n>    gRPC port [GRPC_PORT] (default 8081)
   --redis <url>      Redis for rate-limit counters [REDIS_URL] (default: in memory)
+  --ambassador-id <id>
+                     serve the records whose ambassador_id names <id> (or that
+                     name none, for default) [AMBASSADOR_ID] (default default)
+  --database-url <url>  PostgreSQL for bookings, shared by every process [DATABASE_URL]
+  --data <dir>       folder of the embedded bookings database, without
+                     --database-url [GATEHOUSE_DATA] (default: data beside the config folder)
+  --database-timeout-ms <n>
+                     answer 503 when a bookings database call takes longer
+                     [DATABASE_TIMEOUT_MS] (default 5000)
   --tls-cert <file>  serve HTTPS with this certificate [TLS_CERT]
   --tls-key <file>   and this key [TLS_KEY]
   --drain-delay-ms <n>
@@ -61,17 +75,19 @@ Options (each also read from the environment variable in brackets):
 LOG_LEVEL sets what is logged on stdout: trace, debug, info (the default,
 with one access line a request), warn, error, fatal or silent.
 SIGHUP reloads the config folder, as a change in it does. A second SIGTERM
-or SIGINT stops at once.
+or SIGINT stops at once. Run through npx or an npm script, it also stops
+once the npm process that started it is gone.
 Exit status: 1 when it cannot start (the problem is on stderr), 2 for a
 mistake on the command line; 0 once stopped by SIGTERM or SIGINT.`;
 
-const CHECK_USAGE = `Usage: gatehouse check [dir] [--file-size-limit <size>]
+const CHECK_USAGE = `Usage: gatehouse check [dir] [--file-size-limit <size>] [--ambassador-id <id>]
 
 Validates a config folder (default GATEHOUSE_CONFIG, else ./config): the gateway
 records, the rate limits, the users file and the booking data. Prints the route
-table in match order, or every problem; exits 1 when there is a problem.
-A file larger than --file-size-limit [GATEHOUSE_FILE_SIZE_LIMIT] (default 8m)
-is a problem, as it is to start.`;
+table in match order, what each Emissary resource became, and the records of
+another ambassador_id (AMBASSADOR_ID, default default), or every problem;
+exits 1 when there is a problem. A file larger than --file-size-limit
+[GATEHOUSE_FILE_SIZE_LIMIT] (default 8m) is a problem, as it is to start.`;
 
 const SERVE_USAGE = `Usage: gatehouse serve <module> [options]
 
@@ -83,6 +99,12 @@ Options:
   --host <addr>      listen address [HOST] (default 127.0.0.1)
   --config <dir>     config folder for the module's files [GATEHOUSE_CONFIG] (default ./config)
   --redis <url>      ratelimit only: Redis for counters [REDIS_URL]
+  --database-url <url>  hotel-booking, car-booking: PostgreSQL for bookings [DATABASE_URL]
+  --data <dir>       hotel-booking, car-booking: folder of the embedded bookings
+                     database [GATEHOUSE_DATA] (default: data beside the config folder)
+  --database-timeout-ms <n>
+                     hotel-booking, car-booking: answer 503 when a database
+                     call takes longer [DATABASE_TIMEOUT_MS] (default 5000)
   --file-size-limit <size>
                      largest file read [GATEHOUSE_FILE_SIZE_LIMIT] (default 8m)
   --drain-delay-ms <n>
@@ -102,6 +124,9 @@ const common = {
   host: { type: 'string' },
   port: { type: 'string' },
   redis: { type: 'string' },
+  'database-url': { type: 'string' },
+  data: { type: 'string' },
+  'database-timeout-ms': { type: 'string' },
   'file-size-limit': { type: 'string' },
   'drain-delay-ms': { type: 'string' },
   'grpc-max-message-bytes': { type: 'string' },
@@ -133,9 +158,12 @@ function limitOptions(values: Record<string, string | boolean | undefined>) {
 
 class UsageError extends Error {}
 
-/** `--file-size-limit`, else GATEHOUSE_FILE_SIZE_LIMIT, else the default. */
-function fileSizeLimitOption(value: string | undefined): number {
-  if (value === undefined) return envFileSizeLimit(process.env.GATEHOUSE_FILE_SIZE_LIMIT);
+/**
+ * `--file-size-limit`; `undefined` without it, for the command to read
+ * GATEHOUSE_FILE_SIZE_LIMIT, else the default, once it has loaded what it runs.
+ */
+function fileSizeLimitOption(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
   try {
     return parseByteSize(value, '--file-size-limit');
   } catch (err) {
@@ -165,23 +193,32 @@ async function start(args: string[]): Promise<number | undefined> {
       'tls-key': { type: 'string' },
       'no-watch': { type: 'boolean' },
       'cluster-domain': { type: 'string' },
+      'ambassador-id': { type: 'string' },
     },
   });
   if (values.help) return print(START_USAGE);
   refuseEmpty(values);
   if (Boolean(values['tls-cert']) !== Boolean(values['tls-key'])) throw new UsageError('--tls-cert and --tls-key go together');
-  const gatehouse = await createGatehouse({
+  const options = {
     configDir: values.config,
     host: values.host,
     port: portOption(values.port, '--port'),
     grpcPort: portOption(values['grpc-port'], '--grpc-port'),
     redisUrl: values.redis,
+    databaseUrl: values['database-url'],
+    dataDir: values.data,
+    databaseTimeoutMs: countOption(values['database-timeout-ms'], '--database-timeout-ms', 1),
     tls: values['tls-cert'] && values['tls-key'] ? { cert: values['tls-cert'], key: values['tls-key'] } : undefined,
     watch: !values['no-watch'],
     fileSizeLimit: fileSizeLimitOption(values['file-size-limit']),
     clusterDomain: values['cluster-domain'],
+    ambassadorId: values['ambassador-id'],
     ...limitOptions(values),
-  });
+  };
+  const { createGatehouse, describeStorage } = require('../gatehouse') as GatehouseModule;
+  const { hostPort } = require('../http') as Http;
+  const { logGrpcThrough } = require('./grpc-log') as GrpcLog;
+  const gatehouse = await createGatehouse(options);
   logGrpcThrough(gatehouse.logger);
   const listening = await gatehouse.start().catch(async (err) => {
     await gatehouse.stop();
@@ -191,18 +228,29 @@ async function start(args: string[]): Promise<number | undefined> {
   // Handlers first: whoever waits for the line may signal as soon as it is read.
   runUntilSignal(() => gatehouse.stop(), gatehouse.logger, () => gatehouse.reload());
   // Which folder is served matters as much as where: GATEHOUSE_CONFIG or a
-  // relative --config may not be the folder the user has just edited.
-  process.stdout.write(`gatehouse listening on ${listening.url} (${grpc}config folder ${gatehouse.options.configDir})\n`);
+  // relative --config may not be the folder the user has just edited. So does
+  // where the bookings go: a data folder beside another config is another database.
+  process.stdout.write(`gatehouse listening on ${listening.url} (${grpc}config folder ${gatehouse.options.configDir}; bookings: ${describeStorage(gatehouse.options)})\n`);
   return undefined;
 }
 
 async function check(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, options: { help: common.help, 'file-size-limit': common['file-size-limit'] }, allowPositionals: true });
+  const { values, positionals } = parseArgs({
+    args,
+    options: { help: common.help, 'file-size-limit': common['file-size-limit'], 'ambassador-id': { type: 'string' } },
+    allowPositionals: true,
+  });
   if (values.help) return print(CHECK_USAGE);
   refuseEmpty(values);
   if (positionals.length > 1) throw new UsageError('check takes one folder');
   if (positionals[0]?.trim() === '') throw new UsageError('check needs a folder name, not an empty one');
-  const report = await checkFolder(positionals[0] ?? (process.env.GATEHOUSE_CONFIG || 'config'), fileSizeLimitOption(values['file-size-limit']));
+  const fileSizeLimit = fileSizeLimitOption(values['file-size-limit']);
+  const { checkFolder } = require('./check') as Check;
+  const { envFileSizeLimit } = require('../gatehouse') as GatehouseModule;
+  const report = await checkFolder(positionals[0] ?? (process.env.GATEHOUSE_CONFIG || 'config'), {
+    fileSizeLimit: fileSizeLimit ?? envFileSizeLimit(process.env.GATEHOUSE_FILE_SIZE_LIMIT),
+    ambassadorId: values['ambassador-id'] ?? (process.env.AMBASSADOR_ID || undefined),
+  });
   if (report.ok) process.stdout.write(report.text);
   else process.stderr.write(report.text);
   return report.ok ? 0 : 1;
@@ -217,19 +265,27 @@ async function serve(args: string[]): Promise<number | undefined> {
   if (!isServable(name)) throw new UsageError(`unknown module '${name}'; modules: ${SERVABLE_MODULES.join(', ')}`);
   // Silently ignored, it would leave the user believing counters are shared.
   if (values.redis !== undefined && name !== 'ratelimit') throw new UsageError(`--redis is for ratelimit only: ${name} keeps no counters`);
+  for (const option of ['database-url', 'data', 'database-timeout-ms'] as const) {
+    if (values[option] !== undefined && !isBookingModule(name)) throw new UsageError(`--${option} is for hotel-booking and car-booking only: ${name} keeps no bookings`);
+  }
   for (const option of ['grpc-max-message-bytes', 'max-descriptor-entries'] as const) {
     if (values[option] !== undefined && name !== 'ratelimit') throw new UsageError(`--${option} is for ratelimit only: ${name} serves HTTP`);
   }
-  const served = await serveModule(name, {
+  const options = {
     configDir: values.config,
     host: values.host,
     port: portOption(values.port, '--port'),
     redisUrl: values.redis,
+    databaseUrl: values['database-url'],
+    dataDir: values.data,
+    databaseTimeoutMs: countOption(values['database-timeout-ms'], '--database-timeout-ms', 1),
     fileSizeLimit: fileSizeLimitOption(values['file-size-limit']),
     ...limitOptions(values),
-  });
+  };
+  const { serveModule } = require('./serve') as Serve;
+  const served = await serveModule(name, options);
   runUntilSignal(() => served.stop());
-  const about = [served.protocol, served.configDir && `config folder ${served.configDir}`].filter(Boolean).join('; ');
+  const about = [served.protocol, served.configDir && `config folder ${served.configDir}`, served.bookings && `bookings: ${served.bookings}`].filter(Boolean).join('; ');
   process.stdout.write(`${name} listening on ${served.address}${about && ` (${about})`}\n`);
   return undefined;
 }
@@ -271,7 +327,8 @@ export async function main(argv: string[]): Promise<number | undefined> {
         throw new UsageError(`unknown command '${command}'`);
     }
   } catch (err) {
-    if (err instanceof ConfigError) {
+    // By its name first: a mistake on the command line needs no gateway loaded to be told.
+    if ((err as Error | null)?.name === 'ConfigError' && err instanceof (require('../gateway') as Gateway).ConfigError) {
       process.stderr.write(`gatehouse: the config cannot be served:\n${err.problems.map((p) => `  ${p.text}`).join('\n')}\n`);
       return 1;
     }

@@ -7,10 +7,12 @@ import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createApiModule } from '../api';
 import { createAuthService, type AuthService } from '../auth';
-import { createCarBookingModule, createHotelBookingModule, type BookingModule } from '../bookings';
+import { createCarBookingModule, createHotelBookingModule, DEFAULT_DATABASE_TIMEOUT_MS, type BookingModule, type BookingStore } from '../bookings';
 import { errorText, fileSystemSource } from '../files';
 import {
+  bookingDatabaseOptions,
   checkRedisUrl,
+  describeStorage,
   DRAIN_DELAY_MS,
   drainFor,
   envFileSizeLimit,
@@ -19,8 +21,10 @@ import {
   listen,
   listenFailure,
   loadFolder,
+  openBookingStorage,
   USERS_FILE,
   watchFolder,
+  type BookingStorage,
   type FolderWatcher,
   type FolderWants,
   type LoadedFolder,
@@ -40,22 +44,23 @@ import { hostPort } from '../http';
 import { createLogger, logAppErrors, type Logger } from '../telemetry';
 import { logGrpcThrough } from './grpc-log';
 
-export const SERVABLE_MODULES = ['api', 'auth', 'hotel-booking', 'car-booking', 'ratelimit'] as const;
+import { isBookingModule, SERVABLE_MODULES, type ServableModule } from './servable';
 
-/** A module name `serve` knows. */
-export type ServableModule = (typeof SERVABLE_MODULES)[number];
-
-/** Whether `serve` can run a module of this name. */
-export function isServable(name: string): name is ServableModule {
-  return (SERVABLE_MODULES as readonly string[]).includes(name);
-}
-
+export { isBookingModule, isServable, SERVABLE_MODULES, type ServableModule } from './servable';
 
 export interface ServeOptions {
   configDir?: string;
   host?: string;
   port?: number;
   redisUrl?: string;
+  /** hotel-booking, car-booking: PostgreSQL for the bookings. Default `DATABASE_URL`; without it, PGlite in `dataDir`. */
+  databaseUrl?: string;
+  /** hotel-booking, car-booking: PGlite's folder. Default `GATEHOUSE_DATA`, else `data` beside the config folder. */
+  dataDir?: string;
+  /** hotel-booking, car-booking: keep bookings in memory instead (gone on stop). */
+  bookingStore?: 'database' | 'memory';
+  /** hotel-booking, car-booking: how long a database call may take before the request is answered 503, in ms. Default `DATABASE_TIMEOUT_MS`, else 5000. */
+  databaseTimeoutMs?: number;
   /**
    * Re-read the module's files when they change (users, limits, booking
    * data), as `gatehouse start` does. Default true.
@@ -78,6 +83,8 @@ export interface Served {
   protocol?: string;
   /** The folder the module reads its files from; none for a module that reads none. */
   configDir?: string;
+  /** Where a booking service keeps its bookings, in words (`PGlite in /srv/data`). */
+  bookings?: string;
   stop(): Promise<void>;
 }
 
@@ -129,7 +136,14 @@ function watchModule(
   });
 }
 
-function httpModule(name: string, configDir: string, files: LoadedFolder | undefined, folder: LoadFolderOptions, logger: Logger): GatehouseModule {
+function httpModule(
+  name: string,
+  configDir: string,
+  files: LoadedFolder | undefined,
+  folder: LoadFolderOptions,
+  logger: Logger,
+  store?: BookingStore,
+): GatehouseModule {
   const bookingData = files?.bookings ? { configDir, data: files.bookings, fileSizeLimit: folder.fileSizeLimit } : {};
   switch (name) {
     case 'api':
@@ -141,9 +155,9 @@ function httpModule(name: string, configDir: string, files: LoadedFolder | undef
       // the folder it first found, and miss a repointed link or a swapped folder.
       return createAuthService({ usersFile: join(configDir, USERS_FILE), users: files?.users, fileSizeLimit: folder.fileSizeLimit, logger: logger.child({ module: 'auth' }) });
     case 'hotel-booking':
-      return createHotelBookingModule({ ...bookingData, proxy: true });
+      return createHotelBookingModule({ ...bookingData, proxy: true, store });
     case 'car-booking':
-      return createCarBookingModule({ ...bookingData, proxy: true });
+      return createCarBookingModule({ ...bookingData, proxy: true, store });
     default:
       throw new Error(`unknown module '${name}'; modules: ${SERVABLE_MODULES.join(', ')}`);
   }
@@ -187,7 +201,9 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
   // Everything the environment says is checked before anything listens: a
   // mistake found later would leave a server open, and the process running.
   const port = options.port ?? (name === 'ratelimit' ? envPort(process.env.GRPC_PORT, 'GRPC_PORT', 8081) : envPort(process.env.PORT, 'PORT', 8080));
+  const databaseOptions = isBookingModule(name) ? bookingDatabaseOptions(options, configDir) : undefined;
   const drainDelayMs = options.drainDelayMs ?? envNumber(process.env.DRAIN_DELAY_MS, 'DRAIN_DELAY_MS', DRAIN_DELAY_MS);
+  const databaseTimeoutMs = options.databaseTimeoutMs ?? (databaseOptions ? envNumber(process.env.DATABASE_TIMEOUT_MS, 'DATABASE_TIMEOUT_MS', DEFAULT_DATABASE_TIMEOUT_MS, 1) : DEFAULT_DATABASE_TIMEOUT_MS);
   const logger = createLogger();
   const folder: LoadFolderOptions = { source: fileSystemSource, fileSizeLimit: options.fileSizeLimit ?? envFileSizeLimit(process.env.GATEHOUSE_FILE_SIZE_LIMIT) };
   // The api module alone reads no file.
@@ -233,7 +249,16 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
     };
   }
 
-  const module = httpModule(name, configDir, files, folder, logger);
+  // A booking service alone keeps its bookings where `gatehouse start` would, and seeds its own kind only, from the data checked above.
+  const kind = name === 'car-booking' ? 'car' : 'hotel';
+  let storage: BookingStorage = {};
+  let bookings: string | undefined;
+  if (databaseOptions) {
+    const storageOptions = { configDir, bookingStore: options.bookingStore ?? 'database', ...databaseOptions, databaseTimeoutMs } as const;
+    storage = await openBookingStorage({ ...storageOptions, data: files?.bookings, fileSizeLimit: folder.fileSizeLimit, kinds: [kind], logger });
+    bookings = describeStorage(storageOptions);
+  }
+  const module = httpModule(name, configDir, files, folder, logger, storage.stores?.[kind]);
   logAppErrors(module.app!, logger);
   let server: RunningServer;
   try {
@@ -241,17 +266,20 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
   } catch (err) {
     // The auth service watches its users file: close it so that the process can end.
     await module.close?.();
+    await storage.database?.close();
     throw err;
   }
   const watcher = watch && name !== 'api' ? watchModule(name as Exclude<ServableModule, 'api'>, configDir, folder, useFilesOf(name, module, files), logger) : undefined;
   return {
     address: `http://${hostPort(host, server.port)}`,
     configDir: name === 'api' ? undefined : configDir,
+    bookings,
     async stop() {
       watcher?.close();
       await drainFor([server], drainDelayMs, logger);
       await server.close();
       await module.close?.();
+      await storage.database?.close();
     },
   };
 }

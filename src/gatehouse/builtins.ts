@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createApiModule } from '../api';
 import { createAuthService, type AuthService } from '../auth';
-import { BOOKINGS_FILE, createCarBookingModule, createHotelBookingModule, type BookingModule } from '../bookings';
+import { BOOKINGS_FILE, createCarBookingModule, createHotelBookingModule, type BookingKind, type BookingModule, type BookingStore } from '../bookings';
 import type { GatehouseModule } from '../gateway';
 import { createRateLimitService, createRedisStore, type RateLimitService, type RedisStore } from '../ratelimit';
 import type { Logger } from '../telemetry';
@@ -32,6 +32,8 @@ export interface BuiltinModules {
 export interface BuiltinOptions {
   configDir: string;
   redisUrl?: string;
+  /** Where the booking modules keep their bookings (./bookings); default, each its own in memory. */
+  bookingStores?: Record<BookingKind, BookingStore>;
   logger: Logger;
   /**
    * The folder's files as a folder check read them (users, limits, booking
@@ -56,7 +58,8 @@ export function createBuiltinModules(options: BuiltinOptions): BuiltinModules {
 
   const bookingData = files ? files.bookings !== undefined : existsSync(join(configDir, BOOKINGS_FILE));
   const bookingOptions = bookingData ? { configDir, data: files?.bookings, fileSizeLimit } : {};
-  const bookings = [createHotelBookingModule(bookingOptions), createCarBookingModule(bookingOptions)];
+  const stores = options.bookingStores;
+  const bookings = [createHotelBookingModule({ ...bookingOptions, store: stores?.hotel }), createCarBookingModule({ ...bookingOptions, store: stores?.car })];
   modules.push(...bookings);
 
   const usersFile = join(configDir, USERS_FILE);

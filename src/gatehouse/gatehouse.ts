@@ -37,13 +37,15 @@ import {
   type Metrics,
   type RouteCounters,
 } from '../telemetry';
+import type { BookingDatabase } from '../bookings';
+import { openBookingStorage } from './bookings';
 import { createBuiltinModules } from './builtins';
 import { keepHostHeaders } from './host-headers';
 import { listen, type RunningServer } from './http-server';
 import { listenFailure } from './listen-failure';
 import { drainFor } from './drain';
 import { loadFolder, type FolderWants, type LoadFolderOptions } from './folder';
-import { redisReadiness } from './readiness';
+import { allReady, redisReadiness } from './readiness';
 import { createReloader, type ReloadOutcome, type Reloader } from './reload';
 import { resolveOptions, type GatehouseOptions, type ResolvedOptions } from './options';
 import { followTlsFiles, warnOfValidity } from './tls-files';
@@ -75,6 +77,8 @@ export interface Gatehouse {
   readonly modules: ModuleRegistry;
   /** The gRPC rate-limit server (not listening until `start()`); absent with `grpcPort: false`. */
   readonly grpcServer?: RateLimitGrpcServer;
+  /** The bookings database (PostgreSQL or PGlite); absent with `bookingStore: 'memory'`. */
+  readonly bookingDatabase?: BookingDatabase;
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly options: ResolvedOptions;
@@ -86,8 +90,8 @@ export interface Gatehouse {
   /**
    * Drains (`drainDelayMs`: still serving, not ready, every answer closing
    * its connection), then stops accepting, answers what was sent, lets
-   * requests in flight finish, closes gRPC, Redis and the modules; a start
-   * under way first finishes.
+   * requests in flight finish, closes gRPC, Redis, the modules and, last,
+   * the bookings database; a start under way first finishes.
    */
   stop(): Promise<void>;
   /**
@@ -119,6 +123,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     source: options.configSource,
     fileSizeLimit: options.fileSizeLimit,
     annotationDomain: options.annotationDomain,
+    ambassadorId: options.ambassadorId,
   };
   // Every file's problems in one report, the records' and the modules' alike, each naming its file.
   const files = await loadFolder(options.configDir, START_WANTS, folderOptions);
@@ -126,14 +131,24 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   let config: GatewayConfig = files.config;
   let loadedAt = new Date();
 
-  const builtins = createBuiltinModules({
-    configDir: options.configDir,
-    redisUrl: options.redisUrl,
-    logger,
-    files,
-    fileSizeLimit: options.fileSizeLimit,
-    maxDescriptorEntries: options.maxDescriptorEntries,
-  });
+  // Seeded from the booking data the folder check read, not from a second reading of the file.
+  const storage = await openBookingStorage({ ...options, data: files.bookings, logger, metrics });
+  const bookingDatabase = storage.database;
+  let builtins: ReturnType<typeof createBuiltinModules>;
+  try {
+    builtins = createBuiltinModules({
+      configDir: options.configDir,
+      redisUrl: options.redisUrl,
+      bookingStores: storage.stores,
+      logger,
+      files,
+      fileSizeLimit: options.fileSizeLimit,
+      maxDescriptorEntries: options.maxDescriptorEntries,
+    });
+  } catch (err) {
+    await bookingDatabase?.close();
+    throw err;
+  }
   const registry = new Map<string, GatehouseModule>();
   for (const m of builtins.modules) registry.set(m.name, m);
 
@@ -169,7 +184,11 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   };
   const gatewayLogger = logger.child({ module: 'gateway' });
   const redis = builtins.redis;
-  const redisReady = redis ? redisReadiness(redis.client, logger.child({ module: 'ratelimit' })) : undefined;
+  // Redis and the bookings database asked together: an operator sees both when both are down.
+  const dependenciesReady = allReady([
+    redis && redisReadiness(redis.client, logger.child({ module: 'ratelimit' })),
+    bookingDatabase && (() => bookingDatabase.ready()),
+  ]);
   // Set as a stop begins: a load balancer that asks takes requests elsewhere while they are still answered.
   let draining = false;
   try {
@@ -187,7 +206,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       },
       readiness: () => {
         if (draining) throw new Error('the gateway is shutting down');
-        return redisReady?.();
+        return dependenciesReady?.();
       },
     });
     // Built in slices: an app that embeds it goes on answering meanwhile.
@@ -195,6 +214,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   } catch (err) {
     await gateway?.close();
     await Promise.all([...registry.values()].map((m) => m.close?.()));
+    await bookingDatabase?.close();
     throw err;
   }
   const gw = gateway;
@@ -287,6 +307,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     gateway: gw,
     modules: registry,
     grpcServer,
+    bookingDatabase,
     logger,
     metrics,
     options,
@@ -316,6 +337,8 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         await reloader.settled();
         await gw.close();
         await Promise.all([...registry.values()].map((m) => m.close?.()));
+        // Last: the booking modules answered their last request above.
+        await bookingDatabase?.close();
         logger.info('gatehouse stopped');
       })();
       return stopping;

@@ -7,6 +7,9 @@ import type Koa from 'koa';
 import type { Context, Middleware, Next } from 'koa';
 import type { ServerResponse } from 'node:http';
 
+/** Every outgoing message has it (Node 15.13); @types/node declares it on ClientRequest alone. */
+type WithRawNames = ServerResponse & { getRawHeaderNames(): string[] };
+
 /**
  * Every error handler of the gateway and its modules clears the headers of a
  * failed response, which are the handler's own when Gatehouse runs alone. Mounted
@@ -21,7 +24,8 @@ export function keepHostHeaders(app: Koa): Middleware {
   return function keepHost(ctx, next) {
     if (ctx.app === app) return next();
     const res = ctx.res;
-    const names = res.getHeaderNames();
+    // As the host spelt them: getHeaderNames() has them in lower case.
+    const names = (res as WithRawNames).getRawHeaderNames();
     if (names.length === 0) return next();
     return keepAround(ctx, next, names.map((name) => [name, res.getHeader(name)] as const));
   };

@@ -4,7 +4,17 @@
  * embedding app mounts it.
  */
 export { createGatehouse, METRICS_PATH, type Gatehouse, type Listening, type ReloadOutcome } from './gatehouse';
-export { checkRedisUrl, envFileSizeLimit, envNumber, envPort, resolveOptions, type GatehouseOptions, type ResolvedOptions } from './options';
+export {
+  bookingDatabaseOptions,
+  checkRedisUrl,
+  envFileSizeLimit,
+  envNumber,
+  envPort,
+  resolveOptions,
+  type GatehouseOptions,
+  type ResolvedOptions,
+} from './options';
+export { describeStorage, openBookingStorage, type BookingStorage, type BookingStorageOptions } from './bookings';
 export { createBuiltinModules, USERS_FILE, type BuiltinModules, type BuiltinOptions } from './builtins';
 export { DRAIN_DELAY_MS, KEEP_ALIVE_TIMEOUT_MS, listen, type ListenOptions, type RunningServer, type TlsFiles } from './http-server';
 export type { Rejected } from './refusals';

@@ -2,10 +2,12 @@
  * @module gatehouse/options
  * The options of a whole Gatehouse and their defaults, from code or from the
  * environment (`HOST`, `PORT`, `GRPC_PORT`, `GATEHOUSE_CONFIG`, `REDIS_URL`,
- * `TLS_CERT`, `TLS_KEY`, `GATEHOUSE_CLUSTER_DOMAIN`, `DRAIN_DELAY_MS`,
- * `GRPC_MAX_MESSAGE_BYTES`, `MAX_DESCRIPTOR_ENTRIES`, `GATEHOUSE_FILE_SIZE_LIMIT`).
+ * `DATABASE_URL`, `GATEHOUSE_DATA`, `TLS_CERT`, `TLS_KEY`, `GATEHOUSE_CLUSTER_DOMAIN`,
+ * `DRAIN_DELAY_MS`, `GRPC_MAX_MESSAGE_BYTES`, `MAX_DESCRIPTOR_ENTRIES`,
+ * `GATEHOUSE_FILE_SIZE_LIMIT`).
  */
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { checkDatabaseUrl, DEFAULT_DATABASE_TIMEOUT_MS } from '../bookings';
 import { DEFAULT_FILE_SIZE_LIMIT, fileSystemSource, parseByteSize, type ConfigFileSource } from '../files';
 import type { Logger } from '../telemetry';
 import type { GatehouseModule } from '../gateway';
@@ -25,12 +27,29 @@ export interface GatehouseOptions {
   grpcPort?: number | false;
   /** Redis for the rate-limit counters (`redis://host:port`). Default `REDIS_URL`; without it, memory. */
   redisUrl?: string;
+  /**
+   * PostgreSQL for the bookings (`postgres://user:password@host:5432/database`),
+   * shared by every process pointed at it. Default `DATABASE_URL`; without it,
+   * PGlite in `dataDir`.
+   */
+  databaseUrl?: string;
+  /** PGlite's folder for the bookings, made on the first start. Default `GATEHOUSE_DATA`, else `data` beside the config folder. */
+  dataDir?: string;
+  /**
+   * Where bookings are kept: `database` (PostgreSQL or PGlite, as above) or
+   * `memory` (gone on restart: for tests and embedding). Default `database`.
+   */
+  bookingStore?: 'database' | 'memory';
+  /** How long a call to the bookings database may take before the request is answered 503, in ms. Default `DATABASE_TIMEOUT_MS`, else 5000. */
+  databaseTimeoutMs?: number;
   /** Serve HTTPS with these files. Default from `TLS_CERT` and `TLS_KEY` when both are set. */
   tls?: TlsFiles;
   /** Modules of an embedding app, routable by name like the built-in ones (a same-named one replaces the built-in). */
   modules?: readonly GatehouseModule[];
   /** The domain part of the `<domain>/config` annotation. Default `gatehouse.io`. */
   annotationDomain?: string;
+  /** This gateway's `ambassador_id`: it serves the records that name it, or name none (`default`). Default `AMBASSADOR_ID`, else `default`. */
+  ambassadorId?: string;
   /** Largest request body in bytes. Default 1 MiB. */
   bodyLimit?: number;
   /** Kubernetes' cluster domain: a service `quote.shop` is looked up as `quote.shop.svc.<domain>` first. Default `GATEHOUSE_CLUSTER_DOMAIN`, else `cluster.local`. */
@@ -82,10 +101,11 @@ export interface GatehouseOptions {
 }
 
 /** Options with every default applied. */
-export interface ResolvedOptions extends Required<Omit<GatehouseOptions, 'redisUrl' | 'tls' | 'logger' | 'grpcPort' | 'sourceCluster'>> {
+export interface ResolvedOptions extends Required<Omit<GatehouseOptions, 'redisUrl' | 'databaseUrl' | 'tls' | 'logger' | 'grpcPort' | 'sourceCluster'>> {
   sourceCluster?: string;
   grpcPort: number | false;
   redisUrl?: string;
+  databaseUrl?: string;
   tls?: TlsFiles;
   logger?: Logger;
 }
@@ -153,6 +173,22 @@ function wholeNumber(value: number | undefined, name: string, what: string, min 
   return value;
 }
 
+/**
+ * The bookings database the options and the environment name: `databaseUrl`
+ * (else `DATABASE_URL`, checked), and PGlite's `dataDir` (else
+ * `GATEHOUSE_DATA`, else `data` beside the config folder).
+ */
+export function bookingDatabaseOptions(
+  options: { databaseUrl?: string; dataDir?: string },
+  configDir: string,
+  env: NodeJS.ProcessEnv = process.env,
+): { databaseUrl?: string; dataDir: string } {
+  const databaseUrl = options.databaseUrl ?? (env.DATABASE_URL || undefined);
+  if (databaseUrl !== undefined) checkDatabaseUrl(databaseUrl, options.databaseUrl === undefined ? 'DATABASE_URL' : 'the database URL');
+  // Beside the config folder, not in it: the folder is watched, and may be mounted read-only.
+  return { databaseUrl, dataDir: resolve(options.dataDir ?? (env.GATEHOUSE_DATA || join(dirname(configDir), 'data'))) };
+}
+
 /** Throws, naming `name`, unless `domain` is a DNS name (`cluster.local`, `k8s.example.com`), without a trailing dot. */
 export function checkClusterDomain(domain: string, name: string): void {
   if (!/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i.test(domain)) {
@@ -182,16 +218,28 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
   wholeNumber(options.drainDelayMs, 'drainDelayMs', 'a number of milliseconds');
   wholeNumber(options.grpcMaxMessageBytes, 'grpcMaxMessageBytes', 'a number of bytes', 1);
   wholeNumber(options.maxDescriptorEntries, 'maxDescriptorEntries', 'a number of entries', 1);
+  if (options.ambassadorId !== undefined && (typeof options.ambassadorId !== 'string' || options.ambassadorId.trim() === '')) {
+    throw new RangeError(`ambassadorId must be a name, got ${JSON.stringify(options.ambassadorId)}`);
+  }
+  wholeNumber(options.databaseTimeoutMs, 'databaseTimeoutMs', 'a number of milliseconds', 1);
+  if (options.bookingStore !== undefined && options.bookingStore !== 'database' && options.bookingStore !== 'memory') {
+    throw new RangeError(`bookingStore must be 'database' or 'memory', got ${String(options.bookingStore)}`);
+  }
+  const configDir = resolve(options.configDir ?? (env.GATEHOUSE_CONFIG || 'config'));
   return {
-    configDir: resolve(options.configDir ?? (env.GATEHOUSE_CONFIG || 'config')),
+    configDir,
     host,
     port: options.port ?? envPort(env.PORT, 'PORT', 8080),
     grpcHost: options.grpcHost ?? host,
     grpcPort: options.grpcPort ?? envPort(env.GRPC_PORT, 'GRPC_PORT', 8081),
     redisUrl,
+    ...bookingDatabaseOptions(options, configDir, env),
+    bookingStore: options.bookingStore ?? 'database',
+    databaseTimeoutMs: options.databaseTimeoutMs ?? envNumber(env.DATABASE_TIMEOUT_MS, 'DATABASE_TIMEOUT_MS', DEFAULT_DATABASE_TIMEOUT_MS, 1),
     tls: options.tls ?? tlsFromEnv,
     modules: options.modules ?? [],
     annotationDomain: options.annotationDomain ?? 'gatehouse.io',
+    ambassadorId: options.ambassadorId ?? (env.AMBASSADOR_ID || 'default'),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     clusterDomain,
     retryBufferBytes: options.retryBufferBytes ?? 1024 * 1024,

@@ -2,7 +2,8 @@
  * @module gatehouse/readiness
  * What `/gateway/v0/check_ready` asks besides a loaded config: that Redis,
  * when the rate limits are kept there, is connected and answers PING, and
- * quickly. Losing and regaining the connection is logged, once each.
+ * quickly; and that the bookings database answers. Losing and regaining the
+ * Redis connection is logged, once each.
  */
 import { withinDeadline } from '../ratelimit';
 import type { Logger } from '../telemetry';
@@ -71,5 +72,23 @@ export function redisReadiness(client: RedisConnection, logger: Logger, ms: numb
       return Promise.reject(new Error(`Redis is not connected: ${lastError ?? `still ${client.status}`}`));
     }
     return pingRedis(client, ms);
+  };
+}
+
+/** A readiness check: resolves when ready, rejects with why not. */
+export type ReadinessCheck = () => Promise<void>;
+
+/**
+ * One check of all `checks` (the falsy ones skipped; none: `undefined`),
+ * run at once: it rejects naming every one that failed, so that an
+ * operator sees Redis and the database down together, not one at a time.
+ */
+export function allReady(checks: readonly (ReadinessCheck | false | undefined)[]): ReadinessCheck | undefined {
+  const present = checks.filter((c): c is ReadinessCheck => typeof c === 'function');
+  if (present.length === 0) return undefined;
+  return async () => {
+    const outcomes = await Promise.allSettled(present.map((check) => check()));
+    const reasons = outcomes.flatMap((o) => (o.status === 'rejected' ? [(o.reason as Error)?.message ?? String(o.reason)] : []));
+    if (reasons.length > 0) throw new Error(reasons.join('; '));
   };
 }

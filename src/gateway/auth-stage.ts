@@ -17,7 +17,7 @@ import {
   type AuthRequest,
   type RemoteAuthClient,
 } from '../auth';
-import { hasRequestBody, HttpError, ORIGINAL_PATH, redactAddress, requestHost } from '../http';
+import { hasRequestBody, headerName, HttpError, ORIGINAL_PATH, redactAddress, requestHost } from '../http';
 import { peekBody } from './auth-body';
 import { removeRequestHeader, scrubRaw } from './claimed-user';
 import type { AuthServiceRecord, MappingRecord } from './config/schema';
@@ -212,13 +212,13 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
       // Two Set-Cookie joined, as an error's headers are, are one broken cookie (RFC 6265 §3):
       // set as they came, and the gateway writes the error body of a status without one.
       ctx.status = decision.status;
-      for (const name in headers) ctx.set(name, decision.headers[name]);
+      for (const name in headers) ctx.set(headerName(name), decision.headers[name]);
       return false;
     }
     ctx.status = decision.status;
     for (const name of returned) {
       const value = decision.headers[name];
-      if (value !== undefined) ctx.set(name, value);
+      if (value !== undefined) ctx.set(headerName(name), value);
     }
     ctx.body = body === undefined ? EMPTY : typeof body === 'string' ? Buffer.from(body) : body;
     // Koa calls bytes `application/octet-stream`; an answer that named no type (a redirect) keeps none.

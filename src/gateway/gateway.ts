@@ -8,7 +8,7 @@
 import Koa, { type Context, type Middleware } from 'koa';
 import { basePath, bodyFailure, errorResponder, HttpError, leanKoa, ORIGINAL_PATH, setPath, type ErrorHandlerOptions } from '../http';
 import { createAuthStage } from './auth-stage';
-import { dropClaimedUser, dropPathOverrides } from './claimed-user';
+import { dropClaimedUser, dropPathOverrides, dropProxyOwnedHeaders } from './claimed-user';
 import { DEFAULT_BODY_LIMIT, declaredTooLarge, guardStreamedBody, hasUnsizedBody, payloadTooLarge, type StreamedBodyGuard } from './body-limit';
 import { ConfigError, type ConfigProblem } from './config/problems';
 import type { GatewayConfig } from './config/schema';
@@ -225,6 +225,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
       const req = ctx.req;
       dropClaimedUser(req);
       dropPathOverrides(req);
+      dropProxyOwnedHeaders(req);
       const host = admitRequest(ctx);
       // Read from the request itself: ctx's getters only pass on to it.
       const request = ctx.request;

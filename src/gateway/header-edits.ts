@@ -15,12 +15,12 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { hostPort } from '../http';
+import { headerName, hostPort } from '../http';
 import type { AddedHeader, MappingRecord } from './config/schema';
 
 /** One header to add, ready to apply. */
 export interface HeaderAddition {
-  /** Lower case. */
+  /** Lower case for a request header, as it is written ({@link headerName}) for a response header. */
   readonly name: string;
   readonly value: string;
   readonly append: boolean;
@@ -85,7 +85,7 @@ export function compileHeaderEdits(mapping: MappingRecord): HeaderEdits {
   return {
     addRequestHeaders: additions(mapping.add_request_headers),
     removeRequestHeaders: mapping.remove_request_headers,
-    addResponseHeaders: additions(mapping.add_response_headers),
+    addResponseHeaders: additions(mapping.add_response_headers).map((added) => ({ ...added, name: headerName(added.name) })),
     removeResponseHeaders: mapping.remove_response_headers,
   };
 }

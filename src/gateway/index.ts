@@ -15,7 +15,9 @@ export {
   type ReadOptions,
   type ReadRecordFiles,
   type ConfigFile,
+  type LoadedConfig,
 } from './config/load';
+export type { EmissaryReport, EmissaryRecordReport, SkippedRecord } from './config/emissary';
 export { assembleConfig, configFromRecords, RECORD_KINDS, type ConfigResult, type RawRecord } from './config/validate';
 export { ConfigError, configProblem, type ConfigProblem, type ProblemLocation } from './config/problems';
 export * from './config/schema';

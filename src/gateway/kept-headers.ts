@@ -12,12 +12,12 @@ import type { ServerResponse } from 'node:http';
  * CORS, so that the error is readable cross-origin, and the rate-limit answer.
  */
 const KEPT_HEADERS = [
-  'access-control-allow-origin',
-  'access-control-allow-credentials',
-  'access-control-expose-headers',
-  'ratelimit',
-  'ratelimit-policy',
-  'vary',
+  'Access-Control-Allow-Origin',
+  'Access-Control-Allow-Credentials',
+  'Access-Control-Expose-Headers',
+  'RateLimit',
+  'RateLimit-Policy',
+  'Vary',
 ];
 
 /** The kept headers the response has now, as name, value pairs; null when it has none. */
@@ -35,7 +35,7 @@ export function restoreHeaders(ctx: Context, kept: unknown[]): void {
   const res = ctx.res;
   for (let i = 0; i < kept.length; i += 2) {
     const name = kept[i] as string;
-    if (name === 'vary') ctx.vary(String(kept[i + 1]).split(/\s*,\s*/));
+    if (name === 'Vary') ctx.vary(String(kept[i + 1]).split(/\s*,\s*/));
     else if (!res.hasHeader(name)) res.setHeader(name, kept[i + 1] as string);
   }
 }

@@ -48,6 +48,20 @@ export function isLookalike(raw: string, name: string): boolean {
   return relation(raw, name) === LOOKALIKE;
 }
 
+/** Whether raw header name `raw` reads as `name` (lower case) to such a backend, in its own spelling or another. Allocates nothing. */
+export function readsAs(raw: string, name: string): boolean {
+  return relation(raw, name) !== UNRELATED;
+}
+
+/** Whether raw header name `raw` starts with `prefix` (lower case) as such a backend reads it (`X_Envoy_` for `x-envoy-`). Allocates nothing. */
+export function readsAsPrefix(raw: string, prefix: string): boolean {
+  if (raw.length < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) {
+    if (folded(raw.charCodeAt(i)) !== folded(prefix.charCodeAt(i))) return false;
+  }
+  return true;
+}
+
 /**
  * Drops from a request, parsed and raw, every header spelt as a lookalike of
  * `name` (lower case). Allocates nothing when there is none.

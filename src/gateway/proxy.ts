@@ -9,7 +9,7 @@
 import type { Context } from 'koa';
 import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { connectionNamed, hasOtherTransferCoding, HttpError, requestHost } from '../http';
+import { connectionNamed, hasOtherTransferCoding, headerName, HttpError, requestHost } from '../http';
 import type { StreamedBodyGuard } from './body-limit';
 import type { GatewayEvents, UpstreamFailure } from './events';
 import { isHopByHop } from './hop-by-hop';
@@ -106,7 +106,7 @@ export function copyResponseHeaders(ctx: Context, headers: IncomingHttpHeaders):
     if (isHopByHop(name)) continue;
     if (named !== null && named.includes(name)) continue;
     const value = headers[name];
-    if (value !== undefined) ctx.set(name, value);
+    if (value !== undefined) ctx.set(headerName(name), value);
   }
 }
 

@@ -8,7 +8,7 @@
  */
 import type { Context } from 'koa';
 import pino from 'pino';
-import { httpError, redactAddress } from '../http';
+import { headerName, httpError, redactAddress } from '../http';
 import { createRateLimitClient, withinDeadline, type DecideOptions, type RateLimiter, type RateLimitResponse } from '../ratelimit';
 import type { MappingRecord, RateLimitServiceRecord } from './config/schema';
 import { pacedFailureLog, type StageLogger } from './failure-log';
@@ -60,8 +60,9 @@ export const RATE_LIMIT_HEADERS_STATE = 'gatehouseRateLimitHeaders';
 
 /**
  * State key under which the stage leaves the service's dynamic metadata of a
- * request it let through (for a quota-mode limit: which descriptors are over
- * their quota), for the middleware of an embedding app to act on.
+ * request it let through (for a quota-mode limit, a {@link QuotaModeMetadata}:
+ * which descriptors are over their quota), for the middleware of an embedding
+ * app to act on.
  */
 export const RATE_LIMIT_METADATA_STATE = 'gatehouseRateLimitMetadata';
 
@@ -167,7 +168,7 @@ export function createRateLimitStage(
     options.rateLimitDecision?.('ok');
     // Straight on the response: ctx.set builds arrays for each header it sets.
     const res = ctx.res;
-    if (!res.headersSent) for (const name in headers) res.setHeader(name, headers[name]);
+    if (!res.headersSent) for (const name in headers) res.setHeader(headerName(name), headers[name]);
     ctx.state[RATE_LIMIT_HEADERS_STATE] = headers;
     if (response.dynamicMetadata) {
       ctx.state[RATE_LIMIT_METADATA_STATE] = response.dynamicMetadata;

@@ -202,7 +202,7 @@ export function* buildRuntimeSteps(
       pending.push({ mapping, prefix, edits, match, redirect: match.redirect });
       continue;
     }
-    const target = serviceTarget(mapping, moduleNames, names);
+    const target = serviceTarget(mapping, moduleNames, names, at.source?.fromModule);
     if (target.kind === 'problem') {
       problem(target.path, target.message);
       continue;

@@ -142,7 +142,8 @@ function describeRoute(config: GatewayConfig, route: Route<DescribedTarget>, sha
   const source = config.recordSources?.get(m);
   const upgrades = allowedUpgrades(m);
   const target = route.target;
-  const upstream = upstreamSettings(m);
+  // A module called in process has no cluster for the ambassador Module's upstream settings to apply to.
+  const upstream = upstreamSettings(m, target.kind === 'in-process' ? source?.fromModule : undefined);
   return {
     name: m.name,
     prefix: route.prefix,

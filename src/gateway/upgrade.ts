@@ -14,7 +14,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { HttpError, upgradeHandover, upgradeProtocol, type UpgradeHandover } from '../http';
+import { headerName, HttpError, upgradeHandover, upgradeProtocol, type UpgradeHandover } from '../http';
 import { isHopByHop } from './hop-by-hop';
 import { copyResponseHeaders, failureOf, upstreamFailure, upstreamRequestHeaders, type ForwardOptions } from './proxy';
 import type { RouteUpstream } from './upstream';
@@ -61,10 +61,10 @@ function copySwitchHeaders(res: http.ServerResponse, headers: http.IncomingHttpH
   for (const name in headers) {
     if (isHopByHop(name) && name !== 'connection' && name !== 'upgrade') continue;
     const value = headers[name];
-    if (value !== undefined) res.setHeader(name, value);
+    if (value !== undefined) res.setHeader(headerName(name), value);
   }
   // Whatever else the upstream's Connection said was about its own connection.
-  res.setHeader('connection', 'Upgrade');
+  res.setHeader('Connection', 'Upgrade');
 }
 
 /**

@@ -7,6 +7,7 @@
 import type { Context, Middleware } from 'koa';
 import { STATUS_CODES } from 'node:http';
 import { errorBody, HttpError, statusOf } from './errors';
+import { headerName } from './raw-headers';
 import { createFormatterRegistry, setFormattedBody, type FormatterRegistry } from './formatters';
 
 export interface ErrorHandlerOptions {
@@ -38,7 +39,7 @@ export function errorResponder(options: ErrorHandlerOptions = {}): ErrorResponde
 
   function write(ctx: Context, status: number, detail?: string, headers?: Record<string, string>, info?: string): void {
     const formatter = formatters.select(ctx.req) ?? formatters.get(formatters.types[0])!;
-    if (headers) ctx.set(headers);
+    if (headers) for (const name in headers) ctx.set(headerName(name), headers[name]);
     ctx.status = status;
     setFormattedBody(ctx, formatter, errorBody(status, detail, info ?? infoUrl(status)));
     ctx.vary('Accept');

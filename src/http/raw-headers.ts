@@ -1,8 +1,9 @@
 /**
  * @module http/raw-headers
- * What a request's raw header lines say that `req.headers` hides: Node keeps
- * only the first line of a header such as `Host` or `Authorization`, and
- * reads every value byte as one character.
+ * Header lines as they are on the wire. What a request's raw lines say that
+ * `req.headers` hides: Node keeps only the first line of a header such as
+ * `Host` or `Authorization`, and reads every value byte as one character.
+ * And the one spelling each response header name is written in.
  */
 import { isUtf8 } from 'node:buffer';
 
@@ -41,4 +42,49 @@ export function headerText(value: string): string {
   if (!high) return value;
   const bytes = Buffer.from(value, 'latin1');
   return isUtf8(bytes) ? bytes.toString('utf8') : value;
+}
+
+/** Names whose usual spelling is not each word capitalised. */
+const SPELLINGS: Readonly<Record<string, string>> = {
+  'www-authenticate': 'WWW-Authenticate',
+  'proxy-authenticate': 'Proxy-Authenticate',
+  ratelimit: 'RateLimit',
+  'ratelimit-policy': 'RateLimit-Policy',
+  etag: 'ETag',
+  te: 'TE',
+  dnt: 'DNT',
+  nel: 'NEL',
+  'content-md5': 'Content-MD5',
+  'expect-ct': 'Expect-CT',
+  'x-xss-protection': 'X-XSS-Protection',
+  'x-ua-compatible': 'X-UA-Compatible',
+  'x-dns-prefetch-control': 'X-DNS-Prefetch-Control',
+  'sec-websocket-accept': 'Sec-WebSocket-Accept',
+  'sec-websocket-protocol': 'Sec-WebSocket-Protocol',
+  'sec-websocket-extensions': 'Sec-WebSocket-Extensions',
+  'sec-websocket-version': 'Sec-WebSocket-Version',
+};
+
+/** Spellings worked out so far, by lower-case name; bounded, since an upstream names its own headers. */
+const spelled = new Map<string, string>(Object.entries(SPELLINGS));
+const MAX_SPELLED = 1024;
+
+/**
+ * The spelling a response header is written in: Node writes a name as it
+ * is given, and names reach the gateway in lower case from Node's and
+ * undici's parsers (an upstream's answer, an auth service's) and from
+ * config, while Koa, Node and the gateway's own code capitalise them, so
+ * one header went out as `RateLimit:` on one answer and `ratelimit:` on
+ * the next. A lower-case name is written with each word capitalised
+ * (`Content-Type`, `X-Request-Id`), or as usually spelt (`WWW-Authenticate`,
+ * `RateLimit`, `ETag`); a name with a capital in it was spelt by someone
+ * (a host app, a rate-limit service) and is kept as it is.
+ */
+export function headerName(name: string): string {
+  const known = spelled.get(name);
+  if (known !== undefined) return known;
+  if (name !== name.toLowerCase()) return name;
+  const spelling = name.replace(/(^|-)([a-z])/g, (_all, dash: string, letter: string) => dash + letter.toUpperCase());
+  if (spelled.size < MAX_SPELLED) spelled.set(name, spelling);
+  return spelling;
 }

@@ -8,7 +8,7 @@ import type { Context, Middleware } from 'koa';
 import { randomUUID } from 'node:crypto';
 import { Stream } from 'node:stream';
 import { performance } from 'node:perf_hooks';
-import { connectionNamed, headerText, statusOf } from '../http';
+import { connectionNamed, headerName, headerText, statusOf } from '../http';
 import { accessLineWriter, type AccessLogEntry } from './access-line';
 import type { Logger } from './logger';
 import { UNMATCHED_ROUTE, type Metrics } from './metrics';
@@ -61,6 +61,7 @@ export function accessLog(options: AccessLogOptions): Middleware {
   // credential: it skips the redaction every other line of the logger pays for.
   const lines = accessLineWriter(options.logger);
   const idHeader = (options.requestIdHeader ?? 'x-request-id').toLowerCase();
+  const idSpelling = headerName(options.requestIdHeader ?? 'X-Request-Id');
   const userOf = options.userOf ?? defaultUser;
   const maxQueryKeys = options.maxQueryKeys ?? 20;
 
@@ -144,7 +145,7 @@ export function accessLog(options: AccessLogOptions): Middleware {
     } finally {
       const res = ctx.res;
       // Straight on the response: ctx.set builds arrays for each header it sets.
-      if (!res.headersSent) res.setHeader(idHeader, id);
+      if (!res.headersSent) res.setHeader(idSpelling, id);
       // A streamed body (a proxied response) or a handler that writes itself is
       // still under way: log when it ends, with the time it really took.
       if (!failed && !res.writableEnded && !res.destroyed && (ctx.body instanceof Stream || ctx.respond === false)) {

@@ -17,6 +17,7 @@ export {
   type RateLimitResult,
   type UpstreamErrorKind,
   type ReloadResult,
+  type DatabaseFailureKind,
 } from './metrics';
 export { createRouteCounters, type RouteCounters, type RequestCounts } from './route-counters';
 export { accessLog, rejectedRequestLog, type AccessLogOptions, type RejectedRequest } from './access-log';

@@ -13,6 +13,8 @@ export type RateLimitResult = 'ok' | 'over_limit' | 'error';
 export type UpstreamErrorKind = 'timeout' | 'refused' | 'other';
 export type UpstreamLimitKind = 'max_pending_requests' | 'max_requests' | 'max_retries';
 export type ReloadResult = 'success' | 'failure';
+/** How a database call failed: no answer in time, the database unreachable, or the call itself. */
+export type DatabaseFailureKind = 'timeout' | 'unavailable' | 'error';
 
 export const AUTH_RESULTS: readonly AuthResult[] = ['allowed', 'denied', 'error', 'bypassed'];
 export const RATELIMIT_RESULTS: readonly RateLimitResult[] = ['ok', 'over_limit', 'error'];
@@ -42,6 +44,8 @@ export interface Metrics {
   readonly upstreamOverflows: Counter<'cluster' | 'limit'>;
   readonly upstreamEjections: Counter<'cluster'>;
   readonly configReloads: Counter<'result'>;
+  readonly databaseCallDuration: Histogram<'operation'>;
+  readonly databaseErrors: Counter<'operation' | 'kind'>;
   /** Counts a finished request and observes its duration. */
   recordRequest(route: string, method: string, status: number, seconds: number): void;
   recordAuth(result: AuthResult): void;
@@ -54,6 +58,8 @@ export interface Metrics {
   /** An endpoint of the cluster was ejected. */
   recordUpstreamEjection(cluster: string): void;
   recordConfigReload(result: ReloadResult): void;
+  /** Observes a call to the bookings database (`create`, `get`...), and counts it when it failed. */
+  recordDatabaseCall(operation: string, seconds: number, failure?: DatabaseFailureKind): void;
 }
 
 const DEFAULT_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -194,6 +200,19 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     labelNames: ['result'] as const,
     registers,
   });
+  const databaseCallDuration = new Histogram({
+    name: `${prefix}database_call_duration_seconds`,
+    help: 'Calls to the bookings database, failed ones included, by operation: get, list, create, cancel, seed, migrate, ready, purge.',
+    labelNames: ['operation'] as const,
+    buckets: options.durationBuckets ?? DEFAULT_BUCKETS,
+    registers,
+  });
+  const databaseErrors = new Counter({
+    name: `${prefix}database_errors_total`,
+    help: 'Failed calls to the bookings database, by operation and kind: timeout, unavailable (unreachable, refused), error (the call failed).',
+    labelNames: ['operation', 'kind'] as const,
+    registers,
+  });
   if (options.processMetrics !== false) {
     // The event-loop delay is sampled every 100 ms, not every 10: an idle
     // process then wakes 10 times a second for it instead of 100.
@@ -223,6 +242,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const durationChild = childCache2((route, method) => counted(() => new PendingObservations(httpRequestDuration.labels(route, method))));
   const upstreamChild = childCache2((route, kind) => upstreamErrors.labels(route, kind));
   const overflowChild = childCache2((cluster, limit) => upstreamOverflows.labels(cluster, limit));
+  const databaseCallChild = new Map<string, { observe(value: number): void }>();
+  const databaseErrorChild = childCache2((operation, kind) => databaseErrors.labels(operation, kind));
   const statusText: string[] = [];
 
   return {
@@ -236,6 +257,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     upstreamOverflows,
     upstreamEjections,
     configReloads,
+    databaseCallDuration,
+    databaseErrors,
     recordRequest(route, method, status, seconds) {
       const m = KNOWN_METHODS.has(method) ? method : 'OTHER';
       const s = statusText[status] ?? (statusText[status] = String(status));
@@ -255,6 +278,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     recordUpstreamOverflow: (cluster, limit) => overflowChild(cluster, limit).inc(),
     recordUpstreamEjection: (cluster) => upstreamEjections.labels(cluster).inc(),
     recordConfigReload: (result) => reloads.get(result)?.inc(),
+    recordDatabaseCall(operation, seconds, failure) {
+      let child = databaseCallChild.get(operation);
+      if (child === undefined) databaseCallChild.set(operation, (child = databaseCallDuration.labels(operation)));
+      child.observe(seconds);
+      if (failure !== undefined) databaseErrorChild(operation, failure).inc();
+    },
   };
 }
 

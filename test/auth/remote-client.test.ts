@@ -117,13 +117,12 @@ describe('the remote auth client', () => {
       if (req.headers.authorization === 'cached') answer();
       else held.push(answer);
     });
-    const client = createRemoteAuthClient(await listen(slow), { timeoutMs: 3000 });
+    // No deadline ends a check here: the unknown ones are held until the known one is answered.
+    const client = createRemoteAuthClient(await listen(slow), { timeoutMs: 600_000 });
     try {
       const flood = Array.from({ length: 65 }, () => client.authenticate({ method: 'GET', url: '/', headers: { authorization: 'wrong' } }));
-      const started = Date.now();
       const known = await client.authenticate({ method: 'GET', url: '/', headers: { authorization: 'cached' } });
       assert.equal(known.status, 200);
-      assert.ok(Date.now() - started < 1000, 'the known credential waited behind the unknown ones');
       for (const answer of held.splice(0)) answer();
       await Promise.all(flood);
     } finally {

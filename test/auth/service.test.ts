@@ -17,7 +17,8 @@ describe('the auth service (typed face)', () => {
   const folder = usersFolder();
   const services: AuthService[] = [];
   const make = (options: Parameters<typeof createAuthService>[0]) => {
-    const service = createAuthService({ logger: captureLogger(), ...options });
+    // However long a check waits for a thread on a busy machine: the wait's own limit is tested with the flood.
+    const service = createAuthService({ logger: captureLogger(), maxWaitMs: 600_000, ...options });
     services.push(service);
     return service;
   };
@@ -248,7 +249,7 @@ describe('the auth service (typed face)', () => {
     });
 
     it('checks again a credential asked for after a reload, rather than share a check begun before it', async () => {
-      // Cost 10: the first check is still running when the reload is done.
+      // Cost 10: the first check (tens of milliseconds of CPU, on a thread that starts first) is still running when the reload (a file read) is done.
       const file = folder.write('race.htpasswd', `erin:${bcrypt.hashSync('old', 10)}\n`);
       const service = make({ usersFile: file });
       const before = service.authenticate(ask(basic('erin', 'old')));
@@ -261,6 +262,7 @@ describe('the auth service (typed face)', () => {
     });
 
     it('refuses a check that ends after a reload changed or removed its user', async () => {
+      // Cost 10, as above: both checks are still running when the reload is done.
       const file = folder.write('race-gone.htpasswd', `erin:${bcrypt.hashSync('old', 10)}\nkay:${bcrypt.hashSync('same', 10)}\n`);
       const service = make({ usersFile: file });
       const removed = service.authenticate(ask(basic('erin', 'old')));

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { aliasBomb } from '../gatehouse/support/hostile';
 import { eventually } from '../gatehouse/support/running';
 import { acceptsConnections, killAll, REPO_ROOT, runCli, startCli, type CliResult } from '../support/process';
+import { freshDataDir } from '../support/pglite';
 
 /**
  * Runs an npm script of the repository as a supervisor does (a container's
@@ -20,7 +21,7 @@ async function npmScript(
   env: Record<string, string>,
 ): Promise<{ port: number; output: () => string; terminate: () => Promise<void>; cleanup: () => void }> {
   const clean = { ...process.env };
-  for (const name of ['HOST', 'PORT', 'GRPC_PORT', 'GATEHOUSE_CONFIG', 'REDIS_URL', 'TLS_CERT', 'TLS_KEY', 'LOG_LEVEL']) delete clean[name];
+  for (const name of ['HOST', 'PORT', 'GRPC_PORT', 'GATEHOUSE_CONFIG', 'REDIS_URL', 'DATABASE_URL', 'GATEHOUSE_DATA', 'TLS_CERT', 'TLS_KEY', 'LOG_LEVEL']) delete clean[name];
   // A process group of its own, so that whatever npm leaves behind can be found and ended.
   const npm = spawn('npm', args, { cwd: REPO_ROOT, env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const cleanup = () => {
@@ -33,10 +34,10 @@ async function npmScript(
   let out = '';
   npm.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   npm.stderr!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  const deadline = Date.now() + 20_000;
   let match: RegExpExecArray | null = null;
+  // However long the start takes: the test's timeout ends a wait that is too long.
   while (!(match = / listening on \S+?:(\d+)/.exec(out))) {
-    if (npm.exitCode !== null || Date.now() > deadline) {
+    if (npm.exitCode !== null) {
       cleanup();
       throw new Error(`npm ${args.join(' ')} did not start:\n${out}`);
     }
@@ -58,7 +59,8 @@ function assertNoStack(result: CliResult): void {
 }
 
 describe('gatehouse command', function () {
-  this.timeout(30_000);
+  // Two minutes: a start opens its bookings database before it listens, and a loaded machine is slow at it.
+  this.timeout(120_000);
 
   after(killAll);
 
@@ -117,6 +119,38 @@ describe('gatehouse command', function () {
       assert.match(res.stdout, /^Usage: gatehouse serve <module>/);
       assert.match(res.stdout, /api, auth, hotel-booking, car-booking, ratelimit/);
       assert.match(res.stdout, /LOG_LEVEL/);
+    });
+
+    it('answers help, the version and a mistake on the command line without loading the gateway and its libraries', async () => {
+      // In a process of its own, as the command runs: what each answer had loaded by then.
+      const script = `
+        const { main } = require(${JSON.stringify(join(REPO_ROOT, 'dist', 'cli', 'main.js'))});
+        const loaded = {};
+        const write = process.stdout.write.bind(process.stdout);
+        process.stdout.write = process.stderr.write = () => true;
+        (async () => {
+          const mistakes = [['start', '--port', 'x'], ['start', '--file-size-limit', 'lots'], ['start', '--drain-delay-ms', 'soon'], ['serve', 'nope'], ['serve', 'auth', '--max-descriptor-entries', '9'], ['check', 'a', 'b'], ['check', '--file-size-limit', '0']];
+          for (const args of [['--help'], ['--version'], ...mistakes]) {
+            await main(args);
+            loaded[args.join(' ')] = Object.keys(require.cache).filter((f) => /node_modules[\\/](@grpc|koa|undici|ioredis|pino)[\\/]/.test(f)).length;
+          }
+          write(JSON.stringify(loaded) + '\\n');
+        })();`;
+      const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+      await once(child, 'close');
+      assert.deepEqual(JSON.parse(out), {
+        '--help': 0,
+        '--version': 0,
+        'start --port x': 0,
+        'start --file-size-limit lots': 0,
+        'start --drain-delay-ms soon': 0,
+        'serve nope': 0,
+        'serve auth --max-descriptor-entries 9': 0,
+        'check a b': 0,
+        'check --file-size-limit 0': 0,
+      });
     });
 
     it('refuses an unknown command with exit 2 and a pointer to the usage', async () => {
@@ -187,11 +221,12 @@ describe('gatehouse command', function () {
     });
     afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-    it('runs the demo on the ports it is given, says which config folder it serves, answers, and stops with exit 0 on SIGTERM', async () => {
-      const server = await startCli(['start', '--config', dir, '--no-watch'], { env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'warn' } });
+    it('runs the demo on the ports it is given, says which config folder it serves and where the bookings go, answers, and stops with exit 0 on SIGTERM', async () => {
+      const data = await freshDataDir();
+      const server = await startCli(['start', '--config', dir, '--no-watch'], { env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'warn', GATEHOUSE_DATA: data } });
       assert.equal(server.name, 'gatehouse');
       assert.match(server.line, /^gatehouse listening on http:\/\/127\.0\.0\.1:\d+ \(gRPC rate limits on 127\.0\.0\.1:\d+; config folder /);
-      assert.ok(server.line.endsWith(`; config folder ${dir})`), server.line);
+      assert.ok(server.line.endsWith(`; config folder ${dir}; bookings: PGlite in ${data})`), server.line);
       const res = await fetch(`${server.address}/v1/messages/1`);
       assert.equal(res.status, 200);
       assert.equal(((await res.json()) as { url: string }).url, `${server.address}/v1/messages/1`);
@@ -206,16 +241,15 @@ describe('gatehouse command', function () {
         assert.equal((await fetch(`${server.address}/extra/messages/1`)).status, 404);
         writeFileSync(join(dir, 'extra.yaml'), 'apiVersion: gateway/v1\nkind: Mapping\nname: extra\nprefix: /extra/\nrewrite: /v1/\nservice: api\nbypass_auth: true\n');
         server.child.kill('SIGHUP');
-        const deadline = Date.now() + 10_000;
         let status = 0;
-        while (status !== 200 && Date.now() < deadline) {
+        while (status !== 200) {
           await new Promise((resolve) => setTimeout(resolve, 100));
           status = (await fetch(`${server.address}/extra/messages/1`).catch(() => ({ status: -1 }))).status;
         }
         assert.equal(status, 200, server.output().stdout);
         // The log is written in chunks: the line may follow the reload by a moment.
         const said = /"signal":"SIGHUP","msg":"reloading the config folder"/;
-        while (!said.test(server.output().stdout) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+        while (!said.test(server.output().stdout)) await new Promise((resolve) => setTimeout(resolve, 50));
         assert.match(server.output().stdout, said);
       } finally {
         const ended = await server.stop();
@@ -245,7 +279,7 @@ describe('gatehouse command', function () {
     });
 
     it('stops gracefully when SIGTERM reaches npm start alone, instead of running on without npm', async () => {
-      const { port, output, terminate, cleanup } = await npmScript(['start'], { PORT: '0', GRPC_PORT: '0', GATEHOUSE_CONFIG: dir });
+      const { port, output, terminate, cleanup } = await npmScript(['start'], { PORT: '0', GRPC_PORT: '0', GATEHOUSE_CONFIG: dir, GATEHOUSE_DATA: await freshDataDir() });
       try {
         assert.equal(await acceptsConnections(port), true);
         await terminate();
@@ -280,7 +314,6 @@ describe('gatehouse command', function () {
       writeFileSync(join(dir, 'ratelimit.yaml'), 'domain: gateway\ndescriptors:\n  - key: user\n    rate_limit: {unit: fortnight, requests_per_unit: 1}\n');
       const res = await runCli(['start', '--config', dir, '--redis', 'redis://127.0.0.1:1'], {
         env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'silent' },
-        timeoutMs: 10_000,
       });
       assert.equal(res.code, 1);
       assert.match(res.stderr, /ratelimit\.yaml: descriptors\[0\]\.rate_limit\.unit: /);

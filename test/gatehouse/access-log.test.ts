@@ -32,9 +32,10 @@ describe('gatehouse access log', function () {
     await http.get('/gateway/v0/check_alive').set('X-Travel-User', 'mallory').set('X-Request-Id', 'claim-2').expect(200);
     await http.get('/gateway/v0/metrics').set('X-Travel-User', 'mallory').set('X-Request-Id', 'claim-3').expect(200);
     lines = await log.waitForLines(8, (l) => l.msg === 'request');
-    // A moment more: a sixth line would be one too many.
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    lines = log.lines.filter((l) => l.msg === 'request');
+    // One more request, whose line comes after any line of those above: a ninth would be one too many.
+    await http.get('/gateway/v0/check_alive').set('X-Request-Id', 'last-1').expect(200);
+    await log.waitForLines(1, (l) => l.req_id === 'last-1');
+    lines = log.lines.filter((l) => l.msg === 'request' && l.req_id !== 'last-1');
   });
 
   after(() => running?.stop());

@@ -206,7 +206,7 @@ describe('the Module record', () => {
     try {
       config.write('cors.yaml', module('config:\n  cors:\n    origins: ftp\n'));
       await assert.rejects(
-        createGatehouse({ configDir: config.dir, grpcPort: false, logger: createLogger({ level: 'silent' }) }),
+        createGatehouse({ configDir: config.dir, grpcPort: false, bookingStore: 'memory', logger: createLogger({ level: 'silent' }) }),
         (err: unknown) => err instanceof ConfigError && /config\.cors\.origins: 'ftp' is not an origin/.test(err.message),
       );
     } finally {

@@ -55,7 +55,7 @@ describe('Gatehouse embedded in another Koa app', function () {
     const client = () => request(server);
 
     before(async () => {
-      gatehouse = await createGatehouse({ configDir: 'config', grpcPort: false, watch: false, logger: createLogger({ level: 'silent' }) });
+      gatehouse = await createGatehouse({ configDir: 'config', grpcPort: false, watch: false, bookingStore: 'memory', logger: createLogger({ level: 'silent' }) });
       ({ server, base } = await listen(hostApp(gatehouse)));
     });
     after(async () => {
@@ -139,6 +139,7 @@ describe('Gatehouse embedded in another Koa app', function () {
         configDir: dir,
         grpcPort: false,
         watch: false,
+        bookingStore: 'memory',
         logger: createLogger({ level: 'silent' }),
         modules: [{ name: 'weather', app: weather }],
       });

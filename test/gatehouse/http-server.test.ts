@@ -209,9 +209,8 @@ describe('gatehouse/http-server', () => {
     await once(socket, 'connect');
     const closedByServer = once(socket, 'close');
     try {
-      const started = Date.now();
-      await own.close(10_000);
-      assert.ok(Date.now() - started < 2_000, `close took ${Date.now() - started} ms`);
+      // A grace longer than the test: close() ending at all is the connection closed at once.
+      await own.close(600_000);
       await closedByServer;
     } finally {
       socket.destroy();
@@ -356,9 +355,8 @@ describe('gatehouse/http-server over HTTPS', function () {
     const server = await listen((_req, res) => res.end('ok'), { host: '127.0.0.1', port: 0, tls: files });
     const silent = await silentConnection(server.port);
     try {
-      const started = Date.now();
-      await server.close(10_000);
-      assert.ok(Date.now() - started < 2_000, `close took ${Date.now() - started} ms`);
+      // A grace longer than the test: close() ending at all is the connection closed at once.
+      await server.close(600_000);
       assert.equal(await silent.closed, '');
     } finally {
       silent.socket.destroy();
@@ -371,9 +369,8 @@ describe('gatehouse/http-server over HTTPS', function () {
     await once(socket, 'secureConnect');
     const closedByServer = once(socket, 'close');
     try {
-      const started = Date.now();
-      await server.close(10_000);
-      assert.ok(Date.now() - started < 2_000, `close took ${Date.now() - started} ms`);
+      // A grace longer than the test: close() ending at all is the connection closed at once.
+      await server.close(600_000);
       await closedByServer;
     } finally {
       socket.destroy();
@@ -448,8 +445,8 @@ describe('gatehouse/http-server over HTTPS', function () {
     const server = await listen((_req, res) => res.end('ok'), { host: '127.0.0.1', port: 0, tls: files, handshakeTimeoutMs: 200, onRejected: (r) => rejected.push(r) });
     const silent = await silentConnection(server.port);
     try {
-      const got = await Promise.race([silent.closed, new Promise((resolve) => setTimeout(resolve, 3_000, 'still open'))]);
-      assert.equal(got, '');
+      // Closed with nothing written: a connection left open would hold the test past its timeout.
+      assert.equal(await silent.closed, '');
       assert.deepEqual(rejected, []);
     } finally {
       silent.socket.destroy();

@@ -13,6 +13,8 @@ describe('gatehouse options from code', () => {
     ['a negative shutdown grace', { shutdownGraceMs: -1 }, /^shutdownGraceMs must be a number of milliseconds \(0 or more\), got -1$/],
     ['an infinite reload debounce', { reloadDebounceMs: Infinity }, /^reloadDebounceMs must be a number of milliseconds \(0 or more\), got Infinity$/],
     ['a fractional keep-alive timeout', { keepAliveTimeoutMs: 0.5 }, /^keepAliveTimeoutMs must be a number of milliseconds \(0 or more\), got 0\.5$/],
+    ['a database timeout of 0', { databaseTimeoutMs: 0 }, /^databaseTimeoutMs must be a number of milliseconds \(1 or more\), got 0$/],
+    ['a booking store it does not know', { bookingStore: 'redis' as 'memory' }, /^bookingStore must be 'database' or 'memory', got redis$/],
     ['a file size limit of 0', { fileSizeLimit: 0 }, /^fileSizeLimit must be a number of bytes \(1 or more\), got 0$/],
     ['a negative retry buffer', { retryBufferBytes: -1 }, /^retryBufferBytes must be a number of bytes \(0 or more\), got -1$/],
     ['a cluster domain that is no domain', { clusterDomain: 'cluster local' }, /^clusterDomain must be a DNS domain such as cluster\.local, got 'cluster local'$/],
@@ -32,7 +34,7 @@ describe('gatehouse options from code', () => {
 
   it('keeps idle keep-alive connections 65 s, or as long as keepAliveTimeoutMs says, and tells clients so', async () => {
     for (const [option, header] of [[{}, 'timeout=65'], [{ keepAliveTimeoutMs: 620_000 }, 'timeout=620']] as const) {
-      const gatehouse = await createGatehouse({ configDir: DEMO_CONFIG, port: 0, grpcPort: false, watch: false, drainDelayMs: 0, ...option });
+      const gatehouse = await createGatehouse({ configDir: DEMO_CONFIG, port: 0, grpcPort: false, watch: false, drainDelayMs: 0, bookingStore: 'memory', ...option });
       const { url } = await gatehouse.start();
       try {
         const res = await fetch(`${url}/gateway/v0/check_alive`);
@@ -45,7 +47,7 @@ describe('gatehouse options from code', () => {
   });
 
   it('takes 0 for the ports, the body limit and the times', async () => {
-    const gatehouse = await createGatehouse({ configDir: DEMO_CONFIG, port: 0, grpcPort: false, bodyLimit: 0, shutdownGraceMs: 0, reloadDebounceMs: 0, drainDelayMs: 0, watch: false });
+    const gatehouse = await createGatehouse({ configDir: DEMO_CONFIG, port: 0, grpcPort: false, bodyLimit: 0, shutdownGraceMs: 0, reloadDebounceMs: 0, drainDelayMs: 0, bookingStore: 'memory', watch: false });
     const { port } = await gatehouse.start();
     assert.ok(port > 0);
     await gatehouse.stop();
@@ -67,7 +69,7 @@ describe('gatehouse options from code', () => {
   });
 
   it('holds its gRPC rate-limit service to the bounds it is given', async () => {
-    const gatehouse = await createGatehouse({ configDir: DEMO_CONFIG, port: 0, grpcPort: 0, watch: false, drainDelayMs: 0, maxDescriptorEntries: 2, grpcMaxMessageBytes: 1024 });
+    const gatehouse = await createGatehouse({ configDir: DEMO_CONFIG, port: 0, grpcPort: 0, watch: false, drainDelayMs: 0, bookingStore: 'memory', maxDescriptorEntries: 2, grpcMaxMessageBytes: 1024 });
     const { grpcPort } = await gatehouse.start();
     const clients = grpcClients(`127.0.0.1:${grpcPort}`);
     try {
@@ -91,6 +93,13 @@ describe('gatehouse options from code', () => {
     assert.equal(resolveOptions({ drainDelayMs: 15_000 }, env).drainDelayMs, 15_000);
     assert.throws(() => resolveOptions({}, { DRAIN_DELAY_MS: '5s' }), /^Error: DRAIN_DELAY_MS must be a whole number of 0 or more, got '5s'$/);
     assert.throws(() => resolveOptions({}, { MAX_DESCRIPTOR_ENTRIES: '0' }), /^Error: MAX_DESCRIPTOR_ENTRIES must be a whole number of 1 or more, got '0'$/);
+  });
+
+  it('waits 5 s for the bookings database by default, or as DATABASE_TIMEOUT_MS says, and code wins over it', () => {
+    assert.equal(resolveOptions({}, {}).databaseTimeoutMs, 5000);
+    assert.equal(resolveOptions({}, { DATABASE_TIMEOUT_MS: '250' }).databaseTimeoutMs, 250);
+    assert.equal(resolveOptions({ databaseTimeoutMs: 900 }, { DATABASE_TIMEOUT_MS: '250' }).databaseTimeoutMs, 900);
+    assert.throws(() => resolveOptions({}, { DATABASE_TIMEOUT_MS: '0' }), /^Error: DATABASE_TIMEOUT_MS must be a whole number of 1 or more, got '0'$/);
   });
 });
 

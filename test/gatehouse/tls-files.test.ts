@@ -153,9 +153,13 @@ describe('gatehouse/tls-files: the certificate in service', function () {
 
   it('does not look at the files with watch: false', async () => {
     const r = await serving(first, false);
-    replace(second.key, r.tlsFiles.key);
-    replace(second.cert, r.tlsFiles.cert);
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    // The yardstick: one that watches, given the same change at the same moment.
+    const watching = await serving(first);
+    for (const files of [r.tlsFiles, watching.tlsFiles]) {
+      replace(second.key, files.key);
+      replace(second.cert, files.cert);
+    }
+    await eventually(async () => ((await servedName(watching.port)) === 'second' ? true : undefined), 'the watching one to serve the new pair');
     assert.equal(await servedName(r.port), 'first');
   });
 });

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import diagnostics from 'node:diagnostics_channel';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
@@ -12,7 +13,20 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, WebSocket } from 'undici';
 import { ALICE, copyConfig, startGatehouse, type Running, type TempConfig } from './support/running';
-import { echoUpstream, exchange, servicesYaml, WEBSOCKET_HEADERS, type EchoUpstream } from './support/websocket';
+import { echoUpstream, exchange, headDone, servicesYaml, WEBSOCKET_HEADERS, type EchoUpstream } from './support/websocket';
+
+/** Sockets this process's servers accept, as they accept them. */
+const accepted: net.Socket[] = [];
+const onAccepted = (message: unknown) => accepted.push((message as { socket: net.Socket }).socket);
+
+/** Resolves once the server end of `client` (a server of this process) has read bytes from it. */
+async function readByServer(client: net.Socket): Promise<void> {
+  for (;;) {
+    const end = accepted.find((s) => s.remotePort === client.localPort);
+    if (end !== undefined && end.bytesRead > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
 
 describe('gatehouse upgrade settings', function () {
   this.timeout(30_000);
@@ -49,7 +63,7 @@ describe('gatehouse upgrade settings', function () {
 
     config.write('services.yaml', servicesYaml({ ...route, allow_upgrade: ['websocket'] }));
     assert.deepEqual(await running.gatehouse.reload(), { ok: true });
-    assert.match((await exchange(port, handshake, { waitMs: 300 })).reply, /^HTTP\/1\.1 101 Switching Protocols\r\n/);
+    assert.match((await exchange(port, handshake, { until: headDone })).reply, /^HTTP\/1\.1 101 Switching Protocols\r\n/);
 
     config.write('services.yaml', servicesYaml(route));
     assert.deepEqual(await running.gatehouse.reload(), { ok: true });
@@ -58,13 +72,21 @@ describe('gatehouse upgrade settings', function () {
 
   it('refuses an upgrade with 503 once it is stopping', async () => {
     config.write('services.yaml', servicesYaml({ name: 'chat', prefix: '/chat/', service: upstream.address, allow_upgrade: ['websocket'], bypass_auth: true }));
-    running = await startGatehouse({ configDir: config.dir, shutdownGraceMs: 2000 });
+    // A grace longer than the test: the handshake is finished however slowly.
+    running = await startGatehouse({ configDir: config.dir, shutdownGraceMs: 600_000 });
     const port = Number(new URL(running.url).port);
     // A handshake begun before the stop, finished after it.
+    diagnostics.subscribe('net.server.socket', onAccepted);
     const socket = net.connect(port, '127.0.0.1');
-    await once(socket, 'connect');
-    socket.write('GET /chat/late HTTP/1.1\r\nHost: gw\r\n');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    try {
+      await once(socket, 'connect');
+      socket.write('GET /chat/late HTTP/1.1\r\nHost: gw\r\n');
+      // In the server's hands, however busy the machine: a connection it has read nothing from is closed at once.
+      await readByServer(socket);
+    } finally {
+      diagnostics.unsubscribe('net.server.socket', onAccepted);
+      accepted.length = 0;
+    }
     const stopped = running.stop();
     running = undefined;
     socket.write(`${WEBSOCKET_HEADERS}\r\n`);
@@ -107,7 +129,8 @@ describe('gatehouse upgrade settings', function () {
     const { reply, closed } = await exchange(
       port,
       `POST /v1/messages/1 HTTP/1.1\r\nHost: localhost\r\n${h2c}Content-Length: 2\r\n\r\n{}GET /v1/messages/1 HTTP/1.1\r\nHost: localhost\r\n\r\n`,
-      { ca, waitMs: 1000 },
+      // Both answered, the GET's JSON body whole.
+      { ca, until: (reply) => (reply.match(/HTTP\/1\.1 \d+/g)?.length ?? 0) === 2 && reply.endsWith('}') },
     );
     // The message is read-only: the POST is read whole and refused, the GET behind it answered on the same connection.
     assert.deepEqual(reply.match(/HTTP\/1\.1 \d+/g), ['HTTP/1.1 405', 'HTTP/1.1 200'], reply);

@@ -97,7 +97,9 @@ describe('gatehouse WebSocket tunnels', function () {
   });
 
   it("answers the upgrade with the upstream's 101, its WebSocket headers and the route's response edits", async () => {
-    const { reply, closed } = await exchange(port, `GET /chat/raw HTTP/1.1\r\nHost: gw\r\nAuthorization: ${ALICE}\r\nSec-WebSocket-Protocol: chat.v1\r\n${WEBSOCKET_HEADERS}\r\n`, { waitMs: 500 });
+    const { reply, closed } = await exchange(port, `GET /chat/raw HTTP/1.1\r\nHost: gw\r\nAuthorization: ${ALICE}\r\nSec-WebSocket-Protocol: chat.v1\r\n${WEBSOCKET_HEADERS}\r\n`, {
+      until: (reply) => reply.endsWith('hello /raw'),
+    });
     assert.match(reply, /^HTTP\/1\.1 101 Switching Protocols\r\n/);
     assert.match(reply, /\r\nsec-websocket-accept: s3pPLMBiTxaQ9kYGzzhZRbK\+xOo=\r\n/i);
     assert.match(reply, /\r\nsec-websocket-protocol: chat\.v1\r\n/i);
@@ -167,7 +169,7 @@ describe('gatehouse WebSocket tunnels', function () {
     const { reply, closed } = await exchange(
       port,
       `POST /refusing/a HTTP/1.1\r\nHost: gw\r\n${h2c}Content-Length: 5\r\n\r\nhelloGET /refusing/b HTTP/1.1\r\nHost: gw\r\n\r\n`,
-      { waitMs: 1000 },
+      { until: (reply) => reply.endsWith('GET /b  upgrade=undefined') },
     );
     assert.equal(reply.match(/HTTP\/1\.1 200 OK\r\n/g)?.length, 2, reply);
     assert.ok(reply.includes('\r\n\r\nPOST /a hello upgrade=undefined'), reply);
@@ -179,7 +181,7 @@ describe('gatehouse WebSocket tunnels', function () {
     const { reply, closed } = await exchange(
       port,
       `GET /refusing/slow HTTP/1.1\r\nHost: gw\r\n\r\nGET /chat/after HTTP/1.1\r\nHost: gw\r\nAuthorization: ${ALICE}\r\n${WEBSOCKET_HEADERS}\r\n`,
-      { waitMs: 1000 },
+      { until: (reply) => reply.endsWith('hello /after') },
     );
     const slow = reply.indexOf('\r\n\r\nGET /slow  upgrade=undefined');
     const switched = reply.indexOf('HTTP/1.1 101 Switching Protocols\r\n');
@@ -192,7 +194,7 @@ describe('gatehouse WebSocket tunnels', function () {
     const { reply } = await exchange(
       port,
       `GET /refusing/slow HTTP/1.1\r\nHost: gw\r\n\r\nPOST /refusing/b HTTP/1.1\r\nHost: gw\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nContent-Length: 2\r\n\r\nhi`,
-      { waitMs: 1000 },
+      { until: (reply) => reply.includes('POST /b hi upgrade=undefined') },
     );
     const slow = reply.indexOf('GET /slow  upgrade=undefined');
     const posted = reply.indexOf('POST /b hi upgrade=undefined');

@@ -77,7 +77,6 @@ add_linkerd_headers: false
     ]],
     ['a status_on_error above 599', 'status_on_error: 600\n', ['status_on_error: must be an HTTP status (200 to 599)']],
     ['a protocol_version Emissary does not know', 'protocol_version: v4\n', ['protocol_version: Invalid option: expected one of "v2"|"v3"']],
-    ['ambassador_id', 'ambassador_id: [blue]\n', ['ambassador_id: not supported: one gateway reads every record of its config folder; remove the field']],
     ['stats_name', 'stats_name: auth\n', ['stats_name: not supported: auth decisions are counted in the Prometheus metrics; remove the field']],
     ['circuit_breakers', 'circuit_breakers: [{max_connections: 1}]\n', ['circuit_breakers: not supported: remove the field']],
   ];

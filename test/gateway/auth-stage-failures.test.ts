@@ -139,24 +139,24 @@ describe('the auth stage, when the remote auth service misbehaves on the wire', 
   it('counts timeout_ms to the end of the answer: a slow body after quick headers is a failure', async () => {
     auth.script = (socket) => {
       socket.write('HTTP/1.1 200 OK\r\nX-Travel-User: alice\r\nContent-Length: 40\r\n\r\n');
-      drip(socket, 1, 50, 40);
+      // A byte a second: the whole body would take 40 s, longer than the test.
+      drip(socket, 1, 1000, 40);
     };
     await start({ timeout_ms: 300 });
     const began = Date.now();
     const res = await send(base, '/remote/x');
     const took = Date.now() - began;
     assert.equal(res.status, 403);
-    assert.ok(took >= 250 && took < 1500, `answered after ${took} ms`);
+    assert.ok(took >= 250, `answered after ${took} ms`);
     assert.equal(backend.received.length, 0);
   });
 
   it('refuses an answer that announces more than 64 KiB at once, without waiting for it', async () => {
     auth.script = (socket) => socket.write('HTTP/1.1 401 Unauthorized\r\nContent-Length: 10485760\r\n\r\n');
-    await start({ timeout_ms: 5000 });
-    const began = Date.now();
+    // A deadline longer than the test, and no body ever comes: the answer is the refusal of the length.
+    await start({ timeout_ms: 600_000 });
     const res = await send(base, '/remote/x');
     assert.equal(res.status, 403);
-    assert.ok(Date.now() - began < 1000, `answered after ${Date.now() - began} ms`);
     assert.match(String((log.lines[0].obj as { err?: unknown }).err), /more than 65536 bytes/);
   });
 

@@ -85,7 +85,6 @@ describe('gateway config: Emissary Mapping fields', () => {
 
   it('refuses the other Emissary fields by name, each with what to do instead', () => {
     const cases: [string, string][] = [
-      ['ambassador_id: [blue]', 'ambassador_id: an Emissary field not supported here: one gateway reads every record of its config folder; remove the field'],
       ['grpc: true', 'grpc: an Emissary field not supported here: gRPC upstreams (HTTP/2) are not supported'],
       ['tls: true', 'tls: an Emissary field not supported here: for TLS to the upstream write the service as https://host:port'],
       ['shadow: true', 'shadow: an Emissary field not supported here: a Mapping forwards to one upstream, as it is written; remove the field'],

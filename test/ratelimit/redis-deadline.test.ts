@@ -19,7 +19,6 @@ const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('Redis store deadlines', function () {
-  this.timeout(20_000);
   const redis = useRedis();
 
   async function store(options: RedisStoreOptions = {}): Promise<RedisStore> {
@@ -74,13 +73,12 @@ describe('Redis store deadlines', function () {
   });
 
   it('fails a decision at its deadline while Redis does not answer; resumed later, Redis counts nothing', async () => {
-    const s = await store({ timeoutMs: 5000 });
+    // A default longer than the test: only the caller's 30 ms can end the decision, as the message says.
+    const s = await store({ timeoutMs: 600_000 });
     // A first answer tells the store how Redis's clock reads.
     await barrier(s, 'frozen');
     redis.pause();
-    const started = Date.now();
-    await assert.rejects(s.decide([check('frozen')], { timeoutMs: 30 }), /timed out/);
-    assert.ok(Date.now() - started < HELD_UP_MAX_MS, 'the caller\'s deadline was not kept');
+    await assert.rejects(s.decide([check('frozen')], { timeoutMs: 30 }), /timed out: no decision within 30 ms/);
     // Past the longest a caller may wait: the script, run now, must count nothing.
     await pause(HELD_UP_MAX_MS + 100);
     redis.resume();
@@ -122,7 +120,8 @@ describe('Redis store deadlines', function () {
   it('waits as long as its caller allows rather than its own default', async () => {
     const s = await store({ timeoutMs: 20 });
     redis.pause();
-    const answer = s.decide([check('patient')], { timeoutMs: 10_000 });
+    // Longer than the test: only Redis's answer ends it.
+    const answer = s.decide([check('patient')], { timeoutMs: 600_000 });
     await pause(200);
     redis.resume();
     assert.deepEqual(await answer, { admitted: true, before: [0] });
@@ -147,8 +146,6 @@ describe('Redis store deadlines', function () {
 });
 
 describe('rate-limit gRPC server over Redis when a call is cancelled', function () {
-  this.timeout(20_000);
-
   it('takes back the decision of a call cancelled before Redis answered', async () => {
     const redis = await startRedis();
     const store = createRedisStore({ url: redis.url, prefix: 'p' });
@@ -167,7 +164,8 @@ describe('rate-limit gRPC server over Redis when a call is cancelled', function 
       await store.ready();
       redis.pause();
       const request = { domain: 'd', descriptors: [{ entries: [{ key: 'k', value: 'v' }] }] };
-      const call = clients.envoy.ShouldRateLimit(request, { deadline: Date.now() + 10_000 }, () => {});
+      // A deadline longer than the test: the cancel ends the call.
+      const call = clients.envoy.ShouldRateLimit(request, { deadline: Date.now() + 600_000 }, () => {});
       await until(() => store.stats().batches === 1);
       call.cancel();
       await until(() => gone?.() === true);

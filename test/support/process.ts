@@ -1,34 +1,70 @@
 /**
  * @module test/support/process
  * The `gatehouse` command as a user runs it: a child process of
- * `node --import tsx src/cli/main.ts`, in the repository, with an environment
- * cleaned of the variables that would change what it does. `runCli` waits for
+ * `node dist/cli/main.js`, the compiled command `npm start` runs (`npm test`
+ * builds it first), in the repository, with an environment cleaned of the
+ * variables that would change what it does. `runCli` waits for
  * a command that ends; `startCli` waits for a server's "<name> listening on
  * <address>" line and parses the address. Every process started is tracked,
  * so that one `after` hook stops them all.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { readdirSync, statSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
+import { releaseDataDir, reusableDataDir } from './pglite';
 
 /** The repository root, the working directory of every command. */
 export const REPO_ROOT = join(__dirname, '..', '..');
 
-const MAIN = join('src', 'cli', 'main.ts');
+const MAIN = join('dist', 'cli', 'main.js');
 
-/** Variables that would change what a command does; a test sets the ones it means. */
-const CLEARED_ENV = [
+/** The newest modification time of the files under `dir`, in ms. */
+function newest(dir: string): number {
+  return readdirSync(dir, { withFileTypes: true }).reduce((latest, entry) => {
+    const path = join(dir, entry.name);
+    return Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs);
+  }, 0);
+}
+
+let checkedBuild = false;
+
+/**
+ * Throws unless dist/ was built from the sources as they are: a command run
+ * from an older build would test code that is no longer there.
+ */
+export function assertBuilt(): void {
+  if (checkedBuild) return;
+  let built: number;
+  try {
+    built = statSync(join(REPO_ROOT, MAIN)).mtimeMs;
+  } catch {
+    throw new Error('dist/ is not built: run npm run build (npm test does)');
+  }
+  const changed = Math.max(newest(join(REPO_ROOT, 'src')), statSync(join(REPO_ROOT, 'package.json')).mtimeMs);
+  if (changed > built) throw new Error('dist/ is older than src/: run npm run build (npm test does)');
+  checkedBuild = true;
+}
+
+/** The gateway's variables, which would change what a command does; a test sets the ones it means. */
+export const GATEHOUSE_ENV = [
   'HOST',
   'PORT',
   'GRPC_PORT',
   'GATEHOUSE_CONFIG',
   'REDIS_URL',
+  'DATABASE_URL',
+  'GATEHOUSE_DATA',
+  'DATABASE_TIMEOUT_MS',
   'TLS_CERT',
   'TLS_KEY',
   'LOG_LEVEL',
   'GRPC_MAX_MESSAGE_BYTES',
   'MAX_DESCRIPTOR_ENTRIES',
+  'GATEHOUSE_FILE_SIZE_LIMIT',
+  'GATEHOUSE_CLUSTER_DOMAIN',
+  'AMBASSADOR_ID',
 ];
 
 /**
@@ -36,7 +72,7 @@ const CLEARED_ENV = [
  * that a test that stops one waits for no load balancer. Tests of the drain
  * set their own.
  */
-const TEST_ENV = { DRAIN_DELAY_MS: '0' };
+export const TEST_ENV = { DRAIN_DELAY_MS: '0' };
 
 /** A server's announcement on standard output: `<name> listening on <address>[ ...]`, a whole line. */
 export const LISTENING_LINE = /^(\S+) listening on (\S+)[^\n]*\n/m;
@@ -44,7 +80,10 @@ export const LISTENING_LINE = /^(\S+) listening on (\S+)[^\n]*\n/m;
 export interface CliOptions {
   /** Added to the cleaned environment. */
   env?: Record<string, string>;
-  /** Give up after this long. Default 20 s (a command starts in about a second on an idle machine). */
+  /**
+   * Give up after this long. By default a command runs as long as the test
+   * lets it: the test's own timeout ends a command that hangs.
+   */
   timeoutMs?: number;
 }
 
@@ -74,14 +113,30 @@ export interface CliServer {
 
 const running = new Set<ChildProcess>();
 
+/**
+ * `options` for a server that keeps bookings: `GATEHOUSE_DATA` set to a
+ * folder of its own (handed back by `release` once it has exited) unless the
+ * test named a store.
+ */
+async function withDataDir(args: readonly string[], options: CliOptions): Promise<{ options: CliOptions; release?: () => void }> {
+  const keepsBookings = args[0] === 'start' || (args[0] === 'serve' && (args[1] === 'hotel-booking' || args[1] === 'car-booking'));
+  if (!keepsBookings) return { options };
+  const named = args.some((a) => a === '--data' || a === '--database-url' || a.startsWith('--data=') || a.startsWith('--database-url='));
+  const env = options.env ?? {};
+  if (named || env.GATEHOUSE_DATA !== undefined || env.DATABASE_URL !== undefined) return { options };
+  const dir = await reusableDataDir();
+  return { options: { ...options, env: { ...env, GATEHOUSE_DATA: dir } }, release: () => releaseDataDir(dir) };
+}
+
 function environment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  for (const name of CLEARED_ENV) delete env[name];
+  for (const name of GATEHOUSE_ENV) delete env[name];
   return { ...env, ...TEST_ENV, ...extra };
 }
 
 function spawnCli(args: readonly string[], options: CliOptions): { child: ChildProcess; out: { stdout: string; stderr: string } } {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+  assertBuilt();
+  const child = spawn(process.execPath, [MAIN, ...args], {
     cwd: REPO_ROOT,
     env: environment(options.env),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -107,10 +162,12 @@ function describeOutput(out: { stdout: string; stderr: string }): string {
 }
 
 /** Runs a command that ends (help, check, a start that fails) and resolves its exit and output. */
-export async function runCli(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
+export async function runCli(args: readonly string[], given: CliOptions = {}): Promise<CliResult> {
+  const { options, release } = await withDataDir(args, given);
   const { child, out } = spawnCli(args, options);
-  const timeoutMs = options.timeoutMs ?? 20_000;
-  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  if (release) child.once('exit', release);
+  const timeoutMs = options.timeoutMs;
+  const timer = timeoutMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   try {
     const result = await ended(child, out);
     if (result.signal === 'SIGKILL') throw new Error(`gatehouse ${args.join(' ')} did not end within ${timeoutMs} ms\n${describeOutput(out)}`);
@@ -125,9 +182,11 @@ export async function runCli(args: readonly string[], options: CliOptions = {}):
  * line. Rejects with its output when it exits first or is not listening
  * within the timeout (and then kills it).
  */
-export async function startCli(args: readonly string[], options: CliOptions = {}): Promise<CliServer> {
+export async function startCli(args: readonly string[], given: CliOptions = {}): Promise<CliServer> {
+  const { options, release } = await withDataDir(args, given);
   const { child, out } = spawnCli(args, options);
-  const timeoutMs = options.timeoutMs ?? 20_000;
+  if (release) child.once('exit', release);
+  const timeoutMs = options.timeoutMs;
   const line = await new Promise<RegExpExecArray>((resolve, reject) => {
     const fail = (why: string) => {
       cleanup();
@@ -142,7 +201,7 @@ export async function startCli(args: readonly string[], options: CliOptions = {}
       }
     };
     const onExit = (code: number | null, signal: NodeJS.Signals | null) => fail(`exited (${signal ?? code}) before listening`);
-    const timer = setTimeout(() => fail(`was not listening within ${timeoutMs} ms`), timeoutMs);
+    const timer = timeoutMs === undefined ? undefined : setTimeout(() => fail(`was not listening within ${timeoutMs} ms`), timeoutMs);
     function cleanup() {
       clearTimeout(timer);
       child.stdout!.off('data', onData);

@@ -8,7 +8,14 @@ import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { accessLog, createLogger, logAppErrors, logDestination, logUnexpectedError } from '../../src/telemetry';
+import { assertBuilt, REPO_ROOT } from '../support/process';
 import { captureLog } from './log-capture';
+
+/** The compiled telemetry module, as an application runs it: a child process needs no TypeScript loader to start. */
+function compiledTelemetry(): string {
+  assertBuilt();
+  return join(REPO_ROOT, 'dist', 'telemetry');
+}
 
 describe('telemetry/logger', () => {
   const savedLevel = process.env.LOG_LEVEL;
@@ -99,9 +106,9 @@ describe('telemetry/logger', () => {
   it('writes the lines still waiting when the process exits', async function () {
     this.timeout(15_000);
     const script = `
-      const logger = require(${JSON.stringify(join(__dirname, '..', '..', 'src', 'telemetry'))}).createLogger({ level: 'info' });
+      const logger = require(${JSON.stringify(compiledTelemetry())}).createLogger({ level: 'info' });
       logger.info('shutting down'); logger.info('stopped'); process.exit(0);`;
-    const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
     const [code] = await once(child, 'close');
@@ -111,22 +118,25 @@ describe('telemetry/logger', () => {
 
   /**
    * Runs a process that logs `first` (if any), waits for its reader to leave,
-   * then logs two lines and exits: how it ends, or 'still running'.
+   * then logs two lines and exits: how it ends.
    */
   async function exitAfterReaderLeft(first: string | undefined): Promise<unknown> {
-    const telemetry = JSON.stringify(join(__dirname, '..', '..', 'src', 'telemetry'));
+    const telemetry = JSON.stringify(compiledTelemetry());
     const script = `
       const logger = require(${telemetry}).createLogger({ level: 'info' });
       ${first === undefined ? '' : `logger.info(${JSON.stringify(first)});`}
       process.stdin.once('data', () => { logger.info('shutting down'); logger.info('stopped'); process.exit(0); });`;
-    const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
     try {
       if (first !== undefined) await once(child.stdout!, 'data');
+      // Gone for good before the process logs again.
+      const left = once(child.stdout!, 'close');
       child.stdout!.destroy();
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await left;
       const exited = once(child, 'exit');
       child.stdin!.write('go\n');
-      return await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000, 'still running'))]);
+      // A process that does not exit holds the test past its timeout.
+      return await exited;
     } finally {
       child.kill('SIGKILL');
     }

@@ -8,7 +8,7 @@
 import { parseHtpasswd, type ParsedUsers } from '../../auth';
 import { BookingDataError, parseBookingFile, type BookingData } from '../../bookings';
 import { errorText } from '../../files';
-import { configProblem, parseConfigFiles, type ConfigProblem, type GatewayConfig } from '../../gateway';
+import { configProblem, parseConfigFiles, type ConfigProblem, type EmissaryReport, type GatewayConfig } from '../../gateway';
 import { displayPath, LimitsConfigError, parseLimitsFiles, type LoadedLimits } from '../../ratelimit';
 import type { FolderTexts } from './read';
 
@@ -21,6 +21,8 @@ export interface CheckedFolder {
   limits?: LoadedLimits;
   users?: ParsedUsers;
   bookings?: BookingData;
+  /** What became of the Emissary resources read, and the records left to another `ambassador_id`, valid or not. */
+  emissary?: EmissaryReport;
 }
 
 /**
@@ -67,7 +69,8 @@ export function checkTexts(texts: FolderTexts): CheckedFolder {
       records.map((f) => f.file),
       problems,
       () => {
-        const result = parseConfigFiles(records, { annotationDomain: texts.annotationDomain });
+        const result = parseConfigFiles(records, { annotationDomain: texts.annotationDomain, ambassadorId: texts.ambassadorId });
+        if (result.emissary) checked.emissary = result.emissary;
         if (result.ok) checked.config = result.config;
         else problems.push(...result.problems);
       },

@@ -22,6 +22,8 @@ export interface LoadFolderOptions {
   source: ConfigFileSource;
   fileSizeLimit: number;
   annotationDomain?: string;
+  /** This gateway's `ambassador_id`. Default `default`. */
+  ambassadorId?: string;
   /** Texts of this many bytes or more are checked on a worker thread. Default {@link OFF_THREAD_BYTES}. */
   offThreadBytes?: number;
 }

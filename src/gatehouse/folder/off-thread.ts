@@ -6,8 +6,8 @@
  * ends with it, taking the memory of the parse with it.
  *
  * From the compiled package it runs `worker.js` beside this file; from the
- * sources (tsx, in development and in the tests) it registers tsx in the
- * thread first: a worker does not inherit the loader of its parent.
+ * sources (tsx, in development and in the tests) `source-worker.ts` starts
+ * `worker.ts` under tsx.
  */
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -20,14 +20,13 @@ import type { ResultMessage, TextMessage } from './worker';
 /** How to start the checking thread from where this file runs. */
 function startWorker(): Worker {
   if (__filename.endsWith('.js')) return new Worker(join(__dirname, 'worker.js'));
-  const tsx = require.resolve('tsx/cjs/api');
-  const source = `require(${JSON.stringify(tsx)}).register(); require(${JSON.stringify(join(__dirname, 'worker.ts'))});`;
-  return new Worker(source, { eval: true });
+  // By its path, untyped: an import would compile it, and tsx with it, into the package.
+  return (require(join(__dirname, 'source-worker')) as { startSourceWorker(): Worker }).startSourceWorker();
 }
 
 /** The texts as messages: one a file, so that no one copy holds the event loop long. */
 function* textMessages(texts: FolderTexts): Generator<TextMessage> {
-  yield { annotationDomain: texts.annotationDomain };
+  yield { settings: { annotationDomain: texts.annotationDomain, ambassadorId: texts.ambassadorId } };
   for (const file of texts.records ?? []) yield { kind: 'records', file };
   for (const file of texts.limits ?? []) yield { kind: 'limits', file };
   if (texts.users) yield { kind: 'users', file: texts.users };

@@ -27,6 +27,8 @@ export interface FolderWants {
 /** The texts of a folder's files, as the checks take them; a kind not read is absent. */
 export interface FolderTexts {
   annotationDomain?: string;
+  /** This gateway's `ambassador_id`: the records served are those that name it. */
+  ambassadorId?: string;
   records?: ConfigFile[];
   limits?: LimitsFile[];
   users?: ConfigFile;
@@ -43,6 +45,7 @@ export interface ReadFolderOptions {
   source: ConfigFileSource;
   fileSizeLimit: number;
   annotationDomain?: string;
+  ambassadorId?: string;
 }
 
 /**
@@ -85,7 +88,7 @@ async function readLimits(dir: string, names: readonly string[], options: ReadFo
 /** Reads the files of `dir` that `wants` names. Never rejects: a source that fails is a problem of what it was asked for. */
 export async function readFolder(dir: string, wants: FolderWants, options: ReadFolderOptions): Promise<ReadFolder> {
   const problems: ConfigProblem[] = [];
-  const texts: FolderTexts = { annotationDomain: options.annotationDomain };
+  const texts: FolderTexts = { annotationDomain: options.annotationDomain, ambassadorId: options.ambassadorId };
   let names: string[];
   try {
     names = await options.source.list(dir);

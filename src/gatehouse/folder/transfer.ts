@@ -9,7 +9,7 @@
  */
 import type { UserEntry } from '../../auth';
 import type { BookingData } from '../../bookings';
-import type { GatewayRecord, MappingRecord, RecordSource } from '../../gateway';
+import type { EmissaryRecordReport, GatewayRecord, MappingRecord, RecordSource, SkippedRecord } from '../../gateway';
 import { createLimitTableBuilder, limitEntries, type LimitEntry } from '../../ratelimit';
 import type { CheckedFolder } from './check';
 
@@ -25,6 +25,8 @@ export type Part =
   | { part: 'users'; items: [string, UserEntry][] }
   | { part: 'limits'; items: LimitEntry[] }
   | { part: 'bookings'; list: BookingList; items: unknown[] }
+  | { part: 'emissary'; items: EmissaryRecordReport[] }
+  | { part: 'skipped'; items: SkippedRecord[] }
   | { done: CheckedFolder };
 
 function* inParts<T>(items: Iterable<T>): Generator<T[]> {
@@ -68,6 +70,12 @@ export function* partsOf(checked: CheckedFolder): Generator<Part> {
     for (const list of BOOKING_LISTS) for (const items of inParts(bookings[list] as Iterable<unknown>)) yield { part: 'bookings', list, items };
     rest.bookings = { hotels: [], cars: [], hotel_bookings: [], car_bookings: [] };
   }
+  if (checked.emissary) {
+    // A report of 30 000 Emissary Mappings is as long as their records.
+    for (const items of inParts(checked.emissary.records)) yield { part: 'emissary', items };
+    for (const items of inParts(checked.emissary.skipped)) yield { part: 'skipped', items };
+    rest.emissary = { ...checked.emissary, records: [], skipped: [] };
+  }
   yield { done: rest };
 }
 
@@ -78,6 +86,8 @@ export function createAssembler(): { add(part: Part): CheckedFolder | undefined 
   const users = new Map<string, UserEntry>();
   const limits = createLimitTableBuilder();
   const bookings: Record<BookingList, unknown[]> = { hotels: [], cars: [], hotel_bookings: [], car_bookings: [] };
+  const emissary: EmissaryRecordReport[] = [];
+  const skipped: SkippedRecord[] = [];
   return {
     add(part) {
       if ('done' in part) {
@@ -92,6 +102,7 @@ export function createAssembler(): { add(part: Part): CheckedFolder | undefined 
         if (checked.users) checked.users = { ...checked.users, users };
         if (checked.limits) checked.limits = { ...checked.limits, table: limits.table(checked.limits.table.hasReplaces, checked.limits.table.ruleCount) };
         if (checked.bookings) checked.bookings = bookings as unknown as BookingData;
+        if (checked.emissary) checked.emissary = { ...checked.emissary, records: emissary, skipped };
         return checked;
       }
       // Added as they come: a Map built at the end from 100 000 entries would be one long step.
@@ -102,6 +113,10 @@ export function createAssembler(): { add(part: Part): CheckedFolder | undefined 
         }
       } else if (part.part === 'limits') {
         for (const entry of part.items) limits.add(entry);
+      } else if (part.part === 'emissary') {
+        for (const item of part.items) emissary.push(item);
+      } else if (part.part === 'skipped') {
+        for (const item of part.items) skipped.push(item);
       } else if (part.part === 'users') {
         for (const [name, entry] of part.items) users.set(name, entry);
       } else {

@@ -13,7 +13,7 @@ import { partsOf, type Part } from './transfer';
 
 /** What the event loop sends: the texts, one file a message, then the end. */
 export type TextMessage =
-  | { annotationDomain?: string }
+  | { settings: Pick<FolderTexts, 'annotationDomain' | 'ambassadorId'> }
   | { kind: 'records' | 'limits'; file: { file: string; text: string } }
   | { kind: 'users' | 'bookings'; file: { file: string; text: string } }
   | { end: true }
@@ -38,7 +38,7 @@ export function serveCheck(port: NonNullable<typeof parentPort>): void {
   };
   port.on('message', (message: TextMessage) => {
     if ('more' in message) sendNext();
-    else if ('annotationDomain' in message) texts.annotationDomain = message.annotationDomain;
+    else if ('settings' in message) Object.assign(texts, message.settings);
     else if ('kind' in message) {
       if (message.kind === 'records' || message.kind === 'limits') (texts[message.kind] ??= []).push(message.file);
       else texts[message.kind] = message.file;

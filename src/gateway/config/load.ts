@@ -15,6 +15,11 @@
  *   `metadata.annotations`, when there is one, is a YAML string of one or more
  *   records separated by `---`; every document in it is a record. The
  *   manifest's `metadata.name` names it in messages.
+ * - Emissary's resources (`apiVersion: getambassador.io/...`) and the
+ *   records of its `getambassador.io/config` annotation are read as the
+ *   records they become (see ./emissary); a `kind: List` gives its items.
+ *   Every record is served only when its `ambassador_id` names this
+ *   gateway's (`default` when it names none).
  * - Every other document (data files, an envoy rate-limit config with
  *   `domain` and `descriptors`) is no gateway record and is ignored.
  * - A file with no document at all (empty, blank, only comments or `---`)
@@ -26,12 +31,18 @@ import { DEFAULT_FILE_SIZE_LIMIT, errorCode, errorText, fileSystemSource, whyUnr
 import { configProblem, type ConfigProblem } from './problems';
 import type { RecordSource } from './schema';
 import { API_VERSION } from './schema';
-import { assembleConfig, RECORD_KINDS, type ConfigResult, type RawRecord } from './validate';
+import { RECORD_KINDS, type ConfigResult, type RawRecord } from './validate';
+import { assembleWithEmissary, EMISSARY_ANNOTATION, expandLists, readEmissaryDocument, type EmissaryReading } from './emissary';
 
 export interface LoadOptions {
   /** The domain part of the annotation key `<domain>/config`. Default `gatehouse.io`. */
   annotationDomain?: string;
+  /** This gateway's `ambassador_id`: the records it serves name it, or none (`default`). Default `default`. */
+  ambassadorId?: string;
 }
+
+/** A configuration as loaded, with what `gatehouse check` says of its Emissary resources. */
+export type LoadedConfig = ConfigResult & EmissaryReading;
 
 /** How {@link loadConfig} reads the folder. */
 export interface ReadOptions {
@@ -145,7 +156,7 @@ function positionInFile(message: string, offset: LineOffset | undefined): string
  * records are written; undefined for a quoted or plain string, whose lines
  * do not map one to one.
  */
-function annotationOffset(doc: Document.Parsed, path: readonly string[], fileText: string): LineOffset | undefined {
+function annotationOffset(doc: Document.Parsed, path: readonly (string | number)[], fileText: string): LineOffset | undefined {
   const node = doc.getIn(path, true);
   if (!isScalar(node) || (node.type !== 'BLOCK_LITERAL' && node.type !== 'BLOCK_FOLDED') || !node.range) return undefined;
   const start = node.range[0];
@@ -171,25 +182,27 @@ function isManifest(doc: Record<string, unknown>): doc is Record<string, unknown
  * comment) and validates them. The configuration's `sources` are the files
  * that held records. Pure: no file access.
  */
-export function parseConfigFiles(files: readonly ConfigFile[], options: LoadOptions = {}): ConfigResult {
+export function parseConfigFiles(files: readonly ConfigFile[], options: LoadOptions = {}): LoadedConfig {
   const annotation = `${options.annotationDomain ?? 'gatehouse.io'}/config`;
+  // Emissary's annotation is read beside the gateway's own, unless the domain makes them one.
+  const annotationKeys = annotation === EMISSARY_ANNOTATION ? [annotation] : [annotation, EMISSARY_ANNOTATION];
   const problems: ConfigProblem[] = [];
   const records: RawRecord[] = [];
 
   for (const { file, text } of files) {
     try {
-      readRecords(file, text, annotation, records, problems);
+      readRecords(file, text, annotationKeys, records, problems);
     } catch (err) {
       // Whatever a file could still throw is a problem of that file, never the end of a reload.
       problems.push(configProblem({ source: { file } }, `cannot be read as records: ${errorText(err)}`));
     }
   }
   const sources = [...new Set(records.map((r) => r.source!.file))];
-  return assembleConfig(records, sources, problems);
+  return assembleWithEmissary(records, sources, problems, { ambassadorId: options.ambassadorId });
 }
 
-/** Adds the records of one file to `records`, and its problems to `problems`. */
-function readRecords(file: string, text: string, annotation: string, records: RawRecord[], problems: ConfigProblem[]): void {
+/** Adds the records of one file to `records`, and its problems to `problems`; `annotationKeys` are the annotations read. */
+function readRecords(file: string, text: string, annotationKeys: readonly string[], records: RawRecord[], problems: ConfigProblem[]): void {
   const fileSource: RecordSource = { file };
   const before = problems.length;
   const documents = parseDocuments(text, fileSource, 'YAML', problems);
@@ -198,7 +211,7 @@ function readRecords(file: string, text: string, annotation: string, records: Ra
     problems.push(configProblem({ source: fileSource }, EMPTY_FILE));
     return;
   }
-  for (const { value: doc, index, node } of documents) {
+  for (const { value: doc, index, node, path } of expandLists(documents)) {
     if (Array.isArray(doc)) {
       // A list of records is no way of writing them; said, rather than passed over in silence.
       if (doc.some((item) => isPlainObject(item) && isRecordDocument(item))) {
@@ -209,6 +222,11 @@ function readRecords(file: string, text: string, annotation: string, records: Ra
       continue;
     }
     if (!isPlainObject(doc)) continue;
+    const emissary = readEmissaryDocument(doc, { source: fileSource, index });
+    if (emissary !== undefined) {
+      records.push(...emissary);
+      continue;
+    }
     if (isRecordDocument(doc)) {
       records.push({ value: doc, source: fileSource, index });
       continue;
@@ -222,15 +240,19 @@ function readRecords(file: string, text: string, annotation: string, records: Ra
       problems.push(configProblem({ source, path: 'metadata.annotations' }, 'expected a mapping'));
       continue;
     }
-    const value = annotations[annotation];
-    if (value === undefined) continue;
-    if (typeof value !== 'string') {
-      problems.push(configProblem({ source, path: `metadata.annotations.${annotation}` }, 'expected a YAML string of records'));
-      continue;
-    }
-    const offset = annotationOffset(node, ['metadata', 'annotations', annotation], text);
-    for (const record of parseDocuments(value, source, `annotation ${annotation}: YAML`, problems, offset)) {
-      records.push({ value: record.value, source, index: record.index });
+    const namespace = typeof doc.metadata.namespace === 'string' ? doc.metadata.namespace : undefined;
+    for (const key of annotationKeys) {
+      const value = annotations[key];
+      if (value === undefined) continue;
+      if (typeof value !== 'string') {
+        problems.push(configProblem({ source, path: `metadata.annotations.${key}` }, 'expected a YAML string of records'));
+        continue;
+      }
+      const offset = annotationOffset(node, [...path, 'metadata', 'annotations', key], text);
+      for (const record of parseDocuments(value, source, `annotation ${key}: YAML`, problems, offset)) {
+        const place = { source, index: record.index, annotation: key, namespace };
+        records.push(...(readEmissaryDocument(record.value, place) ?? [{ value: record.value, source, index: record.index }]));
+      }
     }
   }
 }
@@ -274,7 +296,7 @@ export function unreadableFolder(dir: string, err: unknown): ConfigProblem {
  * every problem found, each naming file, service, record and field; never
  * rejects.
  */
-export async function loadConfig(dir: string, options: LoadOptions & ReadOptions = {}): Promise<ConfigResult> {
+export async function loadConfig(dir: string, options: LoadOptions & ReadOptions = {}): Promise<LoadedConfig> {
   let names: string[];
   try {
     names = await (options.source ?? fileSystemSource).list(dir);
@@ -284,5 +306,5 @@ export async function loadConfig(dir: string, options: LoadOptions & ReadOptions
   const { files, problems } = await readRecordFiles(dir, names, options);
   const result = parseConfigFiles(files, options);
   if (problems.length === 0) return result;
-  return { ok: false, problems: [...problems, ...(result.ok ? [] : result.problems)] };
+  return { ok: false, problems: [...problems, ...(result.ok ? [] : result.problems)], emissary: result.emissary };
 }

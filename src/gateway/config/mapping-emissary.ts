@@ -30,6 +30,9 @@ const HOST_PORT = /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?|\[[0-9A-Fa-f
 /** An Emissary Mapping field with no counterpart here: refused, saying why. */
 const emissaryOnly = (why: string) => z.never({ error: `an Emissary field not supported here: ${why}` }).optional();
 
+/** `ambassador_id` of a record given in code: records read from the config folder are selected by it before they get here. */
+export const AMBASSADOR_ID_IN_CODE = 'it selects which gateways serve a record of the config folder (the ambassadorId option); records given in code are all served: remove the field';
+
 const ONE_UPSTREAM = 'a Mapping forwards to one upstream, as it is written; remove the field';
 
 /** A protocol as the Upgrade header names it (RFC 9110 §7.8): a token, and an optional /version. */
@@ -76,7 +79,7 @@ export const emissaryMappingFields = {
   allow_upgrade: z.array(upgradeProtocol).optional(),
   /** Emissary's older spelling of `allow_upgrade: [websocket]`. */
   use_websocket: z.boolean().optional(),
-  ambassador_id: emissaryOnly('one gateway reads every record of its config folder; remove the field'),
+  ambassador_id: emissaryOnly(AMBASSADOR_ID_IN_CODE),
   grpc: emissaryOnly('gRPC upstreams (HTTP/2) are not supported'),
   tls: emissaryOnly('for TLS to the upstream write the service as https://host:port'),
   add_linkerd_headers: emissaryOnly('add l5d-dst-override yourself with add_request_headers'),

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { addedHeadersSchema, HEADER_NAME, HEADER_VALUE, matchedHeadersSchema, removedHeadersSchema } from './headers';
 import { labelsSchema } from './labels';
-import { emissaryMappingChecks, emissaryMappingFields } from './mapping-emissary';
+import { AMBASSADOR_ID_IN_CODE, emissaryMappingChecks, emissaryMappingFields } from './mapping-emissary';
 import { mappingMatchChecks, matchMappingFields, normaliseMatchFields } from './mapping-match';
 import { upstreamMappingChecks, upstreamMappingFields } from './mapping-upstream';
 
@@ -170,7 +170,7 @@ export const authServiceSchema = z.strictObject({
   tls: z.union([z.boolean(), z.string()]).optional(),
   /** Emissary reads it for `proto: grpc` only; accepted, and without effect, for http. */
   protocol_version: z.enum(['v2', 'v3']).optional(),
-  ambassador_id: notSupported('one gateway reads every record of its config folder; remove the field'),
+  ambassador_id: notSupported(AMBASSADOR_ID_IN_CODE),
   stats_name: notSupported('auth decisions are counted in the Prometheus metrics; remove the field'),
   circuit_breakers: notSupported('remove the field'),
   v2ExplicitTLS: notSupported('remove the field'),
@@ -224,6 +224,8 @@ export interface RecordSource {
   file: string;
   /** The Service manifest's `metadata.name`, when the record came from an annotation. */
   service?: string;
+  /** The fields the record took from the defaults of Emissary's ambassador Module rather than wrote itself. */
+  fromModule?: readonly string[];
 }
 
 /** A whole, valid configuration: what the gateway serves from. */

@@ -29,9 +29,9 @@ export type UpstreamSettings = Partial<
   >
 >;
 
-/** The upstream fields a Mapping gives; undefined when it gives none. */
-export function upstreamSettings(m: MappingRecord): UpstreamSettings | undefined {
-  const names = upstreamFieldsGiven(m);
+/** The upstream fields a Mapping gives, but those of `leftOut`; undefined when it gives none. */
+export function upstreamSettings(m: MappingRecord, leftOut: readonly string[] = []): UpstreamSettings | undefined {
+  const names = upstreamFieldsGiven(m).filter((name) => !leftOut.includes(name));
   if (m.namespace !== undefined) names.unshift('namespace');
   if (names.length === 0) return undefined;
   const given: Record<string, unknown> = {};

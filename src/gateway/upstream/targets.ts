@@ -37,12 +37,14 @@ function asService(name: string): string {
 
 /**
  * What a Mapping's `service` is. `modules` are the module names routable
- * here; `names` qualifies a remote upstream's names for DNS.
+ * here; `names` qualifies a remote upstream's names for DNS; `fromModule`
+ * are the fields the Mapping took from Emissary's ambassador Module.
  */
-export function serviceTarget(m: MappingRecord, modules: ReadonlySet<string>, names: NameContext): ServiceTarget {
+export function serviceTarget(m: MappingRecord, modules: ReadonlySet<string>, names: NameContext, fromModule: readonly string[] = []): ServiceTarget {
   const service = m.service;
   if (m.namespace === undefined && modules.has(service)) {
-    const remoteOnly = upstreamFieldsGiven(m);
+    // The upstream settings the ambassador Module gives every Mapping are for the clusters of remote upstreams: a module has none.
+    const remoteOnly = upstreamFieldsGiven(m).filter((name) => !fromModule.includes(name));
     if (remoteOnly.length > 0) {
       return { kind: 'problem', path: remoteOnly[0], message: `applies to remote upstreams only: module '${service}' is called in process` };
     }

@@ -70,6 +70,8 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Running
     watch: false,
     drainDelayMs: 0,
     logger: createLogger({ destination: log, level: 'info' }),
+    // Bookings in memory unless the test names a database: the default folder, beside the config, would be one for every test at once.
+    ...(options.dataDir === undefined && options.databaseUrl === undefined ? { bookingStore: 'memory' as const } : {}),
     ...options,
   });
   const listening = await gatehouse.start().catch(async (err: unknown) => {

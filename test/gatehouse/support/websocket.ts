@@ -58,18 +58,23 @@ export function servicesYaml(...mappings: Record<string, unknown>[]): string {
   return records.map((r) => JSON.stringify(r)).join('\n---\n');
 }
 
+/** Whether `reply` holds a whole answer head: enough of a 101, whose connection stays open. */
+export const headDone = (reply: string): boolean => reply.includes('\r\n\r\n');
+
 /** The head of a WebSocket handshake, from `Connection` on. */
 export const WEBSOCKET_HEADERS =
   'Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n';
 
 /**
  * Sends `text` on a new connection and collects what comes back until the
- * connection closes, or `waitMs` passes (then `closed` is false).
+ * connection closes, or until `until` holds of what came (then `closed` is
+ * false, and the connection is dropped). However long that takes: the
+ * test's timeout ends a wait for an answer that never comes.
  */
 export function exchange(
   port: number,
   text: string,
-  options: { waitMs?: number; ca?: Buffer } = {},
+  options: { until?: (reply: string) => boolean; ca?: Buffer } = {},
 ): Promise<{ reply: string; closed: boolean }> {
   return new Promise((resolve, reject) => {
     const socket = options.ca
@@ -77,15 +82,18 @@ export function exchange(
       : net.connect(port, '127.0.0.1', () => socket.write(text));
     let reply = '';
     socket.setEncoding('latin1');
-    socket.on('data', (chunk: string) => (reply += chunk));
-    socket.on('error', reject);
-    const timer = setTimeout(() => {
-      socket.destroy();
+    let done = false;
+    socket.on('data', (chunk: string) => {
+      reply += chunk;
+      if (done || !options.until?.(reply)) return;
+      done = true;
       resolve({ reply, closed: false });
-    }, options.waitMs ?? 3000);
+      socket.destroy();
+    });
+    socket.on('error', reject);
     socket.on('close', () => {
-      clearTimeout(timer);
-      resolve({ reply, closed: true });
+      if (!done) resolve({ reply, closed: true });
+      done = true;
     });
   });
 }

@@ -6,7 +6,7 @@
  */
 import type http from 'node:http';
 import { createAuthService } from '../../../src/auth';
-import { createGateway, type Gateway, type GatewayOptions } from '../../../src/gateway';
+import { createGateway, type Gateway, type GatewayConfig, type GatewayOptions } from '../../../src/gateway';
 import { captureLogger, quickHash, usersFolder } from '../../auth/support';
 import { close, configOf, listen, recordingUpstream, registry, send, type Answer, type Received } from '../helpers';
 
@@ -32,37 +32,29 @@ export interface Rig {
 }
 
 /**
- * A gateway whose Mappings are `records(upstream)`: named records with at
- * least a prefix; each gets the upstream as its service unless it names one,
- * and `X-Route` with its name.
+ * A gateway serving `config(upstream)` (the upstream's `host:port`) in
+ * front of a recording upstream; its Mappings mark what they forward with
+ * `X-Route`, for {@link Rig.call} to read.
  */
-export async function routingRig(
-  records: (upstream: string) => Record<string, unknown>[],
-  options: Omit<GatewayOptions, 'config'> & { extra?: unknown[] } = {},
-): Promise<Rig> {
+export async function configRig(config: (upstream: string) => GatewayConfig, options: Omit<GatewayOptions, 'config'> = {}): Promise<Rig> {
   const up = await recordingUpstream();
   const address = `127.0.0.1:${up.port}`;
-  const mappings = records(address).map((r) => ({
-    apiVersion: 'gateway/v1',
-    kind: 'Mapping',
-    service: address,
-    add_request_headers: { 'X-Route': String(r.name) },
-    ...r,
-  }));
-  const { extra, ...gatewayOptions } = options;
-  const gateway = createGateway({ ...gatewayOptions, config: configOf(...mappings, ...(extra ?? [])) });
+  let gateway: Gateway | undefined;
   let server: http.Server | undefined;
   try {
+    gateway = createGateway({ ...options, config: config(address) });
     ({ server } = await listen(gateway.app.callback()));
   } catch (err) {
-    await gateway.close();
+    await gateway?.close();
+    await close(up.server);
     throw err;
   }
+  const built = gateway;
   const port = (server.address() as { port: number }).port;
   const url = `http://127.0.0.1:${port}`;
   return {
     url,
-    gateway,
+    gateway: built,
     upstream: address,
     received: up.received,
     async call(path, callOptions = {}) {
@@ -74,10 +66,31 @@ export async function routingRig(
     },
     async close() {
       await close(server);
-      await gateway.close();
+      await built.close();
       await close(up.server);
     },
   };
+}
+
+/**
+ * A gateway whose Mappings are `records(upstream)`: named records with at
+ * least a prefix; each gets the upstream as its service unless it names one,
+ * and `X-Route` with its name.
+ */
+export function routingRig(
+  records: (upstream: string) => Record<string, unknown>[],
+  options: Omit<GatewayOptions, 'config'> & { extra?: unknown[] } = {},
+): Promise<Rig> {
+  const { extra, ...gatewayOptions } = options;
+  const mappingsOf = (address: string) =>
+    records(address).map((r) => ({
+      apiVersion: 'gateway/v1',
+      kind: 'Mapping',
+      service: address,
+      add_request_headers: { 'X-Route': String(r.name) },
+      ...r,
+    }));
+  return configRig((address) => configOf(...mappingsOf(address), ...(extra ?? [])), gatewayOptions);
 }
 
 /** The credentials {@link guardedRig} accepts: user `ada`, password `lovelace`. */

@@ -26,6 +26,8 @@ describe('retry_policy', () => {
         retrying('/reset/', 'reset', { retry_on: 'reset' }),
         retrying('/connect-only/', 'connect-only', { retry_on: 'connect-failure' }),
         retrying('/per-try/', 'per-try', { retry_on: '5xx', per_try_timeout: '100ms' }),
+        // Long enough that a try answered at once is never late on a busy machine.
+        retrying('/per-try-then-answer/', 'per-try-then-answer', { retry_on: '5xx', per_try_timeout: '1s' }),
         retrying('/overall/', 'overall', { retry_on: '5xx', num_retries: 3 }, { timeout_ms: 200 }),
         mapping('/connect/', `http://${up.address}`, { name: 'connect', retry_policy: { retry_on: 'connect-failure' }, endpoints: [`127.0.0.1:${dead}`, up.address] }),
         mapping('/4xx-only-connect/', `http://${up.address}`, { name: 'no-connect', retry_policy: { retry_on: 'retriable-4xx' }, endpoints: [`127.0.0.1:${dead}`, up.address] }),
@@ -115,8 +117,8 @@ describe('retry_policy', () => {
 
   it('gives up a try after per_try_timeout and tries again', async () => {
     up.replies = ['hold', 200];
-    const res = await send(rig.base, '/per-try/');
-    assert.equal(res.status, 200);
+    const res = await send(rig.base, '/per-try-then-answer/');
+    assert.equal(res.status, 200, res.text);
     assert.equal(up.got.length, 2);
     up.release();
   });

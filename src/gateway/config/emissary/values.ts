@@ -1,0 +1,91 @@
+/**
+ * @module gateway/config/emissary/values
+ * Values that Emissary spells in more ways than the gateway's records:
+ * added headers as `v3alpha1` stores them (`{value, append,
+ * v2Representation}`), CORS policies with `v2CommaSeparatedOrigins`, v2's
+ * longhand `{generic_key, v3Key}` labels, `ambassador_id` as a name or a
+ * list, and a service's `host:port` as Emissary's Linkerd header names it.
+ * Anything not in those spellings is returned as it is, for the record's
+ * schema to judge.
+ */
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** `add_request_headers` / `add_response_headers`: `v2Representation` dropped, an empty (null) value as `""`. */
+export function addedHeaders(raw: unknown): unknown {
+  if (!isPlainObject(raw)) return raw;
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(raw)) {
+    if (value === null) out[name] = '';
+    else if (isPlainObject(value)) {
+      const { v2Representation: _stored, ...rest } = value;
+      out[name] = 'value' in rest ? rest : { ...rest, value: '' };
+    } else out[name] = value;
+  }
+  return out;
+}
+
+/** A CORS policy: `v2CommaSeparatedOrigins` (how v3alpha1 remembers a v2 `"a,b"`) dropped. */
+export function corsPolicy(raw: unknown): unknown {
+  if (!isPlainObject(raw)) return raw;
+  const { v2CommaSeparatedOrigins: _stored, ...rest } = raw;
+  return rest;
+}
+
+/** One label: v2's longhand `{generic_key: value, v3Key: key}` as `{generic_key: {key, value}}`. */
+function label(raw: unknown): unknown {
+  if (!isPlainObject(raw) || typeof raw.generic_key !== 'string' || !('v3Key' in raw)) return raw;
+  const { generic_key: value, v3Key: key, ...rest } = raw;
+  return { generic_key: typeof key === 'string' && key !== '' ? { key, value } : value, ...rest };
+}
+
+/** A list of labels. */
+export function labelList(raw: unknown): unknown {
+  return Array.isArray(raw) ? raw.map(label) : raw;
+}
+
+/** `labels: {<domain>: [{<group>: [<label>...]}]}`, each label in a spelling the gateway reads. */
+export function labels(raw: unknown): unknown {
+  if (!isPlainObject(raw)) return raw;
+  const out: Record<string, unknown> = {};
+  for (const [domain, groups] of Object.entries(raw)) {
+    out[domain] = Array.isArray(groups)
+      ? groups.map((group) => (isPlainObject(group) ? Object.fromEntries(Object.entries(group).map(([name, list]) => [name, labelList(list)])) : group))
+      : groups;
+  }
+  return out;
+}
+
+/** The ids an `ambassador_id` names (`default` when it names none), or what is wrong with it. */
+export function ambassadorIds(raw: unknown): readonly string[] | { problem: string } {
+  if (raw === undefined || raw === null) return ['default'];
+  if (typeof raw === 'string' && raw !== '') return [raw];
+  if (Array.isArray(raw) && raw.every((id) => typeof id === 'string' && id !== '')) return raw.length > 0 ? (raw as string[]) : ['default'];
+  return { problem: 'must be a name or a list of names (the ambassador_id of the gateways that serve the record)' };
+}
+
+/** An upstream as Emissary writes it: an optional `http://` or `https://`, a host, an optional `:port`. */
+const SERVICE = /^(?:(https?):\/\/)?(\[[0-9A-Fa-f:.]+\]|[^:/[\]]+)(?::([0-9]{1,5}))?\/?$/i;
+
+/**
+ * `service` qualified with a namespace, as Emissary qualifies a Kubernetes
+ * name: a bare name (no dot, not `localhost`, not an address) gets
+ * `.<namespace>`, its scheme and port kept; anything else is returned as it is.
+ */
+export function qualifiedService(service: string, namespace: string): string {
+  const m = SERVICE.exec(service);
+  if (!m) return service;
+  const [, scheme, host, port] = m;
+  if (host.includes('.') || host.startsWith('[') || host.toLowerCase() === 'localhost') return service;
+  return `${scheme ? `${scheme}://` : ''}${host}.${namespace}${port ? `:${port}` : ''}`;
+}
+
+/** The `host:port` of a service, the port by its scheme when it names none (`quote` → `quote:80`), as Emissary's `l5d-dst-override`. */
+export function serviceHostPort(service: string): string | undefined {
+  const m = SERVICE.exec(service);
+  if (!m) return undefined;
+  const [, scheme, host, port] = m;
+  return `${host}:${port ?? (scheme?.toLowerCase() === 'https' ? '443' : '80')}`;
+}

@@ -1,0 +1,60 @@
+/**
+ * @module test/bookings/database/pglite
+ * The embedded database: its folder made on first use, a folder it cannot
+ * make or a database it cannot open refused with the reason (and the folder
+ * left free for the next try), and a call whose deadline passes while it
+ * waits for the one connection answered then, and never run.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseUnavailableError, openBookingDatabase } from '../../../src/bookings';
+import { openPgliteEngine } from '../../../src/bookings/database/pglite';
+import { freshDataDir } from '../../support/pglite';
+
+describe('bookings/database/pglite', function () {
+  this.timeout(60_000);
+  let scratch: string;
+  before(() => {
+    scratch = mkdtempSync(join(tmpdir(), 'gatehouse-pglite-test-'));
+  });
+  after(() => rmSync(scratch, { recursive: true, force: true }));
+
+  it('refuses a data folder that is a file, saying how to give another', async () => {
+    const file = join(scratch, 'a-file');
+    writeFileSync(file, 'not a folder');
+    await assert.rejects(openBookingDatabase({ dataDir: file }), {
+      message: `cannot make the data folder ${file}: it is not a folder; give another (--data, GATEHOUSE_DATA)`,
+    });
+  });
+
+  it('refuses a folder holding a database it cannot open, and leaves the folder free for the next try', async () => {
+    const dir = await freshDataDir();
+    writeFileSync(join(dir, 'pglite', 'PG_VERSION'), '9\n');
+    await assert.rejects(openBookingDatabase({ dataDir: dir }), (err: Error) => err.message.startsWith(`cannot open the bookings database in ${join(dir, 'pglite')}: `));
+    writeFileSync(join(dir, 'pglite', 'PG_VERSION'), '18\n');
+    const db = await openBookingDatabase({ dataDir: dir });
+    await db.close();
+  });
+
+  it('answers a call whose deadline passes while it waits for the connection, and never runs it', async () => {
+    const engine = await openPgliteEngine({ folder: await freshDataDir() });
+    try {
+      let release!: () => void;
+      const busy = engine.session(() => new Promise<void>((resolve) => (release = resolve)), 10_000);
+      let ran = false;
+      const waiting = engine.session(async (sql) => {
+        ran = true;
+        return sql.query('SELECT 1');
+      }, 50);
+      await assert.rejects(waiting, (err: unknown) => err instanceof DatabaseUnavailableError && err.kind === 'timeout');
+      release();
+      await busy;
+      assert.deepEqual(await engine.session((sql) => sql.query('SELECT 1 AS one'), 1000), [{ one: 1 }]);
+      assert.equal(ran, false);
+    } finally {
+      await engine.close();
+    }
+  });
+});

@@ -1,0 +1,93 @@
+/**
+ * Emissary's RateLimitService and labels, in either form, with a real gRPC
+ * rate-limit service: the domain it is asked under (Emissary's
+ * `ambassador` when the record names none), the descriptors each label
+ * form and the ambassador Module's default labels make, and the 429 past a
+ * limit.
+ */
+import assert from 'node:assert/strict';
+import { createRateLimitGrpcServer, createRateLimitService, type RateLimitGrpcServer, type RateLimitRequest, type RateLimitService } from '../../../../src/ratelimit';
+import { memoryLogger } from '../../../ratelimit/support/silent';
+import { emissaryRig, FORMS, written, type EmissaryRig, type Form } from './support';
+
+/** The descriptors of the requests the service got, as `key=value` lists. */
+function descriptors(requests: readonly RateLimitRequest[]): string[][] {
+  return requests.flatMap((r) => r.descriptors.map((d) => d.entries.map((e) => `${e.key}=${e.value}`)));
+}
+
+function fixtures(form: Form, up: string, rls: string) {
+  const v2 = form === 'annotation';
+  const tenantLabel = v2 ? { tenant: { header: 'x-tenant', omit_if_not_present: true } } : { request_headers: { key: 'tenant', header_name: 'x-tenant', omit_if_not_present: true } };
+  const catalogLabel = v2 ? { generic_key: 'catalog', v3Key: 'area' } : { generic_key: { key: 'area', value: 'catalog' } };
+  return [
+    { kind: 'RateLimitService', name: 'limits', spec: { service: rls, timeout_ms: 5000, protocol_version: 'v3' } },
+    { kind: 'Module', name: 'ambassador', spec: { config: { default_labels: { ambassador: { defaults: [v2 ? 'source_cluster' : { source_cluster: { key: 'source_cluster' } }] } } } } },
+    { kind: 'Mapping', name: 'catalog', spec: { prefix: '/catalog/', service: up, labels: { ambassador: [{ per_tenant: [tenantLabel, catalogLabel] }, { peers: [v2 ? 'remote_address' : { remote_address: { key: 'remote_address' } }] }] } } },
+    { kind: 'Mapping', name: 'plain', spec: { prefix: '/plain/', service: up } },
+  ];
+}
+
+for (const form of FORMS) {
+  describe(`Emissary rate limits, written as ${form === 'resource' ? 'v3alpha1 resources' : 'v2 records of the annotation'}`, function () {
+    this.timeout(20_000);
+    let limits: RateLimitService;
+    let server: RateLimitGrpcServer;
+    let rig: EmissaryRig;
+    const seen: RateLimitRequest[] = [];
+
+    before(async () => {
+      limits = createRateLimitService({
+        logger: memoryLogger(),
+        limits: [
+          {
+            domain: 'ambassador',
+            descriptors: [{ key: 'source_cluster', descriptors: [{ key: 'tenant', value: 'tiny', descriptors: [{ key: 'area', rate_limit: { unit: 'hour', requests_per_unit: 1 } }] }] }],
+          },
+        ],
+      });
+      server = createRateLimitGrpcServer(
+        {
+          shouldRateLimit: (request, options) => {
+            seen.push(request);
+            return limits.shouldRateLimit(request, options);
+          },
+        },
+        { port: 0 },
+      );
+      const port = await server.start();
+      rig = await emissaryRig((up) => written(form, ...fixtures(form, up, `127.0.0.1:${port}`)));
+    });
+    after(async () => {
+      await rig?.close();
+      await server?.stop();
+      await limits?.close();
+    });
+    beforeEach(() => {
+      seen.length = 0;
+    });
+
+    it("asks under Emissary's domain, ambassador, each group starting with the Module's default labels", async () => {
+      assert.equal((await rig.call('/catalog/lamps', { headers: { 'X-Tenant': 'acme' } })).status, 200);
+      assert.deepEqual(seen.map((r) => r.domain), ['ambassador']);
+      assert.deepEqual(descriptors(seen), [
+        ['source_cluster=gatehouse', 'tenant=acme', 'area=catalog'],
+        ['source_cluster=gatehouse', 'remote_address=127.0.0.1'],
+      ]);
+    });
+
+    it('drops an entry whose header is missing with omit_if_not_present, and gives a Mapping without labels the default ones', async () => {
+      await rig.call('/catalog/lamps');
+      assert.deepEqual(descriptors(seen)[0], ['source_cluster=gatehouse', 'area=catalog']);
+      seen.length = 0;
+      await rig.call('/plain/x');
+      assert.deepEqual(descriptors(seen), [['source_cluster=gatehouse']]);
+    });
+
+    it('answers 429 once the service says the limit is reached', async () => {
+      const first = await rig.call('/catalog/lamps', { headers: { 'X-Tenant': 'tiny' } });
+      const second = await rig.call('/catalog/lamps', { headers: { 'X-Tenant': 'tiny' } });
+      assert.deepEqual([first.status, second.status, second.received], [200, 429, undefined]);
+      assert.deepEqual(second.answer.json(), { code: 429, message: '429: Too Many Requests' });
+    });
+  });
+}

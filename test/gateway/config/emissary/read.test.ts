@@ -1,0 +1,111 @@
+/**
+ * How Emissary's files are read: resources and the flat records of the
+ * `getambassador.io/config` annotation alike, multi-document files and
+ * `kind: List`, beside the gateway's own records; every document of
+ * Emissary's that is not served said so by name; problems placed where the
+ * resource has them.
+ */
+import assert from 'node:assert/strict';
+import { serviceManifest } from '../../helpers';
+import { asAnnotation, asResources, emissaryRig, FORMS, load, loaded, problems, routeTo, written, type Fixture } from './support';
+
+const QUOTE: Fixture = { kind: 'Mapping', name: 'quote', spec: { prefix: '/quote/', service: '127.0.0.1:9001', timeout_ms: 1500, precedence: 2 } };
+
+describe('Emissary resources and annotations', () => {
+  it('reads a Mapping resource and the same Mapping in the getambassador.io/config annotation as one record', () => {
+    const records = FORMS.map((form) => loaded(written(form, QUOTE)).config.mappings[0]);
+    for (const m of records) assert.deepEqual([m.name, m.prefix, m.service, m.timeout_ms, m.precedence, m.rewrite], ['quote', '/quote/', '127.0.0.1:9001', 1500, 2, '/']);
+    assert.deepEqual(loaded(written('annotation', QUOTE)).emissary?.records[0].source, { file: 'config/emissary.yaml', service: 'emissary' });
+  });
+
+  it('serves the paths of a Service whose only annotation is getambassador.io/config, which used to load as no Mapping', async () => {
+    for (const form of FORMS) {
+      const rig = await emissaryRig((up) => written(form, routeTo(up, 'quote', { prefix: '/quote/' })));
+      try {
+        const res = await rig.call('/quote/today');
+        assert.deepEqual([res.status, res.route, res.received?.url], [200, 'quote', '/today'], form);
+      } finally {
+        await rig.close();
+      }
+    }
+  });
+
+  it('reads every document of a file, the items of a kind: List and the gateway\'s own records beside them', () => {
+    const list = `apiVersion: v1
+kind: List
+items:
+${asResources({ kind: 'Mapping', name: 'listed', spec: { prefix: '/listed/', service: '127.0.0.1:9002' } })
+  .split('\n')
+  .filter(Boolean)
+  .map((line, i) => (i === 0 ? `  - ${line}` : `    ${line}`))
+  .join('\n')}
+`;
+    const own = 'apiVersion: gateway/v1\nkind: Mapping\nname: own\nprefix: /own/\nservice: 127.0.0.1:9003\n';
+    const result = loaded(`${asResources(QUOTE)}---\n${list}---\n${own}---\n${asAnnotation('legacy', { kind: 'Mapping', name: 'legacy', spec: { prefix: '/legacy/', service: '127.0.0.1:9004' } })}`);
+    assert.deepEqual(result.config.mappings.map((m) => m.name), ['quote', 'listed', 'own', 'legacy']);
+  });
+
+  it("reads Emissary's records in the gateway's own annotation", () => {
+    const result = loaded(serviceManifest('quote', `apiVersion: getambassador.io/v2\nkind: Mapping\nname: quote\nprefix: /quote/\nservice: 127.0.0.1:9001\n`));
+    assert.deepEqual(result.config.mappings.map((m) => [m.name, m.prefix]), [['quote', '/quote/']]);
+  });
+
+  it('reads getambassador.io/v1 and ambassador/v1 as v2, and refuses v0 and versions Emissary does not serve', () => {
+    for (const apiVersion of ['getambassador.io/v1', 'ambassador/v1']) {
+      assert.equal(loaded(asAnnotation('q', { ...QUOTE, apiVersion })).config.mappings[0].name, 'quote', apiVersion);
+    }
+    assert.deepEqual(problems(asAnnotation('q', { ...QUOTE, apiVersion: 'ambassador/v0' })), [
+      'config/emissary.yaml: service q: Mapping quote: apiVersion: ambassador/v0 is the v0 form, which Emissary 2 and 3 no longer read either: write getambassador.io/v3alpha1, getambassador.io/v2 or getambassador.io/v1',
+    ]);
+    assert.match(problems(asResources({ ...QUOTE, apiVersion: 'getambassador.io/v3alpha2' }))[0], /Mapping quote: apiVersion: getambassador.io\/v3alpha2 is not a version Emissary serves/);
+  });
+
+  it("refuses a document of Emissary's annotation that is no Emissary record, rather than pass it over", () => {
+    const own = serviceManifest('q', 'apiVersion: gateway/v1\nkind: Mapping\nname: own\nprefix: /own/\nservice: 127.0.0.1:9', 'getambassador.io');
+    assert.deepEqual(problems(own), [
+      "config/emissary.yaml: service q: Mapping own: apiVersion: 'gateway/v1' is not Emissary's: getambassador.io/config holds Emissary's records (getambassador.io/v3alpha1, getambassador.io/v2 or getambassador.io/v1)",
+    ]);
+  });
+
+  it('says where a problem is in the resource: under spec, at metadata.name, at the host a v2 record wrote', () => {
+    const bad = { ...QUOTE, spec: { ...QUOTE.spec, timeout_ms: 'soon' } };
+    assert.deepEqual(problems(asResources(bad)), ['config/emissary.yaml: Mapping quote: spec.timeout_ms: expected number, received string']);
+    assert.deepEqual(problems(asAnnotation('q', bad)), ['config/emissary.yaml: service q: Mapping quote: timeout_ms: expected number, received string']);
+    assert.deepEqual(problems(asResources(QUOTE, QUOTE)), [
+      "config/emissary.yaml: Mapping quote: metadata.name: duplicate name: another Mapping is named 'quote' (in config/emissary.yaml)",
+    ]);
+    const [host] = problems(asAnnotation('q', { ...QUOTE, spec: { ...QUOTE.spec, host: 'api.*.com' } }));
+    assert.match(host, /^config\/emissary.yaml: service q: Mapping quote: host: /);
+  });
+
+  it('refuses a resource without a name, and fields written beside spec', () => {
+    const text = `apiVersion: getambassador.io/v3alpha1
+kind: Mapping
+metadata: {namespace: shop}
+prefix: /quote/
+spec: {prefix: /quote/, service: 127.0.0.1:9}
+`;
+    assert.deepEqual(problems(text), [
+      'config/emissary.yaml: Mapping #1: metadata.name: required',
+      "config/emissary.yaml: Mapping #1: prefix: is outside spec: a resource's fields go under spec",
+    ]);
+  });
+
+  it('names two resources of one name in two namespaces apart, as Emissary does', () => {
+    const result = loaded(asResources({ ...QUOTE, namespace: 'shop' }, { ...QUOTE, namespace: 'blog', spec: { ...QUOTE.spec, prefix: '/blog/' } }));
+    assert.deepEqual(result.config.mappings.map((m) => m.name), ['quote', 'quote.blog']);
+    const blog = result.emissary?.records.find((r) => r.namespace === 'blog');
+    assert.ok(blog?.notes.some((n) => `${n.field}: ${n.note}` === 'metadata.name: named quote.blog: another Mapping in namespace shop is named quote'));
+  });
+
+  it("qualifies an upstream's Kubernetes name with the namespace of its resource, or of the Service whose annotation holds it", () => {
+    const inShop = loaded(asResources({ ...QUOTE, namespace: 'shop', spec: { prefix: '/q/', service: 'quote:8080' } })).config.mappings[0];
+    assert.equal(inShop.service, 'quote.shop:8080');
+    const manifest = asAnnotation('legacy', { ...QUOTE, spec: { prefix: '/q/', service: 'http://quote' } }).replace('name: legacy', 'name: legacy\n  namespace: web');
+    assert.equal(loaded(manifest).config.mappings[0].service, 'http://quote.web');
+    for (const service of ['quote.other:80', '127.0.0.1:9001', 'localhost:9001', 'https://api.example.com']) {
+      assert.equal(loaded(asResources({ ...QUOTE, namespace: 'shop', spec: { prefix: '/q/', service } })).config.mappings[0].service, service);
+    }
+    assert.equal(load(asResources({ ...QUOTE, spec: { prefix: '/q/', service: '127.0.0.1:9' } })).ok, true);
+  });
+});
