@@ -55,7 +55,7 @@ export function setFormattedBody(ctx: Context, formatter: Formatter, body: unkno
   // Koa already set JSON's for an object body: not set (and checked) twice.
   const res = ctx.res;
   const type = formatter.contentType;
-  if (type !== undefined && !res.headersSent && res.getHeader('Content-Type') !== type) res.setHeader('Content-Type', type);
+  if (type !== undefined && !res.headersSent && res.getHeader('content-type') !== type) res.setHeader('Content-Type', type);
   // Koa keeps a status the handler set; an implicit one becomes 200.
   ctx.body = formatter.format(body);
   if (formatter.contentType === undefined) ctx.type = formatter.type;

@@ -78,7 +78,7 @@ export function leanKoa(app: Koa): Koa {
       if (known === undefined) {
         koaType.set!.call(this, type);
         if (typeof type === 'string' && !this.headerSent && types.size < MAX_TYPES) {
-          const written = this.res.getHeader('Content-Type');
+          const written = this.res.getHeader('content-type');
           if (written === undefined || typeof written === 'string') types.set(type, written ?? false);
         }
       } else if (known === false) this.remove('Content-Type');
