@@ -146,6 +146,16 @@ export const DEPLOYMENTS: readonly DeploymentSpec[] = [
     build: (ctx, limit) => onePeer(ctx, 'koa-stack.js', { USERS_FILE, RATE_LIMIT: String(limit) }),
   },
   {
+    key: 'koa-answer',
+    name: "hand-written Koa, Gatehouse's answer",
+    group: 'same-job',
+    what: 'the hand-written Koa stack answering as the gateway does: a request id, the credentials cache keyed by an HMAC of the header, RateLimit headers, Vary: Accept, the access log fields',
+    auth: true,
+    limited: true,
+    proxied: false,
+    build: (ctx, limit) => onePeer(ctx, 'koa-answer.js', { USERS_FILE, RATE_LIMIT: String(limit) }),
+  },
+  {
     key: 'gatehouse-api',
     name: 'Gatehouse: in-process api',
     group: 'same-job',

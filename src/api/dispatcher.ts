@@ -5,7 +5,7 @@
  */
 import Koa from 'koa';
 import mount from 'koa-mount';
-import { chooseFormatter, createFormatterRegistry, errorResponder, linearQuery, redirectToSlash } from '../http';
+import { chooseFormatter, createFormatterRegistry, errorResponder, leanKoa, redirectToSlash } from '../http';
 import { createMessageStore } from './store';
 import type { ApiDeps } from './types';
 import { createV1App } from './v1';
@@ -26,7 +26,7 @@ export function createApiApp(deps: ApiDeps = {}, versions: VersionFactories = VE
   const prefixes = Object.keys(versions);
   // No error middleware of its own: each version app answers its errors
   // itself, and the only other answers are the redirect and the 404 below.
-  const app = linearQuery(new Koa({ proxy: deps.proxy ?? false }));
+  const app = leanKoa(new Koa({ proxy: deps.proxy ?? false }));
   app.silent = true;
   const formatters = createFormatterRegistry();
   const errors = errorResponder({ formatters });

@@ -12,8 +12,8 @@ import {
   createFormatterRegistry,
   errorHandler,
   HttpError,
-  linearQuery,
   jsonFormatter,
+  leanKoa,
   setFormattedBody,
   ORIGINAL_PATH,
   routes,
@@ -77,7 +77,7 @@ export function createDiagModule(options: DiagModuleOptions): GatehouseModule {
     setFormattedBody(ctx, formatter, snapshot);
   });
 
-  const app = linearQuery(new Koa());
+  const app = leanKoa(new Koa());
   app.silent = true;
   // Errors keep the project's JSON (or XML) body, whatever the page negotiates.
   app.use(errorHandler());

@@ -22,7 +22,7 @@ import {
   type GatehouseModule,
   type ModuleRegistry,
 } from '../gateway';
-import { errorHandler, hostPort, linearQuery } from '../http';
+import { errorHandler, hostPort, leanKoa } from '../http';
 import { createRateLimitGrpcServer, type RateLimitGrpcServer } from '../ratelimit';
 import {
   accessLog,
@@ -220,7 +220,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   const gw = gateway;
 
   // One trusted hop: ctx.ip is the address the proxy wrote last, not the first, which the client wrote.
-  const app = linearQuery(new Koa({ proxy: options.trustProxy, maxIpsCount: 1 }));
+  const app = leanKoa(new Koa({ proxy: options.trustProxy, maxIpsCount: 1 }));
   app.silent = true;
   // A module routed in process runs on this app's context, so the error its
   // own error handler answers with a bare 500 (a store that failed) is emitted

@@ -17,7 +17,7 @@ import {
   type AuthRequest,
   type RemoteAuthClient,
 } from '../auth';
-import { hasRequestBody, headerName, HttpError, ORIGINAL_PATH, redactAddress } from '../http';
+import { hasRequestBody, headerName, HttpError, ORIGINAL_PATH, redactAddress, requestHost } from '../http';
 import { peekBody } from './auth-body';
 import { removeRequestHeader, scrubRaw } from './claimed-user';
 import type { AuthServiceRecord, MappingRecord } from './config/schema';
@@ -160,9 +160,10 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
     const peer = clientAddress(ctx);
     const forwardedFor = headers['x-forwarded-for'];
     out['x-forwarded-for'] = forwardedFor ? `${single(forwardedFor)}, ${peer}` : peer;
+    const host = requestHost(ctx);
     out['x-forwarded-proto'] = ctx.protocol;
-    out['x-forwarded-host'] = ctx.host;
-    if (tellsForwarded) out.forwarded = forwardedHeader(ctx, peer, ctx.host, ctx.protocol);
+    out['x-forwarded-host'] = host;
+    if (tellsForwarded) out.forwarded = forwardedHeader(ctx, peer, host, ctx.protocol);
     if (repeated !== undefined) out.authorization = repeated as unknown as string;
     return addHeaders(out);
   }

@@ -6,13 +6,12 @@
  * that `reconfigure` swaps whole; a request keeps the runtime it started with.
  */
 import Koa, { type Context, type Middleware } from 'koa';
-import { answeringErrors, basePath, bodyFailure, errorResponder, HttpError, linearQuery, ORIGINAL_PATH, setPath, type ErrorHandlerOptions } from '../http';
+import { basePath, bodyFailure, errorResponder, HttpError, leanKoa, ORIGINAL_PATH, setPath, type ErrorHandlerOptions } from '../http';
 import { createAuthStage } from './auth-stage';
 import { dropClaimedUser, dropPathOverrides, dropProxyOwnedHeaders } from './claimed-user';
 import { DEFAULT_BODY_LIMIT, declaredTooLarge, guardStreamedBody, hasUnsizedBody, payloadTooLarge, type StreamedBodyGuard } from './body-limit';
 import { ConfigError, type ConfigProblem } from './config/problems';
 import type { GatewayConfig } from './config/schema';
-import { dispatchInProcess } from './dispatch';
 import { NO_EVENTS, type GatewayEvents } from './events';
 import { applyRequestEdits, applyResponseEdits } from './header-edits';
 import { dropNominatedHeaders } from './hop-by-hop';
@@ -168,7 +167,15 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
       if (target.kind === 'redirect') {
         answerRedirect(ctx, target.redirect, route, path);
       } else if (target.kind === 'in-process') {
-        await dispatchInProcess(ctx, target.handler, forwardPath);
+        // The module runs on this context with the rewritten path, as koa-mount
+        // runs a mounted app; the gateway's path is back afterwards, whatever happened.
+        const seen = ctx.path;
+        if (forwardPath !== seen) setPath(ctx, forwardPath);
+        try {
+          await target.handler(ctx);
+        } finally {
+          setPath(ctx, seen);
+        }
         // A body that failed under the module (too long, malformed) is answered for it.
         const failed = bodyFailure(ctx.req);
         if (failed !== undefined) throw failed;
@@ -205,75 +212,89 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     return cors(ctx, nothing) as Promise<void>;
   }
 
+  /**
+   * The gateway's one middleware: routes the request, and answers every
+   * error on its way, and an error status left without a body, with the
+   * error body, as the error handler in front of it would, one async step less.
+   */
   async function handle(ctx: Context): Promise<void> {
-    // First of all: without an AuthService, on a path no route matches, or on
-    // the gateway's own paths, a client's X-Travel-User would otherwise reach
-    // a backend or the access log as if the auth service had named that user.
-    const req = ctx.req;
-    dropClaimedUser(req);
-    dropPathOverrides(req);
-    dropProxyOwnedHeaders(req);
-    const host = admitRequest(ctx);
-    // Read from the request itself: ctx's getters only pass on to it.
-    const request = ctx.request;
-    const method = request.method;
-    const seen = request.path;
-    const path = normalisePath(seen);
-    if (path.startsWith(OWN_PREFIX) && (await answerOwnPath(ctx, path))) return;
-    const rt = current;
-    if (rt === null) throw new HttpError(503, 'no configuration is loaded');
-    const headers = req.headers;
-    dropNominatedHeaders(headers);
-    // Before matching: a backend reads `X_Api_Key` as the `X-Api-Key` a label or a Mapping's `headers` never saw.
-    dropLookalikes(req, rt.ownedHeaders);
-    // A preflight is routed by the method it asks about, so that a route limited to that method answers it.
-    const preflight = method === 'OPTIONS' && headers.origin !== undefined && headers['access-control-request-method'] !== undefined;
-    const plain = withoutParameters(path);
-    // Answered by the CORS policy, a preflight reaches no backend to act on an override.
-    // The query as it is forwarded: what follows a `#` reaches no backend.
-    const query = request.querystring;
-    const overrides = overriddenMethods(headers, query);
-    let route = rt.table.matchAlike(path, plain, preflight ? requestedMethod(ctx) : method, headers, host, preflight ? undefined : overrides, query);
-    let cors = route === undefined ? rt.cors : route.target.cors;
-    if (preflight) {
-      if (cors !== undefined) return answerPreflight(ctx, cors, route, path);
-      // No policy for it: an OPTIONS request like any other.
-      route = rt.table.matchAlike(path, plain, method, headers, host, overrides, query);
-      cors = route === undefined ? rt.cors : route.target.cors;
-    }
-    if (route === undefined) {
-      // The gateway-wide policy makes the 404 readable cross-origin.
-      if (cors !== undefined) return cors(ctx, notFound) as Promise<void>;
-      throw new HttpError(404);
-    }
-    if (!route.mapping.allow_unsafe_path_escapes) {
-      const unsafe = unsafeEscape(path);
-      if (unsafe !== undefined) throw new HttpError(400, unsafe);
-    }
-    const tooLarge = declaredTooLarge(req, bodyLimit);
-    const guard = !tooLarge && hasUnsizedBody(req) ? guardStreamedBody(req, bodyLimit) : null;
-
-    const state = ctx.state;
-    state.mapping = route.mapping;
-    state[ORIGINAL_PATH] = ctx.originalUrl === req.url ? path : basePath(ctx) + path;
-    if (path !== seen) setPath(ctx, path);
-    rt.active++;
     try {
-      if (cors === undefined) await pass(ctx, rt, route, path, guard, tooLarge);
-      else await cors(ctx, () => pass(ctx, rt, route, path, guard, tooLarge));
-    } finally {
-      if (--rt.active === 0 && rt.retired) {
-        retiring.delete(rt);
-        void disposeRuntime(rt);
+      // First of all: without an AuthService, on a path no route matches, or on
+      // the gateway's own paths, a client's X-Travel-User would otherwise reach
+      // a backend or the access log as if the auth service had named that user.
+      const req = ctx.req;
+      dropClaimedUser(req);
+      dropPathOverrides(req);
+      dropProxyOwnedHeaders(req);
+      const host = admitRequest(ctx);
+      // Read from the request itself: ctx's getters only pass on to it.
+      const request = ctx.request;
+      const method = request.method;
+      const seen = request.path;
+      const path = normalisePath(seen);
+      if (path.startsWith(OWN_PREFIX) && (await answerOwnPath(ctx, path))) return errors.fillEmpty(ctx);
+      const rt = current;
+      if (rt === null) throw new HttpError(503, 'no configuration is loaded');
+      const headers = req.headers;
+      dropNominatedHeaders(headers);
+      // Before matching: a backend reads `X_Api_Key` as the `X-Api-Key` a label or a Mapping's `headers` never saw.
+      dropLookalikes(req, rt.ownedHeaders);
+      // A preflight is routed by the method it asks about, so that a route limited to that method answers it.
+      const preflight = method === 'OPTIONS' && headers.origin !== undefined && headers['access-control-request-method'] !== undefined;
+      const plain = withoutParameters(path);
+      // Answered by the CORS policy, a preflight reaches no backend to act on an override.
+      // The query as it is forwarded: what follows a `#` reaches no backend.
+      const query = request.querystring;
+      const overrides = overriddenMethods(headers, query);
+      let route = rt.table.matchAlike(path, plain, preflight ? requestedMethod(ctx) : method, headers, host, preflight ? undefined : overrides, query);
+      let cors = route === undefined ? rt.cors : route.target.cors;
+      if (preflight) {
+        if (cors !== undefined) {
+          await answerPreflight(ctx, cors, route, path);
+          return errors.fillEmpty(ctx);
+        }
+        // No policy for it: an OPTIONS request like any other.
+        route = rt.table.matchAlike(path, plain, method, headers, host, overrides, query);
+        cors = route === undefined ? rt.cors : route.target.cors;
       }
-      if (path !== seen) setPath(ctx, seen);
+      if (route === undefined) {
+        if (cors === undefined) throw new HttpError(404);
+        // The gateway-wide policy makes the 404 readable cross-origin.
+        await cors(ctx, notFound);
+        return errors.fillEmpty(ctx);
+      }
+      if (!route.mapping.allow_unsafe_path_escapes) {
+        const unsafe = unsafeEscape(path);
+        if (unsafe !== undefined) throw new HttpError(400, unsafe);
+      }
+      const tooLarge = declaredTooLarge(req, bodyLimit);
+      const guard = !tooLarge && hasUnsizedBody(req) ? guardStreamedBody(req, bodyLimit) : null;
+
+      const state = ctx.state;
+      state.mapping = route.mapping;
+      state[ORIGINAL_PATH] = ctx.originalUrl === req.url ? path : basePath(ctx) + path;
+      if (path !== seen) setPath(ctx, path);
+      rt.active++;
+      try {
+        if (cors === undefined) await pass(ctx, rt, route, path, guard, tooLarge);
+        else await cors(ctx, () => pass(ctx, rt, route, path, guard, tooLarge));
+      } finally {
+        if (--rt.active === 0 && rt.retired) {
+          retiring.delete(rt);
+          void disposeRuntime(rt);
+        }
+        if (path !== seen) setPath(ctx, seen);
+      }
+      errors.fillEmpty(ctx);
+    } catch (err) {
+      errors.answer(ctx, err);
     }
   }
 
   // One trusted hop: ctx.ip is the address the proxy wrote last, as trustedClientAddress reads it.
-  const app = linearQuery(new Koa({ proxy: options.trustProxy ?? false, maxIpsCount: 1 }));
+  const app = leanKoa(new Koa({ proxy: options.trustProxy ?? false, maxIpsCount: 1 }));
   app.silent = true;
-  app.use(answeringErrors(handle, options.errors));
+  app.use(handle);
 
   /** The runtimes this gateway prepared that are neither served nor discarded yet. */
   const prepared = new WeakMap<PreparedConfig, Runtime>();

@@ -20,12 +20,16 @@ const KEPT_HEADERS = [
   'Vary',
 ];
 
-/** The kept headers the response has now, as name, value pairs; null when it has none. */
+/** The same in lower case: Node looks a name up in lower case, and makes a lower-case copy of any other. */
+const KEPT_KEYS = KEPT_HEADERS.map((name) => name.toLowerCase());
+const VARY = KEPT_HEADERS.indexOf('Vary');
+
+/** The kept headers the response has now, as (index, value) pairs; null when it has none. */
 export function keptHeaders(res: ServerResponse): unknown[] | null {
   let kept: unknown[] | null = null;
-  for (let i = 0; i < KEPT_HEADERS.length; i++) {
-    const value = res.getHeader(KEPT_HEADERS[i]);
-    if (value !== undefined) (kept ??= []).push(KEPT_HEADERS[i], value);
+  for (let i = 0; i < KEPT_KEYS.length; i++) {
+    const value = res.getHeader(KEPT_KEYS[i]);
+    if (value !== undefined) (kept ??= []).push(i, value);
   }
   return kept;
 }
@@ -34,8 +38,8 @@ export function keptHeaders(res: ServerResponse): unknown[] | null {
 export function restoreHeaders(ctx: Context, kept: unknown[]): void {
   const res = ctx.res;
   for (let i = 0; i < kept.length; i += 2) {
-    const name = kept[i] as string;
-    if (name === 'Vary') ctx.vary(String(kept[i + 1]).split(/\s*,\s*/));
-    else if (!res.hasHeader(name)) res.setHeader(name, kept[i + 1] as string);
+    const at = kept[i] as number;
+    if (at === VARY) ctx.vary(String(kept[i + 1]).split(/\s*,\s*/));
+    else if (!res.hasHeader(KEPT_KEYS[at])) res.setHeader(KEPT_HEADERS[at], kept[i + 1] as string);
   }
 }

@@ -9,7 +9,7 @@
 import type { Context } from 'koa';
 import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { connectionNamed, hasOtherTransferCoding, headerName, HttpError } from '../http';
+import { connectionNamed, hasOtherTransferCoding, headerName, HttpError, requestHost } from '../http';
 import type { StreamedBodyGuard } from './body-limit';
 import type { GatewayEvents, UpstreamFailure } from './events';
 import { isHopByHop } from './hop-by-hop';
@@ -90,7 +90,7 @@ export function upstreamRequestHeaders(
   }
   const protocol = ctx.protocol;
   if (!removed.includes('x-forwarded-proto')) out['x-forwarded-proto'] = protocol;
-  const host = ctx.host;
+  const host = requestHost(ctx);
   if (host && !removed.includes('x-forwarded-host')) out['x-forwarded-host'] = host;
   else delete out['x-forwarded-host'];
   // Not even the client's after remove_request_headers.

@@ -52,7 +52,10 @@ export const xmlFormatter: Formatter = {
 export function setFormattedBody(ctx: Context, formatter: Formatter, body: unknown): void {
   // A Content-Type set first spares Koa guessing one for the string body;
   // set on the response itself, it spares ctx.set's arrays on every answer.
-  if (formatter.contentType !== undefined && !ctx.res.headersSent) ctx.res.setHeader('Content-Type', formatter.contentType);
+  // Koa already set JSON's for an object body: not set (and checked) twice.
+  const res = ctx.res;
+  const type = formatter.contentType;
+  if (type !== undefined && !res.headersSent && res.getHeader('content-type') !== type) res.setHeader('Content-Type', type);
   // Koa keeps a status the handler set; an implicit one becomes 200.
   ctx.body = formatter.format(body);
   if (formatter.contentType === undefined) ctx.type = formatter.type;

@@ -3,8 +3,8 @@
  * The HTTP conventions every module shares: the error registry and error
  * middleware, content negotiation, canonical slashes, collection queries,
  * absolute URLs, JSON bodies, raw header lines and header text, transfer
- * codings, router dispatch, request paths, protocol upgrades and query
- * arguments.
+ * codings, router dispatch, request paths, protocol upgrades, query
+ * arguments and the Koa accessors the hot path uses.
  */
 export * from './errors';
 export * from './formatters';
@@ -23,3 +23,4 @@ export * from './router';
 export * from './request-path';
 export * from './upgrade';
 export * from './query';
+export * from './lean-koa';

@@ -15,6 +15,8 @@ import type { ParsedUrlQuery } from 'node:querystring';
  * first appearance; `__proto__` is an argument like any other.
  */
 export function parseQuery(text: string): ParsedUrlQuery {
+  // Most requests have none: no parser, no map for it.
+  if (text === '') return {};
   const grouped = new Map<string, string[]>();
   for (const [key, value] of new URLSearchParams(text)) {
     const values = grouped.get(key);

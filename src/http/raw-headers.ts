@@ -7,6 +7,16 @@
  */
 import { isUtf8 } from 'node:buffer';
 
+/** Whether raw header name `raw` is `name` (lower case) in any case, without a lower-case copy of it. */
+function sameName(raw: string, name: string): boolean {
+  if (raw.length !== name.length) return false;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if ((c >= 65 && c <= 90 ? c + 32 : c) !== name.charCodeAt(i)) return false;
+  }
+  return true;
+}
+
 /**
  * Every value of header `name` (lower case) when the request has more than
  * one line of it; undefined for none or one, the usual case, which allocates
@@ -16,8 +26,7 @@ export function repeatedHeader(rawHeaders: readonly string[], name: string): str
   let found: string | undefined;
   let all: string[] | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    const raw = rawHeaders[i];
-    if (raw.length !== name.length || raw.toLowerCase() !== name) continue;
+    if (!sameName(rawHeaders[i], name)) continue;
     if (found === undefined) found = rawHeaders[i + 1];
     else (all ??= [found]).push(rawHeaders[i + 1]);
   }

@@ -7,6 +7,7 @@
  * path and the query string as they were, which is written here directly.
  */
 import type { Context } from 'koa';
+import type { IncomingMessage } from 'node:http';
 
 const SLASH = 47;
 
@@ -39,21 +40,27 @@ function isPlainPath(path: string): boolean {
 }
 
 /**
- * Sets the request's path, keeping its query string: the URL Koa's
- * `ctx.path = path` writes, for less. Nothing changes when the path is
- * already `path`.
+ * Writes `path` into `req.url`, keeping its query string, when the URL is a
+ * plain request target and `path` needs no escaping: the URL Koa's setter
+ * writes then. Returns false, changing nothing, for anything else.
  */
-export function setPath(ctx: Context, path: string): void {
-  const req = ctx.req;
+export function setPlainPath(req: IncomingMessage, path: string): boolean {
   const url = req.url;
-  if (typeof url !== 'string' || !isPlainTarget(url) || !isPlainPath(path)) {
-    ctx.path = path;
-    return;
-  }
+  if (typeof url !== 'string' || !isPlainTarget(url) || !isPlainPath(path)) return false;
   const q = url.indexOf('?');
   if (q === -1) {
     if (url !== path) req.url = path;
   } else if (q !== path.length || !url.startsWith(path)) {
     req.url = path + url.slice(q);
   }
+  return true;
+}
+
+/**
+ * Sets the request's path, keeping its query string: the URL Koa's
+ * `ctx.path = path` writes, for less. Nothing changes when the path is
+ * already `path`.
+ */
+export function setPath(ctx: Context, path: string): void {
+  if (!setPlainPath(ctx.req, path)) ctx.path = path;
 }

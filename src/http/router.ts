@@ -1,7 +1,7 @@
 /**
  * @module http/router
  * koa-router's dispatch without its per-request chain building. Routes are
- * declared on a koa-router `Router` and matched with its own `match()`, and
+ * declared on a koa-router `Router` and matched by its layers' own `match()`, and
  * `allowedMethods()` answers 405 and OPTIONS from what this sets, as with
  * `router.routes()`; but `routes()` builds a new array and composes it on
  * every request, where this composes the chain of each list of matched
@@ -46,6 +46,33 @@ interface Chain {
   readonly layers: readonly Layer[];
   readonly sizes: readonly number[];
   readonly run: compose.ComposedMiddleware<Context>;
+}
+
+/** What koa-router's `Router#match` returns. */
+interface Matched {
+  path: Layer[];
+  pathAndMethod: Layer[];
+  route: boolean;
+}
+
+/**
+ * `router.match(path, method)` as koa-router 14 finds it, each layer by its
+ * own `match()`, without the debug line it formats for every layer it tries
+ * (ten a request for a router of ten routes, with nobody listening).
+ */
+function matchLayers(router: Router, path: string, method: string): Matched {
+  const stack = router.stack;
+  const matched: Matched = { path: [], pathAndMethod: [], route: false };
+  for (let i = 0; i < stack.length; i++) {
+    const layer = stack[i];
+    if (!layer.match(path)) continue;
+    matched.path.push(layer);
+    if (layer.methods.length === 0 || layer.methods.includes(method)) {
+      matched.pathAndMethod.push(layer);
+      if (layer.methods.length > 0) matched.route = true;
+    }
+  }
+  return matched;
 }
 
 /** Chains kept per most specific layer; beyond this many (which no real router reaches) they are composed per request. */
@@ -121,7 +148,7 @@ export function routes(router: Router): Middleware {
     // Read from the request itself: ctx's getters only pass on to it.
     const request = ctx.request;
     const path = internals.opts.routerPath || c.newRouterPath || request.path || (c.routerPath as string);
-    const matched = router.match(path, request.method);
+    const matched = matchLayers(router, path, request.method);
     if (c.matched) c.matched.push(...matched.path);
     else c.matched = matched.path;
     c.router = router;

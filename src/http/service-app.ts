@@ -6,7 +6,7 @@
 import Koa, { type Middleware } from 'koa';
 import { errorResponder, type ErrorHandlerOptions } from './error-handler';
 import { createFormatterRegistry, type FormatterRegistry } from './formatters';
-import { linearQuery } from './query';
+import { leanKoa } from './lean-koa';
 import { chooseFormatter, formatBody } from './representation';
 
 export interface ServiceAppOptions extends ErrorHandlerOptions {
@@ -47,7 +47,7 @@ export function serviceConventions(options: ServiceAppOptions = {}): Middleware 
  * routes on it with `app.use`.
  */
 export function createServiceApp(options: ServiceAppOptions = {}): Koa {
-  const app = linearQuery(new Koa({ proxy: options.proxy ?? false }));
+  const app = leanKoa(new Koa({ proxy: options.proxy ?? false }));
   app.silent = true;
   app.use(serviceConventions(options));
   return app;

@@ -74,9 +74,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     const at = now();
     const before = new Array<number>(checks.length);
     const earlier = earlierHits(checks);
+    // The usual request has one descriptor: its live counter is kept from the look to the count.
+    let only: Counter | undefined;
     let admitted = true;
     for (let i = 0; i < checks.length; i++) {
-      const value = current(checks[i].key, at)?.count ?? 0;
+      only = current(checks[i].key, at);
+      const value = only?.count ?? 0;
       before[i] = value;
       if (wouldExceed(checks[i], value + (earlier?.[i] ?? 0))) admitted = false;
     }
@@ -84,7 +87,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     for (let i = 0; i < checks.length; i++) {
       const check = checks[i];
       if (check.hits === 0) continue;
-      const c = counters.get(check.key);
+      const c = checks.length === 1 ? only : counters.get(check.key);
       if (c && c.expiresAt > at) {
         c.count += check.hits;
         continue;

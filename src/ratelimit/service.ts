@@ -156,8 +156,7 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
   const counts = { requests: 0, overLimit: 0, storeErrors: 0 };
   let lastStoreErrorLog = -Infinity;
 
-  function rulesOf(request: RateLimitRequest, current: LimitTable): (LimitRule | undefined)[] {
-    const { domain, descriptors } = request;
+  function rulesOf(domain: string, descriptors: RateLimitRequest['descriptors'], current: LimitTable): (LimitRule | undefined)[] {
     const rules = new Array<LimitRule | undefined>(descriptors.length);
     if (!current.domains.has(domain)) return rules;
     for (let i = 0; i < descriptors.length; i++) {
@@ -240,7 +239,7 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
     for (let i = 0; i < descriptors.length; i++) checkDescriptor(descriptors[i], i, bounds);
     counts.requests++;
     const statuses = new Array<DescriptorStatus>(descriptors.length);
-    const rules = rulesOf({ domain: request.domain, descriptors }, table);
+    const rules = rulesOf(request.domain, descriptors, table);
     const at = now();
     const defaultHits = request.hitsAddend && request.hitsAddend > 0 ? request.hitsAddend : 1;
 

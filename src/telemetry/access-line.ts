@@ -75,14 +75,17 @@ export function accessLineWriter(logger: Logger): AccessLineWriter {
   const bindings = internals[pino.symbols.chindingsSym] as string;
   const head = `{"level":${info}`;
 
-  let pending = '';
+  // The lines of this turn, joined into one flat string as they are handed
+  // over: one appended to another would make a rope that the destination
+  // flattens again to measure it.
+  let pending: string[] = [];
   let scheduled = false;
 
   function flush(): void {
     scheduled = false;
-    if (pending === '') return;
-    const chunk = pending;
-    pending = '';
+    if (pending.length === 0) return;
+    const chunk = pending.length === 1 ? pending[0] : pending.join('');
+    pending = [];
     stream.write(chunk);
   }
 
@@ -93,7 +96,7 @@ export function accessLineWriter(logger: Logger): AccessLineWriter {
       if (entry.query !== undefined) line += `,"query":${JSON.stringify(entry.query)}`;
       if (entry.user !== undefined) line += `,"user":${quoted(entry.user)}`;
       if (entry.aborted) line += ',"aborted":true';
-      pending += `${line},"msg":"request"}\n`;
+      pending.push(`${line},"msg":"request"}\n`);
       if (!scheduled) {
         scheduled = true;
         setImmediate(flush);

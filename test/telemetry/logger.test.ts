@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import Koa from 'koa';
 import request from 'supertest';
 import { createServiceApp, errorHandler, HttpError } from '../../src/http';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once, type EventEmitter } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { accessLog, createLogger, logAppErrors, logDestination, logUnexpectedError } from '../../src/telemetry';
@@ -54,6 +54,51 @@ describe('telemetry/logger', () => {
       assert.match(readFileSync(file, 'utf8'), /"msg":"third"/);
     } finally {
       emitter.end();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  /** The sizes of the writes `destination` makes of `text`, once all of it is written; then it is ended. */
+  async function writesOf(destination: ReturnType<typeof logDestination>, text: string): Promise<number[]> {
+    const emitter = destination as unknown as EventEmitter & { end(): void };
+    const sizes: number[] = [];
+    const total = Buffer.byteLength(text);
+    const written = new Promise<void>((resolve) => {
+      emitter.on('write', (n: number) => {
+        sizes.push(n);
+        if (sizes.reduce((a, b) => a + b, 0) >= total) resolve();
+      });
+    });
+    destination.write(text);
+    await written;
+    emitter.end();
+    return sizes;
+  }
+
+  it('writes a busy turn\'s lines into a pipe at most PIPE_BUF bytes at a time, each write whole lines, and into a file at once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-log-'));
+    try {
+      const lines = Array.from({ length: 100 }, (_, i) => `{"n":${i},"path":"/${'é'.repeat(i % 7)}${'x'.repeat(300)}"}\n`);
+      const text = lines.join('');
+      const ends = new Set<number>();
+      lines.reduce((offset, line) => (ends.add(offset + Buffer.byteLength(line)), offset + Buffer.byteLength(line)), 0);
+
+      const fifo = join(dir, 'log.fifo');
+      spawnSync('mkfifo', [fifo]);
+      const reader = spawn('cat', [fifo], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let read = '';
+      reader.stdout!.setEncoding('utf8').on('data', (chunk: string) => (read += chunk));
+      const intoPipe = await writesOf(logDestination(openSync(fifo, 'w'), 20), text);
+      await once(reader, 'close');
+      assert.equal(read, text);
+      assert.ok(intoPipe.every((n) => n <= 4096), `writes of ${intoPipe.join(', ')} bytes`);
+      let offset = 0;
+      for (const n of intoPipe) assert.ok(ends.has((offset += n)), `a write ends within a line, at ${offset}`);
+
+      const file = join(dir, 'gatehouse.log');
+      assert.deepEqual(await writesOf(logDestination(file, 20), text), [Buffer.byteLength(text)]);
+      assert.equal(readFileSync(file, 'utf8'), text);
+    } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -140,8 +140,11 @@ class Exchange implements Delivery {
     const { upstream, options } = this;
     const { cluster, retry } = upstream;
     for (let tries = 0; ; tries++) {
-      const endpoint = (this.endpoint = await cluster.resolvedPick(this.hash.key, () => this.report('refused')));
-      await this.admit();
+      // Picked at once, but for names not resolved yet; a place is waited for only under the breakers.
+      let endpoint = cluster.pick(this.hash.key);
+      if (endpoint === undefined) endpoint = await cluster.resolvedPick(this.hash.key, () => this.report('refused'));
+      this.endpoint = endpoint;
+      if (cluster.gated) await this.admit();
       if (cluster.counts) endpoint.active++;
       const abort = (this.abort = new Abort());
       this.tryTimedOut = null;
@@ -187,7 +190,9 @@ class Exchange implements Delivery {
       }
       this.answered = true;
       clearTimeout(this.timer);
-      return deliverAnswer(this.ctx, response, this);
+      // Awaited rather than returned: an async function adopting a promise it returns takes two turns more.
+      await deliverAnswer(this.ctx, response, this);
+      return;
     }
   }
 
@@ -258,10 +263,9 @@ class Exchange implements Delivery {
     req.resume();
   }
 
-  /** Takes a place under the circuit breakers, waiting for one while every connection is busy. */
+  /** Takes a place under the circuit breakers of a gated cluster, waiting for one while every connection is busy. */
   private async admit(): Promise<void> {
     const cluster = this.upstream.cluster;
-    if (!cluster.gated) return;
     const waiting = cluster.breakers[this.upstream.priority].acquire();
     if (waiting === null) return;
     this.waiting = waiting;
