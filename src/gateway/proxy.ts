@@ -7,44 +7,14 @@
  * reached, 502 for anything else it does wrong.
  */
 import type { Context } from 'koa';
-import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { connectionNamed, hasOtherTransferCoding, headerName, HttpError, requestHost } from '../http';
+import { connectionNamed, headerName, HttpError, requestHost } from '../http';
 import type { StreamedBodyGuard } from './body-limit';
 import type { GatewayEvents, UpstreamFailure } from './events';
 import { isHopByHop } from './hop-by-hop';
 import { clientAddress, forwardedHeader } from './forwarded';
 
 export function ignore(): void {}
-
-/**
- * The abort signal of one forwarded request. undici takes an EventEmitter as a
- * signal; an AbortController costs an EventTarget and a DOMException per request.
- */
-export class Abort extends EventEmitter {
-  aborted = false;
-  abort(): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.emit('abort');
-  }
-}
-
-/**
- * Answers up to this size with a known length are read whole and sent as one
- * buffer: koa's stream pipeline costs more per request than the copy. Larger
- * or unsized answers stream.
- */
-const BUFFERED_BODY_MAX = 64 * 1024;
-
-/** Whether the answer has a body that is small enough, and its length said, to read whole. */
-export function smallBody(method: string, status: number, headers: IncomingHttpHeaders): boolean {
-  if (method === 'HEAD' || status === 204 || status === 304) return false;
-  const length = headers['content-length'];
-  if (length === undefined) return false;
-  const n = Number(length);
-  return n > 0 && n <= BUFFERED_BODY_MAX;
-}
 
 /**
  * undici detaches the socket from a request body it is done with (so that

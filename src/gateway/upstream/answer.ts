@@ -1,16 +1,15 @@
 /**
  * @module gateway/upstream/answer
- * An upstream's answer on its way back through `ctx` (streamed, or read whole
- * when it is small and its length said), and the small readings a forward
- * makes of a try: how it failed, the shorter of two limits, the name TLS
- * presents.
+ * An upstream's answer handed to `ctx` (read whole, or streamed), and the
+ * small readings a forward makes of a try: how it failed, the shorter of two
+ * limits, the name TLS presents.
  */
 import type { Context } from 'koa';
 import { isIP } from 'node:net';
-import type { Dispatcher } from 'undici';
 import { hasOtherTransferCoding, HttpError } from '../../http';
 import type { UpstreamFailure } from '../events';
-import { copyResponseHeaders, failureOf, ignore, smallBody, upstreamFailure } from '../proxy';
+import { copyResponseHeaders, failureOf, ignore } from '../proxy';
+import type { UpstreamAnswer } from './call';
 import type { TryFailure } from './retry';
 
 /** Whether a try failed to connect (the request never reached the upstream), or later. */
@@ -33,51 +32,39 @@ export function tlsName(host: string): string | undefined {
 export interface Delivery {
   /** The listener of the client leaving, which aborts the try: kept while the answer streams, removed once it is read whole. */
   readonly onClose: () => void;
-  /** Whether the client left (rather than a timer ending the try). */
-  clientLeft(): boolean;
   /** Gives up what the try took (its breaker place, its count on the endpoint). */
   finish(): void;
   /** Whether {@link finish} waits for the end of a streamed answer (the cluster counts requests in flight). */
   readonly finishAtEnd: boolean;
   report(failure: UpstreamFailure): void;
-  /** The longest silence allowed within the answer, for the message of a 504. */
-  readonly gapMs: number;
   /** A cookie to set for `ring_hash` / `maglev` (one was made for this request). */
   readonly setCookie: string | undefined;
 }
 
 /**
- * Streams the answer back through `ctx`, or reads a small one whole (koa's
- * stream pipeline costs more per request than the copy). Throws an
- * {@link HttpError} (502, 504) when a small answer fails before it is read,
- * or comes in a transfer coding it cannot pass on.
+ * Hands the answer to `ctx`: a body read whole as it is, a streamed one to
+ * stream on. Throws an {@link HttpError} (502) when it comes in a transfer
+ * coding it cannot pass on.
  */
-export async function deliverAnswer(ctx: Context, response: Dispatcher.ResponseData, d: Delivery): Promise<void> {
-  const { statusCode, headers, body } = response;
+export function deliverAnswer(ctx: Context, answer: UpstreamAnswer, d: Delivery): void {
+  const { statusCode, headers, body } = answer;
+  const whole = Buffer.isBuffer(body);
+  if (whole) {
+    ctx.res.off('close', d.onClose);
+    d.finish();
+  }
   if (hasOtherTransferCoding(headers['transfer-encoding'] as string | undefined)) {
     // undici took the chunks off and left the other coding on: passed on
     // without its Transfer-Encoding, the body would be read as plain bytes.
-    ctx.res.off('close', d.onClose);
-    body.on('error', ignore).destroy();
-    d.finish();
+    if (!whole) {
+      ctx.res.off('close', d.onClose);
+      body.on('error', ignore).destroy();
+      d.finish();
+    }
     d.report('other');
     throw new HttpError(502, 'the upstream service answered in a transfer coding other than chunked');
   }
-  let payload: Buffer | Dispatcher.ResponseData['body'] = body;
-  if (smallBody(ctx.method, statusCode, headers)) {
-    try {
-      payload = Buffer.from(await body.arrayBuffer());
-    } catch (err) {
-      // Nothing is sent yet: a body cut short or too slow is still answered with the error body.
-      if (d.clientLeft()) throw err;
-      const failure = failureOf(err);
-      d.report(failure);
-      throw upstreamFailure(failure, err, d.gapMs);
-    } finally {
-      ctx.res.off('close', d.onClose);
-      d.finish();
-    }
-  } else {
+  if (!whole) {
     // koa destroys an unread body (HEAD, 204, 304) once the response is sent; that is no error.
     body.on('error', ignore);
     if (d.finishAtEnd) body.once('close', () => d.finish());
@@ -86,7 +73,7 @@ export async function deliverAnswer(ctx: Context, response: Dispatcher.ResponseD
   copyResponseHeaders(ctx, headers);
   if (d.setCookie !== undefined) ctx.append('Set-Cookie', d.setCookie);
   const typed = headers['content-type'] !== undefined;
-  ctx.body = payload;
+  ctx.body = body;
   // koa names a stream `application/octet-stream` when nothing else did; the upstream's word stands.
   if (!typed) ctx.remove('Content-Type');
 }

@@ -13,13 +13,14 @@
  * the upstream's answer (504).
  */
 import type { Context } from 'koa';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { bodyFailure, httpError, HttpError } from '../../http';
 import { peekBody, type PeekedBody } from '../auth-body';
 import type { UpstreamFailure } from '../events';
-import { Abort, failureOf, ignore, keepSocket, upstreamFailure, upstreamRequestHeaders, type ForwardOptions } from '../proxy';
+import { failureOf, keepSocket, upstreamFailure, upstreamRequestHeaders, type ForwardOptions } from '../proxy';
 import { deliverAnswer, shorter, tlsName, tryFailureOf, type Delivery } from './answer';
+import { AnswerBodyError, call, discard, type UpstreamAnswer, type UpstreamCall } from './call';
 import type { Waiting } from './breaker';
 import type { RouteUpstream } from './clusters';
 import type { Endpoint } from './endpoint';
@@ -44,7 +45,8 @@ class Exchange implements Delivery {
   /** Whether the request body has been received whole: the timers count from then. */
   private bodyDone: boolean;
   private upload: UploadWatch | null = null;
-  private abort: Abort | null = null;
+  /** The try under way. */
+  private abort: UpstreamCall | null = null;
   /** The endpoint of the try under way. */
   private endpoint: Endpoint | null = null;
   private timer: NodeJS.Timeout | undefined;
@@ -146,12 +148,11 @@ class Exchange implements Delivery {
       this.endpoint = endpoint;
       if (cluster.gated) await this.admit();
       if (cluster.counts) endpoint.active++;
-      const abort = (this.abort = new Abort());
       this.tryTimedOut = null;
       if (this.bodyDone) this.armTry();
-      let response: Dispatcher.ResponseData;
-      try {
-        response = await endpoint.pool.request({
+      const attempt = (this.abort = call(
+        endpoint.pool,
+        {
           method: this.ctx.method as Dispatcher.HttpMethod,
           path: options.path,
           headers: this.headers,
@@ -159,14 +160,35 @@ class Exchange implements Delivery {
           // The timers of this exchange stand for undici's headers timeout, which would run from the start of the upload.
           headersTimeout: 0,
           bodyTimeout: this.gapMs,
-          signal: abort,
           // Known to undici's requests, missing from its types.
           servername: this.servername,
-        } as Dispatcher.RequestOptions);
+        } as Dispatcher.DispatchOptions,
+        this.ctx.method,
+        this,
+      ));
+      let answer: UpstreamAnswer;
+      try {
+        answer = await attempt.answer;
       } catch (err) {
         clearTimeout(this.tryTimer);
+        if (err instanceof AnswerBodyError) {
+          // The headers came, then a small body failed before it was read whole.
+          const status = err.statusCode;
+          if (status >= 500 || endpoint.failures !== 0) cluster.outcome(endpoint, status >= 500);
+          this.finish();
+          if (retry !== null && this.mayRetry(tries, retriesStatus(retry, status, err.headers['x-envoy-overloaded'] !== undefined))) {
+            await this.backoff(tries + 1);
+            continue;
+          }
+          this.ctx.res.off('close', this.onClose);
+          // Nothing is sent yet: a body cut short or too slow is still answered with the error body.
+          if (this.clientLeft()) throw err.cause;
+          const failure = failureOf(err.cause);
+          this.report(failure);
+          throw upstreamFailure(failure, err.cause, this.gapMs);
+        }
         this.finish();
-        const failure = this.failure(err, abort, endpoint);
+        const failure = this.failure(err, attempt, endpoint);
         if (this.mayRetry(tries, retry !== null && retriesFailure(retry, failure))) {
           await this.backoff(tries + 1);
           continue;
@@ -179,21 +201,31 @@ class Exchange implements Delivery {
         throw new HttpError(504, `the upstream service did not answer within per_try_timeout (${retry!.perTryTimeoutMs} ms)`, { cause: err });
       }
       clearTimeout(this.tryTimer);
-      const status = response.statusCode;
+      const status = answer.statusCode;
       if (status >= 500 || endpoint.failures !== 0) cluster.outcome(endpoint, status >= 500);
-      if (retry !== null && this.mayRetry(tries, retriesStatus(retry, status, response.headers['x-envoy-overloaded'] !== undefined))) {
+      if (retry !== null && this.mayRetry(tries, retriesStatus(retry, status, answer.headers['x-envoy-overloaded'] !== undefined))) {
         // Read to its end, the connection stays usable for the next request.
-        await response.body.dump().catch(ignore);
+        await discard(answer.body);
         this.finish();
         await this.backoff(tries + 1);
         continue;
       }
       this.answered = true;
       clearTimeout(this.timer);
-      // Awaited rather than returned: an async function adopting a promise it returns takes two turns more.
-      await deliverAnswer(this.ctx, response, this);
+      deliverAnswer(this.ctx, answer, this);
       return;
     }
+  }
+
+  /**
+   * The answer's headers came: the wait for them is over, and so is the
+   * request's own, unless this status is to be tried again. A small body is
+   * read whole before the try ends, within idle_timeout_ms of silence only.
+   */
+  headersCame(status: number, headers: IncomingHttpHeaders): void {
+    clearTimeout(this.tryTimer);
+    const retry = this.upstream.retry;
+    if (retry === null || !retriesStatus(retry, status, headers['x-envoy-overloaded'] !== undefined)) clearTimeout(this.timer);
   }
 
   /**
@@ -201,7 +233,7 @@ class Exchange implements Delivery {
    * is no failure of the upstream's (the body limit, a stalled upload, a
    * client that left) or may not be retried (`timeout_ms`, `idle_timeout_ms`).
    */
-  private failure(err: unknown, abort: Abort, endpoint: Endpoint): TryFailure {
+  private failure(err: unknown, abort: UpstreamCall, endpoint: Endpoint): TryFailure {
     const { options, upstream } = this;
     // A body that failed on its way (too long, malformed) is the client's fault, not the upstream's.
     const failed = bodyFailure(this.ctx.req);
