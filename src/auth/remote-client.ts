@@ -8,6 +8,7 @@ import { Pool, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
 import { isHostPort, redactAddress } from '../http';
+import { AnswerLimitError, readWholeAnswer } from './remote-answer';
 import type { AuthDecision, AuthRequest, Authenticator } from './types';
 
 export interface RemoteAuthClientOptions {
@@ -90,17 +91,6 @@ export function parseAuthAddress(address: string): { origin: string; basePath: s
   return { origin: url.origin, basePath: url.pathname === '/' ? '' : url.pathname.replace(/\/$/, '') };
 }
 
-async function readLimited(body: AsyncIterable<Buffer>, limit: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > limit) throw new RemoteAuthError('bad-answer', `the auth service answered with more than ${limit} bytes`);
-    chunks.push(chunk);
-  }
-  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-}
-
 function outgoing(headers: IncomingHttpHeaders, body: Buffer | undefined, extra: string | undefined): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = { 'content-length': body === undefined ? '0' : String(body.length) };
   for (const name in headers) {
@@ -147,31 +137,32 @@ export function createRemoteAuthClient(address: string, options: RemoteAuthClien
   });
 
   async function authenticate(request: AuthRequest): Promise<AuthDecision> {
-    const signal = AbortSignal.timeout(timeoutMs);
     try {
-      const answer = await pool.request({
-        method: request.method as 'GET',
-        path: basePath + request.url,
-        headers: outgoing(request.headers, request.body, linkerd),
-        body: request.body ?? null,
-        signal,
-        // Known to undici's requests, missing from its types.
-        servername,
-      } as Dispatcher.RequestOptions);
-      // A length said up front that is too long is refused without reading it.
-      const declared = Number(answer.headers['content-length']);
-      if (declared > maxBodyBytes) {
-        answer.body.destroy();
+      const answer = await readWholeAnswer(
+        pool,
+        {
+          method: request.method as Dispatcher.HttpMethod,
+          path: basePath + request.url,
+          headers: outgoing(request.headers, request.body, linkerd),
+          body: request.body ?? null,
+          // Known to undici's requests, missing from its types.
+          servername,
+        } as Dispatcher.DispatchOptions,
+        maxBodyBytes,
+        timeoutMs,
+      );
+      const headers: Record<string, string | string[]> = {};
+      for (const name in answer.headers) {
+        const value = answer.headers[name];
+        if (value !== undefined) headers[name] = value;
+      }
+      return { status: answer.statusCode, headers, body: answer.body };
+    } catch (err) {
+      if (err instanceof AnswerLimitError && err.limit === 'size') {
         throw new RemoteAuthError('bad-answer', `the auth service answered with more than ${maxBodyBytes} bytes`);
       }
-      const body = await readLimited(answer.body, maxBodyBytes);
-      const headers: Record<string, string | string[]> = {};
-      for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined) headers[name] = value;
-      return { status: answer.statusCode, headers, body };
-    } catch (err) {
-      if (err instanceof RemoteAuthError) throw err;
       const code = (err as { code?: string; name?: string }).code ?? (err as Error).name;
-      if (signal.aborted || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
+      if (err instanceof AnswerLimitError || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
         throw new RemoteAuthError('timeout', `the auth service at ${origin} did not answer within ${timeoutMs} ms`, err);
       }
       throw new RemoteAuthError('unreachable', `the auth service at ${origin} could not be asked (${code})`, err);

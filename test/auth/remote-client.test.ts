@@ -108,6 +108,49 @@ describe('the remote auth client', () => {
     }
   });
 
+  it('rejects with a timeout when the body of an answer is not in within the time, its headers were', async () => {
+    const trickle = createServer((_req, res) => {
+      res.writeHead(200, { 'x-travel-user': 'alice' });
+      res.write('part');
+    });
+    const client = createRemoteAuthClient(await listen(trickle), { timeoutMs: 100 });
+    try {
+      await assert.rejects(
+        client.authenticate({ method: 'GET', url: '/', headers: {} }),
+        (err: unknown) => err instanceof RemoteAuthError && err.reason === 'timeout',
+      );
+    } finally {
+      trickle.closeAllConnections();
+      await client.close();
+      await close(trickle);
+    }
+  });
+
+  it('refuses an answer longer than maxBodyBytes as a bad answer, whether its length is said or not, and goes on asking', async () => {
+    const long = createServer((req, res) => {
+      if (req.url === '/said') res.writeHead(401, { 'content-length': 2048 }).end(Buffer.alloc(2048, 'x'));
+      else if (req.url === '/unsaid') res.writeHead(401).end(Buffer.alloc(2048, 'x'));
+      else res.writeHead(200, { 'x-travel-user': 'alice', 'content-length': 2 }).end('ok');
+    });
+    const client = createRemoteAuthClient(await listen(long), { timeoutMs: 5000, maxBodyBytes: 1024 });
+    try {
+      for (const url of ['/said', '/unsaid']) {
+        await assert.rejects(
+          client.authenticate({ method: 'GET', url, headers: {} }),
+          (err: unknown) => err instanceof RemoteAuthError && err.reason === 'bad-answer' && err.message.includes('1024 bytes'),
+        );
+      }
+      const answer = await client.authenticate({ method: 'GET', url: '/fine', headers: {} });
+      assert.equal(answer.status, 200);
+      assert.equal(answer.headers['x-travel-user'], 'alice');
+      assert.equal(answer.body?.toString(), 'ok');
+    } finally {
+      long.closeAllConnections();
+      await client.close();
+      await close(long);
+    }
+  });
+
   it('answers a credential the service knows at once while more checks are waiting than the service queues', async () => {
     // As an auth service does under a flood of wrong passwords: each unknown
     // credential waits its turn (up to maxQueued 64 and a thread), a cached one is answered at once.
