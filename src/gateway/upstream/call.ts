@@ -9,6 +9,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { finished, Readable } from 'node:stream';
 import { errors, type Dispatcher } from 'undici';
+import { ignore } from '../proxy';
 
 /**
  * Answers up to this size with a known length are read whole and sent as one
@@ -115,7 +116,8 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     if (this.aborted) return;
     this.aborted = true;
     const reason = new errors.RequestAbortedError();
-    if (this.stream !== null) this.stream.destroy(reason);
+    // Whoever reads the stream may not listen for its errors yet: ended here, that is no failure to report.
+    if (this.stream !== null) this.stream.on('error', ignore).destroy(reason);
     else this.controller?.abort(reason);
   }
 
@@ -155,7 +157,8 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
 
   onResponseError(_controller: Dispatcher.DispatchController | undefined, err: Error): void {
     if (this.stream !== null) {
-      if (!this.stream.destroyed) this.stream.destroy(err);
+      // Its error comes in the next tick: possibly before whoever reads the stream listens for it (as undici's own bodies).
+      if (!this.stream.destroyed) this.stream.on('error', ignore).destroy(err);
       return;
     }
     this.reject(this.headers === null ? err : new AnswerBodyError(this.statusCode, this.headers, err));

@@ -45,7 +45,12 @@ describe('an upstream answer on its way back', () => {
     upstream = up.server;
     // Informational answers before the final one, as a server sending Early Hints does.
     raw = net.createServer((socket) => {
-      socket.once('data', () => {
+      socket.once('data', (head: Buffer) => {
+        // Headers, then a chunk size that is no number, in one packet: the answer fails as it begins.
+        if (head.toString('latin1').startsWith('GET /broken')) {
+          socket.end('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\nZZZ\r\nno\r\n0\r\n\r\n');
+          return;
+        }
         socket.end(
           'HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n' +
             'HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\nConnection: close\r\n\r\nfinal',
@@ -62,6 +67,7 @@ describe('an upstream answer on its way back', () => {
       mapping('/unsized/', `http://${address}`, { name: 'unsized', rewrite: '' }),
       mapping('/cut/', `http://${address}`, { name: 'cut', rewrite: '' }),
       mapping('/hints/', `http://127.0.0.1:${rawPort}`, { name: 'hints' }),
+      mapping('/broken/', `http://127.0.0.1:${rawPort}`, { name: 'broken', rewrite: '' }),
     ]);
   });
 
@@ -103,6 +109,21 @@ describe('an upstream answer on its way back', () => {
     assert.equal(res.status, 200);
     assert.equal(res.text, 'final');
     assert.equal(res.headers.link, undefined);
+  });
+
+  it('cuts the connection, as Envoy resets the stream, when an answer fails right after its headers, and goes on serving', async () => {
+    const url = new URL(rig.base);
+    const outcome = await new Promise<string>((resolve) => {
+      const req = http.get({ host: url.hostname, port: url.port, path: '/broken/a', agent: false }, (res) => {
+        res.on('error', () => resolve('cut'));
+        res.on('end', () => resolve(res.complete ? `whole ${res.statusCode}` : 'cut'));
+        res.resume();
+      });
+      req.on('error', () => resolve('cut'));
+    });
+    // No part of a broken body passes for a whole answer.
+    assert.equal(outcome, 'cut');
+    assert.equal((await send(rig.base, '/long/a')).status, 200);
   });
 
   it('ends the upstream request when the client leaves halfway through a streamed answer', async () => {
