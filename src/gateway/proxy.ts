@@ -70,13 +70,17 @@ export function upstreamRequestHeaders(
   return out;
 }
 
+/** Sets the upstream's answer headers on the response, but for those of its connection. */
 export function copyResponseHeaders(ctx: Context, headers: IncomingHttpHeaders): void {
   const named = connectionNamed(headers.connection);
+  // Straight on the response, which takes a list (Set-Cookie) as it is: ctx.set would copy every value into a string.
+  const res = ctx.res;
+  if (res.headersSent) return;
   for (const name in headers) {
     if (isHopByHop(name)) continue;
     if (named !== null && named.includes(name)) continue;
     const value = headers[name];
-    if (value !== undefined) ctx.set(headerName(name), value);
+    if (value !== undefined) res.setHeader(headerName(name), value);
   }
 }
 

@@ -5,6 +5,17 @@ import net from 'node:net';
 import { close, listen, mapping, send } from '../helpers';
 import { testGateway, type TestGateway } from './rig';
 
+/** Sends `request` as it is written and reads the whole reply, as bytes on the wire. */
+function rawExchange(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(request));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+  });
+}
+
 /** 200 KiB: past what is read whole (64 KiB), so streamed. */
 const LONG = Buffer.alloc(200 * 1024, 'abcdefghij');
 
@@ -47,6 +58,10 @@ describe('an upstream answer on its way back', () => {
     raw = net.createServer((socket) => {
       socket.once('data', (head: Buffer) => {
         // Headers, then a chunk size that is no number, in one packet: the answer fails as it begins.
+        if (head.toString('latin1').startsWith('GET /repeated')) {
+          socket.end('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Type: text/html\r\nX-Tag: a\r\nX-Tag: b\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok');
+          return;
+        }
         if (head.toString('latin1').startsWith('GET /broken')) {
           socket.end('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\nZZZ\r\nno\r\n0\r\n\r\n');
           return;
@@ -68,6 +83,7 @@ describe('an upstream answer on its way back', () => {
       mapping('/cut/', `http://${address}`, { name: 'cut', rewrite: '' }),
       mapping('/hints/', `http://127.0.0.1:${rawPort}`, { name: 'hints' }),
       mapping('/broken/', `http://127.0.0.1:${rawPort}`, { name: 'broken', rewrite: '' }),
+      mapping('/repeated/', `http://127.0.0.1:${rawPort}`, { name: 'repeated', rewrite: '' }),
     ]);
   });
 
@@ -109,6 +125,15 @@ describe('an upstream answer on its way back', () => {
     assert.equal(res.status, 200);
     assert.equal(res.text, 'final');
     assert.equal(res.headers.link, undefined);
+  });
+
+  it('passes on the headers an upstream repeats as it sent them, a repeated Content-Type included', async () => {
+    const reply = await rawExchange(Number(new URL(rig.base).port), 'GET /repeated/a HTTP/1.1\r\nHost: gateway.test\r\nConnection: close\r\n\r\n');
+    const head = reply.slice(0, reply.indexOf('\r\n\r\n'));
+    assert.match(head, /^HTTP\/1\.1 200 /);
+    assert.equal(reply.slice(head.length + 4), 'ok');
+    assert.deepEqual(head.match(/^content-type: .*$/gim), ['Content-Type: text/plain', 'Content-Type: text/html']);
+    assert.deepEqual(head.match(/^x-tag: .*$/gim), ['X-Tag: a', 'X-Tag: b']);
   });
 
   it('cuts the connection, as Envoy resets the stream, when an answer fails right after its headers, and goes on serving', async () => {
