@@ -74,6 +74,14 @@ function single(value: string | string[]): string {
   return typeof value === 'string' ? value : value.join(', ');
 }
 
+/**
+ * Sets a header of the auth service's answer on the response as it came:
+ * Koa's ctx.set fails (a 500) on a repeated header it takes for single-valued.
+ */
+function setAnswerHeader(ctx: Context, name: string, value: string | string[] | undefined): void {
+  if (value !== undefined && !ctx.res.headersSent) ctx.res.setHeader(headerName(name), value);
+}
+
 function looksLikeAddress(service: string): boolean {
   return service.includes(':') || service.includes('/');
 }
@@ -212,13 +220,13 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
       // Two Set-Cookie joined, as an error's headers are, are one broken cookie (RFC 6265 §3):
       // set as they came, and the gateway writes the error body of a status without one.
       ctx.status = decision.status;
-      for (const name in headers) ctx.set(headerName(name), decision.headers[name]);
+      for (const name in headers) setAnswerHeader(ctx, name, decision.headers[name]);
       return false;
     }
     ctx.status = decision.status;
     for (const name of returned) {
       const value = decision.headers[name];
-      if (value !== undefined) ctx.set(headerName(name), value);
+      if (value !== undefined) setAnswerHeader(ctx, name, value);
     }
     ctx.body = body === undefined ? EMPTY : typeof body === 'string' ? Buffer.from(body) : body;
     // Koa calls bytes `application/octet-stream`; an answer that named no type (a redirect) keeps none.

@@ -145,6 +145,26 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
     assert.equal(seen.backendCalls, 0);
   });
 
+  it('passes a refusal on with the headers it repeats as they came, a repeated Content-Type included', async () => {
+    remote.answer = (res) =>
+      res
+        .writeHead(403, [
+          ['Content-Type', 'text/plain'],
+          ['Content-Type', 'text/html'],
+          ['WWW-Authenticate', 'Basic realm="a"'],
+          ['WWW-Authenticate', 'Bearer realm="b"'],
+        ])
+        .end('denied');
+    const { app, seen } = stageApp(stageFor(), mapping());
+    const res = await request(app.callback()).get('/v1/hotels/');
+    assert.equal(res.status, 403);
+    assert.equal(res.text, 'denied');
+    // Node's client joins a repeated challenge with ", " and keeps the first Content-Type of two.
+    assert.equal(res.headers['www-authenticate'], 'Basic realm="a", Bearer realm="b"');
+    assert.equal(res.headers['content-type'], 'text/plain');
+    assert.equal(seen.backendCalls, 0);
+  });
+
   it('passes a 302 on with Location and Set-Cookie', async () => {
     remote.answer = (res) =>
       res.writeHead(302, { location: 'https://login.example/?next=%2Fv1', 'set-cookie': ['state=1; HttpOnly', 'nonce=2'], 'x-internal': 'hidden' }).end();
