@@ -41,8 +41,9 @@ import {
   type RateLimitService,
 } from '../ratelimit';
 import { hostPort } from '../http';
-import { createLogger, logAppErrors, type Logger } from '../telemetry';
+import { createLogger, createMetrics, logAppErrors, type Logger } from '../telemetry';
 import { logGrpcThrough } from './grpc-log';
+import { withMetricsPath } from './module-metrics';
 
 import { isBookingModule, SERVABLE_MODULES, type ServableModule } from './servable';
 
@@ -251,18 +252,19 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
 
   // A booking service alone keeps its bookings where `gatehouse start` would, and seeds its own kind only, from the data checked above.
   const kind = name === 'car-booking' ? 'car' : 'hotel';
+  const metrics = createMetrics();
   let storage: BookingStorage = {};
   let bookings: string | undefined;
   if (databaseOptions) {
     const storageOptions = { configDir, bookingStore: options.bookingStore ?? 'database', ...databaseOptions, databaseTimeoutMs } as const;
-    storage = await openBookingStorage({ ...storageOptions, data: files?.bookings, fileSizeLimit: folder.fileSizeLimit, kinds: [kind], logger });
+    storage = await openBookingStorage({ ...storageOptions, data: files?.bookings, fileSizeLimit: folder.fileSizeLimit, kinds: [kind], logger, metrics });
     bookings = describeStorage(storageOptions);
   }
   const module = httpModule(name, configDir, files, folder, logger, storage.stores?.[kind]);
   logAppErrors(module.app!, logger);
   let server: RunningServer;
   try {
-    server = await listen(module.app!.callback(), { host, port });
+    server = await listen(withMetricsPath(module.app!.callback(), metrics), { host, port });
   } catch (err) {
     // The auth service watches its users file: close it so that the process can end.
     await module.close?.();

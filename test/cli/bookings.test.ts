@@ -87,6 +87,11 @@ describe('gatehouse bookings across processes', function () {
     const first = await serve();
     assert.match(first.line, new RegExp(`; bookings: PGlite in ${data}\\)$`));
     const made = await request(first.address).post('/v1/hotels/bookings/').set('X-Travel-User', 'carol').send(HOTEL).expect(201);
+    // Its database calls are in its own metrics, as under gatehouse start.
+    const metrics = await request(first.address).get('/gateway/v0/metrics').expect(200);
+    assert.match(metrics.text, /^gatehouse_database_call_duration_seconds_count\{operation="create"\} 1$/m);
+    assert.match(metrics.text, /^gatehouse_process_cpu_seconds_total /m);
+    await request(first.address).post('/gateway/v0/metrics').expect(405);
     assert.equal((await first.stop()).code, 0);
     const again = await serve();
     await request(again.address).get(`/v1/hotels/bookings/${made.body.id}`).set('X-Travel-User', 'carol').expect(200);
