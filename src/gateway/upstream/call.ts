@@ -42,11 +42,7 @@ export interface UpstreamAnswer {
 
 /** An answer whose body failed after its headers came, before it was read whole. */
 export class AnswerBodyError extends Error {
-  constructor(
-    readonly statusCode: number,
-    readonly headers: IncomingHttpHeaders,
-    override readonly cause: Error,
-  ) {
+  constructor(override readonly cause: Error) {
     super(cause.message, { cause });
     this.name = 'AnswerBodyError';
   }
@@ -161,7 +157,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
       if (!this.stream.destroyed) this.stream.on('error', ignore).destroy(err);
       return;
     }
-    this.reject(this.headers === null ? err : new AnswerBodyError(this.statusCode, this.headers, err));
+    this.reject(this.headers === null ? err : new AnswerBodyError(err));
   }
 }
 

@@ -58,6 +58,8 @@ class Exchange implements Delivery {
   private gone = false;
   private answered = false;
   private holdsRetry = false;
+  /** Whether the retry policy tries the status of the last answer again. */
+  private statusRetried = false;
   private readonly tryLimit: number;
   private readonly headers: Record<string, string | string[]>;
   private readonly hash: RequestKey;
@@ -172,11 +174,9 @@ class Exchange implements Delivery {
       } catch (err) {
         clearTimeout(this.tryTimer);
         if (err instanceof AnswerBodyError) {
-          // The headers came, then a small body failed before it was read whole.
-          const status = err.statusCode;
-          if (status >= 500 || endpoint.failures !== 0) cluster.outcome(endpoint, status >= 500);
+          // The headers came (see headersCame), then a small body failed before it was read whole.
           this.finish();
-          if (retry !== null && this.mayRetry(tries, retriesStatus(retry, status, err.headers['x-envoy-overloaded'] !== undefined))) {
+          if (this.mayRetry(tries, this.statusRetried)) {
             await this.backoff(tries + 1);
             continue;
           }
@@ -200,10 +200,7 @@ class Exchange implements Delivery {
         this.report('timeout');
         throw new HttpError(504, `the upstream service did not answer within per_try_timeout (${retry!.perTryTimeoutMs} ms)`, { cause: err });
       }
-      clearTimeout(this.tryTimer);
-      const status = answer.statusCode;
-      if (status >= 500 || endpoint.failures !== 0) cluster.outcome(endpoint, status >= 500);
-      if (retry !== null && this.mayRetry(tries, retriesStatus(retry, status, answer.headers['x-envoy-overloaded'] !== undefined))) {
+      if (this.mayRetry(tries, this.statusRetried)) {
         // Read to its end, the connection stays usable for the next request.
         await discard(answer.body);
         this.finish();
@@ -218,14 +215,18 @@ class Exchange implements Delivery {
   }
 
   /**
-   * The answer's headers came: the wait for them is over, and so is the
-   * request's own, unless this status is to be tried again. A small body is
-   * read whole before the try ends, within idle_timeout_ms of silence only.
+   * The answer's headers came: the endpoint's outcome is known, the wait for
+   * them is over, and so is the request's own, unless this status is to be
+   * tried again. A small body is read whole before the try ends, within
+   * idle_timeout_ms of silence only.
    */
   headersCame(status: number, headers: IncomingHttpHeaders): void {
     clearTimeout(this.tryTimer);
-    const retry = this.upstream.retry;
-    if (retry === null || !retriesStatus(retry, status, headers['x-envoy-overloaded'] !== undefined)) clearTimeout(this.timer);
+    const { cluster, retry } = this.upstream;
+    const endpoint = this.endpoint!;
+    if (status >= 500 || endpoint.failures !== 0) cluster.outcome(endpoint, status >= 500);
+    this.statusRetried = retry !== null && retriesStatus(retry, status, headers['x-envoy-overloaded'] !== undefined);
+    if (!this.statusRetried) clearTimeout(this.timer);
   }
 
   /**
