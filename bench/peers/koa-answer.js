@@ -16,7 +16,7 @@ const Router = require('koa-router');
 const pino = require('pino');
 const { createHmac, randomBytes, randomUUID } = require('node:crypto');
 const { messageOf, NOT_FOUND, listenAddress } = require('./messages');
-const { cachedVerifier, loadUsers, parseBasic, perMinuteLimit } = require('./users');
+const { cachedVerifier, koaBasicAuth, loadUsers, perMinuteLimit } = require('./users');
 
 const WINDOW_MS = 60_000;
 const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
@@ -46,22 +46,6 @@ function accessLog() {
         'request',
       );
     }
-  };
-}
-
-function basicAuth() {
-  return async (ctx, next) => {
-    const header = ctx.get('authorization');
-    const credentials = parseBasic(header);
-    const user = credentials && (await verify(header, credentials.user, credentials.password));
-    if (!user) {
-      ctx.status = 401;
-      ctx.set('WWW-Authenticate', 'Basic realm="gatehouse"');
-      ctx.body = { code: 401, message: '401: Unauthorized' };
-      return;
-    }
-    ctx.state.user = user;
-    await next();
   };
 }
 
@@ -109,7 +93,7 @@ router.get('/v1/messages/:id', (ctx) => {
 
 const app = new Koa();
 app.use(accessLog());
-app.use(basicAuth());
+app.use(koaBasicAuth(verify));
 app.use(perUserLimit());
 app.use(router.routes());
 app.use(router.allowedMethods());

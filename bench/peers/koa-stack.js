@@ -11,7 +11,7 @@ const Koa = require('koa');
 const Router = require('koa-router');
 const pino = require('pino');
 const { messageOf, NOT_FOUND, listenAddress } = require('./messages');
-const { cachedVerifier, loadUsers, parseBasic, perMinuteLimit } = require('./users');
+const { cachedVerifier, koaBasicAuth, loadUsers, perMinuteLimit } = require('./users');
 
 const WINDOW_MS = 60_000;
 const logger = pino();
@@ -27,22 +27,6 @@ function accessLog() {
       const ms = Math.round((performance.now() - start) * 1000) / 1000;
       logger.info({ method: ctx.method, path: ctx.path, status: ctx.status, user: ctx.state.user, ms }, 'request');
     }
-  };
-}
-
-function basicAuth() {
-  return async (ctx, next) => {
-    const header = ctx.get('authorization');
-    const credentials = parseBasic(header);
-    const user = credentials && (await verify(header, credentials.user, credentials.password));
-    if (!user) {
-      ctx.status = 401;
-      ctx.set('WWW-Authenticate', 'Basic realm="gatehouse"');
-      ctx.body = { code: 401, message: '401: Unauthorized' };
-      return;
-    }
-    ctx.state.user = user;
-    await next();
   };
 }
 
@@ -79,7 +63,7 @@ router.get('/v1/messages/:id', (ctx) => {
 
 const app = new Koa();
 app.use(accessLog());
-app.use(basicAuth());
+app.use(koaBasicAuth(verify));
 app.use(perUserLimit());
 app.use(router.routes());
 app.use(router.allowedMethods());

@@ -60,6 +60,27 @@ function parseBasic(header) {
   return colon < 0 ? undefined : { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
+/**
+ * Koa middleware asking for Basic credentials checked by `verify(header,
+ * user, password)` (a promise of the user name, or undefined): 401 with a
+ * challenge without them, else `ctx.state.user` for what follows.
+ */
+function koaBasicAuth(verify) {
+  return async (ctx, next) => {
+    const header = ctx.get('authorization');
+    const credentials = parseBasic(header);
+    const user = credentials && (await verify(header, credentials.user, credentials.password));
+    if (!user) {
+      ctx.status = 401;
+      ctx.set('WWW-Authenticate', 'Basic realm="gatehouse"');
+      ctx.body = { code: 401, message: '401: Unauthorized' };
+      return;
+    }
+    ctx.state.user = user;
+    await next();
+  };
+}
+
 /** Requests a user may make a minute: RATE_LIMIT (default 60, the demo's). */
 function perMinuteLimit() {
   const limit = Number(process.env.RATE_LIMIT ?? 60);
@@ -67,4 +88,4 @@ function perMinuteLimit() {
   return limit;
 }
 
-module.exports = { loadUsers, cachedVerifier, parseBasic, perMinuteLimit };
+module.exports = { loadUsers, cachedVerifier, koaBasicAuth, perMinuteLimit };
