@@ -149,7 +149,7 @@ export const DEPLOYMENTS: readonly DeploymentSpec[] = [
     key: 'koa-answer',
     name: "hand-written Koa, Gatehouse's answer",
     group: 'same-job',
-    what: 'the hand-written Koa stack answering as the gateway does: a request id, the credentials cache keyed by an HMAC of the header, RateLimit headers, Vary: Accept, the access log fields',
+    what: 'the hand-written Koa stack answering as the gateway does: a request id, the credentials cache keyed by a secret-prefixed SHA-256 of the header, RateLimit headers, Vary: Accept, the access log fields',
     auth: true,
     limited: true,
     proxied: false,

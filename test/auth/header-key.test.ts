@@ -1,23 +1,29 @@
 import assert from 'node:assert/strict';
-import { createHmac } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { createHeaderKeyer } from '../../src/auth/header-key';
 
 describe('cache keys of Authorization headers', () => {
   const secret = 'f'.repeat(32) + '0123456789abcdef0123456789abcdef';
 
-  it('are HMAC-SHA256 of the header under the process key', () => {
+  it('are SHA-256 of the process secret followed by the header as UTF-8', () => {
     const keyOf = createHeaderKeyer(secret);
-    for (const header of ['Basic YWxpY2U6d29uZGVybGFuZA==', '', 'Basic \u00ff\u00fe', 'x'.repeat(5000)]) {
-      assert.equal(keyOf(header), createHmac('sha256', secret).update(header).digest('base64'));
+    for (const header of ['Basic YWxpY2U6d29uZGVybGFuZA==', '', 'Basic \u00ff\u00fe', 'Basic 😀', 'x'.repeat(5000)]) {
+      assert.equal(keyOf(header), createHash('sha256').update(Buffer.from(secret + header, 'utf8')).digest('base64'));
     }
   });
 
-  it('differ between processes, whose keys are random', () => {
+  it('differ for headers that differ in one character', () => {
+    const keyOf = createHeaderKeyer(secret);
+    assert.notEqual(keyOf('Basic YWxpY2U6d29uZGVybGFuZA=='), keyOf('Basic YWxpY2U6d29uZGVybGFuZA=!'));
+  });
+
+  it('differ between processes, whose secrets are random', () => {
     const header = 'Basic YWxpY2U6d29uZGVybGFuZA==';
     assert.notEqual(createHeaderKeyer()(header), createHeaderKeyer()(header));
   });
 
-  it('refuse a key that is not one block of ASCII', () => {
+  it('refuse a secret shorter than 32 characters or not printable ASCII', () => {
     assert.throws(() => createHeaderKeyer('short'), RangeError);
+    assert.throws(() => createHeaderKeyer('é'.repeat(40)), RangeError);
   });
 });
