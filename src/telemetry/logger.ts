@@ -99,8 +99,31 @@ function pieces(text: string, max: number): string[] {
 export function logDestination(dest: number | string = 1, flushMs: number = DEFAULT_LOG_FLUSH_MS): DestinationStream {
   const pipe = typeof dest === 'number' && isPipe(dest);
   const maxWrite = pipe ? PIPE_MAX_WRITE : FILE_MAX_WRITE;
-  const stream = pino.destination({ dest, sync: false, minLength: pipe ? PIPE_CHUNK_BYTES : FILE_CHUNK_BYTES, maxWrite });
+  const chunkBytes = pipe ? PIPE_CHUNK_BYTES : FILE_CHUNK_BYTES;
+  // Lines wait here, not in sonic-boom: it measures the UTF-8 length of the
+  // whole chunk it is filling on every write, which, a few lines a turn into
+  // a 32 KiB chunk, cost more than making the lines. It is handed whole
+  // chunks, which it writes at once (minLength 0).
+  const stream = pino.destination({ dest, sync: false, minLength: 0, maxWrite });
   const write = stream.write.bind(stream);
+  let waiting: string[] = [];
+  let waitingBytes = 0;
+  let ok = true;
+
+  /** Hands the waiting lines to sonic-boom, in pieces that fit a pipe's atomic write. */
+  function handOver(): void {
+    if (waiting.length === 0) return;
+    const lines = waiting.length === 1 ? waiting[0] : waiting.join('');
+    const bytes = waitingBytes;
+    waiting = [];
+    waitingBytes = 0;
+    if (pipe && bytes > maxWrite) {
+      for (const piece of pieces(lines, maxWrite)) ok = write(piece);
+    } else {
+      ok = write(lines);
+    }
+  }
+
   let timer: NodeJS.Timeout | undefined;
   const arm = () => {
     timer = setTimeout(flush, flushMs);
@@ -112,22 +135,30 @@ export function logDestination(dest: number | string = 1, flushMs: number = DEFA
     const state = stream as unknown as { destroyed: boolean; _writing: boolean };
     if (state.destroyed) return;
     // During a write, a flush does nothing: the lines that came meanwhile get another round.
-    if (state._writing) arm();
-    else stream.flush();
+    if (state._writing) {
+      arm();
+      return;
+    }
+    handOver();
+    stream.flush();
   }
   stream.write = (lines: string) => {
-    let ok = true;
-    // The lines of a busy turn come as one chunk, which sonic-boom would write as one.
-    if (pipe && lines.length > maxWrite / 3 && Buffer.byteLength(lines) > maxWrite) {
-      for (const piece of pieces(lines, maxWrite)) ok = write(piece);
-    } else {
-      ok = write(lines);
-    }
+    // A closed destination answers as sonic-boom does.
+    if ((stream as unknown as { destroyed: boolean }).destroyed) return write(lines);
+    waiting.push(lines);
+    waitingBytes += Buffer.byteLength(lines);
+    if (waitingBytes >= chunkBytes) handOver();
     if (timer === undefined) arm();
     return ok;
   };
+  const ownEnd = stream.end.bind(stream);
+  stream.end = () => {
+    handOver();
+    ownEnd();
+  };
   const ownFlushSync = stream.flushSync.bind(stream);
   stream.flushSync = () => {
+    handOver();
     const pending = stream as unknown as PendingLines;
     // Another sonic-boom may keep its lines otherwise: then its own flush it is.
     // The chunk last written is a Buffer once a write has been made, a string before.
