@@ -103,6 +103,35 @@ describe('telemetry/logger', () => {
     }
   });
 
+  it('gathers lines written one at a time into chunk-sized writes of whole lines, in order', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-log-'));
+    try {
+      const file = join(dir, 'gatehouse.log');
+      const destination = logDestination(file, 20);
+      const emitter = destination as unknown as EventEmitter & { end(): void };
+      const lines = Array.from({ length: 400 }, (_, i) => `{"n":${i},"path":"/${'é'.repeat(i % 5)}${'x'.repeat(200)}"}\n`);
+      const total = lines.reduce((sum, line) => sum + Buffer.byteLength(line), 0);
+      const sizes: number[] = [];
+      const written = new Promise<void>((resolve) => {
+        emitter.on('write', (n: number) => {
+          sizes.push(n);
+          if (sizes.reduce((a, b) => a + b, 0) >= total) resolve();
+        });
+      });
+      for (const line of lines) destination.write(line);
+      await written;
+      emitter.end();
+      assert.equal(readFileSync(file, 'utf8'), lines.join(''));
+      assert.ok(sizes.length <= 4, `${lines.length} lines in ${sizes.length} writes`);
+      const ends = new Set<number>();
+      lines.reduce((offset, line) => (ends.add(offset + Buffer.byteLength(line)), offset + Buffer.byteLength(line)), 0);
+      let offset = 0;
+      for (const n of sizes) assert.ok(ends.has((offset += n)), `a write ends within a line, at ${offset}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('writes the lines still waiting when the process exits', async function () {
     this.timeout(15_000);
     const script = `
