@@ -30,7 +30,7 @@ import {
   type RateLimitRequest,
   type RateLimitStore,
 } from '../src/ratelimit';
-import { rateLimitProtos } from '../src/ratelimit/protos';
+import { rateLimitProtos } from '../src/ratelimit/grpc/protos';
 import { startRedis } from '../test/ratelimit/support/redis-server';
 import { median } from './harness/stats';
 

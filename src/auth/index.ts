@@ -24,14 +24,14 @@ export {
   defaultBcryptThreads,
   type BcryptPool,
   type BcryptPoolOptions,
-} from './bcrypt-pool';
+} from './passwords/bcrypt-pool';
 export {
   createRemoteAuthClient,
   parseAuthAddress,
   RemoteAuthError,
   type RemoteAuthClient,
   type RemoteAuthClientOptions,
-} from './remote-client';
-export { parseHtpasswd, UsersFileError, type HashScheme, type LineNote, type ParsedUsers, type UserEntry } from './htpasswd';
+} from './remote/client';
+export { parseHtpasswd, UsersFileError, type HashScheme, type LineNote, type ParsedUsers, type UserEntry } from './passwords/htpasswd';
 export { DEFAULT_MAX_HEADER_LENGTH, parseBasic, repeatedAuthorization, type CredentialsProblem, type ParsedCredentials } from './basic';
-export { apr1Hash } from './apr1';
+export { apr1Hash } from './passwords/apr1';

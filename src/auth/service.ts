@@ -11,13 +11,13 @@ import pino from 'pino';
 import { DEFAULT_FILE_SIZE_LIMIT, errorText, readBounded, readBoundedSync, whyUnreadable } from '../files';
 import { errorBody } from '../http';
 import { createAuthApp } from './app';
-import { BcryptPoolBusyError, createBcryptPool } from './bcrypt-pool';
+import { BcryptPoolBusyError, createBcryptPool } from './passwords/bcrypt-pool';
 import { DEFAULT_MAX_HEADER_LENGTH, parseBasic, PROBLEM_DETAIL, type CredentialsProblem } from './basic';
 import { TtlLru } from './cache';
 import { createHeaderKeyer } from './header-key';
-import { parseHtpasswd, UsersFileError, type ParsedUsers, type UserEntry } from './htpasswd';
+import { parseHtpasswd, UsersFileError, type ParsedUsers, type UserEntry } from './passwords/htpasswd';
 import type { AuthDecision, AuthRequest, Authenticator } from './types';
-import { bcryptCosts, commonCost, decoyHash, verifyPassword } from './verify';
+import { bcryptCosts, commonCost, decoyHash, verifyPassword } from './passwords/verify';
 
 /** The logging this service does: pino's shape, so a pino logger fits. */
 export interface AuthLogger {

@@ -20,10 +20,9 @@ import {
   type GatewayConfig,
   type GatewayEvents,
   type GatehouseModule,
-  type ModuleRegistry,
 } from '../gateway';
 import { errorHandler, hostPort, leanKoa } from '../http';
-import { createRateLimitGrpcServer, type RateLimitGrpcServer } from '../ratelimit';
+import { createRateLimitGrpcServer } from '../ratelimit';
 import {
   accessLog,
   createLogger,
@@ -33,75 +32,31 @@ import {
   logUnexpectedError,
   metricsHandler,
   rejectedRequestLog,
-  type Logger,
-  type Metrics,
   type RouteCounters,
 } from '../telemetry';
-import type { BookingDatabase } from '../bookings';
 import { openBookingStorage } from './bookings';
 import { createBuiltinModules } from './builtins';
-import { keepHostHeaders } from './host-headers';
-import { listen, type RunningServer } from './http-server';
-import { listenFailure } from './listen-failure';
-import { drainFor } from './drain';
+import { keepHostHeaders } from './serving/host-headers';
+import { listen, type RunningServer } from './serving/http-server';
+import { listenFailure } from './serving/listen-failure';
+import { drainFor } from './serving/drain';
 import { loadFolder, type FolderWants, type LoadFolderOptions } from './folder';
 import { allReady, redisReadiness } from './readiness';
-import { createReloader, type ReloadOutcome, type Reloader } from './reload';
-import { resolveOptions, type GatehouseOptions, type ResolvedOptions } from './options';
-import { followTlsFiles, warnOfValidity } from './tls-files';
-import { watchFolder, type FolderWatcher } from './watch';
+import { createReloader, type Reloader } from './folder/reload';
+import { resolveOptions, type GatehouseOptions } from './options';
+import { followTlsFiles, warnOfValidity } from './serving/tls-files';
+import { watchFolder, type FolderWatcher } from './folder/watch';
+import type { Gatehouse, Listening } from './types';
 
 export const METRICS_PATH = '/gateway/v0/metrics';
 
 const VERSION: string = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')).version;
 
-export type { ReloadOutcome } from './reload';
+export type { ReloadOutcome } from './folder/reload';
+export type { Gatehouse, Listening } from './types';
 
 /** What a start reads: the records, the limits, and the users file and booking data when the folder has them. */
 const START_WANTS: FolderWants = { records: true, limits: true, users: 'present', bookings: 'present' };
-
-/** Where a started Gatehouse listens. */
-export interface Listening {
-  /** `http://host:port` or `https://host:port`. */
-  url: string;
-  port: number;
-  grpcPort?: number;
-}
-
-/** A Gatehouse: mount `app` in another Koa app, or `start()` it. */
-export interface Gatehouse {
-  /** The root Koa app: access log, metrics, then the gateway. */
-  readonly app: Koa;
-  readonly gateway: Gateway;
-  /** Every routable module by name, built-in and registered. */
-  readonly modules: ModuleRegistry;
-  /** The gRPC rate-limit server (not listening until `start()`); absent with `grpcPort: false`. */
-  readonly grpcServer?: RateLimitGrpcServer;
-  /** The bookings database (PostgreSQL or PGlite); absent with `bookingStore: 'memory'`. */
-  readonly bookingDatabase?: BookingDatabase;
-  readonly logger: Logger;
-  readonly metrics: Metrics;
-  readonly options: ResolvedOptions;
-  /**
-   * Listens for HTTP(S) and gRPC and, unless `watch: false`, watches the config
-   * folder. Rejects while started, and once stopped: create another Gatehouse.
-   */
-  start(): Promise<Listening>;
-  /**
-   * Drains (`drainDelayMs`: still serving, not ready, every answer closing
-   * its connection), then stops accepting, answers what was sent, lets
-   * requests in flight finish, closes gRPC, Redis, the modules and, last,
-   * the bookings database; a start under way first finishes.
-   */
-  stop(): Promise<void>;
-  /**
-   * Re-reads the config folder: the records and the files of the built-in
-   * modules (users, limits, booking data) are all checked first, and a folder
-   * with any problem changes nothing. Never rejects for a fault of the
-   * folder or of a module: the outcome names it (see ./reload).
-   */
-  reload(): Promise<ReloadOutcome>;
-}
 
 /** Whether a Mapping of `config` tunnels protocol upgrades: only then does the server hand them over (see ./upgrades). */
 function tunnelsUpgrades(config: GatewayConfig): boolean {

@@ -16,9 +16,9 @@ export {
 } from './options';
 export { describeStorage, openBookingStorage, type BookingStorage, type BookingStorageOptions } from './bookings';
 export { createBuiltinModules, USERS_FILE, type BuiltinModules, type BuiltinOptions } from './builtins';
-export { DRAIN_DELAY_MS, KEEP_ALIVE_TIMEOUT_MS, listen, type ListenOptions, type RunningServer, type TlsFiles } from './http-server';
-export type { Rejected } from './refusals';
-export { drainFor, type Drainable, type DrainLog } from './drain';
-export { listenFailure, readTlsFiles } from './listen-failure';
-export { watchFolder, type FolderWatcher, type WatchOptions } from './watch';
+export { DRAIN_DELAY_MS, KEEP_ALIVE_TIMEOUT_MS, listen, type ListenOptions, type RunningServer, type TlsFiles } from './serving/http-server';
+export type { Rejected } from './serving/refusals';
+export { drainFor, type Drainable, type DrainLog } from './serving/drain';
+export { listenFailure, readTlsFiles } from './serving/listen-failure';
+export { watchFolder, type FolderWatcher, type WatchOptions } from './folder/watch';
 export { loadFolder, OFF_THREAD_BYTES, MAX_PROBLEMS, type CheckedFolder, type FolderWants, type LoadedFolder, type LoadFolderOptions } from './folder';

@@ -12,7 +12,7 @@ import { DEFAULT_FILE_SIZE_LIMIT, fileSystemSource, parseByteSize, type ConfigFi
 import type { Logger } from '../telemetry';
 import type { GatehouseModule } from '../gateway';
 import { MAX_DESCRIPTOR_ENTRIES, MAX_MESSAGE_BYTES } from '../ratelimit';
-import { DRAIN_DELAY_MS, KEEP_ALIVE_TIMEOUT_MS, type TlsFiles } from './http-server';
+import { DRAIN_DELAY_MS, KEEP_ALIVE_TIMEOUT_MS, type TlsFiles } from './serving/http-server';
 
 export interface GatehouseOptions {
   /** The config folder. Default `GATEHOUSE_CONFIG`, else `./config`. */

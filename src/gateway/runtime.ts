@@ -10,13 +10,13 @@ import type { Middleware } from 'koa';
 import { createCorsPolicies, type CorsPolicies } from '../cors';
 import type { GatewayEvents } from './events';
 import type { ModuleRegistry, GatehouseModule } from './module';
-import type { Stage, StageFactory } from './stage';
+import type { Stage, StageFactory } from './stages/stage';
 import type { Route } from './match/route';
 import { allowedUpgrades, labelHeaders, type AuthServiceRecord, type GatewayConfig, type MappingRecord, type RateLimitServiceRecord } from './config/schema';
 import { ConfigError, configProblem, type ConfigProblem } from './config/problems';
 import { moduleHandler, type ModuleHandler } from './dispatch';
-import { compileHeaderEdits, type HeaderEdits } from './header-edits';
-import { OVERRIDE_HEADERS } from './method-override';
+import { compileHeaderEdits, type HeaderEdits } from './request/header-edits';
+import { OVERRIDE_HEADERS } from './request/method-override';
 import { groupProblemsSteps } from './match/canary';
 import { prepareMatch, type PreparedMatch } from './match/prepare';
 import type { RedirectPlan } from './match/redirect';
@@ -26,7 +26,7 @@ import { compileRoutes, retargetRoutes, RouteTable } from './route-table';
 import { runAtOnce, type Steps } from './slices';
 import { errorText } from '../files';
 import { ClusterSet, DEFAULT_CLUSTER_DOMAIN, systemResolve, type Resolve, type RouteUpstream, type ServiceAddress } from './upstream';
-import { serviceTarget } from './upstream/targets';
+import { serviceTarget } from './upstream/endpoints/targets';
 import { describeRoutesSteps, type RuntimeSnapshot } from './snapshot';
 
 /** What every route has besides its target: edits of headers, and its CORS policy. */

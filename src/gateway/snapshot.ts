@@ -6,7 +6,7 @@
  */
 import type { ConfigProblem } from './config/problems';
 import { allowedUpgrades, type AuthServiceRecord, type GatewayConfig, type HeaderCondition, type LabelGroup, type RateLimitServiceRecord, type RecordSource } from './config/schema';
-import { formatHostPattern } from './host-match';
+import { formatHostPattern } from './request/host-match';
 import { describeMatch, groupPercents, type MatchDescription } from './match/describe';
 import type { Route, RouteTable } from './route-table';
 import { runAtOnce, type Steps } from './slices';

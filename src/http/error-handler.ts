@@ -7,8 +7,8 @@
 import type { Context, Middleware } from 'koa';
 import { STATUS_CODES } from 'node:http';
 import { errorBody, HttpError, statusOf } from './errors';
-import { headerName } from './raw-headers';
-import { createFormatterRegistry, setFormattedBody, type FormatterRegistry } from './formatters';
+import { headerName } from './request/raw-headers';
+import { createFormatterRegistry, setFormattedBody, type FormatterRegistry } from './response/formatters';
 
 export interface ErrorHandlerOptions {
   formatters?: FormatterRegistry;

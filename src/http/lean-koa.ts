@@ -8,8 +8,8 @@
  * of a type name (`json`) looked up once rather than for every body.
  */
 import type Koa from 'koa';
-import { linearQuery } from './query';
-import { setPlainPath } from './request-path';
+import { linearQuery } from './request/query';
+import { setPlainPath } from './request/request-path';
 
 type Accessor = { get?: () => unknown; set?: (value: unknown) => void; enumerable?: boolean };
 

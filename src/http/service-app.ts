@@ -5,9 +5,9 @@
  */
 import Koa, { type Middleware } from 'koa';
 import { errorResponder, type ErrorHandlerOptions } from './error-handler';
-import { createFormatterRegistry, type FormatterRegistry } from './formatters';
+import { createFormatterRegistry, type FormatterRegistry } from './response/formatters';
 import { leanKoa } from './lean-koa';
-import { chooseFormatter, formatBody } from './representation';
+import { chooseFormatter, formatBody } from './response/representation';
 
 export interface ServiceAppOptions extends ErrorHandlerOptions {
   formatters?: FormatterRegistry;

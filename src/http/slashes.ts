@@ -4,8 +4,8 @@
  * redirects there, keeping the mount prefix and the query string.
  */
 import type { Context } from 'koa';
-import { varyOnAccept } from './representation';
-import { basePath } from './urls';
+import { varyOnAccept } from './response/representation';
+import { basePath } from './request/urls';
 
 /**
  * Redirects to the same path with a trailing slash: 301 for GET and HEAD, 308

@@ -6,7 +6,7 @@
  * share a key.
  */
 import { createHash } from 'node:crypto';
-import type { LimitRule } from './limits';
+import type { LimitRule } from './limits/index';
 import type { DescriptorEntry } from './types';
 
 /**

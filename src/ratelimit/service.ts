@@ -10,15 +10,15 @@
  */
 import pino from 'pino';
 import type { RateLimiter, RateLimitRequest, RateLimitResponse, DescriptorStatus } from './types';
-import { findRule, type LimitRule, type LimitTable } from './limits';
+import { findRule, type LimitRule, type LimitTable } from './limits/index';
 import { errorText } from '../files';
-import { compileDocumentsWithWarnings, loadLimitsDir, type CompiledLimits, type LoadedLimits } from './limits-loader';
+import { compileDocumentsWithWarnings, loadLimitsDir, type CompiledLimits, type LoadedLimits } from './limits/loader';
 import { checkBound, DEFAULT_REQUEST_BOUNDS, descriptorsOverBound, entriesOverBound, type RequestBounds } from './bounds';
 import { counterKey } from './counter-key';
 import { createMemoryStore } from './memory-store';
-import { quotaModeMetadata } from './quota-metadata';
+import { quotaModeMetadata } from './grpc/quota-metadata';
 import { CallerGoneError, earlierHits, type DecideOptions, type RateLimitStore, type StoreDecision, type WindowCheck } from './store';
-import { UNIT_SECONDS, isRateLimitUnit } from './units';
+import { UNIT_SECONDS, isRateLimitUnit } from './limits/units';
 
 /** The logging this service does: pino's shape, so a pino logger fits. */
 export interface RateLimitLogger {

@@ -13,7 +13,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServiceApp, ORIGINAL_PATH } from '../../src/http';
 import { mappingSchema, authServiceSchema, type AuthServiceRecord, type MappingRecord } from '../../src/gateway/config/schema';
-import type { Stage } from '../../src/gateway/stage';
+import type { Stage } from '../../src/gateway/stages/stage';
 
 /** `Basic base64(user:password)`. */
 export function basic(user: string, password: string): string {

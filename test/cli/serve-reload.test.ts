@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { rateLimitProtos } from '../../src/ratelimit/protos';
+import { rateLimitProtos } from '../../src/ratelimit/grpc/protos';
 import { quickHash } from '../auth/support';
 import { eventually } from '../gatehouse/support/running';
 import { aliasBomb } from '../gatehouse/support/hostile';

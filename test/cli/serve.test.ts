@@ -7,7 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import request from 'supertest';
 import { stringify } from 'yaml';
 import { createGatehouse, type Gatehouse } from '../../src/gatehouse';
-import { rateLimitProtos } from '../../src/ratelimit/protos';
+import { rateLimitProtos } from '../../src/ratelimit/grpc/protos';
 import { createLogger } from '../../src/telemetry';
 import { killAll, REPO_ROOT, runCli, startCli, type CliServer } from '../support/process';
 import { freshDataDir } from '../support/pglite';

@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createGateway, type Gateway } from '../../src/gateway';
-import { createAuthStage } from '../../src/gateway/auth-stage';
+import { createAuthStage } from '../../src/gateway/stages/auth-stage';
 import { captureLogger } from '../auth/support';
 import { close, configOf, echoModule, listen, mapping, recordingUpstream, registry, type Received } from './helpers';
 

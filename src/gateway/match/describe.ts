@@ -4,7 +4,7 @@
  * page, its JSON and `gatehouse check` show them, the same in each.
  */
 import type { MappingRecord, QueryValue } from '../config/schema';
-import { normalisePath } from '../path';
+import { normalisePath } from '../request/path';
 import { groupShares, mappingShares } from './canary';
 
 /** The match fields of a Mapping that are set, as shown. */

@@ -6,7 +6,7 @@
  * its redirect, and every problem of them with its field.
  */
 import type { MappingRecord } from '../config/schema';
-import { normalisePath, unsafeEscape, withoutParameters } from '../path';
+import { normalisePath, unsafeEscape, withoutParameters } from '../request/path';
 import { compilePatterns, type CompiledPatterns, type PatternProblem } from './conditions';
 import { isRedirectPlan, redirectPlan, type RedirectPlan } from './redirect';
 

@@ -9,7 +9,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { finished, Readable } from 'node:stream';
 import { errors, type Dispatcher } from 'undici';
-import { ignore } from '../proxy';
+import { ignore } from './proxy';
 
 /**
  * Answers up to this size with a known length are read whole and sent as one

@@ -8,7 +8,7 @@ import path from 'node:path';
 import type Koa from 'koa';
 import { createServiceApp } from '../../../src/http';
 import { mappingSchema, rateLimitServiceSchema, type MappingRecord, type RateLimitServiceRecord } from '../../../src/gateway/config/schema';
-import type { Stage } from '../../../src/gateway/stage';
+import type { Stage } from '../../../src/gateway/stages/stage';
 
 /** The labels block of the demo's services.yaml, as config/ratelimit.yaml expects it. */
 export const DEMO_LABELS = {

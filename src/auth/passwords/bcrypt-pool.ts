@@ -1,0 +1,249 @@
+/**
+ * @module auth/passwords/bcrypt-pool
+ * bcrypt checks on a few worker threads. One check costs tens of milliseconds
+ * of CPU, and failures are never cached, so a burst of wrong passwords on the
+ * main thread holds up every other request of the process. Here it only
+ * waits, and when too many wait a check is refused at once.
+ */
+import bcrypt from 'bcryptjs';
+import { availableParallelism } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
+
+/** Checks that may wait for a thread by default: a few seconds of work at cost 10. */
+export const DEFAULT_MAX_QUEUED = 64;
+/** How long a check may wait for a thread before it is refused, in ms. */
+export const DEFAULT_MAX_WAIT_MS = 1000;
+
+/**
+ * The default number of threads: one CPU is left to the event loop, and
+ * beyond four a flood of wrong passwords would only take more of the machine.
+ */
+export function defaultBcryptThreads(): number {
+  return Math.min(4, Math.max(1, availableParallelism() - 1));
+}
+
+/** Options of {@link createBcryptPool}. */
+export interface BcryptPoolOptions {
+  /**
+   * Worker threads checking hashes, each started when first needed. 0 checks
+   * on the calling thread, with no bound. Default {@link defaultBcryptThreads}.
+   */
+  threads?: number;
+  /**
+   * Checks that may wait for a thread; one more is refused with a
+   * {@link BcryptPoolBusyError}. Default {@link DEFAULT_MAX_QUEUED}.
+   */
+  maxQueued?: number;
+  /**
+   * How long a check may wait for a thread, in ms; one that waited longer is
+   * refused with a {@link BcryptPoolBusyError} instead of run, so that a busy
+   * CPU cannot hold a check past its caller's timeout. Default
+   * {@link DEFAULT_MAX_WAIT_MS}.
+   */
+  maxWaitMs?: number;
+}
+
+/** Checks bcrypt hashes away from the event loop. */
+export interface BcryptPool {
+  /**
+   * Whether `password` matches `hash`, compared in constant time. Rejects at
+   * once with a {@link BcryptPoolBusyError} when `maxQueued` checks are
+   * already waiting, and with an Error when the thread running it died.
+   */
+  compare(password: string, hash: string): Promise<boolean>;
+  /** Stops the threads; waiting and running checks are rejected, later ones too. */
+  close(): Promise<void>;
+  /** Threads started and not stopped: at most the `threads` option. */
+  readonly threads: number;
+  /** Checks waiting for a thread. */
+  readonly queued: number;
+}
+
+/** A check refused because too many were waiting: the caller should ask again shortly. */
+export class BcryptPoolBusyError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'BcryptPoolBusyError';
+  }
+}
+
+/**
+ * What each thread runs: plain JavaScript passed with `eval`, so that it works
+ * alike under tsx, from the compiled files and inside another application,
+ * none of which has a worker file at a path known here. bcryptjs comes by the
+ * absolute path this module resolves it to.
+ */
+const WORKER_SOURCE = `'use strict';
+const { parentPort, workerData } = require('node:worker_threads');
+const bcrypt = require(workerData.bcryptjs);
+parentPort.on('message', (job) => {
+  let answer;
+  try {
+    answer = { ok: bcrypt.compareSync(job.password, job.hash) };
+  } catch (err) {
+    answer = { error: String((err && err.message) || err) };
+  }
+  parentPort.postMessage(answer);
+});
+`;
+
+interface Job {
+  password: string;
+  hash: string;
+  /** When it began to wait, from `performance.now()`. */
+  queuedAt: number;
+  resolve(ok: boolean): void;
+  reject(err: Error): void;
+}
+
+/** A thread and the one check it is running, if any. */
+interface Slot {
+  worker: Worker;
+  job: Job | undefined;
+  /** Why it died, when it threw before exiting. */
+  failure?: Error;
+}
+
+type Answer = { ok: boolean } | { error: string };
+
+function wholeNumber(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 0) throw new RangeError(`${name} must be a whole number, 0 or more`);
+  return value;
+}
+
+/** Checks on the calling thread: bcryptjs's own asynchronous compare. */
+function inlinePool(): BcryptPool {
+  let closed = false;
+  return {
+    compare: (password, hash) => (closed ? Promise.reject(new Error('the bcrypt pool is closed')) : bcrypt.compare(password, hash)),
+    async close() {
+      closed = true;
+    },
+    threads: 0,
+    queued: 0,
+  };
+}
+
+/**
+ * Builds a pool of bcrypt threads. Threads start when a check needs one, and
+ * are unreferenced while idle, so that they never keep a process alive; each
+ * runs one check at a time. A thread that dies is dropped, its check rejected,
+ * and another started for the checks still waiting. `source` is for tests: the
+ * code each thread runs.
+ */
+export function createBcryptPool(options: BcryptPoolOptions = {}, source: string = WORKER_SOURCE): BcryptPool {
+  const threads = wholeNumber('threads', options.threads ?? defaultBcryptThreads());
+  const maxQueued = wholeNumber('maxQueued', options.maxQueued ?? DEFAULT_MAX_QUEUED);
+  const maxWaitMs = wholeNumber('maxWaitMs', options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
+  if (threads === 0) return inlinePool();
+
+  const bcryptjs = require.resolve('bcryptjs');
+  const slots = new Set<Slot>();
+  const idle: Slot[] = [];
+  const waiting: Job[] = [];
+  let closed = false;
+
+  function start(): Slot {
+    // No execArgv: a loader such as tsx in the parent's would only slow each thread's start.
+    const worker = new Worker(source, { eval: true, workerData: { bcryptjs }, execArgv: [] });
+    worker.unref();
+    const slot: Slot = { worker, job: undefined };
+    worker.on('message', (answer: Answer) => {
+      const job = slot.job;
+      slot.job = undefined;
+      worker.unref();
+      if (job !== undefined) {
+        if ('error' in answer) job.reject(new Error(`the bcrypt check failed: ${answer.error}`));
+        else job.resolve(answer.ok === true);
+      }
+      if (!closed) next(slot);
+    });
+    worker.on('error', (err) => {
+      slot.failure = err;
+    });
+    worker.on('exit', (code) => {
+      slots.delete(slot);
+      const at = idle.indexOf(slot);
+      if (at !== -1) idle.splice(at, 1);
+      const job = slot.job;
+      slot.job = undefined;
+      if (job !== undefined) {
+        const why = slot.failure ? slot.failure.message : `exit code ${code}`;
+        job.reject(closed ? closedError() : new Error(`the bcrypt thread stopped (${why})`, { cause: slot.failure }));
+      }
+      if (!closed) refill();
+    });
+    slots.add(slot);
+    return slot;
+  }
+
+  function run(slot: Slot, job: Job): void {
+    slot.job = job;
+    // Referenced while it works: the process must not end before the answer.
+    slot.worker.ref();
+    slot.worker.postMessage({ password: job.password, hash: job.hash });
+  }
+
+  /** The oldest waiting check that has not waited too long; those that have are refused. */
+  function nextJob(): Job | undefined {
+    const now = performance.now();
+    let job = waiting.shift();
+    while (job !== undefined && now - job.queuedAt > maxWaitMs) {
+      job.reject(new BcryptPoolBusyError(`a bcrypt check waited more than ${maxWaitMs} ms for a thread`));
+      job = waiting.shift();
+    }
+    return job;
+  }
+
+  /** A thread just finished: it takes the oldest waiting check, or rests. */
+  function next(slot: Slot): void {
+    const job = nextJob();
+    if (job !== undefined) run(slot, job);
+    else idle.push(slot);
+  }
+
+  /** Threads for waiting checks, in place of one that died. */
+  function refill(): void {
+    while (slots.size < threads) {
+      const job = nextJob();
+      if (job === undefined) return;
+      run(start(), job);
+    }
+  }
+
+  function closedError(): Error {
+    return new Error('the bcrypt pool is closed');
+  }
+
+  function compare(password: string, hash: string): Promise<boolean> {
+    if (closed) return Promise.reject(closedError());
+    const free = idle.pop() ?? (slots.size < threads ? start() : undefined);
+    if (free === undefined && waiting.length >= maxQueued) {
+      return Promise.reject(new BcryptPoolBusyError(`${maxQueued} bcrypt checks are already waiting`));
+    }
+    return new Promise<boolean>((resolve, reject) => {
+      const job: Job = { password, hash, queuedAt: free === undefined ? performance.now() : 0, resolve, reject };
+      if (free !== undefined) run(free, job);
+      else waiting.push(job);
+    });
+  }
+
+  return {
+    compare,
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const job of waiting.splice(0)) job.reject(closedError());
+      idle.length = 0;
+      // Running checks are rejected as their threads exit.
+      await Promise.all([...slots].map((slot) => slot.worker.terminate()));
+    },
+    get threads() {
+      return slots.size;
+    },
+    get queued() {
+      return waiting.length;
+    },
+  };
+}

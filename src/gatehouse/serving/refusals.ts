@@ -1,0 +1,203 @@
+/**
+ * @module gatehouse/serving/refusals
+ * What the HTTP server answers itself, outside the app, with the project's
+ * error body rather than Node's bare status line or a dropped connection: a
+ * request Node could not parse, a body it could not read after the app had
+ * the request, CONNECT, and the checks a request fails before the app may
+ * have it. Each is told to the access log.
+ */
+import http from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { errorBody, failRequestBody, HttpError, transferCodingRefusal } from '../../http';
+
+/** A request answered by the server itself, before the handler: what can be told of it. */
+export interface Rejected {
+  status: number;
+  method?: string;
+  target?: string;
+  remote?: string;
+}
+
+/** The status Node itself would answer a request it could not parse with. */
+function clientErrorStatus(code: string | undefined): number {
+  if (code === 'HPE_HEADER_OVERFLOW') return 431;
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return 408;
+  return 400;
+}
+
+/** Where a connection says that its parse error was answered: Node reports it again with every byte that follows. */
+const ANSWERED = Symbol('parse error answered');
+type Answering = Socket & { [ANSWERED]?: true; _httpMessage?: http.ServerResponse | null };
+
+/** What a body that could not be read is answered with: llhttp's reason, or the time that ran out. */
+function bodyProblem(err: NodeJS.ErrnoException & { reason?: string }, status: number): string {
+  if (status === 408) return 'the request body did not arrive in time';
+  if (status === 431) return 'the request trailers are larger than the server allows';
+  return `the request body is malformed: ${err.reason ?? err.message}`;
+}
+
+/**
+ * Answers what Node could not parse with the project's error body instead
+ * of Node's bare status line:
+ * - a request that never reached Koa (headers over Node's limit, a
+ *   malformed request line), after the answers owed to the requests before
+ *   it on the connection;
+ * - the body of a request Koa already has (a bad chunk size, data longer
+ *   than its chunk, a bare LF, bad trailers, a body too slow to come), once
+ *   Node has handed the request to the app: the app answers it, and the
+ *   access log writes it, as any request. `latest` is the response of the
+ *   last request read on the connection.
+ * The connection closes after: nothing behind the error can be framed.
+ */
+export function answerClientError(
+  err: NodeJS.ErrnoException,
+  socket: Socket,
+  onRejected?: (request: Rejected) => void,
+  latest?: http.ServerResponse,
+): void {
+  // Bytes after a request that closes the connection (`Connection: close`,
+  // HTTP/1.0): RFC 9112 §9.6 has them ignored, not the connection dropped
+  // with the answers still owed to that request and those before it. Node
+  // closes the connection once the last of those is sent.
+  if (err.code === 'HPE_CLOSED_CONNECTION') return;
+  const answering = socket as Answering;
+  if (answering[ANSWERED]) return;
+  // The request was answered whole already, and the connection closes once
+  // the answer is sent (a refusal of checkingRequests): let it be sent.
+  const inFlight = answering._httpMessage;
+  if (inFlight && inFlight.writableEnded && !inFlight.shouldKeepAlive) return;
+  // A peer that is gone cannot take an answer.
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = clientErrorStatus(err.code);
+  if (latest !== undefined && !latest.req.complete) {
+    // The client ended its side before its body: it left, as far as this request goes (499).
+    if (err.code === 'HPE_INVALID_EOF_STATE') {
+      socket.destroy();
+      return;
+    }
+    answering[ANSWERED] = true;
+    refuseBody(latest, socket, new HttpError(status, bodyProblem(err, status)));
+    return;
+  }
+  if (inFlight) {
+    if (latest === undefined || latest.destroyed) {
+      socket.destroy();
+      return;
+    }
+    // A request that could not be read behind others still being answered: it is answered after them.
+    answering[ANSWERED] = true;
+    onRejected?.({ status, remote: socket.remoteAddress });
+    latest.once('finish', () => {
+      // Unless that answer closed the connection (a drain).
+      if (!socket.writableEnded) answerAndClose(socket, status);
+    });
+    return;
+  }
+  answering[ANSWERED] = true;
+  onRejected?.({ status, remote: socket.remoteAddress });
+  answerAndClose(socket, status);
+}
+
+/**
+ * Fails the body of a request the app already has with `answer`, and has
+ * the connection close after the request's response. The app answers: a
+ * module reading the body, the proxy streaming it and the auth stage
+ * sending it fail with that error, and the gateway answers it in place of
+ * whatever a module that did not read the body answered. An answer
+ * already under way is let finish.
+ */
+function refuseBody(res: http.ServerResponse, socket: Socket, answer: HttpError): void {
+  if (res.writableEnded) socket.end();
+  else if (!res.headersSent) res.shouldKeepAlive = false;
+  else res.once('finish', () => socket.end());
+  failRequestBody(res.req, answer);
+}
+
+/**
+ * Answers CONNECT, which Node hands over as a bare socket: the gateway
+ * tunnels nothing, and says so instead of hanging up without a word.
+ */
+export function answerConnect(req: http.IncomingMessage, socket: Duplex, onRejected?: (request: Rejected) => void): void {
+  socket.on('error', () => socket.destroy());
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  // The authority asked for, without any user information written before it.
+  const target = req.url?.replace(/^[^@/]*@/, '');
+  onRejected?.({ status: 501, method: 'CONNECT', target, remote: req.socket.remoteAddress });
+  answerAndClose(socket, 501, 'CONNECT is not supported: the gateway does not tunnel');
+}
+
+/**
+ * `handler`, behind two checks that Node's own would answer with a bare 400
+ * that neither has the error body nor reaches the access log, or with
+ * nothing at all once the handler has the request:
+ * - an HTTP/1.1 request without Host (RFC 9112 §3.2), which Node refuses
+ *   unless told not to (`requireHostHeader`);
+ * - a `Transfer-Encoding` the gateway cannot serve ({@link transferCodingRefusal}:
+ *   one in HTTP/1.0, a coding other than chunked). Node fails such a request
+ *   only after it handed it over, when the coding leaves the body without an
+ *   end it can find (`gzip`), and serves what follows an HTTP/1.0 one.
+ */
+export function checkingRequests(handler: http.RequestListener, onRejected?: (request: Rejected) => void): http.RequestListener {
+  return (req, res) => {
+    const refusal = req.headers['transfer-encoding'] === undefined ? undefined : transferCodingRefusal(req);
+    if (refusal !== undefined) {
+      refuse(req, res, refusal.status, refusal.detail, onRejected);
+    } else if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
+      refuse(req, res, 400, 'an HTTP/1.1 request must have a Host header', onRejected);
+    } else {
+      handler(req, res);
+    }
+  };
+}
+
+/** What the access log writes of a request's target: its path alone, since a query may hold a token. */
+function loggedTarget(req: http.IncomingMessage): string | undefined {
+  const url = req.url ?? '';
+  return url.charCodeAt(0) === 47 ? url.split('?', 1)[0] : undefined;
+}
+
+/** Answers a request with the error body and closes the connection: what follows it cannot be read reliably. */
+function refuse(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  status: number,
+  detail: string | undefined,
+  onRejected?: (request: Rejected) => void,
+): void {
+  onRejected?.({ status, method: req.method, target: loggedTarget(req), remote: req.socket.remoteAddress });
+  const body = JSON.stringify(errorBody(status, detail));
+  res.shouldKeepAlive = false;
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/** Writes a whole error response outside Koa and closes the connection. */
+function answerAndClose(socket: Duplex, status: number, detail?: string): void {
+  const body = JSON.stringify(errorBody(status, detail));
+  socket.end(
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
+}
+
+/** Answers a request the HTTP server handed over with its connection (an upgrade), outside the app, and closes the connection. */
+export function refuseOnConnection(
+  req: http.IncomingMessage,
+  socket: Duplex,
+  status: number,
+  detail: string,
+  onRejected?: (request: Rejected) => void,
+): void {
+  onRejected?.({ status, method: req.method, target: loggedTarget(req), remote: req.socket.remoteAddress });
+  answerAndClose(socket, status, detail);
+}

@@ -1,0 +1,55 @@
+/**
+ * @module gatehouse/types
+ * What a built Gatehouse is to the app that holds it: its parts, and the
+ * handles that start, stop and reload it.
+ */
+import type Koa from 'koa';
+import type { BookingDatabase } from '../bookings';
+import type { Gateway, ModuleRegistry } from '../gateway';
+import type { RateLimitGrpcServer } from '../ratelimit';
+import type { Logger, Metrics } from '../telemetry';
+import type { ReloadOutcome } from './folder/reload';
+import type { ResolvedOptions } from './options';
+
+/** Where a started Gatehouse listens. */
+export interface Listening {
+  /** `http://host:port` or `https://host:port`. */
+  url: string;
+  port: number;
+  grpcPort?: number;
+}
+
+/** A Gatehouse: mount `app` in another Koa app, or `start()` it. */
+export interface Gatehouse {
+  /** The root Koa app: access log, metrics, then the gateway. */
+  readonly app: Koa;
+  readonly gateway: Gateway;
+  /** Every routable module by name, built-in and registered. */
+  readonly modules: ModuleRegistry;
+  /** The gRPC rate-limit server (not listening until `start()`); absent with `grpcPort: false`. */
+  readonly grpcServer?: RateLimitGrpcServer;
+  /** The bookings database (PostgreSQL or PGlite); absent with `bookingStore: 'memory'`. */
+  readonly bookingDatabase?: BookingDatabase;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly options: ResolvedOptions;
+  /**
+   * Listens for HTTP(S) and gRPC and, unless `watch: false`, watches the config
+   * folder. Rejects while started, and once stopped: create another Gatehouse.
+   */
+  start(): Promise<Listening>;
+  /**
+   * Drains (`drainDelayMs`: still serving, not ready, every answer closing
+   * its connection), then stops accepting, answers what was sent, lets
+   * requests in flight finish, closes gRPC, Redis, the modules and, last,
+   * the bookings database; a start under way first finishes.
+   */
+  stop(): Promise<void>;
+  /**
+   * Re-reads the config folder: the records and the files of the built-in
+   * modules (users, limits, booking data) are all checked first, and a folder
+   * with any problem changes nothing. Never rejects for a fault of the
+   * folder or of a module: the outcome names it (see ./reload).
+   */
+  reload(): Promise<ReloadOutcome>;
+}

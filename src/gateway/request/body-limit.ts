@@ -1,0 +1,68 @@
+/**
+ * @module gateway/request/body-limit
+ * The request body limit (413), for bodies of every length.
+ *
+ * A declared `Content-Length` is checked before anything else happens. A body
+ * of unknown length (chunked) is counted as it arrives, whoever reads it: an
+ * upstream request streaming it or an in-process module reading it with
+ * `readJson`. The count sits where Node's HTTP parser hands the request its
+ * data (`push`), so no reader can see more than the limit. Past the limit the
+ * request stream fails with a 413 error, the rest of the body is read and
+ * dropped so that the connection stays usable, and the gateway answers 413.
+ */
+import type { IncomingMessage } from 'node:http';
+import { failRequestBody, HttpError } from '../../http';
+
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+/** The 413 answer. */
+export function payloadTooLarge(limit: number): HttpError {
+  return new HttpError(413, `the request body is larger than ${limit} bytes`);
+}
+
+/** Whether the request declares a `Content-Length` larger than `limit`: a 413 before anything else happens. */
+export function declaredTooLarge(req: IncomingMessage, limit: number): boolean {
+  const declared = req.headers['content-length'];
+  return declared !== undefined && Number(declared) > limit;
+}
+
+/** Whether the request has a body of unknown length, which must be counted with {@link guardStreamedBody}. */
+export function hasUnsizedBody(req: IncomingMessage): boolean {
+  return req.headers['content-length'] === undefined && req.headers['transfer-encoding'] !== undefined;
+}
+
+type Push = (chunk: unknown, encoding?: BufferEncoding) => boolean;
+
+/** Counts a body of unknown length as it arrives. */
+export class StreamedBodyGuard {
+  /** Bytes seen so far. */
+  seen = 0;
+  /** Whether the body went past the limit. */
+  tripped = false;
+
+  constructor(readonly limit: number) {}
+
+  /** Fails the request stream: its reader, if any, gets the 413 error. */
+  trip(req: IncomingMessage): void {
+    this.tripped = true;
+    failRequestBody(req, payloadTooLarge(this.limit));
+  }
+}
+
+/** Starts counting the body of `req` against `limit`. */
+export function guardStreamedBody(req: IncomingMessage, limit: number): StreamedBodyGuard {
+  const guard = new StreamedBodyGuard(limit);
+  const push = req.push as Push;
+  (req as unknown as { push: Push }).push = function guardedPush(this: IncomingMessage, chunk, encoding) {
+    if (guard.tripped) return true;
+    if (chunk !== null && chunk !== undefined) {
+      guard.seen += (chunk as Buffer).length;
+      if (guard.seen > limit) {
+        guard.trip(this);
+        return true;
+      }
+    }
+    return push.call(this, chunk, encoding);
+  };
+  return guard;
+}

@@ -1,0 +1,46 @@
+/**
+ * @module gateway/request/hop-by-hop
+ * Headers that describe one connection rather than the message (RFC 9110
+ * §7.6.1): never passed on, either way. A client may name more of them in its
+ * `Connection` header; those are dropped as the request arrives, before
+ * routing, the stages and the Mapping's header edits, as Envoy's codec drops
+ * them, so that what the gateway itself adds afterwards is never taken for one.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { connectionNamed, HttpError } from '../../http';
+
+/** Hop-by-hop headers by name, `Proxy-*` aside (see {@link isHopByHop}). */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+
+/** Whether a header (lower-case name) belongs to one connection and is never passed on. */
+export function isHopByHop(name: string): boolean {
+  return HOP_BY_HOP.has(name) || name.startsWith('proxy-');
+}
+
+/**
+ * Headers a client may not name in `Connection`: dropping them would hide
+ * where the request came from, or change how its body or its target is read.
+ * Envoy answers 400 for the `X-Forwarded-*` ones and pseudo-headers.
+ */
+const NOT_NOMINABLE = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'host', 'content-length', 'transfer-encoding']);
+
+/** More names than this in one `Connection` header is a 400, as in Envoy. */
+const MAX_NOMINATED = 10;
+
+/**
+ * Drops the headers a request's `Connection` header names. Throws a 400
+ * {@link HttpError} when it names too many, or one that may not be dropped
+ * (`Host`, `Content-Length`, `Transfer-Encoding`, `X-Forwarded-*`, a
+ * pseudo-header).
+ */
+export function dropNominatedHeaders(headers: IncomingHttpHeaders): void {
+  const named = connectionNamed(headers.connection);
+  if (named === null) return;
+  if (named.length >= MAX_NOMINATED) throw new HttpError(400, 'the Connection header names too many headers');
+  for (const name of named) {
+    if (NOT_NOMINABLE.has(name) || name.startsWith(':')) {
+      throw new HttpError(400, `the Connection header may not name ${name}`);
+    }
+  }
+  for (const name of named) delete headers[name];
+}

@@ -1,0 +1,111 @@
+/**
+ * @module gateway/request/request-target
+ * Absolute-form request targets (`GET http://example.com/v1/x HTTP/1.1`, as
+ * clients configured to use a proxy send them). RFC 9112 §3.2.2: the Host
+ * header is then ignored and the target's authority used instead. The gateway
+ * rewrites such a request to origin form (`/v1/x`) with `Host` set from the
+ * authority, as Envoy does, before anything reads it: routing, normalisation
+ * and auth see one path, modules a path that starts with `/`, and absolute
+ * links and `X-Forwarded-Host` name the authority the client asked for.
+ *
+ * The scheme must be http or https (either way, the connection says which
+ * protocol the request came over); an authority with user information, or
+ * one that is no `host[:port]`, is a 400. {@link admitRequest} makes every
+ * check a request passes before it is routed, these among them.
+ */
+import type { Context } from 'koa';
+import { HttpError, repeatedHeader, requestHost, transferCodingRefusal } from '../../http';
+import { isHostValue } from './host-match';
+
+const SLASH = 47;
+const ABSOLUTE = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)/;
+/** A reg-name or IP literal, then an optional port. */
+const AUTHORITY = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+)(?::([0-9]{0,5}))?$/;
+
+/**
+ * Rewrites an absolute-form request target to origin form, with `Host` taken
+ * from its authority; leaves any other target alone. Throws a 400
+ * {@link HttpError} for an absolute target it cannot use.
+ */
+export function toOriginForm(ctx: Context): void {
+  const url = ctx.req.url ?? '';
+  if (url.charCodeAt(0) === SLASH) return;
+  const match = ABSOLUTE.exec(url);
+  // `*` and anything else are left to path normalisation, which refuses them.
+  if (match === null) return;
+  const scheme = match[1].toLowerCase();
+  if (scheme !== 'http' && scheme !== 'https') throw new HttpError(400, 'the request target must be an http or https URL');
+  const authority = match[2];
+  if (authority.includes('@')) throw new HttpError(400, 'the request target may not carry user information');
+  const host = AUTHORITY.exec(authority);
+  if (host === null || (host[1] !== undefined && Number(host[1]) > 65535)) {
+    throw new HttpError(400, 'the authority of the request target is no host[:port]');
+  }
+  const start = match[0].length;
+  const rest = url.slice(start);
+  const originForm = rest.charCodeAt(0) === SLASH ? rest : `/${rest}`;
+  // An empty port (`host:`) is the scheme's default (RFC 3986 §3.2.3).
+  ctx.req.headers.host = host[1] === '' ? authority.slice(0, -1) : authority;
+  // Koa kept the target as it came; links are built from it. Inside a host
+  // app that mounted the gateway, it is the host app's: the same scheme and
+  // authority go.
+  const original = ctx.originalUrl;
+  if (original.startsWith(match[0])) {
+    const tail = original.slice(start);
+    ctx.originalUrl = ctx.request.originalUrl = tail.charCodeAt(0) === SLASH ? tail : `/${tail}`;
+  }
+  ctx.url = originForm;
+}
+
+/**
+ * RFC 9112 §3.2: a request with more than one Host line is a 400. Node keeps
+ * the first and drops the others, so a proxy in front that read the last one
+ * would have checked another host than the one routed here.
+ */
+export function refuseRepeatedHost(rawHeaders: readonly string[]): void {
+  if (repeatedHeader(rawHeaders, 'host') !== undefined) throw new HttpError(400, 'the request has more than one Host header');
+}
+
+/**
+ * RFC 9112 §3.2: a Host that is not valid is a 400. Koa, WHATWG URLs and
+ * upstreams read a host out of many things no Mapping's hostname matches
+ * (`api.example.com:x`, `api.example.com,evil`, `u@api.example.com`,
+ * `api%2Eexample.com`, `2130706433`): routed, such a request would reach a
+ * Mapping for any host, while the backend took it for one that needs auth.
+ * `field` names where the host was read, for the message.
+ */
+export function refuseMalformedHost(host: string | undefined, field = 'the Host (or the authority of the request target)'): void {
+  if (host !== undefined && !isHostValue(host)) throw new HttpError(400, `${field} is no host name or IP address with an optional port`);
+}
+
+/**
+ * The checks a request passes before it is routed, and the host it is routed
+ * by: the one modules and upstreams are told of (`ctx.host`), behind a
+ * trusted proxy its X-Forwarded-Host, over HTTP/2 the `:authority`. Matched
+ * against any other, a request for one host would reach the Mappings of
+ * another. Throws an {@link HttpError} for a request that cannot be routed
+ * safely.
+ */
+export function admitRequest(ctx: Context): string {
+  const req = ctx.req;
+  // Upgrades are not proxied: the request is served as plain HTTP (RFC 9110
+  // §7.8). Node's parser drops whatever the client sent right behind such a
+  // request, so a request pipelined after it would wait for ever: the
+  // answer closes the connection instead.
+  if (req.headers.upgrade !== undefined) ctx.res.shouldKeepAlive = false;
+  // A body whose framing or coding the gateway cannot vouch for reaches no
+  // module or upstream, and nothing after it on that connection is read.
+  if (req.headers['transfer-encoding'] !== undefined) {
+    const refusal = transferCodingRefusal(req);
+    if (refusal !== undefined) {
+      ctx.res.shouldKeepAlive = false;
+      throw refusal;
+    }
+  }
+  refuseRepeatedHost(req.rawHeaders);
+  toOriginForm(ctx);
+  refuseMalformedHost(req.headers.host);
+  const host = requestHost(ctx);
+  if (host !== req.headers.host) refuseMalformedHost(host, 'the X-Forwarded-Host (or :authority)');
+  return host;
+}

@@ -1,0 +1,179 @@
+/**
+ * @module gateway/stages/ratelimit-stage
+ * The gateway's side of a RateLimitService record: turns a Mapping's labels
+ * into descriptors, asks the rate-limit service (a function call for the
+ * built-in module, gRPC for an address), answers 429 over the limit, lets a
+ * request over a quota-mode limit through with the service's metadata, and
+ * applies the failure mode when the service does not answer in time.
+ */
+import type { Context } from 'koa';
+import pino from 'pino';
+import { headerName, httpError, redactAddress } from '../../http';
+import { createRateLimitClient, withinDeadline, type DecideOptions, type RateLimiter, type RateLimitResponse } from '../../ratelimit';
+import type { MappingRecord, RateLimitServiceRecord } from '../config/schema';
+import { pacedFailureLog, type StageLogger } from '../failure-log';
+import type { GatewayEvents } from '../events';
+import { trustedClientAddress } from '../request/forwarded';
+import { buildDescriptors, labelPlan, type LabelPlan } from './ratelimit-labels';
+import type { ModuleRegistry } from '../module';
+import type { Stage } from './stage';
+import { quotaViolations, rateLimitHeaders } from './ratelimit-headers';
+
+export { mostRestrictive, rateLimitHeaders } from './ratelimit-headers';
+export { buildDescriptors, labelPlan, type LabelFacts, type LabelPlan } from './ratelimit-labels';
+
+/** The `source_cluster` label's value when the gateway is not given one, as Envoy's `--service-cluster`. */
+export const DEFAULT_SOURCE_CLUSTER = 'gatehouse';
+
+/** The logging the stage does: pino's shape. */
+export type RateLimitStageLogger = StageLogger;
+
+/** The stage's options; a {@link GatewayEvents} fits as it is (the gateway passes its events here). */
+export interface RateLimitStageOptions extends GatewayEvents {
+  logger?: RateLimitStageLogger;
+  /** Clock in ms, for the failure log's pacing. */
+  now?: () => number;
+  /** The value of a `source_cluster` label: the gateway's own name. Default `gatehouse`. */
+  sourceCluster?: string;
+}
+
+/** Counters, for diag and metrics. */
+export interface RateLimitStageStats {
+  /** Requests the service was asked about. */
+  checked: number;
+  overLimit: number;
+  /** Calls that failed or timed out. */
+  failures: number;
+  /** Requests let through over a quota-mode limit. */
+  quotaExceeded: number;
+}
+
+export interface RateLimitStage extends Stage {
+  /** `in-process` for a built-in module, else the address called. */
+  readonly target: string;
+  stats(): RateLimitStageStats;
+}
+
+
+/** State key under which the stage leaves the headers it set, for the gateway to keep. */
+export const RATE_LIMIT_HEADERS_STATE = 'gatehouseRateLimitHeaders';
+
+/**
+ * State key under which the stage leaves the service's dynamic metadata of a
+ * request it let through (for a quota-mode limit, a {@link QuotaModeMetadata}:
+ * which descriptors are over their quota), for the middleware of an embedding
+ * app to act on.
+ */
+export const RATE_LIMIT_METADATA_STATE = 'gatehouseRateLimitMetadata';
+
+/**
+ * Builds the rate-limit stage of a RateLimitService record. Throws when
+ * `service` names neither a registered module with `shouldRateLimit` nor an
+ * address.
+ */
+export function createRateLimitStage(
+  record: RateLimitServiceRecord,
+  modules: ModuleRegistry,
+  options: RateLimitStageOptions = {},
+): RateLimitStage {
+  const logger = options.logger ?? pino({ name: 'gateway' });
+  const now = options.now ?? Date.now;
+  const sourceCluster = options.sourceCluster ?? DEFAULT_SOURCE_CLUSTER;
+  const module = modules.get(record.service);
+  const local: RateLimiter | undefined = typeof module?.shouldRateLimit === 'function' ? (module as RateLimiter) : undefined;
+  // A misspelt module name would otherwise become a gRPC address that never
+  // answers, and every request would pass unlimited: refused when built.
+  if (!local && !record.service.includes(':') && !record.service.includes('/')) {
+    throw new Error(
+      `service '${redactAddress(record.service)}' is neither a built-in module that rate-limits nor an address (host:port or URL)`,
+    );
+  }
+  let remote: ReturnType<typeof createRateLimitClient> | undefined;
+  try {
+    remote = local ? undefined : createRateLimitClient(record.service, { timeoutMs: record.timeout_ms });
+  } catch (err) {
+    // An address the client cannot reach as written: the client says why, this names the field.
+    throw new Error(`service ${(err as Error).message}`);
+  }
+  type Ask = (req: Parameters<RateLimiter['shouldRateLimit']>[0]) => RateLimitResponse | Promise<RateLimitResponse>;
+  // A limiter with `decide` (the built-in service) keeps the deadline itself,
+  // from when the decision reaches its store: a deadline armed here would
+  // also count the time the request waited in this process's event loop,
+  // and fail open, uncounted, a decision Redis was about to answer. Over the
+  // memory store, it answers within the call.
+  const asked: DecideOptions = { timeoutMs: record.timeout_ms };
+  const noAnswer = () => new Error(`no answer within ${record.timeout_ms} ms`);
+  const decide = local?.decide?.bind(local);
+  const ask: Ask = !local
+    ? (req) => remote!.shouldRateLimit(req)
+    : decide
+      ? (req) => decide(req, asked)
+      : (req) => withinDeadline(record.timeout_ms, (gone) => local.shouldRateLimit(req, { timeoutMs: record.timeout_ms, gone }), noAnswer);
+  const plans = new WeakMap<MappingRecord, LabelPlan | null>();
+  const stats: RateLimitStageStats = { checked: 0, overLimit: 0, failures: 0, quotaExceeded: 0 };
+  const logFailure = pacedFailureLog(logger, now);
+
+  function planOf(mapping: MappingRecord): LabelPlan | null {
+    let plan = plans.get(mapping);
+    if (plan === undefined) plans.set(mapping, (plan = labelPlan(mapping, record.domain)));
+    return plan;
+  }
+
+  function failed(err: unknown): boolean {
+    stats.failures++;
+    options.rateLimitDecision?.('error');
+    logFailure(
+      err,
+      { service: record.service, failureModeDeny: record.failure_mode_deny },
+      record.failure_mode_deny ? 'rate-limit service unavailable; refusing requests' : 'rate-limit service unavailable; letting requests through',
+    );
+    if (record.failure_mode_deny) throw httpError('INTERNAL_SERVER_ERROR', 'the rate-limit service did not answer');
+    return true;
+  }
+
+  return {
+    target: local ? 'in-process' : record.service,
+    run(ctx: Context, mapping: MappingRecord): boolean | Promise<boolean> {
+      const plan = planOf(mapping);
+      if (!plan) return true;
+      const facts = plan.facts
+        ? { remoteAddress: trustedClientAddress(ctx), sourceCluster, destinationCluster: mapping.service }
+        : undefined;
+      const descriptors = buildDescriptors(plan, ctx.req.headers, facts);
+      if (descriptors.length === 0) return true;
+      stats.checked++;
+      let answer: RateLimitResponse | Promise<RateLimitResponse>;
+      try {
+        answer = ask({ domain: record.domain, descriptors });
+      } catch (err) {
+        return failed(err);
+      }
+      if (answer instanceof Promise) return answer.then((response) => settle(ctx, response), failed);
+      return settle(ctx, answer);
+    },
+    async close() {
+      remote?.close();
+    },
+    stats: () => ({ ...stats }),
+  };
+
+  /** Lets the request on with the RateLimit headers, or refuses it with a 429. */
+  function settle(ctx: Context, response: RateLimitResponse): boolean {
+    const headers = rateLimitHeaders(response);
+    if (response.overallCode === 'OVER_LIMIT') {
+      stats.overLimit++;
+      options.rateLimitDecision?.('over_limit');
+      throw httpError('TOO_MANY_REQUESTS', undefined, { headers });
+    }
+    options.rateLimitDecision?.('ok');
+    // Straight on the response: ctx.set builds arrays for each header it sets.
+    const res = ctx.res;
+    if (!res.headersSent) for (const name in headers) res.setHeader(headerName(name), headers[name]);
+    ctx.state[RATE_LIMIT_HEADERS_STATE] = headers;
+    if (response.dynamicMetadata) {
+      ctx.state[RATE_LIMIT_METADATA_STATE] = response.dynamicMetadata;
+      if (quotaViolations(response).length > 0) stats.quotaExceeded++;
+    }
+    return true;
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * @module gateway/stages/stage
+ * A step a routed request passes before it is forwarded: the auth check and
+ * the rate-limit check are stages, built from their config records.
+ */
+import type { Context } from 'koa';
+import type { MappingRecord } from '../config/schema';
+import type { GatewayEvents } from '../events';
+import type { ModuleRegistry } from '../module';
+
+export interface Stage {
+  /**
+   * Runs for a request that matched `mapping`. Resolves `true` to let it go on,
+   * `false` when the stage has written the response itself (a 401 from the
+   * auth service, a 429). May throw an HttpError.
+   */
+  run(ctx: Context, mapping: MappingRecord): boolean | Promise<boolean>;
+  /** Releases connections and pools. */
+  close?(): Promise<void>;
+}
+
+/** What the gateway tells every stage it builds: where to report its decisions, and the gateway's own settings. */
+export interface StageSettings extends GatewayEvents {
+  /** The gateway's own name, for `source_cluster` rate-limit labels. */
+  readonly sourceCluster?: string;
+}
+
+/**
+ * Builds a stage from its record; `modules` resolves built-in service names,
+ * `events` receives the stage's decisions and carries the gateway's
+ * settings (the gateway always passes one).
+ */
+export type StageFactory<R> = (record: R, modules: ModuleRegistry, events?: StageSettings) => Stage;

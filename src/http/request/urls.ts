@@ -1,0 +1,91 @@
+/**
+ * @module http/request/urls
+ * Absolute URLs for links, right under any mount prefix: the part of the
+ * client's path that the mounts in front of this app stripped is put back.
+ */
+import type { Context } from 'koa';
+
+/** State key under which a gateway records the normalised path the client asked for. */
+export const ORIGINAL_PATH = 'gatehouseOriginalPath';
+
+// An absolute-form request target (`GET http://host/path HTTP/1.1`) starts
+// with a scheme and authority that are no part of the path.
+const SCHEME_AND_AUTHORITY = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
+
+function originalPath(ctx: Context): string {
+  const recorded = ctx.state[ORIGINAL_PATH];
+  if (typeof recorded === 'string') return recorded;
+  let url = ctx.originalUrl;
+  if (url[0] !== '/') url = url.replace(SCHEME_AND_AUTHORITY, '') || '/';
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
+
+/**
+ * The prefix in front of the current app: `/v1` inside the v1 app, `/host/v1`
+ * when the whole thing is mounted at `/host` in another app.
+ */
+export function basePath(ctx: Context): string {
+  const original = originalPath(ctx);
+  const current = ctx.path;
+  if (original === current) return '';
+  if (original.endsWith(current)) return original.slice(0, original.length - current.length);
+  // koa-mount maps `/v1` to `/` inside the app.
+  if (current === '/') return original.endsWith('/') ? original.slice(0, -1) : original;
+  return '';
+}
+
+/**
+ * `ctx.host`, without the arrays Koa's getter builds to take the first of a
+ * comma-separated list: the common `Host` of one authority is read as it is,
+ * anything else (a proxy's `X-Forwarded-Host`, HTTP/2, a list, user
+ * information) is left to Koa.
+ */
+export function requestHost(ctx: Context): string {
+  const req = ctx.req;
+  if (ctx.app.proxy || req.httpVersionMajor >= 2) return ctx.host;
+  const host = req.headers.host;
+  if (host === undefined || host === '') return '';
+  if (host.indexOf(',') !== -1 || host.indexOf('@') !== -1 || host.trim() !== host) return ctx.host;
+  return host;
+}
+
+/**
+ * The absolute URL of a path of the current app. The origin is this server's
+ * as the client named it (`Host`, or `X-Forwarded-Host/-Proto` when the app
+ * trusts a proxy); never the request's `Origin` header, which koa 3's
+ * `ctx.origin` returns. A request that named no host gets a root-relative URL.
+ */
+export function absoluteUrl(ctx: Context, pathInApp: string): string {
+  const host = requestHost(ctx);
+  const origin = host ? `${ctx.protocol}://${host}` : '';
+  return `${origin}${basePath(ctx)}${pathInApp}`;
+}
+
+const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):([0-9]{1,5})$/;
+
+/** Whether `text` is `host:port` or `[v6]:port`, with a port from 1 to 65535. */
+export function isHostPort(text: string): boolean {
+  const match = HOST_PORT.exec(text);
+  if (match === null) return false;
+  const port = Number(match[2]);
+  return port >= 1 && port <= 65535;
+}
+
+/** `host:port`, with an IPv6 host in brackets, as URLs, gRPC targets and messages write it. */
+export function hostPort(host: string, port: number): string {
+  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+const USERINFO = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^/?#@]*@/;
+/** A query or fragment, which may carry a token (`?access_token=...`). */
+const QUERY_OR_FRAGMENT = /([?#]).*$/s;
+
+/**
+ * An address as it may be shown in a message or a log line: the user and
+ * password of a URL (`http://user:secret@host`) and its query or fragment
+ * are replaced by `***`.
+ */
+export function redactAddress(address: string): string {
+  return address.replace(USERINFO, '$1***@').replace(QUERY_OR_FRAGMENT, '$1***');
+}

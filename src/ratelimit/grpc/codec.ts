@@ -1,0 +1,142 @@
+/**
+ * @module ratelimit/grpc/codec
+ * Translation between the protos' messages (snake_case, as proto-loader gives
+ * them) and the service's typed camelCase face, both ways, for the server
+ * and the client.
+ */
+import type {
+  CurrentLimit,
+  DescriptorEntry,
+  DescriptorStatus,
+  RateLimitDescriptor,
+  RateLimitRequest,
+  RateLimitResponse,
+  RateLimitUnit,
+} from '../types';
+import { fromProtoStruct, toProtoStruct, type ProtoStruct } from './struct';
+import { isRateLimitUnit } from '../limits/units';
+
+/** A `google.protobuf.Duration` as proto-loader gives it (longs as numbers). */
+export interface ProtoDuration {
+  seconds: number;
+  nanos: number;
+}
+
+export interface ProtoDescriptor {
+  entries: DescriptorEntry[];
+  limit?: { requests_per_unit: number; unit: string } | null;
+  hits_addend?: { value: number } | null;
+}
+
+export interface ProtoRequest {
+  domain: string;
+  descriptors: ProtoDescriptor[];
+  hits_addend: number;
+}
+
+export interface ProtoRateLimit {
+  name?: string;
+  requests_per_unit: number;
+  unit: string;
+}
+
+export interface ProtoStatus {
+  code: string;
+  current_limit: ProtoRateLimit | null;
+  limit_remaining: number;
+  duration_until_reset?: ProtoDuration | null;
+}
+
+export interface ProtoResponse {
+  overall_code: string;
+  statuses: ProtoStatus[];
+  /** envoy v3 */
+  response_headers_to_add?: { key: string; value: string }[];
+  /** pb.lyft.ratelimit */
+  headers?: { key: string; value: string }[];
+  /** envoy v3 */
+  dynamic_metadata?: ProtoStruct | null;
+}
+
+export function durationFromMs(ms: number): ProtoDuration {
+  const whole = Math.floor(ms);
+  return { seconds: Math.floor(whole / 1000), nanos: (whole % 1000) * 1_000_000 };
+}
+
+export function msFromDuration(d: ProtoDuration): number {
+  return Number(d.seconds) * 1000 + Math.floor(Number(d.nanos) / 1_000_000);
+}
+
+/** A received request, for the service. Entries are passed through as they are. */
+export function requestFromProto(msg: ProtoRequest): RateLimitRequest {
+  const src = msg.descriptors ?? [];
+  const descriptors = new Array<RateLimitDescriptor>(src.length);
+  for (let i = 0; i < src.length; i++) {
+    const d = src[i];
+    const out: RateLimitDescriptor = { entries: d.entries ?? [] };
+    // An unknown unit goes through as it came: the service refuses it rather than apply the configured limit.
+    if (d.limit) out.limit = { requestsPerUnit: d.limit.requests_per_unit, unit: d.limit.unit as RateLimitUnit };
+    if (d.hits_addend) out.hitsAddend = Number(d.hits_addend.value);
+    descriptors[i] = out;
+  }
+  const request: RateLimitRequest = { domain: msg.domain ?? '', descriptors };
+  if (msg.hits_addend) request.hitsAddend = msg.hits_addend;
+  return request;
+}
+
+/** A request to send, from the typed face. */
+export function requestToProto(request: RateLimitRequest): ProtoRequest {
+  return {
+    domain: request.domain,
+    hits_addend: request.hitsAddend ?? 0,
+    descriptors: request.descriptors.map((d) => ({
+      entries: d.entries,
+      limit: d.limit ? { requests_per_unit: d.limit.requestsPerUnit, unit: d.limit.unit } : null,
+      hits_addend: d.hitsAddend === undefined ? null : { value: d.hitsAddend },
+    })),
+  };
+}
+
+function limitToProto(limit: CurrentLimit): ProtoRateLimit {
+  return limit.name === undefined
+    ? { requests_per_unit: limit.requestsPerUnit, unit: limit.unit }
+    : { name: limit.name, requests_per_unit: limit.requestsPerUnit, unit: limit.unit };
+}
+
+/** An answer to send; carries the fields of both services (each keeps its own). */
+export function responseToProto(response: RateLimitResponse): ProtoResponse {
+  const statuses = new Array<ProtoStatus>(response.statuses.length);
+  for (let i = 0; i < statuses.length; i++) {
+    const s = response.statuses[i];
+    statuses[i] = {
+      code: s.code,
+      current_limit: s.currentLimit ? limitToProto(s.currentLimit) : null,
+      limit_remaining: s.limitRemaining,
+      duration_until_reset: s.durationUntilResetMs === undefined ? null : durationFromMs(s.durationUntilResetMs),
+    };
+  }
+  const headers = response.responseHeadersToAdd ?? [];
+  const out: ProtoResponse = { overall_code: response.overallCode, statuses, response_headers_to_add: headers, headers };
+  if (response.dynamicMetadata) out.dynamic_metadata = toProtoStruct(response.dynamicMetadata);
+  return out;
+}
+
+/** A received answer, for the typed face. An UNKNOWN code reads as OK, as Envoy reads it. */
+export function responseFromProto(msg: ProtoResponse): RateLimitResponse {
+  const statuses: DescriptorStatus[] = (msg.statuses ?? []).map((s) => {
+    const status: DescriptorStatus = { code: s.code === 'OVER_LIMIT' ? 'OVER_LIMIT' : 'OK', limitRemaining: s.limit_remaining };
+    const limit = s.current_limit;
+    if (limit && isRateLimitUnit(limit.unit)) {
+      status.currentLimit = limit.name
+        ? { name: limit.name, requestsPerUnit: limit.requests_per_unit, unit: limit.unit }
+        : { requestsPerUnit: limit.requests_per_unit, unit: limit.unit };
+    }
+    if (s.duration_until_reset) status.durationUntilResetMs = msFromDuration(s.duration_until_reset);
+    return status;
+  });
+  const response: RateLimitResponse = { overallCode: msg.overall_code === 'OVER_LIMIT' ? 'OVER_LIMIT' : 'OK', statuses };
+  const headers = msg.response_headers_to_add ?? msg.headers;
+  if (headers?.length) response.responseHeadersToAdd = headers.map((h) => ({ key: h.key, value: h.value }));
+  if (msg.dynamic_metadata) response.dynamicMetadata = fromProtoStruct(msg.dynamic_metadata);
+  return response;
+}

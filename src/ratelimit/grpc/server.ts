@@ -1,0 +1,187 @@
+/**
+ * @module ratelimit/grpc/server
+ * The rate-limit service's network face: plaintext gRPC serving
+ * `pb.lyft.ratelimit.RateLimitService` and
+ * `envoy.service.ratelimit.v3.RateLimitService` from one handler, server
+ * reflection (v1alpha and v1) and `grpc.health.v1.Health`.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { hostPort } from '../../http';
+import { checkBound, DEFAULT_REQUEST_BOUNDS, type RequestBounds } from '../bounds';
+import { OVER_BOUNDS, refusingOverBounds, type RefusedRequest } from './bounds';
+import { requestFromProto, responseToProto, type ProtoRequest, type ProtoResponse } from './codec';
+import { checkingUtf8, NOT_UTF8, type CheckedRequest } from './utf8';
+import { createHealthRegistry, type HealthRegistry } from './health';
+import { ENVOY_V3_SERVICE, HEALTH_SERVICE, LYFT_SERVICE, rateLimitProtos } from './protos';
+import { addReflection } from './reflection';
+import type { RateLimiter } from '../types';
+
+export interface RateLimitGrpcServerOptions {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 8081; 0 picks a free port. */
+  port?: number;
+  /** How long `stop()` lets calls finish before cutting them, in ms. Default 5000. */
+  shutdownGraceMs?: number;
+  /**
+   * Largest message a call may send, in bytes. Default
+   * {@link MAX_MESSAGE_BYTES}. A longer one is refused with
+   * RESOURCE_EXHAUSTED from its length, before it is read.
+   */
+  maxMessageBytes?: number;
+  /**
+   * Most calls (and health `Watch` streams) one connection may have open at
+   * once; a client's further calls wait for one to end. Default
+   * {@link MAX_CONCURRENT_STREAMS}.
+   */
+  maxConcurrentStreams?: number;
+}
+
+/**
+ * Most calls one connection may have open at once by default. HTTP/2 leaves
+ * it unbounded, and one connection opening 20,000 health `Watch` streams
+ * took 120 MB and held the event loop for more than a second. A client
+ * past it queues its calls, or opens another connection.
+ */
+export const MAX_CONCURRENT_STREAMS = 1000;
+
+/**
+ * Largest message a call may send by default: 64 KiB. A request of an
+ * Envoy is a few hundred bytes (a handful of descriptors of a handful of
+ * entries, their values header values); decoding costs the event loop
+ * about a millisecond per 5 KiB of entries, so that grpc-js's 4 MiB would
+ * let one call hold every HTTP request for most of a second.
+ */
+export const MAX_MESSAGE_BYTES = 64 * 1024;
+
+export interface RateLimitGrpcServer {
+  readonly server: grpc.Server;
+  readonly health: HealthRegistry;
+  /** The bound port once started (the asked one before). */
+  readonly port: number;
+  /** Binds and serves; resolves the port. */
+  start(): Promise<number>;
+  /**
+   * Keeps serving, while health says NOT_SERVING (to `Check` and to every
+   * `Watch`), so that clients that watch it go elsewhere before `stop()`.
+   */
+  drain(): void;
+  /** Stops taking calls, finishes those running (cut after the grace period) and closes the port. */
+  stop(): Promise<void>;
+}
+
+/** Error codes of the typed face that map to a gRPC status. */
+function grpcError(err: unknown): grpc.ServiceError | { code: grpc.status; details: string } {
+  if ((err as { code?: unknown })?.code === 'INVALID_ARGUMENT') {
+    return { code: grpc.status.INVALID_ARGUMENT, details: (err as Error).message };
+  }
+  // Store failures: the caller applies its failure mode; the details stay inside.
+  return { code: grpc.status.UNAVAILABLE, details: 'rate-limit store unavailable' };
+}
+
+/**
+ * A rate-limit service definition whose requests over `bounds` are refused
+ * unread (see grpc-bounds), and whose others say where a string is not
+ * UTF-8 (see grpc-utf8).
+ */
+function withRequestChecks(definition: grpc.ServiceDefinition, bounds: RequestBounds): grpc.ServiceDefinition {
+  const method = definition.ShouldRateLimit as grpc.MethodDefinition<ProtoRequest, ProtoResponse>;
+  const requestDeserialize = refusingOverBounds(checkingUtf8(method.requestDeserialize), bounds);
+  return { ...definition, ShouldRateLimit: { ...method, requestDeserialize } };
+}
+
+/** Serves a rate limiter (the in-process service, usually) over gRPC. */
+export function createRateLimitGrpcServer(service: RateLimiter, options: RateLimitGrpcServerOptions = {}): RateLimitGrpcServer {
+  const host = options.host ?? '127.0.0.1';
+  let port = options.port ?? 8081;
+  const graceMs = options.shutdownGraceMs ?? 5000;
+  const maxMessageBytes = checkBound(options.maxMessageBytes ?? MAX_MESSAGE_BYTES, 'maxMessageBytes');
+  // Every service of the port, reflection and health too: none takes a message near this size.
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': maxMessageBytes,
+    'grpc.max_concurrent_streams': checkBound(options.maxConcurrentStreams ?? MAX_CONCURRENT_STREAMS, 'maxConcurrentStreams'),
+  });
+  const protos = rateLimitProtos();
+  const bounds = service.bounds ?? DEFAULT_REQUEST_BOUNDS;
+
+  const shouldRateLimit: grpc.handleUnaryCall<CheckedRequest | RefusedRequest, ProtoResponse> = (call, callback) => {
+    if (OVER_BOUNDS in call.request) {
+      callback({ code: grpc.status.INVALID_ARGUMENT, details: call.request[OVER_BOUNDS] });
+      return;
+    }
+    const notUtf8 = call.request[NOT_UTF8];
+    if (notUtf8 !== undefined) {
+      callback({ code: grpc.status.INVALID_ARGUMENT, details: `${notUtf8}: is not UTF-8` });
+      return;
+    }
+    let request;
+    try {
+      request = requestFromProto(call.request);
+    } catch {
+      callback({ code: grpc.status.INVALID_ARGUMENT, details: 'malformed rate-limit request' });
+      return;
+    }
+    // A call cancelled, or past its deadline, while it waited in this process
+    // is not decided: its caller has given up, and a hit counted now would
+    // be one nobody was answered for. The caller's deadline is the wait for
+    // the store; should the caller leave before the store answers, a hit it
+    // counted is taken back.
+    if (call.cancelled) return;
+    const deadline = call.getDeadline();
+    const left = (deadline instanceof Date ? deadline.getTime() : deadline) - Date.now();
+    if (left <= 0) {
+      callback({ code: grpc.status.DEADLINE_EXCEEDED, details: 'the deadline passed before the decision' });
+      return;
+    }
+    const options = { timeoutMs: left === Infinity ? undefined : left, gone: () => call.cancelled };
+    service.shouldRateLimit(request, options).then(
+      (response) => callback(null, responseToProto(response)),
+      (err: unknown) => callback(grpcError(err)),
+    );
+  };
+
+  server.addService(withRequestChecks(protos[LYFT_SERVICE] as grpc.ServiceDefinition, bounds), { ShouldRateLimit: shouldRateLimit });
+  server.addService(withRequestChecks(protos[ENVOY_V3_SERVICE] as grpc.ServiceDefinition, bounds), { ShouldRateLimit: shouldRateLimit });
+  const health = createHealthRegistry(['', LYFT_SERVICE, ENVOY_V3_SERVICE, HEALTH_SERVICE]);
+  health.addToServer(server);
+  addReflection(server);
+
+  let started: Promise<number> | undefined;
+  let stopped: Promise<void> | undefined;
+
+  return {
+    server,
+    health,
+    get port() {
+      return port;
+    },
+    start() {
+      const address = hostPort(host, port);
+      started ??= new Promise((resolve, reject) => {
+        server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, bound) => {
+          if (err) reject(err);
+          else resolve((port = bound));
+        });
+      });
+      return started;
+    },
+    drain() {
+      health.drain();
+    },
+    stop() {
+      stopped ??= new Promise<void>((resolve) => {
+        health.shutdown();
+        const timer = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
+        timer.unref();
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      return stopped;
+    },
+  };
+}

@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict';
+import { fileSystemSource } from '../../../src/files';
+import { loadFolder, MAX_PROBLEMS, type FolderWants } from '../../../src/gatehouse';
+import { checkTexts } from '../../../src/gatehouse/folder';
+import { checkOffThread } from '../../../src/gatehouse/folder/off-thread';
+import { aliasBomb, padded } from '../support/hostile';
+import { copyConfig, DEMO_CONFIG } from '../support/running';
+
+const START: FolderWants = { records: true, limits: true, users: 'present', bookings: 'present' };
+const options = { source: fileSystemSource, fileSizeLimit: 8 * 1024 * 1024 };
+
+describe('a config folder read and checked whole', function () {
+  this.timeout(60_000);
+
+  it('gives the same records, sources, users, limits and data checked on a worker thread as on the event loop', async () => {
+    const here = await loadFolder(DEMO_CONFIG, START, options);
+    const there = await loadFolder(DEMO_CONFIG, START, { ...options, offThreadBytes: 0 });
+    assert.deepEqual(here.problems, []);
+    assert.deepEqual(there, here);
+    assert.equal(there.config!.recordSources!.get(there.config!.mappings[0])?.file, here.config!.recordSources!.get(here.config!.mappings[0])?.file);
+    assert.equal(there.users!.users.get('alice')?.scheme, 'bcrypt');
+    assert.ok(there.limits!.table.domains.has('gateway'));
+  });
+
+  it('checks the match, canary, redirect, upstream and label fields of Mappings alike on a worker thread and on the event loop', async () => {
+    const mapping = (name: string, fields: string) => `apiVersion: gateway/v1\nkind: Mapping\nname: ${name}\nservice: 127.0.0.1:9\n${fields}\n`;
+    const good = [
+      mapping('catalog', "prefix: '(?i)/(en|fr)/catalog/.*'\nprefix_regex: true\nbypass_auth: true"),
+      mapping('reads', "prefix: /orders/\nmethod: 'GET|HEAD'\nmethod_regex: true"),
+      mapping('phones', "prefix: /shop/\nregex_headers: {User-Agent: '.*Android.*'}\nquery_parameters: {view: mobile, debug: true}\nregex_query_parameters: {page: '[0-9]+'}"),
+      mapping('regional', "prefix: /eu/\nhost: 'eu-[0-9]+\\.example\\.org'\nhost_regex: true"),
+      mapping('legacy', "prefix: /legacy/\nregex_rewrite: {pattern: '^/legacy/([0-9]+)$', substitution: '/items/\\1'}"),
+      mapping('stable', 'prefix: /quotes/'),
+      mapping('canary', 'prefix: /quotes/\nweight: 10'),
+      mapping('quote', 'prefix: /quote/\nnamespace: shop\nendpoints: [10.0.0.1, "10.0.0.2:8081"]\nretry_policy: {retry_on: "5xx,reset", num_retries: 2, per_try_timeout: 1.5s}\ncircuit_breakers: [{max_connections: 10}]\nload_balancer: {policy: ring_hash, header: X-User}'),
+      mapping('labelled', 'prefix: /labelled/\nlabels: {gateway: [{request_label_group: [{request_headers: {key: user, header_name: X-User}}, {generic_key: {value: hotels}}, remote_address]}]}'),
+      mapping('raw', 'prefix: /raw/\nallow_unsafe_path_escapes: true'),
+      'apiVersion: gateway/v1\nkind: Mapping\nname: moved\nprefix: /old/\nservice: https://blog.example.org\nhost_redirect: true\nprefix_redirect: /new/\nredirect_response_code: 308\n',
+      'apiVersion: gateway/v1\nkind: Module\nname: ambassador\nconfig: {regex_max_size: 300}\n',
+    ].join('---\n');
+    const bad = [
+      mapping('ahead', "prefix: /a/\nregex_headers: {User-Agent: '(?=.*Android).*'}"),
+      mapping('heavy', 'prefix: /b/\nweight: 150'),
+      mapping('groups', "prefix: /c/\nregex_rewrite: {pattern: '^/c/(x)$', substitution: '/\\2'}"),
+      mapping('stray', 'prefix: /d/\npath_redirect: /e/'),
+      mapping('teapot', 'prefix: /f/\nretry_policy: {retry_on: "5xx,teapot"}'),
+      mapping('label', 'prefix: /g/\nlabels: {gateway: [{request_label_group: [{a: 1, b: 2}]}]}'),
+    ].join('---\n');
+    for (const text of [good, bad]) {
+      const texts = { records: [{ file: 'match.yaml', text }] };
+      const here = checkTexts(texts);
+      const there = await checkOffThread(texts);
+      assert.deepEqual(there, here);
+      assert.equal(there.config === undefined, text === bad);
+    }
+    assert.deepEqual(
+      checkTexts({ records: [{ file: 'match.yaml', text: bad }] }).problems.map((p) => /^match\.yaml: (Mapping \w+: [\w.-]+):/.exec(p.text)?.[1]),
+      [
+        'Mapping ahead: regex_headers.User-Agent',
+        'Mapping heavy: weight',
+        'Mapping groups: regex_rewrite.substitution',
+        'Mapping stray: path_redirect',
+        'Mapping teapot: retry_policy.retry_on',
+        'Mapping label: labels.gateway.0.request_label_group.0',
+      ],
+    );
+  });
+
+  it('names the file of a fault found on the worker thread, and the others are still checked', async () => {
+    const config = copyConfig();
+    try {
+      config.write('bomb.yaml', padded(aliasBomb(), 40 * 1024));
+      config.write('users.htpasswd', 'mallory:open-sesame\n');
+      const loaded = await loadFolder(config.dir, START, options);
+      assert.deepEqual(
+        loaded.problems.map((p) => p.text),
+        [
+          `${config.dir}/bomb.yaml: YAML: uses aliases more than 100 times: refused, as a file that expands without bound would be`,
+          `${config.dir}/users.htpasswd: line 1: user 'mallory': the password is not hashed: plaintext and crypt() are refused (use htpasswd -B)`,
+        ],
+      );
+    } finally {
+      config.remove();
+    }
+  });
+
+  it(`reports the first ${MAX_PROBLEMS} problems of a folder and how many more there are`, () => {
+    const records = Array.from({ length: 150 }, (_, i) => `apiVersion: gateway/v1\nkind: Mapping\nname: m${i}\nservice: api\n`).join('---\n');
+    const checked = checkTexts({ records: [{ file: 'many.yaml', text: records }] });
+    assert.equal(checked.problems.length, MAX_PROBLEMS + 1);
+    assert.equal(checked.problems[0].text, 'many.yaml: Mapping m0: prefix: required (expected string)');
+    assert.equal(checked.problems[MAX_PROBLEMS].text, 'and 50 more problems: put these right first');
+  });
+});

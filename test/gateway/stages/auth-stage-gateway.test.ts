@@ -1,0 +1,156 @@
+import assert from 'node:assert/strict';
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createAuthService, type AuthService } from '../../../src/auth';
+import { createServiceApp } from '../../../src/http';
+import { createGateway, type Gateway, type GatehouseModule } from '../../../src/gateway';
+import { authRecord, basic, captureLogger, closeServer, listenLocal, mapping, quickHash, usersFolder } from '../../auth/support';
+
+interface Answer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** A request sent byte for byte as written: no client library tidies the path. */
+function send(port: number, path: string, headers: Record<string, string> = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('the auth stage in the gateway', () => {
+  const folder = usersFolder();
+  let auth: AuthService;
+  let gateway: Gateway;
+  let server: Server;
+  let remoteBackend: Server;
+  let port: number;
+  const reached: Array<{ where: string; path: string; user?: string | string[] }> = [];
+
+  before(async () => {
+    auth = createAuthService({ usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`), logger: captureLogger() });
+    const echoApp = createServiceApp();
+    echoApp.use((ctx) => {
+      reached.push({ where: 'in-process', path: ctx.path, user: ctx.get('x-travel-user') || undefined });
+      ctx.body = { path: ctx.path, user: ctx.get('x-travel-user') || null };
+    });
+    const echo: GatehouseModule = { name: 'echo', app: echoApp };
+    remoteBackend = createServer((req, res) => {
+      reached.push({ where: 'remote', path: req.url!, user: req.headers['x-travel-user'] });
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ path: req.url, user: req.headers['x-travel-user'] ?? null }));
+    });
+    const remoteAddress = await listenLocal(remoteBackend);
+    gateway = createGateway({
+      modules: new Map<string, GatehouseModule>([
+        ['auth', auth],
+        ['echo', echo],
+      ]),
+      config: {
+        mappings: [
+          mapping({ name: 'hotels', prefix: '/v1/hotels', service: 'echo' }),
+          mapping({ name: 'cars', prefix: '/v1/cars', service: 'echo' }),
+          mapping({ name: 'remote', prefix: '/remote', service: remoteAddress }),
+          mapping({ name: 'open', prefix: '/open', service: 'echo', bypass_auth: true }),
+        ],
+        authService: authRecord({ auth_service: 'auth', allowed_authorization_headers: ['x-travel-user'] }),
+        sources: [],
+      },
+    });
+    server = createServer(gateway.app.callback());
+    port = Number((await listenLocal(server)).split(':')[1]);
+  });
+  beforeEach(() => {
+    reached.length = 0;
+  });
+  after(async () => {
+    await closeServer(server);
+    await gateway.close();
+    await closeServer(remoteBackend);
+    await auth.close();
+    folder.remove();
+  });
+
+  const spellings = [
+    '/v1/cars/x',
+    '/v1/hotels/../cars/x',
+    '//v1/cars/x',
+    '/v1//cars/x',
+    '/./v1/cars/x',
+    '/v1/%63ars/x',
+    '/v1/%63%61%72%73/x',
+    '/v1/c%61rs/x',
+    '/v1/C%61rs/../cars/x',
+    '/v1/hotels/%2e%2e/cars/x',
+    '/v1/hotels/%2E%2e/cars/x',
+    '/v1/hotels/.%2E/cars/x',
+    '/v1/hotels/%2e/../cars/x',
+    '/%2e%2e/v1/cars/x',
+    '/v1/cars/x/..',
+    '/v1/cars%2fx',
+    '/v1/cars/x?y=1',
+    '/v1/hotels/',
+    '/remote/x',
+  ];
+  it('refuses two Authorization headers with 401, even when the first holds good credentials', async () => {
+    const res = await send(port, '/v1/hotels/', { Authorization: [basic('alice', 'wonderland'), basic('alice', 'wrong')] as unknown as string });
+    assert.equal(res.status, 401);
+    assert.deepEqual(reached, []);
+  });
+
+  it('writes the 401 of the built-in auth service in the representation Accept chose, with its detail', async () => {
+    const xml = await send(port, '/v1/hotels/', { Accept: 'application/xml', Authorization: 'Bearer abc' });
+    assert.equal(xml.status, 401);
+    assert.match(String(xml.headers['content-type']), /^application\/xml/);
+    assert.match(String(xml.headers.vary), /Accept/);
+    assert.equal(xml.headers['www-authenticate'], 'Basic realm="gatehouse"');
+    assert.match(xml.body, /<code>401<\/code>/);
+    assert.match(xml.body, /<detail>[^<]*Basic[^<]*<\/detail>/);
+    const json = await send(port, '/v1/hotels/', { Authorization: 'Bearer abc' });
+    assert.equal(json.status, 401);
+    assert.match(String(json.headers['content-type']), /^application\/json/);
+    assert.match(JSON.parse(json.body).detail, /Basic/);
+    assert.deepEqual(reached, []);
+  });
+
+  for (const path of spellings) {
+    it(`answers 401 or 400 to ${path} without credentials, and no backend sees it`, async () => {
+      const res = await send(port, path, { 'X-Travel-User': 'alice' });
+      assert.ok(res.status === 401 || res.status === 400, `status ${res.status}`);
+      if (res.status === 401) assert.equal(res.headers['www-authenticate'], 'Basic realm="gatehouse"');
+      assert.equal(JSON.parse(res.body).code, res.status);
+      assert.deepEqual(reached, []);
+    });
+  }
+
+  it('routes an odd spelling with credentials as the user they name', async () => {
+    const res = await send(port, '/v1/hotels/%2e%2e/c%61rs/x', { Authorization: basic('alice', 'wonderland'), 'X-Travel-User': 'mallory' });
+    assert.equal(res.status, 200);
+    assert.deepEqual(reached, [{ where: 'in-process', path: '/x', user: 'alice' }]);
+  });
+
+  it('carries the user to a remote backend, not the one the client claimed', async () => {
+    const res = await send(port, '/remote/bookings', { Authorization: basic('alice', 'wonderland'), 'X-Travel-User': 'mallory' });
+    assert.equal(res.status, 200);
+    assert.deepEqual(JSON.parse(res.body), { path: '/bookings', user: 'alice' });
+  });
+
+  it('lets a bypass_auth mapping through without credentials', async () => {
+    const res = await send(port, '/open/x');
+    assert.equal(res.status, 200);
+    assert.equal(reached.length, 1);
+  });
+
+  it('never lets a client name the user on a bypass_auth mapping', async () => {
+    const res = await send(port, '/open/x', { 'X-Travel-User': 'alice' });
+    assert.equal(res.status, 200);
+    assert.deepEqual(JSON.parse(res.body), { path: '/x', user: null });
+  });
+});
