@@ -14,7 +14,7 @@
  * `regex_max_size` when the configuration is built.
  */
 import { z } from 'zod';
-import { formatHostPattern, parseHostPattern } from '../host-match';
+import { formatHostPattern, parseHostPattern } from '../request/host-match';
 import { regexSyntaxProblem } from '../match/regex';
 import { compileSubstitution, isSubstitution } from '../match/substitution';
 import { HEADER_NAME } from './headers';
@@ -30,12 +30,6 @@ function describe(value: unknown): string {
   if (Array.isArray(value)) return 'a list';
   return typeof value === 'object' ? 'a mapping' : `a ${typeof value}`;
 }
-
-/** A pattern field: a string RE2 reads. */
-const pattern = z.string().superRefine((text, ctx) => {
-  const problem = regexSyntaxProblem(text);
-  if (problem !== undefined) issue(ctx, [], problem, text);
-});
 
 /** `{<name>: <pattern>}`; header names (`headers: true`) are compared in lower case, and come out so. */
 function patternMap(headers: boolean) {
