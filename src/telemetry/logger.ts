@@ -140,7 +140,6 @@ export function logDestination(dest: number | string = 1, flushMs: number = DEFA
       return;
     }
     handOver();
-    stream.flush();
   }
   stream.write = (lines: string) => {
     // A closed destination answers as sonic-boom does.
@@ -150,6 +149,17 @@ export function logDestination(dest: number | string = 1, flushMs: number = DEFA
     if (waitingBytes >= chunkBytes) handOver();
     if (timer === undefined) arm();
     return ok;
+  };
+  // pino's logger.flush(callback): what waits here is written, and the
+  // callback told once it is (sonic-boom, given whole chunks, would call it at once).
+  const ownFlush = stream.flush.bind(stream);
+  stream.flush = (callback?: (err?: Error) => unknown) => {
+    const state = stream as unknown as { destroyed: boolean; _writing: boolean };
+    if (state.destroyed) return ownFlush(callback);
+    handOver();
+    if (callback === undefined) return;
+    if (state._writing) stream.once('drain', () => callback());
+    else process.nextTick(callback);
   };
   const ownEnd = stream.end.bind(stream);
   stream.end = () => {

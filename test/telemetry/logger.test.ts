@@ -132,6 +132,24 @@ describe('telemetry/logger', () => {
     }
   });
 
+  it("writes the waiting lines on the logger's flush, and calls back once they are in the file", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-log-'));
+    try {
+      const file = join(dir, 'gatehouse.log');
+      // A flush interval far longer than the test: only the flush can write the lines.
+      const destination = logDestination(file, 600_000);
+      const logger = createLogger({ destination, level: 'info' });
+      logger.info('first');
+      logger.info('second');
+      assert.equal(readFileSync(file, 'utf8'), '');
+      await new Promise<void>((resolve, reject) => logger.flush((err) => (err ? reject(err) : resolve())));
+      assert.deepEqual(readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l).msg), ['first', 'second']);
+      (destination as unknown as { end(): void }).end();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('writes the lines still waiting when the process exits', async function () {
     this.timeout(15_000);
     const script = `
