@@ -154,8 +154,13 @@ export function logDestination(dest: number | string = 1, flushMs: number = DEFA
   // callback told once it is (sonic-boom, given whole chunks, would call it at once).
   const ownFlush = stream.flush.bind(stream);
   stream.flush = (callback?: (err?: Error) => unknown) => {
-    const state = stream as unknown as { destroyed: boolean; _writing: boolean };
+    const state = stream as unknown as { destroyed: boolean; _writing: boolean; fd: number };
     if (state.destroyed) return ownFlush(callback);
+    // A file still being opened: its lines are written once it is, and the flush then.
+    if (state.fd < 0) {
+      stream.once('ready', () => stream.flush(callback));
+      return;
+    }
     handOver();
     if (callback === undefined) return;
     if (state._writing) stream.once('drain', () => callback());
@@ -168,8 +173,10 @@ export function logDestination(dest: number | string = 1, flushMs: number = DEFA
   };
   const ownFlushSync = stream.flushSync.bind(stream);
   stream.flushSync = () => {
-    handOver();
     const pending = stream as unknown as PendingLines;
+    // A file never opened (still opening at exit, or refused) takes nothing.
+    if (pending.fd < 0) return;
+    handOver();
     // Another sonic-boom may keep its lines otherwise: then its own flush it is.
     // The chunk last written is a Buffer once a write has been made, a string before.
     const writing = pending._writingBuf;

@@ -141,9 +141,13 @@ describe('telemetry/logger', () => {
       const logger = createLogger({ destination, level: 'info' });
       logger.info('first');
       logger.info('second');
-      assert.equal(readFileSync(file, 'utf8'), '');
+      // Asked at once, while the file is still being opened, and again once it is.
       await new Promise<void>((resolve, reject) => logger.flush((err) => (err ? reject(err) : resolve())));
       assert.deepEqual(readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l).msg), ['first', 'second']);
+      logger.info('third');
+      assert.equal(readFileSync(file, 'utf8').includes('third'), false, 'the line waits for its chunk');
+      await new Promise<void>((resolve, reject) => logger.flush((err) => (err ? reject(err) : resolve())));
+      assert.deepEqual(readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l).msg), ['first', 'second', 'third']);
       (destination as unknown as { end(): void }).end();
     } finally {
       rmSync(dir, { recursive: true, force: true });
