@@ -1,5 +1,5 @@
 /**
- * @module test/gatehouse/drain
+ * @module test/gatehouse/serving/drain
  * A stopping Gatehouse drains before it closes its ports: readiness says
  * 503, gRPC health NOT_SERVING, every answer closes its connection, and
  * every request a client wrote before the ports closed is answered (and

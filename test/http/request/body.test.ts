@@ -1,5 +1,5 @@
 /**
- * @module test/http/body
+ * @module test/http/request/body
  * readJson: the JSON body of a request, with 415, 413 and 400 for what it
  * cannot take.
  */

@@ -1,5 +1,5 @@
 /**
- * @module test/http/query
+ * @module test/http/request/query
  * `ctx.query` read in one pass over the query string, as Koa shapes it.
  */
 import assert from 'node:assert/strict';

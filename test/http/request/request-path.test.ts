@@ -1,5 +1,5 @@
 /**
- * @module test/http/request-path
+ * @module test/http/request/request-path
  * Switching the request path: `setPath` writes the URL Koa's own setter writes.
  */
 import assert from 'node:assert/strict';

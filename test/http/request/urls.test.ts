@@ -1,5 +1,5 @@
 /**
- * @module test/http/urls
+ * @module test/http/request/urls
  * Absolute URLs and the mount prefix in front of an app, under nested
  * koa-mount mounts, behind a gateway that recorded the client's path, and
  * behind a proxy.

@@ -1,5 +1,5 @@
 /**
- * @module test/http/collection
+ * @module test/http/response/collection
  * Collection queries: pagination, partial responses and filters, their
  * validation, and the page with its `next` link.
  */

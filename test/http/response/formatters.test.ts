@@ -1,5 +1,5 @@
 /**
- * @module test/http/formatters
+ * @module test/http/response/formatters
  * The formatter registry: which representation an `Accept` header selects,
  * and what the JSON and XML formatters write.
  */

@@ -1,5 +1,5 @@
 /**
- * @module test/http/representation
+ * @module test/http/response/representation
  * Response bodies in the representation Accept chose, through createServiceApp.
  */
 import assert from 'node:assert/strict';
