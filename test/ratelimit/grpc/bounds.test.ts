@@ -98,25 +98,40 @@ describe('what one rate-limit call may carry', () => {
     assert.equal((await unary(clients.envoy, 'ShouldRateLimit', wide('x', 2))).overall_code, 'OK');
   });
 
-  it('takes at most maxConcurrentStreams calls at once on one connection, the next when one ends', async () => {
+  it('takes at most maxConcurrentStreams calls at once on one connection, and another once one ends', async () => {
     service = createRateLimitService({ limits: LIMITS, logger: memoryLogger() });
     server = createRateLimitGrpcServer(service, { port: 0, maxConcurrentStreams: 10 });
     clients = grpcClients(`127.0.0.1:${await server.start()}`);
     // Connected first: the client knows the server's limit before it opens the streams.
     await unary(clients.health, 'Check', { service: '' });
     const got = new Array<number>(11).fill(0);
-    const calls = got.map((_, i) => {
-      const call = clients.health.Watch({ service: `watch-${i}` });
-      call.on('data', () => got[i]++);
-      call.on('error', () => undefined);
+    const refused = new Array<string | undefined>(11).fill(undefined);
+    const watch = (service: string, onData: () => void, onError: (err: grpc.ServiceError) => void) => {
+      const call = clients.health.Watch({ service });
+      call.on('data', onData);
+      call.on('error', onError);
       return call;
-    });
+    };
+    const calls = got.map((_, i) =>
+      watch(`watch-${i}`, () => got[i]++, (err) => {
+        if (err.code !== grpc.status.CANCELLED) refused[i] = `${err.code}: ${err.details}`;
+      }),
+    );
     const firstTen = () => got.slice(0, 10).every((n) => n > 0);
     while (!firstTen()) await new Promise((resolve) => setTimeout(resolve, 5));
     assert.equal(server.health.watchedServices, 10);
     assert.equal(got[10], 0, 'the eleventh waits');
     calls[0].cancel();
-    while (got[10] === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    while (got[10] === 0 && refused[10] === undefined) await new Promise((resolve) => setTimeout(resolve, 5));
+    if (refused[10] !== undefined) {
+      // Node 22 and later: the HTTP/2 server refuses the stream the client sends
+      // the instant another ends, which it still counts; a call made then is served.
+      assert.match(refused[10], new RegExp(`^${grpc.status.RESOURCE_EXHAUSTED}: `));
+      let late = 0;
+      const again = watch('watch-again', () => late++, () => undefined);
+      while (late === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      again.cancel();
+    }
     for (const call of calls) call.cancel();
   });
 
