@@ -58,7 +58,7 @@ export type { Gatehouse, Listening } from './types';
 /** What a start reads: the records, the limits, and the users file and booking data when the folder has them. */
 const START_WANTS: FolderWants = { records: true, limits: true, users: 'present', bookings: 'present' };
 
-/** Whether a Mapping of `config` tunnels protocol upgrades: only then does the server hand them over (see ./upgrades). */
+/** Whether a Mapping of `config` tunnels protocol upgrades: only then does the server hand them over (see ./serving/upgrades). */
 function tunnelsUpgrades(config: GatewayConfig): boolean {
   return config.mappings.some((m) => allowedUpgrades(m).length > 0);
 }

@@ -49,7 +49,7 @@ export interface Gatehouse {
    * Re-reads the config folder: the records and the files of the built-in
    * modules (users, limits, booking data) are all checked first, and a folder
    * with any problem changes nothing. Never rejects for a fault of the
-   * folder or of a module: the outcome names it (see ./reload).
+   * folder or of a module: the outcome names it (see ./folder/reload).
    */
   reload(): Promise<ReloadOutcome>;
 }

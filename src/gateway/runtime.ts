@@ -100,7 +100,7 @@ export interface Runtime {
   /**
    * The header names (lower case) that Mappings match, label or edit, and
    * those the gateway writes or reads a method override from: no lookalike
-   * spelling of one (`X_Api_Key`) reaches a backend (see `./lookalike-headers`).
+   * spelling of one (`X_Api_Key`) reaches a backend (see `./request/lookalike-headers`).
    */
   readonly ownedHeaders: readonly string[];
   readonly snapshot: RuntimeSnapshot;

@@ -1,7 +1,7 @@
 /**
  * @module gatehouse/folder/reload
  * Reloading a running Gatehouse's config folder. Everything is checked
- * before anything is applied: the files read and checked whole (./folder),
+ * before anything is applied: the files read and checked whole (loadFolder, ./index),
  * the route table built (in slices, requests answered meanwhile), the
  * reloads of an embedding app's own modules made. Only then do the records
  * switch, and the built-in modules take the users, limits and data that were

@@ -1,9 +1,10 @@
 /**
  * @module gateway/upstream
  * Remote upstreams: what a `service` names (`./service`), the DNS lookups of
- * its names (`./resolver`), the clusters of endpoints with their pools,
- * balancing, passive ejection and circuit breakers (`./clusters`), and the
- * forwarding of a request with its retries (`./forward`).
+ * its names (`./endpoints/resolver`), the clusters of endpoints with their
+ * pools, balancing, passive ejection and circuit breakers
+ * (`./endpoints/clusters`), and the forwarding of a request with its
+ * retries (`./forward`).
  */
 export { parseServiceAddress, parseEndpointAddress, lookupNames, DEFAULT_CLUSTER_DOMAIN, type ServiceAddress, type NameContext } from './service';
 export { systemResolve, DNS_REFRESH_MS, type Resolve, type AddressFamily } from './endpoints/resolver';

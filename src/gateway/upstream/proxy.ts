@@ -1,6 +1,6 @@
 /**
  * @module gateway/upstream/proxy
- * What forwarding to a remote upstream is made of (see `./upstream/forward`):
+ * What forwarding to a remote upstream is made of (see `./forward`):
  * the headers it is sent (hop-by-hop removed, `X-Forwarded-For/-Proto/-Host`
  * and `Forwarded` set) and those copied from its answer, and the error body
  * of a failure: 504 past `timeout_ms`, 503 when the upstream cannot be

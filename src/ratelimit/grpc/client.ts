@@ -74,7 +74,7 @@ export function createRateLimitClient(address: string, options: RateLimitClientO
   client.getChannel().getConnectivityState(true);
 
   /**
-   * The call's deadline counts this process's attention (see ./deadline), so
+   * The call's deadline counts this process's attention (see ../deadline), so
    * that an answer read late, the event loop being busy, is not failed: the
    * service is given the longest the call may wait, and the call is
    * cancelled at the deadline, which tells the service to count nothing.
