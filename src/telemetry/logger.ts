@@ -105,6 +105,7 @@ export function logDestination(dest: number | string = 1, flushMs: number = DEFA
   // a 32 KiB chunk, cost more than making the lines. It is handed whole
   // chunks, which it writes at once (minLength 0).
   const stream = pino.destination({ dest, sync: false, minLength: 0, maxWrite });
+  const state = stream as unknown as PendingLines;
   const write = stream.write.bind(stream);
   let waiting: string[] = [];
   let waitingBytes = 0;
@@ -132,18 +133,12 @@ export function logDestination(dest: number | string = 1, flushMs: number = DEFA
   };
   function flush(): void {
     timer = undefined;
-    const state = stream as unknown as { destroyed: boolean; _writing: boolean };
-    if (state.destroyed) return;
-    // During a write, a flush does nothing: the lines that came meanwhile get another round.
-    if (state._writing) {
-      arm();
-      return;
-    }
-    handOver();
+    // During a write, sonic-boom keeps what it is handed and writes it next.
+    if (!state.destroyed) handOver();
   }
   stream.write = (lines: string) => {
     // A closed destination answers as sonic-boom does.
-    if ((stream as unknown as { destroyed: boolean }).destroyed) return write(lines);
+    if (state.destroyed) return write(lines);
     waiting.push(lines);
     waitingBytes += Buffer.byteLength(lines);
     if (waitingBytes >= chunkBytes) handOver();
@@ -154,7 +149,6 @@ export function logDestination(dest: number | string = 1, flushMs: number = DEFA
   // callback told once it is (sonic-boom, given whole chunks, would call it at once).
   const ownFlush = stream.flush.bind(stream);
   stream.flush = (callback?: (err?: Error) => unknown) => {
-    const state = stream as unknown as { destroyed: boolean; _writing: boolean; fd: number };
     if (state.destroyed) return ownFlush(callback);
     // A file still being opened: its lines are written once it is, and the flush then.
     if (state.fd < 0) {
@@ -173,14 +167,13 @@ export function logDestination(dest: number | string = 1, flushMs: number = DEFA
   };
   const ownFlushSync = stream.flushSync.bind(stream);
   stream.flushSync = () => {
-    const pending = stream as unknown as PendingLines;
     // A file never opened (still opening at exit, or refused) takes nothing.
-    if (pending.fd < 0) return;
+    if (state.fd < 0) return;
     handOver();
     // Another sonic-boom may keep its lines otherwise: then its own flush it is.
     // The chunk last written is a Buffer once a write has been made, a string before.
-    const writing = pending._writingBuf;
-    if (Array.isArray(pending._bufs) && (typeof writing === 'string' || Buffer.isBuffer(writing))) flushPendingSync(pending);
+    const writing = state._writingBuf;
+    if (Array.isArray(state._bufs) && (typeof writing === 'string' || Buffer.isBuffer(writing))) flushPendingSync(state);
     else ownFlushSync();
   };
   return stream;
