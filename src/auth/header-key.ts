@@ -4,7 +4,7 @@
  * random secret that never leaves the process, so the cache holds nothing from
  * which a credential could be recovered or guessed offline.
  */
-import { createHash, hash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 /**
  * Returns a function from a header value to its key: SHA-256 (base64) of the
@@ -18,8 +18,5 @@ import { createHash, hash, randomBytes } from 'node:crypto';
  */
 export function createHeaderKeyer(secret: string = randomBytes(32).toString('hex')): (header: string) => string {
   if (!/^[\x20-\x7e]{32,}$/.test(secret)) throw new RangeError('the secret must be at least 32 printable ASCII characters');
-  if (typeof hash !== 'function') {
-    return (header) => createHash('sha256').update(secret + header).digest('base64');
-  }
   return (header) => hash('sha256', secret + header, 'base64');
 }
