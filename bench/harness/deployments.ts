@@ -258,6 +258,16 @@ export const DEPLOYMENTS: readonly DeploymentSpec[] = [
     build: (ctx) => onePeer(ctx, 'undici-forwarder.js', { UPSTREAM: upstreamUrl(ctx) }),
   },
   {
+    key: 'undici-answer',
+    name: "node:http + undici, Gatehouse's answer",
+    group: 'proxy',
+    what: 'the same forwarder answering as the gateway does: a request id both ways, X-Forwarded-* and Forwarded, the upstream\'s Host, Connection-nominated headers dropped, a pino line with the access log fields',
+    auth: false,
+    limited: false,
+    proxied: true,
+    build: (ctx) => onePeer(ctx, 'undici-answer.js', { UPSTREAM: upstreamUrl(ctx) }),
+  },
+  {
     key: 'fastify-proxy',
     name: '@fastify/http-proxy',
     group: 'proxy',
