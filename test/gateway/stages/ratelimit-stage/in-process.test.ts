@@ -8,13 +8,13 @@ import {
   mostRestrictive,
   rateLimitHeaders,
   type RateLimitStage,
-} from '../../../src/gateway/stages/ratelimit-stage';
-import type { GatehouseModule } from '../../../src/gateway/module';
-import { createRateLimitService, type RateLimitRequest, type RateLimitResponse, type RateLimitService } from '../../../src/ratelimit';
-import { memoryLogger } from '../../ratelimit/support/silent';
-import { DEMO_LABELS, mappingRecord, rateLimitRecord, stageApp } from '../../ratelimit/support/stage';
+} from '../../../../src/gateway/stages/ratelimit-stage';
+import type { GatehouseModule } from '../../../../src/gateway/module';
+import { createRateLimitService, type RateLimitRequest, type RateLimitResponse, type RateLimitService } from '../../../../src/ratelimit';
+import { memoryLogger } from '../../../ratelimit/support/silent';
+import { DEMO_LABELS, mappingRecord, rateLimitRecord, stageApp } from '../../../ratelimit/support/stage';
 
-const CONFIG = path.join(__dirname, '..', '..', '..', 'config');
+const CONFIG = path.join(__dirname, '..', '..', '..', '..', 'config');
 // 10 s into a minute, fixed: windows never turn during a test.
 const T0 = Date.UTC(2024, 0, 1, 0, 0, 10);
 

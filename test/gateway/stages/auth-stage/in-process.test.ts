@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import request from 'supertest';
-import { createAuthService, type AuthDecision, type AuthRequest, type AuthService } from '../../../src/auth';
-import { createAuthStage } from '../../../src/gateway/stages/auth-stage';
-import type { GatehouseModule, ModuleRegistry } from '../../../src/gateway/module';
-import type { Stage } from '../../../src/gateway/stages/stage';
-import { authRecord, basic, captureLogger, mapping, quickHash, stageApp, usersFolder, type BackendView } from '../../auth/support';
+import { createAuthService, type AuthDecision, type AuthRequest, type AuthService } from '../../../../src/auth';
+import { createAuthStage } from '../../../../src/gateway/stages/auth-stage';
+import type { GatehouseModule, ModuleRegistry } from '../../../../src/gateway/module';
+import type { Stage } from '../../../../src/gateway/stages/stage';
+import { authRecord, basic, captureLogger, mapping, quickHash, stageApp, usersFolder, type BackendView } from '../../../auth/support';
 
 describe('the auth stage, with the built-in auth service in-process', () => {
   const folder = usersFolder();

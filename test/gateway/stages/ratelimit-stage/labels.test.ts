@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { configFromRecords, createGateway, type Gateway, type GatewayOptions } from '../../../src/gateway';
-import { close, configOf, echoModule, listen, mapping, mappingFields, registry, send } from '../helpers';
+import { configFromRecords, createGateway, type Gateway, type GatewayOptions } from '../../../../src/gateway';
+import { close, configOf, echoModule, listen, mapping, mappingFields, registry, send } from '../../helpers';
 
 interface Received {
   domain: string;
@@ -22,7 +22,7 @@ async function recordingLimits(): Promise<{ address: string; received: Received[
     keepCase: true,
     defaults: true,
     enums: String,
-    includeDirs: [path.join(__dirname, '..', '..', '..', 'proto')],
+    includeDirs: [path.join(__dirname, '..', '..', '..', '..', 'proto')],
   });
   const server = new grpc.Server();
   const received: Received[] = [];

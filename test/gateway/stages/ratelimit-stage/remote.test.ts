@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import request from 'supertest';
-import { createRateLimitStage, type RateLimitStage } from '../../../src/gateway/stages/ratelimit-stage';
-import { freePort } from '../../ratelimit/support/redis-server';
-import { memoryLogger } from '../../ratelimit/support/silent';
-import { startSlowServer, type SlowServer } from '../../ratelimit/support/slow-server';
-import { mappingRecord, rateLimitRecord, stageApp, startRemoteService, type RemoteService } from '../../ratelimit/support/stage';
+import { createRateLimitStage, type RateLimitStage } from '../../../../src/gateway/stages/ratelimit-stage';
+import { freePort } from '../../../ratelimit/support/redis-server';
+import { memoryLogger } from '../../../ratelimit/support/silent';
+import { startSlowServer, type SlowServer } from '../../../ratelimit/support/slow-server';
+import { mappingRecord, rateLimitRecord, stageApp, startRemoteService, type RemoteService } from '../../../ratelimit/support/stage';
 
-const REMOTE_LIMITS = path.join(__dirname, '..', '..', 'ratelimit', 'fixtures', 'remote');
+const REMOTE_LIMITS = path.join(__dirname, '..', '..', '..', 'ratelimit', 'fixtures', 'remote');
 const noModules = new Map();
 
 describe('rate-limit stage with a remote service in another process', function () {

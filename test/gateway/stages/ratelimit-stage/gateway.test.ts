@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import request from 'supertest';
-import { createAuthService, type AuthService } from '../../../src/auth';
-import { createServiceApp } from '../../../src/http';
-import { createGateway, type Gateway, type GatehouseModule } from '../../../src/gateway';
-import { createRateLimitService, type RateLimitService } from '../../../src/ratelimit';
-import { authRecord, basic, captureLogger, quickHash, usersFolder } from '../../auth/support';
-import { memoryLogger } from '../../ratelimit/support/silent';
-import { mappingRecord, rateLimitRecord } from '../../ratelimit/support/stage';
+import { createAuthService, type AuthService } from '../../../../src/auth';
+import { createServiceApp } from '../../../../src/http';
+import { createGateway, type Gateway, type GatehouseModule } from '../../../../src/gateway';
+import { createRateLimitService, type RateLimitService } from '../../../../src/ratelimit';
+import { authRecord, basic, captureLogger, quickHash, usersFolder } from '../../../auth/support';
+import { memoryLogger } from '../../../ratelimit/support/silent';
+import { mappingRecord, rateLimitRecord } from '../../../ratelimit/support/stage';
 
 // 10 s into a minute, fixed: windows never turn during a test.
 const T0 = Date.UTC(2024, 0, 1, 0, 0, 10);

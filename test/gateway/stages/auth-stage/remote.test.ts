@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import request from 'supertest';
-import { createAuthService, type AuthService } from '../../../src/auth';
-import { createAuthStage } from '../../../src/gateway/stages/auth-stage';
-import type { AuthServiceRecord } from '../../../src/gateway/config/schema';
-import type { Stage } from '../../../src/gateway/stages/stage';
-import { authRecord, basic, captureLogger, closeServer, listenLocal, mapping, quickHash, stageApp, usersFolder } from '../../auth/support';
+import { createAuthService, type AuthService } from '../../../../src/auth';
+import { createAuthStage } from '../../../../src/gateway/stages/auth-stage';
+import type { AuthServiceRecord } from '../../../../src/gateway/config/schema';
+import type { Stage } from '../../../../src/gateway/stages/stage';
+import { authRecord, basic, captureLogger, closeServer, listenLocal, mapping, quickHash, stageApp, usersFolder } from '../../../auth/support';
 
 interface Received {
   method: string;

@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import request from 'supertest';
-import { createServiceApp } from '../../../src/http';
-import { createRateLimitStage, RATE_LIMIT_METADATA_STATE, rateLimitHeaders, type RateLimitStage } from '../../../src/gateway/stages/ratelimit-stage';
-import type { MappingRecord } from '../../../src/gateway/config/schema';
+import { createServiceApp } from '../../../../src/http';
+import { createRateLimitStage, RATE_LIMIT_METADATA_STATE, rateLimitHeaders, type RateLimitStage } from '../../../../src/gateway/stages/ratelimit-stage';
+import type { MappingRecord } from '../../../../src/gateway/config/schema';
 import {
   createRateLimitGrpcServer,
   createRateLimitService,
   type RateLimitGrpcServer,
   type RateLimitService,
-} from '../../../src/ratelimit';
-import { memoryLogger } from '../../ratelimit/support/silent';
-import { mappingRecord, rateLimitRecord } from '../../ratelimit/support/stage';
+} from '../../../../src/ratelimit';
+import { memoryLogger } from '../../../ratelimit/support/silent';
+import { mappingRecord, rateLimitRecord } from '../../../ratelimit/support/stage';
 
 // 10 s into a minute, fixed: windows never turn during a test.
 const T0 = Date.UTC(2024, 0, 1, 0, 0, 10);

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
-import { createAuthService, type AuthService } from '../../../src/auth';
-import { createServiceApp } from '../../../src/http';
-import { createGateway, type Gateway, type GatehouseModule } from '../../../src/gateway';
-import { authRecord, basic, captureLogger, closeServer, listenLocal, mapping, quickHash, usersFolder } from '../../auth/support';
+import { createAuthService, type AuthService } from '../../../../src/auth';
+import { createServiceApp } from '../../../../src/http';
+import { createGateway, type Gateway, type GatehouseModule } from '../../../../src/gateway';
+import { authRecord, basic, captureLogger, closeServer, listenLocal, mapping, quickHash, usersFolder } from '../../../auth/support';
 
 interface Answer {
   status: number;

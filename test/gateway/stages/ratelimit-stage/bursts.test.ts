@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import type { Pool } from 'undici';
-import type { CliServer } from '../../support/process';
-import { BURST_LIMIT, clearOfWindowEnd, gatewayBurst, gatewayConfigDir, gatewayPools, startGateways } from '../../ratelimit/support/bursts';
-import { startRedis, type RedisProcess } from '../../ratelimit/support/redis-server';
+import type { CliServer } from '../../../support/process';
+import { BURST_LIMIT, clearOfWindowEnd, gatewayBurst, gatewayConfigDir, gatewayPools, startGateways } from '../../../ratelimit/support/bursts';
+import { startRedis, type RedisProcess } from '../../../ratelimit/support/redis-server';
 
 const SIZE = 1000;
 const REPEATS = 3;

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import request from 'supertest';
-import { createRateLimitStage } from '../../../src/gateway/stages/ratelimit-stage';
-import { createRateLimitService, createRedisStore, type RateLimitService, type RateLimitStore, type RedisStore } from '../../../src/ratelimit';
-import { holdEventLoopUntil, startRedis, type RedisProcess } from '../../ratelimit/support/redis-server';
-import { memoryLogger } from '../../ratelimit/support/silent';
-import { mappingRecord, rateLimitRecord, stageApp } from '../../ratelimit/support/stage';
+import { createRateLimitStage } from '../../../../src/gateway/stages/ratelimit-stage';
+import { createRateLimitService, createRedisStore, type RateLimitService, type RateLimitStore, type RedisStore } from '../../../../src/ratelimit';
+import { holdEventLoopUntil, startRedis, type RedisProcess } from '../../../ratelimit/support/redis-server';
+import { memoryLogger } from '../../../ratelimit/support/silent';
+import { mappingRecord, rateLimitRecord, stageApp } from '../../../ratelimit/support/stage';
 
 const LIMITS = [{ domain: 'gateway', descriptors: [{ key: 'user', rate_limit: { unit: 'day', requests_per_unit: 2 } }] }];
 
