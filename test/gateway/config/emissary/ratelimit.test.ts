@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { createRateLimitGrpcServer, createRateLimitService, type RateLimitGrpcServer, type RateLimitRequest, type RateLimitService } from '../../../../src/ratelimit';
 import { memoryLogger } from '../../../ratelimit/support/silent';
-import { emissaryRig, FORMS, written, type EmissaryRig, type Form } from './support';
+import { emissaryRig, FORMS, loaded, notesOf, written, type EmissaryRig, type Form } from './support';
 
 /** The descriptors of the requests the service got, as `key=value` lists. */
 function descriptors(requests: readonly RateLimitRequest[]): string[][] {
@@ -91,3 +91,18 @@ for (const form of FORMS) {
     });
   });
 }
+
+describe("Emissary's RateLimitService fields", () => {
+  it("reads grpc.use_resource_exhausted_code (Emissary 3's gRPC status over a limit) with a note, in either form", () => {
+    const limits = { kind: 'RateLimitService', name: 'limits', spec: { service: '127.0.0.1:8081', protocol_version: 'v3', grpc: { use_resource_exhausted_code: true } } };
+    for (const form of FORMS) {
+      const result = loaded(written(form, limits));
+      assert.equal(result.config.rateLimitService?.service, '127.0.0.1:8081');
+      const at = form === 'resource' ? 'spec.' : '';
+      assert.ok(
+        notesOf(result, 'limits').includes(`${at}grpc: ignored: gRPC requests are not proxied here, so none is answered with a gRPC status; a request over a limit gets 429`),
+        form,
+      );
+    }
+  });
+});
