@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { serviceManifest } from '../../helpers';
-import { asAnnotation, asResources, emissaryRig, FORMS, load, loaded, problems, routeTo, written, type Fixture } from './support';
+import { asAnnotation, asResources, emissaryRig, FORMS, load, loaded, notesOf, problems, routeTo, written, type Fixture } from './support';
 
 const QUOTE: Fixture = { kind: 'Mapping', name: 'quote', spec: { prefix: '/quote/', service: '127.0.0.1:9001', timeout_ms: 1500, precedence: 2 } };
 
@@ -86,6 +86,10 @@ ${asResources({ kind: 'Mapping', name: 'listed', spec: { prefix: '/listed/', ser
       const m = result.config.mappings[0];
       assert.deepEqual([m.rewrite, m.timeout_ms, m.labels], ['/', 3000, undefined], form);
       assert.deepEqual([result.config.rateLimitService?.protocol_version, result.config.rateLimitService?.timeout_ms], [undefined, 20], form);
+      assert.ok(
+        notesOf(result, 'limits').includes(`${form === 'resource' ? 'spec.' : ''}protocol_version: not set: v3, the only protocol asked here; Emissary 3 takes v2 then, which it no longer speaks, and reports an error`),
+        form,
+      );
     }
   });
 

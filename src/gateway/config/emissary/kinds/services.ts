@@ -58,6 +58,9 @@ export function translateRateLimitService(r: EmissaryResource): Translation {
       if (!isUnset(value)) problems.push({ field, note: 'not supported: the rate-limit service is asked over plaintext gRPC; remove the field' });
     } else out[field] = value;
   }
+  if (out.protocol_version === undefined) {
+    notes.push({ field: 'protocol_version', note: 'not set: v3, the only protocol asked here; Emissary 3 takes v2 then, which it no longer speaks, and reports an error' });
+  }
   if (out.domain === undefined) {
     out.domain = 'ambassador';
     notes.push({ field: 'domain', note: "not set: ambassador, Emissary's default (and its Mappings' label domain); the gateway's own form defaults to gateway" });
