@@ -24,6 +24,7 @@ function fixtures(form: Form, up: string, rls: string) {
     { kind: 'Module', name: 'ambassador', spec: { config: { default_labels: { ambassador: { defaults: [v2 ? 'source_cluster' : { source_cluster: { key: 'source_cluster' } }] } } } } },
     { kind: 'Mapping', name: 'catalog', spec: { prefix: '/catalog/', service: up, labels: { ambassador: [{ per_tenant: [tenantLabel, catalogLabel] }, { peers: [v2 ? 'remote_address' : { remote_address: { key: 'remote_address' } }] }] } } },
     { kind: 'Mapping', name: 'plain', spec: { prefix: '/plain/', service: up } },
+    { kind: 'Mapping', name: 'kitchen', spec: { prefix: '/kitchen/', service: up, labels: { ambassador: [{ where: [v2 ? 'destination_cluster' : { destination_cluster: { key: 'destination_cluster' } }] }] } } },
   ];
 }
 
@@ -81,6 +82,11 @@ for (const form of FORMS) {
       seen.length = 0;
       await rig.call('/plain/x');
       assert.deepEqual(descriptors(seen), [['source_cluster=gatehouse']]);
+    });
+
+    it("names the upstream's cluster in destination_cluster, as Envoy names the cluster Emissary routes to", async () => {
+      assert.equal((await rig.call('/kitchen/soup')).status, 200);
+      assert.deepEqual(descriptors(seen), [['source_cluster=gatehouse', `destination_cluster=cluster_${rig.upstream.replace(/[.:]/g, '_')}`]]);
     });
 
     it('answers 429 once the service says the limit is reached', async () => {
