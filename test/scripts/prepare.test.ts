@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertBuilt, REPO_ROOT } from '../support/process';
@@ -33,6 +33,20 @@ describe('npm prepare (scripts/prepare.js)', function () {
     const prepared = await run('npm', ['run', 'prepare'], dir);
     assert.equal(prepared.code, 1, prepared.stdout);
     assert.match(prepared.stderr, /gatehouse: dist\/ is not built, and building it needs TypeScript, a devDependency: run npm install \(or npm ci\)/);
+    assert.equal(existsSync(join(dir, 'dist')), false);
+  });
+
+  it("tells a project that installs a fresh checkout's folder to run npm install in the checkout first", async () => {
+    const dir = fresh();
+    const project = mkdtempSync(join(tmpdir(), 'gatehouse-project-'));
+    made.push(project);
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'travel-app', version: '1.0.0', private: true }));
+    const installed = await run('npm', ['install', dir, '--prefer-offline', '--no-audit', '--no-fund'], project);
+    assert.notEqual(installed.code, 0, installed.stdout);
+    assert.ok(
+      installed.stderr.includes(`gatehouse: ${dir} is installed as a folder, which npm links as it is, without its dev dependencies: run npm install in ${dir} first`),
+      installed.stderr,
+    );
     assert.equal(existsSync(join(dir, 'dist')), false);
   });
 
