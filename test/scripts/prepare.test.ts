@@ -56,6 +56,25 @@ describe('npm prepare (scripts/prepare.js)', function () {
     assert.match(pack.stderr, /building dist\/ for the package needs TypeScript: run npm install first/);
   });
 
+  it("builds dist/ in a fresh checkout's npm install, after which npm start serves the demo: the README's two commands", async function () {
+    this.timeout(600_000);
+    const dir = fresh();
+    const installed = await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], dir);
+    assert.equal(installed.code, 0, installed.stderr);
+    for (const file of [manifest.main, manifest.types, ...Object.values(manifest.bin)]) assert.ok(existsSync(join(dir, file)), `${file} was not built`);
+    const server = await startServer('npm', ['start'], dir, { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'info', GATEHOUSE_DATA: await freshDataDir() });
+    try {
+      const res = await fetch(`${server.url}/v1/messages/1`);
+      assert.equal(res.status, 200);
+      assert.equal(((await res.json()) as { content: string }).content, 'Welcome to Gatehouse, Alice.');
+      server.child.kill('SIGTERM');
+      await server.ended();
+      assert.match(server.output(), /"msg":"gatehouse stopped"/);
+    } finally {
+      server.child.kill('SIGKILL');
+    }
+  });
+
   it('keeps, in a production install after a full one, the dist/ the full one built: no compiler is installed, and npm start serves the demo', async function () {
     this.timeout(300_000);
     const dir = fresh();
