@@ -3,9 +3,10 @@
  * @module scripts/try-installs
  * Runs the install commands of docs/install.md (its `sh try-installs`
  * block), each `npm install` in a scratch project of its own, as a user
- * would: of the tarball `npm pack` makes here, and of a git URL (this
+ * would: of the tarball `npm pack` makes here, of a git URL (this
  * checkout's last commit, as `git+file://`: the same clone, dev install,
- * build and pack npm does for any git URL). Then, in each, the block's other
+ * build and pack npm does for any git URL), and of this checkout's folder
+ * (where `npm install` has run, as the docs say). Then, in each, the block's other
  * commands: its `cp`, and `npx gatehouse start` answering a request until
  * SIGTERM to npx; and `npx gatehouse check`, `require` and `import` of the
  * package. Needs the npm registry; takes a minute or more, so the suite does
@@ -22,8 +23,8 @@ const { join } = require('node:path');
 
 const root = join(__dirname, '..');
 
-/** What the docs write for the package to install: the tarball's path and the git URL, replaced by real ones. */
-const SHOWN = { tarball: '/path/to/gatehouse-0.1.0.tgz', git: 'git+https://<host>/<you>/gatehouse.git' };
+/** What the docs write for the package to install: the tarball's path, the git URL and a checkout's folder, replaced by real ones. */
+const SHOWN = { tarball: '/path/to/gatehouse-0.1.0.tgz', git: 'git+https://<host>/<you>/gatehouse.git', folder: '/path/to/gatehouse' };
 
 /**
  * The commands of docs/install.md's `sh try-installs` block, without their
@@ -124,7 +125,7 @@ async function tryInstall(scratch, name, spec, commands) {
 
 async function main() {
   const commands = docsCommands();
-  if (!commands.installs.tarball || !commands.installs.git || !commands.then.includes('npx gatehouse start')) {
+  if (!commands.installs.tarball || !commands.installs.git || !commands.installs.folder || !commands.then.includes('npx gatehouse start')) {
     throw new Error(`docs/install.md's block is not what this script runs: ${JSON.stringify(commands)}`);
   }
   const scratch = mkdtempSync(join(tmpdir(), 'gatehouse-installs-'));
@@ -132,6 +133,7 @@ async function main() {
     const [{ filename }] = JSON.parse(sh('npm', ['pack', '--json', '--pack-destination', scratch], root));
     await tryInstall(scratch, 'tarball', join(scratch, filename), commands);
     await tryInstall(scratch, 'git', `git+file://${root}#${sh('git', ['rev-parse', 'HEAD'], root).trim()}`, commands);
+    await tryInstall(scratch, 'folder', root, commands);
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }

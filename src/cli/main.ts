@@ -141,17 +141,19 @@ async function start(args: string[]): Promise<number | undefined> {
 async function check(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
-    options: { help: common.help, 'file-size-limit': common['file-size-limit'], 'ambassador-id': { type: 'string' } },
+    // --config as start takes it, so that the folder a start is given can be checked with the same words.
+    options: { help: common.help, config: { type: 'string' }, 'file-size-limit': common['file-size-limit'], 'ambassador-id': { type: 'string' } },
     allowPositionals: true,
   });
   if (values.help) return print(CHECK_USAGE);
   refuseEmpty(values);
   if (positionals.length > 1) throw new UsageError('check takes one folder');
+  if (positionals.length === 1 && values.config !== undefined) throw new UsageError('give check its folder once: as [dir] or as --config <dir>');
   if (positionals[0]?.trim() === '') throw new UsageError('check needs a folder name, not an empty one');
   const fileSizeLimit = fileSizeLimitOption(values['file-size-limit']);
   const { checkFolder } = require('./check') as Check;
   const { envFileSizeLimit } = require('../gatehouse') as GatehouseModule;
-  const report = await checkFolder(positionals[0] ?? (process.env.GATEHOUSE_CONFIG || 'config'), {
+  const report = await checkFolder(positionals[0] ?? values.config ?? (process.env.GATEHOUSE_CONFIG || 'config'), {
     fileSizeLimit: fileSizeLimit ?? envFileSizeLimit(process.env.GATEHOUSE_FILE_SIZE_LIMIT),
     ambassadorId: values['ambassador-id'] ?? (process.env.AMBASSADOR_ID || undefined),
   });

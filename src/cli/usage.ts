@@ -64,7 +64,7 @@ once the npm process that started it is gone.
 Exit status: 1 when it cannot start (the problem is on stderr), 2 for a
 mistake on the command line; 0 once stopped by SIGTERM or SIGINT.`;
 
-export const CHECK_USAGE = `Usage: gatehouse check [dir] [--file-size-limit <size>] [--ambassador-id <id>]
+export const CHECK_USAGE = `Usage: gatehouse check [dir | --config <dir>] [--file-size-limit <size>] [--ambassador-id <id>]
 
 Validates a config folder (default GATEHOUSE_CONFIG, else ./config): the gateway
 records, the rate limits, the users file and the booking data. Prints the route

@@ -153,11 +153,11 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
       const passed = rt.auth.run(ctx, mapping);
       if (!(typeof passed === 'boolean' ? passed : await passed)) return;
     }
+    const target = route.target;
     if (rt.rateLimit !== null && !tooLarge) {
-      const passed = rt.rateLimit.run(ctx, mapping);
+      const passed = rt.rateLimit.run(ctx, mapping, target.kind === 'remote' ? target.upstream.cluster.name : undefined);
       if (!(typeof passed === 'boolean' ? passed : await passed)) return;
     }
-    const target = route.target;
     // Headers the gateway set before a module runs, which the module's own error handler clears.
     let kept = target.kind === 'in-process' ? keptHeaders(ctx.res) : null;
     try {

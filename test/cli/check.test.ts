@@ -83,6 +83,17 @@ describe('gatehouse check', function () {
     assert.ok(routeRows(res.stdout).some((r) => r[1] === '/v1/automobiles'));
   });
 
+  it('takes the folder as --config, as start does, over GATEHOUSE_CONFIG, and refuses it given twice', async () => {
+    const dir = demoWith('services.yaml', 'prefix: /v1/cars', 'prefix: /v1/wagons');
+    const res = await runCli(['check', '--config', dir], { env: { GATEHOUSE_CONFIG: join(REPO_ROOT, 'config') } });
+    assert.equal(res.code, 0, res.stderr);
+    assert.ok(res.stdout.startsWith(`${dir}: OK`), res.stdout);
+    assert.ok(routeRows(res.stdout).some((r) => r[1] === '/v1/wagons'));
+    const twice = await runCli(['check', dir, '--config', dir]);
+    assert.deepEqual([twice.code, twice.stdout], [2, '']);
+    assert.match(twice.stderr, /give check its folder once: as \[dir\] or as --config <dir>/);
+  });
+
   describe('of a folder with a mistake exits 1 and names where it is', () => {
     // Each case is a copy of the demo with one mistake; they run side by side.
     const cases: { name: string; file: string; text: string; by: string; expect: RegExp[] }[] = [

@@ -109,7 +109,7 @@ describe('gatehouse command', function () {
     it('prints what check validates', async () => {
       const res = await result('check --help');
       assert.equal(res.code, 0, res.stderr);
-      assert.match(res.stdout, /^Usage: gatehouse check \[dir\]/);
+      assert.match(res.stdout, /^Usage: gatehouse check \[dir \| --config <dir>\]/);
       assert.match(res.stdout, /route\s+table in match order/);
     });
 

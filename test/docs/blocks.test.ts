@@ -60,7 +60,7 @@ describe('the docs', () => {
   it('show the install commands that scripts/try-installs.js runs, each install path and the start after it', () => {
     const script = require(join(REPO_ROOT, 'scripts', 'try-installs.js')) as { docsCommands(): { installs: Record<string, string>; then: string[] } };
     const { installs, then } = script.docsCommands();
-    assert.deepEqual(Object.keys(installs).sort(), ['git', 'tarball']);
+    assert.deepEqual(Object.keys(installs).sort(), ['folder', 'git', 'tarball']);
     assert.ok(then.includes('npx gatehouse start'), then.join('; '));
   });
 

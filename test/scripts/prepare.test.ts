@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertBuilt, REPO_ROOT } from '../support/process';
@@ -36,10 +36,43 @@ describe('npm prepare (scripts/prepare.js)', function () {
     assert.equal(existsSync(join(dir, 'dist')), false);
   });
 
+  it("tells a project that installs a fresh checkout's folder to run npm install in the checkout first", async () => {
+    const dir = fresh();
+    const project = mkdtempSync(join(tmpdir(), 'gatehouse-project-'));
+    made.push(project);
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'travel-app', version: '1.0.0', private: true }));
+    const installed = await run('npm', ['install', dir, '--prefer-offline', '--no-audit', '--no-fund'], project);
+    assert.notEqual(installed.code, 0, installed.stdout);
+    assert.ok(
+      installed.stderr.includes(`gatehouse: ${dir} is installed as a folder, which npm links as it is, without its dev dependencies: run npm install in ${dir} first`),
+      installed.stderr,
+    );
+    assert.equal(existsSync(join(dir, 'dist')), false);
+  });
+
   it('refuses to pack a package without its compiled library', async () => {
     const pack = await run('npm', ['pack', '--dry-run'], fresh());
     assert.notEqual(pack.code, 0);
     assert.match(pack.stderr, /building dist\/ for the package needs TypeScript: run npm install first/);
+  });
+
+  it("builds dist/ in a fresh checkout's npm install, after which npm start serves the demo: the README's two commands", async function () {
+    this.timeout(600_000);
+    const dir = fresh();
+    const installed = await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], dir);
+    assert.equal(installed.code, 0, installed.stderr);
+    for (const file of [manifest.main, manifest.types, ...Object.values(manifest.bin)]) assert.ok(existsSync(join(dir, file)), `${file} was not built`);
+    const server = await startServer('npm', ['start'], dir, { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'info', GATEHOUSE_DATA: await freshDataDir() });
+    try {
+      const res = await fetch(`${server.url}/v1/messages/1`);
+      assert.equal(res.status, 200);
+      assert.equal(((await res.json()) as { content: string }).content, 'Welcome to Gatehouse, Alice.');
+      server.child.kill('SIGTERM');
+      await server.ended();
+      assert.match(server.output(), /"msg":"gatehouse stopped"/);
+    } finally {
+      server.child.kill('SIGKILL');
+    }
   });
 
   it('keeps, in a production install after a full one, the dist/ the full one built: no compiler is installed, and npm start serves the demo', async function () {

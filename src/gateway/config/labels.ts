@@ -67,10 +67,14 @@ function argumentSchema(name: string, argument: unknown): z.ZodType {
 const labelSchema = z.unknown().transform((raw, ctx): LabelSpecifier => {
   if (typeof raw === 'string' && raw !== '') return raw;
   if (!isPlainObject(raw) || Object.keys(raw).length !== 1) {
+    // Several keys are most often a label's fields indented one level too far out (`- x-user:` then
+    // `request_headers:` beside it): said by name, since Emissary drops such a label with an error too.
+    const keys = isPlainObject(raw) ? Object.keys(raw) : [];
+    const several = keys.length > 1 ? `has ${keys.length} keys (${keys.join(', ')}) where a label has one (a field written beside its label, not under it?): ` : '';
     ctx.issues.push({
       code: 'custom',
       input: raw,
-      message: 'a label is a string (a generic_key value) or one key naming it: {<key>: {header}}, {request_headers: {key, header_name}}, {generic_key: {value}}, {remote_address: {}}...',
+      message: `${several}a label is a string (a generic_key value) or one key naming it: {<key>: {header}}, {request_headers: {key, header_name}}, {generic_key: {value}}, {remote_address: {}}...`,
     });
     return z.NEVER;
   }

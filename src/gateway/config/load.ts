@@ -32,7 +32,7 @@ import { configProblem, type ConfigProblem } from './problems';
 import type { RecordSource } from './schema';
 import { API_VERSION } from './schema';
 import { RECORD_KINDS, type ConfigResult, type RawRecord } from './validate';
-import { assembleWithEmissary, EMISSARY_ANNOTATION, expandLists, readEmissaryDocument, type EmissaryReading } from './emissary';
+import { assembleWithEmissary, EMISSARY_ANNOTATION, expandLists, oldAnnotationProblem, readEmissaryDocument, type EmissaryReading } from './emissary';
 
 export interface LoadOptions {
   /** The domain part of the annotation key `<domain>/config`. Default `gatehouse.io`. */
@@ -241,6 +241,8 @@ function readRecords(file: string, text: string, annotationKeys: readonly string
       continue;
     }
     const namespace = typeof doc.metadata.namespace === 'string' ? doc.metadata.namespace : undefined;
+    const old = oldAnnotationProblem(annotations);
+    if (old !== undefined) problems.push(configProblem({ source, path: old.path }, old.message));
     for (const key of annotationKeys) {
       const value = annotations[key];
       if (value === undefined) continue;

@@ -172,7 +172,7 @@ export const authServiceSchema = z.strictObject({
   protocol_version: z.enum(['v2', 'v3']).optional(),
   ambassador_id: notSupported(AMBASSADOR_ID_IN_CODE),
   stats_name: notSupported('auth decisions are counted in the Prometheus metrics; remove the field'),
-  circuit_breakers: notSupported('remove the field'),
+  circuit_breakers: notSupported('calls to the auth service are bounded by its timeout_ms and a pool of 256 connections, not by circuit breakers; remove the field'),
   v2ExplicitTLS: notSupported('remove the field'),
 }).superRefine(authServiceChecks);
 

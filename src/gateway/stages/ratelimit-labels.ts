@@ -4,7 +4,7 @@
  * about, filled in as Envoy's rate-limit actions fill them: a header's
  * value, a literal (`generic_key`), the client's address
  * (`remote_address`), the gateway's own cluster name (`source_cluster`)
- * and the Mapping's service (`destination_cluster`).
+ * and the cluster the request goes to (`destination_cluster`).
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { headerText } from '../../http';
@@ -24,7 +24,7 @@ export interface LabelFacts {
   readonly remoteAddress: string;
   /** The gateway's own name, as Envoy's `--service-cluster`. */
   readonly sourceCluster: string;
-  /** Where the request goes: the Mapping's `service`. */
+  /** Where the request goes: the cluster of a remote upstream (`cluster_quote_shop`), else the Mapping's `service`. */
   readonly destinationCluster: string;
 }
 

@@ -133,11 +133,11 @@ export function createRateLimitStage(
 
   return {
     target: local ? 'in-process' : record.service,
-    run(ctx: Context, mapping: MappingRecord): boolean | Promise<boolean> {
+    run(ctx: Context, mapping: MappingRecord, cluster?: string): boolean | Promise<boolean> {
       const plan = planOf(mapping);
       if (!plan) return true;
       const facts = plan.facts
-        ? { remoteAddress: trustedClientAddress(ctx), sourceCluster, destinationCluster: mapping.service }
+        ? { remoteAddress: trustedClientAddress(ctx), sourceCluster, destinationCluster: cluster ?? mapping.service }
         : undefined;
       const descriptors = buildDescriptors(plan, ctx.req.headers, facts);
       if (descriptors.length === 0) return true;

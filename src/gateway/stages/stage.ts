@@ -12,9 +12,12 @@ export interface Stage {
   /**
    * Runs for a request that matched `mapping`. Resolves `true` to let it go on,
    * `false` when the stage has written the response itself (a 401 from the
-   * auth service, a 429). May throw an HttpError.
+   * auth service, a 429). May throw an HttpError. `cluster` is the name of
+   * the cluster a remote upstream is reached through (`cluster_quote_shop`),
+   * as Envoy's `destination_cluster` names it; undefined for a module called
+   * in process and a redirect, which have none.
    */
-  run(ctx: Context, mapping: MappingRecord): boolean | Promise<boolean>;
+  run(ctx: Context, mapping: MappingRecord, cluster?: string): boolean | Promise<boolean>;
   /** Releases connections and pools. */
   close?(): Promise<void>;
 }

@@ -7,6 +7,6 @@
  * parsed YAML to records and problems: they run wherever parsing runs.
  */
 export { readEmissaryDocument, expandLists, type Located } from './read/document';
-export { EMISSARY_ANNOTATION, type DocumentPlace } from './read/forms';
+export { EMISSARY_ANNOTATION, oldAnnotationProblem, type DocumentPlace } from './read/forms';
 export { assembleWithEmissary, type SelectOptions } from './assemble/assemble';
 export type { EmissaryReading, EmissaryReport, EmissaryRecordReport, SkippedRecord, FieldNote, EmissaryEntry } from './types';

@@ -148,7 +148,7 @@ describe("Emissary's ambassador Module", () => {
 
   it('refuses default_labels that are not {<domain>: {defaults: [labels]}}, at the label', () => {
     assert.deepEqual(problems(asResources(moduleOf({ default_labels: { ambassador: { defaults: [{ a: 1, b: 2 }] }, other: ['x'] } }))), [
-      'config/emissary.yaml: Module ambassador: spec.config.default_labels.ambassador.defaults.0: a label is a string (a generic_key value) or one key naming it: {<key>: {header}}, {request_headers: {key, header_name}}, {generic_key: {value}}, {remote_address: {}}...',
+      'config/emissary.yaml: Module ambassador: spec.config.default_labels.ambassador.defaults.0: has 2 keys (a, b) where a label has one (a field written beside its label, not under it?): a label is a string (a generic_key value) or one key naming it: {<key>: {header}}, {request_headers: {key, header_name}}, {generic_key: {value}}, {remote_address: {}}...',
       'config/emissary.yaml: Module ambassador: spec.config.default_labels.other: expected {defaults: [<label>, ...]}',
     ]);
   });

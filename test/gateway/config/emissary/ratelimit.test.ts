@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { createRateLimitGrpcServer, createRateLimitService, type RateLimitGrpcServer, type RateLimitRequest, type RateLimitService } from '../../../../src/ratelimit';
 import { memoryLogger } from '../../../ratelimit/support/silent';
-import { emissaryRig, FORMS, written, type EmissaryRig, type Form } from './support';
+import { emissaryRig, FORMS, loaded, notesOf, written, type EmissaryRig, type Form } from './support';
 
 /** The descriptors of the requests the service got, as `key=value` lists. */
 function descriptors(requests: readonly RateLimitRequest[]): string[][] {
@@ -24,6 +24,7 @@ function fixtures(form: Form, up: string, rls: string) {
     { kind: 'Module', name: 'ambassador', spec: { config: { default_labels: { ambassador: { defaults: [v2 ? 'source_cluster' : { source_cluster: { key: 'source_cluster' } }] } } } } },
     { kind: 'Mapping', name: 'catalog', spec: { prefix: '/catalog/', service: up, labels: { ambassador: [{ per_tenant: [tenantLabel, catalogLabel] }, { peers: [v2 ? 'remote_address' : { remote_address: { key: 'remote_address' } }] }] } } },
     { kind: 'Mapping', name: 'plain', spec: { prefix: '/plain/', service: up } },
+    { kind: 'Mapping', name: 'kitchen', spec: { prefix: '/kitchen/', service: up, labels: { ambassador: [{ where: [v2 ? 'destination_cluster' : { destination_cluster: { key: 'destination_cluster' } }] }] } } },
   ];
 }
 
@@ -83,6 +84,11 @@ for (const form of FORMS) {
       assert.deepEqual(descriptors(seen), [['source_cluster=gatehouse']]);
     });
 
+    it("names the upstream's cluster in destination_cluster, as Envoy names the cluster Emissary routes to", async () => {
+      assert.equal((await rig.call('/kitchen/soup')).status, 200);
+      assert.deepEqual(descriptors(seen), [['source_cluster=gatehouse', `destination_cluster=cluster_${rig.upstream.replace(/[.:]/g, '_')}`]]);
+    });
+
     it('answers 429 once the service says the limit is reached', async () => {
       const first = await rig.call('/catalog/lamps', { headers: { 'X-Tenant': 'tiny' } });
       const second = await rig.call('/catalog/lamps', { headers: { 'X-Tenant': 'tiny' } });
@@ -91,3 +97,18 @@ for (const form of FORMS) {
     });
   });
 }
+
+describe("Emissary's RateLimitService fields", () => {
+  it("reads grpc.use_resource_exhausted_code (Emissary 3's gRPC status over a limit) with a note, in either form", () => {
+    const limits = { kind: 'RateLimitService', name: 'limits', spec: { service: '127.0.0.1:8081', protocol_version: 'v3', grpc: { use_resource_exhausted_code: true } } };
+    for (const form of FORMS) {
+      const result = loaded(written(form, limits));
+      assert.equal(result.config.rateLimitService?.service, '127.0.0.1:8081');
+      const at = form === 'resource' ? 'spec.' : '';
+      assert.ok(
+        notesOf(result, 'limits').includes(`${at}grpc: ignored: gRPC requests are not proxied here, so none is answered with a gRPC status; a request over a limit gets 429`),
+        form,
+      );
+    }
+  });
+});

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { serviceManifest } from '../../helpers';
-import { asAnnotation, asResources, emissaryRig, FORMS, load, loaded, problems, routeTo, written, type Fixture } from './support';
+import { asAnnotation, asResources, emissaryRig, FORMS, load, loaded, notesOf, problems, routeTo, written, type Fixture } from './support';
 
 const QUOTE: Fixture = { kind: 'Mapping', name: 'quote', spec: { prefix: '/quote/', service: '127.0.0.1:9001', timeout_ms: 1500, precedence: 2 } };
 
@@ -58,6 +58,39 @@ ${asResources({ kind: 'Mapping', name: 'listed', spec: { prefix: '/listed/', ser
       'config/emissary.yaml: service q: Mapping quote: apiVersion: ambassador/v0 is the v0 form, which Emissary 2 and 3 no longer read either: write getambassador.io/v3alpha1, getambassador.io/v2 or getambassador.io/v1',
     ]);
     assert.match(problems(asResources({ ...QUOTE, apiVersion: 'getambassador.io/v3alpha2' }))[0], /Mapping quote: apiVersion: getambassador.io\/v3alpha2 is not a version Emissary serves/);
+  });
+
+  it("refuses the resources of Emissary 2.0's previews (x.getambassador.io), which used to load as no Mapping, naming the kind to write", () => {
+    const preview = asResources({ ...QUOTE, apiVersion: 'x.getambassador.io/v3alpha1', kind: 'AmbassadorMapping' });
+    assert.deepEqual(problems(preview), [
+      "config/emissary.yaml: AmbassadorMapping quote: apiVersion: x.getambassador.io/v3alpha1 is the group of Emissary 2.0's previews, which Emissary 2 and 3 no longer read: write getambassador.io/v3alpha1, kind Mapping",
+    ]);
+    const host = asResources({ kind: 'AmbassadorHost', name: 'edge', apiVersion: 'x.getambassador.io/v3alpha1', spec: { hostname: '*' } });
+    assert.match(problems(host)[0], /AmbassadorHost edge: apiVersion: .* write getambassador.io\/v3alpha1, kind Host$/);
+  });
+
+  it("refuses the records of Ambassador 0.x's annotation, ambassador, which used to load as no Mapping, and leaves another use of that name alone", () => {
+    const old = asAnnotation('legacy', QUOTE).replace('getambassador.io/config:', 'ambassador:');
+    assert.deepEqual(problems(old), [
+      "config/emissary.yaml: service legacy: metadata.annotations.ambassador: is Ambassador 0.x's annotation, which Emissary no longer reads: move its records to the getambassador.io/config annotation (apiVersion getambassador.io/v2)",
+    ]);
+    const unrelated = asAnnotation('legacy', QUOTE).replace('  annotations:\n', '  annotations:\n    ambassador: owned by the platform team\n');
+    assert.deepEqual(loaded(unrelated).config.mappings.map((m) => m.name), ['quote']);
+  });
+
+  it('reads a field written empty as one left out, as Kubernetes stores it, in either form', () => {
+    const empty = { ...QUOTE, spec: { ...QUOTE.spec, rewrite: null, timeout_ms: null, labels: null } };
+    const limits = { kind: 'RateLimitService', name: 'limits', spec: { service: '127.0.0.1:8081', protocol_version: null, timeout_ms: null } };
+    for (const form of FORMS) {
+      const result = loaded(written(form, empty, limits));
+      const m = result.config.mappings[0];
+      assert.deepEqual([m.rewrite, m.timeout_ms, m.labels], ['/', 3000, undefined], form);
+      assert.deepEqual([result.config.rateLimitService?.protocol_version, result.config.rateLimitService?.timeout_ms], [undefined, 20], form);
+      assert.ok(
+        notesOf(result, 'limits').includes(`${form === 'resource' ? 'spec.' : ''}protocol_version: not set: v3, the only protocol asked here; Emissary 3 takes v2 then, which it no longer speaks, and reports an error`),
+        form,
+      );
+    }
   });
 
   it("refuses a document of Emissary's annotation that is no Emissary record, rather than pass it over", () => {

@@ -148,8 +148,10 @@ describe('gateway config: rate-limit labels and RateLimitService', () => {
     assert.deepEqual(label('remote_address: {key: client}'), [`${AT} labels.ambassador.0.limits.0.remote_address.key: must be remote_address, the label's own name`]);
     assert.deepEqual(label('generic_key: {key: tier}'), [`${AT} labels.ambassador.0.limits.0.generic_key.value: required (expected string)`]);
     assert.deepEqual(label('{tenant: {header: x-tenant}, plan: {header: x-plan}}'), [
-      `${AT} labels.ambassador.0.limits.0: a label is a string (a generic_key value) or one key naming it: {<key>: {header}}, {request_headers: {key, header_name}}, {generic_key: {value}}, {remote_address: {}}...`,
+      `${AT} labels.ambassador.0.limits.0: has 2 keys (tenant, plan) where a label has one (a field written beside its label, not under it?): a label is a string (a generic_key value) or one key naming it: {<key>: {header}}, {request_headers: {key, header_name}}, {generic_key: {value}}, {remote_address: {}}...`,
     ]);
+    // The fields of a request_headers label written beside the label's name instead of under it.
+    assert.match(label('x-tenant:\n          request_headers: {key: tenant, header_name: x-tenant}')[0], /limits\.0: has 2 keys \(x-tenant, request_headers\) where a label has one/);
     assert.deepEqual(problems('labels:\n  ambassador:\n    - {one: [a], two: [b]}'), [
       `${AT} labels.ambassador.0: a label group is one key (request_label_group, or any name) holding its labels`,
     ]);

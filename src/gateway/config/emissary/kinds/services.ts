@@ -10,6 +10,8 @@ import { API_VERSION } from '../../schema';
 import type { EmissaryResource, FieldNote, Translation } from '../types';
 
 const STATS = 'ignored: decisions are counted in the Prometheus metrics';
+/** `grpc: {use_resource_exhausted_code}`: the gRPC status Emissary gives a gRPC request over a limit. */
+const GRPC_CODE = 'ignored: gRPC requests are not proxied here, so none is answered with a gRPC status; a request over a limit gets 429';
 const EXPLICIT_TLS = 'ignored: how Emissary remembers the v2 spelling of tls; it changes nothing';
 
 /** A field that is false or empty: as if it were not written. */
@@ -51,9 +53,13 @@ export function translateRateLimitService(r: EmissaryResource): Translation {
   for (const [field, value] of Object.entries(r.fields)) {
     if (field === 'stats_name') notes.push({ field, note: STATS });
     else if (field === 'v2ExplicitTLS') notes.push({ field, note: EXPLICIT_TLS });
+    else if (field === 'grpc') notes.push({ field, note: GRPC_CODE });
     else if (field === 'tls') {
       if (!isUnset(value)) problems.push({ field, note: 'not supported: the rate-limit service is asked over plaintext gRPC; remove the field' });
     } else out[field] = value;
+  }
+  if (out.protocol_version === undefined) {
+    notes.push({ field: 'protocol_version', note: 'not set: v3, the only protocol asked here; Emissary 3 takes v2 then, which it no longer speaks, and reports an error' });
   }
   if (out.domain === undefined) {
     out.domain = 'ambassador';

@@ -16,6 +16,24 @@ import { isPlainObject } from '../values';
 /** The annotation that holds Emissary's records on a Service. */
 export const EMISSARY_ANNOTATION = 'getambassador.io/config';
 
+/** Ambassador 0.x's annotation, `ambassador: |`, which Emissary reads no more. */
+const OLD_ANNOTATION = 'ambassador';
+
+/**
+ * Why a manifest's annotations cannot be served as they are, when they hold
+ * Emissary records under Ambassador 0.x's annotation `ambassador`: Emissary
+ * no longer reads it, and passing it over would leave its paths a silent 404.
+ * Undefined for annotations without it, or whose `ambassador` holds no record.
+ */
+export function oldAnnotationProblem(annotations: Record<string, unknown>): { path: string; message: string } | undefined {
+  const value = annotations[OLD_ANNOTATION];
+  if (typeof value !== 'string' || !/^\s*apiVersion:\s*['"]?(getambassador\.io|ambassador)\//m.test(value)) return undefined;
+  return {
+    path: `metadata.annotations.${OLD_ANNOTATION}`,
+    message: `is Ambassador 0.x's annotation, which Emissary no longer reads: move its records to the ${EMISSARY_ANNOTATION} annotation (apiVersion getambassador.io/v2)`,
+  };
+}
+
 /** Where a document was read, for its entries. */
 export interface DocumentPlace {
   readonly source: RecordSource;
@@ -35,13 +53,25 @@ export type ReadResource =
 const VERSIONS = 'getambassador.io/v3alpha1, getambassador.io/v2 or getambassador.io/v1';
 
 /**
+ * Why a resource of `x.getambassador.io`, the group of Emissary 2.0's
+ * developer previews (`AmbassadorMapping`, `AmbassadorHost`...), is
+ * refused: Emissary 2.0 itself came out reading `getambassador.io/v3alpha1`
+ * and the kinds' short names instead, and reads this group no more.
+ */
+function previewRefusal(apiVersion: string, kind: unknown): string {
+  const renamed = typeof kind === 'string' && /^Ambassador(Mapping|Host|Listener|TCPMapping)$/.test(kind) ? `, kind ${kind.slice('Ambassador'.length)}` : '';
+  return `apiVersion: ${apiVersion} is the group of Emissary 2.0's previews, which Emissary 2 and 3 no longer read: write getambassador.io/v3alpha1${renamed}`;
+}
+
+/**
  * The Emissary version an apiVersion is read as; a refusal for one of
  * Emissary's that is not read; undefined for one that is not Emissary's.
  */
-function versionOf(apiVersion: unknown): EmissaryVersion | { refused: string } | undefined {
+function versionOf(apiVersion: unknown, kind: unknown): EmissaryVersion | { refused: string } | undefined {
   if (typeof apiVersion !== 'string') return undefined;
-  const m = /^(getambassador\.io|ambassador)\/(.*)$/.exec(apiVersion);
+  const m = /^(x\.getambassador\.io|getambassador\.io|ambassador)\/(.*)$/.exec(apiVersion);
   if (!m) return undefined;
+  if (m[1] === 'x.getambassador.io') return { refused: previewRefusal(apiVersion, kind) };
   const version = m[2];
   if (version === 'v3alpha1' && m[1] === 'getambassador.io') return 'v3alpha1';
   if (version === 'v2' || version === 'v1') return version;
@@ -78,7 +108,7 @@ const RESOURCE_KEYS = new Set(['apiVersion', 'kind', 'metadata', 'spec', 'status
  * Emissary's annotation. Undefined for any other document.
  */
 export function readResource(doc: Record<string, unknown>, place: DocumentPlace): ReadResource | undefined {
-  const version = versionOf(doc.apiVersion);
+  const version = versionOf(doc.apiVersion, doc.kind);
   const inAnnotation = place.annotation === EMISSARY_ANNOTATION;
   const ingress = version === undefined && isEmissaryIngress(doc);
   if (version === undefined && !inAnnotation && !ingress) return undefined;
@@ -113,6 +143,10 @@ export function readResource(doc: Record<string, unknown>, place: DocumentPlace)
   const namespace = stringOf(resourceForm ? metadata.namespace : fields.namespace) ?? place.namespace;
   delete fields.ambassador_id;
   if (!resourceForm) for (const key of ['apiVersion', 'kind', 'name', 'namespace']) delete fields[key];
+  // A field written empty (`protocol_version:`) is one left out: Kubernetes drops a null field of a
+  // resource before storing it (Emissary's CRDs make none nullable), and Emissary reads an annotation's
+  // records into the same types, where null is no value.
+  for (const [field, value] of Object.entries(fields)) if (value === null) delete fields[field];
   const resource: EmissaryResource = {
     apiVersion,
     version,
