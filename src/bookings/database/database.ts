@@ -24,8 +24,13 @@ export const DEFAULT_DATABASE_TIMEOUT_MS = 5000;
 /** How long `check_ready` waits for the database to answer. */
 const READY_TIMEOUT_MS = 1000;
 
-/** How long the migrations may take (another process's included, when it migrates first). */
-const MIGRATE_TIMEOUT_MS = 120_000;
+/**
+ * How long the migrations, and the seeding that follows them, may take at
+ * start (another process's included, when it migrates first): a first start
+ * on a slow or busy disk may wait seconds for its writes to be synced, and a
+ * start that fails over it refuses to serve anything.
+ */
+const PREPARE_TIMEOUT_MS = 120_000;
 
 /** How often expired idempotency keys are deleted. */
 const PURGE_INTERVAL_MS = 3_600_000;
@@ -110,7 +115,7 @@ export async function openBookingDatabase(options: BookingDatabaseOptions): Prom
     const started = performance.now();
     try {
       const result = await engine.session(work, ms);
-      if (write) await engine.persisted(Math.max(1, ms - (performance.now() - started)));
+      if (write) await engine.persisted(Math.max(1, Math.round(ms - (performance.now() - started))));
       options.onCall?.(operation, (performance.now() - started) / 1000);
       regained();
       return result;
@@ -127,7 +132,7 @@ export async function openBookingDatabase(options: BookingDatabaseOptions): Prom
   const run: Runner = (operation, work, runOptions = {}) => {
     if (closed) return Promise.reject(new DatabaseUnavailableError('unavailable', 'the bookings database is closed'));
     if (!prepared) return Promise.reject(new DatabaseUnavailableError('unavailable', `not migrated yet: ${down ?? 'starting'}`));
-    return call(operation, work, runOptions.write ?? false, timeoutMs);
+    return call(operation, work, runOptions.write ?? false, runOptions.timeoutMs ?? timeoutMs);
   };
 
   const stores = new Map<BookingKind, ReturnType<typeof createSqlBookingStore>>();
@@ -140,13 +145,16 @@ export async function openBookingDatabase(options: BookingDatabaseOptions): Prom
     return store;
   };
 
-  /** Migrates, then seeds each kind that has seed bookings. */
+  /** Migrates, then seeds each kind that has seed bookings, both within the start's budget rather than a request's. */
   async function prepare(): Promise<void> {
-    const applied = await call('migrate', (sql) => migrate(sql, schema), false, Math.max(timeoutMs, MIGRATE_TIMEOUT_MS));
+    const prepareMs = Math.max(timeoutMs, PREPARE_TIMEOUT_MS);
+    const applied = await call('migrate', (sql) => migrate(sql, schema), false, prepareMs);
     if (applied.length > 0) logger.info({ database: where, schema, versions: applied }, 'bookings database migrated');
     prepared = true;
     for (const [kind, bookings] of Object.entries(options.seed ?? {}) as [BookingKind, readonly Booking[]][]) {
-      if (bookings.length > 0 && (await storeOf(kind).seed(bookings))) logger.info({ database: where, kind, bookings: bookings.length }, 'demo bookings inserted');
+      if (bookings.length > 0 && (await storeOf(kind).seed(bookings, { timeoutMs: prepareMs }))) {
+        logger.info({ database: where, kind, bookings: bookings.length }, 'demo bookings inserted');
+      }
     }
     if (closed) return;
     purge = setInterval(() => {

@@ -93,7 +93,8 @@ export async function openPgliteEngine(options: { folder: string; logger?: Pick<
       });
     },
     persisted(timeoutMs) {
-      return withDeadline(fs.wal.flush(), timeoutMs, () => timedOut(timeoutMs));
+      // What is late is the disk: say so, rather than that the database did not answer.
+      return withDeadline(fs.wal.flush(), timeoutMs, () => new DatabaseUnavailableError('timeout', `PGlite in ${folder} did not sync its write-ahead log to disk within ${timeoutMs} ms`));
     },
     close() {
       closing ??= (async () => {

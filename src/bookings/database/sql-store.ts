@@ -11,8 +11,12 @@ import type { BookingKind } from '../kinds';
 import { IDEMPOTENCY_KEY_TTL_MS, type Booking, type BookingDraft, type BookingStore, type Created } from '../store';
 import type { Row, Sql } from './engine';
 
-/** Runs one call on the database: see BookingDatabase. `write` waits for the commit to be on disk. */
-export type Runner = <T>(operation: string, work: (sql: Sql) => Promise<T>, options?: { write?: boolean }) => Promise<T>;
+/**
+ * Runs one call on the database: see BookingDatabase. `write` waits for the
+ * commit to be on disk; `timeoutMs` replaces the database's deadline for
+ * this call.
+ */
+export type Runner = <T>(operation: string, work: (sql: Sql) => Promise<T>, options?: { write?: boolean; timeoutMs?: number }) => Promise<T>;
 
 export interface SqlStoreOptions {
   kind: BookingKind;
@@ -60,7 +64,9 @@ function bookingOf(row: BookingRow): Booking {
 }
 
 /** The store of one kind's bookings in `schema` (migrated: see ./migrations). */
-export function createSqlBookingStore(options: SqlStoreOptions): BookingStore & { seed(bookings: readonly Booking[]): Promise<boolean> } {
+export function createSqlBookingStore(options: SqlStoreOptions): BookingStore & {
+  seed(bookings: readonly Booking[], seedOptions?: { timeoutMs?: number }): Promise<boolean>;
+} {
   const { kind, schema, run } = options;
   const now = options.now ?? (() => new Date());
   const newId = options.newId ?? randomUUID;
@@ -154,13 +160,17 @@ export function createSqlBookingStore(options: SqlStoreOptions): BookingStore & 
     /**
      * Inserts `seeded` the first time this kind is seeded in this schema, and
      * never again (a booking since cancelled stays cancelled, one deleted
-     * stays deleted). Resolves whether it inserted them.
+     * stays deleted). Resolves whether it inserted them. `timeoutMs` is the
+     * deadline of the whole call, PostgreSQL's statement_timeout included.
      */
-    seed(seeded) {
+    seed(seeded, seedOptions = {}) {
+      const { timeoutMs } = seedOptions;
       return run(
         'seed',
         (sql) =>
           sql.transaction(async (tx) => {
+            // Another process seeding at once holds the row until it commits: waiting for it is no slow statement.
+            if (timeoutMs !== undefined) await tx.query("SELECT set_config('statement_timeout', $1, true)", [String(timeoutMs)]);
             const first = await tx.query(`INSERT INTO ${schema}.seeds (kind) VALUES ($1) ON CONFLICT (kind) DO NOTHING RETURNING kind`, [kind]);
             if (first.length === 0) return false;
             for (const b of seeded) {
@@ -172,7 +182,7 @@ export function createSqlBookingStore(options: SqlStoreOptions): BookingStore & 
             }
             return true;
           }),
-        { write: true },
+        { write: true, timeoutMs },
       );
     },
   };

@@ -1,11 +1,14 @@
 /**
  * @module test/bookings/database/migrations
  * The schema, on a real PostgreSQL: made in a schema of its own, recorded
- * per version, applied once however many processes start at once, and a
- * schema newer than this Gatehouse knows refused rather than used.
+ * per version, applied once however many processes start at once, seeded
+ * within the start's budget while another process seeds, and a schema newer
+ * than this Gatehouse knows refused rather than used.
  */
 import assert from 'node:assert/strict';
+import { Client } from 'pg';
 import { MIGRATIONS, openBookingDatabase, SchemaTooNewError, type Booking } from '../../../src/bookings';
+import { eventually } from '../../gatehouse/support/running';
 import { sharedPostgres, type PostgresCluster } from '../../support/postgres';
 
 const seeded: Booking = {
@@ -45,6 +48,39 @@ describe('bookings/database/migrations (PostgreSQL)', function () {
     const again = await openBookingDatabase({ databaseUrl: url, seed: { hotel: [{ ...seeded, id: '00000000-0000-4000-8000-000000000001' }] } });
     await again.close();
     assert.deepEqual(await pg.query(nameOf(url), 'SELECT count(*)::int AS n FROM gatehouse.bookings'), [{ n: 1 }]);
+  });
+
+  it('waits past a request’s deadline, PostgreSQL’s statement_timeout included, for another process’s seeding to end, and seeds then', async () => {
+    const url = await pg.createDatabase('seed-wait');
+    await (await openBookingDatabase({ databaseUrl: url })).close();
+    // Another process seeding: it holds the row of its kind until it commits.
+    const other = new Client({ connectionString: url });
+    await other.connect();
+    const failed: string[] = [];
+    let opening: ReturnType<typeof openBookingDatabase> | undefined;
+    try {
+      await other.query('BEGIN');
+      await other.query("INSERT INTO gatehouse.seeds (kind) VALUES ('hotel')");
+      const onCall = (operation: string, _seconds: number, failure?: string) => void (failure && failed.push(`${operation}: ${failure}`));
+      opening = openBookingDatabase({ databaseUrl: url, timeoutMs: 200, seed: { hotel: [seeded] }, onCall });
+      await eventually(async () => {
+        const [{ n }] = await pg.query<{ n: number }>(nameOf(url), "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'gatehouse' AND wait_event_type = 'Lock'");
+        return n === 1 ? true : undefined;
+      }, 'the seeding to wait for the other');
+      // Past its 200 ms: a timer set after its deadline's fires after it.
+      await new Promise((resolve) => setTimeout(resolve, 600));
+    } finally {
+      await other.query('ROLLBACK');
+      await other.end();
+    }
+    const db = await opening;
+    try {
+      await db.ready();
+      assert.deepEqual(await db.store('hotel').get('bob', seeded.id), seeded);
+      assert.deepEqual(failed, [], 'a call of the start failed');
+    } finally {
+      await db.close();
+    }
   });
 
   it('keeps its tables in the schema it is given, beside another Gatehouse’s', async () => {

@@ -3,15 +3,26 @@
  * The embedded database: its folder made on first use, a folder it cannot
  * make or a database it cannot open refused with the reason (and the folder
  * left free for the next try), and a call whose deadline passes while it
- * waits for the one connection answered then, and never run.
+ * waits for the one connection answered then, and never run; a first start
+ * seeds within the start's budget, not a request's deadline.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DatabaseUnavailableError, openBookingDatabase } from '../../../src/bookings';
+import { DatabaseUnavailableError, openBookingDatabase, type Booking } from '../../../src/bookings';
 import { openPgliteEngine } from '../../../src/bookings/database/pglite';
 import { freshDataDir } from '../../support/pglite';
+
+const seeded: Booking = {
+  id: 'dcc2eae2-d010-4a80-996b-4ef47cbea644',
+  itemId: 'af14ed08-a000-4064-b436-ebb6b009dbc7',
+  user: 'bob',
+  status: 'confirmed',
+  start: '2026-07-04',
+  length: 5,
+  createdAt: '2026-02-01T12:00:00.000Z',
+};
 
 describe('bookings/database/pglite', function () {
   this.timeout(60_000);
@@ -55,6 +66,20 @@ describe('bookings/database/pglite', function () {
       assert.equal(ran, false);
     } finally {
       await engine.close();
+    }
+  });
+
+  it('seeds a first start within the start’s budget, not within a request’s deadline shorter than a sync of the disk', async () => {
+    const dir = await freshDataDir();
+    // 1 ms: shorter than a disk takes to sync the write-ahead log, which a seeding waits for.
+    const db = await openBookingDatabase({ dataDir: dir, timeoutMs: 1, seed: { hotel: [seeded] } });
+    await db.ready();
+    await db.close();
+    const reopened = await openBookingDatabase({ dataDir: dir, seed: { hotel: [{ ...seeded, id: '00000000-0000-4000-8000-000000000001' }] } });
+    try {
+      assert.deepEqual(await reopened.store('hotel').list('bob'), [seeded]);
+    } finally {
+      await reopened.close();
     }
   });
 });
