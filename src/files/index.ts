@@ -14,3 +14,4 @@ export {
 } from './bounded';
 export { errorCode, errorText, fileSystemSource, whyUnreadable, type ConfigFileSource } from './source';
 export { parseByteSize } from './size';
+export { parseYamlStream, type YamlStreamOptions } from './yaml';
