@@ -66,6 +66,17 @@ describe('a config folder read and checked whole', function () {
     );
   });
 
+  it('ends the checking thread when the check is called off, and rejects with why', async () => {
+    const texts = { records: [{ file: 'many.yaml', text: padded('apiVersion: gateway/v1\nkind: Mapping\nname: m\nprefix: /m/\nservice: api\n', 64 * 1024) }] };
+    const stop = new AbortController();
+    const checking = checkOffThread(texts, stop.signal);
+    stop.abort(new Error('the gateway is stopping'));
+    await assert.rejects(checking, /^Error: the check was called off: the gateway is stopping$/);
+    await assert.rejects(checkOffThread(texts, stop.signal), /called off/);
+    // Not called off, the same texts check.
+    assert.deepEqual((await checkOffThread(texts)).problems, []);
+  });
+
   it('names the file of a fault found on the worker thread, and the others are still checked', async () => {
     const config = copyConfig();
     try {

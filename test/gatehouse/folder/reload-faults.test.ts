@@ -190,6 +190,21 @@ describe('gatehouse config reload under faults', function () {
     });
   }
 
+  it('calls off a reload under way when it stops: the reload is refused and switches nothing', async () => {
+    let release!: (text: string) => void;
+    const text = config.read('services.yaml');
+    // The reload waits on its read of services.yaml until the stop has called it off.
+    faults.fault = { op: 'read', at: 'services.yaml', how: 'resolve', value: new Promise<string>((resolve) => (release = resolve)) };
+    config.write('extra.yaml', EXTRA);
+    const outcome = running.gatehouse.reload();
+    const stopped = running.stop();
+    await running.log.waitForLines(1, (l) => l.msg === 'stopping: the reload under way is called off');
+    release(text);
+    assert.deepEqual(await outcome, { ok: false, problems: [`${config.dir}: not reloaded: the gateway is stopping`] });
+    await stopped;
+    assert.equal(running.gatehouse.gateway.snapshot().routes.some((r) => r.name === 'extra'), false);
+  });
+
   it('refuses a file larger than fileSizeLimit, naming it and the limit', async () => {
     await running.stop();
     running = await startGatehouse({ configDir: config.dir, modules: [weatherModule], fileSizeLimit: 16 * 1024 });
