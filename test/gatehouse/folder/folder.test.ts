@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileSystemSource } from '../../../src/files';
 import { loadFolder, MAX_PROBLEMS, type FolderWants } from '../../../src/gatehouse';
 import { checkTexts } from '../../../src/gatehouse/folder';
@@ -75,6 +77,24 @@ describe('a config folder read and checked whole', function () {
     await assert.rejects(checkOffThread(texts, stop.signal), /called off/);
     // Not called off, the same texts check.
     assert.deepEqual((await checkOffThread(texts)).problems, []);
+  });
+
+  it('refuses a folder named ratelimit.yaml, users.htpasswd or bookings.yaml, naming it, where a sub-folder of ratelimit/ is passed over', async () => {
+    for (const name of ['ratelimit.yaml', 'users.htpasswd', 'bookings.yaml']) {
+      const config = copyConfig();
+      try {
+        rmSync(join(config.dir, name));
+        mkdirSync(join(config.dir, name));
+        mkdirSync(join(config.dir, 'ratelimit', 'nested.yaml'), { recursive: true });
+        const loaded = await loadFolder(config.dir, { records: true, limits: true, users: true, bookings: true }, options);
+        assert.deepEqual(
+          loaded.problems.map((p) => p.text.replace(`${config.dir}/`, '')),
+          [`${name}: is a folder, not a file`],
+        );
+      } finally {
+        config.remove();
+      }
+    }
   });
 
   it('names the file of a fault found on the worker thread, and the others are still checked', async () => {
