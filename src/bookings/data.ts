@@ -5,7 +5,7 @@
  * whole so that a broken file is reported, never half-used.
  */
 import path from 'node:path';
-import { DEFAULT_FILE_SIZE_LIMIT, errorCode, errorText, parseYamlStream, readBounded, readBoundedSync, whyUnreadable } from '../files';
+import { DEFAULT_FILE_SIZE_LIMIT, errorCode, errorText, parseYamlStream, readBoundedText, readBoundedTextSync, whyUnreadable } from '../files';
 import { z } from 'zod';
 import { BOOKING_KINDS, daySchema, KINDS, uuidSchema, type CatalogueItem, type KindSpec } from './kinds';
 import type { Booking } from './store';
@@ -210,7 +210,7 @@ export async function loadBookingData(configDir: string, fileSizeLimit: number =
   const file = path.join(configDir, BOOKINGS_FILE);
   let text: string;
   try {
-    text = (await readBounded(file, fileSizeLimit)).toString('utf8');
+    text = await readBoundedText(file, fileSizeLimit);
   } catch (err) {
     throw readError(file, err);
   }
@@ -222,7 +222,7 @@ export function loadBookingDataSync(configDir: string, fileSizeLimit: number = D
   const file = path.join(configDir, BOOKINGS_FILE);
   let text: string;
   try {
-    text = readBoundedSync(file, fileSizeLimit).toString('utf8');
+    text = readBoundedTextSync(file, fileSizeLimit);
   } catch (err) {
     throw readError(file, err);
   }

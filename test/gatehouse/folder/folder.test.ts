@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileSystemSource } from '../../../src/files';
 import { loadFolder, MAX_PROBLEMS, type FolderWants } from '../../../src/gatehouse';
@@ -94,6 +94,26 @@ describe('a config folder read and checked whole', function () {
       } finally {
         config.remove();
       }
+    }
+  });
+
+  it('refuses each file of the folder that is not UTF-8, naming it and the line, on the event loop and on the worker thread', async () => {
+    const config = copyConfig();
+    try {
+      writeFileSync(join(config.dir, 'latin1.yaml'), Buffer.from('apiVersion: gateway/v1\nkind: Mapping\nname: caf\xE9\nprefix: /caf\xE9/\nservice: api\n', 'latin1'));
+      const users = config.read('users.htpasswd');
+      writeFileSync(join(config.dir, 'users.htpasswd'), Buffer.concat([Buffer.from(users), Buffer.from('j\xFCrgen:$2y$10$x\n', 'latin1')]));
+      const usersLine = users.split('\n').length;
+      const expected = [
+        `${config.dir}/latin1.yaml: is not UTF-8 text: line 3 holds a byte that is not UTF-8; save the file as UTF-8`,
+        `${config.dir}/users.htpasswd: is not UTF-8 text: line ${usersLine} holds a byte that is not UTF-8; save the file as UTF-8`,
+      ];
+      for (const offThreadBytes of [Infinity, 0]) {
+        const loaded = await loadFolder(config.dir, START, { ...options, offThreadBytes });
+        assert.deepEqual(loaded.problems.map((p) => p.text), expected);
+      }
+    } finally {
+      config.remove();
     }
   });
 
