@@ -9,8 +9,8 @@
  * routed by POST alone, `POST /items/1` with `X-HTTP-Method-Override: DELETE`
  * would reach a Mapping that bypasses auth for POST, and be a DELETE there.
  * The route table holds a request to every method it may be read as
- * (`RouteTable.matchAlike`). A `_method` in a form body is past what a
- * gateway reads.
+ * (`RouteTable.matchAlike`). A `_method` in the body of a POST is read by
+ * ./body-override.
  *
  * The query is read as the most lenient of those backends read it, so that
  * no spelling of the argument escapes the gateway: its names decoded
