@@ -79,6 +79,13 @@ describe('a config folder read and checked whole', function () {
     assert.deepEqual((await checkOffThread(texts)).problems, []);
   });
 
+  it('rejects, saying why, when the checking thread itself fails, and a check after it runs on a thread of its own', async () => {
+    const texts = { records: [{ file: 'ok.yaml', text: 'apiVersion: gateway/v1\nkind: Mapping\nname: m\nprefix: /m/\nservice: api\n' }] };
+    // A limits entry that is no file: the thread throws where no problem of a file can catch it.
+    await assert.rejects(checkOffThread({ ...texts, limits: [null as never] }), /^Error: the checking thread failed: /);
+    assert.deepEqual((await checkOffThread(texts)).problems, []);
+  });
+
   it('refuses a folder named ratelimit.yaml, users.htpasswd or bookings.yaml, naming it, where a sub-folder of ratelimit/ is passed over', async () => {
     for (const name of ['ratelimit.yaml', 'users.htpasswd', 'bookings.yaml']) {
       const config = copyConfig();
