@@ -8,7 +8,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import type Koa from 'koa';
 import pino from 'pino';
-import { DEFAULT_FILE_SIZE_LIMIT, errorText, readBounded, readBoundedSync, whyUnreadable } from '../files';
+import { DEFAULT_FILE_SIZE_LIMIT, errorText, readBoundedText, readBoundedTextSync, whyUnreadable } from '../files';
 import { errorBody } from '../http';
 import { createAuthApp } from './app';
 import { BcryptPoolBusyError, createBcryptPool } from './passwords/bcrypt-pool';
@@ -155,7 +155,7 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
   if (initial === undefined) {
     let text: string;
     try {
-      text = readBoundedSync(file, fileSizeLimit).toString('utf8');
+      text = readBoundedTextSync(file, fileSizeLimit);
     } catch (err) {
       throw unreadable(file, err);
     }
@@ -280,7 +280,7 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
   async function reload(): Promise<void> {
     let parsed: ParsedUsers;
     try {
-      const fresh = (await readBounded(file, fileSizeLimit)).toString('utf8');
+      const fresh = await readBoundedText(file, fileSizeLimit);
       const candidate = parseHtpasswd(fresh);
       if (candidate.problems.length > 0) throw new UsersFileError(file, candidate.problems);
       parsed = candidate;

@@ -5,8 +5,7 @@
  * whole so that a broken file is reported, never half-used.
  */
 import path from 'node:path';
-import { parseAllDocuments } from 'yaml';
-import { DEFAULT_FILE_SIZE_LIMIT, errorCode, errorText, readBounded, readBoundedSync, whyUnreadable } from '../files';
+import { DEFAULT_FILE_SIZE_LIMIT, errorCode, errorText, parseYamlStream, readBoundedText, readBoundedTextSync, whyUnreadable } from '../files';
 import { z } from 'zod';
 import { BOOKING_KINDS, daySchema, KINDS, uuidSchema, type CatalogueItem, type KindSpec } from './kinds';
 import type { Booking } from './store';
@@ -137,7 +136,7 @@ const NOTHING = Symbol('no document');
  */
 function parseDocument(text: string, file: string): unknown {
   const values: unknown[] = [];
-  for (const doc of parseAllDocuments(text)) {
+  for (const doc of parseYamlStream(text)) {
     // The first error says where; those after it follow from it.
     if (doc.errors.length > 0) throw new BookingDataError(file, [`not valid YAML: ${doc.errors[0].message.split('\n', 1)[0].replace(/:$/, '')}`]);
     let value: unknown;
@@ -211,7 +210,7 @@ export async function loadBookingData(configDir: string, fileSizeLimit: number =
   const file = path.join(configDir, BOOKINGS_FILE);
   let text: string;
   try {
-    text = (await readBounded(file, fileSizeLimit)).toString('utf8');
+    text = await readBoundedText(file, fileSizeLimit);
   } catch (err) {
     throw readError(file, err);
   }
@@ -223,7 +222,7 @@ export function loadBookingDataSync(configDir: string, fileSizeLimit: number = D
   const file = path.join(configDir, BOOKINGS_FILE);
   let text: string;
   try {
-    text = readBoundedSync(file, fileSizeLimit).toString('utf8');
+    text = readBoundedTextSync(file, fileSizeLimit);
   } catch (err) {
     throw readError(file, err);
   }

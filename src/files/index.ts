@@ -14,3 +14,5 @@ export {
 } from './bounded';
 export { errorCode, errorText, fileSystemSource, whyUnreadable, type ConfigFileSource } from './source';
 export { parseByteSize } from './size';
+export { NotUtf8Error, readBoundedText, readBoundedTextSync, utf8Text } from './text';
+export { parseYamlStream, type YamlStreamOptions } from './yaml';

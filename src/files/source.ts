@@ -6,7 +6,8 @@
  * the folder at start and at reload goes through one.
  */
 import { readdir } from 'node:fs/promises';
-import { BrokenLinkError, FileTooLargeError, NotAFileError, readBounded } from './bounded';
+import { BrokenLinkError, FileTooLargeError, NotAFileError } from './bounded';
+import { NotUtf8Error, readBoundedText } from './text';
 
 /** Lists and reads the files of a config folder. */
 export interface ConfigFileSource {
@@ -18,7 +19,8 @@ export interface ConfigFileSource {
   list(dir: string): Promise<string[]>;
   /**
    * The text (UTF-8) of `file`. Rejects past `limit` bytes (a
-   * {@link FileTooLargeError} of ./bounded), with `code` `EISDIR` for a
+   * {@link FileTooLargeError} of ./bounded), with a {@link NotUtf8Error}
+   * (./text) when it is not UTF-8, with `code` `EISDIR` for a
    * folder (which is then passed over) and `ENOENT` when it is not there.
    */
   read(file: string, limit: number): Promise<string>;
@@ -27,7 +29,7 @@ export interface ConfigFileSource {
 /** The file system, read with {@link readBounded}. */
 export const fileSystemSource: ConfigFileSource = {
   list: (dir) => readdir(dir),
-  read: async (file, limit) => (await readBounded(file, limit)).toString('utf8'),
+  read: (file, limit) => readBoundedText(file, limit),
 };
 
 /**
@@ -58,6 +60,6 @@ export function errorCode(err: unknown): string | undefined {
  * exist`, `is not a regular file ...`, `cannot be read (EACCES)`.
  */
 export function whyUnreadable(err: unknown): string {
-  if (err instanceof FileTooLargeError || err instanceof NotAFileError || err instanceof BrokenLinkError) return err.message;
+  if (err instanceof FileTooLargeError || err instanceof NotAFileError || err instanceof BrokenLinkError || err instanceof NotUtf8Error) return err.message;
   return `cannot be read (${errorCode(err) ?? errorText(err)})`;
 }

@@ -289,7 +289,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         // Only what listens has clients to drain: a Gatehouse mounted in another app closes at once.
         if (server !== undefined) await drainFor([server, grpcServer], options.drainDelayMs, logger);
         await Promise.all([server?.close(options.shutdownGraceMs), grpcServer?.stop()]);
-        await reloader.settled();
+        await reloader.stop();
         await gw.close();
         await Promise.all([...registry.values()].map((m) => m.close?.()));
         // Last: the booking modules answered their last request above.

@@ -267,9 +267,9 @@ describe('gatehouse command', function () {
           const from = lines.findIndex((l) => l.includes(after));
           return from !== -1 && lines.slice(from).some((l) => l.includes('config reload refused') && l.includes('bomb.yaml: YAML: uses aliases more than 100 times'));
         };
-        await eventually(async () => (refusedAfter('gatehouse listening') ? true : undefined), 'the watcher to refuse the file', 20_000);
+        await eventually(async () => (refusedAfter('gatehouse listening') ? true : undefined), 'the watcher to refuse the file');
         server.child.kill('SIGHUP');
-        await eventually(async () => (refusedAfter('reloading the config folder') ? true : undefined), 'SIGHUP to refuse the file', 20_000);
+        await eventually(async () => (refusedAfter('reloading the config folder') ? true : undefined), 'SIGHUP to refuse the file');
         assert.equal(server.child.exitCode, null, 'the process is still running');
         assert.equal((await fetch(`${server.address}/v1/messages/1`)).status, 200);
       } finally {

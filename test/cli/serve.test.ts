@@ -30,7 +30,7 @@ function rateLimitClient(address: string): grpc.Client & Any {
 
 function shouldRateLimit(client: Any, body: object): Promise<Any> {
   return new Promise((resolve, reject) =>
-    client.ShouldRateLimit(body, { deadline: Date.now() + 5000 }, (err: Error | null, res: Any) => (err ? reject(err) : resolve(res))),
+    client.ShouldRateLimit(body, { deadline: Date.now() + 600_000 }, (err: Error | null, res: Any) => (err ? reject(err) : resolve(res))),
   );
 }
 

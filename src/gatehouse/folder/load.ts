@@ -26,6 +26,8 @@ export interface LoadFolderOptions {
   ambassadorId?: string;
   /** Texts of this many bytes or more are checked on a worker thread. Default {@link OFF_THREAD_BYTES}. */
   offThreadBytes?: number;
+  /** Calls the check off: its thread ends, and the folder is a problem. */
+  signal?: AbortSignal;
 }
 
 /** A folder as loaded: the check's findings, with the users file's text (to tell whether it changed). */
@@ -48,7 +50,7 @@ export async function loadFolder(dir: string, wants: FolderWants, options: LoadF
   const { texts, problems } = await readFolder(dir, wants, options);
   let checked: CheckedFolder;
   try {
-    checked = sizeOf(texts) >= (options.offThreadBytes ?? OFF_THREAD_BYTES) ? await checkOffThread(texts) : checkTexts(texts);
+    checked = sizeOf(texts) >= (options.offThreadBytes ?? OFF_THREAD_BYTES) ? await checkOffThread(texts, options.signal) : checkTexts(texts);
   } catch (err) {
     const files = [...(texts.records ?? []), ...(texts.limits ?? []), texts.users, texts.bookings].flatMap((f) => (f ? [f.file] : []));
     checked = { problems: [configProblem({ source: { file: files.join(', ') || dir } }, `cannot be checked: ${errorText(err)}`)], warnings: [] };

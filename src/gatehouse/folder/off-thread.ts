@@ -34,9 +34,17 @@ function* textMessages(texts: FolderTexts): Generator<TextMessage> {
   yield { end: true };
 }
 
-/** Checks `texts` on a worker thread. Rejects when the thread fails (it could not start, it ran out of memory). */
-export function checkOffThread(texts: FolderTexts): Promise<CheckedFolder> {
+/**
+ * Checks `texts` on a worker thread. Rejects when the thread fails (it could
+ * not start, it ran out of memory), or once `signal` aborts: the thread is
+ * ended then, however long its check would still take.
+ */
+export function checkOffThread(texts: FolderTexts, signal?: AbortSignal): Promise<CheckedFolder> {
   return new Promise<CheckedFolder>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(new Error(`the check was called off: ${errorText(signal.reason)}`));
+      return;
+    }
     let worker: Worker;
     try {
       worker = startWorker();
@@ -46,12 +54,15 @@ export function checkOffThread(texts: FolderTexts): Promise<CheckedFolder> {
     }
     const assembler = createAssembler();
     let settled = false;
+    const onAbort = () => settle(() => reject(new Error(`the check was called off: ${errorText(signal!.reason)}`)));
     const settle = (outcome: () => void) => {
       if (settled) return;
       settled = true;
+      signal?.removeEventListener('abort', onAbort);
       outcome();
       void worker.terminate();
     };
+    signal?.addEventListener('abort', onAbort, { once: true });
     worker.on('message', (message: ResultMessage) => {
       if ('failed' in message) return settle(() => reject(new Error(message.failed)));
       const checked = assembler.add(message);

@@ -67,7 +67,8 @@ async function readOne(file: string, shown: string, options: ReadFolderOptions, 
 
 /** The limits files: `ratelimit.yaml` / `.yml` when listed, then the YAML files of `ratelimit/` (no sub-folders). */
 async function readLimits(dir: string, names: readonly string[], options: ReadFolderOptions, problems: ConfigProblem[]): Promise<LimitsFile[]> {
-  const found: string[] = LIMITS_FILES.filter((name) => names.includes(name)).map((name) => join(dir, name));
+  const named = LIMITS_FILES.filter((name) => names.includes(name)).map((name) => join(dir, name));
+  const found: string[] = [...named];
   const folder = join(dir, LIMITS_FOLDER);
   if (names.includes(LIMITS_FOLDER)) {
     try {
@@ -79,7 +80,8 @@ async function readLimits(dir: string, names: readonly string[], options: ReadFo
   }
   const files: LimitsFile[] = [];
   for (const file of found) {
-    const read = await readOne(file, displayPath(file), options, problems);
+    // A folder named ratelimit.yaml is a mistake to tell, not an absence that would drop every limit; one in ratelimit/ is passed over.
+    const read = await readOne(file, displayPath(file), options, problems, named.includes(file));
     if (read) files.push(read);
   }
   return files;

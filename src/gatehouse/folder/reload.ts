@@ -47,8 +47,12 @@ export interface ReloaderOptions {
 /** Reloads, one at a time, and what the last one found. */
 export interface Reloader {
   reload(): Promise<ReloadOutcome>;
-  /** Resolves once no reload is under way. */
-  settled(): Promise<void>;
+  /**
+   * Calls off the reload under way (its checking thread ends, and it is
+   * refused) and every later one; resolves once none is under way. A file
+   * that takes the check long never holds a stopping gateway up.
+   */
+  stop(): Promise<void>;
   readonly lastReloadAt: Date | undefined;
   /** The problems of the last reload, empty once one is applied. */
   readonly configErrors: string[];
@@ -60,6 +64,7 @@ export function createReloader(options: ReloaderOptions): Reloader {
   let lastReloadAt: Date | undefined;
   let configErrors: string[] = [];
   let reloading: Promise<void> | undefined;
+  const stopping = new AbortController();
 
   const inService = (module: object | undefined) => module !== undefined && [...modules.values()].includes(module as never);
   const bookingsInService = () => builtins.bookings.filter(inService);
@@ -119,8 +124,13 @@ export function createReloader(options: ReloaderOptions): Reloader {
     return problems;
   }
 
+  const notReloaded = () => configProblem({ source: { file: configDir } }, 'not reloaded: the gateway is stopping');
+
   async function apply(): Promise<ConfigProblem[]> {
-    const folder = await loadFolder(configDir, wants(), options.folder);
+    if (stopping.signal.aborted) return [notReloaded()];
+    const folder = await loadFolder(configDir, wants(), { ...options.folder, signal: stopping.signal });
+    // A stop that came while the folder was read or checked on the event loop calls the reload off all the same.
+    if (stopping.signal.aborted) return [notReloaded()];
     if (folder.problems.length > 0 || folder.config === undefined) {
       gateway.reject(folder.problems);
       return folder.problems;
@@ -172,7 +182,11 @@ export function createReloader(options: ReloaderOptions): Reloader {
       reloading = tracked;
       return run;
     },
-    settled: () => reloading ?? Promise.resolve(),
+    stop() {
+      if (reloading && !stopping.signal.aborted) logger.info({ configDir }, 'stopping: the reload under way is called off');
+      stopping.abort(new Error('the gateway is stopping'));
+      return reloading ?? Promise.resolve();
+    },
     get lastReloadAt() {
       return lastReloadAt;
     },

@@ -26,8 +26,8 @@
  *   is refused: it is what a reload sees of a file being written over.
  */
 import { join } from 'node:path';
-import { isScalar, parseAllDocuments, type Document, type YAMLError } from 'yaml';
-import { DEFAULT_FILE_SIZE_LIMIT, errorCode, errorText, fileSystemSource, whyUnreadable, type ConfigFileSource } from '../../files';
+import { isScalar, type Document, type YAMLError } from 'yaml';
+import { DEFAULT_FILE_SIZE_LIMIT, errorCode, errorText, fileSystemSource, parseYamlStream, whyUnreadable, type ConfigFileSource } from '../../files';
 import { configProblem, type ConfigProblem } from './problems';
 import type { RecordSource } from './schema';
 import { API_VERSION } from './schema';
@@ -108,7 +108,7 @@ interface ParsedDocument {
 function parseDocuments(text: string, source: RecordSource, what: string, problems: ConfigProblem[], lineOffset?: LineOffset): ParsedDocument[] {
   const docs: ParsedDocument[] = [];
   let index = 0;
-  for (const doc of parseAllDocuments(text, { prettyErrors: true })) {
+  for (const doc of parseYamlStream(text, { prettyErrors: true })) {
     index++;
     if (doc.errors.length > 0) {
       for (const err of onePerLine(doc.errors)) problems.push(configProblem({ source }, `${what}: ${positionInFile(firstLine(err.message), lineOffset)}`));

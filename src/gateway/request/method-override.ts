@@ -9,13 +9,13 @@
  * routed by POST alone, `POST /items/1` with `X-HTTP-Method-Override: DELETE`
  * would reach a Mapping that bypasses auth for POST, and be a DELETE there.
  * The route table holds a request to every method it may be read as
- * (`RouteTable.matchAlike`). A `_method` in a form body is past what a
- * gateway reads.
+ * (`RouteTable.matchAlike`). A `_method` in the body of a POST is read by
+ * ./body-override.
  *
  * The query is read as the most lenient of those backends read it, so that
  * no spelling of the argument escapes the gateway: its names decoded
  * (`%5fmethod`, `+` as a space) and compared in any case (ASP.NET), PHP's
- * mangling (`.method`, ` _method` and `_method[]` are `$_GET['_method']`),
+ * mangling (`.method`, ` _method`, `_method[]` and `_method%00x` are `$_GET['_method']`),
  * `;` as a separator (PHP's `arg_separator.input`, Perl's CGI and Plack,
  * older Python and Go), names and values decoded once more (for a backend
  * that decodes twice), and overlong UTF-8 read as the character it spells.
@@ -30,6 +30,7 @@ const QUERY_KEYS: readonly string[] = ['_METHOD', 'X-HTTP-METHOD-OVERRIDE', 'X-H
 /** How many times a name or value is decoded at most: once, then again for backends that decode twice, or three times. */
 const MAX_DECODES = 3;
 
+const NUL = 0;
 const PERCENT = 37;
 const PLUS = 43;
 const AMPERSAND = 38;
@@ -63,7 +64,8 @@ function isSpace(c: number): boolean {
 /**
  * Whether `text` from `start` to `end` is one of {@link QUERY_KEYS} as the
  * backends read a name: in any case; spaces around it dropped and `.` or a
- * space read as `_` (PHP); up to a `[` (PHP and qs read `_method[]` as
+ * space read as `_` (PHP); up to a NUL (PHP reads a name as a C string, so
+ * `_method%00x` is its `_method`) or a `[` (PHP and qs read `_method[]` as
  * `_method`), or within the brackets it starts with (qs reads `[_method]`
  * as `_method`). Allocates nothing.
  */
@@ -73,7 +75,7 @@ function namesOverride(text: string, start: number, end: number): boolean {
   if (bracketed) start++;
   for (let i = start; i < end; i++) {
     const c = text.charCodeAt(i);
-    if (c === BRACKET || (bracketed && c === CLOSING_BRACKET)) {
+    if (c === NUL || c === BRACKET || (bracketed && c === CLOSING_BRACKET)) {
       end = i;
       break;
     }

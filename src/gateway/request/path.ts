@@ -177,7 +177,20 @@ export const UNSAFE_ESCAPES = {
   notUtf8: 'percent-escapes that are not UTF-8 (such as the overlong %C0%AE) are not allowed in the path',
   decodedAgain: 'an encoded % before an encoded dot, slash, backslash, semicolon, NUL or %u escape is not allowed in the path',
   notUtf8Again: 'percent-escapes that are not UTF-8 once decoded again (such as %25C0%25AE) are not allowed in the path',
+  foldsToSeparator: 'percent-escapes of a character that backends fold to a dot, slash or backslash (such as the fullwidth %EF%BC%8E) are not allowed in the path',
 } as const;
+
+/**
+ * Characters that Unicode's compatibility normalisation (NFKC, as Python
+ * and some frameworks apply to paths) or Windows' best-fit mapping (IIS,
+ * and any backend that converts a path to an ANSI code page) read as a dot,
+ * a slash or a backslash: `/%EF%BC%8E%EF%BC%8E/` is `/../` there.
+ */
+const FOLDED_SEPARATORS = new Set([0x2024, 0x2025, 0xfe52, 0xff0e, 0x2044, 0x2215, 0x29f8, 0xff0f, 0x2216, 0x29f9, 0xfe68, 0xff3c]);
+
+/** What {@link endOfUtf8Run} returns for bytes that are not UTF-8, and for a character of {@link FOLDED_SEPARATORS}. */
+const NOT_UTF8 = -1;
+const FOLDS = -2;
 
 /** The byte of two hex digits at `at`, or -1. */
 function hexPair(path: string, at: number): number {
@@ -202,8 +215,9 @@ function byteAt(path: string, at: number, depth: number): number {
 
 /**
  * Where the run of escapes from `at` that spell bytes of 0x80 or more at
- * `depth` ends, or -1 when those bytes are not UTF-8 (an overlong form, a
- * lone or missing continuation byte, a surrogate, past U+10FFFF).
+ * `depth` ends; {@link NOT_UTF8} when those bytes are not UTF-8 (an overlong
+ * form, a lone or missing continuation byte, a surrogate, past U+10FFFF),
+ * {@link FOLDS} when they hold a character backends read as a separator.
  */
 function endOfUtf8Run(path: string, at: number, depth: number): number {
   const bytes: number[] = [];
@@ -212,7 +226,10 @@ function endOfUtf8Run(path: string, at: number, depth: number): number {
     bytes.push(byte);
     at += step;
   }
-  return isUtf8(Uint8Array.from(bytes)) ? at : -1;
+  const run = Buffer.from(bytes);
+  if (!isUtf8(run)) return NOT_UTF8;
+  for (const char of run.toString('utf8')) if (FOLDED_SEPARATORS.has(char.codePointAt(0)!)) return FOLDS;
+  return at;
 }
 
 /**
@@ -227,7 +244,10 @@ function endOfUtf8Run(path: string, at: number, depth: number): number {
  *   backend that decodes once, a traversal or another path to one that
  *   decodes twice;
  * - an encoded `%` before escapes that are not UTF-8 once decoded again
- *   (`%25C0%25AE`).
+ *   (`%25C0%25AE`);
+ * - escapes, once or twice encoded, of a character that NFKC or Windows'
+ *   best-fit mapping reads as a dot, slash or backslash (`%EF%BC%8E`,
+ *   `%E2%88%95`).
  * An encoded `%` before anything else (`100%25`, `%2520`) is a `%` as
  * written, and passes.
  */
@@ -239,6 +259,7 @@ export function unsafeEscape(path: string): string | undefined {
     const byte = byteAt(path, at, 0);
     if (byte >= 0x80 && at >= checked) {
       checked = endOfUtf8Run(path, at, 0);
+      if (checked === FOLDS) return UNSAFE_ESCAPES.foldsToSeparator;
       if (checked < 0) return UNSAFE_ESCAPES.notUtf8;
     } else if (byte === PERCENT) {
       let depth = 1;
@@ -250,6 +271,7 @@ export function unsafeEscape(path: string): string | undefined {
       if ((path.charCodeAt(next) | 32) === 117 && hexPair(path, next + 1) >= 0 && hexPair(path, next + 3) >= 0) return UNSAFE_ESCAPES.decodedAgain;
       if (again >= 0x80 && at >= checked) {
         checked = endOfUtf8Run(path, at, depth);
+        if (checked === FOLDS) return UNSAFE_ESCAPES.foldsToSeparator;
         if (checked < 0) return UNSAFE_ESCAPES.notUtf8Again;
       }
     }

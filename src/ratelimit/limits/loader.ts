@@ -11,7 +11,7 @@
  */
 import { lstatSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { DEFAULT_FILE_SIZE_LIMIT, errorText, readBoundedSync, whyUnreadable } from '../../files';
+import { DEFAULT_FILE_SIZE_LIMIT, errorText, readBoundedTextSync, whyUnreadable } from '../../files';
 import { compileLimits, LimitsCompileError, type LimitTable } from './index';
 import { checkKeys } from './keys';
 import { formatIssuePath, limitsDocumentSchema, type LimitsDocument } from './schema';
@@ -113,7 +113,7 @@ function listFiles(dir: string): string[] {
 
 function readLimitsFile(file: string, shown: string, limit: number): string {
   try {
-    return readBoundedSync(file, limit).toString('utf8');
+    return readBoundedTextSync(file, limit);
   } catch (err) {
     throw new LimitsConfigError(shown, [whyUnreadable(err)]);
   }

@@ -17,7 +17,7 @@
  * - a merge key `<<` applies where it is written (see limits-yaml-tree).
  */
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, Scalar, visit, type Document, type YAMLError, type YAMLMap } from 'yaml';
-import { goValue } from './yaml-tree';
+import { aliasResolver, goValue, type AliasResolver } from './yaml-tree';
 
 /** The fields of the format that envoyproxy/ratelimit reads as strings. */
 const STRING_FIELDS = new Set(['domain', 'key', 'value', 'name', 'unit']);
@@ -60,14 +60,14 @@ function countValue(node: Scalar): unknown {
  * the document before its values are built, so an anchored mapping is fixed
  * where it is written and every merge of it copies the result.
  */
-function readFieldsAsGo(doc: Document): void {
+function readFieldsAsGo(doc: Document, resolve: AliasResolver): void {
   visit(doc, {
     Pair(_, pair) {
       if (!isScalar(pair.key)) return;
       const field = pair.key.value;
       const isString = typeof field === 'string' && STRING_FIELDS.has(field);
       if (!isString && field !== COUNT_FIELD) return;
-      const node = isAlias(pair.value) ? pair.value.resolve(doc) : pair.value;
+      const node = isAlias(pair.value) ? resolve(pair.value) : pair.value;
       if (!isScalar(node) || node.source === undefined) return;
       let value: unknown;
       if (isString) {
@@ -118,9 +118,11 @@ function duplicateKeys(doc: Document, lines: LineCounter): string[] {
         const name = String(item.key.value);
         last.set(name, { offset: item.key.range?.[0] ?? 0, repeated: last.has(name) });
       }
-      const where = pathOf(ancestors, map);
+      // Found only where a key repeats: the path costs a search of each list above.
+      let where: string | undefined;
       for (const [name, { offset, repeated }] of last) {
         if (!repeated) continue;
+        where ??= pathOf(ancestors, map);
         const at = where === '' ? name : `${where}.${name}`;
         const line = lines.linePos(offset).line;
         found.push(
@@ -180,31 +182,31 @@ function startOf(node: unknown): number | undefined {
 }
 
 /** The value of `key` in a mapping and where its key is written, merges included (at the `<<`). */
-function fieldOf(doc: Document, map: YAMLMap, key: string): { at: number | undefined; value: unknown } | undefined {
+function fieldOf(resolve: AliasResolver, map: YAMLMap, key: string): { at: number | undefined; value: unknown } | undefined {
   let found: { at: number | undefined; value: unknown } | undefined;
   // Of a key written twice, the last one is used.
   for (const pair of map.items) if (isScalar(pair.key) && String(pair.key.value) === key) found = { at: startOf(pair.key), value: pair.value };
   if (found) return found;
   for (const pair of map.items) {
     if (!isScalar(pair.key) || typeof pair.key.value !== 'symbol') continue;
-    const merged = isAlias(pair.value) ? pair.value.resolve(doc) : pair.value;
+    const merged = isAlias(pair.value) ? resolve(pair.value) : pair.value;
     const sources = isSeq(merged) ? merged.items : [merged];
     for (const source of sources) {
-      const from = isAlias(source) ? source.resolve(doc) : source;
-      const inner = isMap(from) ? fieldOf(doc, from, key) : undefined;
+      const from = isAlias(source) ? resolve(source) : source;
+      const inner = isMap(from) ? fieldOf(resolve, from, key) : undefined;
       if (inner) return { at: startOf(pair.key), value: inner.value };
     }
   }
   return undefined;
 }
 
-function lineOf(doc: Document, lines: LineCounter, path: FieldPath): number | undefined {
+function lineOf(doc: Document, resolve: AliasResolver, lines: LineCounter, path: FieldPath): number | undefined {
   let node: unknown = doc.contents;
   let at = startOf(node);
   for (const step of path) {
-    if (isAlias(node)) node = node.resolve(doc);
+    if (isAlias(node)) node = resolve(node);
     if (isMap(node)) {
-      const field = fieldOf(doc, node, String(step));
+      const field = fieldOf(resolve, node, String(step));
       if (!field) break;
       at = field.at ?? at;
       node = field.value;
@@ -236,15 +238,16 @@ export function parseLimitsYaml(text: string, warnings: string[] = []): ParsedDo
     if (doc.errors.length) return;
     for (const w of duplicateKeys(doc, lines)) warnings.push(`${where}${w}`);
     let value: unknown;
+    const resolve = aliasResolver(doc);
     try {
-      readFieldsAsGo(doc);
-      value = goValue(doc);
+      readFieldsAsGo(doc, resolve);
+      value = goValue(doc, resolve);
     } catch (err) {
       // A merge of something that is not a mapping, an anchor holding itself: found only when building.
       problems.push(`${where}${firstLine(err as Error)}`);
       return;
     }
-    if (value !== null && value !== undefined) parsed.push({ value, lineOf: (path) => lineOf(doc, lines, path) });
+    if (value !== null && value !== undefined) parsed.push({ value, lineOf: (path) => lineOf(doc, resolve, lines, path) });
   });
   if (problems.length) throw new YamlProblems(problems);
   return parsed;

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileSystemSource } from '../../../src/files';
 import { loadFolder, MAX_PROBLEMS, type FolderWants } from '../../../src/gatehouse';
 import { checkTexts } from '../../../src/gatehouse/folder';
@@ -64,6 +66,62 @@ describe('a config folder read and checked whole', function () {
         'Mapping label: labels.gateway.0.request_label_group.0',
       ],
     );
+  });
+
+  it('ends the checking thread when the check is called off, and rejects with why', async () => {
+    const texts = { records: [{ file: 'many.yaml', text: padded('apiVersion: gateway/v1\nkind: Mapping\nname: m\nprefix: /m/\nservice: api\n', 64 * 1024) }] };
+    const stop = new AbortController();
+    const checking = checkOffThread(texts, stop.signal);
+    stop.abort(new Error('the gateway is stopping'));
+    await assert.rejects(checking, /^Error: the check was called off: the gateway is stopping$/);
+    await assert.rejects(checkOffThread(texts, stop.signal), /called off/);
+    // Not called off, the same texts check.
+    assert.deepEqual((await checkOffThread(texts)).problems, []);
+  });
+
+  it('rejects, saying why, when the checking thread itself fails, and a check after it runs on a thread of its own', async () => {
+    const texts = { records: [{ file: 'ok.yaml', text: 'apiVersion: gateway/v1\nkind: Mapping\nname: m\nprefix: /m/\nservice: api\n' }] };
+    // A limits entry that is no file: the thread throws where no problem of a file can catch it.
+    await assert.rejects(checkOffThread({ ...texts, limits: [null as never] }), /^Error: the checking thread failed: /);
+    assert.deepEqual((await checkOffThread(texts)).problems, []);
+  });
+
+  it('refuses a folder named ratelimit.yaml, users.htpasswd or bookings.yaml, naming it, where a sub-folder of ratelimit/ is passed over', async () => {
+    for (const name of ['ratelimit.yaml', 'users.htpasswd', 'bookings.yaml']) {
+      const config = copyConfig();
+      try {
+        rmSync(join(config.dir, name));
+        mkdirSync(join(config.dir, name));
+        mkdirSync(join(config.dir, 'ratelimit', 'nested.yaml'), { recursive: true });
+        const loaded = await loadFolder(config.dir, { records: true, limits: true, users: true, bookings: true }, options);
+        assert.deepEqual(
+          loaded.problems.map((p) => p.text.replace(`${config.dir}/`, '')),
+          [`${name}: is a folder, not a file`],
+        );
+      } finally {
+        config.remove();
+      }
+    }
+  });
+
+  it('refuses each file of the folder that is not UTF-8, naming it and the line, on the event loop and on the worker thread', async () => {
+    const config = copyConfig();
+    try {
+      writeFileSync(join(config.dir, 'latin1.yaml'), Buffer.from('apiVersion: gateway/v1\nkind: Mapping\nname: caf\xE9\nprefix: /caf\xE9/\nservice: api\n', 'latin1'));
+      const users = config.read('users.htpasswd');
+      writeFileSync(join(config.dir, 'users.htpasswd'), Buffer.concat([Buffer.from(users), Buffer.from('j\xFCrgen:$2y$10$x\n', 'latin1')]));
+      const usersLine = users.split('\n').length;
+      const expected = [
+        `${config.dir}/latin1.yaml: is not UTF-8 text: line 3 holds a byte that is not UTF-8; save the file as UTF-8`,
+        `${config.dir}/users.htpasswd: is not UTF-8 text: line ${usersLine} holds a byte that is not UTF-8; save the file as UTF-8`,
+      ];
+      for (const offThreadBytes of [Infinity, 0]) {
+        const loaded = await loadFolder(config.dir, START, { ...options, offThreadBytes });
+        assert.deepEqual(loaded.problems.map((p) => p.text), expected);
+      }
+    } finally {
+      config.remove();
+    }
   });
 
   it('names the file of a fault found on the worker thread, and the others are still checked', async () => {

@@ -161,7 +161,7 @@ describe('gatehouse config reload under faults', function () {
     const laughs = ['a: &a [x, x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 6 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10).fill(`*${String.fromCharCode(97 + i)}`).join(', ')}]`)];
     await refusedThenRecovered(
       () => config.write('ratelimit/laughs.yaml', `${laughs.join('\n')}\ndomain: laughs\n`),
-      /ratelimit\/laughs\.yaml: the aliases expand the document past 100000 values/,
+      /ratelimit\/laughs\.yaml: the aliases expand the document by more than 100000 values/,
       () => config.unlink('ratelimit/laughs.yaml'),
     );
     assert.equal(config.read('ratelimit.yaml'), limits);
@@ -189,6 +189,21 @@ describe('gatehouse config reload under faults', function () {
       );
     });
   }
+
+  it('calls off a reload under way when it stops: the reload is refused and switches nothing', async () => {
+    let release!: (text: string) => void;
+    const text = config.read('services.yaml');
+    // The reload waits on its read of services.yaml until the stop has called it off.
+    faults.fault = { op: 'read', at: 'services.yaml', how: 'resolve', value: new Promise<string>((resolve) => (release = resolve)) };
+    config.write('extra.yaml', EXTRA);
+    const outcome = running.gatehouse.reload();
+    const stopped = running.stop();
+    await running.log.waitForLines(1, (l) => l.msg === 'stopping: the reload under way is called off');
+    release(text);
+    assert.deepEqual(await outcome, { ok: false, problems: [`${config.dir}: not reloaded: the gateway is stopping`] });
+    await stopped;
+    assert.equal(running.gatehouse.gateway.snapshot().routes.some((r) => r.name === 'extra'), false);
+  });
 
   it('refuses a file larger than fileSizeLimit, naming it and the limit', async () => {
     await running.stop();

@@ -90,11 +90,15 @@ export function basic(user: string, password: string): string {
 export const ALICE = basic('alice', 'wonderland');
 
 /**
- * Calls `check` until it returns something other than undefined, at most
- * `timeoutMs`, pausing `intervalMs` between calls. For states that change
- * with nothing to wait on (a Redis connection seen dropped).
+ * Calls `check` until it returns something other than undefined, pausing
+ * `intervalMs` between calls. For states that change with nothing to wait
+ * on (a Redis connection seen dropped). It waits as long as the state takes
+ * by default: a loaded machine makes a reload or a reconnection take longer
+ * than any bound chosen here, and the test's own timeout ends a wait for
+ * what never comes. `timeoutMs` is for a test about how long something
+ * takes, which should say so.
  */
-export async function eventually<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 15_000, intervalMs = 50): Promise<T> {
+export async function eventually<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = Infinity, intervalMs = 50): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

@@ -146,6 +146,11 @@ describe('escapes a backend may read otherwise', () => {
     }
   });
 
+  it('names escapes of a character that NFKC or Windows best-fit folds to a dot, slash or backslash, encoded once or twice', () => {
+    const spellings = ['/%EF%BC%8E%EF%BC%8E/x', '/a%EF%BC%8Fb', '/a%EF%BC%BCb', '/%E2%80%A5/x', '/%E2%80%A4', '/%EF%B9%92', '/%E2%88%95', '/%E2%88%96', '/%E2%81%84', '/%EF%B9%A8', '/%E2%A7%B8', '/%E2%A7%B9', '/caf%C3%A9%EF%BC%8E', '/%25EF%25BC%258E%25EF%25BC%258E/x'];
+    for (const path of spellings) assert.match(unsafe(path) ?? 'passed', /^percent-escapes of a character that backends fold to a dot, slash or backslash /, path);
+  });
+
   it('names nothing in a path a backend reads alike: UTF-8, a % as written, an encoded % before anything else', () => {
     const spellings = ['/', '/v1/hotels', '/caf%C3%A9', '/caf%c3%a9', '/%E2%84%AA', '/%F0%9F%98%80', '/%EF%BF%BF', '/100%25', '/a%25', '/a%2520b', '/a%2541', '/a%2525', '/a%25uzz', '/a%25C3%25A9', '/a%2525C3%2525A9', '/a%3A%25', '/a%3Bb'];
     for (const path of spellings) assert.equal(unsafe(path), undefined, path);
@@ -187,6 +192,8 @@ describe('paths with escapes a backend may read otherwise, through the gateway',
     ['/public/%ED%A0%80', UNSAFE_ESCAPES.notUtf8],
     ['/public/adm%80in', UNSAFE_ESCAPES.notUtf8],
     ['/public/%25C0%25AE%25C0%25AE/admin', UNSAFE_ESCAPES.notUtf8Again],
+    ['/public/%EF%BC%8E%EF%BC%8E/admin', UNSAFE_ESCAPES.foldsToSeparator],
+    ['/public/..%EF%BC%8Fadmin', UNSAFE_ESCAPES.foldsToSeparator],
   ];
   for (const [path, detail] of refused) {
     it(`answers ${path} with 400 and the error body, and the backend sees nothing`, async () => {
@@ -207,7 +214,7 @@ describe('paths with escapes a backend may read otherwise, through the gateway',
   });
 
   it('forwards them verbatim on a Mapping with allow_unsafe_path_escapes, and still refuses an encoded slash there', async () => {
-    for (const path of ['/legacy/%252e%252e/x', '/legacy/caf%E9', '/legacy/%C0%AE', '/legacy/%25u002e']) {
+    for (const path of ['/legacy/%252e%252e/x', '/legacy/caf%E9', '/legacy/%C0%AE', '/legacy/%25u002e', '/legacy/%EF%BC%8E%EF%BC%8E/x']) {
       const res = await send(base, path);
       assert.equal(res.status, 200, `${path}: ${res.text}`);
       assert.equal(backend.received.at(-1)!.url, path);

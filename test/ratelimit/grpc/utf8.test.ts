@@ -47,7 +47,7 @@ describe('rate-limit gRPC requests that are not UTF-8', () => {
         (b: Buffer) => b,
         method.responseDeserialize as (b: Buffer) => { overall_code: string; statuses: { code: string }[] },
         body,
-        { deadline: Date.now() + 5000 },
+        { deadline: Date.now() + 600_000 },
         (err, res) => (err ? reject(err) : resolve(res!)),
       );
     });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createRateLimitService, findRule, loadLimitsDir, type LoadedLimits } from '../../../src/ratelimit';
 import { limitsRefusal, withLimitsFile } from '../support/limits-file';
 import { memoryLogger } from '../support/silent';
+import { timeGrowth } from '../../support/growth';
 
 /** Loads one ratelimit.yaml holding `text`. */
 function load(text: string): LoadedLimits {
@@ -158,6 +159,26 @@ describe('limits YAML scalars, read as envoyproxy/ratelimit (Go yaml.v2) reads t
   it('refuses an anchor whose value holds an alias to itself, as yaml.v2 does', () => {
     const text = 'domain: d\ndescriptors: &loop\n  - key: k\n    descriptors: *loop\n';
     assert.match(limitsRefusal(text), /ratelimit\.yaml: anchor 'loop' value contains itself$/);
+  });
+
+  it('loads a file of more than 100000 values written out, which no alias expands', () => {
+    const rules = 30_000;
+    const text = `domain: d\ndescriptors:\n${Array.from({ length: rules }, (_, i) => `  - {key: k${i}, rate_limit: {unit: minute, requests_per_unit: ${i + 1}}}\n`).join('')}`;
+    const { table } = load(text);
+    assert.equal(findRule(table, 'd', [{ key: `k${rules - 1}`, value: 'v' }])?.requestsPerUnit, rules);
+  });
+
+  it('reads each alias of a file in time that grows with the aliases, not their square', function () {
+    this.timeout(120_000);
+    // One rate_limit shared by every descriptor: the yaml package walked the whole document for each alias.
+    const shared = (aliases: number) =>
+      `domain: d\ndescriptors:\n  - key: base\n    rate_limit: &r {unit: minute, requests_per_unit: 5}\n${Array.from({ length: aliases }, (_, i) => `  - {key: k${i}, rate_limit: *r}\n`).join('')}`;
+    assert.equal(findRule(load(shared(3)).table, 'd', [{ key: 'k2', value: 'v' }])?.requestsPerUnit, 5);
+    const growth = timeGrowth((aliases) => {
+      const text = shared(aliases);
+      return () => assert.equal(load(text).warnings.length, 0);
+    }, 500, 16_000);
+    assert.ok(growth < 300, `32 times the aliases took ${Math.round(growth)} times as long`);
   });
 
   it('refuses aliases that expand a file past 100000 values, at once', () => {

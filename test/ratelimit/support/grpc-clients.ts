@@ -48,8 +48,12 @@ export function grpcClients(address: string): Clients {
   };
 }
 
-/** Calls a unary method and resolves its answer or rejects its status. */
-export function unary<T = Any>(client: Any, method: string, request: object, deadlineMs = 5000): Promise<T> {
+/**
+ * Calls a unary method and resolves its answer or rejects its status. The
+ * deadline is longer than any test by default: a call's own status, not a
+ * deadline a loaded machine reaches first, is what a test reads.
+ */
+export function unary<T = Any>(client: Any, method: string, request: object, deadlineMs = 600_000): Promise<T> {
   return new Promise((resolve, reject) => {
     client[method](request, { deadline: Date.now() + deadlineMs }, (err: grpc.ServiceError | null, res: T) => (err ? reject(err) : resolve(res)));
   });

@@ -1,0 +1,108 @@
+/**
+ * @module test/gateway/request/body-override
+ * A method override in the body of a POST (`_method=DELETE` in a form, a
+ * multipart field, a JSON field), which Rails, Laravel, Symfony and Spring
+ * obey: a POST the backend would act on as a DELETE, routed apart from a
+ * DELETE, is refused; the body of any other POST reaches the backend whole.
+ */
+import assert from 'node:assert/strict';
+import type { Server } from 'node:http';
+import { createAuthService, type AuthService } from '../../../src/auth';
+import { createGateway, type GatehouseModule, type Gateway } from '../../../src/gateway';
+import { basic, captureLogger, quickHash, usersFolder } from '../../auth/support';
+import { close, configOf, listen, mapping, recordingUpstream, send } from '../helpers';
+
+const REFUSED = {
+  code: 400,
+  message: '400: Bad Request',
+  detail: 'the method override of the request would route it elsewhere than its method',
+};
+const FORM = 'application/x-www-form-urlencoded';
+const MULTIPART = 'multipart/form-data; boundary=----b0undary';
+
+/** A multipart body of `fields`, as a browser sends a form. */
+function multipart(fields: [string, string][], nameParameter = (name: string) => `name="${name}"`): string {
+  return `${fields.map(([name, value]) => `------b0undary\r\nContent-Disposition: form-data; ${nameParameter(name)}\r\n\r\n${value}\r\n`).join('')}------b0undary--\r\n`;
+}
+
+describe('method overrides in the body of a POST', () => {
+  const folder = usersFolder();
+  let auth: AuthService;
+  let backend: Awaited<ReturnType<typeof recordingUpstream>>;
+  let gateway: Gateway;
+  let server: Server;
+  let base = '';
+
+  before(async () => {
+    auth = createAuthService({ usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`), logger: captureLogger() });
+    backend = await recordingUpstream();
+    gateway = createGateway({
+      modules: new Map<string, GatehouseModule>([['auth', auth]]),
+      config: configOf(
+        { apiVersion: 'gateway/v1', kind: 'AuthService', name: 'authentication', auth_service: 'auth' },
+        mapping('/m/', backend.url, { name: 'open-post', rewrite: '', method: 'POST', bypass_auth: true }),
+        mapping('/m/', backend.url, { name: 'guarded', rewrite: '' }),
+        mapping('/open/', backend.url, { name: 'open', rewrite: '', bypass_auth: true }),
+      ),
+    });
+    ({ server, url: base } = await listen(gateway.app.callback()));
+  });
+  after(async () => {
+    await close(server);
+    await gateway.close();
+    await close(backend.server);
+    await auth.close();
+    folder.remove();
+  });
+
+  const overriding: [string, string, string][] = [
+    ['a form', FORM, 'title=x&_method=DELETE'],
+    ['a form, its name encoded', FORM, 'title=x&%5fmethod=delete'],
+    ['a form, as PHP mangles the name', FORM, '_method%5B%5D=DELETE'],
+    ['a form naming the header', FORM, 'X-HTTP-Method-Override=PUT'],
+    ['a multipart form', MULTIPART, multipart([['title', 'x'], ['_method', 'DELETE']])],
+    ['a multipart form, the name unquoted', MULTIPART, multipart([['_method', 'PATCH']], (name) => `name=${name}`)],
+    ['a multipart form, the name in RFC 5987 form', MULTIPART, multipart([['_method', 'DELETE']], (name) => `name*=UTF-8''${name}`)],
+    ['a JSON object', 'application/json; charset=utf-8', '{"title":"x","_method":"DELETE"}'],
+    ['a JSON:API document', 'application/vnd.api+json', '{"_METHOD":"put"}'],
+  ];
+  for (const [what, type, body] of overriding) {
+    it(`answers 400 to a POST on a Mapping for POST without auth whose body, ${what}, names another method, and the backend sees nothing`, async () => {
+      const seen = backend.received.length;
+      const res = await send(base, '/m/x', { method: 'POST', headers: { 'Content-Type': type }, body });
+      assert.equal(res.status, 400, res.text);
+      assert.deepEqual(res.json(), REFUSED);
+      assert.equal(backend.received.length, seen);
+    });
+  }
+
+  it('reads an override in a chunked body too', async () => {
+    const res = await send(base, '/m/x', { method: 'POST', headers: { 'Content-Type': FORM }, body: ['title=x&', '_meth', 'od=DELETE'] });
+    assert.equal(res.status, 400, res.text);
+    assert.deepEqual(res.json(), REFUSED);
+  });
+
+  it('passes every other POST to its Mapping with its body whole', async () => {
+    const passing: [string, string][] = [
+      [FORM, 'title=x&_method=POST'],
+      [FORM, 'title=_method&my_method=DELETE'],
+      [MULTIPART, multipart([['title', '_method=DELETE']])],
+      ['application/json', '{"title":"x","nested":{"_method":"DELETE"}}'],
+      ['application/json', '["_method", "DELETE"]'],
+      ['application/json', '{not json'],
+      ['text/plain', '_method=DELETE'],
+    ];
+    for (const [type, body] of passing) {
+      const res = await send(base, '/m/x', { method: 'POST', headers: { 'Content-Type': type }, body });
+      assert.equal(res.status, 200, `${body}: ${res.text}`);
+      const got = backend.received.at(-1)!;
+      assert.deepEqual([got.method, got.body.toString(), got.headers['x-travel-user']], ['POST', body, undefined]);
+    }
+  });
+
+  it('reads no body where the method does not decide the route, and passes an override there on', async () => {
+    const res = await send(base, '/open/x', { method: 'POST', headers: { 'Content-Type': FORM }, body: '_method=DELETE' });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(backend.received.at(-1)!.body.toString(), '_method=DELETE');
+  });
+});
