@@ -70,7 +70,6 @@ function namesInDocs(): { values: string[]; members: string[] } {
 }
 
 describe("the package's exports, as the docs name them", function () {
-  this.timeout(60_000);
   let project: string;
   let installed: string;
   let checker: ts.TypeChecker;

@@ -27,7 +27,6 @@ function typesPackage(name: string): string {
 }
 
 describe('the gatehouse package', function () {
-  this.timeout(60_000);
   /** A project of a user's, with the package as `npm pack` makes it unpacked in its node_modules. */
   let project: string;
   /** The installed package: `<project>/node_modules/gatehouse`. */

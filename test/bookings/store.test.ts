@@ -77,7 +77,6 @@ for (const subject of SUBJECTS) {
   describe(`bookings/store (${subject.name})`, () => {
     let s: Subject;
     before(async function () {
-      this.timeout(60_000);
       s = await subject.open();
     });
     after(() => s?.close());
@@ -112,7 +111,6 @@ for (const subject of SUBJECTS) {
     });
 
     it('keeps every one of 500 concurrent creates, each under an id of its own', async function () {
-      this.timeout(60_000);
       const made = await Promise.all(Array.from({ length: 500 }, () => s.store.create(draft('dave'))));
       assert.equal(new Set(made.map((m) => m.booking.id)).size, 500);
       const listed = await s.store.list('dave');
@@ -223,7 +221,6 @@ describe('bookings/store (PostgreSQL only)', () => {
   after(() => db?.close());
 
   it('draws another id when the generator returns one that is taken, and fails rather than overwrite when it keeps doing so', async function () {
-    this.timeout(60_000);
     const url = await (await sharedPostgres()).createDatabase('ids');
     const ids = [seeded.id, '11111111-1111-4111-8111-111111111111', seeded.id, seeded.id, seeded.id, seeded.id, seeded.id];
     db = await openBookingDatabase({ databaseUrl: url, seed: { hotel: [seeded] }, newId: () => ids.shift() ?? seeded.id });

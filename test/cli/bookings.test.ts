@@ -29,7 +29,6 @@ async function killHard(server: CliServer): Promise<void> {
 }
 
 describe('gatehouse bookings across processes', function () {
-  this.timeout(120_000);
   afterEach(killAll);
 
   it('PGlite: keeps a booking answered 201 through a SIGKILL, inserts the demo bookings once, and refuses a second process on the folder', async () => {

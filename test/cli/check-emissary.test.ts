@@ -35,7 +35,6 @@ metadata:
 `;
 
 describe('gatehouse check, on Emissary resources', function () {
-  this.timeout(30_000);
   let dir: string;
 
   before(() => {

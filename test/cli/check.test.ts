@@ -37,7 +37,6 @@ const mapping = (name: string, extra: string) =>
   `apiVersion: gateway/v1\nkind: Mapping\nname: ${name}\nprefix: /v1/\nservice: api\nbypass_auth: true\n${extra}`;
 
 describe('gatehouse check', function () {
-  this.timeout(30_000);
 
   after(async () => {
     await killAll();

@@ -60,7 +60,6 @@ function assertNoStack(result: CliResult): void {
 
 describe('gatehouse command', function () {
   // Two minutes: a start opens its bookings database before it listens, and a loaded machine is slow at it.
-  this.timeout(120_000);
 
   after(killAll);
 

@@ -26,7 +26,6 @@ function limits(requestsPerUnit: number): string {
 }
 
 describe('gatehouse serve, when its files change', function () {
-  this.timeout(30_000);
   let dir: string;
 
   beforeEach(() => {

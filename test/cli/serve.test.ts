@@ -43,7 +43,6 @@ function configFolder(records: object[]): string {
 
 describe('gatehouse serve', function () {
   // Two minutes: a start opens its bookings database before it listens, and a loaded machine is slow at it.
-  this.timeout(120_000);
 
   after(killAll);
 

@@ -28,7 +28,6 @@ async function gone(pid: number): Promise<void> {
 }
 
 describe('gatehouse start run through npx, as the README runs it after installing the package', function () {
-  this.timeout(60_000);
   let project: string;
   let config: string;
   const started: StartedServer[] = [];

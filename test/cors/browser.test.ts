@@ -67,7 +67,6 @@ describe('cors in a browser', function () {
 
   before(async function () {
     requireChromium(this);
-    this.timeout(30_000);
     allowedPages = await serveLocally(pageApp().callback());
     otherPages = await serveLocally(pageApp().callback());
 

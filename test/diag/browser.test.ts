@@ -21,7 +21,6 @@ describe('diag page in a browser', function () {
 
   before(async function () {
     requireChromium(this);
-    this.timeout(30_000);
     const diag = createDiagModule({ snapshot: () => snapshot });
     server = await serveLocally(routedUnder('/gateway/v0/diag', diag.app!).callback());
     browser = await launchBrowser();

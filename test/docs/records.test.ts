@@ -33,7 +33,6 @@ function asFile(block: Block): [string, string] {
 }
 
 describe('the configuration examples of the docs', function () {
-  this.timeout(30_000);
   const examples = allBlocks().filter((b) => b.lang === 'yaml' && ['record', 'mapping', 'limits'].includes(b.kind));
 
   it('are found', () => {

@@ -26,7 +26,6 @@ import { grpcurl } from './support/grpcurl';
 import { printsItsOutput, shellSteps, shellWords } from './support/steps';
 
 describe('the tour of the docs, against the demo', function () {
-  this.timeout(120_000);
   const examples = allBlocks().filter((b) => b.lang === 'sh' && (b.kind === 'tour' || b.kind === 'grpcurl'));
   const realNow = Date.now;
   let ahead = 0;

@@ -11,7 +11,6 @@ const WRONG_PASSWORD = 'not-wonderland-7f3a';
 const WRONG = basic('alice', WRONG_PASSWORD);
 
 describe('gatehouse access log', function () {
-  this.timeout(30_000);
   let running: Running;
   let log: LogCapture;
   let lines: Record<string, unknown>[];
@@ -89,7 +88,6 @@ describe('gatehouse access log', function () {
 });
 
 describe('gatehouse request id', function () {
-  this.timeout(30_000);
   let running: Running;
   let config: TempConfig;
   /** The X-Request-Id each request reached the backend with. */
@@ -171,7 +169,6 @@ describe('gatehouse request id', function () {
 });
 
 describe('gatehouse access log of requests the server answers itself', function () {
-  this.timeout(30_000);
   let running: Running;
 
   before(async () => {

@@ -25,7 +25,6 @@ const ENGINES: { name: string; options(pg: () => Promise<PostgresCluster>): Prom
 
 for (const engine of ENGINES) {
   describe(`gatehouse bookings in ${engine.name}`, function () {
-    this.timeout(120_000);
     let config: TempConfig;
     let running: Running;
     let databaseUrl: string | undefined;

@@ -47,7 +47,6 @@ interface CallResult {
 }
 
 describe('gatehouse CORS in a browser', function () {
-  this.timeout(60_000);
   let browser: TestBrowser;
   let pages: LocalServer;
   let config: TempConfig;

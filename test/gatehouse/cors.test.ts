@@ -44,7 +44,6 @@ function preflight(url: string, path: string, origin: string, method = 'GET') {
 }
 
 describe('gatehouse CORS', function () {
-  this.timeout(30_000);
   let config: TempConfig;
   let running: Running;
 
@@ -135,7 +134,6 @@ describe('gatehouse CORS', function () {
 });
 
 describe('gatehouse CORS off by default', function () {
-  this.timeout(30_000);
   let running: Running;
 
   before(async () => {

@@ -5,7 +5,6 @@ import { collectConsoleErrors, requireChromium, launchBrowser, type TestBrowser 
 import { ALICE, DEMO_CONFIG, startGatehouse, type Running } from './support/running';
 
 describe('gatehouse diag page in a browser, through the whole gateway', function () {
-  this.timeout(60_000);
   let running: Running;
   let withCredentials: TestBrowser;
   let withoutCredentials: TestBrowser;

@@ -46,7 +46,6 @@ function close(server: http.Server | undefined): Promise<void> {
 }
 
 describe('Gatehouse embedded in another Koa app', function () {
-  this.timeout(20_000);
 
   describe('the demo config mounted under /gw', () => {
     let gatehouse: Gatehouse;

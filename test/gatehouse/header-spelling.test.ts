@@ -50,7 +50,6 @@ function rawHead(port: number, text: string): Promise<{ status: number; names: s
 }
 
 describe('gatehouse response header names', function () {
-  this.timeout(20_000);
   let upstream: http.Server;
   /** The upstream's answers to requests it holds, until the test lets them go. */
   const held: http.ServerResponse[] = [];

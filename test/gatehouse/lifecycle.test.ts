@@ -10,7 +10,6 @@ function quiet(): Promise<Gatehouse> {
 }
 
 describe('a Gatehouse started and stopped by an embedding app', function () {
-  this.timeout(20_000);
   let gatehouse: Gatehouse | undefined;
   afterEach(async () => {
     await gatehouse?.stop();

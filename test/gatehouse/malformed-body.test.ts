@@ -61,7 +61,6 @@ const malformed = (reason: RegExp) => (body: unknown) => {
 };
 
 describe('gatehouse answering a request body it cannot read', function () {
-  this.timeout(30_000);
   let config: TempConfig;
   let running: Running;
   let upstream: Awaited<ReturnType<typeof listen>>;
@@ -177,7 +176,6 @@ describe('gatehouse answering a request body it cannot read', function () {
 });
 
 describe('gatehouse answering a body it cannot read on its way to the auth service', function () {
-  this.timeout(30_000);
   let config: TempConfig;
   let running: Running;
 

@@ -12,7 +12,6 @@ function sample(text: string, series: string): number | undefined {
 }
 
 describe('gatehouse metrics of decisions', function () {
-  this.timeout(30_000);
   let config: TempConfig;
   let running: Running;
   let hanging: Server;

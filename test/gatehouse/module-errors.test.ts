@@ -22,7 +22,6 @@ async function errorLineOf(running: Running, res: request.Response): Promise<Rec
 }
 
 describe('gatehouse with a module that fails unexpectedly', function () {
-  this.timeout(20_000);
   let config: TempConfig;
   let running: Running;
 

@@ -3,7 +3,6 @@ import { close, recordingUpstream, send } from '../gateway/helpers';
 import { copyConfig, startGatehouse, type Running, type TempConfig } from './support/running';
 
 describe('gatehouse forwarding a request body to a remote upstream', function () {
-  this.timeout(20_000);
   let config: TempConfig;
   let running: Running;
   let upstream: Awaited<ReturnType<typeof recordingUpstream>>;

@@ -15,7 +15,6 @@ function readyBecomes(running: Running, status: number) {
 }
 
 describe('gatehouse readiness with Redis', function () {
-  this.timeout(60_000);
   let redis: RedisProcess;
   let running: Running;
 
@@ -80,7 +79,6 @@ describe('gatehouse readiness with Redis', function () {
 });
 
 describe('gatehouse readiness with a Redis that is not there', function () {
-  this.timeout(30_000);
 
   it('says at start that Redis cannot be reached, and why, never with its password', async () => {
     const port = await freePort();
@@ -98,7 +96,6 @@ describe('gatehouse readiness with a Redis that is not there', function () {
 });
 
 describe('gatehouse readiness without Redis', function () {
-  this.timeout(30_000);
 
   it('is ready once the config is loaded, counters in memory', async () => {
     const running = await startGatehouse({ configDir: DEMO_CONFIG });

@@ -20,7 +20,6 @@ function recorder(): { events: GatewayEvents; seen: string[] } {
 const labels = { gateway: [{ request_label_group: [{ client: { header: 'x-client' } }] }] };
 
 describe('gateway events', function () {
-  this.timeout(20_000);
   let gateway: Gateway | undefined;
 
   afterEach(async () => {

@@ -147,7 +147,6 @@ describe('quota mode', () => {
   });
 
   describe('with Redis', function () {
-    this.timeout(20_000);
     let redis: RedisProcess;
 
     before(async () => {

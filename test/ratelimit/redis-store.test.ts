@@ -19,7 +19,6 @@ const LIMITS = [
 const one = (key: string, value: string) => ({ entries: [{ key, value }] });
 
 describe('Redis store', function () {
-  this.timeout(20_000);
   const redis = useRedis();
   const store = redis.store;
 
@@ -143,7 +142,6 @@ describe('Redis store', function () {
 });
 
 describe('Redis store when Redis goes away', function () {
-  this.timeout(20_000);
 
   it('fails each call within its deadline, then works again once Redis is back', async () => {
     const redis = await startRedis();

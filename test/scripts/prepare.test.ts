@@ -17,7 +17,6 @@ function checkout(): string {
 }
 
 describe('npm prepare (scripts/prepare.js)', function () {
-  this.timeout(120_000);
   const made: string[] = [];
   const fresh = () => {
     const dir = checkout();

@@ -14,7 +14,6 @@ export const mochaHooks = {
     await pgliteTemplate();
   },
   async afterAll(this: Mocha.Context): Promise<void> {
-    this.timeout(120_000);
     await Promise.all([stopSharedPostgres(), removeDataDirs()]);
   },
 };

@@ -155,7 +155,6 @@ describe('telemetry/logger', () => {
   });
 
   it('writes the lines still waiting when the process exits', async function () {
-    this.timeout(15_000);
     const script = `
       const logger = require(${JSON.stringify(compiledTelemetry())}).createLogger({ level: 'info' });
       logger.info('shutting down'); logger.info('stopped'); process.exit(0);`;
@@ -194,13 +193,11 @@ describe('telemetry/logger', () => {
   }
 
   it('lets the process exit when whoever read its standard output is gone, with lines still waiting', async function () {
-    this.timeout(15_000);
     // The lines wait for the chunk or the timer; the exit comes first, and finds the pipe broken.
     assert.deepEqual(await exitAfterReaderLeft(undefined), [0, null]);
   });
 
   it('lets the process exit when whoever read its standard output went away after reading lines, with lines still waiting', async function () {
-    this.timeout(15_000);
     // As `gatehouse start | head -3`: lines were written and read, then the reader is gone.
     assert.deepEqual(await exitAfterReaderLeft('listening'), [0, null]);
   });

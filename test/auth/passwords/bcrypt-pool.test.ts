@@ -105,7 +105,6 @@ describe('the bcrypt thread pool', () => {
   });
 
   it('never keeps a process alive: one that forgets to close it still ends', async function () {
-    this.timeout(60_000);
     assertBuilt();
     // The compiled module, as an application runs it: no TypeScript loader to start.
     const script = `

@@ -72,7 +72,6 @@ describe('bookings/database/durable-fs: the WAL sync', () => {
   });
 
   it('runs PGlite with fsync on, and notes the WAL segment a commit wrote', async function () {
-    this.timeout(60_000);
     const synced: string[] = [];
     const fs = new DurableNodeFS(join(await freshDataDir(), 'pglite'), async (path) => {
       synced.push(path);

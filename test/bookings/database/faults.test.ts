@@ -23,7 +23,6 @@ const HOTEL = { hotel_id: DEMO.hotels.harbourOslo, check_in: '2099-12-20', night
 const logText = (running: Running) => running.log.raw.join('\n');
 
 describe('bookings/database: PostgreSQL faults, behind a whole Gatehouse', function () {
-  this.timeout(60_000);
   let pg: PostgresCluster;
   let proxy: TcpProxy;
   let running: Running;
@@ -132,7 +131,6 @@ describe('bookings/database: PostgreSQL faults, behind a whole Gatehouse', funct
 });
 
 describe('bookings/database: a Gatehouse started while PostgreSQL is down', function () {
-  this.timeout(60_000);
   let proxy: TcpProxy;
   let running: Running;
 

@@ -14,7 +14,6 @@ import { DataFolderInUseError, lockFolder } from '../../../src/bookings/database
 import { REPO_ROOT } from '../../support/process';
 
 describe('bookings/database/folder-lock', function () {
-  this.timeout(30_000);
   let dir: string;
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'gatehouse-lock-'));

@@ -23,7 +23,6 @@ const seeded: Booking = {
 };
 
 describe('bookings/database/migrations (PostgreSQL)', function () {
-  this.timeout(60_000);
   let pg: PostgresCluster;
   before(async () => {
     pg = await sharedPostgres();

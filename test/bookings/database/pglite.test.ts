@@ -25,7 +25,6 @@ const seeded: Booking = {
 };
 
 describe('bookings/database/pglite', function () {
-  this.timeout(60_000);
   let scratch: string;
   before(() => {
     scratch = mkdtempSync(join(tmpdir(), 'gatehouse-pglite-test-'));

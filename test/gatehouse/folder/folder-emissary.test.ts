@@ -50,7 +50,6 @@ function emissaryFiles(upstream: string): Record<string, string> {
 }
 
 describe('a config folder of Emissary resources checked on the worker thread', function () {
-  this.timeout(60_000);
   let up: Awaited<ReturnType<typeof recordingUpstream>>;
   let upstream: string;
   /** A folder of the Emissary files alone. */

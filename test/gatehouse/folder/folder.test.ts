@@ -12,7 +12,6 @@ const START: FolderWants = { records: true, limits: true, users: 'present', book
 const options = { source: fileSystemSource, fileSizeLimit: 8 * 1024 * 1024 };
 
 describe('a config folder read and checked whole', function () {
-  this.timeout(60_000);
 
   it('gives the same records, sources, users, limits and data checked on a worker thread as on the event loop', async () => {
     const here = await loadFolder(DEMO_CONFIG, START, options);

@@ -18,7 +18,6 @@ function demoFiles(): Record<string, string> {
 }
 
 describe('gatehouse config reload of a folder as deployments lay it out', function () {
-  this.timeout(60_000);
   let root: string;
   let running: Running | undefined;
 

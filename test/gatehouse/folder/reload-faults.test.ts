@@ -47,7 +47,6 @@ function faultySource(dir: string): { source: ConfigFileSource; fault: Fault | u
 const errno = (code: string) => Object.assign(new Error(`${code}: the disk said no`), { code });
 
 describe('gatehouse config reload under faults', function () {
-  this.timeout(60_000);
   let config: TempConfig;
   let running: Running;
   let faults: ReturnType<typeof faultySource>;

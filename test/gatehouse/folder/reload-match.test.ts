@@ -20,7 +20,6 @@ const MATCHING = [
 ].join('---\n');
 
 describe('gatehouse reload of pattern, canary and redirect Mappings checked on the worker thread', function () {
-  this.timeout(60_000);
   let config: TempConfig;
   let running: Running;
 

@@ -18,7 +18,6 @@ const LOOP: LoopRequest[] = [
 ];
 
 describe('gatehouse config reload', function () {
-  this.timeout(60_000);
   let config: TempConfig;
   let running: Running;
 

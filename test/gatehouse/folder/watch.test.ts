@@ -46,7 +46,6 @@ function watched(dir: string): Watched {
 const settle = () => new Promise((resolve) => setTimeout(resolve, DEBOUNCE_MS * 4 + POLL_MS * 2));
 
 describe('gatehouse config folder watch', function () {
-  this.timeout(20_000);
   let root: string;
   let watching: Watched | undefined;
 

@@ -142,7 +142,6 @@ async function pooledConnection(port: number, sent: Sent[]): Promise<{ send(): v
 }
 
 describe('a stopping gatehouse draining its clients', function () {
-  this.timeout(60_000);
   let gatehouse: Gatehouse;
   const marks: { draining?: number; closing?: number } = {};
   const log = captureLog();
@@ -227,7 +226,6 @@ describe('a stopping gatehouse draining its clients', function () {
 });
 
 describe('a stopping gatehouse that keeps bookings', function () {
-  this.timeout(120_000);
   const check_in = '2099-11-11';
   const body = JSON.stringify({ hotel_id: DEMO.hotels.harbourOslo, check_in });
   const create = `POST /v1/hotels/bookings/ HTTP/1.1\r\nHost: x\r\nAuthorization: ${ALICE}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;

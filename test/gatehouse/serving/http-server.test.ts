@@ -326,7 +326,6 @@ describe('gatehouse/serving/http-server', () => {
 });
 
 describe('gatehouse/serving/http-server over HTTPS', function () {
-  this.timeout(30_000);
   let dir: string;
   let files: { cert: string; key: string };
 

@@ -18,7 +18,6 @@ async function selfSigned(dir: string, name: string): Promise<{ cert: string; ke
 }
 
 describe('gatehouse/serving/listen-failure', function () {
-  this.timeout(30_000);
 
   describe('a port that cannot be listened on', () => {
     it('names the address and says it is in use, for a port another process holds', async () => {

@@ -25,7 +25,6 @@ function heldUpstream() {
 }
 
 describe('gatehouse process shutdown', function () {
-  this.timeout(90_000);
   let config: TempConfig;
   let upstream: ReturnType<typeof heldUpstream>;
 

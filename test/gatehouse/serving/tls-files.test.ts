@@ -47,7 +47,6 @@ function replace(from: string, to: string): void {
 }
 
 describe('gatehouse/serving/tls-files: the certificate in service', function () {
-  this.timeout(60_000);
   let dir: string;
   let first: { cert: string; key: string };
   let second: { cert: string; key: string };

@@ -22,7 +22,6 @@ function get(port: number, path: string, ca: Buffer | undefined, headers: Record
 }
 
 describe('gatehouse over HTTPS', function () {
-  this.timeout(90_000);
   let dir: string;
   let cert: Buffer;
   let gatehouse: CliServer;

@@ -29,7 +29,6 @@ async function readByServer(client: net.Socket): Promise<void> {
 }
 
 describe('gatehouse upgrade settings', function () {
-  this.timeout(30_000);
   let upstream: EchoUpstream;
   let config: TempConfig;
   let running: Running | undefined;

@@ -13,7 +13,6 @@ import { connect, echoUpstream, exchange, servicesYaml, WEBSOCKET_HEADERS, type 
 const LIMITED = { gateway: [{ request_label_group: [{ 'x-gateway-test-allow': { header: 'x-gateway-test-allow', omit_if_not_present: true } }] }] };
 
 describe('gatehouse WebSocket tunnels', function () {
-  this.timeout(20_000);
   let upstream: EchoUpstream;
   let refusing: http.Server;
   let silent: net.Server;

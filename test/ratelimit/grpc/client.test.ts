@@ -91,7 +91,6 @@ describe('rate-limit gRPC client', () => {
   });
 
   it('keeps trying to reconnect every moment however long the service is away, and answers once it is back', async function () {
-    this.timeout(60_000);
     const ports = { ours: await freePort(), plain: await freePort() };
     const req = { domain: 'messaging', descriptors: [{ entries: [{ key: 'ldap', value: 'x' }] }] };
     const serveOn = async (port: number) => {

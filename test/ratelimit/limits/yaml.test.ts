@@ -169,7 +169,6 @@ describe('limits YAML scalars, read as envoyproxy/ratelimit (Go yaml.v2) reads t
   });
 
   it('reads each alias of a file in time that grows with the aliases, not their square', function () {
-    this.timeout(120_000);
     // One rate_limit shared by every descriptor: the yaml package walked the whole document for each alias.
     const shared = (aliases: number) =>
       `domain: d\ndescriptors:\n  - key: base\n    rate_limit: &r {unit: minute, requests_per_unit: 5}\n${Array.from({ length: aliases }, (_, i) => `  - {key: k${i}, rate_limit: *r}\n`).join('')}`;

@@ -30,7 +30,6 @@ function fixtures(form: Form, up: string, rls: string) {
 
 for (const form of FORMS) {
   describe(`Emissary rate limits, written as ${form === 'resource' ? 'v3alpha1 resources' : 'v2 records of the annotation'}`, function () {
-    this.timeout(20_000);
     let limits: RateLimitService;
     let server: RateLimitGrpcServer;
     let rig: EmissaryRig;

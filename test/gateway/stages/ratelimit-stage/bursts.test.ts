@@ -8,7 +8,6 @@ const SIZE = 1000;
 const REPEATS = 3;
 
 describe('exact limits under bursts: 3 gateways (gatehouse start) on one Redis', function () {
-  this.timeout(120_000);
   let redis: RedisProcess;
   let config: { dir: string; remove(): void };
   let gateways: CliServer[] = [];

@@ -9,7 +9,6 @@ import { mappingRecord, rateLimitRecord, stageApp } from '../../../ratelimit/sup
 const LIMITS = [{ domain: 'gateway', descriptors: [{ key: 'user', rate_limit: { unit: 'day', requests_per_unit: 2 } }] }];
 
 describe('rate-limit stage over a Redis-backed service', function () {
-  this.timeout(20_000);
   let redis: RedisProcess;
   let stores: RedisStore[];
   let services: RateLimitService[];

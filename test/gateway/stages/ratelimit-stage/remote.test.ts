@@ -11,7 +11,6 @@ const REMOTE_LIMITS = path.join(__dirname, '..', '..', '..', 'ratelimit', 'fixtu
 const noModules = new Map();
 
 describe('rate-limit stage with a remote service in another process', function () {
-  this.timeout(20_000);
   let remote: RemoteService;
   let stage: RateLimitStage;
 
