@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { copyConfig, startGatehouse, type Running, type TempConfig } from '../support/running';
 
 const MAPPINGS = 30_000;
-/** What the reload may add to the longest stall of the event loop that the machine causes on its own, in ms. */
-const BUDGET_MS = 100;
-const ATTEMPTS = 3;
+/**
+ * At most this share of the reload's time may pass in its longest stall: a
+ * reload built in one go holds the event loop for all of it, one built in
+ * slices for a small part, however fast or busy the machine is.
+ */
+const MAX_STALL_SHARE = 0.1;
 
 /**
  * 30 000 Mappings in one file (4 MB), with the work each kind costs a
@@ -73,27 +75,22 @@ describe('gatehouse config reload of a large config', function () {
   });
 
   /**
-   * The stall is measured, not timed against the wall clock: on a loaded
-   * machine the process is held up now and then whatever it does. So each
-   * attempt that stalls longer than the budget is held against the longest
-   * stall of a window as long with no reload (the same requests running),
-   * and the best of three attempts counts.
+   * The stall is measured against the reload itself, not against a number of
+   * milliseconds: on a loaded machine a slice of work, a collection of the
+   * heap, the whole reload take longer, and a bound in milliseconds would
+   * test the machine. What the slices promise holds at any speed: the event
+   * loop is never held for more than a small share of the reload, and
+   * requests are answered all along. The figures are printed; on an idle
+   * machine the longest stall is a few tens of milliseconds (docs/configuration.md#reloading).
    */
-  it(`answers requests on the old config without a stall of more than ${BUDGET_MS} ms while ${MAPPINGS} Mappings load and their route table is built`, async () => {
+  it(`answers requests on the old config all along while ${MAPPINGS} Mappings load and their route table is built, the event loop held for a small share of the reload at the most`, async () => {
     config.write('many.yaml', manyMappings());
-    const figures: string[] = [];
-    let within = false;
-    for (let attempt = 1; attempt <= ATTEMPTS && !within; attempt++) {
-      // A reload of the same files is a whole reload all the same: read, checked, built and switched.
-      const reload = await longestStall(running.url, async () => assert.deepEqual(await running.gatehouse.reload(), { ok: true }));
-      assert.ok(reload.answers > 0, 'check_alive was answered during the reload');
-      let baselineMs = 0;
-      if (reload.stallMs > BUDGET_MS) baselineMs = (await longestStall(running.url, () => sleep(reload.tookMs))).stallMs;
-      figures.push(`attempt ${attempt}: reload of ${Math.round(reload.tookMs)} ms, longest stall ${Math.round(reload.stallMs)} ms, ${reload.answers} answers; with no reload ${Math.round(baselineMs)} ms`);
-      within = reload.stallMs <= BUDGET_MS + baselineMs;
-    }
-    assert.ok(within, figures.join("\n"));
-    console.log(figures.join("\n"));
+    // A reload of the same files is a whole reload all the same: read, checked, built and switched.
+    const reload = await longestStall(running.url, async () => assert.deepEqual(await running.gatehouse.reload(), { ok: true }));
+    const figures = `reload of ${Math.round(reload.tookMs)} ms, longest stall ${Math.round(reload.stallMs)} ms, ${reload.answers} answers of check_alive`;
+    console.log(figures);
+    assert.ok(reload.answers >= 1 / MAX_STALL_SHARE, figures);
+    assert.ok(reload.stallMs <= reload.tookMs * MAX_STALL_SHARE, figures);
     const routes = running.gatehouse.gateway.snapshot().routes;
     assert.equal(routes.length, MAPPINGS + 5);
     assert.equal(new Set(routes.flatMap((r) => (r.cluster ? [r.cluster] : []))).size, 100);
