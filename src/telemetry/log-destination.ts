@@ -7,6 +7,7 @@
  * cut off what was written.
  */
 import { fstatSync, writeSync } from 'node:fs';
+import { isatty } from 'node:tty';
 import pino, { type DestinationStream } from 'pino';
 
 /**
@@ -36,13 +37,22 @@ export function gathersLines(stream: unknown): boolean {
   return typeof stream === 'object' && stream !== null && gathering.has(stream);
 }
 
-/** Whether `fd` is a pipe or a socket (or cannot be told): what PIPE_BUF is about. */
-function isPipe(fd: number): boolean {
+/** What a destination is, as far as writing to it goes. */
+type Kind = 'pipe' | 'terminal' | 'file';
+
+/**
+ * A pipe or a socket (or what cannot be told) is what PIPE_BUF is about, and
+ * may make a writer wait for its reader; so may a terminal (one paused with
+ * Ctrl-S waits for ever). A file, or a device such as /dev/null, takes a
+ * write into the page cache at once.
+ */
+function kindOf(fd: number): Kind {
   try {
     const stat = fstatSync(fd);
-    return stat.isFIFO() || stat.isSocket();
+    if (stat.isFIFO() || stat.isSocket()) return 'pipe';
+    return isatty(fd) ? 'terminal' : 'file';
   } catch {
-    return true;
+    return 'pipe';
   }
 }
 
@@ -78,20 +88,26 @@ interface PendingChunks {
 }
 
 /**
- * A log destination that writes in chunks: a write costs a trip through
- * libuv's thread pool (tens of µs of CPU under load), whether it carries a
- * line or a chunk of them. Lines go out once a chunk waits (3.5 KiB into a
- * pipe, 32 KiB into a file) or `flushMs` after the first waiting one,
- * whichever comes first, and all of them when the process exits. `dest` is
- * a file descriptor (default 1, standard output) or a file path.
+ * A log destination that writes in chunks: a write costs a system call, and
+ * into a pipe or a terminal a trip through libuv's thread pool besides (tens
+ * of µs of CPU under load, a thread woken on the gateway's CPU), whether it
+ * carries a line or a chunk of them. Lines go out once a chunk waits (3.5
+ * KiB into a pipe, 32 KiB into a file) or `flushMs` after the first waiting
+ * one, whichever comes first, and all of them when the process exits. Into
+ * a file (or /dev/null) a chunk is written at once, as nginx writes its
+ * access log: the page cache takes it without a wait; into a pipe or a
+ * terminal, which may keep a writer waiting on its reader, off the event
+ * loop. `dest` is a file descriptor (default 1, standard output) or a file
+ * path.
  */
 export function logDestination(dest: number | string = 1, flushMs: number = DEFAULT_LOG_FLUSH_MS): DestinationStream {
-  const pipe = typeof dest === 'number' && isPipe(dest);
+  const kind: Kind = typeof dest === 'number' ? kindOf(dest) : 'file';
+  const pipe = kind === 'pipe';
   const maxWrite = pipe ? PIPE_MAX_WRITE : FILE_MAX_WRITE;
   const chunkBytes = pipe ? PIPE_CHUNK_BYTES : FILE_CHUNK_BYTES;
   // It writes each chunk it is handed at once (minLength 0), and holds it
-  // while a write is under way.
-  const stream = pino.destination({ dest, sync: false, minLength: 0, maxWrite, contentMode: 'buffer' });
+  // while an asynchronous write is under way.
+  const stream = pino.destination({ dest, sync: kind === 'file', minLength: 0, maxWrite, contentMode: 'buffer' });
   const state = stream as unknown as PendingChunks;
   const write = stream.write.bind(stream) as unknown as (bytes: Buffer) => boolean;
   // The chunk being filled: handed over as it is, then a new one is taken.
