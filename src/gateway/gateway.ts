@@ -8,7 +8,8 @@
 import Koa, { type Context, type Middleware } from 'koa';
 import { basePath, bodyFailure, errorResponder, HttpError, leanKoa, ORIGINAL_PATH, setPath, type ErrorHandlerOptions } from '../http';
 import { createAuthStage } from './stages/auth-stage';
-import { dropClaimedUser, dropPathOverrides, dropProxyOwnedHeaders } from './request/claimed-user';
+import { dropClaimedUser, dropPathOverrides } from './request/claimed-user';
+import { dropProxyOwnedHeaders } from './request/proxy-owned';
 import { DEFAULT_BODY_LIMIT, declaredTooLarge, guardStreamedBody, hasUnsizedBody, payloadTooLarge, type StreamedBodyGuard } from './request/body-limit';
 import { ConfigError, type ConfigProblem } from './config/problems';
 import type { GatewayConfig } from './config/schema';
@@ -226,7 +227,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
       const req = ctx.req;
       dropClaimedUser(req);
       dropPathOverrides(req);
-      dropProxyOwnedHeaders(req);
+      dropProxyOwnedHeaders(req, ctx.app.proxy);
       const host = admitRequest(ctx);
       // Read from the request itself: ctx's getters only pass on to it.
       const request = ctx.request;

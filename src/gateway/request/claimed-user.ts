@@ -5,11 +5,12 @@
  * client's copy as the request arrives, whether or not an AuthService is
  * configured, so that no backend, rate-limit label or access log line takes a
  * client's claim for a user. Likewise the headers that name another path
- * than the request's own to some backends, and those only Envoy sets.
+ * than the request's own to some backends; those only a proxy sets are in
+ * `./proxy-owned`.
  */
 import type { IncomingMessage } from 'node:http';
 import { USER_HEADER } from '../../auth';
-import { dropLookalikesOf, readsAs, readsAsPrefix } from './lookalike-headers';
+import { dropLookalikesOf } from './lookalike-headers';
 
 /** Drops `name` (lower case) from `rawHeaders` too, for a forwarder or module that reads those. */
 export function scrubRaw(raw: string[], name: string): void {
@@ -49,32 +50,4 @@ const PATH_OVERRIDE_HEADERS: readonly string[] = ['x-original-url', 'x-rewrite-u
 /** Removes the headers that would name another path to the backend than the one the request is routed by. */
 export function dropPathOverrides(req: IncomingMessage): void {
   for (let i = 0; i < PATH_OVERRIDE_HEADERS.length; i++) removeRequestHeader(req, PATH_OVERRIDE_HEADERS[i]);
-}
-
-/** Envoy's account of the client certificate of a mutual TLS connection. */
-const CLIENT_CERT_HEADER = 'x-forwarded-client-cert';
-/** Envoy's own headers: what it tells the upstream, and what it takes as orders from a trusted hop. */
-const ENVOY_PREFIX = 'x-envoy-';
-
-/**
- * Removes, in one pass, the headers that only a proxy in Envoy's place may
- * set, as Envoy removes them from an external client's request: a backend
- * behind Emissary takes them for Envoy's word. `X-Forwarded-Client-Cert`
- * would name a client certificate never presented (Envoy's default,
- * `forward_client_cert_details: SANITIZE`); the `x-envoy-*` headers would
- * claim an internal caller (`x-envoy-internal`), a client address
- * (`x-envoy-external-address`), a path before rewriting
- * (`x-envoy-original-path`, `x-envoy-original-url`), a deadline
- * (`x-envoy-expected-rq-timeout-ms`) or retries (`x-envoy-retry-on`,
- * `x-envoy-max-retries`). Every spelling a backend reads as one
- * (`X_Envoy_Internal`) goes too. Nothing allocated when none is there.
- */
-export function dropProxyOwnedHeaders(req: IncomingMessage): void {
-  const raw = req.rawHeaders;
-  for (let i = raw.length - 2; i >= 0; i -= 2) {
-    const name = raw[i];
-    if (!readsAsPrefix(name, ENVOY_PREFIX) && !readsAs(name, CLIENT_CERT_HEADER)) continue;
-    delete req.headers[name.toLowerCase()];
-    raw.splice(i, 2);
-  }
 }

@@ -21,12 +21,15 @@ function folded(c: number): number {
   return c >= 65 && c <= 90 ? c + 32 : c;
 }
 
-const UNRELATED = 0;
-const SAME = 1;
-const LOOKALIKE = 2;
+/** A {@link relation}: another name. */
+export const UNRELATED = 0;
+/** A {@link relation}: the name itself, in any case. */
+export const SAME = 1;
+/** A {@link relation}: the name spelt otherwise, as such a backend reads it alike. */
+export const LOOKALIKE = 2;
 
-/** How raw header name `raw` stands to `name` (lower case): another name, the same, or a lookalike. */
-function relation(raw: string, name: string): number {
+/** How raw header name `raw` stands to `name` (lower case): another name, the same, or a lookalike. Allocates nothing. */
+export function relation(raw: string, name: string): number {
   if (raw.length !== name.length) return UNRELATED;
   let other = false;
   for (let i = 0; i < raw.length; i++) {
@@ -46,11 +49,6 @@ function relation(raw: string, name: string): number {
  */
 export function isLookalike(raw: string, name: string): boolean {
   return relation(raw, name) === LOOKALIKE;
-}
-
-/** Whether raw header name `raw` reads as `name` (lower case) to such a backend, in its own spelling or another. Allocates nothing. */
-export function readsAs(raw: string, name: string): boolean {
-  return relation(raw, name) !== UNRELATED;
 }
 
 /** Whether raw header name `raw` starts with `prefix` (lower case) as such a backend reads it (`X_Envoy_` for `x-envoy-`). Allocates nothing. */
