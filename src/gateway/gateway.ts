@@ -19,7 +19,7 @@ import { dropNominatedHeaders } from './request/hop-by-hop';
 import { keptHeaders, restoreHeaders } from './request/kept-headers';
 import { dropLookalikes } from './request/lookalike-headers';
 import { overriddenMethods } from './request/method-override';
-import { refuseBodyOverride } from './request/body-override';
+import { bodyMayOverride, refuseBodyOverride } from './request/body-override';
 import type { ModuleRegistry } from './module';
 import { OWN_PREFIX, ownPaths } from './own-paths';
 import { normalisePath, unsafeEscape, withoutParameters } from './request/path';
@@ -279,7 +279,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
       rt.active++;
       try {
         // After the guard: a body read for its override is held to the body limit as any other.
-        if (!tooLarge && !preflight) await refuseBodyOverride(req, rt.table, { path, plain, method, headers, host, query }, bodyLimit);
+        if (!tooLarge && !preflight && bodyMayOverride(method, headers)) await refuseBodyOverride(req, rt.table, { path, plain, method, headers, host, query }, bodyLimit);
         if (cors === undefined) await pass(ctx, rt, route, path, guard, tooLarge);
         else await cors(ctx, () => pass(ctx, rt, route, path, guard, tooLarge));
       } finally {

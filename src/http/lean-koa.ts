@@ -4,12 +4,15 @@
  * as Koa's own: the query parsed in linear time, `ctx.path = ...` written
  * without node:url (koa-mount sets it twice a request), the client's address
  * read without the list of forwarded ones it does not trust, one header set
- * without the arrays Koa 3 builds for a list of them, and the Content-Type
- * of a type name (`json`) looked up once rather than for every body.
+ * without the arrays Koa 3 builds for a list of them, the Content-Type of
+ * a type name (`json`) looked up once rather than for every body, and the
+ * response written without the on-finished listener Koa attaches to each
+ * (./respond).
  */
 import type Koa from 'koa';
 import { linearQuery } from './request/query';
 import { setPlainPath } from './request/request-path';
+import { respondWithoutFinishedListener } from './respond';
 
 type Accessor = { get?: () => unknown; set?: (value: unknown) => void; enumerable?: boolean };
 
@@ -29,6 +32,7 @@ const MAX_TYPES = 256;
  */
 export function leanKoa(app: Koa): Koa {
   linearQuery(app);
+  respondWithoutFinishedListener(app);
 
   const koaPath = koaAccessor(app.request, 'path');
   Object.defineProperty(app.request, 'path', {

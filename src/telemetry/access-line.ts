@@ -6,6 +6,7 @@
  * as much as the rest of a gateway request.
  */
 import pino, { type Logger } from 'pino';
+import { gathersLines } from './log-destination';
 
 /** One answered request, as the access log records it. */
 export interface AccessLogEntry {
@@ -55,9 +56,10 @@ interface PinoInternals {
 
 /**
  * The writer for `logger`. With a logger from createLogger, lines are
- * formatted here and handed to its destination once per turn of the event
- * loop, in one write; with any other logger, each entry is a `logger.info`
- * call, so that its own formatters and hooks apply.
+ * formatted here and handed to its destination: to a `logDestination`
+ * as they come, to any other once per turn of the event loop, in one write;
+ * with any other logger, each entry is a `logger.info` call, so that its own
+ * formatters and hooks apply.
  */
 export function accessLineWriter(logger: Logger): AccessLineWriter {
   const info = logger.levels.values.info;
@@ -75,9 +77,28 @@ export function accessLineWriter(logger: Logger): AccessLineWriter {
   const bindings = internals[pino.symbols.chindingsSym] as string;
   const head = `{"level":${info}`;
 
-  // The lines of this turn, joined into one flat string as they are handed
-  // over: one appended to another would make a rope that the destination
-  // flattens again to measure it.
+  /** One line, as pino would write it for the same fields. */
+  function lineOf(entry: AccessLogEntry): string {
+    let line = `${head}${time()}${bindings},"req_id":${quoted(entry.req_id)},"method":${quoted(entry.method)},"path":${quoted(entry.path)},"route":${quoted(entry.route)},"status":${entry.status},"duration_ms":${entry.duration_ms},"remote":${quoted(entry.remote)}`;
+    if (entry.query !== undefined) line += `,"query":${JSON.stringify(entry.query)}`;
+    if (entry.user !== undefined) line += `,"user":${quoted(entry.user)}`;
+    if (entry.aborted) line += ',"aborted":true';
+    return `${line},"msg":"request"}\n`;
+  }
+
+  // The process's own destination gathers lines into chunks itself: each goes
+  // to it at once, and is encoded there once, into the chunk it goes out in.
+  if (gathersLines(stream)) {
+    return {
+      enabled: () => logger.levelVal <= info,
+      write: (entry) => void stream.write(lineOf(entry)),
+      flush: () => undefined,
+    };
+  }
+
+  // Any other destination gets a turn's lines in one write, joined into one
+  // flat string: one appended to another would make a rope that the
+  // destination flattens again to measure it.
   let pending: string[] = [];
   let scheduled = false;
 
@@ -92,11 +113,7 @@ export function accessLineWriter(logger: Logger): AccessLineWriter {
   return {
     enabled: () => logger.levelVal <= info,
     write(entry) {
-      let line = `${head}${time()}${bindings},"req_id":${quoted(entry.req_id)},"method":${quoted(entry.method)},"path":${quoted(entry.path)},"route":${quoted(entry.route)},"status":${entry.status},"duration_ms":${entry.duration_ms},"remote":${quoted(entry.remote)}`;
-      if (entry.query !== undefined) line += `,"query":${JSON.stringify(entry.query)}`;
-      if (entry.user !== undefined) line += `,"user":${quoted(entry.user)}`;
-      if (entry.aborted) line += ',"aborted":true';
-      pending.push(`${line},"msg":"request"}\n`);
+      pending.push(lineOf(entry));
       if (!scheduled) {
         scheduled = true;
         setImmediate(flush);

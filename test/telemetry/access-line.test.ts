@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import pino from 'pino';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { accessLineWriter } from '../../src/telemetry/access-line';
-import { createLogger, type AccessLogEntry } from '../../src/telemetry';
+import { createLogger, logDestination, type AccessLogEntry } from '../../src/telemetry';
 import { captureLog } from './log-capture';
 
 const entry: AccessLogEntry = {
@@ -56,6 +59,24 @@ describe('telemetry/access-line', () => {
       lines.map((l) => l.status),
       Array.from({ length: 50 }, (_, i) => 200 + i),
     );
+  });
+
+  it("hands each line to the process's own destination, which writes them whole and in order, whatever their UTF-8 length", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-access-line-'));
+    try {
+      const file = join(dir, 'access.log');
+      const logger = createLogger({ destination: logDestination(file, 600_000), level: 'info' });
+      const writer = accessLineWriter(logger);
+      // Lines of one to three bytes a character, so that chunks fill up at every kind of boundary.
+      const paths = Array.from({ length: 3000 }, (_, i) => `/v1/${'aé€'[i % 3].repeat(i % 700)}/${i}`);
+      for (const path of paths) writer.write({ ...entry, path, user: 'zoë' });
+      await new Promise<void>((resolve, reject) => logger.flush((err?: Error) => (err ? reject(err) : resolve())));
+      const lines = readFileSync(file, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as { path: string; user: string });
+      assert.deepEqual(lines.map((l) => l.path), paths);
+      assert.ok(lines.every((l) => l.user === 'zoë'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('writes nothing once the logger is above info, and writes again below', async () => {

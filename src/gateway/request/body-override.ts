@@ -113,16 +113,24 @@ function methodDecides(table: Pick<RouteTable<unknown>, 'matchAlike'>, by: Route
 }
 
 /**
+ * Whether a request's body may name a method override that backends obey: a
+ * POST of a type they read one from. Any other request's body is never read
+ * for it, and costs this comparison alone, with no promise to await.
+ */
+export function bodyMayOverride(method: string, headers: IncomingHttpHeaders): boolean {
+  return method === 'POST' && overrideBodyKind(headers['content-type']) !== undefined;
+}
+
+/**
  * Throws the 400 of `RouteTable.matchAlike` for a POST whose body names an
- * override that would route it elsewhere than POST. Reads the body (at most
- * `maxBytes`, and puts it back for whoever reads it next) only for a POST
- * of a type backends read an override from, to a route where the method
- * decides; any other request costs a comparison.
+ * override that would route it elsewhere than POST (one {@link
+ * bodyMayOverride} lets through). Reads the body (at most `maxBytes`, and
+ * puts it back for whoever reads it next) only on a route where the method
+ * decides.
  */
 export async function refuseBodyOverride(req: IncomingMessage, table: Pick<RouteTable<unknown>, 'matchAlike'>, by: RoutedBy, maxBytes: number): Promise<void> {
-  const contentType = by.headers['content-type'];
-  if (by.method !== 'POST' || overrideBodyKind(contentType) === undefined || !methodDecides(table, by)) return;
+  if (!methodDecides(table, by)) return;
   const { bytes } = await peekBody(req, maxBytes);
-  const named = bodyOverrides(contentType!, bytes);
+  const named = bodyOverrides(by.headers['content-type']!, bytes);
   if (named !== undefined) table.matchAlike(by.path, by.plain, by.method, by.headers, by.host, named, by.query);
 }
