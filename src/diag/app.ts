@@ -1,7 +1,8 @@
 /**
  * @module diag/app
  * The diagnostic module: its Koa app answers `/` with the page for people
- * (HTML, the default) or its JSON form for programs.
+ * (HTML, the default) or its JSON form for programs, written in slices of
+ * the event loop (./render) however many routes it lists.
  */
 import Koa from 'koa';
 import type { Context } from 'koa';
@@ -14,21 +15,32 @@ import {
   HttpError,
   jsonFormatter,
   leanKoa,
-  setFormattedBody,
   ORIGINAL_PATH,
   routes,
   xmlFormatter,
   type Formatter,
 } from '../http';
-import type { GatehouseModule } from '../gateway';
+import { createSliceGate, type GatehouseModule, type SliceGate } from '../gateway';
 import { PAGE_CSP, renderDiagPage } from './page';
+import { createDiagRenderer, setPiecesBody, type DiagForm } from './render';
 import type { DiagSnapshot } from './snapshot';
 
 export interface DiagModuleOptions {
-  /** Called for every page view: what the gateway is now. */
+  /**
+   * Called for every page view: what the gateway is now. A route object
+   * that is frozen, and all within it, is taken not to change: what it
+   * renders to is kept while it lives (a gateway's routes, which change
+   * only with its configuration; see countedSnapshotSteps).
+   */
   snapshot: () => DiagSnapshot | Promise<DiagSnapshot>;
   /** The module name records use. Default `diag`. */
   name?: string;
+  /**
+   * The slices of the event loop the pages are written in, shared with
+   * whatever else goes through it (the snapshot's own work). Default: a
+   * gate of the module's own.
+   */
+  slices?: SliceGate;
 }
 
 const htmlFormatter: Formatter = {
@@ -61,6 +73,13 @@ function slashless(ctx: Context): boolean {
 export function createDiagModule(options: DiagModuleOptions): GatehouseModule {
   const pages = createFormatterRegistry([htmlFormatter, jsonFormatter, xmlFormatter]);
   const supported = pages.types.join(', ');
+  const forms = new Map<Formatter, DiagForm>([
+    [htmlFormatter, 'html'],
+    [jsonFormatter, 'json'],
+    [xmlFormatter, 'xml'],
+  ]);
+  const slices = options.slices ?? createSliceGate();
+  const renderer = createDiagRenderer();
 
   const router = new Router({ strict: true });
   router.get('/', async (ctx) => {
@@ -74,7 +93,7 @@ export function createDiagModule(options: DiagModuleOptions): GatehouseModule {
       ctx.set('Content-Security-Policy', PAGE_CSP);
       ctx.set('Referrer-Policy', 'no-referrer');
     }
-    setFormattedBody(ctx, formatter, snapshot);
+    await setPiecesBody(ctx, formatter, renderer.pieces(forms.get(formatter)!, snapshot), slices);
   });
 
   const app = leanKoa(new Koa());

@@ -6,8 +6,11 @@
  */
 export { createDiagModule, type DiagModuleOptions } from './app';
 export { renderDiagPage, escapeHtml, formatUptime, PAGE_CSP } from './page';
+export { describeServedSteps, type DiagServed } from './describe';
 export {
   describeGateway,
+  countedSnapshotSteps,
+  type DiagMoment,
   type DiagSnapshot,
   type DiagRoute,
   type DiagAuth,

@@ -127,10 +127,10 @@ function prefixCell(route: DiagRoute): string {
   return `${escapeHtml(route.prefix)}${how ? ` ${none(how)}` : ''}${unsafe}`;
 }
 
-function routeRow(route: DiagRoute, index: number): string {
+/** A route's row after its number: the cells that describe it and its counts, and the row's end. */
+export function routeCells(route: DiagRoute): string {
   const auth = route.bypass_auth ? '<span class="warn">bypassed</span>' : '<span class="ok">required</span>';
   const cells = [
-    `<td class="num">${index + 1}</td>`,
     `<td>${escapeHtml(route.name)}</td>`,
     `<td class="mono">${prefixCell(route)}</td>`,
     `<td>${route.method ? `${code(route.method)}${route.method_regex ? ` ${none('pattern')}` : ''}` : none('any')}</td>`,
@@ -146,17 +146,23 @@ function routeRow(route: DiagRoute, index: number): string {
     `<td class="num">${escapeHtml(route.clientErrors)}</td>`,
     `<td class="num${route.errors > 0 ? ' bad' : ''}">${escapeHtml(route.errors)}</td>`,
   ];
-  return `<tr>${cells.join('')}</tr>`;
+  return `${cells.join('')}</tr>`;
 }
 
-function routesSection(routes: readonly DiagRoute[]): string {
-  if (routes.length === 0) return `<h2 id="routes">Routes</h2><p>${none('No mappings: every path is answered 404.')}</p>`;
+/** The routes section, a piece a row; `cellsOf` gives a route's {@link routeCells}. */
+function* routesSection(routes: readonly DiagRoute[], cellsOf: (route: DiagRoute) => string): Generator<string, void, void> {
+  if (routes.length === 0) {
+    yield `<h2 id="routes">Routes</h2><p>${none('No mappings: every path is answered 404.')}</p>`;
+    return;
+  }
   const head = ['#', 'Name', 'Prefix', 'Method', 'Headers', 'Host', 'Rewrite', 'Service', 'Target', 'Auth', 'Precedence', 'Labels', 'Requests', '4xx', '5xx'];
-  return `<h2 id="routes">Routes</h2>
+  yield `<h2 id="routes">Routes</h2>
 <div class="scroll"><table>
 <caption class="meta">In match order: the first route that matches a request serves it.</caption>
 <thead><tr>${head.map((h) => `<th scope="col">${h}</th>`).join('')}</tr></thead>
-<tbody>${routes.map(routeRow).join('\n')}</tbody>
+<tbody>`;
+  for (let i = 0; i < routes.length; i++) yield `${i === 0 ? '' : '\n'}<tr><td class="num">${i + 1}</td>${cellsOf(routes[i])}`;
+  yield `</tbody>
 </table></div>`;
 }
 
@@ -216,8 +222,18 @@ function configSection(config: DiagSnapshot['config']): string {
 
 /** Renders the whole page. */
 export function renderDiagPage(s: DiagSnapshot): string {
+  return [...diagPagePieces(s)].join('');
+}
+
+/**
+ * The page of {@link renderDiagPage} in pieces, each route's row one, so
+ * that a page of many routes can be sent a part at a time; `cellsOf` gives
+ * a route's {@link routeCells} (a renderer may keep those of a route that
+ * does not change).
+ */
+export function* diagPagePieces(s: DiagSnapshot, cellsOf: (route: DiagRoute) => string = routeCells): Generator<string, void, void> {
   const c = s.counters;
-  return `<!DOCTYPE html>
+  yield `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -241,7 +257,9 @@ export function renderDiagPage(s: DiagSnapshot): string {
 </header>
 <main>
 ${configSection(s.config)}
-${routesSection(s.routes)}
+`;
+  yield* routesSection(s.routes, cellsOf);
+  yield `
 ${authSection(s.auth)}
 ${rateLimitSection(s.rateLimit)}
 </main>

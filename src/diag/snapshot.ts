@@ -1,22 +1,12 @@
 /**
  * @module diag/snapshot
  * What the diagnostic page shows, as plain data (also its JSON form), and how
- * to describe a running gateway with it.
+ * to describe a running gateway with it: what its configuration serves
+ * (./describe), and what each view adds to that, its counts and times.
  */
-import {
-  allowedUpgrades,
-  describeMatch,
-  sharesOf,
-  upstreamSettings,
-  type AuthServiceRecord,
-  type GatewayConfig,
-  type HeaderCondition,
-  type MappingRecord,
-  type MatchDescription,
-  type RateLimitServiceRecord,
-  type UpstreamSettings,
-} from '../gateway';
-import type { RouteCounters } from '../telemetry';
+import { runAtOnce, type GatewayConfig, type HeaderCondition, type MappingRecord, type MatchDescription, type Steps, type UpstreamSettings } from '../gateway';
+import type { RequestCounts, RouteCounters } from '../telemetry';
+import { describeServedSteps, type DiagServed } from './describe';
 
 /** Whether a service is one of the process's own modules or an address. */
 export type ServiceTarget = 'in-process' | 'remote';
@@ -121,90 +111,63 @@ export interface GatewayDescription {
   now?: Date;
 }
 
-/** Builds the snapshot of a gateway. */
+/** Builds the snapshot of a gateway, at once (see {@link describeServedSteps} and {@link countedSnapshotSteps} for one in slices). */
 export function describeGateway(d: GatewayDescription): DiagSnapshot {
-  const now = d.now ?? new Date();
-  const target = (service: string): ServiceTarget => (d.modules.has(service) ? 'in-process' : 'remote');
-  const snapshot: DiagSnapshot = {
-    version: d.version,
-    startedAt: d.startedAt.toISOString(),
-    uptimeSeconds: Math.max(0, Math.floor((now.getTime() - d.startedAt.getTime()) / 1000)),
-    routes: describeMappings(d.config.mappings, target, d.counters),
-    config: {
-      dir: d.configDir,
-      sources: [...d.config.sources],
-      loadedAt: d.loadedAt.toISOString(),
-      errors: [...(d.configErrors ?? [])],
-    },
-    counters: d.counters ? { ...d.counters.totals() } : { requests: 0, errors: 0, clientErrors: 0 },
-  };
-  if (d.lastReloadAt) snapshot.config.lastReloadAt = d.lastReloadAt.toISOString();
-  if (d.config.authService) snapshot.auth = describeAuth(d.config.authService, target(d.config.authService.auth_service));
-  if (d.config.rateLimitService) {
-    snapshot.rateLimit = describeRateLimit(d.config.rateLimitService, target(d.config.rateLimitService.service));
+  const served = runAtOnce(describeServedSteps(d.config, d.modules));
+  const counters = d.counters;
+  const moment: DiagMoment = { ...d, now: d.now ?? new Date(), totals: counters?.totals() };
+  return runAtOnce(countedSnapshotSteps(served, moment, counters && ((route) => counters.get(route))));
+}
+
+/** What a view of the page shows besides what the configuration serves: the times, the last reload, the totals. */
+export interface DiagMoment {
+  version: string;
+  startedAt: Date;
+  now: Date;
+  configDir: string;
+  /** When the configuration described was loaded. */
+  loadedAt: Date;
+  configErrors?: readonly string[];
+  lastReloadAt?: Date;
+  /** Default: zeros. */
+  totals?: Readonly<RequestCounts>;
+}
+
+/**
+ * The snapshot of `served` at `moment`, each route with its counts
+ * (`countsOf` its name; none, zeros). A route that counted nothing is the
+ * frozen one of `served` itself, so that the page can keep what it renders
+ * of it; a step a route (see ../gateway/slices).
+ */
+export function* countedSnapshotSteps(
+  served: DiagServed,
+  moment: DiagMoment,
+  countsOf?: (route: string) => Readonly<RequestCounts> | undefined,
+): Steps<DiagSnapshot> {
+  const routes: DiagRoute[] = [];
+  for (const route of served.routes) {
+    const counts = countsOf?.(route.name);
+    const counted = counts !== undefined && (counts.requests !== 0 || counts.errors !== 0 || counts.clientErrors !== 0);
+    // Assigned over the spread, the counts keep their place among the fields (and in the JSON).
+    routes.push(counted ? { ...route, requests: counts.requests, errors: counts.errors, clientErrors: counts.clientErrors } : route);
+    yield;
   }
+  const { startedAt, now } = moment;
+  const snapshot: DiagSnapshot = {
+    version: moment.version,
+    startedAt: startedAt.toISOString(),
+    uptimeSeconds: Math.max(0, Math.floor((now.getTime() - startedAt.getTime()) / 1000)),
+    routes,
+    config: {
+      dir: moment.configDir,
+      sources: [...served.sources],
+      loadedAt: moment.loadedAt.toISOString(),
+      errors: [...(moment.configErrors ?? [])],
+    },
+    counters: moment.totals ? { ...moment.totals } : { requests: 0, errors: 0, clientErrors: 0 },
+  };
+  if (moment.lastReloadAt) snapshot.config.lastReloadAt = moment.lastReloadAt.toISOString();
+  if (served.auth) snapshot.auth = { ...served.auth, allowed_authorization_headers: [...served.auth.allowed_authorization_headers], allowed_request_headers: [...served.auth.allowed_request_headers] };
+  if (served.rateLimit) snapshot.rateLimit = { ...served.rateLimit };
   return snapshot;
-}
-
-function describeMappings(mappings: readonly MappingRecord[], target: (service: string) => ServiceTarget, counters?: RouteCounters): DiagRoute[] {
-  const shares = sharesOf(mappings);
-  // A Mapping with a namespace names a Kubernetes Service, even one named like a module.
-  const targetOf = (m: MappingRecord) => (m.host_redirect === true ? 'redirect' : m.namespace === undefined ? target(m.service) : 'remote');
-  return mappings.map((m) => describeMapping(m, targetOf(m), shares.get(m), counters));
-}
-
-function describeMapping(m: MappingRecord, target: ServiceTarget | 'redirect', share: number | undefined, counters?: RouteCounters): DiagRoute {
-  const counts = counters?.get(m.name);
-  const route: DiagRoute = {
-    ...describeMatch(m, share),
-    name: m.name,
-    prefix: m.prefix,
-    rewrite: m.rewrite,
-    service: m.service,
-    target,
-    bypass_auth: m.bypass_auth,
-    precedence: m.precedence,
-    requests: counts?.requests ?? 0,
-    errors: counts?.errors ?? 0,
-    clientErrors: counts?.clientErrors ?? 0,
-  };
-  if (m.method) route.method = m.method;
-  if (m.headers && Object.keys(m.headers).length > 0) route.headers = { ...m.headers };
-  const hostname = m.hostname ?? m.host;
-  if (hostname !== undefined && hostname !== '*') route.hostname = hostname;
-  if (!m.case_sensitive) route.case_sensitive = false;
-  if (m.host_rewrite !== undefined) route.host_rewrite = m.host_rewrite;
-  const upgrades = allowedUpgrades(m);
-  if (upgrades.length > 0) route.allow_upgrade = [...upgrades];
-  if (m.allow_unsafe_path_escapes) route.allow_unsafe_path_escapes = true;
-  if (m.labels) route.labels = m.labels;
-  const upstream = upstreamSettings(m);
-  if (upstream !== undefined) route.upstream = upstream;
-  if (m.cors) route.cors = true;
-  return route;
-}
-
-function describeAuth(a: AuthServiceRecord, target: ServiceTarget): DiagAuth {
-  return {
-    name: a.name,
-    service: a.auth_service,
-    target,
-    failure_mode_allow: a.failure_mode_allow,
-    status_on_error: a.status_on_error,
-    timeout_ms: a.timeout_ms,
-    path_prefix: a.path_prefix,
-    allowed_authorization_headers: [...a.allowed_authorization_headers],
-    allowed_request_headers: [...a.allowed_request_headers],
-  };
-}
-
-function describeRateLimit(r: RateLimitServiceRecord, target: ServiceTarget): DiagRateLimit {
-  return {
-    name: r.name,
-    service: r.service,
-    target,
-    domain: r.domain,
-    failure_mode_deny: r.failure_mode_deny,
-    timeout_ms: r.timeout_ms,
-  };
 }

@@ -8,7 +8,6 @@ import compose from 'koa-compose';
 import Koa from 'koa';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createDiagModule, describeGateway } from '../diag';
 import {
   allowedUpgrades,
   ConfigError,
@@ -36,6 +35,7 @@ import {
 } from '../telemetry';
 import { openBookingStorage } from './bookings';
 import { createBuiltinModules } from './builtins';
+import { createGatehouseDiag } from './diag';
 import { keepHostHeaders } from './serving/host-headers';
 import { listen, type RunningServer } from './serving/http-server';
 import { listenFailure } from './serving/listen-failure';
@@ -109,22 +109,15 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
 
   // diag describes the gateway built below; it reads it only when a page is asked for.
   let gateway: Gateway | undefined;
-  const diag = createDiagModule({
-    snapshot: () => {
-      const order = new Map(gateway!.snapshot().routes.map((r, i) => [r.name, i]));
-      const mappings = [...config.mappings].sort((a, b) => (order.get(a.name) ?? 0) - (order.get(b.name) ?? 0));
-      return describeGateway({
-        version: VERSION,
-        startedAt,
-        config: { ...config, mappings },
-        configDir: options.configDir,
-        loadedAt,
-        configErrors: reloader.configErrors,
-        lastReloadAt: reloader.lastReloadAt,
-        modules: registry,
-        counters,
-      });
-    },
+  const diag = createGatehouseDiag({
+    version: VERSION,
+    startedAt,
+    configDir: options.configDir,
+    // Switched together by a reload (see onApplied below), read together here.
+    serving: () => ({ config, loadedAt, routes: gateway!.snapshot().routes }),
+    lastReload: () => ({ at: reloader.lastReloadAt, problems: reloader.configErrors }),
+    modules: registry,
+    counters,
   });
   registry.set(diag.name, diag);
   for (const m of options.modules) registry.set(m.name, m);

@@ -23,12 +23,13 @@ export { ConfigError, configProblem, type ConfigProblem, type ProblemLocation } 
 export * from './config/schema';
 export { normalisePath, isNormalPath, withoutParameters } from './request/path';
 export { RouteTable, rewritePath, type Route, type RouteSpec, type RouteTableOptions } from './route-table';
-export { describeMatch, sharesOf, type MatchDescription } from './match/describe';
+export { describeMatch, sharesOf, sharesOfSteps, type MatchDescription } from './match/describe';
 export { parseServiceAddress, DEFAULT_CLUSTER_DOMAIN, systemResolve, type ServiceAddress, type Resolve } from './upstream';
 export type { UpstreamOptions } from './runtime';
 export { upstreamSettings, upstreamSummary, type UpstreamSettings } from './upstream/describe';
 export { DEFAULT_BODY_LIMIT } from './request/body-limit';
-export type { RouteSnapshot, RuntimeSnapshot, GatewaySnapshot, RejectedConfig } from './snapshot';
+export { copyData, deepFreeze, type RouteSnapshot, type RuntimeSnapshot, type GatewaySnapshot, type RejectedConfig } from './snapshot';
+export { createSliceGate, runAtOnce, sortSteps, type SliceGate, type Steps } from './slices';
 export type { StageFactories } from './runtime';
 export type { GatehouseModule, ModuleRegistry } from './module';
 export type { Stage, StageFactory } from './stages/stage';

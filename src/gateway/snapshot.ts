@@ -98,7 +98,7 @@ export function deepFreeze<T>(value: T): T {
  * strings, numbers, booleans): structuredClone costs ten times as much for
  * the small values of one route, a second over 30 000 routes.
  */
-function copyData<T>(value: T): T {
+export function copyData<T>(value: T): T {
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map(copyData) as T;
   const copy: Record<string, unknown> = {};

@@ -5,7 +5,8 @@
  */
 import type { MappingRecord, QueryValue } from '../config/schema';
 import { normalisePath } from '../request/path';
-import { groupShares, mappingShares } from './canary';
+import { runAtOnce, type Steps } from '../slices';
+import { groupShares, mappingSharesSteps } from './canary';
 
 /** The match fields of a Mapping that are set, as shown. */
 export interface MatchDescription {
@@ -47,8 +48,13 @@ function percent(share: number): number {
 
 /** The share of each Mapping that shares its match with others, in percent (two decimals at most). */
 export function sharesOf(mappings: readonly MappingRecord[]): Map<MappingRecord, number> {
+  return runAtOnce(sharesOfSteps(mappings));
+}
+
+/** {@link sharesOf}, a step a Mapping (see ../slices). */
+export function* sharesOfSteps(mappings: readonly MappingRecord[]): Steps<Map<MappingRecord, number>> {
   const percents = new Map<MappingRecord, number>();
-  for (const [mapping, share] of mappingShares(mappings, prefixOf)) percents.set(mapping, percent(share));
+  for (const [mapping, share] of yield* mappingSharesSteps(mappings, prefixOf)) percents.set(mapping, percent(share));
   return percents;
 }
 

@@ -6,6 +6,7 @@
 import Negotiator from 'negotiator';
 import type { Context } from 'koa';
 import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
 
 /** Turns a response body into one media type. */
 export interface Formatter {
@@ -38,11 +39,14 @@ export const jsonFormatter: Formatter = {
   format: (body) => JSON.stringify(body),
 };
 
+/** What begins every XML body: the declaration, which names the encoding. */
+export const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n';
+
 export const xmlFormatter: Formatter = {
   type: 'application/xml',
   // The XML declaration names the encoding.
   contentType: 'application/xml',
-  format: (body) => `<?xml version="1.0" encoding="UTF-8"?>\n${xmlElement(Array.isArray(body) ? 'items' : 'response', body)}`,
+  format: (body) => `${XML_DECLARATION}${xmlElement(Array.isArray(body) ? 'items' : 'response', body)}`,
 };
 
 /**
@@ -50,6 +54,14 @@ export const xmlFormatter: Formatter = {
  * `Content-Type`.
  */
 export function setFormattedBody(ctx: Context, formatter: Formatter, body: unknown): void {
+  setWrittenBody(ctx, formatter, formatter.format(body));
+}
+
+/**
+ * Sets `written`, a body `formatter` wrote (whole, or as a stream of its
+ * text), as the response body with the formatter's `Content-Type`.
+ */
+export function setWrittenBody(ctx: Context, formatter: Formatter, written: string | Readable): void {
   // A Content-Type set first spares Koa guessing one for the string body;
   // set on the response itself, it spares ctx.set's arrays on every answer.
   // Koa already set JSON's for an object body: not set (and checked) twice.
@@ -57,7 +69,7 @@ export function setFormattedBody(ctx: Context, formatter: Formatter, body: unkno
   const type = formatter.contentType;
   if (type !== undefined && !res.headersSent && res.getHeader('content-type') !== type) res.setHeader('Content-Type', type);
   // Koa keeps a status the handler set; an implicit one becomes 200.
-  ctx.body = formatter.format(body);
+  ctx.body = written;
   if (formatter.contentType === undefined) ctx.type = formatter.type;
 }
 
@@ -106,12 +118,14 @@ function xmlText(value: string): string {
   return value.replace(NOT_XML_CHAR, '').replace(/[&<>"']/g, (c) => XML_ESCAPES[c]);
 }
 
-function xmlName(key: string): string {
+/** The XML element name of a key: what XML does not allow in a name becomes `_`. */
+export function xmlName(key: string): string {
   const name = key.replace(/[^A-Za-z0-9_.-]/g, '_');
   return /^[A-Za-z_]/.test(name) ? name : `_${name}`;
 }
 
-function xmlElement(name: string, value: unknown): string {
+/** `value` as the element `name` of {@link xmlFormatter}'s bodies: an object's fields and a list's items as elements within it. */
+export function xmlElement(name: string, value: unknown): string {
   const tag = xmlName(name);
   if (value === null || value === undefined) return `<${tag}/>`;
   if (Array.isArray(value)) return `<${tag}>${value.map((v) => xmlElement('item', v)).join('')}</${tag}>`;
