@@ -1,34 +1,30 @@
 /**
  * @module gateway/gateway
- * The gateway as a Koa app: error handler, path normalisation, route match,
- * CORS, auth stage, rate-limit stage, header edits, then forwarding in-process
- * or to a remote upstream. What a request uses lives in one runtime object
- * that `reconfigure` swaps whole; a request keeps the runtime it started with.
+ * The gateway as a Koa app: the request's own checks, path normalisation,
+ * the gateway's own paths, route match and CORS, then what a routed request
+ * runs (./routed). What a request uses lives in one runtime object that
+ * `reconfigure` swaps whole; a request keeps the runtime it started with.
  */
 import Koa, { type Context, type Middleware } from 'koa';
-import { basePath, bodyFailure, errorResponder, HttpError, leanKoa, ORIGINAL_PATH, setPath, type ErrorHandlerOptions } from '../http';
+import { basePath, errorResponder, HttpError, leanKoa, ORIGINAL_PATH, setPath, type ErrorHandlerOptions } from '../http';
 import { createAuthStage } from './stages/auth-stage';
 import { dropClaimedUser, dropPathOverrides } from './request/claimed-user';
 import { dropProxyOwnedHeaders } from './request/proxy-owned';
-import { DEFAULT_BODY_LIMIT, declaredTooLarge, guardStreamedBody, hasUnsizedBody, payloadTooLarge, type StreamedBodyGuard } from './request/body-limit';
+import { DEFAULT_BODY_LIMIT, declaredTooLarge, guardStreamedBody, hasUnsizedBody } from './request/body-limit';
 import { ConfigError, type ConfigProblem } from './config/problems';
 import type { GatewayConfig } from './config/schema';
 import { NO_EVENTS, type GatewayEvents } from './events';
-import { applyRequestEdits, applyResponseEdits } from './request/header-edits';
 import { dropNominatedHeaders } from './request/hop-by-hop';
-import { keptHeaders, restoreHeaders } from './request/kept-headers';
 import { dropLookalikes } from './request/lookalike-headers';
 import { overriddenMethods } from './request/method-override';
 import { bodyMayOverride, refuseBodyOverride } from './request/body-override';
 import type { ModuleRegistry } from './module';
 import { OWN_PREFIX, ownPaths } from './own-paths';
 import { normalisePath, unsafeEscape, withoutParameters } from './request/path';
-import { answerRedirect } from './match/redirect';
 import { createRateLimitStage } from './stages/ratelimit-stage';
 import { admitRequest } from './request/request-target';
-import { forwardUpgrade, tunnelledUpgrade } from './upstream/upgrade';
-import { forwardRemote } from './upstream';
-import { rewritePath, type Route } from './route-table';
+import type { Route } from './route-table';
+import { createRouted } from './routed';
 import { buildRuntime, buildRuntimeSteps, disposeRuntime, retireRuntime, type RouteTarget, type Runtime, type StageFactories, type UpstreamOptions } from './runtime';
 import { runInSlices } from './slices';
 import { deepFreeze, type GatewaySnapshot, type RejectedConfig } from './snapshot';
@@ -111,12 +107,6 @@ function nothing(): Promise<void> {
   return Promise.resolve();
 }
 
-/** The path under which a remote upstream is asked: its base, the rewritten path, the query. */
-function upstreamPath(base: string, path: string, query: string): string {
-  const full = base === '' ? path : base + path;
-  return query === '' ? full : `${full}?${query}`;
-}
-
 /** Builds a gateway. Throws a {@link ConfigError} when `config` cannot be served. */
 export function createGateway(options: GatewayOptions = {}): Gateway {
   const modules: ModuleRegistry = options.modules ?? new Map();
@@ -136,76 +126,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   // Replaced runtimes still finishing requests, so that close() can close them too.
   const retiring = new Set<Runtime>();
   const answerOwnPath = ownPaths(() => current, options.readiness);
-
-  /** The stages, then the forward: what runs once a request is routed (inside its CORS policy, if any). */
-  async function pass(
-    ctx: Context,
-    rt: Runtime,
-    route: Route<RouteTarget>,
-    path: string,
-    guard: StreamedBodyGuard | null,
-    tooLarge: boolean,
-  ): Promise<void> {
-    const mapping = route.mapping;
-    // The auth stage sees bypass_auth routes too: it strips identity headers a
-    // client sent on every route. A stage that decides at once answers a
-    // boolean, and no promise is awaited for it. A body declared too large is
-    // refused before either is asked.
-    if (rt.auth !== null && !tooLarge) {
-      const passed = rt.auth.run(ctx, mapping);
-      if (!(typeof passed === 'boolean' ? passed : await passed)) return;
-    }
-    const target = route.target;
-    if (rt.rateLimit !== null && !tooLarge) {
-      const passed = rt.rateLimit.run(ctx, mapping, target.kind === 'remote' ? target.upstream.cluster.name : undefined);
-      if (!(typeof passed === 'boolean' ? passed : await passed)) return;
-    }
-    // Headers the gateway set before a module runs, which the module's own error handler clears.
-    let kept = target.kind === 'in-process' ? keptHeaders(ctx.res) : null;
-    try {
-      if (tooLarge) throw payloadTooLarge(bodyLimit);
-      applyRequestEdits(ctx.req, target);
-      const forwardPath = rewritePath(route, path);
-      if (target.kind === 'redirect') {
-        answerRedirect(ctx, target.redirect, route, path);
-      } else if (target.kind === 'in-process') {
-        // The module runs on this context with the rewritten path, as koa-mount
-        // runs a mounted app; the gateway's path is back afterwards, whatever happened.
-        const seen = ctx.path;
-        if (forwardPath !== seen) setPath(ctx, forwardPath);
-        try {
-          await target.handler(ctx);
-        } finally {
-          setPath(ctx, seen);
-        }
-        // A body that failed under the module (too long, malformed) is answered for it.
-        const failed = bodyFailure(ctx.req);
-        if (failed !== undefined) throw failed;
-      } else {
-        const forward = {
-          path: upstreamPath(target.upstream.address.basePath, forwardPath, ctx.querystring),
-          timeoutMs: target.timeoutMs,
-          guard,
-          route: mapping.name,
-          events,
-          removedHeaders: target.removeRequestHeaders,
-          hostRewrite: target.hostRewrite,
-          retryBufferBytes: upstreams.retryBufferBytes,
-        };
-        const upgrade = target.upgrades === null ? undefined : tunnelledUpgrade(ctx, target.upgrades);
-        if (upgrade === undefined) await forwardRemote(ctx, target.upstream, forward);
-        else await forwardUpgrade(ctx, target.upstream, upgrade, { ...forward, beforeSwitch: () => applyResponseEdits(ctx.res, target) });
-      }
-    } catch (err) {
-      // The gateway's own answer for the route (413, 502, 503, 504) is answered
-      // here, so that it gets the route's response edits, as Envoy's router
-      // gives them to its local replies, and keeps its CORS and rate-limit headers.
-      if (kept === null) kept = keptHeaders(ctx.res);
-      errors.answer(ctx, err);
-    }
-    if (kept !== null) restoreHeaders(ctx, kept);
-    applyResponseEdits(ctx.res, target);
-  }
+  const pass = createRouted({ bodyLimit, errors, events, upstreams });
 
   /** Answers a CORS preflight with `cors`, without auth: browsers send no credentials with one. */
   function answerPreflight(ctx: Context, cors: Middleware, route: Route<RouteTarget> | undefined, path: string): Promise<void> {

@@ -1,0 +1,112 @@
+/**
+ * @module gateway/routed
+ * What runs once a request is routed (inside its CORS policy, if any): the
+ * auth and rate-limit stages, the route's header edits, then the redirect or
+ * the forward, to an in-process module or a remote upstream; the gateway's
+ * own answer for the route when that fails.
+ */
+import type { Context } from 'koa';
+import { bodyFailure, setPath, type ErrorResponder } from '../http';
+import type { GatewayEvents } from './events';
+import { answerRedirect } from './match/redirect';
+import { payloadTooLarge, type StreamedBodyGuard } from './request/body-limit';
+import { applyRequestEdits, applyResponseEdits } from './request/header-edits';
+import { keptHeaders, restoreHeaders } from './request/kept-headers';
+import { rewritePath, type Route } from './route-table';
+import type { RouteTarget, Runtime, UpstreamOptions } from './runtime';
+import { forwardRemote } from './upstream';
+import { forwardUpgrade, tunnelledUpgrade } from './upstream/upgrade';
+
+/** What the routed part of every request shares. */
+export interface RoutedOptions {
+  /** Largest request body, in bytes. */
+  readonly bodyLimit: number;
+  readonly errors: ErrorResponder;
+  readonly events: GatewayEvents;
+  readonly upstreams: UpstreamOptions;
+}
+
+/**
+ * Runs a routed request: `path` is the normalised path the route matched,
+ * `guard` holds a body without a declared length to the limit, `tooLarge`
+ * says a declared one is over it.
+ */
+export type RunRouted = (
+  ctx: Context,
+  rt: Runtime,
+  route: Route<RouteTarget>,
+  path: string,
+  guard: StreamedBodyGuard | null,
+  tooLarge: boolean,
+) => Promise<void>;
+
+/** The path under which a remote upstream is asked: its base, the rewritten path, the query. */
+function upstreamPath(base: string, path: string, query: string): string {
+  const full = base === '' ? path : base + path;
+  return query === '' ? full : `${full}?${query}`;
+}
+
+/** Builds the routed part of the gateway's middleware. */
+export function createRouted({ bodyLimit, errors, events, upstreams }: RoutedOptions): RunRouted {
+  return async function runRouted(ctx, rt, route, path, guard, tooLarge) {
+    const mapping = route.mapping;
+    // The auth stage sees bypass_auth routes too: it strips identity headers a
+    // client sent on every route. A stage that decides at once answers a
+    // boolean, and no promise is awaited for it. A body declared too large is
+    // refused before either is asked.
+    if (rt.auth !== null && !tooLarge) {
+      const passed = rt.auth.run(ctx, mapping);
+      if (!(typeof passed === 'boolean' ? passed : await passed)) return;
+    }
+    const target = route.target;
+    if (rt.rateLimit !== null && !tooLarge) {
+      const passed = rt.rateLimit.run(ctx, mapping, target.kind === 'remote' ? target.upstream.cluster.name : undefined);
+      if (!(typeof passed === 'boolean' ? passed : await passed)) return;
+    }
+    // Headers the gateway set before a module runs, which the module's own error handler clears.
+    let kept = target.kind === 'in-process' ? keptHeaders(ctx.res) : null;
+    try {
+      if (tooLarge) throw payloadTooLarge(bodyLimit);
+      applyRequestEdits(ctx.req, target);
+      const forwardPath = rewritePath(route, path);
+      if (target.kind === 'redirect') {
+        answerRedirect(ctx, target.redirect, route, path);
+      } else if (target.kind === 'in-process') {
+        // The module runs on this context with the rewritten path, as koa-mount
+        // runs a mounted app; the gateway's path is back afterwards, whatever happened.
+        const seen = ctx.path;
+        if (forwardPath !== seen) setPath(ctx, forwardPath);
+        try {
+          await target.handler(ctx);
+        } finally {
+          setPath(ctx, seen);
+        }
+        // A body that failed under the module (too long, malformed) is answered for it.
+        const failed = bodyFailure(ctx.req);
+        if (failed !== undefined) throw failed;
+      } else {
+        const forward = {
+          path: upstreamPath(target.upstream.address.basePath, forwardPath, ctx.querystring),
+          timeoutMs: target.timeoutMs,
+          guard,
+          route: mapping.name,
+          events,
+          removedHeaders: target.removeRequestHeaders,
+          hostRewrite: target.hostRewrite,
+          retryBufferBytes: upstreams.retryBufferBytes,
+        };
+        const upgrade = target.upgrades === null ? undefined : tunnelledUpgrade(ctx, target.upgrades);
+        if (upgrade === undefined) await forwardRemote(ctx, target.upstream, forward);
+        else await forwardUpgrade(ctx, target.upstream, upgrade, { ...forward, beforeSwitch: () => applyResponseEdits(ctx.res, target) });
+      }
+    } catch (err) {
+      // The gateway's own answer for the route (413, 502, 503, 504) is answered
+      // here, so that it gets the route's response edits, as Envoy's router
+      // gives them to its local replies, and keeps its CORS and rate-limit headers.
+      if (kept === null) kept = keptHeaders(ctx.res);
+      errors.answer(ctx, err);
+    }
+    if (kept !== null) restoreHeaders(ctx, kept);
+    applyResponseEdits(ctx.res, target);
+  };
+}
