@@ -6,17 +6,9 @@
  * DELETE, is refused; the body of any other POST reaches the backend whole.
  */
 import assert from 'node:assert/strict';
-import type { Server } from 'node:http';
-import { createAuthService, type AuthService } from '../../../src/auth';
-import { createGateway, type GatehouseModule, type Gateway } from '../../../src/gateway';
-import { basic, captureLogger, quickHash, usersFolder } from '../../auth/support';
-import { close, configOf, listen, mapping, recordingUpstream, send } from '../helpers';
-
-const REFUSED = {
-  code: 400,
-  message: '400: Bad Request',
-  detail: 'the method override of the request would route it elsewhere than its method',
-};
+import { basic } from '../../auth/support';
+import { mapping, send } from '../helpers';
+import { overrideRig, REFUSED } from './override-rig';
 const FORM = 'application/x-www-form-urlencoded';
 const MULTIPART = 'multipart/form-data; boundary=----b0undary';
 
@@ -26,34 +18,7 @@ function multipart(fields: [string, string][], nameParameter = (name: string) =>
 }
 
 describe('method overrides in the body of a POST', () => {
-  const folder = usersFolder();
-  let auth: AuthService;
-  let backend: Awaited<ReturnType<typeof recordingUpstream>>;
-  let gateway: Gateway;
-  let server: Server;
-  let base = '';
-
-  before(async () => {
-    auth = createAuthService({ usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`), logger: captureLogger() });
-    backend = await recordingUpstream();
-    gateway = createGateway({
-      modules: new Map<string, GatehouseModule>([['auth', auth]]),
-      config: configOf(
-        { apiVersion: 'gateway/v1', kind: 'AuthService', name: 'authentication', auth_service: 'auth' },
-        mapping('/m/', backend.url, { name: 'open-post', rewrite: '', method: 'POST', bypass_auth: true }),
-        mapping('/m/', backend.url, { name: 'guarded', rewrite: '' }),
-        mapping('/open/', backend.url, { name: 'open', rewrite: '', bypass_auth: true }),
-      ),
-    });
-    ({ server, url: base } = await listen(gateway.app.callback()));
-  });
-  after(async () => {
-    await close(server);
-    await gateway.close();
-    await close(backend.server);
-    await auth.close();
-    folder.remove();
-  });
+  const rig = overrideRig((url) => [mapping('/open/', url, { name: 'open', rewrite: '', bypass_auth: true })]);
 
   const overriding: [string, string, string][] = [
     ['a form', FORM, 'title=x&_method=DELETE'],
@@ -68,16 +33,16 @@ describe('method overrides in the body of a POST', () => {
   ];
   for (const [what, type, body] of overriding) {
     it(`answers 400 to a POST on a Mapping for POST without auth whose body, ${what}, names another method, and the backend sees nothing`, async () => {
-      const seen = backend.received.length;
-      const res = await send(base, '/m/x', { method: 'POST', headers: { 'Content-Type': type }, body });
+      const seen = rig.backend.received.length;
+      const res = await send(rig.base, '/m/x', { method: 'POST', headers: { 'Content-Type': type }, body });
       assert.equal(res.status, 400, res.text);
       assert.deepEqual(res.json(), REFUSED);
-      assert.equal(backend.received.length, seen);
+      assert.equal(rig.backend.received.length, seen);
     });
   }
 
   it('reads an override in a chunked body too', async () => {
-    const res = await send(base, '/m/x', { method: 'POST', headers: { 'Content-Type': FORM }, body: ['title=x&', '_meth', 'od=DELETE'] });
+    const res = await send(rig.base, '/m/x', { method: 'POST', headers: { 'Content-Type': FORM }, body: ['title=x&', '_meth', 'od=DELETE'] });
     assert.equal(res.status, 400, res.text);
     assert.deepEqual(res.json(), REFUSED);
   });
@@ -93,16 +58,16 @@ describe('method overrides in the body of a POST', () => {
       ['text/plain', '_method=DELETE'],
     ];
     for (const [type, body] of passing) {
-      const res = await send(base, '/m/x', { method: 'POST', headers: { 'Content-Type': type }, body });
+      const res = await send(rig.base, '/m/x', { method: 'POST', headers: { 'Content-Type': type }, body });
       assert.equal(res.status, 200, `${body}: ${res.text}`);
-      const got = backend.received.at(-1)!;
+      const got = rig.backend.received.at(-1)!;
       assert.deepEqual([got.method, got.body.toString(), got.headers['x-travel-user']], ['POST', body, undefined]);
     }
   });
 
   it('reads no body where the method does not decide the route, and passes an override there on', async () => {
-    const res = await send(base, '/open/x', { method: 'POST', headers: { 'Content-Type': FORM }, body: '_method=DELETE' });
+    const res = await send(rig.base, '/open/x', { method: 'POST', headers: { 'Content-Type': FORM }, body: '_method=DELETE' });
     assert.equal(res.status, 200, res.text);
-    assert.equal(backend.received.at(-1)!.body.toString(), '_method=DELETE');
+    assert.equal(rig.backend.received.at(-1)!.body.toString(), '_method=DELETE');
   });
 });

@@ -6,17 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
-import { createAuthService, type AuthService } from '../../../src/auth';
-import { createGateway, type GatehouseModule, type Gateway } from '../../../src/gateway';
+import { createGateway, type Gateway } from '../../../src/gateway';
 import { overriddenMethods } from '../../../src/gateway/request/method-override';
-import { basic, captureLogger, quickHash, usersFolder } from '../../auth/support';
-import { close, configOf, echoModule, listen, mapping, recordingUpstream, registry, send, sendRaw } from '../helpers';
-
-const REFUSED = {
-  code: 400,
-  message: '400: Bad Request',
-  detail: 'the method override of the request would route it elsewhere than its method',
-};
+import { basic } from '../../auth/support';
+import { close, configOf, echoModule, listen, mapping, registry, send, sendRaw } from '../helpers';
+import { overrideRig, REFUSED } from './override-rig';
 
 describe('method overrides', () => {
   let gateway: Gateway;
@@ -136,34 +130,7 @@ describe('method overrides', () => {
 });
 
 describe('method overrides in the query, spelt as backends decode them', () => {
-  const folder = usersFolder();
-  let auth: AuthService;
-  let backend: Awaited<ReturnType<typeof recordingUpstream>>;
-  let gateway: Gateway;
-  let server: Server;
-  let port = 0;
-  let base = '';
-
-  before(async () => {
-    auth = createAuthService({ usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`), logger: captureLogger() });
-    backend = await recordingUpstream();
-    gateway = createGateway({
-      modules: new Map<string, GatehouseModule>([['auth', auth]]),
-      config: configOf(
-        { apiVersion: 'gateway/v1', kind: 'AuthService', name: 'authentication', auth_service: 'auth' },
-        mapping('/m/', backend.url, { name: 'open-post', rewrite: '', method: 'POST', bypass_auth: true }),
-        mapping('/m/', backend.url, { name: 'guarded', rewrite: '' }),
-      ),
-    });
-    ({ server, port, url: base } = await listen(gateway.app.callback()));
-  });
-  after(async () => {
-    await close(server);
-    await gateway.close();
-    await close(backend.server);
-    await auth.close();
-    folder.remove();
-  });
+  const rig = overrideRig();
 
   const spellings = [
     '%5fmethod=DELETE',
@@ -191,19 +158,19 @@ describe('method overrides in the query, spelt as backends decode them', () => {
   ];
   for (const query of spellings) {
     it(`answers 400 to POST /m/x?${query} on a Mapping for POST without auth, and the backend sees nothing`, async () => {
-      const seen = backend.received.length;
-      const res = await send(base, `/m/x?${query}`, { method: 'POST' });
+      const seen = rig.backend.received.length;
+      const res = await send(rig.base, `/m/x?${query}`, { method: 'POST' });
       assert.equal(res.status, 400, res.text);
       assert.deepEqual(res.json(), REFUSED);
-      assert.equal(backend.received.length, seen);
+      assert.equal(rig.backend.received.length, seen);
     });
   }
 
   it('passes a POST whose query names no override to its Mapping, with no user named', async () => {
     for (const query of ['a=1', '_methods=DELETE', 'a=%5fmethod', '+method=DELETE', '_method=POST', '%5fmethod=post']) {
-      const res = await send(base, `/m/x?${query}`, { method: 'POST', headers: { 'X-Travel-User': 'alice' } });
+      const res = await send(rig.base, `/m/x?${query}`, { method: 'POST', headers: { 'X-Travel-User': 'alice' } });
       assert.equal(res.status, 200, `${query}: ${res.text}`);
-      const got = backend.received.at(-1)!;
+      const got = rig.backend.received.at(-1)!;
       assert.equal(got.url, `/m/x?${query}`);
       assert.equal(got.method, 'POST');
       assert.equal(got.headers['x-travel-user'], undefined);
@@ -211,17 +178,17 @@ describe('method overrides in the query, spelt as backends decode them', () => {
   });
 
   it('reads the query as it is forwarded: what follows a # reaches no backend', async () => {
-    const res = await sendRaw(port, 'POST /m/x?a=1#&_method=DELETE HTTP/1.1\r\nHost: gw.test\r\nContent-Length: 0');
+    const res = await sendRaw(rig.port, 'POST /m/x?a=1#&_method=DELETE HTTP/1.1\r\nHost: gw.test\r\nContent-Length: 0');
     assert.equal(res.status, 200, res.text);
-    assert.equal(backend.received.at(-1)!.url, '/m/x?a=1');
+    assert.equal(rig.backend.received.at(-1)!.url, '/m/x?a=1');
   });
 
   it('routes a DELETE itself through auth', async () => {
-    const seen = backend.received.length;
-    assert.equal((await send(base, '/m/x', { method: 'DELETE' })).status, 401);
-    assert.equal(backend.received.length, seen);
-    const res = await send(base, '/m/x', { method: 'DELETE', headers: { Authorization: basic('alice', 'wonderland') } });
+    const seen = rig.backend.received.length;
+    assert.equal((await send(rig.base, '/m/x', { method: 'DELETE' })).status, 401);
+    assert.equal(rig.backend.received.length, seen);
+    const res = await send(rig.base, '/m/x', { method: 'DELETE', headers: { Authorization: basic('alice', 'wonderland') } });
     assert.equal(res.status, 200);
-    assert.equal(backend.received.at(-1)!.headers['x-travel-user'], 'alice');
+    assert.equal(rig.backend.received.at(-1)!.headers['x-travel-user'], 'alice');
   });
 });
