@@ -16,6 +16,25 @@ function checkout(): string {
   return dir;
 }
 
+/**
+ * Runs `npm start` in `dir`, asks it for the demo's first message, stops it
+ * with SIGTERM and waits for its last line; the pid of what npm started.
+ */
+async function assertServesDemo(dir: string): Promise<number> {
+  const server = await startServer('npm', ['start'], dir, { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'info', GATEHOUSE_DATA: await freshDataDir() });
+  try {
+    const res = await fetch(`${server.url}/v1/messages/1`);
+    assert.equal(res.status, 200);
+    assert.equal(((await res.json()) as { content: string }).content, 'Welcome to Gatehouse, Alice.');
+    server.child.kill('SIGTERM');
+    await server.ended();
+    assert.match(server.output(), /"msg":"gatehouse stopped"/);
+    return server.child.pid!;
+  } finally {
+    server.child.kill('SIGKILL');
+  }
+}
+
 describe('npm prepare (scripts/prepare.js)', function () {
   const made: string[] = [];
   const fresh = () => {
@@ -61,17 +80,7 @@ describe('npm prepare (scripts/prepare.js)', function () {
     const installed = await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], dir);
     assert.equal(installed.code, 0, installed.stderr);
     for (const file of [manifest.main, manifest.types, ...Object.values(manifest.bin)]) assert.ok(existsSync(join(dir, file)), `${file} was not built`);
-    const server = await startServer('npm', ['start'], dir, { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'info', GATEHOUSE_DATA: await freshDataDir() });
-    try {
-      const res = await fetch(`${server.url}/v1/messages/1`);
-      assert.equal(res.status, 200);
-      assert.equal(((await res.json()) as { content: string }).content, 'Welcome to Gatehouse, Alice.');
-      server.child.kill('SIGTERM');
-      await server.ended();
-      assert.match(server.output(), /"msg":"gatehouse stopped"/);
-    } finally {
-      server.child.kill('SIGKILL');
-    }
+    await assertServesDemo(dir);
   });
 
   it('keeps, in a production install after a full one, the dist/ the full one built: no compiler is installed, and npm start serves the demo', async function () {
@@ -87,17 +96,7 @@ describe('npm prepare (scripts/prepare.js)', function () {
     assert.equal(readFileSync(join(dir, manifest.main), 'utf8'), main);
     for (const tool of ['typescript', 'tsx', 'esbuild', 'mocha']) assert.equal(existsSync(join(dir, 'node_modules', tool)), false, `${tool} was installed`);
 
-    const server = await startServer('npm', ['start'], dir, { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'info', GATEHOUSE_DATA: await freshDataDir() });
-    try {
-      const res = await fetch(`${server.url}/v1/messages/1`);
-      assert.equal(res.status, 200);
-      assert.equal(((await res.json()) as { content: string }).content, 'Welcome to Gatehouse, Alice.');
-      server.child.kill('SIGTERM');
-      await server.ended();
-      assert.match(server.output(), /"msg":"gatehouse stopped"/);
-      assert.equal(groupAlive(server.child.pid!), false, 'a process of npm start outlived it');
-    } finally {
-      server.child.kill('SIGKILL');
-    }
+    const pid = await assertServesDemo(dir);
+    assert.equal(groupAlive(pid), false, 'a process of npm start outlived it');
   });
 });
