@@ -91,7 +91,8 @@ describe('gatehouse bookings across processes', function () {
     assert.match(metrics.text, /^gatehouse_database_call_duration_seconds_count\{operation="create"\} 1$/m);
     assert.match(metrics.text, /^gatehouse_process_cpu_seconds_total /m);
     await request(first.address).post('/gateway/v0/metrics').expect(405);
-    assert.equal((await first.stop()).code, 0);
+    const stopped = await first.stop();
+    assert.deepEqual({ code: stopped.code, signal: stopped.signal }, { code: 0, signal: null }, stopped.stderr);
     const again = await serve();
     await request(again.address).get(`/v1/hotels/bookings/${made.body.id}`).set('X-Travel-User', 'carol').expect(200);
   });

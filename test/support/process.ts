@@ -107,9 +107,17 @@ export interface CliServer {
   readonly line: string;
   /** What it has written so far. */
   output(): { stdout: string; stderr: string };
-  /** SIGTERM, then SIGKILL if it has not exited within `graceMs`; resolves how it ended. */
+  /**
+   * SIGTERM, then SIGKILL if it has not exited within `graceMs`; resolves how
+   * it ended. The default grace is a minute: a stop closes databases and
+   * syncs files, which on a loaded machine may take seconds, and only a stop
+   * that hangs should end in SIGKILL.
+   */
   stop(graceMs?: number): Promise<CliResult>;
 }
+
+/** How long {@link CliServer.stop} waits after SIGTERM before SIGKILL. */
+const STOP_GRACE_MS = 60_000;
 
 const running = new Set<ChildProcess>();
 
@@ -221,7 +229,7 @@ export async function startCli(args: readonly string[], given: CliOptions = {}):
     port,
     line: line[0].trimEnd(),
     output: () => ({ ...out }),
-    async stop(graceMs = 5000) {
+    async stop(graceMs = STOP_GRACE_MS) {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');
         const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
