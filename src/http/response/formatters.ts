@@ -119,7 +119,7 @@ function xmlText(value: string): string {
 }
 
 /** The XML element name of a key: what XML does not allow in a name becomes `_`. */
-export function xmlName(key: string): string {
+function xmlName(key: string): string {
   const name = key.replace(/[^A-Za-z0-9_.-]/g, '_');
   return /^[A-Za-z_]/.test(name) ? name : `_${name}`;
 }
