@@ -109,9 +109,10 @@ export interface CliServer {
   output(): { stdout: string; stderr: string };
   /**
    * SIGTERM, then SIGKILL if it has not exited within `graceMs`; resolves how
-   * it ended. The default grace is a minute: a stop closes databases and
-   * syncs files, which on a loaded machine may take seconds, and only a stop
-   * that hangs should end in SIGKILL.
+   * it ended. The default grace is a minute: a process ends only once V8's
+   * background work is done (on Node 24, optimising PGlite's WebAssembly
+   * after a booking took seconds on a loaded machine), and only a stop that
+   * hangs should end in SIGKILL.
    */
   stop(graceMs?: number): Promise<CliResult>;
 }
