@@ -20,7 +20,35 @@ export {
 export type { EmissaryReport, EmissaryRecordReport, SkippedRecord } from './config/emissary';
 export { assembleConfig, configFromRecords, RECORD_KINDS, type ConfigResult, type RawRecord } from './config/validate';
 export { ConfigError, configProblem, type ConfigProblem, type ProblemLocation } from './config/problems';
-export * from './config/schema';
+export {
+  API_VERSION,
+  corsSchema,
+  mappingSchema,
+  authServiceSchema,
+  rateLimitServiceSchema,
+  moduleSchema,
+  recordSchema,
+  allowedUpgrades,
+  describeLabel,
+  groupLabels,
+  labelHeaders,
+  labelsSchema,
+  readLabel,
+  type MappingRecord,
+  type AuthServiceRecord,
+  type RateLimitServiceRecord,
+  type ModuleRecord,
+  type CorsPolicy,
+  type GatewayRecord,
+  type RecordSource,
+  type GatewayConfig,
+  type AddedHeader,
+  type HeaderCondition,
+  type LabelGroup,
+  type LabelSource,
+  type LabelSpecifier,
+  type QueryValue,
+} from './config/schema';
 export { normalisePath, isNormalPath, withoutParameters } from './request/path';
 export { RouteTable, rewritePath, type Route, type RouteSpec, type RouteTableOptions } from './route-table';
 export { describeMatch, sharesOf, sharesOfSteps, type MatchDescription } from './match/describe';
