@@ -55,6 +55,7 @@ export {
   type Page,
 } from './response/collection';
 export { filterTypes, type FilterType } from './response/filters';
+export { ListedHeadersResponse } from './response/listed-headers';
 export { redirectToSlash } from './slashes';
 export { basePath, requestHost, absoluteUrl, isHostPort, hostPort, redactAddress, ORIGINAL_PATH } from './request/urls';
 export {

@@ -10,6 +10,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { ListedHeadersResponse } from '../../http';
 import { listenFailure, readTlsFiles } from './listen-failure';
 import { answerClientError, answerConnect, checkingRequests, refuseOnConnection, type Rejected } from './refusals';
 import { certificateValidity, type CertificateValidity } from './tls-files';
@@ -147,8 +148,8 @@ export async function listen(
   const tlsFiles = options.tls ? readTlsFiles(options.tls, options.fileSizeLimit) : undefined;
   let certificate = tlsFiles && certificateValidity(tlsFiles.cert);
   const server = tlsFiles
-    ? https.createServer({ ...tlsFiles, requireHostHeader: false, handshakeTimeout: options.handshakeTimeoutMs }, serve)
-    : http.createServer({ requireHostHeader: false }, serve);
+    ? https.createServer({ ...tlsFiles, requireHostHeader: false, handshakeTimeout: options.handshakeTimeoutMs, ServerResponse: ListedHeadersResponse }, serve)
+    : http.createServer({ requireHostHeader: false, ServerResponse: ListedHeadersResponse }, serve);
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS;
   const connectionEvent = options.tls ? 'secureConnection' : 'connection';
   server.on(connectionEvent, (socket: Socket) => {

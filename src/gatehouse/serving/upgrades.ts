@@ -20,7 +20,7 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { handOverUpgrade, hasRequestBody } from '../../http';
+import { handOverUpgrade, hasRequestBody, ListedHeadersResponse } from '../../http';
 
 /** What the listener needs of the server it serves. */
 export interface UpgradeServing {
@@ -63,7 +63,7 @@ export function upgradeListener(serving: UpgradeServing): (req: http.IncomingMes
       serving.server.emit(serving.connectionEvent, socket);
       return;
     }
-    const res = new http.ServerResponse(req);
+    const res = new ListedHeadersResponse(req);
     // What the client sent behind the request is the new protocol's, or unread: the connection ends with the answer.
     res.shouldKeepAlive = false;
     res.assignSocket(socket as Socket);
