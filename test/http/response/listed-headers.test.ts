@@ -47,9 +47,12 @@ async function alike(handler: Handler, request = GET): Promise<{ wire: string; s
   return listed;
 }
 
+/** Node has it, its types do not. */
+type WithRawNames = http.ServerResponse & { getRawHeaderNames(): string[] };
+
 /** Every view of the headers a response gives, as plain values. */
 function views(res: http.ServerResponse): unknown[] {
-  return [{ ...res.getHeaders() }, res.getHeaderNames(), res.getRawHeaderNames()];
+  return [{ ...res.getHeaders() }, res.getHeaderNames(), (res as WithRawNames).getRawHeaderNames()];
 }
 
 describe('http/response/listed-headers', () => {
