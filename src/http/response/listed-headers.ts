@@ -22,6 +22,13 @@ function indexOf(list: unknown[], name: string): number {
   return -1;
 }
 
+/** The names of `list`, lower-case (`offset` 0) or as set (1). */
+function namesAt(list: unknown[], offset: 0 | 1): string[] {
+  const names: string[] = [];
+  for (let i = offset; i < list.length; i += 3) names.push(list[i] as string);
+  return names;
+}
+
 function oddHeaderList(headers: readonly unknown[]): TypeError {
   const err = new TypeError(`The argument 'headers' must have an even number of entries. Received an array of ${headers.length}`);
   (err as TypeError & { code: string }).code = 'ERR_INVALID_ARG_VALUE';
@@ -56,7 +63,10 @@ export class ListedHeadersResponse<Request extends IncomingMessage = IncomingMes
     validateHeaderValue(name, value as string);
     const list = this.headerList;
     const at = indexOf(list, name);
-    if (at === -1) return this.setHeader(name, value);
+    if (at === -1) {
+      list.push(name.toLowerCase(), name, value);
+      return this;
+    }
     const prior = list[at + 2];
     const values: unknown[] = Array.isArray(prior) ? prior : [prior];
     if (Array.isArray(value)) for (const one of value) values.push(one);
@@ -91,17 +101,11 @@ export class ListedHeadersResponse<Request extends IncomingMessage = IncomingMes
   }
 
   override getHeaderNames(): string[] {
-    const list = this.headerList;
-    const names: string[] = [];
-    for (let i = 0; i < list.length; i += 3) names.push(list[i] as string);
-    return names;
+    return namesAt(this.headerList, 0);
   }
 
   getRawHeaderNames(): string[] {
-    const list = this.headerList;
-    const names: string[] = [];
-    for (let i = 0; i < list.length; i += 3) names.push(list[i + 1] as string);
-    return names;
+    return namesAt(this.headerList, 1);
   }
 
   override writeHead(statusCode: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
