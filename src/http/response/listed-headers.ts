@@ -12,6 +12,18 @@ import { ServerResponse, validateHeaderName, validateHeaderValue, type IncomingM
 
 type HeaderValue = number | string | readonly string[];
 
+// What Node's checks accept (`checkIsHttpToken`, `checkInvalidHeaderChar`), tested here without
+// the wrapper each of Node's exported checks allocates a call; anything else is given to Node's
+// own check, which throws its own error.
+const TOKEN = /^[\^_`a-zA-Z\-0-9!#$%&'*+.|~]+$/;
+const INVALID_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
+
+/** Throws what Node's `setHeader` throws for `name` and `value`, in the same order. */
+function checkHeader(name: string, value: unknown): void {
+  if (typeof name !== 'string' || !TOKEN.test(name)) validateHeaderName(name);
+  if (value === undefined || INVALID_VALUE_CHAR.test(value as string)) validateHeaderValue(name, value as string);
+}
+
 /** Where `name` is in `list` (lower-case name, name as set, value, and so on), or -1. */
 function indexOf(list: unknown[], name: string): number {
   // Most lookups spell the name as it was set, or in lower case: no new string for those.
@@ -45,8 +57,7 @@ export class ListedHeadersResponse<Request extends IncomingMessage = IncomingMes
 
   override setHeader(name: string, value: HeaderValue): this {
     if (this.headersSent) return super.setHeader(name, value);
-    validateHeaderName(name);
-    validateHeaderValue(name, value as string);
+    checkHeader(name, value);
     const list = this.headerList;
     const at = indexOf(list, name);
     if (at === -1) list.push(name.toLowerCase(), name, value);
@@ -59,8 +70,7 @@ export class ListedHeadersResponse<Request extends IncomingMessage = IncomingMes
 
   override appendHeader(name: string, value: string | readonly string[]): this {
     if (this.headersSent) return super.appendHeader(name, value);
-    validateHeaderName(name);
-    validateHeaderValue(name, value as string);
+    checkHeader(name, value);
     const list = this.headerList;
     const at = indexOf(list, name);
     if (at === -1) {

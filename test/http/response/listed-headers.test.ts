@@ -217,4 +217,32 @@ describe('http/response/listed-headers', () => {
     assert.equal(seen[7], 'ERR_HTTP_INVALID_STATUS_CODE');
     assert.equal(seen.at(-1), 'yes');
   });
+
+  it('accepts and refuses the same names and values as Node, with the same errors', async () => {
+    const names: unknown[] = ['', 1, null, 'X-Ünicode', 'X\u0100', '~!#$%&\'*+.^_`|-09azAZ'];
+    const values: unknown[] = [7, ['a', 'b'], ['ok', 'bad\n'], [], '\xe9\xff', '\u20ac', 'tab\there', null, {}];
+    for (let code = 0; code < 0x180; code++) {
+      names.push(`X-${String.fromCharCode(code)}`);
+      values.push(`v${String.fromCharCode(code)}`);
+    }
+    const { seen } = await alike((res, seen) => {
+      const attempt = (f: () => unknown): void => {
+        try {
+          f();
+          seen.push('no error');
+        } catch (err) {
+          seen.push(`${(err as { code?: string }).code}: ${(err as Error).message}`);
+        }
+      };
+      for (const name of names) attempt(() => res.setHeader(name as string, 'x'));
+      for (const value of values) attempt(() => res.setHeader('X-Value', value as string));
+      for (const value of values) attempt(() => res.appendHeader('X-Appended', value as string));
+      for (const name of names) attempt(() => res.appendHeader(name as string, 'x'));
+      res.end();
+    });
+    // Both refused some and took others: the comparison above is of both kinds.
+    assert.ok(seen.includes('no error'));
+    assert.ok(seen.some((one) => String(one).startsWith('ERR_INVALID_CHAR')));
+    assert.ok(seen.some((one) => String(one).startsWith('ERR_INVALID_HTTP_TOKEN')));
+  });
 });
