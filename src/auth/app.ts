@@ -65,7 +65,7 @@ export function createAuthApp(authenticator: Authenticator): Koa {
   app.use(async (ctx) => {
     const repeated = ctx.headers.authorization === undefined ? undefined : repeatedAuthorization(ctx.req.rawHeaders);
     const asked = repeated === undefined ? ctx.headers : { ...ctx.headers, authorization: repeated as unknown as string };
-    const decision = await authenticator.authenticate({ method: ctx.method, url: ctx.url, headers: asked });
+    const decision = await authenticator.authenticate({ method: ctx.method, url: ctx.url, headers: asked, connection: ctx.req.socket });
     const headers: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(decision.headers)) {
       if (name !== 'content-type' && name !== 'content-length') headers[headerName(name)] = value;

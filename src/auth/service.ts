@@ -14,7 +14,7 @@ import { createAuthApp } from './app';
 import { BcryptPoolBusyError, createBcryptPool } from './passwords/bcrypt-pool';
 import { DEFAULT_MAX_HEADER_LENGTH, parseBasic, PROBLEM_DETAIL, type CredentialsProblem } from './basic';
 import { TtlLru } from './cache';
-import { createHeaderKeyer } from './header-key';
+import { connectionKeyer, createHeaderKeyer } from './header-key';
 import { parseHtpasswd, UsersFileError, type ParsedUsers, type UserEntry } from './passwords/htpasswd';
 import type { AuthDecision, AuthRequest, Authenticator } from './types';
 import { bcryptCosts, commonCost, decoyHash, verifyPassword } from './passwords/verify';
@@ -145,7 +145,7 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
     max: options.cacheMax ?? DEFAULT_CACHE_MAX,
     ttlMs: options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS,
   });
-  const keyOf = createHeaderKeyer();
+  const keyOf = connectionKeyer(createHeaderKeyer());
   const inFlight = new Map<string, Promise<AuthDecision>>();
   const counters = { verifications: 0, busy: 0, cacheHits: 0 };
   const pool = createBcryptPool({ threads: options.threads, maxQueued: options.maxQueued, maxWaitMs: options.maxWaitMs });
@@ -254,7 +254,7 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
       const parsed = parseBasic(header, maxHeaderLength);
       return deny('problem' in parsed ? parsed.problem : 'not-basic');
     }
-    const hit = cache.get(keyOf(header));
+    const hit = cache.get(keyOf(header, request.connection));
     if (hit !== undefined) counters.cacheHits++;
     return hit;
   }
@@ -263,7 +263,7 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
     const known = authenticateNow(request);
     if (known !== undefined) return Promise.resolve(known);
     const header = request.headers.authorization as string;
-    const key = keyOf(header);
+    const key = keyOf(header, request.connection);
     // Identical requests arriving together share one verification.
     let pending = inFlight.get(key);
     if (pending === undefined) {

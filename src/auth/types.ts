@@ -13,6 +13,12 @@ export interface AuthRequest {
   headers: IncomingHttpHeaders;
   /** The request body, or its first `include_body.max_bytes`; absent when none is sent. */
   body?: Buffer;
+  /**
+   * The connection the request came on (its socket), for a service in the
+   * same process to remember what it worked out for the requests before it
+   * on that connection. Never sent anywhere.
+   */
+  connection?: object;
 }
 
 /** The auth service's answer: 200 lets the request through. */

@@ -223,6 +223,32 @@ describe('the auth service (typed face)', () => {
       assert.equal(service.stats().verifications, 4);
     });
 
+    it('tells apart the users whose requests share one connection, as behind a proxy', async () => {
+      const two = folder.write('shared.htpasswd', `dave:${quickHash('pw-one')}\nfay:${quickHash('pw-two')}\n`);
+      const service = make({ usersFile: two });
+      const connection = {};
+      const on = (authorization: string): AuthRequest => ({ ...ask(authorization), connection });
+      const users: unknown[] = [];
+      for (const [user, password] of [['dave', 'pw-one'], ['fay', 'pw-two'], ['dave', 'pw-one'], ['fay', 'pw-one'], ['fay', 'pw-two']]) {
+        const decision = await service.authenticate(on(basic(user, password)));
+        users.push(decision.status === 200 ? decision.headers['x-travel-user'] : decision.status);
+      }
+      assert.deepEqual(users, ['dave', 'fay', 'dave', 401, 'fay']);
+      assert.equal(service.authenticateNow!(on(basic('fay', 'pw-one'))), undefined);
+    });
+
+    it('refuses on a kept-alive connection a credential a reload took away', async () => {
+      const file = folder.write('kept.htpasswd', `erin:${quickHash('old')}\n`);
+      const service = make({ usersFile: file });
+      const request: AuthRequest = { ...ask(basic('erin', 'old')), connection: {} };
+      assert.equal((await service.authenticate(request)).status, 200);
+      assert.equal(service.authenticateNow!(request)?.status, 200);
+      writeFileSync(file, `erin:${quickHash('new')}\n`);
+      await service.reload();
+      assert.equal(service.authenticateNow!(request), undefined);
+      assert.equal((await service.authenticate(request)).status, 401);
+    });
+
     it('checks a credential once for identical requests arriving together', async () => {
       const service = make({ usersFile: file });
       const decisions = await Promise.all(Array.from({ length: 5 }, () => service.authenticate(ask(basic('dave', 'pw-one')))));

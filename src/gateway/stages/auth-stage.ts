@@ -310,6 +310,7 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
       method: ctx.method,
       url: query ? `${prefix}${path}?${query}` : prefix + path,
       headers: askedHeaders(ctx, headers),
+      connection: ctx.req.socket,
     };
     strip(ctx);
     if (includeBody !== null && hasRequestBody(ctx.req)) return askWithBody(ctx, headers, request, includeBody);

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import request from 'supertest';
 import { createAuthService, type AuthDecision, type AuthRequest, type AuthService } from '../../../../src/auth';
 import { createAuthStage } from '../../../../src/gateway/stages/auth-stage';
 import type { GatehouseModule, ModuleRegistry } from '../../../../src/gateway/module';
 import type { Stage } from '../../../../src/gateway/stages/stage';
-import { authRecord, basic, captureLogger, mapping, quickHash, stageApp, usersFolder, type BackendView } from '../../../auth/support';
+import { authRecord, basic, captureLogger, closeServer, listenLocal, mapping, quickHash, stageApp, usersFolder, type BackendView } from '../../../auth/support';
 
 describe('the auth stage, with the built-in auth service in-process', () => {
   const folder = usersFolder();
@@ -80,6 +81,36 @@ describe('the auth stage, with the built-in auth service in-process', () => {
       assert.equal(res.body.headers['x-travel-user'], 'alice');
     }
     assert.ok(service.stats().verifications - before <= 1);
+  });
+
+  it('tells the backend each user of requests that share one kept-alive connection, as behind a proxy', async () => {
+    const { app } = stageApp(stage, mapping());
+    const server = http.createServer(app.callback());
+    const address = await listenLocal(server);
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const asks: [string, string][] = [['alice', 'wonderland'], ['bob', 'builder'], ['alice', 'wonderland'], ['bob', 'wonderland'], ['bob', 'builder']];
+    try {
+      const seen: unknown[] = [];
+      const sockets = new Set<unknown>();
+      for (const [user, password] of asks) {
+        const answer = await new Promise<{ status: number; body: string; socket: unknown }>((resolve, reject) => {
+          const req = http.get(`http://${address}/v1/hotels/`, { agent, headers: { authorization: basic(user, password) } }, (res) => {
+            let body = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => (body += chunk));
+            res.on('end', () => resolve({ status: res.statusCode!, body, socket: req.socket }));
+          });
+          req.on('error', reject);
+        });
+        sockets.add(answer.socket);
+        seen.push(answer.status === 200 ? (JSON.parse(answer.body) as BackendView).headers['x-travel-user'] : answer.status);
+      }
+      assert.deepEqual(seen, ['alice', 'bob', 'alice', 401, 'bob']);
+      assert.equal(sockets.size, 1);
+    } finally {
+      agent.destroy();
+      await closeServer(server);
+    }
   });
 });
 
