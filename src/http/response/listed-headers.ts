@@ -21,7 +21,8 @@ const INVALID_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
 /** Throws what Node's `setHeader` throws for `name` and `value`, in the same order. */
 function checkHeader(name: string, value: unknown): void {
   if (typeof name !== 'string' || !TOKEN.test(name)) validateHeaderName(name);
-  if (value === undefined || INVALID_VALUE_CHAR.test(value as string)) validateHeaderValue(name, value as string);
+  // A number (a Content-Length) is written in characters that are all allowed.
+  if (typeof value !== 'number' && (value === undefined || INVALID_VALUE_CHAR.test(value as string))) validateHeaderValue(name, value as string);
 }
 
 /** Where `name` is in `list` (lower-case name, name as set, value, and so on), or -1. */
