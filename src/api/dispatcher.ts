@@ -16,12 +16,23 @@ export type VersionFactories = Readonly<Record<string, (deps: ApiDeps) => Koa>>;
 
 const VERSIONS: VersionFactories = { '/v1': createV1App, '/v2': createV2App };
 
+/** The API's app, and the version apps it mounts, by prefix. */
+export interface BuiltApi {
+  readonly app: Koa;
+  readonly versions: Readonly<Record<string, Koa>>;
+}
+
 /**
  * Builds the API: every version over one store (the demo data unless
  * `deps.store` is given). `versions` replaces the version table, for an
  * embedding app that adds one.
  */
 export function createApiApp(deps: ApiDeps = {}, versions: VersionFactories = VERSIONS): Koa {
+  return buildApi(deps, versions).app;
+}
+
+/** {@link createApiApp}, with the version apps it mounts. */
+export function buildApi(deps: ApiDeps = {}, versions: VersionFactories = VERSIONS): BuiltApi {
   const shared: ApiDeps = { ...deps, store: deps.store ?? createMessageStore() };
   const prefixes = Object.keys(versions);
   // No error middleware of its own: each version app answers its errors
@@ -35,7 +46,8 @@ export function createApiApp(deps: ApiDeps = {}, versions: VersionFactories = VE
 
   // A version's root is a resource like a collection: `/v1` redirects to `/v1/`.
   app.use((ctx, next) => (prefixes.includes(ctx.path) ? redirectToSlash(ctx) : next()));
-  for (const prefix of prefixes) app.use(mount(prefix, versions[prefix](shared)));
+  const apps: Record<string, Koa> = {};
+  for (const prefix of prefixes) app.use(mount(prefix, (apps[prefix] = versions[prefix](shared))));
   app.use((ctx) => {
     try {
       // A client that can read none of the representations gets the 406 first.
@@ -48,5 +60,5 @@ export function createApiApp(deps: ApiDeps = {}, versions: VersionFactories = VE
       errors.answer(ctx, err);
     }
   });
-  return app;
+  return { app, versions: Object.freeze(apps) };
 }

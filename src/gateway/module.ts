@@ -14,6 +14,14 @@ export interface GatehouseModule extends Partial<Authenticator>, Partial<RateLim
   readonly name: string;
   /** Its HTTP face: routed to in-process, and served alone by `gatehouse serve`. */
   readonly app?: Koa;
+  /**
+   * Apps that `app` mounts with koa-mount, by prefix (`/v1`: no trailing
+   * slash), each of which answers every request it is given and never
+   * passes one back to `app`. Routed in process, a path under one of them
+   * (`/v1/...`) runs that app straight, its prefix stripped, as `app`
+   * would run it, without the mount in front; any other path goes to `app`.
+   */
+  readonly mounts?: Readonly<Record<string, Koa>>;
   /** Re-reads its files (users, limits, data) after the config folder changed. */
   reload?(): Promise<void>;
   /** Releases what it holds (timers, connections). */

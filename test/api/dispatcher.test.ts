@@ -8,7 +8,9 @@ import Koa from 'koa';
 import mount from 'koa-mount';
 import request from 'supertest';
 import { createApiApp, createApiModule, createMessageStore, createV1App, createV2App } from '../../src/api';
+import { createGateway } from '../../src/gateway';
 import { createServiceApp } from '../../src/http';
+import { configOf, mapping, registry } from '../gateway/helpers';
 
 const HOST = 'api.test';
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -219,6 +221,38 @@ describe('api/dispatcher', () => {
       const res = await request(module.app.callback()).get('/v2/messages/1').set('Host', HOST).expect(200);
       assert.equal(res.body.url, `http://${HOST}/v2/messages/1`);
       await request(module.app.callback()).get('/v3/messages/1').expect(404);
+    });
+
+    it('answers every path routed in process by the gateway as its app alone does', async () => {
+      const module = createApiModule();
+      assert.deepEqual(Object.keys(module.mounts ?? {}), ['/v1', '/v2']);
+      const gateway = createGateway({ modules: registry(module), config: configOf(mapping('/', 'api', { name: 'api', rewrite: '' })) });
+      try {
+        const asks: [string, string][] = [
+          ['GET', '/v1/messages/1'],
+          ['GET', '/v2/messages/1?fields=id,content'],
+          ['GET', '/v1/messages/?account_id=2'],
+          ['GET', '/v1'],
+          ['GET', '/v2?x=1'],
+          ['GET', '/v1/'],
+          ['GET', '/v1/messages/404'],
+          ['GET', '/v1/messages/1?nope=1'],
+          ['GET', '/v2/nothing/here'],
+          ['GET', '/v3/messages/1'],
+          ['GET', '/v1x/messages/1'],
+          ['DELETE', '/v1/messages/1'],
+          ['OPTIONS', '/v2/messages/'],
+        ];
+        for (const [method, path] of asks) {
+          const ask = (app: Koa) => request(app.callback())[method.toLowerCase() as 'get'](path).set('Host', HOST);
+          const alone = await ask(module.app!);
+          const routed = await ask(gateway.app);
+          const seen = (res: request.Response) => [res.status, res.headers['content-type'], res.headers.allow, res.headers.location, res.text];
+          assert.deepEqual(seen(routed), seen(alone), `${method} ${path}`);
+        }
+      } finally {
+        await gateway.close();
+      }
     });
   });
 });
