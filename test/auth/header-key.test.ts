@@ -75,4 +75,3 @@ describe('cache keys remembered per connection', () => {
     assert.equal(hashed(), 4);
   });
 });
-

@@ -55,6 +55,17 @@ function views(res: http.ServerResponse): unknown[] {
   return [{ ...res.getHeaders() }, res.getHeaderNames(), (res as WithRawNames).getRawHeaderNames()];
 }
 
+/** 'no error', or the code of what `f` threw (and its message, `withMessage`). */
+function outcome(f: () => unknown, withMessage = false): string | undefined {
+  try {
+    f();
+    return 'no error';
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    return withMessage ? `${code}: ${(err as Error).message}` : code;
+  }
+}
+
 describe('http/response/listed-headers', () => {
   it('sends the headers set, in the order first set, with their last spelling and value', async () => {
     const { wire } = await alike((res, seen) => {
@@ -178,14 +189,7 @@ describe('http/response/listed-headers', () => {
 
   it('throws what Node throws for a bad name, a bad value, a bad status and a header after sending', async () => {
     const { seen } = await alike((res, seen) => {
-      const attempt = (f: () => unknown): void => {
-        try {
-          f();
-          seen.push('no error');
-        } catch (err) {
-          seen.push((err as { code?: string }).code);
-        }
-      };
+      const attempt = (f: () => unknown): void => void seen.push(outcome(f));
       attempt(() => res.setHeader('bad name', 'x'));
       attempt(() => res.setHeader('X-Bad', 'a\r\nInjected: 1'));
       attempt(() => res.setHeader('X-Undefined', undefined as unknown as string));
@@ -226,14 +230,7 @@ describe('http/response/listed-headers', () => {
       values.push(`v${String.fromCharCode(code)}`);
     }
     const { seen } = await alike((res, seen) => {
-      const attempt = (f: () => unknown): void => {
-        try {
-          f();
-          seen.push('no error');
-        } catch (err) {
-          seen.push(`${(err as { code?: string }).code}: ${(err as Error).message}`);
-        }
-      };
+      const attempt = (f: () => unknown): void => void seen.push(outcome(f, true));
       for (const name of names) attempt(() => res.setHeader(name as string, 'x'));
       for (const value of values) attempt(() => res.setHeader('X-Value', value as string));
       for (const value of values) attempt(() => res.appendHeader('X-Appended', value as string));
