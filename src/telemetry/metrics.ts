@@ -7,6 +7,7 @@
 import type { Middleware } from 'koa';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import { HttpError } from '../http';
+import { PendingCount, PendingObservations, type Pending } from './pending';
 
 export type AuthResult = 'allowed' | 'denied' | 'error' | 'bypassed';
 export type RateLimitResult = 'ok' | 'over_limit' | 'error';
@@ -90,45 +91,6 @@ function childCache3<C>(make: (a: string, b: string, c: string) => C): (a: strin
     if (byA === undefined) root.set(a, (byA = childCache2((b2, c2) => make(a, b2, c2))));
     return byA(b, c);
   };
-}
-
-/**
- * Counts and observations made on the request path, handed to prom-client in
- * batches: its `inc` and `observe` hash the label values on every call, which
- * costs more than the rest of the counting. What waits is handed over before
- * every scrape (the metrics' `collect`), so that a scrape sees every request.
- */
-interface Pending {
-  flush(): void;
-}
-
-class PendingCount implements Pending {
-  count = 0;
-  constructor(private readonly child: { inc(value?: number): void }) {}
-  flush(): void {
-    if (this.count === 0) return;
-    const n = this.count;
-    this.count = 0;
-    this.child.inc(n);
-  }
-}
-
-/** Observations wait here up to this many at a time per label set. */
-const OBSERVATION_BATCH = 256;
-
-class PendingObservations implements Pending {
-  private readonly values = new Float64Array(OBSERVATION_BATCH);
-  private length = 0;
-  constructor(private readonly child: { observe(value: number): void }) {}
-  add(value: number): void {
-    this.values[this.length++] = value;
-    if (this.length === OBSERVATION_BATCH) this.flush();
-  }
-  flush(): void {
-    const n = this.length;
-    this.length = 0;
-    for (let i = 0; i < n; i++) this.child.observe(this.values[i]);
-  }
 }
 
 /** Builds the metrics in a new registry. */
@@ -239,7 +201,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const rateLimit = decisions(RATELIMIT_RESULTS, rateLimitDecisions);
 
   const requestChild = childCache3((route, method, status) => counted(() => new PendingCount(httpRequests.labels(route, method, status))));
-  const durationChild = childCache2((route, method) => counted(() => new PendingObservations(httpRequestDuration.labels(route, method))));
+  const durationChild = childCache2((route, method) => counted(() => new PendingObservations(httpRequestDuration, { route, method })));
   const upstreamChild = childCache2((route, kind) => upstreamErrors.labels(route, kind));
   const overflowChild = childCache2((cluster, limit) => upstreamOverflows.labels(cluster, limit));
   const databaseCallChild = new Map<string, { observe(value: number): void }>();
