@@ -117,7 +117,8 @@ class Exchange implements Delivery {
     return this.abort!.aborted && !this.timedOut;
   }
 
-  async run(): Promise<void> {
+  /** Sends the request, tried as the route says, and hands the answer to `ctx`. */
+  run(): Promise<void> {
     const { ctx, req, upstream } = this;
     ctx.res.once('close', this.onClose);
     if (this.bodyDone) this.armOverall();
@@ -127,90 +128,107 @@ class Exchange implements Delivery {
         this.abort?.abort();
       });
     }
+    if (this.body === req && this.retries > 0) return this.keepBodyThenTry();
+    if (this.body === req) keepSocket(req);
+    // Straight to the tries, which clean up after themselves: no async step of its own on every forward.
+    return this.tries();
+  }
+
+  private async keepBodyThenTry(): Promise<void> {
     try {
-      if (this.body === req && this.retries > 0) await this.keepBody();
-      if (this.body === req) keepSocket(req);
-      await this.tries();
-    } finally {
-      this.answered = true;
-      clearTimeout(this.timer);
-      clearTimeout(this.tryTimer);
-      this.upload?.stop();
-      if (this.holdsRetry) upstream.cluster.breakers[upstream.priority].endRetry();
+      await this.keepBody();
+    } catch (err) {
+      this.settle();
+      throw err;
     }
+    if (this.body === this.req) keepSocket(this.req);
+    await this.tries();
+  }
+
+  /** The exchange is over, answered or failed: its timers, its upload watch and its retry place go. */
+  private settle(): void {
+    this.answered = true;
+    clearTimeout(this.timer);
+    clearTimeout(this.tryTimer);
+    this.upload?.stop();
+    if (this.holdsRetry) this.upstream.cluster.breakers[this.upstream.priority].endRetry();
   }
 
   private async tries(): Promise<void> {
     const { upstream, options } = this;
     const { cluster, retry } = upstream;
-    for (let tries = 0; ; tries++) {
-      // Picked at once, but for names not resolved yet; a place is waited for only under the breakers.
-      let endpoint = cluster.pick(this.hash.key);
-      if (endpoint === undefined) endpoint = await cluster.resolvedPick(this.hash.key, () => this.report('refused'));
-      this.endpoint = endpoint;
-      if (cluster.gated) await this.admit();
-      if (cluster.counts) endpoint.active++;
-      this.tryTimedOut = null;
-      if (this.bodyDone) this.armTry();
-      const attempt = (this.abort = call(
-        endpoint.pool,
-        {
-          method: this.ctx.method as Dispatcher.HttpMethod,
-          path: options.path,
-          headers: this.headers,
-          body: this.body,
-          // The timers of this exchange stand for undici's headers timeout, which would run from the start of the upload.
-          headersTimeout: 0,
-          bodyTimeout: this.gapMs,
-          // Known to undici's requests, missing from its types.
-          servername: this.servername,
-        } as Dispatcher.DispatchOptions,
-        this.ctx.method,
-        this,
-      ));
-      let answer: UpstreamAnswer;
-      try {
-        answer = await attempt.answer;
-      } catch (err) {
-        clearTimeout(this.tryTimer);
-        if (err instanceof AnswerBodyError) {
-          // The headers came (see headersCame), then a small body failed before it was read whole.
+    try {
+      for (let tries = 0; ; tries++) {
+        // Picked at once, but for names not resolved yet; a place is waited for only under the breakers.
+        let endpoint = cluster.pick(this.hash.key);
+        if (endpoint === undefined) endpoint = await cluster.resolvedPick(this.hash.key, () => this.report('refused'));
+        this.endpoint = endpoint;
+        if (cluster.gated) await this.admit();
+        if (cluster.counts) endpoint.active++;
+        this.tryTimedOut = null;
+        if (this.bodyDone) this.armTry();
+        const attempt = (this.abort = call(
+          endpoint.pool,
+          {
+            method: this.ctx.method as Dispatcher.HttpMethod,
+            path: options.path,
+            headers: this.headers,
+            body: this.body,
+            // The timers of this exchange stand for undici's headers timeout, which would run from the start of the upload.
+            headersTimeout: 0,
+            bodyTimeout: this.gapMs,
+            // Known to undici's requests, missing from its types.
+            servername: this.servername,
+          } as Dispatcher.DispatchOptions,
+          this.ctx.method,
+          this,
+        ));
+        let answer: UpstreamAnswer;
+        try {
+          answer = await attempt.answer;
+        } catch (err) {
+          clearTimeout(this.tryTimer);
+          if (err instanceof AnswerBodyError) {
+            // The headers came (see headersCame), then a small body failed before it was read whole.
+            this.finish();
+            if (this.mayRetry(tries, this.statusRetried)) {
+              await this.backoff(tries + 1);
+              continue;
+            }
+            this.ctx.res.off('close', this.onClose);
+            // Nothing is sent yet: a body cut short or too slow is still answered with the error body.
+            if (this.clientLeft()) throw err.cause;
+            const failure = failureOf(err.cause);
+            this.report(failure);
+            throw upstreamFailure(failure, err.cause, this.gapMs);
+          }
           this.finish();
-          if (this.mayRetry(tries, this.statusRetried)) {
+          const failure = this.failure(err, attempt, endpoint);
+          if (this.mayRetry(tries, retry !== null && retriesFailure(retry, failure))) {
             await this.backoff(tries + 1);
             continue;
           }
-          this.ctx.res.off('close', this.onClose);
-          // Nothing is sent yet: a body cut short or too slow is still answered with the error body.
-          if (this.clientLeft()) throw err.cause;
-          const failure = failureOf(err.cause);
-          this.report(failure);
-          throw upstreamFailure(failure, err.cause, this.gapMs);
+          if (failure !== 'per-try-timeout') {
+            this.report(failureOf(err));
+            throw upstreamFailure(failureOf(err), err, options.timeoutMs);
+          }
+          this.report('timeout');
+          throw new HttpError(504, `the upstream service did not answer within per_try_timeout (${retry!.perTryTimeoutMs} ms)`, { cause: err });
         }
-        this.finish();
-        const failure = this.failure(err, attempt, endpoint);
-        if (this.mayRetry(tries, retry !== null && retriesFailure(retry, failure))) {
+        if (this.mayRetry(tries, this.statusRetried)) {
+          // Read to its end, the connection stays usable for the next request.
+          await discard(answer.body);
+          this.finish();
           await this.backoff(tries + 1);
           continue;
         }
-        if (failure !== 'per-try-timeout') {
-          this.report(failureOf(err));
-          throw upstreamFailure(failureOf(err), err, options.timeoutMs);
-        }
-        this.report('timeout');
-        throw new HttpError(504, `the upstream service did not answer within per_try_timeout (${retry!.perTryTimeoutMs} ms)`, { cause: err });
+        this.answered = true;
+        clearTimeout(this.timer);
+        deliverAnswer(this.ctx, answer, this);
+        return;
       }
-      if (this.mayRetry(tries, this.statusRetried)) {
-        // Read to its end, the connection stays usable for the next request.
-        await discard(answer.body);
-        this.finish();
-        await this.backoff(tries + 1);
-        continue;
-      }
-      this.answered = true;
-      clearTimeout(this.timer);
-      deliverAnswer(this.ctx, answer, this);
-      return;
+    } finally {
+      this.settle();
     }
   }
 
