@@ -98,11 +98,12 @@ export class PendingObservations implements Pending {
     const counts = this.bucketCounts(bounds.length);
     let sum = record.sum;
     let count = record.count;
+    // What prom-client refuses: given to its observe once the rest is counted, to throw its own error.
+    let refused: number[] | null = null;
     for (let i = 1; i < n; i++) {
       const value = values[i];
       if (!Number.isFinite(value)) {
-        // prom-client's own refusal, which a finite value never meets.
-        this.child.observe(value);
+        (refused ??= []).push(value);
         continue;
       }
       sum += value;
@@ -121,6 +122,7 @@ export class PendingObservations implements Pending {
     for (let b = 0; b < bounds.length; b++) {
       if (counts[b] !== 0 && Object.prototype.hasOwnProperty.call(buckets, bounds[b])) buckets[bounds[b]] += counts[b];
     }
+    if (refused !== null) for (const value of refused) this.child.observe(value);
   }
 
   private bucketCounts(length: number): Uint32Array {

@@ -53,6 +53,21 @@ describe('telemetry/pending', () => {
     assert.match(text, /took_seconds_count\{route="cars",method="GET"\} 400/);
   });
 
+  it('counts every finite observation of a batch that holds one prom-client refuses, and throws its error', async () => {
+    const { batched, direct } = twins();
+    const pending = new PendingObservations(batched.histogram, { route: 'hotels', method: 'GET' });
+    const finite = values.slice(0, 200);
+    finite.forEach((value, i) => {
+      pending.add(value);
+      if (i === 50) pending.add(Number.NaN);
+      direct.histogram.labels({ route: 'hotels', method: 'GET' }).observe(value);
+    });
+    assert.throws(() => pending.flush(), { name: 'TypeError', message: /Value is not a valid number: NaN/ });
+    const text = await batched.registry.metrics();
+    assert.deepEqual(lines(text), lines(await direct.registry.metrics()));
+    assert.match(text, /took_seconds_count\{route="hotels",method="GET"\} 200/);
+  });
+
   it('hands nothing over, and makes no label set, before anything is observed', async () => {
     const { batched } = twins();
     const pending = new PendingObservations(batched.histogram, { route: 'idle', method: 'GET' });
