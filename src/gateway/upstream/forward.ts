@@ -129,8 +129,13 @@ class Exchange implements Delivery {
       });
     }
     if (this.body === req && this.retries > 0) return this.keepBodyThenTry();
-    if (this.body === req) keepSocket(req);
     // Straight to the tries, which clean up after themselves: no async step of its own on every forward.
+    return this.sendTries();
+  }
+
+  /** The tries, the client's body kept attached to its socket when it is what they stream. */
+  private sendTries(): Promise<void> {
+    if (this.body === this.req) keepSocket(this.req);
     return this.tries();
   }
 
@@ -141,8 +146,7 @@ class Exchange implements Delivery {
       this.settle();
       throw err;
     }
-    if (this.body === this.req) keepSocket(this.req);
-    await this.tries();
+    await this.sendTries();
   }
 
   /** The exchange is over, answered or failed: its timers, its upload watch and its retry place go. */
@@ -222,8 +226,7 @@ class Exchange implements Delivery {
           await this.backoff(tries + 1);
           continue;
         }
-        this.answered = true;
-        clearTimeout(this.timer);
+        // Handed over at once: settle() below ends the timers and the upload watch.
         deliverAnswer(this.ctx, answer, this);
         return;
       }
