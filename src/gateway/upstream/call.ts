@@ -5,6 +5,13 @@
  * `request()` gives every answer a Readable, an abort listener and an async
  * scope, and reading a small body out of it again costs a promise and a
  * copy: together about as much as the rest of a forward.
+ *
+ * The silence allowed within an answer's body is watched here rather than by
+ * undici's `bodyTimeout`, which takes a timer for every answer, even one
+ * whose body came with its headers, and keeps it for a second or two after
+ * it is cleared: under load, most of what a forward left for the old
+ * generation of the heap to collect. Here a timer is taken only for a body
+ * still to come once the read that brought its headers is parsed.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { finished, Readable } from 'node:stream';
@@ -52,27 +59,46 @@ export class AnswerBodyError extends Error {
 class AnswerStream extends Readable {
   private ended = false;
 
-  constructor(private readonly controller: Dispatcher.DispatchController) {
+  constructor(private readonly call: UpstreamCall) {
     super({ highWaterMark: STREAM_HIGH_WATER_MARK });
   }
 
   override _read(): void {
-    this.controller.resume();
+    this.call.resume();
   }
 
   override _destroy(err: Error | null, callback: (error?: Error | null) => void): void {
-    if (!this.ended) this.controller.abort(err ?? new errors.RequestAbortedError());
+    if (!this.ended) this.call.controller?.abort(err ?? new errors.RequestAbortedError());
     callback(err);
   }
 
   data(chunk: Buffer): void {
-    if (!this.push(chunk)) this.controller.pause();
+    if (!this.push(chunk)) this.call.controller?.pause();
   }
 
   end(): void {
     this.ended = true;
     this.push(null);
   }
+}
+
+/** Calls whose body was still to come when the read that brought their headers was parsed. */
+let unwatched: UpstreamCall[] = [];
+let watchQueued = false;
+
+function watchGaps(): void {
+  const calls = unwatched;
+  unwatched = [];
+  watchQueued = false;
+  for (const call of calls) call.watchGap();
+}
+
+/** The body was silent for its gap: the try fails as with undici's own `bodyTimeout`, unless its reader holds it paused. */
+function gapPassed(call: UpstreamCall): void {
+  const controller = call.controller;
+  // Paused, the silence is the reader's: resume() starts the count again.
+  if (controller === null || controller.paused || controller.aborted) return;
+  controller.abort(new errors.BodyTimeoutError());
 }
 
 /** Told when an answer's headers come, before its body. */
@@ -89,7 +115,10 @@ export interface CallWatcher {
 export class UpstreamCall implements Dispatcher.DispatchHandler {
   readonly answer: Promise<UpstreamAnswer>;
   aborted = false;
-  private controller: Dispatcher.DispatchController | null = null;
+  controller: Dispatcher.DispatchController | null = null;
+  /** Whether the answer is over: ended, failed or aborted. */
+  private over = false;
+  private gapTimer: NodeJS.Timeout | undefined = undefined;
   private statusCode = 0;
   private headers: IncomingHttpHeaders | null = null;
   private chunks: Buffer[] | null = null;
@@ -97,9 +126,15 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   private resolve!: (answer: UpstreamAnswer) => void;
   private reject!: (err: Error) => void;
 
+  /**
+   * `gapMs`: the longest silence within the answer's body before the try
+   * fails with undici's `BodyTimeoutError` (0: none); the dispatch is to
+   * be given `bodyTimeout: 0`.
+   */
   constructor(
     private readonly method: string,
     private readonly watcher: CallWatcher,
+    private readonly gapMs: number,
   ) {
     this.answer = new Promise<UpstreamAnswer>((resolve, reject) => {
       this.resolve = resolve;
@@ -111,6 +146,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   abort(): void {
     if (this.aborted) return;
     this.aborted = true;
+    this.end();
     const reason = new errors.RequestAbortedError();
     // Whoever reads the stream may not listen for its errors yet: ended here, that is no failure to report.
     if (this.stream !== null) this.stream.on('error', ignore).destroy(reason);
@@ -128,20 +164,47 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     this.statusCode = statusCode;
     this.headers = headers;
     this.watcher.headersCame(statusCode, headers);
+    if (this.gapMs > 0) {
+      unwatched.push(this);
+      if (!watchQueued) {
+        watchQueued = true;
+        queueMicrotask(watchGaps);
+      }
+    }
     if (smallBody(this.method, statusCode, headers)) {
       this.chunks = [];
       return;
     }
-    this.stream = new AnswerStream(controller);
+    this.stream = new AnswerStream(this);
     this.resolve({ statusCode, headers, body: this.stream });
   }
 
+  /** Arms the body's gap timer, unless the answer is already over. */
+  watchGap(): void {
+    if (!this.over) this.gapTimer = setTimeout(gapPassed, this.gapMs, this);
+  }
+
+  /** The reader wants more: the connection goes on, and the silence counts from now. */
+  resume(): void {
+    const controller = this.controller;
+    if (controller === null || !controller.paused) return;
+    controller.resume();
+    this.gapTimer?.refresh();
+  }
+
+  private end(): void {
+    this.over = true;
+    if (this.gapTimer !== undefined) clearTimeout(this.gapTimer);
+  }
+
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.gapTimer?.refresh();
     if (this.chunks !== null) this.chunks.push(chunk);
     else this.stream?.data(chunk);
   }
 
   onResponseEnd(): void {
+    this.end();
     if (this.stream !== null) {
       this.stream.end();
       return;
@@ -152,6 +215,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController | undefined, err: Error): void {
+    this.end();
     if (this.stream !== null) {
       // Its error comes in the next tick: possibly before whoever reads the stream listens for it (as undici's own bodies).
       if (!this.stream.destroyed) this.stream.on('error', ignore).destroy(err);
@@ -161,9 +225,9 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   }
 }
 
-/** Sends one try through `pool` and returns it under way. */
-export function call(pool: Dispatcher, options: Dispatcher.DispatchOptions, method: string, watcher: CallWatcher): UpstreamCall {
-  const handler = new UpstreamCall(method, watcher);
+/** Sends one try through `pool` and returns it under way; its body may be silent `gapMs` at most (0: no limit). */
+export function call(pool: Dispatcher, options: Dispatcher.DispatchOptions, method: string, watcher: CallWatcher, gapMs: number): UpstreamCall {
+  const handler = new UpstreamCall(method, watcher, gapMs);
   pool.dispatch(options, handler);
   return handler;
 }

@@ -178,14 +178,16 @@ class Exchange implements Delivery {
             path: options.path,
             headers: this.headers,
             body: this.body,
-            // The timers of this exchange stand for undici's headers timeout, which would run from the start of the upload.
+            // The timers of this exchange stand for undici's headers timeout, which would run from the start of the upload,
+            // and the call watches the body's gaps (see ./call).
             headersTimeout: 0,
-            bodyTimeout: this.gapMs,
+            bodyTimeout: 0,
             // Known to undici's requests, missing from its types.
             servername: this.servername,
           } as Dispatcher.DispatchOptions,
           this.ctx.method,
           this,
+          this.gapMs,
         ));
         let answer: UpstreamAnswer;
         try {

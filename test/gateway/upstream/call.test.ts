@@ -19,6 +19,29 @@ function rawExchange(port: number, request: string): Promise<string> {
 /** 200 KiB: past what is read whole (64 KiB), so streamed. */
 const LONG = Buffer.alloc(200 * 1024, 'abcdefghij');
 
+/** 32 MiB: more than the sockets between a paused client and the upstream hold, so the gateway pauses the upstream. */
+const HUGE = Buffer.alloc(32 * 1024 * 1024, 'klmnopqrst');
+
+/** Reads an answer through the gateway, keeping `pauseMs` between its headers and its body; says what came and whether it came whole. */
+function readAnswer(base: string, path: string, pauseMs = 0): Promise<{ status: number; bytes: number; whole: boolean }> {
+  const url = new URL(base);
+  return new Promise((resolve) => {
+    let status = 0;
+    let bytes = 0;
+    const req = http.get({ host: url.hostname, port: url.port, path, agent: false }, (res) => {
+      status = res.statusCode!;
+      res.on('data', (chunk: Buffer) => (bytes += chunk.length));
+      res.on('error', () => resolve({ status, bytes, whole: false }));
+      res.on('end', () => resolve({ status, bytes, whole: res.complete }));
+      if (pauseMs > 0) {
+        res.pause();
+        setTimeout(() => res.resume(), pauseMs);
+      }
+    });
+    req.on('error', () => resolve({ status, bytes, whole: false }));
+  });
+}
+
 describe('an upstream answer on its way back', () => {
   let upstream: http.Server;
   let raw: net.Server;
@@ -28,6 +51,9 @@ describe('an upstream answer on its way back', () => {
   /** Resolves when the upstream's answer on /cut/ was closed before its end. */
   let cutClosed: Promise<void>;
   let markCutClosed: () => void;
+  /** The same for /stall/. */
+  let stallClosed: Promise<void>;
+  let markStallClosed: () => void;
 
   before(async () => {
     const up = await listen((req, res) => {
@@ -49,6 +75,24 @@ describe('an upstream answer on its way back', () => {
         res.writeHead(200, { 'content-type': 'application/octet-stream' });
         // A first part, then nothing until the client is gone.
         res.write(LONG);
+      } else if (path.startsWith('/stall/')) {
+        res.on('close', () => markStallClosed());
+        res.writeHead(200, { 'content-type': 'application/octet-stream' });
+        // A first part, then silence.
+        res.write(LONG);
+      } else if (path.startsWith('/drip/')) {
+        // Eight parts, 200 ms apart: longer in all than idle_timeout_ms, never silent that long.
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        let sent = 0;
+        const drip = setInterval(() => {
+          if (++sent < 8) res.write(`part ${sent},`);
+          else {
+            clearInterval(drip);
+            res.end('last');
+          }
+        }, 200);
+      } else if (path.startsWith('/huge/')) {
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': HUGE.length }).end(HUGE);
       } else {
         res.writeHead(200, { 'content-length': 2 }).end('ok');
       }
@@ -81,6 +125,9 @@ describe('an upstream answer on its way back', () => {
       mapping('/long/', `http://${address}`, { name: 'long', rewrite: '' }),
       mapping('/unsized/', `http://${address}`, { name: 'unsized', rewrite: '' }),
       mapping('/cut/', `http://${address}`, { name: 'cut', rewrite: '' }),
+      mapping('/stall/', `http://${address}`, { name: 'stall', rewrite: '', idle_timeout_ms: 200 }),
+      mapping('/drip/', `http://${address}`, { name: 'drip', rewrite: '', idle_timeout_ms: 1000 }),
+      mapping('/huge/', `http://${address}`, { name: 'huge', rewrite: '', idle_timeout_ms: 100 }),
       mapping('/hints/', `http://127.0.0.1:${rawPort}`, { name: 'hints' }),
       mapping('/broken/', `http://127.0.0.1:${rawPort}`, { name: 'broken', rewrite: '' }),
       mapping('/repeated/', `http://127.0.0.1:${rawPort}`, { name: 'repeated', rewrite: '' }),
@@ -90,6 +137,7 @@ describe('an upstream answer on its way back', () => {
   beforeEach(() => {
     asked.clear();
     cutClosed = new Promise((resolve) => (markCutClosed = resolve));
+    stallClosed = new Promise((resolve) => (markStallClosed = resolve));
   });
 
   after(async () => {
@@ -160,5 +208,24 @@ describe('an upstream answer on its way back', () => {
     await once(res, 'data');
     req.destroy();
     await cutClosed;
+  });
+
+  it('cuts a streamed answer whose body is silent for idle_timeout_ms, as Envoy resets the stream, and ends the upstream request', async () => {
+    const answer = await readAnswer(rig.base, '/stall/a');
+    assert.equal(answer.status, 200);
+    assert.ok(answer.bytes >= LONG.length, `the part before the silence came through: ${answer.bytes} bytes`);
+    assert.equal(answer.whole, false);
+    await stallClosed;
+  });
+
+  it('passes on a body that keeps coming, however long it takes in all, when no silence in it is as long as idle_timeout_ms', async () => {
+    const answer = await readAnswer(rig.base, '/drip/a');
+    assert.deepEqual(answer, { status: 200, bytes: 'part 1,part 2,part 3,part 4,part 5,part 6,part 7,last'.length, whole: true });
+  });
+
+  it('does not count against idle_timeout_ms the time a slow client keeps the answer waiting', async () => {
+    // Six times idle_timeout_ms without reading: the upstream is paused, not silent.
+    const answer = await readAnswer(rig.base, '/huge/a', 600);
+    assert.deepEqual(answer, { status: 200, bytes: HUGE.length, whole: true });
   });
 });
