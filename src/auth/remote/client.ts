@@ -132,8 +132,10 @@ export function createRemoteAuthClient(address: string, options: RemoteAuthClien
   const pool = new Pool(origin, {
     connections: options.connections ?? 256,
     connectTimeout: timeoutMs,
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
+    // The reader's own timer bounds the whole answer from before it is sent, so undici's would never fire
+    // first: they would only take a timer of every check, which undici's timer list keeps a second after.
+    headersTimeout: 0,
+    bodyTimeout: 0,
   });
 
   async function authenticate(request: AuthRequest): Promise<AuthDecision> {
@@ -162,7 +164,7 @@ export function createRemoteAuthClient(address: string, options: RemoteAuthClien
         throw new RemoteAuthError('bad-answer', `the auth service answered with more than ${maxBodyBytes} bytes`);
       }
       const code = (err as { code?: string; name?: string }).code ?? (err as Error).name;
-      if (err instanceof AnswerLimitError || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
+      if (err instanceof AnswerLimitError || code === 'UND_ERR_CONNECT_TIMEOUT') {
         throw new RemoteAuthError('timeout', `the auth service at ${origin} did not answer within ${timeoutMs} ms`, err);
       }
       throw new RemoteAuthError('unreachable', `the auth service at ${origin} could not be asked (${code})`, err);
