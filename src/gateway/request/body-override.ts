@@ -3,7 +3,8 @@
  * A method override in the body of a POST. Rails (Rack::MethodOverride, in
  * every Rails app), Laravel, Symfony and Spring's HiddenHttpMethodFilter take
  * `_method` from a form body (`application/x-www-form-urlencoded` or
- * `multipart/form-data`), and Laravel from a JSON body too: a POST with
+ * `multipart/form-data`, and Rack from a body without a Content-Type), and
+ * Laravel from a JSON body too: a POST with
  * `_method=DELETE` in its body, sent to a Mapping for POST that bypasses
  * auth, was a DELETE to them. The gateway reads such a body only where it
  * matters: a POST of one of those types to a route that another method
@@ -20,14 +21,24 @@ export const OVERRIDE_METHODS: readonly string[] = ['GET', 'HEAD', 'PUT', 'DELET
 
 type BodyKind = 'form' | 'multipart' | 'json';
 
-/** The kind of body a backend reads an override from, by its Content-Type; undefined for others. */
+/** Where PHP ends a Content-Type's media type (Rack ends it at `;` or `,`, Spring at `;`). */
+const MEDIA_TYPE_END = /[;,\s]/;
+
+/**
+ * The kind of body a backend reads an override from, by its Content-Type, as
+ * the most lenient of them reads it; undefined for others. Rack reads the
+ * body of a POST without a Content-Type as a form, and Laravel takes for
+ * JSON any Content-Type that holds `/json` or `+json`, its parameters
+ * included (`text/json`, `text/plain; x=/json`).
+ */
 export function overrideBodyKind(contentType: string | undefined): BodyKind | undefined {
-  if (contentType === undefined) return undefined;
-  const semicolon = contentType.indexOf(';');
-  const type = (semicolon === -1 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
+  const lower = contentType?.trim().toLowerCase() ?? '';
+  if (lower === '') return 'form';
+  const end = lower.search(MEDIA_TYPE_END);
+  const type = end === -1 ? lower : lower.slice(0, end);
   if (type === 'application/x-www-form-urlencoded') return 'form';
   if (type === 'multipart/form-data') return 'multipart';
-  if (type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'))) return 'json';
+  if (lower.includes('/json') || lower.includes('+json')) return 'json';
   return undefined;
 }
 
@@ -83,12 +94,12 @@ function jsonArguments(body: string): string[] {
  * The methods a body of `contentType` names in `_method` or another
  * override's name, upper case; undefined when it names none.
  */
-export function bodyOverrides(contentType: string, body: Buffer): string[] | undefined {
+export function bodyOverrides(contentType: string | undefined, body: Buffer): string[] | undefined {
   const kind = overrideBodyKind(contentType);
   if (kind === undefined || body.length === 0) return undefined;
   const text = body.toString('utf8');
   if (kind === 'form') return overriddenMethods({}, text);
-  const found = kind === 'multipart' ? multipartArguments(text, contentType) : jsonArguments(text);
+  const found = kind === 'multipart' ? multipartArguments(text, contentType!) : jsonArguments(text);
   return found.length === 0 ? undefined : overriddenMethods({}, found.join('&'));
 }
 
@@ -131,6 +142,6 @@ export function bodyMayOverride(method: string, headers: IncomingHttpHeaders): b
 export async function refuseBodyOverride(req: IncomingMessage, table: Pick<RouteTable<unknown>, 'matchAlike'>, by: RoutedBy, maxBytes: number): Promise<void> {
   if (!methodDecides(table, by)) return;
   const { bytes } = await peekBody(req, maxBytes);
-  const named = bodyOverrides(by.headers['content-type']!, bytes);
+  const named = bodyOverrides(by.headers['content-type'], bytes);
   if (named !== undefined) table.matchAlike(by.path, by.plain, by.method, by.headers, by.host, named, by.query);
 }

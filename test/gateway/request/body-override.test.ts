@@ -30,11 +30,19 @@ describe('method overrides in the body of a POST', () => {
     ['a multipart form, the name in RFC 5987 form', MULTIPART, multipart([['_method', 'DELETE']], (name) => `name*=UTF-8''${name}`)],
     ['a JSON object', 'application/json; charset=utf-8', '{"title":"x","_method":"DELETE"}'],
     ['a JSON:API document', 'application/vnd.api+json', '{"_METHOD":"put"}'],
+    // Laravel reads as JSON any Content-Type holding /json or +json, its parameters included.
+    ['a JSON object sent as text/json', 'text/json', '{"_method":"DELETE"}'],
+    ['a JSON object of a type with /json in a parameter', 'text/plain; x=/json', '{"_method":"DELETE"}'],
+    // Rack and PHP end the media type at a comma, PHP at a space too.
+    ['a form whose type a comma ends', `${FORM}, text/plain`, '_method=DELETE'],
+    ['a form whose type a space ends', `${FORM} x`, '_method=DELETE'],
+    // Rack reads a POST without a Content-Type as a form.
+    ['a form without a Content-Type', '', '_method=DELETE'],
   ];
   for (const [what, type, body] of overriding) {
     it(`answers 400 to a POST on a Mapping for POST without auth whose body, ${what}, names another method, and the backend sees nothing`, async () => {
       const seen = rig.backend.received.length;
-      const res = await send(rig.base, '/m/x', { method: 'POST', headers: { 'Content-Type': type }, body });
+      const res = await send(rig.base, '/m/x', { method: 'POST', headers: type === '' ? {} : { 'Content-Type': type }, body });
       assert.equal(res.status, 400, res.text);
       assert.deepEqual(res.json(), REFUSED);
       assert.equal(rig.backend.received.length, seen);
