@@ -34,7 +34,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { HttpError } from '../http';
 import { endOfUnicodeFolded } from './match/case-fold';
 import { RequestReading } from './match/conditions';
-import { readingsDiffer } from './match/query';
+import { OTHER_READINGS, QueryReading, readingsDiffer } from './match/query';
 import { compareRoutes, compileRoute, constraintsMatch, groupRoutesSteps, routeMatches, type Route, type RouteSpec } from './match/route';
 import { substitute } from './match/substitution';
 import { runAtOnce, sortSteps, type Steps } from './slices';
@@ -101,7 +101,7 @@ export class RouteTable<T> {
    * one is drawn by weight.
    */
   match(path: string, method: string, headers: IncomingHttpHeaders, host: string | undefined = headers.host, query = ''): Route<T> | undefined {
-    return this.chosen(this.find(path, method, headers, host, query, false));
+    return this.chosen(this.find(path, method, headers, host, query));
   }
 
   /** The member of `route`'s group a draw chooses, or `route` itself. */
@@ -109,12 +109,19 @@ export class RouteTable<T> {
     return route === undefined || route.group === null ? route : route.group.pick(this.random());
   }
 
-  /** The first route that matches, in match order (for a group, its first member); `last` reads repeated query arguments by their last value. */
-  private find(path: string, method: string, headers: IncomingHttpHeaders, host: string | undefined, query: string, last: boolean): Route<T> | undefined {
+  /** The first route that matches, in match order (for a group, its first member), the query read as `queryReading` says. */
+  private find(
+    path: string,
+    method: string,
+    headers: IncomingHttpHeaders,
+    host: string | undefined,
+    query: string,
+    queryReading: QueryReading = QueryReading.first,
+  ): Route<T> | undefined {
     const routes = this.routes;
     const reading = this.reading;
     // Only conditions read it: a table without them does not touch it.
-    if (this.hasConditions) reading.reset(query, host, last);
+    if (this.hasConditions) reading.reset(query, host, queryReading);
     for (let i = 0; i < routes.length; i++) {
       const route = routes[i];
       if (!routeMatches(route, route.caseSensitive, path, method, headers, host, reading)) continue;
@@ -152,29 +159,33 @@ export class RouteTable<T> {
     overrides?: readonly string[],
     query = '',
   ): Route<T> | undefined {
-    const route = this.find(path, method, headers, host, query, false);
+    const route = this.find(path, method, headers, host, query);
     if (route === undefined) return route;
-    if (plain !== path && this.find(plain, method, headers, host, query, false) !== route) {
+    if (plain !== path && this.find(plain, method, headers, host, query) !== route) {
       throw new HttpError(400, 'the ;parameters of the path would route it elsewhere than the path without them');
     }
     if (overrides !== undefined) {
       for (const other of overrides) {
         if (other === method) continue;
         if (
-          this.find(path, other, headers, host, query, false) !== route ||
-          (plain !== path && this.find(plain, other, headers, host, query, false) !== route)
+          this.find(path, other, headers, host, query) !== route ||
+          (plain !== path && this.find(plain, other, headers, host, query) !== route)
         ) {
           throw new HttpError(400, 'the method override of the request would route it elsewhere than its method');
         }
       }
     }
-    if (this.readsQuery && query.indexOf('&') !== -1 && this.queryReadingsDiffer() && this.find(path, method, headers, host, query, true) !== route) {
-      throw new HttpError(400, 'the query gives an argument twice, and its first and last values would route the request apart');
+    if (this.readsQuery && query !== '' && this.queryReadingsDiffer()) {
+      for (const other of OTHER_READINGS) {
+        if (this.find(path, method, headers, host, query, other) !== route) {
+          throw new HttpError(400, 'the query gives an argument twice or in a spelling some backends read otherwise, and their readings would route the request apart');
+        }
+      }
     }
     return this.chosen(route);
   }
 
-  /** Whether the query just read repeats an argument a route matches by value, with values that differ. */
+  /** Whether some backend may read an argument a route matches by otherwise than Envoy reads the query just read. */
   private queryReadingsDiffer(): boolean {
     const query = this.reading.parsedQuery();
     for (const route of this.routes) if (route.conditions?.query && readingsDiffer(route.conditions.query, query)) return true;

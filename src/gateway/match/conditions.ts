@@ -18,7 +18,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { headerText } from '../../http';
 import type { MappingRecord } from '../config/schema';
 import { canonicalIPv6 } from '../request/host-match';
-import { ParsedQuery, queryMatches, type QueryCondition } from './query';
+import { ParsedQuery, QueryReading, queryMatches, type QueryCondition } from './query';
 import { compileRegex, DEFAULT_REGEX_MAX_SIZE, type RE2JS } from './regex';
 import { compileSubstitution, isSubstitution, type Substitution } from './substitution';
 
@@ -119,13 +119,13 @@ export class RequestReading {
   /** The raw query string, without `?`. */
   private query = '';
   private host: string | undefined;
-  /** Whether repeated query arguments are read by their last value rather than their first. */
-  last = false;
+  /** How the query is read: Envoy's reading, or another backend's. */
+  queryReading: QueryReading = QueryReading.first;
   private parsed: ParsedQuery | null = null;
   private normal: string | null = null;
 
   /** Starts reading another request. Allocates nothing. */
-  reset(query: string, host: string | undefined, last: boolean): void {
+  reset(query: string, host: string | undefined, queryReading: QueryReading): void {
     if (query !== this.query) {
       this.query = query;
       this.parsed = null;
@@ -134,7 +134,7 @@ export class RequestReading {
       this.host = host;
       this.normal = null;
     }
-    this.last = last;
+    this.queryReading = queryReading;
   }
 
   /** The query, decoded (parsed once per query string). */
@@ -167,5 +167,5 @@ export function conditionsMatch(c: MatchConditions, method: string, headers: Inc
     const host = reading.hostName();
     if (host === '' || !c.host.testExact(host)) return false;
   }
-  return c.query === null || queryMatches(c.query, reading.parsedQuery(), reading.last);
+  return c.query === null || queryMatches(c.query, reading.parsedQuery(), reading.queryReading);
 }

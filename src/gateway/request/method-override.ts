@@ -148,7 +148,7 @@ function decodeOnce(text: string): string {
 }
 
 /** What backends may read a name or value of the query as: decoded once, and again while escapes remain. */
-function readings(text: string): string[] {
+export function lenientReadings(text: string): string[] {
   const read: string[] = [];
   let current = text;
   for (let i = 0; i < MAX_DECODES; i++) {
@@ -177,9 +177,9 @@ function addQueryMethods(methods: string[] | undefined, query: string): string[]
     const nameEnd = equals === -1 ? i : equals;
     if (nameEnd > start && mayNameOverride(query, start, nameEnd)) {
       // toUpperCase reads ı as I, as .NET compares names in any case.
-      const names = readings(query.slice(start, nameEnd)).map((name) => name.toUpperCase());
+      const names = lenientReadings(query.slice(start, nameEnd)).map((name) => name.toUpperCase());
       if (names.some((name) => namesOverride(name, 0, name.length))) {
-        addMethods((methods ??= []), readings(equals === -1 ? '' : query.slice(equals + 1, i)));
+        addMethods((methods ??= []), lenientReadings(equals === -1 ? '' : query.slice(equals + 1, i)));
       }
     }
     start = i + 1;

@@ -195,10 +195,46 @@ describe('gateway Mappings by query arguments', () => {
     assert.deepEqual(res.answer.json(), {
       code: 400,
       message: '400: Bad Request',
-      detail: 'the query gives an argument twice, and its first and last values would route the request apart',
+      detail: 'the query gives an argument twice or in a spelling some backends read otherwise, and their readings would route the request apart',
     });
     assert.equal((await rig.call('/articles/1?page=1&page=2')).route, 'paged');
     assert.equal((await rig.call('/articles/1?preview=yes&preview=yes')).route, 'preview');
+  });
+
+  it('answers 400 when a name spelled as PHP, ASP.NET, Plack or a second decoding reads it would route the request apart', async () => {
+    for (const query of [
+      // PHP cuts a name at a NUL or a bracket, drops leading spaces and reads the last value.
+      'preview=no&preview%00=yes',
+      'preview=no&preview%00%zz=yes',
+      'preview=no&+preview=yes',
+      'preview=no&preview[]=yes',
+      'preview=no&preview%5B%5D=yes',
+      // qs reads [preview] as preview.
+      'preview=no&[preview]=yes',
+      // ASP.NET compares names in any case.
+      'PREVIEW=yes',
+      'preview=no&Preview=yes',
+      // Perl's CGI and Plack split at ; too.
+      'x=1;preview=yes',
+      'page=3;page=4',
+      // A backend that decodes twice.
+      'pre%2576iew=yes',
+      'preview=%2579es',
+      // Present under another spelling only.
+      'DRAFT',
+      'draft%00x=1',
+    ]) {
+      const res = await rig.call(`/articles/1?${query}`);
+      assert.equal(res.status, 400, query);
+    }
+  });
+
+  it('routes alike the spellings every reading agrees on', async () => {
+    assert.equal((await rig.call('/articles/1?preview=yes&PREVIEW=yes')).route, 'preview');
+    assert.equal((await rig.call('/articles/1?Preview=no')).route, 'articles');
+    assert.equal((await rig.call('/articles/1?draft&DRAFT=1')).route, 'drafts');
+    assert.equal((await rig.call('/articles/1?x=1;y=2')).route, 'articles');
+    assert.equal((await rig.call('/articles/1?page=3&x=1;y=2')).route, 'paged');
   });
 });
 
