@@ -1,7 +1,8 @@
 /**
  * @module gateway/upstream/call
  * One try of a forwarded request, made with undici's `dispatch`: its answer
- * read whole when it is small and its length said, else streamed. undici's
+ * read whole when it is small, its length said and all of it came in the
+ * read that brought its headers, else streamed. undici's
  * `request()` gives every answer a Readable, an abort listener and an async
  * scope, and reading a small body out of it again costs a promise and a
  * copy: together about as much as the rest of a forward.
@@ -20,8 +21,10 @@ import { ignore } from './proxy';
 
 /**
  * Answers up to this size with a known length are read whole and sent as one
- * buffer: koa's stream pipeline costs more per request than the copy. Larger
- * or unsized answers stream.
+ * buffer when they come whole with their headers: koa's stream pipeline
+ * costs more per request than the copy. Larger or unsized answers stream,
+ * and so does a small one still coming once that read is parsed, so that
+ * its first bytes are not held back for the last.
  */
 const BUFFERED_BODY_MAX = 64 * 1024;
 
@@ -82,15 +85,15 @@ class AnswerStream extends Readable {
   }
 }
 
-/** Calls whose body was still to come when the read that brought their headers was parsed. */
-let unwatched: UpstreamCall[] = [];
-let watchQueued = false;
+/** Calls whose headers came in the read being parsed: to look at again once it is. */
+let justAnswered: UpstreamCall[] = [];
+let lookQueued = false;
 
-function watchGaps(): void {
-  const calls = unwatched;
-  unwatched = [];
-  watchQueued = false;
-  for (const call of calls) call.watchGap();
+function lookAgain(): void {
+  const calls = justAnswered;
+  justAnswered = [];
+  lookQueued = false;
+  for (const call of calls) call.headersParsed();
 }
 
 /** The body was silent for its gap: the try fails as with undici's own `bodyTimeout`, unless its reader holds it paused. */
@@ -164,24 +167,35 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     this.statusCode = statusCode;
     this.headers = headers;
     this.watcher.headersCame(statusCode, headers);
-    if (this.gapMs > 0) {
-      unwatched.push(this);
-      if (!watchQueued) {
-        watchQueued = true;
-        queueMicrotask(watchGaps);
+    const small = smallBody(this.method, statusCode, headers);
+    if (small || this.gapMs > 0) {
+      justAnswered.push(this);
+      if (!lookQueued) {
+        lookQueued = true;
+        queueMicrotask(lookAgain);
       }
     }
-    if (smallBody(this.method, statusCode, headers)) {
-      this.chunks = [];
-      return;
-    }
-    this.stream = new AnswerStream(this);
-    this.resolve({ statusCode, headers, body: this.stream });
+    if (small) this.chunks = [];
+    else this.streamBody();
   }
 
-  /** Arms the body's gap timer, unless the answer is already over. */
-  watchGap(): void {
-    if (!this.over) this.gapTimer = setTimeout(gapPassed, this.gapMs, this);
+  /** Hands the answer on with its body as a stream, the chunks read so far first. */
+  private streamBody(): void {
+    const stream = (this.stream = new AnswerStream(this));
+    const chunks = this.chunks;
+    this.chunks = null;
+    if (chunks !== null) for (const chunk of chunks) stream.data(chunk);
+    this.resolve({ statusCode: this.statusCode, headers: this.headers!, body: stream });
+  }
+
+  /**
+   * The read that brought the headers is parsed. An answer not over yet
+   * streams from here on, and its body's gap timer is armed.
+   */
+  headersParsed(): void {
+    if (this.over) return;
+    if (this.chunks !== null) this.streamBody();
+    if (this.gapMs > 0) this.gapTimer = setTimeout(gapPassed, this.gapMs, this);
   }
 
   /** The reader wants more: the connection goes on, and the silence counts from now. */

@@ -195,14 +195,14 @@ class Exchange implements Delivery {
         } catch (err) {
           clearTimeout(this.tryTimer);
           if (err instanceof AnswerBodyError) {
-            // The headers came (see headersCame), then a small body failed before it was read whole.
+            // The headers came (see headersCame), then a small body failed in the same read, before it was read whole.
             this.finish();
             if (this.mayRetry(tries, this.statusRetried)) {
               await this.backoff(tries + 1);
               continue;
             }
             this.ctx.res.off('close', this.onClose);
-            // Nothing is sent yet: a body cut short or too slow is still answered with the error body.
+            // Nothing is sent yet: a body broken where its headers are is still answered with the error body.
             if (this.clientLeft()) throw err.cause;
             const failure = failureOf(err.cause);
             this.report(failure);
@@ -240,8 +240,8 @@ class Exchange implements Delivery {
   /**
    * The answer's headers came: the endpoint's outcome is known, the wait for
    * them is over, and so is the request's own, unless this status is to be
-   * tried again. A small body is read whole before the try ends, within
-   * idle_timeout_ms of silence only.
+   * tried again. A small body that came with them is read whole before the
+   * try ends; any other streams.
    */
   headersCame(status: number, headers: IncomingHttpHeaders): void {
     clearTimeout(this.tryTimer);

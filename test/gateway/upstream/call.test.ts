@@ -51,6 +51,9 @@ describe('an upstream answer on its way back', () => {
   /** Resolves when the upstream's answer on /cut/ was closed before its end. */
   let cutClosed: Promise<void>;
   let markCutClosed: () => void;
+  /** Resolves when the client has read the first part of /trickle/. */
+  let firstPartRead: Promise<void>;
+  let markFirstPartRead: () => void;
   /** The same for /stall/. */
   let stallClosed: Promise<void>;
   let markStallClosed: () => void;
@@ -91,6 +94,11 @@ describe('an upstream answer on its way back', () => {
             res.end('last');
           }
         }, 200);
+      } else if (path.startsWith('/trickle/')) {
+        // A short answer whose length is said, its first part at once, the rest only once the client has the first.
+        res.writeHead(200, { 'content-type': 'text/plain', 'content-length': 11 });
+        res.write('first,');
+        void firstPartRead.then(() => res.end('last.'));
       } else if (path.startsWith('/huge/')) {
         res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': HUGE.length }).end(HUGE);
       } else {
@@ -104,6 +112,10 @@ describe('an upstream answer on its way back', () => {
         // Headers, then a chunk size that is no number, in one packet: the answer fails as it begins.
         if (head.toString('latin1').startsWith('GET /repeated')) {
           socket.end('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Type: text/html\r\nX-Tag: a\r\nX-Tag: b\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok');
+          return;
+        }
+        if (head.toString('latin1').startsWith('GET /continue')) {
+          socket.end('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok');
           return;
         }
         if (head.toString('latin1').startsWith('GET /broken')) {
@@ -128,9 +140,11 @@ describe('an upstream answer on its way back', () => {
       mapping('/stall/', `http://${address}`, { name: 'stall', rewrite: '', idle_timeout_ms: 200 }),
       mapping('/drip/', `http://${address}`, { name: 'drip', rewrite: '', idle_timeout_ms: 1000 }),
       mapping('/huge/', `http://${address}`, { name: 'huge', rewrite: '', idle_timeout_ms: 100 }),
+      mapping('/trickle/', `http://${address}`, { name: 'trickle', rewrite: '' }),
       mapping('/hints/', `http://127.0.0.1:${rawPort}`, { name: 'hints' }),
       mapping('/broken/', `http://127.0.0.1:${rawPort}`, { name: 'broken', rewrite: '' }),
       mapping('/repeated/', `http://127.0.0.1:${rawPort}`, { name: 'repeated', rewrite: '' }),
+      mapping('/continue/', `http://127.0.0.1:${rawPort}`, { name: 'continue', rewrite: '' }),
     ]);
   });
 
@@ -138,6 +152,7 @@ describe('an upstream answer on its way back', () => {
     asked.clear();
     cutClosed = new Promise((resolve) => (markCutClosed = resolve));
     stallClosed = new Promise((resolve) => (markStallClosed = resolve));
+    firstPartRead = new Promise((resolve) => (markFirstPartRead = resolve));
   });
 
   after(async () => {
@@ -175,6 +190,13 @@ describe('an upstream answer on its way back', () => {
     assert.equal(res.headers.link, undefined);
   });
 
+  it('answers 502 with the error body to an unasked-for 100 Continue, which its HTTP client takes for a broken answer, and goes on serving', async () => {
+    const res = await send(rig.base, '/continue/a');
+    assert.equal(res.status, 502);
+    assert.deepEqual(res.json(), { code: 502, message: '502: Bad Gateway', detail: 'the upstream service failed to answer' });
+    assert.equal((await send(rig.base, '/long/a')).status, 200);
+  });
+
   it('passes on the headers an upstream repeats as it sent them, a repeated Content-Type included', async () => {
     const reply = await rawExchange(Number(new URL(rig.base).port), 'GET /repeated/a HTTP/1.1\r\nHost: gateway.test\r\nConnection: close\r\n\r\n');
     const head = reply.slice(0, reply.indexOf('\r\n\r\n'));
@@ -197,6 +219,23 @@ describe('an upstream answer on its way back', () => {
     // No part of a broken body passes for a whole answer.
     assert.equal(outcome, 'cut');
     assert.equal((await send(rig.base, '/long/a')).status, 200);
+  });
+
+  it('passes on the first part of a short answer as it comes, not once the whole of it has', async () => {
+    const url = new URL(rig.base);
+    const req = http.get({ host: url.hostname, port: url.port, path: '/trickle/a', agent: false });
+    const [res] = (await once(req, 'response')) as [http.IncomingMessage];
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers['content-length'], '11');
+    res.setEncoding('utf8');
+    const [first] = (await once(res, 'data')) as [string];
+    // The upstream sends the rest only now: an answer held until whole would never have come.
+    assert.equal(first, 'first,');
+    markFirstPartRead();
+    let rest = '';
+    res.on('data', (chunk: string) => (rest += chunk));
+    await once(res, 'end');
+    assert.equal(first + rest, 'first,last.');
   });
 
   it('ends the upstream request when the client leaves halfway through a streamed answer', async () => {

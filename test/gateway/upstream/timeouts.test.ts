@@ -79,10 +79,19 @@ describe('connection timeouts and lifetimes', () => {
     up.fallback = 200;
   });
 
-  it('answers 504 when the answer stops for idle_timeout_ms before its end', async () => {
-    const res = await send(rig.base, '/partial/');
-    assert.equal(res.status, 504);
-    assert.equal(res.json().detail, 'the upstream service did not answer within 1000 ms');
+  it('passes on the part of an answer that came, then cuts it, as Envoy resets the stream, when it stops for idle_timeout_ms before its end', async () => {
+    const url = new URL(rig.base);
+    const answer = await new Promise<{ status: number; body: string; whole: boolean }>((resolve) => {
+      const req = http.get({ host: url.hostname, port: url.port, path: '/partial/', agent: false }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('error', () => resolve({ status: res.statusCode!, body, whole: false }));
+        res.on('end', () => resolve({ status: res.statusCode!, body, whole: res.complete }));
+      });
+      req.on('error', () => resolve({ status: 0, body: '', whole: false }));
+    });
+    assert.deepEqual(answer, { status: 200, body: '{"half":', whole: false });
   });
 
   it("answers 408, and closes the connection, when the client's upload is silent for idle_timeout_ms", async () => {
