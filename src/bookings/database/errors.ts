@@ -24,18 +24,37 @@ export class DatabaseUnavailableError extends Error {
   }
 }
 
-// Node's socket errors: the server is not there, or went away.
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ECONNABORTED']);
+/**
+ * Node's socket errors (the server is not there, or went away) and file
+ * errors (the embedded database's disk is full, read-only or failing).
+ */
+const SYSTEM_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  'ECONNABORTED',
+  'ENOSPC',
+  'EDQUOT',
+  'EROFS',
+  'EIO',
+]);
 
 /**
  * SQLSTATEs that say "not now" rather than "not this query": class 08
  * (connection), 28 (credentials), 3D000 (no such database), 53 (out of
- * connections or memory), 57 (cancelled by statement_timeout, shutting
- * down, starting up), 55P03 (lock_timeout), 40001 and 40P01 (a conflict
- * with another transaction, to retry).
+ * disk, connections or memory), 57 (cancelled by statement_timeout,
+ * shutting down, starting up), 58 (an I/O error of the server's files),
+ * 25006 (a write to a server that takes none: a standby, or a primary
+ * demoted by a failover), 55P03 (lock_timeout), 40001 and 40P01 (a
+ * conflict with another transaction, to retry).
  */
 function unavailableState(code: string): boolean {
-  return /^(08|28|53|57)/.test(code) || code === '3D000' || code === '55P03' || code === '40001' || code === '40P01';
+  return /^(08|28|53|57|58)/.test(code) || code === '3D000' || code === '25006' || code === '55P03' || code === '40001' || code === '40P01';
 }
 
 // pg's own words for a connection it lost or could not make.
@@ -45,7 +64,7 @@ const CONNECTION_WORDS = /Connection terminated|not queryable|timeout exceeded w
 export function isUnavailable(err: unknown): boolean {
   if (err instanceof DatabaseUnavailableError) return true;
   const e = err as { code?: unknown; message?: unknown } | null;
-  if (typeof e?.code === 'string' && (NETWORK_CODES.has(e.code) || (/^[0-9A-Z]{5}$/.test(e.code) && unavailableState(e.code)))) return true;
+  if (typeof e?.code === 'string' && (SYSTEM_CODES.has(e.code) || (/^[0-9A-Z]{5}$/.test(e.code) && unavailableState(e.code)))) return true;
   return typeof e?.message === 'string' && CONNECTION_WORDS.test(e.message);
 }
 

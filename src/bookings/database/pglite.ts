@@ -12,7 +12,7 @@ import type { PGlite, Transaction } from '@electric-sql/pglite';
 import type { Logger } from '../../telemetry';
 import type { DurableNodeFS } from './durable-fs';
 import { withDeadline, type Engine, type Sql } from './engine';
-import { DatabaseUnavailableError, errorText } from './errors';
+import { asUnavailable, DatabaseUnavailableError, errorText } from './errors';
 import { lockFolder } from './folder-lock';
 
 /** The sub-folder of the data folder that holds the database's files. */
@@ -85,7 +85,10 @@ export async function openPgliteEngine(options: { folder: string; logger?: Pick<
       const turn = tail.then(() => {
         if (expired) throw timedOut(timeoutMs);
         if (closing) throw new DatabaseUnavailableError('unavailable', 'the bookings database is closed');
-        return work(sqlOf(db));
+        return work(sqlOf(db)).catch((err: unknown) => {
+          // A full or failing disk under the database is an outage, not a fault of the query.
+          throw asUnavailable(err);
+        });
       });
       tail = turn.catch(() => undefined);
       return withDeadline(turn, timeoutMs, () => timedOut(timeoutMs), () => {
@@ -94,7 +97,10 @@ export async function openPgliteEngine(options: { folder: string; logger?: Pick<
     },
     persisted(timeoutMs) {
       // What is late is the disk: say so, rather than that the database did not answer.
-      return withDeadline(fs.wal.flush(), timeoutMs, () => new DatabaseUnavailableError('timeout', `PGlite in ${folder} did not sync its write-ahead log to disk within ${timeoutMs} ms`));
+      const flushed = fs.wal.flush().catch((err: unknown) => {
+        throw asUnavailable(err);
+      });
+      return withDeadline(flushed, timeoutMs, () => new DatabaseUnavailableError('timeout', `PGlite in ${folder} did not sync its write-ahead log to disk within ${timeoutMs} ms`));
     },
     close() {
       closing ??= (async () => {

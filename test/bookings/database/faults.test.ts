@@ -102,6 +102,29 @@ describe('bookings/database: PostgreSQL faults, behind a whole Gatehouse', funct
     await list().expect(200);
   });
 
+  it('answers 503 to a write PostgreSQL refuses as read-only (a standby, or a primary a failover demoted), serves reads, and writes again once it takes them', async () => {
+    const readOnly = async (on: boolean) => {
+      // From another database: a session of this one would be read-only too.
+      await pg.query('postgres', `ALTER DATABASE "${database}" SET default_transaction_read_only = ${on ? 'on' : 'off'}`);
+      // The setting holds for new sessions: the gateway's are ended, and it makes new ones.
+      await pg.query('postgres', 'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [database]);
+      await eventually(async () => ((await list()).status === 200 ? true : undefined), 'bookings to be read again');
+    };
+    await readOnly(true);
+    try {
+      const res = await request(running.url).post('/v1/hotels/bookings/').set('Authorization', ALICE).send(HOTEL).expect(503).expect('Retry-After', '1');
+      assert.deepEqual(res.body, { code: 503, message: '503: Service Unavailable', detail: 'the booking database is unavailable: try again' });
+      assert.ok(
+        running.log.lines.some((l) => l.msg === 'the bookings database is unavailable: bookings answer 503 until it is back' && /read-only/.test(String(l.err))),
+        'the outage is logged with its reason',
+      );
+      assert.ok(!running.log.lines.some((l) => l.msg === 'unexpected error'), 'no stack trace for an outage');
+    } finally {
+      await readOnly(false);
+    }
+    await request(running.url).post('/v1/hotels/bookings/').set('Authorization', ALICE).send(HOTEL).expect(201);
+  });
+
   it('answers a retry of an Idempotency-Key whose first request is still being made 409, then the first booking once it is made', async () => {
     const locker = new Client({ connectionString: pg.url(database) });
     await locker.connect();
