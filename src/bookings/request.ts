@@ -45,7 +45,8 @@ export function bookingRequestParser(spec: KindSpec, now: () => Date = () => new
         .refine((day) => day >= earliestBookableDay(now()), 'must not be in the past'),
       [spec.lengthField]: z
         .number({ error: required('a number') })
-        .int('must be a whole number')
+        // Not .int(), which takes a whole number past 2^53 for a fraction.
+        .multipleOf(1, 'must be a whole number')
         .min(1, 'must be at least 1')
         .max(spec.maxLength, `must be at most ${spec.maxLength}`)
         .default(1),

@@ -116,6 +116,7 @@ for (const k of KIND_CASES) {
         ['a length of zero', { ...valid, [k.lengthField]: 0 }, new RegExp(`${k.lengthField}: must be at least 1`)],
         ['a length over the maximum', { ...valid, [k.lengthField]: 31 }, new RegExp(`${k.lengthField}: must be at most 30`)],
         ['a fractional length', { ...valid, [k.lengthField]: 1.5 }, new RegExp(`${k.lengthField}: must be a whole number`)],
+        ['a whole length past 2^53, said once as too long', { ...valid, [k.lengthField]: 1e26 }, new RegExp(`^${k.lengthField}: must be at most 30$`)],
         ['an unknown field', { ...valid, status: 'cancelled' }, /unknown field 'status'; known fields:/],
         ['a user in the body', { ...valid, user: 'bob' }, /unknown field 'user'/],
         ['a body that is a list', [valid], /the request body must be a JSON object/],
