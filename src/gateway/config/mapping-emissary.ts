@@ -86,7 +86,12 @@ export const emissaryMappingFields = {
   rate_limits: emissaryOnly('Emissary v0 rate limits are not supported; use labels'),
   outlier_detection: emissaryOnly('failing endpoints are ejected as Envoy\'s outlier detection does by default; remove the field'),
   shadow: emissaryOnly(ONE_UPSTREAM),
-  resolver: emissaryOnly('names are looked up in DNS as Kubernetes resolves a Service; list addresses in endpoints, or remove the field'),
+  /** Emissary's default resolver is what the gateway does anyway; any other is refused. */
+  resolver: z
+    .literal('kubernetes-service', {
+      error: 'an Emissary field not supported here but for kubernetes-service, its default: names are looked up in DNS as Kubernetes resolves a Service; list addresses in endpoints, or remove the field',
+    })
+    .optional(),
   stats_name: emissaryOnly('requests are counted by Mapping name in the Prometheus metrics; remove the field'),
   error_response_overrides: emissaryOnly('error bodies are the gateway\'s JSON error body; remove the field'),
   bypass_error_response_overrides: emissaryOnly('error bodies are the gateway\'s JSON error body; remove the field'),

@@ -69,7 +69,7 @@ cluster_tag: canary`);
       ['dns_type: eds', 'dns_type: must be strict_dns or logical_dns'],
       ['respect_dns_ttl: true', 'respect_dns_ttl: must be false (or left out): names are looked up again every 5 s, the lookup of the system giving no TTL'],
       ['cluster_tag: "a b"', 'cluster_tag: must be letters, digits, _, . or -'],
-      ['resolver: endpoint', 'resolver: an Emissary field not supported here: names are looked up in DNS as Kubernetes resolves a Service; list addresses in endpoints, or remove the field'],
+      ['resolver: endpoint', 'resolver: an Emissary field not supported here but for kubernetes-service, its default: names are looked up in DNS as Kubernetes resolves a Service; list addresses in endpoints, or remove the field'],
     ];
     for (const [field, message] of cases) assert.deepEqual(problems(field), [`${AT} ${message}`], field);
   });

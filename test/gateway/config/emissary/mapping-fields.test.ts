@@ -126,6 +126,13 @@ describe('Emissary Mapping fields', () => {
     assert.match(problems(asAnnotation('s', quote({ envoy_override: { priority: 'HIGH' } })))[0], /Mapping quote: envoy_override: an Emissary field not supported here/);
   });
 
+  it("takes a resolver named kubernetes-service, Emissary's default and what the gateway does, and refuses any other with what to write instead", () => {
+    for (const form of FORMS) assert.equal(record(written(form, quote({ resolver: 'kubernetes-service' }))).prefix, '/quote/', form);
+    assert.deepEqual(problems(asResources(quote({ resolver: 'endpoint' }))), [
+      'config/emissary.yaml: Mapping quote: spec.resolver: an Emissary field not supported here but for kubernetes-service, its default: names are looked up in DNS as Kubernetes resolves a Service; list addresses in endpoints, or remove the field',
+    ]);
+  });
+
   it("adds Linkerd's l5d-dst-override with the service's host and port, as Emissary does", () => {
     const m = record(asResources({ ...quote({ service: 'quote:8080', add_linkerd_headers: true }), namespace: 'shop' }));
     assert.deepEqual(m.add_request_headers['l5d-dst-override'], { value: 'quote.shop:8080', append: false });
