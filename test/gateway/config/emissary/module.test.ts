@@ -146,6 +146,14 @@ describe("Emissary's ambassador Module", () => {
     assert.match(problems(`${asResources(moduleOf({}))}---\n${asAnnotation('s', moduleOf({}))}`)[0], /service s: Module ambassador: name: duplicate name: another Module is named 'ambassador'/);
   });
 
+  it("says a problem of a Mapping's label at its place in the Mapping, not counting the default_labels put before it", () => {
+    const mapping = quote('echo', { labels: { gateway: [{ group: ['ok', { tier: { header: 'x-tier', bogus: 1 } }] }] } });
+    const defaults = moduleOf({ default_labels: { gateway: { defaults: [{ generic_key: { value: 'dflt' } }, 'remote_address'] } } });
+    const alone = problems(asResources(mapping));
+    assert.ok(alone.length > 0 && alone.every((p) => p.includes('spec.labels.gateway.0.group.1.tier')), alone.join('\n'));
+    assert.deepEqual(problems(asResources(mapping, defaults)), alone);
+  });
+
   it('refuses default_labels that are not {<domain>: {defaults: [labels]}}, at the label', () => {
     assert.deepEqual(problems(asResources(moduleOf({ default_labels: { ambassador: { defaults: [{ a: 1, b: 2 }] }, other: ['x'] } }))), [
       'config/emissary.yaml: Module ambassador: spec.config.default_labels.ambassador.defaults.0: has 2 keys (a, b) where a label has one (a field written beside its label, not under it?): a label is a string (a generic_key value) or one key naming it: {<key>: {header}}, {request_headers: {key, header_name}}, {generic_key: {value}}, {remote_address: {}}...',

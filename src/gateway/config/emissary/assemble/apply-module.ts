@@ -18,6 +18,8 @@ export interface Applied {
   readonly notes: Map<SelectedRecord, FieldNote[]>;
   /** For each record, its fields that the Module gave, and the Module field each came from. */
   readonly injected: Map<SelectedRecord, Map<string, string>>;
+  /** For each record, how many of the Module's default labels were put first in each group of a domain, by domain. */
+  readonly prepended: Map<SelectedRecord, Map<string, number>>;
 }
 
 function noteOn(applied: Applied, record: SelectedRecord, field: string, note: string): void {
@@ -68,6 +70,9 @@ function defaultLabels(record: SelectedRecord, value: Record<string, unknown>, m
       if (name.startsWith('v0_ratelimit_') || !Array.isArray(list)) return group;
       return { [name]: [...structuredClone(defaults), ...list] };
     });
+    const counts = applied.prepended.get(record) ?? new Map<string, number>();
+    counts.set(domain, defaults.length);
+    applied.prepended.set(record, counts);
     noteOn(applied, record, `labels.${domain}`, "each group starts with the ambassador Module's default_labels");
   }
 }
@@ -114,7 +119,7 @@ function distinctNames(records: readonly SelectedRecord[], applied: Applied): vo
 
 /** The Module's settings (the first ambassador Module's, if any) and the namespaces, applied to the served records. */
 export function applyModule(records: readonly SelectedRecord[]): Applied {
-  const applied: Applied = { notes: new Map(), injected: new Map() };
+  const applied: Applied = { notes: new Map(), injected: new Map(), prepended: new Map() };
   const module = records.find((r) => r.emissary?.module !== undefined)?.emissary?.module;
   for (const record of records) {
     const value = record.value;

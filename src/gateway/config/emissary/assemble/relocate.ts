@@ -23,6 +23,23 @@ function resourcePath(record: SelectedRecord, path: string): string {
   return [`${origin.fieldPrefix}${origin.renamed?.[top] ?? top}`, ...rest].join('.');
 }
 
+/**
+ * The path of a problem in a label as the Mapping wrote it: the Module's
+ * default labels put first in its groups taken off the label's index
+ * (`labels.<domain>.<group>.<name>.<label>`); undefined for a problem in
+ * one of those defaults, which the Module's own check says at the Module.
+ */
+function withoutDefaultLabels(path: string, prepended: ReadonlyMap<string, number> | undefined): string | undefined {
+  if (prepended === undefined || !path.startsWith('labels.')) return path;
+  const parts = path.split('.');
+  const count = prepended.get(parts[1]);
+  if (count === undefined || parts.length < 5 || !/^[0-9]+$/.test(parts[4])) return path;
+  const index = Number(parts[4]);
+  if (index < count) return undefined;
+  parts[4] = String(index - count);
+  return parts.join('.');
+}
+
 /** `problems` with those of the served records' fields placed where the records were written. */
 export function relocateProblems(problems: readonly ConfigProblem[], records: readonly SelectedRecord[], applied: Applied): ConfigProblem[] {
   const byKey = new Map<string, SelectedRecord>();
@@ -34,8 +51,13 @@ export function relocateProblems(problems: readonly ConfigProblem[], records: re
   const module = records.find((r) => r.emissary?.module !== undefined);
   const out: ConfigProblem[] = [];
   const said = new Set<string>();
-  for (const p of problems) {
+  for (let p of problems) {
     const record = p.kind === undefined ? undefined : byKey.get(keyOf(p.file, p.service, p.kind, p.record));
+    if (record !== undefined && p.path !== undefined) {
+      const path = withoutDefaultLabels(p.path, applied.prepended.get(record));
+      if (path === undefined) continue;
+      if (path !== p.path) p = configProblem({ source: record.source, kind: p.kind, record: p.record, path }, p.message);
+    }
     let moved = p;
     const from = p.path === undefined || record === undefined ? undefined : applied.injected.get(record)?.get(p.path.split('.')[0]);
     if (from !== undefined && module?.emissary && p.path !== undefined) {
