@@ -14,6 +14,7 @@ import { checkingUtf8, NOT_UTF8, type CheckedRequest } from './utf8';
 import { createHealthRegistry, type HealthRegistry } from './health';
 import { ENVOY_V3_SERVICE, HEALTH_SERVICE, LYFT_SERVICE, rateLimitProtos } from './protos';
 import { addReflection } from './reflection';
+import { readingWireTypes, type RequestShape } from './wire-types';
 import type { RateLimiter } from '../types';
 
 export interface RateLimitGrpcServerOptions {
@@ -81,12 +82,13 @@ function grpcError(err: unknown): grpc.ServiceError | { code: grpc.status; detai
 
 /**
  * A rate-limit service definition whose requests over `bounds` are refused
- * unread (see grpc-bounds), and whose others say where a string is not
- * UTF-8 (see grpc-utf8).
+ * unread (see ./bounds), whose others are read as protobuf-go reads a field
+ * of the wrong wire type (see ./wire-types) and say where a string is not
+ * UTF-8 (see ./utf8).
  */
-function withRequestChecks(definition: grpc.ServiceDefinition, bounds: RequestBounds): grpc.ServiceDefinition {
+function withRequestChecks(definition: grpc.ServiceDefinition, bounds: RequestBounds, shape: RequestShape): grpc.ServiceDefinition {
   const method = definition.ShouldRateLimit as grpc.MethodDefinition<ProtoRequest, ProtoResponse>;
-  const requestDeserialize = refusingOverBounds(checkingUtf8(method.requestDeserialize), bounds);
+  const requestDeserialize = refusingOverBounds(checkingUtf8(readingWireTypes(method.requestDeserialize, shape)), bounds);
   return { ...definition, ShouldRateLimit: { ...method, requestDeserialize } };
 }
 
@@ -140,8 +142,8 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
     );
   };
 
-  server.addService(withRequestChecks(protos[LYFT_SERVICE] as grpc.ServiceDefinition, bounds), { ShouldRateLimit: shouldRateLimit });
-  server.addService(withRequestChecks(protos[ENVOY_V3_SERVICE] as grpc.ServiceDefinition, bounds), { ShouldRateLimit: shouldRateLimit });
+  server.addService(withRequestChecks(protos[LYFT_SERVICE] as grpc.ServiceDefinition, bounds, 'lyft'), { ShouldRateLimit: shouldRateLimit });
+  server.addService(withRequestChecks(protos[ENVOY_V3_SERVICE] as grpc.ServiceDefinition, bounds, 'envoy'), { ShouldRateLimit: shouldRateLimit });
   const health = createHealthRegistry(['', LYFT_SERVICE, ENVOY_V3_SERVICE, HEALTH_SERVICE]);
   health.addToServer(server);
   addReflection(server);
