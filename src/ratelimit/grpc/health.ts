@@ -30,6 +30,14 @@ export interface HealthRegistry {
 }
 
 /** A health registry; every named service starts SERVING. */
+/** The longest service name an answer repeats: a name of 60 KB would come back whole in grpc-message. */
+const MAX_ECHOED_NAME = 100;
+
+/** `name`, cut to {@link MAX_ECHOED_NAME} characters with an ellipsis. */
+function shortened(name: string): string {
+  return name.length <= MAX_ECHOED_NAME ? name : `${name.slice(0, MAX_ECHOED_NAME)}…`;
+}
+
 export function createHealthRegistry(services: readonly string[]): HealthRegistry {
   const statuses = new Map<string, ServingStatus>(services.map((s) => [s, 'SERVING']));
   const watchers = new Map<string, Set<grpc.ServerWritableStream<CheckRequest, CheckResponse>>>();
@@ -46,7 +54,7 @@ export function createHealthRegistry(services: readonly string[]): HealthRegistr
   const implementation: grpc.UntypedServiceImplementation = {
     Check(call: grpc.ServerUnaryCall<CheckRequest, CheckResponse>, callback: grpc.sendUnaryData<CheckResponse>) {
       const status = statuses.get(call.request.service ?? '');
-      if (status === undefined) callback({ code: grpc.status.NOT_FOUND, details: `unknown service '${call.request.service}'` });
+      if (status === undefined) callback({ code: grpc.status.NOT_FOUND, details: `unknown service '${shortened(call.request.service ?? '')}'` });
       else callback(null, { status });
     },
     Watch(call: grpc.ServerWritableStream<CheckRequest, CheckResponse>) {

@@ -208,6 +208,14 @@ describe('rate-limit gRPC server', () => {
     await assert.rejects(unary(clients.health, 'Check', { service: 'nope' }), (err: grpc.ServiceError) => err.code === grpc.status.NOT_FOUND);
   });
 
+  it("repeats at most 100 characters of an unknown service's name in its NOT_FOUND", async () => {
+    await assert.rejects(unary(clients.health, 'Check', { service: 'x'.repeat(60_000) }), (err: grpc.ServiceError) => {
+      assert.equal(err.code, grpc.status.NOT_FOUND);
+      assert.equal(err.details, `unknown service '${'x'.repeat(100)}…'`);
+      return true;
+    });
+  });
+
   it('keeps nothing of a health Watch once its stream is cancelled, whatever name it watched', async () => {
     const watches = Array.from({ length: 50 }, (_, i) => {
       const call = clients.health.Watch({ service: `made-up-${i}` });
