@@ -36,6 +36,11 @@ const CLIENT_CLOSED_REQUEST = 499;
 // Safe to log and to hand on: no spaces, quotes or control characters.
 const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
 
+/** The request id a client sent, when it is well-formed (safe to log and to hand on); undefined otherwise. */
+export function wellFormedRequestId(sent: string | string[] | undefined): string | undefined {
+  return typeof sent === 'string' && REQUEST_ID.test(sent) ? sent : undefined;
+}
+
 /** `connection` without the token `name`; undefined when nothing is left. */
 function withoutToken(connection: string, name: string): string | undefined {
   const kept = connection.split(',').filter((token) => token.trim().toLowerCase() !== name);
@@ -125,10 +130,8 @@ export function accessLog(options: AccessLogOptions): Middleware {
       if (connection === undefined) delete headers.connection;
       else headers.connection = connection;
     }
-    let id: string;
-    if (typeof sent === 'string' && REQUEST_ID.test(sent)) {
-      id = sent;
-    } else {
+    let id = wellFormedRequestId(sent);
+    if (id === undefined) {
       id = randomUUID();
       headers[idHeader] = id;
     }
@@ -169,6 +172,8 @@ export interface RejectedRequest {
   target?: string;
   /** The client's address. */
   remote?: string;
+  /** The request id it was answered with; a new one when none is given. */
+  requestId?: string;
 }
 
 /**
@@ -186,7 +191,7 @@ export function rejectedRequestLog(options: Pick<AccessLogOptions, 'logger' | 'm
     counters?.record(UNMATCHED_ROUTE, request.status);
     if (!lines.enabled()) return;
     lines.write({
-      req_id: randomUUID(),
+      req_id: request.requestId ?? randomUUID(),
       method,
       path: request.target ?? '-',
       route: UNMATCHED_ROUTE,

@@ -20,5 +20,5 @@ export {
   type DatabaseFailureKind,
 } from './metrics';
 export { createRouteCounters, type RouteCounters, type RequestCounts } from './route-counters';
-export { accessLog, rejectedRequestLog, type AccessLogOptions, type RejectedRequest } from './access-log';
+export { accessLog, rejectedRequestLog, wellFormedRequestId, type AccessLogOptions, type RejectedRequest } from './access-log';
 export type { AccessLogEntry } from './access-line';

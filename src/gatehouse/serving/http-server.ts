@@ -12,7 +12,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ListedHeadersResponse } from '../../http';
 import { listenFailure, readTlsFiles } from './listen-failure';
-import { answerClientError, answerConnect, checkingRequests, refuseOnConnection, type Rejected } from './refusals';
+import { answerClientError, answerConnect, checkingRequests, refuseExpectation, refuseOnConnection, type Rejected } from './refusals';
 import { certificateValidity, type CertificateValidity } from './tls-files';
 import { upgradeListener } from './upgrades';
 
@@ -209,6 +209,7 @@ export async function listen(
     else answerClientError(err, socket, onRejected, (socket as Tracked)[LATEST]);
   });
   server.on('connect', (req: http.IncomingMessage, socket: Duplex) => answerConnect(req, socket, onRejected));
+  server.on('checkExpectation', (req: http.IncomingMessage, res: http.ServerResponse) => refuseExpectation(req, res, onRejected));
   server.listen(options.port, options.host);
   try {
     // once() rejects with the server's 'error' while it waits for 'listening'.

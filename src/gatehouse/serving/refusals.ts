@@ -6,10 +6,12 @@
  * the request, CONNECT, and the checks a request fails before the app may
  * have it. Each is told to the access log.
  */
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { errorBody, failRequestBody, HttpError, transferCodingRefusal } from '../../http';
+import { createFormatterRegistry, errorBody, failRequestBody, HttpError, jsonFormatter, transferCodingRefusal } from '../../http';
+import { wellFormedRequestId } from '../../telemetry';
 
 /** A request answered by the server itself, before the handler: what can be told of it. */
 export interface Rejected {
@@ -17,6 +19,37 @@ export interface Rejected {
   method?: string;
   target?: string;
   remote?: string;
+  /** The request id it was answered with: the client's when well-formed. */
+  requestId?: string;
+}
+
+/** The representations an error body is negotiated among, as the app's error handler does. */
+const FORMATTERS = createFormatterRegistry();
+
+/** An error answer written outside the app: its headers and body. */
+interface ErrorAnswer {
+  readonly requestId: string;
+  readonly headers: Record<string, string | number>;
+  readonly body: string;
+}
+
+/**
+ * The error answer to a request the server answers itself: in the
+ * representation its `Accept` chooses (JSON when there is no request, or
+ * nothing acceptable), with its request id (the client's when
+ * well-formed), as the app answers.
+ */
+function errorAnswer(req: http.IncomingMessage | undefined, status: number, detail?: string): ErrorAnswer {
+  const formatter = (req === undefined ? undefined : FORMATTERS.select(req)) ?? jsonFormatter;
+  const body = formatter.format(errorBody(status, detail));
+  const requestId = wellFormedRequestId(req?.headers['x-request-id']) ?? randomUUID();
+  const headers: Record<string, string | number> = {
+    'Content-Type': formatter.contentType ?? formatter.type,
+    'Content-Length': Buffer.byteLength(body),
+    'X-Request-Id': requestId,
+  };
+  if (req !== undefined) headers.Vary = 'Accept';
+  return { requestId, headers, body };
 }
 
 /** The status Node itself would answer a request it could not parse with. */
@@ -90,16 +123,18 @@ export function answerClientError(
     }
     // A request that could not be read behind others still being answered: it is answered after them.
     answering[ANSWERED] = true;
-    onRejected?.({ status, remote: socket.remoteAddress });
+    const answer = errorAnswer(undefined, status);
+    onRejected?.({ status, remote: socket.remoteAddress, requestId: answer.requestId });
     latest.once('finish', () => {
       // Unless that answer closed the connection (a drain).
-      if (!socket.writableEnded) answerAndClose(socket, status);
+      if (!socket.writableEnded) answerAndClose(socket, status, answer);
     });
     return;
   }
   answering[ANSWERED] = true;
-  onRejected?.({ status, remote: socket.remoteAddress });
-  answerAndClose(socket, status);
+  const answer = errorAnswer(undefined, status);
+  onRejected?.({ status, remote: socket.remoteAddress, requestId: answer.requestId });
+  answerAndClose(socket, status, answer);
 }
 
 /**
@@ -129,8 +164,19 @@ export function answerConnect(req: http.IncomingMessage, socket: Duplex, onRejec
   }
   // The authority asked for, without any user information written before it.
   const target = req.url?.replace(/^[^@/]*@/, '');
-  onRejected?.({ status: 501, method: 'CONNECT', target, remote: req.socket.remoteAddress });
-  answerAndClose(socket, 501, 'CONNECT is not supported: the gateway does not tunnel');
+  const answer = errorAnswer(req, 501, 'CONNECT is not supported: the gateway does not tunnel');
+  onRejected?.({ status: 501, method: 'CONNECT', target, remote: req.socket.remoteAddress, requestId: answer.requestId });
+  answerAndClose(socket, 501, answer);
+}
+
+/**
+ * Answers a request whose `Expect` asks for something other than
+ * `100-continue`, which Node would answer with a bare 417: with the error
+ * body, told to the access log, and the connection closed, since the body
+ * the client may send anyway cannot be told from a next request.
+ */
+export function refuseExpectation(req: http.IncomingMessage, res: http.ServerResponse, onRejected?: (request: Rejected) => void): void {
+  refuse(req, res, 417, 'the only expectation the gateway meets is 100-continue', onRejected);
 }
 
 /**
@@ -171,23 +217,18 @@ function refuse(
   detail: string | undefined,
   onRejected?: (request: Rejected) => void,
 ): void {
-  onRejected?.({ status, method: req.method, target: loggedTarget(req), remote: req.socket.remoteAddress });
-  const body = JSON.stringify(errorBody(status, detail));
+  const answer = errorAnswer(req, status, detail);
+  onRejected?.({ status, method: req.method, target: loggedTarget(req), remote: req.socket.remoteAddress, requestId: answer.requestId });
   res.shouldKeepAlive = false;
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
-  res.end(body);
+  res.writeHead(status, answer.headers);
+  res.end(answer.body);
 }
 
 /** Writes a whole error response outside Koa and closes the connection. */
-function answerAndClose(socket: Duplex, status: number, detail?: string): void {
-  const body = JSON.stringify(errorBody(status, detail));
-  socket.end(
-    `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n` +
-      'Content-Type: application/json; charset=utf-8\r\n' +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-      'Connection: close\r\n\r\n' +
-      body,
-  );
+function answerAndClose(socket: Duplex, status: number, answer: ErrorAnswer): void {
+  let head = `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n`;
+  for (const [name, value] of Object.entries(answer.headers)) head += `${name}: ${value}\r\n`;
+  socket.end(`${head}Connection: close\r\n\r\n${answer.body}`);
 }
 
 /** Answers a request the HTTP server handed over with its connection (an upgrade), outside the app, and closes the connection. */
@@ -198,6 +239,7 @@ export function refuseOnConnection(
   detail: string,
   onRejected?: (request: Rejected) => void,
 ): void {
-  onRejected?.({ status, method: req.method, target: loggedTarget(req), remote: req.socket.remoteAddress });
-  answerAndClose(socket, status, detail);
+  const answer = errorAnswer(req, status, detail);
+  onRejected?.({ status, method: req.method, target: loggedTarget(req), remote: req.socket.remoteAddress, requestId: answer.requestId });
+  answerAndClose(socket, status, answer);
 }

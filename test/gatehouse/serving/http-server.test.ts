@@ -30,6 +30,17 @@ function bodyOf(answer: string): unknown {
   return JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
 }
 
+/** What was told of the requests answered outside the app, less the request ids (each checked where it matters). */
+function told(rejected: readonly Rejected[]): Omit<Rejected, 'requestId'>[] {
+  return rejected.map(({ requestId: _id, ...rest }) => rest);
+}
+
+/** The value of `name` in a raw answer's head. */
+function headerOf(answer: string, name: string): string | undefined {
+  const head = answer.slice(0, answer.indexOf('\r\n\r\n'));
+  return new RegExp(`\r\n${name}: ([^\r]*)`, 'i').exec(head)?.[1];
+}
+
 describe('gatehouse/serving/http-server', () => {
   let server: RunningServer;
 
@@ -63,7 +74,7 @@ describe('gatehouse/serving/http-server', () => {
     assert.match(answer, /^HTTP\/1\.1 400 Bad Request\r\n/);
     assert.match(answer, /\r\nConnection: close\r\n/i);
     assert.deepEqual(bodyOf(answer), { code: 400, message: '400: Bad Request', detail: 'an HTTP/1.1 request must have a Host header' });
-    assert.deepEqual(rejected, [{ status: 400, method: 'GET', target: '/v1/x', remote: '127.0.0.1' }]);
+    assert.deepEqual(told(rejected), [{ status: 400, method: 'GET', target: '/v1/x', remote: '127.0.0.1' }]);
   });
 
   it('serves an HTTP/1.0 request without Host, which needs none', async () => {
@@ -89,7 +100,7 @@ describe('gatehouse/serving/http-server', () => {
       message: '501: Not Implemented',
       detail: 'the request body is in a transfer coding other than chunked, which the gateway does not decode',
     });
-    assert.deepEqual(rejected, [{ status: 501, method: 'POST', target: '/v1/x', remote: '127.0.0.1' }]);
+    assert.deepEqual(told(rejected), [{ status: 501, method: 'POST', target: '/v1/x', remote: '127.0.0.1' }]);
   });
 
   it('answers an HTTP/1.0 request with a Transfer-Encoding with 400, and closes the connection', async () => {
@@ -101,7 +112,40 @@ describe('gatehouse/serving/http-server', () => {
     assert.match(answer, /^HTTP\/1\.1 400 Bad Request\r\n/);
     assert.match(answer, /\r\nConnection: close\r\n/i);
     assert.deepEqual(bodyOf(answer), { code: 400, message: '400: Bad Request', detail: 'an HTTP/1.0 request may not have a Transfer-Encoding' });
-    assert.deepEqual(rejected, [{ status: 400, method: 'POST', target: '/', remote: '127.0.0.1' }]);
+    assert.deepEqual(told(rejected), [{ status: 400, method: 'POST', target: '/', remote: '127.0.0.1' }]);
+  });
+
+  it('answers an Expect other than 100-continue with 417 and the error body, tells of it, and closes the connection', async () => {
+    const answer = await raw(server.port, 'GET /v1/x HTTP/1.1\r\nHost: x\r\nExpect: foo\r\nX-Request-Id: trace-417\r\n\r\n', true);
+    assert.match(answer, /^HTTP\/1\.1 417 Expectation Failed\r\n/);
+    assert.match(answer, /\r\nConnection: close\r\n/i);
+    assert.equal(headerOf(answer, 'X-Request-Id'), 'trace-417');
+    assert.deepEqual(bodyOf(answer), { code: 417, message: '417: Expectation Failed', detail: 'the only expectation the gateway meets is 100-continue' });
+    assert.deepEqual(rejected, [{ status: 417, method: 'GET', target: '/v1/x', remote: '127.0.0.1', requestId: 'trace-417' }]);
+  });
+
+  it('answers what it refuses itself in the representation Accept chooses, with the client request id, as the app answers', async () => {
+    const refusals = [
+      'GET /v1/x HTTP/1.1\r\nAccept: application/xml\r\nX-Request-Id: trace-1\r\n\r\n',
+      'POST /v1/x HTTP/1.1\r\nHost: x\r\nAccept: application/xml\r\nX-Request-Id: trace-2\r\nTransfer-Encoding: gzip, chunked\r\n\r\n',
+      'CONNECT a:1 HTTP/1.1\r\nHost: a:1\r\nAccept: application/xml\r\nX-Request-Id: trace-3\r\n\r\n',
+      'GET /v1/x HTTP/1.1\r\nHost: x\r\nAccept: application/xml\r\nX-Request-Id: trace-4\r\nExpect: foo\r\n\r\n',
+    ];
+    for (const [i, request] of refusals.entries()) {
+      const answer = await raw(server.port, request, true);
+      assert.equal(headerOf(answer, 'Content-Type'), 'application/xml', request);
+      assert.equal(headerOf(answer, 'Vary'), 'Accept', request);
+      assert.equal(headerOf(answer, 'X-Request-Id'), `trace-${i + 1}`, request);
+      assert.match(answer, /\r\n\r\n<\?xml version="1\.0" encoding="UTF-8"\?>\n<response><code>\d{3}<\/code>/, request);
+    }
+    assert.deepEqual(rejected.map((r) => r.requestId), ['trace-1', 'trace-2', 'trace-3', 'trace-4']);
+  });
+
+  it('gives a request it could not read a request id of its own, the one it tells of', async () => {
+    const answer = await raw(server.port, 'NOT A REQUEST\r\nX-Request-Id: trace-x\r\n\r\n');
+    const id = headerOf(answer, 'X-Request-Id');
+    assert.match(id ?? '', /^[0-9a-f-]{36}$/);
+    assert.deepEqual(rejected, [{ status: 400, remote: '127.0.0.1', requestId: id }]);
   });
 
   it('serves well-formed requests as usual', async () => {
@@ -115,7 +159,7 @@ describe('gatehouse/serving/http-server', () => {
     await raw(server.port, `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
     await raw(server.port, 'NOT A REQUEST\r\n\r\n');
     await raw(server.port, 'CONNECT user:secret@127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n');
-    assert.deepEqual(rejected, [
+    assert.deepEqual(told(rejected), [
       { status: 431, remote: '127.0.0.1' },
       { status: 400, remote: '127.0.0.1' },
       { status: 501, method: 'CONNECT', target: '127.0.0.1:22', remote: '127.0.0.1' },
