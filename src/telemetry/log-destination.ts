@@ -32,6 +32,26 @@ const NOTHING = Buffer.alloc(0);
 /** Destinations made here: a writer may hand them one line at a time, since they gather lines themselves. */
 const gathering = new WeakSet<object>();
 
+/**
+ * The file destinations whose lines are written at exit here: pino's own
+ * exit hook is only for those it writes asynchronously, and a file's are
+ * written synchronously (sonic-boom's `sync`), while the chunk gathered
+ * here would wait for its timer. Held weakly: a destination dropped is not
+ * kept for the hook.
+ */
+const writtenAtExit = new Set<WeakRef<{ flushSync(): void }>>();
+let exitHooked = false;
+
+function writeAtExit(stream: { flushSync(): void }): void {
+  for (const ref of writtenAtExit) if (ref.deref() === undefined) writtenAtExit.delete(ref);
+  writtenAtExit.add(new WeakRef(stream));
+  if (exitHooked) return;
+  exitHooked = true;
+  process.once('exit', () => {
+    for (const ref of writtenAtExit) ref.deref()?.flushSync();
+  });
+}
+
 /** Whether `stream` is a {@link logDestination}, which gathers the lines it is given into chunks itself. */
 export function gathersLines(stream: unknown): boolean {
   return typeof stream === 'object' && stream !== null && gathering.has(stream);
@@ -187,6 +207,7 @@ export function logDestination(dest: number | string = 1, flushMs: number = DEFA
     else ownFlushSync();
   };
   gathering.add(stream);
+  if (kind === 'file') writeAtExit(stream);
   return stream;
 }
 

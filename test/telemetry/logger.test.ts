@@ -4,7 +4,7 @@ import request from 'supertest';
 import { createServiceApp, errorHandler, HttpError } from '../../src/http';
 import { spawn, spawnSync } from 'node:child_process';
 import { once, type EventEmitter } from 'node:events';
-import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { accessLog, createLogger, logAppErrors, logDestination, logUnexpectedError } from '../../src/telemetry';
@@ -164,6 +164,24 @@ describe('telemetry/logger', () => {
     const [code] = await once(child, 'close');
     assert.equal(code, 0);
     assert.deepEqual(out.trim().split('\n').map((line) => JSON.parse(line).msg), ['shutting down', 'stopped']);
+  });
+
+  it('writes the lines still waiting when the process exits, its standard output a file', async function () {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-log-file-'));
+    try {
+      const file = join(dir, 'out.log');
+      const script = `
+        const logger = require(${JSON.stringify(compiledTelemetry())}).createLogger({ level: 'info' });
+        logger.info('shutting down'); logger.info('stopped'); process.exit(0);`;
+      const out = openSync(file, 'w');
+      const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', out, 'inherit'] });
+      closeSync(out);
+      const [code] = await once(child, 'close');
+      assert.equal(code, 0);
+      assert.deepEqual(readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line).msg), ['shutting down', 'stopped']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   /**
