@@ -167,16 +167,21 @@ export function routes(router: Router): Middleware {
 }
 
 /**
- * `router.allowedMethods()` for a path some route has: 405 (or 501 for a
- * method no route takes) with `Allow`, and OPTIONS answered. koa-router's
- * own also answers 501, with an empty `Allow`, on a path no route has; that
- * path is left to the app's 404 here, whatever the method.
+ * `router.allowedMethods()` for a path some route has: 405 with `Allow`,
+ * and OPTIONS answered. koa-router answers 501 to a method no route of the
+ * router takes at all (`LOCK`, `PURGE`), where the gateway's own paths
+ * answer 405 to it: 405 here too, as for any method the path does not
+ * serve. It also answers 501, with an empty `Allow`, on a path no route
+ * has; that path is left to the app's 404 here, whatever the method.
  */
 export function allowedMethods(router: Router): Middleware {
   const answer = router.allowedMethods() as Middleware;
+  const notImplementedAs405 = (ctx: Context) => {
+    if (ctx.status === 501 && ctx.body == null) ctx.status = 405;
+  };
   return (ctx, next) => {
     // Set by the dispatch in front (ours or koa-router's), empty when no route has the path.
     const matched = (ctx as Context & RoutedContext).matched;
-    return matched === undefined || matched.length === 0 ? next() : answer(ctx, next);
+    return matched === undefined || matched.length === 0 ? next() : (answer(ctx, next) as Promise<void>).then(() => notImplementedAs405(ctx));
   };
 }

@@ -51,9 +51,9 @@ describe('api/messages', () => {
           await get(`/${v}/Messages`).expect(404);
         });
 
-        it('answers a method no route takes (TRACE) with 501 and Allow on the item', async () => {
-          const res = await request(server).trace(`/${v}/messages/1`).expect(501).expect('Allow', 'HEAD, GET');
-          assert.deepEqual(res.body, { code: 501, message: '501: Not Implemented' });
+        it('answers a method no route takes (TRACE) with 405 and Allow on the item, as any method the path does not serve', async () => {
+          const res = await request(server).trace(`/${v}/messages/1`).expect(405).expect('Allow', 'HEAD, GET');
+          assert.deepEqual(res.body, { code: 405, message: '405: Method Not Allowed' });
         });
 
         it('answers that method on a path it does not know with 404 and no Allow, as any other method', async () => {
