@@ -80,6 +80,8 @@ function respond(ctx: Context): void {
   const stream = streamOf(body);
   if (stream !== null) {
     pipeline(stream, res, (err) => {
+      // A client that left before the end is no error of the app's: the access log says it (aborted).
+      if (err && (err as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE' && !res.writableFinished) return;
       if (err && ctx.app.listenerCount('error')) ctx.onerror(err);
     });
     return;

@@ -5,6 +5,9 @@
  * to null, an error thrown by the middleware or while writing.
  */
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import Koa, { type Context } from 'koa';
 import request from 'supertest';
@@ -116,5 +119,33 @@ describe('http/respond', () => {
     app.use((ctx) => void (ctx.body = failing()));
     await assert.rejects(request(app.callback()).get('/'));
     assert.equal((errors[0] as Error | undefined)?.message, 'the source broke');
+  });
+
+  it('reports no error for a client that leaves halfway through a streamed answer', async () => {
+    const errors: unknown[] = [];
+    let source: Readable | undefined;
+    const app = leanKoa(new Koa());
+    app.on('error', (err: unknown) => errors.push(err));
+    app.use((ctx) => {
+      // A first part, then nothing more until the client is gone.
+      source = new Readable({ read() {} });
+      source.push('first part');
+      ctx.body = source;
+    });
+    const server = http.createServer(app.callback()).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const req = http.get({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, path: '/', agent: false });
+      const [res] = (await once(req, 'response')) as [http.IncomingMessage];
+      await once(res, 'data');
+      req.destroy();
+      // Destroyed with the pipeline's error, which is not the app's to report.
+      await new Promise((resolve) => source!.on('error', () => undefined).on('close', resolve));
+      // The pipeline's callback runs once both ends are done.
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(errors, []);
+    } finally {
+      server.close();
+    }
   });
 });
