@@ -12,6 +12,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ListedHeadersResponse } from '../../http';
 import { listenFailure, readTlsFiles } from './listen-failure';
+import { oneAtATime } from './pipelining';
 import { answerClientError, answerConnect, checkingRequests, refuseExpectation, refuseOnConnection, type Rejected } from './refusals';
 import { certificateValidity, type CertificateValidity } from './tls-files';
 import { upgradeListener } from './upgrades';
@@ -128,7 +129,7 @@ export async function listen(
   options: ListenOptions,
 ): Promise<RunningServer> {
   const { onRejected } = options;
-  const checked = checkingRequests(handler, onRejected);
+  const checked = oneAtATime(checkingRequests(handler, onRejected));
   // Once closing, every answer not yet begun says Connection: close (as Envoy's
   // drain and Go's Shutdown do): an answer that said keep-alive invites the
   // client's next request onto a connection that is about to be cut, and that

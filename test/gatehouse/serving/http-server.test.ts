@@ -357,15 +357,48 @@ describe('gatehouse/serving/http-server', () => {
       { host: '127.0.0.1', port: 0 },
     );
     const answer = raw(own.port, 'GET /1 HTTP/1.1\r\nHost: x\r\n\r\nGET /2 HTTP/1.1\r\nHost: x\r\n\r\n', true);
-    while (inFlight.length < 2) await new Promise((r) => setTimeout(r, 5));
+    while (inFlight.length < 1) await new Promise((r) => setTimeout(r, 5));
     const closed = own.close(5_000);
-    for (const answerOne of inFlight) answerOne();
+    // One at a time: the second is handled once the first is answered.
+    inFlight[0]();
+    while (inFlight.length < 2) await new Promise((r) => setTimeout(r, 5));
+    inFlight[1]();
     const text = await answer;
     assert.equal(text.match(/HTTP\/1\.1 200 OK\r\n/g)?.length, 2, text);
     const second = text.slice(text.lastIndexOf('HTTP/1.1 200'));
     assert.match(second, /\r\nConnection: close\r\n/i, text);
     assert.ok(text.includes('answer to /1') && second.endsWith('answer to /2'), text);
     await closed;
+  });
+});
+
+describe('gatehouse/serving/http-server with pipelined requests', () => {
+  it('handles the pipelined requests of a connection one at a time, in order, serving other connections meanwhile', async () => {
+    const started: string[] = [];
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const own = await listen(
+      (req, res) => {
+        started.push(req.url!);
+        if (req.url === '/slow') void released.then(() => res.end('slow'));
+        else res.end(`answer to ${req.url}`);
+      },
+      { host: '127.0.0.1', port: 0 },
+    );
+    try {
+      const pipelined = raw(own.port, 'GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', true);
+      while (started.length < 1) await new Promise((r) => setTimeout(r, 5));
+      // Another connection is served while the first waits on its slow answer.
+      const other = await fetch(`http://127.0.0.1:${own.port}/other`);
+      assert.equal(await other.text(), 'answer to /other');
+      assert.deepEqual(started, ['/slow', '/other'], 'the requests behind the slow one wait for it');
+      release();
+      const text = await pipelined;
+      assert.deepEqual(started, ['/slow', '/other', '/a', '/b']);
+      assert.deepEqual(text.match(/\r\n\r\n[^H]*/g)?.map((body) => body.slice(4)), ['slow', 'answer to /a', 'answer to /b']);
+    } finally {
+      await own.close(0);
+    }
   });
 });
 
