@@ -118,7 +118,7 @@ describe('gatehouse bookings across processes', function () {
 
   it('stops the start at a DATABASE_URL it cannot read, naming the variable and never the password', async () => {
     for (const [env, args, named] of [
-      [{ DATABASE_URL: 'mysql://root:pw-secret-1@db/x' }, [], 'DATABASE_URL must be a postgres:// or postgresql:// URL, not mysql:'],
+      [{ DATABASE_URL: 'mysql://root:pw-secret-1@db/x' }, [], 'DATABASE_URL must be a postgres:// or postgresql:// URL, not mysql://: write postgres://user:password@host:5432/database'],
       [{}, ['--database-url', 'postgres://root:pw-secret-1@[db/x'], 'the database URL is not a URL that can be read'],
     ] as const) {
       const res = await runCli(['start', '--no-watch', ...args], { env: { ...SERVE_ENV, ...env } });

@@ -29,7 +29,7 @@ export class DataFolderInUseError extends Error {
     readonly holder: number | undefined,
   ) {
     super(
-      `the data folder ${folder} is in use by another process${holder === undefined ? '' : ` (pid ${holder})`}: ` +
+      `the data folder ${folder} is in use by ${holder === process.pid ? 'another Gatehouse in this process' : `another process${holder === undefined ? '' : ` (pid ${holder})`}`}: ` +
         'one process a data folder; stop it, give this one another folder (--data, GATEHOUSE_DATA), ' +
         'or let several processes share bookings through PostgreSQL (--database-url, DATABASE_URL)',
     );

@@ -19,7 +19,7 @@ export function checkDatabaseUrl(url: string, name: string): void {
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(url)?.[1]?.toLowerCase();
   if (scheme !== 'postgres' && scheme !== 'postgresql') {
     throw new Error(
-      `${name} must be a postgres:// or postgresql:// URL${scheme ? `, not ${scheme}:` : ''}: write postgres://user:password@host:5432/database`,
+      `${name} must be a postgres:// or postgresql:// URL${scheme ? `, not ${scheme}://` : ''}: write postgres://user:password@host:5432/database`,
     );
   }
   try {

@@ -22,7 +22,12 @@ describe('bookings/database/folder-lock', function () {
 
   it('refuses a second lock in this process, naming it, and takes one again once released', async () => {
     const lock = await lockFolder(dir);
-    await assert.rejects(lockFolder(dir), (err: unknown) => err instanceof DataFolderInUseError && err.holder === process.pid && err.folder === dir);
+    await assert.rejects(lockFolder(dir), (err: unknown) => {
+      assert.ok(err instanceof DataFolderInUseError && err.holder === process.pid && err.folder === dir);
+      // Not "another process", which would send its reader looking for one.
+      assert.match(err.message, new RegExp(`^the data folder ${dir} is in use by another Gatehouse in this process: `));
+      return true;
+    });
     await lock.release();
     const again = await lockFolder(dir);
     await again.release();
