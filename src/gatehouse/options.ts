@@ -196,8 +196,68 @@ export function checkClusterDomain(domain: string, name: string): void {
   }
 }
 
+/**
+ * What each option is (`typeof`, 'array' for a list), checked at run time
+ * for callers from JavaScript, whom no compiler tells of a misspelt name
+ * (`prot: 8090`, which would listen on 8080 without a word) or a port
+ * given as a string. Its type keeps it to the options' own names.
+ */
+const OPTION_TYPES: Record<keyof GatehouseOptions, string> = {
+  configDir: 'string',
+  host: 'string',
+  port: 'number',
+  grpcHost: 'string',
+  grpcPort: 'number or false',
+  redisUrl: 'string',
+  databaseUrl: 'string',
+  dataDir: 'string',
+  bookingStore: 'string',
+  databaseTimeoutMs: 'number',
+  tls: 'object',
+  modules: 'array',
+  annotationDomain: 'string',
+  ambassadorId: 'string',
+  bodyLimit: 'number',
+  clusterDomain: 'string',
+  retryBufferBytes: 'number',
+  trustProxy: 'boolean',
+  sourceCluster: 'string',
+  watch: 'boolean',
+  reloadDebounceMs: 'number',
+  shutdownGraceMs: 'number',
+  drainDelayMs: 'number',
+  grpcMaxMessageBytes: 'number',
+  maxDescriptorEntries: 'number',
+  keepAliveTimeoutMs: 'number',
+  logger: 'object',
+  fileSizeLimit: 'number',
+  configSource: 'object',
+};
+
+/** What `value` is, in the words of {@link OPTION_TYPES}. */
+function kindOf(value: unknown): string {
+  if (Array.isArray(value)) return 'array';
+  return value === null ? 'null' : typeof value;
+}
+
+/** Throws a TypeError for options that are no object, an option of no such name, or one of another type. */
+function checkOptionTypes(options: unknown): asserts options is GatehouseOptions {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new TypeError(`the options must be an object, got ${kindOf(options)}`);
+  }
+  for (const [name, value] of Object.entries(options)) {
+    if (value === undefined) continue;
+    const expected = (OPTION_TYPES as Record<string, string>)[name];
+    if (expected === undefined) throw new TypeError(`there is no option '${name}'; the options are ${Object.keys(OPTION_TYPES).join(', ')}`);
+    const kind = kindOf(value);
+    const fits = expected === 'number or false' ? kind === 'number' || value === false : kind === expected;
+    if (!fits) throw new TypeError(`${name} must be ${/^[aeiou]/.test(expected) ? 'an' : 'a'} ${expected}, got ${kind === 'string' ? JSON.stringify(value) : kind}`);
+  }
+}
+
 /** Applies the environment and the defaults. Throws for a malformed value. */
 export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedOptions {
+  checkOptionTypes(options);
   const host = options.host ?? (env.HOST || '127.0.0.1');
   const tlsFromEnv = env.TLS_CERT && env.TLS_KEY ? { cert: env.TLS_CERT, key: env.TLS_KEY } : undefined;
   if (!options.tls && (env.TLS_CERT || env.TLS_KEY) && !tlsFromEnv) {

@@ -32,6 +32,25 @@ describe('gatehouse options from code', () => {
     });
   }
 
+  const mistyped: [string, unknown, RegExp][] = [
+    ['an option of no such name (a misspelt port)', { prot: 18565 }, /^there is no option 'prot'; the options are configDir, host, port, /],
+    ['a port given as a string', { port: '18565' }, /^port must be a number, got "18565"$/],
+    ['watch given as a string', { watch: 'no' }, /^watch must be a boolean, got "no"$/],
+    ['a gRPC port of true', { grpcPort: true }, /^grpcPort must be a number or false, got boolean$/],
+    ['modules that are no list', { modules: {} }, /^modules must be an array, got object$/],
+    ['options that are null', null, /^the options must be an object, got null$/],
+  ];
+  for (const [what, options, message] of mistyped) {
+    it(`refuses ${what}, from JavaScript, with a TypeError saying what it must be`, async () => {
+      const given = options === null ? null : { configDir: DEMO_CONFIG, grpcPort: false, watch: false, ...(options as object) };
+      await assert.rejects(createGatehouse(given as never), (err: Error) => {
+        assert.equal(err.name, 'TypeError');
+        assert.match(err.message, message);
+        return true;
+      });
+    });
+  }
+
   it('keeps idle keep-alive connections 65 s, or as long as keepAliveTimeoutMs says, and tells clients so', async () => {
     for (const [option, header] of [[{}, 'timeout=65'], [{ keepAliveTimeoutMs: 620_000 }, 'timeout=620']] as const) {
       const gatehouse = await createGatehouse({ configDir: DEMO_CONFIG, port: 0, grpcPort: false, watch: false, drainDelayMs: 0, bookingStore: 'memory', ...option });
