@@ -38,7 +38,7 @@ import { createBuiltinModules } from './builtins';
 import { createGatehouseDiag } from './diag';
 import { keepHostHeaders } from './serving/host-headers';
 import { listen, type RunningServer } from './serving/http-server';
-import { listenFailure } from './serving/listen-failure';
+import { listenFailure, readTlsFiles } from './serving/listen-failure';
 import { drainFor } from './serving/drain';
 import { loadFolder, type FolderWants, type LoadFolderOptions } from './folder';
 import { allReady, redisReadiness } from './readiness';
@@ -69,6 +69,8 @@ function tunnelsUpgrades(config: GatewayConfig): boolean {
  */
 export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gatehouse> {
   const options = resolveOptions(input);
+  // Read now as well as at start(): a file that cannot be served is said before a first start makes and seeds its database.
+  if (options.tls) readTlsFiles(options.tls, options.fileSizeLimit);
   const logger = options.logger ?? createLogger();
   const metrics = createMetrics();
   const counters: RouteCounters = createRouteCounters();

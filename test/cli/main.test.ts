@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import net from 'node:net';
 import { join } from 'node:path';
@@ -339,12 +339,14 @@ describe('gatehouse command', function () {
       }
     });
 
-    it('ends with exit 1 naming the TLS file at fault', async () => {
-      const res = await runCli(['start', '--config', dir, '--tls-cert', join(dir, 'users.htpasswd'), '--tls-key', join(dir, 'nope.pem')], {
+    it('ends with exit 1 naming the TLS file at fault, before it makes a bookings database', async () => {
+      const data = join(dir, 'tls-data');
+      const res = await runCli(['start', '--config', dir, '--data', data, '--tls-cert', join(dir, 'users.htpasswd'), '--tls-key', join(dir, 'nope.pem')], {
         env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'silent' },
       });
       assert.equal(res.code, 1);
       assert.equal(res.stderr, `gatehouse: cannot read the TLS key ${join(dir, 'nope.pem')}: no such file\n`);
+      assert.equal(existsSync(data), false, 'no database made for a gateway that cannot start');
     });
 
     it('refuses a REDIS_URL the Redis client would misread, with exit 1 and without quoting its password', async () => {
