@@ -164,6 +164,20 @@ export function send(
   });
 }
 
+/** The status and body of an answer read to its end or until it is cut, and whether it came whole. */
+export function partialAnswer(base: string, path: string): Promise<{ status: number; body: string; whole: boolean }> {
+  return new Promise((resolve) => {
+    const req = http.get(`${base}${path}`, { agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('error', () => resolve({ status: res.statusCode!, body, whole: false }));
+      res.on('end', () => resolve({ status: res.statusCode!, body, whole: res.complete }));
+    });
+    req.on('error', () => resolve({ status: 0, body: '', whole: false }));
+  });
+}
+
 /**
  * Sends `head` (the request line and header lines, without the blank line
  * that ends them) as it is written, bytes that no HTTP client would send

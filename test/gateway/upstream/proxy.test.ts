@@ -4,21 +4,8 @@ import { once } from 'node:events';
 import Koa from 'koa';
 import mount from 'koa-mount';
 import { createGateway, type Gateway } from '../../../src/gateway';
-import { close, configOf, deadPort, listen, mapping, recordingUpstream, send, type Received } from '../helpers';
+import { close, configOf, deadPort, listen, mapping, partialAnswer, recordingUpstream, send, type Received } from '../helpers';
 
-/** The status and body of an answer read to its end or until cut, and whether it came whole. */
-function partialAnswer(base: string, path: string): Promise<{ status: number; body: string; whole: boolean }> {
-  return new Promise((resolve) => {
-    const req = http.get(`${base}${path}`, { agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('error', () => resolve({ status: res.statusCode!, body, whole: false }));
-      res.on('end', () => resolve({ status: res.statusCode!, body, whole: res.complete }));
-    });
-    req.on('error', () => resolve({ status: 0, body: '', whole: false }));
-  });
-}
 
 describe('gateway remote routing', () => {
   let gateway: Gateway;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import { close, listen, mapping, send, type Answer } from '../helpers';
+import { close, listen, mapping, partialAnswer, send, type Answer } from '../helpers';
 import { testGateway, testUpstream, type TestGateway, type TestUpstream } from './rig';
 
 /** Sends `sent` of a body said to be `declared` bytes long, then nothing more, and reads the answer. */
@@ -80,17 +80,7 @@ describe('connection timeouts and lifetimes', () => {
   });
 
   it('passes on the part of an answer that came, then cuts it, as Envoy resets the stream, when it stops for idle_timeout_ms before its end', async () => {
-    const url = new URL(rig.base);
-    const answer = await new Promise<{ status: number; body: string; whole: boolean }>((resolve) => {
-      const req = http.get({ host: url.hostname, port: url.port, path: '/partial/', agent: false }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (body += chunk));
-        res.on('error', () => resolve({ status: res.statusCode!, body, whole: false }));
-        res.on('end', () => resolve({ status: res.statusCode!, body, whole: res.complete }));
-      });
-      req.on('error', () => resolve({ status: 0, body: '', whole: false }));
-    });
+    const answer = await partialAnswer(rig.base, '/partial/');
     assert.deepEqual(answer, { status: 200, body: '{"half":', whole: false });
   });
 
