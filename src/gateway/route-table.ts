@@ -35,7 +35,7 @@ import { HttpError } from '../http';
 import { endOfUnicodeFolded } from './match/case-fold';
 import { RequestReading } from './match/conditions';
 import { OTHER_READINGS, QueryReading, readingsDiffer } from './match/query';
-import { compareRoutes, compileRoute, constraintsMatch, groupRoutesSteps, routeMatches, type Route, type RouteSpec } from './match/route';
+import { compareRoutes, compileRoute, constraintsMatch, groupRoutesSteps, pathMatches, routeMatches, type Route, type RouteSpec } from './match/route';
 import { substitute } from './match/substitution';
 import { runAtOnce, sortSteps, type Steps } from './slices';
 
@@ -183,6 +183,16 @@ export class RouteTable<T> {
       }
     }
     return this.chosen(route);
+  }
+
+  /**
+   * Whether the method may decide where a request for `path` goes: some
+   * route that takes the path, in any case, asks for a method. Any method:
+   * an override may name one no list holds (`PURGE`, `PROPFIND`).
+   */
+  methodMayDecide(path: string): boolean {
+    for (const route of this.routes) if ((route.method !== null || route.conditions?.method) && pathMatches(route, false, path)) return true;
+    return false;
   }
 
   /** Whether some backend may read an argument a route matches by otherwise than Envoy reads the query just read. */

@@ -154,15 +154,19 @@ export function routeMatches<T>(
   host: string | undefined,
   reading: RequestReading,
 ): boolean {
+  return pathMatches(route, exactCase, path) && constraintsMatch(route, method, headers, host, reading);
+}
+
+/** Whether `route`'s prefix or pattern takes `path`, whatever else it asks of a request. */
+export function pathMatches<T>(route: Route<T>, exactCase: boolean, path: string): boolean {
   const pattern = route.pattern;
   if (pattern === null) {
     const prefix = route.prefix;
     if (exactCase ? !path.startsWith(prefix) : !startsWithFolded(path, route.folded)) return false;
     if (path.length > prefix.length && (route.exact || (!route.open && path.charCodeAt(prefix.length) !== 47))) return false;
-  } else if (!pattern.testExact(path)) {
-    return false;
+    return true;
   }
-  return constraintsMatch(route, method, headers, host, reading);
+  return pattern.testExact(path);
 }
 
 function headersMatch(required: readonly (readonly [string, HeaderCondition])[], headers: IncomingHttpHeaders): boolean {

@@ -3,21 +3,20 @@
  * A method override in the body of a POST. Rails (Rack::MethodOverride, in
  * every Rails app), Laravel, Symfony and Spring's HiddenHttpMethodFilter take
  * `_method` from a form body (`application/x-www-form-urlencoded` or
- * `multipart/form-data`, and Rack from a body without a Content-Type), and
- * Laravel from a JSON body too: a POST with
- * `_method=DELETE` in its body, sent to a Mapping for POST that bypasses
- * auth, was a DELETE to them. The gateway reads such a body only where it
- * matters: a POST of one of those types to a route that another method
- * would not reach alike (see ../gateway); names and values are read as the
- * query's are (./method-override).
+ * `multipart/form-data`, Rack from any multipart type and from a body
+ * without a Content-Type), and Laravel and Express's method-override from
+ * a JSON body too: a POST with `_method=DELETE` in its body, sent to a
+ * Mapping for POST that bypasses auth, was a DELETE to them. The gateway
+ * reads such a body only where it matters: a POST of one of those types
+ * for a path some route of which asks for a method (see ../gateway); as
+ * backends decode it (./body-text); names and values read as the query's
+ * are (./method-override).
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { RouteTable } from '../route-table';
 import { peekBody } from '../stages/auth-body';
+import { bodyTexts, decodedBody } from './body-text';
 import { overriddenMethods } from './method-override';
-
-/** The methods a backend may take an override to: those Rack accepts, which cover the others'. */
-export const OVERRIDE_METHODS: readonly string[] = ['GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'LINK', 'UNLINK'];
 
 type BodyKind = 'form' | 'multipart' | 'json';
 
@@ -37,7 +36,8 @@ export function overrideBodyKind(contentType: string | undefined): BodyKind | un
   const end = lower.search(MEDIA_TYPE_END);
   const type = end === -1 ? lower : lower.slice(0, end);
   if (type === 'application/x-www-form-urlencoded') return 'form';
-  if (type === 'multipart/form-data') return 'multipart';
+  // PHP reads multipart/form-data; Rack any multipart type with a boundary (mixed, related).
+  if (type.startsWith('multipart/')) return 'multipart';
   if (lower.includes('/json') || lower.includes('+json')) return 'json';
   return undefined;
 }
@@ -47,16 +47,31 @@ function argument(name: string, value: string): string {
   return `${encodeURIComponent(name)}=${encodeURIComponent(value)}`;
 }
 
-/** The boundary parameter of a multipart Content-Type, quoted or not. */
-function boundaryOf(contentType: string): string | undefined {
-  const match = /;\s*boundary\s*=\s*(?:"([^"]+)"|([^;\s]+))/i.exec(contentType);
-  return match?.[1] ?? match?.[2];
+/**
+ * Every boundary a backend may take a multipart Content-Type to give: PHP
+ * takes what follows the first `=` after the first `boundary` anywhere in
+ * it (`xboundary=A`), Rack the last `boundary=`, others the parameter.
+ */
+function boundariesOf(contentType: string): string[] {
+  const found = new Set<string>();
+  const lower = contentType.toLowerCase();
+  for (let at = lower.indexOf('boundary'); at !== -1; at = lower.indexOf('boundary', at + 1)) {
+    const equals = contentType.indexOf('=', at);
+    if (equals === -1) break;
+    const rest = contentType.slice(equals + 1).trimStart();
+    const value = rest.startsWith('"') ? rest.slice(1, rest.indexOf('"', 1) === -1 ? undefined : rest.indexOf('"', 1)) : rest.split(/[;,]/, 1)[0].trim();
+    if (value !== '') found.add(value);
+  }
+  return [...found];
 }
 
-/** The fields of a multipart body, each as a query argument: its `name` (or `name*`) and its content. */
+/** The fields of a multipart body, each as a query argument (its `name` or `name*` and its content), by every boundary it may have. */
 function multipartArguments(body: string, contentType: string): string[] {
-  const boundary = boundaryOf(contentType);
-  if (boundary === undefined) return [];
+  return boundariesOf(contentType).flatMap((boundary) => multipartFields(body, boundary));
+}
+
+/** The fields of a multipart body split at `boundary`. */
+function multipartFields(body: string, boundary: string): string[] {
   const found: string[] = [];
   for (const part of body.split(`--${boundary}`)) {
     const headEnd = part.indexOf('\r\n\r\n');
@@ -97,10 +112,13 @@ function jsonArguments(body: string): string[] {
 export function bodyOverrides(contentType: string | undefined, body: Buffer): string[] | undefined {
   const kind = overrideBodyKind(contentType);
   if (kind === undefined || body.length === 0) return undefined;
-  const text = body.toString('utf8');
-  if (kind === 'form') return overriddenMethods({}, text);
-  const found = kind === 'multipart' ? multipartArguments(text, contentType!) : jsonArguments(text);
-  return found.length === 0 ? undefined : overriddenMethods({}, found.join('&'));
+  const named: string[] = [];
+  // In UTF-8, and in the charset the type names, as a backend may decode it.
+  for (const text of bodyTexts(body, contentType)) {
+    const found = kind === 'form' ? [text] : kind === 'multipart' ? multipartArguments(text, contentType!) : jsonArguments(text);
+    if (found.length > 0) named.push(...(overriddenMethods({}, found.join('&')) ?? []));
+  }
+  return named.length === 0 ? undefined : named;
 }
 
 /** What a request was routed by, as `RouteTable.matchAlike` takes it. */
@@ -113,15 +131,6 @@ export interface RoutedBy {
   query: string;
 }
 
-/** Whether some method a backend may take an override to would route the request elsewhere. */
-function methodDecides(table: Pick<RouteTable<unknown>, 'matchAlike'>, by: RoutedBy): boolean {
-  try {
-    table.matchAlike(by.path, by.plain, by.method, by.headers, by.host, OVERRIDE_METHODS, by.query);
-    return false;
-  } catch {
-    return true;
-  }
-}
 
 /**
  * Whether a request's body may name a method override that backends obey: a
@@ -139,9 +148,15 @@ export function bodyMayOverride(method: string, headers: IncomingHttpHeaders): b
  * puts it back for whoever reads it next) only on a route where the method
  * decides.
  */
-export async function refuseBodyOverride(req: IncomingMessage, table: Pick<RouteTable<unknown>, 'matchAlike'>, by: RoutedBy, maxBytes: number): Promise<void> {
-  if (!methodDecides(table, by)) return;
+export async function refuseBodyOverride(
+  req: IncomingMessage,
+  table: Pick<RouteTable<unknown>, 'matchAlike' | 'methodMayDecide'>,
+  by: RoutedBy,
+  maxBytes: number,
+): Promise<void> {
+  if (!table.methodMayDecide(by.path) && (by.plain === by.path || !table.methodMayDecide(by.plain))) return;
   const { bytes } = await peekBody(req, maxBytes);
-  const named = bodyOverrides(by.headers['content-type'], bytes);
+  // As a backend that undoes its Content-Encoding reads it.
+  const named = bodyOverrides(by.headers['content-type'], decodedBody(bytes, by.headers['content-encoding'], maxBytes));
   if (named !== undefined) table.matchAlike(by.path, by.plain, by.method, by.headers, by.host, named, by.query);
 }

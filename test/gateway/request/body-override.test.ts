@@ -6,10 +6,19 @@
  * DELETE, is refused; the body of any other POST reaches the backend whole.
  */
 import assert from 'node:assert/strict';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { basic } from '../../auth/support';
 import { mapping, send } from '../helpers';
 import { overrideRig, REFUSED } from './override-rig';
 const FORM = 'application/x-www-form-urlencoded';
+
+/** `text` in UTF-32, big-endian. */
+function utf32be(text: string): Buffer {
+  const points = [...text].map((c) => c.codePointAt(0)!);
+  const out = Buffer.alloc(points.length * 4);
+  points.forEach((point, i) => out.writeUInt32BE(point, i * 4));
+  return out;
+}
 const MULTIPART = 'multipart/form-data; boundary=----b0undary';
 
 /** A multipart body of `fields`, as a browser sends a form. */
@@ -18,7 +27,12 @@ function multipart(fields: [string, string][], nameParameter = (name: string) =>
 }
 
 describe('method overrides in the body of a POST', () => {
-  const rig = overrideRig((url) => [mapping('/open/', url, { name: 'open', rewrite: '', bypass_auth: true })]);
+  const rig = overrideRig((url) => [
+    mapping('/open/', url, { name: 'open', rewrite: '', bypass_auth: true }),
+    // Open to every method but one no list of override methods holds, which needs auth.
+    mapping('/pp/', url, { name: 'purge-guarded', rewrite: '', method: 'PURGE' }),
+    mapping('/pp/', url, { name: 'pp-open', rewrite: '', bypass_auth: true }),
+  ]);
 
   const overriding: [string, string, string][] = [
     ['a form', FORM, 'title=x&_method=DELETE'],
@@ -48,6 +62,48 @@ describe('method overrides in the body of a POST', () => {
       assert.equal(rig.backend.received.length, seen);
     });
   }
+
+  it('answers 400 to an override in the body naming any method a route asks for, not only those of a list (PURGE)', async () => {
+    for (const [type, body] of [
+      [FORM, '_method=PURGE'],
+      ['application/json', '{"_method":"PURGE"}'],
+      [MULTIPART, multipart([['_method', 'PURGE']])],
+    ]) {
+      const res = await send(rig.base, '/pp/a', { method: 'POST', headers: { 'Content-Type': type }, body });
+      assert.equal(res.status, 400, `${type}: ${res.text}`);
+      assert.deepEqual(res.json(), REFUSED);
+    }
+    assert.equal((await send(rig.base, '/pp/a', { method: 'POST', headers: { 'Content-Type': FORM }, body: 'title=x' })).status, 200);
+  });
+
+  const decoded: [string, Record<string, string>, Buffer][] = [
+    ['a gzipped form, which body-parser inflates', { 'Content-Type': FORM, 'Content-Encoding': 'gzip' }, gzipSync('_method=DELETE')],
+    ['a deflated JSON object', { 'Content-Type': 'application/json', 'Content-Encoding': 'deflate' }, deflateSync('{"_method":"DELETE"}')],
+    ['a brotli JSON object', { 'Content-Type': 'application/json', 'Content-Encoding': 'br' }, brotliCompressSync('{"_method":"DELETE"}')],
+    ['a JSON object in UTF-16LE, which body-parser decodes', { 'Content-Type': 'application/json; charset=utf-16le' }, Buffer.from('{"_method":"DELETE"}', 'utf16le')],
+    ['a JSON object in UTF-32BE', { 'Content-Type': 'application/json; charset=utf-32be' }, utf32be('{"_method":"DELETE"}')],
+    ['a multipart/mixed body, which Rack reads as a form', { 'Content-Type': 'multipart/mixed; boundary=----b0undary' }, Buffer.from(multipart([['_method', 'DELETE']]))],
+    ['a multipart/related body', { 'Content-Type': 'multipart/related; boundary=----b0undary' }, Buffer.from(multipart([['_method', 'DELETE']]))],
+    // PHP takes the first `boundary` anywhere in the type; the parameter names another, which a part header fakes.
+    ['a multipart body whose boundary PHP reads in xboundary', { 'Content-Type': 'multipart/form-data; xboundary=AAA; boundary=BBB' }, Buffer.from('--AAA\r\nContent-Disposition: form-data; name="_method"\r\nX-A: --BBB\r\n\r\nDELETE\r\n--AAA--\r\n')],
+    // Rack takes the last boundary=.
+    ['a multipart body of two boundaries, Rack reading the last', { 'Content-Type': 'multipart/form-data; boundary=BBB; boundary=AAA' }, Buffer.from('--AAA\r\nContent-Disposition: form-data; name="_method"\r\nX-A: --BBB\r\n\r\nDELETE\r\n--AAA--\r\n')],
+  ];
+  for (const [what, headers, body] of decoded) {
+    it(`answers 400 to an override in ${what}, read as its backend decodes it`, async () => {
+      const seen = rig.backend.received.length;
+      const res = await send(rig.base, '/m/x', { method: 'POST', headers, body });
+      assert.equal(res.status, 400, res.text);
+      assert.deepEqual(res.json(), REFUSED);
+      assert.equal(rig.backend.received.length, seen);
+    });
+  }
+
+  it('answers 413 to a compressed body that decodes to more than the body limit, which could not be read whole for an override', async () => {
+    const res = await send(rig.base, '/m/x', { method: 'POST', headers: { 'Content-Type': FORM, 'Content-Encoding': 'gzip' }, body: gzipSync(Buffer.alloc(2 * 1024 * 1024, 'a')) });
+    assert.equal(res.status, 413, res.text);
+    assert.match(res.json().detail, /^the request body, decoded, is larger than \d+ bytes$/);
+  });
 
   it('reads an override in a chunked body too', async () => {
     const res = await send(rig.base, '/m/x', { method: 'POST', headers: { 'Content-Type': FORM }, body: ['title=x&', '_meth', 'od=DELETE'] });
