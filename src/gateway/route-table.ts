@@ -34,7 +34,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { HttpError } from '../http';
 import { endOfUnicodeFolded } from './match/case-fold';
 import { RequestReading } from './match/conditions';
-import { OTHER_READINGS, QueryReading, readingsDiffer } from './match/query';
+import { otherReadings, type QueryCondition, type QueryReading } from './match/query';
 import { compareRoutes, compileRoute, constraintsMatch, groupRoutesSteps, pathMatches, routeMatches, type Route, type RouteSpec } from './match/route';
 import { substitute } from './match/substitution';
 import { runAtOnce, sortSteps, type Steps } from './slices';
@@ -82,6 +82,8 @@ export class RouteTable<T> {
   readonly routes: readonly Route<T>[];
   /** Whether a route has query conditions: the query need not be read otherwise. */
   readonly readsQuery: boolean;
+  /** The query conditions of every route. */
+  private readonly queryConditions: readonly QueryCondition[];
   private readonly random: () => number;
   private readonly reading = new RequestReading();
   private readonly hasConditions: boolean;
@@ -90,6 +92,7 @@ export class RouteTable<T> {
     const routes = options.compiled ?? runAtOnce(compileRoutes(specs));
     this.routes = routes;
     this.readsQuery = routes.some((r) => r.conditions?.query);
+    this.queryConditions = routes.flatMap((r) => r.conditions?.query ?? []);
     this.hasConditions = routes.some((r) => r.conditions !== null);
     this.random = options.random ?? Math.random;
   }
@@ -116,7 +119,7 @@ export class RouteTable<T> {
     headers: IncomingHttpHeaders,
     host: string | undefined,
     query: string,
-    queryReading: QueryReading = QueryReading.first,
+    queryReading: QueryReading = 'first',
   ): Route<T> | undefined {
     const routes = this.routes;
     const reading = this.reading;
@@ -175,8 +178,8 @@ export class RouteTable<T> {
         }
       }
     }
-    if (this.readsQuery && query !== '' && this.queryReadingsDiffer()) {
-      for (const other of OTHER_READINGS) {
+    if (this.readsQuery && query !== '') {
+      for (const other of this.otherQueryReadings()) {
         if (this.find(path, method, headers, host, query, other) !== route) {
           throw new HttpError(400, 'the query gives an argument twice or in a spelling some backends read otherwise, and their readings would route the request apart');
         }
@@ -195,12 +198,11 @@ export class RouteTable<T> {
     return false;
   }
 
-  /** Whether some backend may read an argument a route matches by otherwise than Envoy reads the query just read. */
-  private queryReadingsDiffer(): boolean {
-    const query = this.reading.parsedQuery();
-    for (const route of this.routes) if (route.conditions?.query && readingsDiffer(route.conditions.query, query)) return true;
-    return false;
+  /** The readings other than Envoy's that some backend may make of the arguments the routes match by, in the query just read. */
+  private otherQueryReadings(): QueryReading[] {
+    return otherReadings(this.queryConditions, this.reading.parsedQuery());
   }
+
 }
 
 /**

@@ -18,7 +18,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { headerText } from '../../http';
 import type { MappingRecord } from '../config/schema';
 import { canonicalIPv6 } from '../request/host-match';
-import { ParsedQuery, QueryReading, queryMatches, type QueryCondition } from './query';
+import { ParsedQuery, queryMatches, type QueryCondition, type QueryReading } from './query';
 import { compileRegex, DEFAULT_REGEX_MAX_SIZE, type RE2JS } from './regex';
 import { compileSubstitution, isSubstitution, type Substitution } from './substitution';
 
@@ -120,7 +120,7 @@ export class RequestReading {
   private query = '';
   private host: string | undefined;
   /** How the query is read: Envoy's reading, or another backend's. */
-  queryReading: QueryReading = QueryReading.first;
+  queryReading: QueryReading = 'first';
   private parsed: ParsedQuery | null = null;
   private normal: string | null = null;
 

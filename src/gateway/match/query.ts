@@ -10,11 +10,11 @@
  * backend would not have chosen. A malformed escape is kept as written, as
  * those backends keep it. An argument given twice is read by its first
  * value, as Envoy reads it. Backends read a query otherwise too: PHP by the
- * last value, and a name cut at a NUL or a `[` (`mode%00x`, `mode[]`),
- * without leading spaces, `.` as `_`; ASP.NET in any case; Perl's CGI and
- * Plack with `;` as a separator;
- * some decode twice. A request that one of those readings would route
- * apart from Envoy's is refused (see the route table).
+ * last value, split at `&` alone, decoded once, a name cut at a NUL or a
+ * closed `[` (`mode%00x`, `mode[]`) and an unclosed `[` read as `_`;
+ * ASP.NET in any case; Perl's CGI and Plack with `;` as a separator; some
+ * decode twice. A request that one of those readings would route apart
+ * from Envoy's is refused (see the route table).
  */
 import { lenientReadings } from '../request/method-override';
 import type { RE2JS } from './regex';
@@ -26,15 +26,11 @@ export type QueryCondition =
   | { readonly name: string; readonly pattern: RE2JS };
 
 /**
- * How a query is read: Envoy's (the first value of the name as decoded),
- * the last value of that name, or by the lenient name (see {@link
- * lenientName}): its first value or its last.
+ * How a query is read: Envoy's (`first`: the first value of a name as
+ * decoded), by the last value (`last`, PHP's and Rack's), or Envoy's but
+ * for one name read as one value a lenient backend may give it.
  */
-export const QueryReading = { first: 0, last: 1, lenientFirst: 2, lenientLast: 3 } as const;
-export type QueryReading = (typeof QueryReading)[keyof typeof QueryReading];
-
-/** The readings other than Envoy's that a backend may make of a query. */
-export const OTHER_READINGS: readonly QueryReading[] = [QueryReading.last, QueryReading.lenientFirst, QueryReading.lenientLast];
+export type QueryReading = 'first' | 'last' | { readonly name: string; readonly value: string };
 
 /** Decodes a query name or value as backends do: `+` is a space, then `%XX`; kept as written when malformed. */
 function decodeComponent(text: string): string {
@@ -52,26 +48,35 @@ function isSpace(c: number): boolean {
 }
 
 /**
- * The name any lenient backend may read a decoded name as: spaces around it
- * dropped, qs's `[mode]` read as `mode`, cut at a NUL or a `[` (PHP reads
- * `mode%00x` and `mode[]` as `mode`), `.` and spaces as `_` (PHP), upper
- * case (ASP.NET compares names in any case).
+ * The names lenient backends may read a decoded name as, in upper case
+ * (ASP.NET compares names in any case): spaces around it dropped, `.` and
+ * spaces as `_` (PHP); cut at a NUL (PHP reads a C string), and at a `[`
+ * that a `]` closes (PHP's and qs's `mode[]`), or that `[` read as `_`
+ * when none does (PHP's `user[role` is `user_role`); qs's `[mode]` as `mode`.
  */
-export function lenientName(name: string): string {
+export function lenientNames(name: string): string[] {
   let start = 0;
   let end = name.length;
   while (start < end && isSpace(name.charCodeAt(start))) start++;
-  const bracketed = name.charCodeAt(start) === 91;
-  if (bracketed) start++;
-  for (let i = start; i < end; i++) {
-    const c = name.charCodeAt(i);
-    if (c === 0 || c === 91 || (bracketed && c === 93)) {
-      end = i;
-      break;
+  const nul = name.indexOf('\0', start);
+  if (nul !== -1) end = nul;
+  while (end > start && isSpace(name.charCodeAt(end - 1))) end--;
+  const text = name.slice(start, end);
+  const names: string[] = [];
+  const bracket = text.indexOf('[');
+  if (bracket === -1) {
+    names.push(text.replace(/[. ]/g, '_'));
+  } else {
+    const head = text.slice(0, bracket).replace(/[. ]/g, '_');
+    names.push(head);
+    if (text.indexOf(']', bracket) === -1) names.push(`${head}_${text.slice(bracket + 1)}`);
+    // qs: [mode] is mode.
+    if (bracket === 0) {
+      const close = text.indexOf(']');
+      if (close > 1) names.push(text.slice(1, close));
     }
   }
-  while (end > start && isSpace(name.charCodeAt(end - 1))) end--;
-  return name.slice(start, end).replace(/[. ]/g, '_').toUpperCase();
+  return names.map((n) => n.toUpperCase());
 }
 
 /** A request's query, decoded: each argument's values in order, by its name and (built when asked) by its lenient name. */
@@ -93,19 +98,20 @@ export class ParsedQuery {
   }
 
   /**
-   * The values by lenient name: `;` separates arguments as `&` does, and an
-   * argument counts under each name it reads as, decoded once and again
-   * while escapes remain (each escape alone, as PHP decodes them), with
-   * each of its values read so.
+   * The values by lenient name (see {@link lenientNames}), in order: the
+   * query split at `&` alone (PHP, ASP.NET) and at `;` too (Perl's CGI,
+   * Plack), each name and value decoded once (each escape alone, as PHP
+   * decodes them) and again while escapes remain.
    */
   private lenientValues(): Map<string, string[]> {
     if (this.lenient !== null) return this.lenient;
     const lenient = new Map<string, string[]>();
-    for (const pair of this.raw.split(/[&;]/)) {
+    const pairs = new Set([...this.raw.split('&'), ...this.raw.split(/[&;]/)]);
+    for (const pair of pairs) {
       if (pair === '') continue;
       const eq = pair.indexOf('=');
       const values = eq === -1 ? [''] : lenientReadings(pair.slice(eq + 1));
-      const names = new Set(lenientReadings(eq === -1 ? pair : pair.slice(0, eq)).map(lenientName));
+      const names = new Set(lenientReadings(eq === -1 ? pair : pair.slice(0, eq)).flatMap(lenientNames));
       for (const name of names) {
         const list = lenient.get(name);
         if (list === undefined) lenient.set(name, [...values]);
@@ -117,31 +123,35 @@ export class ParsedQuery {
 
   /** The value of `name` by one reading; undefined when that reading finds no such argument. */
   value(name: string, reading: QueryReading): string | undefined {
-    if (reading === QueryReading.first || reading === QueryReading.last) {
-      const list = this.values.get(name);
-      return list === undefined ? undefined : list[reading === QueryReading.first ? 0 : list.length - 1];
-    }
-    const list = this.lenientValues().get(lenientName(name));
-    if (list === undefined) return undefined;
-    return list[reading === QueryReading.lenientFirst ? 0 : list.length - 1];
+    if (typeof reading === 'object' && reading.name === name) return reading.value;
+    const list = this.values.get(name);
+    return list === undefined ? undefined : list[reading === 'last' ? list.length - 1 : 0];
   }
 
   /**
-   * Whether some backend may read `name` otherwise than Envoy does: given
-   * more than once with values that differ, or given in a spelling only a
-   * lenient backend reads as `name`. `present`: only whether it is there
-   * at all matters.
+   * The readings other than Envoy's that some backend may make of `name`:
+   * its last value, when it is given twice and that differs from the
+   * first; each value a lenient backend may read it as, when that differs
+   * from Envoy's (or Envoy's reading has none). `present`: only whether it
+   * is there at all matters.
    */
-  ambiguous(name: string, present: boolean): boolean {
+  otherReadings(name: string, present: boolean, into: QueryReading[]): void {
     const exact = this.values.get(name);
-    const lenient = this.lenientValues().get(lenientName(name));
-    if (lenient === undefined) return false;
-    if (exact === undefined) return true;
-    if (present) return false;
-    const first = exact[0];
-    for (let i = 0; i < lenient.length; i++) if (lenient[i] !== first) return true;
-    return false;
+    if (!present && exact !== undefined && exact.length > 1 && exact[exact.length - 1] !== exact[0]) into.push('last');
+    const lenient = this.lenientValues().get(lenientNames(name)[0]);
+    if (lenient === undefined || (present && exact !== undefined)) return;
+    const seen = new Set<string>();
+    for (const value of lenient) {
+      if (seen.has(value) || (exact !== undefined && value === exact[0])) continue;
+      seen.add(value);
+      into.push({ name, value });
+    }
   }
+}
+
+/** Whether `value` meets `condition` (there at all, this exact value, a value the pattern matches whole). */
+export function valueMeets(condition: QueryCondition, value: string): boolean {
+  return 'exact' in condition ? value === condition.exact : 'pattern' in condition ? condition.pattern.testExact(value) : true;
 }
 
 /** Whether a parsed query meets every condition, its arguments read by `reading`. */
@@ -149,14 +159,40 @@ export function queryMatches(conditions: readonly QueryCondition[], query: Parse
   for (let i = 0; i < conditions.length; i++) {
     const condition = conditions[i];
     const value = query.value(condition.name, reading);
-    if (value === undefined) return false;
-    if ('exact' in condition ? value !== condition.exact : 'pattern' in condition && !condition.pattern.testExact(value)) return false;
+    if (value === undefined || !valueMeets(condition, value)) return false;
   }
   return true;
 }
 
-/** Whether the readings of the query could meet `conditions` differently from Envoy's. */
-export function readingsDiffer(conditions: readonly QueryCondition[], query: ParsedQuery): boolean {
-  for (const condition of conditions) if (query.ambiguous(condition.name, 'present' in condition)) return true;
-  return false;
+/**
+ * The readings of the query other than Envoy's that some backend may make
+ * of the arguments `conditions` (every route's) read: of the values a name
+ * may be read as, one for each way they meet the conditions on that name,
+ * so that a query of a thousand spellings of an argument costs the routes
+ * a few more matches, not a thousand.
+ */
+export function otherReadings(conditions: readonly QueryCondition[], query: ParsedQuery): QueryReading[] {
+  const byName = new Map<string, QueryCondition[]>();
+  for (const condition of conditions) {
+    const list = byName.get(condition.name);
+    if (list === undefined) byName.set(condition.name, [condition]);
+    else list.push(condition);
+  }
+  const readings: QueryReading[] = [];
+  const outcomes = new Set<string>();
+  for (const [name, onName] of byName) {
+    const found: QueryReading[] = [];
+    query.otherReadings(name, onName.every((c) => 'present' in c), found);
+    for (const reading of found) {
+      if (typeof reading !== 'object') {
+        if (!readings.includes(reading)) readings.push(reading);
+        continue;
+      }
+      const outcome = `${name}\0${onName.map((c) => (valueMeets(c, reading.value) ? 1 : 0)).join('')}`;
+      if (outcomes.has(outcome)) continue;
+      outcomes.add(outcome);
+      readings.push(reading);
+    }
+  }
+  return readings;
 }

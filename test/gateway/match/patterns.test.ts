@@ -165,6 +165,8 @@ describe('gateway Mappings by query arguments', () => {
       { name: 'tagged', prefix: '/articles/', query_parameters: { tag: 'new arrivals' } },
       { name: 'paged', prefix: '/articles/', regex_query_parameters: { page: '[0-9]+' } },
       { name: 'articles', prefix: '/articles/' },
+      { name: 'admins', prefix: '/roles/', query_parameters: { user_role: 'admin' } },
+      { name: 'roles', prefix: '/roles/' },
     ]);
   });
   after(() => rig.close());
@@ -223,10 +225,28 @@ describe('gateway Mappings by query arguments', () => {
       // Present under another spelling only.
       'DRAFT',
       'draft%00x=1',
+      // PHP splits at & alone and reads the last: yes, in the middle of what a split at ; too gives.
+      'preview=x&+preview=yes&y=1;+preview=z',
+      'preview=x&preview%00=yes&y=1;preview%00=z',
+      // PHP decodes once: its last is %79es, not yes.
+      'preview=yes&+preview=%2579es',
     ]) {
       const res = await rig.call(`/articles/1?${query}`);
       assert.equal(res.status, 400, query);
     }
+  });
+
+  it("answers 400 when PHP reads an unclosed [ in a name as _ (user[role is user_role)", async () => {
+    for (const query of ['user[role=admin', 'user_role=x&user[role=admin', 'user%5Brole=admin']) {
+      assert.equal((await rig.call(`/roles/1?${query}`)).status, 400, query);
+    }
+    assert.equal((await rig.call('/roles/1?user_role=admin')).route, 'admins');
+    assert.equal((await rig.call('/roles/1?user[role]=admin')).route, 'roles');
+  });
+
+  it('weighs a thousand spellings of an argument by how they meet the conditions, answering at once', async () => {
+    const query = Array.from({ length: 1000 }, (_, i) => `+preview=v${i}`).join('&');
+    assert.equal((await rig.call(`/articles/1?preview=no&${query}`)).route, 'articles');
   });
 
   it('routes alike the spellings every reading agrees on', async () => {
