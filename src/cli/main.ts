@@ -157,8 +157,8 @@ async function check(args: string[]): Promise<number> {
     fileSizeLimit: fileSizeLimit ?? envFileSizeLimit(process.env.GATEHOUSE_FILE_SIZE_LIMIT),
     ambassadorId: values['ambassador-id'] ?? (process.env.AMBASSADOR_ID || undefined),
   });
-  if (report.ok) process.stdout.write(report.text);
-  else process.stderr.write(report.text);
+  if (report.ok) process.stdout.write(shown(report.text));
+  else process.stderr.write(shown(report.text));
   return report.ok ? 0 : 1;
 }
 
@@ -201,6 +201,15 @@ function packageVersion(): string {
   return (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
 }
 
+/**
+ * `text` with the control characters a config file may hold (in a Mapping's
+ * name, a path, a problem quoting either) shown as escapes: written raw, an
+ * ESC sequence from a file would act on the terminal of whoever checks it.
+ */
+function shown(text: string): string {
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 function print(text: string): number {
   process.stdout.write(`${text}\n`);
   return 0;
@@ -235,11 +244,11 @@ export async function main(argv: string[]): Promise<number | undefined> {
   } catch (err) {
     // By its name first: a mistake on the command line needs no gateway loaded to be told.
     if ((err as Error | null)?.name === 'ConfigError' && err instanceof (require('../gateway') as Gateway).ConfigError) {
-      process.stderr.write(`gatehouse: the config cannot be served:\n${err.problems.map((p) => `  ${p.text}`).join('\n')}\n`);
+      process.stderr.write(shown(`gatehouse: the config cannot be served:\n${err.problems.map((p) => `  ${p.text}`).join('\n')}\n`));
       return 1;
     }
     const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-    process.stderr.write(`gatehouse: ${(err as Error).message}\n`);
+    process.stderr.write(shown(`gatehouse: ${(err as Error).message}\n`));
     // The options are in the command's own help; the top-level one lists commands only.
     const help = command === 'start' || command === 'check' || command === 'serve' ? `gatehouse ${command} --help` : 'gatehouse --help';
     if (usage) process.stderr.write(`Run '${help}' for usage.\n`);

@@ -341,6 +341,19 @@ describe('gatehouse check', function () {
     assert.equal(res.stdout, `${dir}: OK\n\nno Mapping records: every path but the gateway's own (/gateway/v0/check_alive, ...) answers 404\n`);
   });
 
+  it('shows the control characters of a config, an ESC sequence in a Mapping name among them, as escapes, never raw to the terminal', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-check-'));
+    folders.push(dir);
+    writeFileSync(
+      join(dir, 'routes.yaml'),
+      'apiVersion: gateway/v1\nkind: Mapping\nname: "evil\\e[2J\\e]0;owned\\a"\nprefix: /evil/\nservice: 127.0.0.1:9\n',
+    );
+    const res = await runCli(['check', dir]);
+    assert.equal(res.code, 0, res.stderr);
+    assert.ok(!/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(res.stdout), 'no control character reaches the terminal');
+    assert.ok(res.stdout.includes('evil\\u001b[2J\\u001b]0;owned\\u0007'), res.stdout);
+  });
+
   it('exits 1 for a folder that does not exist', async () => {
     const res = await runCli(['check', join(tmpdir(), 'gatehouse-no-such-folder')]);
     assert.equal(res.code, 1);
