@@ -179,7 +179,7 @@ export class RouteTable<T> {
       }
     }
     if (this.readsQuery && query !== '') {
-      for (const other of this.otherQueryReadings()) {
+      for (const other of otherReadings(this.queryConditions, this.reading.parsedQuery())) {
         if (this.find(path, method, headers, host, query, other) !== route) {
           throw new HttpError(400, 'the query gives an argument twice or in a spelling some backends read otherwise, and their readings would route the request apart');
         }
@@ -197,12 +197,6 @@ export class RouteTable<T> {
     for (const route of this.routes) if ((route.method !== null || route.conditions?.method) && pathMatches(route, false, path)) return true;
     return false;
   }
-
-  /** The readings other than Envoy's that some backend may make of the arguments the routes match by, in the query just read. */
-  private otherQueryReadings(): QueryReading[] {
-    return otherReadings(this.queryConditions, this.reading.parsedQuery());
-  }
-
 }
 
 /**

@@ -76,6 +76,10 @@ export async function openPgliteEngine(options: { folder: string; logger?: Pick<
   let tail: Promise<unknown> = Promise.resolve();
   let closing: Promise<void> | undefined;
   const timedOut = (ms: number) => new DatabaseUnavailableError('timeout', `PGlite in ${folder} did not answer within ${ms} ms`);
+  // A full or failing disk under the database is an outage, not a fault of the query.
+  const outage = (err: unknown): never => {
+    throw asUnavailable(err);
+  };
 
   return {
     name: 'PGlite',
@@ -85,10 +89,7 @@ export async function openPgliteEngine(options: { folder: string; logger?: Pick<
       const turn = tail.then(() => {
         if (expired) throw timedOut(timeoutMs);
         if (closing) throw new DatabaseUnavailableError('unavailable', 'the bookings database is closed');
-        return work(sqlOf(db)).catch((err: unknown) => {
-          // A full or failing disk under the database is an outage, not a fault of the query.
-          throw asUnavailable(err);
-        });
+        return work(sqlOf(db)).catch(outage);
       });
       tail = turn.catch(() => undefined);
       return withDeadline(turn, timeoutMs, () => timedOut(timeoutMs), () => {
@@ -97,10 +98,7 @@ export async function openPgliteEngine(options: { folder: string; logger?: Pick<
     },
     persisted(timeoutMs) {
       // What is late is the disk: say so, rather than that the database did not answer.
-      const flushed = fs.wal.flush().catch((err: unknown) => {
-        throw asUnavailable(err);
-      });
-      return withDeadline(flushed, timeoutMs, () => new DatabaseUnavailableError('timeout', `PGlite in ${folder} did not sync its write-ahead log to disk within ${timeoutMs} ms`));
+      return withDeadline(fs.wal.flush().catch(outage), timeoutMs, () => new DatabaseUnavailableError('timeout', `PGlite in ${folder} did not sync its write-ahead log to disk within ${timeoutMs} ms`));
     },
     close() {
       closing ??= (async () => {

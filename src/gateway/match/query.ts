@@ -16,7 +16,7 @@
  * decode twice. A request that one of those readings would route apart
  * from Envoy's is refused (see the route table).
  */
-import { lenientReadings } from '../request/method-override';
+import { isSpace, lenientReadings } from '../request/method-override';
 import type { RE2JS } from './regex';
 
 /** What one argument must be: there at all, this exact value, or a value the pattern matches whole. */
@@ -41,10 +41,6 @@ function decodeComponent(text: string): string {
   } catch {
     return spaced;
   }
-}
-
-function isSpace(c: number): boolean {
-  return c === 32 || (c >= 9 && c <= 13);
 }
 
 /**

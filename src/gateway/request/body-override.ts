@@ -131,7 +131,6 @@ export interface RoutedBy {
   query: string;
 }
 
-
 /**
  * Whether a request's body may name a method override that backends obey: a
  * POST of a type they read one from. Any other request's body is never read

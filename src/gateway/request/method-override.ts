@@ -57,7 +57,8 @@ function addMethods(into: string[], value: string | readonly string[]): void {
   }
 }
 
-function isSpace(c: number): boolean {
+/** Whether `c` is a space or a control character a backend trims as one (tab, line feed...). */
+export function isSpace(c: number): boolean {
   return c === 32 || (c >= 9 && c <= 13);
 }
 

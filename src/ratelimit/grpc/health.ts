@@ -29,7 +29,6 @@ export interface HealthRegistry {
   addToServer(server: grpc.Server): void;
 }
 
-/** A health registry; every named service starts SERVING. */
 /** The longest service name an answer repeats: a name of 60 KB would come back whole in grpc-message. */
 const MAX_ECHOED_NAME = 100;
 
@@ -38,6 +37,7 @@ function shortened(name: string): string {
   return name.length <= MAX_ECHOED_NAME ? name : `${name.slice(0, MAX_ECHOED_NAME)}…`;
 }
 
+/** A health registry; every named service starts SERVING. */
 export function createHealthRegistry(services: readonly string[]): HealthRegistry {
   const statuses = new Map<string, ServingStatus>(services.map((s) => [s, 'SERVING']));
   const watchers = new Map<string, Set<grpc.ServerWritableStream<CheckRequest, CheckResponse>>>();
