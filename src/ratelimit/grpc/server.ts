@@ -8,13 +8,13 @@
 import * as grpc from '@grpc/grpc-js';
 import { hostPort } from '../../http';
 import { checkBound, DEFAULT_REQUEST_BOUNDS, type RequestBounds } from '../bounds';
-import { OVER_BOUNDS, refusingOverBounds, type RefusedRequest } from './bounds';
 import { requestFromProto, responseToProto, type ProtoRequest, type ProtoResponse } from './codec';
 import { checkingUtf8, NOT_UTF8, type CheckedRequest } from './utf8';
 import { createHealthRegistry, type HealthRegistry } from './health';
 import { ENVOY_V3_SERVICE, HEALTH_SERVICE, LYFT_SERVICE, rateLimitProtos } from './protos';
 import { addReflection } from './reflection';
-import { readingWireTypes, type RequestShape } from './wire-types';
+import { OVER_BOUNDS, readingRequestBytes, type RefusedRequest } from './request-bytes';
+import type { RequestShape } from './wire-types';
 import type { RateLimiter } from '../types';
 
 export interface RateLimitGrpcServerOptions {
@@ -82,13 +82,13 @@ function grpcError(err: unknown): grpc.ServiceError | { code: grpc.status; detai
 
 /**
  * A rate-limit service definition whose requests over `bounds` are refused
- * unread (see ./bounds), whose others are read as protobuf-go reads a field
- * of the wrong wire type (see ./wire-types) and say where a string is not
+ * unread and whose others are read as protobuf-go reads a field of the
+ * wrong wire type (see ./request-bytes) and say where a string is not
  * UTF-8 (see ./utf8).
  */
 function withRequestChecks(definition: grpc.ServiceDefinition, bounds: RequestBounds, shape: RequestShape): grpc.ServiceDefinition {
   const method = definition.ShouldRateLimit as grpc.MethodDefinition<ProtoRequest, ProtoResponse>;
-  const requestDeserialize = refusingOverBounds(checkingUtf8(readingWireTypes(method.requestDeserialize, shape)), bounds);
+  const requestDeserialize = readingRequestBytes(checkingUtf8(method.requestDeserialize), bounds, shape);
   return { ...definition, ShouldRateLimit: { ...method, requestDeserialize } };
 }
 

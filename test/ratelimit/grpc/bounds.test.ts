@@ -8,7 +8,7 @@ import {
   type RateLimitGrpcServer,
   type RateLimitService,
 } from '../../../src/ratelimit';
-import { OVER_BOUNDS, overBounds, refusingOverBounds, type RefusedRequest } from '../../../src/ratelimit/grpc/bounds';
+import { OVER_BOUNDS, overBounds, readingRequestBytes, type RefusedRequest } from '../../../src/ratelimit/grpc/request-bytes';
 import { methodOf } from '../../../src/ratelimit/grpc/protos';
 import { grpcClients, unary, type Clients } from '../support/grpc-clients';
 import { memoryLogger } from '../support/silent';
@@ -155,10 +155,14 @@ describe('counting a request on the wire', () => {
 
   it('finds what is over the bounds without decoding a single entry', () => {
     let decoded = 0;
-    const deserialize = refusingOverBounds((bytes: Buffer) => {
-      decoded++;
-      return methodOf(ENVOY_V3_SERVICE, 'ShouldRateLimit').requestDeserialize(bytes);
-    }, bounds);
+    const deserialize = readingRequestBytes(
+      (bytes: Buffer) => {
+        decoded++;
+        return methodOf(ENVOY_V3_SERVICE, 'ShouldRateLimit').requestDeserialize(bytes);
+      },
+      bounds,
+      'envoy',
+    );
     const over = deserialize(encode({ domain: 'd', descriptors: [{ entries: [{ key: 'a', value: '1' }] }, wide('v', 3).descriptors[0]] }));
     assert.equal((over as RefusedRequest)[OVER_BOUNDS], 'descriptors[1]: a descriptor carries at most 2 entries, this one 3');
     assert.equal(decoded, 0);
@@ -178,6 +182,16 @@ describe('counting a request on the wire', () => {
     assert.equal(overBounds(lyft, bounds), 'descriptors[0]: a descriptor carries at most 2 entries, this one 3');
     const withLimit = encode({ domain: 'd', descriptors: [{ entries: [{ key: 'a', value: 'b' }], limit: { requests_per_unit: 1, unit: 'SECOND' }, hits_addend: { value: 2 } }] });
     assert.equal(overBounds(withLimit, bounds), undefined);
+  });
+
+  it('counts only what protobuf-go reads: a descriptor of the wrong wire type is no descriptor, a closed group is skipped', () => {
+    const three = encode({ domain: 'd', descriptors: Array.from({ length: 3 }, () => ({ entries: [] })) });
+    // 10 05: field 2 (descriptors) as a varint; 6b 08 01 6c: field 13 as a group holding a varint, closed.
+    const withOthers = Buffer.concat([three, Buffer.from([0x10, 0x05, 0x6b, 0x08, 0x01, 0x6c])]);
+    assert.equal(overBounds(withOthers, bounds), undefined);
+    const four = Buffer.concat([withOthers, encode({ descriptors: [{ entries: [] }] })]);
+    assert.equal(overBounds(four, bounds), 'a request carries at most 3 descriptors, this one 4');
+    assert.throws(() => overBounds(Buffer.from([0x0a, 0x05, 0x64]), bounds), RangeError);
   });
 
   it('refuses bounds that are not whole numbers of at least 1', () => {
