@@ -12,11 +12,12 @@
  * value, as Envoy reads it. Backends read a query otherwise too: PHP by the
  * last value, split at `&` alone, decoded once, a name cut at a NUL or a
  * closed `[` (`mode%00x`, `mode[]`) and an unclosed `[` read as `_`;
- * ASP.NET in any case; Perl's CGI and Plack with `;` as a separator; some
+ * Rack without the brackets around a name (`[mode`, `mode]`); ASP.NET in
+ * any case; Perl's CGI and Plack with `;` as a separator; some
  * decode twice. A request that one of those readings would route apart
  * from Envoy's is refused (see the route table).
  */
-import { isSpace, lenientReadings } from '../request/method-override';
+import { lenientReadings, nameReadings } from '../request/query-reading';
 import type { RE2JS } from './regex';
 
 /** What one argument must be: there at all, this exact value, or a value the pattern matches whole. */
@@ -43,38 +44,6 @@ function decodeComponent(text: string): string {
   }
 }
 
-/**
- * The names lenient backends may read a decoded name as, in upper case
- * (ASP.NET compares names in any case): spaces around it dropped, `.` and
- * spaces as `_` (PHP); cut at a NUL (PHP reads a C string), and at a `[`
- * that a `]` closes (PHP's and qs's `mode[]`), or that `[` read as `_`
- * when none does (PHP's `user[role` is `user_role`); qs's `[mode]` as `mode`.
- */
-export function lenientNames(name: string): string[] {
-  let start = 0;
-  let end = name.length;
-  while (start < end && isSpace(name.charCodeAt(start))) start++;
-  const nul = name.indexOf('\0', start);
-  if (nul !== -1) end = nul;
-  while (end > start && isSpace(name.charCodeAt(end - 1))) end--;
-  const text = name.slice(start, end);
-  const names: string[] = [];
-  const bracket = text.indexOf('[');
-  if (bracket === -1) {
-    names.push(text.replace(/[. ]/g, '_'));
-  } else {
-    const head = text.slice(0, bracket).replace(/[. ]/g, '_');
-    names.push(head);
-    if (text.indexOf(']', bracket) === -1) names.push(`${head}_${text.slice(bracket + 1)}`);
-    // qs: [mode] is mode.
-    if (bracket === 0) {
-      const close = text.indexOf(']');
-      if (close > 1) names.push(text.slice(1, close));
-    }
-  }
-  return names.map((n) => n.toUpperCase());
-}
-
 /** A request's query, decoded: each argument's values in order, by its name and (built when asked) by its lenient name. */
 export class ParsedQuery {
   private readonly values = new Map<string, string[]>();
@@ -94,7 +63,7 @@ export class ParsedQuery {
   }
 
   /**
-   * The values by lenient name (see {@link lenientNames}), in order: the
+   * The values by lenient name (see {@link nameReadings}), in order: the
    * query split at `&` alone (PHP, ASP.NET) and at `;` too (Perl's CGI,
    * Plack), each name and value decoded once (each escape alone, as PHP
    * decodes them) and again while escapes remain.
@@ -107,7 +76,7 @@ export class ParsedQuery {
       if (pair === '') continue;
       const eq = pair.indexOf('=');
       const values = eq === -1 ? [''] : lenientReadings(pair.slice(eq + 1));
-      const names = new Set(lenientReadings(eq === -1 ? pair : pair.slice(0, eq)).flatMap(lenientNames));
+      const names = new Set(lenientReadings(eq === -1 ? pair : pair.slice(0, eq)).flatMap(nameReadings));
       for (const name of names) {
         const list = lenient.get(name);
         if (list === undefined) lenient.set(name, [...values]);
@@ -134,7 +103,7 @@ export class ParsedQuery {
   otherReadings(name: string, present: boolean, into: QueryReading[]): void {
     const exact = this.values.get(name);
     if (!present && exact !== undefined && exact.length > 1 && exact[exact.length - 1] !== exact[0]) into.push('last');
-    const lenient = this.lenientValues().get(lenientNames(name)[0]);
+    const lenient = this.lenientValues().get(nameReadings(name)[0]);
     if (lenient === undefined || (present && exact !== undefined)) return;
     const seen = new Set<string>();
     for (const value of lenient) {

@@ -13,39 +13,36 @@
  * ./body-override.
  *
  * The query is read as the most lenient of those backends read it, so that
- * no spelling of the argument escapes the gateway: its names decoded
- * (`%5fmethod`, `+` as a space) and compared in any case (ASP.NET), PHP's
- * mangling (`.method`, ` _method`, `_method[]` and `_method%00x` are `$_GET['_method']`),
+ * no spelling of the argument escapes the gateway (./query-reading): its
+ * names decoded (`%5fmethod`, `+` as a space) and compared in any case
+ * (ASP.NET), PHP's mangling (`.method`, ` _method`, `_method[]` and
+ * `_method%00x` are `$_GET['_method']`), Rack's (`[_method`, `_method]`),
  * `;` as a separator (PHP's `arg_separator.input`, Perl's CGI and Plack,
  * older Python and Go), names and values decoded once more (for a backend
  * that decodes twice), and overlong UTF-8 read as the character it spells.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { hexValue } from './path';
+import { lenientReadings, nameReadings } from './query-reading';
 
 /** The override headers, as Node names them; no lookalike spelling of them reaches a backend (gateway/runtime). */
 export const OVERRIDE_HEADERS: readonly string[] = ['x-http-method-override', 'x-http-method', 'x-method-override'];
 /** The query arguments that name an override, in upper case: `_method` and the header names some frameworks read in the query. */
 const QUERY_KEYS: readonly string[] = ['_METHOD', 'X-HTTP-METHOD-OVERRIDE', 'X-HTTP-METHOD', 'X-METHOD-OVERRIDE', 'X-TUNNELED-METHOD'];
-/** How many times a name or value is decoded at most: once, then again for backends that decode twice, or three times. */
-const MAX_DECODES = 3;
 
-const NUL = 0;
 const PERCENT = 37;
 const PLUS = 43;
 const AMPERSAND = 38;
 const SEMICOLON = 59;
 const EQUALS = 61;
-const BRACKET = 91;
-const CLOSING_BRACKET = 93;
-const ESCAPE = /%[0-9A-Fa-f]{2}/;
 /**
- * A name that may be an override: one that starts as one does (`_`, `.`,
- * `x`, `[`), or that holds an escape or a `+`, which may hide any
- * character. A query without one (the usual query) is ruled out by this
- * test alone.
+ * A name that may be an override: every one of {@link QUERY_KEYS} ends in
+ * `method`, which no backend's reading of a name splits, so a name holds
+ * it as written, in some case, or holds an escape or a `+`, which may hide
+ * any character. A query without one (the usual query) is ruled out by
+ * this test alone.
  */
-const MAY_NAME_OVERRIDE = /(?:^|[&;])(?:[_.xX[]|[^=&;]*[%+])/;
+const MAY_NAME_OVERRIDE = /(?:^|[&;])[^=&;]*(?:[%+]|method)/i;
+const METHOD = 'method';
 
 /** Adds the methods a value names (a list, when it came twice), upper case. */
 function addMethods(into: string[], value: string | readonly string[]): void {
@@ -57,107 +54,20 @@ function addMethods(into: string[], value: string | readonly string[]): void {
   }
 }
 
-/** Whether `c` is a space or a control character a backend trims as one (tab, line feed...). */
-export function isSpace(c: number): boolean {
-  return c === 32 || (c >= 9 && c <= 13);
-}
-
-/**
- * Whether `text` from `start` to `end` is one of {@link QUERY_KEYS} as the
- * backends read a name: in any case; spaces around it dropped and `.` or a
- * space read as `_` (PHP); up to a NUL (PHP reads a name as a C string, so
- * `_method%00x` is its `_method`) or a `[` (PHP and qs read `_method[]` as
- * `_method`), or within the brackets it starts with (qs reads `[_method]`
- * as `_method`). Allocates nothing.
- */
-function namesOverride(text: string, start: number, end: number): boolean {
-  while (start < end && isSpace(text.charCodeAt(start))) start++;
-  const bracketed = text.charCodeAt(start) === BRACKET;
-  if (bracketed) start++;
-  for (let i = start; i < end; i++) {
-    const c = text.charCodeAt(i);
-    if (c === NUL || c === BRACKET || (bracketed && c === CLOSING_BRACKET)) {
-      end = i;
-      break;
-    }
-  }
-  while (end > start && isSpace(text.charCodeAt(end - 1))) end--;
-  next: for (let n = 0; n < QUERY_KEYS.length; n++) {
-    const name = QUERY_KEYS[n];
-    if (name.length !== end - start) continue;
-    for (let k = 0; k < name.length; k++) {
-      let c = text.charCodeAt(start + k);
-      if (c >= 97 && c <= 122) c -= 32;
-      else if (c === 46 || c === 32) c = 95;
-      if (c !== name.charCodeAt(k)) continue next;
-    }
-    return true;
-  }
-  return false;
-}
-
-/** Whether a name of the query may be an override once decoded: it holds an escape or a `+`, or it is one as it stands. */
+/** Whether a name of the query may be an override once decoded: it holds an escape or a `+`, or `method` in some case. */
 function mayNameOverride(query: string, start: number, end: number): boolean {
   for (let i = start; i < end; i++) {
     const c = query.charCodeAt(i);
     if (c === PERCENT || c === PLUS) return true;
+    if ((c | 0x20) === METHOD.charCodeAt(0) && i + METHOD.length <= end && spellsMethodAt(query, i)) return true;
   }
-  return namesOverride(query, start, end);
+  return false;
 }
 
-/**
- * UTF-8 as the most lenient decoder reads it: an overlong form (`C0 AE`,
- * `E0 80 AE`, and the five- and six-byte forms of RFC 2279) as the
- * character it spells, as decoders without the shortest-form check do; any
- * other byte that is not UTF-8 as U+FFFD, as strict ones do.
- */
-function readLeniently(bytes: Uint8Array): string {
-  let text = '';
-  for (let i = 0; i < bytes.length; ) {
-    const lead = bytes[i];
-    const length = lead < 0x80 ? 1 : lead < 0xc0 ? 0 : lead < 0xe0 ? 2 : lead < 0xf0 ? 3 : lead < 0xf8 ? 4 : lead < 0xfc ? 5 : lead < 0xfe ? 6 : 0;
-    let point = length === 1 ? lead : lead & (0x7f >> length);
-    let k = 1;
-    for (; k < length && i + k < bytes.length && (bytes[i + k] & 0xc0) === 0x80; k++) point = point * 64 + (bytes[i + k] & 0x3f);
-    if (length === 0 || k < length || point > 0x10ffff || (point >= 0xd800 && point <= 0xdfff)) {
-      text += '\uFFFD';
-      i += k;
-    } else {
-      text += String.fromCodePoint(point);
-      i += length;
-    }
-  }
-  return text;
-}
-
-/** A name or value of the query decoded once: `+` as a space, escapes as bytes (a malformed one kept as it is), read leniently. */
-function decodeOnce(text: string): string {
-  const raw = Buffer.from(text, 'utf8');
-  const bytes = new Uint8Array(raw.length);
-  let n = 0;
-  for (let i = 0; i < raw.length; i++) {
-    const hi = raw[i] === PERCENT ? hexValue(raw[i + 1]) : -1;
-    const lo = hi < 0 ? -1 : hexValue(raw[i + 2]);
-    if (lo >= 0) {
-      bytes[n++] = hi * 16 + lo;
-      i += 2;
-    } else {
-      bytes[n++] = raw[i] === PLUS ? 32 : raw[i];
-    }
-  }
-  return readLeniently(bytes.subarray(0, n));
-}
-
-/** What backends may read a name or value of the query as: decoded once, and again while escapes remain. */
-export function lenientReadings(text: string): string[] {
-  const read: string[] = [];
-  let current = text;
-  for (let i = 0; i < MAX_DECODES; i++) {
-    current = decodeOnce(current);
-    read.push(current);
-    if (!ESCAPE.test(current) && !current.includes('+')) break;
-  }
-  return read;
+/** Whether `method`, in any case, is written at `at`. */
+function spellsMethodAt(query: string, at: number): boolean {
+  for (let k = 1; k < METHOD.length; k++) if ((query.charCodeAt(at + k) | 0x20) !== METHOD.charCodeAt(k)) return false;
+  return true;
 }
 
 /**
@@ -177,9 +87,8 @@ function addQueryMethods(methods: string[] | undefined, query: string): string[]
     if (c !== AMPERSAND && c !== SEMICOLON) continue;
     const nameEnd = equals === -1 ? i : equals;
     if (nameEnd > start && mayNameOverride(query, start, nameEnd)) {
-      // toUpperCase reads ı as I, as .NET compares names in any case.
-      const names = lenientReadings(query.slice(start, nameEnd)).map((name) => name.toUpperCase());
-      if (names.some((name) => namesOverride(name, 0, name.length))) {
+      const names = lenientReadings(query.slice(start, nameEnd)).flatMap(nameReadings);
+      if (names.some((name) => QUERY_KEYS.includes(name))) {
         addMethods((methods ??= []), lenientReadings(equals === -1 ? '' : query.slice(equals + 1, i)));
       }
     }

@@ -203,7 +203,7 @@ describe('gateway Mappings by query arguments', () => {
     assert.equal((await rig.call('/articles/1?preview=yes&preview=yes')).route, 'preview');
   });
 
-  it('answers 400 when a name spelled as PHP, ASP.NET, Plack or a second decoding reads it would route the request apart', async () => {
+  it('answers 400 when a name spelled as PHP, qs, Rack, ASP.NET, Plack or a second decoding reads it would route the request apart', async () => {
     for (const query of [
       // PHP cuts a name at a NUL or a bracket, drops leading spaces and reads the last value.
       'preview=no&preview%00=yes',
@@ -211,8 +211,11 @@ describe('gateway Mappings by query arguments', () => {
       'preview=no&+preview=yes',
       'preview=no&preview[]=yes',
       'preview=no&preview%5B%5D=yes',
-      // qs reads [preview] as preview.
+      // qs reads [preview] as preview; Rack 2 drops the brackets at a name's start and end.
       'preview=no&[preview]=yes',
+      'preview=no&[preview=yes',
+      'preview=no&]preview]=yes',
+      'preview=no&preview]=yes',
       // ASP.NET compares names in any case.
       'PREVIEW=yes',
       'preview=no&Preview=yes',
