@@ -144,7 +144,7 @@ export class RouteTable<T> {
    * that may hold `;parameters`, with `plain` the path without them
    * (`withoutParameters` of gateway/request/path), which Tomcat, Spring and JAX-RS
    * backends route by; `overrides`, the methods a method override names
-   * (gateway/request/method-override), which they act on instead of `method`; a
+   * (gateway/request/override/method-override), which they act on instead of `method`; a
    * query argument given twice, which PHP reads by its last value where
    * Envoy and most others read the first. Throws a 400 {@link HttpError}
    * when those readings would be routed apart from the request: `/api;x/admin`

@@ -15,8 +15,8 @@ import type { Route } from './match/route';
 import { allowedUpgrades, labelHeaders, type AuthServiceRecord, type GatewayConfig, type MappingRecord, type RateLimitServiceRecord } from './config/schema';
 import { ConfigError, configProblem, type ConfigProblem } from './config/problems';
 import { moduleHandler, type ModuleHandler } from './dispatch';
-import { compileHeaderEdits, type HeaderEdits } from './request/header-edits';
-import { OVERRIDE_HEADERS } from './request/method-override';
+import { compileHeaderEdits, type HeaderEdits } from './request/headers/header-edits';
+import { OVERRIDE_HEADERS } from './request/override/method-override';
 import { groupProblemsSteps } from './match/canary';
 import { prepareMatch, type PreparedMatch } from './match/prepare';
 import type { RedirectPlan } from './match/redirect';
@@ -100,7 +100,7 @@ export interface Runtime {
   /**
    * The header names (lower case) that Mappings match, label or edit, and
    * those the gateway writes or reads a method override from: no lookalike
-   * spelling of one (`X_Api_Key`) reaches a backend (see `./request/lookalike-headers`).
+   * spelling of one (`X_Api_Key`) reaches a backend (see `./request/headers/lookalike-headers`).
    */
   readonly ownedHeaders: readonly string[];
   readonly snapshot: RuntimeSnapshot;

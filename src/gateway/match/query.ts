@@ -17,7 +17,7 @@
  * decode twice. A request that one of those readings would route apart
  * from Envoy's is refused (see the route table).
  */
-import { lenientReadings, nameReadings } from '../request/query-reading';
+import { lenientReadings, nameReadings } from '../request/override/query-reading';
 import type { RE2JS } from './regex';
 
 /** What one argument must be: there at all, this exact value, or a value the pattern matches whole. */

@@ -19,10 +19,10 @@ import {
 } from '../../auth';
 import { hasRequestBody, headerName, HttpError, ORIGINAL_PATH, redactAddress, requestHost } from '../../http';
 import { peekBody } from './auth-body';
-import { removeRequestHeader, scrubRaw } from '../request/claimed-user';
+import { removeRequestHeader, scrubRaw } from '../request/headers/claimed-user';
 import type { AuthServiceRecord, MappingRecord } from '../config/schema';
 import { NO_EVENTS, type GatewayEvents } from '../events';
-import { clientAddress, forwardedHeader } from '../request/forwarded';
+import { clientAddress, forwardedHeader } from '../request/headers/forwarded';
 import { pacedFailureLog, type StageLogger } from '../failure-log';
 import type { ModuleRegistry } from '../module';
 import type { Stage } from './stage';

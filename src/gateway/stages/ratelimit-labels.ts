@@ -20,7 +20,7 @@ export interface LabelPlan {
 
 /** What the labels other than headers and literals are filled with, for one request. */
 export interface LabelFacts {
-  /** The client's address, as the gateway trusts it (see gateway/request/forwarded). */
+  /** The client's address, as the gateway trusts it (see gateway/request/headers/forwarded). */
   readonly remoteAddress: string;
   /** The gateway's own name, as Envoy's `--service-cluster`. */
   readonly sourceCluster: string;

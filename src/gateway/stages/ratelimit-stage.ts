@@ -13,7 +13,7 @@ import { createRateLimitClient, withinDeadline, type DecideOptions, type RateLim
 import type { MappingRecord, RateLimitServiceRecord } from '../config/schema';
 import { pacedFailureLog, type StageLogger } from '../failure-log';
 import type { GatewayEvents } from '../events';
-import { trustedClientAddress } from '../request/forwarded';
+import { trustedClientAddress } from '../request/headers/forwarded';
 import { buildDescriptors, labelPlan, type LabelPlan } from './ratelimit-labels';
 import type { ModuleRegistry } from '../module';
 import type { Stage } from './stage';

@@ -11,8 +11,8 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { connectionNamed, headerName, HttpError, requestHost } from '../../http';
 import type { StreamedBodyGuard } from '../request/body-limit';
 import type { GatewayEvents, UpstreamFailure } from '../events';
-import { isHopByHop } from '../request/hop-by-hop';
-import { clientAddress, forwardedHeader } from '../request/forwarded';
+import { isHopByHop } from '../request/headers/hop-by-hop';
+import { clientAddress, forwardedHeader } from '../request/headers/forwarded';
 
 export function ignore(): void {}
 

@@ -15,7 +15,7 @@ import https from 'node:https';
 import { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { headerName, HttpError, upgradeHandover, upgradeProtocol, type UpgradeHandover } from '../../http';
-import { isHopByHop } from '../request/hop-by-hop';
+import { isHopByHop } from '../request/headers/hop-by-hop';
 import { copyResponseHeaders, failureOf, upstreamFailure, upstreamRequestHeaders, type ForwardOptions } from './proxy';
 import type { RouteUpstream } from '.';
 

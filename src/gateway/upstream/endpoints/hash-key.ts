@@ -7,7 +7,7 @@
  */
 import type { Context } from 'koa';
 import { randomBytes } from 'node:crypto';
-import { clientAddress } from '../../request/forwarded';
+import { clientAddress } from '../../request/headers/forwarded';
 import { hashKey } from './balancer';
 import type { HashOn } from './cluster';
 

@@ -1,5 +1,5 @@
 /**
- * @module gateway/request/header-edits
+ * @module gateway/request/headers/header-edits
  * A Mapping's header edits, compiled once per configuration into lists, and
  * applied to each request and response with a loop over them: the removals
  * first, then the additions, as Envoy applies `request_headers_to_remove`
@@ -15,8 +15,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { headerName, hostPort } from '../../http';
-import type { AddedHeader, MappingRecord } from '../config/schema';
+import { headerName, hostPort } from '../../../http';
+import type { AddedHeader, MappingRecord } from '../../config/schema';
 
 /** One header to add, ready to apply. */
 export interface HeaderAddition {

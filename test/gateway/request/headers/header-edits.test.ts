@@ -5,9 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import type http from 'node:http';
-import { createServiceApp } from '../../../src/http';
-import { createGateway, type Gateway } from '../../../src/gateway';
-import { close, configOf, deadPort, listen, mapping, recordingUpstream, registry, send } from '../helpers';
+import { createServiceApp } from '../../../../src/http';
+import { createGateway, type Gateway } from '../../../../src/gateway';
+import { close, configOf, deadPort, listen, mapping, recordingUpstream, registry, send } from '../../helpers';
 
 const APP = 'https://app.example';
 

@@ -6,10 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
-import { createGateway, type Gateway } from '../../../src/gateway';
-import { overriddenMethods } from '../../../src/gateway/request/method-override';
-import { basic } from '../../auth/support';
-import { close, configOf, echoModule, listen, mapping, registry, send, sendRaw } from '../helpers';
+import { createGateway, type Gateway } from '../../../../src/gateway';
+import { overriddenMethods } from '../../../../src/gateway/request/override/method-override';
+import { basic } from '../../../auth/support';
+import { close, configOf, echoModule, listen, mapping, registry, send, sendRaw } from '../../helpers';
 import { overrideRig, REFUSED } from './override-rig';
 
 describe('method overrides', () => {

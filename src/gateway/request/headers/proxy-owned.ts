@@ -1,5 +1,5 @@
 /**
- * @module gateway/request/proxy-owned
+ * @module gateway/request/headers/proxy-owned
  * Headers that only a proxy writes, and that the services behind one take for
  * its word: a client's copy of one would name a client address, a scheme, a
  * port, a path prefix or a client certificate the gateway never saw. They are

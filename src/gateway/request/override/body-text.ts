@@ -1,5 +1,5 @@
 /**
- * @module gateway/request/body-text
+ * @module gateway/request/override/body-text
  * The text a backend reads a request body as, for ./body-override to look
  * for a method override in: its `Content-Encoding` undone (Express's
  * body-parser inflates gzip, deflate and br bodies by default), and its
@@ -9,7 +9,7 @@
  * the backend acts on.
  */
 import zlib from 'node:zlib';
-import { HttpError } from '../../http';
+import { HttpError } from '../../../http';
 
 /** Undoes one content coding, giving at most `maxBytes`; undefined for a coding no backend is known to undo. */
 function undo(body: Buffer, coding: string, maxBytes: number): Buffer | undefined {

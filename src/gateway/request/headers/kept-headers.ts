@@ -1,5 +1,5 @@
 /**
- * @module gateway/request/kept-headers
+ * @module gateway/request/headers/kept-headers
  * Headers the gateway sets on a response before an in-process module runs,
  * put back when the module's own error handler cleared them.
  */

@@ -1,5 +1,5 @@
 /**
- * @module gateway/request/body-override
+ * @module gateway/request/override/body-override
  * A method override in the body of a POST. Rails (Rack::MethodOverride, in
  * every Rails app), Laravel, Symfony and Spring's HiddenHttpMethodFilter take
  * `_method` from a form body (`application/x-www-form-urlencoded` or
@@ -8,13 +8,13 @@
  * a JSON body too: a POST with `_method=DELETE` in its body, sent to a
  * Mapping for POST that bypasses auth, was a DELETE to them. The gateway
  * reads such a body only where it matters: a POST of one of those types
- * for a path some route of which asks for a method (see ../gateway); as
+ * for a path some route of which asks for a method (see ../../gateway); as
  * backends decode it (./body-text); names and values read as the query's
  * are (./method-override).
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import type { RouteTable } from '../route-table';
-import { peekBody } from '../stages/auth-body';
+import type { RouteTable } from '../../route-table';
+import { peekBody } from '../../stages/auth-body';
 import { bodyTexts, decodedBody } from './body-text';
 import { overriddenMethods } from './method-override';
 

@@ -6,12 +6,12 @@
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import type { IncomingMessage } from 'node:http';
-import { createGateway, isLookalike, type Gateway, type GatehouseModule } from '../../../src/gateway';
-import { dropLookalikes } from '../../../src/gateway/request/lookalike-headers';
-import { createRateLimitService, type RateLimitService } from '../../../src/ratelimit';
-import { memoryLogger } from '../../ratelimit/support/silent';
-import { rateLimitRecord } from '../../ratelimit/support/stage';
-import { close, configOf, echoModule, listen, mapping, recordingUpstream, send, type Received } from '../helpers';
+import { createGateway, isLookalike, type Gateway, type GatehouseModule } from '../../../../src/gateway';
+import { dropLookalikes } from '../../../../src/gateway/request/headers/lookalike-headers';
+import { createRateLimitService, type RateLimitService } from '../../../../src/ratelimit';
+import { memoryLogger } from '../../../ratelimit/support/silent';
+import { rateLimitRecord } from '../../../ratelimit/support/stage';
+import { close, configOf, echoModule, listen, mapping, recordingUpstream, send, type Received } from '../../helpers';
 
 /** The header names a backend received, as CGI reads them: lower case, `_` and `.` as `-`. */
 function cgiNames(received: Received): string[] {

@@ -1,5 +1,5 @@
 /**
- * @module gateway/request/lookalike-headers
+ * @module gateway/request/headers/lookalike-headers
  * Header names a backend reads as another. CGI, WSGI, Rack and PHP turn a
  * header name into a variable (`HTTP_X_API_KEY`) with `-` and `_` alike, and
  * PHP reads `.` as `_` too, so `X-Api-Key`, `X_Api_Key` and `X.Api.Key` are

@@ -1,5 +1,5 @@
 /**
- * @module gateway/request/method-override
+ * @module gateway/request/override/method-override
  * The methods a backend may take a request for besides the one of its
  * request line. Express's method-override (`X-HTTP-Method-Override`, or the
  * `_method` query argument), Symfony and Laravel (the header, `_method`),

@@ -1,5 +1,5 @@
 /**
- * @module gateway/request/hop-by-hop
+ * @module gateway/request/headers/hop-by-hop
  * Headers that describe one connection rather than the message (RFC 9110
  * §7.6.1): never passed on, either way. A client may name more of them in its
  * `Connection` header; those are dropped as the request arrives, before
@@ -7,7 +7,7 @@
  * them, so that what the gateway itself adds afterwards is never taken for one.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { connectionNamed, HttpError } from '../../http';
+import { connectionNamed, HttpError } from '../../../http';
 
 /** Hop-by-hop headers by name, `Proxy-*` aside (see {@link isHopByHop}). */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);

@@ -1,5 +1,5 @@
 /**
- * @module gateway/request/claimed-user
+ * @module gateway/request/headers/claimed-user
  * Headers a client may not send itself, taken off the request: above all
  * `X-Travel-User`, which only the auth stage may set. The gateway drops a
  * client's copy as the request arrives, whether or not an AuthService is
@@ -9,7 +9,7 @@
  * `./proxy-owned`.
  */
 import type { IncomingMessage } from 'node:http';
-import { USER_HEADER } from '../../auth';
+import { USER_HEADER } from '../../../auth';
 import { dropLookalikesOf } from './lookalike-headers';
 
 /** Drops `name` (lower case) from `rawHeaders` too, for a forwarder or module that reads those. */

@@ -1,5 +1,5 @@
 /**
- * @module gateway/request/query-reading
+ * @module gateway/request/override/query-reading
  * A query's names and values as the most lenient backends read them, so
  * that the gateway, which reads them as Envoy does, can tell when some
  * backend would read them otherwise: `_method` overrides (./method-override)
@@ -8,7 +8,7 @@
  * twice), with overlong UTF-8 read as the character it spells; names are
  * read as PHP, qs, Rack and ASP.NET read them.
  */
-import { hexValue } from './path';
+import { hexValue } from '../path';
 
 /** How many times a name or value is decoded at most: once, then again for backends that decode twice, or three times. */
 const MAX_DECODES = 3;

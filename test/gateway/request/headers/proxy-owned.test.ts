@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
-import { createGateway, type Gateway } from '../../../src/gateway';
-import { close, configOf, echoModule, listen, mapping, recordingUpstream, registry, send, type Received } from '../helpers';
+import { createGateway, type Gateway } from '../../../../src/gateway';
+import { close, configOf, echoModule, listen, mapping, recordingUpstream, registry, send, type Received } from '../../helpers';
 
 type Recording = Awaited<ReturnType<typeof recordingUpstream>>;
 

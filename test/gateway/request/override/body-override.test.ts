@@ -1,5 +1,5 @@
 /**
- * @module test/gateway/request/body-override
+ * @module test/gateway/request/override/body-override
  * A method override in the body of a POST (`_method=DELETE` in a form, a
  * multipart field, a JSON field), which Rails, Laravel, Symfony and Spring
  * obey: a POST the backend would act on as a DELETE, routed apart from a
@@ -7,8 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
-import { basic } from '../../auth/support';
-import { mapping, send } from '../helpers';
+import { basic } from '../../../auth/support';
+import { mapping, send } from '../../helpers';
 import { overrideRig, REFUSED } from './override-rig';
 const FORM = 'application/x-www-form-urlencoded';
 

@@ -1,5 +1,5 @@
 /**
- * @module gateway/request/forwarded
+ * @module gateway/request/headers/forwarded
  * What the gateway tells the services behind it of the client: its address,
  * and this hop's element of `Forwarded` (RFC 7239), the same to a remote
  * upstream and to a remote auth service.
