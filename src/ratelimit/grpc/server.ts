@@ -15,7 +15,7 @@ import { ENVOY_V3_SERVICE, HEALTH_SERVICE, LYFT_SERVICE, rateLimitProtos } from 
 import { addReflection } from './reflection';
 import { OVER_BOUNDS, readingRequestBytes, type RefusedRequest } from './request-bytes';
 import type { RequestShape } from './wire-types';
-import type { RateLimiter } from '../types';
+import type { RateLimiter, RateLimitRequest } from '../types';
 
 export interface RateLimitGrpcServerOptions {
   /** Default 127.0.0.1. */
@@ -71,6 +71,13 @@ export interface RateLimitGrpcServer {
   stop(): Promise<void>;
 }
 
+/** A call read and checked, to be decided at the end of its turn of the event loop. */
+interface Waiting {
+  readonly call: grpc.ServerUnaryCall<unknown, ProtoResponse>;
+  readonly callback: grpc.sendUnaryData<ProtoResponse>;
+  readonly request: RateLimitRequest;
+}
+
 /** Error codes of the typed face that map to a gRPC status. */
 function grpcError(err: unknown): grpc.ServiceError | { code: grpc.status; details: string } {
   if ((err as { code?: unknown })?.code === 'INVALID_ARGUMENT') {
@@ -106,23 +113,21 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
   const protos = rateLimitProtos();
   const bounds = service.bounds ?? DEFAULT_REQUEST_BOUNDS;
 
-  const shouldRateLimit: grpc.handleUnaryCall<CheckedRequest | RefusedRequest, ProtoResponse> = (call, callback) => {
-    if (OVER_BOUNDS in call.request) {
-      callback({ code: grpc.status.INVALID_ARGUMENT, details: call.request[OVER_BOUNDS] });
-      return;
-    }
-    const notUtf8 = call.request[NOT_UTF8];
-    if (notUtf8 !== undefined) {
-      callback({ code: grpc.status.INVALID_ARGUMENT, details: `${notUtf8}: is not UTF-8` });
-      return;
-    }
-    let request;
-    try {
-      request = requestFromProto(call.request);
-    } catch {
-      callback({ code: grpc.status.INVALID_ARGUMENT, details: 'malformed rate-limit request' });
-      return;
-    }
+  /**
+   * The calls read in this turn of the event loop, decided at its end. A
+   * service that was stopped or held up finds calls and their callers'
+   * cancels waiting together in its socket, and grpc-js runs a call's
+   * handler before it reads the cancel that follows: decided at once, the
+   * call would be counted for a caller that had given up.
+   */
+  let waiting: Waiting[] = [];
+  const decideWaiting = () => {
+    const calls = waiting;
+    waiting = [];
+    for (let i = 0; i < calls.length; i++) decide(calls[i]);
+  };
+
+  const decide = ({ call, callback, request }: Waiting) => {
     // A call cancelled, or past its deadline, while it waited in this process
     // is not decided: its caller has given up, and a hit counted now would
     // be one nobody was answered for. The caller's deadline is the wait for
@@ -141,6 +146,28 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
       (err: unknown) => callback(grpcError(err)),
     );
   };
+
+  const shouldRateLimit: grpc.handleUnaryCall<CheckedRequest | RefusedRequest, ProtoResponse> = (call, callback) => {
+    if (OVER_BOUNDS in call.request) {
+      callback({ code: grpc.status.INVALID_ARGUMENT, details: call.request[OVER_BOUNDS] });
+      return;
+    }
+    const notUtf8 = call.request[NOT_UTF8];
+    if (notUtf8 !== undefined) {
+      callback({ code: grpc.status.INVALID_ARGUMENT, details: `${notUtf8}: is not UTF-8` });
+      return;
+    }
+    let request: RateLimitRequest;
+    try {
+      request = requestFromProto(call.request);
+    } catch {
+      callback({ code: grpc.status.INVALID_ARGUMENT, details: 'malformed rate-limit request' });
+      return;
+    }
+    if (waiting.length === 0) setImmediate(decideWaiting);
+    waiting.push({ call, callback, request });
+  };
+
 
   server.addService(withRequestChecks(protos[LYFT_SERVICE] as grpc.ServiceDefinition, bounds, 'lyft'), { ShouldRateLimit: shouldRateLimit });
   server.addService(withRequestChecks(protos[ENVOY_V3_SERVICE] as grpc.ServiceDefinition, bounds, 'envoy'), { ShouldRateLimit: shouldRateLimit });
