@@ -34,9 +34,16 @@ export type LabelSource =
   | { readonly kind: 'literal'; readonly key: string; readonly value: string }
   | { readonly kind: LabelAction; readonly key: LabelAction };
 
+/**
+ * The pseudo-headers Envoy's `request_headers` action reads besides real
+ * headers, as Emissary passes a label's `header` on to it: the request's
+ * Host, method, path with its query, and scheme.
+ */
+export const PSEUDO_HEADERS: readonly string[] = [':authority', ':method', ':path', ':scheme'];
+
 const headerName = z
   .string()
-  .regex(HEADER_NAME, 'must be an HTTP header name')
+  .refine((h) => HEADER_NAME.test(h) || PSEUDO_HEADERS.includes(h.toLowerCase()), 'must be an HTTP header name, or :authority, :method, :path or :scheme')
   .transform((h) => h.toLowerCase());
 
 /** The seed's (and Emissary 1's) `{<key>: {header, omit_if_not_present}}`. */
@@ -136,7 +143,7 @@ export function labelHeaders(labels: Readonly<Record<string, readonly LabelGroup
     for (const group of groups) {
       for (const label of groupLabels(group)) {
         const source = readLabel(label);
-        if (source.kind === 'header') names.push(source.header);
+        if (source.kind === 'header' && !PSEUDO_HEADERS.includes(source.header)) names.push(source.header);
       }
     }
   }

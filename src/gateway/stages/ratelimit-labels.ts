@@ -2,7 +2,8 @@
  * @module gateway/stages/ratelimit-labels
  * A Mapping's labels as the descriptors the rate-limit service is asked
  * about, filled in as Envoy's rate-limit actions fill them: a header's
- * value, a literal (`generic_key`), the client's address
+ * value (or a pseudo-header's: `:authority`, `:method`, `:path`,
+ * `:scheme`), a literal (`generic_key`), the client's address
  * (`remote_address`), the gateway's own cluster name (`source_cluster`)
  * and the cluster the request goes to (`destination_cluster`).
  */
@@ -11,10 +12,12 @@ import { headerText } from '../../http';
 import type { DescriptorEntry, RateLimitDescriptor } from '../../ratelimit';
 import { groupLabels, readLabel, type LabelSource, type MappingRecord } from '../config/schema';
 
+const COLON = 58;
+
 /** The label groups of one Mapping for one domain, read once. */
 export interface LabelPlan {
   readonly groups: readonly (readonly LabelSource[])[];
-  /** Whether a label wants {@link LabelFacts}: the client's address or a cluster name. */
+  /** Whether a label wants {@link LabelFacts}: the client's address, a cluster name or a pseudo-header. */
   readonly facts: boolean;
 }
 
@@ -26,6 +29,12 @@ export interface LabelFacts {
   readonly sourceCluster: string;
   /** Where the request goes: the cluster of a remote upstream (`cluster_quote_shop`), else the Mapping's `service`. */
   readonly destinationCluster: string;
+  /** `:method`. */
+  readonly method: string;
+  /** `:path`: the path as the gateway routed it (normalised), with the query. */
+  readonly path: string;
+  /** `:scheme`: `http` or `https`. */
+  readonly scheme: string;
 }
 
 /** Reads the label groups of `mapping` under `domain`; null when it has none. */
@@ -33,7 +42,12 @@ export function labelPlan(mapping: Pick<MappingRecord, 'labels'>, domain: string
   const groups = mapping.labels?.[domain];
   if (!groups?.length) return null;
   const read = groups.map((group) => groupLabels(group).map(readLabel));
-  return { groups: read, facts: read.some((labels) => labels.some((l) => l.kind !== 'header' && l.kind !== 'literal')) };
+  const wantsFacts = (l: LabelSource) => (l.kind === 'header' ? isPseudoHeader(l.header) : l.kind !== 'literal');
+  return { groups: read, facts: read.some((labels) => labels.some(wantsFacts)) };
+}
+
+function isPseudoHeader(name: string): boolean {
+  return name.charCodeAt(0) === COLON;
 }
 
 function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -43,11 +57,25 @@ function headerValue(headers: IncomingHttpHeaders, name: string): string | undef
   return headerText(typeof v === 'string' ? v : v.join(', '));
 }
 
+/** A pseudo-header's value, as Envoy gives it: `:authority` is the Host header. */
+function pseudoHeaderValue(name: string, headers: IncomingHttpHeaders, facts: LabelFacts | undefined): string | undefined {
+  switch (name) {
+    case ':authority':
+      return headerValue(headers, 'host');
+    case ':method':
+      return facts?.method;
+    case ':path':
+      return facts?.path;
+    default:
+      return facts?.scheme;
+  }
+}
+
 /** The value a label gives for a request; undefined when it has none (a missing header, an unknown address). */
 function labelValue(label: LabelSource, headers: IncomingHttpHeaders, facts: LabelFacts | undefined): string | undefined {
   switch (label.kind) {
     case 'header':
-      return headerValue(headers, label.header);
+      return isPseudoHeader(label.header) ? pseudoHeaderValue(label.header, headers, facts) : headerValue(headers, label.header);
     case 'literal':
       return label.value;
     case 'remote_address':

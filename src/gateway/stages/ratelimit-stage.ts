@@ -8,7 +8,7 @@
  */
 import type { Context } from 'koa';
 import pino from 'pino';
-import { headerName, httpError, redactAddress } from '../../http';
+import { headerName, httpError, ORIGINAL_PATH, redactAddress } from '../../http';
 import { createRateLimitClient, withinDeadline, type DecideOptions, type RateLimiter, type RateLimitResponse } from '../../ratelimit';
 import type { MappingRecord, RateLimitServiceRecord } from '../config/schema';
 import { pacedFailureLog, type StageLogger } from '../failure-log';
@@ -65,6 +65,13 @@ export const RATE_LIMIT_HEADERS_STATE = 'gatehouseRateLimitHeaders';
  * app to act on.
  */
 export const RATE_LIMIT_METADATA_STATE = 'gatehouseRateLimitMetadata';
+
+/** The request's path as routed (normalised, under the app's mount) with its query: Envoy's `:path`. */
+function pathWithQuery(ctx: Context): string {
+  const path = (ctx.state[ORIGINAL_PATH] as string | undefined) ?? ctx.path;
+  const query = ctx.querystring;
+  return query === '' ? path : `${path}?${query}`;
+}
 
 /**
  * Builds the rate-limit stage of a RateLimitService record. Throws when
@@ -137,7 +144,14 @@ export function createRateLimitStage(
       const plan = planOf(mapping);
       if (!plan) return true;
       const facts = plan.facts
-        ? { remoteAddress: trustedClientAddress(ctx), sourceCluster, destinationCluster: cluster ?? mapping.service }
+        ? {
+            remoteAddress: trustedClientAddress(ctx),
+            sourceCluster,
+            destinationCluster: cluster ?? mapping.service,
+            method: ctx.method,
+            path: pathWithQuery(ctx),
+            scheme: ctx.protocol,
+          }
         : undefined;
       const descriptors = buildDescriptors(plan, ctx.req.headers, facts);
       if (descriptors.length === 0) return true;

@@ -62,11 +62,16 @@ describe('gateway rate-limit labels, as a gRPC rate-limit service receives them'
   });
   after(() => limits.stop());
 
-  async function descriptors(options: Omit<GatewayOptions, 'config' | 'modules'>, headers: Record<string, string>): Promise<Received> {
+  async function descriptors(
+    options: Omit<GatewayOptions, 'config' | 'modules'>,
+    headers: Record<string, string>,
+    labels: object = LABELS,
+    target = '/catalog/lamps',
+  ): Promise<Received> {
     const gateway: Gateway = createGateway({
       ...options,
       modules: registry(echoModule('catalog')),
-      config: configOf(mapping('/catalog/', 'catalog', { labels: LABELS }), {
+      config: configOf(mapping('/catalog/', 'catalog', { labels }), {
         apiVersion: 'gateway/v1',
         kind: 'RateLimitService',
         name: 'limits',
@@ -79,7 +84,7 @@ describe('gateway rate-limit labels, as a gRPC rate-limit service receives them'
     const { server, url } = await listen(gateway.app.callback());
     try {
       const before = limits.received.length;
-      const res = await send(url, '/catalog/lamps', { headers });
+      const res = await send(url, target, { headers });
       assert.equal(res.status, 200, res.text);
       assert.equal(limits.received.length, before + 1);
       return limits.received[before];
@@ -124,6 +129,20 @@ describe('gateway rate-limit labels, as a gRPC rate-limit service receives them'
     ]);
   });
 
+  it("fills Envoy's pseudo-headers in: the Host, the method, the path as routed with its query, the scheme", async () => {
+    const pseudo = {
+      ambassador: [
+        { request: [{ request_headers: { key: 'host', header_name: ':authority' } }, { request_headers: { key: 'method', header_name: ':METHOD' } }] },
+        { request_label_group: [{ path: { header: ':path' } }, { scheme: { header: ':scheme' } }] },
+      ],
+    };
+    const got = await descriptors({}, { Host: 'shop.example' }, pseudo, '/catalog//lamps/./red?size=2');
+    assert.deepEqual(got.descriptors, [
+      { entries: [{ key: 'host', value: 'shop.example' }, { key: 'method', value: 'GET' }] },
+      { entries: [{ key: 'path', value: '/catalog/lamps/red?size=2' }, { key: 'scheme', value: 'http' }] },
+    ]);
+  });
+
   it('takes the client behind a trusted proxy from the address that proxy wrote last in X-Forwarded-For, not the one the client wrote', async () => {
     const got = await descriptors({ trustProxy: true }, { 'X-Forwarded-For': '198.51.100.66, 203.0.113.9' });
     assert.deepEqual(got.descriptors[0], { entries: [{ key: 'remote_address', value: '203.0.113.9' }] });
@@ -140,6 +159,17 @@ describe('gateway config: rate-limit labels and RateLimitService', () => {
     assert.deepEqual(m.labels, {
       ambassador: [{ limits: [{ request_headers: { key: 'tenant', header_name: 'x-tenant', omit_if_not_present: false } }, { remote_address: {} }] }],
     });
+  });
+
+  it('takes the pseudo-headers Envoy reads as header names, and refuses any other name with a colon', () => {
+    const label = (text: string) => problems(`labels:\n  ambassador:\n    - limits:\n        - ${text}`);
+    const m = load("labels:\n  ambassador:\n    - limits:\n        - request_headers: {key: p, header_name: ':path'}\n        - a: {header: ':Authority'}");
+    assert.deepEqual(m.labels, {
+      ambassador: [{ limits: [{ request_headers: { key: 'p', header_name: ':path', omit_if_not_present: false } }, { a: { header: ':authority', omit_if_not_present: false } }] }],
+    });
+    assert.deepEqual(label("request_headers: {key: p, header_name: ':status'}"), [
+      `${AT} labels.ambassador.0.limits.0.request_headers.header_name: must be an HTTP header name, or :authority, :method, :path or :scheme`,
+    ]);
   });
 
   it('refuses a label that is none of the forms, naming where it is', () => {
