@@ -10,7 +10,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { ListedHeadersResponse } from '../../http';
+import { ListedHeadersResponse, MAX_REQUEST_HEADERS } from '../../http';
 import { listenFailure, readTlsFiles } from './listen-failure';
 import { oneAtATime } from './pipelining';
 import { answerClientError, answerConnect, checkingRequests, refuseExpectation, refuseOnConnection, type Rejected } from './refusals';
@@ -152,6 +152,8 @@ export async function listen(
     ? https.createServer({ ...tlsFiles, requireHostHeader: false, handshakeTimeout: options.handshakeTimeoutMs, ServerResponse: ListedHeadersResponse }, serve)
     : http.createServer({ requireHostHeader: false, ServerResponse: ListedHeadersResponse }, serve);
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS;
+  // One field past the gateway's bound, so that a request over it shows as over it (see tooManyHeaders).
+  server.maxHeadersCount = MAX_REQUEST_HEADERS + 1;
   const connectionEvent = options.tls ? 'secureConnection' : 'connection';
   server.on(connectionEvent, (socket: Socket) => {
     // A connection is handed over again after an upgrade the app did not take (see ./upgrades).

@@ -7,6 +7,21 @@
  */
 import { isUtf8 } from 'node:buffer';
 
+/**
+ * Most header fields a request may carry, as Envoy's `max_headers_count`.
+ * Node's parser keeps a request's first fields up to its own count (1000
+ * unless the server sets `maxHeadersCount`) and drops the rest from
+ * `req.headers` while still framing the body by them: a `Transfer-Encoding`
+ * or `Content-Length` past the count would reach the parser and not the
+ * checks. A request at the count is refused whole.
+ */
+export const MAX_REQUEST_HEADERS = 100;
+
+/** Whether a request carries more header fields than {@link MAX_REQUEST_HEADERS}, or more than its parser kept. */
+export function tooManyHeaders(rawHeaders: readonly string[]): boolean {
+  return rawHeaders.length > 2 * MAX_REQUEST_HEADERS;
+}
+
 /** Whether raw header name `raw` is `name` (lower case) in any case, without a lower-case copy of it. */
 function sameName(raw: string, name: string): boolean {
   if (raw.length !== name.length) return false;

@@ -63,6 +63,15 @@ describe('gatehouse/serving/http-server', () => {
     assert.deepEqual(bodyOf(answer), { code: 431, message: '431: Request Header Fields Too Large' });
   });
 
+  it('answers 431 to a request of more than 100 header fields and closes: Node keeps only the first 101 of them', async () => {
+    const fillers = Array.from({ length: 150 }, (_, i) => `a${i}: b\r\n`).join('');
+    const answer = await raw(server.port, `POST /v1/x HTTP/1.1\r\nHost: x\r\n${fillers}Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n`, true);
+    assert.match(answer, /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+    assert.match(answer, /\r\nConnection: close\r\n/i);
+    assert.deepEqual(bodyOf(answer), { code: 431, message: '431: Request Header Fields Too Large', detail: 'a request may carry at most 100 header fields' });
+    assert.deepEqual(told(rejected), [{ status: 431, method: 'POST', target: '/v1/x', remote: '127.0.0.1' }]);
+  });
+
   it('answers a malformed request line with 400 and the error body', async () => {
     const answer = await raw(server.port, 'NOT A REQUEST\r\n\r\n');
     assert.match(answer, /^HTTP\/1\.1 400 Bad Request\r\n/);
