@@ -163,7 +163,7 @@ async function check(args: string[]): Promise<number> {
 }
 
 async function serve(args: string[]): Promise<number | undefined> {
-  const { values, positionals } = parseArgs({ args, options: common, allowPositionals: true });
+  const { values, positionals } = parseArgs({ args, options: { ...common, 'no-watch': { type: 'boolean' } }, allowPositionals: true });
   if (values.help) return print(SERVE_USAGE);
   refuseEmpty(values);
   const name = positionals[0];
@@ -186,11 +186,12 @@ async function serve(args: string[]): Promise<number | undefined> {
     dataDir: values.data,
     databaseTimeoutMs: countOption(values['database-timeout-ms'], '--database-timeout-ms', 1),
     fileSizeLimit: fileSizeLimitOption(values['file-size-limit']),
+    watch: !values['no-watch'],
     ...limitOptions(values),
   };
   const { serveModule } = require('./serve') as Serve;
   const served = await serveModule(name, options);
-  runUntilSignal(() => served.stop());
+  runUntilSignal(() => served.stop(), served.logger, () => served.reload());
   const about = [served.protocol, served.configDir && `config folder ${served.configDir}`, served.bookings && `bookings: ${served.bookings}`].filter(Boolean).join('; ');
   process.stdout.write(`${name} listening on ${served.address}${about && ` (${about})`}\n`);
   return undefined;

@@ -43,7 +43,7 @@ import {
 import { hostPort } from '../http';
 import { createLogger, createMetrics, logAppErrors, type Logger } from '../telemetry';
 import { logGrpcThrough } from './grpc-log';
-import { withMetricsPath } from './module-metrics';
+import { moduleFront } from './module-front';
 
 import { isBookingModule, SERVABLE_MODULES, type ServableModule } from './servable';
 
@@ -86,6 +86,10 @@ export interface Served {
   configDir?: string;
   /** Where a booking service keeps its bookings, in words (`PGlite in /srv/data`). */
   bookings?: string;
+  /** The process logger, at `LOG_LEVEL`. */
+  logger: Logger;
+  /** Reads the module's files again (SIGHUP), as a change to them does; never rejects. */
+  reload(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -110,18 +114,18 @@ async function loadFiles(name: Exclude<ServableModule, 'api'>, configDir: string
 }
 
 /**
- * Reloads a module's files when its folder changes, one reload at a time:
- * read and checked whole first (off the event loop when large), then handed
- * to the module with `use`. Files with any problem are refused, logged with
- * their names, and the module keeps the ones it has. Never throws.
+ * A module's reload, one at a time: its files read and checked whole first
+ * (off the event loop when large), then handed to the module with `use`.
+ * Files with any problem are refused, logged with their names, and the
+ * module keeps the ones it has. Never rejects.
  */
-function watchModule(
+function moduleReload(
   name: Exclude<ServableModule, 'api'>,
   configDir: string,
   folder: LoadFolderOptions,
   use: (files: LoadedFolder) => void,
   logger: Logger,
-): FolderWatcher {
+): () => Promise<void> {
   let queue: Promise<void> = Promise.resolve();
   const reload = async () => {
     const files = await loadFolder(configDir, FILES[name].wants, folder);
@@ -132,9 +136,13 @@ function watchModule(
     use(files);
     logger.info({ module: name, configDir }, 'files reloaded');
   };
-  return watchFolder(configDir, SETTLE_MS, () => {
-    queue = queue.then(reload).catch((err: unknown) => logger.error({ module: name, configDir, err: errorText(err) }, FILES[name].refused));
-  });
+  return () =>
+    (queue = queue.then(reload).catch((err: unknown) => logger.error({ module: name, configDir, err: errorText(err) }, FILES[name].refused)));
+}
+
+/** Reloads a module when its folder changes ({@link moduleReload}) unless `watch` is false. */
+function watchModule(configDir: string, reload: () => Promise<void>, watch: boolean): FolderWatcher | undefined {
+  return watch ? watchFolder(configDir, SETTLE_MS, () => void reload()) : undefined;
 }
 
 function httpModule(
@@ -236,16 +244,20 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
       await service.close();
       throw listenFailure(err, 'gRPC', host, port);
     }
-    const watcher = watch ? watchModule('ratelimit', configDir, folder, (next) => service.useLimits(next.limits!), logger) : undefined;
+    const reload = moduleReload('ratelimit', configDir, folder, (next) => service.useLimits(next.limits!), logger);
+    const watcher = watchModule(configDir, reload, watch);
     return {
       address: hostPort(host, bound),
       protocol: 'gRPC',
       configDir,
+      logger,
+      reload,
       async stop() {
         watcher?.close();
         await drainFor([server], drainDelayMs, logger);
         await server.stop();
         await service.close();
+        logger.info({ module: name }, `${name} stopped`);
       },
     };
   }
@@ -264,24 +276,32 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
   logAppErrors(module.app!, logger);
   let server: RunningServer;
   try {
-    server = await listen(withMetricsPath(module.app!.callback(), metrics), { host, port });
+    const front = moduleFront(name, module.app!, metrics, logger);
+    server = await listen(front.listener, { host, port, onRejected: front.onRejected });
   } catch (err) {
     // The auth service watches its users file: close it so that the process can end.
     await module.close?.();
     await storage.database?.close();
     throw err;
   }
-  const watcher = watch && name !== 'api' ? watchModule(name as Exclude<ServableModule, 'api'>, configDir, folder, useFilesOf(name, module, files), logger) : undefined;
+  const reload =
+    name === 'api'
+      ? async () => void logger.info({ module: name }, 'nothing to reload: the api module reads no file')
+      : moduleReload(name as Exclude<ServableModule, 'api'>, configDir, folder, useFilesOf(name, module, files), logger);
+  const watcher = name === 'api' ? undefined : watchModule(configDir, reload, watch);
   return {
     address: `http://${hostPort(host, server.port)}`,
     configDir: name === 'api' ? undefined : configDir,
     bookings,
+    logger,
+    reload,
     async stop() {
       watcher?.close();
       await drainFor([server], drainDelayMs, logger);
       await server.close();
       await module.close?.();
       await storage.database?.close();
+      logger.info({ module: name }, `${name} stopped`);
     },
   };
 }

@@ -98,6 +98,9 @@ Options:
   --grpc-max-message-bytes <n>, --max-descriptor-entries <n>
                      ratelimit only: as for start [GRPC_MAX_MESSAGE_BYTES,
                      MAX_DESCRIPTOR_ENTRIES]
+  --no-watch         do not reload when the module's files change
   -h, --help         show this help
 
-LOG_LEVEL sets what is logged on stdout (default info).`;
+LOG_LEVEL sets what is logged on stdout (default info: an HTTP module logs
+one access line a request). SIGHUP reads the module's files again, as a
+change in them does. SIGTERM and SIGINT stop it as they stop start.`;

@@ -50,6 +50,20 @@ describe('gatehouse serve, when its files change', function () {
     assert.equal(await status('dave', 'gone-soon'), 401, 'a removed user is refused');
   });
 
+  it('the auth service reads its users file again on SIGHUP, and lives on, when it does not watch the folder', async () => {
+    writeFileSync(join(dir, 'users.htpasswd'), `carol:${quickHash('first')}\n`);
+    const auth: CliServer = await startCli(['serve', 'auth', '--port', '0', '--config', dir, '--no-watch'], { env: { LOG_LEVEL: 'info' } });
+    const status = async (user: string, password: string) =>
+      (await fetch(`${auth.address}/check`, { headers: { authorization: basic(user, password) } })).status;
+    assert.equal(await status('carol', 'first'), 200);
+    replace(dir, 'users.htpasswd', `carol:${quickHash('second')}\n`);
+    auth.child.kill('SIGHUP');
+    await eventually(() => (auth.output().stdout.includes('files reloaded') ? true : undefined), 'the reload to be logged');
+    assert.equal(await status('carol', 'second'), 200);
+    assert.equal(await status('carol', 'first'), 401);
+    assert.equal(auth.child.exitCode, null, 'still running');
+  });
+
   it('the auth service follows its config folder to the release a repointed link names', async () => {
     for (const [release, password] of [['1', 'first'], ['2', 'second']]) {
       mkdirSync(join(dir, 'releases', release), { recursive: true });

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { eventually } from '../gatehouse/support/running';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import net from 'node:net';
@@ -162,6 +163,40 @@ describe('gatehouse serve', function () {
       const ended = await other.stop();
       assert.equal(ended.code, 0, JSON.stringify(ended));
       await assert.rejects(fetch(`${other.address}/v1/messages/1`));
+    });
+
+    it('logs one access line a request, the refused ones too, and says so when it stops', async () => {
+      const other = await startCli(['serve', 'api', '--port', '0'], { env: { LOG_LEVEL: 'info', DRAIN_DELAY_MS: '0' } });
+      const ok = await fetch(`${other.address}/v1/messages/?limit=1&token=secret`, { headers: { 'x-request-id': 'serve-log-1' } });
+      assert.equal(ok.headers.get('x-request-id'), 'serve-log-1');
+      assert.equal((await fetch(`${other.address}/nope`)).status, 404);
+      const ended = await other.stop();
+      assert.equal(ended.code, 0, JSON.stringify(ended));
+      const lines = ended.stdout
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      const access = lines.filter((line) => line.status !== undefined);
+      assert.deepEqual(
+        access.map(({ method, path, route, status, req_id }) => ({ method, path, route, status, req_id })),
+        [
+          { method: 'GET', path: '/v1/messages/', route: 'api', status: 400, req_id: 'serve-log-1' },
+          { method: 'GET', path: '/nope', route: 'api', status: 404, req_id: access[1]?.req_id },
+        ],
+      );
+      assert.match(String(access[1].req_id), /^[0-9a-f-]{36}$/);
+      assert.ok(!ended.stdout.includes('secret'), 'no query value is logged');
+      assert.ok(lines.some((line) => line.msg === 'shutting down'));
+      assert.ok(lines.some((line) => line.msg === 'api stopped'));
+    });
+
+    it('lives on through SIGHUP, which it answers with a line: the api reads no file', async () => {
+      const other = await startCli(['serve', 'api', '--port', '0'], { env: { LOG_LEVEL: 'info', DRAIN_DELAY_MS: '0' } });
+      other.child.kill('SIGHUP');
+      await eventually(() => (other.output().stdout.includes('nothing to reload') ? true : undefined), 'the reload line');
+      assert.equal((await fetch(`${other.address}/v1/messages/1`)).status, 200);
+      const ended = await other.stop();
+      assert.equal(ended.code, 0, JSON.stringify(ended));
     });
   });
 
