@@ -12,6 +12,14 @@
 import type Koa from 'koa';
 import type { Context } from 'koa';
 import { pipeline, Readable } from 'node:stream';
+import { HttpError } from './errors';
+
+/**
+ * The `ctx.state` key set when a streamed body was cut short by where it
+ * came from (an upstream that failed after its headers), not by the client
+ * leaving: the access log says which.
+ */
+export const CUT_SHORT_BY_UPSTREAM = 'gatehouseCutShortByUpstream';
 
 /** Koa's own test of a body that is a stream, which its `ctx.body` setter makes too. */
 const isStream: (body: unknown) => boolean = require('koa/lib/is-stream.js');
@@ -79,9 +87,15 @@ function respond(ctx: Context): void {
   }
   const stream = streamOf(body);
   if (stream !== null) {
+    // Headers go at once, as Envoy and nginx pass them on, when the body has
+    // nothing to go with them yet (a proxied event stream's first event may
+    // be seconds away); with it otherwise, in one write.
+    if (stream.readableLength === 0 && !res.headersSent) res.flushHeaders();
     pipeline(stream, res, (err) => {
       // A client that left before the end is no error of the app's: the access log says it (aborted).
       if (err && (err as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE' && !res.writableFinished) return;
+      // Nor one already told of: an HttpError (an upstream that cut its answer short) is counted where it was thrown.
+      if (err instanceof HttpError) return;
       if (err && ctx.app.listenerCount('error')) ctx.onerror(err);
     });
     return;

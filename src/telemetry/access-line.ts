@@ -22,6 +22,8 @@ export interface AccessLogEntry {
   user?: string;
   /** The client went away before the response was complete. */
   aborted?: true;
+  /** The upstream cut the answer short after its headers (Envoy's `UR` flag). */
+  upstream_reset?: true;
 }
 
 /** Writes access log lines through a logger. */
@@ -83,6 +85,7 @@ export function accessLineWriter(logger: Logger): AccessLineWriter {
     if (entry.query !== undefined) line += `,"query":${JSON.stringify(entry.query)}`;
     if (entry.user !== undefined) line += `,"user":${quoted(entry.user)}`;
     if (entry.aborted) line += ',"aborted":true';
+    if (entry.upstream_reset) line += ',"upstream_reset":true';
     return `${line},"msg":"request"}\n`;
   }
 

@@ -8,7 +8,7 @@ import type { Context, Middleware } from 'koa';
 import { randomUUID } from 'node:crypto';
 import { Stream } from 'node:stream';
 import { performance } from 'node:perf_hooks';
-import { connectionNamed, headerName, headerText, statusOf } from '../http';
+import { connectionNamed, CUT_SHORT_BY_UPSTREAM, headerName, headerText, statusOf } from '../http';
 import { accessLineWriter, type AccessLogEntry } from './access-line';
 import type { Logger } from './logger';
 import { UNMATCHED_ROUTE, type Metrics } from './metrics';
@@ -103,7 +103,11 @@ export function accessLog(options: AccessLogOptions): Middleware {
     if (querystring) entry.query = Object.keys(ctx.request.query).slice(0, maxQueryKeys);
     const user = userOf(ctx);
     if (user) entry.user = user;
-    if (aborted) entry.aborted = true;
+    // Cut short by its upstream, the answer was not left by the client.
+    if (aborted) {
+      if (ctx.state[CUT_SHORT_BY_UPSTREAM] === true) entry.upstream_reset = true;
+      else entry.aborted = true;
+    }
     lines.write(entry);
   }
 

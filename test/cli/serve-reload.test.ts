@@ -58,7 +58,7 @@ describe('gatehouse serve, when its files change', function () {
     assert.equal(await status('carol', 'first'), 200);
     replace(dir, 'users.htpasswd', `carol:${quickHash('second')}\n`);
     auth.child.kill('SIGHUP');
-    await eventually(() => (auth.output().stdout.includes('files reloaded') ? true : undefined), 'the reload to be logged');
+    await eventually(async () => (auth.output().stdout.includes('files reloaded') ? true : undefined), 'the reload to be logged');
     assert.equal(await status('carol', 'second'), 200);
     assert.equal(await status('carol', 'first'), 401);
     assert.equal(auth.child.exitCode, null, 'still running');

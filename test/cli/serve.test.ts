@@ -193,7 +193,7 @@ describe('gatehouse serve', function () {
     it('lives on through SIGHUP, which it answers with a line: the api reads no file', async () => {
       const other = await startCli(['serve', 'api', '--port', '0'], { env: { LOG_LEVEL: 'info', DRAIN_DELAY_MS: '0' } });
       other.child.kill('SIGHUP');
-      await eventually(() => (other.output().stdout.includes('nothing to reload') ? true : undefined), 'the reload line');
+      await eventually(async () => (other.output().stdout.includes('nothing to reload') ? true : undefined), 'the reload line');
       assert.equal((await fetch(`${other.address}/v1/messages/1`)).status, 200);
       const ended = await other.stop();
       assert.equal(ended.code, 0, JSON.stringify(ended));

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import Koa from 'koa';
 import request from 'supertest';
-import { errorHandler, HttpError } from '../../src/http';
+import { CUT_SHORT_BY_UPSTREAM, errorHandler, HttpError } from '../../src/http';
 import { accessLog, createLogger, createMetrics, createRouteCounters, rejectedRequestLog, type AccessLogOptions } from '../../src/telemetry';
 import { captureLog } from './log-capture';
 
@@ -292,6 +292,7 @@ describe('telemetry/access-log', () => {
         ctx.type = 'text/plain';
         ctx.body = body;
         body.write('first ');
+        if (ctx.query.cut !== undefined) ctx.state[CUT_SHORT_BY_UPSTREAM] = true;
       });
       out = built.out;
       server = http.createServer(built.app.callback());
@@ -302,10 +303,10 @@ describe('telemetry/access-log', () => {
       await new Promise((resolve) => server.close(resolve));
     });
 
-    function get(): Promise<http.IncomingMessage> {
+    function get(query = ''): Promise<http.IncomingMessage> {
       const { port } = server.address() as AddressInfo;
       return new Promise((resolve, reject) => {
-        http.get({ host: '127.0.0.1', port, path: '/v1/hotels/stream' }, resolve).on('error', reject);
+        http.get({ host: '127.0.0.1', port, path: `/v1/hotels/stream${query}` }, resolve).on('error', reject);
       });
     }
 
@@ -333,6 +334,17 @@ describe('telemetry/access-log', () => {
       assert.equal(line.aborted, true);
       assert.equal(line.status, 200);
       body.destroy();
+    });
+
+    it('marks the line upstream_reset, not aborted, when where the body came from cut it short', async () => {
+      out.lines.length = 0;
+      const res = await get('?cut');
+      res.on('error', () => {});
+      body.destroy(new Error('the upstream hung up'));
+      const [line] = await out.waitFor(1);
+      assert.equal(line.upstream_reset, true);
+      assert.equal('aborted' in line, false);
+      assert.equal(line.status, 200);
     });
   });
 });

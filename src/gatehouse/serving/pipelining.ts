@@ -29,8 +29,8 @@ export function oneAtATime(handler: RequestListener): RequestListener {
     if (waiting === undefined || socket[RUNNING] !== this) return;
     for (let next = waiting.shift(); next !== undefined; next = waiting.shift()) {
       const [req, res] = next;
-      // Gone with its connection: nobody to answer.
-      if (res.destroyed) continue;
+      // Gone with its connection (an answer before it cut short, a client that left): nobody to answer, nothing to act on.
+      if (res.destroyed || socket.destroyed) continue;
       socket[RUNNING] = res;
       if (waiting.length > 0) res.on('close', advance);
       else stopWaiting(socket);

@@ -17,6 +17,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { finished, Readable } from 'node:stream';
 import { errors, type Dispatcher } from 'undici';
+import { HttpError } from '../../http';
 import { ignore } from './proxy';
 
 /**
@@ -118,6 +119,8 @@ export interface CallWatcher {
 export class UpstreamCall implements Dispatcher.DispatchHandler {
   readonly answer: Promise<UpstreamAnswer>;
   aborted = false;
+  /** Told when a streamed answer fails after its headers of the upstream's doing (not its reader's). */
+  brokeOff: ((err: Error) => void) | undefined = undefined;
   controller: Dispatcher.DispatchController | null = null;
   /** Whether the answer is over: ended, failed or aborted. */
   private over = false;
@@ -231,8 +234,11 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   onResponseError(_controller: Dispatcher.DispatchController | undefined, err: Error): void {
     this.end();
     if (this.stream !== null) {
+      // Destroyed already, or aborted: its reader (the client) is gone, and that is no failure of the upstream's.
+      if (this.stream.destroyed || this.aborted) return;
+      this.brokeOff?.(err);
       // Its error comes in the next tick: possibly before whoever reads the stream listens for it (as undici's own bodies).
-      if (!this.stream.destroyed) this.stream.on('error', ignore).destroy(err);
+      this.stream.on('error', ignore).destroy(new HttpError(502, 'the upstream service cut its answer short', { cause: err }));
       return;
     }
     this.reject(this.headers === null ? err : new AnswerBodyError(err));

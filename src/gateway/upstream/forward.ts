@@ -15,7 +15,7 @@
 import type { Context } from 'koa';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Dispatcher } from 'undici';
-import { bodyFailure, httpError, HttpError } from '../../http';
+import { bodyFailure, CUT_SHORT_BY_UPSTREAM, httpError, HttpError } from '../../http';
 import { peekBody, type PeekedBody } from '../stages/auth-body';
 import type { UpstreamFailure } from '../events';
 import { failureOf, keepSocket, upstreamFailure, upstreamRequestHeaders, type ForwardOptions } from './proxy';
@@ -206,6 +206,7 @@ class Exchange implements Delivery {
             if (this.clientLeft()) throw err.cause;
             const failure = failureOf(err.cause);
             this.report(failure);
+            upstream.cluster.outcome(endpoint, true);
             throw upstreamFailure(failure, err.cause, this.gapMs);
           }
           this.finish();
@@ -229,6 +230,11 @@ class Exchange implements Delivery {
           continue;
         }
         // Handed over at once: settle() below ends the timers and the upload watch.
+        if (Buffer.isBuffer(answer.body)) this.settledOutcome(endpoint, answer.statusCode);
+        else {
+          attempt.brokeOff = (err) => this.brokeOff(err);
+          if (answer.statusCode < 500 && endpoint.failures !== 0) answer.body.once('end', () => this.settledOutcome(endpoint, answer.statusCode));
+        }
         deliverAnswer(this.ctx, answer, this);
         return;
       }
@@ -246,8 +252,8 @@ class Exchange implements Delivery {
   headersCame(status: number, headers: IncomingHttpHeaders): void {
     clearTimeout(this.tryTimer);
     const { cluster, retry } = this.upstream;
-    const endpoint = this.endpoint!;
-    if (status >= 500 || endpoint.failures !== 0) cluster.outcome(endpoint, status >= 500);
+    // A failure at once; a success once the answer is whole (see settledOutcome): its body may still fail.
+    if (status >= 500) cluster.outcome(this.endpoint!, true);
     this.statusRetried = retry !== null && retriesStatus(retry, status, headers['x-envoy-overloaded'] !== undefined);
     if (!this.statusRetried) clearTimeout(this.timer);
   }
@@ -353,6 +359,18 @@ class Exchange implements Delivery {
 
   private armTry(): void {
     if (this.tryLimit > 0) this.tryTimer = setTimeout(expireTry, this.tryLimit, this);
+  }
+
+  /** An answer came whole: below 500, the endpoint's run of failures is over. */
+  private settledOutcome(endpoint: Endpoint, status: number): void {
+    if (status < 500 && endpoint.failures !== 0) this.upstream.cluster.outcome(endpoint, false);
+  }
+
+  /** A streamed answer the upstream cut short after its headers: a failure of the endpoint, counted and told as one. */
+  brokeOff(err: Error): void {
+    this.report(failureOf(err));
+    if (this.endpoint !== null) this.upstream.cluster.outcome(this.endpoint, true);
+    this.ctx.state[CUT_SHORT_BY_UPSTREAM] = true;
   }
 
   report(failure: UpstreamFailure): void {

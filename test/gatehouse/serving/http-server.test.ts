@@ -411,6 +411,33 @@ describe('gatehouse/serving/http-server with pipelined requests', () => {
   });
 });
 
+describe('gatehouse/serving/http-server with pipelined requests behind an answer cut short', () => {
+  it('starts none of the requests waiting behind an answer whose connection was destroyed', async () => {
+    const started: string[] = [];
+    const own = await listen(
+      (req, res) => {
+        started.push(req.url!);
+        if (req.url === '/cut') {
+          res.writeHead(200, { 'Content-Length': '100' });
+          // The answer breaks off halfway, as a proxied one does when its upstream hangs up.
+          res.write('short', () => res.destroy());
+        } else {
+          res.end(`answer to ${req.url}`);
+        }
+      },
+      { host: '127.0.0.1', port: 0 },
+    );
+    try {
+      const text = await raw(own.port, 'GET /cut HTTP/1.1\r\nHost: x\r\n\r\nDELETE /account/42 HTTP/1.1\r\nHost: x\r\n\r\n', true);
+      assert.match(text, /^HTTP\/1\.1 200 OK\r\n/);
+      assert.ok(text.endsWith('short'), text);
+      assert.deepEqual(started, ['/cut']);
+    } finally {
+      await own.close(0);
+    }
+  });
+});
+
 describe('gatehouse/serving/http-server over HTTPS', function () {
   let dir: string;
   let files: { cert: string; key: string };
