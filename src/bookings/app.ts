@@ -26,7 +26,7 @@ import {
 import type { CatalogueItem, KindSpec } from './kinds';
 import { DatabaseUnavailableError } from './database';
 import { idempotencyKeyOf, IdempotencyKeyInFlight, IdempotencyKeyReused } from './idempotency';
-import { bookingRequestParser } from './request';
+import { bookingRequestParser, refusePastStart } from './request';
 import { BOOKING_STATUSES, type Booking, type BookingStore } from './store';
 
 /** Header through which the gateway names the authenticated user. */
@@ -121,7 +121,8 @@ export function createBookingApp(options: BookingAppOptions): Koa {
   const { spec, store, catalogue } = options;
   const base = normaliseBasePath(options.basePath);
   const bookingsPath = `${base}/bookings`;
-  const parseRequest = bookingRequestParser(spec, options.now);
+  const parseRequest = bookingRequestParser(spec);
+  const now = options.now ?? (() => new Date());
   const bodyLimit = options.bodyLimit ?? DEFAULT_BOOKING_BODY_LIMIT;
 
   const catalogueSpec: CollectionSpec = {
@@ -193,10 +194,14 @@ export function createBookingApp(options: BookingAppOptions): Koa {
     const user = userOf(ctx);
     const idempotencyKey = idempotencyKeyOf(ctx.req.rawHeaders);
     const request = parseRequest(await readJson(ctx, bodyLimit));
-    if (!catalogue().byId.has(request.itemId)) {
-      throw new HttpError(400, `${spec.itemField}: no ${spec.kind} has the id ${request.itemId}`);
-    }
-    const { booking, replayed } = await store.create({ ...request, user }, { idempotencyKey });
+    // Asked of a booking about to be made: a retry is answered with the one its first try made.
+    const admit = () => {
+      refusePastStart(spec, request, now());
+      if (!catalogue().byId.has(request.itemId)) {
+        throw new HttpError(400, `${spec.itemField}: no ${spec.kind} has the id ${request.itemId}`);
+      }
+    };
+    const { booking, replayed } = await store.create({ ...request, user }, { idempotencyKey, admit });
     const body = present(ctx, booking);
     // A retry gets the first answer again, said to be one (as Stripe says it).
     ctx.status = 201;

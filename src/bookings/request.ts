@@ -29,20 +29,26 @@ export function earliestBookableDay(now: Date): string {
 }
 
 /**
+ * Throws the 400 of a request for a new booking whose start has passed by
+ * `now` (see {@link earliestBookableDay}). Asked only of a booking about to
+ * be made: a retry of one made already is answered with it, however late.
+ */
+export function refusePastStart(spec: KindSpec, request: BookingRequest, now: Date): void {
+  // Days in YYYY-MM-DD compare as text.
+  if (request.start < earliestBookableDay(now)) throw new HttpError(400, `${spec.startField}: must not be in the past`);
+}
+
+/**
  * Builds the validator of a kind's booking requests:
  * `{<item>_id: UUID, <start>: YYYY-MM-DD, <length>?: 1..max (default 1)}`,
- * and no other field. The start may not have passed by `now`'s clock
- * (see {@link earliestBookableDay}).
+ * and no other field. Whether the start has passed is asked of a new
+ * booking only ({@link refusePastStart}).
  */
-export function bookingRequestParser(spec: KindSpec, now: () => Date = () => new Date()): (body: unknown) => BookingRequest {
+export function bookingRequestParser(spec: KindSpec): (body: unknown) => BookingRequest {
   const schema = z.strictObject(
     {
       [spec.itemField]: z.string({ error: required('a string') }).pipe(uuidSchema),
-      [spec.startField]: z
-        .string({ error: required('a date (YYYY-MM-DD)') })
-        .pipe(daySchema)
-        // Days in YYYY-MM-DD compare as text.
-        .refine((day) => day >= earliestBookableDay(now()), 'must not be in the past'),
+      [spec.startField]: z.string({ error: required('a date (YYYY-MM-DD)') }).pipe(daySchema),
       [spec.lengthField]: z
         .number({ error: required('a number') })
         // Not .int(), which takes a whole number past 2^53 for a fraction.

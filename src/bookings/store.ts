@@ -47,6 +47,13 @@ export interface CreateOptions {
    * the first one made instead of making another.
    */
   readonly idempotencyKey?: string;
+  /**
+   * Checks a booking about to be made (its start not past, its item in the
+   * catalogue), throwing to refuse it: asked once no earlier booking of the
+   * key is found, so that a retry is answered with the booking its first
+   * try made whatever has changed since.
+   */
+  readonly admit?: () => void;
 }
 
 /** What a create did. */
@@ -164,6 +171,7 @@ export function createMemoryBookingStore(options: MemoryBookingStoreOptions = {}
           return { booking: made, replayed: true };
         }
       }
+      createOptions.admit?.();
       let id = newId();
       // A repeated id would overwrite someone's booking; a fresh one costs nothing.
       for (let tries = 1; byId.has(id); tries++) {

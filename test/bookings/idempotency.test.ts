@@ -61,6 +61,30 @@ describe('bookings/idempotency: a booking service answering retries', () => {
     assert.equal(await count('uma'), 1);
   });
 
+  it('answers a retry with the first booking when its start day has passed since, or its item left the catalogue', async () => {
+    let clock = new Date('2030-06-10T11:59:00Z');
+    const module = demoModule('hotel', { now: () => clock });
+    const app = module.app.callback();
+    const book = (key?: string) => {
+      const req = request(app).post('/v1/hotels/bookings/').set('X-Travel-User', 'zoe');
+      return (key === undefined ? req : req.set('Idempotency-Key', key)).send({ hotel_id: DEMO.hotels.auroraOslo, check_in: '2030-06-09' });
+    };
+    // 23:59 on the 9th in UTC-12: still bookable.
+    const first = await book('late-1').expect(201);
+    clock = new Date('2030-06-10T12:01:00Z');
+    const again = await book('late-1').expect(201);
+    assert.equal(again.headers['idempotent-replayed'], 'true');
+    assert.equal(again.body.id, first.body.id);
+    assert.equal(again.body.created_at, first.body.created_at);
+    const fresh = await book('late-2').expect(400);
+    assert.equal(fresh.body.detail, 'check_in: must not be in the past');
+    module.useData({ hotels: [], cars: [], hotel_bookings: [], car_bookings: [] });
+    clock = new Date('2030-06-10T11:00:00Z');
+    const gone = await book('late-1').expect(201);
+    assert.equal(gone.body.id, first.body.id);
+    assert.match((await book('late-3').expect(400)).body.detail, /^hotel_id: no hotel has the id /);
+  });
+
   it('answers the key with another request 422 with the error body, and makes nothing', async () => {
     await post('vic', 'order-2').expect(201);
     const res = await post('vic', 'order-2', { ...BODY, nights: 2 }).expect(422);

@@ -6,6 +6,7 @@
  * Idempotency-Key that makes a retried create return the first booking.
  */
 import assert from 'node:assert/strict';
+import { HttpError } from '../../src/http';
 import {
   createMemoryBookingStore,
   IdempotencyKeyReused,
@@ -156,6 +157,23 @@ for (const subject of SUBJECTS) {
         await assert.rejects(s.store.create({ ...draft('hank'), itemId: OTHER_ITEM }, { idempotencyKey: 'k-2' }), IdempotencyKeyReused);
         await assert.rejects(s.store.create(draft('hank', '2026-08-02'), { idempotencyKey: 'k-2' }), IdempotencyKeyReused);
         assert.deepEqual(await s.store.list('hank'), [first.booking]);
+      });
+
+      it('asks a new booking to be admitted, and answers a retry without asking: a check that now refuses leaves it standing', async () => {
+        let asked = 0;
+        const refuse = () => {
+          asked++;
+          throw new HttpError(400, 'check_in: must not be in the past');
+        };
+        await assert.rejects(s.store.create(draft('nora'), { idempotencyKey: 'k-late', admit: refuse }), HttpError);
+        assert.deepEqual(await s.store.list('nora'), [], 'nothing made when refused');
+        const first = await s.store.create(draft('nora'), { idempotencyKey: 'k-late', admit: () => asked++ });
+        const again = await s.store.create(draft('nora'), { idempotencyKey: 'k-late', admit: refuse });
+        assert.equal(asked, 2);
+        assert.equal(again.replayed, true);
+        assert.deepEqual(again.booking, first.booking);
+        await assert.rejects(s.store.create(draft('nora'), { admit: refuse }), HttpError);
+        assert.equal((await s.store.list('nora')).length, 1);
       });
 
       it('keeps keys per user: the same key of two users makes two bookings', async () => {

@@ -7,6 +7,7 @@
  * until it can: the gateway serves everything else meanwhile, and bookings
  * answer 503.
  */
+import { HttpError } from '../../http';
 import type { Logger } from '../../telemetry';
 import { IdempotencyKeyInFlight, IdempotencyKeyReused } from '../idempotency';
 import type { BookingKind } from '../kinds';
@@ -121,7 +122,8 @@ export async function openBookingDatabase(options: BookingDatabaseOptions): Prom
       return result;
     } catch (err) {
       // A key used again is the database answering as it should: the request is what is refused.
-      const refused = err instanceof IdempotencyKeyReused || err instanceof IdempotencyKeyInFlight;
+      // So is a booking refused by the checks a new one must pass (see CreateOptions.admit).
+      const refused = err instanceof IdempotencyKeyReused || err instanceof IdempotencyKeyInFlight || err instanceof HttpError;
       const failure: DatabaseFailure | undefined = err instanceof DatabaseUnavailableError ? err.kind : refused ? undefined : 'error';
       options.onCall?.(operation, (performance.now() - started) / 1000, failure);
       if (err instanceof DatabaseUnavailableError) lost(err.reason);

@@ -88,7 +88,7 @@ export function createSqlBookingStore(options: SqlStoreOptions): BookingStore & 
     throw new Error('the id generator keeps returning ids that are taken');
   }
 
-  async function createWithKey(sql: Sql, draft: BookingDraft, key: string, at: Date): Promise<Created> {
+  async function createWithKey(sql: Sql, draft: BookingDraft, key: string, at: Date, admit: (() => void) | undefined): Promise<Created> {
     // Held until the transaction ends: a retry arriving meanwhile is told the first is still being made.
     const [{ free }] = await sql.query<{ free: boolean }>('SELECT pg_try_advisory_xact_lock(hashtext($1), hashtext($2)) AS free', [
       `${kind}:${draft.user}`,
@@ -106,6 +106,7 @@ export function createSqlBookingStore(options: SqlStoreOptions): BookingStore & 
       if (!sameRequest(made, draft)) throw new IdempotencyKeyReused(key);
       return { booking: made, replayed: true };
     }
+    admit?.();
     const booking = await insert(sql, draft, at.toISOString());
     // An expired key of the same name is replaced.
     await sql.query(
@@ -135,9 +136,14 @@ export function createSqlBookingStore(options: SqlStoreOptions): BookingStore & 
       const at = now();
       const key = createOptions.idempotencyKey;
       if (key === undefined) {
+        try {
+          createOptions.admit?.();
+        } catch (err) {
+          return Promise.reject(err);
+        }
         return run('create', async (sql) => ({ booking: await insert(sql, draft, at.toISOString()), replayed: false }), { write: true });
       }
-      return run('create', (sql) => sql.transaction((tx) => createWithKey(tx, draft, key, at)), { write: true });
+      return run('create', (sql) => sql.transaction((tx) => createWithKey(tx, draft, key, at, createOptions.admit)), { write: true });
     },
     async cancel(user, id) {
       if (!UUID.test(id)) return undefined;
