@@ -6,8 +6,8 @@
  * answered once its WAL is synced (./durable-fs); the folder is locked
  * against a second process (./folder-lock).
  */
-import { mkdirSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { PGlite, Transaction } from '@electric-sql/pglite';
 import type { Logger } from '../../telemetry';
 import type { DurableNodeFS } from './durable-fs';
@@ -18,15 +18,65 @@ import { lockFolder } from './folder-lock';
 /** The sub-folder of the data folder that holds the database's files. */
 export const PGLITE_FOLDER = 'pglite';
 
-/** Makes the data folder (and its parents) unless it exists; throws, naming it, when it cannot be. */
+/** Why a folder could not be made or used, in words. */
+function folderProblem(err: unknown): string {
+  switch ((err as NodeJS.ErrnoException).code) {
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'ENOTDIR':
+    case 'EEXIST':
+      return 'it is not a folder';
+    case 'EROFS':
+      return 'the file system is read-only';
+    case 'ENOSPC':
+      return 'no space left on the device';
+    case 'ENOENT':
+      return 'no folder can be made there';
+    default:
+      return errorText(err);
+  }
+}
+
+/**
+ * Makes `folder` and the parents it lacks, one at a time: Node's recursive
+ * mkdir loops for ever under a file system that refuses new folders with
+ * ENOENT (`/proc/x`), holding the event loop.
+ */
+function makeFolders(folder: string): void {
+  const missing: string[] = [];
+  for (let at = resolve(folder); ; ) {
+    try {
+      if (!statSync(at).isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR' });
+      break;
+    } catch (err) {
+      const parent = dirname(at);
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || parent === at) throw err;
+      missing.push(at);
+      at = parent;
+    }
+  }
+  for (let i = missing.length - 1; i >= 0; i--) {
+    try {
+      mkdirSync(missing[i]);
+    } catch (err) {
+      // Made meanwhile by another process: as good.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(missing[i]).isDirectory()) throw err;
+    }
+  }
+}
+
+/** Makes the data folder (and its parents) unless it exists, and checks it can be written; throws, naming it, when not. */
 export function makeDataFolder(folder: string): void {
   try {
-    mkdirSync(folder, { recursive: true });
-    if (!statSync(folder).isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR' });
+    makeFolders(folder);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'ENOTDIR' || code === 'EEXIST' ? 'it is not a folder' : errorText(err);
-    throw new Error(`cannot make the data folder ${folder}: ${why}; give another (--data, GATEHOUSE_DATA)`);
+    throw new Error(`cannot make the data folder ${folder}: ${folderProblem(err)}; give another (--data, GATEHOUSE_DATA)`);
+  }
+  try {
+    accessSync(folder, constants.W_OK);
+  } catch (err) {
+    throw new Error(`cannot write in the data folder ${folder}: ${folderProblem(err)}; give another (--data, GATEHOUSE_DATA)`);
   }
 }
 

@@ -7,7 +7,7 @@
  * seeds within the start's budget, not a request's deadline.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseUnavailableError, openBookingDatabase, type Booking } from '../../../src/bookings';
@@ -36,6 +36,25 @@ describe('bookings/database/pglite', function () {
     writeFileSync(file, 'not a folder');
     await assert.rejects(openBookingDatabase({ dataDir: file }), {
       message: `cannot make the data folder ${file}: it is not a folder; give another (--data, GATEHOUSE_DATA)`,
+    });
+  });
+
+  it('refuses at once a data folder where no folder can be made (under /proc), where a recursive mkdir looped for ever', async function () {
+    if (!existsSync('/proc/self')) this.skip();
+    await assert.rejects(openBookingDatabase({ dataDir: '/proc/gatehouse-data/db' }), {
+      message: 'cannot make the data folder /proc/gatehouse-data/db: no folder can be made there; give another (--data, GATEHOUSE_DATA)',
+    });
+  });
+
+  it('makes the parents a data folder lacks, and refuses one under a file', async () => {
+    const nested = join(scratch, 'one', 'two', 'data');
+    const db = await openBookingDatabase({ dataDir: nested });
+    await db.close();
+    assert.ok(statSync(join(nested, 'pglite')).isDirectory());
+    const file = join(scratch, 'plain-file');
+    writeFileSync(file, 'x');
+    await assert.rejects(openBookingDatabase({ dataDir: join(file, 'data') }), {
+      message: `cannot make the data folder ${join(file, 'data')}: it is not a folder; give another (--data, GATEHOUSE_DATA)`,
     });
   });
 
