@@ -213,7 +213,7 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
         if (rule.quotaMode) (violations ??= []).push(owners[j]);
         else over = true;
       }
-      statuses[owners[j]] = {
+      const status: DescriptorStatus = {
         code,
         currentLimit: rule.currentLimit,
         // Refused, the request took nothing: what remains is what was there.
@@ -222,6 +222,8 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
         // fraction of a window reads as 1 s (Envoy turns this into X-RateLimit-Reset, in seconds).
         durationUntilResetMs: Math.ceil(check.ttlMs / 1000) * 1000,
       };
+      if (rule.shadowMode) status.shadow = true;
+      statuses[owners[j]] = status;
     }
     if (over) counts.overLimit++;
     const response: RateLimitResponse = { overallCode: over ? 'OVER_LIMIT' : 'OK', statuses };

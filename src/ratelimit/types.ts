@@ -41,6 +41,12 @@ export interface DescriptorStatus {
   limitRemaining: number;
   /** Milliseconds until the current window ends. */
   durationUntilResetMs?: number;
+  /**
+   * Set by the in-process service on the status of a limit in shadow mode,
+   * which refuses nothing: no face the gateway gives clients describes it.
+   * Not sent over gRPC, whose answer has no such field.
+   */
+  shadow?: true;
 }
 
 /** A value of `dynamic_metadata` (a `google.protobuf.Struct`), as plain JSON. */

@@ -104,13 +104,19 @@ describe('rate-limit service', () => {
     assert.equal(store.size, 0);
   });
 
-  it('counts a shadow-mode rule but always answers it OK', async () => {
+  it('counts a shadow-mode rule but always answers it OK, its status marked shadow for the gateway', async () => {
     const service = serviceAt({ t: T0 });
     const ask = () => service.shouldRateLimit({ domain: 'messaging', descriptors: [d('client', 'c', 'path', '/admin')] });
     assert.equal((await ask()).statuses[0].limitRemaining, 0);
     const second = await ask();
     assert.equal(second.overallCode, 'OK');
-    assert.deepEqual(second.statuses[0], { code: 'OK', currentLimit: { name: 'admin-path', requestsPerUnit: 1, unit: 'MINUTE' }, limitRemaining: 0, durationUntilResetMs: 50_000 });
+    assert.deepEqual(second.statuses[0], {
+      code: 'OK',
+      currentLimit: { name: 'admin-path', requestsPerUnit: 1, unit: 'MINUTE' },
+      limitRemaining: 0,
+      durationUntilResetMs: 50_000,
+      shadow: true,
+    });
   });
 
   it('refuses everything under a limit of zero', async () => {

@@ -27,7 +27,8 @@ const NO_INDEXES: readonly number[] = [];
 
 /**
  * The status that binds hardest: over the limit with the longest wait, else
- * the least remaining. Statuses at the indexes of `skip` are not weighed, nor
+ * the least remaining. A limit in shadow mode binds nothing, and is not
+ * weighed; nor are statuses at the indexes of `skip`, nor
  * any status over its limit when `admitted` (a quota exceeded by a request
  * let through binds nothing).
  */
@@ -35,7 +36,7 @@ export function mostRestrictive(statuses: readonly DescriptorStatus[], skip: rea
   let best: DescriptorStatus | undefined;
   for (let i = 0; i < statuses.length; i++) {
     const s = statuses[i];
-    if (!s.currentLimit || (admitted && s.code === 'OVER_LIMIT') || skip.includes(i)) continue;
+    if (!s.currentLimit || s.shadow || (admitted && s.code === 'OVER_LIMIT') || skip.includes(i)) continue;
     if (!best) {
       best = s;
       continue;

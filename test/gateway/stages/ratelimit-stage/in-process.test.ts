@@ -112,6 +112,18 @@ describe('rate-limit headers', () => {
     assert.deepEqual(headers, { 'RateLimit-Policy': '"b \\"quoted\\"";q=20;w=60', RateLimit: '"b \\"quoted\\"";r=0;t=10', 'Retry-After': '10' });
   });
 
+  it('leave out a limit in shadow mode, which binds nothing, whatever it has left', () => {
+    const headers = rateLimitHeaders({
+      overallCode: 'OK',
+      statuses: [
+        { code: 'OK', currentLimit: limit(1, 'shadow'), limitRemaining: 0, durationUntilResetMs: 57_000, shadow: true },
+        { code: 'OK', currentLimit: { requestsPerUnit: 10, unit: 'HOUR', name: 'burst' }, limitRemaining: 9, durationUntilResetMs: 3_000_000 },
+      ],
+    });
+    assert.deepEqual(headers, { 'RateLimit-Policy': '"burst";q=10;w=3600', RateLimit: '"burst";r=9;t=3000' });
+    assert.deepEqual(rateLimitHeaders({ overallCode: 'OK', statuses: [{ code: 'OK', currentLimit: limit(1), limitRemaining: 0, shadow: true }] }), {});
+  });
+
   it('are left out when no status carries a limit', () => {
     assert.deepEqual(rateLimitHeaders({ overallCode: 'OK', statuses: [{ code: 'OK', limitRemaining: 4_294_967_295 }] }), {});
     assert.equal(mostRestrictive([]), undefined);
