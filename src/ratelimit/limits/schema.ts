@@ -39,13 +39,13 @@ const replacesSchema = z.object({
 export const rateLimitRuleSchema = z
   .object({
     /** Case-insensitive; required unless `unlimited`. */
-    unit: scalar.optional(),
+    // Checked here as well as below, so that a bad unit is said with the rule's other problems.
+    unit: scalar.optional().refine((u) => u === undefined || u === '' || isRateLimitUnit(u.toUpperCase()), `must be one of ${UNIT_LIST}`),
     /** As in envoyproxy/ratelimit, an absent or empty count is 0: the rule refuses everything. */
     requests_per_unit: z
       .number({ error: COUNT_ERROR })
-      .int(COUNT_ERROR)
-      .min(0, COUNT_ERROR)
-      .max(4_294_967_295, COUNT_ERROR)
+      // One check, so that a count wrong in two ways is said once.
+      .refine((n) => Number.isInteger(n) && n >= 0 && n <= 4_294_967_295, COUNT_ERROR)
       .nullish()
       .transform((v) => v ?? 0),
     unlimited: flag,
@@ -57,7 +57,7 @@ export const rateLimitRuleSchema = z
     const validUnit = isRateLimitUnit(unit);
     if (rule.unlimited && validUnit) {
       ctx.addIssue({ code: 'custom', path: ['unit'], message: 'must not be set when unlimited is true' });
-    } else if (!rule.unlimited && !validUnit) {
+    } else if (!rule.unlimited && !validUnit && (rule.unit === undefined || rule.unit === '')) {
       ctx.addIssue({ code: 'custom', path: ['unit'], message: `must be one of ${UNIT_LIST}` });
     }
     const replaces = (rule.replaces ?? []).map((r) => r.name);

@@ -60,6 +60,16 @@ describe('limits problems and their lines', () => {
     ]);
   });
 
+  it('reports a bad unit and a bad count of one rule together, and a count wrong in two ways once', () => {
+    const text = lines('domain: d', 'descriptors:', '  - key: a', '    rate_limit: {unit: fortnight, requests_per_unit: -3}', '  - key: b', '    rate_limit: {unit: minute, requests_per_unit: 99999999999999999999999}');
+    const count = 'must be a whole number from 0 to 4294967295 (decimal, 0x hex, 0o or 0 octal, 0b binary)';
+    assert.deepEqual(problems({ 'ratelimit.yaml': text }), [
+      'descriptors[0].rate_limit.unit: must be one of SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, YEAR (line 4)',
+      `descriptors[0].rate_limit.requests_per_unit: ${count} (line 4)`,
+      `descriptors[1].rate_limit.requests_per_unit: ${count} (line 6)`,
+    ]);
+  });
+
   it('names the line of the mapping that lacks a field', () => {
     assert.deepEqual(problems({ 'ratelimit.yaml': lines('domain: d', 'descriptors:', '  - key: k', '  - value: v', '    rate_limit: {unlimited: true}') }), [
       'descriptors[1].key: is required (line 4)',
