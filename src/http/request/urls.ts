@@ -54,12 +54,23 @@ export function requestHost(ctx: Context): string {
  * The absolute URL of a path of the current app. The origin is this server's
  * as the client named it (`Host`, or `X-Forwarded-Host/-Proto` when the app
  * trusts a proxy); never the request's `Origin` header, which koa 3's
- * `ctx.origin` returns. A request that named no host gets a root-relative URL.
+ * `ctx.origin` returns. A request that named no host (HTTP/1.0, an empty
+ * `Host`) gets the address it came to, as nginx falls back to its own
+ * name; one that came over no socket, a root-relative URL.
  */
 export function absoluteUrl(ctx: Context, pathInApp: string): string {
-  const host = requestHost(ctx);
+  const host = requestHost(ctx) || localAuthority(ctx);
   const origin = host ? `${ctx.protocol}://${host}` : '';
   return `${origin}${basePath(ctx)}${pathInApp}`;
+}
+
+/** The address and port the request's connection came to; '' when there is none. */
+function localAuthority(ctx: Context): string {
+  const socket = ctx.req.socket as { localAddress?: string; localPort?: number } | undefined;
+  const address = socket?.localAddress;
+  const port = socket?.localPort;
+  if (!address || !port) return '';
+  return hostPort(address.startsWith('::ffff:') ? address.slice(7) : address, port);
 }
 
 const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):([0-9]{1,5})$/;

@@ -155,9 +155,11 @@ describe('http/request/urls', () => {
       assert.deepEqual(res.body, { path: '/things/1', base: '/v1', self: 'http://h.test/v1/things/1' });
     });
 
-    it('answers a root-relative URL when the request named no host', async () => {
+    it('names the address the request came to when it named no host, as HTTP/1.0 may not, or named an empty one', async () => {
       const res = await raw('GET /v1/things/1 HTTP/1.0\r\n\r\n');
-      assert.deepEqual(res.body, { path: '/things/1', base: '/v1', self: '/v1/things/1' });
+      assert.deepEqual(res.body, { path: '/things/1', base: '/v1', self: `http://127.0.0.1:${port}/v1/things/1` });
+      const empty = await raw('GET /v1/things/1 HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n');
+      assert.deepEqual(empty.body, { path: '/things/1', base: '/v1', self: `http://127.0.0.1:${port}/v1/things/1` });
     });
   });
 });
