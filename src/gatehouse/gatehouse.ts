@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import {
   allowedUpgrades,
   ConfigError,
+  configWarnings,
   createGateway,
   createAuthStage,
   createRateLimitStage,
@@ -86,6 +87,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   const files = await loadFolder(options.configDir, START_WANTS, folderOptions);
   if (files.problems.length > 0 || files.config === undefined) throw new ConfigError(files.problems);
   let config: GatewayConfig = files.config;
+  for (const warning of configWarnings(config)) logger.warn({ warning }, 'config warning');
   let loadedAt = new Date();
 
   // Seeded from the booking data the folder check read, not from a second reading of the file.

@@ -20,6 +20,7 @@ export {
 export type { EmissaryReport, EmissaryRecordReport, SkippedRecord } from './config/emissary';
 export { assembleConfig, configFromRecords, RECORD_KINDS, type ConfigResult, type RawRecord } from './config/validate';
 export { ConfigError, configProblem, type ConfigProblem, type ProblemLocation } from './config/problems';
+export { configWarnings } from './config/warnings';
 export {
   API_VERSION,
   corsSchema,

@@ -8,7 +8,7 @@
 import { parseHtpasswd, type ParsedUsers } from '../../auth';
 import { BookingDataError, parseBookingFile, type BookingData } from '../../bookings';
 import { errorText } from '../../files';
-import { configProblem, parseConfigFiles, type ConfigProblem, type EmissaryReport, type GatewayConfig } from '../../gateway';
+import { configProblem, configWarnings, parseConfigFiles, type ConfigProblem, type EmissaryReport, type GatewayConfig } from '../../gateway';
 import { displayPath, LimitsConfigError, parseLimitsFiles, type LoadedLimits } from '../../ratelimit';
 import type { FolderTexts } from './read';
 
@@ -71,7 +71,10 @@ export function checkTexts(texts: FolderTexts): CheckedFolder {
       () => {
         const result = parseConfigFiles(records, { annotationDomain: texts.annotationDomain, ambassadorId: texts.ambassadorId });
         if (result.emissary) checked.emissary = result.emissary;
-        if (result.ok) checked.config = result.config;
+        if (result.ok) {
+          checked.config = result.config;
+          warnings.push(...configWarnings(result.config));
+        }
         else problems.push(...result.problems);
       },
     );

@@ -17,6 +17,7 @@ import { errorText } from '../../files';
 import {
   ConfigError,
   configProblem,
+  configWarnings,
   type ConfigProblem,
   type Gateway,
   type GatewayConfig,
@@ -145,6 +146,7 @@ export function createReloader(options: ReloaderOptions): Reloader {
     }
     gateway.reconfigure(prepared);
     options.onApplied(folder.config);
+    for (const warning of configWarnings(folder.config)) logger.warn({ warning }, 'config warning');
     return applyModuleFiles(folder);
   }
 
