@@ -50,7 +50,7 @@ const FORWARDED = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-
  */
 const ALWAYS_COPIED = ['authorization', 'location', 'proxy-authenticate', 'set-cookie', 'www-authenticate'];
 /** Headers of a refusal that reach the client besides those. */
-const ALSO_RETURNED = ['retry-after', 'content-type'];
+const ALSO_RETURNED = ['retry-after', 'content-type', 'vary'];
 /** Framing, connection and Host are the gateway's, whatever the record names: a 200's would cut the client's body short. */
 const NEVER_COPIED = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'host']);
 /** About the body they come with: a 200's stay off the routed request, which keeps the client's; a refusal's go with it. */

@@ -145,6 +145,16 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
     assert.equal(seen.backendCalls, 0);
   });
 
+  it("passes a refusal on with its Vary, since the body the service chose by the client's Accept varies with it", async () => {
+    remote.answer = (res) =>
+      res.writeHead(401, { 'content-type': 'application/xml', vary: 'Accept' }).end('<response><code>401</code></response>');
+    const { app } = stageApp(stageFor(), mapping());
+    const res = await request(app.callback()).get('/v1/hotels/').set('Accept', 'application/xml');
+    assert.equal(res.status, 401);
+    assert.equal(res.headers.vary, 'Accept');
+    assert.equal(res.text, '<response><code>401</code></response>');
+  });
+
   it('passes a refusal on with the headers it repeats as they came, a repeated Content-Type included', async () => {
     remote.answer = (res) =>
       res
