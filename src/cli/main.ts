@@ -102,7 +102,12 @@ async function start(args: string[]): Promise<number | undefined> {
   });
   if (values.help) return print(START_USAGE);
   refuseEmpty(values);
-  if (Boolean(values['tls-cert']) !== Boolean(values['tls-key'])) throw new UsageError('--tls-cert and --tls-key go together');
+  // Either half may come from the environment, as every flag may.
+  const tlsCert = values['tls-cert'] ?? (process.env.TLS_CERT || undefined);
+  const tlsKey = values['tls-key'] ?? (process.env.TLS_KEY || undefined);
+  const tlsFlagged = values['tls-cert'] !== undefined || values['tls-key'] !== undefined;
+  if (tlsFlagged && (tlsCert === undefined || tlsKey === undefined)) throw new UsageError('--tls-cert and --tls-key go together (either may be TLS_CERT or TLS_KEY)');
+  const clusterDomain = values['cluster-domain'];
   const options = {
     configDir: values.config,
     host: values.host,
@@ -112,14 +117,15 @@ async function start(args: string[]): Promise<number | undefined> {
     databaseUrl: values['database-url'],
     dataDir: values.data,
     databaseTimeoutMs: countOption(values['database-timeout-ms'], '--database-timeout-ms', 1),
-    tls: values['tls-cert'] && values['tls-key'] ? { cert: values['tls-cert'], key: values['tls-key'] } : undefined,
+    tls: tlsFlagged ? { cert: tlsCert!, key: tlsKey! } : undefined,
     watch: !values['no-watch'],
     fileSizeLimit: fileSizeLimitOption(values['file-size-limit']),
-    clusterDomain: values['cluster-domain'],
+    clusterDomain,
     ambassadorId: values['ambassador-id'],
     ...limitOptions(values),
   };
-  const { createGatehouse, describeStorage } = require('../gatehouse') as GatehouseModule;
+  const { createGatehouse, describeStorage, isDnsDomain } = require('../gatehouse') as GatehouseModule;
+  if (clusterDomain !== undefined && !isDnsDomain(clusterDomain)) throw new UsageError(`--cluster-domain must be a DNS domain such as cluster.local, got '${clusterDomain}'`);
   const { hostPort } = require('../http') as Http;
   const { logGrpcThrough } = require('./grpc-log') as GrpcLog;
   const gatehouse = await createGatehouse(options);

@@ -10,6 +10,7 @@ export {
   envFileSizeLimit,
   envNumber,
   envPort,
+  isDnsDomain,
   resolveOptions,
   type GatehouseOptions,
   type ResolvedOptions,

@@ -189,11 +189,14 @@ export function bookingDatabaseOptions(
   return { databaseUrl, dataDir: resolve(options.dataDir ?? (env.GATEHOUSE_DATA || join(dirname(configDir), 'data'))) };
 }
 
-/** Throws, naming `name`, unless `domain` is a DNS name (`cluster.local`, `k8s.example.com`), without a trailing dot. */
+/** Whether `domain` is a DNS name (`cluster.local`, `k8s.example.com`), without a trailing dot. */
+export function isDnsDomain(domain: string): boolean {
+  return /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i.test(domain);
+}
+
+/** Throws, naming `name`, unless `domain` is a DNS name (see {@link isDnsDomain}). */
 export function checkClusterDomain(domain: string, name: string): void {
-  if (!/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i.test(domain)) {
-    throw new RangeError(`${name} must be a DNS domain such as cluster.local, got '${domain}'`);
-  }
+  if (!isDnsDomain(domain)) throw new RangeError(`${name} must be a DNS domain such as cluster.local, got '${domain}'`);
 }
 
 /**

@@ -349,6 +349,24 @@ describe('gatehouse command', function () {
       assert.equal(existsSync(data), false, 'no database made for a gateway that cannot start');
     });
 
+    it('takes one TLS file from its flag and the other from the environment, and refuses a flag whose pair is given nowhere', async () => {
+      const env = { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'silent' };
+      const mixed = await runCli(['start', '--config', dir, '--data', join(dir, 'tls-mixed'), '--tls-cert', join(dir, 'users.htpasswd')], {
+        env: { ...env, TLS_KEY: join(dir, 'nope.pem') },
+      });
+      assert.equal(mixed.code, 1);
+      assert.equal(mixed.stderr, `gatehouse: cannot read the TLS key ${join(dir, 'nope.pem')}: no such file\n`);
+      const alone = await runCli(['start', '--config', dir, '--tls-cert', join(dir, 'users.htpasswd')], { env });
+      assert.equal(alone.code, 2);
+      assert.match(alone.stderr, /^gatehouse: --tls-cert and --tls-key go together \(either may be TLS_CERT or TLS_KEY\)\n/);
+    });
+
+    it('refuses a --cluster-domain that is no DNS domain with exit 2, naming the flag', async () => {
+      const res = await runCli(['start', '--config', dir, '--cluster-domain', 'a..b'], { env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'silent' } });
+      assert.equal(res.code, 2);
+      assert.match(res.stderr, /^gatehouse: --cluster-domain must be a DNS domain such as cluster\.local, got 'a\.\.b'\n/);
+    });
+
     it('refuses a REDIS_URL the Redis client would misread, with exit 1 and without quoting its password', async () => {
       const [scheme, port, flag] = await Promise.all([
         runCli(['start', '--config', dir], { env: { PORT: '0', GRPC_PORT: '0', REDIS_URL: 'http://:hunter2@127.0.0.1:6379' } }),
