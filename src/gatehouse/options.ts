@@ -256,6 +256,30 @@ function checkOptionTypes(options: unknown): asserts options is GatehouseOptions
     const fits = expected === 'number or false' ? kind === 'number' || value === false : kind === expected;
     if (!fits) throw new TypeError(`${name} must be ${/^[aeiou]/.test(expected) ? 'an' : 'a'} ${expected}, got ${kind === 'string' ? JSON.stringify(value) : kind}`);
   }
+  const { modules } = options as { modules?: unknown };
+  if (Array.isArray(modules)) modules.forEach(checkModule);
+}
+
+/** Whether `value` is a Koa app (or one like it): what the gateway calls on a module's app. */
+function isKoaApp(value: unknown): boolean {
+  const app = value as { callback?: unknown; middleware?: unknown } | null;
+  return typeof app === 'object' && app !== null && typeof app.callback === 'function' && Array.isArray(app.middleware);
+}
+
+/** Throws a TypeError naming `modules[index]` when it is no module: a name, and an app, mounts and methods of the right kinds. */
+function checkModule(module: unknown, index: number): void {
+  const at = `modules[${index}]`;
+  if (typeof module !== 'object' || module === null || Array.isArray(module)) throw new TypeError(`${at} must be a module (an object with a name), got ${kindOf(module)}`);
+  const m = module as Record<string, unknown>;
+  if (typeof m.name !== 'string' || m.name === '') throw new TypeError(`${at}.name must be a string that is not empty, got ${kindOf(m.name)}`);
+  if (m.app !== undefined && !isKoaApp(m.app)) throw new TypeError(`${at}.app must be a Koa app, got ${kindOf(m.app)}`);
+  if (m.mounts !== undefined) {
+    if (typeof m.mounts !== 'object' || m.mounts === null) throw new TypeError(`${at}.mounts must be an object of Koa apps by prefix, got ${kindOf(m.mounts)}`);
+    for (const [prefix, app] of Object.entries(m.mounts)) if (!isKoaApp(app)) throw new TypeError(`${at}.mounts['${prefix}'] must be a Koa app, got ${kindOf(app)}`);
+  }
+  for (const method of ['reload', 'close', 'authenticate', 'shouldRateLimit'] as const) {
+    if (m[method] !== undefined && typeof m[method] !== 'function') throw new TypeError(`${at}.${method} must be a function, got ${kindOf(m[method])}`);
+  }
 }
 
 /** Applies the environment and the defaults. Throws for a malformed value. */

@@ -38,6 +38,9 @@ describe('gatehouse options from code', () => {
     ['watch given as a string', { watch: 'no' }, /^watch must be a boolean, got "no"$/],
     ['a gRPC port of true', { grpcPort: true }, /^grpcPort must be a number or false, got boolean$/],
     ['modules that are no list', { modules: {} }, /^modules must be an array, got object$/],
+    ['a module whose app is no Koa app', { modules: [{ name: 'x', app: 42 }] }, /^modules\[0\]\.app must be a Koa app, got number$/],
+    ['a module without a name', { modules: [{ app: undefined }] }, /^modules\[0\]\.name must be a string that is not empty, got undefined$/],
+    ['a module whose close is no function', { modules: [{ name: 'x', close: true }] }, /^modules\[0\]\.close must be a function, got boolean$/],
     ['options that are null', null, /^the options must be an object, got null$/],
   ];
   for (const [what, options, message] of mistyped) {
