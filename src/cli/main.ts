@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { isBookingModule, isServable, SERVABLE_MODULES } from './servable';
 import { CHECK_USAGE, SERVE_USAGE, START_USAGE, USAGE } from './usage';
-import { runUntilSignal } from './signals';
+import { holdSignalsWhileStarting, runUntilSignal } from './signals';
 import { parseByteSize } from '../files';
 
 // What a command runs is loaded when it runs: help, the version and a
@@ -128,6 +128,7 @@ async function start(args: string[]): Promise<number | undefined> {
   if (clusterDomain !== undefined && !isDnsDomain(clusterDomain)) throw new UsageError(`--cluster-domain must be a DNS domain such as cluster.local, got '${clusterDomain}'`);
   const { hostPort } = require('../http') as Http;
   const { logGrpcThrough } = require('./grpc-log') as GrpcLog;
+  holdSignalsWhileStarting();
   const gatehouse = await createGatehouse(options);
   logGrpcThrough(gatehouse.logger);
   const listening = await gatehouse.start().catch(async (err) => {
@@ -196,6 +197,7 @@ async function serve(args: string[]): Promise<number | undefined> {
     ...limitOptions(values),
   };
   const { serveModule } = require('./serve') as Serve;
+  holdSignalsWhileStarting();
   const served = await serveModule(name, options);
   runUntilSignal(() => served.stop(), served.logger, () => served.reload());
   const about = [served.protocol, served.configDir && `config folder ${served.configDir}`, served.bookings && `bookings: ${served.bookings}`].filter(Boolean).join('; ');

@@ -17,8 +17,31 @@ const quiet: Log = { info: () => undefined, error: (obj) => process.stderr.write
 /** How often a server run by npm looks for its parent, in ms: a getppid() each time. */
 export const PARENT_CHECK_MS = 250;
 
+const STARTING_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
+/** The stop signal that came while the server was starting, handled once it runs. */
+let heldSignal: NodeJS.Signals | undefined;
+
+function holdWhileStarting(signal: NodeJS.Signals): void {
+  // A reload of the files being read for the start has nothing to add.
+  if (signal === 'SIGHUP') return;
+  // A second stop signal stops at once, as it does once running.
+  if (heldSignal !== undefined) process.exit(1);
+  heldSignal = signal;
+}
+
 /**
- * Stops with `stop` on the first SIGTERM or SIGINT, then exits. With
+ * Holds the signals that come while a server starts (opening its database
+ * may take seconds): SIGTERM or SIGINT then stops it gracefully as soon as
+ * it runs ({@link runUntilSignal}), and SIGHUP is ignored, where either
+ * would otherwise end the process at once, its database half made.
+ */
+export function holdSignalsWhileStarting(): void {
+  for (const signal of STARTING_SIGNALS) process.on(signal, holdWhileStarting);
+}
+
+/**
+ * Stops with `stop` on the first SIGTERM or SIGINT, then exits; at once
+ * when one came while it started (see {@link holdSignalsWhileStarting}). With
  * `reload`, calls it on every SIGHUP until then: SIGHUP would otherwise end
  * the process at once, requests in flight with it. The reload logs what it
  * applied or refused.
@@ -60,6 +83,8 @@ export function runUntilSignal(stop: () => Promise<void>, log: Log = quiet, relo
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  for (const signal of STARTING_SIGNALS) process.off(signal, holdWhileStarting);
+  if (heldSignal !== undefined) shutdown({ signal: heldSignal, reason: 'it came while starting' });
   if (process.env.npm_lifecycle_event !== undefined) whenParentGone((parent) => shutdown({ parent, reason: 'the npm process that started it is gone' }));
 }
 

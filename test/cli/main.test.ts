@@ -7,7 +7,7 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { aliasBomb } from '../gatehouse/support/hostile';
 import { eventually } from '../gatehouse/support/running';
-import { acceptsConnections, killAll, REPO_ROOT, runCli, startCli, type CliResult } from '../support/process';
+import { acceptsConnections, killAll, REPO_ROOT, runCli, spawnedCli, startCli, type CliResult } from '../support/process';
 import { freshDataDir } from '../support/pglite';
 
 /**
@@ -289,6 +289,19 @@ describe('gatehouse command', function () {
       } finally {
         cleanup();
       }
+    });
+
+    it('lives through a SIGHUP and stops with exit 0 on a SIGTERM sent while it starts, once started', async () => {
+      const data = join(dir, 'starting-data');
+      const { child, ended } = await spawnedCli(['start', '--config', dir, '--data', data], { env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'info' } });
+      // Made once its signals are held, while the bookings database is made.
+      await eventually(async () => (existsSync(data) ? true : undefined), 'the data folder to be made');
+      child.kill('SIGHUP');
+      child.kill('SIGTERM');
+      const res = await ended();
+      assert.equal(res.code, 0, res.stderr);
+      assert.match(res.stdout, /"signal":"SIGTERM","reason":"it came while starting","msg":"shutting down"/);
+      assert.match(res.stdout, /"msg":"gatehouse stopped"/);
     });
 
     it('refuses a broken config with exit 1 and every problem, without a stack trace', async () => {

@@ -186,6 +186,14 @@ export async function runCli(args: readonly string[], given: CliOptions = {}): P
   }
 }
 
+/** Starts a command and hands it over at once, before it says anything: for what is sent to it while it starts. */
+export async function spawnedCli(args: readonly string[], given: CliOptions = {}): Promise<{ child: ChildProcess; ended(): Promise<CliResult> }> {
+  const { options, release } = await withDataDir(args, given);
+  const { child, out } = spawnCli(args, options);
+  if (release) child.once('exit', release);
+  return { child, ended: () => ended(child, out) };
+}
+
 /**
  * Starts a server command and resolves once it has printed its listening
  * line. Rejects with its output when it exits first or is not listening
