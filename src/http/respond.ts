@@ -21,6 +21,13 @@ import { HttpError } from './errors';
  */
 export const CUT_SHORT_BY_UPSTREAM = 'gatehouseCutShortByUpstream';
 
+/**
+ * Set on a response the server cut because its shutdown grace ran out
+ * before it was done: the access log says so, rather than that its client
+ * left.
+ */
+export const CUT_AT_SHUTDOWN: unique symbol = Symbol('cut at shutdown');
+
 /** Koa's own test of a body that is a stream, which its `ctx.body` setter makes too. */
 const isStream: (body: unknown) => boolean = require('koa/lib/is-stream.js');
 

@@ -24,6 +24,8 @@ export interface AccessLogEntry {
   aborted?: true;
   /** The upstream cut the answer short after its headers (Envoy's `UR` flag). */
   upstream_reset?: true;
+  /** The server cut the answer when its shutdown grace ran out. */
+  cut_at_shutdown?: true;
 }
 
 /** Writes access log lines through a logger. */
@@ -86,6 +88,7 @@ export function accessLineWriter(logger: Logger): AccessLineWriter {
     if (entry.user !== undefined) line += `,"user":${quoted(entry.user)}`;
     if (entry.aborted) line += ',"aborted":true';
     if (entry.upstream_reset) line += ',"upstream_reset":true';
+    if (entry.cut_at_shutdown) line += ',"cut_at_shutdown":true';
     return `${line},"msg":"request"}\n`;
   }
 

@@ -8,7 +8,7 @@ import type { Context, Middleware } from 'koa';
 import { randomUUID } from 'node:crypto';
 import { Stream } from 'node:stream';
 import { performance } from 'node:perf_hooks';
-import { connectionNamed, CUT_SHORT_BY_UPSTREAM, headerName, headerText, statusOf } from '../http';
+import { connectionNamed, CUT_AT_SHUTDOWN, CUT_SHORT_BY_UPSTREAM, headerName, headerText, statusOf } from '../http';
 import { accessLineWriter, type AccessLogEntry } from './access-line';
 import type { Logger } from './logger';
 import { UNMATCHED_ROUTE, type Metrics } from './metrics';
@@ -32,6 +32,8 @@ export interface AccessLogOptions {
 
 /** What nginx logs for a request whose client closed the connection before the answer began. */
 const CLIENT_CLOSED_REQUEST = 499;
+/** What a request the server stopped before it answered is logged and counted as. */
+const SERVICE_UNAVAILABLE = 503;
 
 // Safe to log and to hand on: no spaces, quotes or control characters.
 const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
@@ -85,7 +87,8 @@ export function accessLog(options: AccessLogOptions): Middleware {
     // Gone before any answer: whatever status the context holds (Koa's 404 to
     // begin with) was never sent. nginx's 499 says what happened, and keeps
     // the 404s of the metrics those of paths that match nothing.
-    if (aborted && !ctx.res.headersSent) status = CLIENT_CLOSED_REQUEST;
+    const cutAtShutdown = aborted && (ctx.res as { [CUT_AT_SHUTDOWN]?: true })[CUT_AT_SHUTDOWN] === true;
+    if (aborted && !ctx.res.headersSent) status = cutAtShutdown ? SERVICE_UNAVAILABLE : CLIENT_CLOSED_REQUEST;
     const mapping = ctx.state.mapping as { name?: unknown } | undefined;
     const route = typeof mapping?.name === 'string' ? mapping.name : UNMATCHED_ROUTE;
     metrics?.recordRequest(route, method, status, elapsedMs / 1000);
@@ -106,6 +109,7 @@ export function accessLog(options: AccessLogOptions): Middleware {
     // Cut short by its upstream, the answer was not left by the client.
     if (aborted) {
       if (ctx.state[CUT_SHORT_BY_UPSTREAM] === true) entry.upstream_reset = true;
+      else if (cutAtShutdown) entry.cut_at_shutdown = true;
       else entry.aborted = true;
     }
     lines.write(entry);
