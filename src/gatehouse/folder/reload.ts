@@ -165,7 +165,12 @@ export function createReloader(options: ReloaderOptions): Reloader {
     metrics.recordConfigReload(problems.length === 0 ? 'success' : 'failure');
     if (problems.length) logger.error({ problems }, 'config reload refused; the previous config keeps serving');
     // What now serves, for whoever just edited the folder to see that the change is in (the diag page lists the routes).
-    else logger.info({ configDir, sources, routes: gateway.snapshot().routes.length }, 'config reloaded');
+    else {
+      const routes = gateway.snapshot().routes.length;
+      // A folder emptied by mistake (its record files removed) is valid, and leaves every request a 404: said louder.
+      if (routes === 0) logger.warn({ configDir, sources, routes }, 'config reloaded with no routes: every request is answered 404');
+      else logger.info({ configDir, sources, routes }, 'config reloaded');
+    }
     return problems.length === 0 ? { ok: true } : { ok: false, problems };
   }
 

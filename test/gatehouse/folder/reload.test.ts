@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import bcrypt from 'bcryptjs';
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
 import { changeAndAwait, requestLoop, type LoopRequest, type ReloadLine } from '../support/reloads';
@@ -182,5 +182,15 @@ describe('gatehouse config reload', function () {
     assert.ok((await diag()).config.errors.length > 0);
     await changeAndAwait(running.log, () => config.write('users.htpasswd', good), applied(async () => (await status('/extra/messages/1')) === 200));
     assert.deepEqual((await diag()).config.errors, []);
+  });
+  it('warns, rather than notes, a reload that leaves no route: its record files removed, every request is a 404', async () => {
+    const records = readdirSync(config.dir).filter((f) => /\.ya?ml$/.test(f) && f !== 'ratelimit.yaml' && f !== 'bookings.yaml');
+    const kept = records.map((f) => [f, config.read(f)] as const);
+    const emptied = await changeAndAwait(running.log, () => records.forEach((f) => config.unlink(f)), (r) => r.applied);
+    const line = running.log.lines[emptied.index - 1];
+    assert.equal(line.level, 40);
+    assert.equal(line.routes, 0);
+    assert.equal(await status('/v1/messages/1'), 404);
+    await changeAndAwait(running.log, () => kept.forEach(([f, text]) => config.write(f, text)), applied(async () => (await status('/v1/messages/1')) === 200));
   });
 });

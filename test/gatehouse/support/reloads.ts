@@ -6,6 +6,7 @@
 import type { LogCapture } from '../../telemetry/log-capture';
 
 const APPLIED = 'config reloaded';
+const APPLIED_EMPTY = 'config reloaded with no routes: every request is answered 404';
 const REFUSED = 'config reload refused; the previous config keeps serving';
 
 /** A reload as the log tells it. */
@@ -21,8 +22,8 @@ export async function nextReload(log: LogCapture, from: number): Promise<ReloadL
   for (let i = from; ; i++) {
     const lines = await log.waitFor(i + 1);
     const msg = lines[i].msg;
-    if (msg === APPLIED || msg === REFUSED) {
-      return { applied: msg === APPLIED, problems: (lines[i].problems as string[] | undefined) ?? [], index: i + 1 };
+    if (msg === APPLIED || msg === APPLIED_EMPTY || msg === REFUSED) {
+      return { applied: msg !== REFUSED, problems: (lines[i].problems as string[] | undefined) ?? [], index: i + 1 };
     }
   }
 }
