@@ -14,7 +14,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { headerName, HttpError, upgradeHandover, upgradeProtocol, type UpgradeHandover } from '../../http';
+import { hasOtherTransferCoding, headerName, HttpError, upgradeHandover, upgradeProtocol, type UpgradeHandover } from '../../http';
 import { isHopByHop } from '../request/headers/hop-by-hop';
 import { copyResponseHeaders, failureOf, upstreamFailure, upstreamRequestHeaders, type ForwardOptions } from './proxy';
 import type { RouteUpstream } from '.';
@@ -125,8 +125,21 @@ export async function forwardUpgrade(ctx: Context, upstream: RouteUpstream, hand
       options.events?.upstreamError?.(options.route ?? '', failure);
       settle(upstreamFailure(failure, err, options.timeoutMs));
     });
+    /** An answer the gateway cannot pass on: a 502 with the error body, as on any route. */
+    const broken = (detail: string): void => {
+      request.destroy();
+      options.events?.upstreamError?.(options.route ?? '', 'other');
+      settle(new HttpError(502, detail));
+    };
+    // undici, on every other route, takes an unasked-for 100 for a broken answer: so does this one.
+    request.on('continue', () => broken('the upstream service failed to answer'));
     // A refusal (400, 401, 426...): the client reads it as the answer to its request.
     request.on('response', (res) => {
+      if (settled) return;
+      if (hasOtherTransferCoding(res.headers['transfer-encoding'])) {
+        res.destroy();
+        return broken('the upstream service answered in a transfer coding other than chunked');
+      }
       ctx.status = res.statusCode ?? 502;
       copyResponseHeaders(ctx, res.headers);
       const typed = res.headers['content-type'] !== undefined;

@@ -17,6 +17,8 @@ describe('gatehouse WebSocket tunnels', function () {
   let refusing: http.Server;
   let silent: net.Server;
   let garbled: net.Server;
+  let coded: net.Server;
+  let continuing: net.Server;
   let config: TempConfig;
   let running: Running;
   let port: number;
@@ -36,7 +38,14 @@ describe('gatehouse WebSocket tunnels', function () {
     silent = net.createServer(() => undefined);
     // One that agrees in a 101 no HTTP parser takes (a control character in a header).
     garbled = net.createServer((socket) => socket.once('data', () => socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nX-Bad: a\x7fb\r\n\r\n')));
-    await Promise.all([refusing, silent, garbled].map((server) => new Promise<void>((r) => server.listen(0, '127.0.0.1', r))));
+    // One that refuses in a transfer coding the gateway cannot pass on, and one that sends an unasked-for 100 first.
+    coded = net.createServer((socket) =>
+      socket.once('data', () => socket.end('HTTP/1.1 403 Forbidden\r\nTransfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n3\r\nabc\r\n0\r\n\r\n')),
+    );
+    continuing = net.createServer((socket) =>
+      socket.once('data', () => socket.end('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 403 Forbidden\r\nContent-Length: 2\r\nConnection: close\r\n\r\nno')),
+    );
+    await Promise.all([refusing, silent, garbled, coded, continuing].map((server) => new Promise<void>((r) => server.listen(0, '127.0.0.1', r))));
     const dead = await deadPort();
     config = copyConfig();
     const websocket = ['websocket'];
@@ -57,6 +66,8 @@ describe('gatehouse WebSocket tunnels', function () {
         { name: 'silent', prefix: '/silent/', service: `127.0.0.1:${(silent.address() as net.AddressInfo).port}`, use_websocket: true, bypass_auth: true, timeout_ms: 200 },
         { name: 'dead', prefix: '/dead/', service: `127.0.0.1:${dead}`, allow_upgrade: websocket, bypass_auth: true },
         { name: 'garbled', prefix: '/garbled/', service: `127.0.0.1:${(garbled.address() as net.AddressInfo).port}`, allow_upgrade: websocket, bypass_auth: true },
+        { name: 'coded', prefix: '/coded/', service: `127.0.0.1:${(coded.address() as net.AddressInfo).port}`, allow_upgrade: websocket, bypass_auth: true },
+        { name: 'continuing', prefix: '/continuing/', service: `127.0.0.1:${(continuing.address() as net.AddressInfo).port}`, allow_upgrade: websocket, bypass_auth: true },
       ),
     );
     running = await startGatehouse({ configDir: config.dir, shutdownGraceMs: 300 });
@@ -74,6 +85,8 @@ describe('gatehouse WebSocket tunnels', function () {
     refusing?.close();
     silent?.close();
     garbled?.close();
+    coded?.close();
+    continuing?.close();
     config?.remove();
   });
 
@@ -154,6 +167,15 @@ describe('gatehouse WebSocket tunnels', function () {
     assert.match(reply, /^HTTP\/1\.1 502 Bad Gateway\r\n/);
     assert.ok(reply.endsWith('"detail":"the upstream service failed to answer"}'), reply);
     assert.ok(closed);
+  });
+
+  it('answers 502, as on any route, to a refusal in a transfer coding other than chunked and to an unasked-for 100 Continue', async () => {
+    const { reply: codedReply } = await exchange(port, `GET /coded/x HTTP/1.1\r\nHost: gw\r\n${WEBSOCKET_HEADERS}\r\n`);
+    assert.match(codedReply, /^HTTP\/1\.1 502 Bad Gateway\r\n/);
+    assert.ok(codedReply.endsWith('"detail":"the upstream service answered in a transfer coding other than chunked"}'), codedReply);
+    const { reply: continued } = await exchange(port, `GET /continuing/x HTTP/1.1\r\nHost: gw\r\n${WEBSOCKET_HEADERS}\r\n`);
+    assert.match(continued, /^HTTP\/1\.1 502 Bad Gateway\r\n/);
+    assert.ok(continued.endsWith('"detail":"the upstream service failed to answer"}'), continued);
   });
 
   it('serves an upgrade on a Mapping without allow_upgrade as plain HTTP: the upstream sees no Upgrade', async () => {
