@@ -67,9 +67,14 @@ class UsageError extends Error {}
  * GATEHOUSE_FILE_SIZE_LIMIT, else the default, once it has loaded what it runs.
  */
 function fileSizeLimitOption(value: string | undefined): number | undefined {
+  return byteSizeOption(value, '--file-size-limit');
+}
+
+/** A byte size given as option `name` (`512k`, `16m`, bytes); `undefined` without it. */
+function byteSizeOption(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
   try {
-    return parseByteSize(value, '--file-size-limit');
+    return parseByteSize(value, name);
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
@@ -98,6 +103,10 @@ async function start(args: string[]): Promise<number | undefined> {
       'no-watch': { type: 'boolean' },
       'cluster-domain': { type: 'string' },
       'ambassador-id': { type: 'string' },
+      'trust-proxy': { type: 'boolean' },
+      'body-limit': { type: 'string' },
+      'shutdown-grace-ms': { type: 'string' },
+      'keep-alive-timeout-ms': { type: 'string' },
     },
   });
   if (values.help) return print(START_USAGE);
@@ -122,6 +131,10 @@ async function start(args: string[]): Promise<number | undefined> {
     fileSizeLimit: fileSizeLimitOption(values['file-size-limit']),
     clusterDomain,
     ambassadorId: values['ambassador-id'],
+    trustProxy: values['trust-proxy'] || undefined,
+    bodyLimit: byteSizeOption(values['body-limit'], '--body-limit'),
+    shutdownGraceMs: countOption(values['shutdown-grace-ms'], '--shutdown-grace-ms'),
+    keepAliveTimeoutMs: countOption(values['keep-alive-timeout-ms'], '--keep-alive-timeout-ms'),
     ...limitOptions(values),
   };
   const { createGatehouse, describeStorage, isDnsDomain } = require('../gatehouse') as GatehouseModule;

@@ -41,6 +41,16 @@ Options (each also read from the environment variable in brackets):
                      on SIGTERM/SIGINT, serve this long, not ready and closing
                      every connection after its answer, before the ports close
                      [DRAIN_DELAY_MS] (default 5000; 0 closes at once)
+  --shutdown-grace-ms <n>
+                     then how long requests in flight may take to finish
+                     [SHUTDOWN_GRACE_MS] (default 10000)
+  --keep-alive-timeout-ms <n>
+                     how long an idle keep-alive connection is kept
+                     [KEEP_ALIVE_TIMEOUT_MS] (default 65000)
+  --body-limit <size>
+                     largest request body, else 413 [BODY_LIMIT] (default 1m)
+  --trust-proxy      behind another proxy: take the scheme, host and client
+                     from its X-Forwarded-* headers [TRUST_PROXY=true]
   --grpc-max-message-bytes <n>
                      largest gRPC rate-limit request [GRPC_MAX_MESSAGE_BYTES]
                      (default 65536)

@@ -4,6 +4,7 @@
  * environment (`HOST`, `PORT`, `GRPC_PORT`, `GATEHOUSE_CONFIG`, `REDIS_URL`,
  * `DATABASE_URL`, `GATEHOUSE_DATA`, `TLS_CERT`, `TLS_KEY`, `GATEHOUSE_CLUSTER_DOMAIN`,
  * `DRAIN_DELAY_MS`, `GRPC_MAX_MESSAGE_BYTES`, `MAX_DESCRIPTOR_ENTRIES`,
+ * `BODY_LIMIT`, `TRUST_PROXY`, `SHUTDOWN_GRACE_MS`, `KEEP_ALIVE_TIMEOUT_MS`,
  * `GATEHOUSE_FILE_SIZE_LIMIT`).
  */
 import { dirname, join, resolve } from 'node:path';
@@ -126,6 +127,19 @@ export function envPort(value: string | undefined, name: string, fallback: numbe
 /** The file size limit `GATEHOUSE_FILE_SIZE_LIMIT` sets (`16m`, `16777216`); the default when unset or empty. */
 export function envFileSizeLimit(value: string | undefined): number {
   return value === undefined || value === '' ? DEFAULT_FILE_SIZE_LIMIT : parseByteSize(value, 'GATEHOUSE_FILE_SIZE_LIMIT');
+}
+
+/** A byte size from the environment variable `name` (`1m`, `1048576`); `fallback` when it is unset or empty. */
+export function envByteSize(value: string | undefined, name: string, fallback: number): number {
+  return value === undefined || value === '' ? fallback : parseByteSize(value, name);
+}
+
+/** `true` or `false` from the environment variable `name`; `fallback` when it is unset or empty. Throws, naming it, for anything else. */
+export function envBoolean(value: string | undefined, name: string, fallback: boolean): boolean {
+  if (value === undefined || value === '') return fallback;
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw new Error(`${name} must be true or false, got '${value}'`);
 }
 
 /**
@@ -327,15 +341,15 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
     modules: options.modules ?? [],
     annotationDomain: options.annotationDomain ?? 'gatehouse.io',
     ambassadorId: options.ambassadorId ?? (env.AMBASSADOR_ID || 'default'),
-    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    bodyLimit: options.bodyLimit ?? envByteSize(env.BODY_LIMIT, 'BODY_LIMIT', 1024 * 1024),
     clusterDomain,
     retryBufferBytes: options.retryBufferBytes ?? 1024 * 1024,
-    trustProxy: options.trustProxy ?? false,
+    trustProxy: options.trustProxy ?? envBoolean(env.TRUST_PROXY, 'TRUST_PROXY', false),
     sourceCluster: options.sourceCluster,
     watch: options.watch ?? true,
     reloadDebounceMs: options.reloadDebounceMs ?? 200,
-    shutdownGraceMs: options.shutdownGraceMs ?? 10_000,
-    keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS,
+    shutdownGraceMs: options.shutdownGraceMs ?? envNumber(env.SHUTDOWN_GRACE_MS, 'SHUTDOWN_GRACE_MS', 10_000),
+    keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? envNumber(env.KEEP_ALIVE_TIMEOUT_MS, 'KEEP_ALIVE_TIMEOUT_MS', KEEP_ALIVE_TIMEOUT_MS),
     drainDelayMs: options.drainDelayMs ?? envNumber(env.DRAIN_DELAY_MS, 'DRAIN_DELAY_MS', DRAIN_DELAY_MS),
     grpcMaxMessageBytes: options.grpcMaxMessageBytes ?? envNumber(env.GRPC_MAX_MESSAGE_BYTES, 'GRPC_MAX_MESSAGE_BYTES', MAX_MESSAGE_BYTES, 1),
     maxDescriptorEntries: options.maxDescriptorEntries ?? envNumber(env.MAX_DESCRIPTOR_ENTRIES, 'MAX_DESCRIPTOR_ENTRIES', MAX_DESCRIPTOR_ENTRIES, 1),
