@@ -2,16 +2,17 @@
  * @module cli/module-front
  * What stands in front of a module served alone, as the gateway's app stands
  * in front of it under `gatehouse start`: the access log (one line a request,
- * the request id both ways, the request metrics) and the metrics, on its own
- * port at the path where `gatehouse start` answers them: the process's, and
- * a booking service's calls to its database.
+ * the request id both ways, the request metrics), liveness and readiness at
+ * the gateway's paths (`/gateway/v0/check_alive`, `/gateway/v0/check_ready`),
+ * and the metrics at its path: the process's, and a booking service's calls
+ * to its database.
  */
 import Koa from 'koa';
 import compose from 'koa-compose';
 import mount from 'koa-mount';
 import type { RequestListener } from 'node:http';
 import { METRICS_PATH, type Rejected } from '../gatehouse';
-import { errorHandler, leanKoa } from '../http';
+import { errorHandler, HttpError, leanKoa } from '../http';
 import { accessLog, metricsHandler, rejectedRequestLog, type Logger, type Metrics } from '../telemetry';
 
 /** A module's request listener, and what to tell of the requests answered before it. */
@@ -20,9 +21,31 @@ export interface ModuleFront {
   readonly onRejected: (request: Rejected) => void;
 }
 
-/** `module` (named `name` in the log's and the metrics' `route`) behind the access log, with {@link METRICS_PATH} answered from `metrics`. */
-export function moduleFront(name: string, module: Koa, metrics: Metrics, logger: Logger): ModuleFront {
+const ALIVE = '/gateway/v0/check_alive';
+const READY = '/gateway/v0/check_ready';
+
+/**
+ * `module` (named `name` in the log's and the metrics' `route`) behind the
+ * access log, with {@link METRICS_PATH} answered from `metrics`, and the
+ * health paths: ready while `ready` resolves (it rejects with why not).
+ */
+export function moduleFront(name: string, module: Koa, metrics: Metrics, logger: Logger, ready: () => Promise<void> | void): ModuleFront {
   const route = { name };
+  const health: Koa.Middleware = async (ctx) => {
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw new HttpError(405, undefined, { headers: { Allow: 'GET, HEAD' } });
+    ctx.set('Cache-Control', 'no-store');
+    if (ctx.path === ALIVE) {
+      ctx.body = { status: 'alive' };
+      return;
+    }
+    try {
+      await ready();
+    } catch (err) {
+      throw new HttpError(503, `not ready: ${(err as Error)?.message ?? String(err)}`, { headers: { 'Cache-Control': 'no-store' } });
+    }
+    ctx.body = { status: 'ready', module: name };
+  };
+  const serveHealth = compose([errorHandler(), health]);
   const app = leanKoa(new Koa());
   app.silent = true;
   app.proxy = module.proxy;
@@ -30,6 +53,7 @@ export function moduleFront(name: string, module: Koa, metrics: Metrics, logger:
   const serveMetrics = compose([errorHandler(), metricsHandler(metrics)]);
   app.use((ctx, next) => {
     if (ctx.path === METRICS_PATH) return serveMetrics(ctx, next);
+    if (ctx.path === ALIVE || ctx.path === READY) return serveHealth(ctx, next);
     ctx.state.mapping = route;
     return next();
   });

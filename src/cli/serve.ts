@@ -273,10 +273,15 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
     bookings = describeStorage(storageOptions);
   }
   const module = httpModule(name, configDir, files, folder, logger, storage.stores?.[kind]);
+  // Set as a stop begins: a load balancer that asks takes requests elsewhere while they are still answered.
+  let draining = false;
   logAppErrors(module.app!, logger);
   let server: RunningServer;
   try {
-    const front = moduleFront(name, module.app!, metrics, logger);
+    const front = moduleFront(name, module.app!, metrics, logger, () => {
+      if (draining) throw new Error('the module is shutting down');
+      return storage.database?.ready();
+    });
     server = await listen(front.listener, { host, port, onRejected: front.onRejected });
   } catch (err) {
     // The auth service watches its users file: close it so that the process can end.
@@ -297,6 +302,7 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
     reload,
     async stop() {
       watcher?.close();
+      draining = true;
       await drainFor([server], drainDelayMs, logger);
       await server.close();
       await module.close?.();

@@ -245,14 +245,22 @@ describe('gatehouse serve', function () {
         look();
       });
 
-    it('keeps an HTTP module answering, each answer closing its connection, until the port closes', async () => {
+    it('keeps an HTTP module answering, each answer closing its connection, not ready, until the port closes', async () => {
       const api = await startCli(['serve', 'api', '--port', '0'], { env: DRAINING });
+      const ready = await fetch(`${api.address}/gateway/v0/check_ready`);
+      assert.equal(ready.status, 200);
+      assert.deepEqual(await ready.json(), { status: 'ready', module: 'api' });
       api.child.kill('SIGTERM');
       await draining(api);
       const res = await fetch(`${api.address}/v1/messages/1`);
       assert.equal(res.status, 200);
       assert.equal(res.headers.get('connection'), 'close');
       await res.text();
+      const notReady = await fetch(`${api.address}/gateway/v0/check_ready`);
+      assert.equal(notReady.status, 503);
+      assert.equal(((await notReady.json()) as { detail: string }).detail, 'not ready: the module is shutting down');
+      const alive = await fetch(`${api.address}/gateway/v0/check_alive`);
+      assert.deepEqual([alive.status, await alive.json()], [200, { status: 'alive' }]);
       assert.equal((await api.stop()).code, 1, 'a second signal ends it at once');
     });
 
