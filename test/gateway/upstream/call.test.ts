@@ -139,7 +139,8 @@ describe('an upstream answer on its way back', () => {
       mapping('/cut/', `http://${address}`, { name: 'cut', rewrite: '' }),
       mapping('/stall/', `http://${address}`, { name: 'stall', rewrite: '', idle_timeout_ms: 200 }),
       mapping('/drip/', `http://${address}`, { name: 'drip', rewrite: '', idle_timeout_ms: 1000 }),
-      mapping('/huge/', `http://${address}`, { name: 'huge', rewrite: '', idle_timeout_ms: 100 }),
+      // Long enough that its headers come within it on a loaded machine; the test pauses six times as long.
+      mapping('/huge/', `http://${address}`, { name: 'huge', rewrite: '', idle_timeout_ms: 500 }),
       mapping('/trickle/', `http://${address}`, { name: 'trickle', rewrite: '' }),
       mapping('/hints/', `http://127.0.0.1:${rawPort}`, { name: 'hints' }),
       mapping('/broken/', `http://127.0.0.1:${rawPort}`, { name: 'broken', rewrite: '' }),
@@ -264,7 +265,7 @@ describe('an upstream answer on its way back', () => {
 
   it('does not count against idle_timeout_ms the time a slow client keeps the answer waiting', async () => {
     // Six times idle_timeout_ms without reading: the upstream is paused, not silent.
-    const answer = await readAnswer(rig.base, '/huge/a', 600);
+    const answer = await readAnswer(rig.base, '/huge/a', 3000);
     assert.deepEqual(answer, { status: 200, bytes: HUGE.length, whole: true });
   });
 });
