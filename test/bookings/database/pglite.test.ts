@@ -11,7 +11,7 @@ import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseUnavailableError, openBookingDatabase, type Booking } from '../../../src/bookings';
-import { openPgliteEngine } from '../../../src/bookings/database/pglite';
+import { makeDataFolder, openPgliteEngine } from '../../../src/bookings/database/pglite';
 import { freshDataDir } from '../../support/pglite';
 
 const seeded: Booking = {
@@ -48,9 +48,9 @@ describe('bookings/database/pglite', function () {
 
   it('makes the parents a data folder lacks, and refuses one under a file', async () => {
     const nested = join(scratch, 'one', 'two', 'data');
-    const db = await openBookingDatabase({ dataDir: nested });
-    await db.close();
-    assert.ok(statSync(join(nested, 'pglite')).isDirectory());
+    makeDataFolder(nested);
+    assert.ok(statSync(nested).isDirectory());
+    makeDataFolder(nested);
     const file = join(scratch, 'plain-file');
     writeFileSync(file, 'x');
     await assert.rejects(openBookingDatabase({ dataDir: join(file, 'data') }), {
