@@ -185,15 +185,37 @@ export function createBcryptPool(options: BcryptPoolOptions = {}, source: string
     slot.worker.postMessage({ password: job.password, hash: job.hash });
   }
 
+  const waitedTooLong = () => new BcryptPoolBusyError(`a bcrypt check waited more than ${maxWaitMs} ms for a thread`);
+
   /** The oldest waiting check that has not waited too long; those that have are refused. */
   function nextJob(): Job | undefined {
     const now = performance.now();
     let job = waiting.shift();
     while (job !== undefined && now - job.queuedAt > maxWaitMs) {
-      job.reject(new BcryptPoolBusyError(`a bcrypt check waited more than ${maxWaitMs} ms for a thread`));
+      job.reject(waitedTooLong());
       job = waiting.shift();
     }
     return job;
+  }
+
+  /**
+   * Refuses each waiting check once it has waited `maxWaitMs`, whether or
+   * not a thread has come free meanwhile: a thread busy with a costly hash
+   * (cost 17 takes seconds) would otherwise hold the checks behind it past
+   * their callers' timeouts. One timer, for the oldest.
+   */
+  let expiry: NodeJS.Timeout | undefined;
+  function watchOldest(): void {
+    if (expiry !== undefined || waiting.length === 0) return;
+    // One millisecond past the bound, which nextJob counts strictly.
+    expiry = setTimeout(expire, Math.max(0, waiting[0].queuedAt + maxWaitMs - performance.now()) + 1);
+    expiry.unref();
+  }
+  function expire(): void {
+    expiry = undefined;
+    const now = performance.now();
+    while (waiting.length > 0 && now - waiting[0].queuedAt > maxWaitMs) waiting.shift()!.reject(waitedTooLong());
+    watchOldest();
   }
 
   /** A thread just finished: it takes the oldest waiting check, or rests. */
@@ -225,7 +247,10 @@ export function createBcryptPool(options: BcryptPoolOptions = {}, source: string
     return new Promise<boolean>((resolve, reject) => {
       const job: Job = { password, hash, queuedAt: free === undefined ? performance.now() : 0, resolve, reject };
       if (free !== undefined) run(free, job);
-      else waiting.push(job);
+      else {
+        waiting.push(job);
+        watchOldest();
+      }
     });
   }
 
@@ -234,6 +259,7 @@ export function createBcryptPool(options: BcryptPoolOptions = {}, source: string
     async close() {
       if (closed) return;
       closed = true;
+      clearTimeout(expiry);
       for (const job of waiting.splice(0)) job.reject(closedError());
       idle.length = 0;
       // Running checks are rejected as their threads exit.

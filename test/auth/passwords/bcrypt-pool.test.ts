@@ -24,6 +24,12 @@ const { parentPort } = require('node:worker_threads');
 parentPort.on('message', () => setTimeout(() => parentPort.postMessage({ ok: true }), 300));
 `;
 
+/** A thread that never answers, as one busy with a hash of a cost that takes minutes. */
+const STUCK = `
+const { parentPort } = require('node:worker_threads');
+parentPort.on('message', () => undefined);
+`;
+
 describe('the bcrypt thread pool', () => {
   const pools: BcryptPool[] = [];
   const make = (...args: Parameters<typeof createBcryptPool>) => {
@@ -79,6 +85,19 @@ describe('the bcrypt thread pool', () => {
     assert.equal(await running, true);
     assert.equal(pool.queued, 0);
     assert.equal(await pool.compare('c', 'h'), true, 'a check that finds a free thread runs');
+  });
+
+  it('refuses a waiting check once it has waited maxWaitMs, while the thread ahead of it is still busy', async () => {
+    const pool = make({ threads: 1, maxWaitMs: 100 }, STUCK);
+    const running = pool.compare('a', 'h');
+    running.catch(() => undefined);
+    const waiting = [pool.compare('b', 'h'), pool.compare('c', 'h')];
+    for (const check of waiting) {
+      await assert.rejects(check, (err: Error) => err instanceof BcryptPoolBusyError && /waited more than 100 ms/.test(err.message));
+    }
+    assert.equal(pool.queued, 0);
+    await pool.close();
+    await assert.rejects(running, /closed|stopped/);
   });
 
   it('rejects the check of a thread that dies, and goes on with another thread', async () => {
