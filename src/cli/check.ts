@@ -91,6 +91,8 @@ export function routeTable(routes: readonly RouteSnapshot[]): string {
     labelsOf(r),
     r.name,
   ]);
+  // A line break or tab in a name or a prefix would break the table's rows and columns: each cell is one line.
+  for (const row of rows) for (let i = 0; i < row.length; i++) row[i] = row[i].replace(/[\n\r\t]/g, (c) => (c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
   return [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
 }

@@ -354,6 +354,16 @@ describe('gatehouse check', function () {
     assert.ok(res.stdout.includes('evil\\u001b[2J\\u001b]0;owned\\u0007'), res.stdout);
   });
 
+  it('keeps each route on one line of the table, a line break or tab in a Mapping name shown as an escape', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-check-'));
+    folders.push(dir);
+    writeFileSync(join(dir, 'routes.yaml'), 'apiVersion: gateway/v1\nkind: Mapping\nname: "two\\nlines\\tand a tab"\nprefix: /two/\nservice: 127.0.0.1:9\n');
+    const res = await runCli(['check', dir]);
+    assert.equal(res.code, 0, res.stderr);
+    const row = res.stdout.split('\n').find((line) => line.includes('/two/'));
+    assert.ok(row?.endsWith('two\\nlines\\tand a tab'), res.stdout);
+  });
+
   it('exits 1 for a folder that does not exist', async () => {
     const res = await runCli(['check', join(tmpdir(), 'gatehouse-no-such-folder')]);
     assert.equal(res.code, 1);
