@@ -374,7 +374,7 @@ describe('gatehouse command', function () {
       assert.match(alone.stderr, /^gatehouse: --tls-cert and --tls-key go together \(either may be TLS_CERT or TLS_KEY\)\n/);
     });
 
-    it('takes the body limit and trust in a proxy in front from flags or the environment, and refuses them malformed', async () => {
+    it('takes the body limit and trust in a proxy in front from flags, and refuses them malformed there and in the environment', async () => {
       const flagged = await startCli(['start', '--config', dir, '--body-limit', '1k', '--trust-proxy'], { env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'info' } });
       try {
         const big = await fetch(`${flagged.address}/v1/messages/`, { method: 'POST', body: 'x'.repeat(2048), headers: { 'content-type': 'text/plain' } });
@@ -387,15 +387,9 @@ describe('gatehouse command', function () {
       const lines = flagged.output().stdout.split('\n').filter((l) => l.includes('"path":"/v1/messages/1"'));
       assert.match(lines[0], /"remote":"203\.0\.113\.9"/);
       const env = { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'silent' };
-      for (const [name, value, said] of [
-        ['BODY_LIMIT', 'lots', /^gatehouse: BODY_LIMIT /],
-        ['TRUST_PROXY', 'maybe', /^gatehouse: TRUST_PROXY must be true or false, got 'maybe'\n$/],
-        ['SHUTDOWN_GRACE_MS', '-1', /^gatehouse: SHUTDOWN_GRACE_MS must be a whole number of 0 or more, got '-1'\n$/],
-      ] as const) {
-        const res = await runCli(['start', '--config', dir], { env: { ...env, [name]: value } });
-        assert.equal(res.code, 1, `${name}: ${res.stderr}`);
-        assert.match(res.stderr, said);
-      }
+      const res = await runCli(['start', '--config', dir], { env: { ...env, TRUST_PROXY: 'maybe' } });
+      assert.equal(res.code, 1, res.stderr);
+      assert.equal(res.stderr, "gatehouse: TRUST_PROXY must be true or false, got 'maybe'\n");
       const flag = await runCli(['start', '--config', dir, '--body-limit', 'lots'], { env });
       assert.equal(flag.code, 2);
       assert.match(flag.stderr, /^gatehouse: --body-limit /);

@@ -54,6 +54,18 @@ describe('gatehouse options from code', () => {
     });
   }
 
+  it('reads the body limit, trust in a proxy, the shutdown grace and the keep-alive timeout from the environment, and refuses them malformed', () => {
+    const read = resolveOptions({}, { BODY_LIMIT: '4k', TRUST_PROXY: 'true', SHUTDOWN_GRACE_MS: '2500', KEEP_ALIVE_TIMEOUT_MS: '30000' });
+    assert.deepEqual([read.bodyLimit, read.trustProxy, read.shutdownGraceMs, read.keepAliveTimeoutMs], [4096, true, 2500, 30000]);
+    const defaults = resolveOptions({}, {});
+    assert.deepEqual([defaults.bodyLimit, defaults.trustProxy, defaults.shutdownGraceMs, defaults.keepAliveTimeoutMs], [1024 * 1024, false, 10_000, 65_000]);
+    assert.equal(resolveOptions({ trustProxy: false }, { TRUST_PROXY: 'true' }).trustProxy, false, 'an option in code wins');
+    assert.throws(() => resolveOptions({}, { BODY_LIMIT: 'lots' }), /BODY_LIMIT/);
+    assert.throws(() => resolveOptions({}, { TRUST_PROXY: 'yes please' }), /^Error: TRUST_PROXY must be true or false, got 'yes please'$/);
+    assert.throws(() => resolveOptions({}, { SHUTDOWN_GRACE_MS: '-1' }), /^Error: SHUTDOWN_GRACE_MS must be a whole number of 0 or more, got '-1'$/);
+    assert.throws(() => resolveOptions({}, { KEEP_ALIVE_TIMEOUT_MS: '1.5' }), /^Error: KEEP_ALIVE_TIMEOUT_MS must be a whole number of 0 or more, got '1\.5'$/);
+  });
+
   it('keeps idle keep-alive connections 65 s, or as long as keepAliveTimeoutMs says, and tells clients so', async () => {
     for (const [option, header] of [[{}, 'timeout=65'], [{ keepAliveTimeoutMs: 620_000 }, 'timeout=620']] as const) {
       const gatehouse = await createGatehouse({ configDir: DEMO_CONFIG, port: 0, grpcPort: false, watch: false, drainDelayMs: 0, bookingStore: 'memory', ...option });
