@@ -12,7 +12,8 @@ import compose from 'koa-compose';
 import mount from 'koa-mount';
 import type { RequestListener } from 'node:http';
 import { METRICS_PATH, type Rejected } from '../gatehouse';
-import { errorHandler, HttpError, leanKoa } from '../http';
+import { ALIVE_PATH, answerHealth, READY_PATH } from '../gateway';
+import { errorHandler, leanKoa } from '../http';
 import { accessLog, metricsHandler, rejectedRequestLog, type Logger, type Metrics } from '../telemetry';
 
 /** A module's request listener, and what to tell of the requests answered before it. */
@@ -21,9 +22,6 @@ export interface ModuleFront {
   readonly onRejected: (request: Rejected) => void;
 }
 
-const ALIVE = '/gateway/v0/check_alive';
-const READY = '/gateway/v0/check_ready';
-
 /**
  * `module` (named `name` in the log's and the metrics' `route`) behind the
  * access log, with {@link METRICS_PATH} answered from `metrics`, and the
@@ -31,20 +29,11 @@ const READY = '/gateway/v0/check_ready';
  */
 export function moduleFront(name: string, module: Koa, metrics: Metrics, logger: Logger, ready: () => Promise<void> | void): ModuleFront {
   const route = { name };
-  const health: Koa.Middleware = async (ctx) => {
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw new HttpError(405, undefined, { headers: { Allow: 'GET, HEAD' } });
-    ctx.set('Cache-Control', 'no-store');
-    if (ctx.path === ALIVE) {
-      ctx.body = { status: 'alive' };
-      return;
-    }
-    try {
+  const health: Koa.Middleware = (ctx) =>
+    answerHealth(ctx, ctx.path, async () => {
       await ready();
-    } catch (err) {
-      throw new HttpError(503, `not ready: ${(err as Error)?.message ?? String(err)}`, { headers: { 'Cache-Control': 'no-store' } });
-    }
-    ctx.body = { status: 'ready', module: name };
-  };
+      return { status: 'ready', module: name };
+    });
   const serveHealth = compose([errorHandler(), health]);
   const app = leanKoa(new Koa());
   app.silent = true;
@@ -53,7 +42,7 @@ export function moduleFront(name: string, module: Koa, metrics: Metrics, logger:
   const serveMetrics = compose([errorHandler(), metricsHandler(metrics)]);
   app.use((ctx, next) => {
     if (ctx.path === METRICS_PATH) return serveMetrics(ctx, next);
-    if (ctx.path === ALIVE || ctx.path === READY) return serveHealth(ctx, next);
+    if (ctx.path === ALIVE_PATH || ctx.path === READY_PATH) return serveHealth(ctx, next);
     ctx.state.mapping = route;
     return next();
   });

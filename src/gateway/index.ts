@@ -21,6 +21,7 @@ export type { EmissaryReport, EmissaryRecordReport, SkippedRecord } from './conf
 export { assembleConfig, configFromRecords, RECORD_KINDS, type ConfigResult, type RawRecord } from './config/validate';
 export { ConfigError, configProblem, type ConfigProblem, type ProblemLocation } from './config/problems';
 export { configWarnings } from './config/warnings';
+export { ALIVE_PATH, answerHealth, READY_PATH } from './own-paths';
 export {
   API_VERSION,
   corsSchema,

@@ -10,8 +10,31 @@ import type { Runtime } from './runtime';
 
 /** What every own path starts with: a request path that does not is none of them, at the cost of one comparison. */
 export const OWN_PREFIX = '/gateway/v0/check_';
-const ALIVE = '/gateway/v0/check_alive';
-const READY = '/gateway/v0/check_ready';
+export const ALIVE_PATH = '/gateway/v0/check_alive';
+export const READY_PATH = '/gateway/v0/check_ready';
+
+/**
+ * Answers liveness or readiness (`path`, normalised, is one of them):
+ * alive at once, ready with the body `ready` resolves, or a 503 saying why
+ * not when it rejects (an {@link HttpError} it throws goes as it is). The
+ * gateway and a module served alone answer them alike.
+ */
+export async function answerHealth(ctx: Context, path: string, ready: () => Promise<object> | object): Promise<void> {
+  if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
+    throw new HttpError(405, undefined, { headers: { Allow: 'GET, HEAD' } });
+  }
+  ctx.set('Cache-Control', 'no-store');
+  if (path === ALIVE_PATH) {
+    ctx.body = { status: 'alive' };
+    return;
+  }
+  try {
+    ctx.body = await ready();
+  } catch (err) {
+    if (err instanceof HttpError) throw err;
+    throw new HttpError(503, `not ready: ${(err as Error)?.message ?? String(err)}`, { headers: { 'Cache-Control': 'no-store' } });
+  }
+}
 
 /**
  * Answers the own paths: `answer(ctx, path)` resolves true when it answered
@@ -20,25 +43,13 @@ const READY = '/gateway/v0/check_ready';
  */
 export function ownPaths(runtime: () => Runtime | null, readiness?: () => Promise<void> | void): (ctx: Context, path: string) => Promise<boolean> {
   return async (ctx, path) => {
-    if (path !== ALIVE && path !== READY) return false;
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
-      throw new HttpError(405, undefined, { headers: { Allow: 'GET, HEAD' } });
-    }
-    ctx.set('Cache-Control', 'no-store');
-    if (path === ALIVE) {
-      ctx.body = { status: 'alive' };
-      return true;
-    }
-    const rt = runtime();
-    if (rt === null) throw new HttpError(503, 'no configuration is loaded');
-    if (readiness) {
-      try {
-        await readiness();
-      } catch (err) {
-        throw new HttpError(503, `not ready: ${(err as Error)?.message ?? String(err)}`, { headers: { 'Cache-Control': 'no-store' } });
-      }
-    }
-    ctx.body = { status: 'ready', routes: rt.table.routes.length, loaded_at: rt.snapshot.loadedAt };
+    if (path !== ALIVE_PATH && path !== READY_PATH) return false;
+    await answerHealth(ctx, path, async () => {
+      const rt = runtime();
+      if (rt === null) throw new HttpError(503, 'no configuration is loaded');
+      await readiness?.();
+      return { status: 'ready', routes: rt.table.routes.length, loaded_at: rt.snapshot.loadedAt };
+    });
     return true;
   };
 }
