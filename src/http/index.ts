@@ -58,7 +58,7 @@ export { filterTypes, type FilterType } from './response/filters';
 export { ListedHeadersResponse } from './response/listed-headers';
 export { redirectToSlash } from './slashes';
 export { basePath, requestHost, absoluteUrl, isHostPort, hostPort, redactAddress, ORIGINAL_PATH } from './request/urls';
-export { CUT_AT_SHUTDOWN, CUT_SHORT_BY_UPSTREAM } from './respond';
+export { cutShortBy, markCutShort, type CutShortBy } from './respond';
 export {
   nestsDeeperThan,
   hasRequestBody,

@@ -11,22 +11,25 @@
  */
 import type Koa from 'koa';
 import type { Context } from 'koa';
+import type { ServerResponse } from 'node:http';
 import { pipeline, Readable } from 'node:stream';
 import { HttpError } from './errors';
 
-/**
- * The `ctx.state` key set when a streamed body was cut short by where it
- * came from (an upstream that failed after its headers), not by the client
- * leaving: the access log says which.
- */
-export const CUT_SHORT_BY_UPSTREAM = 'gatehouseCutShortByUpstream';
+/** Who cut a response short when its client did not: its upstream, or the server's shutdown grace running out. */
+export type CutShortBy = 'upstream' | 'shutdown';
 
-/**
- * Set on a response the server cut because its shutdown grace ran out
- * before it was done: the access log says so, rather than that its client
- * left.
- */
-export const CUT_AT_SHUTDOWN: unique symbol = Symbol('cut at shutdown');
+const CUT_SHORT_BY: unique symbol = Symbol('cut short by');
+type MarkedResponse = ServerResponse & { [CUT_SHORT_BY]?: CutShortBy };
+
+/** Marks `res` as cut short by `by`, for the access log to say so rather than that its client left; the first mark stands. */
+export function markCutShort(res: ServerResponse, by: CutShortBy): void {
+  (res as MarkedResponse)[CUT_SHORT_BY] ??= by;
+}
+
+/** Who cut `res` short, when it was marked (see {@link markCutShort}). */
+export function cutShortBy(res: ServerResponse): CutShortBy | undefined {
+  return (res as MarkedResponse)[CUT_SHORT_BY];
+}
 
 /** Koa's own test of a body that is a stream, which its `ctx.body` setter makes too. */
 const isStream: (body: unknown) => boolean = require('koa/lib/is-stream.js');

@@ -8,7 +8,7 @@ import type { Context, Middleware } from 'koa';
 import { randomUUID } from 'node:crypto';
 import { Stream } from 'node:stream';
 import { performance } from 'node:perf_hooks';
-import { connectionNamed, CUT_AT_SHUTDOWN, CUT_SHORT_BY_UPSTREAM, headerName, headerText, statusOf } from '../http';
+import { connectionNamed, cutShortBy, headerName, headerText, statusOf } from '../http';
 import { accessLineWriter, type AccessLogEntry } from './access-line';
 import type { Logger } from './logger';
 import { UNMATCHED_ROUTE, type Metrics } from './metrics';
@@ -87,8 +87,8 @@ export function accessLog(options: AccessLogOptions): Middleware {
     // Gone before any answer: whatever status the context holds (Koa's 404 to
     // begin with) was never sent. nginx's 499 says what happened, and keeps
     // the 404s of the metrics those of paths that match nothing.
-    const cutAtShutdown = aborted && (ctx.res as { [CUT_AT_SHUTDOWN]?: true })[CUT_AT_SHUTDOWN] === true;
-    if (aborted && !ctx.res.headersSent) status = cutAtShutdown ? SERVICE_UNAVAILABLE : CLIENT_CLOSED_REQUEST;
+    const cutBy = aborted ? cutShortBy(ctx.res) : undefined;
+    if (aborted && !ctx.res.headersSent) status = cutBy === 'shutdown' ? SERVICE_UNAVAILABLE : CLIENT_CLOSED_REQUEST;
     const mapping = ctx.state.mapping as { name?: unknown } | undefined;
     const route = typeof mapping?.name === 'string' ? mapping.name : UNMATCHED_ROUTE;
     metrics?.recordRequest(route, method, status, elapsedMs / 1000);
@@ -106,12 +106,10 @@ export function accessLog(options: AccessLogOptions): Middleware {
     if (querystring) entry.query = Object.keys(ctx.request.query).slice(0, maxQueryKeys);
     const user = userOf(ctx);
     if (user) entry.user = user;
-    // Cut short by its upstream, the answer was not left by the client.
-    if (aborted) {
-      if (ctx.state[CUT_SHORT_BY_UPSTREAM] === true) entry.upstream_reset = true;
-      else if (cutAtShutdown) entry.cut_at_shutdown = true;
-      else entry.aborted = true;
-    }
+    // Cut short by its upstream or the shutdown, the answer was not left by the client.
+    if (cutBy === 'upstream') entry.upstream_reset = true;
+    else if (cutBy === 'shutdown') entry.cut_at_shutdown = true;
+    else if (aborted) entry.aborted = true;
     lines.write(entry);
   }
 

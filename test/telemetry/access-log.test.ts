@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import Koa from 'koa';
 import request from 'supertest';
-import { CUT_SHORT_BY_UPSTREAM, errorHandler, HttpError } from '../../src/http';
+import { errorHandler, HttpError, markCutShort } from '../../src/http';
 import { accessLog, createLogger, createMetrics, createRouteCounters, rejectedRequestLog, type AccessLogOptions } from '../../src/telemetry';
 import { captureLog } from './log-capture';
 
@@ -292,7 +292,7 @@ describe('telemetry/access-log', () => {
         ctx.type = 'text/plain';
         ctx.body = body;
         body.write('first ');
-        if (ctx.query.cut !== undefined) ctx.state[CUT_SHORT_BY_UPSTREAM] = true;
+        if (ctx.query.cut !== undefined) markCutShort(ctx.res, 'upstream');
       });
       out = built.out;
       server = http.createServer(built.app.callback());

@@ -10,7 +10,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { CUT_AT_SHUTDOWN, ListedHeadersResponse, MAX_REQUEST_HEADERS } from '../../http';
+import { ListedHeadersResponse, markCutShort, MAX_REQUEST_HEADERS } from '../../http';
 import { listenFailure, readTlsFiles } from './listen-failure';
 import { oneAtATime } from './pipelining';
 import { answerClientError, answerConnect, checkingRequests, refuseExpectation, refuseOnConnection, type Rejected } from './refusals';
@@ -276,7 +276,7 @@ export async function listen(
           // What is still being answered is cut by the server, not left by its client: the access log says which.
           for (const socket of open) {
             const answer = (socket as Tracked)[LATEST];
-            if (answer !== undefined && !answer.writableFinished) (answer as http.ServerResponse & { [CUT_AT_SHUTDOWN]?: true })[CUT_AT_SHUTDOWN] = true;
+            if (answer !== undefined && !answer.writableFinished) markCutShort(answer, 'shutdown');
           }
           server.closeAllConnections();
           // Tunnels (WebSocket) are no HTTP connections Node knows of any more.

@@ -37,8 +37,6 @@ export interface Delivery {
   /** Whether {@link finish} waits for the end of a streamed answer (the cluster counts requests in flight). */
   readonly finishAtEnd: boolean;
   report(failure: UpstreamFailure): void;
-  /** A streamed answer failed after its headers, of the upstream's doing: counted as the upstream's failure. */
-  brokeOff(err: Error): void;
   /** A cookie to set for `ring_hash` / `maglev` (one was made for this request). */
   readonly setCookie: string | undefined;
 }

@@ -15,7 +15,7 @@
 import type { Context } from 'koa';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Dispatcher } from 'undici';
-import { bodyFailure, CUT_SHORT_BY_UPSTREAM, httpError, HttpError } from '../../http';
+import { bodyFailure, httpError, HttpError, markCutShort } from '../../http';
 import { peekBody, type PeekedBody } from '../stages/auth-body';
 import type { UpstreamFailure } from '../events';
 import { failureOf, keepSocket, upstreamFailure, upstreamRequestHeaders, type ForwardOptions } from './proxy';
@@ -370,7 +370,7 @@ class Exchange implements Delivery {
   brokeOff(err: Error): void {
     this.report(failureOf(err));
     if (this.endpoint !== null) this.upstream.cluster.outcome(this.endpoint, true);
-    this.ctx.state[CUT_SHORT_BY_UPSTREAM] = true;
+    markCutShort(this.ctx.res, 'upstream');
   }
 
   report(failure: UpstreamFailure): void {
