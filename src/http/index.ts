@@ -57,7 +57,7 @@ export {
 export { filterTypes, type FilterType } from './response/filters';
 export { ListedHeadersResponse } from './response/listed-headers';
 export { redirectToSlash } from './slashes';
-export { basePath, requestHost, absoluteUrl, isHostPort, hostPort, redactAddress, ORIGINAL_PATH } from './request/urls';
+export { basePath, requestHost, absoluteUrl, isHostPort, hostPort, redactAddress, unmappedAddress, ORIGINAL_PATH } from './request/urls';
 export { cutShortBy, markCutShort, type CutShortBy } from './respond';
 export {
   nestsDeeperThan,

@@ -64,13 +64,18 @@ export function absoluteUrl(ctx: Context, pathInApp: string): string {
   return `${origin}${basePath(ctx)}${pathInApp}`;
 }
 
+/** An IPv4 address without the `::ffff:` a dual-stack socket puts before it; any other as it is. */
+export function unmappedAddress(ip: string): string {
+  return ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
+}
+
 /** The address and port the request's connection came to; '' when there is none. */
 function localAuthority(ctx: Context): string {
   const socket = ctx.req.socket as { localAddress?: string; localPort?: number } | undefined;
   const address = socket?.localAddress;
   const port = socket?.localPort;
   if (!address || !port) return '';
-  return hostPort(address.startsWith('::ffff:') ? address.slice(7) : address, port);
+  return hostPort(unmappedAddress(address), port);
 }
 
 const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):([0-9]{1,5})$/;

@@ -5,11 +5,11 @@
  * upstream and to a remote auth service.
  */
 import type { Context } from 'koa';
+import { unmappedAddress } from '../../../http';
 
 /** The client's address, an IPv4 one without the `::ffff:` of a dual-stack socket. */
 export function clientAddress(ctx: Context): string {
-  const ip = ctx.req.socket.remoteAddress ?? '';
-  return ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
+  return unmappedAddress(ctx.req.socket.remoteAddress ?? '');
 }
 
 /**
@@ -25,7 +25,7 @@ export function trustedClientAddress(ctx: Context): string {
   if (forwarded !== undefined) {
     const list = Array.isArray(forwarded) ? forwarded.join(',') : forwarded;
     const last = list.slice(list.lastIndexOf(',') + 1).trim();
-    if (last !== '') return last.startsWith('::ffff:') && last.includes('.') ? last.slice(7) : last;
+    if (last !== '') return unmappedAddress(last);
   }
   return clientAddress(ctx);
 }

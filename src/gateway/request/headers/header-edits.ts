@@ -15,7 +15,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { headerName, hostPort } from '../../../http';
+import { headerName, hostPort, unmappedAddress } from '../../../http';
 import type { AddedHeader, MappingRecord } from '../../config/schema';
 
 /** One header to add, ready to apply. */
@@ -48,8 +48,7 @@ function filled(value: string, socket: Socket | null, req: IncomingMessage): str
   return value.replace(VARIABLES, (_all, name: string | undefined) => {
     if (name === undefined) return '%';
     if (name === 'PROTOCOL') return req.httpVersionMajor === 2 ? 'HTTP/2' : `HTTP/${req.httpVersion}`;
-    let ip = socket?.remoteAddress ?? '';
-    if (ip.startsWith('::ffff:') && ip.includes('.')) ip = ip.slice(7);
+    const ip = unmappedAddress(socket?.remoteAddress ?? '');
     if (name === 'DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT' || ip === '') return ip;
     return hostPort(ip, socket?.remotePort ?? 0);
   });
