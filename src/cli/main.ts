@@ -63,14 +63,10 @@ function limitOptions(values: Record<string, string | boolean | undefined>) {
 class UsageError extends Error {}
 
 /**
- * `--file-size-limit`; `undefined` without it, for the command to read
- * GATEHOUSE_FILE_SIZE_LIMIT, else the default, once it has loaded what it runs.
+ * A byte size given as option `name` (`512k`, `16m`, bytes); `undefined`
+ * without it, for the command to read the environment (GATEHOUSE_FILE_SIZE_LIMIT,
+ * BODY_LIMIT), else the default, once it has loaded what it runs.
  */
-function fileSizeLimitOption(value: string | undefined): number | undefined {
-  return byteSizeOption(value, '--file-size-limit');
-}
-
-/** A byte size given as option `name` (`512k`, `16m`, bytes); `undefined` without it. */
 function byteSizeOption(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
   try {
@@ -128,7 +124,7 @@ async function start(args: string[]): Promise<number | undefined> {
     databaseTimeoutMs: countOption(values['database-timeout-ms'], '--database-timeout-ms', 1),
     tls: tlsFlagged ? { cert: tlsCert!, key: tlsKey! } : undefined,
     watch: !values['no-watch'],
-    fileSizeLimit: fileSizeLimitOption(values['file-size-limit']),
+    fileSizeLimit: byteSizeOption(values['file-size-limit'], '--file-size-limit'),
     clusterDomain,
     ambassadorId: values['ambassador-id'],
     trustProxy: values['trust-proxy'] || undefined,
@@ -170,7 +166,7 @@ async function check(args: string[]): Promise<number> {
   if (positionals.length > 1) throw new UsageError('check takes one folder');
   if (positionals.length === 1 && values.config !== undefined) throw new UsageError('give check its folder once: as [dir] or as --config <dir>');
   if (positionals[0]?.trim() === '') throw new UsageError('check needs a folder name, not an empty one');
-  const fileSizeLimit = fileSizeLimitOption(values['file-size-limit']);
+  const fileSizeLimit = byteSizeOption(values['file-size-limit'], '--file-size-limit');
   const { checkFolder } = require('./check') as Check;
   const { envFileSizeLimit } = require('../gatehouse') as GatehouseModule;
   const report = await checkFolder(positionals[0] ?? values.config ?? (process.env.GATEHOUSE_CONFIG || 'config'), {
@@ -205,7 +201,7 @@ async function serve(args: string[]): Promise<number | undefined> {
     databaseUrl: values['database-url'],
     dataDir: values.data,
     databaseTimeoutMs: countOption(values['database-timeout-ms'], '--database-timeout-ms', 1),
-    fileSizeLimit: fileSizeLimitOption(values['file-size-limit']),
+    fileSizeLimit: byteSizeOption(values['file-size-limit'], '--file-size-limit'),
     watch: !values['no-watch'],
     ...limitOptions(values),
   };

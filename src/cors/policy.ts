@@ -35,6 +35,15 @@ function list(value: string | string[] | undefined): string[] {
   return items.map((s) => s.trim()).filter((s) => s !== '');
 }
 
+/**
+ * Whether a policy lends a user's credentials to every origin: `*` among
+ * its origins with `credentials: true`, which names each asking origin back
+ * (a browser refuses `*` with credentials).
+ */
+export function lendsCredentialsToAnyOrigin(policy: CorsPolicy): boolean {
+  return policy.credentials === true && list(policy.origins).includes('*');
+}
+
 function resolve(policy: CorsPolicy): { resolved?: ResolvedPolicy; problems: string[] } {
   const problems: string[] = [];
   const origins = new Set<string>();

@@ -126,7 +126,7 @@ export function envPort(value: string | undefined, name: string, fallback: numbe
 
 /** The file size limit `GATEHOUSE_FILE_SIZE_LIMIT` sets (`16m`, `16777216`); the default when unset or empty. */
 export function envFileSizeLimit(value: string | undefined): number {
-  return value === undefined || value === '' ? DEFAULT_FILE_SIZE_LIMIT : parseByteSize(value, 'GATEHOUSE_FILE_SIZE_LIMIT');
+  return envByteSize(value, 'GATEHOUSE_FILE_SIZE_LIMIT', DEFAULT_FILE_SIZE_LIMIT);
 }
 
 /** A byte size from the environment variable `name` (`1m`, `1048576`); `fallback` when it is unset or empty. */

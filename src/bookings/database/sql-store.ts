@@ -132,15 +132,11 @@ export function createSqlBookingStore(options: SqlStoreOptions): BookingStore & 
       );
       return rows.map(bookingOf);
     },
-    create(draft, createOptions = {}) {
+    async create(draft, createOptions = {}) {
       const at = now();
       const key = createOptions.idempotencyKey;
       if (key === undefined) {
-        try {
-          createOptions.admit?.();
-        } catch (err) {
-          return Promise.reject(err);
-        }
+        createOptions.admit?.();
         return run('create', async (sql) => ({ booking: await insert(sql, draft, at.toISOString()), replayed: false }), { write: true });
       }
       return run('create', (sql) => sql.transaction((tx) => createWithKey(tx, draft, key, at, createOptions.admit)), { write: true });

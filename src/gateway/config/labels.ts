@@ -41,6 +41,11 @@ export type LabelSource =
  */
 export const PSEUDO_HEADERS: readonly string[] = [':authority', ':method', ':path', ':scheme'];
 
+/** Whether a label's header (validated) is one of {@link PSEUDO_HEADERS}: a header name holds no colon, so its first character tells. */
+export function isPseudoHeader(name: string): boolean {
+  return name.charCodeAt(0) === 58;
+}
+
 const headerName = z
   .string()
   .refine((h) => HEADER_NAME.test(h) || PSEUDO_HEADERS.includes(h.toLowerCase()), 'must be an HTTP header name, or :authority, :method, :path or :scheme')
@@ -143,7 +148,7 @@ export function labelHeaders(labels: Readonly<Record<string, readonly LabelGroup
     for (const group of groups) {
       for (const label of groupLabels(group)) {
         const source = readLabel(label);
-        if (source.kind === 'header' && !PSEUDO_HEADERS.includes(source.header)) names.push(source.header);
+        if (source.kind === 'header' && !isPseudoHeader(source.header)) names.push(source.header);
       }
     }
   }

@@ -13,7 +13,7 @@ import { upstreamMappingChecks, upstreamMappingFields } from './mapping-upstream
 
 export type { AddedHeader, HeaderCondition } from './headers';
 export { allowedUpgrades } from './mapping-emissary';
-export { describeLabel, groupLabels, labelHeaders, labelsSchema, readLabel, type LabelGroup, type LabelSource, type LabelSpecifier } from './labels';
+export { describeLabel, groupLabels, isPseudoHeader, labelHeaders, labelsSchema, readLabel, type LabelGroup, type LabelSource, type LabelSpecifier } from './labels';
 export type { QueryValue } from './mapping-match';
 
 export const API_VERSION = 'gateway/v1';

@@ -4,13 +4,8 @@
  * `gatehouse check` and logged at every load, never refused (Emissary and
  * Envoy take the same records).
  */
-import type { CorsPolicy, GatewayConfig } from './schema';
-
-/** Whether a CORS policy lets any origin read answers sent with the user's credentials. */
-function anyOriginWithCredentials(policy: CorsPolicy | undefined): boolean {
-  if (policy?.credentials !== true) return false;
-  return typeof policy.origins === 'string' ? policy.origins.split(',').some((o) => o.trim() === '*') : policy.origins.includes('*');
-}
+import { lendsCredentialsToAnyOrigin } from '../../cors';
+import type { GatewayConfig } from './schema';
 
 const ANY_ORIGIN_WITH_CREDENTIALS =
   'origins "*" with credentials: true lets every web site read its answers with the credentials a browser holds for the user (a browser refuses "*" with credentials, so the gateway names each asking origin); list the origins instead';
@@ -18,9 +13,9 @@ const ANY_ORIGIN_WITH_CREDENTIALS =
 /** The warnings of a valid configuration, each naming its record. */
 export function configWarnings(config: GatewayConfig): string[] {
   const warnings: string[] = [];
-  if (anyOriginWithCredentials(config.module?.config.cors)) warnings.push(`Module ${config.module!.name}: config.cors: ${ANY_ORIGIN_WITH_CREDENTIALS}`);
+  if (config.module?.config.cors && lendsCredentialsToAnyOrigin(config.module.config.cors)) warnings.push(`Module ${config.module.name}: config.cors: ${ANY_ORIGIN_WITH_CREDENTIALS}`);
   for (const mapping of config.mappings) {
-    if (anyOriginWithCredentials(mapping.cors)) warnings.push(`Mapping ${mapping.name}: cors: ${ANY_ORIGIN_WITH_CREDENTIALS}`);
+    if (mapping.cors && lendsCredentialsToAnyOrigin(mapping.cors)) warnings.push(`Mapping ${mapping.name}: cors: ${ANY_ORIGIN_WITH_CREDENTIALS}`);
   }
   return warnings;
 }

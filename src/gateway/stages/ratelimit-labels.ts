@@ -10,9 +10,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { headerText } from '../../http';
 import type { DescriptorEntry, RateLimitDescriptor } from '../../ratelimit';
-import { groupLabels, readLabel, type LabelSource, type MappingRecord } from '../config/schema';
-
-const COLON = 58;
+import { groupLabels, isPseudoHeader, readLabel, type LabelSource, type MappingRecord } from '../config/schema';
 
 /** The label groups of one Mapping for one domain, read once. */
 export interface LabelPlan {
@@ -44,10 +42,6 @@ export function labelPlan(mapping: Pick<MappingRecord, 'labels'>, domain: string
   const read = groups.map((group) => groupLabels(group).map(readLabel));
   const wantsFacts = (l: LabelSource) => (l.kind === 'header' ? isPseudoHeader(l.header) : l.kind !== 'literal');
   return { groups: read, facts: read.some((labels) => labels.some(wantsFacts)) };
-}
-
-function isPseudoHeader(name: string): boolean {
-  return name.charCodeAt(0) === COLON;
 }
 
 function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {

@@ -168,7 +168,6 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
     waiting.push({ call, callback, request });
   };
 
-
   server.addService(withRequestChecks(protos[LYFT_SERVICE] as grpc.ServiceDefinition, bounds, 'lyft'), { ShouldRateLimit: shouldRateLimit });
   server.addService(withRequestChecks(protos[ENVOY_V3_SERVICE] as grpc.ServiceDefinition, bounds, 'envoy'), { ShouldRateLimit: shouldRateLimit });
   const health = createHealthRegistry(['', LYFT_SERVICE, ENVOY_V3_SERVICE, HEALTH_SERVICE]);
