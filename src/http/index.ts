@@ -68,7 +68,7 @@ export {
   DEFAULT_BODY_LIMIT,
   DEFAULT_JSON_DEPTH,
 } from './request/body';
-export { repeatedHeader, headerText, headerName, MAX_REQUEST_HEADERS, tooManyHeaders } from './request/raw-headers';
+export { repeatedHeader, headerText, headerName, headerCountRefusal, MAX_REQUEST_HEADERS } from './request/raw-headers';
 export { connectionNamed } from './request/connection';
 export { hasOtherTransferCoding, transferCodingRefusal, OTHER_TRANSFER_CODING } from './request/transfer-coding';
 export { routes, allowedMethods } from './router';

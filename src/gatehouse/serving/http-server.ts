@@ -152,7 +152,7 @@ export async function listen(
     ? https.createServer({ ...tlsFiles, requireHostHeader: false, handshakeTimeout: options.handshakeTimeoutMs, ServerResponse: ListedHeadersResponse }, serve)
     : http.createServer({ requireHostHeader: false, ServerResponse: ListedHeadersResponse }, serve);
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS;
-  // One field past the gateway's bound, so that a request over it shows as over it (see tooManyHeaders).
+  // One field past the gateway's bound, so that a request over it shows as over it (see headerCountRefusal).
   server.maxHeadersCount = MAX_REQUEST_HEADERS + 1;
   const connectionEvent = options.tls ? 'secureConnection' : 'connection';
   server.on(connectionEvent, (socket: Socket) => {

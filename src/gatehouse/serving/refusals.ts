@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { createFormatterRegistry, errorBody, failRequestBody, HttpError, jsonFormatter, MAX_REQUEST_HEADERS, tooManyHeaders, transferCodingRefusal } from '../../http';
+import { createFormatterRegistry, errorBody, failRequestBody, headerCountRefusal, HttpError, jsonFormatter, MAX_REQUEST_HEADERS, transferCodingRefusal } from '../../http';
 import { wellFormedRequestId } from '../../telemetry';
 
 /** A request answered by the server itself, before the handler: what can be told of it. */
@@ -194,10 +194,8 @@ export function refuseExpectation(req: http.IncomingMessage, res: http.ServerRes
  */
 export function checkingRequests(handler: http.RequestListener, onRejected?: (request: Rejected) => void): http.RequestListener {
   return (req, res) => {
-    const refusal = req.headers['transfer-encoding'] === undefined ? undefined : transferCodingRefusal(req);
-    if (tooManyHeaders(req.rawHeaders)) {
-      refuse(req, res, 431, `a request may carry at most ${MAX_REQUEST_HEADERS} header fields`, onRejected);
-    } else if (refusal !== undefined) {
+    const refusal = headerCountRefusal(req.rawHeaders) ?? (req.headers['transfer-encoding'] === undefined ? undefined : transferCodingRefusal(req));
+    if (refusal !== undefined) {
       refuse(req, res, refusal.status, refusal.detail, onRejected);
     } else if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
       refuse(req, res, 400, 'an HTTP/1.1 request must have a Host header', onRejected);

@@ -14,7 +14,7 @@
  * check a request passes before it is routed, these among them.
  */
 import type { Context } from 'koa';
-import { HttpError, MAX_REQUEST_HEADERS, repeatedHeader, requestHost, tooManyHeaders, transferCodingRefusal } from '../../http';
+import { headerCountRefusal, HttpError, repeatedHeader, requestHost, transferCodingRefusal } from '../../http';
 import { isHostValue } from './host-match';
 
 const SLASH = 47;
@@ -94,9 +94,10 @@ export function admitRequest(ctx: Context): string {
   // answer closes the connection instead.
   if (req.headers.upgrade !== undefined) ctx.res.shouldKeepAlive = false;
   // The fields past the parser's count framed the body unseen: nothing after it on the connection is read.
-  if (tooManyHeaders(req.rawHeaders)) {
+  const tooMany = headerCountRefusal(req.rawHeaders);
+  if (tooMany !== undefined) {
     ctx.res.shouldKeepAlive = false;
-    throw new HttpError(431, `a request may carry at most ${MAX_REQUEST_HEADERS} header fields`);
+    throw tooMany;
   }
   // A body whose framing or coding the gateway cannot vouch for reaches no
   // module or upstream, and nothing after it on that connection is read.

@@ -6,6 +6,7 @@
  * And the one spelling each response header name is written in.
  */
 import { isUtf8 } from 'node:buffer';
+import { HttpError } from '../errors';
 
 /**
  * Most header fields a request may carry, as Envoy's `max_headers_count`.
@@ -17,9 +18,13 @@ import { isUtf8 } from 'node:buffer';
  */
 export const MAX_REQUEST_HEADERS = 100;
 
-/** Whether a request carries more header fields than {@link MAX_REQUEST_HEADERS}, or more than its parser kept. */
-export function tooManyHeaders(rawHeaders: readonly string[]): boolean {
-  return rawHeaders.length > 2 * MAX_REQUEST_HEADERS;
+/**
+ * The 431 of a request that carries more header fields than
+ * {@link MAX_REQUEST_HEADERS}, or more than its parser kept (its connection
+ * is to close after it); undefined for any other.
+ */
+export function headerCountRefusal(rawHeaders: readonly string[]): HttpError | undefined {
+  return rawHeaders.length > 2 * MAX_REQUEST_HEADERS ? new HttpError(431, `a request may carry at most ${MAX_REQUEST_HEADERS} header fields`) : undefined;
 }
 
 /** Whether raw header name `raw` is `name` (lower case) in any case, without a lower-case copy of it. */
