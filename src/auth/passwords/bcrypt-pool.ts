@@ -185,17 +185,18 @@ export function createBcryptPool(options: BcryptPoolOptions = {}, source: string
     slot.worker.postMessage({ password: job.password, hash: job.hash });
   }
 
-  const waitedTooLong = () => new BcryptPoolBusyError(`a bcrypt check waited more than ${maxWaitMs} ms for a thread`);
+  /** Refuses the waiting checks, oldest first, that have waited longer than `maxWaitMs`. */
+  function refuseExpired(): void {
+    const now = performance.now();
+    while (waiting.length > 0 && now - waiting[0].queuedAt > maxWaitMs) {
+      waiting.shift()!.reject(new BcryptPoolBusyError(`a bcrypt check waited more than ${maxWaitMs} ms for a thread`));
+    }
+  }
 
   /** The oldest waiting check that has not waited too long; those that have are refused. */
   function nextJob(): Job | undefined {
-    const now = performance.now();
-    let job = waiting.shift();
-    while (job !== undefined && now - job.queuedAt > maxWaitMs) {
-      job.reject(waitedTooLong());
-      job = waiting.shift();
-    }
-    return job;
+    refuseExpired();
+    return waiting.shift();
   }
 
   /**
@@ -207,14 +208,13 @@ export function createBcryptPool(options: BcryptPoolOptions = {}, source: string
   let expiry: NodeJS.Timeout | undefined;
   function watchOldest(): void {
     if (expiry !== undefined || waiting.length === 0) return;
-    // One millisecond past the bound, which nextJob counts strictly.
+    // One millisecond past the bound, which refuseExpired counts strictly.
     expiry = setTimeout(expire, Math.max(0, waiting[0].queuedAt + maxWaitMs - performance.now()) + 1);
     expiry.unref();
   }
   function expire(): void {
     expiry = undefined;
-    const now = performance.now();
-    while (waiting.length > 0 && now - waiting[0].queuedAt > maxWaitMs) waiting.shift()!.reject(waitedTooLong());
+    refuseExpired();
     watchOldest();
   }
 
