@@ -15,4 +15,4 @@ export {
 export { errorCode, errorText, fileSystemSource, whyUnreadable, type ConfigFileSource } from './source';
 export { parseByteSize } from './size';
 export { NotUtf8Error, readBoundedText, readBoundedTextSync, utf8Text } from './text';
-export { parseYamlStream, type YamlStreamOptions } from './yaml';
+export { parseYamlStream, rewordDepthErrors, type YamlStreamOptions } from './yaml';

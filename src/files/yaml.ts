@@ -13,6 +13,18 @@ import { isScalar, LineCounter, parseAllDocuments, visit, YAMLParseError, type D
 /** The options of `parseAllDocuments`, but for the key check and the line counter, which are this module's. */
 export type YamlStreamOptions = Omit<ParseOptions & DocumentOptions & SchemaOptions, 'uniqueKeys' | 'lineCounter'>;
 
+const STACK_EXHAUSTED = /^Maximum call stack size exceeded/;
+const TOO_DEEP = 'nested too deeply to be read (mappings or lists inside thousands of others)';
+
+/**
+ * Says of a document nested deeper than the parser's stack that it is so:
+ * the package reports it in the words of the stack it ran out of, which say
+ * nothing of the file.
+ */
+export function rewordDepthErrors(doc: Document): void {
+  for (const error of doc.errors) if (error.code === 'RESOURCE_EXHAUSTION') error.message = error.message.replace(STACK_EXHAUSTED, TOO_DEEP);
+}
+
 /**
  * Each mapping's keys written twice, as the `yaml` package reports them
  * (`Map keys must be unique at line 3, column 1`): scalar keys of equal
@@ -54,6 +66,9 @@ function duplicateKeyErrors(doc: Document, text: string, lines: LineCounter, pre
 export function parseYamlStream(text: string, options: YamlStreamOptions = {}): Document.Parsed[] {
   const lines = new LineCounter();
   const docs = parseAllDocuments(text, { ...options, uniqueKeys: false, lineCounter: lines });
-  for (const doc of docs) doc.errors.push(...duplicateKeyErrors(doc, text, lines, options.prettyErrors !== false));
+  for (const doc of docs) {
+    rewordDepthErrors(doc);
+    doc.errors.push(...duplicateKeyErrors(doc, text, lines, options.prettyErrors !== false));
+  }
   return [...docs];
 }

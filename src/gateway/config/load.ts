@@ -32,7 +32,7 @@ import { configProblem, type ConfigProblem } from './problems';
 import type { RecordSource } from './schema';
 import { API_VERSION } from './schema';
 import { RECORD_KINDS, type ConfigResult, type RawRecord } from './validate';
-import { assembleWithEmissary, EMISSARY_ANNOTATION, expandLists, oldAnnotationProblem, readEmissaryDocument, type EmissaryReading } from './emissary';
+import { assembleWithEmissary, EMISSARY_ANNOTATION, expandLists, metadataProblems, oldAnnotationProblem, readEmissaryDocument, type EmissaryReading } from './emissary';
 
 export interface LoadOptions {
   /** The domain part of the annotation key `<domain>/config`. Default `gatehouse.io`. */
@@ -103,12 +103,13 @@ interface ParsedDocument {
 /**
  * Parses a YAML stream; documents with errors become problems and are left
  * out. `lineOffset` is where the text starts in its file, when it is part of
- * one (an annotation), so that positions name lines of the file.
+ * one (an annotation), so that positions name lines of the file. Merge
+ * keys (`<<`) are read, as Kubernetes' and Emissary's own YAML readers read them.
  */
 function parseDocuments(text: string, source: RecordSource, what: string, problems: ConfigProblem[], lineOffset?: LineOffset): ParsedDocument[] {
   const docs: ParsedDocument[] = [];
   let index = 0;
-  for (const doc of parseYamlStream(text, { prettyErrors: true })) {
+  for (const doc of parseYamlStream(text, { prettyErrors: true, merge: true })) {
     index++;
     if (doc.errors.length > 0) {
       for (const err of onePerLine(doc.errors)) problems.push(configProblem({ source }, `${what}: ${positionInFile(firstLine(err.message), lineOffset)}`));
@@ -241,6 +242,10 @@ function readRecords(file: string, text: string, annotationKeys: readonly string
       continue;
     }
     const namespace = typeof doc.metadata.namespace === 'string' ? doc.metadata.namespace : undefined;
+    if (annotationKeys.some((key) => annotations[key] !== undefined)) {
+      // The manifest's name and namespace are its records' service and namespace: a misspelt one is refused, not dropped.
+      for (const { field, note } of metadataProblems(doc.metadata)) problems.push(configProblem({ source, path: field }, note));
+    }
     const old = oldAnnotationProblem(annotations);
     if (old !== undefined) problems.push(configProblem({ source, path: old.path }, old.message));
     for (const key of annotationKeys) {

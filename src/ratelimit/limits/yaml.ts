@@ -18,6 +18,7 @@
  */
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, Scalar, visit, type Document, type YAMLError, type YAMLMap } from 'yaml';
 import { aliasResolver, goValue, type AliasResolver } from './yaml-tree';
+import { rewordDepthErrors } from '../../files';
 
 /** The fields of the format that envoyproxy/ratelimit reads as strings. */
 const STRING_FIELDS = new Set(['domain', 'key', 'value', 'name', 'unit']);
@@ -234,6 +235,7 @@ export function parseLimitsYaml(text: string, warnings: string[] = []): ParsedDo
   const parsed: ParsedDocument[] = [];
   list.forEach((doc, i) => {
     const where = list.length > 1 ? `(document ${i + 1}) ` : '';
+    rewordDepthErrors(doc);
     for (const err of onePerLine(doc.errors)) problems.push(`${where}${firstLine(err)}`);
     if (doc.errors.length) return;
     for (const w of duplicateKeys(doc, lines)) warnings.push(`${where}${w}`);

@@ -141,4 +141,50 @@ spec: {prefix: /quote/, service: 127.0.0.1:9}
     }
     assert.equal(load(asResources({ ...QUOTE, spec: { prefix: '/q/', service: '127.0.0.1:9' } })).ok, true);
   });
+
+  it("refuses a key of a resource's metadata that Kubernetes has not, and a name or namespace that is not a string, rather than drop the namespace", () => {
+    const typo = `apiVersion: getambassador.io/v3alpha1
+kind: Mapping
+metadata: {name: quote, namepsace: shop}
+spec: {prefix: /quote/, service: quote}
+`;
+    assert.deepEqual(problems(typo), [
+      'config/emissary.yaml: Mapping quote: metadata.namepsace: unknown field: metadata has name, namespace, labels, annotations and the fields Kubernetes sets itself',
+    ]);
+    assert.deepEqual(problems(typo.replace('namepsace: shop', 'namespace: 7')), ['config/emissary.yaml: Mapping quote: metadata.namespace: expected a string']);
+    // What kubectl get -o yaml writes back is read as it is.
+    const exported = typo.replace(
+      'namepsace: shop}',
+      'namespace: shop, uid: 4f1c, resourceVersion: "81", generation: 2, creationTimestamp: "2026-01-02T03:04:05Z", labels: {app: quote}, annotations: {note: x}}',
+    );
+    assert.equal(loaded(exported).config.mappings[0].service, 'quote.shop');
+  });
+
+  it("refuses a misspelt key in the metadata of a Service whose annotation holds records, which would lose its namespace", () => {
+    const manifest = asAnnotation('legacy', { ...QUOTE, spec: { prefix: '/q/', service: 'http://quote' } }).replace('name: legacy', 'name: legacy\n  namspace: web');
+    assert.deepEqual(problems(manifest), [
+      'config/emissary.yaml: service legacy: metadata.namspace: unknown field: metadata has name, namespace, labels, annotations and the fields Kubernetes sets itself',
+    ]);
+    // A manifest that holds no records is not the gateway's to check.
+    assert.equal(load(`${asResources(QUOTE)}---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, custom: 1}\n`).ok, true);
+  });
+
+  it("reads YAML merge keys as Kubernetes and Emissary read them: a namespace merged into metadata qualifies the service", () => {
+    const text = `apiVersion: getambassador.io/v3alpha1
+kind: Mapping
+metadata:
+  <<: {namespace: shop}
+  name: merged
+spec:
+  <<: {prefix: /merged/, timeout_ms: 900}
+  service: quote
+`;
+    const [mapping] = loaded(text).config.mappings;
+    assert.deepEqual([mapping.name, mapping.prefix, mapping.service, mapping.timeout_ms], ['merged', '/merged/', 'quote.shop', 900]);
+  });
+
+  it('says a document nested too deeply to parse is so, rather than that a stack ran out', () => {
+    const [problem] = problems(`a: ${'['.repeat(5000)}${']'.repeat(5000)}\n`);
+    assert.match(problem, /^config\/emissary\.yaml: YAML: nested too deeply to be read \(mappings or lists inside thousands of others\) at line 1, column \d+$/);
+  });
 });

@@ -12,6 +12,7 @@
 import type { RecordSource } from '../../schema';
 import type { EmissaryResource, EmissaryVersion } from '../types';
 import { isPlainObject } from '../values';
+import { metadataProblems } from './metadata';
 
 /** The annotation that holds Emissary's records on a Service. */
 export const EMISSARY_ANNOTATION = 'getambassador.io/config';
@@ -139,6 +140,7 @@ export function readResource(doc: Record<string, unknown>, place: DocumentPlace)
     for (const key of Object.keys(doc)) {
       if (!RESOURCE_KEYS.has(key)) problems.push({ field: key, note: "is outside spec: a resource's fields go under spec" });
     }
+    if ('metadata' in doc) problems.push(...metadataProblems(doc.metadata));
   }
   const namespace = stringOf(resourceForm ? metadata.namespace : fields.namespace) ?? place.namespace;
   delete fields.ambassador_id;
