@@ -5,7 +5,7 @@
  * rate-limit server beside it, config reload, and a graceful stop.
  */
 import compose from 'koa-compose';
-import Koa from 'koa';
+import Koa, { type Context } from 'koa';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -37,7 +37,7 @@ import {
 import { openBookingStorage } from './bookings';
 import { createBuiltinModules } from './builtins';
 import { createGatehouseDiag } from './diag';
-import { keepHostHeaders } from './serving/host-headers';
+import { enterFromHost } from './serving/mounted';
 import { listen, type RunningServer } from './serving/http-server';
 import { listenFailure, readTlsFiles } from './serving/listen-failure';
 import { drainFor } from './serving/drain';
@@ -135,6 +135,12 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     upstreamEjection: (cluster) => metrics.recordUpstreamEjection(cluster),
   };
   const gatewayLogger = logger.child({ module: 'gateway' });
+  const logUnexpected = logUnexpectedError(logger);
+  // Mounted, the host's error listeners hear it too, as they hear their own app's.
+  const reportUnexpected = (err: unknown, ctx: Context): void => {
+    logUnexpected(err, ctx);
+    if (ctx.app !== app) ctx.app.emit('error', err, ctx);
+  };
   const redis = builtins.redis;
   // Redis and the bookings database asked together: an operator sees both when both are down.
   const dependenciesReady = allReady([
@@ -149,7 +155,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       bodyLimit: options.bodyLimit,
       trustProxy: options.trustProxy,
       sourceCluster: options.sourceCluster,
-      errors: { onUnexpected: logUnexpectedError(logger) },
+      errors: { onUnexpected: reportUnexpected },
       events,
       upstreams: { clusterDomain: options.clusterDomain, retryBufferBytes: options.retryBufferBytes },
       stages: {
@@ -177,10 +183,10 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   // A module routed in process runs on this app's context, so the error its
   // own error handler answers with a bare 500 (a store that failed) is emitted
   // here: silent, the app would drop it, and the cause with it.
-  const logUnexpected = logAppErrors(app, logger);
+  logAppErrors(app, logger);
   // The gateway's error handler is not in front of this path: the metrics get one of their own.
-  const serveMetrics = compose([errorHandler({ onUnexpected: logUnexpected }), metricsHandler(metrics)]);
-  app.use(keepHostHeaders(app));
+  const serveMetrics = compose([errorHandler({ onUnexpected: reportUnexpected }), metricsHandler(metrics)]);
+  app.use(enterFromHost(app, { onUnexpected: reportUnexpected }));
   app.use(accessLog({ logger, metrics, counters }));
   app.use((ctx, next) => {
     if (ctx.path !== METRICS_PATH) return next();

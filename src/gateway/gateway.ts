@@ -148,7 +148,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
       const req = ctx.req;
       dropClaimedUser(req);
       dropPathOverrides(req);
-      dropProxyOwnedHeaders(req, ctx.app.proxy);
+      dropProxyOwnedHeaders(req, ctx.request.app.proxy);
       const host = admitRequest(ctx);
       // Read from the request itself: ctx's getters only pass on to it.
       const request = ctx.request;

@@ -16,9 +16,26 @@ export interface ErrorHandlerOptions {
   infoUrl?: (status: number) => string | undefined;
   /**
    * Told of every unexpected error (a 500 that was not an {@link HttpError}),
-   * for logging. Defaults to koa's own `app.emit('error')`.
+   * for logging. Defaults to koa's own `app.emit('error')`, or the context's
+   * {@link UNEXPECTED_ERROR_LISTENER} when it has one.
    */
   onUnexpected?: (err: unknown, ctx: Context) => void;
+}
+
+/**
+ * A context's own listener of unexpected errors, which the error handlers
+ * tell instead of emitting on `ctx.app`: set by an app that runs on another
+ * app's context (mounted), whose `error` listeners are that other app's.
+ */
+export const UNEXPECTED_ERROR_LISTENER = Symbol('gatehouse.unexpectedErrorListener');
+
+type WithListener = Context & { [UNEXPECTED_ERROR_LISTENER]?: (err: unknown, ctx: Context) => void };
+
+/** Koa's way of telling of an error the app answered itself, unless the context names a listener of its own. */
+function emitUnexpected(err: unknown, ctx: Context): void {
+  const listener = (ctx as WithListener)[UNEXPECTED_ERROR_LISTENER];
+  if (listener) listener(err, ctx);
+  else ctx.app.emit('error', err, ctx);
 }
 
 /** Writes error bodies: shared by {@link errorHandler} and the service apps' conventions. */
@@ -35,7 +52,7 @@ export interface ErrorResponder {
 export function errorResponder(options: ErrorHandlerOptions = {}): ErrorResponder {
   const formatters = options.formatters ?? createFormatterRegistry();
   const infoUrl = options.infoUrl ?? (() => undefined);
-  const onUnexpected = options.onUnexpected ?? ((err: unknown, ctx: Context) => ctx.app.emit('error', err, ctx));
+  const onUnexpected = options.onUnexpected ?? emitUnexpected;
 
   function write(ctx: Context, status: number, detail?: string, headers?: Record<string, string>, info?: string): void {
     const formatter = formatters.select(ctx.req) ?? formatters.get(formatters.types[0])!;

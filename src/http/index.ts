@@ -32,7 +32,7 @@ export {
   type Formatter,
   type FormatterRegistry,
 } from './response/formatters';
-export { errorResponder, errorHandler, answeringErrors, type ErrorHandlerOptions, type ErrorResponder } from './error-handler';
+export { errorResponder, errorHandler, answeringErrors, UNEXPECTED_ERROR_LISTENER, type ErrorHandlerOptions, type ErrorResponder } from './error-handler';
 export {
   varyOnAccept,
   isRepresentable,

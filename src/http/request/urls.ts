@@ -43,7 +43,7 @@ export function basePath(ctx: Context): string {
  */
 export function requestHost(ctx: Context): string {
   const req = ctx.req;
-  if (ctx.app.proxy || req.httpVersionMajor >= 2) return ctx.host;
+  if (ctx.request.app.proxy || req.httpVersionMajor >= 2) return ctx.host;
   const host = req.headers.host;
   if (host === undefined || host === '') return '';
   if (host.indexOf(',') !== -1 || host.indexOf('@') !== -1 || host.trim() !== host) return ctx.host;

@@ -21,7 +21,7 @@ export function clientAddress(ctx: Context): string {
  * sets for itself.
  */
 export function trustedClientAddress(ctx: Context): string {
-  const forwarded = ctx.app.proxy ? ctx.req.headers['x-forwarded-for'] : undefined;
+  const forwarded = ctx.request.app.proxy ? ctx.req.headers['x-forwarded-for'] : undefined;
   if (forwarded !== undefined) {
     const list = Array.isArray(forwarded) ? forwarded.join(',') : forwarded;
     const last = list.slice(list.lastIndexOf(',') + 1).trim();
@@ -55,5 +55,5 @@ function forwardedElement(client: string, host: string, protocol: string): strin
 export function forwardedHeader(ctx: Context, client: string, host: string, protocol: string): string {
   const element = forwardedElement(client, host, protocol);
   const prior = ctx.req.headers.forwarded;
-  return prior !== undefined && ctx.app.proxy ? `${prior}, ${element}` : element;
+  return prior !== undefined && ctx.request.app.proxy ? `${prior}, ${element}` : element;
 }
