@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { readEmissaryDocument } from '../../../../src/gateway/config/emissary';
-import { asAnnotation, asResources, FORMS, loaded, notesOf, problems, written, type Fixture } from './support';
+import { parse } from 'yaml';
+import { asAnnotation, asResources, emissaryRig, FORMS, loaded, notesOf, problems, routeTo, written, type Fixture } from './support';
 
 const base = { prefix: '/quote/', service: '127.0.0.1:9001' };
 const quote = (spec: Record<string, unknown>, apiVersion?: string): Fixture => ({ kind: 'Mapping', name: 'quote', spec: { ...base, ...spec }, ...(apiVersion ? { apiVersion } : {}) });
@@ -142,9 +143,36 @@ describe('Emissary Mapping fields', () => {
 
   it('notes where the gateway matches or forwards otherwise than Emissary, with the setting that gives Emissary\'s match', () => {
     const notes = notesOf(loaded(asResources(quote({ prefix: '/quote' }))), 'quote');
-    assert.ok(notes.includes('spec.prefix: matches on segment boundaries: /quote matches /quote/x, not /quotex (Emissary: any path that starts with it); for Emissary\'s match write prefix_regex: true with prefix: "/quote.*"'));
+    assert.ok(
+      notes.includes(
+        "spec.prefix: matches on segment boundaries: /quote matches /quote/x, not /quotex (Emissary: any path that starts with it); for Emissary's match write prefix_regex: true with prefix: '/quote.*' and regex_rewrite: {pattern: '^/quote/?(.*)$', substitution: '/\\1'}, since with a pattern rewrite replaces the whole path",
+      ),
+      notes.join('\n'),
+    );
     assert.ok(notes.some((n) => n.startsWith("spec.auto_host_rewrite: not set: a remote upstream is sent its own host:port as Host, where Emissary sends the client's")));
     const plain = notesOf(loaded(asResources(quote({ host_rewrite: 'quote.internal' }))), 'quote');
     assert.deepEqual(plain.filter((n) => /prefix|auto_host_rewrite/.test(n)), []);
+  });
+
+  it('gives advice for Emissary\'s prefix match that, written as it says, forwards the paths the prefix forwarded, and those Emissary adds', async () => {
+    for (const [rewrite, forwarded] of [
+      [undefined, ['/today', '/x/y']],
+      ['/v2/', ['/v2/today', '/v2/x/y']],
+      ['', ['/quote.v1/today', '/quote.v1x/y']],
+    ] as const) {
+      const spec = { prefix: '/quote.v1', ...(rewrite === undefined ? {} : { rewrite }) };
+      const [note] = notesOf(loaded(asResources(quote(spec))), 'quote').filter((n) => n.startsWith('spec.prefix:'));
+      const advised: Record<string, unknown> = { prefix: parse(/prefix: ('[^']*')/.exec(note)![1]), prefix_regex: true };
+      const regexRewrite = / and regex_rewrite: (\{.*\}), since/.exec(note);
+      if (regexRewrite) advised.regex_rewrite = parse(regexRewrite[1]);
+      else advised.rewrite = rewrite;
+      const rig = await emissaryRig((up) => asResources(routeTo(up, 'quote', advised)));
+      try {
+        const received = [(await rig.call('/quote.v1/today')).received?.url, (await rig.call('/quote.v1x/y')).received?.url];
+        assert.deepEqual(received, forwarded, note);
+      } finally {
+        await rig.close();
+      }
+    }
   });
 });

@@ -132,13 +132,30 @@ function translateField(field: string, value: unknown, r: EmissaryResource, d: D
   }
 }
 
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * What a Mapping matched by a pattern needs beside it to forward the paths
+ * its prefix did: a `rewrite` of a pattern's match replaces the whole path
+ * (as Envoy's prefix_rewrite does after a regex match), so a prefix's
+ * rewrite, the default `/` included, becomes a regex_rewrite of the prefix.
+ */
+function keepingRewrite(prefix: string, rewrite: unknown): string {
+  if (rewrite === '') return ", and keep rewrite: ''";
+  const target = typeof rewrite === 'string' ? rewrite : '/';
+  const substitution = `${target.endsWith('/') ? target : `${target}/`}\\1`;
+  return ` and regex_rewrite: {pattern: '^${escapeRegex(prefix)}/?(.*)$', substitution: '${substitution}'}, since with a pattern rewrite replaces the whole path`;
+}
+
 /** Notes on what a Mapping gets otherwise than in Emissary, whatever it says. */
 function differences(d: Draft): void {
   const { prefix, prefix_regex: regex, prefix_exact: exact } = d.out;
   if (typeof prefix === 'string' && regex !== true && exact !== true && !prefix.endsWith('/')) {
     d.notes.push({
       field: 'prefix',
-      note: `matches on segment boundaries: ${prefix} matches ${prefix}/x, not ${prefix}x (Emissary: any path that starts with it); for Emissary's match write prefix_regex: true with prefix: "${prefix}.*"`,
+      note: `matches on segment boundaries: ${prefix} matches ${prefix}/x, not ${prefix}x (Emissary: any path that starts with it); for Emissary's match write prefix_regex: true with prefix: '${escapeRegex(prefix)}.*'${keepingRewrite(prefix, d.out.rewrite)}`,
     });
   }
   if (d.out.host_rewrite === undefined && d.out.auto_host_rewrite !== true && d.out.host_redirect !== true) {
