@@ -270,8 +270,43 @@ function checkOptionTypes(options: unknown): asserts options is GatehouseOptions
     const fits = expected === 'number or false' ? kind === 'number' || value === false : kind === expected;
     if (!fits) throw new TypeError(`${name} must be ${/^[aeiou]/.test(expected) ? 'an' : 'a'} ${expected}, got ${kind === 'string' ? JSON.stringify(value) : kind}`);
   }
-  const { modules } = options as { modules?: unknown };
-  if (Array.isArray(modules)) modules.forEach(checkModule);
+  const { modules, tls, logger, configSource, annotationDomain } = options as Record<string, unknown>;
+  if (Array.isArray(modules)) {
+    modules.forEach(checkModule);
+    checkModuleNames(modules as { name: string }[]);
+  }
+  if (tls !== undefined) checkTlsFiles(tls as Record<string, unknown>);
+  if (logger !== undefined) checkMethods(logger as Record<string, unknown>, 'logger', 'a pino logger', ['child', 'info', 'warn', 'error']);
+  if (configSource !== undefined) checkMethods(configSource as Record<string, unknown>, 'configSource', 'a source of config files', ['list', 'read']);
+  if (typeof annotationDomain === 'string' && !isDnsDomain(annotationDomain)) {
+    throw new RangeError(`annotationDomain must be a DNS domain such as gatehouse.io (the annotation read is <domain>/config), got '${annotationDomain}'`);
+  }
+}
+
+/** Throws a TypeError unless `tls` is `{cert, key}`, each a file's path. */
+function checkTlsFiles(tls: Record<string, unknown>): void {
+  for (const name of Object.keys(tls)) {
+    if (name !== 'cert' && name !== 'key') throw new TypeError(`there is no option 'tls.${name}'; tls has cert and key, the paths of the PEM files`);
+  }
+  for (const name of ['cert', 'key']) {
+    if (typeof tls[name] !== 'string' || tls[name] === '') throw new TypeError(`tls.${name} must be the path of a PEM file, got ${kindOf(tls[name])}`);
+  }
+}
+
+/** Throws a TypeError naming `name` unless `value` has each of `methods`. */
+function checkMethods(value: Record<string, unknown>, name: string, what: string, methods: readonly string[]): void {
+  const missing = methods.filter((method) => typeof value[method] !== 'function');
+  if (missing.length > 0) throw new TypeError(`${name} must be ${what}, with ${methods.join(', ')}: it has no ${missing.join(', ')}`);
+}
+
+/** Throws a TypeError for two modules of one name, of which the gateway would route to the last alone. */
+function checkModuleNames(modules: readonly { name: string }[]): void {
+  const seen = new Map<string, number>();
+  modules.forEach((m, index) => {
+    const first = seen.get(m.name);
+    if (first !== undefined) throw new TypeError(`modules[${index}].name '${m.name}' is the name of modules[${first}] too: each module has a name of its own`);
+    seen.set(m.name, index);
+  });
 }
 
 /** Whether `value` is a Koa app (or one like it): what the gateway calls on a module's app. */

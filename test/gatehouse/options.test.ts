@@ -21,6 +21,7 @@ describe('gatehouse options from code', () => {
     ['a negative drain delay', { drainDelayMs: -1 }, /^drainDelayMs must be a number of milliseconds \(0 or more\), got -1$/],
     ['a gRPC message limit of 0', { grpcMaxMessageBytes: 0 }, /^grpcMaxMessageBytes must be a number of bytes \(1 or more\), got 0$/],
     ['a fractional entry bound', { maxDescriptorEntries: 1.5 }, /^maxDescriptorEntries must be a number of entries \(1 or more\), got 1\.5$/],
+    ['an annotation domain that is no domain', { annotationDomain: 'bad domain' }, /^annotationDomain must be a DNS domain such as gatehouse\.io \(the annotation read is <domain>\/config\), got 'bad domain'$/],
   ];
   for (const [what, option, message] of refused) {
     it(`refuses ${what}, naming the option`, async () => {
@@ -42,6 +43,11 @@ describe('gatehouse options from code', () => {
     ['a module without a name', { modules: [{ app: undefined }] }, /^modules\[0\]\.name must be a string that is not empty, got undefined$/],
     ['a module whose close is no function', { modules: [{ name: 'x', close: true }] }, /^modules\[0\]\.close must be a function, got boolean$/],
     ['options that are null', null, /^the options must be an object, got null$/],
+    ['two modules of one name, of which only the last would be routed to', { modules: [{ name: 'weather' }, { name: 'weather' }] }, /^modules\[1\]\.name 'weather' is the name of modules\[0\] too: each module has a name of its own$/],
+    ['TLS without its key file', { tls: { cert: './cert.pem' } }, /^tls\.key must be the path of a PEM file, got undefined$/],
+    ['TLS with a field it has not', { tls: { cert: './cert.pem', key: './key.pem', ca: './ca.pem' } }, /^there is no option 'tls\.ca'; tls has cert and key, the paths of the PEM files$/],
+    ['a logger that is no logger', { logger: {} }, /^logger must be a pino logger, with child, info, warn, error: it has no child, info, warn, error$/],
+    ['a config source without its methods', { configSource: { list: () => [] } }, /^configSource must be a source of config files, with list, read: it has no read$/],
   ];
   for (const [what, options, message] of mistyped) {
     it(`refuses ${what}, from JavaScript, with a TypeError saying what it must be`, async () => {
