@@ -54,7 +54,8 @@ function jsonAsked(ctx: Context): boolean {
   if (value === undefined) return false;
   if (value === 'true' || value === '1' || value === '') return true;
   if (value === 'false' || value === '0') return false;
-  throw new HttpError(400, 'json must be true or false');
+  if (typeof value !== 'string') throw new HttpError(400, 'json must be given once');
+  throw new HttpError(400, 'json must be true, 1 or empty (JSON), or false or 0 (the page)');
 }
 
 /**

@@ -174,9 +174,11 @@ describe('diag/app', () => {
   });
 
   describe('bad requests', () => {
-    it('answers 400 with the error body for a json value that is neither true nor false', async () => {
+    it('answers 400 with the error body for a json value it does not take, naming those it takes, and for json given twice', async () => {
       const res = await page('/gateway/v0/diag/?json=maybe').expect(400);
-      assert.deepEqual(res.body, { code: 400, message: '400: Bad Request', detail: 'json must be true or false' });
+      assert.deepEqual(res.body, { code: 400, message: '400: Bad Request', detail: 'json must be true, 1 or empty (JSON), or false or 0 (the page)' });
+      const twice = await page('/gateway/v0/diag/?json=true&json=false').expect(400);
+      assert.equal(twice.body.detail, 'json must be given once');
     });
 
     it('answers 406 with the error body and the supported types for an Accept it cannot meet', async () => {
