@@ -19,7 +19,7 @@ import Redis, { type RedisOptions } from 'ioredis';
 import { CallerGoneError, StoreTimeoutError, type DecideOptions, type RateLimitStore, type StoreDecision, type WindowCheck } from '../store';
 import { attentionDeadline, HELD_UP_MAX_MS, monotonicNow as clock, type AttentionDeadline } from '../deadline';
 import { createRedisClockBound } from './clock';
-import { countersBefore, decideArguments, DECISION_STATE, DECIDE_SCRIPT, undoArguments, UNDO_SCRIPT, type ScriptDecision } from './script';
+import { addedHits, countersBefore, decideArguments, DECISION_STATE, DECIDE_SCRIPT, uncountable, undoArguments, UNDO_SCRIPT, type ScriptDecision } from './script';
 
 export interface RedisStoreOptions {
   /** `redis://[:password@]host:port[/db]`; ignored when `client` is given. */
@@ -80,6 +80,10 @@ export function failFastRedisOptions(timeoutMs: number): RedisOptions {
     // Redis that comes back after a long outage decides again within 400 ms.
     retryStrategy: (times) => Math.min(times * 50, RECONNECT_MAX_MS),
     lazyConnect: false,
+    // How long a closed client waits for its socket to close before destroying it. ioredis
+    // starts that wait for a socket already gone too (closed while reconnecting), where
+    // nothing ends it: its default, 2 s, kept a stopped process alive that long.
+    disconnectTimeout: 200,
   };
 }
 
@@ -136,6 +140,11 @@ export function createRedisStore(options: RedisStoreOptions = {}): RedisStore {
     if (closed) return Promise.reject(new Error('the Redis store is closed'));
     // Redis is away: fail now rather than queue behind the outage.
     if (client.status !== 'ready') return Promise.reject(new Error(`Redis is not connected (${client.status})`));
+    // A check the script cannot count fails here, alone: in the script call it would fail every decision the call carries.
+    for (const c of checks) {
+      const why = uncountable(c);
+      if (why !== undefined) return Promise.reject(new RangeError(`rate-limit check ${c.key}: ${why}`));
+    }
     const limit = opts?.timeoutMs ?? timeoutMs;
     return new Promise((resolve, reject) => {
       enqueue({ checks, cutoff: 0, timeoutMs: limit, gone: opts?.gone, resolve, reject, capAt: 0, settled: false });
@@ -218,8 +227,8 @@ export function createRedisStore(options: RedisStoreOptions = {}): RedisStore {
       offset += 1 + d.checks.length;
       const gone = !d.settled && d.gone?.() === true;
       if (state === DECISION_STATE.admitted && (d.settled || gone)) {
-        // Counted, but its caller has been told otherwise or has left: take it back.
-        (undo ??= []).push(d.checks as WindowCheck[]);
+        // Counted, but its caller has been told otherwise or has left: take back what it added.
+        (undo ??= []).push(addedHits(d.checks, countersBefore(reply, at, d.checks.length)));
         stats.takenBack++;
       }
       if (d.settled) continue;
@@ -278,6 +287,11 @@ export function createRedisStore(options: RedisStoreOptions = {}): RedisStore {
     async close() {
       closed = true;
       if (client.status === 'end') return;
+      // Not connected: nothing to quit, only attempts to reconnect to end.
+      if (client.status !== 'ready') {
+        client.disconnect();
+        return;
+      }
       // QUIT is answered after every script already sent: their decisions settle first.
       await client.quit().catch(() => client.disconnect());
     },
