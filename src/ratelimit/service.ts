@@ -104,7 +104,9 @@ function checkDescriptor(d: RateLimitRequest['descriptors'][number], i: number, 
   }
   // Counters are doubles in the memory store and 64-bit integers in Redis: above 2^53 neither adds exactly.
   if (d.hitsAddend !== undefined && !(Number.isSafeInteger(d.hitsAddend) && d.hitsAddend >= 0)) {
-    throw new RateLimitRequestError(`descriptors[${i}].hits_addend: ${d.hitsAddend} is not a count from 0 to ${Number.MAX_SAFE_INTEGER}`);
+    // Decoded as a double, a uint64 that large is rounded: the message does not repeat a number the client did not send.
+    const why = d.hitsAddend > Number.MAX_SAFE_INTEGER ? `above ${Number.MAX_SAFE_INTEGER}, the largest count it may add` : `${d.hitsAddend} is not a whole number from 0`;
+    throw new RateLimitRequestError(`descriptors[${i}].hits_addend: ${why}`);
   }
 }
 

@@ -177,4 +177,19 @@ describe('Redis store when Redis goes away', function () {
       await redis.stop();
     }
   });
+
+  it('closes at once while Redis is away, ending its attempts to reconnect, so that the process can exit', async () => {
+    const redis = await startRedis();
+    const port = redis.port;
+    await redis.stop();
+    const s = createRedisStore({ url: `redis://127.0.0.1:${port}` });
+    let attempts = 0;
+    s.client.on('reconnecting', () => attempts++);
+    await new Promise<void>((resolve) => s.client.once('reconnecting', () => resolve()));
+    await s.close();
+    const after = attempts;
+    // A reconnection attempt comes within ioredis's first retry delays (50 ms, 100 ms...): none may come once closed.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(attempts, after);
+  });
 });
