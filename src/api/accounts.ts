@@ -4,24 +4,33 @@
  * every version so far.
  */
 import type Router from 'koa-router';
+import type { Context } from 'koa';
 import { absoluteUrl, httpError, pageOf, parseItemQuery, parseListQuery, pickFields, redirectToSlash } from '../http';
 import type { AccountRecord, MessageStore } from './store';
 
 const ACCOUNT_FIELDS = ['id', 'name', 'created_at', 'url', 'messages_url'] as const;
 const spec = { fields: ACCOUNT_FIELDS, filterable: ['name'] };
 
-/** An account as sent; `root` is the absolute URL of the version's root. */
-export function representAccount(account: AccountRecord, root: string) {
-  const url = `${root}/accounts/${account.id}`;
-  return { id: account.id, name: account.name, created_at: account.created_at, url, messages_url: `${url}/messages/` };
+/**
+ * An account as sent. Each link is built on its own: a Mapping may route the
+ * client to some paths of the version only (`/a/` to `/v2/accounts/`).
+ */
+export function representAccount(ctx: Context, account: AccountRecord) {
+  const path = `/accounts/${account.id}`;
+  return {
+    id: account.id,
+    name: account.name,
+    created_at: account.created_at,
+    url: absoluteUrl(ctx, path),
+    messages_url: absoluteUrl(ctx, `${path}/messages/`),
+  };
 }
 
 /** Registers the account routes on `router` (a strict router). */
 export function accountRoutes(router: Router, store: MessageStore): void {
   router.get('/accounts/', (ctx) => {
     const query = parseListQuery(ctx.query, spec);
-    const root = absoluteUrl(ctx, '');
-    ctx.body = pageOf(ctx, store.accounts().map((account) => representAccount(account, root)), query);
+    ctx.body = pageOf(ctx, store.accounts().map((account) => representAccount(ctx, account)), query);
   });
   router.all('/accounts', redirectToSlash);
 
@@ -29,6 +38,6 @@ export function accountRoutes(router: Router, store: MessageStore): void {
     const account = store.account(ctx.params.id);
     if (!account) throw httpError('NOT_FOUND', 'no account has this id');
     const { fields } = parseItemQuery(ctx.query, spec);
-    ctx.body = pickFields(representAccount(account, absoluteUrl(ctx, '')), fields);
+    ctx.body = pickFields(representAccount(ctx, account), fields);
   });
 }

@@ -44,8 +44,17 @@ export function buildApi(deps: ApiDeps = {}, versions: VersionFactories = VERSIO
   const supported = formatters.types.join(', ');
   const notFound = `the path must start with an API version: ${prefixes.join(', ')}`;
 
-  // A version's root is a resource like a collection: `/v1` redirects to `/v1/`.
-  app.use((ctx, next) => (prefixes.includes(ctx.path) ? redirectToSlash(ctx) : next()));
+  // A version's root is a resource like a collection: `/v1` redirects to `/v1/`,
+  // as a version app's collection does, after the same negotiation (406 first).
+  app.use((ctx, next) => {
+    if (!prefixes.includes(ctx.path)) return next();
+    try {
+      chooseFormatter(ctx, formatters, supported);
+      redirectToSlash(ctx);
+    } catch (err) {
+      errors.answer(ctx, err);
+    }
+  });
   const apps: Record<string, Koa> = {};
   for (const prefix of prefixes) app.use(mount(prefix, (apps[prefix] = versions[prefix](shared))));
   app.use((ctx) => {

@@ -13,7 +13,7 @@ export { createV2App, v2 } from './v2';
 export { createVersionApp } from './version-app';
 export { createMessageStore, demoData } from './store';
 export type { AccountRecord, MessageRecord, MessageStore, MessageStoreData } from './store';
-export type { ApiDeps, ApiVersion, MessageRepresentation } from './types';
+export type { ApiDeps, ApiVersion, Link, MessageRepresentation } from './types';
 
 /**
  * The API as a Gatehouse module named `api`. Its version apps answer every

@@ -16,6 +16,9 @@ export interface ApiDeps {
   proxy?: boolean;
 }
 
+/** The absolute URL of a path of the version's app, as the client reaches it. */
+export type Link = (pathInVersion: string) => string;
+
 /** How one API version shows a message. */
 export interface MessageRepresentation {
   /** Every field a message has in this version, in the order sent; `fields=` may name these. */
@@ -23,10 +26,12 @@ export interface MessageRepresentation {
   /** The fields other query arguments filter on, by equality. */
   readonly filterable: readonly string[];
   /**
-   * The message as this version sends it. `root` is the absolute URL of the
-   * version's root (`http://host/v1`, with every mount prefix, no trailing slash).
+   * The message as this version sends it. `link` gives the absolute URL of
+   * a path of the version (`/messages/1`) as the client reaches it: one
+   * root does not do, since a Mapping may route the client to part of the
+   * version only (`/m/` to `/v1/messages/`).
    */
-  represent(record: MessageRecord, root: string): Record<string, unknown>;
+  represent(record: MessageRecord, link: Link): Record<string, unknown>;
 }
 
 /** One version of the API. */

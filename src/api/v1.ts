@@ -4,7 +4,7 @@
  */
 import type Koa from 'koa';
 import type { MessageRecord } from './store';
-import type { ApiDeps, ApiVersion } from './types';
+import type { ApiDeps, ApiVersion, Link } from './types';
 import { createVersionApp } from './version-app';
 
 /** The Markdown of the demo data, as plain text: emphasis and code marks dropped. */
@@ -27,11 +27,11 @@ export const v1: ApiVersion = Object.freeze({
   message: Object.freeze({
     fields: Object.freeze(['id', 'account_id', 'content', 'url']),
     filterable: Object.freeze(['account_id']),
-    represent: (record: MessageRecord, root: string) => ({
+    represent: (record: MessageRecord, link: Link) => ({
       id: record.id,
       account_id: record.account_id,
       content: plainContent(record),
-      url: `${root}/messages/${record.id}`,
+      url: link(`/messages/${record.id}`),
     }),
   }),
 });

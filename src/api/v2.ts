@@ -5,7 +5,7 @@
  */
 import type Koa from 'koa';
 import type { MessageRecord } from './store';
-import type { ApiDeps, ApiVersion } from './types';
+import type { ApiDeps, ApiVersion, Link } from './types';
 import { createVersionApp } from './version-app';
 
 /** Version 2: v1's fields, content in Markdown, and more fields. */
@@ -14,15 +14,15 @@ export const v2: ApiVersion = Object.freeze({
   message: Object.freeze({
     fields: Object.freeze(['id', 'account_id', 'content', 'content_type', 'language', 'created_at', 'url', 'account_url']),
     filterable: Object.freeze(['account_id', 'language']),
-    represent: (record: MessageRecord, root: string) => ({
+    represent: (record: MessageRecord, link: Link) => ({
       id: record.id,
       account_id: record.account_id,
       content: record.text,
       content_type: 'text/markdown',
       language: record.language,
       created_at: record.created_at,
-      url: `${root}/messages/${record.id}`,
-      account_url: `${root}/accounts/${record.account_id}`,
+      url: link(`/messages/${record.id}`),
+      account_url: link(`/accounts/${record.account_id}`),
     }),
   }),
 });

@@ -1,11 +1,13 @@
 /**
  * @module api/version-app
  * One API version as an isolated Koa app: its own error middleware, routes
- * and 404. It never sees its prefix; links carry it all the same.
+ * and 404. It never sees its prefix; links carry it all the same, and a
+ * Mapping's rewrite is undone in them.
  */
 import type Koa from 'koa';
 import Router from 'koa-router';
 import { absoluteUrl, allowedMethods, createServiceApp, parseItemQuery, pickFields, routes } from '../http';
+import { recordMount } from '../http/request/client-path';
 import { accountRoutes } from './accounts';
 import { messageRoutes } from './messages';
 import { createMessageStore } from './store';
@@ -24,12 +26,15 @@ export function createVersionApp(version: ApiVersion, deps: ApiDeps = {}): Koa {
   router.get('/', (ctx) => {
     // Like any single resource: `fields` only, and any other argument a 400.
     const { fields } = parseItemQuery(ctx.query, ROOT);
-    const root = absoluteUrl(ctx, '');
-    ctx.body = pickFields({ version: version.name, messages_url: `${root}/messages/`, accounts_url: `${root}/accounts/` }, fields);
+    const links = { messages_url: absoluteUrl(ctx, '/messages/'), accounts_url: absoluteUrl(ctx, '/accounts/') };
+    ctx.body = pickFields({ version: version.name, ...links }, fields);
   });
   messageRoutes(router, store, version.message);
   accountRoutes(router, store);
 
+  // Links are paths of the module, the version's prefix in front: the gateway's
+  // Mapping maps those to the client's (see http/request/client-path).
+  app.use(recordMount);
   app.use(routes(router));
   app.use(allowedMethods(router));
   // The end of this app: a path it does not know is its own 404, never the

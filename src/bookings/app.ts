@@ -141,6 +141,8 @@ export function createBookingApp(options: BookingAppOptions): Koa {
     },
   };
 
+  // Paths of the service as it answers them: absoluteUrl writes them as the
+  // client reaches them, under the prefix of a Mapping that rewrote to `base`.
   const itemUrl = (ctx: Context, id: string) => absoluteUrl(ctx, `${base}/${id}`);
   const bookingUrl = (ctx: Context, id: string) => absoluteUrl(ctx, `${bookingsPath}/${id}`);
 

@@ -26,18 +26,45 @@ export const daySchema = z
 
 const text = z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty');
 
+/** The whole numbers a catalogue's number field holds: its schema and its filter say the same. */
+interface IntegerRange {
+  readonly min: number;
+  readonly max: number;
+}
+
+const STARS: IntegerRange = { min: 1, max: 5 };
+const SEATS: IntegerRange = { min: 1, max: 9 };
+
+const countSchema = ({ min, max }: IntegerRange) => z.number({ error: 'must be a number' }).int('must be an integer').min(min).max(max);
+
+/**
+ * The filter of a number field: the integers it can hold, a 400 naming that
+ * range for anything else. The range, not "an integer": a value too large
+ * for a number (`?stars=99999999999999999999`) is an integer all the same,
+ * and one out of range (`?stars=7`) could find nothing.
+ */
+function integerIn({ min, max }: IntegerRange): FilterType {
+  return {
+    expected: `an integer from ${min} to ${max}`,
+    read(value) {
+      const n = filterTypes.integer.read(value);
+      return n !== undefined && Number(n) >= min && Number(n) <= max ? n : undefined;
+    },
+  };
+}
+
 const hotelSchema = z.strictObject({
   id: uuidSchema,
   name: text,
   city: text,
-  stars: z.number({ error: 'must be a number' }).int('must be an integer').min(1).max(5),
+  stars: countSchema(STARS),
 });
 
 const carSchema = z.strictObject({
   id: uuidSchema,
   model: text,
   city: text,
-  seats: z.number({ error: 'must be a number' }).int('must be an integer').min(1).max(9),
+  seats: countSchema(SEATS),
 });
 
 /** An entry of a catalogue: a hotel or a car. */
@@ -92,7 +119,7 @@ export const KINDS: Readonly<Record<BookingKind, KindSpec>> = {
     catalogueSchema: hotelSchema,
     catalogueFields: fieldsOf(hotelSchema),
     catalogueFilters: ['name', 'city', 'stars'],
-    catalogueFilterTypes: { stars: filterTypes.integer },
+    catalogueFilterTypes: { stars: integerIn(STARS) },
   },
   car: {
     kind: 'car',
@@ -107,7 +134,7 @@ export const KINDS: Readonly<Record<BookingKind, KindSpec>> = {
     catalogueSchema: carSchema,
     catalogueFields: fieldsOf(carSchema),
     catalogueFilters: ['model', 'city', 'seats'],
-    catalogueFilterTypes: { seats: filterTypes.integer },
+    catalogueFilterTypes: { seats: integerIn(SEATS) },
   },
 };
 

@@ -71,8 +71,18 @@ for (const k of KIND_CASES) {
         const res = await api().get(`${k.base}/?${number}=0${value}`).expect(200);
         assert.ok(res.body.total >= 1);
         for (const item of res.body.items) assert.equal(item[number], value);
+        const range = k.kind === 'hotel' ? 'from 1 to 5' : 'from 1 to 9';
         const bad = await api().get(`${k.base}/?${number}=many`).expect(400).expect('Content-Type', JSON_TYPE);
-        assert.deepEqual(bad.body, { code: 400, message: '400: Bad Request', detail: `${number} must be an integer` });
+        assert.deepEqual(bad.body, { code: 400, message: '400: Bad Request', detail: `${number} must be an integer ${range}` });
+      });
+
+      it('answers an integer too large for a number, or out of the range the field holds, with a 400 giving the range', async () => {
+        const number = k.kind === 'hotel' ? 'stars' : 'seats';
+        const range = k.kind === 'hotel' ? 'from 1 to 5' : 'from 1 to 9';
+        for (const value of ['99999999999999999999', '9007199254740993', '-1', '0', '10', '-99999999999999999999']) {
+          const res = await api().get(`${k.base}/?${number}=${value}`).expect(400).expect('Content-Type', JSON_TYPE);
+          assert.deepEqual(res.body, { code: 400, message: '400: Bad Request', detail: `${number} must be an integer ${range}` }, value);
+        }
       });
 
       it('keeps only the fields asked for', async () => {

@@ -1,38 +1,23 @@
 /**
  * @module http/request/urls
  * Absolute URLs for links, right under any mount prefix: the part of the
- * client's path that the mounts in front of this app stripped is put back.
+ * client's path that the mounts in front of this app stripped is put back,
+ * and a gateway Mapping's rewrite undone (./client-path).
  */
 import type { Context } from 'koa';
+import { clientPath } from './client-path';
 
-/** State key under which a gateway records the normalised path the client asked for. */
-export const ORIGINAL_PATH = 'gatehouseOriginalPath';
-
-// An absolute-form request target (`GET http://host/path HTTP/1.1`) starts
-// with a scheme and authority that are no part of the path.
-const SCHEME_AND_AUTHORITY = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
-
-function originalPath(ctx: Context): string {
-  const recorded = ctx.state[ORIGINAL_PATH];
-  if (typeof recorded === 'string') return recorded;
-  let url = ctx.originalUrl;
-  if (url[0] !== '/') url = url.replace(SCHEME_AND_AUTHORITY, '') || '/';
-  const q = url.indexOf('?');
-  return q === -1 ? url : url.slice(0, q);
-}
+export { ORIGINAL_PATH } from './client-path';
 
 /**
  * The prefix in front of the current app: `/v1` inside the v1 app, `/host/v1`
- * when the whole thing is mounted at `/host` in another app.
+ * when the whole thing is mounted at `/host` in another app. Behind a Mapping
+ * that rewrites to a path below the app's root, no prefix gives the client's
+ * paths: the app's root is then written as the module answers it (see
+ * {@link clientPath}), and links are built with {@link absoluteUrl}.
  */
 export function basePath(ctx: Context): string {
-  const original = originalPath(ctx);
-  const current = ctx.path;
-  if (original === current) return '';
-  if (original.endsWith(current)) return original.slice(0, original.length - current.length);
-  // koa-mount maps `/v1` to `/` inside the app.
-  if (current === '/') return original.endsWith('/') ? original.slice(0, -1) : original;
-  return '';
+  return clientPath(ctx, '');
 }
 
 /**
@@ -51,7 +36,9 @@ export function requestHost(ctx: Context): string {
 }
 
 /**
- * The absolute URL of a path of the current app. The origin is this server's
+ * The absolute URL of a path of the current app (it may carry a query), as
+ * the client reaches it: under the mount prefix, and under the prefix of a
+ * Mapping that rewrote the path ({@link clientPath}). The origin is this server's
  * as the client named it (`Host`, or `X-Forwarded-Host/-Proto` when the app
  * trusts a proxy); never the request's `Origin` header, which koa 3's
  * `ctx.origin` returns. A request that named no host (HTTP/1.0, an empty
@@ -61,7 +48,7 @@ export function requestHost(ctx: Context): string {
 export function absoluteUrl(ctx: Context, pathInApp: string): string {
   const host = requestHost(ctx) || localAuthority(ctx);
   const origin = host ? `${ctx.protocol}://${host}` : '';
-  return `${origin}${basePath(ctx)}${pathInApp}`;
+  return `${origin}${clientPath(ctx, pathInApp)}`;
 }
 
 /** An IPv4 address without the `::ffff:` a dual-stack socket puts before it; any other as it is. */
