@@ -3,19 +3,28 @@
  * The rate-limit service's network face: plaintext gRPC serving
  * `pb.lyft.ratelimit.RateLimitService` and
  * `envoy.service.ratelimit.v3.RateLimitService` from one handler, server
- * reflection (v1alpha and v1) and `grpc.health.v1.Health`.
+ * reflection (v1alpha and v1) and `grpc.health.v1.Health`, on a port whose
+ * connections and streams are bounded in number, in time and in what they
+ * hold (see ./connections and ./incomplete-requests).
  */
 import * as grpc from '@grpc/grpc-js';
-import { hostPort } from '../../http';
 import { checkBound, DEFAULT_REQUEST_BOUNDS, type RequestBounds } from '../bounds';
 import { requestFromProto, responseToProto, type ProtoRequest, type ProtoResponse } from './codec';
 import { checkingUtf8, NOT_UTF8, type CheckedRequest } from './utf8';
 import { createHealthRegistry, type HealthRegistry } from './health';
 import { ENVOY_V3_SERVICE, HEALTH_SERVICE, LYFT_SERVICE, rateLimitProtos } from './protos';
 import { addReflection } from './reflection';
+import { listenForGrpc, type GrpcListener } from './connections';
+import { boundIncompleteRequests } from './incomplete-requests';
+import { HANDSHAKE_TIMEOUT_MS, IDLE_TIMEOUT_MS, KEEPALIVE_TIME_MS, MAX_CONNECTIONS, MAX_INCOMPLETE_REQUESTS, REQUEST_TIMEOUT_MS } from './port-bounds';
 import { OVER_BOUNDS, readingRequestBytes, type RefusedRequest } from './request-bytes';
 import type { RequestShape } from './wire-types';
 import type { RateLimiter, RateLimitRequest } from '../types';
+
+export { HANDSHAKE_TIMEOUT_MS, IDLE_TIMEOUT_MS, KEEPALIVE_TIME_MS, MAX_CONNECTIONS, MAX_INCOMPLETE_REQUESTS, REQUEST_TIMEOUT_MS };
+
+/** The service name envoyproxy/ratelimit registers its health status under. */
+const ENVOYPROXY_HEALTH_NAME = 'ratelimit';
 
 export interface RateLimitGrpcServerOptions {
   /** Default 127.0.0.1. */
@@ -36,6 +45,37 @@ export interface RateLimitGrpcServerOptions {
    * {@link MAX_CONCURRENT_STREAMS}.
    */
   maxConcurrentStreams?: number;
+  /**
+   * Most connections open at once; one more is closed as it comes. Default
+   * {@link MAX_CONNECTIONS}.
+   */
+  maxConnections?: number;
+  /**
+   * How long a new connection may take to send the HTTP/2 preface and its
+   * SETTINGS, in ms; it is closed past that. Default {@link HANDSHAKE_TIMEOUT_MS}.
+   */
+  handshakeTimeoutMs?: number;
+  /**
+   * How long a call's request may take to arrive whole (a streaming
+   * request: each message, and its end), in ms; past it the call is answered
+   * DEADLINE_EXCEEDED, its stream reset, and nothing counted. Default
+   * {@link REQUEST_TIMEOUT_MS}.
+   */
+  requestTimeoutMs?: number;
+  /**
+   * Most calls, over every connection, whose request has not all arrived;
+   * one more makes the one that waited longest end with RESOURCE_EXHAUSTED.
+   * Their buffers are at most this times `maxMessageBytes`. Default
+   * {@link MAX_INCOMPLETE_REQUESTS}.
+   */
+  maxIncompleteRequests?: number;
+  /** How long a connection with no call open is kept, in ms (then a GOAWAY). Default {@link IDLE_TIMEOUT_MS}. */
+  idleTimeoutMs?: number;
+  /**
+   * How often the server pings each connection, in ms; one whose peer does
+   * not answer within 20 s is closed. Default {@link KEEPALIVE_TIME_MS}.
+   */
+  keepaliveTimeMs?: number;
 }
 
 /**
@@ -105,10 +145,24 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
   let port = options.port ?? 8081;
   const graceMs = options.shutdownGraceMs ?? 5000;
   const maxMessageBytes = checkBound(options.maxMessageBytes ?? MAX_MESSAGE_BYTES, 'maxMessageBytes');
+  const connectionLimits = {
+    maxConnections: checkBound(options.maxConnections ?? MAX_CONNECTIONS, 'maxConnections'),
+    handshakeTimeoutMs: checkBound(options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS, 'handshakeTimeoutMs'),
+  };
+  const incomplete = boundIncompleteRequests({
+    requestTimeoutMs: checkBound(options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS, 'requestTimeoutMs'),
+    maxIncompleteRequests: checkBound(options.maxIncompleteRequests ?? MAX_INCOMPLETE_REQUESTS, 'maxIncompleteRequests'),
+  });
   // Every service of the port, reflection and health too: none takes a message near this size.
   const server = new grpc.Server({
     'grpc.max_receive_message_length': maxMessageBytes,
     'grpc.max_concurrent_streams': checkBound(options.maxConcurrentStreams ?? MAX_CONCURRENT_STREAMS, 'maxConcurrentStreams'),
+    // grpc-js counts a connection idle only while it has no stream: a
+    // stream that never completes is incomplete-requests' to end.
+    'grpc.max_connection_idle_ms': checkBound(options.idleTimeoutMs ?? IDLE_TIMEOUT_MS, 'idleTimeoutMs'),
+    'grpc.keepalive_time_ms': checkBound(options.keepaliveTimeMs ?? KEEPALIVE_TIME_MS, 'keepaliveTimeMs'),
+    // First: it needs grpc-js's own call, below any other interceptor.
+    interceptors: [incomplete.interceptor],
   });
   const protos = rateLimitProtos();
   const bounds = service.bounds ?? DEFAULT_REQUEST_BOUNDS;
@@ -170,12 +224,14 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
 
   server.addService(withRequestChecks(protos[LYFT_SERVICE] as grpc.ServiceDefinition, bounds, 'lyft'), { ShouldRateLimit: shouldRateLimit });
   server.addService(withRequestChecks(protos[ENVOY_V3_SERVICE] as grpc.ServiceDefinition, bounds, 'envoy'), { ShouldRateLimit: shouldRateLimit });
-  const health = createHealthRegistry(['', LYFT_SERVICE, ENVOY_V3_SERVICE, HEALTH_SERVICE]);
+  // `ratelimit` is the name envoyproxy/ratelimit's health server answers for: probes written for it ask that.
+  const health = createHealthRegistry(['', ENVOYPROXY_HEALTH_NAME, LYFT_SERVICE, ENVOY_V3_SERVICE, HEALTH_SERVICE]);
   health.addToServer(server);
   addReflection(server);
 
   let started: Promise<number> | undefined;
   let stopped: Promise<void> | undefined;
+  let listener: GrpcListener | undefined;
 
   return {
     server,
@@ -184,12 +240,12 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
       return port;
     },
     start() {
-      const address = hostPort(host, port);
-      started ??= new Promise((resolve, reject) => {
-        server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, bound) => {
-          if (err) reject(err);
-          else resolve((port = bound));
-        });
+      // Our own listener, not bindAsync: grpc-js's waits for a preface
+      // forever and takes any number of connections (see ./connections).
+      started ??= listenForGrpc(server, host, port, connectionLimits).then((bound) => {
+        listener = bound;
+        if (stopped) bound.close();
+        return (port = bound.port);
       });
       return started;
     },
@@ -199,6 +255,7 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
     stop() {
       stopped ??= new Promise<void>((resolve) => {
         health.shutdown();
+        listener?.close();
         const timer = setTimeout(() => {
           server.forceShutdown();
           resolve();

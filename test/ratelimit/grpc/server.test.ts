@@ -202,8 +202,9 @@ describe('rate-limit gRPC server', () => {
     assert.equal(mapEntryName('request_headers_2'), 'RequestHeaders2Entry');
   });
 
-  it('answers health checks SERVING, and NOT_FOUND for an unknown service', async () => {
+  it("answers health checks SERVING, for envoyproxy/ratelimit's name ratelimit too, and NOT_FOUND for an unknown service", async () => {
     assert.deepEqual(await unary(clients.health, 'Check', { service: '' }), { status: 'SERVING' });
+    assert.deepEqual(await unary(clients.health, 'Check', { service: 'ratelimit' }), { status: 'SERVING' });
     assert.deepEqual(await unary(clients.health, 'Check', { service: 'envoy.service.ratelimit.v3.RateLimitService' }), { status: 'SERVING' });
     await assert.rejects(unary(clients.health, 'Check', { service: 'nope' }), (err: grpc.ServiceError) => err.code === grpc.status.NOT_FOUND);
   });
