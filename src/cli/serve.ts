@@ -22,6 +22,7 @@ import {
   listenFailure,
   loadFolder,
   openBookingStorage,
+  redisReadiness,
   USERS_FILE,
   watchFolder,
   type BookingStorage,
@@ -228,6 +229,8 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
     const maxMessageBytes = options.grpcMaxMessageBytes ?? envNumber(env.GRPC_MAX_MESSAGE_BYTES, 'GRPC_MAX_MESSAGE_BYTES', MAX_MESSAGE_BYTES, 1);
     const maxDescriptorEntries = options.maxDescriptorEntries ?? envNumber(env.MAX_DESCRIPTOR_ENTRIES, 'MAX_DESCRIPTOR_ENTRIES', MAX_DESCRIPTOR_ENTRIES, 1);
     const store = redisUrl ? createRedisStore({ url: redisUrl }) : undefined;
+    // Losing Redis and getting it back are logged once each, as gatehouse start logs them.
+    if (store) redisReadiness(store.client, logger);
     let service: RateLimitService;
     try {
       service = createRateLimitService({ limitsDir: configDir, loaded: files?.limits, fileSizeLimit: folder.fileSizeLimit, store, logger, maxDescriptorEntries });

@@ -15,6 +15,7 @@ export {
   type GatehouseOptions,
   type ResolvedOptions,
 } from './options';
+export { redisReadiness } from './readiness';
 export { describeStorage, openBookingStorage, type BookingStorage, type BookingStorageOptions } from './bookings';
 export { createBuiltinModules, USERS_FILE, type BuiltinModules, type BuiltinOptions } from './builtins';
 export { DRAIN_DELAY_MS, KEEP_ALIVE_TIMEOUT_MS, listen, type ListenOptions, type RunningServer, type TlsFiles } from './serving/http-server';

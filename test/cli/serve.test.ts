@@ -11,6 +11,7 @@ import { createGatehouse, type Gatehouse } from '../../src/gatehouse';
 import { rateLimitProtos } from '../../src/ratelimit/grpc/protos';
 import { createLogger } from '../../src/telemetry';
 import { killAll, REPO_ROOT, runCli, startCli, type CliServer } from '../support/process';
+import { startRedis, type RedisProcess } from '../ratelimit/support/redis-server';
 import { freshDataDir } from '../support/pglite';
 
 const ALICE = `Basic ${Buffer.from('alice:wonderland').toString('base64')}`;
@@ -234,6 +235,32 @@ describe('gatehouse serve', function () {
     it('answers OK for a domain it has no limits for', async () => {
       const res = await shouldRateLimit(client, { domain: 'elsewhere', descriptors: [{ entries: [{ key: 'user', value: 'x' }] }] });
       assert.equal(res.overall_code, 'OK');
+    });
+  });
+
+  describe('ratelimit with Redis', () => {
+    it('logs losing Redis and getting it back once each, as gatehouse start does, and counts again once it is back', async () => {
+      let redis: RedisProcess = await startRedis();
+      const server = await startCli(['serve', 'ratelimit', '--port', '0', '--redis', redis.url], { env: { LOG_LEVEL: 'info' } });
+      const client = rateLimitClient(server.address);
+      const said = (msg: string) => server.output().stdout.split('\n').filter((line) => line.includes(`"msg":"${msg}"`)).length;
+      const ask = { domain: 'gateway', descriptors: [{ entries: [{ key: 'x-gateway-test-allow', value: `redis-${Date.now()}` }] }] };
+      try {
+        assert.equal((await shouldRateLimit(client, ask)).overall_code, 'OK');
+        const port = redis.port;
+        await redis.kill();
+        await eventually(async () => said('Redis is unreachable: rate-limit decisions follow the failure mode until it is back') === 1 || undefined, 'the outage to be logged');
+        await assert.rejects(shouldRateLimit(client, ask));
+        await redis.stop();
+        redis = await startRedis({ port });
+        await eventually(async () => said('Redis is connected again') === 1 || undefined, 'the return to be logged');
+        assert.equal((await shouldRateLimit(client, ask)).statuses[0].limit_remaining, 2, 'a fresh Redis counts from the start');
+        assert.equal(said('Redis is unreachable: rate-limit decisions follow the failure mode until it is back'), 1, 'the outage is told once');
+      } finally {
+        client.close();
+        await server.stop();
+        await redis.stop();
+      }
     });
   });
 
