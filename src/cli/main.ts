@@ -34,6 +34,8 @@ const common = {
   'file-size-limit': { type: 'string' },
   'drain-delay-ms': { type: 'string' },
   'grpc-max-message-bytes': { type: 'string' },
+  'grpc-max-connections': { type: 'string' },
+  'grpc-request-timeout-ms': { type: 'string' },
   'max-descriptor-entries': { type: 'string' },
 } satisfies ParseArgsConfig['options'];
 
@@ -56,6 +58,8 @@ function limitOptions(values: Record<string, string | boolean | undefined>) {
   return {
     drainDelayMs: countOption(values['drain-delay-ms'] as string | undefined, '--drain-delay-ms'),
     grpcMaxMessageBytes: countOption(values['grpc-max-message-bytes'] as string | undefined, '--grpc-max-message-bytes', 1),
+    grpcMaxConnections: countOption(values['grpc-max-connections'] as string | undefined, '--grpc-max-connections', 1),
+    grpcRequestTimeoutMs: countOption(values['grpc-request-timeout-ms'] as string | undefined, '--grpc-request-timeout-ms', 1),
     maxDescriptorEntries: countOption(values['max-descriptor-entries'] as string | undefined, '--max-descriptor-entries', 1),
   };
 }
@@ -190,7 +194,7 @@ async function serve(args: string[]): Promise<number | undefined> {
   for (const option of ['database-url', 'data', 'database-timeout-ms'] as const) {
     if (values[option] !== undefined && !isBookingModule(name)) throw new UsageError(`--${option} is for hotel-booking and car-booking only: ${name} keeps no bookings`);
   }
-  for (const option of ['grpc-max-message-bytes', 'max-descriptor-entries'] as const) {
+  for (const option of ['grpc-max-message-bytes', 'grpc-max-connections', 'grpc-request-timeout-ms', 'max-descriptor-entries'] as const) {
     if (values[option] !== undefined && name !== 'ratelimit') throw new UsageError(`--${option} is for ratelimit only: ${name} serves HTTP`);
   }
   const options = {

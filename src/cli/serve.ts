@@ -37,8 +37,10 @@ import {
   createRateLimitGrpcServer,
   createRateLimitService,
   createRedisStore,
+  MAX_CONNECTIONS,
   MAX_DESCRIPTOR_ENTRIES,
   MAX_MESSAGE_BYTES,
+  REQUEST_TIMEOUT_MS,
   type RateLimitService,
 } from '../ratelimit';
 import { hostPort } from '../http';
@@ -74,6 +76,10 @@ export interface ServeOptions {
   drainDelayMs?: number;
   /** ratelimit: largest gRPC message a call may send. Default `GRPC_MAX_MESSAGE_BYTES`, else 64 KiB. */
   grpcMaxMessageBytes?: number;
+  /** ratelimit: most connections open at once. Default `GRPC_MAX_CONNECTIONS`, else 4096. */
+  grpcMaxConnections?: number;
+  /** ratelimit: how long a call's request may take to arrive whole, in ms. Default `GRPC_REQUEST_TIMEOUT_MS`, else 10 s. */
+  grpcRequestTimeoutMs?: number;
   /** ratelimit: most entries in one descriptor. Default `MAX_DESCRIPTOR_ENTRIES`, else 64. */
   maxDescriptorEntries?: number;
 }
@@ -227,6 +233,8 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
     logGrpcThrough(logger);
     const env = process.env;
     const maxMessageBytes = options.grpcMaxMessageBytes ?? envNumber(env.GRPC_MAX_MESSAGE_BYTES, 'GRPC_MAX_MESSAGE_BYTES', MAX_MESSAGE_BYTES, 1);
+    const maxConnections = options.grpcMaxConnections ?? envNumber(env.GRPC_MAX_CONNECTIONS, 'GRPC_MAX_CONNECTIONS', MAX_CONNECTIONS, 1);
+    const requestTimeoutMs = options.grpcRequestTimeoutMs ?? envNumber(env.GRPC_REQUEST_TIMEOUT_MS, 'GRPC_REQUEST_TIMEOUT_MS', REQUEST_TIMEOUT_MS, 1);
     const maxDescriptorEntries = options.maxDescriptorEntries ?? envNumber(env.MAX_DESCRIPTOR_ENTRIES, 'MAX_DESCRIPTOR_ENTRIES', MAX_DESCRIPTOR_ENTRIES, 1);
     const store = redisUrl ? createRedisStore({ url: redisUrl }) : undefined;
     // Losing Redis and getting it back are logged once each, as gatehouse start logs them.
@@ -239,7 +247,7 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
       await store?.close();
       throw err;
     }
-    const server = createRateLimitGrpcServer(service, { host, port, maxMessageBytes });
+    const server = createRateLimitGrpcServer(service, { host, port, maxMessageBytes, maxConnections, requestTimeoutMs });
     let bound: number;
     try {
       bound = await server.start();

@@ -54,6 +54,12 @@ Options (each also read from the environment variable in brackets):
   --grpc-max-message-bytes <n>
                      largest gRPC rate-limit request [GRPC_MAX_MESSAGE_BYTES]
                      (default 65536)
+  --grpc-max-connections <n>
+                     most connections open at once on the gRPC port
+                     [GRPC_MAX_CONNECTIONS] (default 4096)
+  --grpc-request-timeout-ms <n>
+                     how long a gRPC call's request may take to arrive whole
+                     [GRPC_REQUEST_TIMEOUT_MS] (default 10000)
   --max-descriptor-entries <n>
                      most entries in one rate-limit descriptor
                      [MAX_DESCRIPTOR_ENTRIES] (default 64)
@@ -105,8 +111,10 @@ Options:
                      on SIGTERM/SIGINT, serve this long (closing every connection
                      after its answer; ratelimit: health NOT_SERVING) before the
                      port closes [DRAIN_DELAY_MS] (default 5000)
-  --grpc-max-message-bytes <n>, --max-descriptor-entries <n>
+  --grpc-max-message-bytes <n>, --grpc-max-connections <n>,
+  --grpc-request-timeout-ms <n>, --max-descriptor-entries <n>
                      ratelimit only: as for start [GRPC_MAX_MESSAGE_BYTES,
+                     GRPC_MAX_CONNECTIONS, GRPC_REQUEST_TIMEOUT_MS,
                      MAX_DESCRIPTOR_ENTRIES]
   --no-watch         do not reload when the module's files change
   -h, --help         show this help

@@ -3,7 +3,8 @@
  * The options of a whole Gatehouse and their defaults, from code or from the
  * environment (`HOST`, `PORT`, `GRPC_PORT`, `GATEHOUSE_CONFIG`, `REDIS_URL`,
  * `DATABASE_URL`, `GATEHOUSE_DATA`, `TLS_CERT`, `TLS_KEY`, `GATEHOUSE_CLUSTER_DOMAIN`,
- * `DRAIN_DELAY_MS`, `GRPC_MAX_MESSAGE_BYTES`, `MAX_DESCRIPTOR_ENTRIES`,
+ * `DRAIN_DELAY_MS`, `GRPC_MAX_MESSAGE_BYTES`, `GRPC_MAX_CONNECTIONS`,
+ * `GRPC_REQUEST_TIMEOUT_MS`, `MAX_DESCRIPTOR_ENTRIES`,
  * `BODY_LIMIT`, `TRUST_PROXY`, `SHUTDOWN_GRACE_MS`, `KEEP_ALIVE_TIMEOUT_MS`,
  * `GATEHOUSE_FILE_SIZE_LIMIT`).
  */
@@ -12,7 +13,7 @@ import { checkDatabaseUrl, DEFAULT_DATABASE_TIMEOUT_MS } from '../bookings';
 import { DEFAULT_FILE_SIZE_LIMIT, fileSystemSource, parseByteSize, type ConfigFileSource } from '../files';
 import type { Logger } from '../telemetry';
 import type { GatehouseModule } from '../gateway';
-import { MAX_DESCRIPTOR_ENTRIES, MAX_MESSAGE_BYTES } from '../ratelimit';
+import { MAX_CONNECTIONS, MAX_DESCRIPTOR_ENTRIES, MAX_MESSAGE_BYTES, REQUEST_TIMEOUT_MS } from '../ratelimit';
 import { DRAIN_DELAY_MS, KEEP_ALIVE_TIMEOUT_MS, type TlsFiles } from './serving/http-server';
 
 export interface GatehouseOptions {
@@ -77,6 +78,14 @@ export interface GatehouseOptions {
   drainDelayMs?: number;
   /** Largest gRPC message a rate-limit call may send, in bytes. Default `GRPC_MAX_MESSAGE_BYTES`, else 64 KiB. */
   grpcMaxMessageBytes?: number;
+  /** Most connections open at once on the gRPC port; one more is closed as it comes. Default `GRPC_MAX_CONNECTIONS`, else 4096. */
+  grpcMaxConnections?: number;
+  /**
+   * How long a rate-limit call's request may take to arrive whole, in ms; past
+   * it the call is answered DEADLINE_EXCEEDED and counts nothing. Default
+   * `GRPC_REQUEST_TIMEOUT_MS`, else 10 s.
+   */
+  grpcRequestTimeoutMs?: number;
   /** Most entries in one descriptor of a rate-limit request. Default `MAX_DESCRIPTOR_ENTRIES`, else 64. */
   maxDescriptorEntries?: number;
   /**
@@ -244,6 +253,8 @@ const OPTION_TYPES: Record<keyof GatehouseOptions, string> = {
   shutdownGraceMs: 'number',
   drainDelayMs: 'number',
   grpcMaxMessageBytes: 'number',
+  grpcMaxConnections: 'number',
+  grpcRequestTimeoutMs: 'number',
   maxDescriptorEntries: 'number',
   keepAliveTimeoutMs: 'number',
   logger: 'object',
@@ -353,6 +364,8 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
   wholeNumber(options.fileSizeLimit, 'fileSizeLimit', 'a number of bytes', 1);
   wholeNumber(options.drainDelayMs, 'drainDelayMs', 'a number of milliseconds');
   wholeNumber(options.grpcMaxMessageBytes, 'grpcMaxMessageBytes', 'a number of bytes', 1);
+  wholeNumber(options.grpcMaxConnections, 'grpcMaxConnections', 'a number of connections', 1);
+  wholeNumber(options.grpcRequestTimeoutMs, 'grpcRequestTimeoutMs', 'a number of milliseconds', 1);
   wholeNumber(options.maxDescriptorEntries, 'maxDescriptorEntries', 'a number of entries', 1);
   if (options.ambassadorId !== undefined && (typeof options.ambassadorId !== 'string' || options.ambassadorId.trim() === '')) {
     throw new RangeError(`ambassadorId must be a name, got ${JSON.stringify(options.ambassadorId)}`);
@@ -387,6 +400,8 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
     keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? envNumber(env.KEEP_ALIVE_TIMEOUT_MS, 'KEEP_ALIVE_TIMEOUT_MS', KEEP_ALIVE_TIMEOUT_MS),
     drainDelayMs: options.drainDelayMs ?? envNumber(env.DRAIN_DELAY_MS, 'DRAIN_DELAY_MS', DRAIN_DELAY_MS),
     grpcMaxMessageBytes: options.grpcMaxMessageBytes ?? envNumber(env.GRPC_MAX_MESSAGE_BYTES, 'GRPC_MAX_MESSAGE_BYTES', MAX_MESSAGE_BYTES, 1),
+    grpcMaxConnections: options.grpcMaxConnections ?? envNumber(env.GRPC_MAX_CONNECTIONS, 'GRPC_MAX_CONNECTIONS', MAX_CONNECTIONS, 1),
+    grpcRequestTimeoutMs: options.grpcRequestTimeoutMs ?? envNumber(env.GRPC_REQUEST_TIMEOUT_MS, 'GRPC_REQUEST_TIMEOUT_MS', REQUEST_TIMEOUT_MS, 1),
     maxDescriptorEntries: options.maxDescriptorEntries ?? envNumber(env.MAX_DESCRIPTOR_ENTRIES, 'MAX_DESCRIPTOR_ENTRIES', MAX_DESCRIPTOR_ENTRIES, 1),
     logger: options.logger,
     fileSizeLimit: options.fileSizeLimit ?? envFileSizeLimit(env.GATEHOUSE_FILE_SIZE_LIMIT),

@@ -13,7 +13,6 @@ import { createApiModule } from '../../src/api';
 import { createGateway, type Gateway } from '../../src/gateway';
 import { close, configOf, mapping, registry } from '../gateway/helpers';
 
-const PORT = 27431;
 const HOST = 'api.test';
 
 const records = [
@@ -36,12 +35,12 @@ function urlsIn(value: unknown, found: string[] = []): string[] {
 describe('api behind Mappings that rewrite below a version root', () => {
   let gateway: Gateway;
   let server: http.Server;
-  const get = (path: string) => request(`http://127.0.0.1:${PORT}`).get(path).set('Host', HOST);
+  const get = (path: string) => request(server).get(path).set('Host', HOST);
 
   before(async () => {
     gateway = createGateway({ config: configOf(...records), modules: registry(createApiModule()) });
     server = http.createServer(gateway.app.callback());
-    await new Promise<void>((resolve) => server.listen(PORT, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   });
   after(async () => {
     await close(server);
@@ -90,7 +89,7 @@ describe('api behind Mappings that rewrite below a version root', () => {
 
   it('redirects a slashless collection under the prefix the client used', async () => {
     await get('/a/1/messages?limit=2').expect(301).expect('Location', '/a/1/messages/?limit=2');
-    await request(`http://127.0.0.1:${PORT}`).post('/a/1/messages').set('Host', HOST).expect(308).expect('Location', '/a/1/messages/');
+    await request(server).post('/a/1/messages').set('Host', HOST).expect(308).expect('Location', '/a/1/messages/');
     await get('/api/v2/accounts').expect(301).expect('Location', '/api/v2/accounts/');
     await get('/api/v1').expect(301).expect('Location', '/api/v1/');
   });

@@ -14,7 +14,6 @@ import { createGateway, type Gateway } from '../../src/gateway';
 import { close, configOf, mapping, registry } from '../gateway/helpers';
 import { CONFIG_DIR, DEMO } from './fixtures';
 
-const PORT = 27432;
 const HOST = 'travel.test';
 const ALICE = `Basic ${Buffer.from('alice:wonderland').toString('base64')}`;
 const quiet = { info() {}, warn() {}, error() {} };
@@ -23,7 +22,7 @@ describe('bookings behind a Mapping that rewrites to their path', () => {
   let auth: AuthService;
   let gateway: Gateway;
   let server: http.Server;
-  const get = (p: string) => request(`http://127.0.0.1:${PORT}`).get(p).set('Host', HOST).set('Authorization', ALICE);
+  const get = (p: string) => request(server).get(p).set('Host', HOST).set('Authorization', ALICE);
 
   before(async () => {
     auth = createAuthService({ usersFile: path.join(CONFIG_DIR, 'users.htpasswd'), logger: quiet });
@@ -35,7 +34,7 @@ describe('bookings behind a Mapping that rewrites to their path', () => {
     );
     gateway = createGateway({ config, modules: registry(auth, createHotelBookingModule({ data: loadBookingDataSync(CONFIG_DIR) })) });
     server = http.createServer(gateway.app.callback());
-    await new Promise<void>((resolve) => server.listen(PORT, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   });
   after(async () => {
     await close(server);

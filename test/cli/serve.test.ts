@@ -246,7 +246,8 @@ describe('gatehouse serve', function () {
       const said = (msg: string) => server.output().stdout.split('\n').filter((line) => line.includes(`"msg":"${msg}"`)).length;
       const ask = { domain: 'gateway', descriptors: [{ entries: [{ key: 'x-gateway-test-allow', value: `redis-${Date.now()}` }] }] };
       try {
-        assert.equal((await shouldRateLimit(client, ask)).overall_code, 'OK');
+        // Listening before its Redis connection is up: calls fail until it is.
+        await eventually(async () => (await shouldRateLimit(client, ask).catch(() => undefined))?.overall_code === 'OK' || undefined, 'Redis to be connected');
         const port = redis.port;
         await redis.kill();
         await eventually(async () => said('Redis is unreachable: rate-limit decisions follow the failure mode until it is back') === 1 || undefined, 'the outage to be logged');
@@ -316,6 +317,12 @@ describe('gatehouse serve', function () {
       const bad = await runCli(['serve', 'ratelimit', '--port', '0', '--grpc-max-message-bytes', '0'], { env: QUIET });
       assert.equal(bad.code, 2);
       assert.match(bad.stderr, /^gatehouse: --grpc-max-message-bytes must be a whole number of 1 or more, got '0'\n/);
+      for (const flag of ['--grpc-max-connections', '--grpc-request-timeout-ms']) {
+        const refused = await runCli(['serve', 'auth', '--port', '0', flag, '10'], { env: QUIET });
+        assert.match(refused.stderr, new RegExp(`^gatehouse: ${flag} is for ratelimit only: auth serves HTTP\\n`));
+        const zero = await runCli(['serve', 'ratelimit', '--port', '0', flag, '0'], { env: QUIET });
+        assert.match(zero.stderr, new RegExp(`^gatehouse: ${flag} must be a whole number of 1 or more, got '0'\\n`));
+      }
     });
   });
 

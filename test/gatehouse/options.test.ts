@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import * as http2 from 'node:http2';
+import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { createGatehouse, resolveOptions } from '../../src/gatehouse';
 import { grpcClients, unary } from '../ratelimit/support/grpc-clients';
@@ -20,6 +23,8 @@ describe('gatehouse options from code', () => {
     ['a cluster domain that is no domain', { clusterDomain: 'cluster local' }, /^clusterDomain must be a DNS domain such as cluster\.local, got 'cluster local'$/],
     ['a negative drain delay', { drainDelayMs: -1 }, /^drainDelayMs must be a number of milliseconds \(0 or more\), got -1$/],
     ['a gRPC message limit of 0', { grpcMaxMessageBytes: 0 }, /^grpcMaxMessageBytes must be a number of bytes \(1 or more\), got 0$/],
+    ['a gRPC connection cap of 0', { grpcMaxConnections: 0 }, /^grpcMaxConnections must be a number of connections \(1 or more\), got 0$/],
+    ['a fractional gRPC request timeout', { grpcRequestTimeoutMs: 2.5 }, /^grpcRequestTimeoutMs must be a number of milliseconds \(1 or more\), got 2\.5$/],
     ['a fractional entry bound', { maxDescriptorEntries: 1.5 }, /^maxDescriptorEntries must be a number of entries \(1 or more\), got 1\.5$/],
     ['an annotation domain that is no domain', { annotationDomain: 'bad domain' }, /^annotationDomain must be a DNS domain such as gatehouse\.io \(the annotation read is <domain>\/config\), got 'bad domain'$/],
   ];
@@ -123,6 +128,35 @@ describe('gatehouse options from code', () => {
       clients.close();
       await gatehouse.stop();
     }
+  });
+
+  it("ends a gRPC call whose request does not arrive within grpcRequestTimeoutMs, and closes a connection past grpcMaxConnections", async () => {
+    const gatehouse = await createGatehouse({ configDir: DEMO_CONFIG, port: 0, grpcPort: 0, watch: false, drainDelayMs: 0, bookingStore: 'memory', grpcMaxConnections: 1, grpcRequestTimeoutMs: 200 });
+    const { grpcPort } = await gatehouse.start();
+    const session = http2.connect(`http://127.0.0.1:${grpcPort}`);
+    session.on('error', () => {});
+    try {
+      const stalled = session.request({ ':method': 'POST', ':path': '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit', 'content-type': 'application/grpc', te: 'trailers' }, { endStream: false });
+      stalled.on('error', () => {});
+      const [headers] = (await once(stalled, 'response')) as [http2.IncomingHttpHeaders];
+      assert.equal(headers['grpc-status'], String(grpc.status.DEADLINE_EXCEEDED));
+      // The one connection allowed is the session's: another is closed as it comes.
+      const second = net.connect(grpcPort!, '127.0.0.1');
+      second.on('error', () => {});
+      // A reset is a close too: events.once would reject on its 'error'.
+      await new Promise((resolve) => second.once('close', resolve));
+    } finally {
+      session.destroy();
+      await gatehouse.stop();
+    }
+  });
+
+  it('takes the gRPC connection cap and request timeout from the environment, 4096 and 10 s without it', () => {
+    const { grpcMaxConnections, grpcRequestTimeoutMs } = resolveOptions({}, {});
+    assert.deepEqual([grpcMaxConnections, grpcRequestTimeoutMs], [4096, 10_000]);
+    const env = resolveOptions({}, { GRPC_MAX_CONNECTIONS: '64', GRPC_REQUEST_TIMEOUT_MS: '500' });
+    assert.deepEqual([env.grpcMaxConnections, env.grpcRequestTimeoutMs], [64, 500]);
+    assert.throws(() => resolveOptions({}, { GRPC_MAX_CONNECTIONS: '0' }), /^Error: GRPC_MAX_CONNECTIONS must be a whole number of 1 or more, got '0'$/);
   });
 
   it('drains 5 s by default, sends gRPC messages of up to 64 KiB and descriptors of up to 64 entries, or as the environment says', () => {

@@ -7,7 +7,6 @@
  * overflows or is left half written.
  */
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import {
   CallerGoneError,
   createRateLimitService,
@@ -38,21 +37,6 @@ const LIMITS = [
 const check = (key: string, over: Partial<WindowCheck> = {}): WindowCheck => ({ key, hits: 1, limit: 10, ttlMs: 60_000, enforce: true, ...over });
 const one = (key: string, value: string, hitsAddend?: number) => ({ entries: [{ key, value }], ...(hitsAddend === undefined ? {} : { hitsAddend }) });
 
-/** A free loopback port among 25000-25999, the ports these tests may use. */
-async function portInRange(): Promise<number> {
-  const start = 25000 + Math.floor(Math.random() * 1000);
-  for (let i = 0; i < 1000; i++) {
-    const port = 25000 + ((start - 25000 + i) % 1000);
-    const free = await new Promise<boolean>((resolve) => {
-      const server = net.createServer();
-      server.once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-    });
-    if (free) return port;
-  }
-  throw new Error('no free port in 25000-25999');
-}
-
 /** An answer without what depends on the instant it was made. */
 function shape(r: RateLimitResponse): unknown {
   return { ...r, statuses: r.statuses.map(({ durationUntilResetMs: _, ...s }) => s) };
@@ -63,7 +47,7 @@ describe('Redis store with huge hits', function () {
   const stores: RateLimitStore[] = [];
 
   before(async () => {
-    redis = await startRedis({ port: await portInRange() });
+    redis = await startRedis();
   });
   after(async () => {
     await Promise.all(stores.map((s) => s.close()));

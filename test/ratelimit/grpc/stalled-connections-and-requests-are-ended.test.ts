@@ -12,8 +12,6 @@ const LIMITS = [{ domain: 'd', descriptors: [{ key: 'k', rate_limit: { unit: 'da
 const request = (value: string) => ({ domain: 'd', descriptors: [{ entries: [{ key: 'k', value }] }] });
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 const SHOULD_RATE_LIMIT = methodOf(ENVOY_V3_SERVICE, 'ShouldRateLimit').path;
-/** Ports of this file: 26400 and up, one server at a time. */
-const PORT = 26400;
 
 /** A socket that resolves once the server has closed it. */
 function closedByServer(socket: net.Socket): Promise<void> {
@@ -53,7 +51,7 @@ describe('connections and streams that stall on the gRPC port are ended', functi
 
   async function serve(options: RateLimitGrpcServerOptions): Promise<number> {
     const service = createRateLimitService({ limits: LIMITS, logger: memoryLogger() });
-    server = createRateLimitGrpcServer(service, { port: PORT, ...options });
+    server = createRateLimitGrpcServer(service, { port: 0, ...options });
     const port = await server.start();
     clients = grpcClients(`127.0.0.1:${port}`);
     return port;
