@@ -15,7 +15,7 @@
  * nothing past it; and should a decision that did count come back after its
  * caller gave up, its hits are taken back.
  */
-import Redis, { type RedisOptions } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import { CallerGoneError, StoreTimeoutError, type DecideOptions, type RateLimitStore, type StoreDecision, type WindowCheck } from '../store';
 import { attentionDeadline, HELD_UP_MAX_MS, monotonicNow as clock, type AttentionDeadline } from '../deadline';
 import { createRedisClockBound } from './clock';
@@ -87,6 +87,16 @@ export function failFastRedisOptions(timeoutMs: number): RedisOptions {
   };
 }
 
+/**
+ * A client of `url`. ioredis is loaded here, at the first store made, not
+ * with the module: every process of the package (a check, a module served
+ * alone, a gateway without Redis) would pay for it at start, a tenth of it.
+ */
+function connect(url: string, options: RedisOptions): Redis {
+  const { Redis: Client } = require('ioredis') as typeof import('ioredis');
+  return new Client(url, options);
+}
+
 /** The scripts, as commands of the client (ioredis sends EVALSHA, and EVAL once Redis has forgotten the script). */
 interface ScriptedClient {
   gatehouseRateLimitDecide(keys: number, args: (string | number)[]): Promise<number[]>;
@@ -121,7 +131,7 @@ function settle(d: Pending, err: Error): void {
 export function createRedisStore(options: RedisStoreOptions = {}): RedisStore {
   const timeoutMs = options.timeoutMs ?? 100;
   const prefix = `${options.prefix ?? 'gatehouse:ratelimit'}:`;
-  const client = options.client ?? new Redis(options.url ?? 'redis://127.0.0.1:6379', failFastRedisOptions(timeoutMs));
+  const client = options.client ?? connect(options.url ?? 'redis://127.0.0.1:6379', failFastRedisOptions(timeoutMs));
   client.defineCommand('gatehouseRateLimitDecide', { lua: DECIDE_SCRIPT });
   client.defineCommand('gatehouseRateLimitUndo', { lua: UNDO_SCRIPT });
   const scripts = client as unknown as ScriptedClient;
