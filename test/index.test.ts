@@ -106,7 +106,7 @@ describe('the gatehouse package', function () {
 
   it('is required from CommonJS and imported from an ES module, without a TypeScript loader, and serves the demo', async () => {
     const body = (load: string) => `${load}
-      const gatehouse = await createGatehouse({ configDir: ${JSON.stringify(join(installed, 'config'))}, port: 0, grpcPort: false, watch: false });
+      const gatehouse = await createGatehouse({ configDir: ${JSON.stringify(join(installed, 'config'))}, port: 0, grpcPort: false, watch: false, bookingStore: 'memory' });
       const { url } = await gatehouse.start();
       const res = await fetch(url + '/v1/messages/1');
       console.log(res.status, (await res.json()).content);
@@ -114,7 +114,7 @@ describe('the gatehouse package', function () {
     writeFileSync(join(project, 'use.cjs'), `(async () => { ${body("const { createGatehouse } = require('gatehouse');")} })();`);
     writeFileSync(join(project, 'use.mjs'), body("import { createGatehouse } from 'gatehouse';"));
     for (const file of ['use.cjs', 'use.mjs']) {
-      const used = await run(process.execPath, [file], project, { GATEHOUSE_DATA: await freshDataDir() });
+      const used = await run(process.execPath, [file], project);
       assert.equal(used.stdout, '200 Welcome to Gatehouse, Alice.\n', `${file}: ${used.stderr}`);
       assert.equal(used.code, 0, `${file}: ${used.stderr}`);
     }
@@ -132,7 +132,7 @@ describe('the gatehouse package', function () {
       const { writeFileSync } = require('node:fs');
       const { join } = require('node:path');
       (async () => {
-        const gatehouse = await createGatehouse({ configDir: ${JSON.stringify(folder)}, port: 0, grpcPort: false, watch: false });
+        const gatehouse = await createGatehouse({ configDir: ${JSON.stringify(folder)}, port: 0, grpcPort: false, watch: false, bookingStore: 'memory' });
         const { url } = await gatehouse.start();
         const status = async (path) => (await fetch(url + path)).status;
         console.log('start', await status('/p999/messages/1'));

@@ -25,7 +25,7 @@ describe('gatehouse ambassadorId', () => {
     up = await recordingUpstream();
     config = copyConfig();
     config.write('emissary.yaml', blueMapping(`127.0.0.1:${up.port}`, '/blue/'));
-    gatehouse = await createGatehouse({ configDir: config.dir, ambassadorId: 'blue', port: 0, grpcPort: false, watch: false, drainDelayMs: 0, logger: createLogger({ level: 'silent' }) });
+    gatehouse = await createGatehouse({ configDir: config.dir, ambassadorId: 'blue', port: 0, grpcPort: false, watch: false, drainDelayMs: 0, bookingStore: 'memory', logger: createLogger({ level: 'silent' }) });
     ({ url } = await gatehouse.start());
   });
   after(async () => {
