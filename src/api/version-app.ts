@@ -6,8 +6,7 @@
  */
 import type Koa from 'koa';
 import Router from 'koa-router';
-import { absoluteUrl, allowedMethods, createServiceApp, parseItemQuery, pickFields, routes } from '../http';
-import { recordMount } from '../http/request/client-path';
+import { absoluteUrl, allowedMethods, createServiceApp, parseItemQuery, pickFields, recordMount, routes } from '../http';
 import { accountRoutes } from './accounts';
 import { messageRoutes } from './messages';
 import { createMessageStore } from './store';

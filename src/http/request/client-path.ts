@@ -149,8 +149,29 @@ export function clientPath(ctx: Context, pathInApp: string): string {
   if (mapping !== undefined && mapping !== null) {
     const recorded = ctx.state[APP_MOUNT];
     const mount = typeof recorded === 'string' ? recorded : '';
-    const map = routedMap(mapping, original, mount + ctx.path);
+    const map = requestMap(ctx, mapping, original, mount + ctx.path);
     if (map !== undefined) return throughMap(map, mount + path) + query;
   }
   return strippedPrefix(original, ctx.path) + pathInApp;
+}
+
+/** The request's {@link PathMap}, with the module path it was made for. */
+const REQUEST_MAP = Symbol('client path map');
+
+interface MadeMap {
+  readonly module: string;
+  readonly map: PathMap | undefined;
+}
+
+/**
+ * {@link routedMap} for this request, made once for the module path it was
+ * asked with: a page of twenty items asks for forty links, all by one map.
+ */
+function requestMap(ctx: Context, mapping: RoutedMapping, original: string, module: string): PathMap | undefined {
+  const state = ctx.state as Record<symbol, MadeMap | undefined>;
+  const made = state[REQUEST_MAP];
+  if (made !== undefined && made.module === module) return made.map;
+  const map = routedMap(mapping, original, module);
+  state[REQUEST_MAP] = { module, map };
+  return map;
 }
