@@ -22,6 +22,7 @@ import {
   listenFailure,
   loadFolder,
   openBookingStorage,
+  rateLimitBounds,
   redisReadiness,
   USERS_FILE,
   watchFolder,
@@ -37,10 +38,6 @@ import {
   createRateLimitGrpcServer,
   createRateLimitService,
   createRedisStore,
-  MAX_CONNECTIONS,
-  MAX_DESCRIPTOR_ENTRIES,
-  MAX_MESSAGE_BYTES,
-  REQUEST_TIMEOUT_MS,
   type RateLimitService,
 } from '../ratelimit';
 import { hostPort } from '../http';
@@ -231,23 +228,25 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
 
   if (name === 'ratelimit') {
     logGrpcThrough(logger);
-    const env = process.env;
-    const maxMessageBytes = options.grpcMaxMessageBytes ?? envNumber(env.GRPC_MAX_MESSAGE_BYTES, 'GRPC_MAX_MESSAGE_BYTES', MAX_MESSAGE_BYTES, 1);
-    const maxConnections = options.grpcMaxConnections ?? envNumber(env.GRPC_MAX_CONNECTIONS, 'GRPC_MAX_CONNECTIONS', MAX_CONNECTIONS, 1);
-    const requestTimeoutMs = options.grpcRequestTimeoutMs ?? envNumber(env.GRPC_REQUEST_TIMEOUT_MS, 'GRPC_REQUEST_TIMEOUT_MS', REQUEST_TIMEOUT_MS, 1);
-    const maxDescriptorEntries = options.maxDescriptorEntries ?? envNumber(env.MAX_DESCRIPTOR_ENTRIES, 'MAX_DESCRIPTOR_ENTRIES', MAX_DESCRIPTOR_ENTRIES, 1);
+    const bounds = rateLimitBounds(options);
     const store = redisUrl ? createRedisStore({ url: redisUrl }) : undefined;
     // Losing Redis and getting it back are logged once each, as gatehouse start logs them.
     if (store) redisReadiness(store.client, logger);
     let service: RateLimitService;
     try {
-      service = createRateLimitService({ limitsDir: configDir, loaded: files?.limits, fileSizeLimit: folder.fileSizeLimit, store, logger, maxDescriptorEntries });
+      service = createRateLimitService({ limitsDir: configDir, loaded: files?.limits, fileSizeLimit: folder.fileSizeLimit, store, logger, maxDescriptorEntries: bounds.maxDescriptorEntries });
     } catch (err) {
       // Bad limits: a Redis client left open would keep reconnecting, and the process alive.
       await store?.close();
       throw err;
     }
-    const server = createRateLimitGrpcServer(service, { host, port, maxMessageBytes, maxConnections, requestTimeoutMs });
+    const server = createRateLimitGrpcServer(service, {
+      host,
+      port,
+      maxMessageBytes: bounds.grpcMaxMessageBytes,
+      maxConnections: bounds.grpcMaxConnections,
+      requestTimeoutMs: bounds.grpcRequestTimeoutMs,
+    });
     let bound: number;
     try {
       bound = await server.start();

@@ -200,7 +200,10 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   const grpcServer =
     options.grpcPort === false
       ? undefined
-      : createRateLimitGrpcServer(builtins.rateLimit, { host: options.grpcHost, port: options.grpcPort, maxMessageBytes: options.grpcMaxMessageBytes,
+      : createRateLimitGrpcServer(builtins.rateLimit, {
+          host: options.grpcHost,
+          port: options.grpcPort,
+          maxMessageBytes: options.grpcMaxMessageBytes,
           maxConnections: options.grpcMaxConnections,
           requestTimeoutMs: options.grpcRequestTimeoutMs,
         });

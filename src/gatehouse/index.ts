@@ -11,6 +11,7 @@ export {
   envNumber,
   envPort,
   isDnsDomain,
+  rateLimitBounds,
   resolveOptions,
   type GatehouseOptions,
   type ResolvedOptions,

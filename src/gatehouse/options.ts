@@ -342,6 +342,24 @@ function checkModule(module: unknown, index: number): void {
   }
 }
 
+/** The bounds of the rate-limit service's requests and of its gRPC port. */
+export type RateLimitBounds = Required<Pick<GatehouseOptions, 'grpcMaxMessageBytes' | 'grpcMaxConnections' | 'grpcRequestTimeoutMs' | 'maxDescriptorEntries'>>;
+
+/**
+ * The rate-limit bounds `options` give, else the environment's
+ * (`GRPC_MAX_MESSAGE_BYTES`, `GRPC_MAX_CONNECTIONS`, `GRPC_REQUEST_TIMEOUT_MS`,
+ * `MAX_DESCRIPTOR_ENTRIES`), else the defaults: read alike by `gatehouse
+ * start` and by the service served alone. Throws for a malformed variable.
+ */
+export function rateLimitBounds(options: Partial<RateLimitBounds>, env: NodeJS.ProcessEnv = process.env): RateLimitBounds {
+  return {
+    grpcMaxMessageBytes: options.grpcMaxMessageBytes ?? envNumber(env.GRPC_MAX_MESSAGE_BYTES, 'GRPC_MAX_MESSAGE_BYTES', MAX_MESSAGE_BYTES, 1),
+    grpcMaxConnections: options.grpcMaxConnections ?? envNumber(env.GRPC_MAX_CONNECTIONS, 'GRPC_MAX_CONNECTIONS', MAX_CONNECTIONS, 1),
+    grpcRequestTimeoutMs: options.grpcRequestTimeoutMs ?? envNumber(env.GRPC_REQUEST_TIMEOUT_MS, 'GRPC_REQUEST_TIMEOUT_MS', REQUEST_TIMEOUT_MS, 1),
+    maxDescriptorEntries: options.maxDescriptorEntries ?? envNumber(env.MAX_DESCRIPTOR_ENTRIES, 'MAX_DESCRIPTOR_ENTRIES', MAX_DESCRIPTOR_ENTRIES, 1),
+  };
+}
+
 /** Applies the environment and the defaults. Throws for a malformed value. */
 export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedOptions {
   checkOptionTypes(options);
@@ -399,10 +417,7 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
     shutdownGraceMs: options.shutdownGraceMs ?? envNumber(env.SHUTDOWN_GRACE_MS, 'SHUTDOWN_GRACE_MS', 10_000),
     keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? envNumber(env.KEEP_ALIVE_TIMEOUT_MS, 'KEEP_ALIVE_TIMEOUT_MS', KEEP_ALIVE_TIMEOUT_MS),
     drainDelayMs: options.drainDelayMs ?? envNumber(env.DRAIN_DELAY_MS, 'DRAIN_DELAY_MS', DRAIN_DELAY_MS),
-    grpcMaxMessageBytes: options.grpcMaxMessageBytes ?? envNumber(env.GRPC_MAX_MESSAGE_BYTES, 'GRPC_MAX_MESSAGE_BYTES', MAX_MESSAGE_BYTES, 1),
-    grpcMaxConnections: options.grpcMaxConnections ?? envNumber(env.GRPC_MAX_CONNECTIONS, 'GRPC_MAX_CONNECTIONS', MAX_CONNECTIONS, 1),
-    grpcRequestTimeoutMs: options.grpcRequestTimeoutMs ?? envNumber(env.GRPC_REQUEST_TIMEOUT_MS, 'GRPC_REQUEST_TIMEOUT_MS', REQUEST_TIMEOUT_MS, 1),
-    maxDescriptorEntries: options.maxDescriptorEntries ?? envNumber(env.MAX_DESCRIPTOR_ENTRIES, 'MAX_DESCRIPTOR_ENTRIES', MAX_DESCRIPTOR_ENTRIES, 1),
+    ...rateLimitBounds(options, env),
     logger: options.logger,
     fileSizeLimit: options.fileSizeLimit ?? envFileSizeLimit(env.GATEHOUSE_FILE_SIZE_LIMIT),
     configSource: options.configSource ?? fileSystemSource,
