@@ -14,6 +14,7 @@
 import * as http2 from 'node:http2';
 import { performance } from 'node:perf_hooks';
 import * as grpc from '@grpc/grpc-js';
+import { QueuedCall, WaitQueue } from './wait-queue';
 
 export interface IncompleteRequestLimits {
   /** How long a call's request may take to arrive, in ms. */
@@ -25,18 +26,22 @@ export interface IncompleteRequestLimits {
 export interface IncompleteRequests {
   /** To be the first of the server's interceptors (it needs grpc-js's own call). */
   readonly interceptor: grpc.ServerInterceptor;
+  /**
+   * Tells that the request of `call`, the call a unary or server-streaming
+   * handler is given, has all come: a handler's first step. A call not told
+   * of is let go later, when it reaches the head of the queue.
+   */
+  arrived(call: object): void;
   /** Calls waiting for their request now. */
   readonly size: number;
 }
 
-/** A call waiting for its request, in the order calls began to wait. */
-interface Waiting {
-  /** When its request (or its next message) began to be awaited, by performance.now(). */
-  since: number;
+/** A call waiting for its request. */
+abstract class Waiting extends QueuedCall {
   /** Whether its request has all come, or the call is over. */
-  done(): boolean;
+  abstract done(): boolean;
   /** Answers it with `status` and resets its stream. */
-  end(status: { code: grpc.status; details: string }): void;
+  abstract end(status: { code: grpc.status; details: string }): void;
 }
 
 /**
@@ -63,16 +68,17 @@ function isBaseCall(call: grpc.ServerInterceptingCallInterface): call is BaseCal
 /**
  * A call with a single request message (ShouldRateLimit, a health Check or
  * Watch), read off grpc-js's own call rather than through an intercepting
- * call of its own: a layer of listeners on every call cost the rate-limit
- * service a fifth of its calls a second. Its request is whole at the
- * client's half-close, which grpc-js records.
+ * call of its own, which would add a layer of listeners to every call. Its
+ * request is whole at the client's half-close, which grpc-js records, and
+ * its handler tells of it (`arrived`).
  */
-class UnaryWait implements Waiting {
+class UnaryWait extends Waiting {
   constructor(
     readonly call: BaseCall,
     readonly stream: http2.ServerHttp2Stream,
-    public since: number,
-  ) {}
+  ) {
+    super();
+  }
 
   done(): boolean {
     return this.call.receivedHalfClose || this.stream.closed || this.stream.destroyed;
@@ -88,20 +94,71 @@ class UnaryWait implements Waiting {
   }
 }
 
+/** A call with a stream of requests (reflection), watched through an intercepting call of its own. */
+class StreamingWait extends Waiting {
+  state: 'incomplete' | 'complete' | 'ended' = 'incomplete';
+  readonly intercepting: grpc.ServerInterceptingCall;
+
+  constructor(method: grpc.ServerMethodDefinition<unknown, unknown>, next: grpc.ServerInterceptingCallInterface, queue: WaitQueue<Waiting>, wait: (call: Waiting) => void) {
+    super();
+    const stream = streamOf(next);
+    this.intercepting = new grpc.ServerInterceptingCall(next, {
+      start: (start) =>
+        start({
+          onReceiveMessage: (message, pass) => {
+            if (this.state !== 'incomplete') return;
+            // Waited for message by message.
+            if (method.requestStream) wait(this);
+            pass(message);
+          },
+          onReceiveHalfClose: (pass) => {
+            if (this.state !== 'incomplete') return;
+            this.state = 'complete';
+            queue.remove(this);
+            pass();
+          },
+          // Every call ends here: cancelled by its client, or answered (grpc-js
+          // reports each status sent as a cancel, after sending it).
+          onCancel: () => {
+            queue.remove(this);
+            const incomplete = this.state !== 'complete';
+            this.state = 'ended';
+            // Answered before its request was complete: reset, as UnaryWait does.
+            if (incomplete && stream && !stream.closed && !stream.destroyed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+          },
+        }),
+    });
+  }
+
+  done(): boolean {
+    return this.state !== 'incomplete';
+  }
+
+  end(status: { code: grpc.status; details: string }): void {
+    if (this.state !== 'incomplete') return;
+    this.state = 'ended';
+    // Its stream is reset in onCancel, once grpc-js has sent the status
+    // (trailers wait for the stream's 'wantTrailers').
+    this.intercepting.sendStatus(status);
+  }
+}
+
+/** Where grpc-js's call of a unary request keeps its place in the queue, for its handler to take it out. */
+const UNARY_WAIT = Symbol('gatehouse.unaryWait');
+
 /** The tracker of `limits`; its interceptor goes first in the server's `interceptors`. */
 export function boundIncompleteRequests(limits: IncompleteRequestLimits): IncompleteRequests {
   const { requestTimeoutMs, maxIncompleteRequests } = limits;
-  /** In the order they began to wait: the first is the oldest. */
-  const waiting = new Set<Waiting>();
+  const waiting = new WaitQueue<Waiting>();
   let timer: NodeJS.Timeout | undefined;
   let sweeping = false;
 
   // One timer, for the oldest call: a burst of thousands of calls costs no
-  // timer each, and a call that completes costs a Set deletion.
+  // timer each, and a call that completes costs an unlinking.
   const schedule = () => {
     if (timer !== undefined || sweeping) return;
-    const oldest = waiting.values().next();
-    if (oldest.done) return;
+    const oldest = waiting.first;
+    if (oldest === undefined) return;
     timer = setTimeout(
       () => {
         timer = undefined;
@@ -111,92 +168,50 @@ export function boundIncompleteRequests(limits: IncompleteRequestLimits): Incomp
         // it judges a request late.
         setImmediate(sweep);
       },
-      Math.max(0, oldest.value.since + requestTimeoutMs - performance.now()),
+      Math.max(0, oldest.since + requestTimeoutMs - performance.now()),
     );
     timer.unref();
   };
   const sweep = () => {
     sweeping = false;
     const now = performance.now();
-    for (const call of waiting) {
-      if (call.done()) {
-        waiting.delete(call);
-        continue;
+    for (let call = waiting.first; call !== undefined; ) {
+      const next = waiting.after(call);
+      if (call.done()) waiting.remove(call);
+      else if (now - call.since < requestTimeoutMs) break;
+      else {
+        waiting.remove(call);
+        call.end({ code: grpc.status.DEADLINE_EXCEEDED, details: `the request did not arrive within ${requestTimeoutMs} ms` });
       }
-      if (now - call.since < requestTimeoutMs) break;
-      waiting.delete(call);
-      call.end({ code: grpc.status.DEADLINE_EXCEEDED, details: `the request did not arrive within ${requestTimeoutMs} ms` });
+      call = next;
     }
     schedule();
   };
   const wait = (call: Waiting) => {
-    waiting.delete(call);
     call.since = performance.now();
-    waiting.add(call);
+    waiting.push(call);
     schedule();
   };
-  /** Calls whose request has come leave the set lazily: those at its head as each call comes, all of them when it is full. */
+  /** Calls whose request has come and that were not taken out leave lazily: those at the head as each call comes, all of them when it is full. */
   const dropDone = (all: boolean) => {
-    for (const call of waiting) {
-      if (call.done()) waiting.delete(call);
+    for (let call = waiting.first; call !== undefined; ) {
+      const next = waiting.after(call);
+      if (call.done()) waiting.remove(call);
       else if (!all) return;
+      call = next;
     }
-  };
-
-  /** A call with a stream of requests (reflection), watched through an intercepting call of its own. */
-  const streamingWait = (method: grpc.ServerMethodDefinition<unknown, unknown>, next: grpc.ServerInterceptingCallInterface) => {
-    const stream = streamOf(next);
-    let state: 'incomplete' | 'complete' | 'ended' = 'incomplete';
-    const call: Waiting = {
-      since: 0,
-      done: () => state !== 'incomplete',
-      end: (status) => {
-        if (state !== 'incomplete') return;
-        state = 'ended';
-        // Its stream is reset in onCancel, once grpc-js has sent the status
-        // (trailers wait for the stream's 'wantTrailers').
-        intercepting.sendStatus(status);
-      },
-    };
-    const intercepting = new grpc.ServerInterceptingCall(next, {
-      start: (start) =>
-        start({
-          onReceiveMessage(message, pass) {
-            if (state !== 'incomplete') return;
-            // Waited for message by message.
-            if (method.requestStream) wait(call);
-            pass(message);
-          },
-          onReceiveHalfClose(pass) {
-            if (state !== 'incomplete') return;
-            state = 'complete';
-            waiting.delete(call);
-            pass();
-          },
-          // Every call ends here: cancelled by its client, or answered (grpc-js
-          // reports each status sent as a cancel, after sending it).
-          onCancel() {
-            waiting.delete(call);
-            const incomplete = state !== 'complete';
-            state = 'ended';
-            // Answered before its request was complete: reset, as UnaryWait does.
-            if (incomplete && stream && !stream.closed && !stream.destroyed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
-          },
-        }),
-    });
-    return { call, intercepting };
   };
 
   const interceptor: grpc.ServerInterceptor = (method, next) => {
     dropDone(false);
     if (waiting.size >= maxIncompleteRequests) {
       dropDone(true);
-      if (waiting.size >= maxIncompleteRequests) {
+      const oldest = waiting.first;
+      if (waiting.size >= maxIncompleteRequests && oldest !== undefined) {
         // Full: the call that has waited longest makes room. A well-behaved
         // client's request arrives with its headers, so the oldest are those of
         // clients that stopped sending.
-        const oldest = waiting.values().next().value!;
-        waiting.delete(oldest);
+        waiting.remove(oldest);
         oldest.end({
           code: grpc.status.RESOURCE_EXHAUSTED,
           details: `the server waits for at most ${maxIncompleteRequests} incomplete requests, and this one waited longest`,
@@ -205,17 +220,25 @@ export function boundIncompleteRequests(limits: IncompleteRequestLimits): Incomp
     }
     const stream = method.requestStream ? undefined : streamOf(next);
     if (stream !== undefined && isBaseCall(next)) {
-      wait(new UnaryWait(next, stream, 0));
+      const call = new UnaryWait(next, stream);
+      (next as BaseCall & { [UNARY_WAIT]?: UnaryWait })[UNARY_WAIT] = call;
+      wait(call);
       // grpc-js chains whatever each interceptor returns as the next call: its own call is one.
       return next as unknown as grpc.ServerInterceptingCall;
     }
-    const { call, intercepting } = streamingWait(method as grpc.ServerMethodDefinition<unknown, unknown>, next);
+    const call = new StreamingWait(method as grpc.ServerMethodDefinition<unknown, unknown>, next, waiting, wait);
     wait(call);
-    return intercepting;
+    return call.intercepting;
   };
 
   return {
     interceptor,
+    arrived(call) {
+      // grpc-js 1.14's ServerUnaryCall and ServerWritableStream keep the call they were made for as `call`.
+      const base = (call as { call?: { [UNARY_WAIT]?: UnaryWait } }).call;
+      const wait = base?.[UNARY_WAIT];
+      if (wait !== undefined) waiting.remove(wait);
+    },
     get size() {
       dropDone(true);
       return waiting.size;

@@ -202,6 +202,7 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
   };
 
   const shouldRateLimit: grpc.handleUnaryCall<CheckedRequest | RefusedRequest, ProtoResponse> = (call, callback) => {
+    incomplete.arrived(call);
     if (OVER_BOUNDS in call.request) {
       callback({ code: grpc.status.INVALID_ARGUMENT, details: call.request[OVER_BOUNDS] });
       return;
