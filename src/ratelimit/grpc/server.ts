@@ -14,6 +14,7 @@ import { checkingUtf8, NOT_UTF8, type CheckedRequest } from './utf8';
 import { createHealthRegistry, type HealthRegistry } from './health';
 import { ENVOY_V3_SERVICE, HEALTH_SERVICE, LYFT_SERVICE, rateLimitProtos } from './protos';
 import { addReflection } from './reflection';
+import { responseEncoder } from './response-encoder';
 import { listenForGrpc, type GrpcListener } from './connections';
 import { boundIncompleteRequests } from './incomplete-requests';
 import { HANDSHAKE_TIMEOUT_MS, IDLE_TIMEOUT_MS, KEEPALIVE_TIME_MS, MAX_CONNECTIONS, MAX_INCOMPLETE_REQUESTS, REQUEST_TIMEOUT_MS } from './port-bounds';
@@ -131,12 +132,15 @@ function grpcError(err: unknown): grpc.ServiceError | { code: grpc.status; detai
  * A rate-limit service definition whose requests over `bounds` are refused
  * unread and whose others are read as protobuf-go reads a field of the
  * wrong wire type (see ./request-bytes) and say where a string is not
- * UTF-8 (see ./utf8).
+ * UTF-8 (see ./utf8), and whose answers are written without proto-loader's
+ * rebuilding of them (see ./response-encoder).
  */
-function withRequestChecks(definition: grpc.ServiceDefinition, bounds: RequestBounds, shape: RequestShape): grpc.ServiceDefinition {
+function withRequestChecks(service: string, bounds: RequestBounds, shape: RequestShape): grpc.ServiceDefinition {
+  const definition = rateLimitProtos()[service] as grpc.ServiceDefinition;
   const method = definition.ShouldRateLimit as grpc.MethodDefinition<ProtoRequest, ProtoResponse>;
   const requestDeserialize = readingRequestBytes(checkingUtf8(method.requestDeserialize), bounds, shape);
-  return { ...definition, ShouldRateLimit: { ...method, requestDeserialize } };
+  const responseSerialize = responseEncoder(service, method.responseSerialize);
+  return { ...definition, ShouldRateLimit: { ...method, requestDeserialize, responseSerialize } };
 }
 
 /** Serves a rate limiter (the in-process service, usually) over gRPC. */
@@ -164,7 +168,6 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
     // First: it needs grpc-js's own call, below any other interceptor.
     interceptors: [incomplete.interceptor],
   });
-  const protos = rateLimitProtos();
   const bounds = service.bounds ?? DEFAULT_REQUEST_BOUNDS;
 
   /**
@@ -223,8 +226,8 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
     waiting.push({ call, callback, request });
   };
 
-  server.addService(withRequestChecks(protos[LYFT_SERVICE] as grpc.ServiceDefinition, bounds, 'lyft'), { ShouldRateLimit: shouldRateLimit });
-  server.addService(withRequestChecks(protos[ENVOY_V3_SERVICE] as grpc.ServiceDefinition, bounds, 'envoy'), { ShouldRateLimit: shouldRateLimit });
+  server.addService(withRequestChecks(LYFT_SERVICE, bounds, 'lyft'), { ShouldRateLimit: shouldRateLimit });
+  server.addService(withRequestChecks(ENVOY_V3_SERVICE, bounds, 'envoy'), { ShouldRateLimit: shouldRateLimit });
   // `ratelimit` is the name envoyproxy/ratelimit's health server answers for: probes written for it ask that.
   const health = createHealthRegistry(['', ENVOYPROXY_HEALTH_NAME, LYFT_SERVICE, ENVOY_V3_SERVICE, HEALTH_SERVICE]);
   health.addToServer(server);

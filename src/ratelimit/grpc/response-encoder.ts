@@ -1,0 +1,184 @@
+/**
+ * @module ratelimit/grpc/response-encoder
+ * Writes the service's answers straight into one buffer. proto-loader's
+ * serializer rebuilds every answer through protobufjs's `fromObject` (each
+ * enum name looked up, each nested message made anew) and its writer then
+ * makes an object for every field written, before the bytes: 4.9 KB of
+ * garbage and 2.9 µs for an answer with two statuses, more than the rest of
+ * a decision together, where this encoder makes the buffer alone. The
+ * layout (field numbers, which of the two services has which field) is read
+ * from the protos through protobufjs, and the bytes are protobufjs's own,
+ * field for field (the tests compare them). An answer with dynamic metadata
+ * (a Struct), or with a code or unit the protos do not name, is left to
+ * proto-loader's serializer.
+ */
+import * as path from 'node:path';
+import * as protobuf from 'protobufjs';
+import type { ProtoDuration, ProtoRateLimit, ProtoResponse, ProtoStatus } from './codec';
+import { PROTO_DIR, PROTO_FILES } from './protos';
+
+type Encode = (response: ProtoResponse) => Buffer;
+
+const VARINT = 0;
+const LENGTH_DELIMITED = 2;
+
+let root: protobuf.Root | undefined;
+
+/** The protos as protobufjs types, field names as written (as proto-loader's `keepCase`). */
+function protoRoot(): protobuf.Root {
+  if (root === undefined) {
+    const loading = new protobuf.Root();
+    loading.resolvePath = (_origin, target) => (path.isAbsolute(target) ? target : path.join(PROTO_DIR, target));
+    root = loading.loadSync([...PROTO_FILES], { keepCase: true });
+  }
+  return root;
+}
+
+/** The key of `type`'s field `name` (field number and wire type), or 0 if the type has no such field. */
+function keyOf(type: protobuf.Type, name: string, wireType: number): number {
+  const field = type.fields[name];
+  if (field === undefined) return 0;
+  // One byte: every field written here is numbered below 16.
+  if (field.id >= 16) throw new Error(`${type.fullName}.${name} is numbered ${field.id}: its key takes more than a byte`);
+  return (field.id << 3) | wireType;
+}
+
+/** The bytes of `value` (a whole number from 0 to 2^53) as a varint. */
+function varintSize(value: number): number {
+  let size = 1;
+  while (value > 127) {
+    value = Math.floor(value / 128);
+    size++;
+  }
+  return size;
+}
+
+function writeVarint(buffer: Buffer, at: number, value: number): number {
+  while (value > 127) {
+    // `& 127` reads the low bits right up to 2^53: ToInt32 keeps them.
+    buffer[at++] = (value & 127) | 128;
+    value = Math.floor(value / 128);
+  }
+  buffer[at++] = value;
+  return at;
+}
+
+/** The bytes a field of `size` bytes takes with its key and length. */
+function delimited(size: number): number {
+  return 1 + varintSize(size) + size;
+}
+
+/**
+ * The encoder of `service`'s `RateLimitResponse` (`pb.lyft.ratelimit` or
+ * `envoy.service.ratelimit.v3`), leaving to `general` (proto-loader's
+ * serializer) what it does not write itself.
+ */
+export function responseEncoder(service: string, general: Encode): Encode {
+  const response = protoRoot().lookupType(`${service.slice(0, service.lastIndexOf('.'))}.RateLimitResponse`);
+  const status = response.lookupType('DescriptorStatus');
+  const limit = response.lookupType('RateLimit');
+  const header = response.fields.response_headers_to_add ? response.lookupType('.envoy.config.core.v3.HeaderValue') : response.lookupType('HeaderValue');
+  const duration = protoRoot().lookupType('google.protobuf.Duration');
+  const codes = new Map(Object.entries(response.lookupEnum('Code').values));
+  const units = new Map(Object.entries(limit.lookupEnum('Unit').values));
+
+  const headersName = response.fields.response_headers_to_add ? 'response_headers_to_add' : 'headers';
+  const key = {
+    overall: keyOf(response, 'overall_code', VARINT),
+    statuses: keyOf(response, 'statuses', LENGTH_DELIMITED),
+    headers: keyOf(response, headersName, LENGTH_DELIMITED),
+    code: keyOf(status, 'code', VARINT),
+    currentLimit: keyOf(status, 'current_limit', LENGTH_DELIMITED),
+    remaining: keyOf(status, 'limit_remaining', VARINT),
+    reset: keyOf(status, 'duration_until_reset', LENGTH_DELIMITED),
+    perUnit: keyOf(limit, 'requests_per_unit', VARINT),
+    unit: keyOf(limit, 'unit', VARINT),
+    name: keyOf(limit, 'name', LENGTH_DELIMITED),
+    headerKey: keyOf(header, 'key', LENGTH_DELIMITED),
+    headerValue: keyOf(header, 'value', LENGTH_DELIMITED),
+    seconds: keyOf(duration, 'seconds', VARINT),
+    nanos: keyOf(duration, 'nanos', VARINT),
+  };
+
+  // Sizes, as protobufjs writes each field: a value that is not null, zeros included.
+  const named = (limit: ProtoRateLimit) => key.name !== 0 && limit.name != null;
+  const limitSize = (limit: ProtoRateLimit, unit: number) =>
+    1 + varintSize(limit.requests_per_unit >>> 0) + 1 + varintSize(unit) + (named(limit) ? delimited(Buffer.byteLength(limit.name!)) : 0);
+  const resetSize = (reset: ProtoDuration) => 1 + varintSize(reset.seconds) + 1 + varintSize(reset.nanos);
+  const hasReset = (s: ProtoStatus) => key.reset !== 0 && s.duration_until_reset != null;
+  const statusSize = (s: ProtoStatus) =>
+    1 +
+    varintSize(codes.get(s.code)!) +
+    (s.current_limit ? delimited(limitSize(s.current_limit, units.get(s.current_limit.unit)!)) : 0) +
+    1 +
+    varintSize(s.limit_remaining >>> 0) +
+    (hasReset(s) ? delimited(resetSize(s.duration_until_reset!)) : 0);
+  const headerSize = (h: { key: string; value: string }) => delimited(Buffer.byteLength(h.key)) + delimited(Buffer.byteLength(h.value));
+
+  /** Whether every enum name is one the protos have and every number one a varint here holds. */
+  const writable = (r: ProtoResponse): boolean => {
+    if (r.dynamic_metadata || !codes.has(r.overall_code)) return false;
+    for (const s of r.statuses) {
+      if (!codes.has(s.code) || !Number.isSafeInteger(s.limit_remaining)) return false;
+      if (s.current_limit && (!units.has(s.current_limit.unit) || !Number.isSafeInteger(s.current_limit.requests_per_unit))) return false;
+      const reset = hasReset(s) ? s.duration_until_reset! : undefined;
+      if (reset && !(Number.isSafeInteger(reset.seconds) && reset.seconds >= 0 && Number.isSafeInteger(reset.nanos) && reset.nanos >= 0)) return false;
+    }
+    return true;
+  };
+
+  const writeString = (buffer: Buffer, at: number, fieldKey: number, value: string) => {
+    buffer[at++] = fieldKey;
+    at = writeVarint(buffer, at, Buffer.byteLength(value));
+    return at + buffer.write(value, at);
+  };
+  const writeStatus = (buffer: Buffer, at: number, s: ProtoStatus) => {
+    buffer[at++] = key.statuses;
+    at = writeVarint(buffer, at, statusSize(s));
+    buffer[at++] = key.code;
+    at = writeVarint(buffer, at, codes.get(s.code)!);
+    const current = s.current_limit;
+    if (current) {
+      const unit = units.get(current.unit)!;
+      buffer[at++] = key.currentLimit;
+      at = writeVarint(buffer, at, limitSize(current, unit));
+      buffer[at++] = key.perUnit;
+      at = writeVarint(buffer, at, current.requests_per_unit >>> 0);
+      buffer[at++] = key.unit;
+      at = writeVarint(buffer, at, unit);
+      if (named(current)) at = writeString(buffer, at, key.name, current.name!);
+    }
+    buffer[at++] = key.remaining;
+    at = writeVarint(buffer, at, s.limit_remaining >>> 0);
+    if (hasReset(s)) {
+      const reset = s.duration_until_reset!;
+      buffer[at++] = key.reset;
+      at = writeVarint(buffer, at, resetSize(reset));
+      buffer[at++] = key.seconds;
+      at = writeVarint(buffer, at, reset.seconds);
+      buffer[at++] = key.nanos;
+      at = writeVarint(buffer, at, reset.nanos);
+    }
+    return at;
+  };
+
+  return (r) => {
+    if (!writable(r)) return general(r);
+    const overall = codes.get(r.overall_code)!;
+    const headers = r[headersName] ?? [];
+    let size = 1 + varintSize(overall);
+    for (const s of r.statuses) size += delimited(statusSize(s));
+    for (const h of headers) size += delimited(headerSize(h));
+    const buffer = Buffer.allocUnsafe(size);
+    buffer[0] = key.overall;
+    let at = writeVarint(buffer, 1, overall);
+    for (const s of r.statuses) at = writeStatus(buffer, at, s);
+    for (const h of headers) {
+      buffer[at++] = key.headers;
+      at = writeVarint(buffer, at, headerSize(h));
+      at = writeString(buffer, at, key.headerKey, h.key);
+      at = writeString(buffer, at, key.headerValue, h.value);
+    }
+    return buffer;
+  };
+}
