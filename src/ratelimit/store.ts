@@ -104,6 +104,23 @@ export function wouldExceed(check: WindowCheck, current: number): boolean {
  */
 export function earlierHits(checks: readonly WindowCheck[]): number[] | undefined {
   if (checks.length < 2) return undefined;
+  // A request has a few descriptors: comparing each key with those before it
+  // costs less than a Map made for every decision. Many are counted by one.
+  if (checks.length > FEW_CHECKS) return earlierHitsByMap(checks);
+  let out: number[] | undefined;
+  for (let i = 1; i < checks.length; i++) {
+    const key = checks[i].key;
+    for (let j = 0; j < i; j++) {
+      if (checks[j].key === key) (out ??= new Array<number>(checks.length).fill(0))[i] += checks[j].hits;
+    }
+  }
+  return out;
+}
+
+/** Past this many checks, {@link earlierHits} counts by a Map. */
+const FEW_CHECKS = 8;
+
+function earlierHitsByMap(checks: readonly WindowCheck[]): number[] | undefined {
   let out: number[] | undefined;
   const sums = new Map<string, number>();
   for (let i = 0; i < checks.length; i++) {

@@ -20,7 +20,7 @@ import { boundIncompleteRequests } from './incomplete-requests';
 import { HANDSHAKE_TIMEOUT_MS, IDLE_TIMEOUT_MS, KEEPALIVE_TIME_MS, MAX_CONNECTIONS, MAX_INCOMPLETE_REQUESTS, REQUEST_TIMEOUT_MS } from './port-bounds';
 import { OVER_BOUNDS, readingRequestBytes, type RefusedRequest } from './request-bytes';
 import type { RequestShape } from './wire-types';
-import type { RateLimiter, RateLimitRequest } from '../types';
+import type { RateLimiter, RateLimitRequest, RateLimitResponse } from '../types';
 
 export { HANDSHAKE_TIMEOUT_MS, IDLE_TIMEOUT_MS, KEEPALIVE_TIME_MS, MAX_CONNECTIONS, MAX_INCOMPLETE_REQUESTS, REQUEST_TIMEOUT_MS };
 
@@ -178,6 +178,7 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
    * call would be counted for a caller that had given up.
    */
   let waiting: Waiting[] = [];
+  const decideNow = service.decide?.bind(service);
   const decideWaiting = () => {
     const calls = waiting;
     waiting = [];
@@ -198,10 +199,21 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
       return;
     }
     const options = { timeoutMs: left === Infinity ? undefined : left, gone: () => call.cancelled };
-    service.shouldRateLimit(request, options).then(
-      (response) => callback(null, responseToProto(response)),
-      (err: unknown) => callback(grpcError(err)),
-    );
+    // A limiter that decides at once (the memory store) is answered at once,
+    // without a promise a call.
+    let decided: RateLimitResponse | Promise<RateLimitResponse>;
+    try {
+      decided = decideNow ? decideNow(request, options) : service.shouldRateLimit(request, options);
+    } catch (err) {
+      callback(grpcError(err));
+      return;
+    }
+    if (decided instanceof Promise) {
+      decided.then(
+        (response) => callback(null, responseToProto(response)),
+        (err: unknown) => callback(grpcError(err)),
+      );
+    } else callback(null, responseToProto(decided));
   };
 
   const shouldRateLimit: grpc.handleUnaryCall<CheckedRequest | RefusedRequest, ProtoResponse> = (call, callback) => {
