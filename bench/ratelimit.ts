@@ -2,8 +2,11 @@
  * @module bench/ratelimit
  * Throughput of the rate-limit gRPC service against an empty grpc-js unary
  * handler on the same machine and run: the handler with the memory store,
- * then with Redis (a redis-server of its own). The load comes from a child
- * process, so that client and server do not share an event loop.
+ * then with Redis (a redis-server of its own). Each case is served by a
+ * process of its own, stopped while the others are measured; the load is
+ * h2load (Debian's nghttp2-client) when installed, else a Node client in a
+ * child process (RATELIMIT_BENCH_LOAD=node chooses it), which cannot load
+ * a server to its limit from the other CPU.
  *
  *   node --import tsx bench/ratelimit.ts
  *
@@ -30,8 +33,11 @@ import {
   type RateLimitRequest,
   type RateLimitStore,
 } from '../src/ratelimit';
-import { rateLimitProtos } from '../src/ratelimit/grpc/protos';
+import { requestToProto } from '../src/ratelimit/grpc/codec';
+import { methodOf, rateLimitProtos } from '../src/ratelimit/grpc/protos';
 import { startRedis } from '../test/ratelimit/support/redis-server';
+import { hasH2load, runH2load } from './harness/h2load';
+import { cpuMicros } from './harness/processes';
 import { median } from './harness/stats';
 
 /** One line of the table. */
@@ -40,6 +46,8 @@ export interface Row {
   case: string;
   reqPerSec: number;
   p99Ms: number;
+  /** CPU time of the server process a call, in µs (median over the rounds). */
+  cpuUs: number;
   /** Requests per second relative to the empty handler of the same run. */
   ratio: number;
   /** The ratio the case should reach, when it has a target. */
@@ -106,7 +114,7 @@ async function loadLoop(address: string, seconds: number, concurrency: number): 
 }
 
 /** Runs the load loop in a child process, pinned to `cpu` when given. */
-function runLoad(address: string, seconds: number, concurrency: number, cpu?: number): Promise<LoadResult> {
+function runNodeLoad(address: string, seconds: number, concurrency: number, cpu?: number): Promise<LoadResult> {
   const command = [process.execPath, '--import', 'tsx', __filename, '--load', address, String(seconds), String(concurrency)];
   const pinned = cpu === undefined ? command : ['taskset', '-c', String(cpu), ...command];
   const child = spawn(pinned[0], pinned.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -147,11 +155,73 @@ async function startService(store?: RateLimitStore): Promise<{ port: number; sto
   };
 }
 
+/** The three cases, each served by a process of its own. */
+const CASES = ['empty', 'memory', 'redis'] as const;
+type Case = (typeof CASES)[number];
+
+/** Serves `kind` in this process (a child of the bench) and writes its port on standard output. */
+async function serve(kind: Case, redisUrl?: string): Promise<void> {
+  let store: RateLimitStore | undefined;
+  if (kind === 'redis') {
+    const redis = createRedisStore({ url: redisUrl, timeoutMs: 1000 });
+    await redis.ready();
+    store = redis;
+  }
+  const server = kind === 'empty' ? await startEmptyServer() : await startService(store);
+  process.stdout.write(`${server.port}\n`);
+  process.once('SIGTERM', () => void server.stop().then(() => process.exit(0)));
+}
+
+interface CaseServer {
+  readonly pid: number;
+  readonly port: number;
+  stop(): Promise<void>;
+}
+
+/** Starts a server process for `kind`; it inherits this process's CPU affinity (the server CPU under `npm run bench`). */
+function startCaseServer(kind: Case, redisUrl: string): Promise<CaseServer> {
+  const child = spawn(process.execPath, ['--import', 'tsx', __filename, '--serve', kind, redisUrl], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`the ${kind} server exited with ${code} before serving`)));
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk;
+      if (!out.includes('\n')) return;
+      child.removeAllListeners('exit');
+      resolve({
+        pid: child.pid!,
+        port: Number(out.trim()),
+        stop: () =>
+          new Promise<void>((done) => {
+            child.once('exit', () => done());
+            child.kill('SIGCONT');
+            child.kill('SIGTERM');
+          }),
+      });
+    });
+  });
+}
+
+/** Checks that `address` answers ShouldRateLimit OK, as h2load cannot (it sees HTTP statuses, not gRPC's). */
+async function checkAnswers(address: string): Promise<void> {
+  const client = createRateLimitClient(address, { timeoutMs: 5000 });
+  try {
+    const answer = await client.shouldRateLimit(requestFor(0));
+    if (answer.overallCode !== 'OK') throw new Error(`${address} answered ${answer.overallCode}`);
+  } finally {
+    client.close();
+  }
+}
+
 /**
- * Runs the three cases, interleaved over several rounds so that a burst of
- * other work on the machine hits every case alike: req/s and p99 are the
- * medians over the rounds, the ratio the median of the same-round ratios to
- * the empty handler. Returns the rows; prints nothing.
+ * Runs the three cases, each in a process of its own (stopped while another
+ * is measured), interleaved over several rounds so that a burst of other
+ * work on the machine hits every case alike: req/s, p99 and CPU µs a call
+ * are the medians over the rounds, the ratio the median of the same-round
+ * ratios to the empty handler. The load is h2load when it is installed, else
+ * a Node client (which cannot load a server to its limit). Returns the
+ * rows; prints nothing.
  */
 export async function runRateLimitBench(
   options: { seconds?: number; concurrency?: number; rounds?: number; loadCpu?: number } = {},
@@ -161,18 +231,33 @@ export async function runRateLimitBench(
   const concurrency = options.concurrency ?? Number(env.RATELIMIT_BENCH_CONCURRENCY || 64);
   const rounds = options.rounds ?? Number(env.RATELIMIT_BENCH_ROUNDS || env.BENCH_ROUNDS || 3);
   const loadCpu = options.loadCpu ?? (env.BENCH_LOAD_CPU ? Number(env.BENCH_LOAD_CPU) : undefined);
+  const h2load = hasH2load() && env.RATELIMIT_BENCH_LOAD !== 'node';
+  const message = methodOf(ENVOY_V3_SERVICE, 'ShouldRateLimit').requestSerialize(requestToProto(requestFor(0))) as Buffer;
+  const path = methodOf(ENVOY_V3_SERVICE, 'ShouldRateLimit').path;
   const redis = await startRedis();
-  const servers: { port: number; stop(): Promise<void> }[] = [];
+  const servers: CaseServer[] = [];
   try {
-    const store = createRedisStore({ url: redis.url, timeoutMs: 1000 });
-    await store.ready();
-    servers.push(await startEmptyServer(), await startService(), await startService(store));
-    const results: LoadResult[][] = servers.map(() => []);
+    for (const kind of CASES) servers.push(await startCaseServer(kind, redis.url));
+    for (const s of servers) process.kill(s.pid, 'SIGSTOP');
+    const results: (LoadResult & { cpuUs: number })[][] = servers.map(() => []);
     for (let round = 0; round < rounds; round++) {
       for (let i = 0; i < servers.length; i++) {
-        const r = await runLoad(`127.0.0.1:${servers[i].port}`, seconds, concurrency, loadCpu);
-        if (r.errors > 0) throw new Error(`case ${i}: ${r.errors} calls failed`);
-        results[i].push(r);
+        const { pid, port } = servers[i];
+        const address = `127.0.0.1:${port}`;
+        process.kill(pid, 'SIGCONT');
+        await checkAnswers(address);
+        // Warmed up before the CPU time is read: the measured run is all of it.
+        const load = (s: number) => (h2load ? runH2load({ address, path, message, seconds: s, concurrency, cpu: loadCpu }) : runNodeLoad(address, s, concurrency, loadCpu));
+        await load(1);
+        // Every server process of the case: Redis's too.
+        const pids = CASES[i] === 'redis' ? [pid, redis.pid] : [pid];
+        const before = cpuMicros(pids);
+        const r = await load(seconds);
+        const cpuUs = (cpuMicros(pids) - before) / Math.max(1, r.count);
+        await checkAnswers(address);
+        process.kill(pid, 'SIGSTOP');
+        if (r.errors > 0) throw new Error(`${CASES[i]}: ${r.errors} calls failed`);
+        results[i].push({ ...r, cpuUs });
       }
     }
     const rps = (r: LoadResult) => r.count / r.seconds;
@@ -181,6 +266,7 @@ export async function runRateLimitBench(
       case: name,
       reqPerSec: Math.round(median(results[i].map(rps))),
       p99Ms: Math.round(median(results[i].map((r) => r.p99Ms)) * 100) / 100,
+      cpuUs: Math.round(median(results[i].map((r) => r.cpuUs)) * 10) / 10,
       ratio: Math.round(median(results[i].map((r, round) => rps(r) / rps(results[0][round]))) * 1000) / 1000,
       ...(target === undefined ? {} : { target }),
     });
@@ -193,8 +279,10 @@ export async function runRateLimitBench(
 
 /** The rows as a plain-text table. */
 export function formatRows(rows: readonly Row[]): string {
-  const lines = [['case', 'req/s', 'p99 ms', 'ratio', 'target']];
-  for (const r of rows) lines.push([r.case, String(r.reqPerSec), r.p99Ms.toFixed(2), r.ratio.toFixed(3), r.target === undefined ? '' : `>= ${r.target}`]);
+  const lines = [['case', 'req/s', 'p99 ms', 'µs CPU/call', 'ratio', 'target']];
+  for (const r of rows) {
+    lines.push([r.case, String(r.reqPerSec), r.p99Ms.toFixed(2), r.cpuUs.toFixed(1), r.ratio.toFixed(3), r.target === undefined ? '' : `>= ${r.target}`]);
+  }
   const widths = lines[0].map((_, i) => Math.max(...lines.map((l) => l[i].length)));
   return lines.map((l) => l.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ')).join('\n');
 }
@@ -203,6 +291,8 @@ if (require.main === module) {
   if (process.argv[2] === '--load') {
     const [address, seconds, concurrency] = process.argv.slice(3);
     void loadLoop(address, Number(seconds), Number(concurrency)).then((r) => process.stdout.write(JSON.stringify(r)));
+  } else if (process.argv[2] === '--serve') {
+    void serve(process.argv[3] as Case, process.argv[4]);
   } else if (process.argv[2] === '--json') {
     runRateLimitBench().then(
       (rows) => process.stdout.write(`${JSON.stringify(rows)}\n`),

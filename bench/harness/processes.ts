@@ -13,7 +13,7 @@ import os from 'node:os';
 import { delimiter, join } from 'node:path';
 
 /** What the benchmark runs, with the Debian package that brings it. */
-const TOOLS: Record<string, string> = { taskset: 'util-linux', wrk: 'wrk', nginx: 'nginx', haproxy: 'haproxy', 'redis-server': 'redis-server' };
+const TOOLS: Record<string, string> = { taskset: 'util-linux', wrk: 'wrk', nginx: 'nginx', haproxy: 'haproxy', 'redis-server': 'redis-server', h2load: 'nghttp2-client' };
 
 /** Where Debian puts nginx and haproxy, which a user's PATH may leave out. */
 const SYSTEM_DIRS = ['/usr/sbin', '/sbin'];

@@ -10,6 +10,8 @@ import { createRedisStore, type RedisStore, type RedisStoreOptions } from '../..
 
 export interface RedisProcess {
   readonly port: number;
+  /** The redis-server process. */
+  readonly pid: number;
   readonly url: string;
   /** A plain client for assertions (closed by `stop()`). */
   readonly client: Redis;
@@ -71,6 +73,7 @@ export async function startRedis(options: { port?: number } = {}): Promise<Redis
   }
   return {
     port,
+    pid: child.pid!,
     url,
     client,
     kill,
@@ -125,6 +128,9 @@ export function useRedis(): TestRedis {
   return {
     get port() {
       return started().port;
+    },
+    get pid() {
+      return started().pid;
     },
     get url() {
       return started().url;
