@@ -33,7 +33,7 @@ import {
   type RateLimitRequest,
   type RateLimitStore,
 } from '../src/ratelimit';
-import { requestToProto } from '../src/ratelimit/grpc/codec';
+import { requestToProto } from '../src/ratelimit/grpc/messages/codec';
 import { methodOf, rateLimitProtos } from '../src/ratelimit/grpc/protos';
 import { startRedis } from '../test/ratelimit/support/redis-server';
 import { hasH2load, runH2load } from './harness/h2load';

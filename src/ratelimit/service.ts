@@ -16,7 +16,7 @@ import { compileDocumentsWithWarnings, loadLimitsDir, type CompiledLimits, type 
 import { checkBound, DEFAULT_REQUEST_BOUNDS, descriptorsOverBound, entriesOverBound, type RequestBounds } from './bounds';
 import { counterKey } from './counter-key';
 import { createMemoryStore } from './memory-store';
-import { quotaModeMetadata } from './grpc/quota-metadata';
+import { quotaModeMetadata } from './grpc/messages/quota-metadata';
 import { CallerGoneError, earlierHits, type DecideOptions, type RateLimitStore, type StoreDecision, type WindowCheck } from './store';
 import { UNIT_SECONDS, isRateLimitUnit } from './limits/units';
 

@@ -5,7 +5,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { isHostPort, redactAddress } from '../../http';
-import { requestToProto, responseFromProto, type ProtoRequest, type ProtoResponse } from './codec';
+import { requestToProto, responseFromProto, type ProtoRequest, type ProtoResponse } from './messages/codec';
 import { ENVOY_V3_SERVICE, methodOf } from './protos';
 import { HELD_UP_MAX_MS, withinDeadline } from '../deadline';
 import type { DecideOptions } from '../store';

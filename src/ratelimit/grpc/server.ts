@@ -5,21 +5,21 @@
  * `envoy.service.ratelimit.v3.RateLimitService` from one handler, server
  * reflection (v1alpha and v1) and `grpc.health.v1.Health`, on a port whose
  * connections and streams are bounded in number, in time and in what they
- * hold (see ./connections and ./incomplete-requests).
+ * hold (see ./port).
  */
 import * as grpc from '@grpc/grpc-js';
 import { checkBound, DEFAULT_REQUEST_BOUNDS, type RequestBounds } from '../bounds';
-import { requestFromProto, responseToProto, type ProtoRequest, type ProtoResponse } from './codec';
-import { checkingUtf8, NOT_UTF8, type CheckedRequest } from './utf8';
+import { requestFromProto, responseToProto, type ProtoRequest, type ProtoResponse } from './messages/codec';
+import { checkingUtf8, NOT_UTF8, type CheckedRequest } from './messages/utf8';
 import { createHealthRegistry, type HealthRegistry } from './health';
 import { ENVOY_V3_SERVICE, HEALTH_SERVICE, LYFT_SERVICE, rateLimitProtos } from './protos';
 import { addReflection } from './reflection';
-import { responseEncoder } from './response-encoder';
-import { listenForGrpc, type GrpcListener } from './connections';
-import { boundIncompleteRequests } from './incomplete-requests';
-import { HANDSHAKE_TIMEOUT_MS, IDLE_TIMEOUT_MS, KEEPALIVE_TIME_MS, MAX_CONNECTIONS, MAX_INCOMPLETE_REQUESTS, REQUEST_TIMEOUT_MS } from './port-bounds';
-import { OVER_BOUNDS, readingRequestBytes, type RefusedRequest } from './request-bytes';
-import type { RequestShape } from './wire-types';
+import { responseEncoder } from './messages/response-encoder';
+import { listenForGrpc, type GrpcListener } from './port/connections';
+import { boundIncompleteRequests } from './port/incomplete-requests';
+import { HANDSHAKE_TIMEOUT_MS, IDLE_TIMEOUT_MS, KEEPALIVE_TIME_MS, MAX_CONNECTIONS, MAX_INCOMPLETE_REQUESTS, REQUEST_TIMEOUT_MS } from './port/port-bounds';
+import { OVER_BOUNDS, readingRequestBytes, type RefusedRequest } from './messages/request-bytes';
+import type { RequestShape } from './messages/wire-types';
 import type { RateLimiter, RateLimitRequest, RateLimitResponse } from '../types';
 
 export { HANDSHAKE_TIMEOUT_MS, IDLE_TIMEOUT_MS, KEEPALIVE_TIME_MS, MAX_CONNECTIONS, MAX_INCOMPLETE_REQUESTS, REQUEST_TIMEOUT_MS };
@@ -131,9 +131,9 @@ function grpcError(err: unknown): grpc.ServiceError | { code: grpc.status; detai
 /**
  * A rate-limit service definition whose requests over `bounds` are refused
  * unread and whose others are read as protobuf-go reads a field of the
- * wrong wire type (see ./request-bytes) and say where a string is not
- * UTF-8 (see ./utf8), and whose answers are written without proto-loader's
- * rebuilding of them (see ./response-encoder).
+ * wrong wire type (see ./messages/request-bytes) and say where a string is not
+ * UTF-8 (see ./messages/utf8), and whose answers are written without proto-loader's
+ * rebuilding of them (see ./messages/response-encoder).
  */
 function withRequestChecks(service: string, bounds: RequestBounds, shape: RequestShape): grpc.ServiceDefinition {
   const definition = rateLimitProtos()[service] as grpc.ServiceDefinition;
@@ -257,7 +257,7 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
     },
     start() {
       // Our own listener, not bindAsync: grpc-js's waits for a preface
-      // forever and takes any number of connections (see ./connections).
+      // forever and takes any number of connections (see ./port/connections).
       started ??= listenForGrpc(server, host, port, connectionLimits).then((bound) => {
         listener = bound;
         if (stopped) bound.close();

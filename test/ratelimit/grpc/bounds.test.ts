@@ -8,7 +8,7 @@ import {
   type RateLimitGrpcServer,
   type RateLimitService,
 } from '../../../src/ratelimit';
-import { OVER_BOUNDS, overBounds, readingRequestBytes, type RefusedRequest } from '../../../src/ratelimit/grpc/request-bytes';
+import { OVER_BOUNDS, overBounds, readingRequestBytes, type RefusedRequest } from '../../../src/ratelimit/grpc/messages/request-bytes';
 import { methodOf } from '../../../src/ratelimit/grpc/protos';
 import { grpcClients, unary, type Clients } from '../support/grpc-clients';
 import { memoryLogger } from '../support/silent';

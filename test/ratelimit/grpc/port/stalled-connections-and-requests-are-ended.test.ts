@@ -1,12 +1,18 @@
+/**
+ * @module test/ratelimit/grpc/port/stalled-connections-and-requests-are-ended
+ * The gRPC port ends what a client leaves half-done: a connection that never
+ * sends its preface, one past the cap, a request that stops short of its
+ * end, and more incomplete requests than the server holds.
+ */
 import assert from 'node:assert/strict';
 import * as http2 from 'node:http2';
 import * as net from 'node:net';
 import { once } from 'node:events';
-import { createRateLimitGrpcServer, createRateLimitService, ENVOY_V3_SERVICE, type RateLimitGrpcServer, type RateLimitGrpcServerOptions } from '../../../src/ratelimit';
-import { handshakeBytesMissing } from '../../../src/ratelimit/grpc/connections';
-import { methodOf } from '../../../src/ratelimit/grpc/protos';
-import { grpcClients, unary, type Clients } from '../support/grpc-clients';
-import { memoryLogger } from '../support/silent';
+import { createRateLimitGrpcServer, createRateLimitService, ENVOY_V3_SERVICE, type RateLimitGrpcServer, type RateLimitGrpcServerOptions } from '../../../../src/ratelimit';
+import { handshakeBytesMissing } from '../../../../src/ratelimit/grpc/port/connections';
+import { methodOf } from '../../../../src/ratelimit/grpc/protos';
+import { grpcClients, unary, type Clients } from '../../support/grpc-clients';
+import { memoryLogger } from '../../support/silent';
 
 const LIMITS = [{ domain: 'd', descriptors: [{ key: 'k', rate_limit: { unit: 'day', requests_per_unit: 5 } }] }];
 const request = (value: string) => ({ domain: 'd', descriptors: [{ entries: [{ key: 'k', value }] }] });

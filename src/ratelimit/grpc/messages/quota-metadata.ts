@@ -1,11 +1,11 @@
 /**
- * @module ratelimit/grpc/quota-metadata
+ * @module ratelimit/grpc/messages/quota-metadata
  * The dynamic metadata of quota mode, in the shape envoyproxy/ratelimit gives
  * it (its `ratelimitToMetadata`), so that whatever reads it there (an Envoy
  * routing on `envoy.filters.http.ratelimit` metadata, an access log) reads
  * it here too.
  */
-import type { QuotaModeMetadata, RateLimitRequest } from '../types';
+import type { QuotaModeMetadata, RateLimitRequest } from '../../types';
 
 /**
  * The metadata of a request that matched a quota-mode limit: its domain, each

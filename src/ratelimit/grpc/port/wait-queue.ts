@@ -1,5 +1,5 @@
 /**
- * @module ratelimit/grpc/wait-queue
+ * @module ratelimit/grpc/port/wait-queue
  * The calls waiting for their request, oldest first, as a list linked
  * through the calls themselves. Not a Map or a Set: a call enters and leaves
  * within microseconds, thousands of times a second, and with the calls kept

@@ -1,5 +1,5 @@
 /**
- * @module ratelimit/grpc/incomplete-requests
+ * @module ratelimit/grpc/port/incomplete-requests
  * Bounds on calls whose request has not fully arrived. grpc-js buffers a
  * request message until its last byte and runs a unary handler only at the
  * client's half-close, with no time limit: a stream that sent its headers,

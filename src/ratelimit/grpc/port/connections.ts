@@ -1,5 +1,5 @@
 /**
- * @module ratelimit/grpc/connections
+ * @module ratelimit/grpc/port/connections
  * The gRPC port's own listener. grpc-js's `bindAsync` takes every TCP
  * connection and waits for its HTTP/2 preface forever, without a cap on how
  * many: a socket that never sends a byte was still open after 150 s. This

@@ -1,5 +1,5 @@
 /**
- * @module ratelimit/grpc/utf8
+ * @module ratelimit/grpc/messages/utf8
  * The strings of a received `RateLimitRequest` that are not UTF-8. A proto3
  * string must be, and envoyproxy/ratelimit's Go server refuses one that is
  * not; protobufjs instead reads each bad byte as U+FFFD, so that values that

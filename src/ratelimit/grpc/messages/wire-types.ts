@@ -1,5 +1,5 @@
 /**
- * @module ratelimit/grpc/wire-types
+ * @module ratelimit/grpc/messages/wire-types
  * A `RateLimitRequest` whose known fields carry the wrong wire type, read
  * as protobuf-go (envoyproxy/ratelimit's) reads it: such a field is an
  * unknown field, and skipped. protobufjs instead reads a field by its

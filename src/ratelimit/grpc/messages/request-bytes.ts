@@ -1,5 +1,5 @@
 /**
- * @module ratelimit/grpc/request-bytes
+ * @module ratelimit/grpc/messages/request-bytes
  * What a received `RateLimitRequest`'s wire bytes hold, read once before
  * protobufjs decodes them: how many descriptors and entries they carry,
  * against the service's bounds, and whether a known field has the wrong
@@ -9,7 +9,7 @@
  * from the count alone, in the words the service refuses a decoded one with.
  * The walk allocates nothing: the usual request pays one pass over its bytes.
  */
-import { descriptorsOverBound, entriesOverBound, type RequestBounds } from '../bounds';
+import { descriptorsOverBound, entriesOverBound, type RequestBounds } from '../../bounds';
 import { LEN, REQUEST_SHAPES, VARINT, withoutMistypedFields, type RequestShape, type Shape } from './wire-types';
 
 /** Where a received request says why it was refused unread. */

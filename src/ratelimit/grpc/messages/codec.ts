@@ -1,5 +1,5 @@
 /**
- * @module ratelimit/grpc/codec
+ * @module ratelimit/grpc/messages/codec
  * Translation between the protos' messages (snake_case, as proto-loader gives
  * them) and the service's typed camelCase face, both ways, for the server
  * and the client.
@@ -12,9 +12,9 @@ import type {
   RateLimitRequest,
   RateLimitResponse,
   RateLimitUnit,
-} from '../types';
+} from '../../types';
 import { fromProtoStruct, toProtoStruct, type ProtoStruct } from './struct';
-import { isRateLimitUnit } from '../limits/units';
+import { isRateLimitUnit } from '../../limits/units';
 
 /** A `google.protobuf.Duration` as proto-loader gives it (longs as numbers). */
 export interface ProtoDuration {

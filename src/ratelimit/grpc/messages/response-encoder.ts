@@ -1,5 +1,5 @@
 /**
- * @module ratelimit/grpc/response-encoder
+ * @module ratelimit/grpc/messages/response-encoder
  * Writes the service's answers straight into one buffer. proto-loader's
  * serializer rebuilds every answer through protobufjs's `fromObject` (each
  * enum name looked up, each nested message made anew) and its writer then
@@ -15,7 +15,7 @@
 import * as path from 'node:path';
 import * as protobuf from 'protobufjs';
 import type { ProtoDuration, ProtoRateLimit, ProtoResponse, ProtoStatus } from './codec';
-import { PROTO_DIR, PROTO_FILES } from './protos';
+import { PROTO_DIR, PROTO_FILES } from '../protos';
 
 type Encode = (response: ProtoResponse) => Buffer;
 

@@ -1,11 +1,11 @@
 /**
- * @module ratelimit/grpc/struct
+ * @module ratelimit/grpc/messages/struct
  * `google.protobuf.Struct` (envoy's `dynamic_metadata`) to and from plain
  * JSON values, as proto-loader gives its messages. proto-loader takes the
  * well-known types from protobufjs, whose fields are camelCase whatever
  * `keepCase` says; the `kind` oneof is named, `NULL_VALUE` is a string.
  */
-import type { MetadataValue } from '../types';
+import type { MetadataValue } from '../../types';
 
 /** A `google.protobuf.Value` as proto-loader reads and writes it. */
 export interface ProtoValue {

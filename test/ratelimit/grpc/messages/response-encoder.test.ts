@@ -1,14 +1,14 @@
 /**
- * @module test/ratelimit/grpc/response-encoder
+ * @module test/ratelimit/grpc/messages/response-encoder
  * The service's answers are written with the bytes proto-loader (protobufjs)
  * writes for them, for both services, whatever they hold; what the encoder
  * does not write itself is proto-loader's to write, as before.
  */
 import assert from 'node:assert/strict';
-import { ENVOY_V3_SERVICE, LYFT_SERVICE } from '../../../src/ratelimit';
-import type { ProtoResponse, ProtoStatus } from '../../../src/ratelimit/grpc/codec';
-import { methodOf } from '../../../src/ratelimit/grpc/protos';
-import { responseEncoder } from '../../../src/ratelimit/grpc/response-encoder';
+import { ENVOY_V3_SERVICE, LYFT_SERVICE } from '../../../../src/ratelimit';
+import type { ProtoResponse, ProtoStatus } from '../../../../src/ratelimit/grpc/messages/codec';
+import { methodOf } from '../../../../src/ratelimit/grpc/protos';
+import { responseEncoder } from '../../../../src/ratelimit/grpc/messages/response-encoder';
 
 const status = (over: Partial<ProtoStatus> = {}): ProtoStatus => ({
   code: 'OK',

@@ -1,5 +1,5 @@
 /**
- * @module ratelimit/grpc/port-bounds
+ * @module ratelimit/grpc/port/port-bounds
  * The default bounds on the gRPC port's connections and streams: how many,
  * how long each may take to start or to send its request, how long one may
  * sit idle. Each is an option of `createRateLimitGrpcServer`.
