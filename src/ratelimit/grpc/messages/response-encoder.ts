@@ -7,40 +7,48 @@
  * garbage and 2.9 µs for an answer with two statuses, more than the rest of
  * a decision together, where this encoder makes the buffer alone. The
  * layout (field numbers, which of the two services has which field) is read
- * from the protos through protobufjs, and the bytes are protobufjs's own,
+ * from the protos proto-loader has read, and the bytes are protobufjs's own,
  * field for field (the tests compare them). An answer with dynamic metadata
  * (a Struct), or with a code or unit the protos do not name, is left to
  * proto-loader's serializer.
  */
-import * as path from 'node:path';
-import * as protobuf from 'protobufjs';
 import type { ProtoDuration, ProtoRateLimit, ProtoResponse, ProtoStatus } from './codec';
-import { PROTO_DIR, PROTO_FILES } from '../protos';
+import { rateLimitProtos } from '../protos';
 
 type Encode = (response: ProtoResponse) => Buffer;
 
 const VARINT = 0;
 const LENGTH_DELIMITED = 2;
 
-let root: protobuf.Root | undefined;
+/** A message type as proto-loader describes it (a `DescriptorProto`, field names as written). */
+interface MessageDescriptor {
+  name: string;
+  field: readonly { name: string; number: number }[];
+  nestedType: readonly MessageDescriptor[];
+  enumType: readonly { name: string; value: readonly { name: string; number: number }[] }[];
+}
 
-/** The protos as protobufjs types, field names as written (as proto-loader's `keepCase`). */
-function protoRoot(): protobuf.Root {
-  if (root === undefined) {
-    const loading = new protobuf.Root();
-    loading.resolvePath = (_origin, target) => (path.isAbsolute(target) ? target : path.join(PROTO_DIR, target));
-    root = loading.loadSync([...PROTO_FILES], { keepCase: true });
-  }
-  return root;
+/** The message `fullName` of the protos proto-loader has already read. */
+function messageOf(fullName: string): MessageDescriptor {
+  const definition = rateLimitProtos()[fullName] as { type?: MessageDescriptor } | undefined;
+  if (definition?.type?.field === undefined) throw new Error(`${fullName} is no message of the rate-limit protos`);
+  return definition.type;
+}
+
+/** An enum of `type`'s, its numbers by name. */
+function numbersOf(type: MessageDescriptor, enumName: string): ReadonlyMap<string, number> {
+  const found = type.enumType.find((e) => e.name === enumName);
+  if (found === undefined) throw new Error(`${type.name} has no enum ${enumName}`);
+  return new Map(found.value.map((v) => [v.name, v.number]));
 }
 
 /** The key of `type`'s field `name` (field number and wire type), or 0 if the type has no such field. */
-function keyOf(type: protobuf.Type, name: string, wireType: number): number {
-  const field = type.fields[name];
+function keyOf(type: MessageDescriptor, name: string, wireType: number): number {
+  const field = type.field.find((f) => f.name === name);
   if (field === undefined) return 0;
   // One byte: every field written here is numbered below 16.
-  if (field.id >= 16) throw new Error(`${type.fullName}.${name} is numbered ${field.id}: its key takes more than a byte`);
-  return (field.id << 3) | wireType;
+  if (field.number >= 16) throw new Error(`${type.name}.${name} is numbered ${field.number}: its key takes more than a byte`);
+  return (field.number << 3) | wireType;
 }
 
 /** The bytes of `value` (a whole number from 0 to 2^53) as a varint. */
@@ -74,15 +82,18 @@ function delimited(size: number): number {
  * serializer) what it does not write itself.
  */
 export function responseEncoder(service: string, general: Encode): Encode {
-  const response = protoRoot().lookupType(`${service.slice(0, service.lastIndexOf('.'))}.RateLimitResponse`);
-  const status = response.lookupType('DescriptorStatus');
-  const limit = response.lookupType('RateLimit');
-  const header = response.fields.response_headers_to_add ? response.lookupType('.envoy.config.core.v3.HeaderValue') : response.lookupType('HeaderValue');
-  const duration = protoRoot().lookupType('google.protobuf.Duration');
-  const codes = new Map(Object.entries(response.lookupEnum('Code').values));
-  const units = new Map(Object.entries(limit.lookupEnum('Unit').values));
+  const packageName = service.slice(0, service.lastIndexOf('.'));
+  const response = messageOf(`${packageName}.RateLimitResponse`);
+  // Nested in envoy's response, beside it in pb.lyft.ratelimit.
+  const partOf = (name: string) => response.nestedType.find((t) => t.name === name) ?? messageOf(`${packageName}.${name}`);
+  const status = partOf('DescriptorStatus');
+  const limit = partOf('RateLimit');
+  const headersName = response.field.some((f) => f.name === 'response_headers_to_add') ? 'response_headers_to_add' : 'headers';
+  const header = messageOf(headersName === 'response_headers_to_add' ? 'envoy.config.core.v3.HeaderValue' : `${packageName}.HeaderValue`);
+  const duration = messageOf('google.protobuf.Duration');
+  const codes = numbersOf(response, 'Code');
+  const units = numbersOf(limit, 'Unit');
 
-  const headersName = response.fields.response_headers_to_add ? 'response_headers_to_add' : 'headers';
   const key = {
     overall: keyOf(response, 'overall_code', VARINT),
     statuses: keyOf(response, 'statuses', LENGTH_DELIMITED),
