@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { isBookingModule, isServable, SERVABLE_MODULES } from './servable';
 import { CHECK_USAGE, SERVE_USAGE, START_USAGE, USAGE } from './usage';
-import { holdSignalsWhileStarting, runUntilSignal } from './signals';
+import { holdSignalsWhileStarting, runUntilSignal, stopHoldingSignals } from './signals';
 import { parseByteSize } from '../files';
 
 // What a command runs is loaded when it runs: help, the version and a
@@ -264,6 +264,7 @@ export async function main(argv: string[]): Promise<number | undefined> {
         throw new UsageError(`unknown command '${command}'`);
     }
   } catch (err) {
+    if (isServerCommand(command)) stopHoldingSignals();
     // By its name first: a mistake on the command line needs no gateway loaded to be told.
     if ((err as Error | null)?.name === 'ConfigError' && err instanceof (require('../gateway') as Gateway).ConfigError) {
       process.stderr.write(shown(`gatehouse: the config cannot be served:\n${err.problems.map((p) => `  ${p.text}`).join('\n')}\n`));
@@ -278,8 +279,19 @@ export async function main(argv: string[]): Promise<number | undefined> {
   }
 }
 
+/** Whether `command` runs a server, which holds signals while it starts and runs until one. */
+function isServerCommand(command: string | undefined): boolean {
+  return command === 'start' || command === 'serve';
+}
+
 if (require.main === module) {
-  void main(process.argv.slice(2)).then((code) => {
-    if (code !== undefined) process.exitCode = code;
+  const argv = process.argv.slice(2);
+  void main(argv).then((code) => {
+    if (code === undefined) return;
+    process.exitCode = code;
+    // A server that failed to start has nothing left to run: whatever it
+    // opened and could not close (a database, a socket) must not keep the
+    // process alive, holding its data folder, with no server in it.
+    if (code !== 0 && isServerCommand(argv[0])) process.exit();
   });
 }

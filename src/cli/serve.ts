@@ -240,14 +240,20 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
       await store?.close();
       throw err;
     }
-    const server = createRateLimitGrpcServer(service, {
-      host,
-      port,
-      maxMessageBytes: bounds.grpcMaxMessageBytes,
-      maxConnections: bounds.grpcMaxConnections,
-      requestTimeoutMs: bounds.grpcRequestTimeoutMs,
-    });
+    let server: ReturnType<typeof createRateLimitGrpcServer>;
     let bound: number;
+    try {
+      server = createRateLimitGrpcServer(service, {
+        host,
+        port,
+        maxMessageBytes: bounds.grpcMaxMessageBytes,
+        maxConnections: bounds.grpcMaxConnections,
+        requestTimeoutMs: bounds.grpcRequestTimeoutMs,
+      });
+    } catch (err) {
+      await service.close();
+      throw err;
+    }
     try {
       bound = await server.start();
     } catch (err) {
@@ -282,12 +288,13 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
     storage = await openBookingStorage({ ...storageOptions, data: files?.bookings, fileSizeLimit: folder.fileSizeLimit, kinds: [kind], logger, metrics });
     bookings = describeStorage(storageOptions);
   }
-  const module = httpModule(name, configDir, files, folder, logger, storage.stores?.[kind]);
   // Set as a stop begins: a load balancer that asks takes requests elsewhere while they are still answered.
   let draining = false;
-  logAppErrors(module.app!, logger);
+  let module: GatehouseModule | undefined;
   let server: RunningServer;
   try {
+    module = httpModule(name, configDir, files, folder, logger, storage.stores?.[kind]);
+    logAppErrors(module.app!, logger);
     const front = moduleFront(name, module.app!, metrics, logger, () => {
       if (draining) throw new Error('the module is shutting down');
       return storage.database?.ready();
@@ -295,7 +302,7 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
     server = await listen(front.listener, { host, port, onRejected: front.onRejected });
   } catch (err) {
     // The auth service watches its users file: close it so that the process can end.
-    await module.close?.();
+    await module?.close?.();
     await storage.database?.close();
     throw err;
   }

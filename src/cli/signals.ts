@@ -40,6 +40,15 @@ export function holdSignalsWhileStarting(): void {
 }
 
 /**
+ * Gives the signals back after a start that failed: the process is ending,
+ * and a SIGTERM held for a server that will never run would be ignored.
+ */
+export function stopHoldingSignals(): void {
+  for (const signal of STARTING_SIGNALS) process.off(signal, holdWhileStarting);
+  heldSignal = undefined;
+}
+
+/**
  * Stops with `stop` on the first SIGTERM or SIGINT, then exits; at once
  * when one came while it started (see {@link holdSignalsWhileStarting}). With
  * `reload`, calls it on every SIGHUP until then: SIGHUP would otherwise end
@@ -83,8 +92,9 @@ export function runUntilSignal(stop: () => Promise<void>, log: Log = quiet, relo
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  for (const signal of STARTING_SIGNALS) process.off(signal, holdWhileStarting);
-  if (heldSignal !== undefined) shutdown({ signal: heldSignal, reason: 'it came while starting' });
+  const held = heldSignal;
+  stopHoldingSignals();
+  if (held !== undefined) shutdown({ signal: held, reason: 'it came while starting' });
   if (process.env.npm_lifecycle_event !== undefined) whenParentGone((parent) => shutdown({ parent, reason: 'the npm process that started it is gone' }));
 }
 

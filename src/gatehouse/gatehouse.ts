@@ -93,6 +93,14 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   // Seeded from the booking data the folder check read, not from a second reading of the file.
   const storage = await openBookingStorage({ ...options, data: files.bookings, logger, metrics });
   const bookingDatabase = storage.database;
+  const registry = new Map<string, GatehouseModule>();
+  let gateway: Gateway | undefined;
+  /** Closes what a start that failed half-way has opened: the data folder is unlocked, and nothing keeps the process alive. */
+  async function abandon(): Promise<void> {
+    await gateway?.close();
+    await Promise.all([...registry.values()].map((m) => m.close?.()));
+    await bookingDatabase?.close();
+  }
   let builtins: ReturnType<typeof createBuiltinModules>;
   try {
     builtins = createBuiltinModules({
@@ -105,14 +113,12 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       maxDescriptorEntries: options.maxDescriptorEntries,
     });
   } catch (err) {
-    await bookingDatabase?.close();
+    await abandon();
     throw err;
   }
-  const registry = new Map<string, GatehouseModule>();
   for (const m of builtins.modules) registry.set(m.name, m);
 
   // diag describes the gateway built below; it reads it only when a page is asked for.
-  let gateway: Gateway | undefined;
   const diag = createGatehouseDiag({
     version: VERSION,
     startedAt,
@@ -170,9 +176,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     // Built in slices: an app that embeds it goes on answering meanwhile.
     gateway.reconfigure(await gateway.prepare(config));
   } catch (err) {
-    await gateway?.close();
-    await Promise.all([...registry.values()].map((m) => m.close?.()));
-    await bookingDatabase?.close();
+    await abandon();
     throw err;
   }
   const gw = gateway;
@@ -197,32 +201,38 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   // The gateway's middleware in this app's own chain: a nested compose would cost a step more per request.
   for (const middleware of gw.app.middleware) app.use(middleware);
 
-  const grpcServer =
-    options.grpcPort === false
-      ? undefined
-      : createRateLimitGrpcServer(builtins.rateLimit, {
-          host: options.grpcHost,
-          port: options.grpcPort,
-          maxMessageBytes: options.grpcMaxMessageBytes,
-          maxConnections: options.grpcMaxConnections,
-          requestTimeoutMs: options.grpcRequestTimeoutMs,
-        });
-
-  const reloader: Reloader = createReloader({
-    configDir: options.configDir,
-    folder: folderOptions,
-    gateway: gw,
-    modules: registry,
-    builtins,
-    usersText: files.usersText,
-    logger,
-    metrics,
-    onApplied(next) {
-      config = next;
-      loadedAt = new Date();
-      server?.acceptUpgrades(tunnelsUpgrades(config));
-    },
-  });
+  let grpcServer: ReturnType<typeof createRateLimitGrpcServer> | undefined;
+  let reloader: Reloader;
+  try {
+    grpcServer =
+      options.grpcPort === false
+        ? undefined
+        : createRateLimitGrpcServer(builtins.rateLimit, {
+            host: options.grpcHost,
+            port: options.grpcPort,
+            maxMessageBytes: options.grpcMaxMessageBytes,
+            maxConnections: options.grpcMaxConnections,
+            requestTimeoutMs: options.grpcRequestTimeoutMs,
+          });
+    reloader = createReloader({
+      configDir: options.configDir,
+      folder: folderOptions,
+      gateway: gw,
+      modules: registry,
+      builtins,
+      usersText: files.usersText,
+      logger,
+      metrics,
+      onApplied(next) {
+        config = next;
+        loadedAt = new Date();
+        server?.acceptUpgrades(tunnelsUpgrades(config));
+      },
+    });
+  } catch (err) {
+    await abandon();
+    throw err;
+  }
 
   let server: RunningServer | undefined;
   let watcher: FolderWatcher | undefined;

@@ -7,7 +7,7 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { aliasBomb } from '../gatehouse/support/hostile';
 import { eventually } from '../gatehouse/support/running';
-import { acceptsConnections, killAll, REPO_ROOT, runCli, spawnedCli, startCli, type CliResult } from '../support/process';
+import { acceptsConnections, installWithoutProtos, killAll, REPO_ROOT, runCli, spawnedCli, startCli, type CliResult } from '../support/process';
 import { freshDataDir } from '../support/pglite';
 
 /**
@@ -349,6 +349,29 @@ describe('gatehouse command', function () {
         for (const res of [http, grpc]) assertNoStack(res);
       } finally {
         await new Promise((resolve) => taken.close(resolve));
+      }
+    });
+
+    it('ends with exit 1 and leaves its data folder free when it fails once its bookings database is open (an install without its protos)', async () => {
+      const install = await installWithoutProtos();
+      try {
+        const data = await freshDataDir();
+        // Twice: a database left open by the first would keep the second process running, its start failed.
+        for (let run = 0; run < 2; run++) {
+          const broken = await runCli(['start', '--config', dir, '--data', data, '--no-watch'], {
+            env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'silent' },
+            main: install.main,
+          });
+          assert.equal(broken.code, 1, broken.stderr);
+          assert.match(broken.stderr, /^gatehouse: .*ratelimit\.proto/m);
+        }
+        // The database it opened was closed whole: the package as installed starts on the same folder.
+        const server = await startCli(['start', '--config', dir, '--data', data, '--no-watch'], { env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'silent' } });
+        const res = await fetch(`${server.address}/gateway/v0/check_ready`);
+        assert.equal(res.status, 200);
+        assert.equal((await server.stop()).code, 0);
+      } finally {
+        install.remove();
       }
     });
 

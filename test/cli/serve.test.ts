@@ -10,7 +10,7 @@ import { stringify } from 'yaml';
 import { createGatehouse, type Gatehouse } from '../../src/gatehouse';
 import { rateLimitProtos } from '../../src/ratelimit/grpc/protos';
 import { createLogger } from '../../src/telemetry';
-import { killAll, REPO_ROOT, runCli, startCli, type CliServer } from '../support/process';
+import { installWithoutProtos, killAll, REPO_ROOT, runCli, startCli, type CliServer } from '../support/process';
 import { startRedis, type RedisProcess } from '../ratelimit/support/redis-server';
 import { freshDataDir } from '../support/pglite';
 
@@ -261,6 +261,20 @@ describe('gatehouse serve', function () {
         client.close();
         await server.stop();
         await redis.stop();
+      }
+    });
+  });
+
+  describe('a start that fails', () => {
+    it('ends with exit 1 once its Redis client is open, instead of reconnecting forever (an install without its protos)', async () => {
+      const install = await installWithoutProtos();
+      try {
+        // Nothing listens there: a client left open would try again and again, and keep the process.
+        const res = await runCli(['serve', 'ratelimit', '--port', '0', '--redis', 'redis://127.0.0.1:1'], { env: { LOG_LEVEL: 'silent' }, main: install.main });
+        assert.equal(res.code, 1, res.stderr);
+        assert.match(res.stderr, /^gatehouse: .*ratelimit\.proto/m);
+      } finally {
+        install.remove();
       }
     });
   });

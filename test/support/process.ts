@@ -10,7 +10,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readdirSync, statSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { cp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import net from 'node:net';
 import { join } from 'node:path';
 import { releaseDataDir, reusableDataDir } from './pglite';
@@ -91,6 +93,8 @@ export interface CliOptions {
    * lets it: the test's own timeout ends a command that hangs.
    */
   timeoutMs?: number;
+  /** The compiled command to run, for another install of the package. Default the repository's `dist/cli/main.js`. */
+  main?: string;
 }
 
 /** How a command ended and what it wrote. */
@@ -151,7 +155,7 @@ function environment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 
 function spawnCli(args: readonly string[], options: CliOptions): { child: ChildProcess; out: { stdout: string; stderr: string } } {
   assertBuilt();
-  const child = spawn(process.execPath, [MAIN, ...args], {
+  const child = spawn(process.execPath, [options.main ?? MAIN, ...args], {
     cwd: REPO_ROOT,
     env: environment(options.env),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -260,6 +264,27 @@ export async function startCli(args: readonly string[], given: CliOptions = {}):
 }
 
 /** Kills every process started here that is still running, and waits for them to exit. For `after` hooks. */
+/** A copy of the package as built, for a {@link CliOptions.main}: `main` its command, `remove()` once done. */
+export interface Install {
+  readonly main: string;
+  remove(): void;
+}
+
+/**
+ * The package as built without its `proto` folder, as a bundle that left it
+ * out would be: the gRPC server's protos are the first file read after a
+ * start has opened its bookings database and its Redis client.
+ */
+export async function installWithoutProtos(): Promise<Install> {
+  assertBuilt();
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-install-'));
+  // Not cpSync for dist: megabytes copied on the event loop would stall the servers of the tests running beside.
+  await cp(join(REPO_ROOT, 'dist'), join(dir, 'dist'), { recursive: true });
+  cpSync(join(REPO_ROOT, 'package.json'), join(dir, 'package.json'));
+  symlinkSync(join(REPO_ROOT, 'node_modules'), join(dir, 'node_modules'));
+  return { main: join(dir, MAIN), remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
 export async function killAll(): Promise<void> {
   await Promise.all(
     [...running].map(async (child) => {
