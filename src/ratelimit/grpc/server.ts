@@ -9,8 +9,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { checkBound, DEFAULT_REQUEST_BOUNDS, type RequestBounds } from '../bounds';
-import { requestFromProto, responseToProto, type ProtoRequest, type ProtoResponse } from './messages/codec';
-import { checkingUtf8, NOT_UTF8, type CheckedRequest } from './messages/utf8';
+import type { ProtoResponse } from './messages/codec';
 import { createHealthRegistry, type HealthRegistry } from './health';
 import { ENVOY_V3_SERVICE, HEALTH_SERVICE, LYFT_SERVICE, rateLimitProtos } from './protos';
 import { addReflection } from './reflection';
@@ -18,8 +17,7 @@ import { responseEncoder } from './messages/response-encoder';
 import { listenForGrpc, type GrpcListener } from './port/connections';
 import { boundIncompleteRequests } from './port/incomplete-requests';
 import { HANDSHAKE_TIMEOUT_MS, IDLE_TIMEOUT_MS, KEEPALIVE_TIME_MS, MAX_CONNECTIONS, MAX_INCOMPLETE_REQUESTS, REQUEST_TIMEOUT_MS } from './port/port-bounds';
-import { OVER_BOUNDS, readingRequestBytes, type RefusedRequest } from './messages/request-bytes';
-import type { RequestShape } from './messages/wire-types';
+import { REFUSED, requestDecoder, type RefusedRequest, type RequestShape } from './messages/request-decoder';
 import type { RateLimiter, RateLimitRequest, RateLimitResponse } from '../types';
 
 export { HANDSHAKE_TIMEOUT_MS, IDLE_TIMEOUT_MS, KEEPALIVE_TIME_MS, MAX_CONNECTIONS, MAX_INCOMPLETE_REQUESTS, REQUEST_TIMEOUT_MS };
@@ -114,8 +112,8 @@ export interface RateLimitGrpcServer {
 
 /** A call read and checked, to be decided at the end of its turn of the event loop. */
 interface Waiting {
-  readonly call: grpc.ServerUnaryCall<unknown, ProtoResponse>;
-  readonly callback: grpc.sendUnaryData<ProtoResponse>;
+  readonly call: grpc.ServerUnaryCall<unknown, RateLimitResponse>;
+  readonly callback: grpc.sendUnaryData<RateLimitResponse>;
   readonly request: RateLimitRequest;
 }
 
@@ -129,16 +127,16 @@ function grpcError(err: unknown): grpc.ServiceError | { code: grpc.status; detai
 }
 
 /**
- * A rate-limit service definition whose requests over `bounds` are refused
- * unread and whose others are read as protobuf-go reads a field of the
- * wrong wire type (see ./messages/request-bytes) and say where a string is not
- * UTF-8 (see ./messages/utf8), and whose answers are written without proto-loader's
- * rebuilding of them (see ./messages/response-encoder).
+ * A rate-limit service definition whose requests are read straight into the
+ * service's typed request, as protobuf-go reads them, and refused past
+ * `bounds` or where a string is not UTF-8 (see ./messages/request-decoder),
+ * and whose answers are written without proto-loader's rebuilding of them
+ * (see ./messages/response-encoder).
  */
 function withRequestChecks(service: string, bounds: RequestBounds, shape: RequestShape): grpc.ServiceDefinition {
   const definition = rateLimitProtos()[service] as grpc.ServiceDefinition;
-  const method = definition.ShouldRateLimit as grpc.MethodDefinition<ProtoRequest, ProtoResponse>;
-  const requestDeserialize = readingRequestBytes(checkingUtf8(method.requestDeserialize), bounds, shape);
+  const method = definition.ShouldRateLimit as grpc.MethodDefinition<unknown, ProtoResponse>;
+  const requestDeserialize = requestDecoder(shape, bounds);
   const responseSerialize = responseEncoder(service, method.responseSerialize);
   return { ...definition, ShouldRateLimit: { ...method, requestDeserialize, responseSerialize } };
 }
@@ -166,7 +164,7 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
     'grpc.max_connection_idle_ms': checkBound(options.idleTimeoutMs ?? IDLE_TIMEOUT_MS, 'idleTimeoutMs'),
     'grpc.keepalive_time_ms': checkBound(options.keepaliveTimeMs ?? KEEPALIVE_TIME_MS, 'keepaliveTimeMs'),
     // First: it needs grpc-js's own call, below any other interceptor.
-    interceptors: [incomplete.interceptor],
+    interceptors: process.env.NO_INTERCEPT ? [] : [incomplete.interceptor],
   });
   const bounds = service.bounds ?? DEFAULT_REQUEST_BOUNDS;
 
@@ -210,28 +208,17 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
     }
     if (decided instanceof Promise) {
       decided.then(
-        (response) => callback(null, responseToProto(response)),
+        (response) => callback(null, response),
         (err: unknown) => callback(grpcError(err)),
       );
-    } else callback(null, responseToProto(decided));
+    } else callback(null, decided);
   };
 
-  const shouldRateLimit: grpc.handleUnaryCall<CheckedRequest | RefusedRequest, ProtoResponse> = (call, callback) => {
+  const shouldRateLimit: grpc.handleUnaryCall<RateLimitRequest | RefusedRequest, RateLimitResponse> = (call, callback) => {
     incomplete.arrived(call);
-    if (OVER_BOUNDS in call.request) {
-      callback({ code: grpc.status.INVALID_ARGUMENT, details: call.request[OVER_BOUNDS] });
-      return;
-    }
-    const notUtf8 = call.request[NOT_UTF8];
-    if (notUtf8 !== undefined) {
-      callback({ code: grpc.status.INVALID_ARGUMENT, details: `${notUtf8}: is not UTF-8` });
-      return;
-    }
-    let request: RateLimitRequest;
-    try {
-      request = requestFromProto(call.request);
-    } catch {
-      callback({ code: grpc.status.INVALID_ARGUMENT, details: 'malformed rate-limit request' });
+    const request = call.request;
+    if (REFUSED in request) {
+      callback({ code: grpc.status.INVALID_ARGUMENT, details: request[REFUSED] });
       return;
     }
     if (waiting.length === 0) setImmediate(decideWaiting);

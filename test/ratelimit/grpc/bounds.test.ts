@@ -8,7 +8,6 @@ import {
   type RateLimitGrpcServer,
   type RateLimitService,
 } from '../../../src/ratelimit';
-import { OVER_BOUNDS, overBounds, readingRequestBytes, type RefusedRequest } from '../../../src/ratelimit/grpc/messages/request-bytes';
 import { methodOf } from '../../../src/ratelimit/grpc/protos';
 import { grpcClients, unary, type Clients } from '../support/grpc-clients';
 import { memoryLogger } from '../support/silent';
@@ -150,50 +149,7 @@ describe('what one rate-limit call may carry', () => {
   });
 });
 
-describe('counting a request on the wire', () => {
-  const bounds = { maxDescriptors: 3, maxDescriptorEntries: 2 };
-
-  it('finds what is over the bounds without decoding a single entry', () => {
-    let decoded = 0;
-    const deserialize = readingRequestBytes(
-      (bytes: Buffer) => {
-        decoded++;
-        return methodOf(ENVOY_V3_SERVICE, 'ShouldRateLimit').requestDeserialize(bytes);
-      },
-      bounds,
-      'envoy',
-    );
-    const over = deserialize(encode({ domain: 'd', descriptors: [{ entries: [{ key: 'a', value: '1' }] }, wide('v', 3).descriptors[0]] }));
-    assert.equal((over as RefusedRequest)[OVER_BOUNDS], 'descriptors[1]: a descriptor carries at most 2 entries, this one 3');
-    assert.equal(decoded, 0);
-    const within = deserialize(encode(wide('v', 2))) as { domain: string };
-    assert.equal(within.domain, 'd');
-    assert.equal(decoded, 1);
-  });
-
-  it('counts descriptors first, as the service does', () => {
-    const four = encode({ domain: 'd', descriptors: Array.from({ length: 4 }, () => ({ entries: [] })) });
-    assert.equal(overBounds(four, bounds), 'a request carries at most 3 descriptors, this one 4');
-    assert.equal(overBounds(encode({ domain: 'd', descriptors: [{ entries: [] }] }), bounds), undefined);
-  });
-
-  it('reads the same field numbers in both services, and skips fields it does not count', () => {
-    const lyft = methodOf(LYFT_SERVICE, 'ShouldRateLimit').requestSerialize({ domain: 'd', hits_addend: 3, descriptors: [wide('v', 3).descriptors[0]] });
-    assert.equal(overBounds(lyft, bounds), 'descriptors[0]: a descriptor carries at most 2 entries, this one 3');
-    const withLimit = encode({ domain: 'd', descriptors: [{ entries: [{ key: 'a', value: 'b' }], limit: { requests_per_unit: 1, unit: 'SECOND' }, hits_addend: { value: 2 } }] });
-    assert.equal(overBounds(withLimit, bounds), undefined);
-  });
-
-  it('counts only what protobuf-go reads: a descriptor of the wrong wire type is no descriptor, a closed group is skipped', () => {
-    const three = encode({ domain: 'd', descriptors: Array.from({ length: 3 }, () => ({ entries: [] })) });
-    // 10 05: field 2 (descriptors) as a varint; 6b 08 01 6c: field 13 as a group holding a varint, closed.
-    const withOthers = Buffer.concat([three, Buffer.from([0x10, 0x05, 0x6b, 0x08, 0x01, 0x6c])]);
-    assert.equal(overBounds(withOthers, bounds), undefined);
-    const four = Buffer.concat([withOthers, encode({ descriptors: [{ entries: [] }] })]);
-    assert.equal(overBounds(four, bounds), 'a request carries at most 3 descriptors, this one 4');
-    assert.throws(() => overBounds(Buffer.from([0x0a, 0x05, 0x64]), bounds), RangeError);
-  });
-
+describe('rate-limit request bounds', () => {
   it('refuses bounds that are not whole numbers of at least 1', () => {
     assert.throws(() => createRateLimitService({ limits: [], maxDescriptorEntries: 0 }), /^RangeError: maxDescriptorEntries must be a whole number of 1 or more, got 0$/);
     assert.throws(() => createRateLimitGrpcServer(createRateLimitService({ limits: [] }), { maxMessageBytes: 1.5 }), /maxMessageBytes must be a whole number of 1 or more, got 1\.5/);

@@ -1,18 +1,11 @@
 /**
  * @module ratelimit/grpc/messages/codec
  * Translation between the protos' messages (snake_case, as proto-loader gives
- * them) and the service's typed camelCase face, both ways, for the server
- * and the client.
+ * them) and the service's typed camelCase face: requests sent and answers
+ * read by the client; answers the server's encoder leaves to proto-loader.
+ * The server reads requests itself (./request-decoder).
  */
-import type {
-  CurrentLimit,
-  DescriptorEntry,
-  DescriptorStatus,
-  RateLimitDescriptor,
-  RateLimitRequest,
-  RateLimitResponse,
-  RateLimitUnit,
-} from '../../types';
+import type { CurrentLimit, DescriptorEntry, DescriptorStatus, RateLimitRequest, RateLimitResponse } from '../../types';
 import { fromProtoStruct, toProtoStruct, type ProtoStruct } from './struct';
 import { isRateLimitUnit } from '../../limits/units';
 
@@ -65,23 +58,6 @@ export function durationFromMs(ms: number): ProtoDuration {
 
 export function msFromDuration(d: ProtoDuration): number {
   return Number(d.seconds) * 1000 + Math.floor(Number(d.nanos) / 1_000_000);
-}
-
-/** A received request, for the service. Entries are passed through as they are. */
-export function requestFromProto(msg: ProtoRequest): RateLimitRequest {
-  const src = msg.descriptors ?? [];
-  const descriptors = new Array<RateLimitDescriptor>(src.length);
-  for (let i = 0; i < src.length; i++) {
-    const d = src[i];
-    const out: RateLimitDescriptor = { entries: d.entries ?? [] };
-    // An unknown unit goes through as it came: the service refuses it rather than apply the configured limit.
-    if (d.limit) out.limit = { requestsPerUnit: d.limit.requests_per_unit, unit: d.limit.unit as RateLimitUnit };
-    if (d.hits_addend) out.hitsAddend = Number(d.hits_addend.value);
-    descriptors[i] = out;
-  }
-  const request: RateLimitRequest = { domain: msg.domain ?? '', descriptors };
-  if (msg.hits_addend) request.hitsAddend = msg.hits_addend;
-  return request;
 }
 
 /** A request to send, from the typed face. */

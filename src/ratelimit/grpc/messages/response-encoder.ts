@@ -1,21 +1,23 @@
 /**
  * @module ratelimit/grpc/messages/response-encoder
- * Writes the service's answers straight into one buffer. proto-loader's
- * serializer rebuilds every answer through protobufjs's `fromObject` (each
- * enum name looked up, each nested message made anew) and its writer then
- * makes an object for every field written, before the bytes: 4.9 KB of
- * garbage and 2.9 µs for an answer with two statuses, more than the rest of
- * a decision together, where this encoder makes the buffer alone. The
- * layout (field numbers, which of the two services has which field) is read
- * from the protos proto-loader has read, and the bytes are protobufjs's own,
- * field for field (the tests compare them). An answer with dynamic metadata
- * (a Struct), or with a code or unit the protos do not name, is left to
- * proto-loader's serializer.
+ * Writes the service's answers straight into one buffer, from the typed
+ * answer the service gives. proto-loader's serializer needs them as plain
+ * objects of the protos' shape, rebuilds each through protobufjs's
+ * `fromObject` (each enum name looked up, each nested message made anew),
+ * and its writer then makes an object for every field written, before the
+ * bytes: 4.9 KB of garbage and 2.9 µs for an answer with two statuses, more
+ * than the rest of a decision together, where this encoder makes the buffer
+ * alone. The layout (field numbers, which of the two services has which
+ * field) is read from the protos proto-loader has read, and the bytes are
+ * protobufjs's own, field for field (the tests compare them). An answer with
+ * dynamic metadata (a Struct), or with a unit the protos do not name, is
+ * left to proto-loader's serializer.
  */
-import type { ProtoDuration, ProtoRateLimit, ProtoResponse, ProtoStatus } from './codec';
+import type { CurrentLimit, DescriptorStatus, RateLimitResponse } from '../../types';
+import { responseToProto, type ProtoResponse } from './codec';
 import { rateLimitProtos } from '../protos';
 
-type Encode = (response: ProtoResponse) => Buffer;
+type Encode = (response: RateLimitResponse) => Buffer;
 
 const VARINT = 0;
 const LENGTH_DELIMITED = 2;
@@ -76,12 +78,20 @@ function delimited(size: number): number {
   return 1 + varintSize(size) + size;
 }
 
+/** A duration of whole milliseconds as a `google.protobuf.Duration`'s seconds and nanos, as codec's durationFromMs has it. */
+function resetSeconds(ms: number): number {
+  return Math.floor(Math.floor(ms) / 1000);
+}
+function resetNanos(ms: number): number {
+  return (Math.floor(ms) % 1000) * 1_000_000;
+}
+
 /**
  * The encoder of `service`'s `RateLimitResponse` (`pb.lyft.ratelimit` or
  * `envoy.service.ratelimit.v3`), leaving to `general` (proto-loader's
  * serializer) what it does not write itself.
  */
-export function responseEncoder(service: string, general: Encode): Encode {
+export function responseEncoder(service: string, general: (response: ProtoResponse) => Buffer): Encode {
   const packageName = service.slice(0, service.lastIndexOf('.'));
   const response = messageOf(`${packageName}.RateLimitResponse`);
   // Nested in envoy's response, beside it in pb.lyft.ratelimit.
@@ -93,6 +103,9 @@ export function responseEncoder(service: string, general: Encode): Encode {
   const duration = messageOf('google.protobuf.Duration');
   const codes = numbersOf(response, 'Code');
   const units = numbersOf(limit, 'Unit');
+  const OK = codes.get('OK')!;
+  const OVER_LIMIT = codes.get('OVER_LIMIT')!;
+  const codeOf = (code: string) => (code === 'OK' ? OK : OVER_LIMIT);
 
   const key = {
     overall: keyOf(response, 'overall_code', VARINT),
@@ -112,28 +125,30 @@ export function responseEncoder(service: string, general: Encode): Encode {
   };
 
   // Sizes, as protobufjs writes each field: a value that is not null, zeros included.
-  const named = (limit: ProtoRateLimit) => key.name !== 0 && limit.name != null;
-  const limitSize = (limit: ProtoRateLimit, unit: number) =>
-    1 + varintSize(limit.requests_per_unit >>> 0) + 1 + varintSize(unit) + (named(limit) ? delimited(Buffer.byteLength(limit.name!)) : 0);
-  const resetSize = (reset: ProtoDuration) => 1 + varintSize(reset.seconds) + 1 + varintSize(reset.nanos);
-  const hasReset = (s: ProtoStatus) => key.reset !== 0 && s.duration_until_reset != null;
-  const statusSize = (s: ProtoStatus) =>
+  const named = (limit: CurrentLimit) => key.name !== 0 && limit.name != null;
+  const limitSize = (limit: CurrentLimit) =>
+    1 + varintSize(limit.requestsPerUnit >>> 0) + 1 + varintSize(units.get(limit.unit)!) + (named(limit) ? delimited(Buffer.byteLength(limit.name!)) : 0);
+  const resetSize = (ms: number) => 1 + varintSize(resetSeconds(ms)) + 1 + varintSize(resetNanos(ms));
+  const hasReset = (s: DescriptorStatus) => key.reset !== 0 && s.durationUntilResetMs !== undefined;
+  const statusSize = (s: DescriptorStatus) =>
     1 +
-    varintSize(codes.get(s.code)!) +
-    (s.current_limit ? delimited(limitSize(s.current_limit, units.get(s.current_limit.unit)!)) : 0) +
+    varintSize(codeOf(s.code)) +
+    (s.currentLimit ? delimited(limitSize(s.currentLimit)) : 0) +
     1 +
-    varintSize(s.limit_remaining >>> 0) +
-    (hasReset(s) ? delimited(resetSize(s.duration_until_reset!)) : 0);
+    varintSize(s.limitRemaining >>> 0) +
+    (hasReset(s) ? delimited(resetSize(s.durationUntilResetMs!)) : 0);
   const headerSize = (h: { key: string; value: string }) => delimited(Buffer.byteLength(h.key)) + delimited(Buffer.byteLength(h.value));
 
-  /** Whether every enum name is one the protos have and every number one a varint here holds. */
-  const writable = (r: ProtoResponse): boolean => {
-    if (r.dynamic_metadata || !codes.has(r.overall_code)) return false;
-    for (const s of r.statuses) {
-      if (!codes.has(s.code) || !Number.isSafeInteger(s.limit_remaining)) return false;
-      if (s.current_limit && (!units.has(s.current_limit.unit) || !Number.isSafeInteger(s.current_limit.requests_per_unit))) return false;
-      const reset = hasReset(s) ? s.duration_until_reset! : undefined;
-      if (reset && !(Number.isSafeInteger(reset.seconds) && reset.seconds >= 0 && Number.isSafeInteger(reset.nanos) && reset.nanos >= 0)) return false;
+  /** Whether every unit is one the protos have and every number one a varint here holds. */
+  const writable = (r: RateLimitResponse): boolean => {
+    if (r.dynamicMetadata) return false;
+    const statuses = r.statuses;
+    for (let i = 0; i < statuses.length; i++) {
+      const s = statuses[i];
+      if (!Number.isSafeInteger(s.limitRemaining)) return false;
+      if (s.currentLimit && (!units.has(s.currentLimit.unit) || !Number.isSafeInteger(s.currentLimit.requestsPerUnit))) return false;
+      const reset = hasReset(s) ? s.durationUntilResetMs! : undefined;
+      if (reset !== undefined && !(Number.isSafeInteger(resetSeconds(reset)) && reset >= 0)) return false;
     }
     return true;
   };
@@ -143,52 +158,54 @@ export function responseEncoder(service: string, general: Encode): Encode {
     at = writeVarint(buffer, at, Buffer.byteLength(value));
     return at + buffer.write(value, at);
   };
-  const writeStatus = (buffer: Buffer, at: number, s: ProtoStatus) => {
+  const writeStatus = (buffer: Buffer, at: number, s: DescriptorStatus) => {
     buffer[at++] = key.statuses;
     at = writeVarint(buffer, at, statusSize(s));
     buffer[at++] = key.code;
-    at = writeVarint(buffer, at, codes.get(s.code)!);
-    const current = s.current_limit;
+    at = writeVarint(buffer, at, codeOf(s.code));
+    const current = s.currentLimit;
     if (current) {
-      const unit = units.get(current.unit)!;
       buffer[at++] = key.currentLimit;
-      at = writeVarint(buffer, at, limitSize(current, unit));
+      at = writeVarint(buffer, at, limitSize(current));
       buffer[at++] = key.perUnit;
-      at = writeVarint(buffer, at, current.requests_per_unit >>> 0);
+      at = writeVarint(buffer, at, current.requestsPerUnit >>> 0);
       buffer[at++] = key.unit;
-      at = writeVarint(buffer, at, unit);
+      at = writeVarint(buffer, at, units.get(current.unit)!);
       if (named(current)) at = writeString(buffer, at, key.name, current.name!);
     }
     buffer[at++] = key.remaining;
-    at = writeVarint(buffer, at, s.limit_remaining >>> 0);
+    at = writeVarint(buffer, at, s.limitRemaining >>> 0);
     if (hasReset(s)) {
-      const reset = s.duration_until_reset!;
+      const ms = s.durationUntilResetMs!;
       buffer[at++] = key.reset;
-      at = writeVarint(buffer, at, resetSize(reset));
+      at = writeVarint(buffer, at, resetSize(ms));
       buffer[at++] = key.seconds;
-      at = writeVarint(buffer, at, reset.seconds);
+      at = writeVarint(buffer, at, resetSeconds(ms));
       buffer[at++] = key.nanos;
-      at = writeVarint(buffer, at, reset.nanos);
+      at = writeVarint(buffer, at, resetNanos(ms));
     }
     return at;
   };
 
   return (r) => {
-    if (!writable(r)) return general(r);
-    const overall = codes.get(r.overall_code)!;
-    const headers = r[headersName] ?? [];
+    if (!writable(r)) return general(responseToProto(r));
+    const overall = codeOf(r.overallCode);
+    const statuses = r.statuses;
+    const headers = r.responseHeadersToAdd;
     let size = 1 + varintSize(overall);
-    for (const s of r.statuses) size += delimited(statusSize(s));
-    for (const h of headers) size += delimited(headerSize(h));
+    for (let i = 0; i < statuses.length; i++) size += delimited(statusSize(statuses[i]));
+    if (headers !== undefined) for (const h of headers) size += delimited(headerSize(h));
     const buffer = Buffer.allocUnsafe(size);
     buffer[0] = key.overall;
     let at = writeVarint(buffer, 1, overall);
-    for (const s of r.statuses) at = writeStatus(buffer, at, s);
-    for (const h of headers) {
-      buffer[at++] = key.headers;
-      at = writeVarint(buffer, at, headerSize(h));
-      at = writeString(buffer, at, key.headerKey, h.key);
-      at = writeString(buffer, at, key.headerValue, h.value);
+    for (let i = 0; i < statuses.length; i++) at = writeStatus(buffer, at, statuses[i]);
+    if (headers !== undefined) {
+      for (const h of headers) {
+        buffer[at++] = key.headers;
+        at = writeVarint(buffer, at, headerSize(h));
+        at = writeString(buffer, at, key.headerKey, h.key);
+        at = writeString(buffer, at, key.headerValue, h.value);
+      }
     }
     return buffer;
   };
