@@ -1,9 +1,11 @@
 /**
  * @module bench/ratelimit
  * Throughput of the rate-limit gRPC service against an empty grpc-js unary
- * handler on the same machine and run: the handler with the memory store,
- * then with Redis (a redis-server of its own). Each case is served by a
- * process of its own, stopped while the others are measured; the load is
+ * handler on the same machine and run: `gatehouse serve ratelimit` from the
+ * compiled dist/, as a user runs it, with the memory store, then with Redis
+ * (a redis-server of its own); the empty handler is a peer of its own
+ * (peers/grpc-empty.js). Each case is served by a process of its own,
+ * stopped while the others are measured; the load is
  * h2load (Debian's nghttp2-client) when installed, else a Node client in a
  * child process (RATELIMIT_BENCH_LOAD=node chooses it), which cannot load
  * a server to its limit from the other CPU.
@@ -23,20 +25,15 @@
  * RATELIMIT_BENCH_CONCURRENCY (default 64) tune the runs.
  */
 import { spawn } from 'node:child_process';
-import * as grpc from '@grpc/grpc-js';
-import {
-  createRateLimitClient,
-  createRateLimitGrpcServer,
-  createRateLimitService,
-  createRedisStore,
-  ENVOY_V3_SERVICE,
-  type RateLimitRequest,
-  type RateLimitStore,
-} from '../src/ratelimit';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createRateLimitClient, ENVOY_V3_SERVICE, type RateLimitRequest } from '../src/ratelimit';
 import { requestToProto } from '../src/ratelimit/grpc/messages/codec';
 import { methodOf, rateLimitProtos } from '../src/ratelimit/grpc/protos';
 import { startRedis } from '../test/ratelimit/support/redis-server';
 import { hasH2load, runH2load } from './harness/h2load';
+import { ensureBuilt } from './harness/build';
 import { cpuMicros } from './harness/processes';
 import { median } from './harness/stats';
 
@@ -61,7 +58,6 @@ interface LoadResult {
   p99Ms: number;
 }
 
-const SILENT = { info() {}, warn() {}, error() {} };
 const USERS = 100;
 
 /** What a gateway sends: its test header and the user. Limits are high: every call counts. */
@@ -129,47 +125,30 @@ function runNodeLoad(address: string, seconds: number, concurrency: number, cpu?
   });
 }
 
-/** A grpc-js server with the envoy v3 method and a handler that answers a constant. */
-export async function startEmptyServer(): Promise<{ port: number; stop(): Promise<void> }> {
-  const server = new grpc.Server();
-  const answer = { overall_code: 'OK' };
-  server.addService(rateLimitProtos()[ENVOY_V3_SERVICE] as grpc.ServiceDefinition, {
-    ShouldRateLimit: (_call: grpc.ServerUnaryCall<object, object>, callback: grpc.sendUnaryData<object>) => callback(null, answer),
-  });
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
-  );
-  return { port, stop: () => new Promise((resolve) => server.tryShutdown(() => resolve())) };
-}
-
-async function startService(store?: RateLimitStore): Promise<{ port: number; stop(): Promise<void> }> {
-  const service = createRateLimitService({ limits: LIMITS, store, logger: SILENT });
-  const server = createRateLimitGrpcServer(service, { port: 0 });
-  const port = await server.start();
-  return {
-    port,
-    async stop() {
-      await server.stop();
-      await service.close();
-    },
-  };
-}
-
 /** The three cases, each served by a process of its own. */
 const CASES = ['empty', 'memory', 'redis'] as const;
 type Case = (typeof CASES)[number];
 
-/** Serves `kind` in this process (a child of the bench) and writes its port on standard output. */
-async function serve(kind: Case, redisUrl?: string): Promise<void> {
-  let store: RateLimitStore | undefined;
-  if (kind === 'redis') {
-    const redis = createRedisStore({ url: redisUrl, timeoutMs: 1000 });
-    await redis.ready();
-    store = redis;
-  }
-  const server = kind === 'empty' ? await startEmptyServer() : await startService(store);
-  process.stdout.write(`${server.port}\n`);
-  process.once('SIGTERM', () => void server.stop().then(() => process.exit(0)));
+const ROOT = join(__dirname, '..');
+/** The empty handler: a peer of its own, in plain JavaScript, as the HTTP rows' peers. */
+const EMPTY_PEER = join(__dirname, 'peers', 'grpc-empty.js');
+
+/** A config folder holding `LIMITS` as its ratelimit.yaml (JSON is YAML). */
+function limitsFolder(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-limits-'));
+  writeFileSync(join(dir, 'ratelimit.yaml'), `${JSON.stringify(LIMITS[0])}\n`);
+  return dir;
+}
+
+/**
+ * The command serving `kind`: the empty handler's peer, or `gatehouse serve
+ * ratelimit` from the compiled dist/, as a user runs it (with Redis for
+ * `redis`); each writes the port it bound in its first line.
+ */
+function caseCommand(kind: Case, config: string, redisUrl: string): string[] {
+  if (kind === 'empty') return [process.execPath, EMPTY_PEER];
+  const serve = [process.execPath, join(ROOT, 'dist', 'cli', 'main.js'), 'serve', 'ratelimit', '--port', '0', '--config', config, '--no-watch', '--drain-delay-ms', '0'];
+  return kind === 'redis' ? [...serve, '--redis', redisUrl] : serve;
 }
 
 interface CaseServer {
@@ -179,8 +158,10 @@ interface CaseServer {
 }
 
 /** Starts a server process for `kind`; it inherits this process's CPU affinity (the server CPU under `npm run bench`). */
-function startCaseServer(kind: Case, redisUrl: string): Promise<CaseServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', __filename, '--serve', kind, redisUrl], { stdio: ['ignore', 'pipe', 'inherit'] });
+function startCaseServer(kind: Case, config: string, redisUrl: string): Promise<CaseServer> {
+  const [command, ...args] = caseCommand(kind, config, redisUrl);
+  const env = { ...process.env, PORT: '0', NODE_ENV: 'production', LOG_LEVEL: 'warn' };
+  const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
     child.once('error', reject);
@@ -189,11 +170,21 @@ function startCaseServer(kind: Case, redisUrl: string): Promise<CaseServer> {
       out += chunk;
       if (!out.includes('\n')) return;
       child.removeAllListeners('exit');
+      // "<name> listening on 127.0.0.1:<port> ..." from both.
+      const port = Number(/listening on [^\s]*:(\d+)/.exec(out.split('\n')[0])?.[1]);
+      if (!Number.isInteger(port) || port <= 0) {
+        child.kill('SIGKILL');
+        reject(new Error(`the ${kind} server did not say its port: ${out.split('\n')[0]}`));
+        return;
+      }
+      child.stdout!.resume();
       resolve({
         pid: child.pid!,
-        port: Number(out.trim()),
+        port,
         stop: () =>
           new Promise<void>((done) => {
+            // One that died (the reason the benchmark stops, perhaps) has nothing left to stop.
+            if (child.exitCode !== null || child.signalCode !== null) return done();
             child.once('exit', () => done());
             child.kill('SIGCONT');
             child.kill('SIGTERM');
@@ -211,6 +202,19 @@ async function checkAnswers(address: string): Promise<void> {
     if (answer.overallCode !== 'OK') throw new Error(`${address} answered ${answer.overallCode}`);
   } finally {
     client.close();
+  }
+}
+
+/** Waits until `address` answers OK: `serve ratelimit` listens before its Redis client has connected. */
+async function answering(address: string, kind: Case): Promise<void> {
+  const until = Date.now() + 10_000;
+  for (;;) {
+    try {
+      return await checkAnswers(address);
+    } catch (err) {
+      if (Date.now() > until) throw new Error(`the ${kind} server does not answer OK: ${(err as Error).message}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
 }
 
@@ -234,10 +238,16 @@ export async function runRateLimitBench(
   const h2load = hasH2load() && env.RATELIMIT_BENCH_LOAD !== 'node';
   const message = methodOf(ENVOY_V3_SERVICE, 'ShouldRateLimit').requestSerialize(requestToProto(requestFor(0))) as Buffer;
   const path = methodOf(ENVOY_V3_SERVICE, 'ShouldRateLimit').path;
+  ensureBuilt(ROOT);
   const redis = await startRedis();
+  const config = limitsFolder();
   const servers: CaseServer[] = [];
   try {
-    for (const kind of CASES) servers.push(await startCaseServer(kind, redis.url));
+    for (const kind of CASES) {
+      const server = await startCaseServer(kind, config, redis.url);
+      servers.push(server);
+      await answering(`127.0.0.1:${server.port}`, kind);
+    }
     for (const s of servers) process.kill(s.pid, 'SIGSTOP');
     const results: (LoadResult & { cpuUs: number })[][] = servers.map(() => []);
     for (let round = 0; round < rounds; round++) {
@@ -274,6 +284,7 @@ export async function runRateLimitBench(
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
     await redis.stop();
+    rmSync(config, { recursive: true, force: true });
   }
 }
 
@@ -291,8 +302,6 @@ if (require.main === module) {
   if (process.argv[2] === '--load') {
     const [address, seconds, concurrency] = process.argv.slice(3);
     void loadLoop(address, Number(seconds), Number(concurrency)).then((r) => process.stdout.write(JSON.stringify(r)));
-  } else if (process.argv[2] === '--serve') {
-    void serve(process.argv[3] as Case, process.argv[4]);
   } else if (process.argv[2] === '--json') {
     runRateLimitBench().then(
       (rows) => process.stdout.write(`${JSON.stringify(rows)}\n`),

@@ -55,7 +55,7 @@ function grpcRows(settings: Settings): Promise<Row[]> {
 
 async function runGrpcPart(settings: Settings): Promise<{ goal: Goal; burstsMet: boolean }> {
   console.log(
-    '\ngRPC rate limits (bench/ratelimit.ts, from src/ through tsx): ShouldRateLimit on the envoy v3 service, each case a process of its own on CPU 0\n' +
+    '\ngRPC rate limits (bench/ratelimit.ts): gatehouse serve ratelimit from dist/ against an empty grpc-js handler (peers/grpc-empty.js), envoy v3 ShouldRateLimit, each case a process of its own on CPU 0\n' +
       '(the others SIGSTOPped; Redis on CPU 0 too), the load (h2load, 2 connections, 64 streams) on CPU 1; µs CPU/call: the server processes\'\n' +
       'CPU time (with Redis\'s) a call; ratio: the median of the same-round ratios to an empty grpc-js handler.\n',
   );
