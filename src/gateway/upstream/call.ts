@@ -1,6 +1,10 @@
 /**
  * @module gateway/upstream/call
- * One try of a forwarded request, made with undici's `dispatch`: its answer
+ * One try of a forwarded request, made with undici's `dispatch` in the
+ * handler interface its HTTP/1.1 client calls itself (`onConnect`,
+ * `onHeaders`, `onData`, `onComplete`, `onError`): given a handler of the
+ * controller interface, undici wraps it, for every request, in an adapter
+ * and a controller of their own and parses the trailers too. Its answer
  * read whole when it is small, its length said and all of it came in the
  * read that brought its headers, else streamed. undici's
  * `request()` gives every answer a Readable, an abort listener and an async
@@ -19,6 +23,9 @@ import { finished, Readable } from 'node:stream';
 import { errors, type Dispatcher } from 'undici';
 import { HttpError } from '../../http';
 import { ignore } from './proxy';
+
+/** undici's own reading of raw header lines into Node's header object, as its controller interface hands them over. */
+const { parseHeaders } = require('undici/lib/core/util.js') as { parseHeaders(raw: Buffer[]): IncomingHttpHeaders };
 
 /**
  * Answers up to this size with a known length are read whole and sent as one
@@ -72,12 +79,12 @@ class AnswerStream extends Readable {
   }
 
   override _destroy(err: Error | null, callback: (error?: Error | null) => void): void {
-    if (!this.ended) this.call.controller?.abort(err ?? new errors.RequestAbortedError());
+    if (!this.ended) this.call.stop(err ?? new errors.RequestAbortedError());
     callback(err);
   }
 
   data(chunk: Buffer): void {
-    if (!this.push(chunk)) this.call.controller?.pause();
+    if (!this.push(chunk)) this.call.paused = true;
   }
 
   end(): void {
@@ -99,10 +106,9 @@ function lookAgain(): void {
 
 /** The body was silent for its gap: the try fails as with undici's own `bodyTimeout`, unless its reader holds it paused. */
 function gapPassed(call: UpstreamCall): void {
-  const controller = call.controller;
   // Paused, the silence is the reader's: resume() starts the count again.
-  if (controller === null || controller.paused || controller.aborted) return;
-  controller.abort(new errors.BodyTimeoutError());
+  if (call.paused) return;
+  call.stop(new errors.BodyTimeoutError());
 }
 
 /** Told when an answer's headers come, before its body. */
@@ -121,7 +127,14 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   aborted = false;
   /** Told when a streamed answer fails after its headers of the upstream's doing (not its reader's). */
   brokeOff: ((err: Error) => void) | undefined = undefined;
-  controller: Dispatcher.DispatchController | null = null;
+  /** Whether the answer's reader holds the connection paused: its next data waits for {@link resume}. */
+  paused = false;
+  /** Why the try was stopped (see {@link stop}); null while it goes on. */
+  private stopReason: Error | null = null;
+  /** undici's way to stop the try, once it is handed to a connection. */
+  private stopTry: ((reason: Error) => void) | null = null;
+  /** undici's way to go on reading a paused answer. */
+  private readOn: (() => void) | null = null;
   /** Whether the answer is over: ended, failed or aborted. */
   private over = false;
   private gapTimer: NodeJS.Timeout | undefined = undefined;
@@ -156,17 +169,27 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     const reason = new errors.RequestAbortedError();
     // Whoever reads the stream may not listen for its errors yet: ended here, that is no failure to report.
     if (this.stream !== null) this.stream.on('error', ignore).destroy(reason);
-    else this.controller?.abort(reason);
+    else this.stop(reason);
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    if (this.aborted) controller.abort(new errors.RequestAbortedError());
+  /** Stops the try at undici, which fails it with `reason` (onError); once it is on a connection, else when it gets one. */
+  stop(reason: Error): void {
+    if (this.stopReason !== null) return;
+    this.stopReason = reason;
+    this.stopTry?.(reason);
   }
 
-  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+  onConnect(abort: (reason?: Error) => void): void {
+    this.stopTry = abort;
+    if (this.stopReason !== null) abort(this.stopReason);
+  }
+
+  /** The answer's headers, as undici reads them: `false` pauses the connection. */
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
     // 1xx: informational, the answer is still to come.
-    if (statusCode < 200) return;
+    if (statusCode < 200) return true;
+    this.readOn = resume;
+    const headers = parseHeaders(rawHeaders);
     this.statusCode = statusCode;
     this.headers = headers;
     this.watcher.headersCame(statusCode, headers);
@@ -180,6 +203,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     }
     if (small) this.chunks = [];
     else this.streamBody();
+    return !this.paused;
   }
 
   /** Hands the answer on with its body as a stream, the chunks read so far first. */
@@ -203,9 +227,9 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
 
   /** The reader wants more: the connection goes on, and the silence counts from now. */
   resume(): void {
-    const controller = this.controller;
-    if (controller === null || !controller.paused) return;
-    controller.resume();
+    if (!this.paused) return;
+    this.paused = false;
+    this.readOn?.();
     this.gapTimer?.refresh();
   }
 
@@ -214,13 +238,15 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     if (this.gapTimer !== undefined) clearTimeout(this.gapTimer);
   }
 
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  /** A piece of the answer's body: `false` pauses the connection. */
+  onData(chunk: Buffer): boolean {
     this.gapTimer?.refresh();
     if (this.chunks !== null) this.chunks.push(chunk);
     else this.stream?.data(chunk);
+    return !this.paused;
   }
 
-  onResponseEnd(): void {
+  onComplete(): void {
     this.end();
     if (this.stream !== null) {
       this.stream.end();
@@ -231,7 +257,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     this.resolve({ statusCode: this.statusCode, headers: this.headers ?? {}, body });
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController | undefined, err: Error): void {
+  onError(err: Error): void {
     this.end();
     if (this.stream !== null) {
       // Destroyed already, or aborted: its reader (the client) is gone, and that is no failure of the upstream's.
