@@ -193,7 +193,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   app.use(enterFromHost(app, { onUnexpected: reportUnexpected }));
   app.use(accessLog({ logger, metrics, counters }));
   app.use((ctx, next) => {
-    if (ctx.path !== METRICS_PATH) return next();
+    if (ctx.request.path !== METRICS_PATH) return next();
     // The gateway drops a client's X-Travel-User itself; this path never reaches it.
     dropClaimedUser(ctx.req);
     return serveMetrics(ctx, next);

@@ -74,7 +74,7 @@ export function createRouted({ bodyLimit, errors, events, upstreams }: RoutedOpt
       } else if (target.kind === 'in-process') {
         // The module runs on this context with the rewritten path, as koa-mount
         // runs a mounted app; the gateway's path is back afterwards, whatever happened.
-        const seen = ctx.path;
+        const seen = ctx.request.path;
         if (forwardPath !== seen) setPath(ctx, forwardPath);
         try {
           await target.handler(ctx);
@@ -86,7 +86,7 @@ export function createRouted({ bodyLimit, errors, events, upstreams }: RoutedOpt
         if (failed !== undefined) throw failed;
       } else {
         const forward = {
-          path: upstreamPath(target.upstream.address.basePath, forwardPath, ctx.querystring),
+          path: upstreamPath(target.upstream.address.basePath, forwardPath, ctx.request.querystring),
           timeoutMs: target.timeoutMs,
           guard,
           route: mapping.name,

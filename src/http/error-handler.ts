@@ -76,7 +76,9 @@ export function errorResponder(options: ErrorHandlerOptions = {}): ErrorResponde
   }
 
   function fillEmpty(ctx: Context): void {
-    if (ctx.status >= 400 && (ctx.body === null || ctx.body === undefined) && ctx.respond !== false) write(ctx, ctx.status);
+    const response = ctx.response;
+    const status = response.status;
+    if (status >= 400 && (response.body === null || response.body === undefined) && ctx.respond !== false) write(ctx, status);
   }
 
   return { write, answer, fillEmpty };

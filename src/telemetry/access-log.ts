@@ -157,11 +157,11 @@ export function accessLog(options: AccessLogOptions): Middleware {
       if (!res.headersSent) res.setHeader(idSpelling, id);
       // A streamed body (a proxied response) or a handler that writes itself is
       // still under way: log when it ends, with the time it really took.
-      if (!failed && !res.writableEnded && !res.destroyed && (ctx.body instanceof Stream || ctx.respond === false)) {
+      if (!failed && !res.writableEnded && !res.destroyed && (ctx.response.body instanceof Stream || ctx.respond === false)) {
         // A switch of protocols (101) has no response to finish: its connection closing ends it.
         res.once('close', () => finish(ctx, start, method, path, querystring, remote, id, res.statusCode, !res.writableFinished && res.statusCode !== 101));
       } else {
-        const status = failed ? statusOf(failure) : ctx.status;
+        const status = failed ? statusOf(failure) : ctx.response.status;
         finish(ctx, start, method, path, querystring, remote, id, status, res.destroyed && !res.writableFinished);
       }
     }

@@ -69,11 +69,13 @@ export function deliverAnswer(ctx: Context, answer: UpstreamAnswer, d: Delivery)
     body.on('error', ignore);
     if (d.finishAtEnd) body.once('close', () => d.finish());
   }
-  ctx.status = statusCode;
+  // Straight on the response: ctx's own setters only pass on to it.
+  const response = ctx.response;
+  response.status = statusCode;
   copyResponseHeaders(ctx, headers);
   if (d.setCookie !== undefined) ctx.append('Set-Cookie', d.setCookie);
   const typed = headers['content-type'] !== undefined;
-  ctx.body = body;
+  response.body = body;
   // koa names a stream `application/octet-stream` when nothing else did; the upstream's word stands.
   if (!typed) ctx.remove('Content-Type');
 }

@@ -174,7 +174,7 @@ class Exchange implements Delivery {
         const attempt = (this.abort = call(
           endpoint.pool,
           {
-            method: this.ctx.method as Dispatcher.HttpMethod,
+            method: this.req.method as Dispatcher.HttpMethod,
             path: options.path,
             headers: this.headers,
             body: this.body,
@@ -185,7 +185,7 @@ class Exchange implements Delivery {
             // Known to undici's requests, missing from its types.
             servername: this.servername,
           } as Dispatcher.DispatchOptions,
-          this.ctx.method,
+          this.req.method!,
           this,
           this.gapMs,
         ));

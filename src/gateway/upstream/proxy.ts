@@ -56,7 +56,7 @@ export function upstreamRequestHeaders(
   if (!removed.includes('x-forwarded-for')) {
     out['x-forwarded-for'] = prior ? `${Array.isArray(prior) ? prior.join(', ') : prior}, ${client}` : client;
   }
-  const protocol = ctx.protocol;
+  const protocol = ctx.request.protocol;
   if (!removed.includes('x-forwarded-proto')) out['x-forwarded-proto'] = protocol;
   const host = requestHost(ctx);
   if (host && !removed.includes('x-forwarded-host')) out['x-forwarded-host'] = host;
