@@ -164,7 +164,7 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
     'grpc.max_connection_idle_ms': checkBound(options.idleTimeoutMs ?? IDLE_TIMEOUT_MS, 'idleTimeoutMs'),
     'grpc.keepalive_time_ms': checkBound(options.keepaliveTimeMs ?? KEEPALIVE_TIME_MS, 'keepaliveTimeMs'),
     // First: it needs grpc-js's own call, below any other interceptor.
-    interceptors: process.env.NO_INTERCEPT ? [] : [incomplete.interceptor],
+    interceptors: [incomplete.interceptor],
   });
   const bounds = service.bounds ?? DEFAULT_REQUEST_BOUNDS;
 
