@@ -51,9 +51,18 @@ export interface ProtoResponse {
   dynamic_metadata?: ProtoStruct | null;
 }
 
+/** The whole seconds of a duration of `ms` milliseconds (fractions of a millisecond dropped). */
+export function durationSeconds(ms: number): number {
+  return Math.floor(Math.floor(ms) / 1000);
+}
+
+/** The nanoseconds past {@link durationSeconds} of a duration of `ms` milliseconds. */
+export function durationNanos(ms: number): number {
+  return (Math.floor(ms) % 1000) * 1_000_000;
+}
+
 export function durationFromMs(ms: number): ProtoDuration {
-  const whole = Math.floor(ms);
-  return { seconds: Math.floor(whole / 1000), nanos: (whole % 1000) * 1_000_000 };
+  return { seconds: durationSeconds(ms), nanos: durationNanos(ms) };
 }
 
 export function msFromDuration(d: ProtoDuration): number {

@@ -14,7 +14,7 @@
  * left to proto-loader's serializer.
  */
 import type { CurrentLimit, DescriptorStatus, RateLimitResponse } from '../../types';
-import { responseToProto, type ProtoResponse } from './codec';
+import { durationNanos, durationSeconds, responseToProto, type ProtoResponse } from './codec';
 import { rateLimitProtos } from '../protos';
 
 type Encode = (response: RateLimitResponse) => Buffer;
@@ -78,14 +78,6 @@ function delimited(size: number): number {
   return 1 + varintSize(size) + size;
 }
 
-/** A duration of whole milliseconds as a `google.protobuf.Duration`'s seconds and nanos, as codec's durationFromMs has it. */
-function resetSeconds(ms: number): number {
-  return Math.floor(Math.floor(ms) / 1000);
-}
-function resetNanos(ms: number): number {
-  return (Math.floor(ms) % 1000) * 1_000_000;
-}
-
 /**
  * The encoder of `service`'s `RateLimitResponse` (`pb.lyft.ratelimit` or
  * `envoy.service.ratelimit.v3`), leaving to `general` (proto-loader's
@@ -128,7 +120,7 @@ export function responseEncoder(service: string, general: (response: ProtoRespon
   const named = (limit: CurrentLimit) => key.name !== 0 && limit.name != null;
   const limitSize = (limit: CurrentLimit) =>
     1 + varintSize(limit.requestsPerUnit >>> 0) + 1 + varintSize(units.get(limit.unit)!) + (named(limit) ? delimited(Buffer.byteLength(limit.name!)) : 0);
-  const resetSize = (ms: number) => 1 + varintSize(resetSeconds(ms)) + 1 + varintSize(resetNanos(ms));
+  const resetSize = (ms: number) => 1 + varintSize(durationSeconds(ms)) + 1 + varintSize(durationNanos(ms));
   const hasReset = (s: DescriptorStatus) => key.reset !== 0 && s.durationUntilResetMs !== undefined;
   const statusSize = (s: DescriptorStatus) =>
     1 +
@@ -148,7 +140,7 @@ export function responseEncoder(service: string, general: (response: ProtoRespon
       if (!Number.isSafeInteger(s.limitRemaining)) return false;
       if (s.currentLimit && (!units.has(s.currentLimit.unit) || !Number.isSafeInteger(s.currentLimit.requestsPerUnit))) return false;
       const reset = hasReset(s) ? s.durationUntilResetMs! : undefined;
-      if (reset !== undefined && !(Number.isSafeInteger(resetSeconds(reset)) && reset >= 0)) return false;
+      if (reset !== undefined && !(Number.isSafeInteger(durationSeconds(reset)) && reset >= 0)) return false;
     }
     return true;
   };
@@ -180,9 +172,9 @@ export function responseEncoder(service: string, general: (response: ProtoRespon
       buffer[at++] = key.reset;
       at = writeVarint(buffer, at, resetSize(ms));
       buffer[at++] = key.seconds;
-      at = writeVarint(buffer, at, resetSeconds(ms));
+      at = writeVarint(buffer, at, durationSeconds(ms));
       buffer[at++] = key.nanos;
-      at = writeVarint(buffer, at, resetNanos(ms));
+      at = writeVarint(buffer, at, durationNanos(ms));
     }
     return at;
   };
