@@ -285,6 +285,13 @@ function isServerCommand(command: string | undefined): boolean {
 }
 
 if (require.main === module) {
+  // `gatehouse start | head -3`: once the reader of standard output is gone,
+  // what is printed there has nowhere to go, and the server goes on serving.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') throw err;
+    });
+  }
   const argv = process.argv.slice(2);
   void main(argv).then((code) => {
     if (code === undefined) return;

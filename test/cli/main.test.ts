@@ -234,6 +234,29 @@ describe('gatehouse command', function () {
       assert.equal(ended.code, 0, ended.stderr);
     });
 
+    it('goes on serving when whoever read its standard output is gone, as `gatehouse start | head -1` leaves it', async () => {
+      const free = net.createServer().listen(0, '127.0.0.1');
+      await once(free, 'listening');
+      const port = (free.address() as net.AddressInfo).port;
+      await new Promise((resolve) => free.close(resolve));
+      const { child, ended } = await spawnedCli(['start', '--config', dir, '--no-watch'], { env: { PORT: String(port), GRPC_PORT: '0', LOG_LEVEL: 'info' } });
+      try {
+        // The reader leaves before the listening line and the log lines are written.
+        child.stdout!.destroy();
+        while (!(await acceptsConnections(port))) {
+          assert.equal(child.exitCode, null, 'the server ended before it listened');
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        for (let i = 0; i < 3; i++) assert.equal((await fetch(`http://127.0.0.1:${port}/v1/messages/1`)).status, 200);
+        assert.equal(child.exitCode, null, 'still running');
+      } finally {
+        child.kill('SIGTERM');
+      }
+      const result = await ended();
+      assert.equal(result.code, 0, result.stderr);
+      assert.doesNotMatch(result.stderr, /EPIPE/);
+    });
+
     it('reloads the config folder on SIGHUP, as a process manager asks with kill -HUP, instead of dying', async () => {
       const server = await startCli(['start', '--config', dir, '--no-watch'], { env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'info' } });
       try {
