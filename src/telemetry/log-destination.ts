@@ -6,9 +6,10 @@
  * every write, encoded it to write it, and encoded it again once written to
  * cut off what was written.
  */
-import { fstatSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, writeSync } from 'node:fs';
 import { isatty } from 'node:tty';
 import pino, { type DestinationStream } from 'pino';
+import { DEFAULT_PIPE_BACKLOG_BYTES, openPipeNonBlocking, pipeWriter, type PipeWriter } from './pipe-writer';
 
 /**
  * Into a pipe, no write is longer than PIPE_BUF (4096 bytes on Linux), so
@@ -115,21 +116,33 @@ interface PendingChunks {
  * KiB into a pipe, 32 KiB into a file) or `flushMs` after the first waiting
  * one, whichever comes first, and all of them when the process exits. Into
  * a file (or /dev/null) a chunk is written at once, as nginx writes its
- * access log: the page cache takes it without a wait; into a pipe or a
- * terminal, which may keep a writer waiting on its reader, off the event
- * loop. `dest` is a file descriptor (default 1, standard output) or a file
- * path.
+ * access log: the page cache takes it without a wait. A pipe (a container's
+ * standard output) is written from the event loop without waiting: one
+ * non-blocking write a chunk, and what a full pipe cannot take waits, up to
+ * `pipeBacklogBytes` (8 MiB), then is dropped and counted (./pipe-writer); through the thread
+ * pool, one chunk in flight waited for a thread on a busy CPU, and under
+ * load the lines piled up in memory without bound. A socket or a terminal
+ * (one paused with Ctrl-S waits for ever) is written off the event loop.
+ * `dest` is a file descriptor (default 1, standard output) or a file path.
  */
-export function logDestination(dest: number | string = 1, flushMs: number = DEFAULT_LOG_FLUSH_MS): DestinationStream {
+export function logDestination(
+  dest: number | string = 1,
+  flushMs: number = DEFAULT_LOG_FLUSH_MS,
+  pipeBacklogBytes: number = DEFAULT_PIPE_BACKLOG_BYTES,
+): DestinationStream {
   const kind: Kind = typeof dest === 'number' ? kindOf(dest) : 'file';
   const pipe = kind === 'pipe';
   const maxWrite = pipe ? PIPE_MAX_WRITE : FILE_MAX_WRITE;
   const chunkBytes = pipe ? PIPE_CHUNK_BYTES : FILE_CHUNK_BYTES;
   // It writes each chunk it is handed at once (minLength 0), and holds it
-  // while an asynchronous write is under way.
-  const stream = pino.destination({ dest, sync: kind === 'file', minLength: 0, maxWrite, contentMode: 'buffer' });
+  // while an asynchronous write is under way. A pipe is written from here, never waiting on its reader (./pipe-writer);
+  // sonic-boom, given the descriptor, only closes it. A socket, or a pipe
+  // that cannot be opened so, is written off the event loop.
+  const nonBlocking = pipe && typeof dest === 'number' ? openPipeNonBlocking(dest) : undefined;
+  const stream = pino.destination({ dest: nonBlocking ?? dest, sync: kind === 'file' || nonBlocking !== undefined, minLength: 0, maxWrite, contentMode: 'buffer' });
   const state = stream as unknown as PendingChunks;
-  const write = stream.write.bind(stream) as unknown as (bytes: Buffer) => boolean;
+  const direct: PipeWriter | undefined = nonBlocking === undefined ? undefined : pipeWriter(nonBlocking, (n) => stream.emit('write', n), pipeBacklogBytes);
+  const write = direct ? (bytes: Buffer) => direct.write(bytes) : (stream.write.bind(stream) as unknown as (bytes: Buffer) => boolean);
   // The chunk being filled: handed over as it is, then a new one is taken.
   let chunk = Buffer.allocUnsafe(maxWrite);
   let used = 0;
@@ -189,25 +202,39 @@ export function logDestination(dest: number | string = 1, flushMs: number = DEFA
     }
     handOver();
     if (callback === undefined) return;
-    if (state._writing) stream.once('drain', () => callback());
+    if (direct) direct.whenEmpty(() => process.nextTick(callback));
+    else if (state._writing) stream.once('drain', () => callback());
     else process.nextTick(callback);
   };
   const ownEnd = stream.end.bind(stream);
   stream.end = () => {
     handOver();
+    direct?.drainSync();
+    direct?.stop();
     ownEnd();
+    // The descriptor given is closed as sonic-boom closes its own: all but standard output and error.
+    if (direct && dest !== 1 && dest !== 2) {
+      stream.once('close', () => {
+        try {
+          closeSync(dest as number);
+        } catch {
+          // Closed already by whoever opened it.
+        }
+      });
+    }
   };
   const ownFlushSync = stream.flushSync.bind(stream);
   stream.flushSync = () => {
     // A file never opened (still opening at exit, or refused) takes nothing.
     if (state.fd < 0) return;
     handOver();
+    if (direct) return direct.drainSync();
     // Another sonic-boom may keep its lines otherwise: then its own flush it is.
     if (Array.isArray(state._bufs) && Array.isArray(state._lens) && Buffer.isBuffer(state._writingBuf)) flushPendingSync(state);
     else ownFlushSync();
   };
   gathering.add(stream);
-  if (kind === 'file') writeAtExit(stream);
+  if (kind === 'file' || direct) writeAtExit(stream);
   return stream;
 }
 

@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { logDestination } from '../../src/telemetry';
+import { openPipeNonBlocking } from '../../src/telemetry/pipe-writer';
+import { assertBuilt, REPO_ROOT } from '../support/process';
+
+/** Everything the pipe holds now, read without waiting. */
+function readWhatWaits(fd: number): string {
+  const chunk = Buffer.alloc(64 * 1024);
+  let text = '';
+  for (;;) {
+    let n: number;
+    try {
+      n = readSync(fd, chunk, 0, chunk.length, null);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EAGAIN') return text;
+      throw err;
+    }
+    if (n === 0) return text;
+    text += chunk.toString('utf8', 0, n);
+  }
+}
+
+/** Reads the pipe, letting timers run in between, until `done(all read so far)`. */
+async function readUntil(fd: number, done: (text: string) => boolean): Promise<string> {
+  let text = '';
+  while (!done((text += readWhatWaits(fd)))) await new Promise((resolve) => setTimeout(resolve, 1));
+  return text;
+}
+
+const onLinux = process.platform === 'linux';
+
+describe('telemetry/pipe-writer', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'gatehouse-pipe-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** A FIFO with this process as its reader (non-blocking) and its writer: [reader, writer]. */
+  function fifo(): [number, number] {
+    const path = join(dir, 'log.fifo');
+    spawnSync('mkfifo', [path]);
+    const reader = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    return [reader, openSync(path, 'w')];
+  }
+
+  it('writes into a pipe whose reader has stopped without waiting for it, keeps a bounded backlog, and says how many lines it dropped', async function () {
+    if (!onLinux) this.skip();
+    const [reader, writer] = fifo();
+    try {
+      const destination = logDestination(writer, 1, 16 * 1024);
+      const lines = Array.from({ length: 2000 }, (_, i) => `{"n":${i},"pad":"${'x'.repeat(100)}"}\n`);
+      // ~230 KB into a 64 KiB pipe nobody reads: each call returns, the test goes on.
+      for (const line of lines) destination.write(line);
+      const text = await readUntil(reader, (t) => t.includes('"dropped"'));
+      const got = text.trim().split('\n').map((line) => JSON.parse(line) as { n?: number; dropped?: number; level?: number; msg?: string });
+      const notice = got[got.length - 1];
+      const kept = got.slice(0, -1);
+      // What went out is whole lines, the first ones, in order; the rest is counted, not lost silently.
+      assert.deepEqual(kept.map((line) => line.n), lines.slice(0, kept.length).map((_, i) => i));
+      assert.ok(kept.length < lines.length, `kept ${kept.length} of ${lines.length}`);
+      assert.ok(kept.length * 113 >= 16 * 1024, `the backlog was filled before dropping: ${kept.length} lines`);
+      assert.equal(notice.level, 40);
+      assert.equal(notice.dropped, lines.length - kept.length);
+      assert.match(notice.msg!, /dropped/);
+      // Once the reader is back, lines flow again.
+      destination.write('{"n":"after"}\n');
+      assert.equal(JSON.parse((await readUntil(reader, (t) => t.endsWith('\n'))).trim()).n, 'after');
+      (destination as unknown as { end(): void }).end();
+    } finally {
+      closeSync(reader);
+    }
+  });
+
+  it('drops lines silently, without throwing, once the reader of the pipe is gone', async function () {
+    if (!onLinux) this.skip();
+    const [reader, writer] = fifo();
+    const destination = logDestination(writer, 1);
+    destination.write('{"n":1}\n');
+    assert.equal(JSON.parse((await readUntil(reader, (t) => t.endsWith('\n'))).trim()).n, 1);
+    closeSync(reader);
+    for (let i = 0; i < 100; i++) destination.write(`{"n":${i},"pad":"${'x'.repeat(200)}"}\n`);
+    await new Promise<void>((resolve, reject) => (destination as unknown as { flush(cb: (err?: Error) => void): void }).flush((err) => (err ? reject(err) : resolve())));
+    (destination as unknown as { end(): void }).end();
+  });
+
+  it('writes the lines still waiting when the process exits, its standard output a shell pipe', async function () {
+    if (!onLinux) this.skip();
+    assertBuilt();
+    const telemetry = JSON.stringify(join(REPO_ROOT, 'dist', 'telemetry'));
+    const script = `const logger = require(${telemetry}).createLogger({ level: 'info' });
+      for (let i = 0; i < 500; i++) logger.info({ n: i }, 'line'); process.exit(0);`;
+    // A shell's pipe is a FIFO (Node's own stdio pipes are sockets): as a container's standard output.
+    const child = spawn('sh', ['-c', `"${process.execPath}" -e '${script.replace(/'/g, "'\\''")}' | cat`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    const [code] = await once(child, 'close');
+    assert.equal(code, 0);
+    assert.deepEqual(out.trim().split('\n').map((line) => JSON.parse(line).n), Array.from({ length: 500 }, (_, i) => i));
+  });
+
+  it('opens only a pipe without blocking: a file or a closed descriptor is left to the thread pool', () => {
+    const file = join(dir, 'plain.log');
+    writeFileSync(file, '');
+    const fd = openSync(file, 'a');
+    try {
+      assert.equal(openPipeNonBlocking(fd), undefined);
+    } finally {
+      closeSync(fd);
+    }
+    assert.equal(openPipeNonBlocking(fd), undefined);
+  });
+});
