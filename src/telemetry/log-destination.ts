@@ -9,7 +9,7 @@
 import { closeSync, fstatSync, writeSync } from 'node:fs';
 import { isatty } from 'node:tty';
 import pino, { type DestinationStream } from 'pino';
-import { DEFAULT_PIPE_BACKLOG_BYTES, openPipeNonBlocking, pipeWriter, type PipeWriter } from './pipe-writer';
+import { DEFAULT_PIPE_BACKLOG_BYTES, droppedNotice, linesIn, openPipeNonBlocking, pipeWriter, type PipeWriter } from './pipe-writer';
 
 /**
  * Into a pipe, no write is longer than PIPE_BUF (4096 bytes on Linux), so
@@ -122,7 +122,8 @@ interface PendingChunks {
  * `pipeBacklogBytes` (8 MiB), then is dropped and counted (./pipe-writer); through the thread
  * pool, one chunk in flight waited for a thread on a busy CPU, and under
  * load the lines piled up in memory without bound. A socket or a terminal
- * (one paused with Ctrl-S waits for ever) is written off the event loop.
+ * (one paused with Ctrl-S waits for ever) is written off the event loop,
+ * with the same bound on what waits.
  * `dest` is a file descriptor (default 1, standard output) or a file path.
  */
 export function logDestination(
@@ -142,7 +143,23 @@ export function logDestination(
   const stream = pino.destination({ dest: nonBlocking ?? dest, sync: kind === 'file' || nonBlocking !== undefined, minLength: 0, maxWrite, contentMode: 'buffer' });
   const state = stream as unknown as PendingChunks;
   const direct: PipeWriter | undefined = nonBlocking === undefined ? undefined : pipeWriter(nonBlocking, (n) => stream.emit('write', n), pipeBacklogBytes);
-  const write = direct ? (bytes: Buffer) => direct.write(bytes) : (stream.write.bind(stream) as unknown as (bytes: Buffer) => boolean);
+  const handedOn = stream.write.bind(stream) as unknown as (bytes: Buffer) => boolean;
+  // What waits for a socket or a terminal (one paused with Ctrl-S) is bounded
+  // as a pipe's backlog is: past it, lines are dropped, and counted in a line
+  // once there is room again. A file takes each chunk at once.
+  let dropped = 0;
+  function bounded(bytes: Buffer): boolean {
+    if (state._len + bytes.length > pipeBacklogBytes) {
+      dropped += linesIn(bytes);
+      return false;
+    }
+    if (dropped > 0) {
+      handedOn(droppedNotice(dropped));
+      dropped = 0;
+    }
+    return handedOn(bytes);
+  }
+  const write = direct ? (bytes: Buffer) => direct.write(bytes) : kind === 'file' ? handedOn : bounded;
   // The chunk being filled: handed over as it is, then a new one is taken.
   let chunk = Buffer.allocUnsafe(maxWrite);
   let used = 0;

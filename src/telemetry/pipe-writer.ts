@@ -49,10 +49,18 @@ export function openPipeNonBlocking(fd: number): number | undefined {
   }
 }
 
-function linesIn(bytes: Buffer): number {
+/** The lines in `bytes` (whole lines). */
+export function linesIn(bytes: Buffer): number {
   let n = 0;
   for (let at = bytes.indexOf(NEWLINE); at !== -1; at = bytes.indexOf(NEWLINE, at + 1)) n++;
   return n;
+}
+
+/** The warning line that says `dropped` lines were dropped. */
+export function droppedNotice(dropped: number): Buffer {
+  return Buffer.from(
+    `{"level":40,"time":"${new Date().toISOString()}","pid":${process.pid},"hostname":${JSON.stringify(hostname())},"dropped":${dropped},"msg":"log lines dropped: the reader of the log did not keep up"}\n`,
+  );
 }
 
 /**
@@ -98,9 +106,9 @@ export function pipeWriter(fd: number, written: (n: number) => void, maxBacklog:
     while (queue.length > 0 && writeHead());
     if (queue.length > 0 || broken) return;
     if (dropped > 0) {
-      const notice = `{"level":40,"time":"${new Date().toISOString()}","pid":${process.pid},"hostname":${JSON.stringify(hostname())},"dropped":${dropped},"msg":"log lines dropped: the reader of the log did not keep up"}\n`;
+      const notice = droppedNotice(dropped);
       dropped = 0;
-      enqueue(Buffer.from(notice));
+      enqueue(notice);
       while (queue.length > 0 && writeHead());
       if (queue.length > 0) return;
     }

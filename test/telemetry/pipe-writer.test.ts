@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import net from 'node:net';
 import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,16 +58,22 @@ describe('telemetry/pipe-writer', () => {
       const lines = Array.from({ length: 2000 }, (_, i) => `{"n":${i},"pad":"${'x'.repeat(100)}"}\n`);
       // ~230 KB into a 64 KiB pipe nobody reads: each call returns, the test goes on.
       for (const line of lines) destination.write(line);
-      const text = await readUntil(reader, (t) => t.includes('"dropped"'));
+      let flushed = false;
+      (destination as unknown as { flush(cb: () => void): void }).flush(() => (flushed = true));
+      const text = await readUntil(reader, (t) => flushed && t.endsWith('\n'));
       const got = text.trim().split('\n').map((line) => JSON.parse(line) as { n?: number; dropped?: number; level?: number; msg?: string });
-      const notice = got[got.length - 1];
-      const kept = got.slice(0, -1);
-      // What went out is whole lines, the first ones, in order; the rest is counted, not lost silently.
-      assert.deepEqual(kept.map((line) => line.n), lines.slice(0, kept.length).map((_, i) => i));
-      assert.ok(kept.length < lines.length, `kept ${kept.length} of ${lines.length}`);
-      assert.ok(kept.length * 113 >= 16 * 1024, `the backlog was filled before dropping: ${kept.length} lines`);
+      const at = got.findIndex((line) => line.dropped !== undefined);
+      assert.ok(at > 0, 'a line says lines were dropped');
+      const notice = got[at];
+      const before = got.slice(0, at).map((line) => line.n);
+      const after = got.slice(at + 1).map((line) => line.n);
+      // What went out is whole lines, the first ones (and the last, if there was room again), in order; the rest is counted, not lost silently.
+      assert.deepEqual(before, before.map((_, i) => i));
+      assert.deepEqual(after, after.map((_, i) => lines.length - after.length + i));
+      assert.ok(before.length * 113 >= 16 * 1024, `the backlog was filled before dropping: ${before.length} lines`);
       assert.equal(notice.level, 40);
-      assert.equal(notice.dropped, lines.length - kept.length);
+      assert.equal(notice.dropped, lines.length - before.length - after.length);
+      assert.ok(notice.dropped! > 0);
       assert.match(notice.msg!, /dropped/);
       // Once the reader is back, lines flow again.
       destination.write('{"n":"after"}\n');
@@ -102,6 +109,47 @@ describe('telemetry/pipe-writer', () => {
     const [code] = await once(child, 'close');
     assert.equal(code, 0);
     assert.deepEqual(out.trim().split('\n').map((line) => JSON.parse(line).n), Array.from({ length: 500 }, (_, i) => i));
+  });
+
+  it('bounds what waits for a socket whose reader has stopped too, and says how many lines it dropped', async function () {
+    if (process.platform === 'win32') this.skip();
+    const path = join(dir, 'log.sock');
+    const server = net.createServer();
+    server.listen(path);
+    await once(server, 'listening');
+    const accepted = once(server, 'connection');
+    const client = net.connect(path);
+    await once(client, 'connect');
+    const [reading] = (await accepted) as [net.Socket];
+    reading.pause();
+    try {
+      const fd = (client as unknown as { _handle: { fd: number } })._handle.fd;
+      const destination = logDestination(fd, 1, 16 * 1024);
+      const lines = Array.from({ length: 40_000 }, (_, i) => `{"n":${i},"pad":"${'x'.repeat(100)}"}\n`);
+      // Several MB into a socket nobody reads: far more than its buffers and the bound hold.
+      for (const line of lines) destination.write(line);
+      let text = '';
+      reading.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      reading.resume();
+      // Everything is in once the last line is: the notice comes when there is room again, before the lines after it.
+      while (!text.includes(`"n":${lines.length - 1},`)) await new Promise((resolve) => setTimeout(resolve, 5));
+      const got = text.trim().split('\n').map((line) => JSON.parse(line) as { n?: number; dropped?: number; level?: number });
+      const at = got.findIndex((line) => line.dropped !== undefined);
+      assert.ok(at > 0, 'a line says lines were dropped');
+      const before = got.slice(0, at).map((line) => line.n);
+      const after = got.slice(at + 1).map((line) => line.n);
+      // Whole lines, the first ones and the last ones, in order; the ones between counted.
+      assert.deepEqual(before, before.map((_, i) => i));
+      assert.deepEqual(after, after.map((_, i) => lines.length - after.length + i));
+      assert.equal(got[at].level, 40);
+      assert.equal(got[at].dropped, lines.length - before.length - after.length);
+      assert.ok(got[at].dropped! > 0);
+      await new Promise<void>((resolve, reject) => (destination as unknown as { flush(cb: (err?: Error) => void): void }).flush((err) => (err ? reject(err) : resolve())));
+    } finally {
+      client.destroy();
+      reading.destroy();
+      server.close();
+    }
   });
 
   it('opens only a pipe without blocking: a file or a closed descriptor is left to the thread pool', () => {
