@@ -9,7 +9,7 @@
 import { closeSync, fstatSync, writeSync } from 'node:fs';
 import { isatty } from 'node:tty';
 import pino, { type DestinationStream } from 'pino';
-import { DEFAULT_PIPE_BACKLOG_BYTES, droppedNotice, linesIn, openPipeNonBlocking, pipeWriter, type PipeWriter } from './pipe-writer';
+import { DEFAULT_PIPE_BACKLOG_BYTES, droppedNotice, EXIT_WRITE_RETRIES, linesIn, openPipeNonBlocking, pipeWriter, waitForFullPipe, type PipeWriter } from './pipe-writer';
 
 /**
  * Into a pipe, no write is longer than PIPE_BUF (4096 bytes on Linux), so
@@ -26,8 +26,6 @@ const PIPE_CHUNK_BYTES = PIPE_MAX_WRITE - 512;
 const FILE_MAX_WRITE = 64 * 1024;
 const FILE_CHUNK_BYTES = 32 * 1024;
 export const DEFAULT_LOG_FLUSH_MS = 100;
-/** How many times a full pipe (EAGAIN) is waited for at exit, 10 ms each, before the lines left are dropped. */
-const EXIT_WRITE_RETRIES = 100;
 const NOTHING = Buffer.alloc(0);
 
 /** Destinations made here: a writer may hand them one line at a time, since they gather lines themselves. */
@@ -280,7 +278,7 @@ function flushPendingSync(s: PendingChunks): void {
         rest = rest.subarray(writeSync(s.fd, rest));
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EAGAIN' || ++retries > EXIT_WRITE_RETRIES) return;
-        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+        waitForFullPipe();
       }
     }
   }

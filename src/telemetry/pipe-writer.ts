@@ -16,7 +16,12 @@ export const DEFAULT_PIPE_BACKLOG_BYTES = 8 * 1024 * 1024;
 /** How soon a full pipe is tried again. */
 const RETRY_MS = 5;
 /** How many times a full pipe is waited for at exit, 10 ms each, before the lines left are dropped. */
-const EXIT_WRITE_RETRIES = 100;
+export const EXIT_WRITE_RETRIES = 100;
+
+/** Waits the 10 ms of one such retry, on the spot: at exit there is no event loop to wait in. */
+export function waitForFullPipe(): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+}
 const NEWLINE = 0x0a;
 
 /** Writes chunks of whole lines into a pipe; see the module comment. */
@@ -164,7 +169,7 @@ export function pipeWriter(fd: number, written: (n: number) => void, maxBacklog:
       while (queue.length > 0 && !broken) {
         if (writeHead()) continue;
         if (++retries > EXIT_WRITE_RETRIES) break;
-        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+        waitForFullPipe();
       }
     },
     stop() {
