@@ -90,10 +90,12 @@ export function pipeWriter(fd: number, written: (n: number) => void, maxBacklog:
       n = writeSync(fd, head);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EAGAIN') return false;
-      // The reader is gone (EPIPE) or the pipe unusable: nothing more can be written, so nothing is kept.
+      // The reader is gone (EPIPE) or the pipe unusable: nothing more can be written, so nothing is kept,
+      // nor a count of lines no one will be told of.
       broken = true;
       queue.length = 0;
       waiting = 0;
+      dropped = 0;
       return true;
     }
     written(n);
@@ -109,7 +111,7 @@ export function pipeWriter(fd: number, written: (n: number) => void, maxBacklog:
 
   function writeQueued(): void {
     while (queue.length > 0 && writeHead());
-    if (queue.length > 0 || broken) return;
+    if (queue.length > 0) return;
     if (dropped > 0) {
       const notice = droppedNotice(dropped);
       dropped = 0;

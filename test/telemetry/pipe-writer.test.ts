@@ -96,6 +96,17 @@ describe('telemetry/pipe-writer', () => {
     (destination as unknown as { end(): void }).end();
   });
 
+  it("calls a flush back when the reader of the pipe left after lines were dropped", async function () {
+    if (!onLinux) this.skip();
+    const [reader, writer] = fifo();
+    const destination = logDestination(writer, 1, 16 * 1024);
+    // The pipe and the backlog full, lines dropped; then the reader is gone.
+    for (let i = 0; i < 2000; i++) destination.write(`{"n":${i},"pad":"${'x'.repeat(100)}"}\n`);
+    closeSync(reader);
+    await new Promise<void>((resolve, reject) => (destination as unknown as { flush(cb: (err?: Error) => void): void }).flush((err) => (err ? reject(err) : resolve())));
+    (destination as unknown as { end(): void }).end();
+  });
+
   it('writes the lines still waiting when the process exits, its standard output a shell pipe', async function () {
     if (!onLinux) this.skip();
     assertBuilt();
