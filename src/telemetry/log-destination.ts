@@ -117,12 +117,12 @@ interface PendingChunks {
  * access log: the page cache takes it without a wait. A pipe (a container's
  * standard output) is written from the event loop without waiting: one
  * non-blocking write a chunk, and what a full pipe cannot take waits, up to
- * `pipeBacklogBytes` (8 MiB), then is dropped and counted (./pipe-writer); through the thread
- * pool, one chunk in flight waited for a thread on a busy CPU, and under
- * load the lines piled up in memory without bound. A socket or a terminal
- * (one paused with Ctrl-S waits for ever) is written off the event loop,
- * with the same bound on what waits.
- * `dest` is a file descriptor (default 1, standard output) or a file path.
+ * `pipeBacklogBytes` (8 MiB), then is dropped and counted (./pipe-writer);
+ * through the thread pool, one chunk in flight waited for a thread on a busy
+ * CPU, and under load the lines piled up in memory without bound. A socket
+ * or a terminal (one paused with Ctrl-S waits for ever) is written off the
+ * event loop, with the same bound on what waits. `dest` is a file
+ * descriptor (default 1, standard output) or a file path.
  */
 export function logDestination(
   dest: number | string = 1,
@@ -134,9 +134,10 @@ export function logDestination(
   const maxWrite = pipe ? PIPE_MAX_WRITE : FILE_MAX_WRITE;
   const chunkBytes = pipe ? PIPE_CHUNK_BYTES : FILE_CHUNK_BYTES;
   // It writes each chunk it is handed at once (minLength 0), and holds it
-  // while an asynchronous write is under way. A pipe is written from here, never waiting on its reader (./pipe-writer);
-  // sonic-boom, given the descriptor, only closes it. A socket, or a pipe
-  // that cannot be opened so, is written off the event loop.
+  // while an asynchronous write is under way. A pipe is written from here,
+  // never waiting on its reader (./pipe-writer): sonic-boom, given the
+  // descriptor, only closes it. A socket, or a pipe that cannot be opened
+  // so, is written off the event loop.
   const nonBlocking = pipe && typeof dest === 'number' ? openPipeNonBlocking(dest) : undefined;
   const stream = pino.destination({ dest: nonBlocking ?? dest, sync: kind === 'file' || nonBlocking !== undefined, minLength: 0, maxWrite, contentMode: 'buffer' });
   const state = stream as unknown as PendingChunks;

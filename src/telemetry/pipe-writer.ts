@@ -22,14 +22,13 @@ export const EXIT_WRITE_RETRIES = 100;
 export function waitForFullPipe(): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
 }
+
 const NEWLINE = 0x0a;
 
 /** Writes chunks of whole lines into a pipe; see the module comment. */
 export interface PipeWriter {
   /** Writes `bytes` now, or queues them; whether nothing waits afterwards. */
   write(bytes: Buffer): boolean;
-  /** Bytes waiting for the pipe. */
-  readonly waiting: number;
   /** Calls `done` once nothing waits (at once when nothing does). */
   whenEmpty(done: () => void): void;
   /** Writes what waits, waiting for the pipe a bounded time (at exit). */
@@ -145,22 +144,14 @@ export function pipeWriter(fd: number, written: (n: number) => void, maxBacklog:
   return {
     write(bytes) {
       if (broken || closed || bytes.length === 0) return true;
-      if (queue.length === 0) {
-        enqueue(bytes);
-        if (writeHead() && queue.length === 0) return true;
-        arm();
-        return false;
-      }
-      if (waiting + bytes.length > maxBacklog) dropped += linesIn(bytes);
+      // Behind a full pipe, past the bound, a chunk is dropped; a chunk alone always gets its try.
+      if (queue.length > 0 && waiting + bytes.length > maxBacklog) dropped += linesIn(bytes);
       else enqueue(bytes);
-      // The reader may have caught up since: one write finds out.
+      // The reader may have caught up since the last try: one write finds out.
       writeQueued();
       if (queue.length === 0) return true;
       arm();
       return false;
-    },
-    get waiting() {
-      return waiting;
     },
     whenEmpty(done) {
       if (queue.length === 0 && dropped === 0) done();
