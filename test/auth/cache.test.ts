@@ -78,6 +78,33 @@ describe('the verified credentials cache', () => {
     assert.equal(cache.get('a'), undefined);
   });
 
+  it('marks the first hit past renewAfterMs as due for renewal, once per entry set', () => {
+    const cache = new TtlLru<string, number>({ max: 5, ttlMs: 1000, renewAfterMs: 750, now });
+    cache.set('a', 1);
+    clock += 749;
+    assert.equal(cache.get('a'), 1);
+    assert.equal(cache.hitDue, false);
+    clock += 1;
+    assert.equal(cache.get('a'), 1);
+    assert.equal(cache.hitDue, true);
+    assert.equal(cache.get('a'), 1);
+    assert.equal(cache.hitDue, false, 'claimed by the hit before');
+    assert.equal(cache.get('missing'), undefined);
+    assert.equal(cache.hitDue, false);
+    cache.set('a', 2);
+    clock += 750;
+    assert.equal(cache.get('a'), 2);
+    assert.equal(cache.hitDue, true, 'set again, due again');
+  });
+
+  it('never marks a hit due without renewAfterMs', () => {
+    const cache = new TtlLru<string, number>({ max: 5, ttlMs: 1000, now });
+    cache.set('a', 1);
+    clock += 999;
+    assert.equal(cache.get('a'), 1);
+    assert.equal(cache.hitDue, false);
+  });
+
   it('refuses a negative size', () => {
     assert.throws(() => new TtlLru({ max: -1, ttlMs: 10 }), RangeError);
   });

@@ -206,6 +206,37 @@ describe('the auth service (typed face)', () => {
       assert.deepEqual(service.stats(), { users: 1, verifications: 4, busy: 0, cacheHits: 0, cacheEntries: 0 });
     });
 
+    it('checks credentials in steady use again before they expire, answering from the cache meanwhile', async () => {
+      let clock = 0;
+      const service = make({ usersFile: file, cacheTtlMs: 60_000, now: () => clock });
+      const dave = ask(basic('dave', 'pw-one'));
+      assert.equal((await service.authenticate(dave)).status, 200);
+      clock = 44_999;
+      assert.equal(service.authenticateNow!(dave)?.status, 200);
+      clock = 45_000;
+      // Due for renewal: every request is still answered at once, one check runs behind them.
+      for (let i = 0; i < 5; i++) assert.equal(service.authenticateNow!(dave)?.status, 200);
+      while (service.stats().verifications < 2) await new Promise((resolve) => setImmediate(resolve));
+      clock = 104_999;
+      assert.equal(service.authenticateNow!(dave)?.headers['x-travel-user'], 'dave', 'set anew by the renewal');
+      assert.equal(service.stats().verifications, 2, 'one check for all the requests that found it due');
+      clock = 105_000;
+      assert.equal(service.authenticateNow!(dave), undefined, 'unused past its time, it expires as before');
+    });
+
+    it('lets credentials not used in the last quarter of their time expire without checking them', async () => {
+      let clock = 0;
+      const service = make({ usersFile: file, cacheTtlMs: 60_000, now: () => clock });
+      const dave = ask(basic('dave', 'pw-one'));
+      await service.authenticate(dave);
+      clock = 44_000;
+      assert.equal(service.authenticateNow!(dave)?.status, 200);
+      clock = 60_000;
+      assert.equal(service.authenticateNow!(dave), undefined);
+      assert.equal((await service.authenticate(dave)).status, 200);
+      assert.equal(service.stats().verifications, 2);
+    });
+
     it('checks the password every time when the cache is turned off', async () => {
       const service = make({ usersFile: file, cacheTtlMs: 0 });
       await service.authenticate(ask(basic('dave', 'pw-one')));
