@@ -251,7 +251,9 @@ export async function runRateLimitBench(
     for (const s of servers) process.kill(s.pid, 'SIGSTOP');
     const results: (LoadResult & { cpuUs: number })[][] = servers.map(() => []);
     for (let round = 0; round < rounds; round++) {
-      for (let i = 0; i < servers.length; i++) {
+      // Each round starts one further along, so that no case always follows the same one.
+      for (let turn = 0; turn < servers.length; turn++) {
+        const i = (round + turn) % servers.length;
         const { pid, port } = servers[i];
         const address = `127.0.0.1:${port}`;
         process.kill(pid, 'SIGCONT');
