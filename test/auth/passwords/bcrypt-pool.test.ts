@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
 import { BcryptPoolBusyError, createBcryptPool, type BcryptPool } from '../../../src/auth';
@@ -30,6 +30,21 @@ const { parentPort } = require('node:worker_threads');
 parentPort.on('message', () => undefined);
 `;
 
+/** The nice value of each thread of this process, by thread id (Linux). */
+function threadNiceness(): Map<string, number> {
+  const nice = new Map<string, number>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      // Fields after the command's closing parenthesis: state is field 3, nice field 19.
+      nice.set(tid, Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+    } catch {
+      // A thread that ended meanwhile.
+    }
+  }
+  return nice;
+}
+
 describe('the bcrypt thread pool', () => {
   const pools: BcryptPool[] = [];
   const make = (...args: Parameters<typeof createBcryptPool>) => {
@@ -39,6 +54,31 @@ describe('the bcrypt thread pool', () => {
   };
   afterEach(async () => {
     await Promise.all(pools.splice(0).map((p) => p.close()));
+  });
+
+  it('runs its threads at a lower priority than the event loop, on Linux', async function () {
+    if (process.platform !== 'linux') this.skip();
+    const before = threadNiceness();
+    const pool = make({ threads: 1 });
+    assert.equal(await pool.compare('open sesame', APACHE_HASH), true);
+    const started = [...threadNiceness()].filter(([tid]) => !before.has(tid));
+    assert.deepEqual(
+      started.map(([, nice]) => nice),
+      [10],
+      'one thread started, at nice 10',
+    );
+    assert.equal(threadNiceness().get(String(process.pid)), 0, 'the event loop keeps its priority');
+  });
+
+  it('leaves its threads at the event loop\'s priority with a niceness of 0, and refuses one past 19', async () => {
+    const before = threadNiceness();
+    const pool = make({ threads: 1, niceness: 0 });
+    await pool.compare('open sesame', APACHE_HASH);
+    assert.deepEqual(
+      [...threadNiceness()].filter(([tid]) => !before.has(tid)).map(([, nice]) => nice),
+      [0],
+    );
+    assert.throws(() => createBcryptPool({ niceness: 20 }), /niceness must be from 0 to 19/);
   });
 
   it("checks the hash Apache htpasswd -B wrote ($2y$), right and wrong", async () => {
