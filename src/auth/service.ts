@@ -65,6 +65,11 @@ export interface AuthServiceOptions {
   maxQueued?: number;
   /** How long a check may wait for a thread before it is answered so too, in ms. Default 1000. */
   maxWaitMs?: number;
+  /**
+   * The bcrypt threads' nice value, 0–19 (Linux only), so that on a shared
+   * core the event loop's requests come before the checks. Default 10.
+   */
+  niceness?: number;
   logger?: AuthLogger;
 }
 
@@ -165,7 +170,7 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
   const keyOf = connectionKeyer(createHeaderKeyer());
   const inFlight = new Map<string, Promise<AuthDecision>>();
   const counters = { verifications: 0, busy: 0, cacheHits: 0 };
-  const pool = createBcryptPool({ threads: options.threads, maxQueued: options.maxQueued, maxWaitMs: options.maxWaitMs });
+  const pool = createBcryptPool({ threads: options.threads, maxQueued: options.maxQueued, maxWaitMs: options.maxWaitMs, niceness: options.niceness });
 
   const fileSizeLimit = options.fileSizeLimit ?? DEFAULT_FILE_SIZE_LIMIT;
   let initial = options.users;

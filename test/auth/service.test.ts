@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createAuthService, UsersFileError, type AuthService, type AuthRequest } from '../../src/auth';
 import { publishAsKubernetes } from '../gatehouse/support/kubernetes';
-import { basic, captureLogger, quickHash, usersFolder } from './support';
+import { basic, captureLogger, quickHash, threadNiceness, usersFolder } from './support';
 
 const FIXTURES = join(__dirname, 'fixtures');
 const ask = (authorization?: string): AuthRequest => ({
@@ -26,6 +26,17 @@ describe('the auth service (typed face)', () => {
     await Promise.all(services.splice(0).map((s) => s.close()));
   });
   after(() => folder.remove());
+
+  it('runs its bcrypt threads at the niceness it is given', async function () {
+    if (process.platform !== 'linux') this.skip();
+    const before = threadNiceness();
+    const service = make({ usersFile: join(FIXTURES, 'apache.htpasswd'), threads: 1, niceness: 3 });
+    assert.equal((await service.authenticate(ask(basic('apache-user', 'open sesame')))).status, 200);
+    assert.deepEqual(
+      [...threadNiceness()].filter(([tid]) => !before.has(tid)).map(([, nice]) => nice),
+      [3],
+    );
+  });
 
   describe('answering at once', () => {
     it('gives every refusal the detail of its error body, for a caller to write in another representation', async () => {

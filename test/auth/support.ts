@@ -5,7 +5,7 @@
  * stand-in gateway around a stage.
  */
 import bcrypt from 'bcryptjs';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AuthLogger } from '../../src/auth';
@@ -102,4 +102,19 @@ export function listenLocal(server: Server): Promise<string> {
 export function closeServer(server: Server): Promise<void> {
   server.closeAllConnections();
   return new Promise((resolve) => server.close(() => resolve()));
+}
+
+/** The nice value of each thread of this process, by thread id (Linux). */
+export function threadNiceness(): Map<string, number> {
+  const nice = new Map<string, number>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      // Fields after the command's closing parenthesis: state is field 3, nice field 19.
+      nice.set(tid, Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+    } catch {
+      // A thread that ended meanwhile.
+    }
+  }
+  return nice;
 }

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
 import { BcryptPoolBusyError, createBcryptPool, type BcryptPool } from '../../../src/auth';
 import { assertBuilt, REPO_ROOT } from '../../support/process';
+import { threadNiceness } from '../support';
 
 const APACHE_HASH = readFileSync(join(__dirname, '..', 'fixtures', 'apache.htpasswd'), 'utf8').match(/^apache-user:(\S+)$/m)![1];
 
@@ -29,21 +30,6 @@ const STUCK = `
 const { parentPort } = require('node:worker_threads');
 parentPort.on('message', () => undefined);
 `;
-
-/** The nice value of each thread of this process, by thread id (Linux). */
-function threadNiceness(): Map<string, number> {
-  const nice = new Map<string, number>();
-  for (const tid of readdirSync('/proc/self/task')) {
-    try {
-      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-      // Fields after the command's closing parenthesis: state is field 3, nice field 19.
-      nice.set(tid, Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
-    } catch {
-      // A thread that ended meanwhile.
-    }
-  }
-  return nice;
-}
 
 describe('the bcrypt thread pool', () => {
   const pools: BcryptPool[] = [];
