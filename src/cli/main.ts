@@ -10,6 +10,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { isBookingModule, isServable, SERVABLE_MODULES } from './servable';
 import { CHECK_USAGE, SERVE_USAGE, START_USAGE, USAGE } from './usage';
 import { holdSignalsWhileStarting, runUntilSignal, stopHoldingSignals } from './signals';
+import { keepRequestsYoung } from './heap';
 import { parseByteSize } from '../files';
 
 // What a command runs is loaded when it runs: help, the version and a
@@ -293,6 +294,7 @@ if (require.main === module) {
     });
   }
   const argv = process.argv.slice(2);
+  if (isServerCommand(argv[0])) keepRequestsYoung();
   void main(argv).then((code) => {
     if (code === undefined) return;
     process.exitCode = code;
