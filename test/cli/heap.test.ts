@@ -1,12 +1,8 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { assertBuilt, REPO_ROOT } from '../support/process';
-
-const run = promisify(execFile);
+import { runCli } from '../support/process';
 
 /**
  * Loaded before the CLI: once its main module has run, makes objects that
@@ -26,29 +22,27 @@ setImmediate(() => {
 `;
 
 /** The allocation sites V8 decided to pretenure in a `gatehouse <args>` process, as its statistics trace says. */
-async function sitesTenured(args: string[], nodeFlags: string[] = []): Promise<number> {
-  const { stdout } = await run(
-    process.execPath,
-    ['--trace-pretenuring-statistics', ...nodeFlags, '--require', PRELOAD, join(REPO_ROOT, 'dist', 'cli', 'main.js'), ...args],
-    { cwd: REPO_ROOT, maxBuffer: 64 * 1024 * 1024 },
-  );
-  return stdout.split('\n').filter((line) => line.includes('=> tenure')).length;
+async function sitesTenured(args: string[], nodeArgs: string[] = []): Promise<number> {
+  const result = await runCli(args, { nodeArgs: ['--trace-pretenuring-statistics', ...nodeArgs, '--require', preload] });
+  assert.equal(result.code, 0, result.stderr);
+  return result.stdout.split('\n').filter((line) => line.includes('=> tenure')).length;
 }
 
+const START = ['start', '--port', '0', '--grpc-port', '0'];
+
 let dir: string;
-let PRELOAD: string;
+let preload: string;
 
 describe('the gatehouse process and V8 pretenuring', () => {
   before(() => {
-    assertBuilt();
     dir = mkdtempSync(join(tmpdir(), 'gatehouse-heap-'));
-    PRELOAD = join(dir, 'long-lived-sites.js');
-    writeFileSync(PRELOAD, LONG_LIVED_SITES);
+    preload = join(dir, 'long-lived-sites.js');
+    writeFileSync(preload, LONG_LIVED_SITES);
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('pretenures nothing in a server command, however long what it allocates lives', async () => {
-    assert.equal(await sitesTenured(['start', '--port', '0', '--grpc-port', '0', '--data', join(dir, 'data')]), 0);
+    assert.equal(await sitesTenured(START), 0);
     assert.equal(await sitesTenured(['serve', 'api', '--port', '0']), 0);
   });
 
@@ -57,6 +51,6 @@ describe('the gatehouse process and V8 pretenuring', () => {
   });
 
   it('keeps pretenuring on when the node command line asks for it', async () => {
-    assert.ok((await sitesTenured(['start', '--port', '0', '--grpc-port', '0', '--data', join(dir, 'data')], ['--allocation-site-pretenuring'])) > 0);
+    assert.ok((await sitesTenured(START, ['--allocation-site-pretenuring'])) > 0);
   });
 });

@@ -95,6 +95,8 @@ export interface CliOptions {
   timeoutMs?: number;
   /** The compiled command to run, for another install of the package. Default the repository's `dist/cli/main.js`. */
   main?: string;
+  /** node's own options, given before the command (`--require`, V8 flags). */
+  nodeArgs?: readonly string[];
 }
 
 /** How a command ended and what it wrote. */
@@ -155,7 +157,7 @@ function environment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 
 function spawnCli(args: readonly string[], options: CliOptions): { child: ChildProcess; out: { stdout: string; stderr: string } } {
   assertBuilt();
-  const child = spawn(process.execPath, [options.main ?? MAIN, ...args], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), options.main ?? MAIN, ...args], {
     cwd: REPO_ROOT,
     env: environment(options.env),
     stdio: ['ignore', 'pipe', 'pipe'],
