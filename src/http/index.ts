@@ -77,3 +77,4 @@ export { setPlainPath, setPath } from './request/request-path';
 export { handOverUpgrade, upgradeHandover, upgradeProtocol, type UpgradeHandover } from './request/upgrade';
 export { parseQuery, linearQuery } from './request/query';
 export { leanKoa } from './lean-koa';
+export { numberText } from './number-text';

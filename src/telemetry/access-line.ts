@@ -6,6 +6,7 @@
  * as much as the rest of a gateway request.
  */
 import pino, { type Logger } from 'pino';
+import { numberText } from '../http';
 import { gathersLines } from './log-destination';
 
 /** One answered request, as the access log records it. */
@@ -83,7 +84,7 @@ export function accessLineWriter(logger: Logger): AccessLineWriter {
 
   /** One line, as pino would write it for the same fields. */
   function lineOf(entry: AccessLogEntry): string {
-    let line = `${head}${time()}${bindings},"req_id":${quoted(entry.req_id)},"method":${quoted(entry.method)},"path":${quoted(entry.path)},"route":${quoted(entry.route)},"status":${entry.status},"duration_ms":${entry.duration_ms},"remote":${quoted(entry.remote)}`;
+    let line = `${head}${time()}${bindings},"req_id":${quoted(entry.req_id)},"method":${quoted(entry.method)},"path":${quoted(entry.path)},"route":${quoted(entry.route)},"status":${entry.status},"duration_ms":${numberText(entry.duration_ms)},"remote":${quoted(entry.remote)}`;
     if (entry.query !== undefined) line += `,"query":${JSON.stringify(entry.query)}`;
     if (entry.user !== undefined) line += `,"user":${quoted(entry.user)}`;
     if (entry.aborted) line += ',"aborted":true';
