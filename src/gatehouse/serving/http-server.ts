@@ -91,6 +91,18 @@ export interface RunningServer {
 const LATEST = Symbol('latest response');
 type Tracked = Socket & { [LATEST]?: http.ServerResponse };
 
+/**
+ * A connection forgets its last answer once that answer is sent and its
+ * request read whole: it is then no answer in flight for any use of
+ * {@link LATEST}. Kept until the connection's next request, it held that
+ * request's objects alive, and every young-generation collection copied
+ * them once per open connection (see also ./pipelining).
+ */
+function forgetSent(this: http.ServerResponse): void {
+  const socket = this.req.socket as Tracked;
+  if (socket[LATEST] === this && this.req.complete) socket[LATEST] = undefined;
+}
+
 /** How often a closing server looks for connections with nothing in flight, to close them. */
 const SWEEP_MS = 100;
 
@@ -143,6 +155,8 @@ export async function listen(
     // The last request read on a connection: pipelined ones are answered in
     // order, so this is the answer that ends it when closing.
     (req.socket as Tracked)[LATEST] = res;
+    // A function of this module, not a closure: nothing is made for it per request.
+    res.on('finish', forgetSent);
     if (draining) res.shouldKeepAlive = false;
     checked(req, res);
   };

@@ -20,6 +20,17 @@ interface Connection extends Socket {
   [WAITING]?: [IncomingMessage, ServerResponse][];
 }
 
+/**
+ * The answer under way is sent and nothing waits behind it: the connection
+ * forgets it, rather than hold its request's objects until the next request
+ * (every young-generation collection copied them once per open connection).
+ * With requests waiting, `advance` needs it until the answer closes.
+ */
+function forgetFinished(this: ServerResponse): void {
+  const socket = this.req.socket as Connection;
+  if (socket[RUNNING] === this && socket[WAITING] === undefined) socket[RUNNING] = undefined;
+}
+
 /** `handler`, given the requests of each connection one at a time, in order. */
 export function oneAtATime(handler: RequestListener): RequestListener {
   /** The answer under way is done: the next request waiting on its connection begins. */
@@ -33,7 +44,10 @@ export function oneAtATime(handler: RequestListener): RequestListener {
       if (res.destroyed || socket.destroyed) continue;
       socket[RUNNING] = res;
       if (waiting.length > 0) res.on('close', advance);
-      else stopWaiting(socket);
+      else {
+        stopWaiting(socket);
+        res.on('finish', forgetFinished);
+      }
       handler(req, res);
       return;
     }
@@ -51,6 +65,7 @@ export function oneAtATime(handler: RequestListener): RequestListener {
     const running = socket[RUNNING];
     if (running === undefined || running.writableFinished || running.destroyed) {
       socket[RUNNING] = res;
+      res.on('finish', forgetFinished);
       handler(req, res);
       return;
     }
