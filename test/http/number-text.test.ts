@@ -4,19 +4,13 @@
  * kept into the old generation for each of them.
  */
 import assert from 'node:assert/strict';
-import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { getHeapSpaceStatistics } from 'node:v8';
 import { numberText } from '../../src/http';
+import { collector } from '../support/collector';
 
 const oldSpaceUsed = () => getHeapSpaceStatistics().find((s) => s.space_name === 'old_space')!.space_used_size;
 
-/** V8's collector, to run young-generation collections between conversions as requests would meet them. */
-function collector(): (options?: { type: 'minor' | 'major' }) => void {
-  setFlagsFromString('--expose-gc');
-  return runInNewContext('gc');
-}
-
-/** How much the old generation grew while `text` wrote `count` numbers that never repeat, young collections between them. */
+/** How much the old generation grew while `text` wrote `count` numbers that never repeat, young collections between them as requests would meet them. */
 function oldGrowthOf(text: (n: number) => string, count: number): number {
   const gc = collector();
   gc();

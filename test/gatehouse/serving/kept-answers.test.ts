@@ -5,15 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { listen, type RunningServer } from '../../../src/gatehouse';
-
-/** V8's collector (the process is not started with --expose-gc). */
-function collector(): () => void {
-  setFlagsFromString('--expose-gc');
-  return runInNewContext('gc');
-}
+import { collector } from '../../support/collector';
 
 /** GET `path` on `agent`'s kept-alive connection; the answer's body. */
 function get(port: number, agent: http.Agent, path: string): Promise<string> {
