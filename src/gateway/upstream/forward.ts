@@ -158,89 +158,112 @@ class Exchange implements Delivery {
     if (this.holdsRetry) this.upstream.cluster.breakers[this.upstream.priority].endRetry();
   }
 
+  // The loop of tries holds only what each try needs: the rare paths (a name
+  // to resolve, a failed try, a status tried again) and the closures of a
+  // streamed answer are methods of their own, so that the async frame every
+  // forward makes stays small and no context is made for them.
   private async tries(): Promise<void> {
-    const { upstream, options } = this;
-    const { cluster, retry } = upstream;
+    const cluster = this.upstream.cluster;
     try {
       for (let tries = 0; ; tries++) {
         // Picked at once, but for names not resolved yet; a place is waited for only under the breakers.
         let endpoint = cluster.pick(this.hash.key);
-        if (endpoint === undefined) endpoint = await cluster.resolvedPick(this.hash.key, () => this.report('refused'));
+        if (endpoint === undefined) endpoint = await this.resolvedPick();
         this.endpoint = endpoint;
         if (cluster.gated) await this.admit();
-        if (cluster.counts) endpoint.active++;
-        this.tryTimedOut = null;
-        if (this.bodyDone) this.armTry();
-        const attempt = (this.abort = call(
-          endpoint.pool,
-          {
-            method: this.req.method as Dispatcher.HttpMethod,
-            path: options.path,
-            headers: this.headers,
-            body: this.body,
-            // The timers of this exchange stand for undici's headers timeout, which would run from the start of the upload,
-            // and the call watches the body's gaps (see ./call).
-            headersTimeout: 0,
-            bodyTimeout: 0,
-            // Known to undici's requests, missing from its types.
-            servername: this.servername,
-          } as Dispatcher.DispatchOptions,
-          this.req.method!,
-          this,
-          this.gapMs,
-        ));
+        const attempt = this.startTry(endpoint);
         let answer: UpstreamAnswer;
         try {
           answer = await attempt.answer;
         } catch (err) {
-          clearTimeout(this.tryTimer);
-          if (err instanceof AnswerBodyError) {
-            // The headers came (see headersCame), then a small body failed in the same read, before it was read whole.
-            this.finish();
-            if (this.mayRetry(tries, this.statusRetried)) {
-              await this.backoff(tries + 1);
-              continue;
-            }
-            this.ctx.res.off('close', this.onClose);
-            // Nothing is sent yet: a body broken where its headers are is still answered with the error body.
-            if (this.clientLeft()) throw err.cause;
-            const failure = failureOf(err.cause);
-            this.report(failure);
-            upstream.cluster.outcome(endpoint, true);
-            throw upstreamFailure(failure, err.cause, this.gapMs);
-          }
-          this.finish();
-          const failure = this.failure(err, attempt, endpoint);
-          if (this.mayRetry(tries, retry !== null && retriesFailure(retry, failure))) {
-            await this.backoff(tries + 1);
-            continue;
-          }
-          if (failure !== 'per-try-timeout') {
-            this.report(failureOf(err));
-            throw upstreamFailure(failureOf(err), err, options.timeoutMs);
-          }
-          this.report('timeout');
-          throw new HttpError(504, `the upstream service did not answer within per_try_timeout (${retry!.perTryTimeoutMs} ms)`, { cause: err });
-        }
-        if (this.mayRetry(tries, this.statusRetried)) {
-          // Read to its end, the connection stays usable for the next request.
-          await discard(answer.body);
-          this.finish();
-          await this.backoff(tries + 1);
+          await this.failedTry(err, attempt, endpoint, tries);
           continue;
         }
-        // Handed over at once: settle() below ends the timers and the upload watch.
-        if (Buffer.isBuffer(answer.body)) this.settledOutcome(endpoint, answer.statusCode);
-        else {
-          attempt.brokeOff = (err) => this.brokeOff(err);
-          if (answer.statusCode < 500 && endpoint.failures !== 0) answer.body.once('end', () => this.settledOutcome(endpoint, answer.statusCode));
+        if (this.mayRetry(tries, this.statusRetried)) {
+          await this.retryStatus(answer, tries);
+          continue;
         }
-        deliverAnswer(this.ctx, answer, this);
+        this.deliver(answer, attempt, endpoint);
         return;
       }
     } finally {
       this.settle();
     }
+  }
+
+  /** The endpoint of a name not resolved yet, once it is. */
+  private resolvedPick(): Promise<Endpoint> {
+    return this.upstream.cluster.resolvedPick(this.hash.key, () => this.report('refused'));
+  }
+
+  /** Sends one try to `endpoint`. */
+  private startTry(endpoint: Endpoint): UpstreamCall {
+    if (this.upstream.cluster.counts) endpoint.active++;
+    this.tryTimedOut = null;
+    if (this.bodyDone) this.armTry();
+    return (this.abort = call(
+      endpoint.pool,
+      {
+        method: this.req.method as Dispatcher.HttpMethod,
+        path: this.options.path,
+        headers: this.headers,
+        body: this.body,
+        // The timers of this exchange stand for undici's headers timeout, which would run from the start of the upload,
+        // and the call watches the body's gaps (see ./call).
+        headersTimeout: 0,
+        bodyTimeout: 0,
+        // Known to undici's requests, missing from its types.
+        servername: this.servername,
+      } as Dispatcher.DispatchOptions,
+      this.req.method!,
+      this,
+      this.gapMs,
+    ));
+  }
+
+  /** A try that got no answer: returns once the next try may go, or throws the request's answer. */
+  private async failedTry(err: unknown, attempt: UpstreamCall, endpoint: Endpoint, tries: number): Promise<void> {
+    const { options, upstream } = this;
+    const retry = upstream.retry;
+    clearTimeout(this.tryTimer);
+    if (err instanceof AnswerBodyError) {
+      // The headers came (see headersCame), then a small body failed in the same read, before it was read whole.
+      this.finish();
+      if (this.mayRetry(tries, this.statusRetried)) return this.backoff(tries + 1);
+      this.ctx.res.off('close', this.onClose);
+      // Nothing is sent yet: a body broken where its headers are is still answered with the error body.
+      if (this.clientLeft()) throw err.cause;
+      const failure = failureOf(err.cause);
+      this.report(failure);
+      upstream.cluster.outcome(endpoint, true);
+      throw upstreamFailure(failure, err.cause, this.gapMs);
+    }
+    this.finish();
+    const failure = this.failure(err, attempt, endpoint);
+    if (this.mayRetry(tries, retry !== null && retriesFailure(retry, failure))) return this.backoff(tries + 1);
+    if (failure !== 'per-try-timeout') {
+      this.report(failureOf(err));
+      throw upstreamFailure(failureOf(err), err, options.timeoutMs);
+    }
+    this.report('timeout');
+    throw new HttpError(504, `the upstream service did not answer within per_try_timeout (${retry!.perTryTimeoutMs} ms)`, { cause: err });
+  }
+
+  /** An answer whose status is tried again: read to its end, the connection stays usable for the next request. */
+  private async retryStatus(answer: UpstreamAnswer, tries: number): Promise<void> {
+    await discard(answer.body);
+    this.finish();
+    await this.backoff(tries + 1);
+  }
+
+  /** Hands the answer over at once: settle() in tries ends the timers and the upload watch. */
+  private deliver(answer: UpstreamAnswer, attempt: UpstreamCall, endpoint: Endpoint): void {
+    if (Buffer.isBuffer(answer.body)) this.settledOutcome(endpoint, answer.statusCode);
+    else {
+      attempt.brokeOff = (err) => this.brokeOff(err);
+      if (answer.statusCode < 500 && endpoint.failures !== 0) answer.body.once('end', () => this.settledOutcome(endpoint, answer.statusCode));
+    }
+    deliverAnswer(this.ctx, answer, this);
   }
 
   /**
