@@ -70,6 +70,8 @@ export interface AuthServiceOptions {
    * core the event loop's requests come before the checks. Default 10.
    */
   niceness?: number;
+  /** How long a bcrypt thread may rest with no check before it stops, in ms; 0 keeps it. Default 1000. */
+  idleMs?: number;
   logger?: AuthLogger;
 }
 
@@ -170,7 +172,7 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
   const keyOf = connectionKeyer(createHeaderKeyer());
   const inFlight = new Map<string, Promise<AuthDecision>>();
   const counters = { verifications: 0, busy: 0, cacheHits: 0 };
-  const pool = createBcryptPool({ threads: options.threads, maxQueued: options.maxQueued, maxWaitMs: options.maxWaitMs, niceness: options.niceness });
+  const pool = createBcryptPool({ threads: options.threads, maxQueued: options.maxQueued, maxWaitMs: options.maxWaitMs, niceness: options.niceness, idleMs: options.idleMs });
 
   const fileSizeLimit = options.fileSizeLimit ?? DEFAULT_FILE_SIZE_LIMIT;
   let initial = options.users;

@@ -25,6 +25,16 @@ export const DEFAULT_MAX_WAIT_MS = 1000;
 export const DEFAULT_NICENESS = 10;
 
 /**
+ * How long a thread rests with no check before it stops, by default. A
+ * thread's V8 heap, left idle, is collected once more by V8's memory
+ * reducer some seconds later (10 to 20 ms of marking, on the cores the
+ * event loop uses): one that stops before then costs nothing more, and the
+ * memory it held. Starting one again costs it a few tens of ms, off the
+ * event loop.
+ */
+export const DEFAULT_IDLE_MS = 1000;
+
+/**
  * The default number of threads: one CPU is left to the event loop, and
  * beyond four a flood of wrong passwords would only take more of the machine.
  */
@@ -58,6 +68,12 @@ export interface BcryptPoolOptions {
    * {@link DEFAULT_NICENESS}.
    */
   niceness?: number;
+  /**
+   * How long a thread may rest with no check before it stops, in ms; the
+   * next check starts one again. 0 keeps idle threads for ever. Default
+   * {@link DEFAULT_IDLE_MS}.
+   */
+  idleMs?: number;
 }
 
 /** Checks bcrypt hashes away from the event loop. */
@@ -125,6 +141,8 @@ interface Slot {
   job: Job | undefined;
   /** Why it died, when it threw before exiting. */
   failure?: Error;
+  /** Stops it once it has rested `idleMs`. */
+  resting: NodeJS.Timeout | undefined;
 }
 
 type Answer = { ok: boolean } | { error: string };
@@ -160,6 +178,7 @@ export function createBcryptPool(options: BcryptPoolOptions = {}, source: string
   const maxWaitMs = wholeNumber('maxWaitMs', options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
   const niceness = wholeNumber('niceness', options.niceness ?? DEFAULT_NICENESS);
   if (niceness > 19) throw new RangeError('niceness must be from 0 to 19');
+  const idleMs = wholeNumber('idleMs', options.idleMs ?? DEFAULT_IDLE_MS);
   if (threads === 0) return inlinePool();
 
   const bcryptjs = require.resolve('bcryptjs');
@@ -172,7 +191,7 @@ export function createBcryptPool(options: BcryptPoolOptions = {}, source: string
     // No execArgv: a loader such as tsx in the parent's would only slow each thread's start.
     const worker = new Worker(source, { eval: true, workerData: { bcryptjs, niceness }, execArgv: [] });
     worker.unref();
-    const slot: Slot = { worker, job: undefined };
+    const slot: Slot = { worker, job: undefined, resting: undefined };
     worker.on('message', (answer: Answer) => {
       const job = slot.job;
       slot.job = undefined;
@@ -246,7 +265,32 @@ export function createBcryptPool(options: BcryptPoolOptions = {}, source: string
   function next(slot: Slot): void {
     const job = nextJob();
     if (job !== undefined) run(slot, job);
-    else idle.push(slot);
+    else {
+      idle.push(slot);
+      if (idleMs > 0) {
+        slot.resting = setTimeout(retire, idleMs, slot);
+        slot.resting.unref();
+      }
+    }
+  }
+
+  /** A thread that rested `idleMs`: it stops (its 'exit' drops it); a check that comes meanwhile waits for another. */
+  function retire(slot: Slot): void {
+    slot.resting = undefined;
+    const at = idle.indexOf(slot);
+    if (at === -1 || closed) return;
+    idle.splice(at, 1);
+    void slot.worker.terminate();
+  }
+
+  /** The thread that rested least, if one rests. */
+  function takeIdle(): Slot | undefined {
+    const slot = idle.pop();
+    if (slot !== undefined) {
+      clearTimeout(slot.resting);
+      slot.resting = undefined;
+    }
+    return slot;
   }
 
   /** Threads for waiting checks, in place of one that died. */
@@ -264,7 +308,7 @@ export function createBcryptPool(options: BcryptPoolOptions = {}, source: string
 
   function compare(password: string, hash: string): Promise<boolean> {
     if (closed) return Promise.reject(closedError());
-    const free = idle.pop() ?? (slots.size < threads ? start() : undefined);
+    const free = takeIdle() ?? (slots.size < threads ? start() : undefined);
     if (free === undefined && waiting.length >= maxQueued) {
       return Promise.reject(new BcryptPoolBusyError(`${maxQueued} bcrypt checks are already waiting`));
     }
@@ -285,7 +329,7 @@ export function createBcryptPool(options: BcryptPoolOptions = {}, source: string
       closed = true;
       clearTimeout(expiry);
       for (const job of waiting.splice(0)) job.reject(closedError());
-      idle.length = 0;
+      for (const slot of idle.splice(0)) clearTimeout(slot.resting);
       // Running checks are rejected as their threads exit.
       await Promise.all([...slots].map((slot) => slot.worker.terminate()));
     },

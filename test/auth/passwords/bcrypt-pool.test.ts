@@ -93,6 +93,31 @@ describe('the bcrypt thread pool', () => {
     assert.equal(pool.queued, 0);
   });
 
+  it('stops a thread that rested idleMs with no check, and starts one again for the next check', async () => {
+    const hash = bcrypt.hashSync('x', 4);
+    const pool = make({ threads: 1, idleMs: 20 });
+    assert.equal(await pool.compare('x', hash), true);
+    assert.equal(pool.threads, 1);
+    // Its exit is an event to wait for, not a time: the loop ends once the thread has gone.
+    while (pool.threads > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal(await pool.compare('x', hash), true);
+    assert.equal(await pool.compare('y', hash), false);
+    assert.equal(pool.threads, 1);
+  });
+
+  it('keeps a thread that is given checks more often than idleMs, and every thread with idleMs: 0', async () => {
+    const hash = bcrypt.hashSync('x', 4);
+    const busy = make({ threads: 1, idleMs: 60_000 });
+    const kept = make({ threads: 1, idleMs: 0 });
+    for (const pool of [busy, kept]) {
+      assert.equal(await pool.compare('x', hash), true);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal(pool.threads, 1);
+      assert.equal(await pool.compare('x', hash), true);
+      assert.equal(pool.threads, 1);
+    }
+  });
+
   it('refuses a check at once when maxQueued are already waiting', async () => {
     const hash = bcrypt.hashSync('x', 8);
     // However long the checks take on this machine: none waits past maxWaitMs here.
@@ -177,9 +202,10 @@ describe('the bcrypt thread pool', () => {
     assert.equal(pool.threads, 0);
   });
 
-  it('refuses a thread count or queue bound that is not a whole number', () => {
+  it('refuses a thread count, queue bound or idle time that is not a whole number', () => {
     assert.throws(() => createBcryptPool({ threads: -1 }), RangeError);
     assert.throws(() => createBcryptPool({ threads: 1.5 }), RangeError);
     assert.throws(() => createBcryptPool({ maxQueued: Number.NaN }), RangeError);
+    assert.throws(() => createBcryptPool({ idleMs: -1 }), RangeError);
   });
 });
