@@ -27,9 +27,9 @@ export const DEFAULT_NICENESS = 10;
 /**
  * How long a thread rests with no check before it stops, by default. A
  * thread's V8 heap, left idle, is collected once more by V8's memory
- * reducer some seconds later (10 to 20 ms of marking, on the cores the
- * event loop uses): one that stops before then costs nothing more, and the
- * memory it held. Starting one again costs it a few tens of ms, off the
+ * reducer about 8 s after the thread started (two mark-compacts of 5 to
+ * 12 ms, on the cores the event loop uses): one that stops before then
+ * costs nothing more, and the memory it held. Starting one again costs it a few tens of ms, off the
  * event loop.
  */
 export const DEFAULT_IDLE_MS = 1000;
