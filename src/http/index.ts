@@ -57,6 +57,7 @@ export {
 export { filterTypes, type FilterType } from './response/filters';
 export { ListedHeadersResponse } from './response/listed-headers';
 export { redirectToSlash } from './slashes';
+export { undici, parseRawHeaders } from './undici';
 export { basePath, requestHost, absoluteUrl, isHostPort, hostPort, redactAddress, unmappedAddress, ORIGINAL_PATH } from './request/urls';
 export { recordMount } from './request/client-path';
 export { cutShortBy, markCutShort, type CutShortBy } from './respond';

@@ -7,7 +7,8 @@
  * needs none of them.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { errors, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { undici } from '../../http';
 
 /** An answer read whole. */
 export interface WholeAnswer {
@@ -57,12 +58,12 @@ class WholeAnswerReader implements Dispatcher.DispatchHandler {
     clearTimeout(this.timer);
     this.reject(err);
     // undici errs the request at once (its onResponseError is then ignored), or at its start.
-    this.controller?.abort(new errors.RequestAbortedError());
+    this.controller?.abort(new (undici().errors.RequestAbortedError)());
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
-    if (this.failed !== null) controller.abort(new errors.RequestAbortedError());
+    if (this.failed !== null) controller.abort(new (undici().errors.RequestAbortedError)());
   }
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {

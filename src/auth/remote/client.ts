@@ -4,10 +4,10 @@
  * project's, run alone, or any other that speaks the same protocol) through a
  * keep-alive connection pool.
  */
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
-import { isHostPort, redactAddress } from '../../http';
+import { isHostPort, redactAddress, undici } from '../../http';
 import { AnswerLimitError, readWholeAnswer } from './answer';
 import type { AuthDecision, AuthRequest, Authenticator } from '../types';
 
@@ -129,7 +129,7 @@ export function createRemoteAuthClient(address: string, options: RemoteAuthClien
   const maxBodyBytes = options.maxBodyBytes ?? 64 * 1024;
   const linkerd = options.linkerdHeaders ? hostAndPort(origin) : undefined;
   const servername = origin.startsWith('https:') ? tlsName(origin) : undefined;
-  const pool = new Pool(origin, {
+  const pool = new (undici().Pool)(origin, {
     connections: options.connections ?? 256,
     connectTimeout: timeoutMs,
     // The reader's own timer bounds the whole answer from before it is sent, so undici's would never fire

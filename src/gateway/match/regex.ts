@@ -6,11 +6,20 @@
  * process), a whole-text match where Envoy's matchers want one, and a bound
  * on each compiled program, as Envoy's `max_program_size` (Emissary sets
  * 200, its Module's `regex_max_size`), since a program's size is what each
- * character of the text costs.
+ * character of the text costs. re2js is required when a first pattern is
+ * checked: a config without one never holds its program tables in the heap.
  */
-import { RE2JS, RE2JSSyntaxException } from 're2js';
+import type { RE2JS } from 're2js';
 
 export type { RE2JS } from 're2js';
+
+type Re2js = typeof import('re2js');
+
+let loaded: Re2js | undefined;
+
+function re2js(): Re2js {
+  return (loaded ??= require('re2js') as Re2js);
+}
 
 /** Emissary's `regex_max_size`, and so Envoy's `max_program_size` behind it, when a Module does not say. */
 export const DEFAULT_REGEX_MAX_SIZE = 200;
@@ -18,7 +27,7 @@ export const DEFAULT_REGEX_MAX_SIZE = 200;
 /** Why `pattern` is no RE2 expression, or undefined when it is one. */
 export function regexSyntaxProblem(pattern: string): string | undefined {
   try {
-    RE2JS.compile(pattern);
+    re2js().RE2JS.compile(pattern);
     return undefined;
   } catch (err) {
     return syntaxMessage(pattern, err);
@@ -26,7 +35,7 @@ export function regexSyntaxProblem(pattern: string): string | undefined {
 }
 
 function syntaxMessage(pattern: string, err: unknown): string {
-  if (!(err instanceof RE2JSSyntaxException)) return `'${pattern}' cannot be compiled: ${(err as Error).message}`;
+  if (!(err instanceof re2js().RE2JSSyntaxException)) return `'${pattern}' cannot be compiled: ${(err as Error).message}`;
   const lookaround = /^\(\?<?[=!]/.test(err.getPattern() ?? '');
   return `'${pattern}' is no RE2 expression (${err.getDescription()}${err.getPattern() ? `: ${err.getPattern()}` : ''})${
     lookaround ? '; RE2, as Envoy uses it, has no lookahead or lookbehind' : ''
@@ -40,7 +49,7 @@ function syntaxMessage(pattern: string, err: unknown): string {
 export function compileRegex(pattern: string, maxSize: number): RE2JS | string {
   let re: RE2JS;
   try {
-    re = RE2JS.compile(pattern);
+    re = re2js().RE2JS.compile(pattern);
   } catch (err) {
     return syntaxMessage(pattern, err);
   }

@@ -20,12 +20,9 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { finished, Readable } from 'node:stream';
-import { errors, type Dispatcher } from 'undici';
-import { HttpError } from '../../http';
+import type { Dispatcher } from 'undici';
+import { HttpError, parseRawHeaders, undici } from '../../http';
 import { ignore } from './proxy';
-
-/** undici's own reading of raw header lines into Node's header object, as its controller interface hands them over. */
-const { parseHeaders } = require('undici/lib/core/util.js') as { parseHeaders(raw: Buffer[]): IncomingHttpHeaders };
 
 /**
  * Answers up to this size with a known length are read whole and sent as one
@@ -79,7 +76,7 @@ class AnswerStream extends Readable {
   }
 
   override _destroy(err: Error | null, callback: (error?: Error | null) => void): void {
-    if (!this.ended) this.call.stop(err ?? new errors.RequestAbortedError());
+    if (!this.ended) this.call.stop(err ?? new (undici().errors.RequestAbortedError)());
     callback(err);
   }
 
@@ -108,7 +105,7 @@ function lookAgain(): void {
 function gapPassed(call: UpstreamCall): void {
   // Paused, the silence is the reader's: resume() starts the count again.
   if (call.paused) return;
-  call.stop(new errors.BodyTimeoutError());
+  call.stop(new (undici().errors.BodyTimeoutError)());
 }
 
 /** Told when an answer's headers come, before its body. */
@@ -166,7 +163,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     if (this.aborted) return;
     this.aborted = true;
     this.end();
-    const reason = new errors.RequestAbortedError();
+    const reason = new (undici().errors.RequestAbortedError)();
     // Whoever reads the stream may not listen for its errors yet: ended here, that is no failure to report.
     if (this.stream !== null) this.stream.on('error', ignore).destroy(reason);
     else this.stop(reason);
@@ -189,7 +186,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     // 1xx: informational, the answer is still to come.
     if (statusCode < 200) return true;
     this.readOn = resume;
-    const headers = parseHeaders(rawHeaders);
+    const headers = parseRawHeaders(rawHeaders);
     this.statusCode = statusCode;
     this.headers = headers;
     this.watcher.headersCame(statusCode, headers);

@@ -5,8 +5,7 @@
  * balancing and passive ejection, and the circuit breakers of each priority.
  * The Mappings that name the same service with the same settings share it.
  */
-import { Pool } from 'undici';
-import { HttpError } from '../../../http';
+import { HttpError, undici } from '../../../http';
 import type { BalancerPolicy } from './balancer';
 import { Balancer } from './balancer';
 import { timedConnector } from './connector';
@@ -190,7 +189,7 @@ export class Cluster implements EjectionState {
     const known = previous.get(key);
     if (known !== undefined) return known;
     const s = this.settings;
-    const pool = new Pool(originOf(s.secure, address, port), {
+    const pool = new (undici().Pool)(originOf(s.secure, address, port), {
       connections: s.connections,
       connect: timedConnector(s.connectTimeoutMs, s.keepAliveIdleS),
       keepAliveTimeout: s.idleTimeoutMs ?? 4000,

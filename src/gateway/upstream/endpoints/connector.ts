@@ -7,11 +7,13 @@
  * endpoint.
  */
 import type { Socket } from 'node:net';
-import { buildConnector, errors } from 'undici';
+import type { buildConnector } from 'undici';
+import { undici } from '../../../http';
 
 /** The connector of a cluster: `timeoutMs` to connect (TLS handshake included), TCP keep-alive probes after `keepAliveIdleS` idle, if given. */
 export function timedConnector(timeoutMs: number, keepAliveIdleS?: number): buildConnector.connector {
-  const connect = buildConnector({
+  const { buildConnector: build, errors } = undici();
+  const connect = build({
     timeout: 0,
     ...(keepAliveIdleS !== undefined ? { keepAlive: true, keepAliveInitialDelay: keepAliveIdleS * 1000 } : {}),
   }) as unknown as (options: buildConnector.Options, callback: buildConnector.Callback) => Socket;
