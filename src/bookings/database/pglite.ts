@@ -1,19 +1,21 @@
 /**
  * @module bookings/database/pglite
- * PGlite: Postgres compiled to WebAssembly, in this process, its data in a
- * folder. It has one connection: calls take turns in a queue, and one whose
- * deadline passes while it waits is dropped before it begins. A commit is
- * answered once its WAL is synced (./durable-fs); the folder is locked
- * against a second process (./folder-lock).
+ * PGlite: Postgres compiled to WebAssembly, in this process on a thread of
+ * its own (./pglite-thread), its data in a folder. It has one connection:
+ * calls take turns in a queue, and one whose deadline passes while it waits
+ * is dropped before it begins. A commit is answered once its WAL is synced
+ * (./durable-fs); the folder is locked against a second process
+ * (./folder-lock). A thread that stops (a WebAssembly fault) fails what it
+ * was running as an outage, and the next call starts another.
  */
 import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import type { PGlite, Transaction } from '@electric-sql/pglite';
+import { dirname, extname, join, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../telemetry';
-import type { DurableNodeFS } from './durable-fs';
 import { withDeadline, type Engine, type Sql } from './engine';
 import { asUnavailable, DatabaseUnavailableError, errorText } from './errors';
 import { lockFolder } from './folder-lock';
+import { rebuildError, type ThreadCall, type ThreadReply, type ThreadWork } from './pglite-thread';
 
 /** The sub-folder of the data folder that holds the database's files. */
 export const PGLITE_FOLDER = 'pglite';
@@ -80,16 +82,103 @@ export function makeDataFolder(folder: string): void {
   }
 }
 
-function sqlOf(db: PGlite | Transaction): Sql {
-  return {
-    async query(text, params) {
-      return (await db.query(text, params as unknown[] | undefined)).rows as never[];
+/** The thread's module, beside this one; from the TypeScript sources (npm run dev, the tests) compiled through tsx, as this one is. */
+function threadModule(): { file: string; execArgv: string[] } {
+  const extension = extname(__filename);
+  return { file: join(__dirname, `pglite-thread${extension}`), execArgv: extension === '.ts' ? ['--require', 'tsx/cjs'] : [] };
+}
+
+/** A PGlite thread with its database open. */
+interface PgliteThread {
+  /** Posts `call` and resolves its rows (a query) or nothing; rejects with the thread's error, or an outage when the thread stops. */
+  call(work: ThreadWork): Promise<unknown[] | undefined>;
+  /** Closes the database (a checkpoint, its WAL synced) and ends the thread. */
+  close(): Promise<void>;
+}
+
+interface Waiter {
+  resolve(rows: unknown[] | undefined): void;
+  reject(err: Error): void;
+}
+
+/**
+ * Starts a thread and opens the database in `dbFolder` on it; rejects with
+ * the reason it could not. `onExit` is called when the thread ends. The
+ * thread keeps the process alive only while a call is under way.
+ */
+function startThread(dbFolder: string, onExit: () => void): Promise<PgliteThread> {
+  const { file, execArgv } = threadModule();
+  const worker = new Worker(file, { workerData: { pgliteFolder: dbFolder }, execArgv });
+  const waiting = new Map<number, Waiter>();
+  let lastId = 0;
+  let stopped: Error | undefined;
+  let failure: Error | undefined;
+  const thread: PgliteThread = {
+    call(work) {
+      if (stopped) return Promise.reject(stopped);
+      const id = ++lastId;
+      if (waiting.size === 0) worker.ref();
+      return new Promise((resolve, reject) => {
+        waiting.set(id, { resolve, reject });
+        worker.postMessage({ ...work, id } satisfies ThreadCall);
+      });
     },
-    transaction(work) {
-      if (!('transaction' in db)) throw new Error('PGlite has no nested transactions');
-      return db.transaction((tx) => work(sqlOf(tx)));
+    async close() {
+      await thread.call({ op: 'close' }).catch(() => undefined);
+      await worker.terminate();
     },
   };
+  return new Promise((resolveStart, rejectStart) => {
+    waiting.set(0, { resolve: () => resolveStart(thread), reject: rejectStart });
+    worker.on('message', (reply: ThreadReply) => {
+      const waiter = waiting.get(reply.id);
+      if (waiter === undefined) return;
+      waiting.delete(reply.id);
+      if (waiting.size === 0) worker.unref();
+      if (reply.error !== undefined) waiter.reject(rebuildError(reply.error));
+      else waiter.resolve(reply.rows);
+    });
+    worker.on('error', (err) => {
+      failure = err;
+    });
+    worker.on('exit', (code) => {
+      stopped = new DatabaseUnavailableError('unavailable', `the PGlite thread stopped: ${failure ? errorText(failure) : `exit code ${code}`}`, {
+        cause: failure,
+      });
+      for (const waiter of waiting.values()) waiter.reject(stopped);
+      waiting.clear();
+      onExit();
+    });
+  });
+}
+
+/** SQL through `thread`'s one connection; a transaction is BEGIN, the work, then COMMIT, or ROLLBACK when it throws. */
+function threadSql(thread: PgliteThread): Sql {
+  let inTransaction = false;
+  const sql: Sql = {
+    async query(text, params) {
+      return (await thread.call({ op: 'query', text, params })) as never[];
+    },
+    async transaction(work) {
+      if (inTransaction) throw new Error('PGlite has no nested transactions');
+      inTransaction = true;
+      try {
+        await sql.query('BEGIN');
+        try {
+          const result = await work(sql);
+          await sql.query('COMMIT');
+          return result;
+        } catch (err) {
+          // After a failed COMMIT Postgres has rolled back already: this one only warns.
+          await sql.query('ROLLBACK').catch(() => undefined);
+          throw err;
+        }
+      } finally {
+        inTransaction = false;
+      }
+    },
+  };
+  return sql;
 }
 
 /**
@@ -100,13 +189,20 @@ function sqlOf(db: PGlite | Transaction): Sql {
 export async function openPgliteEngine(options: { folder: string; logger?: Pick<Logger, 'info'> }): Promise<Engine> {
   const folder = resolve(options.folder);
   makeDataFolder(folder);
-  // Loaded on first use: a process on PostgreSQL, or one running `gatehouse --help`, does not load the WebAssembly build.
-  const { PGlite: PGliteClass } = require('@electric-sql/pglite') as typeof import('@electric-sql/pglite');
-  const { DurableNodeFS: DurableFS, durableStartParams } = require('./durable-fs') as typeof import('./durable-fs');
   const lock = await lockFolder(folder);
   const dbFolder = join(folder, PGLITE_FOLDER);
-  let db: PGlite;
-  let fs: DurableNodeFS;
+  let current: Promise<PgliteThread> | undefined;
+  const open = (): Promise<PgliteThread> => {
+    if (current) return current;
+    const started: Promise<PgliteThread> = startThread(dbFolder, () => {
+      if (current === started) current = undefined;
+    });
+    current = started;
+    started.catch(() => {
+      if (current === started) current = undefined;
+    });
+    return started;
+  };
   try {
     const exists = (() => {
       try {
@@ -116,8 +212,7 @@ export async function openPgliteEngine(options: { folder: string; logger?: Pick<
       }
     })();
     if (!exists) options.logger?.info({ dataDir: folder }, 'making the bookings database in the data folder (first start: this takes a few seconds)');
-    fs = new DurableFS(dbFolder);
-    db = await PGliteClass.create({ fs, startParams: durableStartParams(PGliteClass.defaultStartParams) });
+    await open();
   } catch (err) {
     await lock.release();
     throw new Error(`cannot open the bookings database in ${dbFolder}: ${errorText(err)}`, { cause: err });
@@ -130,16 +225,22 @@ export async function openPgliteEngine(options: { folder: string; logger?: Pick<
   const outage = (err: unknown): never => {
     throw asUnavailable(err);
   };
+  // A thread that stopped is started again; a database that no longer opens is an outage.
+  const reopened = () =>
+    open().catch((err: unknown) => {
+      throw new DatabaseUnavailableError('unavailable', `PGlite in ${folder} did not open again: ${errorText(err)}`, { cause: err });
+    });
 
   return {
     name: 'PGlite',
     location: folder,
     session(work, timeoutMs) {
       let expired = false;
-      const turn = tail.then(() => {
+      const turn = tail.then(async () => {
         if (expired) throw timedOut(timeoutMs);
         if (closing) throw new DatabaseUnavailableError('unavailable', 'the bookings database is closed');
-        return work(sqlOf(db)).catch(outage);
+        const thread = await reopened();
+        return work(threadSql(thread)).catch(outage);
       });
       tail = turn.catch(() => undefined);
       return withDeadline(turn, timeoutMs, () => timedOut(timeoutMs), () => {
@@ -147,15 +248,15 @@ export async function openPgliteEngine(options: { folder: string; logger?: Pick<
       });
     },
     persisted(timeoutMs) {
+      const flushed = reopened().then((thread) => thread.call({ op: 'flush' }).then(() => undefined));
       // What is late is the disk: say so, rather than that the database did not answer.
-      return withDeadline(fs.wal.flush().catch(outage), timeoutMs, () => new DatabaseUnavailableError('timeout', `PGlite in ${folder} did not sync its write-ahead log to disk within ${timeoutMs} ms`));
+      return withDeadline(flushed.catch(outage), timeoutMs, () => new DatabaseUnavailableError('timeout', `PGlite in ${folder} did not sync its write-ahead log to disk within ${timeoutMs} ms`));
     },
     close() {
       closing ??= (async () => {
         await tail;
-        // Closing checkpoints: the files are whole, and the WAL need not be replayed at the next start.
-        await db.close().catch(() => undefined);
-        await fs.wal.flush().catch(() => undefined);
+        const thread = await current?.catch(() => undefined);
+        await thread?.close();
         await lock.release();
       })();
       return closing;
