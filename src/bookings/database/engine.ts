@@ -17,6 +17,39 @@ export interface Sql {
   transaction<T>(work: (sql: Sql) => Promise<T>): Promise<T>;
 }
 
+/**
+ * SQL on one connection whose statements go through `query`: a transaction
+ * is BEGIN, the work, then COMMIT, or ROLLBACK when the work or the COMMIT
+ * throws. One connection has one transaction at a time: a transaction begun
+ * inside another is refused, where a second BEGIN would only warn and the
+ * inner COMMIT commit the outer work.
+ */
+export function connectionSql(query: (text: string, params?: readonly unknown[]) => Promise<Row[]>): Sql {
+  let inTransaction = false;
+  const sql: Sql = {
+    query: query as Sql['query'],
+    async transaction(work) {
+      if (inTransaction) throw new Error('no nested transactions on one connection');
+      inTransaction = true;
+      try {
+        await query('BEGIN');
+        try {
+          const result = await work(sql);
+          await query('COMMIT');
+          return result;
+        } catch (err) {
+          // After a failed COMMIT, or on a connection that is gone, Postgres has rolled back already: this one only warns.
+          await query('ROLLBACK').catch(() => undefined);
+          throw err;
+        }
+      } finally {
+        inTransaction = false;
+      }
+    },
+  };
+  return sql;
+}
+
 /** A database the booking store can run on. */
 export interface Engine {
   /** `PostgreSQL` or `PGlite`. */

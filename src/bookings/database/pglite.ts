@@ -12,7 +12,7 @@ import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
 import { dirname, extname, join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../telemetry';
-import { withDeadline, type Engine, type Sql } from './engine';
+import { connectionSql, withDeadline, type Engine, type Row } from './engine';
 import { asUnavailable, DatabaseUnavailableError, errorText } from './errors';
 import { lockFolder } from './folder-lock';
 import { rebuildError, type ThreadCall, type ThreadReply, type ThreadWork } from './pglite-thread';
@@ -152,35 +152,6 @@ function startThread(dbFolder: string, onExit: () => void): Promise<PgliteThread
   });
 }
 
-/** SQL through `thread`'s one connection; a transaction is BEGIN, the work, then COMMIT, or ROLLBACK when it throws. */
-function threadSql(thread: PgliteThread): Sql {
-  let inTransaction = false;
-  const sql: Sql = {
-    async query(text, params) {
-      return (await thread.call({ op: 'query', text, params })) as never[];
-    },
-    async transaction(work) {
-      if (inTransaction) throw new Error('PGlite has no nested transactions');
-      inTransaction = true;
-      try {
-        await sql.query('BEGIN');
-        try {
-          const result = await work(sql);
-          await sql.query('COMMIT');
-          return result;
-        } catch (err) {
-          // After a failed COMMIT Postgres has rolled back already: this one only warns.
-          await sql.query('ROLLBACK').catch(() => undefined);
-          throw err;
-        }
-      } finally {
-        inTransaction = false;
-      }
-    },
-  };
-  return sql;
-}
-
 /**
  * Opens (and on the first start, makes) the database in `folder`: the first
  * start runs initdb, which takes seconds.
@@ -240,7 +211,7 @@ export async function openPgliteEngine(options: { folder: string; logger?: Pick<
         if (expired) throw timedOut(timeoutMs);
         if (closing) throw new DatabaseUnavailableError('unavailable', 'the bookings database is closed');
         const thread = await reopened();
-        return work(threadSql(thread)).catch(outage);
+        return work(connectionSql(async (text, params) => (await thread.call({ op: 'query', text, params })) as Row[])).catch(outage);
       });
       tail = turn.catch(() => undefined);
       return withDeadline(turn, timeoutMs, () => timedOut(timeoutMs), () => {

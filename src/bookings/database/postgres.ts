@@ -5,7 +5,7 @@
  * and a connection that missed it dropped rather than reused.
  */
 import type { PoolClient } from 'pg';
-import { withDeadline, type Engine, type Sql } from './engine';
+import { connectionSql, withDeadline, type Engine } from './engine';
 import { asUnavailable, DatabaseUnavailableError, errorText, isUnavailable, redact } from './errors';
 
 /** How many connections a process keeps open at most: pg's default. */
@@ -67,27 +67,6 @@ export function createPostgresEngine(options: PostgresOptions): Engine {
   // An idle connection the server dropped (a restart, a failover): the pool forgets it and opens another when needed.
   pool.on('error', () => undefined);
 
-  function sqlOf(client: PoolClient): Sql {
-    const sql: Sql = {
-      async query(text, params) {
-        return (await client.query(text, params as unknown[] | undefined)).rows;
-      },
-      async transaction(work) {
-        await client.query('BEGIN');
-        try {
-          const result = await work(sql);
-          await client.query('COMMIT');
-          return result;
-        } catch (err) {
-          // A connection that is gone rolls back by itself; the release below drops it.
-          await client.query('ROLLBACK').catch(() => undefined);
-          throw err;
-        }
-      },
-    };
-    return sql;
-  }
-
   return {
     name: 'PostgreSQL',
     location,
@@ -118,7 +97,7 @@ export function createPostgresEngine(options: PostgresOptions): Engine {
         // A socket error on a connection in use is also its query's error; unheard, it would end the process.
         client.on('error', onError);
         try {
-          const result = await work(sqlOf(client));
+          const result = await work(connectionSql(async (text, params) => (await connected.query(text, params as unknown[] | undefined)).rows));
           release(false);
           return result;
         } catch (err) {
