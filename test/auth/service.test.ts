@@ -205,7 +205,7 @@ describe('the auth service (typed face)', () => {
       const second = await service.authenticate(ask(basic('dave', 'pw-one')));
       assert.equal(second.status, 200);
       assert.equal(second.headers['x-travel-user'], 'dave');
-      assert.deepEqual(service.stats(), { users: 1, verifications: 1, busy: 0, cacheHits: 1, cacheEntries: 1 });
+      assert.deepEqual(service.stats(), { users: 1, verifications: 1, busy: 0, cacheHits: 1, cacheEntries: 1, threads: 1 });
     });
 
     it('never caches a failure', async () => {
@@ -214,7 +214,7 @@ describe('the auth service (typed face)', () => {
       await service.authenticate(ask(basic('dave', 'wrong')));
       await service.authenticate(ask(basic('nobody', 'wrong')));
       await service.authenticate(ask(basic('nobody', 'wrong')));
-      assert.deepEqual(service.stats(), { users: 1, verifications: 4, busy: 0, cacheHits: 0, cacheEntries: 0 });
+      assert.deepEqual(service.stats(), { users: 1, verifications: 4, busy: 0, cacheHits: 0, cacheEntries: 0, threads: 1 });
     });
 
     it('checks credentials in steady use again before they expire, answering from the cache meanwhile', async () => {
@@ -233,6 +233,18 @@ describe('the auth service (typed face)', () => {
       assert.equal(service.stats().verifications, 2, 'one check for all the requests that found it due');
       clock = 105_000;
       assert.equal(service.authenticateNow!(dave), undefined, 'unused past its time, it expires as before');
+    });
+
+    it('keeps its bcrypt thread between the renewals of a client in steady use, and stops it when told to rest less', async () => {
+      // The renewal comes 45 s after a check with these credentials: the thread must outlive that gap, not a second.
+      const kept = make({ usersFile: file, cacheTtlMs: 60_000, threads: 1 });
+      const told = make({ usersFile: file, cacheTtlMs: 60_000, threads: 1, idleMs: 1 });
+      assert.equal((await kept.authenticate(ask(basic('dave', 'pw-one')))).status, 200);
+      assert.equal((await told.authenticate(ask(basic('dave', 'pw-one')))).status, 200);
+      while (told.stats().threads > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      // Past the second a thread rested before: still there.
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      assert.equal(kept.stats().threads, 1);
     });
 
     it('lets credentials not used in the last quarter of their time expire without checking them', async () => {
