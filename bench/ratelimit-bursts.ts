@@ -91,7 +91,10 @@ async function counterOf(redis: RedisProcess, pattern: string): Promise<number> 
 
 /** The empty handler in a process of its own, as the rate-limit service is. */
 async function spawnEmptyServer(): Promise<{ address: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [join(__dirname, 'peers', 'grpc-empty.js')], { env: { ...process.env, PORT: '0' }, stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [join(__dirname, 'peers', 'grpc-empty.js')], {
+    env: { ...process.env, PORT: '0' },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   while (!/listening on (\S+)\n/.test(out)) {
@@ -110,7 +113,12 @@ async function exactness(redis: RedisProcess, clients: RateLimitClient[], repeat
         await clearOfWindowEnd();
         const value = `exact-${size}-${hits}-${r}`;
         const out = await burst(clients, size, hits, value);
-        runs.push({ ok: out.ok, okHits: out.okHits, errors: out.errorCount, counter: await counterOf(redis, `gatehouse:ratelimit:burst_k_${value}_*`) });
+        runs.push({
+          ok: out.ok,
+          okHits: out.okHits,
+          errors: out.errorCount,
+          counter: await counterOf(redis, `gatehouse:ratelimit:burst_k_${value}_*`),
+        });
       }
       const exact = runs.every((run) => run.errors === 0 && run.okHits === fits(hits) && run.counter === run.okHits);
       rows.push({ size, hits, runs, exact });
@@ -131,7 +139,12 @@ async function latency(cases: { name: string; clients: RateLimitClient[] }[], re
     }
   }
   const rounded = (ms: number) => Math.round(ms * 10) / 10;
-  const p99s = samples.map((s) => quantile(s.latencies.sort((a, b) => a - b), 0.99));
+  const p99s = samples.map((s) =>
+    quantile(
+      s.latencies.sort((a, b) => a - b),
+      0.99,
+    ),
+  );
   return cases.map((c, i) => ({
     case: c.name,
     p50Ms: rounded(quantile(samples[i].latencies, 0.5)),
@@ -154,7 +167,10 @@ async function gatewayRuns(redis: RedisProcess, repeats: number): Promise<Gatewa
         await clearOfWindowEnd();
         const value = `gateway-${r}`;
         const statuses = await gatewayBurst(pools, GATEWAY_BURST, value);
-        runs.push({ statuses, counter: await counterOf(redis, `gatehouse:ratelimit:gateway_x-gateway-test-allow_${value}_*`) });
+        runs.push({
+          statuses,
+          counter: await counterOf(redis, `gatehouse:ratelimit:gateway_x-gateway-test-allow_${value}_*`),
+        });
       }
       return runs;
     } finally {
@@ -206,22 +222,40 @@ export async function runBurstBench(options: { repeats?: number } = {}): Promise
 
 function table(lines: string[][]): string {
   const widths = lines[0].map((_, i) => Math.max(...lines.map((l) => l[i].length)));
-  return lines.map((l) => l.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ')).join('\n');
+  return lines
+    .map((l) => l.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  '))
+    .join('\n');
 }
 
 /** The three parts as plain-text tables. */
 export function formatBurstBench(result: BurstBench): string {
-  const exact = [['burst', 'hits', 'OK answers (hits they carried) / errors / Redis counter, per run', 'want', 'exact']];
+  const exact = [
+    ['burst', 'hits', 'OK answers (hits they carried) / errors / Redis counter, per run', 'want', 'exact'],
+  ];
   for (const row of result.bursts) {
     const runs = row.runs.map((r) => `${r.ok} (${r.okHits}) / ${r.errors} / ${r.counter}`).join(', ');
     exact.push([String(row.size), String(row.hits), runs, `${fits(row.hits)} hits`, row.exact ? 'yes' : 'NO']);
   }
   const lat = [['case', `p50 ms`, 'p99 ms', 'errors', 'p99 vs empty', 'target']];
-  for (const r of result.latency) lat.push([r.case, r.p50Ms.toFixed(1), r.p99Ms.toFixed(1), String(r.errors), r.ratio.toFixed(2), r.target === undefined ? '' : `<= ${r.target}`]);
+  for (const r of result.latency)
+    lat.push([
+      r.case,
+      r.p50Ms.toFixed(1),
+      r.p99Ms.toFixed(1),
+      String(r.errors),
+      r.ratio.toFixed(2),
+      r.target === undefined ? '' : `<= ${r.target}`,
+    ]);
   const gw = [['run', '200', '429', 'other', 'Redis counter']];
   result.gateways.forEach((g, i) => {
     const other = Object.entries(g.statuses).filter(([s]) => s !== '200' && s !== '429');
-    gw.push([String(i + 1), String(g.statuses[200] ?? 0), String(g.statuses[429] ?? 0), other.map(([s, n]) => `${n}×${s}`).join(' ') || '0', String(g.counter)]);
+    gw.push([
+      String(i + 1),
+      String(g.statuses[200] ?? 0),
+      String(g.statuses[429] ?? 0),
+      other.map(([s, n]) => `${n}×${s}`).join(' ') || '0',
+      String(g.counter),
+    ]);
   });
   return [
     `3 gatehouse serve ratelimit on one Redis, a limit of ${BURST_LIMIT}, bursts spread round-robin:`,
@@ -240,7 +274,10 @@ export function burstTargetsMet(result: BurstBench): boolean {
   return (
     result.bursts.every((b) => b.exact) &&
     result.latency.every((r) => r.errors === 0 && (r.target === undefined || r.ratio <= r.target)) &&
-    result.gateways.every((g) => g.statuses[200] === BURST_LIMIT && g.statuses[429] === GATEWAY_BURST - BURST_LIMIT && g.counter === BURST_LIMIT)
+    result.gateways.every(
+      (g) =>
+        g.statuses[200] === BURST_LIMIT && g.statuses[429] === GATEWAY_BURST - BURST_LIMIT && g.counter === BURST_LIMIT,
+    )
   );
 }
 

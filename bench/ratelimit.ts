@@ -64,7 +64,10 @@ const USERS = 100;
 function requestFor(i: number): RateLimitRequest {
   return {
     domain: 'gateway',
-    descriptors: [{ entries: [{ key: 'x-gateway-test-allow', value: 'bench' }] }, { entries: [{ key: 'user', value: `user${i % USERS}` }] }],
+    descriptors: [
+      { entries: [{ key: 'x-gateway-test-allow', value: 'bench' }] },
+      { entries: [{ key: 'user', value: `user${i % USERS}` }] },
+    ],
   };
 }
 
@@ -84,7 +87,8 @@ async function loadLoop(address: string, seconds: number, concurrency: number): 
   const requests = Array.from({ length: USERS }, (_, i) => requestFor(i));
   // Warm up the channel and the server's code paths.
   const warmUntil = Date.now() + 500;
-  while (Date.now() < warmUntil) await Promise.all(requests.slice(0, concurrency).map((r) => client.shouldRateLimit(r)));
+  while (Date.now() < warmUntil)
+    await Promise.all(requests.slice(0, concurrency).map((r) => client.shouldRateLimit(r)));
 
   const latencies: number[] = [];
   let errors = 0;
@@ -106,12 +110,26 @@ async function loadLoop(address: string, seconds: number, concurrency: number): 
   const elapsed = Number(process.hrtime.bigint() - start) / 1e9;
   client.close();
   latencies.sort((a, b) => a - b);
-  return { count: latencies.length, errors, seconds: elapsed, p99Ms: latencies[Math.floor(latencies.length * 0.99)] ?? 0 };
+  return {
+    count: latencies.length,
+    errors,
+    seconds: elapsed,
+    p99Ms: latencies[Math.floor(latencies.length * 0.99)] ?? 0,
+  };
 }
 
 /** Runs the load loop in a child process, pinned to `cpu` when given. */
 function runNodeLoad(address: string, seconds: number, concurrency: number, cpu?: number): Promise<LoadResult> {
-  const command = [process.execPath, '--import', 'tsx', __filename, '--load', address, String(seconds), String(concurrency)];
+  const command = [
+    process.execPath,
+    '--import',
+    'tsx',
+    __filename,
+    '--load',
+    address,
+    String(seconds),
+    String(concurrency),
+  ];
   const pinned = cpu === undefined ? command : ['taskset', '-c', String(cpu), ...command];
   const child = spawn(pinned[0], pinned.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
@@ -147,7 +165,19 @@ function limitsFolder(): string {
  */
 function caseCommand(kind: Case, config: string, redisUrl: string): string[] {
   if (kind === 'empty') return [process.execPath, EMPTY_PEER];
-  const serve = [process.execPath, join(ROOT, 'dist', 'cli', 'main.js'), 'serve', 'ratelimit', '--port', '0', '--config', config, '--no-watch', '--drain-delay-ms', '0'];
+  const serve = [
+    process.execPath,
+    join(ROOT, 'dist', 'cli', 'main.js'),
+    'serve',
+    'ratelimit',
+    '--port',
+    '0',
+    '--config',
+    config,
+    '--no-watch',
+    '--drain-delay-ms',
+    '0',
+  ];
   return kind === 'redis' ? [...serve, '--redis', redisUrl] : serve;
 }
 
@@ -236,7 +266,9 @@ export async function runRateLimitBench(
   const rounds = options.rounds ?? Number(env.RATELIMIT_BENCH_ROUNDS || env.BENCH_ROUNDS || 3);
   const loadCpu = options.loadCpu ?? (env.BENCH_LOAD_CPU ? Number(env.BENCH_LOAD_CPU) : undefined);
   const h2load = hasH2load() && env.RATELIMIT_BENCH_LOAD !== 'node';
-  const message = methodOf(ENVOY_V3_SERVICE, 'ShouldRateLimit').requestSerialize(requestToProto(requestFor(0))) as Buffer;
+  const message = methodOf(ENVOY_V3_SERVICE, 'ShouldRateLimit').requestSerialize(
+    requestToProto(requestFor(0)),
+  ) as Buffer;
   const path = methodOf(ENVOY_V3_SERVICE, 'ShouldRateLimit').path;
   ensureBuilt(ROOT);
   const redis = await startRedis();
@@ -259,7 +291,10 @@ export async function runRateLimitBench(
         process.kill(pid, 'SIGCONT');
         await checkAnswers(address);
         // Warmed up before the CPU time is read: the measured run is all of it.
-        const load = (s: number) => (h2load ? runH2load({ address, path, message, seconds: s, concurrency, cpu: loadCpu }) : runNodeLoad(address, s, concurrency, loadCpu));
+        const load = (s: number) =>
+          h2load
+            ? runH2load({ address, path, message, seconds: s, concurrency, cpu: loadCpu })
+            : runNodeLoad(address, s, concurrency, loadCpu);
         await load(1);
         // Every server process of the case: Redis's too.
         const pids = CASES[i] === 'redis' ? [pid, redis.pid] : [pid];
@@ -282,7 +317,11 @@ export async function runRateLimitBench(
       ratio: Math.round(median(results[i].map((r, round) => rps(r) / rps(results[0][round]))) * 1000) / 1000,
       ...(target === undefined ? {} : { target }),
     });
-    return [row('empty grpc-js handler', 0), row('ShouldRateLimit, memory store', 1, 0.9), row('ShouldRateLimit, Redis store', 2, 0.6)];
+    return [
+      row('empty grpc-js handler', 0),
+      row('ShouldRateLimit, memory store', 1, 0.9),
+      row('ShouldRateLimit, Redis store', 2, 0.6),
+    ];
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
     await redis.stop();
@@ -294,10 +333,19 @@ export async function runRateLimitBench(
 export function formatRows(rows: readonly Row[]): string {
   const lines = [['case', 'req/s', 'p99 ms', 'µs CPU/call', 'ratio', 'target']];
   for (const r of rows) {
-    lines.push([r.case, String(r.reqPerSec), r.p99Ms.toFixed(2), r.cpuUs.toFixed(1), r.ratio.toFixed(3), r.target === undefined ? '' : `>= ${r.target}`]);
+    lines.push([
+      r.case,
+      String(r.reqPerSec),
+      r.p99Ms.toFixed(2),
+      r.cpuUs.toFixed(1),
+      r.ratio.toFixed(3),
+      r.target === undefined ? '' : `>= ${r.target}`,
+    ]);
   }
   const widths = lines[0].map((_, i) => Math.max(...lines.map((l) => l[i].length)));
-  return lines.map((l) => l.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ')).join('\n');
+  return lines
+    .map((l) => l.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  '))
+    .join('\n');
 }
 
 if (require.main === module) {
@@ -318,7 +366,8 @@ if (require.main === module) {
         console.log(formatRows(rows));
         const missed = rows.filter((r) => r.target !== undefined && r.ratio < r.target);
         if (missed.length) console.log(`below target: ${missed.map((r) => r.case).join(', ')}`);
-        const { burstTargetsMet, formatBurstBench, runBurstBench } = require('./ratelimit-bursts') as typeof import('./ratelimit-bursts');
+        const { burstTargetsMet, formatBurstBench, runBurstBench } =
+          require('./ratelimit-bursts') as typeof import('./ratelimit-bursts');
         const bursts = await runBurstBench();
         console.log(`\n${formatBurstBench(bursts)}`);
         if (!burstTargetsMet(bursts)) console.log('a burst target was missed');

@@ -28,7 +28,10 @@ const ROOT = join(__dirname, '..');
 
 function header(settings: Settings): string {
   return [
-    `Gatehouse benchmark — node ${process.version}, ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} at start`,
+    `Gatehouse benchmark — node ${process.version}, ${os.cpus().length} CPUs, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} at start`,
     `Every server process of a deployment on CPU ${SERVER_CPU} (taskset), the load (wrk, one thread, ${settings.connections} connections) on CPU ${LOAD_CPU};`,
     `${settings.rounds} interleaved round(s), each deployment alone (the others SIGSTOPped): ${settings.warmup} s warm-up, ${settings.duration} s at peak, ${settings.duration} s paced at half that peak.`,
     `Access logs (Gatehouse, the Koa stack's pino, nginx, HAProxy) to ${settings.accessLog === '/dev/null' ? '/dev/null' : `a file each in ${settings.accessLog}`}; Gatehouse from dist/, as gatehouse start; limits ${settings.limit} a minute per user.`,
@@ -38,8 +41,21 @@ function header(settings: Settings): string {
 
 /** The gRPC rows, from bench/ratelimit.ts run pinned to the server CPU, its load to the load CPU. */
 function grpcRows(settings: Settings): Promise<Row[]> {
-  const args = ['-c', String(SERVER_CPU), process.execPath, '--import', 'tsx', join(__dirname, 'ratelimit.ts'), '--json'];
-  const env = { ...process.env, BENCH_LOAD_CPU: String(LOAD_CPU), BENCH_DURATION: String(settings.duration), BENCH_ROUNDS: String(settings.rounds) };
+  const args = [
+    '-c',
+    String(SERVER_CPU),
+    process.execPath,
+    '--import',
+    'tsx',
+    join(__dirname, 'ratelimit.ts'),
+    '--json',
+  ];
+  const env = {
+    ...process.env,
+    BENCH_LOAD_CPU: String(LOAD_CPU),
+    BENCH_DURATION: String(settings.duration),
+    BENCH_ROUNDS: String(settings.rounds),
+  };
   return new Promise((resolve, reject) => {
     const child = spawn('taskset', args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
@@ -47,7 +63,8 @@ function grpcRows(settings: Settings): Promise<Row[]> {
     child.once('error', reject);
     child.once('exit', (code) => {
       const last = out.trim().split('\n').pop() ?? '';
-      if (code !== 0 || !last.startsWith('[')) reject(new Error(`bench/ratelimit.ts --json failed (${code}): ${out.trim()}`));
+      if (code !== 0 || !last.startsWith('['))
+        reject(new Error(`bench/ratelimit.ts --json failed (${code}): ${out.trim()}`));
       else resolve(JSON.parse(last) as Row[]);
     });
   });
@@ -56,8 +73,8 @@ function grpcRows(settings: Settings): Promise<Row[]> {
 async function runGrpcPart(settings: Settings): Promise<{ goal: Goal; burstsMet: boolean }> {
   console.log(
     '\ngRPC rate limits (bench/ratelimit.ts): gatehouse serve ratelimit from dist/ against an empty grpc-js handler (peers/grpc-empty.js), envoy v3 ShouldRateLimit, each case a process of its own on CPU 0\n' +
-      '(the others SIGSTOPped; Redis on CPU 0 too), the load (h2load, 2 connections, 64 streams) on CPU 1; µs CPU/call: the server processes\'\n' +
-      'CPU time (with Redis\'s) a call; ratio: the median of the same-round ratios to an empty grpc-js handler.\n',
+      "(the others SIGSTOPped; Redis on CPU 0 too), the load (h2load, 2 connections, 64 streams) on CPU 1; µs CPU/call: the server processes'\n" +
+      "CPU time (with Redis's) a call; ratio: the median of the same-round ratios to an empty grpc-js handler.\n",
   );
   requireTools(['taskset', 'redis-server', 'h2load']);
   const { formatRows } = require('./ratelimit') as typeof import('./ratelimit');
@@ -70,9 +87,14 @@ async function runGrpcPart(settings: Settings): Promise<{ goal: Goal; burstsMet:
     met: memory.ratio >= 0.9,
   };
 
-  console.log("\nBursts through Redis (bench/ratelimit-bursts.ts, unpinned): exact answers, 0 errors, p99 under a burst <= 2x the empty handler's.\n");
-  const { burstTargetsMet, formatBurstBench, runBurstBench } = require('./ratelimit-bursts') as typeof import('./ratelimit-bursts');
-  const bursts = await runBurstBench({ repeats: Number(process.env.RATELIMIT_BURST_REPEATS || Math.min(5, settings.rounds)) });
+  console.log(
+    "\nBursts through Redis (bench/ratelimit-bursts.ts, unpinned): exact answers, 0 errors, p99 under a burst <= 2x the empty handler's.\n",
+  );
+  const { burstTargetsMet, formatBurstBench, runBurstBench } =
+    require('./ratelimit-bursts') as typeof import('./ratelimit-bursts');
+  const bursts = await runBurstBench({
+    repeats: Number(process.env.RATELIMIT_BURST_REPEATS || Math.min(5, settings.rounds)),
+  });
   const burstsMet = burstTargetsMet(bursts);
   console.log(`${formatBurstBench(bursts)}\n${burstsMet ? 'PASS' : 'FAIL'}: bursts`);
   return { goal, burstsMet };
@@ -100,7 +122,12 @@ async function main(parts: string[]): Promise<number> {
     burstsMet = grpc.burstsMet;
   }
   console.log(`\nGoals (same run, pinned):\n${formatGoals(goals)}`);
-  console.log(`\nload average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} at the end: figures taken on a machine busy with other work are indicative only.`);
+  console.log(
+    `\nload average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} at the end: figures taken on a machine busy with other work are indicative only.`,
+  );
   return goals.every((g) => g.met !== false) && burstsMet ? 0 : 1;
 }
 

@@ -23,7 +23,11 @@ const WAYS: Record<string, string[]> = {
 /** Milliseconds from spawning the command to the answer of its first request. */
 async function once(args: string[]): Promise<number> {
   const started = performance.now();
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'silent' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'silent' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   try {
     const url = await new Promise<string>((resolve, reject) => {
       let out = '';
@@ -52,7 +56,9 @@ async function main(): Promise<void> {
   for (const [way, list] of times) {
     const sorted = [...list].sort((a, b) => a - b);
     const median = sorted[Math.floor(sorted.length / 2)];
-    console.log(`${way}: median ${(median / 1000).toFixed(2)} s (${(sorted[0] / 1000).toFixed(2)}..${(sorted[sorted.length - 1] / 1000).toFixed(2)} s over ${runs})`);
+    console.log(
+      `${way}: median ${(median / 1000).toFixed(2)} s (${(sorted[0] / 1000).toFixed(2)}..${(sorted[sorted.length - 1] / 1000).toFixed(2)} s over ${runs})`,
+    );
   }
 }
 

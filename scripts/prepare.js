@@ -20,7 +20,9 @@ const { join, resolve } = require('node:path');
 
 const root = join(__dirname, '..');
 const manifest = require(join(root, 'package.json'));
-const built = [manifest.main, manifest.types, ...Object.values(manifest.bin)].every((file) => existsSync(join(root, file)));
+const built = [manifest.main, manifest.types, ...Object.values(manifest.bin)].every((file) =>
+  existsSync(join(root, file)),
+);
 const packing = process.env.npm_command === 'pack' || process.env.npm_command === 'publish';
 // npm runs a linked folder's prepare from the project that installs it: INIT_CWD is that project.
 const linked = process.env.INIT_CWD !== undefined && resolve(process.env.INIT_CWD) !== resolve(root);
@@ -35,7 +37,10 @@ try {
 if (typescript) {
   // The build `npm run build` does, through the npm that runs this script.
   const npm = process.env.npm_execpath;
-  execFileSync(npm ? process.execPath : 'npm', [...(npm ? [npm] : []), 'run', 'build'], { cwd: root, stdio: 'inherit' });
+  execFileSync(npm ? process.execPath : 'npm', [...(npm ? [npm] : []), 'run', 'build'], {
+    cwd: root,
+    stdio: 'inherit',
+  });
 } else if (built && !packing) {
   console.log('gatehouse: TypeScript is not installed (a production install): dist/ is kept as it was built');
 } else {

@@ -24,7 +24,11 @@ const { join } = require('node:path');
 const root = join(__dirname, '..');
 
 /** What the docs write for the package to install: the tarball's path, the git URL and a checkout's folder, replaced by real ones. */
-const SHOWN = { tarball: '/path/to/gatehouse-0.1.0.tgz', git: 'git+https://<host>/<you>/gatehouse.git', folder: '/path/to/gatehouse' };
+const SHOWN = {
+  tarball: '/path/to/gatehouse-0.1.0.tgz',
+  git: 'git+https://<host>/<you>/gatehouse.git',
+  folder: '/path/to/gatehouse',
+};
 
 /**
  * The commands of docs/install.md's `sh try-installs` block, without their
@@ -34,11 +38,16 @@ const SHOWN = { tarball: '/path/to/gatehouse-0.1.0.tgz', git: 'git+https://<host
 function docsCommands(text = readFileSync(join(root, 'docs', 'install.md'), 'utf8')) {
   const block = /^```sh try-installs\n([^]*?)^```$/m.exec(text);
   if (!block) throw new Error('docs/install.md has no sh try-installs block');
-  const commands = block[1].split('\n').map((line) => line.replace(/\s+#.*$/, '').trim()).filter(Boolean);
+  const commands = block[1]
+    .split('\n')
+    .map((line) => line.replace(/\s+#.*$/, '').trim())
+    .filter(Boolean);
   const installs = {};
   const then = [];
   for (const command of commands) {
-    const kind = Object.keys(SHOWN).find((k) => command.startsWith('npm install ') && command.includes(` ${SHOWN[k]} `));
+    const kind = Object.keys(SHOWN).find(
+      (k) => command.startsWith('npm install ') && command.includes(` ${SHOWN[k]} `),
+    );
     if (kind) installs[kind] = command;
     else then.push(command);
   }
@@ -46,7 +55,9 @@ function docsCommands(text = readFileSync(join(root, 'docs', 'install.md'), 'utf
 }
 
 /** A user's environment: nothing of the npm script this may run in. */
-const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('npm_') && name !== 'NODE_OPTIONS'));
+const env = Object.fromEntries(
+  Object.entries(process.env).filter(([name]) => !name.startsWith('npm_') && name !== 'NODE_OPTIONS'),
+);
 
 function sh(command, args, cwd) {
   return execFileSync(command, args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -107,25 +118,43 @@ async function tryInstall(scratch, name, spec, commands) {
   const project = join(scratch, name);
   mkdirSync(project);
   sh('npm', ['init', '-y'], project);
-  sh('sh', ['-c', commands.installs[name].replace(SHOWN[name], spec).replace(/^npm install /, 'npm install --no-audit --no-fund ')], project);
+  sh(
+    'sh',
+    [
+      '-c',
+      commands.installs[name].replace(SHOWN[name], spec).replace(/^npm install /, 'npm install --no-audit --no-fund '),
+    ],
+    project,
+  );
   for (const command of commands.then) {
     if (command === 'npx gatehouse start') await startAndStop(project);
     else sh('sh', ['-c', command], project);
   }
-  if (!/config: OK/.test(sh('npx', ['gatehouse', 'check', 'config'], project))) throw new Error(`${name}: gatehouse check failed`);
+  if (!/config: OK/.test(sh('npx', ['gatehouse', 'check', 'config'], project)))
+    throw new Error(`${name}: gatehouse check failed`);
   for (const [file, code] of [
     ['use.cjs', "const g = require('gatehouse'); if (typeof g.createGatehouse !== 'function') process.exit(1);"],
-    ['use.mjs', "import { createGatehouse } from 'gatehouse'; if (typeof createGatehouse !== 'function') process.exit(1);"],
+    [
+      'use.mjs',
+      "import { createGatehouse } from 'gatehouse'; if (typeof createGatehouse !== 'function') process.exit(1);",
+    ],
   ]) {
     require('node:fs').writeFileSync(join(project, file), code);
     sh(process.execPath, [file], project);
   }
-  console.log(`${name}: installed, copied its config, started and stopped through npx, checked, required and imported (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+  console.log(
+    `${name}: installed, copied its config, started and stopped through npx, checked, required and imported (${((Date.now() - started) / 1000).toFixed(0)} s)`,
+  );
 }
 
 async function main() {
   const commands = docsCommands();
-  if (!commands.installs.tarball || !commands.installs.git || !commands.installs.folder || !commands.then.includes('npx gatehouse start')) {
+  if (
+    !commands.installs.tarball ||
+    !commands.installs.git ||
+    !commands.installs.folder ||
+    !commands.then.includes('npx gatehouse start')
+  ) {
     throw new Error(`docs/install.md's block is not what this script runs: ${JSON.stringify(commands)}`);
   }
   const scratch = mkdtempSync(join(tmpdir(), 'gatehouse-installs-'));

@@ -50,7 +50,9 @@ function listedIn(start: string): string[] {
     else if (c === '.' && depth === 0 && /\s/.test(DOCS[i + 1] ?? ' ')) break;
   }
   // `tls: {cert, key}` names the option tls; `true`, `0` or `gatehouse.io` name none.
-  return spans.map((s) => /^([a-z][A-Za-z]*)(?::|$)/.exec(s)?.[1]).filter((n): n is string => n !== undefined && n !== 'true' && n !== 'false');
+  return spans
+    .map((s) => /^([a-z][A-Za-z]*)(?::|$)/.exec(s)?.[1])
+    .filter((n): n is string => n !== undefined && n !== 'true' && n !== 'false');
 }
 
 /** What the docs tell an embedding app to use by name, anywhere in them. */
@@ -63,7 +65,8 @@ function namesInDocs(): { values: string[]; members: string[] } {
     const state = /^ctx\.state\[([A-Z][A-Z0-9_]*)\]$/.exec(span);
     if (state) values.add(state[1]);
     // A function or a constant, not a file (`ratelimit.yaml`).
-    const member = /^(http|gateway|auth|ratelimit|api|bookings|diag|cors|telemetry)\.([a-z]+[A-Z]\w*|[A-Z][A-Z0-9_]+)$/.exec(span);
+    const member =
+      /^(http|gateway|auth|ratelimit|api|bookings|diag|cors|telemetry)\.([a-z]+[A-Z]\w*|[A-Z][A-Z0-9_]+)$/.exec(span);
     if (member) members.add(`${member[1]}.${member[2]}`);
   }
   return { values: [...values].sort(), members: [...members].sort() };
@@ -109,14 +112,19 @@ export { gatehouse, running };
     });
     checker = program.getTypeChecker();
     const source = program.getSourceFile(file)!;
-    problems = ts.getPreEmitDiagnostics(program, source).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
-    const ofPackage = source.statements.filter(ts.isImportDeclaration).find((d) => (d.moduleSpecifier as ts.StringLiteral).text === 'gatehouse')!;
+    problems = ts
+      .getPreEmitDiagnostics(program, source)
+      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    const ofPackage = source.statements
+      .filter(ts.isImportDeclaration)
+      .find((d) => (d.moduleSpecifier as ts.StringLiteral).text === 'gatehouse')!;
     const moduleSymbol = checker.getSymbolAtLocation(ofPackage.moduleSpecifier)!;
     exported = new Map(checker.getExportsOfModule(moduleSymbol).map((s) => [s.name, s]));
   });
 
   it('finds the names in the docs', () => {
-    for (const name of ['createGatehouse', 'createGateway', 'createAuthService', 'RATE_LIMIT_METADATA_STATE']) assert.ok(values.includes(name), name);
+    for (const name of ['createGatehouse', 'createGateway', 'createAuthService', 'RATE_LIMIT_METADATA_STATE'])
+      assert.ok(values.includes(name), name);
     assert.ok(members.includes('http.createServiceApp'));
   });
 
@@ -143,13 +151,20 @@ export { gatehouse, running };
     const ownNamed = (type: ts.Type): string | undefined => {
       const symbol = type.aliasSymbol ?? type.getSymbol();
       const declaration = symbol?.declarations?.[0];
-      if (!symbol || !declaration || !declaration.getSourceFile().fileName.startsWith(`${installed}/`)) return undefined;
-      return ts.isInterfaceDeclaration(declaration) || ts.isTypeAliasDeclaration(declaration) || ts.isClassDeclaration(declaration) ? symbol.name : undefined;
+      if (!symbol || !declaration || !declaration.getSourceFile().fileName.startsWith(`${installed}/`))
+        return undefined;
+      return ts.isInterfaceDeclaration(declaration) ||
+        ts.isTypeAliasDeclaration(declaration) ||
+        ts.isClassDeclaration(declaration)
+        ? symbol.name
+        : undefined;
     };
     for (const name of values) {
       const symbol = exported.get(name);
       if (!symbol) continue;
-      const type = checker.getTypeOfSymbol(symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol);
+      const type = checker.getTypeOfSymbol(
+        symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol,
+      );
       for (const signature of type.getCallSignatures()) {
         const given = signature.getReturnType();
         const awaited = checker.getAwaitedType(given) ?? given;
@@ -174,7 +189,10 @@ export { gatehouse, running };
       return type.getProperties().map((p) => p.name);
     };
     const gatehouseOptions = listedIn('`createGatehouse(options)` takes');
-    assert.ok(gatehouseOptions.includes('keepAliveTimeoutMs') && !gatehouseOptions.includes('hostname'), gatehouseOptions.join());
+    assert.ok(
+      gatehouseOptions.includes('keepAliveTimeoutMs') && !gatehouseOptions.includes('hostname'),
+      gatehouseOptions.join(),
+    );
     const authOptions = listedIn('`createAuthService` takes');
     assert.deepEqual(authOptions, ['threads', 'maxQueued', 'maxWaitMs']);
     const resolves = /It resolves `\{([^}]*)\}`/.exec(DOCS);
@@ -182,9 +200,15 @@ export { gatehouse, running };
     const result = resolves[1].split(',').map((p) => p.trim().replace(/\(\)$/, ''));
     assert.deepEqual(
       [
-        ...gatehouseOptions.filter((o) => !propertiesOf('createGatehouse', 'options').includes(o)).map((o) => `createGatehouse option ${o}`),
-        ...authOptions.filter((o) => !propertiesOf('createAuthService', 'options').includes(o)).map((o) => `createAuthService option ${o}`),
-        ...result.filter((p) => !propertiesOf('createGatehouse', 'result').includes(p)).map((p) => `createGatehouse result ${p}`),
+        ...gatehouseOptions
+          .filter((o) => !propertiesOf('createGatehouse', 'options').includes(o))
+          .map((o) => `createGatehouse option ${o}`),
+        ...authOptions
+          .filter((o) => !propertiesOf('createAuthService', 'options').includes(o))
+          .map((o) => `createAuthService option ${o}`),
+        ...result
+          .filter((p) => !propertiesOf('createGatehouse', 'result').includes(p))
+          .map((p) => `createGatehouse result ${p}`),
       ],
       [],
     );

@@ -40,16 +40,30 @@ describe('the gatehouse package', function () {
   });
 
   it('holds the compiled library, its command, the protos and the demo config, and no sources, tests or stale output', () => {
-    const targets = [pkg.main, pkg.types, ...Object.values(pkg.bin), ...Object.values(pkg.exports).flatMap((t) => (typeof t === 'string' ? [t] : Object.values(t)))];
-    for (const target of targets) assert.ok(packed.includes(target.replace(/^\.\//, '')), `${target} is not in the package`);
+    const targets = [
+      pkg.main,
+      pkg.types,
+      ...Object.values(pkg.bin),
+      ...Object.values(pkg.exports).flatMap((t) => (typeof t === 'string' ? [t] : Object.values(t))),
+    ];
+    for (const target of targets)
+      assert.ok(packed.includes(target.replace(/^\.\//, '')), `${target} is not in the package`);
     for (const folder of ['proto', 'config']) {
-      const want = walk(join(REPO_ROOT, folder)).map((f) => `${folder}/${f}`).sort();
+      const want = walk(join(REPO_ROOT, folder))
+        .map((f) => `${folder}/${f}`)
+        .sort();
       assert.deepEqual(packed.filter((f) => f.startsWith(`${folder}/`)).sort(), want);
     }
-    assert.deepEqual(packed.filter((f) => /^(src|test|bench|\.ci)\//.test(f) || (f.endsWith('.ts') && !f.endsWith('.d.ts'))), []);
+    assert.deepEqual(
+      packed.filter((f) => /^(src|test|bench|\.ci)\//.test(f) || (f.endsWith('.ts') && !f.endsWith('.d.ts'))),
+      [],
+    );
     // A file compiled from a source since removed would ship with the package.
     const sources = new Set(walk(join(REPO_ROOT, 'src')));
-    assert.deepEqual(packed.filter((f) => f.startsWith('dist/') && f.endsWith('.js') && !sources.has(f.slice(5, -3) + '.ts')), []);
+    assert.deepEqual(
+      packed.filter((f) => f.startsWith('dist/') && f.endsWith('.js') && !sources.has(f.slice(5, -3) + '.ts')),
+      [],
+    );
     assert.match(readFileSync(join(installed, pkg.bin.gatehouse), 'utf8'), /^#!\/usr\/bin\/env node\n/);
   });
 
@@ -66,7 +80,8 @@ describe('the gatehouse package', function () {
       if (specifier.startsWith('node:') || builtins.has(specifier)) continue;
       const name = packageOf(specifier);
       assert.ok(name in pkg.dependencies, `the declarations import ${specifier}, which is not a dependency`);
-      if (!shipsTypes(name) && !(typesPackage(name) in pkg.dependencies)) missing.push(`${specifier} (${typesPackage(name)})`);
+      if (!shipsTypes(name) && !(typesPackage(name) in pkg.dependencies))
+        missing.push(`${specifier} (${typesPackage(name)})`);
     }
     assert.deepEqual(missing, [], 'declarations import these without their types among the dependencies');
   });
@@ -79,7 +94,9 @@ describe('the gatehouse package', function () {
       for (const m of text.matchAll(/require(?:\.resolve)?\(\s*['"`]([^'"`./][^'"`$]*)/g)) required.add(m[1]);
     }
     assert.ok(required.has('koa'), 'the compiled modules were not read');
-    const outside = [...required].filter((s) => !s.startsWith('node:') && !builtins.has(s) && !(packageOf(s) in pkg.dependencies));
+    const outside = [...required].filter(
+      (s) => !s.startsWith('node:') && !builtins.has(s) && !(packageOf(s) in pkg.dependencies),
+    );
     assert.deepEqual(outside, []);
   });
 
@@ -111,7 +128,10 @@ describe('the gatehouse package', function () {
       const res = await fetch(url + '/v1/messages/1');
       console.log(res.status, (await res.json()).content);
       await gatehouse.stop();`;
-    writeFileSync(join(project, 'use.cjs'), `(async () => { ${body("const { createGatehouse } = require('gatehouse');")} })();`);
+    writeFileSync(
+      join(project, 'use.cjs'),
+      `(async () => { ${body("const { createGatehouse } = require('gatehouse');")} })();`,
+    );
     writeFileSync(join(project, 'use.mjs'), body("import { createGatehouse } from 'gatehouse';"));
     for (const file of ['use.cjs', 'use.mjs']) {
       const used = await run(process.execPath, [file], project);
@@ -125,7 +145,11 @@ describe('the gatehouse package', function () {
     cpSync(join(installed, 'config'), folder, { recursive: true });
     // 1000 Mappings: past what is checked on the event loop, so that the compiled worker.js does it.
     const many = (prefix: string) =>
-      Array.from({ length: 1000 }, (_, i) => `{apiVersion: gateway/v1, kind: Mapping, name: ${prefix}${i}, prefix: /${prefix}${i}/, service: api, rewrite: /v1/, bypass_auth: true}`).join('\n---\n');
+      Array.from(
+        { length: 1000 },
+        (_, i) =>
+          `{apiVersion: gateway/v1, kind: Mapping, name: ${prefix}${i}, prefix: /${prefix}${i}/, service: api, rewrite: /v1/, bypass_auth: true}`,
+      ).join('\n---\n');
     writeFileSync(join(folder, 'many.yaml'), many('p'));
     const script = `
       const { createGatehouse } = require('gatehouse');
@@ -158,7 +182,12 @@ describe('the gatehouse package', function () {
     assert.equal(check.code, 1, check.stdout);
     assert.match(check.stderr, /bomb\.yaml: YAML: uses aliases more than 100 times/);
     rmSync(join(folder, 'bomb.yaml'));
-    const server = await startServer(process.execPath, [bin, 'start', '--port', '0', '--grpc-port', '0', '--no-watch', '--config', folder], project, { LOG_LEVEL: 'warn', ...data });
+    const server = await startServer(
+      process.execPath,
+      [bin, 'start', '--port', '0', '--grpc-port', '0', '--no-watch', '--config', folder],
+      project,
+      { LOG_LEVEL: 'warn', ...data },
+    );
     assert.equal((await fetch(`${server.url}/q999/messages/1`)).status, 200);
     server.child.kill('SIGTERM');
     const ended = await server.ended();
@@ -196,9 +225,17 @@ describe('the gatehouse package', function () {
       isolatedModules: true,
       noEmit: true,
     });
-    const ours = program.getSourceFiles().filter((f) => files.includes(f.fileName) || f.fileName.startsWith(`${installed}/`));
-    assert.ok(ours.some((f) => f.fileName.endsWith('/dist/gatehouse/gatehouse.d.ts')), 'the declarations were not reached');
-    const problems = [...program.getOptionsDiagnostics(), ...ours.flatMap((f) => [...program.getSyntacticDiagnostics(f), ...program.getSemanticDiagnostics(f)])].map((d) => {
+    const ours = program
+      .getSourceFiles()
+      .filter((f) => files.includes(f.fileName) || f.fileName.startsWith(`${installed}/`));
+    assert.ok(
+      ours.some((f) => f.fileName.endsWith('/dist/gatehouse/gatehouse.d.ts')),
+      'the declarations were not reached',
+    );
+    const problems = [
+      ...program.getOptionsDiagnostics(),
+      ...ours.flatMap((f) => [...program.getSyntacticDiagnostics(f), ...program.getSemanticDiagnostics(f)]),
+    ].map((d) => {
       const where = d.file ? `${relative(project, d.file.fileName)}: ` : '';
       return where + ts.flattenDiagnosticMessageText(d.messageText, '\n');
     });

@@ -21,10 +21,14 @@ function mtimes(dir: string, ending: string, pick: (a: number, b: number) => num
 export function ensureBuilt(root: string): boolean {
   const dist = join(root, 'dist');
   const fresh =
-    existsSync(join(dist, 'cli', 'main.js')) && mtimes(dist, '.js', Math.min, Infinity) >= mtimes(join(root, 'src'), '.ts', Math.max, 0);
+    existsSync(join(dist, 'cli', 'main.js')) &&
+    mtimes(dist, '.js', Math.min, Infinity) >= mtimes(join(root, 'src'), '.ts', Math.max, 0);
   if (fresh) return false;
   process.stderr.write('dist/ is missing or older than src/: npm run build\n');
   const build = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: ['ignore', 2, 2] });
-  if (build.status !== 0) throw new Error(`npm run build failed (${build.status ?? build.signal}): the Gatehouse rows run the compiled dist/`);
+  if (build.status !== 0)
+    throw new Error(
+      `npm run build failed (${build.status ?? build.signal}): the Gatehouse rows run the compiled dist/`,
+    );
   return true;
 }

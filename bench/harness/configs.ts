@@ -28,7 +28,8 @@ function withApiMapping(records: Records, variant: GatehouseVariant): Records {
     if (record.kind !== 'Mapping' || record.name !== 'api-v1') return record;
     const mapping = { ...record };
     if (variant.kind === 'auth' || variant.kind === 'auth-limit') delete mapping.bypass_auth;
-    if (variant.kind === 'auth-limit') mapping.labels = { gateway: [{ request_label_group: [{ user: { header: 'x-travel-user' } }] }] };
+    if (variant.kind === 'auth-limit')
+      mapping.labels = { gateway: [{ request_label_group: [{ user: { header: 'x-travel-user' } }] }] };
     if (variant.kind === 'proxy') mapping.service = variant.upstream;
     return mapping;
   });
@@ -41,17 +42,24 @@ function withApiMapping(records: Records, variant: GatehouseVariant): Records {
 export function writeGatehouseConfig(dir: string, variant: GatehouseVariant, perUserLimit: number): string {
   mkdirSync(dir, { recursive: true });
   for (const file of ['users.htpasswd', 'bookings.yaml']) copyFileSync(join(DEMO_CONFIG, file), join(dir, file));
-  const services = parseAllDocuments(readFileSync(join(DEMO_CONFIG, 'services.yaml'), 'utf8')).map((doc) => doc.toJS() as Record<string, any>);
+  const services = parseAllDocuments(readFileSync(join(DEMO_CONFIG, 'services.yaml'), 'utf8')).map(
+    (doc) => doc.toJS() as Record<string, any>,
+  );
   for (const service of services) {
     const annotations = service.metadata?.annotations as Record<string, string> | undefined;
     const records = annotations?.['gatehouse.io/config'];
     if (records === undefined) continue;
     const parsed = parseAllDocuments(records).map((doc) => doc.toJS() as Record<string, unknown> | null);
-    const edited = withApiMapping(parsed.filter((r): r is Record<string, unknown> => r !== null), variant);
+    const edited = withApiMapping(
+      parsed.filter((r): r is Record<string, unknown> => r !== null),
+      variant,
+    );
     annotations!['gatehouse.io/config'] = edited.map((r) => stringify(r)).join('---\n');
   }
   writeFileSync(join(dir, 'services.yaml'), services.map((s) => stringify(s)).join('---\n'));
-  const limits = parse(readFileSync(join(DEMO_CONFIG, 'ratelimit.yaml'), 'utf8')) as { descriptors: { key: string; rate_limit: { requests_per_unit: number } }[] };
+  const limits = parse(readFileSync(join(DEMO_CONFIG, 'ratelimit.yaml'), 'utf8')) as {
+    descriptors: { key: string; rate_limit: { requests_per_unit: number } }[];
+  };
   const perUser = limits.descriptors.find((d) => d.key === 'user');
   if (!perUser) throw new Error('config/ratelimit.yaml has no per-user limit (key: user) to raise');
   perUser.rate_limit.requests_per_unit = perUserLimit;
@@ -83,7 +91,11 @@ const KEEPALIVE_HOP = 'proxy_http_version 1.1;\n      proxy_set_header Connectio
  * every request, then passes it, with the user the auth service named, to
  * the api.
  */
-export function writeNginxAuthConfig(dir: string, accessLog: string, ports: { nginx: number; auth: number; api: number }): string {
+export function writeNginxAuthConfig(
+  dir: string,
+  accessLog: string,
+  ports: { nginx: number; auth: number; api: number },
+): string {
   mkdirSync(dir, { recursive: true });
   const server = `  upstream auth { server 127.0.0.1:${ports.auth}; keepalive 32; }
   upstream api { server 127.0.0.1:${ports.api}; keepalive 32; }
@@ -114,7 +126,11 @@ export function writeNginxAuthConfig(dir: string, accessLog: string, ports: { ng
 }
 
 /** nginx as a reverse proxy to one upstream. */
-export function writeNginxProxyConfig(dir: string, accessLog: string, ports: { nginx: number; upstream: number }): string {
+export function writeNginxProxyConfig(
+  dir: string,
+  accessLog: string,
+  ports: { nginx: number; upstream: number },
+): string {
   mkdirSync(dir, { recursive: true });
   const server = `  upstream backend { server 127.0.0.1:${ports.upstream}; keepalive 32; }
   server {

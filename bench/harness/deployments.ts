@@ -7,7 +7,13 @@
  */
 import { join } from 'node:path';
 import { freePort } from '../../test/ratelimit/support/redis-server';
-import { writeGatehouseConfig, writeHaproxyConfig, writeNginxAuthConfig, writeNginxProxyConfig, type GatehouseVariant } from './configs';
+import {
+  writeGatehouseConfig,
+  writeHaproxyConfig,
+  writeNginxAuthConfig,
+  writeNginxProxyConfig,
+  type GatehouseVariant,
+} from './configs';
 import type { ProcessSpec } from './processes';
 
 const ROOT = join(__dirname, '..', '..');
@@ -54,7 +60,19 @@ export interface DeploymentSpec {
 /** The environment of every node process: production, none of the variables that would change what Gatehouse does. */
 function nodeEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', ...extra };
-  for (const name of ['HOST', 'PORT', 'GRPC_PORT', 'GATEHOUSE_CONFIG', 'REDIS_URL', 'DATABASE_URL', 'GATEHOUSE_DATA', 'TLS_CERT', 'TLS_KEY', 'LOG_LEVEL', 'NODE_OPTIONS']) {
+  for (const name of [
+    'HOST',
+    'PORT',
+    'GRPC_PORT',
+    'GATEHOUSE_CONFIG',
+    'REDIS_URL',
+    'DATABASE_URL',
+    'GATEHOUSE_DATA',
+    'TLS_CERT',
+    'TLS_KEY',
+    'LOG_LEVEL',
+    'NODE_OPTIONS',
+  ]) {
     if (!(name in extra)) delete env[name];
   }
   return env;
@@ -96,7 +114,12 @@ async function onePeer(ctx: BuildContext, file: string, env: Record<string, stri
 }
 
 function nginx(ctx: BuildContext, config: string, port: number): ProcessSpec {
-  return { name: 'nginx', command: 'nginx', args: ['-p', ctx.dir, '-c', config, '-e', join(ctx.dir, 'nginx-error.log')], port };
+  return {
+    name: 'nginx',
+    command: 'nginx',
+    args: ['-p', ctx.dir, '-c', config, '-e', join(ctx.dir, 'nginx-error.log')],
+    port,
+  };
 }
 
 const upstreamUrl = (ctx: BuildContext) => `http://127.0.0.1:${ctx.upstreamPort}`;
@@ -200,7 +223,12 @@ export const DEPLOYMENTS: readonly DeploymentSpec[] = [
       return {
         port: ports.nginx,
         processes: [
-          gatehouseCommand(ctx, 'gatehouse serve auth', ['serve', 'auth', '--config', configDir, '--port', String(ports.auth)], ports.auth),
+          gatehouseCommand(
+            ctx,
+            'gatehouse serve auth',
+            ['serve', 'auth', '--config', configDir, '--port', String(ports.auth)],
+            ports.auth,
+          ),
           gatehouseCommand(ctx, 'gatehouse serve api', ['serve', 'api', '--port', String(ports.api)], ports.api),
           nginx(ctx, config, ports.nginx),
         ],
@@ -230,7 +258,12 @@ export const DEPLOYMENTS: readonly DeploymentSpec[] = [
     async build(ctx) {
       const port = await freePort();
       const config = writeHaproxyConfig(ctx.dir, { haproxy: port, upstream: ctx.upstreamPort });
-      return { port, processes: [{ name: 'haproxy', command: 'haproxy', args: ['-db', '-f', config], stdout: ctx.logOf('haproxy'), port }] };
+      return {
+        port,
+        processes: [
+          { name: 'haproxy', command: 'haproxy', args: ['-db', '-f', config], stdout: ctx.logOf('haproxy'), port },
+        ],
+      };
     },
   },
   {
@@ -261,7 +294,7 @@ export const DEPLOYMENTS: readonly DeploymentSpec[] = [
     key: 'undici-answer',
     name: "node:http + undici, Gatehouse's answer",
     group: 'proxy',
-    what: 'the same forwarder answering as the gateway does: a request id both ways, X-Forwarded-* and Forwarded, the upstream\'s Host, Connection-nominated headers dropped, a pino line with the access log fields',
+    what: "the same forwarder answering as the gateway does: a request id both ways, X-Forwarded-* and Forwarded, the upstream's Host, Connection-nominated headers dropped, a pino line with the access log fields",
     auth: false,
     limited: false,
     proxied: true,

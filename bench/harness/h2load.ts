@@ -53,7 +53,8 @@ export function runH2load(options: H2loadOptions): Promise<H2loadResult> {
     ...['-d', body, '-H', 'content-type: application/grpc', '-H', 'te: trailers', '--log-file', log],
     `http://${options.address}${options.path}`,
   ];
-  const command = options.cpu === undefined ? ['h2load', ...args] : ['taskset', '-c', String(options.cpu), 'h2load', ...args];
+  const command =
+    options.cpu === undefined ? ['h2load', ...args] : ['taskset', '-c', String(options.cpu), 'h2load', ...args];
   const child = spawn(command[0], command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
@@ -63,7 +64,8 @@ export function runH2load(options: H2loadOptions): Promise<H2loadResult> {
     child.once('exit', (code) => {
       try {
         const finished = /finished in ([\d.]+)s, ([\d.]+) req\/s/.exec(out);
-        const requests = /requests: (\d+) total, \d+ started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored/.exec(out);
+        const requests =
+          /requests: (\d+) total, \d+ started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored/.exec(out);
         if (code !== 0 || !finished || !requests) throw new Error(`h2load failed (${code}): ${out.trim().slice(-500)}`);
         // Columns: start (µs since the epoch), HTTP status, µs to the end of the answer.
         const latencies = readFileSync(log, 'utf8')

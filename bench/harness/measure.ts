@@ -80,7 +80,12 @@ function setFrozen(running: Running[], frozen: boolean): void {
 
 async function measureOne(target: Running, upstream: Running | undefined, settings: Settings): Promise<Sample> {
   const url = `http://127.0.0.1:${target.port}${MESSAGE_PATH}`;
-  const load = { url, connections: settings.connections, cpu: LOAD_CPU, authorization: target.spec.auth ? ALICE : undefined };
+  const load = {
+    url,
+    connections: settings.connections,
+    cpu: LOAD_CPU,
+    authorization: target.spec.auth ? ALICE : undefined,
+  };
   // Errors while warming up are not counted: a proxy may find its kept-alive connections closed by an upstream that was frozen.
   await runWrk({ ...load, seconds: settings.warmup });
   const own = processTree(rootsOf(target));
@@ -88,12 +93,20 @@ async function measureOne(target: Running, upstream: Running | undefined, settin
   const [allBefore, ownBefore] = [cpuMicros(all), cpuMicros(own)];
   const peak = await runWrk({ ...load, seconds: settings.duration });
   const [allAfter, ownAfter] = [cpuMicros(all), cpuMicros(own)];
-  const gone = [...target.processes, ...(upstream?.processes ?? [])].find((p) => p.child.exitCode !== null || p.child.signalCode !== null);
+  const gone = [...target.processes, ...(upstream?.processes ?? [])].find(
+    (p) => p.child.exitCode !== null || p.child.signalCode !== null,
+  );
   if (gone) throw new Error(`${gone.spec.name} of ${target.spec.name} exited while measured: ${gone.stderr().trim()}`);
   if (peak.requests === 0) throw new Error(`${target.spec.name} answered no request in ${settings.duration} s`);
   const half = await runWrk({ ...load, seconds: settings.duration, rate: peak.reqPerSec / 2 });
-  for (const [run, r] of [['at peak', peak], ['at half rate', half]] as [string, WrkResult][]) {
-    if (r.statusErrors > 0) throw new Error(`${target.spec.name}: ${r.statusErrors} answers of status 400 or more ${run}: it must answer every request 200`);
+  for (const [run, r] of [
+    ['at peak', peak],
+    ['at half rate', half],
+  ] as [string, WrkResult][]) {
+    if (r.statusErrors > 0)
+      throw new Error(
+        `${target.spec.name}: ${r.statusErrors} answers of status 400 or more ${run}: it must answer every request 200`,
+      );
   }
   return {
     reqPerSec: peak.reqPerSec,
@@ -119,7 +132,10 @@ export async function runHttpBench(settings: Settings): Promise<Measured[]> {
   const upstreamPort = await freePort();
   const contextOf = (name: string): BuildContext => ({
     dir: join(root, name),
-    logOf: (process) => (settings.accessLog === '/dev/null' ? '/dev/null' : join(settings.accessLog, `${name}.${process.replace(/\W+/g, '-')}.log`)),
+    logOf: (process) =>
+      settings.accessLog === '/dev/null'
+        ? '/dev/null'
+        : join(settings.accessLog, `${name}.${process.replace(/\W+/g, '-')}.log`),
     upstreamPort,
   });
   const running: Running[] = [];

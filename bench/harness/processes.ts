@@ -13,7 +13,14 @@ import os from 'node:os';
 import { delimiter, join } from 'node:path';
 
 /** What the benchmark runs, with the Debian package that brings it. */
-const TOOLS: Record<string, string> = { taskset: 'util-linux', wrk: 'wrk', nginx: 'nginx', haproxy: 'haproxy', 'redis-server': 'redis-server', h2load: 'nghttp2-client' };
+const TOOLS: Record<string, string> = {
+  taskset: 'util-linux',
+  wrk: 'wrk',
+  nginx: 'nginx',
+  haproxy: 'haproxy',
+  'redis-server': 'redis-server',
+  h2load: 'nghttp2-client',
+};
 
 /** Where Debian puts nginx and haproxy, which a user's PATH may leave out. */
 const SYSTEM_DIRS = ['/usr/sbin', '/sbin'];
@@ -47,9 +54,12 @@ export function requireTools(tools: readonly string[]): void {
   const missing = tools.filter((tool) => !onPath(tool));
   if (missing.length) {
     const packages = [...new Set(missing.map((tool) => TOOLS[tool] ?? tool))];
-    throw new Error(`the benchmark needs ${missing.join(', ')}, found neither on the PATH nor in /usr/sbin: apt-get install ${packages.join(' ')}`);
+    throw new Error(
+      `the benchmark needs ${missing.join(', ')}, found neither on the PATH nor in /usr/sbin: apt-get install ${packages.join(' ')}`,
+    );
   }
-  if (os.cpus().length < 2) throw new Error('the benchmark pins the servers to CPU 0 and the load to CPU 1: it needs 2 CPUs');
+  if (os.cpus().length < 2)
+    throw new Error('the benchmark pins the servers to CPU 0 and the load to CPU 1: it needs 2 CPUs');
 }
 
 const CLOCK_TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
@@ -200,12 +210,16 @@ export async function waitUntilServing(pinned: Pinned): Promise<void> {
   const deadline = Date.now() + 90_000;
   while (Date.now() < deadline) {
     if (pinned.child.exitCode !== null || pinned.child.signalCode !== null) {
-      throw new Error(`${pinned.spec.name} exited (${pinned.child.exitCode ?? pinned.child.signalCode}) before serving: ${pinned.stderr().trim()}`);
+      throw new Error(
+        `${pinned.spec.name} exited (${pinned.child.exitCode ?? pinned.child.signalCode}) before serving: ${pinned.stderr().trim()}`,
+      );
     }
     if (await answers(pinned.spec.port)) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error(`${pinned.spec.name} did not serve on port ${pinned.spec.port} within 90 s: ${pinned.stderr().trim()}`);
+  throw new Error(
+    `${pinned.spec.name} did not serve on port ${pinned.spec.port} within 90 s: ${pinned.stderr().trim()}`,
+  );
 }
 
 /** Remembers `processes` so that they are killed at exit whatever happens. */

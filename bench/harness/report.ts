@@ -29,7 +29,14 @@ const fixed = (x: number, digits: number) => (Number.isNaN(x) ? '' : x.toFixed(d
 /** Columns padded, the first to the left. */
 export function table(cells: string[][]): string {
   const widths = cells[0].map((_, i) => Math.max(...cells.map((c) => c[i].length)));
-  return cells.map((c) => c.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ').trimEnd()).join('\n');
+  return cells
+    .map((c) =>
+      c
+        .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i])))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** The p99 at half rate, marked when the paced run fell short of half the peak in a round. */
@@ -38,7 +45,12 @@ function halfCell(m: Measured): string {
   return `${fixed(of(m, p99Half), 1)}${short ? '*' : ''}`;
 }
 
-function groupTable(rows: Measured[], baseline: Measured | undefined, gatehouse: Measured | undefined, proxy: boolean): string {
+function groupTable(
+  rows: Measured[],
+  baseline: Measured | undefined,
+  gatehouse: Measured | undefined,
+  proxy: boolean,
+): string {
   const head = ['deployment', 'req/s', proxy ? 'vs direct' : 'vs bare Koa', 'Gatehouse vs it', 'CPU µs/req'];
   if (proxy) head.push('proxy alone');
   head.push('p99 ms peak', 'p99 ms half', 'errors');
@@ -48,11 +60,31 @@ function groupTable(rows: Measured[], baseline: Measured | undefined, gatehouse:
       m.spec.name,
       String(Math.round(of(m, rps))),
       baseline ? fixed(sameRoundRatio(m, baseline, rps), 2) : '',
-      gatehouse && gatehouse !== m && !m.spec.key.startsWith('gatehouse') ? fixed(sameRoundRatio(gatehouse, m, rps), 2) : '',
-      fixed(of(m, (s) => s.cpuUs), 1),
+      gatehouse && gatehouse !== m && !m.spec.key.startsWith('gatehouse')
+        ? fixed(sameRoundRatio(gatehouse, m, rps), 2)
+        : '',
+      fixed(
+        of(m, (s) => s.cpuUs),
+        1,
+      ),
     ];
-    if (proxy) line.push(m.spec.proxied ? fixed(of(m, (s) => s.ownCpuUs), 1) : '');
-    line.push(fixed(of(m, (s) => s.p99PeakMs), 1), halfCell(m), String(m.samples.reduce((n, s) => n + s.socketErrors, 0)));
+    if (proxy)
+      line.push(
+        m.spec.proxied
+          ? fixed(
+              of(m, (s) => s.ownCpuUs),
+              1,
+            )
+          : '',
+      );
+    line.push(
+      fixed(
+        of(m, (s) => s.p99PeakMs),
+        1,
+      ),
+      halfCell(m),
+      String(m.samples.reduce((n, s) => n + s.socketErrors, 0)),
+    );
     cells.push(line);
   }
   return table(cells);
@@ -84,13 +116,19 @@ export function httpTables(measured: Measured[]): string {
 }
 
 /** A ratio goal between two rows; not measured when either is missing. */
-function ratioGoal(a: Measured | undefined, b: Measured | undefined, pick: (s: Sample) => number, test: (r: number) => boolean): { ratio: number; met: boolean | undefined } {
+function ratioGoal(
+  a: Measured | undefined,
+  b: Measured | undefined,
+  pick: (s: Sample) => number,
+  test: (r: number) => boolean,
+): { ratio: number; met: boolean | undefined } {
   if (!a || !b) return { ratio: NaN, met: undefined };
   const ratio = sameRoundRatio(a, b, pick);
   return { ratio, met: test(ratio) };
 }
 
-const both = (a: boolean | undefined, b: boolean | undefined) => (a === undefined || b === undefined ? undefined : a && b);
+const both = (a: boolean | undefined, b: boolean | undefined) =>
+  a === undefined || b === undefined ? undefined : a && b;
 const shown = (x: number) => (Number.isNaN(x) ? 'not measured' : x.toFixed(2));
 
 /** Goals 1, 2 and 4 of the HTTP rows (3 is the gRPC part's). */
@@ -106,7 +144,8 @@ export function httpGoals(measured: Measured[]): Goal[] {
   const koaAnswer = ratioGoal(m('gatehouse'), m('koa-answer'), rps, atLeast(1));
   const undiciAnswer = ratioGoal(m('gatehouse-proxy'), m('undici-answer'), rps, atLeast(0.8));
   // On a machine shared with other work, CPU time per request varies less than req/s: the same ratio from it.
-  const byCpu = (a: string, b: string) => (m(a) && m(b) ? shown(sameRoundRatio(m(b)!, m(a)!, (s) => s.cpuUs)) : 'not measured');
+  const byCpu = (a: string, b: string) =>
+    m(a) && m(b) ? shown(sameRoundRatio(m(b)!, m(a)!, (s) => s.cpuUs)) : 'not measured';
   const koaP99 = ratioGoal(m('gatehouse'), m('koa-stack'), p99Half, atMost(1));
   const proxyP99 = ratioGoal(m('gatehouse-proxy'), m('fastify-proxy'), p99Half, atMost(1));
   return [
@@ -131,5 +170,8 @@ export function httpGoals(measured: Measured[]): Goal[] {
 /** The goals as lines: met, NOT MET or not measured. */
 export function formatGoals(goals: readonly Goal[]): string {
   const verdict = (g: Goal) => (g.met === undefined ? 'not measured' : g.met ? 'met' : 'NOT MET');
-  return [...goals].sort((a, b) => a.title.localeCompare(b.title)).map((g) => `${verdict(g).padEnd(12)} ${g.title}: ${g.detail}`).join('\n');
+  return [...goals]
+    .sort((a, b) => a.title.localeCompare(b.title))
+    .map((g) => `${verdict(g).padEnd(12)} ${g.title}: ${g.detail}`)
+    .join('\n');
 }

@@ -33,12 +33,17 @@ function get(port: number, authorization?: string, host?: string): Promise<Answe
   if (authorization) headers.authorization = authorization;
   if (host) headers.host = host;
   return new Promise((resolve, reject) => {
-    const req = http.get({ host: '127.0.0.1', port, path: MESSAGE_PATH, headers, agent: false, timeout: 30_000 }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode!, contentType: res.headers['content-type'], body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    });
+    const req = http.get(
+      { host: '127.0.0.1', port, path: MESSAGE_PATH, headers, agent: false, timeout: 30_000 },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, contentType: res.headers['content-type'], body: Buffer.concat(chunks) }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.once('timeout', () => req.destroy(new Error(`GET ${MESSAGE_PATH} on port ${port} got no answer in 30 s`)));
     req.once('error', reject);
   });
@@ -62,13 +67,24 @@ function expect(spec: DeploymentSpec, what: string, ok: boolean, got: string): v
   if (!ok) throw new CheckFailure(`${spec.name} (${spec.key}): ${what}; got ${got}`);
 }
 
-const shown = (a: Answer) => `${a.status} ${a.contentType ?? '(no content-type)'} ${JSON.stringify(a.body.toString('utf8').slice(0, 200))}`;
+const shown = (a: Answer) =>
+  `${a.status} ${a.contentType ?? '(no content-type)'} ${JSON.stringify(a.body.toString('utf8').slice(0, 200))}`;
 
 /** Checks the answers of `spec` listening on `port`; `expected` is the right 200. Throws what is wrong. */
 export async function checkAnswers(spec: DeploymentSpec, port: number, expected: Answer): Promise<void> {
   const ok = await get(port, spec.auth ? ALICE : undefined);
-  expect(spec, `GET ${MESSAGE_PATH} must answer 200 with the api's bytes ${shown(expected)}`, ok.status === 200 && ok.body.equals(expected.body), shown(ok));
-  expect(spec, `its content-type must be the api's (${expected.contentType})`, ok.contentType === expected.contentType, String(ok.contentType));
+  expect(
+    spec,
+    `GET ${MESSAGE_PATH} must answer 200 with the api's bytes ${shown(expected)}`,
+    ok.status === 200 && ok.body.equals(expected.body),
+    shown(ok),
+  );
+  expect(
+    spec,
+    `its content-type must be the api's (${expected.contentType})`,
+    ok.contentType === expected.contentType,
+    String(ok.contentType),
+  );
   if (!spec.auth) return;
   const none = await get(port);
   expect(spec, 'without credentials it must answer 401', none.status === 401, shown(none));
@@ -81,7 +97,12 @@ export async function checkLimit(spec: DeploymentSpec, port: number): Promise<vo
   const statuses: number[] = [];
   for (let i = 0; i <= CHECK_LIMIT; i++) statuses.push((await get(port, ALICE)).status);
   const want = [...Array<number>(CHECK_LIMIT).fill(200), 429];
-  expect(spec, `with a limit of ${CHECK_LIMIT} a minute, alice's ${CHECK_LIMIT + 1} requests must answer ${want.join(' ')}`, statuses.join() === want.join(), statuses.join(' '));
+  expect(
+    spec,
+    `with a limit of ${CHECK_LIMIT} a minute, alice's ${CHECK_LIMIT + 1} requests must answer ${want.join(' ')}`,
+    statuses.join() === want.join(),
+    statuses.join(' '),
+  );
   const bob = await get(port, BOB);
   expect(spec, "the limit is per user: bob's first request must answer 200", bob.status === 200, shown(bob));
 }

@@ -9,7 +9,8 @@ function envInteger(name: string, fallback: number, min = 1): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be a whole number of at least ${min}, got '${raw}'`);
+  if (!Number.isInteger(n) || n < min)
+    throw new Error(`${name} must be a whole number of at least ${min}, got '${raw}'`);
   return n;
 }
 
@@ -40,7 +41,10 @@ function baselinesOf(rows: readonly string[]): string[] {
 export function readSettings(): Settings {
   const accessLog = resolve(process.env.BENCH_ACCESS_LOG || '/dev/null');
   const keys = DEPLOYMENTS.map((d) => d.key);
-  const asked = (process.env.BENCH_ROWS ?? '').split(/[,|]/).map((r) => r.trim()).filter(Boolean);
+  const asked = (process.env.BENCH_ROWS ?? '')
+    .split(/[,|]/)
+    .map((r) => r.trim())
+    .filter(Boolean);
   const unknown = asked.filter((r) => !keys.includes(r));
   if (unknown.length) throw new Error(`BENCH_ROWS: unknown row ${unknown.join(', ')}; rows: ${keys.join(', ')}`);
   return {

@@ -48,8 +48,24 @@ interface WrkJson {
 
 /** Runs wrk; throws with its output if it fails or prints no result. */
 export function runWrk(options: WrkOptions): Promise<WrkResult> {
-  const args = ['-c', String(options.cpu), 'wrk', '-t1', `-c${options.connections}`, `-d${options.seconds}s`, '--timeout', '10s', '-s', SCRIPT, options.url];
-  const env = { ...process.env, BENCH_AUTHORIZATION: options.authorization ?? '', BENCH_RATE: options.rate ? String(options.rate) : '' };
+  const args = [
+    '-c',
+    String(options.cpu),
+    'wrk',
+    '-t1',
+    `-c${options.connections}`,
+    `-d${options.seconds}s`,
+    '--timeout',
+    '10s',
+    '-s',
+    SCRIPT,
+    options.url,
+  ];
+  const env = {
+    ...process.env,
+    BENCH_AUTHORIZATION: options.authorization ?? '',
+    BENCH_RATE: options.rate ? String(options.rate) : '',
+  };
   return new Promise((resolve, reject) => {
     const child = spawn('taskset', args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -58,7 +74,8 @@ export function runWrk(options: WrkOptions): Promise<WrkResult> {
     child.once('error', reject);
     child.once('exit', (code) => {
       const line = /^BENCH_JSON (.*)$/m.exec(out);
-      if (code !== 0 || !line) return reject(new Error(`wrk ${args.slice(2).join(' ')} failed (${code}): ${out.trim()}`));
+      if (code !== 0 || !line)
+        return reject(new Error(`wrk ${args.slice(2).join(' ')} failed (${code}): ${out.trim()}`));
       const r = JSON.parse(line[1]) as WrkJson;
       const seconds = r.duration_us / 1e6;
       resolve({

@@ -18,7 +18,12 @@ const MESSAGE_SCHEMA = {
   response: {
     200: {
       type: 'object',
-      properties: { id: { type: 'string' }, account_id: { type: 'string' }, content: { type: 'string' }, url: { type: 'string' } },
+      properties: {
+        id: { type: 'string' },
+        account_id: { type: 'string' },
+        content: { type: 'string' },
+        url: { type: 'string' },
+      },
     },
   },
 };

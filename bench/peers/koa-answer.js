@@ -27,7 +27,13 @@ const limit = perMinuteLimit();
 
 /** The verification cached under a keyed hash of the header, never the header. */
 function verify(header, user, password) {
-  return verifyByKey(createHash('sha256').update(cacheKeySecret + header).digest('base64'), user, password);
+  return verifyByKey(
+    createHash('sha256')
+      .update(cacheKeySecret + header)
+      .digest('base64'),
+    user,
+    password,
+  );
 }
 
 function accessLog() {
@@ -42,7 +48,16 @@ function accessLog() {
       ctx.set('X-Request-Id', id);
       const duration = Math.round((performance.now() - start) * 100) / 100;
       logger.info(
-        { req_id: id, method: ctx.method, path: ctx.path, route: ctx.state.route, status: ctx.status, duration_ms: duration, remote: ctx.ip, user: ctx.state.user },
+        {
+          req_id: id,
+          method: ctx.method,
+          path: ctx.path,
+          route: ctx.state.route,
+          status: ctx.status,
+          duration_ms: duration,
+          remote: ctx.ip,
+          user: ctx.state.user,
+        },
         'request',
       );
     }

@@ -18,13 +18,22 @@ const { listenAddress } = require('./messages');
 
 const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
 // RFC 9110 §7.6.1: meant for one connection, not passed on.
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+]);
 
 /** The headers without the hop-by-hop ones and those their Connection header names. */
 function withoutHopByHop(headers) {
   const nominated = typeof headers.connection === 'string' ? headers.connection.toLowerCase().split(/\s*,\s*/) : [];
   const kept = {};
-  for (const [name, value] of Object.entries(headers)) if (!HOP_BY_HOP.has(name) && !nominated.includes(name)) kept[name] = value;
+  for (const [name, value] of Object.entries(headers))
+    if (!HOP_BY_HOP.has(name) && !nominated.includes(name)) kept[name] = value;
   return kept;
 }
 
@@ -47,7 +56,12 @@ const server = http.createServer(async (req, res) => {
   headers['x-forwarded-proto'] = 'http';
   headers['x-forwarded-host'] = host;
   headers.forwarded = `for=${remote};host="${host}";proto=http`;
-  const options = { method: req.method, path: req.url, headers, body: req.method === 'GET' || req.method === 'HEAD' ? null : req };
+  const options = {
+    method: req.method,
+    path: req.url,
+    headers,
+    body: req.method === 'GET' || req.method === 'HEAD' ? null : req,
+  };
   try {
     await pool.stream(options, ({ statusCode, headers: answered }) => {
       const back = withoutHopByHop(answered);
@@ -60,7 +74,18 @@ const server = http.createServer(async (req, res) => {
     else res.writeHead(502, { 'x-request-id': id }).end();
   }
   const duration = Math.round((performance.now() - start) * 100) / 100;
-  logger.info({ req_id: id, method: req.method, path: req.url, route: 'api-v1', status: res.statusCode, duration_ms: duration, remote }, 'request');
+  logger.info(
+    {
+      req_id: id,
+      method: req.method,
+      path: req.url,
+      route: 'api-v1',
+      status: res.statusCode,
+      duration_ms: duration,
+      remote,
+    },
+    'request',
+  );
 });
 
 const { port, host } = listenAddress();

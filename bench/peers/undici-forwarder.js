@@ -10,7 +10,15 @@ const { Pool } = require('undici');
 const { listenAddress } = require('./messages');
 
 // RFC 9110 §7.6.1: meant for one connection, not passed on.
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+]);
 
 function withoutHopByHop(headers) {
   const kept = {};

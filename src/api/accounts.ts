@@ -30,7 +30,11 @@ export function representAccount(ctx: Context, account: AccountRecord) {
 export function accountRoutes(router: Router, store: MessageStore): void {
   router.get('/accounts/', (ctx) => {
     const query = parseListQuery(ctx.query, spec);
-    ctx.body = pageOf(ctx, store.accounts().map((account) => representAccount(ctx, account)), query);
+    ctx.body = pageOf(
+      ctx,
+      store.accounts().map((account) => representAccount(ctx, account)),
+      query,
+    );
   });
   router.all('/accounts', redirectToSlash);
 

@@ -18,7 +18,11 @@ export function messageRoutes(router: Router, store: MessageStore, representatio
     const query = parseListQuery(ctx.query, spec);
     const link = (path: string) => absoluteUrl(ctx, path);
     // Filters apply to what the client sees, so they are matched on the representation.
-    ctx.body = pageOf(ctx, records.map((record) => representation.represent(record, link)), query);
+    ctx.body = pageOf(
+      ctx,
+      records.map((record) => representation.represent(record, link)),
+      query,
+    );
   }
 
   router.get('/messages/', (ctx) => list(ctx, store.messages()));
@@ -28,7 +32,10 @@ export function messageRoutes(router: Router, store: MessageStore, representatio
     const record = store.message(ctx.params.id);
     if (!record) throw httpError('NOT_FOUND', 'no message has this id');
     const { fields } = parseItemQuery(ctx.query, spec);
-    ctx.body = pickFields(representation.represent(record, (path) => absoluteUrl(ctx, path)), fields);
+    ctx.body = pickFields(
+      representation.represent(record, (path) => absoluteUrl(ctx, path)),
+      fields,
+    );
   });
 
   router.get('/accounts/:id/messages/', (ctx) => {

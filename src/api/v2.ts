@@ -12,7 +12,16 @@ import { createVersionApp } from './version-app';
 export const v2: ApiVersion = Object.freeze({
   name: 'v2',
   message: Object.freeze({
-    fields: Object.freeze(['id', 'account_id', 'content', 'content_type', 'language', 'created_at', 'url', 'account_url']),
+    fields: Object.freeze([
+      'id',
+      'account_id',
+      'content',
+      'content_type',
+      'language',
+      'created_at',
+      'url',
+      'account_url',
+    ]),
     filterable: Object.freeze(['account_id', 'language']),
     represent: (record: MessageRecord, link: Link) => ({
       id: record.id,

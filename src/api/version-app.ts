@@ -6,7 +6,15 @@
  */
 import type Koa from 'koa';
 import Router from 'koa-router';
-import { absoluteUrl, allowedMethods, createServiceApp, parseItemQuery, pickFields, recordMount, routes } from '../http';
+import {
+  absoluteUrl,
+  allowedMethods,
+  createServiceApp,
+  parseItemQuery,
+  pickFields,
+  recordMount,
+  routes,
+} from '../http';
 import { accountRoutes } from './accounts';
 import { messageRoutes } from './messages';
 import { createMessageStore } from './store';

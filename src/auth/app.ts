@@ -5,7 +5,14 @@
  * client accepts.
  */
 import type Koa from 'koa';
-import { createFormatterRegistry, createServiceApp, headerName, HttpError, setFormattedBody, type FormatterRegistry } from '../http';
+import {
+  createFormatterRegistry,
+  createServiceApp,
+  headerName,
+  HttpError,
+  setFormattedBody,
+  type FormatterRegistry,
+} from '../http';
 import { repeatedAuthorization } from './basic';
 import type { AuthDecision, Authenticator } from './types';
 
@@ -64,15 +71,22 @@ export function createAuthApp(authenticator: Authenticator): Koa {
   const app = createServiceApp({ formatters });
   app.use(async (ctx) => {
     const repeated = ctx.headers.authorization === undefined ? undefined : repeatedAuthorization(ctx.req.rawHeaders);
-    const asked = repeated === undefined ? ctx.headers : { ...ctx.headers, authorization: repeated as unknown as string };
-    const decision = await authenticator.authenticate({ method: ctx.method, url: ctx.url, headers: asked, connection: ctx.req.socket });
+    const asked =
+      repeated === undefined ? ctx.headers : { ...ctx.headers, authorization: repeated as unknown as string };
+    const decision = await authenticator.authenticate({
+      method: ctx.method,
+      url: ctx.url,
+      headers: asked,
+      connection: ctx.req.socket,
+    });
     const headers: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(decision.headers)) {
       if (name !== 'content-type' && name !== 'content-length') headers[headerName(name)] = value;
     }
     if (decision.status >= 400) {
       const single: Record<string, string> = {};
-      for (const [name, value] of Object.entries(headers)) single[name] = Array.isArray(value) ? value.join(', ') : value;
+      for (const [name, value] of Object.entries(headers))
+        single[name] = Array.isArray(value) ? value.join(', ') : value;
       throw new HttpError(decision.status, detailOf(decision), { headers: single });
     }
     ctx.set(headers);

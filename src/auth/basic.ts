@@ -12,14 +12,7 @@ export const DEFAULT_MAX_HEADER_LENGTH = 4096;
 
 /** Why credentials could not be read; safe to show to the client. */
 export type CredentialsProblem =
-  | 'missing'
-  | 'too-long'
-  | 'not-basic'
-  | 'bad-base64'
-  | 'not-utf8'
-  | 'no-colon'
-  | 'empty-user'
-  | 'repeated';
+  'missing' | 'too-long' | 'not-basic' | 'bad-base64' | 'not-utf8' | 'no-colon' | 'empty-user' | 'repeated';
 
 /** Basic credentials, or why there are none. */
 export type ParsedCredentials = { user: string; password: string } | { problem: CredentialsProblem };

@@ -18,7 +18,8 @@ import { hash, randomBytes } from 'node:crypto';
  * `secret` is for tests; by default it is 32 random bytes as hex.
  */
 export function createHeaderKeyer(secret: string = randomBytes(32).toString('hex')): (header: string) => string {
-  if (!/^[\x20-\x7e]{32,}$/.test(secret)) throw new RangeError('the secret must be at least 32 printable ASCII characters');
+  if (!/^[\x20-\x7e]{32,}$/.test(secret))
+    throw new RangeError('the secret must be at least 32 printable ASCII characters');
   return (header) => hash('sha256', secret + header, 'base64');
 }
 

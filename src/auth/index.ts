@@ -32,6 +32,19 @@ export {
   type RemoteAuthClient,
   type RemoteAuthClientOptions,
 } from './remote/client';
-export { parseHtpasswd, UsersFileError, type HashScheme, type LineNote, type ParsedUsers, type UserEntry } from './passwords/htpasswd';
-export { DEFAULT_MAX_HEADER_LENGTH, parseBasic, repeatedAuthorization, type CredentialsProblem, type ParsedCredentials } from './basic';
+export {
+  parseHtpasswd,
+  UsersFileError,
+  type HashScheme,
+  type LineNote,
+  type ParsedUsers,
+  type UserEntry,
+} from './passwords/htpasswd';
+export {
+  DEFAULT_MAX_HEADER_LENGTH,
+  parseBasic,
+  repeatedAuthorization,
+  type CredentialsProblem,
+  type ParsedCredentials,
+} from './basic';
 export { apr1Hash } from './passwords/apr1';

@@ -190,7 +190,13 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
   const keyOf = connectionKeyer(createHeaderKeyer());
   const inFlight = new Map<string, Promise<AuthDecision>>();
   const counters = { verifications: 0, busy: 0, cacheHits: 0 };
-  const pool = createBcryptPool({ threads: options.threads, maxQueued: options.maxQueued, maxWaitMs: options.maxWaitMs, niceness: options.niceness, idleMs: options.idleMs ?? restingMs(cacheTtlMs) });
+  const pool = createBcryptPool({
+    threads: options.threads,
+    maxQueued: options.maxQueued,
+    maxWaitMs: options.maxWaitMs,
+    niceness: options.niceness,
+    idleMs: options.idleMs ?? restingMs(cacheTtlMs),
+  });
 
   const fileSizeLimit = options.fileSizeLimit ?? DEFAULT_FILE_SIZE_LIMIT;
   let initial = options.users;
@@ -211,8 +217,10 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
 
   function announce(parsed: ParsedUsers): void {
     // A line each, up to a point: a file of 100 000 SHA-1 users would log as many lines at every reload.
-    for (const w of parsed.warnings.slice(0, MAX_WARNING_LINES)) logger.warn({ usersFile: file, line: w.line }, w.message);
-    if (parsed.warnings.length > MAX_WARNING_LINES) logger.warn({ usersFile: file, more: parsed.warnings.length - MAX_WARNING_LINES }, 'more lines have weak hashes');
+    for (const w of parsed.warnings.slice(0, MAX_WARNING_LINES))
+      logger.warn({ usersFile: file, line: w.line }, w.message);
+    if (parsed.warnings.length > MAX_WARNING_LINES)
+      logger.warn({ usersFile: file, more: parsed.warnings.length - MAX_WARNING_LINES }, 'more lines have weak hashes');
     const costs = bcryptCosts(parsed.users.values());
     if (costs.length > 1) {
       const decoyCost = commonCost(parsed.users.values());
@@ -222,7 +230,8 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
           'from unknown names; rehash them at one cost',
       );
     }
-    if (parsed.users.size === 0) logger.warn({ usersFile: file }, 'the users file names no user: every request is refused');
+    if (parsed.users.size === 0)
+      logger.warn({ usersFile: file }, 'the users file names no user: every request is refused');
     logger.info({ usersFile: file, users: parsed.users.size }, 'users loaded');
   }
 
@@ -371,7 +380,9 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
       debounce = setTimeout(() => reload().catch(() => undefined), 50);
       debounce.unref();
     });
-    watcher.on('error', (err) => logger.error({ usersFile: file, err: errorText(err) }, 'watching the users file failed'));
+    watcher.on('error', (err) =>
+      logger.error({ usersFile: file, err: errorText(err) }, 'watching the users file failed'),
+    );
   }
 
   return {

@@ -72,9 +72,11 @@ async function storeErrors(ctx: Context, next: () => Promise<unknown>): Promise<
   try {
     await next();
   } catch (err) {
-    if (err instanceof DatabaseUnavailableError) throw new HttpError(503, `${err.message}: try again`, { headers: { 'Retry-After': '1' }, cause: err });
+    if (err instanceof DatabaseUnavailableError)
+      throw new HttpError(503, `${err.message}: try again`, { headers: { 'Retry-After': '1' }, cause: err });
     if (err instanceof IdempotencyKeyReused) throw new HttpError(422, err.message, { cause: err });
-    if (err instanceof IdempotencyKeyInFlight) throw new HttpError(409, err.message, { headers: { 'Retry-After': '1' }, cause: err });
+    if (err instanceof IdempotencyKeyInFlight)
+      throw new HttpError(409, err.message, { headers: { 'Retry-After': '1' }, cause: err });
     throw err;
   }
 }
@@ -130,7 +132,17 @@ export function createBookingApp(options: BookingAppOptions): Koa {
     filterable: spec.catalogueFilters,
     filterTypes: spec.catalogueFilterTypes,
   };
-  const bookingFields = ['id', spec.itemField, 'status', 'user', spec.startField, spec.lengthField, 'created_at', 'cancelled_at', 'url'];
+  const bookingFields = [
+    'id',
+    spec.itemField,
+    'status',
+    'user',
+    spec.startField,
+    spec.lengthField,
+    'created_at',
+    'cancelled_at',
+    'url',
+  ];
   const bookingSpec: CollectionSpec = {
     fields: bookingFields,
     filterable: ['status', spec.itemField, spec.startField],
@@ -164,7 +176,8 @@ export function createBookingApp(options: BookingAppOptions): Koa {
 
   function userOf(ctx: Context): string {
     const user = ctx.get(USER_HEADER).trim();
-    if (!user) throw new HttpError(401, 'bookings belong to a user: send the request through the gateway, with credentials');
+    if (!user)
+      throw new HttpError(401, 'bookings belong to a user: send the request through the gateway, with credentials');
     return userName(user);
   }
 
@@ -189,7 +202,11 @@ export function createBookingApp(options: BookingAppOptions): Koa {
     const user = userOf(ctx);
     const query = parseListQuery(ctx.query, bookingSpec);
     const bookings = await store.list(user);
-    ctx.body = pageOf(ctx, bookings.map((b) => present(ctx, b)), query);
+    ctx.body = pageOf(
+      ctx,
+      bookings.map((b) => present(ctx, b)),
+      query,
+    );
   });
 
   router.post(`${bookingsPath}/`, async (ctx) => {

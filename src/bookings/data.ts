@@ -5,7 +5,15 @@
  * whole so that a broken file is reported, never half-used.
  */
 import path from 'node:path';
-import { DEFAULT_FILE_SIZE_LIMIT, errorCode, errorText, parseYamlStream, readBoundedText, readBoundedTextSync, whyUnreadable } from '../files';
+import {
+  DEFAULT_FILE_SIZE_LIMIT,
+  errorCode,
+  errorText,
+  parseYamlStream,
+  readBoundedText,
+  readBoundedTextSync,
+  whyUnreadable,
+} from '../files';
 import { z } from 'zod';
 import { BOOKING_KINDS, daySchema, KINDS, uuidSchema, type CatalogueItem, type KindSpec } from './kinds';
 import type { Booking } from './store';
@@ -59,18 +67,16 @@ function bookingSchema(spec: KindSpec) {
         ctx.addIssue({ code: 'custom', path: ['cancelled_at'], message: 'is only allowed when status is cancelled' });
       }
     })
-    .transform(
-      (b): Booking => ({
-        id: b.id as string,
-        itemId: b[spec.itemField] as string,
-        user: b.user as string,
-        status: b.status as Booking['status'],
-        start: b[spec.startField] as string,
-        length: b[spec.lengthField] as number,
-        createdAt: b.created_at as string,
-        ...(b.cancelled_at === undefined ? {} : { cancelledAt: b.cancelled_at as string }),
-      }),
-    );
+    .transform((b): Booking => ({
+      id: b.id as string,
+      itemId: b[spec.itemField] as string,
+      user: b.user as string,
+      status: b.status as Booking['status'],
+      start: b[spec.startField] as string,
+      length: b[spec.lengthField] as number,
+      createdAt: b.created_at as string,
+      ...(b.cancelled_at === undefined ? {} : { cancelledAt: b.cancelled_at as string }),
+    }));
 }
 
 const list = <T extends z.ZodType>(item: T) => z.array(item, { error: 'must be a list' }).default([]);
@@ -82,7 +88,12 @@ const fileSchema = z.strictObject(
     hotel_bookings: list(bookingSchema(KINDS.hotel)),
     car_bookings: list(bookingSchema(KINDS.car)),
   },
-  { error: (issue) => (issue.code === 'invalid_type' ? 'the file must hold a mapping (hotels, cars, hotel_bookings, car_bookings)' : undefined) },
+  {
+    error: (issue) =>
+      issue.code === 'invalid_type'
+        ? 'the file must hold a mapping (hotels, cars, hotel_bookings, car_bookings)'
+        : undefined,
+  },
 );
 
 /**
@@ -95,7 +106,8 @@ function crossCheck(data: BookingData): string[] {
     const spec = KINDS[kind];
     const items = new Set<string>();
     data[spec.catalogueKey].forEach((item, i) => {
-      if (items.has(item.id)) problems.push(`${spec.catalogueKey}[${i}].id: two ${spec.catalogueKey} have the id ${item.id}`);
+      if (items.has(item.id))
+        problems.push(`${spec.catalogueKey}[${i}].id: two ${spec.catalogueKey} have the id ${item.id}`);
       items.add(item.id);
     });
     const ids = new Set<string>();
@@ -103,7 +115,9 @@ function crossCheck(data: BookingData): string[] {
       if (ids.has(booking.id)) problems.push(`${spec.bookingsKey}[${i}].id: two bookings have the id ${booking.id}`);
       ids.add(booking.id);
       if (!items.has(booking.itemId)) {
-        problems.push(`${spec.bookingsKey}[${i}].${spec.itemField}: no ${kind} in ${spec.catalogueKey} has the id ${booking.itemId}`);
+        problems.push(
+          `${spec.bookingsKey}[${i}].${spec.itemField}: no ${kind} in ${spec.catalogueKey} has the id ${booking.itemId}`,
+        );
       }
     });
   }
@@ -138,18 +152,26 @@ function parseDocument(text: string, file: string): unknown {
   const values: unknown[] = [];
   for (const doc of parseYamlStream(text)) {
     // The first error says where; those after it follow from it.
-    if (doc.errors.length > 0) throw new BookingDataError(file, [`not valid YAML: ${doc.errors[0].message.split('\n', 1)[0].replace(/:$/, '')}`]);
+    if (doc.errors.length > 0)
+      throw new BookingDataError(file, [
+        `not valid YAML: ${doc.errors[0].message.split('\n', 1)[0].replace(/:$/, '')}`,
+      ]);
     let value: unknown;
     try {
       value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
     } catch (err) {
       // Found only when the values are built: a file whose aliases expand without bound (a "billion laughs").
       const text = errorText(err);
-      throw new BookingDataError(file, [/excessive alias count/i.test(text) ? `uses aliases more than ${MAX_ALIAS_COUNT} times: refused` : `not valid YAML: ${text}`]);
+      throw new BookingDataError(file, [
+        /excessive alias count/i.test(text)
+          ? `uses aliases more than ${MAX_ALIAS_COUNT} times: refused`
+          : `not valid YAML: ${text}`,
+      ]);
     }
     if (value !== null && value !== undefined) values.push(value);
   }
-  if (values.length > 1) throw new BookingDataError(file, [`holds ${values.length} YAML documents: write the data as one mapping`]);
+  if (values.length > 1)
+    throw new BookingDataError(file, [`holds ${values.length} YAML documents: write the data as one mapping`]);
   return values.length === 0 ? NOTHING : values[0];
 }
 
@@ -206,7 +228,10 @@ function readError(file: string, err: unknown): BookingDataError {
  * config folder.
  * @throws {BookingDataError} naming the file and the path of every problem.
  */
-export async function loadBookingData(configDir: string, fileSizeLimit: number = DEFAULT_FILE_SIZE_LIMIT): Promise<BookingData> {
+export async function loadBookingData(
+  configDir: string,
+  fileSizeLimit: number = DEFAULT_FILE_SIZE_LIMIT,
+): Promise<BookingData> {
   const file = path.join(configDir, BOOKINGS_FILE);
   let text: string;
   try {

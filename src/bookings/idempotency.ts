@@ -32,7 +32,8 @@ export function idempotencyKeyOf(rawHeaders: readonly string[]): string | undefi
   if (repeated !== undefined) throw new HttpError(400, `send one ${IDEMPOTENCY_KEY_HEADER}, not ${repeated.length}`);
   let raw: string | undefined;
   for (let i = 0; i < rawHeaders.length && raw === undefined; i += 2) {
-    if (rawHeaders[i].length === IDEMPOTENCY_KEY_LOWER.length && rawHeaders[i].toLowerCase() === IDEMPOTENCY_KEY_LOWER) raw = rawHeaders[i + 1];
+    if (rawHeaders[i].length === IDEMPOTENCY_KEY_LOWER.length && rawHeaders[i].toLowerCase() === IDEMPOTENCY_KEY_LOWER)
+      raw = rawHeaders[i + 1];
   }
   if (raw === undefined) return undefined;
   const value = raw.trim();

@@ -35,7 +35,8 @@ interface IntegerRange {
 const STARS: IntegerRange = { min: 1, max: 5 };
 const SEATS: IntegerRange = { min: 1, max: 9 };
 
-const countSchema = ({ min, max }: IntegerRange) => z.number({ error: 'must be a number' }).int('must be an integer').min(min).max(max);
+const countSchema = ({ min, max }: IntegerRange) =>
+  z.number({ error: 'must be a number' }).int('must be an integer').min(min).max(max);
 
 /**
  * The filter of a number field: the integers it can hold, a 400 naming that

@@ -66,7 +66,9 @@ export interface BookingModule extends GatehouseModule {
 /** Builds the booking service of one kind. */
 export function createBookingModule(options: BookingModuleOptions): BookingModule {
   const spec = kindSpec(options.kind);
-  const data = options.data ?? (options.configDir !== undefined ? loadBookingDataSync(options.configDir, options.fileSizeLimit) : undefined);
+  const data =
+    options.data ??
+    (options.configDir !== undefined ? loadBookingDataSync(options.configDir, options.fileSizeLimit) : undefined);
   let current: Catalogue = catalogueOf(options.catalogue ?? data?.[spec.catalogueKey] ?? []);
   const store = options.store ?? createMemoryBookingStore({ bookings: data?.[spec.bookingsKey], now: options.now });
 

@@ -25,7 +25,8 @@ export function emissaryReportText(report: EmissaryReport | undefined): string {
   }
   if (report.skipped.length > 0) {
     lines.push(`Skipped: records of another ambassador_id than ${report.ambassadorId}:`);
-    for (const s of report.skipped) lines.push(`  ${where(s.source)}${s.kind} ${s.name} (ambassador_id ${s.ids.join(', ')})`);
+    for (const s of report.skipped)
+      lines.push(`  ${where(s.source)}${s.kind} ${s.name} (ambassador_id ${s.ids.join(', ')})`);
   }
   return lines.length > 0 ? `${lines.join('\n')}\n` : '';
 }

@@ -31,7 +31,8 @@ function labelsOf(route: RouteSnapshot): string {
  * only there read differently.
  */
 function headersOf(route: RouteSnapshot): string {
-  const condition = (name: string, value: string | true, pattern = false) => (value === true ? name : `${name}${pattern ? '~' : '='}${JSON.stringify(value)}`);
+  const condition = (name: string, value: string | true, pattern = false) =>
+    value === true ? name : `${name}${pattern ? '~' : '='}${JSON.stringify(value)}`;
   const all = [
     ...Object.entries(route.headers ?? {}).map(([name, value]) => condition(name, value)),
     ...Object.entries(route.regex_headers ?? {}).map(([name, value]) => condition(name, value, true)),
@@ -50,12 +51,19 @@ function serviceOf(route: RouteSnapshot): string {
   let text = route.service;
   if (route.redirect !== undefined) {
     const r = route.redirect;
-    const path = r.path_redirect ?? (r.prefix_redirect !== undefined ? `prefix ${r.prefix_redirect}` : r.regex_redirect ? `${r.regex_redirect.pattern} -> ${r.regex_redirect.substitution}` : '');
+    const path =
+      r.path_redirect ??
+      (r.prefix_redirect !== undefined
+        ? `prefix ${r.prefix_redirect}`
+        : r.regex_redirect
+          ? `${r.regex_redirect.pattern} -> ${r.regex_redirect.substitution}`
+          : '');
     return `${text} (${r.response_code}${path && ` ${path}`})`;
   }
   if (route.host_rewrite !== undefined) text += ` (Host: ${route.host_rewrite})`;
   if (route.allow_upgrade !== undefined) text += ` (upgrades: ${route.allow_upgrade.join(',')})`;
-  if (route.share !== undefined) text += ` (${route.weight === undefined ? '' : `weight ${route.weight}: `}${route.share}%)`;
+  if (route.share !== undefined)
+    text += ` (${route.weight === undefined ? '' : `weight ${route.weight}: `}${route.share}%)`;
   if (route.cluster !== undefined) text += ` -> ${route.cluster}`;
   if (route.upstream !== undefined) text += ` (${upstreamSummary(route.upstream)})`;
   return text;
@@ -77,7 +85,19 @@ function rewriteOf(route: RouteSnapshot): string {
 
 /** Formats routes in match order as a table. */
 export function routeTable(routes: readonly RouteSnapshot[]): string {
-  const header = ['PRECEDENCE', 'PREFIX', 'METHOD', 'HEADERS', 'HOST', 'SERVICE', 'TARGET', 'REWRITE', 'AUTH', 'LABELS', 'NAME'];
+  const header = [
+    'PRECEDENCE',
+    'PREFIX',
+    'METHOD',
+    'HEADERS',
+    'HOST',
+    'SERVICE',
+    'TARGET',
+    'REWRITE',
+    'AUTH',
+    'LABELS',
+    'NAME',
+  ];
   const rows = routes.map((r) => [
     String(r.precedence),
     prefixOf(r),
@@ -92,9 +112,18 @@ export function routeTable(routes: readonly RouteSnapshot[]): string {
     r.name,
   ]);
   // A line break or tab in a name or a prefix would break the table's rows and columns: each cell is one line.
-  for (const row of rows) for (let i = 0; i < row.length; i++) row[i] = row[i].replace(/[\n\r\t]/g, (c) => (c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'));
+  for (const row of rows)
+    for (let i = 0; i < row.length; i++)
+      row[i] = row[i].replace(/[\n\r\t]/g, (c) => (c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
-  return [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
+  return [header, ...rows]
+    .map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i]))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** How {@link checkFolder} reads the folder. */
@@ -115,11 +144,17 @@ export async function checkFolder(dir: string, options: CheckFolderOptions = {})
     { source: fileSystemSource, fileSizeLimit, ambassadorId: options.ambassadorId },
   );
   const warnings = files.warnings.map((w) => `warning: ${w}\n`).join('') + emissaryReportText(files.emissary);
-  if (files.problems.length > 0 || files.config === undefined) return { ok: false, text: `${files.problems.map((p) => p.text).join('\n')}\n${warnings}` };
+  if (files.problems.length > 0 || files.config === undefined)
+    return { ok: false, text: `${files.problems.map((p) => p.text).join('\n')}\n${warnings}` };
 
   let modules: GatehouseModule[];
   try {
-    modules = createBuiltinModules({ configDir, logger: createLogger({ level: 'silent' }), files, fileSizeLimit }).modules;
+    modules = createBuiltinModules({
+      configDir,
+      logger: createLogger({ level: 'silent' }),
+      files,
+      fileSizeLimit,
+    }).modules;
   } catch (err) {
     return { ok: false, text: `${errorText(err)}\n` };
   }

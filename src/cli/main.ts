@@ -43,14 +43,16 @@ const common = {
 function portOption(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!/^[0-9]+$/.test(value) || n > 65535) throw new UsageError(`${name} must be a port number (0-65535), got '${value}'`);
+  if (!/^[0-9]+$/.test(value) || n > 65535)
+    throw new UsageError(`${name} must be a port number (0-65535), got '${value}'`);
   return n;
 }
 
 /** A whole number of at least `min` given on the command line. */
 function countOption(value: string | undefined, name: string, min = 0): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^[0-9]{1,15}$/.test(value) || Number(value) < min) throw new UsageError(`${name} must be a whole number of ${min} or more, got '${value}'`);
+  if (!/^[0-9]{1,15}$/.test(value) || Number(value) < min)
+    throw new UsageError(`${name} must be a whole number of ${min} or more, got '${value}'`);
   return Number(value);
 }
 
@@ -58,10 +60,22 @@ function countOption(value: string | undefined, name: string, min = 0): number |
 function limitOptions(values: Record<string, string | boolean | undefined>) {
   return {
     drainDelayMs: countOption(values['drain-delay-ms'] as string | undefined, '--drain-delay-ms'),
-    grpcMaxMessageBytes: countOption(values['grpc-max-message-bytes'] as string | undefined, '--grpc-max-message-bytes', 1),
+    grpcMaxMessageBytes: countOption(
+      values['grpc-max-message-bytes'] as string | undefined,
+      '--grpc-max-message-bytes',
+      1,
+    ),
     grpcMaxConnections: countOption(values['grpc-max-connections'] as string | undefined, '--grpc-max-connections', 1),
-    grpcRequestTimeoutMs: countOption(values['grpc-request-timeout-ms'] as string | undefined, '--grpc-request-timeout-ms', 1),
-    maxDescriptorEntries: countOption(values['max-descriptor-entries'] as string | undefined, '--max-descriptor-entries', 1),
+    grpcRequestTimeoutMs: countOption(
+      values['grpc-request-timeout-ms'] as string | undefined,
+      '--grpc-request-timeout-ms',
+      1,
+    ),
+    maxDescriptorEntries: countOption(
+      values['max-descriptor-entries'] as string | undefined,
+      '--max-descriptor-entries',
+      1,
+    ),
   };
 }
 
@@ -116,7 +130,8 @@ async function start(args: string[]): Promise<number | undefined> {
   const tlsCert = values['tls-cert'] ?? (process.env.TLS_CERT || undefined);
   const tlsKey = values['tls-key'] ?? (process.env.TLS_KEY || undefined);
   const tlsFlagged = values['tls-cert'] !== undefined || values['tls-key'] !== undefined;
-  if (tlsFlagged && (tlsCert === undefined || tlsKey === undefined)) throw new UsageError('--tls-cert and --tls-key go together (either may be TLS_CERT or TLS_KEY)');
+  if (tlsFlagged && (tlsCert === undefined || tlsKey === undefined))
+    throw new UsageError('--tls-cert and --tls-key go together (either may be TLS_CERT or TLS_KEY)');
   const clusterDomain = values['cluster-domain'];
   const options = {
     configDir: values.config,
@@ -139,7 +154,8 @@ async function start(args: string[]): Promise<number | undefined> {
     ...limitOptions(values),
   };
   const { createGatehouse, describeStorage, isDnsDomain } = require('../gatehouse') as GatehouseModule;
-  if (clusterDomain !== undefined && !isDnsDomain(clusterDomain)) throw new UsageError(`--cluster-domain must be a DNS domain such as cluster.local, got '${clusterDomain}'`);
+  if (clusterDomain !== undefined && !isDnsDomain(clusterDomain))
+    throw new UsageError(`--cluster-domain must be a DNS domain such as cluster.local, got '${clusterDomain}'`);
   const { hostPort } = require('../http') as Http;
   const { logGrpcThrough } = require('./grpc-log') as GrpcLog;
   holdSignalsWhileStarting();
@@ -149,13 +165,22 @@ async function start(args: string[]): Promise<number | undefined> {
     await gatehouse.stop();
     throw err;
   });
-  const grpc = listening.grpcPort === undefined ? '' : `gRPC rate limits on ${hostPort(gatehouse.options.grpcHost, listening.grpcPort)}; `;
+  const grpc =
+    listening.grpcPort === undefined
+      ? ''
+      : `gRPC rate limits on ${hostPort(gatehouse.options.grpcHost, listening.grpcPort)}; `;
   // Handlers first: whoever waits for the line may signal as soon as it is read.
-  runUntilSignal(() => gatehouse.stop(), gatehouse.logger, () => gatehouse.reload());
+  runUntilSignal(
+    () => gatehouse.stop(),
+    gatehouse.logger,
+    () => gatehouse.reload(),
+  );
   // Which folder is served matters as much as where: GATEHOUSE_CONFIG or a
   // relative --config may not be the folder the user has just edited. So does
   // where the bookings go: a data folder beside another config is another database.
-  process.stdout.write(`gatehouse listening on ${listening.url} (${grpc}config folder ${gatehouse.options.configDir}; bookings: ${describeStorage(gatehouse.options)})\n`);
+  process.stdout.write(
+    `gatehouse listening on ${listening.url} (${grpc}config folder ${gatehouse.options.configDir}; bookings: ${describeStorage(gatehouse.options)})\n`,
+  );
   return undefined;
 }
 
@@ -163,13 +188,19 @@ async function check(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     // --config as start takes it, so that the folder a start is given can be checked with the same words.
-    options: { help: common.help, config: { type: 'string' }, 'file-size-limit': common['file-size-limit'], 'ambassador-id': { type: 'string' } },
+    options: {
+      help: common.help,
+      config: { type: 'string' },
+      'file-size-limit': common['file-size-limit'],
+      'ambassador-id': { type: 'string' },
+    },
     allowPositionals: true,
   });
   if (values.help) return print(CHECK_USAGE);
   refuseEmpty(values);
   if (positionals.length > 1) throw new UsageError('check takes one folder');
-  if (positionals.length === 1 && values.config !== undefined) throw new UsageError('give check its folder once: as [dir] or as --config <dir>');
+  if (positionals.length === 1 && values.config !== undefined)
+    throw new UsageError('give check its folder once: as [dir] or as --config <dir>');
   if (positionals[0]?.trim() === '') throw new UsageError('check needs a folder name, not an empty one');
   const fileSizeLimit = byteSizeOption(values['file-size-limit'], '--file-size-limit');
   const { checkFolder } = require('./check') as Check;
@@ -184,19 +215,31 @@ async function check(args: string[]): Promise<number> {
 }
 
 async function serve(args: string[]): Promise<number | undefined> {
-  const { values, positionals } = parseArgs({ args, options: { ...common, 'no-watch': { type: 'boolean' } }, allowPositionals: true });
+  const { values, positionals } = parseArgs({
+    args,
+    options: { ...common, 'no-watch': { type: 'boolean' } },
+    allowPositionals: true,
+  });
   if (values.help) return print(SERVE_USAGE);
   refuseEmpty(values);
   const name = positionals[0];
   if (positionals.length !== 1 || !name) throw new UsageError(`serve takes one module: ${SERVABLE_MODULES.join(', ')}`);
   if (!isServable(name)) throw new UsageError(`unknown module '${name}'; modules: ${SERVABLE_MODULES.join(', ')}`);
   // Silently ignored, it would leave the user believing counters are shared.
-  if (values.redis !== undefined && name !== 'ratelimit') throw new UsageError(`--redis is for ratelimit only: ${name} keeps no counters`);
+  if (values.redis !== undefined && name !== 'ratelimit')
+    throw new UsageError(`--redis is for ratelimit only: ${name} keeps no counters`);
   for (const option of ['database-url', 'data', 'database-timeout-ms'] as const) {
-    if (values[option] !== undefined && !isBookingModule(name)) throw new UsageError(`--${option} is for hotel-booking and car-booking only: ${name} keeps no bookings`);
+    if (values[option] !== undefined && !isBookingModule(name))
+      throw new UsageError(`--${option} is for hotel-booking and car-booking only: ${name} keeps no bookings`);
   }
-  for (const option of ['grpc-max-message-bytes', 'grpc-max-connections', 'grpc-request-timeout-ms', 'max-descriptor-entries'] as const) {
-    if (values[option] !== undefined && name !== 'ratelimit') throw new UsageError(`--${option} is for ratelimit only: ${name} serves HTTP`);
+  for (const option of [
+    'grpc-max-message-bytes',
+    'grpc-max-connections',
+    'grpc-request-timeout-ms',
+    'max-descriptor-entries',
+  ] as const) {
+    if (values[option] !== undefined && name !== 'ratelimit')
+      throw new UsageError(`--${option} is for ratelimit only: ${name} serves HTTP`);
   }
   const options = {
     configDir: values.config,
@@ -213,8 +256,18 @@ async function serve(args: string[]): Promise<number | undefined> {
   const { serveModule } = require('./serve') as Serve;
   holdSignalsWhileStarting();
   const served = await serveModule(name, options);
-  runUntilSignal(() => served.stop(), served.logger, () => served.reload());
-  const about = [served.protocol, served.configDir && `config folder ${served.configDir}`, served.bookings && `bookings: ${served.bookings}`].filter(Boolean).join('; ');
+  runUntilSignal(
+    () => served.stop(),
+    served.logger,
+    () => served.reload(),
+  );
+  const about = [
+    served.protocol,
+    served.configDir && `config folder ${served.configDir}`,
+    served.bookings && `bookings: ${served.bookings}`,
+  ]
+    .filter(Boolean)
+    .join('; ');
   process.stdout.write(`${name} listening on ${served.address}${about && ` (${about})`}\n`);
   return undefined;
 }
@@ -230,7 +283,10 @@ function packageVersion(): string {
  * ESC sequence from a file would act on the terminal of whoever checks it.
  */
 function shown(text: string): string {
-  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(
+    /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 function print(text: string): number {
@@ -267,14 +323,22 @@ export async function main(argv: string[]): Promise<number | undefined> {
   } catch (err) {
     if (isServerCommand(command)) stopHoldingSignals();
     // By its name first: a mistake on the command line needs no gateway loaded to be told.
-    if ((err as Error | null)?.name === 'ConfigError' && err instanceof (require('../gateway') as Gateway).ConfigError) {
-      process.stderr.write(shown(`gatehouse: the config cannot be served:\n${err.problems.map((p) => `  ${p.text}`).join('\n')}\n`));
+    if (
+      (err as Error | null)?.name === 'ConfigError' &&
+      err instanceof (require('../gateway') as Gateway).ConfigError
+    ) {
+      process.stderr.write(
+        shown(`gatehouse: the config cannot be served:\n${err.problems.map((p) => `  ${p.text}`).join('\n')}\n`),
+      );
       return 1;
     }
     const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
     process.stderr.write(shown(`gatehouse: ${(err as Error).message}\n`));
     // The options are in the command's own help; the top-level one lists commands only.
-    const help = command === 'start' || command === 'check' || command === 'serve' ? `gatehouse ${command} --help` : 'gatehouse --help';
+    const help =
+      command === 'start' || command === 'check' || command === 'serve'
+        ? `gatehouse ${command} --help`
+        : 'gatehouse --help';
     if (usage) process.stderr.write(`Run '${help}' for usage.\n`);
     return usage ? 2 : 1;
   }

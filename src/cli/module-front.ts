@@ -27,7 +27,13 @@ export interface ModuleFront {
  * access log, with {@link METRICS_PATH} answered from `metrics`, and the
  * health paths: ready while `ready` resolves (it rejects with why not).
  */
-export function moduleFront(name: string, module: Koa, metrics: Metrics, logger: Logger, ready: () => Promise<void> | void): ModuleFront {
+export function moduleFront(
+  name: string,
+  module: Koa,
+  metrics: Metrics,
+  logger: Logger,
+  ready: () => Promise<void> | void,
+): ModuleFront {
   const route = { name };
   const health: Koa.Middleware = (ctx) =>
     answerHealth(ctx, ctx.path, async () => {

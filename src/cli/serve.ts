@@ -7,7 +7,13 @@ import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createApiModule } from '../api';
 import { createAuthService, type AuthService } from '../auth';
-import { createCarBookingModule, createHotelBookingModule, DEFAULT_DATABASE_TIMEOUT_MS, type BookingModule, type BookingStore } from '../bookings';
+import {
+  createCarBookingModule,
+  createHotelBookingModule,
+  DEFAULT_DATABASE_TIMEOUT_MS,
+  type BookingModule,
+  type BookingStore,
+} from '../bookings';
 import { errorText, fileSystemSource } from '../files';
 import {
   bookingDatabaseOptions,
@@ -106,12 +112,22 @@ const NONE: FolderWants = { records: false, limits: false, users: false, booking
 const FILES: Record<Exclude<ServableModule, 'api'>, { wants: FolderWants; refused: string }> = {
   auth: { wants: { ...NONE, users: true }, refused: 'users file refused; the previous users stay' },
   ratelimit: { wants: { ...NONE, limits: true }, refused: 'rate limits refused; the previous limits stay' },
-  'hotel-booking': { wants: { ...NONE, bookings: 'present' }, refused: 'booking data refused; the previous catalogue stays' },
-  'car-booking': { wants: { ...NONE, bookings: 'present' }, refused: 'booking data refused; the previous catalogue stays' },
+  'hotel-booking': {
+    wants: { ...NONE, bookings: 'present' },
+    refused: 'booking data refused; the previous catalogue stays',
+  },
+  'car-booking': {
+    wants: { ...NONE, bookings: 'present' },
+    refused: 'booking data refused; the previous catalogue stays',
+  },
 };
 
 /** The module's files, read and checked as a start reads them; throws a {@link ConfigError} naming each file at fault. */
-async function loadFiles(name: Exclude<ServableModule, 'api'>, configDir: string, folder: LoadFolderOptions): Promise<LoadedFolder> {
+async function loadFiles(
+  name: Exclude<ServableModule, 'api'>,
+  configDir: string,
+  folder: LoadFolderOptions,
+): Promise<LoadedFolder> {
   const files = await loadFolder(configDir, FILES[name].wants, folder);
   if (files.problems.length > 0) throw new ConfigError(files.problems);
   return files;
@@ -141,7 +157,9 @@ function moduleReload(
     logger.info({ module: name, configDir }, 'files reloaded');
   };
   return () =>
-    (queue = queue.then(reload).catch((err: unknown) => logger.error({ module: name, configDir, err: errorText(err) }, FILES[name].refused)));
+    (queue = queue
+      .then(reload)
+      .catch((err: unknown) => logger.error({ module: name, configDir, err: errorText(err) }, FILES[name].refused)));
 }
 
 /** Reloads a module when its folder changes ({@link moduleReload}) unless `watch` is false. */
@@ -166,7 +184,12 @@ function httpModule(
       // The process logger, so that LOG_LEVEL and the redaction of credentials apply as under `start`.
       // The folder watcher tells it of changes: its own watch would keep to
       // the folder it first found, and miss a repointed link or a swapped folder.
-      return createAuthService({ usersFile: join(configDir, USERS_FILE), users: files?.users, fileSizeLimit: folder.fileSizeLimit, logger: logger.child({ module: 'auth' }) });
+      return createAuthService({
+        usersFile: join(configDir, USERS_FILE),
+        users: files?.users,
+        fileSizeLimit: folder.fileSizeLimit,
+        logger: logger.child({ module: 'auth' }),
+      });
     case 'hotel-booking':
       return createHotelBookingModule({ ...bookingData, proxy: true, store });
     case 'car-booking':
@@ -177,7 +200,11 @@ function httpModule(
 }
 
 /** How the checked files reach an HTTP module alone: an unchanged users file keeps the cache of verified credentials. */
-function useFilesOf(name: string, module: GatehouseModule, files: LoadedFolder | undefined): (next: LoadedFolder) => void {
+function useFilesOf(
+  name: string,
+  module: GatehouseModule,
+  files: LoadedFolder | undefined,
+): (next: LoadedFolder) => void {
   let usersText = files?.usersText;
   return (next) => {
     if (name === 'auth') {
@@ -209,16 +236,28 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
   const configDir = resolve(options.configDir ?? (process.env.GATEHOUSE_CONFIG || 'config'));
   const host = options.host ?? (process.env.HOST || '127.0.0.1');
   const redisUrl = options.redisUrl ?? (process.env.REDIS_URL || undefined);
-  if (name === 'ratelimit' && redisUrl !== undefined) checkRedisUrl(redisUrl, options.redisUrl === undefined ? 'REDIS_URL' : 'the Redis URL');
+  if (name === 'ratelimit' && redisUrl !== undefined)
+    checkRedisUrl(redisUrl, options.redisUrl === undefined ? 'REDIS_URL' : 'the Redis URL');
   const watch = options.watch ?? true;
   // Everything the environment says is checked before anything listens: a
   // mistake found later would leave a server open, and the process running.
-  const port = options.port ?? (name === 'ratelimit' ? envPort(process.env.GRPC_PORT, 'GRPC_PORT', 8081) : envPort(process.env.PORT, 'PORT', 8080));
+  const port =
+    options.port ??
+    (name === 'ratelimit'
+      ? envPort(process.env.GRPC_PORT, 'GRPC_PORT', 8081)
+      : envPort(process.env.PORT, 'PORT', 8080));
   const databaseOptions = isBookingModule(name) ? bookingDatabaseOptions(options, configDir) : undefined;
   const drainDelayMs = options.drainDelayMs ?? envNumber(process.env.DRAIN_DELAY_MS, 'DRAIN_DELAY_MS', DRAIN_DELAY_MS);
-  const databaseTimeoutMs = options.databaseTimeoutMs ?? (databaseOptions ? envNumber(process.env.DATABASE_TIMEOUT_MS, 'DATABASE_TIMEOUT_MS', DEFAULT_DATABASE_TIMEOUT_MS, 1) : DEFAULT_DATABASE_TIMEOUT_MS);
+  const databaseTimeoutMs =
+    options.databaseTimeoutMs ??
+    (databaseOptions
+      ? envNumber(process.env.DATABASE_TIMEOUT_MS, 'DATABASE_TIMEOUT_MS', DEFAULT_DATABASE_TIMEOUT_MS, 1)
+      : DEFAULT_DATABASE_TIMEOUT_MS);
   const logger = createLogger();
-  const folder: LoadFolderOptions = { source: fileSystemSource, fileSizeLimit: options.fileSizeLimit ?? envFileSizeLimit(process.env.GATEHOUSE_FILE_SIZE_LIMIT) };
+  const folder: LoadFolderOptions = {
+    source: fileSystemSource,
+    fileSizeLimit: options.fileSizeLimit ?? envFileSizeLimit(process.env.GATEHOUSE_FILE_SIZE_LIMIT),
+  };
   // The api module alone reads no file.
   let files: LoadedFolder | undefined;
   if (name !== 'api') {
@@ -234,7 +273,14 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
     if (store) redisReadiness(store.client, logger);
     let service: RateLimitService;
     try {
-      service = createRateLimitService({ limitsDir: configDir, loaded: files?.limits, fileSizeLimit: folder.fileSizeLimit, store, logger, maxDescriptorEntries: bounds.maxDescriptorEntries });
+      service = createRateLimitService({
+        limitsDir: configDir,
+        loaded: files?.limits,
+        fileSizeLimit: folder.fileSizeLimit,
+        store,
+        logger,
+        maxDescriptorEntries: bounds.maxDescriptorEntries,
+      });
     } catch (err) {
       // Bad limits: a Redis client left open would keep reconnecting, and the process alive.
       await store?.close();
@@ -284,8 +330,20 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
   let storage: BookingStorage = {};
   let bookings: string | undefined;
   if (databaseOptions) {
-    const storageOptions = { configDir, bookingStore: options.bookingStore ?? 'database', ...databaseOptions, databaseTimeoutMs } as const;
-    storage = await openBookingStorage({ ...storageOptions, data: files?.bookings, fileSizeLimit: folder.fileSizeLimit, kinds: [kind], logger, metrics });
+    const storageOptions = {
+      configDir,
+      bookingStore: options.bookingStore ?? 'database',
+      ...databaseOptions,
+      databaseTimeoutMs,
+    } as const;
+    storage = await openBookingStorage({
+      ...storageOptions,
+      data: files?.bookings,
+      fileSizeLimit: folder.fileSizeLimit,
+      kinds: [kind],
+      logger,
+      metrics,
+    });
     bookings = describeStorage(storageOptions);
   }
   // Set as a stop begins: a load balancer that asks takes requests elsewhere while they are still answered.
@@ -309,7 +367,13 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
   const reload =
     name === 'api'
       ? async () => void logger.info({ module: name }, 'nothing to reload: the api module reads no file')
-      : moduleReload(name as Exclude<ServableModule, 'api'>, configDir, folder, useFilesOf(name, module, files), logger);
+      : moduleReload(
+          name as Exclude<ServableModule, 'api'>,
+          configDir,
+          folder,
+          useFilesOf(name, module, files),
+          logger,
+        );
   const watcher = name === 'api' ? undefined : watchModule(configDir, reload, watch);
   return {
     address: `http://${hostPort(host, server.port)}`,

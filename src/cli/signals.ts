@@ -95,7 +95,8 @@ export function runUntilSignal(stop: () => Promise<void>, log: Log = quiet, relo
   const held = heldSignal;
   stopHoldingSignals();
   if (held !== undefined) shutdown({ signal: held, reason: 'it came while starting' });
-  if (process.env.npm_lifecycle_event !== undefined) whenParentGone((parent) => shutdown({ parent, reason: 'the npm process that started it is gone' }));
+  if (process.env.npm_lifecycle_event !== undefined)
+    whenParentGone((parent) => shutdown({ parent, reason: 'the npm process that started it is gone' }));
 }
 
 /**

@@ -7,7 +7,14 @@ import type { Middleware } from 'koa';
 import type { CorsPolicy, MappingRecord } from '../gateway';
 import { corsMiddleware } from './policy';
 
-export { ALWAYS_EXPOSED_HEADERS, corsMiddleware, corsPolicyProblems, isPreflight, lendsCredentialsToAnyOrigin, type CorsPolicy } from './policy';
+export {
+  ALWAYS_EXPOSED_HEADERS,
+  corsMiddleware,
+  corsPolicyProblems,
+  isPreflight,
+  lendsCredentialsToAnyOrigin,
+  type CorsPolicy,
+} from './policy';
 
 /** The CORS middleware of each mapping. */
 export interface CorsPolicies {

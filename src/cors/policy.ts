@@ -15,7 +15,13 @@ export type { CorsPolicy } from '../gateway';
  * Response headers a browser script may always read: pagination links, the
  * rate-limit answer and where a created resource is.
  */
-export const ALWAYS_EXPOSED_HEADERS: readonly string[] = ['Link', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'Location'];
+export const ALWAYS_EXPOSED_HEADERS: readonly string[] = [
+  'Link',
+  'Retry-After',
+  'RateLimit',
+  'RateLimit-Policy',
+  'Location',
+];
 
 /** A policy with its lists split and its origins in the form browsers send. */
 interface ResolvedPolicy {
@@ -134,7 +140,12 @@ export function corsMiddleware(policy: CorsPolicy): Middleware {
     return origins.has(origin) ? origin : '';
   }
 
-  const options: cors.Options = { origin: allowOrigin, credentials, exposeHeaders: resolved.exposed, keepHeadersOnError: true };
+  const options: cors.Options = {
+    origin: allowOrigin,
+    credentials,
+    exposeHeaders: resolved.exposed,
+    keepHeadersOnError: true,
+  };
   // @koa/cors spreads its options over its defaults: an undefined would erase one.
   if (resolved.methods) options.allowMethods = resolved.methods;
   if (resolved.headers) options.allowHeaders = resolved.headers;

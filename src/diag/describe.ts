@@ -36,10 +36,14 @@ export interface DiagServed {
  * table's); `modules` are the services served in process. A step a Mapping
  * (see ../gateway/slices).
  */
-export function* describeServedSteps(config: GatewayConfig, modules: { has(name: string): boolean }): Steps<DiagServed> {
+export function* describeServedSteps(
+  config: GatewayConfig,
+  modules: { has(name: string): boolean },
+): Steps<DiagServed> {
   const target = (service: string): ServiceTarget => (modules.has(service) ? 'in-process' : 'remote');
   // A Mapping with a namespace names a Kubernetes Service, even one named like a module.
-  const targetOf = (m: MappingRecord) => (m.host_redirect === true ? 'redirect' : m.namespace === undefined ? target(m.service) : 'remote');
+  const targetOf = (m: MappingRecord) =>
+    m.host_redirect === true ? 'redirect' : m.namespace === undefined ? target(m.service) : 'remote';
   const shares = yield* sharesOfSteps(config.mappings);
   const routes: DiagRoute[] = [];
   for (const m of config.mappings) {
@@ -48,7 +52,8 @@ export function* describeServedSteps(config: GatewayConfig, modules: { has(name:
   }
   const served: { -readonly [K in keyof DiagServed]: DiagServed[K] } = { routes, sources: [...config.sources] };
   if (config.authService) served.auth = describeAuth(config.authService, target(config.authService.auth_service));
-  if (config.rateLimitService) served.rateLimit = describeRateLimit(config.rateLimitService, target(config.rateLimitService.service));
+  if (config.rateLimitService)
+    served.rateLimit = describeRateLimit(config.rateLimitService, target(config.rateLimitService.service));
   return deepFreeze(served);
 }
 

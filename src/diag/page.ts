@@ -65,7 +65,12 @@ export function formatUptime(seconds: number): string {
     [s % 60, 's'],
   ];
   const first = parts.findIndex(([n]) => n > 0);
-  return first === -1 ? '0s' : parts.slice(first).map(([n, unit]) => `${n}${unit}`).join(' ');
+  return first === -1
+    ? '0s'
+    : parts
+        .slice(first)
+        .map(([n, unit]) => `${n}${unit}`)
+        .join(' ');
 }
 
 const code = (value: unknown) => `<code>${escapeHtml(value)}</code>`;
@@ -103,7 +108,10 @@ function serviceCell(route: DiagRoute): string {
   const service = escapeHtml(route.service);
   const r = route.redirect;
   if (r !== undefined) {
-    const path = r.path_redirect ?? r.prefix_redirect ?? (r.regex_redirect && `${r.regex_redirect.pattern} → ${r.regex_redirect.substitution}`);
+    const path =
+      r.path_redirect ??
+      r.prefix_redirect ??
+      (r.regex_redirect && `${r.regex_redirect.pattern} → ${r.regex_redirect.substitution}`);
     return `${none(`${r.response_code} to`)} ${service}${path ? ` ${none(r.prefix_redirect !== undefined ? 'prefix' : 'path')} ${code(path)}` : ''}`;
   }
   return `${service}${route.host_rewrite ? ` ${none('Host:')} ${code(route.host_rewrite)}` : ''}${
@@ -122,7 +130,13 @@ function rewriteCell(route: DiagRoute): string {
 
 /** The path a route matches: a prefix (in any case), an exact path, or a pattern; marked when it lets unsafe escapes through. */
 function prefixCell(route: DiagRoute): string {
-  const how = route.prefix_regex ? 'pattern' : route.prefix_exact ? 'exact path' : route.case_sensitive === false ? 'any case' : '';
+  const how = route.prefix_regex
+    ? 'pattern'
+    : route.prefix_exact
+      ? 'exact path'
+      : route.case_sensitive === false
+        ? 'any case'
+        : '';
   const unsafe = route.allow_unsafe_path_escapes ? ' <span class="warn">unsafe escapes</span>' : '';
   return `${escapeHtml(route.prefix)}${how ? ` ${none(how)}` : ''}${unsafe}`;
 }
@@ -150,18 +164,38 @@ export function routeCells(route: DiagRoute): string {
 }
 
 /** The routes section, a piece a row; `cellsOf` gives a route's {@link routeCells}. */
-function* routesSection(routes: readonly DiagRoute[], cellsOf: (route: DiagRoute) => string): Generator<string, void, void> {
+function* routesSection(
+  routes: readonly DiagRoute[],
+  cellsOf: (route: DiagRoute) => string,
+): Generator<string, void, void> {
   if (routes.length === 0) {
     yield `<h2 id="routes">Routes</h2><p>${none('No mappings: every path is answered 404.')}</p>`;
     return;
   }
-  const head = ['#', 'Name', 'Prefix', 'Method', 'Headers', 'Host', 'Rewrite', 'Service', 'Target', 'Auth', 'Precedence', 'Labels', 'Requests', '4xx', '5xx'];
+  const head = [
+    '#',
+    'Name',
+    'Prefix',
+    'Method',
+    'Headers',
+    'Host',
+    'Rewrite',
+    'Service',
+    'Target',
+    'Auth',
+    'Precedence',
+    'Labels',
+    'Requests',
+    '4xx',
+    '5xx',
+  ];
   yield `<h2 id="routes">Routes</h2>
 <div class="scroll"><table>
 <caption class="meta">In match order: the first route that matches a request serves it.</caption>
 <thead><tr>${head.map((h) => `<th scope="col">${h}</th>`).join('')}</tr></thead>
 <tbody>`;
-  for (let i = 0; i < routes.length; i++) yield `${i === 0 ? '' : '\n'}<tr><td class="num">${i + 1}</td>${cellsOf(routes[i])}`;
+  for (let i = 0; i < routes.length; i++)
+    yield `${i === 0 ? '' : '\n'}<tr><td class="num">${i + 1}</td>${cellsOf(routes[i])}`;
   yield `</tbody>
 </table></div>`;
 }
@@ -173,7 +207,8 @@ function definitions(rows: [string, string][]): string {
 const headerList = (headers: readonly string[]) => (headers.length ? headers.map(code).join(', ') : none('none'));
 
 function authSection(auth: DiagAuth | undefined): string {
-  if (!auth) return `<h2 id="auth">Auth service</h2><p class="warn">No AuthService: requests are not authenticated.</p>`;
+  if (!auth)
+    return `<h2 id="auth">Auth service</h2><p class="warn">No AuthService: requests are not authenticated.</p>`;
   const failure = auth.failure_mode_allow
     ? '<span class="warn">allow: requests pass when the auth service fails</span>'
     : `deny: answered ${escapeHtml(auth.status_on_error)} when the auth service fails`;
@@ -190,7 +225,8 @@ function authSection(auth: DiagAuth | undefined): string {
 }
 
 function rateLimitSection(rl: DiagRateLimit | undefined): string {
-  if (!rl) return `<h2 id="ratelimit">Rate-limit service</h2><p>${none('No RateLimitService: requests are not rate limited.')}</p>`;
+  if (!rl)
+    return `<h2 id="ratelimit">Rate-limit service</h2><p>${none('No RateLimitService: requests are not rate limited.')}</p>`;
   const failure = rl.failure_mode_deny
     ? '<span class="warn">deny: answered 500 when the rate-limit service fails</span>'
     : 'allow: requests pass when the rate-limit service fails';
@@ -231,7 +267,10 @@ export function renderDiagPage(s: DiagSnapshot): string {
  * a route's {@link routeCells} (a renderer may keep those of a route that
  * does not change).
  */
-export function* diagPagePieces(s: DiagSnapshot, cellsOf: (route: DiagRoute) => string = routeCells): Generator<string, void, void> {
+export function* diagPagePieces(
+  s: DiagSnapshot,
+  cellsOf: (route: DiagRoute) => string = routeCells,
+): Generator<string, void, void> {
   const c = s.counters;
   yield `<!DOCTYPE html>
 <html lang="en">

@@ -89,7 +89,11 @@ export function createDiagRenderer(): DiagRenderer {
 }
 
 /** The next chunk of `pieces`, written within the slices of `gate` (the first one begun, see SliceGate); `done` once they are all in. */
-async function nextChunk(pieces: Iterator<string>, gate: SliceGate, first = false): Promise<{ text: string; done: boolean }> {
+async function nextChunk(
+  pieces: Iterator<string>,
+  gate: SliceGate,
+  first = false,
+): Promise<{ text: string; done: boolean }> {
   const parts: string[] = [];
   let length = 0;
   for (let wait = first ? gate.begin() : gate.pass(); ; wait = gate.pass()) {
@@ -103,7 +107,11 @@ async function nextChunk(pieces: Iterator<string>, gate: SliceGate, first = fals
 }
 
 /** The chunks of `pieces` after `first`, each written once the client has taken those before it. */
-async function* laterChunks(first: string, pieces: Iterator<string>, gate: SliceGate): AsyncGenerator<string, void, void> {
+async function* laterChunks(
+  first: string,
+  pieces: Iterator<string>,
+  gate: SliceGate,
+): AsyncGenerator<string, void, void> {
   yield first;
   for (;;) {
     const chunk = await nextChunk(pieces, gate);
@@ -116,7 +124,16 @@ async function* laterChunks(first: string, pieces: Iterator<string>, gate: Slice
  * Sets the body `formatter` writes as `pieces`: whole, with its length, when
  * it comes to less than a chunk; else a stream of chunks.
  */
-export async function setPiecesBody(ctx: Context, formatter: Formatter, pieces: Iterator<string>, gate: SliceGate): Promise<void> {
+export async function setPiecesBody(
+  ctx: Context,
+  formatter: Formatter,
+  pieces: Iterator<string>,
+  gate: SliceGate,
+): Promise<void> {
   const first = await nextChunk(pieces, gate, true);
-  setWrittenBody(ctx, formatter, first.done ? first.text : Readable.from(laterChunks(first.text, pieces, gate), { objectMode: false }));
+  setWrittenBody(
+    ctx,
+    formatter,
+    first.done ? first.text : Readable.from(laterChunks(first.text, pieces, gate), { objectMode: false }),
+  );
 }

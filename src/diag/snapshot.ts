@@ -4,7 +4,15 @@
  * to describe a running gateway with it: what its configuration serves
  * (./describe), and what each view adds to that, its counts and times.
  */
-import { runAtOnce, type GatewayConfig, type HeaderCondition, type MappingRecord, type MatchDescription, type Steps, type UpstreamSettings } from '../gateway';
+import {
+  runAtOnce,
+  type GatewayConfig,
+  type HeaderCondition,
+  type MappingRecord,
+  type MatchDescription,
+  type Steps,
+  type UpstreamSettings,
+} from '../gateway';
 import type { RequestCounts, RouteCounters } from '../telemetry';
 import { describeServedSteps, type DiagServed } from './describe';
 
@@ -149,7 +157,11 @@ export function* countedSnapshotSteps(
     const counts = countsOf?.(route.name);
     const counted = counts !== undefined && (counts.requests !== 0 || counts.errors !== 0 || counts.clientErrors !== 0);
     // Assigned over the spread, the counts keep their place among the fields (and in the JSON).
-    routes.push(counted ? { ...route, requests: counts.requests, errors: counts.errors, clientErrors: counts.clientErrors } : route);
+    routes.push(
+      counted
+        ? { ...route, requests: counts.requests, errors: counts.errors, clientErrors: counts.clientErrors }
+        : route,
+    );
     yield;
   }
   const { startedAt, now } = moment;
@@ -167,7 +179,12 @@ export function* countedSnapshotSteps(
     counters: moment.totals ? { ...moment.totals } : { requests: 0, errors: 0, clientErrors: 0 },
   };
   if (moment.lastReloadAt) snapshot.config.lastReloadAt = moment.lastReloadAt.toISOString();
-  if (served.auth) snapshot.auth = { ...served.auth, allowed_authorization_headers: [...served.auth.allowed_authorization_headers], allowed_request_headers: [...served.auth.allowed_request_headers] };
+  if (served.auth)
+    snapshot.auth = {
+      ...served.auth,
+      allowed_authorization_headers: [...served.auth.allowed_authorization_headers],
+      allowed_request_headers: [...served.auth.allowed_request_headers],
+    };
   if (served.rateLimit) snapshot.rateLimit = { ...served.rateLimit };
   return snapshot;
 }

@@ -19,7 +19,11 @@ const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
 
 /** `8 MiB`, `512 KiB`, `100 bytes`. */
 export function formatBytes(bytes: number): string {
-  for (const [unit, size] of [['GiB', 2 ** 30], ['MiB', 2 ** 20], ['KiB', 2 ** 10]] as const) {
+  for (const [unit, size] of [
+    ['GiB', 2 ** 30],
+    ['MiB', 2 ** 20],
+    ['KiB', 2 ** 10],
+  ] as const) {
     if (bytes >= size && bytes % (size / 1024) === 0) return `${Number((bytes / size).toFixed(3))} ${unit}`;
   }
   return `${bytes} bytes`;
@@ -103,7 +107,9 @@ export async function readBounded(file: string, limit: number): Promise<Buffer> 
   try {
     handle = await open(file, OPEN_FLAGS);
   } catch (err) {
-    const target = await lstat(file).then((s) => (s.isSymbolicLink() ? readlink(file) : undefined)).catch(() => undefined);
+    const target = await lstat(file)
+      .then((s) => (s.isSymbolicLink() ? readlink(file) : undefined))
+      .catch(() => undefined);
     throw openFailure(file, err, () => target);
   }
   try {

@@ -4,7 +4,15 @@
  * line: bytes, or with a unit as nginx reads `client_max_body_size`.
  */
 
-const UNITS: Record<string, number> = { '': 1, k: 2 ** 10, kib: 2 ** 10, m: 2 ** 20, mib: 2 ** 20, g: 2 ** 30, gib: 2 ** 30 };
+const UNITS: Record<string, number> = {
+  '': 1,
+  k: 2 ** 10,
+  kib: 2 ** 10,
+  m: 2 ** 20,
+  mib: 2 ** 20,
+  g: 2 ** 30,
+  gib: 2 ** 30,
+};
 
 /**
  * `16777216`, `16m`, `16MiB`, `512k` as bytes (k, m and g are powers of

@@ -60,6 +60,12 @@ export function errorCode(err: unknown): string | undefined {
  * exist`, `is not a regular file ...`, `cannot be read (EACCES)`.
  */
 export function whyUnreadable(err: unknown): string {
-  if (err instanceof FileTooLargeError || err instanceof NotAFileError || err instanceof BrokenLinkError || err instanceof NotUtf8Error) return err.message;
+  if (
+    err instanceof FileTooLargeError ||
+    err instanceof NotAFileError ||
+    err instanceof BrokenLinkError ||
+    err instanceof NotUtf8Error
+  )
+    return err.message;
   return `cannot be read (${errorCode(err) ?? errorText(err)})`;
 }

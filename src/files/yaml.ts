@@ -8,7 +8,17 @@
  * parse leaves that check out, and a set of each mapping's keys does it,
  * with the error the package would give.
  */
-import { isScalar, LineCounter, parseAllDocuments, visit, YAMLParseError, type Document, type DocumentOptions, type ParseOptions, type SchemaOptions } from 'yaml';
+import {
+  isScalar,
+  LineCounter,
+  parseAllDocuments,
+  visit,
+  YAMLParseError,
+  type Document,
+  type DocumentOptions,
+  type ParseOptions,
+  type SchemaOptions,
+} from 'yaml';
 
 /** The options of `parseAllDocuments`, but for the key check and the line counter, which are this module's. */
 export type YamlStreamOptions = Omit<ParseOptions & DocumentOptions & SchemaOptions, 'uniqueKeys' | 'lineCounter'>;
@@ -22,7 +32,8 @@ const TOO_DEEP = 'nested too deeply to be read (mappings or lists inside thousan
  * nothing of the file.
  */
 export function rewordDepthErrors(doc: Document): void {
-  for (const error of doc.errors) if (error.code === 'RESOURCE_EXHAUSTION') error.message = error.message.replace(STACK_EXHAUSTED, TOO_DEEP);
+  for (const error of doc.errors)
+    if (error.code === 'RESOURCE_EXHAUSTION') error.message = error.message.replace(STACK_EXHAUSTED, TOO_DEEP);
 }
 
 /**
@@ -46,7 +57,9 @@ function duplicateKeyErrors(doc: Document, text: string, lines: LineCounter, pre
         if (pretty) {
           // As the package's prettyErrors words it: the position, then the line with a caret under the key.
           const at = lines.linePos(offset);
-          const line = text.slice(lines.lineStarts[at.line - 1], lines.lineStarts[at.line] ?? text.length).replace(/[\n\r]+$/, '');
+          const line = text
+            .slice(lines.lineStarts[at.line - 1], lines.lineStarts[at.line] ?? text.length)
+            .replace(/[\n\r]+$/, '');
           error.linePos = [at];
           error.message += ` at line ${at.line}, column ${at.col}:\n\n${line.slice(0, 80)}\n${' '.repeat(Math.min(at.col - 1, 79))}^\n`;
         }

@@ -44,16 +44,23 @@ export interface BookingStorage {
 }
 
 /** Where bookings are kept, in words: `PGlite in /srv/data`, `PostgreSQL at postgres://gatehouse@db/gatehouse`, `memory`. */
-export function describeStorage(options: Pick<BookingStorageOptions, 'bookingStore' | 'databaseUrl' | 'dataDir'>): string {
+export function describeStorage(
+  options: Pick<BookingStorageOptions, 'bookingStore' | 'databaseUrl' | 'dataDir'>,
+): string {
   if (options.bookingStore === 'memory') return 'memory';
-  return options.databaseUrl !== undefined ? `PostgreSQL at ${describeDatabaseUrl(options.databaseUrl)}` : `PGlite in ${options.dataDir}`;
+  return options.databaseUrl !== undefined
+    ? `PostgreSQL at ${describeDatabaseUrl(options.databaseUrl)}`
+    : `PGlite in ${options.dataDir}`;
 }
 
 /** Opens the bookings database the options name, seeded from the config folder's `bookings.yaml` when there is one. */
 export async function openBookingStorage(options: BookingStorageOptions): Promise<BookingStorage> {
   if (options.bookingStore === 'memory') return {};
   const data =
-    options.data ?? (existsSync(join(options.configDir, BOOKINGS_FILE)) ? loadBookingDataSync(options.configDir, options.fileSizeLimit) : undefined);
+    options.data ??
+    (existsSync(join(options.configDir, BOOKINGS_FILE))
+      ? loadBookingDataSync(options.configDir, options.fileSizeLimit)
+      : undefined);
   const kinds = options.kinds ?? ['hotel', 'car'];
   const database = await openBookingDatabase({
     databaseUrl: options.databaseUrl,
@@ -64,7 +71,9 @@ export async function openBookingStorage(options: BookingStorageOptions): Promis
       ...(kinds.includes('car') ? { car: data.car_bookings } : {}),
     },
     logger: options.logger.child({ module: 'bookings' }),
-    onCall: options.metrics && ((operation, seconds, failure) => options.metrics!.recordDatabaseCall(operation, seconds, failure)),
+    onCall:
+      options.metrics &&
+      ((operation, seconds, failure) => options.metrics!.recordDatabaseCall(operation, seconds, failure)),
   });
   return { database, stores: { hotel: database.store('hotel'), car: database.store('car') } };
 }

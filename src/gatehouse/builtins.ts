@@ -8,7 +8,14 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createApiModule } from '../api';
 import { createAuthService, type AuthService } from '../auth';
-import { BOOKINGS_FILE, createCarBookingModule, createHotelBookingModule, type BookingKind, type BookingModule, type BookingStore } from '../bookings';
+import {
+  BOOKINGS_FILE,
+  createCarBookingModule,
+  createHotelBookingModule,
+  type BookingKind,
+  type BookingModule,
+  type BookingStore,
+} from '../bookings';
 import type { GatehouseModule } from '../gateway';
 import { createRateLimitService, createRedisStore, type RateLimitService, type RedisStore } from '../ratelimit';
 import type { Logger } from '../telemetry';
@@ -59,13 +66,21 @@ export function createBuiltinModules(options: BuiltinOptions): BuiltinModules {
   const bookingData = files ? files.bookings !== undefined : existsSync(join(configDir, BOOKINGS_FILE));
   const bookingOptions = bookingData ? { configDir, data: files?.bookings, fileSizeLimit } : {};
   const stores = options.bookingStores;
-  const bookings = [createHotelBookingModule({ ...bookingOptions, store: stores?.hotel }), createCarBookingModule({ ...bookingOptions, store: stores?.car })];
+  const bookings = [
+    createHotelBookingModule({ ...bookingOptions, store: stores?.hotel }),
+    createCarBookingModule({ ...bookingOptions, store: stores?.car }),
+  ];
   modules.push(...bookings);
 
   const usersFile = join(configDir, USERS_FILE);
   let auth: AuthService | undefined;
   if (files ? files.users !== undefined : existsSync(usersFile)) {
-    auth = createAuthService({ usersFile, users: files?.users, fileSizeLimit, logger: logger.child({ module: 'auth' }) });
+    auth = createAuthService({
+      usersFile,
+      users: files?.users,
+      fileSizeLimit,
+      logger: logger.child({ module: 'auth' }),
+    });
     modules.push(auth);
   } else {
     logger.warn({ usersFile }, 'no users file: the built-in auth service is not available');

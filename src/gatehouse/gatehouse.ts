@@ -243,7 +243,8 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   /** Listens for HTTP(S) and gRPC, and watches the folder unless told not to. */
   async function listenAll(): Promise<Listening> {
     // Set before the files are read, so that a change while they are read is seen.
-    tlsWatcher = options.tls && options.watch ? followTlsFiles(options.tls, () => server?.reloadTls(), logger) : undefined;
+    tlsWatcher =
+      options.tls && options.watch ? followTlsFiles(options.tls, () => server?.reloadTls(), logger) : undefined;
     server = await listen(app.callback(), {
       host: options.host,
       port: options.port,
@@ -287,7 +288,8 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     options,
     reload: () => reloader.reload(),
     start() {
-      if (stopping) return Promise.reject(new Error('this Gatehouse is stopped: create another with createGatehouse()'));
+      if (stopping)
+        return Promise.reject(new Error('this Gatehouse is stopped: create another with createGatehouse()'));
       if (starting) return Promise.reject(new Error('this Gatehouse is already started'));
       // Set before the first await, so that a second start() or a stop() sees it at once.
       const run = listenAll();

@@ -19,9 +19,24 @@ export {
 export { redisReadiness } from './readiness';
 export { describeStorage, openBookingStorage, type BookingStorage, type BookingStorageOptions } from './bookings';
 export { createBuiltinModules, USERS_FILE, type BuiltinModules, type BuiltinOptions } from './builtins';
-export { DRAIN_DELAY_MS, KEEP_ALIVE_TIMEOUT_MS, listen, type ListenOptions, type RunningServer, type TlsFiles } from './serving/http-server';
+export {
+  DRAIN_DELAY_MS,
+  KEEP_ALIVE_TIMEOUT_MS,
+  listen,
+  type ListenOptions,
+  type RunningServer,
+  type TlsFiles,
+} from './serving/http-server';
 export type { Rejected } from './serving/refusals';
 export { drainFor, type Drainable, type DrainLog } from './serving/drain';
 export { listenFailure, readTlsFiles } from './serving/listen-failure';
 export { watchFolder, type FolderWatcher, type WatchOptions } from './folder/watch';
-export { loadFolder, OFF_THREAD_BYTES, MAX_PROBLEMS, type CheckedFolder, type FolderWants, type LoadedFolder, type LoadFolderOptions } from './folder';
+export {
+  loadFolder,
+  OFF_THREAD_BYTES,
+  MAX_PROBLEMS,
+  type CheckedFolder,
+  type FolderWants,
+  type LoadedFolder,
+  type LoadFolderOptions,
+} from './folder';

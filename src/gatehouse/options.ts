@@ -111,7 +111,9 @@ export interface GatehouseOptions {
 }
 
 /** Options with every default applied. */
-export interface ResolvedOptions extends Required<Omit<GatehouseOptions, 'redisUrl' | 'databaseUrl' | 'tls' | 'logger' | 'grpcPort' | 'sourceCluster'>> {
+export interface ResolvedOptions extends Required<
+  Omit<GatehouseOptions, 'redisUrl' | 'databaseUrl' | 'tls' | 'logger' | 'grpcPort' | 'sourceCluster'>
+> {
   sourceCluster?: string;
   grpcPort: number | false;
   redisUrl?: string;
@@ -187,7 +189,13 @@ export function checkRedisUrl(url: string, name: string): void {
  * would not fail where it is given but far from it (a body limit of -5
  * refusing every body, a grace of NaN closing at once).
  */
-function wholeNumber(value: number | undefined, name: string, what: string, min = 0, max = Number.MAX_SAFE_INTEGER): number | undefined {
+function wholeNumber(
+  value: number | undefined,
+  name: string,
+  what: string,
+  min = 0,
+  max = Number.MAX_SAFE_INTEGER,
+): number | undefined {
   if (value === undefined) return undefined;
   if (!Number.isSafeInteger(value) || value < min || value > max) {
     const range = max === Number.MAX_SAFE_INTEGER ? `${min} or more` : `${min}-${max}`;
@@ -207,7 +215,8 @@ export function bookingDatabaseOptions(
   env: NodeJS.ProcessEnv = process.env,
 ): { databaseUrl?: string; dataDir: string } {
   const databaseUrl = options.databaseUrl ?? (env.DATABASE_URL || undefined);
-  if (databaseUrl !== undefined) checkDatabaseUrl(databaseUrl, options.databaseUrl === undefined ? 'DATABASE_URL' : 'the database URL');
+  if (databaseUrl !== undefined)
+    checkDatabaseUrl(databaseUrl, options.databaseUrl === undefined ? 'DATABASE_URL' : 'the database URL');
   // Beside the config folder, not in it: the folder is watched, and may be mounted read-only.
   return { databaseUrl, dataDir: resolve(options.dataDir ?? (env.GATEHOUSE_DATA || join(dirname(configDir), 'data'))) };
 }
@@ -276,10 +285,14 @@ function checkOptionTypes(options: unknown): asserts options is GatehouseOptions
   for (const [name, value] of Object.entries(options)) {
     if (value === undefined) continue;
     const expected = (OPTION_TYPES as Record<string, string>)[name];
-    if (expected === undefined) throw new TypeError(`there is no option '${name}'; the options are ${Object.keys(OPTION_TYPES).join(', ')}`);
+    if (expected === undefined)
+      throw new TypeError(`there is no option '${name}'; the options are ${Object.keys(OPTION_TYPES).join(', ')}`);
     const kind = kindOf(value);
     const fits = expected === 'number or false' ? kind === 'number' || value === false : kind === expected;
-    if (!fits) throw new TypeError(`${name} must be ${/^[aeiou]/.test(expected) ? 'an' : 'a'} ${expected}, got ${kind === 'string' ? JSON.stringify(value) : kind}`);
+    if (!fits)
+      throw new TypeError(
+        `${name} must be ${/^[aeiou]/.test(expected) ? 'an' : 'a'} ${expected}, got ${kind === 'string' ? JSON.stringify(value) : kind}`,
+      );
   }
   const { modules, tls, logger, configSource, annotationDomain } = options as Record<string, unknown>;
   if (Array.isArray(modules)) {
@@ -287,27 +300,34 @@ function checkOptionTypes(options: unknown): asserts options is GatehouseOptions
     checkModuleNames(modules as { name: string }[]);
   }
   if (tls !== undefined) checkTlsFiles(tls as Record<string, unknown>);
-  if (logger !== undefined) checkMethods(logger as Record<string, unknown>, 'logger', 'a pino logger', ['child', 'info', 'warn', 'error']);
-  if (configSource !== undefined) checkMethods(configSource as Record<string, unknown>, 'configSource', 'a source of config files', ['list', 'read']);
+  if (logger !== undefined)
+    checkMethods(logger as Record<string, unknown>, 'logger', 'a pino logger', ['child', 'info', 'warn', 'error']);
+  if (configSource !== undefined)
+    checkMethods(configSource as Record<string, unknown>, 'configSource', 'a source of config files', ['list', 'read']);
   if (typeof annotationDomain === 'string' && !isDnsDomain(annotationDomain)) {
-    throw new RangeError(`annotationDomain must be a DNS domain such as gatehouse.io (the annotation read is <domain>/config), got '${annotationDomain}'`);
+    throw new RangeError(
+      `annotationDomain must be a DNS domain such as gatehouse.io (the annotation read is <domain>/config), got '${annotationDomain}'`,
+    );
   }
 }
 
 /** Throws a TypeError unless `tls` is `{cert, key}`, each a file's path. */
 function checkTlsFiles(tls: Record<string, unknown>): void {
   for (const name of Object.keys(tls)) {
-    if (name !== 'cert' && name !== 'key') throw new TypeError(`there is no option 'tls.${name}'; tls has cert and key, the paths of the PEM files`);
+    if (name !== 'cert' && name !== 'key')
+      throw new TypeError(`there is no option 'tls.${name}'; tls has cert and key, the paths of the PEM files`);
   }
   for (const name of ['cert', 'key']) {
-    if (typeof tls[name] !== 'string' || tls[name] === '') throw new TypeError(`tls.${name} must be the path of a PEM file, got ${kindOf(tls[name])}`);
+    if (typeof tls[name] !== 'string' || tls[name] === '')
+      throw new TypeError(`tls.${name} must be the path of a PEM file, got ${kindOf(tls[name])}`);
   }
 }
 
 /** Throws a TypeError naming `name` unless `value` has each of `methods`. */
 function checkMethods(value: Record<string, unknown>, name: string, what: string, methods: readonly string[]): void {
   const missing = methods.filter((method) => typeof value[method] !== 'function');
-  if (missing.length > 0) throw new TypeError(`${name} must be ${what}, with ${methods.join(', ')}: it has no ${missing.join(', ')}`);
+  if (missing.length > 0)
+    throw new TypeError(`${name} must be ${what}, with ${methods.join(', ')}: it has no ${missing.join(', ')}`);
 }
 
 /** Throws a TypeError for two modules of one name, of which the gateway would route to the last alone. */
@@ -315,7 +335,10 @@ function checkModuleNames(modules: readonly { name: string }[]): void {
   const seen = new Map<string, number>();
   modules.forEach((m, index) => {
     const first = seen.get(m.name);
-    if (first !== undefined) throw new TypeError(`modules[${index}].name '${m.name}' is the name of modules[${first}] too: each module has a name of its own`);
+    if (first !== undefined)
+      throw new TypeError(
+        `modules[${index}].name '${m.name}' is the name of modules[${first}] too: each module has a name of its own`,
+      );
     seen.set(m.name, index);
   });
 }
@@ -329,21 +352,28 @@ function isKoaApp(value: unknown): boolean {
 /** Throws a TypeError naming `modules[index]` when it is no module: a name, and an app, mounts and methods of the right kinds. */
 function checkModule(module: unknown, index: number): void {
   const at = `modules[${index}]`;
-  if (typeof module !== 'object' || module === null || Array.isArray(module)) throw new TypeError(`${at} must be a module (an object with a name), got ${kindOf(module)}`);
+  if (typeof module !== 'object' || module === null || Array.isArray(module))
+    throw new TypeError(`${at} must be a module (an object with a name), got ${kindOf(module)}`);
   const m = module as Record<string, unknown>;
-  if (typeof m.name !== 'string' || m.name === '') throw new TypeError(`${at}.name must be a string that is not empty, got ${kindOf(m.name)}`);
+  if (typeof m.name !== 'string' || m.name === '')
+    throw new TypeError(`${at}.name must be a string that is not empty, got ${kindOf(m.name)}`);
   if (m.app !== undefined && !isKoaApp(m.app)) throw new TypeError(`${at}.app must be a Koa app, got ${kindOf(m.app)}`);
   if (m.mounts !== undefined) {
-    if (typeof m.mounts !== 'object' || m.mounts === null) throw new TypeError(`${at}.mounts must be an object of Koa apps by prefix, got ${kindOf(m.mounts)}`);
-    for (const [prefix, app] of Object.entries(m.mounts)) if (!isKoaApp(app)) throw new TypeError(`${at}.mounts['${prefix}'] must be a Koa app, got ${kindOf(app)}`);
+    if (typeof m.mounts !== 'object' || m.mounts === null)
+      throw new TypeError(`${at}.mounts must be an object of Koa apps by prefix, got ${kindOf(m.mounts)}`);
+    for (const [prefix, app] of Object.entries(m.mounts))
+      if (!isKoaApp(app)) throw new TypeError(`${at}.mounts['${prefix}'] must be a Koa app, got ${kindOf(app)}`);
   }
   for (const method of ['reload', 'close', 'authenticate', 'shouldRateLimit'] as const) {
-    if (m[method] !== undefined && typeof m[method] !== 'function') throw new TypeError(`${at}.${method} must be a function, got ${kindOf(m[method])}`);
+    if (m[method] !== undefined && typeof m[method] !== 'function')
+      throw new TypeError(`${at}.${method} must be a function, got ${kindOf(m[method])}`);
   }
 }
 
 /** The bounds of the rate-limit service's requests and of its gRPC port. */
-export type RateLimitBounds = Required<Pick<GatehouseOptions, 'grpcMaxMessageBytes' | 'grpcMaxConnections' | 'grpcRequestTimeoutMs' | 'maxDescriptorEntries'>>;
+export type RateLimitBounds = Required<
+  Pick<GatehouseOptions, 'grpcMaxMessageBytes' | 'grpcMaxConnections' | 'grpcRequestTimeoutMs' | 'maxDescriptorEntries'>
+>;
 
 /**
  * The rate-limit bounds `options` give, else the environment's
@@ -351,12 +381,22 @@ export type RateLimitBounds = Required<Pick<GatehouseOptions, 'grpcMaxMessageByt
  * `MAX_DESCRIPTOR_ENTRIES`), else the defaults: read alike by `gatehouse
  * start` and by the service served alone. Throws for a malformed variable.
  */
-export function rateLimitBounds(options: Partial<RateLimitBounds>, env: NodeJS.ProcessEnv = process.env): RateLimitBounds {
+export function rateLimitBounds(
+  options: Partial<RateLimitBounds>,
+  env: NodeJS.ProcessEnv = process.env,
+): RateLimitBounds {
   return {
-    grpcMaxMessageBytes: options.grpcMaxMessageBytes ?? envNumber(env.GRPC_MAX_MESSAGE_BYTES, 'GRPC_MAX_MESSAGE_BYTES', MAX_MESSAGE_BYTES, 1),
-    grpcMaxConnections: options.grpcMaxConnections ?? envNumber(env.GRPC_MAX_CONNECTIONS, 'GRPC_MAX_CONNECTIONS', MAX_CONNECTIONS, 1),
-    grpcRequestTimeoutMs: options.grpcRequestTimeoutMs ?? envNumber(env.GRPC_REQUEST_TIMEOUT_MS, 'GRPC_REQUEST_TIMEOUT_MS', REQUEST_TIMEOUT_MS, 1),
-    maxDescriptorEntries: options.maxDescriptorEntries ?? envNumber(env.MAX_DESCRIPTOR_ENTRIES, 'MAX_DESCRIPTOR_ENTRIES', MAX_DESCRIPTOR_ENTRIES, 1),
+    grpcMaxMessageBytes:
+      options.grpcMaxMessageBytes ??
+      envNumber(env.GRPC_MAX_MESSAGE_BYTES, 'GRPC_MAX_MESSAGE_BYTES', MAX_MESSAGE_BYTES, 1),
+    grpcMaxConnections:
+      options.grpcMaxConnections ?? envNumber(env.GRPC_MAX_CONNECTIONS, 'GRPC_MAX_CONNECTIONS', MAX_CONNECTIONS, 1),
+    grpcRequestTimeoutMs:
+      options.grpcRequestTimeoutMs ??
+      envNumber(env.GRPC_REQUEST_TIMEOUT_MS, 'GRPC_REQUEST_TIMEOUT_MS', REQUEST_TIMEOUT_MS, 1),
+    maxDescriptorEntries:
+      options.maxDescriptorEntries ??
+      envNumber(env.MAX_DESCRIPTOR_ENTRIES, 'MAX_DESCRIPTOR_ENTRIES', MAX_DESCRIPTOR_ENTRIES, 1),
   };
 }
 
@@ -385,7 +425,10 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
   wholeNumber(options.grpcMaxConnections, 'grpcMaxConnections', 'a number of connections', 1);
   wholeNumber(options.grpcRequestTimeoutMs, 'grpcRequestTimeoutMs', 'a number of milliseconds', 1);
   wholeNumber(options.maxDescriptorEntries, 'maxDescriptorEntries', 'a number of entries', 1);
-  if (options.ambassadorId !== undefined && (typeof options.ambassadorId !== 'string' || options.ambassadorId.trim() === '')) {
+  if (
+    options.ambassadorId !== undefined &&
+    (typeof options.ambassadorId !== 'string' || options.ambassadorId.trim() === '')
+  ) {
     throw new RangeError(`ambassadorId must be a name, got ${JSON.stringify(options.ambassadorId)}`);
   }
   wholeNumber(options.databaseTimeoutMs, 'databaseTimeoutMs', 'a number of milliseconds', 1);
@@ -402,7 +445,9 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
     redisUrl,
     ...bookingDatabaseOptions(options, configDir, env),
     bookingStore: options.bookingStore ?? 'database',
-    databaseTimeoutMs: options.databaseTimeoutMs ?? envNumber(env.DATABASE_TIMEOUT_MS, 'DATABASE_TIMEOUT_MS', DEFAULT_DATABASE_TIMEOUT_MS, 1),
+    databaseTimeoutMs:
+      options.databaseTimeoutMs ??
+      envNumber(env.DATABASE_TIMEOUT_MS, 'DATABASE_TIMEOUT_MS', DEFAULT_DATABASE_TIMEOUT_MS, 1),
     tls: options.tls ?? tlsFromEnv,
     modules: options.modules ?? [],
     annotationDomain: options.annotationDomain ?? 'gatehouse.io',
@@ -415,7 +460,9 @@ export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.Proce
     watch: options.watch ?? true,
     reloadDebounceMs: options.reloadDebounceMs ?? 200,
     shutdownGraceMs: options.shutdownGraceMs ?? envNumber(env.SHUTDOWN_GRACE_MS, 'SHUTDOWN_GRACE_MS', 10_000),
-    keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? envNumber(env.KEEP_ALIVE_TIMEOUT_MS, 'KEEP_ALIVE_TIMEOUT_MS', KEEP_ALIVE_TIMEOUT_MS),
+    keepAliveTimeoutMs:
+      options.keepAliveTimeoutMs ??
+      envNumber(env.KEEP_ALIVE_TIMEOUT_MS, 'KEEP_ALIVE_TIMEOUT_MS', KEEP_ALIVE_TIMEOUT_MS),
     drainDelayMs: options.drainDelayMs ?? envNumber(env.DRAIN_DELAY_MS, 'DRAIN_DELAY_MS', DRAIN_DELAY_MS),
     ...rateLimitBounds(options, env),
     logger: options.logger,

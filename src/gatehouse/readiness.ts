@@ -25,7 +25,11 @@ export function pingRedis(client: { ping(): Promise<string> }, ms: number): Prom
   // Timed as a rate-limit decision is: a PONG that came while a burst held
   // the event loop up is no failure, and would take a busy gateway out of rotation.
   const late = new Error(`Redis did not answer PING within ${ms} ms`);
-  return withinDeadline(ms, () => client.ping(), () => late).then(
+  return withinDeadline(
+    ms,
+    () => client.ping(),
+    () => late,
+  ).then(
     (reply) => {
       if (reply !== 'PONG') throw new Error(`Redis answered PING with ${reply}`);
     },
@@ -44,14 +48,21 @@ export function pingRedis(client: { ping(): Promise<string> }, ms: number): Prom
  * first failure of an outage and the reconnection are logged, so that a
  * wrong `REDIS_URL` shows at start, before any request needs a decision.
  */
-export function redisReadiness(client: RedisConnection, logger: Logger, ms: number = READY_PING_TIMEOUT_MS): () => Promise<void> {
+export function redisReadiness(
+  client: RedisConnection,
+  logger: Logger,
+  ms: number = READY_PING_TIMEOUT_MS,
+): () => Promise<void> {
   let lastError: string | undefined;
   let down = false;
   const lost = (reason: string) => {
     lastError = reason;
     if (down) return;
     down = true;
-    logger.warn({ store: 'redis', err: reason }, 'Redis is unreachable: rate-limit decisions follow the failure mode until it is back');
+    logger.warn(
+      { store: 'redis', err: reason },
+      'Redis is unreachable: rate-limit decisions follow the failure mode until it is back',
+    );
   };
   client.on('error', (err) => lost(err.message));
   // A server that goes away closes the connection without an error; the
@@ -88,7 +99,9 @@ export function allReady(checks: readonly (ReadinessCheck | false | undefined)[]
   if (present.length === 0) return undefined;
   return async () => {
     const outcomes = await Promise.allSettled(present.map((check) => check()));
-    const reasons = outcomes.flatMap((o) => (o.status === 'rejected' ? [(o.reason as Error)?.message ?? String(o.reason)] : []));
+    const reasons = outcomes.flatMap((o) =>
+      o.status === 'rejected' ? [(o.reason as Error)?.message ?? String(o.reason)] : [],
+    );
     if (reasons.length > 0) throw new Error(reasons.join('; '));
   };
 }

@@ -40,7 +40,9 @@ export function moduleHandler(module: GatehouseModule & { app: Koa }): ModuleHan
   const whole = composed(module.app);
   const mounted: Mounted[] = Object.entries(module.mounts ?? {}).map(([prefix, app]) => {
     if (!prefix.startsWith('/') || prefix.endsWith('/')) {
-      throw new Error(`module ${module.name}: a mount prefix starts with a slash and does not end with one: '${prefix}'`);
+      throw new Error(
+        `module ${module.name}: a mount prefix starts with a slash and does not end with one: '${prefix}'`,
+      );
     }
     return { prefix, run: composed(app) };
   });

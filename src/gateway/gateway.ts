@@ -6,7 +6,15 @@
  * `reconfigure` swaps whole; a request keeps the runtime it started with.
  */
 import Koa, { type Context, type Middleware } from 'koa';
-import { basePath, errorResponder, HttpError, leanKoa, ORIGINAL_PATH, setPath, type ErrorHandlerOptions } from '../http';
+import {
+  basePath,
+  errorResponder,
+  HttpError,
+  leanKoa,
+  ORIGINAL_PATH,
+  setPath,
+  type ErrorHandlerOptions,
+} from '../http';
 import { createAuthStage } from './stages/auth-stage';
 import { dropClaimedUser, dropPathOverrides } from './request/headers/claimed-user';
 import { dropProxyOwnedHeaders } from './request/headers/proxy-owned';
@@ -25,7 +33,16 @@ import { createRateLimitStage } from './stages/ratelimit-stage';
 import { admitRequest } from './request/request-target';
 import type { Route } from './route-table';
 import { createRouted } from './routed';
-import { buildRuntime, buildRuntimeSteps, disposeRuntime, retireRuntime, type RouteTarget, type Runtime, type StageFactories, type UpstreamOptions } from './runtime';
+import {
+  buildRuntime,
+  buildRuntimeSteps,
+  disposeRuntime,
+  retireRuntime,
+  type RouteTarget,
+  type Runtime,
+  type StageFactories,
+  type UpstreamOptions,
+} from './runtime';
 import { runInSlices } from './slices';
 import { deepFreeze, type GatewaySnapshot, type RejectedConfig } from './snapshot';
 
@@ -86,7 +103,6 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-
 /** A configuration built by {@link Gateway.prepare}, not yet served. */
 export interface PreparedConfig {
   readonly config: GatewayConfig;
@@ -120,7 +136,9 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   };
   const upstreams = options.upstreams ?? {};
   const runtimeOptions = { random: options.random, sourceCluster: options.sourceCluster, upstreams };
-  let current: Runtime | null = options.config ? buildRuntime(options.config, modules, stages, events, runtimeOptions) : null;
+  let current: Runtime | null = options.config
+    ? buildRuntime(options.config, modules, stages, events, runtimeOptions)
+    : null;
   let rejected: RejectedConfig | undefined;
   let closed = false;
   // Replaced runtimes still finishing requests, so that close() can close them too.
@@ -129,7 +147,12 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   const pass = createRouted({ bodyLimit, errors, events, upstreams });
 
   /** Answers a CORS preflight with `cors`, without auth: browsers send no credentials with one. */
-  function answerPreflight(ctx: Context, cors: Middleware, route: Route<RouteTarget> | undefined, path: string): Promise<void> {
+  function answerPreflight(
+    ctx: Context,
+    cors: Middleware,
+    route: Route<RouteTarget> | undefined,
+    path: string,
+  ): Promise<void> {
     if (route) ctx.state.mapping = route.mapping;
     ctx.state[ORIGINAL_PATH] = ctx.originalUrl === ctx.url ? path : basePath(ctx) + path;
     return cors(ctx, nothing) as Promise<void>;
@@ -163,13 +186,22 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
       // Before matching: a backend reads `X_Api_Key` as the `X-Api-Key` a label or a Mapping's `headers` never saw.
       dropLookalikes(req, rt.ownedHeaders);
       // A preflight is routed by the method it asks about, so that a route limited to that method answers it.
-      const preflight = method === 'OPTIONS' && headers.origin !== undefined && headers['access-control-request-method'] !== undefined;
+      const preflight =
+        method === 'OPTIONS' && headers.origin !== undefined && headers['access-control-request-method'] !== undefined;
       const plain = withoutParameters(path);
       // Answered by the CORS policy, a preflight reaches no backend to act on an override.
       // The query as it is forwarded: what follows a `#` reaches no backend.
       const query = request.querystring;
       const overrides = overriddenMethods(headers, query);
-      let route = rt.table.matchAlike(path, plain, preflight ? requestedMethod(ctx) : method, headers, host, preflight ? undefined : overrides, query);
+      let route = rt.table.matchAlike(
+        path,
+        plain,
+        preflight ? requestedMethod(ctx) : method,
+        headers,
+        host,
+        preflight ? undefined : overrides,
+        query,
+      );
       let cors = route === undefined ? rt.cors : route.target.cors;
       if (preflight) {
         if (cors !== undefined) {
@@ -200,7 +232,8 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
       rt.active++;
       try {
         // After the guard: a body read for its override is held to the body limit as any other.
-        if (!tooLarge && !preflight && bodyMayOverride(method, headers)) await refuseBodyOverride(req, rt.table, { path, plain, method, headers, host, query }, bodyLimit);
+        if (!tooLarge && !preflight && bodyMayOverride(method, headers))
+          await refuseBodyOverride(req, rt.table, { path, plain, method, headers, host, query }, bodyLimit);
         if (cors === undefined) await pass(ctx, rt, route, path, guard, tooLarge);
         else await cors(ctx, () => pass(ctx, rt, route, path, guard, tooLarge));
       } finally {
@@ -224,7 +257,8 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   /** The runtimes this gateway prepared that are neither served nor discarded yet. */
   const prepared = new WeakMap<PreparedConfig, Runtime>();
   const refused = (err: unknown) => {
-    if (err instanceof ConfigError) rejected = deepFreeze({ at: new Date().toISOString(), problems: [...err.problems] });
+    if (err instanceof ConfigError)
+      rejected = deepFreeze({ at: new Date().toISOString(), problems: [...err.problems] });
     return err;
   };
 
@@ -253,7 +287,8 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
       let next: Runtime;
       if ('discard' in config) {
         const built = prepared.get(config);
-        if (built === undefined) throw new Error('this configuration was not prepared by this gateway, or was served or discarded already');
+        if (built === undefined)
+          throw new Error('this configuration was not prepared by this gateway, or was served or discarded already');
         prepared.delete(config);
         next = built;
       } else {

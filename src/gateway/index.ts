@@ -54,18 +54,43 @@ export {
 export { normalisePath, isNormalPath, withoutParameters } from './request/path';
 export { RouteTable, rewritePath, type Route, type RouteSpec, type RouteTableOptions } from './route-table';
 export { describeMatch, sharesOf, sharesOfSteps, type MatchDescription } from './match/describe';
-export { parseServiceAddress, DEFAULT_CLUSTER_DOMAIN, systemResolve, type ServiceAddress, type Resolve } from './upstream';
+export {
+  parseServiceAddress,
+  DEFAULT_CLUSTER_DOMAIN,
+  systemResolve,
+  type ServiceAddress,
+  type Resolve,
+} from './upstream';
 export type { UpstreamOptions } from './runtime';
 export { upstreamSettings, upstreamSummary, type UpstreamSettings } from './upstream/describe';
 export { DEFAULT_BODY_LIMIT } from './request/body-limit';
-export { copyData, deepFreeze, type RouteSnapshot, type RuntimeSnapshot, type GatewaySnapshot, type RejectedConfig } from './snapshot';
+export {
+  copyData,
+  deepFreeze,
+  type RouteSnapshot,
+  type RuntimeSnapshot,
+  type GatewaySnapshot,
+  type RejectedConfig,
+} from './snapshot';
 export { createSliceGate, runAtOnce, sortSteps, type SliceGate, type Steps } from './slices';
 export type { StageFactories } from './runtime';
 export type { GatehouseModule, ModuleRegistry } from './module';
 export type { Stage, StageFactory } from './stages/stage';
-export { createRateLimitStage, RATE_LIMIT_METADATA_STATE, type RateLimitStageOptions, type RateLimitStageLogger } from './stages/ratelimit-stage';
+export {
+  createRateLimitStage,
+  RATE_LIMIT_METADATA_STATE,
+  type RateLimitStageOptions,
+  type RateLimitStageLogger,
+} from './stages/ratelimit-stage';
 export { createAuthStage, type AuthStageOptions } from './stages/auth-stage';
 export { dropClaimedUser } from './request/headers/claimed-user';
 export { isLookalike } from './request/headers/lookalike-headers';
 export type { StageLogger } from './failure-log';
-export { NO_EVENTS, type GatewayEvents, type AuthOutcome, type RateLimitOutcome, type UpstreamFailure, type UpstreamLimit } from './events';
+export {
+  NO_EVENTS,
+  type GatewayEvents,
+  type AuthOutcome,
+  type RateLimitOutcome,
+  type UpstreamFailure,
+  type UpstreamLimit,
+} from './events';

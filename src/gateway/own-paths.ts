@@ -32,7 +32,9 @@ export async function answerHealth(ctx: Context, path: string, ready: () => Prom
     ctx.body = await ready();
   } catch (err) {
     if (err instanceof HttpError) throw err;
-    throw new HttpError(503, `not ready: ${(err as Error)?.message ?? String(err)}`, { headers: { 'Cache-Control': 'no-store' } });
+    throw new HttpError(503, `not ready: ${(err as Error)?.message ?? String(err)}`, {
+      headers: { 'Cache-Control': 'no-store' },
+    });
   }
 }
 
@@ -41,7 +43,10 @@ export async function answerHealth(ctx: Context, path: string, ready: () => Prom
  * `path` (normalised), false when `path` is none of them. Readiness needs a
  * configuration (`runtime()`), and `readiness` to resolve when there is one.
  */
-export function ownPaths(runtime: () => Runtime | null, readiness?: () => Promise<void> | void): (ctx: Context, path: string) => Promise<boolean> {
+export function ownPaths(
+  runtime: () => Runtime | null,
+  readiness?: () => Promise<void> | void,
+): (ctx: Context, path: string) => Promise<boolean> {
   return async (ctx, path) => {
     if (path !== ALIVE_PATH && path !== READY_PATH) return false;
     await answerHealth(ctx, path, async () => {

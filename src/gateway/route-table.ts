@@ -35,7 +35,16 @@ import { HttpError } from '../http';
 import { endOfUnicodeFolded } from './match/case-fold';
 import { RequestReading } from './match/conditions';
 import { otherReadings, type QueryCondition, type QueryReading } from './match/query';
-import { compareRoutes, compileRoute, constraintsMatch, groupRoutesSteps, pathMatches, routeMatches, type Route, type RouteSpec } from './match/route';
+import {
+  compareRoutes,
+  compileRoute,
+  constraintsMatch,
+  groupRoutesSteps,
+  pathMatches,
+  routeMatches,
+  type Route,
+  type RouteSpec,
+} from './match/route';
 import { substitute } from './match/substitution';
 import { runAtOnce, sortSteps, type Steps } from './slices';
 
@@ -103,7 +112,13 @@ export class RouteTable<T> {
    * `?`); `undefined` when none matches. Among routes with the same match,
    * one is drawn by weight.
    */
-  match(path: string, method: string, headers: IncomingHttpHeaders, host: string | undefined = headers.host, query = ''): Route<T> | undefined {
+  match(
+    path: string,
+    method: string,
+    headers: IncomingHttpHeaders,
+    host: string | undefined = headers.host,
+    query = '',
+  ): Route<T> | undefined {
     return this.chosen(this.find(path, method, headers, host, query));
   }
 
@@ -181,7 +196,10 @@ export class RouteTable<T> {
     if (this.readsQuery && query !== '') {
       for (const other of otherReadings(this.queryConditions, this.reading.parsedQuery())) {
         if (this.find(path, method, headers, host, query, other) !== route) {
-          throw new HttpError(400, 'the query gives an argument twice or in a spelling some backends read otherwise, and their readings would route the request apart');
+          throw new HttpError(
+            400,
+            'the query gives an argument twice or in a spelling some backends read otherwise, and their readings would route the request apart',
+          );
         }
       }
     }
@@ -194,7 +212,8 @@ export class RouteTable<T> {
    * an override may name one no list holds (`PURGE`, `PROPFIND`).
    */
   methodMayDecide(path: string): boolean {
-    for (const route of this.routes) if ((route.method !== null || route.conditions?.method) && pathMatches(route, false, path)) return true;
+    for (const route of this.routes)
+      if ((route.method !== null || route.conditions?.method) && pathMatches(route, false, path)) return true;
     return false;
   }
 }
@@ -222,7 +241,10 @@ function refuseUnicodeFolds<T>(
     const end = endOfUnicodeFolded(path, route.folded);
     if (end < 0 || (end < path.length && (route.exact || (!route.open && path.charCodeAt(end) !== 47)))) continue;
     if (!constraintsMatch(route, method, headers, host, reading)) continue;
-    throw new HttpError(400, 'the path spells a letter of a prefix with a character that backends fold to it (ſ, K, ı, İ), which would route it elsewhere');
+    throw new HttpError(
+      400,
+      'the path spells a letter of a prefix with a character that backends fold to it (ſ, K, ı, İ), which would route it elsewhere',
+    );
   }
 }
 

@@ -60,7 +60,11 @@ export function createRouted({ bodyLimit, errors, events, upstreams }: RoutedOpt
     }
     const target = route.target;
     if (rt.rateLimit !== null && !tooLarge) {
-      const passed = rt.rateLimit.run(ctx, mapping, target.kind === 'remote' ? target.upstream.cluster.name : undefined);
+      const passed = rt.rateLimit.run(
+        ctx,
+        mapping,
+        target.kind === 'remote' ? target.upstream.cluster.name : undefined,
+      );
       if (!(typeof passed === 'boolean' ? passed : await passed)) return;
     }
     // Headers the gateway set before a module runs, which the module's own error handler clears.
@@ -97,7 +101,11 @@ export function createRouted({ bodyLimit, errors, events, upstreams }: RoutedOpt
         };
         const upgrade = target.upgrades === null ? undefined : tunnelledUpgrade(ctx, target.upgrades);
         if (upgrade === undefined) await forwardRemote(ctx, target.upstream, forward);
-        else await forwardUpgrade(ctx, target.upstream, upgrade, { ...forward, beforeSwitch: () => applyResponseEdits(ctx.res, target) });
+        else
+          await forwardUpgrade(ctx, target.upstream, upgrade, {
+            ...forward,
+            beforeSwitch: () => applyResponseEdits(ctx.res, target),
+          });
       }
     } catch (err) {
       // The gateway's own answer for the route (413, 502, 503, 504) is answered

@@ -12,7 +12,14 @@ import type { GatewayEvents } from './events';
 import type { ModuleRegistry, GatehouseModule } from './module';
 import type { Stage, StageFactory } from './stages/stage';
 import type { Route } from './match/route';
-import { allowedUpgrades, labelHeaders, type AuthServiceRecord, type GatewayConfig, type MappingRecord, type RateLimitServiceRecord } from './config/schema';
+import {
+  allowedUpgrades,
+  labelHeaders,
+  type AuthServiceRecord,
+  type GatewayConfig,
+  type MappingRecord,
+  type RateLimitServiceRecord,
+} from './config/schema';
 import { ConfigError, configProblem, type ConfigProblem } from './config/problems';
 import { moduleHandler, type ModuleHandler } from './dispatch';
 import { compileHeaderEdits, type HeaderEdits } from './request/headers/header-edits';
@@ -25,7 +32,14 @@ import { shadowProblemsSteps } from './match/shadow';
 import { compileRoutes, retargetRoutes, RouteTable } from './route-table';
 import { runAtOnce, type Steps } from './slices';
 import { errorText } from '../files';
-import { ClusterSet, DEFAULT_CLUSTER_DOMAIN, systemResolve, type Resolve, type RouteUpstream, type ServiceAddress } from './upstream';
+import {
+  ClusterSet,
+  DEFAULT_CLUSTER_DOMAIN,
+  systemResolve,
+  type Resolve,
+  type RouteUpstream,
+  type ServiceAddress,
+} from './upstream';
 import { serviceTarget } from './upstream/endpoints/targets';
 import { describeRoutesSteps, type RuntimeSnapshot } from './snapshot';
 
@@ -129,7 +143,6 @@ function* ownedHeaders(mappings: readonly MappingRecord[]): Steps<string[]> {
   return [...names];
 }
 
-
 /** A Mapping checked and prepared, before its target is made. */
 type Pending = { mapping: MappingRecord; prefix: string; edits: RouteExtras; match: PreparedMatch } & (
   | { module: GatehouseModule & { app: NonNullable<GatehouseModule['app']> } }
@@ -179,7 +192,9 @@ export function* buildRuntimeSteps(
     globalCors = policies.forMapping(undefined);
   } catch (err) {
     const m = config.module!;
-    problems.push(configProblem({ source: sourceOf(m), kind: m.kind, record: m.name, path: 'config.cors' }, errorText(err)));
+    problems.push(
+      configProblem({ source: sourceOf(m), kind: m.kind, record: m.name, path: 'config.cors' }, errorText(err)),
+    );
   }
   const regexMaxSize = config.module?.config.regex_max_size ?? DEFAULT_REGEX_MAX_SIZE;
   const pending: Pending[] = [];
@@ -214,36 +229,64 @@ export function* buildRuntimeSteps(
     const module = modules.get(target.name)!;
     // A module builds its links from the Host; the client's is the one its links must name.
     if (mapping.host_rewrite !== undefined) {
-      problem('host_rewrite', `applies to remote upstreams only: module '${mapping.service}' is called in process and builds its links from the client's Host`);
+      problem(
+        'host_rewrite',
+        `applies to remote upstreams only: module '${mapping.service}' is called in process and builds its links from the client's Host`,
+      );
     }
     if (allowedUpgrades(mapping).length > 0) {
-      problem(mapping.allow_upgrade ? 'allow_upgrade' : 'use_websocket', `applies to remote upstreams only: module '${mapping.service}' is called in process and switches no connection to another protocol`);
+      problem(
+        mapping.allow_upgrade ? 'allow_upgrade' : 'use_websocket',
+        `applies to remote upstreams only: module '${mapping.service}' is called in process and switches no connection to another protocol`,
+      );
     }
-    if (module.app) pending.push({ mapping, prefix, edits, match, module: module as GatehouseModule & { app: NonNullable<GatehouseModule['app']> } });
+    if (module.app)
+      pending.push({
+        mapping,
+        prefix,
+        edits,
+        match,
+        module: module as GatehouseModule & { app: NonNullable<GatehouseModule['app']> },
+      });
     else problem('service', `module '${mapping.service}' has no HTTP app to route to`);
   }
 
   for (const p of yield* groupProblemsSteps(pending)) {
-    problems.push(configProblem({ source: sourceOf(p.mapping), kind: 'Mapping', record: p.mapping.name, path: p.path }, p.message));
+    problems.push(
+      configProblem({ source: sourceOf(p.mapping), kind: 'Mapping', record: p.mapping.name, path: p.path }, p.message),
+    );
   }
   // In match order, grouped, before any pool is opened; given their targets once the configuration is to be served.
   let ordered: Route<Pending>[] = [];
   if (problems.length === 0) {
-    ordered = yield* compileRoutes(pending.map((p) => ({ mapping: p.mapping, prefix: p.prefix, target: p, patterns: p.match.patterns })));
+    ordered = yield* compileRoutes(
+      pending.map((p) => ({ mapping: p.mapping, prefix: p.prefix, target: p, patterns: p.match.patterns })),
+    );
     // A pattern that bypasses auth over a prefix that needs it.
     for (const p of yield* shadowProblemsSteps(ordered)) {
-      problems.push(configProblem({ source: sourceOf(p.route.mapping), kind: 'Mapping', record: p.route.mapping.name, path: 'prefix' }, p.message));
+      problems.push(
+        configProblem(
+          { source: sourceOf(p.route.mapping), kind: 'Mapping', record: p.route.mapping.name, path: 'prefix' },
+          p.message,
+        ),
+      );
     }
   }
 
   let auth: Stage | null = null;
   let rateLimit: Stage | null = null;
   // A stage that cannot be built is a problem of the field naming its service.
-  const buildStage = <R extends AuthServiceRecord | RateLimitServiceRecord>(record: R, factory: StageFactory<R>, path: string): Stage | null => {
+  const buildStage = <R extends AuthServiceRecord | RateLimitServiceRecord>(
+    record: R,
+    factory: StageFactory<R>,
+    path: string,
+  ): Stage | null => {
     try {
       return factory(record, modules, { ...events, sourceCluster: options.sourceCluster });
     } catch (err) {
-      problems.push(configProblem({ source: sourceOf(record), kind: record.kind, record: record.name, path }, errorText(err)));
+      problems.push(
+        configProblem({ source: sourceOf(record), kind: record.kind, record: record.name, path }, errorText(err)),
+      );
       return null;
     }
   };

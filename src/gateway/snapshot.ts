@@ -5,7 +5,15 @@
  * the configuration came from, and the last configuration that was refused.
  */
 import type { ConfigProblem } from './config/problems';
-import { allowedUpgrades, type AuthServiceRecord, type GatewayConfig, type HeaderCondition, type LabelGroup, type RateLimitServiceRecord, type RecordSource } from './config/schema';
+import {
+  allowedUpgrades,
+  type AuthServiceRecord,
+  type GatewayConfig,
+  type HeaderCondition,
+  type LabelGroup,
+  type RateLimitServiceRecord,
+  type RecordSource,
+} from './config/schema';
 import { formatHostPattern } from './request/host-match';
 import { describeMatch, groupPercents, type MatchDescription } from './match/describe';
 import type { Route, RouteTable } from './route-table';
@@ -112,7 +120,10 @@ export function describeRoutes(config: GatewayConfig, table: RouteTable<Describe
 }
 
 /** {@link describeRoutes}, a step a route (see ./slices). */
-export function* describeRoutesSteps(config: GatewayConfig, table: RouteTable<DescribedTarget>): Steps<RuntimeSnapshot> {
+export function* describeRoutesSteps(
+  config: GatewayConfig,
+  table: RouteTable<DescribedTarget>,
+): Steps<RuntimeSnapshot> {
   const routes: RouteSnapshot[] = [];
   // Each group's shares worked out once, from the table's own groups: no second pass over every Mapping's match.
   const shares = new Map<Route<DescribedTarget>, number>();
@@ -135,7 +146,8 @@ export function* describeRoutesSteps(config: GatewayConfig, table: RouteTable<De
 }
 
 /** What the snapshot reads of a route's target. */
-type DescribedTarget = { kind: 'in-process' | 'redirect' } | { kind: 'remote'; upstream: { cluster: { name: string } } };
+type DescribedTarget =
+  { kind: 'in-process' | 'redirect' } | { kind: 'remote'; upstream: { cluster: { name: string } } };
 
 function describeRoute(config: GatewayConfig, route: Route<DescribedTarget>, share: number | undefined): RouteSnapshot {
   const m = route.mapping;
@@ -153,7 +165,11 @@ function describeRoute(config: GatewayConfig, route: Route<DescribedTarget>, sha
     precedence: m.precedence,
     ...(m.method ? { method: m.method } : {}),
     ...(m.headers ? { headers: copyData(m.headers) } : {}),
-    ...(route.host ? { hostname: formatHostPattern(route.host) } : m.host_regex === true && m.host !== undefined ? { hostname: m.host } : {}),
+    ...(route.host
+      ? { hostname: formatHostPattern(route.host) }
+      : m.host_regex === true && m.host !== undefined
+        ? { hostname: m.host }
+        : {}),
     ...(m.case_sensitive ? {} : { case_sensitive: false as const }),
     ...(m.host_rewrite !== undefined ? { host_rewrite: m.host_rewrite } : {}),
     ...(upgrades.length > 0 ? { allow_upgrade: [...upgrades] } : {}),

@@ -66,19 +66,27 @@ export function errorResponder(options: ErrorHandlerOptions = {}): ErrorResponde
     const status = statusOf(err);
     const known = err instanceof HttpError;
     // Anything may be thrown, `null` included: read it only as an object.
-    const e: { expose?: unknown; message?: unknown; headers?: unknown } = typeof err === 'object' && err !== null ? err : {};
+    const e: { expose?: unknown; message?: unknown; headers?: unknown } =
+      typeof err === 'object' && err !== null ? err : {};
     const exposed = known || (status < 500 && e.expose === true);
     if (!known && status >= 500) onUnexpected(err, ctx);
     if (ctx.headerSent || !ctx.writable) return;
     // Headers a handler set before failing describe a response that is not sent.
     for (const name of ctx.res.getHeaderNames()) ctx.res.removeHeader(name);
-    write(ctx, status, exposed ? detailOf(err, status) : undefined, exposed ? headersOf(e.headers) : undefined, known ? err.infoUrl : undefined);
+    write(
+      ctx,
+      status,
+      exposed ? detailOf(err, status) : undefined,
+      exposed ? headersOf(e.headers) : undefined,
+      known ? err.infoUrl : undefined,
+    );
   }
 
   function fillEmpty(ctx: Context): void {
     const response = ctx.response;
     const status = response.status;
-    if (status >= 400 && (response.body === null || response.body === undefined) && ctx.respond !== false) write(ctx, status);
+    if (status >= 400 && (response.body === null || response.body === undefined) && ctx.respond !== false)
+      write(ctx, status);
   }
 
   return { write, answer, fillEmpty };

@@ -32,7 +32,14 @@ export {
   type Formatter,
   type FormatterRegistry,
 } from './response/formatters';
-export { errorResponder, errorHandler, answeringErrors, UNEXPECTED_ERROR_LISTENER, type ErrorHandlerOptions, type ErrorResponder } from './error-handler';
+export {
+  errorResponder,
+  errorHandler,
+  answeringErrors,
+  UNEXPECTED_ERROR_LISTENER,
+  type ErrorHandlerOptions,
+  type ErrorResponder,
+} from './error-handler';
 export {
   varyOnAccept,
   isRepresentable,
@@ -58,7 +65,16 @@ export { filterTypes, type FilterType } from './response/filters';
 export { ListedHeadersResponse } from './response/listed-headers';
 export { redirectToSlash } from './slashes';
 export { undici, parseRawHeaders } from './undici';
-export { basePath, requestHost, absoluteUrl, isHostPort, hostPort, redactAddress, unmappedAddress, ORIGINAL_PATH } from './request/urls';
+export {
+  basePath,
+  requestHost,
+  absoluteUrl,
+  isHostPort,
+  hostPort,
+  redactAddress,
+  unmappedAddress,
+  ORIGINAL_PATH,
+} from './request/urls';
 export { recordMount } from './request/client-path';
 export { cutShortBy, markCutShort, type CutShortBy } from './respond';
 export {

@@ -182,6 +182,8 @@ export function allowedMethods(router: Router): Middleware {
   return (ctx, next) => {
     // Set by the dispatch in front (ours or koa-router's), empty when no route has the path.
     const matched = (ctx as Context & RoutedContext).matched;
-    return matched === undefined || matched.length === 0 ? next() : (answer(ctx, next) as Promise<void>).then(() => notImplementedAs405(ctx));
+    return matched === undefined || matched.length === 0
+      ? next()
+      : (answer(ctx, next) as Promise<void>).then(() => notImplementedAs405(ctx));
   };
 }

@@ -19,6 +19,7 @@ export function undici(): Undici {
 
 /** undici's own reading of raw header lines into Node's header object, as its controller interface hands them over. */
 export function parseRawHeaders(raw: Buffer[]): IncomingHttpHeaders {
-  headerParser ??= (require('undici/lib/core/util.js') as { parseHeaders(raw: Buffer[]): IncomingHttpHeaders }).parseHeaders;
+  headerParser ??= (require('undici/lib/core/util.js') as { parseHeaders(raw: Buffer[]): IncomingHttpHeaders })
+    .parseHeaders;
   return headerParser(raw);
 }

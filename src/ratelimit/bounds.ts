@@ -45,6 +45,7 @@ export function entriesOverBound(bounds: RequestBounds, index: number, count: nu
 
 /** Throws a RangeError naming `name` unless `value` is a whole number of at least 1. */
 export function checkBound(value: number, name: string): number {
-  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a whole number of 1 or more, got ${String(value)}`);
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new RangeError(`${name} must be a whole number of 1 or more, got ${String(value)}`);
   return value;
 }

@@ -23,7 +23,12 @@ function escapeKeyPart(part: string): string {
 }
 
 /** The counter key of `entries` under `rule` (whose shared wildcards stand for their values) in the window starting at `windowStart` ms. */
-export function counterKey(domain: string, entries: readonly DescriptorEntry[], rule: LimitRule, windowStart: number): string {
+export function counterKey(
+  domain: string,
+  entries: readonly DescriptorEntry[],
+  rule: LimitRule,
+  windowStart: number,
+): string {
   let part = '';
   const shared = rule.sharedValues;
   for (let i = 0; i < entries.length; i++) {

@@ -42,12 +42,36 @@ export {
 export { findRule, type LimitRule, type LimitTable } from './limits/index';
 export { createLimitTableBuilder, limitEntries, type LimitEntry } from './limits/transfer';
 export { RATE_LIMIT_UNITS, UNIT_SECONDS } from './limits/units';
-export { CallerGoneError, StoreTimeoutError, type DecideOptions, type RateLimitStore, type StoreDecision, type WindowCheck } from './store';
+export {
+  CallerGoneError,
+  StoreTimeoutError,
+  type DecideOptions,
+  type RateLimitStore,
+  type StoreDecision,
+  type WindowCheck,
+} from './store';
 export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from './memory-store';
 export { createRedisStore, type RedisStore, type RedisStoreOptions, type RedisStoreStats } from './redis/store';
 export { DECIDE_SCRIPT } from './redis/script';
-export { createRateLimitGrpcServer, MAX_CONCURRENT_STREAMS, MAX_MESSAGE_BYTES, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS, HANDSHAKE_TIMEOUT_MS, MAX_INCOMPLETE_REQUESTS, IDLE_TIMEOUT_MS, KEEPALIVE_TIME_MS, type RateLimitGrpcServer, type RateLimitGrpcServerOptions } from './grpc/server';
+export {
+  createRateLimitGrpcServer,
+  MAX_CONCURRENT_STREAMS,
+  MAX_MESSAGE_BYTES,
+  MAX_CONNECTIONS,
+  REQUEST_TIMEOUT_MS,
+  HANDSHAKE_TIMEOUT_MS,
+  MAX_INCOMPLETE_REQUESTS,
+  IDLE_TIMEOUT_MS,
+  KEEPALIVE_TIME_MS,
+  type RateLimitGrpcServer,
+  type RateLimitGrpcServerOptions,
+} from './grpc/server';
 export { withinDeadline } from './deadline';
-export { createRateLimitClient, RateLimitCallError, type RateLimitClient, type RateLimitClientOptions } from './grpc/client';
+export {
+  createRateLimitClient,
+  RateLimitCallError,
+  type RateLimitClient,
+  type RateLimitClientOptions,
+} from './grpc/client';
 export { createHealthRegistry, type HealthRegistry, type ServingStatus } from './grpc/health';
 export { ENVOY_V3_SERVICE, LYFT_SERVICE, HEALTH_SERVICE, PROTO_DIR } from './grpc/protos';

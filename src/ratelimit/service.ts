@@ -13,11 +13,24 @@ import type { RateLimiter, RateLimitRequest, RateLimitResponse, DescriptorStatus
 import { findRule, type LimitRule, type LimitTable } from './limits/index';
 import { errorText } from '../files';
 import { compileDocumentsWithWarnings, loadLimitsDir, type CompiledLimits, type LoadedLimits } from './limits/loader';
-import { checkBound, DEFAULT_REQUEST_BOUNDS, descriptorsOverBound, entriesOverBound, type RequestBounds } from './bounds';
+import {
+  checkBound,
+  DEFAULT_REQUEST_BOUNDS,
+  descriptorsOverBound,
+  entriesOverBound,
+  type RequestBounds,
+} from './bounds';
 import { counterKey } from './counter-key';
 import { createMemoryStore } from './memory-store';
 import { quotaModeMetadata } from './grpc/messages/quota-metadata';
-import { CallerGoneError, earlierHits, type DecideOptions, type RateLimitStore, type StoreDecision, type WindowCheck } from './store';
+import {
+  CallerGoneError,
+  earlierHits,
+  type DecideOptions,
+  type RateLimitStore,
+  type StoreDecision,
+  type WindowCheck,
+} from './store';
 import { UNIT_SECONDS, isRateLimitUnit } from './limits/units';
 
 /** The logging this service does: pino's shape, so a pino logger fits. */
@@ -105,7 +118,10 @@ function checkDescriptor(d: RateLimitRequest['descriptors'][number], i: number, 
   // Counters are doubles in the memory store and 64-bit integers in Redis: above 2^53 neither adds exactly.
   if (d.hitsAddend !== undefined && !(Number.isSafeInteger(d.hitsAddend) && d.hitsAddend >= 0)) {
     // Decoded as a double, a uint64 that large is rounded: the message does not repeat a number the client did not send.
-    const why = d.hitsAddend > Number.MAX_SAFE_INTEGER ? `above ${Number.MAX_SAFE_INTEGER}, the largest count it may add` : `${d.hitsAddend} is not a whole number from 0`;
+    const why =
+      d.hitsAddend > Number.MAX_SAFE_INTEGER
+        ? `above ${Number.MAX_SAFE_INTEGER}, the largest count it may add`
+        : `${d.hitsAddend} is not a whole number from 0`;
     throw new RateLimitRequestError(`descriptors[${i}].hits_addend: ${why}`);
   }
 }
@@ -130,7 +146,10 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
   const logger: RateLimitLogger = options.logger ?? pino({ name: 'ratelimit' });
   const bounds: RequestBounds = Object.freeze({
     maxDescriptors: checkBound(options.maxDescriptors ?? DEFAULT_REQUEST_BOUNDS.maxDescriptors, 'maxDescriptors'),
-    maxDescriptorEntries: checkBound(options.maxDescriptorEntries ?? DEFAULT_REQUEST_BOUNDS.maxDescriptorEntries, 'maxDescriptorEntries'),
+    maxDescriptorEntries: checkBound(
+      options.maxDescriptorEntries ?? DEFAULT_REQUEST_BOUNDS.maxDescriptorEntries,
+      'maxDescriptorEntries',
+    ),
   });
   const store = options.store ?? createMemoryStore({ now });
   let files: string[] = [];
@@ -149,8 +168,10 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
     warnings = loaded.warnings;
     // Keys envoyproxy/ratelimit accepts but that change nothing: said at every load, so a reload shows them too.
     // Up to a point: a file of 100 000 descriptors that each deserve a warning would log as many lines at every reload.
-    for (const warning of warnings.slice(0, MAX_WARNING_LINES)) logger.warn({ warning }, 'rate-limit configuration warning');
-    if (warnings.length > MAX_WARNING_LINES) logger.warn({ more: warnings.length - MAX_WARNING_LINES }, 'more rate-limit configuration warnings');
+    for (const warning of warnings.slice(0, MAX_WARNING_LINES))
+      logger.warn({ warning }, 'rate-limit configuration warning');
+    if (warnings.length > MAX_WARNING_LINES)
+      logger.warn({ more: warnings.length - MAX_WARNING_LINES }, 'more rate-limit configuration warnings');
     return loaded.table;
   }
   table = load(options.loaded);
@@ -158,7 +179,11 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
   const counts = { requests: 0, overLimit: 0, storeErrors: 0 };
   let lastStoreErrorLog = -Infinity;
 
-  function rulesOf(domain: string, descriptors: RateLimitRequest['descriptors'], current: LimitTable): (LimitRule | undefined)[] {
+  function rulesOf(
+    domain: string,
+    descriptors: RateLimitRequest['descriptors'],
+    current: LimitTable,
+  ): (LimitRule | undefined)[] {
     const rules = new Array<LimitRule | undefined>(descriptors.length);
     if (!current.domains.has(domain)) return rules;
     for (let i = 0; i < descriptors.length; i++) {
@@ -184,7 +209,10 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
     const t = now();
     if (t - lastStoreErrorLog >= STORE_ERROR_LOG_INTERVAL_MS) {
       lastStoreErrorLog = t;
-      logger.warn({ store: store.kind, err: (err as Error).message, failures: counts.storeErrors }, 'rate-limit store unavailable');
+      logger.warn(
+        { store: store.kind, err: (err as Error).message, failures: counts.storeErrors },
+        'rate-limit store unavailable',
+      );
     }
     throw err;
   }
@@ -239,7 +267,8 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
       throw new RateLimitRequestError('rate limit domain must not be empty');
     }
     const descriptors = request.descriptors ?? [];
-    if (descriptors.length > bounds.maxDescriptors) throw new RateLimitRequestError(descriptorsOverBound(bounds, descriptors.length));
+    if (descriptors.length > bounds.maxDescriptors)
+      throw new RateLimitRequestError(descriptorsOverBound(bounds, descriptors.length));
     for (let i = 0; i < descriptors.length; i++) checkDescriptor(descriptors[i], i, bounds);
     counts.requests++;
     const statuses = new Array<DescriptorStatus>(descriptors.length);

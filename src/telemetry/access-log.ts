@@ -157,9 +157,26 @@ export function accessLog(options: AccessLogOptions): Middleware {
       if (!res.headersSent) res.setHeader(idSpelling, id);
       // A streamed body (a proxied response) or a handler that writes itself is
       // still under way: log when it ends, with the time it really took.
-      if (!failed && !res.writableEnded && !res.destroyed && (ctx.response.body instanceof Stream || ctx.respond === false)) {
+      if (
+        !failed &&
+        !res.writableEnded &&
+        !res.destroyed &&
+        (ctx.response.body instanceof Stream || ctx.respond === false)
+      ) {
         // A switch of protocols (101) has no response to finish: its connection closing ends it.
-        res.once('close', () => finish(ctx, start, method, path, querystring, remote, id, res.statusCode, !res.writableFinished && res.statusCode !== 101));
+        res.once('close', () =>
+          finish(
+            ctx,
+            start,
+            method,
+            path,
+            querystring,
+            remote,
+            id,
+            res.statusCode,
+            !res.writableFinished && res.statusCode !== 101,
+          ),
+        );
       } else {
         const status = failed ? statusOf(failure) : ctx.response.status;
         finish(ctx, start, method, path, querystring, remote, id, status, res.destroyed && !res.writableFinished);
@@ -188,7 +205,9 @@ export interface RejectedRequest {
  * the access log, the metrics and the counters as every other request does:
  * route `unmatched`, a new request id, `-` for what could not be read.
  */
-export function rejectedRequestLog(options: Pick<AccessLogOptions, 'logger' | 'metrics' | 'counters'>): (request: RejectedRequest) => void {
+export function rejectedRequestLog(
+  options: Pick<AccessLogOptions, 'logger' | 'metrics' | 'counters'>,
+): (request: RejectedRequest) => void {
   const { metrics, counters } = options;
   const lines = accessLineWriter(options.logger);
   return (request) => {

@@ -3,7 +3,16 @@
  * What operators see of a running gateway: the JSON logger, the access log,
  * Prometheus metrics and the per-route counters of the diagnostic page.
  */
-export { createLogger, DEFAULT_LOG_FLUSH_MS, logAppErrors, logDestination, logUnexpectedError, REDACTED_PATHS, type Logger, type LoggerOptions } from './logger';
+export {
+  createLogger,
+  DEFAULT_LOG_FLUSH_MS,
+  logAppErrors,
+  logDestination,
+  logUnexpectedError,
+  REDACTED_PATHS,
+  type Logger,
+  type LoggerOptions,
+} from './logger';
 export {
   createMetrics,
   metricsHandler,
@@ -20,5 +29,11 @@ export {
   type DatabaseFailureKind,
 } from './metrics';
 export { createRouteCounters, type RouteCounters, type RequestCounts } from './route-counters';
-export { accessLog, rejectedRequestLog, wellFormedRequestId, type AccessLogOptions, type RejectedRequest } from './access-log';
+export {
+  accessLog,
+  rejectedRequestLog,
+  wellFormedRequestId,
+  type AccessLogOptions,
+  type RejectedRequest,
+} from './access-log';
 export type { AccessLogEntry } from './access-line';

@@ -9,7 +9,16 @@
 import { closeSync, fstatSync, writeSync } from 'node:fs';
 import { isatty } from 'node:tty';
 import pino, { type DestinationStream } from 'pino';
-import { DEFAULT_PIPE_BACKLOG_BYTES, droppedNotice, EXIT_WRITE_RETRIES, linesIn, openPipeNonBlocking, pipeWriter, waitForFullPipe, type PipeWriter } from './pipe-writer';
+import {
+  DEFAULT_PIPE_BACKLOG_BYTES,
+  droppedNotice,
+  EXIT_WRITE_RETRIES,
+  linesIn,
+  openPipeNonBlocking,
+  pipeWriter,
+  waitForFullPipe,
+  type PipeWriter,
+} from './pipe-writer';
 
 /**
  * Into a pipe, no write is longer than PIPE_BUF (4096 bytes on Linux), so
@@ -139,9 +148,16 @@ export function logDestination(
   // descriptor, only closes it. A socket, or a pipe that cannot be opened
   // so, is written off the event loop.
   const nonBlocking = pipe && typeof dest === 'number' ? openPipeNonBlocking(dest) : undefined;
-  const stream = pino.destination({ dest: nonBlocking ?? dest, sync: kind === 'file' || nonBlocking !== undefined, minLength: 0, maxWrite, contentMode: 'buffer' });
+  const stream = pino.destination({
+    dest: nonBlocking ?? dest,
+    sync: kind === 'file' || nonBlocking !== undefined,
+    minLength: 0,
+    maxWrite,
+    contentMode: 'buffer',
+  });
   const state = stream as unknown as PendingChunks;
-  const direct: PipeWriter | undefined = nonBlocking === undefined ? undefined : pipeWriter(nonBlocking, (n) => stream.emit('write', n), pipeBacklogBytes);
+  const direct: PipeWriter | undefined =
+    nonBlocking === undefined ? undefined : pipeWriter(nonBlocking, (n) => stream.emit('write', n), pipeBacklogBytes);
   const handedOn = stream.write.bind(stream) as unknown as (bytes: Buffer) => boolean;
   // What waits for a socket or a terminal (one paused with Ctrl-S) is bounded
   // as a pipe's backlog is: past it, lines are dropped, and counted in a line
@@ -246,7 +262,8 @@ export function logDestination(
     handOver();
     if (direct) return direct.drainSync();
     // Another sonic-boom may keep its lines otherwise: then its own flush it is.
-    if (Array.isArray(state._bufs) && Array.isArray(state._lens) && Buffer.isBuffer(state._writingBuf)) flushPendingSync(state);
+    if (Array.isArray(state._bufs) && Array.isArray(state._lens) && Buffer.isBuffer(state._writingBuf))
+      flushPendingSync(state);
     else ownFlushSync();
   };
   gathering.add(stream);

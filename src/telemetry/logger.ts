@@ -96,7 +96,9 @@ export function createLogger(options: LoggerOptions = {}): Logger {
  * was not an HttpError) with its stack and the request id, never the request's
  * headers.
  */
-export function logUnexpectedError(logger: Logger): (err: unknown, ctx: { method: string; path: string; state: Record<string, unknown> }) => void {
+export function logUnexpectedError(
+  logger: Logger,
+): (err: unknown, ctx: { method: string; path: string; state: Record<string, unknown> }) => void {
   return (err, ctx) => {
     logger.error({ err, req_id: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'unexpected error');
   };
@@ -108,7 +110,10 @@ export function logUnexpectedError(logger: Logger): (err: unknown, ctx: { method
  * a bare 500 and emits it on `ctx.app`, which a silent app would drop with its
  * cause. Returns the logging function, for error handlers of its own.
  */
-export function logAppErrors(app: Koa, logger: Logger): (err: unknown, ctx: { method: string; path: string; state: Record<string, unknown> }) => void {
+export function logAppErrors(
+  app: Koa,
+  logger: Logger,
+): (err: unknown, ctx: { method: string; path: string; state: Record<string, unknown> }) => void {
   const logUnexpected = logUnexpectedError(logger);
   app.on('error', (err: unknown, ctx: Koa.Context) => {
     if (statusOf(err) >= 500) logUnexpected(err, ctx);

@@ -200,8 +200,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const auth = decisions(AUTH_RESULTS, authDecisions);
   const rateLimit = decisions(RATELIMIT_RESULTS, rateLimitDecisions);
 
-  const requestChild = childCache3((route, method, status) => counted(() => new PendingCount(httpRequests.labels(route, method, status))));
-  const durationChild = childCache2((route, method) => counted(() => new PendingObservations(httpRequestDuration, { route, method })));
+  const requestChild = childCache3((route, method, status) =>
+    counted(() => new PendingCount(httpRequests.labels(route, method, status))),
+  );
+  const durationChild = childCache2((route, method) =>
+    counted(() => new PendingObservations(httpRequestDuration, { route, method })),
+  );
   const upstreamChild = childCache2((route, kind) => upstreamErrors.labels(route, kind));
   const overflowChild = childCache2((cluster, limit) => upstreamOverflows.labels(cluster, limit));
   const databaseCallChild = new Map<string, { observe(value: number): void }>();

@@ -72,7 +72,11 @@ export function droppedNotice(dropped: number): Buffer {
  * `written(n)` is told of every write that went out, as sonic-boom's `write`
  * event is.
  */
-export function pipeWriter(fd: number, written: (n: number) => void, maxBacklog: number = DEFAULT_PIPE_BACKLOG_BYTES): PipeWriter {
+export function pipeWriter(
+  fd: number,
+  written: (n: number) => void,
+  maxBacklog: number = DEFAULT_PIPE_BACKLOG_BYTES,
+): PipeWriter {
   const queue: Buffer[] = [];
   let waiting = 0;
   let dropped = 0;

@@ -31,7 +31,10 @@ describe('api/accounts', () => {
         assert.deepEqual(page.body.items, [{ name: 'Alice' }, { name: 'Bob' }]);
         assert.equal(page.body.next, `http://${HOST}/${v}/accounts/?limit=2&fields=name&offset=2`);
         const bob = await get(`/${v}/accounts/?name=Bob`).expect(200);
-        assert.deepEqual(bob.body.items.map((a: { id: string }) => a.id), ['2']);
+        assert.deepEqual(
+          bob.body.items.map((a: { id: string }) => a.id),
+          ['2'],
+        );
       });
 
       it('answers 400 for an unknown filter or field', async () => {

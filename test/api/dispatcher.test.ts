@@ -14,14 +14,26 @@ import { configOf, mapping, registry } from '../gateway/helpers';
 
 const HOST = 'api.test';
 const JSON_TYPE = 'application/json; charset=utf-8';
-const UNKNOWN_PREFIX = { code: 404, message: '404: Not Found', detail: 'the path must start with an API version: /v1, /v2' };
+const UNKNOWN_PREFIX = {
+  code: 404,
+  message: '404: Not Found',
+  detail: 'the path must start with an API version: /v1, /v2',
+};
 
 describe('api/dispatcher', () => {
   const server = createApiApp().callback();
   const get = (path: string) => request(server).get(path).set('Host', HOST);
 
   describe('a path outside every version', () => {
-    for (const path of ['/v3/messages/1', '/x', '/', '/v1x/messages/1', '/V1/messages/1', '/v0/messages/', '/messages/1']) {
+    for (const path of [
+      '/v3/messages/1',
+      '/x',
+      '/',
+      '/v1x/messages/1',
+      '/V1/messages/1',
+      '/v0/messages/',
+      '/messages/1',
+    ]) {
       it(`answers ${path} with 404 and the JSON error body`, async () => {
         const res = await get(path).expect(404).expect('Content-Type', JSON_TYPE).expect('Vary', 'Accept');
         assert.deepEqual(res.body, UNKNOWN_PREFIX);
@@ -34,7 +46,10 @@ describe('api/dispatcher', () => {
     });
 
     it('answers in XML when XML is asked for', async () => {
-      const res = await get('/v3/messages/1').set('Accept', 'application/xml').expect(404).expect('Content-Type', 'application/xml');
+      const res = await get('/v3/messages/1')
+        .set('Accept', 'application/xml')
+        .expect(404)
+        .expect('Content-Type', 'application/xml');
       assert.match(res.text, /<response><code>404<\/code><message>404: Not Found<\/message>/);
     });
 
@@ -47,14 +62,22 @@ describe('api/dispatcher', () => {
     for (const v of ['v1', 'v2']) {
       it(`answers /${v}/ with links to the collections`, async () => {
         const res = await get(`/${v}/`).expect(200);
-        assert.deepEqual(res.body, { version: v, messages_url: `http://${HOST}/${v}/messages/`, accounts_url: `http://${HOST}/${v}/accounts/` });
+        assert.deepEqual(res.body, {
+          version: v,
+          messages_url: `http://${HOST}/${v}/messages/`,
+          accounts_url: `http://${HOST}/${v}/accounts/`,
+        });
       });
 
       it(`answers /${v}/ with only the fields asked for, and 400 for any other query argument`, async () => {
         const res = await get(`/${v}/?fields=version`).expect(200);
         assert.deepEqual(res.body, { version: v });
         const bad = await get(`/${v}/?limit=5`).expect(400).expect('Content-Type', JSON_TYPE);
-        assert.deepEqual(bad.body, { code: 400, message: '400: Bad Request', detail: "unknown query argument 'limit'" });
+        assert.deepEqual(bad.body, {
+          code: 400,
+          message: '400: Bad Request',
+          detail: "unknown query argument 'limit'",
+        });
         await get(`/${v}/?fields=content`).expect(400);
       });
 
@@ -91,8 +114,16 @@ describe('api/dispatcher', () => {
         return app;
       };
       const app = createApiApp({}, { '/v9': failing });
-      const res = await request(app.callback()).get('/v9/anything').expect(500).expect('Content-Type', JSON_TYPE).expect('Vary', 'Accept');
-      assert.deepEqual(res.body, { code: 500, message: '500: Internal Server Error', info_url: 'https://v9.test/errors' });
+      const res = await request(app.callback())
+        .get('/v9/anything')
+        .expect(500)
+        .expect('Content-Type', JSON_TYPE)
+        .expect('Vary', 'Accept');
+      assert.deepEqual(res.body, {
+        code: 500,
+        message: '500: Internal Server Error',
+        info_url: 'https://v9.test/errors',
+      });
       assert.ok(!res.text.includes('hunter2'));
       const outside = await request(app.callback()).get('/v1/messages/1').expect(404);
       assert.equal(outside.body.detail, 'the path must start with an API version: /v9');
@@ -104,11 +135,13 @@ describe('api/dispatcher', () => {
         app.use((ctx) => ctx.throw(500, 'stack and secrets'));
         return app;
       };
-      const res = await request(createApiApp({}, { '/v1': failing }).callback()).get('/v1/messages/1').expect(500);
+      const res = await request(createApiApp({}, { '/v1': failing }).callback())
+        .get('/v1/messages/1')
+        .expect(500);
       assert.deepEqual(res.body, { code: 500, message: '500: Internal Server Error' });
     });
 
-    it('answers a path unknown to a version with that version\'s own 404', async () => {
+    it("answers a path unknown to a version with that version's own 404", async () => {
       for (const v of ['v1', 'v2']) {
         const res = await get(`/${v}/nothing/here`).expect(404).expect('Content-Type', JSON_TYPE);
         assert.deepEqual(res.body, { code: 404, message: '404: Not Found' });
@@ -141,7 +174,9 @@ describe('api/dispatcher', () => {
     it('serves both versions from the store it is given', async () => {
       const store = createMessageStore({
         accounts: [{ id: 'a', name: 'A', created_at: '2025-01-01T00:00:00.000Z' }],
-        messages: [{ id: '100', account_id: 'a', text: '*hi*', language: 'en', created_at: '2025-01-01T00:00:00.000Z' }],
+        messages: [
+          { id: '100', account_id: 'a', text: '*hi*', language: 'en', created_at: '2025-01-01T00:00:00.000Z' },
+        ],
       });
       const app = createApiApp({ store }).callback();
       assert.equal((await request(app).get('/v1/messages/100').expect(200)).body.content, 'hi');
@@ -189,7 +224,7 @@ describe('api/dispatcher', () => {
       await hosted('/host/v2').expect(301).expect('Location', '/host/v2/');
     });
 
-    it('answers unknown versions with the 404 error body, not the host\'s next middleware', async () => {
+    it("answers unknown versions with the 404 error body, not the host's next middleware", async () => {
       const res = await hosted('/host/v3/messages/1').expect(404).expect('Content-Type', JSON_TYPE);
       assert.deepEqual(res.body, UNKNOWN_PREFIX);
       await hosted('/host/v1/nothing').expect(404);
@@ -208,7 +243,10 @@ describe('api/dispatcher', () => {
     });
 
     it('builds urls from X-Forwarded-* when told to trust a proxy', async () => {
-      const res = await request(createApiApp({ proxy: true }).callback()).get('/v1/messages/1').set(forwarded).expect(200);
+      const res = await request(createApiApp({ proxy: true }).callback())
+        .get('/v1/messages/1')
+        .set(forwarded)
+        .expect(200);
       assert.equal(res.body.url, 'https://public.test/v1/messages/1');
     });
   });
@@ -226,7 +264,10 @@ describe('api/dispatcher', () => {
     it('answers every path routed in process by the gateway as its app alone does', async () => {
       const module = createApiModule();
       assert.deepEqual(Object.keys(module.mounts ?? {}), ['/v1', '/v2']);
-      const gateway = createGateway({ modules: registry(module), config: configOf(mapping('/', 'api', { name: 'api', rewrite: '' })) });
+      const gateway = createGateway({
+        modules: registry(module),
+        config: configOf(mapping('/', 'api', { name: 'api', rewrite: '' })),
+      });
       try {
         const asks: [string, string][] = [
           ['GET', '/v1/messages/1'],
@@ -247,7 +288,13 @@ describe('api/dispatcher', () => {
           const ask = (app: Koa) => request(app.callback())[method.toLowerCase() as 'get'](path).set('Host', HOST);
           const alone = await ask(module.app!);
           const routed = await ask(gateway.app);
-          const seen = (res: request.Response) => [res.status, res.headers['content-type'], res.headers.allow, res.headers.location, res.text];
+          const seen = (res: request.Response) => [
+            res.status,
+            res.headers['content-type'],
+            res.headers.allow,
+            res.headers.location,
+            res.text,
+          ];
           assert.deepEqual(seen(routed), seen(alone), `${method} ${path}`);
         }
       } finally {

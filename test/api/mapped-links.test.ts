@@ -110,7 +110,7 @@ describe('api behind Mappings that rewrite below a version root', () => {
     await followAll(res.body);
   });
 
-  it('changes nothing for the API\'s own paths', async () => {
+  it("changes nothing for the API's own paths", async () => {
     const res = await get('/v2/messages/1').expect(200);
     assert.equal(res.body.url, `http://${HOST}/v2/messages/1`);
     assert.equal(res.body.account_url, `http://${HOST}/v2/accounts/1`);
@@ -124,15 +124,26 @@ describe('api behind Mappings that rewrite below a version root', () => {
         for (const accept of ['application/xml', 'application/json', '*/*', undefined]) {
           const req = get(path);
           if (accept !== undefined) req.set('Accept', accept);
-          const res = await req.expect(301).expect('Location', `${path}/`).expect('Vary', /Accept/).expect('Content-Length', '0');
+          const res = await req
+            .expect(301)
+            .expect('Location', `${path}/`)
+            .expect('Vary', /Accept/)
+            .expect('Content-Length', '0');
           assert.equal(res.text ?? '', '', `${accept}: ${res.text}`);
           assert.equal(res.headers['content-type'], undefined);
         }
       });
 
       it(`answers ${path} with a 406 for an Accept it cannot write, as its collection does`, async () => {
-        const res = await get(path).set('Accept', 'text/html').expect(406).expect('Content-Type', /^application\/json/);
-        assert.deepEqual(res.body, { code: 406, message: '406: Not Acceptable', detail: 'supported types: application/json, application/xml' });
+        const res = await get(path)
+          .set('Accept', 'text/html')
+          .expect(406)
+          .expect('Content-Type', /^application\/json/);
+        assert.deepEqual(res.body, {
+          code: 406,
+          message: '406: Not Acceptable',
+          detail: 'supported types: application/json, application/xml',
+        });
       });
     }
   });

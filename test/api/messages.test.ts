@@ -19,7 +19,10 @@ describe('api/messages', () => {
     describe(`in ${v}`, () => {
       describe(`GET /${v}/messages/<id>`, () => {
         it('answers 200 with the message and its absolute url', async () => {
-          const res = await get(`/${v}/messages/1`).expect(200).expect('Content-Type', JSON_TYPE).expect('Vary', 'Accept');
+          const res = await get(`/${v}/messages/1`)
+            .expect(200)
+            .expect('Content-Type', JSON_TYPE)
+            .expect('Vary', 'Accept');
           assert.equal(res.body.id, '1');
           assert.equal(res.body.account_id, '1');
           assert.equal(typeof res.body.content, 'string');
@@ -33,7 +36,10 @@ describe('api/messages', () => {
 
         for (const id of ['46', '0', '01', '1.0', 'abc', '%20', '1%2F']) {
           it(`answers 404 with the error body for the id ${JSON.stringify(id)}`, async () => {
-            const res = await get(`/${v}/messages/${id}`).expect(404).expect('Content-Type', JSON_TYPE).expect('Vary', 'Accept');
+            const res = await get(`/${v}/messages/${id}`)
+              .expect(404)
+              .expect('Content-Type', JSON_TYPE)
+              .expect('Vary', 'Accept');
             assert.deepEqual(res.body, { code: 404, message: '404: Not Found', detail: 'no message has this id' });
           });
         }
@@ -44,7 +50,12 @@ describe('api/messages', () => {
         });
 
         it('answers 404 for the path spelled in another case, as the gateway matches prefixes by case', async () => {
-          for (const path of [`/${v}/Messages/1`, `/${v}/MESSAGES/`, `/${v}/Accounts/1/messages/`, `/${v}/accounts/1/Messages/`]) {
+          for (const path of [
+            `/${v}/Messages/1`,
+            `/${v}/MESSAGES/`,
+            `/${v}/Accounts/1/messages/`,
+            `/${v}/accounts/1/Messages/`,
+          ]) {
             const res = await get(path).expect(404).expect('Content-Type', JSON_TYPE);
             assert.deepEqual(res.body, { code: 404, message: '404: Not Found' }, path);
           }
@@ -64,7 +75,11 @@ describe('api/messages', () => {
 
         for (const method of ['post', 'put', 'patch', 'delete'] as const) {
           it(`answers ${method.toUpperCase()} with 405 and Allow`, async () => {
-            const res = await request(server)[method](`/${v}/messages/1`).expect(405).expect('Allow', 'HEAD, GET').expect('Content-Type', JSON_TYPE);
+            const res = await request(server)
+              [method](`/${v}/messages/1`)
+              .expect(405)
+              .expect('Allow', 'HEAD, GET')
+              .expect('Content-Type', JSON_TYPE);
             assert.deepEqual(res.body, { code: 405, message: '405: Method Not Allowed' });
           });
         }
@@ -87,34 +102,67 @@ describe('api/messages', () => {
         });
 
         it('answers in XML when asked, and 404s in XML too', async () => {
-          const ok = await get(`/${v}/messages/1`).set('Accept', 'application/xml').expect(200).expect('Content-Type', 'application/xml').expect('Vary', 'Accept');
-          assert.match(ok.text, /^<\?xml version="1.0" encoding="UTF-8"\?>\n<response><id>1<\/id><account_id>1<\/account_id><content>/);
+          const ok = await get(`/${v}/messages/1`)
+            .set('Accept', 'application/xml')
+            .expect(200)
+            .expect('Content-Type', 'application/xml')
+            .expect('Vary', 'Accept');
+          assert.match(
+            ok.text,
+            /^<\?xml version="1.0" encoding="UTF-8"\?>\n<response><id>1<\/id><account_id>1<\/account_id><content>/,
+          );
           assert.ok(ok.text.includes(`<url>http://${HOST}/${v}/messages/1</url>`));
-          const missing = await get(`/${v}/messages/99`).set('Accept', 'application/xml').expect(404).expect('Content-Type', 'application/xml');
-          assert.match(missing.text, /<response><code>404<\/code><message>404: Not Found<\/message><detail>no message has this id<\/detail><\/response>$/);
+          const missing = await get(`/${v}/messages/99`)
+            .set('Accept', 'application/xml')
+            .expect(404)
+            .expect('Content-Type', 'application/xml');
+          assert.match(
+            missing.text,
+            /<response><code>404<\/code><message>404: Not Found<\/message><detail>no message has this id<\/detail><\/response>$/,
+          );
         });
 
         it('answers 406 listing the supported types, in JSON', async () => {
-          const res = await get(`/${v}/messages/1`).set('Accept', 'text/html').expect(406).expect('Content-Type', JSON_TYPE).expect('Vary', 'Accept');
-          assert.deepEqual(res.body, { code: 406, message: '406: Not Acceptable', detail: 'supported types: application/json, application/xml' });
+          const res = await get(`/${v}/messages/1`)
+            .set('Accept', 'text/html')
+            .expect(406)
+            .expect('Content-Type', JSON_TYPE)
+            .expect('Vary', 'Accept');
+          assert.deepEqual(res.body, {
+            code: 406,
+            message: '406: Not Acceptable',
+            detail: 'supported types: application/json, application/xml',
+          });
         });
 
         it('answers JSON for */* and for JSON listed first', async () => {
           await get(`/${v}/messages/1`).set('Accept', '*/*').expect(200).expect('Content-Type', JSON_TYPE);
-          await get(`/${v}/messages/1`).set('Accept', 'application/json, application/xml').expect(200).expect('Content-Type', JSON_TYPE);
+          await get(`/${v}/messages/1`)
+            .set('Accept', 'application/json, application/xml')
+            .expect(200)
+            .expect('Content-Type', JSON_TYPE);
         });
 
         it('answers JSON for an Accept that names the charset it is written in', async () => {
-          const res = await get(`/${v}/messages/1`).set('Accept', 'application/json; charset=utf-8').expect(200).expect('Content-Type', JSON_TYPE);
+          const res = await get(`/${v}/messages/1`)
+            .set('Accept', 'application/json; charset=utf-8')
+            .expect(200)
+            .expect('Content-Type', JSON_TYPE);
           assert.equal(res.body.id, '1');
         });
       });
 
       describe(`GET /${v}/messages/`, () => {
         it('answers the first 20 of 45 with a next link and a Link header', async () => {
-          const res = await get(`/${v}/messages/`).expect(200).expect('Content-Type', JSON_TYPE).expect('Vary', 'Accept');
+          const res = await get(`/${v}/messages/`)
+            .expect(200)
+            .expect('Content-Type', JSON_TYPE)
+            .expect('Vary', 'Accept');
           assert.deepEqual([res.body.offset, res.body.limit, res.body.total, res.body.items.length], [0, 20, 45, 20]);
-          assert.deepEqual(res.body.items.map((m: { id: string }) => m.id), Array.from({ length: 20 }, (_, i) => String(i + 1)));
+          assert.deepEqual(
+            res.body.items.map((m: { id: string }) => m.id),
+            Array.from({ length: 20 }, (_, i) => String(i + 1)),
+          );
           assert.equal(res.body.next, `http://${HOST}/${v}/messages/?offset=20&limit=20`);
           assert.equal(res.headers.link, `<http://${HOST}/${v}/messages/?offset=20&limit=20>; rel="next"`);
         });
@@ -197,8 +245,14 @@ describe('api/messages', () => {
         });
 
         it('answers a collection in XML', async () => {
-          const res = await get(`/${v}/messages/?limit=2&fields=id`).set('Accept', 'application/xml').expect(200).expect('Content-Type', 'application/xml');
-          assert.match(res.text, /<items><item><id>1<\/id><\/item><item><id>2<\/id><\/item><\/items><offset>0<\/offset><limit>2<\/limit><total>45<\/total><next>/);
+          const res = await get(`/${v}/messages/?limit=2&fields=id`)
+            .set('Accept', 'application/xml')
+            .expect(200)
+            .expect('Content-Type', 'application/xml');
+          assert.match(
+            res.text,
+            /<items><item><id>1<\/id><\/item><item><id>2<\/id><\/item><\/items><offset>0<\/offset><limit>2<\/limit><total>45<\/total><next>/,
+          );
           assert.ok(res.headers.link);
         });
       });
@@ -228,8 +282,13 @@ describe('api/messages', () => {
         });
 
         it('redirects the slashless path, keeping the query', async () => {
-          await get(`/${v}/accounts/3/messages?limit=2`).expect(301).expect('Location', `/${v}/accounts/3/messages/?limit=2`);
-          await request(server).delete(`/${v}/accounts/3/messages`).expect(308).expect('Location', `/${v}/accounts/3/messages/`);
+          await get(`/${v}/accounts/3/messages?limit=2`)
+            .expect(301)
+            .expect('Location', `/${v}/accounts/3/messages/?limit=2`);
+          await request(server)
+            .delete(`/${v}/accounts/3/messages`)
+            .expect(308)
+            .expect('Location', `/${v}/accounts/3/messages/`);
         });
 
         it('answers 400 for a bad argument', async () => {
@@ -259,7 +318,12 @@ describe('api/messages', () => {
 
     it('has v1 send exactly id, account_id, content and url', async () => {
       const res = await get('/v1/messages/2').expect(200);
-      assert.deepEqual(res.body, { id: '2', account_id: '2', content: 'Your hotel booking is confirmed.', url: `http://${HOST}/v1/messages/2` });
+      assert.deepEqual(res.body, {
+        id: '2',
+        account_id: '2',
+        content: 'Your hotel booking is confirmed.',
+        url: `http://${HOST}/v1/messages/2`,
+      });
     });
 
     it('has v2 keep every v1 field by name and add more', async () => {

@@ -8,13 +8,26 @@ import { createMessageStore, demoData } from '../../src/api';
 describe('api/store', () => {
   it('holds three accounts and 45 messages in id order', () => {
     const store = createMessageStore();
-    assert.deepEqual(store.accounts().map((a) => [a.id, a.name]), [['1', 'Alice'], ['2', 'Bob'], ['3', 'Carol']]);
-    assert.deepEqual(store.messages().map((m) => m.id), Array.from({ length: 45 }, (_, i) => String(i + 1)));
+    assert.deepEqual(
+      store.accounts().map((a) => [a.id, a.name]),
+      [
+        ['1', 'Alice'],
+        ['2', 'Bob'],
+        ['3', 'Carol'],
+      ],
+    );
+    assert.deepEqual(
+      store.messages().map((m) => m.id),
+      Array.from({ length: 45 }, (_, i) => String(i + 1)),
+    );
   });
 
   it('gives Alice 25 messages and Bob and Carol 10 each', () => {
     const store = createMessageStore();
-    assert.deepEqual(['1', '2', '3'].map((id) => store.messages(id).length), [25, 10, 10]);
+    assert.deepEqual(
+      ['1', '2', '3'].map((id) => store.messages(id).length),
+      [25, 10, 10],
+    );
     assert.ok(store.messages('1').every((m) => m.account_id === '1'));
   });
 
@@ -59,7 +72,13 @@ describe('api/store', () => {
     const account = { id: 'a', name: 'A', created_at: '2025-01-01T00:00:00.000Z' };
     const message = { id: '1', account_id: 'a', text: 't', language: 'en', created_at: '2025-01-01T00:00:00.000Z' };
     assert.throws(() => createMessageStore({ accounts: [], messages: [message] }), /unknown account a/);
-    assert.throws(() => createMessageStore({ accounts: [account, account], messages: [] }), /account id a is used twice/);
-    assert.throws(() => createMessageStore({ accounts: [account], messages: [message, message] }), /message id 1 is used twice/);
+    assert.throws(
+      () => createMessageStore({ accounts: [account, account], messages: [] }),
+      /account id a is used twice/,
+    );
+    assert.throws(
+      () => createMessageStore({ accounts: [account], messages: [message, message] }),
+      /message id 1 is used twice/,
+    );
   });
 });

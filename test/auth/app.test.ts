@@ -32,7 +32,9 @@ describe('the auth service over HTTP', () => {
   }
 
   it('answers 200 with X-Travel-User and {user} on any path when the credentials match', async () => {
-    const res = await request(server).get('/v1/hotels/bookings/42?x=1').set('Authorization', basic('alice', 'wonderland'));
+    const res = await request(server)
+      .get('/v1/hotels/bookings/42?x=1')
+      .set('Authorization', basic('alice', 'wonderland'));
     assert.equal(res.status, 200);
     assert.equal(res.headers['x-travel-user'], 'alice');
     assert.deepEqual(res.body, { user: 'alice' });
@@ -71,8 +73,16 @@ describe('the auth service over HTTP', () => {
     ['base64 with bad padding', 'Basic YWxpY2U6d29uZGVybGFuZA=x=', /base64/],
     ['no colon', `Basic ${Buffer.from('alicewonderland').toString('base64')}`, /user:password/],
     ['an empty user', `Basic ${Buffer.from(':wonderland').toString('base64')}`, /empty user/],
-    ['credentials that are not UTF-8', `Basic ${Buffer.from([0x61, 0x6c, 0x3a, 0xc3, 0x28]).toString('base64')}`, /UTF-8/],
-    ['an oversized header (over 4 KiB)', `Basic ${Buffer.from(`alice:${'w'.repeat(4000)}`).toString('base64')}`, /too long/],
+    [
+      'credentials that are not UTF-8',
+      `Basic ${Buffer.from([0x61, 0x6c, 0x3a, 0xc3, 0x28]).toString('base64')}`,
+      /UTF-8/,
+    ],
+    [
+      'an oversized header (over 4 KiB)',
+      `Basic ${Buffer.from(`alice:${'w'.repeat(4000)}`).toString('base64')}`,
+      /too long/,
+    ],
     ['Latin-1 bytes in the header itself', 'Basic \u00ff\u00fe', /base64/],
   ];
   for (const [what, header, detail] of malformed) {
@@ -84,7 +94,10 @@ describe('the auth service over HTTP', () => {
   }
 
   it('sends a UTF-8 user name in X-Travel-User as its UTF-8 bytes, and whole in the body', async () => {
-    const utf8 = createAuthService({ usersFile: join(__dirname, 'fixtures', 'apache-utf8.htpasswd'), logger: captureLogger() });
+    const utf8 = createAuthService({
+      usersFile: join(__dirname, 'fixtures', 'apache-utf8.htpasswd'),
+      logger: captureLogger(),
+    });
     try {
       for (const [user, password] of [
         ['Łukasz', 'open sesame'],
@@ -109,11 +122,14 @@ describe('the auth service over HTTP', () => {
     ]) {
       const [status, body] = await new Promise<[number, string]>((resolve, reject) => {
         // Node sends an array as one header line per value.
-        const req = httpRequest({ host: '127.0.0.1', port, path: '/x', headers: { authorization: pair as unknown as string } }, (res) => {
-          let text = '';
-          res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-          res.on('end', () => resolve([res.statusCode!, text]));
-        });
+        const req = httpRequest(
+          { host: '127.0.0.1', port, path: '/x', headers: { authorization: pair as unknown as string } },
+          (res) => {
+            let text = '';
+            res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+            res.on('end', () => resolve([res.statusCode!, text]));
+          },
+        );
         req.on('error', reject);
         req.end();
       });
@@ -131,7 +147,10 @@ describe('the auth service over HTTP', () => {
   });
 
   it('answers in JSON rather than 406 when Accept matches nothing', async () => {
-    const res = await request(server).get('/').set('Accept', 'text/html').set('Authorization', basic('alice', 'wonderland'));
+    const res = await request(server)
+      .get('/')
+      .set('Accept', 'text/html')
+      .set('Authorization', basic('alice', 'wonderland'));
     assert.equal(res.status, 200);
     assert.equal(res.headers['x-travel-user'], 'alice');
     assert.deepEqual(JSON.parse(res.text), { user: 'alice' });

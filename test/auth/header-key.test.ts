@@ -8,7 +8,12 @@ describe('cache keys of Authorization headers', () => {
   it('are SHA-256 of the process secret followed by the header as UTF-8', () => {
     const keyOf = createHeaderKeyer(secret);
     for (const header of ['Basic YWxpY2U6d29uZGVybGFuZA==', '', 'Basic \u00ff\u00fe', 'Basic 😀', 'x'.repeat(5000)]) {
-      assert.equal(keyOf(header), createHash('sha256').update(Buffer.from(secret + header, 'utf8')).digest('base64'));
+      assert.equal(
+        keyOf(header),
+        createHash('sha256')
+          .update(Buffer.from(secret + header, 'utf8'))
+          .digest('base64'),
+      );
     }
   });
 

@@ -51,7 +51,8 @@ describe('the auth service under a flood of wrong passwords', () => {
     // Every check waits its turn here, however slow the machine: the queue's limits are tested below.
     const threaded = make({ maxWaitMs: 600_000 });
     const inline = make({ threads: 0 });
-    const wrong = (service: AuthService, count: number) => arriving(count, (i) => service.authenticate(ask(basic('kim', `wrong-${i}`))));
+    const wrong = (service: AuthService, count: number) =>
+      arriving(count, (i) => service.authenticate(ask(basic('kim', `wrong-${i}`))));
     // What the loop pays for one check made on it, measured now, beside whatever else the machine runs.
     const perInlineCheck = (await loopBusyMs(() => wrong(inline, 4))) / 4;
     let decisions: { status: number }[] = [];
@@ -85,14 +86,22 @@ describe('the auth service under a flood of wrong passwords', () => {
     assert.deepEqual([body.code, body.message], [429, '429: Too Many Requests']);
     assert.equal(body.detail, refused.detail);
     assert.match(refused.detail ?? '', /too many password checks/);
-    assert.equal((await service.authenticate(ask(basic('nobody', 'guess')))).status, 429, 'the decoy check waits in the same queue');
+    assert.equal(
+      (await service.authenticate(ask(basic('nobody', 'guess')))).status,
+      429,
+      'the decoy check waits in the same queue',
+    );
     assert.equal(done, 0, 'all refused while the accepted checks were still under way');
 
     assert.deepEqual(
       (await Promise.all(accepted)).map((d) => d.status),
       [401, 401, 401],
     );
-    assert.equal((await service.authenticate(ask(basic('kim', 'right')))).status, 200, 'checked again once there is room');
+    assert.equal(
+      (await service.authenticate(ask(basic('kim', 'right')))).status,
+      200,
+      'checked again once there is room',
+    );
     assert.equal(service.stats().busy, 2);
     assert.equal(service.stats().verifications, 4);
   });
@@ -100,10 +109,17 @@ describe('the auth service under a flood of wrong passwords', () => {
   it('answers 429 over HTTP too while its thread is busy', async () => {
     // A check at the highest cost the file may hold: it outlasts any request on any machine, and is stopped by close().
     const heavy = bcrypt.hashSync('right', 4).replace(/^\$2b\$04\$/, '$2b$20$');
-    const service = createAuthService({ usersFile: folder.write('heavy.htpasswd', `max:${heavy}\n`), logger: captureLogger(), threads: 1, maxQueued: 0 });
+    const service = createAuthService({
+      usersFile: folder.write('heavy.htpasswd', `max:${heavy}\n`),
+      logger: captureLogger(),
+      threads: 1,
+      maxQueued: 0,
+    });
     services.push(service);
     const holding = service.authenticate(ask(basic('max', 'wrong')));
-    const overHttp = await request(service.app.callback()).get('/v1/hotels').set('Authorization', basic('max', 'wrong-2'));
+    const overHttp = await request(service.app.callback())
+      .get('/v1/hotels')
+      .set('Authorization', basic('max', 'wrong-2'));
     assert.equal(overHttp.status, 429);
     assert.equal(overHttp.headers['retry-after'], '1');
     assert.equal(overHttp.headers['www-authenticate'], 'Basic realm="gatehouse"');
@@ -130,7 +146,10 @@ describe('the auth service under a flood of wrong passwords', () => {
 
   it('checks on the calling thread with threads: 0, as before the pool', async () => {
     const service = make({ threads: 0, maxQueued: 0 });
-    const decisions = await Promise.all([service.authenticate(ask(basic('kim', 'right'))), service.authenticate(ask(basic('kim', 'wrong')))]);
+    const decisions = await Promise.all([
+      service.authenticate(ask(basic('kim', 'right'))),
+      service.authenticate(ask(basic('kim', 'wrong'))),
+    ]);
     assert.deepEqual(
       decisions.map((d) => d.status),
       [200, 401],

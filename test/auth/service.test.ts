@@ -66,7 +66,11 @@ describe('the auth service (typed face)', () => {
       assert.equal(service.authenticateNow!(good), undefined, 'not verified yet: bcrypt has to run');
       assert.equal((await service.authenticate(good)).status, 200);
       assert.equal(service.authenticateNow!(good)?.headers['x-travel-user'], 'apache-user');
-      assert.equal(service.authenticateNow!(ask(basic('apache-user', 'open sesamE'))), undefined, 'failures are never cached');
+      assert.equal(
+        service.authenticateNow!(ask(basic('apache-user', 'open sesamE'))),
+        undefined,
+        'failures are never cached',
+      );
     });
   });
 
@@ -136,7 +140,10 @@ describe('the auth service (typed face)', () => {
 
     it('warns at load when users have different bcrypt costs, as timing then tells some of them from unknown names', () => {
       const logger = captureLogger();
-      const file = folder.write('costs.htpasswd', [`a:${quickHash('a')}`, `b:${quickHash('b')}`, 'c:' + bcrypt.hashSync('c', 5)].join('\n'));
+      const file = folder.write(
+        'costs.htpasswd',
+        [`a:${quickHash('a')}`, `b:${quickHash('b')}`, 'c:' + bcrypt.hashSync('c', 5)].join('\n'),
+      );
       make({ usersFile: file, logger });
       const warning = logger.lines.find((l) => l.level === 'warn');
       assert.match(warning?.msg ?? '', /different bcrypt costs.*other than 4/);
@@ -151,7 +158,10 @@ describe('the auth service (typed face)', () => {
       const logger = captureLogger();
       const file = folder.write('empty.htpasswd', '# nobody yet\n');
       const service = make({ usersFile: file, logger });
-      assert.ok(logger.lines.some((l) => l.level === 'warn' && /names no user/.test(l.msg)), JSON.stringify(logger.lines));
+      assert.ok(
+        logger.lines.some((l) => l.level === 'warn' && /names no user/.test(l.msg)),
+        JSON.stringify(logger.lines),
+      );
       assert.equal((await service.authenticate(ask())).status, 401);
     });
 
@@ -205,7 +215,14 @@ describe('the auth service (typed face)', () => {
       const second = await service.authenticate(ask(basic('dave', 'pw-one')));
       assert.equal(second.status, 200);
       assert.equal(second.headers['x-travel-user'], 'dave');
-      assert.deepEqual(service.stats(), { users: 1, verifications: 1, busy: 0, cacheHits: 1, cacheEntries: 1, threads: 1 });
+      assert.deepEqual(service.stats(), {
+        users: 1,
+        verifications: 1,
+        busy: 0,
+        cacheHits: 1,
+        cacheEntries: 1,
+        threads: 1,
+      });
     });
 
     it('never caches a failure', async () => {
@@ -214,7 +231,14 @@ describe('the auth service (typed face)', () => {
       await service.authenticate(ask(basic('dave', 'wrong')));
       await service.authenticate(ask(basic('nobody', 'wrong')));
       await service.authenticate(ask(basic('nobody', 'wrong')));
-      assert.deepEqual(service.stats(), { users: 1, verifications: 4, busy: 0, cacheHits: 0, cacheEntries: 0, threads: 1 });
+      assert.deepEqual(service.stats(), {
+        users: 1,
+        verifications: 4,
+        busy: 0,
+        cacheHits: 0,
+        cacheEntries: 0,
+        threads: 1,
+      });
     });
 
     it('checks credentials in steady use again before they expire, answering from the cache meanwhile', async () => {
@@ -283,7 +307,13 @@ describe('the auth service (typed face)', () => {
       const connection = {};
       const on = (authorization: string): AuthRequest => ({ ...ask(authorization), connection });
       const users: unknown[] = [];
-      for (const [user, password] of [['dave', 'pw-one'], ['fay', 'pw-two'], ['dave', 'pw-one'], ['fay', 'pw-one'], ['fay', 'pw-two']]) {
+      for (const [user, password] of [
+        ['dave', 'pw-one'],
+        ['fay', 'pw-two'],
+        ['dave', 'pw-one'],
+        ['fay', 'pw-one'],
+        ['fay', 'pw-two'],
+      ]) {
         const decision = await service.authenticate(on(basic(user, password)));
         users.push(decision.status === 200 ? decision.headers['x-travel-user'] : decision.status);
       }
@@ -305,7 +335,9 @@ describe('the auth service (typed face)', () => {
 
     it('checks a credential once for identical requests arriving together', async () => {
       const service = make({ usersFile: file });
-      const decisions = await Promise.all(Array.from({ length: 5 }, () => service.authenticate(ask(basic('dave', 'pw-one')))));
+      const decisions = await Promise.all(
+        Array.from({ length: 5 }, () => service.authenticate(ask(basic('dave', 'pw-one')))),
+      );
       assert.deepEqual(
         decisions.map((d) => d.status),
         [200, 200, 200, 200, 200],
@@ -343,7 +375,10 @@ describe('the auth service (typed face)', () => {
 
     it('refuses a check that ends after a reload changed or removed its user', async () => {
       // Cost 10, as above: both checks are still running when the reload is done.
-      const file = folder.write('race-gone.htpasswd', `erin:${bcrypt.hashSync('old', 10)}\nkay:${bcrypt.hashSync('same', 10)}\n`);
+      const file = folder.write(
+        'race-gone.htpasswd',
+        `erin:${bcrypt.hashSync('old', 10)}\nkay:${bcrypt.hashSync('same', 10)}\n`,
+      );
       const service = make({ usersFile: file });
       const removed = service.authenticate(ask(basic('erin', 'old')));
       const kept = service.authenticate(ask(basic('kay', 'same')));
@@ -360,7 +395,10 @@ describe('the auth service (typed face)', () => {
       const file = folder.write('keep.htpasswd', `fay:${quickHash('kept')}\n`);
       const service = make({ usersFile: file, logger });
       writeFileSync(file, `fay:${quickHash('changed')}\nmallory:plain-secret\n`);
-      await assert.rejects(service.reload(), (err: unknown) => err instanceof UsersFileError && err.problems[0].line === 2);
+      await assert.rejects(
+        service.reload(),
+        (err: unknown) => err instanceof UsersFileError && err.problems[0].line === 2,
+      );
       assert.equal((await service.authenticate(ask(basic('fay', 'kept')))).status, 200);
       assert.equal((await service.authenticate(ask(basic('fay', 'changed')))).status, 401);
       const refusal = logger.lines.find((l) => l.level === 'error');

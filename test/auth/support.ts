@@ -12,7 +12,12 @@ import type { AuthLogger } from '../../src/auth';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServiceApp, ORIGINAL_PATH } from '../../src/http';
-import { mappingSchema, authServiceSchema, type AuthServiceRecord, type MappingRecord } from '../../src/gateway/config/schema';
+import {
+  mappingSchema,
+  authServiceSchema,
+  type AuthServiceRecord,
+  type MappingRecord,
+} from '../../src/gateway/config/schema';
 import type { Stage } from '../../src/gateway/stages/stage';
 
 /** `Basic base64(user:password)`. */
@@ -60,12 +65,25 @@ export function captureLogger(): AuthLogger & { lines: LogLine[]; text(): string
 
 /** A Mapping record with its defaults, as the config loader gives it. */
 export function mapping(fields: Partial<Record<keyof MappingRecord, unknown>> = {}): MappingRecord {
-  return mappingSchema.parse({ apiVersion: 'gateway/v1', kind: 'Mapping', name: 'hotels', prefix: '/v1/hotels', service: 'hotel-booking', ...fields });
+  return mappingSchema.parse({
+    apiVersion: 'gateway/v1',
+    kind: 'Mapping',
+    name: 'hotels',
+    prefix: '/v1/hotels',
+    service: 'hotel-booking',
+    ...fields,
+  });
 }
 
 /** An AuthService record with its defaults. */
 export function authRecord(fields: Partial<Record<keyof AuthServiceRecord, unknown>>): AuthServiceRecord {
-  return authServiceSchema.parse({ apiVersion: 'gateway/v1', kind: 'AuthService', name: 'authentication', auth_service: 'auth', ...fields });
+  return authServiceSchema.parse({
+    apiVersion: 'gateway/v1',
+    kind: 'AuthService',
+    name: 'authentication',
+    auth_service: 'auth',
+    ...fields,
+  });
 }
 
 /** What the stand-in backend of {@link stageApp} answers: what it was given. */
@@ -96,7 +114,9 @@ export function stageApp(stage: Stage, route: MappingRecord, originalPath?: (pat
 
 /** Listens on 127.0.0.1, any port; resolves `host:port`. */
 export function listenLocal(server: Server): Promise<string> {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
 }
 
 export function closeServer(server: Server): Promise<void> {

@@ -35,7 +35,10 @@ for (const k of KIND_CASES) {
       });
 
       it(`answers ${k.base}/ with the same list`, async () => {
-        const [slashless, canonical] = await Promise.all([api().get(k.base).expect(200), api().get(`${k.base}/`).expect(200)]);
+        const [slashless, canonical] = await Promise.all([
+          api().get(k.base).expect(200),
+          api().get(`${k.base}/`).expect(200),
+        ]);
         assert.deepEqual(canonical.body, slashless.body);
         assert.equal(canonical.headers['content-location'], undefined);
       });
@@ -73,7 +76,11 @@ for (const k of KIND_CASES) {
         for (const item of res.body.items) assert.equal(item[number], value);
         const range = k.kind === 'hotel' ? 'from 1 to 5' : 'from 1 to 9';
         const bad = await api().get(`${k.base}/?${number}=many`).expect(400).expect('Content-Type', JSON_TYPE);
-        assert.deepEqual(bad.body, { code: 400, message: '400: Bad Request', detail: `${number} must be an integer ${range}` });
+        assert.deepEqual(bad.body, {
+          code: 400,
+          message: '400: Bad Request',
+          detail: `${number} must be an integer ${range}`,
+        });
       });
 
       it('answers an integer too large for a number, or out of the range the field holds, with a 400 giving the range', async () => {
@@ -81,7 +88,11 @@ for (const k of KIND_CASES) {
         const range = k.kind === 'hotel' ? 'from 1 to 5' : 'from 1 to 9';
         for (const value of ['99999999999999999999', '9007199254740993', '-1', '0', '10', '-99999999999999999999']) {
           const res = await api().get(`${k.base}/?${number}=${value}`).expect(400).expect('Content-Type', JSON_TYPE);
-          assert.deepEqual(res.body, { code: 400, message: '400: Bad Request', detail: `${number} must be an integer ${range}` }, value);
+          assert.deepEqual(
+            res.body,
+            { code: 400, message: '400: Bad Request', detail: `${number} must be an integer ${range}` },
+            value,
+          );
         }
       });
 
@@ -122,7 +133,11 @@ for (const k of KIND_CASES) {
 
     describe('reading a booking', () => {
       it('answers the owner with 200 and the booking', async () => {
-        const res = await api().get(`${bookings}/${k.alice}`).set('X-Travel-User', 'alice').expect(200).expect('Content-Type', JSON_TYPE);
+        const res = await api()
+          .get(`${bookings}/${k.alice}`)
+          .set('X-Travel-User', 'alice')
+          .expect(200)
+          .expect('Content-Type', JSON_TYPE);
         assert.equal(res.body.id, k.alice);
         assert.equal(res.body[k.itemField], k.item);
         assert.equal(res.body.status, 'confirmed');
@@ -135,7 +150,10 @@ for (const k of KIND_CASES) {
       });
 
       it('keeps only the fields asked for, and refuses other query arguments', async () => {
-        const res = await api().get(`${bookings}/${k.alice}?fields=id,status`).set('X-Travel-User', 'alice').expect(200);
+        const res = await api()
+          .get(`${bookings}/${k.alice}?fields=id,status`)
+          .set('X-Travel-User', 'alice')
+          .expect(200);
         assert.deepEqual(res.body, { id: k.alice, status: 'confirmed' });
         await api().get(`${bookings}/${k.alice}?fields=secret`).set('X-Travel-User', 'alice').expect(400);
         await api().get(`${bookings}/${k.alice}?status=confirmed`).set('X-Travel-User', 'alice').expect(400);
@@ -156,7 +174,11 @@ for (const k of KIND_CASES) {
 
       it('answers 404 with the error body for a malformed id', async () => {
         for (const id of ['42', 'not-a-uuid', `${k.alice}x`, `${k.alice.slice(0, -1)}g`]) {
-          const res = await api().get(`${bookings}/${id}`).set('X-Travel-User', 'alice').expect(404).expect('Content-Type', JSON_TYPE);
+          const res = await api()
+            .get(`${bookings}/${id}`)
+            .set('X-Travel-User', 'alice')
+            .expect(404)
+            .expect('Content-Type', JSON_TYPE);
           assert.equal(res.body.message, '404: Not Found');
         }
       });
@@ -184,13 +206,24 @@ for (const k of KIND_CASES) {
             `${k.catalogueKey}:\n  - ${k.catalogueEntry}\n${k.bookingsKey}:\n  - {id: ${UNKNOWN_ID}, user: Łukasz, ${k.itemField}: ${k.item}, ${k.startField}: 2026-06-12, ${k.lengthField}: 1, created_at: "2026-01-15T09:30:00Z"}\n`,
           ),
         });
-        const fromFile = await request(seeded.app.callback()).get(`${bookings}/${UNKNOWN_ID}`).set('X-Travel-User', lukasz).expect(200);
+        const fromFile = await request(seeded.app.callback())
+          .get(`${bookings}/${UNKNOWN_ID}`)
+          .set('X-Travel-User', lukasz)
+          .expect(200);
         assert.equal(fromFile.body.user, 'Łukasz');
       });
 
       it('answers 400 for an X-Travel-User that is not UTF-8, rather than taking it for another name', async () => {
-        const res = await api().get(`${bookings}/`).set('X-Travel-User', '\xff\xfe').expect(400).expect('Content-Type', JSON_TYPE);
-        assert.deepEqual(res.body, { code: 400, message: '400: Bad Request', detail: 'X-Travel-User must be a user name in UTF-8' });
+        const res = await api()
+          .get(`${bookings}/`)
+          .set('X-Travel-User', '\xff\xfe')
+          .expect(400)
+          .expect('Content-Type', JSON_TYPE);
+        assert.deepEqual(res.body, {
+          code: 400,
+          message: '400: Bad Request',
+          detail: 'X-Travel-User must be a user name in UTF-8',
+        });
       });
 
       it('answers 401 with the error body without X-Travel-User', async () => {
@@ -199,7 +232,10 @@ for (const k of KIND_CASES) {
           await api().get(`${bookings}/${k.alice}`).set('X-Travel-User', '  ').expect(401),
           await api().get(`${bookings}/`).expect(401),
           await api().delete(`${bookings}/${k.alice}`).expect(401),
-          await api().post(`${bookings}/`).send({ [k.itemField]: k.item }).expect(401),
+          await api()
+            .post(`${bookings}/`)
+            .send({ [k.itemField]: k.item })
+            .expect(401),
         ]) {
           assert.equal(res.body.code, 401);
           assert.equal(res.body.message, '401: Unauthorized');
@@ -214,7 +250,10 @@ for (const k of KIND_CASES) {
         const bob = await api().get(`${bookings}/`).set('X-Travel-User', 'bob').expect(200);
         assert.ok(alice.body.items.some((b: { id: string }) => b.id === k.alice));
         assert.ok(alice.body.items.every((b: { user: string }) => b.user === 'alice'));
-        assert.deepEqual(bob.body.items.map((b: { id: string }) => b.id), [k.bob]);
+        assert.deepEqual(
+          bob.body.items.map((b: { id: string }) => b.id),
+          [k.bob],
+        );
         assert.equal(bob.body.total, 1);
       });
 
@@ -227,15 +266,30 @@ for (const k of KIND_CASES) {
         const confirmed = await api().get(`${bookings}/?status=confirmed`).set('X-Travel-User', 'alice').expect(200);
         assert.ok(confirmed.body.total >= 1);
         for (const b of confirmed.body.items) assert.equal(b.status, 'confirmed');
-        const byItem = await api().get(`${bookings}/?${k.itemField}=${k.item}`).set('X-Travel-User', 'alice').expect(200);
-        assert.deepEqual(byItem.body.items.map((b: { id: string }) => b.id), [k.alice]);
-        const other = await api().get(`${bookings}/?${k.itemField}=${k.otherItem}`).set('X-Travel-User', 'alice').expect(200);
+        const byItem = await api()
+          .get(`${bookings}/?${k.itemField}=${k.item}`)
+          .set('X-Travel-User', 'alice')
+          .expect(200);
+        assert.deepEqual(
+          byItem.body.items.map((b: { id: string }) => b.id),
+          [k.alice],
+        );
+        const other = await api()
+          .get(`${bookings}/?${k.itemField}=${k.otherItem}`)
+          .set('X-Travel-User', 'alice')
+          .expect(200);
         assert.equal(other.body.total, 0);
       });
 
       it(`finds by ${k.itemField} in upper case, as it finds a booking by its id in upper case`, async () => {
-        const res = await api().get(`${bookings}/?${k.itemField}=${k.item.toUpperCase()}`).set('X-Travel-User', 'alice').expect(200);
-        assert.deepEqual(res.body.items.map((b: { id: string }) => b.id), [k.alice]);
+        const res = await api()
+          .get(`${bookings}/?${k.itemField}=${k.item.toUpperCase()}`)
+          .set('X-Travel-User', 'alice')
+          .expect(200);
+        assert.deepEqual(
+          res.body.items.map((b: { id: string }) => b.id),
+          [k.alice],
+        );
       });
 
       for (const [query, detail] of [
@@ -244,7 +298,11 @@ for (const k of KIND_CASES) {
         [`${k.startField}=tomorrow`, `${k.startField} must be a date (YYYY-MM-DD)`],
       ]) {
         it(`answers 400 for ?${query}, a value no booking can have, rather than an empty list`, async () => {
-          const res = await api().get(`${bookings}/?${query}`).set('X-Travel-User', 'alice').expect(400).expect('Content-Type', JSON_TYPE);
+          const res = await api()
+            .get(`${bookings}/?${query}`)
+            .set('X-Travel-User', 'alice')
+            .expect(400)
+            .expect('Content-Type', JSON_TYPE);
           assert.deepEqual(res.body, { code: 400, message: '400: Bad Request', detail });
         });
       }
@@ -263,7 +321,11 @@ for (const k of KIND_CASES) {
       });
 
       it('redirects a POST to the slashless path with 308, so the body is sent again', async () => {
-        const res = await api().post(bookings).set('X-Travel-User', 'alice').send({ [k.itemField]: k.item }).expect(308);
+        const res = await api()
+          .post(bookings)
+          .set('X-Travel-User', 'alice')
+          .send({ [k.itemField]: k.item })
+          .expect(308);
         assert.equal(res.headers.location, `${bookings}/`);
       });
     });
@@ -280,13 +342,21 @@ for (const k of KIND_CASES) {
       });
 
       it('answers 406 with the supported types for an Accept it cannot meet', async () => {
-        const res = await api().get(`${bookings}/${k.alice}`).set('X-Travel-User', 'alice').set('Accept', 'text/csv').expect(406);
+        const res = await api()
+          .get(`${bookings}/${k.alice}`)
+          .set('X-Travel-User', 'alice')
+          .set('Accept', 'text/csv')
+          .expect(406);
         assert.equal(res.headers['content-type'], JSON_TYPE);
         assert.match(res.body.detail, /application\/json/);
       });
 
       it('answers in XML when asked', async () => {
-        const res = await api().get(`${bookings}/${k.alice}`).set('X-Travel-User', 'alice').set('Accept', 'application/xml').expect(200);
+        const res = await api()
+          .get(`${bookings}/${k.alice}`)
+          .set('X-Travel-User', 'alice')
+          .set('Accept', 'application/xml')
+          .expect(200);
         assert.match(res.headers['content-type'], /^application\/xml/);
         assert.match(res.text, new RegExp(`<${k.itemField}>${k.item}</${k.itemField}>`));
       });
@@ -301,11 +371,18 @@ for (const k of KIND_CASES) {
           const res = await api().get(path).set('X-Travel-User', 'alice').expect(404);
           assert.deepEqual(res.body, { code: 404, message: '404: Not Found' }, path);
         }
-        await api().post(`${k.base}/Bookings/`).set('X-Travel-User', 'alice').send({ [k.itemField]: k.item }).expect(404);
+        await api()
+          .post(`${k.base}/Bookings/`)
+          .set('X-Travel-User', 'alice')
+          .send({ [k.itemField]: k.item })
+          .expect(404);
       });
 
       it('answers 404, not 501 with an empty Allow, to a method no route takes on a path it does not know', async () => {
-        const res = await api().trace(`${k.base}/bookings/${k.alice}/extras/`).set('X-Travel-User', 'alice').expect(404);
+        const res = await api()
+          .trace(`${k.base}/bookings/${k.alice}/extras/`)
+          .set('X-Travel-User', 'alice')
+          .expect(404);
         assert.equal(res.headers.allow, undefined);
         assert.deepEqual(res.body, { code: 404, message: '404: Not Found' });
       });

@@ -33,8 +33,14 @@ describe('bookings/data', () => {
   describe('the demo data in config/', () => {
     it('loads, with the ids the README shows', async () => {
       const data = await loadBookingData(CONFIG_DIR);
-      assert.deepEqual(data.hotels.map((h) => h.id), Object.values(DEMO.hotels));
-      assert.deepEqual(data.cars.map((c) => c.id), Object.values(DEMO.cars));
+      assert.deepEqual(
+        data.hotels.map((h) => h.id),
+        Object.values(DEMO.hotels),
+      );
+      assert.deepEqual(
+        data.cars.map((c) => c.id),
+        Object.values(DEMO.cars),
+      );
       const ids = [...data.hotel_bookings, ...data.car_bookings].map((b) => b.id);
       for (const id of [...Object.values(DEMO.alice), ...Object.values(DEMO.bob)]) assert.ok(ids.includes(id), id);
     });
@@ -42,8 +48,14 @@ describe('bookings/data', () => {
     it('gives alice and bob each a confirmed hotel booking and a confirmed car booking', () => {
       const data = loadBookingDataSync(CONFIG_DIR);
       for (const user of ['alice', 'bob']) {
-        assert.ok(data.hotel_bookings.some((b) => b.user === user && b.status === 'confirmed'), user);
-        assert.ok(data.car_bookings.some((b) => b.user === user && b.status === 'confirmed'), user);
+        assert.ok(
+          data.hotel_bookings.some((b) => b.user === user && b.status === 'confirmed'),
+          user,
+        );
+        assert.ok(
+          data.car_bookings.some((b) => b.user === user && b.status === 'confirmed'),
+          user,
+        );
       }
     });
   });
@@ -81,7 +93,9 @@ describe('bookings/data', () => {
     });
 
     it('is reported for an unknown field', () => {
-      assert.deepEqual(problemsOf(hotels.replace('stars: 4', 'stars: 4, pool: true')), ['hotels[0].pool: unknown field']);
+      assert.deepEqual(problemsOf(hotels.replace('stars: 4', 'stars: 4, pool: true')), [
+        'hotels[0].pool: unknown field',
+      ]);
       assert.deepEqual(problemsOf(`${hotels}trains: []\n`), ['trains: unknown field']);
     });
 
@@ -97,13 +111,21 @@ describe('bookings/data', () => {
       const twice = `${hotels}  - {id: ${HOTEL}, name: Again, city: Bergen, stars: 1}\n`;
       assert.deepEqual(problemsOf(twice), [`hotels[1].id: two hotels have the id ${HOTEL}`]);
       const bookings = hotels + booking() + booking().replace('hotel_bookings:\n', '');
-      assert.deepEqual(problemsOf(bookings), ['hotel_bookings[1].id: two bookings have the id b0db9db1-e959-46d6-b29b-0696485cc76a']);
+      assert.deepEqual(problemsOf(bookings), [
+        'hotel_bookings[1].id: two bookings have the id b0db9db1-e959-46d6-b29b-0696485cc76a',
+      ]);
     });
 
     it('is reported for a bad date, status or cancellation', () => {
-      assert.deepEqual(problemsOf(hotels + booking().replace('2026-06-12', '2026-13-01')), ['hotel_bookings[0].check_in: is not a day of the calendar']);
-      assert.deepEqual(problemsOf(hotels + booking(', status: pending')), ['hotel_bookings[0].status: must be confirmed or cancelled']);
-      assert.deepEqual(problemsOf(hotels + booking(', status: cancelled')), ['hotel_bookings[0].cancelled_at: is required when status is cancelled']);
+      assert.deepEqual(problemsOf(hotels + booking().replace('2026-06-12', '2026-13-01')), [
+        'hotel_bookings[0].check_in: is not a day of the calendar',
+      ]);
+      assert.deepEqual(problemsOf(hotels + booking(', status: pending')), [
+        'hotel_bookings[0].status: must be confirmed or cancelled',
+      ]);
+      assert.deepEqual(problemsOf(hotels + booking(', status: cancelled')), [
+        'hotel_bookings[0].cancelled_at: is required when status is cancelled',
+      ]);
       assert.deepEqual(problemsOf(hotels + booking(', cancelled_at: "2026-02-01T00:00:00Z"')), [
         'hotel_bookings[0].cancelled_at: is only allowed when status is cancelled',
       ]);
@@ -118,7 +140,9 @@ describe('bookings/data', () => {
       for (const text of [`${hotels}---\n`, `---\n${hotels}`, `---\n${hotels}---\n...\n`]) {
         assert.equal(parseBookingData(text).hotels[0].id, HOTEL);
       }
-      assert.deepEqual(problemsOf(`${hotels}---\n${booking()}`), ['holds 2 YAML documents: write the data as one mapping']);
+      assert.deepEqual(problemsOf(`${hotels}---\n${booking()}`), [
+        'holds 2 YAML documents: write the data as one mapping',
+      ]);
     });
 
     it('reports a tab in the indentation in one line, with the line', () => {
@@ -133,7 +157,9 @@ describe('bookings/data', () => {
 
     it('is reported when it is not YAML or not a mapping', () => {
       assert.match(problemsOf('hotels: [\n')[0], /^not valid YAML: /);
-      assert.deepEqual(problemsOf('- a\n- b\n'), ['(top level): the file must hold a mapping (hotels, cars, hotel_bookings, car_bookings)']);
+      assert.deepEqual(problemsOf('- a\n- b\n'), [
+        '(top level): the file must hold a mapping (hotels, cars, hotel_bookings, car_bookings)',
+      ]);
     });
   });
 
@@ -147,7 +173,10 @@ describe('bookings/data', () => {
     it('names the file when it does not exist', async () => {
       const empty = path.join(dir, 'nothing-here');
       const file = path.join(empty, 'bookings.yaml');
-      await assert.rejects(loadBookingData(empty), (err: Error) => err instanceof BookingDataError && err.message === `${file}: the file does not exist`);
+      await assert.rejects(
+        loadBookingData(empty),
+        (err: Error) => err instanceof BookingDataError && err.message === `${file}: the file does not exist`,
+      );
       assert.throws(() => loadBookingDataSync(empty), { message: `${file}: the file does not exist` });
     });
 

@@ -7,7 +7,13 @@ import type Koa from 'koa';
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import path from 'node:path';
-import { createBookingModule, loadBookingDataSync, type BookingKind, type BookingModule, type BookingModuleOptions } from '../../src/bookings';
+import {
+  createBookingModule,
+  loadBookingDataSync,
+  type BookingKind,
+  type BookingModule,
+  type BookingModuleOptions,
+} from '../../src/bookings';
 
 export const CONFIG_DIR = path.resolve(__dirname, '../../config');
 

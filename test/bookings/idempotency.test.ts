@@ -18,8 +18,14 @@ const raw = (...lines: string[]) => lines.flatMap((line) => line.split(/: (.*)/s
 
 describe('bookings/idempotency: reading Idempotency-Key', () => {
   it('takes the quoted string of the draft and the bare value of Stripe as one key', () => {
-    assert.equal(idempotencyKeyOf(raw('Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324"')), '8e03978e-40d5-43e8-bc93-6894a57f9324');
-    assert.equal(idempotencyKeyOf(raw('idempotency-key: 8e03978e-40d5-43e8-bc93-6894a57f9324')), '8e03978e-40d5-43e8-bc93-6894a57f9324');
+    assert.equal(
+      idempotencyKeyOf(raw('Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324"')),
+      '8e03978e-40d5-43e8-bc93-6894a57f9324',
+    );
+    assert.equal(
+      idempotencyKeyOf(raw('idempotency-key: 8e03978e-40d5-43e8-bc93-6894a57f9324')),
+      '8e03978e-40d5-43e8-bc93-6894a57f9324',
+    );
     assert.equal(idempotencyKeyOf(raw('Idempotency-Key: "a \\"quoted\\" key"')), 'a "quoted" key');
     assert.equal(idempotencyKeyOf(raw('Content-Type: application/json')), undefined);
     assert.equal(idempotencyKeyOf(raw('Idempotency-Key: ' + 'k'.repeat(255))), 'k'.repeat(255));
@@ -35,7 +41,10 @@ describe('bookings/idempotency: reading Idempotency-Key', () => {
     ['two keys', ['Idempotency-Key: a', 'Idempotency-Key: b']],
   ] as const) {
     it(`refuses ${what} with a 400`, () => {
-      assert.throws(() => idempotencyKeyOf(raw(...lines)), (err: unknown) => err instanceof HttpError && err.status === 400);
+      assert.throws(
+        () => idempotencyKeyOf(raw(...lines)),
+        (err: unknown) => err instanceof HttpError && err.status === 400,
+      );
     });
   }
 });
@@ -50,7 +59,8 @@ describe('bookings/idempotency: a booking service answering retries', () => {
     const req = request(served.server).post('/v1/hotels/bookings/').set('X-Travel-User', user);
     return (key === undefined ? req : req.set('Idempotency-Key', key)).send(body);
   };
-  const count = async (user: string) => (await request(served.server).get('/v1/hotels/bookings/').set('X-Travel-User', user).expect(200)).body.total;
+  const count = async (user: string) =>
+    (await request(served.server).get('/v1/hotels/bookings/').set('X-Travel-User', user).expect(200)).body.total;
 
   it('answers a retry 201 with the first booking and Idempotent-Replayed: true, and makes no second', async () => {
     const first = await post('uma', 'order-1').expect(201);
@@ -67,7 +77,10 @@ describe('bookings/idempotency: a booking service answering retries', () => {
     const app = module.app.callback();
     const book = (key?: string) => {
       const req = request(app).post('/v1/hotels/bookings/').set('X-Travel-User', 'zoe');
-      return (key === undefined ? req : req.set('Idempotency-Key', key)).send({ hotel_id: DEMO.hotels.auroraOslo, check_in: '2030-06-09' });
+      return (key === undefined ? req : req.set('Idempotency-Key', key)).send({
+        hotel_id: DEMO.hotels.auroraOslo,
+        check_in: '2030-06-09',
+      });
     };
     // 23:59 on the 9th in UTC-12: still bookable.
     const first = await book('late-1').expect(201);
@@ -110,7 +123,12 @@ describe('bookings/idempotency: a booking service answering retries', () => {
     const status = await new Promise<number>((resolve, reject) => {
       const req = httpRequest(`${served.origin}/v1/hotels/bookings/`, {
         method: 'POST',
-        headers: [['X-Travel-User', 'zoe'], ['Content-Type', 'application/json'], ['Idempotency-Key', 'a'], ['Idempotency-Key', 'b']].flat() as unknown as Record<string, string>,
+        headers: [
+          ['X-Travel-User', 'zoe'],
+          ['Content-Type', 'application/json'],
+          ['Idempotency-Key', 'a'],
+          ['Idempotency-Key', 'b'],
+        ].flat() as unknown as Record<string, string>,
       });
       req.on('response', (res) => {
         res.resume();

@@ -30,9 +30,19 @@ describe('bookings behind a Mapping that rewrites to their path', () => {
       mapping('/stay/', 'hotel-booking', { rewrite: '/v1/hotels/' }),
       mapping('/my-stays/', 'hotel-booking', { rewrite: '/v1/hotels/bookings/' }),
       mapping('/v1/hotels', 'hotel-booking', { rewrite: '' }),
-      { apiVersion: 'gateway/v1', kind: 'AuthService', name: 'authentication', auth_service: 'auth', proto: 'http', allowed_authorization_headers: ['X-Travel-User'] },
+      {
+        apiVersion: 'gateway/v1',
+        kind: 'AuthService',
+        name: 'authentication',
+        auth_service: 'auth',
+        proto: 'http',
+        allowed_authorization_headers: ['X-Travel-User'],
+      },
     );
-    gateway = createGateway({ config, modules: registry(auth, createHotelBookingModule({ data: loadBookingDataSync(CONFIG_DIR) })) });
+    gateway = createGateway({
+      config,
+      modules: registry(auth, createHotelBookingModule({ data: loadBookingDataSync(CONFIG_DIR) })),
+    });
     server = http.createServer(gateway.app.callback());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   });
@@ -69,7 +79,7 @@ describe('bookings behind a Mapping that rewrites to their path', () => {
     assert.equal(one.body.hotel_id, DEMO.hotels.auroraOslo);
   });
 
-  it('changes nothing for the service\'s own paths', async () => {
+  it("changes nothing for the service's own paths", async () => {
     await get('/v1/hotels?limit=1').expect(200).expect('Content-Location', `http://${HOST}/v1/hotels/`);
     const res = await get('/v1/hotels/?limit=1').expect(200);
     assert.equal(res.body.next, `http://${HOST}/v1/hotels/?limit=1&offset=1`);

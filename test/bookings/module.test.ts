@@ -31,7 +31,10 @@ describe('bookings/module', () => {
     });
 
     it('refuses a kind it does not know', () => {
-      assert.throws(() => createBookingModule({ kind: 'boat' as BookingKind }), /unknown booking kind 'boat'; known kinds: hotel, car/);
+      assert.throws(
+        () => createBookingModule({ kind: 'boat' as BookingKind }),
+        /unknown booking kind 'boat'; known kinds: hotel, car/,
+      );
     });
 
     it('refuses a base path that does not start with a slash', () => {
@@ -63,7 +66,11 @@ describe('bookings/module', () => {
       const app = demoModule('hotel', { basePath: '/travel/hotels/' }).app.callback();
       await request(app).get('/travel/hotels').expect(200);
       await request(app).get('/v1/hotels').expect(404);
-      const res = await request(app).get(`/travel/hotels/bookings/${DEMO.alice.hotel}`).set('X-Travel-User', 'alice').set('Host', 'h.test').expect(200);
+      const res = await request(app)
+        .get(`/travel/hotels/bookings/${DEMO.alice.hotel}`)
+        .set('X-Travel-User', 'alice')
+        .set('Host', 'h.test')
+        .expect(200);
       assert.equal(res.body.url, `http://h.test/travel/hotels/bookings/${DEMO.alice.hotel}`);
     });
 
@@ -91,7 +98,10 @@ describe('bookings/module', () => {
       const forwarded = { 'X-Forwarded-Host': 'travel.example', 'X-Forwarded-Proto': 'https', Host: 'internal:9000' };
       const trusting = await request(demoModule('hotel').app.callback()).get('/v1/hotels/').set(forwarded).expect(200);
       assert.equal(trusting.body.items[0].url, `https://travel.example/v1/hotels/${DEMO.hotels.auroraOslo}`);
-      const plain = await request(demoModule('hotel', { proxy: false }).app.callback()).get('/v1/hotels/').set(forwarded).expect(200);
+      const plain = await request(demoModule('hotel', { proxy: false }).app.callback())
+        .get('/v1/hotels/')
+        .set(forwarded)
+        .expect(200);
       assert.equal(plain.body.items[0].url, `http://internal:9000/v1/hotels/${DEMO.hotels.auroraOslo}`);
     });
   });
@@ -101,7 +111,10 @@ describe('bookings/module', () => {
       const catalogue = [{ id: NEW_HOTEL, name: 'Fjord Cabin', city: 'Bergen', stars: 3 }];
       const module = demoModule('hotel', { catalogue });
       const res = await request(module.app.callback()).get('/v1/hotels').expect(200);
-      assert.deepEqual(res.body.items.map((h: { id: string }) => h.id), [NEW_HOTEL]);
+      assert.deepEqual(
+        res.body.items.map((h: { id: string }) => h.id),
+        [NEW_HOTEL],
+      );
       assert.deepEqual(module.catalogue(), catalogue);
     });
 
@@ -109,7 +122,10 @@ describe('bookings/module', () => {
       const store = createMemoryBookingStore();
       const module = demoModule('hotel', { store });
       assert.equal(module.store, store);
-      await request(module.app.callback()).get(`/v1/hotels/bookings/${DEMO.alice.hotel}`).set('X-Travel-User', 'alice').expect(404);
+      await request(module.app.callback())
+        .get(`/v1/hotels/bookings/${DEMO.alice.hotel}`)
+        .set('X-Travel-User', 'alice')
+        .expect(404);
       const made = await request(module.app.callback())
         .post('/v1/hotels/bookings/')
         .set('X-Travel-User', 'alice')
@@ -150,12 +166,18 @@ describe('bookings/module', () => {
     const addHotel = async () => {
       const file = path.join(dir, 'bookings.yaml');
       const text = await readFile(file, 'utf8');
-      await writeFile(file, text.replace('\ncars:', `  - {id: ${NEW_HOTEL}, name: Fjord Cabin, city: Bergen, stars: 3}\n\ncars:`));
+      await writeFile(
+        file,
+        text.replace('\ncars:', `  - {id: ${NEW_HOTEL}, name: Fjord Cabin, city: Bergen, stars: 3}\n\ncars:`),
+      );
     };
 
     it('is read when no data is given', async () => {
       const module = createHotelBookingModule({ configDir: dir });
-      await request(module.app.callback()).get(`/v1/hotels/bookings/${DEMO.bob.hotel}`).set('X-Travel-User', 'bob').expect(200);
+      await request(module.app.callback())
+        .get(`/v1/hotels/bookings/${DEMO.bob.hotel}`)
+        .set('X-Travel-User', 'bob')
+        .expect(200);
     });
 
     it('is read again on reload: a new catalogue, the same bookings', async () => {
@@ -188,7 +210,10 @@ describe('bookings/module', () => {
 
     it('refuses to start on a broken file, naming it', async () => {
       await writeFile(path.join(dir, 'bookings.yaml'), 'cars:\n  - {id: nope}\n');
-      assert.throws(() => createCarBookingModule({ configDir: dir }), (err: Error) => err.message.startsWith(path.join(dir, 'bookings.yaml')));
+      assert.throws(
+        () => createCarBookingModule({ configDir: dir }),
+        (err: Error) => err.message.startsWith(path.join(dir, 'bookings.yaml')),
+      );
     });
 
     it('does nothing on reload without a config folder', async () => {

@@ -64,8 +64,18 @@ for (const k of KIND_CASES) {
       });
 
       it('takes a media type with parameters or a +json suffix', async () => {
-        await api().post(`${bookings}/`).set('X-Travel-User', 'bob').set('Content-Type', 'application/json; charset=utf-8').send(JSON.stringify(valid)).expect(201);
-        await api().post(`${bookings}/`).set('X-Travel-User', 'bob').set('Content-Type', 'application/vnd.booking+json').send(JSON.stringify(valid)).expect(201);
+        await api()
+          .post(`${bookings}/`)
+          .set('X-Travel-User', 'bob')
+          .set('Content-Type', 'application/json; charset=utf-8')
+          .send(JSON.stringify(valid))
+          .expect(201);
+        await api()
+          .post(`${bookings}/`)
+          .set('X-Travel-User', 'bob')
+          .set('Content-Type', 'application/vnd.booking+json')
+          .send(JSON.stringify(valid))
+          .expect(201);
       });
 
       it('builds Location from X-Forwarded-Proto and -Host behind the gateway', async () => {
@@ -83,7 +93,11 @@ for (const k of KIND_CASES) {
         const before = (await listOf('carol')).total;
         const made = await Promise.all(
           Array.from({ length: 100 }, (_, i) =>
-            api().post(`${bookings}/`).set('X-Travel-User', 'carol').send({ ...valid, [k.lengthField]: (i % 30) + 1 }).expect(201),
+            api()
+              .post(`${bookings}/`)
+              .set('X-Travel-User', 'carol')
+              .send({ ...valid, [k.lengthField]: (i % 30) + 1 })
+              .expect(201),
           ),
         );
         const ids = new Set(made.map((res) => res.body.id as string));
@@ -95,7 +109,11 @@ for (const k of KIND_CASES) {
       });
 
       it('keeps the seeded bookings when others are added', async () => {
-        await Promise.all(Array.from({ length: 20 }, () => api().post(`${bookings}/`).set('X-Travel-User', 'alice').send(valid).expect(201)));
+        await Promise.all(
+          Array.from({ length: 20 }, () =>
+            api().post(`${bookings}/`).set('X-Travel-User', 'alice').send(valid).expect(201),
+          ),
+        );
         const list = await listOf('alice');
         assert.ok(list.items.some((b: { id: string }) => b.id === k.alice));
         assert.ok(list.total >= 21);
@@ -104,19 +122,59 @@ for (const k of KIND_CASES) {
 
     describe('refused booking requests', () => {
       const refusals: [string, unknown, RegExp][] = [
-        ['an unknown item', { ...valid, [k.itemField]: UNKNOWN_ID }, new RegExp(`${k.itemField}: no ${k.kind} has the id ${UNKNOWN_ID}`)],
-        ['an item id that is not a UUID', { ...valid, [k.itemField]: 'suite-12' }, new RegExp(`${k.itemField}: must be a UUID`)],
-        ['an item id that is not a string', { ...valid, [k.itemField]: 12 }, new RegExp(`${k.itemField}: must be a string`)],
+        [
+          'an unknown item',
+          { ...valid, [k.itemField]: UNKNOWN_ID },
+          new RegExp(`${k.itemField}: no ${k.kind} has the id ${UNKNOWN_ID}`),
+        ],
+        [
+          'an item id that is not a UUID',
+          { ...valid, [k.itemField]: 'suite-12' },
+          new RegExp(`${k.itemField}: must be a UUID`),
+        ],
+        [
+          'an item id that is not a string',
+          { ...valid, [k.itemField]: 12 },
+          new RegExp(`${k.itemField}: must be a string`),
+        ],
         ['a missing item id', { [k.startField]: '2099-08-01' }, new RegExp(`${k.itemField}: is required`)],
         ['a missing start day', { [k.itemField]: k.item }, new RegExp(`${k.startField}: is required`)],
-        ['a start day that is not a date, said once', { ...valid, [k.startField]: 'next friday' }, new RegExp(`^${k.startField}: must be a date \\(YYYY-MM-DD\\)$`)],
-        ['a start day with a time, said once', { ...valid, [k.startField]: '2026-08-01T10:00:00Z' }, new RegExp(`^${k.startField}: must be a date \\(YYYY-MM-DD\\)$`)],
-        ['a start day that is not in the calendar', { ...valid, [k.startField]: '2099-02-30' }, new RegExp(`${k.startField}: is not a day of the calendar`)],
-        ['a length that is a string', { ...valid, [k.lengthField]: '2' }, new RegExp(`${k.lengthField}: must be a number`)],
+        [
+          'a start day that is not a date, said once',
+          { ...valid, [k.startField]: 'next friday' },
+          new RegExp(`^${k.startField}: must be a date \\(YYYY-MM-DD\\)$`),
+        ],
+        [
+          'a start day with a time, said once',
+          { ...valid, [k.startField]: '2026-08-01T10:00:00Z' },
+          new RegExp(`^${k.startField}: must be a date \\(YYYY-MM-DD\\)$`),
+        ],
+        [
+          'a start day that is not in the calendar',
+          { ...valid, [k.startField]: '2099-02-30' },
+          new RegExp(`${k.startField}: is not a day of the calendar`),
+        ],
+        [
+          'a length that is a string',
+          { ...valid, [k.lengthField]: '2' },
+          new RegExp(`${k.lengthField}: must be a number`),
+        ],
         ['a length of zero', { ...valid, [k.lengthField]: 0 }, new RegExp(`${k.lengthField}: must be at least 1`)],
-        ['a length over the maximum', { ...valid, [k.lengthField]: 31 }, new RegExp(`${k.lengthField}: must be at most 30`)],
-        ['a fractional length', { ...valid, [k.lengthField]: 1.5 }, new RegExp(`${k.lengthField}: must be a whole number`)],
-        ['a whole length past 2^53, said once as too long', { ...valid, [k.lengthField]: 1e26 }, new RegExp(`^${k.lengthField}: must be at most 30$`)],
+        [
+          'a length over the maximum',
+          { ...valid, [k.lengthField]: 31 },
+          new RegExp(`${k.lengthField}: must be at most 30`),
+        ],
+        [
+          'a fractional length',
+          { ...valid, [k.lengthField]: 1.5 },
+          new RegExp(`${k.lengthField}: must be a whole number`),
+        ],
+        [
+          'a whole length past 2^53, said once as too long',
+          { ...valid, [k.lengthField]: 1e26 },
+          new RegExp(`^${k.lengthField}: must be at most 30$`),
+        ],
         ['an unknown field', { ...valid, status: 'cancelled' }, /unknown field 'status'; known fields:/],
         ['a user in the body', { ...valid, user: 'bob' }, /unknown field 'user'/],
         ['a body that is a list', [valid], /the request body must be a JSON object/],
@@ -143,13 +201,23 @@ for (const k of KIND_CASES) {
       describe('a start day that has passed, by the module clock', () => {
         const at = (iso: string) => demoModule(k.kind, { now: () => new Date(iso) }).app.callback();
         const book = (app: ReturnType<typeof at>, day: string) =>
-          request(app).post(`${bookings}/`).set('X-Travel-User', 'alice').send({ ...valid, [k.startField]: day });
+          request(app)
+            .post(`${bookings}/`)
+            .set('X-Travel-User', 'alice')
+            .send({ ...valid, [k.startField]: day });
 
         it('answers 400 for a day long gone, and stores nothing', async () => {
           const app = at('2026-05-05T12:00:00Z');
           const res = await book(app, '1999-01-01').expect(400);
-          assert.deepEqual(res.body, { code: 400, message: '400: Bad Request', detail: `${k.startField}: must not be in the past` });
-          const list = await request(app).get(`${bookings}/?${k.startField}=1999-01-01`).set('X-Travel-User', 'alice').expect(200);
+          assert.deepEqual(res.body, {
+            code: 400,
+            message: '400: Bad Request',
+            detail: `${k.startField}: must not be in the past`,
+          });
+          const list = await request(app)
+            .get(`${bookings}/?${k.startField}=1999-01-01`)
+            .set('X-Travel-User', 'alice')
+            .expect(200);
           assert.equal(list.body.total, 0);
         });
 
@@ -171,12 +239,18 @@ for (const k of KIND_CASES) {
           .set('X-Travel-User', 'alice')
           .send({ [k.startField]: 'soon', extra: 1 })
           .expect(400);
-        for (const part of [k.itemField, k.startField, "'extra'"]) assert.ok(res.body.detail.includes(part), res.body.detail);
+        for (const part of [k.itemField, k.startField, "'extra'"])
+          assert.ok(res.body.detail.includes(part), res.body.detail);
       });
 
       it('answers 400 for a body that is not JSON, and stores nothing', async () => {
         const before = await listOf('alice');
-        const res = await api().post(`${bookings}/`).set('X-Travel-User', 'alice').set('Content-Type', 'application/json').send('{"hotel_id": ').expect(400);
+        const res = await api()
+          .post(`${bookings}/`)
+          .set('X-Travel-User', 'alice')
+          .set('Content-Type', 'application/json')
+          .send('{"hotel_id": ')
+          .expect(400);
         assert.equal(res.body.detail, 'the request body is not valid JSON');
         assert.deepEqual(await listOf('alice'), before);
       });
@@ -184,7 +258,12 @@ for (const k of KIND_CASES) {
       it('answers 415 for a body that is not declared as JSON, and stores nothing', async () => {
         const before = await listOf('alice');
         for (const type of ['text/plain', 'application/x-www-form-urlencoded']) {
-          const res = await api().post(`${bookings}/`).set('X-Travel-User', 'alice').set('Content-Type', type).send(JSON.stringify(valid)).expect(415);
+          const res = await api()
+            .post(`${bookings}/`)
+            .set('X-Travel-User', 'alice')
+            .set('Content-Type', type)
+            .send(JSON.stringify(valid))
+            .expect(415);
           assert.equal(res.body.message, '415: Unsupported Media Type');
         }
         assert.deepEqual(await listOf('alice'), before);

@@ -59,7 +59,12 @@ const SUBJECTS: { name: string; open(): Promise<Subject> }[] = [
     name: 'PGlite',
     async open() {
       const clock = steppingClock();
-      const db = await openBookingDatabase({ dataDir: await freshDataDir(), seed: { hotel: [seeded] }, now: clock.now, idempotencyKeyTtlMs: KEY_TTL_MS });
+      const db = await openBookingDatabase({
+        dataDir: await freshDataDir(),
+        seed: { hotel: [seeded] },
+        now: clock.now,
+        idempotencyKeyTtlMs: KEY_TTL_MS,
+      });
       return { store: db.store('hotel'), clock, close: () => db.close() };
     },
   },
@@ -68,7 +73,12 @@ const SUBJECTS: { name: string; open(): Promise<Subject> }[] = [
     async open() {
       const clock = steppingClock();
       const url = await (await sharedPostgres()).createDatabase('store');
-      const db = await openBookingDatabase({ databaseUrl: url, seed: { hotel: [seeded] }, now: clock.now, idempotencyKeyTtlMs: KEY_TTL_MS });
+      const db = await openBookingDatabase({
+        databaseUrl: url,
+        seed: { hotel: [seeded] },
+        now: clock.now,
+        idempotencyKeyTtlMs: KEY_TTL_MS,
+      });
       return { store: db.store('hotel'), clock, close: () => db.close() };
     },
   },
@@ -99,7 +109,10 @@ for (const subject of SUBJECTS) {
       const a = await s.store.create(draft('lister'));
       await s.store.create(draft('someone-else'));
       const b = await s.store.create(draft('lister'));
-      assert.deepEqual((await s.store.list('lister')).map((x) => x.id), [a.booking.id, b.booking.id]);
+      assert.deepEqual(
+        (await s.store.list('lister')).map((x) => x.id),
+        [a.booking.id, b.booking.id],
+      );
     });
 
     it('creates confirmed bookings with the clock’s time', async () => {
@@ -107,7 +120,10 @@ for (const subject of SUBJECTS) {
       assert.equal(replayed, false);
       assert.match(booking.id, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
       assert.match(booking.createdAt, /^2026-03-01T10:00:\d\d\.000Z$/);
-      assert.deepEqual({ ...booking, id: 'x', createdAt: 'y' }, { ...draft('carol'), id: 'x', createdAt: 'y', status: 'confirmed' });
+      assert.deepEqual(
+        { ...booking, id: 'x', createdAt: 'y' },
+        { ...draft('carol'), id: 'x', createdAt: 'y', status: 'confirmed' },
+      );
       assert.deepEqual(await s.store.get('carol', booking.id), booking);
     });
 
@@ -132,7 +148,11 @@ for (const subject of SUBJECTS) {
     it('makes one cancellation of many concurrent cancels of one booking', async () => {
       const { booking } = await s.store.create(draft('frank'));
       const results = await Promise.all(Array.from({ length: 20 }, () => s.store.cancel('frank', booking.id)));
-      assert.equal(new Set(results.map((r) => r?.cancelledAt)).size, 1, 'every cancel answers with the one cancellation');
+      assert.equal(
+        new Set(results.map((r) => r?.cancelledAt)).size,
+        1,
+        'every cancel answers with the one cancellation',
+      );
       assert.ok(results.every((r) => r?.status === 'cancelled'));
       assert.deepEqual(await s.store.get('frank', booking.id), results[0]);
     });
@@ -154,8 +174,14 @@ for (const subject of SUBJECTS) {
 
       it('refuses the key with another request, and changes nothing', async () => {
         const first = await s.store.create(draft('hank'), { idempotencyKey: 'k-2' });
-        await assert.rejects(s.store.create({ ...draft('hank'), itemId: OTHER_ITEM }, { idempotencyKey: 'k-2' }), IdempotencyKeyReused);
-        await assert.rejects(s.store.create(draft('hank', '2026-08-02'), { idempotencyKey: 'k-2' }), IdempotencyKeyReused);
+        await assert.rejects(
+          s.store.create({ ...draft('hank'), itemId: OTHER_ITEM }, { idempotencyKey: 'k-2' }),
+          IdempotencyKeyReused,
+        );
+        await assert.rejects(
+          s.store.create(draft('hank', '2026-08-02'), { idempotencyKey: 'k-2' }),
+          IdempotencyKeyReused,
+        );
         assert.deepEqual(await s.store.list('hank'), [first.booking]);
       });
 
@@ -181,11 +207,13 @@ for (const subject of SUBJECTS) {
         const b = await s.store.create(draft('jack'), { idempotencyKey: 'shared' });
         assert.notEqual(a.booking.id, b.booking.id);
         assert.equal(b.replayed, false);
-        assert.equal((await s.store.get('jack', a.booking.id)), undefined);
+        assert.equal(await s.store.get('jack', a.booking.id), undefined);
       });
 
       it('makes one booking of concurrent retries with one key', async () => {
-        const made = await Promise.allSettled(Array.from({ length: 10 }, () => s.store.create(draft('kim'), { idempotencyKey: 'burst' })));
+        const made = await Promise.allSettled(
+          Array.from({ length: 10 }, () => s.store.create(draft('kim'), { idempotencyKey: 'burst' })),
+        );
         const ids = new Set(made.flatMap((m) => (m.status === 'fulfilled' ? [m.value.booking.id] : [])));
         assert.equal(ids.size, 1);
         assert.equal((await s.store.list('kim')).length, 1);
@@ -230,7 +258,10 @@ describe('bookings/store (memory only)', () => {
   });
 
   it('refuses two seeded bookings with one id', () => {
-    assert.throws(() => createMemoryBookingStore({ bookings: [seeded, { ...seeded, user: 'bob' }] }), /two bookings have the id/);
+    assert.throws(
+      () => createMemoryBookingStore({ bookings: [seeded, { ...seeded, user: 'bob' }] }),
+      /two bookings have the id/,
+    );
   });
 });
 
@@ -240,8 +271,20 @@ describe('bookings/store (PostgreSQL only)', () => {
 
   it('draws another id when the generator returns one that is taken, and fails rather than overwrite when it keeps doing so', async function () {
     const url = await (await sharedPostgres()).createDatabase('ids');
-    const ids = [seeded.id, '11111111-1111-4111-8111-111111111111', seeded.id, seeded.id, seeded.id, seeded.id, seeded.id];
-    db = await openBookingDatabase({ databaseUrl: url, seed: { hotel: [seeded] }, newId: () => ids.shift() ?? seeded.id });
+    const ids = [
+      seeded.id,
+      '11111111-1111-4111-8111-111111111111',
+      seeded.id,
+      seeded.id,
+      seeded.id,
+      seeded.id,
+      seeded.id,
+    ];
+    db = await openBookingDatabase({
+      databaseUrl: url,
+      seed: { hotel: [seeded] },
+      newId: () => ids.shift() ?? seeded.id,
+    });
     const store = db.store('hotel');
     assert.equal((await store.create(draft('bob'))).booking.id, '11111111-1111-4111-8111-111111111111');
     await assert.rejects(store.create(draft('bob')), /ids that are taken/);

@@ -20,7 +20,14 @@ const quiet = { info() {}, warn() {}, error() {} };
 
 /** The demo routing: both prefixes forwarded unchanged, every request authenticated. */
 const records = [
-  { apiVersion: 'gateway/v1', kind: 'Mapping', name: 'hotels', prefix: '/v1/hotels', rewrite: '', service: 'hotel-booking' },
+  {
+    apiVersion: 'gateway/v1',
+    kind: 'Mapping',
+    name: 'hotels',
+    prefix: '/v1/hotels',
+    rewrite: '',
+    service: 'hotel-booking',
+  },
   { apiVersion: 'gateway/v1', kind: 'Mapping', name: 'cars', prefix: '/v1/cars', rewrite: '', service: 'car-booking' },
   {
     apiVersion: 'gateway/v1',
@@ -87,7 +94,11 @@ describe('bookings through the gateway', () => {
       [BOB, `/v1/cars/bookings/${DEMO.bob.car}`, 'car_id', DEMO.cars.fiatVenice],
     ];
     for (const [credentials, path, field, item] of cases) {
-      const res = await api().get(path).set('Authorization', credentials).expect(200).expect('Content-Type', /^application\/json/);
+      const res = await api()
+        .get(path)
+        .set('Authorization', credentials)
+        .expect(200)
+        .expect('Content-Type', /^application\/json/);
       assert.equal(res.body.status, 'confirmed');
       assert.equal(res.body[field], item);
       assert.equal(res.body.url, `${served.origin}${path}`);
@@ -100,13 +111,32 @@ describe('bookings through the gateway', () => {
   });
 
   it('acts as the user of the credentials when a client sends another X-Travel-User', async () => {
-    const read = await api().get(`/v1/hotels/bookings/${DEMO.bob.hotel}`).set('Authorization', ALICE).set('X-Travel-User', 'bob').expect(404);
+    const read = await api()
+      .get(`/v1/hotels/bookings/${DEMO.bob.hotel}`)
+      .set('Authorization', ALICE)
+      .set('X-Travel-User', 'bob')
+      .expect(404);
     assert.equal(read.body.code, 404);
-    const own = await api().get(`/v1/hotels/bookings/${DEMO.alice.hotel}`).set('Authorization', ALICE).set('X-Travel-User', 'bob').expect(200);
+    const own = await api()
+      .get(`/v1/hotels/bookings/${DEMO.alice.hotel}`)
+      .set('Authorization', ALICE)
+      .set('X-Travel-User', 'bob')
+      .expect(200);
     assert.equal(own.body.user, 'alice');
-    const list = await api().get('/v1/cars/bookings/').set('Authorization', ALICE).set('X-Travel-User', 'bob').expect(200);
-    assert.deepEqual(list.body.items.map((b: { user: string }) => b.user), ['alice']);
-    await api().delete(`/v1/cars/bookings/${DEMO.bob.car}`).set('Authorization', ALICE).set('X-Travel-User', 'bob').expect(404);
+    const list = await api()
+      .get('/v1/cars/bookings/')
+      .set('Authorization', ALICE)
+      .set('X-Travel-User', 'bob')
+      .expect(200);
+    assert.deepEqual(
+      list.body.items.map((b: { user: string }) => b.user),
+      ['alice'],
+    );
+    await api()
+      .delete(`/v1/cars/bookings/${DEMO.bob.car}`)
+      .set('Authorization', ALICE)
+      .set('X-Travel-User', 'bob')
+      .expect(404);
     const bobs = await api().get(`/v1/cars/bookings/${DEMO.bob.car}`).set('Authorization', BOB).expect(200);
     assert.equal(bobs.body.status, 'confirmed');
   });

@@ -62,11 +62,17 @@ Skipped: records of another ambassador_id than default:
   });
 
   it('serves the records of the id --ambassador-id or AMBASSADOR_ID names', async () => {
-    const [flag, env] = await Promise.all([runCli(['check', dir, '--ambassador-id', 'blue']), runCli(['check', dir], { env: { AMBASSADOR_ID: 'blue' } })]);
+    const [flag, env] = await Promise.all([
+      runCli(['check', dir, '--ambassador-id', 'blue']),
+      runCli(['check', dir], { env: { AMBASSADOR_ID: 'blue' } }),
+    ]);
     for (const res of [flag, env]) {
       assert.equal(res.code, 0, res.stderr);
       assert.match(res.stdout, /\/legacy\/ .* blue-legacy\n/);
-      assert.match(res.stdout, /Skipped: records of another ambassador_id than blue:\n.*Mapping quote \(ambassador_id default\)\n/);
+      assert.match(
+        res.stdout,
+        /Skipped: records of another ambassador_id than blue:\n.*Mapping quote \(ambassador_id default\)\n/,
+      );
     }
   });
 });

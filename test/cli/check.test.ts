@@ -37,7 +37,6 @@ const mapping = (name: string, extra: string) =>
   `apiVersion: gateway/v1\nkind: Mapping\nname: ${name}\nprefix: /v1/\nservice: api\nbypass_auth: true\n${extra}`;
 
 describe('gatehouse check', function () {
-
   after(async () => {
     await killAll();
     for (const dir of folders) rmSync(dir, { recursive: true, force: true });
@@ -58,12 +57,26 @@ describe('gatehouse check', function () {
     it('prints the route table in match order: the hotel and car routes before /v1/', () => {
       const rows = routeRows(res.stdout);
       const prefixes = rows.map((r) => r[1]);
-      for (const prefix of ['/v1/hotels', '/v1/cars', '/v1', '/v2']) assert.ok(prefixes.includes(prefix), `${prefix} in ${prefixes.join(' ')}`);
-      assert.ok(prefixes.some((p) => p.startsWith('/gateway/v0/diag')), prefixes.join(' '));
+      for (const prefix of ['/v1/hotels', '/v1/cars', '/v1', '/v2'])
+        assert.ok(prefixes.includes(prefix), `${prefix} in ${prefixes.join(' ')}`);
+      assert.ok(
+        prefixes.some((p) => p.startsWith('/gateway/v0/diag')),
+        prefixes.join(' '),
+      );
       assert.ok(prefixes.indexOf('/v1/hotels') < prefixes.indexOf('/v1'), prefixes.join(' '));
       assert.ok(prefixes.indexOf('/v1/cars') < prefixes.indexOf('/v1'), prefixes.join(' '));
       const hotels = rows.find((r) => r[1] === '/v1/hotels')!;
-      assert.deepEqual(hotels.slice(2), ['*', '-', '*', 'hotel-booking', 'in-process', '""', 'required', 'gateway:2', 'hotels-mapping']);
+      assert.deepEqual(hotels.slice(2), [
+        '*',
+        '-',
+        '*',
+        'hotel-booking',
+        'in-process',
+        '""',
+        'required',
+        'gateway:2',
+        'hotels-mapping',
+      ]);
       const v1 = rows.find((r) => r[1] === '/v1')!;
       assert.equal(v1[8], 'bypass');
     });
@@ -122,7 +135,9 @@ describe('gatehouse check', function () {
         file: 'services.yaml',
         text: 'service: car-booking',
         by: 'service: car-bookings',
-        expect: [/services\.yaml: service cars: Mapping cars-mapping: service: 'car-bookings' is no module: did you mean 'car-booking'\?/],
+        expect: [
+          /services\.yaml: service cars: Mapping cars-mapping: service: 'car-bookings' is no module: did you mean 'car-booking'\?/,
+        ],
       },
       {
         name: 'an auth service that names nothing',
@@ -178,7 +193,10 @@ describe('gatehouse check', function () {
     before(async () => {
       for (const c of cases) {
         const dir = demoWith(c.file, c.text, c.by);
-        results.set(c.name, runCli(['check', dir]).then((res) => ({ dir, res })));
+        results.set(
+          c.name,
+          runCli(['check', dir]).then((res) => ({ dir, res })),
+        );
       }
       await Promise.all(results.values());
     });
@@ -205,16 +223,25 @@ describe('gatehouse check', function () {
     ]);
     for (const res of [flag, env]) {
       assert.equal(res.code, 1, res.stdout);
-      assert.equal(res.stderr.trim(), `${join(dir, 'services.yaml')}: is larger than the file size limit of 3 KiB (3.342 KiB): refused; raise fileSizeLimit (GATEHOUSE_FILE_SIZE_LIMIT) if it is meant to be that large`);
+      assert.equal(
+        res.stderr.trim(),
+        `${join(dir, 'services.yaml')}: is larger than the file size limit of 3 KiB (3.342 KiB): refused; raise fileSizeLimit (GATEHOUSE_FILE_SIZE_LIMIT) if it is meant to be that large`,
+      );
     }
     assert.equal(malformed.code, 2);
-    assert.match(malformed.stderr, /^gatehouse: --file-size-limit must be a size in bytes, or with a unit \(512k, 16m, 1g\), got 'lots'\n/);
+    assert.match(
+      malformed.stderr,
+      /^gatehouse: --file-size-limit must be a size in bytes, or with a unit \(512k, 16m, 1g\), got 'lots'\n/,
+    );
   });
 
   it('reports every problem of a folder at once, not only the first', async () => {
     const dir = demoWith('services.yaml', 'prefix: /v1/cars\n', 'prefix: /v1/cars\n      precedence: high\n');
     const text = readFileSync(join(dir, 'services.yaml'), 'utf8');
-    writeFileSync(join(dir, 'services.yaml'), text.replace('prefix: /v1/hotels\n', 'prefix: /v1/hotels\n      bypass_auth: maybe\n'));
+    writeFileSync(
+      join(dir, 'services.yaml'),
+      text.replace('prefix: /v1/hotels\n', 'prefix: /v1/hotels\n      bypass_auth: maybe\n'),
+    );
     const res = await runCli(['check', dir]);
     assert.equal(res.code, 1);
     assert.match(res.stderr, /service cars: Mapping cars-mapping: precedence: /);
@@ -242,7 +269,12 @@ describe('gatehouse check', function () {
     // gatehouse start refuses the folder with the same report.
     const start = await runCli(['start'], { env: { GATEHOUSE_CONFIG: dir, PORT: '0', GRPC_PORT: '0' } });
     assert.equal(start.code, 1);
-    for (const pattern of [/precedence: /, /users\.htpasswd: line 3/, /ratelimit\.yaml: descriptors\[0\]/, /bookings\.yaml: hotel_bookings\[0\]/]) {
+    for (const pattern of [
+      /precedence: /,
+      /users\.htpasswd: line 3/,
+      /ratelimit\.yaml: descriptors\[0\]/,
+      /bookings\.yaml: hotel_bookings\[0\]/,
+    ]) {
       assert.match(start.stderr + start.stdout, pattern);
     }
   });
@@ -256,9 +288,16 @@ describe('gatehouse check', function () {
   });
 
   it('prints what loads with a warning: a weak hash in the users file, a limits key with no effect', async () => {
-    const dir = demoWith('ratelimit.yaml', '      requests_per_unit: 3\n', '      requests_per_unit: 3\n    detailed_metric: true\n');
+    const dir = demoWith(
+      'ratelimit.yaml',
+      '      requests_per_unit: 3\n',
+      '      requests_per_unit: 3\n    detailed_metric: true\n',
+    );
     // An SHA-1 line, as `htpasswd -s` writes it (password "secret").
-    writeFileSync(join(dir, 'users.htpasswd'), `${readFileSync(join(dir, 'users.htpasswd'), 'utf8')}carol:{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ=\n`);
+    writeFileSync(
+      join(dir, 'users.htpasswd'),
+      `${readFileSync(join(dir, 'users.htpasswd'), 'utf8')}carol:{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ=\n`,
+    );
     const res = await runCli(['check', dir]);
     assert.equal(res.code, 0, res.stderr);
     assert.match(res.stdout, /: OK\n/);
@@ -282,7 +321,11 @@ describe('gatehouse check', function () {
     );
     const res = await runCli(['check', dir]);
     assert.equal(res.code, 0, res.stderr);
-    const header = res.stdout.split('\n').find((l) => l.startsWith('PRECEDENCE'))!.trim().split(/\s+/);
+    const header = res.stdout
+      .split('\n')
+      .find((l) => l.startsWith('PRECEDENCE'))!
+      .trim()
+      .split(/\s+/);
     assert.deepEqual(header.slice(0, 4), ['PRECEDENCE', 'PREFIX', 'METHOD', 'HEADERS']);
     const rows = routeRows(res.stdout).map((r) => [r[2], r[3], r[r.length - 1]]);
     // Match order: the more constrained first, then the order of the folder.
@@ -314,15 +357,27 @@ describe('gatehouse check', function () {
     const res = await runCli(['check', dir]);
     assert.equal(res.code, 0, res.stderr);
     const lines = res.stdout.split('\n');
-    const header = lines.find((l) => l.startsWith('PRECEDENCE'))!.trim().split(/\s+/);
+    const header = lines
+      .find((l) => l.startsWith('PRECEDENCE'))!
+      .trim()
+      .split(/\s+/);
     assert.deepEqual(header.slice(0, 6), ['PRECEDENCE', 'PREFIX', 'METHOD', 'HEADERS', 'HOST', 'SERVICE']);
     const line = (name: string) => lines.find((l) => l.endsWith(` ${name}`))!;
     assert.match(line('legacy'), /^0\s+\/v1\/ \(any case\)\s+\*\s+-\s+quote\.example\.com\s+api\s/);
     assert.match(line('tenants'), /^0\s+\/v1\/\s+\*\s+-\s+\*\.example\.com\s+api\s/);
     assert.match(line('quickstart'), /^0\s+\/v1\/\s+\*\s+-\s+\*\s+api\s/);
-    assert.match(line('httpbin'), /^0\s+\/httpbin\/\s+\*\s+-\s+\*\s+127\.0\.0\.1:9 \(Host: httpbin\.org\) -> cluster_127_0_0_1_9\s+remote\s/);
-    assert.match(line('chat'), /^0\s+\/chat\/\s+\*\s+-\s+\*\s+127\.0\.0\.1:9 \(upgrades: websocket\) -> cluster_127_0_0_1_9\s+remote\s/);
-    assert.match(line('files'), /^0\s+\/files\/ \(unsafe escapes\)\s+\*\s+-\s+\*\s+127\.0\.0\.1:9 -> cluster_127_0_0_1_9\s+remote\s/);
+    assert.match(
+      line('httpbin'),
+      /^0\s+\/httpbin\/\s+\*\s+-\s+\*\s+127\.0\.0\.1:9 \(Host: httpbin\.org\) -> cluster_127_0_0_1_9\s+remote\s/,
+    );
+    assert.match(
+      line('chat'),
+      /^0\s+\/chat\/\s+\*\s+-\s+\*\s+127\.0\.0\.1:9 \(upgrades: websocket\) -> cluster_127_0_0_1_9\s+remote\s/,
+    );
+    assert.match(
+      line('files'),
+      /^0\s+\/files\/ \(unsafe escapes\)\s+\*\s+-\s+\*\s+127\.0\.0\.1:9 -> cluster_127_0_0_1_9\s+remote\s/,
+    );
     assert.ok(
       line('quotes').includes(
         'quote -> cluster_quote_shop (namespace shop; retry 5xx x2 (per try 1s); breakers default max_connections=10; lb least_request; connect 500ms)  remote',
@@ -338,7 +393,10 @@ describe('gatehouse check', function () {
     folders.push(dir);
     const res = await runCli(['check', dir]);
     assert.equal(res.code, 0, res.stderr);
-    assert.equal(res.stdout, `${dir}: OK\n\nno Mapping records: every path but the gateway's own (/gateway/v0/check_alive, ...) answers 404\n`);
+    assert.equal(
+      res.stdout,
+      `${dir}: OK\n\nno Mapping records: every path but the gateway's own (/gateway/v0/check_alive, ...) answers 404\n`,
+    );
   });
 
   it('shows the control characters of a config, an ESC sequence in a Mapping name among them, as escapes, never raw to the terminal', async () => {
@@ -350,14 +408,20 @@ describe('gatehouse check', function () {
     );
     const res = await runCli(['check', dir]);
     assert.equal(res.code, 0, res.stderr);
-    assert.ok(!/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(res.stdout), 'no control character reaches the terminal');
+    assert.ok(
+      !/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(res.stdout),
+      'no control character reaches the terminal',
+    );
     assert.ok(res.stdout.includes('evil\\u001b[2J\\u001b]0;owned\\u0007'), res.stdout);
   });
 
   it('keeps each route on one line of the table, a line break or tab in a Mapping name shown as an escape', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-check-'));
     folders.push(dir);
-    writeFileSync(join(dir, 'routes.yaml'), 'apiVersion: gateway/v1\nkind: Mapping\nname: "two\\nlines\\tand a tab"\nprefix: /two/\nservice: 127.0.0.1:9\n');
+    writeFileSync(
+      join(dir, 'routes.yaml'),
+      'apiVersion: gateway/v1\nkind: Mapping\nname: "two\\nlines\\tand a tab"\nprefix: /two/\nservice: 127.0.0.1:9\n',
+    );
     const res = await runCli(['check', dir]);
     assert.equal(res.code, 0, res.stderr);
     const row = res.stdout.split('\n').find((line) => line.includes('/two/'));

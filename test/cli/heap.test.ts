@@ -23,7 +23,9 @@ setImmediate(() => {
 
 /** The allocation sites V8 decided to pretenure in a `gatehouse <args>` process, as its statistics trace says. */
 async function sitesTenured(args: string[], nodeArgs: string[] = []): Promise<number> {
-  const result = await runCli(args, { nodeArgs: ['--trace-pretenuring-statistics', ...nodeArgs, '--require', preload] });
+  const result = await runCli(args, {
+    nodeArgs: ['--trace-pretenuring-statistics', ...nodeArgs, '--require', preload],
+  });
   assert.equal(result.code, 0, result.stderr);
   return result.stdout.split('\n').filter((line) => line.includes('=> tenure')).length;
 }

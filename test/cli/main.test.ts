@@ -7,7 +7,16 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { aliasBomb } from '../gatehouse/support/hostile';
 import { eventually } from '../gatehouse/support/running';
-import { acceptsConnections, installWithoutProtos, killAll, REPO_ROOT, runCli, spawnedCli, startCli, type CliResult } from '../support/process';
+import {
+  acceptsConnections,
+  installWithoutProtos,
+  killAll,
+  REPO_ROOT,
+  runCli,
+  spawnedCli,
+  startCli,
+  type CliResult,
+} from '../support/process';
 import { freshDataDir } from '../support/pglite';
 
 /**
@@ -21,9 +30,26 @@ async function npmScript(
   env: Record<string, string>,
 ): Promise<{ port: number; output: () => string; terminate: () => Promise<void>; cleanup: () => void }> {
   const clean = { ...process.env };
-  for (const name of ['HOST', 'PORT', 'GRPC_PORT', 'GATEHOUSE_CONFIG', 'REDIS_URL', 'DATABASE_URL', 'GATEHOUSE_DATA', 'TLS_CERT', 'TLS_KEY', 'LOG_LEVEL']) delete clean[name];
+  for (const name of [
+    'HOST',
+    'PORT',
+    'GRPC_PORT',
+    'GATEHOUSE_CONFIG',
+    'REDIS_URL',
+    'DATABASE_URL',
+    'GATEHOUSE_DATA',
+    'TLS_CERT',
+    'TLS_KEY',
+    'LOG_LEVEL',
+  ])
+    delete clean[name];
   // A process group of its own, so that whatever npm leaves behind can be found and ended.
-  const npm = spawn('npm', args, { cwd: REPO_ROOT, env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const npm = spawn('npm', args, {
+    cwd: REPO_ROOT,
+    env: { ...clean, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   const cleanup = () => {
     try {
       process.kill(-npm.pid!, 'SIGKILL');
@@ -72,7 +98,18 @@ describe('gatehouse command', function () {
     };
     before(async () => {
       await Promise.all(
-        ['--help', '', '--version', 'start --help', 'check --help', 'serve --help', 'frobnicate', 'start --port eighty', 'start --verbose', 'check a b'].map(result),
+        [
+          '--help',
+          '',
+          '--version',
+          'start --help',
+          'check --help',
+          'serve --help',
+          'frobnicate',
+          'start --port eighty',
+          'start --verbose',
+          'check a b',
+        ].map(result),
       );
     });
 
@@ -87,7 +124,10 @@ describe('gatehouse command', function () {
     it('prints the version of the package with --version and exits 0', async () => {
       const res = await result('--version');
       assert.equal(res.code, 0, res.stderr);
-      assert.equal(res.stdout, `${(JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version}\n`);
+      assert.equal(
+        res.stdout,
+        `${(JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version}\n`,
+      );
     });
 
     it('prints the same usage without a command', async () => {
@@ -100,7 +140,19 @@ describe('gatehouse command', function () {
       const res = await result('start --help');
       assert.equal(res.code, 0, res.stderr);
       assert.match(res.stdout, /^Usage: gatehouse start/);
-      for (const text of ['--config', 'GATEHOUSE_CONFIG', '--port', 'PORT', '--grpc-port', 'GRPC_PORT', '--redis', 'REDIS_URL', '--no-watch', 'LOG_LEVEL', 'Exit status']) {
+      for (const text of [
+        '--config',
+        'GATEHOUSE_CONFIG',
+        '--port',
+        'PORT',
+        '--grpc-port',
+        'GRPC_PORT',
+        '--redis',
+        'REDIS_URL',
+        '--no-watch',
+        'LOG_LEVEL',
+        'Exit status',
+      ]) {
         assert.ok(res.stdout.includes(text), `start --help mentions ${text}`);
       }
     });
@@ -202,7 +254,10 @@ describe('gatehouse command', function () {
   });
 
   it('stops a module run with npm run gatehouse -- serve when SIGTERM reaches npm alone', async () => {
-    const { port, output, terminate, cleanup } = await npmScript(['run', 'gatehouse', '--', 'serve', 'api', '--port', '0'], {});
+    const { port, output, terminate, cleanup } = await npmScript(
+      ['run', 'gatehouse', '--', 'serve', 'api', '--port', '0'],
+      {},
+    );
     try {
       assert.equal(await acceptsConnections(port), true);
       await terminate();
@@ -222,9 +277,14 @@ describe('gatehouse command', function () {
 
     it('runs the demo on the ports it is given, says which config folder it serves and where the bookings go, answers, and stops with exit 0 on SIGTERM', async () => {
       const data = await freshDataDir();
-      const server = await startCli(['start', '--config', dir, '--no-watch'], { env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'warn', GATEHOUSE_DATA: data } });
+      const server = await startCli(['start', '--config', dir, '--no-watch'], {
+        env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'warn', GATEHOUSE_DATA: data },
+      });
       assert.equal(server.name, 'gatehouse');
-      assert.match(server.line, /^gatehouse listening on http:\/\/127\.0\.0\.1:\d+ \(gRPC rate limits on 127\.0\.0\.1:\d+; config folder /);
+      assert.match(
+        server.line,
+        /^gatehouse listening on http:\/\/127\.0\.0\.1:\d+ \(gRPC rate limits on 127\.0\.0\.1:\d+; config folder /,
+      );
       assert.ok(server.line.endsWith(`; config folder ${dir}; bookings: PGlite in ${data})`), server.line);
       const res = await fetch(`${server.address}/v1/messages/1`);
       assert.equal(res.status, 200);
@@ -239,7 +299,9 @@ describe('gatehouse command', function () {
       await once(free, 'listening');
       const port = (free.address() as net.AddressInfo).port;
       await new Promise((resolve) => free.close(resolve));
-      const { child, ended } = await spawnedCli(['start', '--config', dir, '--no-watch'], { env: { PORT: String(port), GRPC_PORT: '0', LOG_LEVEL: 'info' } });
+      const { child, ended } = await spawnedCli(['start', '--config', dir, '--no-watch'], {
+        env: { PORT: String(port), GRPC_PORT: '0', LOG_LEVEL: 'info' },
+      });
       try {
         // The reader leaves before the listening line and the log lines are written.
         child.stdout!.destroy();
@@ -258,10 +320,15 @@ describe('gatehouse command', function () {
     });
 
     it('reloads the config folder on SIGHUP, as a process manager asks with kill -HUP, instead of dying', async () => {
-      const server = await startCli(['start', '--config', dir, '--no-watch'], { env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'info' } });
+      const server = await startCli(['start', '--config', dir, '--no-watch'], {
+        env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'info' },
+      });
       try {
         assert.equal((await fetch(`${server.address}/extra/messages/1`)).status, 404);
-        writeFileSync(join(dir, 'extra.yaml'), 'apiVersion: gateway/v1\nkind: Mapping\nname: extra\nprefix: /extra/\nrewrite: /v1/\nservice: api\nbypass_auth: true\n');
+        writeFileSync(
+          join(dir, 'extra.yaml'),
+          'apiVersion: gateway/v1\nkind: Mapping\nname: extra\nprefix: /extra/\nrewrite: /v1/\nservice: api\nbypass_auth: true\n',
+        );
         server.child.kill('SIGHUP');
         let status = 0;
         while (status !== 200) {
@@ -280,18 +347,35 @@ describe('gatehouse command', function () {
     });
 
     it('lives on when an alias bomb is dropped into the watched folder and SIGHUP applies it: refused by name, the last config serving', async () => {
-      const server = await startCli(['start', '--config', dir], { env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'info' } });
+      const server = await startCli(['start', '--config', dir], {
+        env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'info' },
+      });
       try {
         writeFileSync(join(dir, 'bomb.yaml'), aliasBomb());
         /** Refusals naming the file, after the line that `after` finds (the start, or SIGHUP's). */
         const refusedAfter = (after: string) => {
           const lines = server.output().stdout.split('\n');
           const from = lines.findIndex((l) => l.includes(after));
-          return from !== -1 && lines.slice(from).some((l) => l.includes('config reload refused') && l.includes('bomb.yaml: YAML: uses aliases more than 100 times'));
+          return (
+            from !== -1 &&
+            lines
+              .slice(from)
+              .some(
+                (l) =>
+                  l.includes('config reload refused') &&
+                  l.includes('bomb.yaml: YAML: uses aliases more than 100 times'),
+              )
+          );
         };
-        await eventually(async () => (refusedAfter('gatehouse listening') ? true : undefined), 'the watcher to refuse the file');
+        await eventually(
+          async () => (refusedAfter('gatehouse listening') ? true : undefined),
+          'the watcher to refuse the file',
+        );
         server.child.kill('SIGHUP');
-        await eventually(async () => (refusedAfter('reloading the config folder') ? true : undefined), 'SIGHUP to refuse the file');
+        await eventually(
+          async () => (refusedAfter('reloading the config folder') ? true : undefined),
+          'SIGHUP to refuse the file',
+        );
         assert.equal(server.child.exitCode, null, 'the process is still running');
         assert.equal((await fetch(`${server.address}/v1/messages/1`)).status, 200);
       } finally {
@@ -301,7 +385,12 @@ describe('gatehouse command', function () {
     });
 
     it('stops gracefully when SIGTERM reaches npm start alone, instead of running on without npm', async () => {
-      const { port, output, terminate, cleanup } = await npmScript(['start'], { PORT: '0', GRPC_PORT: '0', GATEHOUSE_CONFIG: dir, GATEHOUSE_DATA: await freshDataDir() });
+      const { port, output, terminate, cleanup } = await npmScript(['start'], {
+        PORT: '0',
+        GRPC_PORT: '0',
+        GATEHOUSE_CONFIG: dir,
+        GATEHOUSE_DATA: await freshDataDir(),
+      });
       try {
         assert.equal(await acceptsConnections(port), true);
         await terminate();
@@ -316,7 +405,9 @@ describe('gatehouse command', function () {
 
     it('lives through a SIGHUP and stops with exit 0 on a SIGTERM sent while it starts, once started', async () => {
       const data = join(dir, 'starting-data');
-      const { child, ended } = await spawnedCli(['start', '--config', dir, '--data', data], { env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'info' } });
+      const { child, ended } = await spawnedCli(['start', '--config', dir, '--data', data], {
+        env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'info' },
+      });
       // Made once its signals are held, while the bookings database is made.
       await eventually(async () => (existsSync(data) ? true : undefined), 'the data folder to be made');
       child.kill('SIGHUP');
@@ -346,7 +437,10 @@ describe('gatehouse command', function () {
     });
 
     it('ends with exit 1 for bad limits even with a Redis URL, instead of reconnecting forever', async () => {
-      writeFileSync(join(dir, 'ratelimit.yaml'), 'domain: gateway\ndescriptors:\n  - key: user\n    rate_limit: {unit: fortnight, requests_per_unit: 1}\n');
+      writeFileSync(
+        join(dir, 'ratelimit.yaml'),
+        'domain: gateway\ndescriptors:\n  - key: user\n    rate_limit: {unit: fortnight, requests_per_unit: 1}\n',
+      );
       const res = await runCli(['start', '--config', dir, '--redis', 'redis://127.0.0.1:1'], {
         env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'silent' },
       });
@@ -365,10 +459,19 @@ describe('gatehouse command', function () {
           runCli(['start', '--config', dir, '--port', '0', '--grpc-port', port], { env: { LOG_LEVEL: 'silent' } }),
         ]);
         assert.equal(http.code, 1, http.stderr);
-        assert.match(http.stderr, new RegExp(`^gatehouse: cannot listen for HTTP on 127\\.0\\.0\\.1:${port}: the address is already in use`, 'm'));
+        assert.match(
+          http.stderr,
+          new RegExp(
+            `^gatehouse: cannot listen for HTTP on 127\\.0\\.0\\.1:${port}: the address is already in use`,
+            'm',
+          ),
+        );
         assert.equal(grpc.code, 1, grpc.stderr);
         // One line: grpc-js's own 'E No address added...' goes to the log, not before the message.
-        assert.equal(grpc.stderr, `gatehouse: cannot listen for gRPC on 127.0.0.1:${port}: the address is already in use (another process listens on that port)\n`);
+        assert.equal(
+          grpc.stderr,
+          `gatehouse: cannot listen for gRPC on 127.0.0.1:${port}: the address is already in use (another process listens on that port)\n`,
+        );
         for (const res of [http, grpc]) assertNoStack(res);
       } finally {
         await new Promise((resolve) => taken.close(resolve));
@@ -389,7 +492,9 @@ describe('gatehouse command', function () {
           assert.match(broken.stderr, /^gatehouse: .*ratelimit\.proto/m);
         }
         // The database it opened was closed whole: the package as installed starts on the same folder.
-        const server = await startCli(['start', '--config', dir, '--data', data, '--no-watch'], { env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'silent' } });
+        const server = await startCli(['start', '--config', dir, '--data', data, '--no-watch'], {
+          env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'silent' },
+        });
         const res = await fetch(`${server.address}/gateway/v0/check_ready`);
         assert.equal(res.status, 200);
         assert.equal((await server.stop()).code, 0);
@@ -400,9 +505,22 @@ describe('gatehouse command', function () {
 
     it('ends with exit 1 naming the TLS file at fault, before it makes a bookings database', async () => {
       const data = join(dir, 'tls-data');
-      const res = await runCli(['start', '--config', dir, '--data', data, '--tls-cert', join(dir, 'users.htpasswd'), '--tls-key', join(dir, 'nope.pem')], {
-        env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'silent' },
-      });
+      const res = await runCli(
+        [
+          'start',
+          '--config',
+          dir,
+          '--data',
+          data,
+          '--tls-cert',
+          join(dir, 'users.htpasswd'),
+          '--tls-key',
+          join(dir, 'nope.pem'),
+        ],
+        {
+          env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'silent' },
+        },
+      );
       assert.equal(res.code, 1);
       assert.equal(res.stderr, `gatehouse: cannot read the TLS key ${join(dir, 'nope.pem')}: no such file\n`);
       assert.equal(existsSync(data), false, 'no database made for a gateway that cannot start');
@@ -410,27 +528,48 @@ describe('gatehouse command', function () {
 
     it('takes one TLS file from its flag and the other from the environment, and refuses a flag whose pair is given nowhere', async () => {
       const env = { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'silent' };
-      const mixed = await runCli(['start', '--config', dir, '--data', join(dir, 'tls-mixed'), '--tls-cert', join(dir, 'users.htpasswd')], {
-        env: { ...env, TLS_KEY: join(dir, 'nope.pem') },
-      });
+      const mixed = await runCli(
+        ['start', '--config', dir, '--data', join(dir, 'tls-mixed'), '--tls-cert', join(dir, 'users.htpasswd')],
+        {
+          env: { ...env, TLS_KEY: join(dir, 'nope.pem') },
+        },
+      );
       assert.equal(mixed.code, 1);
       assert.equal(mixed.stderr, `gatehouse: cannot read the TLS key ${join(dir, 'nope.pem')}: no such file\n`);
       const alone = await runCli(['start', '--config', dir, '--tls-cert', join(dir, 'users.htpasswd')], { env });
       assert.equal(alone.code, 2);
-      assert.match(alone.stderr, /^gatehouse: --tls-cert and --tls-key go together \(either may be TLS_CERT or TLS_KEY\)\n/);
+      assert.match(
+        alone.stderr,
+        /^gatehouse: --tls-cert and --tls-key go together \(either may be TLS_CERT or TLS_KEY\)\n/,
+      );
     });
 
     it('takes the body limit and trust in a proxy in front from flags, and refuses them malformed there and in the environment', async () => {
-      const flagged = await startCli(['start', '--config', dir, '--body-limit', '1k', '--trust-proxy'], { env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'info' } });
+      const flagged = await startCli(['start', '--config', dir, '--body-limit', '1k', '--trust-proxy'], {
+        env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'info' },
+      });
       try {
-        const big = await fetch(`${flagged.address}/v1/messages/`, { method: 'POST', body: 'x'.repeat(2048), headers: { 'content-type': 'text/plain' } });
+        const big = await fetch(`${flagged.address}/v1/messages/`, {
+          method: 'POST',
+          body: 'x'.repeat(2048),
+          headers: { 'content-type': 'text/plain' },
+        });
         assert.equal(big.status, 413);
-        const proxied = await fetch(`${flagged.address}/v1/messages/1`, { headers: { 'x-forwarded-for': '203.0.113.9', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'api.example' } });
+        const proxied = await fetch(`${flagged.address}/v1/messages/1`, {
+          headers: {
+            'x-forwarded-for': '203.0.113.9',
+            'x-forwarded-proto': 'https',
+            'x-forwarded-host': 'api.example',
+          },
+        });
         assert.equal(((await proxied.json()) as { url: string }).url, 'https://api.example/v1/messages/1');
       } finally {
         await flagged.stop();
       }
-      const lines = flagged.output().stdout.split('\n').filter((l) => l.includes('"path":"/v1/messages/1"'));
+      const lines = flagged
+        .output()
+        .stdout.split('\n')
+        .filter((l) => l.includes('"path":"/v1/messages/1"'));
       assert.match(lines[0], /"remote":"203\.0\.113\.9"/);
       const env = { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'silent' };
       const res = await runCli(['start', '--config', dir], { env: { ...env, TRUST_PROXY: 'maybe' } });
@@ -442,16 +581,27 @@ describe('gatehouse command', function () {
     });
 
     it('refuses a --cluster-domain that is no DNS domain with exit 2, naming the flag', async () => {
-      const res = await runCli(['start', '--config', dir, '--cluster-domain', 'a..b'], { env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'silent' } });
+      const res = await runCli(['start', '--config', dir, '--cluster-domain', 'a..b'], {
+        env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'silent' },
+      });
       assert.equal(res.code, 2);
-      assert.match(res.stderr, /^gatehouse: --cluster-domain must be a DNS domain such as cluster\.local, got 'a\.\.b'\n/);
+      assert.match(
+        res.stderr,
+        /^gatehouse: --cluster-domain must be a DNS domain such as cluster\.local, got 'a\.\.b'\n/,
+      );
     });
 
     it('refuses a REDIS_URL the Redis client would misread, with exit 1 and without quoting its password', async () => {
       const [scheme, port, flag] = await Promise.all([
-        runCli(['start', '--config', dir], { env: { PORT: '0', GRPC_PORT: '0', REDIS_URL: 'http://:hunter2@127.0.0.1:6379' } }),
-        runCli(['start', '--config', dir], { env: { PORT: '0', GRPC_PORT: '0', REDIS_URL: 'redis://:hunter2@127.0.0.1:63x9' } }),
-        runCli(['serve', 'ratelimit', '--config', dir, '--port', '0', '--redis', 'https://:hunter2@127.0.0.1'], { env: { LOG_LEVEL: 'silent' } }),
+        runCli(['start', '--config', dir], {
+          env: { PORT: '0', GRPC_PORT: '0', REDIS_URL: 'http://:hunter2@127.0.0.1:6379' },
+        }),
+        runCli(['start', '--config', dir], {
+          env: { PORT: '0', GRPC_PORT: '0', REDIS_URL: 'redis://:hunter2@127.0.0.1:63x9' },
+        }),
+        runCli(['serve', 'ratelimit', '--config', dir, '--port', '0', '--redis', 'https://:hunter2@127.0.0.1'], {
+          env: { LOG_LEVEL: 'silent' },
+        }),
       ]);
       assert.equal(scheme.code, 1);
       assert.equal(scheme.stderr, 'gatehouse: REDIS_URL must be a redis:// or rediss:// URL, not http://\n');

@@ -32,7 +32,9 @@ function rateLimitClient(address: string): grpc.Client & Any {
 
 function shouldRateLimit(client: Any, body: object): Promise<Any> {
   return new Promise((resolve, reject) =>
-    client.ShouldRateLimit(body, { deadline: Date.now() + 600_000 }, (err: Error | null, res: Any) => (err ? reject(err) : resolve(res))),
+    client.ShouldRateLimit(body, { deadline: Date.now() + 600_000 }, (err: Error | null, res: Any) =>
+      err ? reject(err) : resolve(res),
+    ),
   );
 }
 
@@ -58,7 +60,10 @@ describe('gatehouse serve', function () {
     const res = await runCli(['serve', 'auth', '--port', '0', '--redis', 'redis://127.0.0.1:6379']);
     assert.equal(res.code, 2);
     assert.equal(res.stdout, '');
-    assert.equal(res.stderr, "gatehouse: --redis is for ratelimit only: auth keeps no counters\nRun 'gatehouse serve --help' for usage.\n");
+    assert.equal(
+      res.stderr,
+      "gatehouse: --redis is for ratelimit only: auth keeps no counters\nRun 'gatehouse serve --help' for usage.\n",
+    );
   });
 
   it('refuses a missing module name with exit 2', async () => {
@@ -77,7 +82,10 @@ describe('gatehouse serve', function () {
         assert.equal(res.code, 1, `${module}: ${res.stderr}`);
         // Only that line: grpc-js's own 'E No address added...' goes to the log.
         const what = module === 'ratelimit' ? 'gRPC' : 'HTTP';
-        assert.equal(res.stderr, `gatehouse: cannot listen for ${what} on 127.0.0.1:${port}: the address is already in use (another process listens on that port)\n`);
+        assert.equal(
+          res.stderr,
+          `gatehouse: cannot listen for ${what} on 127.0.0.1:${port}: the address is already in use (another process listens on that port)\n`,
+        );
       }
     } finally {
       await new Promise((resolve) => taken.close(resolve));
@@ -114,8 +122,14 @@ describe('gatehouse serve', function () {
   it('ends with exit 1 for bad limits even with a Redis URL, instead of reconnecting forever', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-serve-'));
     try {
-      writeFileSync(join(dir, 'ratelimit.yaml'), 'domain: gateway\ndescriptors:\n  - key: user\n    rate_limit: {unit: fortnight, requests_per_unit: 1}\n');
-      const res = await runCli(['serve', 'ratelimit', '--port', '0', '--config', dir, '--redis', 'redis://127.0.0.1:1'], { env: QUIET });
+      writeFileSync(
+        join(dir, 'ratelimit.yaml'),
+        'domain: gateway\ndescriptors:\n  - key: user\n    rate_limit: {unit: fortnight, requests_per_unit: 1}\n',
+      );
+      const res = await runCli(
+        ['serve', 'ratelimit', '--port', '0', '--config', dir, '--redis', 'redis://127.0.0.1:1'],
+        { env: QUIET },
+      );
       assert.equal(res.code, 1);
       assert.match(res.stderr, /ratelimit\.yaml: descriptors\[0\]\.rate_limit\.unit: /);
     } finally {
@@ -155,7 +169,9 @@ describe('gatehouse serve', function () {
     });
 
     it('builds urls from the X-Forwarded headers of the gateway in front of it', async () => {
-      const res = await fetch(`${api.address}/v2/messages/1`, { headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'api.example' } });
+      const res = await fetch(`${api.address}/v2/messages/1`, {
+        headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'api.example' },
+      });
       assert.equal(((await res.json()) as { url: string }).url, 'https://api.example/v2/messages/1');
     });
 
@@ -167,8 +183,12 @@ describe('gatehouse serve', function () {
     });
 
     it('logs one access line a request, the refused ones too, and says so when it stops', async () => {
-      const other = await startCli(['serve', 'api', '--port', '0'], { env: { LOG_LEVEL: 'info', DRAIN_DELAY_MS: '0' } });
-      const ok = await fetch(`${other.address}/v1/messages/?limit=1&token=secret`, { headers: { 'x-request-id': 'serve-log-1' } });
+      const other = await startCli(['serve', 'api', '--port', '0'], {
+        env: { LOG_LEVEL: 'info', DRAIN_DELAY_MS: '0' },
+      });
+      const ok = await fetch(`${other.address}/v1/messages/?limit=1&token=secret`, {
+        headers: { 'x-request-id': 'serve-log-1' },
+      });
       assert.equal(ok.headers.get('x-request-id'), 'serve-log-1');
       assert.equal((await fetch(`${other.address}/nope`)).status, 404);
       const ended = await other.stop();
@@ -192,9 +212,14 @@ describe('gatehouse serve', function () {
     });
 
     it('lives on through SIGHUP, which it answers with a line: the api reads no file', async () => {
-      const other = await startCli(['serve', 'api', '--port', '0'], { env: { LOG_LEVEL: 'info', DRAIN_DELAY_MS: '0' } });
+      const other = await startCli(['serve', 'api', '--port', '0'], {
+        env: { LOG_LEVEL: 'info', DRAIN_DELAY_MS: '0' },
+      });
       other.child.kill('SIGHUP');
-      await eventually(async () => (other.output().stdout.includes('nothing to reload') ? true : undefined), 'the reload line');
+      await eventually(
+        async () => (other.output().stdout.includes('nothing to reload') ? true : undefined),
+        'the reload line',
+      );
       assert.equal((await fetch(`${other.address}/v1/messages/1`)).status, 200);
       const ended = await other.stop();
       assert.equal(ended.code, 0, JSON.stringify(ended));
@@ -215,11 +240,17 @@ describe('gatehouse serve', function () {
 
     it('announces a gRPC address and the folder its limits come from', () => {
       assert.equal(server.name, 'ratelimit');
-      assert.equal(server.line, `ratelimit listening on 127.0.0.1:${server.port} (gRPC; config folder ${join(REPO_ROOT, 'config')})`);
+      assert.equal(
+        server.line,
+        `ratelimit listening on 127.0.0.1:${server.port} (gRPC; config folder ${join(REPO_ROOT, 'config')})`,
+      );
     });
 
     it('answers ShouldRateLimit with the demo limits of config/ratelimit.yaml', async () => {
-      const ask = { domain: 'gateway', descriptors: [{ entries: [{ key: 'x-gateway-test-allow', value: 'grpc-direct' }] }] };
+      const ask = {
+        domain: 'gateway',
+        descriptors: [{ entries: [{ key: 'x-gateway-test-allow', value: 'grpc-direct' }] }],
+      };
       const first = await shouldRateLimit(client, ask);
       assert.equal(first.overall_code, 'OK');
       assert.equal(first.statuses[0].current_limit.requests_per_unit, 3);
@@ -233,7 +264,10 @@ describe('gatehouse serve', function () {
     });
 
     it('answers OK for a domain it has no limits for', async () => {
-      const res = await shouldRateLimit(client, { domain: 'elsewhere', descriptors: [{ entries: [{ key: 'user', value: 'x' }] }] });
+      const res = await shouldRateLimit(client, {
+        domain: 'elsewhere',
+        descriptors: [{ entries: [{ key: 'user', value: 'x' }] }],
+      });
       assert.equal(res.overall_code, 'OK');
     });
   });
@@ -241,22 +275,47 @@ describe('gatehouse serve', function () {
   describe('ratelimit with Redis', () => {
     it('logs losing Redis and getting it back once each, as gatehouse start does, and counts again once it is back', async () => {
       let redis: RedisProcess = await startRedis();
-      const server = await startCli(['serve', 'ratelimit', '--port', '0', '--redis', redis.url], { env: { LOG_LEVEL: 'info' } });
+      const server = await startCli(['serve', 'ratelimit', '--port', '0', '--redis', redis.url], {
+        env: { LOG_LEVEL: 'info' },
+      });
       const client = rateLimitClient(server.address);
-      const said = (msg: string) => server.output().stdout.split('\n').filter((line) => line.includes(`"msg":"${msg}"`)).length;
-      const ask = { domain: 'gateway', descriptors: [{ entries: [{ key: 'x-gateway-test-allow', value: `redis-${Date.now()}` }] }] };
+      const said = (msg: string) =>
+        server
+          .output()
+          .stdout.split('\n')
+          .filter((line) => line.includes(`"msg":"${msg}"`)).length;
+      const ask = {
+        domain: 'gateway',
+        descriptors: [{ entries: [{ key: 'x-gateway-test-allow', value: `redis-${Date.now()}` }] }],
+      };
       try {
         // Listening before its Redis connection is up: calls fail until it is.
-        await eventually(async () => (await shouldRateLimit(client, ask).catch(() => undefined))?.overall_code === 'OK' || undefined, 'Redis to be connected');
+        await eventually(
+          async () => (await shouldRateLimit(client, ask).catch(() => undefined))?.overall_code === 'OK' || undefined,
+          'Redis to be connected',
+        );
         const port = redis.port;
         await redis.kill();
-        await eventually(async () => said('Redis is unreachable: rate-limit decisions follow the failure mode until it is back') === 1 || undefined, 'the outage to be logged');
+        await eventually(
+          async () =>
+            said('Redis is unreachable: rate-limit decisions follow the failure mode until it is back') === 1 ||
+            undefined,
+          'the outage to be logged',
+        );
         await assert.rejects(shouldRateLimit(client, ask));
         await redis.stop();
         redis = await startRedis({ port });
         await eventually(async () => said('Redis is connected again') === 1 || undefined, 'the return to be logged');
-        assert.equal((await shouldRateLimit(client, ask)).statuses[0].limit_remaining, 2, 'a fresh Redis counts from the start');
-        assert.equal(said('Redis is unreachable: rate-limit decisions follow the failure mode until it is back'), 1, 'the outage is told once');
+        assert.equal(
+          (await shouldRateLimit(client, ask)).statuses[0].limit_remaining,
+          2,
+          'a fresh Redis counts from the start',
+        );
+        assert.equal(
+          said('Redis is unreachable: rate-limit decisions follow the failure mode until it is back'),
+          1,
+          'the outage is told once',
+        );
       } finally {
         client.close();
         await server.stop();
@@ -270,7 +329,10 @@ describe('gatehouse serve', function () {
       const install = await installWithoutProtos();
       try {
         // Nothing listens there: a client left open would try again and again, and keep the process.
-        const res = await runCli(['serve', 'ratelimit', '--port', '0', '--redis', 'redis://127.0.0.1:1'], { env: { LOG_LEVEL: 'silent' }, main: install.main });
+        const res = await runCli(['serve', 'ratelimit', '--port', '0', '--redis', 'redis://127.0.0.1:1'], {
+          env: { LOG_LEVEL: 'silent' },
+          main: install.main,
+        });
         assert.equal(res.code, 1, res.stderr);
         assert.match(res.stderr, /^gatehouse: .*ratelimit\.proto/m);
       } finally {
@@ -314,7 +376,9 @@ describe('gatehouse serve', function () {
       try {
         server.child.kill('SIGTERM');
         await draining(server);
-        const status = await new Promise((resolve, reject) => health.Check({ service: '' }, (err: Error | null, res: Any) => (err ? reject(err) : resolve(res))));
+        const status = await new Promise((resolve, reject) =>
+          health.Check({ service: '' }, (err: Error | null, res: Any) => (err ? reject(err) : resolve(res))),
+        );
         assert.deepEqual(status, { status: 'NOT_SERVING' });
         assert.equal((await shouldRateLimit(client, { domain: 'gateway' })).overall_code, 'OK');
       } finally {
@@ -367,7 +431,14 @@ describe('gatehouse serve', function () {
           allowed_authorization_headers: ['x-travel-user'],
         },
         // The default 20 ms is a production budget; here the remote service's word is what is tested, however busy the machine.
-        { apiVersion: 'gateway/v1', kind: 'RateLimitService', name: 'remote-limits', service: `127.0.0.1:${limits.port}`, domain: 'gateway', timeout_ms: 600_000 },
+        {
+          apiVersion: 'gateway/v1',
+          kind: 'RateLimitService',
+          name: 'remote-limits',
+          service: `127.0.0.1:${limits.port}`,
+          domain: 'gateway',
+          timeout_ms: 600_000,
+        },
         {
           apiVersion: 'gateway/v1',
           kind: 'Mapping',
@@ -376,11 +447,23 @@ describe('gatehouse serve', function () {
           rewrite: '',
           service: `127.0.0.1:${hotels.port}`,
           labels: {
-            gateway: [{ request_label_group: [{ 'x-gateway-test-allow': { header: 'x-gateway-test-allow', omit_if_not_present: true } }] }],
+            gateway: [
+              {
+                request_label_group: [
+                  { 'x-gateway-test-allow': { header: 'x-gateway-test-allow', omit_if_not_present: true } },
+                ],
+              },
+            ],
           },
         },
       ]);
-      gatehouse = await createGatehouse({ configDir: dir, grpcPort: false, watch: false, bookingStore: 'memory', logger: createLogger({ level: 'silent' }) });
+      gatehouse = await createGatehouse({
+        configDir: dir,
+        grpcPort: false,
+        watch: false,
+        bookingStore: 'memory',
+        logger: createLogger({ level: 'silent' }),
+      });
     });
     after(async () => {
       await gatehouse?.stop();
@@ -393,7 +476,10 @@ describe('gatehouse serve', function () {
     it('announces where each process listens, the folder it reads its files from, and where it keeps bookings', () => {
       const folder = join(REPO_ROOT, 'config');
       assert.equal(auth.line, `auth listening on http://127.0.0.1:${auth.port} (config folder ${folder})`);
-      assert.equal(hotels.line, `hotel-booking listening on http://127.0.0.1:${hotels.port} (config folder ${folder}; bookings: PGlite in ${data})`);
+      assert.equal(
+        hotels.line,
+        `hotel-booking listening on http://127.0.0.1:${hotels.port} (config folder ${folder}; bookings: PGlite in ${data})`,
+      );
     });
 
     it('routes the hotels to the remote booking service', () => {
@@ -438,7 +524,10 @@ describe('gatehouse serve', function () {
       }
       assert.deepEqual(statuses, [200, 200, 200, 429]);
       // Another value of the header has a count of its own.
-      assert.equal((await gateway().get('/v1/hotels/').set('Authorization', ALICE).set('X-Gateway-Test-Allow', 'other')).status, 200);
+      assert.equal(
+        (await gateway().get('/v1/hotels/').set('Authorization', ALICE).set('X-Gateway-Test-Allow', 'other')).status,
+        200,
+      );
     });
   });
 });

@@ -45,10 +45,15 @@ describe('gatehouse start run through npx, as the README runs it after installin
   /** `npx gatehouse start` in the user's project, with a log that names the gateway's pid. */
   async function npx(): Promise<{ server: StartedServer; port: number; pid: number }> {
     // A data folder of its own: the one beside the installed package's config would be every test's, and made anew.
-    const server = await startServer('npx', ['gatehouse', 'start', '--port', '0', '--grpc-port', '0', '--no-watch', '--config', config], project, {
-      LOG_LEVEL: 'info',
-      GATEHOUSE_DATA: await freshDataDir(),
-    });
+    const server = await startServer(
+      'npx',
+      ['gatehouse', 'start', '--port', '0', '--grpc-port', '0', '--no-watch', '--config', config],
+      project,
+      {
+        LOG_LEVEL: 'info',
+        GATEHOUSE_DATA: await freshDataDir(),
+      },
+    );
     started.push(server);
     const port = Number(new URL(server.url).port);
     // The log line with the pid follows the listening line.

@@ -24,7 +24,8 @@ function appFor(cors: Koa.Middleware | undefined, backend: Koa.Middleware = defa
   if (cors) app.use(cors);
   app.use(async (ctx, next) => {
     reached.push(ctx.method);
-    if (!ctx.get('Authorization')) throw new HttpError(401, 'credentials needed', { headers: { 'WWW-Authenticate': 'Basic' } });
+    if (!ctx.get('Authorization'))
+      throw new HttpError(401, 'credentials needed', { headers: { 'WWW-Authenticate': 'Basic' } });
     await next();
   });
   app.use(backend);
@@ -156,7 +157,10 @@ describe('cors', () => {
         const res = await request(server).get('/x').set('Origin', origin).set('Authorization', 'Basic x').expect(200);
         assert.equal(res.headers['access-control-allow-origin'], origin);
       }
-      const other = await request(server).get('/x').set('Origin', 'http://localhost:3001').set('Authorization', 'Basic x');
+      const other = await request(server)
+        .get('/x')
+        .set('Origin', 'http://localhost:3001')
+        .set('Authorization', 'Basic x');
       assert.equal(other.headers['access-control-allow-origin'], undefined);
     });
 

@@ -83,7 +83,10 @@ describe('diag/app', () => {
       assert.match(rows[2], /<code>GET<\/code>/);
       // Two routes on one prefix may differ only by the headers they require.
       assert.match(rows[0], /<td><span class="none">any<\/span><\/td><td><span class="none">any<\/span><\/td>/);
-      assert.match(rows[1], /<td><ul class="plain"><li><code>x-canary: &lt;yes&gt;<\/code><\/li><li><code>x-debug<\/code> <span class="none">any value<\/span><\/li><\/ul><\/td>/);
+      assert.match(
+        rows[1],
+        /<td><ul class="plain"><li><code>x-canary: &lt;yes&gt;<\/code><\/li><li><code>x-debug<\/code> <span class="none">any value<\/span><\/li><\/ul><\/td>/,
+      );
       assert.match(rows[3], /bypassed/);
     });
 
@@ -176,7 +179,11 @@ describe('diag/app', () => {
   describe('bad requests', () => {
     it('answers 400 with the error body for a json value it does not take, naming those it takes, and for json given twice', async () => {
       const res = await page('/gateway/v0/diag/?json=maybe').expect(400);
-      assert.deepEqual(res.body, { code: 400, message: '400: Bad Request', detail: 'json must be true, 1 or empty (JSON), or false or 0 (the page)' });
+      assert.deepEqual(res.body, {
+        code: 400,
+        message: '400: Bad Request',
+        detail: 'json must be true, 1 or empty (JSON), or false or 0 (the page)',
+      });
       const twice = await page('/gateway/v0/diag/?json=true&json=false').expect(400);
       assert.equal(twice.body.detail, 'json must be given once');
     });

@@ -54,7 +54,9 @@ describe('diag page in a browser', function () {
   it('applies its own stylesheet under its Content-Security-Policy', async () => {
     await page.goto(`${server.origin}/gateway/v0/diag/`);
     type Styles = { getComputedStyle(el: unknown): { borderCollapse: string } };
-    const collapse = await page.locator('table').evaluate((el) => (globalThis as unknown as Styles).getComputedStyle(el).borderCollapse);
+    const collapse = await page
+      .locator('table')
+      .evaluate((el) => (globalThis as unknown as Styles).getComputedStyle(el).borderCollapse);
     assert.equal(collapse, 'collapse');
     assert.deepEqual(consoleErrors, []);
   });

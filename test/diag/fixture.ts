@@ -2,7 +2,12 @@
  * @module test/diag/fixture
  * A gateway configuration and its snapshot, for the diag tests.
  */
-import { authServiceSchema, mappingSchema, rateLimitServiceSchema, type GatewayConfig } from '../../src/gateway/config/schema';
+import {
+  authServiceSchema,
+  mappingSchema,
+  rateLimitServiceSchema,
+  type GatewayConfig,
+} from '../../src/gateway/config/schema';
 import { describeGateway, type DiagSnapshot } from '../../src/diag';
 import { createRouteCounters } from '../../src/telemetry';
 
@@ -43,7 +48,14 @@ export function sampleConfig(): GatewayConfig {
         method: 'get',
         cors: { origins: ['https://ops.example'] },
       }),
-      mappingSchema.parse({ ...base, kind: 'Mapping', name: '<script>alert(1)</script>', prefix: '/x/"&<b>', service: 'api', bypass_auth: true }),
+      mappingSchema.parse({
+        ...base,
+        kind: 'Mapping',
+        name: '<script>alert(1)</script>',
+        prefix: '/x/"&<b>',
+        service: 'api',
+        bypass_auth: true,
+      }),
     ],
     authService: authServiceSchema.parse({
       ...base,

@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import request from 'supertest';
-import { countedSnapshotSteps, createDiagModule, describeServedSteps, renderDiagPage, type DiagRoute, type DiagSnapshot } from '../../src/diag';
+import {
+  countedSnapshotSteps,
+  createDiagModule,
+  describeServedSteps,
+  renderDiagPage,
+  type DiagRoute,
+  type DiagSnapshot,
+} from '../../src/diag';
 import { runAtOnce } from '../../src/gateway/slices';
 import { mappingSchema } from '../../src/gateway/config/schema';
 import { xmlFormatter } from '../../src/http';
@@ -13,7 +20,10 @@ import { routedUnder } from './gateway-stand-in';
 /** The sample snapshot with its routes repeated up to `count`, each named apart: a page of a few MB. */
 function manyRoutes(count: number): DiagSnapshot {
   const sample = sampleSnapshot();
-  const routes = Array.from({ length: count }, (_, i) => ({ ...sample.routes[i % sample.routes.length], name: `route-${i}` }));
+  const routes = Array.from({ length: count }, (_, i) => ({
+    ...sample.routes[i % sample.routes.length],
+    name: `route-${i}`,
+  }));
   return { ...sample, routes };
 }
 
@@ -33,12 +43,16 @@ describe('diag/render: pages of many routes', function () {
       ['application/xml', xmlFormatter.format(snapshot)],
     ];
     for (const [accept, whole] of forms) {
-      const res = await request(server).get('/gateway/v0/diag/').set('Accept', accept).buffer(true).parse((r, done) => {
-        let text = '';
-        r.setEncoding('utf8');
-        r.on('data', (chunk: string) => (text += chunk));
-        r.on('end', () => done(null, text));
-      });
+      const res = await request(server)
+        .get('/gateway/v0/diag/')
+        .set('Accept', accept)
+        .buffer(true)
+        .parse((r, done) => {
+          let text = '';
+          r.setEncoding('utf8');
+          r.on('data', (chunk: string) => (text += chunk));
+          r.on('end', () => done(null, text));
+        });
       assert.equal(res.status, 200);
       assert.equal(res.headers['transfer-encoding'], 'chunked', accept);
       assert.equal(res.headers['content-length'], undefined);
@@ -49,7 +63,9 @@ describe('diag/render: pages of many routes', function () {
 
   it('sends a small page whole, with its length', async () => {
     const snapshot = sampleSnapshot();
-    const res = await request(serving(() => snapshot)).get('/gateway/v0/diag/').expect(200);
+    const res = await request(serving(() => snapshot))
+      .get('/gateway/v0/diag/')
+      .expect(200);
     assert.equal(res.headers['content-length'], String(Buffer.byteLength(renderDiagPage(snapshot))));
     assert.equal(res.text, renderDiagPage(snapshot));
   });
@@ -58,23 +74,38 @@ describe('diag/render: pages of many routes', function () {
     const config = sampleConfig();
     // Many Mappings, so that the page is written in slices and its rows kept.
     const mappings = Array.from({ length: 2000 }, (_, i) =>
-      mappingSchema.parse({ apiVersion: 'gateway/v1', kind: 'Mapping', name: `m${i}`, prefix: `/m${i}/`, service: 'api' }),
+      mappingSchema.parse({
+        apiVersion: 'gateway/v1',
+        kind: 'Mapping',
+        name: `m${i}`,
+        prefix: `/m${i}/`,
+        service: 'api',
+      }),
     );
     const served = runAtOnce(describeServedSteps({ ...config, mappings }, BUILT_IN));
     assert.ok(served.routes.every((r) => Object.isFrozen(r)));
     let counts = new Map<string, { requests: number; clientErrors: number; errors: number }>();
     let order: readonly DiagRoute[] = served.routes;
     const moment = { version: '1', startedAt: new Date(0), now: new Date(1000), configDir: 'c', loadedAt: new Date(0) };
-    const server = serving(() => runAtOnce(countedSnapshotSteps({ ...served, routes: order }, moment, (name) => counts.get(name))));
-    const rows = async (accept: string) => (await request(server).get('/gateway/v0/diag/').set('Accept', accept).buffer(true)).text;
+    const server = serving(() =>
+      runAtOnce(countedSnapshotSteps({ ...served, routes: order }, moment, (name) => counts.get(name))),
+    );
+    const rows = async (accept: string) =>
+      (await request(server).get('/gateway/v0/diag/').set('Accept', accept).buffer(true)).text;
 
     const first = await rows('text/html');
-    assert.match(first, /<tr><td class="num">1<\/td><td>m0<\/td>.*?<td class="num">0<\/td><td class="num">0<\/td><td class="num">0<\/td><\/tr>/);
+    assert.match(
+      first,
+      /<tr><td class="num">1<\/td><td>m0<\/td>.*?<td class="num">0<\/td><td class="num">0<\/td><td class="num">0<\/td><\/tr>/,
+    );
     counts = new Map([['m0', { requests: 7, clientErrors: 2, errors: 1 }]]);
     order = [...served.routes].reverse();
     const second = await rows('text/html');
     assert.match(second, /<tr><td class="num">1<\/td><td>m1999<\/td>/);
-    assert.match(second, /<tr><td class="num">2000<\/td><td>m0<\/td>.*?<td class="num">7<\/td><td class="num">2<\/td><td class="num bad">1<\/td><\/tr>/);
+    assert.match(
+      second,
+      /<tr><td class="num">2000<\/td><td>m0<\/td>.*?<td class="num">7<\/td><td class="num">2<\/td><td class="num bad">1<\/td><\/tr>/,
+    );
     const json = JSON.parse(await rows('application/json'));
     assert.deepEqual(json.routes.map((r: DiagRoute) => r.name).slice(-2), ['m1', 'm0']);
     assert.deepEqual([json.routes[1999].requests, json.routes[1999].clientErrors, json.routes[1999].errors], [7, 2, 1]);

@@ -13,14 +13,39 @@ function snapshot(): DiagSnapshot {
     mappingSchema.parse({ apiVersion: 'gateway/v1', kind: 'Mapping', name, service: 'api', prefix: '/v1/', ...fields });
   const mappings = [
     m('catalog', { prefix: '/(en|fr)/.*', prefix_regex: true, method: 'GET|HEAD', method_regex: true }),
-    m('phones', { regex_headers: { 'User-Agent': '.*Android.*' }, query_parameters: { view: 'mobile' }, host: 'eu-[0-9]+\\.example\\.org', host_regex: true }),
+    m('phones', {
+      regex_headers: { 'User-Agent': '.*Android.*' },
+      query_parameters: { view: 'mobile' },
+      host: 'eu-[0-9]+\\.example\\.org',
+      host_regex: true,
+    }),
     m('legacy', { prefix: '/legacy/', regex_rewrite: { pattern: '^/legacy/(.*)$', substitution: '/\\1' } }),
     m('stable', { prefix: '/quotes/' }),
     m('canary', { prefix: '/quotes/', weight: 10 }),
     m('moved', { prefix: '/old/', service: 'blog.example.org', host_redirect: true, path_redirect: '/new' }),
-    m('limited', { prefix: '/limited/', labels: { ambassador: [{ limits: [{ request_headers: { key: 'tenant', header_name: 'X-Tenant' } }, { remote_address: {} }, 'catalog'] }] } }),
+    m('limited', {
+      prefix: '/limited/',
+      labels: {
+        ambassador: [
+          {
+            limits: [
+              { request_headers: { key: 'tenant', header_name: 'X-Tenant' } },
+              { remote_address: {} },
+              'catalog',
+            ],
+          },
+        ],
+      },
+    }),
   ];
-  return describeGateway({ version: '0', startedAt: new Date(), config: { mappings, sources: [] }, configDir: 'c', loadedAt: new Date(), modules: BUILT_IN });
+  return describeGateway({
+    version: '0',
+    startedAt: new Date(),
+    config: { mappings, sources: [] },
+    configDir: 'c',
+    loadedAt: new Date(),
+    modules: BUILT_IN,
+  });
 }
 
 describe('diag/snapshot, on match fields', () => {
@@ -39,12 +64,21 @@ describe('diag/snapshot, on match fields', () => {
 
   it('shows them on the page', () => {
     const rows = renderDiagPage(snapshot()).split('<tr>').slice(2);
-    assert.match(rows[0], /<td class="mono">\/\(en\|fr\)\/\.\* <span class="none">pattern<\/span><\/td><td><code>GET\|HEAD<\/code> <span class="none">pattern<\/span><\/td>/);
-    assert.match(rows[1], /<li><code>user-agent: \.\*Android\.\*<\/code> <span class="none">pattern<\/span><\/li><li><code>\?view: mobile<\/code><\/li>/);
+    assert.match(
+      rows[0],
+      /<td class="mono">\/\(en\|fr\)\/\.\* <span class="none">pattern<\/span><\/td><td><code>GET\|HEAD<\/code> <span class="none">pattern<\/span><\/td>/,
+    );
+    assert.match(
+      rows[1],
+      /<li><code>user-agent: \.\*Android\.\*<\/code> <span class="none">pattern<\/span><\/li><li><code>\?view: mobile<\/code><\/li>/,
+    );
     assert.match(rows[1], /<td><code>eu-\[0-9\]\+\\\.example\\\.org<\/code> <span class="none">pattern<\/span><\/td>/);
     assert.match(rows[2], /<td><code>\^\/legacy\/\(\.\*\)\$<\/code> → <code>\/\\1<\/code><\/td>/);
     assert.match(rows[4], /api <span class="none">weight 10: 10% of its match<\/span><\/td><td>in-process<\/td>/);
-    assert.match(rows[5], /<td><span class="none">301 to<\/span> blog\.example\.org <span class="none">path<\/span> <code>\/new<\/code><\/td><td>redirect<\/td>/);
+    assert.match(
+      rows[5],
+      /<td><span class="none">301 to<\/span> blog\.example\.org <span class="none">path<\/span> <code>\/new<\/code><\/td><td>redirect<\/td>/,
+    );
     assert.match(rows[6], /<code>ambassador: tenant ← x-tenant, remote_address, &quot;catalog&quot;<\/code>/);
   });
 });

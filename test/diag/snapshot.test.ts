@@ -60,7 +60,14 @@ describe('diag/snapshot', () => {
         ],
         sources: [],
       };
-      return describeGateway({ version: '0', startedAt: new Date(), config, configDir: 'c', loadedAt: new Date(), modules: BUILT_IN });
+      return describeGateway({
+        version: '0',
+        startedAt: new Date(),
+        config,
+        configDir: 'c',
+        loadedAt: new Date(),
+        modules: BUILT_IN,
+      });
     }
 
     it('gives the hostname, a case-insensitive prefix, host_rewrite, allow_upgrade, allow_unsafe_path_escapes and the upstream fields, and nothing for any host', () => {
@@ -75,7 +82,10 @@ describe('diag/snapshot', () => {
       assert.equal(httpbin.host_rewrite, 'httpbin.org');
       assert.deepEqual(httpbin.allow_upgrade, ['websocket']);
       assert.equal(httpbin.allow_unsafe_path_escapes, true);
-      assert.deepEqual(httpbin.upstream, { retry_policy: { retry_on: 'gateway-error', num_retries: 1 }, load_balancer: { policy: 'ring_hash', header: 'x-user' } });
+      assert.deepEqual(httpbin.upstream, {
+        retry_policy: { retry_on: 'gateway-error', num_retries: 1 },
+        load_balancer: { policy: 'ring_hash', header: 'x-user' },
+      });
       assert.equal('upstream' in quickstart, false);
       assert.equal('allow_upgrade' in quickstart, false);
       assert.equal('allow_unsafe_path_escapes' in quickstart, false);
@@ -93,7 +103,10 @@ describe('diag/snapshot', () => {
         rows[2],
         /<td>httpbin\.internal:80 <span class="none">Host:<\/span> <code>httpbin\.org<\/code> <span class="none">upgrades:<\/span> <code>websocket<\/code> <span class="none">upstream:<\/span> <code>retry gateway-error x1; lb ring_hash header x-user<\/code><\/td><td>remote<\/td>/,
       );
-      assert.match(rows[3], /<td><span class="none">any<\/span><\/td><td><span class="none">any<\/span><\/td><td><span class="none">any<\/span><\/td>/);
+      assert.match(
+        rows[3],
+        /<td><span class="none">any<\/span><\/td><td><span class="none">any<\/span><\/td><td><span class="none">any<\/span><\/td>/,
+      );
     });
   });
 
@@ -154,7 +167,15 @@ describe('diag/snapshot', () => {
 
   it('is a copy: later requests do not change a snapshot already taken', () => {
     const counters = createRouteCounters();
-    const d = { version: '0', startedAt: new Date(), config: sampleConfig(), configDir: 'c', loadedAt: new Date(), modules: BUILT_IN, counters };
+    const d = {
+      version: '0',
+      startedAt: new Date(),
+      config: sampleConfig(),
+      configDir: 'c',
+      loadedAt: new Date(),
+      modules: BUILT_IN,
+      counters,
+    };
     const before = describeGateway(d);
     counters.record('hotels', 200);
     assert.equal(before.routes[0].requests, 0);

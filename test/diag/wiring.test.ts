@@ -51,7 +51,8 @@ function wiredGateway() {
   });
   app.use(async (ctx, next) => {
     // Auth stand-in: a Basic header for "ops".
-    if (ctx.get('Authorization') !== 'Basic b3BzOm9wcw==') throw new HttpError(401, undefined, { headers: { 'WWW-Authenticate': 'Basic' } });
+    if (ctx.get('Authorization') !== 'Basic b3BzOm9wcw==')
+      throw new HttpError(401, undefined, { headers: { 'WWW-Authenticate': 'Basic' } });
     ctx.request.headers['x-travel-user'] = 'ops';
     await next();
   });
@@ -70,7 +71,6 @@ function wiredGateway() {
 }
 
 describe('diag, cors and telemetry wired as in the gateway', () => {
-
   it('answers a preflight for the diag page without credentials', async () => {
     const { server, out } = wiredGateway();
     const res = await request(server)
@@ -99,7 +99,10 @@ describe('diag, cors and telemetry wired as in the gateway', () => {
       .set('Access-Control-Request-Method', 'GET')
       .expect(204);
     await request(server).get('/gateway/v0/diag/').expect(401);
-    const res = await request(server).get('/gateway/v0/diag/?json=true').set('Authorization', 'Basic b3BzOm9wcw==').expect(200);
+    const res = await request(server)
+      .get('/gateway/v0/diag/?json=true')
+      .set('Authorization', 'Basic b3BzOm9wcw==')
+      .expect(200);
     const route = res.body.routes.find((r: { name: string }) => r.name === 'diag');
     // The preflight and the 401 above; this request is counted once it is answered.
     assert.deepEqual([route.requests, route.clientErrors, route.errors], [2, 1, 0]);

@@ -52,13 +52,21 @@ describe('the docs', () => {
   it('write each file for a console example that follows it on its page', () => {
     const blocks = allBlocks();
     for (const block of blocks.filter((b) => b.attributes.file !== undefined)) {
-      const next = blocks.slice(blocks.indexOf(block) + 1).find((b) => b.file === block.file && b.attributes.file === undefined);
-      assert.equal(next && `${next.lang} ${next.kind}`, 'console cli', `${where(block)} writes ${block.attributes.file} for no console example`);
+      const next = blocks
+        .slice(blocks.indexOf(block) + 1)
+        .find((b) => b.file === block.file && b.attributes.file === undefined);
+      assert.equal(
+        next && `${next.lang} ${next.kind}`,
+        'console cli',
+        `${where(block)} writes ${block.attributes.file} for no console example`,
+      );
     }
   });
 
   it('show the install commands that scripts/try-installs.js runs, each install path and the start after it', () => {
-    const script = require(join(REPO_ROOT, 'scripts', 'try-installs.js')) as { docsCommands(): { installs: Record<string, string>; then: string[] } };
+    const script = require(join(REPO_ROOT, 'scripts', 'try-installs.js')) as {
+      docsCommands(): { installs: Record<string, string>; then: string[] };
+    };
     const { installs, then } = script.docsCommands();
     assert.deepEqual(Object.keys(installs).sort(), ['folder', 'git', 'tarball']);
     assert.ok(then.includes('npx gatehouse start'), then.join('; '));
@@ -77,7 +85,9 @@ describe('the docs', () => {
           continue;
         }
         if (anchor === undefined || !file.endsWith('.md')) continue;
-        const headings = [...readFileSync(join(REPO_ROOT, file), 'utf8').matchAll(/^#{1,6} (.+)$/gm)].map((m) => anchorOf(m[1]));
+        const headings = [...readFileSync(join(REPO_ROOT, file), 'utf8').matchAll(/^#{1,6} (.+)$/gm)].map((m) =>
+          anchorOf(m[1]),
+        );
         if (!headings.includes(anchor)) broken.push(`${doc}: ${target}`);
       }
     }

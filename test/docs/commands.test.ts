@@ -60,7 +60,8 @@ describe('the commands of the docs', function () {
           const page = blocks.filter((b) => b.file === block.file);
           const before = page.slice(0, page.indexOf(block));
           const lastConsole = before.map((b) => b.lang === 'console').lastIndexOf(true);
-          for (const file of before.slice(lastConsole + 1).filter((b) => b.attributes.file !== undefined)) checkout.write(file.attributes.file, file.text);
+          for (const file of before.slice(lastConsole + 1).filter((b) => b.attributes.file !== undefined))
+            checkout.write(file.attributes.file, file.text);
           for (const step of consoleSteps(block.text)) {
             const run = await runShell(`${step.command} 2>&1`, checkout.dir);
             const shown = step.comment.map((l) => l.split(SHOWN_CHECKOUT).join(checkout.dir));
@@ -81,7 +82,9 @@ describe('the commands of the docs', function () {
       const server = await startIn('npm start -- --port 0 --grpc-port 0', checkout);
       const shown = block.text.trim().split(SHOWN_CHECKOUT).join(checkout.dir);
       // The ports the docs show are the defaults; this start was given free ones.
-      const pattern = shownPattern(shown).source.replace(/:8080\b/, ':\\d+').replace(/:8081\b/, ':\\d+');
+      const pattern = shownPattern(shown)
+        .source.replace(/:8080\b/, ':\\d+')
+        .replace(/:8081\b/, ':\\d+');
       assert.match(listeningLine(server), new RegExp(pattern), where(block));
       assert.equal(await stop(server), 0);
     } finally {
@@ -108,17 +111,26 @@ describe('the commands of the docs', function () {
           if (block.kind === 'postgres') {
             // The server the docs call db.example.com is the run's cluster, asked as its superuser.
             const pg = await sharedPostgres();
-            Object.assign(env, { PGHOST: '127.0.0.1', PGPORT: String(pg.port), PGUSER: PG_USER, PGPASSWORD: PG_PASSWORD, PGDATABASE: 'postgres' });
+            Object.assign(env, {
+              PGHOST: '127.0.0.1',
+              PGPORT: String(pg.port),
+              PGUSER: PG_USER,
+              PGPASSWORD: PG_PASSWORD,
+              PGDATABASE: 'postgres',
+            });
             server = (text) => text.split('db.example.com:5432').join(`127.0.0.1:${pg.port}`);
           }
           const onFree = (text: string) =>
-            server(text.replace(/\b(\d{4,5})\b/g, (p) => String(ports.get(p) ?? p))).split(SHOWN_CHECKOUT).join(checkout.dir);
+            server(text.replace(/\b(\d{4,5})\b/g, (p) => String(ports.get(p) ?? p)))
+              .split(SHOWN_CHECKOUT)
+              .join(checkout.dir);
           for (const step of steps) {
             const what = `${where(block)}: ${step.command}`;
             let command = onFree(step.command);
             const shown = step.comment.map(onFree);
             if (/\bnpm (start|run gatehouse -- (start|serve))\b/.test(command)) {
-              if (/\bnpm start$/.test(command)) command += ` -- --port ${ports.get('8080')} --grpc-port ${ports.get('8081')}`;
+              if (/\bnpm start$/.test(command))
+                command += ` -- --port ${ports.get('8080')} --grpc-port ${ports.get('8081')}`;
               const started = await startIn(command, checkout, env);
               servers.push(started);
               if (/ listening on /.test(shown.join(''))) assertLines(listeningLine(started), shown, what);
@@ -142,12 +154,15 @@ describe('the commands of the docs', function () {
   });
 
   describe("the README's first commands", () => {
-    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
     for (const block of blocks.filter((b: Block) => b.lang === 'sh' && b.kind === 'commands')) {
       it(`${where(block)}: run scripts the package has, and the demo listens where they say`, () => {
         const defaults = resolveOptions({}, {});
         for (const step of shellSteps(block.text)) {
-          for (const m of step.command.matchAll(/npm (?:run )?(start|test)\b/g)) assert.ok(pkg.scripts[m[1]], `package.json has no ${m[1]} script`);
+          for (const m of step.command.matchAll(/npm (?:run )?(start|test)\b/g))
+            assert.ok(pkg.scripts[m[1]], `package.json has no ${m[1]} script`);
           for (const m of step.comment.join(' ').matchAll(/(HTTP|gRPC rate limits) on ([\d.]+):(\d+)/g)) {
             const [, what, host, port] = m;
             assert.equal(host, what === 'HTTP' ? defaults.host : defaults.grpcHost, `${where(block)}: ${m[0]}`);

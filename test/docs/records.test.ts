@@ -36,7 +36,11 @@ describe('the configuration examples of the docs', function () {
   const examples = allBlocks().filter((b) => b.lang === 'yaml' && ['record', 'mapping', 'limits'].includes(b.kind));
 
   it('are found', () => {
-    for (const kind of ['record', 'mapping', 'limits']) assert.ok(examples.some((b) => b.kind === kind), kind);
+    for (const kind of ['record', 'mapping', 'limits'])
+      assert.ok(
+        examples.some((b) => b.kind === kind),
+        kind,
+      );
   });
 
   for (const block of examples) {

@@ -84,7 +84,11 @@ describe('the tour of the docs, against the demo', function () {
         if (block.kind === 'grpcurl') {
           const answer = await grpcurl(shellWords(onDemo(step.command)));
           if (step.command.endsWith(' list')) {
-            for (const service of ['envoy.service.ratelimit.v3.RateLimitService', 'pb.lyft.ratelimit.RateLimitService', 'grpc.health.v1.Health']) {
+            for (const service of [
+              'envoy.service.ratelimit.v3.RateLimitService',
+              'pb.lyft.ratelimit.RateLimitService',
+              'grpc.health.v1.Health',
+            ]) {
               assert.ok((answer as string[]).includes(service), `${what}: ${JSON.stringify(answer)}`);
             }
           }

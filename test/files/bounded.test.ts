@@ -3,7 +3,14 @@ import { execFileSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { errorText, fileSystemSource, parseByteSize, readBounded, readBoundedSync, whyUnreadable } from '../../src/files';
+import {
+  errorText,
+  fileSystemSource,
+  parseByteSize,
+  readBounded,
+  readBoundedSync,
+  whyUnreadable,
+} from '../../src/files';
 
 describe('reading a config file within a size limit', () => {
   let dir: string;
@@ -32,7 +39,8 @@ describe('reading a config file within a size limit', () => {
 
   it('refuses a file one byte over the limit, saying the limit, the size and the option that raises it', async () => {
     writeFileSync(join(dir, 'a.yaml'), 'x'.repeat(2049));
-    const expected = 'refused: is larger than the file size limit of 2 KiB (2.001 KiB): refused; raise fileSizeLimit (GATEHOUSE_FILE_SIZE_LIMIT) if it is meant to be that large';
+    const expected =
+      'refused: is larger than the file size limit of 2 KiB (2.001 KiB): refused; raise fileSizeLimit (GATEHOUSE_FILE_SIZE_LIMIT) if it is meant to be that large';
     assert.deepEqual(await both(join(dir, 'a.yaml'), 2048), [expected, expected]);
   });
 
@@ -47,8 +55,14 @@ describe('reading a config file within a size limit', () => {
   it('says a folder, a missing file and a link to nowhere apart', async () => {
     mkdirSync(join(dir, 'folder.yaml'));
     symlinkSync('gone.yaml', join(dir, 'link.yaml'));
-    assert.deepEqual(await both(join(dir, 'folder.yaml'), 1024), ['refused: cannot be read (EISDIR)', 'refused: cannot be read (EISDIR)']);
-    assert.deepEqual(await both(join(dir, 'nope.yaml'), 1024), ['refused: cannot be read (ENOENT)', 'refused: cannot be read (ENOENT)']);
+    assert.deepEqual(await both(join(dir, 'folder.yaml'), 1024), [
+      'refused: cannot be read (EISDIR)',
+      'refused: cannot be read (EISDIR)',
+    ]);
+    assert.deepEqual(await both(join(dir, 'nope.yaml'), 1024), [
+      'refused: cannot be read (ENOENT)',
+      'refused: cannot be read (ENOENT)',
+    ]);
     const link = 'refused: is a symbolic link to gone.yaml, which does not exist';
     assert.deepEqual(await both(join(dir, 'link.yaml'), 1024), [link, link]);
   });
@@ -56,7 +70,8 @@ describe('reading a config file within a size limit', () => {
   it('sees a file that grew past the limit after it was looked at', async () => {
     // /proc files say they are empty and hold more: as a file that grows between stat and read does.
     const outcomes = await both('/proc/self/status', 16);
-    for (const outcome of outcomes) assert.match(outcome, /^refused: is larger than the file size limit of 16 bytes \(it grew while it was read\)/);
+    for (const outcome of outcomes)
+      assert.match(outcome, /^refused: is larger than the file size limit of 16 bytes \(it grew while it was read\)/);
     appendFileSync(join(dir, 'a.yaml'), 'ok');
     assert.deepEqual(await both(join(dir, 'a.yaml'), 16), ['text: ok', 'text: ok']);
   });
@@ -72,7 +87,9 @@ describe('a size as written in a variable or an option', () => {
 
   it('refuses zero, a negative or fractional size and an unknown unit, naming the variable', () => {
     for (const value of ['0', '-1', '1.5m', '16 MB', 'lots', '']) {
-      assert.throws(() => parseByteSize(value, 'GATEHOUSE_FILE_SIZE_LIMIT'), { message: `GATEHOUSE_FILE_SIZE_LIMIT must be a size in bytes, or with a unit (512k, 16m, 1g), got '${value}'` });
+      assert.throws(() => parseByteSize(value, 'GATEHOUSE_FILE_SIZE_LIMIT'), {
+        message: `GATEHOUSE_FILE_SIZE_LIMIT must be a size in bytes, or with a unit (512k, 16m, 1g), got '${value}'`,
+      });
     }
   });
 });

@@ -40,11 +40,15 @@ describe("a config file's text", () => {
   });
 
   it('refuses bytes that are not UTF-8, naming the first line that holds one', async () => {
-    const refused = (line: number) => Array(3).fill(`refused: is not UTF-8 text: line ${line} holds a byte that is not UTF-8; save the file as UTF-8`);
+    const refused = (line: number) =>
+      Array(3).fill(`refused: is not UTF-8 text: line ${line} holds a byte that is not UTF-8; save the file as UTF-8`);
     // An overlong dot, Latin-1, a lone continuation byte, a surrogate, a sequence cut by the end of the file.
     assert.deepEqual(await read(Buffer.from('prefix: /\xC0\xAE/\n', 'latin1')), refused(1));
     assert.deepEqual(await read(Buffer.from('alice:x\nj\xFCrgen:$2y$10$x\n', 'latin1')), refused(2));
-    assert.deepEqual(await read(Buffer.concat([Buffer.from('a: 1\nb: 2\r\nc: '), Buffer.from([0x80]), Buffer.from('\n')])), refused(3));
+    assert.deepEqual(
+      await read(Buffer.concat([Buffer.from('a: 1\nb: 2\r\nc: '), Buffer.from([0x80]), Buffer.from('\n')])),
+      refused(3),
+    );
     assert.deepEqual(await read(Buffer.from([0x61, 0x0a, 0xed, 0xa0, 0x80])), refused(2));
     assert.deepEqual(await read(Buffer.from([0x61, 0x3a, 0x20, 0xe2, 0x82])), refused(1));
   });

@@ -32,10 +32,16 @@ describe('YAML streams parsed in time linear in their size', () => {
     ];
     for (const text of texts) {
       for (const prettyErrors of [true, false]) {
-        assert.deepEqual(errorsOf(parseYamlStream(text, { prettyErrors })), errorsOf(parseAllDocuments(text, { prettyErrors })), text);
+        assert.deepEqual(
+          errorsOf(parseYamlStream(text, { prettyErrors })),
+          errorsOf(parseAllDocuments(text, { prettyErrors })),
+          text,
+        );
       }
     }
-    assert.deepEqual(errorsOf(parseYamlStream('a: 1\nb: 2\na: 3\n')), [['Map keys must be unique at line 3, column 1:']]);
+    assert.deepEqual(errorsOf(parseYamlStream('a: 1\nb: 2\na: 3\n')), [
+      ['Map keys must be unique at line 3, column 1:'],
+    ]);
   });
 
   it('gives the values the yaml package gives', () => {
@@ -48,10 +54,14 @@ describe('YAML streams parsed in time linear in their size', () => {
 
   it('takes a mapping of 64 000 keys about 64 times as long as one of 1 000, not 4 000 times', function () {
     // The yaml package's own check compared each key with every key before it: 200 000 keys in a 3 MB file took minutes.
-    const growth = timeGrowth((keys) => {
-      const text = flowMapping(keys);
-      return () => assert.equal(parseYamlStream(text)[0].errors.length, 0);
-    }, 1_000, 64_000);
+    const growth = timeGrowth(
+      (keys) => {
+        const text = flowMapping(keys);
+        return () => assert.equal(parseYamlStream(text)[0].errors.length, 0);
+      },
+      1_000,
+      64_000,
+    );
     assert.ok(growth < 1_000, `64 times the keys took ${Math.round(growth)} times as long`);
   });
 });

@@ -10,12 +10,19 @@ import { captureLog } from '../telemetry/log-capture';
 import { DEMO_CONFIG, startGatehouse } from './support/running';
 
 describe('gatehouse access log behind a trusted proxy', function () {
-
   it('logs the address the proxy wrote last in X-Forwarded-For as the remote', async () => {
     const log = captureLog();
-    const running = await startGatehouse({ configDir: DEMO_CONFIG, trustProxy: true, logger: createLogger({ destination: log, level: 'info' }) });
+    const running = await startGatehouse({
+      configDir: DEMO_CONFIG,
+      trustProxy: true,
+      logger: createLogger({ destination: log, level: 'info' }),
+    });
     try {
-      await request(running.url).get('/nowhere').set('X-Forwarded-For', '198.51.100.66, 203.0.113.9').set('X-Request-Id', 'proxied-1').expect(404);
+      await request(running.url)
+        .get('/nowhere')
+        .set('X-Forwarded-For', '198.51.100.66, 203.0.113.9')
+        .set('X-Request-Id', 'proxied-1')
+        .expect(404);
       const [line] = await log.waitForLines(1, (l) => l.msg === 'request' && l.req_id === 'proxied-1');
       assert.equal(line.remote, '203.0.113.9');
     } finally {

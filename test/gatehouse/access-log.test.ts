@@ -5,7 +5,15 @@ import Koa from 'koa';
 import request from 'supertest';
 import { createLogger } from '../../src/telemetry';
 import { captureLog, type LogCapture } from '../telemetry/log-capture';
-import { ALICE, basic, copyConfig, DEMO_CONFIG, startGatehouse, type Running, type TempConfig } from './support/running';
+import {
+  ALICE,
+  basic,
+  copyConfig,
+  DEMO_CONFIG,
+  startGatehouse,
+  type Running,
+  type TempConfig,
+} from './support/running';
 
 const WRONG_PASSWORD = 'not-wonderland-7f3a';
 const WRONG = basic('alice', WRONG_PASSWORD);
@@ -18,17 +26,33 @@ describe('gatehouse access log', function () {
   before(async () => {
     log = captureLog();
     // The most talkative level: nothing logged at any level may hold a credential.
-    running = await startGatehouse({ configDir: DEMO_CONFIG, logger: createLogger({ destination: log, level: 'trace' }) });
+    running = await startGatehouse({
+      configDir: DEMO_CONFIG,
+      logger: createLogger({ destination: log, level: 'trace' }),
+    });
     const http = request(running.url);
     await http.get('/v1/hotels').set('Authorization', ALICE).set('X-Request-Id', 'ok-1').expect(200);
     await http.get('/v1/hotels').set('Authorization', WRONG).set('X-Request-Id', 'wrong-1').expect(401);
     // An argument the API does not know: a 400, logged without its value.
-    await http.get('/v1/messages/1?token=s3cr3t-value').set('Proxy-Authorization', WRONG).set('X-Request-Id', 'public-1').expect(400);
+    await http
+      .get('/v1/messages/1?token=s3cr3t-value')
+      .set('Proxy-Authorization', WRONG)
+      .set('X-Request-Id', 'public-1')
+      .expect(400);
     await http.get('/nowhere').set('Cookie', `session=${WRONG_PASSWORD}`).set('X-Request-Id', 'none-1').expect(404);
-    await http.post('/v1/hotels/bookings/').set('Authorization', WRONG).set('X-Request-Id', 'post-1').send({ password: WRONG_PASSWORD }).expect(401);
+    await http
+      .post('/v1/hotels/bookings/')
+      .set('Authorization', WRONG)
+      .set('X-Request-Id', 'post-1')
+      .send({ password: WRONG_PASSWORD })
+      .expect(401);
     // A client naming a user itself, where no auth service is asked.
     await http.get('/nowhere').set('X-Travel-User', 'mallory').set('X-Request-Id', 'claim-1').expect(404);
-    await http.get('/gateway/v0/check_alive').set('X-Travel-User', 'mallory').set('X-Request-Id', 'claim-2').expect(200);
+    await http
+      .get('/gateway/v0/check_alive')
+      .set('X-Travel-User', 'mallory')
+      .set('X-Request-Id', 'claim-2')
+      .expect(200);
     await http.get('/gateway/v0/metrics').set('X-Travel-User', 'mallory').set('X-Request-Id', 'claim-3').expect(200);
     lines = await log.waitForLines(8, (l) => l.msg === 'request');
     // One more request, whose line comes after any line of those above: a ninth would be one too many.

@@ -25,7 +25,16 @@ describe('gatehouse ambassadorId', () => {
     up = await recordingUpstream();
     config = copyConfig();
     config.write('emissary.yaml', blueMapping(`127.0.0.1:${up.port}`, '/blue/'));
-    gatehouse = await createGatehouse({ configDir: config.dir, ambassadorId: 'blue', port: 0, grpcPort: false, watch: false, drainDelayMs: 0, bookingStore: 'memory', logger: createLogger({ level: 'silent' }) });
+    gatehouse = await createGatehouse({
+      configDir: config.dir,
+      ambassadorId: 'blue',
+      port: 0,
+      grpcPort: false,
+      watch: false,
+      drainDelayMs: 0,
+      bookingStore: 'memory',
+      logger: createLogger({ level: 'silent' }),
+    });
     ({ url } = await gatehouse.start());
   });
   after(async () => {
@@ -51,6 +60,9 @@ describe('gatehouse ambassadorId', () => {
     assert.equal(resolveOptions({}, { AMBASSADOR_ID: 'green' }).ambassadorId, 'green');
     assert.equal(resolveOptions({}, { AMBASSADOR_ID: '' }).ambassadorId, 'default');
     assert.equal(resolveOptions({ ambassadorId: 'blue' }, { AMBASSADOR_ID: 'green' }).ambassadorId, 'blue');
-    assert.throws(() => resolveOptions({ ambassadorId: ' ' }, {}), /^RangeError: ambassadorId must be a name, got " "$/);
+    assert.throws(
+      () => resolveOptions({ ambassadorId: ' ' }, {}),
+      /^RangeError: ambassadorId must be a name, got " "$/,
+    );
   });
 });

@@ -16,9 +16,13 @@ import { ALICE, basic, copyConfig, startGatehouse, type Running, type TempConfig
 const HOTEL = { hotel_id: DEMO.hotels.harbourOslo, check_in: '2099-12-20', nights: 2 };
 
 /** The demo's limits without the per-user one, which 500 creates of one user would pass. */
-const LIMITS = 'domain: gateway\ndescriptors:\n  - key: x-gateway-test-allow\n    rate_limit: {unit: minute, requests_per_unit: 3}\n';
+const LIMITS =
+  'domain: gateway\ndescriptors:\n  - key: x-gateway-test-allow\n    rate_limit: {unit: minute, requests_per_unit: 3}\n';
 
-const ENGINES: { name: string; options(pg: () => Promise<PostgresCluster>): Promise<{ dataDir?: string; databaseUrl?: string }> }[] = [
+const ENGINES: {
+  name: string;
+  options(pg: () => Promise<PostgresCluster>): Promise<{ dataDir?: string; databaseUrl?: string }>;
+}[] = [
   { name: 'PGlite', options: async () => ({ dataDir: await freshDataDir() }) },
   { name: 'PostgreSQL', options: async (pg) => ({ databaseUrl: await (await pg()).createDatabase('gateway') }) },
 ];
@@ -51,13 +55,16 @@ for (const engine of ENGINES) {
       const user = basic('alice', 'wonderland');
       // One verified request first: the credential is then cached, and 500 bcrypt checks at once are not the subject here.
       await api().get('/v1/hotels/bookings/').set('Authorization', user).expect(200);
-      const before = (await api().get('/v1/hotels/bookings/?limit=1').set('Authorization', user).expect(200)).body.total as number;
+      const before = (await api().get('/v1/hotels/bookings/?limit=1').set('Authorization', user).expect(200)).body
+        .total as number;
       const made = await Promise.all(
-        Array.from({ length: 500 }, () => fetch(`${running.url}/v1/hotels/bookings/`, {
-          method: 'POST',
-          headers: { Authorization: user, 'Content-Type': 'application/json' },
-          body: JSON.stringify(HOTEL),
-        }).then(async (res) => ({ status: res.status, body: (await res.json()) as { id: string } }))),
+        Array.from({ length: 500 }, () =>
+          fetch(`${running.url}/v1/hotels/bookings/`, {
+            method: 'POST',
+            headers: { Authorization: user, 'Content-Type': 'application/json' },
+            body: JSON.stringify(HOTEL),
+          }).then(async (res) => ({ status: res.status, body: (await res.json()) as { id: string } })),
+        ),
       );
       assert.deepEqual([...new Set(made.map((m) => m.status))], [201]);
       const ids = new Set(made.map((m) => m.body.id));
@@ -66,20 +73,30 @@ for (const engine of ENGINES) {
       assert.equal(listed.body.total, before + 500);
       if (databaseUrl) {
         const pg = await sharedPostgres();
-        const rows = await pg.query<{ id: string }>(new URL(databaseUrl).pathname.slice(1), "SELECT id::text FROM gatehouse.bookings WHERE owner = 'alice' AND kind = 'hotel'");
-        for (const id of ids) assert.ok(rows.some((r) => r.id === id), `${id} is in the table`);
+        const rows = await pg.query<{ id: string }>(
+          new URL(databaseUrl).pathname.slice(1),
+          "SELECT id::text FROM gatehouse.bookings WHERE owner = 'alice' AND kind = 'hotel'",
+        );
+        for (const id of ids)
+          assert.ok(
+            rows.some((r) => r.id === id),
+            `${id} is in the table`,
+          );
       }
     });
 
     it('makes one cancellation of two cancels racing through the gateway', async () => {
       const made = await api().post('/v1/hotels/bookings/').set('Authorization', ALICE).send(HOTEL).expect(201);
-      const [a, b] = await Promise.all([1, 2].map(() => api().delete(`/v1/hotels/bookings/${made.body.id}`).set('Authorization', ALICE).expect(200)));
+      const [a, b] = await Promise.all(
+        [1, 2].map(() => api().delete(`/v1/hotels/bookings/${made.body.id}`).set('Authorization', ALICE).expect(200)),
+      );
       assert.equal(a.body.status, 'cancelled');
       assert.equal(a.body.cancelled_at, b.body.cancelled_at);
     });
 
     it('answers a create retried with its Idempotency-Key with the first booking, and another request with that key 422', async () => {
-      const post = (body: object, key = '"retry-1"') => api().post('/v1/cars/bookings/').set('Authorization', ALICE).set('Idempotency-Key', key).send(body);
+      const post = (body: object, key = '"retry-1"') =>
+        api().post('/v1/cars/bookings/').set('Authorization', ALICE).set('Idempotency-Key', key).send(body);
       const car = { car_id: DEMO.cars.volvoOslo, pick_up: '2099-03-01' };
       const first = await post(car).expect(201);
       assert.equal(first.headers['idempotent-replayed'], undefined);

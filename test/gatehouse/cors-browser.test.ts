@@ -61,7 +61,10 @@ describe('gatehouse CORS in a browser', function () {
     });
     pages = await serveLocally(app.callback());
     config = copyConfig();
-    config.write('cors.yaml', `apiVersion: gateway/v1\nkind: Module\nname: gateway\nconfig:\n  cors:\n    origins: ${pages.origin}\n`);
+    config.write(
+      'cors.yaml',
+      `apiVersion: gateway/v1\nkind: Module\nname: gateway\nconfig:\n  cors:\n    origins: ${pages.origin}\n`,
+    );
     running = await startGatehouse({ configDir: config.dir });
     browser = await launchBrowser();
   });
@@ -78,7 +81,9 @@ describe('gatehouse CORS in a browser', function () {
     try {
       await page.goto(`${origin}/?gateway=${encodeURIComponent(running.url)}`);
       await page.waitForFunction(() => (globalThis as unknown as { results?: unknown }).results !== undefined);
-      return await page.evaluate(() => (globalThis as unknown as { results: { good: CallResult; bad: CallResult } }).results);
+      return await page.evaluate(
+        () => (globalThis as unknown as { results: { good: CallResult; bad: CallResult } }).results,
+      );
     } finally {
       await page.close();
     }
@@ -99,7 +104,8 @@ describe('gatehouse CORS in a browser', function () {
     // The preflights reached the gateway without credentials, and were answered there.
     const preflights = running.log.lines.filter((l) => l.method === 'OPTIONS');
     assert.ok(preflights.length >= 1);
-    for (const line of preflights) assert.deepEqual([line.route, line.status, line.user], ['hotels-mapping', 204, undefined]);
+    for (const line of preflights)
+      assert.deepEqual([line.route, line.status, line.user], ['hotels-mapping', 204, undefined]);
   });
 
   it('keeps a page of another origin from reading anything', async () => {

@@ -3,7 +3,15 @@ import request from 'supertest';
 import { ConfigError, createGateway, parseConfigFiles, type ConfigProblem } from '../../src/gateway';
 import { createGatehouse } from '../../src/gatehouse';
 import { createLogger } from '../../src/telemetry';
-import { ALICE, basic, copyConfig, DEMO_CONFIG, startGatehouse, type Running, type TempConfig } from './support/running';
+import {
+  ALICE,
+  basic,
+  copyConfig,
+  DEMO_CONFIG,
+  startGatehouse,
+  type Running,
+  type TempConfig,
+} from './support/running';
 
 const APP = 'https://app.example';
 const PARTNER = 'https://partner.example';
@@ -40,7 +48,11 @@ method: PUT
 `;
 
 function preflight(url: string, path: string, origin: string, method = 'GET') {
-  return request(url).options(path).set('Origin', origin).set('Access-Control-Request-Method', method).set('Access-Control-Request-Headers', 'authorization');
+  return request(url)
+    .options(path)
+    .set('Origin', origin)
+    .set('Access-Control-Request-Method', method)
+    .set('Access-Control-Request-Headers', 'authorization');
 }
 
 describe('gatehouse CORS', function () {
@@ -76,13 +88,21 @@ describe('gatehouse CORS', function () {
     assert.equal(ok.headers['access-control-allow-origin'], APP);
     assert.equal(ok.headers['access-control-expose-headers'], 'Link,Retry-After,RateLimit,RateLimit-Policy,Location');
     assert.match(ok.headers.ratelimit, /^"per-user";r=\d+;t=\d+$/);
-    const refused = await request(running.url).get('/v1/hotels').set('Origin', APP).set('Authorization', basic('alice', 'nope')).expect(401);
+    const refused = await request(running.url)
+      .get('/v1/hotels')
+      .set('Origin', APP)
+      .set('Authorization', basic('alice', 'nope'))
+      .expect(401);
     assert.equal(refused.headers['access-control-allow-origin'], APP);
     assert.equal(refused.body.code, 401);
   });
 
   it("keeps the CORS and rate-limit headers on a module's own error", async () => {
-    const res = await request(running.url).get('/v1/hotels/bookings/not-a-uuid').set('Origin', APP).set('Authorization', ALICE).expect(404);
+    const res = await request(running.url)
+      .get('/v1/hotels/bookings/not-a-uuid')
+      .set('Origin', APP)
+      .set('Authorization', ALICE)
+      .expect(404);
     assert.equal(res.headers['access-control-allow-origin'], APP);
     assert.match(res.headers.ratelimit, /^"per-user";/);
     assert.match(res.headers.vary, /Origin/);
@@ -178,10 +198,13 @@ describe('the Module record', () => {
   });
 
   it('reports a policy that cannot be applied with its field', () => {
-    assert.deepEqual(problems(module('config:\n  cors:\n    origins: [https://ok.example, not-an-origin]\n    max_age: soon\n')), [
-      `${file}: Module gateway: config.cors.origins: 'not-an-origin' is not an origin (scheme://host[:port]) or *`,
-      `${file}: Module gateway: config.cors.max_age: 'soon' is not a number of seconds`,
-    ]);
+    assert.deepEqual(
+      problems(module('config:\n  cors:\n    origins: [https://ok.example, not-an-origin]\n    max_age: soon\n')),
+      [
+        `${file}: Module gateway: config.cors.origins: 'not-an-origin' is not an origin (scheme://host[:port]) or *`,
+        `${file}: Module gateway: config.cors.max_age: 'soon' is not a number of seconds`,
+      ],
+    );
   });
 
   it('reports unknown and missing fields', () => {
@@ -204,14 +227,32 @@ describe('the Module record', () => {
     try {
       config.write('cors.yaml', module('config:\n  cors:\n    origins: ftp\n'));
       await assert.rejects(
-        createGatehouse({ configDir: config.dir, grpcPort: false, bookingStore: 'memory', logger: createLogger({ level: 'silent' }) }),
-        (err: unknown) => err instanceof ConfigError && /config\.cors\.origins: 'ftp' is not an origin/.test(err.message),
+        createGatehouse({
+          configDir: config.dir,
+          grpcPort: false,
+          bookingStore: 'memory',
+          logger: createLogger({ level: 'silent' }),
+        }),
+        (err: unknown) =>
+          err instanceof ConfigError && /config\.cors\.origins: 'ftp' is not an origin/.test(err.message),
       );
     } finally {
       config.remove();
     }
-    const config2 = { mappings: [], sources: [], module: { apiVersion: 'gateway/v1' as const, kind: 'Module' as const, name: 'g', config: { cors: { origins: 'x', credentials: false } } } };
-    assert.throws(() => createGateway({ config: config2 }), /Module g: config\.cors: invalid CORS policy: origins: 'x' is not an origin/);
+    const config2 = {
+      mappings: [],
+      sources: [],
+      module: {
+        apiVersion: 'gateway/v1' as const,
+        kind: 'Module' as const,
+        name: 'g',
+        config: { cors: { origins: 'x', credentials: false } },
+      },
+    };
+    assert.throws(
+      () => createGateway({ config: config2 }),
+      /Module g: config\.cors: invalid CORS policy: origins: 'x' is not an origin/,
+    );
   });
 
   it('refuses a reload with a bad policy and keeps the one before', async () => {
@@ -223,7 +264,10 @@ describe('the Module record', () => {
       config.write('cors.yaml', module('config:\n  cors:\n    origins: nope\n'));
       const outcome = await running.gatehouse.reload();
       assert.equal(outcome.ok, false);
-      assert.match(String(!outcome.ok && outcome.problems.join('\n')), /config\.cors\.origins: 'nope' is not an origin/);
+      assert.match(
+        String(!outcome.ok && outcome.problems.join('\n')),
+        /config\.cors\.origins: 'nope' is not an origin/,
+      );
       const res = await preflight(running.url, '/v1/hotels/', APP).expect(204);
       assert.equal(res.headers['access-control-allow-origin'], APP);
     } finally {

@@ -36,7 +36,10 @@ describe('gatehouse diag page in a browser, through the whole gateway', function
       assert.equal(await page.title(), 'Gatehouse diagnostics');
       const names = await page.locator('#routes ~ div table tbody tr td:nth-child(2)').allTextContents();
       // The route table's order: precedence, then the longest prefix (the diag page's own comes first).
-      assert.deepEqual(names, running.gatehouse.gateway.snapshot().routes.map((r) => r.name));
+      assert.deepEqual(
+        names,
+        running.gatehouse.gateway.snapshot().routes.map((r) => r.name),
+      );
       assert.equal(names[0], 'diag-mapping');
       assert.ok(names.indexOf('hotels-mapping') < names.indexOf('api-v1'), '/v1/hotels before /v1/');
       assert.ok(await page.getByText('No configuration errors.').isVisible());

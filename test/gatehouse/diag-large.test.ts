@@ -81,7 +81,10 @@ describe('gatehouse diag page of a large config', function () {
     const inMatchOrder = running.gatehouse.gateway.snapshot().routes.map((r) => r.name);
     assert.equal(inMatchOrder.length, MAPPINGS + DEMO_MAPPINGS);
     const snapshot = JSON.parse(json.join(''));
-    assert.deepEqual(snapshot.routes.map((r: { name: string }) => r.name), inMatchOrder);
+    assert.deepEqual(
+      snapshot.routes.map((r: { name: string }) => r.name),
+      inMatchOrder,
+    );
     const counted = snapshot.routes.find((r: { name: string }) => r.name === 'm6');
     assert.deepEqual([counted.requests, counted.clientErrors, counted.errors, counted.rewrite], [3, 0, 0, '/v1/']);
     const canary = snapshot.routes.find((r: { name: string }) => r.name === 'm2');

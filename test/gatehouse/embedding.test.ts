@@ -46,7 +46,6 @@ function close(server: http.Server | undefined): Promise<void> {
 }
 
 describe('Gatehouse embedded in another Koa app', function () {
-
   describe('the demo config mounted under /gw', () => {
     let gatehouse: Gatehouse;
     let server: http.Server;
@@ -54,7 +53,13 @@ describe('Gatehouse embedded in another Koa app', function () {
     const client = () => request(server);
 
     before(async () => {
-      gatehouse = await createGatehouse({ configDir: 'config', grpcPort: false, watch: false, bookingStore: 'memory', logger: createLogger({ level: 'silent' }) });
+      gatehouse = await createGatehouse({
+        configDir: 'config',
+        grpcPort: false,
+        watch: false,
+        bookingStore: 'memory',
+        logger: createLogger({ level: 'silent' }),
+      });
       ({ server, base } = await listen(hostApp(gatehouse)));
     });
     after(async () => {
@@ -102,7 +107,13 @@ describe('Gatehouse embedded in another Koa app', function () {
       ]);
       assert.deepEqual(
         answers.map((res) => [res.status, res.headers['x-frame-options']]),
-        [[200, 'DENY'], [404, 'DENY'], [404, 'DENY'], [401, 'DENY'], [200, 'DENY']],
+        [
+          [200, 'DENY'],
+          [404, 'DENY'],
+          [404, 'DENY'],
+          [401, 'DENY'],
+          [200, 'DENY'],
+        ],
       );
       assert.equal(answers[3].body.code, 401, 'the error body is kept');
       assert.match(answers[3].headers['www-authenticate'], /^Basic /, "the gateway's own headers are kept");
@@ -126,7 +137,12 @@ describe('Gatehouse embedded in another Koa app', function () {
       const weather = createServiceApp();
       weather.use((ctx) => {
         weatherCalls++;
-        ctx.body = { forecast: 'sunny', path: ctx.path, user: ctx.get('x-travel-user') || null, self: absoluteUrl(ctx, ctx.path) };
+        ctx.body = {
+          forecast: 'sunny',
+          path: ctx.path,
+          user: ctx.get('x-travel-user') || null,
+          self: absoluteUrl(ctx, ctx.path),
+        };
       });
       dir = mkdtempSync(join(tmpdir(), 'gatehouse-embedding-'));
       cpSync('config', dir, { recursive: true });

@@ -16,10 +16,17 @@ import { headerName } from '../../src/http';
 import { ALICE, copyConfig, startGatehouse, type Running, type TempConfig } from './support/running';
 import { echoUpstream, servicesYaml, WEBSOCKET_HEADERS, type EchoUpstream } from './support/websocket';
 
-const LIMITED = { gateway: [{ request_label_group: [{ 'x-gateway-test-allow': { header: 'x-gateway-test-allow' } }] }] };
+const LIMITED = {
+  gateway: [{ request_label_group: [{ 'x-gateway-test-allow': { header: 'x-gateway-test-allow' } }] }],
+};
 
 /** One request and the header names of its answer, as they were on the wire. */
-function namesOf(base: string, path: string, method = 'GET', headers: Record<string, string> = {}): Promise<{ status: number; names: string[] }> {
+function namesOf(
+  base: string,
+  path: string,
+  method = 'GET',
+  headers: Record<string, string> = {},
+): Promise<{ status: number; names: string[] }> {
   return new Promise((resolve, reject) => {
     const url = new URL(base);
     const req = http.request({ host: url.hostname, port: url.port, path, method, headers, agent: false }, (res) => {
@@ -44,7 +51,10 @@ function rawHead(port: number, text: string): Promise<{ status: number; names: s
       if (end === -1) return;
       socket.destroy();
       const lines = reply.slice(0, end).split('\r\n');
-      resolve({ status: Number(lines[0].split(' ')[1]), names: lines.slice(1).map((line) => line.slice(0, line.indexOf(':'))) });
+      resolve({
+        status: Number(lines[0].split(' ')[1]),
+        names: lines.slice(1).map((line) => line.slice(0, line.indexOf(':'))),
+      });
     });
   });
 }
@@ -65,7 +75,12 @@ describe('gatehouse response header names', function () {
     // Lower case, as many servers write them; undici reads every name in lower case anyway.
     upstream = http.createServer((req, res) => {
       const failing = req.url!.includes('fail');
-      res.writeHead(failing ? 503 : 200, { 'content-type': 'text/plain', etag: '"v1"', 'x-upstream-note': 'hi', 'www-authenticate': 'Bearer' });
+      res.writeHead(failing ? 503 : 200, {
+        'content-type': 'text/plain',
+        etag: '"v1"',
+        'x-upstream-note': 'hi',
+        'www-authenticate': 'Bearer',
+      });
       if (req.url!.includes('hold')) {
         held.push(res);
         upstream.emit('held');
@@ -87,7 +102,14 @@ describe('gatehouse response header names', function () {
           add_response_headers: { 'x-added-by': 'gateway', etag: { value: '"edited"', append: false } },
           cors: { origins: 'https://app.example', exposed_headers: ['x-upstream-note'] },
         },
-        { name: 'limited-api', prefix: '/limited/', rewrite: '/v1/', service: 'api', bypass_auth: true, labels: LIMITED },
+        {
+          name: 'limited-api',
+          prefix: '/limited/',
+          rewrite: '/v1/',
+          service: 'api',
+          bypass_auth: true,
+          labels: LIMITED,
+        },
         { name: 'chat', prefix: '/chat/', service: sockets.address, bypass_auth: true, allow_upgrade: ['websocket'] },
         {
           name: 'clustered',
@@ -97,12 +119,29 @@ describe('gatehouse response header names', function () {
           retry_policy: { retry_on: '5xx', num_retries: 1 },
           load_balancer: { policy: 'ring_hash', cookie: { name: 'sticky', ttl: '60s' } },
         },
-        { name: 'guarded', prefix: '/guarded/', service: up, bypass_auth: true, circuit_breakers: [{ max_requests: 1 }] },
-        { name: 'moved', prefix: '/moved/', service: 'example.org', host_redirect: true, path_redirect: '/new', bypass_auth: true },
+        {
+          name: 'guarded',
+          prefix: '/guarded/',
+          service: up,
+          bypass_auth: true,
+          circuit_breakers: [{ max_requests: 1 }],
+        },
+        {
+          name: 'moved',
+          prefix: '/moved/',
+          service: 'example.org',
+          host_redirect: true,
+          path_redirect: '/new',
+          bypass_auth: true,
+        },
       ).replace(/^.*kind":"(AuthService|RateLimitService)".*\n---\n/gm, ''),
     );
     running = await startGatehouse({ configDir: config.dir });
-    auth = createAuthService({ usersFile: join(config.dir, 'users.htpasswd'), threads: 0, logger: running.gatehouse.logger });
+    auth = createAuthService({
+      usersFile: join(config.dir, 'users.htpasswd'),
+      threads: 0,
+      logger: running.gatehouse.logger,
+    });
     authServer = http.createServer(auth.app.callback());
     await new Promise<void>((resolve) => authServer.listen(0, '127.0.0.1', resolve));
 
@@ -115,28 +154,52 @@ describe('gatehouse response header names', function () {
       ['a 400 of the gateway', namesOf(gw, '/v1/%2e%2e/%2e%2e/x')],
       ['a 401 of the auth service', namesOf(gw, '/v1/hotels')],
       ['a booking list', namesOf(gw, '/v1/hotels/bookings/', 'GET', { Authorization: ALICE })],
-      ['a proxied answer', namesOf(gw, '/up/a', 'GET', { Origin: 'https://app.example', 'X-Gateway-Test-Allow': 'up' })],
-      ['a proxied failure', namesOf(gw, '/up/fail', 'GET', { Origin: 'https://app.example', 'X-Gateway-Test-Allow': 'up-fail' })],
+      [
+        'a proxied answer',
+        namesOf(gw, '/up/a', 'GET', { Origin: 'https://app.example', 'X-Gateway-Test-Allow': 'up' }),
+      ],
+      [
+        'a proxied failure',
+        namesOf(gw, '/up/fail', 'GET', { Origin: 'https://app.example', 'X-Gateway-Test-Allow': 'up-fail' }),
+      ],
       ['an answer through a cluster', namesOf(gw, '/clustered/a')],
       ['a failure retried through a cluster', namesOf(gw, '/clustered/fail')],
       ['an Emissary redirect', namesOf(gw, '/moved/x')],
-      ['a CORS preflight', namesOf(gw, '/up/a', 'OPTIONS', { Origin: 'https://app.example', 'Access-Control-Request-Method': 'PUT' })],
+      [
+        'a CORS preflight',
+        namesOf(gw, '/up/a', 'OPTIONS', { Origin: 'https://app.example', 'Access-Control-Request-Method': 'PUT' }),
+      ],
       ['the diag page', namesOf(gw, '/gateway/v0/diag/', 'GET', { Authorization: ALICE })],
       ['the metrics', namesOf(gw, '/gateway/v0/metrics')],
       ['check_ready', namesOf(gw, '/gateway/v0/check_ready')],
-      ['the auth service alone, refusing', namesOf(`http://127.0.0.1:${(authServer.address() as net.AddressInfo).port}`, '/x')],
-      ['the auth service alone, admitting', namesOf(`http://127.0.0.1:${(authServer.address() as net.AddressInfo).port}`, '/x', 'GET', { Authorization: ALICE })],
+      [
+        'the auth service alone, refusing',
+        namesOf(`http://127.0.0.1:${(authServer.address() as net.AddressInfo).port}`, '/x'),
+      ],
+      [
+        'the auth service alone, admitting',
+        namesOf(`http://127.0.0.1:${(authServer.address() as net.AddressInfo).port}`, '/x', 'GET', {
+          Authorization: ALICE,
+        }),
+      ],
     ];
     for (const [what, answer] of asked) answers.set(what, await answer);
     // Three a minute: the fourth is refused, and a module's 404 keeps the rate-limit headers its error handler cleared.
-    for (let i = 1; i <= 3; i++) answers.set(`a limited answer ${i}`, await namesOf(gw, '/limited/messages/1', 'GET', { 'X-Gateway-Test-Allow': 'spelling' }));
+    for (let i = 1; i <= 3; i++)
+      answers.set(
+        `a limited answer ${i}`,
+        await namesOf(gw, '/limited/messages/1', 'GET', { 'X-Gateway-Test-Allow': 'spelling' }),
+      );
     answers.set('a 429', await namesOf(gw, '/limited/messages/1', 'GET', { 'X-Gateway-Test-Allow': 'spelling' }));
-    answers.set('a module 404 under a limit', await namesOf(gw, '/limited/messages/999', 'GET', { 'X-Gateway-Test-Allow': 'spelling-404' }));
+    answers.set(
+      'a module 404 under a limit',
+      await namesOf(gw, '/limited/messages/999', 'GET', { 'X-Gateway-Test-Allow': 'spelling-404' }),
+    );
     // One request in flight fills the breaker; the next is refused by it.
     const inFlight = once(upstream, 'held');
     const holding = namesOf(gw, '/guarded/hold');
     await inFlight;
-    answers.set('a circuit breaker\'s 503', await namesOf(gw, '/guarded/b'));
+    answers.set("a circuit breaker's 503", await namesOf(gw, '/guarded/b'));
     for (const res of held.splice(0)) res.end('late');
     answers.set('an answer the breaker let through', await holding);
     const port = Number(new URL(gw).port);
@@ -189,20 +252,49 @@ describe('gatehouse response header names', function () {
   it('writes every header in one spelling across all the answers', () => {
     const spellings = new Map<string, Set<string>>();
     for (const { names } of answers.values()) {
-      for (const name of names) spellings.set(name.toLowerCase(), (spellings.get(name.toLowerCase()) ?? new Set()).add(name));
+      for (const name of names)
+        spellings.set(name.toLowerCase(), (spellings.get(name.toLowerCase()) ?? new Set()).add(name));
     }
     const mixed = [...spellings.values()].filter((s) => s.size > 1).map((s) => [...s].join(' / '));
     assert.deepEqual(mixed, []);
     // None left in the lower case the parsers hand over.
-    assert.deepEqual([...spellings.values()].flatMap((s) => [...s]).filter((name) => name === name.toLowerCase()), []);
+    assert.deepEqual(
+      [...spellings.values()].flatMap((s) => [...s]).filter((name) => name === name.toLowerCase()),
+      [],
+    );
   });
 
-  it('spells each as it is usually written, the upstream\'s and the config\'s names included', () => {
+  it("spells each as it is usually written, the upstream's and the config's names included", () => {
     const all = new Set([...answers.values()].flatMap((a) => a.names));
-    for (const name of ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'WWW-Authenticate', 'X-Request-Id', 'Content-Type', 'ETag', 'X-Upstream-Note', 'X-Added-By', 'Access-Control-Allow-Origin', 'Access-Control-Expose-Headers', 'Sec-WebSocket-Accept', 'X-Travel-User', 'Vary', 'Location', 'Allow', 'X-Envoy-Overloaded', 'Set-Cookie']) {
+    for (const name of [
+      'RateLimit',
+      'RateLimit-Policy',
+      'Retry-After',
+      'WWW-Authenticate',
+      'X-Request-Id',
+      'Content-Type',
+      'ETag',
+      'X-Upstream-Note',
+      'X-Added-By',
+      'Access-Control-Allow-Origin',
+      'Access-Control-Expose-Headers',
+      'Sec-WebSocket-Accept',
+      'X-Travel-User',
+      'Vary',
+      'Location',
+      'Allow',
+      'X-Envoy-Overloaded',
+      'Set-Cookie',
+    ]) {
       assert.ok(all.has(name), `${name} in ${[...all].sort().join(', ')}`);
     }
-    assert.deepEqual(answers.get('a module 404 under a limit')!.names.filter((n) => n.startsWith('RateLimit')).sort(), ['RateLimit', 'RateLimit-Policy']);
+    assert.deepEqual(
+      answers
+        .get('a module 404 under a limit')!
+        .names.filter((n) => n.startsWith('RateLimit'))
+        .sort(),
+      ['RateLimit', 'RateLimit-Policy'],
+    );
     assert.ok(answers.get("a circuit breaker's 503")!.names.includes('X-Envoy-Overloaded'));
     assert.ok(answers.get('an answer through a cluster')!.names.includes('Set-Cookie'));
     assert.ok(answers.get('an Emissary redirect')!.names.includes('Location'));

@@ -6,7 +6,16 @@ import { DEMO_CONFIG } from './support/running';
 
 /** No drain delay at stop: no load balancer sends it anything. */
 function quiet(): Promise<Gatehouse> {
-  return createGatehouse({ configDir: DEMO_CONFIG, host: '127.0.0.1', port: 0, grpcPort: 0, watch: false, drainDelayMs: 0, bookingStore: 'memory', logger: createLogger({ level: 'silent' }) });
+  return createGatehouse({
+    configDir: DEMO_CONFIG,
+    host: '127.0.0.1',
+    port: 0,
+    grpcPort: 0,
+    watch: false,
+    drainDelayMs: 0,
+    bookingStore: 'memory',
+    logger: createLogger({ level: 'silent' }),
+  });
 }
 
 describe('a Gatehouse started and stopped by an embedding app', function () {
@@ -51,7 +60,16 @@ describe('a Gatehouse started and stopped by an embedding app', function () {
   it('can be started again after a start that failed', async () => {
     gatehouse = await quiet();
     const first = await gatehouse.start();
-    const other = await createGatehouse({ configDir: DEMO_CONFIG, host: '127.0.0.1', port: first.port, grpcPort: false, watch: false, drainDelayMs: 0, bookingStore: 'memory', logger: createLogger({ level: 'silent' }) });
+    const other = await createGatehouse({
+      configDir: DEMO_CONFIG,
+      host: '127.0.0.1',
+      port: first.port,
+      grpcPort: false,
+      watch: false,
+      drainDelayMs: 0,
+      bookingStore: 'memory',
+      logger: createLogger({ level: 'silent' }),
+    });
     await assert.rejects(other.start(), /already in use/);
     await gatehouse.stop();
     const { port } = await other.start();

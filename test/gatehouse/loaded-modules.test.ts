@@ -31,7 +31,8 @@ async function probe(configDir: string): Promise<{ status: number; undici: boole
   return JSON.parse(stdout.trim().split('\n').pop()!);
 }
 
-const mapping = (name: string, rest: string) => `---\napiVersion: gateway/v1\nkind: Mapping\nname: ${name}\nprefix: /${name}/\n${rest}\n`;
+const mapping = (name: string, rest: string) =>
+  `---\napiVersion: gateway/v1\nkind: Mapping\nname: ${name}\nprefix: /${name}/\n${rest}\n`;
 
 describe('gatehouse: the dependencies a running Gatehouse loads', function () {
   this.timeout(60_000);
@@ -49,7 +50,13 @@ describe('gatehouse: the dependencies a running Gatehouse loads', function () {
     config = copyConfig();
     config.write('remote.yaml', mapping('remote', 'service: 127.0.0.1:9'));
     assert.deepEqual(await probe(config.dir), { status: 200, undici: true, re2js: false });
-    config.write('remote.yaml', mapping('pattern', "regex_rewrite: {pattern: '^/pattern/(.*)$', substitution: '/v1/\\\\1'}\nservice: 127.0.0.1:9"));
+    config.write(
+      'remote.yaml',
+      mapping(
+        'pattern',
+        "regex_rewrite: {pattern: '^/pattern/(.*)$', substitution: '/v1/\\\\1'}\nservice: 127.0.0.1:9",
+      ),
+    );
     assert.deepEqual(await probe(config.dir), { status: 200, undici: true, re2js: true });
   });
 });

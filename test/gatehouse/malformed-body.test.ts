@@ -102,7 +102,9 @@ describe('gatehouse answering a request body it cannot read', function () {
   for (const [what, body, reason] of MALFORMED) {
     it(`answers ${what} with 400 and the error body, closes the connection, and logs 400 (a module reading it)`, async () => {
       const line = nextLine('/v1/hotels/bookings/');
-      const answer = answerOf(await exchange(port, chunkedPost('/v1/hotels/bookings/', [`Authorization: ${ALICE}`]), body));
+      const answer = answerOf(
+        await exchange(port, chunkedPost('/v1/hotels/bookings/', [`Authorization: ${ALICE}`]), body),
+      );
       assert.equal(answer.status, 400);
       assert.match(answer.head, /\r\nConnection: close(\r\n|$)/i);
       malformed(reason)(answer.body);
@@ -146,7 +148,11 @@ describe('gatehouse answering a request body it cannot read', function () {
 
   it('serves no request pipelined behind a malformed one: the connection ends with the 400', async () => {
     const line = nextLine('/v1/messages/');
-    const text = await exchange(port, chunkedPost('/v1/messages/'), 'zz\r\n\r\nGET /v1/messages/1 HTTP/1.1\r\nHost: x\r\n\r\n');
+    const text = await exchange(
+      port,
+      chunkedPost('/v1/messages/'),
+      'zz\r\n\r\nGET /v1/messages/1 HTTP/1.1\r\nHost: x\r\n\r\n',
+    );
     assert.equal(text.match(/HTTP\/1\.1 /g)?.length, 1, text);
     assert.equal(answerOf(text).status, 400);
     assert.equal((await line).status, 400);
@@ -181,7 +187,15 @@ describe('gatehouse answering a body it cannot read on its way to the auth servi
 
   before(async () => {
     config = copyConfig();
-    config.write('services.yaml', config.read('services.yaml').replace('      proto: http\n', '      proto: http\n      include_body: {max_bytes: 4096, allow_partial: true}\n'));
+    config.write(
+      'services.yaml',
+      config
+        .read('services.yaml')
+        .replace(
+          '      proto: http\n',
+          '      proto: http\n      include_body: {max_bytes: 4096, allow_partial: true}\n',
+        ),
+    );
     running = await startGatehouse({ configDir: config.dir });
   });
 
@@ -192,7 +206,11 @@ describe('gatehouse answering a body it cannot read on its way to the auth servi
 
   it('answers 400 with the error body, and logs 400', async () => {
     const port = Number(new URL(running.url).port);
-    const text = await exchange(port, chunkedPost('/v1/hotels/bookings/', [`Authorization: ${ALICE}`]), '5\r\nhello\r\nzz\r\n');
+    const text = await exchange(
+      port,
+      chunkedPost('/v1/hotels/bookings/', [`Authorization: ${ALICE}`]),
+      '5\r\nhello\r\nzz\r\n',
+    );
     const answer = answerOf(text);
     assert.equal(answer.status, 400);
     malformed(/chunk size/)(answer.body);

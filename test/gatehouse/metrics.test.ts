@@ -29,7 +29,13 @@ describe('gatehouse metrics of decisions', function () {
       [
         { name: 'dead-upstream', prefix: '/dead/', service: `127.0.0.1:${deadPort}`, timeout_ms: 2000 },
         { name: 'slow-upstream', prefix: '/slow/', service: `127.0.0.1:${slowPort}`, timeout_ms: 100 },
-        { name: 'retry-upstream', prefix: '/retry/', service: `127.0.0.1:${deadPort}`, timeout_ms: 2000, extra: 'retry_policy: {retry_on: connect-failure}\n' },
+        {
+          name: 'retry-upstream',
+          prefix: '/retry/',
+          service: `127.0.0.1:${deadPort}`,
+          timeout_ms: 2000,
+          extra: 'retry_policy: {retry_on: connect-failure}\n',
+        },
         {
           name: 'no-retry-upstream',
           prefix: '/no-retry/',
@@ -37,7 +43,13 @@ describe('gatehouse metrics of decisions', function () {
           timeout_ms: 2000,
           extra: 'retry_policy: {retry_on: connect-failure}\ncircuit_breakers: [{max_retries: 0}]\n',
         },
-        { name: 'pair-upstream', prefix: '/pair/', service: `127.0.0.1:${deadPort}`, timeout_ms: 2000, extra: `endpoints: ["127.0.0.1:${deadPort}", "127.0.0.2:${deadPort}"]\n` },
+        {
+          name: 'pair-upstream',
+          prefix: '/pair/',
+          service: `127.0.0.1:${deadPort}`,
+          timeout_ms: 2000,
+          extra: `endpoints: ["127.0.0.1:${deadPort}", "127.0.0.2:${deadPort}"]\n`,
+        },
       ]
         .map(
           (m) =>
@@ -52,7 +64,8 @@ describe('gatehouse metrics of decisions', function () {
     await http.get('/v1/hotels').set('Authorization', basic('alice', 'wrong')).expect(401);
     await http.get('/v1/messages/1').expect(200);
     // Three a minute for one value of X-Gateway-Test-Allow: the fourth is refused.
-    for (let i = 0; i < 3; i++) await http.get('/v1/hotels').set('Authorization', ALICE).set('X-Gateway-Test-Allow', 'metrics').expect(200);
+    for (let i = 0; i < 3; i++)
+      await http.get('/v1/hotels').set('Authorization', ALICE).set('X-Gateway-Test-Allow', 'metrics').expect(200);
     await http.get('/v1/hotels').set('Authorization', ALICE).set('X-Gateway-Test-Allow', 'metrics').expect(429);
     await http.get('/dead/x').expect(503);
     await http.get('/slow/x').expect(504);
@@ -75,9 +88,18 @@ describe('gatehouse metrics of decisions', function () {
   });
 
   it('counts requests by mapping name, method and status', () => {
-    assert.equal(sample(metricsText, 'gatehouse_http_requests_total{route="hotels-mapping",method="GET",status="200"}'), 4);
-    assert.equal(sample(metricsText, 'gatehouse_http_requests_total{route="hotels-mapping",method="GET",status="401"}'), 1);
-    assert.equal(sample(metricsText, 'gatehouse_http_requests_total{route="hotels-mapping",method="GET",status="429"}'), 1);
+    assert.equal(
+      sample(metricsText, 'gatehouse_http_requests_total{route="hotels-mapping",method="GET",status="200"}'),
+      4,
+    );
+    assert.equal(
+      sample(metricsText, 'gatehouse_http_requests_total{route="hotels-mapping",method="GET",status="401"}'),
+      1,
+    );
+    assert.equal(
+      sample(metricsText, 'gatehouse_http_requests_total{route="hotels-mapping",method="GET",status="429"}'),
+      1,
+    );
     assert.equal(sample(metricsText, 'gatehouse_http_requests_total{route="api-v1",method="GET",status="200"}'), 1);
     assert.equal(sample(metricsText, 'gatehouse_http_requests_total{route="unmatched",method="GET",status="404"}'), 1);
   });
@@ -105,8 +127,16 @@ describe('gatehouse metrics of decisions', function () {
     assert.equal(sample(metricsText, 'gatehouse_upstream_retries_total{route="retry-upstream"}'), 1);
     assert.equal(sample(metricsText, 'gatehouse_upstream_retries_total{route="no-retry-upstream"}'), undefined);
     // Four Mappings name the dead upstream with other settings: four clusters, all but the first named with a hash of theirs.
-    assert.match(metricsText, /^gatehouse_upstream_overflows_total\{cluster="cluster_127_0_0_1_[0-9]+_[0-9a-f]{8}",limit="max_retries"\} 1$/m);
-    assert.equal(metricsText.match(/^gatehouse_upstream_ejections_total\{cluster="cluster_127_0_0_1_[0-9]+_[0-9a-f]{8}"\} 1$/gm)?.length, 1, metricsText);
+    assert.match(
+      metricsText,
+      /^gatehouse_upstream_overflows_total\{cluster="cluster_127_0_0_1_[0-9]+_[0-9a-f]{8}",limit="max_retries"\} 1$/m,
+    );
+    assert.equal(
+      metricsText.match(/^gatehouse_upstream_ejections_total\{cluster="cluster_127_0_0_1_[0-9]+_[0-9a-f]{8}"\} 1$/gm)
+        ?.length,
+      1,
+      metricsText,
+    );
   });
 
   it('answers a method other than GET and HEAD with 405, Allow and the JSON error body', async () => {

@@ -27,7 +27,10 @@ describe('gatehouse with a module that fails unexpectedly', function () {
 
   before(async () => {
     config = copyConfig();
-    config.write('weather.yaml', 'apiVersion: gateway/v1\nkind: Mapping\nname: weather-mapping\nprefix: /weather/\nservice: weather\nbypass_auth: true\n');
+    config.write(
+      'weather.yaml',
+      'apiVersion: gateway/v1\nkind: Mapping\nname: weather-mapping\nprefix: /weather/\nservice: weather\nbypass_auth: true\n',
+    );
     const weather = createServiceApp();
     weather.use(() => {
       throw new TypeError("Cannot read properties of undefined (reading 'forecast')");
@@ -48,7 +51,11 @@ describe('gatehouse with a module that fails unexpectedly', function () {
 
   it('logs the error a built-in module answered with a 500, with the request id', async () => {
     const res = await request(running.url).get('/v1/hotels/bookings/').set('Authorization', ALICE).expect(500);
-    assert.deepEqual(res.body, { code: 500, message: '500: Internal Server Error' }, 'the client is told nothing of the cause');
+    assert.deepEqual(
+      res.body,
+      { code: 500, message: '500: Internal Server Error' },
+      'the client is told nothing of the cause',
+    );
     const line = await errorLineOf(running, res);
     assert.ok(line, 'an error line is logged');
     assert.equal(line.level, 50);

@@ -14,8 +14,21 @@ describe('gatehouse forwarding a request body to a remote upstream', function ()
     slow = await recordingUpstream((_req, res) => setTimeout(() => res.end('late'), 1000));
     config = copyConfig();
     const record = (name: string, prefix: string, port: number, extra: string[] = []) =>
-      ['apiVersion: gateway/v1', 'kind: Mapping', `name: ${name}`, `prefix: ${prefix}`, `service: 127.0.0.1:${port}`, ...extra].join('\n');
-    config.write('services.yaml', [record('open-upstream', '/open/', upstream.port), record('slow-upstream', '/slow/', slow.port, ['timeout_ms: 200'])].join('\n---\n'));
+      [
+        'apiVersion: gateway/v1',
+        'kind: Mapping',
+        `name: ${name}`,
+        `prefix: ${prefix}`,
+        `service: 127.0.0.1:${port}`,
+        ...extra,
+      ].join('\n');
+    config.write(
+      'services.yaml',
+      [
+        record('open-upstream', '/open/', upstream.port),
+        record('slow-upstream', '/slow/', slow.port, ['timeout_ms: 200']),
+      ].join('\n---\n'),
+    );
     running = await startGatehouse({ configDir: config.dir });
   });
 
@@ -27,10 +40,17 @@ describe('gatehouse forwarding a request body to a remote upstream', function ()
   });
 
   it('answers what the upstream answered, with the access log on, for a sized and a chunked body', async () => {
-    const sized = await send(running.url, '/open/sized', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' });
+    const sized = await send(running.url, '/open/sized', {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'hello',
+    });
     assert.equal(sized.status, 200, sized.text);
     assert.equal(sized.text, 'ok');
-    const chunked = await send(running.url, '/open/chunked', { method: 'POST', body: ['a'.repeat(3000), 'b'.repeat(3000)] });
+    const chunked = await send(running.url, '/open/chunked', {
+      method: 'POST',
+      body: ['a'.repeat(3000), 'b'.repeat(3000)],
+    });
     assert.equal(chunked.status, 200, chunked.text);
     assert.deepEqual(
       upstream.received.map((r) => [r.method, r.url, r.body.length]),
@@ -42,7 +62,11 @@ describe('gatehouse forwarding a request body to a remote upstream', function ()
   });
 
   it('answers 504 with the error body when the upstream read the body and then did not answer', async () => {
-    const answer = await send(running.url, '/slow/x', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
+    const answer = await send(running.url, '/slow/x', {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: '{"a":1}',
+    });
     assert.equal(answer.status, 504, answer.text);
     assert.equal(answer.json().message, '504: Gateway Timeout');
     assert.equal(slow.received[0]?.body.toString(), '{"a":1}');

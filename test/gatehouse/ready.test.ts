@@ -49,7 +49,9 @@ describe('gatehouse readiness with Redis', function () {
       const res = await request(running.url).get(READY);
       return /^not ready: Redis is not connected: .*ECONNREFUSED/.test(res.body.detail) || undefined;
     }, 'check_ready to say the connection is refused');
-    const lost = running.log.lines.filter((l) => l.msg === 'Redis is unreachable: rate-limit decisions follow the failure mode until it is back');
+    const lost = running.log.lines.filter(
+      (l) => l.msg === 'Redis is unreachable: rate-limit decisions follow the failure mode until it is back',
+    );
     assert.equal(lost.length, 1, 'the outage is told once, not at every reconnection attempt');
     assert.match(String(lost[0].err), /the connection was closed|ECONNREFUSED/);
     // Alive all the same: the process is fine, its store is not.
@@ -79,7 +81,6 @@ describe('gatehouse readiness with Redis', function () {
 });
 
 describe('gatehouse readiness with a Redis that is not there', function () {
-
   it('says at start that Redis cannot be reached, and why, never with its password', async () => {
     const port = await freePort();
     const running = await startGatehouse({ configDir: DEMO_CONFIG, redisUrl: `redis://:s3cret@127.0.0.1:${port}` });
@@ -96,7 +97,6 @@ describe('gatehouse readiness with a Redis that is not there', function () {
 });
 
 describe('gatehouse readiness without Redis', function () {
-
   it('is ready once the config is loaded, counters in memory', async () => {
     const running = await startGatehouse({ configDir: DEMO_CONFIG });
     try {

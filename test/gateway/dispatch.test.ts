@@ -53,7 +53,12 @@ describe('gateway dispatch to the apps a module mounts', () => {
       const res = await send(base, `${prefix}${path}`);
       const { date: _date, ...headers } = res.headers;
       const answer = `${res.status} ${JSON.stringify(headers)} ${res.text}`;
-      answers.push(answer.replace(/straight|mounting/g, 'NAME').replace(/"mapping":"[sm]"/, '"mapping":"M"').replaceAll(`${prefix}/`, '/PREFIX/'));
+      answers.push(
+        answer
+          .replace(/straight|mounting/g, 'NAME')
+          .replace(/"mapping":"[sm]"/, '"mapping":"M"')
+          .replaceAll(`${prefix}/`, '/PREFIX/'),
+      );
     }
     return answers as [string, string];
   }

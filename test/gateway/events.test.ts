@@ -29,11 +29,21 @@ describe('gateway events', function () {
 
   it('reports an auth service that does not answer as an error, whatever the failure mode makes of it', async () => {
     const dead = await deadPort();
-    for (const [allow, status] of [[false, 403], [true, 200]] as const) {
+    for (const [allow, status] of [
+      [false, 403],
+      [true, 200],
+    ] as const) {
       const { events, seen } = recorder();
       gateway = createGateway({
         config: configOf(
-          { apiVersion: 'gateway/v1', kind: 'AuthService', name: 'a', auth_service: `127.0.0.1:${dead}`, timeout_ms: 2000, failure_mode_allow: allow },
+          {
+            apiVersion: 'gateway/v1',
+            kind: 'AuthService',
+            name: 'a',
+            auth_service: `127.0.0.1:${dead}`,
+            timeout_ms: 2000,
+            failure_mode_allow: allow,
+          },
           mapping('/echo/', 'echo'),
         ),
         modules: registry(echoModule('echo')),
@@ -50,13 +60,22 @@ describe('gateway events', function () {
     const { events, seen } = recorder();
     gateway = createGateway({
       config: configOf(
-        { apiVersion: 'gateway/v1', kind: 'RateLimitService', name: 'r', service: `127.0.0.1:${dead}`, timeout_ms: 500 },
+        {
+          apiVersion: 'gateway/v1',
+          kind: 'RateLimitService',
+          name: 'r',
+          service: `127.0.0.1:${dead}`,
+          timeout_ms: 500,
+        },
         mapping('/echo/', 'echo', { labels }),
       ),
       modules: registry(echoModule('echo')),
       events,
       // The stage as the gateway builds it, with its warning kept out of the test's output.
-      stages: { rateLimit: (record, modules, e) => createRateLimitStage(record, modules, { ...e, logger: { warn: () => undefined } }) },
+      stages: {
+        rateLimit: (record, modules, e) =>
+          createRateLimitStage(record, modules, { ...e, logger: { warn: () => undefined } }),
+      },
     });
     const app = gateway.app.callback();
     await request(app).get('/echo/x').expect(200);

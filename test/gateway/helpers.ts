@@ -8,7 +8,13 @@ import http, { type IncomingHttpHeaders } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import type Koa from 'koa';
 import { absoluteUrl, createServiceApp, readJson } from '../../src/http';
-import { configFromRecords, parseConfigFiles, type GatehouseModule, type GatewayConfig, type MappingRecord } from '../../src/gateway';
+import {
+  configFromRecords,
+  parseConfigFiles,
+  type GatehouseModule,
+  type GatewayConfig,
+  type MappingRecord,
+} from '../../src/gateway';
 
 /** What an echo module answers. */
 export interface Echo {
@@ -70,7 +76,9 @@ export function configOf(...records: unknown[]): GatewayConfig {
 }
 
 /** A server on 127.0.0.1 and a random port. */
-export async function listen(handler: http.RequestListener): Promise<{ server: http.Server; url: string; port: number }> {
+export async function listen(
+  handler: http.RequestListener,
+): Promise<{ server: http.Server; url: string; port: number }> {
   const server = http.createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -112,7 +120,13 @@ export async function recordingUpstream(
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const r: Received = { method: req.method!, url: req.url!, headers: req.headers, rawHeaders: req.rawHeaders, body: Buffer.concat(chunks) };
+      const r: Received = {
+        method: req.method!,
+        url: req.url!,
+        headers: req.headers,
+        rawHeaders: req.rawHeaders,
+        body: Buffer.concat(chunks),
+      };
       received.push(r);
       respond(req, res, r);
     });
@@ -136,13 +150,27 @@ export interface Answer {
 export function send(
   base: string,
   path: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer | (string | Buffer)[]; agent?: http.Agent } = {},
+  options: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string | Buffer | (string | Buffer)[];
+    agent?: http.Agent;
+  } = {},
 ): Promise<Answer> {
   const url = new URL(base);
-  const headers = Array.isArray(options.body) ? { 'Transfer-Encoding': 'chunked', ...options.headers } : options.headers;
+  const headers = Array.isArray(options.body)
+    ? { 'Transfer-Encoding': 'chunked', ...options.headers }
+    : options.headers;
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: url.hostname, port: url.port, path, method: options.method ?? 'GET', headers, agent: options.agent ?? false },
+      {
+        host: url.hostname,
+        port: url.port,
+        path,
+        method: options.method ?? 'GET',
+        headers,
+        agent: options.agent ?? false,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -240,7 +268,13 @@ export function mappingFields(service: string, name: string, prefix: string): Ma
   const file = 'config/services.yaml';
   const parse = (fields: string) =>
     parseConfigFiles([
-      { file, text: serviceManifest(service, `apiVersion: gateway/v1\nkind: Mapping\nname: ${name}\nprefix: ${prefix}\nservice: 127.0.0.1:9\n${fields.trim()}\n`) },
+      {
+        file,
+        text: serviceManifest(
+          service,
+          `apiVersion: gateway/v1\nkind: Mapping\nname: ${name}\nprefix: ${prefix}\nservice: 127.0.0.1:9\n${fields.trim()}\n`,
+        ),
+      },
     ]);
   return {
     at: `${file}: service ${service}: Mapping ${name}:`,

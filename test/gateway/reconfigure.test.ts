@@ -46,7 +46,9 @@ describe('gateway reconfiguration', () => {
 
   it('swaps the whole configuration at once', async () => {
     assert.equal(((await send(base, '/v1/x')).json() as Echo).module, 'hotels');
-    gateway.reconfigure(configOf(mapping('/v1/', 'cars', { name: 'second' }), mapping('/slow', 'slow', { name: 'slow' })));
+    gateway.reconfigure(
+      configOf(mapping('/v1/', 'cars', { name: 'second' }), mapping('/slow', 'slow', { name: 'slow' })),
+    );
     assert.equal(((await send(base, '/v1/x')).json() as Echo).module, 'cars');
     assert.deepEqual(
       gateway.snapshot().routes.map((r) => r.name),
@@ -59,7 +61,11 @@ describe('gateway reconfiguration', () => {
     let thrown: unknown;
     try {
       gateway.reconfigure(
-        configOf(mapping('/v1/', 'hotel-booking', { name: 'typo' }), mapping('/other/', 'hotels:0', { name: 'foo' }), mapping('/v1/cars', 'cars')),
+        configOf(
+          mapping('/v1/', 'hotel-booking', { name: 'typo' }),
+          mapping('/other/', 'hotels:0', { name: 'foo' }),
+          mapping('/v1/cars', 'cars'),
+        ),
       );
     } catch (err) {
       thrown = err;
@@ -100,7 +106,10 @@ describe('gateway build errors', () => {
       () =>
         createGateway({
           modules: registry({ name: 'ratelimit' }),
-          config: configOf(mapping('/rl/', 'ratelimit', { name: 'rl' }), mapping('/x%2Fy/', 'http://127.0.0.1:1', { name: 'bad' })),
+          config: configOf(
+            mapping('/rl/', 'ratelimit', { name: 'rl' }),
+            mapping('/x%2Fy/', 'http://127.0.0.1:1', { name: 'bad' }),
+          ),
         }),
       (err: unknown) =>
         err instanceof ConfigError &&
@@ -145,10 +154,20 @@ describe('gateway build errors', () => {
   });
 
   it('refuses what only looks like an address', () => {
-    for (const service of ['host_1', 'host:0', 'host:65536', 'ftp://host:21', 'http://user:pw@host:1', 'http://host:1/?q', 'http://']) {
+    for (const service of [
+      'host_1',
+      'host:0',
+      'host:65536',
+      'ftp://host:21',
+      'http://user:pw@host:1',
+      'http://host:1/?q',
+      'http://',
+    ]) {
       assert.throws(
         () => createGateway({ config: configOf(mapping('/a/', service)) }),
-        (err: unknown) => err instanceof ConfigError && /is neither a registered module \(none registered\) nor an address/.test(err.message),
+        (err: unknown) =>
+          err instanceof ConfigError &&
+          /is neither a registered module \(none registered\) nor an address/.test(err.message),
         service,
       );
     }
@@ -156,10 +175,14 @@ describe('gateway build errors', () => {
 });
 
 describe('a configuration prepared before it is served', () => {
-  const many = (service: string, count: number) => Array.from({ length: count }, (_, i) => mapping(`/p${i}/`, service, { name: `${service}-${i}` }));
+  const many = (service: string, count: number) =>
+    Array.from({ length: count }, (_, i) => mapping(`/p${i}/`, service, { name: `${service}-${i}` }));
 
   it('is built a slice at a time, the event loop turning between slices, and serves once handed to reconfigure', async () => {
-    const gateway = createGateway({ modules: registry(echoModule('hotels'), echoModule('cars')), config: configOf(...many('hotels', 1)) });
+    const gateway = createGateway({
+      modules: registry(echoModule('hotels'), echoModule('cars')),
+      config: configOf(...many('hotels', 1)),
+    });
     const { server, url } = await listen(gateway.app.callback());
     try {
       const next = configOf(...many('cars', 3000));
@@ -173,11 +196,18 @@ describe('a configuration prepared before it is served', () => {
       const prepared = await gateway.prepare(next);
       counting = false;
       assert.ok(turns > 1, `the event loop turned ${turns} times while 3000 routes were built`);
-      assert.equal(((await send(url, '/p0/x')).json() as Echo).module, 'hotels', 'a prepared configuration does not serve yet');
+      assert.equal(
+        ((await send(url, '/p0/x')).json() as Echo).module,
+        'hotels',
+        'a prepared configuration does not serve yet',
+      );
       gateway.reconfigure(prepared);
       assert.equal(((await send(url, '/p2999/x')).json() as Echo).module, 'cars');
       assert.equal(gateway.snapshot().routes.length, 3000);
-      assert.throws(() => gateway.reconfigure(prepared), /not prepared by this gateway, or was served or discarded already/);
+      assert.throws(
+        () => gateway.reconfigure(prepared),
+        /not prepared by this gateway, or was served or discarded already/,
+      );
     } finally {
       await close(server);
       await gateway.close();
@@ -185,14 +215,20 @@ describe('a configuration prepared before it is served', () => {
   });
 
   it('is refused with every problem, shown in the snapshot, and the old configuration serves on', async () => {
-    const gateway = createGateway({ modules: registry(echoModule('hotels')), config: configOf(mapping('/v1/', 'hotels')) });
+    const gateway = createGateway({
+      modules: registry(echoModule('hotels')),
+      config: configOf(mapping('/v1/', 'hotels')),
+    });
     await assert.rejects(gateway.prepare(configOf(mapping('/v2/', 'nowhere:0', { name: 'lost' }))), (err: unknown) => {
       assert.ok(err instanceof ConfigError);
       assert.match(err.problems[0].text, /^Mapping lost: service: service 'nowhere:0' is neither a registered module/);
       return true;
     });
     assert.match(gateway.snapshot().rejected!.problems[0].text, /Mapping lost/);
-    assert.deepEqual(gateway.snapshot().routes.map((r) => r.prefix), ['/v1/']);
+    assert.deepEqual(
+      gateway.snapshot().routes.map((r) => r.prefix),
+      ['/v1/'],
+    );
     await gateway.close();
   });
 
@@ -202,15 +238,25 @@ describe('a configuration prepared before it is served', () => {
     await prepared.discard();
     await prepared.discard();
     assert.throws(() => gateway.reconfigure(prepared), /served or discarded already/);
-    assert.deepEqual(gateway.snapshot().routes.map((r) => r.prefix), ['/v1/']);
+    assert.deepEqual(
+      gateway.snapshot().routes.map((r) => r.prefix),
+      ['/v1/'],
+    );
     await gateway.close();
   });
 
   it('makes the clusters of its remote Mappings in config order, and closes their pools once discarded', async () => {
     const stages = { auth: createAuthStage, rateLimit: createRateLimitStage };
-    const config = configOf(mapping('/z/', 'http://127.0.0.1:9'), mapping('/a/', 'http://127.0.0.1:10'), mapping('/zz/', 'http://127.0.0.1:9', { name: 'again' }));
+    const config = configOf(
+      mapping('/z/', 'http://127.0.0.1:9'),
+      mapping('/a/', 'http://127.0.0.1:10'),
+      mapping('/zz/', 'http://127.0.0.1:9', { name: 'again' }),
+    );
     const runtime = await runInSlices(buildRuntimeSteps(config, new Map(), stages));
-    assert.deepEqual(runtime.clusters.all().map((c) => c.name), ['cluster_127_0_0_1_9', 'cluster_127_0_0_1_10']);
+    assert.deepEqual(
+      runtime.clusters.all().map((c) => c.name),
+      ['cluster_127_0_0_1_9', 'cluster_127_0_0_1_10'],
+    );
     const pools = runtime.clusters.all().flatMap((c) => c.endpoints.map((e) => e.pool));
     assert.equal(pools.length, 2);
     assert.ok(pools.every((p) => !p.closed));
@@ -221,7 +267,12 @@ describe('a configuration prepared before it is served', () => {
   it('retires the configuration it replaces even when a stage of that one throws as it closes', async () => {
     const closed: string[] = [];
     const gateway = createGateway({
-      config: configOf(mapping('/v1/', 'http://127.0.0.1:9'), { apiVersion: 'gateway/v1', kind: 'AuthService', name: 'a', auth_service: '127.0.0.1:9' }),
+      config: configOf(mapping('/v1/', 'http://127.0.0.1:9'), {
+        apiVersion: 'gateway/v1',
+        kind: 'AuthService',
+        name: 'a',
+        auth_service: '127.0.0.1:9',
+      }),
       stages: {
         auth: () => ({
           run: () => true,
@@ -236,14 +287,25 @@ describe('a configuration prepared before it is served', () => {
     // The throw came in a promise of its own, and went nowhere: the gateway is still whole.
     await new Promise((resolve) => setImmediate(resolve));
     assert.deepEqual(closed, ['auth']);
-    assert.deepEqual(gateway.snapshot().routes.map((r) => r.prefix), ['/v2/']);
+    assert.deepEqual(
+      gateway.snapshot().routes.map((r) => r.prefix),
+      ['/v2/'],
+    );
     await gateway.close();
   });
 });
 
 describe('gateway snapshot', () => {
   it('lists the routes in match order with what the diagnostic page shows, read-only', async () => {
-    const labels = { gateway: [{ request_label_group: [{ 'x-gateway-test-allow': { header: 'x-gateway-test-allow', omit_if_not_present: true } }] }] };
+    const labels = {
+      gateway: [
+        {
+          request_label_group: [
+            { 'x-gateway-test-allow': { header: 'x-gateway-test-allow', omit_if_not_present: true } },
+          ],
+        },
+      ],
+    };
     const gateway = createGateway({
       modules: registry(echoModule('api'), echoModule('hotels')),
       config: configOf(

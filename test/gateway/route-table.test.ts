@@ -16,7 +16,12 @@ function table(...records: Record<string, unknown>[]): RouteTable<string> {
   return new RouteTable(mappings(...records).map((m) => ({ mapping: m, prefix: m.prefix, target: m.name })));
 }
 
-function matched(t: RouteTable<string>, path: string, method = 'GET', headers: IncomingHttpHeaders = {}): string | undefined {
+function matched(
+  t: RouteTable<string>,
+  path: string,
+  method = 'GET',
+  headers: IncomingHttpHeaders = {},
+): string | undefined {
   return t.match(path, method, headers)?.target;
 }
 
@@ -75,10 +80,17 @@ describe('gateway route table', () => {
     it('shares the requests of Mappings with the same match equally, as Emissary does, rather than giving them to the first', () => {
       const draws = [0.1, 0.6, 0.49, 0.5];
       const t = new RouteTable(
-        mappings({ prefix: '/v1/', name: 'first' }, { prefix: '/v1/', name: 'second' }).map((m) => ({ mapping: m, prefix: m.prefix, target: m.name })),
+        mappings({ prefix: '/v1/', name: 'first' }, { prefix: '/v1/', name: 'second' }).map((m) => ({
+          mapping: m,
+          prefix: m.prefix,
+          target: m.name,
+        })),
         { random: () => draws.shift()! },
       );
-      assert.deepEqual([1, 2, 3, 4].map(() => matched(t, '/v1/x')), ['first', 'second', 'first', 'second']);
+      assert.deepEqual(
+        [1, 2, 3, 4].map(() => matched(t, '/v1/x')),
+        ['first', 'second', 'first', 'second'],
+      );
     });
   });
 
@@ -173,7 +185,10 @@ describe('gateway route table', () => {
 
   describe('case_sensitive: false', () => {
     it('matches the prefix in any case, and only on segment boundaries', () => {
-      const t = table({ prefix: '/Api/', name: 'api', case_sensitive: false }, { prefix: '/Docs', name: 'docs', case_sensitive: false });
+      const t = table(
+        { prefix: '/Api/', name: 'api', case_sensitive: false },
+        { prefix: '/Docs', name: 'docs', case_sensitive: false },
+      );
       assert.equal(matched(t, '/api/x'), 'api');
       assert.equal(matched(t, '/API/x'), 'api');
       assert.equal(matched(t, '/DOCS/x'), 'docs');
@@ -191,7 +206,8 @@ describe('gateway route table', () => {
         { prefix: '/api/admin/', name: 'admin' },
         { prefix: '/api/', name: 'public', case_sensitive: false, bypass_auth: true },
       );
-      for (const path of ['/api/admin/x', '/API/ADMIN/x', '/api/Admin/x', '/Api/aDmIn/x']) assert.equal(matched(t, path), 'admin', path);
+      for (const path of ['/api/admin/x', '/API/ADMIN/x', '/api/Admin/x', '/Api/aDmIn/x'])
+        assert.equal(matched(t, path), 'admin', path);
       assert.equal(matched(t, '/API/other'), 'public');
       assert.equal(matched(t, '/api/administrators'), 'public');
     });
@@ -212,7 +228,12 @@ describe('gateway route table', () => {
         { prefix: '/api/secret-kit/', name: 'admin' },
         { prefix: '/api/', name: 'public', case_sensitive: false, bypass_auth: true },
       );
-      for (const path of ['/api/%C5%BFecret-kit/x', '/API/SECRET-%E2%84%AAIT/x', '/api/secret-k%C4%B1t/x', '/api/secret-k%C4%B0t/x']) {
+      for (const path of [
+        '/api/%C5%BFecret-kit/x',
+        '/API/SECRET-%E2%84%AAIT/x',
+        '/api/secret-k%C4%B1t/x',
+        '/api/secret-k%C4%B0t/x',
+      ]) {
         assert.throws(
           () => t.match(path, 'GET', {}),
           (err: unknown) => err instanceof HttpError && err.status === 400 && /fold/.test(err.detail ?? ''),

@@ -127,13 +127,23 @@ describe('gateway in-process routing', () => {
     for (const path of ['/..', '/../v1/cars', '/v1/../../x', '/%2e%2e/v1/cars', '/v1/%2E%2e/%2e%2E/x']) {
       const res = await send(base, path);
       assert.equal(res.status, 400, path);
-      assert.deepEqual(res.json(), { code: 400, message: '400: Bad Request', detail: 'the path climbs above the root' });
+      assert.deepEqual(res.json(), {
+        code: 400,
+        message: '400: Bad Request',
+        detail: 'the path climbs above the root',
+      });
     }
   });
 
   it('answers 400 to ;parameters that would route a path to another Mapping than the path without them', async () => {
     // Tomcat, Jetty, Spring and JAX-RS drop them: /v1/hotels;x/bookings is /v1/hotels/bookings there.
-    for (const path of ['/v1/hotels;x/bookings', '/v1/hotels;/bookings', '/v1/hotels%3Bx/bookings', '/v1/hotels%3bx/bookings', '/v1/hotels;x']) {
+    for (const path of [
+      '/v1/hotels;x/bookings',
+      '/v1/hotels;/bookings',
+      '/v1/hotels%3Bx/bookings',
+      '/v1/hotels%3bx/bookings',
+      '/v1/hotels;x',
+    ]) {
       const res = await send(base, path);
       assert.equal(res.status, 400, `${path}: ${res.text}`);
       assert.deepEqual(res.json(), {
@@ -157,7 +167,11 @@ describe('gateway in-process routing', () => {
     for (const path of ['/v1/cars%00', '/v1/x/..%00/cars', '/v1/cars/%00']) {
       const res = await send(base, path);
       assert.equal(res.status, 400, `${path}: ${res.text}`);
-      assert.deepEqual(res.json(), { code: 400, message: '400: Bad Request', detail: 'an encoded NUL (%00) is not allowed in the path' });
+      assert.deepEqual(res.json(), {
+        code: 400,
+        message: '400: Bad Request',
+        detail: 'an encoded NUL (%00) is not allowed in the path',
+      });
     }
   });
 
@@ -176,7 +190,9 @@ describe('gateway in-process routing', () => {
   });
 
   it('adds and removes request headers and adds response headers', async () => {
-    const res = await send(base, '/edits/x', { headers: { 'X-Secret': 'hidden', 'X-Replaced': 'old', 'X-Kept': 'kept' } });
+    const res = await send(base, '/edits/x', {
+      headers: { 'X-Secret': 'hidden', 'X-Replaced': 'old', 'X-Kept': 'kept' },
+    });
     assert.equal(res.status, 200);
     const seen = res.json() as Echo;
     assert.equal(seen.headers['x-added'], 'by-gateway');
@@ -228,7 +244,11 @@ describe('gateway without a configuration', () => {
     assert.equal((await send(base, '/gateway/v0/check_alive')).status, 200);
     const ready = await send(base, '/gateway/v0/check_ready');
     assert.equal(ready.status, 503);
-    assert.deepEqual(ready.json(), { code: 503, message: '503: Service Unavailable', detail: 'no configuration is loaded' });
+    assert.deepEqual(ready.json(), {
+      code: 503,
+      message: '503: Service Unavailable',
+      detail: 'no configuration is loaded',
+    });
     assert.equal((await send(base, '/v1/cars')).status, 503);
     assert.equal(gateway.snapshot().ready, false);
 

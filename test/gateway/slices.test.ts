@@ -45,7 +45,8 @@ describe('gateway slices', () => {
       assert.deepEqual(steps, ['a1', 'a2', 'b1', 'a3', 'b2', 'b3']);
       // Never two steps without a turn of the loop between them (the first ran as it began).
       for (let i = 1; i < log.length; i++) {
-        if (!log[i].startsWith('turn')) assert.ok(log[i - 1].startsWith('turn') || i === 1, `${log[i - 1]} then ${log[i]}: ${log.join(', ')}`);
+        if (!log[i].startsWith('turn'))
+          assert.ok(log[i - 1].startsWith('turn') || i === 1, `${log[i - 1]} then ${log[i]}: ${log.join(', ')}`);
       }
     });
 

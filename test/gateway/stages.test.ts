@@ -11,7 +11,8 @@ const RATE_LIMIT = { apiVersion: 'gateway/v1', kind: 'RateLimitService', name: '
 /** Building a gateway with `record` (beside one plain Mapping) fails with this one problem alone. */
 function assertOnlyProblem(record: Record<string, unknown>, text: string): void {
   assert.throws(
-    () => createGateway({ modules: registry(echoModule('cars')), config: configOf(record, mapping('/v1/cars', 'cars')) }),
+    () =>
+      createGateway({ modules: registry(echoModule('cars')), config: configOf(record, mapping('/v1/cars', 'cars')) }),
     (err: unknown) => err instanceof ConfigError && err.problems.length === 1 && err.problems[0].text === text,
   );
 }
@@ -151,7 +152,8 @@ describe('gateway stage construction', () => {
             },
           },
         }),
-      (err: Error) => /AuthService auth: auth_service: auth_service 'auth' is not a registered module/.test(err.message),
+      (err: Error) =>
+        /AuthService auth: auth_service: auth_service 'auth' is not a registered module/.test(err.message),
     );
   });
 

@@ -46,7 +46,11 @@ describe('gateway transfer codings', () => {
       }),
     );
     await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
-    coded = { server: raw as unknown as http.Server, url: `http://127.0.0.1:${(raw.address() as net.AddressInfo).port}`, port: 0 };
+    coded = {
+      server: raw as unknown as http.Server,
+      url: `http://127.0.0.1:${(raw.address() as net.AddressInfo).port}`,
+      port: 0,
+    };
     local.app.middleware.unshift(async (_ctx, next) => {
       localCalls++;
       await next();
@@ -70,7 +74,9 @@ describe('gateway transfer codings', () => {
     const answer = await exchange(
       port,
       Buffer.concat([
-        Buffer.from(`POST /remote/x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n${zipped.length.toString(16)}\r\n`),
+        Buffer.from(
+          `POST /remote/x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n${zipped.length.toString(16)}\r\n`,
+        ),
         zipped,
         Buffer.from('\r\n0\r\n\r\n'),
       ]),
@@ -81,7 +87,10 @@ describe('gateway transfer codings', () => {
   });
 
   it('answers 501 to such a body on the route of an in-process module, which never sees it', async () => {
-    const answer = await exchange(port, 'POST /local/x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: deflate , chunked\r\nConnection: close\r\n\r\n1\r\na\r\n0\r\n\r\n');
+    const answer = await exchange(
+      port,
+      'POST /local/x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: deflate , chunked\r\nConnection: close\r\n\r\n1\r\na\r\n0\r\n\r\n',
+    );
     assert.match(answer, /^HTTP\/1\.1 501 Not Implemented\r\n/);
     assert.equal(localCalls, 0);
   });
@@ -95,33 +104,56 @@ describe('gateway transfer codings', () => {
     );
     assert.match(answer, /^HTTP\/1\.1 400 Bad Request\r\n/);
     assert.match(answer, /\r\nConnection: close\r\n/i);
-    assert.deepEqual(bodyOf(answer), { code: 400, message: '400: Bad Request', detail: 'an HTTP/1.0 request may not have a Transfer-Encoding' });
+    assert.deepEqual(bodyOf(answer), {
+      code: 400,
+      message: '400: Bad Request',
+      detail: 'an HTTP/1.0 request may not have a Transfer-Encoding',
+    });
     assert.equal(answer.match(/HTTP\/1\.1 /g)?.length, 1, answer);
     assert.equal(upstream.received.length, 0);
   });
 
   it('answers 431 to a request of more than 100 header fields, the one that frames its body past what Node keeps included', async () => {
     const fillers = Array.from({ length: 999 }, (_, i) => `a${i}: b\r\n`).join('');
-    for (const framing of ['Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n', 'Content-Length: 5\r\n\r\nhello']) {
-      const answer = await exchange(port, `POST /remote/x HTTP/1.1\r\nHost: x\r\n${fillers}${framing}GET /remote/next HTTP/1.1\r\nHost: x\r\n\r\n`);
+    for (const framing of [
+      'Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n',
+      'Content-Length: 5\r\n\r\nhello',
+    ]) {
+      const answer = await exchange(
+        port,
+        `POST /remote/x HTTP/1.1\r\nHost: x\r\n${fillers}${framing}GET /remote/next HTTP/1.1\r\nHost: x\r\n\r\n`,
+      );
       assert.match(answer, /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
       assert.match(answer, /\r\nConnection: close\r\n/i);
-      assert.deepEqual(bodyOf(answer), { code: 431, message: '431: Request Header Fields Too Large', detail: 'a request may carry at most 100 header fields' });
+      assert.deepEqual(bodyOf(answer), {
+        code: 431,
+        message: '431: Request Header Fields Too Large',
+        detail: 'a request may carry at most 100 header fields',
+      });
       assert.equal(answer.match(/HTTP\/1\.1 /g)?.length, 1, answer);
     }
     assert.equal(upstream.received.length, 0);
     // Host, Connection, Content-Length and the fillers: 100 fields are served, 101 are not.
     const fields = (count: number) => Array.from({ length: count - 3 }, (_, i) => `a${i}: b\r\n`).join('');
-    const hundred = await exchange(port, `POST /remote/x HTTP/1.1\r\nHost: x\r\n${fields(100)}Connection: close\r\nContent-Length: 3\r\n\r\nabc`);
+    const hundred = await exchange(
+      port,
+      `POST /remote/x HTTP/1.1\r\nHost: x\r\n${fields(100)}Connection: close\r\nContent-Length: 3\r\n\r\nabc`,
+    );
     assert.match(hundred, /^HTTP\/1\.1 200 OK\r\n/);
     assert.ok(hundred.endsWith('got 3'), hundred);
-    const more = await exchange(port, `POST /remote/x HTTP/1.1\r\nHost: x\r\n${fields(101)}Connection: close\r\nContent-Length: 3\r\n\r\nabc`);
+    const more = await exchange(
+      port,
+      `POST /remote/x HTTP/1.1\r\nHost: x\r\n${fields(101)}Connection: close\r\nContent-Length: 3\r\n\r\nabc`,
+    );
     assert.match(more, /^HTTP\/1\.1 431 /);
     assert.equal(upstream.received.length, 1);
   });
 
   it('still takes a chunked body, whatever the case of the word', async () => {
-    const answer = await exchange(port, 'POST /remote/x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\nConnection: close\r\n\r\n3\r\nabc\r\n0\r\n\r\n');
+    const answer = await exchange(
+      port,
+      'POST /remote/x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\nConnection: close\r\n\r\n3\r\nabc\r\n0\r\n\r\n',
+    );
     assert.match(answer, /^HTTP\/1\.1 200 OK\r\n/);
     assert.ok(answer.endsWith('got 3'), answer);
   });

@@ -17,7 +17,11 @@ type WithRawNames = http.ServerResponse & { getRawHeaderNames(): string[] };
 
 /** A context of `app` over a request for `url`, with a response that keeps what is set on it. */
 function contextFor(app: Koa, url: string, headers: Headers = {}): Context {
-  const req = Object.assign(new http.IncomingMessage(null as never), { url, method: 'GET', headers: { host: 'api.test', ...headers } });
+  const req = Object.assign(new http.IncomingMessage(null as never), {
+    url,
+    method: 'GET',
+    headers: { host: 'api.test', ...headers },
+  });
   Object.defineProperty(req, 'socket', { value: { remoteAddress: '10.0.0.9' } });
   return app.createContext(req, new http.ServerResponse(req)) as Context;
 }
@@ -53,7 +57,17 @@ describe('http/lean-koa', () => {
 
   it('sets the Content-Type Koa sets for a type name, the second time as the first', () => {
     const app = leanKoa(new Koa());
-    for (const type of ['json', 'json', 'html', 'text/plain', 'application/json', 'image/png', 'no-such-type', 'no-such-type', '']) {
+    for (const type of [
+      'json',
+      'json',
+      'html',
+      'text/plain',
+      'application/json',
+      'image/png',
+      'no-such-type',
+      'no-such-type',
+      '',
+    ]) {
       const lean = contextFor(app, '/');
       const koa = contextFor(new Koa(), '/');
       lean.set('Content-Type', 'text/x-before');

@@ -26,7 +26,23 @@ function oldGrowthOf(text: (n: number) => string, count: number): number {
 
 describe('numberText', () => {
   it('writes the digits String() writes, for whole numbers and fractions alike', () => {
-    for (const n of [0, -0, 7, -12, 999_999_999, 2 ** 31, 2 ** 53 - 1, 1795688198961, 0.01, 0.1, 1.5, 12.34, -3.75, 1e21, 1.5e-7]) {
+    for (const n of [
+      0,
+      -0,
+      7,
+      -12,
+      999_999_999,
+      2 ** 31,
+      2 ** 53 - 1,
+      1795688198961,
+      0.01,
+      0.1,
+      1.5,
+      12.34,
+      -3.75,
+      1e21,
+      1.5e-7,
+    ]) {
       assert.equal(numberText(n), String(n), `the text of ${n}`);
     }
   });
@@ -35,9 +51,15 @@ describe('numberText', () => {
     const count = 20_000;
     // A string kept by the number-string cache outlives two young collections and moves to the old generation: 24 bytes or more each.
     const kept = oldGrowthOf(String, count);
-    assert.ok(kept > count * 16, `String() left ${kept} bytes for ${count} numbers: the measure sees what the cache keeps`);
+    assert.ok(
+      kept > count * 16,
+      `String() left ${kept} bytes for ${count} numbers: the measure sees what the cache keeps`,
+    );
     const left = oldGrowthOf(numberText, count);
     // What else the process had young is promoted by the same collections: a few bytes a number at most, not a string each.
-    assert.ok(left < count * 8 && left < kept / 4, `numberText left ${left} bytes in the old generation for ${count} numbers, String() ${kept}`);
+    assert.ok(
+      left < count * 8 && left < kept / 4,
+      `numberText left ${left} bytes in the old generation for ${count} numbers, String() ${kept}`,
+    );
   });
 });

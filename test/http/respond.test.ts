@@ -23,19 +23,25 @@ interface Answer {
 const COMPARED = ['content-type', 'content-length', 'transfer-encoding', 'x-case'];
 
 async function answerOf(app: Koa, method: 'get' | 'head' = 'get'): Promise<Answer> {
-  const res = await request(app.callback())[method]('/').buffer(true).parse((r, done) => {
-    let text = '';
-    r.setEncoding('utf8');
-    r.on('data', (chunk: string) => (text += chunk));
-    r.on('end', () => done(null, text));
-  });
+  const res = await request(app.callback())
+    [method]('/')
+    .buffer(true)
+    .parse((r, done) => {
+      let text = '';
+      r.setEncoding('utf8');
+      r.on('data', (chunk: string) => (text += chunk));
+      r.on('end', () => done(null, text));
+    });
   const headers: Answer['headers'] = {};
   for (const name of COMPARED) headers[name] = res.headers[name] as string | undefined;
   return { status: res.status, headers, body: (res.body as string) ?? '' };
 }
 
 /** The answer of a lean app and of a plain one, each running `handler`. */
-async function both(handler: (ctx: Context) => void | Promise<void>, method: 'get' | 'head' = 'get'): Promise<[Answer, Answer]> {
+async function both(
+  handler: (ctx: Context) => void | Promise<void>,
+  method: 'get' | 'head' = 'get',
+): Promise<[Answer, Answer]> {
   const build = (app: Koa) => {
     app.silent = true;
     app.use(async (ctx) => {
@@ -135,7 +141,12 @@ describe('http/respond', () => {
     const server = http.createServer(app.callback()).listen(0, '127.0.0.1');
     await once(server, 'listening');
     try {
-      const req = http.get({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, path: '/', agent: false });
+      const req = http.get({
+        host: '127.0.0.1',
+        port: (server.address() as AddressInfo).port,
+        path: '/',
+        agent: false,
+      });
       const [res] = (await once(req, 'response')) as [http.IncomingMessage];
       await once(res, 'data');
       req.destroy();

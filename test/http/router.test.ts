@@ -17,7 +17,12 @@ const KOA_ROUTER: Dispatch = (router) => router.routes() as Middleware;
 
 /** What a handler saw of the routing, as it answers it. */
 function seen(ctx: Context) {
-  const c = ctx as Context & { captures?: string[]; routerPath?: string; _matchedRoute?: string; matched?: { path: string }[] };
+  const c = ctx as Context & {
+    captures?: string[];
+    routerPath?: string;
+    _matchedRoute?: string;
+    matched?: { path: string }[];
+  };
   return {
     path: ctx.path,
     params: { ...ctx.params },
@@ -71,7 +76,11 @@ function nested(dispatch: Dispatch): Koa {
 async function answer(app: Koa, method: 'get' | 'head' | 'post' | 'put' | 'delete' | 'options', path: string) {
   const res = await request(app.callback())[method](path).set('Host', 'api.test');
   const pick = ['allow', 'location', 'content-type', 'x-before', 'vary'];
-  return { status: res.status, headers: Object.fromEntries(pick.map((h) => [h, res.headers[h]])), body: res.body as unknown };
+  return {
+    status: res.status,
+    headers: Object.fromEntries(pick.map((h) => [h, res.headers[h]])),
+    body: res.body as unknown,
+  };
 }
 
 const CASES: ['get' | 'head' | 'post' | 'put' | 'delete' | 'options', string][] = [
@@ -94,8 +103,14 @@ describe('http/router', () => {
   describe('answers every request as koa-router’s routes() does', () => {
     for (const [method, path] of CASES) {
       it(`${method.toUpperCase()} ${path}, alone and under nested mounts`, async () => {
-        assert.deepEqual(await answer(messagesApp(OWN), method, path), await answer(messagesApp(KOA_ROUTER), method, path));
-        assert.deepEqual(await answer(nested(OWN), method, `/host/v1${path}`), await answer(nested(KOA_ROUTER), method, `/host/v1${path}`));
+        assert.deepEqual(
+          await answer(messagesApp(OWN), method, path),
+          await answer(messagesApp(KOA_ROUTER), method, path),
+        );
+        assert.deepEqual(
+          await answer(nested(OWN), method, `/host/v1${path}`),
+          await answer(nested(KOA_ROUTER), method, `/host/v1${path}`),
+        );
       });
     }
   });

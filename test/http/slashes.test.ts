@@ -33,12 +33,19 @@ describe('http/slashes', () => {
 
   for (const method of ['post', 'put', 'patch', 'delete'] as const) {
     it(`redirects ${method.toUpperCase()} with 308, which keeps the method and body`, async () => {
-      await request(thingsApp().callback())[method]('/things').send({ a: 1 }).expect(308).expect('Location', '/things/');
+      await request(thingsApp().callback())
+        [method]('/things')
+        .send({ a: 1 })
+        .expect(308)
+        .expect('Location', '/things/');
     });
   }
 
   it('keeps the query string', async () => {
-    await request(thingsApp().callback()).get('/things?offset=20&q=a%20b').expect(301).expect('Location', '/things/?offset=20&q=a%20b');
+    await request(thingsApp().callback())
+      .get('/things?offset=20&q=a%20b')
+      .expect(301)
+      .expect('Location', '/things/?offset=20&q=a%20b');
   });
 
   it('keeps every mount prefix', async () => {
@@ -46,14 +53,22 @@ describe('http/slashes', () => {
     inner.use(mount('/v1', thingsApp()));
     const host = new Koa();
     host.use(mount('/host', inner));
-    await request(host.callback()).get('/host/v1/things?limit=5').expect(301).expect('Location', '/host/v1/things/?limit=5');
+    await request(host.callback())
+      .get('/host/v1/things?limit=5')
+      .expect(301)
+      .expect('Location', '/host/v1/things/?limit=5');
   });
 
   it('answers with no body, whatever Accept asks for, and varies on Accept as the collection it points to does', async () => {
     const app = new Koa();
     app.use(redirectToSlash);
     for (const accept of ['text/html', 'application/json', 'application/xml']) {
-      const res = await request(app.callback()).get('/things').set('Accept', accept).expect(301).expect('Vary', 'Accept').expect('Location', '/things/');
+      const res = await request(app.callback())
+        .get('/things')
+        .set('Accept', accept)
+        .expect(301)
+        .expect('Vary', 'Accept')
+        .expect('Location', '/things/');
       assert.equal(res.text, '', accept);
       assert.equal(res.headers['content-type'], undefined, accept);
     }

@@ -26,13 +26,19 @@ describe('rate-limit counter keys', () => {
   it('stay short for a huge value, which is still counted against its own counter', async () => {
     const store = recordingStore();
     const service = createRateLimitService({ limits: LIMITS, store, now: () => T0, logger: memoryLogger() });
-    const huge = (last: string) => ({ domain: 'd', descriptors: [{ entries: [{ key: 'k', value: 'v'.repeat(1_000_000) + last }] }] });
+    const huge = (last: string) => ({
+      domain: 'd',
+      descriptors: [{ entries: [{ key: 'k', value: 'v'.repeat(1_000_000) + last }] }],
+    });
     const codes = [];
     for (let i = 0; i < 3; i++) codes.push((await service.shouldRateLimit(huge('a'))).overallCode);
     assert.deepEqual(codes, ['OK', 'OK', 'OVER_LIMIT']);
     // Differing in its last character only, another value has its own counter.
     assert.equal((await service.shouldRateLimit(huge('b'))).statuses[0].limitRemaining, 1);
-    assert.ok(store.keys.every((k) => k.length <= 256), `a key of ${Math.max(...store.keys.map((k) => k.length))} characters`);
+    assert.ok(
+      store.keys.every((k) => k.length <= 256),
+      `a key of ${Math.max(...store.keys.map((k) => k.length))} characters`,
+    );
     assert.equal(new Set(store.keys).size, 2);
   });
 

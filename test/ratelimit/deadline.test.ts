@@ -37,7 +37,14 @@ describe('rate-limit deadlines', () => {
   });
 
   it('settles with the answer, and tells the asker once it has been given up on', async () => {
-    assert.equal(await withinDeadline(30, async () => 'answer', () => new Error('late')), 'answer');
+    assert.equal(
+      await withinDeadline(
+        30,
+        async () => 'answer',
+        () => new Error('late'),
+      ),
+      'answer',
+    );
     let gone: (() => boolean) | undefined;
     await assert.rejects(
       withinDeadline(
@@ -54,7 +61,12 @@ describe('rate-limit deadlines', () => {
 
   it('gives up as soon as the caller has left', async () => {
     let left = false;
-    const answer = withinDeadline(10_000, never, () => new Error('given up'), () => left);
+    const answer = withinDeadline(
+      10_000,
+      never,
+      () => new Error('given up'),
+      () => left,
+    );
     left = true;
     await assert.rejects(answer, /given up/);
   });

@@ -31,7 +31,9 @@ describe('limits YAML written for envoyproxy/ratelimit', () => {
     for (let i = 0; i < pairs.length; i += 2) entries.push({ key: pairs[i], value: pairs[i + 1] });
     const res = await service.shouldRateLimit({ domain: 'compat', descriptors: [{ entries }] });
     const limit = res.statuses[0].currentLimit;
-    return limit && { ...(limit.name === undefined ? {} : { name: limit.name }), requestsPerUnit: limit.requestsPerUnit };
+    return (
+      limit && { ...(limit.name === undefined ? {} : { name: limit.name }), requestsPerUnit: limit.requestsPerUnit }
+    );
   }
 
   it('matches a value written 00123 only as 00123, not as 123', async () => {
@@ -60,14 +62,21 @@ describe('limits YAML written for envoyproxy/ratelimit', () => {
   });
 
   it('counts and refuses by the limits it merged in', async () => {
-    const ask = () => service.shouldRateLimit({ domain: 'compat', descriptors: [{ entries: [{ key: 'account', value: '0x1F' }] }] });
+    const ask = () =>
+      service.shouldRateLimit({ domain: 'compat', descriptors: [{ entries: [{ key: 'account', value: '0x1F' }] }] });
     const answers = [await ask(), await ask(), await ask(), await ask()];
-    assert.deepEqual(answers.map((a) => a.overallCode), ['OK', 'OK', 'OK', 'OVER_LIMIT']);
+    assert.deepEqual(
+      answers.map((a) => a.overallCode),
+      ['OK', 'OK', 'OK', 'OVER_LIMIT'],
+    );
   });
 
   describe('still refused, with the file and the field', () => {
     it('an empty key', () => {
-      assert.throws(loadText('domain: d\ndescriptors:\n  - key:\n    value: v\n'), /ratelimit\.yaml: descriptors\[0\]\.key: must not be empty/);
+      assert.throws(
+        loadText('domain: d\ndescriptors:\n  - key:\n    value: v\n'),
+        /ratelimit\.yaml: descriptors\[0\]\.key: must not be empty/,
+      );
     });
 
     it('an empty domain', () => {
@@ -75,19 +84,26 @@ describe('limits YAML written for envoyproxy/ratelimit', () => {
     });
 
     it('a value that is not a scalar', () => {
-      assert.throws(loadText('domain: d\ndescriptors:\n  - key: k\n    value: [a, b]\n'), /ratelimit\.yaml: descriptors\[0\]\.value: must be a string/);
+      assert.throws(
+        loadText('domain: d\ndescriptors:\n  - key: k\n    value: [a, b]\n'),
+        /ratelimit\.yaml: descriptors\[0\]\.value: must be a string/,
+      );
     });
 
     it('a merge key that merges no mapping', () => {
-      assert.throws(loadText('domain: d\ndescriptors:\n  - key: k\n    rate_limit: {<<: 5, unit: second}\n'), (err: unknown) => {
-        assert.ok(err instanceof LimitsConfigError, String(err));
-        assert.match(err.message, /^.*ratelimit\.yaml: .*merge/i);
-        return true;
-      });
+      assert.throws(
+        loadText('domain: d\ndescriptors:\n  - key: k\n    rate_limit: {<<: 5, unit: second}\n'),
+        (err: unknown) => {
+          assert.ok(err instanceof LimitsConfigError, String(err));
+          assert.match(err.message, /^.*ratelimit\.yaml: .*merge/i);
+          return true;
+        },
+      );
     });
 
     it('a count merged in as a quoted string, as envoyproxy/ratelimit refuses it', () => {
-      const merged = 'domain: d\ndescriptors:\n  - key: k\n    rate_limit: {<<: {requests_per_unit: "5"}, unit: second}\n';
+      const merged =
+        'domain: d\ndescriptors:\n  - key: k\n    rate_limit: {<<: {requests_per_unit: "5"}, unit: second}\n';
       assert.throws(loadText(merged), /descriptors\[0\]\.rate_limit\.requests_per_unit: must be a whole number/);
     });
   });

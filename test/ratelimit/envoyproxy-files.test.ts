@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { createRateLimitService, UNLIMITED_REMAINING, type RateLimitDescriptor, type RateLimitService } from '../../src/ratelimit';
+import {
+  createRateLimitService,
+  UNLIMITED_REMAINING,
+  type RateLimitDescriptor,
+  type RateLimitService,
+} from '../../src/ratelimit';
 import { memoryLogger } from './support/silent';
 
 /** Files of envoyproxy/ratelimit, each fixture folder saying where its file comes from. */
@@ -19,7 +24,12 @@ function serviceOf(fixture: string, logger = memoryLogger()): RateLimitService {
 }
 
 /** The overall codes of `times` requests of `domain` with these descriptors, one after the other. */
-async function codes(service: RateLimitService, domain: string, descriptors: RateLimitDescriptor[], times: number): Promise<string[]> {
+async function codes(
+  service: RateLimitService,
+  domain: string,
+  descriptors: RateLimitDescriptor[],
+  times: number,
+): Promise<string[]> {
   const out = [];
   for (let i = 0; i < times; i++) out.push((await service.shouldRateLimit({ domain, descriptors })).overallCode);
   return out;
@@ -35,7 +45,10 @@ describe('configuration files of envoyproxy/ratelimit, loaded unchanged', () => 
     });
 
     it('curl /test: source and destination cluster, 1 a minute', async () => {
-      assert.deepEqual(await codes(service, 'rl', [d('source_cluster', 'proxy', 'destination_cluster', 'mock')], 2), okThenOver(1));
+      assert.deepEqual(
+        await codes(service, 'rl', [d('source_cluster', 'proxy', 'destination_cluster', 'mock')], 2),
+        okThenOver(1),
+      );
     });
 
     it('curl /header -H "foo: foo": 2 a minute', async () => {
@@ -54,7 +67,14 @@ describe('configuration files of envoyproxy/ratelimit, loaded unchanged', () => 
       const res = await service.shouldRateLimit({ domain: 'rl', descriptors: [d('foo', 'foo', 'bar', 'banned')] });
       assert.deepEqual(res, {
         overallCode: 'OVER_LIMIT',
-        statuses: [{ code: 'OVER_LIMIT', currentLimit: { requestsPerUnit: 0, unit: 'MINUTE' }, limitRemaining: 0, durationUntilResetMs: 50_000 }],
+        statuses: [
+          {
+            code: 'OVER_LIMIT',
+            currentLimit: { requestsPerUnit: 0, unit: 'MINUTE' },
+            limitRemaining: 0,
+            durationUntilResetMs: 50_000,
+          },
+        ],
       });
     });
 
@@ -67,7 +87,10 @@ describe('configuration files of envoyproxy/ratelimit, loaded unchanged', () => 
     });
 
     it('answers the unlimited bay and qux with OK and 4294967295 remaining', async () => {
-      const res = await service.shouldRateLimit({ domain: 'rl', descriptors: [d('foo', 'foo', 'bay', 'x'), d('qux', 'y')] });
+      const res = await service.shouldRateLimit({
+        domain: 'rl',
+        descriptors: [d('foo', 'foo', 'bay', 'x'), d('qux', 'y')],
+      });
       assert.deepEqual(res.statuses, [
         { code: 'OK', limitRemaining: UNLIMITED_REMAINING },
         { code: 'OK', limitRemaining: UNLIMITED_REMAINING },
@@ -84,7 +107,10 @@ describe('configuration files of envoyproxy/ratelimit, loaded unchanged', () => 
     });
 
     it('1: 500 a second for the database users; none for a database not listed', async () => {
-      const res = await service.shouldRateLimit({ domain: 'mongo_cps', descriptors: [d('database', 'users'), d('database', 'other')] });
+      const res = await service.shouldRateLimit({
+        domain: 'mongo_cps',
+        descriptors: [d('database', 'users'), d('database', 'other')],
+      });
       assert.equal(res.statuses[0].limitRemaining, 499);
       assert.deepEqual(res.statuses[1], { code: 'OK', limitRemaining: 0 });
     });
@@ -99,11 +125,17 @@ describe('configuration files of envoyproxy/ratelimit, loaded unchanged', () => 
 
     it('3: key and value before the key alone: 50.0.0.5 is refused, 50.0.0.1 gets 10 a second', async () => {
       assert.deepEqual(await codes(service, 'edge_proxy_per_ip', [d('remote_address', '50.0.0.5')], 1), ['OVER_LIMIT']);
-      assert.deepEqual(await codes(service, 'edge_proxy_per_ip', [d('remote_address', '50.0.0.1')], 11), okThenOver(10));
+      assert.deepEqual(
+        await codes(service, 'edge_proxy_per_ip', [d('remote_address', '50.0.0.1')], 11),
+        okThenOver(10),
+      );
     });
 
     it('4: a two-entry descriptor matches the nested rule, a one-entry one does not', async () => {
-      const nested = await service.shouldRateLimit({ domain: 'example4', descriptors: [d('key', 'value', 'subkey', 'subvalue'), d('key', 'value')] });
+      const nested = await service.shouldRateLimit({
+        domain: 'example4',
+        descriptors: [d('key', 'value', 'subkey', 'subvalue'), d('key', 'value')],
+      });
       assert.equal(nested.statuses[0].currentLimit?.requestsPerUnit, 300);
       assert.deepEqual(nested.statuses[1], { code: 'OK', limitRemaining: 0 });
     });
@@ -115,8 +147,14 @@ describe('configuration files of envoyproxy/ratelimit, loaded unchanged', () => 
     });
 
     it('6: user-a in shadow mode is never limited; user-b gets 20 a second', async () => {
-      assert.deepEqual(await codes(service, 'example6', [d('service', 'auth-service', 'user', 'user-a')], 12), Array(12).fill('OK'));
-      assert.deepEqual(await codes(service, 'example6', [d('service', 'auth-service', 'user', 'user-b')], 21), okThenOver(20));
+      assert.deepEqual(
+        await codes(service, 'example6', [d('service', 'auth-service', 'user', 'user-a')], 12),
+        Array(12).fill('OK'),
+      );
+      assert.deepEqual(
+        await codes(service, 'example6', [d('service', 'auth-service', 'user', 'user-b')], 21),
+        okThenOver(20),
+      );
     });
 
     it('7: the replacing limit applies alone, and leaves the replaced one untouched', async () => {
@@ -130,15 +168,26 @@ describe('configuration files of envoyproxy/ratelimit, loaded unchanged', () => 
 
     it('8: detailed_metric loads, with a warning that it names statistics only', async () => {
       assert.deepEqual(await codes(service, 'example8', [d('key1', 'unspecified_value')], 11), okThenOver(10));
-      assert.equal((await service.shouldRateLimit({ domain: 'example8', descriptors: [d('key1', 'value1')] })).statuses[0].limitRemaining, 19);
+      assert.equal(
+        (await service.shouldRateLimit({ domain: 'example8', descriptors: [d('key1', 'value1')] })).statuses[0]
+          .limitRemaining,
+        19,
+      );
       const warned = logger.lines.filter((l) => l.level === 'warn').map((l) => (l.obj as { warning: string }).warning);
       assert.equal(warned.length, 1);
-      assert.match(warned[0], /readme-examples\.yaml: \(document 8\) descriptors\[0\]\.detailed_metric: detailed_metric names envoyproxy\/ratelimit's statistics only/);
+      assert.match(
+        warned[0],
+        /readme-examples\.yaml: \(document 8\) descriptors\[0\]\.detailed_metric: detailed_metric names envoyproxy\/ratelimit's statistics only/,
+      );
     });
 
     it('9: a wildcard value counts each value it matches apart', async () => {
       assert.deepEqual(await codes(service, 'example9', [d('key1', 'value_1')], 21), okThenOver(20));
-      assert.equal((await service.shouldRateLimit({ domain: 'example9', descriptors: [d('key1', 'value_2')] })).statuses[0].limitRemaining, 19);
+      assert.equal(
+        (await service.shouldRateLimit({ domain: 'example9', descriptors: [d('key1', 'value_2')] })).statuses[0]
+          .limitRemaining,
+        19,
+      );
     });
   });
 
@@ -180,7 +229,10 @@ describe('configuration files of envoyproxy/ratelimit, loaded unchanged', () => 
     it('shares one limit among the values of a wildcard in the middle, and of several', async () => {
       assert.deepEqual(await remaining(d('midpath', '/api/users/v1'), d('midpath', '/api/orders/v1')), [99, 98]);
       assert.deepEqual(await remaining(d('multiroute', 'svc-a.ep-1.rpc'), d('multiroute', 'svc-b.ep-2.rpc')), [49, 48]);
-      assert.deepEqual(await remaining(d('tenant', 'tA-prod', 'resource', 'res-1-v2'), d('tenant', 'tB-prod', 'resource', 'res-2-v2')), [59, 58]);
+      assert.deepEqual(
+        await remaining(d('tenant', 'tA-prod', 'resource', 'res-1-v2'), d('tenant', 'tB-prod', 'resource', 'res-2-v2')),
+        [59, 58],
+      );
     });
 
     it('prefers an explicit value to a shared wildcard', async () => {
@@ -189,7 +241,11 @@ describe('configuration files of envoyproxy/ratelimit, loaded unchanged', () => 
 
     it('counts apart the values of a wildcard with share_threshold: false', async () => {
       assert.deepEqual(
-        await remaining(d('path', 'path/a', 'file', 'file/x', 'type', 't'), d('path', 'path/b', 'file', 'file/y', 'type', 't'), d('path', 'path/c', 'file', 'file/x', 'type', 't')),
+        await remaining(
+          d('path', 'path/a', 'file', 'file/x', 'type', 't'),
+          d('path', 'path/b', 'file', 'file/y', 'type', 't'),
+          d('path', 'path/c', 'file', 'file/x', 'type', 't'),
+        ),
         [119, 119, 118],
       );
     });

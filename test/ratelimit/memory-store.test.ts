@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { createMemoryStore, type WindowCheck } from '../../src/ratelimit';
 
-const check = (key: string, over: Partial<WindowCheck> = {}): WindowCheck => ({ key, hits: 1, limit: 10, ttlMs: 1000, enforce: true, ...over });
+const check = (key: string, over: Partial<WindowCheck> = {}): WindowCheck => ({
+  key,
+  hits: 1,
+  limit: 10,
+  ttlMs: 1000,
+  enforce: true,
+  ...over,
+});
 
 describe('memory store', () => {
   it('admits and counts every counter of a request together', () => {
@@ -74,6 +81,7 @@ describe('memory store', () => {
     for (let i = 0; i < 59; i++) store.decide([check(`new${i}`)]);
     assert.ok(store.size <= 100, `size ${store.size}`);
     assert.deepEqual(store.decide([check('per-day', { hits: 0, limit: 100, ttlMs: 86_400_000 })]).before, [7]);
-    for (let i = 0; i < 40; i++) assert.deepEqual(store.decide([check(`hour${i}`, { hits: 0, ttlMs: 3_600_000 })]).before, [1], `hour${i}`);
+    for (let i = 0; i < 40; i++)
+      assert.deepEqual(store.decide([check(`hour${i}`, { hits: 0, ttlMs: 3_600_000 })]).before, [1], `hour${i}`);
   });
 });

@@ -39,12 +39,16 @@ describe('quota mode', () => {
   it('loads quota_mode without a warning', () => {
     const logger = memoryLogger();
     createRateLimitService({ limits: LIMITS, logger });
-    assert.deepEqual(logger.lines.filter((l) => l.level === 'warn'), []);
+    assert.deepEqual(
+      logger.lines.filter((l) => l.level === 'warn'),
+      [],
+    );
   });
 
   it('answers OK past a quota-mode limit, with that descriptor OVER_LIMIT and named in the dynamic metadata', async () => {
     const service = serviceWith();
-    const ask = () => service.shouldRateLimit({ domain: 'llm', descriptors: [one('backend', 'b1'), one('tenant', 'acme')] });
+    const ask = () =>
+      service.shouldRateLimit({ domain: 'llm', descriptors: [one('backend', 'b1'), one('tenant', 'acme')] });
     const first = await ask();
     assert.equal(first.overallCode, 'OK');
     assert.deepEqual(first.dynamicMetadata, {
@@ -73,9 +77,15 @@ describe('quota mode', () => {
   it('still refuses a request over an ordinary limit, counting none of its quotas', async () => {
     const service = serviceWith();
     for (let i = 0; i < 5; i++) await service.shouldRateLimit({ domain: 'llm', descriptors: [one('backend', 'b1')] });
-    const refused = await service.shouldRateLimit({ domain: 'llm', descriptors: [one('tenant', 'acme'), one('backend', 'b1')] });
+    const refused = await service.shouldRateLimit({
+      domain: 'llm',
+      descriptors: [one('tenant', 'acme'), one('backend', 'b1')],
+    });
     assert.equal(refused.overallCode, 'OVER_LIMIT');
-    assert.deepEqual(refused.statuses.map((s) => s.code), ['OK', 'OVER_LIMIT']);
+    assert.deepEqual(
+      refused.statuses.map((s) => s.code),
+      ['OK', 'OVER_LIMIT'],
+    );
     assert.deepEqual(refused.dynamicMetadata?.quotaModeViolations, undefined);
     const next = await service.shouldRateLimit({ domain: 'llm', descriptors: [one('tenant', 'acme')] });
     assert.equal(next.statuses[0].limitRemaining, 1);
@@ -85,25 +95,48 @@ describe('quota mode', () => {
     const service = serviceWith();
     const res = await service.shouldRateLimit({ domain: 'llm', hitsAddend: 3, descriptors: [one('tenant', 'acme')] });
     assert.equal(res.overallCode, 'OK');
-    assert.deepEqual(res.dynamicMetadata, { domain: 'llm', descriptors: [{ entries: ['tenant=acme'] }], hitsAddend: 3, quotaModeEnabled: true, quotaModeViolations: [0] });
+    assert.deepEqual(res.dynamicMetadata, {
+      domain: 'llm',
+      descriptors: [{ entries: ['tenant=acme'] }],
+      hitsAddend: 3,
+      quotaModeEnabled: true,
+      quotaModeViolations: [0],
+    });
   });
 
   it('reports no violation of a quota in shadow mode, nor of an unlimited one', async () => {
     const service = serviceWith();
-    for (let i = 0; i < 3; i++) await service.shouldRateLimit({ domain: 'llm', descriptors: [one('trial', 't'), one('free', 'f')] });
+    for (let i = 0; i < 3; i++)
+      await service.shouldRateLimit({ domain: 'llm', descriptors: [one('trial', 't'), one('free', 'f')] });
     const res = await service.shouldRateLimit({ domain: 'llm', descriptors: [one('trial', 't'), one('free', 'f')] });
-    assert.deepEqual(res.statuses.map((s) => s.code), ['OK', 'OK']);
-    assert.deepEqual(res.dynamicMetadata, { domain: 'llm', descriptors: [{ entries: ['trial=t'] }, { entries: ['free=f'] }], quotaModeEnabled: true });
+    assert.deepEqual(
+      res.statuses.map((s) => s.code),
+      ['OK', 'OK'],
+    );
+    assert.deepEqual(res.dynamicMetadata, {
+      domain: 'llm',
+      descriptors: [{ entries: ['trial=t'] }, { entries: ['free=f'] }],
+      quotaModeEnabled: true,
+    });
   });
 
   it('sends no dynamic metadata when no quota-mode limit applies', async () => {
     const service = serviceWith();
-    const res = await service.shouldRateLimit({ domain: 'llm', descriptors: [one('backend', 'b1'), one('free', 'f'), one('other', 'x')] });
+    const res = await service.shouldRateLimit({
+      domain: 'llm',
+      descriptors: [one('backend', 'b1'), one('free', 'f'), one('other', 'x')],
+    });
     assert.equal('dynamicMetadata' in res, false);
   });
 
   it('takes quota_mode as envoyproxy/ratelimit reads a flag, and refuses a quoted one', () => {
-    const rule = (flag: unknown) => compileDocuments([{ domain: 'd', descriptors: [{ key: 'k', quota_mode: flag, rate_limit: { unit: 'second', requests_per_unit: 1 } }] }]);
+    const rule = (flag: unknown) =>
+      compileDocuments([
+        {
+          domain: 'd',
+          descriptors: [{ key: 'k', quota_mode: flag, rate_limit: { unit: 'second', requests_per_unit: 1 } }],
+        },
+      ]);
     assert.doesNotThrow(() => rule(true));
     assert.throws(() => rule('yes'), /descriptors\[0\]\.quota_mode: must be true or false/);
   });
@@ -113,7 +146,9 @@ describe('quota mode', () => {
     let clients: Clients;
 
     before(async () => {
-      server = createRateLimitGrpcServer(createRateLimitService({ limits: LIMITS, logger: memoryLogger() }), { port: 0 });
+      server = createRateLimitGrpcServer(createRateLimitService({ limits: LIMITS, logger: memoryLogger() }), {
+        port: 0,
+      });
       clients = grpcClients(`127.0.0.1:${await server.start()}`);
     });
     after(async () => {
@@ -127,10 +162,16 @@ describe('quota mode', () => {
       await unary(clients.envoy, 'ShouldRateLimit', request);
       const res = await unary(clients.envoy, 'ShouldRateLimit', request);
       assert.equal(res.overall_code, 'OK');
-      assert.deepEqual(res.statuses.map((s: { code: string }) => s.code), ['OVER_LIMIT', 'OK']);
+      assert.deepEqual(
+        res.statuses.map((s: { code: string }) => s.code),
+        ['OVER_LIMIT', 'OK'],
+      );
       const fields = res.dynamic_metadata.fields;
       assert.deepEqual(fields.quotaModeEnabled, { boolValue: true, kind: 'boolValue' });
-      assert.deepEqual(fields.quotaModeViolations, { listValue: { values: [{ numberValue: 0, kind: 'numberValue' }] }, kind: 'listValue' });
+      assert.deepEqual(fields.quotaModeViolations, {
+        listValue: { values: [{ numberValue: 0, kind: 'numberValue' }] },
+        kind: 'listValue',
+      });
       assert.deepEqual(fields.domain, { stringValue: 'llm', kind: 'stringValue' });
       assert.deepEqual(fields.descriptors.listValue.values[1].structValue.fields.entries.listValue.values, [
         { stringValue: 'backend=grpc', kind: 'stringValue' },
@@ -162,7 +203,10 @@ describe('quota mode', () => {
         await store.ready();
         const service = serviceWith(store);
         const codes: string[] = [];
-        for (let i = 0; i < 4; i++) codes.push((await service.shouldRateLimit({ domain: 'llm', descriptors: [one('tenant', 'redis')] })).overallCode);
+        for (let i = 0; i < 4; i++)
+          codes.push(
+            (await service.shouldRateLimit({ domain: 'llm', descriptors: [one('tenant', 'redis')] })).overallCode,
+          );
         assert.deepEqual(codes, ['OK', 'OK', 'OK', 'OK']);
         const keys = await redis.client.keys('*tenant_redis*');
         assert.equal(keys.length, 1);

@@ -6,7 +6,7 @@ describe("the bound on Redis's clock", () => {
     assert.equal(createRedisClockBound().latest(1000), 0);
   });
 
-  it("takes the latest Redis time a reply allows: the script ran after it was sent, within the millisecond Redis read", () => {
+  it('takes the latest Redis time a reply allows: the script ran after it was sent, within the millisecond Redis read', () => {
     const clock = createRedisClockBound();
     clock.sample(1000, 50_000);
     assert.equal(clock.latest(1000), 50_001);

@@ -34,8 +34,18 @@ const LIMITS = [
   },
 ];
 
-const check = (key: string, over: Partial<WindowCheck> = {}): WindowCheck => ({ key, hits: 1, limit: 10, ttlMs: 60_000, enforce: true, ...over });
-const one = (key: string, value: string, hitsAddend?: number) => ({ entries: [{ key, value }], ...(hitsAddend === undefined ? {} : { hitsAddend }) });
+const check = (key: string, over: Partial<WindowCheck> = {}): WindowCheck => ({
+  key,
+  hits: 1,
+  limit: 10,
+  ttlMs: 60_000,
+  enforce: true,
+  ...over,
+});
+const one = (key: string, value: string, hitsAddend?: number) => ({
+  entries: [{ key, value }],
+  ...(hitsAddend === undefined ? {} : { hitsAddend }),
+});
 
 /** An answer without what depends on the instant it was made. */
 function shape(r: RateLimitResponse): unknown {
@@ -71,7 +81,9 @@ describe('Redis store with huge hits', function () {
   }
 
   /** The same calls, all at once, through Redis and through the memory store: their answers, in call order. */
-  async function bothStores(requests: RateLimitRequest[]): Promise<{ redis: unknown[]; memory: unknown[]; store: RedisStore }> {
+  async function bothStores(
+    requests: RateLimitRequest[],
+  ): Promise<{ redis: unknown[]; memory: unknown[]; store: RedisStore }> {
     const s = await store('gatehouse:ratelimit');
     const overRedis = service(s);
     const viaRedis = await Promise.all(requests.map((r) => overRedis.shouldRateLimit(r)));
@@ -90,7 +102,8 @@ describe('Redis store with huge hits', function () {
     const requests: RateLimitRequest[] = [];
     for (let i = 0; i < 300; i++) requests.push({ domain: 'd', descriptors: [one('k', 'unrelated')] });
     // 25 calls on each of 4 shadow counters: their sums pass 2^53, and 10^17 where Redis writes them as 2.25e+17.
-    for (let i = 0; i < 100; i++) requests.splice(i * 4, 0, { domain: 'd', descriptors: [one('shadow', `p${i % 4}`, MAX)] });
+    for (let i = 0; i < 100; i++)
+      requests.splice(i * 4, 0, { domain: 'd', descriptors: [one('shadow', `p${i % 4}`, MAX)] });
     const both = await bothStores(requests);
     // One script call for the burst, as before: no extra round trip.
     assert.equal(both.store.stats().batches, 1);
@@ -114,7 +127,10 @@ describe('Redis store with huge hits', function () {
     ];
     const both = await bothStores(requests);
     assert.deepEqual(both.redis, both.memory);
-    assert.deepEqual((both.redis as RateLimitResponse[]).map((r) => r.overallCode), ['OK', 'OVER_LIMIT', 'OK', 'OK']);
+    assert.deepEqual(
+      (both.redis as RateLimitResponse[]).map((r) => r.overallCode),
+      ['OK', 'OVER_LIMIT', 'OK', 'OK'],
+    );
     assert.equal(await counter('d_k_a_*'), '2');
     assert.equal(await counter('d_shadow_x_*'), String(MAX));
     assert.equal(await counter('d_quota_q_*'), String(MAX));
@@ -122,7 +138,8 @@ describe('Redis store with huge hits', function () {
 
   it('keeps a shadow or quota counter at 2^53 - 1, with its window, under repeated huge hits', async () => {
     const requests: RateLimitRequest[] = [];
-    for (let i = 0; i < 50; i++) requests.push({ domain: 'd', descriptors: [one('shadow', 'same', MAX), one('quota', 'same', MAX - i)] });
+    for (let i = 0; i < 50; i++)
+      requests.push({ domain: 'd', descriptors: [one('shadow', 'same', MAX), one('quota', 'same', MAX - i)] });
     const s = await store('gatehouse:ratelimit');
     const svc = service(s);
     // In one script call, then one call each: the sums past 2^53 happen in the script and across calls.
@@ -130,7 +147,13 @@ describe('Redis store with huge hits', function () {
     for (const r of requests.slice(0, 5)) burst.push(await svc.shouldRateLimit(r));
     for (const r of burst) {
       assert.equal(r.overallCode, 'OK');
-      assert.deepEqual(r.statuses.map((st) => [st.code, st.limitRemaining]), [['OK', 0], ['OVER_LIMIT', 0]]);
+      assert.deepEqual(
+        r.statuses.map((st) => [st.code, st.limitRemaining]),
+        [
+          ['OK', 0],
+          ['OVER_LIMIT', 0],
+        ],
+      );
     }
     for (const name of ['shadow', 'quota']) {
       const keys = await redis.client.keys(`gatehouse:ratelimit:d_${name}_same_*`);
@@ -161,7 +184,10 @@ describe('Redis store with huge hits', function () {
     const s = await store();
     const odd = ['5.0', '1e3', ' 5', '0x10', '007', '-3'];
     for (const [i, v] of odd.entries()) await redis.client.set(`p:odd${i}`, v);
-    const answers = await Promise.allSettled([...odd.map((_, i) => s.decide([check(`odd${i}`)])), s.decide([check('fine')])]);
+    const answers = await Promise.allSettled([
+      ...odd.map((_, i) => s.decide([check(`odd${i}`)])),
+      s.decide([check('fine')]),
+    ]);
     assert.equal(s.stats().batches, 1);
     for (const a of answers.slice(0, odd.length)) {
       assert.equal(a.status, 'rejected');
@@ -201,8 +227,14 @@ describe('Redis store with huge hits', function () {
     await redis.client.set('p:held', '3', 'PX', 60_000);
     await redis.client.config('SET', 'maxmemory', '1');
     try {
-      const answers = await Promise.allSettled([s.decide([check('held')]), s.decide([check('new', { hits: MAX, enforce: false })])]);
-      assert.deepEqual(answers.map((a) => a.status), ['rejected', 'rejected']);
+      const answers = await Promise.allSettled([
+        s.decide([check('held')]),
+        s.decide([check('new', { hits: MAX, enforce: false })]),
+      ]);
+      assert.deepEqual(
+        answers.map((a) => a.status),
+        ['rejected', 'rejected'],
+      );
       assert.match(String((answers[0] as PromiseRejectedResult).reason), /OOM/);
     } finally {
       await redis.client.config('SET', 'maxmemory', '0');
@@ -219,7 +251,10 @@ describe('Redis store with huge hits', function () {
     const gone = () => left;
     const kept = s.decide([check('s', { hits: MAX - 10, enforce: false })]);
     // Saturates 's' (adding 5 of its hits) and creates 't', in the same script call as `kept`.
-    const cancelled = s.decide([check('s', { hits: MAX, enforce: false }), check('t', { hits: 2 * 10 ** 14, enforce: false })], { gone });
+    const cancelled = s.decide(
+      [check('s', { hits: MAX, enforce: false }), check('t', { hits: 2 * 10 ** 14, enforce: false })],
+      { gone },
+    );
     const cancelledToo = s.decide([check('s', { hits: 1, enforce: false })], { gone });
     // After the script call is sent (this turn's flush), before its answer is read.
     setImmediate(() => (left = true));

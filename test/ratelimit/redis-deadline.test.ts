@@ -14,7 +14,14 @@ import { grpcClients } from './support/grpc-clients';
 import { holdEventLoopUntil, startRedis, useRedis } from './support/redis-server';
 import { memoryLogger } from './support/silent';
 
-const check = (key: string, over: Partial<WindowCheck> = {}): WindowCheck => ({ key, hits: 1, limit: 50, ttlMs: 60_000, enforce: true, ...over });
+const check = (key: string, over: Partial<WindowCheck> = {}): WindowCheck => ({
+  key,
+  hits: 1,
+  limit: 50,
+  ttlMs: 60_000,
+  enforce: true,
+  ...over,
+});
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -149,7 +156,11 @@ describe('rate-limit gRPC server over Redis when a call is cancelled', function 
   it('takes back the decision of a call cancelled before Redis answered', async () => {
     const redis = await startRedis();
     const store = createRedisStore({ url: redis.url, prefix: 'p' });
-    const service = createRateLimitService({ limits: [{ domain: 'd', descriptors: [{ key: 'k', rate_limit: { unit: 'day', requests_per_unit: 5 } }] }], store, logger: memoryLogger() });
+    const service = createRateLimitService({
+      limits: [{ domain: 'd', descriptors: [{ key: 'k', rate_limit: { unit: 'day', requests_per_unit: 5 } }] }],
+      store,
+      logger: memoryLogger(),
+    });
     // The service as the server sees it, to learn when it has told the service of the cancel.
     let gone: (() => boolean) | undefined;
     const watched: RateLimiter = {

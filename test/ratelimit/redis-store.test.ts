@@ -1,12 +1,31 @@
 import assert from 'node:assert/strict';
-import { createRateLimitService, createRedisStore, type RedisStore, type RateLimitService, type WindowCheck } from '../../src/ratelimit';
+import {
+  createRateLimitService,
+  createRedisStore,
+  type RedisStore,
+  type RateLimitService,
+  type WindowCheck,
+} from '../../src/ratelimit';
 import { startRedis, useRedis } from './support/redis-server';
 import { memoryLogger } from './support/silent';
 
-const check = (key: string, over: Partial<WindowCheck> = {}): WindowCheck => ({ key, hits: 1, limit: 10, ttlMs: 60_000, enforce: true, ...over });
+const check = (key: string, over: Partial<WindowCheck> = {}): WindowCheck => ({
+  key,
+  hits: 1,
+  limit: 10,
+  ttlMs: 60_000,
+  enforce: true,
+  ...over,
+});
 
 const LIMITS = [
-  { domain: 'd', descriptors: [{ key: 'k', rate_limit: { unit: 'hour', requests_per_unit: 50 } }, { key: 'other', rate_limit: { unit: 'hour', requests_per_unit: 1000 } }] },
+  {
+    domain: 'd',
+    descriptors: [
+      { key: 'k', rate_limit: { unit: 'hour', requests_per_unit: 50 } },
+      { key: 'other', rate_limit: { unit: 'hour', requests_per_unit: 1000 } },
+    ],
+  },
   {
     domain: 'small',
     descriptors: [
@@ -25,7 +44,6 @@ describe('Redis store', function () {
   function service(s: RedisStore): RateLimitService {
     return createRateLimitService({ limits: LIMITS, store: s, logger: memoryLogger() });
   }
-
 
   it('keeps each counter under the prefix, with an expiry at the window end', async () => {
     const s = store({ prefix: 'test' });
@@ -64,10 +82,22 @@ describe('Redis store', function () {
     const svc = service(s);
     const twice = () => svc.shouldRateLimit({ domain: 'small', descriptors: [one('k', 'v'), one('k', 'v')] });
     const first = await twice();
-    assert.deepEqual(first.statuses.map((st) => [st.code, st.limitRemaining]), [['OK', 2], ['OK', 1]]);
+    assert.deepEqual(
+      first.statuses.map((st) => [st.code, st.limitRemaining]),
+      [
+        ['OK', 2],
+        ['OK', 1],
+      ],
+    );
     const second = await twice();
     assert.equal(second.overallCode, 'OVER_LIMIT');
-    assert.deepEqual(second.statuses.map((st) => [st.code, st.limitRemaining]), [['OK', 1], ['OVER_LIMIT', 0]]);
+    assert.deepEqual(
+      second.statuses.map((st) => [st.code, st.limitRemaining]),
+      [
+        ['OK', 1],
+        ['OVER_LIMIT', 0],
+      ],
+    );
     const keys = await redis.client.keys('*');
     assert.equal(keys.length, 1);
     assert.equal(await redis.client.get(keys[0]), '2');
@@ -77,10 +107,14 @@ describe('Redis store', function () {
     const s = store();
     await s.ready();
     const svc = service(s);
-    const tenants = (...values: string[]) => svc.shouldRateLimit({ domain: 'small', descriptors: values.map((v) => one('tenant', v)) });
+    const tenants = (...values: string[]) =>
+      svc.shouldRateLimit({ domain: 'small', descriptors: values.map((v) => one('tenant', v)) });
     const four = await tenants('acme-1', 'acme-2', 'acme-3', 'acme-4');
     assert.equal(four.overallCode, 'OK');
-    assert.deepEqual(four.statuses.map((st) => st.limitRemaining), [3, 2, 1, 0]);
+    assert.deepEqual(
+      four.statuses.map((st) => st.limitRemaining),
+      [3, 2, 1, 0],
+    );
     const keys = await redis.client.keys('*');
     assert.equal(keys.length, 1);
     assert.match(keys[0], /^gatehouse:ratelimit:small_tenant_acme\*_\d+$/);
@@ -93,9 +127,15 @@ describe('Redis store', function () {
     const s = store();
     await s.ready();
     const svc = service(s);
-    const five = await svc.shouldRateLimit({ domain: 'small', descriptors: ['a', 'b', 'c', 'd', 'e'].map((v) => one('tenant', `acme-${v}`)) });
+    const five = await svc.shouldRateLimit({
+      domain: 'small',
+      descriptors: ['a', 'b', 'c', 'd', 'e'].map((v) => one('tenant', `acme-${v}`)),
+    });
     assert.equal(five.overallCode, 'OVER_LIMIT');
-    assert.deepEqual(five.statuses.map((st) => st.code), ['OK', 'OK', 'OK', 'OK', 'OVER_LIMIT']);
+    assert.deepEqual(
+      five.statuses.map((st) => st.code),
+      ['OK', 'OK', 'OK', 'OK', 'OVER_LIMIT'],
+    );
     assert.deepEqual(await redis.client.keys('*'), []);
   });
 
@@ -122,7 +162,9 @@ describe('Redis store', function () {
     await s.ready();
     const svc = service(s);
     const answers = await Promise.all(
-      Array.from({ length: 200 }, () => svc.shouldRateLimit({ domain: 'd', descriptors: [{ entries: [{ key: 'k', value: 'x' }] }] })),
+      Array.from({ length: 200 }, () =>
+        svc.shouldRateLimit({ domain: 'd', descriptors: [{ entries: [{ key: 'k', value: 'x' }] }] }),
+      ),
     );
     assert.equal(answers.filter((a) => a.overallCode === 'OK').length, 50);
   });
@@ -132,7 +174,10 @@ describe('Redis store', function () {
     const [a, b] = stores.map(service);
     await Promise.all(stores.map((s) => s.ready()));
     const ask = (svc: RateLimitService) =>
-      svc.shouldRateLimit({ domain: 'd', descriptors: [{ entries: [{ key: 'other', value: 'y' }] }, { entries: [{ key: 'k', value: 'shared' }] }] });
+      svc.shouldRateLimit({
+        domain: 'd',
+        descriptors: [{ entries: [{ key: 'other', value: 'y' }] }, { entries: [{ key: 'k', value: 'shared' }] }],
+      });
     const answers = await Promise.all(Array.from({ length: 150 }, (_, i) => ask(i % 2 ? a : b)));
     assert.equal(answers.filter((r) => r.overallCode === 'OK').length, 50);
     // The refused requests took nothing from the other descriptor.
@@ -142,7 +187,6 @@ describe('Redis store', function () {
 });
 
 describe('Redis store when Redis goes away', function () {
-
   it('fails each call within its deadline, then works again once Redis is back', async () => {
     const redis = await startRedis();
     const s = createRedisStore({ url: redis.url, timeoutMs: 50 });

@@ -11,7 +11,9 @@ const check = (key: string, hits: number): WindowCheck => ({ key, hits, limit: 1
 
 /** The sums, counted the plain way. */
 function expected(checks: readonly WindowCheck[]): number[] {
-  return checks.map((c, i) => checks.slice(0, i).reduce((sum, earlier) => sum + (earlier.key === c.key ? earlier.hits : 0), 0));
+  return checks.map((c, i) =>
+    checks.slice(0, i).reduce((sum, earlier) => sum + (earlier.key === c.key ? earlier.hits : 0), 0),
+  );
 }
 
 describe('the earlier hits of a request on one counter', () => {

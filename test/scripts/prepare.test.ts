@@ -7,7 +7,16 @@ import { groupAlive, manifest, run, startServer } from '../support/package';
 import { freshDataDir } from '../support/pglite';
 
 /** What a clone of the repository holds that a build and a start read. */
-const CHECKOUT_FILES = ['package.json', 'package-lock.json', 'scripts', 'src', 'tsconfig.json', 'tsconfig.build.json', 'config', 'proto'];
+const CHECKOUT_FILES = [
+  'package.json',
+  'package-lock.json',
+  'scripts',
+  'src',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'config',
+  'proto',
+];
 
 /** A fresh checkout of the repository's files, without node_modules or dist/. */
 function checkout(): string {
@@ -21,7 +30,12 @@ function checkout(): string {
  * with SIGTERM and waits for its last line; the pid of what npm started.
  */
 async function assertServesDemo(dir: string): Promise<number> {
-  const server = await startServer('npm', ['start'], dir, { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'info', GATEHOUSE_DATA: await freshDataDir() });
+  const server = await startServer('npm', ['start'], dir, {
+    PORT: '0',
+    GRPC_PORT: '0',
+    LOG_LEVEL: 'info',
+    GATEHOUSE_DATA: await freshDataDir(),
+  });
   try {
     const res = await fetch(`${server.url}/v1/messages/1`);
     assert.equal(res.status, 200);
@@ -50,7 +64,10 @@ describe('npm prepare (scripts/prepare.js)', function () {
     const dir = fresh();
     const prepared = await run('npm', ['run', 'prepare'], dir);
     assert.equal(prepared.code, 1, prepared.stdout);
-    assert.match(prepared.stderr, /gatehouse: dist\/ is not built, and building it needs TypeScript, a devDependency: run npm install \(or npm ci\)/);
+    assert.match(
+      prepared.stderr,
+      /gatehouse: dist\/ is not built, and building it needs TypeScript, a devDependency: run npm install \(or npm ci\)/,
+    );
     assert.equal(existsSync(join(dir, 'dist')), false);
   });
 
@@ -58,11 +75,16 @@ describe('npm prepare (scripts/prepare.js)', function () {
     const dir = fresh();
     const project = mkdtempSync(join(tmpdir(), 'gatehouse-project-'));
     made.push(project);
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'travel-app', version: '1.0.0', private: true }));
+    writeFileSync(
+      join(project, 'package.json'),
+      JSON.stringify({ name: 'travel-app', version: '1.0.0', private: true }),
+    );
     const installed = await run('npm', ['install', dir, '--prefer-offline', '--no-audit', '--no-fund'], project);
     assert.notEqual(installed.code, 0, installed.stdout);
     assert.ok(
-      installed.stderr.includes(`gatehouse: ${dir} is installed as a folder, which npm links as it is, without its dev dependencies: run npm install in ${dir} first`),
+      installed.stderr.includes(
+        `gatehouse: ${dir} is installed as a folder, which npm links as it is, without its dev dependencies: run npm install in ${dir} first`,
+      ),
       installed.stderr,
     );
     assert.equal(existsSync(join(dir, 'dist')), false);
@@ -79,7 +101,8 @@ describe('npm prepare (scripts/prepare.js)', function () {
     const dir = fresh();
     const installed = await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], dir);
     assert.equal(installed.code, 0, installed.stderr);
-    for (const file of [manifest.main, manifest.types, ...Object.values(manifest.bin)]) assert.ok(existsSync(join(dir, file)), `${file} was not built`);
+    for (const file of [manifest.main, manifest.types, ...Object.values(manifest.bin)])
+      assert.ok(existsSync(join(dir, file)), `${file} was not built`);
     await assertServesDemo(dir);
   });
 
@@ -92,9 +115,13 @@ describe('npm prepare (scripts/prepare.js)', function () {
     const main = readFileSync(join(dir, manifest.main), 'utf8');
     const production = await run('npm', ['ci', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund'], dir);
     assert.equal(production.code, 0, production.stderr);
-    assert.match(production.stdout, /TypeScript is not installed \(a production install\): dist\/ is kept as it was built/);
+    assert.match(
+      production.stdout,
+      /TypeScript is not installed \(a production install\): dist\/ is kept as it was built/,
+    );
     assert.equal(readFileSync(join(dir, manifest.main), 'utf8'), main);
-    for (const tool of ['typescript', 'tsx', 'esbuild', 'mocha']) assert.equal(existsSync(join(dir, 'node_modules', tool)), false, `${tool} was installed`);
+    for (const tool of ['typescript', 'tsx', 'esbuild', 'mocha'])
+      assert.equal(existsSync(join(dir, 'node_modules', tool)), false, `${tool} was installed`);
 
     const pid = await assertServesDemo(dir);
     assert.equal(groupAlive(pid), false, 'a process of npm start outlived it');

@@ -49,7 +49,12 @@ export function userEnvironment(extra: Record<string, string> = {}): NodeJS.Proc
 }
 
 /** Runs a command to its end, in a user's environment. */
-export async function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
+export async function run(
+  command: string,
+  args: string[],
+  cwd: string,
+  env: Record<string, string> = {},
+): Promise<Run> {
   const child = spawn(command, args, { cwd, env: userEnvironment(env), stdio: ['ignore', 'pipe', 'pipe'] });
   const out = { stdout: '', stderr: '' };
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out.stdout += chunk));
@@ -105,7 +110,8 @@ async function makeProject(): Promise<PackedProject> {
   }
   // Its dependencies, and what the user's own code uses (koa, koa-mount and their types), as the repository has them.
   for (const name of readdirSync(join(REPO_ROOT, 'node_modules'))) {
-    if (!name.startsWith('.') && name !== 'gatehouse') symlinkSync(join(REPO_ROOT, 'node_modules', name), join(project, 'node_modules', name));
+    if (!name.startsWith('.') && name !== 'gatehouse')
+      symlinkSync(join(REPO_ROOT, 'node_modules', name), join(project, 'node_modules', name));
   }
   return { project, installed, tarball: join(project, filename), packed: files.map((f) => f.path) };
 }
@@ -154,8 +160,18 @@ export function groupAlive(pid: number): boolean {
  * the test's timeout ends a start that never comes. Signals sent by the test
  * go to the child's pid alone, as a process manager sends them.
  */
-export async function startServer(command: string, args: string[], cwd: string, env: Record<string, string> = {}): Promise<StartedServer> {
-  const child = spawn(command, args, { cwd, env: userEnvironment(env), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+export async function startServer(
+  command: string,
+  args: string[],
+  cwd: string,
+  env: Record<string, string> = {},
+): Promise<StartedServer> {
+  const child = spawn(command, args, {
+    cwd,
+    env: userEnvironment(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   groups.add(child.pid!);
   let out = '';
   let err = '';
@@ -171,7 +187,11 @@ export async function startServer(command: string, args: string[], cwd: string, 
       if (match) resolve(match[2]);
     };
     child.stdout!.on('data', look);
-    void closed.then((ran) => reject(new Error(`${command} ${args.join(' ')} ended (${ran.signal ?? ran.code}) before listening:\n${out}${err}`)));
+    void closed.then((ran) =>
+      reject(
+        new Error(`${command} ${args.join(' ')} ended (${ran.signal ?? ran.code}) before listening:\n${out}${err}`),
+      ),
+    );
   });
   return { child, url, output: () => out + err, ended: () => closed };
 }

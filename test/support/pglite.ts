@@ -20,7 +20,9 @@ import { PGlite } from '@electric-sql/pglite';
 const PGLITE_FOLDER = 'pglite';
 
 // Its package.json is not exported: found beside its main file, dist/index.cjs.
-const VERSION: string = JSON.parse(readFileSync(join(dirname(require.resolve('@electric-sql/pglite')), '..', 'package.json'), 'utf8')).version;
+const VERSION: string = JSON.parse(
+  readFileSync(join(dirname(require.resolve('@electric-sql/pglite')), '..', 'package.json'), 'utf8'),
+).version;
 const TEMPLATE = join(tmpdir(), `gatehouse-test-pglite-${VERSION}-${process.getuid?.() ?? 0}`);
 
 const copies = new Set<string>();

@@ -68,7 +68,10 @@ let databases = 0;
 
 async function start(): Promise<PostgresCluster> {
   const bin = findPostgresBin();
-  if (!bin) throw new Error('PostgreSQL is not installed (no initdb and postgres on PATH or in /usr/lib/postgresql): .ci/run installs the postgresql package');
+  if (!bin)
+    throw new Error(
+      'PostgreSQL is not installed (no initdb and postgres on PATH or in /usr/lib/postgresql): .ci/run installs the postgresql package',
+    );
   const owner = runAs();
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-pg-'));
   clusterDir = dir;
@@ -80,15 +83,32 @@ async function start(): Promise<PostgresCluster> {
     chownSync(pwfile, owner.uid, owner.gid);
   }
   const as = owner ? { uid: owner.uid, gid: owner.gid } : {};
-  execFileSync(join(bin, 'initdb'), ['-D', data, '-U', PG_USER, `--pwfile=${pwfile}`, '--auth=scram-sha-256', '-E', 'UTF8', '--no-sync'], {
-    ...as,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  execFileSync(
+    join(bin, 'initdb'),
+    ['-D', data, '-U', PG_USER, `--pwfile=${pwfile}`, '--auth=scram-sha-256', '-E', 'UTF8', '--no-sync'],
+    {
+      ...as,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   const port = await freePort();
   // fsync off: what these tests kill is the gateway, never the cluster, and on a loaded machine a sync costs seconds.
   const proc = spawn(
     join(bin, 'postgres'),
-    ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=200'],
+    [
+      '-D',
+      data,
+      '-p',
+      String(port),
+      '-k',
+      dir,
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'fsync=off',
+      '-c',
+      'max_connections=200',
+    ],
     { ...as, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   child = proc;

@@ -139,10 +139,16 @@ const running = new Set<ChildProcess>();
  * folder of its own (handed back by `release` once it has exited) unless the
  * test named a store.
  */
-async function withDataDir(args: readonly string[], options: CliOptions): Promise<{ options: CliOptions; release?: () => void }> {
-  const keepsBookings = args[0] === 'start' || (args[0] === 'serve' && (args[1] === 'hotel-booking' || args[1] === 'car-booking'));
+async function withDataDir(
+  args: readonly string[],
+  options: CliOptions,
+): Promise<{ options: CliOptions; release?: () => void }> {
+  const keepsBookings =
+    args[0] === 'start' || (args[0] === 'serve' && (args[1] === 'hotel-booking' || args[1] === 'car-booking'));
   if (!keepsBookings) return { options };
-  const named = args.some((a) => a === '--data' || a === '--database-url' || a.startsWith('--data=') || a.startsWith('--database-url='));
+  const named = args.some(
+    (a) => a === '--data' || a === '--database-url' || a.startsWith('--data=') || a.startsWith('--database-url='),
+  );
   const env = options.env ?? {};
   if (named || env.GATEHOUSE_DATA !== undefined || env.DATABASE_URL !== undefined) return { options };
   const dir = await reusableDataDir();
@@ -155,7 +161,10 @@ function environment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...env, ...TEST_ENV, ...extra };
 }
 
-function spawnCli(args: readonly string[], options: CliOptions): { child: ChildProcess; out: { stdout: string; stderr: string } } {
+function spawnCli(
+  args: readonly string[],
+  options: CliOptions,
+): { child: ChildProcess; out: { stdout: string; stderr: string } } {
   assertBuilt();
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), options.main ?? MAIN, ...args], {
     cwd: REPO_ROOT,
@@ -191,7 +200,8 @@ export async function runCli(args: readonly string[], given: CliOptions = {}): P
   const timer = timeoutMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   try {
     const result = await ended(child, out);
-    if (result.signal === 'SIGKILL') throw new Error(`gatehouse ${args.join(' ')} did not end within ${timeoutMs} ms\n${describeOutput(out)}`);
+    if (result.signal === 'SIGKILL')
+      throw new Error(`gatehouse ${args.join(' ')} did not end within ${timeoutMs} ms\n${describeOutput(out)}`);
     return result;
   } finally {
     clearTimeout(timer);
@@ -199,7 +209,10 @@ export async function runCli(args: readonly string[], given: CliOptions = {}): P
 }
 
 /** Starts a command and hands it over at once, before it says anything: for what is sent to it while it starts. */
-export async function spawnedCli(args: readonly string[], given: CliOptions = {}): Promise<{ child: ChildProcess; ended(): Promise<CliResult> }> {
+export async function spawnedCli(
+  args: readonly string[],
+  given: CliOptions = {},
+): Promise<{ child: ChildProcess; ended(): Promise<CliResult> }> {
   const { options, release } = await withDataDir(args, given);
   const { child, out } = spawnCli(args, options);
   if (release) child.once('exit', release);
@@ -229,8 +242,12 @@ export async function startCli(args: readonly string[], given: CliOptions = {}):
         resolve(match);
       }
     };
-    const onExit = (code: number | null, signal: NodeJS.Signals | null) => fail(`exited (${signal ?? code}) before listening`);
-    const timer = timeoutMs === undefined ? undefined : setTimeout(() => fail(`was not listening within ${timeoutMs} ms`), timeoutMs);
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) =>
+      fail(`exited (${signal ?? code}) before listening`);
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => fail(`was not listening within ${timeoutMs} ms`), timeoutMs);
     function cleanup() {
       clearTimeout(timer);
       child.stdout!.off('data', onData);

@@ -53,7 +53,8 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
     });
   await listen(0);
   const port = (server.address() as net.AddressInfo).port;
-  const closeServer = () => new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()));
+  const closeServer = () =>
+    new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()));
   const dropAll = () => {
     for (const [a, b] of pairs) {
       a.destroy();

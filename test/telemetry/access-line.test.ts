@@ -47,14 +47,19 @@ describe('telemetry/access-line', () => {
     assert.equal(out.lines[0].remote, '::1');
   });
 
-  it('hands a turn of the event loop\'s lines to the destination in one write', async () => {
+  it("hands a turn of the event loop's lines to the destination in one write", async () => {
     const writes: string[] = [];
-    const writer = accessLineWriter(createLogger({ destination: { write: (chunk: string) => void writes.push(chunk) }, level: 'info' }));
+    const writer = accessLineWriter(
+      createLogger({ destination: { write: (chunk: string) => void writes.push(chunk) }, level: 'info' }),
+    );
     for (let i = 0; i < 50; i++) writer.write({ ...entry, status: 200 + i });
     assert.equal(writes.length, 0, 'nothing is written before the turn ends');
     await nextTurn();
     assert.equal(writes.length, 1);
-    const lines = writes[0].trimEnd().split('\n').map((l) => JSON.parse(l) as { status: number });
+    const lines = writes[0]
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { status: number });
     assert.deepEqual(
       lines.map((l) => l.status),
       Array.from({ length: 50 }, (_, i) => 200 + i),
@@ -71,8 +76,14 @@ describe('telemetry/access-line', () => {
       const paths = Array.from({ length: 3000 }, (_, i) => `/v1/${'aé€'[i % 3].repeat(i % 700)}/${i}`);
       for (const path of paths) writer.write({ ...entry, path, user: 'zoë' });
       await new Promise<void>((resolve, reject) => logger.flush((err?: Error) => (err ? reject(err) : resolve())));
-      const lines = readFileSync(file, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as { path: string; user: string });
-      assert.deepEqual(lines.map((l) => l.path), paths);
+      const lines = readFileSync(file, 'utf8')
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { path: string; user: string });
+      assert.deepEqual(
+        lines.map((l) => l.path),
+        paths,
+      );
       assert.ok(lines.every((l) => l.user === 'zoë'));
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -5,7 +5,14 @@ import { PassThrough } from 'node:stream';
 import Koa from 'koa';
 import request from 'supertest';
 import { errorHandler, HttpError, markCutShort } from '../../src/http';
-import { accessLog, createLogger, createMetrics, createRouteCounters, rejectedRequestLog, type AccessLogOptions } from '../../src/telemetry';
+import {
+  accessLog,
+  createLogger,
+  createMetrics,
+  createRouteCounters,
+  rejectedRequestLog,
+  type AccessLogOptions,
+} from '../../src/telemetry';
 import { captureLog } from './log-capture';
 
 /** An app shaped like the gateway: access log, error handler, then a handler per path. */
@@ -141,7 +148,10 @@ describe('telemetry/access-log', () => {
     assert.equal(out.lines[0].route, 'unmatched');
     assert.equal(out.lines[0].status, 404);
     assert.deepEqual(counters.get('unmatched'), { requests: 1, clientErrors: 1, errors: 0 });
-    assert.match(await metrics.registry.metrics(), /http_requests_total\{route="unmatched",method="GET",status="404"\} 1/);
+    assert.match(
+      await metrics.registry.metrics(),
+      /http_requests_total\{route="unmatched",method="GET",status="404"\} 1/,
+    );
   });
 
   it('reads the method and path before routing rewrites them', async () => {
@@ -271,7 +281,10 @@ describe('telemetry/access-log', () => {
       const [line] = await out.waitFor(1);
       assert.equal(line.aborted, true);
       assert.equal(line.status, 499);
-      assert.match(await metrics.registry.metrics(), /http_requests_total\{route="hotels",method="GET",status="499"\} 1/);
+      assert.match(
+        await metrics.registry.metrics(),
+        /http_requests_total\{route="hotels",method="GET",status="499"\} 1/,
+      );
       assert.deepEqual(counters.get('hotels'), { requests: 1, clientErrors: 1, errors: 0 });
     } finally {
       server.closeAllConnections();
@@ -316,7 +329,10 @@ describe('telemetry/access-log', () => {
       assert.equal(out.lines.length, 0, 'nothing logged while the body is under way');
       const done = new Promise<string>((resolve) => {
         let text = '';
-        res.setEncoding('utf8').on('data', (c: string) => (text += c)).on('end', () => resolve(text));
+        res
+          .setEncoding('utf8')
+          .on('data', (c: string) => (text += c))
+          .on('end', () => resolve(text));
       });
       body.end('last');
       assert.equal(await done, 'first last');

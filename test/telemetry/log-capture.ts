@@ -13,7 +13,10 @@ export interface LogCapture {
   /** Resolves once `count` lines have been written. */
   waitFor(count: number): Promise<Array<Record<string, unknown>>>;
   /** Resolves with the lines `select` keeps once there are `count` of them (access lines come a turn of the event loop late). */
-  waitForLines(count: number, select: (line: Record<string, unknown>) => boolean): Promise<Array<Record<string, unknown>>>;
+  waitForLines(
+    count: number,
+    select: (line: Record<string, unknown>) => boolean,
+  ): Promise<Array<Record<string, unknown>>>;
 }
 
 export function captureLog(): LogCapture {

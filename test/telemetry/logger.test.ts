@@ -47,7 +47,10 @@ describe('telemetry/logger', () => {
       logger.info('first');
       logger.info('second');
       await once(emitter, 'write');
-      const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l).msg);
+      const lines = readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).msg);
       assert.deepEqual(lines, ['first', 'second']);
       logger.info('third');
       await once(emitter, 'write');
@@ -75,10 +78,13 @@ describe('telemetry/logger', () => {
     return sizes;
   }
 
-  it('writes a busy turn\'s lines into a pipe at most PIPE_BUF bytes at a time, each write whole lines, and into a file at once', async () => {
+  it("writes a busy turn's lines into a pipe at most PIPE_BUF bytes at a time, each write whole lines, and into a file at once", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-log-'));
     try {
-      const lines = Array.from({ length: 100 }, (_, i) => `{"n":${i},"path":"/${'é'.repeat(i % 7)}${'x'.repeat(300)}"}\n`);
+      const lines = Array.from(
+        { length: 100 },
+        (_, i) => `{"n":${i},"path":"/${'é'.repeat(i % 7)}${'x'.repeat(300)}"}\n`,
+      );
       const text = lines.join('');
       const ends = new Set<number>();
       lines.reduce((offset, line) => (ends.add(offset + Buffer.byteLength(line)), offset + Buffer.byteLength(line)), 0);
@@ -91,7 +97,10 @@ describe('telemetry/logger', () => {
       const intoPipe = await writesOf(logDestination(openSync(fifo, 'w'), 20), text);
       await once(reader, 'close');
       assert.equal(read, text);
-      assert.ok(intoPipe.every((n) => n <= 4096), `writes of ${intoPipe.join(', ')} bytes`);
+      assert.ok(
+        intoPipe.every((n) => n <= 4096),
+        `writes of ${intoPipe.join(', ')} bytes`,
+      );
       let offset = 0;
       for (const n of intoPipe) assert.ok(ends.has((offset += n)), `a write ends within a line, at ${offset}`);
 
@@ -109,7 +118,10 @@ describe('telemetry/logger', () => {
       const file = join(dir, 'gatehouse.log');
       const destination = logDestination(file, 20);
       const emitter = destination as unknown as EventEmitter & { end(): void };
-      const lines = Array.from({ length: 400 }, (_, i) => `{"n":${i},"path":"/${'é'.repeat(i % 5)}${'x'.repeat(200)}"}\n`);
+      const lines = Array.from(
+        { length: 400 },
+        (_, i) => `{"n":${i},"path":"/${'é'.repeat(i % 5)}${'x'.repeat(200)}"}\n`,
+      );
       const total = lines.reduce((sum, line) => sum + Buffer.byteLength(line), 0);
       const sizes: number[] = [];
       const written = new Promise<void>((resolve) => {
@@ -143,11 +155,23 @@ describe('telemetry/logger', () => {
       logger.info('second');
       // Asked at once, while the file is still being opened, and again once it is.
       await new Promise<void>((resolve, reject) => logger.flush((err) => (err ? reject(err) : resolve())));
-      assert.deepEqual(readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l).msg), ['first', 'second']);
+      assert.deepEqual(
+        readFileSync(file, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l).msg),
+        ['first', 'second'],
+      );
       logger.info('third');
       assert.equal(readFileSync(file, 'utf8').includes('third'), false, 'the line waits for its chunk');
       await new Promise<void>((resolve, reject) => logger.flush((err) => (err ? reject(err) : resolve())));
-      assert.deepEqual(readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l).msg), ['first', 'second', 'third']);
+      assert.deepEqual(
+        readFileSync(file, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l).msg),
+        ['first', 'second', 'third'],
+      );
       (destination as unknown as { end(): void }).end();
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -163,7 +187,13 @@ describe('telemetry/logger', () => {
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
     const [code] = await once(child, 'close');
     assert.equal(code, 0);
-    assert.deepEqual(out.trim().split('\n').map((line) => JSON.parse(line).msg), ['shutting down', 'stopped']);
+    assert.deepEqual(
+      out
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).msg),
+      ['shutting down', 'stopped'],
+    );
   });
 
   it('writes the lines still waiting when the process exits, its standard output a file', async function () {
@@ -178,7 +208,13 @@ describe('telemetry/logger', () => {
       closeSync(out);
       const [code] = await once(child, 'close');
       assert.equal(code, 0);
-      assert.deepEqual(readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line).msg), ['shutting down', 'stopped']);
+      assert.deepEqual(
+        readFileSync(file, 'utf8')
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line).msg),
+        ['shutting down', 'stopped'],
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -249,7 +285,10 @@ describe('telemetry/logger', () => {
     const fromEnv = createLogger({ destination: out });
     fromEnv.info('not written either');
     fromEnv.warn('written too');
-    assert.deepEqual(out.lines.map((l) => l.msg), ['written', 'written too']);
+    assert.deepEqual(
+      out.lines.map((l) => l.msg),
+      ['written', 'written too'],
+    );
   });
 
   it('takes a LOG_LEVEL set empty as unset, as every other variable, instead of refusing to start', () => {
@@ -260,7 +299,10 @@ describe('telemetry/logger', () => {
       logger.debug('not written');
       logger.info(`written with '${empty}'`);
     }
-    assert.deepEqual(out.lines.map((l) => l.msg), ["written with ''", "written with ' '"]);
+    assert.deepEqual(
+      out.lines.map((l) => l.msg),
+      ["written with ''", "written with ' '"],
+    );
   });
 
   it('writes nothing at level silent', () => {

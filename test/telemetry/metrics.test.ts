@@ -52,7 +52,9 @@ describe('telemetry/metrics', () => {
     assert.match(text, /gatehouse_http_requests_total\{route="hotels",method="GET",status="200"\} 1000/);
     assert.match(text, /gatehouse_http_request_duration_seconds_count\{route="hotels",method="GET"\} 1000/);
     assert.match(text, /gatehouse_http_request_duration_seconds_bucket\{le="0.0025",route="hotels",method="GET"\} 500/);
-    const sum = Number(/gatehouse_http_request_duration_seconds_sum\{route="hotels",method="GET"\} (\S+)/.exec(text)?.[1]);
+    const sum = Number(
+      /gatehouse_http_request_duration_seconds_sum\{route="hotels",method="GET"\} (\S+)/.exec(text)?.[1],
+    );
     assert.ok(Math.abs(sum - 11) < 1e-9, `sum ${sum}`);
     assert.match(text, /gatehouse_auth_decisions_total\{result="allowed"\} 1/);
     metrics.recordRequest('hotels', 'GET', 200, 0.002);

@@ -8,14 +8,23 @@ const BUCKETS = [0.001, 0.005, 0.01, 0.1, 1];
 function twins() {
   const make = () => {
     const registry = new Registry();
-    const histogram = new Histogram({ name: 'took_seconds', help: 'Time taken.', labelNames: ['route', 'method'], buckets: BUCKETS, registers: [registry] });
+    const histogram = new Histogram({
+      name: 'took_seconds',
+      help: 'Time taken.',
+      labelNames: ['route', 'method'],
+      buckets: BUCKETS,
+      registers: [registry],
+    });
     return { registry, histogram };
   };
   return { batched: make(), direct: make() };
 }
 
 // Spread over every bucket, exactly on bounds, and past the last one.
-const values = Array.from({ length: 700 }, (_, i) => [0.0004, 0.001, 0.003, 0.005, 0.07, 0.1, 0.5, 1, 2.5, 30][i % 10] * (1 + (i % 7) / 1000));
+const values = Array.from(
+  { length: 700 },
+  (_, i) => [0.0004, 0.001, 0.003, 0.005, 0.07, 0.1, 0.5, 1, 2.5, 30][i % 10] * (1 + (i % 7) / 1000),
+);
 
 /** The exposition's lines, in an order that does not depend on which label set came first. */
 const lines = (text: string) => text.split('\n').sort();

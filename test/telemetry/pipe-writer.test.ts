@@ -61,15 +61,24 @@ describe('telemetry/pipe-writer', () => {
       let flushed = false;
       (destination as unknown as { flush(cb: () => void): void }).flush(() => (flushed = true));
       const text = await readUntil(reader, (t) => flushed && t.endsWith('\n'));
-      const got = text.trim().split('\n').map((line) => JSON.parse(line) as { n?: number; dropped?: number; level?: number; msg?: string });
+      const got = text
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { n?: number; dropped?: number; level?: number; msg?: string });
       const at = got.findIndex((line) => line.dropped !== undefined);
       assert.ok(at > 0, 'a line says lines were dropped');
       const notice = got[at];
       const before = got.slice(0, at).map((line) => line.n);
       const after = got.slice(at + 1).map((line) => line.n);
       // What went out is whole lines, the first ones (and the last, if there was room again), in order; the rest is counted, not lost silently.
-      assert.deepEqual(before, before.map((_, i) => i));
-      assert.deepEqual(after, after.map((_, i) => lines.length - after.length + i));
+      assert.deepEqual(
+        before,
+        before.map((_, i) => i),
+      );
+      assert.deepEqual(
+        after,
+        after.map((_, i) => lines.length - after.length + i),
+      );
       assert.ok(before.length * 113 >= 16 * 1024, `the backlog was filled before dropping: ${before.length} lines`);
       assert.equal(notice.level, 40);
       assert.equal(notice.dropped, lines.length - before.length - after.length);
@@ -92,18 +101,26 @@ describe('telemetry/pipe-writer', () => {
     assert.equal(JSON.parse((await readUntil(reader, (t) => t.endsWith('\n'))).trim()).n, 1);
     closeSync(reader);
     for (let i = 0; i < 100; i++) destination.write(`{"n":${i},"pad":"${'x'.repeat(200)}"}\n`);
-    await new Promise<void>((resolve, reject) => (destination as unknown as { flush(cb: (err?: Error) => void): void }).flush((err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      (destination as unknown as { flush(cb: (err?: Error) => void): void }).flush((err) =>
+        err ? reject(err) : resolve(),
+      ),
+    );
     (destination as unknown as { end(): void }).end();
   });
 
-  it("calls a flush back when the reader of the pipe left after lines were dropped", async function () {
+  it('calls a flush back when the reader of the pipe left after lines were dropped', async function () {
     if (!onLinux) this.skip();
     const [reader, writer] = fifo();
     const destination = logDestination(writer, 1, 16 * 1024);
     // The pipe and the backlog full, lines dropped; then the reader is gone.
     for (let i = 0; i < 2000; i++) destination.write(`{"n":${i},"pad":"${'x'.repeat(100)}"}\n`);
     closeSync(reader);
-    await new Promise<void>((resolve, reject) => (destination as unknown as { flush(cb: (err?: Error) => void): void }).flush((err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      (destination as unknown as { flush(cb: (err?: Error) => void): void }).flush((err) =>
+        err ? reject(err) : resolve(),
+      ),
+    );
     (destination as unknown as { end(): void }).end();
   });
 
@@ -114,12 +131,20 @@ describe('telemetry/pipe-writer', () => {
     const script = `const logger = require(${telemetry}).createLogger({ level: 'info' });
       for (let i = 0; i < 500; i++) logger.info({ n: i }, 'line'); process.exit(0);`;
     // A shell's pipe is a FIFO (Node's own stdio pipes are sockets): as a container's standard output.
-    const child = spawn('sh', ['-c', `"${process.execPath}" -e '${script.replace(/'/g, "'\\''")}' | cat`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('sh', ['-c', `"${process.execPath}" -e '${script.replace(/'/g, "'\\''")}' | cat`], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
     const [code] = await once(child, 'close');
     assert.equal(code, 0);
-    assert.deepEqual(out.trim().split('\n').map((line) => JSON.parse(line).n), Array.from({ length: 500 }, (_, i) => i));
+    assert.deepEqual(
+      out
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).n),
+      Array.from({ length: 500 }, (_, i) => i),
+    );
   });
 
   it('bounds what waits for a socket whose reader has stopped too, and says how many lines it dropped', async function () {
@@ -144,18 +169,31 @@ describe('telemetry/pipe-writer', () => {
       reading.resume();
       // Everything is in once the last line is: the notice comes when there is room again, before the lines after it.
       while (!text.includes(`"n":${lines.length - 1},`)) await new Promise((resolve) => setTimeout(resolve, 5));
-      const got = text.trim().split('\n').map((line) => JSON.parse(line) as { n?: number; dropped?: number; level?: number });
+      const got = text
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { n?: number; dropped?: number; level?: number });
       const at = got.findIndex((line) => line.dropped !== undefined);
       assert.ok(at > 0, 'a line says lines were dropped');
       const before = got.slice(0, at).map((line) => line.n);
       const after = got.slice(at + 1).map((line) => line.n);
       // Whole lines, the first ones and the last ones, in order; the ones between counted.
-      assert.deepEqual(before, before.map((_, i) => i));
-      assert.deepEqual(after, after.map((_, i) => lines.length - after.length + i));
+      assert.deepEqual(
+        before,
+        before.map((_, i) => i),
+      );
+      assert.deepEqual(
+        after,
+        after.map((_, i) => lines.length - after.length + i),
+      );
       assert.equal(got[at].level, 40);
       assert.equal(got[at].dropped, lines.length - before.length - after.length);
       assert.ok(got[at].dropped! > 0);
-      await new Promise<void>((resolve, reject) => (destination as unknown as { flush(cb: (err?: Error) => void): void }).flush((err) => (err ? reject(err) : resolve())));
+      await new Promise<void>((resolve, reject) =>
+        (destination as unknown as { flush(cb: (err?: Error) => void): void }).flush((err) =>
+          err ? reject(err) : resolve(),
+        ),
+      );
     } finally {
       client.destroy();
       reading.destroy();

@@ -156,7 +156,8 @@ function wholeNumber(name: string, value: number): number {
 function inlinePool(): BcryptPool {
   let closed = false;
   return {
-    compare: (password, hash) => (closed ? Promise.reject(new Error('the bcrypt pool is closed')) : bcrypt.compare(password, hash)),
+    compare: (password, hash) =>
+      closed ? Promise.reject(new Error('the bcrypt pool is closed')) : bcrypt.compare(password, hash),
     async close() {
       closed = true;
     },

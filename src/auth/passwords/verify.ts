@@ -17,7 +17,11 @@ export type BcryptCompare = (password: string, hash: string) => Promise<boolean>
  * Whether `password` matches the entry's hash. bcrypt goes to `compareBcrypt`;
  * the other schemes cost microseconds and are checked here.
  */
-export async function verifyPassword(password: string, entry: UserEntry, compareBcrypt: BcryptCompare): Promise<boolean> {
+export async function verifyPassword(
+  password: string,
+  entry: UserEntry,
+  compareBcrypt: BcryptCompare,
+): Promise<boolean> {
   switch (entry.scheme) {
     case 'bcrypt':
       // bcryptjs compares the computed and stored hashes in constant time.

@@ -89,7 +89,11 @@ class WholeAnswerReader implements Dispatcher.DispatchHandler {
     if (this.failed !== null) return;
     clearTimeout(this.timer);
     const chunks = this.chunks;
-    this.resolve({ statusCode: this.statusCode, headers: this.headers, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks) });
+    this.resolve({
+      statusCode: this.statusCode,
+      headers: this.headers,
+      body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks),
+    });
   }
 
   onResponseError(_controller: Dispatcher.DispatchController | undefined, err: Error): void {
@@ -104,7 +108,12 @@ class WholeAnswerReader implements Dispatcher.DispatchHandler {
  * Sends `options` through `dispatcher` and reads the answer whole: at most
  * `maxBytes` of body, all within `timeoutMs`, connecting included.
  */
-export function readWholeAnswer(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, maxBytes: number, timeoutMs: number): Promise<WholeAnswer> {
+export function readWholeAnswer(
+  dispatcher: Dispatcher,
+  options: Dispatcher.DispatchOptions,
+  maxBytes: number,
+  timeoutMs: number,
+): Promise<WholeAnswer> {
   const reader = new WholeAnswerReader(maxBytes, timeoutMs);
   dispatcher.dispatch(options, reader);
   return reader.answer;

@@ -83,7 +83,8 @@ export function parseAuthAddress(address: string): { origin: string; basePath: s
   } catch {
     throw new Error(`'${shown}' is not host:port or a URL`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`'${shown}': only http and https are supported`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new Error(`'${shown}': only http and https are supported`);
   if (url.username || url.password || url.search || url.hash) {
     throw new Error(`'${shown}': an auth service address has no credentials, query or fragment`);
   }
@@ -91,7 +92,11 @@ export function parseAuthAddress(address: string): { origin: string; basePath: s
   return { origin: url.origin, basePath: url.pathname === '/' ? '' : url.pathname.replace(/\/$/, '') };
 }
 
-function outgoing(headers: IncomingHttpHeaders, body: Buffer | undefined, extra: string | undefined): Record<string, string | string[]> {
+function outgoing(
+  headers: IncomingHttpHeaders,
+  body: Buffer | undefined,
+  extra: string | undefined,
+): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = { 'content-length': body === undefined ? '0' : String(body.length) };
   for (const name in headers) {
     const value = headers[name];
@@ -165,7 +170,11 @@ export function createRemoteAuthClient(address: string, options: RemoteAuthClien
       }
       const code = (err as { code?: string; name?: string }).code ?? (err as Error).name;
       if (err instanceof AnswerLimitError || code === 'UND_ERR_CONNECT_TIMEOUT') {
-        throw new RemoteAuthError('timeout', `the auth service at ${origin} did not answer within ${timeoutMs} ms`, err);
+        throw new RemoteAuthError(
+          'timeout',
+          `the auth service at ${origin} did not answer within ${timeoutMs} ms`,
+          err,
+        );
       }
       throw new RemoteAuthError('unreachable', `the auth service at ${origin} could not be asked (${code})`, err);
     }

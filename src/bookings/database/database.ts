@@ -85,7 +85,8 @@ export async function openBookingDatabase(options: BookingDatabaseOptions): Prom
   const schema = options.schema ?? DEFAULT_SCHEMA;
   checkSchemaName(schema);
   const timeoutMs = options.timeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS;
-  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) throw new RangeError(`the database timeout must be a whole number of ms (1 or more), got ${timeoutMs}`);
+  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1)
+    throw new RangeError(`the database timeout must be a whole number of ms (1 or more), got ${timeoutMs}`);
   const logger = options.logger ?? quiet;
   let engine: Engine;
   if (options.databaseUrl !== undefined) {
@@ -104,7 +105,11 @@ export async function openBookingDatabase(options: BookingDatabaseOptions): Prom
   let purge: NodeJS.Timeout | undefined;
 
   const lost = (reason: string) => {
-    if (down === undefined) logger.warn({ database: where, err: reason }, 'the bookings database is unavailable: bookings answer 503 until it is back');
+    if (down === undefined)
+      logger.warn(
+        { database: where, err: reason },
+        'the bookings database is unavailable: bookings answer 503 until it is back',
+      );
     down = reason;
   };
   const regained = () => {
@@ -123,8 +128,10 @@ export async function openBookingDatabase(options: BookingDatabaseOptions): Prom
     } catch (err) {
       // A key used again is the database answering as it should: the request is what is refused.
       // So is a booking refused by the checks a new one must pass (see CreateOptions.admit).
-      const refused = err instanceof IdempotencyKeyReused || err instanceof IdempotencyKeyInFlight || err instanceof HttpError;
-      const failure: DatabaseFailure | undefined = err instanceof DatabaseUnavailableError ? err.kind : refused ? undefined : 'error';
+      const refused =
+        err instanceof IdempotencyKeyReused || err instanceof IdempotencyKeyInFlight || err instanceof HttpError;
+      const failure: DatabaseFailure | undefined =
+        err instanceof DatabaseUnavailableError ? err.kind : refused ? undefined : 'error';
       options.onCall?.(operation, (performance.now() - started) / 1000, failure);
       if (err instanceof DatabaseUnavailableError) lost(err.reason);
       throw err;
@@ -133,7 +140,8 @@ export async function openBookingDatabase(options: BookingDatabaseOptions): Prom
 
   const run: Runner = (operation, work, runOptions = {}) => {
     if (closed) return Promise.reject(new DatabaseUnavailableError('unavailable', 'the bookings database is closed'));
-    if (!prepared) return Promise.reject(new DatabaseUnavailableError('unavailable', `not migrated yet: ${down ?? 'starting'}`));
+    if (!prepared)
+      return Promise.reject(new DatabaseUnavailableError('unavailable', `not migrated yet: ${down ?? 'starting'}`));
     return call(operation, work, runOptions.write ?? false, runOptions.timeoutMs ?? timeoutMs);
   };
 
@@ -141,7 +149,14 @@ export async function openBookingDatabase(options: BookingDatabaseOptions): Prom
   const storeOf = (kind: BookingKind) => {
     let store = stores.get(kind);
     if (!store) {
-      store = createSqlBookingStore({ kind, schema, run, now: options.now, newId: options.newId, idempotencyKeyTtlMs: options.idempotencyKeyTtlMs });
+      store = createSqlBookingStore({
+        kind,
+        schema,
+        run,
+        now: options.now,
+        newId: options.newId,
+        idempotencyKeyTtlMs: options.idempotencyKeyTtlMs,
+      });
       stores.set(kind, store);
     }
     return store;
@@ -160,9 +175,16 @@ export async function openBookingDatabase(options: BookingDatabaseOptions): Prom
     }
     if (closed) return;
     purge = setInterval(() => {
-      const cutoff = new Date((options.now?.() ?? new Date()).getTime() - (options.idempotencyKeyTtlMs ?? IDEMPOTENCY_KEY_TTL_MS)).toISOString();
-      run('purge', (sql) => sql.query(`DELETE FROM ${schema}.idempotency_keys WHERE created_at < $1::timestamptz`, [cutoff])).catch((err: unknown) =>
-        logger.warn({ database: where, err: errorText(err) }, 'expired idempotency keys could not be deleted; trying again later'),
+      const cutoff = new Date(
+        (options.now?.() ?? new Date()).getTime() - (options.idempotencyKeyTtlMs ?? IDEMPOTENCY_KEY_TTL_MS),
+      ).toISOString();
+      run('purge', (sql) =>
+        sql.query(`DELETE FROM ${schema}.idempotency_keys WHERE created_at < $1::timestamptz`, [cutoff]),
+      ).catch((err: unknown) =>
+        logger.warn(
+          { database: where, err: errorText(err) },
+          'expired idempotency keys could not be deleted; trying again later',
+        ),
       );
     }, PURGE_INTERVAL_MS);
     purge.unref();
@@ -206,7 +228,9 @@ export async function openBookingDatabase(options: BookingDatabaseOptions): Prom
       try {
         await call('ready', (sql) => sql.query('SELECT 1'), false, Math.min(timeoutMs, READY_TIMEOUT_MS));
       } catch (err) {
-        throw new Error(`${where} is unavailable: ${err instanceof DatabaseUnavailableError ? err.reason : errorText(err)}`);
+        throw new Error(
+          `${where} is unavailable: ${err instanceof DatabaseUnavailableError ? err.reason : errorText(err)}`,
+        );
       }
     },
     async close() {

@@ -113,7 +113,9 @@ export class DurableNodeFS extends NodeFS {
       const nodefs = mod.NODEFS;
       // Checked, not assumed: a PGlite whose filesystem changed shape must not run without syncing.
       if (!nodefs?.stream_ops || typeof nodefs.realPath !== 'function' || typeof nodefs.tryFSOperation !== 'function') {
-        throw new Error('this version of PGlite has no Node filesystem that can be synced: install the version package.json names');
+        throw new Error(
+          'this version of PGlite has no Node filesystem that can be synced: install the version package.json names',
+        );
       }
       const fs = nodefs as EmscriptenNodeFs;
       fs.stream_ops.fsync = (stream) => {

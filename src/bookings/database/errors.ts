@@ -19,7 +19,10 @@ export class DatabaseUnavailableError extends Error {
     readonly reason: string,
     options?: { cause?: unknown },
   ) {
-    super(kind === 'timeout' ? 'the booking database did not answer in time' : 'the booking database is unavailable', options);
+    super(
+      kind === 'timeout' ? 'the booking database did not answer in time' : 'the booking database is unavailable',
+      options,
+    );
     this.name = 'DatabaseUnavailableError';
   }
 }
@@ -54,17 +57,29 @@ const SYSTEM_CODES = new Set([
  * conflict with another transaction, to retry).
  */
 function unavailableState(code: string): boolean {
-  return /^(08|28|53|57|58)/.test(code) || code === '3D000' || code === '25006' || code === '55P03' || code === '40001' || code === '40P01';
+  return (
+    /^(08|28|53|57|58)/.test(code) ||
+    code === '3D000' ||
+    code === '25006' ||
+    code === '55P03' ||
+    code === '40001' ||
+    code === '40P01'
+  );
 }
 
 // pg's own words for a connection it lost or could not make.
-const CONNECTION_WORDS = /Connection terminated|not queryable|timeout exceeded when trying to connect|Client was closed|connection error/i;
+const CONNECTION_WORDS =
+  /Connection terminated|not queryable|timeout exceeded when trying to connect|Client was closed|connection error/i;
 
 /** Whether `err` means the database is unavailable, not that the query is wrong. */
 export function isUnavailable(err: unknown): boolean {
   if (err instanceof DatabaseUnavailableError) return true;
   const e = err as { code?: unknown; message?: unknown } | null;
-  if (typeof e?.code === 'string' && (SYSTEM_CODES.has(e.code) || (/^[0-9A-Z]{5}$/.test(e.code) && unavailableState(e.code)))) return true;
+  if (
+    typeof e?.code === 'string' &&
+    (SYSTEM_CODES.has(e.code) || (/^[0-9A-Z]{5}$/.test(e.code) && unavailableState(e.code)))
+  )
+    return true;
   return typeof e?.message === 'string' && CONNECTION_WORDS.test(e.message);
 }
 

@@ -13,7 +13,8 @@ const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** Throws unless `schema` is a plain lower-case SQL identifier (it is written into the SQL, unquoted). */
 export function checkSchemaName(schema: string): void {
-  if (!IDENTIFIER.test(schema)) throw new Error(`the schema name must be a lower-case SQL identifier (letters, digits, _), not '${schema}'`);
+  if (!IDENTIFIER.test(schema))
+    throw new Error(`the schema name must be a lower-case SQL identifier (letters, digits, _), not '${schema}'`);
 }
 
 export interface Migration {
@@ -82,7 +83,11 @@ export class SchemaTooNewError extends Error {
  * Resolves the versions it applied.
  * @throws {SchemaTooNewError} when the schema is ahead of {@link MIGRATIONS}.
  */
-export async function migrate(sql: Sql, schema: string, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+export async function migrate(
+  sql: Sql,
+  schema: string,
+  migrations: readonly Migration[] = MIGRATIONS,
+): Promise<number[]> {
   checkSchemaName(schema);
   const lockKey = `gatehouse migrations ${schema}`;
   // Waiting for another process's migrations is no slow statement.

@@ -34,7 +34,11 @@ export function carryError(err: unknown): CarriedError {
   for (const [key, value] of Object.entries(e)) {
     if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') fields[key] = value;
   }
-  return { name: typeof e.name === 'string' ? e.name : 'Error', message: typeof e.message === 'string' ? e.message : String(err), fields };
+  return {
+    name: typeof e.name === 'string' ? e.name : 'Error',
+    message: typeof e.message === 'string' ? e.message : String(err),
+    fields,
+  };
 }
 
 /** The error `carried` stood for, rebuilt on this thread. */

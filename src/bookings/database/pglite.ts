@@ -47,7 +47,7 @@ function folderProblem(err: unknown): string {
  */
 function makeFolders(folder: string): void {
   const missing: string[] = [];
-  for (let at = resolve(folder); ; ) {
+  for (let at = resolve(folder); ;) {
     try {
       if (!statSync(at).isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR' });
       break;
@@ -73,19 +73,26 @@ export function makeDataFolder(folder: string): void {
   try {
     makeFolders(folder);
   } catch (err) {
-    throw new Error(`cannot make the data folder ${folder}: ${folderProblem(err)}; give another (--data, GATEHOUSE_DATA)`);
+    throw new Error(
+      `cannot make the data folder ${folder}: ${folderProblem(err)}; give another (--data, GATEHOUSE_DATA)`,
+    );
   }
   try {
     accessSync(folder, constants.W_OK);
   } catch (err) {
-    throw new Error(`cannot write in the data folder ${folder}: ${folderProblem(err)}; give another (--data, GATEHOUSE_DATA)`);
+    throw new Error(
+      `cannot write in the data folder ${folder}: ${folderProblem(err)}; give another (--data, GATEHOUSE_DATA)`,
+    );
   }
 }
 
 /** The thread's module, beside this one; from the TypeScript sources (npm run dev, the tests) compiled through tsx, as this one is. */
 function threadModule(): { file: string; execArgv: string[] } {
   const extension = extname(__filename);
-  return { file: join(__dirname, `pglite-thread${extension}`), execArgv: extension === '.ts' ? ['--require', 'tsx/cjs'] : [] };
+  return {
+    file: join(__dirname, `pglite-thread${extension}`),
+    execArgv: extension === '.ts' ? ['--require', 'tsx/cjs'] : [],
+  };
 }
 
 /** A PGlite thread with its database open. */
@@ -142,9 +149,13 @@ function startThread(dbFolder: string, onExit: () => void): Promise<PgliteThread
       failure = err;
     });
     worker.on('exit', (code) => {
-      stopped = new DatabaseUnavailableError('unavailable', `the PGlite thread stopped: ${failure ? errorText(failure) : `exit code ${code}`}`, {
-        cause: failure,
-      });
+      stopped = new DatabaseUnavailableError(
+        'unavailable',
+        `the PGlite thread stopped: ${failure ? errorText(failure) : `exit code ${code}`}`,
+        {
+          cause: failure,
+        },
+      );
       for (const waiter of waiting.values()) waiter.reject(stopped);
       waiting.clear();
       onExit();
@@ -182,7 +193,11 @@ export async function openPgliteEngine(options: { folder: string; logger?: Pick<
         return false;
       }
     })();
-    if (!exists) options.logger?.info({ dataDir: folder }, 'making the bookings database in the data folder (first start: this takes a few seconds)');
+    if (!exists)
+      options.logger?.info(
+        { dataDir: folder },
+        'making the bookings database in the data folder (first start: this takes a few seconds)',
+      );
     await open();
   } catch (err) {
     await lock.release();
@@ -191,7 +206,8 @@ export async function openPgliteEngine(options: { folder: string; logger?: Pick<
 
   let tail: Promise<unknown> = Promise.resolve();
   let closing: Promise<void> | undefined;
-  const timedOut = (ms: number) => new DatabaseUnavailableError('timeout', `PGlite in ${folder} did not answer within ${ms} ms`);
+  const timedOut = (ms: number) =>
+    new DatabaseUnavailableError('timeout', `PGlite in ${folder} did not answer within ${ms} ms`);
   // A full or failing disk under the database is an outage, not a fault of the query.
   const outage = (err: unknown): never => {
     throw asUnavailable(err);
@@ -199,7 +215,9 @@ export async function openPgliteEngine(options: { folder: string; logger?: Pick<
   // A thread that stopped is started again; a database that no longer opens is an outage.
   const reopened = () =>
     open().catch((err: unknown) => {
-      throw new DatabaseUnavailableError('unavailable', `PGlite in ${folder} did not open again: ${errorText(err)}`, { cause: err });
+      throw new DatabaseUnavailableError('unavailable', `PGlite in ${folder} did not open again: ${errorText(err)}`, {
+        cause: err,
+      });
     });
 
   return {
@@ -211,17 +229,32 @@ export async function openPgliteEngine(options: { folder: string; logger?: Pick<
         if (expired) throw timedOut(timeoutMs);
         if (closing) throw new DatabaseUnavailableError('unavailable', 'the bookings database is closed');
         const thread = await reopened();
-        return work(connectionSql(async (text, params) => (await thread.call({ op: 'query', text, params })) as Row[])).catch(outage);
+        return work(
+          connectionSql(async (text, params) => (await thread.call({ op: 'query', text, params })) as Row[]),
+        ).catch(outage);
       });
       tail = turn.catch(() => undefined);
-      return withDeadline(turn, timeoutMs, () => timedOut(timeoutMs), () => {
-        expired = true;
-      });
+      return withDeadline(
+        turn,
+        timeoutMs,
+        () => timedOut(timeoutMs),
+        () => {
+          expired = true;
+        },
+      );
     },
     persisted(timeoutMs) {
       const flushed = reopened().then((thread) => thread.call({ op: 'flush' }).then(() => undefined));
       // What is late is the disk: say so, rather than that the database did not answer.
-      return withDeadline(flushed.catch(outage), timeoutMs, () => new DatabaseUnavailableError('timeout', `PGlite in ${folder} did not sync its write-ahead log to disk within ${timeoutMs} ms`));
+      return withDeadline(
+        flushed.catch(outage),
+        timeoutMs,
+        () =>
+          new DatabaseUnavailableError(
+            'timeout',
+            `PGlite in ${folder} did not sync its write-ahead log to disk within ${timeoutMs} ms`,
+          ),
+      );
     },
     close() {
       closing ??= (async () => {

@@ -25,7 +25,9 @@ export function checkDatabaseUrl(url: string, name: string): void {
   try {
     new URL(url);
   } catch {
-    throw new Error(`${name} is not a URL that can be read: write postgres://user:password@host:5432/database (a password with @, : or / percent-encoded)`);
+    throw new Error(
+      `${name} is not a URL that can be read: write postgres://user:password@host:5432/database (a password with @, : or / percent-encoded)`,
+    );
   }
 }
 
@@ -97,7 +99,9 @@ export function createPostgresEngine(options: PostgresOptions): Engine {
         // A socket error on a connection in use is also its query's error; unheard, it would end the process.
         client.on('error', onError);
         try {
-          const result = await work(connectionSql(async (text, params) => (await connected.query(text, params as unknown[] | undefined)).rows));
+          const result = await work(
+            connectionSql(async (text, params) => (await connected.query(text, params as unknown[] | undefined)).rows),
+          );
           release(false);
           return result;
         } catch (err) {
@@ -122,4 +126,3 @@ export function createPostgresEngine(options: PostgresOptions): Engine {
     close: () => pool.end(),
   };
 }
-

@@ -16,7 +16,11 @@ import type { Row, Sql } from './engine';
  * commit to be on disk; `timeoutMs` replaces the database's deadline for
  * this call.
  */
-export type Runner = <T>(operation: string, work: (sql: Sql) => Promise<T>, options?: { write?: boolean; timeoutMs?: number }) => Promise<T>;
+export type Runner = <T>(
+  operation: string,
+  work: (sql: Sql) => Promise<T>,
+  options?: { write?: boolean; timeoutMs?: number },
+) => Promise<T>;
 
 export interface SqlStoreOptions {
   kind: BookingKind;
@@ -34,7 +38,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // Text in the shapes the memory store keeps, whichever driver reads it.
 const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 /** The columns of a booking, of the table aliased `t` (`b.`) or unaliased (``). */
-const columns = (t: string) => `${t}id::text AS id, ${t}item_id::text AS item_id, ${t}owner AS owner, ${t}status AS status,
+const columns = (
+  t: string,
+) => `${t}id::text AS id, ${t}item_id::text AS item_id, ${t}owner AS owner, ${t}status AS status,
   to_char(${t}start_day, 'YYYY-MM-DD') AS start_day, ${t}length AS length,
   to_char(${t}created_at AT TIME ZONE 'UTC', ${ISO}) AS created_at, to_char(${t}cancelled_at AT TIME ZONE 'UTC', ${ISO}) AS cancelled_at`;
 const COLUMNS = columns('');
@@ -88,12 +94,18 @@ export function createSqlBookingStore(options: SqlStoreOptions): BookingStore & 
     throw new Error('the id generator keeps returning ids that are taken');
   }
 
-  async function createWithKey(sql: Sql, draft: BookingDraft, key: string, at: Date, admit: (() => void) | undefined): Promise<Created> {
+  async function createWithKey(
+    sql: Sql,
+    draft: BookingDraft,
+    key: string,
+    at: Date,
+    admit: (() => void) | undefined,
+  ): Promise<Created> {
     // Held until the transaction ends: a retry arriving meanwhile is told the first is still being made.
-    const [{ free }] = await sql.query<{ free: boolean }>('SELECT pg_try_advisory_xact_lock(hashtext($1), hashtext($2)) AS free', [
-      `${kind}:${draft.user}`,
-      key,
-    ]);
+    const [{ free }] = await sql.query<{ free: boolean }>(
+      'SELECT pg_try_advisory_xact_lock(hashtext($1), hashtext($2)) AS free',
+      [`${kind}:${draft.user}`, key],
+    );
     if (!free) throw new IdempotencyKeyInFlight(key);
     const earlier = await sql.query<BookingRow>(
       `SELECT ${columns('b.')}
@@ -118,7 +130,11 @@ export function createSqlBookingStore(options: SqlStoreOptions): BookingStore & 
   }
 
   const select = (sql: Sql, user: string, id: string) =>
-    sql.query<BookingRow>(`SELECT ${COLUMNS} FROM ${bookings} WHERE kind = $1 AND owner = $2 AND id = $3::uuid`, [kind, user, id]);
+    sql.query<BookingRow>(`SELECT ${COLUMNS} FROM ${bookings} WHERE kind = $1 AND owner = $2 AND id = $3::uuid`, [
+      kind,
+      user,
+      id,
+    ]);
 
   return {
     async get(user, id) {
@@ -128,7 +144,10 @@ export function createSqlBookingStore(options: SqlStoreOptions): BookingStore & 
     },
     async list(user) {
       const rows = await run('list', (sql) =>
-        sql.query<BookingRow>(`SELECT ${COLUMNS} FROM ${bookings} WHERE kind = $1 AND owner = $2 ORDER BY seq`, [kind, user]),
+        sql.query<BookingRow>(`SELECT ${COLUMNS} FROM ${bookings} WHERE kind = $1 AND owner = $2 ORDER BY seq`, [
+          kind,
+          user,
+        ]),
       );
       return rows.map(bookingOf);
     },
@@ -137,9 +156,15 @@ export function createSqlBookingStore(options: SqlStoreOptions): BookingStore & 
       const key = createOptions.idempotencyKey;
       if (key === undefined) {
         createOptions.admit?.();
-        return run('create', async (sql) => ({ booking: await insert(sql, draft, at.toISOString()), replayed: false }), { write: true });
+        return run(
+          'create',
+          async (sql) => ({ booking: await insert(sql, draft, at.toISOString()), replayed: false }),
+          { write: true },
+        );
       }
-      return run('create', (sql) => sql.transaction((tx) => createWithKey(tx, draft, key, at, createOptions.admit)), { write: true });
+      return run('create', (sql) => sql.transaction((tx) => createWithKey(tx, draft, key, at, createOptions.admit)), {
+        write: true,
+      });
     },
     async cancel(user, id) {
       if (!UUID.test(id)) return undefined;
@@ -172,8 +197,12 @@ export function createSqlBookingStore(options: SqlStoreOptions): BookingStore & 
         (sql) =>
           sql.transaction(async (tx) => {
             // Another process seeding at once holds the row until it commits: waiting for it is no slow statement.
-            if (timeoutMs !== undefined) await tx.query("SELECT set_config('statement_timeout', $1, true)", [String(timeoutMs)]);
-            const first = await tx.query(`INSERT INTO ${schema}.seeds (kind) VALUES ($1) ON CONFLICT (kind) DO NOTHING RETURNING kind`, [kind]);
+            if (timeoutMs !== undefined)
+              await tx.query("SELECT set_config('statement_timeout', $1, true)", [String(timeoutMs)]);
+            const first = await tx.query(
+              `INSERT INTO ${schema}.seeds (kind) VALUES ($1) ON CONFLICT (kind) DO NOTHING RETURNING kind`,
+              [kind],
+            );
             if (first.length === 0) return false;
             for (const b of seeded) {
               await tx.query(

@@ -8,7 +8,14 @@
 import { parseHtpasswd, type ParsedUsers } from '../../auth';
 import { BookingDataError, parseBookingFile, type BookingData } from '../../bookings';
 import { errorText } from '../../files';
-import { configProblem, configWarnings, parseConfigFiles, type ConfigProblem, type EmissaryReport, type GatewayConfig } from '../../gateway';
+import {
+  configProblem,
+  configWarnings,
+  parseConfigFiles,
+  type ConfigProblem,
+  type EmissaryReport,
+  type GatewayConfig,
+} from '../../gateway';
 import { displayPath, LimitsConfigError, parseLimitsFiles, type LoadedLimits } from '../../ratelimit';
 import type { FolderTexts } from './read';
 
@@ -39,7 +46,10 @@ function fileProblem(file: string, message: string): ConfigProblem {
 export function capProblems(problems: ConfigProblem[]): ConfigProblem[] {
   if (problems.length <= MAX_PROBLEMS) return problems;
   const more = problems.length - MAX_PROBLEMS;
-  return [...problems.slice(0, MAX_PROBLEMS), configProblem({}, `and ${more} more problem${more === 1 ? '' : 's'}: put these right first`)];
+  return [
+    ...problems.slice(0, MAX_PROBLEMS),
+    configProblem({}, `and ${more} more problem${more === 1 ? '' : 's'}: put these right first`),
+  ];
 }
 
 /** The first {@link MAX_PROBLEMS} warnings, and how many more there were: each is a log line at every reload. */
@@ -69,13 +79,15 @@ export function checkTexts(texts: FolderTexts): CheckedFolder {
       records.map((f) => f.file),
       problems,
       () => {
-        const result = parseConfigFiles(records, { annotationDomain: texts.annotationDomain, ambassadorId: texts.ambassadorId });
+        const result = parseConfigFiles(records, {
+          annotationDomain: texts.annotationDomain,
+          ambassadorId: texts.ambassadorId,
+        });
         if (result.emissary) checked.emissary = result.emissary;
         if (result.ok) {
           checked.config = result.config;
           warnings.push(...configWarnings(result.config));
-        }
-        else problems.push(...result.problems);
+        } else problems.push(...result.problems);
       },
     );
   }
@@ -84,10 +96,12 @@ export function checkTexts(texts: FolderTexts): CheckedFolder {
     guarded([users.file], problems, () => {
       const parsed = parseHtpasswd(users.text);
       // A password is never quoted: problems name the line.
-      for (const p of parsed.problems) problems.push(fileProblem(users.file, p.line > 0 ? `line ${p.line}: ${p.message}` : p.message));
+      for (const p of parsed.problems)
+        problems.push(fileProblem(users.file, p.line > 0 ? `line ${p.line}: ${p.message}` : p.message));
       if (parsed.problems.length > 0) return;
       for (const w of parsed.warnings) warnings.push(`${users.file}: line ${w.line}: ${w.message}`);
-      if (parsed.users.size === 0) warnings.push(`${users.file}: names no user: every request to an auth-protected route is refused`);
+      if (parsed.users.size === 0)
+        warnings.push(`${users.file}: names no user: every request to an auth-protected route is refused`);
       checked.users = parsed;
     });
   }

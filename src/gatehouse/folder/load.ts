@@ -37,7 +37,8 @@ export interface LoadedFolder extends CheckedFolder {
 
 function sizeOf(texts: FolderTexts): number {
   let bytes = 0;
-  for (const file of [...(texts.records ?? []), ...(texts.limits ?? []), texts.users, texts.bookings]) bytes += file?.text.length ?? 0;
+  for (const file of [...(texts.records ?? []), ...(texts.limits ?? []), texts.users, texts.bookings])
+    bytes += file?.text.length ?? 0;
   return bytes;
 }
 
@@ -50,10 +51,18 @@ export async function loadFolder(dir: string, wants: FolderWants, options: LoadF
   const { texts, problems } = await readFolder(dir, wants, options);
   let checked: CheckedFolder;
   try {
-    checked = sizeOf(texts) >= (options.offThreadBytes ?? OFF_THREAD_BYTES) ? await checkOffThread(texts, options.signal) : checkTexts(texts);
+    checked =
+      sizeOf(texts) >= (options.offThreadBytes ?? OFF_THREAD_BYTES)
+        ? await checkOffThread(texts, options.signal)
+        : checkTexts(texts);
   } catch (err) {
-    const files = [...(texts.records ?? []), ...(texts.limits ?? []), texts.users, texts.bookings].flatMap((f) => (f ? [f.file] : []));
-    checked = { problems: [configProblem({ source: { file: files.join(', ') || dir } }, `cannot be checked: ${errorText(err)}`)], warnings: [] };
+    const files = [...(texts.records ?? []), ...(texts.limits ?? []), texts.users, texts.bookings].flatMap((f) =>
+      f ? [f.file] : [],
+    );
+    checked = {
+      problems: [configProblem({ source: { file: files.join(', ') || dir } }, `cannot be checked: ${errorText(err)}`)],
+      warnings: [],
+    };
   }
   return { ...checked, problems: capProblems([...problems, ...checked.problems]), usersText: texts.users?.text };
 }

@@ -53,10 +53,17 @@ export interface ReadFolderOptions {
  * of the name is passed over where names are matched by a pattern, and a
  * problem where the name is the file's own.
  */
-async function readOne(file: string, shown: string, options: ReadFolderOptions, problems: ConfigProblem[], folderIsProblem = false): Promise<ConfigFile | undefined> {
+async function readOne(
+  file: string,
+  shown: string,
+  options: ReadFolderOptions,
+  problems: ConfigProblem[],
+  folderIsProblem = false,
+): Promise<ConfigFile | undefined> {
   try {
     const text = await options.source.read(file, options.fileSizeLimit);
-    if (typeof text !== 'string') throw new TypeError(`the file source gave ${text === null ? 'null' : typeof text}, not text`);
+    if (typeof text !== 'string')
+      throw new TypeError(`the file source gave ${text === null ? 'null' : typeof text}, not text`);
     return { file, text };
   } catch (err) {
     if (errorCode(err) !== 'EISDIR') problems.push(configProblem({ source: { file: shown } }, whyUnreadable(err)));
@@ -66,16 +73,23 @@ async function readOne(file: string, shown: string, options: ReadFolderOptions, 
 }
 
 /** The limits files: `ratelimit.yaml` / `.yml` when listed, then the YAML files of `ratelimit/` (no sub-folders). */
-async function readLimits(dir: string, names: readonly string[], options: ReadFolderOptions, problems: ConfigProblem[]): Promise<LimitsFile[]> {
+async function readLimits(
+  dir: string,
+  names: readonly string[],
+  options: ReadFolderOptions,
+  problems: ConfigProblem[],
+): Promise<LimitsFile[]> {
   const named = LIMITS_FILES.filter((name) => names.includes(name)).map((name) => join(dir, name));
   const found: string[] = [...named];
   const folder = join(dir, LIMITS_FOLDER);
   if (names.includes(LIMITS_FOLDER)) {
     try {
-      for (const name of (await options.source.list(folder)).filter(isLimitsFileName).sort()) found.push(join(folder, name));
+      for (const name of (await options.source.list(folder)).filter(isLimitsFileName).sort())
+        found.push(join(folder, name));
     } catch (err) {
       const code = errorCode(err);
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') problems.push(configProblem({ source: { file: displayPath(folder) } }, whyUnreadable(err)));
+      if (code !== 'ENOENT' && code !== 'ENOTDIR')
+        problems.push(configProblem({ source: { file: displayPath(folder) } }, whyUnreadable(err)));
     }
   }
   const files: LimitsFile[] = [];
@@ -104,7 +118,10 @@ export async function readFolder(dir: string, wants: FolderWants, options: ReadF
     problems.push(...records.problems);
   }
   if (wants.limits) texts.limits = await readLimits(dir, names, options, problems);
-  for (const [kind, name] of [['users', USERS_FILE], ['bookings', BOOKINGS_FILE]] as const) {
+  for (const [kind, name] of [
+    ['users', USERS_FILE],
+    ['bookings', BOOKINGS_FILE],
+  ] as const) {
     const wanted = wants[kind];
     if (wanted === false || (wanted === 'present' && !names.includes(name))) continue;
     const file = join(dir, name);

@@ -67,7 +67,8 @@ export function createReloader(options: ReloaderOptions): Reloader {
   let reloading: Promise<void> | undefined;
   const stopping = new AbortController();
 
-  const inService = (module: object | undefined) => module !== undefined && [...modules.values()].includes(module as never);
+  const inService = (module: object | undefined) =>
+    module !== undefined && [...modules.values()].includes(module as never);
   const bookingsInService = () => builtins.bookings.filter(inService);
   /** The files of the built-in modules still in service (an embedding app may replace one). */
   const wants = (): FolderWants => ({
@@ -77,7 +78,10 @@ export function createReloader(options: ReloaderOptions): Reloader {
     bookings: builtins.bookingData && bookingsInService().length > 0,
   });
   /** An embedding app's own modules, which read their files themselves. */
-  const ownModules = () => [...modules.values()].filter((m) => m.reload !== undefined && ![builtins.auth, builtins.rateLimit, ...builtins.bookings].includes(m as never));
+  const ownModules = () =>
+    [...modules.values()].filter(
+      (m) => m.reload !== undefined && ![builtins.auth, builtins.rateLimit, ...builtins.bookings].includes(m as never),
+    );
 
   /** The route table of `config`, or the problems that refuse it. */
   async function prepare(config: GatewayConfig): Promise<PreparedConfig | ConfigProblem[]> {
@@ -85,7 +89,12 @@ export function createReloader(options: ReloaderOptions): Reloader {
       return await gateway.prepare(config);
     } catch (err) {
       if (err instanceof ConfigError) return [...err.problems];
-      const problems = [configProblem({ source: { file: config.sources.join(', ') || configDir } }, `the routes cannot be built: ${errorText(err)}`)];
+      const problems = [
+        configProblem(
+          { source: { file: config.sources.join(', ') || configDir } },
+          `the routes cannot be built: ${errorText(err)}`,
+        ),
+      ];
       gateway.reject(problems);
       return problems;
     }
@@ -168,7 +177,8 @@ export function createReloader(options: ReloaderOptions): Reloader {
     else {
       const routes = gateway.snapshot().routes.length;
       // A folder emptied by mistake (its record files removed) is valid, and leaves every request a 404: said louder.
-      if (routes === 0) logger.warn({ configDir, sources, routes }, 'config reloaded with no routes: every request is answered 404');
+      if (routes === 0)
+        logger.warn({ configDir, sources, routes }, 'config reloaded with no routes: every request is answered 404');
       else logger.info({ configDir, sources, routes }, 'config reloaded');
     }
     return problems.length === 0 ? { ok: true } : { ok: false, problems };
@@ -190,7 +200,8 @@ export function createReloader(options: ReloaderOptions): Reloader {
       return run;
     },
     stop() {
-      if (reloading && !stopping.signal.aborted) logger.info({ configDir }, 'stopping: the reload under way is called off');
+      if (reloading && !stopping.signal.aborted)
+        logger.info({ configDir }, 'stopping: the reload under way is called off');
       stopping.abort(new Error('the gateway is stopping'));
       return reloading ?? Promise.resolve();
     },

@@ -47,7 +47,8 @@ export function* partsOf(checked: CheckedFolder): Generator<Part> {
   const config = checked.config;
   if (config) {
     const sources = config.recordSources;
-    for (const items of inParts(config.mappings)) yield { part: 'mappings', items: items.map((m) => [m, sources?.get(m)]) };
+    for (const items of inParts(config.mappings))
+      yield { part: 'mappings', items: items.map((m) => [m, sources?.get(m)]) };
     // The other records keep their place in the map: there are three at most.
     const others = new Map<GatewayRecord, RecordSource>();
     for (const record of [config.authService, config.rateLimitService, config.module]) {
@@ -59,7 +60,10 @@ export function* partsOf(checked: CheckedFolder): Generator<Part> {
   if (checked.limits) {
     const { table } = checked.limits;
     for (const items of inParts(limitEntries(table))) yield { part: 'limits', items };
-    rest.limits = { ...checked.limits, table: { domains: new Map(), hasReplaces: table.hasReplaces, ruleCount: table.ruleCount } };
+    rest.limits = {
+      ...checked.limits,
+      table: { domains: new Map(), hasReplaces: table.hasReplaces, ruleCount: table.ruleCount },
+    };
   }
   if (checked.users) {
     for (const items of inParts(checked.users.users)) yield { part: 'users', items };
@@ -67,7 +71,8 @@ export function* partsOf(checked: CheckedFolder): Generator<Part> {
   }
   if (checked.bookings) {
     const bookings = checked.bookings;
-    for (const list of BOOKING_LISTS) for (const items of inParts(bookings[list] as Iterable<unknown>)) yield { part: 'bookings', list, items };
+    for (const list of BOOKING_LISTS)
+      for (const items of inParts(bookings[list] as Iterable<unknown>)) yield { part: 'bookings', list, items };
     rest.bookings = { hotels: [], cars: [], hotel_bookings: [], car_bookings: [] };
   }
   if (checked.emissary) {
@@ -100,7 +105,11 @@ export function createAssembler(): { add(part: Part): CheckedFolder | undefined 
           else delete config.recordSources;
         }
         if (checked.users) checked.users = { ...checked.users, users };
-        if (checked.limits) checked.limits = { ...checked.limits, table: limits.table(checked.limits.table.hasReplaces, checked.limits.table.ruleCount) };
+        if (checked.limits)
+          checked.limits = {
+            ...checked.limits,
+            table: limits.table(checked.limits.table.hasReplaces, checked.limits.table.ruleCount),
+          };
         if (checked.bookings) checked.bookings = bookings as unknown as BookingData;
         if (checked.emissary) checked.emissary = { ...checked.emissary, records: emissary, skipped };
         return checked;

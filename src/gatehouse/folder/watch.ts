@@ -79,7 +79,12 @@ function folderIdentitySync(path: string): string | undefined {
  * a file that is read in `dir` or `dir/ratelimit`, or of the folders either
  * path names.
  */
-export function watchFolder(dir: string, debounceMs: number, onChange: () => void, options: WatchOptions = {}): FolderWatcher {
+export function watchFolder(
+  dir: string,
+  debounceMs: number,
+  onChange: () => void,
+  options: WatchOptions = {},
+): FolderWatcher {
   const subdir = join(dir, SUBFOLDER);
   const own = basename(dir);
   let timer: NodeJS.Timeout | undefined;
@@ -99,7 +104,11 @@ export function watchFolder(dir: string, debounceMs: number, onChange: () => voi
   };
 
   /** Watches `path` for names that `matters`; undefined when there is no folder there (yet). */
-  function watchOne(path: string, matters: (name: string) => boolean, onEvent?: (name: string | null) => void): FSWatcher | undefined {
+  function watchOne(
+    path: string,
+    matters: (name: string) => boolean,
+    onEvent?: (name: string | null) => void,
+  ): FSWatcher | undefined {
     try {
       const w = watch(path, { persistent: false }, (_event, name) => {
         onEvent?.(name);

@@ -24,10 +24,20 @@ export interface DrainLog {
  * and ends; resolves when the ports may close, and the caller closes them
  * at once.
  */
-export async function drainFor(servers: readonly (Drainable | undefined)[], ms: number, logger: DrainLog): Promise<void> {
+export async function drainFor(
+  servers: readonly (Drainable | undefined)[],
+  ms: number,
+  logger: DrainLog,
+): Promise<void> {
   for (const server of servers) server?.drain();
   if (ms <= 0) return;
-  logger.info({ drainDelayMs: ms }, 'draining: not ready, and every answer closes its connection, until the ports close');
+  logger.info(
+    { drainDelayMs: ms },
+    'draining: not ready, and every answer closes its connection, until the ports close',
+  );
   await sleep(ms);
-  logger.info({ drainDelayMs: ms }, 'drained: closing the ports; what was sent is answered, what is in flight finishes');
+  logger.info(
+    { drainDelayMs: ms },
+    'drained: closing the ports; what was sent is answered, what is in flight finishes',
+  );
 }

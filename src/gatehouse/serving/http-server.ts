@@ -13,7 +13,14 @@ import type { Duplex } from 'node:stream';
 import { ListedHeadersResponse, markCutShort, MAX_REQUEST_HEADERS } from '../../http';
 import { listenFailure, readTlsFiles } from './listen-failure';
 import { oneAtATime } from './pipelining';
-import { answerClientError, answerConnect, checkingRequests, refuseExpectation, refuseOnConnection, type Rejected } from './refusals';
+import {
+  answerClientError,
+  answerConnect,
+  checkingRequests,
+  refuseExpectation,
+  refuseOnConnection,
+  type Rejected,
+} from './refusals';
 import { certificateValidity, type CertificateValidity } from './tls-files';
 import { upgradeListener } from './upgrades';
 
@@ -136,10 +143,7 @@ function afterNextPoll(fn: () => void): void {
 }
 
 /** Starts listening with `handler`; HTTPS when TLS files are given. */
-export async function listen(
-  handler: http.RequestListener,
-  options: ListenOptions,
-): Promise<RunningServer> {
+export async function listen(handler: http.RequestListener, options: ListenOptions): Promise<RunningServer> {
   const { onRejected } = options;
   const checked = oneAtATime(checkingRequests(handler, onRejected));
   // Once closing, every answer not yet begun says Connection: close (as Envoy's
@@ -163,7 +167,15 @@ export async function listen(
   const tlsFiles = options.tls ? readTlsFiles(options.tls, options.fileSizeLimit) : undefined;
   let certificate = tlsFiles && certificateValidity(tlsFiles.cert);
   const server = tlsFiles
-    ? https.createServer({ ...tlsFiles, requireHostHeader: false, handshakeTimeout: options.handshakeTimeoutMs, ServerResponse: ListedHeadersResponse }, serve)
+    ? https.createServer(
+        {
+          ...tlsFiles,
+          requireHostHeader: false,
+          handshakeTimeout: options.handshakeTimeoutMs,
+          ServerResponse: ListedHeadersResponse,
+        },
+        serve,
+      )
     : http.createServer({ requireHostHeader: false, ServerResponse: ListedHeadersResponse }, serve);
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS;
   // One field past the gateway's bound, so that a request over it shows as over it (see headerCountRefusal).
@@ -226,7 +238,9 @@ export async function listen(
     else answerClientError(err, socket, onRejected, (socket as Tracked)[LATEST]);
   });
   server.on('connect', (req: http.IncomingMessage, socket: Duplex) => answerConnect(req, socket, onRejected));
-  server.on('checkExpectation', (req: http.IncomingMessage, res: http.ServerResponse) => refuseExpectation(req, res, onRejected));
+  server.on('checkExpectation', (req: http.IncomingMessage, res: http.ServerResponse) =>
+    refuseExpectation(req, res, onRejected),
+  );
   server.listen(options.port, options.host);
   try {
     // once() rejects with the server's 'error' while it waits for 'listening'.

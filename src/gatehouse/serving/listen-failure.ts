@@ -21,7 +21,6 @@ const LISTEN_REASONS: Record<string, string> = {
   EAFNOSUPPORT: 'this machine does not support that address family',
 };
 
-
 /**
  * The error to report for a server that could not listen on `host:port`.
  * `what` names the server (`HTTP`, `gRPC`). grpc-js reports a bind failure
@@ -49,12 +48,16 @@ function unreadable(err: unknown): string {
  * a regular file) and checked; throws naming the file at fault and what is
  * wrong with it.
  */
-export function readTlsFiles(files: TlsFiles, fileSizeLimit: number = DEFAULT_FILE_SIZE_LIMIT): { cert: Buffer; key: Buffer } {
+export function readTlsFiles(
+  files: TlsFiles,
+  fileSizeLimit: number = DEFAULT_FILE_SIZE_LIMIT,
+): { cert: Buffer; key: Buffer } {
   const read = (file: string, what: string): Buffer => {
     try {
       return readBoundedSync(file, fileSizeLimit);
     } catch (err) {
-      if (err instanceof FileTooLargeError || err instanceof NotAFileError) throw new Error(`the TLS ${what} ${file} ${err.message}`);
+      if (err instanceof FileTooLargeError || err instanceof NotAFileError)
+        throw new Error(`the TLS ${what} ${file} ${err.message}`);
       throw new Error(`cannot read the TLS ${what} ${file}: ${unreadable(err)}`);
     }
   };
@@ -70,7 +73,9 @@ export function readTlsFiles(files: TlsFiles, fileSizeLimit: number = DEFAULT_FI
   } catch (err) {
     // `BEGIN ENCRYPTED PRIVATE KEY`, or the `Proc-Type: 4,ENCRYPTED` of an older PEM key.
     if ((err as NodeJS.ErrnoException).code === 'ERR_MISSING_PASSPHRASE' || /ENCRYPTED/.test(key.toString('latin1'))) {
-      throw new Error(`the TLS key ${files.key} is encrypted: give the key without its passphrase (openssl pkey -in key.pem -out plain.pem)`);
+      throw new Error(
+        `the TLS key ${files.key} is encrypted: give the key without its passphrase (openssl pkey -in key.pem -out plain.pem)`,
+      );
     }
     throw new Error(`the TLS key ${files.key} holds no private key in PEM form (-----BEGIN PRIVATE KEY-----)`);
   }

@@ -49,7 +49,13 @@ export function enterFromHost(app: Koa, options: MountedOptions): Middleware {
   };
 }
 
-async function runMounted(app: Koa, ctx: Context, next: Next, onUnexpected: UnexpectedErrorListener, idHeader: string): Promise<void> {
+async function runMounted(
+  app: Koa,
+  ctx: Context,
+  next: Next,
+  onUnexpected: UnexpectedErrorListener,
+  idHeader: string,
+): Promise<void> {
   const request = ctx.request as Koa.Request & { app: Koa };
   const response = ctx.response as KoaResponse;
   const res = ctx.res;
@@ -66,14 +72,16 @@ async function runMounted(app: Koa, ctx: Context, next: Next, onUnexpected: Unex
     res.statusCode = 404;
     response._explicitStatus = false;
   }
-  (ctx as Context & { [UNEXPECTED_ERROR_LISTENER]?: UnexpectedErrorListener })[UNEXPECTED_ERROR_LISTENER] = onUnexpected;
+  (ctx as Context & { [UNEXPECTED_ERROR_LISTENER]?: UnexpectedErrorListener })[UNEXPECTED_ERROR_LISTENER] =
+    onUnexpected;
   try {
     await next();
   } finally {
     request.app = hostApp;
     request.ip = '';
     if (ctx.status >= 400 && !ctx.headerSent) {
-      for (const [name, value] of hostHeaders) if (value !== undefined && !res.hasHeader(name)) res.setHeader(name, value);
+      for (const [name, value] of hostHeaders)
+        if (value !== undefined && !res.hasHeader(name)) res.setHeader(name, value);
     }
   }
 }

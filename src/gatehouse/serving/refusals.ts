@@ -10,7 +10,16 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { createFormatterRegistry, errorBody, failRequestBody, headerCountRefusal, HttpError, jsonFormatter, MAX_REQUEST_HEADERS, transferCodingRefusal } from '../../http';
+import {
+  createFormatterRegistry,
+  errorBody,
+  failRequestBody,
+  headerCountRefusal,
+  HttpError,
+  jsonFormatter,
+  MAX_REQUEST_HEADERS,
+  transferCodingRefusal,
+} from '../../http';
 import { wellFormedRequestId } from '../../telemetry';
 
 /** A request answered by the server itself, before the handler: what can be told of it. */
@@ -156,7 +165,11 @@ function refuseBody(res: http.ServerResponse, socket: Socket, answer: HttpError)
  * Answers CONNECT, which Node hands over as a bare socket: the gateway
  * tunnels nothing, and says so instead of hanging up without a word.
  */
-export function answerConnect(req: http.IncomingMessage, socket: Duplex, onRejected?: (request: Rejected) => void): void {
+export function answerConnect(
+  req: http.IncomingMessage,
+  socket: Duplex,
+  onRejected?: (request: Rejected) => void,
+): void {
   socket.on('error', () => socket.destroy());
   if (!socket.writable) {
     socket.destroy();
@@ -165,7 +178,13 @@ export function answerConnect(req: http.IncomingMessage, socket: Duplex, onRejec
   // The authority asked for, without any user information written before it.
   const target = req.url?.replace(/^[^@/]*@/, '');
   const answer = errorAnswer(req, 501, 'CONNECT is not supported: the gateway does not tunnel');
-  onRejected?.({ status: 501, method: 'CONNECT', target, remote: req.socket.remoteAddress, requestId: answer.requestId });
+  onRejected?.({
+    status: 501,
+    method: 'CONNECT',
+    target,
+    remote: req.socket.remoteAddress,
+    requestId: answer.requestId,
+  });
   answerAndClose(socket, 501, answer);
 }
 
@@ -175,7 +194,11 @@ export function answerConnect(req: http.IncomingMessage, socket: Duplex, onRejec
  * body, told to the access log, and the connection closed, since the body
  * the client may send anyway cannot be told from a next request.
  */
-export function refuseExpectation(req: http.IncomingMessage, res: http.ServerResponse, onRejected?: (request: Rejected) => void): void {
+export function refuseExpectation(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  onRejected?: (request: Rejected) => void,
+): void {
   refuse(req, res, 417, 'the only expectation the gateway meets is 100-continue', onRejected);
 }
 
@@ -192,9 +215,14 @@ export function refuseExpectation(req: http.IncomingMessage, res: http.ServerRes
  * - more header fields than {@link MAX_REQUEST_HEADERS}, past which Node
  *   drops fields from the request while still framing its body by them.
  */
-export function checkingRequests(handler: http.RequestListener, onRejected?: (request: Rejected) => void): http.RequestListener {
+export function checkingRequests(
+  handler: http.RequestListener,
+  onRejected?: (request: Rejected) => void,
+): http.RequestListener {
   return (req, res) => {
-    const refusal = headerCountRefusal(req.rawHeaders) ?? (req.headers['transfer-encoding'] === undefined ? undefined : transferCodingRefusal(req));
+    const refusal =
+      headerCountRefusal(req.rawHeaders) ??
+      (req.headers['transfer-encoding'] === undefined ? undefined : transferCodingRefusal(req));
     if (refusal !== undefined) {
       refuse(req, res, refusal.status, refusal.detail, onRejected);
     } else if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
@@ -220,7 +248,13 @@ function refuse(
   onRejected?: (request: Rejected) => void,
 ): void {
   const answer = errorAnswer(req, status, detail);
-  onRejected?.({ status, method: req.method, target: loggedTarget(req), remote: req.socket.remoteAddress, requestId: answer.requestId });
+  onRejected?.({
+    status,
+    method: req.method,
+    target: loggedTarget(req),
+    remote: req.socket.remoteAddress,
+    requestId: answer.requestId,
+  });
   res.shouldKeepAlive = false;
   res.writeHead(status, answer.headers);
   res.end(answer.body);
@@ -242,6 +276,12 @@ export function refuseOnConnection(
   onRejected?: (request: Rejected) => void,
 ): void {
   const answer = errorAnswer(req, status, detail);
-  onRejected?.({ status, method: req.method, target: loggedTarget(req), remote: req.socket.remoteAddress, requestId: answer.requestId });
+  onRejected?.({
+    status,
+    method: req.method,
+    target: loggedTarget(req),
+    remote: req.socket.remoteAddress,
+    requestId: answer.requestId,
+  });
   answerAndClose(socket, status, answer);
 }

@@ -70,7 +70,9 @@ export function watchTlsFiles(files: TlsFiles, onChange: () => void, pollMs: num
     if (looking) return;
     looking = true;
     try {
-      const [cert, key] = await Promise.all([files.cert, files.key].map((p) => stat(p).then(signatureOf, () => 'none')));
+      const [cert, key] = await Promise.all(
+        [files.cert, files.key].map((p) => stat(p).then(signatureOf, () => 'none')),
+      );
       const now = `${cert}|${key}`;
       if (closed || now === last) return;
       last = now;
@@ -94,7 +96,11 @@ export function watchTlsFiles(files: TlsFiles, onChange: () => void, pollMs: num
 /** Warns, naming the file, of a certificate in service outside its validity period. */
 export function warnOfValidity(logger: Logger, certFile: string, validity: CertificateValidity): void {
   const problem = validityProblem(validity);
-  if (problem) logger.warn({ cert: certFile, validFrom: validity.validFrom, validTo: validity.validTo }, `the TLS certificate ${problem}`);
+  if (problem)
+    logger.warn(
+      { cert: certFile, validFrom: validity.validFrom, validTo: validity.validTo },
+      `the TLS certificate ${problem}`,
+    );
 }
 
 /**
@@ -115,7 +121,10 @@ export function followTlsFiles(
       try {
         const validity = reload();
         if (!validity) return;
-        logger.info({ cert: files.cert, subject: validity.subject, validTo: validity.validTo }, 'TLS certificate reloaded');
+        logger.info(
+          { cert: files.cert, subject: validity.subject, validTo: validity.validTo },
+          'TLS certificate reloaded',
+        );
         warnOfValidity(logger, files.cert, validity);
       } catch (err) {
         logger.error({ err: errorText(err) }, 'TLS files refused; the previous certificate keeps serving');

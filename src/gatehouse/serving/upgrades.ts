@@ -50,7 +50,9 @@ function headWithoutUpgrade(req: http.IncomingMessage): Buffer {
 }
 
 /** Builds the `upgrade` listener of a server. */
-export function upgradeListener(serving: UpgradeServing): (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void {
+export function upgradeListener(
+  serving: UpgradeServing,
+): (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void {
   function handle(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
     if (serving.draining()) {
       serving.refuse(req, socket, 503, 'the gateway is shutting down: connect again');

@@ -35,7 +35,8 @@ export class WeightGroup<R> {
 
 /** What decides that two Mappings have the same match. */
 export function matchKey(mapping: MappingRecord, prefix: string): string {
-  const sorted = (map: Readonly<Record<string, unknown>> | undefined) => (map ? Object.entries(map).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) : []);
+  const sorted = (map: Readonly<Record<string, unknown>> | undefined) =>
+    map ? Object.entries(map).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) : [];
   const regex = mapping.prefix_regex === true;
   const hostname = mapping.hostname ?? (mapping.host_regex === true ? undefined : mapping.host);
   return JSON.stringify([
@@ -84,7 +85,10 @@ export function settleGroup<R>(group: WeightGroup<R>, weightOf: (member: R) => n
 }
 
 /** The Mappings grouped by match, in config order, a step a Mapping (see ../slices). */
-function* sameMatchSteps(mappings: readonly MappingRecord[], prefixOf: (mapping: MappingRecord) => string): Steps<MappingRecord[][]> {
+function* sameMatchSteps(
+  mappings: readonly MappingRecord[],
+  prefixOf: (mapping: MappingRecord) => string,
+): Steps<MappingRecord[][]> {
   const groups = new Map<string, MappingRecord[]>();
   for (const mapping of mappings) {
     const key = matchKey(mapping, prefixOf(mapping));
@@ -107,7 +111,9 @@ export interface GroupProblem {
  * What is wrong with the groups Mappings form (each given with its
  * normalised prefix), a step a Mapping and a group (see ../slices).
  */
-export function* groupProblemsSteps(entries: readonly { readonly mapping: MappingRecord; readonly prefix: string }[]): Steps<GroupProblem[]> {
+export function* groupProblemsSteps(
+  entries: readonly { readonly mapping: MappingRecord; readonly prefix: string }[],
+): Steps<GroupProblem[]> {
   const groups = new Map<string, MappingRecord[]>();
   for (const { mapping, prefix } of entries) {
     const key = matchKey(mapping, prefix);
@@ -124,18 +130,31 @@ export function* groupProblemsSteps(entries: readonly { readonly mapping: Mappin
     const same = `Mapping '${first.name}', which has the same match`;
     for (const m of rest) {
       if (m.host_redirect === true || first.host_redirect === true) {
-        problems.push({ mapping: m, path: 'host_redirect', message: `a redirect shares its match with no other Mapping, and ${same} is ${first.host_redirect === true ? 'one' : 'not one'}` });
+        problems.push({
+          mapping: m,
+          path: 'host_redirect',
+          message: `a redirect shares its match with no other Mapping, and ${same} is ${first.host_redirect === true ? 'one' : 'not one'}`,
+        });
       }
       if (m.bypass_auth !== first.bypass_auth) {
-        problems.push({ mapping: m, path: 'bypass_auth', message: `differs from ${same}: the weight split would decide whether a request is authenticated` });
+        problems.push({
+          mapping: m,
+          path: 'bypass_auth',
+          message: `differs from ${same}: the weight split would decide whether a request is authenticated`,
+        });
       }
       if (JSON.stringify(m.labels ?? {}) !== JSON.stringify(first.labels ?? {})) {
-        problems.push({ mapping: m, path: 'labels', message: `differ from those of ${same}: Mappings sharing a match share their labels, as in Emissary` });
+        problems.push({
+          mapping: m,
+          path: 'labels',
+          message: `differ from those of ${same}: Mappings sharing a match share their labels, as in Emissary`,
+        });
       }
     }
     const shares = groupShares(members.map((m) => m.weight));
     if (typeof shares === 'string') {
-      for (const m of members) if (m.weight !== undefined) problems.push({ mapping: m, path: 'weight', message: shares });
+      for (const m of members)
+        if (m.weight !== undefined) problems.push({ mapping: m, path: 'weight', message: shares });
     }
   }
   return problems;
@@ -147,7 +166,10 @@ export function* groupProblemsSteps(entries: readonly { readonly mapping: Mappin
  * normalised prefix. A step a Mapping and a group: working out the match
  * of 30 000 Mappings holds the event loop for a tenth of a second.
  */
-export function* mappingSharesSteps(mappings: readonly MappingRecord[], prefixOf: (mapping: MappingRecord) => string): Steps<Map<MappingRecord, number>> {
+export function* mappingSharesSteps(
+  mappings: readonly MappingRecord[],
+  prefixOf: (mapping: MappingRecord) => string,
+): Steps<Map<MappingRecord, number>> {
   const shares = new Map<MappingRecord, number>();
   for (const members of yield* sameMatchSteps(mappings, prefixOf)) {
     yield;

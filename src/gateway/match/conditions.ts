@@ -61,7 +61,8 @@ export function compilePatterns(mapping: MappingRecord, maxSize: number = DEFAUL
     return null;
   };
   const path = mapping.prefix_regex === true ? compile(mapping.prefix, 'prefix') : null;
-  const method = mapping.method !== undefined && mapping.method_regex === true ? compile(mapping.method, 'method') : null;
+  const method =
+    mapping.method !== undefined && mapping.method_regex === true ? compile(mapping.method, 'method') : null;
   const host = mapping.host !== undefined && mapping.host_regex === true ? compile(mapping.host, 'host') : null;
   const headers: (readonly [string, RE2JS])[] = [];
   for (const [name, pattern] of Object.entries(mapping.regex_headers ?? {})) {
@@ -84,7 +85,9 @@ export function compilePatterns(mapping: MappingRecord, maxSize: number = DEFAUL
   }
   const any = path !== null || method !== null || host !== null || headers.length > 0 || query.length > 0;
   return {
-    conditions: any ? { path, method, headers: headers.length > 0 ? headers : null, host, query: query.length > 0 ? query : null } : null,
+    conditions: any
+      ? { path, method, headers: headers.length > 0 ? headers : null, host, query: query.length > 0 ? query : null }
+      : null,
     pathRewrite,
     problems,
   };
@@ -93,7 +96,12 @@ export function compilePatterns(mapping: MappingRecord, maxSize: number = DEFAUL
 /** How many constraints the conditions add to a route's, for match order (the path pattern is its prefix). */
 export function conditionCount(conditions: MatchConditions | null): number {
   if (conditions === null) return 0;
-  return (conditions.method ? 1 : 0) + (conditions.headers?.length ?? 0) + (conditions.host ? 1 : 0) + (conditions.query?.length ?? 0);
+  return (
+    (conditions.method ? 1 : 0) +
+    (conditions.headers?.length ?? 0) +
+    (conditions.host ? 1 : 0) +
+    (conditions.query?.length ?? 0)
+  );
 }
 
 /**
@@ -155,7 +163,12 @@ function headerValue(headers: IncomingHttpHeaders, name: string): string | undef
 }
 
 /** Whether a request meets the conditions other than the path pattern (which the route table holds itself). */
-export function conditionsMatch(c: MatchConditions, method: string, headers: IncomingHttpHeaders, reading: RequestReading): boolean {
+export function conditionsMatch(
+  c: MatchConditions,
+  method: string,
+  headers: IncomingHttpHeaders,
+  reading: RequestReading,
+): boolean {
   if (c.method !== null && !c.method.testExact(method)) return false;
   if (c.headers !== null) {
     for (let i = 0; i < c.headers.length; i++) {

@@ -66,7 +66,8 @@ export function groupPercents(weights: readonly (number | undefined)[]): number[
 
 /** Describes the match fields of `m`; `share` is its percentage of a shared match. */
 export function describeMatch(m: MappingRecord, share: number | undefined): MatchDescription {
-  const copy = <V>(map: Readonly<Record<string, V>> | undefined) => (map && Object.keys(map).length > 0 ? { ...map } : undefined);
+  const copy = <V>(map: Readonly<Record<string, V>> | undefined) =>
+    map && Object.keys(map).length > 0 ? { ...map } : undefined;
   const described: { -readonly [K in keyof MatchDescription]: MatchDescription[K] } = {};
   if (m.prefix_regex === true) described.prefix_regex = true;
   if (m.prefix_exact === true) described.prefix_exact = true;

@@ -36,10 +36,16 @@ export function prepareMatch(mapping: MappingRecord, maxSize: number): PreparedM
       }
       const unsafe = mapping.allow_unsafe_path_escapes ? undefined : unsafeEscape(prefix);
       if (unsafe !== undefined) {
-        problems.push({ path: 'prefix', message: `'${mapping.prefix}' would have every request it matched refused: ${unsafe} (allow_unsafe_path_escapes: true lets them through)` });
+        problems.push({
+          path: 'prefix',
+          message: `'${mapping.prefix}' would have every request it matched refused: ${unsafe} (allow_unsafe_path_escapes: true lets them through)`,
+        });
       }
     } catch (err) {
-      problems.push({ path: 'prefix', message: `'${mapping.prefix}' is not a usable path: ${(err as { detail?: string }).detail ?? String(err)}` });
+      problems.push({
+        path: 'prefix',
+        message: `'${mapping.prefix}' is not a usable path: ${(err as { detail?: string }).detail ?? String(err)}`,
+      });
     }
   }
   const patterns = compilePatterns(mapping, maxSize);

@@ -116,11 +116,19 @@ export class ParsedQuery {
 
 /** Whether `value` meets `condition` (there at all, this exact value, a value the pattern matches whole). */
 export function valueMeets(condition: QueryCondition, value: string): boolean {
-  return 'exact' in condition ? value === condition.exact : 'pattern' in condition ? condition.pattern.testExact(value) : true;
+  return 'exact' in condition
+    ? value === condition.exact
+    : 'pattern' in condition
+      ? condition.pattern.testExact(value)
+      : true;
 }
 
 /** Whether a parsed query meets every condition, its arguments read by `reading`. */
-export function queryMatches(conditions: readonly QueryCondition[], query: ParsedQuery, reading: QueryReading): boolean {
+export function queryMatches(
+  conditions: readonly QueryCondition[],
+  query: ParsedQuery,
+  reading: QueryReading,
+): boolean {
   for (let i = 0; i < conditions.length; i++) {
     const condition = conditions[i];
     const value = query.value(condition.name, reading);
@@ -147,7 +155,11 @@ export function otherReadings(conditions: readonly QueryCondition[], query: Pars
   const outcomes = new Set<string>();
   for (const [name, onName] of byName) {
     const found: QueryReading[] = [];
-    query.otherReadings(name, onName.every((c) => 'present' in c), found);
+    query.otherReadings(
+      name,
+      onName.every((c) => 'present' in c),
+      found,
+    );
     for (const reading of found) {
       if (typeof reading !== 'object') {
         if (!readings.includes(reading)) readings.push(reading);

@@ -35,7 +35,8 @@ export function regexSyntaxProblem(pattern: string): string | undefined {
 }
 
 function syntaxMessage(pattern: string, err: unknown): string {
-  if (!(err instanceof re2js().RE2JSSyntaxException)) return `'${pattern}' cannot be compiled: ${(err as Error).message}`;
+  if (!(err instanceof re2js().RE2JSSyntaxException))
+    return `'${pattern}' cannot be compiled: ${(err as Error).message}`;
   const lookaround = /^\(\?<?[=!]/.test(err.getPattern() ?? '');
   return `'${pattern}' is no RE2 expression (${err.getDescription()}${err.getPattern() ? `: ${err.getPattern()}` : ''})${
     lookaround ? '; RE2, as Envoy uses it, has no lookahead or lookbehind' : ''

@@ -10,7 +10,14 @@ import type { HeaderCondition, MappingRecord } from '../config/schema';
 import { hostMatches, hostSpecificity, parseHostPattern, type HostPattern } from '../request/host-match';
 import { matchKey, settleGroup, WeightGroup } from './canary';
 import { foldCase, startsWithFolded } from './case-fold';
-import { compilePatterns, conditionCount, conditionsMatch, type CompiledPatterns, type MatchConditions, type RequestReading } from './conditions';
+import {
+  compilePatterns,
+  conditionCount,
+  conditionsMatch,
+  type CompiledPatterns,
+  type MatchConditions,
+  type RequestReading,
+} from './conditions';
 import { foldsCase, type RE2JS } from './regex';
 import type { Steps } from '../slices';
 import type { Substitution } from './substitution';
@@ -84,7 +91,8 @@ export function compareRoutes<T>(a: Route<T>, b: Route<T>): number {
 export function compileRoute<T>(spec: RouteSpec<T>, index: number): Route<T> {
   const { mapping, prefix } = spec;
   const patterns = spec.patterns ?? compilePatterns(mapping);
-  if (patterns.problems.length > 0) throw new Error(`Mapping ${mapping.name}: ${patterns.problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
+  if (patterns.problems.length > 0)
+    throw new Error(`Mapping ${mapping.name}: ${patterns.problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
   const conditions = patterns.conditions;
   const headers = mapping.headers ? Object.entries(mapping.headers) : [];
   const regex = mapping.prefix_regex === true;
@@ -137,7 +145,13 @@ export function* groupRoutesSteps<T>(routes: readonly Route<T>[]): Steps<void> {
 }
 
 /** Whether a route's method, headers, host and conditions admit a request. */
-export function constraintsMatch<T>(route: Route<T>, method: string, headers: IncomingHttpHeaders, host: string | undefined, reading: RequestReading): boolean {
+export function constraintsMatch<T>(
+  route: Route<T>,
+  method: string,
+  headers: IncomingHttpHeaders,
+  host: string | undefined,
+  reading: RequestReading,
+): boolean {
   if (route.method !== null && route.method !== method) return false;
   if (route.headers !== null && !headersMatch(route.headers, headers)) return false;
   if (route.host !== null && !hostMatches(route.host, host)) return false;
@@ -163,13 +177,17 @@ export function pathMatches<T>(route: Route<T>, exactCase: boolean, path: string
   if (pattern === null) {
     const prefix = route.prefix;
     if (exactCase ? !path.startsWith(prefix) : !startsWithFolded(path, route.folded)) return false;
-    if (path.length > prefix.length && (route.exact || (!route.open && path.charCodeAt(prefix.length) !== 47))) return false;
+    if (path.length > prefix.length && (route.exact || (!route.open && path.charCodeAt(prefix.length) !== 47)))
+      return false;
     return true;
   }
   return pattern.testExact(path);
 }
 
-function headersMatch(required: readonly (readonly [string, HeaderCondition])[], headers: IncomingHttpHeaders): boolean {
+function headersMatch(
+  required: readonly (readonly [string, HeaderCondition])[],
+  headers: IncomingHttpHeaders,
+): boolean {
   for (let i = 0; i < required.length; i++) {
     const value = headers[required[i][0]];
     const wanted = required[i][1];
@@ -177,4 +195,3 @@ function headersMatch(required: readonly (readonly [string, HeaderCondition])[],
   }
   return true;
 }
-

@@ -44,7 +44,8 @@ const BAD_PORT = -2;
 const NO_PORT = -1;
 
 /** What a pattern may look like, for messages. */
-export const HOST_FORMS = 'a host name (api.example.com), *.example.com, api.*, or * for any host, with an optional :port';
+export const HOST_FORMS =
+  'a host name (api.example.com), *.example.com, api.*, or * for any host, with an optional :port';
 
 /**
  * Reads a pattern as written in a record. Returns the pattern, `null` for
@@ -54,7 +55,10 @@ export const HOST_FORMS = 'a host name (api.example.com), *.example.com, api.*, 
 export function parseHostPattern(text: string, globs: boolean): HostPattern | null | string {
   const written = text.trim().toLowerCase();
   const notHost = `'${text}' is not ${globs ? HOST_FORMS : 'a host name, with an optional :port'}`;
-  if (written === '*') return globs ? null : 'is an exact match, and * matches no host: write hostname: "*", or leave host out, for any host';
+  if (written === '*')
+    return globs
+      ? null
+      : 'is an exact match, and * matches no host: write hostname: "*", or leave host out, for any host';
   if (/[/@?#\s]/.test(written)) return notHost;
   let name = written;
   let port: number | null = null;
@@ -67,7 +71,8 @@ export function parseHostPattern(text: string, globs: boolean): HostPattern | nu
   }
   if (colon >= 0) {
     const digits = name.slice(colon + 1);
-    if (!PORT.test(digits) || Number(digits) < 1 || Number(digits) > 65535) return `has a port that is no number from 1 to 65535: '${text}'`;
+    if (!PORT.test(digits) || Number(digits) < 1 || Number(digits) > 65535)
+      return `has a port that is no number from 1 to 65535: '${text}'`;
     port = Number(digits);
     name = name.slice(0, colon);
   }
@@ -77,7 +82,9 @@ export function parseHostPattern(text: string, globs: boolean): HostPattern | nu
     if (!globs) return `is an exact match and may not hold *: write hostname for a glob (*.example.com, api.*)`;
     if (name.startsWith('*.') && LABELS.test(name.slice(2))) return { kind: 'suffix', suffix: name.slice(1), port };
     if (name.endsWith('.*') && LABELS.test(name.slice(0, -2))) {
-      return port === null ? { kind: 'prefix', prefix: name.slice(0, -1), port } : `may not name a port after a final *: '${text}'`;
+      return port === null
+        ? { kind: 'prefix', prefix: name.slice(0, -1), port }
+        : `may not name a port after a final *: '${text}'`;
     }
     return `'${text}' is no glob Envoy matches: a * stands alone (any host), for the first label (*.example.com) or for the last (api.*)`;
   }
@@ -277,7 +284,11 @@ export function hostMatches(pattern: HostPattern, host: string | undefined): boo
     case 'exact':
       if (end === pattern.name.length && holdsAt(host, 0, pattern.name)) return true;
       // An IPv6 address has many spellings; Koa's ctx.hostname reads `[0:0::1]` as `[::1]`.
-      return pattern.name.charCodeAt(0) === OPEN && host.charCodeAt(0) === OPEN && canonicalIPv6(host.slice(0, end)) === pattern.name;
+      return (
+        pattern.name.charCodeAt(0) === OPEN &&
+        host.charCodeAt(0) === OPEN &&
+        canonicalIPv6(host.slice(0, end)) === pattern.name
+      );
     case 'suffix':
       // `*.example.com` wants a label before `.example.com`.
       return end > pattern.suffix.length && holdsAt(host, end - pattern.suffix.length, pattern.suffix);

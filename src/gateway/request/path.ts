@@ -152,7 +152,8 @@ function rebuild(path: string): string {
       const lo = hexValue(path.charCodeAt(i + 2));
       if (hi < 0 || lo < 0) throw badPath('the path has a malformed percent-escape');
       const byte = hi * 16 + lo;
-      if (byte === SLASH || byte === BACKSLASH) throw badPath('an encoded slash or backslash is not allowed in the path');
+      if (byte === SLASH || byte === BACKSLASH)
+        throw badPath('an encoded slash or backslash is not allowed in the path');
       if (byte === 0) throw badPath('an encoded NUL (%00) is not allowed in the path');
       segment += byte < 128 && UNRESERVED[byte] === 1 ? String.fromCharCode(byte) : `%${HEX[hi]}${HEX[lo]}`;
       i += 2;
@@ -175,9 +176,12 @@ function rebuild(path: string): string {
 /** Why {@link unsafeEscape} refuses a path, as the detail of the 400. */
 export const UNSAFE_ESCAPES = {
   notUtf8: 'percent-escapes that are not UTF-8 (such as the overlong %C0%AE) are not allowed in the path',
-  decodedAgain: 'an encoded % before an encoded dot, slash, backslash, semicolon, NUL or %u escape is not allowed in the path',
-  notUtf8Again: 'percent-escapes that are not UTF-8 once decoded again (such as %25C0%25AE) are not allowed in the path',
-  foldsToSeparator: 'percent-escapes of a character that backends fold to a dot, slash or backslash (such as the fullwidth %EF%BC%8E) are not allowed in the path',
+  decodedAgain:
+    'an encoded % before an encoded dot, slash, backslash, semicolon, NUL or %u escape is not allowed in the path',
+  notUtf8Again:
+    'percent-escapes that are not UTF-8 once decoded again (such as %25C0%25AE) are not allowed in the path',
+  foldsToSeparator:
+    'percent-escapes of a character that backends fold to a dot, slash or backslash (such as the fullwidth %EF%BC%8E) are not allowed in the path',
 } as const;
 
 /**
@@ -186,7 +190,9 @@ export const UNSAFE_ESCAPES = {
  * and any backend that converts a path to an ANSI code page) read as a dot,
  * a slash or a backslash: `/%EF%BC%8E%EF%BC%8E/` is `/../` there.
  */
-const FOLDED_SEPARATORS = new Set([0x2024, 0x2025, 0xfe52, 0xff0e, 0x2044, 0x2215, 0x29f8, 0xff0f, 0x2216, 0x29f9, 0xfe68, 0xff3c]);
+const FOLDED_SEPARATORS = new Set([
+  0x2024, 0x2025, 0xfe52, 0xff0e, 0x2044, 0x2215, 0x29f8, 0xff0f, 0x2216, 0x29f9, 0xfe68, 0xff3c,
+]);
 
 /** What {@link endOfUtf8Run} returns for bytes that are not UTF-8, and for a character of {@link FOLDED_SEPARATORS}. */
 const NOT_UTF8 = -1;
@@ -266,9 +272,11 @@ export function unsafeEscape(path: string): string | undefined {
       let next = at + 3;
       for (; hexPair(path, next) === PERCENT; next += 2) depth++;
       const again = hexPair(path, next);
-      if (again === DOT || again === SLASH || again === BACKSLASH || again === SEMICOLON || again === 0) return UNSAFE_ESCAPES.decodedAgain;
+      if (again === DOT || again === SLASH || again === BACKSLASH || again === SEMICOLON || again === 0)
+        return UNSAFE_ESCAPES.decodedAgain;
       // IIS reads `%u002e` as the character it names.
-      if ((path.charCodeAt(next) | 32) === 117 && hexPair(path, next + 1) >= 0 && hexPair(path, next + 3) >= 0) return UNSAFE_ESCAPES.decodedAgain;
+      if ((path.charCodeAt(next) | 32) === 117 && hexPair(path, next + 1) >= 0 && hexPair(path, next + 3) >= 0)
+        return UNSAFE_ESCAPES.decodedAgain;
       if (again >= 0x80 && at >= checked) {
         checked = endOfUtf8Run(path, at, depth);
         if (checked === FOLDS) return UNSAFE_ESCAPES.foldsToSeparator;

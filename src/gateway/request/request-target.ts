@@ -34,7 +34,8 @@ export function toOriginForm(ctx: Context): void {
   // `*` and anything else are left to path normalisation, which refuses them.
   if (match === null) return;
   const scheme = match[1].toLowerCase();
-  if (scheme !== 'http' && scheme !== 'https') throw new HttpError(400, 'the request target must be an http or https URL');
+  if (scheme !== 'http' && scheme !== 'https')
+    throw new HttpError(400, 'the request target must be an http or https URL');
   const authority = match[2];
   if (authority.includes('@')) throw new HttpError(400, 'the request target may not carry user information');
   const host = AUTHORITY.exec(authority);
@@ -63,7 +64,8 @@ export function toOriginForm(ctx: Context): void {
  * would have checked another host than the one routed here.
  */
 export function refuseRepeatedHost(rawHeaders: readonly string[]): void {
-  if (repeatedHeader(rawHeaders, 'host') !== undefined) throw new HttpError(400, 'the request has more than one Host header');
+  if (repeatedHeader(rawHeaders, 'host') !== undefined)
+    throw new HttpError(400, 'the request has more than one Host header');
 }
 
 /**
@@ -74,8 +76,12 @@ export function refuseRepeatedHost(rawHeaders: readonly string[]): void {
  * Mapping for any host, while the backend took it for one that needs auth.
  * `field` names where the host was read, for the message.
  */
-export function refuseMalformedHost(host: string | undefined, field = 'the Host (or the authority of the request target)'): void {
-  if (host !== undefined && !isHostValue(host)) throw new HttpError(400, `${field} is no host name or IP address with an optional port`);
+export function refuseMalformedHost(
+  host: string | undefined,
+  field = 'the Host (or the authority of the request target)',
+): void {
+  if (host !== undefined && !isHostValue(host))
+    throw new HttpError(400, `${field} is no host name or IP address with an optional port`);
 }
 
 /**

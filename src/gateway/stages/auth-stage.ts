@@ -52,7 +52,17 @@ const ALWAYS_COPIED = ['authorization', 'location', 'proxy-authenticate', 'set-c
 /** Headers of a refusal that reach the client besides those. */
 const ALSO_RETURNED = ['retry-after', 'content-type', 'vary'];
 /** Framing, connection and Host are the gateway's, whatever the record names: a 200's would cut the client's body short. */
-const NEVER_COPIED = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'host']);
+const NEVER_COPIED = new Set([
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'upgrade',
+  'host',
+]);
 /** About the body they come with: a 200's stay off the routed request, which keeps the client's; a refusal's go with it. */
 const BODY_HEADERS = ['content-type', 'content-encoding'];
 type BodyLimits = NonNullable<AuthServiceRecord['include_body']>;
@@ -97,7 +107,11 @@ function dialled(record: AuthServiceRecord): string {
  * a registered module with `authenticate` nor an address; the message speaks
  * of the field, and whoever reports it names the record.
  */
-export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegistry, options: AuthStageOptions = NO_EVENTS): Stage {
+export function createAuthStage(
+  record: AuthServiceRecord,
+  modules: ModuleRegistry,
+  options: AuthStageOptions = NO_EVENTS,
+): Stage {
   const events = options;
   const logFailure = pacedFailureLog(options.logger ?? pino({ name: 'gateway' }), options.now);
   const builtIn = modules.get(record.auth_service);
@@ -107,14 +121,20 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
     authenticator = builtIn as Authenticator;
   } else if (looksLikeAddress(record.auth_service)) {
     try {
-      remote = createRemoteAuthClient(dialled(record), { timeoutMs: record.timeout_ms, linkerdHeaders: record.add_linkerd_headers });
+      remote = createRemoteAuthClient(dialled(record), {
+        timeoutMs: record.timeout_ms,
+        linkerdHeaders: record.add_linkerd_headers,
+      });
     } catch (err) {
       throw new Error(`auth_service ${(err as Error).message}`);
     }
     authenticator = remote;
   } else {
     // The usual cause of a missing built-in: no users file for it to serve.
-    const hint = record.auth_service === 'auth' && !builtIn ? '; the built-in auth service runs when the config folder has users.htpasswd' : '';
+    const hint =
+      record.auth_service === 'auth' && !builtIn
+        ? '; the built-in auth service runs when the config folder has users.htpasswd'
+        : '';
     throw new Error(
       `auth_service '${redactAddress(record.auth_service)}' is neither a built-in module that ` +
         `authenticates nor an address (host:port or URL)${hint}`,
@@ -128,7 +148,9 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
   // the backend, nor, whatever the record copies, the user header of this
   // system itself. Those Emissary always copies stay: the client's
   // Authorization goes on when the auth service sets none.
-  const stripped = unique([...userHeaders, USER_HEADER]).filter((n) => !ALWAYS_COPIED.includes(n) && !BODY_HEADERS.includes(n));
+  const stripped = unique([...userHeaders, USER_HEADER]).filter(
+    (n) => !ALWAYS_COPIED.includes(n) && !BODY_HEADERS.includes(n),
+  );
   // Sent before they are stripped (the auth service may read what it vouches
   // for), except the user header: no client claim reaches the auth service.
   const sent = unique([...ALWAYS_SENT, ...record.allowed_request_headers]).filter(
@@ -187,7 +209,9 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
     logFailure(
       cause,
       { authService: shownService, failureModeAllow: record.failure_mode_allow },
-      record.failure_mode_allow ? 'auth service unavailable; letting requests through' : 'auth service unavailable; refusing requests',
+      record.failure_mode_allow
+        ? 'auth service unavailable; letting requests through'
+        : 'auth service unavailable; refusing requests',
     );
     if (record.failure_mode_allow) return true;
     if (record.status_on_error < 400) {
@@ -207,7 +231,10 @@ export function createAuthStage(record: AuthServiceRecord, modules: ModuleRegist
     const body = decision.body;
     // No body to pass on, or an in-process service that says why: the
     // gateway's own error body, in the representation the client's Accept chose.
-    if (decision.status >= 400 && (body === undefined || body.length === 0 || (remote === undefined && decision.detail !== undefined))) {
+    if (
+      decision.status >= 400 &&
+      (body === undefined || body.length === 0 || (remote === undefined && decision.detail !== undefined))
+    ) {
       const headers: Record<string, string> = {};
       let lists = false;
       for (const name of returned) {

@@ -33,7 +33,11 @@ const NO_INDEXES: readonly number[] = [];
  * any status over its limit when `admitted` (a quota exceeded by a request
  * let through binds nothing).
  */
-export function mostRestrictive(statuses: readonly DescriptorStatus[], skip: readonly number[] = NO_INDEXES, admitted = false): DescriptorStatus | undefined {
+export function mostRestrictive(
+  statuses: readonly DescriptorStatus[],
+  skip: readonly number[] = NO_INDEXES,
+  admitted = false,
+): DescriptorStatus | undefined {
   let best: DescriptorStatus | undefined;
   for (let i = 0; i < statuses.length; i++) {
     const s = statuses[i];
@@ -50,7 +54,11 @@ export function mostRestrictive(statuses: readonly DescriptorStatus[], skip: rea
     }
     const reset = s.durationUntilResetMs ?? 0;
     const bestReset = best.durationUntilResetMs ?? 0;
-    if (over ? reset > bestReset : s.limitRemaining < best.limitRemaining || (s.limitRemaining === best.limitRemaining && reset > bestReset)) {
+    if (
+      over
+        ? reset > bestReset
+        : s.limitRemaining < best.limitRemaining || (s.limitRemaining === best.limitRemaining && reset > bestReset)
+    ) {
       best = s;
     }
   }
@@ -87,7 +95,8 @@ export function rateLimitHeaders(response: RateLimitResponse): Record<string, st
   if (!status?.currentLimit) return headers;
   const limit = status.currentLimit;
   const window = UNIT_SECONDS[limit.unit];
-  const reset = status.durationUntilResetMs === undefined ? window : Math.max(1, Math.ceil(status.durationUntilResetMs / 1000));
+  const reset =
+    status.durationUntilResetMs === undefined ? window : Math.max(1, Math.ceil(status.durationUntilResetMs / 1000));
   const name = quotedName(limit.name ?? 'default');
   headers['RateLimit-Policy'] = `${name};q=${limit.requestsPerUnit};w=${window}`;
   // What remains changes with every request: written apart from the number-string cache (see numberText).

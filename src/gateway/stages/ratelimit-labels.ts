@@ -52,7 +52,11 @@ function headerValue(headers: IncomingHttpHeaders, name: string): string | undef
 }
 
 /** A pseudo-header's value, as Envoy gives it: `:authority` is the Host header. */
-function pseudoHeaderValue(name: string, headers: IncomingHttpHeaders, facts: LabelFacts | undefined): string | undefined {
+function pseudoHeaderValue(
+  name: string,
+  headers: IncomingHttpHeaders,
+  facts: LabelFacts | undefined,
+): string | undefined {
   switch (name) {
     case ':authority':
       return headerValue(headers, 'host');
@@ -66,10 +70,16 @@ function pseudoHeaderValue(name: string, headers: IncomingHttpHeaders, facts: La
 }
 
 /** The value a label gives for a request; undefined when it has none (a missing header, an unknown address). */
-function labelValue(label: LabelSource, headers: IncomingHttpHeaders, facts: LabelFacts | undefined): string | undefined {
+function labelValue(
+  label: LabelSource,
+  headers: IncomingHttpHeaders,
+  facts: LabelFacts | undefined,
+): string | undefined {
   switch (label.kind) {
     case 'header':
-      return isPseudoHeader(label.header) ? pseudoHeaderValue(label.header, headers, facts) : headerValue(headers, label.header);
+      return isPseudoHeader(label.header)
+        ? pseudoHeaderValue(label.header, headers, facts)
+        : headerValue(headers, label.header);
     case 'literal':
       return label.value;
     case 'remote_address':
@@ -87,7 +97,11 @@ function labelValue(label: LabelSource, headers: IncomingHttpHeaders, facts: Lab
  * missing, and is dropped whole for any other label without a value, as
  * Envoy drops a descriptor an action cannot fill, or when nothing is left).
  */
-export function buildDescriptors(plan: LabelPlan, headers: IncomingHttpHeaders, facts?: LabelFacts): RateLimitDescriptor[] {
+export function buildDescriptors(
+  plan: LabelPlan,
+  headers: IncomingHttpHeaders,
+  facts?: LabelFacts,
+): RateLimitDescriptor[] {
   const descriptors: RateLimitDescriptor[] = [];
   groups: for (const group of plan.groups) {
     const entries: DescriptorEntry[] = [];

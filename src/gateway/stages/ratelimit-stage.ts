@@ -9,7 +9,13 @@
 import type { Context } from 'koa';
 import pino from 'pino';
 import { headerName, httpError, ORIGINAL_PATH, redactAddress } from '../../http';
-import { createRateLimitClient, withinDeadline, type DecideOptions, type RateLimiter, type RateLimitResponse } from '../../ratelimit';
+import {
+  createRateLimitClient,
+  withinDeadline,
+  type DecideOptions,
+  type RateLimiter,
+  type RateLimitResponse,
+} from '../../ratelimit';
 import type { MappingRecord, RateLimitServiceRecord } from '../config/schema';
 import { pacedFailureLog, type StageLogger } from '../failure-log';
 import type { GatewayEvents } from '../events';
@@ -54,7 +60,6 @@ export interface RateLimitStage extends Stage {
   stats(): RateLimitStageStats;
 }
 
-
 /** State key under which the stage leaves the headers it set, for the gateway to keep. */
 export const RATE_LIMIT_HEADERS_STATE = 'gatehouseRateLimitHeaders';
 
@@ -87,7 +92,8 @@ export function createRateLimitStage(
   const now = options.now ?? Date.now;
   const sourceCluster = options.sourceCluster ?? DEFAULT_SOURCE_CLUSTER;
   const module = modules.get(record.service);
-  const local: RateLimiter | undefined = typeof module?.shouldRateLimit === 'function' ? (module as RateLimiter) : undefined;
+  const local: RateLimiter | undefined =
+    typeof module?.shouldRateLimit === 'function' ? (module as RateLimiter) : undefined;
   // A misspelt module name would otherwise become a gRPC address that never
   // answers, and every request would pass unlimited: refused when built.
   if (!local && !record.service.includes(':') && !record.service.includes('/')) {
@@ -115,7 +121,12 @@ export function createRateLimitStage(
     ? (req) => remote!.shouldRateLimit(req)
     : decide
       ? (req) => decide(req, asked)
-      : (req) => withinDeadline(record.timeout_ms, (gone) => local.shouldRateLimit(req, { timeoutMs: record.timeout_ms, gone }), noAnswer);
+      : (req) =>
+          withinDeadline(
+            record.timeout_ms,
+            (gone) => local.shouldRateLimit(req, { timeoutMs: record.timeout_ms, gone }),
+            noAnswer,
+          );
   const plans = new WeakMap<MappingRecord, LabelPlan | null>();
   const stats: RateLimitStageStats = { checked: 0, overLimit: 0, failures: 0, quotaExceeded: 0 };
   const logFailure = pacedFailureLog(logger, now);
@@ -132,7 +143,9 @@ export function createRateLimitStage(
     logFailure(
       err,
       { service: record.service, failureModeDeny: record.failure_mode_deny },
-      record.failure_mode_deny ? 'rate-limit service unavailable; refusing requests' : 'rate-limit service unavailable; letting requests through',
+      record.failure_mode_deny
+        ? 'rate-limit service unavailable; refusing requests'
+        : 'rate-limit service unavailable; letting requests through',
     );
     if (record.failure_mode_deny) throw httpError('INTERNAL_SERVER_ERROR', 'the rate-limit service did not answer');
     return true;

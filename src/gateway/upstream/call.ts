@@ -261,7 +261,9 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
       if (this.stream.destroyed || this.aborted) return;
       this.brokeOff?.(err);
       // Its error comes in the next tick: possibly before whoever reads the stream listens for it (as undici's own bodies).
-      this.stream.on('error', ignore).destroy(new HttpError(502, 'the upstream service cut its answer short', { cause: err }));
+      this.stream
+        .on('error', ignore)
+        .destroy(new HttpError(502, 'the upstream service cut its answer short', { cause: err }));
       return;
     }
     this.reject(this.headers === null ? err : new AnswerBodyError(err));
@@ -269,7 +271,13 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
 }
 
 /** Sends one try through `pool` and returns it under way; its body may be silent `gapMs` at most (0: no limit). */
-export function call(pool: Dispatcher, options: Dispatcher.DispatchOptions, method: string, watcher: CallWatcher, gapMs: number): UpstreamCall {
+export function call(
+  pool: Dispatcher,
+  options: Dispatcher.DispatchOptions,
+  method: string,
+  watcher: CallWatcher,
+  gapMs: number,
+): UpstreamCall {
   const handler = new UpstreamCall(method, watcher, gapMs);
   pool.dispatch(options, handler);
   return handler;

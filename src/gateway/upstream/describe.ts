@@ -45,15 +45,27 @@ export function upstreamSummary(s: UpstreamSettings): string {
   if (s.namespace !== undefined) parts.push(`namespace ${s.namespace}`);
   if (s.endpoints !== undefined) parts.push(`endpoints ${s.endpoints.join(',')}`);
   const r = s.retry_policy;
-  if (r !== undefined) parts.push(`retry ${r.retry_on} x${r.num_retries}${r.per_try_timeout !== undefined ? ` (per try ${r.per_try_timeout})` : ''}`);
+  if (r !== undefined)
+    parts.push(
+      `retry ${r.retry_on} x${r.num_retries}${r.per_try_timeout !== undefined ? ` (per try ${r.per_try_timeout})` : ''}`,
+    );
   for (const b of s.circuit_breakers ?? []) {
-    const limits = (['max_connections', 'max_pending_requests', 'max_requests', 'max_retries'] as const).filter((k) => b[k] !== undefined).map((k) => `${k}=${b[k]}`);
+    const limits = (['max_connections', 'max_pending_requests', 'max_requests', 'max_retries'] as const)
+      .filter((k) => b[k] !== undefined)
+      .map((k) => `${k}=${b[k]}`);
     parts.push(`breakers ${b.priority}${limits.length > 0 ? ` ${limits.join(',')}` : ''}`);
   }
   if (s.priority !== undefined) parts.push(`priority ${s.priority}`);
   const lb = s.load_balancer;
   if (lb !== undefined) {
-    const on = lb.header !== undefined ? ` header ${lb.header}` : lb.cookie !== undefined ? ` cookie ${lb.cookie.name}` : lb.source_ip ? ' source_ip' : '';
+    const on =
+      lb.header !== undefined
+        ? ` header ${lb.header}`
+        : lb.cookie !== undefined
+          ? ` cookie ${lb.cookie.name}`
+          : lb.source_ip
+            ? ' source_ip'
+            : '';
     parts.push(`lb ${lb.policy}${on}`);
   }
   const ms = (label: string, value: number | undefined) => value !== undefined && parts.push(`${label} ${value}ms`);
@@ -62,7 +74,8 @@ export function upstreamSummary(s: UpstreamSettings): string {
   ms('cluster idle', s.cluster_idle_timeout_ms);
   ms('lifetime', s.cluster_max_connection_lifetime_ms);
   if (s.keepalive !== undefined) parts.push(`keepalive ${JSON.stringify(s.keepalive).replace(/"/g, '')}`);
-  if (s.enable_ipv4 !== undefined || s.enable_ipv6 !== undefined) parts.push(`ipv4 ${s.enable_ipv4 ?? true} ipv6 ${s.enable_ipv6 ?? false}`);
+  if (s.enable_ipv4 !== undefined || s.enable_ipv6 !== undefined)
+    parts.push(`ipv4 ${s.enable_ipv4 ?? true} ipv6 ${s.enable_ipv6 ?? false}`);
   if (s.dns_type !== undefined) parts.push(s.dns_type);
   if (s.cluster_tag !== undefined) parts.push(`tag ${s.cluster_tag}`);
   return parts.join('; ');

@@ -79,7 +79,12 @@ class Exchange implements Delivery {
     this.retries = upstream.retry?.numRetries ?? 0;
     this.tryLimit = shorter(upstream.retry?.perTryTimeoutMs ?? 0, upstream.idleTimeoutMs);
     this.gapMs = shorter(options.timeoutMs, upstream.idleTimeoutMs);
-    this.headers = upstreamRequestHeaders(ctx, upstream.address.host, options.removedHeaders ?? NONE, options.hostRewrite);
+    this.headers = upstreamRequestHeaders(
+      ctx,
+      upstream.address.host,
+      options.removedHeaders ?? NONE,
+      options.hostRewrite,
+    );
     const on = upstream.cluster.settings.hashOn;
     this.hash = on === null ? NO_KEY : requestKey(ctx, on);
     this.servername = upstream.address.secure ? tlsName(options.hostRewrite ?? upstream.address.host) : undefined;
@@ -109,7 +114,8 @@ class Exchange implements Delivery {
   }
 
   expireTry(): void {
-    this.tryTimedOut = this.upstream.retry !== null && this.tryLimit === this.upstream.retry.perTryTimeoutMs ? 'per-try' : 'idle';
+    this.tryTimedOut =
+      this.upstream.retry !== null && this.tryLimit === this.upstream.retry.perTryTimeoutMs ? 'per-try' : 'idle';
     this.abort?.abort();
   }
 
@@ -123,10 +129,15 @@ class Exchange implements Delivery {
     ctx.res.once('close', this.onClose);
     if (this.bodyDone) this.armOverall();
     else {
-      this.upload = new UploadWatch(req, upstream.idleTimeoutMs, () => this.uploaded(), () => {
-        this.stalled = true;
-        this.abort?.abort();
-      });
+      this.upload = new UploadWatch(
+        req,
+        upstream.idleTimeoutMs,
+        () => this.uploaded(),
+        () => {
+          this.stalled = true;
+          this.abort?.abort();
+        },
+      );
     }
     if (this.body === req && this.retries > 0) return this.keepBodyThenTry();
     // Straight to the tries, which clean up after themselves: no async step of its own on every forward.
@@ -246,7 +257,11 @@ class Exchange implements Delivery {
       throw upstreamFailure(failureOf(err), err, options.timeoutMs);
     }
     this.report('timeout');
-    throw new HttpError(504, `the upstream service did not answer within per_try_timeout (${retry!.perTryTimeoutMs} ms)`, { cause: err });
+    throw new HttpError(
+      504,
+      `the upstream service did not answer within per_try_timeout (${retry!.perTryTimeoutMs} ms)`,
+      { cause: err },
+    );
   }
 
   /** An answer whose status is tried again: read to its end, the connection stays usable for the next request. */
@@ -261,7 +276,8 @@ class Exchange implements Delivery {
     if (Buffer.isBuffer(answer.body)) this.settledOutcome(endpoint, answer.statusCode);
     else {
       attempt.brokeOff = (err) => this.brokeOff(err);
-      if (answer.statusCode < 500 && endpoint.failures !== 0) answer.body.once('end', () => this.settledOutcome(endpoint, answer.statusCode));
+      if (answer.statusCode < 500 && endpoint.failures !== 0)
+        answer.body.once('end', () => this.settledOutcome(endpoint, answer.statusCode));
     }
     deliverAnswer(this.ctx, answer, this);
   }
@@ -293,7 +309,8 @@ class Exchange implements Delivery {
     if (failed !== undefined) throw failed;
     if (this.stalled) throw this.stall();
     // A client that left is no failure of the upstream's.
-    if (abort.aborted && !this.timedOut && this.tryTimedOut === null) throw upstreamFailure(failureOf(err), err, options.timeoutMs);
+    if (abort.aborted && !this.timedOut && this.tryTimedOut === null)
+      throw upstreamFailure(failureOf(err), err, options.timeoutMs);
     upstream.cluster.outcome(endpoint, true);
     if (this.timedOut) {
       this.report('timeout');
@@ -301,7 +318,9 @@ class Exchange implements Delivery {
     }
     if (this.tryTimedOut === 'idle') {
       this.report('timeout');
-      throw new HttpError(504, `the upstream service was silent for idle_timeout_ms (${upstream.idleTimeoutMs} ms)`, { cause: err });
+      throw new HttpError(504, `the upstream service was silent for idle_timeout_ms (${upstream.idleTimeoutMs} ms)`, {
+        cause: err,
+      });
     }
     return this.tryTimedOut === 'per-try' ? 'per-try-timeout' : tryFailureOf(err);
   }
@@ -377,7 +396,8 @@ class Exchange implements Delivery {
   }
 
   private armOverall(): void {
-    if (this.options.timeoutMs > 0 && this.timer === undefined) this.timer = setTimeout(expire, this.options.timeoutMs, this);
+    if (this.options.timeoutMs > 0 && this.timer === undefined)
+      this.timer = setTimeout(expire, this.options.timeoutMs, this);
   }
 
   private armTry(): void {
@@ -405,9 +425,13 @@ class Exchange implements Delivery {
   }
 
   private stall(): HttpError {
-    return httpError('REQUEST_TIMEOUT', `the request body stalled: nothing came for idle_timeout_ms (${this.upstream.idleTimeoutMs} ms)`, {
-      headers: { Connection: 'close' },
-    });
+    return httpError(
+      'REQUEST_TIMEOUT',
+      `the request body stalled: nothing came for idle_timeout_ms (${this.upstream.idleTimeoutMs} ms)`,
+      {
+        headers: { Connection: 'close' },
+      },
+    );
   }
 }
 
@@ -418,6 +442,7 @@ class Exchange implements Delivery {
  */
 export function forwardRemote(ctx: Context, upstream: RouteUpstream, options: ForwardOptions): Promise<void> {
   const req = ctx.req;
-  const hasBody = options.guard !== null || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+  const hasBody =
+    options.guard !== null || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
   return new Exchange(ctx, upstream, options, hasBody).run();
 }

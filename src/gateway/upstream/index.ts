@@ -6,7 +6,14 @@
  * (`./endpoints/clusters`), and the forwarding of a request with its
  * retries (`./forward`).
  */
-export { parseServiceAddress, parseEndpointAddress, lookupNames, DEFAULT_CLUSTER_DOMAIN, type ServiceAddress, type NameContext } from './service';
+export {
+  parseServiceAddress,
+  parseEndpointAddress,
+  lookupNames,
+  DEFAULT_CLUSTER_DOMAIN,
+  type ServiceAddress,
+  type NameContext,
+} from './service';
 export { systemResolve, DNS_REFRESH_MS, type Resolve, type AddressFamily } from './endpoints/resolver';
 export { ClusterSet, DEFAULT_CONNECT_TIMEOUT_MS, type RouteUpstream } from './endpoints/clusters';
 export type { Cluster, ClusterEvents } from './endpoints/cluster';

@@ -95,7 +95,15 @@ export function parseServiceAddress(service: string, context: NameContext): Serv
     const parts = splitHostPort(service);
     if (parts === undefined) return undefined;
     const port = parts.port ?? 80;
-    return { secure: false, host: service, hostname: parts.hostname, port, basePath: '', lookups: lookupNames(parts.hostname, context), written: service };
+    return {
+      secure: false,
+      host: service,
+      hostname: parts.hostname,
+      port,
+      basePath: '',
+      lookups: lookupNames(parts.hostname, context),
+      written: service,
+    };
   }
   if (scheme !== 'http' && scheme !== 'https') return undefined;
   if (/[?#@]/.test(service)) return undefined;

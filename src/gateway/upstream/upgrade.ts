@@ -14,7 +14,14 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { hasOtherTransferCoding, headerName, HttpError, upgradeHandover, upgradeProtocol, type UpgradeHandover } from '../../http';
+import {
+  hasOtherTransferCoding,
+  headerName,
+  HttpError,
+  upgradeHandover,
+  upgradeProtocol,
+  type UpgradeHandover,
+} from '../../http';
 import { isHopByHop } from '../request/headers/hop-by-hop';
 import { copyResponseHeaders, failureOf, upstreamFailure, upstreamRequestHeaders, type ForwardOptions } from './proxy';
 import type { RouteUpstream } from '.';
@@ -74,9 +81,16 @@ function copySwitchHeaders(res: http.ServerResponse, headers: http.IncomingHttpH
  * or the upstream's refusal as a response (or the client is gone). Rejects
  * with an {@link HttpError} (502, 503, 504) when the upstream gave no answer.
  */
-export async function forwardUpgrade(ctx: Context, upstream: RouteUpstream, handover: UpgradeHandover, options: UpgradeForwardOptions): Promise<void> {
+export async function forwardUpgrade(
+  ctx: Context,
+  upstream: RouteUpstream,
+  handover: UpgradeHandover,
+  options: UpgradeForwardOptions,
+): Promise<void> {
   const { address, cluster } = upstream;
-  const endpoint = await cluster.resolvedPick(undefined, () => options.events?.upstreamError?.(options.route ?? '', 'refused'));
+  const endpoint = await cluster.resolvedPick(undefined, () =>
+    options.events?.upstreamError?.(options.route ?? '', 'refused'),
+  );
   const hostname = endpoint.address;
   const headers = upstreamRequestHeaders(ctx, address.host, options.removedHeaders ?? [], options.hostRewrite);
   headers.connection = 'Upgrade';

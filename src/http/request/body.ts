@@ -56,7 +56,10 @@ export function hasRequestBody(req: IncomingMessage): boolean {
 
 /** Where a request keeps why its body failed. */
 const BODY_FAILURE = Symbol('body failure');
-type FailingRequest = IncomingMessage & { [BODY_FAILURE]?: HttpError; _destroy: (err: Error | null, callback: (err: Error | null) => void) => void };
+type FailingRequest = IncomingMessage & {
+  [BODY_FAILURE]?: HttpError;
+  _destroy: (err: Error | null, callback: (err: Error | null) => void) => void;
+};
 
 function ignore(): void {}
 
@@ -92,7 +95,11 @@ export function bodyFailure(req: IncomingMessage): HttpError | undefined {
  * `limit` bytes, 400 for a body that is not JSON or nests deeper than
  * `maxDepth` arrays and objects.
  */
-export async function readJson(ctx: Context, limit = DEFAULT_BODY_LIMIT, maxDepth = DEFAULT_JSON_DEPTH): Promise<unknown> {
+export async function readJson(
+  ctx: Context,
+  limit = DEFAULT_BODY_LIMIT,
+  maxDepth = DEFAULT_JSON_DEPTH,
+): Promise<unknown> {
   // type-is answers null when the request has no body at all.
   const type = ctx.is('application/json', '+json');
   if (type === null || ctx.request.length === 0) throw new HttpError(400, 'a JSON request body is required');
@@ -118,7 +125,8 @@ export async function readJson(ctx: Context, limit = DEFAULT_BODY_LIMIT, maxDept
     if (err instanceof HttpError) throw err;
     throw new HttpError(400, 'the request body could not be read');
   }
-  if (nestsDeeperThan(text, maxDepth)) throw new HttpError(400, `the request body nests arrays and objects deeper than ${maxDepth} levels`);
+  if (nestsDeeperThan(text, maxDepth))
+    throw new HttpError(400, `the request body nests arrays and objects deeper than ${maxDepth} levels`);
   try {
     return JSON.parse(text);
   } catch {

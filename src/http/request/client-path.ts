@@ -108,7 +108,9 @@ function routedMap(mapping: RoutedMapping, original: string, module: string): Pa
     return { client: outer, module: '', whole: false, outer };
   }
   if (mapping.prefix_exact === true || mapping.prefix_regex === true) {
-    return module === rewrite ? { client: original, module, whole: true, outer: outerOf(original, mapping) } : undefined;
+    return module === rewrite
+      ? { client: original, module, whole: true, outer: outerOf(original, mapping) }
+      : undefined;
   }
   const base = rewrite.endsWith('/') ? rewrite.slice(0, -1) : rewrite;
   if (!module.startsWith(base)) return undefined;
@@ -145,7 +147,8 @@ export function clientPath(ctx: Context, pathInApp: string): string {
   const query = q === -1 ? '' : pathInApp.slice(q);
   // Only what the gateway recorded for the request the module serves: while
   // the gateway itself routes, state.mapping is set and its path not yet.
-  const mapping = typeof ctx.state[ORIGINAL_PATH] === 'string' ? (ctx.state.mapping as RoutedMapping | undefined) : undefined;
+  const mapping =
+    typeof ctx.state[ORIGINAL_PATH] === 'string' ? (ctx.state.mapping as RoutedMapping | undefined) : undefined;
   if (mapping !== undefined && mapping !== null) {
     const recorded = ctx.state[APP_MOUNT];
     const mount = typeof recorded === 'string' ? recorded : '';

@@ -25,7 +25,12 @@ export function parseQuery(text: string): ParsedUrlQuery {
   }
   const query: ParsedUrlQuery = {};
   for (const [key, values] of grouped) {
-    Object.defineProperty(query, key, { value: values.length === 1 ? values[0] : values, writable: true, enumerable: true, configurable: true });
+    Object.defineProperty(query, key, {
+      value: values.length === 1 ? values[0] : values,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
   }
   return query;
 }

@@ -24,7 +24,9 @@ export const MAX_REQUEST_HEADERS = 100;
  * is to close after it); undefined for any other.
  */
 export function headerCountRefusal(rawHeaders: readonly string[]): HttpError | undefined {
-  return rawHeaders.length > 2 * MAX_REQUEST_HEADERS ? new HttpError(431, `a request may carry at most ${MAX_REQUEST_HEADERS} header fields`) : undefined;
+  return rawHeaders.length > 2 * MAX_REQUEST_HEADERS
+    ? new HttpError(431, `a request may carry at most ${MAX_REQUEST_HEADERS} header fields`)
+    : undefined;
 }
 
 /** Whether raw header name `raw` is `name` (lower case) in any case, without a lower-case copy of it. */

@@ -90,7 +90,8 @@ export function parseListQuery(query: ParsedUrlQuery, spec: CollectionSpec): Lis
       throw new HttpError(400, `unknown query argument '${name}'${known}`);
     }
     if (typeof value !== 'string') throw new HttpError(400, `${name} must be given once`);
-    const type = spec.filterTypes !== undefined && Object.hasOwn(spec.filterTypes, name) ? spec.filterTypes[name] : undefined;
+    const type =
+      spec.filterTypes !== undefined && Object.hasOwn(spec.filterTypes, name) ? spec.filterTypes[name] : undefined;
     if (type === undefined) {
       filters[name] = value;
       continue;

@@ -67,7 +67,8 @@ export function setWrittenBody(ctx: Context, formatter: Formatter, written: stri
   // Koa already set JSON's for an object body: not set (and checked) twice.
   const res = ctx.res;
   const type = formatter.contentType;
-  if (type !== undefined && !res.headersSent && res.getHeader('content-type') !== type) res.setHeader('Content-Type', type);
+  if (type !== undefined && !res.headersSent && res.getHeader('content-type') !== type)
+    res.setHeader('Content-Type', type);
   // Koa keeps a status the handler set; an implicit one becomes 200.
   ctx.body = written;
   if (formatter.contentType === undefined) ctx.type = formatter.type;
@@ -88,7 +89,9 @@ function negotiatedType(formatter: Formatter): string {
 }
 
 /** Builds a registry; the first formatter is the default representation. */
-export function createFormatterRegistry(formatters: readonly Formatter[] = [jsonFormatter, xmlFormatter]): FormatterRegistry {
+export function createFormatterRegistry(
+  formatters: readonly Formatter[] = [jsonFormatter, xmlFormatter],
+): FormatterRegistry {
   if (formatters.length === 0) throw new Error('a formatter registry needs at least one formatter');
   const byType = new Map(formatters.map((f) => [f.type, f]));
   const types = formatters.map((f) => f.type);
@@ -112,7 +115,8 @@ const XML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&
 
 // Characters outside XML 1.0's Char production (controls, lone surrogates,
 // U+FFFE/U+FFFF) make the whole document unreadable, so they are left out.
-const NOT_XML_CHAR = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const NOT_XML_CHAR =
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 function xmlText(value: string): string {
   return value.replace(NOT_XML_CHAR, '').replace(/[&<>"']/g, (c) => XML_ESCAPES[c]);

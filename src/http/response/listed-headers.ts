@@ -8,7 +8,14 @@
  * passed as an array. Every method answers as Node's: the same validation
  * and errors, the same spellings, order and duplicates on the wire.
  */
-import { ServerResponse, validateHeaderName, validateHeaderValue, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
+import {
+  ServerResponse,
+  validateHeaderName,
+  validateHeaderValue,
+  type IncomingMessage,
+  type OutgoingHttpHeader,
+  type OutgoingHttpHeaders,
+} from 'node:http';
 
 type HeaderValue = number | string | readonly string[];
 
@@ -22,7 +29,8 @@ const INVALID_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
 function checkHeader(name: string, value: unknown): void {
   if (typeof name !== 'string' || !TOKEN.test(name)) validateHeaderName(name);
   // A number (a Content-Length) is written in characters that are all allowed.
-  if (typeof value !== 'number' && (value === undefined || INVALID_VALUE_CHAR.test(value as string))) validateHeaderValue(name, value as string);
+  if (typeof value !== 'number' && (value === undefined || INVALID_VALUE_CHAR.test(value as string)))
+    validateHeaderValue(name, value as string);
 }
 
 /** Where `name` is in `list` (lower-case name, name as set, value, and so on), or -1. */
@@ -43,7 +51,9 @@ function namesAt(list: unknown[], offset: 0 | 1): string[] {
 }
 
 function oddHeaderList(headers: readonly unknown[]): TypeError {
-  const err = new TypeError(`The argument 'headers' must have an even number of entries. Received an array of ${headers.length}`);
+  const err = new TypeError(
+    `The argument 'headers' must have an even number of entries. Received an array of ${headers.length}`,
+  );
   (err as TypeError & { code: string }).code = 'ERR_INVALID_ARG_VALUE';
   return err;
 }
@@ -119,18 +129,25 @@ export class ListedHeadersResponse<Request extends IncomingMessage = IncomingMes
     return namesAt(this.headerList, 1);
   }
 
-  override writeHead(statusCode: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
+  override writeHead(
+    statusCode: number,
+    reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[],
+    headers?: OutgoingHttpHeaders | OutgoingHttpHeader[],
+  ): this {
     const list = this.headerList;
     const status = statusCode | 0;
     // Node's own answer when nothing was set, or for a call it refuses.
-    if (list.length === 0 || this.headersSent || status < 100 || status > 999) return super.writeHead(statusCode, reason as string, headers);
+    if (list.length === 0 || this.headersSent || status < 100 || status > 999)
+      return super.writeHead(statusCode, reason as string, headers);
     const message = typeof reason === 'string' ? reason : undefined;
-    const given = message === undefined ? (headers ?? (reason as OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined)) : headers;
+    const given =
+      message === undefined ? (headers ?? (reason as OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined)) : headers;
     if (Array.isArray(given)) {
       // Headers given override those set, and may repeat themselves (Node 22's rule).
       if (given.length % 2 !== 0) throw oddHeaderList(given);
       for (let n = 0; n < given.length; n += 2) if (given[n]) this.removeHeader(String(given[n]));
-      for (let n = 0; n < given.length; n += 2) if (given[n]) this.appendHeader(String(given[n]), given[n + 1] as string);
+      for (let n = 0; n < given.length; n += 2)
+        if (given[n]) this.appendHeader(String(given[n]), given[n + 1] as string);
     } else if (given) {
       for (const name of Object.keys(given)) if (name) this.setHeader(name, given[name] as HeaderValue);
     }

@@ -54,7 +54,11 @@ export function createHealthRegistry(services: readonly string[]): HealthRegistr
   const implementation: grpc.UntypedServiceImplementation = {
     Check(call: grpc.ServerUnaryCall<CheckRequest, CheckResponse>, callback: grpc.sendUnaryData<CheckResponse>) {
       const status = statuses.get(call.request.service ?? '');
-      if (status === undefined) callback({ code: grpc.status.NOT_FOUND, details: `unknown service '${shortened(call.request.service ?? '')}'` });
+      if (status === undefined)
+        callback({
+          code: grpc.status.NOT_FOUND,
+          details: `unknown service '${shortened(call.request.service ?? '')}'`,
+        });
       else callback(null, { status });
     },
     Watch(call: grpc.ServerWritableStream<CheckRequest, CheckResponse>) {

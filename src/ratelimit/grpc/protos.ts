@@ -15,7 +15,11 @@ export const ENVOY_V3_SERVICE = 'envoy.service.ratelimit.v3.RateLimitService';
 export const HEALTH_SERVICE = 'grpc.health.v1.Health';
 
 /** The service protos, relative to {@link PROTO_DIR}. */
-export const PROTO_FILES: readonly string[] = ['pb/lyft/ratelimit/ratelimit.proto', 'envoy/service/ratelimit/v3/rls.proto', 'grpc/health/v1/health.proto'];
+export const PROTO_FILES: readonly string[] = [
+  'pb/lyft/ratelimit/ratelimit.proto',
+  'envoy/service/ratelimit/v3/rls.proto',
+  'grpc/health/v1/health.proto',
+];
 
 /** How every message is turned into a plain object: field names as in the protos. */
 export const LOADER_OPTIONS: protoLoader.Options = {

@@ -19,7 +19,12 @@ import { LOADER_OPTIONS, PROTO_FILES } from './protos';
 
 type FileMessage = IFileDescriptorProto & { name: string };
 
-function indexMessages(messages: readonly IDescriptorProto[] | undefined, scope: string, file: string, owner: Map<string, string>): void {
+function indexMessages(
+  messages: readonly IDescriptorProto[] | undefined,
+  scope: string,
+  file: string,
+  owner: Map<string, string>,
+): void {
   for (const m of messages ?? []) {
     const name = `${scope}.${m.name}`;
     owner.set(name, file);
@@ -28,7 +33,12 @@ function indexMessages(messages: readonly IDescriptorProto[] | undefined, scope:
   }
 }
 
-function indexEnums(enums: readonly IEnumDescriptorProto[] | undefined, scope: string, file: string, owner: Map<string, string>): void {
+function indexEnums(
+  enums: readonly IEnumDescriptorProto[] | undefined,
+  scope: string,
+  file: string,
+  owner: Map<string, string>,
+): void {
   for (const e of enums ?? []) owner.set(`${scope}.${e.name}`, file);
 }
 
@@ -70,7 +80,9 @@ function nameMapEntries(messages: readonly IDescriptorProto[] | undefined): void
   for (const m of messages ?? []) {
     for (const nested of m.nestedType ?? []) {
       if (!nested.options?.mapEntry) continue;
-      const field = m.field?.find((f) => f.typeName === nested.name || f.typeName?.endsWith(`.${m.name}.${nested.name}`));
+      const field = m.field?.find(
+        (f) => f.typeName === nested.name || f.typeName?.endsWith(`.${m.name}.${nested.name}`),
+      );
       if (!field?.name) continue;
       const name = mapEntryName(field.name);
       field.typeName = name;
@@ -132,7 +144,12 @@ export function withLinkedFiles(definition: protoLoader.PackageDefinition): prot
   for (const [key, entry] of Object.entries(definition)) {
     const protos = protosOf(entry);
     out[key] = protos
-      ? ({ ...entry, fileDescriptorProtos: protos.map((bin) => encoded.get((FileDescriptorProto.decode(bin) as unknown as FileMessage).name)!) } as typeof entry)
+      ? ({
+          ...entry,
+          fileDescriptorProtos: protos.map((bin) =>
+            encoded.get((FileDescriptorProto.decode(bin) as unknown as FileMessage).name)!,
+          ),
+        } as typeof entry)
       : entry;
   }
   return out;

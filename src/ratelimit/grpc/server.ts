@@ -16,11 +16,25 @@ import { addReflection } from './reflection';
 import { responseEncoder } from './messages/response-encoder';
 import { listenForGrpc, type GrpcListener } from './port/connections';
 import { boundIncompleteRequests } from './port/incomplete-requests';
-import { HANDSHAKE_TIMEOUT_MS, IDLE_TIMEOUT_MS, KEEPALIVE_TIME_MS, MAX_CONNECTIONS, MAX_INCOMPLETE_REQUESTS, REQUEST_TIMEOUT_MS } from './port/port-bounds';
+import {
+  HANDSHAKE_TIMEOUT_MS,
+  IDLE_TIMEOUT_MS,
+  KEEPALIVE_TIME_MS,
+  MAX_CONNECTIONS,
+  MAX_INCOMPLETE_REQUESTS,
+  REQUEST_TIMEOUT_MS,
+} from './port/port-bounds';
 import { REFUSED, requestDecoder, type RefusedRequest, type RequestShape } from './messages/request-decoder';
 import type { RateLimiter, RateLimitRequest, RateLimitResponse } from '../types';
 
-export { HANDSHAKE_TIMEOUT_MS, IDLE_TIMEOUT_MS, KEEPALIVE_TIME_MS, MAX_CONNECTIONS, MAX_INCOMPLETE_REQUESTS, REQUEST_TIMEOUT_MS };
+export {
+  HANDSHAKE_TIMEOUT_MS,
+  IDLE_TIMEOUT_MS,
+  KEEPALIVE_TIME_MS,
+  MAX_CONNECTIONS,
+  MAX_INCOMPLETE_REQUESTS,
+  REQUEST_TIMEOUT_MS,
+};
 
 /** The service name envoyproxy/ratelimit registers its health status under. */
 const ENVOYPROXY_HEALTH_NAME = 'ratelimit';
@@ -142,7 +156,10 @@ function withRequestChecks(service: string, bounds: RequestBounds, shape: Reques
 }
 
 /** Serves a rate limiter (the in-process service, usually) over gRPC. */
-export function createRateLimitGrpcServer(service: RateLimiter, options: RateLimitGrpcServerOptions = {}): RateLimitGrpcServer {
+export function createRateLimitGrpcServer(
+  service: RateLimiter,
+  options: RateLimitGrpcServerOptions = {},
+): RateLimitGrpcServer {
   const host = options.host ?? '127.0.0.1';
   let port = options.port ?? 8081;
   const graceMs = options.shutdownGraceMs ?? 5000;
@@ -153,12 +170,18 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
   };
   const incomplete = boundIncompleteRequests({
     requestTimeoutMs: checkBound(options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS, 'requestTimeoutMs'),
-    maxIncompleteRequests: checkBound(options.maxIncompleteRequests ?? MAX_INCOMPLETE_REQUESTS, 'maxIncompleteRequests'),
+    maxIncompleteRequests: checkBound(
+      options.maxIncompleteRequests ?? MAX_INCOMPLETE_REQUESTS,
+      'maxIncompleteRequests',
+    ),
   });
   // Every service of the port, reflection and health too: none takes a message near this size.
   const server = new grpc.Server({
     'grpc.max_receive_message_length': maxMessageBytes,
-    'grpc.max_concurrent_streams': checkBound(options.maxConcurrentStreams ?? MAX_CONCURRENT_STREAMS, 'maxConcurrentStreams'),
+    'grpc.max_concurrent_streams': checkBound(
+      options.maxConcurrentStreams ?? MAX_CONCURRENT_STREAMS,
+      'maxConcurrentStreams',
+    ),
     // grpc-js counts a connection idle only while it has no stream: a
     // stream that never completes is incomplete-requests' to end.
     'grpc.max_connection_idle_ms': checkBound(options.idleTimeoutMs ?? IDLE_TIMEOUT_MS, 'idleTimeoutMs'),
@@ -214,7 +237,10 @@ export function createRateLimitGrpcServer(service: RateLimiter, options: RateLim
     } else callback(null, decided);
   };
 
-  const shouldRateLimit: grpc.handleUnaryCall<RateLimitRequest | RefusedRequest, RateLimitResponse> = (call, callback) => {
+  const shouldRateLimit: grpc.handleUnaryCall<RateLimitRequest | RefusedRequest, RateLimitResponse> = (
+    call,
+    callback,
+  ) => {
     incomplete.arrived(call);
     const request = call.request;
     if (REFUSED in request) {

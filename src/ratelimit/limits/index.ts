@@ -85,7 +85,11 @@ function makeRule(config: DescriptorConfig, fullKey: string, shared: (string | u
   const current: CurrentLimit | undefined =
     spec.unlimited || !unit
       ? undefined
-      : Object.freeze(spec.name ? { name: spec.name, requestsPerUnit: spec.requestsPerUnit, unit } : { requestsPerUnit: spec.requestsPerUnit, unit });
+      : Object.freeze(
+          spec.name
+            ? { name: spec.name, requestsPerUnit: spec.requestsPerUnit, unit }
+            : { requestsPerUnit: spec.requestsPerUnit, unit },
+        );
   return Object.freeze({
     fullKey,
     name: spec.name,
@@ -120,7 +124,11 @@ function addLevel(
 
     const wildcard = value.includes('*');
     if (config.share_threshold && !wildcard) {
-      throw new LimitsCompileError(document, `${here}.share_threshold`, "needs a wildcard value (one holding '*'), as envoyproxy/ratelimit requires");
+      throw new LimitsCompileError(
+        document,
+        `${here}.share_threshold`,
+        "needs a wildcard value (one holding '*'), as envoyproxy/ratelimit requires",
+      );
     }
     shared.push(wildcard && config.share_threshold ? value : undefined);
     const node: LimitNode = {};
@@ -129,7 +137,8 @@ function addLevel(
       build.ruleCount++;
       if (node.rule.replaces.length > 0) build.hasReplaces = true;
     }
-    if (config.descriptors?.length) addLevel(document, node, config.descriptors, fullKey, `${here}.descriptors`, shared, build);
+    if (config.descriptors?.length)
+      addLevel(document, node, config.descriptors, fullKey, `${here}.descriptors`, shared, build);
     shared.pop();
 
     parent.keys ??= new Map();
@@ -191,7 +200,11 @@ function step(node: LimitNode, entry: DescriptorEntry): LimitNode | undefined {
  * The rule for a descriptor of `domain`, or undefined when the domain is
  * unknown or no rule sits exactly at the depth of the descriptor.
  */
-export function findRule(table: LimitTable, domain: string, entries: readonly DescriptorEntry[]): LimitRule | undefined {
+export function findRule(
+  table: LimitTable,
+  domain: string,
+  entries: readonly DescriptorEntry[],
+): LimitRule | undefined {
   let node = table.domains.get(domain);
   if (!node || entries.length === 0) return undefined;
   for (let i = 0; i < entries.length; i++) {

@@ -49,7 +49,8 @@ const HOME: Readonly<Record<string, string>> = {
 const NOT_APPLIED: Readonly<Record<string, string>> = {
   detailed_metric: "names envoyproxy/ratelimit's statistics only; nothing to do here",
   value_to_metric: "names envoyproxy/ratelimit's statistics only; nothing to do here",
-  metadata: "is sent by envoyproxy/ratelimit only as response dynamic metadata (RESPONSE_DYNAMIC_METADATA); not sent here",
+  metadata:
+    'is sent by envoyproxy/ratelimit only as response dynamic metadata (RESPONSE_DYNAMIC_METADATA); not sent here',
 };
 
 /** A key that refuses the document: where it is, and why. */

@@ -101,7 +101,8 @@ function listFiles(dir: string): string[] {
     names = readdirSync(folder);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new LimitsConfigError(displayPath(folder), [`cannot be read (${code ?? (err as Error).message})`]);
+    if (code !== 'ENOENT' && code !== 'ENOTDIR')
+      throw new LimitsConfigError(displayPath(folder), [`cannot be read (${code ?? (err as Error).message})`]);
   }
   for (const name of names.filter(isLimitsFileName).sort()) {
     const file = path.join(folder, name);
@@ -132,7 +133,12 @@ interface Labelled {
  * `descriptors[0].rate_limit.unit: message (line 5)`: the path when there is
  * one, the line when known (at the end, as the YAML errors give theirs).
  */
-function problemText(where: string, path: FieldPath, message: string, lineOf: ParsedDocument['lineOf'] | undefined): string {
+function problemText(
+  where: string,
+  path: FieldPath,
+  message: string,
+  lineOf: ParsedDocument['lineOf'] | undefined,
+): string {
   const line = lineOf?.(path);
   const at = formatIssuePath(path);
   return `${where}${at ? `${at}: ` : ''}${message}${line === undefined ? '' : ` (line ${line})`}`;
@@ -160,7 +166,8 @@ export function validateDocuments(
     for (const p of keys.problems) problems.push(problemText(where, p.path, p.message, lineOf));
     const result = limitsDocumentSchema.safeParse(value);
     if (!result.success) {
-      for (const issue of result.error.issues) problems.push(problemText(where, issue.path as FieldPath, issue.message, lineOf));
+      for (const issue of result.error.issues)
+        problems.push(problemText(where, issue.path as FieldPath, issue.message, lineOf));
     } else if (keys.problems.length === 0) {
       out.push({ doc: result.data, file, where, lineOf });
     }
@@ -226,9 +233,18 @@ export function parseLimitsFiles(files: readonly LimitsFile[]): LoadedLimits {
       // A file emptied by mistake (or caught half-written by a reload) would
       // otherwise drop every limit it held, silently.
       if (raw.length === 0) {
-        throw new LimitsConfigError(shown, ['holds no limits: every file needs a domain (envoyproxy/ratelimit refuses an empty one too); remove the file for none']);
+        throw new LimitsConfigError(shown, [
+          'holds no limits: every file needs a domain (envoyproxy/ratelimit refuses an empty one too); remove the file for none',
+        ]);
       }
-      docs.push(...validateDocuments(raw.map((d) => d.value), shown, warnings, raw.map((d) => d.lineOf)));
+      docs.push(
+        ...validateDocuments(
+          raw.map((d) => d.value),
+          shown,
+          warnings,
+          raw.map((d) => d.lineOf),
+        ),
+      );
     } catch (err) {
       if (err instanceof LimitsConfigError) throw err;
       throw new LimitsConfigError(shown, [`cannot be read as limits: ${errorText(err)}`]);
@@ -239,7 +255,9 @@ export function parseLimitsFiles(files: readonly LimitsFile[]): LoadedLimits {
     table = compileLabelled(docs);
   } catch (err) {
     if (err instanceof LimitsConfigError) throw err;
-    throw new LimitsConfigError(files.map((f) => displayPath(f.file)).join(', '), [`cannot be compiled: ${errorText(err)}`]);
+    throw new LimitsConfigError(files.map((f) => displayPath(f.file)).join(', '), [
+      `cannot be compiled: ${errorText(err)}`,
+    ]);
   }
   return { table, files: files.map((f) => f.file), warnings };
 }

@@ -40,7 +40,9 @@ export const rateLimitRuleSchema = z
   .object({
     /** Case-insensitive; required unless `unlimited`. */
     // Checked here as well as below, so that a bad unit is said with the rule's other problems.
-    unit: scalar.optional().refine((u) => u === undefined || u === '' || isRateLimitUnit(u.toUpperCase()), `must be one of ${UNIT_LIST}`),
+    unit: scalar
+      .optional()
+      .refine((u) => u === undefined || u === '' || isRateLimitUnit(u.toUpperCase()), `must be one of ${UNIT_LIST}`),
     /** As in envoyproxy/ratelimit, an absent or empty count is 0: the rule refuses everything. */
     requests_per_unit: z
       .number({ error: COUNT_ERROR })

@@ -18,8 +18,10 @@ export function* limitEntries(table: LimitTable): Generator<LimitEntry> {
   function* below(node: LimitNode, id: number): Generator<LimitEntry> {
     for (const [key, branch] of node.keys ?? []) {
       const children: [LimitEntry, LimitNode][] = [];
-      for (const [value, child] of branch.values ?? []) children.push([{ parent: id, key, value, rule: child.rule }, child]);
-      for (const w of branch.wildcards ?? []) children.push([{ parent: id, key, value: w.parts.join('*'), wildcard: w.parts, rule: w.node.rule }, w.node]);
+      for (const [value, child] of branch.values ?? [])
+        children.push([{ parent: id, key, value, rule: child.rule }, child]);
+      for (const w of branch.wildcards ?? [])
+        children.push([{ parent: id, key, value: w.parts.join('*'), wildcard: w.parts, rule: w.node.rule }, w.node]);
       if (branch.any) children.push([{ parent: id, key, value: '', rule: branch.any.rule }, branch.any]);
       for (const [entry, child] of children) {
         const childId = next++;
@@ -36,7 +38,10 @@ export function* limitEntries(table: LimitTable): Generator<LimitEntry> {
 }
 
 /** Builds a table back from its entries, as they come. */
-export function createLimitTableBuilder(): { add(entry: LimitEntry): void; table(hasReplaces: boolean, ruleCount: number): LimitTable } {
+export function createLimitTableBuilder(): {
+  add(entry: LimitEntry): void;
+  table(hasReplaces: boolean, ruleCount: number): LimitTable;
+} {
   const nodes: LimitNode[] = [];
   const domains = new Map<string, LimitNode>();
   return {

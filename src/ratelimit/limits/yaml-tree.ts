@@ -140,7 +140,8 @@ export function goValue(doc: Document, resolve: AliasResolver = aliasResolver(do
     } else {
       result = { value: isScalar(node) ? node.value : (node ?? null), size: 1 };
     }
-    if (result.size > limit) throw new YamlTreeError(`the aliases expand the document by more than ${MAX_VALUES} values`);
+    if (result.size > limit)
+      throw new YamlTreeError(`the aliases expand the document by more than ${MAX_VALUES} values`);
     built.set(node, result);
     return result;
   }

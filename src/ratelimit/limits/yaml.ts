@@ -16,7 +16,20 @@
  *   (outside its strict mode) keeps it, with a warning;
  * - a merge key `<<` applies where it is written (see limits-yaml-tree).
  */
-import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, Scalar, visit, type Document, type YAMLError, type YAMLMap } from 'yaml';
+import {
+  isAlias,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  LineCounter,
+  parseAllDocuments,
+  Scalar,
+  visit,
+  type Document,
+  type YAMLError,
+  type YAMLMap,
+} from 'yaml';
 import { aliasResolver, goValue, type AliasResolver } from './yaml-tree';
 import { rewordDepthErrors } from '../../files';
 
@@ -95,8 +108,7 @@ function pathOf(ancestors: readonly unknown[], node: unknown): string {
     if (isPair(at) && isScalar(at.key)) {
       const key = typeof at.key.value === 'symbol' ? '<<' : String(at.key.value);
       out += out === '' ? key : `.${key}`;
-    }
-    else if (isSeq(at)) out += `[${at.items.indexOf(child as never)}]`;
+    } else if (isSeq(at)) out += `[${at.items.indexOf(child as never)}]`;
   }
   return out;
 }
@@ -183,10 +195,15 @@ function startOf(node: unknown): number | undefined {
 }
 
 /** The value of `key` in a mapping and where its key is written, merges included (at the `<<`). */
-function fieldOf(resolve: AliasResolver, map: YAMLMap, key: string): { at: number | undefined; value: unknown } | undefined {
+function fieldOf(
+  resolve: AliasResolver,
+  map: YAMLMap,
+  key: string,
+): { at: number | undefined; value: unknown } | undefined {
   let found: { at: number | undefined; value: unknown } | undefined;
   // Of a key written twice, the last one is used.
-  for (const pair of map.items) if (isScalar(pair.key) && String(pair.key.value) === key) found = { at: startOf(pair.key), value: pair.value };
+  for (const pair of map.items)
+    if (isScalar(pair.key) && String(pair.key.value) === key) found = { at: startOf(pair.key), value: pair.value };
   if (found) return found;
   for (const pair of map.items) {
     if (!isScalar(pair.key) || typeof pair.key.value !== 'symbol') continue;
@@ -249,7 +266,8 @@ export function parseLimitsYaml(text: string, warnings: string[] = []): ParsedDo
       problems.push(`${where}${firstLine(err as Error)}`);
       return;
     }
-    if (value !== null && value !== undefined) parsed.push({ value, lineOf: (path) => lineOf(doc, resolve, lines, path) });
+    if (value !== null && value !== undefined)
+      parsed.push({ value, lineOf: (path) => lineOf(doc, resolve, lines, path) });
   });
   if (problems.length) throw new YamlProblems(problems);
   return parsed;

@@ -158,7 +158,8 @@ export interface ScriptDecision {
 export function uncountable(check: WindowCheck): string | undefined {
   const { hits, limit, ttlMs } = check;
   // Hits past MAX_COUNT count as MAX_COUNT (see scriptHits): any number that large is whole.
-  if (typeof hits !== 'number' || !(hits >= 0) || (hits <= MAX_COUNT && !Number.isInteger(hits))) return `hits ${String(hits)} are not a whole number from 0`;
+  if (typeof hits !== 'number' || !(hits >= 0) || (hits <= MAX_COUNT && !Number.isInteger(hits)))
+    return `hits ${String(hits)} are not a whole number from 0`;
   if (typeof limit !== 'number' || !Number.isFinite(limit)) return `limit ${String(limit)} is not a finite number`;
   if (typeof ttlMs !== 'number' || Number.isNaN(ttlMs)) return `ttl ${String(ttlMs)} is not a number of ms`;
   return undefined;
@@ -174,7 +175,10 @@ function scriptHits(hits: number): number {
 }
 
 /** The arguments of one call of {@link DECIDE_SCRIPT} for `decisions` (each passed {@link uncountable}), keys first, without the key count. */
-export function decideArguments(decisions: readonly ScriptDecision[], prefix: string): { keys: number; args: (string | number)[] } {
+export function decideArguments(
+  decisions: readonly ScriptDecision[],
+  prefix: string,
+): { keys: number; args: (string | number)[] } {
   const keys: string[] = [];
   const argv: (string | number)[] = [];
   // The cutoff and the ttl change from one decision to the next: written apart from the number-string cache (see numberText).
@@ -183,7 +187,12 @@ export function decideArguments(decisions: readonly ScriptDecision[], prefix: st
     for (const c of d.checks) {
       keys.push(prefix + c.key);
       // A ttl of at least 1 ms (PX refuses 0), and within what PX takes.
-      argv.push(scriptHits(c.hits), c.limit, numberText(Math.min(MAX_COUNT, Math.max(1, Math.ceil(c.ttlMs)))), c.enforce ? 1 : 0);
+      argv.push(
+        scriptHits(c.hits),
+        c.limit,
+        numberText(Math.min(MAX_COUNT, Math.max(1, Math.ceil(c.ttlMs)))),
+        c.enforce ? 1 : 0,
+      );
     }
   }
   return { keys: keys.length, args: (keys as (string | number)[]).concat(argv) };
@@ -205,7 +214,10 @@ export function addedHits(checks: readonly WindowCheck[], before: readonly numbe
 }
 
 /** The arguments of one call of {@link UNDO_SCRIPT} taking back the hits of `decisions` (see {@link addedHits}), keys first. */
-export function undoArguments(decisions: readonly (readonly WindowCheck[])[], prefix: string): { keys: number; args: (string | number)[] } {
+export function undoArguments(
+  decisions: readonly (readonly WindowCheck[])[],
+  prefix: string,
+): { keys: number; args: (string | number)[] } {
   const keys: string[] = [];
   const hits: number[] = [];
   for (const checks of decisions) {

@@ -16,10 +16,27 @@
  * caller gave up, its hits are taken back.
  */
 import type { Redis, RedisOptions } from 'ioredis';
-import { CallerGoneError, StoreTimeoutError, type DecideOptions, type RateLimitStore, type StoreDecision, type WindowCheck } from '../store';
+import {
+  CallerGoneError,
+  StoreTimeoutError,
+  type DecideOptions,
+  type RateLimitStore,
+  type StoreDecision,
+  type WindowCheck,
+} from '../store';
 import { attentionDeadline, HELD_UP_MAX_MS, monotonicNow as clock, type AttentionDeadline } from '../deadline';
 import { createRedisClockBound } from './clock';
-import { addedHits, countersBefore, decideArguments, DECISION_STATE, DECIDE_SCRIPT, uncountable, undoArguments, UNDO_SCRIPT, type ScriptDecision } from './script';
+import {
+  addedHits,
+  countersBefore,
+  decideArguments,
+  DECISION_STATE,
+  DECIDE_SCRIPT,
+  uncountable,
+  undoArguments,
+  UNDO_SCRIPT,
+  type ScriptDecision,
+} from './script';
 
 export interface RedisStoreOptions {
   /** `redis://[:password@]host:port[/db]`; ignored when `client` is given. */
@@ -249,7 +266,8 @@ export function createRedisStore(options: RedisStoreOptions = {}): RedisStore {
           redisClock.restart(batch.sentAt, reply[0]);
           enqueue(d);
         } else late(d);
-      } else if (state === DECISION_STATE.notCounter) settle(d, new Error('a rate-limit counter in Redis holds something other than a count'));
+      } else if (state === DECISION_STATE.notCounter)
+        settle(d, new Error('a rate-limit counter in Redis holds something other than a count'));
       else {
         d.settled = true;
         d.resolve({ admitted: state === DECISION_STATE.admitted, before: countersBefore(reply, at, d.checks.length) });

@@ -8,7 +8,9 @@ import { BcryptPoolBusyError, createBcryptPool, type BcryptPool } from '../../..
 import { assertBuilt, REPO_ROOT } from '../../support/process';
 import { threadNiceness } from '../support';
 
-const APACHE_HASH = readFileSync(join(__dirname, '..', 'fixtures', 'apache.htpasswd'), 'utf8').match(/^apache-user:(\S+)$/m)![1];
+const APACHE_HASH = readFileSync(join(__dirname, '..', 'fixtures', 'apache.htpasswd'), 'utf8').match(
+  /^apache-user:(\S+)$/m,
+)![1];
 
 /** A thread that dies on the password 'die', and otherwise says it matches. */
 const FRAGILE = `
@@ -56,7 +58,7 @@ describe('the bcrypt thread pool', () => {
     assert.equal(threadNiceness().get(String(process.pid)), 0, 'the event loop keeps its priority');
   });
 
-  it('leaves its threads at the event loop\'s priority with a niceness of 0, and refuses one past 19', async () => {
+  it("leaves its threads at the event loop's priority with a niceness of 0, and refuses one past 19", async () => {
     const before = threadNiceness();
     const pool = make({ threads: 1, niceness: 0 });
     await pool.compare('open sesame', APACHE_HASH);
@@ -67,7 +69,7 @@ describe('the bcrypt thread pool', () => {
     assert.throws(() => createBcryptPool({ niceness: 20 }), /niceness must be from 0 to 19/);
   });
 
-  it("checks the hash Apache htpasswd -B wrote ($2y$), right and wrong", async () => {
+  it('checks the hash Apache htpasswd -B wrote ($2y$), right and wrong', async () => {
     const pool = make({ threads: 1 });
     assert.equal(await pool.compare('open sesame', APACHE_HASH), true);
     assert.equal(await pool.compare('open sesamE', APACHE_HASH), false);
@@ -132,7 +134,10 @@ describe('the bcrypt thread pool', () => {
     const pool = make({ threads: 1, maxWaitMs: 100 }, SLOW);
     const running = pool.compare('a', 'h');
     const waiting = pool.compare('b', 'h');
-    await assert.rejects(waiting, (err: Error) => err instanceof BcryptPoolBusyError && /waited more than 100 ms/.test(err.message));
+    await assert.rejects(
+      waiting,
+      (err: Error) => err instanceof BcryptPoolBusyError && /waited more than 100 ms/.test(err.message),
+    );
     assert.equal(await running, true);
     assert.equal(pool.queued, 0);
     assert.equal(await pool.compare('c', 'h'), true, 'a check that finds a free thread runs');
@@ -144,7 +149,10 @@ describe('the bcrypt thread pool', () => {
     running.catch(() => undefined);
     const waiting = [pool.compare('b', 'h'), pool.compare('c', 'h')];
     for (const check of waiting) {
-      await assert.rejects(check, (err: Error) => err instanceof BcryptPoolBusyError && /waited more than 100 ms/.test(err.message));
+      await assert.rejects(
+        check,
+        (err: Error) => err instanceof BcryptPoolBusyError && /waited more than 100 ms/.test(err.message),
+      );
     }
     assert.equal(pool.queued, 0);
     await pool.close();

@@ -80,7 +80,11 @@ describe('reading an htpasswd file', () => {
       const { problems, users } = parseHtpasswd(text);
       assert.equal(users.size, 0);
       assert.deepEqual(problems, [
-        { line: 0, message: 'the file is empty: refused, since a file caught while it is being written would shut every user out; for no users, write a comment line' },
+        {
+          line: 0,
+          message:
+            'the file is empty: refused, since a file caught while it is being written would shut every user out; for no users, write a comment line',
+        },
       ]);
     }
     assert.deepEqual(parseHtpasswd('# nobody yet\n').problems, []);

@@ -3,11 +3,19 @@ import { createServer, type Server } from 'node:http';
 import { createServer as createTlsServer } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { createAuthService, createRemoteAuthClient, parseAuthAddress, RemoteAuthError, type AuthService } from '../../../src/auth';
+import {
+  createAuthService,
+  createRemoteAuthClient,
+  parseAuthAddress,
+  RemoteAuthError,
+  type AuthService,
+} from '../../../src/auth';
 import { basic, captureLogger } from '../support';
 
 const listen = (server: Server) =>
-  new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  new Promise<string>((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
 const close = (server: Server) => new Promise((resolve) => server.close(resolve));
 
 describe('the remote auth client', () => {
@@ -16,7 +24,10 @@ describe('the remote auth client', () => {
   let address: string;
   before(async () => {
     // The demo users: alice / wonderland, bob / builder.
-    service = createAuthService({ usersFile: join(__dirname, '../../../config/users.htpasswd'), logger: captureLogger() });
+    service = createAuthService({
+      usersFile: join(__dirname, '../../../config/users.htpasswd'),
+      logger: captureLogger(),
+    });
     server = createServer(service.app.callback());
     address = await listen(server);
   });
@@ -32,11 +43,19 @@ describe('the remote auth client', () => {
         ['alice', 'wonderland'],
         ['bob', 'builder'],
       ]) {
-        const decision = await client.authenticate({ method: 'GET', url: '/v1/hotels', headers: { authorization: basic(user, password) } });
+        const decision = await client.authenticate({
+          method: 'GET',
+          url: '/v1/hotels',
+          headers: { authorization: basic(user, password) },
+        });
         assert.equal(decision.status, 200);
         assert.equal(decision.headers['x-travel-user'], user);
       }
-      const refused = await client.authenticate({ method: 'POST', url: '/x?y=1', headers: { authorization: basic('alice', 'builder') } });
+      const refused = await client.authenticate({
+        method: 'POST',
+        url: '/x?y=1',
+        headers: { authorization: basic('alice', 'builder') },
+      });
       assert.equal(refused.status, 401);
       assert.equal(refused.headers['www-authenticate'], 'Basic realm="gatehouse"');
       assert.equal(JSON.parse(String(refused.body)).code, 401);
@@ -71,7 +90,9 @@ describe('the remote auth client', () => {
     const plainAt = await listen(plain);
     const names: string[] = [];
     // No certificate: the handshake stops once the client has named the server it wants.
-    const secure = createTlsServer({ SNICallback: (name, done) => (names.push(name), done(new Error('no certificate here'))) });
+    const secure = createTlsServer({
+      SNICallback: (name, done) => (names.push(name), done(new Error('no certificate here'))),
+    });
     secure.on('tlsClientError', () => undefined);
     const securePort = (await listen(secure as unknown as Server)).split(':')[1];
     const clients = [
@@ -82,7 +103,10 @@ describe('the remote auth client', () => {
       await clients[0].authenticate({ method: 'GET', url: '/', headers: { host: 'shop.example:8443' } });
       assert.equal(host, 'shop.example:8443');
       for (let i = 0; i < 2; i++) {
-        await assert.rejects(clients[1].authenticate({ method: 'GET', url: '/', headers: { host: `tenant-${i}.example` } }), RemoteAuthError);
+        await assert.rejects(
+          clients[1].authenticate({ method: 'GET', url: '/', headers: { host: `tenant-${i}.example` } }),
+          RemoteAuthError,
+        );
       }
       assert.deepEqual(names, ['localhost', 'localhost']);
     } finally {
@@ -137,7 +161,8 @@ describe('the remote auth client', () => {
       for (const url of ['/said', '/unsaid']) {
         await assert.rejects(
           client.authenticate({ method: 'GET', url, headers: {} }),
-          (err: unknown) => err instanceof RemoteAuthError && err.reason === 'bad-answer' && err.message.includes('1024 bytes'),
+          (err: unknown) =>
+            err instanceof RemoteAuthError && err.reason === 'bad-answer' && err.message.includes('1024 bytes'),
         );
       }
       const answer = await client.authenticate({ method: 'GET', url: '/fine', headers: {} });
@@ -163,7 +188,9 @@ describe('the remote auth client', () => {
     // No deadline ends a check here: the unknown ones are held until the known one is answered.
     const client = createRemoteAuthClient(await listen(slow), { timeoutMs: 600_000 });
     try {
-      const flood = Array.from({ length: 65 }, () => client.authenticate({ method: 'GET', url: '/', headers: { authorization: 'wrong' } }));
+      const flood = Array.from({ length: 65 }, () =>
+        client.authenticate({ method: 'GET', url: '/', headers: { authorization: 'wrong' } }),
+      );
       const known = await client.authenticate({ method: 'GET', url: '/', headers: { authorization: 'cached' } });
       assert.equal(known.status, 200);
       for (const answer of held.splice(0)) answer();
@@ -194,7 +221,10 @@ describe('the remote auth client', () => {
   it('reads host:port, [v6]:port and http(s) URLs, and refuses other addresses', () => {
     assert.deepEqual(parseAuthAddress('auth.example:9001'), { origin: 'http://auth.example:9001', basePath: '' });
     assert.deepEqual(parseAuthAddress('[::1]:9001'), { origin: 'http://[::1]:9001', basePath: '' });
-    assert.deepEqual(parseAuthAddress('https://auth.example/check'), { origin: 'https://auth.example', basePath: '/check' });
+    assert.deepEqual(parseAuthAddress('https://auth.example/check'), {
+      origin: 'https://auth.example',
+      basePath: '/check',
+    });
     assert.throws(() => parseAuthAddress('ftp://auth.example'), /only http and https/);
     assert.throws(() => parseAuthAddress('http://u:p@auth.example'), /no credentials/);
     assert.throws(() => parseAuthAddress('http://auth.example/?q=1'), /query/);
@@ -202,10 +232,24 @@ describe('the remote auth client', () => {
   });
 
   it('refuses an address without a scheme whose port is missing, empty or 0, rather than dialling port 80', () => {
-    for (const address of ['auth.example', 'auth.example:', '127.0.0.1:0', 'auth.example:65536', 'auth/', 'auth.example:/check']) {
-      assert.throws(() => parseAuthAddress(address), new RegExp(`'${address}' is not host:port or a URL \\(with a port from 1 to 65535\\)`), address);
+    for (const address of [
+      'auth.example',
+      'auth.example:',
+      '127.0.0.1:0',
+      'auth.example:65536',
+      'auth/',
+      'auth.example:/check',
+    ]) {
+      assert.throws(
+        () => parseAuthAddress(address),
+        new RegExp(`'${address}' is not host:port or a URL \\(with a port from 1 to 65535\\)`),
+        address,
+      );
     }
     assert.throws(() => parseAuthAddress('http://auth.example:0'), /port 0 is no port to connect to/);
-    assert.deepEqual(parseAuthAddress('auth.example:9001/check'), { origin: 'http://auth.example:9001', basePath: '/check' });
+    assert.deepEqual(parseAuthAddress('auth.example:9001/check'), {
+      origin: 'http://auth.example:9001',
+      basePath: '/check',
+    });
   });
 });

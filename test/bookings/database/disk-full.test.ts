@@ -13,7 +13,14 @@ import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { ALICE, copyConfig, eventually, startGatehouse, type Running, type TempConfig } from '../../gatehouse/support/running';
+import {
+  ALICE,
+  copyConfig,
+  eventually,
+  startGatehouse,
+  type Running,
+  type TempConfig,
+} from '../../gatehouse/support/running';
 import { DEMO } from '../fixtures';
 
 const HOTEL = { hotel_id: DEMO.hotels.harbourOslo, check_in: '2099-12-20', nights: 2 };
@@ -56,9 +63,17 @@ describe('bookings/database: the embedded database on a disk that fills up', fun
   it('answers 503 to a booking it has no room to write, logs the outage once, and writes again once there is room', async () => {
     // The demo's 60 bookings a minute a user would refuse the bookings that fill the disk's last room.
     config = copyConfig();
-    config.write('ratelimit.yaml', config.read('ratelimit.yaml').replace('requests_per_unit: 60', 'requests_per_unit: 100000'));
+    config.write(
+      'ratelimit.yaml',
+      config.read('ratelimit.yaml').replace('requests_per_unit: 60', 'requests_per_unit: 100000'),
+    );
     running = await startGatehouse({ configDir: config.dir, dataDir: join(disk, 'data') });
-    const book = (key: string) => request(running!.url).post('/v1/hotels/bookings/').set('Authorization', ALICE).set('Idempotency-Key', key).send(HOTEL);
+    const book = (key: string) =>
+      request(running!.url)
+        .post('/v1/hotels/bookings/')
+        .set('Authorization', ALICE)
+        .set('Idempotency-Key', key)
+        .send(HOTEL);
     await book('before').expect(201);
     const filler = join(disk, 'filler');
     fill(filler);
@@ -75,7 +90,11 @@ describe('bookings/database: the embedded database on a disk that fills up', fun
     const refusedKey = `full-again`;
     await book(refusedKey).expect(503);
     const lines = running.log.lines;
-    assert.equal(lines.filter((l) => l.msg === 'the bookings database is unavailable: bookings answer 503 until it is back').length, 1);
+    assert.equal(
+      lines.filter((l) => l.msg === 'the bookings database is unavailable: bookings answer 503 until it is back')
+        .length,
+      1,
+    );
     assert.ok(!lines.some((l) => l.msg === 'unexpected error'), 'no stack trace for an outage');
 
     rmSync(filler);

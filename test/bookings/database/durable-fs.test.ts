@@ -16,13 +16,17 @@ function heldSync() {
   const calls: { path: string; done: (err?: Error) => void }[] = [];
   return {
     calls,
-    sync: (path: string) => new Promise<void>((resolve, reject) => calls.push({ path, done: (err) => (err ? reject(err) : resolve()) })),
+    sync: (path: string) =>
+      new Promise<void>((resolve, reject) => calls.push({ path, done: (err) => (err ? reject(err) : resolve()) })),
   };
 }
 
 const settled = async (p: Promise<unknown>) => {
   let state = 'pending';
-  p.then(() => (state = 'resolved'), () => (state = 'rejected'));
+  p.then(
+    () => (state = 'resolved'),
+    () => (state = 'rejected'),
+  );
   await new Promise((resolve) => setImmediate(resolve));
   return state;
 };
@@ -36,7 +40,10 @@ describe('bookings/database/durable-fs: the WAL sync', () => {
     wal.mark('/d/pg_wal/000000010000000000000001');
     const flushed = wal.flush();
     assert.equal(await settled(flushed), 'pending');
-    assert.deepEqual(held.calls.map((c) => c.path), ['/d/pg_wal/000000010000000000000001']);
+    assert.deepEqual(
+      held.calls.map((c) => c.path),
+      ['/d/pg_wal/000000010000000000000001'],
+    );
     held.calls[0].done();
     assert.equal(await settled(flushed), 'resolved');
   });
@@ -66,7 +73,10 @@ describe('bookings/database/durable-fs: the WAL sync', () => {
     held.calls[0].done(new Error('EIO'));
     await assert.rejects(failing, /EIO/);
     const retried = wal.flush();
-    assert.deepEqual(held.calls.map((c) => c.path), ['/d/pg_wal/A', '/d/pg_wal/A']);
+    assert.deepEqual(
+      held.calls.map((c) => c.path),
+      ['/d/pg_wal/A', '/d/pg_wal/A'],
+    );
     held.calls[1].done();
     await retried;
   });
@@ -78,7 +88,10 @@ describe('bookings/database/durable-fs: the WAL sync', () => {
     });
     const db = await PGlite.create({ fs, startParams: durableStartParams(PGlite.defaultStartParams) });
     try {
-      assert.deepEqual((await db.query("SELECT current_setting('fsync') AS fsync, current_setting('wal_sync_method') AS method")).rows, [{ fsync: 'on', method: 'fsync' }]);
+      assert.deepEqual(
+        (await db.query("SELECT current_setting('fsync') AS fsync, current_setting('wal_sync_method') AS method")).rows,
+        [{ fsync: 'on', method: 'fsync' }],
+      );
       await fs.wal.flush();
       synced.length = 0;
       await db.query('CREATE TABLE t (n int)');

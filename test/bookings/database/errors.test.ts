@@ -22,7 +22,8 @@ describe('bookings/database/errors: what is an outage', () => {
   });
 
   it('takes a file of the embedded database that cannot be written for an outage: no space, over quota, read-only, failing', () => {
-    for (const code of ['ENOSPC', 'EDQUOT', 'EROFS', 'EIO']) assert.equal(isUnavailable(failure(`${code}: write`, code)), true, code);
+    for (const code of ['ENOSPC', 'EDQUOT', 'EROFS', 'EIO'])
+      assert.equal(isUnavailable(failure(`${code}: write`, code)), true, code);
   });
 
   it('takes a query the server refuses for a fault of the query, not an outage', () => {

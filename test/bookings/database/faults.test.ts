@@ -56,9 +56,16 @@ describe('bookings/database: PostgreSQL faults, behind a whole Gatehouse', funct
   it('answers 503 within the deadline while PostgreSQL does not answer, says why in check_ready, and serves again once it does', async () => {
     proxy.hang();
     const res = await list().expect(503).expect('Retry-After', '1');
-    assert.deepEqual(res.body, { code: 503, message: '503: Service Unavailable', detail: 'the booking database did not answer in time: try again' });
+    assert.deepEqual(res.body, {
+      code: 503,
+      message: '503: Service Unavailable',
+      detail: 'the booking database did not answer in time: try again',
+    });
     const ready = await request(running.url).get(READY).expect(503);
-    assert.match(ready.body.detail, /^not ready: PostgreSQL \(postgres:\/\/gatehouse@127\.0\.0\.1:\d+\/\w+\) is unavailable: /);
+    assert.match(
+      ready.body.detail,
+      /^not ready: PostgreSQL \(postgres:\/\/gatehouse@127\.0\.0\.1:\d+\/\w+\) is unavailable: /,
+    );
     // Other routes do not need the database.
     await request(running.url).get('/v1/messages/1').expect(200);
     await proxy.restore();
@@ -72,7 +79,11 @@ describe('bookings/database: PostgreSQL faults, behind a whole Gatehouse', funct
   it('answers 503 at once while PostgreSQL refuses connections, logs the outage once each way, and never shows the password', async () => {
     await proxy.refuse();
     for (let i = 0; i < 3; i++) {
-      const res = await request(running.url).post('/v1/hotels/bookings/').set('Authorization', ALICE).send(HOTEL).expect(503);
+      const res = await request(running.url)
+        .post('/v1/hotels/bookings/')
+        .set('Authorization', ALICE)
+        .send(HOTEL)
+        .expect(503);
       assert.equal(res.body.detail, 'the booking database is unavailable: try again');
     }
     const ready = await request(running.url).get(READY).expect(503);
@@ -80,7 +91,9 @@ describe('bookings/database: PostgreSQL faults, behind a whole Gatehouse', funct
     assert.doesNotMatch(ready.text, new RegExp(PG_PASSWORD));
     await proxy.restore();
     await eventually(async () => ((await list()).status === 200 ? true : undefined), 'bookings to be served again');
-    const lost = running.log.lines.filter((l) => l.msg === 'the bookings database is unavailable: bookings answer 503 until it is back');
+    const lost = running.log.lines.filter(
+      (l) => l.msg === 'the bookings database is unavailable: bookings answer 503 until it is back',
+    );
     const back = running.log.lines.filter((l) => l.msg === 'the bookings database answers again');
     assert.ok(lost.length >= 1 && back.length >= 1);
     assert.equal(lost.length, back.length, 'each outage is told once, and its end once');
@@ -105,17 +118,35 @@ describe('bookings/database: PostgreSQL faults, behind a whole Gatehouse', funct
   it('answers 503 to a write PostgreSQL refuses as read-only (a standby, or a primary a failover demoted), serves reads, and writes again once it takes them', async () => {
     const readOnly = async (on: boolean) => {
       // From another database: a session of this one would be read-only too.
-      await pg.query('postgres', `ALTER DATABASE "${database}" SET default_transaction_read_only = ${on ? 'on' : 'off'}`);
+      await pg.query(
+        'postgres',
+        `ALTER DATABASE "${database}" SET default_transaction_read_only = ${on ? 'on' : 'off'}`,
+      );
       // The setting holds for new sessions: the gateway's are ended, and it makes new ones.
-      await pg.query('postgres', 'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [database]);
+      await pg.query('postgres', 'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [
+        database,
+      ]);
       await eventually(async () => ((await list()).status === 200 ? true : undefined), 'bookings to be read again');
     };
     await readOnly(true);
     try {
-      const res = await request(running.url).post('/v1/hotels/bookings/').set('Authorization', ALICE).send(HOTEL).expect(503).expect('Retry-After', '1');
-      assert.deepEqual(res.body, { code: 503, message: '503: Service Unavailable', detail: 'the booking database is unavailable: try again' });
+      const res = await request(running.url)
+        .post('/v1/hotels/bookings/')
+        .set('Authorization', ALICE)
+        .send(HOTEL)
+        .expect(503)
+        .expect('Retry-After', '1');
+      assert.deepEqual(res.body, {
+        code: 503,
+        message: '503: Service Unavailable',
+        detail: 'the booking database is unavailable: try again',
+      });
       assert.ok(
-        running.log.lines.some((l) => l.msg === 'the bookings database is unavailable: bookings answer 503 until it is back' && /read-only/.test(String(l.err))),
+        running.log.lines.some(
+          (l) =>
+            l.msg === 'the bookings database is unavailable: bookings answer 503 until it is back' &&
+            /read-only/.test(String(l.err)),
+        ),
         'the outage is logged with its reason',
       );
       assert.ok(!running.log.lines.some((l) => l.msg === 'unexpected error'), 'no stack trace for an outage');
@@ -132,13 +163,26 @@ describe('bookings/database: PostgreSQL faults, behind a whole Gatehouse', funct
     try {
       await locker.query('BEGIN');
       await locker.query('LOCK TABLE gatehouse.bookings IN EXCLUSIVE MODE');
-      first = request(running.url).post('/v1/hotels/bookings/').set('Authorization', ALICE).set('Idempotency-Key', 'in-flight').send(HOTEL).then((r) => r);
+      first = request(running.url)
+        .post('/v1/hotels/bookings/')
+        .set('Authorization', ALICE)
+        .set('Idempotency-Key', 'in-flight')
+        .send(HOTEL)
+        .then((r) => r);
       // The first holds its key (an advisory lock) and waits for the table.
       await eventually(async () => {
-        const rows = await pg.query<{ n: number }>(database, "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted");
+        const rows = await pg.query<{ n: number }>(
+          database,
+          "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted",
+        );
         return rows[0].n > 0 ? true : undefined;
       }, 'the first request to hold its key');
-      const retry = await request(running.url).post('/v1/hotels/bookings/').set('Authorization', ALICE).set('Idempotency-Key', 'in-flight').send(HOTEL).expect(409);
+      const retry = await request(running.url)
+        .post('/v1/hotels/bookings/')
+        .set('Authorization', ALICE)
+        .set('Idempotency-Key', 'in-flight')
+        .send(HOTEL)
+        .expect(409);
       assert.equal(retry.headers['retry-after'], '1');
       assert.match(retry.body.detail, /still being made/);
     } finally {
@@ -147,7 +191,12 @@ describe('bookings/database: PostgreSQL faults, behind a whole Gatehouse', funct
     }
     const made = await first!;
     assert.equal(made.status, 201, made.text);
-    const again = await request(running.url).post('/v1/hotels/bookings/').set('Authorization', ALICE).set('Idempotency-Key', 'in-flight').send(HOTEL).expect(201);
+    const again = await request(running.url)
+      .post('/v1/hotels/bookings/')
+      .set('Authorization', ALICE)
+      .set('Idempotency-Key', 'in-flight')
+      .send(HOTEL)
+      .expect(201);
     assert.equal(again.body.id, made.body.id);
     assert.equal(again.headers['idempotent-replayed'], 'true');
   });
@@ -173,7 +222,10 @@ describe('bookings/database: a Gatehouse started while PostgreSQL is down', func
       databaseTimeoutMs: TIMEOUT_MS,
     });
     await request(running.url).get('/v1/messages/1').expect(200);
-    const res = await request(running.url).get(`/v1/hotels/bookings/${DEMO.alice.hotel}`).set('Authorization', ALICE).expect(503);
+    const res = await request(running.url)
+      .get(`/v1/hotels/bookings/${DEMO.alice.hotel}`)
+      .set('Authorization', ALICE)
+      .expect(503);
     assert.equal(res.body.detail, 'the booking database is unavailable: try again');
     const ready = await request(running.url).get(READY).expect(503);
     assert.match(ready.body.detail, /^not ready: PostgreSQL \(.*\) is not ready: .*ECONNREFUSED/);

@@ -35,13 +35,19 @@ describe('bookings/database/folder-lock', function () {
 
   it('refuses a lock another process holds, and takes it once that process is killed', async () => {
     const script = `require('./src/bookings/database/folder-lock').lockFolder(${JSON.stringify(dir)}).then(() => { console.log('locked'); setInterval(() => {}, 1000); })`;
-    const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     try {
       await new Promise<void>((resolve, reject) => {
         child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('locked') && resolve());
         child.once('exit', (code) => reject(new Error(`the holder exited with ${code}`)));
       });
-      await assert.rejects(lockFolder(dir), (err: unknown) => err instanceof DataFolderInUseError && err.holder === child.pid);
+      await assert.rejects(
+        lockFolder(dir),
+        (err: unknown) => err instanceof DataFolderInUseError && err.holder === child.pid,
+      );
     } finally {
       const exited = once(child, 'exit');
       child.kill('SIGKILL');

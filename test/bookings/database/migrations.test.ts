@@ -31,12 +31,26 @@ describe('bookings/database/migrations (PostgreSQL)', function () {
 
   it('applies every migration once when several processes open one database at once, and seeds once', async () => {
     const url = await pg.createDatabase('migrate');
-    const dbs = await Promise.all(Array.from({ length: 5 }, () => openBookingDatabase({ databaseUrl: url, seed: { hotel: [seeded] } })));
+    const dbs = await Promise.all(
+      Array.from({ length: 5 }, () => openBookingDatabase({ databaseUrl: url, seed: { hotel: [seeded] } })),
+    );
     try {
-      const versions = await pg.query(nameOf(url), 'SELECT version, name FROM gatehouse.schema_migrations ORDER BY version');
-      assert.deepEqual(versions, MIGRATIONS.map((m) => ({ version: m.version, name: m.name })));
-      const tables = await pg.query<{ table_name: string }>(nameOf(url), "SELECT table_name FROM information_schema.tables WHERE table_schema = 'gatehouse' ORDER BY 1");
-      assert.deepEqual(tables.map((t) => t.table_name), ['bookings', 'idempotency_keys', 'schema_migrations', 'seeds']);
+      const versions = await pg.query(
+        nameOf(url),
+        'SELECT version, name FROM gatehouse.schema_migrations ORDER BY version',
+      );
+      assert.deepEqual(
+        versions,
+        MIGRATIONS.map((m) => ({ version: m.version, name: m.name })),
+      );
+      const tables = await pg.query<{ table_name: string }>(
+        nameOf(url),
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'gatehouse' ORDER BY 1",
+      );
+      assert.deepEqual(
+        tables.map((t) => t.table_name),
+        ['bookings', 'idempotency_keys', 'schema_migrations', 'seeds'],
+      );
       assert.deepEqual(await pg.query(nameOf(url), 'SELECT count(*)::int AS n FROM gatehouse.bookings'), [{ n: 1 }]);
       // The seeded booking as the file had it, cancelled.
       assert.deepEqual(await dbs[0].store('hotel').get('bob', seeded.id), seeded);
@@ -44,7 +58,10 @@ describe('bookings/database/migrations (PostgreSQL)', function () {
       await Promise.all(dbs.map((db) => db.close()));
     }
     // Opened again: nothing to apply, nothing seeded again.
-    const again = await openBookingDatabase({ databaseUrl: url, seed: { hotel: [{ ...seeded, id: '00000000-0000-4000-8000-000000000001' }] } });
+    const again = await openBookingDatabase({
+      databaseUrl: url,
+      seed: { hotel: [{ ...seeded, id: '00000000-0000-4000-8000-000000000001' }] },
+    });
     await again.close();
     assert.deepEqual(await pg.query(nameOf(url), 'SELECT count(*)::int AS n FROM gatehouse.bookings'), [{ n: 1 }]);
   });
@@ -60,10 +77,14 @@ describe('bookings/database/migrations (PostgreSQL)', function () {
     try {
       await other.query('BEGIN');
       await other.query("INSERT INTO gatehouse.seeds (kind) VALUES ('hotel')");
-      const onCall = (operation: string, _seconds: number, failure?: string) => void (failure && failed.push(`${operation}: ${failure}`));
+      const onCall = (operation: string, _seconds: number, failure?: string) =>
+        void (failure && failed.push(`${operation}: ${failure}`));
       opening = openBookingDatabase({ databaseUrl: url, timeoutMs: 200, seed: { hotel: [seeded] }, onCall });
       await eventually(async () => {
-        const [{ n }] = await pg.query<{ n: number }>(nameOf(url), "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'gatehouse' AND wait_event_type = 'Lock'");
+        const [{ n }] = await pg.query<{ n: number }>(
+          nameOf(url),
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'gatehouse' AND wait_event_type = 'Lock'",
+        );
         return n === 1 ? true : undefined;
       }, 'the seeding to wait for the other');
       // Past its 200 ms: a timer set after its deadline's fires after it.
@@ -94,19 +115,27 @@ describe('bookings/database/migrations (PostgreSQL)', function () {
       await a.close();
       await b.close();
     }
-    await assert.rejects(openBookingDatabase({ databaseUrl: url, schema: 'Bad-Name' }), /the schema name must be a lower-case SQL identifier/);
+    await assert.rejects(
+      openBookingDatabase({ databaseUrl: url, schema: 'Bad-Name' }),
+      /the schema name must be a lower-case SQL identifier/,
+    );
   });
 
   it('refuses a schema a later Gatehouse migrated, and leaves it as it is', async () => {
     const url = await pg.createDatabase('too_new');
     const db = await openBookingDatabase({ databaseUrl: url });
     await db.close();
-    await pg.query(nameOf(url), "INSERT INTO gatehouse.schema_migrations (version, name) VALUES (99, 'from the future')");
+    await pg.query(
+      nameOf(url),
+      "INSERT INTO gatehouse.schema_migrations (version, name) VALUES (99, 'from the future')",
+    );
     await assert.rejects(openBookingDatabase({ databaseUrl: url }), (err: unknown) => {
       assert.ok(err instanceof SchemaTooNewError);
       assert.match(err.message, /^the schema gatehouse is at version 99, newer than this Gatehouse knows \(1\)/);
       return true;
     });
-    assert.deepEqual(await pg.query(nameOf(url), 'SELECT max(version) AS v FROM gatehouse.schema_migrations'), [{ v: 99 }]);
+    assert.deepEqual(await pg.query(nameOf(url), 'SELECT max(version) AS v FROM gatehouse.schema_migrations'), [
+      { v: 99 },
+    ]);
   });
 });

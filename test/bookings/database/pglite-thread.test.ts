@@ -36,7 +36,8 @@ describe('bookings/database/pglite: its thread', function () {
       await engine.session((sql) => sql.query('INSERT INTO t VALUES (1)'), 10_000);
       await assert.rejects(
         engine.session((sql) => sql.query('INSERT INTO t VALUES ($1)', [1]), 10_000),
-        (err: Error & { code?: string; constraint?: string }) => err.code === '23505' && err.constraint === 't_pkey' && /duplicate key/.test(err.message),
+        (err: Error & { code?: string; constraint?: string }) =>
+          err.code === '23505' && err.constraint === 't_pkey' && /duplicate key/.test(err.message),
       );
       await assert.rejects(
         engine.session(
@@ -49,7 +50,10 @@ describe('bookings/database/pglite: its thread', function () {
         ),
         /changed its mind/,
       );
-      await assert.rejects(engine.session((sql) => sql.transaction((tx) => tx.transaction(async () => 1)), 10_000), /no nested transactions/);
+      await assert.rejects(
+        engine.session((sql) => sql.transaction((tx) => tx.transaction(async () => 1)), 10_000),
+        /no nested transactions/,
+      );
       assert.deepEqual(await engine.session((sql) => sql.query('SELECT n FROM t ORDER BY n'), 10_000), [{ n: 1 }]);
     } finally {
       await engine.close();
@@ -76,7 +80,11 @@ describe('bookings/database/pglite: its thread', function () {
       assert.equal(started.length, 1);
       const running = engine.session((sql) => sql.query('SELECT pg_sleep(5)'), 30_000);
       await started[0].terminate();
-      await assert.rejects(running, (err: unknown) => err instanceof DatabaseUnavailableError && err.kind === 'unavailable' && /thread stopped/.test(err.reason));
+      await assert.rejects(
+        running,
+        (err: unknown) =>
+          err instanceof DatabaseUnavailableError && err.kind === 'unavailable' && /thread stopped/.test(err.reason),
+      );
       await engine.session((sql) => sql.query('INSERT INTO t VALUES (1)'), 30_000);
       assert.deepEqual(await engine.session((sql) => sql.query('SELECT n FROM t'), 10_000), [{ n: 1 }]);
     } finally {

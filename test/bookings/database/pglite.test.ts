@@ -42,7 +42,8 @@ describe('bookings/database/pglite', function () {
   it('refuses at once a data folder where no folder can be made (under /proc), where a recursive mkdir looped for ever', async function () {
     if (!existsSync('/proc/self')) this.skip();
     await assert.rejects(openBookingDatabase({ dataDir: '/proc/gatehouse-data/db' }), {
-      message: 'cannot make the data folder /proc/gatehouse-data/db: no folder can be made there; give another (--data, GATEHOUSE_DATA)',
+      message:
+        'cannot make the data folder /proc/gatehouse-data/db: no folder can be made there; give another (--data, GATEHOUSE_DATA)',
     });
   });
 
@@ -61,7 +62,9 @@ describe('bookings/database/pglite', function () {
   it('refuses a folder holding a database it cannot open, and leaves the folder free for the next try', async () => {
     const dir = await freshDataDir();
     writeFileSync(join(dir, 'pglite', 'PG_VERSION'), '9\n');
-    await assert.rejects(openBookingDatabase({ dataDir: dir }), (err: Error) => err.message.startsWith(`cannot open the bookings database in ${join(dir, 'pglite')}: `));
+    await assert.rejects(openBookingDatabase({ dataDir: dir }), (err: Error) =>
+      err.message.startsWith(`cannot open the bookings database in ${join(dir, 'pglite')}: `),
+    );
     writeFileSync(join(dir, 'pglite', 'PG_VERSION'), '18\n');
     const db = await openBookingDatabase({ dataDir: dir });
     await db.close();
@@ -77,7 +80,10 @@ describe('bookings/database/pglite', function () {
         ran = true;
         return sql.query('SELECT 1');
       }, 50);
-      await assert.rejects(waiting, (err: unknown) => err instanceof DatabaseUnavailableError && err.kind === 'timeout');
+      await assert.rejects(
+        waiting,
+        (err: unknown) => err instanceof DatabaseUnavailableError && err.kind === 'timeout',
+      );
       release();
       await busy;
       assert.deepEqual(await engine.session((sql) => sql.query('SELECT 1 AS one'), 1000), [{ one: 1 }]);
@@ -93,7 +99,10 @@ describe('bookings/database/pglite', function () {
     const db = await openBookingDatabase({ dataDir: dir, timeoutMs: 1, seed: { hotel: [seeded] } });
     await db.ready();
     await db.close();
-    const reopened = await openBookingDatabase({ dataDir: dir, seed: { hotel: [{ ...seeded, id: '00000000-0000-4000-8000-000000000001' }] } });
+    const reopened = await openBookingDatabase({
+      dataDir: dir,
+      seed: { hotel: [{ ...seeded, id: '00000000-0000-4000-8000-000000000001' }] },
+    });
     try {
       assert.deepEqual(await reopened.store('hotel').list('bob'), [seeded]);
     } finally {

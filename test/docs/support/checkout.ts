@@ -51,8 +51,18 @@ export interface ShellRun {
 }
 
 /** Runs `command` with bash in `cwd`, with `env` added to a user's environment, to its end or for at most `timeoutMs`. */
-export async function runShell(command: string, cwd: string, env: Record<string, string> = {}, timeoutMs = 60_000): Promise<ShellRun> {
-  const child = spawn('bash', ['-c', command], { cwd, env: userEnvironment(env), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+export async function runShell(
+  command: string,
+  cwd: string,
+  env: Record<string, string> = {},
+  timeoutMs = 60_000,
+): Promise<ShellRun> {
+  const child = spawn('bash', ['-c', command], {
+    cwd,
+    env: userEnvironment(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   const out = { stdout: '', stderr: '' };
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out.stdout += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (out.stderr += chunk));

@@ -33,7 +33,10 @@ export function shownPattern(shown: string): RegExp {
 
 /** Asserts that `actual` is what `shown` shows, line by line, trailing spaces aside. */
 export function assertLines(actual: string, shown: readonly string[], what: string): void {
-  const lines = actual.replace(/\s+$/, '').split('\n').map((l) => l.trimEnd());
+  const lines = actual
+    .replace(/\s+$/, '')
+    .split('\n')
+    .map((l) => l.trimEnd());
   const wanted = shown.map((l) => l.trimEnd());
   const ok = lines.length === wanted.length && wanted.every((w, i) => shownPattern(w).test(lines[i]));
   assert.ok(ok, `${what}: printed\n${lines.join('\n')}\nwhere the docs show\n${wanted.join('\n')}`);
@@ -109,8 +112,12 @@ export function assertClaims(printed: Printed, comment: string, what: string): v
   if (claims.status !== undefined) assert.equal(printed.status, claims.status, context);
   else assert.ok(printed.status >= 200 && printed.status < 300, context);
   for (const header of claims.headers) {
-    assert.ok(printed.headers.some((h) => shownPattern(header).test(h)), `no header line ${header}: ${context}`);
+    assert.ok(
+      printed.headers.some((h) => shownPattern(header).test(h)),
+      `no header line ${header}: ${context}`,
+    );
   }
   for (const body of claims.bodies) assert.match(printed.body.trim(), shownPattern(body), context);
-  for (const text of claims.quoted) assert.ok(printed.body.includes(text), `the body does not hold ${text}: ${context}`);
+  for (const text of claims.quoted)
+    assert.ok(printed.body.includes(text), `the body does not hold ${text}: ${context}`);
 }

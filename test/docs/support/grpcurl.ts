@@ -13,7 +13,11 @@ import { grpcClients, listServices, unary, type Clients } from '../../ratelimit/
 import { REPO_ROOT } from '../../support/process';
 
 const PROTO_DIR = join(REPO_ROOT, 'proto');
-const PROTOS = ['envoy/service/ratelimit/v3/rls.proto', 'pb/lyft/ratelimit/ratelimit.proto', 'grpc/health/v1/health.proto'];
+const PROTOS = [
+  'envoy/service/ratelimit/v3/rls.proto',
+  'pb/lyft/ratelimit/ratelimit.proto',
+  'grpc/health/v1/health.proto',
+];
 
 /** The client of each service grpcurl may be told to call. */
 const CLIENT_OF: Readonly<Record<string, keyof Omit<Clients, 'close'>>> = {
@@ -43,13 +47,17 @@ function assertFields(type: protobuf.Type, value: unknown, path: string): void {
     value.forEach((item, i) => assertFields(type, item, `${path}[${i}]`));
     return;
   }
-  assert.ok(typeof value === 'object' && value !== null, `${path}: ${type.fullName} is a message, not ${JSON.stringify(value)}`);
+  assert.ok(
+    typeof value === 'object' && value !== null,
+    `${path}: ${type.fullName} is a message, not ${JSON.stringify(value)}`,
+  );
   for (const [key, inner] of Object.entries(value)) {
     const field = Object.values(type.fields).find((f) => f.name === key || camel(f.name) === key);
     assert.ok(field, `${path}.${key}: ${type.fullName} has no such field`);
     const nested = field.resolvedType;
     // Well-known wrappers are plain values in JSON.
-    if (nested instanceof protobuf.Type && !nested.fullName.startsWith('.google.protobuf.')) assertFields(nested, inner, `${path}.${key}`);
+    if (nested instanceof protobuf.Type && !nested.fullName.startsWith('.google.protobuf.'))
+      assertFields(nested, inner, `${path}.${key}`);
   }
 }
 

@@ -30,7 +30,12 @@ function mappings(upstream: string, colour: string, ids?: string[]): Fixture[] {
     kind: 'Mapping',
     name: `${colour}-${i}`,
     namespace: 'shop',
-    spec: { prefix: `/${colour}/${i}/`, service: upstream, stats_name: `${colour}_${i}`, ...(ids ? { ambassador_id: ids } : {}) },
+    spec: {
+      prefix: `/${colour}/${i}/`,
+      service: upstream,
+      stats_name: `${colour}_${i}`,
+      ...(ids ? { ambassador_id: ids } : {}),
+    },
   }));
 }
 
@@ -39,13 +44,25 @@ function emissaryFiles(upstream: string): Record<string, string> {
   const module: Fixture = {
     kind: 'Module',
     name: 'ambassador',
-    spec: { ambassador_id: ['blue'], config: { defaults: { httpmapping: { add_request_headers: { 'x-gateway': 'blue' } } } } },
+    spec: {
+      ambassador_id: ['blue'],
+      config: { defaults: { httpmapping: { add_request_headers: { 'x-gateway': 'blue' } } } },
+    },
   };
-  const items = mappings(upstream, 'plain').map((f) => ({ apiVersion: 'getambassador.io/v2', kind: f.kind, metadata: { name: f.name, namespace: f.namespace }, spec: f.spec }));
+  const items = mappings(upstream, 'plain').map((f) => ({
+    apiVersion: 'getambassador.io/v2',
+    kind: f.kind,
+    metadata: { name: f.name, namespace: f.namespace },
+    spec: f.spec,
+  }));
   return {
     'emissary-blue.yaml': asResources(module, ...mappings(upstream, 'blue', ['blue'])),
     'emissary-list.yaml': stringify({ apiVersion: 'v1', kind: 'List', items }),
-    'emissary-service.yaml': asAnnotation('quote', { kind: 'Mapping', name: 'quote', spec: { prefix: '/quote/', service: upstream, ambassador_id: 'blue' } }),
+    'emissary-service.yaml': asAnnotation('quote', {
+      kind: 'Mapping',
+      name: 'quote',
+      spec: { prefix: '/quote/', service: upstream, ambassador_id: 'blue' },
+    }),
   };
 }
 
@@ -86,7 +103,10 @@ describe('a config folder of Emissary resources checked on the worker thread', f
       assert.ok(colours.every((r) => r.notes.some((n) => n.field === 'spec.stats_name')));
     }
     assert.deepEqual(served.blue, [...Array.from({ length: COUNT }, (_, i) => `blue-${i}`), 'quote']);
-    assert.deepEqual(served.default, Array.from({ length: COUNT }, (_, i) => `plain-${i}`));
+    assert.deepEqual(
+      served.default,
+      Array.from({ length: COUNT }, (_, i) => `plain-${i}`),
+    );
   });
 
   it('is what gatehouse check reports of each resource, and of those left to other gateways', async () => {
@@ -95,9 +115,21 @@ describe('a config folder of Emissary resources checked on the worker thread', f
     const lines = report.text.split('\n');
     const at = (heading: string) => lines.indexOf(heading);
     assert.ok(at('Emissary resources (ambassador_id blue):') > 0, report.text);
-    assert.ok(lines.includes(`  ${join(dir, 'emissary-blue.yaml')}: Mapping blue-149 (getambassador.io/v3alpha1, namespace shop) -> Mapping blue-149`), report.text);
-    assert.ok(lines.includes(`  ${join(dir, 'emissary-service.yaml')}: service quote: Mapping quote (getambassador.io/v2) -> Mapping quote`), report.text);
-    const skipped = lines.slice(at('Skipped: records of another ambassador_id than blue:') + 1).filter((l) => l.startsWith('  '));
+    assert.ok(
+      lines.includes(
+        `  ${join(dir, 'emissary-blue.yaml')}: Mapping blue-149 (getambassador.io/v3alpha1, namespace shop) -> Mapping blue-149`,
+      ),
+      report.text,
+    );
+    assert.ok(
+      lines.includes(
+        `  ${join(dir, 'emissary-service.yaml')}: service quote: Mapping quote (getambassador.io/v2) -> Mapping quote`,
+      ),
+      report.text,
+    );
+    const skipped = lines
+      .slice(at('Skipped: records of another ambassador_id than blue:') + 1)
+      .filter((l) => l.startsWith('  '));
     assert.equal(skipped.length, COUNT);
     assert.equal(skipped[0], `  ${join(dir, 'emissary-list.yaml')}: Mapping plain-0 (ambassador_id default)`);
   });
@@ -128,10 +160,17 @@ describe('a config folder of Emissary resources checked on the worker thread', f
     });
 
     it('applies a new Mapping of blue on a reload, and passes over the faults of a record left to another gateway', async () => {
-      config.write('emissary-more.yaml', asResources(
-        { kind: 'Mapping', name: 'more', spec: { prefix: '/more/', service: upstream, ambassador_id: ['blue'] } },
-        { kind: 'Mapping', name: 'red-only', spec: { prefix: '/red/', service: upstream, tls: 'red-tls', ambassador_id: ['red'] } },
-      ));
+      config.write(
+        'emissary-more.yaml',
+        asResources(
+          { kind: 'Mapping', name: 'more', spec: { prefix: '/more/', service: upstream, ambassador_id: ['blue'] } },
+          {
+            kind: 'Mapping',
+            name: 'red-only',
+            spec: { prefix: '/red/', service: upstream, tls: 'red-tls', ambassador_id: ['red'] },
+          },
+        ),
+      );
       try {
         assert.deepEqual(await running.gatehouse.reload(), { ok: true });
         assert.equal(await status('/more/x'), 200);
@@ -144,12 +183,20 @@ describe('a config folder of Emissary resources checked on the worker thread', f
     const faults: [string, string, RegExp][] = [
       [
         'a resource of blue with a field that is refused',
-        asResources({ kind: 'Mapping', name: 'broken', spec: { prefix: '/broken/', service: upstream, tls: 'upstream-tls', ambassador_id: ['blue'] } }),
+        asResources({
+          kind: 'Mapping',
+          name: 'broken',
+          spec: { prefix: '/broken/', service: upstream, tls: 'upstream-tls', ambassador_id: ['blue'] },
+        }),
         /emissary-broken\.yaml: Mapping broken: spec\.tls: names a TLSContext, which is not read/,
       ],
       [
         "an alias bomb in a Service's getambassador.io/config annotation",
-        stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'bomb', annotations: { 'getambassador.io/config': aliasBomb() } } }),
+        stringify({
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: 'bomb', annotations: { 'getambassador.io/config': aliasBomb() } },
+        }),
         /emissary-broken\.yaml: service bomb: annotation getambassador\.io\/config: YAML: uses aliases more than 100 times: refused/,
       ],
     ];
@@ -160,7 +207,10 @@ describe('a config folder of Emissary resources checked on the worker thread', f
           const outcome = await running.gatehouse.reload();
           assert.equal(outcome.ok, false);
           const problems = outcome.ok ? [] : outcome.problems;
-          assert.ok(problems.some((p) => expected.test(p)), problems.join('\n'));
+          assert.ok(
+            problems.some((p) => expected.test(p)),
+            problems.join('\n'),
+          );
           assert.equal(await status('/blue/0/x'), 200);
           assert.equal(await status('/plain/0/x'), 404);
         } finally {

@@ -8,7 +8,8 @@ import { publishAsKubernetes } from '../support/kubernetes';
 import { changeAndAwait, type ReloadLine } from '../support/reloads';
 import { ALICE, basic, DEMO_CONFIG, startGatehouse, type Running } from '../support/running';
 
-const EXTRA_MAPPING = 'apiVersion: gateway/v1\nkind: Mapping\nname: extra\nprefix: /extra/\nservice: api\nrewrite: /v1/\nbypass_auth: true\n';
+const EXTRA_MAPPING =
+  'apiVersion: gateway/v1\nkind: Mapping\nname: extra\nprefix: /extra/\nservice: api\nrewrite: /v1/\nbypass_auth: true\n';
 
 /** The demo config's files by name, to publish as a volume. */
 function demoFiles(): Record<string, string> {
@@ -30,17 +31,31 @@ describe('gatehouse config reload of a folder as deployments lay it out', functi
     rmSync(root, { recursive: true, force: true });
   });
 
-  const start = async (dir: string) => (running = await startGatehouse({ configDir: dir, watch: true, reloadDebounceMs: 100 }));
-  const status = async (path: string, auth?: string) => (await request(running!.url).get(path).set(auth ? { Authorization: auth } : {})).status;
+  const start = async (dir: string) =>
+    (running = await startGatehouse({ configDir: dir, watch: true, reloadDebounceMs: 100 }));
+  const status = async (path: string, auth?: string) =>
+    (
+      await request(running!.url)
+        .get(path)
+        .set(auth ? { Authorization: auth } : {})
+    ).status;
   const policy = async (value: string) =>
-    (await request(running!.url).get('/v1/hotels').set('Authorization', ALICE).set('X-Gateway-Test-Allow', value).expect(200)).headers['ratelimit-policy'];
+    (
+      await request(running!.url)
+        .get('/v1/hotels')
+        .set('Authorization', ALICE)
+        .set('X-Gateway-Test-Allow', value)
+        .expect(200)
+    ).headers['ratelimit-policy'];
   const applied = (check: () => Promise<boolean>) => async (reload: ReloadLine) => reload.applied && (await check());
 
   it('loads a Kubernetes ConfigMap volume once, not again from its hidden folders, and applies each update of records, users and limits', async () => {
     const dir = join(root, 'config');
     publishAsKubernetes(dir, demoFiles());
     await start(dir);
-    const diag = (await request(running!.url).get('/gateway/v0/diag/?json=true').set('Authorization', ALICE).expect(200)).body;
+    const diag = (
+      await request(running!.url).get('/gateway/v0/diag/?json=true').set('Authorization', ALICE).expect(200)
+    ).body;
     assert.deepEqual(diag.config.errors, []);
     assert.deepEqual(diag.config.sources, [join(dir, 'services.yaml')]);
 
@@ -53,7 +68,11 @@ describe('gatehouse config reload of a folder as deployments lay it out', functi
       await changeAndAwait(
         running!.log,
         () => publishAsKubernetes(dir, files),
-        applied(async () => (await status(`/extra${quota}/messages/1`)) === 200 && (await policy(`v${n++}`)) === `"test-allow";q=${quota};w=60`),
+        applied(
+          async () =>
+            (await status(`/extra${quota}/messages/1`)) === 200 &&
+            (await policy(`v${n++}`)) === `"test-allow";q=${quota};w=60`,
+        ),
       );
       assert.equal(await status('/v1/hotels', basic(`carol${quota}`, 'chess')), 200);
     }
@@ -72,7 +91,11 @@ describe('gatehouse config reload of a folder as deployments lay it out', functi
     for (const quota of [7, 8]) {
       await changeAndAwait(
         running!.log,
-        () => publishAsKubernetes(dir, { ...files, 'ratelimit/gateway.yaml': limits.replace('requests_per_unit: 3', `requests_per_unit: ${quota}`) }),
+        () =>
+          publishAsKubernetes(dir, {
+            ...files,
+            'ratelimit/gateway.yaml': limits.replace('requests_per_unit: 3', `requests_per_unit: ${quota}`),
+          }),
         applied(async () => (await policy(`v${n++}`)) === `"test-allow";q=${quota};w=60`),
       );
     }
@@ -82,7 +105,11 @@ describe('gatehouse config reload of a folder as deployments lay it out', functi
     const dir = join(root, 'config');
     cpSync(DEMO_CONFIG, dir, { recursive: true });
     await start(dir);
-    await changeAndAwait(running!.log, () => rmSync(dir, { recursive: true }), (r) => !r.applied);
+    await changeAndAwait(
+      running!.log,
+      () => rmSync(dir, { recursive: true }),
+      (r) => !r.applied,
+    );
     assert.equal(await status('/v1/messages/1'), 200, 'the last good config keeps serving');
     await changeAndAwait(
       running!.log,

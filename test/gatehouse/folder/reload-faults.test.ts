@@ -8,8 +8,10 @@ import type { GatehouseModule } from '../../../src/gateway';
 import { aliasBomb, padded } from '../support/hostile';
 import { ALICE, copyConfig, startGatehouse, type Running, type TempConfig } from '../support/running';
 
-const EXTRA = 'apiVersion: gateway/v1\nkind: Mapping\nname: extra\nprefix: /extra/\nservice: api\nrewrite: /v1/\nbypass_auth: true\n';
-const WEATHER = 'apiVersion: gateway/v1\nkind: Mapping\nname: weather\nprefix: /weather/\nservice: weather\nbypass_auth: true\n';
+const EXTRA =
+  'apiVersion: gateway/v1\nkind: Mapping\nname: extra\nprefix: /extra/\nservice: api\nrewrite: /v1/\nbypass_auth: true\n';
+const WEATHER =
+  'apiVersion: gateway/v1\nkind: Mapping\nname: weather\nprefix: /weather/\nservice: weather\nbypass_auth: true\n';
 
 /** A fault of the file source: which call, on which name (a base name, or the folder's own `.`), and how it fails. */
 interface Fault {
@@ -25,7 +27,9 @@ function faultySource(dir: string): { source: ConfigFileSource; fault: Fault | u
   const state: { source: ConfigFileSource; fault: Fault | undefined } = { fault: undefined, source: undefined! };
   const hit = (op: Fault['op'], path: string) => {
     const f = state.fault;
-    return f && f.op === op && (f.at === '.' ? path === dir : basename(path) === f.at && dirname(path).startsWith(dir)) ? f : undefined;
+    return f && f.op === op && (f.at === '.' ? path === dir : basename(path) === f.at && dirname(path).startsWith(dir))
+      ? f
+      : undefined;
   };
   const fail = <T>(f: Fault): Promise<T> => {
     if (f.how === 'throw') throw f.value;
@@ -79,9 +83,15 @@ describe('gatehouse config reload under faults', function () {
     config?.remove();
   });
 
-  const status = async (path: string, auth?: string) => (await request(running.url).get(path).set(auth ? { Authorization: auth } : {})).status;
+  const status = async (path: string, auth?: string) =>
+    (
+      await request(running.url)
+        .get(path)
+        .set(auth ? { Authorization: auth } : {})
+    ).status;
   const diagErrors = async (): Promise<string[]> =>
-    (await request(running.url).get('/gateway/v0/diag/?json=true').set('Authorization', ALICE).expect(200)).body.config.errors;
+    (await request(running.url).get('/gateway/v0/diag/?json=true').set('Authorization', ALICE).expect(200)).body.config
+      .errors;
   const failures = async () => {
     const text = (await request(running.url).get('/gateway/v0/metrics').expect(200)).text;
     return Number(/^gatehouse_config_reloads_total\{result="failure"\} (\d+)/m.exec(text)?.[1] ?? 0);
@@ -93,15 +103,24 @@ describe('gatehouse config reload under faults', function () {
    * metric; the last good config keeps serving, the new Mapping is not
    * applied. Put right, the next reload applies it.
    */
-  async function refusedThenRecovered(breakIt: () => void, expected: RegExp, putRight: () => void = () => (faults.fault = undefined)): Promise<void> {
+  async function refusedThenRecovered(
+    breakIt: () => void,
+    expected: RegExp,
+    putRight: () => void = () => (faults.fault = undefined),
+  ): Promise<void> {
     const before = await failures();
     config.write('extra.yaml', EXTRA);
     breakIt();
     const outcome = await running.gatehouse.reload();
     assert.equal(outcome.ok, false);
     const problems = outcome.ok ? [] : outcome.problems;
-    assert.ok(problems.some((p) => expected.test(p)), problems.join('\n'));
-    const logged = running.log.lines.filter((l) => l.msg === 'config reload refused; the previous config keeps serving').at(-1);
+    assert.ok(
+      problems.some((p) => expected.test(p)),
+      problems.join('\n'),
+    );
+    const logged = running.log.lines
+      .filter((l) => l.msg === 'config reload refused; the previous config keeps serving')
+      .at(-1);
     assert.deepEqual(logged?.problems, problems);
     assert.deepEqual(await diagErrors(), problems);
     assert.equal(await failures(), before + 1);
@@ -117,17 +136,46 @@ describe('gatehouse config reload under faults', function () {
   }
 
   const sourceFaults: [string, Fault, RegExp][] = [
-    ['listing the config folder', { op: 'list', at: '.', how: 'reject', value: errno('EIO') }, /: cannot read the config folder: EIO: the disk said no$/],
-    ['listing ratelimit/', { op: 'list', at: 'ratelimit', how: 'throw', value: errno('EIO') }, /ratelimit: cannot be read \(EIO\)$/],
-    ['reading a records file, rejecting with undefined', { op: 'read', at: 'services.yaml', how: 'reject', value: undefined }, /services\.yaml: cannot be read \(undefined\)$/],
+    [
+      'listing the config folder',
+      { op: 'list', at: '.', how: 'reject', value: errno('EIO') },
+      /: cannot read the config folder: EIO: the disk said no$/,
+    ],
+    [
+      'listing ratelimit/',
+      { op: 'list', at: 'ratelimit', how: 'throw', value: errno('EIO') },
+      /ratelimit: cannot be read \(EIO\)$/,
+    ],
+    [
+      'reading a records file, rejecting with undefined',
+      { op: 'read', at: 'services.yaml', how: 'reject', value: undefined },
+      /services\.yaml: cannot be read \(undefined\)$/,
+    ],
     // What a source gives goes on to be parsed: a value that is no text faults the parse, which refuses that file.
-    ['parsing a records file that is no text', { op: 'read', at: 'services.yaml', how: 'resolve', value: 42 }, /services\.yaml: cannot be read as records: source is not a string$/],
-    ['reading the limits, throwing at once', { op: 'read', at: 'ratelimit.yaml', how: 'throw', value: new Error('the disk is gone') }, /ratelimit\.yaml: cannot be read \(the disk is gone\)$/],
-    ['reading the users file', { op: 'read', at: 'users.htpasswd', how: 'reject', value: errno('EACCES') }, /users\.htpasswd: cannot be read \(EACCES\)$/],
-    ['reading the booking data, rejecting with a string', { op: 'read', at: 'bookings.yaml', how: 'reject', value: 'no such luck' }, /bookings\.yaml: cannot be read \(no such luck\)$/],
+    [
+      'parsing a records file that is no text',
+      { op: 'read', at: 'services.yaml', how: 'resolve', value: 42 },
+      /services\.yaml: cannot be read as records: source is not a string$/,
+    ],
+    [
+      'reading the limits, throwing at once',
+      { op: 'read', at: 'ratelimit.yaml', how: 'throw', value: new Error('the disk is gone') },
+      /ratelimit\.yaml: cannot be read \(the disk is gone\)$/,
+    ],
+    [
+      'reading the users file',
+      { op: 'read', at: 'users.htpasswd', how: 'reject', value: errno('EACCES') },
+      /users\.htpasswd: cannot be read \(EACCES\)$/,
+    ],
+    [
+      'reading the booking data, rejecting with a string',
+      { op: 'read', at: 'bookings.yaml', how: 'reject', value: 'no such luck' },
+      /bookings\.yaml: cannot be read \(no such luck\)$/,
+    ],
   ];
   for (const [step, fault, expected] of sourceFaults) {
-    it(`refuses a reload whose step of ${step} fails, naming it`, () => refusedThenRecovered(() => (faults.fault = fault), expected));
+    it(`refuses a reload whose step of ${step} fails, naming it`, () =>
+      refusedThenRecovered(() => (faults.fault = fault), expected));
   }
 
   it('refuses a records file that uses more than 100 aliases (an alias bomb), parsed on the event loop', async () => {
@@ -157,7 +205,16 @@ describe('gatehouse config reload under faults', function () {
 
   it('refuses limits whose aliases expand without bound', async () => {
     const limits = config.read('ratelimit.yaml');
-    const laughs = ['a: &a [x, x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 6 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10).fill(`*${String.fromCharCode(97 + i)}`).join(', ')}]`)];
+    const laughs = [
+      'a: &a [x, x, x, x, x, x, x, x, x, x]',
+      ...Array.from(
+        { length: 6 },
+        (_, i) =>
+          `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10)
+            .fill(`*${String.fromCharCode(97 + i)}`)
+            .join(', ')}]`,
+      ),
+    ];
     await refusedThenRecovered(
       () => config.write('ratelimit/laughs.yaml', `${laughs.join('\n')}\ndomain: laughs\n`),
       /ratelimit\/laughs\.yaml: the aliases expand the document by more than 100000 values/,
@@ -175,9 +232,12 @@ describe('gatehouse config reload under faults', function () {
   });
 
   for (const [how, fail] of [
-    ['throws at once', () => {
-      throw new Error('the forecast is unreadable');
-    }],
+    [
+      'throws at once',
+      () => {
+        throw new Error('the forecast is unreadable');
+      },
+    ],
     ['rejects with undefined', () => Promise.reject(undefined)],
   ] as const) {
     it(`refuses a reload when a module of the embedding app ${how} as it reloads, and switches no records`, async () => {
@@ -193,7 +253,12 @@ describe('gatehouse config reload under faults', function () {
     let release!: (text: string) => void;
     const text = config.read('services.yaml');
     // The reload waits on its read of services.yaml until the stop has called it off.
-    faults.fault = { op: 'read', at: 'services.yaml', how: 'resolve', value: new Promise<string>((resolve) => (release = resolve)) };
+    faults.fault = {
+      op: 'read',
+      at: 'services.yaml',
+      how: 'resolve',
+      value: new Promise<string>((resolve) => (release = resolve)),
+    };
     config.write('extra.yaml', EXTRA);
     const outcome = running.gatehouse.reload();
     const stopped = running.stop();
@@ -201,7 +266,10 @@ describe('gatehouse config reload under faults', function () {
     release(text);
     assert.deepEqual(await outcome, { ok: false, problems: [`${config.dir}: not reloaded: the gateway is stopping`] });
     await stopped;
-    assert.equal(running.gatehouse.gateway.snapshot().routes.some((r) => r.name === 'extra'), false);
+    assert.equal(
+      running.gatehouse.gateway.snapshot().routes.some((r) => r.name === 'extra'),
+      false,
+    );
   });
 
   it('refuses a file larger than fileSizeLimit, naming it and the limit', async () => {

@@ -45,8 +45,14 @@ describe('gatehouse reload of pattern, canary and redirect Mappings checked on t
     for (let i = 0; i < 5; i++) assert.equal(await content('/canary/messages/1'), v2);
     const moved = await request(running.url).get('/old/page?x=1').expect(301);
     assert.equal(moved.headers.location, 'https://blog.example.org/new/page?x=1');
-    const shares = running.gatehouse.gateway.snapshot().routes.filter((r) => r.prefix === '/canary/').map((r) => [r.name, r.share]);
-    assert.deepEqual(shares.sort(), [['canary', 100], ['stable', 0]]);
+    const shares = running.gatehouse.gateway
+      .snapshot()
+      .routes.filter((r) => r.prefix === '/canary/')
+      .map((r) => [r.name, r.share]);
+    assert.deepEqual(shares.sort(), [
+      ['canary', 100],
+      ['stable', 0],
+    ]);
   });
 
   it("refuses, naming the field, a pattern over the Module's regex_max_size, though the checking thread found its syntax right", async () => {
@@ -54,21 +60,32 @@ describe('gatehouse reload of pattern, canary and redirect Mappings checked on t
     config.write('matching.yaml', padded(`${MATCHING}---\n${module}`, LARGE));
     const outcome = await running.gatehouse.reload();
     assert.equal(outcome.ok, false);
-    assert.deepEqual(outcome.ok ? [] : outcome.problems.map((p) => p.replace(/compiles to a program of \d+ instructions/, 'compiles to a program of N instructions')), [
-      `${config.dir}/matching.yaml: Mapping versioned: prefix: '/api-(v[12])/.*' compiles to a program of N instructions, over the limit of 10 (the Module's config.regex_max_size): simplify it or raise the limit`,
-      `${config.dir}/matching.yaml: Mapping versioned: regex_rewrite.pattern: '^/api-(v[12])/(.*)$' compiles to a program of N instructions, over the limit of 10 (the Module's config.regex_max_size): simplify it or raise the limit`,
-    ]);
+    assert.deepEqual(
+      outcome.ok
+        ? []
+        : outcome.problems.map((p) =>
+            p.replace(/compiles to a program of \d+ instructions/, 'compiles to a program of N instructions'),
+          ),
+      [
+        `${config.dir}/matching.yaml: Mapping versioned: prefix: '/api-(v[12])/.*' compiles to a program of N instructions, over the limit of 10 (the Module's config.regex_max_size): simplify it or raise the limit`,
+        `${config.dir}/matching.yaml: Mapping versioned: regex_rewrite.pattern: '^/api-(v[12])/(.*)$' compiles to a program of N instructions, over the limit of 10 (the Module's config.regex_max_size): simplify it or raise the limit`,
+      ],
+    );
     await request(running.url).get('/api-v2/messages/1').expect(404);
   });
 
   it('refuses a pattern that bypasses auth before a prefix that needs it, from a folder checked on the worker thread', async () => {
-    const shadow = "apiVersion: gateway/v1\nkind: Mapping\nname: docs\nprefix: '/v1/hotel.*'\nprefix_regex: true\nservice: api\nbypass_auth: true\n";
+    const shadow =
+      "apiVersion: gateway/v1\nkind: Mapping\nname: docs\nprefix: '/v1/hotel.*'\nprefix_regex: true\nservice: api\nbypass_auth: true\n";
     config.write('matching.yaml', padded(`${MATCHING}---\n${shadow}`, LARGE));
     const outcome = await running.gatehouse.reload();
     assert.equal(outcome.ok, false);
     const problems = outcome.ok ? [] : outcome.problems;
     assert.equal(problems.length, 1, problems.join('\n'));
-    assert.match(problems[0], /matching\.yaml: Mapping docs: prefix: takes the paths of Mapping '[\w-]+' \(\/v1\/hotels\/?\), which needs auth, before it in match order/);
+    assert.match(
+      problems[0],
+      /matching\.yaml: Mapping docs: prefix: takes the paths of Mapping '[\w-]+' \(\/v1\/hotels\/?\), which needs auth, before it in match order/,
+    );
     await request(running.url).get('/v1/hotels/').expect(401);
   });
 });

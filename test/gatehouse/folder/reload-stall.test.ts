@@ -37,7 +37,9 @@ describe('gatehouse config reload of a large config', function () {
   it(`answers requests on the old config all along while ${MAPPINGS} Mappings load and their route table is built, the event loop held for a small share of the reload at the most`, async () => {
     config.write('many.yaml', manyMappings(MAPPINGS));
     // A reload of the same files is a whole reload all the same: read, checked, built and switched.
-    const reload = await longestStall(running.url, async () => assert.deepEqual(await running.gatehouse.reload(), { ok: true }));
+    const reload = await longestStall(running.url, async () =>
+      assert.deepEqual(await running.gatehouse.reload(), { ok: true }),
+    );
     const figures = `reload of ${Math.round(reload.tookMs)} ms, longest stall ${Math.round(reload.stallMs)} ms, ${reload.answers} answers of check_alive`;
     console.log(figures);
     assert.ok(reload.answers >= 1 / MAX_STALL_SHARE, figures);

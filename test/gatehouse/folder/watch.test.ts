@@ -117,7 +117,9 @@ describe('gatehouse config folder watch', function () {
     publishAsKubernetes(dir, { 'services.yaml': 'a: 1\n', 'users.htpasswd': '# none\n' });
     watching = watched(dir);
     for (const n of [2, 3, 4]) {
-      await watching.changeAndAwait(() => publishAsKubernetes(dir, { 'services.yaml': `a: ${n}\n`, 'users.htpasswd': '# none\n' }));
+      await watching.changeAndAwait(() =>
+        publishAsKubernetes(dir, { 'services.yaml': `a: ${n}\n`, 'users.htpasswd': '# none\n' }),
+      );
     }
   });
 
@@ -126,7 +128,9 @@ describe('gatehouse config folder watch', function () {
     publishAsKubernetes(dir, { 'services.yaml': 'a: 1\n', 'ratelimit/gateway.yaml': 'domain: a\n' });
     watching = watched(dir);
     for (const n of [2, 3, 4]) {
-      await watching.changeAndAwait(() => publishAsKubernetes(dir, { 'services.yaml': 'a: 1\n', 'ratelimit/gateway.yaml': `domain: a${n}\n` }));
+      await watching.changeAndAwait(() =>
+        publishAsKubernetes(dir, { 'services.yaml': 'a: 1\n', 'ratelimit/gateway.yaml': `domain: a${n}\n` }),
+      );
     }
   });
 
@@ -135,7 +139,9 @@ describe('gatehouse config folder watch', function () {
     publishAsKubernetes(join(dir, 'ratelimit'), { 'gateway.yaml': 'domain: a\n' });
     watching = watched(dir);
     for (const n of [2, 3, 4]) {
-      await watching.changeAndAwait(() => publishAsKubernetes(join(dir, 'ratelimit'), { 'gateway.yaml': `domain: a${n}\n` }));
+      await watching.changeAndAwait(() =>
+        publishAsKubernetes(join(dir, 'ratelimit'), { 'gateway.yaml': `domain: a${n}\n` }),
+      );
     }
   });
 
@@ -143,7 +149,17 @@ describe('gatehouse config folder watch', function () {
     const dir = folder('config');
     mkdirSync(join(dir, 'ratelimit'));
     watching = watched(dir);
-    for (const name of ['README.md', '.DS_Store', '.services.yaml.swp', '4913', 'services.yaml~', 'services.yaml.bak', 'notes.txt', 'ratelimit/.gateway.yaml.swp', 'ratelimit/README.md']) {
+    for (const name of [
+      'README.md',
+      '.DS_Store',
+      '.services.yaml.swp',
+      '4913',
+      'services.yaml~',
+      'services.yaml.bak',
+      'notes.txt',
+      'ratelimit/.gateway.yaml.swp',
+      'ratelimit/README.md',
+    ]) {
       writeFileSync(join(dir, name), 'x');
     }
     symlinkSync('root@host.1234:1700000000', join(dir, '.#services.yaml'));

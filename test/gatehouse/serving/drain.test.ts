@@ -40,7 +40,10 @@ interface Sent {
 }
 
 /** One answer read off a keep-alive connection: its status line, headers and Content-Length body. */
-function readAnswer(socket: net.Socket, state: { buffer: string }): Promise<{ status: number; closes: boolean; closeSpelling?: string }> {
+function readAnswer(
+  socket: net.Socket,
+  state: { buffer: string },
+): Promise<{ status: number; closes: boolean; closeSpelling?: string }> {
   return new Promise((resolve, reject) => {
     const attempt = (): boolean => {
       const end = state.buffer.indexOf('\r\n\r\n');
@@ -180,7 +183,8 @@ describe('a stopping gatehouse draining its clients', function () {
     atClosing = () => pool.forEach((connection) => connection.send());
     const clients = Array.from({ length: 16 }, () => loopingClient(port, sent));
     // Every client under way before the stop.
-    while (sent.filter((s) => s.status !== undefined).length < 36) await new Promise((resolve) => setTimeout(resolve, 5));
+    while (sent.filter((s) => s.status !== undefined).length < 36)
+      await new Promise((resolve) => setTimeout(resolve, 5));
 
     const grpc = grpcClients(`127.0.0.1:${grpcPort}`);
     const stopped = gatehouse.stop();
@@ -189,7 +193,8 @@ describe('a stopping gatehouse draining its clients', function () {
     while (!ready) {
       const res = await fetch(`http://127.0.0.1:${port}/gateway/v0/check_ready`);
       const body = await res.json();
-      if (res.status === 503) ready = { status: res.status, body, grpcHealth: await unary(grpc.health, 'Check', { service: '' }) };
+      if (res.status === 503)
+        ready = { status: res.status, body, grpcHealth: await unary(grpc.health, 'Check', { service: '' }) };
     }
     const readyAt = tick();
     balancer.sendsElsewhere = true;
@@ -208,7 +213,11 @@ describe('a stopping gatehouse draining its clients', function () {
 
     const before = sent.filter((s) => s.writtenAt < marks.closing!);
     const unanswered = before.filter((s) => s.status === undefined);
-    assert.deepEqual(unanswered.map((s) => ({ ...s, writtenAt: s.writtenAt - marks.closing! })), [], `${unanswered.length} of ${before.length} requests sent before the ports closed got no answer`);
+    assert.deepEqual(
+      unanswered.map((s) => ({ ...s, writtenAt: s.writtenAt - marks.closing! })),
+      [],
+      `${unanswered.length} of ${before.length} requests sent before the ports closed got no answer`,
+    );
     assert.ok(before.every((s) => s.status === 200));
     const drained = before.filter((s) => s.writtenAt > marks.draining!);
     // The pooled connections' requests, sent as the ports closed, among them.
@@ -256,7 +265,15 @@ describe('a stopping gatehouse that keeps bookings', function () {
         if (chunk.includes('"msg":"drained: closing the ports')) answers.push(connections[1].ask());
       },
     };
-    const gatehouse = await createGatehouse({ configDir: DEMO_CONFIG, port: 0, grpcPort: false, watch: false, dataDir, drainDelayMs: 200, logger: createLogger({ destination, level: 'info' }) });
+    const gatehouse = await createGatehouse({
+      configDir: DEMO_CONFIG,
+      port: 0,
+      grpcPort: false,
+      watch: false,
+      dataDir,
+      drainDelayMs: 200,
+      logger: createLogger({ destination, level: 'info' }),
+    });
     const { port } = await gatehouse.start();
     connections.push(await pooled(port), await pooled(port));
     // A create before the stop, which also leaves alice's credential verified.
@@ -265,15 +282,21 @@ describe('a stopping gatehouse that keeps bookings', function () {
     await gatehouse.stop();
     const drained = await Promise.all(answers);
     for (const c of connections) c.socket.destroy();
-    assert.deepEqual(drained.map(({ status, closes }) => ({ status, closes })), [
-      { status: 201, closes: true },
-      { status: 201, closes: true },
-    ]);
+    assert.deepEqual(
+      drained.map(({ status, closes }) => ({ status, closes })),
+      [
+        { status: 201, closes: true },
+        { status: 201, closes: true },
+      ],
+    );
 
     const database = await openBookingDatabase({ dataDir });
     try {
       const kept = (await database.store('hotel').list('alice')).filter((b) => b.start === check_in);
-      assert.deepEqual(kept.map((b) => b.status), ['confirmed', 'confirmed', 'confirmed']);
+      assert.deepEqual(
+        kept.map((b) => b.status),
+        ['confirmed', 'confirmed', 'confirmed'],
+      );
     } finally {
       await database.close();
     }

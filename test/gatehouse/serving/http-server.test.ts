@@ -47,7 +47,11 @@ describe('gatehouse/serving/http-server', () => {
   const rejected: Rejected[] = [];
 
   before(async () => {
-    server = await listen((_req, res) => res.end('ok'), { host: '127.0.0.1', port: 0, onRejected: (r) => rejected.push(r) });
+    server = await listen((_req, res) => res.end('ok'), {
+      host: '127.0.0.1',
+      port: 0,
+      onRejected: (r) => rejected.push(r),
+    });
   });
 
   beforeEach(() => {
@@ -65,10 +69,18 @@ describe('gatehouse/serving/http-server', () => {
 
   it('answers 431 to a request of more than 100 header fields and closes: Node keeps only the first 101 of them', async () => {
     const fillers = Array.from({ length: 150 }, (_, i) => `a${i}: b\r\n`).join('');
-    const answer = await raw(server.port, `POST /v1/x HTTP/1.1\r\nHost: x\r\n${fillers}Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n`, true);
+    const answer = await raw(
+      server.port,
+      `POST /v1/x HTTP/1.1\r\nHost: x\r\n${fillers}Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n`,
+      true,
+    );
     assert.match(answer, /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
     assert.match(answer, /\r\nConnection: close\r\n/i);
-    assert.deepEqual(bodyOf(answer), { code: 431, message: '431: Request Header Fields Too Large', detail: 'a request may carry at most 100 header fields' });
+    assert.deepEqual(bodyOf(answer), {
+      code: 431,
+      message: '431: Request Header Fields Too Large',
+      detail: 'a request may carry at most 100 header fields',
+    });
     assert.deepEqual(told(rejected), [{ status: 431, method: 'POST', target: '/v1/x', remote: '127.0.0.1' }]);
   });
 
@@ -82,7 +94,11 @@ describe('gatehouse/serving/http-server', () => {
     const answer = await raw(server.port, 'GET /v1/x?token=secret HTTP/1.1\r\n\r\n');
     assert.match(answer, /^HTTP\/1\.1 400 Bad Request\r\n/);
     assert.match(answer, /\r\nConnection: close\r\n/i);
-    assert.deepEqual(bodyOf(answer), { code: 400, message: '400: Bad Request', detail: 'an HTTP/1.1 request must have a Host header' });
+    assert.deepEqual(bodyOf(answer), {
+      code: 400,
+      message: '400: Bad Request',
+      detail: 'an HTTP/1.1 request must have a Host header',
+    });
     assert.deepEqual(told(rejected), [{ status: 400, method: 'GET', target: '/v1/x', remote: '127.0.0.1' }]);
   });
 
@@ -97,11 +113,19 @@ describe('gatehouse/serving/http-server', () => {
     const answer = await raw(server.port, 'CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n');
     assert.match(answer, /^HTTP\/1\.1 501 Not Implemented\r\n/);
     assert.match(answer, /\r\nConnection: close\r\n/i);
-    assert.deepEqual(bodyOf(answer), { code: 501, message: '501: Not Implemented', detail: 'CONNECT is not supported: the gateway does not tunnel' });
+    assert.deepEqual(bodyOf(answer), {
+      code: 501,
+      message: '501: Not Implemented',
+      detail: 'CONNECT is not supported: the gateway does not tunnel',
+    });
   });
 
   it('answers a body in a transfer coding Node cannot frame with 501 and the error body, and tells of it', async () => {
-    const answer = await raw(server.port, 'POST /v1/x?token=secret HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\nabc', true);
+    const answer = await raw(
+      server.port,
+      'POST /v1/x?token=secret HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\nabc',
+      true,
+    );
     assert.match(answer, /^HTTP\/1\.1 501 Not Implemented\r\n/);
     assert.match(answer, /\r\nConnection: close\r\n/i);
     assert.deepEqual(bodyOf(answer), {
@@ -120,17 +144,31 @@ describe('gatehouse/serving/http-server', () => {
     );
     assert.match(answer, /^HTTP\/1\.1 400 Bad Request\r\n/);
     assert.match(answer, /\r\nConnection: close\r\n/i);
-    assert.deepEqual(bodyOf(answer), { code: 400, message: '400: Bad Request', detail: 'an HTTP/1.0 request may not have a Transfer-Encoding' });
+    assert.deepEqual(bodyOf(answer), {
+      code: 400,
+      message: '400: Bad Request',
+      detail: 'an HTTP/1.0 request may not have a Transfer-Encoding',
+    });
     assert.deepEqual(told(rejected), [{ status: 400, method: 'POST', target: '/', remote: '127.0.0.1' }]);
   });
 
   it('answers an Expect other than 100-continue with 417 and the error body, tells of it, and closes the connection', async () => {
-    const answer = await raw(server.port, 'GET /v1/x HTTP/1.1\r\nHost: x\r\nExpect: foo\r\nX-Request-Id: trace-417\r\n\r\n', true);
+    const answer = await raw(
+      server.port,
+      'GET /v1/x HTTP/1.1\r\nHost: x\r\nExpect: foo\r\nX-Request-Id: trace-417\r\n\r\n',
+      true,
+    );
     assert.match(answer, /^HTTP\/1\.1 417 Expectation Failed\r\n/);
     assert.match(answer, /\r\nConnection: close\r\n/i);
     assert.equal(headerOf(answer, 'X-Request-Id'), 'trace-417');
-    assert.deepEqual(bodyOf(answer), { code: 417, message: '417: Expectation Failed', detail: 'the only expectation the gateway meets is 100-continue' });
-    assert.deepEqual(rejected, [{ status: 417, method: 'GET', target: '/v1/x', remote: '127.0.0.1', requestId: 'trace-417' }]);
+    assert.deepEqual(bodyOf(answer), {
+      code: 417,
+      message: '417: Expectation Failed',
+      detail: 'the only expectation the gateway meets is 100-continue',
+    });
+    assert.deepEqual(rejected, [
+      { status: 417, method: 'GET', target: '/v1/x', remote: '127.0.0.1', requestId: 'trace-417' },
+    ]);
   });
 
   it('answers what it refuses itself in the representation Accept chooses, with the client request id, as the app answers', async () => {
@@ -147,7 +185,10 @@ describe('gatehouse/serving/http-server', () => {
       assert.equal(headerOf(answer, 'X-Request-Id'), `trace-${i + 1}`, request);
       assert.match(answer, /\r\n\r\n<\?xml version="1\.0" encoding="UTF-8"\?>\n<response><code>\d{3}<\/code>/, request);
     }
-    assert.deepEqual(rejected.map((r) => r.requestId), ['trace-1', 'trace-2', 'trace-3', 'trace-4']);
+    assert.deepEqual(
+      rejected.map((r) => r.requestId),
+      ['trace-1', 'trace-2', 'trace-3', 'trace-4'],
+    );
   });
 
   it('gives a request it could not read a request id of its own, the one it tells of', async () => {
@@ -395,7 +436,11 @@ describe('gatehouse/serving/http-server with pipelined requests', () => {
       { host: '127.0.0.1', port: 0 },
     );
     try {
-      const pipelined = raw(own.port, 'GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', true);
+      const pipelined = raw(
+        own.port,
+        'GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+        true,
+      );
       while (started.length < 1) await new Promise((r) => setTimeout(r, 5));
       // Another connection is served while the first waits on its slow answer.
       const other = await fetch(`http://127.0.0.1:${own.port}/other`);
@@ -404,7 +449,10 @@ describe('gatehouse/serving/http-server with pipelined requests', () => {
       release();
       const text = await pipelined;
       assert.deepEqual(started, ['/slow', '/other', '/a', '/b']);
-      assert.deepEqual(text.match(/\r\n\r\n[^H]*/g)?.map((body) => body.slice(4)), ['slow', 'answer to /a', 'answer to /b']);
+      assert.deepEqual(
+        text.match(/\r\n\r\n[^H]*/g)?.map((body) => body.slice(4)),
+        ['slow', 'answer to /a', 'answer to /b'],
+      );
     } finally {
       await own.close(0);
     }
@@ -428,7 +476,11 @@ describe('gatehouse/serving/http-server with pipelined requests behind an answer
       { host: '127.0.0.1', port: 0 },
     );
     try {
-      const text = await raw(own.port, 'GET /cut HTTP/1.1\r\nHost: x\r\n\r\nDELETE /account/42 HTTP/1.1\r\nHost: x\r\n\r\n', true);
+      const text = await raw(
+        own.port,
+        'GET /cut HTTP/1.1\r\nHost: x\r\n\r\nDELETE /account/42 HTTP/1.1\r\nHost: x\r\n\r\n',
+        true,
+      );
       assert.match(text, /^HTTP\/1\.1 200 OK\r\n/);
       assert.ok(text.endsWith('short'), text);
       assert.deepEqual(started, ['/cut']);
@@ -446,8 +498,21 @@ describe('gatehouse/serving/http-server over HTTPS', function () {
     dir = mkdtempSync(join(tmpdir(), 'gatehouse-https-'));
     files = { cert: join(dir, 'cert.pem'), key: join(dir, 'key.pem') };
     await promisify(execFile)('openssl', [
-      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
-      '-days', '1', '-keyout', files.key, '-out', files.cert,
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-days',
+      '1',
+      '-keyout',
+      files.key,
+      '-out',
+      files.cert,
     ]);
   });
 
@@ -491,7 +556,11 @@ describe('gatehouse/serving/http-server over HTTPS', function () {
 
   it('lets a request in flight over TLS finish when closed', async () => {
     let answer: (() => void) | undefined;
-    const server = await listen((_req, res) => (answer = () => res.end('slow done')), { host: '127.0.0.1', port: 0, tls: files });
+    const server = await listen((_req, res) => (answer = () => res.end('slow done')), {
+      host: '127.0.0.1',
+      port: 0,
+      tls: files,
+    });
     const ca = readFileSync(files.cert);
     const body = new Promise<string>((resolve, reject) => {
       https
@@ -531,7 +600,12 @@ describe('gatehouse/serving/http-server over HTTPS', function () {
       (req, res) => {
         req.on('error', (err: Error & { status?: number; detail?: string }) => {
           const body = JSON.stringify({ detail: err.detail });
-          res.writeHead(err.status ?? 500, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+          res
+            .writeHead(err.status ?? 500, {
+              'content-type': 'application/json',
+              'content-length': Buffer.byteLength(body),
+            })
+            .end(body);
         });
         req.resume();
       },
@@ -554,7 +628,13 @@ describe('gatehouse/serving/http-server over HTTPS', function () {
 
   it('drops a connection whose TLS handshake does not finish in time, without an HTTP answer in it or a line in the access log', async () => {
     const rejected: Rejected[] = [];
-    const server = await listen((_req, res) => res.end('ok'), { host: '127.0.0.1', port: 0, tls: files, handshakeTimeoutMs: 200, onRejected: (r) => rejected.push(r) });
+    const server = await listen((_req, res) => res.end('ok'), {
+      host: '127.0.0.1',
+      port: 0,
+      tls: files,
+      handshakeTimeoutMs: 200,
+      onRejected: (r) => rejected.push(r),
+    });
     const silent = await silentConnection(server.port);
     try {
       // Closed with nothing written: a connection left open would hold the test past its timeout.

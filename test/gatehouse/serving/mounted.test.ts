@@ -126,14 +126,22 @@ async function mountedRig(host: HostSetup, options: Partial<GatehouseOptions> = 
   };
 }
 
-const FORWARDED_BY_CLIENT = { 'X-Forwarded-Host': 'public.example', 'X-Forwarded-Proto': 'https', 'X-Forwarded-For': '203.0.113.9' };
+const FORWARDED_BY_CLIENT = {
+  'X-Forwarded-Host': 'public.example',
+  'X-Forwarded-Proto': 'https',
+  'X-Forwarded-For': '203.0.113.9',
+};
 
 describe('Gatehouse mounted in a host app', function () {
   it("believes a client's X-Forwarded-* only as its own trustProxy says, not as the host app's proxy does", async () => {
     const rig = await mountedRig({ proxy: true });
     try {
       const hotels = await fetch(`${rig.base}/gw/v1/hotels/`, { headers: FORWARDED_BY_CLIENT });
-      assert.equal(hotels.status, 401, 'the Mapping for public.example, which needs no credentials, was chosen by the client');
+      assert.equal(
+        hotels.status,
+        401,
+        'the Mapping for public.example, which needs no credentials, was chosen by the client',
+      );
       const echoed = await fetch(`${rig.base}/gw/echo/`, { headers: FORWARDED_BY_CLIENT });
       const body = (await echoed.json()) as { protocol: string; host: string };
       assert.deepEqual([body.protocol, body.host], ['http', new URL(rig.base).host]);
@@ -149,7 +157,10 @@ describe('Gatehouse mounted in a host app', function () {
     try {
       const hotels = await fetch(`${rig.base}/gw/v1/hotels/`, { headers: FORWARDED_BY_CLIENT });
       assert.equal(hotels.status, 200, 'the Mapping for public.example');
-      const echoed = (await (await fetch(`${rig.base}/gw/echo/`, { headers: FORWARDED_BY_CLIENT })).json()) as { protocol: string; host: string };
+      const echoed = (await (await fetch(`${rig.base}/gw/echo/`, { headers: FORWARDED_BY_CLIENT })).json()) as {
+        protocol: string;
+        host: string;
+      };
       assert.deepEqual([echoed.protocol, echoed.host], ['https', 'public.example']);
       assert.equal(rig.lines.find((l) => l.route === 'echo')?.remote, '203.0.113.9');
     } finally {
@@ -193,7 +204,9 @@ describe('Gatehouse mounted in a host app', function () {
         assert.equal(res.status, 500, path);
         assert.equal(((await res.json()) as { code: number }).code, 500);
       }
-      const logged = rig.lines.filter((l) => l.msg === 'unexpected error').map((l) => (l.err as { message: string }).message);
+      const logged = rig.lines
+        .filter((l) => l.msg === 'unexpected error')
+        .map((l) => (l.err as { message: string }).message);
       assert.deepEqual(logged, ['the service app failed', 'the plain Koa app failed']);
       assert.deepEqual(rig.heard, ['the service app failed', 'the plain Koa app failed']);
     } finally {

@@ -20,7 +20,15 @@ describe('gatehouse requests cut at the end of the shutdown grace', () => {
     upstream = http.createServer(() => arrived());
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
     config = copyConfig();
-    config.write('services.yaml', servicesYaml({ name: 'stuck', prefix: '/stuck/', service: `127.0.0.1:${(upstream.address() as AddressInfo).port}`, bypass_auth: true }));
+    config.write(
+      'services.yaml',
+      servicesYaml({
+        name: 'stuck',
+        prefix: '/stuck/',
+        service: `127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+        bypass_auth: true,
+      }),
+    );
   });
   after(async () => {
     upstream.closeAllConnections();

@@ -73,7 +73,10 @@ describe('gatehouse process shutdown', function () {
       gatehouse.child.kill(signal);
 
       // While the request is still held upstream: no new connection, no gRPC.
-      await eventually(async () => ((await acceptsConnections(gatehouse.port)) ? undefined : true), 'the HTTP port to refuse connections');
+      await eventually(
+        async () => ((await acceptsConnections(gatehouse.port)) ? undefined : true),
+        'the HTTP port to refuse connections',
+      );
       await eventually(async () => ((await acceptsConnections(grpcPort)) ? undefined : true), 'the gRPC port to close');
       assert.equal(gatehouse.child.exitCode, null, 'still running while a request is in flight');
 
@@ -91,7 +94,10 @@ describe('gatehouse process shutdown', function () {
     });
     const grpcPort = Number(/gRPC rate limits on [^\s;)]+:(\d+)[;)]/.exec(gatehouse.line)?.[1]);
     gatehouse.child.kill('SIGTERM');
-    await eventually(async () => (gatehouse.output().stdout.includes('"msg":"draining:') ? true : undefined), 'the drain to begin');
+    await eventually(
+      async () => (gatehouse.output().stdout.includes('"msg":"draining:') ? true : undefined),
+      'the drain to begin',
+    );
 
     const ready = await fetch(`${gatehouse.address}/gateway/v0/check_ready`);
     assert.equal(ready.status, 503);

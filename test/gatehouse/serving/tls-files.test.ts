@@ -16,13 +16,38 @@ async function certificate(dir: string, cn: string, days = 1): Promise<{ cert: s
   const run = promisify(execFile);
   if (days > 0) {
     await run('openssl', [
-      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${cn}`,
-      '-addext', 'subjectAltName=IP:127.0.0.1', '-days', String(days), '-keyout', key, '-out', cert,
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-subj',
+      `/CN=${cn}`,
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-days',
+      String(days),
+      '-keyout',
+      key,
+      '-out',
+      cert,
     ]);
   } else {
     // openssl req takes no days below 1; x509 signs a request for as few as it is told.
     const csr = join(dir, `${cn}.csr`);
-    await run('openssl', ['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${cn}`, '-keyout', key, '-out', csr]);
+    await run('openssl', [
+      'req',
+      '-new',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-subj',
+      `/CN=${cn}`,
+      '-keyout',
+      key,
+      '-out',
+      csr,
+    ]);
     await run('openssl', ['x509', '-req', '-in', csr, '-signkey', key, '-days', String(days), '-out', cert]);
   }
   return { cert, key };
@@ -55,7 +80,11 @@ describe('gatehouse/serving/tls-files: the certificate in service', function () 
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'gatehouse-tls-'));
-    [first, second, expired] = await Promise.all([certificate(dir, 'first'), certificate(dir, 'second'), certificate(dir, 'expired', -1)]);
+    [first, second, expired] = await Promise.all([
+      certificate(dir, 'first'),
+      certificate(dir, 'second'),
+      certificate(dir, 'expired', -1),
+    ]);
   });
 
   after(async () => {
@@ -86,7 +115,10 @@ describe('gatehouse/serving/tls-files: the certificate in service', function () 
   it('warns of nothing for a certificate in its validity period', async () => {
     const r = await serving(first, false);
     assert.equal(await servedName(r.port), 'first');
-    assert.deepEqual(r.log.lines.filter((l) => /TLS certificate/.test(String(l.msg)) && l.level === 40), []);
+    assert.deepEqual(
+      r.log.lines.filter((l) => /TLS certificate/.test(String(l.msg)) && l.level === 40),
+      [],
+    );
   });
 
   it('serves a renewed certificate to new connections once its files are replaced, without a restart', async () => {
@@ -94,7 +126,10 @@ describe('gatehouse/serving/tls-files: the certificate in service', function () 
     assert.equal(await servedName(r.port), 'first');
     replace(second.key, r.tlsFiles.key);
     replace(second.cert, r.tlsFiles.cert);
-    await eventually(async () => ((await servedName(r.port)) === 'second' ? true : undefined), 'the renewed certificate to be served');
+    await eventually(
+      async () => ((await servedName(r.port)) === 'second' ? true : undefined),
+      'the renewed certificate to be served',
+    );
     const [line] = await r.log.waitForLines(1, (l) => l.msg === 'TLS certificate reloaded');
     assert.equal(line.cert, r.tlsFiles.cert);
     await request(r.url).get('/v1/messages/1').ca(readFileSync(second.cert)).expect(200);
@@ -103,12 +138,18 @@ describe('gatehouse/serving/tls-files: the certificate in service', function () 
   it('keeps serving the certificate it has when the new files do not go together, and says why', async () => {
     const r = await serving(first);
     replace(second.cert, r.tlsFiles.cert);
-    const [line] = await r.log.waitForLines(1, (l) => l.msg === 'TLS files refused; the previous certificate keeps serving');
+    const [line] = await r.log.waitForLines(
+      1,
+      (l) => l.msg === 'TLS files refused; the previous certificate keeps serving',
+    );
     assert.match(String(line.err), /is not the key of the certificate/);
     assert.equal(await servedName(r.port), 'first');
     // The key that goes with it arrives: both are taken.
     replace(second.key, r.tlsFiles.key);
-    await eventually(async () => ((await servedName(r.port)) === 'second' ? true : undefined), 'the completed pair to be served');
+    await eventually(
+      async () => ((await servedName(r.port)) === 'second' ? true : undefined),
+      'the completed pair to be served',
+    );
   });
 
   it('keeps serving, and says why, when a renewed certificate is replaced by a FIFO or a file over the size limit', async () => {
@@ -116,10 +157,19 @@ describe('gatehouse/serving/tls-files: the certificate in service', function () 
     const { execFileSync } = await import('node:child_process');
     rmSync(r.tlsFiles.cert);
     execFileSync('mkfifo', [r.tlsFiles.cert]);
-    const [line] = await r.log.waitForLines(1, (l) => l.msg === 'TLS files refused; the previous certificate keeps serving');
-    assert.equal(line.err, `the TLS certificate ${r.tlsFiles.cert} is not a regular file (a FIFO, a device or a socket): refused`);
+    const [line] = await r.log.waitForLines(
+      1,
+      (l) => l.msg === 'TLS files refused; the previous certificate keeps serving',
+    );
+    assert.equal(
+      line.err,
+      `the TLS certificate ${r.tlsFiles.cert} is not a regular file (a FIFO, a device or a socket): refused`,
+    );
     assert.equal(await servedName(r.port), 'first');
-    assert.throws(() => readTlsFiles(first, 64), new RegExp(`^Error: the TLS certificate ${first.cert} is larger than the file size limit of 64 bytes`));
+    assert.throws(
+      () => readTlsFiles(first, 64),
+      new RegExp(`^Error: the TLS certificate ${first.cert} is larger than the file size limit of 64 bytes`),
+    );
   });
 
   it('goes on looking at the files after a listener that throws, instead of ending the process from its timer', async () => {
@@ -158,7 +208,10 @@ describe('gatehouse/serving/tls-files: the certificate in service', function () 
       replace(second.key, files.key);
       replace(second.cert, files.cert);
     }
-    await eventually(async () => ((await servedName(watching.port)) === 'second' ? true : undefined), 'the watching one to serve the new pair');
+    await eventually(
+      async () => ((await servedName(watching.port)) === 'second' ? true : undefined),
+      'the watching one to serve the new pair',
+    );
     assert.equal(await servedName(r.port), 'first');
   });
 });

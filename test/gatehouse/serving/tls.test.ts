@@ -31,13 +31,32 @@ describe('gatehouse over HTTPS', function () {
     const certFile = join(dir, 'cert.pem');
     const keyFile = join(dir, 'key.pem');
     await promisify(execFile)('openssl', [
-      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost',
-      '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1', '-days', '1',
-      '-keyout', keyFile, '-out', certFile,
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=DNS:localhost,IP:127.0.0.1',
+      '-days',
+      '1',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
     ]);
     cert = readFileSync(certFile);
     gatehouse = await startCli(['start'], {
-      env: { PORT: '0', GRPC_PORT: '0', GATEHOUSE_CONFIG: DEMO_CONFIG, TLS_CERT: certFile, TLS_KEY: keyFile, LOG_LEVEL: 'warn' },
+      env: {
+        PORT: '0',
+        GRPC_PORT: '0',
+        GATEHOUSE_CONFIG: DEMO_CONFIG,
+        TLS_CERT: certFile,
+        TLS_KEY: keyFile,
+        LOG_LEVEL: 'warn',
+      },
       timeoutMs: 60_000,
     });
   });
@@ -65,7 +84,8 @@ describe('gatehouse over HTTPS', function () {
     assert.equal(res.status, 200, res.body);
     const items: { url: string }[] = JSON.parse(res.body).items;
     assert.ok(items.length > 0, 'alice has bookings in the demo data');
-    for (const booking of items) assert.ok(booking.url.startsWith(`https://127.0.0.1:${gatehouse.port}/v1/hotels/bookings/`), booking.url);
+    for (const booking of items)
+      assert.ok(booking.url.startsWith(`https://127.0.0.1:${gatehouse.port}/v1/hotels/bookings/`), booking.url);
   });
 
   it('is refused by a client that does not trust the certificate', async () => {

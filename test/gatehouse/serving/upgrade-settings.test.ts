@@ -13,7 +13,14 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, WebSocket } from 'undici';
 import { ALICE, copyConfig, startGatehouse, type Running, type TempConfig } from '../support/running';
-import { echoUpstream, exchange, headDone, servicesYaml, WEBSOCKET_HEADERS, type EchoUpstream } from '../support/websocket';
+import {
+  echoUpstream,
+  exchange,
+  headDone,
+  servicesYaml,
+  WEBSOCKET_HEADERS,
+  type EchoUpstream,
+} from '../support/websocket';
 
 /** Sockets this process's servers accept, as they accept them. */
 const accepted: net.Socket[] = [];
@@ -62,7 +69,10 @@ describe('gatehouse upgrade settings', function () {
 
     config.write('services.yaml', servicesYaml({ ...route, allow_upgrade: ['websocket'] }));
     assert.deepEqual(await running.gatehouse.reload(), { ok: true });
-    assert.match((await exchange(port, handshake, { until: headDone })).reply, /^HTTP\/1\.1 101 Switching Protocols\r\n/);
+    assert.match(
+      (await exchange(port, handshake, { until: headDone })).reply,
+      /^HTTP\/1\.1 101 Switching Protocols\r\n/,
+    );
 
     config.write('services.yaml', servicesYaml(route));
     assert.deepEqual(await running.gatehouse.reload(), { ok: true });
@@ -70,7 +80,16 @@ describe('gatehouse upgrade settings', function () {
   });
 
   it('refuses an upgrade with 503 once it is stopping', async () => {
-    config.write('services.yaml', servicesYaml({ name: 'chat', prefix: '/chat/', service: upstream.address, allow_upgrade: ['websocket'], bypass_auth: true }));
+    config.write(
+      'services.yaml',
+      servicesYaml({
+        name: 'chat',
+        prefix: '/chat/',
+        service: upstream.address,
+        allow_upgrade: ['websocket'],
+        bypass_auth: true,
+      }),
+    );
     // A grace longer than the test: the handshake is finished however slowly.
     running = await startGatehouse({ configDir: config.dir, shutdownGraceMs: 600_000 });
     const port = Number(new URL(running.url).port);
@@ -103,19 +122,38 @@ describe('gatehouse upgrade settings', function () {
     const cert = join(config.dir, 'cert.pem');
     const key = join(config.dir, 'key.pem');
     await promisify(execFile)('openssl', [
-      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost',
-      '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1', '-days', '1', '-keyout', key, '-out', cert,
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=DNS:localhost,IP:127.0.0.1',
+      '-days',
+      '1',
+      '-keyout',
+      key,
+      '-out',
+      cert,
     ]);
     const ca = readFileSync(cert);
     config.write(
       'services.yaml',
-      servicesYaml({ name: 'chat', prefix: '/chat/', service: upstream.address, allow_upgrade: ['websocket'] }, { name: 'api', prefix: '/v1', service: 'api', rewrite: '', bypass_auth: true }),
+      servicesYaml(
+        { name: 'chat', prefix: '/chat/', service: upstream.address, allow_upgrade: ['websocket'] },
+        { name: 'api', prefix: '/v1', service: 'api', rewrite: '', bypass_auth: true },
+      ),
     );
     running = await startGatehouse({ configDir: config.dir, tls: { cert, key } });
     const port = Number(new URL(running.url).port);
 
     const dispatcher = new Agent({ connect: { ca } });
-    const socket = new WebSocket(`wss://localhost:${port}/chat/secure`, { headers: { authorization: ALICE }, dispatcher });
+    const socket = new WebSocket(`wss://localhost:${port}/chat/secure`, {
+      headers: { authorization: ALICE },
+      dispatcher,
+    });
     const greeting = await new Promise<string>((resolve, reject) => {
       socket.addEventListener('message', (event) => resolve(String(event.data)));
       socket.addEventListener('error', () => reject(new Error('the wss handshake failed')));

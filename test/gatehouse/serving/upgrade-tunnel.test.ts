@@ -8,9 +8,22 @@ import http from 'node:http';
 import net from 'node:net';
 import { deadPort } from '../../gateway/helpers';
 import { ALICE, copyConfig, startGatehouse, type Running, type TempConfig } from '../support/running';
-import { connect, echoUpstream, exchange, servicesYaml, WEBSOCKET_HEADERS, type EchoUpstream } from '../support/websocket';
+import {
+  connect,
+  echoUpstream,
+  exchange,
+  servicesYaml,
+  WEBSOCKET_HEADERS,
+  type EchoUpstream,
+} from '../support/websocket';
 
-const LIMITED = { gateway: [{ request_label_group: [{ 'x-gateway-test-allow': { header: 'x-gateway-test-allow', omit_if_not_present: true } }] }] };
+const LIMITED = {
+  gateway: [
+    {
+      request_label_group: [{ 'x-gateway-test-allow': { header: 'x-gateway-test-allow', omit_if_not_present: true } }],
+    },
+  ],
+};
 
 describe('gatehouse WebSocket tunnels', function () {
   let upstream: EchoUpstream;
@@ -33,19 +46,41 @@ describe('gatehouse WebSocket tunnels', function () {
       const answer = () => res.end(`${req.method} ${req.url} ${body} upgrade=${req.headers.upgrade}`);
       req.on('end', () => (req.url?.startsWith('/slow') ? setTimeout(answer, 200) : answer()));
     });
-    refusing.on('upgrade', (_req, socket) => socket.end('HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: 11\r\nConnection: close\r\n\r\nnot for you'));
+    refusing.on('upgrade', (_req, socket) =>
+      socket.end(
+        'HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: 11\r\nConnection: close\r\n\r\nnot for you',
+      ),
+    );
     // One that takes the connection and never answers.
     silent = net.createServer(() => undefined);
     // One that agrees in a 101 no HTTP parser takes (a control character in a header).
-    garbled = net.createServer((socket) => socket.once('data', () => socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nX-Bad: a\x7fb\r\n\r\n')));
+    garbled = net.createServer((socket) =>
+      socket.once('data', () =>
+        socket.write(
+          'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nX-Bad: a\x7fb\r\n\r\n',
+        ),
+      ),
+    );
     // One that refuses in a transfer coding the gateway cannot pass on, and one that sends an unasked-for 100 first.
     coded = net.createServer((socket) =>
-      socket.once('data', () => socket.end('HTTP/1.1 403 Forbidden\r\nTransfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n3\r\nabc\r\n0\r\n\r\n')),
+      socket.once('data', () =>
+        socket.end(
+          'HTTP/1.1 403 Forbidden\r\nTransfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n3\r\nabc\r\n0\r\n\r\n',
+        ),
+      ),
     );
     continuing = net.createServer((socket) =>
-      socket.once('data', () => socket.end('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 403 Forbidden\r\nContent-Length: 2\r\nConnection: close\r\n\r\nno')),
+      socket.once('data', () =>
+        socket.end(
+          'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 403 Forbidden\r\nContent-Length: 2\r\nConnection: close\r\n\r\nno',
+        ),
+      ),
     );
-    await Promise.all([refusing, silent, garbled, coded, continuing].map((server) => new Promise<void>((r) => server.listen(0, '127.0.0.1', r))));
+    await Promise.all(
+      [refusing, silent, garbled, coded, continuing].map(
+        (server) => new Promise<void>((r) => server.listen(0, '127.0.0.1', r)),
+      ),
+    );
     const dead = await deadPort();
     config = copyConfig();
     const websocket = ['websocket'];
@@ -61,13 +96,51 @@ describe('gatehouse WebSocket tunnels', function () {
           add_response_headers: { 'x-route': 'chat' },
         },
         { name: 'plain', prefix: '/plain/', service: upstream.address },
-        { name: 'limited', prefix: '/limited/', service: upstream.address, allow_upgrade: websocket, bypass_auth: true, labels: LIMITED },
-        { name: 'refusing', prefix: '/refusing/', service: `127.0.0.1:${(refusing.address() as net.AddressInfo).port}`, allow_upgrade: websocket, bypass_auth: true },
-        { name: 'silent', prefix: '/silent/', service: `127.0.0.1:${(silent.address() as net.AddressInfo).port}`, use_websocket: true, bypass_auth: true, timeout_ms: 200 },
+        {
+          name: 'limited',
+          prefix: '/limited/',
+          service: upstream.address,
+          allow_upgrade: websocket,
+          bypass_auth: true,
+          labels: LIMITED,
+        },
+        {
+          name: 'refusing',
+          prefix: '/refusing/',
+          service: `127.0.0.1:${(refusing.address() as net.AddressInfo).port}`,
+          allow_upgrade: websocket,
+          bypass_auth: true,
+        },
+        {
+          name: 'silent',
+          prefix: '/silent/',
+          service: `127.0.0.1:${(silent.address() as net.AddressInfo).port}`,
+          use_websocket: true,
+          bypass_auth: true,
+          timeout_ms: 200,
+        },
         { name: 'dead', prefix: '/dead/', service: `127.0.0.1:${dead}`, allow_upgrade: websocket, bypass_auth: true },
-        { name: 'garbled', prefix: '/garbled/', service: `127.0.0.1:${(garbled.address() as net.AddressInfo).port}`, allow_upgrade: websocket, bypass_auth: true },
-        { name: 'coded', prefix: '/coded/', service: `127.0.0.1:${(coded.address() as net.AddressInfo).port}`, allow_upgrade: websocket, bypass_auth: true },
-        { name: 'continuing', prefix: '/continuing/', service: `127.0.0.1:${(continuing.address() as net.AddressInfo).port}`, allow_upgrade: websocket, bypass_auth: true },
+        {
+          name: 'garbled',
+          prefix: '/garbled/',
+          service: `127.0.0.1:${(garbled.address() as net.AddressInfo).port}`,
+          allow_upgrade: websocket,
+          bypass_auth: true,
+        },
+        {
+          name: 'coded',
+          prefix: '/coded/',
+          service: `127.0.0.1:${(coded.address() as net.AddressInfo).port}`,
+          allow_upgrade: websocket,
+          bypass_auth: true,
+        },
+        {
+          name: 'continuing',
+          prefix: '/continuing/',
+          service: `127.0.0.1:${(continuing.address() as net.AddressInfo).port}`,
+          allow_upgrade: websocket,
+          bypass_auth: true,
+        },
       ),
     );
     running = await startGatehouse({ configDir: config.dir, shutdownGraceMs: 300 });
@@ -109,9 +182,13 @@ describe('gatehouse WebSocket tunnels', function () {
   });
 
   it("answers the upgrade with the upstream's 101, its WebSocket headers and the route's response edits", async () => {
-    const { reply, closed } = await exchange(port, `GET /chat/raw HTTP/1.1\r\nHost: gw\r\nAuthorization: ${ALICE}\r\nSec-WebSocket-Protocol: chat.v1\r\n${WEBSOCKET_HEADERS}\r\n`, {
-      until: (reply) => reply.endsWith('hello /raw'),
-    });
+    const { reply, closed } = await exchange(
+      port,
+      `GET /chat/raw HTTP/1.1\r\nHost: gw\r\nAuthorization: ${ALICE}\r\nSec-WebSocket-Protocol: chat.v1\r\n${WEBSOCKET_HEADERS}\r\n`,
+      {
+        until: (reply) => reply.endsWith('hello /raw'),
+      },
+    );
     assert.match(reply, /^HTTP\/1\.1 101 Switching Protocols\r\n/);
     assert.match(reply, /\r\nsec-websocket-accept: s3pPLMBiTxaQ9kYGzzhZRbK\+xOo=\r\n/i);
     assert.match(reply, /\r\nsec-websocket-protocol: chat\.v1\r\n/i);
@@ -140,7 +217,10 @@ describe('gatehouse WebSocket tunnels', function () {
       client.socket.close();
       await client.closed;
     }
-    const { reply } = await exchange(port, `GET /limited/x HTTP/1.1\r\nHost: gw\r\nX-Gateway-Test-Allow: ${label}\r\n${WEBSOCKET_HEADERS}\r\n`);
+    const { reply } = await exchange(
+      port,
+      `GET /limited/x HTTP/1.1\r\nHost: gw\r\nX-Gateway-Test-Allow: ${label}\r\n${WEBSOCKET_HEADERS}\r\n`,
+    );
     assert.match(reply, /^HTTP\/1\.1 429 Too Many Requests\r\n/);
     assert.match(reply, /\r\nretry-after: \d+\r\n/i);
     assert.equal(upstream.handshakes.length, 3);
@@ -159,7 +239,12 @@ describe('gatehouse WebSocket tunnels', function () {
     assert.ok(slow.reply.endsWith('"detail":"the upstream service did not answer within 200 ms"}'), slow.reply);
     const dead = await exchange(port, `GET /dead/x HTTP/1.1\r\nHost: gw\r\n${WEBSOCKET_HEADERS}\r\n`);
     assert.match(dead.reply, /^HTTP\/1\.1 503 Service Unavailable\r\n/);
-    assert.ok(dead.reply.endsWith('{"code":503,"message":"503: Service Unavailable","detail":"the upstream service is unavailable"}'), dead.reply);
+    assert.ok(
+      dead.reply.endsWith(
+        '{"code":503,"message":"503: Service Unavailable","detail":"the upstream service is unavailable"}',
+      ),
+      dead.reply,
+    );
   });
 
   it('answers 502 when the upstream agrees in a 101 that is not HTTP, and opens no tunnel', async () => {
@@ -172,14 +257,23 @@ describe('gatehouse WebSocket tunnels', function () {
   it('answers 502, as on any route, to a refusal in a transfer coding other than chunked and to an unasked-for 100 Continue', async () => {
     const { reply: codedReply } = await exchange(port, `GET /coded/x HTTP/1.1\r\nHost: gw\r\n${WEBSOCKET_HEADERS}\r\n`);
     assert.match(codedReply, /^HTTP\/1\.1 502 Bad Gateway\r\n/);
-    assert.ok(codedReply.endsWith('"detail":"the upstream service answered in a transfer coding other than chunked"}'), codedReply);
-    const { reply: continued } = await exchange(port, `GET /continuing/x HTTP/1.1\r\nHost: gw\r\n${WEBSOCKET_HEADERS}\r\n`);
+    assert.ok(
+      codedReply.endsWith('"detail":"the upstream service answered in a transfer coding other than chunked"}'),
+      codedReply,
+    );
+    const { reply: continued } = await exchange(
+      port,
+      `GET /continuing/x HTTP/1.1\r\nHost: gw\r\n${WEBSOCKET_HEADERS}\r\n`,
+    );
     assert.match(continued, /^HTTP\/1\.1 502 Bad Gateway\r\n/);
     assert.ok(continued.endsWith('"detail":"the upstream service failed to answer"}'), continued);
   });
 
   it('serves an upgrade on a Mapping without allow_upgrade as plain HTTP: the upstream sees no Upgrade', async () => {
-    const { reply, closed } = await exchange(port, `GET /plain/x HTTP/1.1\r\nHost: gw\r\nAuthorization: ${ALICE}\r\n${WEBSOCKET_HEADERS}\r\n`);
+    const { reply, closed } = await exchange(
+      port,
+      `GET /plain/x HTTP/1.1\r\nHost: gw\r\nAuthorization: ${ALICE}\r\n${WEBSOCKET_HEADERS}\r\n`,
+    );
     // ws answers a plain GET with 426 Upgrade Required.
     assert.match(reply, /^HTTP\/1\.1 426 Upgrade Required\r\n/);
     assert.ok(closed);

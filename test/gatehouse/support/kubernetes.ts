@@ -6,7 +6,16 @@
  * folder, swaps `..data` by renaming a symlink over it, and removes the old
  * folder, as the kubelet's AtomicWriter does.
  */
-import { lstatSync, mkdirSync, readdirSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 
 let serial = 0;
@@ -37,7 +46,8 @@ export function publishAsKubernetes(dir: string, files: Record<string, string>):
     }
   }
   for (const name of readdirSync(dir)) {
-    if (!name.startsWith('..') && !top.has(name) && lstatSync(join(dir, name)).isSymbolicLink()) rmSync(join(dir, name));
+    if (!name.startsWith('..') && !top.has(name) && lstatSync(join(dir, name)).isSymbolicLink())
+      rmSync(join(dir, name));
   }
   if (previous !== undefined) rmSync(join(dir, previous), { recursive: true, force: true });
 }

@@ -19,11 +19,16 @@ export function manyMappings(count: number): string {
     const base = `apiVersion: gateway/v1, kind: Mapping, name: m${i}`;
     if (i % 10 === 0) {
       const service = `http://127.0.0.1:${1024 + ((i / 10) % 100)}`;
-      docs.push(`{${base}, prefix: /u${i}/, service: '${service}', retry_policy: {retry_on: 5xx, num_retries: 2}, circuit_breakers: [{max_connections: 64}], bypass_auth: true}`);
-    } else if (i % 100 === 1) docs.push(`{${base}, prefix: '/r${i}/[a-z]+/.*', prefix_regex: true, service: api, bypass_auth: true}`);
-    else if (i % 10 === 2) docs.push(`{${base}, prefix: /c${i}/, service: api, rewrite: /v1/, weight: 10, bypass_auth: true}`);
+      docs.push(
+        `{${base}, prefix: /u${i}/, service: '${service}', retry_policy: {retry_on: 5xx, num_retries: 2}, circuit_breakers: [{max_connections: 64}], bypass_auth: true}`,
+      );
+    } else if (i % 100 === 1)
+      docs.push(`{${base}, prefix: '/r${i}/[a-z]+/.*', prefix_regex: true, service: api, bypass_auth: true}`);
+    else if (i % 10 === 2)
+      docs.push(`{${base}, prefix: /c${i}/, service: api, rewrite: /v1/, weight: 10, bypass_auth: true}`);
     else if (i % 10 === 3) docs.push(`{${base}, prefix: /c${i - 1}/, service: api, rewrite: /v2/, bypass_auth: true}`);
-    else if (i % 10 === 4) docs.push(`{${base}, prefix: /o${i}/, service: 'https://example.org', host_redirect: true, bypass_auth: true}`);
+    else if (i % 10 === 4)
+      docs.push(`{${base}, prefix: /o${i}/, service: 'https://example.org', host_redirect: true, bypass_auth: true}`);
     else if (i % 100 === 5) docs.push(`{${base}, prefix: /g${i}/, service: api, rewrite: /v1/}`);
     else docs.push(`{${base}, prefix: /p${i}/, service: api, rewrite: /v1/, bypass_auth: true}`);
   }

@@ -43,7 +43,15 @@ export async function changeAndAwait(
   change();
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no reload with the expected outcome within ${timeoutMs} ms; the log:\n${log.raw.slice(-8).join("\n")}`)), timeoutMs);
+    timer = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `no reload with the expected outcome within ${timeoutMs} ms; the log:\n${log.raw.slice(-8).join('\n')}`,
+          ),
+        ),
+      timeoutMs,
+    );
   });
   try {
     for (;;) {

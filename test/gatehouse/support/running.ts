@@ -98,7 +98,12 @@ export const ALICE = basic('alice', 'wonderland');
  * what never comes. `timeoutMs` is for a test about how long something
  * takes, which should say so.
  */
-export async function eventually<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = Infinity, intervalMs = 50): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined>,
+  what: string,
+  timeoutMs = Infinity,
+  intervalMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

@@ -27,7 +27,11 @@ export interface EchoUpstream {
 
 export async function echoUpstream(): Promise<EchoUpstream> {
   const handshakes: Handshake[] = [];
-  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, handleProtocols: (protocols) => (protocols.has('chat.v1') ? 'chat.v1' : false) });
+  const wss = new WebSocketServer({
+    host: '127.0.0.1',
+    port: 0,
+    handleProtocols: (protocols) => (protocols.has('chat.v1') ? 'chat.v1' : false),
+  });
   wss.on('headers', (headers) => headers.push('X-Upstream: ws'));
   wss.on('connection', (ws, req) => {
     handshakes.push({ url: req.url ?? '', headers: req.headers });
@@ -117,7 +121,9 @@ export function connect(url: string, headers: Record<string, string> = {}, proto
     let opened = false;
     const closed = new Promise<number>((done) => socket.addEventListener('close', (event) => done(event.code)));
     socket.addEventListener('message', (event) => {
-      messages.push(typeof event.data === 'string' ? event.data : Buffer.from(event.data as ArrayBuffer).toString('latin1'));
+      messages.push(
+        typeof event.data === 'string' ? event.data : Buffer.from(event.data as ArrayBuffer).toString('latin1'),
+      );
       for (const wake of waiting.splice(0)) wake();
     });
     socket.addEventListener('error', () => {

@@ -17,7 +17,12 @@ function evenDraws(n: number): () => number {
 }
 
 /** How many of `n` requests to `path` each Mapping took. */
-async function counts(rig: Rig, path: string, n: number, options: Parameters<Rig['call']>[1] = {}): Promise<Record<string, number>> {
+async function counts(
+  rig: Rig,
+  path: string,
+  n: number,
+  options: Parameters<Rig['call']>[1] = {},
+): Promise<Record<string, number>> {
   const seen: Record<string, number> = {};
   for (let i = 0; i < n; i++) {
     const res = await rig.call(path, options);
@@ -101,7 +106,13 @@ describe('gateway canary releases with Math.random', () => {
 
 describe('gateway canary groups that cannot be served', () => {
   function refused(...records: Record<string, unknown>[]): string[] {
-    const mappings = records.map((r) => ({ apiVersion: 'gateway/v1', kind: 'Mapping', prefix: '/q/', service: '127.0.0.1:9', ...r }));
+    const mappings = records.map((r) => ({
+      apiVersion: 'gateway/v1',
+      kind: 'Mapping',
+      prefix: '/q/',
+      service: '127.0.0.1:9',
+      ...r,
+    }));
     try {
       createGateway({ config: configOf(...mappings) }).close();
     } catch (err) {
@@ -136,8 +147,11 @@ describe('gateway canary groups that cannot be served', () => {
   });
 
   it('refuses a redirect that shares its match with another Mapping', () => {
-    assert.deepEqual(refused({ name: 'served' }, { name: 'moved', service: 'quotes.example.com', host_redirect: true }), [
-      "Mapping moved: host_redirect: a redirect shares its match with no other Mapping, and Mapping 'served', which has the same match is not one",
-    ]);
+    assert.deepEqual(
+      refused({ name: 'served' }, { name: 'moved', service: 'quotes.example.com', host_redirect: true }),
+      [
+        "Mapping moved: host_redirect: a redirect shares its match with no other Mapping, and Mapping 'served', which has the same match is not one",
+      ],
+    );
   });
 });

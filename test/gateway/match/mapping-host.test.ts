@@ -11,7 +11,18 @@ import type { AddressInfo } from 'node:net';
 import { createAuthService, type AuthService } from '../../../src/auth';
 import { ConfigError, createGateway, type Gateway } from '../../../src/gateway';
 import { authRecord, basic, captureLogger, quickHash, usersFolder } from '../../auth/support';
-import { close, configOf, echoModule, listen, mapping, recordingUpstream, registry, send, sendRaw, type Echo } from '../helpers';
+import {
+  close,
+  configOf,
+  echoModule,
+  listen,
+  mapping,
+  recordingUpstream,
+  registry,
+  send,
+  sendRaw,
+  type Echo,
+} from '../helpers';
 
 /** The problems a gateway is refused with for a Mapping of /v1/ to the in-process module `api` with `fields`. */
 function refusedOnModule(fields: Record<string, unknown>): string[] {
@@ -90,7 +101,10 @@ describe('gateway Mappings by host', () => {
   });
 
   it('answers 404 when only Mappings for other hosts hold the path', async () => {
-    const only = createGateway({ modules: registry(echoModule('api')), config: configOf(mapping('/', 'api', { hostname: 'api.example.com' })) });
+    const only = createGateway({
+      modules: registry(echoModule('api')),
+      config: configOf(mapping('/', 'api', { hostname: 'api.example.com' })),
+    });
     const { server: s, url } = await listen(only.app.callback());
     try {
       const res = await send(url, '/x', { headers: { Host: 'other.example.com' } });
@@ -111,7 +125,10 @@ describe('gateway Mappings by host, against spellings of the Host', () => {
   let port: number;
 
   before(async () => {
-    auth = createAuthService({ usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`), logger: captureLogger() });
+    auth = createAuthService({
+      usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`),
+      logger: captureLogger(),
+    });
     gateway = createGateway({
       modules: registry(auth, echoModule('app')),
       config: {
@@ -143,8 +160,19 @@ describe('gateway Mappings by host, against spellings of the Host', () => {
   };
 
   it('answers 400 to a Host that is no host, from which Koa, URLs or a backend would read the protected one', async () => {
-    const hosts = ['admin.example.com:x', 'admin.example.com:99999', 'admin.example.com:000080', 'admin.example.com,evil.com', 'u@admin.example.com',
-      'admin.example.com/x', 'admin%2Eexample.com', 'admin.example.com evil', 'admin.example.com..', 'admin.exämple.com', '[::1'];
+    const hosts = [
+      'admin.example.com:x',
+      'admin.example.com:99999',
+      'admin.example.com:000080',
+      'admin.example.com,evil.com',
+      'u@admin.example.com',
+      'admin.example.com/x',
+      'admin%2Eexample.com',
+      'admin.example.com evil',
+      'admin.example.com..',
+      'admin.exämple.com',
+      '[::1',
+    ];
     for (const host of hosts) {
       const res = await sendRaw(port, `GET /v1/x HTTP/1.1\r\nHost: ${host}`);
       assert.equal(res.status, 400, `${host}: ${res.text}`);
@@ -179,7 +207,11 @@ describe('gateway Mappings by host, against spellings of the Host', () => {
       const res = await sendRaw(port, `GET /v1/x HTTP/1.1\r\nHost: ${host}`);
       assert.equal(res.status, 401, `${host}: ${res.text}`);
     }
-    for (const head of ['GET /v1/x HTTP/1.1\r\nHost: ', 'GET /v1/x HTTP/1.0', 'GET /v1/x HTTP/1.1\r\nHost: my_service']) {
+    for (const head of [
+      'GET /v1/x HTTP/1.1\r\nHost: ',
+      'GET /v1/x HTTP/1.0',
+      'GET /v1/x HTTP/1.1\r\nHost: my_service',
+    ]) {
       const res = await sendRaw(port, head);
       assert.equal(res.status, 200, `${head}: ${res.text}`);
       assert.equal((res.json() as Echo).mapping, 'public');
@@ -194,7 +226,10 @@ describe('gateway Mappings by host, on the host modules are told of', () => {
   let auth: AuthService;
 
   before(() => {
-    auth = createAuthService({ usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`), logger: captureLogger() });
+    auth = createAuthService({
+      usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`),
+      logger: captureLogger(),
+    });
   });
 
   after(async () => {
@@ -220,22 +255,31 @@ describe('gateway Mappings by host, on the host modules are told of', () => {
     const gateway = hostGateway(true);
     const { server, url } = await listen(gateway.app.callback());
     try {
-      const claimed = await send(url, '/v1/x', { headers: { Host: 'www.example.com', 'X-Forwarded-Host': 'admin.example.com' } });
+      const claimed = await send(url, '/v1/x', {
+        headers: { Host: 'www.example.com', 'X-Forwarded-Host': 'admin.example.com' },
+      });
       assert.equal(claimed.status, 401, claimed.text);
-      const named = await send(url, '/v1/x', { headers: { Host: 'admin.example.com', 'X-Forwarded-Host': 'www.example.com, admin.example.com' } });
+      const named = await send(url, '/v1/x', {
+        headers: { Host: 'admin.example.com', 'X-Forwarded-Host': 'www.example.com, admin.example.com' },
+      });
       assert.equal(named.status, 200, named.text);
       assert.equal((named.json() as Echo).mapping, 'public');
       assert.equal((named.json() as Echo).self, 'http://www.example.com/v1/x');
-      const bad = await send(url, '/v1/x', { headers: { Host: 'www.example.com', 'X-Forwarded-Host': 'admin.example.com:x' } });
+      const bad = await send(url, '/v1/x', {
+        headers: { Host: 'www.example.com', 'X-Forwarded-Host': 'admin.example.com:x' },
+      });
       assert.equal(bad.status, 400, bad.text);
-      assert.equal(bad.json().detail, 'the X-Forwarded-Host (or :authority) is no host name or IP address with an optional port');
+      assert.equal(
+        bad.json().detail,
+        'the X-Forwarded-Host (or :authority) is no host name or IP address with an optional port',
+      );
     } finally {
       await close(server);
       await gateway.close();
     }
   });
 
-  it("routes an HTTP/2 request by its :authority", async () => {
+  it('routes an HTTP/2 request by its :authority', async () => {
     const gateway = hostGateway(false);
     const server = http2.createServer(gateway.app.callback());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -260,13 +304,10 @@ describe('gateway Mappings by host, on the host modules are told of', () => {
 });
 
 describe('gateway host_rewrite', () => {
-  it('sends a remote upstream the host_rewrite as Host, and the client\'s Host in X-Forwarded-Host', async () => {
+  it("sends a remote upstream the host_rewrite as Host, and the client's Host in X-Forwarded-Host", async () => {
     const up = await recordingUpstream();
     const gateway = createGateway({
-      config: configOf(
-        mapping('/rewritten/', up.url, { host_rewrite: 'httpbin.org' }),
-        mapping('/plain/', up.url),
-      ),
+      config: configOf(mapping('/rewritten/', up.url, { host_rewrite: 'httpbin.org' }), mapping('/plain/', up.url)),
     });
     const { server, url } = await listen(gateway.app.callback());
     try {
@@ -277,7 +318,10 @@ describe('gateway host_rewrite', () => {
       assert.equal(rewritten.headers.host, 'httpbin.org');
       assert.equal(rewritten.headers['x-forwarded-host'], 'gw.example.com');
       // One Host line, not the client's and the rewrite.
-      assert.equal(rewritten.rawHeaders.filter((_, i, all) => i % 2 === 0 && all[i].toLowerCase() === 'host').length, 1);
+      assert.equal(
+        rewritten.rawHeaders.filter((_, i, all) => i % 2 === 0 && all[i].toLowerCase() === 'host').length,
+        1,
+      );
       assert.equal(plain.headers.host, `127.0.0.1:${up.port}`);
       assert.equal(plain.headers['x-forwarded-host'], 'gw.example.com');
     } finally {
@@ -287,7 +331,7 @@ describe('gateway host_rewrite', () => {
     }
   });
 
-  it('is refused on a Mapping of an in-process module, whose links name the client\'s Host', () => {
+  it("is refused on a Mapping of an in-process module, whose links name the client's Host", () => {
     assert.deepEqual(refusedOnModule({ name: 'links', host_rewrite: 'internal' }), [
       "Mapping links: host_rewrite: applies to remote upstreams only: module 'api' is called in process and builds its links from the client's Host",
     ]);
@@ -310,7 +354,10 @@ describe('gateway case_sensitive: false with auth', () => {
   let base: string;
 
   before(async () => {
-    auth = createAuthService({ usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`), logger: captureLogger() });
+    auth = createAuthService({
+      usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`),
+      logger: captureLogger(),
+    });
     gateway = createGateway({
       modules: registry(auth, echoModule('api')),
       config: {
@@ -340,7 +387,15 @@ describe('gateway case_sensitive: false with auth', () => {
   });
 
   it('answers 401 to every spelling of the protected path, in any case, without credentials', async () => {
-    const spellings = ['/api/admin/users', '/API/ADMIN/users', '/api/Admin/users', '/api/%41dmin/users', '/API//admin/./users', '/api/x/../ADMIN/users', '/%61pi/ADMIN/users'];
+    const spellings = [
+      '/api/admin/users',
+      '/API/ADMIN/users',
+      '/api/Admin/users',
+      '/api/%41dmin/users',
+      '/API//admin/./users',
+      '/api/x/../ADMIN/users',
+      '/%61pi/ADMIN/users',
+    ];
     for (const path of spellings) {
       const res = await send(base, path);
       assert.equal(res.status, 401, `${path}: ${res.text}`);

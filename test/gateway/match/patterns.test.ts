@@ -38,9 +38,17 @@ describe('gateway Mappings by path pattern and exact path', () => {
   });
 
   it('holds the pattern against the normalised path, so that no spelling of a path reaches it otherwise', async () => {
-    for (const path of ['/en/./catalog/%67arden-tools', '//en//catalog/garden-tools', '/fr/x/../catalog/garden-tools']) {
+    for (const path of [
+      '/en/./catalog/%67arden-tools',
+      '//en//catalog/garden-tools',
+      '/fr/x/../catalog/garden-tools',
+    ]) {
       const res = await rig.call(path);
-      assert.deepEqual([res.route, res.url], ['catalog', path.startsWith('/fr') ? '/fr/catalog/garden-tools' : '/en/catalog/garden-tools'], path);
+      assert.deepEqual(
+        [res.route, res.url],
+        ['catalog', path.startsWith('/fr') ? '/fr/catalog/garden-tools' : '/en/catalog/garden-tools'],
+        path,
+      );
     }
   });
 
@@ -74,12 +82,19 @@ describe('gateway Mappings by path pattern, behind auth', () => {
     const open = await rig.call('/blog/launch');
     assert.deepEqual([open.status, open.route], [200, 'public-pages']);
     assert.equal((await rig.call('/docs/internal/roadmap')).status, 401);
-    const signedIn = await rig.call('/docs/internal/roadmap', { headers: { Authorization: basic(ADA.user, ADA.password) } });
+    const signedIn = await rig.call('/docs/internal/roadmap', {
+      headers: { Authorization: basic(ADA.user, ADA.password) },
+    });
     assert.deepEqual([signedIn.status, signedIn.route], [200, 'internal-docs']);
   });
 
   it('reaches the protected prefix, never the pattern, from any spelling of its paths', async () => {
-    for (const path of ['/docs/../docs/internal/roadmap', '/docs/%69nternal/roadmap', '/blog/%2e%2e/docs/internal/roadmap', '/docs//internal/roadmap']) {
+    for (const path of [
+      '/docs/../docs/internal/roadmap',
+      '/docs/%69nternal/roadmap',
+      '/blog/%2e%2e/docs/internal/roadmap',
+      '/docs//internal/roadmap',
+    ]) {
       const res = await rig.call(path);
       assert.equal(res.status, 401, path);
       assert.equal(res.route, undefined, path);
@@ -118,8 +133,14 @@ describe('gateway Mappings by method pattern and header patterns', () => {
   });
 
   it('routes a request whose header value a pattern matches whole, and not one without the header', async () => {
-    assert.equal((await rig.call('/shop/x', { headers: { 'User-Agent': 'Mozilla/5.0 (Linux; Android 14)' } })).route, 'phones');
-    assert.equal((await rig.call('/shop/x', { headers: { 'User-Agent': 'Mozilla/5.0 (X11; Linux x86_64)' } })).route, 'shop');
+    assert.equal(
+      (await rig.call('/shop/x', { headers: { 'User-Agent': 'Mozilla/5.0 (Linux; Android 14)' } })).route,
+      'phones',
+    );
+    assert.equal(
+      (await rig.call('/shop/x', { headers: { 'User-Agent': 'Mozilla/5.0 (X11; Linux x86_64)' } })).route,
+      'shop',
+    );
     assert.equal((await rig.call('/shop/x')).route, 'shop');
   });
 
@@ -197,7 +218,8 @@ describe('gateway Mappings by query arguments', () => {
     assert.deepEqual(res.answer.json(), {
       code: 400,
       message: '400: Bad Request',
-      detail: 'the query gives an argument twice or in a spelling some backends read otherwise, and their readings would route the request apart',
+      detail:
+        'the query gives an argument twice or in a spelling some backends read otherwise, and their readings would route the request apart',
     });
     assert.equal((await rig.call('/articles/1?page=1&page=2')).route, 'paged');
     assert.equal((await rig.call('/articles/1?preview=yes&preview=yes')).route, 'preview');
@@ -239,7 +261,7 @@ describe('gateway Mappings by query arguments', () => {
     }
   });
 
-  it("answers 400 when PHP reads an unclosed [ in a name as _ (user[role is user_role)", async () => {
+  it('answers 400 when PHP reads an unclosed [ in a name as _ (user[role is user_role)', async () => {
     for (const query of ['user[role=admin', 'user_role=x&user[role=admin', 'user%5Brole=admin']) {
       assert.equal((await rig.call(`/roles/1?${query}`)).status, 400, query);
     }
@@ -266,7 +288,11 @@ describe('gateway regex_rewrite', () => {
 
   before(async () => {
     rig = await routingRig(() => [
-      { name: 'legacy', prefix: '/legacy/', regex_rewrite: { pattern: '^/legacy/([0-9]+)/view$', substitution: '/items/\\1' } },
+      {
+        name: 'legacy',
+        prefix: '/legacy/',
+        regex_rewrite: { pattern: '^/legacy/([0-9]+)/view$', substitution: '/items/\\1' },
+      },
       { name: 'swap', prefix: '/swap/', rewrite: '/ignored/', regex_rewrite: { pattern: 'one', substitution: 'two' } },
       { name: 'relative', prefix: '/rel/', regex_rewrite: { pattern: '^/rel/(.*)$', substitution: '\\1' } },
     ]);

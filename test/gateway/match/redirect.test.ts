@@ -22,13 +22,19 @@ describe('gateway redirects', () => {
   before(async () => {
     rig = await routingRig(
       () => [
-        redirect('moved', '/old-blog/', 'blog.example.org', { add_response_headers: { 'Cache-Control': 'max-age=60' } }),
+        redirect('moved', '/old-blog/', 'blog.example.org', {
+          add_response_headers: { 'Cache-Control': 'max-age=60' },
+        }),
         redirect('help', '/help', 'support.example.org', { path_redirect: '/kb/start' }),
         redirect('search', '/find', 'support.example.org', { path_redirect: '/kb/search?lang=en' }),
         redirect('renamed', '/shop/legacy/', 'store.example.org:8443', { prefix_redirect: '/catalog/' }),
-        redirect('by-id', '/items/', 'https://store.example.org', { regex_redirect: { pattern: '^/items/([0-9]+)$', substitution: '/products/\\1' } }),
+        redirect('by-id', '/items/', 'https://store.example.org', {
+          regex_redirect: { pattern: '^/items/([0-9]+)$', substitution: '/products/\\1' },
+        }),
         redirect('exact', '/signup', 'accounts.example.org', { prefix_exact: true, prefix_redirect: '/register' }),
-        ...[302, 303, 307, 308].map((code) => redirect(`code-${code}`, `/code/${code}/`, 'codes.example.org', { redirect_response_code: code })),
+        ...[302, 303, 307, 308].map((code) =>
+          redirect(`code-${code}`, `/code/${code}/`, 'codes.example.org', { redirect_response_code: code }),
+        ),
         { name: 'served', prefix: '/' },
       ],
       { trustProxy: true },
@@ -44,7 +50,10 @@ describe('gateway redirects', () => {
 
   it('answers 301 to the host service names, with the path and query as the client sent them, without calling a service', async () => {
     const before = rig.received.length;
-    assert.deepEqual(await location('/old-blog/2019/notes?id=3&x=%20'), [301, 'http://blog.example.org/old-blog/2019/notes?id=3&x=%20']);
+    assert.deepEqual(await location('/old-blog/2019/notes?id=3&x=%20'), [
+      301,
+      'http://blog.example.org/old-blog/2019/notes?id=3&x=%20',
+    ]);
     assert.equal(rig.received.length, before);
     assert.equal((await rig.call('/elsewhere')).route, 'served');
   });
@@ -53,18 +62,24 @@ describe('gateway redirects', () => {
     assert.deepEqual(await location('/old-blog/a/../b/%63'), [301, 'http://blog.example.org/old-blog/b/c']);
   });
 
-  it('gives the redirect the route\'s response headers', async () => {
+  it("gives the redirect the route's response headers", async () => {
     const res = await rig.call('/old-blog/x');
     assert.equal(res.answer.headers['cache-control'], 'max-age=60');
   });
 
   it('replaces the path with path_redirect and keeps the query, unless path_redirect gives one', async () => {
-    assert.deepEqual(await location('/help/faq?topic=billing'), [301, 'http://support.example.org/kb/start?topic=billing']);
+    assert.deepEqual(await location('/help/faq?topic=billing'), [
+      301,
+      'http://support.example.org/kb/start?topic=billing',
+    ]);
     assert.deepEqual(await location('/find?q=lamp'), [301, 'http://support.example.org/kb/search?lang=en']);
   });
 
   it('replaces the matched prefix with prefix_redirect, keeping the port service names', async () => {
-    assert.deepEqual(await location('/shop/legacy/lamps?colour=red'), [301, 'http://store.example.org:8443/catalog/lamps?colour=red']);
+    assert.deepEqual(await location('/shop/legacy/lamps?colour=red'), [
+      301,
+      'http://store.example.org:8443/catalog/lamps?colour=red',
+    ]);
   });
 
   it('replaces the whole path of a prefix_exact Mapping with prefix_redirect', async () => {
@@ -82,8 +97,11 @@ describe('gateway redirects', () => {
     }
   });
 
-  it('keeps the scheme the request came with, from a trusted proxy\'s X-Forwarded-Proto', async () => {
-    assert.deepEqual(await location('/old-blog/x', { 'X-Forwarded-Proto': 'https' }), [301, 'https://blog.example.org/old-blog/x']);
+  it("keeps the scheme the request came with, from a trusted proxy's X-Forwarded-Proto", async () => {
+    assert.deepEqual(await location('/old-blog/x', { 'X-Forwarded-Proto': 'https' }), [
+      301,
+      'https://blog.example.org/old-blog/x',
+    ]);
   });
 });
 
@@ -91,7 +109,9 @@ describe('gateway redirects behind auth', () => {
   let rig: Rig;
 
   before(async () => {
-    rig = await guardedRig(() => [{ name: 'members', prefix: '/members/', service: 'members.example.org', host_redirect: true }]);
+    rig = await guardedRig(() => [
+      { name: 'members', prefix: '/members/', service: 'members.example.org', host_redirect: true },
+    ]);
   });
   after(() => rig.close());
 

@@ -36,7 +36,10 @@ export interface Rig {
  * front of a recording upstream; its Mappings mark what they forward with
  * `X-Route`, for {@link Rig.call} to read.
  */
-export async function configRig(config: (upstream: string) => GatewayConfig, options: Omit<GatewayOptions, 'config'> = {}): Promise<Rig> {
+export async function configRig(
+  config: (upstream: string) => GatewayConfig,
+  options: Omit<GatewayOptions, 'config'> = {},
+): Promise<Rig> {
   const up = await recordingUpstream();
   const address = `127.0.0.1:${up.port}`;
   let gateway: Gateway | undefined;
@@ -62,7 +65,13 @@ export async function configRig(config: (upstream: string) => GatewayConfig, opt
       const answer = await send(url, path, callOptions);
       const received = up.received.length > before ? up.received[up.received.length - 1] : undefined;
       const route = received?.headers['x-route'];
-      return { status: answer.status, route: typeof route === 'string' ? route : undefined, url: received?.url, received, answer };
+      return {
+        status: answer.status,
+        route: typeof route === 'string' ? route : undefined,
+        url: received?.url,
+        received,
+        answer,
+      };
     },
     async close() {
       await close(server);
@@ -99,7 +108,10 @@ export const ADA = { user: 'ada', password: 'lovelace' };
 /** {@link routingRig} behind the built-in auth service, which knows {@link ADA}. */
 export async function guardedRig(records: (upstream: string) => Record<string, unknown>[]): Promise<Rig> {
   const folder = usersFolder();
-  const auth = createAuthService({ usersFile: folder.write('users.htpasswd', `${ADA.user}:${quickHash(ADA.password)}\n`), logger: captureLogger() });
+  const auth = createAuthService({
+    usersFile: folder.write('users.htpasswd', `${ADA.user}:${quickHash(ADA.password)}\n`),
+    logger: captureLogger(),
+  });
   const rig = await routingRig(records, {
     modules: registry(auth),
     extra: [{ apiVersion: 'gateway/v1', kind: 'AuthService', name: 'authentication', auth_service: 'auth' }],

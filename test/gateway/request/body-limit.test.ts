@@ -4,7 +4,11 @@ import { createGateway, type Gateway } from '../../../src/gateway';
 import { close, configOf, echoModule, listen, mapping, recordingUpstream, registry, send, type Echo } from '../helpers';
 
 const LIMIT = 1024;
-const TOO_LARGE = { code: 413, message: '413: Payload Too Large', detail: `the request body is larger than ${LIMIT} bytes` };
+const TOO_LARGE = {
+  code: 413,
+  message: '413: Payload Too Large',
+  detail: `the request body is larger than ${LIMIT} bytes`,
+};
 
 describe('gateway request body limit', () => {
   let gateway: Gateway;

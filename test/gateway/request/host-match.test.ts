@@ -1,5 +1,11 @@
 import assert from 'node:assert/strict';
-import { formatHostPattern, hostMatches, isHostValue, parseHostPattern, type HostPattern } from '../../../src/gateway/request/host-match';
+import {
+  formatHostPattern,
+  hostMatches,
+  isHostValue,
+  parseHostPattern,
+  type HostPattern,
+} from '../../../src/gateway/request/host-match';
 
 function pattern(text: string, globs = true): HostPattern {
   const parsed = parseHostPattern(text, globs);
@@ -34,7 +40,10 @@ describe('gateway host patterns', () => {
     });
 
     it('refuses what is no host name, and ports that are no port', () => {
-      assert.match(String(parseHostPattern('api example.com', true)), /is not a host name \(api\.example\.com\), \*\.example\.com/);
+      assert.match(
+        String(parseHostPattern('api example.com', true)),
+        /is not a host name \(api\.example\.com\), \*\.example\.com/,
+      );
       assert.match(String(parseHostPattern('https://api.example.com', true)), /is not a host name/);
       assert.match(String(parseHostPattern('api.example.com:http', true)), /has a port that is no number/);
       assert.match(String(parseHostPattern('api.example.com:0', true)), /has a port that is no number from 1 to 65535/);
@@ -46,8 +55,14 @@ describe('gateway host patterns', () => {
 
     it('reads host, the older field, as an exact name: a * in it is refused as Emissary refuses it', () => {
       assert.equal(formatHostPattern(pattern('api.example.com', false)), 'api.example.com');
-      assert.match(String(parseHostPattern('*', false)), /is an exact match, and \* matches no host: write hostname: "\*"/);
-      assert.match(String(parseHostPattern('*.example.com', false)), /is an exact match and may not hold \*: write hostname for a glob/);
+      assert.match(
+        String(parseHostPattern('*', false)),
+        /is an exact match, and \* matches no host: write hostname: "\*"/,
+      );
+      assert.match(
+        String(parseHostPattern('*.example.com', false)),
+        /is an exact match and may not hold \*: write hostname for a glob/,
+      );
     });
   });
 
@@ -121,20 +136,70 @@ describe('gateway host patterns', () => {
 
   describe('telling a Host from what is none', () => {
     it('takes host names, dotted IPv4 and bracketed IPv6 addresses, with or without a port, and an empty Host', () => {
-      const hosts = ['', 'api.example.com', 'API.Example.COM.', 'api.example.com:', 'api.example.com:8443', 'api.example.com:08443', 'my_service',
-        'xn--bcher-kva.example', '10.0.0.5', '10.0.0.5.:80', '0.0.0.0', '[::1]', '[::1]:8080', '[::ffff:10.0.0.5]', 'api.2fa'];
+      const hosts = [
+        '',
+        'api.example.com',
+        'API.Example.COM.',
+        'api.example.com:',
+        'api.example.com:8443',
+        'api.example.com:08443',
+        'my_service',
+        'xn--bcher-kva.example',
+        '10.0.0.5',
+        '10.0.0.5.:80',
+        '0.0.0.0',
+        '[::1]',
+        '[::1]:8080',
+        '[::ffff:10.0.0.5]',
+        'api.2fa',
+      ];
       for (const host of hosts) assert.ok(isHostValue(host), host);
     });
 
     it('refuses user information, paths, lists, spaces, escapes, bytes beyond ASCII, empty labels and ports that are no port', () => {
-      const hosts = ['api.example.com:http', 'api.example.com:99999', 'api.example.com:000080', 'api.example.com:1:2', ':80', 'api.example.com,evil.com',
-        'u@api.example.com', 'api.example.com@evil', 'api.example.com/x', 'api.example.com x', 'api%2Eexample.com', 'api.exämple.com', 'api..example.com',
-        '.api.example.com', 'api.example.com..', '.', '*', 'a;b', '[::1', '[::1]x', '[fe80::1%eth0]', '[fe80::1%25eth0]', '[v1.x]', '[]'];
+      const hosts = [
+        'api.example.com:http',
+        'api.example.com:99999',
+        'api.example.com:000080',
+        'api.example.com:1:2',
+        ':80',
+        'api.example.com,evil.com',
+        'u@api.example.com',
+        'api.example.com@evil',
+        'api.example.com/x',
+        'api.example.com x',
+        'api%2Eexample.com',
+        'api.exämple.com',
+        'api..example.com',
+        '.api.example.com',
+        'api.example.com..',
+        '.',
+        '*',
+        'a;b',
+        '[::1',
+        '[::1]x',
+        '[fe80::1%eth0]',
+        '[fe80::1%25eth0]',
+        '[v1.x]',
+        '[]',
+      ];
       for (const host of hosts) assert.ok(!isHostValue(host), host);
     });
 
     it('refuses an IPv4 address in any spelling other than four decimal numbers, which URLs read as that address', () => {
-      for (const host of ['167772165', '10.5', '10.0.5', '0xa.0.0.5', '10.0.0.0x5', '010.0.0.5', '10.0.0.05', '256.0.0.1', '1.2.3.4.5', 'api.0x', 'api.12']) {
+      for (const host of [
+        '167772165',
+        '10.5',
+        '10.0.5',
+        '0xa.0.0.5',
+        '10.0.0.0x5',
+        '010.0.0.5',
+        '10.0.0.05',
+        '256.0.0.1',
+        '1.2.3.4.5',
+        'api.0x',
+        'api.12',
+      ]) {
         assert.ok(!isHostValue(host), host);
         assert.ok(!isHostValue(`${host}:80`), `${host}:80`);
       }

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import { HttpError } from '../../../src/http';
-import { ConfigError, createGateway, isNormalPath, normalisePath, withoutParameters, type Gateway } from '../../../src/gateway';
+import {
+  ConfigError,
+  createGateway,
+  isNormalPath,
+  normalisePath,
+  withoutParameters,
+  type Gateway,
+} from '../../../src/gateway';
 import { UNSAFE_ESCAPES, unsafeEscape } from '../../../src/gateway/request/path';
 import { close, configOf, listen, mapping, recordingUpstream, send } from '../helpers';
 
@@ -78,7 +85,14 @@ describe('gateway path normalisation', () => {
   });
 
   it('refuses a dot segment with ;parameters, which Tomcat and Spring read as a dot segment', () => {
-    for (const path of ['/public/..;/admin', '/public/..;x=1/admin', '/public/%2e%2e;/admin', '/public/.%2E;/admin', '/a/.;/b', '/a/..;']) {
+    for (const path of [
+      '/public/..;/admin',
+      '/public/..;x=1/admin',
+      '/public/%2e%2e;/admin',
+      '/public/.%2E;/admin',
+      '/a/.;/b',
+      '/a/..;',
+    ]) {
       rejects(path, /dot segment may not carry ;parameters/);
     }
   });
@@ -131,12 +145,45 @@ describe('escapes a backend may read otherwise', () => {
   const unsafe = (path: string) => unsafeEscape(normalisePath(path));
 
   it('names escapes that are not UTF-8: overlong, lone or missing continuation bytes, surrogates, past U+10FFFF', () => {
-    const spellings = ['/%C0%AE%C0%AE/x', '/%c0%ae', '/%C1%9C', '/%E0%80%AE', '/%F0%80%80%AE', '/%F8%80%80%80%AE', '/%80', '/a%BFb', '/%C3', '/%C3x', '/%E2%84', '/%ED%A0%80', '/%ED%B0%80', '/%F4%90%80%80', '/%F5%80%80%80', '/%FF', '/caf%E9'];
+    const spellings = [
+      '/%C0%AE%C0%AE/x',
+      '/%c0%ae',
+      '/%C1%9C',
+      '/%E0%80%AE',
+      '/%F0%80%80%AE',
+      '/%F8%80%80%80%AE',
+      '/%80',
+      '/a%BFb',
+      '/%C3',
+      '/%C3x',
+      '/%E2%84',
+      '/%ED%A0%80',
+      '/%ED%B0%80',
+      '/%F4%90%80%80',
+      '/%F5%80%80%80',
+      '/%FF',
+      '/caf%E9',
+    ];
     for (const path of spellings) assert.equal(unsafe(path), UNSAFE_ESCAPES.notUtf8, path);
   });
 
   it('names an encoded % before an encoded dot, slash, backslash, semicolon, NUL or %u, encoded once more or not', () => {
-    const spellings = ['/%252e%252e/x', '/a/%252E', '/a%252fb', '/a%252F', '/a%255cb', '/a%255C', '/..%253B/x', '/a%2500', '/a%25u002e', '/a%25U002F', '/a%25252e', '/a%2525252f', '/a%25%32%65', '/%25%32%45%25%32%45/x'];
+    const spellings = [
+      '/%252e%252e/x',
+      '/a/%252E',
+      '/a%252fb',
+      '/a%252F',
+      '/a%255cb',
+      '/a%255C',
+      '/..%253B/x',
+      '/a%2500',
+      '/a%25u002e',
+      '/a%25U002F',
+      '/a%25252e',
+      '/a%2525252f',
+      '/a%25%32%65',
+      '/%25%32%45%25%32%45/x',
+    ];
     for (const path of spellings) assert.equal(unsafe(path), UNSAFE_ESCAPES.decodedAgain, path);
   });
 
@@ -147,12 +194,50 @@ describe('escapes a backend may read otherwise', () => {
   });
 
   it('names escapes of a character that NFKC or Windows best-fit folds to a dot, slash or backslash, encoded once or twice', () => {
-    const spellings = ['/%EF%BC%8E%EF%BC%8E/x', '/a%EF%BC%8Fb', '/a%EF%BC%BCb', '/%E2%80%A5/x', '/%E2%80%A4', '/%EF%B9%92', '/%E2%88%95', '/%E2%88%96', '/%E2%81%84', '/%EF%B9%A8', '/%E2%A7%B8', '/%E2%A7%B9', '/caf%C3%A9%EF%BC%8E', '/%25EF%25BC%258E%25EF%25BC%258E/x'];
-    for (const path of spellings) assert.match(unsafe(path) ?? 'passed', /^percent-escapes of a character that backends fold to a dot, slash or backslash /, path);
+    const spellings = [
+      '/%EF%BC%8E%EF%BC%8E/x',
+      '/a%EF%BC%8Fb',
+      '/a%EF%BC%BCb',
+      '/%E2%80%A5/x',
+      '/%E2%80%A4',
+      '/%EF%B9%92',
+      '/%E2%88%95',
+      '/%E2%88%96',
+      '/%E2%81%84',
+      '/%EF%B9%A8',
+      '/%E2%A7%B8',
+      '/%E2%A7%B9',
+      '/caf%C3%A9%EF%BC%8E',
+      '/%25EF%25BC%258E%25EF%25BC%258E/x',
+    ];
+    for (const path of spellings)
+      assert.match(
+        unsafe(path) ?? 'passed',
+        /^percent-escapes of a character that backends fold to a dot, slash or backslash /,
+        path,
+      );
   });
 
   it('names nothing in a path a backend reads alike: UTF-8, a % as written, an encoded % before anything else', () => {
-    const spellings = ['/', '/v1/hotels', '/caf%C3%A9', '/caf%c3%a9', '/%E2%84%AA', '/%F0%9F%98%80', '/%EF%BF%BF', '/100%25', '/a%25', '/a%2520b', '/a%2541', '/a%2525', '/a%25uzz', '/a%25C3%25A9', '/a%2525C3%2525A9', '/a%3A%25', '/a%3Bb'];
+    const spellings = [
+      '/',
+      '/v1/hotels',
+      '/caf%C3%A9',
+      '/caf%c3%a9',
+      '/%E2%84%AA',
+      '/%F0%9F%98%80',
+      '/%EF%BF%BF',
+      '/100%25',
+      '/a%25',
+      '/a%2520b',
+      '/a%2541',
+      '/a%2525',
+      '/a%25uzz',
+      '/a%25C3%25A9',
+      '/a%2525C3%2525A9',
+      '/a%3A%25',
+      '/a%3Bb',
+    ];
     for (const path of spellings) assert.equal(unsafe(path), undefined, path);
   });
 });
@@ -214,7 +299,13 @@ describe('paths with escapes a backend may read otherwise, through the gateway',
   });
 
   it('forwards them verbatim on a Mapping with allow_unsafe_path_escapes, and still refuses an encoded slash there', async () => {
-    for (const path of ['/legacy/%252e%252e/x', '/legacy/caf%E9', '/legacy/%C0%AE', '/legacy/%25u002e', '/legacy/%EF%BC%8E%EF%BC%8E/x']) {
+    for (const path of [
+      '/legacy/%252e%252e/x',
+      '/legacy/caf%E9',
+      '/legacy/%C0%AE',
+      '/legacy/%25u002e',
+      '/legacy/%EF%BC%8E%EF%BC%8E/x',
+    ]) {
       const res = await send(base, path);
       assert.equal(res.status, 200, `${path}: ${res.text}`);
       assert.equal(backend.received.at(-1)!.url, path);
@@ -233,7 +324,9 @@ describe('paths with escapes a backend may read otherwise, through the gateway',
         err.problems[0].text ===
           `Mapping odd: prefix: '/files/%C0%AE/' would have every request it matched refused: ${UNSAFE_ESCAPES.notUtf8} (allow_unsafe_path_escapes: true lets them through)`,
     );
-    const allowed = createGateway({ config: configOf(mapping('/files/%C0%AE/', 'http://127.0.0.1:1', { allow_unsafe_path_escapes: true })) });
+    const allowed = createGateway({
+      config: configOf(mapping('/files/%C0%AE/', 'http://127.0.0.1:1', { allow_unsafe_path_escapes: true })),
+    });
     void allowed.close();
   });
 });

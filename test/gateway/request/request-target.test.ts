@@ -55,7 +55,10 @@ describe('gateway absolute-form request targets', () => {
   let reached = 0;
 
   before(async () => {
-    auth = createAuthService({ usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`), logger: captureLogger() });
+    auth = createAuthService({
+      usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`),
+      logger: captureLogger(),
+    });
     upstream = await recordingUpstream((_req, res) => {
       reached++;
       res.end('upstream');
@@ -105,8 +108,18 @@ describe('gateway absolute-form request targets', () => {
   });
 
   it('routes as the origin form: same mapping, and a path that starts with /', async () => {
-    const absolute = (await raw(port, get('http://public.example/v1/hotels/%2e%2e/hotels/x?q=1', `Host: internal.test\r\nAuthorization: ${basic('alice', 'wonderland')}`))).json() as Echo;
-    const origin = (await raw(port, get('/v1/hotels/x?q=1', `Host: public.example\r\nAuthorization: ${basic('alice', 'wonderland')}`))).json() as Echo;
+    const absolute = (
+      await raw(
+        port,
+        get(
+          'http://public.example/v1/hotels/%2e%2e/hotels/x?q=1',
+          `Host: internal.test\r\nAuthorization: ${basic('alice', 'wonderland')}`,
+        ),
+      )
+    ).json() as Echo;
+    const origin = (
+      await raw(port, get('/v1/hotels/x?q=1', `Host: public.example\r\nAuthorization: ${basic('alice', 'wonderland')}`))
+    ).json() as Echo;
     assert.deepEqual(absolute, origin);
     assert.equal(absolute.url, '/v1/hotels/x?q=1');
     assert.equal(absolute.headers.host, 'public.example');
@@ -114,7 +127,10 @@ describe('gateway absolute-form request targets', () => {
   });
 
   it('reads an empty path as / and keeps the query', async () => {
-    for (const [target, url] of [['http://public.example', '/'], ['http://public.example?x=1', '/?x=1']]) {
+    for (const [target, url] of [
+      ['http://public.example', '/'],
+      ['http://public.example?x=1', '/?x=1'],
+    ]) {
       const seen = (await raw(port, get(target))).json() as Echo;
       assert.equal(seen.mapping, 'root', target);
       assert.equal(seen.url, url, target);
@@ -164,10 +180,18 @@ describe('gateway absolute-form request targets', () => {
   }
 
   it('answers a target that climbs above the root with 400', async () => {
-    for (const target of ['http://public.example/../v1/hotels/x', 'http://public.example/%2e%2e/v1/hotels/x', 'http://public.example/v1/../../x']) {
+    for (const target of [
+      'http://public.example/../v1/hotels/x',
+      'http://public.example/%2e%2e/v1/hotels/x',
+      'http://public.example/v1/../../x',
+    ]) {
       const res = await raw(port, get(target));
       assert.equal(res.status, 400, target);
-      assert.deepEqual(res.json(), { code: 400, message: '400: Bad Request', detail: 'the path climbs above the root' });
+      assert.deepEqual(res.json(), {
+        code: 400,
+        message: '400: Bad Request',
+        detail: 'the path climbs above the root',
+      });
     }
     assert.equal(reached, 0);
   });
@@ -176,7 +200,11 @@ describe('gateway absolute-form request targets', () => {
     for (const second of ['Host: other.example', 'host: public.example', 'HOST: other.example']) {
       const res = await raw(port, get('/v1/messages/1', `Host: public.example\r\n${second}`));
       assert.equal(res.status, 400, second);
-      assert.deepEqual(res.json(), { code: 400, message: '400: Bad Request', detail: 'the request has more than one Host header' });
+      assert.deepEqual(res.json(), {
+        code: 400,
+        message: '400: Bad Request',
+        detail: 'the request has more than one Host header',
+      });
     }
     assert.equal(reached, 0);
     assert.equal((await raw(port, get('/v1/messages/1', 'Host: public.example'))).status, 200);

@@ -3,9 +3,15 @@ import { deadPort, mapping, send } from '../helpers';
 import { testClock, testGateway, testResolver, testUpstream, type TestGateway, type TestUpstream } from './rig';
 
 /** Which upstream answered each of `n` requests to `path` (sent one after the other). */
-async function servedBy(base: string, path: string, n: number, headers: Record<string, string> = {}): Promise<string[]> {
+async function servedBy(
+  base: string,
+  path: string,
+  n: number,
+  headers: Record<string, string> = {},
+): Promise<string[]> {
   const hosts: string[] = [];
-  for (let i = 0; i < n; i++) hosts.push(String((await send(base, path, { headers })).headers['x-served-by']).split(':')[0]);
+  for (let i = 0; i < n; i++)
+    hosts.push(String((await send(base, path, { headers })).headers['x-served-by']).split(':')[0]);
   return hosts;
 }
 
@@ -31,10 +37,26 @@ describe('several endpoints for one service', () => {
         mapping('/dns/', `quote.shop:${a.port}`, { name: 'dns' }),
         mapping('/logical/', `quote.shop:${a.port}`, { name: 'logical', dns_type: 'logical_dns' }),
         mapping('/moving/', `moving.shop:${a.port}`, { name: 'moving' }),
-        mapping('/least/', `http://${a.address}`, { name: 'least', endpoints: both, load_balancer: { policy: 'least_request' } }),
-        mapping('/header/', `http://${a.address}`, { name: 'header', endpoints: both, load_balancer: { policy: 'ring_hash', header: 'X-User' } }),
-        mapping('/cookie/', `http://${a.address}`, { name: 'cookie', endpoints: both, load_balancer: { policy: 'maglev', cookie: { name: 'sticky', path: '/cookie', ttl: '60s' } } }),
-        mapping('/source/', `http://${a.address}`, { name: 'source', endpoints: both, load_balancer: { policy: 'ring_hash', source_ip: true } }),
+        mapping('/least/', `http://${a.address}`, {
+          name: 'least',
+          endpoints: both,
+          load_balancer: { policy: 'least_request' },
+        }),
+        mapping('/header/', `http://${a.address}`, {
+          name: 'header',
+          endpoints: both,
+          load_balancer: { policy: 'ring_hash', header: 'X-User' },
+        }),
+        mapping('/cookie/', `http://${a.address}`, {
+          name: 'cookie',
+          endpoints: both,
+          load_balancer: { policy: 'maglev', cookie: { name: 'sticky', path: '/cookie', ttl: '60s' } },
+        }),
+        mapping('/source/', `http://${a.address}`, {
+          name: 'source',
+          endpoints: both,
+          load_balancer: { policy: 'ring_hash', source_ip: true },
+        }),
         mapping('/eject/', `http://${a.address}`, { name: 'eject', endpoints: both, cluster_tag: 'eject' }),
       ],
       { resolve, now: clock.now },
@@ -60,7 +82,12 @@ describe('several endpoints for one service', () => {
   });
 
   it('balances over every address a name resolves to (strict_dns), or the first only (logical_dns)', async () => {
-    assert.deepEqual((await servedBy(rig.base, '/dns/', 4)).sort(), ['127.0.0.1', '127.0.0.1', '127.0.0.2', '127.0.0.2']);
+    assert.deepEqual((await servedBy(rig.base, '/dns/', 4)).sort(), [
+      '127.0.0.1',
+      '127.0.0.1',
+      '127.0.0.2',
+      '127.0.0.2',
+    ]);
     assert.deepEqual(await servedBy(rig.base, '/logical/', 3), ['127.0.0.1', '127.0.0.1', '127.0.0.1']);
   });
 
@@ -107,7 +134,12 @@ describe('several endpoints for one service', () => {
     assert.match(cookie, /^sticky=[0-9a-f]{16}; Max-Age=60; Path=\/cookie; HttpOnly$/);
     const host = String(first.headers['x-served-by']).split(':')[0];
     const value = cookie.split(';')[0];
-    assert.deepEqual(await servedBy(rig.base, '/cookie/', 4, { Cookie: `other=1; ${value}` }), [host, host, host, host]);
+    assert.deepEqual(await servedBy(rig.base, '/cookie/', 4, { Cookie: `other=1; ${value}` }), [
+      host,
+      host,
+      host,
+      host,
+    ]);
     assert.equal((await send(rig.base, '/cookie/', { headers: { Cookie: value } })).headers['set-cookie'], undefined);
   });
 
@@ -119,7 +151,18 @@ describe('several endpoints for one service', () => {
     a.fallback = 503;
     const served = await servedBy(rig.base, '/eject/', 10);
     // In turn until 127.0.0.1 failed 5 times, then 127.0.0.2 alone.
-    assert.deepEqual(served, ['127.0.0.1', '127.0.0.2', '127.0.0.1', '127.0.0.2', '127.0.0.1', '127.0.0.2', '127.0.0.1', '127.0.0.2', '127.0.0.1', '127.0.0.2']);
+    assert.deepEqual(served, [
+      '127.0.0.1',
+      '127.0.0.2',
+      '127.0.0.1',
+      '127.0.0.2',
+      '127.0.0.1',
+      '127.0.0.2',
+      '127.0.0.1',
+      '127.0.0.2',
+      '127.0.0.1',
+      '127.0.0.2',
+    ]);
     assert.deepEqual(await servedBy(rig.base, '/eject/', 3), ['127.0.0.2', '127.0.0.2', '127.0.0.2']);
     assert.deepEqual(rig.reported.ejections, [`cluster_eject_${a.address.replace(/[.:]/g, '_')} ${a.address}`]);
     clock.advance(30_000);
@@ -143,7 +186,10 @@ describe('passive ejection of an endpoint that refuses connections', () => {
     const rig = await testGateway(
       [
         mapping('/x/', `http://${live.address}`, { name: 'x', endpoints: [`127.0.0.1:${dead}`, live.address] }),
-        mapping('/both/', `http://127.0.0.1:${dead}`, { name: 'both', endpoints: [`127.0.0.1:${dead}`, `127.0.0.2:${dead}`] }),
+        mapping('/both/', `http://127.0.0.1:${dead}`, {
+          name: 'both',
+          endpoints: [`127.0.0.1:${dead}`, `127.0.0.2:${dead}`],
+        }),
       ],
       { now: clock.now },
     );
@@ -153,7 +199,10 @@ describe('passive ejection of an endpoint that refuses connections', () => {
       assert.deepEqual(statuses, [503, 200, 503, 200, 503, 200, 503, 200, 503, 200, 200, 200, 200, 200]);
       for (let i = 0; i < 20; i++) assert.equal((await send(rig.base, '/both/')).status, 503);
       // Of two endpoints, one at most is out (10%, and at least one): both failing, one is ejected.
-      assert.deepEqual(rig.reported.ejections, [`cluster_127_0_0_1_${live.port} 127.0.0.1:${dead}`, `cluster_127_0_0_1_${dead} 127.0.0.1:${dead}`]);
+      assert.deepEqual(rig.reported.ejections, [
+        `cluster_127_0_0_1_${live.port} 127.0.0.1:${dead}`,
+        `cluster_127_0_0_1_${dead} 127.0.0.1:${dead}`,
+      ]);
     } finally {
       await rig.close();
       await live.close();

@@ -23,7 +23,11 @@ const LONG = Buffer.alloc(200 * 1024, 'abcdefghij');
 const HUGE = Buffer.alloc(32 * 1024 * 1024, 'klmnopqrst');
 
 /** Reads an answer through the gateway, keeping `pauseMs` between its headers and its body; says what came and whether it came whole. */
-function readAnswer(base: string, path: string, pauseMs = 0): Promise<{ status: number; bytes: number; whole: boolean }> {
+function readAnswer(
+  base: string,
+  path: string,
+  pauseMs = 0,
+): Promise<{ status: number; bytes: number; whole: boolean }> {
   const url = new URL(base);
   return new Promise((resolve) => {
     let status = 0;
@@ -111,15 +115,21 @@ describe('an upstream answer on its way back', () => {
       socket.once('data', (head: Buffer) => {
         // Headers, then a chunk size that is no number, in one packet: the answer fails as it begins.
         if (head.toString('latin1').startsWith('GET /repeated')) {
-          socket.end('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Type: text/html\r\nX-Tag: a\r\nX-Tag: b\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok');
+          socket.end(
+            'HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Type: text/html\r\nX-Tag: a\r\nX-Tag: b\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok',
+          );
           return;
         }
         if (head.toString('latin1').startsWith('GET /continue')) {
-          socket.end('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok');
+          socket.end(
+            'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok',
+          );
           return;
         }
         if (head.toString('latin1').startsWith('GET /broken')) {
-          socket.end('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\nZZZ\r\nno\r\n0\r\n\r\n');
+          socket.end(
+            'HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\nZZZ\r\nno\r\n0\r\n\r\n',
+          );
           return;
         }
         socket.end(
@@ -133,7 +143,11 @@ describe('an upstream answer on its way back', () => {
     const rawPort = (raw.address() as net.AddressInfo).port;
     const address = `127.0.0.1:${up.port}`;
     rig = await testGateway([
-      mapping('/retry-long/', `http://${address}`, { name: 'retry-long', rewrite: '', retry_policy: { retry_on: '5xx' } }),
+      mapping('/retry-long/', `http://${address}`, {
+        name: 'retry-long',
+        rewrite: '',
+        retry_policy: { retry_on: '5xx' },
+      }),
       mapping('/long/', `http://${address}`, { name: 'long', rewrite: '' }),
       mapping('/unsized/', `http://${address}`, { name: 'unsized', rewrite: '' }),
       mapping('/cut/', `http://${address}`, { name: 'cut', rewrite: '' }),
@@ -194,12 +208,19 @@ describe('an upstream answer on its way back', () => {
   it('answers 502 with the error body to an unasked-for 100 Continue, which its HTTP client takes for a broken answer, and goes on serving', async () => {
     const res = await send(rig.base, '/continue/a');
     assert.equal(res.status, 502);
-    assert.deepEqual(res.json(), { code: 502, message: '502: Bad Gateway', detail: 'the upstream service failed to answer' });
+    assert.deepEqual(res.json(), {
+      code: 502,
+      message: '502: Bad Gateway',
+      detail: 'the upstream service failed to answer',
+    });
     assert.equal((await send(rig.base, '/long/a')).status, 200);
   });
 
   it('passes on the headers an upstream repeats as it sent them, a repeated Content-Type included', async () => {
-    const reply = await rawExchange(Number(new URL(rig.base).port), 'GET /repeated/a HTTP/1.1\r\nHost: gateway.test\r\nConnection: close\r\n\r\n');
+    const reply = await rawExchange(
+      Number(new URL(rig.base).port),
+      'GET /repeated/a HTTP/1.1\r\nHost: gateway.test\r\nConnection: close\r\n\r\n',
+    );
     const head = reply.slice(0, reply.indexOf('\r\n\r\n'));
     assert.match(head, /^HTTP\/1\.1 200 /);
     assert.equal(reply.slice(head.length + 4), 'ok');
@@ -260,7 +281,11 @@ describe('an upstream answer on its way back', () => {
 
   it('passes on a body that keeps coming, however long it takes in all, when no silence in it is as long as idle_timeout_ms', async () => {
     const answer = await readAnswer(rig.base, '/drip/a');
-    assert.deepEqual(answer, { status: 200, bytes: 'part 1,part 2,part 3,part 4,part 5,part 6,part 7,last'.length, whole: true });
+    assert.deepEqual(answer, {
+      status: 200,
+      bytes: 'part 1,part 2,part 3,part 4,part 5,part 6,part 7,last'.length,
+      whole: true,
+    });
   });
 
   it('does not count against idle_timeout_ms the time a slow client keeps the answer waiting', async () => {

@@ -4,8 +4,17 @@ import { once } from 'node:events';
 import Koa from 'koa';
 import mount from 'koa-mount';
 import { createGateway, type Gateway } from '../../../src/gateway';
-import { close, configOf, deadPort, listen, mapping, partialAnswer, recordingUpstream, send, type Received } from '../helpers';
-
+import {
+  close,
+  configOf,
+  deadPort,
+  listen,
+  mapping,
+  partialAnswer,
+  recordingUpstream,
+  send,
+  type Received,
+} from '../helpers';
 
 describe('gateway remote routing', () => {
   let gateway: Gateway;
@@ -103,20 +112,24 @@ describe('gateway remote routing', () => {
   });
 
   it('appends to X-Forwarded-For and does not trust the client for -Proto and -Host', async () => {
-    await send(base, '/remote/', { headers: { 'X-Forwarded-For': '10.0.0.1', 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'evil' } });
+    await send(base, '/remote/', {
+      headers: { 'X-Forwarded-For': '10.0.0.1', 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'evil' },
+    });
     assert.equal(last().headers['x-forwarded-for'], '10.0.0.1, 127.0.0.1');
     assert.equal(last().headers['x-forwarded-proto'], 'http');
     assert.equal(last().headers['x-forwarded-host'], new URL(base).host);
   });
 
   it("writes its own Forwarded in place of the client's, which may name any address, host and scheme", async () => {
-    await send(base, '/remote/', { headers: { Forwarded: 'for=203.0.113.7;host=evil.example;proto=https', Host: 'gate.example:8443' } });
+    await send(base, '/remote/', {
+      headers: { Forwarded: 'for=203.0.113.7;host=evil.example;proto=https', Host: 'gate.example:8443' },
+    });
     assert.equal(last().headers.forwarded, 'for=127.0.0.1;host="gate.example:8443";proto=http');
     await send(base, '/remote/', { headers: { Host: 'gate.example' } });
     assert.equal(last().headers.forwarded, 'for=127.0.0.1;host=gate.example;proto=http');
   });
 
-  it('sends no Forwarded at all when remove_request_headers names it, the client\'s nor its own', async () => {
+  it("sends no Forwarded at all when remove_request_headers names it, the client's nor its own", async () => {
     await send(base, '/unforwarded/x', { headers: { Forwarded: 'for=203.0.113.7' } });
     assert.equal(last().url, '/x');
     assert.equal(last().headers.forwarded, undefined);
@@ -139,7 +152,15 @@ describe('gateway remote routing', () => {
       },
     });
     const headers = last().headers;
-    for (const name of ['x-conn-named', 'keep-alive', 'te', 'trailer', 'proxy-authorization', 'proxy-connection', 'upgrade']) {
+    for (const name of [
+      'x-conn-named',
+      'keep-alive',
+      'te',
+      'trailer',
+      'proxy-authorization',
+      'proxy-connection',
+      'upgrade',
+    ]) {
       assert.equal(headers[name], undefined, name);
     }
     assert.notEqual(headers.connection, 'close, X-Conn-Named');
@@ -171,7 +192,11 @@ describe('gateway remote routing', () => {
   });
 
   it('forwards a request body with Content-Length and one sent chunked', async () => {
-    const sized = await send(base, '/remote/body', { method: 'POST', body: 'x'.repeat(500), headers: { 'Content-Type': 'text/plain' } });
+    const sized = await send(base, '/remote/body', {
+      method: 'POST',
+      body: 'x'.repeat(500),
+      headers: { 'Content-Type': 'text/plain' },
+    });
     assert.deepEqual(sized.json(), { length: 500 });
     assert.equal(last().headers['content-length'], '500');
     assert.equal(last().body.toString(), 'x'.repeat(500));
@@ -183,7 +208,11 @@ describe('gateway remote routing', () => {
   it('answers 503 with the error body when the upstream refuses the connection', async () => {
     const res = await send(base, '/dead/x');
     assert.equal(res.status, 503);
-    assert.deepEqual(res.json(), { code: 503, message: '503: Service Unavailable', detail: 'the upstream service is unavailable' });
+    assert.deepEqual(res.json(), {
+      code: 503,
+      message: '503: Service Unavailable',
+      detail: 'the upstream service is unavailable',
+    });
   });
 
   it('answers 504 with the error body when the upstream is slower than timeout_ms', async () => {
@@ -199,7 +228,11 @@ describe('gateway remote routing', () => {
   it('answers 502 with the error body when the upstream hangs up', async () => {
     const res = await send(base, '/broken/x');
     assert.equal(res.status, 502);
-    assert.deepEqual(res.json(), { code: 502, message: '502: Bad Gateway', detail: 'the upstream service failed to answer' });
+    assert.deepEqual(res.json(), {
+      code: 502,
+      message: '502: Bad Gateway',
+      detail: 'the upstream service failed to answer',
+    });
   });
 
   it('passes on the part of a small answer that came, then cuts it, as Envoy resets the stream, when it stops for longer than timeout_ms', async () => {
@@ -281,7 +314,12 @@ describe('gateway remote streaming', () => {
     let rest = '';
     for await (const chunk of res) rest += chunk;
     assert.equal(rest, 'second;');
-    assert.deepEqual(events, ['upstream got one;', 'client sends the rest', 'upstream got the end', 'client got the first part']);
+    assert.deepEqual(events, [
+      'upstream got one;',
+      'client sends the rest',
+      'upstream got the end',
+      'client got the first part',
+    ]);
   });
 });
 
@@ -313,10 +351,19 @@ describe('gateway remote routing inside a host app', () => {
 describe('gateway remote routing behind a trusted proxy', () => {
   it("appends the peer to the client's X-Forwarded-For and passes its -Proto and -Host on", async () => {
     const upstream = await recordingUpstream();
-    const gateway = createGateway({ trustProxy: true, config: configOf(mapping('/up/', `127.0.0.1:${upstream.port}`)) });
+    const gateway = createGateway({
+      trustProxy: true,
+      config: configOf(mapping('/up/', `127.0.0.1:${upstream.port}`)),
+    });
     const gw = await listen(gateway.app.callback());
     try {
-      await send(gw.url, '/up/x', { headers: { 'X-Forwarded-For': '203.0.113.7, 10.0.0.2', 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'public.example' } });
+      await send(gw.url, '/up/x', {
+        headers: {
+          'X-Forwarded-For': '203.0.113.7, 10.0.0.2',
+          'X-Forwarded-Proto': 'https',
+          'X-Forwarded-Host': 'public.example',
+        },
+      });
       const got = upstream.received[0].headers;
       assert.equal(got['x-forwarded-for'], '203.0.113.7, 10.0.0.2, 127.0.0.1');
       assert.equal(got['x-forwarded-proto'], 'https');
@@ -331,11 +378,23 @@ describe('gateway remote routing behind a trusted proxy', () => {
 
   it("appends its own element to the proxy's Forwarded, as RFC 7239 has each proxy do", async () => {
     const upstream = await recordingUpstream();
-    const gateway = createGateway({ trustProxy: true, config: configOf(mapping('/up/', `127.0.0.1:${upstream.port}`)) });
+    const gateway = createGateway({
+      trustProxy: true,
+      config: configOf(mapping('/up/', `127.0.0.1:${upstream.port}`)),
+    });
     const gw = await listen(gateway.app.callback());
     try {
-      await send(gw.url, '/up/x', { headers: { Forwarded: 'for=203.0.113.7;proto=https', 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'public.example' } });
-      assert.equal(upstream.received[0].headers.forwarded, 'for=203.0.113.7;proto=https, for=127.0.0.1;host=public.example;proto=https');
+      await send(gw.url, '/up/x', {
+        headers: {
+          Forwarded: 'for=203.0.113.7;proto=https',
+          'X-Forwarded-Proto': 'https',
+          'X-Forwarded-Host': 'public.example',
+        },
+      });
+      assert.equal(
+        upstream.received[0].headers.forwarded,
+        'for=203.0.113.7;proto=https, for=127.0.0.1;host=public.example;proto=https',
+      );
     } finally {
       await close(gw.server);
       await gateway.close();
@@ -348,7 +407,10 @@ describe('gateway remote routing with timeout_ms: 0', () => {
   it('waits as long as the upstream takes, where a timeout answers 504', async () => {
     const late = await listen((_req, res) => setTimeout(() => res.end('late'), 150));
     const gateway = createGateway({
-      config: configOf(mapping('/patient/', late.url, { timeout_ms: 0 }), mapping('/hasty/', late.url, { timeout_ms: 50 })),
+      config: configOf(
+        mapping('/patient/', late.url, { timeout_ms: 0 }),
+        mapping('/hasty/', late.url, { timeout_ms: 50 }),
+      ),
     });
     const gw = await listen(gateway.app.callback());
     try {
@@ -404,7 +466,9 @@ describe('gateway remote routing of a slow upload', () => {
       let length = 0;
       req.on('data', (chunk: Buffer) => (length += chunk.length));
       // /late never answers: only timeout_ms ends it.
-      req.on('end', () => (req.url === '/late' ? req.socket.once('close', () => res.destroy()) : res.end(`got ${length}`)));
+      req.on('end', () =>
+        req.url === '/late' ? req.socket.once('close', () => res.destroy()) : res.end(`got ${length}`),
+      );
     });
     // Long enough that an answer at once is never late on a busy machine; uploads longer still show where it counts from.
     gateway = createGateway({ config: configOf(mapping('/up/', upstream.url, { timeout_ms: 1000 })) });

@@ -9,8 +9,12 @@ describe('retry_policy', () => {
   let dead: number;
   let rig: TestGateway;
 
-  const retrying = (prefix: string, name: string, policy: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-    mapping(prefix, `http://${up.address}`, { name, retry_policy: policy, ...extra });
+  const retrying = (
+    prefix: string,
+    name: string,
+    policy: Record<string, unknown>,
+    extra: Record<string, unknown> = {},
+  ) => mapping(prefix, `http://${up.address}`, { name, retry_policy: policy, ...extra });
 
   before(async () => {
     up = await testUpstream();
@@ -29,9 +33,20 @@ describe('retry_policy', () => {
         // Long enough that a try answered at once is never late on a busy machine.
         retrying('/per-try-then-answer/', 'per-try-then-answer', { retry_on: '5xx', per_try_timeout: '1s' }),
         retrying('/overall/', 'overall', { retry_on: '5xx', num_retries: 3 }, { timeout_ms: 200 }),
-        mapping('/connect/', `http://${up.address}`, { name: 'connect', retry_policy: { retry_on: 'connect-failure' }, endpoints: [`127.0.0.1:${dead}`, up.address] }),
-        mapping('/4xx-only-connect/', `http://${up.address}`, { name: 'no-connect', retry_policy: { retry_on: 'retriable-4xx' }, endpoints: [`127.0.0.1:${dead}`, up.address] }),
-        mapping('/overloaded/', `http://${overloaded.address}`, { name: 'overloaded', retry_policy: { retry_on: '5xx' } }),
+        mapping('/connect/', `http://${up.address}`, {
+          name: 'connect',
+          retry_policy: { retry_on: 'connect-failure' },
+          endpoints: [`127.0.0.1:${dead}`, up.address],
+        }),
+        mapping('/4xx-only-connect/', `http://${up.address}`, {
+          name: 'no-connect',
+          retry_policy: { retry_on: 'retriable-4xx' },
+          endpoints: [`127.0.0.1:${dead}`, up.address],
+        }),
+        mapping('/overloaded/', `http://${overloaded.address}`, {
+          name: 'overloaded',
+          retry_policy: { retry_on: '5xx' },
+        }),
         retrying('/small-buffer/', 'small-buffer', { retry_on: '5xx' }),
       ],
       { retryBufferBytes: 64 },
@@ -102,7 +117,11 @@ describe('retry_policy', () => {
     up.replies = ['hangup', 200];
     const res = await send(rig.base, '/connect-only/');
     assert.equal(res.status, 502);
-    assert.deepEqual(res.json(), { code: 502, message: '502: Bad Gateway', detail: 'the upstream service failed to answer' });
+    assert.deepEqual(res.json(), {
+      code: 502,
+      message: '502: Bad Gateway',
+      detail: 'the upstream service failed to answer',
+    });
     assert.equal(up.got.length, 3);
   });
 
@@ -148,7 +167,11 @@ describe('retry_policy', () => {
 
   it('sends a body again, whole, on the next try, sized or chunked', async () => {
     up.replies = [503, 200, 503, 200];
-    const sized = await send(rig.base, '/5xx/post', { method: 'POST', body: '{"n":1}', headers: { 'Content-Type': 'application/json' } });
+    const sized = await send(rig.base, '/5xx/post', {
+      method: 'POST',
+      body: '{"n":1}',
+      headers: { 'Content-Type': 'application/json' },
+    });
     assert.equal(sized.status, 200);
     const chunked = await send(rig.base, '/5xx/put', { method: 'PUT', body: ['ab', 'cd'] });
     assert.equal(chunked.status, 200);
@@ -180,9 +203,19 @@ describe('retry_policy', () => {
   });
 
   it("waits between tries as Envoy's fully jittered back-off does: [0, (2^n - 1) × 25 ms), at most 250 ms", () => {
-    const policy: RetryPolicy = { on: 1, numRetries: 5, perTryTimeoutMs: 0, baseIntervalMs: 25, maxIntervalMs: 250, statuses: new Set() };
+    const policy: RetryPolicy = {
+      on: 1,
+      numRetries: 5,
+      perTryTimeoutMs: 0,
+      baseIntervalMs: 25,
+      maxIntervalMs: 250,
+      statuses: new Set(),
+    };
     const highest = (n: number) => backoffMs(policy, n, () => 0.999999);
     assert.deepEqual([1, 2, 3, 4, 5].map(highest), [24, 74, 174, 249, 249]);
-    assert.equal(backoffMs(policy, 3, () => 0), 0);
+    assert.equal(
+      backoffMs(policy, 3, () => 0),
+      0,
+    );
   });
 });

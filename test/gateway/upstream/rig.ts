@@ -49,7 +49,11 @@ export interface TestUpstream {
 }
 
 /** A test upstream on `host` (127.0.0.1 by default) and `port` (by default a free one), whose answers carry `extraHeaders`. */
-export async function testUpstream(host = '127.0.0.1', extraHeaders: Record<string, string> = {}, port = 0): Promise<TestUpstream> {
+export async function testUpstream(
+  host = '127.0.0.1',
+  extraHeaders: Record<string, string> = {},
+  port = 0,
+): Promise<TestUpstream> {
   const got: Got[] = [];
   const held: http.ServerResponse[] = [];
   const waiters: (() => void)[] = [];
@@ -89,7 +93,13 @@ export async function testUpstream(host = '127.0.0.1', extraHeaders: Record<stri
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      got.push({ method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString(), connection: numbers.get(req.socket)! });
+      got.push({
+        method: req.method!,
+        url: req.url!,
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString(),
+        connection: numbers.get(req.socket)!,
+      });
       const reply = upstream.replies.shift() ?? upstream.fallback;
       if (reply === 'hangup') return req.socket.destroy();
       res.setHeader('X-Served-By', `${host}:${upstream.port}`);

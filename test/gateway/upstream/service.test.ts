@@ -22,7 +22,8 @@ describe('a service as Emissary writes it', () => {
     });
 
     it('looks a name up as Kubernetes finds a Service: in the namespace, then as written', () => {
-      const lookups = (s: string, namespace?: string) => parseServiceAddress(s, { ...K8S, ...(namespace ? { namespace } : {}) })!.lookups;
+      const lookups = (s: string, namespace?: string) =>
+        parseServiceAddress(s, { ...K8S, ...(namespace ? { namespace } : {}) })!.lookups;
       assert.deepEqual(lookups('quote'), ['quote']);
       assert.deepEqual(lookups('quote', 'shop'), ['quote.shop.svc.cluster.local', 'quote']);
       assert.deepEqual(lookups('quote.shop'), ['quote.shop.svc.cluster.local', 'quote.shop']);
@@ -30,11 +31,25 @@ describe('a service as Emissary writes it', () => {
       assert.deepEqual(lookups('quote.shop.svc'), ['quote.shop.svc']);
       assert.deepEqual(lookups('api.example.com.'), ['api.example.com']);
       assert.deepEqual(lookups('10.0.0.7:8080'), []);
-      assert.deepEqual(parseServiceAddress('quote.shop', { clusterDomain: 'k8s.internal' })!.lookups, ['quote.shop.svc.k8s.internal', 'quote.shop']);
+      assert.deepEqual(parseServiceAddress('quote.shop', { clusterDomain: 'k8s.internal' })!.lookups, [
+        'quote.shop.svc.k8s.internal',
+        'quote.shop',
+      ]);
     });
 
     it('refuses what is no name or address', () => {
-      for (const s of ['quote:0', 'quote:65536', 'quote/base', 'ftp://quote', 'http://user:pw@quote', 'http://quote/?q', 'http://', 'quo_te', '-quote', 'http://[::zz]']) {
+      for (const s of [
+        'quote:0',
+        'quote:65536',
+        'quote/base',
+        'ftp://quote',
+        'http://user:pw@quote',
+        'http://quote/?q',
+        'http://',
+        'quo_te',
+        '-quote',
+        'http://[::zz]',
+      ]) {
         assert.equal(parseServiceAddress(s, K8S), undefined, s);
       }
     });
@@ -97,7 +112,11 @@ describe('a service as Emissary writes it', () => {
     it('answers 503 with the error body for a name that resolves nowhere', async () => {
       const res = await send(rig.base, '/missing/x');
       assert.equal(res.status, 503);
-      assert.deepEqual(res.json(), { code: 503, message: '503: Service Unavailable', detail: 'the upstream service is unavailable: its name does not resolve' });
+      assert.deepEqual(res.json(), {
+        code: 503,
+        message: '503: Service Unavailable',
+        detail: 'the upstream service is unavailable: its name does not resolve',
+      });
       assert.ok(rig.reported.errors.includes('missing refused'));
     });
   });

@@ -36,8 +36,10 @@ async function scriptedUpstream(head: string) {
     address: `127.0.0.1:${port}`,
     endpoints: [`127.0.0.1:${port}`, `127.0.0.2:${port}`],
     /** The connection of the next request whose head was sent. */
-    next: () => new Promise<net.Socket>((resolve) => (sockets.length > 0 ? resolve(sockets.shift()!) : waiting.push(resolve))),
-    close: () => Promise.all([first, second].map((server) => new Promise<void>((resolve) => server.close(() => resolve())))),
+    next: () =>
+      new Promise<net.Socket>((resolve) => (sockets.length > 0 ? resolve(sockets.shift()!) : waiting.push(resolve))),
+    close: () =>
+      Promise.all([first, second].map((server) => new Promise<void>((resolve) => server.close(() => resolve())))),
   };
 }
 
@@ -52,7 +54,9 @@ describe('answers streamed from a remote upstream', () => {
   let rig: TestGateway;
 
   before(async () => {
-    events = await scriptedUpstream('HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n');
+    events = await scriptedUpstream(
+      'HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n',
+    );
     cut = await scriptedUpstream('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n');
     rig = await testGateway([
       mapping('/events/', `http://${events.address}`, { name: 'events', rewrite: '/' }),
@@ -96,7 +100,10 @@ describe('answers streamed from a remote upstream', () => {
       assert.notEqual(ended, 'end', 'a truncated answer is not ended as a whole one');
       assert.ok(body.length < 100);
     }
-    assert.deepEqual(rig.reported.errors, Array.from({ length: 10 }, () => 'cut other'));
+    assert.deepEqual(
+      rig.reported.errors,
+      Array.from({ length: 10 }, () => 'cut other'),
+    );
     // Each endpoint failed five times in a row: one is ejected, as many as two endpoints allow.
     assert.equal(rig.reported.ejections.length, 1, rig.reported.ejections.join());
   });

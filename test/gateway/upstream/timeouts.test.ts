@@ -8,15 +8,25 @@ import { testGateway, testUpstream, type TestGateway, type TestUpstream } from '
 function stalledUpload(base: string, path: string, declared: number, sent: string): Promise<Answer> {
   const url = new URL(base);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, path, method: 'POST', headers: { 'Content-Length': String(declared) }, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString();
-        resolve({ status: res.statusCode!, headers: res.headers, text, json: () => JSON.parse(text) });
-        req.destroy();
-      });
-    });
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path,
+        method: 'POST',
+        headers: { 'Content-Length': String(declared) },
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          resolve({ status: res.statusCode!, headers: res.headers, text, json: () => JSON.parse(text) });
+          req.destroy();
+        });
+      },
+    );
     req.on('error', reject);
     req.write(sent);
   });
@@ -42,9 +52,16 @@ describe('connection timeouts and lifetimes', () => {
       res.write('{"half":');
     });
     rig = await testGateway([
-      mapping('/connect/', `https://127.0.0.1:${(silent.address() as AddressInfo).port}`, { name: 'connect', connect_timeout_ms: 100 }),
+      mapping('/connect/', `https://127.0.0.1:${(silent.address() as AddressInfo).port}`, {
+        name: 'connect',
+        connect_timeout_ms: 100,
+      }),
       mapping('/idle/', `http://${up.address}`, { name: 'idle', timeout_ms: 0, idle_timeout_ms: 100 }),
-      mapping('/idle-retry/', `http://${up.address}`, { name: 'idle-retry', idle_timeout_ms: 100, retry_policy: { retry_on: '5xx' } }),
+      mapping('/idle-retry/', `http://${up.address}`, {
+        name: 'idle-retry',
+        idle_timeout_ms: 100,
+        retry_policy: { retry_on: '5xx' },
+      }),
       // Long enough that the half sent at once is never late on a busy machine: the silence after it is what ends the answer.
       mapping('/partial/', partial.url, { name: 'partial', timeout_ms: 0, idle_timeout_ms: 1000 }),
       mapping('/cluster-idle/', `http://${lasting.address}`, { name: 'cluster-idle', cluster_idle_timeout_ms: 100 }),
@@ -62,7 +79,11 @@ describe('connection timeouts and lifetimes', () => {
   it('answers 503 with the error body when no connection is made within connect_timeout_ms, TLS handshake included, and closes the one begun', async () => {
     const res = await send(rig.base, '/connect/');
     assert.equal(res.status, 503);
-    assert.deepEqual(res.json(), { code: 503, message: '503: Service Unavailable', detail: 'the upstream service is unavailable' });
+    assert.deepEqual(res.json(), {
+      code: 503,
+      message: '503: Service Unavailable',
+      detail: 'the upstream service is unavailable',
+    });
     assert.ok(rig.reported.errors.includes('connect refused'));
     // Left open, the connection would hold the server's close() (in after) for good.
     await new Promise<void>(function wait(resolve) {

@@ -64,7 +64,7 @@ describe('gateway Upgrade requests', () => {
     assert.equal(received[0].body.toString(), 'hello');
   });
 
-  it('passes on no HTTP2-Settings of an h2c upgrade, which the client named in Connection as one connection\'s', async () => {
+  it("passes on no HTTP2-Settings of an h2c upgrade, which the client named in Connection as one connection's", async () => {
     const h2c = 'Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n';
     const remote = await exchange(port, `GET /ws/x HTTP/1.1\r\nHost: gw\r\n${h2c}\r\n`);
     assert.ok(remote.reply.endsWith('plain /x'), remote.reply);
@@ -90,7 +90,9 @@ describe('gateway Upgrade requests', () => {
   });
 
   it('keeps the connection open after a request without Upgrade', async () => {
-    const { reply, closed } = await exchange(port, 'GET /ws/x HTTP/1.1\r\nHost: gw\r\n\r\n', { until: (reply) => reply.endsWith('plain /x') });
+    const { reply, closed } = await exchange(port, 'GET /ws/x HTTP/1.1\r\nHost: gw\r\n\r\n', {
+      until: (reply) => reply.endsWith('plain /x'),
+    });
     assert.match(reply, /^HTTP\/1\.1 200 OK\r\n/);
     assert.equal(closed, false);
   });

@@ -48,12 +48,21 @@ describe('http/request/client-path', () => {
     const ctx = contextOf({ original: '/host/M/1', path: '/messages/1', mapping: M, mount: '/v1' });
     assert.equal(clientPath(ctx, '/messages/2'), '/host/M/2');
     assert.equal(clientPath(ctx, '/accounts/1'), '/host/v1/accounts/1');
-    const own = contextOf({ original: '/host/v1/hotels/x', path: '/v1/hotels/x', mapping: { prefix: '/v1/hotels', rewrite: '' } });
+    const own = contextOf({
+      original: '/host/v1/hotels/x',
+      path: '/v1/hotels/x',
+      mapping: { prefix: '/v1/hotels', rewrite: '' },
+    });
     assert.equal(clientPath(own, '/v1/hotels/y'), '/host/v1/hotels/y');
   });
 
   it('undoes a prefix without a slash, to a rewrite with or without one', () => {
-    const bare = contextOf({ original: '/m', path: '/messages/', mapping: { prefix: '/m', rewrite: '/v1/messages/' }, mount: '/v1' });
+    const bare = contextOf({
+      original: '/m',
+      path: '/messages/',
+      mapping: { prefix: '/m', rewrite: '/v1/messages/' },
+      mount: '/v1',
+    });
     assert.equal(clientPath(bare, '/messages/1'), '/m/1');
     assert.equal(clientPath(bare, '/messages/?offset=1'), '/m/?offset=1');
     const root = contextOf({ original: '/only1', path: '/v1', mapping: { prefix: '/only1', rewrite: '/v1' } });
@@ -61,7 +70,12 @@ describe('http/request/client-path', () => {
   });
 
   it('puts a whole prefix back for the default rewrite', () => {
-    const ctx = contextOf({ original: '/api/v2/messages/1', path: '/messages/1', mapping: { prefix: '/api/', rewrite: '/' }, mount: '/v2' });
+    const ctx = contextOf({
+      original: '/api/v2/messages/1',
+      path: '/messages/1',
+      mapping: { prefix: '/api/', rewrite: '/' },
+      mount: '/v2',
+    });
     assert.equal(clientPath(ctx, '/accounts/1'), '/api/v2/accounts/1');
   });
 
@@ -73,7 +87,12 @@ describe('http/request/client-path', () => {
   });
 
   it('falls back on the mounts for a rewrite it cannot undo, and without a recorded path', () => {
-    const regex = contextOf({ original: '/r/x/1', path: '/messages/1', mapping: { prefix: '/r/', rewrite: '/', regex_rewrite: {} }, mount: '/v1' });
+    const regex = contextOf({
+      original: '/r/x/1',
+      path: '/messages/1',
+      mapping: { prefix: '/r/', rewrite: '/', regex_rewrite: {} },
+      mount: '/v1',
+    });
     assert.equal(clientPath(regex, '/messages/2'), '/messages/2');
     const req = { url: '/messages/1', method: 'GET', headers: {}, socket: {} } as unknown as IncomingMessage;
     const unrecorded = new Koa().createContext(req, {} as ServerResponse);

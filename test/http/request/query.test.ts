@@ -83,7 +83,11 @@ describe('http/request/query', () => {
   it('reads them in one pass through the whole gateway, with its access log naming the argument', async () => {
     const running = await startGatehouse({ configDir: DEMO_CONFIG });
     try {
-      const calls = await getAllCalls(() => request(running.url).get(`/v1/messages/?${Array(8000).fill('a').join('&')}`).expect(400));
+      const calls = await getAllCalls(() =>
+        request(running.url)
+          .get(`/v1/messages/?${Array(8000).fill('a').join('&')}`)
+          .expect(400),
+      );
       assert.equal(calls, 0);
       const [line] = await running.log.waitForLines(1, (l) => l.msg === 'request');
       assert.deepEqual(line.query, ['a']);

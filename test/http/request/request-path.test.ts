@@ -10,11 +10,26 @@ import { setPath } from '../../../src/http';
 /** A context over a request for `url`, as Koa builds one. */
 function contextFor(url: string): Context {
   const req = { url, method: 'GET', headers: { host: 'api.test' }, socket: {} } as unknown as IncomingMessage;
-  const res = { getHeader: () => undefined, setHeader: () => undefined, removeHeader: () => undefined } as unknown as ServerResponse;
+  const res = {
+    getHeader: () => undefined,
+    setHeader: () => undefined,
+    removeHeader: () => undefined,
+  } as unknown as ServerResponse;
   return new Koa().createContext(req, res) as Context;
 }
 
-const URLS = ['/v1/messages/1', '/v1/messages/1?x=1&y=%20', '/v1/', '/', '/a?', '/a#frag', '/a b?c', '//host.test/x?y', '/a?b#c', '/caf%C3%A9?q=é'];
+const URLS = [
+  '/v1/messages/1',
+  '/v1/messages/1?x=1&y=%20',
+  '/v1/',
+  '/',
+  '/a?',
+  '/a#frag',
+  '/a b?c',
+  '//host.test/x?y',
+  '/a?b#c',
+  '/caf%C3%A9?q=é',
+];
 const PATHS = ['/messages/1', '/', '/v1/messages/1', 'relative', '/with?question', '/with#hash', '/sp ace', '/é'];
 
 describe('http/request/request-path', () => {

@@ -10,11 +10,13 @@ function request(version: string, transferEncoding?: string): IncomingMessage {
 
 describe('http/request/transfer-coding', () => {
   it('takes chunked alone, in any case and with spaces, as the one coding it reads', () => {
-    for (const value of [undefined, 'chunked', 'Chunked', ' CHUNKED ']) assert.equal(hasOtherTransferCoding(value), false, value);
+    for (const value of [undefined, 'chunked', 'Chunked', ' CHUNKED '])
+      assert.equal(hasOtherTransferCoding(value), false, value);
   });
 
   it('tells of any other coding, before chunked or alone', () => {
-    for (const value of ['gzip, chunked', 'identity', 'gzip', 'chunked, chunked', 'xchunked']) assert.equal(hasOtherTransferCoding(value), true, value);
+    for (const value of ['gzip, chunked', 'identity', 'gzip', 'chunked, chunked', 'xchunked'])
+      assert.equal(hasOtherTransferCoding(value), true, value);
   });
 
   it('refuses another coding with 501, and any Transfer-Encoding in HTTP/1.0 with 400', () => {

@@ -30,8 +30,14 @@ function mounted(prefix: string, app: Koa): Koa {
 describe('http/request/urls', () => {
   describe('redactAddress', () => {
     it('hides the user, password, query and fragment of an address, and keeps the rest', () => {
-      assert.equal(redactAddress('http://svc:hunter2@legacy.internal:8080/base'), 'http://***@legacy.internal:8080/base');
-      assert.equal(redactAddress('https://auth.internal/check?access_token=abc123&x=1'), 'https://auth.internal/check?***');
+      assert.equal(
+        redactAddress('http://svc:hunter2@legacy.internal:8080/base'),
+        'http://***@legacy.internal:8080/base',
+      );
+      assert.equal(
+        redactAddress('https://auth.internal/check?access_token=abc123&x=1'),
+        'https://auth.internal/check?***',
+      );
       assert.equal(redactAddress('http://auth.internal/check#key=abc123'), 'http://auth.internal/check#***');
       assert.equal(redactAddress('grpc://u:p@rl.internal:8081?t=1\nsecond'), 'grpc://***@rl.internal:8081?***');
       assert.equal(redactAddress('ratelimit.internal:8081'), 'ratelimit.internal:8081');
@@ -45,7 +51,10 @@ describe('http/request/urls', () => {
   });
 
   it('puts back the prefix a mount stripped', async () => {
-    const res = await request(mounted('/v1', echoApp()).callback()).get('/v1/things/1').set('Host', 'h.test').expect(200);
+    const res = await request(mounted('/v1', echoApp()).callback())
+      .get('/v1/things/1')
+      .set('Host', 'h.test')
+      .expect(200);
     assert.deepEqual(res.body, { path: '/things/1', base: '/v1', self: 'http://h.test/v1/things/1' });
   });
 
@@ -63,7 +72,7 @@ describe('http/request/urls', () => {
     assert.deepEqual([slash.body.path, slash.body.base], ['/', '/host/v1']);
   });
 
-  it('uses the path a gateway recorded as the client\'s', async () => {
+  it("uses the path a gateway recorded as the client's", async () => {
     const gateway = new Koa();
     gateway.use(async (ctx, next) => {
       ctx.state[ORIGINAL_PATH] = '/public/v1/things/1';
@@ -75,20 +84,31 @@ describe('http/request/urls', () => {
     assert.deepEqual(res.body, { path: '/things/1', base: '/public/v1', self: 'http://h.test/public/v1/things/1' });
   });
 
-  it('does not take the client\'s Origin header for its own origin', async () => {
-    const res = await request(echoApp().callback()).get('/x').set('Host', 'h.test').set('Origin', 'https://evil.test').expect(200);
+  it("does not take the client's Origin header for its own origin", async () => {
+    const res = await request(echoApp().callback())
+      .get('/x')
+      .set('Host', 'h.test')
+      .set('Origin', 'https://evil.test')
+      .expect(200);
     assert.equal(res.body.self, 'http://h.test/things/1');
   });
 
   it('follows X-Forwarded-Proto and -Host only when told to trust a proxy', async () => {
     const forwarded = { 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'public.test' };
     const trusting = await request(mounted('/v1', echoApp()).callback()).get('/v1/x').set(forwarded).expect(200);
-    assert.match(trusting.body.self, /^http:\/\/127\.0\.0\.1:\d+\/v1\/things\/1$/, 'the outer app decides, and it does not trust');
+    assert.match(
+      trusting.body.self,
+      /^http:\/\/127\.0\.0\.1:\d+\/v1\/things\/1$/,
+      'the outer app decides, and it does not trust',
+    );
     const behindProxy = new Koa({ proxy: true });
     behindProxy.use(mount('/v1', echoApp()));
     const res = await request(behindProxy.callback()).get('/v1/x').set(forwarded).expect(200);
     assert.equal(res.body.self, 'https://public.test/v1/things/1');
-    const alone = await request(echoApp({ proxy: true }).callback()).get('/x').set(forwarded).expect(200);
+    const alone = await request(echoApp({ proxy: true }).callback())
+      .get('/x')
+      .set(forwarded)
+      .expect(200);
     assert.equal(alone.body.self, 'https://public.test/things/1');
   });
 
@@ -99,7 +119,17 @@ describe('http/request/urls', () => {
       return new Koa({ proxy }).createContext(req, {} as ServerResponse);
     }
 
-    const hosts = ['api.test', 'api.test:8080', '[::1]:8080', 'a.test, b.test', 'a.test,b.test', 'user@a.test', 'u:p@a.test:81', ' a.test', ''];
+    const hosts = [
+      'api.test',
+      'api.test:8080',
+      '[::1]:8080',
+      'a.test, b.test',
+      'a.test,b.test',
+      'user@a.test',
+      'u:p@a.test:81',
+      ' a.test',
+      '',
+    ];
     for (const host of hosts) {
       it(`reads Host '${host}' as Koa's ctx.host does`, () => {
         const ctx = contextWith({ host });
@@ -107,7 +137,7 @@ describe('http/request/urls', () => {
       });
     }
 
-    it("reads what Koa reads without a Host, behind a proxy and over HTTP/2", () => {
+    it('reads what Koa reads without a Host, behind a proxy and over HTTP/2', () => {
       for (const ctx of [
         contextWith({}),
         contextWith({ host: 'inner.test', 'x-forwarded-host': 'outer.test, proxy.test' }, true),
@@ -116,7 +146,10 @@ describe('http/request/urls', () => {
       ]) {
         assert.equal(requestHost(ctx), ctx.host);
       }
-      assert.equal(requestHost(contextWith({ host: 'inner.test', 'x-forwarded-host': 'outer.test, proxy.test' }, true)), 'outer.test');
+      assert.equal(
+        requestHost(contextWith({ host: 'inner.test', 'x-forwarded-host': 'outer.test, proxy.test' }, true)),
+        'outer.test',
+      );
     });
   });
 

@@ -85,7 +85,10 @@ describe('http/response/collection', () => {
     });
 
     it('refuses an unknown field, naming it and the known ones', () => {
-      assert.equal(rejection({ fields: 'id,weight' }), "fields: unknown field 'weight'; known fields: id, colour, size");
+      assert.equal(
+        rejection({ fields: 'id,weight' }),
+        "fields: unknown field 'weight'; known fields: id, colour, size",
+      );
     });
 
     it('refuses empty field names', () => {
@@ -99,11 +102,16 @@ describe('http/response/collection', () => {
 
     it('refuses an argument that is not a filterable field, naming it', () => {
       assert.equal(rejection({ id: '1' }), "unknown query argument 'id'; filterable fields: colour, size");
-      assert.equal(rejection({ __proto__x: '1' }), "unknown query argument '__proto__x'; filterable fields: colour, size");
+      assert.equal(
+        rejection({ __proto__x: '1' }),
+        "unknown query argument '__proto__x'; filterable fields: colour, size",
+      );
     });
 
     it('says nothing of filterable fields when there are none', () => {
-      assert.throws(() => parseListQuery({ q: 'x' }, { fields: ['id'], filterable: [] }), { detail: "unknown query argument 'q'" });
+      assert.throws(() => parseListQuery({ q: 'x' }, { fields: ['id'], filterable: [] }), {
+        detail: "unknown query argument 'q'",
+      });
     });
   });
 
@@ -130,7 +138,13 @@ describe('http/response/collection', () => {
     };
 
     it('reads each value in the spelling the items use', () => {
-      const query = { size: '04', owner: 'B1240207-0DF8-456D-9EE3-752904B6062B', day: '2026-02-28', state: 'open', colour: 'Red' };
+      const query = {
+        size: '04',
+        owner: 'B1240207-0DF8-456D-9EE3-752904B6062B',
+        day: '2026-02-28',
+        state: 'open',
+        colour: 'Red',
+      };
       assert.deepEqual(parseListQuery(query, typed).filters, {
         size: '4',
         owner: 'b1240207-0df8-456d-9ee3-752904b6062b',
@@ -158,7 +172,12 @@ describe('http/response/collection', () => {
 
     it('finds with a value spelled another way what the usual spelling finds', () => {
       const items = [{ id: '1', size: 4, owner: 'b1240207-0df8-456d-9ee3-752904b6062b' }];
-      assert.ok(matchesFilters(items[0], parseListQuery({ size: '004', owner: 'B1240207-0DF8-456D-9EE3-752904B6062B' }, typed).filters));
+      assert.ok(
+        matchesFilters(
+          items[0],
+          parseListQuery({ size: '004', owner: 'B1240207-0DF8-456D-9EE3-752904B6062B' }, typed).filters,
+        ),
+      );
     });
   });
 
@@ -169,8 +188,14 @@ describe('http/response/collection', () => {
     });
 
     it('refuses paging, filters and unknown fields on an item', () => {
-      assert.throws(() => parseItemQuery({ offset: '1' }, spec), { status: 400, detail: "unknown query argument 'offset'" });
-      assert.throws(() => parseItemQuery({ colour: 'red' }, spec), { status: 400, detail: "unknown query argument 'colour'" });
+      assert.throws(() => parseItemQuery({ offset: '1' }, spec), {
+        status: 400,
+        detail: "unknown query argument 'offset'",
+      });
+      assert.throws(() => parseItemQuery({ colour: 'red' }, spec), {
+        status: 400,
+        detail: "unknown query argument 'colour'",
+      });
       assert.throws(() => parseItemQuery({ fields: 'nope' }, spec), { status: 400, detail: /unknown field 'nope'/ });
     });
   });
@@ -192,7 +217,11 @@ describe('http/response/collection', () => {
   });
 
   describe('pageOf', () => {
-    const things = Array.from({ length: 45 }, (_, i) => ({ id: String(i + 1), colour: i % 3 === 0 ? 'red' : 'blue', size: 'M' }));
+    const things = Array.from({ length: 45 }, (_, i) => ({
+      id: String(i + 1),
+      colour: i % 3 === 0 ? 'red' : 'blue',
+      size: 'M',
+    }));
 
     function thingsApp(): Koa {
       const app = createServiceApp();
@@ -261,7 +290,11 @@ describe('http/response/collection', () => {
 
     it('answers 400 through the error handler for a bad argument', async () => {
       const res = await request(thingsApp().callback()).get('/things/?limit=-3').expect(400);
-      assert.deepEqual(res.body, { code: 400, message: '400: Bad Request', detail: 'limit must be a positive integer' });
+      assert.deepEqual(res.body, {
+        code: 400,
+        message: '400: Bad Request',
+        detail: 'limit must be a positive integer',
+      });
     });
   });
 });

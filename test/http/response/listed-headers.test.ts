@@ -13,7 +13,11 @@ import { ListedHeadersResponse } from '../../../src/http';
 type Handler = (res: http.ServerResponse, seen: unknown[]) => void;
 
 /** What a handler does and sees on a server made with `Response`, and the raw answer it sends. */
-async function run(Response: typeof http.ServerResponse, handler: Handler, request: string): Promise<{ wire: string; seen: unknown[] }> {
+async function run(
+  Response: typeof http.ServerResponse,
+  handler: Handler,
+  request: string,
+): Promise<{ wire: string; seen: unknown[] }> {
   const seen: unknown[] = [];
   const server = http.createServer({ ServerResponse: Response }, (_req, res) => {
     try {
@@ -32,7 +36,9 @@ async function run(Response: typeof http.ServerResponse, handler: Handler, reque
   socket.on('data', (chunk: Buffer) => chunks.push(chunk));
   await once(socket, 'close');
   server.close();
-  const wire = Buffer.concat(chunks).toString('latin1').replace(/\r\nDate: [^\r]*/g, '\r\nDate: (now)');
+  const wire = Buffer.concat(chunks)
+    .toString('latin1')
+    .replace(/\r\nDate: [^\r]*/g, '\r\nDate: (now)');
   return { wire, seen };
 }
 
@@ -77,13 +83,21 @@ describe('http/response/listed-headers', () => {
       seen.push(...views(res));
       res.end('ok');
     });
-    assert.match(wire, /^HTTP\/1\.1 200 OK\r\nContent-Type: text\/plain\r\nx-request-ID: def\r\nvary: Accept\r\nContent-Length: 2\r\n/);
+    assert.match(
+      wire,
+      /^HTTP\/1\.1 200 OK\r\nContent-Type: text\/plain\r\nx-request-ID: def\r\nvary: Accept\r\nContent-Length: 2\r\n/,
+    );
   });
 
   it('reads a header back in any spelling, and says when there is none', async () => {
     const { seen } = await alike((res, seen) => {
       res.setHeader('RateLimit', '"u";r=1;t=60');
-      seen.push(res.getHeader('ratelimit'), res.getHeader('RATELIMIT'), res.getHeader('RateLimit'), res.getHeader('Vary'));
+      seen.push(
+        res.getHeader('ratelimit'),
+        res.getHeader('RATELIMIT'),
+        res.getHeader('RateLimit'),
+        res.getHeader('Vary'),
+      );
       seen.push(res.hasHeader('ratelimit'), res.hasHeader('rateLIMIT'), res.hasHeader('vary'));
       res.end();
     });
@@ -121,7 +135,10 @@ describe('http/response/listed-headers', () => {
       seen.push(...views(res));
       res.end();
     });
-    assert.match(wire, /Set-Cookie: a=1\r\nSet-Cookie: b=2\r\nSet-Cookie: c=3\r\nLink: <\/a>\r\nLink: <\/b>\r\nVary: Accept\r\nVary: Origin\r\n/);
+    assert.match(
+      wire,
+      /Set-Cookie: a=1\r\nSet-Cookie: b=2\r\nSet-Cookie: c=3\r\nLink: <\/a>\r\nLink: <\/b>\r\nVary: Accept\r\nVary: Origin\r\n/,
+    );
   });
 
   it('merges headers given to writeHead over those set, as an object or as a list', async () => {
@@ -141,11 +158,15 @@ describe('http/response/listed-headers', () => {
   });
 
   it('keeps the repetitions of a list given to writeHead after headers were set', async () => {
-    const { wire } = await run(ListedHeadersResponse, (res) => {
-      res.setHeader('X-Old', '0');
-      res.writeHead(200, ['X-Twice', 'a', 'X-Twice', 'b']);
-      res.end();
-    }, GET);
+    const { wire } = await run(
+      ListedHeadersResponse,
+      (res) => {
+        res.setHeader('X-Old', '0');
+        res.writeHead(200, ['X-Twice', 'a', 'X-Twice', 'b']);
+        res.end();
+      },
+      GET,
+    );
     assert.match(wire, /X-Old: 0\r\nX-Twice: a\r\nX-Twice: b\r\n/);
   });
 
@@ -181,7 +202,13 @@ describe('http/response/listed-headers', () => {
 
   it('takes a Headers object as Node does', async () => {
     await alike((res, seen) => {
-      res.setHeaders(new Headers([['X-A', '1'], ['Set-Cookie', 'a=1'], ['Set-Cookie', 'b=2']]));
+      res.setHeaders(
+        new Headers([
+          ['X-A', '1'],
+          ['Set-Cookie', 'a=1'],
+          ['Set-Cookie', 'b=2'],
+        ]),
+      );
       seen.push(...views(res));
       res.end();
     });
@@ -223,7 +250,7 @@ describe('http/response/listed-headers', () => {
   });
 
   it('accepts and refuses the same names and values as Node, with the same errors', async () => {
-    const names: unknown[] = ['', 1, null, 'X-Ünicode', 'X\u0100', '~!#$%&\'*+.^_`|-09azAZ'];
+    const names: unknown[] = ['', 1, null, 'X-Ünicode', 'X\u0100', "~!#$%&'*+.^_`|-09azAZ"];
     const values: unknown[] = [7, ['a', 'b'], ['ok', 'bad\n'], [], '\xe9\xff', '\u20ac', 'tab\there', null, {}];
     for (let code = 0; code < 0x180; code++) {
       names.push(`X-${String.fromCharCode(code)}`);

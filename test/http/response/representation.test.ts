@@ -5,7 +5,13 @@
 import assert from 'node:assert/strict';
 import Koa from 'koa';
 import request from 'supertest';
-import { createFormatterRegistry, createServiceApp, jsonFormatter, representation, type Formatter } from '../../../src/http';
+import {
+  createFormatterRegistry,
+  createServiceApp,
+  jsonFormatter,
+  representation,
+  type Formatter,
+} from '../../../src/http';
 
 function appAnswering(handler: Koa.Middleware): Koa {
   const app = createServiceApp();
@@ -19,13 +25,25 @@ describe('http/response/representation', () => {
   });
 
   it('writes objects as JSON by default, with a charset and Vary: Accept', async () => {
-    const res = await request(object.callback()).get('/').expect(200).expect('Content-Type', 'application/json; charset=utf-8').expect('Vary', 'Accept');
+    const res = await request(object.callback())
+      .get('/')
+      .expect(200)
+      .expect('Content-Type', 'application/json; charset=utf-8')
+      .expect('Vary', 'Accept');
     assert.equal(res.text, '{"id":"1","tags":["a","b"]}');
   });
 
   it('writes XML when XML is asked for', async () => {
-    const res = await request(object.callback()).get('/').set('Accept', 'application/xml').expect(200).expect('Content-Type', 'application/xml').expect('Vary', 'Accept');
-    assert.equal(res.text, '<?xml version="1.0" encoding="UTF-8"?>\n<response><id>1</id><tags><item>a</item><item>b</item></tags></response>');
+    const res = await request(object.callback())
+      .get('/')
+      .set('Accept', 'application/xml')
+      .expect(200)
+      .expect('Content-Type', 'application/xml')
+      .expect('Vary', 'Accept');
+    assert.equal(
+      res.text,
+      '<?xml version="1.0" encoding="UTF-8"?>\n<response><id>1</id><tags><item>a</item><item>b</item></tags></response>',
+    );
   });
 
   it('answers 406 listing the supported types when nothing is acceptable, before the handler runs', async () => {
@@ -35,7 +53,11 @@ describe('http/response/representation', () => {
       ctx.body = {};
     });
     const res = await request(app.callback()).get('/').set('Accept', 'text/html').expect(406).expect('Vary', 'Accept');
-    assert.deepEqual(res.body, { code: 406, message: '406: Not Acceptable', detail: 'supported types: application/json, application/xml' });
+    assert.deepEqual(res.body, {
+      code: 406,
+      message: '406: Not Acceptable',
+      detail: 'supported types: application/json, application/xml',
+    });
     assert.equal(ran, false);
   });
 
@@ -51,7 +73,11 @@ describe('http/response/representation', () => {
     const text = appAnswering((ctx) => {
       ctx.body = '<p>hi</p>';
     });
-    await request(text.callback()).get('/').expect(200).expect('Content-Type', 'text/html; charset=utf-8').expect('<p>hi</p>');
+    await request(text.callback())
+      .get('/')
+      .expect(200)
+      .expect('Content-Type', 'text/html; charset=utf-8')
+      .expect('<p>hi</p>');
     const bytes = appAnswering((ctx) => {
       ctx.body = Buffer.from('raw');
     });

@@ -16,7 +16,17 @@ const LIMITS = [{ domain: 'd', descriptors: [{ key: 'k', rate_limit: { unit: 'da
 
 /** One descriptor of `entries` entries, the first `k=<value>` so that the limit above counts it. */
 function wide(value: string, entries: number) {
-  return { domain: 'd', descriptors: [{ entries: Array.from({ length: entries }, (_, i) => ({ key: i === 0 ? 'k' : 'e', value: i === 0 ? value : i.toString(36) })) }] };
+  return {
+    domain: 'd',
+    descriptors: [
+      {
+        entries: Array.from({ length: entries }, (_, i) => ({
+          key: i === 0 ? 'k' : 'e',
+          value: i === 0 ? value : i.toString(36),
+        })),
+      },
+    ],
+  };
 }
 
 /** The wire bytes of a request, as a client sends them. */
@@ -29,8 +39,13 @@ function callRaw(client: grpc.Client, service: string, bytes: Buffer): Promise<u
   const method = methodOf(service, 'ShouldRateLimit');
   return new Promise((resolve, reject) => {
     // A deadline longer than the test: the refusal's code, not DEADLINE_EXCEEDED, is what ends the call.
-    client.makeUnaryRequest(method.path, (b: Buffer) => b, method.responseDeserialize, bytes, { deadline: Date.now() + 600_000 }, (err, res) =>
-      err ? reject(err) : resolve(res),
+    client.makeUnaryRequest(
+      method.path,
+      (b: Buffer) => b,
+      method.responseDeserialize,
+      bytes,
+      { deadline: Date.now() + 600_000 },
+      (err, res) => (err ? reject(err) : resolve(res)),
     );
   });
 }
@@ -53,7 +68,11 @@ describe('what one rate-limit call may carry', () => {
   let clients: Clients;
 
   async function serve(options: { maxMessageBytes?: number; maxDescriptorEntries?: number } = {}): Promise<void> {
-    service = createRateLimitService({ limits: LIMITS, logger: memoryLogger(), maxDescriptorEntries: options.maxDescriptorEntries });
+    service = createRateLimitService({
+      limits: LIMITS,
+      logger: memoryLogger(),
+      maxDescriptorEntries: options.maxDescriptorEntries,
+    });
     server = createRateLimitGrpcServer(service, { port: 0, maxMessageBytes: options.maxMessageBytes });
     clients = grpcClients(`127.0.0.1:${await server.start()}`);
   }
@@ -66,7 +85,10 @@ describe('what one rate-limit call may carry', () => {
   it('refuses a message past 64 KiB with RESOURCE_EXHAUSTED from its length, before reading it (300,000 entries, 3.9 MB)', async () => {
     await serve();
     for (const service of [ENVOY_V3_SERVICE, LYFT_SERVICE]) {
-      await assert.rejects(callRaw(clients.envoy, service, hugeRequest()), refusedWith(grpc.status.RESOURCE_EXHAUSTED, /larger than max \(3\d{6} vs 65536\)/));
+      await assert.rejects(
+        callRaw(clients.envoy, service, hugeRequest()),
+        refusedWith(grpc.status.RESOURCE_EXHAUSTED, /larger than max \(3\d{6} vs 65536\)/),
+      );
     }
     assert.equal(service.stats().requests, 0, 'counted nowhere');
     // The connection and the service are as good as before.
@@ -78,8 +100,14 @@ describe('what one rate-limit call may carry', () => {
     const value = `wide-${Date.now()}`;
     for (const client of [clients.envoy, clients.lyft]) {
       await assert.rejects(
-        unary(client, 'ShouldRateLimit', { domain: 'd', descriptors: [{ entries: [{ key: 'k', value }] }, wide(value, 65).descriptors[0]] }),
-        refusedWith(grpc.status.INVALID_ARGUMENT, /^descriptors\[1\]: a descriptor carries at most 64 entries, this one 65$/),
+        unary(client, 'ShouldRateLimit', {
+          domain: 'd',
+          descriptors: [{ entries: [{ key: 'k', value }] }, wide(value, 65).descriptors[0]],
+        }),
+        refusedWith(
+          grpc.status.INVALID_ARGUMENT,
+          /^descriptors\[1\]: a descriptor carries at most 64 entries, this one 65$/,
+        ),
       );
     }
     assert.equal(service.stats().requests, 0);
@@ -92,7 +120,10 @@ describe('what one rate-limit call may carry', () => {
     // Within 8 MiB, 300,000 entries are counted on the wire and refused unread.
     await assert.rejects(
       callRaw(clients.envoy, ENVOY_V3_SERVICE, hugeRequest()),
-      refusedWith(grpc.status.INVALID_ARGUMENT, /^descriptors\[0\]: a descriptor carries at most 2 entries, this one 300000$/),
+      refusedWith(
+        grpc.status.INVALID_ARGUMENT,
+        /^descriptors\[0\]: a descriptor carries at most 2 entries, this one 300000$/,
+      ),
     );
     assert.equal((await unary(clients.envoy, 'ShouldRateLimit', wide('x', 2))).overall_code, 'OK');
   });
@@ -112,9 +143,13 @@ describe('what one rate-limit call may carry', () => {
       return call;
     };
     const calls = got.map((_, i) =>
-      watch(`watch-${i}`, () => got[i]++, (err) => {
-        if (err.code !== grpc.status.CANCELLED) refused[i] = `${err.code}: ${err.details}`;
-      }),
+      watch(
+        `watch-${i}`,
+        () => got[i]++,
+        (err) => {
+          if (err.code !== grpc.status.CANCELLED) refused[i] = `${err.code}: ${err.details}`;
+        },
+      ),
     );
     const firstTen = () => got.slice(0, 10).every((n) => n > 0);
     while (!firstTen()) await new Promise((resolve) => setTimeout(resolve, 5));
@@ -127,7 +162,11 @@ describe('what one rate-limit call may carry', () => {
       // the instant another ends, which it still counts; a call made then is served.
       assert.match(refused[10], new RegExp(`^${grpc.status.RESOURCE_EXHAUSTED}: `));
       let late = 0;
-      const again = watch('watch-again', () => late++, () => undefined);
+      const again = watch(
+        'watch-again',
+        () => late++,
+        () => undefined,
+      );
       while (late === 0) await new Promise((resolve) => setTimeout(resolve, 5));
       again.cancel();
     }
@@ -137,21 +176,33 @@ describe('what one rate-limit call may carry', () => {
   it('serves reflection and health under the message limit', async () => {
     await serve({ maxMessageBytes: 1024 });
     assert.deepEqual(await unary(clients.health, 'Check', { service: '' }), { status: 'SERVING' });
-    await assert.rejects(unary(clients.health, 'Check', { service: 'x'.repeat(2000) }), refusedWith(grpc.status.RESOURCE_EXHAUSTED, /larger than max/));
+    await assert.rejects(
+      unary(clients.health, 'Check', { service: 'x'.repeat(2000) }),
+      refusedWith(grpc.status.RESOURCE_EXHAUSTED, /larger than max/),
+    );
   });
 
   it('refuses the same request in process, where no wire bytes were counted', async () => {
     await serve();
-    await assert.rejects(service.shouldRateLimit({ domain: 'd', descriptors: [{ entries: wide('x', 65).descriptors[0].entries }] }), {
-      code: 'INVALID_ARGUMENT',
-      message: 'descriptors[0]: a descriptor carries at most 64 entries, this one 65',
-    });
+    await assert.rejects(
+      service.shouldRateLimit({ domain: 'd', descriptors: [{ entries: wide('x', 65).descriptors[0].entries }] }),
+      {
+        code: 'INVALID_ARGUMENT',
+        message: 'descriptors[0]: a descriptor carries at most 64 entries, this one 65',
+      },
+    );
   });
 });
 
 describe('rate-limit request bounds', () => {
   it('refuses bounds that are not whole numbers of at least 1', () => {
-    assert.throws(() => createRateLimitService({ limits: [], maxDescriptorEntries: 0 }), /^RangeError: maxDescriptorEntries must be a whole number of 1 or more, got 0$/);
-    assert.throws(() => createRateLimitGrpcServer(createRateLimitService({ limits: [] }), { maxMessageBytes: 1.5 }), /maxMessageBytes must be a whole number of 1 or more, got 1\.5/);
+    assert.throws(
+      () => createRateLimitService({ limits: [], maxDescriptorEntries: 0 }),
+      /^RangeError: maxDescriptorEntries must be a whole number of 1 or more, got 0$/,
+    );
+    assert.throws(
+      () => createRateLimitGrpcServer(createRateLimitService({ limits: [] }), { maxMessageBytes: 1.5 }),
+      /maxMessageBytes must be a whole number of 1 or more, got 1\.5/,
+    );
   });
 });

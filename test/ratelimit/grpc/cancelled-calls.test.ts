@@ -5,7 +5,12 @@
  * waiting together in its socket, and counts none of those calls.
  */
 import assert from 'node:assert/strict';
-import { createRateLimitClient, RateLimitCallError, type RateLimitClient, type RateLimitRequest } from '../../../src/ratelimit';
+import {
+  createRateLimitClient,
+  RateLimitCallError,
+  type RateLimitClient,
+  type RateLimitRequest,
+} from '../../../src/ratelimit';
 import { startCli, type CliServer } from '../../support/process';
 import { BURST_LIMIT, burstConfigDir } from '../support/bursts';
 
@@ -22,7 +27,9 @@ describe('calls cancelled while the rate-limit service was stopped', function ()
 
   before(async () => {
     config = burstConfigDir();
-    server = await startCli(['serve', 'ratelimit', '--port', '0', '--config', config.dir], { env: { LOG_LEVEL: 'error' } });
+    server = await startCli(['serve', 'ratelimit', '--port', '0', '--config', config.dir], {
+      env: { LOG_LEVEL: 'error' },
+    });
     client = createRateLimitClient(server.address, { timeoutMs: 30_000 });
     await client.shouldRateLimit(request('warm-up'));
   });
@@ -38,7 +45,9 @@ describe('calls cancelled while the rate-limit service was stopped', function ()
   it('counts none of them, and answers the next call from the counter as it was', async () => {
     const value = `stopped-${process.pid}`;
     server.child.kill('SIGSTOP');
-    const given = await Promise.allSettled(Array.from({ length: 5 }, () => client.shouldRateLimit(request(value), { timeoutMs: 25 })));
+    const given = await Promise.allSettled(
+      Array.from({ length: 5 }, () => client.shouldRateLimit(request(value), { timeoutMs: 25 })),
+    );
     for (const outcome of given) {
       assert.equal(outcome.status, 'rejected');
       assert.ok((outcome as PromiseRejectedResult).reason instanceof RateLimitCallError);

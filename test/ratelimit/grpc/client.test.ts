@@ -38,7 +38,12 @@ describe('rate-limit gRPC client', () => {
     const req = (to: string) => ({
       domain: 'messaging',
       descriptors: [
-        { entries: [{ key: 'message_type', value: 'marketing' }, { key: 'to_number', value: to }] },
+        {
+          entries: [
+            { key: 'message_type', value: 'marketing' },
+            { key: 'to_number', value: to },
+          ],
+        },
         { entries: [{ key: 'ldap', value: 'x' }] },
         { entries: [{ key: 'unknown', value: 'x' }] },
       ],
@@ -55,7 +60,15 @@ describe('rate-limit gRPC client', () => {
     const res = await client.shouldRateLimit({
       domain: 'messaging',
       hitsAddend: 2,
-      descriptors: [{ entries: [{ key: 'client', value: 'c', }, { key: 'path', value: '/admin' }] }, { entries: [{ key: 'k', value: 'v' }], limit: { requestsPerUnit: 3, unit: 'YEAR' }, hitsAddend: 0 }],
+      descriptors: [
+        {
+          entries: [
+            { key: 'client', value: 'c' },
+            { key: 'path', value: '/admin' },
+          ],
+        },
+        { entries: [{ key: 'k', value: 'v' }], limit: { requestsPerUnit: 3, unit: 'YEAR' }, hitsAddend: 0 },
+      ],
     });
     assert.deepEqual(res.statuses[0].currentLimit, { name: 'admin-path', requestsPerUnit: 1, unit: 'MINUTE' });
     assert.equal(res.statuses[0].code, 'OK');
@@ -64,14 +77,20 @@ describe('rate-limit gRPC client', () => {
   });
 
   it('rejects an empty domain with INVALID_ARGUMENT', async () => {
-    await assert.rejects(client.shouldRateLimit({ domain: '', descriptors: [] }), (err: RateLimitCallError) => err.code === grpc.status.INVALID_ARGUMENT);
+    await assert.rejects(
+      client.shouldRateLimit({ domain: '', descriptors: [] }),
+      (err: RateLimitCallError) => err.code === grpc.status.INVALID_ARGUMENT,
+    );
   });
 
   it('fails fast when nothing listens at the address', async () => {
     // A deadline longer than the test: UNAVAILABLE, not DEADLINE_EXCEEDED, is the refused connection.
     const dead = createRateLimitClient(`127.0.0.1:${await freePort()}`, { timeoutMs: 600_000 });
     try {
-      await assert.rejects(dead.shouldRateLimit({ domain: 'd', descriptors: [] }), (err: RateLimitCallError) => err.code === grpc.status.UNAVAILABLE);
+      await assert.rejects(
+        dead.shouldRateLimit({ domain: 'd', descriptors: [] }),
+        (err: RateLimitCallError) => err.code === grpc.status.UNAVAILABLE,
+      );
     } finally {
       dead.close();
     }
@@ -82,7 +101,10 @@ describe('rate-limit gRPC client', () => {
     const c = createRateLimitClient(`127.0.0.1:${slow.port}`, { timeoutMs: 200 });
     try {
       // The server holds every call for good: only the deadline ends it.
-      await assert.rejects(c.shouldRateLimit({ domain: 'd', descriptors: [] }), (err: RateLimitCallError) => err.code === grpc.status.DEADLINE_EXCEEDED);
+      await assert.rejects(
+        c.shouldRateLimit({ domain: 'd', descriptors: [] }),
+        (err: RateLimitCallError) => err.code === grpc.status.DEADLINE_EXCEEDED,
+      );
       assert.equal(slow.calls, 1);
     } finally {
       c.close();
@@ -125,9 +147,18 @@ describe('rate-limit gRPC client', () => {
         await pause(50);
       }
       await Promise.all(away.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
-      assert.ok(tries.ours >= 2 * tries.plain, `tried ${tries.ours} times while away; a client with grpc-js's own backoff ${tries.plain} times`);
+      assert.ok(
+        tries.ours >= 2 * tries.plain,
+        `tried ${tries.ours} times while away; a client with grpc-js's own backoff ${tries.plain} times`,
+      );
       ups = [await serveOn(ports.ours)];
-      while (!(await c.shouldRateLimit(req).then(() => true, () => false))) await pause(50);
+      while (
+        !(await c.shouldRateLimit(req).then(
+          () => true,
+          () => false,
+        ))
+      )
+        await pause(50);
     } finally {
       c.close();
       plain.close();

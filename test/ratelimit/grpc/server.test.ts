@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { createRateLimitGrpcServer, createRateLimitService, type RateLimitGrpcServer, type RateLimitResponse, type RateLimitService } from '../../../src/ratelimit';
+import {
+  createRateLimitGrpcServer,
+  createRateLimitService,
+  type RateLimitGrpcServer,
+  type RateLimitResponse,
+  type RateLimitService,
+} from '../../../src/ratelimit';
 import { mapEntryName, resolveReference } from '../../../src/ratelimit/grpc/reflection';
 import { FileDescriptorProto, type IDescriptorProto, type IFileDescriptorProto } from 'protobufjs/ext/descriptor';
 import { grpcClients, listServices, reflect, unary, type Clients } from '../support/grpc-clients';
@@ -12,7 +18,14 @@ const request = (value: string) => ({ domain: 'messaging', descriptors: [{ entri
 /** Marketing messages to a number: 5 a day, so that no window turns during a test. */
 const marketing = (to: string) => ({
   domain: 'messaging',
-  descriptors: [{ entries: [{ key: 'message_type', value: 'marketing' }, { key: 'to_number', value: to }] }],
+  descriptors: [
+    {
+      entries: [
+        { key: 'message_type', value: 'marketing' },
+        { key: 'to_number', value: to },
+      ],
+    },
+  ],
 });
 
 describe('rate-limit gRPC server', () => {
@@ -47,12 +60,24 @@ describe('rate-limit gRPC server', () => {
     await unary(clients.envoy, 'ShouldRateLimit', marketing('shared'));
     const res = await unary(clients.lyft, 'ShouldRateLimit', marketing('shared'));
     assert.equal(res.overall_code, 'OK');
-    assert.deepEqual(res.statuses[0], { code: 'OK', current_limit: { requests_per_unit: 5, unit: 'DAY' }, limit_remaining: 3 });
+    assert.deepEqual(res.statuses[0], {
+      code: 'OK',
+      current_limit: { requests_per_unit: 5, unit: 'DAY' },
+      limit_remaining: 3,
+    });
   });
 
   it('answers OVER_LIMIT on both services past the limit', async () => {
     const codes = [];
-    for (const client of [clients.lyft, clients.envoy, clients.lyft, clients.envoy, clients.lyft, clients.envoy, clients.lyft]) {
+    for (const client of [
+      clients.lyft,
+      clients.envoy,
+      clients.lyft,
+      clients.envoy,
+      clients.lyft,
+      clients.envoy,
+      clients.lyft,
+    ]) {
       codes.push((await unary(client, 'ShouldRateLimit', marketing('over'))).overall_code);
     }
     assert.deepEqual(codes, ['OK', 'OK', 'OK', 'OK', 'OK', 'OVER_LIMIT', 'OVER_LIMIT']);
@@ -71,18 +96,27 @@ describe('rate-limit gRPC server', () => {
 
   it('refuses an empty domain with INVALID_ARGUMENT', async () => {
     for (const client of [clients.lyft, clients.envoy]) {
-      await assert.rejects(unary(client, 'ShouldRateLimit', { domain: '', descriptors: [] }), (err: grpc.ServiceError) => {
-        assert.equal(err.code, grpc.status.INVALID_ARGUMENT);
-        assert.match(err.details, /domain/);
-        return true;
-      });
+      await assert.rejects(
+        unary(client, 'ShouldRateLimit', { domain: '', descriptors: [] }),
+        (err: grpc.ServiceError) => {
+          assert.equal(err.code, grpc.status.INVALID_ARGUMENT);
+          assert.match(err.details, /domain/);
+          return true;
+        },
+      );
     }
   });
 
   it('honours a descriptor limit override and hits_addend sent by an Envoy', async () => {
     const res = await unary(clients.envoy, 'ShouldRateLimit', {
       domain: 'messaging',
-      descriptors: [{ entries: [{ key: 'x', value: `o-${Date.now()}` }], limit: { requests_per_unit: 10, unit: 'WEEK' }, hits_addend: { value: 4 } }],
+      descriptors: [
+        {
+          entries: [{ key: 'x', value: `o-${Date.now()}` }],
+          limit: { requests_per_unit: 10, unit: 'WEEK' },
+          hits_addend: { value: 4 },
+        },
+      ],
     });
     assert.deepEqual(res.statuses[0].current_limit, { name: '', requests_per_unit: 10, unit: 'WEEK' });
     assert.equal(res.statuses[0].limit_remaining, 6);
@@ -108,7 +142,10 @@ describe('rate-limit gRPC server', () => {
     const value = `h-${Date.now()}`;
     const huge = { entries: [{ key: 'client', value }], hits_addend: { value: '18446744073709551615' } };
     await assert.rejects(
-      unary(clients.envoy, 'ShouldRateLimit', { domain: 'messaging', descriptors: [{ entries: [{ key: 'client', value }] }, huge] }),
+      unary(clients.envoy, 'ShouldRateLimit', {
+        domain: 'messaging',
+        descriptors: [{ entries: [{ key: 'client', value }] }, huge],
+      }),
       refused(/descriptors\[1\]\.hits_addend: above 9007199254740991, the largest count it may add$/),
     );
     const after = await unary(clients.envoy, 'ShouldRateLimit', request(value));
@@ -117,7 +154,9 @@ describe('rate-limit gRPC server', () => {
 
   it('refuses a request of more than 1000 descriptors with INVALID_ARGUMENT, counting none', async () => {
     const value = `many-${Date.now()}`;
-    const descriptors = Array.from({ length: 1001 }, (_, i) => ({ entries: [{ key: 'client', value: i === 0 ? value : `${value}-${i}` }] }));
+    const descriptors = Array.from({ length: 1001 }, (_, i) => ({
+      entries: [{ key: 'client', value: i === 0 ? value : `${value}-${i}` }],
+    }));
     await assert.rejects(
       unary(clients.lyft, 'ShouldRateLimit', { domain: 'messaging', descriptors }),
       refused(/at most 1000 descriptors, this one 1001/),
@@ -140,13 +179,21 @@ describe('rate-limit gRPC server', () => {
   });
 
   it('describes both services with descriptors a reflection client can link, as grpcurl fetches them', async () => {
-    const decode = (bins: Buffer[]) => bins.map((b) => FileDescriptorProto.decode(b) as unknown as IFileDescriptorProto & { name: string; dependency: string[] });
+    const decode = (bins: Buffer[]) =>
+      bins.map(
+        (b) =>
+          FileDescriptorProto.decode(b) as unknown as IFileDescriptorProto & { name: string; dependency: string[] },
+      );
     for (const client of [clients.reflectionV1alpha, clients.reflectionV1]) {
-      for (const symbol of ['envoy.service.ratelimit.v3.RateLimitService', 'pb.lyft.ratelimit.RateLimitService', 'grpc.health.v1.Health']) {
+      for (const symbol of [
+        'envoy.service.ratelimit.v3.RateLimitService',
+        'pb.lyft.ratelimit.RateLimitService',
+        'grpc.health.v1.Health',
+      ]) {
         const first = await reflect(client, { file_containing_symbol: symbol });
         const files = new Map(decode(first.file_descriptor_response.file_descriptor_proto).map((f) => [f.name, f]));
         // Fetch every dependency by name, as a client does, until the set is closed.
-        for (let more = true; more; ) {
+        for (let more = true; more;) {
           more = false;
           for (const f of [...files.values()]) {
             for (const dep of f.dependency) {
@@ -165,7 +212,11 @@ describe('rate-limit gRPC server', () => {
             // Map entries carry protoc's names (`fields` → `FieldsEntry`), or strict clients refuse the file.
             for (const entry of (m.nestedType ?? []).filter((n) => n.options?.mapEntry)) {
               const field = m.field?.find((f) => f.typeName === entry.name);
-              assert.equal(entry.name, field && mapEntryName(field.name!), `${scope}.${m.name}: map entry ${entry.name}`);
+              assert.equal(
+                entry.name,
+                field && mapEntryName(field.name!),
+                `${scope}.${m.name}: map entry ${entry.name}`,
+              );
             }
             defined.set(`${scope}.${m.name}`, file);
             walk(m.nestedType, `${scope}.${m.name}`, file);
@@ -185,12 +236,17 @@ describe('rate-limit gRPC server', () => {
             }
           };
           collect(f.messageType, `.${f.package}`);
-          for (const s of f.service ?? []) for (const m of s.method ?? []) refs.push([m.inputType!, `.${f.package}.${s.name}`], [m.outputType!, `.${f.package}.${s.name}`]);
+          for (const s of f.service ?? [])
+            for (const m of s.method ?? [])
+              refs.push([m.inputType!, `.${f.package}.${s.name}`], [m.outputType!, `.${f.package}.${s.name}`]);
           for (const [name, scope] of refs) {
             const target = resolveReference(name, scope, defined);
             const owner = target && defined.get(target);
             assert.ok(owner, `${f.name}: ${name} is defined nowhere`);
-            assert.ok(owner === f.name || f.dependency.includes(owner), `${f.name}: ${name} is in ${owner}, not a dependency`);
+            assert.ok(
+              owner === f.name || f.dependency.includes(owner),
+              `${f.name}: ${name} is in ${owner}, not a dependency`,
+            );
           }
         }
       }
@@ -205,8 +261,13 @@ describe('rate-limit gRPC server', () => {
   it("answers health checks SERVING, for envoyproxy/ratelimit's name ratelimit too, and NOT_FOUND for an unknown service", async () => {
     assert.deepEqual(await unary(clients.health, 'Check', { service: '' }), { status: 'SERVING' });
     assert.deepEqual(await unary(clients.health, 'Check', { service: 'ratelimit' }), { status: 'SERVING' });
-    assert.deepEqual(await unary(clients.health, 'Check', { service: 'envoy.service.ratelimit.v3.RateLimitService' }), { status: 'SERVING' });
-    await assert.rejects(unary(clients.health, 'Check', { service: 'nope' }), (err: grpc.ServiceError) => err.code === grpc.status.NOT_FOUND);
+    assert.deepEqual(await unary(clients.health, 'Check', { service: 'envoy.service.ratelimit.v3.RateLimitService' }), {
+      status: 'SERVING',
+    });
+    await assert.rejects(
+      unary(clients.health, 'Check', { service: 'nope' }),
+      (err: grpc.ServiceError) => err.code === grpc.status.NOT_FOUND,
+    );
   });
 
   it("repeats at most 100 characters of an unknown service's name in its NOT_FOUND", async () => {
@@ -221,10 +282,12 @@ describe('rate-limit gRPC server', () => {
     const watches = Array.from({ length: 50 }, (_, i) => {
       const call = clients.health.Watch({ service: `made-up-${i}` });
       call.on('error', () => {});
-      return new Promise<grpc.ClientReadableStream<unknown>>((resolve) => call.once('data', (msg: { status: string }) => {
-        assert.equal(msg.status, 'SERVICE_UNKNOWN');
-        resolve(call);
-      }));
+      return new Promise<grpc.ClientReadableStream<unknown>>((resolve) =>
+        call.once('data', (msg: { status: string }) => {
+          assert.equal(msg.status, 'SERVICE_UNKNOWN');
+          resolve(call);
+        }),
+      );
     });
     const calls = await Promise.all(watches);
     assert.equal(server.health.watchedServices, 50);
@@ -238,7 +301,11 @@ describe('rate-limit gRPC server', () => {
     const broken = createRateLimitService({
       limitsDir: FIXTURE,
       logger: memoryLogger(),
-      store: { kind: 'broken', decide: () => Promise.reject(new Error('redis at 10.1.2.3 is down')), close: async () => {} },
+      store: {
+        kind: 'broken',
+        decide: () => Promise.reject(new Error('redis at 10.1.2.3 is down')),
+        close: async () => {},
+      },
     });
     const other = createRateLimitGrpcServer(broken, { port: 0 });
     const c = grpcClients(`127.0.0.1:${await other.start()}`);
@@ -323,7 +390,10 @@ describe('rate-limit gRPC server shutdown', () => {
       await arrived;
       const stopped = server.stop();
       const late = grpcClients(`127.0.0.1:${port}`);
-      await assert.rejects(unary(late.envoy, 'ShouldRateLimit', { domain: 'd' }), (err: grpc.ServiceError) => err.code === grpc.status.UNAVAILABLE);
+      await assert.rejects(
+        unary(late.envoy, 'ShouldRateLimit', { domain: 'd' }),
+        (err: grpc.ServiceError) => err.code === grpc.status.UNAVAILABLE,
+      );
       late.close();
       release!();
       assert.equal((await inFlight).overall_code, 'OK');
@@ -334,15 +404,25 @@ describe('rate-limit gRPC server shutdown', () => {
   });
 
   it('serves the demo limits of config/ratelimit.yaml', async () => {
-    const service = createRateLimitService({ limitsDir: path.join(__dirname, '..', '..', '..', 'config'), logger: memoryLogger() });
+    const service = createRateLimitService({
+      limitsDir: path.join(__dirname, '..', '..', '..', 'config'),
+      logger: memoryLogger(),
+    });
     const server = createRateLimitGrpcServer(service, { port: 0 });
     const clients = grpcClients(`127.0.0.1:${await server.start()}`);
     try {
-      const ask = () => unary(clients.envoy, 'ShouldRateLimit', { domain: 'gateway', descriptors: [{ entries: [{ key: 'x-gateway-test-allow', value: 'demo' }] }] });
+      const ask = () =>
+        unary(clients.envoy, 'ShouldRateLimit', {
+          domain: 'gateway',
+          descriptors: [{ entries: [{ key: 'x-gateway-test-allow', value: 'demo' }] }],
+        });
       const codes = [];
       for (let i = 0; i < 4; i++) codes.push((await ask()).overall_code);
       assert.deepEqual(codes, ['OK', 'OK', 'OK', 'OVER_LIMIT']);
-      const user = await unary(clients.envoy, 'ShouldRateLimit', { domain: 'gateway', descriptors: [{ entries: [{ key: 'user', value: 'alice' }] }] });
+      const user = await unary(clients.envoy, 'ShouldRateLimit', {
+        domain: 'gateway',
+        descriptors: [{ entries: [{ key: 'user', value: 'alice' }] }],
+      });
       assert.equal(user.statuses[0].current_limit.requests_per_unit, 60);
     } finally {
       clients.close();

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { Writer } from 'protobufjs';
-import { createRateLimitGrpcServer, createRateLimitService, ENVOY_V3_SERVICE, LYFT_SERVICE, type RateLimitGrpcServer } from '../../../src/ratelimit';
+import {
+  createRateLimitGrpcServer,
+  createRateLimitService,
+  ENVOY_V3_SERVICE,
+  LYFT_SERVICE,
+  type RateLimitGrpcServer,
+} from '../../../src/ratelimit';
 import { methodOf } from '../../../src/ratelimit/grpc/protos';
 import { memoryLogger } from '../support/silent';
 
@@ -56,23 +62,42 @@ describe('rate-limit gRPC requests that are not UTF-8', () => {
   it('refuses a value that is not UTF-8 with INVALID_ARGUMENT naming it, as a proto3 string must be', async () => {
     for (const service of [ENVOY_V3_SERVICE, LYFT_SERVICE]) {
       await assert.rejects(
-        call(service, rawRequest(Buffer.from('d'), [[Buffer.from('k'), Buffer.from('ok')], [Buffer.from('k'), Buffer.from([0x61, 0xff])]])),
-        (err: grpc.ServiceError) => err.code === grpc.status.INVALID_ARGUMENT && err.details === 'descriptors[0].entries[1].value: is not UTF-8',
+        call(
+          service,
+          rawRequest(Buffer.from('d'), [
+            [Buffer.from('k'), Buffer.from('ok')],
+            [Buffer.from('k'), Buffer.from([0x61, 0xff])],
+          ]),
+        ),
+        (err: grpc.ServiceError) =>
+          err.code === grpc.status.INVALID_ARGUMENT && err.details === 'descriptors[0].entries[1].value: is not UTF-8',
       );
     }
   });
 
   it('does not count distinct bytes that are not UTF-8 against one counter', async () => {
     for (const byte of [0xfe, 0xfd]) {
-      await assert.rejects(call(ENVOY_V3_SERVICE, rawRequest(Buffer.from('d'), [[Buffer.from('k'), Buffer.from([byte])]])), /INVALID_ARGUMENT|is not UTF-8/);
+      await assert.rejects(
+        call(ENVOY_V3_SERVICE, rawRequest(Buffer.from('d'), [[Buffer.from('k'), Buffer.from([byte])]])),
+        /INVALID_ARGUMENT|is not UTF-8/,
+      );
     }
     // A value holding U+FFFD itself is UTF-8, and counted as any other.
-    const replacement = await call(ENVOY_V3_SERVICE, rawRequest(Buffer.from('d'), [[Buffer.from('k'), Buffer.from('\ufffd')]]));
+    const replacement = await call(
+      ENVOY_V3_SERVICE,
+      rawRequest(Buffer.from('d'), [[Buffer.from('k'), Buffer.from('\ufffd')]]),
+    );
     assert.equal(replacement.overall_code, 'OK');
   });
 
   it('refuses a key or a domain that is not UTF-8', async () => {
-    await assert.rejects(call(ENVOY_V3_SERVICE, rawRequest(Buffer.from('d'), [[Buffer.from([0xc3]), Buffer.from('v')]])), /descriptors\[0\]\.entries\[0\]\.key: is not UTF-8/);
-    await assert.rejects(call(ENVOY_V3_SERVICE, rawRequest(Buffer.from([0x64, 0x80]), [[Buffer.from('k'), Buffer.from('v')]])), /domain: is not UTF-8/);
+    await assert.rejects(
+      call(ENVOY_V3_SERVICE, rawRequest(Buffer.from('d'), [[Buffer.from([0xc3]), Buffer.from('v')]])),
+      /descriptors\[0\]\.entries\[0\]\.key: is not UTF-8/,
+    );
+    await assert.rejects(
+      call(ENVOY_V3_SERVICE, rawRequest(Buffer.from([0x64, 0x80]), [[Buffer.from('k'), Buffer.from('v')]])),
+      /domain: is not UTF-8/,
+    );
   });
 });

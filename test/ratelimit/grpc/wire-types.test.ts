@@ -7,7 +7,14 @@
  */
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
-import { createRateLimitGrpcServer, createRateLimitService, ENVOY_V3_SERVICE, LYFT_SERVICE, type RateLimitGrpcServer, type RateLimitService } from '../../../src/ratelimit';
+import {
+  createRateLimitGrpcServer,
+  createRateLimitService,
+  ENVOY_V3_SERVICE,
+  LYFT_SERVICE,
+  type RateLimitGrpcServer,
+  type RateLimitService,
+} from '../../../src/ratelimit';
 import { methodOf } from '../../../src/ratelimit/grpc/protos';
 import { grpcClients, unary, type Clients } from '../support/grpc-clients';
 import { memoryLogger } from '../support/silent';
@@ -18,16 +25,23 @@ const LIMITS = [{ domain: 't', descriptors: [{ key: 'k', rate_limit: { unit: 'da
 const field = (number: number, bytes: Buffer) => Buffer.concat([Buffer.from([(number << 3) | 2, bytes.length]), bytes]);
 const text = (s: string) => Buffer.from(s, 'utf8');
 /** An entry `k=<value>`, with `before` written first inside it. */
-const entry = (value: string, before: number[] = []) => Buffer.concat([Buffer.from(before), field(1, text('k')), field(2, text(value))]);
+const entry = (value: string, before: number[] = []) =>
+  Buffer.concat([Buffer.from(before), field(1, text('k')), field(2, text(value))]);
 /** A request of domain `t` and one descriptor of `entryBytes`, with `after` written last. */
-const request = (entryBytes: Buffer, after: number[] = []) => Buffer.concat([field(1, text('t')), field(2, field(1, entryBytes)), Buffer.from(after)]);
+const request = (entryBytes: Buffer, after: number[] = []) =>
+  Buffer.concat([field(1, text('t')), field(2, field(1, entryBytes)), Buffer.from(after)]);
 
 /** Sends bytes as `service`'s ShouldRateLimit, as a client that does not check what it sends. */
 function callRaw(client: grpc.Client, service: string, bytes: Buffer): Promise<{ overall_code: string }> {
   const method = methodOf(service, 'ShouldRateLimit');
   return new Promise((resolve, reject) => {
-    client.makeUnaryRequest(method.path, (b: Buffer) => b, method.responseDeserialize, bytes, { deadline: Date.now() + 600_000 }, (err, res) =>
-      err ? reject(err) : resolve(res as { overall_code: string }),
+    client.makeUnaryRequest(
+      method.path,
+      (b: Buffer) => b,
+      method.responseDeserialize,
+      bytes,
+      { deadline: Date.now() + 600_000 },
+      (err, res) => (err ? reject(err) : resolve(res as { overall_code: string })),
     );
   });
 }
@@ -41,8 +55,12 @@ describe('rate-limit requests whose fields carry the wrong wire type', () => {
   const fresh = () => `wt-${process.pid}-${n++}`;
   /** What is left of `k=<value>`'s 5 a day, asked without counting. */
   const remaining = async (value: string) =>
-    (await unary(clients.envoy, 'ShouldRateLimit', { domain: 't', descriptors: [{ entries: [{ key: 'k', value }], hits_addend: { value: 0 } }] })).statuses[0]
-      .limit_remaining as number;
+    (
+      await unary(clients.envoy, 'ShouldRateLimit', {
+        domain: 't',
+        descriptors: [{ entries: [{ key: 'k', value }], hits_addend: { value: 0 } }],
+      })
+    ).statuses[0].limit_remaining as number;
 
   before(async () => {
     service = createRateLimitService({ limits: LIMITS, logger: memoryLogger() });
@@ -78,14 +96,20 @@ describe('rate-limit requests whose fields carry the wrong wire type', () => {
 
   it('keeps the domain when a second one comes as a varint, where protobufjs read it as empty and refused the call', async () => {
     const value = fresh();
-    assert.equal((await callRaw(clients.envoy, ENVOY_V3_SERVICE, request(entry(value), [0x08, 0x00]))).overall_code, 'OK');
+    assert.equal(
+      (await callRaw(clients.envoy, ENVOY_V3_SERVICE, request(entry(value), [0x08, 0x00]))).overall_code,
+      'OK',
+    );
     assert.equal(await remaining(value), 4);
   });
 
   it('skips a request hits_addend written as a length-delimited field, and counts one hit', async () => {
     const value = fresh();
     // Field 3 as bytes: protobufjs read its length as the hits, 5, and the bytes after as fields.
-    assert.equal((await callRaw(clients.envoy, ENVOY_V3_SERVICE, request(entry(value), [0x1a, 0x01, 0x05]))).overall_code, 'OK');
+    assert.equal(
+      (await callRaw(clients.envoy, ENVOY_V3_SERVICE, request(entry(value), [0x1a, 0x01, 0x05]))).overall_code,
+      'OK',
+    );
     assert.equal(await remaining(value), 4);
   });
 

@@ -44,7 +44,13 @@ describe('limits YAML keys, as envoyproxy/ratelimit checks them', () => {
     assert.deepEqual(warnings, []);
     assert.equal(findRule(table, 'd', [{ key: 'k', value: 'v' }])?.name, 'base');
     assert.deepEqual(findRule(table, 'd', [{ key: 'k', value: 'wx' }])?.replaces, ['base']);
-    assert.equal(findRule(table, 'd', [{ key: 'k', value: 'wx' }, { key: 'sub', value: 's' }])?.unlimited, true);
+    assert.equal(
+      findRule(table, 'd', [
+        { key: 'k', value: 'wx' },
+        { key: 'sub', value: 's' },
+      ])?.unlimited,
+      true,
+    );
   });
 
   it('loads the keys of features not applied here, and says so once per key', () => {
@@ -97,12 +103,16 @@ describe('limits YAML keys, as envoyproxy/ratelimit checks them', () => {
   });
 
   it('logs the warnings when the service loads and reloads its limits', async () => {
-    const text = 'domain: d\ndescriptors:\n  - key: k\n    detailed_metric: on\n    rate_limit: {unit: second, requests_per_unit: 1}\n';
+    const text =
+      'domain: d\ndescriptors:\n  - key: k\n    detailed_metric: on\n    rate_limit: {unit: second, requests_per_unit: 1}\n';
     await withLimitsFile(text, async (dir) => {
       const logger = memoryLogger();
       const service = createRateLimitService({ limitsDir: dir, logger });
-      const said = () => logger.lines.filter((l) => l.level === 'warn').map((l) => shown((l.obj as { warning: string }).warning));
-      assert.deepEqual(said(), ["ratelimit.yaml: descriptors[0].detailed_metric: detailed_metric names envoyproxy/ratelimit's statistics only; nothing to do here"]);
+      const said = () =>
+        logger.lines.filter((l) => l.level === 'warn').map((l) => shown((l.obj as { warning: string }).warning));
+      assert.deepEqual(said(), [
+        "ratelimit.yaml: descriptors[0].detailed_metric: detailed_metric names envoyproxy/ratelimit's statistics only; nothing to do here",
+      ]);
       await service.reload();
       assert.equal(said().length, 2);
       assert.deepEqual(service.stats().warnings.map(shown), said().slice(1));
@@ -113,7 +123,9 @@ describe('limits YAML keys, as envoyproxy/ratelimit checks them', () => {
     it('a key that service does not know, at any depth', () => {
       assert.match(limitsRefusal('domain: d\nlimits: []\n'), /ratelimit\.yaml: limits: unknown key 'limits'/);
       assert.match(
-        limitsRefusal('domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: 1, burst: 5}\n'),
+        limitsRefusal(
+          'domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: 1, burst: 5}\n',
+        ),
         /ratelimit\.yaml: descriptors\[0\]\.rate_limit\.burst: unknown key 'burst'/,
       );
       assert.match(
@@ -123,12 +135,17 @@ describe('limits YAML keys, as envoyproxy/ratelimit checks them', () => {
     });
 
     it('a misspelled key even where that service would ignore the place', () => {
-      assert.match(limitsRefusal('domain: d\ndescriptors:\n  - key: k\n    rate_limit:\n      replaces:\n        - nmae: x\n'), /replaces\[0\]\.nmae: unknown key/);
+      assert.match(
+        limitsRefusal('domain: d\ndescriptors:\n  - key: k\n    rate_limit:\n      replaces:\n        - nmae: x\n'),
+        /replaces\[0\]\.nmae: unknown key/,
+      );
     });
 
     it('share_threshold on a value without a wildcard', () => {
       assert.match(
-        limitsRefusal('domain: d\ndescriptors:\n  - key: k\n    value: exact\n    share_threshold: true\n    rate_limit: {unit: second, requests_per_unit: 1}\n'),
+        limitsRefusal(
+          'domain: d\ndescriptors:\n  - key: k\n    value: exact\n    share_threshold: true\n    rate_limit: {unit: second, requests_per_unit: 1}\n',
+        ),
         /ratelimit\.yaml: descriptors\[0\]\.share_threshold: needs a wildcard value/,
       );
     });

@@ -40,7 +40,10 @@ describe('rate-limit configuration', () => {
 
     it('loads every YAML document of the ratelimit/ folder unchanged', () => {
       assert.deepEqual([...table.domains.keys()].sort(), ['edge', 'edge_tenants', 'messaging']);
-      assert.deepEqual(files.map((f) => path.basename(f)), ['edge.yml', 'messaging.yaml']);
+      assert.deepEqual(
+        files.map((f) => path.basename(f)),
+        ['edge.yml', 'messaging.yaml'],
+      );
     });
 
     it('matches a nested descriptor at the depth of its last entry', () => {
@@ -85,7 +88,9 @@ describe('rate-limit configuration', () => {
       ]);
       const limit = (value: string) => findRule(table, 'w', e('path', value))?.requestsPerUnit;
       assert.deepEqual(
-        ['/api/users/v1', '/apiv1', 'svc-a.ep-b.rpc', 'svcXeprpc', '/api/users/v2', '/apv1', 'svc.rpc', 'ep', ''].map(limit),
+        ['/api/users/v1', '/apiv1', 'svc-a.ep-b.rpc', 'svcXeprpc', '/api/users/v2', '/apv1', 'svc.rpc', 'ep', ''].map(
+          limit,
+        ),
         [1, 1, 2, 2, 3, 4, 4, 4, 4],
       );
     });
@@ -130,14 +135,19 @@ describe('rate-limit configuration', () => {
       try {
         const loaded = loadLimitsDir(dir);
         assert.deepEqual([...loaded.table.domains.keys()], ['a', 'b']);
-        assert.deepEqual(loaded.files.map((f) => path.basename(f)), ['a.yaml', 'b.yml']);
+        assert.deepEqual(
+          loaded.files.map((f) => path.basename(f)),
+          ['a.yaml', 'b.yml'],
+        );
       } finally {
         rmSync(dir, { recursive: true });
       }
     });
 
     it('accepts documents given in code', () => {
-      const table = compileDocuments([{ domain: 'x', descriptors: [{ key: 'k', rate_limit: { unit: 'hour', requests_per_unit: 1 } }] }]);
+      const table = compileDocuments([
+        { domain: 'x', descriptors: [{ key: 'k', rate_limit: { unit: 'hour', requests_per_unit: 1 } }] },
+      ]);
       assert.equal(findRule(table, 'x', e('k', 'v'))?.windowMs, 3_600_000);
     });
   });
@@ -151,7 +161,10 @@ describe('rate-limit configuration', () => {
         try {
           assert.throws(
             () => loadLimitsDir(dir),
-            (err: unknown) => err instanceof LimitsConfigError && err.file === path.join(dir, name) && /: is a symbolic link to nowhere\.yaml, which does not exist$/.test(err.message),
+            (err: unknown) =>
+              err instanceof LimitsConfigError &&
+              err.file === path.join(dir, name) &&
+              /: is a symbolic link to nowhere\.yaml, which does not exist$/.test(err.message),
           );
         } finally {
           rmSync(dir, { recursive: true });
@@ -160,8 +173,14 @@ describe('rate-limit configuration', () => {
     });
 
     it('names the file and the field of a bad unit', () => {
-      const err = loadError({ 'ratelimit.yaml': 'domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: fortnight, requests_per_unit: 1}\n' });
-      assert.match(err.message, /ratelimit\.yaml: descriptors\[0\]\.rate_limit\.unit: must be one of SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, YEAR/);
+      const err = loadError({
+        'ratelimit.yaml':
+          'domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: fortnight, requests_per_unit: 1}\n',
+      });
+      assert.match(
+        err.message,
+        /ratelimit\.yaml: descriptors\[0\]\.rate_limit\.unit: must be one of SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, YEAR/,
+      );
     });
 
     it('names the document when a file holds several', () => {
@@ -170,17 +189,24 @@ describe('rate-limit configuration', () => {
     });
 
     it('refuses an unknown key, as envoyproxy/ratelimit does', () => {
-      const err = loadError({ 'ratelimit.yaml': 'domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, request_per_unit: 1}\n' });
+      const err = loadError({
+        'ratelimit.yaml': 'domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, request_per_unit: 1}\n',
+      });
       assert.match(err.message, /descriptors\[0\]\.rate_limit.*request_per_unit/);
     });
 
     it('refuses a unit on an unlimited rule', () => {
-      const err = loadError({ 'ratelimit.yaml': 'domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unlimited: true, unit: second}\n' });
+      const err = loadError({
+        'ratelimit.yaml': 'domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unlimited: true, unit: second}\n',
+      });
       assert.match(err.message, /rate_limit\.unit: must not be set when unlimited is true/);
     });
 
     it('refuses a negative or fractional count', () => {
-      const err = loadError({ 'ratelimit.yaml': 'domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: -1}\n' });
+      const err = loadError({
+        'ratelimit.yaml':
+          'domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: -1}\n',
+      });
       assert.match(err.message, /requests_per_unit: must be a whole number/);
     });
 
@@ -209,7 +235,13 @@ describe('rate-limit configuration', () => {
       for (const text of ['', '# limits come later\n', '---\n']) {
         const err = loadError({ 'ratelimit.yaml': 'domain: kept\n', 'ratelimit/b.yaml': text });
         assert.match(err.file, /ratelimit\/b\.yaml$/);
-        assert.deepEqual(err.problems, ['holds no limits: every file needs a domain (envoyproxy/ratelimit refuses an empty one too); remove the file for none'], JSON.stringify(text));
+        assert.deepEqual(
+          err.problems,
+          [
+            'holds no limits: every file needs a domain (envoyproxy/ratelimit refuses an empty one too); remove the file for none',
+          ],
+          JSON.stringify(text),
+        );
       }
     });
 
@@ -220,7 +252,8 @@ describe('rate-limit configuration', () => {
 
     it('refuses a rule that replaces itself', () => {
       const err = loadError({
-        'ratelimit.yaml': 'domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: 1, name: n, replaces: [{name: n}]}\n',
+        'ratelimit.yaml':
+          'domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: 1, name: n, replaces: [{name: n}]}\n',
       });
       assert.match(err.message, /rate_limit\.replaces: must not name the rule itself/);
     });

@@ -6,7 +6,11 @@ describe('a limit table carried as its entries', () => {
     {
       domain: 'edge',
       descriptors: [
-        { key: 'client', rate_limit: { unit: 'minute', requests_per_unit: 10 }, descriptors: [{ key: 'path', value: '/admin', rate_limit: { unit: 'second', requests_per_unit: 1 } }] },
+        {
+          key: 'client',
+          rate_limit: { unit: 'minute', requests_per_unit: 10 },
+          descriptors: [{ key: 'path', value: '/admin', rate_limit: { unit: 'second', requests_per_unit: 1 } }],
+        },
         { key: 'client', value: 'vip*', rate_limit: { unit: 'minute', requests_per_unit: 1000 } },
         { key: 'client', value: 'v*p', rate_limit: { unit: 'minute', requests_per_unit: 500 } },
         { key: 'client', value: 'alice', rate_limit: { unit: 'hour', requests_per_unit: 3 } },
@@ -23,7 +27,13 @@ describe('a limit table carried as its entries', () => {
     assert.deepEqual(rebuilt, table);
     const cases: [string, [string, string][]][] = [
       ['edge', [['client', 'bob']]],
-      ['edge', [['client', 'bob'], ['path', '/admin']]],
+      [
+        'edge',
+        [
+          ['client', 'bob'],
+          ['path', '/admin'],
+        ],
+      ],
       ['edge', [['client', 'vip-1']]],
       ['edge', [['client', 'vxp']]],
       ['edge', [['client', 'alice']]],
@@ -32,7 +42,11 @@ describe('a limit table carried as its entries', () => {
     ];
     for (const [domain, entries] of cases) {
       const descriptor = entries.map(([key, value]) => ({ key, value }));
-      assert.equal(findRule(rebuilt, domain, descriptor)?.fullKey, findRule(table, domain, descriptor)?.fullKey, JSON.stringify(entries));
+      assert.equal(
+        findRule(rebuilt, domain, descriptor)?.fullKey,
+        findRule(table, domain, descriptor)?.fullKey,
+        JSON.stringify(entries),
+      );
     }
     assert.equal(findRule(rebuilt, 'edge', [{ key: 'client', value: 'vip-1' }])?.requestsPerUnit, 1000);
   });

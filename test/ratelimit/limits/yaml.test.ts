@@ -31,9 +31,26 @@ describe('limits YAML scalars, read as envoyproxy/ratelimit (Go yaml.v2) reads t
       });
     }
 
-    for (const spelling of ['no', 'No', 'NO', 'n', 'N', 'off', 'Off', 'OFF', 'false', 'False', 'FALSE', '', '~', 'null']) {
+    for (const spelling of [
+      'no',
+      'No',
+      'NO',
+      'n',
+      'N',
+      'off',
+      'Off',
+      'OFF',
+      'false',
+      'False',
+      'FALSE',
+      '',
+      '~',
+      'null',
+    ]) {
       it(`reads shadow_mode: ${spelling || '(nothing)'} as false`, async () => {
-        const res = await ask(doc('      unit: second\n      requests_per_unit: 0\n', `    shadow_mode: ${spelling}\n`));
+        const res = await ask(
+          doc('      unit: second\n      requests_per_unit: 0\n', `    shadow_mode: ${spelling}\n`),
+        );
         assert.equal(res.overallCode, 'OVER_LIMIT');
       });
     }
@@ -46,9 +63,15 @@ describe('limits YAML scalars, read as envoyproxy/ratelimit (Go yaml.v2) reads t
 
     it('refuses a quoted "true", a number and other words, naming the file and the field', () => {
       for (const bad of ['"true"', "'yes'", '1', 'enabled', 'tRue']) {
-        assert.match(limitsRefusal(doc('      unit: second\n', `    shadow_mode: ${bad}\n`)), /ratelimit\.yaml: descriptors\[0\]\.shadow_mode: must be true or false/);
+        assert.match(
+          limitsRefusal(doc('      unit: second\n', `    shadow_mode: ${bad}\n`)),
+          /ratelimit\.yaml: descriptors\[0\]\.shadow_mode: must be true or false/,
+        );
       }
-      assert.match(limitsRefusal(doc('      unlimited: "yes"\n')), /ratelimit\.yaml: descriptors\[0\]\.rate_limit\.unlimited: must be true or false/);
+      assert.match(
+        limitsRefusal(doc('      unlimited: "yes"\n')),
+        /ratelimit\.yaml: descriptors\[0\]\.rate_limit\.unlimited: must be true or false/,
+      );
     });
   });
 
@@ -77,7 +100,20 @@ describe('limits YAML scalars, read as envoyproxy/ratelimit (Go yaml.v2) reads t
     }
 
     it('refuses what Go does not read as a whole number from 0 to 4294967295', () => {
-      for (const bad of ['5.0', '1e3', '.5', '1:30', '"5"', '-1', '4294967296', 'ten', 'yes', '08', '_5', '2024-01-01']) {
+      for (const bad of [
+        '5.0',
+        '1e3',
+        '.5',
+        '1:30',
+        '"5"',
+        '-1',
+        '4294967296',
+        'ten',
+        'yes',
+        '08',
+        '_5',
+        '2024-01-01',
+      ]) {
         assert.match(
           limitsRefusal(doc(`      unit: minute\n      requests_per_unit: ${bad}\n`)),
           /ratelimit\.yaml: descriptors\[0\]\.rate_limit\.requests_per_unit: must be a whole number from 0 to 4294967295/,
@@ -89,7 +125,8 @@ describe('limits YAML scalars, read as envoyproxy/ratelimit (Go yaml.v2) reads t
     it('counts by a limit written in hex', async () => {
       const codes = await withLimitsFile(doc('      unit: minute\n      requests_per_unit: 0x2\n'), async (dir) => {
         const service = createRateLimitService({ limitsDir: dir, logger: memoryLogger() });
-        const one = () => service.shouldRateLimit({ domain: 'd', descriptors: [{ entries: [{ key: 'k', value: 'v' }] }] });
+        const one = () =>
+          service.shouldRateLimit({ domain: 'd', descriptors: [{ entries: [{ key: 'k', value: 'v' }] }] });
         return [(await one()).overallCode, (await one()).overallCode, (await one()).overallCode];
       });
       assert.deepEqual(codes, ['OK', 'OK', 'OVER_LIMIT']);
@@ -103,7 +140,10 @@ describe('limits YAML scalars, read as envoyproxy/ratelimit (Go yaml.v2) reads t
     );
     assert.equal(findRule(table, 'd', [{ key: 'k', value: 'v' }])?.requestsPerUnit, 5);
     assert.equal(findRule(table, 'd', [{ key: 'a', value: 'v' }]), undefined);
-    assert.deepEqual(findRule(table, 'd', [{ key: 'b', value: 'v' }])?.currentLimit, { requestsPerUnit: 2, unit: 'HOUR' });
+    assert.deepEqual(findRule(table, 'd', [{ key: 'b', value: 'v' }])?.currentLimit, {
+      requestsPerUnit: 2,
+      unit: 'HOUR',
+    });
     const file = warnings.map((w) => w.replace(/^.*ratelimit\.yaml: /, ''));
     assert.deepEqual(file, [
       'descriptors[0].rate_limit.requests_per_unit: written twice in one mapping; the last one (line 7) is used, as envoyproxy/ratelimit uses it',
@@ -114,15 +154,23 @@ describe('limits YAML scalars, read as envoyproxy/ratelimit (Go yaml.v2) reads t
 
   describe('merge keys', () => {
     const merged = (rule: string) =>
-      load(`domain: d\ndescriptors:\n  - key: base\n    rate_limit: &base {unit: second, requests_per_unit: 1}\n  - key: k\n    rate_limit:\n${rule}`);
+      load(
+        `domain: d\ndescriptors:\n  - key: base\n    rate_limit: &base {unit: second, requests_per_unit: 1}\n  - key: k\n    rate_limit:\n${rule}`,
+      );
     const limitOf = (rule: string) => findRule(merged(rule).table, 'd', [{ key: 'k', value: 'v' }])?.currentLimit;
 
     it('lets a <<: written after a key override it, as yaml.v2 applies each merge where it stands', () => {
-      assert.deepEqual(limitOf('      unit: minute\n      requests_per_unit: 5\n      <<: *base\n'), { requestsPerUnit: 1, unit: 'SECOND' });
+      assert.deepEqual(limitOf('      unit: minute\n      requests_per_unit: 5\n      <<: *base\n'), {
+        requestsPerUnit: 1,
+        unit: 'SECOND',
+      });
     });
 
     it('lets a key written after a <<: override the merge', () => {
-      assert.deepEqual(limitOf('      <<: *base\n      requests_per_unit: 5\n'), { requestsPerUnit: 5, unit: 'SECOND' });
+      assert.deepEqual(limitOf('      <<: *base\n      requests_per_unit: 5\n'), {
+        requestsPerUnit: 5,
+        unit: 'SECOND',
+      });
     });
 
     it('lets the later of two <<: in one mapping win, with no warning for the repeated <<', () => {
@@ -136,16 +184,31 @@ describe('limits YAML scalars, read as envoyproxy/ratelimit (Go yaml.v2) reads t
     });
 
     it('fills a rate_limit given twice field by field, as yaml.v2 fills the one struct it points at', () => {
-      const twice = 'domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: minute, requests_per_unit: 5}\n    rate_limit: {requests_per_unit: 7}\n';
+      const twice =
+        'domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: minute, requests_per_unit: 5}\n    rate_limit: {requests_per_unit: 7}\n';
       const loaded = load(twice);
-      assert.deepEqual(findRule(loaded.table, 'd', [{ key: 'k', value: 'v' }])?.currentLimit, { requestsPerUnit: 7, unit: 'MINUTE' });
-      assert.match(loaded.warnings[0], /ratelimit\.yaml: descriptors\[0\]\.rate_limit: written twice in one mapping; the fields of the last one \(line 5\) fill those of the first/);
-      const merged = 'domain: d\ndescriptors:\n  - &k {key: k, rate_limit: {unit: second, requests_per_unit: 3}}\n  - key: j\n    rate_limit: {unit: hour, name: mine}\n    <<: *k\n    key: j\n';
-      assert.deepEqual(findRule(load(merged).table, 'd', [{ key: 'j', value: 'v' }])?.currentLimit, { name: 'mine', requestsPerUnit: 3, unit: 'SECOND' });
+      assert.deepEqual(findRule(loaded.table, 'd', [{ key: 'k', value: 'v' }])?.currentLimit, {
+        requestsPerUnit: 7,
+        unit: 'MINUTE',
+      });
+      assert.match(
+        loaded.warnings[0],
+        /ratelimit\.yaml: descriptors\[0\]\.rate_limit: written twice in one mapping; the fields of the last one \(line 5\) fill those of the first/,
+      );
+      const merged =
+        'domain: d\ndescriptors:\n  - &k {key: k, rate_limit: {unit: second, requests_per_unit: 3}}\n  - key: j\n    rate_limit: {unit: hour, name: mine}\n    <<: *k\n    key: j\n';
+      assert.deepEqual(findRule(load(merged).table, 'd', [{ key: 'j', value: 'v' }])?.currentLimit, {
+        name: 'mine',
+        requestsPerUnit: 3,
+        unit: 'SECOND',
+      });
     });
 
     it('refuses a merge of something that is not a mapping, naming the file', () => {
-      assert.match(limitsRefusal(doc('      <<: [unit, second]\n')), /ratelimit\.yaml: map merge requires map or sequence of maps as the value/);
+      assert.match(
+        limitsRefusal(doc('      <<: [unit, second]\n')),
+        /ratelimit\.yaml: map merge requires map or sequence of maps as the value/,
+      );
     });
   });
 
@@ -173,22 +236,30 @@ describe('limits YAML scalars, read as envoyproxy/ratelimit (Go yaml.v2) reads t
     const shared = (aliases: number) =>
       `domain: d\ndescriptors:\n  - key: base\n    rate_limit: &r {unit: minute, requests_per_unit: 5}\n${Array.from({ length: aliases }, (_, i) => `  - {key: k${i}, rate_limit: *r}\n`).join('')}`;
     assert.equal(findRule(load(shared(3)).table, 'd', [{ key: 'k2', value: 'v' }])?.requestsPerUnit, 5);
-    const growth = timeGrowth((aliases) => {
-      const text = shared(aliases);
-      return () => assert.equal(load(text).warnings.length, 0);
-    }, 500, 16_000);
+    const growth = timeGrowth(
+      (aliases) => {
+        const text = shared(aliases);
+        return () => assert.equal(load(text).warnings.length, 0);
+      },
+      500,
+      16_000,
+    );
     assert.ok(growth < 300, `32 times the aliases took ${Math.round(growth)} times as long`);
   });
 
   it('refuses aliases that expand a file past 100000 values, at once', () => {
-    let text = 'domain: d\ndescriptors:\n  - key: k\n    descriptors: &l0 [{key: a}, {key: b}, {key: c}, {key: d}, {key: e}, {key: f}, {key: g}, {key: h}, {key: i}, {key: j}]\n';
-    for (let i = 1; i <= 6; i++) text += `  - key: k${i}\n    descriptors: &l${i} [${Array.from({ length: 10 }, (_, j) => `{key: x${j}, descriptors: *l${i - 1}}`).join(', ')}]\n`;
+    let text =
+      'domain: d\ndescriptors:\n  - key: k\n    descriptors: &l0 [{key: a}, {key: b}, {key: c}, {key: d}, {key: e}, {key: f}, {key: g}, {key: h}, {key: i}, {key: j}]\n';
+    for (let i = 1; i <= 6; i++)
+      text += `  - key: k${i}\n    descriptors: &l${i} [${Array.from({ length: 10 }, (_, j) => `{key: x${j}, descriptors: *l${i - 1}}`).join(', ')}]\n`;
     // Expanded, it would hold ten million values: the test's timeout ends a parse that tries.
     assert.match(limitsRefusal(text), /ratelimit\.yaml: .*(alias|100000)/i);
   });
 
   it('keeps the text of a string field that YAML 1.1 reads as a boolean', async () => {
-    const { table } = load('domain: d\ndescriptors:\n  - key: on\n    value: off\n    rate_limit: {unit: second, requests_per_unit: 1}\n');
+    const { table } = load(
+      'domain: d\ndescriptors:\n  - key: on\n    value: off\n    rate_limit: {unit: second, requests_per_unit: 1}\n',
+    );
     assert.ok(findRule(table, 'd', [{ key: 'on', value: 'off' }]));
     assert.equal(findRule(table, 'd', [{ key: 'true', value: 'false' }]), undefined);
   });

@@ -8,7 +8,12 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createRateLimitClient, RateLimitCallError, type RateLimitClient, type RateLimitRequest } from '../../../src/ratelimit';
+import {
+  createRateLimitClient,
+  RateLimitCallError,
+  type RateLimitClient,
+  type RateLimitRequest,
+} from '../../../src/ratelimit';
 import { Pool } from 'undici';
 import { REPO_ROOT, startCli, type CliServer } from '../../support/process';
 
@@ -54,7 +59,9 @@ export function burstConfigDir(): { dir: string; remove(): void } {
 export async function startRateLimitProcesses(count: number, dir: string, redisUrl: string): Promise<CliServer[]> {
   return Promise.all(
     Array.from({ length: count }, () =>
-      startCli(['serve', 'ratelimit', '--port', '0', '--config', dir, '--redis', redisUrl], { env: { LOG_LEVEL: 'error' } }),
+      startCli(['serve', 'ratelimit', '--port', '0', '--config', dir, '--redis', redisUrl], {
+        env: { LOG_LEVEL: 'error' },
+      }),
     ),
   );
 }
@@ -74,8 +81,21 @@ export async function clearOfWindowEnd(marginMs = 5000): Promise<void> {
 }
 
 /** `size` concurrent calls counting on `value`, round-robin over `clients`. */
-export async function burst(clients: readonly RateLimitClient[], size: number, mode: HitsMode, value: string): Promise<BurstOutcome> {
-  const out: BurstOutcome = { ok: 0, okHits: 0, overLimit: 0, errors: {}, errorCount: 0, remaining: [], latenciesMs: [] };
+export async function burst(
+  clients: readonly RateLimitClient[],
+  size: number,
+  mode: HitsMode,
+  value: string,
+): Promise<BurstOutcome> {
+  const out: BurstOutcome = {
+    ok: 0,
+    okHits: 0,
+    overLimit: 0,
+    errors: {},
+    errorCount: 0,
+    remaining: [],
+    latenciesMs: [],
+  };
   const descriptors = [{ entries: [{ key: 'k', value }] }];
   const calls: Promise<void>[] = new Array(size);
   for (let i = 0; i < size; i++) {
@@ -122,7 +142,8 @@ export function gatewayConfigDir(options: { timeoutMs?: number } = {}): { dir: s
     const services = path.join(dir, 'services.yaml');
     const record = '      service: ratelimit\n      domain: gateway\n';
     const text = readFileSync(services, 'utf8');
-    if (!text.includes(record)) throw new Error('the demo services.yaml has no RateLimitService record to set timeout_ms in');
+    if (!text.includes(record))
+      throw new Error('the demo services.yaml has no RateLimitService record to set timeout_ms in');
     writeFileSync(services, text.replace(record, `${record}      timeout_ms: ${options.timeoutMs}\n`));
   }
   writeFileSync(
@@ -136,7 +157,9 @@ export function gatewayConfigDir(options: { timeoutMs?: number } = {}): { dir: s
 export async function startGateways(count: number, dir: string, redisUrl: string): Promise<CliServer[]> {
   return Promise.all(
     Array.from({ length: count }, () =>
-      startCli(['start', '--config', dir, '--no-watch', '--redis', redisUrl], { env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'warn' } }),
+      startCli(['start', '--config', dir, '--no-watch', '--redis', redisUrl], {
+        env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'warn' },
+      }),
     ),
   );
 }
@@ -153,7 +176,11 @@ export function gatewayPools(gateways: readonly CliServer[], size: number): Pool
  * `pools`, counting on the X-Gateway-Test-Allow value `value` (none: only
  * the unlimited user). Resolves how many got each status.
  */
-export async function gatewayBurst(pools: readonly Pool[], size: number, value?: string): Promise<Record<number, number>> {
+export async function gatewayBurst(
+  pools: readonly Pool[],
+  size: number,
+  value?: string,
+): Promise<Record<number, number>> {
   const statuses: Record<number, number> = {};
   const headers: Record<string, string> = { authorization: ALICE };
   if (value !== undefined) headers['x-gateway-test-allow'] = value;

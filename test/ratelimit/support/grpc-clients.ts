@@ -8,7 +8,14 @@ import * as protoLoader from '@grpc/proto-loader';
 import path from 'node:path';
 
 const PROTO_DIR = path.join(__dirname, '..', '..', '..', 'proto');
-const OPTIONS: protoLoader.Options = { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true, includeDirs: [PROTO_DIR] };
+const OPTIONS: protoLoader.Options = {
+  keepCase: true,
+  longs: Number,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+  includeDirs: [PROTO_DIR],
+};
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = any;
@@ -28,7 +35,11 @@ export interface Clients {
 
 export function grpcClients(address: string): Clients {
   const creds = grpc.credentials.createInsecure();
-  const pkg = load(['pb/lyft/ratelimit/ratelimit.proto', 'envoy/service/ratelimit/v3/rls.proto', 'grpc/health/v1/health.proto']);
+  const pkg = load([
+    'pb/lyft/ratelimit/ratelimit.proto',
+    'envoy/service/ratelimit/v3/rls.proto',
+    'grpc/health/v1/health.proto',
+  ]);
   const reflection = load([
     require.resolve('@grpc/reflection/build/proto/grpc/reflection/v1alpha/reflection.proto'),
     require.resolve('@grpc/reflection/build/proto/grpc/reflection/v1/reflection.proto'),
@@ -55,7 +66,9 @@ export function grpcClients(address: string): Clients {
  */
 export function unary<T = Any>(client: Any, method: string, request: object, deadlineMs = 600_000): Promise<T> {
   return new Promise((resolve, reject) => {
-    client[method](request, { deadline: Date.now() + deadlineMs }, (err: grpc.ServiceError | null, res: T) => (err ? reject(err) : resolve(res)));
+    client[method](request, { deadline: Date.now() + deadlineMs }, (err: grpc.ServiceError | null, res: T) =>
+      err ? reject(err) : resolve(res),
+    );
   });
 }
 

@@ -44,9 +44,13 @@ function exited(child: ChildProcess): Promise<void> {
 /** Starts redis-server (on `port`, or a free one) and resolves once it answers PING. */
 export async function startRedis(options: { port?: number } = {}): Promise<RedisProcess> {
   const port = options.port ?? (await freePort());
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   await new Promise<void>((resolve, reject) => {
     let out = '';
     const onData = (chunk: Buffer) => {

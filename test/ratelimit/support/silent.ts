@@ -8,7 +8,12 @@ export interface LogLine {
   msg: string;
 }
 
-export function memoryLogger(): { lines: LogLine[]; info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void } {
+export function memoryLogger(): {
+  lines: LogLine[];
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+} {
   const lines: LogLine[] = [];
   return {
     lines,

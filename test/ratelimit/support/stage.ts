@@ -7,23 +7,46 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type Koa from 'koa';
 import { createServiceApp } from '../../../src/http';
-import { mappingSchema, rateLimitServiceSchema, type MappingRecord, type RateLimitServiceRecord } from '../../../src/gateway/config/schema';
+import {
+  mappingSchema,
+  rateLimitServiceSchema,
+  type MappingRecord,
+  type RateLimitServiceRecord,
+} from '../../../src/gateway/config/schema';
 import type { Stage } from '../../../src/gateway/stages/stage';
 
 /** The labels block of the demo's services.yaml, as config/ratelimit.yaml expects it. */
 export const DEMO_LABELS = {
   gateway: [
-    { request_label_group: [{ 'x-gateway-test-allow': { header: 'x-gateway-test-allow', omit_if_not_present: true } }] },
+    {
+      request_label_group: [{ 'x-gateway-test-allow': { header: 'x-gateway-test-allow', omit_if_not_present: true } }],
+    },
     { request_label_group: [{ user: { header: 'x-travel-user', omit_if_not_present: false } }] },
   ],
 };
 
 export function mappingRecord(fields: Partial<Record<keyof MappingRecord, unknown>> = {}): MappingRecord {
-  return mappingSchema.parse({ apiVersion: 'gateway/v1', kind: 'Mapping', name: 'hotels', prefix: '/v1/hotels', service: 'hotel-booking', labels: DEMO_LABELS, ...fields });
+  return mappingSchema.parse({
+    apiVersion: 'gateway/v1',
+    kind: 'Mapping',
+    name: 'hotels',
+    prefix: '/v1/hotels',
+    service: 'hotel-booking',
+    labels: DEMO_LABELS,
+    ...fields,
+  });
 }
 
-export function rateLimitRecord(fields: Partial<Record<keyof RateLimitServiceRecord, unknown>> = {}): RateLimitServiceRecord {
-  return rateLimitServiceSchema.parse({ apiVersion: 'gateway/v1', kind: 'RateLimitService', name: 'limits', service: 'ratelimit', ...fields });
+export function rateLimitRecord(
+  fields: Partial<Record<keyof RateLimitServiceRecord, unknown>> = {},
+): RateLimitServiceRecord {
+  return rateLimitServiceSchema.parse({
+    apiVersion: 'gateway/v1',
+    kind: 'RateLimitService',
+    name: 'limits',
+    service: 'ratelimit',
+    ...fields,
+  });
 }
 
 /**

@@ -84,7 +84,10 @@ export function compileHeaderEdits(mapping: MappingRecord): HeaderEdits {
   return {
     addRequestHeaders: additions(mapping.add_request_headers),
     removeRequestHeaders: mapping.remove_request_headers,
-    addResponseHeaders: additions(mapping.add_response_headers).map((added) => ({ ...added, name: headerName(added.name) })),
+    addResponseHeaders: additions(mapping.add_response_headers).map((added) => ({
+      ...added,
+      name: headerName(added.name),
+    })),
     removeResponseHeaders: mapping.remove_response_headers,
   };
 }

@@ -10,7 +10,15 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { connectionNamed, HttpError } from '../../../http';
 
 /** Hop-by-hop headers by name, `Proxy-*` aside (see {@link isHopByHop}). */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 
 /** Whether a header (lower-case name) belongs to one connection and is never passed on. */
 export function isHopByHop(name: string): boolean {
@@ -22,7 +30,14 @@ export function isHopByHop(name: string): boolean {
  * where the request came from, or change how its body or its target is read.
  * Envoy answers 400 for the `X-Forwarded-*` ones and pseudo-headers.
  */
-const NOT_NOMINABLE = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'host', 'content-length', 'transfer-encoding']);
+const NOT_NOMINABLE = new Set([
+  'x-forwarded-for',
+  'x-forwarded-proto',
+  'x-forwarded-host',
+  'host',
+  'content-length',
+  'transfer-encoding',
+]);
 
 /** More names than this in one `Connection` header is a 400, as in Envoy. */
 const MAX_NOMINATED = 10;

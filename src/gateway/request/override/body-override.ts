@@ -59,7 +59,9 @@ function boundariesOf(contentType: string): string[] {
     const equals = contentType.indexOf('=', at);
     if (equals === -1) break;
     const rest = contentType.slice(equals + 1).trimStart();
-    const value = rest.startsWith('"') ? rest.slice(1, rest.indexOf('"', 1) === -1 ? undefined : rest.indexOf('"', 1)) : rest.split(/[;,]/, 1)[0].trim();
+    const value = rest.startsWith('"')
+      ? rest.slice(1, rest.indexOf('"', 1) === -1 ? undefined : rest.indexOf('"', 1))
+      : rest.split(/[;,]/, 1)[0].trim();
     if (value !== '') found.add(value);
   }
   return [...found];
@@ -100,7 +102,8 @@ function jsonArguments(body: string): string[] {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return [];
   const found: string[] = [];
   for (const [name, field] of Object.entries(value)) {
-    for (const item of Array.isArray(field) ? field : [field]) if (typeof item === 'string') found.push(argument(name, item));
+    for (const item of Array.isArray(field) ? field : [field])
+      if (typeof item === 'string') found.push(argument(name, item));
   }
   return found;
 }
@@ -115,7 +118,8 @@ export function bodyOverrides(contentType: string | undefined, body: Buffer): st
   const named: string[] = [];
   // In UTF-8, and in the charset the type names, as a backend may decode it.
   for (const text of bodyTexts(body, contentType)) {
-    const found = kind === 'form' ? [text] : kind === 'multipart' ? multipartArguments(text, contentType!) : jsonArguments(text);
+    const found =
+      kind === 'form' ? [text] : kind === 'multipart' ? multipartArguments(text, contentType!) : jsonArguments(text);
     if (found.length > 0) named.push(...(overriddenMethods({}, found.join('&')) ?? []));
   }
   return named.length === 0 ? undefined : named;

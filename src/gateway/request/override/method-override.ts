@@ -27,7 +27,13 @@ import { lenientReadings, nameReadings } from './query-reading';
 /** The override headers, as Node names them; no lookalike spelling of them reaches a backend (gateway/runtime). */
 export const OVERRIDE_HEADERS: readonly string[] = ['x-http-method-override', 'x-http-method', 'x-method-override'];
 /** The query arguments that name an override, in upper case: `_method` and the header names some frameworks read in the query. */
-const QUERY_KEYS: readonly string[] = ['_METHOD', 'X-HTTP-METHOD-OVERRIDE', 'X-HTTP-METHOD', 'X-METHOD-OVERRIDE', 'X-TUNNELED-METHOD'];
+const QUERY_KEYS: readonly string[] = [
+  '_METHOD',
+  'X-HTTP-METHOD-OVERRIDE',
+  'X-HTTP-METHOD',
+  'X-METHOD-OVERRIDE',
+  'X-TUNNELED-METHOD',
+];
 
 const PERCENT = 37;
 const PLUS = 43;

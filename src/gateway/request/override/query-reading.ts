@@ -29,12 +29,28 @@ export function isSpace(c: number): boolean {
  */
 function readLeniently(bytes: Uint8Array): string {
   let text = '';
-  for (let i = 0; i < bytes.length; ) {
+  for (let i = 0; i < bytes.length;) {
     const lead = bytes[i];
-    const length = lead < 0x80 ? 1 : lead < 0xc0 ? 0 : lead < 0xe0 ? 2 : lead < 0xf0 ? 3 : lead < 0xf8 ? 4 : lead < 0xfc ? 5 : lead < 0xfe ? 6 : 0;
+    const length =
+      lead < 0x80
+        ? 1
+        : lead < 0xc0
+          ? 0
+          : lead < 0xe0
+            ? 2
+            : lead < 0xf0
+              ? 3
+              : lead < 0xf8
+                ? 4
+                : lead < 0xfc
+                  ? 5
+                  : lead < 0xfe
+                    ? 6
+                    : 0;
     let point = length === 1 ? lead : lead & (0x7f >> length);
     let k = 1;
-    for (; k < length && i + k < bytes.length && (bytes[i + k] & 0xc0) === 0x80; k++) point = point * 64 + (bytes[i + k] & 0x3f);
+    for (; k < length && i + k < bytes.length && (bytes[i + k] & 0xc0) === 0x80; k++)
+      point = point * 64 + (bytes[i + k] & 0x3f);
     if (length === 0 || k < length || point > 0x10ffff || (point >= 0xd800 && point <= 0xdfff)) {
       text += '\uFFFD';
       i += k;

@@ -60,7 +60,8 @@ export class Balancer {
     const n = endpoints.length;
     if (n <= 1) return endpoints[0];
     const all = state.ejected === 0 || panicking(state);
-    if (key !== undefined && (this.policy === 'ring_hash' || this.policy === 'maglev')) return this.onRing(endpoints, key, all);
+    if (key !== undefined && (this.policy === 'ring_hash' || this.policy === 'maglev'))
+      return this.onRing(endpoints, key, all);
     if (this.policy === 'least_request') return this.leastRequest(endpoints, all);
     for (let tries = 0; tries < n; tries++) {
       const endpoint = endpoints[this.next++ % n];

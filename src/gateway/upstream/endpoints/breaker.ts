@@ -19,7 +19,12 @@ export interface BreakerLimits {
 }
 
 /** Envoy's defaults: 1024 connections, pending requests and requests, 3 retries. */
-export const ENVOY_BREAKER_DEFAULTS: BreakerLimits = { maxConnections: 1024, maxPendingRequests: 1024, maxRequests: 1024, maxRetries: 3 };
+export const ENVOY_BREAKER_DEFAULTS: BreakerLimits = {
+  maxConnections: 1024,
+  maxPendingRequests: 1024,
+  maxRequests: 1024,
+  maxRetries: 3,
+};
 
 /** A limit a request or retry came up against. */
 export type BreakerLimit = UpstreamLimit;
@@ -82,7 +87,8 @@ export class Breaker {
       this.active++;
       return null;
     }
-    if (this.queue.length >= limits.maxPendingRequests) throw this.open('max_pending_requests', limits.maxPendingRequests);
+    if (this.queue.length >= limits.maxPendingRequests)
+      throw this.open('max_pending_requests', limits.maxPendingRequests);
     const waiting = new Waiting(this.queue);
     this.queue.push(waiting);
     return waiting;

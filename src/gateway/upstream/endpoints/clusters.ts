@@ -58,7 +58,13 @@ function hashOn(m: MappingRecord): HashOn | null {
   if (lb.header !== undefined) return { header: lb.header };
   if (lb.cookie !== undefined) {
     const ttl = lb.cookie.ttl === undefined ? undefined : parseDuration(lb.cookie.ttl);
-    return { cookie: { name: lb.cookie.name, ...(lb.cookie.path !== undefined ? { path: lb.cookie.path } : {}), ...(ttl !== undefined ? { ttlMs: ttl } : {}) } };
+    return {
+      cookie: {
+        name: lb.cookie.name,
+        ...(lb.cookie.path !== undefined ? { path: lb.cookie.path } : {}),
+        ...(ttl !== undefined ? { ttlMs: ttl } : {}),
+      },
+    };
   }
   return { sourceIp: true };
 }
@@ -84,14 +90,17 @@ export function clusterSettings(m: MappingRecord, address: ServiceAddress): Clus
 /** Where a Mapping's requests may go: its `endpoints`, else its service's own address or name. */
 export function endpointSources(m: MappingRecord, address: ServiceAddress, names: NameContext): EndpointSource[] {
   const listed = m.endpoints?.map((text) => parseEndpointAddress(text, address.port, names)!) ?? [address];
-  return listed.map((e) => (e.lookups.length === 0 ? { address: e.hostname, port: e.port } : { lookups: e.lookups, port: e.port }));
+  return listed.map((e) =>
+    e.lookups.length === 0 ? { address: e.hostname, port: e.port } : { lookups: e.lookups, port: e.port },
+  );
 }
 
 /** A `retry_policy`, compiled; null for none. */
 export function retryPolicy(m: MappingRecord): RetryPolicy | null {
   const r = m.retry_policy;
   if (r === undefined) return null;
-  const base = r.retry_back_off === undefined ? DEFAULT_BASE_INTERVAL_MS : parseDuration(r.retry_back_off.base_interval)!;
+  const base =
+    r.retry_back_off === undefined ? DEFAULT_BASE_INTERVAL_MS : parseDuration(r.retry_back_off.base_interval)!;
   const max = r.retry_back_off?.max_interval === undefined ? base * 10 : parseDuration(r.retry_back_off.max_interval)!;
   return {
     on: retryConditions(r.retry_on).bits,
@@ -105,9 +114,17 @@ export function retryPolicy(m: MappingRecord): RetryPolicy | null {
 
 /** A name for metrics and messages, from the service as written: `cluster_quote_shop`, `cluster_10_0_0_7_8080_otls`. */
 function baseName(m: MappingRecord, address: ServiceAddress): string {
-  const qualified = !address.hostname.includes('.') && m.namespace !== undefined && address.lookups.length > 0 ? `${address.hostname}.${m.namespace}` : address.hostname;
+  const qualified =
+    !address.hostname.includes('.') && m.namespace !== undefined && address.lookups.length > 0
+      ? `${address.hostname}.${m.namespace}`
+      : address.hostname;
   const written = address.host.endsWith(`:${address.port}`) ? `${qualified}:${address.port}` : qualified;
-  const parts = ['cluster', ...(m.cluster_tag !== undefined ? [m.cluster_tag] : []), written, ...(address.secure ? ['otls'] : [])];
+  const parts = [
+    'cluster',
+    ...(m.cluster_tag !== undefined ? [m.cluster_tag] : []),
+    written,
+    ...(address.secure ? ['otls'] : []),
+  ];
   return parts.join('_').replace(/[^0-9A-Za-z_]/g, '_');
 }
 
@@ -127,7 +144,12 @@ export class ClusterSet {
     const settings = clusterSettings(m, address);
     const sources = endpointSources(m, address, names);
     // TLS presents host_rewrite's name: connections for another name are another cluster's, as in Emissary.
-    const key = JSON.stringify([settings, sources, m.cluster_tag ?? null, address.secure ? (m.host_rewrite ?? null) : null]);
+    const key = JSON.stringify([
+      settings,
+      sources,
+      m.cluster_tag ?? null,
+      address.secure ? (m.host_rewrite ?? null) : null,
+    ]);
     let cluster = this.byKey.get(key);
     if (cluster === undefined) {
       let name = baseName(m, address);

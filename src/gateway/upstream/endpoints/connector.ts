@@ -32,7 +32,10 @@ export function timedConnector(timeoutMs: number, keepAliveIdleS?: number): buil
       if (settled) return;
       settled = true;
       socket.destroy();
-      callback(new errors.ConnectTimeoutError(`not connected to ${options.hostname}:${options.port} within ${timeoutMs} ms`), null);
+      callback(
+        new errors.ConnectTimeoutError(`not connected to ${options.hostname}:${options.port} within ${timeoutMs} ms`),
+        null,
+      );
     }, timeoutMs);
   };
 }

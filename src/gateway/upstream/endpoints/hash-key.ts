@@ -43,5 +43,8 @@ export function requestKey(ctx: Context, on: HashOn): RequestKey {
   if (on.cookie.ttlMs === undefined) return NONE;
   const made = randomBytes(8).toString('hex');
   const path = on.cookie.path === undefined ? '' : `; Path=${on.cookie.path}`;
-  return { key: hashKey(made), setCookie: `${on.cookie.name}=${made}; Max-Age=${Math.floor(on.cookie.ttlMs / 1000)}${path}; HttpOnly` };
+  return {
+    key: hashKey(made),
+    setCookie: `${on.cookie.name}=${made}; Max-Age=${Math.floor(on.cookie.ttlMs / 1000)}${path}; HttpOnly`,
+  };
 }

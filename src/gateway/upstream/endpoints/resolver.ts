@@ -40,7 +40,11 @@ function preferred(addresses: string[]): string[] {
 }
 
 /** Looks up `names` in order until one exists: its addresses, or throws the first lookup's error (or the last one's when no name exists). */
-async function lookupFirst(resolve: Resolve, names: readonly string[], family: AddressFamily): Promise<{ name: string; addresses: string[] }> {
+async function lookupFirst(
+  resolve: Resolve,
+  names: readonly string[],
+  family: AddressFamily,
+): Promise<{ name: string; addresses: string[] }> {
   let firstError: unknown;
   for (const name of names) {
     try {
@@ -95,7 +99,10 @@ export class DnsName {
       ({ addresses }) => {
         this.lastError = null;
         const sorted = [...new Set(addresses)].sort();
-        const changed = this.addresses === null || sorted.length !== this.addresses.length || sorted.some((a, i) => a !== this.addresses![i]);
+        const changed =
+          this.addresses === null ||
+          sorted.length !== this.addresses.length ||
+          sorted.some((a, i) => a !== this.addresses![i]);
         this.addresses = sorted;
         if (changed) this.onChange(sorted);
         return sorted;

@@ -40,18 +40,30 @@ function asService(name: string): string {
  * here; `names` qualifies a remote upstream's names for DNS; `fromModule`
  * are the fields the Mapping took from Emissary's ambassador Module.
  */
-export function serviceTarget(m: MappingRecord, modules: ReadonlySet<string>, names: NameContext, fromModule: readonly string[] = []): ServiceTarget {
+export function serviceTarget(
+  m: MappingRecord,
+  modules: ReadonlySet<string>,
+  names: NameContext,
+  fromModule: readonly string[] = [],
+): ServiceTarget {
   const service = m.service;
   if (m.namespace === undefined && modules.has(service)) {
     // The upstream settings the ambassador Module gives every Mapping are for the clusters of remote upstreams: a module has none.
     const remoteOnly = upstreamFieldsGiven(m).filter((name) => !fromModule.includes(name));
     if (remoteOnly.length > 0) {
-      return { kind: 'problem', path: remoteOnly[0], message: `applies to remote upstreams only: module '${service}' is called in process` };
+      return {
+        kind: 'problem',
+        path: remoteOnly[0],
+        message: `applies to remote upstreams only: module '${service}' is called in process`,
+      };
     }
     return { kind: 'module', name: service };
   }
   const known = [...modules].sort().join(', ') || 'none registered';
-  const address = parseServiceAddress(service, { ...names, ...(m.namespace !== undefined ? { namespace: m.namespace } : {}) });
+  const address = parseServiceAddress(service, {
+    ...names,
+    ...(m.namespace !== undefined ? { namespace: m.namespace } : {}),
+  });
   if (address === undefined) {
     return {
       kind: 'problem',
@@ -61,11 +73,19 @@ export function serviceTarget(m: MappingRecord, modules: ReadonlySet<string>, na
   }
   if (m.namespace === undefined && address.written === address.hostname) {
     if (BUILT_IN_MODULES.includes(service)) {
-      return { kind: 'problem', path: 'service', message: `module '${service}' is not running here (modules: ${known}); a Kubernetes Service of that name is written ${asService(service)}` };
+      return {
+        kind: 'problem',
+        path: 'service',
+        message: `module '${service}' is not running here (modules: ${known}); a Kubernetes Service of that name is written ${asService(service)}`,
+      };
     }
     const near = [...modules, ...BUILT_IN_MODULES].find((name) => name.length >= 6 && oneEditApart(service, name));
     if (near !== undefined) {
-      return { kind: 'problem', path: 'service', message: `'${service}' is no module: did you mean '${near}'? (modules: ${known}); a host of that name is written ${asService(service)}` };
+      return {
+        kind: 'problem',
+        path: 'service',
+        message: `'${service}' is no module: did you mean '${near}'? (modules: ${known}); a host of that name is written ${asService(service)}`,
+      };
     }
   }
   return { kind: 'remote', address };

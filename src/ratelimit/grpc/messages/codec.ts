@@ -101,7 +101,12 @@ export function responseToProto(response: RateLimitResponse): ProtoResponse {
     };
   }
   const headers = response.responseHeadersToAdd ?? [];
-  const out: ProtoResponse = { overall_code: response.overallCode, statuses, response_headers_to_add: headers, headers };
+  const out: ProtoResponse = {
+    overall_code: response.overallCode,
+    statuses,
+    response_headers_to_add: headers,
+    headers,
+  };
   if (response.dynamicMetadata) out.dynamic_metadata = toProtoStruct(response.dynamicMetadata);
   return out;
 }
@@ -109,7 +114,10 @@ export function responseToProto(response: RateLimitResponse): ProtoResponse {
 /** A received answer, for the typed face. An UNKNOWN code reads as OK, as Envoy reads it. */
 export function responseFromProto(msg: ProtoResponse): RateLimitResponse {
   const statuses: DescriptorStatus[] = (msg.statuses ?? []).map((s) => {
-    const status: DescriptorStatus = { code: s.code === 'OVER_LIMIT' ? 'OVER_LIMIT' : 'OK', limitRemaining: s.limit_remaining };
+    const status: DescriptorStatus = {
+      code: s.code === 'OVER_LIMIT' ? 'OVER_LIMIT' : 'OK',
+      limitRemaining: s.limit_remaining,
+    };
     const limit = s.current_limit;
     if (limit && isRateLimitUnit(limit.unit)) {
       status.currentLimit = limit.name
@@ -119,7 +127,10 @@ export function responseFromProto(msg: ProtoResponse): RateLimitResponse {
     if (s.duration_until_reset) status.durationUntilResetMs = msFromDuration(s.duration_until_reset);
     return status;
   });
-  const response: RateLimitResponse = { overallCode: msg.overall_code === 'OVER_LIMIT' ? 'OVER_LIMIT' : 'OK', statuses };
+  const response: RateLimitResponse = {
+    overallCode: msg.overall_code === 'OVER_LIMIT' ? 'OVER_LIMIT' : 'OK',
+    statuses,
+  };
   const headers = msg.response_headers_to_add ?? msg.headers;
   if (headers?.length) response.responseHeadersToAdd = headers.map((h) => ({ key: h.key, value: h.value }));
   if (msg.dynamic_metadata) response.dynamicMetadata = fromProtoStruct(msg.dynamic_metadata);

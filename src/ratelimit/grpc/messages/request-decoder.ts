@@ -204,7 +204,15 @@ function readUint64Value(bytes: Buffer, end: number): number {
 }
 
 /** Descriptor `d`; its entries are kept while `keep` and within the bounds. */
-function readDescriptor(bytes: Buffer, end: number, d: number, envoy: boolean, bounds: RequestBounds, units: UnitNames, keep: boolean): RateLimitDescriptor {
+function readDescriptor(
+  bytes: Buffer,
+  end: number,
+  d: number,
+  envoy: boolean,
+  bounds: RequestBounds,
+  units: UnitNames,
+  keep: boolean,
+): RateLimitDescriptor {
   const entries: DescriptorEntry[] = [];
   let limit: RateLimitDescriptor['limit'];
   let hitsAddend: number | undefined;
@@ -238,7 +246,8 @@ function readDescriptor(bytes: Buffer, end: number, d: number, envoy: boolean, b
 
 /** The names of envoy's `RateLimitUnit` by number, from the protos proto-loader has read. */
 function unitNames(): UnitNames {
-  const definition = rateLimitProtos()['envoy.type.v3.RateLimitUnit'] as { type?: { value?: readonly { name: string; number: number }[] } } | undefined;
+  const definition = rateLimitProtos()['envoy.type.v3.RateLimitUnit'] as
+    { type?: { value?: readonly { name: string; number: number }[] } } | undefined;
   const values = definition?.type?.value;
   if (values === undefined) throw new Error('envoy.type.v3.RateLimitUnit is no enum of the rate-limit protos');
   return new Map(values.map((v) => [v.number, v.name as RateLimitUnit]));
@@ -249,7 +258,10 @@ function unitNames(): UnitNames {
  * both services): the typed request, or a {@link RefusedRequest} saying why
  * it is refused. Throws on bytes that are no message.
  */
-export function requestDecoder(shape: RequestShape, bounds: RequestBounds): (bytes: Buffer) => RateLimitRequest | RefusedRequest {
+export function requestDecoder(
+  shape: RequestShape,
+  bounds: RequestBounds,
+): (bytes: Buffer) => RateLimitRequest | RefusedRequest {
   const envoy = shape === 'envoy';
   const units = unitNames();
   return (bytes) => {

@@ -49,7 +49,8 @@ function keyOf(type: MessageDescriptor, name: string, wireType: number): number 
   const field = type.field.find((f) => f.name === name);
   if (field === undefined) return 0;
   // One byte: every field written here is numbered below 16.
-  if (field.number >= 16) throw new Error(`${type.name}.${name} is numbered ${field.number}: its key takes more than a byte`);
+  if (field.number >= 16)
+    throw new Error(`${type.name}.${name} is numbered ${field.number}: its key takes more than a byte`);
   return (field.number << 3) | wireType;
 }
 
@@ -87,11 +88,16 @@ export function responseEncoder(service: string, general: (response: ProtoRespon
   const packageName = service.slice(0, service.lastIndexOf('.'));
   const response = messageOf(`${packageName}.RateLimitResponse`);
   // Nested in envoy's response, beside it in pb.lyft.ratelimit.
-  const partOf = (name: string) => response.nestedType.find((t) => t.name === name) ?? messageOf(`${packageName}.${name}`);
+  const partOf = (name: string) =>
+    response.nestedType.find((t) => t.name === name) ?? messageOf(`${packageName}.${name}`);
   const status = partOf('DescriptorStatus');
   const limit = partOf('RateLimit');
-  const headersName = response.field.some((f) => f.name === 'response_headers_to_add') ? 'response_headers_to_add' : 'headers';
-  const header = messageOf(headersName === 'response_headers_to_add' ? 'envoy.config.core.v3.HeaderValue' : `${packageName}.HeaderValue`);
+  const headersName = response.field.some((f) => f.name === 'response_headers_to_add')
+    ? 'response_headers_to_add'
+    : 'headers';
+  const header = messageOf(
+    headersName === 'response_headers_to_add' ? 'envoy.config.core.v3.HeaderValue' : `${packageName}.HeaderValue`,
+  );
   const duration = messageOf('google.protobuf.Duration');
   const codes = numbersOf(response, 'Code');
   const units = numbersOf(limit, 'Unit');
@@ -119,7 +125,11 @@ export function responseEncoder(service: string, general: (response: ProtoRespon
   // Sizes, as protobufjs writes each field: a value that is not null, zeros included.
   const named = (limit: CurrentLimit) => key.name !== 0 && limit.name != null;
   const limitSize = (limit: CurrentLimit) =>
-    1 + varintSize(limit.requestsPerUnit >>> 0) + 1 + varintSize(units.get(limit.unit)!) + (named(limit) ? delimited(Buffer.byteLength(limit.name!)) : 0);
+    1 +
+    varintSize(limit.requestsPerUnit >>> 0) +
+    1 +
+    varintSize(units.get(limit.unit)!) +
+    (named(limit) ? delimited(Buffer.byteLength(limit.name!)) : 0);
   const resetSize = (ms: number) => 1 + varintSize(durationSeconds(ms)) + 1 + varintSize(durationNanos(ms));
   const hasReset = (s: DescriptorStatus) => key.reset !== 0 && s.durationUntilResetMs !== undefined;
   const statusSize = (s: DescriptorStatus) =>
@@ -129,7 +139,8 @@ export function responseEncoder(service: string, general: (response: ProtoRespon
     1 +
     varintSize(s.limitRemaining >>> 0) +
     (hasReset(s) ? delimited(resetSize(s.durationUntilResetMs!)) : 0);
-  const headerSize = (h: { key: string; value: string }) => delimited(Buffer.byteLength(h.key)) + delimited(Buffer.byteLength(h.value));
+  const headerSize = (h: { key: string; value: string }) =>
+    delimited(Buffer.byteLength(h.key)) + delimited(Buffer.byteLength(h.value));
 
   /** Whether every unit is one the protos have and every number one a varint here holds. */
   const writable = (r: RateLimitResponse): boolean => {
@@ -138,7 +149,8 @@ export function responseEncoder(service: string, general: (response: ProtoRespon
     for (let i = 0; i < statuses.length; i++) {
       const s = statuses[i];
       if (!Number.isSafeInteger(s.limitRemaining)) return false;
-      if (s.currentLimit && (!units.has(s.currentLimit.unit) || !Number.isSafeInteger(s.currentLimit.requestsPerUnit))) return false;
+      if (s.currentLimit && (!units.has(s.currentLimit.unit) || !Number.isSafeInteger(s.currentLimit.requestsPerUnit)))
+        return false;
       const reset = hasReset(s) ? s.durationUntilResetMs! : undefined;
       if (reset !== undefined && !(Number.isSafeInteger(durationSeconds(reset)) && reset >= 0)) return false;
     }

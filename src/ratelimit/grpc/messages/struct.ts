@@ -42,7 +42,9 @@ function toProtoValue(value: MetadataValue): ProtoValue {
     case 'boolean':
       return { boolValue: value };
     default:
-      return Array.isArray(value) ? { listValue: { values: value.map(toProtoValue) } } : { structValue: toProtoStruct(value) };
+      return Array.isArray(value)
+        ? { listValue: { values: value.map(toProtoValue) } }
+        : { structValue: toProtoStruct(value) };
   }
 }
 
@@ -51,7 +53,12 @@ export function fromProtoStruct(struct: ProtoStruct): { [key: string]: MetadataV
   const out: { [key: string]: MetadataValue } = {};
   for (const [key, value] of Object.entries(struct.fields ?? {})) {
     // A key like `__proto__` is data here, not the object's prototype.
-    Object.defineProperty(out, key, { value: fromProtoValue(value), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, key, {
+      value: fromProtoValue(value),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return out;
 }

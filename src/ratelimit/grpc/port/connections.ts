@@ -57,7 +57,12 @@ export function handshakeBytesMissing(bytes: Buffer): number {
 }
 
 /** Listens on `host:port` for `server`, plaintext, within `limits`. */
-export function listenForGrpc(server: grpc.Server, host: string, port: number, limits: ConnectionLimits): Promise<GrpcListener> {
+export function listenForGrpc(
+  server: grpc.Server,
+  host: string,
+  port: number,
+  limits: ConnectionLimits,
+): Promise<GrpcListener> {
   const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
   const handshaking = new Set<net.Socket>();
   let open = 0;

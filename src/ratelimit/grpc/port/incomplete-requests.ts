@@ -52,7 +52,9 @@ abstract class Waiting extends QueuedCall {
  */
 function streamOf(call: grpc.ServerInterceptingCallInterface): http2.ServerHttp2Stream | undefined {
   const stream = (call as unknown as { stream?: unknown }).stream;
-  return stream instanceof Object && typeof (stream as http2.ServerHttp2Stream).close === 'function' && 'rstCode' in stream
+  return stream instanceof Object &&
+    typeof (stream as http2.ServerHttp2Stream).close === 'function' &&
+    'rstCode' in stream
     ? (stream as http2.ServerHttp2Stream)
     : undefined;
 }
@@ -90,7 +92,8 @@ class UnaryWait extends Waiting {
     // 9113 (8.1) allows with NO_ERROR once the answer is sent, rather than left
     // to a client that may never send the rest. Node sends the reset after the
     // answer's frames; nothing was sent before it, since no handler has run.
-    if (!this.call.metadataSent && !this.stream.closed && !this.stream.destroyed) this.stream.close(http2.constants.NGHTTP2_NO_ERROR);
+    if (!this.call.metadataSent && !this.stream.closed && !this.stream.destroyed)
+      this.stream.close(http2.constants.NGHTTP2_NO_ERROR);
   }
 }
 
@@ -99,7 +102,12 @@ class StreamingWait extends Waiting {
   state: 'incomplete' | 'complete' | 'ended' = 'incomplete';
   readonly intercepting: grpc.ServerInterceptingCall;
 
-  constructor(method: grpc.ServerMethodDefinition<unknown, unknown>, next: grpc.ServerInterceptingCallInterface, queue: WaitQueue<Waiting>, wait: (call: Waiting) => void) {
+  constructor(
+    method: grpc.ServerMethodDefinition<unknown, unknown>,
+    next: grpc.ServerInterceptingCallInterface,
+    queue: WaitQueue<Waiting>,
+    wait: (call: Waiting) => void,
+  ) {
     super();
     const stream = streamOf(next);
     this.intercepting = new grpc.ServerInterceptingCall(next, {
@@ -124,7 +132,8 @@ class StreamingWait extends Waiting {
             const incomplete = this.state !== 'complete';
             this.state = 'ended';
             // Answered before its request was complete: reset, as UnaryWait does.
-            if (incomplete && stream && !stream.closed && !stream.destroyed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+            if (incomplete && stream && !stream.closed && !stream.destroyed)
+              stream.close(http2.constants.NGHTTP2_NO_ERROR);
           },
         }),
     });
@@ -175,13 +184,16 @@ export function boundIncompleteRequests(limits: IncompleteRequestLimits): Incomp
   const sweep = () => {
     sweeping = false;
     const now = performance.now();
-    for (let call = waiting.first; call !== undefined; ) {
+    for (let call = waiting.first; call !== undefined;) {
       const next = waiting.after(call);
       if (call.done()) waiting.remove(call);
       else if (now - call.since < requestTimeoutMs) break;
       else {
         waiting.remove(call);
-        call.end({ code: grpc.status.DEADLINE_EXCEEDED, details: `the request did not arrive within ${requestTimeoutMs} ms` });
+        call.end({
+          code: grpc.status.DEADLINE_EXCEEDED,
+          details: `the request did not arrive within ${requestTimeoutMs} ms`,
+        });
       }
       call = next;
     }
@@ -194,7 +206,7 @@ export function boundIncompleteRequests(limits: IncompleteRequestLimits): Incomp
   };
   /** Calls whose request has come and that were not taken out leave lazily: those at the head as each call comes, all of them when it is full. */
   const dropDone = (all: boolean) => {
-    for (let call = waiting.first; call !== undefined; ) {
+    for (let call = waiting.first; call !== undefined;) {
       const next = waiting.after(call);
       if (call.done()) waiting.remove(call);
       else if (!all) return;

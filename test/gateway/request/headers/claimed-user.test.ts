@@ -54,15 +54,27 @@ describe("a client's own X-Travel-User, on a gateway without an AuthService", ()
   });
 
   it('lets no header that names another path (X-Original-URL, X-Rewrite-URL) reach a backend, in any spelling', async () => {
-    const headers = { 'X-Original-URL': '/admin', 'X-Rewrite-URL': '/admin', X_Original_URL: '/admin', 'X.Rewrite.Url': '/admin' };
+    const headers = {
+      'X-Original-URL': '/admin',
+      'X-Rewrite-URL': '/admin',
+      X_Original_URL: '/admin',
+      'X.Rewrite.Url': '/admin',
+    };
     const res = await send(base, '/remote/x', { headers });
     assert.equal(res.status, 200);
     const received = backend.received.at(-1)!;
     assert.equal(received.url, '/x');
     const names = received.rawHeaders.filter((_, i) => i % 2 === 0).map((h) => h.toLowerCase().replace(/[_.]/g, '-'));
-    assert.deepEqual(names.filter((n) => /url/.test(n)), [], received.rawHeaders.join(' '));
+    assert.deepEqual(
+      names.filter((n) => /url/.test(n)),
+      [],
+      received.rawHeaders.join(' '),
+    );
     const local = await send(base, '/local/x', { headers });
-    assert.deepEqual(Object.keys(local.json().headers).filter((h) => /url/.test(h)), []);
+    assert.deepEqual(
+      Object.keys(local.json().headers).filter((h) => /url/.test(h)),
+      [],
+    );
   });
 
   it("still carries the user a Mapping's add_request_headers sets", async () => {

@@ -13,7 +13,13 @@ const APP = 'https://app.example';
 
 /** What both backends answer: the request headers they saw, and headers for the edits to work on. */
 function backendHeaders(): Record<string, string | string[]> {
-  return { 'X-Up': 'up', 'X-Only': 'up', 'Set-Cookie': ['a=1'], Server: 'backend/1.0', 'Content-Type': 'application/json' };
+  return {
+    'X-Up': 'up',
+    'X-Only': 'up',
+    'Set-Cookie': ['a=1'],
+    Server: 'backend/1.0',
+    'Content-Type': 'application/json',
+  };
 }
 
 /** The same edits on every route. */
@@ -149,7 +155,11 @@ describe('gateway header edits', () => {
         for (const named of ['X-Forwarded-For', 'Host', 'Content-Length']) {
           const res = await send(base, `/${route}/x`, { headers: { Connection: `close, ${named}` } });
           assert.equal(res.status, 400, named);
-          assert.deepEqual(res.json(), { code: 400, message: '400: Bad Request', detail: `the Connection header may not name ${named.toLowerCase()}` });
+          assert.deepEqual(res.json(), {
+            code: 400,
+            message: '400: Bad Request',
+            detail: `the Connection header may not name ${named.toLowerCase()}`,
+          });
         }
       });
 
@@ -167,7 +177,9 @@ describe('gateway header edits', () => {
 
   for (const route of ['private-local', 'private-remote']) {
     it(`sends no X-Forwarded-* at all when remove_request_headers names them, the gateway's own neither (${route})`, async () => {
-      const res = await send(base, `/${route}/x`, { headers: { 'X-Forwarded-For': '203.0.113.7', 'X-Forwarded-Host': 'spoofed.example' } });
+      const res = await send(base, `/${route}/x`, {
+        headers: { 'X-Forwarded-For': '203.0.113.7', 'X-Forwarded-Host': 'spoofed.example' },
+      });
       assert.equal(res.status, 200, res.text);
       const seen: http.IncomingHttpHeaders = res.json().headers;
       for (const name of FORWARDED) assert.equal(seen[name.toLowerCase()], undefined, name);
@@ -182,7 +194,10 @@ describe('gateway header edits', () => {
   });
 
   it("gives the gateway's 503 and 504 the route's response edits, as Envoy's router does, with the error body", async () => {
-    for (const [path, status] of [['/dead/x', 503], ['/slow/x', 504]] as const) {
+    for (const [path, status] of [
+      ['/dead/x', 503],
+      ['/slow/x', 504],
+    ] as const) {
       const res = await send(base, path, { headers: { Origin: APP } });
       assert.equal(res.status, status);
       assert.equal(res.json().code, status);

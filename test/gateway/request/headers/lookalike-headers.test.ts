@@ -29,7 +29,9 @@ describe('header names a backend reads as another', () => {
     backend = await recordingUpstream();
     limits = createRateLimitService({
       logger: memoryLogger(),
-      limits: [{ domain: 'gateway', descriptors: [{ key: 'api-key', rate_limit: { unit: 'minute', requests_per_unit: 1 } }] }],
+      limits: [
+        { domain: 'gateway', descriptors: [{ key: 'api-key', rate_limit: { unit: 'minute', requests_per_unit: 1 } }] },
+      ],
     });
     const labels = { gateway: [{ request_label_group: [{ 'api-key': { header: 'x-api-key' } }] }] };
     const config = configOf(
@@ -38,7 +40,12 @@ describe('header names a backend reads as another', () => {
       mapping('/zone/', backend.url, { name: 'zone-open', rewrite: '' }),
       mapping('/under/', 'inner', { name: 'under-inner', headers: { x_area: 'inner' } }),
       mapping('/under/', backend.url, { name: 'under-open', rewrite: '' }),
-      mapping('/edits/', backend.url, { name: 'edits', rewrite: '', add_request_headers: { 'X-Tenant-Id': '42' }, remove_request_headers: ['x-debug'] }),
+      mapping('/edits/', backend.url, {
+        name: 'edits',
+        rewrite: '',
+        add_request_headers: { 'X-Tenant-Id': '42' },
+        remove_request_headers: ['x-debug'],
+      }),
     );
     config.rateLimitService = rateLimitRecord({ service: 'ratelimit' });
     gateway = createGateway({
@@ -68,7 +75,10 @@ describe('header names a backend reads as another', () => {
   });
 
   it('keeps a header spelt as one of the names itself, when a configuration names two lookalikes', () => {
-    const req = { headers: { x_zone: 'a', 'x-zone': 'b', 'x.zone': 'c' }, rawHeaders: ['X_Zone', 'a', 'X-Zone', 'b', 'X.Zone', 'c'] };
+    const req = {
+      headers: { x_zone: 'a', 'x-zone': 'b', 'x.zone': 'c' },
+      rawHeaders: ['X_Zone', 'a', 'X-Zone', 'b', 'X.Zone', 'c'],
+    };
     dropLookalikes(req as unknown as IncomingMessage, ['x-zone', 'x_zone']);
     assert.deepEqual(req.rawHeaders, ['X_Zone', 'a', 'X-Zone', 'b']);
     assert.deepEqual(req.headers, { x_zone: 'a', 'x-zone': 'b' });
@@ -86,12 +96,19 @@ describe('header names a backend reads as another', () => {
   });
 
   it('lets no spelling of a header a Mapping matches reach the Mapping that does not match it', async () => {
-    for (const [path, spelling] of [['/zone/x', 'X_Zone'], ['/zone/x', 'X.Zone'], ['/under/x', 'X-Area']]) {
+    for (const [path, spelling] of [
+      ['/zone/x', 'X_Zone'],
+      ['/zone/x', 'X.Zone'],
+      ['/under/x', 'X-Area'],
+    ]) {
       const res = await send(base, path, { headers: { [spelling]: 'inner' } });
       assert.equal(res.status, 200, `${path} ${spelling}`);
       assert.equal(res.text, 'ok', 'the open Mapping answered');
       const names = cgiNames(backend.received.at(-1)!);
-      assert.ok(!names.includes(spelling.toLowerCase().replace(/[_.]/g, '-')), `${path} ${spelling}: ${names.join(' ')}`);
+      assert.ok(
+        !names.includes(spelling.toLowerCase().replace(/[_.]/g, '-')),
+        `${path} ${spelling}: ${names.join(' ')}`,
+      );
     }
     const inner = await send(base, '/under/x', { headers: { x_area: 'inner' } });
     assert.equal(inner.json().module, 'inner', 'the name as the Mapping writes it still matches');
@@ -99,7 +116,14 @@ describe('header names a backend reads as another', () => {
 
   it('lets no spelling of a header the Mapping removes or adds, nor of X-Forwarded-*, reach the backend', async () => {
     const res = await send(base, '/edits/x', {
-      headers: { X_Debug: '1', 'X.Tenant.Id': '7', X_Tenant_Id: '8', X_Forwarded_For: '10.0.0.1', 'X.Forwarded.Host': 'admin.internal', X_Forwarded_Proto: 'https' },
+      headers: {
+        X_Debug: '1',
+        'X.Tenant.Id': '7',
+        X_Tenant_Id: '8',
+        X_Forwarded_For: '10.0.0.1',
+        'X.Forwarded.Host': 'admin.internal',
+        X_Forwarded_Proto: 'https',
+      },
     });
     assert.equal(res.status, 200);
     const received = backend.received.at(-1)!;
@@ -109,7 +133,11 @@ describe('header names a backend reads as another', () => {
     assert.equal(received.headers['x-forwarded-proto'], 'http');
     const names = cgiNames(received);
     for (const name of ['x-debug', 'x-tenant-id', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto']) {
-      assert.equal(names.filter((n) => n === name).length, name === 'x-debug' ? 0 : 1, `${name}: ${received.rawHeaders.join(' ')}`);
+      assert.equal(
+        names.filter((n) => n === name).length,
+        name === 'x-debug' ? 0 : 1,
+        `${name}: ${received.rawHeaders.join(' ')}`,
+      );
     }
   });
 

@@ -6,7 +6,17 @@
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import { createGateway, type Gateway } from '../../../../src/gateway';
-import { close, configOf, echoModule, listen, mapping, recordingUpstream, registry, send, type Received } from '../../helpers';
+import {
+  close,
+  configOf,
+  echoModule,
+  listen,
+  mapping,
+  recordingUpstream,
+  registry,
+  send,
+  type Received,
+} from '../../helpers';
 
 type Recording = Awaited<ReturnType<typeof recordingUpstream>>;
 
@@ -73,11 +83,17 @@ function useGateway(trustProxy: boolean) {
           kind: 'AuthService',
           name: 'forward-auth',
           auth_service: `127.0.0.1:${rig.auth.port}`,
-          allowed_request_headers: [...FORWARDING_NAMES, ...Object.keys(lookalikesOf(FORWARDING)), ...Object.keys(KEPT)],
+          allowed_request_headers: [
+            ...FORWARDING_NAMES,
+            ...Object.keys(lookalikesOf(FORWARDING)),
+            ...Object.keys(KEPT),
+          ],
         },
         mapping('/local/', 'echo'),
         mapping('/remote/', rig.backend.url),
-        mapping('/real-ip/', rig.backend.url, { add_request_headers: { 'X-Real-IP': '%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%' } }),
+        mapping('/real-ip/', rig.backend.url, {
+          add_request_headers: { 'X-Real-IP': '%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%' },
+        }),
       ),
     });
     ({ server, url: rig.base } = await listen(gateway.app.callback()));
@@ -117,11 +133,18 @@ describe("a client's own forwarding headers, with no proxy trusted in front", ()
     const res = await send(rig.base, '/local/x', { headers: { ...FORWARDING, ...lookalikesOf(FORWARDING) } });
     assert.equal(res.status, 200);
     const seen = Object.keys(res.json().headers).map((h) => h.replace(/[_.]/g, '-'));
-    assert.deepEqual(seen.filter((n) => FORWARDING_NAMES.includes(n)), []);
+    assert.deepEqual(
+      seen.filter((n) => FORWARDING_NAMES.includes(n)),
+      [],
+    );
   });
 
   it('leave the gateway its own X-Forwarded-For, -Proto and -Host, to the upstream and to the auth service', async () => {
-    const claimed = { 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'admin.example', 'X-Forwarded-For': '10.9.9.9' };
+    const claimed = {
+      'X-Forwarded-Proto': 'https',
+      'X-Forwarded-Host': 'admin.example',
+      'X-Forwarded-For': '10.9.9.9',
+    };
     await send(rig.base, '/remote/x', { headers: { ...FORWARDING, ...claimed, Host: 'shop.example' } });
     for (const received of [rig.backend.received.at(-1)!, rig.auth.received.at(-1)!]) {
       assert.equal(received.headers['x-forwarded-proto'], 'http');
@@ -142,7 +165,10 @@ describe("a client's own forwarding headers, with no proxy trusted in front", ()
     await send(rig.base, '/real-ip/x', { headers: { 'X-Real-IP': '10.0.0.1', X_Real_IP: '10.0.0.2' } });
     const received = rig.backend.received.at(-1)!;
     assert.equal(received.headers['x-real-ip'], '127.0.0.1');
-    assert.deepEqual(cgiNames(received.rawHeaders).filter((n) => n === 'x-real-ip'), ['x-real-ip']);
+    assert.deepEqual(
+      cgiNames(received.rawHeaders).filter((n) => n === 'x-real-ip'),
+      ['x-real-ip'],
+    );
   });
 });
 
@@ -152,10 +178,12 @@ describe('forwarding headers from a proxy trusted with trustProxy', () => {
   it('reach the upstream, the auth service and an in-process module as the proxy wrote them', async () => {
     await send(rig.base, '/remote/x', { headers: FORWARDING });
     for (const received of [rig.backend.received.at(-1)!, rig.auth.received.at(-1)!]) {
-      for (const [name, value] of Object.entries(FORWARDING)) assert.equal(received.headers[name.toLowerCase()], value, name);
+      for (const [name, value] of Object.entries(FORWARDING))
+        assert.equal(received.headers[name.toLowerCase()], value, name);
     }
     const local = await send(rig.base, '/local/x', { headers: FORWARDING });
-    for (const [name, value] of Object.entries(FORWARDING)) assert.equal(local.json().headers[name.toLowerCase()], value, name);
+    for (const [name, value] of Object.entries(FORWARDING))
+      assert.equal(local.json().headers[name.toLowerCase()], value, name);
   });
 
   it('never in a spelling the proxy does not write, which only the client can have sent', async () => {
@@ -167,7 +195,12 @@ describe('forwarding headers from a proxy trusted with trustProxy', () => {
   });
 
   it("leave no client certificate or Envoy header through, a trusted proxy's neither", async () => {
-    const claims = { 'X-Forwarded-Client-Cert': 'Subject="CN=admin"', 'Client-Cert': ':MIIB:', 'X-Client-Cert': 'MIIB', 'X-Envoy-Internal': 'true' };
+    const claims = {
+      'X-Forwarded-Client-Cert': 'Subject="CN=admin"',
+      'Client-Cert': ':MIIB:',
+      'X-Client-Cert': 'MIIB',
+      'X-Envoy-Internal': 'true',
+    };
     await send(rig.base, '/remote/x', { headers: { ...FORWARDING, ...claims } });
     for (const received of [rig.backend.received.at(-1)!, rig.auth.received.at(-1)!]) {
       for (const name of Object.keys(claims)) assert.equal(received.headers[name.toLowerCase()], undefined, name);
@@ -175,7 +208,11 @@ describe('forwarding headers from a proxy trusted with trustProxy', () => {
   });
 
   it("leave X-Forwarded-For, -Proto and -Host the proxy's, with the gateway's hop appended", async () => {
-    const proxy = { 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'shop.example', 'X-Forwarded-For': '203.0.113.7' };
+    const proxy = {
+      'X-Forwarded-Proto': 'https',
+      'X-Forwarded-Host': 'shop.example',
+      'X-Forwarded-For': '203.0.113.7',
+    };
     await send(rig.base, '/remote/x', { headers: { ...FORWARDING, ...proxy } });
     for (const received of [rig.backend.received.at(-1)!, rig.auth.received.at(-1)!]) {
       assert.equal(received.headers['x-forwarded-proto'], 'https');
@@ -218,7 +255,15 @@ describe("a client's own copies of the headers only Envoy sets, and of client ce
   /** Names that are neither, which go on as any header does. */
   const kept = { 'X-Envoyish': 'a', 'X-Forwarded-Client': 'b', 'X-Client-Certs': 'c' };
   const names = cgiNames;
-  const certHeaders = ['x-forwarded-client-cert', 'client-cert', 'client-cert-chain', 'x-client-cert', 'x-arr-clientcert', 'x-forwarded-tls-client-cert', 'x-forwarded-tls-client-cert-info'];
+  const certHeaders = [
+    'x-forwarded-client-cert',
+    'client-cert',
+    'client-cert-chain',
+    'x-client-cert',
+    'x-arr-clientcert',
+    'x-forwarded-tls-client-cert',
+    'x-forwarded-tls-client-cert-info',
+  ];
   const owned = (name: string) => name.startsWith('x-envoy-') || certHeaders.includes(name);
 
   before(async () => {
@@ -227,7 +272,13 @@ describe("a client's own copies of the headers only Envoy sets, and of client ce
     gateway = createGateway({
       modules: registry(echoModule('echo')),
       config: configOf(
-        { apiVersion: 'gateway/v1', kind: 'AuthService', name: 'mtls', auth_service: `127.0.0.1:${authService.port}`, allowed_request_headers: [...certHeaders, 'x-envoy-internal'] },
+        {
+          apiVersion: 'gateway/v1',
+          kind: 'AuthService',
+          name: 'mtls',
+          auth_service: `127.0.0.1:${authService.port}`,
+          allowed_request_headers: [...certHeaders, 'x-envoy-internal'],
+        },
         mapping('/local/', 'echo'),
         mapping('/remote/', backend.url),
         mapping('/tagged/', backend.url, { add_request_headers: { 'x-envoy-original-path': '/tagged/' } }),
@@ -247,7 +298,10 @@ describe("a client's own copies of the headers only Envoy sets, and of client ce
     assert.equal(res.status, 200);
     const received = names(backend.received.at(-1)!.rawHeaders);
     assert.deepEqual(received.filter(owned), [], backend.received.at(-1)!.rawHeaders.join(' '));
-    assert.deepEqual(received.filter((n) => n in { 'x-envoyish': 1, 'x-forwarded-client': 1, 'x-client-certs': 1 }), ['x-envoyish', 'x-forwarded-client', 'x-client-certs']);
+    assert.deepEqual(
+      received.filter((n) => n in { 'x-envoyish': 1, 'x-forwarded-client': 1, 'x-client-certs': 1 }),
+      ['x-envoyish', 'x-forwarded-client', 'x-client-certs'],
+    );
     assert.equal(backend.received.at(-1)!.url, '/x');
   });
 
@@ -260,7 +314,12 @@ describe("a client's own copies of the headers only Envoy sets, and of client ce
   it('never reach an in-process module', async () => {
     const res = await send(base, '/local/x', { headers: claims });
     assert.equal(res.status, 200);
-    assert.deepEqual(Object.keys(res.json().headers).map((h) => h.replace(/[_.]/g, '-')).filter(owned), []);
+    assert.deepEqual(
+      Object.keys(res.json().headers)
+        .map((h) => h.replace(/[_.]/g, '-'))
+        .filter(owned),
+      [],
+    );
   });
 
   it("still carry what a Mapping's add_request_headers sets", async () => {

@@ -40,10 +40,21 @@ describe('method overrides in the body of a POST', () => {
     ['a form, as PHP mangles the name', FORM, '_method%5B%5D=DELETE'],
     ['a form, as Rack 2 reads the name', FORM, ']_method]=DELETE'],
     ['a form naming the header', FORM, 'X-HTTP-Method-Override=PUT'],
-    ['a multipart form', MULTIPART, multipart([['title', 'x'], ['_method', 'DELETE']])],
+    [
+      'a multipart form',
+      MULTIPART,
+      multipart([
+        ['title', 'x'],
+        ['_method', 'DELETE'],
+      ]),
+    ],
     ['a multipart form, the name in brackets as Rack 2 reads it', MULTIPART, multipart([['[_method', 'DELETE']])],
     ['a multipart form, the name unquoted', MULTIPART, multipart([['_method', 'PATCH']], (name) => `name=${name}`)],
-    ['a multipart form, the name in RFC 5987 form', MULTIPART, multipart([['_method', 'DELETE']], (name) => `name*=UTF-8''${name}`)],
+    [
+      'a multipart form, the name in RFC 5987 form',
+      MULTIPART,
+      multipart([['_method', 'DELETE']], (name) => `name*=UTF-8''${name}`),
+    ],
     ['a JSON object', 'application/json; charset=utf-8', '{"title":"x","_method":"DELETE"}'],
     ['a JSON:API document', 'application/vnd.api+json', '{"_METHOD":"put"}'],
     // Laravel reads as JSON any Content-Type holding /json or +json, its parameters included.
@@ -58,7 +69,11 @@ describe('method overrides in the body of a POST', () => {
   for (const [what, type, body] of overriding) {
     it(`answers 400 to a POST on a Mapping for POST without auth whose body, ${what}, names another method, and the backend sees nothing`, async () => {
       const seen = rig.backend.received.length;
-      const res = await send(rig.base, '/m/x', { method: 'POST', headers: type === '' ? {} : { 'Content-Type': type }, body });
+      const res = await send(rig.base, '/m/x', {
+        method: 'POST',
+        headers: type === '' ? {} : { 'Content-Type': type },
+        body,
+      });
       assert.equal(res.status, 400, res.text);
       assert.deepEqual(res.json(), REFUSED);
       assert.equal(rig.backend.received.length, seen);
@@ -75,21 +90,60 @@ describe('method overrides in the body of a POST', () => {
       assert.equal(res.status, 400, `${type}: ${res.text}`);
       assert.deepEqual(res.json(), REFUSED);
     }
-    assert.equal((await send(rig.base, '/pp/a', { method: 'POST', headers: { 'Content-Type': FORM }, body: 'title=x' })).status, 200);
+    assert.equal(
+      (await send(rig.base, '/pp/a', { method: 'POST', headers: { 'Content-Type': FORM }, body: 'title=x' })).status,
+      200,
+    );
   });
 
   const decoded: [string, Record<string, string>, Buffer][] = [
-    ['a gzipped form, which body-parser inflates', { 'Content-Type': FORM, 'Content-Encoding': 'gzip' }, gzipSync('_method=DELETE')],
-    ['a deflated JSON object', { 'Content-Type': 'application/json', 'Content-Encoding': 'deflate' }, deflateSync('{"_method":"DELETE"}')],
-    ['a brotli JSON object', { 'Content-Type': 'application/json', 'Content-Encoding': 'br' }, brotliCompressSync('{"_method":"DELETE"}')],
-    ['a JSON object in UTF-16LE, which body-parser decodes', { 'Content-Type': 'application/json; charset=utf-16le' }, Buffer.from('{"_method":"DELETE"}', 'utf16le')],
-    ['a JSON object in UTF-32BE', { 'Content-Type': 'application/json; charset=utf-32be' }, utf32be('{"_method":"DELETE"}')],
-    ['a multipart/mixed body, which Rack reads as a form', { 'Content-Type': 'multipart/mixed; boundary=----b0undary' }, Buffer.from(multipart([['_method', 'DELETE']]))],
-    ['a multipart/related body', { 'Content-Type': 'multipart/related; boundary=----b0undary' }, Buffer.from(multipart([['_method', 'DELETE']]))],
+    [
+      'a gzipped form, which body-parser inflates',
+      { 'Content-Type': FORM, 'Content-Encoding': 'gzip' },
+      gzipSync('_method=DELETE'),
+    ],
+    [
+      'a deflated JSON object',
+      { 'Content-Type': 'application/json', 'Content-Encoding': 'deflate' },
+      deflateSync('{"_method":"DELETE"}'),
+    ],
+    [
+      'a brotli JSON object',
+      { 'Content-Type': 'application/json', 'Content-Encoding': 'br' },
+      brotliCompressSync('{"_method":"DELETE"}'),
+    ],
+    [
+      'a JSON object in UTF-16LE, which body-parser decodes',
+      { 'Content-Type': 'application/json; charset=utf-16le' },
+      Buffer.from('{"_method":"DELETE"}', 'utf16le'),
+    ],
+    [
+      'a JSON object in UTF-32BE',
+      { 'Content-Type': 'application/json; charset=utf-32be' },
+      utf32be('{"_method":"DELETE"}'),
+    ],
+    [
+      'a multipart/mixed body, which Rack reads as a form',
+      { 'Content-Type': 'multipart/mixed; boundary=----b0undary' },
+      Buffer.from(multipart([['_method', 'DELETE']])),
+    ],
+    [
+      'a multipart/related body',
+      { 'Content-Type': 'multipart/related; boundary=----b0undary' },
+      Buffer.from(multipart([['_method', 'DELETE']])),
+    ],
     // PHP takes the first `boundary` anywhere in the type; the parameter names another, which a part header fakes.
-    ['a multipart body whose boundary PHP reads in xboundary', { 'Content-Type': 'multipart/form-data; xboundary=AAA; boundary=BBB' }, Buffer.from('--AAA\r\nContent-Disposition: form-data; name="_method"\r\nX-A: --BBB\r\n\r\nDELETE\r\n--AAA--\r\n')],
+    [
+      'a multipart body whose boundary PHP reads in xboundary',
+      { 'Content-Type': 'multipart/form-data; xboundary=AAA; boundary=BBB' },
+      Buffer.from('--AAA\r\nContent-Disposition: form-data; name="_method"\r\nX-A: --BBB\r\n\r\nDELETE\r\n--AAA--\r\n'),
+    ],
     // Rack takes the last boundary=.
-    ['a multipart body of two boundaries, Rack reading the last', { 'Content-Type': 'multipart/form-data; boundary=BBB; boundary=AAA' }, Buffer.from('--AAA\r\nContent-Disposition: form-data; name="_method"\r\nX-A: --BBB\r\n\r\nDELETE\r\n--AAA--\r\n')],
+    [
+      'a multipart body of two boundaries, Rack reading the last',
+      { 'Content-Type': 'multipart/form-data; boundary=BBB; boundary=AAA' },
+      Buffer.from('--AAA\r\nContent-Disposition: form-data; name="_method"\r\nX-A: --BBB\r\n\r\nDELETE\r\n--AAA--\r\n'),
+    ],
   ];
   for (const [what, headers, body] of decoded) {
     it(`answers 400 to an override in ${what}, read as its backend decodes it`, async () => {
@@ -102,13 +156,21 @@ describe('method overrides in the body of a POST', () => {
   }
 
   it('answers 413 to a compressed body that decodes to more than the body limit, which could not be read whole for an override', async () => {
-    const res = await send(rig.base, '/m/x', { method: 'POST', headers: { 'Content-Type': FORM, 'Content-Encoding': 'gzip' }, body: gzipSync(Buffer.alloc(2 * 1024 * 1024, 'a')) });
+    const res = await send(rig.base, '/m/x', {
+      method: 'POST',
+      headers: { 'Content-Type': FORM, 'Content-Encoding': 'gzip' },
+      body: gzipSync(Buffer.alloc(2 * 1024 * 1024, 'a')),
+    });
     assert.equal(res.status, 413, res.text);
     assert.match(res.json().detail, /^the request body, decoded, is larger than \d+ bytes$/);
   });
 
   it('reads an override in a chunked body too', async () => {
-    const res = await send(rig.base, '/m/x', { method: 'POST', headers: { 'Content-Type': FORM }, body: ['title=x&', '_meth', 'od=DELETE'] });
+    const res = await send(rig.base, '/m/x', {
+      method: 'POST',
+      headers: { 'Content-Type': FORM },
+      body: ['title=x&', '_meth', 'od=DELETE'],
+    });
     assert.equal(res.status, 400, res.text);
     assert.deepEqual(res.json(), REFUSED);
   });
@@ -132,7 +194,11 @@ describe('method overrides in the body of a POST', () => {
   });
 
   it('reads no body where the method does not decide the route, and passes an override there on', async () => {
-    const res = await send(rig.base, '/open/x', { method: 'POST', headers: { 'Content-Type': FORM }, body: '_method=DELETE' });
+    const res = await send(rig.base, '/open/x', {
+      method: 'POST',
+      headers: { 'Content-Type': FORM },
+      body: '_method=DELETE',
+    });
     assert.equal(res.status, 200, res.text);
     assert.equal(rig.backend.received.at(-1)!.body.toString(), '_method=DELETE');
   });

@@ -37,7 +37,10 @@ describe('method overrides', () => {
   it('reads the methods a request may be overridden to, upper case, none in the usual case', () => {
     assert.equal(overriddenMethods({}, 'a=1'), undefined);
     assert.deepEqual(overriddenMethods({ 'x-http-method-override': 'delete' }, ''), ['DELETE']);
-    assert.deepEqual(overriddenMethods({ 'x-http-method': 'PUT', 'x-method-override': ' patch ' }, ''), ['PUT', 'PATCH']);
+    assert.deepEqual(overriddenMethods({ 'x-http-method': 'PUT', 'x-method-override': ' patch ' }, ''), [
+      'PUT',
+      'PATCH',
+    ]);
     assert.deepEqual(overriddenMethods({ 'x-http-method-override': 'DELETE, PUT' }, ''), ['DELETE', 'PUT']);
     assert.deepEqual(overriddenMethods({}, 'a=1&_method=delete'), ['DELETE']);
     assert.deepEqual(overriddenMethods({}, '_method=put&_method=DELETE'), ['PUT', 'DELETE']);
@@ -64,7 +67,10 @@ describe('method overrides', () => {
       ['%5D%5D_method%5D=DELETE', ['DELETE']],
       ['_METHOD=DELETE', ['DELETE']],
       ['a=1;_method=DELETE', ['DELETE']],
-      ['X-HTTP-Method-Override=DELETE&x-http-method=PUT&X-Method-Override=PATCH&x-tunneled-method=GET', ['DELETE', 'PUT', 'PATCH', 'GET']],
+      [
+        'X-HTTP-Method-Override=DELETE&x-http-method=PUT&X-Method-Override=PATCH&x-tunneled-method=GET',
+        ['DELETE', 'PUT', 'PATCH', 'GET'],
+      ],
       ['X-HTTP-Method-Overr%C4%B1de=DELETE', ['DELETE']],
       ['_method=%20delete+', ['DELETE']],
       ['_method=POST,DELETE', ['POST', 'DELETE']],
@@ -82,7 +88,16 @@ describe('method overrides', () => {
 
   it('reads no override where no backend reads one', () => {
     // PHP drops the leading space of " method" and keeps "method"; "_method." is "_method_" there.
-    for (const query of ['+method=DELETE', '_method.=DELETE', 'a=_method', '%5fmethods=DELETE', 'x%5fmethod=DELETE', '_method%zz=DELETE', '%FFmethod=DELETE', 'a[_method]=DELETE']) {
+    for (const query of [
+      '+method=DELETE',
+      '_method.=DELETE',
+      'a=_method',
+      '%5fmethods=DELETE',
+      'x%5fmethod=DELETE',
+      '_method%zz=DELETE',
+      '%FFmethod=DELETE',
+      'a[_method]=DELETE',
+    ]) {
       assert.equal(overriddenMethods({}, query), undefined, query);
     }
   });
@@ -113,7 +128,10 @@ describe('method overrides', () => {
   it('routes an override that goes where the method goes, and passes it on', async () => {
     const same = await send(base, '/items/1', { method: 'POST', headers: { 'X-HTTP-Method-Override': 'POST' } });
     assert.equal(same.json().module, 'public');
-    const anywhere = await send(base, '/other/1?_method=DELETE', { method: 'POST', headers: { 'X-HTTP-Method-Override': 'PATCH' } });
+    const anywhere = await send(base, '/other/1?_method=DELETE', {
+      method: 'POST',
+      headers: { 'X-HTTP-Method-Override': 'PATCH' },
+    });
     assert.equal(anywhere.status, 200);
     assert.equal(anywhere.json().module, 'any');
     assert.equal(anywhere.json().headers['x-http-method-override'], 'PATCH');
@@ -125,7 +143,11 @@ describe('method overrides', () => {
       const res = await send(base, '/items/1', { method: 'POST', headers: { [spelling]: 'DELETE' } });
       assert.equal(res.status, 200, spelling);
       assert.equal(res.json().module, 'public');
-      assert.deepEqual(Object.keys(res.json().headers).filter((h) => /method/.test(h)), [], spelling);
+      assert.deepEqual(
+        Object.keys(res.json().headers).filter((h) => /method/.test(h)),
+        [],
+        spelling,
+      );
     }
   });
 
@@ -193,7 +215,10 @@ describe('method overrides in the query, spelt as backends decode them', () => {
     const seen = rig.backend.received.length;
     assert.equal((await send(rig.base, '/m/x', { method: 'DELETE' })).status, 401);
     assert.equal(rig.backend.received.length, seen);
-    const res = await send(rig.base, '/m/x', { method: 'DELETE', headers: { Authorization: basic('alice', 'wonderland') } });
+    const res = await send(rig.base, '/m/x', {
+      method: 'DELETE',
+      headers: { Authorization: basic('alice', 'wonderland') },
+    });
     assert.equal(res.status, 200);
     assert.equal(rig.backend.received.at(-1)!.headers['x-travel-user'], 'alice');
   });

@@ -36,7 +36,10 @@ export function overrideRig(more: (backendUrl: string) => Record<string, unknown
   let gateway: Gateway;
   let server: Server;
   before(async () => {
-    auth = createAuthService({ usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`), logger: captureLogger() });
+    auth = createAuthService({
+      usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`),
+      logger: captureLogger(),
+    });
     rig.backend = await recordingUpstream();
     const url = rig.backend.url;
     gateway = createGateway({

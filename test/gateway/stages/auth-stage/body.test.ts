@@ -11,12 +11,20 @@ describe('an AuthService with include_body, in the gateway', () => {
 
   it('sends a body shorter than max_bytes whole, with its length, and the backend gets it too', async () => {
     await rig.start({ include_body: { max_bytes: 4096, allow_partial: false } });
-    const res = await send(rig.base, '/remote/bookings/', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: json });
+    const res = await send(rig.base, '/remote/bookings/', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: json,
+    });
     assert.equal(res.status, 201);
     assert.equal(rig.auth.received[0].method, 'POST');
     assert.equal(rig.auth.received[0].body.toString(), json);
     assert.equal(rig.auth.received[0].headers['content-length'], String(Buffer.byteLength(json)));
-    assert.equal(rig.auth.received[0].headers['content-type'], undefined, 'as in Emissary: only the headers it always sends, and those allowed');
+    assert.equal(
+      rig.auth.received[0].headers['content-type'],
+      undefined,
+      'as in Emissary: only the headers it always sends, and those allowed',
+    );
     assert.equal(rig.backend.received[0].body.toString(), json);
     assert.equal(rig.backend.received[0].headers['content-length'], String(Buffer.byteLength(json)));
   });
@@ -24,7 +32,11 @@ describe('an AuthService with include_body, in the gateway', () => {
   it('lets an in-process module read the whole JSON body after the auth service read it', async () => {
     await rig.start({ include_body: { max_bytes: 64, allow_partial: true } });
     for (const body of [json, [json.slice(0, 30), json.slice(30, 100), json.slice(100)]]) {
-      const res = await send(rig.base, '/echo/json', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+      const res = await send(rig.base, '/echo/json', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body,
+      });
       assert.equal(res.status, 200, res.text);
       assert.deepEqual((res.json() as Echo).body, JSON.parse(json));
     }
@@ -58,10 +70,13 @@ describe('an AuthService with include_body, in the gateway', () => {
     await rig.start({ include_body: { max_bytes: 12, allow_partial: false } });
     const status = await new Promise<number>((resolve, reject) => {
       const url = new URL(rig.base);
-      const req = http.request({ host: url.hostname, port: url.port, path: '/remote/slow', method: 'POST', agent: false }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode!));
-      });
+      const req = http.request(
+        { host: url.hostname, port: url.port, path: '/remote/slow', method: 'POST', agent: false },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode!));
+        },
+      );
       req.on('error', reject);
       void (async () => {
         for (const piece of ['abcd', 'efgh', 'ijkl']) {
@@ -115,12 +130,31 @@ describe('an AuthService with include_body, in the gateway', () => {
   });
 
   it('says whether the body is cut in x-envoy-auth-partial-body when allowed_request_headers names it, as Envoy does', async () => {
-    await rig.start({ include_body: { max_bytes: 10, allow_partial: true }, allowed_request_headers: ['X-Envoy-Auth-Partial-Body'] });
+    await rig.start({
+      include_body: { max_bytes: 10, allow_partial: true },
+      allowed_request_headers: ['X-Envoy-Auth-Partial-Body'],
+    });
     // The client's own word is never taken: it would tell the auth service a cut body is whole.
     const claim = { 'x-envoy-auth-partial-body': 'false' };
-    assert.equal((await send(rig.base, '/remote/upload', { method: 'POST', headers: claim, body: 'x'.repeat(11) })).status, 201);
-    assert.equal((await send(rig.base, '/remote/upload', { method: 'POST', headers: claim, body: [Buffer.alloc(11, 'y')] })).status, 201);
-    assert.equal((await send(rig.base, '/remote/upload', { method: 'POST', headers: { 'x-envoy-auth-partial-body': 'true' }, body: 'x'.repeat(10) })).status, 201);
+    assert.equal(
+      (await send(rig.base, '/remote/upload', { method: 'POST', headers: claim, body: 'x'.repeat(11) })).status,
+      201,
+    );
+    assert.equal(
+      (await send(rig.base, '/remote/upload', { method: 'POST', headers: claim, body: [Buffer.alloc(11, 'y')] }))
+        .status,
+      201,
+    );
+    assert.equal(
+      (
+        await send(rig.base, '/remote/upload', {
+          method: 'POST',
+          headers: { 'x-envoy-auth-partial-body': 'true' },
+          body: 'x'.repeat(10),
+        })
+      ).status,
+      201,
+    );
     assert.equal((await send(rig.base, '/remote/x', { headers: claim })).status, 201);
     assert.deepEqual(
       rig.auth.received.map((r) => r.headers['x-envoy-auth-partial-body']),

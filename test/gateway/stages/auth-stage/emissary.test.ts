@@ -8,7 +8,9 @@ import { useRemoteAuthRig } from '../../remote-auth-rig';
  * a real port, in front of an auth service and a backend on real ports.
  */
 describe('an AuthService written for Emissary, asking a remote auth service over HTTP', () => {
-  const rig = useRemoteAuthRig((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('from the backend'));
+  const rig = useRemoteAuthRig((_req, res) =>
+    res.writeHead(200, { 'content-type': 'text/plain' }).end('from the backend'),
+  );
 
   it('tells the auth service the Host the client asked for, as Envoy does, and the backend its own', async () => {
     await rig.start();
@@ -57,15 +59,20 @@ describe('an AuthService written for Emissary, asking a remote auth service over
   }
 
   it("puts the Authorization of a 200 on the routed request in place of the client's", async () => {
-    rig.answer = (_req, res) => res.writeHead(200, { authorization: 'Bearer token-for-alice', 'x-travel-user': 'alice' }).end();
+    rig.answer = (_req, res) =>
+      res.writeHead(200, { authorization: 'Bearer token-for-alice', 'x-travel-user': 'alice' }).end();
     await rig.start();
     await send(rig.base, '/remote/x', { headers: { Authorization: 'Basic YWxpY2U6d29uZGVybGFuZA==' } });
     assert.equal(rig.auth.received[0].headers.authorization, 'Basic YWxpY2U6d29uZGVybGFuZA==');
-    const raw = rig.backend.received[0].rawHeaders.filter((_v, i, all) => i % 2 === 1 && all[i - 1].toLowerCase() === 'authorization');
+    const raw = rig.backend.received[0].rawHeaders.filter(
+      (_v, i, all) => i % 2 === 1 && all[i - 1].toLowerCase() === 'authorization',
+    );
     assert.deepEqual(raw, ['Bearer token-for-alice']);
     assert.equal(rig.backend.received[0].headers['x-travel-user'], 'alice');
 
-    const echoed = (await send(rig.base, '/echo/x', { headers: { Authorization: 'Basic YWxpY2U6d29uZGVybGFuZA==' } })).json() as Echo;
+    const echoed = (
+      await send(rig.base, '/echo/x', { headers: { Authorization: 'Basic YWxpY2U6d29uZGVybGFuZA==' } })
+    ).json() as Echo;
     assert.equal(echoed.headers.authorization, 'Bearer token-for-alice');
   });
 
@@ -80,7 +87,10 @@ describe('an AuthService written for Emissary, asking a remote auth service over
       const ok = req.headers.authorization === 'Basic YWxpY2U6d29uZGVybGFuZA==' && req.headers['x-session'] === 's1';
       res.writeHead(ok ? 200 : 401, ok && req.url!.includes('vouch') ? { 'x-session': 'checked' } : {}).end();
     };
-    await rig.start({ allowed_authorization_headers: ['Authorization', 'X-Session', 'X-Travel-User'], allowed_request_headers: ['X-Session'] });
+    await rig.start({
+      allowed_authorization_headers: ['Authorization', 'X-Session', 'X-Travel-User'],
+      allowed_request_headers: ['X-Session'],
+    });
     const headers = { Authorization: 'Basic YWxpY2U6d29uZGVybGFuZA==', 'X-Session': 's1' };
     const vouched = await send(rig.base, '/remote/vouch', { headers });
     assert.equal(vouched.status, 200);
@@ -101,7 +111,12 @@ describe('an AuthService written for Emissary, asking a remote auth service over
   it('passes a 407 on with its Proxy-Authenticate, and the Authorization Emissary returns with a refusal', async () => {
     rig.answer = (_req, res) =>
       res
-        .writeHead(407, { 'proxy-authenticate': 'Basic realm="proxy"', authorization: 'Bearer hint', 'content-type': 'text/plain', 'x-internal': 'no' })
+        .writeHead(407, {
+          'proxy-authenticate': 'Basic realm="proxy"',
+          authorization: 'Bearer hint',
+          'content-type': 'text/plain',
+          'x-internal': 'no',
+        })
         .end('proxy credentials needed');
     await rig.start();
     const res = await send(rig.base, '/remote/x');
@@ -115,7 +130,12 @@ describe('an AuthService written for Emissary, asking a remote auth service over
 
   it('gives the client each Set-Cookie of a refusal without a body as its own header, with the error body', async () => {
     rig.answer = (_req, res) =>
-      res.writeHead(401, { 'www-authenticate': 'Bearer', 'set-cookie': ['session=; Max-Age=0; HttpOnly', 'csrf=; Max-Age=0'] }).end();
+      res
+        .writeHead(401, {
+          'www-authenticate': 'Bearer',
+          'set-cookie': ['session=; Max-Age=0; HttpOnly', 'csrf=; Max-Age=0'],
+        })
+        .end();
     await rig.start();
     const res = await send(rig.base, '/remote/x');
     assert.equal(res.status, 401);
@@ -127,7 +147,9 @@ describe('an AuthService written for Emissary, asking a remote auth service over
 
   it('gives a HEAD request each Set-Cookie of the refusal, which answers it without a body', async () => {
     rig.answer = (_req, res) =>
-      res.writeHead(401, { 'content-type': 'text/plain', 'set-cookie': ['a=1; HttpOnly', 'b=2'] }).end(_req.method === 'HEAD' ? undefined : 'no');
+      res
+        .writeHead(401, { 'content-type': 'text/plain', 'set-cookie': ['a=1; HttpOnly', 'b=2'] })
+        .end(_req.method === 'HEAD' ? undefined : 'no');
     await rig.start();
     const res = await send(rig.base, '/remote/x', { method: 'HEAD' });
     assert.equal(res.status, 401);
@@ -140,7 +162,11 @@ describe('an AuthService written for Emissary, asking a remote auth service over
         ? res.writeHead(403, { 'content-type': 'text/html' }).end('<p>log in first</p>')
         : res.writeHead(200, { 'content-type': 'text/plain', 'x-travel-user': 'alice' }).end('ok');
     await rig.start({ allowed_authorization_headers: ['x-travel-user', 'content-type'] });
-    const res = await send(rig.base, '/remote/bookings', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"nights":2}' });
+    const res = await send(rig.base, '/remote/bookings', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"nights":2}',
+    });
     assert.equal(res.status, 200);
     const got = rig.backend.received[0];
     assert.equal(got.headers['content-type'], 'application/json');
@@ -165,10 +191,18 @@ describe('an AuthService written for Emissary, asking a remote auth service over
     const own = ['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'te', 'trailer', 'upgrade', 'host'];
     rig.answer = (req, res) =>
       req.url!.includes('deny')
-        ? res.writeHead(401, { 'content-type': 'text/plain', 'keep-alive': 'timeout=999', trailer: 'x-sum' }).end('refused')
-        : res.writeHead(200, { 'x-travel-user': 'alice', host: 'auth.internal', 'keep-alive': 'timeout=999' }).end('ok');
+        ? res
+            .writeHead(401, { 'content-type': 'text/plain', 'keep-alive': 'timeout=999', trailer: 'x-sum' })
+            .end('refused')
+        : res
+            .writeHead(200, { 'x-travel-user': 'alice', host: 'auth.internal', 'keep-alive': 'timeout=999' })
+            .end('ok');
     await rig.start({ allowed_authorization_headers: ['x-travel-user', ...own] });
-    const res = await send(rig.base, '/remote/bookings', { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: 'a body of 20 bytes..' });
+    const res = await send(rig.base, '/remote/bookings', {
+      method: 'POST',
+      headers: { 'Content-Type': 'text/plain' },
+      body: 'a body of 20 bytes..',
+    });
     assert.equal(res.status, 200);
     const got = rig.backend.received[0];
     assert.equal(got.body.toString(), 'a body of 20 bytes..');
@@ -184,8 +218,13 @@ describe('an AuthService written for Emissary, asking a remote auth service over
   });
 
   it("adds add_auth_headers to the check request over the client's, and l5d-dst-override with add_linkerd_headers", async () => {
-    await rig.start({ add_auth_headers: { 'X-Auth-Key': 'k1', 'User-Agent': 'gatehouse', Host: 'auth.internal' }, add_linkerd_headers: true });
-    await send(rig.base, '/remote/x', { headers: { 'User-Agent': 'curl/8', 'X-Auth-Key': 'forged', Host: 'shop.example' } });
+    await rig.start({
+      add_auth_headers: { 'X-Auth-Key': 'k1', 'User-Agent': 'gatehouse', Host: 'auth.internal' },
+      add_linkerd_headers: true,
+    });
+    await send(rig.base, '/remote/x', {
+      headers: { 'User-Agent': 'curl/8', 'X-Auth-Key': 'forged', Host: 'shop.example' },
+    });
     const got = rig.auth.received[0].headers;
     assert.equal(got['x-auth-key'], 'k1');
     assert.equal(got.host, 'auth.internal');
@@ -215,7 +254,8 @@ describe('an AuthService written for Emissary, asking a remote auth service over
   }
 
   it('lets a 200 through whatever body it carries, and the client sees the backend only', async () => {
-    rig.answer = (_req, res) => res.writeHead(200, { 'content-type': 'text/plain', 'x-travel-user': 'alice' }).end('welcome, alice');
+    rig.answer = (_req, res) =>
+      res.writeHead(200, { 'content-type': 'text/plain', 'x-travel-user': 'alice' }).end('welcome, alice');
     await rig.start();
     const res = await send(rig.base, '/remote/x');
     assert.equal(res.status, 200);
@@ -227,7 +267,9 @@ describe('an AuthService written for Emissary, asking a remote auth service over
     let tcp: TcpServer;
     let firstBytes: Buffer[] = [];
     before(async () => {
-      tcp = createTcpServer((socket) => socket.once('data', (chunk: Buffer) => (firstBytes.push(chunk), socket.destroy())));
+      tcp = createTcpServer((socket) =>
+        socket.once('data', (chunk: Buffer) => (firstBytes.push(chunk), socket.destroy())),
+      );
       await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
     });
     after(() => new Promise<void>((resolve) => tcp.close(() => resolve())));

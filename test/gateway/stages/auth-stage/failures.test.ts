@@ -109,7 +109,10 @@ describe('the auth stage, when the remote auth service misbehaves on the wire', 
         socket.write('HTTP/1.1 403 Forbidden\r\nTransfer-Encoding: chunked\r\n\r\n');
         const chunk = `10000\r\n${'b'.repeat(0x10000)}\r\n`;
         let sent = 0;
-        const timer = setInterval(() => (socket.destroyed || ++sent > 200 ? clearInterval(timer) : socket.write(chunk)), 2);
+        const timer = setInterval(
+          () => (socket.destroyed || ++sent > 200 ? clearInterval(timer) : socket.write(chunk)),
+          2,
+        );
       },
     ],
     ['answers a status above 599', (socket) => socket.end('HTTP/1.1 999 Odd\r\nContent-Length: 0\r\n\r\n')],
@@ -120,7 +123,11 @@ describe('the auth stage, when the remote auth service misbehaves on the wire', 
       await start({ status_on_error: { code: 503 } });
       const res = await send(base, '/remote/x', { headers: { Authorization: 'Basic YWxpY2U6d29uZGVybGFuZA==' } });
       assert.equal(res.status, 503);
-      assert.deepEqual(res.json(), { code: 503, message: '503: Service Unavailable', detail: 'the auth service is unavailable' });
+      assert.deepEqual(res.json(), {
+        code: 503,
+        message: '503: Service Unavailable',
+        detail: 'the auth service is unavailable',
+      });
       assert.equal(backend.received.length, 0);
       assert.equal(log.lines.length, 1, log.text());
       assert.ok(!log.text().includes('YWxpY2U6d29uZGVybGFuZA=='));
@@ -181,7 +188,10 @@ describe('the auth stage, when the remote auth service misbehaves on the wire', 
   });
 
   it('does not follow a redirect of the auth service, even one back to itself: the client gets it once', async () => {
-    auth.script = (socket) => socket.end(`HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.1:${auth.port}/remote/x\r\nContent-Length: 0\r\n\r\n`);
+    auth.script = (socket) =>
+      socket.end(
+        `HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.1:${auth.port}/remote/x\r\nContent-Length: 0\r\n\r\n`,
+      );
     await start();
     const res = await send(base, '/remote/x');
     assert.equal(res.status, 307);

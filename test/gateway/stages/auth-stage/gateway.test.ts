@@ -3,7 +3,16 @@ import { createServer, request as httpRequest, type IncomingHttpHeaders, type Se
 import { createAuthService, type AuthService } from '../../../../src/auth';
 import { createServiceApp } from '../../../../src/http';
 import { createGateway, type Gateway, type GatehouseModule } from '../../../../src/gateway';
-import { authRecord, basic, captureLogger, closeServer, listenLocal, mapping, quickHash, usersFolder } from '../../../auth/support';
+import {
+  authRecord,
+  basic,
+  captureLogger,
+  closeServer,
+  listenLocal,
+  mapping,
+  quickHash,
+  usersFolder,
+} from '../../../auth/support';
 
 interface Answer {
   status: number;
@@ -35,7 +44,10 @@ describe('the auth stage in the gateway', () => {
   const reached: Array<{ where: string; path: string; user?: string | string[] }> = [];
 
   before(async () => {
-    auth = createAuthService({ usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`), logger: captureLogger() });
+    auth = createAuthService({
+      usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`),
+      logger: captureLogger(),
+    });
     const echoApp = createServiceApp();
     echoApp.use((ctx) => {
       reached.push({ where: 'in-process', path: ctx.path, user: ctx.get('x-travel-user') || undefined });
@@ -100,7 +112,9 @@ describe('the auth stage in the gateway', () => {
     '/remote/x',
   ];
   it('refuses two Authorization headers with 401, even when the first holds good credentials', async () => {
-    const res = await send(port, '/v1/hotels/', { Authorization: [basic('alice', 'wonderland'), basic('alice', 'wrong')] as unknown as string });
+    const res = await send(port, '/v1/hotels/', {
+      Authorization: [basic('alice', 'wonderland'), basic('alice', 'wrong')] as unknown as string,
+    });
     assert.equal(res.status, 401);
     assert.deepEqual(reached, []);
   });
@@ -131,13 +145,19 @@ describe('the auth stage in the gateway', () => {
   }
 
   it('routes an odd spelling with credentials as the user they name', async () => {
-    const res = await send(port, '/v1/hotels/%2e%2e/c%61rs/x', { Authorization: basic('alice', 'wonderland'), 'X-Travel-User': 'mallory' });
+    const res = await send(port, '/v1/hotels/%2e%2e/c%61rs/x', {
+      Authorization: basic('alice', 'wonderland'),
+      'X-Travel-User': 'mallory',
+    });
     assert.equal(res.status, 200);
     assert.deepEqual(reached, [{ where: 'in-process', path: '/x', user: 'alice' }]);
   });
 
   it('carries the user to a remote backend, not the one the client claimed', async () => {
-    const res = await send(port, '/remote/bookings', { Authorization: basic('alice', 'wonderland'), 'X-Travel-User': 'mallory' });
+    const res = await send(port, '/remote/bookings', {
+      Authorization: basic('alice', 'wonderland'),
+      'X-Travel-User': 'mallory',
+    });
     assert.equal(res.status, 200);
     assert.deepEqual(JSON.parse(res.body), { path: '/bookings', user: 'alice' });
   });

@@ -5,7 +5,18 @@ import { createAuthService, type AuthDecision, type AuthRequest, type AuthServic
 import { createAuthStage } from '../../../../src/gateway/stages/auth-stage';
 import type { GatehouseModule, ModuleRegistry } from '../../../../src/gateway/module';
 import type { Stage } from '../../../../src/gateway/stages/stage';
-import { authRecord, basic, captureLogger, closeServer, listenLocal, mapping, quickHash, stageApp, usersFolder, type BackendView } from '../../../auth/support';
+import {
+  authRecord,
+  basic,
+  captureLogger,
+  closeServer,
+  listenLocal,
+  mapping,
+  quickHash,
+  stageApp,
+  usersFolder,
+  type BackendView,
+} from '../../../auth/support';
 
 describe('the auth stage, with the built-in auth service in-process', () => {
   const folder = usersFolder();
@@ -27,7 +38,9 @@ describe('the auth stage, with the built-in auth service in-process', () => {
 
   it('lets matching credentials through and tells the backend the user', async () => {
     const { app, seen } = stageApp(stage, mapping());
-    const res = await request(app.callback()).get('/v1/hotels/bookings/1').set('Authorization', basic('alice', 'wonderland'));
+    const res = await request(app.callback())
+      .get('/v1/hotels/bookings/1')
+      .set('Authorization', basic('alice', 'wonderland'));
     assert.equal(res.status, 200);
     assert.equal((res.body as BackendView).headers['x-travel-user'], 'alice');
     assert.equal(seen.backendCalls, 1);
@@ -88,22 +101,34 @@ describe('the auth stage, with the built-in auth service in-process', () => {
     const server = http.createServer(app.callback());
     const address = await listenLocal(server);
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    const asks: [string, string][] = [['alice', 'wonderland'], ['bob', 'builder'], ['alice', 'wonderland'], ['bob', 'wonderland'], ['bob', 'builder']];
+    const asks: [string, string][] = [
+      ['alice', 'wonderland'],
+      ['bob', 'builder'],
+      ['alice', 'wonderland'],
+      ['bob', 'wonderland'],
+      ['bob', 'builder'],
+    ];
     try {
       const seen: unknown[] = [];
       const sockets = new Set<unknown>();
       for (const [user, password] of asks) {
         const answer = await new Promise<{ status: number; body: string; socket: unknown }>((resolve, reject) => {
-          const req = http.get(`http://${address}/v1/hotels/`, { agent, headers: { authorization: basic(user, password) } }, (res) => {
-            let body = '';
-            res.setEncoding('utf8');
-            res.on('data', (chunk: string) => (body += chunk));
-            res.on('end', () => resolve({ status: res.statusCode!, body, socket: req.socket }));
-          });
+          const req = http.get(
+            `http://${address}/v1/hotels/`,
+            { agent, headers: { authorization: basic(user, password) } },
+            (res) => {
+              let body = '';
+              res.setEncoding('utf8');
+              res.on('data', (chunk: string) => (body += chunk));
+              res.on('end', () => resolve({ status: res.statusCode!, body, socket: req.socket }));
+            },
+          );
           req.on('error', reject);
         });
         sockets.add(answer.socket);
-        seen.push(answer.status === 200 ? (JSON.parse(answer.body) as BackendView).headers['x-travel-user'] : answer.status);
+        seen.push(
+          answer.status === 200 ? (JSON.parse(answer.body) as BackendView).headers['x-travel-user'] : answer.status,
+        );
       }
       assert.deepEqual(seen, ['alice', 'bob', 'alice', 401, 'bob']);
       assert.equal(sockets.size, 1);
@@ -146,13 +171,22 @@ describe('the auth stage with another in-process authenticator', () => {
     assert.equal(res.headers['retry-after'], '1');
     assert.equal(res.headers['www-authenticate'], 'Basic realm="gatehouse"');
     assert.equal(res.headers['x-internal'], undefined);
-    assert.deepEqual(res.body, { code: 429, message: '429: Too Many Requests', detail: 'too many credential checks at once' });
+    assert.deepEqual(res.body, {
+      code: 429,
+      message: '429: Too Many Requests',
+      detail: 'too many credential checks at once',
+    });
     assert.equal(seen.backendCalls, 0);
   });
 
   it('asks with the method, path_prefix + the normalised path + query, and only the headers it may see', async () => {
     const stage = createAuthStage(
-      authRecord({ auth_service: 'custom-auth', path_prefix: '/check', allowed_authorization_headers: ['x-travel-user'], allowed_request_headers: ['x-request-id'] }),
+      authRecord({
+        auth_service: 'custom-auth',
+        path_prefix: '/check',
+        allowed_authorization_headers: ['x-travel-user'],
+        allowed_request_headers: ['x-request-id'],
+      }),
       modules,
     );
     const { app } = stageApp(stage, mapping(), () => '/v1/hotels/bookings/1');
@@ -194,8 +228,15 @@ describe('the auth stage with another in-process authenticator', () => {
   });
 
   it('asks an authenticator that names the headers it reads with those alone, among those it may see', async () => {
-    const reader = { name: 'reader', authenticate: fake.authenticate, requestHeaders: ['authorization', 'x-not-allowed'] };
-    const stage = createAuthStage(authRecord({ auth_service: 'reader' }), new Map([['reader', reader as GatehouseModule]]));
+    const reader = {
+      name: 'reader',
+      authenticate: fake.authenticate,
+      requestHeaders: ['authorization', 'x-not-allowed'],
+    };
+    const stage = createAuthStage(
+      authRecord({ auth_service: 'reader' }),
+      new Map([['reader', reader as GatehouseModule]]),
+    );
     const { app } = stageApp(stage, mapping());
     const res = await request(app.callback())
       .get('/v1/hotels/?a=1')
@@ -211,7 +252,12 @@ describe('the auth stage with another in-process authenticator', () => {
   it('passes a refusal on with its status, body and allowed headers only', async () => {
     answer = async () => ({
       status: 403,
-      headers: { 'content-type': 'text/plain', 'www-authenticate': 'Basic realm="x"', 'x-internal': 'no', 'x-travel-user': 'zed' },
+      headers: {
+        'content-type': 'text/plain',
+        'www-authenticate': 'Basic realm="x"',
+        'x-internal': 'no',
+        'x-travel-user': 'zed',
+      },
       body: 'go away',
     });
     const stage = createAuthStage(authRecord({ auth_service: 'custom-auth' }), modules);
@@ -241,7 +287,10 @@ describe('the auth stage with another in-process authenticator', () => {
   ] as const) {
     it(`answers status_on_error when the authenticator ${what}`, async () => {
       answer = fail;
-      const stage = createAuthStage(authRecord({ auth_service: 'custom-auth', status_on_error: { code: 502 } }), modules);
+      const stage = createAuthStage(
+        authRecord({ auth_service: 'custom-auth', status_on_error: { code: 502 } }),
+        modules,
+      );
       const { app, seen } = stageApp(stage, mapping());
       const res = await request(app.callback()).get('/v1/hotels/');
       assert.equal(res.status, 502);
@@ -254,7 +303,11 @@ describe('the auth stage with another in-process authenticator', () => {
     it(`lets the request on, with no user, when the authenticator ${what} and failure_mode_allow is set`, async () => {
       answer = fail;
       const stage = createAuthStage(
-        authRecord({ auth_service: 'custom-auth', failure_mode_allow: true, allowed_authorization_headers: ['x-travel-user'] }),
+        authRecord({
+          auth_service: 'custom-auth',
+          failure_mode_allow: true,
+          allowed_authorization_headers: ['x-travel-user'],
+        }),
         modules,
       );
       const { app } = stageApp(stage, mapping());
@@ -266,7 +319,10 @@ describe('the auth stage with another in-process authenticator', () => {
 
   it('refuses to build for a name that is neither an authenticating module nor an address', () => {
     assert.throws(() => createAuthStage(authRecord({ auth_service: 'nowhere' }), modules), /'nowhere' is neither/);
-    assert.throws(() => createAuthStage(authRecord({ auth_service: 'hotel-booking' }), modules), /'hotel-booking' is neither/);
+    assert.throws(
+      () => createAuthStage(authRecord({ auth_service: 'hotel-booking' }), modules),
+      /'hotel-booking' is neither/,
+    );
     assert.throws(() => createAuthStage(authRecord({ auth_service: 'ftp://x' }), modules), /only http and https/);
   });
 });

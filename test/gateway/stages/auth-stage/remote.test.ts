@@ -5,7 +5,17 @@ import { createAuthService, type AuthService } from '../../../../src/auth';
 import { createAuthStage } from '../../../../src/gateway/stages/auth-stage';
 import type { AuthServiceRecord } from '../../../../src/gateway/config/schema';
 import type { Stage } from '../../../../src/gateway/stages/stage';
-import { authRecord, basic, captureLogger, closeServer, listenLocal, mapping, quickHash, stageApp, usersFolder } from '../../../auth/support';
+import {
+  authRecord,
+  basic,
+  captureLogger,
+  closeServer,
+  listenLocal,
+  mapping,
+  quickHash,
+  stageApp,
+  usersFolder,
+} from '../../../auth/support';
 
 interface Received {
   method: string;
@@ -89,7 +99,11 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
     assert.equal(got.headers.authorization, basic('alice', 'wonderland'));
     assert.equal(got.headers.cookie, 'sid=abc');
     assert.equal(got.headers['user-agent'], 'gatehouse-tests');
-    assert.equal(got.headers.accept, 'application/xml', 'so that a refusal can be written in a representation the client reads');
+    assert.equal(
+      got.headers.accept,
+      'application/xml',
+      'so that a refusal can be written in a representation the client reads',
+    );
     assert.equal(got.headers['x-request-id'], 'req-9');
     assert.match(String(got.headers['x-forwarded-for']), /^203\.0\.113\.9, (::ffff:)?127\.0\.0\.1$/);
     assert.equal(got.headers['x-forwarded-proto'], 'http');
@@ -113,13 +127,24 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
 
   it('sends no Forwarded at all when allowed_request_headers does not name it', async () => {
     const { app } = stageApp(stageFor(), mapping());
-    await request(app.callback()).get('/v1/hotels/').set('Authorization', basic('alice', 'wonderland')).set('Forwarded', 'for=198.51.100.7').expect(200);
+    await request(app.callback())
+      .get('/v1/hotels/')
+      .set('Authorization', basic('alice', 'wonderland'))
+      .set('Forwarded', 'for=198.51.100.7')
+      .expect(200);
     assert.equal(remote.received[0].headers.forwarded, undefined);
   });
 
   it('copies only the allowed authorization headers of a 200 onto the routed request', async () => {
     remote.answer = (res) =>
-      res.writeHead(200, { 'x-travel-user': 'remote-user', 'x-travel-tier': 'gold', 'x-internal': 'hidden', 'set-cookie': 'a=b' }).end('ignored');
+      res
+        .writeHead(200, {
+          'x-travel-user': 'remote-user',
+          'x-travel-tier': 'gold',
+          'x-internal': 'hidden',
+          'set-cookie': 'a=b',
+        })
+        .end('ignored');
     const { app, seen } = stageApp(stageFor(), mapping());
     const res = await request(app.callback()).get('/v1/hotels/').set('X-Travel-User', 'spoofed');
     assert.equal(res.status, 200);
@@ -133,7 +158,11 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
   it('passes a 401 on with its body and allowed headers, and not the others', async () => {
     remote.answer = (res) =>
       res
-        .writeHead(401, { 'www-authenticate': 'Basic realm="remote"', 'content-type': 'application/json', 'x-internal': 'hidden' })
+        .writeHead(401, {
+          'www-authenticate': 'Basic realm="remote"',
+          'content-type': 'application/json',
+          'x-internal': 'hidden',
+        })
         .end('{"code":401,"message":"401: Unauthorized","detail":"from remote"}');
     const { app, seen } = stageApp(stageFor(), mapping());
     const res = await request(app.callback()).get('/v1/hotels/');
@@ -147,7 +176,9 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
 
   it("passes a refusal on with its Vary, since the body the service chose by the client's Accept varies with it", async () => {
     remote.answer = (res) =>
-      res.writeHead(401, { 'content-type': 'application/xml', vary: 'Accept' }).end('<response><code>401</code></response>');
+      res
+        .writeHead(401, { 'content-type': 'application/xml', vary: 'Accept' })
+        .end('<response><code>401</code></response>');
     const { app } = stageApp(stageFor(), mapping());
     const res = await request(app.callback()).get('/v1/hotels/').set('Accept', 'application/xml');
     assert.equal(res.status, 401);
@@ -177,7 +208,13 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
 
   it('passes a 302 on with Location and Set-Cookie', async () => {
     remote.answer = (res) =>
-      res.writeHead(302, { location: 'https://login.example/?next=%2Fv1', 'set-cookie': ['state=1; HttpOnly', 'nonce=2'], 'x-internal': 'hidden' }).end();
+      res
+        .writeHead(302, {
+          location: 'https://login.example/?next=%2Fv1',
+          'set-cookie': ['state=1; HttpOnly', 'nonce=2'],
+          'x-internal': 'hidden',
+        })
+        .end();
     const { app, seen } = stageApp(stageFor(), mapping());
     const res = await request(app.callback()).get('/v1/hotels/').redirects(0);
     assert.equal(res.status, 302);
@@ -234,7 +271,8 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
       [
         'answers 500',
         () => {
-          remote.answer = (res) => res.writeHead(500, { 'www-authenticate': 'Basic realm="x"' }).end('stack trace here');
+          remote.answer = (res) =>
+            res.writeHead(500, { 'www-authenticate': 'Basic realm="x"' }).end('stack trace here');
           return remote.address;
         },
         {},
@@ -270,7 +308,8 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
 
       it(`logs that it ${what} once per burst of failures, without the credentials`, async () => {
         const { app } = stageApp(stageFor(fields, address()), mapping());
-        const ask = () => request(app.callback()).get('/v1/hotels/').set('Authorization', basic('alice', 'wonderland')).expect(403);
+        const ask = () =>
+          request(app.callback()).get('/v1/hotels/').set('Authorization', basic('alice', 'wonderland')).expect(403);
         clock = 1_000_000;
         await ask();
         await ask();
@@ -280,7 +319,11 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
         clock += 10_000;
         await ask();
         assert.equal(log.lines.length, 2, log.text());
-        assert.equal((log.lines[1].obj as { failures: number }).failures, 2, 'the second line counts the failure it stood for too');
+        assert.equal(
+          (log.lines[1].obj as { failures: number }).failures,
+          2,
+          'the second line counts the failure it stood for too',
+        );
         assert.ok(!log.text().includes(basic('alice', 'wonderland').slice(6)) && !log.text().includes('wonderland'));
       });
 
@@ -301,10 +344,16 @@ describe('the auth stage, asking this project auth service run alone', () => {
   let server: Server;
   let stage: Stage;
   before(async () => {
-    service = createAuthService({ usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`), logger: captureLogger() });
+    service = createAuthService({
+      usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`),
+      logger: captureLogger(),
+    });
     server = createServer(service.app.callback());
     const address = await listenLocal(server);
-    stage = createAuthStage(authRecord({ auth_service: `http://${address}`, allowed_authorization_headers: ['x-travel-user'] }), new Map());
+    stage = createAuthStage(
+      authRecord({ auth_service: `http://${address}`, allowed_authorization_headers: ['x-travel-user'] }),
+      new Map(),
+    );
   });
   after(async () => {
     await stage.close?.();
@@ -315,7 +364,10 @@ describe('the auth stage, asking this project auth service run alone', () => {
 
   it('lets alice through as alice, whatever user she claims', async () => {
     const { app } = stageApp(stage, mapping());
-    const res = await request(app.callback()).get('/v1/hotels/').set('Authorization', basic('alice', 'wonderland')).set('X-Travel-User', 'bob');
+    const res = await request(app.callback())
+      .get('/v1/hotels/')
+      .set('Authorization', basic('alice', 'wonderland'))
+      .set('X-Travel-User', 'bob');
     assert.equal(res.status, 200);
     assert.equal(res.body.headers['x-travel-user'], 'alice');
   });

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import type { Pool } from 'undici';
 import type { CliServer } from '../../../support/process';
-import { BURST_LIMIT, clearOfWindowEnd, gatewayBurst, gatewayConfigDir, gatewayPools, startGateways } from '../../../ratelimit/support/bursts';
+import {
+  BURST_LIMIT,
+  clearOfWindowEnd,
+  gatewayBurst,
+  gatewayConfigDir,
+  gatewayPools,
+  startGateways,
+} from '../../../ratelimit/support/bursts';
 import { startRedis, type RedisProcess } from '../../../ratelimit/support/redis-server';
 
 const SIZE = 1000;

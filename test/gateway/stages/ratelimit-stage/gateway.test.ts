@@ -80,7 +80,9 @@ describe('the rate-limit stage in the gateway', () => {
     assert.equal(last!.headers['ratelimit-policy'], '"default";q=3;w=60');
     assert.equal(last!.headers.ratelimit, '"default";r=0;t=50');
     // The refused request cost alice nothing of her own 5: 3 are spent.
-    const after = await request(gateway.app.callback()).get('/v1/hotels/').set('Authorization', basic('alice', 'wonderland'));
+    const after = await request(gateway.app.callback())
+      .get('/v1/hotels/')
+      .set('Authorization', basic('alice', 'wonderland'));
     assert.equal(after.headers.ratelimit, '"per-user";r=1;t=50');
   });
 
@@ -94,7 +96,10 @@ describe('the rate-limit stage in the gateway', () => {
 
   it('limits each authenticated user, whatever X-Travel-User the client sends', async () => {
     const ask = (claimed: string) =>
-      request(gateway.app.callback()).get('/v1/hotels/').set('Authorization', basic('alice', 'wonderland')).set('X-Travel-User', claimed);
+      request(gateway.app.callback())
+        .get('/v1/hotels/')
+        .set('Authorization', basic('alice', 'wonderland'))
+        .set('X-Travel-User', claimed);
     const first = await ask('someone-0');
     assert.equal(first.status, 200);
     // What alice has left after this one, whatever the tests before spent of her 5.

@@ -10,7 +10,12 @@ import {
   type RateLimitStage,
 } from '../../../../src/gateway/stages/ratelimit-stage';
 import type { GatehouseModule } from '../../../../src/gateway/module';
-import { createRateLimitService, type RateLimitRequest, type RateLimitResponse, type RateLimitService } from '../../../../src/ratelimit';
+import {
+  createRateLimitService,
+  type RateLimitRequest,
+  type RateLimitResponse,
+  type RateLimitService,
+} from '../../../../src/ratelimit';
 import { memoryLogger } from '../../../ratelimit/support/silent';
 import { DEMO_LABELS, mappingRecord, rateLimitRecord, stageApp } from '../../../ratelimit/support/stage';
 
@@ -19,7 +24,9 @@ const CONFIG = path.join(__dirname, '..', '..', '..', '..', 'config');
 const T0 = Date.UTC(2024, 0, 1, 0, 0, 10);
 
 /** A module answering with `answer`, keeping the requests it was asked. */
-function fakeLimiter(answer: (req: RateLimitRequest) => Promise<RateLimitResponse>): GatehouseModule & { asked: RateLimitRequest[] } {
+function fakeLimiter(
+  answer: (req: RateLimitRequest) => Promise<RateLimitResponse>,
+): GatehouseModule & { asked: RateLimitRequest[] } {
   const asked: RateLimitRequest[] = [];
   return {
     name: 'ratelimit',
@@ -44,39 +51,70 @@ describe('rate-limit stage labels', () => {
   });
 
   it('leaves out an omit_if_not_present label whose header is missing, and a group left empty', () => {
-    assert.deepEqual(buildDescriptors(plan, { 'x-travel-user': 'alice' }), [{ entries: [{ key: 'user', value: 'alice' }] }]);
+    assert.deepEqual(buildDescriptors(plan, { 'x-travel-user': 'alice' }), [
+      { entries: [{ key: 'user', value: 'alice' }] },
+    ]);
   });
 
   it('drops the whole group when a header without omit_if_not_present is missing', () => {
     const p = labelPlan(
       mappingRecord({
-        labels: { gateway: [{ request_label_group: [{ a: { header: 'x-a', omit_if_not_present: true } }, { u: { header: 'X-User' } }] }] },
+        labels: {
+          gateway: [
+            { request_label_group: [{ a: { header: 'x-a', omit_if_not_present: true } }, { u: { header: 'X-User' } }] },
+          ],
+        },
       }),
       'gateway',
     )!;
     assert.deepEqual(buildDescriptors(p, { 'x-a': '1' }), []);
     assert.deepEqual(buildDescriptors(p, { 'x-user': 'bob' }), [{ entries: [{ key: 'u', value: 'bob' }] }]);
-    assert.deepEqual(buildDescriptors(p, { 'x-a': '1', 'x-user': 'bob' }), [{ entries: [{ key: 'a', value: '1' }, { key: 'u', value: 'bob' }] }]);
+    assert.deepEqual(buildDescriptors(p, { 'x-a': '1', 'x-user': 'bob' }), [
+      {
+        entries: [
+          { key: 'a', value: '1' },
+          { key: 'u', value: 'bob' },
+        ],
+      },
+    ]);
   });
 
   it('sends a literal label as generic_key', () => {
-    const p = labelPlan(mappingRecord({ labels: { gateway: [{ request_label_group: ['hotels', { u: { header: 'x-user' } }] }] } }), 'gateway')!;
-    assert.deepEqual(buildDescriptors(p, { 'x-user': 'bob' }), [{ entries: [{ key: 'generic_key', value: 'hotels' }, { key: 'u', value: 'bob' }] }]);
+    const p = labelPlan(
+      mappingRecord({ labels: { gateway: [{ request_label_group: ['hotels', { u: { header: 'x-user' } }] }] } }),
+      'gateway',
+    )!;
+    assert.deepEqual(buildDescriptors(p, { 'x-user': 'bob' }), [
+      {
+        entries: [
+          { key: 'generic_key', value: 'hotels' },
+          { key: 'u', value: 'bob' },
+        ],
+      },
+    ]);
   });
 
   it('treats an empty header as missing and joins repeated ones', () => {
-    assert.deepEqual(buildDescriptors(plan, { 'x-gateway-test-allow': '', 'x-travel-user': ['a', 'b'] }), [{ entries: [{ key: 'user', value: 'a, b' }] }]);
+    assert.deepEqual(buildDescriptors(plan, { 'x-gateway-test-allow': '', 'x-travel-user': ['a', 'b'] }), [
+      { entries: [{ key: 'user', value: 'a, b' }] },
+    ]);
   });
 
   it('sends a UTF-8 header value as the text it spells, as Envoy sends its bytes', () => {
     // Node reads each header byte as one latin1 character: 'josé' arrives as 'josÃ©'.
     const utf8 = Buffer.from('josé ✓', 'utf8').toString('latin1');
-    assert.deepEqual(buildDescriptors(plan, { 'x-travel-user': utf8 }), [{ entries: [{ key: 'user', value: 'josé ✓' }] }]);
+    assert.deepEqual(buildDescriptors(plan, { 'x-travel-user': utf8 }), [
+      { entries: [{ key: 'user', value: 'josé ✓' }] },
+    ]);
   });
 
   it('keeps a header value that is not UTF-8 one character a byte, so that distinct bytes stay distinct values', () => {
-    assert.deepEqual(buildDescriptors(plan, { 'x-travel-user': 'caf\xe9' }), [{ entries: [{ key: 'user', value: 'caf\xe9' }] }]);
-    assert.deepEqual(buildDescriptors(plan, { 'x-travel-user': '\xff\xfe' }), [{ entries: [{ key: 'user', value: '\xff\xfe' }] }]);
+    assert.deepEqual(buildDescriptors(plan, { 'x-travel-user': 'caf\xe9' }), [
+      { entries: [{ key: 'user', value: 'caf\xe9' }] },
+    ]);
+    assert.deepEqual(buildDescriptors(plan, { 'x-travel-user': '\xff\xfe' }), [
+      { entries: [{ key: 'user', value: '\xff\xfe' }] },
+    ]);
   });
 
   it('has no plan for a mapping without labels of the domain', () => {
@@ -86,7 +124,11 @@ describe('rate-limit stage labels', () => {
 });
 
 describe('rate-limit headers', () => {
-  const limit = (requestsPerUnit: number, name?: string) => ({ requestsPerUnit, unit: 'MINUTE' as const, ...(name ? { name } : {}) });
+  const limit = (requestsPerUnit: number, name?: string) => ({
+    requestsPerUnit,
+    unit: 'MINUTE' as const,
+    ...(name ? { name } : {}),
+  });
 
   it('describe the most restrictive status in the IETF structured form', () => {
     const headers = rateLimitHeaders({
@@ -109,7 +151,11 @@ describe('rate-limit headers', () => {
         { code: 'OVER_LIMIT', currentLimit: limit(20, 'b "quoted"'), limitRemaining: 0, durationUntilResetMs: 9_001 },
       ],
     });
-    assert.deepEqual(headers, { 'RateLimit-Policy': '"b \\"quoted\\"";q=20;w=60', RateLimit: '"b \\"quoted\\"";r=0;t=10', 'Retry-After': '10' });
+    assert.deepEqual(headers, {
+      'RateLimit-Policy': '"b \\"quoted\\"";q=20;w=60',
+      RateLimit: '"b \\"quoted\\"";r=0;t=10',
+      'Retry-After': '10',
+    });
   });
 
   it('leave out a limit in shadow mode, which binds nothing, whatever it has left', () => {
@@ -117,15 +163,29 @@ describe('rate-limit headers', () => {
       overallCode: 'OK',
       statuses: [
         { code: 'OK', currentLimit: limit(1, 'shadow'), limitRemaining: 0, durationUntilResetMs: 57_000, shadow: true },
-        { code: 'OK', currentLimit: { requestsPerUnit: 10, unit: 'HOUR', name: 'burst' }, limitRemaining: 9, durationUntilResetMs: 3_000_000 },
+        {
+          code: 'OK',
+          currentLimit: { requestsPerUnit: 10, unit: 'HOUR', name: 'burst' },
+          limitRemaining: 9,
+          durationUntilResetMs: 3_000_000,
+        },
       ],
     });
     assert.deepEqual(headers, { 'RateLimit-Policy': '"burst";q=10;w=3600', RateLimit: '"burst";r=9;t=3000' });
-    assert.deepEqual(rateLimitHeaders({ overallCode: 'OK', statuses: [{ code: 'OK', currentLimit: limit(1), limitRemaining: 0, shadow: true }] }), {});
+    assert.deepEqual(
+      rateLimitHeaders({
+        overallCode: 'OK',
+        statuses: [{ code: 'OK', currentLimit: limit(1), limitRemaining: 0, shadow: true }],
+      }),
+      {},
+    );
   });
 
   it('are left out when no status carries a limit', () => {
-    assert.deepEqual(rateLimitHeaders({ overallCode: 'OK', statuses: [{ code: 'OK', limitRemaining: 4_294_967_295 }] }), {});
+    assert.deepEqual(
+      rateLimitHeaders({ overallCode: 'OK', statuses: [{ code: 'OK', limitRemaining: 4_294_967_295 }] }),
+      {},
+    );
     assert.equal(mostRestrictive([]), undefined);
   });
 });
@@ -133,8 +193,14 @@ describe('rate-limit headers', () => {
 describe('rate-limit stage construction', () => {
   it('refuses a service that is neither a module that rate-limits nor an address', () => {
     const api: GatehouseModule = { name: 'api' };
-    assert.throws(() => createRateLimitStage(rateLimitRecord({ service: 'ratelimits' }), modulesOf(api)), /service 'ratelimits' is neither/);
-    assert.throws(() => createRateLimitStage(rateLimitRecord({ service: 'api' }), modulesOf(api)), /service 'api' is neither/);
+    assert.throws(
+      () => createRateLimitStage(rateLimitRecord({ service: 'ratelimits' }), modulesOf(api)),
+      /service 'ratelimits' is neither/,
+    );
+    assert.throws(
+      () => createRateLimitStage(rateLimitRecord({ service: 'api' }), modulesOf(api)),
+      /service 'api' is neither/,
+    );
   });
 });
 
@@ -200,7 +266,14 @@ describe('rate-limit stage with the built-in service in-process', () => {
 
   it('matches a limit written for a UTF-8 value, such as a user name the auth service sends', async () => {
     const service = createRateLimitService({
-      limits: [{ domain: 'gateway', descriptors: [{ key: 'user', value: 'josé', rate_limit: { name: 'jose', unit: 'minute', requests_per_unit: 1 } }] }],
+      limits: [
+        {
+          domain: 'gateway',
+          descriptors: [
+            { key: 'user', value: 'josé', rate_limit: { name: 'jose', unit: 'minute', requests_per_unit: 1 } },
+          ],
+        },
+      ],
       logger: memoryLogger(),
       now: () => T0,
     });
@@ -218,7 +291,13 @@ describe('rate-limit stage with the built-in service in-process', () => {
     const { app } = stageApp(s, mappingRecord({ labels: { edge: DEMO_LABELS.gateway } }));
     await request(app.callback()).get('/').set('X-Gateway-Test-Allow', 'v').set('X-Demo-User', 'dan');
     assert.deepEqual(limiter.asked, [
-      { domain: 'edge', descriptors: [{ entries: [{ key: 'x-gateway-test-allow', value: 'v' }] }, { entries: [{ key: 'user', value: 'dan' }] }] },
+      {
+        domain: 'edge',
+        descriptors: [
+          { entries: [{ key: 'x-gateway-test-allow', value: 'v' }] },
+          { entries: [{ key: 'user', value: 'dan' }] },
+        ],
+      },
     ]);
   });
 });
@@ -242,7 +321,8 @@ describe('rate-limit stage when the service fails', () => {
     const logger = memoryLogger();
     const s = createRateLimitStage(rateLimitRecord(), modulesOf(failing()), { logger });
     const { app, seen } = stageApp(s, mappingRecord());
-    for (let i = 0; i < 3; i++) assert.equal((await request(app.callback()).get('/').set('X-Demo-User', 'a')).status, 200);
+    for (let i = 0; i < 3; i++)
+      assert.equal((await request(app.callback()).get('/').set('X-Demo-User', 'a')).status, 200);
     assert.equal(seen.backendCalls, 3);
     assert.equal(s.stats().failures, 3);
     assert.equal(logger.lines.length, 1);
@@ -250,7 +330,9 @@ describe('rate-limit stage when the service fails', () => {
   });
 
   it('answers 500 with the error body under failure_mode_deny', async () => {
-    const s = createRateLimitStage(rateLimitRecord({ failure_mode_deny: true }), modulesOf(failing()), { logger: memoryLogger() });
+    const s = createRateLimitStage(rateLimitRecord({ failure_mode_deny: true }), modulesOf(failing()), {
+      logger: memoryLogger(),
+    });
     const { app, seen } = stageApp(s, mappingRecord());
     const res = await request(app.callback()).get('/').set('X-Demo-User', 'a');
     assert.equal(res.status, 500);
@@ -261,7 +343,11 @@ describe('rate-limit stage when the service fails', () => {
 
   it('stops waiting for a slow in-process service at timeout_ms', async () => {
     for (const deny of [false, true]) {
-      const s = createRateLimitStage(rateLimitRecord({ timeout_ms: 30, failure_mode_deny: deny }), modulesOf(hanging()), { logger: memoryLogger() });
+      const s = createRateLimitStage(
+        rateLimitRecord({ timeout_ms: 30, failure_mode_deny: deny }),
+        modulesOf(hanging()),
+        { logger: memoryLogger() },
+      );
       const { app } = stageApp(s, mappingRecord());
       // The service never answers: only timeout_ms can end the wait.
       const res = await request(app.callback()).get('/').set('X-Demo-User', 'a');

@@ -28,14 +28,25 @@ async function recordingLimits(): Promise<{ address: string; received: Received[
   const received: Received[] = [];
   server.addService(def['envoy.service.ratelimit.v3.RateLimitService'] as grpc.ServiceDefinition, {
     ShouldRateLimit(call: grpc.ServerUnaryCall<Received, object>, callback: grpc.sendUnaryData<object>) {
-      received.push({ domain: call.request.domain, descriptors: call.request.descriptors.map((d) => ({ entries: d.entries.map(({ key, value }) => ({ key, value })) })) });
+      received.push({
+        domain: call.request.domain,
+        descriptors: call.request.descriptors.map((d) => ({
+          entries: d.entries.map(({ key, value }) => ({ key, value })),
+        })),
+      });
       callback(null, { overall_code: 'OK' });
     },
   });
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    ),
   );
-  return { address: `127.0.0.1:${port}`, received, stop: () => new Promise<void>((resolve) => server.tryShutdown(() => resolve())) };
+  return {
+    address: `127.0.0.1:${port}`,
+    received,
+    stop: () => new Promise<void>((resolve) => server.tryShutdown(() => resolve())),
+  };
 }
 
 const LABELS = {
@@ -47,7 +58,12 @@ const LABELS = {
         { generic_key: { key: 'tier', value: 'gold' } },
       ],
     },
-    { by_client: [{ remote_address: {} }, { request_headers: { key: 'plan', header_name: 'X-Plan', omit_if_not_present: true } }] },
+    {
+      by_client: [
+        { remote_address: {} },
+        { request_headers: { key: 'plan', header_name: 'X-Plan', omit_if_not_present: true } },
+      ],
+    },
     { clusters: [{ source_cluster: { key: 'source_cluster' } }, { destination_cluster: {} }] },
     { request_label_group: ['source_cluster', 'destination_cluster', 'remote_address', 'catalog'] },
     { request_label_group: [{ tenant: { header: 'x-tenant' } }, { generic_key: 'older-form' }] },
@@ -98,9 +114,25 @@ describe('gateway rate-limit labels, as a gRPC rate-limit service receives them'
     const got = await descriptors({ sourceCluster: 'edge-eu' }, { 'X-Tenant': 'acme', 'X-Plan': 'pro' });
     assert.equal(got.domain, 'ambassador');
     assert.deepEqual(got.descriptors, [
-      { entries: [{ key: 'tenant', value: 'acme' }, { key: 'generic_key', value: 'catalog' }, { key: 'tier', value: 'gold' }] },
-      { entries: [{ key: 'remote_address', value: '127.0.0.1' }, { key: 'plan', value: 'pro' }] },
-      { entries: [{ key: 'source_cluster', value: 'edge-eu' }, { key: 'destination_cluster', value: 'catalog' }] },
+      {
+        entries: [
+          { key: 'tenant', value: 'acme' },
+          { key: 'generic_key', value: 'catalog' },
+          { key: 'tier', value: 'gold' },
+        ],
+      },
+      {
+        entries: [
+          { key: 'remote_address', value: '127.0.0.1' },
+          { key: 'plan', value: 'pro' },
+        ],
+      },
+      {
+        entries: [
+          { key: 'source_cluster', value: 'edge-eu' },
+          { key: 'destination_cluster', value: 'catalog' },
+        ],
+      },
       {
         entries: [
           { key: 'source_cluster', value: 'edge-eu' },
@@ -109,7 +141,12 @@ describe('gateway rate-limit labels, as a gRPC rate-limit service receives them'
           { key: 'generic_key', value: 'catalog' },
         ],
       },
-      { entries: [{ key: 'tenant', value: 'acme' }, { key: 'generic_key', value: 'older-form' }] },
+      {
+        entries: [
+          { key: 'tenant', value: 'acme' },
+          { key: 'generic_key', value: 'older-form' },
+        ],
+      },
     ]);
   });
 
@@ -117,7 +154,12 @@ describe('gateway rate-limit labels, as a gRPC rate-limit service receives them'
     const got = await descriptors({}, {});
     assert.deepEqual(got.descriptors, [
       { entries: [{ key: 'remote_address', value: '127.0.0.1' }] },
-      { entries: [{ key: 'source_cluster', value: 'gatehouse' }, { key: 'destination_cluster', value: 'catalog' }] },
+      {
+        entries: [
+          { key: 'source_cluster', value: 'gatehouse' },
+          { key: 'destination_cluster', value: 'catalog' },
+        ],
+      },
       {
         entries: [
           { key: 'source_cluster', value: 'gatehouse' },
@@ -132,14 +174,29 @@ describe('gateway rate-limit labels, as a gRPC rate-limit service receives them'
   it("fills Envoy's pseudo-headers in: the Host, the method, the path as routed with its query, the scheme", async () => {
     const pseudo = {
       ambassador: [
-        { request: [{ request_headers: { key: 'host', header_name: ':authority' } }, { request_headers: { key: 'method', header_name: ':METHOD' } }] },
+        {
+          request: [
+            { request_headers: { key: 'host', header_name: ':authority' } },
+            { request_headers: { key: 'method', header_name: ':METHOD' } },
+          ],
+        },
         { request_label_group: [{ path: { header: ':path' } }, { scheme: { header: ':scheme' } }] },
       ],
     };
     const got = await descriptors({}, { Host: 'shop.example' }, pseudo, '/catalog//lamps/./red?size=2');
     assert.deepEqual(got.descriptors, [
-      { entries: [{ key: 'host', value: 'shop.example' }, { key: 'method', value: 'GET' }] },
-      { entries: [{ key: 'path', value: '/catalog/lamps/red?size=2' }, { key: 'scheme', value: 'http' }] },
+      {
+        entries: [
+          { key: 'host', value: 'shop.example' },
+          { key: 'method', value: 'GET' },
+        ],
+      },
+      {
+        entries: [
+          { key: 'path', value: '/catalog/lamps/red?size=2' },
+          { key: 'scheme', value: 'http' },
+        ],
+      },
     ]);
   });
 
@@ -155,17 +212,35 @@ describe('gateway config: rate-limit labels and RateLimitService', () => {
   const { at: AT, load, problems } = mappingFields('catalog', 'catalog-route', '/catalog/');
 
   it('loads labels in each form, header names in lower case and omit_if_not_present filled in', () => {
-    const m = load('labels:\n  ambassador:\n    - limits:\n        - request_headers: {key: tenant, header_name: X-Tenant}\n        - remote_address: {}');
+    const m = load(
+      'labels:\n  ambassador:\n    - limits:\n        - request_headers: {key: tenant, header_name: X-Tenant}\n        - remote_address: {}',
+    );
     assert.deepEqual(m.labels, {
-      ambassador: [{ limits: [{ request_headers: { key: 'tenant', header_name: 'x-tenant', omit_if_not_present: false } }, { remote_address: {} }] }],
+      ambassador: [
+        {
+          limits: [
+            { request_headers: { key: 'tenant', header_name: 'x-tenant', omit_if_not_present: false } },
+            { remote_address: {} },
+          ],
+        },
+      ],
     });
   });
 
   it('takes the pseudo-headers Envoy reads as header names, and refuses any other name with a colon', () => {
     const label = (text: string) => problems(`labels:\n  ambassador:\n    - limits:\n        - ${text}`);
-    const m = load("labels:\n  ambassador:\n    - limits:\n        - request_headers: {key: p, header_name: ':path'}\n        - a: {header: ':Authority'}");
+    const m = load(
+      "labels:\n  ambassador:\n    - limits:\n        - request_headers: {key: p, header_name: ':path'}\n        - a: {header: ':Authority'}",
+    );
     assert.deepEqual(m.labels, {
-      ambassador: [{ limits: [{ request_headers: { key: 'p', header_name: ':path', omit_if_not_present: false } }, { a: { header: ':authority', omit_if_not_present: false } }] }],
+      ambassador: [
+        {
+          limits: [
+            { request_headers: { key: 'p', header_name: ':path', omit_if_not_present: false } },
+            { a: { header: ':authority', omit_if_not_present: false } },
+          ],
+        },
+      ],
     });
     assert.deepEqual(label("request_headers: {key: p, header_name: ':status'}"), [
       `${AT} labels.ambassador.0.limits.0.request_headers.header_name: must be an HTTP header name, or :authority, :method, :path or :scheme`,
@@ -174,21 +249,36 @@ describe('gateway config: rate-limit labels and RateLimitService', () => {
 
   it('refuses a label that is none of the forms, naming where it is', () => {
     const label = (text: string) => problems(`labels:\n  ambassador:\n    - limits:\n        - ${text}`);
-    assert.deepEqual(label('request_headers: {key: tenant}'), [`${AT} labels.ambassador.0.limits.0.request_headers.header_name: required (expected string)`]);
-    assert.deepEqual(label('remote_address: {key: client}'), [`${AT} labels.ambassador.0.limits.0.remote_address.key: must be remote_address, the label's own name`]);
-    assert.deepEqual(label('generic_key: {key: tier}'), [`${AT} labels.ambassador.0.limits.0.generic_key.value: required (expected string)`]);
+    assert.deepEqual(label('request_headers: {key: tenant}'), [
+      `${AT} labels.ambassador.0.limits.0.request_headers.header_name: required (expected string)`,
+    ]);
+    assert.deepEqual(label('remote_address: {key: client}'), [
+      `${AT} labels.ambassador.0.limits.0.remote_address.key: must be remote_address, the label's own name`,
+    ]);
+    assert.deepEqual(label('generic_key: {key: tier}'), [
+      `${AT} labels.ambassador.0.limits.0.generic_key.value: required (expected string)`,
+    ]);
     assert.deepEqual(label('{tenant: {header: x-tenant}, plan: {header: x-plan}}'), [
       `${AT} labels.ambassador.0.limits.0: has 2 keys (tenant, plan) where a label has one (a field written beside its label, not under it?): a label is a string (a generic_key value) or one key naming it: {<key>: {header}}, {request_headers: {key, header_name}}, {generic_key: {value}}, {remote_address: {}}...`,
     ]);
     // The fields of a request_headers label written beside the label's name instead of under it.
-    assert.match(label('x-tenant:\n          request_headers: {key: tenant, header_name: x-tenant}')[0], /limits\.0: has 2 keys \(x-tenant, request_headers\) where a label has one/);
+    assert.match(
+      label('x-tenant:\n          request_headers: {key: tenant, header_name: x-tenant}')[0],
+      /limits\.0: has 2 keys \(x-tenant, request_headers\) where a label has one/,
+    );
     assert.deepEqual(problems('labels:\n  ambassador:\n    - {one: [a], two: [b]}'), [
       `${AT} labels.ambassador.0: a label group is one key (request_label_group, or any name) holding its labels`,
     ]);
   });
 
   it('accepts protocol_version v3 on a RateLimitService, and refuses v2 with the reason', () => {
-    const record = (version: string) => ({ apiVersion: 'gateway/v1', kind: 'RateLimitService', name: 'limits', service: '127.0.0.1:9', protocol_version: version });
+    const record = (version: string) => ({
+      apiVersion: 'gateway/v1',
+      kind: 'RateLimitService',
+      name: 'limits',
+      service: '127.0.0.1:9',
+      protocol_version: version,
+    });
     const v3 = configFromRecords([record('v3')]);
     assert.equal(v3.ok && v3.config.rateLimitService?.protocol_version, 'v3');
     const v2 = configFromRecords([record('v2')]);

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import request from 'supertest';
 import { createServiceApp } from '../../../../src/http';
-import { createRateLimitStage, RATE_LIMIT_METADATA_STATE, rateLimitHeaders, type RateLimitStage } from '../../../../src/gateway/stages/ratelimit-stage';
+import {
+  createRateLimitStage,
+  RATE_LIMIT_METADATA_STATE,
+  rateLimitHeaders,
+  type RateLimitStage,
+} from '../../../../src/gateway/stages/ratelimit-stage';
 import type { MappingRecord } from '../../../../src/gateway/config/schema';
 import {
   createRateLimitGrpcServer,
@@ -64,7 +69,10 @@ describe('rate-limit stage and quota-mode limits', () => {
       const { app, seen } = quotaApp(stage, MAPPING);
       const responses = [];
       for (let i = 0; i < 3; i++) responses.push(await request(app.callback()).get('/').set('X-Tenant', 'acme'));
-      assert.deepEqual(responses.map((r) => r.status), [200, 200, 200]);
+      assert.deepEqual(
+        responses.map((r) => r.status),
+        [200, 200, 200],
+      );
       assert.equal(seen.backendCalls, 3);
       assert.deepEqual(responses[0].body.metadata, {
         domain: 'gateway',
@@ -89,7 +97,8 @@ describe('rate-limit stage and quota-mode limits', () => {
     it('still answers 429 at an ordinary limit, its Retry-After from that limit', async () => {
       const { app } = quotaApp(stage, MAPPING);
       const codes = [];
-      for (let i = 0; i < 11; i++) codes.push((await request(app.callback()).get('/').set('X-Tenant', 'initech')).status);
+      for (let i = 0; i < 11; i++)
+        codes.push((await request(app.callback()).get('/').set('X-Tenant', 'initech')).status);
       assert.deepEqual(codes, [...Array(10).fill(200), 429]);
     });
   });
@@ -98,9 +107,13 @@ describe('rate-limit stage and quota-mode limits', () => {
     let server: RateLimitGrpcServer;
     let stage: RateLimitStage;
     before(async () => {
-      server = createRateLimitGrpcServer(createRateLimitService({ limits: LIMITS, logger: memoryLogger() }), { port: 0 });
+      server = createRateLimitGrpcServer(createRateLimitService({ limits: LIMITS, logger: memoryLogger() }), {
+        port: 0,
+      });
       const port = await server.start();
-      stage = createRateLimitStage(rateLimitRecord({ service: `127.0.0.1:${port}`, timeout_ms: 2000 }), new Map(), { logger: memoryLogger() });
+      stage = createRateLimitStage(rateLimitRecord({ service: `127.0.0.1:${port}`, timeout_ms: 2000 }), new Map(), {
+        logger: memoryLogger(),
+      });
     });
     after(async () => {
       await stage.close?.();
@@ -111,7 +124,10 @@ describe('rate-limit stage and quota-mode limits', () => {
       const { app, seen } = quotaApp(stage, MAPPING);
       const responses = [];
       for (let i = 0; i < 3; i++) responses.push(await request(app.callback()).get('/').set('X-Tenant', 'remote'));
-      assert.deepEqual(responses.map((r) => r.status), [200, 200, 200]);
+      assert.deepEqual(
+        responses.map((r) => r.status),
+        [200, 200, 200],
+      );
       assert.equal(seen.backendCalls, 3);
       assert.deepEqual(responses[2].body.metadata, {
         domain: 'gateway',
@@ -130,12 +146,21 @@ describe('rate-limit stage and quota-mode limits', () => {
       const headers = rateLimitHeaders({
         overallCode: 'OVER_LIMIT',
         statuses: [
-          { code: 'OVER_LIMIT', currentLimit: { requestsPerUnit: 100, unit: 'DAY', name: 'daily-quota' }, limitRemaining: 0, durationUntilResetMs: 80_000_000 },
+          {
+            code: 'OVER_LIMIT',
+            currentLimit: { requestsPerUnit: 100, unit: 'DAY', name: 'daily-quota' },
+            limitRemaining: 0,
+            durationUntilResetMs: 80_000_000,
+          },
           { code: 'OVER_LIMIT', currentLimit: limit(5, 'hard'), limitRemaining: 0, durationUntilResetMs: 20_000 },
         ],
         dynamicMetadata: { domain: 'd', descriptors: [], quotaModeEnabled: true, quotaModeViolations: [0] },
       });
-      assert.deepEqual(headers, { 'RateLimit-Policy': '"hard";q=5;w=60', RateLimit: '"hard";r=0;t=20', 'Retry-After': '20' });
+      assert.deepEqual(headers, {
+        'RateLimit-Policy': '"hard";q=5;w=60',
+        RateLimit: '"hard";r=0;t=20',
+        'Retry-After': '20',
+      });
     });
 
     it('leave out a status over its limit when the answer is OK, even without metadata', () => {
@@ -152,7 +177,9 @@ describe('rate-limit stage and quota-mode limits', () => {
     it('take Retry-After from a quota when quotas alone refused, as a service that refuses once every quota is over does', () => {
       const headers = rateLimitHeaders({
         overallCode: 'OVER_LIMIT',
-        statuses: [{ code: 'OVER_LIMIT', currentLimit: limit(2, 'quota'), limitRemaining: 0, durationUntilResetMs: 20_000 }],
+        statuses: [
+          { code: 'OVER_LIMIT', currentLimit: limit(2, 'quota'), limitRemaining: 0, durationUntilResetMs: 20_000 },
+        ],
         dynamicMetadata: { quotaModeEnabled: true, quotaModeViolations: [0] },
       });
       assert.equal(headers['Retry-After'], '20');

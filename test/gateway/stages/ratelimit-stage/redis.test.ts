@@ -1,12 +1,20 @@
 import assert from 'node:assert/strict';
 import request from 'supertest';
 import { createRateLimitStage } from '../../../../src/gateway/stages/ratelimit-stage';
-import { createRateLimitService, createRedisStore, type RateLimitService, type RateLimitStore, type RedisStore } from '../../../../src/ratelimit';
+import {
+  createRateLimitService,
+  createRedisStore,
+  type RateLimitService,
+  type RateLimitStore,
+  type RedisStore,
+} from '../../../../src/ratelimit';
 import { holdEventLoopUntil, startRedis, type RedisProcess } from '../../../ratelimit/support/redis-server';
 import { memoryLogger } from '../../../ratelimit/support/silent';
 import { mappingRecord, rateLimitRecord, stageApp } from '../../../ratelimit/support/stage';
 
-const LIMITS = [{ domain: 'gateway', descriptors: [{ key: 'user', rate_limit: { unit: 'day', requests_per_unit: 2 } }] }];
+const LIMITS = [
+  { domain: 'gateway', descriptors: [{ key: 'user', rate_limit: { unit: 'day', requests_per_unit: 2 } }] },
+];
 
 describe('rate-limit stage over a Redis-backed service', function () {
   let redis: RedisProcess;
@@ -16,7 +24,10 @@ describe('rate-limit stage over a Redis-backed service', function () {
   before(async () => {
     redis = await startRedis();
     // A store deadline longer than any test: the stage's timeout_ms is what must cut a slow call short.
-    stores = [createRedisStore({ url: redis.url, timeoutMs: 600_000 }), createRedisStore({ url: redis.url, timeoutMs: 600_000 })];
+    stores = [
+      createRedisStore({ url: redis.url, timeoutMs: 600_000 }),
+      createRedisStore({ url: redis.url, timeoutMs: 600_000 }),
+    ];
     await Promise.all(stores.map((s) => s.ready()));
     services = stores.map((store) => createRateLimitService({ limits: LIMITS, store, logger: memoryLogger() }));
   });
@@ -26,9 +37,22 @@ describe('rate-limit stage over a Redis-backed service', function () {
   });
 
   it('shares one user limit between two gateways', async () => {
-    const apps = services.map((service) => stageApp(createRateLimitStage(rateLimitRecord(), new Map([['ratelimit', service]]), { logger: memoryLogger() }), mappingRecord()).app);
+    const apps = services.map(
+      (service) =>
+        stageApp(
+          createRateLimitStage(rateLimitRecord(), new Map([['ratelimit', service]]), { logger: memoryLogger() }),
+          mappingRecord(),
+        ).app,
+    );
     const statuses = [];
-    for (let i = 0; i < 4; i++) statuses.push((await request(apps[i % 2].callback()).get('/').set('X-Demo-User', 'shared')).status);
+    for (let i = 0; i < 4; i++)
+      statuses.push(
+        (
+          await request(apps[i % 2].callback())
+            .get('/')
+            .set('X-Demo-User', 'shared')
+        ).status,
+      );
     assert.deepEqual(statuses, [200, 200, 429, 429]);
   });
 
@@ -41,14 +65,20 @@ describe('rate-limit stage over a Redis-backed service', function () {
       kind: 'redis',
       decide(checks, options) {
         const answer = store.decide(checks, options);
-        setImmediate(() => holdEventLoopUntil(redis.port, ['EVAL', "return #redis.call('KEYS', 'held:*')", '0'], '1', 200));
+        setImmediate(() =>
+          holdEventLoopUntil(redis.port, ['EVAL', "return #redis.call('KEYS', 'held:*')", '0'], '1', 200),
+        );
         return answer;
       },
       close: () => store.close(),
     };
     const service = createRateLimitService({ limits: LIMITS, store: holding, logger: memoryLogger() });
     try {
-      const stage = createRateLimitStage(rateLimitRecord({ timeout_ms: 20, failure_mode_deny: true }), new Map([['ratelimit', service]]), { logger: memoryLogger() });
+      const stage = createRateLimitStage(
+        rateLimitRecord({ timeout_ms: 20, failure_mode_deny: true }),
+        new Map([['ratelimit', service]]),
+        { logger: memoryLogger() },
+      );
       const res = await request(stageApp(stage, mappingRecord()).app.callback()).get('/').set('X-Demo-User', 'held');
       assert.equal(res.status, 200);
       assert.equal(res.headers['ratelimit-policy'], '"default";q=2;w=86400');
@@ -64,11 +94,17 @@ describe('rate-limit stage over a Redis-backed service', function () {
     redis.pause();
     try {
       for (const deny of [false, true]) {
-        const stage = createRateLimitStage(rateLimitRecord({ timeout_ms: 100, failure_mode_deny: deny }), new Map([['ratelimit', services[0]]]), {
-          logger: memoryLogger(),
-        });
+        const stage = createRateLimitStage(
+          rateLimitRecord({ timeout_ms: 100, failure_mode_deny: deny }),
+          new Map([['ratelimit', services[0]]]),
+          {
+            logger: memoryLogger(),
+          },
+        );
         const started = Date.now();
-        const res = await request(stageApp(stage, mappingRecord()).app.callback()).get('/').set('X-Demo-User', 'frozen');
+        const res = await request(stageApp(stage, mappingRecord()).app.callback())
+          .get('/')
+          .set('X-Demo-User', 'frozen');
         const took = Date.now() - started;
         assert.equal(res.status, deny ? 500 : 200);
         assert.ok(took >= 90, `took ${took} ms`);
@@ -82,7 +118,11 @@ describe('rate-limit stage over a Redis-backed service', function () {
     await redis.kill();
     for (const deny of [false, true]) {
       const logger = memoryLogger();
-      const stage = createRateLimitStage(rateLimitRecord({ timeout_ms: 100, failure_mode_deny: deny }), new Map([['ratelimit', services[0]]]), { logger });
+      const stage = createRateLimitStage(
+        rateLimitRecord({ timeout_ms: 100, failure_mode_deny: deny }),
+        new Map([['ratelimit', services[0]]]),
+        { logger },
+      );
       const { app, seen } = stageApp(stage, mappingRecord());
       for (let i = 0; i < 3; i++) {
         const res = await request(app.callback()).get('/').set('X-Demo-User', 'after-crash');

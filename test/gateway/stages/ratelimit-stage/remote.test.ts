@@ -5,7 +5,13 @@ import { createRateLimitStage, type RateLimitStage } from '../../../../src/gatew
 import { freePort } from '../../../ratelimit/support/redis-server';
 import { memoryLogger } from '../../../ratelimit/support/silent';
 import { startSlowServer, type SlowServer } from '../../../ratelimit/support/slow-server';
-import { mappingRecord, rateLimitRecord, stageApp, startRemoteService, type RemoteService } from '../../../ratelimit/support/stage';
+import {
+  mappingRecord,
+  rateLimitRecord,
+  stageApp,
+  startRemoteService,
+  type RemoteService,
+} from '../../../ratelimit/support/stage';
 
 const REMOTE_LIMITS = path.join(__dirname, '..', '..', '..', 'ratelimit', 'fixtures', 'remote');
 const noModules = new Map();
@@ -17,7 +23,9 @@ describe('rate-limit stage with a remote service in another process', function (
   before(async () => {
     remote = await startRemoteService(REMOTE_LIMITS);
     // A generous deadline: the second process may be slow to warm up on a busy machine.
-    stage = createRateLimitStage(rateLimitRecord({ service: remote.address, timeout_ms: 2000 }), noModules, { logger: memoryLogger() });
+    stage = createRateLimitStage(rateLimitRecord({ service: remote.address, timeout_ms: 2000 }), noModules, {
+      logger: memoryLogger(),
+    });
   });
   after(async () => {
     await stage?.close?.();
@@ -31,7 +39,8 @@ describe('rate-limit stage with a remote service in another process', function (
   it('admits up to the limit, then answers 429 with the headers', async () => {
     const { app, seen } = stageApp(stage, mappingRecord());
     const codes = [];
-    for (let i = 0; i < 3; i++) codes.push((await request(app.callback()).get('/').set('X-Gateway-Test-Allow', 'remote')).status);
+    for (let i = 0; i < 3; i++)
+      codes.push((await request(app.callback()).get('/').set('X-Gateway-Test-Allow', 'remote')).status);
     assert.deepEqual(codes, [200, 200, 429]);
     const refused = await request(app.callback()).get('/').set('X-Gateway-Test-Allow', 'remote');
     assert.equal(refused.status, 429);
@@ -50,10 +59,16 @@ describe('rate-limit stage with a remote service in another process', function (
   });
 
   it('lets requests through once the service has died, and refuses them with failure_mode_deny', async () => {
-    const open = createRateLimitStage(rateLimitRecord({ service: remote.address, timeout_ms: 200 }), noModules, { logger: memoryLogger() });
-    const deny = createRateLimitStage(rateLimitRecord({ service: remote.address, timeout_ms: 200, failure_mode_deny: true }), noModules, {
+    const open = createRateLimitStage(rateLimitRecord({ service: remote.address, timeout_ms: 200 }), noModules, {
       logger: memoryLogger(),
     });
+    const deny = createRateLimitStage(
+      rateLimitRecord({ service: remote.address, timeout_ms: 200, failure_mode_deny: true }),
+      noModules,
+      {
+        logger: memoryLogger(),
+      },
+    );
     try {
       await remote.stop();
       const a = await request(stageApp(open, mappingRecord()).app.callback()).get('/').set('X-Demo-User', 'f');
@@ -74,7 +89,11 @@ describe('rate-limit stage with a remote service that is not there', () => {
     for (const deny of [false, true]) {
       const logger = memoryLogger();
       // A deadline longer than the test: the answer comes from the refused connection.
-      const stage = createRateLimitStage(rateLimitRecord({ service: address, timeout_ms: 600_000, failure_mode_deny: deny }), noModules, { logger });
+      const stage = createRateLimitStage(
+        rateLimitRecord({ service: address, timeout_ms: 600_000, failure_mode_deny: deny }),
+        noModules,
+        { logger },
+      );
       try {
         const { app, seen } = stageApp(stage, mappingRecord());
         const res = await request(app.callback()).get('/').set('X-Gateway-Test-Allow', 'x');
@@ -99,9 +118,13 @@ describe('rate-limit stage with a slow remote service', () => {
 
   it('gives up at timeout_ms: the request passes, or gets 500 with failure_mode_deny', async () => {
     for (const deny of [false, true]) {
-      const stage = createRateLimitStage(rateLimitRecord({ service: `127.0.0.1:${slow.port}`, timeout_ms: 100, failure_mode_deny: deny }), noModules, {
-        logger: memoryLogger(),
-      });
+      const stage = createRateLimitStage(
+        rateLimitRecord({ service: `127.0.0.1:${slow.port}`, timeout_ms: 100, failure_mode_deny: deny }),
+        noModules,
+        {
+          logger: memoryLogger(),
+        },
+      );
       try {
         const { app } = stageApp(stage, mappingRecord());
         const started = Date.now();

@@ -10,11 +10,25 @@ describe('circuit_breakers', () => {
     up = await testUpstream();
     const service = `http://${up.address}`;
     rig = await testGateway([
-      mapping('/queue/', service, { name: 'queue', circuit_breakers: [{ max_connections: 1, max_pending_requests: 1 }] }),
+      mapping('/queue/', service, {
+        name: 'queue',
+        circuit_breakers: [{ max_connections: 1, max_pending_requests: 1 }],
+      }),
       mapping('/requests/', service, { name: 'requests', circuit_breakers: [{ max_requests: 1 }] }),
-      mapping('/no-retries/', service, { name: 'no-retries', circuit_breakers: [{ max_retries: 0 }], retry_policy: { retry_on: '5xx' } }),
-      mapping('/low/', service, { name: 'low', circuit_breakers: [{ max_requests: 1 }, { priority: 'high', max_requests: 2 }] }),
-      mapping('/high/', service, { name: 'high', priority: 'high', circuit_breakers: [{ max_requests: 1 }, { priority: 'high', max_requests: 2 }] }),
+      mapping('/no-retries/', service, {
+        name: 'no-retries',
+        circuit_breakers: [{ max_retries: 0 }],
+        retry_policy: { retry_on: '5xx' },
+      }),
+      mapping('/low/', service, {
+        name: 'low',
+        circuit_breakers: [{ max_requests: 1 }, { priority: 'high', max_requests: 2 }],
+      }),
+      mapping('/high/', service, {
+        name: 'high',
+        priority: 'high',
+        circuit_breakers: [{ max_requests: 1 }, { priority: 'high', max_requests: 2 }],
+      }),
     ]);
   });
 
@@ -33,7 +47,11 @@ describe('circuit_breakers', () => {
   const overloaded = (res: Answer, limit: string) => {
     assert.equal(res.status, 503);
     assert.equal(res.headers['x-envoy-overloaded'], 'true');
-    assert.deepEqual(res.json(), { code: 503, message: '503: Service Unavailable', detail: `the upstream service is overloaded: its circuit breaker is open (${limit})` });
+    assert.deepEqual(res.json(), {
+      code: 503,
+      message: '503: Service Unavailable',
+      detail: `the upstream service is overloaded: its circuit breaker is open (${limit})`,
+    });
   };
 
   it('queues a request while every connection is busy, answers 503 past max_pending_requests, and closes again', async () => {
@@ -49,7 +67,10 @@ describe('circuit_breakers', () => {
     assert.equal((await first).status, 200);
     assert.deepEqual((await Promise.all(others)).map((r) => r.status).sort(), [200, 503]);
     assert.equal((await send(rig.base, '/queue/4')).status, 200);
-    assert.ok(rig.reported.overflows.includes(`cluster_${up.address.replace(/[.:]/g, '_')} max_pending_requests`), rig.reported.overflows.join());
+    assert.ok(
+      rig.reported.overflows.includes(`cluster_${up.address.replace(/[.:]/g, '_')} max_pending_requests`),
+      rig.reported.overflows.join(),
+    );
   });
 
   it('answers 503 at once past max_requests in flight', async () => {
@@ -81,6 +102,9 @@ describe('circuit_breakers', () => {
     overloaded(await send(rig.base, '/high/3'), 'max_requests: 2');
     up.fallback = 200;
     up.release();
-    assert.deepEqual((await Promise.all([low, ...high])).map((r) => r.status), [200, 200, 200]);
+    assert.deepEqual(
+      (await Promise.all([low, ...high])).map((r) => r.status),
+      [200, 200, 200],
+    );
   });
 });

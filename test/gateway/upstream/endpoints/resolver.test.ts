@@ -16,7 +16,14 @@ describe('the lookup of an upstream name', () => {
 
   it('asks for IPv4 only by default, IPv6 only with enable_ipv6 alone, and prefers IPv6 with both, as Emissary does', async () => {
     const resolve = dualStack();
-    const of = (family: 'v4' | 'v6' | 'auto') => new DnsName(['quote'], family, resolve, () => 0, () => undefined).ready();
+    const of = (family: 'v4' | 'v6' | 'auto') =>
+      new DnsName(
+        ['quote'],
+        family,
+        resolve,
+        () => 0,
+        () => undefined,
+      ).ready();
     assert.deepEqual(await of('v4'), ['10.0.0.1', '10.0.0.2']);
     assert.deepEqual(await of('v6'), ['fd00::1', 'fd00::2']);
     assert.deepEqual(await of('auto'), ['fd00::1', 'fd00::2']);
@@ -29,7 +36,16 @@ describe('the lookup of an upstream name', () => {
       asked.push(name);
       throw Object.assign(new Error('timeout'), { code: 'EAI_AGAIN' });
     };
-    await assert.rejects(new DnsName(['quote.shop.svc.cluster.local', 'quote.shop'], 'v4', failing, () => 0, () => undefined).ready(), /timeout/);
+    await assert.rejects(
+      new DnsName(
+        ['quote.shop.svc.cluster.local', 'quote.shop'],
+        'v4',
+        failing,
+        () => 0,
+        () => undefined,
+      ).ready(),
+      /timeout/,
+    );
     assert.deepEqual(asked, ['quote.shop.svc.cluster.local']);
   });
 });

@@ -8,7 +8,13 @@ import assert from 'node:assert/strict';
 import * as http2 from 'node:http2';
 import * as net from 'node:net';
 import { once } from 'node:events';
-import { createRateLimitGrpcServer, createRateLimitService, ENVOY_V3_SERVICE, type RateLimitGrpcServer, type RateLimitGrpcServerOptions } from '../../../../src/ratelimit';
+import {
+  createRateLimitGrpcServer,
+  createRateLimitService,
+  ENVOY_V3_SERVICE,
+  type RateLimitGrpcServer,
+  type RateLimitGrpcServerOptions,
+} from '../../../../src/ratelimit';
 import { handshakeBytesMissing } from '../../../../src/ratelimit/grpc/port/connections';
 import { methodOf } from '../../../../src/ratelimit/grpc/protos';
 import { grpcClients, unary, type Clients } from '../../support/grpc-clients';
@@ -38,10 +44,15 @@ async function connect(port: number): Promise<net.Socket> {
  * whether the server closed the stream without the client ending it.
  */
 function stalledCall(session: http2.ClientHttp2Session, body?: Buffer) {
-  const stream = session.request({ ':method': 'POST', ':path': SHOULD_RATE_LIMIT, 'content-type': 'application/grpc', te: 'trailers' }, { endStream: false });
+  const stream = session.request(
+    { ':method': 'POST', ':path': SHOULD_RATE_LIMIT, 'content-type': 'application/grpc', te: 'trailers' },
+    { endStream: false },
+  );
   if (body) stream.write(body);
   stream.on('error', () => {});
-  const headers = once(stream, 'response').then(([h]) => h as http2.IncomingHttpHeaders & http2.IncomingHttpStatusHeader);
+  const headers = once(stream, 'response').then(
+    ([h]) => h as http2.IncomingHttpHeaders & http2.IncomingHttpStatusHeader,
+  );
   stream.resume();
   const closed = once(stream, 'close').then(() => stream.rstCode);
   return { stream, headers, closed };
@@ -108,8 +119,10 @@ describe('connections and streams that stall on the gRPC port are ended', functi
     // Should the server not have seen them close yet, the client is closed
     // too and, waiting for ready, connects again: the call is answered.
     const res = await new Promise<{ overall_code: string }>((resolve, reject) =>
-      clients!.envoy.ShouldRateLimit(request('free'), { deadline: Date.now() + 10_000, waitForReady: true }, (err: Error | null, r: { overall_code: string }) =>
-        err ? reject(err) : resolve(r),
+      clients!.envoy.ShouldRateLimit(
+        request('free'),
+        { deadline: Date.now() + 10_000, waitForReady: true },
+        (err: Error | null, r: { overall_code: string }) => (err ? reject(err) : resolve(r)),
       ),
     );
     assert.equal(res.overall_code, 'OK');
@@ -140,10 +153,18 @@ describe('connections and streams that stall on the gRPC port are ended', functi
     const port = await serve({ maxIncompleteRequests: 3, requestTimeoutMs: 60_000 });
     const session = h2(port);
     // One session: the server sees its streams in the order they are opened.
-    const [first, second, third, fourth] = [stalledCall(session), stalledCall(session), stalledCall(session), stalledCall(session)];
+    const [first, second, third, fourth] = [
+      stalledCall(session),
+      stalledCall(session),
+      stalledCall(session),
+      stalledCall(session),
+    ];
     const headers = await first.headers;
     assert.equal(headers['grpc-status'], '8');
-    assert.match(decodeURIComponent(String(headers['grpc-message'])), /at most 3 incomplete requests, and this one waited longest/);
+    assert.match(
+      decodeURIComponent(String(headers['grpc-message'])),
+      /at most 3 incomplete requests, and this one waited longest/,
+    );
     assert.equal(await first.closed, http2.constants.NGHTTP2_NO_ERROR);
     // A complete call waits microseconds: it makes room (the second goes) and is answered.
     assert.equal((await unary(clients!.envoy, 'ShouldRateLimit', request('busy'))).overall_code, 'OK');
@@ -188,14 +209,25 @@ describe('connections and streams that stall on the gRPC port are ended', functi
 
   it('refuses bounds that are not whole numbers of at least 1', () => {
     const service = createRateLimitService({ limits: LIMITS });
-    for (const name of ['maxConnections', 'handshakeTimeoutMs', 'requestTimeoutMs', 'maxIncompleteRequests', 'idleTimeoutMs', 'keepaliveTimeMs']) {
-      assert.throws(() => createRateLimitGrpcServer(service, { [name]: 0 }), new RegExp(`${name} must be a whole number of 1 or more, got 0`));
+    for (const name of [
+      'maxConnections',
+      'handshakeTimeoutMs',
+      'requestTimeoutMs',
+      'maxIncompleteRequests',
+      'idleTimeoutMs',
+      'keepaliveTimeMs',
+    ]) {
+      assert.throws(
+        () => createRateLimitGrpcServer(service, { [name]: 0 }),
+        new RegExp(`${name} must be a whole number of 1 or more, got 0`),
+      );
     }
   });
 });
 
 describe('reading a connection preface', () => {
-  const settings = (length: number, type = 4) => Buffer.concat([Buffer.from([0, 0, length, type, 0, 0, 0, 0, 0]), Buffer.alloc(length)]);
+  const settings = (length: number, type = 4) =>
+    Buffer.concat([Buffer.from([0, 0, length, type, 0, 0, 0, 0, 0]), Buffer.alloc(length)]);
 
   it('waits for the preface and a whole first SETTINGS frame', () => {
     assert.equal(handshakeBytesMissing(Buffer.alloc(0)), 33);
@@ -208,7 +240,15 @@ describe('reading a connection preface', () => {
 
   it('hands over at once what cannot be a preface, for HTTP/2 to refuse', () => {
     assert.equal(handshakeBytesMissing(Buffer.from('GET / HTTP/1.1\r\n')), 0);
-    assert.equal(handshakeBytesMissing(Buffer.concat([PREFACE, settings(6, 8)])), 0, 'a first frame that is no SETTINGS');
-    assert.equal(handshakeBytesMissing(Buffer.concat([PREFACE, Buffer.from([0xff, 0xff, 0xff, 4, 0, 0, 0, 0, 0])])), 0, 'too long to buffer');
+    assert.equal(
+      handshakeBytesMissing(Buffer.concat([PREFACE, settings(6, 8)])),
+      0,
+      'a first frame that is no SETTINGS',
+    );
+    assert.equal(
+      handshakeBytesMissing(Buffer.concat([PREFACE, Buffer.from([0xff, 0xff, 0xff, 4, 0, 0, 0, 0, 0])])),
+      0,
+      'too long to buffer',
+    );
   });
 });
