@@ -6,7 +6,7 @@
  */
 import type { Context, Middleware } from 'koa';
 import { STATUS_CODES } from 'node:http';
-import { errorBody, HttpError, statusOf } from './errors';
+import { errorBody, HttpError, statusOf } from '../errors';
 import { headerName } from './request/raw-headers';
 import { createFormatterRegistry, setFormattedBody, type FormatterRegistry } from './response/formatters';
 

@@ -1,10 +1,11 @@
 /**
  * @module http
- * The HTTP conventions every module shares: the error registry and error
- * middleware, content negotiation, canonical slashes, collection queries,
- * absolute URLs, JSON bodies, raw header lines and header text, transfer
- * codings, router dispatch, request paths, protocol upgrades, query
- * arguments and the Koa accessors the hot path uses.
+ * The HTTP conventions every module shares: the error middleware and the
+ * error body (the errors themselves are declared in src/errors), content
+ * negotiation, canonical slashes, collection queries, absolute URLs, JSON
+ * bodies, raw header lines and header text, transfer codings, router
+ * dispatch, request paths, protocol upgrades, query arguments and the Koa
+ * accessors the hot path uses.
  *
  * Each name is exported on its own: `export *` compiles to one getter shared
  * by every name, whose lookup V8 cannot specialise, and the hot path calls
@@ -12,15 +13,15 @@
  */
 export {
   statusLine,
-  httpError,
   errorBody,
   statusOf,
-  ErrorCodes,
   HttpError,
-  type ErrorName,
+  ERRORS,
+  type ErrorCode,
   type ErrorBody,
   type HttpErrorOptions,
-} from './errors';
+} from '../errors';
+export { httpError, StatusCodes, ErrorCodes, type StatusName, type ErrorName } from './statuses';
 export {
   setFormattedBody,
   setWrittenBody,

@@ -13,7 +13,7 @@ import type Koa from 'koa';
 import type { Context } from 'koa';
 import type { ServerResponse } from 'node:http';
 import { pipeline, Readable } from 'node:stream';
-import { HttpError } from './errors';
+import { HttpError } from '../errors';
 
 /** Who cut a response short when its client did not: its upstream, or the server's shutdown grace running out. */
 export type CutShortBy = 'upstream' | 'shutdown';

@@ -7,7 +7,7 @@
 import type { Context } from 'koa';
 import type { IncomingMessage } from 'node:http';
 import getRawBody from 'raw-body';
-import { HttpError } from '../errors';
+import { HttpError } from '../../errors';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
@@ -102,34 +102,33 @@ export async function readJson(
 ): Promise<unknown> {
   // type-is answers null when the request has no body at all.
   const type = ctx.is('application/json', '+json');
-  if (type === null || ctx.request.length === 0) throw new HttpError(400, 'a JSON request body is required');
-  if (!type) throw new HttpError(415, 'the request body must be application/json');
+  if (type === null || ctx.request.length === 0) throw HttpError.of('BODY_REQUIRED');
+  if (!type) throw HttpError.of('BODY_NOT_JSON');
   // JSON between systems is UTF-8 (RFC 8259 §8.1), and it is read as UTF-8:
   // a body in another charset would be read wrongly without a word.
   const charset = ctx.request.charset.toLowerCase();
   if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') {
-    throw new HttpError(415, `charset '${charset}' is not supported: JSON is sent in UTF-8`);
+    throw HttpError.of('BODY_CHARSET_UNSUPPORTED', { charset });
   }
   const encoding = ctx.get('content-encoding').trim().toLowerCase();
   if (encoding !== '' && encoding !== 'identity') {
     // Read as it is, a compressed body would be taken for bad JSON, or worse.
-    throw new HttpError(415, `content encoding '${encoding}' is not supported`);
+    throw HttpError.of('BODY_ENCODING_UNSUPPORTED', { encoding });
   }
   let text: string;
   try {
     text = await getRawBody(ctx.req, { limit, length: ctx.get('content-length') || undefined, encoding: 'utf8' });
   } catch (err) {
     const status = (err as { status?: number }).status;
-    if (status === 413) throw new HttpError(413, `the request body is larger than ${limit} bytes`);
+    if (status === 413) throw HttpError.of('BODY_TOO_LARGE', { limit });
     // Why the body failed, when the server said (a malformed chunk, a body too slow to come).
     if (err instanceof HttpError) throw err;
-    throw new HttpError(400, 'the request body could not be read');
+    throw HttpError.of('BODY_UNREADABLE');
   }
-  if (nestsDeeperThan(text, maxDepth))
-    throw new HttpError(400, `the request body nests arrays and objects deeper than ${maxDepth} levels`);
+  if (nestsDeeperThan(text, maxDepth)) throw HttpError.of('BODY_TOO_DEEP', { maxDepth });
   try {
     return JSON.parse(text);
   } catch {
-    throw new HttpError(400, 'the request body is not valid JSON');
+    throw HttpError.of('BODY_INVALID_JSON');
   }
 }

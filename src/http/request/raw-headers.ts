@@ -6,7 +6,7 @@
  * And the one spelling each response header name is written in.
  */
 import { isUtf8 } from 'node:buffer';
-import { HttpError } from '../errors';
+import { HttpError } from '../../errors';
 
 /**
  * Most header fields a request may carry, as Envoy's `max_headers_count`.
@@ -25,7 +25,7 @@ export const MAX_REQUEST_HEADERS = 100;
  */
 export function headerCountRefusal(rawHeaders: readonly string[]): HttpError | undefined {
   return rawHeaders.length > 2 * MAX_REQUEST_HEADERS
-    ? new HttpError(431, `a request may carry at most ${MAX_REQUEST_HEADERS} header fields`)
+    ? HttpError.of('TOO_MANY_HEADERS', { max: MAX_REQUEST_HEADERS })
     : undefined;
 }
 

@@ -7,11 +7,10 @@
  * as plain bytes.
  */
 import type { IncomingMessage } from 'node:http';
-import { HttpError } from '../errors';
+import { ERRORS, HttpError } from '../../errors';
 
 /** The detail of the 501 a request body in another coding is answered with (RFC 9112 §6.1). */
-export const OTHER_TRANSFER_CODING =
-  'the request body is in a transfer coding other than chunked, which the gateway does not decode';
+export const OTHER_TRANSFER_CODING = ERRORS.TRANSFER_CODING_UNSUPPORTED.detail;
 
 /** Whether a `Transfer-Encoding` value names a coding other than chunked. No allocation for the usual values. */
 export function hasOtherTransferCoding(value: string | undefined): boolean {
@@ -31,7 +30,6 @@ export function hasOtherTransferCoding(value: string | undefined): boolean {
 export function transferCodingRefusal(req: IncomingMessage): HttpError | undefined {
   const value = req.headers['transfer-encoding'];
   if (value === undefined) return undefined;
-  if (req.httpVersionMajor === 1 && req.httpVersionMinor === 0)
-    return new HttpError(400, 'an HTTP/1.0 request may not have a Transfer-Encoding');
-  return hasOtherTransferCoding(value) ? new HttpError(501, OTHER_TRANSFER_CODING) : undefined;
+  if (req.httpVersionMajor === 1 && req.httpVersionMinor === 0) return HttpError.of('TRANSFER_ENCODING_IN_HTTP_1_0');
+  return hasOtherTransferCoding(value) ? HttpError.of('TRANSFER_CODING_UNSUPPORTED') : undefined;
 }

@@ -1,13 +1,12 @@
 /**
  * @module http/response/collection
  * Query arguments of collection resources: `offset`/`limit` pagination,
- * `fields` partial responses and equality filters, validated with zod; and the
- * page they select, with its `next` link.
+ * `fields` partial responses and equality filters, each refused with an error
+ * of its own; and the page they select, with its `next` link.
  */
 import type { Context } from 'koa';
 import type { ParsedUrlQuery } from 'node:querystring';
-import { z } from 'zod';
-import { HttpError } from '../errors';
+import { HttpError } from '../../errors';
 import type { FilterType } from './filters';
 import { absoluteUrl } from '../request/urls';
 
@@ -46,50 +45,53 @@ export interface Page<T> {
   next?: string;
 }
 
-const single = (name: string) =>
-  z.string({ error: (issue) => (issue.input === undefined ? `${name} is missing` : `${name} must be given once`) });
-
-const count = (name: string) =>
-  single(name)
-    .regex(/^[0-9]+$/, `${name} must be a non-negative integer`)
-    .transform(Number)
-    .refine(Number.isSafeInteger, `${name} is too large`);
-
-const paging = z.object({
-  offset: count('offset').optional(),
-  // A limit of 0 would give a next link pointing at the same page, forever.
-  // Any larger one is capped, however many digits it has.
-  limit: single('limit')
-    .regex(/^0*[1-9][0-9]*$/, 'limit must be a positive integer')
-    .transform((value) => Math.min(Number(value), MAX_LIMIT))
-    .optional(),
-  fields: single('fields').optional(),
-});
-
-const itemQuery = z.object({ fields: single('fields').optional() });
-
 const RESERVED = new Set(['offset', 'limit', 'fields']);
+
+const NON_NEGATIVE = /^[0-9]+$/;
+const POSITIVE = /^0*[1-9][0-9]*$/;
+
+/** The one value of query argument `name`, if given; a 400 when it is given twice. */
+function once(query: ParsedUrlQuery, name: string): string | undefined {
+  const value = query[name];
+  if (value === undefined || typeof value === 'string') return value;
+  throw HttpError.of('QUERY_ARGUMENT_REPEATED', { name });
+}
+
+function readOffset(query: ParsedUrlQuery): number {
+  const text = once(query, 'offset');
+  if (text === undefined) return 0;
+  if (!NON_NEGATIVE.test(text)) throw HttpError.of('OFFSET_NOT_INTEGER');
+  const offset = Number(text);
+  if (!Number.isSafeInteger(offset)) throw HttpError.of('OFFSET_TOO_LARGE');
+  return offset;
+}
+
+function readLimit(query: ParsedUrlQuery): number {
+  const text = once(query, 'limit');
+  if (text === undefined) return DEFAULT_LIMIT;
+  // A limit of 0 would give a next link pointing at the same page, forever.
+  if (!POSITIVE.test(text)) throw HttpError.of('LIMIT_NOT_INTEGER');
+  // Any larger one is capped, however many digits it has.
+  return Math.min(Number(text), MAX_LIMIT);
+}
 
 /**
  * Validates the query of a collection request. Throws a 400 naming the
  * argument and what is wrong with it.
  */
 export function parseListQuery(query: ParsedUrlQuery, spec: CollectionSpec): ListQuery {
-  const parsed = paging.safeParse(query);
-  if (!parsed.success) {
-    throw new HttpError(400, parsed.error.issues[0].message);
-  }
-  const { offset = 0, limit = DEFAULT_LIMIT, fields } = parsed.data;
-  const selected = parseFields(fields, spec.fields);
+  const offset = readOffset(query);
+  const limit = readLimit(query);
+  const selected = parseFields(once(query, 'fields'), spec.fields);
 
   const filters: Record<string, string> = {};
   for (const [name, value] of Object.entries(query)) {
     if (RESERVED.has(name)) continue;
     if (!spec.filterable.includes(name)) {
-      const known = spec.filterable.length ? `; filterable fields: ${spec.filterable.join(', ')}` : '';
-      throw new HttpError(400, `unknown query argument '${name}'${known}`);
+      if (spec.filterable.length === 0) throw HttpError.of('QUERY_ARGUMENT_UNKNOWN', { name });
+      throw HttpError.of('FILTER_UNKNOWN', { name, filterable: spec.filterable.join(', ') });
     }
-    if (typeof value !== 'string') throw new HttpError(400, `${name} must be given once`);
+    if (typeof value !== 'string') throw HttpError.of('QUERY_ARGUMENT_REPEATED', { name });
     const type =
       spec.filterTypes !== undefined && Object.hasOwn(spec.filterTypes, name) ? spec.filterTypes[name] : undefined;
     if (type === undefined) {
@@ -97,7 +99,7 @@ export function parseListQuery(query: ParsedUrlQuery, spec: CollectionSpec): Lis
       continue;
     }
     const read = type.read(value);
-    if (read === undefined) throw new HttpError(400, `${name} must be ${type.expected}`);
+    if (read === undefined) throw HttpError.of('FILTER_VALUE_INVALID', { name, expected: type.expected });
     filters[name] = read;
   }
 
@@ -109,25 +111,18 @@ export function parseListQuery(query: ParsedUrlQuery, spec: CollectionSpec): Lis
  * Throws a 400 naming what is wrong.
  */
 export function parseItemQuery(query: ParsedUrlQuery, spec: Pick<CollectionSpec, 'fields'>): Pick<ListQuery, 'fields'> {
-  let empty = true;
   for (const name in query) {
-    if (name !== 'fields') throw new HttpError(400, `unknown query argument '${name}'`);
-    empty = false;
+    if (name !== 'fields') throw HttpError.of('QUERY_ARGUMENT_UNKNOWN', { name });
   }
-  if (empty) return { fields: undefined };
-  const parsed = itemQuery.safeParse(query);
-  if (!parsed.success) throw new HttpError(400, parsed.error.issues[0].message);
-  return { fields: parseFields(parsed.data.fields, spec.fields) };
+  return { fields: parseFields(once(query, 'fields'), spec.fields) };
 }
 
 function parseFields(fields: string | undefined, known: readonly string[]): string[] | undefined {
   if (fields === undefined) return undefined;
   const selected = fields.split(',').map((f) => f.trim());
   for (const field of selected) {
-    if (field === '') throw new HttpError(400, 'fields must be a comma-separated list of field names');
-    if (!known.includes(field)) {
-      throw new HttpError(400, `fields: unknown field '${field}'; known fields: ${known.join(', ')}`);
-    }
+    if (field === '') throw HttpError.of('FIELDS_MALFORMED');
+    if (!known.includes(field)) throw HttpError.of('FIELD_UNKNOWN', { field, known: known.join(', ') });
   }
   return selected;
 }

@@ -6,7 +6,7 @@
 import type { Context, Middleware } from 'koa';
 import type { ServerResponse } from 'node:http';
 import { Stream } from 'node:stream';
-import { HttpError } from '../errors';
+import { HttpError } from '../../errors';
 import { createFormatterRegistry, setFormattedBody, type Formatter, type FormatterRegistry } from './formatters';
 
 export interface RepresentationOptions {
@@ -32,7 +32,7 @@ export function isRepresentable(body: unknown): boolean {
 export function chooseFormatter(ctx: Context, formatters: FormatterRegistry, supported: string): Formatter {
   varyOnAccept(ctx);
   const formatter = formatters.select(ctx.req);
-  if (!formatter) throw new HttpError(406, `supported types: ${supported}`);
+  if (!formatter) throw HttpError.of('NOT_ACCEPTABLE', { types: supported });
   return formatter;
 }
 
