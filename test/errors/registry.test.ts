@@ -1,10 +1,15 @@
 /**
  * @module test/errors/registry
  * The registry of named errors: each raised with its status, its detail
- * filled in and its headers, and the values it takes checked by the compiler.
+ * filled in and its headers, the values it takes checked by the compiler,
+ * and docs/api.md listing every one as the registry declares it.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ERRORS, ERROR_GROUPS, HttpError, type ErrorCode } from '../../src/errors';
+import { withErrorTable } from '../../src/errors/table';
+import { REPO_ROOT } from '../support/process';
 
 describe('errors/registry', () => {
   it('raises an error by its name, with its status and its code', () => {
@@ -55,5 +60,10 @@ describe('errors/registry', () => {
       assert.match(code, /^[A-Z][A-Z0-9_]*$/);
       assert.ok(spec.status >= 400 && spec.status <= 599, code);
     }
+  });
+
+  it('is listed whole in docs/api.md, as the registry declares it (npm run docs:errors writes it)', () => {
+    const doc = readFileSync(join(REPO_ROOT, 'docs', 'api.md'), 'utf8');
+    assert.equal(doc, withErrorTable(doc), 'docs/api.md lists other errors than src/errors: run npm run docs:errors');
   });
 });
