@@ -5,8 +5,8 @@
  * and the handlers declared after it can still answer for themselves.
  */
 import type { Context, Middleware } from 'koa';
-import { STATUS_CODES } from 'node:http';
-import { errorBody, HttpError, statusOf } from '../errors';
+import { STATUS_CODES, type ServerResponse } from 'node:http';
+import { errorBody, HttpError, statusOf, type ErrorCode } from '../errors';
 import { headerName } from './request/raw-headers';
 import { createFormatterRegistry, setFormattedBody, type FormatterRegistry } from './response/formatters';
 
@@ -37,6 +37,23 @@ function emitUnexpected(err: unknown, ctx: Context): void {
   if (listener) listener(err, ctx);
   else ctx.app.emit('error', err, ctx);
 }
+
+const ANSWERED_ERROR: unique symbol = Symbol('answered error');
+type MarkedResponse = ServerResponse & { [ANSWERED_ERROR]?: ErrorCode };
+
+/**
+ * The registry's code of the error `res` was answered with, when it was
+ * one of the registry's (for the access log); undefined for any other answer.
+ */
+export function answeredError(res: ServerResponse): ErrorCode | undefined {
+  return (res as MarkedResponse)[ANSWERED_ERROR];
+}
+
+/**
+ * What an error status left without a body stands for: Koa's 404 of a path
+ * nothing answered, a router's 405. Any other is answered by its status alone.
+ */
+const LEFT_WITHOUT_BODY: Readonly<Partial<Record<number, ErrorCode>>> = { 404: 'NOT_FOUND', 405: 'METHOD_NOT_ALLOWED' };
 
 /** Writes error bodies: shared by {@link errorHandler} and the service apps' conventions. */
 export interface ErrorResponder {
@@ -73,6 +90,7 @@ export function errorResponder(options: ErrorHandlerOptions = {}): ErrorResponde
     if (ctx.headerSent || !ctx.writable) return;
     // Headers a handler set before failing describe a response that is not sent.
     for (const name of ctx.res.getHeaderNames()) ctx.res.removeHeader(name);
+    if (known && err.code !== undefined) (ctx.res as MarkedResponse)[ANSWERED_ERROR] = err.code;
     write(
       ctx,
       status,
@@ -85,8 +103,11 @@ export function errorResponder(options: ErrorHandlerOptions = {}): ErrorResponde
   function fillEmpty(ctx: Context): void {
     const response = ctx.response;
     const status = response.status;
-    if (status >= 400 && (response.body === null || response.body === undefined) && ctx.respond !== false)
+    if (status >= 400 && (response.body === null || response.body === undefined) && ctx.respond !== false) {
+      const code = LEFT_WITHOUT_BODY[status];
+      if (code !== undefined) (ctx.res as MarkedResponse)[ANSWERED_ERROR] = code;
       write(ctx, status);
+    }
   }
 
   return { write, answer, fillEmpty };

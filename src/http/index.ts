@@ -37,6 +37,7 @@ export {
   errorResponder,
   errorHandler,
   answeringErrors,
+  answeredError,
   UNEXPECTED_ERROR_LISTENER,
   type ErrorHandlerOptions,
   type ErrorResponder,

@@ -21,6 +21,8 @@ export interface AccessLogEntry {
   /** The names of the query arguments; their values may hold secrets and are never logged. */
   query?: string[];
   user?: string;
+  /** The registry's code of the error it was answered with (`LIMIT_NOT_INTEGER`), when it was one. */
+  error?: string;
   /** The client went away before the response was complete. */
   aborted?: true;
   /** The upstream cut the answer short after its headers (Envoy's `UR` flag). */
@@ -87,6 +89,7 @@ export function accessLineWriter(logger: Logger): AccessLineWriter {
     let line = `${head}${time()}${bindings},"req_id":${quoted(entry.req_id)},"method":${quoted(entry.method)},"path":${quoted(entry.path)},"route":${quoted(entry.route)},"status":${entry.status},"duration_ms":${numberText(entry.duration_ms)},"remote":${quoted(entry.remote)}`;
     if (entry.query !== undefined) line += `,"query":${JSON.stringify(entry.query)}`;
     if (entry.user !== undefined) line += `,"user":${quoted(entry.user)}`;
+    if (entry.error !== undefined) line += `,"error":${quoted(entry.error)}`;
     if (entry.aborted) line += ',"aborted":true';
     if (entry.upstream_reset) line += ',"upstream_reset":true';
     if (entry.cut_at_shutdown) line += ',"cut_at_shutdown":true';

@@ -8,7 +8,7 @@ import type { Context, Middleware } from 'koa';
 import { randomUUID } from 'node:crypto';
 import { Stream } from 'node:stream';
 import { performance } from 'node:perf_hooks';
-import { connectionNamed, cutShortBy, headerName, headerText, statusOf } from '../http';
+import { answeredError, connectionNamed, cutShortBy, headerName, headerText, HttpError, statusOf } from '../http';
 import { accessLineWriter, type AccessLogEntry } from './access-line';
 import type { Logger } from './logger';
 import { UNMATCHED_ROUTE, type Metrics } from './metrics';
@@ -82,13 +82,15 @@ export function accessLog(options: AccessLogOptions): Middleware {
     id: string,
     status: number,
     aborted: boolean,
+    failure?: unknown,
   ): void {
     const elapsedMs = performance.now() - start;
     // Gone before any answer: whatever status the context holds (Koa's 404 to
     // begin with) was never sent. nginx's 499 says what happened, and keeps
     // the 404s of the metrics those of paths that match nothing.
     const cutBy = aborted ? cutShortBy(ctx.res) : undefined;
-    if (aborted && !ctx.res.headersSent) status = cutBy === 'shutdown' ? SERVICE_UNAVAILABLE : CLIENT_CLOSED_REQUEST;
+    const unanswered = aborted && !ctx.res.headersSent;
+    if (unanswered) status = cutBy === 'shutdown' ? SERVICE_UNAVAILABLE : CLIENT_CLOSED_REQUEST;
     const mapping = ctx.state.mapping as { name?: unknown } | undefined;
     const route = typeof mapping?.name === 'string' ? mapping.name : UNMATCHED_ROUTE;
     metrics?.recordRequest(route, method, status, elapsedMs / 1000);
@@ -106,6 +108,11 @@ export function accessLog(options: AccessLogOptions): Middleware {
     if (querystring) entry.query = Object.keys(ctx.request.query).slice(0, maxQueryKeys);
     const user = userOf(ctx);
     if (user) entry.user = user;
+    if (status >= 400 && !unanswered) {
+      // Which of the registry's errors it was answered with, when it was one.
+      const error = failure instanceof HttpError ? failure.code : answeredError(ctx.res);
+      if (error !== undefined) entry.error = error;
+    }
     // Cut short by its upstream or the shutdown, the answer was not left by the client.
     if (cutBy === 'upstream') entry.upstream_reset = true;
     else if (cutBy === 'shutdown') entry.cut_at_shutdown = true;
@@ -179,7 +186,18 @@ export function accessLog(options: AccessLogOptions): Middleware {
         );
       } else {
         const status = failed ? statusOf(failure) : ctx.response.status;
-        finish(ctx, start, method, path, querystring, remote, id, status, res.destroyed && !res.writableFinished);
+        finish(
+          ctx,
+          start,
+          method,
+          path,
+          querystring,
+          remote,
+          id,
+          status,
+          res.destroyed && !res.writableFinished,
+          failure,
+        );
       }
     }
   };
@@ -203,19 +221,20 @@ export interface RejectedRequest {
  * Logs and counts the requests the HTTP server answers without the app (a
  * malformed request, headers over the limit, CONNECT), so that they show in
  * the access log, the metrics and the counters as every other request does:
- * route `unmatched`, a new request id, `-` for what could not be read.
+ * route `unmatched`, a new request id, `-` for what could not be read, and
+ * `error`, the registry's code of the error it was answered with.
  */
 export function rejectedRequestLog(
   options: Pick<AccessLogOptions, 'logger' | 'metrics' | 'counters'>,
-): (request: RejectedRequest) => void {
+): (request: RejectedRequest, error?: string) => void {
   const { metrics, counters } = options;
   const lines = accessLineWriter(options.logger);
-  return (request) => {
+  return (request, error) => {
     const method = request.method ?? '-';
     metrics?.recordRequest(UNMATCHED_ROUTE, method, request.status, 0);
     counters?.record(UNMATCHED_ROUTE, request.status);
     if (!lines.enabled()) return;
-    lines.write({
+    const entry: AccessLogEntry = {
       req_id: request.requestId ?? randomUUID(),
       method,
       path: request.target ?? '-',
@@ -223,6 +242,8 @@ export function rejectedRequestLog(
       status: request.status,
       duration_ms: 0,
       remote: request.remote ?? '-',
-    });
+    };
+    if (error !== undefined) entry.error = error;
+    lines.write(entry);
   };
 }

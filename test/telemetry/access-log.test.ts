@@ -142,6 +142,41 @@ describe('telemetry/access-log', () => {
     assert.equal(out.lines[0].status, 503);
   });
 
+  it("names the registry's error an answer was in error, and nothing on any other answer", async () => {
+    const { app, out } = gatewayLike((ctx) => {
+      if (ctx.path === '/limit') throw HttpError.of('LIMIT_NOT_INTEGER');
+      if (ctx.path === '/own') throw new HttpError(409, 'an app of its own');
+      if (ctx.path === '/nowhere') return;
+      ctx.body = { ok: true };
+    });
+    const res = await request(app.callback()).get('/limit').expect(400);
+    assert.deepEqual(res.body, { code: 400, message: '400: Bad Request', detail: 'limit must be a positive integer' });
+    await request(app.callback()).get('/own').expect(409);
+    await request(app.callback()).get('/nowhere').expect(404);
+    await request(app.callback()).get('/ok').expect(200);
+    assert.deepEqual(
+      out.lines.map((line) => [line.path, line.status, line.error]),
+      [
+        ['/limit', 400, 'LIMIT_NOT_INTEGER'],
+        ['/own', 409, undefined],
+        ['/nowhere', 404, 'NOT_FOUND'],
+        ['/ok', 200, undefined],
+      ],
+    );
+  });
+
+  it("names the registry's error that escaped every handler", async () => {
+    const { app, out } = gatewayLike(
+      () => {
+        throw HttpError.of('BODY_TOO_LARGE', { limit: 16 });
+      },
+      {},
+      false,
+    );
+    await request(app.callback()).get('/x').expect(413);
+    assert.equal(out.lines[0].error, 'BODY_TOO_LARGE');
+  });
+
   it('names requests that matched no mapping as unmatched', async () => {
     const { app, out, counters, metrics } = gatewayLike(() => {});
     await request(app.callback()).get('/nowhere').expect(404);
@@ -225,6 +260,21 @@ describe('telemetry/access-log', () => {
     const text = await metrics.registry.metrics();
     assert.match(text, /gatehouse_http_requests_total\{route="unmatched",method="OTHER",status="431"\} 1/);
     assert.match(text, /gatehouse_http_requests_total\{route="unmatched",method="CONNECT",status="501"\} 1/);
+  });
+
+  it("names the registry's error a request the server answered itself was", async () => {
+    const out = captureLog();
+    const log = rejectedRequestLog({ logger: createLogger({ destination: out, level: 'info' }) });
+    log({ status: 431, remote: '10.0.0.7' }, 'TOO_MANY_HEADERS');
+    log({ status: 400, remote: '10.0.0.8' });
+    const lines = await out.waitFor(2);
+    assert.deepEqual(
+      lines.map((l) => [l.status, l.error]),
+      [
+        [431, 'TOO_MANY_HEADERS'],
+        [400, undefined],
+      ],
+    );
   });
 
   it('counts requests, client errors and server errors per route and in total', async () => {
