@@ -7,10 +7,12 @@
  */
 import { compileTemplate, type CompiledTemplate, type ErrorGroup } from './define';
 import { HTTP_ERRORS } from './http';
+import { SERVER_ERRORS } from './server';
 
 /** Every module's errors, in the order the reference lists them. */
 export const ERROR_GROUPS = [
   { module: 'http', title: 'Every module: bodies, queries, representations', errors: HTTP_ERRORS },
+  { module: 'server', title: 'The HTTP server, before the app', errors: SERVER_ERRORS },
 ] as const;
 
 type Gathered<G> = (G extends { readonly errors: infer E } ? (errors: E) => void : never) extends (

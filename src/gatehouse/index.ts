@@ -27,7 +27,7 @@ export {
   type RunningServer,
   type TlsFiles,
 } from './serving/http-server';
-export type { Rejected } from './serving/refusals';
+export type { Rejected, RejectedListener } from './serving/refusals';
 export { drainFor, type Drainable, type DrainLog } from './serving/drain';
 export { listenFailure, readTlsFiles } from './serving/listen-failure';
 export { watchFolder, type FolderWatcher, type WatchOptions } from './folder/watch';

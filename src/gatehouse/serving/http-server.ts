@@ -19,7 +19,7 @@ import {
   checkingRequests,
   refuseExpectation,
   refuseOnConnection,
-  type Rejected,
+  type RejectedListener,
 } from './refusals';
 import { certificateValidity, type CertificateValidity } from './tls-files';
 import { upgradeListener } from './upgrades';
@@ -37,8 +37,11 @@ export interface ListenOptions {
   tls?: TlsFiles;
   /** The largest TLS file read, in bytes. Default 8 MiB. */
   fileSizeLimit?: number;
-  /** Told of every request the server answers without the handler (400, 408, 431, 501), for the access log. */
-  onRejected?: (request: Rejected) => void;
+  /**
+   * Told of every request the server answers without the handler (400, 408,
+   * 431, 501), for the access log, with the registry's code of its error.
+   */
+  onRejected?: RejectedListener;
   /** HTTPS: how long a connection may take to finish its TLS handshake, in ms. Default Node's, 120 s. */
   handshakeTimeoutMs?: number;
   /** How long an idle keep-alive connection is kept, in ms. Default {@link KEEP_ALIVE_TIMEOUT_MS}. */
@@ -196,7 +199,7 @@ export async function listen(handler: http.RequestListener, options: ListenOptio
       const last = (socket as Tracked)[LATEST];
       return last !== undefined && !last.writableFinished && !last.destroyed ? last : undefined;
     },
-    refuse: (req, socket, status, detail) => refuseOnConnection(req, socket, status, detail, onRejected),
+    refuse: (req, socket, refusal) => refuseOnConnection(req, socket, refusal, onRejected),
   });
   // Over TLS, a connection is known to Node's HTTP server (and to its
   // closeIdleConnections) only once its handshake is done: one that never

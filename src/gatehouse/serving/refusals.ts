@@ -19,6 +19,7 @@ import {
   jsonFormatter,
   MAX_REQUEST_HEADERS,
   transferCodingRefusal,
+  type ErrorCode,
 } from '../../http';
 import { wellFormedRequestId } from '../../telemetry';
 
@@ -31,6 +32,9 @@ export interface Rejected {
   /** The request id it was answered with: the client's when well-formed. */
   requestId?: string;
 }
+
+/** Told of each request the server answers itself, with the registry's code of the error it was answered with. */
+export type RejectedListener = (request: Rejected, error: ErrorCode | undefined) => void;
 
 /** The representations an error body is negotiated among, as the app's error handler does. */
 const FORMATTERS = createFormatterRegistry();
@@ -48,9 +52,9 @@ interface ErrorAnswer {
  * nothing acceptable), with its request id (the client's when
  * well-formed), as the app answers.
  */
-function errorAnswer(req: http.IncomingMessage | undefined, status: number, detail?: string): ErrorAnswer {
+function errorAnswer(req: http.IncomingMessage | undefined, error: HttpError): ErrorAnswer {
   const formatter = (req === undefined ? undefined : FORMATTERS.select(req)) ?? jsonFormatter;
-  const body = formatter.format(errorBody(status, detail));
+  const body = formatter.format(errorBody(error.status, error.detail));
   const requestId = wellFormedRequestId(req?.headers['x-request-id']) ?? randomUUID();
   const headers: Record<string, string | number> = {
     'Content-Type': formatter.contentType ?? formatter.type,
@@ -61,11 +65,11 @@ function errorAnswer(req: http.IncomingMessage | undefined, status: number, deta
   return { requestId, headers, body };
 }
 
-/** The status Node itself would answer a request it could not parse with. */
-function clientErrorStatus(code: string | undefined): number {
-  if (code === 'HPE_HEADER_OVERFLOW') return 431;
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return 408;
-  return 400;
+/** The error of a request Node could not parse, of the status Node itself would answer it with. */
+function clientError(code: string | undefined): 'HEADERS_TOO_LARGE' | 'HEADERS_TIMEOUT' | 'REQUEST_MALFORMED' {
+  if (code === 'HPE_HEADER_OVERFLOW') return 'HEADERS_TOO_LARGE';
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return 'HEADERS_TIMEOUT';
+  return 'REQUEST_MALFORMED';
 }
 
 /** Where a connection says that its parse error was answered: Node reports it again with every byte that follows. */
@@ -73,10 +77,10 @@ const ANSWERED = Symbol('parse error answered');
 type Answering = Socket & { [ANSWERED]?: true; _httpMessage?: http.ServerResponse | null };
 
 /** What a body that could not be read is answered with: llhttp's reason, or the time that ran out. */
-function bodyProblem(err: NodeJS.ErrnoException & { reason?: string }, status: number): string {
-  if (status === 408) return 'the request body did not arrive in time';
-  if (status === 431) return 'the request trailers are larger than the server allows';
-  return `the request body is malformed: ${err.reason ?? err.message}`;
+function bodyProblem(err: NodeJS.ErrnoException & { reason?: string }, parse: ErrorCode): HttpError {
+  if (parse === 'HEADERS_TIMEOUT') return HttpError.of('BODY_TIMEOUT');
+  if (parse === 'HEADERS_TOO_LARGE') return HttpError.of('TRAILERS_TOO_LARGE');
+  return HttpError.of('BODY_MALFORMED', { reason: err.reason ?? err.message });
 }
 
 /**
@@ -95,7 +99,7 @@ function bodyProblem(err: NodeJS.ErrnoException & { reason?: string }, status: n
 export function answerClientError(
   err: NodeJS.ErrnoException,
   socket: Socket,
-  onRejected?: (request: Rejected) => void,
+  onRejected?: RejectedListener,
   latest?: http.ServerResponse,
 ): void {
   // Bytes after a request that closes the connection (`Connection: close`,
@@ -114,7 +118,7 @@ export function answerClientError(
     socket.destroy();
     return;
   }
-  const status = clientErrorStatus(err.code);
+  const error = clientError(err.code);
   if (latest !== undefined && !latest.req.complete) {
     // The client ended its side before its body: it left, as far as this request goes (499).
     if (err.code === 'HPE_INVALID_EOF_STATE') {
@@ -122,7 +126,7 @@ export function answerClientError(
       return;
     }
     answering[ANSWERED] = true;
-    refuseBody(latest, socket, new HttpError(status, bodyProblem(err, status)));
+    refuseBody(latest, socket, bodyProblem(err, error));
     return;
   }
   if (inFlight) {
@@ -132,18 +136,20 @@ export function answerClientError(
     }
     // A request that could not be read behind others still being answered: it is answered after them.
     answering[ANSWERED] = true;
-    const answer = errorAnswer(undefined, status);
-    onRejected?.({ status, remote: socket.remoteAddress, requestId: answer.requestId });
+    const refusal = HttpError.of(error);
+    const answer = errorAnswer(undefined, refusal);
+    onRejected?.({ status: refusal.status, remote: socket.remoteAddress, requestId: answer.requestId }, error);
     latest.once('finish', () => {
       // Unless that answer closed the connection (a drain).
-      if (!socket.writableEnded) answerAndClose(socket, status, answer);
+      if (!socket.writableEnded) answerAndClose(socket, refusal.status, answer);
     });
     return;
   }
   answering[ANSWERED] = true;
-  const answer = errorAnswer(undefined, status);
-  onRejected?.({ status, remote: socket.remoteAddress, requestId: answer.requestId });
-  answerAndClose(socket, status, answer);
+  const refusal = HttpError.of(error);
+  const answer = errorAnswer(undefined, refusal);
+  onRejected?.({ status: refusal.status, remote: socket.remoteAddress, requestId: answer.requestId }, error);
+  answerAndClose(socket, refusal.status, answer);
 }
 
 /**
@@ -165,11 +171,7 @@ function refuseBody(res: http.ServerResponse, socket: Socket, answer: HttpError)
  * Answers CONNECT, which Node hands over as a bare socket: the gateway
  * tunnels nothing, and says so instead of hanging up without a word.
  */
-export function answerConnect(
-  req: http.IncomingMessage,
-  socket: Duplex,
-  onRejected?: (request: Rejected) => void,
-): void {
+export function answerConnect(req: http.IncomingMessage, socket: Duplex, onRejected?: RejectedListener): void {
   socket.on('error', () => socket.destroy());
   if (!socket.writable) {
     socket.destroy();
@@ -177,15 +179,19 @@ export function answerConnect(
   }
   // The authority asked for, without any user information written before it.
   const target = req.url?.replace(/^[^@/]*@/, '');
-  const answer = errorAnswer(req, 501, 'CONNECT is not supported: the gateway does not tunnel');
-  onRejected?.({
-    status: 501,
-    method: 'CONNECT',
-    target,
-    remote: req.socket.remoteAddress,
-    requestId: answer.requestId,
-  });
-  answerAndClose(socket, 501, answer);
+  const refusal = HttpError.of('CONNECT_NOT_SUPPORTED');
+  const answer = errorAnswer(req, refusal);
+  onRejected?.(
+    {
+      status: refusal.status,
+      method: 'CONNECT',
+      target,
+      remote: req.socket.remoteAddress,
+      requestId: answer.requestId,
+    },
+    refusal.code,
+  );
+  answerAndClose(socket, refusal.status, answer);
 }
 
 /**
@@ -197,9 +203,9 @@ export function answerConnect(
 export function refuseExpectation(
   req: http.IncomingMessage,
   res: http.ServerResponse,
-  onRejected?: (request: Rejected) => void,
+  onRejected?: RejectedListener,
 ): void {
-  refuse(req, res, 417, 'the only expectation the gateway meets is 100-continue', onRejected);
+  refuse(req, res, HttpError.of('EXPECTATION_UNSUPPORTED'), onRejected);
 }
 
 /**
@@ -215,18 +221,15 @@ export function refuseExpectation(
  * - more header fields than {@link MAX_REQUEST_HEADERS}, past which Node
  *   drops fields from the request while still framing its body by them.
  */
-export function checkingRequests(
-  handler: http.RequestListener,
-  onRejected?: (request: Rejected) => void,
-): http.RequestListener {
+export function checkingRequests(handler: http.RequestListener, onRejected?: RejectedListener): http.RequestListener {
   return (req, res) => {
     const refusal =
       headerCountRefusal(req.rawHeaders) ??
       (req.headers['transfer-encoding'] === undefined ? undefined : transferCodingRefusal(req));
     if (refusal !== undefined) {
-      refuse(req, res, refusal.status, refusal.detail, onRejected);
+      refuse(req, res, refusal, onRejected);
     } else if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
-      refuse(req, res, 400, 'an HTTP/1.1 request must have a Host header', onRejected);
+      refuse(req, res, HttpError.of('HOST_MISSING'), onRejected);
     } else {
       handler(req, res);
     }
@@ -243,20 +246,22 @@ function loggedTarget(req: http.IncomingMessage): string | undefined {
 function refuse(
   req: http.IncomingMessage,
   res: http.ServerResponse,
-  status: number,
-  detail: string | undefined,
-  onRejected?: (request: Rejected) => void,
+  refusal: HttpError,
+  onRejected?: RejectedListener,
 ): void {
-  const answer = errorAnswer(req, status, detail);
-  onRejected?.({
-    status,
-    method: req.method,
-    target: loggedTarget(req),
-    remote: req.socket.remoteAddress,
-    requestId: answer.requestId,
-  });
+  const answer = errorAnswer(req, refusal);
+  onRejected?.(
+    {
+      status: refusal.status,
+      method: req.method,
+      target: loggedTarget(req),
+      remote: req.socket.remoteAddress,
+      requestId: answer.requestId,
+    },
+    refusal.code,
+  );
   res.shouldKeepAlive = false;
-  res.writeHead(status, answer.headers);
+  res.writeHead(refusal.status, answer.headers);
   res.end(answer.body);
 }
 
@@ -271,17 +276,19 @@ function answerAndClose(socket: Duplex, status: number, answer: ErrorAnswer): vo
 export function refuseOnConnection(
   req: http.IncomingMessage,
   socket: Duplex,
-  status: number,
-  detail: string,
-  onRejected?: (request: Rejected) => void,
+  refusal: HttpError,
+  onRejected?: RejectedListener,
 ): void {
-  const answer = errorAnswer(req, status, detail);
-  onRejected?.({
-    status,
-    method: req.method,
-    target: loggedTarget(req),
-    remote: req.socket.remoteAddress,
-    requestId: answer.requestId,
-  });
-  answerAndClose(socket, status, answer);
+  const answer = errorAnswer(req, refusal);
+  onRejected?.(
+    {
+      status: refusal.status,
+      method: req.method,
+      target: loggedTarget(req),
+      remote: req.socket.remoteAddress,
+      requestId: answer.requestId,
+    },
+    refusal.code,
+  );
+  answerAndClose(socket, refusal.status, answer);
 }

@@ -20,7 +20,7 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { handOverUpgrade, hasRequestBody, ListedHeadersResponse } from '../../http';
+import { handOverUpgrade, hasRequestBody, HttpError, ListedHeadersResponse } from '../../http';
 
 /** What the listener needs of the server it serves. */
 export interface UpgradeServing {
@@ -34,7 +34,7 @@ export interface UpgradeServing {
   /** The answer to a request read before, on the same connection, that is not sent yet. */
   answering(socket: Duplex): http.ServerResponse | undefined;
   /** Answers a request outside the app, with the error body, and closes its connection. */
-  refuse(req: http.IncomingMessage, socket: Duplex, status: number, detail: string): void;
+  refuse(req: http.IncomingMessage, socket: Duplex, refusal: HttpError): void;
 }
 
 /** The request's head as it came, but for its `Upgrade` lines. */
@@ -55,7 +55,7 @@ export function upgradeListener(
 ): (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void {
   function handle(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
     if (serving.draining()) {
-      serving.refuse(req, socket, 503, 'the gateway is shutting down: connect again');
+      serving.refuse(req, socket, HttpError.of('SHUTTING_DOWN'));
       return;
     }
     if (hasRequestBody(req)) {
