@@ -6,6 +6,7 @@
  * docs/api.md lists every one with its status and detail.
  */
 import { compileTemplate, type CompiledTemplate, type ErrorGroup } from './define';
+import { GATEWAY_ERRORS } from './gateway';
 import { HTTP_ERRORS } from './http';
 import { SERVER_ERRORS } from './server';
 
@@ -13,6 +14,7 @@ import { SERVER_ERRORS } from './server';
 export const ERROR_GROUPS = [
   { module: 'http', title: 'Every module: bodies, queries, representations', errors: HTTP_ERRORS },
   { module: 'server', title: 'The HTTP server, before the app', errors: SERVER_ERRORS },
+  { module: 'gateway', title: 'The gateway: admission, routing, auth and rate limits', errors: GATEWAY_ERRORS },
 ] as const;
 
 type Gathered<G> = (G extends { readonly errors: infer E } ? (errors: E) => void : never) extends (

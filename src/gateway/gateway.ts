@@ -28,7 +28,7 @@ import { overriddenMethods } from './request/override/method-override';
 import { bodyMayOverride, refuseBodyOverride } from './request/override/body-override';
 import type { ModuleRegistry } from './module';
 import { OWN_PREFIX, ownPaths } from './own-paths';
-import { normalisePath, unsafeEscape, withoutParameters } from './request/path';
+import { normalisePath, unsafeEscapeError, withoutParameters } from './request/path';
 import { createRateLimitStage } from './stages/ratelimit-stage';
 import { admitRequest } from './request/request-target';
 import type { Route } from './route-table';
@@ -116,7 +116,7 @@ function requestedMethod(ctx: Context): string {
 }
 
 async function notFound(): Promise<never> {
-  throw new HttpError(404);
+  throw HttpError.of('NOT_FOUND');
 }
 
 function nothing(): Promise<void> {
@@ -180,7 +180,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
       const path = normalisePath(seen);
       if (path.startsWith(OWN_PREFIX) && (await answerOwnPath(ctx, path))) return errors.fillEmpty(ctx);
       const rt = current;
-      if (rt === null) throw new HttpError(503, 'no configuration is loaded');
+      if (rt === null) throw HttpError.of('NO_CONFIGURATION');
       const headers = req.headers;
       dropNominatedHeaders(headers);
       // Before matching: a backend reads `X_Api_Key` as the `X-Api-Key` a label or a Mapping's `headers` never saw.
@@ -213,14 +213,14 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
         cors = route === undefined ? rt.cors : route.target.cors;
       }
       if (route === undefined) {
-        if (cors === undefined) throw new HttpError(404);
+        if (cors === undefined) throw HttpError.of('NOT_FOUND');
         // The gateway-wide policy makes the 404 readable cross-origin.
         await cors(ctx, notFound);
         return errors.fillEmpty(ctx);
       }
       if (!route.mapping.allow_unsafe_path_escapes) {
-        const unsafe = unsafeEscape(path);
-        if (unsafe !== undefined) throw new HttpError(400, unsafe);
+        const unsafe = unsafeEscapeError(path);
+        if (unsafe !== undefined) throw HttpError.of(unsafe);
       }
       const tooLarge = declaredTooLarge(req, bodyLimit);
       const guard = !tooLarge && hasUnsizedBody(req) ? guardStreamedBody(req, bodyLimit) : null;

@@ -21,7 +21,7 @@ export const READY_PATH = '/gateway/v0/check_ready';
  */
 export async function answerHealth(ctx: Context, path: string, ready: () => Promise<object> | object): Promise<void> {
   if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
-    throw new HttpError(405, undefined, { headers: { Allow: 'GET, HEAD' } });
+    throw HttpError.of('METHOD_NOT_ALLOWED', { headers: { Allow: 'GET, HEAD' } });
   }
   ctx.set('Cache-Control', 'no-store');
   if (path === ALIVE_PATH) {
@@ -32,9 +32,7 @@ export async function answerHealth(ctx: Context, path: string, ready: () => Prom
     ctx.body = await ready();
   } catch (err) {
     if (err instanceof HttpError) throw err;
-    throw new HttpError(503, `not ready: ${(err as Error)?.message ?? String(err)}`, {
-      headers: { 'Cache-Control': 'no-store' },
-    });
+    throw HttpError.of('NOT_READY', { reason: (err as Error)?.message ?? String(err) });
   }
 }
 
@@ -51,7 +49,7 @@ export function ownPaths(
     if (path !== ALIVE_PATH && path !== READY_PATH) return false;
     await answerHealth(ctx, path, async () => {
       const rt = runtime();
-      if (rt === null) throw new HttpError(503, 'no configuration is loaded');
+      if (rt === null) throw HttpError.of('NO_CONFIGURATION');
       await readiness?.();
       return { status: 'ready', routes: rt.table.routes.length, loaded_at: rt.snapshot.loadedAt };
     });

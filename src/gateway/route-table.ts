@@ -180,7 +180,7 @@ export class RouteTable<T> {
     const route = this.find(path, method, headers, host, query);
     if (route === undefined) return route;
     if (plain !== path && this.find(plain, method, headers, host, query) !== route) {
-      throw new HttpError(400, 'the ;parameters of the path would route it elsewhere than the path without them');
+      throw HttpError.of('ROUTE_BY_PARAMETERS');
     }
     if (overrides !== undefined) {
       for (const other of overrides) {
@@ -189,17 +189,14 @@ export class RouteTable<T> {
           this.find(path, other, headers, host, query) !== route ||
           (plain !== path && this.find(plain, other, headers, host, query) !== route)
         ) {
-          throw new HttpError(400, 'the method override of the request would route it elsewhere than its method');
+          throw HttpError.of('ROUTE_BY_METHOD_OVERRIDE');
         }
       }
     }
     if (this.readsQuery && query !== '') {
       for (const other of otherReadings(this.queryConditions, this.reading.parsedQuery())) {
         if (this.find(path, method, headers, host, query, other) !== route) {
-          throw new HttpError(
-            400,
-            'the query gives an argument twice or in a spelling some backends read otherwise, and their readings would route the request apart',
-          );
+          throw HttpError.of('ROUTE_BY_QUERY_READING');
         }
       }
     }
@@ -241,10 +238,7 @@ function refuseUnicodeFolds<T>(
     const end = endOfUnicodeFolded(path, route.folded);
     if (end < 0 || (end < path.length && (route.exact || (!route.open && path.charCodeAt(end) !== 47)))) continue;
     if (!constraintsMatch(route, method, headers, host, reading)) continue;
-    throw new HttpError(
-      400,
-      'the path spells a letter of a prefix with a character that backends fold to it (ſ, K, ı, İ), which would route it elsewhere',
-    );
+    throw HttpError.of('ROUTE_BY_LETTER_FOLD');
   }
 }
 

@@ -17,7 +17,7 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 /** The 413 answer. */
 export function payloadTooLarge(limit: number): HttpError {
-  return new HttpError(413, `the request body is larger than ${limit} bytes`);
+  return HttpError.of('BODY_TOO_LARGE', { limit });
 }
 
 /** Whether the request declares a `Content-Length` larger than `limit`: a 413 before anything else happens. */

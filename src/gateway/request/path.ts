@@ -35,7 +35,7 @@
  * encoded twice.
  */
 import { isUtf8 } from 'node:buffer';
-import { HttpError } from '../../http';
+import { ERRORS, HttpError, type ErrorCode } from '../../http';
 
 const SLASH = 47;
 const BACKSLASH = 92;
@@ -65,10 +65,6 @@ export function hexValue(code: number): number {
   if (code >= 65 && code <= 70) return code - 55;
   if (code >= 97 && code <= 102) return code - 87;
   return -1;
-}
-
-function badPath(detail: string): HttpError {
-  return new HttpError(400, detail);
 }
 
 /**
@@ -124,7 +120,7 @@ export function withoutParameters(path: string): string {
 
 function rebuild(path: string): string {
   const first = path.charCodeAt(0);
-  if (first !== SLASH && first !== BACKSLASH) throw badPath('the path must start with /');
+  if (first !== SLASH && first !== BACKSLASH) throw HttpError.of('PATH_NOT_ABSOLUTE');
   const segments: string[] = [];
   let segment = '';
   // Whether the path ends as a directory: in a slash, `.` or `..`.
@@ -133,9 +129,9 @@ function rebuild(path: string): string {
   for (let i = 1; i <= path.length; i++) {
     const c = i === path.length ? SLASH : path.charCodeAt(i);
     if (c === SLASH || c === BACKSLASH) {
-      if (isDotWithParams(segment)) throw badPath('a dot segment may not carry ;parameters');
+      if (isDotWithParams(segment)) throw HttpError.of('PATH_DOT_PARAMETERS');
       if (segment === '..') {
-        if (segments.length === 0) throw badPath('the path climbs above the root');
+        if (segments.length === 0) throw HttpError.of('PATH_ABOVE_ROOT');
         segments.pop();
         trailing = true;
       } else if (segment === '.') {
@@ -150,11 +146,10 @@ function rebuild(path: string): string {
     } else if (c === PERCENT) {
       const hi = hexValue(path.charCodeAt(i + 1));
       const lo = hexValue(path.charCodeAt(i + 2));
-      if (hi < 0 || lo < 0) throw badPath('the path has a malformed percent-escape');
+      if (hi < 0 || lo < 0) throw HttpError.of('PATH_ESCAPE_MALFORMED');
       const byte = hi * 16 + lo;
-      if (byte === SLASH || byte === BACKSLASH)
-        throw badPath('an encoded slash or backslash is not allowed in the path');
-      if (byte === 0) throw badPath('an encoded NUL (%00) is not allowed in the path');
+      if (byte === SLASH || byte === BACKSLASH) throw HttpError.of('PATH_ENCODED_SLASH');
+      if (byte === 0) throw HttpError.of('PATH_ENCODED_NUL');
       segment += byte < 128 && UNRESERVED[byte] === 1 ? String.fromCharCode(byte) : `%${HEX[hi]}${HEX[lo]}`;
       i += 2;
     } else if (c < 128 && RAW[c] === 1) {
@@ -173,15 +168,22 @@ function rebuild(path: string): string {
   return trailing ? `${joined}/` : joined;
 }
 
+/** Why {@link unsafeEscapeError} refuses a path, as the error of the 400. */
+const UNSAFE_ESCAPE_ERRORS = {
+  notUtf8: 'PATH_ESCAPE_NOT_UTF8',
+  decodedAgain: 'PATH_ESCAPE_DECODED_AGAIN',
+  notUtf8Again: 'PATH_ESCAPE_NOT_UTF8_AGAIN',
+  foldsToSeparator: 'PATH_ESCAPE_FOLDS_TO_SEPARATOR',
+} as const satisfies Record<string, ErrorCode>;
+
+type UnsafeEscapeError = (typeof UNSAFE_ESCAPE_ERRORS)[keyof typeof UNSAFE_ESCAPE_ERRORS];
+
 /** Why {@link unsafeEscape} refuses a path, as the detail of the 400. */
 export const UNSAFE_ESCAPES = {
-  notUtf8: 'percent-escapes that are not UTF-8 (such as the overlong %C0%AE) are not allowed in the path',
-  decodedAgain:
-    'an encoded % before an encoded dot, slash, backslash, semicolon, NUL or %u escape is not allowed in the path',
-  notUtf8Again:
-    'percent-escapes that are not UTF-8 once decoded again (such as %25C0%25AE) are not allowed in the path',
-  foldsToSeparator:
-    'percent-escapes of a character that backends fold to a dot, slash or backslash (such as the fullwidth %EF%BC%8E) are not allowed in the path',
+  notUtf8: ERRORS.PATH_ESCAPE_NOT_UTF8.detail,
+  decodedAgain: ERRORS.PATH_ESCAPE_DECODED_AGAIN.detail,
+  notUtf8Again: ERRORS.PATH_ESCAPE_NOT_UTF8_AGAIN.detail,
+  foldsToSeparator: ERRORS.PATH_ESCAPE_FOLDS_TO_SEPARATOR.detail,
 } as const;
 
 /**
@@ -255,9 +257,9 @@ function endOfUtf8Run(path: string, at: number, depth: number): number {
  *   best-fit mapping reads as a dot, slash or backslash (`%EF%BC%8E`,
  *   `%E2%88%95`).
  * An encoded `%` before anything else (`100%25`, `%2520`) is a `%` as
- * written, and passes.
+ * written, and passes. The answer is the error the path is refused with.
  */
-export function unsafeEscape(path: string): string | undefined {
+export function unsafeEscapeError(path: string): UnsafeEscapeError | undefined {
   let at = path.indexOf('%');
   // Where the UTF-8 runs checked so far end: a run is checked once, from its first escape.
   let checked = 0;
@@ -265,25 +267,31 @@ export function unsafeEscape(path: string): string | undefined {
     const byte = byteAt(path, at, 0);
     if (byte >= 0x80 && at >= checked) {
       checked = endOfUtf8Run(path, at, 0);
-      if (checked === FOLDS) return UNSAFE_ESCAPES.foldsToSeparator;
-      if (checked < 0) return UNSAFE_ESCAPES.notUtf8;
+      if (checked === FOLDS) return UNSAFE_ESCAPE_ERRORS.foldsToSeparator;
+      if (checked < 0) return UNSAFE_ESCAPE_ERRORS.notUtf8;
     } else if (byte === PERCENT) {
       let depth = 1;
       let next = at + 3;
       for (; hexPair(path, next) === PERCENT; next += 2) depth++;
       const again = hexPair(path, next);
       if (again === DOT || again === SLASH || again === BACKSLASH || again === SEMICOLON || again === 0)
-        return UNSAFE_ESCAPES.decodedAgain;
+        return UNSAFE_ESCAPE_ERRORS.decodedAgain;
       // IIS reads `%u002e` as the character it names.
       if ((path.charCodeAt(next) | 32) === 117 && hexPair(path, next + 1) >= 0 && hexPair(path, next + 3) >= 0)
-        return UNSAFE_ESCAPES.decodedAgain;
+        return UNSAFE_ESCAPE_ERRORS.decodedAgain;
       if (again >= 0x80 && at >= checked) {
         checked = endOfUtf8Run(path, at, depth);
-        if (checked === FOLDS) return UNSAFE_ESCAPES.foldsToSeparator;
-        if (checked < 0) return UNSAFE_ESCAPES.notUtf8Again;
+        if (checked === FOLDS) return UNSAFE_ESCAPE_ERRORS.foldsToSeparator;
+        if (checked < 0) return UNSAFE_ESCAPE_ERRORS.notUtf8Again;
       }
     }
     at = path.indexOf('%', at + 1);
   }
   return undefined;
+}
+
+/** {@link unsafeEscapeError}'s reason, as the detail of its 400 (a Mapping's prefix is refused with it too). */
+export function unsafeEscape(path: string): string | undefined {
+  const error = unsafeEscapeError(path);
+  return error === undefined ? undefined : ERRORS[error].detail;
 }

@@ -34,13 +34,12 @@ export function toOriginForm(ctx: Context): void {
   // `*` and anything else are left to path normalisation, which refuses them.
   if (match === null) return;
   const scheme = match[1].toLowerCase();
-  if (scheme !== 'http' && scheme !== 'https')
-    throw new HttpError(400, 'the request target must be an http or https URL');
+  if (scheme !== 'http' && scheme !== 'https') throw HttpError.of('TARGET_NOT_HTTP');
   const authority = match[2];
-  if (authority.includes('@')) throw new HttpError(400, 'the request target may not carry user information');
+  if (authority.includes('@')) throw HttpError.of('TARGET_USER_INFO');
   const host = AUTHORITY.exec(authority);
   if (host === null || (host[1] !== undefined && Number(host[1]) > 65535)) {
-    throw new HttpError(400, 'the authority of the request target is no host[:port]');
+    throw HttpError.of('TARGET_AUTHORITY_MALFORMED');
   }
   const start = match[0].length;
   const rest = url.slice(start);
@@ -64,8 +63,7 @@ export function toOriginForm(ctx: Context): void {
  * would have checked another host than the one routed here.
  */
 export function refuseRepeatedHost(rawHeaders: readonly string[]): void {
-  if (repeatedHeader(rawHeaders, 'host') !== undefined)
-    throw new HttpError(400, 'the request has more than one Host header');
+  if (repeatedHeader(rawHeaders, 'host') !== undefined) throw HttpError.of('HOST_REPEATED');
 }
 
 /**
@@ -74,14 +72,13 @@ export function refuseRepeatedHost(rawHeaders: readonly string[]): void {
  * (`api.example.com:x`, `api.example.com,evil`, `u@api.example.com`,
  * `api%2Eexample.com`, `2130706433`): routed, such a request would reach a
  * Mapping for any host, while the backend took it for one that needs auth.
- * `field` names where the host was read, for the message.
+ * `error` says where the host was read.
  */
 export function refuseMalformedHost(
   host: string | undefined,
-  field = 'the Host (or the authority of the request target)',
+  error: 'HOST_MALFORMED' | 'FORWARDED_HOST_MALFORMED' = 'HOST_MALFORMED',
 ): void {
-  if (host !== undefined && !isHostValue(host))
-    throw new HttpError(400, `${field} is no host name or IP address with an optional port`);
+  if (host !== undefined && !isHostValue(host)) throw HttpError.of(error);
 }
 
 /**
@@ -118,6 +115,6 @@ export function admitRequest(ctx: Context): string {
   toOriginForm(ctx);
   refuseMalformedHost(req.headers.host);
   const host = requestHost(ctx);
-  if (host !== req.headers.host) refuseMalformedHost(host, 'the X-Forwarded-Host (or :authority)');
+  if (host !== req.headers.host) refuseMalformedHost(host, 'FORWARDED_HOST_MALFORMED');
   return host;
 }

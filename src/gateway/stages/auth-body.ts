@@ -58,7 +58,7 @@ export function peekBody(req: IncomingMessage, max: number): Promise<PeekedBody>
     }
     function onError(err: unknown): void {
       cleanup();
-      reject(err instanceof HttpError ? err : new HttpError(400, 'the request body could not be read', { cause: err }));
+      reject(err instanceof HttpError ? err : HttpError.of('BODY_UNREADABLE', { cause: err }));
     }
     function onClose(): void {
       if (!req.complete) onError(new Error('the client closed the connection before the end of its body'));

@@ -222,7 +222,7 @@ export function createAuthStage(
       ctx.remove('Content-Type');
       return false;
     }
-    throw new HttpError(record.status_on_error, 'the auth service is unavailable', { cause });
+    throw HttpError.of('AUTH_SERVICE_UNAVAILABLE', { status: record.status_on_error, cause });
   }
 
   /** Writes the auth service's refusal as the client's response. */
@@ -311,8 +311,7 @@ export function createAuthStage(
     request: AuthRequest,
     limits: BodyLimits,
   ): Promise<boolean> {
-    const tooLong = () =>
-      new HttpError(413, `the request body is longer than the ${limits.max_bytes} bytes the auth service may be sent`);
+    const tooLong = () => HttpError.of('AUTH_BODY_TOO_LONG', { maxBytes: limits.max_bytes });
     if (!limits.allow_partial && Number(headers['content-length']) > limits.max_bytes) throw tooLong();
     const { bytes, cut } = await peekBody(ctx.req, limits.max_bytes);
     if (cut && !limits.allow_partial) throw tooLong();

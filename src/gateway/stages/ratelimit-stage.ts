@@ -8,7 +8,7 @@
  */
 import type { Context } from 'koa';
 import pino from 'pino';
-import { headerName, httpError, ORIGINAL_PATH, redactAddress } from '../../http';
+import { headerName, HttpError, ORIGINAL_PATH, redactAddress } from '../../http';
 import {
   createRateLimitClient,
   withinDeadline,
@@ -147,7 +147,7 @@ export function createRateLimitStage(
         ? 'rate-limit service unavailable; refusing requests'
         : 'rate-limit service unavailable; letting requests through',
     );
-    if (record.failure_mode_deny) throw httpError('INTERNAL_SERVER_ERROR', 'the rate-limit service did not answer');
+    if (record.failure_mode_deny) throw HttpError.of('RATE_LIMIT_SERVICE_FAILED');
     return true;
   }
 
@@ -190,7 +190,7 @@ export function createRateLimitStage(
     if (response.overallCode === 'OVER_LIMIT') {
       stats.overLimit++;
       options.rateLimitDecision?.('over_limit');
-      throw httpError('TOO_MANY_REQUESTS', undefined, { headers });
+      throw HttpError.of('RATE_LIMITED', { headers });
     }
     options.rateLimitDecision?.('ok');
     // Straight on the response: ctx.set builds arrays for each header it sets.

@@ -51,10 +51,10 @@ const MAX_NOMINATED = 10;
 export function dropNominatedHeaders(headers: IncomingHttpHeaders): void {
   const named = connectionNamed(headers.connection);
   if (named === null) return;
-  if (named.length >= MAX_NOMINATED) throw new HttpError(400, 'the Connection header names too many headers');
+  if (named.length >= MAX_NOMINATED) throw HttpError.of('CONNECTION_NAMES_TOO_MANY');
   for (const name of named) {
     if (NOT_NOMINABLE.has(name) || name.startsWith(':')) {
-      throw new HttpError(400, `the Connection header may not name ${name}`);
+      throw HttpError.of('CONNECTION_NAMES_PROTECTED', { name });
     }
   }
   for (const name of named) delete headers[name];

@@ -48,7 +48,7 @@ export function decodedBody(body: Buffer, contentEncoding: string | string[] | u
       decoded = next;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
-        throw new HttpError(413, `the request body, decoded, is larger than ${maxBytes} bytes`);
+        throw HttpError.of('BODY_DECODED_TOO_LARGE', { limit: maxBytes });
       }
       return body;
     }
