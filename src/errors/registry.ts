@@ -9,12 +9,14 @@ import { compileTemplate, type CompiledTemplate, type ErrorGroup } from './defin
 import { GATEWAY_ERRORS } from './gateway';
 import { HTTP_ERRORS } from './http';
 import { SERVER_ERRORS } from './server';
+import { UPSTREAM_ERRORS } from './upstream';
 
 /** Every module's errors, in the order the reference lists them. */
 export const ERROR_GROUPS = [
   { module: 'http', title: 'Every module: bodies, queries, representations', errors: HTTP_ERRORS },
   { module: 'server', title: 'The HTTP server, before the app', errors: SERVER_ERRORS },
   { module: 'gateway', title: 'The gateway: admission, routing, auth and rate limits', errors: GATEWAY_ERRORS },
+  { module: 'upstream', title: "The gateway's upstreams", errors: UPSTREAM_ERRORS },
 ] as const;
 
 type Gathered<G> = (G extends { readonly errors: infer E } ? (errors: E) => void : never) extends (

@@ -62,7 +62,7 @@ export function deliverAnswer(ctx: Context, answer: UpstreamAnswer, d: Delivery)
       d.finish();
     }
     d.report('other');
-    throw new HttpError(502, 'the upstream service answered in a transfer coding other than chunked');
+    throw HttpError.of('UPSTREAM_TRANSFER_CODING');
   }
   if (!whole) {
     // koa destroys an unread body (HEAD, 204, 304) once the response is sent; that is no error.

@@ -261,9 +261,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
       if (this.stream.destroyed || this.aborted) return;
       this.brokeOff?.(err);
       // Its error comes in the next tick: possibly before whoever reads the stream listens for it (as undici's own bodies).
-      this.stream
-        .on('error', ignore)
-        .destroy(new HttpError(502, 'the upstream service cut its answer short', { cause: err }));
+      this.stream.on('error', ignore).destroy(HttpError.of('UPSTREAM_CUT_SHORT', { cause: err }));
       return;
     }
     this.reject(this.headers === null ? err : new AnswerBodyError(err));

@@ -15,7 +15,7 @@
 import type { Context } from 'koa';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Dispatcher } from 'undici';
-import { bodyFailure, httpError, HttpError, markCutShort } from '../../http';
+import { bodyFailure, HttpError, markCutShort } from '../../http';
 import { peekBody, type PeekedBody } from '../stages/auth-body';
 import type { UpstreamFailure } from '../events';
 import { failureOf, keepSocket, upstreamFailure, upstreamRequestHeaders, type ForwardOptions } from './proxy';
@@ -103,7 +103,7 @@ class Exchange implements Delivery {
     if (this.ctx.res.writableFinished) return;
     this.gone = true;
     this.abort?.abort();
-    this.waiting?.cancel(new HttpError(502, 'the client left'));
+    this.waiting?.cancel(HttpError.of('CLIENT_LEFT'));
   };
 
   /** `timeout_ms` passed: whatever is under way ends, and nothing is tried again. */
@@ -257,11 +257,7 @@ class Exchange implements Delivery {
       throw upstreamFailure(failureOf(err), err, options.timeoutMs);
     }
     this.report('timeout');
-    throw new HttpError(
-      504,
-      `the upstream service did not answer within per_try_timeout (${retry!.perTryTimeoutMs} ms)`,
-      { cause: err },
-    );
+    throw HttpError.of('UPSTREAM_TRY_TIMEOUT', { perTryTimeoutMs: retry!.perTryTimeoutMs }, { cause: err });
   }
 
   /** An answer whose status is tried again: read to its end, the connection stays usable for the next request. */
@@ -318,9 +314,7 @@ class Exchange implements Delivery {
     }
     if (this.tryTimedOut === 'idle') {
       this.report('timeout');
-      throw new HttpError(504, `the upstream service was silent for idle_timeout_ms (${upstream.idleTimeoutMs} ms)`, {
-        cause: err,
-      });
+      throw HttpError.of('UPSTREAM_IDLE_TIMEOUT', { idleTimeoutMs: upstream.idleTimeoutMs }, { cause: err });
     }
     return this.tryTimedOut === 'per-try' ? 'per-try-timeout' : tryFailureOf(err);
   }
@@ -341,7 +335,7 @@ class Exchange implements Delivery {
       this.report('timeout');
       throw this.timeout();
     }
-    if (this.gone) throw new HttpError(502, 'the client left');
+    if (this.gone) throw HttpError.of('CLIENT_LEFT');
   }
 
   /**
@@ -421,17 +415,11 @@ class Exchange implements Delivery {
   }
 
   private timeout(cause?: unknown): HttpError {
-    return new HttpError(504, `the upstream service did not answer within ${this.options.timeoutMs} ms`, { cause });
+    return HttpError.of('UPSTREAM_TIMEOUT', { timeoutMs: this.options.timeoutMs }, { cause });
   }
 
   private stall(): HttpError {
-    return httpError(
-      'REQUEST_TIMEOUT',
-      `the request body stalled: nothing came for idle_timeout_ms (${this.upstream.idleTimeoutMs} ms)`,
-      {
-        headers: { Connection: 'close' },
-      },
-    );
+    return HttpError.of('BODY_STALLED', { idleTimeoutMs: this.upstream.idleTimeoutMs });
   }
 }
 

@@ -109,11 +109,11 @@ export function failureOf(err: unknown): UpstreamFailure {
 export function upstreamFailure(failure: UpstreamFailure, err: unknown, timeoutMs: number): HttpError {
   switch (failure) {
     case 'timeout':
-      return new HttpError(504, `the upstream service did not answer within ${timeoutMs} ms`, { cause: err });
+      return HttpError.of('UPSTREAM_TIMEOUT', { timeoutMs }, { cause: err });
     case 'refused':
-      return new HttpError(503, 'the upstream service is unavailable', { cause: err });
+      return HttpError.of('UPSTREAM_UNAVAILABLE', { cause: err });
     default:
-      return new HttpError(502, 'the upstream service failed to answer', { cause: err });
+      return HttpError.of('UPSTREAM_FAILED', { cause: err });
   }
 }
 

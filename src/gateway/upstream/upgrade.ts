@@ -140,19 +140,19 @@ export async function forwardUpgrade(
       settle(upstreamFailure(failure, err, options.timeoutMs));
     });
     /** An answer the gateway cannot pass on: a 502 with the error body, as on any route. */
-    const broken = (detail: string): void => {
+    const broken = (error: 'UPSTREAM_FAILED' | 'UPSTREAM_TRANSFER_CODING'): void => {
       request.destroy();
       options.events?.upstreamError?.(options.route ?? '', 'other');
-      settle(new HttpError(502, detail));
+      settle(HttpError.of(error));
     };
     // undici, on every other route, takes an unasked-for 100 for a broken answer: so does this one.
-    request.on('continue', () => broken('the upstream service failed to answer'));
+    request.on('continue', () => broken('UPSTREAM_FAILED'));
     // A refusal (400, 401, 426...): the client reads it as the answer to its request.
     request.on('response', (res) => {
       if (settled) return;
       if (hasOtherTransferCoding(res.headers['transfer-encoding'])) {
         res.destroy();
-        return broken('the upstream service answered in a transfer coding other than chunked');
+        return broken('UPSTREAM_TRANSFER_CODING');
       }
       ctx.status = res.statusCode ?? 502;
       copyResponseHeaders(ctx, res.headers);

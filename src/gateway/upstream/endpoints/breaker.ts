@@ -31,9 +31,7 @@ export type BreakerLimit = UpstreamLimit;
 
 /** The answer to a request turned away by an open breaker. */
 export function overflow(limit: BreakerLimit, value: number): HttpError {
-  return new HttpError(503, `the upstream service is overloaded: its circuit breaker is open (${limit}: ${value})`, {
-    headers: { 'x-envoy-overloaded': 'true' },
-  });
+  return HttpError.of('UPSTREAM_OVERLOADED', { limit, value });
 }
 
 /** A request waiting for a connection: `ready` resolves once it has one. */

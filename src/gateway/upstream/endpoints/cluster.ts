@@ -133,10 +133,10 @@ export class Cluster implements EjectionState {
       await this.ready();
     } catch (err) {
       failed();
-      throw new HttpError(503, 'the upstream service is unavailable: its name does not resolve', { cause: err });
+      throw HttpError.of('UPSTREAM_UNRESOLVED', { cause: err });
     }
     const resolved = this.pick(key);
-    if (resolved === undefined) throw new HttpError(503, 'the upstream service is unavailable: it has no address');
+    if (resolved === undefined) throw HttpError.of('UPSTREAM_NO_ADDRESS');
     return resolved;
   }
 
