@@ -87,6 +87,8 @@ export function createAuthApp(authenticator: Authenticator): Koa {
       const single: Record<string, string> = {};
       for (const [name, value] of Object.entries(headers))
         single[name] = Array.isArray(value) ? value.join(', ') : value;
+      if (decision.error !== undefined) throw HttpError.of(decision.error, { headers: single });
+      // Another authenticator's refusal, of its own status and words: answered as it decided.
       throw new HttpError(decision.status, detailOf(decision), { headers: single });
     }
     ctx.set(headers);

@@ -5,6 +5,7 @@
  * refused with a reason that never repeats the header.
  */
 import { isUtf8 } from 'node:buffer';
+import type { AuthErrorCode } from '../errors';
 import { repeatedHeader } from '../http';
 
 /** Above this many characters an `Authorization` header is refused unread. */
@@ -17,17 +18,17 @@ export type CredentialsProblem =
 /** Basic credentials, or why there are none. */
 export type ParsedCredentials = { user: string; password: string } | { problem: CredentialsProblem };
 
-/** The 401 detail for each problem: says what is wrong, never what was sent. */
-export const PROBLEM_DETAIL: Readonly<Record<CredentialsProblem | 'invalid', string>> = {
-  missing: 'credentials are required',
-  'too-long': 'the Authorization header is too long',
-  'not-basic': 'the Authorization header must use the Basic scheme',
-  'bad-base64': 'the Basic credentials are not valid base64',
-  'not-utf8': 'the Basic credentials are not valid UTF-8',
-  'no-colon': "the Basic credentials must be 'user:password'",
-  'empty-user': 'the Basic credentials have an empty user name',
-  repeated: 'the request has more than one Authorization header',
-  invalid: 'the user name or password is wrong',
+/** The 401 for each problem: its detail says what is wrong, never what was sent. */
+export const PROBLEM_ERROR: Readonly<Record<CredentialsProblem | 'invalid', AuthErrorCode>> = {
+  missing: 'CREDENTIALS_MISSING',
+  'too-long': 'CREDENTIALS_TOO_LONG',
+  'not-basic': 'CREDENTIALS_NOT_BASIC',
+  'bad-base64': 'CREDENTIALS_BAD_BASE64',
+  'not-utf8': 'CREDENTIALS_NOT_UTF8',
+  'no-colon': 'CREDENTIALS_NO_COLON',
+  'empty-user': 'CREDENTIALS_EMPTY_USER',
+  repeated: 'CREDENTIALS_REPEATED',
+  invalid: 'CREDENTIALS_WRONG',
 };
 
 const TOKEN68 = /^[A-Za-z0-9+/]+={0,2}$/;

@@ -9,10 +9,10 @@ import { basename, dirname } from 'node:path';
 import type Koa from 'koa';
 import pino from 'pino';
 import { DEFAULT_FILE_SIZE_LIMIT, errorText, readBoundedText, readBoundedTextSync, whyUnreadable } from '../files';
-import { errorBody } from '../http';
+import { ERRORS, errorBody, type AuthErrorCode } from '../errors';
 import { createAuthApp } from './app';
 import { BcryptPoolBusyError, createBcryptPool, DEFAULT_IDLE_MS } from './passwords/bcrypt-pool';
-import { DEFAULT_MAX_HEADER_LENGTH, parseBasic, PROBLEM_DETAIL, type CredentialsProblem } from './basic';
+import { DEFAULT_MAX_HEADER_LENGTH, parseBasic, PROBLEM_ERROR, type CredentialsProblem } from './basic';
 import { TtlLru } from './cache';
 import { connectionKeyer, createHeaderKeyer } from './header-key';
 import { parseHtpasswd, UsersFileError, type ParsedUsers, type UserEntry } from './passwords/htpasswd';
@@ -142,8 +142,6 @@ function restingMs(cacheTtlMs: number): number {
   return Math.max(DEFAULT_IDLE_MS, 2 * cacheTtlMs);
 }
 
-const BUSY_DETAIL = 'too many password checks are waiting; try again in a second';
-
 /**
  * The header the user's name travels in, as the name's UTF-8 bytes: Node and
  * undici write a header value one byte per character and throw on anything
@@ -235,26 +233,24 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
     logger.info({ usersFile: file, users: parsed.users.size }, 'users loaded');
   }
 
-  const denials = new Map<CredentialsProblem | 'invalid', AuthDecision>();
-  for (const [problem, detail] of Object.entries(PROBLEM_DETAIL)) {
-    denials.set(
-      problem as CredentialsProblem | 'invalid',
-      Object.freeze({
-        status: 401,
-        headers: Object.freeze({ 'www-authenticate': challenge, 'content-type': 'application/json' }),
-        body: JSON.stringify(errorBody(401, detail)),
-        detail,
-      }),
-    );
+  /** The decision that refuses with `error` and `headers`, its body written once for every request it answers. */
+  function refusal(error: AuthErrorCode, headers: Record<string, string>): AuthDecision {
+    const { status, detail } = ERRORS[error];
+    return Object.freeze({
+      status,
+      headers: Object.freeze({ ...headers, 'content-type': 'application/json' }),
+      body: JSON.stringify(errorBody(status, detail)),
+      detail,
+      error,
+    });
   }
+
+  const denials = new Map<CredentialsProblem | 'invalid', AuthDecision>();
+  for (const [problem, error] of Object.entries(PROBLEM_ERROR))
+    denials.set(problem as CredentialsProblem | 'invalid', refusal(error, { 'www-authenticate': challenge }));
   const deny = (problem: CredentialsProblem | 'invalid') => denials.get(problem)!;
   // The challenge stays: the credentials were not refused, only not checked yet.
-  const busy: AuthDecision = Object.freeze({
-    status: 429,
-    headers: Object.freeze({ 'www-authenticate': challenge, 'retry-after': '1', 'content-type': 'application/json' }),
-    body: JSON.stringify(errorBody(429, BUSY_DETAIL)),
-    detail: BUSY_DETAIL,
-  });
+  const busy = refusal('AUTH_BUSY', { 'www-authenticate': challenge, 'retry-after': '1' });
 
   function allow(entry: UserEntry): AuthDecision {
     return Object.freeze({

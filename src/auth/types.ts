@@ -4,6 +4,7 @@
  * directly for the built-in service and over HTTP for a remote one.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import type { AuthErrorCode } from '../errors';
 
 /** What the gateway asks: the original request, with its body only when the record says so. */
 export interface AuthRequest {
@@ -33,6 +34,11 @@ export interface AuthDecision {
    * for. The body stays as it is for callers over HTTP.
    */
   detail?: string;
+  /**
+   * The registry's code of a refusal that is one of its errors, for an
+   * in-process caller to raise it by name (and log it so).
+   */
+  error?: AuthErrorCode;
   /**
    * Who a 200 lets through, as a string: the `X-Travel-User` header carries
    * the name's UTF-8 bytes, which an HTTP face must not encode again.

@@ -17,4 +17,5 @@ export {
   type RaiseOptions,
 } from './http-error';
 export { ERRORS, ERROR_GROUPS, type ErrorCode } from './registry';
+export type { AuthErrorCode } from './auth';
 export { defineErrors, type ErrorSpec, type ErrorGroup, type TemplateValues } from './define';

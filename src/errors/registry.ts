@@ -6,6 +6,7 @@
  * docs/api.md lists every one with its status and detail.
  */
 import { compileTemplate, type CompiledTemplate, type ErrorGroup } from './define';
+import { AUTH_ERRORS } from './auth';
 import { GATEWAY_ERRORS } from './gateway';
 import { HTTP_ERRORS } from './http';
 import { SERVER_ERRORS } from './server';
@@ -17,6 +18,7 @@ export const ERROR_GROUPS = [
   { module: 'server', title: 'The HTTP server, before the app', errors: SERVER_ERRORS },
   { module: 'gateway', title: 'The gateway: admission, routing, auth and rate limits', errors: GATEWAY_ERRORS },
   { module: 'upstream', title: "The gateway's upstreams", errors: UPSTREAM_ERRORS },
+  { module: 'auth', title: 'The auth service', errors: AUTH_ERRORS },
 ] as const;
 
 type Gathered<G> = (G extends { readonly errors: infer E } ? (errors: E) => void : never) extends (

@@ -243,7 +243,11 @@ export function createAuthStage(
         if (typeof value !== 'string' && value.length > 1) lists = true;
         headers[name] = single(value);
       }
-      if (!lists) throw new HttpError(decision.status, remote === undefined ? decision.detail : undefined, { headers });
+      if (!lists) {
+        if (remote === undefined && decision.error !== undefined) throw HttpError.of(decision.error, { headers });
+        // The auth service's own status, relayed: with its detail when it is in this process.
+        throw new HttpError(decision.status, remote === undefined ? decision.detail : undefined, { headers });
+      }
       // Two Set-Cookie joined, as an error's headers are, are one broken cookie (RFC 6265 §3):
       // set as they came, and the gateway writes the error body of a status without one.
       ctx.status = decision.status;
