@@ -31,7 +31,6 @@ import { BOOKING_STATUSES, type Booking, type BookingStore } from './store';
 
 /** Header through which the gateway names the authenticated user. */
 export const USER_HEADER = 'x-travel-user';
-const USER_HEADER_NAME = 'X-Travel-User';
 
 /** Request bodies are a few fields; anything much bigger is not a booking. */
 export const DEFAULT_BOOKING_BODY_LIMIT = 16 * 1024;
@@ -73,10 +72,9 @@ async function storeErrors(ctx: Context, next: () => Promise<unknown>): Promise<
     await next();
   } catch (err) {
     if (err instanceof DatabaseUnavailableError)
-      throw new HttpError(503, `${err.message}: try again`, { headers: { 'Retry-After': '1' }, cause: err });
-    if (err instanceof IdempotencyKeyReused) throw new HttpError(422, err.message, { cause: err });
-    if (err instanceof IdempotencyKeyInFlight)
-      throw new HttpError(409, err.message, { headers: { 'Retry-After': '1' }, cause: err });
+      throw HttpError.of('BOOKINGS_UNAVAILABLE', { reason: err.message }, { cause: err });
+    if (err instanceof IdempotencyKeyReused) throw HttpError.of('IDEMPOTENCY_KEY_REUSED', { cause: err });
+    if (err instanceof IdempotencyKeyInFlight) throw HttpError.of('IDEMPOTENCY_KEY_IN_FLIGHT', { cause: err });
     throw err;
   }
 }
@@ -94,7 +92,7 @@ const ASCII = /^[\x00-\x7f]*$/;
 function userName(value: string): string {
   if (ASCII.test(value)) return value;
   const bytes = Buffer.from(value, 'latin1');
-  if (!isUtf8(bytes)) throw new HttpError(400, `${USER_HEADER_NAME} must be a user name in UTF-8`);
+  if (!isUtf8(bytes)) throw HttpError.of('BOOKING_USER_NOT_UTF8');
   return bytes.toString('utf8');
 }
 
@@ -176,21 +174,20 @@ export function createBookingApp(options: BookingAppOptions): Koa {
 
   function userOf(ctx: Context): string {
     const user = ctx.get(USER_HEADER).trim();
-    if (!user)
-      throw new HttpError(401, 'bookings belong to a user: send the request through the gateway, with credentials');
+    if (!user) throw HttpError.of('BOOKING_USER_MISSING');
     return userName(user);
   }
 
   /** The id in the path, lower-cased; a malformed id names nothing, so it is a 404 like a missing one. */
   function idOf(ctx: Context): string {
     const id = (ctx.params as { id: string }).id;
-    if (!UUID.test(id)) throw new HttpError(404, `'${id}' is not a ${spec.kind} booking id (a UUID)`);
+    if (!UUID.test(id)) throw HttpError.of('BOOKING_ID_MALFORMED', { id, kind: spec.kind });
     return id.toLowerCase();
   }
 
   /** Another user's booking is a 404 too: its existence is not the caller's business. */
   function found(booking: Booking | undefined, id: string): Booking {
-    if (!booking) throw new HttpError(404, `no ${spec.kind} booking ${id}`);
+    if (!booking) throw HttpError.of('BOOKING_NOT_FOUND', { kind: spec.kind, id });
     return booking;
   }
 
@@ -217,7 +214,7 @@ export function createBookingApp(options: BookingAppOptions): Koa {
     const admit = () => {
       refusePastStart(spec, request, now());
       if (!catalogue().byId.has(request.itemId)) {
-        throw new HttpError(400, `${spec.itemField}: no ${spec.kind} has the id ${request.itemId}`);
+        throw HttpError.of('BOOKING_ITEM_UNKNOWN', { field: spec.itemField, kind: spec.kind, id: request.itemId });
       }
     };
     const { booking, replayed } = await store.create({ ...request, user }, { idempotencyKey, admit });
@@ -262,7 +259,7 @@ export function createBookingApp(options: BookingAppOptions): Koa {
   router.get(`${base}/:id`, (ctx) => {
     const id = (ctx.params as { id: string }).id;
     const item = UUID.test(id) ? catalogue().byId.get(id.toLowerCase()) : undefined;
-    if (!item) throw new HttpError(404, `no ${spec.kind} ${id}`);
+    if (!item) throw HttpError.of('CATALOGUE_ITEM_NOT_FOUND', { kind: spec.kind, id });
     const { fields } = parseItemQuery(ctx.query, catalogueSpec);
     ctx.body = pickFields({ ...item, url: itemUrl(ctx, item.id) }, fields);
   });

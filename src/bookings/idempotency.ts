@@ -4,7 +4,7 @@
  * (httpapi-idempotency-key-header) define it: the header read and checked,
  * and the errors a store answers a reused key with.
  */
-import { HttpError, repeatedHeader } from '../http';
+import { ERRORS, HttpError, repeatedHeader } from '../http';
 import type { Booking, BookingDraft } from './store';
 
 /** The header, as sent. */
@@ -29,7 +29,7 @@ const TOKEN = /^[\x21-\x7e]+$/;
  */
 export function idempotencyKeyOf(rawHeaders: readonly string[]): string | undefined {
   const repeated = repeatedHeader(rawHeaders, IDEMPOTENCY_KEY_LOWER);
-  if (repeated !== undefined) throw new HttpError(400, `send one ${IDEMPOTENCY_KEY_HEADER}, not ${repeated.length}`);
+  if (repeated !== undefined) throw HttpError.of('IDEMPOTENCY_KEY_REPEATED', { count: repeated.length });
   let raw: string | undefined;
   for (let i = 0; i < rawHeaders.length && raw === undefined; i += 2) {
     if (rawHeaders[i].length === IDEMPOTENCY_KEY_LOWER.length && rawHeaders[i].toLowerCase() === IDEMPOTENCY_KEY_LOWER)
@@ -41,10 +41,7 @@ export function idempotencyKeyOf(rawHeaders: readonly string[]): string | undefi
   if (value.startsWith('"')) key = SF_STRING.exec(value)?.[1]?.replace(/\\(["\\])/g, '$1');
   else if (TOKEN.test(value)) key = value;
   if (key === undefined || key === '' || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
-    throw new HttpError(
-      400,
-      `${IDEMPOTENCY_KEY_HEADER} must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters, bare or as a quoted string (a UUID is a good key)`,
-    );
+    throw HttpError.of('IDEMPOTENCY_KEY_MALFORMED', { max: MAX_IDEMPOTENCY_KEY_LENGTH });
   }
   return key;
 }
@@ -57,7 +54,7 @@ export function sameRequest(booking: Booking, draft: BookingDraft): boolean {
 /** A key used again with another request: the draft's 422. */
 export class IdempotencyKeyReused extends Error {
   constructor(readonly key: string) {
-    super(`this ${IDEMPOTENCY_KEY_HEADER} was used for another booking request: send a new key for a new request`);
+    super(ERRORS.IDEMPOTENCY_KEY_REUSED.detail);
     this.name = 'IdempotencyKeyReused';
   }
 }
@@ -65,7 +62,7 @@ export class IdempotencyKeyReused extends Error {
 /** A key whose first request is still being made: the draft's 409. */
 export class IdempotencyKeyInFlight extends Error {
   constructor(readonly key: string) {
-    super(`a request with this ${IDEMPOTENCY_KEY_HEADER} is still being made: retry once it is answered`);
+    super(ERRORS.IDEMPOTENCY_KEY_IN_FLIGHT.detail);
     this.name = 'IdempotencyKeyInFlight';
   }
 }

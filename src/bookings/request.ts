@@ -35,7 +35,7 @@ export function earliestBookableDay(now: Date): string {
  */
 export function refusePastStart(spec: KindSpec, request: BookingRequest, now: Date): void {
   // Days in YYYY-MM-DD compare as text.
-  if (request.start < earliestBookableDay(now)) throw new HttpError(400, `${spec.startField}: must not be in the past`);
+  if (request.start < earliestBookableDay(now)) throw HttpError.of('BOOKING_START_PASSED', { field: spec.startField });
 }
 
 /**
@@ -70,7 +70,7 @@ export function bookingRequestParser(spec: KindSpec): (body: unknown) => Booking
         }
         return issue.path.length ? `${issue.path.join('.')}: ${issue.message}` : issue.message;
       });
-      throw new HttpError(400, problems.join('; '));
+      throw HttpError.of('BOOKING_REQUEST_INVALID', { problems: problems.join('; ') });
     }
     const data = parsed.data as Record<string, string | number>;
     return {

@@ -7,6 +7,7 @@
  */
 import { compileTemplate, type CompiledTemplate, type ErrorGroup } from './define';
 import { AUTH_ERRORS } from './auth';
+import { BOOKINGS_ERRORS } from './bookings';
 import { GATEWAY_ERRORS } from './gateway';
 import { HTTP_ERRORS } from './http';
 import { SERVER_ERRORS } from './server';
@@ -19,6 +20,7 @@ export const ERROR_GROUPS = [
   { module: 'gateway', title: 'The gateway: admission, routing, auth and rate limits', errors: GATEWAY_ERRORS },
   { module: 'upstream', title: "The gateway's upstreams", errors: UPSTREAM_ERRORS },
   { module: 'auth', title: 'The auth service', errors: AUTH_ERRORS },
+  { module: 'bookings', title: 'The booking services', errors: BOOKINGS_ERRORS },
 ] as const;
 
 type Gathered<G> = (G extends { readonly errors: infer E } ? (errors: E) => void : never) extends (
