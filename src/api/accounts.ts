@@ -5,7 +5,7 @@
  */
 import type Router from 'koa-router';
 import type { Context } from 'koa';
-import { absoluteUrl, httpError, pageOf, parseItemQuery, parseListQuery, pickFields, redirectToSlash } from '../http';
+import { absoluteUrl, HttpError, pageOf, parseItemQuery, parseListQuery, pickFields, redirectToSlash } from '../http';
 import type { AccountRecord, MessageStore } from './store';
 
 const ACCOUNT_FIELDS = ['id', 'name', 'created_at', 'url', 'messages_url'] as const;
@@ -40,7 +40,7 @@ export function accountRoutes(router: Router, store: MessageStore): void {
 
   router.get('/accounts/:id', (ctx) => {
     const account = store.account(ctx.params.id);
-    if (!account) throw httpError('NOT_FOUND', 'no account has this id');
+    if (!account) throw HttpError.of('ACCOUNT_NOT_FOUND');
     const { fields } = parseItemQuery(ctx.query, spec);
     ctx.body = pickFields(representAccount(ctx, account), fields);
   });

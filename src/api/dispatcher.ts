@@ -5,7 +5,7 @@
  */
 import Koa from 'koa';
 import mount from 'koa-mount';
-import { chooseFormatter, createFormatterRegistry, errorResponder, leanKoa, redirectToSlash } from '../http';
+import { chooseFormatter, createFormatterRegistry, errorResponder, HttpError, leanKoa, redirectToSlash } from '../http';
 import { createMessageStore } from './store';
 import type { ApiDeps } from './types';
 import { createV1App } from './v1';
@@ -42,7 +42,7 @@ export function buildApi(deps: ApiDeps = {}, versions: VersionFactories = VERSIO
   const formatters = createFormatterRegistry();
   const errors = errorResponder({ formatters });
   const supported = formatters.types.join(', ');
-  const notFound = `the path must start with an API version: ${prefixes.join(', ')}`;
+  const versionList = prefixes.join(', ');
 
   // A version's root is a resource like a collection: `/v1` redirects to `/v1/`,
   // as a version app's collection does, after the same negotiation (406 first).
@@ -64,7 +64,10 @@ export function buildApi(deps: ApiDeps = {}, versions: VersionFactories = VERSIO
       // A version app without a 404 of its own passes on what it does not know:
       // that path has a version, and its 404 says nothing else.
       const versioned = prefixes.some((prefix) => ctx.path.startsWith(`${prefix}/`));
-      errors.write(ctx, 404, versioned ? undefined : notFound);
+      errors.raise(
+        ctx,
+        versioned ? HttpError.of('NOT_FOUND') : HttpError.of('API_VERSION_MISSING', { versions: versionList }),
+      );
     } catch (err) {
       errors.answer(ctx, err);
     }

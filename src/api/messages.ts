@@ -6,7 +6,7 @@
  */
 import type { Context } from 'koa';
 import type Router from 'koa-router';
-import { absoluteUrl, httpError, pageOf, parseItemQuery, parseListQuery, pickFields, redirectToSlash } from '../http';
+import { absoluteUrl, HttpError, pageOf, parseItemQuery, parseListQuery, pickFields, redirectToSlash } from '../http';
 import type { MessageRecord, MessageStore } from './store';
 import type { MessageRepresentation } from './types';
 
@@ -30,7 +30,7 @@ export function messageRoutes(router: Router, store: MessageStore, representatio
 
   router.get('/messages/:id', (ctx) => {
     const record = store.message(ctx.params.id);
-    if (!record) throw httpError('NOT_FOUND', 'no message has this id');
+    if (!record) throw HttpError.of('MESSAGE_NOT_FOUND');
     const { fields } = parseItemQuery(ctx.query, spec);
     ctx.body = pickFields(
       representation.represent(record, (path) => absoluteUrl(ctx, path)),
@@ -40,7 +40,7 @@ export function messageRoutes(router: Router, store: MessageStore, representatio
 
   router.get('/accounts/:id/messages/', (ctx) => {
     const account = store.account(ctx.params.id);
-    if (!account) throw httpError('NOT_FOUND', 'no account has this id');
+    if (!account) throw HttpError.of('ACCOUNT_NOT_FOUND');
     list(ctx, store.messages(account.id));
   });
   router.all('/accounts/:id/messages', redirectToSlash);

@@ -6,6 +6,7 @@
  * docs/api.md lists every one with its status and detail.
  */
 import { compileTemplate, type CompiledTemplate, type ErrorGroup } from './define';
+import { API_ERRORS } from './api';
 import { AUTH_ERRORS } from './auth';
 import { BOOKINGS_ERRORS } from './bookings';
 import { GATEWAY_ERRORS } from './gateway';
@@ -21,6 +22,7 @@ export const ERROR_GROUPS = [
   { module: 'upstream', title: "The gateway's upstreams", errors: UPSTREAM_ERRORS },
   { module: 'auth', title: 'The auth service', errors: AUTH_ERRORS },
   { module: 'bookings', title: 'The booking services', errors: BOOKINGS_ERRORS },
+  { module: 'api', title: 'The versioned API', errors: API_ERRORS },
 ] as const;
 
 type Gathered<G> = (G extends { readonly errors: infer E } ? (errors: E) => void : never) extends (

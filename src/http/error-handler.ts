@@ -59,6 +59,8 @@ const LEFT_WITHOUT_BODY: Readonly<Partial<Record<number, ErrorCode>>> = { 404: '
 export interface ErrorResponder {
   /** Answers `status` with the error body in the representation the request accepts (JSON when none). */
   write(ctx: Context, status: number, detail?: string, headers?: Record<string, string>, info?: string): void;
+  /** Answers with `err`, keeping the headers set so far (a handler's own error, not one it failed with). */
+  raise(ctx: Context, err: HttpError): void;
   /** Answers for anything thrown: its status, and its detail and headers when it is safe to show them. */
   answer(ctx: Context, err: unknown): void;
   /** Gives an error status set without a body (koa's default 404, a router's 405) the error body. */
@@ -77,6 +79,11 @@ export function errorResponder(options: ErrorHandlerOptions = {}): ErrorResponde
     ctx.status = status;
     setFormattedBody(ctx, formatter, errorBody(status, detail, info ?? infoUrl(status)));
     ctx.vary('Accept');
+  }
+
+  function raise(ctx: Context, err: HttpError): void {
+    if (err.code !== undefined) (ctx.res as MarkedResponse)[ANSWERED_ERROR] = err.code;
+    write(ctx, err.status, err.detail, err.headers, err.infoUrl);
   }
 
   function answer(ctx: Context, err: unknown): void {
@@ -110,7 +117,7 @@ export function errorResponder(options: ErrorHandlerOptions = {}): ErrorResponde
     }
   }
 
-  return { write, answer, fillEmpty };
+  return { write, raise, answer, fillEmpty };
 }
 
 /**
