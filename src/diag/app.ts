@@ -54,8 +54,8 @@ function jsonAsked(ctx: Context): boolean {
   if (value === undefined) return false;
   if (value === 'true' || value === '1' || value === '') return true;
   if (value === 'false' || value === '0') return false;
-  if (typeof value !== 'string') throw new HttpError(400, 'json must be given once');
-  throw new HttpError(400, 'json must be true, 1 or empty (JSON), or false or 0 (the page)');
+  if (typeof value !== 'string') throw HttpError.of('QUERY_ARGUMENT_REPEATED', { name: 'json' });
+  throw HttpError.of('DIAG_JSON_INVALID');
 }
 
 /**
@@ -86,7 +86,7 @@ export function createDiagModule(options: DiagModuleOptions): GatehouseModule {
   router.get('/', async (ctx) => {
     const formatter = jsonAsked(ctx) ? jsonFormatter : pages.select(ctx.req);
     ctx.vary('Accept');
-    if (!formatter) throw new HttpError(406, `supported types: ${supported}`);
+    if (!formatter) throw HttpError.of('NOT_ACCEPTABLE', { types: supported });
     const snapshot = await options.snapshot();
     ctx.set('Cache-Control', 'no-store');
     ctx.set('X-Content-Type-Options', 'nosniff');

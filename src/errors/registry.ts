@@ -9,6 +9,7 @@ import { compileTemplate, type CompiledTemplate, type ErrorGroup } from './defin
 import { API_ERRORS } from './api';
 import { AUTH_ERRORS } from './auth';
 import { BOOKINGS_ERRORS } from './bookings';
+import { DIAG_ERRORS } from './diag';
 import { GATEWAY_ERRORS } from './gateway';
 import { HTTP_ERRORS } from './http';
 import { SERVER_ERRORS } from './server';
@@ -23,6 +24,7 @@ export const ERROR_GROUPS = [
   { module: 'auth', title: 'The auth service', errors: AUTH_ERRORS },
   { module: 'bookings', title: 'The booking services', errors: BOOKINGS_ERRORS },
   { module: 'api', title: 'The versioned API', errors: API_ERRORS },
+  { module: 'diag', title: 'The diagnostic page', errors: DIAG_ERRORS },
 ] as const;
 
 type Gathered<G> = (G extends { readonly errors: infer E } ? (errors: E) => void : never) extends (
