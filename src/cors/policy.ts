@@ -154,7 +154,7 @@ export function corsMiddleware(policy: CorsPolicy): Middleware {
 
   return function applyCors(ctx, next) {
     if (isPreflight(ctx) && allowOrigin(ctx) === '') {
-      throw new HttpError(403, `the origin ${ctx.get('Origin')} is not allowed`, { headers: { Vary: 'Origin' } });
+      throw HttpError.of('CORS_ORIGIN_NOT_ALLOWED', { origin: ctx.get('Origin') });
     }
     return handle(ctx, next);
   };

@@ -9,6 +9,7 @@ import { compileTemplate, type CompiledTemplate, type ErrorGroup } from './defin
 import { API_ERRORS } from './api';
 import { AUTH_ERRORS } from './auth';
 import { BOOKINGS_ERRORS } from './bookings';
+import { CORS_ERRORS } from './cors';
 import { DIAG_ERRORS } from './diag';
 import { GATEWAY_ERRORS } from './gateway';
 import { HTTP_ERRORS } from './http';
@@ -20,6 +21,7 @@ export const ERROR_GROUPS = [
   { module: 'http', title: 'Every module: bodies, queries, representations', errors: HTTP_ERRORS },
   { module: 'server', title: 'The HTTP server, before the app', errors: SERVER_ERRORS },
   { module: 'gateway', title: 'The gateway: admission, routing, auth and rate limits', errors: GATEWAY_ERRORS },
+  { module: 'cors', title: 'CORS', errors: CORS_ERRORS },
   { module: 'upstream', title: "The gateway's upstreams", errors: UPSTREAM_ERRORS },
   { module: 'auth', title: 'The auth service', errors: AUTH_ERRORS },
   { module: 'bookings', title: 'The booking services', errors: BOOKINGS_ERRORS },
