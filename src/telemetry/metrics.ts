@@ -263,7 +263,7 @@ export function metricsHandler(metrics: Pick<Metrics, 'registry'>): Middleware {
   const { registry } = metrics;
   return async function serveMetrics(ctx) {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
-      throw new HttpError(405, undefined, { headers: { Allow: 'GET, HEAD' } });
+      throw HttpError.of('METHOD_NOT_ALLOWED', { headers: { Allow: 'GET, HEAD' } });
     }
     const text = await registry.metrics();
     ctx.body = text;
