@@ -10,6 +10,10 @@ export const HTTP_ERRORS = defineErrors({
   NOT_FOUND: { status: 404 },
   METHOD_NOT_ALLOWED: { status: 405, about: '`Allow` names the methods the path serves' },
   NOT_ACCEPTABLE: { status: 406, detail: 'supported types: {types}' },
+  INTERNAL_ERROR: {
+    status: 500,
+    about: 'an exception nothing expected: the body says nothing of it, the log has it as `unexpected error`',
+  },
 
   BODY_REQUIRED: { status: 400, detail: 'a JSON request body is required' },
   BODY_NOT_JSON: { status: 415, detail: 'the request body must be application/json' },

@@ -97,7 +97,9 @@ export function errorResponder(options: ErrorHandlerOptions = {}): ErrorResponde
     if (ctx.headerSent || !ctx.writable) return;
     // Headers a handler set before failing describe a response that is not sent.
     for (const name of ctx.res.getHeaderNames()) ctx.res.removeHeader(name);
-    if (known && err.code !== undefined) (ctx.res as MarkedResponse)[ANSWERED_ERROR] = err.code;
+    // An exception nothing expected is answered as the registry's INTERNAL_ERROR, whatever it was.
+    const code = known ? err.code : status === 500 ? 'INTERNAL_ERROR' : undefined;
+    if (code !== undefined) (ctx.res as MarkedResponse)[ANSWERED_ERROR] = code;
     write(
       ctx,
       status,

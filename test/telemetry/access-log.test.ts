@@ -165,6 +165,14 @@ describe('telemetry/access-log', () => {
     );
   });
 
+  it('names an exception nothing expected INTERNAL_ERROR', async () => {
+    const { app, out } = gatewayLike(() => {
+      throw new Error('a bug');
+    });
+    await request(app.callback()).get('/x').expect(500);
+    assert.equal(out.lines[0].error, 'INTERNAL_ERROR');
+  });
+
   it("names the registry's error that escaped every handler", async () => {
     const { app, out } = gatewayLike(
       () => {
