@@ -326,7 +326,7 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
 
   // A booking service alone keeps its bookings where `gatehouse start` would, and seeds its own kind only, from the data checked above.
   const kind = name === 'car-booking' ? 'car' : 'hotel';
-  const metrics = createMetrics();
+  const metrics = createMetrics({ logger });
   let storage: BookingStorage = {};
   let bookings: string | undefined;
   if (databaseOptions) {

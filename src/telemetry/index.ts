@@ -5,9 +5,13 @@
  */
 export {
   createLogger,
+  DEFAULT_LOG_BACKLOG_BYTES,
   DEFAULT_LOG_FLUSH_MS,
+  droppedLogLines,
   logAppErrors,
   logDestination,
+  type LogDestination,
+  type LogDestinationOptions,
   logUnexpectedError,
   REDACTED_PATHS,
   type Logger,

@@ -1,24 +1,17 @@
 /**
  * @module telemetry/log-destination
- * Where the process logger writes: sonic-boom, handed whole chunks of lines
- * already in UTF-8. Each line is encoded once, into the chunk it goes out
- * in; given strings instead, sonic-boom measured a chunk's UTF-8 length on
- * every write, encoded it to write it, and encoded it again once written to
- * cut off what was written.
+ * Where the process logger writes: sonic-boom, in chunks of whole lines,
+ * never waiting on its reader and never failing the process. A full disk, a
+ * reader that stopped or left, a paused terminal: lines wait in memory up to
+ * a bound, past it they are dropped and counted, the trouble is reported
+ * once (./write-trouble), and writing resumes by itself once it can.
  */
-import { closeSync, fstatSync, writeSync } from 'node:fs';
-import { isatty } from 'node:tty';
-import pino, { type DestinationStream } from 'pino';
-import {
-  DEFAULT_PIPE_BACKLOG_BYTES,
-  droppedNotice,
-  EXIT_WRITE_RETRIES,
-  linesIn,
-  openPipeNonBlocking,
-  pipeWriter,
-  waitForFullPipe,
-  type PipeWriter,
-} from './pipe-writer';
+import { EventEmitter } from 'node:events';
+import { closeSync } from 'node:fs';
+import type { DestinationStream } from 'pino';
+import SonicBoom from 'sonic-boom';
+import { destinationKind, droppedNotice, linesIn, linesInText, openNonBlocking, pieces } from './log-lines';
+import { reportOnStderr, type WriteTrouble, type WriteTroubleReport } from './write-trouble';
 
 /**
  * Into a pipe, no write is longer than PIPE_BUF (4096 bytes on Linux), so
@@ -28,31 +21,63 @@ import {
 const PIPE_MAX_WRITE = 4096;
 const PIPE_CHUNK_BYTES = PIPE_MAX_WRITE - 512;
 /**
- * A file (or /dev/null, or a terminal) takes each write whole: lines wait for
- * a larger chunk there, so that a busy gateway makes a write every few
- * hundred lines rather than every dozen.
+ * A file (or /dev/null) takes each write whole: lines wait for a larger
+ * chunk there, so that a busy gateway makes a write every few hundred lines
+ * rather than every dozen.
  */
 const FILE_MAX_WRITE = 64 * 1024;
 const FILE_CHUNK_BYTES = 32 * 1024;
 export const DEFAULT_LOG_FLUSH_MS = 100;
-const NOTHING = Buffer.alloc(0);
+/** How much may wait for a destination that does not take it before lines are dropped. */
+export const DEFAULT_LOG_BACKLOG_BYTES = 8 * 1024 * 1024;
+/** How often a destination that failed is tried again when no line comes to try it. */
+const RETRY_MS = 50;
+/** How many times a full pipe is waited for at exit (sonic-boom waits 100 ms each) before the lines left are dropped. */
+const EXIT_WRITE_RETRIES = 10;
+
+/** Options of {@link logDestination}. */
+export interface LogDestinationOptions {
+  /** How long a line may wait for its chunk, in ms. Default {@link DEFAULT_LOG_FLUSH_MS}. */
+  flushMs?: number;
+  /** Bytes that may wait for a destination that does not take them; past it lines are dropped. Default 8 MiB. */
+  backlogBytes?: number;
+  /** Told once when writing fails and once when it resumes. Default: a line on standard error. */
+  report?: WriteTroubleReport;
+}
+
+/** A destination of log lines that counts what it had to drop. */
+export interface LogDestination extends DestinationStream, EventEmitter {
+  /** `stdout`, `stderr`, `file` or `fd`: the `destination` label of the dropped-lines metric. */
+  readonly name: string;
+  /** Lines dropped so far: they could not be written, and more than the backlog waited. */
+  readonly droppedLines: number;
+  /** Writes what waits; `callback` once it is written (or could not be, with the error). */
+  flush(callback?: (err?: Error) => void): void;
+  /** Writes what waits, on the spot, waiting for a full pipe a bounded time (at exit). */
+  flushSync(): void;
+  /** Writes what waits, then closes. */
+  end(): void;
+}
 
 /** Destinations made here: a writer may hand them one line at a time, since they gather lines themselves. */
 const gathering = new WeakSet<object>();
 
+/** Whether `stream` is a {@link logDestination}, which gathers the lines it is given into chunks itself. */
+export function gathersLines(stream: unknown): boolean {
+  return typeof stream === 'object' && stream !== null && gathering.has(stream);
+}
+
 /**
- * The file destinations whose lines are written at exit here: pino's own
- * exit hook is only for those it writes asynchronously, and a file's are
- * written synchronously (sonic-boom's `sync`), while the chunk gathered
- * here would wait for its timer. Held weakly: a destination dropped is not
- * kept for the hook.
+ * The destinations whose lines are written at exit here: pino's own exit
+ * hook is only for destinations it made asynchronous. Held weakly: a
+ * destination dropped is not kept for the hook.
  */
-const writtenAtExit = new Set<WeakRef<{ flushSync(): void }>>();
+const writtenAtExit = new Set<WeakRef<LogDestination>>();
 let exitHooked = false;
 
-function writeAtExit(stream: { flushSync(): void }): void {
+function writeAtExit(destination: LogDestination): void {
   for (const ref of writtenAtExit) if (ref.deref() === undefined) writtenAtExit.delete(ref);
-  writtenAtExit.add(new WeakRef(stream));
+  writtenAtExit.add(new WeakRef(destination));
   if (exitHooked) return;
   exitHooked = true;
   process.once('exit', () => {
@@ -60,244 +85,251 @@ function writeAtExit(stream: { flushSync(): void }): void {
   });
 }
 
-/** Whether `stream` is a {@link logDestination}, which gathers the lines it is given into chunks itself. */
-export function gathersLines(stream: unknown): boolean {
-  return typeof stream === 'object' && stream !== null && gathering.has(stream);
+function nameOf(dest: number | string): string {
+  if (dest === 1) return 'stdout';
+  if (dest === 2) return 'stderr';
+  return typeof dest === 'string' ? 'file' : 'fd';
 }
 
-/** What a destination is, as far as writing to it goes. */
-type Kind = 'pipe' | 'terminal' | 'file';
+class LineDestination extends EventEmitter implements LogDestination {
+  readonly name: string;
+  droppedLines = 0;
+  private readonly sonic: SonicBoom;
+  private readonly pipe: boolean;
+  private readonly maxWrite: number;
+  /** A descriptor opened here, without blocking, in place of the one given: closed with the destination. */
+  private readonly reopened: number | undefined;
+  private readonly trouble: WriteTrouble;
+  private timer: NodeJS.Timeout | undefined;
+  /** The last write failed (a full pipe or disk): what waits is tried again by a timer too. */
+  private failing = false;
+  /** The trouble of this spell of failing was told. */
+  private reported = false;
+  /** The reader is gone for good (EPIPE): lines are counted, not kept. */
+  private broken = false;
+  /** Lines dropped and not yet told of in the log itself. */
+  private untold = 0;
+  /** Writing the notice of dropped lines: should it be dropped too, it is no line of the caller's. */
+  private noticing = false;
+  private noticeDropped = false;
+  private exitRetries = -1;
+  /** Bytes handed to sonic-boom and neither written nor dropped yet. */
+  private waiting = 0;
+  /** Ended, or closed under it. */
+  private closed = false;
 
-/**
- * A pipe or a socket (or what cannot be told) is what PIPE_BUF is about, and
- * may make a writer wait for its reader; so may a terminal (one paused with
- * Ctrl-S waits for ever). A file, or a device such as /dev/null, takes a
- * write into the page cache at once.
- */
-function kindOf(fd: number): Kind {
-  try {
-    const stat = fstatSync(fd);
-    if (stat.isFIFO() || stat.isSocket()) return 'pipe';
-    return isatty(fd) ? 'terminal' : 'file';
-  } catch {
-    return 'pipe';
+  constructor(
+    private readonly dest: number | string,
+    private readonly flushMs: number,
+    backlogBytes: number,
+    report: WriteTroubleReport,
+  ) {
+    super();
+    this.name = nameOf(dest);
+    const kind = typeof dest === 'number' ? destinationKind(dest) : 'file';
+    this.pipe = kind !== 'file';
+    this.maxWrite = this.pipe ? PIPE_MAX_WRITE : FILE_MAX_WRITE;
+    // A pipe or a terminal is written without blocking, from the event loop,
+    // through a second opening of it; a socket (which cannot be opened so)
+    // is written off the event loop, on libuv's thread pool.
+    this.reopened = typeof dest === 'number' && kind !== 'file' ? openNonBlocking(dest) : undefined;
+    const fd = this.reopened ?? dest;
+    this.sonic = new SonicBoom({
+      ...(typeof fd === 'number' ? { fd } : { dest: fd }),
+      sync: kind === 'file' || this.reopened !== undefined,
+      contentMode: 'buffer',
+      minLength: this.pipe ? PIPE_CHUNK_BYTES : FILE_CHUNK_BYTES,
+      maxWrite: this.maxWrite,
+      maxLength: backlogBytes,
+      // A full pipe is never waited for on the event loop: its lines wait, and a timer tries again.
+      retryEAGAIN: () => this.exitRetries > 0 && this.exitRetries-- > 0,
+    });
+    this.trouble = report(this.name, backlogBytes);
+    this.sonic.on('write', (n: number) => this.written(n));
+    this.sonic.on('drop', (data: Buffer) => this.dropped(data));
+    this.sonic.on('error', (err: NodeJS.ErrnoException) => this.failed(err));
+    this.sonic.on('close', () => {
+      this.closed = true;
+      this.emit('close');
+    });
+    gathering.add(this);
+    writeAtExit(this);
   }
-}
 
-/**
- * `text` (whole lines) in pieces of at most `max` bytes, each ending with a
- * line of its own; a single line longer than that is a piece by itself.
- */
-function pieces(text: string, max: number): string[] {
-  const out: string[] = [];
-  let start = 0;
-  while (start < text.length) {
-    // At least `max` / 3 characters fit: no UTF-16 unit takes more than 3 bytes in UTF-8.
-    let end = Math.min(text.length, start + Math.floor(max / 3));
-    if (end < text.length) {
-      const cut = text.lastIndexOf('\n', end - 1);
-      end = cut >= start ? cut + 1 : text.indexOf('\n', end) + 1 || text.length;
+  write(text: string): boolean {
+    if (this.broken) {
+      this.droppedLines += linesInText(text);
+      return true;
     }
-    out.push(text.slice(start, end));
-    start = end;
-  }
-  return out;
-}
-
-/** What sonic-boom (buffer mode) holds of the lines not yet written. */
-interface PendingChunks {
-  fd: number;
-  destroyed: boolean;
-  _writing: boolean;
-  _writingBuf: Buffer;
-  _bufs: Buffer[][];
-  _lens: number[];
-  _len: number;
-}
-
-/**
- * A log destination that writes in chunks: a write costs a system call, and
- * into a pipe or a terminal a trip through libuv's thread pool besides (tens
- * of µs of CPU under load, a thread woken on the gateway's CPU), whether it
- * carries a line or a chunk of them. Lines go out once a chunk waits (3.5
- * KiB into a pipe, 32 KiB into a file) or `flushMs` after the first waiting
- * one, whichever comes first, and all of them when the process exits. Into
- * a file (or /dev/null) a chunk is written at once, as nginx writes its
- * access log: the page cache takes it without a wait. A pipe (a container's
- * standard output) is written from the event loop without waiting: one
- * non-blocking write a chunk, and what a full pipe cannot take waits, up to
- * `pipeBacklogBytes` (8 MiB), then is dropped and counted (./pipe-writer);
- * through the thread pool, one chunk in flight waited for a thread on a busy
- * CPU, and under load the lines piled up in memory without bound. A socket
- * or a terminal (one paused with Ctrl-S waits for ever) is written off the
- * event loop, with the same bound on what waits. `dest` is a file
- * descriptor (default 1, standard output) or a file path.
- */
-export function logDestination(
-  dest: number | string = 1,
-  flushMs: number = DEFAULT_LOG_FLUSH_MS,
-  pipeBacklogBytes: number = DEFAULT_PIPE_BACKLOG_BYTES,
-): DestinationStream {
-  const kind: Kind = typeof dest === 'number' ? kindOf(dest) : 'file';
-  const pipe = kind === 'pipe';
-  const maxWrite = pipe ? PIPE_MAX_WRITE : FILE_MAX_WRITE;
-  const chunkBytes = pipe ? PIPE_CHUNK_BYTES : FILE_CHUNK_BYTES;
-  // It writes each chunk it is handed at once (minLength 0), and holds it
-  // while an asynchronous write is under way. A pipe is written from here,
-  // never waiting on its reader (./pipe-writer): sonic-boom, given the
-  // descriptor, only closes it. A socket, or a pipe that cannot be opened
-  // so, is written off the event loop.
-  const nonBlocking = pipe && typeof dest === 'number' ? openPipeNonBlocking(dest) : undefined;
-  const stream = pino.destination({
-    dest: nonBlocking ?? dest,
-    sync: kind === 'file' || nonBlocking !== undefined,
-    minLength: 0,
-    maxWrite,
-    contentMode: 'buffer',
-  });
-  const state = stream as unknown as PendingChunks;
-  const direct: PipeWriter | undefined =
-    nonBlocking === undefined ? undefined : pipeWriter(nonBlocking, (n) => stream.emit('write', n), pipeBacklogBytes);
-  const handedOn = stream.write.bind(stream) as unknown as (bytes: Buffer) => boolean;
-  // What waits for a socket or a terminal (one paused with Ctrl-S) is bounded
-  // as a pipe's backlog is: past it, lines are dropped, and counted in a line
-  // once there is room again. A file takes each chunk at once.
-  let dropped = 0;
-  function bounded(bytes: Buffer): boolean {
-    if (state._len + bytes.length > pipeBacklogBytes) {
-      dropped += linesIn(bytes);
-      return false;
+    // Behind lines dropped, the next line comes after the line that says so, or is dropped too.
+    if (!this.tellDropped()) {
+      const lines = linesInText(text);
+      this.droppedLines += lines;
+      this.untold += lines;
+      return true;
     }
-    if (dropped > 0) {
-      handedOn(droppedNotice(dropped));
-      dropped = 0;
+    if (this.pipe && text.length * 3 > this.maxWrite && Buffer.byteLength(text) > this.maxWrite) {
+      // Lines that no write into a pipe holds whole: in pieces of whole lines.
+      for (const piece of pieces(text, this.maxWrite)) this.hand(Buffer.from(piece));
+    } else {
+      this.hand(Buffer.from(text));
     }
-    return handedOn(bytes);
-  }
-  const write = direct ? (bytes: Buffer) => direct.write(bytes) : kind === 'file' ? handedOn : bounded;
-  // The chunk being filled: handed over as it is, then a new one is taken.
-  let chunk = Buffer.allocUnsafe(maxWrite);
-  let used = 0;
-  let ok = true;
-
-  function handOver(): void {
-    if (used === 0) return;
-    const bytes = chunk.subarray(0, used);
-    chunk = Buffer.allocUnsafe(maxWrite);
-    used = 0;
-    ok = write(bytes);
+    this.arm(this.flushMs);
+    return true;
   }
 
-  /** Adds `lines` (whole lines) to the chunk, handing it over first when they do not fit. */
-  function add(lines: string): void {
-    // No UTF-16 unit takes more than 3 bytes: the exact length is asked only when that bound does not fit.
-    if (used + lines.length * 3 > maxWrite) {
-      const bytes = Buffer.byteLength(lines);
-      if (used + bytes > maxWrite) handOver();
-      if (bytes > maxWrite) {
-        // Lines that no chunk holds: into a pipe, in pieces of whole lines.
-        for (const piece of pipe ? pieces(lines, maxWrite) : [lines]) ok = write(Buffer.from(piece));
-        return;
-      }
-    }
-    used += chunk.write(lines, used);
-  }
-
-  let timer: NodeJS.Timeout | undefined;
-  const arm = () => {
-    timer = setTimeout(flush, flushMs);
-    // The timer never keeps the process alive: pino writes what waits at exit.
-    timer.unref();
-  };
-  function flush(): void {
-    timer = undefined;
-    // During a write, sonic-boom keeps what it is handed and writes it next.
-    if (!state.destroyed) handOver();
-  }
-  (stream as { write(lines: string): boolean }).write = (lines: string) => {
-    // A closed destination answers as sonic-boom does.
-    if (state.destroyed) return write(Buffer.from(lines));
-    add(lines);
-    if (used >= chunkBytes) handOver();
-    if (timer === undefined) arm();
-    return ok;
-  };
-  // pino's logger.flush(callback): what waits here is written, and the
-  // callback told once it is (sonic-boom, given whole chunks, would call it at once).
-  const ownFlush = stream.flush.bind(stream);
-  stream.flush = (callback?: (err?: Error) => unknown) => {
-    if (state.destroyed) return ownFlush(callback);
-    // A file still being opened: its lines are written once it is, and the flush then.
-    if (state.fd < 0) {
-      stream.once('ready', () => stream.flush(callback));
+  flush(callback?: (err?: Error) => void): void {
+    if (this.closed) {
+      if (callback) process.nextTick(callback, new Error('the log destination is closed'));
       return;
     }
-    handOver();
-    if (callback === undefined) return;
-    if (direct) direct.whenEmpty(() => process.nextTick(callback));
-    else if (state._writing) stream.once('drain', () => callback());
-    else process.nextTick(callback);
-  };
-  const ownEnd = stream.end.bind(stream);
-  stream.end = () => {
-    handOver();
-    direct?.drainSync();
-    direct?.stop();
-    ownEnd();
+    if (this.broken) {
+      if (callback) process.nextTick(callback);
+      return;
+    }
+    if (callback === undefined) {
+      this.sonic.flush();
+      return;
+    }
+    const done = (err?: Error | null) => {
+      // A full pipe: its reader may catch up; tried again until it does, or leaves.
+      if (err && (err as NodeJS.ErrnoException).code === 'EAGAIN' && !this.broken && !this.closed) {
+        setTimeout(() => this.flush(callback), RETRY_MS).unref();
+        return;
+      }
+      callback(this.broken || !err ? undefined : err);
+    };
+    this.sonic.flush(done);
+  }
+
+  flushSync(): void {
+    if (this.broken || this.closed) return;
+    this.exitRetries = EXIT_WRITE_RETRIES;
+    try {
+      this.sonic.flushSync();
+    } catch {
+      // Nothing more can be written now (a full disk, a reader gone, a pipe full a second long): what waits is dropped.
+    } finally {
+      this.exitRetries = -1;
+    }
+  }
+
+  end(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.closed) return;
+    this.closed = true;
+    if (this.broken) this.sonic.destroy();
+    else this.sonic.end();
     // The descriptor given is closed as sonic-boom closes its own: all but standard output and error.
-    if (direct && dest !== 1 && dest !== 2) {
-      stream.once('close', () => {
+    if (this.reopened !== undefined && this.dest !== 1 && this.dest !== 2) {
+      this.sonic.once('close', () => {
         try {
-          closeSync(dest as number);
+          closeSync(this.dest as number);
         } catch {
           // Closed already by whoever opened it.
         }
       });
     }
-  };
-  const ownFlushSync = stream.flushSync.bind(stream);
-  stream.flushSync = () => {
-    // A file never opened (still opening at exit, or refused) takes nothing.
-    if (state.fd < 0) return;
-    handOver();
-    if (direct) return direct.drainSync();
-    // Another sonic-boom may keep its lines otherwise: then its own flush it is.
-    if (Array.isArray(state._bufs) && Array.isArray(state._lens) && Buffer.isBuffer(state._writingBuf))
-      flushPendingSync(state);
-    else ownFlushSync();
-  };
-  gathering.add(stream);
-  if (kind === 'file' || direct) writeAtExit(stream);
-  return stream;
+  }
+
+  /** Hands `bytes` to sonic-boom, which takes buffers in its `buffer` content mode (its types say strings only). */
+  private hand(bytes: Buffer): void {
+    this.waiting += bytes.length;
+    (this.sonic.write as unknown as (data: Buffer) => boolean).call(this.sonic, bytes);
+  }
+
+  /** Lines wait at most `ms` for their chunk; what a failed write left is tried again as soon. */
+  private arm(ms: number): void {
+    if (this.timer !== undefined || this.waiting === 0) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (this.closed || this.broken || this.waiting === 0) return;
+      this.sonic.flush();
+      // Still waiting: a full pipe or disk, or a write under way off the event loop.
+      this.arm(RETRY_MS);
+    }, ms);
+    // The timer never keeps the process alive: what waits is written at exit.
+    this.timer.unref();
+  }
+
+  private written(n: number): void {
+    this.waiting -= n;
+    if (n > 0 && this.failing) {
+      this.failing = false;
+      if (this.reported) this.trouble.resolved(this.droppedLines);
+      this.reported = false;
+    }
+    // Room again: the log itself says how many lines it is missing, after the last it holds.
+    if (n > 0) this.tellDropped();
+    this.arm(this.flushMs);
+    this.emit('write', n);
+  }
+
+  /** Hands the line that says how many lines were dropped since the last one; whether none wait to be told of now. */
+  private tellDropped(): boolean {
+    if (this.untold === 0) return true;
+    this.noticing = true;
+    this.noticeDropped = false;
+    this.hand(droppedNotice(this.untold));
+    this.noticing = false;
+    if (this.noticeDropped) return false;
+    this.untold = 0;
+    return true;
+  }
+
+  private dropped(data: Buffer): void {
+    // The notice itself, dropped: it is tried again with the next room.
+    if (this.noticing) {
+      this.waiting -= data.length;
+      this.noticeDropped = true;
+      return;
+    }
+    this.waiting -= data.length;
+    const lines = linesIn(data);
+    this.droppedLines += lines;
+    this.untold += lines;
+  }
+
+  private failed(err: NodeJS.ErrnoException): void {
+    if (err.code === 'EPIPE') {
+      this.broken = true;
+      this.trouble.failed(err, true);
+      return;
+    }
+    this.failing = true;
+    // Told once a spell. A full pipe is the reader's pace, not a fault: its lines wait, and are counted if dropped.
+    if (err.code !== 'EAGAIN' && !this.reported) {
+      this.reported = true;
+      this.trouble.failed(err, false);
+    }
+    this.arm(RETRY_MS);
+  }
 }
 
 /**
- * Writes what waits, at exit (pino calls it from its `exit` hook). sonic-boom's
- * own flushSync retries every failed write but EAGAIN forever, 100 ms apart:
- * once the reader of standard output is gone (`gatehouse start | head`, a log
- * collector that died), a write fails with EPIPE and the process would never
- * end, deaf to any further signal. Here a write that fails otherwise than
- * EAGAIN drops the lines left, and a pipe that stays full is given up on.
+ * A log destination that writes in chunks: a write costs a system call,
+ * whether it carries a line or a chunk of them. Lines go out once a chunk
+ * waits (3.5 KiB into a pipe or a terminal, 32 KiB into a file) or
+ * `flushMs` after the first waiting one, and all of them when the process
+ * exits. A file takes each chunk into the page cache at once. A pipe (a
+ * container's standard output) or a terminal is written without ever
+ * waiting for its reader; a socket is written off the event loop. What a
+ * destination does not take waits, up to `backlogBytes`; past it lines
+ * are dropped and counted ({@link LogDestination.droppedLines}), and a line
+ * in the log says how many once there is room again. `dest` is a file
+ * descriptor (default 1, standard output) or a file path.
  */
-function flushPendingSync(s: PendingChunks): void {
-  if (s.destroyed || s.fd < 0) return;
-  // A chunk under an async write is the write's: sonic-boom leaves it too.
-  const waiting = s._bufs.flat();
-  const chunks = s._writing ? waiting : [s._writingBuf, ...waiting];
-  s._bufs = [];
-  s._lens = [];
-  if (!s._writing) s._writingBuf = NOTHING;
-  s._len = 0;
-  let retries = 0;
-  for (const chunk of chunks) {
-    let rest = chunk;
-    while (rest.length > 0) {
-      try {
-        rest = rest.subarray(writeSync(s.fd, rest));
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EAGAIN' || ++retries > EXIT_WRITE_RETRIES) return;
-        waitForFullPipe();
-      }
-    }
-  }
+export function logDestination(dest: number | string = 1, options: LogDestinationOptions = {}): LogDestination {
+  return new LineDestination(
+    dest,
+    options.flushMs ?? DEFAULT_LOG_FLUSH_MS,
+    options.backlogBytes ?? DEFAULT_LOG_BACKLOG_BYTES,
+    options.report ?? reportOnStderr,
+  );
+}
+
+/** The lines `destination` dropped so far, when it is a {@link logDestination}. */
+export function droppedLinesOf(destination: unknown): { name: string; droppedLines: number } | undefined {
+  return gathersLines(destination) ? (destination as LogDestination) : undefined;
 }

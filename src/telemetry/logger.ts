@@ -7,9 +7,15 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 import type Koa from 'koa';
 import { statusOf } from '../http';
 import { markPlainLogger } from './access-line';
-import { logDestination } from './log-destination';
+import { droppedLinesOf, logDestination } from './log-destination';
 
-export { DEFAULT_LOG_FLUSH_MS, logDestination } from './log-destination';
+export {
+  DEFAULT_LOG_BACKLOG_BYTES,
+  DEFAULT_LOG_FLUSH_MS,
+  logDestination,
+  type LogDestination,
+  type LogDestinationOptions,
+} from './log-destination';
 
 export type { Logger } from 'pino';
 
@@ -70,6 +76,14 @@ function isoTimeOncePerMs(): () => string {
   };
 }
 
+/** The destination each logger made by {@link createLogger} writes to. */
+const destinations = new WeakMap<Logger, unknown>();
+
+/** How many lines the destination of `logger` (one made by {@link createLogger}) dropped, and its name; undefined for a destination that does not count them. */
+export function droppedLogLines(logger: Logger): { name: string; droppedLines: number } | undefined {
+  return droppedLinesOf(destinations.get(logger));
+}
+
 const LEVELS = new Set(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']);
 
 /** Builds a logger; an unknown level is an error, so that a typo in `LOG_LEVEL` is seen at start. */
@@ -79,6 +93,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   if (!LEVELS.has(level)) {
     throw new Error(`unknown log level '${level}'; use one of ${[...LEVELS].join(', ')}`);
   }
+  const destination = (options.destination as DestinationStream | undefined) ?? logDestination();
   const logger = pino(
     {
       name: options.name ?? 'gatehouse',
@@ -86,8 +101,9 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       redact: { paths: [...REDACTED_PATHS], censor: '[redacted]' },
       timestamp: isoTimeOncePerMs(),
     },
-    (options.destination as DestinationStream | undefined) ?? logDestination(),
+    destination,
   );
+  destinations.set(logger, destination);
   return markPlainLogger(logger);
 }
 

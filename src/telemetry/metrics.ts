@@ -7,6 +7,7 @@
 import type { Middleware } from 'koa';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import { HttpError } from '../http';
+import { droppedLogLines, type Logger } from './logger';
 import { PendingCount, PendingObservations, type Pending } from './pending';
 
 export type AuthResult = 'allowed' | 'denied' | 'error' | 'bypassed';
@@ -31,6 +32,8 @@ export interface MetricsOptions {
   processMetrics?: boolean;
   /** Request duration histogram buckets, in seconds. */
   durationBuckets?: number[];
+  /** The process logger, whose dropped lines are counted (`log_lines_dropped_total`). */
+  logger?: Logger;
 }
 
 /** The metrics of one gateway and shortcuts that record into them without allocating. */
@@ -47,6 +50,7 @@ export interface Metrics {
   readonly configReloads: Counter<'result'>;
   readonly databaseCallDuration: Histogram<'operation'>;
   readonly databaseErrors: Counter<'operation' | 'kind'>;
+  readonly logLinesDropped: Counter<'destination'>;
   /** Counts a finished request and observes its duration. */
   recordRequest(route: string, method: string, status: number, seconds: number): void;
   recordAuth(result: AuthResult): void;
@@ -175,6 +179,21 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     labelNames: ['operation', 'kind'] as const,
     registers,
   });
+  const logger = options.logger;
+  // Read off the logger's destination at each scrape: it counts lines as it drops them, on the hot path.
+  let droppedBefore = 0;
+  const logLinesDropped = new Counter({
+    name: `${prefix}log_lines_dropped_total`,
+    help: 'Log lines dropped because their destination could not take them (a full disk, a reader that stopped or left), by destination: stdout, file, fd.',
+    labelNames: ['destination'] as const,
+    registers,
+    collect() {
+      const dropped = logger === undefined ? undefined : droppedLogLines(logger);
+      if (dropped === undefined) return;
+      this.labels(dropped.name).inc(dropped.droppedLines - droppedBefore);
+      droppedBefore = dropped.droppedLines;
+    },
+  });
   if (options.processMetrics !== false) {
     // The event-loop delay is sampled every 100 ms, not every 10: an idle
     // process then wakes 10 times a second for it instead of 100.
@@ -225,6 +244,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     configReloads,
     databaseCallDuration,
     databaseErrors,
+    logLinesDropped,
     recordRequest(route, method, status, seconds) {
       const m = KNOWN_METHODS.has(method) ? method : 'OTHER';
       const s = statusText[status] ?? (statusText[status] = String(status));

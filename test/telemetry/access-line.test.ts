@@ -70,7 +70,7 @@ describe('telemetry/access-line', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-access-line-'));
     try {
       const file = join(dir, 'access.log');
-      const logger = createLogger({ destination: logDestination(file, 600_000), level: 'info' });
+      const logger = createLogger({ destination: logDestination(file, { flushMs: 600_000 }), level: 'info' });
       const writer = accessLineWriter(logger);
       // Lines of one to three bytes a character, so that chunks fill up at every kind of boundary.
       const paths = Array.from({ length: 3000 }, (_, i) => `/v1/${'aé€'[i % 3].repeat(i % 700)}/${i}`);

@@ -40,7 +40,7 @@ describe('telemetry/logger', () => {
   it('writes lines in chunks, yet a lone line reaches its file within the flush interval', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-log-'));
     const file = join(dir, 'gatehouse.log');
-    const destination = logDestination(file, 20);
+    const destination = logDestination(file, { flushMs: 20 });
     const emitter = destination as unknown as EventEmitter & { end(): void };
     try {
       const logger = createLogger({ destination, level: 'info' });
@@ -94,7 +94,7 @@ describe('telemetry/logger', () => {
       const reader = spawn('cat', [fifo], { stdio: ['ignore', 'pipe', 'inherit'] });
       let read = '';
       reader.stdout!.setEncoding('utf8').on('data', (chunk: string) => (read += chunk));
-      const intoPipe = await writesOf(logDestination(openSync(fifo, 'w'), 20), text);
+      const intoPipe = await writesOf(logDestination(openSync(fifo, 'w'), { flushMs: 20 }), text);
       await once(reader, 'close');
       assert.equal(read, text);
       assert.ok(
@@ -105,7 +105,7 @@ describe('telemetry/logger', () => {
       for (const n of intoPipe) assert.ok(ends.has((offset += n)), `a write ends within a line, at ${offset}`);
 
       const file = join(dir, 'gatehouse.log');
-      assert.deepEqual(await writesOf(logDestination(file, 20), text), [Buffer.byteLength(text)]);
+      assert.deepEqual(await writesOf(logDestination(file, { flushMs: 20 }), text), [Buffer.byteLength(text)]);
       assert.equal(readFileSync(file, 'utf8'), text);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -116,7 +116,7 @@ describe('telemetry/logger', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-log-'));
     try {
       const file = join(dir, 'gatehouse.log');
-      const destination = logDestination(file, 20);
+      const destination = logDestination(file, { flushMs: 20 });
       const emitter = destination as unknown as EventEmitter & { end(): void };
       const lines = Array.from(
         { length: 400 },
@@ -149,7 +149,7 @@ describe('telemetry/logger', () => {
     try {
       const file = join(dir, 'gatehouse.log');
       // A flush interval far longer than the test: only the flush can write the lines.
-      const destination = logDestination(file, 600_000);
+      const destination = logDestination(file, { flushMs: 600_000 });
       const logger = createLogger({ destination, level: 'info' });
       logger.info('first');
       logger.info('second');
