@@ -350,13 +350,9 @@ function isServerCommand(command: string | undefined): boolean {
 }
 
 if (require.main === module) {
-  // `gatehouse start | head -3`: once the reader of standard output is gone,
-  // what is printed there has nowhere to go, and the server goes on serving.
-  for (const stream of [process.stdout, process.stderr]) {
-    stream.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EPIPE') throw err;
-    });
-  }
+  // `gatehouse start | head -3`, or standard output on a full disk: what
+  // cannot be printed there is lost, and the server goes on serving.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
   const argv = process.argv.slice(2);
   if (isServerCommand(argv[0])) keepRequestsYoung();
   void main(argv).then((code) => {
