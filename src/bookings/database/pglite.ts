@@ -103,6 +103,9 @@ interface PgliteThread {
   close(): Promise<void>;
 }
 
+/** The severities after which Postgres stops the server (or the session, which is the whole of PGlite). */
+const ENDS_THE_DATABASE = new Set(['PANIC', 'FATAL']);
+
 interface Waiter {
   resolve(rows: unknown[] | undefined): void;
   reject(err: Error): void;
@@ -144,6 +147,13 @@ function startThread(dbFolder: string, onExit: () => void): Promise<PgliteThread
       if (waiting.size === 0) worker.unref();
       if (reply.error !== undefined) waiter.reject(rebuildError(reply.error));
       else waiter.resolve(reply.rows);
+      // After a PANIC (a WAL segment that could not be written: a full disk)
+      // Postgres would restart; this instance answers nothing more. The
+      // thread ends, and the next call starts another, which recovers from
+      // the WAL once it can.
+      if (reply.error !== undefined && ENDS_THE_DATABASE.has(String(reply.error.fields.severity))) {
+        void worker.terminate();
+      }
     });
     worker.on('error', (err) => {
       failure = err;
