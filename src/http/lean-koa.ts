@@ -10,17 +10,10 @@
  * (./respond).
  */
 import type Koa from 'koa';
+import { koaAccessor } from '../platform';
 import { linearQuery } from './request/query';
 import { setPlainPath } from './request/request-path';
 import { respondWithoutFinishedListener } from './respond';
-
-type Accessor = { get?: () => unknown; set?: (value: unknown) => void; enumerable?: boolean };
-
-function koaAccessor(target: object, name: string): Accessor {
-  const own = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(target), name);
-  if (own?.set === undefined) throw new Error(`this Koa has no ${name} setter to stand in for`);
-  return own;
-}
 
 /** Content-Types kept per type name at most: names come from code, not from requests. */
 const MAX_TYPES = 256;

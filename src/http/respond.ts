@@ -13,6 +13,7 @@ import type Koa from 'koa';
 import type { Context } from 'koa';
 import type { ServerResponse } from 'node:http';
 import { pipeline, Readable } from 'node:stream';
+import { bodyExplicitlyNull, handleRequestsWith, isKoaStream } from '../platform';
 import { HttpError } from '../errors';
 
 /** Who cut a response short when its client did not: its upstream, or the server's shutdown grace running out. */
@@ -31,23 +32,15 @@ export function cutShortBy(res: ServerResponse): CutShortBy | undefined {
   return (res as MarkedResponse)[CUT_SHORT_BY];
 }
 
-/** Koa's own test of a body that is a stream, which its `ctx.body` setter makes too. */
-const isStream: (body: unknown) => boolean = require('koa/lib/is-stream.js');
-
 /** The statuses whose response has no body (`statuses.empty`, which Koa reads). */
 const EMPTY_STATUSES = new Set([204, 205, 304]);
-
-/** What Koa keeps on a response and its typings do not say. */
-interface ResponseInternals {
-  _explicitNullBody?: boolean;
-}
 
 /** A body Koa writes by piping it, as a Node stream; null for any other. */
 function streamOf(body: unknown): Readable | null {
   if (body instanceof Blob) return Readable.from(body.stream());
   if (body instanceof ReadableStream) return Readable.from(body);
   if (body instanceof Response) return Readable.from(body.body ?? '');
-  return isStream(body) ? (body as Readable) : null;
+  return isKoaStream(body) ? (body as Readable) : null;
 }
 
 /** Writes the response the middleware left in `ctx`, as Koa's `respond` does. */
@@ -76,7 +69,7 @@ function respond(ctx: Context): void {
     return;
   }
   if (body === null || body === undefined) {
-    if ((response as unknown as ResponseInternals)._explicitNullBody) {
+    if (bodyExplicitlyNull(response)) {
       response.remove('Content-Type');
       response.remove('Transfer-Encoding');
       response.length = 0;
@@ -132,5 +125,5 @@ async function handleRequest(ctx: Context, middleware: (ctx: Context) => Promise
 
 /** Gives `app` the request handling above in place of Koa's own. */
 export function respondWithoutFinishedListener(app: Koa): void {
-  (app as unknown as { handleRequest: typeof handleRequest }).handleRequest = handleRequest;
+  handleRequestsWith(app, handleRequest);
 }

@@ -10,6 +10,14 @@
 import type { Context, Middleware, Next } from 'koa';
 import compose from 'koa-compose';
 import type Router from 'koa-router';
+import {
+  layerCaptures,
+  layerName,
+  layerParams,
+  routerPathOption,
+  routerTakesHost,
+  runsMostSpecificOnly,
+} from '../platform';
 
 type Layer = Router.Layer;
 
@@ -24,21 +32,6 @@ interface RoutedContext {
   newRouterPath?: string;
   _matchedRoute?: string | RegExp;
   _matchedRouteName?: string;
-}
-
-/** What koa-router 14 has and its types do not say. */
-interface RouterInternals {
-  opts: { routerPath?: string };
-  exclusive?: boolean;
-  host?: unknown;
-  matchHost(host: string): boolean;
-}
-
-/** The layer methods koa-router calls, as koa-router 14 has them. */
-interface LayerInternals {
-  name: string | null;
-  captures(path: string, captures?: string[]): string[];
-  params(path: string, captures: string[], params?: Record<string, string>): Record<string, string>;
 }
 
 /** A composed chain, and what it was composed from: its layers, and how long each one's stack was. */
@@ -97,7 +90,6 @@ function sameChain(chain: Chain, layers: readonly Layer[]): boolean {
  * chain.
  */
 export function routes(router: Router): Middleware {
-  const internals = router as unknown as RouterInternals;
   // The path a request matched with, for the chain composed once to read: a
   // key per router, so that a router dispatching inside another keeps its own.
   const routedPath = Symbol('routed path');
@@ -105,18 +97,18 @@ export function routes(router: Router): Middleware {
 
   /** Sets what koa-router sets for `layer`, then goes on to the layer's middleware. */
   function enter(layer: Layer): Middleware {
-    const l = layer as unknown as LayerInternals;
+    const name = layerName(layer);
     return (ctx, next) => {
       const c = ctx as Context & RoutedContext;
       const path = (ctx as unknown as Record<symbol, string>)[routedPath];
-      c.captures = l.captures(path, c.captures);
-      const params = l.params(path, c.captures, c.params);
+      c.captures = layerCaptures(layer, path, c.captures);
+      const params = layerParams(layer, path, c.captures, c.params);
       (ctx.request as Context['request'] & { params?: Record<string, string> }).params = params;
       c.params = params;
       c.routerPath = layer.path;
-      c.routerName = l.name;
+      c.routerName = name;
       c._matchedRoute = layer.path;
-      if (l.name) c._matchedRouteName = l.name;
+      if (name) c._matchedRouteName = name;
       return next();
     };
   }
@@ -143,11 +135,11 @@ export function routes(router: Router): Middleware {
 
   const dispatch = (ctx: Context, next: Next): Promise<unknown> => {
     const c = ctx as Context & RoutedContext;
-    // Read only for a router bound to a host: the getter parses Host (or X-Forwarded-Host).
-    if (internals.host && !internals.matchHost(ctx.host)) return next();
+    // Host is read only for a router bound to a host: the getter parses Host (or X-Forwarded-Host).
+    if (!routerTakesHost(router, ctx)) return next();
     // Read from the request itself: ctx's getters only pass on to it.
     const request = ctx.request;
-    const path = internals.opts.routerPath || c.newRouterPath || request.path || (c.routerPath as string);
+    const path = routerPathOption(router) || c.newRouterPath || request.path || (c.routerPath as string);
     const matched = matchLayers(router, path, request.method);
     if (c.matched) c.matched.push(...matched.path);
     else c.matched = matched.path;
@@ -157,9 +149,10 @@ export function routes(router: Router): Middleware {
     const layers = matched.pathAndMethod;
     const mostSpecific = layers[layers.length - 1];
     c._matchedRoute = mostSpecific.path;
-    if (mostSpecific.name) c._matchedRouteName = mostSpecific.name;
+    const name = layerName(mostSpecific);
+    if (name) c._matchedRouteName = name;
     (ctx as unknown as Record<symbol, string>)[routedPath] = path;
-    return chainOf(internals.exclusive ? [mostSpecific] : layers).run(ctx, next);
+    return chainOf(runsMostSpecificOnly(router) ? [mostSpecific] : layers).run(ctx, next);
   };
   // As koa-router marks its own: `otherRouter.use(routes(router))` nests the routes.
   (dispatch as Middleware & { router?: Router }).router = router;

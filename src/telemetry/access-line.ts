@@ -5,8 +5,8 @@
  * per-line work (walking the object, one write per line), which costs about
  * as much as the rest of a gateway request.
  */
-import pino, { type Logger } from 'pino';
-import { numberText } from '../http';
+import type { Logger } from 'pino';
+import { loggerBindingsText, loggerDestination, loggerTimeField } from '../platform';
 import { gathersLines } from './log-destination';
 
 /** One answered request, as the access log records it. */
@@ -57,10 +57,6 @@ function quoted(value: string): string {
   return NEEDS_ESCAPE.test(value) ? JSON.stringify(value) : `"${value}"`;
 }
 
-interface PinoInternals {
-  [key: symbol]: unknown;
-}
-
 /**
  * The writer for `logger`. With a logger from createLogger, lines are
  * formatted here and handed to its destination: to a `logDestination`
@@ -77,16 +73,14 @@ export function accessLineWriter(logger: Logger): AccessLineWriter {
       flush: () => undefined,
     };
   }
-  const internals = logger as unknown as PinoInternals;
-  const stream = internals[pino.symbols.streamSym] as { write(chunk: string): unknown };
-  const time = internals[pino.symbols.timeSym] as () => string;
-  // `,"pid":…,"hostname":…,"name":…`: what pino puts after the time on every line.
-  const bindings = internals[pino.symbols.chindingsSym] as string;
+  const stream = loggerDestination(logger);
+  const time = loggerTimeField(logger);
+  const bindings = loggerBindingsText(logger);
   const head = `{"level":${info}`;
 
   /** One line, as pino would write it for the same fields. */
   function lineOf(entry: AccessLogEntry): string {
-    let line = `${head}${time()}${bindings},"req_id":${quoted(entry.req_id)},"method":${quoted(entry.method)},"path":${quoted(entry.path)},"route":${quoted(entry.route)},"status":${entry.status},"duration_ms":${numberText(entry.duration_ms)},"remote":${quoted(entry.remote)}`;
+    let line = `${head}${time()}${bindings},"req_id":${quoted(entry.req_id)},"method":${quoted(entry.method)},"path":${quoted(entry.path)},"route":${quoted(entry.route)},"status":${entry.status},"duration_ms":${entry.duration_ms},"remote":${quoted(entry.remote)}`;
     if (entry.query !== undefined) line += `,"query":${JSON.stringify(entry.query)}`;
     if (entry.user !== undefined) line += `,"user":${quoted(entry.user)}`;
     if (entry.error !== undefined) line += `,"error":${quoted(entry.error)}`;

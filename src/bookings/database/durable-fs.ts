@@ -17,14 +17,13 @@
  */
 import { promises as fsp, fsyncSync } from 'node:fs';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
+import { hookFsync, startParamsWithFsync } from '../../platform';
 
 /** A WAL segment's path: `.../pg_wal/000000010000000000000001`. */
 const WAL_SEGMENT = /[\\/]pg_wal[\\/][0-9A-F]{24}$/;
 
-/** PGlite's start parameters with fsync on, Postgres syncing its WAL with fsync() (fdatasync() does nothing under Emscripten). */
-export function durableStartParams(defaults: readonly string[]): string[] {
-  return [...defaults.filter((p) => p !== '-F'), '-c', 'wal_sync_method=fsync'];
-}
+/** PGlite's start parameters with fsync on: see platform/pglite. */
+export const durableStartParams = startParamsWithFsync;
 
 /** How a file is synced: its data, through a descriptor of its own (a sync is per file, not per descriptor). */
 async function syncFile(path: string): Promise<void> {
@@ -90,13 +89,6 @@ export class WalSync {
   }
 }
 
-/** What of Emscripten's module the patch needs: its Node filesystem. */
-interface EmscriptenNodeFs {
-  stream_ops: { fsync?: (stream: { nfd: number; node: unknown }) => number };
-  realPath(node: unknown): string;
-  tryFSOperation<T>(operation: () => T): T;
-}
-
 /** PGlite's {@link NodeFS} whose fsync reaches the disk, the WAL's through {@link WalSync}. */
 export class DurableNodeFS extends NodeFS {
   readonly wal: WalSync;
@@ -109,22 +101,10 @@ export class DurableNodeFS extends NodeFS {
 
   override async init(...args: Parameters<NodeFS['init']>): ReturnType<NodeFS['init']> {
     const { emscriptenOpts } = await super.init(...args);
-    const patch = (mod: { NODEFS?: Partial<EmscriptenNodeFs> }) => {
-      const nodefs = mod.NODEFS;
-      // Checked, not assumed: a PGlite whose filesystem changed shape must not run without syncing.
-      if (!nodefs?.stream_ops || typeof nodefs.realPath !== 'function' || typeof nodefs.tryFSOperation !== 'function') {
-        throw new Error(
-          'this version of PGlite has no Node filesystem that can be synced: install the version package.json names',
-        );
-      }
-      const fs = nodefs as EmscriptenNodeFs;
-      fs.stream_ops.fsync = (stream) => {
-        const path = fs.realPath(stream.node);
-        if (WAL_SEGMENT.test(path)) this.wal.mark(path);
-        else fs.tryFSOperation(() => fsyncSync(stream.nfd));
-        return 0;
-      };
-    };
-    return { emscriptenOpts: { ...emscriptenOpts, preRun: [...(emscriptenOpts.preRun ?? []), patch] } };
+    const synced = hookFsync(emscriptenOpts as Parameters<typeof hookFsync>[0], (path, fd) => {
+      if (WAL_SEGMENT.test(path)) this.wal.mark(path);
+      else fsyncSync(fd);
+    });
+    return { emscriptenOpts: synced as typeof emscriptenOpts };
   }
 }

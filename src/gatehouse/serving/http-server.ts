@@ -11,6 +11,7 @@ import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ListedHeadersResponse, markCutShort, MAX_REQUEST_HEADERS } from '../../http';
+import { closeLeavingIdleConnections } from '../../platform';
 import { listenFailure, readTlsFiles } from './listen-failure';
 import { oneAtATime } from './pipelining';
 import {
@@ -116,8 +117,6 @@ function forgetSent(this: http.ServerResponse): void {
 /** How often a closing server looks for connections with nothing in flight, to close them. */
 const SWEEP_MS = 100;
 
-function nothing(): void {}
-
 /**
  * Stops listening, leaving the open connections be. Node's HTTP server
  * closes its idle keep-alive connections as it stops listening (Node 19
@@ -126,13 +125,7 @@ function nothing(): void {}
  * accepted. They are closed once what was sent has been read (see close()).
  */
 function stopListening(server: http.Server, done: () => void): void {
-  const own = server as { closeIdleConnections(): void };
-  own.closeIdleConnections = nothing;
-  try {
-    server.close(() => done());
-  } finally {
-    Reflect.deleteProperty(own, 'closeIdleConnections');
-  }
+  closeLeavingIdleConnections(server, done);
 }
 
 /**

@@ -8,12 +8,13 @@ import type Koa from 'koa';
 import type { Context, Middleware, Next } from 'koa';
 import type { ServerResponse } from 'node:http';
 import { UNEXPECTED_ERROR_LISTENER } from '../../http';
+import { forgetExplicitStatus } from '../../platform';
 
 /** Every outgoing message has it (Node 15.13); @types/node declares it on ClientRequest alone. */
 type WithRawNames = ServerResponse & { getRawHeaderNames(): string[] };
 
 /** Koa's own mark of a status set by hand, which a body set later does not replace with 200. */
-type KoaResponse = Koa.Response & { _explicitStatus?: boolean };
+type KoaResponse = Koa.Response;
 
 type UnexpectedErrorListener = (err: unknown, ctx: Context) => void;
 
@@ -70,7 +71,7 @@ async function runMounted(
   // Koa's status of a context nothing has answered yet.
   if (!ctx.headerSent) {
     res.statusCode = 404;
-    response._explicitStatus = false;
+    forgetExplicitStatus(response);
   }
   (ctx as Context & { [UNEXPECTED_ERROR_LISTENER]?: UnexpectedErrorListener })[UNEXPECTED_ERROR_LISTENER] =
     onUnexpected;

@@ -21,6 +21,7 @@ import {
   transferCodingRefusal,
   type ErrorCode,
 } from '../../http';
+import { responseInFlight } from '../../platform';
 import { wellFormedRequestId } from '../../telemetry';
 
 /** A request answered by the server itself, before the handler: what can be told of it. */
@@ -74,7 +75,7 @@ function clientError(code: string | undefined): 'HEADERS_TOO_LARGE' | 'HEADERS_T
 
 /** Where a connection says that its parse error was answered: Node reports it again with every byte that follows. */
 const ANSWERED = Symbol('parse error answered');
-type Answering = Socket & { [ANSWERED]?: true; _httpMessage?: http.ServerResponse | null };
+type Answering = Socket & { [ANSWERED]?: true };
 
 /** What a body that could not be read is answered with: llhttp's reason, or the time that ran out. */
 function bodyProblem(err: NodeJS.ErrnoException & { reason?: string }, parse: ErrorCode): HttpError {
@@ -111,7 +112,7 @@ export function answerClientError(
   if (answering[ANSWERED]) return;
   // The request was answered whole already, and the connection closes once
   // the answer is sent (a refusal of checkingRequests): let it be sent.
-  const inFlight = answering._httpMessage;
+  const inFlight = responseInFlight(answering);
   if (inFlight && inFlight.writableEnded && !inFlight.shouldKeepAlive) return;
   // A peer that is gone cannot take an answer.
   if (err.code === 'ECONNRESET' || !socket.writable) {

@@ -12,6 +12,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { failRequestBody, HttpError } from '../../http';
+import { watchBodyAsParsed } from '../../platform';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
@@ -30,8 +31,6 @@ export function declaredTooLarge(req: IncomingMessage, limit: number): boolean {
 export function hasUnsizedBody(req: IncomingMessage): boolean {
   return req.headers['content-length'] === undefined && req.headers['transfer-encoding'] !== undefined;
 }
-
-type Push = (chunk: unknown, encoding?: BufferEncoding) => boolean;
 
 /** Counts a body of unknown length as it arrives. */
 export class StreamedBodyGuard {
@@ -52,17 +51,12 @@ export class StreamedBodyGuard {
 /** Starts counting the body of `req` against `limit`. */
 export function guardStreamedBody(req: IncomingMessage, limit: number): StreamedBodyGuard {
   const guard = new StreamedBodyGuard(limit);
-  const push = req.push as Push;
-  (req as unknown as { push: Push }).push = function guardedPush(this: IncomingMessage, chunk, encoding) {
-    if (guard.tripped) return true;
-    if (chunk !== null && chunk !== undefined) {
-      guard.seen += (chunk as Buffer).length;
-      if (guard.seen > limit) {
-        guard.trip(this);
-        return true;
-      }
-    }
-    return push.call(this, chunk, encoding);
-  };
+  watchBodyAsParsed(req, (request, chunk) => {
+    if (guard.tripped) return false;
+    guard.seen += chunk.length;
+    if (guard.seen <= limit) return true;
+    guard.trip(request);
+    return false;
+  });
   return guard;
 }

@@ -7,6 +7,7 @@
 import type { Context } from 'koa';
 import type { IncomingMessage } from 'node:http';
 import getRawBody from 'raw-body';
+import { destroyKeepingSocket } from '../../platform';
 import { HttpError } from '../../errors';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -56,18 +57,9 @@ export function hasRequestBody(req: IncomingMessage): boolean {
 
 /** Where a request keeps why its body failed. */
 const BODY_FAILURE = Symbol('body failure');
-type FailingRequest = IncomingMessage & {
-  [BODY_FAILURE]?: HttpError;
-  _destroy: (err: Error | null, callback: (err: Error | null) => void) => void;
-};
+type FailingRequest = IncomingMessage & { [BODY_FAILURE]?: HttpError };
 
 function ignore(): void {}
-
-// Destroying an IncomingMessage destroys its socket, and with it the chance to
-// answer; a failed body keeps its socket.
-function destroyKeepingSocket(err: Error | null, callback: (err: Error | null) => void): void {
-  callback(err);
-}
 
 /**
  * Fails the request's body with `answer`: whoever reads it (a module's
@@ -80,7 +72,8 @@ export function failRequestBody(req: IncomingMessage, answer: HttpError): void {
   if (failing[BODY_FAILURE] !== undefined) return;
   failing[BODY_FAILURE] = answer;
   req.on('error', ignore);
-  failing._destroy = destroyKeepingSocket;
+  // A failed body keeps its socket, and with it the chance to answer.
+  destroyKeepingSocket(req);
   req.destroy(answer);
 }
 

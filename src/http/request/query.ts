@@ -8,6 +8,7 @@
  */
 import type Koa from 'koa';
 import type { ParsedUrlQuery } from 'node:querystring';
+import { queryCacheOf } from '../../platform';
 
 /**
  * The query string's arguments as Koa gives them: a string for an argument
@@ -35,15 +36,14 @@ export function parseQuery(text: string): ParsedUrlQuery {
   return query;
 }
 
-type CachingRequest = Koa.Request & { _querycache?: Record<string, ParsedUrlQuery> };
-
 /** Makes `app`'s `ctx.query` (and `ctx.request.query`) parse with {@link parseQuery}, cached per request as Koa caches it. */
 export function linearQuery(app: Koa): Koa {
   const koas = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(app.request), 'query');
   Object.defineProperty(app.request, 'query', {
-    get(this: CachingRequest): ParsedUrlQuery {
+    get(this: Koa.Request): ParsedUrlQuery {
       const text = this.querystring;
-      const cache = (this._querycache ??= Object.create(null) as Record<string, ParsedUrlQuery>);
+      // Kept where Koa's own getter keeps it, for any code that reads it through Koa.
+      const cache = queryCacheOf(this);
       return (cache[text] ??= parseQuery(text));
     },
     // Setting it writes the query string, as Koa does.

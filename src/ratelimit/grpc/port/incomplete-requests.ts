@@ -14,6 +14,7 @@
 import * as http2 from 'node:http2';
 import { performance } from 'node:perf_hooks';
 import * as grpc from '@grpc/grpc-js';
+import { baseCallProgress, http2StreamOf, interceptingCallOf, type BaseCallProgress } from '../../../platform';
 import { QueuedCall, WaitQueue } from './wait-queue';
 
 export interface IncompleteRequestLimits {
@@ -44,28 +45,8 @@ abstract class Waiting extends QueuedCall {
   abstract end(status: { code: grpc.status; details: string }): void;
 }
 
-/**
- * The HTTP/2 stream under grpc-js's base call, which its interceptor API
- * does not expose: only it can be reset. grpc-js 1.14 keeps it as `stream`;
- * should a later version not, calls are still answered on time, and their
- * streams left for the client to close.
- */
-function streamOf(call: grpc.ServerInterceptingCallInterface): http2.ServerHttp2Stream | undefined {
-  const stream = (call as unknown as { stream?: unknown }).stream;
-  return stream instanceof Object &&
-    typeof (stream as http2.ServerHttp2Stream).close === 'function' &&
-    'rstCode' in stream
-    ? (stream as http2.ServerHttp2Stream)
-    : undefined;
-}
-
-/** grpc-js 1.14's base call, as far as a unary request's arrival can be read off it. */
-type BaseCall = grpc.ServerInterceptingCallInterface & { receivedHalfClose: boolean; metadataSent: boolean };
-
-function isBaseCall(call: grpc.ServerInterceptingCallInterface): call is BaseCall {
-  const c = call as Partial<BaseCall>;
-  return typeof c.receivedHalfClose === 'boolean' && typeof c.metadataSent === 'boolean';
-}
+/** grpc-js's own call, whose progress tells whether a unary request has arrived. */
+type BaseCall = grpc.ServerInterceptingCallInterface & BaseCallProgress;
 
 /**
  * A call with a single request message (ShouldRateLimit, a health Check or
@@ -109,7 +90,8 @@ class StreamingWait extends Waiting {
     wait: (call: Waiting) => void,
   ) {
     super();
-    const stream = streamOf(next);
+    // Should grpc-js not keep it, calls are still answered on time, and their streams left for the client to close.
+    const stream = http2StreamOf(next);
     this.intercepting = new grpc.ServerInterceptingCall(next, {
       start: (start) =>
         start({
@@ -230,10 +212,11 @@ export function boundIncompleteRequests(limits: IncompleteRequestLimits): Incomp
         });
       }
     }
-    const stream = method.requestStream ? undefined : streamOf(next);
-    if (stream !== undefined && isBaseCall(next)) {
-      const call = new UnaryWait(next, stream);
-      (next as BaseCall & { [UNARY_WAIT]?: UnaryWait })[UNARY_WAIT] = call;
+    const stream = method.requestStream ? undefined : http2StreamOf(next);
+    const base = stream === undefined ? undefined : baseCallProgress(next);
+    if (stream !== undefined && base !== undefined) {
+      const call = new UnaryWait(base, stream);
+      (base as BaseCall & { [UNARY_WAIT]?: UnaryWait })[UNARY_WAIT] = call;
       wait(call);
       // grpc-js chains whatever each interceptor returns as the next call: its own call is one.
       return next as unknown as grpc.ServerInterceptingCall;
@@ -246,8 +229,7 @@ export function boundIncompleteRequests(limits: IncompleteRequestLimits): Incomp
   return {
     interceptor,
     arrived(call) {
-      // grpc-js 1.14's ServerUnaryCall and ServerWritableStream keep the call they were made for as `call`.
-      const base = (call as { call?: { [UNARY_WAIT]?: UnaryWait } }).call;
+      const base = interceptingCallOf(call) as { [UNARY_WAIT]?: UnaryWait } | undefined;
       const wait = base?.[UNARY_WAIT];
       if (wait !== undefined) waiting.remove(wait);
     },

@@ -1,0 +1,39 @@
+/**
+ * @module platform
+ * Every read of another package's private state, or of the runtime's
+ * undocumented behaviour, that Gatehouse relies on: one file per
+ * dependency, each naming the version it was written against and each
+ * checked by a test under test/platform that fails, naming the dependency
+ * and its version, when a release changes what it relies on. The rest of
+ * the source uses these named functions, never the fields themselves.
+ */
+export { baseCallProgress, GRPC_JS_VERSION, http2StreamOf, interceptingCallOf, type BaseCallProgress } from './grpc-js';
+export {
+  bodyExplicitlyNull,
+  forgetExplicitStatus,
+  handleRequestsWith,
+  isKoaStream,
+  KOA_VERSION,
+  koaAccessor,
+  queryCacheOf,
+  type KoaAccessor,
+  type RequestHandling,
+} from './koa';
+export {
+  KOA_ROUTER_VERSION,
+  layerCaptures,
+  layerName,
+  layerParams,
+  routerPathOption,
+  routerTakesHost,
+  runsMostSpecificOnly,
+} from './koa-router';
+export {
+  closeLeavingIdleConnections,
+  destroyKeepingSocket,
+  NODE_HTTP_WRITTEN_FOR,
+  responseInFlight,
+  watchBodyAsParsed,
+} from './node-http';
+export { hookFsync, PGLITE_VERSION, startParamsWithFsync, type EmscriptenOptions } from './pglite';
+export { loggerBindingsText, loggerDestination, loggerTimeField, PINO_VERSION } from './pino';
