@@ -10,7 +10,6 @@ import type { IncomingHttpHeaders } from 'node:http';
 type Undici = typeof import('undici');
 
 let loaded: Undici | undefined;
-let headerParser: ((raw: Buffer[]) => IncomingHttpHeaders) | undefined;
 
 /** The undici package, loaded on the first call. */
 export function undici(): Undici {
@@ -19,7 +18,5 @@ export function undici(): Undici {
 
 /** undici's own reading of raw header lines into Node's header object, as its controller interface hands them over. */
 export function parseRawHeaders(raw: Buffer[]): IncomingHttpHeaders {
-  headerParser ??= (require('undici/lib/core/util.js') as { parseHeaders(raw: Buffer[]): IncomingHttpHeaders })
-    .parseHeaders;
-  return headerParser(raw);
+  return undici().util.parseHeaders(raw) as IncomingHttpHeaders;
 }
