@@ -8,7 +8,7 @@ import type { Middleware } from 'koa';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import { HttpError } from '../http';
 import { droppedLogLines, type Logger } from './logger';
-import { PendingCount, PendingObservations, type Pending } from './pending';
+import { PendingCount, type Pending } from './pending';
 
 export type AuthResult = 'allowed' | 'denied' | 'error' | 'bypassed';
 export type RateLimitResult = 'ok' | 'over_limit' | 'error';
@@ -222,9 +222,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const requestChild = childCache3((route, method, status) =>
     counted(() => new PendingCount(httpRequests.labels(route, method, status))),
   );
-  const durationChild = childCache2((route, method) =>
-    counted(() => new PendingObservations(httpRequestDuration, { route, method })),
-  );
+  const durationChild = childCache2((route, method) => httpRequestDuration.labels(route, method));
   const upstreamChild = childCache2((route, kind) => upstreamErrors.labels(route, kind));
   const overflowChild = childCache2((cluster, limit) => upstreamOverflows.labels(cluster, limit));
   const databaseCallChild = new Map<string, { observe(value: number): void }>();
@@ -249,7 +247,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       const m = KNOWN_METHODS.has(method) ? method : 'OTHER';
       const s = statusText[status] ?? (statusText[status] = String(status));
       requestChild(route, m, s).count++;
-      durationChild(route, m).add(seconds);
+      durationChild(route, m).observe(seconds);
     },
     recordAuth: (result) => {
       const p = auth.get(result);
