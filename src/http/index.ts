@@ -96,4 +96,3 @@ export { setPlainPath, setPath } from './request/request-path';
 export { handOverUpgrade, upgradeHandover, upgradeProtocol, type UpgradeHandover } from './request/upgrade';
 export { parseQuery, linearQuery } from './request/query';
 export { leanKoa } from './lean-koa';
-export { numberText } from './number-text';

@@ -4,7 +4,6 @@
  * `RateLimit` and `RateLimit-Policy` of the status that binds hardest,
  * `Retry-After` over the limit, and what the service asked to add.
  */
-import { numberText } from '../../http';
 import { UNIT_SECONDS, type DescriptorStatus, type RateLimitResponse } from '../../ratelimit';
 
 /** A structured-field string: quoted, printable ASCII only. */
@@ -99,8 +98,7 @@ export function rateLimitHeaders(response: RateLimitResponse): Record<string, st
     status.durationUntilResetMs === undefined ? window : Math.max(1, Math.ceil(status.durationUntilResetMs / 1000));
   const name = quotedName(limit.name ?? 'default');
   headers['RateLimit-Policy'] = `${name};q=${limit.requestsPerUnit};w=${window}`;
-  // What remains changes with every request: written apart from the number-string cache (see numberText).
-  headers.RateLimit = `${name};r=${numberText(status.limitRemaining)};t=${reset}`;
+  headers.RateLimit = `${name};r=${status.limitRemaining};t=${reset}`;
   if (status.code === 'OVER_LIMIT') headers['Retry-After'] = String(reset);
   return headers;
 }

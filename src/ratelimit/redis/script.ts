@@ -5,7 +5,6 @@
  * gathered in one turn of its event loop, in order, each as the memory store
  * would: so a burst costs Redis one script call, not one per request.
  */
-import { numberText } from '../../http';
 import type { WindowCheck } from '../store';
 
 /**
@@ -181,18 +180,12 @@ export function decideArguments(
 ): { keys: number; args: (string | number)[] } {
   const keys: string[] = [];
   const argv: (string | number)[] = [];
-  // The cutoff and the ttl change from one decision to the next: written apart from the number-string cache (see numberText).
   for (const d of decisions) {
-    argv.push(d.checks.length, numberText(d.cutoff));
+    argv.push(d.checks.length, d.cutoff);
     for (const c of d.checks) {
       keys.push(prefix + c.key);
       // A ttl of at least 1 ms (PX refuses 0), and within what PX takes.
-      argv.push(
-        scriptHits(c.hits),
-        c.limit,
-        numberText(Math.min(MAX_COUNT, Math.max(1, Math.ceil(c.ttlMs)))),
-        c.enforce ? 1 : 0,
-      );
+      argv.push(scriptHits(c.hits), c.limit, Math.min(MAX_COUNT, Math.max(1, Math.ceil(c.ttlMs))), c.enforce ? 1 : 0);
     }
   }
   return { keys: keys.length, args: (keys as (string | number)[]).concat(argv) };
