@@ -10,7 +10,6 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { isBookingModule, isServable, SERVABLE_MODULES } from './servable';
 import { CHECK_USAGE, SERVE_USAGE, START_USAGE, USAGE } from './usage';
 import { holdSignalsWhileStarting, runUntilSignal, stopHoldingSignals } from './signals';
-import { keepRequestsYoung } from './heap';
 import { parseByteSize } from '../files';
 
 // What a command runs is loaded when it runs: help, the version and a
@@ -354,7 +353,6 @@ if (require.main === module) {
   // cannot be printed there is lost, and the server goes on serving.
   for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
   const argv = process.argv.slice(2);
-  if (isServerCommand(argv[0])) keepRequestsYoung();
   void main(argv).then((code) => {
     if (code === undefined) return;
     process.exitCode = code;
