@@ -106,7 +106,7 @@ async function measure(make: () => Pool): Promise<Figures> {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-(async () => {
+void (async () => {
   const results: Record<string, Figures[]> = { own: [], piscina: [] };
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, make] of round % 2

@@ -18,5 +18,5 @@ export function undici(): Undici {
 
 /** undici's own reading of raw header lines into Node's header object, as its controller interface hands them over. */
 export function parseRawHeaders(raw: Buffer[]): IncomingHttpHeaders {
-  return undici().util.parseHeaders(raw) as IncomingHttpHeaders;
+  return undici().util.parseHeaders(raw);
 }

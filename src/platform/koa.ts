@@ -9,6 +9,7 @@
 import type Koa from 'koa';
 import type { Context } from 'koa';
 import type { ParsedUrlQuery } from 'node:querystring';
+import { Stream } from 'node:stream';
 
 /** The Koa release these functions were written against. */
 export const KOA_VERSION = '3.3.0';
@@ -45,8 +46,6 @@ export function forgetExplicitStatus(response: Koa.Response): void {
 export function bodyExplicitlyNull(response: Koa.Response): boolean {
   return (response as Koa.Response & KoaResponseFields)._explicitNullBody === true;
 }
-
-const Stream: typeof import('node:stream').Stream = require('node:stream');
 
 /**
  * Koa's own test of a body that is a stream (`lib/is-stream.js`, which its
@@ -89,7 +88,7 @@ export interface KoaAccessor {
  * Throws when Koa has none with a setter: nothing to stand in for.
  */
 export function koaAccessor(target: object, name: string): KoaAccessor {
-  const own = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(target), name) as KoaAccessor | undefined;
+  const own = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(target), name);
   if (own?.set === undefined) throw new Error(`koa ${KOA_VERSION} has no ${name} setter to stand in for`);
   return own;
 }

@@ -49,10 +49,10 @@ export function watchBodyAsParsed(
   req: IncomingMessage,
   onChunk: (req: IncomingMessage, chunk: Buffer) => boolean,
 ): void {
-  const push = req.push as Push;
-  (req as unknown as { push: Push }).push = function watchedPush(this: IncomingMessage, chunk, encoding) {
-    if (chunk !== null && chunk !== undefined && !onChunk(this, chunk as Buffer)) return true;
-    return push.call(this, chunk, encoding);
+  const push = req.push.bind(req) as Push;
+  (req as unknown as { push: Push }).push = function watchedPush(chunk, encoding) {
+    if (chunk !== null && chunk !== undefined && !onChunk(req, chunk as Buffer)) return true;
+    return push(chunk, encoding);
   };
 }
 

@@ -55,5 +55,5 @@ export function hookFsync<T extends EmscriptenOptions>(
       return 0;
     };
   };
-  return { ...emscriptenOpts, preRun: [...(emscriptenOpts.preRun ?? []), hook as (mod: never) => void] };
+  return { ...emscriptenOpts, preRun: [...(emscriptenOpts.preRun ?? []), hook] };
 }

@@ -93,7 +93,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   if (!LEVELS.has(level)) {
     throw new Error(`unknown log level '${level}'; use one of ${[...LEVELS].join(', ')}`);
   }
-  const destination = (options.destination as DestinationStream | undefined) ?? logDestination();
+  const destination = options.destination ?? logDestination();
   const logger = pino(
     {
       name: options.name ?? 'gatehouse',

@@ -81,7 +81,7 @@ function childCache2<C>(make: (a: string, b: string) => C): (a: string, b: strin
   const root = new Map<string, Map<string, C>>();
   return (a, b) => {
     let byA = root.get(a);
-    if (byA === undefined) root.set(a, (byA = new Map()));
+    if (byA === undefined) root.set(a, (byA = new Map<string, C>()));
     let child = byA.get(b);
     if (child === undefined) byA.set(b, (child = make(a, b)));
     return child;

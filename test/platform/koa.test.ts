@@ -76,17 +76,18 @@ describe('platform/koa: what Gatehouse relies on in Koa', () => {
       destroy() {},
       destroyed: false,
     };
-    for (const body of [
-      new PassThrough(),
-      Readable.from([]),
-      fakeStream,
-      { pipe() {} },
-      'text',
-      null,
-      Buffer.from('x'),
-      {},
-    ]) {
-      rely('tests a stream body as lib/is-stream.js did', isKoaStream(body) === koas(body), String(body));
+    const bodies: [string, unknown][] = [
+      ['a PassThrough', new PassThrough()],
+      ['Readable.from', Readable.from([])],
+      ['an object with the readable-stream surface', fakeStream],
+      ['an object with pipe alone', { pipe() {} }],
+      ['a string', 'text'],
+      ['null', null],
+      ['a Buffer', Buffer.from('x')],
+      ['an empty object', {}],
+    ];
+    for (const [name, body] of bodies) {
+      rely('tests a stream body as lib/is-stream.js did', isKoaStream(body) === koas(body), name);
     }
   });
 

@@ -100,7 +100,7 @@ describe('telemetry/log-destination', () => {
       assert.ok(before.length * 113 >= 16 * 1024, `the backlog was filled before dropping: ${before.length} lines`);
       assert.equal(notice.level, 40);
       assert.equal(notice.dropped, lines.length - before.length - after.length);
-      assert.ok(notice.dropped! > 0);
+      assert.ok(notice.dropped > 0);
       assert.match(notice.msg!, /dropped/);
       // Once the reader is back, lines flow again.
       destination.write('{"n":"after"}\n');
@@ -153,7 +153,7 @@ describe('telemetry/log-destination', () => {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
     const [code] = await once(child, 'close');
     assert.equal(code, 0);
     assert.deepEqual(
@@ -207,7 +207,7 @@ describe('telemetry/log-destination', () => {
       );
       assert.equal(got[at].level, 40);
       assert.equal(got[at].dropped, lines.length - before.length);
-      assert.ok(got[at].dropped! > 0);
+      assert.ok(got[at].dropped > 0);
       await new Promise<void>((resolve, reject) =>
         (destination as unknown as { flush(cb: (err?: Error) => void): void }).flush((err) =>
           err ? reject(err) : resolve(),

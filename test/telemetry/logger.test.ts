@@ -93,7 +93,7 @@ describe('telemetry/logger', () => {
       spawnSync('mkfifo', [fifo]);
       const reader = spawn('cat', [fifo], { stdio: ['ignore', 'pipe', 'inherit'] });
       let read = '';
-      reader.stdout!.setEncoding('utf8').on('data', (chunk: string) => (read += chunk));
+      reader.stdout.setEncoding('utf8').on('data', (chunk: string) => (read += chunk));
       const intoPipe = await writesOf(logDestination(openSync(fifo, 'w'), { flushMs: 20 }), text);
       await once(reader, 'close');
       assert.equal(read, text);
@@ -184,7 +184,7 @@ describe('telemetry/logger', () => {
       logger.info('shutting down'); logger.info('stopped'); process.exit(0);`;
     const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
     const [code] = await once(child, 'close');
     assert.equal(code, 0);
     assert.deepEqual(
@@ -232,13 +232,13 @@ describe('telemetry/logger', () => {
       process.stdin.once('data', () => { logger.info('shutting down'); logger.info('stopped'); process.exit(0); });`;
     const child = spawn(process.execPath, ['-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
     try {
-      if (first !== undefined) await once(child.stdout!, 'data');
+      if (first !== undefined) await once(child.stdout, 'data');
       // Gone for good before the process logs again.
-      const left = once(child.stdout!, 'close');
-      child.stdout!.destroy();
+      const left = once(child.stdout, 'close');
+      child.stdout.destroy();
       await left;
       const exited = once(child, 'exit');
-      child.stdin!.write('go\n');
+      child.stdin.write('go\n');
       // A process that does not exit holds the test past its timeout.
       return await exited;
     } finally {

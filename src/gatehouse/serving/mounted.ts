@@ -14,7 +14,6 @@ import { forgetExplicitStatus } from '../../platform';
 type WithRawNames = ServerResponse & { getRawHeaderNames(): string[] };
 
 /** Koa's own mark of a status set by hand, which a body set later does not replace with 200. */
-type KoaResponse = Koa.Response;
 
 type UnexpectedErrorListener = (err: unknown, ctx: Context) => void;
 
@@ -58,7 +57,7 @@ async function runMounted(
   idHeader: string,
 ): Promise<void> {
   const request = ctx.request as Koa.Request & { app: Koa };
-  const response = ctx.response as KoaResponse;
+  const response = ctx.response;
   const res = ctx.res;
   const hostApp = request.app;
   // As the host spelt them: getHeaderNames() has them in lower case.
