@@ -5,6 +5,9 @@
  * reader that stopped or left, a paused terminal: lines wait in memory up to
  * a bound, past it they are dropped and counted, the trouble is reported
  * once (./write-trouble), and writing resumes by itself once it can.
+ * Written against sonic-boom 5.0.2 (pinned in package.json), whose
+ * documented options and events do it all; test/platform/sonic-boom.test.ts
+ * fails, naming the version, when a release changes them.
  */
 import { EventEmitter } from 'node:events';
 import { closeSync } from 'node:fs';
