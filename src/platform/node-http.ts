@@ -41,17 +41,18 @@ type Push = (chunk: unknown, encoding?: BufferEncoding) => boolean;
 
 /**
  * Calls `onChunk` with each chunk of `req`'s body as Node's parser hands it
- * to the request (its `push`), before any reader can see it; when `onChunk`
- * returns false the chunk is not handed on. No reader, whatever it is,
- * sees a byte `onChunk` refused.
+ * to the request (its `push`), before any reader can see it, and with null
+ * for the body's end; when `onChunk` returns false the chunk (or the end)
+ * is not handed on. No reader, whatever it is, sees a byte or an end
+ * `onChunk` refused.
  */
 export function watchBodyAsParsed(
   req: IncomingMessage,
-  onChunk: (req: IncomingMessage, chunk: Buffer) => boolean,
+  onChunk: (req: IncomingMessage, chunk: Buffer | null) => boolean,
 ): void {
   const push = req.push.bind(req) as Push;
   (req as unknown as { push: Push }).push = function watchedPush(chunk, encoding) {
-    if (chunk !== null && chunk !== undefined && !onChunk(req, chunk as Buffer)) return true;
+    if (!onChunk(req, (chunk ?? null) as Buffer | null)) return true;
     return push(chunk, encoding);
   };
 }

@@ -81,11 +81,13 @@ describe('platform/node-http: what Gatehouse relies on in Node HTTP server', () 
     }
   });
 
-  it("hands every chunk of a body through the request's push, before any reader", async () => {
+  it("hands every chunk of a body, and its end, through the request's push, before any reader", async () => {
     let counted = 0;
+    let ends = 0;
     let read = '';
     const { server, port } = await serve((req, res) => {
       watchBodyAsParsed(req, (_req, chunk) => {
+        if (chunk === null) return ++ends > 0;
         counted += chunk.length;
         // The second chunk is refused: no reader may see it.
         return !chunk.toString().startsWith('refused');
@@ -100,6 +102,7 @@ describe('platform/node-http: what Gatehouse relies on in Node HTTP server', () 
       );
       rely('hands the body to the request through push()', counted === 16, `${counted} bytes seen`);
       rely('drops a chunk push() did not take', read === 'firstlast', read);
+      rely("hands the body's end through push(null)", ends === 1, `${ends} ends`);
     } finally {
       server.close();
     }

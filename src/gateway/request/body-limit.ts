@@ -52,7 +52,9 @@ export class StreamedBodyGuard {
 export function guardStreamedBody(req: IncomingMessage, limit: number): StreamedBodyGuard {
   const guard = new StreamedBodyGuard(limit);
   watchBodyAsParsed(req, (request, chunk) => {
+    // Past the limit nothing more reaches a reader, the end of the body included: the stream has failed.
     if (guard.tripped) return false;
+    if (chunk === null) return true;
     guard.seen += chunk.length;
     if (guard.seen <= limit) return true;
     guard.trip(request);
