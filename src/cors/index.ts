@@ -4,8 +4,8 @@
  * per-Mapping `cors` that takes its place for that mapping.
  */
 import type { Middleware } from 'koa';
-import type { CorsPolicy, MappingRecord } from '../gateway';
 import { corsMiddleware } from './policy';
+import type { CorsPolicy } from './schema';
 
 export {
   ALWAYS_EXPOSED_HEADERS,
@@ -13,8 +13,8 @@ export {
   corsPolicyProblems,
   isPreflight,
   lendsCredentialsToAnyOrigin,
-  type CorsPolicy,
 } from './policy';
+export { corsSchema, type CorsPolicy } from './schema';
 
 /** The CORS middleware of each mapping. */
 export interface CorsPolicies {
@@ -25,7 +25,7 @@ export interface CorsPolicies {
    * Throws for a policy that cannot be applied: call it when a route table is
    * built, so that such a config is rejected rather than failing requests.
    */
-  forMapping(mapping?: Pick<MappingRecord, 'cors'>): Middleware | undefined;
+  forMapping(mapping?: { readonly cors?: CorsPolicy }): Middleware | undefined;
 }
 
 /** Builds the policies; `globalPolicy` applies to every mapping without a `cors` of its own. */

@@ -7,9 +7,7 @@
 import cors from '@koa/cors';
 import type { Context, Middleware } from 'koa';
 import { HttpError } from '../http';
-import type { CorsPolicy } from '../gateway';
-
-export type { CorsPolicy } from '../gateway';
+import type { CorsPolicy } from './schema';
 
 /**
  * Response headers a browser script may always read: pagination links, the

@@ -24,7 +24,6 @@ export { configWarnings } from './config/warnings';
 export { ALIVE_PATH, answerHealth, READY_PATH } from './own-paths';
 export {
   API_VERSION,
-  corsSchema,
   mappingSchema,
   authServiceSchema,
   rateLimitServiceSchema,
@@ -40,7 +39,6 @@ export {
   type AuthServiceRecord,
   type RateLimitServiceRecord,
   type ModuleRecord,
-  type CorsPolicy,
   type GatewayRecord,
   type RecordSource,
   type GatewayConfig,

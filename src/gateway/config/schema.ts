@@ -5,6 +5,7 @@
  * from them.
  */
 import { z } from 'zod';
+import { corsSchema } from '../../cors';
 import { addedHeadersSchema, HEADER_NAME, HEADER_VALUE, matchedHeadersSchema, removedHeadersSchema } from './headers';
 import { labelsSchema } from './labels';
 import { AMBASSADOR_ID_IN_CODE, emissaryMappingChecks, emissaryMappingFields } from './mapping-emissary';
@@ -24,16 +25,6 @@ const headerName = z
   .transform((h) => h.toLowerCase());
 
 const timeoutMs = (fallback: number) => z.number().int().positive().max(600_000).default(fallback);
-
-/** A CORS policy, as Emissary spells it. */
-export const corsSchema = z.strictObject({
-  origins: z.union([z.string(), z.array(z.string())]),
-  methods: z.union([z.string(), z.array(z.string())]).optional(),
-  headers: z.union([z.string(), z.array(z.string())]).optional(),
-  exposed_headers: z.union([z.string(), z.array(z.string())]).optional(),
-  credentials: z.boolean().default(false),
-  max_age: z.union([z.number().int().nonnegative(), z.string()]).optional(),
-});
 
 const recordBase = {
   apiVersion: z.literal(API_VERSION, { error: `must be ${API_VERSION}` }),
@@ -216,7 +207,6 @@ export type MappingRecord = z.output<typeof mappingSchema>;
 export type AuthServiceRecord = z.output<typeof authServiceSchema>;
 export type RateLimitServiceRecord = z.output<typeof rateLimitServiceSchema>;
 export type ModuleRecord = z.output<typeof moduleSchema>;
-export type CorsPolicy = z.output<typeof corsSchema>;
 export type GatewayRecord = z.output<typeof recordSchema>;
 
 /** Where a record came from, for error messages and diag. */

@@ -7,7 +7,7 @@
  * with any problem is not produced at all.
  */
 import type { z } from 'zod';
-import { corsPolicyProblems } from '../../cors';
+import { corsPolicyProblems, type CorsPolicy } from '../../cors';
 import { errorText } from '../../files';
 import { configProblem, type ConfigProblem, type ProblemLocation } from './problems';
 import {
@@ -15,7 +15,6 @@ import {
   mappingSchema,
   moduleSchema,
   rateLimitServiceSchema,
-  type CorsPolicy,
   type GatewayConfig,
   type GatewayRecord,
   type RecordSource,
