@@ -27,7 +27,8 @@ import type { CatalogueItem, KindSpec } from './kinds';
 import { DatabaseUnavailableError } from './database';
 import { idempotencyKeyOf, IdempotencyKeyInFlight, IdempotencyKeyReused } from './idempotency';
 import { bookingRequestParser, refusePastStart } from './request';
-import { BOOKING_STATUSES, type Booking, type BookingStore } from './store';
+import type { BookingStore } from './store';
+import { BOOKING_STATUSES, type Booking } from './types';
 
 /** Header through which the gateway names the authenticated user. */
 export const USER_HEADER = 'x-travel-user';

@@ -16,7 +16,7 @@ import {
 } from '../files';
 import { z } from 'zod';
 import { BOOKING_KINDS, daySchema, KINDS, uuidSchema, type CatalogueItem, type KindSpec } from './kinds';
-import type { Booking } from './store';
+import type { Booking } from './types';
 
 /** The name of the data file in a config folder. */
 export const BOOKINGS_FILE = 'bookings.yaml';

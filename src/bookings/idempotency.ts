@@ -5,7 +5,7 @@
  * and the errors a store answers a reused key with.
  */
 import { ERRORS, HttpError, repeatedHeader } from '../http';
-import type { Booking, BookingDraft } from './store';
+import type { Booking, BookingDraft } from './types';
 
 /** The header, as sent. */
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';

@@ -32,14 +32,12 @@ export {
 export {
   createMemoryBookingStore,
   IDEMPOTENCY_KEY_TTL_MS,
-  type Booking,
-  type BookingDraft,
-  type BookingStatus,
   type BookingStore,
   type CreateOptions,
   type Created,
   type MemoryBookingStoreOptions,
 } from './store';
+export type { Booking, BookingDraft, BookingStatus } from './types';
 export { idempotencyKeyOf, IdempotencyKeyInFlight, IdempotencyKeyReused, IDEMPOTENCY_KEY_HEADER } from './idempotency';
 export {
   openBookingDatabase,

@@ -6,38 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { IdempotencyKeyReused, sameRequest } from './idempotency';
-
-/** `confirmed` when made, `cancelled` once cancelled; there is no way back. */
-export type BookingStatus = 'confirmed' | 'cancelled';
-
-/** Every {@link BookingStatus}. */
-export const BOOKING_STATUSES: readonly BookingStatus[] = Object.freeze(['confirmed', 'cancelled']);
-
-/** A booking as it is stored, whatever its kind. */
-export interface Booking {
-  /** A lower-case UUID. */
-  readonly id: string;
-  /** The booked hotel or car. */
-  readonly itemId: string;
-  /** The user who made it; nobody else can see it. */
-  readonly user: string;
-  readonly status: BookingStatus;
-  /** The first day, `YYYY-MM-DD`. */
-  readonly start: string;
-  /** Nights or days. */
-  readonly length: number;
-  /** ISO 8601 timestamps. */
-  readonly createdAt: string;
-  readonly cancelledAt?: string;
-}
-
-/** What a user asks for when booking. */
-export interface BookingDraft {
-  readonly itemId: string;
-  readonly user: string;
-  readonly start: string;
-  readonly length: number;
-}
+import type { Booking, BookingDraft } from './types';
 
 /** What a create may carry besides the draft. */
 export interface CreateOptions {

@@ -8,7 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import { IdempotencyKeyInFlight, IdempotencyKeyReused, sameRequest } from '../idempotency';
 import type { BookingKind } from '../kinds';
-import { IDEMPOTENCY_KEY_TTL_MS, type Booking, type BookingDraft, type BookingStore, type Created } from '../store';
+import { IDEMPOTENCY_KEY_TTL_MS, type BookingStore, type Created } from '../store';
+import type { Booking, BookingDraft } from '../types';
 import type { Row, Sql } from './engine';
 
 /**
