@@ -23,7 +23,7 @@ import {
 import { createSliceGate, type GatehouseModule, type SliceGate } from '../gateway';
 import { PAGE_CSP, renderDiagPage } from './page';
 import { createDiagRenderer, setPiecesBody, type DiagForm } from './render';
-import type { DiagSnapshot } from './snapshot';
+import type { DiagSnapshot } from './types';
 
 export interface DiagModuleOptions {
   /**

@@ -19,7 +19,7 @@ import {
   type RateLimitServiceRecord,
   type Steps,
 } from '../gateway';
-import type { DiagAuth, DiagRateLimit, DiagRoute, ServiceTarget } from './snapshot';
+import type { DiagAuth, DiagRateLimit, DiagRoute, ServiceTarget } from './types';
 
 /** What the page shows of a configuration; frozen, its routes' counts at zero. */
 export interface DiagServed {

@@ -7,15 +7,5 @@
 export { createDiagModule, type DiagModuleOptions } from './app';
 export { renderDiagPage, escapeHtml, formatUptime, PAGE_CSP } from './page';
 export { describeServedSteps, type DiagServed } from './describe';
-export {
-  describeGateway,
-  countedSnapshotSteps,
-  type DiagMoment,
-  type DiagSnapshot,
-  type DiagRoute,
-  type DiagAuth,
-  type DiagRateLimit,
-  type DiagConfig,
-  type GatewayDescription,
-  type ServiceTarget,
-} from './snapshot';
+export { describeGateway, countedSnapshotSteps, type DiagMoment, type GatewayDescription } from './snapshot';
+export type { DiagSnapshot, DiagRoute, DiagAuth, DiagRateLimit, DiagConfig, ServiceTarget } from './types';

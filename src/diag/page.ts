@@ -4,7 +4,7 @@
  * script, no external resource) in which every value is escaped.
  */
 import { createHash } from 'node:crypto';
-import type { DiagAuth, DiagRateLimit, DiagRoute, DiagSnapshot } from './snapshot';
+import type { DiagAuth, DiagRateLimit, DiagRoute, DiagSnapshot } from './types';
 import { describeLabel, groupLabels, upstreamSummary } from '../gateway';
 
 const STYLE = `

@@ -14,7 +14,7 @@ import type { Context } from 'koa';
 import type { SliceGate } from '../gateway';
 import { setWrittenBody, xmlElement, XML_DECLARATION, type Formatter } from '../http';
 import { diagPagePieces, routeCells } from './page';
-import type { DiagRoute, DiagSnapshot } from './snapshot';
+import type { DiagRoute, DiagSnapshot } from './types';
 
 /** The representations of the page. */
 export type DiagForm = 'html' | 'json' | 'xml';
