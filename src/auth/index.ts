@@ -35,6 +35,7 @@ export {
 export {
   parseHtpasswd,
   UsersFileError,
+  USERS_FILE,
   type HashScheme,
   type LineNote,
   type ParsedUsers,

@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createApiModule } from '../api';
-import { createAuthService, type AuthService } from '../auth';
+import { createAuthService, USERS_FILE, type AuthService } from '../auth';
 import {
   BOOKINGS_FILE,
   createCarBookingModule,
@@ -20,8 +20,6 @@ import type { GatehouseModule } from '../gateway';
 import { createRateLimitService, createRedisStore, type RateLimitService, type RedisStore } from '../ratelimit';
 import type { Logger } from '../telemetry';
 import type { CheckedFolder } from './folder/check';
-
-export const USERS_FILE = 'users.htpasswd';
 
 export interface BuiltinModules {
   /** Every module by name, the diag module excepted (it needs the gateway). */

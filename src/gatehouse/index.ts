@@ -18,7 +18,8 @@ export {
 } from './options';
 export { redisReadiness } from './readiness';
 export { describeStorage, openBookingStorage, type BookingStorage, type BookingStorageOptions } from './bookings';
-export { createBuiltinModules, USERS_FILE, type BuiltinModules, type BuiltinOptions } from './builtins';
+export { createBuiltinModules, type BuiltinModules, type BuiltinOptions } from './builtins';
+export { USERS_FILE } from '../auth';
 export {
   DRAIN_DELAY_MS,
   KEEP_ALIVE_TIMEOUT_MS,

@@ -6,6 +6,9 @@
  * line number and never quote the line, which may hold a password.
  */
 
+/** The name of the users file in a config folder. */
+export const USERS_FILE = 'users.htpasswd';
+
 /** A password hash scheme this service verifies. */
 export type HashScheme = 'bcrypt' | 'apr1' | 'sha1';
 

@@ -6,11 +6,11 @@
  * here; every file that cannot be read is a problem naming it.
  */
 import { join } from 'node:path';
+import { USERS_FILE } from '../../auth';
 import { BOOKINGS_FILE } from '../../bookings';
 import { errorCode, whyUnreadable, type ConfigFileSource } from '../../files';
 import { configProblem, readRecordFiles, unreadableFolder, type ConfigFile, type ConfigProblem } from '../../gateway';
 import { displayPath, isLimitsFileName, LIMITS_FILES, LIMITS_FOLDER, type LimitsFile } from '../../ratelimit';
-import { USERS_FILE } from '../builtins';
 
 /**
  * Which files to read. `'present'`: when the folder has one, as a start reads
