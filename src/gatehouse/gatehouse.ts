@@ -39,13 +39,13 @@ import { createBuiltinModules } from './builtins';
 import { createGatehouseDiag } from './diag';
 import { enterFromHost } from './serving/mounted';
 import { listen, type RunningServer } from './serving/http-server';
-import { listenFailure, readTlsFiles } from './serving/listen-failure';
+import { listenFailure } from './serving/listen-failure';
 import { drainFor } from './serving/drain';
 import { loadFolder, type FolderWants, type LoadFolderOptions } from './folder';
 import { allReady, redisReadiness } from './readiness';
 import { createReloader, type Reloader } from './folder/reload';
 import { resolveOptions, type GatehouseOptions } from './options';
-import { followTlsFiles, warnOfValidity } from './serving/tls-files';
+import { followTlsFiles, readTlsFiles, warnOfValidity } from './serving/tls-files';
 import { watchFolder, type FolderWatcher } from './folder/watch';
 import type { Gatehouse, Listening } from './types';
 

@@ -26,11 +26,11 @@ export {
   listen,
   type ListenOptions,
   type RunningServer,
-  type TlsFiles,
 } from './serving/http-server';
 export type { Rejected, RejectedListener } from './serving/refusals';
 export { drainFor, type Drainable, type DrainLog } from './serving/drain';
-export { listenFailure, readTlsFiles } from './serving/listen-failure';
+export { listenFailure } from './serving/listen-failure';
+export { readTlsFiles, type TlsFiles } from './serving/tls-files';
 export { watchFolder, type FolderWatcher, type WatchOptions } from './folder/watch';
 export {
   loadFolder,

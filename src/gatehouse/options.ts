@@ -14,7 +14,8 @@ import { DEFAULT_FILE_SIZE_LIMIT, fileSystemSource, parseByteSize, type ConfigFi
 import type { Logger } from '../telemetry';
 import type { GatehouseModule } from '../gateway';
 import { MAX_CONNECTIONS, MAX_DESCRIPTOR_ENTRIES, MAX_MESSAGE_BYTES, REQUEST_TIMEOUT_MS } from '../ratelimit';
-import { DRAIN_DELAY_MS, KEEP_ALIVE_TIMEOUT_MS, type TlsFiles } from './serving/http-server';
+import { DRAIN_DELAY_MS, KEEP_ALIVE_TIMEOUT_MS } from './serving/http-server';
+import type { TlsFiles } from './serving/tls-files';
 
 export interface GatehouseOptions {
   /** The config folder. Default `GATEHOUSE_CONFIG`, else `./config`. */

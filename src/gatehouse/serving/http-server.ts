@@ -12,7 +12,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ListedHeadersResponse, markCutShort, MAX_REQUEST_HEADERS } from '../../http';
 import { closeLeavingIdleConnections } from '../../platform';
-import { listenFailure, readTlsFiles } from './listen-failure';
+import { listenFailure } from './listen-failure';
 import { oneAtATime } from './pipelining';
 import {
   answerClientError,
@@ -22,15 +22,8 @@ import {
   refuseOnConnection,
   type RejectedListener,
 } from './refusals';
-import { certificateValidity, type CertificateValidity } from './tls-files';
+import { certificateValidity, readTlsFiles, type CertificateValidity, type TlsFiles } from './tls-files';
 import { upgradeListener } from './upgrades';
-
-export interface TlsFiles {
-  /** Path of the PEM certificate (chain). */
-  cert: string;
-  /** Path of the PEM private key. */
-  key: string;
-}
 
 export interface ListenOptions {
   host: string;

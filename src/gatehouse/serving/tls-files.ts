@@ -1,17 +1,82 @@
 /**
  * @module gatehouse/serving/tls-files
- * The certificate in service: its validity period, told when it is loaded,
- * and its files looked at, so that a renewed certificate (cert-manager or a
- * Secret update, certbot, a copy by hand) is served without a restart, as
- * Envoy serves one from its SDS files.
+ * The certificate in service: its files read and checked, naming the file
+ * at fault and what is wrong with it; its validity period, told when it is
+ * loaded; and its files looked at, so that a renewed certificate
+ * (cert-manager or a Secret update, certbot, a copy by hand) is served
+ * without a restart, as Envoy serves one from its SDS files.
  */
-import { X509Certificate } from 'node:crypto';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { statSync, type Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { errorText } from '../../files';
+import { createSecureContext } from 'node:tls';
+import { DEFAULT_FILE_SIZE_LIMIT, errorText, FileTooLargeError, NotAFileError, readBoundedSync } from '../../files';
 import type { Logger } from '../../telemetry';
-import type { TlsFiles } from './http-server';
 import type { FolderWatcher } from '../folder/watch';
+
+/** The certificate and key an HTTPS server is given, by path. */
+export interface TlsFiles {
+  /** Path of the PEM certificate (chain). */
+  cert: string;
+  /** Path of the PEM private key. */
+  key: string;
+}
+
+/** Why a file could not be read, without the system call's wording. */
+function unreadable(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return 'no such file';
+  if (code === 'EISDIR') return 'it is a folder, not a file';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  return errorText(err);
+}
+
+/**
+ * The certificate and key, read (each at most `fileSizeLimit` bytes, and only
+ * a regular file) and checked; throws naming the file at fault and what is
+ * wrong with it.
+ */
+export function readTlsFiles(
+  files: TlsFiles,
+  fileSizeLimit: number = DEFAULT_FILE_SIZE_LIMIT,
+): { cert: Buffer; key: Buffer } {
+  const read = (file: string, what: string): Buffer => {
+    try {
+      return readBoundedSync(file, fileSizeLimit);
+    } catch (err) {
+      if (err instanceof FileTooLargeError || err instanceof NotAFileError)
+        throw new Error(`the TLS ${what} ${file} ${err.message}`);
+      throw new Error(`cannot read the TLS ${what} ${file}: ${unreadable(err)}`);
+    }
+  };
+  const cert = read(files.cert, 'certificate');
+  const key = read(files.key, 'key');
+  try {
+    new X509Certificate(cert);
+  } catch {
+    throw new Error(`the TLS certificate ${files.cert} holds no certificate in PEM form (-----BEGIN CERTIFICATE-----)`);
+  }
+  try {
+    createPrivateKey(key);
+  } catch (err) {
+    // `BEGIN ENCRYPTED PRIVATE KEY`, or the `Proc-Type: 4,ENCRYPTED` of an older PEM key.
+    if ((err as NodeJS.ErrnoException).code === 'ERR_MISSING_PASSPHRASE' || /ENCRYPTED/.test(key.toString('latin1'))) {
+      throw new Error(
+        `the TLS key ${files.key} is encrypted: give the key without its passphrase (openssl pkey -in key.pem -out plain.pem)`,
+      );
+    }
+    throw new Error(`the TLS key ${files.key} holds no private key in PEM form (-----BEGIN PRIVATE KEY-----)`);
+  }
+  try {
+    createSecureContext({ cert, key });
+  } catch (err) {
+    if (/key values mismatch/i.test((err as Error).message)) {
+      throw new Error(`the TLS key ${files.key} is not the key of the certificate ${files.cert}`);
+    }
+    throw new Error(`the TLS certificate ${files.cert} and key ${files.key} cannot be used: ${(err as Error).message}`);
+  }
+  return { cert, key };
+}
 
 /** How often the TLS files are looked at for a change. */
 export const TLS_POLL_MS = 1000;

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import { promisify } from 'node:util';
 import request from 'supertest';
-import { readTlsFiles } from '../../../src/gatehouse';
+import { listen, readTlsFiles } from '../../../src/gatehouse';
 import { watchTlsFiles } from '../../../src/gatehouse/serving/tls-files';
 import { DEMO_CONFIG, eventually, startGatehouse, type Running } from '../support/running';
 /** A self-signed certificate for 127.0.0.1 named `cn`, valid for `days` (negative: already expired). */
@@ -70,6 +70,79 @@ function replace(from: string, to: string): void {
   copyFileSync(from, `${to}.new`);
   renameSync(`${to}.new`, to);
 }
+
+describe('gatehouse/serving/tls-files: reading the files', function () {
+  let dir: string;
+  let good: { cert: string; key: string };
+  let other: { cert: string; key: string };
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'gatehouse-tls-files-'));
+    [good, other] = await Promise.all([certificate(dir, 'good'), certificate(dir, 'other')]);
+  });
+
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('reads a certificate and its key', () => {
+    const files = readTlsFiles(good);
+    assert.match(files.cert.toString(), /BEGIN CERTIFICATE/);
+    assert.match(files.key.toString(), /PRIVATE KEY/);
+  });
+
+  it('names the file that is missing or is a folder', () => {
+    assert.throws(() => readTlsFiles({ cert: good.cert, key: join(dir, 'nope.key') }), {
+      message: `cannot read the TLS key ${join(dir, 'nope.key')}: no such file`,
+    });
+    const folder = join(dir, 'folder');
+    mkdirSync(folder);
+    assert.throws(() => readTlsFiles({ cert: folder, key: good.key }), {
+      message: `cannot read the TLS certificate ${folder}: it is a folder, not a file`,
+    });
+  });
+
+  it('names the file that holds no certificate, or no key, such as the two given the wrong way round', () => {
+    assert.throws(() => readTlsFiles({ cert: good.key, key: good.cert }), {
+      message: `the TLS certificate ${good.key} holds no certificate in PEM form (-----BEGIN CERTIFICATE-----)`,
+    });
+    assert.throws(() => readTlsFiles({ cert: good.cert, key: good.cert }), {
+      message: `the TLS key ${good.cert} holds no private key in PEM form (-----BEGIN PRIVATE KEY-----)`,
+    });
+  });
+
+  it("says when the key is not the certificate's", () => {
+    assert.throws(() => readTlsFiles({ cert: good.cert, key: other.key }), {
+      message: `the TLS key ${other.key} is not the key of the certificate ${good.cert}`,
+    });
+  });
+
+  it('says when the key is encrypted, which a server started unattended cannot open', async () => {
+    const encrypted = join(dir, 'encrypted.key');
+    await promisify(execFile)('openssl', [
+      'pkey',
+      '-in',
+      good.key,
+      '-aes256',
+      '-passout',
+      'pass:secret',
+      '-out',
+      encrypted,
+    ]);
+    assert.throws(
+      () => readTlsFiles({ cert: good.cert, key: encrypted }),
+      /^Error: the TLS key .*encrypted\.key is encrypted: give the key without its passphrase/,
+    );
+  });
+
+  it('makes listen refuse with the same words, before it listens', async () => {
+    writeFileSync(join(dir, 'empty.crt'), '');
+    await assert.rejects(
+      listen(() => undefined, { host: '127.0.0.1', port: 0, tls: { cert: join(dir, 'empty.crt'), key: good.key } }),
+      {
+        message: `the TLS certificate ${join(dir, 'empty.crt')} holds no certificate in PEM form (-----BEGIN CERTIFICATE-----)`,
+      },
+    );
+  });
+});
 
 describe('gatehouse/serving/tls-files: the certificate in service', function () {
   let dir: string;
