@@ -31,7 +31,7 @@ import { OWN_PREFIX, ownPaths } from './own-paths';
 import { normalisePath, unsafeEscapeError, withoutParameters } from './request/path';
 import { createRateLimitStage } from './stages/ratelimit-stage';
 import { admitRequest } from './request/request-target';
-import type { Route } from './route-table';
+import type { Route } from './match/route-table';
 import { createRouted } from './routed';
 import {
   buildRuntime,

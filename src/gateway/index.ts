@@ -50,7 +50,7 @@ export {
   type QueryValue,
 } from './config/schema';
 export { normalisePath, isNormalPath, withoutParameters } from './request/path';
-export { RouteTable, rewritePath, type Route, type RouteSpec, type RouteTableOptions } from './route-table';
+export { RouteTable, rewritePath, type Route, type RouteSpec, type RouteTableOptions } from './match/route-table';
 export { describeMatch, sharesOf, sharesOfSteps, type MatchDescription } from './match/describe';
 export {
   parseServiceAddress,

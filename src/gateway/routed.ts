@@ -12,7 +12,7 @@ import { answerRedirect } from './match/redirect';
 import { payloadTooLarge, type StreamedBodyGuard } from './request/body-limit';
 import { applyRequestEdits, applyResponseEdits } from './request/headers/header-edits';
 import { keptHeaders, restoreHeaders } from './request/headers/kept-headers';
-import { rewritePath, type Route } from './route-table';
+import { rewritePath, type Route } from './match/route-table';
 import type { RouteTarget, Runtime, UpstreamOptions } from './runtime';
 import { forwardRemote } from './upstream';
 import { forwardUpgrade, tunnelledUpgrade } from './upstream/upgrade';

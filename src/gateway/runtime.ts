@@ -29,7 +29,7 @@ import { prepareMatch, type PreparedMatch } from './match/prepare';
 import type { RedirectPlan } from './match/redirect';
 import { DEFAULT_REGEX_MAX_SIZE } from './match/regex';
 import { shadowProblemsSteps } from './match/shadow';
-import { compileRoutes, retargetRoutes, RouteTable } from './route-table';
+import { compileRoutes, retargetRoutes, RouteTable } from './match/route-table';
 import { runAtOnce, type Steps } from './slices';
 import { errorText } from '../files';
 import {

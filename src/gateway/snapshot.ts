@@ -16,7 +16,7 @@ import {
 } from './config/schema';
 import { formatHostPattern } from './request/host-match';
 import { describeMatch, groupPercents, type MatchDescription } from './match/describe';
-import type { Route, RouteTable } from './route-table';
+import type { Route, RouteTable } from './match/route-table';
 import { runAtOnce, type Steps } from './slices';
 import { upstreamSettings, type UpstreamSettings } from './upstream/describe';
 

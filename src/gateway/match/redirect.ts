@@ -20,7 +20,7 @@ import type { Context } from 'koa';
 import { varyOnAccept } from '../../http';
 import { REDIRECT_SERVICE } from '../config/mapping-match';
 import type { MappingRecord } from '../config/schema';
-import { replacePrefix, type Route } from '../route-table';
+import { replacePrefix, type Route } from './route-table';
 import type { PatternProblem } from './conditions';
 import { compileSubstitution, isSubstitution, substitute, type Substitution } from './substitution';
 

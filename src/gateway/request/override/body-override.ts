@@ -13,7 +13,7 @@
  * are (./method-override).
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import type { RouteTable } from '../../route-table';
+import type { RouteTable } from '../../match/route-table';
 import { peekBody } from '../../stages/auth-body';
 import { bodyTexts, decodedBody } from './body-text';
 import { overriddenMethods } from './method-override';

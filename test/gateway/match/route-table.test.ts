@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { IncomingHttpHeaders } from 'node:http';
-import { configFromRecords, rewritePath, RouteTable, type MappingRecord } from '../../src/gateway';
-import { HttpError } from '../../src/http';
+import { configFromRecords, rewritePath, RouteTable, type MappingRecord } from '../../../src/gateway';
+import { HttpError } from '../../../src/http';
 
 let n = 0;
 function mappings(...records: Record<string, unknown>[]): MappingRecord[] {

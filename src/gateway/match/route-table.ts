@@ -1,5 +1,5 @@
 /**
- * @module gateway/route-table
+ * @module gateway/match/route-table
  * Which Mapping a request goes to, and the path it is forwarded with.
  *
  * Match order: `precedence` (higher first), then the longer `prefix` (for
@@ -31,10 +31,10 @@
  * ASCII to a letter (`ſ` to s) is a 400.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { HttpError } from '../http';
-import { endOfUnicodeFolded } from './match/case-fold';
-import { RequestReading } from './match/conditions';
-import { otherReadings, type QueryCondition, type QueryReading } from './match/query';
+import { HttpError } from '../../http';
+import { endOfUnicodeFolded } from './case-fold';
+import { RequestReading } from './conditions';
+import { otherReadings, type QueryCondition, type QueryReading } from './query';
 import {
   compareRoutes,
   compileRoute,
@@ -44,11 +44,11 @@ import {
   routeMatches,
   type Route,
   type RouteSpec,
-} from './match/route';
-import { substitute } from './match/substitution';
-import { runAtOnce, sortSteps, type Steps } from './slices';
+} from './route';
+import { substitute } from './substitution';
+import { runAtOnce, sortSteps, type Steps } from '../slices';
 
-export type { Route, RouteSpec } from './match/route';
+export type { Route, RouteSpec } from './route';
 
 /** Options of a route table. */
 export interface RouteTableOptions<T = unknown> {
