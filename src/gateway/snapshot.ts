@@ -14,7 +14,7 @@ import {
   type RateLimitServiceRecord,
   type RecordSource,
 } from './config/schema';
-import { formatHostPattern } from './request/host-match';
+import { formatHostPattern } from './match/host-match';
 import { describeMatch, groupPercents, type MatchDescription } from './match/describe';
 import type { Route, RouteTable } from './match/route-table';
 import { runAtOnce, type Steps } from './slices';

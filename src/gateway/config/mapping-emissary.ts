@@ -10,7 +10,7 @@
  * of "unknown field".
  */
 import { z } from 'zod';
-import { formatHostPattern, parseHostPattern } from '../request/host-match';
+import { formatHostPattern, parseHostPattern } from '../match/host-match';
 
 /** A host pattern field: read in its normal form (lower case, no trailing dot) or refused with why. */
 function hostField(globs: boolean) {

@@ -14,7 +14,7 @@
  * `regex_max_size` when the configuration is built.
  */
 import { z } from 'zod';
-import { formatHostPattern, parseHostPattern } from '../request/host-match';
+import { formatHostPattern, parseHostPattern } from '../match/host-match';
 import { regexSyntaxProblem } from '../match/regex';
 import { compileSubstitution, isSubstitution } from '../match/substitution';
 import { HEADER_NAME } from './headers';

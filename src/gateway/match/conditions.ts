@@ -17,7 +17,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { headerText } from '../../http';
 import type { MappingRecord } from '../config/schema';
-import { canonicalIPv6 } from '../request/host-match';
+import { canonicalIPv6 } from './host-match';
 import { ParsedQuery, queryMatches, type QueryCondition, type QueryReading } from './query';
 import { compileRegex, DEFAULT_REGEX_MAX_SIZE, type RE2JS } from './regex';
 import { compileSubstitution, isSubstitution, type Substitution } from './substitution';

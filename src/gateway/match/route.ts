@@ -7,7 +7,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { HeaderCondition, MappingRecord } from '../config/schema';
-import { hostMatches, hostSpecificity, parseHostPattern, type HostPattern } from '../request/host-match';
+import { hostMatches, hostSpecificity, parseHostPattern, type HostPattern } from './host-match';
 import { matchKey, settleGroup, WeightGroup } from './canary';
 import { foldCase, startsWithFolded } from './case-fold';
 import {

@@ -13,7 +13,7 @@
  * only some paths below the prefix are allowed: which ones they are is what
  * the pattern was written for.
  */
-import { hostMatches, type HostPattern } from '../request/host-match';
+import { hostMatches, type HostPattern } from './host-match';
 import type { Route } from './route';
 import type { Steps } from '../slices';
 

@@ -15,7 +15,7 @@
  */
 import type { Context } from 'koa';
 import { headerCountRefusal, HttpError, repeatedHeader, requestHost, transferCodingRefusal } from '../../http';
-import { isHostValue } from './host-match';
+import { isHostValue } from '../match/host-match';
 
 const SLASH = 47;
 const ABSOLUTE = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)/;

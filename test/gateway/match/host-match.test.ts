@@ -5,7 +5,7 @@ import {
   isHostValue,
   parseHostPattern,
   type HostPattern,
-} from '../../../src/gateway/request/host-match';
+} from '../../../src/gateway/match/host-match';
 
 function pattern(text: string, globs = true): HostPattern {
   const parsed = parseHostPattern(text, globs);

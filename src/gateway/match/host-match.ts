@@ -1,5 +1,5 @@
 /**
- * @module gateway/request/host-match
+ * @module gateway/match/host-match
  * A Mapping's host constraint (`hostname`, as Emissary 2 and 3 write it, or
  * the older `host`) and how a request's Host is held against it.
  *
