@@ -21,7 +21,7 @@ import {
   type RateLimitServiceRecord,
 } from './config/schema';
 import { ConfigError, configProblem, type ConfigProblem } from './config/problems';
-import { moduleHandler, type ModuleHandler } from './dispatch';
+import { moduleHandler, type ModuleHandler } from './module-handler';
 import { compileHeaderEdits, type HeaderEdits } from './request/headers/header-edits';
 import { OVERRIDE_HEADERS } from './request/override/method-override';
 import { groupProblemsSteps } from './match/canary';

@@ -1,5 +1,5 @@
 /**
- * @module gateway/dispatch
+ * @module gateway/module-handler
  * In-process routing: a module's Koa app, composed once, to run on the
  * gateway's own context as koa-mount runs a mounted app; and the apps it
  * mounts, entered straight.

@@ -1,5 +1,5 @@
 /**
- * @module test/gateway/dispatch
+ * @module test/gateway/module-handler
  * A module that names the apps it mounts is entered at the mounted app for
  * the paths under it, and answers every path exactly as its whole app does.
  */
@@ -26,7 +26,7 @@ function mountingModule(name: string, named: boolean): { module: GatehouseModule
   return { module: { name, app, ...(named ? { mounts: { '/inner': inner } } : {}) }, outerRuns: () => outer };
 }
 
-describe('gateway dispatch to the apps a module mounts', () => {
+describe('gateway: a module that mounts apps', () => {
   let gateway: Gateway;
   let server: http.Server;
   let base: string;
