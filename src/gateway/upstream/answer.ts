@@ -8,7 +8,7 @@ import type { Context } from 'koa';
 import { isIP } from 'node:net';
 import { hasOtherTransferCoding, HttpError } from '../../http';
 import type { UpstreamFailure } from '../events';
-import { copyResponseHeaders, failureOf, ignore } from './proxy';
+import { copyResponseHeaders, failureOf, ignore } from './headers';
 import type { UpstreamAnswer } from './call';
 import type { TryFailure } from './retry';
 

@@ -22,7 +22,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { finished, Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { HttpError, parseRawHeaders, undici } from '../../http';
-import { ignore } from './proxy';
+import { ignore } from './headers';
 
 /**
  * Answers up to this size with a known length are read whole and sent as one

@@ -18,7 +18,7 @@ import type { Dispatcher } from 'undici';
 import { bodyFailure, HttpError, markCutShort } from '../../http';
 import { peekBody, type PeekedBody } from '../stages/auth-body';
 import type { UpstreamFailure } from '../events';
-import { failureOf, keepSocket, upstreamFailure, upstreamRequestHeaders, type ForwardOptions } from './proxy';
+import { failureOf, keepSocket, upstreamFailure, upstreamRequestHeaders, type ForwardOptions } from './headers';
 import { deliverAnswer, shorter, tlsName, tryFailureOf, type Delivery } from './answer';
 import { AnswerBodyError, call, discard, type UpstreamAnswer, type UpstreamCall } from './call';
 import type { Waiting } from './endpoints/breaker';

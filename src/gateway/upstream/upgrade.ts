@@ -23,7 +23,7 @@ import {
   type UpgradeHandover,
 } from '../../http';
 import { isHopByHop } from '../request/headers/hop-by-hop';
-import { copyResponseHeaders, failureOf, upstreamFailure, upstreamRequestHeaders, type ForwardOptions } from './proxy';
+import { copyResponseHeaders, failureOf, upstreamFailure, upstreamRequestHeaders, type ForwardOptions } from './headers';
 import type { RouteUpstream } from '.';
 
 /**

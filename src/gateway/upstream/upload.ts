@@ -7,7 +7,7 @@
  * timers of the answer count, and, with `idle_timeout_ms`, for its silence.
  */
 import type { IncomingMessage } from 'node:http';
-import { keepSocket } from './proxy';
+import { keepSocket } from './headers';
 
 /** Envoy's default `per_connection_buffer_limit_bytes`: the largest body a retry sends again. */
 export const DEFAULT_RETRY_BUFFER_BYTES = 1024 * 1024;

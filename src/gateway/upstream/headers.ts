@@ -1,5 +1,5 @@
 /**
- * @module gateway/upstream/proxy
+ * @module gateway/upstream/headers
  * What forwarding to a remote upstream is made of (see `./forward`):
  * the headers it is sent (hop-by-hop removed, `X-Forwarded-For/-Proto/-Host`
  * and `Forwarded` set) and those copied from its answer, and the error body
