@@ -1,21 +1,15 @@
 /**
  * @module gateway/upstream/answer
  * An upstream's answer handed to `ctx` (read whole, or streamed), and the
- * small readings a forward makes of a try: how it failed, the shorter of two
- * limits, the name TLS presents.
+ * small readings a forward makes of a try: the shorter of two limits, the
+ * name TLS presents.
  */
 import type { Context } from 'koa';
 import { isIP } from 'node:net';
 import { hasOtherTransferCoding, HttpError } from '../../http';
 import type { UpstreamFailure } from '../events';
-import { copyResponseHeaders, failureOf, ignore } from './headers';
+import { copyResponseHeaders, ignore } from './headers';
 import type { UpstreamAnswer } from './call';
-import type { TryFailure } from './retry';
-
-/** Whether a try failed to connect (the request never reached the upstream), or later. */
-export function tryFailureOf(err: unknown): TryFailure {
-  return failureOf(err) === 'refused' ? 'connect' : 'reset';
-}
 
 /** The shorter of two limits, 0 standing for none. */
 export function shorter(a: number, b: number): number {

@@ -2,15 +2,13 @@
  * @module gateway/upstream/headers
  * What forwarding to a remote upstream is made of (see `./forward`):
  * the headers it is sent (hop-by-hop removed, `X-Forwarded-For/-Proto/-Host`
- * and `Forwarded` set) and those copied from its answer, and the error body
- * of a failure: 504 past `timeout_ms`, 503 when the upstream cannot be
- * reached, 502 for anything else it does wrong.
+ * and `Forwarded` set) and those copied from its answer.
  */
 import type { Context } from 'koa';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { connectionNamed, headerName, HttpError, requestHost } from '../../http';
+import { connectionNamed, headerName, requestHost } from '../../http';
 import type { StreamedBodyGuard } from '../request/body-limit';
-import type { GatewayEvents, UpstreamFailure } from '../events';
+import type { GatewayEvents } from '../events';
 import { isHopByHop } from '../request/headers/hop-by-hop';
 import { clientAddress, forwardedHeader } from '../request/headers/forwarded';
 
@@ -79,41 +77,6 @@ export function copyResponseHeaders(ctx: Context, headers: IncomingHttpHeaders):
     if (named !== null && named.includes(name)) continue;
     const value = headers[name];
     if (value !== undefined) res.setHeader(headerName(name), value);
-  }
-}
-
-/**
- * What kind of failure an error of undici's is. Not connecting within
- * `connect_timeout_ms` is the upstream being unreachable, as Envoy answers
- * it (503), not slow.
- */
-export function failureOf(err: unknown): UpstreamFailure {
-  switch ((err as { code?: string } | null)?.code) {
-    case 'UND_ERR_HEADERS_TIMEOUT':
-    case 'UND_ERR_BODY_TIMEOUT':
-      return 'timeout';
-    case 'UND_ERR_CONNECT_TIMEOUT':
-    case 'EADDRNOTAVAIL':
-    case 'ECONNREFUSED':
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-    case 'EHOSTUNREACH':
-    case 'ENETUNREACH':
-      return 'refused';
-    default:
-      return 'other';
-  }
-}
-
-/** The answer for an upstream that failed before sending its response headers. */
-export function upstreamFailure(failure: UpstreamFailure, err: unknown, timeoutMs: number): HttpError {
-  switch (failure) {
-    case 'timeout':
-      return HttpError.of('UPSTREAM_TIMEOUT', { timeoutMs }, { cause: err });
-    case 'refused':
-      return HttpError.of('UPSTREAM_UNAVAILABLE', { cause: err });
-    default:
-      return HttpError.of('UPSTREAM_FAILED', { cause: err });
   }
 }
 

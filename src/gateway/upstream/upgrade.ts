@@ -23,7 +23,8 @@ import {
   type UpgradeHandover,
 } from '../../http';
 import { isHopByHop } from '../request/headers/hop-by-hop';
-import { copyResponseHeaders, failureOf, upstreamFailure, upstreamRequestHeaders, type ForwardOptions } from './headers';
+import { copyResponseHeaders, upstreamRequestHeaders, type ForwardOptions } from './headers';
+import { failureOf, upstreamFailure } from './failures';
 import type { RouteUpstream } from '.';
 
 /**
