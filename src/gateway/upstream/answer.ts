@@ -8,8 +8,11 @@ import type { Context } from 'koa';
 import { isIP } from 'node:net';
 import { hasOtherTransferCoding, HttpError } from '../../http';
 import type { UpstreamFailure } from '../events';
-import { copyResponseHeaders, ignore } from './headers';
+import { copyResponseHeaders } from './headers';
 import type { UpstreamAnswer } from './call';
+
+/** The error listener of a stream given up: what fails in it after that is no one's to answer. */
+function ignore(): void {}
 
 /** The shorter of two limits, 0 standing for none. */
 export function shorter(a: number, b: number): number {

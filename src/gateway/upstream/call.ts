@@ -22,7 +22,9 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { finished, Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { HttpError, parseRawHeaders, undici } from '../../http';
-import { ignore } from './headers';
+
+/** The error listener of a stream given up: what fails in it after that is no one's to answer. */
+function ignore(): void {}
 
 /**
  * Answers up to this size with a known length are read whole and sent as one

@@ -18,7 +18,7 @@ import type { Dispatcher } from 'undici';
 import { bodyFailure, HttpError, markCutShort } from '../../http';
 import { peekBody, type PeekedBody } from '../stages/auth-body';
 import type { UpstreamFailure } from '../events';
-import { keepSocket, upstreamRequestHeaders, type ForwardOptions } from './headers';
+import { upstreamRequestHeaders } from './headers';
 import { deliverAnswer, shorter, tlsName, type Delivery } from './answer';
 import { failureOf, tryFailureOf, upstreamFailure } from './failures';
 import { AnswerBodyError, call, discard, type UpstreamAnswer, type UpstreamCall } from './call';
@@ -26,7 +26,8 @@ import type { Waiting } from './endpoints/breaker';
 import type { RouteUpstream } from './endpoints/clusters';
 import type { Endpoint } from './endpoints/endpoint';
 import { requestKey, type RequestKey } from './endpoints/hash-key';
-import { DEFAULT_RETRY_BUFFER_BYTES, UploadWatch } from './upload';
+import type { ForwardOptions } from './types';
+import { DEFAULT_RETRY_BUFFER_BYTES, keepSocket, UploadWatch } from './upload';
 import { backoffMs, retriesFailure, retriesStatus, type TryFailure } from './retry';
 
 const NONE: readonly string[] = [];

@@ -1,32 +1,14 @@
 /**
  * @module gateway/upstream/headers
- * What forwarding to a remote upstream is made of (see `./forward`):
- * the headers it is sent (hop-by-hop removed, `X-Forwarded-For/-Proto/-Host`
+ * The headers of a forward to a remote upstream (see `./forward`):
+ * those it is sent (hop-by-hop removed, `X-Forwarded-For/-Proto/-Host`
  * and `Forwarded` set) and those copied from its answer.
  */
 import type { Context } from 'koa';
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import { connectionNamed, headerName, requestHost } from '../../http';
-import type { StreamedBodyGuard } from '../request/body-limit';
-import type { GatewayEvents } from '../events';
 import { isHopByHop } from '../request/headers/hop-by-hop';
 import { clientAddress, forwardedHeader } from '../request/headers/forwarded';
-
-export function ignore(): void {}
-
-/**
- * undici detaches the socket from a request body it is done with (so that
- * destroying the body cannot close the connection), but Koa reads the client
- * address and protocol from `req.socket`, and so may anything that runs after
- * the gateway (its access log, a host app): once the body is closed, the
- * socket goes back.
- */
-export function keepSocket(req: IncomingMessage): void {
-  const socket = req.socket;
-  req.once('close', () => {
-    if (req.socket === null) req.socket = socket;
-  });
-}
 
 /**
  * The headers the upstream is sent. `X-Forwarded-*` and `Forwarded` are
@@ -78,22 +60,4 @@ export function copyResponseHeaders(ctx: Context, headers: IncomingHttpHeaders):
     const value = headers[name];
     if (value !== undefined) res.setHeader(headerName(name), value);
   }
-}
-
-/** How one request is forwarded: its path (base, rewrite and query applied) and limits. */
-export interface ForwardOptions {
-  readonly path: string;
-  /** How long to wait for the response headers once the request body is sent, and then between parts of the answer; 0 for ever. */
-  readonly timeoutMs: number;
-  /** The counter of a body of unknown length, when there is one. */
-  readonly guard: StreamedBodyGuard | null;
-  /** The mapping's name, for {@link GatewayEvents.upstreamError}. */
-  readonly route?: string;
-  readonly events?: GatewayEvents;
-  /** The route's `remove_request_headers` (lower case): an `X-Forwarded-*` among them is not written. */
-  readonly removedHeaders?: readonly string[];
-  /** The route's `host_rewrite`: the Host the upstream is sent instead of its own `host:port`. */
-  readonly hostRewrite?: string;
-  /** The largest request body a retry sends again; a longer one is streamed, and not retried. Default 1 MiB. */
-  readonly retryBufferBytes?: number;
 }

@@ -23,7 +23,8 @@ import {
   type UpgradeHandover,
 } from '../../http';
 import { isHopByHop } from '../request/headers/hop-by-hop';
-import { copyResponseHeaders, upstreamRequestHeaders, type ForwardOptions } from './headers';
+import { copyResponseHeaders, upstreamRequestHeaders } from './headers';
+import type { ForwardOptions } from './types';
 import { failureOf, upstreamFailure } from './failures';
 import type { RouteUpstream } from '.';
 

@@ -4,10 +4,24 @@
  * that retries keeps to send again (Envoy's buffer limit; past it the body
  * streams and its request is not retried, Envoy's
  * `retry_or_shadow_abandoned`), and the watch for its end, from which the
- * timers of the answer count, and, with `idle_timeout_ms`, for its silence.
+ * timers of the answer count, and, with `idle_timeout_ms`, for its silence;
+ * and its socket, kept on the request once undici lets go of the body.
  */
 import type { IncomingMessage } from 'node:http';
-import { keepSocket } from './headers';
+
+/**
+ * undici detaches the socket from a request body it is done with (so that
+ * destroying the body cannot close the connection), but Koa reads the client
+ * address and protocol from `req.socket`, and so may anything that runs after
+ * the gateway (its access log, a host app): once the body is closed, the
+ * socket goes back.
+ */
+export function keepSocket(req: IncomingMessage): void {
+  const socket = req.socket;
+  req.once('close', () => {
+    if (req.socket === null) req.socket = socket;
+  });
+}
 
 /** Envoy's default `per_connection_buffer_limit_bytes`: the largest body a retry sends again. */
 export const DEFAULT_RETRY_BUFFER_BYTES = 1024 * 1024;
