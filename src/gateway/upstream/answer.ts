@@ -1,11 +1,8 @@
 /**
  * @module gateway/upstream/answer
- * An upstream's answer handed to `ctx` (read whole, or streamed), and the
- * small readings a forward makes of a try: the shorter of two limits, the
- * name TLS presents.
+ * An upstream's answer handed to `ctx`: read whole, or streamed.
  */
 import type { Context } from 'koa';
-import { isIP } from 'node:net';
 import { hasOtherTransferCoding, HttpError } from '../../http';
 import type { UpstreamFailure } from '../events';
 import { copyResponseHeaders } from './headers';
@@ -13,17 +10,6 @@ import type { UpstreamAnswer } from './call';
 
 /** The error listener of a stream given up: what fails in it after that is no one's to answer. */
 function ignore(): void {}
-
-/** The shorter of two limits, 0 standing for none. */
-export function shorter(a: number, b: number): number {
-  return a === 0 ? b : b === 0 ? a : Math.min(a, b);
-}
-
-/** The host of a `host[:port]`, for TLS to present; undefined for an IP address, which TLS does not present. */
-export function tlsName(host: string): string | undefined {
-  const name = host.startsWith('[') ? host.slice(1, host.indexOf(']')) : host.replace(/:[0-9]*$/, '');
-  return isIP(name) === 0 ? name : undefined;
-}
 
 /** What delivering an answer needs of its exchange. */
 export interface Delivery {

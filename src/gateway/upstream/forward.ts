@@ -19,7 +19,7 @@ import { bodyFailure, HttpError, markCutShort } from '../../http';
 import { peekBody, type PeekedBody } from '../stages/auth-body';
 import type { UpstreamFailure } from '../events';
 import { upstreamRequestHeaders } from './headers';
-import { deliverAnswer, shorter, tlsName, type Delivery } from './answer';
+import { deliverAnswer, type Delivery } from './answer';
 import { failureOf, tryFailureOf, upstreamFailure } from './failures';
 import { AnswerBodyError, call, discard, type UpstreamAnswer, type UpstreamCall } from './call';
 import type { Waiting } from './endpoints/breaker';
@@ -29,6 +29,12 @@ import { requestKey, type RequestKey } from './endpoints/hash-key';
 import type { ForwardOptions } from './types';
 import { DEFAULT_RETRY_BUFFER_BYTES, keepSocket, UploadWatch } from './upload';
 import { backoffMs, retriesFailure, retriesStatus, type TryFailure } from './retry';
+import { tlsName } from './service';
+
+/** The shorter of two limits, 0 standing for none. */
+function shorter(a: number, b: number): number {
+  return a === 0 ? b : b === 0 ? a : Math.min(a, b);
+}
 
 const NONE: readonly string[] = [];
 const NO_KEY: RequestKey = { key: undefined };

@@ -143,6 +143,12 @@ export function parseEndpointAddress(text: string, port: number, context: NameCo
   return { hostname: parts.hostname, port: parts.port ?? port, lookups: lookupNames(parts.hostname, context) };
 }
 
+/** The host of a `host[:port]`, for TLS to present; undefined for an IP address, which TLS does not present. */
+export function tlsName(host: string): string | undefined {
+  const name = host.startsWith('[') ? host.slice(1, host.indexOf(']')) : host.replace(/:[0-9]*$/, '');
+  return isIP(name) === 0 ? name : undefined;
+}
+
 /** `http(s)://host:port` of an address, an IPv6 one in brackets. */
 export function originOf(secure: boolean, address: string, port: number): string {
   return `${secure ? 'https' : 'http'}://${address.includes(':') ? `[${address}]` : address}:${port}`;
