@@ -19,7 +19,7 @@ import { bodyFailure, HttpError, markCutShort } from '../../http';
 import { peekBody, type PeekedBody } from '../stages/auth-body';
 import type { UpstreamFailure } from '../events';
 import { upstreamRequestHeaders } from './headers';
-import { deliverAnswer, type Delivery } from './answer';
+import { deliverAnswer, type Delivery } from './deliver';
 import { failureOf, tryFailureOf, upstreamFailure } from './failures';
 import { AnswerBodyError, call, discard, type UpstreamAnswer, type UpstreamCall } from './call';
 import type { Waiting } from './endpoints/breaker';

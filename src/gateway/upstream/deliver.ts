@@ -1,5 +1,5 @@
 /**
- * @module gateway/upstream/answer
+ * @module gateway/upstream/deliver
  * An upstream's answer handed to `ctx`: read whole, or streamed.
  */
 import type { Context } from 'koa';
