@@ -1,44 +1,27 @@
 /**
  * @module gateway/gateway
- * The gateway as a Koa app: the request's own checks, path normalisation,
- * the gateway's own paths, route match and CORS, then what a routed request
- * runs (./routed). What a request uses lives in one runtime object that
- * `reconfigure` swaps whole; a request keeps the runtime it started with.
+ * The gateway as a Koa app whose one middleware admits and routes each
+ * request (./admit, ./routed), and the handle that changes what it serves.
+ * What a request uses lives in one runtime object that `reconfigure` swaps
+ * whole; a request keeps the runtime it started with.
  */
-import Koa, { type Context, type Middleware } from 'koa';
-import {
-  basePath,
-  errorResponder,
-  HttpError,
-  leanKoa,
-  ORIGINAL_PATH,
-  setPath,
-  type ErrorHandlerOptions,
-} from '../http';
+import Koa from 'koa';
+import { errorResponder, leanKoa, type ErrorHandlerOptions } from '../http';
+import { createAdmission } from './admit';
 import { createAuthStage } from './stages/auth-stage';
-import { dropClaimedUser, dropPathOverrides } from './request/headers/claimed-user';
-import { dropProxyOwnedHeaders } from './request/headers/proxy-owned';
-import { DEFAULT_BODY_LIMIT, declaredTooLarge, guardStreamedBody, hasUnsizedBody } from './request/body-limit';
+import { DEFAULT_BODY_LIMIT } from './request/body-limit';
 import { ConfigError, type ConfigProblem } from './config/problems';
 import type { GatewayConfig } from './config/schema';
 import { NO_EVENTS, type GatewayEvents } from './events';
-import { dropNominatedHeaders } from './request/headers/hop-by-hop';
-import { dropLookalikes } from './request/headers/lookalike-headers';
-import { overriddenMethods } from './request/override/method-override';
-import { bodyMayOverride, refuseBodyOverride } from './request/override/body-override';
 import type { ModuleRegistry } from './module';
-import { OWN_PREFIX, ownPaths } from './own-paths';
-import { normalisePath, unsafeEscapeError, withoutParameters } from './request/path';
+import { ownPaths } from './own-paths';
 import { createRateLimitStage } from './stages/ratelimit-stage';
-import { admitRequest } from './request/request-target';
-import type { Route } from './match/route-table';
 import { createRouted } from './routed';
 import {
   buildRuntime,
   buildRuntimeSteps,
   disposeRuntime,
   retireRuntime,
-  type RouteTarget,
   type Runtime,
   type StageFactories,
   type UpstreamOptions,
@@ -110,19 +93,6 @@ export interface PreparedConfig {
   discard(): Promise<void>;
 }
 
-/** What a preflight asks to send, as a route's `method` is spelled. */
-function requestedMethod(ctx: Context): string {
-  return String(ctx.req.headers['access-control-request-method']).toUpperCase();
-}
-
-async function notFound(): Promise<never> {
-  throw HttpError.of('NOT_FOUND');
-}
-
-function nothing(): Promise<void> {
-  return Promise.resolve();
-}
-
 /** Builds a gateway. Throws a {@link ConfigError} when `config` cannot be served. */
 export function createGateway(options: GatewayOptions = {}): Gateway {
   const modules: ModuleRegistry = options.modules ?? new Map();
@@ -143,111 +113,17 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
   let closed = false;
   // Replaced runtimes still finishing requests, so that close() can close them too.
   const retiring = new Set<Runtime>();
-  const answerOwnPath = ownPaths(() => current, options.readiness);
-  const pass = createRouted({ bodyLimit, errors, events, upstreams });
-
-  /** Answers a CORS preflight with `cors`, without auth: browsers send no credentials with one. */
-  function answerPreflight(
-    ctx: Context,
-    cors: Middleware,
-    route: Route<RouteTarget> | undefined,
-    path: string,
-  ): Promise<void> {
-    if (route) ctx.state.mapping = route.mapping;
-    ctx.state[ORIGINAL_PATH] = ctx.originalUrl === ctx.url ? path : basePath(ctx) + path;
-    return cors(ctx, nothing) as Promise<void>;
-  }
-
-  /**
-   * The gateway's one middleware: routes the request, and answers every
-   * error on its way, and an error status left without a body, with the
-   * error body, as the error handler in front of it would, one async step less.
-   */
-  async function handle(ctx: Context): Promise<void> {
-    try {
-      // First of all: without an AuthService, on a path no route matches, or on
-      // the gateway's own paths, a client's X-Travel-User would otherwise reach
-      // a backend or the access log as if the auth service had named that user.
-      const req = ctx.req;
-      dropClaimedUser(req);
-      dropPathOverrides(req);
-      dropProxyOwnedHeaders(req, ctx.request.app.proxy);
-      const host = admitRequest(ctx);
-      // Read from the request itself: ctx's getters only pass on to it.
-      const request = ctx.request;
-      const method = request.method;
-      const seen = request.path;
-      const path = normalisePath(seen);
-      if (path.startsWith(OWN_PREFIX) && (await answerOwnPath(ctx, path))) return errors.fillEmpty(ctx);
-      const rt = current;
-      if (rt === null) throw HttpError.of('NO_CONFIGURATION');
-      const headers = req.headers;
-      dropNominatedHeaders(headers);
-      // Before matching: a backend reads `X_Api_Key` as the `X-Api-Key` a label or a Mapping's `headers` never saw.
-      dropLookalikes(req, rt.ownedHeaders);
-      // A preflight is routed by the method it asks about, so that a route limited to that method answers it.
-      const preflight =
-        method === 'OPTIONS' && headers.origin !== undefined && headers['access-control-request-method'] !== undefined;
-      const plain = withoutParameters(path);
-      // Answered by the CORS policy, a preflight reaches no backend to act on an override.
-      // The query as it is forwarded: what follows a `#` reaches no backend.
-      const query = request.querystring;
-      const overrides = overriddenMethods(headers, query);
-      let route = rt.table.matchAlike(
-        path,
-        plain,
-        preflight ? requestedMethod(ctx) : method,
-        headers,
-        host,
-        preflight ? undefined : overrides,
-        query,
-      );
-      let cors = route === undefined ? rt.cors : route.target.cors;
-      if (preflight) {
-        if (cors !== undefined) {
-          await answerPreflight(ctx, cors, route, path);
-          return errors.fillEmpty(ctx);
-        }
-        // No policy for it: an OPTIONS request like any other.
-        route = rt.table.matchAlike(path, plain, method, headers, host, overrides, query);
-        cors = route === undefined ? rt.cors : route.target.cors;
-      }
-      if (route === undefined) {
-        if (cors === undefined) throw HttpError.of('NOT_FOUND');
-        // The gateway-wide policy makes the 404 readable cross-origin.
-        await cors(ctx, notFound);
-        return errors.fillEmpty(ctx);
-      }
-      if (!route.mapping.allow_unsafe_path_escapes) {
-        const unsafe = unsafeEscapeError(path);
-        if (unsafe !== undefined) throw HttpError.of(unsafe);
-      }
-      const tooLarge = declaredTooLarge(req, bodyLimit);
-      const guard = !tooLarge && hasUnsizedBody(req) ? guardStreamedBody(req, bodyLimit) : null;
-
-      const state = ctx.state;
-      state.mapping = route.mapping;
-      state[ORIGINAL_PATH] = ctx.originalUrl === req.url ? path : basePath(ctx) + path;
-      if (path !== seen) setPath(ctx, path);
-      rt.active++;
-      try {
-        // After the guard: a body read for its override is held to the body limit as any other.
-        if (!tooLarge && !preflight && bodyMayOverride(method, headers))
-          await refuseBodyOverride(req, rt.table, { path, plain, method, headers, host, query }, bodyLimit);
-        if (cors === undefined) await pass(ctx, rt, route, path, guard, tooLarge);
-        else await cors(ctx, () => pass(ctx, rt, route, path, guard, tooLarge));
-      } finally {
-        if (--rt.active === 0 && rt.retired) {
-          retiring.delete(rt);
-          void disposeRuntime(rt);
-        }
-        if (path !== seen) setPath(ctx, seen);
-      }
-      errors.fillEmpty(ctx);
-    } catch (err) {
-      errors.answer(ctx, err);
-    }
-  }
+  const handle = createAdmission({
+    runtime: () => current,
+    ownPath: ownPaths(() => current, options.readiness),
+    bodyLimit,
+    errors,
+    routed: createRouted({ bodyLimit, errors, events, upstreams }),
+    released(rt) {
+      retiring.delete(rt);
+      void disposeRuntime(rt);
+    },
+  });
 
   // One trusted hop: ctx.ip is the address the proxy wrote last, as trustedClientAddress reads it.
   const app = leanKoa(new Koa({ proxy: options.trustProxy ?? false, maxIpsCount: 1 }));

@@ -10,11 +10,11 @@
  *
  * The scheme must be http or https (either way, the connection says which
  * protocol the request came over); an authority with user information, or
- * one that is no `host[:port]`, is a 400. {@link admitRequest} makes every
- * check a request passes before it is routed, these among them.
+ * one that is no `host[:port]`, is a 400. The Host checks are here too;
+ * ../admit runs them in their place among the gateway's other refusals.
  */
 import type { Context } from 'koa';
-import { headerCountRefusal, HttpError, repeatedHeader, requestHost, transferCodingRefusal } from '../../http';
+import { HttpError, repeatedHeader } from '../../http';
 import { isHostValue } from '../match/host-match';
 
 const SLASH = 47;
@@ -79,42 +79,4 @@ export function refuseMalformedHost(
   error: 'HOST_MALFORMED' | 'FORWARDED_HOST_MALFORMED' = 'HOST_MALFORMED',
 ): void {
   if (host !== undefined && !isHostValue(host)) throw HttpError.of(error);
-}
-
-/**
- * The checks a request passes before it is routed, and the host it is routed
- * by: the one modules and upstreams are told of (`ctx.host`), behind a
- * trusted proxy its X-Forwarded-Host, over HTTP/2 the `:authority`. Matched
- * against any other, a request for one host would reach the Mappings of
- * another. Throws an {@link HttpError} for a request that cannot be routed
- * safely.
- */
-export function admitRequest(ctx: Context): string {
-  const req = ctx.req;
-  // Upgrades are not proxied: the request is served as plain HTTP (RFC 9110
-  // §7.8). Node's parser drops whatever the client sent right behind such a
-  // request, so a request pipelined after it would wait for ever: the
-  // answer closes the connection instead.
-  if (req.headers.upgrade !== undefined) ctx.res.shouldKeepAlive = false;
-  // The fields past the parser's count framed the body unseen: nothing after it on the connection is read.
-  const tooMany = headerCountRefusal(req.rawHeaders);
-  if (tooMany !== undefined) {
-    ctx.res.shouldKeepAlive = false;
-    throw tooMany;
-  }
-  // A body whose framing or coding the gateway cannot vouch for reaches no
-  // module or upstream, and nothing after it on that connection is read.
-  if (req.headers['transfer-encoding'] !== undefined) {
-    const refusal = transferCodingRefusal(req);
-    if (refusal !== undefined) {
-      ctx.res.shouldKeepAlive = false;
-      throw refusal;
-    }
-  }
-  refuseRepeatedHost(req.rawHeaders);
-  toOriginForm(ctx);
-  refuseMalformedHost(req.headers.host);
-  const host = requestHost(ctx);
-  if (host !== req.headers.host) refuseMalformedHost(host, 'FORWARDED_HOST_MALFORMED');
-  return host;
 }

@@ -1,0 +1,254 @@
+/**
+ * @module gateway/admit
+ * What the gateway refuses, in order: the gateway's one middleware, each
+ * step named after what it refuses or drops, then the routed part
+ * (./routed). Every refusal is an {@link HttpError} answered with the error
+ * body.
+ *
+ *  1. an identity or a path a client claims: `X-Travel-User`, path overrides,
+ *     proxy headers from an untrusted client (dropped);
+ *  2. a framing the gateway cannot vouch for: a request pipelined behind an
+ *     upgrade, more header lines than were parsed (431), a transfer coding
+ *     it cannot pass on (400, 501); the connection is closed after;
+ *  3. a host it cannot route by: two Host lines, an absolute target it
+ *     cannot use, a malformed Host or X-Forwarded-Host (400);
+ *  4. a path it cannot normalise (400); then the gateway's own paths are
+ *     answered;
+ *  5. any request while no configuration is loaded (503);
+ *  6. headers `Connection` nominates, and lookalikes of those the routes
+ *     read (dropped);
+ *  7. a method override that would route elsewhere (400), and a path no
+ *     route matches (404); a CORS preflight is answered by its policy;
+ *  8. escapes its route does not allow in a path (400);
+ *  9. a body declared past the limit (413, answered once routed, with the
+ *     route's response edits); a body of unknown length is counted;
+ * 10. a POST whose body names a method override that would route elsewhere
+ *     (400);
+ * then, once routed: auth, the rate limit, the forward (./routed).
+ */
+import type { Context, Middleware } from 'koa';
+import {
+  basePath,
+  headerCountRefusal,
+  HttpError,
+  ORIGINAL_PATH,
+  requestHost,
+  setPath,
+  transferCodingRefusal,
+  type ErrorResponder,
+} from '../http';
+import type { Route } from './match/route-table';
+import { OWN_PREFIX } from './own-paths';
+import { DEFAULT_BODY_LIMIT, declaredTooLarge, guardStreamedBody, hasUnsizedBody } from './request/body-limit';
+import { dropClaimedUser, dropPathOverrides } from './request/headers/claimed-user';
+import { dropNominatedHeaders } from './request/headers/hop-by-hop';
+import { dropLookalikes } from './request/headers/lookalike-headers';
+import { dropProxyOwnedHeaders } from './request/headers/proxy-owned';
+import { bodyMayOverride, refuseBodyOverride } from './request/override/body-override';
+import { overriddenMethods } from './request/override/method-override';
+import { normalisePath, unsafeEscapeError, withoutParameters } from './request/path';
+import { refuseMalformedHost, refuseRepeatedHost, toOriginForm } from './request/request-target';
+import type { RunRouted } from './routed';
+import type { RouteTarget, Runtime } from './runtime';
+
+/** What the gateway's middleware is built from. */
+export interface AdmissionOptions {
+  /** The runtime a request starts with, or null while no configuration is loaded. */
+  readonly runtime: () => Runtime | null;
+  /** Answers the gateway's own paths: resolves true when it answered `path`. */
+  readonly ownPath: (ctx: Context, path: string) => Promise<boolean>;
+  /** Largest request body, in bytes. Default {@link DEFAULT_BODY_LIMIT}. */
+  readonly bodyLimit?: number;
+  readonly errors: ErrorResponder;
+  /** Runs a request once it is admitted and routed. */
+  readonly routed: RunRouted;
+  /** Told of a retired runtime once its last request is done, to be closed. */
+  readonly released: (rt: Runtime) => void;
+}
+
+/**
+ * Upgrades are served as plain HTTP (RFC 9110 §7.8) unless a route tunnels
+ * them. Node's parser drops whatever the client sent right behind such a
+ * request, so a request pipelined after it would wait for ever: the answer
+ * closes the connection instead.
+ */
+function refusePipelinedAfterUpgrade(ctx: Context): void {
+  if (ctx.req.headers.upgrade !== undefined) ctx.res.shouldKeepAlive = false;
+}
+
+/** The fields past the parser's count framed the body unseen: 431, and nothing after it on the connection is read. */
+function refuseHeaderOverflow(ctx: Context): void {
+  const tooMany = headerCountRefusal(ctx.req.rawHeaders);
+  if (tooMany === undefined) return;
+  ctx.res.shouldKeepAlive = false;
+  throw tooMany;
+}
+
+/**
+ * A body whose framing or coding the gateway cannot vouch for reaches no
+ * module or upstream (400, 501), and nothing after it on that connection is read.
+ */
+function refuseUnvouchedBody(ctx: Context): void {
+  const req = ctx.req;
+  if (req.headers['transfer-encoding'] === undefined) return;
+  const refusal = transferCodingRefusal(req);
+  if (refusal === undefined) return;
+  ctx.res.shouldKeepAlive = false;
+  throw refusal;
+}
+
+/**
+ * Refuses a malformed Host, and a malformed host read elsewhere; returns the
+ * host the request is routed by: the one modules and upstreams are told of
+ * (`ctx.host`), behind a trusted proxy its X-Forwarded-Host, over HTTP/2 the
+ * `:authority`. Matched against any other, a request for one host would
+ * reach the Mappings of another.
+ */
+function refuseMalformedHosts(ctx: Context): string {
+  const written = ctx.req.headers.host;
+  refuseMalformedHost(written);
+  const host = requestHost(ctx);
+  if (host !== written) refuseMalformedHost(host, 'FORWARDED_HOST_MALFORMED');
+  return host;
+}
+
+function refuseUnconfigured(rt: Runtime | null): Runtime {
+  if (rt === null) throw HttpError.of('NO_CONFIGURATION');
+  return rt;
+}
+
+/** Escapes that reach a backend as another path than the one matched, unless the route allows them. */
+function refuseUnsafeEscapes(route: Route<RouteTarget>, path: string): void {
+  if (route.mapping.allow_unsafe_path_escapes) return;
+  const unsafe = unsafeEscapeError(path);
+  if (unsafe !== undefined) throw HttpError.of(unsafe);
+}
+
+/** Whether a request is a CORS preflight. */
+function isPreflight(method: string, headers: Context['req']['headers']): boolean {
+  return method === 'OPTIONS' && headers.origin !== undefined && headers['access-control-request-method'] !== undefined;
+}
+
+/** What a preflight asks to send, as a route's `method` is spelled. */
+function requestedMethod(ctx: Context): string {
+  return String(ctx.req.headers['access-control-request-method']).toUpperCase();
+}
+
+async function notFound(): Promise<never> {
+  throw HttpError.of('NOT_FOUND');
+}
+
+function nothing(): Promise<void> {
+  return Promise.resolve();
+}
+
+/** Answers a CORS preflight with `cors`, without auth: browsers send no credentials with one. */
+function answerPreflight(
+  ctx: Context,
+  cors: Middleware,
+  route: Route<RouteTarget> | undefined,
+  path: string,
+): Promise<void> {
+  if (route) ctx.state.mapping = route.mapping;
+  ctx.state[ORIGINAL_PATH] = ctx.originalUrl === ctx.url ? path : basePath(ctx) + path;
+  return cors(ctx, nothing) as Promise<void>;
+}
+
+/**
+ * Builds the gateway's one middleware: admits the request through the steps
+ * above and routes it, and answers every error on its way, and an error
+ * status left without a body, with the error body, as the error handler in
+ * front of it would, one async step less.
+ */
+export function createAdmission(options: AdmissionOptions): (ctx: Context) => Promise<void> {
+  const { runtime, ownPath, errors, routed, released } = options;
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+
+  return async function admit(ctx: Context): Promise<void> {
+    try {
+      // 1. First of all: without an AuthService, on a path no route matches, or on
+      // the gateway's own paths, a client's X-Travel-User would otherwise reach
+      // a backend or the access log as if the auth service had named that user.
+      const req = ctx.req;
+      dropClaimedUser(req);
+      dropPathOverrides(req);
+      dropProxyOwnedHeaders(req, ctx.request.app.proxy);
+      // 2.
+      refusePipelinedAfterUpgrade(ctx);
+      refuseHeaderOverflow(ctx);
+      refuseUnvouchedBody(ctx);
+      // 3.
+      refuseRepeatedHost(req.rawHeaders);
+      toOriginForm(ctx);
+      const host = refuseMalformedHosts(ctx);
+      // 4. Read from the request itself: ctx's getters only pass on to it.
+      const request = ctx.request;
+      const method = request.method;
+      const seen = request.path;
+      const path = normalisePath(seen);
+      if (path.startsWith(OWN_PREFIX) && (await ownPath(ctx, path))) return errors.fillEmpty(ctx);
+      // 5.
+      const rt = refuseUnconfigured(runtime());
+      // 6. Before matching: a backend reads `X_Api_Key` as the `X-Api-Key` a label or a Mapping's `headers` never saw.
+      const headers = req.headers;
+      dropNominatedHeaders(headers);
+      dropLookalikes(req, rt.ownedHeaders);
+      // 7. A preflight is routed by the method it asks about, so that a route limited to that method answers it.
+      const preflight = isPreflight(method, headers);
+      const plain = withoutParameters(path);
+      // The query as it is forwarded: what follows a `#` reaches no backend.
+      const query = request.querystring;
+      const overrides = overriddenMethods(headers, query);
+      // Answered by the CORS policy, a preflight reaches no backend to act on an override.
+      let route = rt.table.matchAlike(
+        path,
+        plain,
+        preflight ? requestedMethod(ctx) : method,
+        headers,
+        host,
+        preflight ? undefined : overrides,
+        query,
+      );
+      let cors = route === undefined ? rt.cors : route.target.cors;
+      if (preflight) {
+        if (cors !== undefined) {
+          await answerPreflight(ctx, cors, route, path);
+          return errors.fillEmpty(ctx);
+        }
+        // No policy for it: an OPTIONS request like any other.
+        route = rt.table.matchAlike(path, plain, method, headers, host, overrides, query);
+        cors = route === undefined ? rt.cors : route.target.cors;
+      }
+      if (route === undefined) {
+        if (cors === undefined) throw HttpError.of('NOT_FOUND');
+        // The gateway-wide policy makes the 404 readable cross-origin.
+        await cors(ctx, notFound);
+        return errors.fillEmpty(ctx);
+      }
+      // 8.
+      refuseUnsafeEscapes(route, path);
+      // 9.
+      const tooLarge = declaredTooLarge(req, bodyLimit);
+      const guard = !tooLarge && hasUnsizedBody(req) ? guardStreamedBody(req, bodyLimit) : null;
+
+      const state = ctx.state;
+      state.mapping = route.mapping;
+      state[ORIGINAL_PATH] = ctx.originalUrl === req.url ? path : basePath(ctx) + path;
+      if (path !== seen) setPath(ctx, path);
+      rt.active++;
+      try {
+        // 10. After the guard: a body read for its override is held to the body limit as any other.
+        if (!tooLarge && !preflight && bodyMayOverride(method, headers))
+          await refuseBodyOverride(req, rt.table, { path, plain, method, headers, host, query }, bodyLimit);
+        if (cors === undefined) await routed(ctx, rt, route, path, guard, tooLarge);
+        else await cors(ctx, () => routed(ctx, rt, route, path, guard, tooLarge));
+      } finally {
+        if (--rt.active === 0 && rt.retired) released(rt);
+        if (path !== seen) setPath(ctx, seen);
+      }
+      errors.fillEmpty(ctx);
+    } catch (err) {
+      errors.answer(ctx, err);
+    }
+  };
+}
