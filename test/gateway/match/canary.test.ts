@@ -6,7 +6,8 @@
  * cannot flake.
  */
 import assert from 'node:assert/strict';
-import { ConfigError, configFromRecords, createGateway, RouteTable } from '../../../src/gateway';
+import { ConfigError, configFromRecords, createGateway } from '../../../src/gateway';
+import { RouteTable } from '../../../src/gateway/match/route-table';
 import { configOf } from '../helpers';
 import { routingRig, type Rig } from './support';
 

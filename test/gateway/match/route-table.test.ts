@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { IncomingHttpHeaders } from 'node:http';
-import { configFromRecords, rewritePath, RouteTable, type MappingRecord } from '../../../src/gateway';
+import { configFromRecords, type MappingRecord } from '../../../src/gateway';
+import { rewritePath, RouteTable } from '../../../src/gateway/match/route-table';
 import { HttpError } from '../../../src/http';
 
 let n = 0;

@@ -1,15 +1,14 @@
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import { HttpError } from '../../../src/http';
+import { ConfigError, createGateway, type Gateway } from '../../../src/gateway';
 import {
-  ConfigError,
-  createGateway,
   isNormalPath,
   normalisePath,
+  UNSAFE_ESCAPES,
+  unsafeEscape,
   withoutParameters,
-  type Gateway,
-} from '../../../src/gateway';
-import { UNSAFE_ESCAPES, unsafeEscape } from '../../../src/gateway/request/path';
+} from '../../../src/gateway/request/path';
 import { close, configOf, listen, mapping, recordingUpstream, send } from '../helpers';
 
 function rejects(path: string, detail: RegExp): void {

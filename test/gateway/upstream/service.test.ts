@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { createGateway, ConfigError, parseServiceAddress } from '../../../src/gateway';
+import { createGateway, ConfigError } from '../../../src/gateway';
+import { parseServiceAddress } from '../../../src/gateway/upstream/service';
 import { configOf, echoModule, mapping, registry, send } from '../helpers';
 import { testGateway, testResolver, testUpstream, type TestGateway, type TestUpstream } from './rig';
 

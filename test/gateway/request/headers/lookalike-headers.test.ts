@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import type { IncomingMessage } from 'node:http';
-import { createGateway, isLookalike, type Gateway, type GatehouseModule } from '../../../../src/gateway';
-import { dropLookalikes } from '../../../../src/gateway/request/headers/lookalike-headers';
+import { createGateway, type Gateway, type GatehouseModule } from '../../../../src/gateway';
+import { dropLookalikes, isLookalike } from '../../../../src/gateway/request/headers/lookalike-headers';
 import { createRateLimitService, type RateLimitService } from '../../../../src/ratelimit';
 import { memoryLogger } from '../../../ratelimit/support/silent';
 import { rateLimitRecord } from '../../../ratelimit/support/stage';
