@@ -3,8 +3,9 @@
  * What the diagnostic page shows of a configuration: its routes in match
  * order, its auth and rate-limit services. It changes only when the
  * configuration does, so a gateway describes it once for each one it
- * serves (in slices: 30 000 Mappings take a second), and each view of the
- * page adds the counts and times to it (./snapshot).
+ * serves (in slices, since a large one takes long enough to hold up
+ * requests), and each view of the page adds the counts and times to it
+ * (./snapshot).
  */
 import {
   allowedUpgrades,

@@ -1,8 +1,9 @@
 /**
  * @module diag/render
  * The page and its JSON and XML forms written a piece at a time, a route a
- * piece, and sent a chunk at a time: the body of 30 000 routes (13 MB of
- * HTML) written in one go held the event loop for a second. Each chunk is
+ * piece, and sent a chunk at a time: the body of a large configuration,
+ * written in one go, would hold the event loop long enough to stall every
+ * request under way. Each chunk is
  * written within a slice of the event loop that every view under way shares
  * (../gateway/slices), and only as the client takes the chunks before it.
  * What a route that does not change renders to (a frozen one: a gateway's
