@@ -10,6 +10,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { BoundPort } from '../../ports';
 import { ListedHeadersResponse, markCutShort, MAX_REQUEST_HEADERS } from '../../http';
 import { closeLeavingIdleConnections } from '../../platform';
 import { listenFailure } from './listen-failure';
@@ -40,6 +41,8 @@ export interface ListenOptions {
   handshakeTimeoutMs?: number;
   /** How long an idle keep-alive connection is kept, in ms. Default {@link KEEP_ALIVE_TIMEOUT_MS}. */
   keepAliveTimeoutMs?: number;
+  /** A port bound beforehand (see `bindPort`), served on its first address instead of binding `host:port`. */
+  bound?: BoundPort;
 }
 
 /**
@@ -230,10 +233,14 @@ export async function listen(handler: http.RequestListener, options: ListenOptio
   server.on('checkExpectation', (req: http.IncomingMessage, res: http.ServerResponse) =>
     refuseExpectation(req, res, onRejected),
   );
-  server.listen(options.port, options.host);
   try {
-    // once() rejects with the server's 'error' while it waits for 'listening'.
-    await once(server, 'listening');
+    if (options.bound) {
+      await options.bound.listeners[0].handTo(server);
+    } else {
+      server.listen(options.port, options.host);
+      // once() rejects with the server's 'error' while it waits for 'listening'.
+      await once(server, 'listening');
+    }
   } catch (err) {
     throw listenFailure(err, options.tls ? 'HTTPS' : 'HTTP', options.host, options.port);
   }

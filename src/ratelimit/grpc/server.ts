@@ -8,6 +8,7 @@
  * hold (see ./port).
  */
 import * as grpc from '@grpc/grpc-js';
+import type { BoundPort } from '../../ports';
 import { checkBound, DEFAULT_REQUEST_BOUNDS, type RequestBounds } from '../bounds';
 import type { ProtoResponse } from './messages/codec';
 import { createHealthRegistry, type HealthRegistry } from './health';
@@ -44,6 +45,8 @@ export interface RateLimitGrpcServerOptions {
   host?: string;
   /** Default 8081; 0 picks a free port. */
   port?: number;
+  /** A port bound beforehand (see `bindPort`), which `start()` serves on instead of binding `host:port`. */
+  bound?: BoundPort;
   /** How long `stop()` lets calls finish before cutting them, in ms. Default 5000. */
   shutdownGraceMs?: number;
   /**
@@ -271,7 +274,7 @@ export function createRateLimitGrpcServer(
     start() {
       // Our own listener, not bindAsync: grpc-js's waits for a preface
       // forever and takes any number of connections (see ./port/connections).
-      started ??= listenForGrpc(server, host, port, connectionLimits).then((bound) => {
+      started ??= listenForGrpc(server, host, port, connectionLimits, options.bound).then((bound) => {
         listener = bound;
         if (stopped) bound.close();
         return (port = bound.port);

@@ -9,9 +9,9 @@
  * Go's gRPC server (envoyproxy/ratelimit's) closes a connection whose
  * preface does not come within its connection timeout.
  */
-import { lookup } from 'node:dns/promises';
 import * as net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
+import { bindPort, type BoundPort } from '../../../ports';
 
 /** The 24 bytes every HTTP/2 client sends first (RFC 9113, section 3.4). */
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
@@ -56,12 +56,16 @@ export function handshakeBytesMissing(bytes: Buffer): number {
   return Math.max(0, frameAt + FRAME_HEADER_BYTES + length - bytes.length);
 }
 
-/** Listens on `host:port` for `server`, plaintext, within `limits`. */
+/**
+ * Listens on `host:port` for `server`, plaintext, within `limits`; on
+ * `bound` instead when it is given: a port bound before the server was made.
+ */
 export function listenForGrpc(
   server: grpc.Server,
   host: string,
   port: number,
   limits: ConnectionLimits,
+  bound?: BoundPort,
 ): Promise<GrpcListener> {
   const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
   const handshaking = new Set<net.Socket>();
@@ -115,16 +119,6 @@ export function listenForGrpc(
   };
 
   const listeners: net.Server[] = [];
-  const listen = (address: string, at: number) =>
-    new Promise<number>((resolve, reject) => {
-      const listener = net.createServer(accept);
-      listener.once('error', reject);
-      listener.listen({ host: address, port: at }, () => {
-        listener.off('error', reject);
-        listeners.push(listener);
-        resolve((listener.address() as net.AddressInfo).port);
-      });
-    });
   const close = () => {
     // Not waited for: net.Server's close waits for every connection, the
     // served ones too, which grpc-js's shutdown ends.
@@ -133,33 +127,22 @@ export function listenForGrpc(
     handshaking.clear();
   };
 
-  return addressesOf(host).then(async (addresses) => {
-    // Every address the name resolves to, on one port, as grpc-js's
-    // bindAsync listens (`localhost`: 127.0.0.1 and ::1), and as it, failing
-    // only if none can be listened on (a machine without IPv6).
-    let bound = port;
-    let failure: unknown;
-    for (const address of addresses) {
-      try {
-        bound = await listen(address, bound);
-      } catch (err) {
-        failure ??= err;
-      }
+  // Every address the name resolves to, on one port, as grpc-js's bindAsync
+  // listens (`localhost`: 127.0.0.1 and ::1), and as it, failing only if
+  // none can be listened on (a machine without IPv6).
+  const binding = bound ? Promise.resolve(bound) : bindPort(host, port, { everyAddress: true });
+  return binding.then(async (ports) => {
+    for (const one of ports.listeners) {
+      const listener = net.createServer(accept);
+      await one.handTo(listener);
+      listeners.push(listener);
     }
-    if (listeners.length === 0) throw failure;
     return {
-      port: bound,
+      port: ports.port,
       get connections() {
         return open;
       },
       close,
     };
   });
-}
-
-/** The addresses to listen on for `host`: itself if an IP address (or empty, for every interface), else what it resolves to. */
-async function addressesOf(host: string): Promise<string[]> {
-  if (host === '' || net.isIP(host) !== 0) return [host];
-  const found = await lookup(host, { all: true });
-  return [...new Set(found.map((a) => a.address))];
 }

@@ -1,0 +1,6 @@
+/**
+ * @module ports
+ * Listening ports bound ahead of their servers, so that a port in use is
+ * found before a start does anything lasting.
+ */
+export { bindPort, type BindOptions, type BoundListener, type BoundPort } from './bound-port';
