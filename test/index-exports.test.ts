@@ -190,7 +190,7 @@ export { gatehouse, running };
     };
     const gatehouseOptions = listedIn('`createGatehouse(options)` takes');
     assert.ok(
-      gatehouseOptions.includes('keepAliveTimeoutMs') && !gatehouseOptions.includes('hostname'),
+      gatehouseOptions.includes('configSource') && !gatehouseOptions.includes('hostname'),
       gatehouseOptions.join(),
     );
     const authOptions = listedIn('`createAuthService` takes');

@@ -4,31 +4,18 @@
  * from the config folder. The rate-limit service serves gRPC, the others HTTP.
  */
 import { statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createApiModule } from '../api';
 import { createAuthService, type AuthService } from '../auth';
-import {
-  createCarBookingModule,
-  createHotelBookingModule,
-  DEFAULT_DATABASE_TIMEOUT_MS,
-  type BookingModule,
-  type BookingStore,
-} from '../bookings';
+import { createCarBookingModule, createHotelBookingModule, type BookingModule, type BookingStore } from '../bookings';
 import { errorText, fileSystemSource } from '../files';
 import {
-  bookingDatabaseOptions,
-  checkRedisUrl,
   describeStorage,
-  DRAIN_DELAY_MS,
   drainFor,
-  envFileSizeLimit,
-  envNumber,
-  envPort,
   listen,
   listenFailure,
   loadFolder,
   openBookingStorage,
-  rateLimitBounds,
   redisReadiness,
   USERS_FILE,
   watchFolder,
@@ -37,6 +24,7 @@ import {
   type FolderWants,
   type LoadedFolder,
   type LoadFolderOptions,
+  type ResolvedOptions,
   type RunningServer,
 } from '../gatehouse';
 import { ConfigError, type GatehouseModule } from '../gateway';
@@ -47,45 +35,35 @@ import {
   type RateLimitService,
 } from '../ratelimit';
 import { hostPort } from '../http';
-import { createLogger, createMetrics, logAppErrors, type Logger } from '../telemetry';
-import { logGrpcThrough } from './grpc-log';
+import { createMetrics, logAppErrors, type Logger } from '../telemetry';
 import { moduleFront } from './module-front';
 
 import { isBookingModule, SERVABLE_MODULES, type ServableModule } from './servable';
 
 export { isBookingModule, isServable, SERVABLE_MODULES, type ServableModule } from './servable';
 
-export interface ServeOptions {
-  configDir?: string;
-  host?: string;
-  port?: number;
-  redisUrl?: string;
-  /** hotel-booking, car-booking: PostgreSQL for the bookings. Default `DATABASE_URL`; without it, PGlite in `dataDir`. */
-  databaseUrl?: string;
-  /** hotel-booking, car-booking: PGlite's folder. Default `GATEHOUSE_DATA`, else `data` beside the config folder. */
-  dataDir?: string;
-  /** hotel-booking, car-booking: keep bookings in memory instead (gone on stop). */
-  bookingStore?: 'database' | 'memory';
-  /** hotel-booking, car-booking: how long a database call may take before the request is answered 503, in ms. Default `DATABASE_TIMEOUT_MS`, else 5000. */
-  databaseTimeoutMs?: number;
-  /**
-   * Re-read the module's files when they change (users, limits, booking
-   * data), as `gatehouse start` does. Default true.
-   */
-  watch?: boolean;
-  /** The largest file read, in bytes. Default 8 MiB. */
-  fileSizeLimit?: number;
-  /** How long `stop()` keeps serving before the port closes, as `gatehouse start` drains. Default `DRAIN_DELAY_MS`, else 5 s. */
-  drainDelayMs?: number;
-  /** ratelimit: largest gRPC message a call may send. Default `GRPC_MAX_MESSAGE_BYTES`, else 64 KiB. */
-  grpcMaxMessageBytes?: number;
-  /** ratelimit: most connections open at once. Default `GRPC_MAX_CONNECTIONS`, else 4096. */
-  grpcMaxConnections?: number;
-  /** ratelimit: how long a call's request may take to arrive whole, in ms. Default `GRPC_REQUEST_TIMEOUT_MS`, else 10 s. */
-  grpcRequestTimeoutMs?: number;
-  /** ratelimit: most entries in one descriptor. Default `MAX_DESCRIPTOR_ENTRIES`, else 64. */
-  maxDescriptorEntries?: number;
-}
+/** What a module alone is run with: the options `serve` reads, its port bound, and the process logger. */
+export type ServeOptions = Pick<
+  ResolvedOptions,
+  | 'configDir'
+  | 'host'
+  | 'watch'
+  | 'fileSizeLimit'
+  | 'drainDelayMs'
+  | 'redisUrl'
+  | 'databaseUrl'
+  | 'dataDir'
+  | 'bookingStore'
+  | 'databaseTimeoutMs'
+  | 'grpcMaxMessageBytes'
+  | 'grpcMaxConnections'
+  | 'grpcRequestTimeoutMs'
+  | 'maxDescriptorEntries'
+> & {
+  /** The port; 0 picks a free one. */
+  readonly port: number;
+  readonly logger: Logger;
+};
 
 export interface Served {
   /** `host:port` for gRPC, a URL for HTTP. */
@@ -233,31 +211,8 @@ function assertFolder(dir: string): void {
 
 /** Starts one module alone. */
 export async function serveModule(name: string, options: ServeOptions): Promise<Served> {
-  const configDir = resolve(options.configDir ?? (process.env.GATEHOUSE_CONFIG || 'config'));
-  const host = options.host ?? (process.env.HOST || '127.0.0.1');
-  const redisUrl = options.redisUrl ?? (process.env.REDIS_URL || undefined);
-  if (name === 'ratelimit' && redisUrl !== undefined)
-    checkRedisUrl(redisUrl, options.redisUrl === undefined ? 'REDIS_URL' : 'the Redis URL');
-  const watch = options.watch ?? true;
-  // Everything the environment says is checked before anything listens: a
-  // mistake found later would leave a server open, and the process running.
-  const port =
-    options.port ??
-    (name === 'ratelimit'
-      ? envPort(process.env.GRPC_PORT, 'GRPC_PORT', 8081)
-      : envPort(process.env.PORT, 'PORT', 8080));
-  const databaseOptions = isBookingModule(name) ? bookingDatabaseOptions(options, configDir) : undefined;
-  const drainDelayMs = options.drainDelayMs ?? envNumber(process.env.DRAIN_DELAY_MS, 'DRAIN_DELAY_MS', DRAIN_DELAY_MS);
-  const databaseTimeoutMs =
-    options.databaseTimeoutMs ??
-    (databaseOptions
-      ? envNumber(process.env.DATABASE_TIMEOUT_MS, 'DATABASE_TIMEOUT_MS', DEFAULT_DATABASE_TIMEOUT_MS, 1)
-      : DEFAULT_DATABASE_TIMEOUT_MS);
-  const logger = createLogger();
-  const folder: LoadFolderOptions = {
-    source: fileSystemSource,
-    fileSizeLimit: options.fileSizeLimit ?? envFileSizeLimit(process.env.GATEHOUSE_FILE_SIZE_LIMIT),
-  };
+  const { configDir, host, port, logger, watch, drainDelayMs } = options;
+  const folder: LoadFolderOptions = { source: fileSystemSource, fileSizeLimit: options.fileSizeLimit };
   // The api module alone reads no file.
   let files: LoadedFolder | undefined;
   if (name !== 'api') {
@@ -266,9 +221,7 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
   }
 
   if (name === 'ratelimit') {
-    logGrpcThrough(logger);
-    const bounds = rateLimitBounds(options);
-    const store = redisUrl ? createRedisStore({ url: redisUrl }) : undefined;
+    const store = options.redisUrl ? createRedisStore({ url: options.redisUrl }) : undefined;
     // Losing Redis and getting it back are logged once each, as gatehouse start logs them.
     if (store) redisReadiness(store.client, logger);
     let service: RateLimitService;
@@ -279,7 +232,7 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
         fileSizeLimit: folder.fileSizeLimit,
         store,
         logger,
-        maxDescriptorEntries: bounds.maxDescriptorEntries,
+        maxDescriptorEntries: options.maxDescriptorEntries,
       });
     } catch (err) {
       // Bad limits: a Redis client left open would keep reconnecting, and the process alive.
@@ -292,9 +245,9 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
       server = createRateLimitGrpcServer(service, {
         host,
         port,
-        maxMessageBytes: bounds.grpcMaxMessageBytes,
-        maxConnections: bounds.grpcMaxConnections,
-        requestTimeoutMs: bounds.grpcRequestTimeoutMs,
+        maxMessageBytes: options.grpcMaxMessageBytes,
+        maxConnections: options.grpcMaxConnections,
+        requestTimeoutMs: options.grpcRequestTimeoutMs,
       });
     } catch (err) {
       await service.close();
@@ -329,13 +282,14 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
   const metrics = createMetrics({ logger });
   let storage: BookingStorage = {};
   let bookings: string | undefined;
-  if (databaseOptions) {
+  if (isBookingModule(name)) {
     const storageOptions = {
       configDir,
-      bookingStore: options.bookingStore ?? 'database',
-      ...databaseOptions,
-      databaseTimeoutMs,
-    } as const;
+      bookingStore: options.bookingStore,
+      databaseUrl: options.databaseUrl,
+      dataDir: options.dataDir,
+      databaseTimeoutMs: options.databaseTimeoutMs,
+    };
     storage = await openBookingStorage({
       ...storageOptions,
       data: files?.bookings,

@@ -72,7 +72,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   const options = resolveOptions(input);
   // Read now as well as at start(): a file that cannot be served is said before a first start makes and seeds its database.
   if (options.tls) readTlsFiles(options.tls, options.fileSizeLimit);
-  const logger = options.logger ?? createLogger();
+  const logger = options.logger ?? createLogger({ level: options.logLevel });
   const metrics = createMetrics({ logger });
   const counters: RouteCounters = createRouteCounters();
   const startedAt = new Date();

@@ -5,13 +5,13 @@
  */
 export { createGatehouse, METRICS_PATH, type Gatehouse, type Listening, type ReloadOutcome } from './gatehouse';
 export {
-  bookingDatabaseOptions,
-  checkRedisUrl,
-  envFileSizeLimit,
-  envNumber,
-  envPort,
+  describeRedisUrl,
   isDnsDomain,
-  rateLimitBounds,
+  LOG_LEVELS,
+  OPTIONS,
+  OPTION_VARIABLES,
+  OptionError,
+  optionsTable,
   resolveOptions,
   type GatehouseOptions,
   type ResolvedOptions,

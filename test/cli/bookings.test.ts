@@ -160,7 +160,7 @@ describe('gatehouse bookings across processes', function () {
         ['serve', 'hotel-booking', '--database-timeout-ms', '0'],
         {},
         2,
-        "--database-timeout-ms must be a whole number of 1 or more, got '0'",
+        '--database-timeout-ms: must be an integer of 1 or more (milliseconds) (got "0")',
       ],
       [
         ['serve', 'auth', '--database-timeout-ms', '100'],
@@ -172,13 +172,13 @@ describe('gatehouse bookings across processes', function () {
         ['serve', 'car-booking'],
         { DATABASE_TIMEOUT_MS: '5s' },
         1,
-        "DATABASE_TIMEOUT_MS must be a whole number of 1 or more, got '5s'",
+        'DATABASE_TIMEOUT_MS: must be an integer of 1 or more (milliseconds) (got "5s")',
       ],
       [
         ['start', '--no-watch'],
         { DATABASE_TIMEOUT_MS: '0' },
         1,
-        "DATABASE_TIMEOUT_MS must be a whole number of 1 or more, got '0'",
+        'DATABASE_TIMEOUT_MS: must be an integer of 1 or more (milliseconds) (got "0")',
       ],
     ] as const) {
       const res = await runCli([...args], { env: { ...SERVE_ENV, ...env } });
@@ -188,16 +188,18 @@ describe('gatehouse bookings across processes', function () {
   });
 
   it('stops the start at a DATABASE_URL it cannot read, naming the variable and never the password', async () => {
-    for (const [env, args, named] of [
+    const must = 'must be a postgres:// or postgresql:// URL (postgres://user:password@host:5432/database)';
+    for (const [env, args, code, named] of [
+      [{ DATABASE_URL: 'mysql://root:pw-secret-1@db/x' }, [], 1, `DATABASE_URL: ${must} (got the scheme mysql://)`],
       [
-        { DATABASE_URL: 'mysql://root:pw-secret-1@db/x' },
-        [],
-        'DATABASE_URL must be a postgres:// or postgresql:// URL, not mysql://: write postgres://user:password@host:5432/database',
+        {},
+        ['--database-url', 'postgres://root:pw-secret-1@[db/x'],
+        2,
+        `--database-url: ${must} (got a URL that cannot be read; a password with @, : or / is written percent-encoded)`,
       ],
-      [{}, ['--database-url', 'postgres://root:pw-secret-1@[db/x'], 'the database URL is not a URL that can be read'],
     ] as const) {
       const res = await runCli(['start', '--no-watch', ...args], { env: { ...SERVE_ENV, ...env } });
-      assert.equal(res.code, 1, res.stderr);
+      assert.equal(res.code, code, res.stderr);
       assert.ok(res.stderr.startsWith(`gatehouse: ${named}`), res.stderr);
       assert.doesNotMatch(res.stderr + res.stdout, /pw-secret-1/);
     }

@@ -231,7 +231,7 @@ describe('gatehouse check', function () {
     assert.equal(malformed.code, 2);
     assert.match(
       malformed.stderr,
-      /^gatehouse: --file-size-limit must be a size in bytes, or with a unit \(512k, 16m, 1g\), got 'lots'\n/,
+      /^gatehouse: --file-size-limit: must be a number of bytes of 1 or more \(512k, 16m, 1g\) \(got "lots"\)\n/,
     );
   });
 

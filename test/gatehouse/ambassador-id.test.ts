@@ -62,7 +62,7 @@ describe('gatehouse ambassadorId', () => {
     assert.equal(resolveOptions({ ambassadorId: 'blue' }, { AMBASSADOR_ID: 'green' }).ambassadorId, 'blue');
     assert.throws(
       () => resolveOptions({ ambassadorId: ' ' }, {}),
-      /^RangeError: ambassadorId must be a name, got " "$/,
+      /^RangeError: ambassadorId: must be a name \(got " "\)$/,
     );
   });
 });

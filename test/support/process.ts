@@ -15,6 +15,7 @@ import { cp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import net from 'node:net';
 import { join } from 'node:path';
+import { OPTION_VARIABLES } from '../../src/gatehouse/options';
 import { releaseDataDir, reusableDataDir } from './pglite';
 
 /** The repository root, the working directory of every command. */
@@ -50,30 +51,7 @@ export function assertBuilt(): void {
 }
 
 /** The gateway's variables, which would change what a command does; a test sets the ones it means. */
-export const GATEHOUSE_ENV = [
-  'HOST',
-  'PORT',
-  'GRPC_PORT',
-  'GATEHOUSE_CONFIG',
-  'REDIS_URL',
-  'DATABASE_URL',
-  'GATEHOUSE_DATA',
-  'DATABASE_TIMEOUT_MS',
-  'TLS_CERT',
-  'TLS_KEY',
-  'LOG_LEVEL',
-  'GRPC_MAX_MESSAGE_BYTES',
-  'GRPC_MAX_CONNECTIONS',
-  'GRPC_REQUEST_TIMEOUT_MS',
-  'MAX_DESCRIPTOR_ENTRIES',
-  'GATEHOUSE_FILE_SIZE_LIMIT',
-  'GATEHOUSE_CLUSTER_DOMAIN',
-  'AMBASSADOR_ID',
-  'BODY_LIMIT',
-  'TRUST_PROXY',
-  'SHUTDOWN_GRACE_MS',
-  'KEEP_ALIVE_TIMEOUT_MS',
-];
+export const GATEHOUSE_ENV: readonly string[] = OPTION_VARIABLES;
 
 /**
  * Set unless a test sets it: a server stops without its drain delay, so

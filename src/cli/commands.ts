@@ -1,0 +1,108 @@
+/**
+ * @module cli/commands
+ * The `gatehouse` command line: which command runs, and how one that cannot
+ * run ends (a message on stderr, no stack trace; exit 2 for a mistake on the
+ * command line, 1 for anything else).
+ *
+ * What a command runs is loaded when it runs: help, the version and a
+ * mistake on the command line are answered without loading the gateway,
+ * its gRPC server and their libraries.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { OptionError } from '../gatehouse/options';
+import { UsageError } from './command-line';
+import { stopHoldingSignals } from './signals';
+import { USAGE } from './usage';
+
+type Gateway = typeof import('../gateway');
+type Start = typeof import('./start-command');
+type Serve = typeof import('./serve-command');
+type Check = typeof import('./check-command');
+
+/** The version of the package this command is part of (from src/ or dist/, both two folders down). */
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+/**
+ * `text` with the control characters a config file may hold (in a Mapping's
+ * name, a path, a problem quoting either) shown as escapes: written raw, an
+ * ESC sequence from a file would act on the terminal of whoever checks it.
+ */
+export function shown(text: string): string {
+  return text.replace(
+    /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
+/** Prints `text` on standard output: exit 0. */
+export function print(text: string): number {
+  process.stdout.write(`${text}\n`);
+  return 0;
+}
+
+/** Whether `command` runs a server, which holds signals while it starts and runs until one. */
+export function isServerCommand(command: string | undefined): boolean {
+  return command === 'start' || command === 'serve';
+}
+
+/** Whether `err` is a mistake on the command line rather than in the environment or the config. */
+function isUsageError(err: unknown): boolean {
+  return err instanceof UsageError || (err instanceof OptionError && err.onCommandLine);
+}
+
+/**
+ * Runs the command line; resolves an exit code for commands that end, and
+ * `undefined` for servers, which run until a signal.
+ */
+export async function runCommand(argv: readonly string[]): Promise<number | undefined> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'start':
+        return await (require('./start-command') as Start).start(rest);
+      case 'serve':
+        return await (require('./serve-command') as Serve).serve(rest);
+      case 'check':
+        return await (require('./check-command') as Check).check(rest);
+      case '--version':
+      case '-v':
+      case 'version':
+        return print(packageVersion());
+      case 'help':
+      case '--help':
+      case '-h':
+        return print(USAGE);
+      case undefined:
+        process.stderr.write(`gatehouse: no command given\n\n${USAGE}\n`);
+        return 2;
+      default:
+        throw new UsageError(`unknown command '${command}'`);
+    }
+  } catch (err) {
+    if (isServerCommand(command)) stopHoldingSignals();
+    return report(err, command);
+  }
+}
+
+/** Writes why `command` cannot run; resolves its exit status. */
+function report(err: unknown, command: string | undefined): number {
+  // By its name first: a mistake on the command line needs no gateway loaded to be told.
+  if ((err as Error | null)?.name === 'ConfigError' && err instanceof (require('../gateway') as Gateway).ConfigError) {
+    process.stderr.write(
+      shown(`gatehouse: the config cannot be served:\n${err.problems.map((p) => `  ${p.text}`).join('\n')}\n`),
+    );
+    return 1;
+  }
+  process.stderr.write(shown(`gatehouse: ${(err as Error).message}\n`));
+  if (!isUsageError(err)) return 1;
+  // The options are in the command's own help; the top-level one lists commands only.
+  const help =
+    command === 'start' || command === 'check' || command === 'serve'
+      ? `gatehouse ${command} --help`
+      : 'gatehouse --help';
+  process.stderr.write(`Run '${help}' for usage.\n`);
+  return 2;
+}

@@ -1,0 +1,62 @@
+/**
+ * @module cli/serve-command
+ * `gatehouse serve <module>`: the command line of one module alone.
+ */
+import { commandOptions, OPTIONS, type OptionName, type ServeOnly } from '../gatehouse/options';
+import { parseCommandLine, readCommandOptions, UsageError } from './command-line';
+import { print } from './commands';
+import { isServable, SERVABLE_MODULES } from './servable';
+import { holdSignalsWhileStarting, runUntilSignal } from './signals';
+import { serveUsage } from './usage';
+
+type Serve = typeof import('./serve');
+type Telemetry = typeof import('../telemetry');
+type GrpcLog = typeof import('./grpc-log');
+
+/** Runs `gatehouse serve`; resolves an exit status when it does not serve, `undefined` once it does. */
+export async function serve(args: readonly string[]): Promise<number | undefined> {
+  const line = parseCommandLine('serve', args);
+  if (line.help) return print(serveUsage());
+  const name = line.positionals[0];
+  if (line.positionals.length !== 1 || !name)
+    throw new UsageError(`serve takes one module: ${SERVABLE_MODULES.join(', ')}`);
+  if (!isServable(name)) throw new UsageError(`unknown module '${name}'; modules: ${SERVABLE_MODULES.join(', ')}`);
+  // Silently ignored, an option for another module would leave the user believing it applied (counters shared).
+  for (const [option, flag] of line.flags) {
+    const only = (OPTIONS[option] as { serveOnly?: ServeOnly }).serveOnly;
+    if (only && !only.modules.includes(name))
+      throw new UsageError(`${flag} is for ${only.modules.join(' and ')} only: ${name} ${only.others}`);
+  }
+  // Alone, the rate-limit service's port is GRPC_PORT when no --port is given.
+  const names: OptionName[] = [...commandOptions('serve'), 'bookingStore', 'grpcPort'];
+  const { values } = readCommandOptions(line, names);
+  const port = name === 'ratelimit' && values.port === undefined ? values.grpcPort : values.port;
+  if (port === false || port === undefined) throw new UsageError('serve ratelimit needs a port: --port or GRPC_PORT');
+
+  const { createLogger } = require('../telemetry') as Telemetry;
+  const logger = createLogger({ level: values.logLevel });
+  if (name === 'ratelimit') (require('./grpc-log') as GrpcLog).logGrpcThrough(logger);
+  const { serveModule } = require('./serve') as Serve;
+  holdSignalsWhileStarting();
+  const served = await serveModule(name, {
+    ...(values as Required<typeof values>),
+    redisUrl: values.redisUrl,
+    databaseUrl: values.databaseUrl,
+    port,
+    logger,
+  });
+  runUntilSignal(
+    () => served.stop(),
+    served.logger,
+    () => served.reload(),
+  );
+  const about = [
+    served.protocol,
+    served.configDir && `config folder ${served.configDir}`,
+    served.bookings && `bookings: ${served.bookings}`,
+  ]
+    .filter(Boolean)
+    .join('; ');
+  process.stdout.write(`${name} listening on ${served.address}${about && ` (${about})`}\n`);
+  return undefined;
+}

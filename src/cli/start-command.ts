@@ -1,0 +1,61 @@
+/**
+ * @module cli/start-command
+ * `gatehouse start`: the whole gateway from a config folder.
+ */
+import { libraryName, OPTION_NAMES, tlsPair, type GatehouseOptions, type ResolvedOptions } from '../gatehouse/options';
+import { parseCommandLine, readCommandOptions, UsageError } from './command-line';
+import { print } from './commands';
+import { holdSignalsWhileStarting, runUntilSignal } from './signals';
+import { startUsage } from './usage';
+
+type GatehouseModule = typeof import('../gatehouse');
+type Http = typeof import('../http');
+type Telemetry = typeof import('../telemetry');
+type GrpcLog = typeof import('./grpc-log');
+
+/** The options of `createGatehouse` the command line and the environment give. */
+function startOptions(args: readonly string[]): ResolvedOptions | undefined {
+  const line = parseCommandLine('start', args);
+  if (line.help) return undefined;
+  if (line.positionals.length > 0)
+    throw new UsageError(`start takes no arguments (got ${JSON.stringify(line.positionals[0])})`);
+  const read = readCommandOptions(line);
+  const options: Record<string, unknown> = { tls: tlsPair(read) };
+  for (const name of OPTION_NAMES) {
+    if (libraryName(name) === name && read.values[name] !== undefined) options[name] = read.values[name];
+  }
+  return options as ResolvedOptions;
+}
+
+/** Runs `gatehouse start`; resolves an exit status when it does not serve, `undefined` once it does. */
+export async function start(args: readonly string[]): Promise<number | undefined> {
+  const options = startOptions(args);
+  if (options === undefined) return print(startUsage());
+  const gatehouse = require('../gatehouse') as GatehouseModule;
+  const { hostPort } = require('../http') as Http;
+  const { createLogger } = require('../telemetry') as Telemetry;
+  const logger = createLogger({ level: options.logLevel });
+  (require('./grpc-log') as GrpcLog).logGrpcThrough(logger);
+  holdSignalsWhileStarting();
+  const given: GatehouseOptions = { ...options, logger };
+  const built = await gatehouse.createGatehouse(given);
+  const listening = await built.start().catch(async (err: unknown) => {
+    await built.stop();
+    throw err;
+  });
+  // Handlers first: whoever waits for the line may signal as soon as it is read.
+  runUntilSignal(
+    () => built.stop(),
+    logger,
+    () => built.reload(),
+  );
+  const grpc =
+    listening.grpcPort === undefined ? '' : `gRPC rate limits on ${hostPort(options.grpcHost, listening.grpcPort)}; `;
+  // Which folder is served matters as much as where: GATEHOUSE_CONFIG or a
+  // relative --config may not be the folder the user has just edited. So does
+  // where the bookings go: a data folder beside another config is another database.
+  process.stdout.write(
+    `gatehouse listening on ${listening.url} (${grpc}config folder ${options.configDir}; bookings: ${gatehouse.describeStorage(options)})\n`,
+  );
+  return undefined;
+}
