@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { OptionError } from '../gatehouse/options';
 import { UsageError } from './command-line';
-import { stopHoldingSignals } from './signals';
+import { catchServerSignals, type ServerSignals } from './signals';
 import { USAGE } from './usage';
 
 type Gateway = typeof import('../gateway');
@@ -43,7 +43,7 @@ export function print(text: string): number {
   return 0;
 }
 
-/** Whether `command` runs a server, which holds signals while it starts and runs until one. */
+/** Whether `command` runs a server, which catches signals from the first moment and runs until one. */
 export function isServerCommand(command: string | undefined): boolean {
   return command === 'start' || command === 'serve';
 }
@@ -55,16 +55,18 @@ function isUsageError(err: unknown): boolean {
 
 /**
  * Runs the command line; resolves an exit code for commands that end, and
- * `undefined` for servers, which run until a signal.
+ * `undefined` for servers, which run until a signal. A server command
+ * takes the signals its process has caught from its start, or catches them.
  */
-export async function runCommand(argv: readonly string[]): Promise<number | undefined> {
+export async function runCommand(argv: readonly string[], signals?: ServerSignals): Promise<number | undefined> {
   const [command, ...rest] = argv;
+  const caught = isServerCommand(command) ? (signals ?? catchServerSignals()) : undefined;
   try {
     switch (command) {
       case 'start':
-        return await (require('./start-command') as Start).start(rest);
+        return await (require('./start-command') as Start).start(rest, caught!);
       case 'serve':
-        return await (require('./serve-command') as Serve).serve(rest);
+        return await (require('./serve-command') as Serve).serve(rest, caught!);
       case 'check':
         return await (require('./check-command') as Check).check(rest);
       case '--version':
@@ -82,7 +84,7 @@ export async function runCommand(argv: readonly string[]): Promise<number | unde
         throw new UsageError(`unknown command '${command}'`);
     }
   } catch (err) {
-    if (isServerCommand(command)) stopHoldingSignals();
+    caught?.release();
     return report(err, command);
   }
 }

@@ -6,7 +6,7 @@ import { commandOptions, OPTIONS, type OptionName, type ServeOnly } from '../gat
 import { parseCommandLine, readCommandOptions, UsageError } from './command-line';
 import { print } from './commands';
 import { isServable, SERVABLE_MODULES } from './servable';
-import { holdSignalsWhileStarting, runUntilSignal } from './signals';
+import type { ServerSignals } from './signals';
 import { serveUsage } from './usage';
 
 type Serve = typeof import('./serve');
@@ -14,7 +14,7 @@ type Telemetry = typeof import('../telemetry');
 type GrpcLog = typeof import('./grpc-log');
 
 /** Runs `gatehouse serve`; resolves an exit status when it does not serve, `undefined` once it does. */
-export async function serve(args: readonly string[]): Promise<number | undefined> {
+export async function serve(args: readonly string[], signals: ServerSignals): Promise<number | undefined> {
   const line = parseCommandLine('serve', args);
   if (line.help) return print(serveUsage());
   const name = line.positionals[0];
@@ -35,21 +35,28 @@ export async function serve(args: readonly string[]): Promise<number | undefined
 
   const { createLogger } = require('../telemetry') as Telemetry;
   const logger = createLogger({ level: values.logLevel });
+  signals.useLogger(logger);
   if (name === 'ratelimit') (require('./grpc-log') as GrpcLog).logGrpcThrough(logger);
+  const stopped = () => {
+    logger.info({ module: name }, `${name} stopped`);
+    return 0;
+  };
+  if (signals.stopping.aborted) return stopped();
   const { serveModule } = require('./serve') as Serve;
-  holdSignalsWhileStarting();
-  const served = await serveModule(name, {
-    ...(values as Required<typeof values>),
-    redisUrl: values.redisUrl,
-    databaseUrl: values.databaseUrl,
-    port,
-    logger,
-  });
-  runUntilSignal(
-    () => served.stop(),
-    served.logger,
-    () => served.reload(),
-  );
+  let served: Awaited<ReturnType<Serve['serveModule']>>;
+  try {
+    served = await serveModule(name, {
+      ...(values as Required<typeof values>),
+      redisUrl: values.redisUrl,
+      databaseUrl: values.databaseUrl,
+      port,
+      logger,
+    });
+  } catch (err) {
+    if (signals.stopping.aborted) return stopped();
+    throw err;
+  }
+  signals.serve(served);
   const about = [
     served.protocol,
     served.configDir && `config folder ${served.configDir}`,

@@ -1,102 +1,141 @@
 /**
  * @module cli/signals
- * Graceful shutdown of a running server on SIGTERM or SIGINT: the first signal
- * stops it and exits 0 once it has stopped; a second one exits at once.
- * SIGHUP reloads, as nginx does and systemd's `ExecReload=kill -HUP` expects.
+ * The signals of a server command, caught from the first moment of the
+ * process (see ./main) and acted on as they are once it serves:
+ *
+ * - SIGTERM or SIGINT stops it gracefully and exits 0. While it starts,
+ *   the start gives up (what it opened is closed, no port is served).
+ * - Another SIGTERM or SIGINT stops it at once (exit 1).
+ * - SIGHUP reloads, as nginx does and systemd's `ExecReload=kill -HUP`
+ *   expects; one that comes while it starts is kept, and the reload done
+ *   once it serves.
+ *
  * Run by npm, it also stops when the process npm started it through ends.
  */
 import { readFileSync } from 'node:fs';
 
 interface Log {
   info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
 }
-
-const quiet: Log = { info: () => undefined, error: (obj) => process.stderr.write(`${JSON.stringify(obj)}\n`) };
 
 /** How often a server run by npm looks for its parent, in ms: a getppid() each time. */
 export const PARENT_CHECK_MS = 250;
 
-const STARTING_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
-/** The stop signal that came while the server was starting, handled once it runs. */
-let heldSignal: NodeJS.Signals | undefined;
+const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
 
-function holdWhileStarting(signal: NodeJS.Signals): void {
-  // A reload of the files being read for the start has nothing to add.
-  if (signal === 'SIGHUP') return;
-  // A second stop signal stops at once, as it does once running.
-  if (heldSignal !== undefined) process.exit(1);
-  heldSignal = signal;
+/** What the signals act on once the server runs. */
+export interface Serving {
+  /** Stops gracefully; the process exits once it resolves. */
+  stop(): Promise<void>;
+  /** Reloads the config; logs what it applied or refused, never rejects for a fault of the files. */
+  reload(): Promise<unknown>;
+}
+
+/** The signals of a server command, from the first moment of the process to its end. */
+export interface ServerSignals {
+  /** Aborted by the first SIGTERM or SIGINT: a start under way gives up. */
+  readonly stopping: AbortSignal;
+  /** Logs what the signals do through `log` from now on, and what they did before it was there. */
+  useLogger(log: Log): void;
+  /**
+   * Hands the signals to the running server: a stop asked for while it
+   * started begins now, and a SIGHUP that came meanwhile reloads.
+   */
+  serve(server: Serving): void;
+  /** Gives the signals back, after a start that failed: the process is ending. */
+  release(): void;
 }
 
 /**
- * Holds the signals that come while a server starts (opening its database
- * may take seconds): SIGTERM or SIGINT then stops it gracefully as soon as
- * it runs ({@link runUntilSignal}), and SIGHUP is ignored, where either
- * would otherwise end the process at once, its database half made.
+ * Catches SIGTERM, SIGINT and SIGHUP for a server command. Call it before
+ * anything else is loaded: until then a signal's default action ends the
+ * process (for SIGHUP, silently), its data folder half made.
  */
-export function holdSignalsWhileStarting(): void {
-  for (const signal of STARTING_SIGNALS) process.on(signal, holdWhileStarting);
-}
+export function catchServerSignals(): ServerSignals {
+  const stopping = new AbortController();
+  let log: Log | undefined;
+  /** Lines for the log, kept until there is one. */
+  const held: [keyof Log, object, string][] = [];
+  const say = (level: keyof Log, obj: object, msg: string) =>
+    log ? log[level](obj, msg) : held.push([level, obj, msg]);
+  let server: Serving | undefined;
+  let firstStopAt: number | undefined;
+  let reloadsWaiting = 0;
 
-/**
- * Gives the signals back after a start that failed: the process is ending,
- * and a SIGTERM held for a server that will never run would be ignored.
- */
-export function stopHoldingSignals(): void {
-  for (const signal of STARTING_SIGNALS) process.off(signal, holdWhileStarting);
-  heldSignal = undefined;
-}
-
-/**
- * Stops with `stop` on the first SIGTERM or SIGINT, then exits; at once
- * when one came while it started (see {@link holdSignalsWhileStarting}). With
- * `reload`, calls it on every SIGHUP until then: SIGHUP would otherwise end
- * the process at once, requests in flight with it. The reload logs what it
- * applied or refused.
- *
- * Run by npm (`npx gatehouse`, an npm script), it stops likewise once its
- * parent has gone: npm runs a command through `sh -c` and passes SIGTERM and
- * SIGINT to that shell alone, which dies of them without passing them on, so
- * a process manager stopping npx would otherwise leave the gateway running,
- * holding its port, with no parent.
- */
-export function runUntilSignal(stop: () => Promise<void>, log: Log = quiet, reload?: () => Promise<unknown>): void {
-  let stopping = false;
-  if (reload) {
-    process.on('SIGHUP', (signal: NodeJS.Signals) => {
-      if (stopping) return;
-      log.info({ signal }, 'reloading the config folder');
-      // A signal handler that throws, at once or later, would end the process.
-      Promise.resolve()
-        .then(reload)
-        .catch((err: unknown) => log.error({ err }, 'reload failed'));
-    });
-  }
-  /** Stops once; false when it is stopping already. */
-  const shutdown = (why: object): boolean => {
-    if (stopping) return false;
-    stopping = true;
-    log.info(why, 'shutting down');
-    stop().then(
+  /** Stops the server, then the process. */
+  const stop = () => {
+    server!.stop().then(
       () => process.exit(0),
       (err: unknown) => {
-        log.error({ err }, 'shutdown failed');
+        say('error', { err }, 'shutdown failed');
         process.exit(1);
       },
     );
-    return true;
   };
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (!shutdown({ signal })) process.exit(1);
+  const shutdown = (why: object) => {
+    say('info', why, 'shutting down');
+    stop();
   };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
-  const held = heldSignal;
-  stopHoldingSignals();
-  if (held !== undefined) shutdown({ signal: held, reason: 'it came while starting' });
-  if (process.env.npm_lifecycle_event !== undefined)
-    whenParentGone((parent) => shutdown({ parent, reason: 'the npm process that started it is gone' }));
+  const onStop = (signal: NodeJS.Signals) => {
+    if (firstStopAt === undefined) {
+      firstStopAt = performance.now();
+      stopping.abort(new Error(`stopped by ${signal}`));
+      if (server) shutdown({ signal });
+      else say('info', { signal, reason: 'it came while starting' }, 'shutting down');
+    } else {
+      say('warn', { signal }, 'stopping at once: a second signal');
+      process.exit(1);
+    }
+  };
+  const onReload = (signal: NodeJS.Signals) => {
+    if (firstStopAt !== undefined) return;
+    if (!server) {
+      reloadsWaiting++;
+      return;
+    }
+    say('info', { signal }, 'reloading the config folder');
+    reload(server);
+  };
+  const reload = (running: Serving) => {
+    // A signal handler that throws, at once or later, would end the process.
+    Promise.resolve()
+      .then(() => running.reload())
+      .catch((err: unknown) => say('error', { err }, 'reload failed'));
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, onStop);
+  process.on('SIGHUP', onReload);
+
+  return {
+    stopping: stopping.signal,
+    useLogger(logger) {
+      log = logger;
+      for (const [level, obj, msg] of held.splice(0)) log[level](obj, msg);
+    },
+    serve(running) {
+      server = running;
+      // Said as it came: 'shutting down', 'it came while starting'.
+      if (firstStopAt !== undefined) {
+        stop();
+        return;
+      }
+      if (reloadsWaiting > 0) {
+        say('info', { signal: 'SIGHUP', reason: 'it came while starting' }, 'reloading the config folder');
+        reload(running);
+      }
+      if (process.env.npm_lifecycle_event !== undefined)
+        whenParentGone((parent) => {
+          if (firstStopAt !== undefined) return;
+          firstStopAt = performance.now();
+          shutdown({ parent, reason: 'the npm process that started it is gone' });
+        });
+    },
+    release() {
+      for (const signal of STOP_SIGNALS) process.off(signal, onStop);
+      process.off('SIGHUP', onReload);
+    },
+  };
 }
 
 /**

@@ -1,11 +1,13 @@
 /**
  * @module cli/start-command
- * `gatehouse start`: the whole gateway from a config folder.
+ * `gatehouse start`: the whole gateway from a config folder. A stop signal
+ * while it starts lets what is under way finish, closes it without serving,
+ * and exits 0.
  */
 import { libraryName, OPTION_NAMES, tlsPair, type GatehouseOptions, type ResolvedOptions } from '../gatehouse/options';
 import { parseCommandLine, readCommandOptions, UsageError } from './command-line';
 import { print } from './commands';
-import { holdSignalsWhileStarting, runUntilSignal } from './signals';
+import type { ServerSignals } from './signals';
 import { startUsage } from './usage';
 
 type GatehouseModule = typeof import('../gatehouse');
@@ -28,27 +30,33 @@ function startOptions(args: readonly string[]): ResolvedOptions | undefined {
 }
 
 /** Runs `gatehouse start`; resolves an exit status when it does not serve, `undefined` once it does. */
-export async function start(args: readonly string[]): Promise<number | undefined> {
+export async function start(args: readonly string[], signals: ServerSignals): Promise<number | undefined> {
   const options = startOptions(args);
   if (options === undefined) return print(startUsage());
   const gatehouse = require('../gatehouse') as GatehouseModule;
   const { hostPort } = require('../http') as Http;
   const { createLogger } = require('../telemetry') as Telemetry;
   const logger = createLogger({ level: options.logLevel });
+  signals.useLogger(logger);
   (require('./grpc-log') as GrpcLog).logGrpcThrough(logger);
-  holdSignalsWhileStarting();
+  /** A start given up for a stop signal: nothing serves, and what it opened is closed. */
+  const stopped = () => {
+    logger.info('gatehouse stopped');
+    return 0;
+  };
+  if (signals.stopping.aborted) return stopped();
   const given: GatehouseOptions = { ...options, logger };
   const built = await gatehouse.createGatehouse(given);
+  if (signals.stopping.aborted) {
+    await built.stop();
+    return 0;
+  }
   const listening = await built.start().catch(async (err: unknown) => {
     await built.stop();
     throw err;
   });
   // Handlers first: whoever waits for the line may signal as soon as it is read.
-  runUntilSignal(
-    () => built.stop(),
-    logger,
-    () => built.reload(),
-  );
+  signals.serve({ stop: () => built.stop(), reload: () => built.reload() });
   const grpc =
     listening.grpcPort === undefined ? '' : `gRPC rate limits on ${hostPort(options.grpcHost, listening.grpcPort)}; `;
   // Which folder is served matters as much as where: GATEHOUSE_CONFIG or a

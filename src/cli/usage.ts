@@ -18,7 +18,8 @@ Run 'gatehouse <command> --help' for the options of a command,
 'gatehouse --version' for the version.`;
 
 const SIGNALS = `SIGTERM or SIGINT (Ctrl-C) stops it gracefully; another one stops it at
-once. SIGHUP reloads its files, as a change in them does.`;
+once. SIGHUP reloads its files, as a change in them does. A signal that
+comes while it starts is acted on as it is once started.`;
 
 /** `gatehouse start --help`. */
 export function startUsage(): string {
