@@ -1,6 +1,8 @@
 /**
  * @module cli/serve-command
- * `gatehouse serve <module>`: the command line of one module alone.
+ * `gatehouse serve <module>`: the command line of one module alone. Its
+ * port is bound first, as `start` binds its own, and a stop signal while
+ * it starts gives the start up.
  */
 import { commandOptions, OPTIONS, type OptionName, type ServeOnly } from '../gatehouse/options';
 import { parseCommandLine, readCommandOptions, UsageError } from './command-line';
@@ -9,6 +11,8 @@ import { isServable, SERVABLE_MODULES } from './servable';
 import type { ServerSignals } from './signals';
 import { serveUsage } from './usage';
 
+type GatehouseModule = typeof import('../gatehouse');
+type Ports = typeof import('../ports');
 type Serve = typeof import('./serve');
 type Telemetry = typeof import('../telemetry');
 type GrpcLog = typeof import('./grpc-log');
@@ -33,6 +37,8 @@ export async function serve(args: readonly string[], signals: ServerSignals): Pr
   const port = name === 'ratelimit' && values.port === undefined ? values.grpcPort : values.port;
   if (port === false || port === undefined) throw new UsageError('serve ratelimit needs a port: --port or GRPC_PORT');
 
+  const { listenFailure } = require('../gatehouse') as GatehouseModule;
+  const { bindPort } = require('../ports') as Ports;
   const { createLogger } = require('../telemetry') as Telemetry;
   const logger = createLogger({ level: values.logLevel });
   signals.useLogger(logger);
@@ -42,6 +48,10 @@ export async function serve(args: readonly string[], signals: ServerSignals): Pr
     return 0;
   };
   if (signals.stopping.aborted) return stopped();
+  const protocol = name === 'ratelimit' ? 'gRPC' : 'HTTP';
+  const bound = await bindPort(values.host!, port, { everyAddress: name === 'ratelimit' }).catch((err: unknown) => {
+    throw listenFailure(err, protocol, values.host!, port);
+  });
   const { serveModule } = require('./serve') as Serve;
   let served: Awaited<ReturnType<Serve['serveModule']>>;
   try {
@@ -49,10 +59,12 @@ export async function serve(args: readonly string[], signals: ServerSignals): Pr
       ...(values as Required<typeof values>),
       redisUrl: values.redisUrl,
       databaseUrl: values.databaseUrl,
-      port,
+      port: bound,
       logger,
+      signal: signals.stopping,
     });
   } catch (err) {
+    await bound.close();
     if (signals.stopping.aborted) return stopped();
     throw err;
   }

@@ -35,6 +35,7 @@ import {
   type RateLimitService,
 } from '../ratelimit';
 import { hostPort } from '../http';
+import type { BoundPort } from '../ports';
 import { createMetrics, logAppErrors, type Logger } from '../telemetry';
 import { moduleFront } from './module-front';
 
@@ -60,9 +61,11 @@ export type ServeOptions = Pick<
   | 'grpcRequestTimeoutMs'
   | 'maxDescriptorEntries'
 > & {
-  /** The port; 0 picks a free one. */
-  readonly port: number;
+  /** The port, bound beforehand: taken, it was said before a database was opened. */
+  readonly port: BoundPort;
   readonly logger: Logger;
+  /** Gives the start up at its next step once aborted (a stop signal while it starts). */
+  readonly signal?: AbortSignal;
 };
 
 export interface Served {
@@ -211,7 +214,7 @@ function assertFolder(dir: string): void {
 
 /** Starts one module alone. */
 export async function serveModule(name: string, options: ServeOptions): Promise<Served> {
-  const { configDir, host, port, logger, watch, drainDelayMs } = options;
+  const { configDir, host, logger, watch, drainDelayMs, signal } = options;
   const folder: LoadFolderOptions = { source: fileSystemSource, fileSizeLimit: options.fileSizeLimit };
   // The api module alone reads no file.
   let files: LoadedFolder | undefined;
@@ -219,6 +222,8 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
     assertFolder(configDir);
     files = await loadFiles(name as Exclude<ServableModule, 'api'>, configDir, folder);
   }
+
+  signal?.throwIfAborted();
 
   if (name === 'ratelimit') {
     const store = options.redisUrl ? createRedisStore({ url: options.redisUrl }) : undefined;
@@ -244,7 +249,8 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
     try {
       server = createRateLimitGrpcServer(service, {
         host,
-        port,
+        port: options.port.port,
+        bound: options.port,
         maxMessageBytes: options.grpcMaxMessageBytes,
         maxConnections: options.grpcMaxConnections,
         requestTimeoutMs: options.grpcRequestTimeoutMs,
@@ -257,7 +263,7 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
       bound = await server.start();
     } catch (err) {
       await service.close();
-      throw listenFailure(err, 'gRPC', host, port);
+      throw listenFailure(err, 'gRPC', host, options.port.port);
     }
     const reload = moduleReload('ratelimit', configDir, folder, (next) => service.useLimits(next.limits!), logger);
     const watcher = watchModule(configDir, reload, watch);
@@ -305,13 +311,19 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
   let module: GatehouseModule | undefined;
   let server: RunningServer;
   try {
+    signal?.throwIfAborted();
     module = httpModule(name, configDir, files, folder, logger, storage.stores?.[kind]);
     logAppErrors(module.app!, logger);
     const front = moduleFront(name, module.app!, metrics, logger, () => {
       if (draining) throw new Error('the module is shutting down');
       return storage.database?.ready();
     });
-    server = await listen(front.listener, { host, port, onRejected: front.onRejected });
+    server = await listen(front.listener, {
+      host,
+      port: options.port.port,
+      bound: options.port,
+      onRejected: front.onRejected,
+    });
   } catch (err) {
     // The auth service watches its users file: close it so that the process can end.
     await module?.close?.();

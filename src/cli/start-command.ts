@@ -1,10 +1,13 @@
 /**
  * @module cli/start-command
- * `gatehouse start`: the whole gateway from a config folder. A stop signal
- * while it starts lets what is under way finish, closes it without serving,
- * and exits 0.
+ * `gatehouse start`: the whole gateway from a config folder. Its ports are
+ * bound first, so that a port in use is said before a first start makes
+ * and migrates its data folder; a stop signal while it starts gives the
+ * start up at its next step, closes what it opened, and exits 0.
  */
 import { libraryName, OPTION_NAMES, tlsPair, type GatehouseOptions, type ResolvedOptions } from '../gatehouse/options';
+import type { BoundPorts } from '../gatehouse/options';
+import type { BoundPort } from '../ports';
 import { parseCommandLine, readCommandOptions, UsageError } from './command-line';
 import { print } from './commands';
 import type { ServerSignals } from './signals';
@@ -29,6 +32,24 @@ function startOptions(args: readonly string[]): ResolvedOptions | undefined {
   return options as ResolvedOptions;
 }
 
+/** Binds the HTTP port, and the gRPC port unless there is none; rejects saying which address cannot be had. */
+async function bindPorts(
+  options: ResolvedOptions,
+  gatehouse: GatehouseModule,
+): Promise<BoundPorts & { http: BoundPort }> {
+  const { bindPort, listenFailure } = gatehouse;
+  const http = await bindPort(options.host, options.port).catch((err: unknown) => {
+    throw listenFailure(err, options.tls ? 'HTTPS' : 'HTTP', options.host, options.port);
+  });
+  if (options.grpcPort === false) return { http };
+  const grpcPort = options.grpcPort;
+  const grpc = await bindPort(options.grpcHost, grpcPort, { everyAddress: true }).catch(async (err: unknown) => {
+    await http.close();
+    throw listenFailure(err, 'gRPC', options.grpcHost, grpcPort);
+  });
+  return { http, grpc };
+}
+
 /** Runs `gatehouse start`; resolves an exit status when it does not serve, `undefined` once it does. */
 export async function start(args: readonly string[], signals: ServerSignals): Promise<number | undefined> {
   const options = startOptions(args);
@@ -45,10 +66,20 @@ export async function start(args: readonly string[], signals: ServerSignals): Pr
     return 0;
   };
   if (signals.stopping.aborted) return stopped();
-  const given: GatehouseOptions = { ...options, logger };
-  const built = await gatehouse.createGatehouse(given);
+  const ports = await bindPorts(options, gatehouse);
+  const closePorts = () => Promise.all([ports.http.close(), ports.grpc?.close()]);
+  let built: Awaited<ReturnType<GatehouseModule['createGatehouse']>>;
+  try {
+    const given: GatehouseOptions = { ...options, logger, ports, signal: signals.stopping };
+    built = await gatehouse.createGatehouse(given);
+  } catch (err) {
+    await closePorts();
+    if (signals.stopping.aborted) return stopped();
+    throw err;
+  }
   if (signals.stopping.aborted) {
     await built.stop();
+    await closePorts();
     return 0;
   }
   const listening = await built.start().catch(async (err: unknown) => {

@@ -85,6 +85,8 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   };
   // Every file's problems in one report, the records' and the modules' alike, each naming its file.
   const files = await loadFolder(options.configDir, START_WANTS, folderOptions);
+  // Given up before the database is made: a first start leaves no data folder.
+  options.signal?.throwIfAborted();
   if (files.problems.length > 0 || files.config === undefined) throw new ConfigError(files.problems);
   let config: GatewayConfig = files.config;
   for (const warning of configWarnings(config)) logger.warn({ warning }, 'config warning');
@@ -103,6 +105,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   }
   let builtins: ReturnType<typeof createBuiltinModules>;
   try {
+    options.signal?.throwIfAborted();
     builtins = createBuiltinModules({
       configDir: options.configDir,
       redisUrl: options.redisUrl,
@@ -175,6 +178,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     });
     // Built in slices: an app that embeds it goes on answering meanwhile.
     gateway.reconfigure(await gateway.prepare(config));
+    options.signal?.throwIfAborted();
   } catch (err) {
     await abandon();
     throw err;
@@ -210,6 +214,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         : createRateLimitGrpcServer(builtins.rateLimit, {
             host: options.grpcHost,
             port: options.grpcPort,
+            bound: options.ports?.grpc,
             maxMessageBytes: options.grpcMaxMessageBytes,
             maxConnections: options.grpcMaxConnections,
             requestTimeoutMs: options.grpcRequestTimeoutMs,
@@ -251,6 +256,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       tls: options.tls,
       fileSizeLimit: options.fileSizeLimit,
       keepAliveTimeoutMs: options.keepAliveTimeoutMs,
+      bound: options.ports?.http,
       onRejected: rejectedRequestLog({ logger, metrics, counters }),
     }).catch((err: unknown) => {
       tlsWatcher?.close();

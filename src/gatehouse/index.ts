@@ -13,9 +13,11 @@ export {
   OptionError,
   optionsTable,
   resolveOptions,
+  type BoundPorts,
   type GatehouseOptions,
   type ResolvedOptions,
 } from './options';
+export { bindPort, type BoundPort } from '../ports';
 export { redisReadiness } from './readiness';
 export { describeStorage, openBookingStorage, type BookingStorage, type BookingStorageOptions } from './bookings';
 export { createBuiltinModules, type BuiltinModules, type BuiltinOptions } from './builtins';

@@ -463,15 +463,27 @@ describe('gatehouse command', function () {
       assertNoStack(res);
     });
 
-    it('ends with exit 1 and says which address is taken, for the HTTP port and for the gRPC port', async () => {
+    it('ends with exit 1 and says which address is taken, for the HTTP port and for the gRPC port, before it makes a data folder', async () => {
       const taken = net.createServer();
       await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
       const port = String((taken.address() as net.AddressInfo).port);
+      const data = (name: string) => join(dir, name);
       try {
-        const [http, grpc] = await Promise.all([
-          runCli(['start', '--config', dir, '--port', port, '--grpc-port', '0'], { env: { LOG_LEVEL: 'silent' } }),
-          runCli(['start', '--config', dir, '--port', '0', '--grpc-port', port], { env: { LOG_LEVEL: 'silent' } }),
+        const [http, grpc, alone] = await Promise.all([
+          runCli(['start', '--config', dir, '--data', data('http'), '--port', port, '--grpc-port', '0'], {
+            env: { LOG_LEVEL: 'silent' },
+          }),
+          runCli(['start', '--config', dir, '--data', data('grpc'), '--port', '0', '--grpc-port', port], {
+            env: { LOG_LEVEL: 'silent' },
+          }),
+          runCli(['serve', 'hotel-booking', '--config', dir, '--data', data('alone'), '--port', port], {
+            env: { LOG_LEVEL: 'silent' },
+          }),
         ]);
+        // Bound first: the first start has not made and migrated a database only to find its port taken.
+        for (const name of ['http', 'grpc', 'alone']) assert.equal(existsSync(data(name)), false, name);
+        assert.equal(alone.code, 1, alone.stderr);
+        assert.match(alone.stderr, new RegExp(`^gatehouse: cannot listen for HTTP on 127\\.0\\.0\\.1:${port}: `));
         assert.equal(http.code, 1, http.stderr);
         assert.match(
           http.stderr,

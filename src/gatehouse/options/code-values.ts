@@ -1,13 +1,14 @@
 /**
  * @module gatehouse/options/code-values
  * The kinds of the options only code can give (modules, a logger, a source
- * of config files, TLS files), checked at run
+ * of config files, TLS files, bound ports, an abort signal), checked at run
  * time for callers from JavaScript, whom no compiler tells of a module
  * without a name or a logger without its methods. Each refusal names the
  * part at fault: `modules[1].app: must be a Koa app (got a number)`.
  */
 import type { ConfigFileSource } from '../../files';
 import type { GatehouseModule } from '../../gateway';
+import type { BoundPort } from '../../ports';
 import type { Logger } from '../../telemetry';
 import type { TlsFiles } from '../serving/tls-files';
 import { codeValue, shownValue, typeOf } from './kinds';
@@ -91,3 +92,34 @@ export const logger = codeValue<Logger>('a pino logger', ['object'], (value, nam
 export const configSource = codeValue<ConfigFileSource>('a source of config files', ['object'], (value, name) =>
   checkMethods(value as unknown as Record<string, unknown>, name, 'a source of config files', ['list', 'read']),
 );
+
+/** Ports bound beforehand, for `start()` to serve on. */
+export interface BoundPorts {
+  /** The HTTP(S) port. */
+  http?: BoundPort;
+  /** The gRPC rate-limit port. */
+  grpc?: BoundPort;
+}
+
+/** Whether `value` is what `bindPort` resolves. */
+function isBoundPort(value: unknown): boolean {
+  return isObject(value) && typeof value.port === 'number' && Array.isArray(value.listeners);
+}
+
+export const boundPorts = codeValue<BoundPorts>(
+  '{http, grpc}, each a port bound with bindPort()',
+  ['object'],
+  (value, name) => {
+    for (const [part, port] of Object.entries(value)) {
+      if (part !== 'http' && part !== 'grpc')
+        throw new TypeError(`${name}.${part}: there is no such option; ${name} has http and grpc`);
+      if (port !== undefined && !isBoundPort(port))
+        throw refused(`${name}.${part}`, 'a port bound with bindPort()', port);
+    }
+  },
+);
+
+export const abortSignal = codeValue<AbortSignal>('an AbortSignal', ['object'], (value, name) => {
+  if (typeOf((value as { aborted?: unknown }).aborted) !== 'boolean' || typeof value.addEventListener !== 'function')
+    throw refused(name, 'an AbortSignal', value);
+});

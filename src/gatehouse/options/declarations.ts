@@ -8,7 +8,7 @@
  */
 import { dirname, join, resolve } from 'node:path';
 import { fileSystemSource } from '../../files';
-import { configSource, logger, modules, tlsFiles } from './code-values';
+import { abortSignal, boundPorts, configSource, logger, modules, tlsFiles } from './code-values';
 import { option, type ServeOnly } from './declaration';
 import {
   boolean,
@@ -297,6 +297,16 @@ export const OPTIONS = {
     shown: 'the file system',
     help: "where the config folder's files are read from",
     more: '([embedding.md](embedding.md))',
+  }),
+  ports: option({
+    kind: boundPorts,
+    shown: 'bound by `start()`',
+    help: 'ports bound beforehand with bindPort(), which start() serves on: {http, grpc}',
+    more: '(a process that binds them first learns that one is taken before it opens its database)',
+  }),
+  signal: option({
+    kind: abortSignal,
+    help: 'createGatehouse() gives up when it is aborted, closes what it opened and rejects',
   }),
 };
 

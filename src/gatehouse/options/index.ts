@@ -18,6 +18,7 @@ import {
 export { OPTIONS, LOG_LEVELS, type OptionName } from './declarations';
 export type { Command, Declaration, ServeOnly } from './declaration';
 export { describeRedisUrl, isDnsDomain, type Kind } from './kinds';
+export type { BoundPorts } from './code-values';
 export {
   checkValue,
   LIBRARY_NAMES,
