@@ -5,7 +5,11 @@
  *
  * - SIGTERM or SIGINT stops it gracefully and exits 0. While it starts,
  *   the start gives up (what it opened is closed, no port is served).
- * - Another SIGTERM or SIGINT stops it at once (exit 1).
+ * - Another SIGTERM or SIGINT a second or more after the first stops it at
+ *   once (exit 1). One within that second is the same stop: Ctrl-C in a
+ *   terminal signals every process of the foreground group, npm and the
+ *   gateway alike, and npm passes its own on, so one press arrives twice;
+ *   systemd signals every process of a unit the same way.
  * - SIGHUP reloads, as nginx does and systemd's `ExecReload=kill -HUP`
  *   expects; one that comes while it starts is kept, and the reload done
  *   once it serves.
@@ -22,6 +26,9 @@ interface Log {
 
 /** How often a server run by npm looks for its parent, in ms: a getppid() each time. */
 export const PARENT_CHECK_MS = 250;
+
+/** How long after a first SIGTERM or SIGINT another one is the same stop, in ms; a later one stops at once. */
+export const SAME_STOP_MS = 1000;
 
 const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
 
@@ -79,12 +86,13 @@ export function catchServerSignals(): ServerSignals {
     stop();
   };
   const onStop = (signal: NodeJS.Signals) => {
+    const now = performance.now();
     if (firstStopAt === undefined) {
-      firstStopAt = performance.now();
+      firstStopAt = now;
       stopping.abort(new Error(`stopped by ${signal}`));
       if (server) shutdown({ signal });
       else say('info', { signal, reason: 'it came while starting' }, 'shutting down');
-    } else {
+    } else if (now - firstStopAt >= SAME_STOP_MS) {
       say('warn', { signal }, 'stopping at once: a second signal');
       process.exit(1);
     }

@@ -17,9 +17,11 @@ Commands:
 Run 'gatehouse <command> --help' for the options of a command,
 'gatehouse --version' for the version.`;
 
-const SIGNALS = `SIGTERM or SIGINT (Ctrl-C) stops it gracefully; another one stops it at
-once. SIGHUP reloads its files, as a change in them does. A signal that
-comes while it starts is acted on as it is once started.`;
+const SIGNALS = `SIGTERM or SIGINT (Ctrl-C) stops it gracefully; another one a second or
+more later stops it at once (the same one within a second is the same stop:
+Ctrl-C reaches npm and the gateway both, and npm passes its own on).
+SIGHUP reloads its files, as a change in them does. A signal that comes
+while it starts is acted on as it is once started.`;
 
 /** `gatehouse start --help`. */
 export function startUsage(): string {

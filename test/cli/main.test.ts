@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { npmScript } from './support/npm-script';
 import { once } from 'node:events';
 import { appendFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,65 +19,6 @@ import {
   type CliResult,
 } from '../support/process';
 import { freshDataDir } from '../support/pglite';
-
-/**
- * Runs an npm script of the repository as a supervisor does (a container's
- * `npm start`, a process manager): SIGTERM goes to npm's own pid only, never to
- * its process group. Resolves once the server's listening line is out, with
- * the port it printed.
- */
-async function npmScript(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ port: number; output: () => string; terminate: () => Promise<void>; cleanup: () => void }> {
-  const clean = { ...process.env };
-  for (const name of [
-    'HOST',
-    'PORT',
-    'GRPC_PORT',
-    'GATEHOUSE_CONFIG',
-    'REDIS_URL',
-    'DATABASE_URL',
-    'GATEHOUSE_DATA',
-    'TLS_CERT',
-    'TLS_KEY',
-    'LOG_LEVEL',
-  ])
-    delete clean[name];
-  // A process group of its own, so that whatever npm leaves behind can be found and ended.
-  const npm = spawn('npm', args, {
-    cwd: REPO_ROOT,
-    env: { ...clean, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  const cleanup = () => {
-    try {
-      process.kill(-npm.pid!, 'SIGKILL');
-    } catch {
-      // The group is gone: nothing was left behind.
-    }
-  };
-  let out = '';
-  npm.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  npm.stderr!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  let match: RegExpExecArray | null = null;
-  // However long the start takes: the test's timeout ends a wait that is too long.
-  while (!(match = / listening on \S+?:(\d+)/.exec(out))) {
-    if (npm.exitCode !== null) {
-      cleanup();
-      throw new Error(`npm ${args.join(' ')} did not start:\n${out}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  // SIGTERM to npm's own pid alone, as a supervisor sends it; resolves once npm has exited.
-  const terminate = async () => {
-    const exited = once(npm, 'exit');
-    npm.kill('SIGTERM');
-    await exited;
-  };
-  return { port: Number(match[1]), output: () => out, terminate, cleanup };
-}
 
 /** What a failing command must never print: a stack trace. */
 function assertNoStack(result: CliResult): void {
@@ -264,13 +206,15 @@ describe('gatehouse command', function () {
   });
 
   it('stops a module run with npm run gatehouse -- serve when SIGTERM reaches npm alone', async () => {
-    const { port, output, terminate, cleanup } = await npmScript(
+    // SIGTERM to npm's own pid alone, as a supervisor sends it.
+    const { port, output, signalNpm, exited, cleanup } = await npmScript(
       ['run', 'gatehouse', '--', 'serve', 'api', '--port', '0'],
       {},
     );
     try {
       assert.equal(await acceptsConnections(port), true);
-      await terminate();
+      signalNpm('SIGTERM');
+      await exited();
       assert.equal(await acceptsConnections(port), false, output());
     } finally {
       cleanup();
@@ -399,7 +343,7 @@ describe('gatehouse command', function () {
     });
 
     it('stops gracefully when SIGTERM reaches npm start alone, instead of running on without npm', async () => {
-      const { port, output, terminate, cleanup } = await npmScript(['start'], {
+      const { port, output, signalNpm, exited, cleanup } = await npmScript(['start'], {
         PORT: '0',
         GRPC_PORT: '0',
         GATEHOUSE_CONFIG: dir,
@@ -407,7 +351,8 @@ describe('gatehouse command', function () {
       });
       try {
         assert.equal(await acceptsConnections(port), true);
-        await terminate();
+        signalNpm('SIGTERM');
+        await exited();
         // The gateway itself was told, and has stopped listening: nothing is left behind.
         assert.equal(await acceptsConnections(port), false, output());
         assert.match(output(), /"msg":"shutting down"/);
