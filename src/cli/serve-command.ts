@@ -72,6 +72,7 @@ export async function serve(args: readonly string[], signals: ServerSignals): Pr
   const about = [
     served.protocol,
     served.configDir && `config folder ${served.configDir}`,
+    served.counters && `counters: ${served.counters}`,
     served.bookings && `bookings: ${served.bookings}`,
   ]
     .filter(Boolean)

@@ -10,6 +10,7 @@ import { createAuthService, type AuthService } from '../auth';
 import { createCarBookingModule, createHotelBookingModule, type BookingModule, type BookingStore } from '../bookings';
 import { errorText, fileSystemSource } from '../files';
 import {
+  describeRedisUrl,
   describeStorage,
   drainFor,
   listen,
@@ -75,6 +76,8 @@ export interface Served {
   protocol?: string;
   /** The folder the module reads its files from; none for a module that reads none. */
   configDir?: string;
+  /** Where the rate-limit service keeps its counters when not in memory (`Redis at redis://db:6379/`). */
+  counters?: string;
   /** Where a booking service keeps its bookings, in words (`PGlite in /srv/data`). */
   bookings?: string;
   /** The process logger, at `LOG_LEVEL`. */
@@ -271,6 +274,7 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
       address: hostPort(host, bound),
       protocol: 'gRPC',
       configDir,
+      counters: options.redisUrl === undefined ? undefined : `Redis at ${describeRedisUrl(options.redisUrl)}`,
       logger,
       reload,
       async stop() {

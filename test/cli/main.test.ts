@@ -588,6 +588,22 @@ describe('gatehouse command', function () {
       for (const res of [scheme, port, flag]) assert.doesNotMatch(res.stdout + res.stderr, /hunter2/);
     });
 
+    it('says where the rate-limit counters are when they are in Redis, without the password', async () => {
+      // Unreachable: the gateway serves all the same, its rate limits following their failure mode.
+      const server = await startCli(
+        ['start', '--config', dir, '--no-watch', '--redis', 'redis://:hunter2@127.0.0.1:1'],
+        {
+          env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'silent' },
+        },
+      );
+      try {
+        assert.match(server.line, /; counters: Redis at redis:\/\/127\.0\.0\.1:1; bookings: PGlite in /);
+        assert.doesNotMatch(server.line, /hunter2/);
+      } finally {
+        assert.equal((await server.stop()).code, 0);
+      }
+    });
+
     it('refuses a malformed port in the environment with exit 1, naming the variable', async () => {
       const res = await runCli(['start', '--config', dir], { env: { PORT: '80a' } });
       assert.equal(res.code, 1);

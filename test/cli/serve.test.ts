@@ -287,6 +287,8 @@ describe('gatehouse serve', function () {
         env: { LOG_LEVEL: 'info' },
       });
       const client = rateLimitClient(server.address);
+      // The start line says where the counters are, as gatehouse start's does.
+      assert.ok(server.line.endsWith(`; counters: Redis at ${redis.url})`), server.line);
       const said = (msg: string) =>
         server
           .output()
