@@ -5,7 +5,7 @@
  */
 import { commandOptions } from '../gatehouse/options';
 import { parseCommandLine, readCommandOptions, UsageError } from './command-line';
-import { print, shown } from './commands';
+import { print, shown } from './output';
 import { checkUsage } from './usage';
 
 type Check = typeof import('./check');

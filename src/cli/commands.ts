@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { OptionError } from '../gatehouse/options';
 import { UsageError } from './command-line';
 import { catchServerSignals, type ServerSignals } from './signals';
+import { print, shown } from './output';
 import { USAGE } from './usage';
 
 type Gateway = typeof import('../gateway');
@@ -23,24 +24,6 @@ type Check = typeof import('./check-command');
 /** The version of the package this command is part of (from src/ or dist/, both two folders down). */
 function packageVersion(): string {
   return (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
-}
-
-/**
- * `text` with the control characters a config file may hold (in a Mapping's
- * name, a path, a problem quoting either) shown as escapes: written raw, an
- * ESC sequence from a file would act on the terminal of whoever checks it.
- */
-export function shown(text: string): string {
-  return text.replace(
-    /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
-}
-
-/** Prints `text` on standard output: exit 0. */
-export function print(text: string): number {
-  process.stdout.write(`${text}\n`);
-  return 0;
 }
 
 /** Whether `command` runs a server, which catches signals from the first moment and runs until one. */

@@ -6,7 +6,7 @@
  */
 import { commandOptions, OPTIONS, type OptionName, type ServeOnly } from '../gatehouse/options';
 import { parseCommandLine, readCommandOptions, UsageError } from './command-line';
-import { print } from './commands';
+import { print } from './output';
 import { isServable, SERVABLE_MODULES } from './servable';
 import type { ServerSignals } from './signals';
 import { serveUsage } from './usage';

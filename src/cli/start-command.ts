@@ -9,7 +9,7 @@ import { libraryName, OPTION_NAMES, tlsPair, type GatehouseOptions, type Resolve
 import type { BoundPorts } from '../gatehouse/options';
 import type { BoundPort } from '../ports';
 import { parseCommandLine, readCommandOptions, UsageError } from './command-line';
-import { print } from './commands';
+import { print } from './output';
 import type { ServerSignals } from './signals';
 import { startUsage } from './usage';
 

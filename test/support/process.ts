@@ -152,8 +152,8 @@ function spawnCli(
   running.add(child);
   child.once('exit', () => running.delete(child));
   const out = { stdout: '', stderr: '' };
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out.stdout += chunk));
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (out.stderr += chunk));
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out.stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (out.stderr += chunk));
   return { child, out };
 }
 
