@@ -128,7 +128,7 @@ describe('bookings/idempotency: a booking service answering retries', () => {
           ['Content-Type', 'application/json'],
           ['Idempotency-Key', 'a'],
           ['Idempotency-Key', 'b'],
-        ].flat() as unknown as Record<string, string>,
+        ].flat(),
       });
       req.on('response', (res) => {
         res.resume();

@@ -33,7 +33,7 @@ function wiredGateway() {
         counters,
       }),
   });
-  const diagMiddleware = diag.app!.middleware as Koa.Middleware[];
+  const diagMiddleware = diag.app!.middleware;
 
   const app = new Koa();
   app.silent = true;

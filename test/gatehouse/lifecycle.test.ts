@@ -30,7 +30,7 @@ describe('a Gatehouse started and stopped by an embedding app', function () {
     const [first, second] = await Promise.allSettled([gatehouse.start(), gatehouse.start()]);
     assert.equal(first.status, 'fulfilled');
     assert.equal(second.status, 'rejected');
-    assert.match(String((second as PromiseRejectedResult).reason), /already started/);
+    assert.match(String(second.reason), /already started/);
     const { port, grpcPort } = (first as PromiseFulfilledResult<{ port: number; grpcPort?: number }>).value;
     assert.equal(await acceptsConnections(port), true);
     await gatehouse.stop();

@@ -340,7 +340,7 @@ describe('gateway snapshot', () => {
       labels,
     });
     assert.equal(snap.routes[2].name, 'api');
-    assert.ok(Object.isFrozen(snap.routes[1].labels!.gateway[0]));
+    assert.ok(Object.isFrozen(snap.routes[1].labels.gateway[0]));
     assert.throws(() => (snap.routes as unknown[]).push({}));
     await gateway.close();
   });

@@ -152,7 +152,6 @@ function patternFieldChecks(m: MatchFields, ctx: Ctx): void {
   if (m.prefix_regex === true) {
     const problem = regexSyntaxProblem(m.prefix);
     if (problem !== undefined) issue(ctx, ['prefix'], problem);
-    // eslint-disable-next-line no-control-regex
     const beyond = /[^\x00-\x7f]/u.exec(m.prefix)?.[0];
     if (beyond !== undefined) {
       const escaped = [...Buffer.from(beyond, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');

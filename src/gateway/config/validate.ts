@@ -81,8 +81,8 @@ function issueMessages(issue: z.core.$ZodIssue, prefix: readonly PropertyKey[] =
     // Every alternative refused the type itself: say which types would do.
     const types = issue.errors.map((branch) => (branch.length === 1 && branch[0].code === 'invalid_type' ? branch[0] : undefined));
     if (types.every((t) => t !== undefined)) {
-      const expected = [...new Set(types.map((t) => t!.expected))].join(' or ');
-      const missing = types.every((t) => /received undefined$/.test(t!.message));
+      const expected = [...new Set(types.map((t) => t.expected))].join(' or ');
+      const missing = types.every((t) => /received undefined$/.test(t.message));
       return [{ path, message: missing ? `required (expected ${expected})` : `expected ${expected}` }];
     }
   }

@@ -36,7 +36,7 @@ export function upstreamSettings(m: MappingRecord, leftOut: readonly string[] = 
   if (names.length === 0) return undefined;
   const given: Record<string, unknown> = {};
   for (const name of names) given[name] = structuredClone((m as unknown as Record<string, unknown>)[name]);
-  return given as UpstreamSettings;
+  return given;
 }
 
 /** The settings on one line: `retry 5xx x2 (per try 1s); breakers max_connections=1; lb least_request`. */

@@ -81,7 +81,7 @@ interface Build {
 function makeRule(config: DescriptorConfig, fullKey: string, shared: (string | undefined)[]): LimitRule | undefined {
   const spec = config.rate_limit;
   if (!spec) return undefined;
-  const unit = spec.unit as RateLimitUnit | undefined;
+  const unit = spec.unit;
   const current: CurrentLimit | undefined =
     spec.unlimited || !unit
       ? undefined

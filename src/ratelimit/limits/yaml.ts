@@ -108,7 +108,7 @@ function pathOf(ancestors: readonly unknown[], node: unknown): string {
     if (isPair(at) && isScalar(at.key)) {
       const key = typeof at.key.value === 'symbol' ? '<<' : String(at.key.value);
       out += out === '' ? key : `.${key}`;
-    } else if (isSeq(at)) out += `[${at.items.indexOf(child as never)}]`;
+    } else if (isSeq(at)) out += `[${at.items.indexOf(child)}]`;
   }
   return out;
 }

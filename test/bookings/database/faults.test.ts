@@ -189,7 +189,7 @@ describe('bookings/database: PostgreSQL faults, behind a whole Gatehouse', funct
       await locker.query('ROLLBACK');
       await locker.end();
     }
-    const made = await first!;
+    const made = await first;
     assert.equal(made.status, 201, made.text);
     const again = await request(running.url)
       .post('/v1/hotels/bookings/')

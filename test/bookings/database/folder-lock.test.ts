@@ -41,7 +41,7 @@ describe('bookings/database/folder-lock', function () {
     });
     try {
       await new Promise<void>((resolve, reject) => {
-        child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('locked') && resolve());
+        child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('locked') && resolve());
         child.once('exit', (code) => reject(new Error(`the holder exited with ${code}`)));
       });
       await assert.rejects(

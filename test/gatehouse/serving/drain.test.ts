@@ -209,7 +209,7 @@ describe('a stopping gatehouse draining its clients', function () {
       grpcHealth: { status: 'NOT_SERVING' },
     });
     assert.ok(marks.draining !== undefined && marks.closing !== undefined, JSON.stringify(marks));
-    assert.ok(readyAt < marks.closing!, 'readiness said 503 while the ports were open');
+    assert.ok(readyAt < marks.closing, 'readiness said 503 while the ports were open');
 
     const before = sent.filter((s) => s.writtenAt < marks.closing!);
     const unanswered = before.filter((s) => s.status === undefined);

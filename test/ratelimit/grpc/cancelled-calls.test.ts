@@ -50,7 +50,7 @@ describe('calls cancelled while the rate-limit service was stopped', function ()
     );
     for (const outcome of given) {
       assert.equal(outcome.status, 'rejected');
-      assert.ok((outcome as PromiseRejectedResult).reason instanceof RateLimitCallError);
+      assert.ok(outcome.reason instanceof RateLimitCallError);
     }
     // Sent on the same connection after the cancels, so read by the service after them.
     const checked = client.shouldRateLimit(request(value, 0));

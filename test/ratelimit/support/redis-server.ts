@@ -56,16 +56,16 @@ export async function startRedis(options: { port?: number } = {}): Promise<Redis
     const onData = (chunk: Buffer) => {
       out += chunk.toString();
       if (out.includes('Ready to accept connections')) {
-        child.stdout!.off('data', onData);
+        child.stdout.off('data', onData);
         resolve();
       }
     };
-    child.stdout!.on('data', onData);
+    child.stdout.on('data', onData);
     child.once('error', (err) => reject(new Error(`redis-server could not start (is it installed?): ${err.message}`)));
     child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${out}`)));
   });
-  child.stdout!.resume();
-  child.stderr!.resume();
+  child.stdout.resume();
+  child.stderr.resume();
   const url = `redis://127.0.0.1:${port}`;
   const client = new Redis(url, { maxRetriesPerRequest: 0, retryStrategy: () => null });
   client.on('error', () => {});

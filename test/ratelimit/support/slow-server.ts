@@ -45,5 +45,5 @@ export async function startSlowServer(): Promise<SlowServer> {
       for (const release of held.splice(0)) release();
       await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
     },
-  } as SlowServer;
+  };
 }

@@ -79,7 +79,7 @@ export async function startRemoteService(dir: string): Promise<RemoteService> {
   const child = spawn(process.execPath, ['--import', 'tsx', launcher, dir], { stdio: ['pipe', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const m = /PORT (\d+)/.exec(out);
       if (m) resolve(Number(m[1]));

@@ -64,7 +64,7 @@ export function load(text: string, ambassadorId?: string): LoadedConfig {
 export function loaded(text: string, ambassadorId?: string): LoadedConfig & { ok: true } {
   const result = load(text, ambassadorId);
   if (!result.ok) assert.fail(result.problems.map((p) => p.text).join('\n'));
-  return result as LoadedConfig & { ok: true };
+  return result;
 }
 
 /** The problems of `text`, failing the test when it loads. */

@@ -233,10 +233,7 @@ describe('the auth stage with another in-process authenticator', () => {
       authenticate: fake.authenticate,
       requestHeaders: ['authorization', 'x-not-allowed'],
     };
-    const stage = createAuthStage(
-      authRecord({ auth_service: 'reader' }),
-      new Map([['reader', reader as GatehouseModule]]),
-    );
+    const stage = createAuthStage(authRecord({ auth_service: 'reader' }), new Map([['reader', reader]]));
     const { app } = stageApp(stage, mapping());
     const res = await request(app.callback())
       .get('/v1/hotels/?a=1')

@@ -75,10 +75,11 @@ describe('the rate-limit stage in the gateway', () => {
     }
     assert.deepEqual(statuses, [200, 200, 200, 429]);
     assert.equal(reached - before, 3);
-    assert.deepEqual(last!.body, { code: 429, message: '429: Too Many Requests' });
-    assert.equal(last!.headers['retry-after'], '50');
-    assert.equal(last!.headers['ratelimit-policy'], '"default";q=3;w=60');
-    assert.equal(last!.headers.ratelimit, '"default";r=0;t=50');
+    assert.ok(last);
+    assert.deepEqual(last.body, { code: 429, message: '429: Too Many Requests' });
+    assert.equal(last.headers['retry-after'], '50');
+    assert.equal(last.headers['ratelimit-policy'], '"default";q=3;w=60');
+    assert.equal(last.headers.ratelimit, '"default";r=0;t=50');
     // The refused request cost alice nothing of her own 5: 3 are spent.
     const after = await request(gateway.app.callback())
       .get('/v1/hotels/')

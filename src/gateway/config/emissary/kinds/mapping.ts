@@ -55,9 +55,9 @@ function boolNames(d: Draft, names: unknown, exact: string, patterns: string, fi
     d.problems.push({ field, note: 'must be a list of names' });
     return;
   }
-  const map = isPlainObject(d.out[exact]) ? { ...(d.out[exact] as Record<string, unknown>) } : {};
-  const regex = isPlainObject(d.out[patterns]) ? { ...(d.out[patterns] as Record<string, unknown>) } : undefined;
-  for (const name of names as string[]) {
+  const map = isPlainObject(d.out[exact]) ? { ...(d.out[exact]) } : {};
+  const regex = isPlainObject(d.out[patterns]) ? { ...(d.out[patterns]) } : undefined;
+  for (const name of names) {
     if (map[name] === undefined) map[name] = true;
     if (regex?.[name] === '.*') delete regex[name];
   }
