@@ -6,8 +6,6 @@
  */
 import compose from 'koa-compose';
 import Koa, { type Context } from 'koa';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import {
   allowedUpgrades,
   ConfigError,
@@ -48,10 +46,11 @@ import { resolveOptions, type GatehouseOptions } from './options';
 import { followTlsFiles, readTlsFiles, warnOfValidity } from './serving/tls-files';
 import { watchFolder, type FolderWatcher } from './folder/watch';
 import type { Gatehouse, Listening } from './types';
+import { packageVersion } from './version';
 
 export const METRICS_PATH = '/gateway/v0/metrics';
 
-const VERSION: string = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')).version;
+const VERSION = packageVersion();
 
 export type { ReloadOutcome } from './folder/reload';
 export type { Gatehouse, Listening } from './types';
@@ -100,7 +99,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   /** Closes what a start that failed half-way has opened: the data folder is unlocked, and nothing keeps the process alive. */
   async function abandon(): Promise<void> {
     await gateway?.close();
-    await Promise.all([...registry.values()].map((m) => m.close?.()));
+    await Promise.all([...registry.values()].map(async (m) => m.close?.()));
     await bookingDatabase?.close();
   }
   let builtins: ReturnType<typeof createBuiltinModules>;
@@ -193,7 +192,10 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   // here: silent, the app would drop it, and the cause with it.
   logAppErrors(app, logger);
   // The gateway's error handler is not in front of this path: the metrics get one of their own.
-  const serveMetrics = compose([errorHandler({ onUnexpected: reportUnexpected }), metricsHandler(metrics)]);
+  const serveMetrics: (ctx: Context, next: Koa.Next) => Promise<void> = compose([
+    errorHandler({ onUnexpected: reportUnexpected }),
+    metricsHandler(metrics),
+  ]);
   app.use(enterFromHost(app, { onUnexpected: reportUnexpected }));
   app.use(accessLog({ logger, metrics, counters }));
   app.use((ctx, next) => {
@@ -318,7 +320,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         await Promise.all([server?.close(options.shutdownGraceMs), grpcServer?.stop()]);
         await reloader.stop();
         await gw.close();
-        await Promise.all([...registry.values()].map((m) => m.close?.()));
+        await Promise.all([...registry.values()].map(async (m) => m.close?.()));
         // Last: the booking modules answered their last request above.
         await bookingDatabase?.close();
         logger.info('gatehouse stopped');
