@@ -30,7 +30,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRateLimitClient, ENVOY_V3_SERVICE, type RateLimitRequest } from '../src/ratelimit';
 import { requestToProto } from '../src/ratelimit/grpc/messages/codec';
-import { methodOf, rateLimitProtos } from '../src/ratelimit/grpc/protos';
+import { methodOf } from '../src/ratelimit/grpc/protos';
 import { startRedis } from '../test/ratelimit/support/redis-server';
 import { hasH2load, runH2load } from './harness/h2load';
 import { ensureBuilt } from './harness/build';

@@ -158,7 +158,7 @@ export function createMemoryBookingStore(options: MemoryBookingStoreOptions = {}
       });
       if (key !== undefined) {
         let byKey = keys.get(draft.user);
-        if (!byKey) keys.set(draft.user, (byKey = new Map()));
+        if (!byKey) keys.set(draft.user, (byKey = new Map<string, { id: string; at: number }>()));
         byKey.set(key, { id, at: at.getTime() });
       }
       return { booking, replayed: false };

@@ -181,6 +181,6 @@ export async function checkFolder(dir: string, options: CheckFolderOptions = {})
     if (err instanceof ConfigError) return { ok: false, text: `${err.problems.map((p) => p.text).join('\n')}\n` };
     throw err;
   } finally {
-    await Promise.all(modules.map((m) => m.close?.()));
+    await Promise.all(modules.map(async (m) => m.close?.()));
   }
 }

@@ -27,7 +27,7 @@ const QUIET = { LOG_LEVEL: 'warn' };
 type Any = any;
 
 /** A plain grpc-js client of the envoy v3 service, built from the protos as any client would. */
-function rateLimitClient(address: string): grpc.Client & Any {
+function rateLimitClient(address: string): grpc.Client & Record<string, Any> {
   const pkg = grpc.loadPackageDefinition(rateLimitProtos()) as Any;
   return new pkg.envoy.service.ratelimit.v3.RateLimitService(address, grpc.credentials.createInsecure());
 }

@@ -125,7 +125,7 @@ describe('gatehouse CORS in a browser', function () {
         assert.match(String(result.error), /TypeError/);
       }
       // Stopped at the preflight: the gateway refused it, and nothing else was asked.
-      const seen = running.log.lines.slice(before).map((l) => `${l.method} ${l.status}`);
+      const seen = running.log.lines.slice(before).map((l) => `${l.method as string} ${l.status as number}`);
       assert.ok(seen.length >= 1);
       for (const line of seen) assert.equal(line, 'OPTIONS 403');
     } finally {

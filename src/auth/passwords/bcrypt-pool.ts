@@ -83,7 +83,7 @@ export interface BcryptPool {
    * once with a {@link BcryptPoolBusyError} when `maxQueued` checks are
    * already waiting, and with an Error when the thread running it died.
    */
-  compare(password: string, hash: string): Promise<boolean>;
+  readonly compare: (password: string, hash: string) => Promise<boolean>;
   /** Stops the threads; waiting and running checks are rejected, later ones too. */
   close(): Promise<void>;
   /** Threads started and not stopped: at most the `threads` option. */

@@ -39,8 +39,7 @@ const SCHEMAS = {
 } as const;
 
 /** Kinds of which a configuration holds one at most. */
-const SINGLETONS = ['AuthService', 'RateLimitService', 'Module'] as const;
-type Singleton = (typeof SINGLETONS)[number];
+type Singleton = 'AuthService' | 'RateLimitService' | 'Module';
 
 type Kind = keyof typeof SCHEMAS;
 

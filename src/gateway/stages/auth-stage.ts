@@ -333,7 +333,7 @@ export function createAuthStage(
       return true;
     }
 
-    const recorded = ctx.state[ORIGINAL_PATH];
+    const recorded: unknown = ctx.state[ORIGINAL_PATH];
     const path = typeof recorded === 'string' ? recorded : ctx.path;
     const query = ctx.querystring;
     const request: AuthRequest = {

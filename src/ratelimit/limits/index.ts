@@ -7,7 +7,7 @@
  * `prefix*`, `/api*v1` and `svc*ep*rpc` all match), then `key` alone; the
  * rule must sit at the depth of the descriptor's last entry.
  */
-import type { CurrentLimit, DescriptorEntry, RateLimitUnit } from '../types';
+import type { CurrentLimit, DescriptorEntry } from '../types';
 import type { DescriptorConfig, LimitsDocument } from './schema';
 import { UNIT_SECONDS } from './units';
 

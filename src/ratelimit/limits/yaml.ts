@@ -187,7 +187,7 @@ export interface ParsedDocument {
    * list. A field that is not written there (missing, or given by a merge)
    * is placed where the nearest thing on its path is written.
    */
-  lineOf(path: FieldPath): number | undefined;
+  readonly lineOf: (path: FieldPath) => number | undefined;
 }
 
 function startOf(node: unknown): number | undefined {

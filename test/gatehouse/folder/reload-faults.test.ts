@@ -238,6 +238,7 @@ describe('gatehouse config reload under faults', function () {
         throw new Error('the forecast is unreadable');
       },
     ],
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the case under test: a module that rejects with nothing
     ['rejects with undefined', () => Promise.reject(undefined)],
   ] as const) {
     it(`refuses a reload when a module of the embedding app ${how} as it reloads, and switches no records`, async () => {

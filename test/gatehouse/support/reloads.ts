@@ -95,7 +95,7 @@ export function requestLoop(base: string, requests: readonly LoopRequest[], conc
         await res.arrayBuffer();
         if (res.status !== (r.status ?? 200)) failures.push(`${r.path}: ${res.status}`);
       } catch (err) {
-        failures.push(`${r.path}: ${(err as Error).message} ${String((err as { cause?: unknown }).cause ?? '')}`);
+        failures.push(`${r.path}: ${(err as Error).message} ${String((err as { cause?: Error }).cause ?? '')}`);
       }
     }
   }

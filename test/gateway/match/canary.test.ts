@@ -115,7 +115,7 @@ describe('gateway canary groups that cannot be served', () => {
       ...r,
     }));
     try {
-      createGateway({ config: configOf(...mappings) }).close();
+      void createGateway({ config: configOf(...mappings) }).close();
     } catch (err) {
       assert.ok(err instanceof ConfigError);
       return err.problems.map((p) => p.text);

@@ -92,7 +92,7 @@ describe('answers streamed from a remote upstream', () => {
       upstream.destroy();
       let body = '';
       const ended = await new Promise<string>((resolve) => {
-        res.on('data', (chunk: Buffer) => (body += chunk));
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
         res.on('end', () => resolve('end'));
         res.on('aborted', () => resolve('aborted'));
         res.on('error', () => resolve('error'));

@@ -25,11 +25,11 @@ function load(files: string[]): Any {
 }
 
 export interface Clients {
-  lyft: grpc.Client & Any;
-  envoy: grpc.Client & Any;
-  health: grpc.Client & Any;
-  reflectionV1alpha: grpc.Client & Any;
-  reflectionV1: grpc.Client & Any;
+  lyft: grpc.Client & Record<string, Any>;
+  envoy: grpc.Client & Record<string, Any>;
+  health: grpc.Client & Record<string, Any>;
+  reflectionV1alpha: grpc.Client & Record<string, Any>;
+  reflectionV1: grpc.Client & Record<string, Any>;
   close(): void;
 }
 

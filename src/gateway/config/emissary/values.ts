@@ -52,7 +52,7 @@ export function labels(raw: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const [domain, groups] of Object.entries(raw)) {
     out[domain] = Array.isArray(groups)
-      ? groups.map((group) => (isPlainObject(group) ? Object.fromEntries(Object.entries(group).map(([name, list]) => [name, labelList(list)])) : group))
+      ? (groups as unknown[]).map((group) => (isPlainObject(group) ? Object.fromEntries(Object.entries(group).map(([name, list]) => [name, labelList(list)])) : group))
       : groups;
   }
   return out;

@@ -45,7 +45,7 @@ async function lookupFirst(
   names: readonly string[],
   family: AddressFamily,
 ): Promise<{ name: string; addresses: string[] }> {
-  let firstError: unknown;
+  let firstError: Error | undefined;
   for (const name of names) {
     try {
       const found = await resolve(name, family === 'v4' ? 4 : family === 'v6' ? 6 : 0);
@@ -54,7 +54,7 @@ async function lookupFirst(
     } catch (err) {
       // A name that exists but did not answer (EAI_AGAIN, a timeout) is no reason to try the next one.
       if (!missing(err)) throw err;
-      firstError ??= err;
+      firstError ??= err as Error;
     }
   }
   throw firstError ?? Object.assign(new Error(`no address for ${names.join(' or ')}`), { code: 'ENOTFOUND' });

@@ -7,7 +7,6 @@
  */
 import assert from 'node:assert/strict';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
-import { basic } from '../../../auth/support';
 import { mapping, send } from '../../helpers';
 import { overrideRig, REFUSED } from './override-rig';
 const FORM = 'application/x-www-form-urlencoded';

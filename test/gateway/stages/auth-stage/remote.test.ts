@@ -72,7 +72,7 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
     log = captureLogger();
   });
   afterEach(async () => {
-    await Promise.all(stages.splice(0).map((s) => s.close?.()));
+    await Promise.all(stages.splice(0).map(async (s) => s.close?.()));
   });
   after(() => remote.stop());
 

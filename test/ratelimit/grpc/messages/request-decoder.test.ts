@@ -250,7 +250,10 @@ describe('reading a rate-limit request off the wire', () => {
         )
         .finish(),
     );
-    assert.deepEqual(decode(bytes), { domain: '', descriptors: [{ entries: [], hitsAddend: 18446744073709551615 }] });
+    assert.deepEqual(decode(bytes), {
+      domain: '',
+      descriptors: [{ entries: [], hitsAddend: Number(18446744073709551615n) }],
+    });
   });
 });
 

@@ -35,7 +35,7 @@ function requestPolicy(value: unknown, notes: FieldNote[], problems: FieldNote[]
   const insecure = isPlainObject(value) && isPlainObject(value.insecure) ? value.insecure : {};
   const action = insecure.action;
   if (action !== undefined && action !== 'Route') {
-    problems.push({ field: 'requestPolicy.insecure.action', note: `not supported: ${String(action)}: requests are served over the scheme the gateway listens with; write Route, or remove the field` });
+    problems.push({ field: 'requestPolicy.insecure.action', note: `not supported: ${typeof action === 'string' ? action : JSON.stringify(action)}: requests are served over the scheme the gateway listens with; write Route, or remove the field` });
   }
   if (insecure.additionalPort !== undefined) notes.push({ field: 'requestPolicy.insecure.additionalPort', note: LISTENER });
 }
