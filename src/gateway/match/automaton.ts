@@ -1,0 +1,222 @@
+/**
+ * @module gateway/match/automaton
+ * A pattern's deterministic automaton, built whole when the configuration
+ * loads, so that a request is matched by one table lookup a character,
+ * whatever the pattern: re2js builds its own automaton lazily, as requests
+ * come, and when a pattern's states outgrow its cache it falls back to
+ * simulating the program, which costs every instruction for every
+ * character (a 4000-instruction pattern held the event loop 0.3 s on a
+ * 14 KB path). Built here from re2js's own construction (its states, its
+ * classes of characters, its handling of `^`, `$` and `\b`), so that it
+ * matches exactly what re2js would; a pattern whose automaton would not
+ * fit {@link AutomatonLimits} is refused when the configuration is checked,
+ * with the reason, rather than served slowly.
+ */
+import type { RE2JS } from 're2js';
+import type { Steps } from '../slices';
+
+/** What building one pattern's automaton may cost. */
+export interface AutomatonLimits {
+  /** Most states. */
+  readonly states: number;
+  /** Most work: program instructions visited while the states are built (each about a quarter of a microsecond). */
+  readonly work: number;
+}
+
+/** The limits of one pattern's automaton by default: about 0.1 s to build, at most 1 MiB of table. */
+export const DEFAULT_AUTOMATON_LIMITS: AutomatonLimits = { states: 4096, work: 1 << 19 };
+
+/** re2js's flags of the text's start, as its automaton starts a whole-text match (`EMPTY_BEGIN_TEXT | EMPTY_BEGIN_LINE`). */
+const BEGIN_FLAGS = 4 | 1;
+/** re2js's `RE2Flags.ANCHOR_BOTH`: the match must span the whole text. */
+const ANCHOR_BOTH = 2;
+/** The rune re2js steps its automaton with at the end of the text. */
+const END_OF_TEXT = -1;
+/** Work done between two yields of {@link buildAutomaton}: about a millisecond. */
+const WORK_PER_STEP = 4096;
+
+/** One state of re2js's automaton, as far as this module reads it. */
+interface Re2State {
+  readonly nfaStates: readonly number[];
+  readonly isMatch: boolean;
+}
+
+/** re2js's lazily built automaton (its `DFA`), as far as this module drives it. */
+interface Re2Dfa {
+  readonly failed: boolean;
+  readonly numClasses: number;
+  readonly classBounds: Int32Array;
+  readonly latin1Class: Int32Array;
+  makeState(pcs: number[], flag: number, ids: number[]): Re2State | null;
+  step(state: Re2State, cls: number, rune: number, anchor: number): Re2State | null;
+}
+
+/** The part of re2js's compiled pattern (its `RE2`) this module reads. */
+interface Re2Program {
+  readonly prog: { readonly start: number };
+  readonly dfa: Re2Dfa;
+  lazyDFA: Re2Dfa | null;
+}
+
+/** re2js's automaton of `re`, or undefined when this version of re2js holds it otherwise. */
+function re2Program(re: RE2JS): Re2Program | undefined {
+  const program = (re as unknown as { re2Input?: Re2Program }).re2Input;
+  if (program === undefined || typeof program.prog?.start !== 'number') return undefined;
+  const dfa = program.dfa;
+  if (
+    typeof dfa?.step !== 'function' ||
+    typeof dfa.makeState !== 'function' ||
+    !(dfa.classBounds instanceof Int32Array)
+  )
+    return undefined;
+  return program;
+}
+
+/**
+ * A whole-text matcher: for each state a row of the next state by class of
+ * character, and in the row's last cell whether the text may end there.
+ */
+export class Automaton {
+  /** Cells of the table: the next state's row offset, or {@link DEAD} where no match can follow. */
+  private readonly next: Int32Array;
+  private readonly width: number;
+  private readonly latin1: Int32Array;
+  private readonly bounds: Int32Array;
+
+  constructor(next: Int32Array, width: number, latin1: Int32Array, bounds: Int32Array) {
+    this.next = next;
+    this.width = width;
+    this.latin1 = latin1;
+    this.bounds = bounds;
+  }
+
+  /** How many states it has. */
+  get states(): number {
+    return this.next.length / this.width;
+  }
+
+  /** The memory its table takes, in bytes. */
+  get bytes(): number {
+    return this.next.byteLength + this.latin1.byteLength + this.bounds.byteLength;
+  }
+
+  /** The class of a character beyond Latin-1: how many class bounds lie at or below it. */
+  private classOf(rune: number): number {
+    const bounds = this.bounds;
+    let lo = 0;
+    let hi = bounds.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (bounds[mid] <= rune) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /**
+   * Whether the pattern matches the whole of `text`, read as code points
+   * as re2js reads a string, and how much of it was read: the characters
+   * (UTF-16 units) up to where no match could follow any more, or all of
+   * them and its end, times two, plus one for a match.
+   */
+  read(text: string): number {
+    const next = this.next;
+    const latin1 = this.latin1;
+    const length = text.length;
+    let row = 0;
+    for (let i = 0; i < length;) {
+      let rune = text.charCodeAt(i++);
+      if (rune >= 0xd800 && rune <= 0xdbff && i < length) {
+        const low = text.charCodeAt(i);
+        if (low >= 0xdc00 && low <= 0xdfff) {
+          rune = (rune - 0xd800) * 1024 + (low - 0xdc00) + 0x10000;
+          i++;
+        }
+      }
+      row = next[row + (rune <= 255 ? latin1[rune] : this.classOf(rune))];
+      if (row === DEAD) return i * 2;
+    }
+    return (length + 1) * 2 + next[row + this.width - 1];
+  }
+
+  /** Whether the pattern matches the whole of `text`. */
+  matches(text: string): boolean {
+    return (this.read(text) & 1) === 1;
+  }
+}
+
+/** A cell's value where no match can follow, whatever comes next. */
+const DEAD = -1;
+
+/**
+ * Builds the automaton of `re`, a step every millisecond or so of work (see
+ * ../slices), or says why it cannot be built within `limits`.
+ */
+export function* buildAutomaton(
+  re: RE2JS,
+  limits: AutomatonLimits = DEFAULT_AUTOMATON_LIMITS,
+): Steps<Automaton | string> {
+  const program = re2Program(re);
+  if (program === undefined) return 'cannot be matched: this version of re2js builds its automata otherwise';
+  const dfa = program.dfa;
+  try {
+    if (dfa.failed) return 'cannot be matched by an automaton';
+    const classes = dfa.numClasses;
+    const width = classes + 1;
+    // A character of each class to step with: the lowest of it.
+    const representative = new Int32Array(classes);
+    for (let c = 1; c < classes; c++) representative[c] = dfa.classBounds[c - 1];
+    const start = dfa.makeState([program.prog.start], BEGIN_FLAGS, []);
+    if (start === null) return tooLarge(limits);
+    const found = new Map<Re2State, number>([[start, 0]]);
+    const states: Re2State[] = [start];
+    const rows: Int32Array[] = [];
+    let work = 0;
+    let sinceYield = 0;
+    for (let s = 0; s < states.length; s++) {
+      const state = states[s];
+      const row = new Int32Array(width);
+      for (let c = 0; c <= classes; c++) {
+        const cost = state.nfaStates.length + 1;
+        work += cost;
+        sinceYield += cost;
+        if (work > limits.work) return tooLarge(limits);
+        const next = dfa.step(state, c, c === classes ? END_OF_TEXT : representative[c], ANCHOR_BOTH);
+        if (next === null) return tooLarge(limits);
+        let index = found.get(next);
+        if (index === undefined) {
+          if (states.length >= limits.states) return tooLarge(limits);
+          index = states.length;
+          found.set(next, index);
+          states.push(next);
+        }
+        row[c] = index;
+      }
+      rows.push(row);
+      if (sinceYield >= WORK_PER_STEP) {
+        sinceYield = 0;
+        yield;
+      }
+    }
+    const table = new Int32Array(states.length * width);
+    for (let s = 0; s < states.length; s++) {
+      const row = rows[s];
+      const at = s * width;
+      for (let c = 0; c < classes; c++) {
+        const target = row[c];
+        // A state with no thread left cannot end in a match: the text is refused there.
+        table[at + c] = states[target].nfaStates.length === 0 ? DEAD : target * width;
+      }
+      // re2js marks a state as matching one step late: the state past the end tells whether the text may end here.
+      table[at + classes] = states[row[classes]].isMatch ? 1 : 0;
+    }
+    return new Automaton(table, width, Int32Array.from(dfa.latin1Class), Int32Array.from(dfa.classBounds));
+  } finally {
+    // The states re2js built are copied into the table: they are not kept.
+    program.lazyDFA = null;
+  }
+}
+
+function tooLarge(limits: AutomatonLimits): string {
+  return `needs an automaton of more than ${limits.states} states or ${limits.work} steps to build, which could not be matched in bounded time: simplify it (a counted or optional part after .* multiplies the states)`;
+}
