@@ -646,3 +646,61 @@ describe('gatehouse/serving/http-server over HTTPS', function () {
     }
   });
 });
+
+describe('gatehouse/serving/http-server with headers that come one at a time', () => {
+  let server: RunningServer;
+  const rejected: Rejected[] = [];
+
+  before(async () => {
+    // The timeouts of 60 s and 5 minutes, shortened: the connections are checked against them as often, a tenth of the shorter.
+    server = await listen((_req, res) => res.end('ok'), {
+      host: '127.0.0.1',
+      port: 0,
+      headersTimeoutMs: 400,
+      requestTimeoutMs: 800,
+      onRejected: (r) => rejected.push(r),
+    });
+  });
+
+  after(() => server.close(1_000));
+
+  /** Sends `head`, then a header line every 20 ms for as long as the connection is open; the whole answer. */
+  async function trickle(head: string): Promise<string> {
+    const socket = net.connect(server.port, '127.0.0.1');
+    await once(socket, 'connect');
+    socket.write(head);
+    let answer = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
+    socket.on('error', () => {});
+    let line = 0;
+    const writing = setInterval(() => {
+      if (!socket.destroyed) socket.write(`X-Slow-${line++}: y\r\n`);
+    }, 20);
+    try {
+      await once(socket, 'close');
+    } finally {
+      clearInterval(writing);
+    }
+    return answer;
+  }
+
+  it('answers 408 and closes a WebSocket handshake whose headers keep coming past the headers timeout', async function () {
+    // Node checks every 30 s unless told otherwise: the answer would come long after this test's own timeout.
+    this.timeout(20_000);
+    const answer = await trickle('GET /chat HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n');
+    assert.match(answer, /^HTTP\/1\.1 408 Request Timeout\r\n/, answer);
+    assert.match(headerOf(answer, 'connection') ?? '', /close/i);
+    assert.deepEqual(bodyOf(answer), { code: 408, message: '408: Request Timeout' });
+  });
+
+  it('answers 408 to a plain request whose headers keep coming, and tells of it', async function () {
+    this.timeout(20_000);
+    rejected.length = 0;
+    const answer = await trickle('GET /slow HTTP/1.1\r\nHost: x\r\n');
+    assert.match(answer, /^HTTP\/1\.1 408 /, answer);
+    assert.deepEqual(
+      told(rejected).map((r) => r.status),
+      [408],
+    );
+  });
+});
