@@ -144,6 +144,9 @@ export class RequestReading {
   queryReading: QueryReading = 'first';
   private parsed: ParsedQuery | null = null;
   private normal: string | null = null;
+  /** The headers whose values are decoded in `decoded`, and those values, by name. */
+  private headers: IncomingHttpHeaders | null = null;
+  private readonly decoded = new Map<string, string | undefined>();
   /** What the patterns read for one routing decision, counted against its budget. */
   readonly meter: MatchMeter;
 
@@ -173,12 +176,30 @@ export class RequestReading {
   hostName(): string {
     return (this.normal ??= normalHost(this.host));
   }
-}
 
-function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const value = headers[name];
-  if (value === undefined) return undefined;
-  return headerText(typeof value === 'string' ? value : value.join(', '));
+  /** Starts another routing decision: its meter, and the header values decoded for it, start afresh. */
+  restart(): void {
+    this.meter.restart();
+    this.headers = null;
+  }
+
+  /**
+   * The value of header `name` as a pattern reads it (decoded from UTF-8),
+   * decoded once a routing decision however many routes ask: decoding
+   * reads the whole value, and a thousand routes would read it a thousand
+   * times, uncounted.
+   */
+  headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
+    if (headers !== this.headers) {
+      this.headers = headers;
+      this.decoded.clear();
+    }
+    if (this.decoded.has(name)) return this.decoded.get(name);
+    const raw = headers[name];
+    const value = raw === undefined ? undefined : headerText(typeof raw === 'string' ? raw : raw.join(', '));
+    this.decoded.set(name, value);
+    return value;
+  }
 }
 
 /** Whether a request meets the conditions other than the path pattern (which the route table holds itself). */
@@ -192,7 +213,7 @@ export function conditionsMatch(
   if (c.method !== null && !c.method.testExact(method, meter, 'header')) return false;
   if (c.headers !== null) {
     for (let i = 0; i < c.headers.length; i++) {
-      const value = headerValue(headers, c.headers[i][0]);
+      const value = reading.headerValue(headers, c.headers[i][0]);
       if (value === undefined || !c.headers[i][1].testExact(value, meter, 'header')) return false;
     }
   }

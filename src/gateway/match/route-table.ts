@@ -123,7 +123,7 @@ export class RouteTable<T> {
     host: string | undefined = headers.host,
     query = '',
   ): Route<T> | undefined {
-    this.reading.meter.restart();
+    this.reading.restart();
     return this.chosen(this.find(path, method, headers, host, query));
   }
 
@@ -182,7 +182,7 @@ export class RouteTable<T> {
     overrides?: readonly string[],
     query = '',
   ): Route<T> | undefined {
-    this.reading.meter.restart();
+    this.reading.restart();
     const route = this.find(path, method, headers, host, query);
     if (route === undefined) return route;
     if (plain !== path && this.find(plain, method, headers, host, query) !== route) {
@@ -215,8 +215,8 @@ export class RouteTable<T> {
    * an override may name one no list holds (`PURGE`, `PROPFIND`).
    */
   methodMayDecide(path: string): boolean {
+    this.reading.restart();
     const meter = this.reading.meter;
-    meter.restart();
     for (const route of this.routes)
       if ((route.method !== null || route.conditions?.method) && pathMatches(route, false, path, meter)) return true;
     return false;

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { RE2JS } from 're2js';
-import { buildAutomaton, type Automaton } from '../../../src/gateway/match/automaton';
+import { buildAutomaton, WIDE_CHARACTER_STEPS, type Automaton } from '../../../src/gateway/match/automaton';
 import { runAtOnce } from '../../../src/gateway/slices';
 
 const PATTERNS = [
@@ -87,6 +87,13 @@ describe('gateway/match/automaton', () => {
     assert.equal(automaton.read('/web/x') >>> 1, 2);
     assert.equal(automaton.read('/api/x') >>> 1, '/api/x'.length + 1);
     assert.equal(automaton.read('/api/x') & 1, 1);
+  });
+
+  it('counts a character beyond Latin-1 as sixteen, its class found by a search rather than a table', () => {
+    const automaton = built('(?i)\\pL*');
+    assert.equal(automaton.read('éé') >>> 1, 3);
+    assert.equal(automaton.read('жж') >>> 1, 3 + 2 * (WIDE_CHARACTER_STEPS - 1));
+    assert.equal(automaton.read('😀') & 1, 0);
   });
 
   it('refuses, saying why, a pattern whose states multiply past the bound, and within a small bound one that fits the default', () => {
