@@ -14,11 +14,13 @@
  * pattern is checked: a config without one never holds its tables.
  */
 import type { RE2JS } from 're2js';
-import { HttpError } from '../../http';
 import type { Steps } from '../slices';
 import { buildAutomaton, DEFAULT_AUTOMATON_LIMITS, type Automaton, type AutomatonLimits } from './automaton';
+import type { MatchedPart, MatchMeter } from './meter';
+import { leastInstructions } from './program-size';
 
 export type { RE2JS } from 're2js';
+export { createMatchMeter, DEFAULT_MATCH_BUDGET, UNMETERED, type MatchedPart, type MatchMeter } from './meter';
 
 type Re2js = typeof import('re2js');
 
@@ -32,49 +34,14 @@ function re2js(): Re2js {
 export const DEFAULT_REGEX_MAX_SIZE = 200;
 
 /**
- * How much one routing decision may read by pattern: characters read by
- * automata, plus, for `regex_rewrite` and `regex_redirect` (which RE2's
- * program runs, to find groups), the program's size for each character.
- * About 5 ms of the event loop at the most.
+ * The largest `regex_max_size` a Module may set: re2js takes about 0.1 s
+ * to compile a program of 20 000 instructions, on the event loop, during a
+ * reload.
  */
-export const DEFAULT_MATCH_BUDGET = 1 << 20;
+export const MAX_REGEX_MAX_SIZE = 20_000;
 
 /** The longest pattern read: re2js's compiling a longer one could hold the event loop. */
 export const MAX_PATTERN_LENGTH = 4096;
-
-/** What a pattern is held against: the path and query (414 past the budget), or a header, the host or the method (431). */
-export type MatchedPart = 'url' | 'header';
-
-/**
- * The work of one routing decision by pattern, counted: it throws the
- * request's refusal once the budget is spent.
- */
-export interface MatchMeter {
-  /** Starts counting for another decision. */
-  restart(): void;
-  /** Counts `units` of work reading `part`; throws a 414 or 431 once the budget is spent. */
-  charge(units: number, part: MatchedPart): void;
-}
-
-/** A meter that counts nothing: for what the configuration, not a request, is matched against. */
-export const UNMETERED: MatchMeter = Object.freeze({ restart() {}, charge() {} });
-
-/** A meter of `budget` units a decision. */
-export function createMatchMeter(budget: number = DEFAULT_MATCH_BUDGET): MatchMeter {
-  let spent = 0;
-  return {
-    restart() {
-      spent = 0;
-    },
-    charge(units, part) {
-      spent += units;
-      if (spent <= budget) return;
-      throw HttpError.of(part === 'url' ? 'ROUTE_PATTERNS_URL_TOO_LONG' : 'ROUTE_PATTERNS_HEADER_TOO_LONG', {
-        budget,
-      });
-    },
-  };
-}
 
 /** A pattern ready to be held against requests: whole-text matching by its automaton. */
 export class Pattern {
@@ -112,116 +79,18 @@ function syntaxMessage(pattern: string, err: unknown): string {
   }`;
 }
 
-/** `pattern` compiled by re2js, or why it cannot be. */
+/** `pattern` compiled by re2js, or why it cannot be (one no Module's `regex_max_size` would take is not compiled). */
 function compileProgram(pattern: string): RE2JS | string {
   if (pattern.length > MAX_PATTERN_LENGTH)
     return `'${pattern.slice(0, 40)}...' is ${pattern.length} characters long, over the limit of ${MAX_PATTERN_LENGTH}: split it among Mappings`;
+  const least = leastInstructions(pattern);
+  if (least > MAX_REGEX_MAX_SIZE)
+    return `'${pattern.slice(0, 80)}' compiles to a program of at least ${least} instructions, over the ${MAX_REGEX_MAX_SIZE} that config.regex_max_size may allow: simplify it`;
   try {
     return re2js().RE2JS.compile(pattern);
   } catch (err) {
     return syntaxMessage(pattern, err);
   }
-}
-
-/** Where the escape at `i` ends: `\\n`, `\\pL`, `\\p{Greek}`, `\\x41`, `\\x{1F600}`, `\\012`. */
-function escapeEnd(pattern: string, i: number): number {
-  const kind = pattern[i + 1];
-  if (kind === 'p' || kind === 'P' || kind === 'x') {
-    if (pattern[i + 2] === '{') {
-      const end = pattern.indexOf('}', i + 3);
-      return end === -1 ? pattern.length : end;
-    }
-    return Math.min(pattern.length, i + (kind === 'x' ? 3 : 2));
-  }
-  let end = i + 1;
-  if (kind >= '0' && kind <= '7') while (end < i + 3 && pattern[end + 1] >= '0' && pattern[end + 1] <= '7') end++;
-  return end;
-}
-
-/**
- * The fewest instructions `pattern` can compile to, read without compiling
- * it: each character, class or escape one, the longest alternative of a
- * choice, and each copy a counted repetition (`x{3}`, `x{2,9}`, `x{4,}`)
- * makes of what it repeats. re2js would otherwise take seconds to compile
- * a few thousand copies (`[a-z]{1000}` 300 times) before their number
- * could be refused.
- */
-export function leastInstructions(pattern: string): number {
-  // Per open group: the instructions of its alternative so far, and of its longest finished one.
-  const groups: { sum: number; longest: number }[] = [{ sum: 0, longest: 0 }];
-  let group = groups[0];
-  // The instructions of what stands last, which a repetition copies; 0 when nothing can be repeated.
-  let last = 0;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i];
-    if (c === '\\' && pattern[i + 1] === 'Q') {
-      const end = pattern.indexOf('\\E', i + 2);
-      const quoted = (end === -1 ? pattern.length : end) - (i + 2);
-      i = end === -1 ? pattern.length : end + 1;
-      group.sum += quoted;
-      last = quoted > 0 ? 1 : 0;
-    } else if (c === '\\' || c === '[') {
-      // An escape, or a class up to its closing `]` (one first in it, as in `[]a]` or `[^]a]`, is one of its characters).
-      if (c === '\\') i = escapeEnd(pattern, i);
-      else {
-        i += pattern[i + 1] === '^' ? 2 : 1;
-        if (pattern[i] === ']') i++;
-        while (i < pattern.length && pattern[i] !== ']') {
-          if (pattern[i] === '[' && pattern[i + 1] === ':') {
-            const end = pattern.indexOf(':]', i + 2);
-            i = end === -1 ? i + 1 : end + 2;
-          } else i = pattern[i] === '\\' ? escapeEnd(pattern, i) + 1 : i + 1;
-        }
-      }
-      group.sum++;
-      last = 1;
-    } else if (c === '(') {
-      // `(?i)` sets flags and holds nothing; `(?i:`, `(?:`, `(?P<name>` and `(?<name>` open a group as `(` does.
-      if (pattern[i + 1] === '?') {
-        const head = /^\(\?(?:P?<[^>]*>|[a-zA-Z-]*([:)]))/.exec(pattern.slice(i, i + 64));
-        if (head !== null) i += head[0].length - 1;
-        if (head?.[1] === ')') {
-          last = 0;
-          continue;
-        }
-      }
-      groups.push((group = { sum: 0, longest: 0 }));
-      last = 0;
-    } else if (c === '|') {
-      group.longest = Math.max(group.longest, group.sum);
-      group.sum = 0;
-      last = 0;
-    } else if (c === ')' && groups.length > 1) {
-      const inner = Math.max(group.longest, group.sum);
-      groups.pop();
-      group = groups[groups.length - 1];
-      group.sum += inner;
-      last = inner;
-    } else if (c === '{') {
-      const count = /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(i, i + 16));
-      if (count === null) {
-        group.sum++;
-        last = 1;
-        continue;
-      }
-      const copies = count[2] === undefined ? +count[1] : count[3] === '' ? +count[1] + 1 : +count[3];
-      group.sum += (copies - 1) * last;
-      i += count[0].length - 1;
-      last = 0;
-    } else if (c === '*' || c === '+' || c === '?') {
-      last = 0;
-    } else {
-      group.sum++;
-      last = 1;
-    }
-  }
-  while (groups.length > 1) {
-    const inner = Math.max(group.longest, group.sum);
-    groups.pop();
-    group = groups[groups.length - 1];
-    group.sum += inner;
-  }
-  return Math.max(group.longest, group.sum);
 }
 
 /**

@@ -160,9 +160,20 @@ describe('gateway patterns refused when their matching cannot be bounded', () =>
   });
 
   it('refuses a pattern of many counted copies before compiling it, and one longer than 4096 characters', () => {
-    const copies = problemsOf(mapping(`prefix: '/${'[a-z]{1000}'.repeat(40)}'\nprefix_regex: true\n`));
-    assert.match(copies[0], /compiles to a program of at least 40001 instructions, over the limit of 5000/);
+    const copies = problemsOf(mapping(`prefix: '/${'[a-z]{1000}'.repeat(6)}'\nprefix_regex: true\n`));
+    assert.match(copies[0], /compiles to a program of at least 6001 instructions, over the limit of 5000/);
+    const beyondAny = problemsOf(mapping(`prefix: '/${'[a-z]{1000}'.repeat(40)}'\nprefix_regex: true\n`));
+    assert.match(
+      beyondAny[0],
+      /compiles to a program of at least 40001 instructions, over the 20000 that config\.regex_max_size may allow/,
+    );
     const long = problemsOf(mapping(`prefix: '/${'a|'.repeat(2100)}b'\nprefix_regex: true\n`));
     assert.match(long[0], /is 4202 characters long, over the limit of 4096: split it among Mappings/);
+  });
+
+  it('refuses a regex_max_size over 20 000, whose programs would hold the event loop while they compile', () => {
+    assert.deepEqual(problemsOf(mapping('prefix: /x/\n').replace('regex_max_size: 5000', 'regex_max_size: 20001')), [
+      'config/services.yaml: service catalog: Module ambassador: config.regex_max_size: must be at most 20000: a larger program holds the event loop while it is compiled',
+    ]);
   });
 });
