@@ -106,3 +106,86 @@ export function leastInstructions(pattern: string): number {
   }
   return Math.max(group.longest, group.sum);
 }
+
+/** The code point an escape or character at `i` of a class stands for, and where it ends; no code point for a class escape (`\pL`, `\d`). */
+function classItem(pattern: string, i: number): { rune?: number; end: number } {
+  if (pattern[i] !== '\\') {
+    const rune = pattern.codePointAt(i)!;
+    return { rune, end: i + (rune > 0xffff ? 1 : 0) };
+  }
+  const end = escapeEnd(pattern, i);
+  const kind = pattern[i + 1];
+  if (kind === 'x') {
+    const hex = pattern[i + 2] === '{' ? pattern.slice(i + 3, end) : pattern.slice(i + 2, end + 1);
+    return { rune: parseInt(hex, 16) || 0, end };
+  }
+  if (kind >= '0' && kind <= '7') return { rune: parseInt(pattern.slice(i + 1, end + 1), 8), end };
+  const named: Record<string, number> = { n: 10, t: 9, r: 13, f: 12, v: 11, a: 7 };
+  if (kind in named) return { rune: named[kind], end };
+  if (/[pPdDwWsS]/.test(kind)) return { end };
+  return { rune: pattern.codePointAt(i + 1), end };
+}
+
+/** The letters RE2 folds case among: outside them, `(?i)` changes nothing. */
+const FOLD_LOW = 0x41;
+const FOLD_HIGH = 0x1e943;
+
+/** What compiling a pattern costs re2js beyond its length, read without compiling it. */
+export interface ClassCost {
+  /** Unicode classes (`\pL`, `\p{Greek}`, `\PN`): each built from Unicode's tables. */
+  readonly unicodeClasses: number;
+  /** Characters of classes and ranges matched in any case (`(?i)`): each one's other cases are looked up. */
+  readonly foldedCharacters: number;
+}
+
+/**
+ * What the classes of `pattern` cost re2js to compile: a character range
+ * matched in any case is folded a character at a time (`(?i)[\x{41}-\x{1E943}]`
+ * takes it 5 ms), and each Unicode class is built from its tables. A
+ * pattern is taken as matched in any case when it sets `i` anywhere.
+ */
+export function classCost(pattern: string): ClassCost {
+  const folds = /\(\?[a-zA-Z]*i[a-zA-Z-]*[:)]/.test(pattern);
+  let unicodeClasses = 0;
+  let foldedCharacters = 0;
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '\\' && (pattern[i + 1] === 'p' || pattern[i + 1] === 'P')) unicodeClasses++;
+    if (!inClass) {
+      if (c === '\\') i = escapeEnd(pattern, i);
+      else if (c === '[') {
+        inClass = true;
+        if (pattern[i + 1] === '^') i++;
+        // A `]` first in a class is one of its characters.
+        if (pattern[i + 1] === ']') {
+          i++;
+          if (folds) foldedCharacters++;
+        }
+      }
+      continue;
+    }
+    if (c === ']') {
+      inClass = false;
+      continue;
+    }
+    if (c === '[' && pattern[i + 1] === ':') {
+      const end = pattern.indexOf(':]', i + 2);
+      i = end === -1 ? i : end + 1;
+      continue;
+    }
+    const low = classItem(pattern, i);
+    i = low.end;
+    if (low.rune === undefined) continue;
+    let high = low.rune;
+    if (pattern[i + 1] === '-' && pattern[i + 2] !== ']' && i + 2 < pattern.length) {
+      const upper = classItem(pattern, i + 2);
+      if (upper.rune !== undefined) {
+        high = upper.rune;
+        i = upper.end;
+      }
+    }
+    if (folds) foldedCharacters += Math.max(0, Math.min(high, FOLD_HIGH) - Math.max(low.rune, FOLD_LOW) + 1);
+  }
+  return { unicodeClasses, foldedCharacters };
+}

@@ -17,7 +17,7 @@ import type { RE2JS } from 're2js';
 import type { Steps } from '../slices';
 import { buildAutomaton, DEFAULT_AUTOMATON_LIMITS, type Automaton, type AutomatonLimits } from './automaton';
 import type { MatchedPart, MatchMeter } from './meter';
-import { leastInstructions } from './program-size';
+import { classCost, leastInstructions } from './program-size';
 
 export type { RE2JS } from 're2js';
 export { createMatchMeter, DEFAULT_MATCH_BUDGET, UNMETERED, type MatchedPart, type MatchMeter } from './meter';
@@ -42,6 +42,12 @@ export const MAX_REGEX_MAX_SIZE = 20_000;
 
 /** The longest pattern read: re2js's compiling a longer one could hold the event loop. */
 export const MAX_PATTERN_LENGTH = 4096;
+
+/** The most Unicode classes (`\pL`) a pattern may hold: re2js builds each from Unicode's tables, a quarter millisecond apiece. */
+export const MAX_UNICODE_CLASSES = 64;
+
+/** The most characters of a pattern's classes matched in any case: re2js folds each one's case as it compiles. */
+export const MAX_FOLDED_CHARACTERS = 1 << 18;
 
 /** A pattern ready to be held against requests: whole-text matching by its automaton. */
 export class Pattern {
@@ -86,6 +92,11 @@ function compileProgram(pattern: string): RE2JS | string {
   const least = leastInstructions(pattern);
   if (least > MAX_REGEX_MAX_SIZE)
     return `'${pattern.slice(0, 80)}' compiles to a program of at least ${least} instructions, over the ${MAX_REGEX_MAX_SIZE} that config.regex_max_size may allow: simplify it`;
+  const cost = classCost(pattern);
+  if (cost.unicodeClasses > MAX_UNICODE_CLASSES)
+    return `'${pattern.slice(0, 80)}' holds ${cost.unicodeClasses} Unicode classes (\\pL, \\p{Greek}), over the limit of ${MAX_UNICODE_CLASSES}: each is built from Unicode's tables when the pattern is compiled, on the event loop`;
+  if (cost.foldedCharacters > MAX_FOLDED_CHARACTERS)
+    return `'${pattern.slice(0, 80)}' matches ${cost.foldedCharacters} characters of its classes in any case, over the limit of ${MAX_FOLDED_CHARACTERS}: each one's case is folded when the pattern is compiled, on the event loop; narrow the ranges under (?i)`;
   try {
     return re2js().RE2JS.compile(pattern);
   } catch (err) {

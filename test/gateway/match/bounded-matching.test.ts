@@ -171,6 +171,15 @@ describe('gateway patterns refused when their matching cannot be bounded', () =>
     assert.match(long[0], /is 4202 characters long, over the limit of 4096: split it among Mappings/);
   });
 
+  it('refuses before compiling a pattern of many Unicode classes, or of wide ranges matched in any case', () => {
+    const classes = problemsOf(mapping(`prefix: '/(${'\\pL|'.repeat(64)}\\pN)'\nprefix_regex: true\n`));
+    assert.match(classes[0], /holds 65 Unicode classes \(\\pL, \\p\{Greek\}\), over the limit of 64/);
+    const wide = '[\\x{41}-\\x{1E943}]';
+    const folded = problemsOf(mapping(`prefix: /x/\nregex_headers: {x-a: '(?i)${wide}${wide}${wide}'}\n`));
+    assert.match(folded[0], /matches 375561 characters of its classes in any case, over the limit of 262144/);
+    assert.deepEqual(problemsOf(mapping(`prefix: /x/\nregex_headers: {x-a: '${wide}${wide}${wide}'}\n`)), []);
+  });
+
   it('refuses a regex_max_size over 20 000, whose programs would hold the event loop while they compile', () => {
     assert.deepEqual(problemsOf(mapping('prefix: /x/\n').replace('regex_max_size: 5000', 'regex_max_size: 20001')), [
       'config/services.yaml: service catalog: Module ambassador: config.regex_max_size: must be at most 20000: a larger program holds the event loop while it is compiled',
