@@ -4,9 +4,9 @@
  * token as the `yaml` package's lexer and parser go, so that a hostile
  * file is refused at the first token past a bound, before its tree is
  * built. The package builds every document whole before anything can look
- * at it, and its tree takes some 300 bytes a token: 7 MB of `[` grew the
- * process past 5 GB before the parser's stack ran out, and a flow list of
- * a million `[]` took a minute and 2 GB.
+ * at it, and its tree takes hundreds of bytes a token: a file of deep
+ * nesting or of millions of tokens, well under the file size limit, would
+ * take gigabytes before anything refused it.
  */
 import { LineCounter, Lexer, Parser, type CST } from 'yaml';
 
@@ -26,11 +26,10 @@ export interface YamlLimits {
 
 /**
  * The bounds by default: deeper than any configuration nests; as many
- * tokens a document as 30 000 rate limits in one domain take (about
- * 250 MB of tree at the most, and three seconds to read); as many
- * documents as 60 000 Mappings (an 8 MiB file) take; Emissary's 100
- * aliases; a scalar four times what Kubernetes lets all the annotations of
- * an object hold.
+ * tokens a document as 30 000 rate limits in one domain take (a tree of
+ * some hundreds of MB at the most); as many documents as 60 000 Mappings
+ * (an 8 MiB file) take; Emissary's 100 aliases; a scalar four times what
+ * Kubernetes lets all the annotations of an object hold.
  */
 export const DEFAULT_YAML_LIMITS: YamlLimits = Object.freeze({
   depth: 64,

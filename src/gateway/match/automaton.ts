@@ -5,8 +5,8 @@
  * whatever the pattern: re2js builds its own automaton lazily, as requests
  * come, and when a pattern's states outgrow its cache it falls back to
  * simulating the program, which costs every instruction for every
- * character (a 4000-instruction pattern held the event loop 0.3 s on a
- * 14 KB path). Built here from re2js's own construction (its states, its
+ * character, so that a large pattern and a long path hold the event loop
+ * in proportion to both. Built here from re2js's own construction (its states, its
  * classes of characters, its handling of `^`, `$` and `\b`), so that it
  * matches exactly what re2js would; a pattern whose automaton would not
  * fit {@link AutomatonLimits} is refused when the configuration is checked,
@@ -19,11 +19,11 @@ import type { Steps } from '../slices';
 export interface AutomatonLimits {
   /** Most states. */
   readonly states: number;
-  /** Most work: program instructions visited while the states are built (each about a quarter of a microsecond). */
+  /** Most work: program instructions visited while the states are built. */
   readonly work: number;
 }
 
-/** The limits of one pattern's automaton by default: about 0.1 s to build, at most 1 MiB of table. */
+/** The limits of one pattern's automaton by default: a build of a fraction of a second, spread over many steps, and a table of at most some MiB. */
 export const DEFAULT_AUTOMATON_LIMITS: AutomatonLimits = { states: 4096, work: 1 << 19 };
 
 /** re2js's flags of the text's start, as its automaton starts a whole-text match (`EMPTY_BEGIN_TEXT | EMPTY_BEGIN_LINE`). */
@@ -159,8 +159,8 @@ const DEAD = -1;
 /**
  * What reading a character beyond Latin-1 costs, in the steps of one
  * within it: its class is found by a binary search of the class bounds
- * (some thousands for `\pL`), ten times as long as a Latin-1 character's
- * table lookup.
+ * (some thousands for `\pL`), many times as long as a Latin-1
+ * character's table lookup.
  */
 export const WIDE_CHARACTER_STEPS = 16;
 

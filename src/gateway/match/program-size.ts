@@ -2,8 +2,7 @@
  * @module gateway/match/program-size
  * The size of a pattern's RE2 program, bounded from below by reading the
  * pattern alone: re2js compiles a pattern whole before its size can be
- * known, and takes seconds over a few thousand copies of a counted
- * repetition.
+ * known, and thousands of copies of a counted repetition take it long.
  */
 
 /** Where the escape at `i` ends: `\\n`, `\\pL`, `\\p{Greek}`, `\\x41`, `\\x{1F600}`, `\\012`. */
@@ -25,9 +24,8 @@ function escapeEnd(pattern: string, i: number): number {
  * The fewest instructions `pattern` can compile to, read without compiling
  * it: each character, class or escape one, the longest alternative of a
  * choice, and each copy a counted repetition (`x{3}`, `x{2,9}`, `x{4,}`)
- * makes of what it repeats. re2js would otherwise take seconds to compile
- * a few thousand copies (`[a-z]{1000}` 300 times) before their number
- * could be refused.
+ * makes of what it repeats, so that thousands of copies (`[a-z]{1000}`
+ * many times over) are refused before re2js takes long to compile them.
  */
 export function leastInstructions(pattern: string): number {
   // Per open group: the instructions of its alternative so far, and of its longest finished one.
@@ -140,8 +138,8 @@ export interface ClassCost {
 
 /**
  * What the classes of `pattern` cost re2js to compile: a character range
- * matched in any case is folded a character at a time (`(?i)[\x{41}-\x{1E943}]`
- * takes it 5 ms), and each Unicode class is built from its tables. A
+ * matched in any case is folded a character at a time (the whole of
+ * `(?i)[\x{41}-\x{1E943}]`), and each Unicode class is built from its tables. A
  * pattern is taken as matched in any case when it sets `i` anywhere.
  */
 export function classCost(pattern: string): ClassCost {

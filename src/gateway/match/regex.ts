@@ -34,16 +34,15 @@ function re2js(): Re2js {
 export const DEFAULT_REGEX_MAX_SIZE = 200;
 
 /**
- * The largest `regex_max_size` a Module may set: re2js takes about 0.1 s
- * to compile a program of 20 000 instructions, on the event loop, during a
- * reload.
+ * The largest `regex_max_size` a Module may set: re2js compiles a program
+ * on the event loop, during a reload, in time that grows with its size.
  */
 export const MAX_REGEX_MAX_SIZE = 20_000;
 
 /** The longest pattern read: re2js's compiling a longer one could hold the event loop. */
 export const MAX_PATTERN_LENGTH = 4096;
 
-/** The most Unicode classes (`\pL`) a pattern may hold: re2js builds each from Unicode's tables, a quarter millisecond apiece. */
+/** The most Unicode classes (`\pL`) a pattern may hold: re2js builds each from Unicode's tables as it compiles. */
 export const MAX_UNICODE_CLASSES = 64;
 
 /** The most characters of a pattern's classes matched in any case: re2js folds each one's case as it compiles. */

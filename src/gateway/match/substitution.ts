@@ -17,8 +17,9 @@ import { compileRegex, createMatchMeter, type MatchMeter, type RE2JS } from './r
 
 /**
  * What a search charges for each instruction of the program and character
- * of the text: re2js's backtracking search, with the groups it records,
- * takes up to 50 ns a step, where an automaton takes 5 ns a character.
+ * of the text: re2js's search, with the groups it records (many groups
+ * make its threads costly to copy), takes up to several times an
+ * automaton's step for each.
  */
 export const SEARCH_STEP_UNITS = 16;
 
