@@ -68,7 +68,11 @@ async function main(): Promise<void> {
     const reload: Record<string, unknown> = {};
     for (const name of ['deep flow lists', 'alias bomb', 'many keys']) {
       say(`reload: ${name}`);
-      reload[name] = await reloadShape(dist, SHAPES[name]());
+      try {
+        reload[name] = await reloadShape(dist, SHAPES[name]());
+      } catch (err) {
+        reload[name] = { failed: err instanceof Error ? err.message.slice(0, 300) : String(err) };
+      }
     }
     results.reload = reload;
   }

@@ -75,8 +75,23 @@ export interface CheckResult {
 export function checkFolder(dist: string, dir: string): CheckResult {
   const run = spawnSync(
     '/usr/bin/time',
-    ['-f', '%e %M', 'taskset', '-c', String(SERVER_CPU), process.execPath, join(dist, 'cli', 'main.js'), 'check', dir],
-    { encoding: 'utf8', timeout: 180_000 },
+    // timeout(1) ends the check itself: spawnSync's own would end /usr/bin/time and leave the check running.
+    [
+      '-f',
+      '%e %M',
+      'timeout',
+      '-s',
+      'KILL',
+      '180',
+      'taskset',
+      '-c',
+      String(SERVER_CPU),
+      process.execPath,
+      join(dist, 'cli', 'main.js'),
+      'check',
+      dir,
+    ],
+    { encoding: 'utf8' },
   );
   const output = `${run.stdout}${run.stderr}`;
   const [seconds, kb] = (/(\d+\.\d+) (\d+)\s*$/.exec(run.stderr) ?? ['', 'NaN', 'NaN']).slice(1).map(Number);
