@@ -6,13 +6,15 @@
  * come, and when a pattern's states outgrow its cache it falls back to
  * simulating the program, which costs every instruction for every
  * character, so that a large pattern and a long path hold the event loop
- * in proportion to both. Built here from re2js's own construction (its states, its
- * classes of characters, its handling of `^`, `$` and `\b`), so that it
- * matches exactly what re2js would; a pattern whose automaton would not
- * fit {@link AutomatonLimits} is refused when the configuration is checked,
- * with the reason, rather than served slowly.
+ * in proportion to both. Built here from re2js's own construction (its
+ * states, its classes of characters, its handling of `^`, `$` and `\b`),
+ * read through platform/re2js, so that it matches exactly what re2js
+ * would; a pattern whose automaton would not fit {@link AutomatonLimits}
+ * is refused when the configuration is checked, with the reason, rather
+ * than served slowly.
  */
 import type { RE2JS } from 're2js';
+import { wholeTextAutomaton, type Re2jsState } from '../../platform';
 import type { Steps } from '../slices';
 
 /** What building one pattern's automaton may cost. */
@@ -26,51 +28,8 @@ export interface AutomatonLimits {
 /** The limits of one pattern's automaton by default: a build of a fraction of a second, spread over many steps, and a table of at most some MiB. */
 export const DEFAULT_AUTOMATON_LIMITS: AutomatonLimits = { states: 4096, work: 1 << 19 };
 
-/** re2js's flags of the text's start, as its automaton starts a whole-text match (`EMPTY_BEGIN_TEXT | EMPTY_BEGIN_LINE`). */
-const BEGIN_FLAGS = 4 | 1;
-/** re2js's `RE2Flags.ANCHOR_BOTH`: the match must span the whole text. */
-const ANCHOR_BOTH = 2;
-/** The rune re2js steps its automaton with at the end of the text. */
-const END_OF_TEXT = -1;
 /** Work done between two yields of {@link buildAutomaton}: about a millisecond. */
 const WORK_PER_STEP = 4096;
-
-/** One state of re2js's automaton, as far as this module reads it. */
-interface Re2State {
-  readonly nfaStates: readonly number[];
-  readonly isMatch: boolean;
-}
-
-/** re2js's lazily built automaton (its `DFA`), as far as this module drives it. */
-interface Re2Dfa {
-  readonly failed: boolean;
-  readonly numClasses: number;
-  readonly classBounds: Int32Array;
-  readonly latin1Class: Int32Array;
-  makeState(pcs: number[], flag: number, ids: number[]): Re2State | null;
-  step(state: Re2State, cls: number, rune: number, anchor: number): Re2State | null;
-}
-
-/** The part of re2js's compiled pattern (its `RE2`) this module reads. */
-interface Re2Program {
-  readonly prog: { readonly start: number };
-  readonly dfa: Re2Dfa;
-  lazyDFA: Re2Dfa | null;
-}
-
-/** re2js's automaton of `re`, or undefined when this version of re2js holds it otherwise. */
-function re2Program(re: RE2JS): Re2Program | undefined {
-  const program = (re as unknown as { re2Input?: Re2Program }).re2Input;
-  if (program === undefined || typeof program.prog?.start !== 'number') return undefined;
-  const dfa = program.dfa;
-  if (
-    typeof dfa?.step !== 'function' ||
-    typeof dfa.makeState !== 'function' ||
-    !(dfa.classBounds instanceof Int32Array)
-  )
-    return undefined;
-  return program;
-}
 
 /**
  * A whole-text matcher: for each state a row of the next state by class of
@@ -172,20 +131,18 @@ export function* buildAutomaton(
   re: RE2JS,
   limits: AutomatonLimits = DEFAULT_AUTOMATON_LIMITS,
 ): Steps<Automaton | string> {
-  const program = re2Program(re);
-  if (program === undefined) return 'cannot be matched: this version of re2js builds its automata otherwise';
-  const dfa = program.dfa;
+  const dfa = wholeTextAutomaton(re);
+  if (dfa === undefined) return 'cannot be matched by an automaton';
   try {
-    if (dfa.failed) return 'cannot be matched by an automaton';
-    const classes = dfa.numClasses;
+    const classes = dfa.classes;
     const width = classes + 1;
     // A character of each class to step with: the lowest of it.
     const representative = new Int32Array(classes);
     for (let c = 1; c < classes; c++) representative[c] = dfa.classBounds[c - 1];
-    const start = dfa.makeState([program.prog.start], BEGIN_FLAGS, []);
+    const start = dfa.start();
     if (start === null) return tooLarge(limits);
-    const found = new Map<Re2State, number>([[start, 0]]);
-    const states: Re2State[] = [start];
+    const found = new Map<Re2jsState, number>([[start, 0]]);
+    const states: Re2jsState[] = [start];
     const rows: Int32Array[] = [];
     let work = 0;
     let sinceYield = 0;
@@ -193,11 +150,11 @@ export function* buildAutomaton(
       const state = states[s];
       const row = new Int32Array(width);
       for (let c = 0; c <= classes; c++) {
-        const cost = state.nfaStates.length + 1;
+        const cost = dfa.threads(state) + 1;
         work += cost;
         sinceYield += cost;
         if (work > limits.work) return tooLarge(limits);
-        const next = dfa.step(state, c, c === classes ? END_OF_TEXT : representative[c], ANCHOR_BOTH);
+        const next = dfa.step(state, c, c < classes ? representative[c] : 0);
         if (next === null) return tooLarge(limits);
         let index = found.get(next);
         if (index === undefined) {
@@ -221,15 +178,15 @@ export function* buildAutomaton(
       for (let c = 0; c < classes; c++) {
         const target = row[c];
         // A state with no thread left cannot end in a match: the text is refused there.
-        table[at + c] = states[target].nfaStates.length === 0 ? DEAD : target * width;
+        table[at + c] = dfa.threads(states[target]) === 0 ? DEAD : target * width;
       }
       // re2js marks a state as matching one step late: the state past the end tells whether the text may end here.
-      table[at + classes] = states[row[classes]].isMatch ? 1 : 0;
+      table[at + classes] = dfa.matched(states[row[classes]]) ? 1 : 0;
     }
-    return new Automaton(table, width, Int32Array.from(dfa.latin1Class), Int32Array.from(dfa.classBounds));
+    return new Automaton(table, width, Int32Array.from(dfa.latin1Classes), Int32Array.from(dfa.classBounds));
   } finally {
     // The states re2js built are copied into the table: they are not kept.
-    program.lazyDFA = null;
+    dfa.release();
   }
 }
 
