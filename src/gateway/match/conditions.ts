@@ -21,7 +21,7 @@ import { canonicalIPv6 } from './host-match';
 import { runAtOnce, type Steps } from '../slices';
 import { ParsedQuery, queryMatches, type QueryCondition, type QueryReading } from './query';
 import { createMatchMeter, createPatternCompiler, type MatchMeter, type Pattern, type PatternCompiler } from './regex';
-import { compileSubstitution, isSubstitution, type Substitution } from './substitution';
+import { compileSubstitutionSteps, isSubstitution, type Substitution } from './substitution';
 
 /** A Mapping's conditions beyond prefix, method, headers and host glob; at least one is set. */
 export interface MatchConditions {
@@ -84,7 +84,7 @@ export function* compilePatternsSteps(mapping: MappingRecord, compiler: PatternC
   }
   let pathRewrite: Substitution | null = null;
   if (mapping.regex_rewrite !== undefined) {
-    const compiled = compileSubstitution(mapping.regex_rewrite, compiler.maxSize);
+    const compiled = yield* compileSubstitutionSteps(mapping.regex_rewrite, compiler.maxSize);
     if (isSubstitution(compiled)) pathRewrite = compiled;
     else problems.push({ path: `regex_rewrite.${compiled.field}`, message: compiled.message });
   }

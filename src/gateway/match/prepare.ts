@@ -10,7 +10,7 @@ import type { MappingRecord } from '../config/schema';
 import { normalisePath, unsafeEscape, withoutParameters } from '../request/path';
 import type { Steps } from '../slices';
 import { compilePatternsSteps, type CompiledPatterns, type PatternProblem } from './conditions';
-import { isRedirectPlan, redirectPlan, type RedirectPlan } from './redirect';
+import { isRedirectPlan, redirectPlanSteps, type RedirectPlan } from './redirect';
 import type { PatternCompiler } from './regex';
 
 /** A Mapping's match, ready for the route table. */
@@ -55,7 +55,7 @@ export function* prepareMatchSteps(mapping: MappingRecord, compiler: PatternComp
   problems.push(...patterns.problems);
   let redirect: RedirectPlan | null = null;
   if (mapping.host_redirect === true) {
-    const plan = redirectPlan(mapping, compiler.maxSize);
+    const plan = yield* redirectPlanSteps(mapping, compiler.maxSize);
     if (isRedirectPlan(plan)) redirect = plan;
     else problems.push(plan);
   }

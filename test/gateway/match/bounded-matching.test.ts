@@ -66,14 +66,14 @@ describe('gateway patterns matched within bounds', () => {
         {
           name: 'rewritten',
           prefix: '/rewrite/',
-          regex_rewrite: { pattern: '^/rewrite/(.*)$', substitution: '/to/\\1' },
+          regex_rewrite: { pattern: '^/rewrite/((x|.)*?)((y|.)*?)$', substitution: '/to/\\1\\3' },
         },
         {
           name: 'redirected',
           prefix: '/redirect/',
           service: 'example.org',
           host_redirect: true,
-          regex_redirect: { pattern: '^/redirect/(.*)$', substitution: '/to/\\1' },
+          regex_redirect: { pattern: '^/redirect/((x|.)*?)((y|.)*?)$', substitution: '/to/\\1\\3' },
         },
         { name: 'fallback', prefix: '/' },
       ],
@@ -124,11 +124,17 @@ describe('gateway patterns matched within bounds', () => {
     const redirected = await rig.call('/redirect/some/thing');
     assert.equal(redirected.status, 301);
     assert.equal(redirected.answer.headers.location, 'http://example.org/to/some/thing');
+    // Four groups, and at most 15 threads at once: some 7000 characters within the budget.
+    const long = 'a'.repeat(5000);
+    assert.deepEqual(
+      [(await rig.call(`/rewrite/${long}`)).url, (await rig.call(`/redirect/${long}`)).answer.headers.location],
+      [`/to/${long}`, `http://example.org/to/${long}`],
+    );
     for (const prefix of ['/rewrite/', '/redirect/']) {
-      const long = await rig.call(`${prefix}${'a'.repeat(12_000)}`);
-      assert.equal(long.status, 414, prefix);
-      assert.equal(long.route, undefined, prefix);
-      assert.match(long.answer.json().detail, /^the path or query is too long to be matched/, prefix);
+      const tooLong = await rig.call(`${prefix}${'a'.repeat(9000)}`);
+      assert.equal(tooLong.status, 414, prefix);
+      assert.equal(tooLong.route, undefined, prefix);
+      assert.match(tooLong.answer.json().detail, /^the path or query is too long to be matched/, prefix);
     }
   });
 });
@@ -178,6 +184,30 @@ describe('gateway patterns refused when their matching cannot be bounded', () =>
     const folded = problemsOf(mapping(`prefix: /x/\nregex_headers: {x-a: '(?i)${wide}${wide}${wide}'}\n`));
     assert.match(folded[0], /matches 375561 characters of its classes in any case, over the limit of 262144/);
     assert.deepEqual(problemsOf(mapping(`prefix: /x/\nregex_headers: {x-a: '${wide}${wide}${wide}'}\n`)), []);
+  });
+
+  it('refuses a rewrite or redirect pattern whose groups would make its searches refuse ordinary paths', () => {
+    // 609 instructions, all of them threads at once, and 151 groups: re2js copies every group's position for each thread at each character.
+    const grouped = `^/r/(${'(x|.)*?'.repeat(150)})$`;
+    for (const field of ['regex_rewrite', 'regex_redirect']) {
+      const redirect = field === 'regex_redirect' ? 'host_redirect: true\n' : '';
+      const problems = problemsOf(
+        mapping(`prefix: /r/\n${redirect}${field}: {pattern: '${grouped}', substitution: '/\\1'}\n`),
+      );
+      assert.equal(problems.length, 1, problems.join('\n'));
+      assert.match(
+        problems[0],
+        new RegExp(
+          `${field}\\.pattern: '.*' \\(151 groups, up to \\d+ threads of its program at once\\) could rewrite a path of \\d+ characters at most within what one request may make a search read`,
+        ),
+      );
+    }
+    assert.deepEqual(
+      problemsOf(
+        mapping(`prefix: /r/\nregex_rewrite: {pattern: '^/r/(?:${'(?:x|.)*?'.repeat(150)})$', substitution: '/'}\n`),
+      ),
+      [],
+    );
   });
 
   it('refuses a regex_max_size over 20 000, whose programs would hold the event loop while they compile', () => {
