@@ -2,7 +2,8 @@
  * Hostile YAML in every file a config folder reads (records, a record
  * annotation, an Emissary resource, limits, booking data) is refused with
  * the file's name and the reason, at the first token past a bound of
- * files/yaml-limits, on the event loop and on the checking thread alike;
+ * files/yaml-limits (or, for a limits file's aliases, past the values they
+ * expand to), on the event loop and on the checking thread alike;
  * and the checking thread, whatever it is given, grows no further than its
  * heap bound.
  */
@@ -101,6 +102,30 @@ describe('gatehouse config folder: hostile YAML in every file it reads', () => {
     );
     assert.deepEqual(problemTexts(checkTexts(folderWith('bookings', bomb))), [
       'conf/bookings.yaml: uses aliases more than 100 times: refused',
+    ]);
+  });
+
+  it('refuses a stream of more documents than a file may hold, in every file kind, naming it and where', () => {
+    for (const kind of ['records', 'emissary', 'limits', 'bookings'] as const) {
+      const most = kind === 'limits' ? 4096 : 65_536;
+      const problems = problemTexts(checkTexts(folderWith(kind, `a: 1\n${'---\n'.repeat(most + 1)}`)));
+      assert.ok(problems[0]?.startsWith(`${FILES[kind]}: `), `${kind}: ${problems.join('\n')}`);
+      assert.match(problems[0], new RegExp(`holds more than ${most} documents at line \\d+, column 1: refused`), kind);
+    }
+  });
+
+  it('refuses aliases that expand a limits file past its bound, where they are counted once expanded', () => {
+    const laughs = [
+      'domain: d',
+      'descriptors:',
+      '  - &a [x, x, x, x, x, x, x, x, x, x]',
+      ...Array.from({ length: 9 }, (_, i) => {
+        const [name, inner] = [String.fromCharCode(98 + i), String.fromCharCode(97 + i)];
+        return `  - &${name} [${Array<string>(10).fill(`*${inner}`).join(', ')}]`;
+      }),
+    ].join('\n');
+    assert.deepEqual(problemTexts(checkTexts(folderWith('limits', laughs))), [
+      'conf/ratelimit.yaml: the aliases expand the document by more than 100000 values',
     ]);
   });
 
