@@ -129,7 +129,8 @@ export function* compileSubstitutionSteps(
   const size = pattern.programSize();
   const threads = Math.min(size, (yield* searchThreadsSteps(pattern)) ?? size);
   const stepsPerCharacter = searchStepsPerCharacter(threads, groups);
-  const longest = Math.floor((budget - SEARCH_BASE_STEPS) / stepsPerCharacter) - 1;
+  // A path it matches whole: one search reads all of it and its end, and the one after the match reads its end.
+  const longest = Math.floor((budget - 2 * SEARCH_BASE_STEPS) / stepsPerCharacter) - 2;
   if (longest < MIN_REWRITTEN_LENGTH)
     return {
       field: 'pattern',
@@ -146,8 +147,9 @@ export function isSubstitution(value: Substitution | SubstitutionProblem): value
 /**
  * `text` with every match of the pattern replaced; `text` itself when
  * nothing matches. Each search is charged to the rewrite's meter before it
- * runs, for all the text it may read: it throws the 414 of a path too long
- * for the pattern.
+ * runs, for all the text it may read: all that follows the last match,
+ * since a thread of higher priority than the match found may read on to
+ * the end (`x.*y|x`). It throws the 414 of a path too long for the pattern.
  */
 export function substitute(rewrite: Substitution, text: string): string {
   const meter = rewrite.meter;
