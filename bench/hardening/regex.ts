@@ -9,8 +9,10 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
-import { RE2JS } from 're2js';
 import { join } from 'node:path';
+import { runAtOnce } from '../../src/gateway/slices';
+import { DEFAULT_MATCH_BUDGET } from '../../src/gateway/match/meter';
+import { compileSubstitutionSteps, isSubstitution, SEARCH_BASE_STEPS } from '../../src/gateway/match/substitution';
 import { cpuMicros } from '../harness/processes';
 import { probeWhile, quantile, startGateway, timedGet, type Probe } from './gateway';
 
@@ -32,13 +34,18 @@ const LONG_PATH = `/${'a'.repeat(14_000)}`;
 /** A program of about 4000 instructions, as a Module that raises regex_max_size to 5000 lets through. */
 const FOUR_THOUSAND = `/${'.*a'.repeat(1300)}`;
 
-/** `(x|.)*?` groups: re2js's capturing search tries the most ways per character with them. */
-const REWRITE = `^/r/(${'(x|.)*?'.repeat(80)})$`;
+/**
+ * Two lazy groups of alternatives: of the rewrites tried, the one whose
+ * capturing search takes the longest for each step it is charged.
+ */
+const REWRITE = '^/r/((x|.)*?)((y|.)*?)$';
 
-/** The longest path a search by REWRITE may read within the budget: 16 steps an instruction and character. */
+/** The longest path a search by REWRITE may read within the budget, as the gateway charges it. */
 function longestRewritten(): string {
-  const size = RE2JS.compile(REWRITE).programSize();
-  return `/r/${'a'.repeat(Math.floor(2 ** 20 / (16 * size)) - 5)}`;
+  const rewrite = runAtOnce(compileSubstitutionSteps({ pattern: REWRITE, substitution: '/' }, 5000));
+  if (!isSubstitution(rewrite)) throw new Error(rewrite.message);
+  const longest = Math.floor((DEFAULT_MATCH_BUDGET - 2 * SEARCH_BASE_STEPS) / rewrite.stepsPerCharacter) - 2;
+  return `/r/${'aaaab'.repeat(longest).slice(0, longest - 3)}`;
 }
 
 export const SCENARIOS: Record<string, Scenario> = {
@@ -61,7 +68,7 @@ export const SCENARIOS: Record<string, Scenario> = {
     headers: { 'x-u': Buffer.from('ж'.repeat(6000), 'utf8').toString('latin1') },
   },
   'regex-rewrite-at-its-budget': {
-    about: 'a regex_rewrite of (x|.)*? groups, with the longest path its budget lets through',
+    about: 'a regex_rewrite of two lazy groups of alternatives, with the longest path its budget lets through',
     records: [MODULE, mapping('rw', `prefix: /r/\nregex_rewrite: {pattern: '${REWRITE}', substitution: '/\\1'}`)],
     path: longestRewritten(),
   },
