@@ -69,6 +69,14 @@ export class Pattern {
   }
 }
 
+/** The longest part of a pattern a problem quotes. */
+const QUOTED_LENGTH = 80;
+
+/** `pattern` quoted in a problem: its first {@link QUOTED_LENGTH} characters, and `…` when there are more. */
+export function quoted(pattern: string): string {
+  return pattern.length > QUOTED_LENGTH ? `'${pattern.slice(0, QUOTED_LENGTH)}…'` : `'${pattern}'`;
+}
+
 /** Why `pattern` is no RE2 expression, or undefined when it is one. */
 export function regexSyntaxProblem(pattern: string): string | undefined {
   const re = compileProgram(pattern);
@@ -77,9 +85,9 @@ export function regexSyntaxProblem(pattern: string): string | undefined {
 
 function syntaxMessage(pattern: string, err: unknown): string {
   if (!(err instanceof re2js().RE2JSSyntaxException))
-    return `'${pattern}' cannot be compiled: ${(err as Error).message}`;
+    return `${quoted(pattern)} cannot be compiled: ${(err as Error).message}`;
   const lookaround = /^\(\?<?[=!]/.test(err.getPattern() ?? '');
-  return `'${pattern}' is no RE2 expression (${err.getDescription()}${err.getPattern() ? `: ${err.getPattern()}` : ''})${
+  return `${quoted(pattern)} is no RE2 expression (${err.getDescription()}${err.getPattern() ? `: ${err.getPattern()}` : ''})${
     lookaround ? '; RE2, as Envoy uses it, has no lookahead or lookbehind' : ''
   }`;
 }
@@ -87,15 +95,15 @@ function syntaxMessage(pattern: string, err: unknown): string {
 /** `pattern` compiled by re2js, or why it cannot be (one no Module's `regex_max_size` would take is not compiled). */
 function compileProgram(pattern: string): RE2JS | string {
   if (pattern.length > MAX_PATTERN_LENGTH)
-    return `'${pattern.slice(0, 40)}...' is ${pattern.length} characters long, over the limit of ${MAX_PATTERN_LENGTH}: split it among Mappings`;
+    return `${quoted(pattern)} is ${pattern.length} characters long, over the limit of ${MAX_PATTERN_LENGTH}: split it among Mappings`;
   const least = leastInstructions(pattern);
   if (least > MAX_REGEX_MAX_SIZE)
-    return `'${pattern.slice(0, 80)}' compiles to a program of at least ${least} instructions, over the ${MAX_REGEX_MAX_SIZE} that config.regex_max_size may allow: simplify it`;
+    return `${quoted(pattern)} compiles to a program of at least ${least} instructions, over the ${MAX_REGEX_MAX_SIZE} that config.regex_max_size may allow: simplify it`;
   const cost = classCost(pattern);
   if (cost.unicodeClasses > MAX_UNICODE_CLASSES)
-    return `'${pattern.slice(0, 80)}' holds ${cost.unicodeClasses} Unicode classes (\\pL, \\p{Greek}), over the limit of ${MAX_UNICODE_CLASSES}: each is built from Unicode's tables when the pattern is compiled, on the event loop`;
+    return `${quoted(pattern)} holds ${cost.unicodeClasses} Unicode classes (\\pL, \\p{Greek}), over the limit of ${MAX_UNICODE_CLASSES}: each is built from Unicode's tables when the pattern is compiled, on the event loop`;
   if (cost.foldedCharacters > MAX_FOLDED_CHARACTERS)
-    return `'${pattern.slice(0, 80)}' matches ${cost.foldedCharacters} characters of its classes in any case, over the limit of ${MAX_FOLDED_CHARACTERS}: each one's case is folded when the pattern is compiled, on the event loop; narrow the ranges under (?i)`;
+    return `${quoted(pattern)} matches ${cost.foldedCharacters} characters of its classes in any case, over the limit of ${MAX_FOLDED_CHARACTERS}: each one's case is folded when the pattern is compiled, on the event loop; narrow the ranges under (?i)`;
   try {
     return re2js().RE2JS.compile(pattern);
   } catch (err) {
@@ -112,12 +120,12 @@ export function compileRegex(pattern: string, maxSize: number): RE2JS | string {
   const least = leastInstructions(pattern);
   // Below some thousands of instructions compiling is quick, and tells the exact size.
   if (least > Math.max(maxSize, 4096))
-    return `'${pattern.slice(0, 80)}' compiles to a program of at least ${least} instructions, over the limit of ${maxSize} (the Module's config.regex_max_size): simplify it or raise the limit`;
+    return `${quoted(pattern)} compiles to a program of at least ${least} instructions, over the limit of ${maxSize} (the Module's config.regex_max_size): simplify it or raise the limit`;
   const re = compileProgram(pattern);
   if (typeof re === 'string') return re;
   const size = re.programSize();
   if (size > maxSize) {
-    return `'${pattern}' compiles to a program of ${size} instructions, over the limit of ${maxSize} (the Module's config.regex_max_size): simplify it or raise the limit`;
+    return `${quoted(pattern)} compiles to a program of ${size} instructions, over the limit of ${maxSize} (the Module's config.regex_max_size): simplify it or raise the limit`;
   }
   return re;
 }
@@ -159,9 +167,9 @@ export function createPatternCompiler(limits: PatternLimits = {}): PatternCompil
       if (typeof re === 'string') outcome = re;
       else {
         const automaton = yield* buildAutomaton(re, automatonLimits);
-        if (typeof automaton === 'string') outcome = `'${pattern}' ${automaton}`;
+        if (typeof automaton === 'string') outcome = `${quoted(pattern)} ${automaton}`;
         else if (bytes + automaton.bytes > totalBytes)
-          outcome = `'${pattern}' would take the automata of the configuration's patterns past ${totalBytes / 1024 / 1024} MiB: use fewer or simpler patterns`;
+          outcome = `${quoted(pattern)} would take the automata of the configuration's patterns past ${totalBytes / 1024 / 1024} MiB: use fewer or simpler patterns`;
         else {
           bytes += automaton.bytes;
           outcome = new Pattern(pattern, automaton);

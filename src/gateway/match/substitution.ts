@@ -16,7 +16,7 @@
  * within the budget is refused when the configuration loads.
  */
 import type { Steps } from '../slices';
-import { compileRegex, createMatchMeter, DEFAULT_MATCH_BUDGET, type MatchMeter, type RE2JS } from './regex';
+import { compileRegex, createMatchMeter, DEFAULT_MATCH_BUDGET, quoted, type MatchMeter, type RE2JS } from './regex';
 import { searchThreadsSteps } from './search-threads';
 
 /**
@@ -134,7 +134,7 @@ export function* compileSubstitutionSteps(
   if (longest < MIN_REWRITTEN_LENGTH)
     return {
       field: 'pattern',
-      message: `'${rewrite.pattern.slice(0, 80)}' (${groups} groups, up to ${threads} threads of its program at once) could rewrite a path of ${Math.max(0, longest)} characters at most within what one request may make a search read, and longer ones would be refused: use fewer groups ((?:...) groups nothing) or a simpler pattern`,
+      message: `${quoted(rewrite.pattern)} (${groups} groups, up to ${threads} threads of its program at once) could rewrite a path of ${Math.max(0, longest)} characters at most within what one request may make a search read, and longer ones would be refused: use fewer groups ((?:...) groups nothing) or a simpler pattern`,
     };
   return { pattern, stepsPerCharacter, parts, meter: createMatchMeter(budget) };
 }
