@@ -25,9 +25,9 @@ import { moduleHandler, type ModuleHandler } from './module-handler';
 import { compileHeaderEdits, type HeaderEdits } from './request/headers/header-edits';
 import { OVERRIDE_HEADERS } from './request/override/method-override';
 import { groupProblemsSteps } from './match/canary';
-import { prepareMatch, type PreparedMatch } from './match/prepare';
+import { prepareMatchSteps, type PreparedMatch } from './match/prepare';
 import type { RedirectPlan } from './match/redirect';
-import { DEFAULT_REGEX_MAX_SIZE } from './match/regex';
+import { createPatternCompiler } from './match/regex';
 import { shadowProblemsSteps } from './match/shadow';
 import { compileRoutes, retargetRoutes, RouteTable } from './match/route-table';
 import { runAtOnce, type Steps } from './slices';
@@ -196,14 +196,15 @@ export function* buildRuntimeSteps(
       configProblem({ source: sourceOf(m), kind: m.kind, record: m.name, path: 'config.cors' }, errorText(err)),
     );
   }
-  const regexMaxSize = config.module?.config.regex_max_size ?? DEFAULT_REGEX_MAX_SIZE;
+  // One a configuration: a pattern written in many Mappings is compiled once, and all are held to one total.
+  const patterns = createPatternCompiler({ maxSize: config.module?.config.regex_max_size });
   const pending: Pending[] = [];
 
   for (const mapping of config.mappings) {
     yield;
     const at = { source: sourceOf(mapping), kind: 'Mapping', record: mapping.name };
     const problem = (path: string, message: string) => problems.push(configProblem({ ...at, path }, message));
-    const match = prepareMatch(mapping, regexMaxSize);
+    const match = yield* prepareMatchSteps(mapping, patterns);
     for (const p of match.problems) problem(p.path, p.message);
     const prefix = match.prefix;
     let cors: Middleware | undefined;

@@ -39,7 +39,8 @@ for (const engine of ENGINES) {
       config.write('ratelimit.yaml', LIMITS);
       const options = await engine.options(sharedPostgres);
       databaseUrl = options.databaseUrl;
-      running = await startGatehouse({ configDir: config.dir, ...options });
+      // 500 creates at once queue for the database: what it keeps is the subject, not how soon, however busy the machine.
+      running = await startGatehouse({ configDir: config.dir, databaseTimeoutMs: 600_000, ...options });
     });
     after(async () => {
       await running?.stop();

@@ -13,6 +13,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { eventually } from '../gatehouse/support/running';
 import { releaseDataDir, reusableDataDir } from '../support/pglite';
 import { assertBuilt, REPO_ROOT, TEST_ENV } from '../support/process';
 import { mountSmallDisk } from '../support/small-disk';
@@ -75,8 +76,11 @@ function droppedMetric(text: string): number {
   return Number(match[1]);
 }
 
-/** `gatehouse start` with its standard output on `stdout`, standard error read here. */
-async function startGateway(stdout: number | 'pipe'): Promise<{
+/** `gatehouse start` with its standard output on `stdout`, standard error read here unless given too. */
+async function startGateway(
+  stdout: number | 'pipe',
+  errors: number | 'pipe' = 'pipe',
+): Promise<{
   child: ChildProcess;
   port: number;
   stderr: () => string;
@@ -91,11 +95,11 @@ async function startGateway(stdout: number | 'pipe'): Promise<{
     {
       cwd: REPO_ROOT,
       env: { ...process.env, ...TEST_ENV, GATEHOUSE_DATA: data, LOG_LEVEL: 'info' },
-      stdio: ['ignore', stdout, 'pipe'],
+      stdio: ['ignore', stdout, errors],
     },
   );
   let err = '';
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
   const stderr = () => err;
   let released = false;
   await answering(port, child, stderr);
@@ -142,6 +146,36 @@ describe('a gateway whose standard output cannot take its log', function () {
         .map((line) => JSON.parse(line) as { msg?: string; path?: string })
         .filter((line) => line.msg === 'request' && line.path === '/gateway/v0/check_alive');
       assert.ok(requests.length >= 2000, `every request held was written: ${requests.length}`);
+    } finally {
+      await gateway.stop();
+      disk.unmount();
+    }
+  });
+
+  it('keeps answering with standard error on the same full disk, and says it writes again there once there is room', async function () {
+    const disk = mountSmallDisk(this, '1m');
+    const file = join(disk.dir, 'gatehouse.log');
+    // As `gatehouse start >> gatehouse.log 2>&1` has it: both streams into one file.
+    const out = openSync(file, 'a');
+    const gateway = await startGateway(out, out).finally(() => closeSync(out));
+    try {
+      disk.fill();
+      const statuses = await traffic(gateway.port, 1000);
+      assert.deepEqual(new Set(statuses), new Set([200]));
+      assert.equal(gateway.child.exitCode, null, 'the gateway runs');
+      disk.freeBallast();
+      // The trouble could not be told where there was no room; its end is, with the lines held.
+      await eventually(async () => {
+        await traffic(gateway.port, 10);
+        return readFileSync(file, 'utf8').includes('gatehouse: standard output is written again;') ? true : undefined;
+      }, 'the line that says standard output is written again');
+      gateway.child.kill('SIGTERM');
+      const [code] = (await once(gateway.child, 'exit')) as [number | null];
+      assert.equal(code, 0);
+      const requests = readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((line) => line.includes('"msg":"request"') && line.includes('"path":"/gateway/v0/check_alive"'));
+      assert.ok(requests.length >= 1000, `every request held was written: ${requests.length}`);
     } finally {
       await gateway.stop();
       disk.unmount();

@@ -27,7 +27,7 @@
  */
 import { join } from 'node:path';
 import { isScalar, type Document, type YAMLError } from 'yaml';
-import { DEFAULT_FILE_SIZE_LIMIT, errorCode, errorText, fileSystemSource, parseYamlStream, whyUnreadable, type ConfigFileSource } from '../../files';
+import { DEFAULT_FILE_SIZE_LIMIT, errorCode, errorText, fileSystemSource, whyUnreadable, yamlDocuments, YamlLimitError, type ConfigFileSource } from '../../files';
 import { configProblem, type ConfigProblem } from './problems';
 import type { RecordSource } from './schema';
 import { API_VERSION } from './schema';
@@ -101,15 +101,32 @@ interface ParsedDocument {
 }
 
 /**
- * Parses a YAML stream; documents with errors become problems and are left
- * out. `lineOffset` is where the text starts in its file, when it is part of
+ * Parses a YAML stream, a document at a time (each is handed on before the
+ * next is read: a stream of thousands never holds thousands of trees);
+ * documents with errors become problems and are left out, and a stream
+ * past the bounds of files/yaml-limits ends at the problem of it.
+ * `lineOffset` is where the text starts in its file, when it is part of
  * one (an annotation), so that positions name lines of the file. Merge
  * keys (`<<`) are read, as Kubernetes' and Emissary's own YAML readers read them.
  */
-function parseDocuments(text: string, source: RecordSource, what: string, problems: ConfigProblem[], lineOffset?: LineOffset): ParsedDocument[] {
-  const docs: ParsedDocument[] = [];
+function* parseDocuments(text: string, source: RecordSource, what: string, problems: ConfigProblem[], lineOffset?: LineOffset): Generator<ParsedDocument, void> {
   let index = 0;
-  for (const doc of parseYamlStream(text, { prettyErrors: true, merge: true })) {
+  const docs = yamlDocuments(text, { prettyErrors: true, merge: true });
+  for (;;) {
+    let next: IteratorResult<Document.Parsed, void>;
+    try {
+      next = docs.next();
+    } catch (err) {
+      if (!(err instanceof YamlLimitError)) throw err;
+      const said =
+        err.limit === 'aliases'
+          ? `${docsLabel(err.document)}${TOO_MANY_ALIASES}`
+          : positionInFile(err.message, lineOffset);
+      problems.push(configProblem({ source }, `${what}: ${said}`));
+      return;
+    }
+    if (next.done) return;
+    const doc = next.value;
     index++;
     if (doc.errors.length > 0) {
       for (const err of onePerLine(doc.errors)) problems.push(configProblem({ source }, `${what}: ${positionInFile(firstLine(err.message), lineOffset)}`));
@@ -123,19 +140,20 @@ function parseDocuments(text: string, source: RecordSource, what: string, proble
       problems.push(configProblem({ source }, `${what}: ${docsLabel(index)}${aliasText(err)}`));
       continue;
     }
-    if (value !== null && value !== undefined) docs.push({ value, index, node: doc });
+    if (value !== null && value !== undefined) yield { value, index, node: doc };
   }
-  return docs;
 }
 
 function docsLabel(index: number): string {
   return index > 1 ? `document ${index}: ` : '';
 }
 
+const TOO_MANY_ALIASES = `uses aliases more than ${MAX_ALIAS_COUNT} times: refused, as a file that expands without bound would be`;
+
 /** What building a document's values threw, in words. */
 function aliasText(err: unknown): string {
   const text = errorText(err);
-  return /excessive alias count/i.test(text) ? `uses aliases more than ${MAX_ALIAS_COUNT} times: refused, as a file that expands without bound would be` : text;
+  return /excessive alias count/i.test(text) ? TOO_MANY_ALIASES : text;
 }
 
 /** Where an annotation's text starts in its file: lines before it, and the indentation taken off each line. */
@@ -206,13 +224,15 @@ export function parseConfigFiles(files: readonly ConfigFile[], options: LoadOpti
 function readRecords(file: string, text: string, annotationKeys: readonly string[], records: RawRecord[], problems: ConfigProblem[]): void {
   const fileSource: RecordSource = { file };
   const before = problems.length;
-  const documents = parseDocuments(text, fileSource, 'YAML', problems);
-  if (documents.length === 0 && problems.length === before) {
-    // What a reload sees of a file being written over: truncated, or only its heading comments so far.
-    problems.push(configProblem({ source: fileSource }, EMPTY_FILE));
-    return;
-  }
-  for (const { value: doc, index, node, path } of expandLists(documents)) {
+  let documents = 0;
+  const parsed = parseDocuments(text, fileSource, 'YAML', problems);
+  const counted = (function* () {
+    for (const document of parsed) {
+      documents++;
+      yield document;
+    }
+  })();
+  for (const { value: doc, index, node, path } of expandLists(counted)) {
     if (Array.isArray(doc)) {
       // A list of records is no way of writing them; said, rather than passed over in silence.
       if (doc.some((item) => isPlainObject(item) && isRecordDocument(item))) {
@@ -261,6 +281,10 @@ function readRecords(file: string, text: string, annotationKeys: readonly string
         records.push(...(readEmissaryDocument(record.value, place) ?? [{ value: record.value, source, index: record.index }]));
       }
     }
+  }
+  if (documents === 0 && problems.length === before) {
+    // What a reload sees of a file being written over: truncated, or only its heading comments so far.
+    problems.push(configProblem({ source: fileSource }, EMPTY_FILE));
   }
 }
 

@@ -16,7 +16,7 @@
 import { z } from 'zod';
 import { formatHostPattern, parseHostPattern } from '../match/host-match';
 import { regexSyntaxProblem } from '../match/regex';
-import { compileSubstitution, isSubstitution } from '../match/substitution';
+import { readSubstitution } from '../match/substitution';
 import { HEADER_NAME } from './headers';
 
 type Ctx = z.core.$RefinementCtx;
@@ -71,8 +71,8 @@ const queryParameters = z.record(z.string().min(1), z.unknown()).transform((map,
 const regexSubstitution = z
   .strictObject({ pattern: z.string().min(1), substitution: z.string() })
   .superRefine((rewrite, ctx) => {
-    const compiled = compileSubstitution(rewrite, Infinity);
-    if (!isSubstitution(compiled)) issue(ctx, [compiled.field], compiled.message);
+    const read = readSubstitution(rewrite, Infinity);
+    if ('field' in read) issue(ctx, [read.field], read.message);
   });
 
 /** A path a redirect names: it starts with `/`; `query` allows a `?query` after it. */

@@ -9,6 +9,7 @@ import { corsSchema } from '../../cors';
 import { addedHeadersSchema, HEADER_NAME, HEADER_VALUE, matchedHeadersSchema, removedHeadersSchema } from './headers';
 import { labelsSchema } from './labels';
 import { AMBASSADOR_ID_IN_CODE, emissaryMappingChecks, emissaryMappingFields } from './mapping-emissary';
+import { MAX_REGEX_MAX_SIZE } from '../match/regex';
 import { mappingMatchChecks, matchMappingFields, normaliseMatchFields } from './mapping-match';
 import { upstreamMappingChecks, upstreamMappingFields } from './mapping-upstream';
 
@@ -194,8 +195,13 @@ export const moduleSchema = z.strictObject({
   config: z
     .strictObject({
       cors: corsSchema.optional(),
-      /** The largest program (RE2 instructions) a Mapping's regular expression may compile to, as Emissary's `regex_max_size`; default 200. */
-      regex_max_size: z.number().int('must be a whole number of instructions').positive('must be a whole number of instructions').optional(),
+      /** The largest program (RE2 instructions) a Mapping's regular expression may compile to, as Emissary's `regex_max_size`; default 200, at most 20 000. */
+      regex_max_size: z
+        .number()
+        .int('must be a whole number of instructions')
+        .positive('must be a whole number of instructions')
+        .max(MAX_REGEX_MAX_SIZE, `must be at most ${MAX_REGEX_MAX_SIZE}: a larger program holds the event loop while it is compiled`)
+        .optional(),
     })
     .default({}),
 });

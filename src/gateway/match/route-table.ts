@@ -35,6 +35,7 @@ import { HttpError } from '../../http';
 import { endOfUnicodeFolded } from './case-fold';
 import { RequestReading } from './conditions';
 import { otherReadings, type QueryCondition, type QueryReading } from './query';
+import { createMatchMeter } from './regex';
 import {
   compareRoutes,
   compileRoute,
@@ -56,6 +57,8 @@ export interface RouteTableOptions<T = unknown> {
   readonly random?: () => number;
   /** The routes of the specs, already compiled, ordered and grouped by {@link compileRoutes}. */
   readonly compiled?: readonly Route<T>[];
+  /** What the patterns may read for one routing decision (see ./match/regex). Default `DEFAULT_MATCH_BUDGET`. */
+  readonly matchBudget?: number;
 }
 
 /** Compiles the routes of `specs`, in match order and grouped by match, a step a route (see ./slices). */
@@ -94,7 +97,7 @@ export class RouteTable<T> {
   /** The query conditions of every route. */
   private readonly queryConditions: readonly QueryCondition[];
   private readonly random: () => number;
-  private readonly reading = new RequestReading();
+  private readonly reading: RequestReading;
   private readonly hasConditions: boolean;
 
   constructor(specs: readonly RouteSpec<T>[], options: RouteTableOptions<T> = {}) {
@@ -104,6 +107,7 @@ export class RouteTable<T> {
     this.queryConditions = routes.flatMap((r) => r.conditions?.query ?? []);
     this.hasConditions = routes.some((r) => r.conditions !== null);
     this.random = options.random ?? Math.random;
+    this.reading = new RequestReading(createMatchMeter(options.matchBudget));
   }
 
   /**
@@ -119,6 +123,7 @@ export class RouteTable<T> {
     host: string | undefined = headers.host,
     query = '',
   ): Route<T> | undefined {
+    this.reading.restart();
     return this.chosen(this.find(path, method, headers, host, query));
   }
 
@@ -177,6 +182,7 @@ export class RouteTable<T> {
     overrides?: readonly string[],
     query = '',
   ): Route<T> | undefined {
+    this.reading.restart();
     const route = this.find(path, method, headers, host, query);
     if (route === undefined) return route;
     if (plain !== path && this.find(plain, method, headers, host, query) !== route) {
@@ -194,7 +200,7 @@ export class RouteTable<T> {
       }
     }
     if (this.readsQuery && query !== '') {
-      for (const other of otherReadings(this.queryConditions, this.reading.parsedQuery())) {
+      for (const other of otherReadings(this.queryConditions, this.reading.parsedQuery(), this.reading.meter)) {
         if (this.find(path, method, headers, host, query, other) !== route) {
           throw HttpError.of('ROUTE_BY_QUERY_READING');
         }
@@ -209,8 +215,10 @@ export class RouteTable<T> {
    * an override may name one no list holds (`PURGE`, `PROPFIND`).
    */
   methodMayDecide(path: string): boolean {
+    this.reading.restart();
+    const meter = this.reading.meter;
     for (const route of this.routes)
-      if ((route.method !== null || route.conditions?.method) && pathMatches(route, false, path)) return true;
+      if ((route.method !== null || route.conditions?.method) && pathMatches(route, false, path, meter)) return true;
     return false;
   }
 }

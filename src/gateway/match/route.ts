@@ -18,7 +18,7 @@ import {
   type MatchConditions,
   type RequestReading,
 } from './conditions';
-import { foldsCase, type RE2JS } from './regex';
+import { foldsCase, type MatchMeter, type Pattern } from './regex';
 import type { Steps } from '../slices';
 import type { Substitution } from './substitution';
 
@@ -49,7 +49,7 @@ export interface Route<T> {
   /** `prefix_exact`: the path must be the prefix itself. */
   readonly exact: boolean;
   /** `prefix_regex`: the pattern the whole path must match. */
-  readonly pattern: RE2JS | null;
+  readonly pattern: Pattern | null;
   /** The other patterns and the query conditions; null when it has none. */
   readonly conditions: MatchConditions | null;
   /** Where the forwarded remainder of the path starts (the prefix's trailing slash is kept). */
@@ -168,11 +168,11 @@ export function routeMatches<T>(
   host: string | undefined,
   reading: RequestReading,
 ): boolean {
-  return pathMatches(route, exactCase, path) && constraintsMatch(route, method, headers, host, reading);
+  return pathMatches(route, exactCase, path, reading.meter) && constraintsMatch(route, method, headers, host, reading);
 }
 
-/** Whether `route`'s prefix or pattern takes `path`, whatever else it asks of a request. */
-export function pathMatches<T>(route: Route<T>, exactCase: boolean, path: string): boolean {
+/** Whether `route`'s prefix or pattern takes `path`, whatever else it asks of a request; a pattern's reading charged to `meter`. */
+export function pathMatches<T>(route: Route<T>, exactCase: boolean, path: string, meter: MatchMeter): boolean {
   const pattern = route.pattern;
   if (pattern === null) {
     const prefix = route.prefix;
@@ -181,7 +181,7 @@ export function pathMatches<T>(route: Route<T>, exactCase: boolean, path: string
       return false;
     return true;
   }
-  return pattern.testExact(path);
+  return pattern.testExact(path, meter, 'url');
 }
 
 function headersMatch(

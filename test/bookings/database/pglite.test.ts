@@ -86,7 +86,8 @@ describe('bookings/database/pglite', function () {
       );
       release();
       await busy;
-      assert.deepEqual(await engine.session((sql) => sql.query('SELECT 1 AS one'), 1000), [{ one: 1 }]);
+      // A deadline no busy machine comes near: that the call runs is the subject, not how soon.
+      assert.deepEqual(await engine.session((sql) => sql.query('SELECT 1 AS one'), 600_000), [{ one: 1 }]);
       assert.equal(ran, false);
     } finally {
       await engine.close();

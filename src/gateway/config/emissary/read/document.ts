@@ -70,15 +70,13 @@ export interface Located {
 /**
  * The documents of a stream with each `kind: List` (or `<Kind>List`, as
  * `kubectl get mappings -o yaml` writes) replaced by its items, each with
- * its path in its document.
+ * its path in its document; one at a time, as the stream gives them.
  */
-export function expandLists<T extends { value: unknown }>(documents: readonly T[]): (T & Located)[] {
-  const out: (T & Located)[] = [];
+export function* expandLists<T extends { value: unknown }>(documents: Iterable<T>): Generator<T & Located, void> {
   for (const doc of documents) {
     const v = doc.value;
     if (isPlainObject(v) && typeof v.kind === 'string' && v.kind.endsWith('List') && Array.isArray(v.items)) {
-      v.items.forEach((item, i) => out.push({ ...doc, value: item, path: ['items', i] }));
-    } else out.push({ ...doc, path: [] });
+      for (let i = 0; i < v.items.length; i++) yield { ...doc, value: v.items[i] as unknown, path: ['items', i] };
+    } else yield { ...doc, path: [] };
   }
-  return out;
 }
