@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import ts from 'typescript';
 import { REPO_ROOT } from './support/process';
 import { packedProject, run } from './support/package';
-import { documents } from './docs/support/blocks';
+import { documents } from './support/doc-blocks';
 
 /** The prose of the README and docs/, line breaks as spaces, without code blocks (what they use is compiled elsewhere). */
 const DOCS = documents()

@@ -4,7 +4,7 @@ import { builtinModules } from 'node:module';
 import { join, relative } from 'node:path';
 import ts from 'typescript';
 import { REPO_ROOT } from './support/process';
-import { allBlocks } from './docs/support/blocks';
+import { allBlocks } from './support/doc-blocks';
 import { manifest as pkg, packedProject, run, startServer, walk } from './support/package';
 import { freshDataDir } from './support/pglite';
 

@@ -11,7 +11,7 @@ import http from 'node:http';
 import request from 'supertest';
 import { createApiModule } from '../../src/api';
 import { createGateway, type Gateway } from '../../src/gateway';
-import { close, configOf, mapping, registry } from '../gateway/helpers';
+import { close, configOf, mapping, registry } from '../support/client';
 
 const HOST = 'api.test';
 

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { join } from 'node:path';
 import { createAuthService, type AuthService } from '../../src/auth';
-import { basic, captureLogger, quickHash, usersFolder } from './support';
+import { basic, captureLogger, quickHash, usersFolder } from '../support/credentials';
 
 describe('the auth service over HTTP', () => {
   const folder = usersFolder();

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import bcrypt from 'bcryptjs';
 import request from 'supertest';
 import { createAuthService, type AuthRequest, type AuthService } from '../../src/auth';
-import { basic, captureLogger, usersFolder } from './support';
+import { basic, captureLogger, usersFolder } from '../support/credentials';
 
 const ask = (authorization: string): AuthRequest => ({ method: 'GET', url: '/v1/hotels', headers: { authorization } });
 

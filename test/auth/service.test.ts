@@ -3,8 +3,8 @@ import bcrypt from 'bcryptjs';
 import { join } from 'node:path';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createAuthService, UsersFileError, type AuthService, type AuthRequest } from '../../src/auth';
-import { publishAsKubernetes } from '../gatehouse/support/kubernetes';
-import { basic, captureLogger, quickHash, threadNiceness, usersFolder } from './support';
+import { publishAsKubernetes } from '../support/kubernetes-volume';
+import { basic, captureLogger, quickHash, threadNiceness, usersFolder } from '../support/credentials';
 
 const FIXTURES = join(__dirname, 'fixtures');
 const ask = (authorization?: string): AuthRequest => ({

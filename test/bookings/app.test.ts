@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import request from 'supertest';
 import { parseBookingData } from '../../src/bookings';
-import { demoModule, KIND_CASES, serve, UNKNOWN_ID, type Served } from './fixtures';
+import { demoModule, KIND_CASES, serve, UNKNOWN_ID, type Served } from '../support/bookings';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 

@@ -8,8 +8,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { BookingDataError, loadBookingData, loadBookingDataSync, parseBookingData } from '../../src/bookings';
-import { aliasBomb } from '../gatehouse/support/hostile';
-import { CONFIG_DIR, DEMO } from './fixtures';
+import { aliasBomb } from '../support/hostile-yaml';
+import { CONFIG_DIR, DEMO } from '../support/bookings';
 
 const HOTEL = 'b1240207-0df8-456d-9ee3-752904b6062b';
 const hotels = `hotels:\n  - {id: ${HOTEL}, name: Aurora, city: Oslo, stars: 4}\n`;

@@ -11,7 +11,7 @@ import { request as httpRequest } from 'node:http';
 import request from 'supertest';
 import { idempotencyKeyOf } from '../../src/bookings';
 import { HttpError } from '../../src/http';
-import { demoModule, DEMO, serve, type Served } from './fixtures';
+import { demoModule, DEMO, serve, type Served } from '../support/bookings';
 
 const BODY = { hotel_id: DEMO.hotels.auroraOslo, check_in: '2099-05-01' };
 const raw = (...lines: string[]) => lines.flatMap((line) => line.split(/: (.*)/s).slice(0, 2));

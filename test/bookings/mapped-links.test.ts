@@ -11,8 +11,8 @@ import request from 'supertest';
 import { createAuthService, type AuthService } from '../../src/auth';
 import { createHotelBookingModule, loadBookingDataSync } from '../../src/bookings';
 import { createGateway, type Gateway } from '../../src/gateway';
-import { close, configOf, mapping, registry } from '../gateway/helpers';
-import { CONFIG_DIR, DEMO } from './fixtures';
+import { close, configOf, mapping, registry } from '../support/client';
+import { CONFIG_DIR, DEMO } from '../support/bookings';
 
 const HOST = 'travel.test';
 const ALICE = `Basic ${Buffer.from('alice:wonderland').toString('base64')}`;

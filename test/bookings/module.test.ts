@@ -18,7 +18,7 @@ import {
   loadBookingDataSync,
   type BookingKind,
 } from '../../src/bookings';
-import { CONFIG_DIR, DEMO, demoModule, serve } from './fixtures';
+import { CONFIG_DIR, DEMO, demoModule, serve } from '../support/bookings';
 
 const NEW_HOTEL = '0a7d3e55-5c2b-4a8e-9f11-3d2c6b7a8e90';
 

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import request from 'supertest';
-import { demoModule, KIND_CASES, serve, UNKNOWN_ID, type Served } from './fixtures';
+import { demoModule, KIND_CASES, serve, UNKNOWN_ID, type Served } from '../support/bookings';
 
 for (const k of KIND_CASES) {
   const bookings = `${k.base}/bookings`;

@@ -10,7 +10,7 @@ import request from 'supertest';
 import { createAuthService, type AuthService } from '../../src/auth';
 import { createCarBookingModule, createHotelBookingModule, loadBookingDataSync } from '../../src/bookings';
 import { configFromRecords, createGateway, type Gateway, type GatehouseModule } from '../../src/gateway';
-import { CONFIG_DIR, DEMO, serve, type Served } from './fixtures';
+import { CONFIG_DIR, DEMO, serve, type Served } from '../support/bookings';
 
 const ALICE = `Basic ${Buffer.from('alice:wonderland').toString('base64')}`;
 const BOB = `Basic ${Buffer.from('bob:builder').toString('base64')}`;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { aliasBomb } from '../gatehouse/support/hostile';
+import { aliasBomb } from '../support/hostile-yaml';
 import { killAll, REPO_ROOT, runCli, type CliResult } from '../support/process';
 
 const folders: string[] = [];

@@ -6,8 +6,8 @@ import { appendFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import net from 'node:net';
 import { join } from 'node:path';
-import { aliasBomb } from '../gatehouse/support/hostile';
-import { eventually } from '../gatehouse/support/running';
+import { aliasBomb } from '../support/hostile-yaml';
+import { eventually } from '../support/gatehouse';
 import {
   acceptsConnections,
   installWithoutProtos,

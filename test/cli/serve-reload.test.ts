@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { rateLimitProtos } from '../../src/ratelimit/grpc/protos';
-import { quickHash } from '../auth/support';
-import { eventually } from '../gatehouse/support/running';
-import { aliasBomb } from '../gatehouse/support/hostile';
+import { quickHash } from '../support/credentials';
+import { eventually } from '../support/gatehouse';
+import { aliasBomb } from '../support/hostile-yaml';
 import { killAll, REPO_ROOT, startCli, type CliServer } from '../support/process';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

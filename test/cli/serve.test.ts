@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { eventually } from '../gatehouse/support/running';
+import { eventually } from '../support/gatehouse';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import net from 'node:net';
@@ -11,7 +11,7 @@ import { createGatehouse, type Gatehouse } from '../../src/gatehouse';
 import { rateLimitProtos } from '../../src/ratelimit/grpc/protos';
 import { createLogger } from '../../src/telemetry';
 import { installWithoutProtos, killAll, REPO_ROOT, runCli, startCli, type CliServer } from '../support/process';
-import { startRedis, type RedisProcess } from '../ratelimit/support/redis-server';
+import { startRedis, type RedisProcess } from '../support/redis';
 import { freshDataDir } from '../support/pglite';
 import { SAME_STOP_MS } from '../../src/cli/signals';
 import { setTimeout as sleep } from 'node:timers/promises';

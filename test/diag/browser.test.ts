@@ -9,8 +9,8 @@ import {
   type LocalServer,
   type TestBrowser,
 } from '../support/browser';
-import { CONFIG_ERRORS, sampleSnapshot } from './fixture';
-import { routedUnder } from './gateway-stand-in';
+import { CONFIG_ERRORS, sampleSnapshot } from '../support/diag-sample';
+import { routedUnder } from '../support/gateway-stand-in';
 
 describe('diag page in a browser', function () {
   let browser: TestBrowser;

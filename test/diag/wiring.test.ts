@@ -5,8 +5,8 @@ import { createCorsPolicies } from '../../src/cors';
 import { createDiagModule, describeGateway } from '../../src/diag';
 import { errorHandler, HttpError, ORIGINAL_PATH } from '../../src/http';
 import { accessLog, createLogger, createMetrics, createRouteCounters, metricsHandler } from '../../src/telemetry';
-import { captureLog } from '../telemetry/log-capture';
-import { BUILT_IN, sampleConfig } from './fixture';
+import { captureLog } from '../support/log-capture';
+import { BUILT_IN, sampleConfig } from '../support/diag-sample';
 
 /**
  * The operator modules in the order a gateway installs them: access log,

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { REPO_ROOT } from '../support/process';
-import { allBlocks, documents, where, type Block } from './support/blocks';
+import { allBlocks, documents, where, type Block } from '../support/doc-blocks';
 
 /** Each kind of example, `<lang> <kind>`, and what runs it. */
 const RUN_BY: Readonly<Record<string, string>> = {

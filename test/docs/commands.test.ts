@@ -13,14 +13,14 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { resolveOptions } from '../../src/gatehouse';
-import { freePort } from '../ratelimit/support/redis-server';
+import { freePort } from '../support/redis';
 import { PG_PASSWORD, PG_USER, sharedPostgres } from '../support/postgres';
 import { startServer, type StartedServer } from '../support/package';
 import { LISTENING_LINE, REPO_ROOT } from '../support/process';
-import { allBlocks, where, type Block } from './support/blocks';
-import { makeCheckout, runShell, type Checkout } from './support/checkout';
-import { assertClaims, assertLines, parsePrinted, shownPattern } from './support/expected';
-import { consoleSteps, shellSteps } from './support/steps';
+import { allBlocks, where, type Block } from '../support/doc-blocks';
+import { makeCheckout, runShell, type Checkout } from '../support/checkout';
+import { assertClaims, assertLines, parsePrinted, shownPattern } from '../support/printed-output';
+import { consoleSteps, shellSteps } from '../support/doc-steps';
 
 /** Where the docs' outputs show a reader's checkout. */
 const SHOWN_CHECKOUT = '/home/you/gatehouse';

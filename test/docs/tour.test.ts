@@ -19,11 +19,11 @@ import { join } from 'node:path';
 import { createGatehouse, type Gatehouse } from '../../src/gatehouse';
 import { createLogger } from '../../src/telemetry';
 import { REPO_ROOT } from '../support/process';
-import { allBlocks, where } from './support/blocks';
-import { runShell } from './support/checkout';
-import { assertClaims, assertLines, parsePrinted } from './support/expected';
-import { grpcurl } from './support/grpcurl';
-import { printsItsOutput, shellSteps, shellWords } from './support/steps';
+import { allBlocks, where } from '../support/doc-blocks';
+import { runShell } from '../support/checkout';
+import { assertClaims, assertLines, parsePrinted } from '../support/printed-output';
+import { grpcurl } from '../support/grpcurl';
+import { printsItsOutput, shellSteps, shellWords } from '../support/doc-steps';
 
 describe('the tour of the docs, against the demo', function () {
   const examples = allBlocks().filter((b) => b.lang === 'sh' && (b.kind === 'tour' || b.kind === 'grpcurl'));

@@ -4,7 +4,7 @@ import net from 'node:net';
 import Koa from 'koa';
 import request from 'supertest';
 import { createLogger } from '../../src/telemetry';
-import { captureLog, type LogCapture } from '../telemetry/log-capture';
+import { captureLog, type LogCapture } from '../support/log-capture';
 import {
   ALICE,
   basic,
@@ -13,7 +13,7 @@ import {
   startGatehouse,
   type Running,
   type TempConfig,
-} from './support/running';
+} from '../support/gatehouse';
 
 const WRONG_PASSWORD = 'not-wonderland-7f3a';
 const WRONG = basic('alice', WRONG_PASSWORD);

@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { createGatehouse, resolveOptions, type Gatehouse } from '../../src/gatehouse';
 import { createLogger } from '../../src/telemetry';
-import { close, recordingUpstream } from '../gateway/helpers';
-import { copyConfig, type TempConfig } from './support/running';
+import { close, recordingUpstream } from '../support/client';
+import { copyConfig, type TempConfig } from '../support/gatehouse';
 
 const blueMapping = (upstream: string, prefix: string) => `apiVersion: getambassador.io/v3alpha1
 kind: Mapping

@@ -8,10 +8,10 @@
  */
 import assert from 'node:assert/strict';
 import request from 'supertest';
-import { DEMO } from '../bookings/fixtures';
+import { DEMO } from '../support/bookings';
 import { freshDataDir } from '../support/pglite';
 import { sharedPostgres, type PostgresCluster } from '../support/postgres';
-import { ALICE, basic, copyConfig, startGatehouse, type Running, type TempConfig } from './support/running';
+import { ALICE, basic, copyConfig, startGatehouse, type Running, type TempConfig } from '../support/gatehouse';
 
 const HOTEL = { hotel_id: DEMO.hotels.harbourOslo, check_in: '2099-12-20', nights: 2 };
 

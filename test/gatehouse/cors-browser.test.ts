@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import Koa from 'koa';
 import { requireChromium, launchBrowser, serveLocally, type LocalServer, type TestBrowser } from '../support/browser';
-import { copyConfig, startGatehouse, type Running, type TempConfig } from './support/running';
+import { copyConfig, startGatehouse, type Running, type TempConfig } from '../support/gatehouse';
 
 /**
  * A page that calls the gateway of another origin with Basic credentials in

@@ -11,7 +11,7 @@ import {
   startGatehouse,
   type Running,
   type TempConfig,
-} from './support/running';
+} from '../support/gatehouse';
 
 const APP = 'https://app.example';
 const PARTNER = 'https://partner.example';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { longestStall, manyMappings, type Stall } from './support/large-config';
-import { ALICE, copyConfig, startGatehouse, type Running, type TempConfig } from './support/running';
+import { longestStall, manyMappings, type Stall } from '../support/large-config';
+import { ALICE, copyConfig, startGatehouse, type Running, type TempConfig } from '../support/gatehouse';
 
 const MAPPINGS = 30_000;
 /** The demo's own Mappings, beside the many. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { close, recordingUpstream, send } from '../gateway/helpers';
-import { copyConfig, startGatehouse, type Running, type TempConfig } from './support/running';
+import { close, recordingUpstream, send } from '../support/client';
+import { copyConfig, startGatehouse, type Running, type TempConfig } from '../support/gatehouse';
 
 describe('gatehouse forwarding a request body to a remote upstream', function () {
   let config: TempConfig;

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import request from 'supertest';
 import { configFromRecords, createGateway } from '../../src/gateway';
-import { freePort, startRedis, type RedisProcess } from '../ratelimit/support/redis-server';
-import { DEMO_CONFIG, eventually, startGatehouse, type Running } from './support/running';
+import { freePort, startRedis, type RedisProcess } from '../support/redis';
+import { DEMO_CONFIG, eventually, startGatehouse, type Running } from '../support/gatehouse';
 
 const READY = '/gateway/v0/check_ready';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import request from 'supertest';
 import type { Middleware } from 'koa';
 import { createGateway, createRateLimitStage, type Gateway, type GatewayEvents } from '../../src/gateway';
-import { close, configOf, deadPort, echoModule, listen, mapping, registry } from './helpers';
+import { close, configOf, deadPort, echoModule, listen, mapping, registry } from '../support/client';
 
 /** Events as a list of words, in the order they came. */
 function recorder(): { events: GatewayEvents; seen: string[] } {

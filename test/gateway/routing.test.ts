@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { createGateway, type Gateway } from '../../src/gateway';
-import { close, configOf, echoModule, listen, mapping, registry, send, type Echo } from './helpers';
+import { close, configOf, echoModule, listen, mapping, registry, send, type Echo } from '../support/client';
 
 describe('gateway in-process routing', () => {
   let gateway: Gateway;

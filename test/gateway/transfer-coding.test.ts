@@ -3,7 +3,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { createGateway, type Gateway } from '../../src/gateway';
-import { close, configOf, echoModule, listen, mapping, recordingUpstream, registry, send } from './helpers';
+import { close, configOf, echoModule, listen, mapping, recordingUpstream, registry, send } from '../support/client';
 
 /** Writes `request` as it is and reads the whole answer; the client does not end its side first. */
 function exchange(port: number, request: string | Buffer): Promise<string> {

@@ -9,9 +9,9 @@ import {
   type RateLimitService,
   type RateLimitStore,
 } from '../../src/ratelimit';
-import { grpcClients, unary, type Clients } from './support/grpc-clients';
-import { startRedis, type RedisProcess } from './support/redis-server';
-import { memoryLogger } from './support/silent';
+import { grpcClients, unary, type Clients } from '../support/grpc-clients';
+import { startRedis, type RedisProcess } from '../support/redis';
+import { memoryLogger } from '../support/memory-logger';
 
 // 10 s into a minute, fixed: windows never turn during a test.
 const T0 = Date.UTC(2024, 0, 1, 0, 0, 10);

@@ -11,8 +11,8 @@ import {
   startRateLimitProcesses,
   type BurstOutcome,
   type HitsMode,
-} from './support/bursts';
-import { startRedis, type RedisProcess } from './support/redis-server';
+} from '../support/bursts';
+import { startRedis, type RedisProcess } from '../support/redis';
 
 /** Bursts of each size, and how many of each hits mode: the benchmark runs 5 of each. */
 const REPEATS = new Map([

@@ -18,8 +18,8 @@ import {
   type RedisStore,
   type WindowCheck,
 } from '../../src/ratelimit';
-import { startRedis, type RedisProcess } from './support/redis-server';
-import { memoryLogger } from './support/silent';
+import { startRedis, type RedisProcess } from '../support/redis';
+import { memoryLogger } from '../support/memory-logger';
 
 const MAX = Number.MAX_SAFE_INTEGER;
 

@@ -10,9 +10,9 @@ import {
   type WindowCheck,
 } from '../../src/ratelimit';
 import { HELD_UP_MAX_MS } from '../../src/ratelimit/deadline';
-import { grpcClients } from './support/grpc-clients';
-import { holdEventLoopUntil, startRedis, useRedis } from './support/redis-server';
-import { memoryLogger } from './support/silent';
+import { grpcClients } from '../support/grpc-clients';
+import { holdEventLoopUntil, startRedis, useRedis } from '../support/redis';
+import { memoryLogger } from '../support/memory-logger';
 
 const check = (key: string, over: Partial<WindowCheck> = {}): WindowCheck => ({
   key,

@@ -6,8 +6,8 @@ import {
   type RateLimitService,
   type WindowCheck,
 } from '../../src/ratelimit';
-import { startRedis, useRedis } from './support/redis-server';
-import { memoryLogger } from './support/silent';
+import { startRedis, useRedis } from '../support/redis';
+import { memoryLogger } from '../support/memory-logger';
 
 const check = (key: string, over: Partial<WindowCheck> = {}): WindowCheck => ({
   key,

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { accessLineWriter } from '../../src/telemetry/access-line';
 import { createLogger, logDestination, type AccessLogEntry } from '../../src/telemetry';
-import { captureLog } from './log-capture';
+import { captureLog } from '../support/log-capture';
 
 const entry: AccessLogEntry = {
   req_id: '7d3c0c1e-1f0b-4c55-9a51-0f3a4c1f2b3d',

@@ -13,7 +13,7 @@ import {
   rejectedRequestLog,
   type AccessLogOptions,
 } from '../../src/telemetry';
-import { captureLog } from './log-capture';
+import { captureLog } from '../support/log-capture';
 
 /** An app shaped like the gateway: access log, error handler, then a handler per path. */
 function gatewayLike(handle: Koa.Middleware, options: Partial<AccessLogOptions> = {}, withErrorHandler = true) {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { accessLog, createLogger, logAppErrors, logDestination, logUnexpectedError } from '../../src/telemetry';
 import { assertBuilt, REPO_ROOT } from '../support/process';
-import { captureLog } from './log-capture';
+import { captureLog } from '../support/log-capture';
 
 /** The compiled telemetry module, as an application runs it: a child process needs no TypeScript loader to start. */
 function compiledTelemetry(): string {

@@ -10,7 +10,7 @@ import {
   RemoteAuthError,
   type AuthService,
 } from '../../../src/auth';
-import { basic, captureLogger } from '../support';
+import { basic, captureLogger } from '../../support/credentials';
 
 const listen = (server: Server) =>
   new Promise<string>((resolve) =>

@@ -13,15 +13,8 @@ import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import {
-  ALICE,
-  copyConfig,
-  eventually,
-  startGatehouse,
-  type Running,
-  type TempConfig,
-} from '../../gatehouse/support/running';
-import { DEMO } from '../fixtures';
+import { ALICE, copyConfig, eventually, startGatehouse, type Running, type TempConfig } from '../../support/gatehouse';
+import { DEMO } from '../../support/bookings';
 
 const HOTEL = { hotel_id: DEMO.hotels.harbourOslo, check_in: '2099-12-20', nights: 2 };
 

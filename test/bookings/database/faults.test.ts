@@ -10,10 +10,10 @@
 import assert from 'node:assert/strict';
 import { Client } from 'pg';
 import request from 'supertest';
-import { ALICE, DEMO_CONFIG, eventually, startGatehouse, type Running } from '../../gatehouse/support/running';
+import { ALICE, DEMO_CONFIG, eventually, startGatehouse, type Running } from '../../support/gatehouse';
 import { PG_PASSWORD, PG_USER, sharedPostgres, type PostgresCluster } from '../../support/postgres';
 import { startTcpProxy, type TcpProxy } from '../../support/tcp-proxy';
-import { DEMO } from '../fixtures';
+import { DEMO } from '../../support/bookings';
 
 const READY = '/gateway/v0/check_ready';
 const TIMEOUT_MS = 1000;

@@ -14,10 +14,10 @@ import { fileSystemSource } from '../../../src/files';
 import { OFF_THREAD_BYTES, type FolderWants } from '../../../src/gatehouse';
 import { checkTexts, readFolder } from '../../../src/gatehouse/folder';
 import { checkOffThread } from '../../../src/gatehouse/folder/off-thread';
-import { close, recordingUpstream } from '../../gateway/helpers';
-import { asAnnotation, asResources, type Fixture } from '../../gateway/config/emissary/support';
-import { aliasBomb } from '../support/hostile';
-import { copyConfig, startGatehouse, type Running, type TempConfig } from '../support/running';
+import { close, recordingUpstream } from '../../support/client';
+import { asAnnotation, asResources, type Fixture } from '../../support/emissary';
+import { aliasBomb } from '../../support/hostile-yaml';
+import { copyConfig, startGatehouse, type Running, type TempConfig } from '../../support/gatehouse';
 
 const RECORDS: FolderWants = { records: true, limits: false, users: false, bookings: false };
 const READ = { source: fileSystemSource, fileSizeLimit: 8 * 1024 * 1024 };

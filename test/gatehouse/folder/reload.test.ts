@@ -3,8 +3,8 @@ import bcrypt from 'bcryptjs';
 import { appendFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
-import { changeAndAwait, requestLoop, type LoopRequest, type ReloadLine } from '../support/reloads';
-import { ALICE, basic, copyConfig, startGatehouse, type Running, type TempConfig } from '../support/running';
+import { changeAndAwait, requestLoop, type LoopRequest, type ReloadLine } from '../../support/reloads';
+import { ALICE, basic, copyConfig, startGatehouse, type Running, type TempConfig } from '../../support/gatehouse';
 
 const BOB = basic('bob', 'builder');
 const EXTRA_MAPPING =

@@ -17,11 +17,11 @@ import net from 'node:net';
 import { openBookingDatabase } from '../../../src/bookings';
 import { createGatehouse, type Gatehouse } from '../../../src/gatehouse';
 import { createLogger } from '../../../src/telemetry';
-import { DEMO } from '../../bookings/fixtures';
-import { captureLog } from '../../telemetry/log-capture';
+import { DEMO } from '../../support/bookings';
+import { captureLog } from '../../support/log-capture';
 import { freshDataDir } from '../../support/pglite';
-import { grpcClients, unary } from '../../ratelimit/support/grpc-clients';
-import { ALICE, DEMO_CONFIG } from '../support/running';
+import { grpcClients, unary } from '../../support/grpc-clients';
+import { ALICE, DEMO_CONFIG } from '../../support/gatehouse';
 
 /** The order of events in this process: writes, the drain's start, the ports closing. */
 let clock = 0;

@@ -4,9 +4,9 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SAME_STOP_MS } from '../../../src/cli/signals';
-import { grpcClients, unary } from '../../ratelimit/support/grpc-clients';
+import { grpcClients, unary } from '../../support/grpc-clients';
 import { acceptsConnections, killAll, startCli, type CliServer } from '../../support/process';
-import { copyConfig, eventually, type TempConfig } from '../support/running';
+import { copyConfig, eventually, type TempConfig } from '../../support/gatehouse';
 
 /** An upstream that holds every request until the test lets it answer. */
 function heldUpstream() {

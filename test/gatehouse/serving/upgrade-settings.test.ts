@@ -12,7 +12,7 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, WebSocket } from 'undici';
-import { ALICE, copyConfig, startGatehouse, type Running, type TempConfig } from '../support/running';
+import { ALICE, copyConfig, startGatehouse, type Running, type TempConfig } from '../../support/gatehouse';
 import {
   echoUpstream,
   exchange,
@@ -20,7 +20,7 @@ import {
   servicesYaml,
   WEBSOCKET_HEADERS,
   type EchoUpstream,
-} from '../support/websocket';
+} from '../../support/websocket';
 
 /** Sockets this process's servers accept, as they accept them. */
 const accepted: net.Socket[] = [];

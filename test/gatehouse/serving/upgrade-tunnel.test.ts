@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
-import { deadPort } from '../../gateway/helpers';
-import { ALICE, copyConfig, startGatehouse, type Running, type TempConfig } from '../support/running';
+import { deadPort } from '../../support/client';
+import { ALICE, copyConfig, startGatehouse, type Running, type TempConfig } from '../../support/gatehouse';
 import {
   connect,
   echoUpstream,
@@ -15,7 +15,7 @@ import {
   servicesYaml,
   WEBSOCKET_HEADERS,
   type EchoUpstream,
-} from '../support/websocket';
+} from '../../support/websocket';
 
 const LIMITED = {
   gateway: [

@@ -10,7 +10,7 @@ import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { createAuthService, type AuthService } from '../../../src/auth';
 import { ConfigError, createGateway, type Gateway } from '../../../src/gateway';
-import { authRecord, basic, captureLogger, quickHash, usersFolder } from '../../auth/support';
+import { authRecord, basic, captureLogger, quickHash, usersFolder } from '../../support/credentials';
 import {
   close,
   configOf,
@@ -22,7 +22,7 @@ import {
   send,
   sendRaw,
   type Echo,
-} from '../helpers';
+} from '../../support/client';
 
 /** The problems a gateway is refused with for a Mapping of /v1/ to the in-process module `api` with `fields`. */
 function refusedOnModule(fields: Record<string, unknown>): string[] {

@@ -1,7 +1,17 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { createGateway, type Gateway } from '../../../src/gateway';
-import { close, configOf, echoModule, listen, mapping, recordingUpstream, registry, send, type Echo } from '../helpers';
+import {
+  close,
+  configOf,
+  echoModule,
+  listen,
+  mapping,
+  recordingUpstream,
+  registry,
+  send,
+  type Echo,
+} from '../../support/client';
 
 const LIMIT = 1024;
 const TOO_LARGE = {

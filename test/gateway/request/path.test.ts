@@ -9,7 +9,7 @@ import {
   unsafeEscape,
   withoutParameters,
 } from '../../../src/gateway/request/path';
-import { close, configOf, listen, mapping, recordingUpstream, send } from '../helpers';
+import { close, configOf, listen, mapping, recordingUpstream, send } from '../../support/client';
 
 function rejects(path: string, detail: RegExp): void {
   assert.throws(

@@ -11,8 +11,8 @@ import mount from 'koa-mount';
 import { createApiModule } from '../../../src/api';
 import { createAuthService, type AuthService } from '../../../src/auth';
 import { createGateway, type GatehouseModule, type Gateway } from '../../../src/gateway';
-import { basic, captureLogger, quickHash, usersFolder } from '../../auth/support';
-import { close, configOf, echoModule, listen, mapping, recordingUpstream, type Echo } from '../helpers';
+import { basic, captureLogger, quickHash, usersFolder } from '../../support/credentials';
+import { close, configOf, echoModule, listen, mapping, recordingUpstream, type Echo } from '../../support/client';
 
 interface RawAnswer {
   status: number;

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
-import { deadPort, mapping, send } from '../helpers';
-import { testClock, testGateway, testResolver, testUpstream, type TestGateway, type TestUpstream } from './rig';
+import { deadPort, mapping, send } from '../../support/client';
+import {
+  testClock,
+  testGateway,
+  testResolver,
+  testUpstream,
+  type TestGateway,
+  type TestUpstream,
+} from '../../support/upstreams';
 
 /** Which upstream answered each of `n` requests to `path` (sent one after the other). */
 async function servedBy(

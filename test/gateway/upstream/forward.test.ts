@@ -14,7 +14,7 @@ import {
   recordingUpstream,
   send,
   type Received,
-} from '../helpers';
+} from '../../support/client';
 
 describe('gateway remote routing', () => {
   let gateway: Gateway;

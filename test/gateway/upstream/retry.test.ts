@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { backoffMs, type RetryPolicy } from '../../../src/gateway/upstream/retry';
-import { deadPort, mapping, send } from '../helpers';
-import { testGateway, testUpstream, type TestGateway, type TestUpstream } from './rig';
+import { deadPort, mapping, send } from '../../support/client';
+import { testGateway, testUpstream, type TestGateway, type TestUpstream } from '../../support/upstreams';
 
 describe('retry_policy', () => {
   let up: TestUpstream;

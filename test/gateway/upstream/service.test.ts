@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { createGateway, ConfigError } from '../../../src/gateway';
 import { parseServiceAddress } from '../../../src/gateway/upstream/service';
-import { configOf, echoModule, mapping, registry, send } from '../helpers';
-import { testGateway, testResolver, testUpstream, type TestGateway, type TestUpstream } from './rig';
+import { configOf, echoModule, mapping, registry, send } from '../../support/client';
+import { testGateway, testResolver, testUpstream, type TestGateway, type TestUpstream } from '../../support/upstreams';
 
 const K8S = { clusterDomain: 'cluster.local' };
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import { close, listen, mapping, partialAnswer, send, type Answer } from '../helpers';
-import { testGateway, testUpstream, type TestGateway, type TestUpstream } from './rig';
+import { close, listen, mapping, partialAnswer, send, type Answer } from '../../support/client';
+import { testGateway, testUpstream, type TestGateway, type TestUpstream } from '../../support/upstreams';
 
 /** Sends `sent` of a body said to be `declared` bytes long, then nothing more, and reads the answer. */
 function stalledUpload(base: string, path: string, declared: number, sent: string): Promise<Answer> {

@@ -9,8 +9,17 @@
 import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { createGateway, type Gateway } from '../../../src/gateway';
-import { exchange, WEBSOCKET_HEADERS as WEBSOCKET } from '../../gatehouse/support/websocket';
-import { close, configOf, echoModule, listen, mapping, recordingUpstream, registry, type Received } from '../helpers';
+import { exchange, WEBSOCKET_HEADERS as WEBSOCKET } from '../../support/websocket';
+import {
+  close,
+  configOf,
+  echoModule,
+  listen,
+  mapping,
+  recordingUpstream,
+  registry,
+  type Received,
+} from '../../support/client';
 
 describe('gateway Upgrade requests', () => {
   let gateway: Gateway;

@@ -8,7 +8,7 @@ import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import request from 'supertest';
 import { createServiceApp, linearQuery, parseQuery } from '../../../src/http';
-import { startGatehouse, DEMO_CONFIG } from '../../gatehouse/support/running';
+import { startGatehouse, DEMO_CONFIG } from '../../support/gatehouse';
 
 /** `ctx.query` of a request for `url` on `app`, without a server. */
 function queryOf(app: Koa, url: string): unknown {

@@ -12,7 +12,7 @@ import {
   type RateLimitRequest,
 } from '../../../src/ratelimit';
 import { startCli, type CliServer } from '../../support/process';
-import { BURST_LIMIT, burstConfigDir } from '../support/bursts';
+import { BURST_LIMIT, burstConfigDir } from '../../support/bursts';
 
 const request = (value: string, hits?: number): RateLimitRequest => ({
   domain: 'burst',

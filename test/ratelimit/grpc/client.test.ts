@@ -12,10 +12,10 @@ import {
   type RateLimitService,
 } from '../../../src/ratelimit';
 import { performance } from 'node:perf_hooks';
-import { grpcClients, unary } from '../support/grpc-clients';
-import { freePort } from '../support/redis-server';
-import { memoryLogger } from '../support/silent';
-import { startSlowServer } from '../support/slow-server';
+import { grpcClients, unary } from '../../support/grpc-clients';
+import { freePort } from '../../support/redis';
+import { memoryLogger } from '../../support/memory-logger';
+import { startSlowServer } from '../../support/slow-ratelimit-server';
 
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'envoy-config');
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { createServiceApp } from '../../../../src/http';
 import { createGateway, type Gateway } from '../../../../src/gateway';
-import { close, configOf, deadPort, listen, mapping, recordingUpstream, registry, send } from '../../helpers';
+import { close, configOf, deadPort, listen, mapping, recordingUpstream, registry, send } from '../../../support/client';
 
 const APP = 'https://app.example';
 

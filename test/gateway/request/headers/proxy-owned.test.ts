@@ -16,7 +16,7 @@ import {
   registry,
   send,
   type Received,
-} from '../../helpers';
+} from '../../../support/client';
 
 type Recording = Awaited<ReturnType<typeof recordingUpstream>>;
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
-import { send, type Echo } from '../../helpers';
-import { useRemoteAuthRig } from '../../remote-auth-rig';
+import { send, type Echo } from '../../../support/client';
+import { useRemoteAuthRig } from '../../../support/remote-auth-rig';
 
 /**
  * An AuthService record as an Emissary user writes it, served by a gateway on

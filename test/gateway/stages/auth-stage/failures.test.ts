@@ -3,8 +3,8 @@ import type { Server } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import { createGateway, type Gateway } from '../../../../src/gateway';
 import { createAuthStage } from '../../../../src/gateway/stages/auth-stage';
-import { captureLogger } from '../../../auth/support';
-import { close, configOf, listen, mapping, recordingUpstream, send } from '../../helpers';
+import { captureLogger } from '../../../support/credentials';
+import { close, configOf, listen, mapping, recordingUpstream, send } from '../../../support/client';
 
 /**
  * An auth service that answers with the bytes a test writes on the socket,

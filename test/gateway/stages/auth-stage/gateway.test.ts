@@ -12,7 +12,7 @@ import {
   mapping,
   quickHash,
   usersFolder,
-} from '../../../auth/support';
+} from '../../../support/credentials';
 
 interface Answer {
   status: number;

@@ -16,7 +16,7 @@ import {
   stageApp,
   usersFolder,
   type BackendView,
-} from '../../../auth/support';
+} from '../../../support/credentials';
 
 describe('the auth stage, with the built-in auth service in-process', () => {
   const folder = usersFolder();

@@ -15,7 +15,7 @@ import {
   quickHash,
   stageApp,
   usersFolder,
-} from '../../../auth/support';
+} from '../../../support/credentials';
 
 interface Received {
   method: string;

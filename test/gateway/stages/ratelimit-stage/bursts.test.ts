@@ -8,8 +8,8 @@ import {
   gatewayConfigDir,
   gatewayPools,
   startGateways,
-} from '../../../ratelimit/support/bursts';
-import { startRedis, type RedisProcess } from '../../../ratelimit/support/redis-server';
+} from '../../../support/bursts';
+import { startRedis, type RedisProcess } from '../../../support/redis';
 
 const SIZE = 1000;
 const REPEATS = 3;

@@ -4,9 +4,9 @@ import { createAuthService, type AuthService } from '../../../../src/auth';
 import { createServiceApp } from '../../../../src/http';
 import { createGateway, type Gateway, type GatehouseModule } from '../../../../src/gateway';
 import { createRateLimitService, type RateLimitService } from '../../../../src/ratelimit';
-import { authRecord, basic, captureLogger, quickHash, usersFolder } from '../../../auth/support';
-import { memoryLogger } from '../../../ratelimit/support/silent';
-import { mappingRecord, rateLimitRecord } from '../../../ratelimit/support/stage';
+import { authRecord, basic, captureLogger, quickHash, usersFolder } from '../../../support/credentials';
+import { memoryLogger } from '../../../support/memory-logger';
+import { mappingRecord, rateLimitRecord } from '../../../support/records';
 
 // 10 s into a minute, fixed: windows never turn during a test.
 const T0 = Date.UTC(2024, 0, 1, 0, 0, 10);

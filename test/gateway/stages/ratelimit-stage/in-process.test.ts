@@ -16,8 +16,8 @@ import {
   type RateLimitResponse,
   type RateLimitService,
 } from '../../../../src/ratelimit';
-import { memoryLogger } from '../../../ratelimit/support/silent';
-import { DEMO_LABELS, mappingRecord, rateLimitRecord, stageApp } from '../../../ratelimit/support/stage';
+import { memoryLogger } from '../../../support/memory-logger';
+import { DEMO_LABELS, mappingRecord, rateLimitRecord, stageApp } from '../../../support/records';
 
 const CONFIG = path.join(__dirname, '..', '..', '..', '..', 'config');
 // 10 s into a minute, fixed: windows never turn during a test.

@@ -9,7 +9,7 @@ import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { configFromRecords, createGateway, type Gateway, type GatewayOptions } from '../../../../src/gateway';
-import { close, configOf, echoModule, listen, mapping, mappingFields, registry, send } from '../../helpers';
+import { close, configOf, echoModule, listen, mapping, mappingFields, registry, send } from '../../../support/client';
 
 interface Received {
   domain: string;

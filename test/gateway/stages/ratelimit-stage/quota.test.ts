@@ -14,8 +14,8 @@ import {
   type RateLimitGrpcServer,
   type RateLimitService,
 } from '../../../../src/ratelimit';
-import { memoryLogger } from '../../../ratelimit/support/silent';
-import { mappingRecord, rateLimitRecord } from '../../../ratelimit/support/stage';
+import { memoryLogger } from '../../../support/memory-logger';
+import { mappingRecord, rateLimitRecord } from '../../../support/records';
 
 // 10 s into a minute, fixed: windows never turn during a test.
 const T0 = Date.UTC(2024, 0, 1, 0, 0, 10);

@@ -8,9 +8,9 @@ import {
   type RateLimitStore,
   type RedisStore,
 } from '../../../../src/ratelimit';
-import { holdEventLoopUntil, startRedis, type RedisProcess } from '../../../ratelimit/support/redis-server';
-import { memoryLogger } from '../../../ratelimit/support/silent';
-import { mappingRecord, rateLimitRecord, stageApp } from '../../../ratelimit/support/stage';
+import { holdEventLoopUntil, startRedis, type RedisProcess } from '../../../support/redis';
+import { memoryLogger } from '../../../support/memory-logger';
+import { mappingRecord, rateLimitRecord, stageApp } from '../../../support/records';
 
 const LIMITS = [
   { domain: 'gateway', descriptors: [{ key: 'user', rate_limit: { unit: 'day', requests_per_unit: 2 } }] },

@@ -2,16 +2,16 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import request from 'supertest';
 import { createRateLimitStage, type RateLimitStage } from '../../../../src/gateway/stages/ratelimit-stage';
-import { freePort } from '../../../ratelimit/support/redis-server';
-import { memoryLogger } from '../../../ratelimit/support/silent';
-import { startSlowServer, type SlowServer } from '../../../ratelimit/support/slow-server';
+import { freePort } from '../../../support/redis';
+import { memoryLogger } from '../../../support/memory-logger';
+import { startSlowServer, type SlowServer } from '../../../support/slow-ratelimit-server';
 import {
   mappingRecord,
   rateLimitRecord,
   stageApp,
   startRemoteService,
   type RemoteService,
-} from '../../../ratelimit/support/stage';
+} from '../../../support/records';
 
 const REMOTE_LIMITS = path.join(__dirname, '..', '..', '..', 'ratelimit', 'fixtures', 'remote');
 const noModules = new Map();

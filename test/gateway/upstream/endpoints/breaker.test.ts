@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { mapping, send, type Answer } from '../../helpers';
-import { testGateway, testUpstream, type TestGateway, type TestUpstream } from '../rig';
+import { mapping, send, type Answer } from '../../../support/client';
+import { testGateway, testUpstream, type TestGateway, type TestUpstream } from '../../../support/upstreams';
 
 describe('circuit_breakers', () => {
   let up: TestUpstream;

@@ -17,8 +17,8 @@ import {
 } from '../../../../src/ratelimit';
 import { handshakeBytesMissing } from '../../../../src/ratelimit/grpc/port/connections';
 import { methodOf } from '../../../../src/ratelimit/grpc/protos';
-import { grpcClients, unary, type Clients } from '../../support/grpc-clients';
-import { memoryLogger } from '../../support/silent';
+import { grpcClients, unary, type Clients } from '../../../support/grpc-clients';
+import { memoryLogger } from '../../../support/memory-logger';
 
 const LIMITS = [{ domain: 'd', descriptors: [{ key: 'k', rate_limit: { unit: 'day', requests_per_unit: 5 } }] }];
 const request = (value: string) => ({ domain: 'd', descriptors: [{ entries: [{ key: 'k', value }] }] });

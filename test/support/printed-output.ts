@@ -1,5 +1,5 @@
 /**
- * @module test/docs/support/expected
+ * @module test/support/printed-output
  * What an example's shown output promises, held against what it printed:
  * whole lines of output with `…`, `...` and `<placeholders>` standing for
  * what varies, and the claims of a curl command's comment (its status, the

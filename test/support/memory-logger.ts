@@ -1,5 +1,5 @@
 /**
- * @module test/ratelimit/support/silent
+ * @module test/support/memory-logger
  * A logger that keeps what it is told, for assertions and quiet test output.
  */
 export interface LogLine {

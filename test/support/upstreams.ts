@@ -1,5 +1,5 @@
 /**
- * @module test/gateway/upstream/rig
+ * @module test/support/upstreams
  * Upstreams for the tests of remote upstreams: node:http servers on 127.0.0.x
  * that record what they receive, answer with a status chosen per request,
  * hold requests until released, or hang up; a resolver that knows the names
@@ -8,9 +8,9 @@
  */
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { createGateway, type Gateway, type Resolve } from '../../../src/gateway';
-import type { GatewayEvents } from '../../../src/gateway';
-import { close, configOf, listen } from '../helpers';
+import { createGateway, type Gateway, type Resolve } from '../../src/gateway';
+import type { GatewayEvents } from '../../src/gateway';
+import { close, configOf, listen } from './client';
 
 /** What one test upstream received. */
 export interface Got {

@@ -1,5 +1,5 @@
 /**
- * @module test/gatehouse/support/large-config
+ * @module test/support/large-config
  * A config of many Mappings, with the work each kind costs a reload or a
  * diag page, and a measure of how long the event loop is held while some
  * work runs, with check_alive asked all along.

@@ -1,5 +1,5 @@
 /**
- * @module test/docs/support/blocks
+ * @module test/support/doc-blocks
  * The fenced code blocks of README.md and docs/*.md, with the info string
  * that says how the suite runs each: its language, then a kind (`sh tour`,
  * `yaml record`, `console cli`...) and `name=value` attributes
@@ -8,7 +8,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO_ROOT } from '../../support/process';
+import { REPO_ROOT } from './process';
 
 /** One fenced block. */
 export interface Block {

@@ -1,5 +1,5 @@
 /**
- * @module test/gateway/helpers
+ * @module test/support/client
  * Test fixtures for the gateway: echo modules that answer with what they saw,
  * configs from records, servers on real ports, and a recording upstream.
  */

@@ -1,9 +1,9 @@
 /**
- * @module test/gatehouse/support/reloads
+ * @module test/support/reloads
  * Waiting for a watched Gatehouse to reload, and a loop of requests that runs
  * while it does, counting every answer that is not the expected one.
  */
-import type { LogCapture } from '../../telemetry/log-capture';
+import type { LogCapture } from './log-capture';
 
 const APPLIED = 'config reloaded';
 const APPLIED_EMPTY = 'config reloaded with no routes: every request is answered 404';

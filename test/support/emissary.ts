@@ -1,5 +1,5 @@
 /**
- * @module test/gateway/config/emissary/support
+ * @module test/support/emissary
  * Emissary resources written as an Emissary user writes them, in either
  * form: a resource (`apiVersion: getambassador.io/v3alpha1`, `metadata`,
  * `spec`) or a flat record of the `getambassador.io/config` annotation of a
@@ -8,8 +8,8 @@
  */
 import assert from 'node:assert/strict';
 import { stringify } from 'yaml';
-import { parseConfigFiles, type GatehouseModule, type LoadedConfig } from '../../../../src/gateway';
-import { configRig, type Rig } from '../../match/support';
+import { parseConfigFiles, type GatehouseModule, type LoadedConfig } from '../../src/gateway';
+import { configRig, type Rig } from './routing-rig';
 
 /** One Emissary resource: its kind, name, namespace, fields and the apiVersion of the form it is written in. */
 export interface Fixture {
@@ -42,9 +42,22 @@ export function asResources(...fixtures: Fixture[]): string {
 /** Resources as flat records in the `getambassador.io/config` annotation of a Service named `service`. */
 export function asAnnotation(service: string, ...fixtures: Fixture[]): string {
   const records = fixtures
-    .map((f) => stringify({ apiVersion: f.apiVersion ?? 'getambassador.io/v2', kind: f.kind, name: f.name, ...(f.namespace ? { namespace: f.namespace } : {}), ...f.spec }))
+    .map((f) =>
+      stringify({
+        apiVersion: f.apiVersion ?? 'getambassador.io/v2',
+        kind: f.kind,
+        name: f.name,
+        ...(f.namespace ? { namespace: f.namespace } : {}),
+        ...f.spec,
+      }),
+    )
     .join('---\n');
-  return stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name: service, annotations: { 'getambassador.io/config': records } }, spec: { ports: [{ port: 80 }] } });
+  return stringify({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: service, annotations: { 'getambassador.io/config': records } },
+    spec: { ports: [{ port: 80 }] },
+  });
 }
 
 /** The fixtures in `form`. */
@@ -81,18 +94,31 @@ export function notesOf(result: LoadedConfig, name: string): string[] {
   return report.notes.map((n) => `${n.field}: ${n.note}`);
 }
 
-export type { Routed, Rig as EmissaryRig } from '../../match/support';
+export type { Routed, Rig as EmissaryRig } from './routing-rig';
 
 /**
  * A gateway serving `text(upstream)` (the upstream's `host:port`), in front
  * of a recording upstream that answers with the request's `X-Route`.
  */
-export function emissaryRig(text: (upstream: string) => string, modules: Map<string, GatehouseModule> = new Map()): Promise<Rig> {
+export function emissaryRig(
+  text: (upstream: string) => string,
+  modules: Map<string, GatehouseModule> = new Map(),
+): Promise<Rig> {
   return configRig((upstream) => loaded(text(upstream)).config, { modules });
 }
 
 /** A Mapping fixture to the upstream, marking what it forwards with `X-Route: <name>`. */
-export function routeTo(upstream: string, name: string, spec: Record<string, unknown>, extra: Partial<Fixture> = {}): Fixture {
+export function routeTo(
+  upstream: string,
+  name: string,
+  spec: Record<string, unknown>,
+  extra: Partial<Fixture> = {},
+): Fixture {
   const added = (spec.add_request_headers as Record<string, unknown> | undefined) ?? {};
-  return { kind: 'Mapping', name, ...extra, spec: { service: upstream, ...spec, add_request_headers: { 'X-Route': name, ...added } } };
+  return {
+    kind: 'Mapping',
+    name,
+    ...extra,
+    spec: { service: upstream, ...spec, add_request_headers: { 'X-Route': name, ...added } },
+  };
 }

@@ -1,5 +1,5 @@
 /**
- * @module test/ratelimit/support/limits-file
+ * @module test/support/limits-file
  * A throwaway config folder holding one `ratelimit.yaml`, and what loading
  * it says.
  */
@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { LimitsConfigError, loadLimitsDir } from '../../../src/ratelimit';
+import { LimitsConfigError, loadLimitsDir } from '../../src/ratelimit';
 
 /**
  * Runs `use` on a new folder whose `ratelimit.yaml` holds `text`, and removes

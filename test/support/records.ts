@@ -1,19 +1,19 @@
 /**
- * @module test/ratelimit/support/stage
+ * @module test/support/records
  * Pieces of the rate-limit stage tests: records with their defaults, the demo
  * labels, and a small Koa app standing in for the gateway around a stage.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type Koa from 'koa';
-import { createServiceApp } from '../../../src/http';
+import { createServiceApp } from '../../src/http';
 import {
   mappingSchema,
   rateLimitServiceSchema,
   type MappingRecord,
   type RateLimitServiceRecord,
-} from '../../../src/gateway/config/schema';
-import type { Stage } from '../../../src/gateway/stages/stage';
+} from '../../src/gateway/config/schema';
+import type { Stage } from '../../src/gateway/stages/stage';
 
 /** The labels block of the demo's services.yaml, as config/ratelimit.yaml expects it. */
 export const DEMO_LABELS = {
@@ -75,7 +75,7 @@ export interface RemoteService {
 
 /** Starts the rate-limit gRPC server in a second process with the limits of `dir`. */
 export async function startRemoteService(dir: string): Promise<RemoteService> {
-  const launcher = path.join(__dirname, '..', 'fixtures', 'launch-server.ts');
+  const launcher = path.join(__dirname, 'ratelimit-process.ts');
   const child = spawn(process.execPath, ['--import', 'tsx', launcher, dir], { stdio: ['pipe', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';

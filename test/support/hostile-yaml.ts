@@ -1,5 +1,5 @@
 /**
- * @module test/gatehouse/support/hostile
+ * @module test/support/hostile-yaml
  * Files as an attacker (or a mistake) drops them into a config folder.
  */
 

@@ -1,5 +1,5 @@
 /**
- * @module test/auth/support
+ * @module test/support/credentials
  * Shared pieces of the auth and auth-stage tests: users files in a temporary
  * folder, Basic headers, a logger that keeps every line it is given, and a
  * stand-in gateway around a stage.

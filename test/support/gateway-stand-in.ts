@@ -1,5 +1,5 @@
 /**
- * @module test/diag/gateway-stand-in
+ * @module test/support/gateway-stand-in
  * Serves a module's app the way the gateway does: under a prefix, with the
  * client's path recorded in `ctx.state` and the rewritten path in `ctx.path`.
  */

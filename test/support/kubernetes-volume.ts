@@ -1,5 +1,5 @@
 /**
- * @module test/gatehouse/support/kubernetes
+ * @module test/support/kubernetes-volume
  * A folder laid out as the kubelet lays out a ConfigMap or Secret volume:
  * the files in a hidden timestamped folder, `..data` a symlink to it, and
  * each file a symlink through `..data`. An update writes a new timestamped

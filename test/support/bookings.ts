@@ -1,5 +1,5 @@
 /**
- * @module test/bookings/fixtures
+ * @module test/support/bookings
  * What the booking tests share: the demo ids of config/bookings.yaml, and
  * booking services served on a real port.
  */

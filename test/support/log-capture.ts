@@ -1,5 +1,5 @@
 /**
- * @module test/telemetry/log-capture
+ * @module test/support/log-capture
  * A pino destination that keeps the lines written to it, for assertions.
  */
 import { EventEmitter } from 'node:events';

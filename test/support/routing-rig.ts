@@ -1,14 +1,14 @@
 /**
- * @module test/gateway/match/support
+ * @module test/support/routing-rig
  * A gateway in front of one recording upstream, each Mapping marking the
  * requests it forwards with `X-Route: <its name>`, so that a test reads
  * which Mapping won, and the path, query and Host the upstream got.
  */
 import type http from 'node:http';
-import { createAuthService } from '../../../src/auth';
-import { createGateway, type Gateway, type GatewayConfig, type GatewayOptions } from '../../../src/gateway';
-import { captureLogger, quickHash, usersFolder } from '../../auth/support';
-import { close, configOf, listen, recordingUpstream, registry, send, type Answer, type Received } from '../helpers';
+import { createAuthService } from '../../src/auth';
+import { createGateway, type Gateway, type GatewayConfig, type GatewayOptions } from '../../src/gateway';
+import { captureLogger, quickHash, usersFolder } from './credentials';
+import { close, configOf, listen, recordingUpstream, registry, send, type Answer, type Received } from './client';
 
 /** What one request came to. */
 export interface Routed {

@@ -1,14 +1,14 @@
 /**
- * @module test/gateway/request/override/override-rig
+ * @module test/support/override-rig
  * The gateway the tests of method overrides run against: the auth service
  * in front of a recording backend, `/m/` open to a POST without auth and
  * guarded for every other method, and the Mappings a test adds.
  */
 import type { Server } from 'node:http';
-import { createAuthService, type AuthService } from '../../../../src/auth';
-import { createGateway, type GatehouseModule, type Gateway } from '../../../../src/gateway';
-import { captureLogger, quickHash, usersFolder } from '../../../auth/support';
-import { close, configOf, listen, mapping, recordingUpstream } from '../../helpers';
+import { createAuthService, type AuthService } from '../../src/auth';
+import { createGateway, type GatehouseModule, type Gateway } from '../../src/gateway';
+import { captureLogger, quickHash, usersFolder } from './credentials';
+import { close, configOf, listen, mapping, recordingUpstream } from './client';
 
 /** The error body of a request whose override would route it elsewhere. */
 export const REFUSED = {

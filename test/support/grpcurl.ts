@@ -1,5 +1,5 @@
 /**
- * @module test/docs/support/grpcurl
+ * @module test/support/grpcurl
  * The grpcurl commands of the docs, made with grpc-js where grpcurl is not
  * installed: `list` through server reflection, a call with `-d` by its full
  * method name. The `-d` JSON is held against the request's message type
@@ -9,8 +9,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import protobuf from 'protobufjs';
-import { grpcClients, listServices, unary, type Clients } from '../../ratelimit/support/grpc-clients';
-import { REPO_ROOT } from '../../support/process';
+import { grpcClients, listServices, unary, type Clients } from './grpc-clients';
+import { REPO_ROOT } from './process';
 
 const PROTO_DIR = join(REPO_ROOT, 'proto');
 const PROTOS = [

@@ -1,5 +1,5 @@
 /**
- * @module test/docs/support/checkout
+ * @module test/support/checkout
  * A scratch copy of the checkout for an example to run in as a reader runs
  * it: its own `config/` (a copy of the demo's, which the example may
  * change), package.json, and the rest linked to the repository's (sources,
@@ -11,8 +11,8 @@ import { once } from 'node:events';
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { userEnvironment } from '../../support/package';
-import { REPO_ROOT } from '../../support/process';
+import { userEnvironment } from './package';
+import { REPO_ROOT } from './process';
 
 /** What a checkout holds as the repository's own: linked, not copied. */
 const LINKED = ['node_modules', 'src', 'dist', 'proto', 'scripts', 'tsconfig.json', 'tsconfig.build.json'];

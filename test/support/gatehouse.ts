@@ -1,5 +1,5 @@
 /**
- * @module test/gatehouse/support/running
+ * @module test/support/gatehouse
  * A whole Gatehouse for tests: a temporary copy of the demo config folder to
  * change at will, a Gatehouse started on free ports over it, its log lines
  * captured, and a few request helpers.
@@ -7,12 +7,12 @@
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createGatehouse, type Gatehouse, type GatehouseOptions } from '../../../src/gatehouse';
-import { createLogger } from '../../../src/telemetry';
-import { captureLog, type LogCapture } from '../../telemetry/log-capture';
+import { createGatehouse, type Gatehouse, type GatehouseOptions } from '../../src/gatehouse';
+import { createLogger } from '../../src/telemetry';
+import { captureLog, type LogCapture } from './log-capture';
 
 /** The demo config folder, as `npm start` uses it. */
-export const DEMO_CONFIG = join(__dirname, '..', '..', '..', 'config');
+export const DEMO_CONFIG = join(__dirname, '..', '..', 'config');
 
 /** A config folder of a test's own, removed by `remove()`. */
 export interface TempConfig {

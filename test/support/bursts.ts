@@ -1,5 +1,5 @@
 /**
- * @module test/ratelimit/support/bursts
+ * @module test/support/bursts
  * Bursts of concurrent ShouldRateLimit calls spread round-robin over several
  * rate-limit services on one Redis, and what they were answered: for the
  * burst tests and the benchmark. One limit of {@link BURST_LIMIT} an hour on
@@ -13,9 +13,9 @@ import {
   RateLimitCallError,
   type RateLimitClient,
   type RateLimitRequest,
-} from '../../../src/ratelimit';
+} from '../../src/ratelimit';
 import { Pool } from 'undici';
-import { REPO_ROOT, startCli, type CliServer } from '../../support/process';
+import { REPO_ROOT, startCli, type CliServer } from './process';
 
 /** Hits a window of the burst limit admits. */
 export const BURST_LIMIT = 100;

@@ -1,5 +1,5 @@
 /**
- * @module test/docs/support/steps
+ * @module test/support/doc-steps
  * The commands of a shell example and what each shows: a command (with its
  * `\` continuations and multi-line quotes), then its comment, either at the
  * end of its line or on the `#` lines below it; and the commands of a

@@ -1,5 +1,5 @@
 /**
- * @module test/ratelimit/support/slow-server
+ * @module test/support/slow-ratelimit-server
  * An envoy v3 rate-limit gRPC server that holds every call until released:
  * a service that answers too late.
  */
@@ -20,7 +20,7 @@ export async function startSlowServer(): Promise<SlowServer> {
     keepCase: true,
     defaults: true,
     enums: String,
-    includeDirs: [path.join(__dirname, '..', '..', '..', 'proto')],
+    includeDirs: [path.join(__dirname, '..', '..', 'proto')],
   });
   const server = new grpc.Server();
   const held: (() => void)[] = [];

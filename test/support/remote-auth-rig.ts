@@ -1,5 +1,5 @@
 /**
- * @module test/gateway/remote-auth-rig
+ * @module test/support/remote-auth-rig
  * A gateway on a real port in front of a recording auth service and a
  * recording backend, both on real ports: what the tests of an AuthService that
  * asks over HTTP share. Routes: `/remote` to the backend, `/echo` to an
@@ -8,8 +8,8 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createGateway, type Gateway } from '../../src/gateway';
 import { createAuthStage } from '../../src/gateway/stages/auth-stage';
-import { captureLogger } from '../auth/support';
-import { close, configOf, echoModule, listen, mapping, recordingUpstream, registry, type Received } from './helpers';
+import { captureLogger } from './credentials';
+import { close, configOf, echoModule, listen, mapping, recordingUpstream, registry, type Received } from './client';
 
 /** How a recording server answers what it received. */
 export type Respond = (req: IncomingMessage, res: ServerResponse, received: Received) => void;

@@ -1,12 +1,12 @@
 /**
- * @module test/ratelimit/support/redis-server
+ * @module test/support/redis
  * A throwaway redis-server on a free loopback port, for the tests that need a
  * real Redis. It never touches a Redis it did not start.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import Redis from 'ioredis';
-import { createRedisStore, type RedisStore, type RedisStoreOptions } from '../../../src/ratelimit';
+import { createRedisStore, type RedisStore, type RedisStoreOptions } from '../../src/ratelimit';
 
 export interface RedisProcess {
   readonly port: number;

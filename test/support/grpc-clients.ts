@@ -1,5 +1,5 @@
 /**
- * @module test/ratelimit/support/grpc-clients
+ * @module test/support/grpc-clients
  * Plain @grpc/grpc-js clients built from the protos, as any third-party
  * client would build them: both rate-limit services, health and reflection.
  */
@@ -7,7 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import path from 'node:path';
 
-const PROTO_DIR = path.join(__dirname, '..', '..', '..', 'proto');
+const PROTO_DIR = path.join(__dirname, '..', '..', 'proto');
 const OPTIONS: protoLoader.Options = {
   keepCase: true,
   longs: Number,

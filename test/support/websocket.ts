@@ -1,5 +1,5 @@
 /**
- * @module test/gatehouse/support/websocket
+ * @module test/support/websocket
  * WebSocket peers for the tunnel tests: an upstream (the `ws` package) that
  * records each handshake and echoes, a raw exchange on a socket for what a
  * WebSocket client library hides, a client (undici's WebSocket), and the

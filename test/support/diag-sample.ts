@@ -1,5 +1,5 @@
 /**
- * @module test/diag/fixture
+ * @module test/support/diag-sample
  * A gateway configuration and its snapshot, for the diag tests.
  */
 import {
