@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import request from 'supertest';
-import { demoModule, KIND_CASES, serve, UNKNOWN_ID, type Served } from '../support/bookings';
+import { demoModule, KIND_CASES, UNKNOWN_ID } from '../support/bookings';
+import { serve, type Served } from '../support/server';
 
 for (const k of KIND_CASES) {
   const bookings = `${k.base}/bookings`;

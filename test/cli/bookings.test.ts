@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import request from 'supertest';
 import { DEMO } from '../support/bookings';
-import { ALICE, basic } from '../support/gatehouse';
+import { ALICE, basic } from '../support/credentials';
 import { freshDataDir } from '../support/pglite';
 import { PG_PASSWORD, sharedPostgres } from '../support/postgres';
 import { killAll, runCli, startCli, type CliServer } from '../support/process';

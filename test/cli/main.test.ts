@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import net from 'node:net';
 import { join } from 'node:path';
 import { aliasBomb } from '../support/hostile-yaml';
-import { eventually } from '../support/gatehouse';
+import { eventually } from '../support/polling';
 import {
   acceptsConnections,
   installWithoutProtos,

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { rateLimitProtos } from '../../src/ratelimit/grpc/protos';
 import { quickHash } from '../support/credentials';
-import { eventually } from '../support/gatehouse';
+import { eventually } from '../support/polling';
 import { aliasBomb } from '../support/hostile-yaml';
 import { killAll, REPO_ROOT, startCli, type CliServer } from '../support/process';
 

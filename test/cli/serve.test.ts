@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { eventually } from '../support/gatehouse';
+import { eventually } from '../support/polling';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import net from 'node:net';

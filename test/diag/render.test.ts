@@ -13,7 +13,7 @@ import {
 import { runAtOnce } from '../../src/gateway/slices';
 import { mappingSchema } from '../../src/gateway/config/schema';
 import { xmlFormatter } from '../../src/http';
-import { close, listen } from '../support/client';
+import { close, listen } from '../support/server';
 import { BUILT_IN, sampleConfig, sampleSnapshot } from '../support/diag-sample';
 import { routedUnder } from '../support/gateway-stand-in';
 

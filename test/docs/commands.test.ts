@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { resolveOptions } from '../../src/gatehouse';
-import { freePort } from '../support/redis';
+import { freePort } from '../support/ports';
 import { PG_PASSWORD, PG_USER, sharedPostgres } from '../support/postgres';
 import { startServer, type StartedServer } from '../support/package';
 import { LISTENING_LINE, REPO_ROOT } from '../support/process';

@@ -11,7 +11,9 @@ import request from 'supertest';
 import { DEMO } from '../support/bookings';
 import { freshDataDir } from '../support/pglite';
 import { sharedPostgres, type PostgresCluster } from '../support/postgres';
-import { ALICE, basic, copyConfig, startGatehouse, type Running, type TempConfig } from '../support/gatehouse';
+import { ALICE, basic } from '../support/credentials';
+import { copyConfig, type TempConfig } from '../support/config-folder';
+import { startGatehouse, type Running } from '../support/gatehouse';
 
 const HOTEL = { hotel_id: DEMO.hotels.harbourOslo, check_in: '2099-12-20', nights: 2 };
 

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import Koa from 'koa';
 import { requireChromium, launchBrowser, serveLocally, type LocalServer, type TestBrowser } from '../support/browser';
-import { copyConfig, startGatehouse, type Running, type TempConfig } from '../support/gatehouse';
+import { copyConfig, type TempConfig } from '../support/config-folder';
+import { startGatehouse, type Running } from '../support/gatehouse';
 
 /**
  * A page that calls the gateway of another origin with Basic credentials in

@@ -3,15 +3,9 @@ import request from 'supertest';
 import { ConfigError, createGateway, parseConfigFiles, type ConfigProblem } from '../../src/gateway';
 import { createGatehouse } from '../../src/gatehouse';
 import { createLogger } from '../../src/telemetry';
-import {
-  ALICE,
-  basic,
-  copyConfig,
-  DEMO_CONFIG,
-  startGatehouse,
-  type Running,
-  type TempConfig,
-} from '../support/gatehouse';
+import { ALICE, basic } from '../support/credentials';
+import { copyConfig, DEMO_CONFIG, type TempConfig } from '../support/config-folder';
+import { startGatehouse, type Running } from '../support/gatehouse';
 
 const APP = 'https://app.example';
 const PARTNER = 'https://partner.example';

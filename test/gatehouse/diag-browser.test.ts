@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import request from 'supertest';
 import { collectConsoleErrors, requireChromium, launchBrowser, type TestBrowser } from '../support/browser';
-import { ALICE, DEMO_CONFIG, startGatehouse, type Running } from '../support/gatehouse';
+import { ALICE } from '../support/credentials';
+import { DEMO_CONFIG } from '../support/config-folder';
+import { startGatehouse, type Running } from '../support/gatehouse';
 
 describe('gatehouse diag page in a browser, through the whole gateway', function () {
   let running: Running;

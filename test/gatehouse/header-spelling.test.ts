@@ -13,7 +13,9 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { createAuthService, type AuthService } from '../../src/auth';
 import { headerName } from '../../src/http';
-import { ALICE, copyConfig, startGatehouse, type Running, type TempConfig } from '../support/gatehouse';
+import { ALICE } from '../support/credentials';
+import { copyConfig, type TempConfig } from '../support/config-folder';
+import { startGatehouse, type Running } from '../support/gatehouse';
 import { echoUpstream, servicesYaml, WEBSOCKET_HEADERS, type EchoUpstream } from '../support/websocket';
 
 const LIMITED = {

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { copyConfig, type TempConfig } from '../support/gatehouse';
+import { copyConfig, type TempConfig } from '../support/config-folder';
 import { assertBuilt, REPO_ROOT } from '../support/process';
 
 /** Starts a Gatehouse on `configDir`, asks it one request, and says which of the packages it loaded. */

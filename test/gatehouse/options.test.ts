@@ -5,7 +5,7 @@ import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { createGatehouse, resolveOptions } from '../../src/gatehouse';
 import { grpcClients, unary } from '../support/grpc-clients';
-import { DEMO_CONFIG } from '../support/gatehouse';
+import { DEMO_CONFIG } from '../support/config-folder';
 
 describe('gatehouse options from code', () => {
   const refused: [string, Record<string, unknown>, string][] = [

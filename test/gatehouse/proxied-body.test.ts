@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
-import { close, recordingUpstream, send } from '../support/client';
-import { copyConfig, startGatehouse, type Running, type TempConfig } from '../support/gatehouse';
+import { close } from '../support/server';
+import { recordingUpstream } from '../support/upstreams';
+import { send } from '../support/client';
+import { copyConfig, type TempConfig } from '../support/config-folder';
+import { startGatehouse, type Running } from '../support/gatehouse';
 
 describe('gatehouse forwarding a request body to a remote upstream', function () {
   let config: TempConfig;

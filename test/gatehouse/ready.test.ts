@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
 import request from 'supertest';
 import { configFromRecords, createGateway } from '../../src/gateway';
-import { freePort, startRedis, type RedisProcess } from '../support/redis';
-import { DEMO_CONFIG, eventually, startGatehouse, type Running } from '../support/gatehouse';
+import { freePort } from '../support/ports';
+import { startRedis, type RedisProcess } from '../support/redis';
+import { DEMO_CONFIG } from '../support/config-folder';
+import { eventually } from '../support/polling';
+import { startGatehouse, type Running } from '../support/gatehouse';
 
 const READY = '/gateway/v0/check_ready';
 

@@ -8,7 +8,10 @@ import type http from 'node:http';
 import Koa from 'koa';
 import mount from 'koa-mount';
 import { createGateway, type GatehouseModule, type Gateway } from '../../src/gateway';
-import { close, configOf, echoModule, listen, mapping, registry, send } from '../support/client';
+import { close, listen } from '../support/server';
+import { configOf, mapping } from '../support/records';
+import { echoModule, registry } from '../support/modules';
+import { send } from '../support/client';
 
 /** A module whose app counts what reaches it, then mounts an echo app at `/inner`. */
 function mountingModule(name: string, named: boolean): { module: GatehouseModule; outerRuns: () => number } {

@@ -6,7 +6,10 @@ import { createAuthStage } from '../../src/gateway/stages/auth-stage';
 import { createRateLimitStage } from '../../src/gateway/stages/ratelimit-stage';
 import { buildRuntimeSteps, disposeRuntime } from '../../src/gateway/runtime';
 import { runInSlices } from '../../src/gateway/slices';
-import { close, configOf, echoModule, listen, mapping, registry, send, type Echo } from '../support/client';
+import { close, listen } from '../support/server';
+import { configOf, mapping } from '../support/records';
+import { echoModule, registry, type Echo } from '../support/modules';
+import { send } from '../support/client';
 
 /** A module whose answers wait until the test releases them. */
 function gatedModule(name: string) {

@@ -3,7 +3,11 @@ import http from 'node:http';
 import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { createGateway, type Gateway } from '../../src/gateway';
-import { close, configOf, echoModule, listen, mapping, recordingUpstream, registry, send } from '../support/client';
+import { close, listen } from '../support/server';
+import { configOf, mapping } from '../support/records';
+import { echoModule, registry } from '../support/modules';
+import { recordingUpstream } from '../support/upstreams';
+import { send } from '../support/client';
 
 /** Writes `request` as it is and reads the whole answer; the client does not end its side first. */
 function exchange(port: number, request: string | Buffer): Promise<string> {

@@ -1,12 +1,8 @@
 /**
  * @module test/support/bookings
- * What the booking tests share: the demo ids of config/bookings.yaml, and
- * booking services served on a real port.
+ * The demo bookings of config/bookings.yaml: their ids, a booking module
+ * holding them, and the field names of each kind.
  */
-import type Koa from 'koa';
-import type { AddressInfo } from 'node:net';
-import { createServer, type Server } from 'node:http';
-import path from 'node:path';
 import {
   createBookingModule,
   loadBookingDataSync,
@@ -14,8 +10,7 @@ import {
   type BookingModule,
   type BookingModuleOptions,
 } from '../../src/bookings';
-
-export const CONFIG_DIR = path.resolve(__dirname, '../../config');
+import { DEMO_CONFIG } from './config-folder';
 
 /** The demo data, as config/bookings.yaml holds it. */
 export const DEMO = {
@@ -44,36 +39,9 @@ export const DEMO = {
 /** A UUID that names nothing in the demo data. */
 export const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 
-/** A Koa app listening on 127.0.0.1 on a free port. */
-export interface Served {
-  server: Server;
-  /** `http://127.0.0.1:<port>` */
-  origin: string;
-  close(): Promise<void>;
-}
-
-/** Serves an app on a free port of 127.0.0.1. */
-export async function serve(app: Koa): Promise<Served> {
-  const server = createServer(app.callback());
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    server,
-    origin: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((err) => (err ? reject(err) : resolve()));
-      }),
-  };
-}
-
 /** A booking module of `kind` holding the demo data of config/bookings.yaml. */
 export function demoModule(kind: BookingKind, options: Omit<BookingModuleOptions, 'kind'> = {}): BookingModule {
-  return createBookingModule({ data: loadBookingDataSync(CONFIG_DIR), ...options, kind });
+  return createBookingModule({ data: loadBookingDataSync(DEMO_CONFIG), ...options, kind });
 }
 
 /** Field names per kind, for tests that run against both. */

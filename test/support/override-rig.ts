@@ -7,8 +7,11 @@
 import type { Server } from 'node:http';
 import { createAuthService, type AuthService } from '../../src/auth';
 import { createGateway, type GatehouseModule, type Gateway } from '../../src/gateway';
-import { captureLogger, quickHash, usersFolder } from './credentials';
-import { close, configOf, listen, mapping, recordingUpstream } from './client';
+import { memoryLogger } from './memory-logger';
+import { quickHash, usersFolder } from './credentials';
+import { close, listen } from './server';
+import { configOf, mapping } from './records';
+import { recordingUpstream } from './upstreams';
 
 /** The error body of a request whose override would route it elsewhere. */
 export const REFUSED = {
@@ -38,7 +41,7 @@ export function overrideRig(more: (backendUrl: string) => Record<string, unknown
   before(async () => {
     auth = createAuthService({
       usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`),
-      logger: captureLogger(),
+      logger: memoryLogger(),
     });
     rig.backend = await recordingUpstream();
     const url = rig.backend.url;

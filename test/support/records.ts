@@ -1,19 +1,34 @@
 /**
  * @module test/support/records
- * Pieces of the rate-limit stage tests: records with their defaults, the demo
- * labels, and a small Koa app standing in for the gateway around a stage.
+ * Config records as a test writes them: loose Mappings for a config built
+ * from records, parsed records with their defaults as the loader gives
+ * them, the demo's labels, Service manifests, and a valid config from
+ * records.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import type Koa from 'koa';
-import { createServiceApp } from '../../src/http';
+import assert from 'node:assert/strict';
+import { configFromRecords, parseConfigFiles, type GatewayConfig } from '../../src/gateway';
 import {
+  authServiceSchema,
   mappingSchema,
   rateLimitServiceSchema,
+  type AuthServiceRecord,
   type MappingRecord,
   type RateLimitServiceRecord,
 } from '../../src/gateway/config/schema';
-import type { Stage } from '../../src/gateway/stages/stage';
+
+let counter = 0;
+
+/** A Mapping record with defaults for what a test does not care about. */
+export function mapping(prefix: string, service: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { apiVersion: 'gateway/v1', kind: 'Mapping', name: `m${++counter}`, prefix, service, ...extra };
+}
+
+/** A valid configuration from records; fails the test when it is not valid. */
+export function configOf(...records: unknown[]): GatewayConfig {
+  const result = configFromRecords(records);
+  if (!result.ok) assert.fail(result.problems.map((p) => p.text).join('\n'));
+  return result.config;
+}
 
 /** The labels block of the demo's services.yaml, as config/ratelimit.yaml expects it. */
 export const DEMO_LABELS = {
@@ -25,6 +40,7 @@ export const DEMO_LABELS = {
   ],
 };
 
+/** A Mapping record of `/v1/hotels` with its defaults, as the config loader gives it. */
 export function mappingRecord(fields: Partial<Record<keyof MappingRecord, unknown>> = {}): MappingRecord {
   return mappingSchema.parse({
     apiVersion: 'gateway/v1',
@@ -32,11 +48,27 @@ export function mappingRecord(fields: Partial<Record<keyof MappingRecord, unknow
     name: 'hotels',
     prefix: '/v1/hotels',
     service: 'hotel-booking',
-    labels: DEMO_LABELS,
     ...fields,
   });
 }
 
+/** {@link mappingRecord} with the demo's labels ({@link DEMO_LABELS}) unless `fields` say otherwise. */
+export function labelledMappingRecord(fields: Partial<Record<keyof MappingRecord, unknown>> = {}): MappingRecord {
+  return mappingRecord({ labels: DEMO_LABELS, ...fields });
+}
+
+/** An AuthService record with its defaults. */
+export function authRecord(fields: Partial<Record<keyof AuthServiceRecord, unknown>>): AuthServiceRecord {
+  return authServiceSchema.parse({
+    apiVersion: 'gateway/v1',
+    kind: 'AuthService',
+    name: 'authentication',
+    auth_service: 'auth',
+    ...fields,
+  });
+}
+
+/** A RateLimitService record with its defaults. */
 export function rateLimitRecord(
   fields: Partial<Record<keyof RateLimitServiceRecord, unknown>> = {},
 ): RateLimitServiceRecord {
@@ -49,51 +81,60 @@ export function rateLimitRecord(
   });
 }
 
-/**
- * A Koa app with the project's error handling standing in for the gateway:
- * an optional `X-Demo-User` becomes `x-travel-user` (as the auth stage would
- * set it), then the stage runs, then a backend answers 200.
- */
-export function stageApp(stage: Stage, mapping: MappingRecord): { app: Koa; seen: { backendCalls: number } } {
-  const app = createServiceApp();
-  const seen = { backendCalls: 0 };
-  app.use(async (ctx) => {
-    const user = ctx.get('x-demo-user');
-    if (user) ctx.req.headers['x-travel-user'] = user;
-    if (!(await stage.run(ctx, mapping))) return;
-    seen.backendCalls++;
-    ctx.body = { reached: true };
-  });
-  return { app, seen };
+/** A Kubernetes Service manifest named `name` whose annotation (`<domain>/config`) holds `records`. */
+export function serviceManifest(name: string, records: string, domain = 'gatehouse.io'): string {
+  const indented = records
+    .trim()
+    .split('\n')
+    .map((line) => `      ${line}`)
+    .join('\n');
+  return `apiVersion: v1
+kind: Service
+metadata:
+  name: ${name}
+  annotations:
+    ${domain}/config: |
+${indented}
+spec:
+  ports:
+    - port: 80
+`;
 }
 
-export interface RemoteService {
-  address: string;
-  child: ChildProcess;
-  stop(): Promise<void>;
+/** Loading one Mapping, written in a Service manifest with extra fields, as `config/services.yaml`. */
+export interface MappingFields {
+  /** Where its problems are said to be: `<file>: service <service>: Mapping <name>:`. */
+  readonly at: string;
+  /** The Mapping with `fields` (YAML lines) added; fails the test when it is refused. */
+  load(fields: string): MappingRecord;
+  /** The problems of the Mapping with `fields` added; fails the test when it loads. */
+  problems(fields: string): string[];
 }
 
-/** Starts the rate-limit gRPC server in a second process with the limits of `dir`. */
-export async function startRemoteService(dir: string): Promise<RemoteService> {
-  const launcher = path.join(__dirname, 'ratelimit-process.ts');
-  const child = spawn(process.execPath, ['--import', 'tsx', launcher, dir], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /PORT (\d+)/.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`the rate-limit service exited with ${code}`)));
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+/** A Mapping of `prefix` to a remote address in the manifest of `service`, to load with fields added. */
+export function mappingFields(service: string, name: string, prefix: string): MappingFields {
+  const file = 'config/services.yaml';
+  const parse = (fields: string) =>
+    parseConfigFiles([
+      {
+        file,
+        text: serviceManifest(
+          service,
+          `apiVersion: gateway/v1\nkind: Mapping\nname: ${name}\nprefix: ${prefix}\nservice: 127.0.0.1:9\n${fields.trim()}\n`,
+        ),
+      },
+    ]);
   return {
-    address: `127.0.0.1:${port}`,
-    child,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      await exited;
+    at: `${file}: service ${service}: Mapping ${name}:`,
+    load(fields) {
+      const result = parse(fields);
+      if (!result.ok) assert.fail(result.problems.map((p) => p.text).join('\n'));
+      return result.config.mappings[0];
+    },
+    problems(fields) {
+      const result = parse(fields);
+      assert.equal(result.ok, false, 'the config should have been refused');
+      return result.ok ? [] : result.problems.map((p) => p.text);
     },
   };
 }

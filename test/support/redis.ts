@@ -4,9 +4,9 @@
  * real Redis. It never touches a Redis it did not start.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import Redis from 'ioredis';
 import { createRedisStore, type RedisStore, type RedisStoreOptions } from '../../src/ratelimit';
+import { freePort } from './ports';
 
 export interface RedisProcess {
   readonly port: number;
@@ -23,17 +23,6 @@ export interface RedisProcess {
   resume(): void;
   /** Closes the client and kills the server, if still running. */
   stop(): Promise<void>;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function exited(child: ChildProcess): Promise<void> {

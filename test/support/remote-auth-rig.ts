@@ -8,8 +8,11 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createGateway, type Gateway } from '../../src/gateway';
 import { createAuthStage } from '../../src/gateway/stages/auth-stage';
-import { captureLogger } from './credentials';
-import { close, configOf, echoModule, listen, mapping, recordingUpstream, registry, type Received } from './client';
+import { memoryLogger } from './memory-logger';
+import { close, listen } from './server';
+import { configOf, mapping } from './records';
+import { echoModule, registry } from './modules';
+import { recordingUpstream, type Received } from './upstreams';
 
 /** How a recording server answers what it received. */
 export type Respond = (req: IncomingMessage, res: ServerResponse, received: Received) => void;
@@ -54,7 +57,7 @@ export function useRemoteAuthRig(backendAnswer: Respond): RemoteAuthRig {
     async start(fields = {}) {
       gateway = createGateway({
         modules: registry(echoModule('echo')),
-        stages: { auth: (record, modules) => createAuthStage(record, modules, { logger: captureLogger() }) },
+        stages: { auth: (record, modules) => createAuthStage(record, modules, { logger: memoryLogger() }) },
         config: configOf(mapping('/remote', backend!.url), mapping('/echo', 'echo'), {
           apiVersion: 'gateway/v1',
           kind: 'AuthService',

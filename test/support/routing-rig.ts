@@ -7,8 +7,13 @@
 import type http from 'node:http';
 import { createAuthService } from '../../src/auth';
 import { createGateway, type Gateway, type GatewayConfig, type GatewayOptions } from '../../src/gateway';
-import { captureLogger, quickHash, usersFolder } from './credentials';
-import { close, configOf, listen, recordingUpstream, registry, send, type Answer, type Received } from './client';
+import { memoryLogger } from './memory-logger';
+import { quickHash, usersFolder } from './credentials';
+import { close, listen } from './server';
+import { configOf } from './records';
+import { recordingUpstream, type Received } from './upstreams';
+import { registry } from './modules';
+import { send, type Answer } from './client';
 
 /** What one request came to. */
 export interface Routed {
@@ -110,7 +115,7 @@ export async function guardedRig(records: (upstream: string) => Record<string, u
   const folder = usersFolder();
   const auth = createAuthService({
     usersFile: folder.write('users.htpasswd', `${ADA.user}:${quickHash(ADA.password)}\n`),
-    logger: captureLogger(),
+    logger: memoryLogger(),
   });
   const rig = await routingRig(records, {
     modules: registry(auth),

@@ -1,16 +1,47 @@
 /**
  * @module test/support/upstreams
- * Upstreams for the tests of remote upstreams: node:http servers on 127.0.0.x
- * that record what they receive, answer with a status chosen per request,
- * hold requests until released, or hang up; a resolver that knows the names
- * a test gives it; a clock a test moves; and a gateway over them that
- * records its events.
+ * Upstreams for the gateway under test: node:http servers on 127.0.0.x that
+ * record what they receive; a test upstream also answers with a status
+ * chosen per request, holds requests until released, or hangs up.
  */
-import http from 'node:http';
+import http, { type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { createGateway, type Gateway, type Resolve } from '../../src/gateway';
-import type { GatewayEvents } from '../../src/gateway';
-import { close, configOf, listen } from './client';
+import { close, listen } from './server';
+
+/** What a recording upstream received. */
+export interface Received {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  rawHeaders: string[];
+  body: Buffer;
+}
+
+/** A plain node server recording every request; `respond` answers it (default: 200 `ok`). */
+export async function recordingUpstream(
+  respond: (req: http.IncomingMessage, res: http.ServerResponse, received: Received) => void = (_req, res) => {
+    res.setHeader('Content-Type', 'text/plain');
+    res.end('ok');
+  },
+): Promise<{ server: http.Server; url: string; port: number; received: Received[] }> {
+  const received: Received[] = [];
+  const up = await listen((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const r: Received = {
+        method: req.method!,
+        url: req.url!,
+        headers: req.headers,
+        rawHeaders: req.rawHeaders,
+        body: Buffer.concat(chunks),
+      };
+      received.push(r);
+      respond(req, res, r);
+    });
+  });
+  return { ...up, received };
+}
 
 /** What one test upstream received. */
 export interface Got {
@@ -123,63 +154,4 @@ export async function testUpstream(
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, host, resolve));
   const bound = (server.address() as AddressInfo).port;
   return Object.assign(upstream, { server, port: bound, address: `${host}:${bound}` });
-}
-
-/** A resolver that knows `names` (name → addresses; a name it does not know is ENOTFOUND), and counts its lookups. */
-export function testResolver(names: Record<string, string[]>): Resolve & { lookups: string[] } {
-  const lookups: string[] = [];
-  const resolve = (async (hostname: string): Promise<string[]> => {
-    lookups.push(hostname);
-    const found = names[hostname];
-    if (found === undefined) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
-    return found;
-  }) as unknown as Resolve & { lookups: string[] };
-  resolve.lookups = lookups;
-  return resolve;
-}
-
-/** A clock that moves only when a test moves it. */
-export function testClock(): { now: () => number; advance(ms: number): void } {
-  let t = 1_000_000;
-  return { now: () => t, advance: (ms) => void (t += ms) };
-}
-
-/** What a gateway reported. */
-export interface Reported {
-  retries: string[];
-  overflows: string[];
-  ejections: string[];
-  errors: string[];
-}
-
-export interface TestGateway {
-  readonly gateway: Gateway;
-  readonly base: string;
-  readonly reported: Reported;
-  close(): Promise<void>;
-}
-
-/** A gateway serving `records`, with the resolver and clock given, that records its events. */
-export async function testGateway(
-  records: unknown[],
-  options: { resolve?: Resolve; now?: () => number; retryBufferBytes?: number; clusterDomain?: string } = {},
-): Promise<TestGateway> {
-  const reported: Reported = { retries: [], overflows: [], ejections: [], errors: [] };
-  const events: GatewayEvents = {
-    upstreamRetry: (route) => reported.retries.push(route),
-    upstreamOverflow: (cluster, limit) => reported.overflows.push(`${cluster} ${limit}`),
-    upstreamEjection: (cluster, endpoint) => reported.ejections.push(`${cluster} ${endpoint}`),
-    upstreamError: (route, kind) => reported.errors.push(`${route} ${kind}`),
-  };
-  const gateway = createGateway({ config: configOf(...records), events, upstreams: options });
-  const { server, url } = await listen(gateway.app.callback());
-  return {
-    gateway,
-    base: url,
-    reported,
-    async close() {
-      await close(server);
-      await gateway.close();
-    },
-  };
 }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
 import { BcryptPoolBusyError, createBcryptPool, type BcryptPool } from '../../../src/auth';
 import { assertBuilt, REPO_ROOT } from '../../support/process';
-import { threadNiceness } from '../../support/credentials';
+import { threadNiceness } from '../../support/threads';
 
 const APACHE_HASH = readFileSync(join(__dirname, '..', 'fixtures', 'apache.htpasswd'), 'utf8').match(
   /^apache-user:(\S+)$/m,

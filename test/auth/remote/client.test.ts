@@ -10,7 +10,8 @@ import {
   RemoteAuthError,
   type AuthService,
 } from '../../../src/auth';
-import { basic, captureLogger } from '../../support/credentials';
+import { basic } from '../../support/credentials';
+import { memoryLogger } from '../../support/memory-logger';
 
 const listen = (server: Server) =>
   new Promise<string>((resolve) =>
@@ -26,7 +27,7 @@ describe('the remote auth client', () => {
     // The demo users: alice / wonderland, bob / builder.
     service = createAuthService({
       usersFile: join(__dirname, '../../../config/users.htpasswd'),
-      logger: captureLogger(),
+      logger: memoryLogger(),
     });
     server = createServer(service.app.callback());
     address = await listen(server);

@@ -13,7 +13,10 @@ import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { ALICE, copyConfig, eventually, startGatehouse, type Running, type TempConfig } from '../../support/gatehouse';
+import { ALICE } from '../../support/credentials';
+import { copyConfig, type TempConfig } from '../../support/config-folder';
+import { eventually } from '../../support/polling';
+import { startGatehouse, type Running } from '../../support/gatehouse';
 import { DEMO } from '../../support/bookings';
 
 const HOTEL = { hotel_id: DEMO.hotels.harbourOslo, check_in: '2099-12-20', nights: 2 };

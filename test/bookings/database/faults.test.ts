@@ -10,7 +10,10 @@
 import assert from 'node:assert/strict';
 import { Client } from 'pg';
 import request from 'supertest';
-import { ALICE, DEMO_CONFIG, eventually, startGatehouse, type Running } from '../../support/gatehouse';
+import { ALICE } from '../../support/credentials';
+import { DEMO_CONFIG } from '../../support/config-folder';
+import { eventually } from '../../support/polling';
+import { startGatehouse, type Running } from '../../support/gatehouse';
 import { PG_PASSWORD, PG_USER, sharedPostgres, type PostgresCluster } from '../../support/postgres';
 import { startTcpProxy, type TcpProxy } from '../../support/tcp-proxy';
 import { DEMO } from '../../support/bookings';

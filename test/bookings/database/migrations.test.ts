@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { Client } from 'pg';
 import { MIGRATIONS, openBookingDatabase, SchemaTooNewError, type Booking } from '../../../src/bookings';
-import { eventually } from '../../support/gatehouse';
+import { eventually } from '../../support/polling';
 import { sharedPostgres, type PostgresCluster } from '../../support/postgres';
 
 const seeded: Booking = {

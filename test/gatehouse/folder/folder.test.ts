@@ -6,7 +6,7 @@ import { loadFolder, MAX_PROBLEMS, type FolderWants } from '../../../src/gatehou
 import { checkTexts } from '../../../src/gatehouse/folder';
 import { checkOffThread } from '../../../src/gatehouse/folder/off-thread';
 import { aliasBomb, padded } from '../../support/hostile-yaml';
-import { copyConfig, DEMO_CONFIG } from '../../support/gatehouse';
+import { copyConfig, DEMO_CONFIG } from '../../support/config-folder';
 
 const START: FolderWants = { records: true, limits: true, users: 'present', bookings: 'present' };
 const options = { source: fileSystemSource, fileSizeLimit: 8 * 1024 * 1024 };

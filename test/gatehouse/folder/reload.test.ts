@@ -4,7 +4,9 @@ import { appendFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
 import { changeAndAwait, requestLoop, type LoopRequest, type ReloadLine } from '../../support/reloads';
-import { ALICE, basic, copyConfig, startGatehouse, type Running, type TempConfig } from '../../support/gatehouse';
+import { ALICE, basic } from '../../support/credentials';
+import { copyConfig, type TempConfig } from '../../support/config-folder';
+import { startGatehouse, type Running } from '../../support/gatehouse';
 
 const BOB = basic('bob', 'builder');
 const EXTRA_MAPPING =

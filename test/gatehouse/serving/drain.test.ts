@@ -21,7 +21,8 @@ import { DEMO } from '../../support/bookings';
 import { captureLog } from '../../support/log-capture';
 import { freshDataDir } from '../../support/pglite';
 import { grpcClients, unary } from '../../support/grpc-clients';
-import { ALICE, DEMO_CONFIG } from '../../support/gatehouse';
+import { ALICE } from '../../support/credentials';
+import { DEMO_CONFIG } from '../../support/config-folder';
 
 /** The order of events in this process: writes, the drain's start, the ports closing. */
 let clock = 0;

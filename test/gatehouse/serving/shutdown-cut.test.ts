@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { copyConfig, startGatehouse, type TempConfig } from '../../support/gatehouse';
+import { copyConfig, type TempConfig } from '../../support/config-folder';
+import { startGatehouse } from '../../support/gatehouse';
 import { servicesYaml } from '../../support/websocket';
 
 describe('gatehouse requests cut at the end of the shutdown grace', () => {

@@ -6,7 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SAME_STOP_MS } from '../../../src/cli/signals';
 import { grpcClients, unary } from '../../support/grpc-clients';
 import { acceptsConnections, killAll, startCli, type CliServer } from '../../support/process';
-import { copyConfig, eventually, type TempConfig } from '../../support/gatehouse';
+import { copyConfig, type TempConfig } from '../../support/config-folder';
+import { eventually } from '../../support/polling';
 
 /** An upstream that holds every request until the test lets it answer. */
 function heldUpstream() {

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { killAll, startCli, type CliServer } from '../../support/process';
-import { ALICE, DEMO_CONFIG } from '../../support/gatehouse';
+import { ALICE } from '../../support/credentials';
+import { DEMO_CONFIG } from '../../support/config-folder';
 
 /** GET over HTTPS, trusting `ca` (undefined: the system's roots only). */
 function get(port: number, path: string, ca: Buffer | undefined, headers: Record<string, string> = {}) {

@@ -12,7 +12,9 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, WebSocket } from 'undici';
-import { ALICE, copyConfig, startGatehouse, type Running, type TempConfig } from '../../support/gatehouse';
+import { ALICE } from '../../support/credentials';
+import { copyConfig, type TempConfig } from '../../support/config-folder';
+import { startGatehouse, type Running } from '../../support/gatehouse';
 import {
   echoUpstream,
   exchange,

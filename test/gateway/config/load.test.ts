@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configFromRecords, loadConfig, parseConfigFiles, type ConfigResult } from '../../../src/gateway';
 import { aliasBomb } from '../../support/hostile-yaml';
-import { serviceManifest } from '../../support/client';
+import { serviceManifest } from '../../support/records';
 
 const HOTELS = `
 apiVersion: gateway/v1

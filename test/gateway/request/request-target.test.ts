@@ -11,8 +11,12 @@ import mount from 'koa-mount';
 import { createApiModule } from '../../../src/api';
 import { createAuthService, type AuthService } from '../../../src/auth';
 import { createGateway, type GatehouseModule, type Gateway } from '../../../src/gateway';
-import { basic, captureLogger, quickHash, usersFolder } from '../../support/credentials';
-import { close, configOf, echoModule, listen, mapping, recordingUpstream, type Echo } from '../../support/client';
+import { basic, quickHash, usersFolder } from '../../support/credentials';
+import { memoryLogger } from '../../support/memory-logger';
+import { close, listen } from '../../support/server';
+import { configOf, mapping } from '../../support/records';
+import { echoModule, type Echo } from '../../support/modules';
+import { recordingUpstream } from '../../support/upstreams';
 
 interface RawAnswer {
   status: number;
@@ -57,7 +61,7 @@ describe('gateway absolute-form request targets', () => {
   before(async () => {
     auth = createAuthService({
       usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`),
-      logger: captureLogger(),
+      logger: memoryLogger(),
     });
     upstream = await recordingUpstream((_req, res) => {
       reached++;

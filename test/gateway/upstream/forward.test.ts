@@ -4,17 +4,11 @@ import { once } from 'node:events';
 import Koa from 'koa';
 import mount from 'koa-mount';
 import { createGateway, type Gateway } from '../../../src/gateway';
-import {
-  close,
-  configOf,
-  deadPort,
-  listen,
-  mapping,
-  partialAnswer,
-  recordingUpstream,
-  send,
-  type Received,
-} from '../../support/client';
+import { close, listen } from '../../support/server';
+import { configOf, mapping } from '../../support/records';
+import { freePort } from '../../support/ports';
+import { partialAnswer, send } from '../../support/client';
+import { recordingUpstream, type Received } from '../../support/upstreams';
 
 describe('gateway remote routing', () => {
   let gateway: Gateway;
@@ -58,7 +52,7 @@ describe('gateway remote routing', () => {
         if (req.url!.endsWith('/cut')) req.socket.destroy();
       });
     });
-    dead = await deadPort();
+    dead = await freePort();
     gateway = createGateway({
       config: configOf(
         mapping('/remote/', `${upstream.url}/base/`, {

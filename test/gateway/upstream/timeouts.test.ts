@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import { close, listen, mapping, partialAnswer, send, type Answer } from '../../support/client';
-import { testGateway, testUpstream, type TestGateway, type TestUpstream } from '../../support/upstreams';
+import { close, listen } from '../../support/server';
+import { mapping } from '../../support/records';
+import { partialAnswer, send, type Answer } from '../../support/client';
+import { testGateway, type TestGateway } from '../../support/reporting-gateway';
+import { testUpstream, type TestUpstream } from '../../support/upstreams';
 
 /** Sends `sent` of a body said to be `declared` bytes long, then nothing more, and reads the answer. */
 function stalledUpload(base: string, path: string, declared: number, sent: string): Promise<Answer> {

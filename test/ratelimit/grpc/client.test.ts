@@ -13,7 +13,7 @@ import {
 } from '../../../src/ratelimit';
 import { performance } from 'node:perf_hooks';
 import { grpcClients, unary } from '../../support/grpc-clients';
-import { freePort } from '../../support/redis';
+import { freePort } from '../../support/ports';
 import { memoryLogger } from '../../support/memory-logger';
 import { startSlowServer } from '../../support/slow-ratelimit-server';
 

@@ -4,7 +4,7 @@
  * another gateway are skipped, not refused, and listed as such.
  */
 import assert from 'node:assert/strict';
-import { serviceManifest } from '../../../support/client';
+import { serviceManifest } from '../../../support/records';
 import { asAnnotation, asResources, loaded, problems, type Fixture } from '../../../support/emissary';
 
 const mapping = (name: string, ambassadorId?: unknown): Fixture => ({

@@ -5,7 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { createGateway } from '../../../../src/gateway';
-import { close, echoModule, listen, recordingUpstream, registry, send } from '../../../support/client';
+import { close, listen } from '../../../support/server';
+import { echoModule, registry } from '../../../support/modules';
+import { recordingUpstream } from '../../../support/upstreams';
+import { send } from '../../../support/client';
 import { asAnnotation, asResources, emissaryRig, FORMS, loaded, notesOf, problems, written, type Fixture } from '../../../support/emissary';
 
 const moduleOf = (config: Record<string, unknown>, name = 'ambassador'): Fixture => ({ kind: 'Module', name, spec: { config } });

@@ -9,8 +9,10 @@
 import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { createGateway, type Gateway } from '../../../../src/gateway';
-import { close, listen, send } from '../../../support/client';
-import { testResolver, testUpstream, type TestUpstream } from '../../../support/upstreams';
+import { close, listen } from '../../../support/server';
+import { send } from '../../../support/client';
+import { testResolver } from '../../../support/resolver';
+import { testUpstream, type TestUpstream } from '../../../support/upstreams';
 import { FORMS, loaded, written, type Fixture } from '../../../support/emissary';
 
 /** A Mapping marking what it forwards with `X-Route: <name>`. */

@@ -10,17 +10,11 @@ import { createGateway, type Gateway, type GatehouseModule } from '../../../../s
 import { dropLookalikes, isLookalike } from '../../../../src/gateway/request/headers/lookalike-headers';
 import { createRateLimitService, type RateLimitService } from '../../../../src/ratelimit';
 import { memoryLogger } from '../../../support/memory-logger';
-import { rateLimitRecord } from '../../../support/records';
-import {
-  close,
-  configOf,
-  echoModule,
-  listen,
-  mapping,
-  recordingUpstream,
-  send,
-  type Received,
-} from '../../../support/client';
+import { rateLimitRecord, configOf, mapping } from '../../../support/records';
+import { close, listen } from '../../../support/server';
+import { echoModule } from '../../../support/modules';
+import { recordingUpstream, type Received } from '../../../support/upstreams';
+import { send } from '../../../support/client';
 
 /** The header names a backend received, as CGI reads them: lower case, `_` and `.` as `-`. */
 function cgiNames(received: Received): string[] {

@@ -6,17 +6,11 @@
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import { createGateway, type Gateway } from '../../../../src/gateway';
-import {
-  close,
-  configOf,
-  echoModule,
-  listen,
-  mapping,
-  recordingUpstream,
-  registry,
-  send,
-  type Received,
-} from '../../../support/client';
+import { close, listen } from '../../../support/server';
+import { configOf, mapping } from '../../../support/records';
+import { echoModule, registry } from '../../../support/modules';
+import { recordingUpstream, type Received } from '../../../support/upstreams';
+import { send } from '../../../support/client';
 
 type Recording = Awaited<ReturnType<typeof recordingUpstream>>;
 

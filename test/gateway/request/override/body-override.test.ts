@@ -8,7 +8,8 @@
 import assert from 'node:assert/strict';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { basic } from '../../../support/credentials';
-import { mapping, send } from '../../../support/client';
+import { mapping } from '../../../support/records';
+import { send } from '../../../support/client';
 import { overrideRig, REFUSED } from '../../../support/override-rig';
 const FORM = 'application/x-www-form-urlencoded';
 

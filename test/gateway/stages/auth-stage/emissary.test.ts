@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
-import { send, type Echo } from '../../../support/client';
+import { send } from '../../../support/client';
+import { type Echo } from '../../../support/modules';
 import { useRemoteAuthRig } from '../../../support/remote-auth-rig';
 
 /**

@@ -9,7 +9,10 @@ import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { configFromRecords, createGateway, type Gateway, type GatewayOptions } from '../../../../src/gateway';
-import { close, configOf, echoModule, listen, mapping, mappingFields, registry, send } from '../../../support/client';
+import { close, listen } from '../../../support/server';
+import { configOf, mapping, mappingFields } from '../../../support/records';
+import { echoModule, registry } from '../../../support/modules';
+import { send } from '../../../support/client';
 
 interface Received {
   domain: string;

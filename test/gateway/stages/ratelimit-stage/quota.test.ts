@@ -15,7 +15,7 @@ import {
   type RateLimitService,
 } from '../../../../src/ratelimit';
 import { memoryLogger } from '../../../support/memory-logger';
-import { mappingRecord, rateLimitRecord } from '../../../support/records';
+import { labelledMappingRecord, rateLimitRecord } from '../../../support/records';
 
 // 10 s into a minute, fixed: windows never turn during a test.
 const T0 = Date.UTC(2024, 0, 1, 0, 0, 10);
@@ -31,7 +31,7 @@ const LIMITS = [
   },
 ];
 
-const MAPPING = mappingRecord({
+const MAPPING = labelledMappingRecord({
   labels: {
     gateway: [
       { request_label_group: [{ quota: { header: 'x-tenant' } }] },

@@ -10,7 +10,8 @@ import {
 } from '../../../../src/ratelimit';
 import { holdEventLoopUntil, startRedis, type RedisProcess } from '../../../support/redis';
 import { memoryLogger } from '../../../support/memory-logger';
-import { mappingRecord, rateLimitRecord, stageApp } from '../../../support/records';
+import { labelledMappingRecord, rateLimitRecord } from '../../../support/records';
+import { stageApp } from '../../../support/stage-app';
 
 const LIMITS = [
   { domain: 'gateway', descriptors: [{ key: 'user', rate_limit: { unit: 'day', requests_per_unit: 2 } }] },
@@ -41,7 +42,7 @@ describe('rate-limit stage over a Redis-backed service', function () {
       (service) =>
         stageApp(
           createRateLimitStage(rateLimitRecord(), new Map([['ratelimit', service]]), { logger: memoryLogger() }),
-          mappingRecord(),
+          labelledMappingRecord(),
         ).app,
     );
     const statuses = [];
@@ -79,7 +80,9 @@ describe('rate-limit stage over a Redis-backed service', function () {
         new Map([['ratelimit', service]]),
         { logger: memoryLogger() },
       );
-      const res = await request(stageApp(stage, mappingRecord()).app.callback()).get('/').set('X-Demo-User', 'held');
+      const res = await request(stageApp(stage, labelledMappingRecord()).app.callback())
+        .get('/')
+        .set('X-Demo-User', 'held');
       assert.equal(res.status, 200);
       assert.equal(res.headers['ratelimit-policy'], '"default";q=2;w=86400');
       assert.equal(stage.stats().failures, 0);
@@ -102,7 +105,7 @@ describe('rate-limit stage over a Redis-backed service', function () {
           },
         );
         const started = Date.now();
-        const res = await request(stageApp(stage, mappingRecord()).app.callback())
+        const res = await request(stageApp(stage, labelledMappingRecord()).app.callback())
           .get('/')
           .set('X-Demo-User', 'frozen');
         const took = Date.now() - started;
@@ -123,7 +126,7 @@ describe('rate-limit stage over a Redis-backed service', function () {
         new Map([['ratelimit', services[0]]]),
         { logger },
       );
-      const { app, seen } = stageApp(stage, mappingRecord());
+      const { app, seen } = stageApp(stage, labelledMappingRecord());
       for (let i = 0; i < 3; i++) {
         const res = await request(app.callback()).get('/').set('X-Demo-User', 'after-crash');
         assert.equal(res.status, deny ? 500 : 200);

@@ -2,16 +2,12 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import request from 'supertest';
 import { createRateLimitStage, type RateLimitStage } from '../../../../src/gateway/stages/ratelimit-stage';
-import { freePort } from '../../../support/redis';
+import { freePort } from '../../../support/ports';
 import { memoryLogger } from '../../../support/memory-logger';
 import { startSlowServer, type SlowServer } from '../../../support/slow-ratelimit-server';
-import {
-  mappingRecord,
-  rateLimitRecord,
-  stageApp,
-  startRemoteService,
-  type RemoteService,
-} from '../../../support/records';
+import { labelledMappingRecord, rateLimitRecord } from '../../../support/records';
+import { stageApp } from '../../../support/stage-app';
+import { startRemoteService, type RemoteService } from '../../../support/remote-ratelimit';
 
 const REMOTE_LIMITS = path.join(__dirname, '..', '..', '..', 'ratelimit', 'fixtures', 'remote');
 const noModules = new Map();
@@ -37,7 +33,7 @@ describe('rate-limit stage with a remote service in another process', function (
   });
 
   it('admits up to the limit, then answers 429 with the headers', async () => {
-    const { app, seen } = stageApp(stage, mappingRecord());
+    const { app, seen } = stageApp(stage, labelledMappingRecord());
     const codes = [];
     for (let i = 0; i < 3; i++)
       codes.push((await request(app.callback()).get('/').set('X-Gateway-Test-Allow', 'remote')).status);
@@ -52,7 +48,7 @@ describe('rate-limit stage with a remote service in another process', function (
   });
 
   it('sends the user label and reports what remains', async () => {
-    const { app } = stageApp(stage, mappingRecord());
+    const { app } = stageApp(stage, labelledMappingRecord());
     const res = await request(app.callback()).get('/').set('X-Demo-User', 'erin');
     assert.equal(res.status, 200);
     assert.match(res.headers.ratelimit, /^"default";r=99;t=\d+$/);
@@ -71,9 +67,9 @@ describe('rate-limit stage with a remote service in another process', function (
     );
     try {
       await remote.stop();
-      const a = await request(stageApp(open, mappingRecord()).app.callback()).get('/').set('X-Demo-User', 'f');
+      const a = await request(stageApp(open, labelledMappingRecord()).app.callback()).get('/').set('X-Demo-User', 'f');
       assert.equal(a.status, 200);
-      const b = await request(stageApp(deny, mappingRecord()).app.callback()).get('/').set('X-Demo-User', 'f');
+      const b = await request(stageApp(deny, labelledMappingRecord()).app.callback()).get('/').set('X-Demo-User', 'f');
       assert.equal(b.status, 500);
       assert.equal(open.stats().failures, 1);
     } finally {
@@ -95,7 +91,7 @@ describe('rate-limit stage with a remote service that is not there', () => {
         { logger },
       );
       try {
-        const { app, seen } = stageApp(stage, mappingRecord());
+        const { app, seen } = stageApp(stage, labelledMappingRecord());
         const res = await request(app.callback()).get('/').set('X-Gateway-Test-Allow', 'x');
         assert.equal(res.status, deny ? 500 : 200);
         assert.equal(seen.backendCalls, deny ? 0 : 1);
@@ -126,7 +122,7 @@ describe('rate-limit stage with a slow remote service', () => {
         },
       );
       try {
-        const { app } = stageApp(stage, mappingRecord());
+        const { app } = stageApp(stage, labelledMappingRecord());
         const started = Date.now();
         const res = await request(app.callback()).get('/').set('X-Demo-User', 'g');
         const took = Date.now() - started;
