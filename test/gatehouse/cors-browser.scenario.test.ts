@@ -102,8 +102,10 @@ describe('gatehouse CORS in a browser', function () {
     assert.equal(bad.status, 401);
     assert.equal(bad.body?.code, 401);
     assert.equal(bad.body?.message, '401: Unauthorized');
-    // The preflights reached the gateway without credentials, and were answered there.
-    const preflights = running.log.lines.filter((l) => l.method === 'OPTIONS');
+    // The preflights reached the gateway without credentials, and were answered there; their
+    // lines come before those of the two calls, which are written once the page has its answers.
+    await running.log.waitForLines(2, (l) => l.msg === 'request' && l.method === 'GET');
+    const preflights = running.log.lines.filter((l) => l.msg === 'request' && l.method === 'OPTIONS');
     assert.ok(preflights.length >= 1);
     for (const line of preflights)
       assert.deepEqual([line.route, line.status, line.user], ['hotels-mapping', 204, undefined]);
@@ -119,14 +121,16 @@ describe('gatehouse CORS in a browser', function () {
         .callback(),
     );
     try {
-      const before = running.log.lines.length;
+      const before = running.log.lines.filter((l) => l.msg === 'request').length;
       const { good, bad } = await resultsFor(other.origin);
       for (const result of [good, bad]) {
         assert.equal(result.ok, false);
         assert.match(String(result.error), /TypeError/);
       }
       // Stopped at the preflight: the gateway refused it, and nothing else was asked.
-      const seen = running.log.lines.slice(before).map((l) => `${l.method as string} ${l.status as number}`);
+      const seen = (await running.log.requests(before + 1))
+        .slice(before)
+        .map((l) => `${String(l.method)} ${String(l.status)}`);
       assert.ok(seen.length >= 1);
       for (const line of seen) assert.equal(line, 'OPTIONS 403');
     } finally {

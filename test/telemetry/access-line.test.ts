@@ -28,7 +28,7 @@ describe('telemetry/access-line', () => {
     const logger = createLogger({ destination: out, level: 'info' });
     const full: AccessLogEntry = { ...entry, query: ['city', 'limit'], user: 'alice', aborted: true };
     accessLineWriter(logger).write(full);
-    await nextTurn();
+    await out.requests(1);
     logger.info(full, 'request');
     assert.equal(out.raw.length, 2);
     assert.equal(untimed(out.raw[0]), untimed(out.raw[1]));

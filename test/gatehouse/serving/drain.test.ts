@@ -230,7 +230,7 @@ describe('a stopping gatehouse draining its clients', function () {
     assert.deepEqual([...new Set(drained.map((s) => s.closeSpelling))], ['Connection']);
     // Each answer has its line in the access log.
     const answered = sent.filter((s) => s.status !== undefined).length;
-    const lines = log.lines.filter((l) => l.msg === 'request' && l.path === '/v1/messages/1');
+    const lines = await log.waitForLines(answered, (l) => l.msg === 'request' && l.path === '/v1/messages/1');
     assert.equal(lines.length, answered);
   });
 });

@@ -46,8 +46,7 @@ describe('gatehouse requests cut at the end of the shutdown grace', () => {
     await reached;
     await running.stop();
     assert.equal(await asked, 'cut');
-    const line = running.log.lines.find((l) => l.path === '/stuck/x');
-    assert.ok(line, JSON.stringify(running.log.lines));
+    const [line] = await running.log.waitForLines(1, (l) => l.msg === 'request' && l.path === '/stuck/x');
     assert.equal(line.status, 503);
     assert.equal(line.cut_at_shutdown, true);
     assert.equal('aborted' in line, false);
