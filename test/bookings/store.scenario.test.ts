@@ -46,6 +46,13 @@ interface Subject {
 
 const KEY_TTL_MS = 60_000;
 
+/**
+ * A database call's bound, past any a test takes: these tests are about what
+ * the stores keep, and on a loaded machine 500 concurrent creates outlast the
+ * default bound (5 s, then 503); the test's own timeout ends a wait.
+ */
+const UNBOUNDED_MS = 600_000;
+
 const SUBJECTS: { name: string; open(): Promise<Subject> }[] = [
   {
     name: 'memory',
@@ -64,6 +71,7 @@ const SUBJECTS: { name: string; open(): Promise<Subject> }[] = [
         seed: { hotel: [seeded] },
         now: clock.now,
         idempotencyKeyTtlMs: KEY_TTL_MS,
+        timeoutMs: UNBOUNDED_MS,
       });
       return { store: db.store('hotel'), clock, close: () => db.close() };
     },
@@ -78,6 +86,7 @@ const SUBJECTS: { name: string; open(): Promise<Subject> }[] = [
         seed: { hotel: [seeded] },
         now: clock.now,
         idempotencyKeyTtlMs: KEY_TTL_MS,
+        timeoutMs: UNBOUNDED_MS,
       });
       return { store: db.store('hotel'), clock, close: () => db.close() };
     },

@@ -41,7 +41,9 @@ for (const engine of ENGINES) {
       config.write('ratelimit.yaml', LIMITS);
       const options = await engine.options(sharedPostgres);
       databaseUrl = options.databaseUrl;
-      running = await startGatehouse({ configDir: config.dir, ...options });
+      // A database call may take as long as it takes: these tests are about what is kept, and on a
+      // loaded machine 500 concurrent creates outlast the default bound (5 s, then 503).
+      running = await startGatehouse({ configDir: config.dir, databaseTimeoutMs: 600_000, ...options });
     });
     after(async () => {
       await running?.stop();
