@@ -4,15 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { rateLimitProtos } from '../../src/ratelimit/grpc/protos';
-import { quickHash } from '../support/credentials';
+import { basic, quickHash } from '../support/credentials';
 import { eventually } from '../support/polling';
 import { aliasBomb } from '../support/hostile-yaml';
 import { killAll, REPO_ROOT, startCli, type CliServer } from '../support/process';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = any;
-
-const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
 /** Replaces a file as editors and `htpasswd` do: written aside, renamed over it. */
 function replace(dir: string, name: string, text: string): void {
