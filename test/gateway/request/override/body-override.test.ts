@@ -7,7 +7,6 @@
  */
 import assert from 'node:assert/strict';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
-import { basic } from '../../../support/credentials';
 import { mapping } from '../../../support/records';
 import { send } from '../../../support/client';
 import { overrideRig, REFUSED } from '../../../support/override-rig';
