@@ -105,3 +105,25 @@ export function sendRaw(port: number, head: string): Promise<Answer> {
     });
   });
 }
+
+/** What {@link decided} reads of an answer: supertest's, fetch's or {@link Answer} alike. */
+interface Asked {
+  status: number;
+  headers: Headers | IncomingHttpHeaders;
+}
+
+/**
+ * The answer of `ask` once it is a decision: asked again, after the
+ * Retry-After it says, while it is a 429 that says one. The auth service
+ * answers so when a bcrypt check waited more than a second for a thread,
+ * as it does on a loaded machine; a test that checks a decision (200, 401,
+ * 404) is not about that.
+ */
+export async function decided<T extends Asked>(ask: () => PromiseLike<T>): Promise<T> {
+  for (;;) {
+    const answer = await ask();
+    const after = answer.headers instanceof Headers ? answer.headers.get('retry-after') : answer.headers['retry-after'];
+    if (answer.status !== 429 || typeof after !== 'string') return answer;
+    await new Promise((resolve) => setTimeout(resolve, Number(after) * 1000));
+  }
+}

@@ -6,6 +6,7 @@ import request from 'supertest';
 import { changeAndAwait, requestLoop, type LoopRequest, type ReloadLine } from '../../support/reloads';
 import { ALICE, basic } from '../../support/credentials';
 import { copyConfig, type TempConfig } from '../../support/config-folder';
+import { decided } from '../../support/client';
 import { startGatehouse, type Running } from '../../support/gatehouse';
 
 const BOB = basic('bob', 'builder');
@@ -40,19 +41,9 @@ describe('gatehouse config reload', function () {
         .get(path)
         .set(auth ? { Authorization: auth } : {})
     ).status;
-  /**
-   * The status of a request once it is decided: asked again, after the
-   * Retry-After it says, while the auth service answers that its bcrypt
-   * threads are busy, as they are on a loaded machine (429 after a check
-   * waited a second for a thread).
-   */
-  const decidedStatus = async (path: string, auth: string) => {
-    for (;;) {
-      const res = await request(running.url).get(path).set({ Authorization: auth });
-      if (res.status !== 429 || res.headers['retry-after'] === undefined) return res.status;
-      await new Promise((resolve) => setTimeout(resolve, Number(res.headers['retry-after']) * 1000));
-    }
-  };
+  /** The status once it is a decision (see decided): a bcrypt check may be answered busy on a loaded machine. */
+  const decidedStatus = async (path: string, auth: string) =>
+    (await decided(() => request(running.url).get(path).set({ Authorization: auth }))).status;
   const applied = (check: () => Promise<boolean>) => async (reload: ReloadLine) => reload.applied && (await check());
   const diag = async () =>
     (await request(running.url).get('/gateway/v0/diag/?json=true').set('Authorization', ALICE).expect(200)).body;
