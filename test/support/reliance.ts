@@ -1,5 +1,5 @@
 /**
- * @module test/platform/reliance
+ * @module test/support/reliance
  * How a test of src/platform says that a dependency changed what Gatehouse
  * relies on: an assertion whose message names the dependency, the version
  * installed and the version the code was written against, so that a
