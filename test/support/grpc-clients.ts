@@ -20,16 +20,19 @@ const OPTIONS: protoLoader.Options = {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = any;
 
+/** A client made from the protos: grpc-js's own members, and a method per rpc, typed by no declaration. */
+type GrpcClient = grpc.Client & Record<string, Any>;
+
 function load(files: string[]): Any {
   return grpc.loadPackageDefinition(protoLoader.loadSync(files, OPTIONS));
 }
 
 export interface Clients {
-  lyft: grpc.Client & Record<string, Any>;
-  envoy: grpc.Client & Record<string, Any>;
-  health: grpc.Client & Record<string, Any>;
-  reflectionV1alpha: grpc.Client & Record<string, Any>;
-  reflectionV1: grpc.Client & Record<string, Any>;
+  lyft: GrpcClient;
+  envoy: GrpcClient;
+  health: GrpcClient;
+  reflectionV1alpha: GrpcClient;
+  reflectionV1: GrpcClient;
   close(): void;
 }
 

@@ -3,6 +3,7 @@
  * Waiting for a watched Gatehouse to reload, and a loop of requests that runs
  * while it does, counting every answer that is not the expected one.
  */
+import { inspect } from 'node:util';
 import type { LogCapture } from './log-capture';
 
 const APPLIED = 'config reloaded';
@@ -99,7 +100,8 @@ export function requestLoop(base: string, requests: readonly LoopRequest[], conc
         await res.arrayBuffer();
         if (res.status !== (r.status ?? 200)) failures.push(`${r.path}: ${res.status}`);
       } catch (err) {
-        failures.push(`${r.path}: ${(err as Error).message} ${String((err as { cause?: Error }).cause ?? '')}`);
+        const cause = (err as { cause?: unknown }).cause;
+        failures.push(`${r.path}: ${(err as Error).message} ${cause === undefined ? '' : inspect(cause)}`);
       }
     }
   }

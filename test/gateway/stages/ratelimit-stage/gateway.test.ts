@@ -65,7 +65,7 @@ describe('the rate-limit stage in the gateway', () => {
   it('answers 429 with the error body and headers after three requests with X-Gateway-Test-Allow', async () => {
     const before = reached;
     const statuses = [];
-    let last;
+    let last: request.Response | undefined;
     for (let i = 0; i < 4; i++) {
       last = await request(gateway.app.callback())
         .get('/v1/hotels/')
