@@ -1,7 +1,17 @@
 /**
  * @module test/support/polling
- * Waiting for a state that changes with no event to wait on.
+ * Waiting for a state that changes with no event to wait on, and the bound
+ * a test sets where it must give one but waits as long as it takes.
  */
+
+/**
+ * The deadline, timeout or bound a test that is not about time gives an
+ * option (a client's deadline, a store's, a Mapping's `timeout_ms`): past
+ * the test's own timeout, so that on a loaded machine a slow answer is
+ * waited for, not taken for none, and only the test's timeout ends a wait
+ * for what never comes. A test about a bound sets its own.
+ */
+export const NO_BOUND_MS = 600_000;
 
 /**
  * Calls `check` until it returns something other than undefined, pausing

@@ -12,13 +12,7 @@ import {
 } from '../../../src/auth';
 import { basic } from '../../support/credentials';
 import { memoryLogger } from '../../support/memory-logger';
-
-/**
- * The bound of a test that is not about time: past any the test takes, so
- * that on a loaded machine a slow answer (the demo users' bcrypt checks) is
- * not taken for none; the test's own timeout ends a wait.
- */
-const NO_BOUND_MS = 600_000;
+import { NO_BOUND_MS } from '../../support/polling';
 
 const listen = (server: Server) =>
   new Promise<string>((resolve) =>

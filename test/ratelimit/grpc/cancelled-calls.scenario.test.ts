@@ -13,6 +13,7 @@ import {
 } from '../../../src/ratelimit';
 import { startCli, type CliServer } from '../../support/process';
 import { BURST_LIMIT, burstConfigDir } from '../../support/bursts';
+import { NO_BOUND_MS } from '../../support/polling';
 
 const request = (value: string, hits?: number): RateLimitRequest => ({
   domain: 'burst',
@@ -30,7 +31,7 @@ describe('calls cancelled while the rate-limit service was stopped', function ()
     server = await startCli(['serve', 'ratelimit', '--port', '0', '--config', config.dir], {
       env: { LOG_LEVEL: 'error' },
     });
-    client = createRateLimitClient(server.address, { timeoutMs: 30_000 });
+    client = createRateLimitClient(server.address, { timeoutMs: NO_BOUND_MS });
     await client.shouldRateLimit(request('warm-up'));
   });
   after(async () => {

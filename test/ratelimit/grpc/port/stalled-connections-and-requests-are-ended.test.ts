@@ -19,6 +19,7 @@ import { handshakeBytesMissing } from '../../../../src/ratelimit/grpc/port/conne
 import { methodOf } from '../../../../src/ratelimit/grpc/protos';
 import { grpcClients, unary, type Clients } from '../../../support/grpc-clients';
 import { memoryLogger } from '../../../support/memory-logger';
+import { NO_BOUND_MS } from '../../../support/polling';
 
 const LIMITS = [{ domain: 'd', descriptors: [{ key: 'k', rate_limit: { unit: 'day', requests_per_unit: 5 } }] }];
 const request = (value: string) => ({ domain: 'd', descriptors: [{ entries: [{ key: 'k', value }] }] });
@@ -122,7 +123,7 @@ describe('connections and streams that stall on the gRPC port are ended', functi
     const res = await new Promise<{ overall_code: string }>((resolve, reject) =>
       clients!.envoy.ShouldRateLimit(
         request('free'),
-        { deadline: Date.now() + 10_000, waitForReady: true },
+        { deadline: Date.now() + NO_BOUND_MS, waitForReady: true },
         (err: Error | null, r: { overall_code: string }) => (err ? reject(err) : resolve(r)),
       ),
     );
