@@ -13,6 +13,7 @@ import { HELD_UP_MAX_MS } from '../../src/ratelimit/deadline';
 import { grpcClients } from '../support/grpc-clients';
 import { holdEventLoopUntil, startRedis, useRedis } from '../support/redis';
 import { memoryLogger } from '../support/memory-logger';
+import { NO_BOUND_MS } from '../support/polling';
 
 const check = (key: string, over: Partial<WindowCheck> = {}): WindowCheck => ({
   key,
@@ -60,7 +61,7 @@ describe('Redis store deadlines', function () {
   it('splits the decisions of a turn into script calls of about 2000 checks, so as not to hold Redis long', async () => {
     const s = await store();
     const wide = Array.from({ length: 1000 }, (_, i) => check(`wide-${i}`));
-    const answers = await Promise.all(Array.from({ length: 25 }, () => s.decide(wide, { timeoutMs: 10_000 })));
+    const answers = await Promise.all(Array.from({ length: 25 }, () => s.decide(wide)));
     assert.deepEqual(
       answers.map((a) => [a.admitted, a.before[0], a.before[999]]),
       Array.from({ length: 25 }, (_, i) => [true, i, i]),
@@ -155,7 +156,7 @@ describe('Redis store deadlines', function () {
 describe('rate-limit gRPC server over Redis when a call is cancelled', function () {
   it('takes back the decision of a call cancelled before Redis answered', async () => {
     const redis = await startRedis();
-    const store = createRedisStore({ url: redis.url, prefix: 'p' });
+    const store = createRedisStore({ url: redis.url, prefix: 'p', timeoutMs: NO_BOUND_MS });
     const service = createRateLimitService({
       limits: [{ domain: 'd', descriptors: [{ key: 'k', rate_limit: { unit: 'day', requests_per_unit: 5 } }] }],
       store,

@@ -7,6 +7,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import Redis from 'ioredis';
 import { createRedisStore, type RedisStore, type RedisStoreOptions } from '../../src/ratelimit';
 import { freePort } from './ports';
+import { NO_BOUND_MS } from './polling';
 
 export interface RedisProcess {
   readonly port: number;
@@ -91,7 +92,11 @@ export function holdEventLoopUntil(port: number, command: readonly string[], exp
 
 /** A redis-server shared by the tests of a describe block, and the stores made on it. */
 export interface TestRedis extends RedisProcess {
-  /** A store on this server (its URL unless `options` say otherwise), closed after the block. */
+  /**
+   * A store on this server (its URL unless `options` say otherwise), closed
+   * after the block; its decisions wait for Redis without a deadline unless
+   * `options` set one.
+   */
   store(options?: RedisStoreOptions): RedisStore;
 }
 
@@ -136,7 +141,8 @@ export function useRedis(): TestRedis {
     resume: () => started().resume(),
     stop: () => started().stop(),
     store(options = {}) {
-      const s = createRedisStore({ url: started().url, ...options });
+      // A decision waits for Redis as long as the test lets it, unless the test is about a deadline and sets one.
+      const s = createRedisStore({ url: started().url, timeoutMs: NO_BOUND_MS, ...options });
       stores.push(s);
       return s;
     },
