@@ -11,6 +11,7 @@ import {
 import { holdEventLoopUntil, startRedis, type RedisProcess } from '../../../support/redis';
 import { memoryLogger } from '../../../support/memory-logger';
 import { labelledMappingRecord, rateLimitRecord } from '../../../support/records';
+import { NO_BOUND_MS } from '../../../support/polling';
 import { stageApp } from '../../../support/stage-app';
 
 const LIMITS = [
@@ -41,7 +42,9 @@ describe('rate-limit stage over a Redis-backed service', function () {
     const apps = services.map(
       (service) =>
         stageApp(
-          createRateLimitStage(rateLimitRecord(), new Map([['ratelimit', service]]), { logger: memoryLogger() }),
+          createRateLimitStage(rateLimitRecord({ timeout_ms: NO_BOUND_MS }), new Map([['ratelimit', service]]), {
+            logger: memoryLogger(),
+          }),
           labelledMappingRecord(),
         ).app,
     );
