@@ -20,8 +20,7 @@ const SERVE_ENV = { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'warn' };
 const HOTEL = { hotel_id: DEMO.hotels.harbourOslo, check_in: '2099-12-20', nights: 2 };
 
 /** `gatehouse start` on free ports, bookings where `env` says. */
-const start = (env: Record<string, string>) =>
-  startCli(['start', '--no-watch'], { env: { ...SERVE_ENV, ...env }, timeoutMs: 60_000 });
+const start = (env: Record<string, string>) => startCli(['start', '--no-watch'], { env: { ...SERVE_ENV, ...env } });
 
 async function killHard(server: CliServer): Promise<void> {
   const exited = once(server.child, 'exit');
@@ -129,7 +128,7 @@ describe('gatehouse bookings across processes', function () {
 
   it('gatehouse serve hotel-booking keeps its bookings in its data folder across a restart', async () => {
     const data = await freshDataDir();
-    const serve = () => startCli(['serve', 'hotel-booking', '--data', data], { env: SERVE_ENV, timeoutMs: 60_000 });
+    const serve = () => startCli(['serve', 'hotel-booking', '--data', data], { env: SERVE_ENV });
     const first = await serve();
     assert.match(first.line, new RegExp(`; bookings: PGlite in ${data}\\)$`));
     const made = await request(first.address)

@@ -54,7 +54,6 @@ describe('gatehouse process shutdown', function () {
     it(`on ${signal}: finishes the request in flight, refuses new connections, closes gRPC and exits 0`, async () => {
       const gatehouse: CliServer = await startCli(['start'], {
         env: { PORT: '0', GRPC_PORT: '0', GATEHOUSE_CONFIG: config.dir, LOG_LEVEL: 'warn' },
-        timeoutMs: 60_000,
       });
       const grpcPort = Number(/gRPC rate limits on [^\s;)]+:(\d+)[;)]/.exec(gatehouse.line)?.[1]);
       assert.ok(grpcPort > 0, gatehouse.line);
@@ -93,7 +92,6 @@ describe('gatehouse process shutdown', function () {
   it('on SIGTERM with a drain delay: keeps answering, not ready and closing each connection, gRPC health NOT_SERVING; a second signal ends it at once', async () => {
     const gatehouse: CliServer = await startCli(['start', '--drain-delay-ms', '600000'], {
       env: { PORT: '0', GRPC_PORT: '0', GATEHOUSE_CONFIG: config.dir, LOG_LEVEL: 'info' },
-      timeoutMs: 60_000,
     });
     const grpcPort = Number(/gRPC rate limits on [^\s;)]+:(\d+)[;)]/.exec(gatehouse.line)?.[1]);
     gatehouse.child.kill('SIGTERM');

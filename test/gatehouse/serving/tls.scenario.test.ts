@@ -58,7 +58,6 @@ describe('gatehouse over HTTPS', function () {
         TLS_KEY: keyFile,
         LOG_LEVEL: 'warn',
       },
-      timeoutMs: 60_000,
     });
   });
 
