@@ -1,5 +1,5 @@
 /**
- * @module test/cli/support/npm-script
+ * @module test/support/npm-script
  * An npm script of the repository (`npm start`, `npm run gatehouse -- ...`)
  * run in a process group of its own, as a terminal runs its foreground
  * job: a signal can go to npm's pid alone, as a supervisor sends it, or to
@@ -7,8 +7,7 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { REPO_ROOT } from '../../support/process';
-import { GATEHOUSE_ENV, TEST_ENV } from '../../support/process';
+import { GATEHOUSE_ENV, REPO_ROOT, TEST_ENV } from './process';
 
 /** A running npm script. */
 export interface NpmScript {

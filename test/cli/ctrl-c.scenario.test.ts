@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SAME_STOP_MS } from '../../src/cli/signals';
 import { freshDataDir } from '../support/pglite';
 import { acceptsConnections, killAll, LISTENING_LINE, REPO_ROOT, spawnedCli } from '../support/process';
-import { npmScript, type NpmScript } from './support/npm-script';
+import { npmScript, type NpmScript } from '../support/npm-script';
 
 /** The lines of `output` whose message is one of `messages`, in order, by message. */
 function messages(output: string): string[] {

@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { eventually } from '../gatehouse/support/running';
+import { eventually } from '../support/polling';
 import { freshDataDir } from '../support/pglite';
 import { killAll, REPO_ROOT, spawnedCli, type CliResult } from '../support/process';
 
