@@ -467,6 +467,8 @@ describe('gatehouse serve', function () {
           prefix: '/v1/hotels',
           rewrite: '',
           service: `127.0.0.1:${hotels.port}`,
+          // As the services' above: the remote booking service's answer is what is tested, however long it takes.
+          timeout_ms: 0,
           labels: {
             gateway: [
               {

@@ -313,7 +313,14 @@ describe('gateway snapshot', () => {
       modules: registry(echoModule('api'), echoModule('hotels')),
       config: configOf(
         mapping('/v1/', 'api', { name: 'api', rewrite: '' }),
-        mapping('/v1//hotels', 'hotels', { name: 'hotels', rewrite: '', labels, bypass_auth: true }),
+        // timeout_ms left to the loader's default, which the snapshot shows.
+        mapping('/v1//hotels', 'hotels', {
+          name: 'hotels',
+          rewrite: '',
+          labels,
+          bypass_auth: true,
+          timeout_ms: undefined,
+        }),
         mapping('/remote/', 'http://127.0.0.1:9', { name: 'remote', timeout_ms: 50, method: 'GET', precedence: 1 }),
       ),
     });

@@ -18,9 +18,15 @@ import {
 
 let counter = 0;
 
-/** A Mapping record with defaults for what a test does not care about. */
+/**
+ * A Mapping record with defaults for what a test does not care about. Its
+ * `timeout_ms` is 0 (none) unless `extra` sets one: the default 3 s is a
+ * production budget, which a loaded machine can make an upstream of the
+ * test's own outlast, and a test that is not about time would read its
+ * 504 for the answer it checks.
+ */
 export function mapping(prefix: string, service: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { apiVersion: 'gateway/v1', kind: 'Mapping', name: `m${++counter}`, prefix, service, ...extra };
+  return { apiVersion: 'gateway/v1', kind: 'Mapping', name: `m${++counter}`, prefix, service, timeout_ms: 0, ...extra };
 }
 
 /** A valid configuration from records; fails the test when it is not valid. */
