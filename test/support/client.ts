@@ -80,6 +80,26 @@ export function partialAnswer(base: string, path: string): Promise<{ status: num
 }
 
 /**
+ * The {@link partialAnswer} to the first of `paths` whose head came before
+ * its Mapping's bound, each path a Mapping of a longer bound than the one
+ * before. A bound that counts from the request (timeout_ms,
+ * idle_timeout_ms) can pass before a loaded machine has passed the
+ * answer's head on: its 504 is then right, but not the case a test of what
+ * comes after the head checks. The last path's answer is returned,
+ * whatever it is.
+ */
+export async function partialAnswerAfterHead(
+  base: string,
+  paths: readonly string[],
+): Promise<{ status: number; body: string; whole: boolean }> {
+  for (const [i, path] of paths.entries()) {
+    const answer = await partialAnswer(base, path);
+    if (answer.status !== 504 || i === paths.length - 1) return answer;
+  }
+  throw new Error('no path to ask');
+}
+
+/**
  * Sends `head` (the request line and header lines, without the blank line
  * that ends them) as it is written, bytes that no HTTP client would send
  * included, with `Connection: close`, and reads the answer to its end.
