@@ -35,8 +35,6 @@ function faultySource(dir: string): { source: ConfigFileSource; fault: Fault | u
   };
   const fail = <T>(f: Fault): Promise<T> => {
     if (f.how === 'throw') throw f.value;
-    // A fault rejects with whatever it holds, an Error or not, as a faulty source could.
-    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
     return f.how === 'reject' ? Promise.reject(f.value) : Promise.resolve(f.value as T);
   };
   state.source = {
