@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { join } from 'node:path';
 import { createAuthService, type AuthService } from '../../src/auth';
-import { basic, captureLogger, quickHash, usersFolder } from './support';
+import { basic, quickHash, usersFolder } from '../support/credentials';
+import { memoryLogger } from '../support/memory-logger';
 
 describe('the auth service over HTTP', () => {
   const folder = usersFolder();
@@ -12,7 +13,7 @@ describe('the auth service over HTTP', () => {
   let server: Server;
   before(() => {
     const file = folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`);
-    service = createAuthService({ usersFile: file, logger: captureLogger() });
+    service = createAuthService({ usersFile: file, logger: memoryLogger() });
     server = service.app.listen(0, '127.0.0.1');
   });
   after(async () => {
@@ -96,7 +97,7 @@ describe('the auth service over HTTP', () => {
   it('sends a UTF-8 user name in X-Travel-User as its UTF-8 bytes, and whole in the body', async () => {
     const utf8 = createAuthService({
       usersFile: join(__dirname, 'fixtures', 'apache-utf8.htpasswd'),
-      logger: captureLogger(),
+      logger: memoryLogger(),
     });
     try {
       for (const [user, password] of [

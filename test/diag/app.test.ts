@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import Koa from 'koa';
 import request from 'supertest';
 import { createDiagModule, type DiagSnapshot } from '../../src/diag';
-import { CONFIG_ERRORS, sampleSnapshot } from './fixture';
-import { routedUnder } from './gateway-stand-in';
+import { CONFIG_ERRORS, sampleSnapshot } from '../support/diag-sample';
+import { routedUnder } from '../support/gateway-stand-in';
 
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
 const VOID_ELEMENTS = new Set(['meta', 'link', 'br', 'hr', 'img', 'input']);

@@ -13,9 +13,9 @@ import {
 import { runAtOnce } from '../../src/gateway/slices';
 import { mappingSchema } from '../../src/gateway/config/schema';
 import { xmlFormatter } from '../../src/http';
-import { close, listen } from '../gateway/helpers';
-import { BUILT_IN, sampleConfig, sampleSnapshot } from './fixture';
-import { routedUnder } from './gateway-stand-in';
+import { close, listen } from '../support/server';
+import { BUILT_IN, sampleConfig, sampleSnapshot } from '../support/diag-sample';
+import { routedUnder } from '../support/gateway-stand-in';
 
 /** The sample snapshot with its routes repeated up to `count`, each named apart: a page of a few MB. */
 function manyRoutes(count: number): DiagSnapshot {

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describeGateway, renderDiagPage, type DiagSnapshot } from '../../src/diag';
 import { mappingSchema } from '../../src/gateway/config/schema';
-import { BUILT_IN } from './fixture';
+import { BUILT_IN } from '../support/diag-sample';
 
 function snapshot(): DiagSnapshot {
   const m = (name: string, fields: Record<string, unknown>) =>

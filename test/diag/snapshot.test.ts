@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describeGateway, renderDiagPage } from '../../src/diag';
 import { mappingSchema } from '../../src/gateway/config/schema';
 import { createRouteCounters } from '../../src/telemetry';
-import { BUILT_IN, sampleConfig, sampleSnapshot } from './fixture';
+import { BUILT_IN, sampleConfig, sampleSnapshot } from '../support/diag-sample';
 
 describe('diag/snapshot', () => {
   it('describes the routes in the order given, with their settings and counts', () => {

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkFolder } from '../../src/cli/check';
-import { allBlocks, where, type Block } from './support/blocks';
+import { allBlocks, where, type Block } from '../support/doc-blocks';
 
 /** A Mapping for fields shown alone, to a remote upstream so that every field applies. */
 const MAPPING_OF_FIELDS = `apiVersion: gateway/v1

@@ -4,16 +4,10 @@ import net from 'node:net';
 import Koa from 'koa';
 import request from 'supertest';
 import { createLogger } from '../../src/telemetry';
-import { captureLog, type LogCapture } from '../telemetry/log-capture';
-import {
-  ALICE,
-  basic,
-  copyConfig,
-  DEMO_CONFIG,
-  startGatehouse,
-  type Running,
-  type TempConfig,
-} from './support/running';
+import { captureLog, type LogCapture } from '../support/log-capture';
+import { ALICE, basic } from '../support/credentials';
+import { copyConfig, DEMO_CONFIG, type TempConfig } from '../support/config-folder';
+import { startGatehouse, type Running } from '../support/gatehouse';
 
 const WRONG_PASSWORD = 'not-wonderland-7f3a';
 const WRONG = basic('alice', WRONG_PASSWORD);

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
-import { longestStall, manyMappings, type Stall } from './support/large-config';
-import { ALICE, copyConfig, startGatehouse, type Running, type TempConfig } from './support/running';
+import { longestStall, manyMappings, type Stall } from '../support/large-config';
+import { ALICE } from '../support/credentials';
+import { copyConfig, type TempConfig } from '../support/config-folder';
+import { startGatehouse, type Running } from '../support/gatehouse';
 
 const MAPPINGS = 30_000;
 /** The demo's own Mappings, beside the many. */

@@ -3,7 +3,10 @@ import type http from 'node:http';
 import type { Context } from 'koa';
 import { ConfigError, createGateway, type Gateway, type MappingRecord, type Stage } from '../../src/gateway';
 import { HttpError } from '../../src/http';
-import { close, configOf, echoModule, listen, mapping, registry, send, type Echo } from './helpers';
+import { close, listen } from '../support/server';
+import { configOf, mapping } from '../support/records';
+import { echoModule, registry, type Echo } from '../support/modules';
+import { send } from '../support/client';
 
 const AUTH = { apiVersion: 'gateway/v1', kind: 'AuthService', name: 'auth', auth_service: 'auth' };
 const RATE_LIMIT = { apiVersion: 'gateway/v1', kind: 'RateLimitService', name: 'rl', service: 'ratelimit' };

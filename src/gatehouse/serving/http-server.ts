@@ -11,7 +11,7 @@ import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { BoundPort } from '../../ports';
-import { ListedHeadersResponse, markCutShort, MAX_REQUEST_HEADERS } from '../../http';
+import { ListedHeadersResponse, markCutShort } from '../../http';
 import { closeLeavingIdleConnections } from '../../platform';
 import { listenFailure } from './listen-failure';
 import { oneAtATime } from './pipelining';
@@ -198,8 +198,10 @@ export async function listen(handler: http.RequestListener, options: ListenOptio
       )
     : http.createServer({ ...timeouts, requireHostHeader: false, ServerResponse: ListedHeadersResponse }, serve);
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS;
-  // One field past the gateway's bound, so that a request over it shows as over it (see headerCountRefusal).
-  server.maxHeadersCount = MAX_REQUEST_HEADERS + 1;
+  // Every field reaches the gateway's own bound (headerCountRefusal), which answers with its detail on
+  // every Node: past a count, Node 20 drops fields and Node 22 and 24 refuse the request in the parser,
+  // without it. Node's header size limit still bounds how many fields a request can carry.
+  server.maxHeadersCount = 0;
   const connectionEvent = options.tls ? 'secureConnection' : 'connection';
   server.on(connectionEvent, (socket: Socket) => {
     // A connection is handed over again after an upgrade the app did not take (see ./upgrades).

@@ -10,20 +10,15 @@ import {
   RemoteAuthError,
   type AuthService,
 } from '../../../src/auth';
-import { basic, captureLogger } from '../support';
+import { basic } from '../../support/credentials';
+import { memoryLogger } from '../../support/memory-logger';
+import { NO_BOUND_MS } from '../../support/polling';
 
 const listen = (server: Server) =>
   new Promise<string>((resolve) =>
     server.listen(0, '127.0.0.1', () => resolve(`127.0.0.1:${(server.address() as AddressInfo).port}`)),
   );
 const close = (server: Server) => new Promise((resolve) => server.close(resolve));
-
-/**
- * A time within which every answer here comes, however busy the machine
- * (a bcrypt check among them): these tests are about what is answered;
- * the ones about timeouts give their own.
- */
-const UNHURRIED_MS = 600_000;
 
 describe('the remote auth client', () => {
   let service: AuthService;
@@ -33,7 +28,7 @@ describe('the remote auth client', () => {
     // The demo users: alice / wonderland, bob / builder.
     service = createAuthService({
       usersFile: join(__dirname, '../../../config/users.htpasswd'),
-      logger: captureLogger(),
+      logger: memoryLogger(),
     });
     server = createServer(service.app.callback());
     address = await listen(server);
@@ -44,7 +39,7 @@ describe('the remote auth client', () => {
   });
 
   it('gets the same decisions over HTTP as in-process, for the demo users', async () => {
-    const client = createRemoteAuthClient(address, { timeoutMs: UNHURRIED_MS });
+    const client = createRemoteAuthClient(address, { timeoutMs: NO_BOUND_MS });
     try {
       for (const [user, password] of [
         ['alice', 'wonderland'],
@@ -78,7 +73,7 @@ describe('the remote auth client', () => {
       res.end();
     });
     const at = await listen(recorder);
-    const client = createRemoteAuthClient(`http://${at}/auth/`, { timeoutMs: UNHURRIED_MS });
+    const client = createRemoteAuthClient(`http://${at}/auth/`, { timeoutMs: NO_BOUND_MS });
     try {
       await client.authenticate({ method: 'GET', url: '/v1/cars?x=1', headers: {} });
       assert.equal(seen, '/auth/v1/cars?x=1');
@@ -103,8 +98,8 @@ describe('the remote auth client', () => {
     secure.on('tlsClientError', () => undefined);
     const securePort = (await listen(secure as unknown as Server)).split(':')[1];
     const clients = [
-      createRemoteAuthClient(plainAt, { timeoutMs: UNHURRIED_MS }),
-      createRemoteAuthClient(`https://localhost:${securePort}`, { timeoutMs: UNHURRIED_MS }),
+      createRemoteAuthClient(plainAt, { timeoutMs: NO_BOUND_MS }),
+      createRemoteAuthClient(`https://localhost:${securePort}`, { timeoutMs: NO_BOUND_MS }),
     ];
     try {
       await clients[0].authenticate({ method: 'GET', url: '/', headers: { host: 'shop.example:8443' } });
@@ -163,7 +158,7 @@ describe('the remote auth client', () => {
       else if (req.url === '/unsaid') res.writeHead(401).end(Buffer.alloc(2048, 'x'));
       else res.writeHead(200, { 'x-travel-user': 'alice', 'content-length': 2 }).end('ok');
     });
-    const client = createRemoteAuthClient(await listen(long), { timeoutMs: 5000, maxBodyBytes: 1024 });
+    const client = createRemoteAuthClient(await listen(long), { timeoutMs: NO_BOUND_MS, maxBodyBytes: 1024 });
     try {
       for (const url of ['/said', '/unsaid']) {
         await assert.rejects(
@@ -193,7 +188,7 @@ describe('the remote auth client', () => {
       else held.push(answer);
     });
     // No deadline ends a check here: the unknown ones are held until the known one is answered.
-    const client = createRemoteAuthClient(await listen(slow), { timeoutMs: 600_000 });
+    const client = createRemoteAuthClient(await listen(slow), { timeoutMs: NO_BOUND_MS });
     try {
       const flood = Array.from({ length: 65 }, () =>
         client.authenticate({ method: 'GET', url: '/', headers: { authorization: 'wrong' } }),
@@ -214,7 +209,7 @@ describe('the remote auth client', () => {
     const gone = createServer();
     const at = await listen(gone);
     await close(gone);
-    const client = createRemoteAuthClient(at, { timeoutMs: UNHURRIED_MS });
+    const client = createRemoteAuthClient(at, { timeoutMs: NO_BOUND_MS });
     try {
       await assert.rejects(
         client.authenticate({ method: 'GET', url: '/', headers: {} }),

@@ -68,7 +68,7 @@ describe('gatehouse/serving/http-server', () => {
     assert.deepEqual(bodyOf(answer), { code: 431, message: '431: Request Header Fields Too Large' });
   });
 
-  it('answers 431 to a request of more than 100 header fields and closes: Node keeps only the first 101 of them', async () => {
+  it('answers 431 with its detail to a request of more than 100 header fields and closes, on every Node', async () => {
     const fillers = Array.from({ length: 150 }, (_, i) => `a${i}: b\r\n`).join('');
     const answer = await raw(
       server.port,

@@ -4,7 +4,7 @@
  * field path.
  */
 import assert from 'node:assert/strict';
-import { mappingFields } from '../helpers';
+import { mappingFields } from '../../support/records';
 
 const { at: AT, load, problems } = mappingFields('echo', 'edits', '/e/');
 

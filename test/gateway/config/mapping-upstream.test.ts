@@ -5,7 +5,7 @@
  * Emissary writes them; a bad value is a problem naming the field.
  */
 import assert from 'node:assert/strict';
-import { mappingFields } from '../helpers';
+import { mappingFields } from '../../support/records';
 
 const { at: AT, load, problems } = mappingFields('quote', 'quote-backend', '/backend/');
 

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
-import { deadPort, mapping, send } from '../helpers';
-import { testClock, testGateway, testResolver, testUpstream, type TestGateway, type TestUpstream } from './rig';
+import { freePort } from '../../support/ports';
+import { mapping } from '../../support/records';
+import { send } from '../../support/client';
+import { testClock } from '../../support/clock';
+import { testGateway, type TestGateway } from '../../support/reporting-gateway';
+import { testResolver } from '../../support/resolver';
+import { testUpstream, type TestUpstream } from '../../support/upstreams';
 
 /** Which upstream answered each of `n` requests to `path` (sent one after the other). */
 async function servedBy(
@@ -181,7 +186,7 @@ describe('several endpoints for one service', () => {
 describe('passive ejection of an endpoint that refuses connections', () => {
   it('ejects it as it ejects one that answers 5xx, and never the last half of a cluster', async () => {
     const live = await testUpstream();
-    const dead = await deadPort();
+    const dead = await freePort();
     const clock = testClock();
     const rig = await testGateway(
       [

@@ -4,8 +4,9 @@
  * defaults of Emissary's that a record leaving a field out gets.
  */
 import assert from 'node:assert/strict';
-import { close, recordingUpstream } from '../../helpers';
-import { asAnnotation, asResources, emissaryRig, FORMS, loaded, notesOf, problems, routeTo, written, type EmissaryRig } from './support';
+import { close } from '../../../support/server';
+import { recordingUpstream } from '../../../support/upstreams';
+import { asAnnotation, asResources, emissaryRig, FORMS, loaded, notesOf, problems, routeTo, written, type EmissaryRig } from '../../../support/emissary';
 
 type Recording = Awaited<ReturnType<typeof recordingUpstream>>;
 

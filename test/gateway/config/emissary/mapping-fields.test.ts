@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { readEmissaryDocument } from '../../../../src/gateway/config/emissary';
 import { parse } from 'yaml';
-import { asAnnotation, asResources, emissaryRig, FORMS, loaded, notesOf, problems, routeTo, written, type Fixture } from './support';
+import { asAnnotation, asResources, emissaryRig, FORMS, loaded, notesOf, problems, routeTo, written, type Fixture } from '../../../support/emissary';
 
 const base = { prefix: '/quote/', service: '127.0.0.1:9001' };
 const quote = (spec: Record<string, unknown>, apiVersion?: string): Fixture => ({ kind: 'Mapping', name: 'quote', spec: { ...base, ...spec }, ...(apiVersion ? { apiVersion } : {}) });

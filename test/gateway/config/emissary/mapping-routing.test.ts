@@ -4,7 +4,7 @@
  * Host and headers the upstream gets, and the redirect a client gets.
  */
 import assert from 'node:assert/strict';
-import { emissaryRig, FORMS, routeTo, written, type EmissaryRig, type Form } from './support';
+import { emissaryRig, FORMS, routeTo, written, type EmissaryRig, type Form } from '../../../support/emissary';
 
 /** The Mappings of the tests, each field in the spelling of `form`'s apiVersion. */
 function mappings(form: Form, up: string) {

@@ -5,8 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { createGateway } from '../../../../src/gateway';
-import { close, echoModule, listen, recordingUpstream, registry, send } from '../../helpers';
-import { asAnnotation, asResources, emissaryRig, FORMS, loaded, notesOf, problems, written, type Fixture } from './support';
+import { close, listen } from '../../../support/server';
+import { echoModule, registry } from '../../../support/modules';
+import { recordingUpstream } from '../../../support/upstreams';
+import { send } from '../../../support/client';
+import { asAnnotation, asResources, emissaryRig, FORMS, loaded, notesOf, problems, written, type Fixture } from '../../../support/emissary';
 
 const moduleOf = (config: Record<string, unknown>, name = 'ambassador'): Fixture => ({ kind: 'Module', name, spec: { config } });
 const quote = (name: string, spec: Record<string, unknown> = {}): Fixture => ({ kind: 'Mapping', name, spec: { prefix: `/${name}/`, service: '127.0.0.1:9001', ...spec } });

@@ -4,7 +4,7 @@
  * where a client or upstream would feel their absence.
  */
 import assert from 'node:assert/strict';
-import { asResources, loaded, notesOf, problems, type Fixture } from './support';
+import { asResources, loaded, notesOf, problems, type Fixture } from '../../../support/emissary';
 
 const of = (kind: string, spec: Record<string, unknown>, name = kind.toLowerCase()): Fixture => ({ kind, name, spec });
 

@@ -7,8 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { createRateLimitGrpcServer, createRateLimitService, type RateLimitGrpcServer, type RateLimitRequest, type RateLimitService } from '../../../../src/ratelimit';
-import { memoryLogger } from '../../../ratelimit/support/silent';
-import { emissaryRig, FORMS, loaded, notesOf, written, type EmissaryRig, type Form } from './support';
+import { memoryLogger } from '../../../support/memory-logger';
+import { emissaryRig, FORMS, loaded, notesOf, written, type EmissaryRig, type Form } from '../../../support/emissary';
 
 /** The descriptors of the requests the service got, as `key=value` lists. */
 function descriptors(requests: readonly RateLimitRequest[]): string[][] {

@@ -6,8 +6,8 @@
  * resource has them.
  */
 import assert from 'node:assert/strict';
-import { serviceManifest } from '../../helpers';
-import { asAnnotation, asResources, emissaryRig, FORMS, load, loaded, notesOf, problems, routeTo, written, type Fixture } from './support';
+import { serviceManifest } from '../../../support/records';
+import { asAnnotation, asResources, emissaryRig, FORMS, load, loaded, notesOf, problems, routeTo, written, type Fixture } from '../../../support/emissary';
 
 const QUOTE: Fixture = { kind: 'Mapping', name: 'quote', spec: { prefix: '/quote/', service: '127.0.0.1:9001', timeout_ms: 1500, precedence: 2 } };
 
