@@ -11,8 +11,8 @@ import assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { eventually } from '../gatehouse/support/running';
-import { padded } from '../gatehouse/support/hostile';
+import { eventually } from '../support/polling';
+import { padded } from '../support/hostile-yaml';
 import { REPO_ROOT, runCli, startCli, type CliServer } from '../support/process';
 
 /** As large as a hostile file gets under the 8 MiB file size limit. */

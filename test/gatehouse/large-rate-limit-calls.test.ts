@@ -13,7 +13,7 @@ import { createGatehouse, type Gatehouse } from '../../src/gatehouse';
 import { ENVOY_V3_SERVICE, MAX_DESCRIPTORS } from '../../src/ratelimit';
 import { methodOf } from '../../src/ratelimit/grpc/protos';
 import { createLogger } from '../../src/telemetry';
-import { copyConfig, type TempConfig } from './support/running';
+import { copyConfig, type TempConfig } from '../support/config-folder';
 
 const LIMITS = 'domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: hour, requests_per_unit: 1000000}\n';
 

@@ -15,7 +15,7 @@ import {
   type Re2jsSearchAutomaton,
   type Re2jsState,
 } from '../../src/platform';
-import { pinnedAt, relies } from './reliance';
+import { pinnedAt, relies } from '../support/reliance';
 
 const rely = (what: string, holds: boolean, detail?: string) => relies('re2js', RE2JS_VERSION, what, holds, detail);
 

@@ -13,7 +13,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { eventually } from '../gatehouse/support/running';
+import { eventually } from '../support/polling';
 import { releaseDataDir, reusableDataDir } from '../support/pglite';
 import { assertBuilt, REPO_ROOT, TEST_ENV } from '../support/process';
 import { mountSmallDisk } from '../support/small-disk';

@@ -9,8 +9,8 @@
 import assert from 'node:assert/strict';
 import { ConfigError, createGateway, parseConfigFiles } from '../../../src/gateway';
 import { DEFAULT_MATCH_BUDGET } from '../../../src/gateway/match/regex';
-import { serviceManifest } from '../helpers';
-import { routingRig, type Rig } from './support';
+import { serviceManifest } from '../../support/records';
+import { routingRig, type Rig } from '../../support/routing-rig';
 
 /** Patterns that read the whole of any text they are held against, none of which matches a text of `a`s. */
 const WHOLE_READERS = 100;
