@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { createAuthService, type AuthService } from '../../src/auth';
 import { basic, quickHash, usersFolder } from '../support/credentials';
 import { memoryLogger } from '../support/memory-logger';
+import { NO_BOUND_MS } from '../support/polling';
 
 describe('the auth service over HTTP', () => {
   const folder = usersFolder();
@@ -13,7 +14,7 @@ describe('the auth service over HTTP', () => {
   let server: Server;
   before(() => {
     const file = folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`);
-    service = createAuthService({ usersFile: file, logger: memoryLogger() });
+    service = createAuthService({ maxWaitMs: NO_BOUND_MS, usersFile: file, logger: memoryLogger() });
     server = service.app.listen(0, '127.0.0.1');
   });
   after(async () => {
@@ -96,6 +97,7 @@ describe('the auth service over HTTP', () => {
 
   it('sends a UTF-8 user name in X-Travel-User as its UTF-8 bytes, and whole in the body', async () => {
     const utf8 = createAuthService({
+      maxWaitMs: NO_BOUND_MS,
       usersFile: join(__dirname, 'fixtures', 'apache-utf8.htpasswd'),
       logger: memoryLogger(),
     });

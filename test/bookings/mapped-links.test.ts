@@ -16,6 +16,7 @@ import { configOf, mapping } from '../support/records';
 import { registry } from '../support/modules';
 import { DEMO_CONFIG } from '../support/config-folder';
 import { DEMO } from '../support/bookings';
+import { NO_BOUND_MS } from '../support/polling';
 
 const HOST = 'travel.test';
 const ALICE = `Basic ${Buffer.from('alice:wonderland').toString('base64')}`;
@@ -28,7 +29,11 @@ describe('bookings behind a Mapping that rewrites to their path', () => {
   const get = (p: string) => request(server).get(p).set('Host', HOST).set('Authorization', ALICE);
 
   before(async () => {
-    auth = createAuthService({ usersFile: path.join(DEMO_CONFIG, 'users.htpasswd'), logger: quiet });
+    auth = createAuthService({
+      maxWaitMs: NO_BOUND_MS,
+      usersFile: path.join(DEMO_CONFIG, 'users.htpasswd'),
+      logger: quiet,
+    });
     const config = configOf(
       mapping('/stay/', 'hotel-booking', { rewrite: '/v1/hotels/' }),
       mapping('/my-stays/', 'hotel-booking', { rewrite: '/v1/hotels/bookings/' }),

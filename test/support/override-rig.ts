@@ -12,6 +12,7 @@ import { quickHash, usersFolder } from './credentials';
 import { close, listen } from './server';
 import { configOf, mapping } from './records';
 import { recordingUpstream } from './upstreams';
+import { NO_BOUND_MS } from './polling';
 
 /** The error body of a request whose override would route it elsewhere. */
 export const REFUSED = {
@@ -40,6 +41,7 @@ export function overrideRig(more: (backendUrl: string) => Record<string, unknown
   let server: Server;
   before(async () => {
     auth = createAuthService({
+      maxWaitMs: NO_BOUND_MS,
       usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`),
       logger: memoryLogger(),
     });

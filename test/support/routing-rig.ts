@@ -14,6 +14,7 @@ import { configOf } from './records';
 import { recordingUpstream, type Received } from './upstreams';
 import { registry } from './modules';
 import { send, type Answer } from './client';
+import { NO_BOUND_MS } from './polling';
 
 /** What one request came to. */
 export interface Routed {
@@ -114,6 +115,7 @@ export const ADA = { user: 'ada', password: 'lovelace' };
 export async function guardedRig(records: (upstream: string) => Record<string, unknown>[]): Promise<Rig> {
   const folder = usersFolder();
   const auth = createAuthService({
+    maxWaitMs: NO_BOUND_MS,
     usersFile: folder.write('users.htpasswd', `${ADA.user}:${quickHash(ADA.password)}\n`),
     logger: memoryLogger(),
   });

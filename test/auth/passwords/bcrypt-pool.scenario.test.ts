@@ -7,6 +7,7 @@ import bcrypt from 'bcryptjs';
 import { BcryptPoolBusyError, createBcryptPool, type BcryptPool } from '../../../src/auth';
 import { assertBuilt, REPO_ROOT } from '../../support/process';
 import { threadNiceness } from '../../support/threads';
+import { NO_BOUND_MS } from '../../support/polling';
 
 const APACHE_HASH = readFileSync(join(__dirname, '..', 'fixtures', 'apache.htpasswd'), 'utf8').match(
   /^apache-user:(\S+)$/m,
@@ -35,8 +36,14 @@ parentPort.on('message', () => undefined);
 
 describe('the bcrypt thread pool', () => {
   const pools: BcryptPool[] = [];
-  const make = (...args: Parameters<typeof createBcryptPool>) => {
-    const pool = createBcryptPool(...args);
+  /**
+   * A pool whose checks wait for a thread, and whose threads rest, as long as
+   * the test lets them unless it sets maxWaitMs or idleMs: a loaded machine
+   * can start a thread or finish a check past their defaults (1 s), and a
+   * check refused busy, or a thread stopped, is not what most tests check.
+   */
+  const make = (options: Parameters<typeof createBcryptPool>[0] = {}, script?: string) => {
+    const pool = createBcryptPool({ maxWaitMs: NO_BOUND_MS, idleMs: NO_BOUND_MS, ...options }, script);
     pools.push(pool);
     return pool;
   };

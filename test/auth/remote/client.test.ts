@@ -27,6 +27,7 @@ describe('the remote auth client', () => {
   before(async () => {
     // The demo users: alice / wonderland, bob / builder.
     service = createAuthService({
+      maxWaitMs: NO_BOUND_MS,
       usersFile: join(__dirname, '../../../config/users.htpasswd'),
       logger: memoryLogger(),
     });

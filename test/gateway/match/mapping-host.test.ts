@@ -17,6 +17,7 @@ import { close, listen } from '../../support/server';
 import { echoModule, registry, type Echo } from '../../support/modules';
 import { recordingUpstream } from '../../support/upstreams';
 import { send, sendRaw } from '../../support/client';
+import { NO_BOUND_MS } from '../../support/polling';
 
 /** The problems a gateway is refused with for a Mapping of /v1/ to the in-process module `api` with `fields`. */
 function refusedOnModule(fields: Record<string, unknown>): string[] {
@@ -120,6 +121,7 @@ describe('gateway Mappings by host, against spellings of the Host', () => {
 
   before(async () => {
     auth = createAuthService({
+      maxWaitMs: NO_BOUND_MS,
       usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`),
       logger: memoryLogger(),
     });
@@ -221,6 +223,7 @@ describe('gateway Mappings by host, on the host modules are told of', () => {
 
   before(() => {
     auth = createAuthService({
+      maxWaitMs: NO_BOUND_MS,
       usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`),
       logger: memoryLogger(),
     });
@@ -349,6 +352,7 @@ describe('gateway case_sensitive: false with auth', () => {
 
   before(async () => {
     auth = createAuthService({
+      maxWaitMs: NO_BOUND_MS,
       usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`),
       logger: memoryLogger(),
     });

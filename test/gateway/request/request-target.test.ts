@@ -17,6 +17,7 @@ import { configOf, mapping } from '../../support/records';
 import { echoModule, type Echo } from '../../support/modules';
 import { recordingUpstream } from '../../support/upstreams';
 import { sendRaw } from '../../support/client';
+import { NO_BOUND_MS } from '../../support/polling';
 
 const get = (target: string, headers = 'Host: internal.test') => `GET ${target} HTTP/1.1\r\n${headers}`;
 
@@ -31,6 +32,7 @@ describe('gateway absolute-form request targets', () => {
 
   before(async () => {
     auth = createAuthService({
+      maxWaitMs: NO_BOUND_MS,
       usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`),
       logger: memoryLogger(),
     });

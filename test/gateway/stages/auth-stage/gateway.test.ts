@@ -7,6 +7,7 @@ import { authRecord, mappingRecord } from '../../../support/records';
 import { basic, quickHash, usersFolder } from '../../../support/credentials';
 import { memoryLogger } from '../../../support/memory-logger';
 import { close, listenLocal } from '../../../support/server';
+import { NO_BOUND_MS } from '../../../support/polling';
 
 interface Answer {
   status: number;
@@ -39,6 +40,7 @@ describe('the auth stage in the gateway', () => {
 
   before(async () => {
     auth = createAuthService({
+      maxWaitMs: NO_BOUND_MS,
       usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`),
       logger: memoryLogger(),
     });

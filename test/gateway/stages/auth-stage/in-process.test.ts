@@ -10,6 +10,7 @@ import { basic, quickHash, usersFolder } from '../../../support/credentials';
 import { memoryLogger } from '../../../support/memory-logger';
 import { close, listenLocal } from '../../../support/server';
 import { stageApp, type BackendView } from '../../../support/stage-app';
+import { NO_BOUND_MS } from '../../../support/polling';
 
 describe('the auth stage, with the built-in auth service in-process', () => {
   const folder = usersFolder();
@@ -19,7 +20,7 @@ describe('the auth stage, with the built-in auth service in-process', () => {
   const record = authRecord({ auth_service: 'auth', allowed_authorization_headers: ['X-Travel-User'] });
   before(() => {
     const file = folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\nbob:${quickHash('builder')}\n`);
-    service = createAuthService({ usersFile: file, logger: memoryLogger() });
+    service = createAuthService({ maxWaitMs: NO_BOUND_MS, usersFile: file, logger: memoryLogger() });
     modules = new Map<string, GatehouseModule>([['auth', service]]);
     stage = createAuthStage(record, modules);
   });

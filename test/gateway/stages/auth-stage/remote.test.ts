@@ -10,6 +10,7 @@ import { basic, quickHash, usersFolder } from '../../../support/credentials';
 import { memoryLogger } from '../../../support/memory-logger';
 import { close, listenLocal } from '../../../support/server';
 import { stageApp } from '../../../support/stage-app';
+import { NO_BOUND_MS } from '../../../support/polling';
 
 interface Received {
   method: string;
@@ -339,6 +340,7 @@ describe('the auth stage, asking this project auth service run alone', () => {
   let stage: Stage;
   before(async () => {
     service = createAuthService({
+      maxWaitMs: NO_BOUND_MS,
       usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`),
       logger: memoryLogger(),
     });

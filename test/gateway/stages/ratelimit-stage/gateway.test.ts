@@ -7,6 +7,7 @@ import { createRateLimitService, type RateLimitService } from '../../../../src/r
 import { authRecord, labelledMappingRecord, rateLimitRecord } from '../../../support/records';
 import { basic, quickHash, usersFolder } from '../../../support/credentials';
 import { memoryLogger } from '../../../support/memory-logger';
+import { NO_BOUND_MS } from '../../../support/polling';
 
 // 10 s into a minute, fixed: windows never turn during a test.
 const T0 = Date.UTC(2024, 0, 1, 0, 0, 10);
@@ -20,6 +21,7 @@ describe('the rate-limit stage in the gateway', () => {
 
   before(() => {
     auth = createAuthService({
+      maxWaitMs: NO_BOUND_MS,
       usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\nbob:${quickHash('builder')}\n`),
       logger: memoryLogger(),
     });
