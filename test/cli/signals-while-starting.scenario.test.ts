@@ -34,10 +34,15 @@ interface Starting {
   ended(): Promise<CliResult>;
 }
 
-async function firstStart(): Promise<Starting> {
+/**
+ * Starts the gateway on a copy of the config folder. `emptyData` gives it a
+ * data folder with no database yet, which it makes after reading the
+ * config folder and before it listens: seconds on any machine.
+ */
+async function firstStart(emptyData = false): Promise<Starting> {
   const config = mkdtempSync(join(tmpdir(), 'gatehouse-signals-'));
   cpSync(join(REPO_ROOT, 'config'), config, { recursive: true });
-  const data = await freshDataDir();
+  const data = emptyData ? mkdtempSync(join(tmpdir(), 'gatehouse-data-')) : await freshDataDir();
   const { child, ended } = await spawnedCli(['start', '--config', config, '--data', data, '--no-watch'], {
     env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'info' },
   });
@@ -139,20 +144,25 @@ describe('gatehouse start, signalled while it starts for the first time', functi
   }
 
   it('lives through SIGHUP at every moment of its start, and applies it once it serves: a reload of what changed meanwhile', async () => {
-    const start = await firstStart();
-    folders.push(start.config);
+    const start = await firstStart(true);
+    folders.push(start.config, start.data);
     const listening = () => start.lines().some((line) => line.startsWith('gatehouse listening on '));
+    let changed = false;
     for (const moment of MOMENTS) {
       await moment.reached(start);
       if (listening()) break;
       // Once the folder has been read (the database comes after it), a change is one the start did not see.
-      if (moment !== AS_SOON_AS_IT_CATCHES)
+      if (moment !== AS_SOON_AS_IT_CATCHES) {
+        changed = true;
         writeFileSync(
           join(start.config, 'extra.yaml'),
           'apiVersion: gateway/v1\nkind: Mapping\nname: extra\nprefix: /extra/\nrewrite: /v1/\nservice: api\nbypass_auth: true\n',
         );
+      }
       start.child.kill('SIGHUP');
     }
+    // The first line ('making the bookings database') comes before the seconds that making it takes.
+    assert.ok(changed, `the folder was changed before it listened:\n${start.lines().join('\n')}`);
     await untilOutput(start, listening, 'it listened');
     const url = /^gatehouse listening on (\S+)/m.exec(start.lines().join('\n'))![1];
     // Watching nothing (--no-watch): only the SIGHUP kept from the start reads the new file.
