@@ -16,6 +16,7 @@ import { rewritePath, type Route } from './match/route-table';
 import type { RouteTarget, Runtime, UpstreamOptions } from './runtime';
 import { forwardRemote } from './upstream';
 import { forwardUpgrade, tunnelledUpgrade } from './upstream/upgrade';
+import { applyAnswerHeaders } from './stages/answer-headers';
 
 /** What the routed part of every request shares. */
 export interface RoutedOptions {
@@ -115,6 +116,8 @@ export function createRouted({ bodyLimit, errors, events, upstreams }: RoutedOpt
       errors.answer(ctx, err);
     }
     if (kept !== null) restoreHeaders(ctx, kept);
+    // What the auth and rate-limit services asked to add to the answer, then the route's own edits, as Envoy orders its filters.
+    applyAnswerHeaders(ctx);
     applyResponseEdits(ctx.res, target);
   };
 }

@@ -95,7 +95,8 @@ export const emissaryMappingFields = {
   stats_name: emissaryOnly('requests are counted by Mapping name in the Prometheus metrics; remove the field'),
   error_response_overrides: emissaryOnly('error bodies are the gateway\'s JSON error body; remove the field'),
   bypass_error_response_overrides: emissaryOnly('error bodies are the gateway\'s JSON error body; remove the field'),
-  auth_context_extensions: emissaryOnly('the auth service is asked over HTTP, which carries no context extensions; remove the field'),
+  /** Sent to an AuthService with `proto: grpc` as the check's `context_extensions`; an HTTP check carries none, as in Emissary. */
+  auth_context_extensions: z.record(z.string(), z.string()).optional(),
   envoy_override: emissaryOnly('there is no Envoy to pass it to; remove the field'),
   modules: emissaryOnly('remove the field'),
 };

@@ -102,6 +102,9 @@ function authServiceChecks(
     allow_request_body: boolean;
     add_auth_headers: Record<string, string>;
     tls?: boolean | string;
+    proto: 'http' | 'grpc';
+    protocol_version?: 'v2' | 'v3';
+    path_prefix: string;
   },
   ctx: z.RefinementCtx,
 ): void {
@@ -110,19 +113,27 @@ function authServiceChecks(
   for (const name of Object.keys(r.add_auth_headers)) {
     if (SET_BY_GATEWAY.has(name)) problem(['add_auth_headers', name], 'is set by the gateway itself');
   }
-  if (typeof r.tls === 'string' && r.tls !== '') {
-    problem(['tls'], 'TLSContext names are not supported; for TLS write tls: true or auth_service: https://host:port');
-  }
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(r.auth_service)?.[1].toLowerCase();
-  if (r.tls === true && scheme === 'http') problem(['tls'], 'true contradicts the http:// of auth_service');
+  const tls = r.tls === true || (typeof r.tls === 'string' && r.tls !== '');
+  if (tls && scheme === 'http') problem(['tls'], `${r.tls === true ? 'true' : 'a TLSContext'} contradicts the http:// of auth_service`);
   if (r.tls === false && scheme === 'https') problem(['tls'], 'false contradicts the https:// of auth_service');
+  if (r.proto === 'grpc') {
+    if (r.protocol_version === 'v2') {
+      problem(
+        ['protocol_version'],
+        'must be v3 for proto: grpc: the gateway calls envoy.service.auth.v3.Authorization/Check; v2 is the API Envoy no longer speaks, and Emissary 3 refuses it too',
+      );
+    }
+    if (r.path_prefix !== '') problem(['path_prefix'], 'is for proto: http alone: a gRPC check carries the path in its request');
+  }
 }
 
 export const authServiceSchema = z.strictObject({
   ...recordBase,
   kind: z.literal('AuthService'),
   auth_service: z.string().min(1),
-  proto: z.literal('http', { error: 'must be http: gRPC auth services (proto: grpc) are not supported' }).default('http'),
+  /** `http`: the request is passed on to the auth service; `grpc`: Envoy's ext_authz `Check` (v3). */
+  proto: z.enum(['http', 'grpc'], { error: 'must be http or grpc' }).default('http'),
   // The built-in auth service names the user in X-Travel-User; a record that
   // says nothing passes that on (and a client's own is always dropped).
   allowed_authorization_headers: z.array(headerName).default(['x-travel-user']),
@@ -157,9 +168,12 @@ export const authServiceSchema = z.strictObject({
     .default({}),
   /** Adds `l5d-dst-override: <host>:<port>` of the auth service, for Linkerd. */
   add_linkerd_headers: z.boolean().default(false),
-  /** `true`: TLS to a `host:port` auth service, as `https://` would. A TLSContext name is refused. */
+  /**
+   * `true`, or the name of a TLSContext: TLS to a `host:port` auth service, as
+   * `https://` would, checked against the system's certificate authorities.
+   */
   tls: z.union([z.boolean(), z.string()]).optional(),
-  /** Emissary reads it for `proto: grpc` only; accepted, and without effect, for http. */
+  /** For `proto: grpc`, `v3` (or left out); `v2` is refused. Without effect for http, as in Emissary. */
   protocol_version: z.enum(['v2', 'v3']).optional(),
   ambassador_id: notSupported(AMBASSADOR_ID_IN_CODE),
   stats_name: notSupported('auth decisions are counted in the Prometheus metrics; remove the field'),

@@ -1,8 +1,8 @@
 /**
  * @module gateway/stages/auth-stage
  * The gateway's side of an AuthService record: every routed request is asked
- * about, in-process when the record names a built-in module and over HTTP
- * otherwise; the user the answer names travels on to the backend, and nothing
+ * about, in-process when the record names a built-in module, over HTTP
+ * otherwise, or over gRPC with `proto: grpc` (./grpc-auth-stage); the user the answer names travels on to the backend, and nothing
  * a client sends can pose as it.
  */
 import type { Context } from 'koa';
@@ -21,19 +21,14 @@ import { hasRequestBody, headerName, HttpError, ORIGINAL_PATH, redactAddress, re
 import { peekBody } from './auth-body';
 import { removeRequestHeader, scrubRaw } from '../request/headers/claimed-user';
 import type { AuthServiceRecord, MappingRecord } from '../config/schema';
-import { NO_EVENTS, type GatewayEvents } from '../events';
+import { NO_EVENTS } from '../events';
 import { clientAddress, forwardedHeader } from '../request/headers/forwarded';
-import { pacedFailureLog, type StageLogger } from '../failure-log';
+import { pacedFailureLog } from '../failure-log';
 import type { ModuleRegistry } from '../module';
-import type { Stage } from './stage';
+import type { AuthStageOptions, Stage } from './stage';
+import { createGrpcAuthStage } from './grpc-auth-stage';
 
-/** The stage's options; a {@link GatewayEvents} fits as it is (the gateway passes its events here). */
-export interface AuthStageOptions extends GatewayEvents {
-  /** Where a failing auth service is reported (once per burst of failures). */
-  logger?: StageLogger;
-  /** Clock in ms, for the failure log's pacing. */
-  now?: () => number;
-}
+export type { AuthStageOptions } from './stage';
 
 /**
  * Request headers the auth service always sees, besides
@@ -96,10 +91,11 @@ function looksLikeAddress(service: string): boolean {
   return service.includes(':') || service.includes('/');
 }
 
-/** The address to dial: `tls: true` makes a bare `host:port` an https one. */
+/** The address to dial: `tls: true` or a TLSContext's name makes a bare `host:port` an https one. */
 function dialled(record: AuthServiceRecord): string {
   const address = record.auth_service;
-  return record.tls === true && !/^[a-z][a-z0-9+.-]*:\/\//i.test(address) ? `https://${address}` : address;
+  const tls = record.tls === true || (typeof record.tls === 'string' && record.tls !== '');
+  return tls && !/^[a-z][a-z0-9+.-]*:\/\//i.test(address) ? `https://${address}` : address;
 }
 
 /**
@@ -112,6 +108,7 @@ export function createAuthStage(
   modules: ModuleRegistry,
   options: AuthStageOptions = NO_EVENTS,
 ): Stage {
+  if (record.proto === 'grpc') return createGrpcAuthStage(record, options);
   const events = options;
   const logFailure = pacedFailureLog(options.logger ?? pino({ name: 'gateway' }), options.now);
   const builtIn = modules.get(record.auth_service);

@@ -4,6 +4,7 @@
  * defaults of Emissary's that a record leaving a field out gets.
  */
 import assert from 'node:assert/strict';
+import { allowAlice, startExtAuthzServer, type ExtAuthzServer } from '../../../support/ext-authz-server';
 import { close, recordingUpstream } from '../../helpers';
 import { asAnnotation, asResources, emissaryRig, FORMS, loaded, notesOf, problems, routeTo, written, type EmissaryRig } from './support';
 
@@ -68,6 +69,45 @@ for (const form of FORMS) {
   });
 }
 
+for (const form of FORMS) {
+  describe(`Emissary AuthService with proto: grpc, written as ${form === 'resource' ? 'a v3alpha1 resource' : 'a v2 record of the annotation'}`, () => {
+    let authz: ExtAuthzServer;
+    let rig: EmissaryRig;
+
+    before(async () => {
+      authz = await startExtAuthzServer();
+      rig = await emissaryRig((up) =>
+        written(
+          form,
+          { kind: 'AuthService', name: 'authentication', spec: { auth_service: authz.address, proto: 'grpc', protocol_version: 'v3', include_body: { max_bytes: 100, allow_partial: true } } },
+          routeTo(up, 'orders', { prefix: '/orders/', auth_context_extensions: { tenant: 'acme' } }),
+        ),
+      );
+    });
+    beforeEach(() => {
+      authz.received.length = 0;
+      authz.answer = allowAlice;
+    });
+    after(async () => {
+      await rig?.close();
+      await authz?.close();
+    });
+
+    it("checks each request with the Mapping's context extensions, and passes on the user the answer names", async () => {
+      const res = await rig.call('/orders/7?x=1', { headers: { 'X-Travel-User': 'mallory' } });
+      assert.deepEqual([res.status, res.route, res.received?.headers['x-travel-user']], [200, 'orders', 'alice']);
+      const { attributes } = authz.received[0];
+      assert.deepEqual([attributes.context_extensions, attributes.request.http.path], [{ tenant: 'acme' }, '/orders/7?x=1']);
+    });
+
+    it('gives the client a refusal and never calls the upstream', async () => {
+      authz.answer = () => ({ status: { code: 16 }, denied_response: { status: { code: 'Forbidden' }, body: 'no' } });
+      const res = await rig.call('/orders/7');
+      assert.deepEqual([res.status, res.answer.text, res.received], [403, 'no', undefined]);
+    });
+  });
+}
+
 describe('Emissary AuthService fields', () => {
   const authOf = (spec: Record<string, unknown>) => ({ kind: 'AuthService', name: 'authentication', spec: { auth_service: 'auth.example:3000', ...spec } });
 
@@ -77,14 +117,22 @@ describe('Emissary AuthService fields', () => {
     assert.ok(notesOf(result, 'authentication').some((n) => n.startsWith('spec.allowed_authorization_headers: not set: none, as in Emissary')));
   });
 
-  it("reads v2's tls: true, drops stats_name and v2ExplicitTLS with a note, and refuses a TLSContext's name", () => {
+  it("reads v2's tls: true, drops stats_name and v2ExplicitTLS with a note, and reads a TLSContext's name as TLS, saying what is not read", () => {
     const v2 = loaded(asAnnotation('s', authOf({ tls: true, stats_name: 'auth' })));
     assert.equal(v2.config.authService?.tls, true);
     assert.ok(notesOf(v2, 'authentication').includes('stats_name: ignored: decisions are counted in the Prometheus metrics'));
     assert.equal(loaded(asResources(authOf({ tls: '', v2ExplicitTLS: { tls: 'string' } }))).config.authService?.tls, undefined);
-    assert.deepEqual(problems(asResources(authOf({ tls: 'auth-ctx' }))), [
-      'config/emissary.yaml: AuthService authentication: spec.tls: TLSContext names are not supported; for TLS write tls: true or auth_service: https://host:port',
-    ]);
+    const named = loaded(asResources(authOf({ tls: 'auth-ctx' })));
+    assert.equal(named.config.authService?.tls, 'auth-ctx');
+    assert.ok(notesOf(named, 'authentication').some((n) => n.startsWith('spec.tls: names a TLSContext: TLS to the service')));
+    assert.match(problems(asResources(authOf({ tls: 'auth-ctx', auth_service: 'http://auth:3000' })))[0], /spec.tls: a TLSContext contradicts the http:\/\/ of auth_service/);
+  });
+
+  it('reads proto: grpc, takes v3 when protocol_version is left out, and refuses v2 with the reason', () => {
+    const grpcAuth = loaded(asResources(authOf({ proto: 'grpc' })));
+    assert.equal(grpcAuth.config.authService?.proto, 'grpc');
+    assert.ok(notesOf(grpcAuth, 'authentication').some((n) => n.startsWith('spec.protocol_version: not set: v3')));
+    assert.match(problems(asAnnotation('s', authOf({ proto: 'grpc', protocol_version: 'v2' })))[0], /protocol_version: must be v3 for proto: grpc/);
   });
 
   it("qualifies the auth service's Kubernetes name with the namespace", () => {

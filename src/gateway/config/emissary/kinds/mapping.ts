@@ -20,7 +20,6 @@ const DROPPED: Readonly<Record<string, string>> = {
   stats_name: 'ignored: requests are counted by Mapping name in the Prometheus metrics',
   v3StatsName: 'ignored: requests are counted by Mapping name in the Prometheus metrics',
   v2ExplicitTLS: 'ignored: how Emissary remembers the v2 spelling of tls and service; it changes nothing',
-  auth_context_extensions: 'ignored: context extensions reach gRPC auth services only, and the AuthService is asked over HTTP, as Emissary asks one with proto: http',
   bypass_error_response_overrides: 'ignored: there are no error response overrides to bypass (errors have the gateway\'s JSON body)',
   metadata_labels: 'ignored: labels of the resource, read by the diagnostics only',
 };
@@ -105,6 +104,10 @@ function translateField(field: string, value: unknown, r: EmissaryResource, d: D
       return;
     case 'labels':
       d.out.labels = labels(value);
+      return;
+    case 'auth_context_extensions':
+      d.out[field] = value;
+      d.notes.push({ field, note: 'sent as the context_extensions of a check to an AuthService with proto: grpc; an HTTP check carries none, as in Emissary' });
       return;
     case 'add_linkerd_headers':
       if (typeof value === 'boolean') d.linkerd = value;

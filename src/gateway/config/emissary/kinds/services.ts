@@ -13,6 +13,9 @@ const STATS = 'ignored: decisions are counted in the Prometheus metrics';
 /** `grpc: {use_resource_exhausted_code}`: the gRPC status Emissary gives a gRPC request over a limit. */
 const GRPC_CODE = 'ignored: gRPC requests are not proxied here, so none is answered with a gRPC status; a request over a limit gets 429';
 const EXPLICIT_TLS = 'ignored: how Emissary remembers the v2 spelling of tls; it changes nothing';
+/** A TLSContext named by a service's `tls`: TLS is used; the context's own certificates are not read. */
+const TLS_CONTEXT =
+  "names a TLSContext: TLS to the service, its certificate checked against the system's authorities; the TLSContext's own certificates, SNI and protocols are not read";
 
 /** A field that is false or empty: as if it were not written. */
 function isUnset(value: unknown): boolean {
@@ -28,6 +31,17 @@ export function translateAuthService(r: EmissaryResource): Translation {
     else if (field === 'v2ExplicitTLS') notes.push({ field, note: EXPLICIT_TLS });
     else if (field === 'tls' && isUnset(value)) continue;
     else out[field] = value;
+  }
+  if (typeof out.tls === 'string') notes.push({ field: 'tls', note: TLS_CONTEXT });
+  if (out.proto === 'grpc') {
+    if (out.protocol_version === undefined) {
+      notes.push({ field: 'protocol_version', note: 'not set: v3, the only protocol asked here; Emissary 3 takes v2 then, which it no longer speaks, and reports an error' });
+    }
+    notes.push({ field: 'allowed_request_headers', note: 'every request header is sent in the check, as Envoy sends them to a gRPC service' });
+    if (out.allowed_authorization_headers !== undefined) {
+      notes.push({ field: 'allowed_authorization_headers', note: "ignored for proto: grpc, as in Emissary: the answer's ok_response says which headers the upstream gets" });
+    }
+    return { record: out, became: `AuthService ${r.name}`, notes, problems: [], serviceField: 'auth_service' };
   }
   if (out.allowed_authorization_headers === undefined) {
     // Emissary's default; the gateway's own form passes X-Travel-User, its auth service's header.
