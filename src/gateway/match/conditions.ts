@@ -93,17 +93,6 @@ export function compilePatterns(mapping: MappingRecord, maxSize: number = DEFAUL
   };
 }
 
-/** How many constraints the conditions add to a route's, for match order (the path pattern is its prefix). */
-export function conditionCount(conditions: MatchConditions | null): number {
-  if (conditions === null) return 0;
-  return (
-    (conditions.method ? 1 : 0) +
-    (conditions.headers?.length ?? 0) +
-    (conditions.host ? 1 : 0) +
-    (conditions.query?.length ?? 0)
-  );
-}
-
 /**
  * The host's normal form a host pattern sees: lower case, without port and
  * trailing dot, an IPv6 address in its one spelling (`[::1]`, not

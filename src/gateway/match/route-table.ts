@@ -3,9 +3,11 @@
  * Which Mapping a request goes to, and the path it is forwarded with.
  *
  * Match order: `precedence` (higher first), then the longer `prefix` (for
- * `prefix_regex`, the longer pattern, as Emissary orders them), then more
- * constraints (`method`, each of `headers`, `regex_headers` and the query
- * conditions, and a host other than `*` count one), then the more specific
+ * `prefix_regex`, the longer pattern, as Emissary orders them), then the
+ * heavier header matchers, then the heavier query matchers, weighed as
+ * Emissary weighs them (the length of each name and value, `*` for any
+ * value, one more for a pattern; `method` and a v2 `host` are headers
+ * there), then the more specific
  * host (an exact name before a glob, a longer glob before a shorter, a glob
  * before a pattern), then an exact path (`prefix_exact`) before a prefix,
  * then config order; the first route that matches wins. Mappings with the
