@@ -282,7 +282,11 @@ export function* buildRuntimeSteps(
     path: string,
   ): Stage | null => {
     try {
-      return factory(record, modules, { ...events, sourceCluster: options.sourceCluster });
+      return factory(record, modules, {
+        ...events,
+        sourceCluster: options.sourceCluster,
+        suppressEnvoyHeaders: config.module?.config.suppress_envoy_headers === true,
+      });
     } catch (err) {
       problems.push(
         configProblem({ source: sourceOf(record), kind: record.kind, record: record.name, path }, errorText(err)),

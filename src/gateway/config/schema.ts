@@ -188,6 +188,17 @@ export const rateLimitServiceSchema = z.strictObject({
   domain: z.string().min(1).default('gateway'),
   timeout_ms: timeoutMs(20),
   failure_mode_deny: z.boolean().default(false),
+  /**
+   * `true`, or the name of a TLSContext: TLS to the service, its certificate
+   * checked against the system's certificate authorities.
+   */
+  tls: z.union([z.boolean(), z.string()]).optional(),
+  /**
+   * `use_resource_exhausted_code`: a gRPC request over a limit is answered
+   * RESOURCE_EXHAUSTED rather than UNAVAILABLE, as Emissary sets it; kept
+   * for the gRPC proxying that reads it.
+   */
+  grpc: z.strictObject({ use_resource_exhausted_code: z.boolean().default(false) }).optional(),
   /** `v3`, or left out: the gateway asks over `envoy.service.ratelimit.v3`. */
   protocol_version: z
     .literal('v3', {
@@ -208,6 +219,8 @@ export const moduleSchema = z.strictObject({
   config: z
     .strictObject({
       cors: corsSchema.optional(),
+      /** `true`: no `x-envoy-*` header is added to an answer (`x-envoy-ratelimited` on a 429 of the rate-limit service). */
+      suppress_envoy_headers: z.boolean().optional(),
       /** The largest program (RE2 instructions) a Mapping's regular expression may compile to, as Emissary's `regex_max_size`; default 200. */
       regex_max_size: z.number().int('must be a whole number of instructions').positive('must be a whole number of instructions').optional(),
     })

@@ -28,6 +28,8 @@ export interface Stage {
 export interface StageSettings extends GatewayEvents {
   /** The gateway's own name, for `source_cluster` rate-limit labels. */
   readonly sourceCluster?: string;
+  /** The Module's `suppress_envoy_headers`: no `x-envoy-ratelimited` on a 429. */
+  readonly suppressEnvoyHeaders?: boolean;
 }
 
 /**

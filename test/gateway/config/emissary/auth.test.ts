@@ -149,11 +149,19 @@ describe('Emissary RateLimitService fields', () => {
     assert.equal(loaded(asAnnotation('s', rlsOf({ domain: 'shop' }))).config.rateLimitService?.domain, 'shop');
   });
 
-  it('refuses TLS to the rate-limit service, which is asked over plaintext gRPC, and protocol_version v2', () => {
-    assert.deepEqual(problems(asAnnotation('s', rlsOf({ tls: true }))), [
-      'config/emissary.yaml: service s: RateLimitService limits: tls: not supported: the rate-limit service is asked over plaintext gRPC; remove the field',
-    ]);
+  it('reads tls (true or a TLSContext), keeps grpc.use_resource_exhausted_code, and refuses protocol_version v2', () => {
+    const v2 = loaded(asAnnotation('s', rlsOf({ tls: true, grpc: { use_resource_exhausted_code: true } })));
+    assert.deepEqual([v2.config.rateLimitService?.tls, v2.config.rateLimitService?.grpc], [true, { use_resource_exhausted_code: true }]);
+    const named = loaded(asResources(rlsOf({ tls: 'rls-ctx' })));
+    assert.ok(notesOf(named, 'limits').some((n) => n.startsWith('spec.tls: names a TLSContext: TLS to the service')));
     assert.match(problems(asResources(rlsOf({ protocol_version: 'v2' })))[0], /RateLimitService limits: spec.protocol_version: must be v3/);
     assert.equal(loaded(asResources(rlsOf({ tls: '', stats_name: 'rl' }))).config.rateLimitService?.service, 'ratelimit.example:8081');
+  });
+
+  it("gives a service without a port Emissary's default: 80, or 443 with TLS", () => {
+    const plain = loaded(asResources({ ...rlsOf({ service: 'ratelimit' }), namespace: 'limits' }));
+    assert.equal(plain.config.rateLimitService?.service, 'ratelimit.limits:80');
+    assert.ok(notesOf(plain, 'limits').includes("spec.service: no port: 80, Emissary's default for a service without TLS"));
+    assert.equal(loaded(asAnnotation('s', rlsOf({ service: 'ratelimit.example', tls: true }))).config.rateLimitService?.service, 'ratelimit.example:443');
   });
 });

@@ -4,14 +4,11 @@
  * real upstream: what the check carries, and how each answer is honoured.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { createAuthStage } from '../../../../src/gateway/stages/auth-stage';
 import { configFromRecords } from '../../../../src/gateway';
 import { captureLogger } from '../../../auth/support';
+import { selfSignedLocalhost } from '../../../support/self-signed';
 import { allowAlice, startExtAuthzServer, type ExtAuthzServer } from '../../../support/ext-authz-server';
 import { configOf, deadPort, mapping } from '../../helpers';
 import { configRig, type Rig } from '../../match/support';
@@ -254,42 +251,15 @@ describe('the auth stage, when the gRPC ext_authz service fails', () => {
 });
 
 describe('the auth stage, checking with a gRPC ext_authz service over TLS', () => {
-  let dir: string;
   let cert: Buffer;
   let authz: ExtAuthzServer;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'ext-authz-tls-'));
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-        '-addext',
-        'subjectAltName=DNS:localhost',
-        '-keyout',
-        join(dir, 'key.pem'),
-        '-out',
-        join(dir, 'cert.pem'),
-      ],
-      { stdio: 'ignore' },
-    );
-    cert = readFileSync(join(dir, 'cert.pem'));
-    authz = await startExtAuthzServer({ key: readFileSync(join(dir, 'key.pem')), cert });
+    const made = selfSignedLocalhost();
+    cert = made.cert;
+    authz = await startExtAuthzServer(made);
   });
-  after(async () => {
-    await authz?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => authz?.close());
 
   it('checks over TLS with tls set, trusting the authority it is given', async () => {
     const rig = await rigFor(`localhost:${authz.port}`, { tls: 'authz-tls' }, grpc.credentials.createSsl(cert));

@@ -42,7 +42,6 @@ export const IGNORED: Readonly<Record<string, string>> = {
   reject_requests_with_escaped_slashes: 'ignored: an escaped slash (%2F) or backslash in a path is always a 400',
   strip_matching_host_port: "ignored: a Host's port is not held against a hostname unless the hostname names one",
   preserve_external_request_id: 'ignored: a request id is the access log\'s; X-Request-Id is passed on as the client sent it',
-  suppress_envoy_headers: "ignored: the gateway adds no x-envoy-* header, and drops a client's",
   use_remote_address: 'ignored: the client is the peer, or, with the trustProxy option, the address the proxy in front wrote last in X-Forwarded-For',
   xff_num_trusted_hops: 'ignored: X-Forwarded-For is trusted only with the trustProxy option (one hop)',
   enable_ipv4: 'ignored at true, its default',

@@ -88,7 +88,8 @@ function readField(field: string, value: unknown, d: Draft): void {
       d.config.cors = corsPolicy(value);
       return;
     case 'regex_max_size':
-      d.config.regex_max_size = value;
+    case 'suppress_envoy_headers':
+      d.config[field] = value;
       return;
     case 'defaults':
       readDefaults(value, d);
