@@ -24,6 +24,21 @@ function fixtures(form: Form, up: string, rls: string) {
     { kind: 'Module', name: 'ambassador', spec: { config: { default_labels: { ambassador: { defaults: [v2 ? 'source_cluster' : { source_cluster: { key: 'source_cluster' } }] } } } } },
     { kind: 'Mapping', name: 'catalog', spec: { prefix: '/catalog/', service: up, labels: { ambassador: [{ per_tenant: [tenantLabel, catalogLabel] }, { peers: [v2 ? 'remote_address' : { remote_address: { key: 'remote_address' } }] }] } } },
     { kind: 'Mapping', name: 'plain', spec: { prefix: '/plain/', service: up } },
+    // The rate-limit tutorial's form: an action under a name of the label's own.
+    {
+      kind: 'Mapping',
+      name: 'backend',
+      spec: {
+        prefix: '/backend/',
+        service: up,
+        labels: {
+          ambassador: [
+            { request_label_group: [{ 'x-ambassador-test-allow': { request_headers: { key: 'x-ambassador-test-allow', header_name: 'x-ambassador-test-allow' } } }] },
+            { keyed: [{ generic_key: { value: 'backend' } }, { the_key: { generic_key: { key: 'zone', value: 'north' } } }] },
+          ],
+        },
+      },
+    },
     { kind: 'Mapping', name: 'kitchen', spec: { prefix: '/kitchen/', service: up, labels: { ambassador: [{ where: [v2 ? 'destination_cluster' : { destination_cluster: { key: 'destination_cluster' } }] }] } } },
   ];
 }
@@ -41,7 +56,15 @@ for (const form of FORMS) {
         limits: [
           {
             domain: 'ambassador',
-            descriptors: [{ key: 'source_cluster', descriptors: [{ key: 'tenant', value: 'tiny', descriptors: [{ key: 'area', rate_limit: { unit: 'hour', requests_per_unit: 1 } }] }] }],
+            descriptors: [
+              {
+                key: 'source_cluster',
+                descriptors: [
+                  { key: 'tenant', value: 'tiny', descriptors: [{ key: 'area', rate_limit: { unit: 'hour', requests_per_unit: 1 } }] },
+                  { key: 'x-ambassador-test-allow', value: 'probably', rate_limit: { unit: 'hour', requests_per_unit: 1 } },
+                ],
+              },
+            ],
           },
         ],
       });
@@ -86,6 +109,18 @@ for (const form of FORMS) {
     it("names the upstream's cluster in destination_cluster, as Envoy names the cluster Emissary routes to", async () => {
       assert.equal((await rig.call('/kitchen/soup')).status, 200);
       assert.deepEqual(descriptors(seen), [['source_cluster=gatehouse', `destination_cluster=cluster_${rig.upstream.replace(/[.:]/g, '_')}`]]);
+    });
+
+    it("reads the rate-limit tutorial's label form and generic_key with and without key, and the tutorial's limit holds", async () => {
+      const allowed = await rig.call('/backend/', { headers: { 'X-Ambassador-Test-Allow': 'true' } });
+      assert.deepEqual(descriptors(seen), [
+        ['source_cluster=gatehouse', 'x-ambassador-test-allow=true'],
+        ['source_cluster=gatehouse', 'generic_key=backend', 'zone=north'],
+      ]);
+      const first = await rig.call('/backend/', { headers: { 'X-Ambassador-Test-Allow': 'probably' } });
+      const second = await rig.call('/backend/', { headers: { 'X-Ambassador-Test-Allow': 'probably' } });
+      assert.deepEqual([allowed.status, first.status, second.status], [200, 200, 429]);
+      assert.equal(second.answer.headers['x-envoy-ratelimited'], 'true');
     });
 
     it('answers 429 once the service says the limit is reached', async () => {
