@@ -86,7 +86,16 @@ function describe(value: unknown): string {
   return typeof value === 'object' ? 'a mapping' : `a ${typeof value}`;
 }
 
-/** One added header's value: a string, or `{value, append}`. */
+/** A number or boolean as the text it was written as (`8`, `true`), as Emissary sends it; a number that is not finite is refused. */
+function scalarValue(raw: number | boolean, ctx: Ctx, at: PropertyKey[], append: boolean): AddedHeader | undefined {
+  if (typeof raw === 'number' && !Number.isFinite(raw)) {
+    issue(ctx, raw, at, 'must be a string or a finite number');
+    return undefined;
+  }
+  return { value: String(raw), append };
+}
+
+/** One added header's value: a string, a number or boolean (as its text), or `{value, append}`. */
 function addedValue(raw: unknown, ctx: Ctx, at: PropertyKey[]): AddedHeader | undefined {
   if (typeof raw === 'string') {
     const problem = HEADER_VALUE.test(raw) ? variablesProblem(raw) : 'must be a header value: no line breaks or control characters';
@@ -94,11 +103,8 @@ function addedValue(raw: unknown, ctx: Ctx, at: PropertyKey[]): AddedHeader | un
     issue(ctx, raw, at, problem);
     return undefined;
   }
-  if (typeof raw === 'number' || typeof raw === 'boolean') {
-    // The value is not repeated: it may be a key or token, and problems are logged.
-    issue(ctx, raw, at, `must be a string, got ${describe(raw)}: quote the value, as YAML reads an unquoted number, true or false as no string`);
-    return undefined;
-  }
+  // YAML reads an unquoted 8 or true as no string; Emissary sends them as written.
+  if (typeof raw === 'number' || typeof raw === 'boolean') return scalarValue(raw, ctx, at, true);
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     issue(ctx, raw, at, `must be a string or {value, append}, got ${describe(raw)}`);
     return undefined;
@@ -111,8 +117,11 @@ function addedValue(raw: unknown, ctx: Ctx, at: PropertyKey[]): AddedHeader | un
       ok = false;
     }
   }
-  const { value, append } = entry;
-  if (value === undefined) {
+  const { append } = entry;
+  let value = entry.value;
+  if (typeof value === 'number' || typeof value === 'boolean') value = scalarValue(value, ctx, [...at, 'value'], true)?.value;
+  if (value === undefined && entry.value !== undefined) ok = false;
+  else if (value === undefined) {
     issue(ctx, raw, [...at, 'value'], 'required (a string)');
     ok = false;
   } else if (typeof value !== 'string') {

@@ -81,6 +81,10 @@ function upstreamTls(value: unknown, d: Draft): void {
 function translateField(field: string, value: unknown, r: EmissaryResource, d: Draft): void {
   switch (field) {
     case 'host':
+      if (r.fields.hostname !== undefined) {
+        d.notes.push({ field, note: 'ignored: hostname is given too, and wins, as in Emissary (which logs the same)' });
+        return;
+      }
       // v2's host is v3alpha1's hostname (a glob) unless host_regex makes it a pattern, as Emissary converts it.
       if (r.version !== 'v3alpha1' && r.fields.host_regex !== true) {
         d.out.hostname = value;
@@ -89,7 +93,8 @@ function translateField(field: string, value: unknown, r: EmissaryResource, d: D
       } else d.out.host = value;
       return;
     case 'host_regex':
-      if (r.version === 'v3alpha1' || value === true) d.out.host_regex = value;
+      if (r.fields.hostname !== undefined && r.fields.host !== undefined) d.notes.push({ field, note: 'ignored with host, which hostname overrides' });
+      else if (r.version === 'v3alpha1' || value === true) d.out.host_regex = value;
       return;
     case 'headers':
     case 'query_parameters':

@@ -1,0 +1,57 @@
+/**
+ * Mapping fields Emissary users write that YAML or Emissary read loosely:
+ * header values that are numbers or booleans, a v2 Mapping with both host
+ * and hostname; in Emissary's two forms and the gateway's own records,
+ * through the gateway to a real upstream.
+ */
+import assert from 'node:assert/strict';
+import { configOf, mapping } from '../../helpers';
+import { configRig } from '../../match/support';
+import { asAnnotation, emissaryRig, FORMS, loaded, notesOf, routeTo, written } from './support';
+
+const ADDED = { 'x-count': 8, 'x-flag': true, 'x-off': false, 'x-mode': { value: 'strict', append: false }, 'x-ratio': { value: 0.5 } };
+
+describe('added header values that are numbers or booleans', () => {
+  for (const form of FORMS) {
+    it(`are sent as written, in an Emissary ${form}`, async () => {
+      const rig = await emissaryRig((up) =>
+        written(form, routeTo(up, 'edit', { prefix: '/edit/', add_request_headers: ADDED, add_response_headers: { 'x-served': 1 } })),
+      );
+      try {
+        const res = await rig.call('/edit/x', { headers: { 'X-Mode': 'loose' } });
+        const got = res.received!.headers;
+        assert.deepEqual([got['x-count'], got['x-flag'], got['x-off'], got['x-mode'], got['x-ratio']], ['8', 'true', 'false', 'strict', '0.5']);
+        assert.equal(res.answer.headers['x-served'], '1');
+      } finally {
+        await rig.close();
+      }
+    });
+  }
+
+  it("are sent as written, in the gateway's own Mapping", async () => {
+    const rig = await configRig((up) => configOf(mapping('/edit/', up, { add_request_headers: ADDED })));
+    try {
+      const res = await rig.call('/edit/x');
+      assert.deepEqual([res.received!.headers['x-count'], res.received!.headers['x-flag']], ['8', 'true']);
+    } finally {
+      await rig.close();
+    }
+  });
+});
+
+describe('a v2 Mapping with both host and hostname', () => {
+  it('routes by hostname, which wins, and says that host is ignored', async () => {
+    const text = (up: string) =>
+      asAnnotation('s', routeTo(up, 'both', { prefix: '/both/', host: 'old.example', hostname: 'new.example' }));
+    const result = loaded(text('127.0.0.1:9'));
+    assert.equal(result.config.mappings[0].hostname, 'new.example');
+    assert.ok(notesOf(result, 'both').includes('host: ignored: hostname is given too, and wins, as in Emissary (which logs the same)'));
+    const rig = await emissaryRig(text);
+    try {
+      assert.equal((await rig.call('/both/x', { headers: { Host: 'new.example' } })).route, 'both');
+      assert.equal((await rig.call('/both/x', { headers: { Host: 'old.example' } })).status, 404);
+    } finally {
+      await rig.close();
+    }
+  });
+});
