@@ -14,7 +14,8 @@
  *     cannot use, a malformed Host or X-Forwarded-Host (400);
  *  4. a path it cannot normalise (400); then the gateway's own paths are
  *     answered;
- *  5. any request while no configuration is loaded (503);
+ *  5. any request while no configuration is loaded (503), and one from an
+ *     address the Module's `ip_allow` / `ip_deny` refuses (403);
  *  6. headers `Connection` nominates, and lookalikes of those the routes
  *     read (dropped);
  *  7. a method override that would route elsewhere (400), and a path no
@@ -189,6 +190,8 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
       if (path.startsWith(OWN_PREFIX) && (await ownPath(ctx, path))) return errors.fillEmpty(ctx);
       // 5.
       const rt = refuseUnconfigured(runtime());
+      // The Module's ip_allow / ip_deny: before a route is looked at, so before auth and any preflight.
+      if (rt.addressFilter !== null) rt.addressFilter(ctx);
       // 6. Before matching: a backend reads `X_Api_Key` as the `X-Api-Key` a label or a Mapping's `headers` never saw.
       const headers = req.headers;
       dropNominatedHeaders(headers);

@@ -6,6 +6,7 @@
  * clusters, and a read-only picture of it all for diagnostics. A configuration that cannot be
  * built is refused whole, with every problem listed.
  */
+import { compileAddressFilter, type AddressFilter } from './request/address-filter';
 import type { Middleware } from 'koa';
 import { createCorsPolicies, type CorsPolicies } from '../cors';
 import type { GatewayEvents } from './events';
@@ -110,6 +111,8 @@ export interface Runtime {
   readonly rateLimit: Stage | null;
   /** The gateway-wide CORS middleware, for paths that match no route; undefined when CORS is off. */
   readonly cors: Middleware | undefined;
+  /** The Module's `ip_allow` / `ip_deny`; null when it has neither. */
+  readonly addressFilter: AddressFilter | null;
   readonly clusters: ClusterSet;
   /**
    * The header names (lower case) that Mappings match, label or edit, and
@@ -124,6 +127,14 @@ export interface Runtime {
   retired: boolean;
   graceTimer?: NodeJS.Timeout;
   closing?: Promise<void>;
+}
+
+/** The Module's address filter, or null when it filters nothing. */
+function addressFilterOf(config: GatewayConfig): AddressFilter | null {
+  const settings = config.module?.config;
+  if (settings?.ip_allow !== undefined) return compileAddressFilter(settings.ip_allow, true);
+  if (settings?.ip_deny !== undefined) return compileAddressFilter(settings.ip_deny, false);
+  return null;
 }
 
 /** Whatever the config: those the gateway writes on every forwarded request, and those it reads a method override from. */
@@ -330,6 +341,7 @@ export function* buildRuntimeSteps(
       auth,
       rateLimit,
       cors: globalCors,
+      addressFilter: addressFilterOf(config),
       clusters,
       ownedHeaders: yield* ownedHeaders(config.mappings),
       snapshot: yield* describeRoutesSteps(config, table),

@@ -11,6 +11,7 @@ import { labelsSchema } from './labels';
 import { AMBASSADOR_ID_IN_CODE, emissaryMappingChecks, emissaryMappingFields } from './mapping-emissary';
 import { mappingMatchChecks, matchMappingFields, normaliseMatchFields } from './mapping-match';
 import { upstreamMappingChecks, upstreamMappingFields } from './mapping-upstream';
+import { cidrProblem } from '../request/address-filter';
 
 export type { AddedHeader, HeaderCondition } from './headers';
 export { allowedUpgrades } from './mapping-emissary';
@@ -208,6 +209,19 @@ export const rateLimitServiceSchema = z.strictObject({
     .optional(),
 });
 
+/** One rule of `ip_allow` / `ip_deny`: `{peer: <cidr>}` or `{remote: <cidr>}`. */
+const addressRule = z
+  .strictObject({ peer: z.string().optional(), remote: z.string().optional() })
+  .superRefine((rule, ctx) => {
+    const given = [rule.peer === undefined ? [] : ['peer', rule.peer], rule.remote === undefined ? [] : ['remote', rule.remote]].filter((g) => g.length > 0);
+    if (given.length !== 1) {
+      ctx.addIssue({ code: 'custom', message: 'a rule is one of {peer: <address or CIDR>} or {remote: <address or CIDR>}' });
+      return;
+    }
+    const problem = cidrProblem(given[0][1]);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', path: [given[0][0]], message: problem });
+  });
+
 /**
  * Gateway-wide settings, as Emissary's `Module` holds them:
  * `config: {cors: <policy>}` applies to every Mapping without a `cors` of its
@@ -219,12 +233,20 @@ export const moduleSchema = z.strictObject({
   config: z
     .strictObject({
       cors: corsSchema.optional(),
+      /** Only requests from these addresses are served (a 403 for the rest), before auth. */
+      ip_allow: z.array(addressRule).optional(),
+      /** Requests from these addresses are refused with a 403, before auth. */
+      ip_deny: z.array(addressRule).optional(),
       /** `true`: no `x-envoy-*` header is added to an answer (`x-envoy-ratelimited` on a 429 of the rate-limit service). */
       suppress_envoy_headers: z.boolean().optional(),
       /** The largest program (RE2 instructions) a Mapping's regular expression may compile to, as Emissary's `regex_max_size`; default 200. */
       regex_max_size: z.number().int('must be a whole number of instructions').positive('must be a whole number of instructions').optional(),
     })
-    .default({}),
+    .default({})
+    .refine((c) => c.ip_allow === undefined || c.ip_deny === undefined, {
+      message: 'give ip_allow or ip_deny, not both (as Emissary takes one)',
+      path: ['ip_deny'],
+    }),
 });
 
 /** Any record, told apart by `kind`. */

@@ -108,9 +108,8 @@ describe("Emissary's ambassador Module", () => {
   });
 
   it('refuses by name the fields whose absence a client would feel, and an unknown field', () => {
-    const config = { ip_allow: [{ peer: '127.0.0.1' }], x_forwarded_proto_redirect: true, use_proxy_proto: false, lua_scripts: 'x', enable_grpc_web: true, lightspeed: 1 };
+    const config = { x_forwarded_proto_redirect: true, use_proxy_proto: false, lua_scripts: 'x', enable_grpc_web: true, lightspeed: 1 };
     assert.deepEqual(problems(asResources(moduleOf(config))), [
-      'config/emissary.yaml: Module ambassador: spec.config.ip_allow: not supported: requests are not filtered by address here; filter them in front of the gateway, or remove the field',
       'config/emissary.yaml: Module ambassador: spec.config.x_forwarded_proto_redirect: not supported: plain HTTP is not redirected to HTTPS here; serve HTTPS alone (--tls-cert, --tls-key), or redirect in front of the gateway',
       'config/emissary.yaml: Module ambassador: spec.config.lua_scripts: not supported: there is no Envoy to run Lua scripts',
       'config/emissary.yaml: Module ambassador: spec.config.enable_grpc_web: not supported: gRPC upstreams are not proxied',

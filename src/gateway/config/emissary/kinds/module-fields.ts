@@ -51,8 +51,6 @@ export const IGNORED: Readonly<Record<string, string>> = {
 
 /** Fields refused whatever their value, with why. */
 export const REFUSED: Readonly<Record<string, string>> = {
-  ip_allow: 'not supported: requests are not filtered by address here; filter them in front of the gateway, or remove the field',
-  ip_deny: 'not supported: requests are not filtered by address here; filter them in front of the gateway, or remove the field',
   lua_scripts: 'not supported: there is no Envoy to run Lua scripts',
   error_response_overrides: "not supported: errors have the gateway's JSON error body; remove the field",
   grpc_stats: 'not supported: gRPC upstreams are not proxied',

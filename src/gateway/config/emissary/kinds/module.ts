@@ -89,6 +89,8 @@ function readField(field: string, value: unknown, d: Draft): void {
       return;
     case 'regex_max_size':
     case 'suppress_envoy_headers':
+    case 'ip_allow':
+    case 'ip_deny':
       d.config[field] = value;
       return;
     case 'defaults':
