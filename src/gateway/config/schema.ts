@@ -12,6 +12,7 @@ import { AMBASSADOR_ID_IN_CODE, emissaryMappingChecks, emissaryMappingFields } f
 import { mappingMatchChecks, matchMappingFields, normaliseMatchFields } from './mapping-match';
 import { upstreamMappingChecks, upstreamMappingFields } from './mapping-upstream';
 import { cidrProblem } from '../request/address-filter';
+import { errorOverridesSchema } from './error-overrides';
 
 export type { AddedHeader, HeaderCondition } from './headers';
 export { allowedUpgrades } from './mapping-emissary';
@@ -233,6 +234,8 @@ export const moduleSchema = z.strictObject({
   config: z
     .strictObject({
       cors: corsSchema.optional(),
+      /** Bodies for answers of these statuses, on every Mapping without its own list. */
+      error_response_overrides: errorOverridesSchema.optional(),
       /** Only requests from these addresses are served (a 403 for the rest), before auth. */
       ip_allow: z.array(addressRule).optional(),
       /** Requests from these addresses are refused with a 403, before auth. */

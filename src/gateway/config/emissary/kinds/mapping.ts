@@ -20,7 +20,6 @@ const DROPPED: Readonly<Record<string, string>> = {
   stats_name: 'ignored: requests are counted by Mapping name in the Prometheus metrics',
   v3StatsName: 'ignored: requests are counted by Mapping name in the Prometheus metrics',
   v2ExplicitTLS: 'ignored: how Emissary remembers the v2 spelling of tls and service; it changes nothing',
-  bypass_error_response_overrides: 'ignored: there are no error response overrides to bypass (errors have the gateway\'s JSON body)',
   metadata_labels: 'ignored: labels of the resource, read by the diagnostics only',
 };
 
@@ -54,8 +53,8 @@ function boolNames(d: Draft, names: unknown, exact: string, patterns: string, fi
     d.problems.push({ field, note: 'must be a list of names' });
     return;
   }
-  const map = isPlainObject(d.out[exact]) ? { ...(d.out[exact]) } : {};
-  const regex = isPlainObject(d.out[patterns]) ? { ...(d.out[patterns]) } : undefined;
+  const map = isPlainObject(d.out[exact]) ? { ...d.out[exact] } : {};
+  const regex = isPlainObject(d.out[patterns]) ? { ...d.out[patterns] } : undefined;
   for (const name of names) {
     if (map[name] === undefined) map[name] = true;
     if (regex?.[name] === '.*') delete regex[name];

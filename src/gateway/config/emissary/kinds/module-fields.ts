@@ -52,7 +52,6 @@ export const IGNORED: Readonly<Record<string, string>> = {
 /** Fields refused whatever their value, with why. */
 export const REFUSED: Readonly<Record<string, string>> = {
   lua_scripts: 'not supported: there is no Envoy to run Lua scripts',
-  error_response_overrides: "not supported: errors have the gateway's JSON error body; remove the field",
   grpc_stats: 'not supported: gRPC upstreams are not proxied',
   set_current_client_cert_details: 'not supported: client certificates are not asked for; remove the field',
   auth_enabled: 'not supported: an AuthService applies to every Mapping that does not bypass_auth',

@@ -91,6 +91,7 @@ function readField(field: string, value: unknown, d: Draft): void {
     case 'suppress_envoy_headers':
     case 'ip_allow':
     case 'ip_deny':
+    case 'error_response_overrides':
       d.config[field] = value;
       return;
     case 'defaults':
