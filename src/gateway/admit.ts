@@ -25,7 +25,9 @@
  *     route's response edits); a body of unknown length is counted;
  * 10. a POST whose body names a method override that would route elsewhere
  *     (400);
- * then, once routed: auth, the rate limit, the forward (./routed).
+ * then, once routed: auth, the rate limit, the forward (./routed); and
+ * whatever answered, an error status the route's (or the Module's)
+ * `error_response_overrides` names gets its body.
  */
 import type { Context, Middleware } from 'koa';
 import {
@@ -50,6 +52,7 @@ import { overriddenMethods } from './request/override/method-override';
 import { normalisePath, unsafeEscapeError, withoutParameters } from './request/path';
 import { refuseMalformedHost, refuseRepeatedHost, toOriginForm } from './request/request-target';
 import type { RunRouted } from './routed';
+import { applyErrorOverrides } from './error-overrides';
 import type { RouteTarget, Runtime } from './runtime';
 
 /** What the gateway's middleware is built from. */
@@ -155,6 +158,17 @@ function answerPreflight(
   return cors(ctx, nothing) as Promise<void>;
 }
 
+/** The route's error_response_overrides (the Module's for an answer no route gave), applied to the answer. */
+function overrideErrorBody(ctx: Context, rt: Runtime, route: Route<RouteTarget> | undefined): void {
+  const target = route?.target;
+  const overrides = target === undefined ? rt.errorOverrides : target.errorOverrides;
+  if (overrides === null || ctx.status < 400) return;
+  applyErrorOverrides(ctx, overrides, {
+    route: route?.mapping.name,
+    cluster: target?.kind === 'remote' ? target.upstream.cluster.name : undefined,
+  });
+}
+
 /**
  * Builds the gateway's one middleware: admits the request through the steps
  * above and routes it, and answers every error on its way, and an error
@@ -166,6 +180,9 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
 
   return async function admit(ctx: Context): Promise<void> {
+    // Known once they are: whose error_response_overrides the answer gets.
+    let known: Runtime | null = null;
+    let routedBy: Route<RouteTarget> | undefined;
     try {
       // 1. First of all: without an AuthService, on a path no route matches, or on
       // the gateway's own paths, a client's X-Travel-User would otherwise reach
@@ -190,6 +207,7 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
       if (path.startsWith(OWN_PREFIX) && (await ownPath(ctx, path))) return errors.fillEmpty(ctx);
       // 5.
       const rt = refuseUnconfigured(runtime());
+      known = rt;
       // The Module's ip_allow / ip_deny: before a route is looked at, so before auth and any preflight.
       if (rt.addressFilter !== null) rt.addressFilter(ctx);
       // 6. Before matching: a backend reads `X_Api_Key` as the `X-Api-Key` a label or a Mapping's `headers` never saw.
@@ -228,6 +246,7 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
         await cors(ctx, notFound);
         return errors.fillEmpty(ctx);
       }
+      routedBy = route;
       // 8.
       refuseUnsafeEscapes(route, path);
       // 9.
@@ -252,6 +271,8 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
       errors.fillEmpty(ctx);
     } catch (err) {
       errors.answer(ctx, err);
+    } finally {
+      if (known !== null) overrideErrorBody(ctx, known, routedBy);
     }
   };
 }

@@ -6,8 +6,10 @@
  * clusters, and a read-only picture of it all for diagnostics. A configuration that cannot be
  * built is refused whole, with every problem listed.
  */
-import { compileAddressFilter, type AddressFilter } from './request/address-filter';
 import type { Middleware } from 'koa';
+import type { ErrorOverrides } from './error-overrides';
+import { modulePolicies, routeErrorOverrides, type ModulePolicies } from './module-policies';
+import { ownedHeaders } from './request/headers/owned-headers';
 import { createCorsPolicies, type CorsPolicies } from '../cors';
 import type { GatewayEvents } from './events';
 import type { ModuleRegistry, GatehouseModule } from './module';
@@ -15,7 +17,6 @@ import type { Stage, StageFactory } from './stages/stage';
 import type { Route } from './match/route';
 import {
   allowedUpgrades,
-  labelHeaders,
   type AuthServiceRecord,
   type GatewayConfig,
   type MappingRecord,
@@ -24,7 +25,6 @@ import {
 import { ConfigError, configProblem, type ConfigProblem } from './config/problems';
 import { moduleHandler, type ModuleHandler } from './module-handler';
 import { compileHeaderEdits, type HeaderEdits } from './request/headers/header-edits';
-import { OVERRIDE_HEADERS } from './request/override/method-override';
 import { groupProblemsSteps } from './match/canary';
 import { prepareMatch, type PreparedMatch } from './match/prepare';
 import type { RedirectPlan } from './match/redirect';
@@ -48,6 +48,8 @@ import { describeRoutesSteps, type RuntimeSnapshot } from './snapshot';
 export interface RouteExtras extends HeaderEdits {
   /** The CORS middleware of the route (its own policy, else the gateway-wide one), when there is one. */
   readonly cors: Middleware | undefined;
+  /** Its `error_response_overrides`, else the Module's unless it bypasses them; null for none. */
+  readonly errorOverrides: ErrorOverrides | null;
 }
 
 export interface InProcessTarget extends RouteExtras {
@@ -103,16 +105,14 @@ export interface UpstreamOptions {
   retryBufferBytes?: number;
 }
 
-/** One configuration, ready to serve. */
-export interface Runtime {
+/** One configuration, ready to serve: with the Module's `ip_allow` / `ip_deny` and its error overrides for answers no route gives. */
+export interface Runtime extends ModulePolicies {
   readonly config: GatewayConfig;
   readonly table: RouteTable<RouteTarget>;
   readonly auth: Stage | null;
   readonly rateLimit: Stage | null;
   /** The gateway-wide CORS middleware, for paths that match no route; undefined when CORS is off. */
   readonly cors: Middleware | undefined;
-  /** The Module's `ip_allow` / `ip_deny`; null when it has neither. */
-  readonly addressFilter: AddressFilter | null;
   readonly clusters: ClusterSet;
   /**
    * The header names (lower case) that Mappings match, label or edit, and
@@ -127,31 +127,6 @@ export interface Runtime {
   retired: boolean;
   graceTimer?: NodeJS.Timeout;
   closing?: Promise<void>;
-}
-
-/** The Module's address filter, or null when it filters nothing. */
-function addressFilterOf(config: GatewayConfig): AddressFilter | null {
-  const settings = config.module?.config;
-  if (settings?.ip_allow !== undefined) return compileAddressFilter(settings.ip_allow, true);
-  if (settings?.ip_deny !== undefined) return compileAddressFilter(settings.ip_deny, false);
-  return null;
-}
-
-/** Whatever the config: those the gateway writes on every forwarded request, and those it reads a method override from. */
-const ALWAYS_OWNED = ['x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', ...OVERRIDE_HEADERS];
-
-/** The header names the Mappings of a configuration match, label or edit, and those the gateway writes or reads itself. */
-function* ownedHeaders(mappings: readonly MappingRecord[]): Steps<string[]> {
-  const names = new Set(ALWAYS_OWNED);
-  for (const mapping of mappings) {
-    yield;
-    for (const name of Object.keys(mapping.headers ?? {})) names.add(name);
-    for (const name of Object.keys(mapping.regex_headers ?? {})) names.add(name);
-    for (const name of Object.keys(mapping.add_request_headers)) names.add(name);
-    for (const name of mapping.remove_request_headers) names.add(name);
-    for (const name of labelHeaders(mapping.labels)) names.add(name);
-  }
-  return [...names];
 }
 
 /** A Mapping checked and prepared, before its target is made. */
@@ -209,6 +184,7 @@ export function* buildRuntimeSteps(
   }
   const regexMaxSize = config.module?.config.regex_max_size ?? DEFAULT_REGEX_MAX_SIZE;
   const pending: Pending[] = [];
+  const moduleWide = modulePolicies(config);
 
   for (const mapping of config.mappings) {
     yield;
@@ -223,7 +199,11 @@ export function* buildRuntimeSteps(
     } catch (err) {
       problem('cors', errorText(err));
     }
-    const edits: RouteExtras = { ...compileHeaderEdits(mapping), cors };
+    const edits: RouteExtras = {
+      ...compileHeaderEdits(mapping),
+      cors,
+      errorOverrides: routeErrorOverrides(mapping, moduleWide),
+    };
     if (match.redirect !== null) {
       pending.push({ mapping, prefix, edits, match, redirect: match.redirect });
       continue;
@@ -341,7 +321,7 @@ export function* buildRuntimeSteps(
       auth,
       rateLimit,
       cors: globalCors,
-      addressFilter: addressFilterOf(config),
+      ...moduleWide,
       clusters,
       ownedHeaders: yield* ownedHeaders(config.mappings),
       snapshot: yield* describeRoutesSteps(config, table),
