@@ -220,6 +220,7 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
       // The query as it is forwarded: what follows a `#` reaches no backend.
       const query = request.querystring;
       const overrides = overriddenMethods(headers, query);
+      const scheme = ctx.protocol;
       // Answered by the CORS policy, a preflight reaches no backend to act on an override.
       let route = rt.table.matchAlike(
         path,
@@ -229,6 +230,7 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
         host,
         preflight ? undefined : overrides,
         query,
+        scheme,
       );
       let cors = route === undefined ? rt.cors : route.target.cors;
       if (preflight) {
@@ -237,7 +239,7 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
           return errors.fillEmpty(ctx);
         }
         // No policy for it: an OPTIONS request like any other.
-        route = rt.table.matchAlike(path, plain, method, headers, host, overrides, query);
+        route = rt.table.matchAlike(path, plain, method, headers, host, overrides, query, scheme);
         cors = route === undefined ? rt.cors : route.target.cors;
       }
       if (route === undefined) {
@@ -261,7 +263,7 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
       try {
         // 10. After the guard: a body read for its override is held to the body limit as any other.
         if (!tooLarge && !preflight && bodyMayOverride(method, headers))
-          await refuseBodyOverride(req, rt.table, { path, plain, method, headers, host, query }, bodyLimit);
+          await refuseBodyOverride(req, rt.table, { path, plain, method, headers, host, query, scheme }, bodyLimit);
         if (cors === undefined) await routed(ctx, rt, route, path, guard, tooLarge);
         else await cors(ctx, () => routed(ctx, rt, route, path, guard, tooLarge));
       } finally {

@@ -186,6 +186,18 @@ export function removedHeadersSchema(request: boolean) {
   });
 }
 
+/** The pseudo-headers a Mapping may match, as Envoy's header matchers read them. */
+const MATCHED_PSEUDO_HEADERS = [':authority', ':method', ':path', ':scheme'];
+
+/** Why a name cannot be matched in `headers` or `regex_headers`, or undefined when it can: a header, or a request's pseudo-header. */
+export function matchedNameProblem(name: string): string | undefined {
+  if (name.startsWith(':')) {
+    if (MATCHED_PSEUDO_HEADERS.includes(name.toLowerCase())) return undefined;
+    return `is no pseudo-header of a request: ${MATCHED_PSEUDO_HEADERS.join(', ')}`;
+  }
+  return HEADER_NAME.test(name) ? undefined : 'must be an HTTP header name';
+}
+
 /** What a `headers` entry asks of a request header: this exact value, or (`true`) any value. */
 export type HeaderCondition = string | true;
 
@@ -193,7 +205,8 @@ export type HeaderCondition = string | true;
 export const matchedHeadersSchema = z.record(z.string(), z.unknown()).transform((map, ctx) => {
   const out: Record<string, HeaderCondition> = {};
   for (const [name, raw] of Object.entries(map)) {
-    if (!HEADER_NAME.test(name)) issue(ctx, raw, [name], 'must be an HTTP header name');
+    const problem = matchedNameProblem(name);
+    if (problem !== undefined) issue(ctx, raw, [name], problem);
     else if (Object.prototype.hasOwnProperty.call(out, name.toLowerCase())) issue(ctx, raw, [name], 'is given twice (header names are case-insensitive)');
     else if (raw === true || typeof raw === 'string') out[name.toLowerCase()] = raw;
     else issue(ctx, raw, [name], `must be a string (the exact value) or true (any value), got ${describe(raw)}`);

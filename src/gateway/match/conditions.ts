@@ -20,6 +20,13 @@ import type { MappingRecord } from '../config/schema';
 import { canonicalIPv6 } from './host-match';
 import { ParsedQuery, queryMatches, type QueryCondition, type QueryReading } from './query';
 import { compileRegex, DEFAULT_REGEX_MAX_SIZE, type RE2JS } from './regex';
+import {
+  namesPseudoHeader,
+  pseudoConditions,
+  pseudoMatches,
+  type PseudoCondition,
+  type PseudoFacts,
+} from './pseudo-headers';
 import { compileSubstitution, isSubstitution, type Substitution } from './substitution';
 
 /** A Mapping's conditions beyond prefix, method, headers and host glob; at least one is set. */
@@ -34,6 +41,8 @@ export interface MatchConditions {
   readonly host: RE2JS | null;
   /** `query_parameters` and `regex_query_parameters`. */
   readonly query: readonly QueryCondition[] | null;
+  /** `headers` and `regex_headers` on `:authority`, `:method`, `:path` and `:scheme`. */
+  readonly pseudo: readonly PseudoCondition[] | null;
 }
 
 /** One problem of a Mapping's patterns, at its field path. */
@@ -66,6 +75,7 @@ export function compilePatterns(mapping: MappingRecord, maxSize: number = DEFAUL
   const host = mapping.host !== undefined && mapping.host_regex === true ? compile(mapping.host, 'host') : null;
   const headers: (readonly [string, RE2JS])[] = [];
   for (const [name, pattern] of Object.entries(mapping.regex_headers ?? {})) {
+    if (namesPseudoHeader(name)) continue;
     const re = compile(pattern, `regex_headers.${name}`);
     if (re !== null) headers.push([name, re]);
   }
@@ -83,10 +93,19 @@ export function compilePatterns(mapping: MappingRecord, maxSize: number = DEFAUL
     if (isSubstitution(compiled)) pathRewrite = compiled;
     else problems.push({ path: `regex_rewrite.${compiled.field}`, message: compiled.message });
   }
-  const any = path !== null || method !== null || host !== null || headers.length > 0 || query.length > 0;
+  const pseudo = pseudoConditions(mapping, compile);
+  const any =
+    path !== null || method !== null || host !== null || headers.length > 0 || query.length > 0 || pseudo.length > 0;
   return {
     conditions: any
-      ? { path, method, headers: headers.length > 0 ? headers : null, host, query: query.length > 0 ? query : null }
+      ? {
+          path,
+          method,
+          headers: headers.length > 0 ? headers : null,
+          host,
+          query: query.length > 0 ? query : null,
+          pseudo: pseudo.length > 0 ? pseudo : null,
+        }
       : null,
     pathRewrite,
     problems,
@@ -112,17 +131,23 @@ function normalHost(host: string | undefined): string {
  * headers, worked out at most once however many routes ask: the route
  * table keeps one and resets it for each match (matching is synchronous).
  */
-export class RequestReading {
+export class RequestReading implements PseudoFacts {
   /** The raw query string, without `?`. */
-  private query = '';
+  query = '';
   private host: string | undefined;
+  /** The method, normalised path and scheme of the request, for its pseudo-headers. */
+  method = '';
+  path = '';
+  scheme = 'http';
   /** How the query is read: Envoy's reading, or another backend's. */
   queryReading: QueryReading = 'first';
   private parsed: ParsedQuery | null = null;
   private normal: string | null = null;
 
   /** Starts reading another request. Allocates nothing. */
-  reset(query: string, host: string | undefined, queryReading: QueryReading): void {
+  reset(query: string, host: string | undefined, queryReading: QueryReading, path: string, scheme: string): void {
+    this.path = path;
+    this.scheme = scheme;
     if (query !== this.query) {
       this.query = query;
       this.parsed = null;
@@ -159,6 +184,10 @@ export function conditionsMatch(
   reading: RequestReading,
 ): boolean {
   if (c.method !== null && !c.method.testExact(method)) return false;
+  if (c.pseudo !== null) {
+    reading.method = method;
+    if (!pseudoMatches(c.pseudo, reading)) return false;
+  }
   if (c.headers !== null) {
     for (let i = 0; i < c.headers.length; i++) {
       const value = headerValue(headers, c.headers[i][0]);

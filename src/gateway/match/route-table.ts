@@ -36,6 +36,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { HttpError } from '../../http';
 import { endOfUnicodeFolded } from './case-fold';
 import { RequestReading } from './conditions';
+import { asksMethod } from './pseudo-headers';
 import { otherReadings, type QueryCondition, type QueryReading } from './query';
 import {
   compareRoutes,
@@ -98,6 +99,8 @@ export class RouteTable<T> {
   private readonly random: () => number;
   private readonly reading = new RequestReading();
   private readonly hasConditions: boolean;
+  /** The scheme of the request being matched, for `:scheme` conditions: set by each match, which is synchronous. */
+  private scheme = 'http';
 
   constructor(specs: readonly RouteSpec<T>[], options: RouteTableOptions<T> = {}) {
     const routes = options.compiled ?? runAtOnce(compileRoutes(specs));
@@ -110,8 +113,8 @@ export class RouteTable<T> {
 
   /**
    * The route for a normalised path, method, headers, host (by default the
-   * Host header; `''` or `undefined` for none) and raw query string (without
-   * `?`); `undefined` when none matches. Among routes with the same match,
+   * Host header; `''` or `undefined` for none), raw query string (without
+   * `?`) and scheme; `undefined` when none matches. Among routes with the same match,
    * one is drawn by weight.
    */
   match(
@@ -120,7 +123,9 @@ export class RouteTable<T> {
     headers: IncomingHttpHeaders,
     host: string | undefined = headers.host,
     query = '',
+    scheme = 'http',
   ): Route<T> | undefined {
+    this.scheme = scheme;
     return this.chosen(this.find(path, method, headers, host, query));
   }
 
@@ -141,7 +146,7 @@ export class RouteTable<T> {
     const routes = this.routes;
     const reading = this.reading;
     // Only conditions read it: a table without them does not touch it.
-    if (this.hasConditions) reading.reset(query, host, queryReading);
+    if (this.hasConditions) reading.reset(query, host, queryReading, path, this.scheme);
     for (let i = 0; i < routes.length; i++) {
       const route = routes[i];
       if (!routeMatches(route, route.caseSensitive, path, method, headers, host, reading)) continue;
@@ -178,7 +183,9 @@ export class RouteTable<T> {
     host: string | undefined,
     overrides?: readonly string[],
     query = '',
+    scheme = 'http',
   ): Route<T> | undefined {
+    this.scheme = scheme;
     const route = this.find(path, method, headers, host, query);
     if (route === undefined) return route;
     if (plain !== path && this.find(plain, method, headers, host, query) !== route) {
@@ -212,7 +219,11 @@ export class RouteTable<T> {
    */
   methodMayDecide(path: string): boolean {
     for (const route of this.routes)
-      if ((route.method !== null || route.conditions?.method) && pathMatches(route, false, path)) return true;
+      if (
+        (route.method !== null || route.conditions?.method || asksMethod(route.conditions?.pseudo)) &&
+        pathMatches(route, false, path)
+      )
+        return true;
     return false;
   }
 }

@@ -17,6 +17,7 @@ import {
   type MatchConditions,
   type RequestReading,
 } from './conditions';
+import { namesPseudoHeader } from './pseudo-headers';
 import { foldsCase, type RE2JS } from './regex';
 import type { Steps } from '../slices';
 import type { Substitution } from './substitution';
@@ -120,7 +121,7 @@ export function compileRoute<T>(spec: RouteSpec<T>, index: number): Route<T> {
   if (patterns.problems.length > 0)
     throw new Error(`Mapping ${mapping.name}: ${patterns.problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
   const conditions = patterns.conditions;
-  const headers = mapping.headers ? Object.entries(mapping.headers) : [];
+  const headers = mapping.headers ? Object.entries(mapping.headers).filter(([name]) => !namesPseudoHeader(name)) : [];
   const regex = mapping.prefix_regex === true;
   const open = !regex && mapping.prefix_exact !== true && prefix.endsWith('/');
   const rewrite = mapping.rewrite;

@@ -17,8 +17,9 @@ export function* ownedHeaders(mappings: readonly MappingRecord[]): Steps<string[
   const names = new Set(ALWAYS_OWNED);
   for (const mapping of mappings) {
     yield;
-    for (const name of Object.keys(mapping.headers ?? {})) names.add(name);
-    for (const name of Object.keys(mapping.regex_headers ?? {})) names.add(name);
+    // A pseudo-header (`:authority`) has no lookalike spelling: it is no header a backend reads.
+    for (const name of Object.keys(mapping.headers ?? {})) if (!name.startsWith(':')) names.add(name);
+    for (const name of Object.keys(mapping.regex_headers ?? {})) if (!name.startsWith(':')) names.add(name);
     for (const name of Object.keys(mapping.add_request_headers)) names.add(name);
     for (const name of mapping.remove_request_headers) names.add(name);
     for (const name of labelHeaders(mapping.labels)) names.add(name);
