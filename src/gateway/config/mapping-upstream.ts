@@ -106,9 +106,8 @@ export const upstreamMappingFields = {
   enable_ipv4: z.boolean().optional(),
   enable_ipv6: z.boolean().optional(),
   dns_type: z.enum(['strict_dns', 'logical_dns'], { error: 'must be strict_dns or logical_dns' }).optional(),
-  respect_dns_ttl: z
-    .literal(false, { error: 'must be false (or left out): names are looked up again every 5 s, the lookup of the system giving no TTL' })
-    .optional(),
+  /** `true`: a name is looked up again once its DNS records' TTL has passed, rather than every 5 s. */
+  respect_dns_ttl: z.boolean().optional(),
   /** A name that gives the Mapping an upstream cluster of its own, apart from other Mappings of the same service. */
   cluster_tag: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'must be letters, digits, _, . or -').optional(),
 };
