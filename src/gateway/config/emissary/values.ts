@@ -4,10 +4,12 @@
  * added headers as `v3alpha1` stores them (`{value, append,
  * v2Representation}`), CORS policies with `v2CommaSeparatedOrigins`, v2's
  * longhand `{generic_key, v3Key}` labels, `ambassador_id` as a name or a
- * list, and a service's `host:port` as Emissary's Linkerd header names it.
+ * list, a service's `host:port` as Emissary's Linkerd header names it, and
+ * a service with a path, of which Emissary reads the host and port alone.
  * Anything not in those spellings is returned as it is, for the record's
  * schema to judge.
  */
+import type { FieldNote } from './types';
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -20,7 +22,8 @@ export function addedHeaders(raw: unknown): unknown {
   for (const [name, value] of Object.entries(raw)) {
     if (value === null) out[name] = '';
     else if (isPlainObject(value)) {
-      const { v2Representation: _stored, ...rest } = value;
+      const rest = { ...value };
+      delete rest.v2Representation;
       out[name] = 'value' in rest ? rest : { ...rest, value: '' };
     } else out[name] = value;
   }
@@ -30,7 +33,8 @@ export function addedHeaders(raw: unknown): unknown {
 /** A CORS policy: `v2CommaSeparatedOrigins` (how v3alpha1 remembers a v2 `"a,b"`) dropped. */
 export function corsPolicy(raw: unknown): unknown {
   if (!isPlainObject(raw)) return raw;
-  const { v2CommaSeparatedOrigins: _stored, ...rest } = raw;
+  const rest = { ...raw };
+  delete rest.v2CommaSeparatedOrigins;
   return rest;
 }
 
@@ -52,7 +56,9 @@ export function labels(raw: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const [domain, groups] of Object.entries(raw)) {
     out[domain] = Array.isArray(groups)
-      ? (groups as unknown[]).map((group) => (isPlainObject(group) ? Object.fromEntries(Object.entries(group).map(([name, list]) => [name, labelList(list)])) : group))
+      ? groups.map((group: unknown) =>
+          isPlainObject(group) ? Object.fromEntries(Object.entries(group).map(([name, list]) => [name, labelList(list)])) : group,
+        )
       : groups;
   }
   return out;
@@ -88,4 +94,25 @@ export function serviceHostPort(service: string): string | undefined {
   if (!m) return undefined;
   const [, scheme, host, port] = m;
   return `${host}:${port ?? (scheme?.toLowerCase() === 'https' ? '443' : '80')}`;
+}
+
+/**
+ * A service with what follows its host and port (a path, a query, a
+ * fragment) cut off, as Emissary reads it ("ignoring everything but the host
+ * and port"), and what was cut; `cut` is '' when there was nothing to cut.
+ */
+export function serviceWithoutPath(service: string): { service: string; cut: string } {
+  const m = /^((?:[a-z][a-z0-9+.-]*:\/\/)?[^/?#]*)(.*)$/i.exec(service)!;
+  // A lone trailing slash is no path: `http://quote/` is `http://quote`.
+  return m[2] === '/' || m[2] === '' ? { service, cut: '' } : { service: m[1], cut: m[2] };
+}
+
+/** A record's `service` (or `auth_service`) as Emissary reads it: host and port, a note saying what of it is ignored. */
+export function hostAndPort(field: string, value: unknown, notes: FieldNote[]): unknown {
+  if (typeof value !== 'string') return value;
+  const { service, cut } = serviceWithoutPath(value);
+  if (cut !== '') {
+    notes.push({ field, note: `${cut} is ignored: Emissary reads a service's host and port alone, and warns of the rest` });
+  }
+  return service;
 }

@@ -1,7 +1,7 @@
 /**
  * Mapping fields Emissary users write that YAML or Emissary read loosely:
  * header values that are numbers or booleans, a v2 Mapping with both host
- * and hostname; in Emissary's two forms and the gateway's own records,
+ * and hostname, a service written as a URL with a path; in Emissary's two forms and the gateway's own records,
  * through the gateway to a real upstream.
  */
 import assert from 'node:assert/strict';
@@ -53,5 +53,49 @@ describe('a v2 Mapping with both host and hostname', () => {
     } finally {
       await rig.close();
     }
+  });
+});
+
+describe('a service written as a URL with a path', () => {
+  for (const form of FORMS) {
+    it(`is read as Emissary reads it, host and port alone, with a note for the rest, in an Emissary ${form}`, async () => {
+      const text = (up: string) => written(form, routeTo(up, 'api', { prefix: '/api/', service: `http://${up}/v1/base?x=1` }));
+      const notes = notesOf(loaded(text('127.0.0.1:9')), 'api');
+      const field = form === 'resource' ? 'spec.service' : 'service';
+      assert.ok(notes.includes(`${field}: /v1/base?x=1 is ignored: Emissary reads a service's host and port alone, and warns of the rest`));
+      const rig = await emissaryRig(text);
+      try {
+        const res = await rig.call('/api/users');
+        assert.deepEqual([res.route, res.url], ['api', '/users']);
+      } finally {
+        await rig.close();
+      }
+    });
+  }
+
+  it("keeps the path of the gateway's own Mapping, where it is the upstream's base path", async () => {
+    const rig = await configRig((up) =>
+      configOf(mapping('/api/', `http://${up}/v1`, { add_request_headers: { 'X-Route': 'api' } })),
+    );
+    try {
+      assert.equal((await rig.call('/api/users')).url, '/v1/users');
+    } finally {
+      await rig.close();
+    }
+  });
+
+  it("cuts the path of a RateLimitService's and an AuthService's service alike", () => {
+    const result = loaded(
+      written(
+        'resource',
+        { kind: 'AuthService', name: 'auth', spec: { auth_service: 'http://auth.example:3000/extauth' } },
+        { kind: 'RateLimitService', name: 'limits', spec: { service: 'limits.example:8081/rls', protocol_version: 'v3' } },
+      ),
+    );
+    assert.deepEqual(
+      [result.config.authService?.auth_service, result.config.rateLimitService?.service],
+      ['http://auth.example:3000', 'limits.example:8081'],
+    );
+    assert.ok(notesOf(result, 'auth').some((n) => n.startsWith('spec.auth_service: /extauth is ignored')));
   });
 });

@@ -8,6 +8,7 @@
  */
 import { API_VERSION } from '../../schema';
 import type { EmissaryResource, FieldNote, Translation } from '../types';
+import { hostAndPort } from '../values';
 
 const STATS = 'ignored: decisions are counted in the Prometheus metrics';
 /** `grpc: {use_resource_exhausted_code}`: the gRPC status Emissary gives a gRPC request over a limit. */
@@ -46,6 +47,7 @@ export function translateAuthService(r: EmissaryResource): Translation {
     if (field === 'stats_name') notes.push({ field, note: STATS });
     else if (field === 'v2ExplicitTLS') notes.push({ field, note: EXPLICIT_TLS });
     else if (field === 'tls' && isUnset(value)) continue;
+    else if (field === 'auth_service') out[field] = hostAndPort(field, value, notes);
     else out[field] = value;
   }
   if (typeof out.tls === 'string') notes.push({ field: 'tls', note: TLS_CONTEXT });
@@ -90,7 +92,8 @@ export function translateRateLimitService(r: EmissaryResource): Translation {
       if (isUnset(value)) continue;
       out.tls = value;
       if (typeof value === 'string') notes.push({ field, note: TLS_CONTEXT });
-    } else out[field] = value;
+    } else if (field === 'service') out[field] = hostAndPort(field, value, notes);
+    else out[field] = value;
   }
   defaultPort(out, r, notes);
   if (out.protocol_version === undefined) {
