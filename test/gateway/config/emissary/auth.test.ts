@@ -135,6 +135,16 @@ describe('Emissary AuthService fields', () => {
     assert.match(problems(asAnnotation('s', authOf({ proto: 'grpc', protocol_version: 'v2' })))[0], /protocol_version: must be v3 for proto: grpc/);
   });
 
+  it('ignores for proto: grpc, with a note, the fields Emissary writes into an HTTP check alone', () => {
+    const grpcAuth = loaded(asResources(authOf({ proto: 'grpc', path_prefix: '/extauth', add_auth_headers: { 'x-from': 'edge' }, add_linkerd_headers: true })));
+    const record = grpcAuth.config.authService!;
+    assert.deepEqual([record.path_prefix, record.add_auth_headers, record.add_linkerd_headers], ['', {}, false]);
+    const notes = notesOf(grpcAuth, 'authentication');
+    for (const field of ['path_prefix', 'add_auth_headers', 'add_linkerd_headers']) {
+      assert.ok(notes.some((n) => n.startsWith(`spec.${field}: ignored for proto: grpc, as in Emissary`)), field);
+    }
+  });
+
   it("qualifies the auth service's Kubernetes name with the namespace", () => {
     const result = loaded(asResources({ ...authOf({ auth_service: 'example-auth:3000' }), namespace: 'security' }));
     assert.equal(result.config.authService?.auth_service, 'example-auth.security:3000');

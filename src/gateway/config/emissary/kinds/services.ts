@@ -18,6 +18,13 @@ const EXPLICIT_TLS = 'ignored: how Emissary remembers the v2 spelling of tls; it
 const TLS_CONTEXT =
   "names a TLSContext: TLS to the service, its certificate checked against the system's authorities; the TLSContext's own certificates, SNI and protocols are not read";
 
+/** The fields of an AuthService that Emissary reads for `proto: http` alone, and what a gRPC check does instead. */
+const HTTP_ONLY: Readonly<Record<string, string>> = {
+  path_prefix: 'the check carries the request\'s own path',
+  add_auth_headers: 'the check carries the request\'s own headers',
+  add_linkerd_headers: 'the check is a gRPC call to the service itself',
+};
+
 /** A field that is false or empty: as if it were not written. */
 function isUnset(value: unknown): boolean {
   return value === false || value === '' || value === null;
@@ -56,6 +63,12 @@ export function translateAuthService(r: EmissaryResource): Translation {
       notes.push({ field: 'protocol_version', note: 'not set: v3, the only protocol asked here; Emissary 3 takes v2 then, which it no longer speaks, and reports an error' });
     }
     notes.push({ field: 'allowed_request_headers', note: 'every request header is sent in the check, as Envoy sends them to a gRPC service' });
+    // Emissary writes these into the HTTP check alone; a gRPC check is sent without them.
+    for (const [field, why] of Object.entries(HTTP_ONLY)) {
+      if (out[field] === undefined) continue;
+      delete out[field];
+      notes.push({ field, note: `ignored for proto: grpc, as in Emissary: ${why}` });
+    }
     if (out.allowed_authorization_headers !== undefined) {
       notes.push({ field: 'allowed_authorization_headers', note: "ignored for proto: grpc, as in Emissary: the answer's ok_response says which headers the upstream gets" });
     }
