@@ -88,7 +88,17 @@ function argumentSchema(name: string, argument: unknown): z.ZodType {
   if (name === 'generic_key') return genericKey;
   if (name === 'request_headers') return requestHeaders;
   if ((LABEL_ACTIONS as readonly string[]).includes(name)) return action(name as LabelAction);
-  return headerLabel;
+  return unknownAction(name);
+}
+
+/** A label `{name: {...}}` that names no action and is no `{<key>: {header}}` either, refused as Emissary refuses it. */
+function unknownAction(name: string): z.ZodType {
+  return z.unknown().superRefine((_argument, ctx) => {
+    ctx.addIssue({
+      code: 'custom',
+      message: `'${name}' is no label action (${ACTIONS.join(', ')}), nor a label {<key>: {header: <name>}}`,
+    });
+  });
 }
 
 /** One label, validated; its problems are reported at their own paths. */

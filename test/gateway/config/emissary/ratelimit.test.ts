@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { createRateLimitGrpcServer, createRateLimitService, type RateLimitGrpcServer, type RateLimitRequest, type RateLimitService } from '../../../../src/ratelimit';
 import { memoryLogger } from '../../../ratelimit/support/silent';
-import { emissaryRig, FORMS, loaded, notesOf, written, type EmissaryRig, type Form } from './support';
+import { emissaryRig, FORMS, loaded, notesOf, problems, written, type EmissaryRig, type Form } from './support';
 
 /** The descriptors of the requests the service got, as `key=value` lists. */
 function descriptors(requests: readonly RateLimitRequest[]): string[][] {
@@ -142,6 +142,41 @@ describe("Emissary's RateLimitService fields", () => {
       const at = form === 'resource' ? 'spec.' : '';
       assert.ok(
         notesOf(result, 'limits').includes(`${at}grpc: kept on the record: gRPC requests are not proxied here, so none is answered with a gRPC status yet; a request over a limit gets 429`),
+        form,
+      );
+    }
+  });
+});
+
+describe("Emissary's labels written wrong", () => {
+  it('refuses an action it does not know, and the fields an action lacks or does not have, at the label, in either form', () => {
+    const labelled = (labels: unknown) => ({ kind: 'Mapping', name: 'shop', spec: { prefix: '/shop/', service: 'shop:80', labels } });
+    for (const form of FORMS) {
+      const at = `config/emissary.yaml: ${form === 'resource' ? '' : 'service emissary: '}Mapping shop: ${form === 'resource' ? 'spec.' : ''}labels.ambassador.0.api`;
+      assert.deepEqual(
+        problems(
+          written(
+            form,
+            labelled({
+              ambassador: [
+                {
+                  api: [
+                    { client_ip: { key: 'ip' } },
+                    { request_headers: { key: 'user' } },
+                    { remote_address: { key: 'ip' } },
+                    { generic_key: { key: 'tier' } },
+                  ],
+                },
+              ],
+            }),
+          ),
+        ),
+        [
+          `${at}.0.client_ip: 'client_ip' is no label action (request_headers, generic_key, source_cluster, destination_cluster, remote_address), nor a label {<key>: {header: <name>}}`,
+          `${at}.1.request_headers.header_name: required (expected string)`,
+          `${at}.2.remote_address.key: must be remote_address, the label's own name`,
+          `${at}.3.generic_key.value: required (expected string)`,
+        ],
         form,
       );
     }
