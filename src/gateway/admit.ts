@@ -53,6 +53,7 @@ import { normalisePath, unsafeEscapeError, withoutParameters } from './request/p
 import { refuseMalformedHost, refuseRepeatedHost, toOriginForm } from './request/request-target';
 import type { RunRouted } from './routed';
 import { applyErrorOverrides } from './error-overrides';
+import { REROUTED_STATE } from './reroute';
 import type { RouteTarget, Runtime } from './runtime';
 
 /** What the gateway's middleware is built from. */
@@ -159,7 +160,8 @@ function answerPreflight(
 }
 
 /** The route's error_response_overrides (the Module's for an answer no route gave), applied to the answer. */
-function overrideErrorBody(ctx: Context, rt: Runtime, route: Route<RouteTarget> | undefined): void {
+function overrideErrorBody(ctx: Context, rt: Runtime, matched: Route<RouteTarget> | undefined): void {
+  const route = (ctx.state[REROUTED_STATE] as Route<RouteTarget> | undefined) ?? matched;
   const target = route?.target;
   const overrides = target === undefined ? rt.errorOverrides : target.errorOverrides;
   if (overrides === null || ctx.status < 400) return;

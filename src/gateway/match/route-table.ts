@@ -99,6 +99,8 @@ export class RouteTable<T> {
   private readonly random: () => number;
   private readonly reading = new RequestReading();
   private readonly hasConditions: boolean;
+  /** Whether some route reads a request's headers or query, which a stage may edit after the match. */
+  readonly readsHeadersOrQuery: boolean;
   /** The scheme of the request being matched, for `:scheme` conditions: set by each match, which is synchronous. */
   private scheme = 'http';
 
@@ -108,6 +110,11 @@ export class RouteTable<T> {
     this.readsQuery = routes.some((r) => r.conditions?.query);
     this.queryConditions = routes.flatMap((r) => r.conditions?.query ?? []);
     this.hasConditions = routes.some((r) => r.conditions !== null);
+    this.readsHeadersOrQuery = routes.some(
+      (r) =>
+        r.headers !== null ||
+        (r.conditions !== null && (r.conditions.headers ?? r.conditions.query ?? r.conditions.pseudo) !== null),
+    );
     this.random = options.random ?? Math.random;
   }
 

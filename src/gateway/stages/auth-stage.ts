@@ -17,49 +17,31 @@ import {
   type AuthRequest,
   type RemoteAuthClient,
 } from '../../auth';
-import { hasRequestBody, headerName, HttpError, ORIGINAL_PATH, redactAddress, requestHost } from '../../http';
+import { hasRequestBody, HttpError, ORIGINAL_PATH, redactAddress, requestHost } from '../../http';
 import { peekBody } from './auth-body';
 import { removeRequestHeader, scrubRaw } from '../request/headers/claimed-user';
 import type { AuthServiceRecord, MappingRecord } from '../config/schema';
 import { NO_EVENTS } from '../events';
 import { clientAddress, forwardedHeader } from '../request/headers/forwarded';
 import { pacedFailureLog } from '../failure-log';
+import { markEdited } from '../reroute';
 import type { ModuleRegistry } from '../module';
 import type { AuthStageOptions, Stage } from './stage';
 import { createGrpcAuthStage } from './grpc-auth-stage';
+import {
+  ALSO_RETURNED,
+  ALWAYS_COPIED,
+  ALWAYS_SENT,
+  BODY_HEADERS,
+  FORWARDED,
+  NEVER_COPIED,
+  setAnswerHeader,
+  single,
+  unique,
+} from './auth-headers';
 
 export type { AuthStageOptions } from './stage';
 
-/**
- * Request headers the auth service always sees, besides
- * `allowed_request_headers` and `X-Forwarded-*`: Emissary's list, `Host` (as
- * Envoy sends it), and `Accept`, so that a refusal can be written in a type
- * the client reads.
- */
-const ALWAYS_SENT = ['accept', 'authorization', 'cookie', 'from', 'host', 'proxy-authorization', 'user-agent'];
-const FORWARDED = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']);
-/**
- * Headers of the auth service's answer that always go on, besides
- * `allowed_authorization_headers`, as Emissary has them: onto the routed
- * request after a 200 (over the client's own), to the client otherwise.
- */
-const ALWAYS_COPIED = ['authorization', 'location', 'proxy-authenticate', 'set-cookie', 'www-authenticate'];
-/** Headers of a refusal that reach the client besides those. */
-const ALSO_RETURNED = ['retry-after', 'content-type', 'vary'];
-/** Framing, connection and Host are the gateway's, whatever the record names: a 200's would cut the client's body short. */
-const NEVER_COPIED = new Set([
-  'content-length',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'upgrade',
-  'host',
-]);
-/** About the body they come with: a 200's stay off the routed request, which keeps the client's; a refusal's go with it. */
-const BODY_HEADERS = ['content-type', 'content-encoding'];
 type BodyLimits = NonNullable<AuthServiceRecord['include_body']>;
 /** What Emissary's `allow_request_body: true` stands for. */
 const ALLOW_REQUEST_BODY: BodyLimits = { max_bytes: 4096, allow_partial: true };
@@ -70,22 +52,6 @@ const EMPTY = Buffer.alloc(0);
  * client's own copy is never sent, as Envoy skips it too.
  */
 const PARTIAL_BODY = 'x-envoy-auth-partial-body';
-
-function unique(names: readonly string[]): string[] {
-  return [...new Set(names.map((n) => n.toLowerCase()))];
-}
-
-function single(value: string | string[]): string {
-  return typeof value === 'string' ? value : value.join(', ');
-}
-
-/**
- * Sets a header of the auth service's answer on the response as it came:
- * Koa's ctx.set fails (a 500) on a repeated header it takes for single-valued.
- */
-function setAnswerHeader(ctx: Context, name: string, value: string | string[] | undefined): void {
-  if (value !== undefined && !ctx.res.headersSent) ctx.res.setHeader(headerName(name), value);
-}
 
 function looksLikeAddress(service: string): boolean {
   return service.includes(':') || service.includes('/');
@@ -273,6 +239,7 @@ export function createAuthStage(
       // Replaced, not added to: a module reading the raw headers must not find the client's too.
       if (headers[name] !== undefined) scrubRaw(ctx.req.rawHeaders, name);
       headers[name] = single(value);
+      markEdited(ctx);
     }
     events.authDecision?.('allowed');
     return true;
@@ -280,7 +247,14 @@ export function createAuthStage(
 
   /** Drops what a client may not say itself (who the user is) from the request it routes. */
   function strip(ctx: Context): void {
-    for (let i = 0; i < stripped.length; i++) removeRequestHeader(ctx.req, stripped[i]);
+    const headers = ctx.req.headers;
+    for (let i = 0; i < stripped.length; i++) {
+      const name = stripped[i];
+      if (headers[name] === undefined) continue;
+      removeRequestHeader(ctx.req, name);
+      // A route chosen by the client's own copy is chosen again without it.
+      markEdited(ctx);
+    }
   }
 
   function ask(ctx: Context, headers: IncomingHttpHeaders, request: AuthRequest): boolean | Promise<boolean> {

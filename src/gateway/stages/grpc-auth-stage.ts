@@ -33,6 +33,7 @@ import { NO_EVENTS } from '../events';
 import { pacedFailureLog } from '../failure-log';
 import { removeRequestHeader, scrubRaw } from '../request/headers/claimed-user';
 import { clientAddress } from '../request/headers/forwarded';
+import { markEdited } from '../reroute';
 import { keepAnswerHeaders, RESPONSE_FRAMING } from './answer-headers';
 import { peekBody } from './auth-body';
 import type { AuthStageOptions, Stage } from './stage';
@@ -162,6 +163,14 @@ export function createGrpcAuthStage(record: AuthServiceRecord, options: AuthStag
       for (const name of ok.queryToRemove) query.delete(name);
       for (const [name, value] of ok.queryToSet) query.set(name, value);
       ctx.querystring = query.toString();
+    }
+    if (
+      ok.headers.length > 0 ||
+      ok.headersToRemove.length > 0 ||
+      ok.queryToSet.length > 0 ||
+      ok.queryToRemove.length > 0
+    ) {
+      markEdited(ctx);
     }
     keepAnswerHeaders(ctx, ok.responseHeaders);
     events.authDecision?.('allowed');
