@@ -50,14 +50,48 @@ export function labelList(raw: unknown): unknown {
   return Array.isArray(raw) ? raw.map(label) : raw;
 }
 
-/** `labels: {<domain>: [{<group>: [<label>...]}]}`, each label in a spelling the gateway reads. */
-export function labels(raw: unknown): unknown {
+/** The actions a v3alpha1 label specifier holds, one of them each (its schema's properties). */
+const LABEL_SPECIFIERS = ['request_headers', 'generic_key', 'remote_address', 'source_cluster', 'destination_cluster'];
+
+/**
+ * A v3alpha1 resource's label with keys beside its action and no value
+ * (`- x-user:` written above `request_headers:` at the same indent, as
+ * Emissary's rate-limit tutorial has it): Kubernetes prunes the keys its
+ * schema does not know, and Emissary reads the action alone. The pruned
+ * names are said to `pruned`.
+ */
+function prunedLabel(raw: unknown, pruned: (names: string[]) => void): unknown {
+  if (!isPlainObject(raw)) return raw;
+  const keys = Object.keys(raw);
+  const actions = keys.filter((k) => LABEL_SPECIFIERS.includes(k));
+  const others = keys.filter((k) => !LABEL_SPECIFIERS.includes(k));
+  if (keys.length < 2 || actions.length !== 1 || others.some((k) => raw[k] !== null)) return raw;
+  pruned(others);
+  return { [actions[0]]: raw[actions[0]] };
+}
+
+/**
+ * `labels: {<domain>: [{<group>: [<label>...]}]}`, each label in a spelling
+ * the gateway reads; with `pruned`, a resource's labels as Kubernetes keeps
+ * them, each pruned key said with its path under `labels`.
+ */
+export function labels(raw: unknown, pruned?: (path: string, names: string[]) => void): unknown {
   if (!isPlainObject(raw)) return raw;
   const out: Record<string, unknown> = {};
   for (const [domain, groups] of Object.entries(raw)) {
     out[domain] = Array.isArray(groups)
-      ? groups.map((group: unknown) =>
-          isPlainObject(group) ? Object.fromEntries(Object.entries(group).map(([name, list]) => [name, labelList(list)])) : group,
+      ? groups.map((group: unknown, g) =>
+          isPlainObject(group)
+            ? Object.fromEntries(
+                Object.entries(group).map(([name, list]) => {
+                  if (pruned === undefined || !Array.isArray(list)) return [name, labelList(list)];
+                  const kept = list.map((one: unknown, i) =>
+                    prunedLabel(one, (names) => pruned(`${domain}.${g}.${name}.${i}`, names)),
+                  );
+                  return [name, labelList(kept)];
+                }),
+              )
+            : group,
         )
       : groups;
   }

@@ -182,3 +182,44 @@ describe("Emissary's labels written wrong", () => {
     }
   });
 });
+
+describe('a label written with its name beside its action, at the same indent', () => {
+  // As Emissary's rate-limit tutorial indents it: `- x-allow:` above `request_headers:`, one mapping of two keys.
+  const resource = (form: 'resource' | 'annotation') =>
+    [
+      form === 'resource' ? 'apiVersion: getambassador.io/v3alpha1' : 'apiVersion: getambassador.io/v2',
+      'kind: Mapping',
+      ...(form === 'resource' ? ['metadata:', '  name: backend', 'spec:'] : ['name: backend']),
+      ...[
+        'prefix: /backend/',
+        'service: backend:80',
+        'labels:',
+        '  shop:',
+        '    - request_label_group:',
+        '      - x-allow:',
+        '        request_headers:',
+        '            key: "x-allow"',
+        '            header_name: "x-allow"',
+      ].map((line) => (form === 'resource' ? `  ${line}` : line)),
+    ].join('\n');
+
+  it('is read in a resource as Kubernetes stores it, the name pruned, with a note', () => {
+    const result = loaded(resource('resource'));
+    assert.deepEqual(result.config.mappings[0].labels, {
+      shop: [{ request_label_group: [{ request_headers: { key: 'x-allow', header_name: 'x-allow', omit_if_not_present: false } }] }],
+    });
+    assert.ok(
+      notesOf(result, 'backend').includes(
+        "spec.labels.shop.0.request_label_group.0: x-allow dropped, as Kubernetes prunes a key the label's schema does not know: read as the action beside it, as Emissary reads it",
+      ),
+    );
+  });
+
+  it('is refused in an annotation, which no Kubernetes schema prunes, as Emissary refuses it', () => {
+    const text = `apiVersion: v1\nkind: Service\nmetadata:\n  name: backend\n  annotations:\n    getambassador.io/config: |\n${resource('annotation')
+      .split('\n')
+      .map((l) => `      ${l}`)
+      .join('\n')}\n`;
+    assert.match(problems(text)[0], /labels\.shop\.0\.request_label_group\.0: has 2 keys \(x-allow, request_headers\) where a label has one/);
+  });
+});

@@ -107,7 +107,16 @@ function translateField(field: string, value: unknown, r: EmissaryResource, d: D
       d.out.cors = corsPolicy(value);
       return;
     case 'labels':
-      d.out.labels = labels(value);
+      // A resource reaches Emissary as Kubernetes stored it, its unknown keys pruned; an annotation as written.
+      d.out.labels =
+        r.fieldPrefix === 'spec.'
+          ? labels(value, (path, names) =>
+              d.notes.push({
+                field: `labels.${path}`,
+                note: `${names.join(', ')} dropped, as Kubernetes prunes a key the label's schema does not know: read as the action beside it, as Emissary reads it`,
+              }),
+            )
+          : labels(value);
       return;
     case 'service':
       d.out.service = hostAndPort(field, value, d.notes);
