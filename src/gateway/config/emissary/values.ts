@@ -150,3 +150,19 @@ export function hostAndPort(field: string, value: unknown, notes: FieldNote[]): 
   }
   return service;
 }
+
+/**
+ * `keepalive` as Emissary reads it: `time`, which Emissary's documentation
+ * writes but its schema names `idle_time`, is dropped with a note, as
+ * Kubernetes prunes it and Emissary never reads it.
+ */
+export function keepaliveAsRead(field: string, value: unknown, notes: FieldNote[]): unknown {
+  if (!isPlainObject(value) || !('time' in value)) return value;
+  const rest = { ...value };
+  delete rest.time;
+  notes.push({
+    field: `${field}.time`,
+    note: "ignored, as Emissary ignores it: its keepalive names the idle time idle_time (Kubernetes prunes time); write idle_time to set it",
+  });
+  return rest;
+}

@@ -99,3 +99,20 @@ describe('a service written as a URL with a path', () => {
     assert.ok(notesOf(result, 'auth').some((n) => n.startsWith('spec.auth_service: /extauth is ignored')));
   });
 });
+
+describe("keepalive written with Emissary's documented time", () => {
+  it('drops time with a note, as Emissary never reads it, and keeps interval and probes, in a Mapping and the Module', () => {
+    const result = loaded(
+      written(
+        'resource',
+        { kind: 'Module', name: 'ambassador', spec: { config: { keepalive: { time: 100, interval: 10, probes: 9 } } } },
+        { kind: 'Mapping', name: 'own', spec: { prefix: '/own/', service: 'own.example:80', keepalive: { time: 2, probes: 3 } } },
+        { kind: 'Mapping', name: 'plain', spec: { prefix: '/plain/', service: 'plain.example:80' } },
+      ),
+    );
+    const [own, plain] = result.config.mappings;
+    assert.deepEqual([own.keepalive, plain.keepalive], [{ probes: 3 }, { interval: 10, probes: 9 }]);
+    assert.ok(notesOf(result, 'own').some((n) => n.startsWith('spec.keepalive.time: ignored, as Emissary ignores it')));
+    assert.ok(notesOf(result, 'ambassador').some((n) => n.startsWith('spec.config.keepalive.time: ignored')));
+  });
+});

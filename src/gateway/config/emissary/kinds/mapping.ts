@@ -9,7 +9,7 @@
  */
 import { API_VERSION } from '../../schema';
 import type { EmissaryResource, FieldNote, Translation } from '../types';
-import { addedHeaders, corsPolicy, hostAndPort, isPlainObject, labels } from '../values';
+import { addedHeaders, corsPolicy, hostAndPort, isPlainObject, keepaliveAsRead, labels } from '../values';
 
 const TLS_CONTEXT = 'names a TLSContext, which is not read: for TLS to the upstream write the service as https://host:port';
 const HOST_HEADER =
@@ -120,6 +120,9 @@ function translateField(field: string, value: unknown, r: EmissaryResource, d: D
       return;
     case 'service':
       d.out.service = hostAndPort(field, value, d.notes);
+      return;
+    case 'keepalive':
+      d.out.keepalive = keepaliveAsRead(field, value, d.notes);
       return;
     case 'auth_context_extensions':
       d.out[field] = value;
