@@ -46,7 +46,8 @@ const retryPolicy = z.strictObject({
 
 const count = (min: number) => z.number().int('must be a whole number').min(min, `must be ${min} or more`).max(1_000_000, 'must be at most 1000000');
 
-const circuitBreaker = z.strictObject({
+/** One set of `circuit_breakers` thresholds, Envoy's, for a priority. */
+export const circuitBreaker = z.strictObject({
   priority: z.enum(['default', 'high'], { error: 'must be default or high' }).default('default'),
   max_connections: count(1).optional(),
   max_pending_requests: count(0).optional(),

@@ -10,7 +10,7 @@ import { addedHeadersSchema, HEADER_NAME, HEADER_VALUE, matchedHeadersSchema, re
 import { labelsSchema } from './labels';
 import { AMBASSADOR_ID_IN_CODE, emissaryMappingChecks, emissaryMappingFields } from './mapping-emissary';
 import { mappingMatchChecks, matchMappingFields, normaliseMatchFields } from './mapping-match';
-import { upstreamMappingChecks, upstreamMappingFields } from './mapping-upstream';
+import { circuitBreaker, upstreamMappingChecks, upstreamMappingFields } from './mapping-upstream';
 import { cidrProblem } from '../request/address-filter';
 import { errorOverridesSchema } from './error-overrides';
 
@@ -179,7 +179,8 @@ export const authServiceSchema = z.strictObject({
   protocol_version: z.enum(['v2', 'v3']).optional(),
   ambassador_id: notSupported(AMBASSADOR_ID_IN_CODE),
   stats_name: notSupported('auth decisions are counted in the Prometheus metrics; remove the field'),
-  circuit_breakers: notSupported('calls to the auth service are bounded by its timeout_ms and a pool of 256 connections, not by circuit breakers; remove the field'),
+  /** Bounds the checks under way, as Envoy's breakers bound the auth service's cluster: one past them is the service failing. */
+  circuit_breakers: z.array(circuitBreaker).min(1, 'must list at least one set of thresholds').optional(),
   v2ExplicitTLS: notSupported('remove the field'),
 }).superRefine(authServiceChecks);
 

@@ -19,6 +19,7 @@ import {
 } from '../../auth';
 import { hasRequestBody, HttpError, ORIGINAL_PATH, redactAddress, requestHost } from '../../http';
 import { peekBody } from './auth-body';
+import { breakersOpen, checkGate } from './auth-breaker';
 import { removeRequestHeader, scrubRaw } from '../request/headers/claimed-user';
 import type { AuthServiceRecord, MappingRecord } from '../config/schema';
 import { NO_EVENTS } from '../events';
@@ -105,6 +106,8 @@ export function createAuthStage(
   }
 
   const shownService = redactAddress(record.auth_service);
+  // A built-in module is called, not reached through a cluster: no breakers bound it.
+  const gate = remote === undefined ? null : checkGate(record);
   const userHeaders = unique(record.allowed_authorization_headers).filter((n) => !NEVER_COPIED.has(n));
   const copied = unique([...ALWAYS_COPIED, ...userHeaders]).filter((n) => !BODY_HEADERS.includes(n));
   // A client's own copy of a header the auth service vouches for never reaches
@@ -258,6 +261,7 @@ export function createAuthStage(
   }
 
   function ask(ctx: Context, headers: IncomingHttpHeaders, request: AuthRequest): boolean | Promise<boolean> {
+    if (gate !== null && !gate.enter()) return unavailable(ctx, breakersOpen());
     let known: AuthDecision | undefined;
     let pending: Promise<AuthDecision> | undefined;
     try {
@@ -265,13 +269,23 @@ export function createAuthStage(
       known = authenticator.authenticateNow?.(request);
       if (known === undefined) pending = authenticator.authenticate(request);
     } catch (err) {
+      gate?.leave();
       return unavailable(ctx, err);
     }
     // Outside the try: a refusal is thrown as the client's error, not taken for a failing service.
-    if (known !== undefined) return conclude(ctx, headers, known);
+    if (known !== undefined) {
+      gate?.leave();
+      return conclude(ctx, headers, known);
+    }
     return pending!.then(
-      (decision) => conclude(ctx, headers, decision),
-      (err: unknown) => unavailable(ctx, err),
+      (decision) => {
+        gate?.leave();
+        return conclude(ctx, headers, decision);
+      },
+      (err: unknown) => {
+        gate?.leave();
+        return unavailable(ctx, err);
+      },
     );
   }
 

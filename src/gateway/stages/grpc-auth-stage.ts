@@ -36,6 +36,7 @@ import { clientAddress } from '../request/headers/forwarded';
 import { markEdited } from '../reroute';
 import { keepAnswerHeaders, RESPONSE_FRAMING } from './answer-headers';
 import { peekBody } from './auth-body';
+import { breakersOpen, checkGate } from './auth-breaker';
 import type { AuthStageOptions, Stage } from './stage';
 
 /** Request headers an answer may neither set nor remove: the request's framing and connection, and Host. */
@@ -102,6 +103,7 @@ export function createGrpcAuthStage(record: AuthServiceRecord, options: AuthStag
   const shownService = redactAddress(record.auth_service);
   const includeBody = record.include_body ?? (record.allow_request_body ? ALLOW_REQUEST_BODY : null);
   const added = Object.entries(record.add_auth_headers);
+  const gate = checkGate(record);
 
   function unavailable(ctx: Context, cause: unknown): boolean {
     events.authDecision?.('error');
@@ -182,9 +184,22 @@ export function createGrpcAuthStage(record: AuthServiceRecord, options: AuthStag
   }
 
   function ask(ctx: Context, check: ExtAuthzCheck): Promise<boolean> {
+    if (gate === null) {
+      return client.check(check).then(
+        (answer) => conclude(ctx, answer),
+        (err: unknown) => unavailable(ctx, err),
+      );
+    }
+    if (!gate.enter()) return Promise.resolve().then(() => unavailable(ctx, breakersOpen()));
     return client.check(check).then(
-      (answer) => conclude(ctx, answer),
-      (err: unknown) => unavailable(ctx, err),
+      (answer) => {
+        gate.leave();
+        return conclude(ctx, answer);
+      },
+      (err: unknown) => {
+        gate.leave();
+        return unavailable(ctx, err);
+      },
     );
   }
 

@@ -78,7 +78,8 @@ add_linkerd_headers: false
     ['a status_on_error above 599', 'status_on_error: 600\n', ['status_on_error: must be an HTTP status (200 to 599)']],
     ['a protocol_version Emissary does not know', 'protocol_version: v4\n', ['protocol_version: Invalid option: expected one of "v2"|"v3"']],
     ['stats_name', 'stats_name: auth\n', ['stats_name: not supported: auth decisions are counted in the Prometheus metrics; remove the field']],
-    ['circuit_breakers', 'circuit_breakers: [{max_connections: 1}]\n', ['circuit_breakers: not supported: calls to the auth service are bounded by its timeout_ms and a pool of 256 connections, not by circuit breakers; remove the field']],
+    ['circuit_breakers of an unknown priority', 'circuit_breakers: [{priority: urgent, max_requests: 1}]\n', ['circuit_breakers.0.priority: must be default or high']],
+    ['an empty circuit_breakers', 'circuit_breakers: []\n', ['circuit_breakers: must list at least one set of thresholds']],
   ];
   for (const [what, fields, expected] of refused) {
     it(`refuses ${what}, naming the file, record and field`, () => {
