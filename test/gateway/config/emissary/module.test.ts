@@ -118,10 +118,10 @@ describe("Emissary's ambassador Module", () => {
   });
 
   it('ignores with a note the settings of how Envoy runs, and those at their default', () => {
-    const result = loaded(asResources(moduleOf({ diag_port: 8877, envoy_log_type: 'json', gzip: { min_content_length: 32 }, xff_num_trusted_hops: 1, enable_ipv6: false })));
+    const result = loaded(asResources(moduleOf({ diag_port: 8877, envoy_log_type: 'json', gzip: { min_content_length: 32 }, xff_num_trusted_hops: 1, enable_ipv6: false, grpc_stats: { all_methods: true } })));
     assert.deepEqual(
       notesOf(result, 'ambassador').map((n) => n.slice(0, n.indexOf(': ignored'))),
-      ['spec.config.diag_port', 'spec.config.envoy_log_type', 'spec.config.gzip', 'spec.config.xff_num_trusted_hops', 'spec.config.enable_ipv6'],
+      ['spec.config.diag_port', 'spec.config.envoy_log_type', 'spec.config.gzip', 'spec.config.xff_num_trusted_hops', 'spec.config.enable_ipv6', 'spec.config.grpc_stats'],
     );
   });
 

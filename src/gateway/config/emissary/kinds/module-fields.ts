@@ -47,12 +47,12 @@ export const IGNORED: Readonly<Record<string, string>> = {
   enable_ipv4: 'ignored at true, its default',
   enable_ipv6: 'ignored at false, its default',
   resolver: 'ignored at kubernetes-service, its default',
+  grpc_stats: 'ignored: gRPC requests are not proxied, so there are no gRPC calls to count; requests are counted by Mapping in the Prometheus metrics',
 };
 
 /** Fields refused whatever their value, with why. */
 export const REFUSED: Readonly<Record<string, string>> = {
   lua_scripts: 'not supported: there is no Envoy to run Lua scripts',
-  grpc_stats: 'not supported: gRPC upstreams are not proxied',
   set_current_client_cert_details: 'not supported: client certificates are not asked for; remove the field',
   auth_enabled: 'not supported: an AuthService applies to every Mapping that does not bypass_auth',
 };
