@@ -28,7 +28,9 @@ function plans(up: string): Record<string, unknown>[] {
       name: 'gold',
       headers: { 'x-tier': 'gold' },
       add_request_headers: { 'X-Route': 'gold' },
-      labels: { shop: [{ plans: [{ generic_key: 'gold' }] }] },
+      labels: {
+        shop: [{ plans: [{ generic_key: 'gold' }, { request_headers: { key: 'tier', header_name: 'x-tier' } }] }],
+      },
     }),
     mapping('/beta/', up, { name: 'beta', headers: { 'x-beta': true }, add_request_headers: { 'X-Route': 'beta' } }),
   ];
@@ -71,7 +73,11 @@ describe('the route, chosen again after a gRPC ext_authz service edited the requ
     });
     const res = await rig.call('/plans/42');
     assert.deepEqual([res.status, res.route, res.received?.headers['x-tier']], [200, 'gold', 'gold']);
-    assert.deepEqual(rls.received.at(-1)?.descriptors[0].entries, [{ key: 'generic_key', value: 'gold' }]);
+    // The header the auth service set is read by the labels too, as Emissary documents (auth runs first).
+    assert.deepEqual(rls.received.at(-1)?.descriptors[0].entries, [
+      { key: 'generic_key', value: 'gold' },
+      { key: 'tier', value: 'gold' },
+    ]);
   });
 
   it('keeps the route of a request the answer leaves as it was', async () => {

@@ -17,7 +17,8 @@ for (const form of FORMS) {
 
     before(async () => {
       auth = await recordingUpstream((req, res) => {
-        if (req.headers['x-deny']) res.writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Bearer' }).end('who are you?');
+        if (req.headers['x-accepted']) res.writeHead(204).end();
+        else if (req.headers['x-deny']) res.writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Bearer' }).end('who are you?');
         else res.writeHead(200, { 'x-user': 'alice', 'x-extra': 'e', 'x-travel-user': 'mallory' }).end();
       });
       rig = await emissaryRig((up) =>
@@ -29,7 +30,7 @@ for (const form of FORMS) {
             spec: {
               auth_service: `127.0.0.1:${auth.port}`,
               path_prefix: '/check',
-              allowed_request_headers: ['x-tenant', 'x-deny'],
+              allowed_request_headers: ['x-tenant', 'x-deny', 'x-accepted'],
               allowed_authorization_headers: ['x-user'],
               status_on_error: { code: 503 },
               proto: 'http',
@@ -57,6 +58,11 @@ for (const form of FORMS) {
       const res = await rig.call('/orders/7', { headers: { 'X-User': 'mallory' } });
       assert.deepEqual([res.status, res.route], [200, 'orders']);
       assert.deepEqual([res.received?.headers['x-user'], res.received?.headers['x-extra'], res.received?.headers['x-travel-user']], ['alice', undefined, undefined]);
+    });
+
+    it('lets only a 200 through: any other 2xx of the auth service is its answer to the client, as Emissary documents', async () => {
+      const res = await rig.call('/orders/7', { headers: { 'X-Accepted': '1' } });
+      assert.deepEqual([res.status, res.received], [204, undefined]);
     });
 
     it("gives the client the auth service's refusal, and asks nothing for a Mapping that bypasses auth", async () => {

@@ -177,6 +177,17 @@ describe('the auth stage, checking with a gRPC ext_authz service', () => {
     );
   });
 
+  it('gives the client a refusal of status 200 or 5xx too, which only a gRPC service can answer, as Emissary documents', async () => {
+    for (const [code, status] of [
+      ['OK', 200],
+      ['ServiceUnavailable', 503],
+    ] as const) {
+      authz.answer = () => ({ status: { code: 7 }, denied_response: { status: { code }, body: `answered ${status}` } });
+      const res = await rig.call('/orders/1');
+      assert.deepEqual([res.status, res.answer.text, res.received], [status, `answered ${status}`, undefined]);
+    }
+  });
+
   it("answers 403 with the gateway's error body for a refusal that names no status and has no body", async () => {
     authz.answer = () => ({ status: { code: 7 } });
     const res = await rig.call('/orders/1');
