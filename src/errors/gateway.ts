@@ -88,6 +88,11 @@ export const GATEWAY_ERRORS = defineErrors({
 
   BODY_DECODED_TOO_LARGE: { status: 413, detail: 'the request body, decoded, is larger than {limit} bytes' },
 
+  ADDRESS_REFUSED: {
+    status: 403,
+    detail: 'requests from this address are not allowed',
+    about: "the Module's `ip_allow` or `ip_deny`, held before auth",
+  },
   AUTH_SERVICE_UNAVAILABLE: {
     status: 403,
     statusFrom: 'status_on_error',

@@ -16,6 +16,8 @@ import { rewritePath, type Route } from './match/route-table';
 import type { RouteTarget, Runtime, UpstreamOptions } from './runtime';
 import { forwardRemote } from './upstream';
 import { forwardUpgrade, tunnelledUpgrade } from './upstream/upgrade';
+import { applyAnswerHeaders } from './stages/answer-headers';
+import { reroute } from './reroute';
 
 /** What the routed part of every request shares. */
 export interface RoutedOptions {
@@ -48,16 +50,19 @@ function upstreamPath(base: string, path: string, query: string): string {
 
 /** Builds the routed part of the gateway's middleware. */
 export function createRouted({ bodyLimit, errors, events, upstreams }: RoutedOptions): RunRouted {
-  return async function runRouted(ctx, rt, route, path, guard, tooLarge) {
-    const mapping = route.mapping;
+  return async function runRouted(ctx, rt, matched, path, guard, tooLarge) {
+    let route = matched;
     // The auth stage sees bypass_auth routes too: it strips identity headers a
     // client sent on every route. A stage that decides at once answers a
     // boolean, and no promise is awaited for it. A body declared too large is
     // refused before either is asked.
     if (rt.auth !== null && !tooLarge) {
-      const passed = rt.auth.run(ctx, mapping);
+      const passed = rt.auth.run(ctx, route.mapping);
       if (!(typeof passed === 'boolean' ? passed : await passed)) return;
+      // What the auth service set may choose another route, as Envoy's cleared route cache.
+      route = reroute(ctx, rt, route, path);
     }
+    const mapping = route.mapping;
     const target = route.target;
     if (rt.rateLimit !== null && !tooLarge) {
       const passed = rt.rateLimit.run(
@@ -115,6 +120,8 @@ export function createRouted({ bodyLimit, errors, events, upstreams }: RoutedOpt
       errors.answer(ctx, err);
     }
     if (kept !== null) restoreHeaders(ctx, kept);
+    // What the auth and rate-limit services asked to add to the answer, then the route's own edits, as Envoy orders its filters.
+    applyAnswerHeaders(ctx);
     applyResponseEdits(ctx.res, target);
   };
 }

@@ -192,10 +192,10 @@ describe('gateway stage construction', () => {
   });
 
   it('refuses a RateLimitService address that no gRPC client could reach as written', () => {
-    for (const service of ['https://rl.example:8081', 'rl.example:99999', '127.0.0.1:8081/path', 'grpc://rl.example']) {
+    for (const service of ['rl.example:99999', '127.0.0.1:8081/path', 'grpc://rl.example']) {
       assertOnlyProblem(
         { ...RATE_LIMIT, service },
-        `RateLimitService rl: service: service '${service}' is not the address of a gRPC rate-limit service: host:port, [v6]:port or grpc://host:port (plaintext)`,
+        `RateLimitService rl: service: service '${service}' is not the address of a gRPC rate-limit service: host:port, [v6]:port, grpc://host:port (plaintext) or https://host:port (TLS)`,
       );
     }
   });

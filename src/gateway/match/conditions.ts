@@ -21,6 +21,13 @@ import { canonicalIPv6 } from './host-match';
 import { runAtOnce, type Steps } from '../slices';
 import { ParsedQuery, queryMatches, type QueryCondition, type QueryReading } from './query';
 import { createMatchMeter, createPatternCompiler, type MatchMeter, type Pattern, type PatternCompiler } from './regex';
+import {
+  namesPseudoHeader,
+  pseudoConditionsSteps,
+  pseudoMatches,
+  type PseudoCondition,
+  type PseudoFacts,
+} from './pseudo-headers';
 import { compileSubstitutionSteps, isSubstitution, type Substitution } from './substitution';
 
 /** A Mapping's conditions beyond prefix, method, headers and host glob; at least one is set. */
@@ -35,6 +42,8 @@ export interface MatchConditions {
   readonly host: Pattern | null;
   /** `query_parameters` and `regex_query_parameters`. */
   readonly query: readonly QueryCondition[] | null;
+  /** `headers` and `regex_headers` on `:authority`, `:method`, `:path` and `:scheme`. */
+  readonly pseudo: readonly PseudoCondition[] | null;
 }
 
 /** One problem of a Mapping's patterns, at its field path. */
@@ -71,6 +80,7 @@ export function* compilePatternsSteps(mapping: MappingRecord, compiler: PatternC
   const host = mapping.host !== undefined && mapping.host_regex === true ? yield* compile(mapping.host, 'host') : null;
   const headers: (readonly [string, Pattern])[] = [];
   for (const [name, pattern] of Object.entries(mapping.regex_headers ?? {})) {
+    if (namesPseudoHeader(name)) continue;
     const re = yield* compile(pattern, `regex_headers.${name}`);
     if (re !== null) headers.push([name, re]);
   }
@@ -88,10 +98,19 @@ export function* compilePatternsSteps(mapping: MappingRecord, compiler: PatternC
     if (isSubstitution(compiled)) pathRewrite = compiled;
     else problems.push({ path: `regex_rewrite.${compiled.field}`, message: compiled.message });
   }
-  const any = path !== null || method !== null || host !== null || headers.length > 0 || query.length > 0;
+  const pseudo = yield* pseudoConditionsSteps(mapping, compile);
+  const any =
+    path !== null || method !== null || host !== null || headers.length > 0 || query.length > 0 || pseudo.length > 0;
   return {
     conditions: any
-      ? { path, method, headers: headers.length > 0 ? headers : null, host, query: query.length > 0 ? query : null }
+      ? {
+          path,
+          method,
+          headers: headers.length > 0 ? headers : null,
+          host,
+          query: query.length > 0 ? query : null,
+          pseudo: pseudo.length > 0 ? pseudo : null,
+        }
       : null,
     pathRewrite,
     problems,
@@ -104,17 +123,6 @@ export function compilePatterns(
   compiler: PatternCompiler = createPatternCompiler(),
 ): CompiledPatterns {
   return runAtOnce(compilePatternsSteps(mapping, compiler));
-}
-
-/** How many constraints the conditions add to a route's, for match order (the path pattern is its prefix). */
-export function conditionCount(conditions: MatchConditions | null): number {
-  if (conditions === null) return 0;
-  return (
-    (conditions.method ? 1 : 0) +
-    (conditions.headers?.length ?? 0) +
-    (conditions.host ? 1 : 0) +
-    (conditions.query?.length ?? 0)
-  );
 }
 
 /**
@@ -136,10 +144,14 @@ function normalHost(host: string | undefined): string {
  * headers, worked out at most once however many routes ask: the route
  * table keeps one and resets it for each match (matching is synchronous).
  */
-export class RequestReading {
+export class RequestReading implements PseudoFacts {
   /** The raw query string, without `?`. */
-  private query = '';
+  query = '';
   private host: string | undefined;
+  /** The method, normalised path and scheme of the request, for its pseudo-headers. */
+  method = '';
+  path = '';
+  scheme = 'http';
   /** How the query is read: Envoy's reading, or another backend's. */
   queryReading: QueryReading = 'first';
   private parsed: ParsedQuery | null = null;
@@ -155,7 +167,9 @@ export class RequestReading {
   }
 
   /** Starts reading another request. Allocates nothing. */
-  reset(query: string, host: string | undefined, queryReading: QueryReading): void {
+  reset(query: string, host: string | undefined, queryReading: QueryReading, path: string, scheme: string): void {
+    this.path = path;
+    this.scheme = scheme;
     if (query !== this.query) {
       this.query = query;
       this.parsed = null;
@@ -211,6 +225,10 @@ export function conditionsMatch(
 ): boolean {
   const meter = reading.meter;
   if (c.method !== null && !c.method.testExact(method, meter, 'header')) return false;
+  if (c.pseudo !== null) {
+    reading.method = method;
+    if (!pseudoMatches(c.pseudo, reading, meter)) return false;
+  }
   if (c.headers !== null) {
     for (let i = 0; i < c.headers.length; i++) {
       const value = reading.headerValue(headers, c.headers[i][0]);

@@ -1,8 +1,8 @@
 /**
  * @module gateway/stages/auth-stage
  * The gateway's side of an AuthService record: every routed request is asked
- * about, in-process when the record names a built-in module and over HTTP
- * otherwise; the user the answer names travels on to the backend, and nothing
+ * about, in-process when the record names a built-in module, over HTTP
+ * otherwise, or over gRPC with `proto: grpc` (./grpc-auth-stage); the user the answer names travels on to the backend, and nothing
  * a client sends can pose as it.
  */
 import type { Context } from 'koa';
@@ -17,54 +17,32 @@ import {
   type AuthRequest,
   type RemoteAuthClient,
 } from '../../auth';
-import { hasRequestBody, headerName, HttpError, ORIGINAL_PATH, redactAddress, requestHost } from '../../http';
+import { hasRequestBody, HttpError, ORIGINAL_PATH, redactAddress, requestHost } from '../../http';
 import { peekBody } from './auth-body';
+import { breakersOpen, checkGate } from './auth-breaker';
 import { removeRequestHeader, scrubRaw } from '../request/headers/claimed-user';
 import type { AuthServiceRecord, MappingRecord } from '../config/schema';
-import { NO_EVENTS, type GatewayEvents } from '../events';
+import { NO_EVENTS } from '../events';
 import { clientAddress, forwardedHeader } from '../request/headers/forwarded';
-import { pacedFailureLog, type StageLogger } from '../failure-log';
+import { pacedFailureLog } from '../failure-log';
+import { markEdited } from '../reroute';
 import type { ModuleRegistry } from '../module';
-import type { Stage } from './stage';
+import type { AuthStageOptions, Stage } from './stage';
+import { createGrpcAuthStage } from './grpc-auth-stage';
+import {
+  ALSO_RETURNED,
+  ALWAYS_COPIED,
+  ALWAYS_SENT,
+  BODY_HEADERS,
+  FORWARDED,
+  NEVER_COPIED,
+  setAnswerHeader,
+  single,
+  unique,
+} from './auth-headers';
 
-/** The stage's options; a {@link GatewayEvents} fits as it is (the gateway passes its events here). */
-export interface AuthStageOptions extends GatewayEvents {
-  /** Where a failing auth service is reported (once per burst of failures). */
-  logger?: StageLogger;
-  /** Clock in ms, for the failure log's pacing. */
-  now?: () => number;
-}
+export type { AuthStageOptions } from './stage';
 
-/**
- * Request headers the auth service always sees, besides
- * `allowed_request_headers` and `X-Forwarded-*`: Emissary's list, `Host` (as
- * Envoy sends it), and `Accept`, so that a refusal can be written in a type
- * the client reads.
- */
-const ALWAYS_SENT = ['accept', 'authorization', 'cookie', 'from', 'host', 'proxy-authorization', 'user-agent'];
-const FORWARDED = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']);
-/**
- * Headers of the auth service's answer that always go on, besides
- * `allowed_authorization_headers`, as Emissary has them: onto the routed
- * request after a 200 (over the client's own), to the client otherwise.
- */
-const ALWAYS_COPIED = ['authorization', 'location', 'proxy-authenticate', 'set-cookie', 'www-authenticate'];
-/** Headers of a refusal that reach the client besides those. */
-const ALSO_RETURNED = ['retry-after', 'content-type', 'vary'];
-/** Framing, connection and Host are the gateway's, whatever the record names: a 200's would cut the client's body short. */
-const NEVER_COPIED = new Set([
-  'content-length',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'upgrade',
-  'host',
-]);
-/** About the body they come with: a 200's stay off the routed request, which keeps the client's; a refusal's go with it. */
-const BODY_HEADERS = ['content-type', 'content-encoding'];
 type BodyLimits = NonNullable<AuthServiceRecord['include_body']>;
 /** What Emissary's `allow_request_body: true` stands for. */
 const ALLOW_REQUEST_BODY: BodyLimits = { max_bytes: 4096, allow_partial: true };
@@ -76,30 +54,15 @@ const EMPTY = Buffer.alloc(0);
  */
 const PARTIAL_BODY = 'x-envoy-auth-partial-body';
 
-function unique(names: readonly string[]): string[] {
-  return [...new Set(names.map((n) => n.toLowerCase()))];
-}
-
-function single(value: string | string[]): string {
-  return typeof value === 'string' ? value : value.join(', ');
-}
-
-/**
- * Sets a header of the auth service's answer on the response as it came:
- * Koa's ctx.set fails (a 500) on a repeated header it takes for single-valued.
- */
-function setAnswerHeader(ctx: Context, name: string, value: string | string[] | undefined): void {
-  if (value !== undefined && !ctx.res.headersSent) ctx.res.setHeader(headerName(name), value);
-}
-
 function looksLikeAddress(service: string): boolean {
   return service.includes(':') || service.includes('/');
 }
 
-/** The address to dial: `tls: true` makes a bare `host:port` an https one. */
+/** The address to dial: `tls: true` or a TLSContext's name makes a bare `host:port` an https one. */
 function dialled(record: AuthServiceRecord): string {
   const address = record.auth_service;
-  return record.tls === true && !/^[a-z][a-z0-9+.-]*:\/\//i.test(address) ? `https://${address}` : address;
+  const tls = record.tls === true || (typeof record.tls === 'string' && record.tls !== '');
+  return tls && !/^[a-z][a-z0-9+.-]*:\/\//i.test(address) ? `https://${address}` : address;
 }
 
 /**
@@ -112,6 +75,7 @@ export function createAuthStage(
   modules: ModuleRegistry,
   options: AuthStageOptions = NO_EVENTS,
 ): Stage {
+  if (record.proto === 'grpc') return createGrpcAuthStage(record, options);
   const events = options;
   const logFailure = pacedFailureLog(options.logger ?? pino({ name: 'gateway' }), options.now);
   const builtIn = modules.get(record.auth_service);
@@ -142,6 +106,8 @@ export function createAuthStage(
   }
 
   const shownService = redactAddress(record.auth_service);
+  // A built-in module is called, not reached through a cluster: no breakers bound it.
+  const gate = remote === undefined ? null : checkGate(record);
   const userHeaders = unique(record.allowed_authorization_headers).filter((n) => !NEVER_COPIED.has(n));
   const copied = unique([...ALWAYS_COPIED, ...userHeaders]).filter((n) => !BODY_HEADERS.includes(n));
   // A client's own copy of a header the auth service vouches for never reaches
@@ -276,6 +242,7 @@ export function createAuthStage(
       // Replaced, not added to: a module reading the raw headers must not find the client's too.
       if (headers[name] !== undefined) scrubRaw(ctx.req.rawHeaders, name);
       headers[name] = single(value);
+      markEdited(ctx);
     }
     events.authDecision?.('allowed');
     return true;
@@ -283,10 +250,18 @@ export function createAuthStage(
 
   /** Drops what a client may not say itself (who the user is) from the request it routes. */
   function strip(ctx: Context): void {
-    for (let i = 0; i < stripped.length; i++) removeRequestHeader(ctx.req, stripped[i]);
+    const headers = ctx.req.headers;
+    for (let i = 0; i < stripped.length; i++) {
+      const name = stripped[i];
+      if (headers[name] === undefined) continue;
+      removeRequestHeader(ctx.req, name);
+      // A route chosen by the client's own copy is chosen again without it.
+      markEdited(ctx);
+    }
   }
 
   function ask(ctx: Context, headers: IncomingHttpHeaders, request: AuthRequest): boolean | Promise<boolean> {
+    if (gate !== null && !gate.enter()) return unavailable(ctx, breakersOpen());
     let known: AuthDecision | undefined;
     let pending: Promise<AuthDecision> | undefined;
     try {
@@ -294,13 +269,23 @@ export function createAuthStage(
       known = authenticator.authenticateNow?.(request);
       if (known === undefined) pending = authenticator.authenticate(request);
     } catch (err) {
+      gate?.leave();
       return unavailable(ctx, err);
     }
     // Outside the try: a refusal is thrown as the client's error, not taken for a failing service.
-    if (known !== undefined) return conclude(ctx, headers, known);
+    if (known !== undefined) {
+      gate?.leave();
+      return conclude(ctx, headers, known);
+    }
     return pending!.then(
-      (decision) => conclude(ctx, headers, decision),
-      (err: unknown) => unavailable(ctx, err),
+      (decision) => {
+        gate?.leave();
+        return conclude(ctx, headers, decision);
+      },
+      (err: unknown) => {
+        gate?.leave();
+        return unavailable(ctx, err);
+      },
     );
   }
 

@@ -7,6 +7,7 @@
  * applies the failure mode when the service does not answer in time.
  */
 import type { Context } from 'koa';
+import type { ChannelCredentials } from '@grpc/grpc-js';
 import pino from 'pino';
 import { headerName, HttpError, ORIGINAL_PATH, redactAddress } from '../../http';
 import {
@@ -24,6 +25,8 @@ import { buildDescriptors, labelPlan, type LabelPlan } from './ratelimit-labels'
 import type { ModuleRegistry } from '../module';
 import type { Stage } from './stage';
 import { quotaViolations, rateLimitHeaders } from './ratelimit-headers';
+import { keepAnswerHeaders, RESPONSE_FRAMING, type AnswerHeader } from './answer-headers';
+import { USER_HEADER } from '../../auth';
 
 export { mostRestrictive, rateLimitHeaders } from './ratelimit-headers';
 export { buildDescriptors, labelPlan, type LabelFacts, type LabelPlan } from './ratelimit-labels';
@@ -41,6 +44,10 @@ export interface RateLimitStageOptions extends GatewayEvents {
   now?: () => number;
   /** The value of a `source_cluster` label: the gateway's own name. Default `gatehouse`. */
   sourceCluster?: string;
+  /** No `x-envoy-ratelimited` on a 429, as the Module's `suppress_envoy_headers` asks. Default false. */
+  suppressEnvoyHeaders?: boolean;
+  /** How the channel to a remote service is secured, as a TLSContext gives it; default: as the record's `tls` says. */
+  credentials?: ChannelCredentials;
 }
 
 /** Counters, for diag and metrics. */
@@ -78,6 +85,44 @@ function pathWithQuery(ctx: Context): string {
   return query === '' ? path : `${path}?${query}`;
 }
 
+/** A header the service asks to add to the upstream's answer: one more line, as Envoy adds it. */
+function toAnswerHeader(entry: { key: string; value: string }): AnswerHeader {
+  return { name: entry.key, value: entry.value, append: true };
+}
+
+/**
+ * The service's headers onto the request let through, added to those of
+ * the same name; never Host, a pseudo-header, the framing or the user the
+ * auth service named.
+ */
+function addRequestHeaders(ctx: Context, entries: readonly { key: string; value: string }[]): void {
+  const headers = ctx.req.headers;
+  for (const { key, value } of entries) {
+    const name = key.toLowerCase();
+    if (
+      name === '' ||
+      name.charCodeAt(0) === 58 ||
+      name === 'host' ||
+      name === USER_HEADER ||
+      RESPONSE_FRAMING.has(name)
+    )
+      continue;
+    const prior = headers[name];
+    headers[name] = prior === undefined ? value : `${Array.isArray(prior) ? prior.join(',') : prior},${value}`;
+  }
+}
+
+/** The 429 with the service's own body, as Envoy sends it; its type is plain text unless the service names one. */
+function overLimitBody(ctx: Context, headers: Record<string, string>, body: Buffer): false {
+  ctx.status = 429;
+  const res = ctx.res;
+  for (const name in headers) res.setHeader(headerName(name), headers[name]);
+  const typed = res.getHeader('content-type') !== undefined;
+  ctx.body = body;
+  if (!typed) ctx.type = 'text/plain; charset=utf-8';
+  return false;
+}
+
 /**
  * Builds the rate-limit stage of a RateLimitService record. Throws when
  * `service` names neither a registered module with `shouldRateLimit` nor an
@@ -103,7 +148,13 @@ export function createRateLimitStage(
   }
   let remote: ReturnType<typeof createRateLimitClient> | undefined;
   try {
-    remote = local ? undefined : createRateLimitClient(record.service, { timeoutMs: record.timeout_ms });
+    remote = local
+      ? undefined
+      : createRateLimitClient(record.service, {
+          timeoutMs: record.timeout_ms,
+          tls: record.tls === true || (typeof record.tls === 'string' && record.tls !== ''),
+          credentials: options.credentials,
+        });
   } catch (err) {
     // An address the client cannot reach as written: the client says why, this names the field.
     throw new Error(`service ${(err as Error).message}`);
@@ -184,19 +235,28 @@ export function createRateLimitStage(
     stats: () => ({ ...stats }),
   };
 
-  /** Lets the request on with the RateLimit headers, or refuses it with a 429. */
+  /**
+   * Lets the request on with the RateLimit headers and what the service asks
+   * to add, or refuses it with a 429: the service's `raw_body` when it gives
+   * one, else the error body; `x-envoy-ratelimited: true` on it, as Envoy.
+   */
   function settle(ctx: Context, response: RateLimitResponse): boolean {
-    const headers = rateLimitHeaders(response);
     if (response.overallCode === 'OVER_LIMIT') {
       stats.overLimit++;
       options.rateLimitDecision?.('over_limit');
-      throw HttpError.of('RATE_LIMITED', { headers });
+      const headers = rateLimitHeaders(response);
+      if (!options.suppressEnvoyHeaders) headers['x-envoy-ratelimited'] = 'true';
+      if (response.rawBody === undefined) throw HttpError.of('RATE_LIMITED', { headers });
+      return overLimitBody(ctx, headers, response.rawBody);
     }
     options.rateLimitDecision?.('ok');
+    const headers = rateLimitHeaders(response, false);
     // Straight on the response: ctx.set builds arrays for each header it sets.
     const res = ctx.res;
     if (!res.headersSent) for (const name in headers) res.setHeader(headerName(name), headers[name]);
     ctx.state[RATE_LIMIT_HEADERS_STATE] = headers;
+    if (response.requestHeadersToAdd) addRequestHeaders(ctx, response.requestHeadersToAdd);
+    if (response.responseHeadersToAdd) keepAnswerHeaders(ctx, response.responseHeadersToAdd.map(toAnswerHeader));
     if (response.dynamicMetadata) {
       ctx.state[RATE_LIMIT_METADATA_STATE] = response.dynamicMetadata;
       if (quotaViolations(response).length > 0) stats.quotaExceeded++;

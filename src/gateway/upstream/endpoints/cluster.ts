@@ -40,6 +40,8 @@ export interface ClusterSettings {
   readonly family: AddressFamily;
   /** `dns_type: logical_dns`: only the first address of a name is used. */
   readonly logicalDns: boolean;
+  /** `respect_dns_ttl`: a name is looked up again once its records' TTL has passed. */
+  readonly respectDnsTtl: boolean;
 }
 
 /** One source of endpoints: an IP address, or a name and what it resolves to. */
@@ -101,7 +103,15 @@ export class Cluster implements EjectionState {
       if (source.address !== undefined) {
         this.fixed.push(this.endpointFor(source.address, source.port, new Map()));
       } else {
-        const dns = new DnsName(source.lookups!, settings.family, context.resolve, context.now, () => this.rebuild());
+        const rebuild = () => this.rebuild();
+        const dns = new DnsName(
+          source.lookups!,
+          settings.family,
+          context.resolve,
+          context.now,
+          rebuild,
+          settings.respectDnsTtl,
+        );
         this.names.push({ dns, port: source.port });
       }
     }

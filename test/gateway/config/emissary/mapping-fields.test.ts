@@ -113,10 +113,10 @@ describe('Emissary Mapping fields', () => {
 
   it('drops with a note the fields that change nothing here, and refuses those it cannot serve, by name', () => {
     const result = loaded(
-      asResources(quote({ stats_name: 'q', auth_context_extensions: { team: 'a' }, bypass_error_response_overrides: true, grpc: false, auto_host_rewrite: false })),
+      asResources(quote({ stats_name: 'q', auth_context_extensions: { team: 'a' }, grpc: false, auto_host_rewrite: false })),
     );
     const notes = notesOf(result, 'quote');
-    for (const field of ['stats_name', 'auth_context_extensions', 'bypass_error_response_overrides', 'grpc', 'auto_host_rewrite']) {
+    for (const field of ['stats_name', 'auth_context_extensions', 'grpc', 'auto_host_rewrite']) {
       assert.ok(notes.some((n) => n.startsWith(`spec.${field}: `)), field);
     }
     assert.ok(notesOf(loaded(asAnnotation('s', quote({ v3StatsName: 'q' }))), 'quote').some((n) => n.startsWith('v3StatsName: ignored')));
