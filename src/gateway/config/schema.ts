@@ -1,7 +1,7 @@
 /**
  * @module gateway/config/schema
  * The zod schemas of the configuration records (`Mapping`, `AuthService`,
- * `RateLimitService`, `Module`) with their defaults, and the types inferred
+ * `RateLimitService`, `Module`, `TracingService`) with their defaults, and the types inferred
  * from them.
  */
 import { z } from 'zod';
@@ -11,6 +11,7 @@ import { labelsSchema } from './labels';
 import { AMBASSADOR_ID_IN_CODE, emissaryMappingChecks, emissaryMappingFields } from './mapping-emissary';
 import { mappingMatchChecks, matchMappingFields, normaliseMatchFields } from './mapping-match';
 import { upstreamMappingChecks, upstreamMappingFields } from './mapping-upstream';
+import { tracingServiceFields } from './tracing-service';
 
 export type { AddedHeader, HeaderCondition } from './headers';
 export { allowedUpgrades } from './mapping-emissary';
@@ -200,13 +201,27 @@ export const moduleSchema = z.strictObject({
     .default({}),
 });
 
+/** Where spans are sent and how requests are sampled, as Emissary's TracingService with `driver: opentelemetry`. */
+export const tracingServiceSchema = z.strictObject({
+  ...recordBase,
+  kind: z.literal('TracingService'),
+  ...tracingServiceFields,
+});
+
 /** Any record, told apart by `kind`. */
-export const recordSchema = z.discriminatedUnion('kind', [mappingSchema, authServiceSchema, rateLimitServiceSchema, moduleSchema]);
+export const recordSchema = z.discriminatedUnion('kind', [
+  mappingSchema,
+  authServiceSchema,
+  rateLimitServiceSchema,
+  moduleSchema,
+  tracingServiceSchema,
+]);
 
 export type MappingRecord = z.output<typeof mappingSchema>;
 export type AuthServiceRecord = z.output<typeof authServiceSchema>;
 export type RateLimitServiceRecord = z.output<typeof rateLimitServiceSchema>;
 export type ModuleRecord = z.output<typeof moduleSchema>;
+export type TracingServiceRecord = z.output<typeof tracingServiceSchema>;
 export type GatewayRecord = z.output<typeof recordSchema>;
 
 /** Where a record came from, for error messages and diag. */
@@ -225,6 +240,8 @@ export interface GatewayConfig {
   rateLimitService?: RateLimitServiceRecord;
   /** The gateway-wide settings (the CORS policy), when a `Module` record gives them. */
   module?: ModuleRecord;
+  /** Where spans go and which requests are sampled, when a `TracingService` record says. */
+  tracingService?: TracingServiceRecord;
   /** The files it was read from. */
   sources: string[];
   /** Where each record came from, when it was read from files; for messages and diag. */
