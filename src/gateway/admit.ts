@@ -50,6 +50,7 @@ import { normalisePath, unsafeEscapeError, withoutParameters } from './request/p
 import { refuseMalformedHost, refuseRepeatedHost, toOriginForm } from './request/request-target';
 import type { RunRouted } from './routed';
 import type { RouteTarget, Runtime } from './runtime';
+import { NO_TRACING, type GatewayTracing } from '../tracing';
 
 /** What the gateway's middleware is built from. */
 export interface AdmissionOptions {
@@ -64,6 +65,8 @@ export interface AdmissionOptions {
   readonly routed: RunRouted;
   /** Told of a retired runtime once its last request is done, to be closed. */
   readonly released: (rt: Runtime) => void;
+  /** Read once a request: while its `requests` is null, nothing is traced and nothing made for it. */
+  readonly tracing?: GatewayTracing;
 }
 
 /**
@@ -163,8 +166,12 @@ function answerPreflight(
 export function createAdmission(options: AdmissionOptions): (ctx: Context) => Promise<void> {
   const { runtime, ownPath, errors, routed, released } = options;
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const tracing = options.tracing ?? NO_TRACING;
 
   return async function admit(ctx: Context): Promise<void> {
+    // Before any check: a refused request is traced too, with the check that refused it.
+    const tracer = tracing.requests;
+    const trace = tracer === null ? null : tracer.start(ctx);
     try {
       // 1. First of all: without an AuthService, on a path no route matches, or on
       // the gateway's own paths, a client's X-Travel-User would otherwise reach
@@ -225,6 +232,7 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
         await cors(ctx, notFound);
         return errors.fillEmpty(ctx);
       }
+      if (trace !== null) trace.routed(route.mapping.prefix, route.mapping.name);
       // 8.
       refuseUnsafeEscapes(route, path);
       // 9.
@@ -240,14 +248,15 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
         // 10. After the guard: a body read for its override is held to the body limit as any other.
         if (!tooLarge && !preflight && bodyMayOverride(method, headers))
           await refuseBodyOverride(req, rt.table, { path, plain, method, headers, host, query }, bodyLimit);
-        if (cors === undefined) await routed(ctx, rt, route, path, guard, tooLarge);
-        else await cors(ctx, () => routed(ctx, rt, route, path, guard, tooLarge));
+        if (cors === undefined) await routed(ctx, rt, route, path, guard, tooLarge, trace);
+        else await cors(ctx, () => routed(ctx, rt, route, path, guard, tooLarge, trace));
       } finally {
         if (--rt.active === 0 && rt.retired) released(rt);
         if (path !== seen) setPath(ctx, seen);
       }
       errors.fillEmpty(ctx);
     } catch (err) {
+      if (trace !== null) trace.refused(err);
       errors.answer(ctx, err);
     }
   };

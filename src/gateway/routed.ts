@@ -16,6 +16,7 @@ import { rewritePath, type Route } from './match/route-table';
 import type { RouteTarget, Runtime, UpstreamOptions } from './runtime';
 import { forwardRemote } from './upstream';
 import { forwardUpgrade, tunnelledUpgrade } from './upstream/upgrade';
+import type { RequestTrace } from '../tracing';
 
 /** What the routed part of every request shares. */
 export interface RoutedOptions {
@@ -29,7 +30,8 @@ export interface RoutedOptions {
 /**
  * Runs a routed request: `path` is the normalised path the route matched,
  * `guard` holds a body without a declared length to the limit, `tooLarge`
- * says a declared one is over it.
+ * says a declared one is over it, `trace` is the request's trace (null
+ * when it is not traced).
  */
 export type RunRouted = (
   ctx: Context,
@@ -38,6 +40,7 @@ export type RunRouted = (
   path: string,
   guard: StreamedBodyGuard | null,
   tooLarge: boolean,
+  trace: RequestTrace | null,
 ) => Promise<void>;
 
 /** The path under which a remote upstream is asked: its base, the rewritten path, the query. */
@@ -48,7 +51,7 @@ function upstreamPath(base: string, path: string, query: string): string {
 
 /** Builds the routed part of the gateway's middleware. */
 export function createRouted({ bodyLimit, errors, events, upstreams }: RoutedOptions): RunRouted {
-  return async function runRouted(ctx, rt, route, path, guard, tooLarge) {
+  return async function runRouted(ctx, rt, route, path, guard, tooLarge, trace) {
     const mapping = route.mapping;
     // The auth stage sees bypass_auth routes too: it strips identity headers a
     // client sent on every route. A stage that decides at once answers a
@@ -80,6 +83,8 @@ export function createRouted({ bodyLimit, errors, events, upstreams }: RoutedOpt
         // runs a mounted app; the gateway's path is back afterwards, whatever happened.
         const seen = ctx.request.path;
         if (forwardPath !== seen) setPath(ctx, forwardPath);
+        // The module gets the gateway's span as its parent, as a remote upstream would; it reads the trace from ctx.state too.
+        if (trace !== null) trace.inject(ctx.req.headers);
         try {
           await target.handler(ctx);
         } finally {
@@ -98,6 +103,7 @@ export function createRouted({ bodyLimit, errors, events, upstreams }: RoutedOpt
           removedHeaders: target.removeRequestHeaders,
           hostRewrite: target.hostRewrite,
           retryBufferBytes: upstreams.retryBufferBytes,
+          trace,
         };
         const upgrade = target.upgrades === null ? undefined : tunnelledUpgrade(ctx, target.upgrades);
         if (upgrade === undefined) await forwardRemote(ctx, target.upstream, forward);
@@ -112,6 +118,7 @@ export function createRouted({ bodyLimit, errors, events, upstreams }: RoutedOpt
       // here, so that it gets the route's response edits, as Envoy's router
       // gives them to its local replies, and keeps its CORS and rate-limit headers.
       if (kept === null) kept = keptHeaders(ctx.res);
+      if (trace !== null) trace.refused(err);
       errors.answer(ctx, err);
     }
     if (kept !== null) restoreHeaders(ctx, kept);

@@ -26,6 +26,8 @@ import { clientAddress, forwardedHeader } from '../request/headers/forwarded';
 import { pacedFailureLog, type StageLogger } from '../failure-log';
 import type { ModuleRegistry } from '../module';
 import type { Stage } from './stage';
+import { closeAuthSpan, openAuthSpan } from './auth-span';
+import { traceOf, type ChildSpan } from '../../tracing';
 
 /** The stage's options; a {@link GatewayEvents} fits as it is (the gateway passes its events here). */
 export interface AuthStageOptions extends GatewayEvents {
@@ -204,8 +206,9 @@ export function createAuthStage(
     return out;
   }
 
-  function unavailable(ctx: Context, cause: unknown): boolean {
+  function unavailable(ctx: Context, cause: unknown, span: ChildSpan | null, status?: number): boolean {
     events.authDecision?.('error');
+    if (span !== null) closeAuthSpan(span, 'error', status);
     logFailure(
       cause,
       { authService: shownService, failureModeAllow: record.failure_mode_allow },
@@ -226,8 +229,9 @@ export function createAuthStage(
   }
 
   /** Writes the auth service's refusal as the client's response. */
-  function refuse(ctx: Context, decision: AuthDecision): false {
+  function refuse(ctx: Context, decision: AuthDecision, span: ChildSpan | null, immediate: boolean): false {
     events.authDecision?.('denied');
+    if (span !== null) closeAuthSpan(span, 'denied', decision.status, remote ? undefined : immediate);
     const body = decision.body;
     // No body to pass on, or an in-process service that says why: the
     // gateway's own error body, in the representation the client's Accept chose.
@@ -266,9 +270,16 @@ export function createAuthStage(
   }
 
   /** Acts on the auth service's decision: its headers onto the routed request on 200, its answer otherwise. */
-  function conclude(ctx: Context, headers: IncomingHttpHeaders, decision: AuthDecision): boolean {
-    if (decision.status >= 500) return unavailable(ctx, new Error(`the auth service answered ${decision.status}`));
-    if (decision.status !== 200) return refuse(ctx, decision);
+  function conclude(
+    ctx: Context,
+    headers: IncomingHttpHeaders,
+    decision: AuthDecision,
+    span: ChildSpan | null,
+    immediate: boolean,
+  ): boolean {
+    if (decision.status >= 500)
+      return unavailable(ctx, new Error(`the auth service answered ${decision.status}`), span, decision.status);
+    if (decision.status !== 200) return refuse(ctx, decision, span, immediate);
     for (let i = 0; i < copied.length; i++) {
       const name = copied[i];
       const value = decision.headers[name];
@@ -278,6 +289,7 @@ export function createAuthStage(
       headers[name] = single(value);
     }
     events.authDecision?.('allowed');
+    if (span !== null) closeAuthSpan(span, 'allowed', decision.status, remote ? undefined : immediate);
     return true;
   }
 
@@ -286,7 +298,14 @@ export function createAuthStage(
     for (let i = 0; i < stripped.length; i++) removeRequestHeader(ctx.req, stripped[i]);
   }
 
-  function ask(ctx: Context, headers: IncomingHttpHeaders, request: AuthRequest): boolean | Promise<boolean> {
+  function ask(
+    ctx: Context,
+    headers: IncomingHttpHeaders,
+    request: AuthRequest,
+    span: ChildSpan | null,
+  ): boolean | Promise<boolean> {
+    // The remote service is sent the check's span as its parent.
+    if (span !== null && remote !== undefined) span.inject(request.headers);
     let known: AuthDecision | undefined;
     let pending: Promise<AuthDecision> | undefined;
     try {
@@ -294,13 +313,13 @@ export function createAuthStage(
       known = authenticator.authenticateNow?.(request);
       if (known === undefined) pending = authenticator.authenticate(request);
     } catch (err) {
-      return unavailable(ctx, err);
+      return unavailable(ctx, err, span);
     }
     // Outside the try: a refusal is thrown as the client's error, not taken for a failing service.
-    if (known !== undefined) return conclude(ctx, headers, known);
+    if (known !== undefined) return conclude(ctx, headers, known, span, true);
     return pending!.then(
-      (decision) => conclude(ctx, headers, decision),
-      (err: unknown) => unavailable(ctx, err),
+      (decision) => conclude(ctx, headers, decision, span, false),
+      (err: unknown) => unavailable(ctx, err, span),
     );
   }
 
@@ -314,6 +333,7 @@ export function createAuthStage(
     headers: IncomingHttpHeaders,
     request: AuthRequest,
     limits: BodyLimits,
+    span: ChildSpan | null,
   ): Promise<boolean> {
     const tooLong = () => HttpError.of('AUTH_BODY_TOO_LONG', { maxBytes: limits.max_bytes });
     if (!limits.allow_partial && Number(headers['content-length']) > limits.max_bytes) throw tooLong();
@@ -321,7 +341,7 @@ export function createAuthStage(
     if (cut && !limits.allow_partial) throw tooLong();
     request.body = bytes;
     if (tellsPartial) request.headers[PARTIAL_BODY] = cut ? 'true' : 'false';
-    return ask(ctx, headers, request);
+    return ask(ctx, headers, request, span);
   }
 
   function run(ctx: Context, mapping: MappingRecord): boolean | Promise<boolean> {
@@ -343,8 +363,10 @@ export function createAuthStage(
       connection: ctx.req.socket,
     };
     strip(ctx);
-    if (includeBody !== null && hasRequestBody(ctx.req)) return askWithBody(ctx, headers, request, includeBody);
-    return ask(ctx, headers, request);
+    const trace = traceOf(ctx.state);
+    const span = trace === undefined ? null : openAuthSpan(trace, remote === undefined ? undefined : shownService);
+    if (includeBody !== null && hasRequestBody(ctx.req)) return askWithBody(ctx, headers, request, includeBody, span);
+    return ask(ctx, headers, request, span);
   }
 
   return {
