@@ -27,7 +27,7 @@ const taggedHeader = z
 const percent = z.number().min(0, 'must be a percentage from 0 to 100').max(100, 'must be a percentage from 0 to 100');
 
 const DRIVERS =
-  "only opentelemetry is supported: spans are sent over OTLP; for Zipkin, Datadog or another backend, point service at an OpenTelemetry Collector that exports to it";
+  'spans are sent over OTLP; for Zipkin, Datadog or another backend, point service at an OpenTelemetry Collector that exports to it';
 
 /** One of Emissary's `custom_tags`: a fixed value, an environment variable's, or a request header's. */
 const customTag = z
@@ -45,7 +45,9 @@ const customTag = z
 export const tracingServiceFields = {
   /** The collector: `host:port` (plaintext gRPC, as Emissary sends it), or an `http://` / `https://` URL. */
   service: z.string().min(1),
-  driver: z.string().refine((d) => d === 'opentelemetry', { message: `must be opentelemetry: ${DRIVERS}` }),
+  driver: z.string().refine((d) => d === 'opentelemetry', {
+    error: (issue) => `'${String(issue.input)}' is not supported, only opentelemetry: ${DRIVERS}`,
+  }),
   sampling: z
     .strictObject({
       /** The percentage of new traces sampled. */
