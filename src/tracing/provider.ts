@@ -22,6 +22,8 @@ export interface RunningTracing {
   flush(): Promise<void>;
   /** Exports what waits, then stops; later spans are dropped. */
   shutdown(): Promise<void>;
+  /** How long one export may take: a stop waits no longer for the collector. */
+  readonly timeoutMs: number;
 }
 
 /** The sampler `name` stands for. */
@@ -108,5 +110,6 @@ export function startTracing(settings: TracingSettings, counts: ExportCounts, ve
     requests,
     flush: () => provider.forceFlush(),
     shutdown: () => provider.shutdown(),
+    timeoutMs: settings.timeoutMs,
   };
 }

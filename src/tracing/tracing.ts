@@ -51,7 +51,10 @@ export function createTracing(options: TracingOptions): Tracing {
 
   function stop(old: RunningTracing): void {
     retiring.delete(old);
-    const done = old.shutdown().catch(() => undefined);
+    // A silent collector holds a stop up no longer than one export may take.
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, old.timeoutMs)));
+    const done = Promise.race([old.shutdown().catch(() => undefined), bound]).finally(() => clearTimeout(timer));
     stopping.add(done);
     void done.then(() => stopping.delete(done));
   }
