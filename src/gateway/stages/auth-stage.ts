@@ -335,7 +335,11 @@ export function createAuthStage(
     limits: BodyLimits,
     span: ChildSpan | null,
   ): Promise<boolean> {
-    const tooLong = () => HttpError.of('AUTH_BODY_TOO_LONG', { maxBytes: limits.max_bytes });
+    const tooLong = () => {
+      // Refused before the auth service is asked: the check's span ends with the refusal.
+      if (span !== null) closeAuthSpan(span, 'denied', 413);
+      return HttpError.of('AUTH_BODY_TOO_LONG', { maxBytes: limits.max_bytes });
+    };
     if (!limits.allow_partial && Number(headers['content-length']) > limits.max_bytes) throw tooLong();
     const { bytes, cut } = await peekBody(ctx.req, limits.max_bytes);
     if (cut && !limits.allow_partial) throw tooLong();
