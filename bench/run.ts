@@ -10,6 +10,7 @@
  *   npm run bench                 both parts
  *   npm run bench -- http         the HTTP deployments only
  *   npm run bench -- ratelimit    the gRPC rate-limit rows and bursts only
+ *   npm run bench -- tracing      what tracing costs a request (bench/tracing.ts)
  *
  * Options are environment variables (bench/harness/settings.ts): BENCH_ROUNDS,
  * BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS, BENCH_ROWS,
@@ -123,8 +124,46 @@ async function runGrpcPart(settings: Settings): Promise<{ goal: Goal; burstsMet:
   return { goal, burstsMet, rows: [...grpcResultRows(rows), ...burstRows(bursts)] };
 }
 
+/** Tracing off against main, and on at two ratios: the cost goals of tracing. */
+async function runTracingPart(settings: Settings): Promise<Goal[]> {
+  console.log(
+    '\nTracing (bench/tracing.ts): gatehouse start with auth and a rate limit, built from main and from this tree with tracing off,\n' +
+      'at ratio 0.01 and 1.0 (spans over OTLP/HTTP to a sink on CPU 1); each alone on CPU 0 (the others SIGSTOPped), wrk on CPU 1;\n' +
+      'ratios: medians of the same-round ratios to main.\n',
+  );
+  requireTools(['taskset', 'wrk']);
+  const { formatInProcessRows, formatTracingRows, runInProcessBench, runTracingBench } =
+    require('./tracing') as typeof import('./tracing');
+  const rows = await runTracingBench(settings, (line) => process.stdout.write(`${line}\n`));
+  console.log(formatTracingRows(rows));
+  console.log(
+    '\nIn process (bench/peers/traced-in-process.js): each build and its client in one process on CPU 0, 20,000 requests,\n' +
+      'process CPU time a request (client included); added: the median of the same-round differences to main.\n',
+  );
+  const inProcess = await runInProcessBench(settings.rounds, (line) => process.stdout.write(`${line}\n`));
+  console.log(formatInProcessRows(inProcess));
+  const [, off, sampled, all] = rows;
+  return [
+    {
+      title: '4. tracing off: within noise of main (req/s >= 0.97x)',
+      detail: `${off.ratio.toFixed(3)}x req/s, ${off.cpuRatio.toFixed(3)}x CPU/req`,
+      met: off.ratio >= 0.97,
+    },
+    {
+      title: '5. tracing at ratio 0.01: loses at most 5% of req/s',
+      detail: `${sampled.vsOff.toFixed(3)}x req/s of tracing off (${sampled.cpuRatio.toFixed(3)}x main's CPU/req)`,
+      met: sampled.vsOff >= 0.95,
+    },
+    {
+      title: '6. tracing every request: loses at most 25% of req/s',
+      detail: `${all.vsOff.toFixed(3)}x req/s of tracing off (${all.cpuRatio.toFixed(3)}x main's CPU/req)`,
+      met: all.vsOff >= 0.75,
+    },
+  ];
+}
+
 async function main(parts: string[]): Promise<number> {
-  const known = ['http', 'ratelimit'];
+  const known = ['http', 'ratelimit', 'tracing'];
   const unknown = parts.filter((p) => !known.includes(p));
   if (unknown.length) throw new Error(`unknown part ${unknown.join(', ')}; parts: ${known.join(', ')}`);
   const run = parts.length ? parts : known;
@@ -150,6 +189,10 @@ async function main(parts: string[]): Promise<number> {
       met: grpc.burstsMet,
     });
     rows.push(...grpc.rows);
+  }
+  if (run.includes('tracing')) {
+    ensureBuilt(ROOT);
+    goals.push(...(await runTracingPart(settings)));
   }
   console.log(`\nGoals (same run, pinned):\n${formatGoals(goals)}`);
   const loadAtEnd = os.loadavg();

@@ -47,6 +47,8 @@ import { followTlsFiles, readTlsFiles, warnOfValidity } from './serving/tls-file
 import { watchFolder, type FolderWatcher } from './folder/watch';
 import type { Gatehouse, Listening } from './types';
 import { packageVersion } from './version';
+import { createTracing, registerTraceMetrics, type Tracing } from '../tracing';
+import { describeTracing, tracingSettings } from './tracing';
 
 export const METRICS_PATH = '/gateway/v0/metrics';
 
@@ -90,9 +92,20 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   let config: GatewayConfig = files.config;
   for (const warning of configWarnings(config)) logger.warn({ warning }, 'config warning');
   let loadedAt = new Date();
+  // Before the database: settings that cannot be built are refused before a first start makes it.
+  const tracing: Tracing = createTracing({
+    settings: tracingSettings(options, config.tracingService),
+    version: VERSION,
+  });
+  registerTraceMetrics(metrics.registry, () => tracing.counts());
 
   // Seeded from the booking data the folder check read, not from a second reading of the file.
-  const storage = await openBookingStorage({ ...options, data: files.bookings, logger, metrics });
+  const storage = await openBookingStorage({ ...options, data: files.bookings, logger, metrics }).catch(
+    async (err: unknown) => {
+      await tracing.shutdown();
+      throw err;
+    },
+  );
   const bookingDatabase = storage.database;
   const registry = new Map<string, GatehouseModule>();
   let gateway: Gateway | undefined;
@@ -101,6 +114,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     await gateway?.close();
     await Promise.all([...registry.values()].map(async (m) => m.close?.()));
     await bookingDatabase?.close();
+    await tracing.shutdown();
   }
   let builtins: ReturnType<typeof createBuiltinModules>;
   try {
@@ -174,6 +188,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         if (draining) throw new Error('the gateway is shutting down');
         return dependenciesReady?.();
       },
+      tracing,
     });
     // Built in slices: an app that embeds it goes on answering meanwhile.
     gateway.reconfigure(await gateway.prepare(config));
@@ -234,7 +249,16 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         config = next;
         loadedAt = new Date();
         server?.acceptUpgrades(tunnelsUpgrades(config));
+        // A TracingService added, changed or removed: tracing follows it.
+        const wasOn = tracing.settings;
+        try {
+          tracing.configure(tracingSettings(options, next.tracingService));
+        } catch (err) {
+          logger.error({ err }, 'tracing could not be set up as the TracingService says; tracing stays as it was');
+        }
+        if (tracing.settings !== wasOn) logger.info({ tracing: describeTracing(tracing.settings) }, 'tracing changed');
       },
+      tracing,
     });
   } catch (err) {
     await abandon();
@@ -281,7 +305,10 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       });
     }
     const url = `${server.protocol}://${hostPort(options.host, server.port)}`;
-    logger.info({ url, grpcPort, configDir: options.configDir }, 'gatehouse listening');
+    logger.info(
+      { url, grpcPort, configDir: options.configDir, tracing: describeTracing(tracing.settings) },
+      'gatehouse listening',
+    );
     return { url, port: server.port, grpcPort };
   }
 
@@ -294,6 +321,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     logger,
     metrics,
     options,
+    tracing,
     reload: () => reloader.reload(),
     start() {
       if (stopping)
@@ -323,6 +351,8 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         await Promise.all([...registry.values()].map(async (m) => m.close?.()));
         // Last: the booking modules answered their last request above.
         await bookingDatabase?.close();
+        // The spans of the last requests go out before the process does.
+        await tracing.shutdown();
         logger.info('gatehouse stopped');
       })();
       return stopping;

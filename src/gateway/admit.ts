@@ -55,6 +55,7 @@ import type { RunRouted } from './routed';
 import { applyErrorOverrides } from './error-overrides';
 import { REROUTED_STATE } from './reroute';
 import type { RouteTarget, Runtime } from './runtime';
+import { NO_TRACING, type GatewayTracing } from '../tracing';
 
 /** What the gateway's middleware is built from. */
 export interface AdmissionOptions {
@@ -69,6 +70,8 @@ export interface AdmissionOptions {
   readonly routed: RunRouted;
   /** Told of a retired runtime once its last request is done, to be closed. */
   readonly released: (rt: Runtime) => void;
+  /** Read once a request: while its `requests` is null, nothing is traced and nothing made for it. */
+  readonly tracing?: GatewayTracing;
 }
 
 /**
@@ -180,11 +183,15 @@ function overrideErrorBody(ctx: Context, rt: Runtime, matched: Route<RouteTarget
 export function createAdmission(options: AdmissionOptions): (ctx: Context) => Promise<void> {
   const { runtime, ownPath, errors, routed, released } = options;
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const tracing = options.tracing ?? NO_TRACING;
 
   return async function admit(ctx: Context): Promise<void> {
     // Known once they are: whose error_response_overrides the answer gets.
     let known: Runtime | null = null;
     let routedBy: Route<RouteTarget> | undefined;
+    // Before any check: a refused request is traced too, with the check that refused it.
+    const tracer = tracing.requests;
+    const trace = tracer === null ? null : tracer.start(ctx);
     try {
       // 1. First of all: without an AuthService, on a path no route matches, or on
       // the gateway's own paths, a client's X-Travel-User would otherwise reach
@@ -251,6 +258,7 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
         return errors.fillEmpty(ctx);
       }
       routedBy = route;
+      if (trace !== null) trace.routed(route.mapping.prefix, route.mapping.name);
       // 8.
       refuseUnsafeEscapes(route, path);
       // 9.
@@ -266,14 +274,15 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
         // 10. After the guard: a body read for its override is held to the body limit as any other.
         if (!tooLarge && !preflight && bodyMayOverride(method, headers))
           await refuseBodyOverride(req, rt.table, { path, plain, method, headers, host, query, scheme }, bodyLimit);
-        if (cors === undefined) await routed(ctx, rt, route, path, guard, tooLarge);
-        else await cors(ctx, () => routed(ctx, rt, route, path, guard, tooLarge));
+        if (cors === undefined) await routed(ctx, rt, route, path, guard, tooLarge, trace);
+        else await cors(ctx, () => routed(ctx, rt, route, path, guard, tooLarge, trace));
       } finally {
         if (--rt.active === 0 && rt.retired) released(rt);
         if (path !== seen) setPath(ctx, seen);
       }
       errors.fillEmpty(ctx);
     } catch (err) {
+      if (trace !== null) trace.refused(err);
       errors.answer(ctx, err);
     } finally {
       if (known !== null) overrideErrorBody(ctx, known, routedBy);

@@ -28,6 +28,7 @@ import {
 } from './runtime';
 import { runInSlices } from './slices';
 import { deepFreeze, type GatewaySnapshot, type RejectedConfig } from './snapshot';
+import type { GatewayTracing } from '../tracing';
 
 export interface GatewayOptions {
   /** The configuration to serve; without one, routed paths answer 503 until {@link Gateway.reconfigure}. */
@@ -58,6 +59,11 @@ export interface GatewayOptions {
    * with the reason when they cannot (the check then answers 503 with it).
    */
   readiness?: () => Promise<void> | void;
+  /**
+   * Tracing, read once a request: each request's SERVER span, and its context
+   * sent on to the stages' services, the modules and the upstreams. Default off.
+   */
+  tracing?: GatewayTracing;
 }
 
 /** A gateway: its Koa app and the handle to change what it serves. */
@@ -119,6 +125,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     bodyLimit,
     errors,
     routed: createRouted({ bodyLimit, errors, events, upstreams }),
+    tracing: options.tracing,
     released(rt) {
       retiring.delete(rt);
       void disposeRuntime(rt);

@@ -39,6 +39,7 @@ export {
   type MappingRecord,
   type RateLimitServiceRecord,
   type RecordSource,
+  type TracingServiceRecord,
 } from './config/schema';
 
 // The gateway's own paths, which the standalone services answer too.

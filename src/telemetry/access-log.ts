@@ -13,6 +13,7 @@ import { accessLineWriter, type AccessLogEntry } from './access-line';
 import type { Logger } from './logger';
 import { UNMATCHED_ROUTE, type Metrics } from './metrics';
 import type { RouteCounters } from './route-counters';
+import { traceOf } from '../tracing';
 
 export interface AccessLogOptions {
   logger: Logger;
@@ -117,6 +118,11 @@ export function accessLog(options: AccessLogOptions): Middleware {
     if (cutBy === 'upstream') entry.upstream_reset = true;
     else if (cutBy === 'shutdown') entry.cut_at_shutdown = true;
     else if (aborted) entry.aborted = true;
+    const trace = traceOf(ctx.state);
+    if (trace !== undefined) {
+      entry.trace_id = trace.traceId;
+      entry.span_id = trace.spanId;
+    }
     lines.write(entry);
   }
 

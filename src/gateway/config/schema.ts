@@ -1,7 +1,7 @@
 /**
  * @module gateway/config/schema
  * The zod schemas of the configuration records (`Mapping`, `AuthService`,
- * `RateLimitService`, `Module`) with their defaults, and the types inferred
+ * `RateLimitService`, `Module`, `TracingService`) with their defaults, and the types inferred
  * from them.
  */
 import { z } from 'zod';
@@ -14,6 +14,7 @@ import { mappingMatchChecks, matchMappingFields, normaliseMatchFields } from './
 import { circuitBreaker, upstreamMappingChecks, upstreamMappingFields } from './mapping-upstream';
 import { cidrProblem } from '../request/address-filter';
 import { errorOverridesSchema } from './error-overrides';
+import { tracingServiceFields } from './tracing-service';
 
 export type { AddedHeader, HeaderCondition } from './headers';
 export { allowedUpgrades } from './mapping-emissary';
@@ -259,13 +260,27 @@ export const moduleSchema = z.strictObject({
     }),
 });
 
+/** Where spans are sent and how requests are sampled, as Emissary's TracingService with `driver: opentelemetry`. */
+export const tracingServiceSchema = z.strictObject({
+  ...recordBase,
+  kind: z.literal('TracingService'),
+  ...tracingServiceFields,
+});
+
 /** Any record, told apart by `kind`. */
-export const recordSchema = z.discriminatedUnion('kind', [mappingSchema, authServiceSchema, rateLimitServiceSchema, moduleSchema]);
+export const recordSchema = z.discriminatedUnion('kind', [
+  mappingSchema,
+  authServiceSchema,
+  rateLimitServiceSchema,
+  moduleSchema,
+  tracingServiceSchema,
+]);
 
 export type MappingRecord = z.output<typeof mappingSchema>;
 export type AuthServiceRecord = z.output<typeof authServiceSchema>;
 export type RateLimitServiceRecord = z.output<typeof rateLimitServiceSchema>;
 export type ModuleRecord = z.output<typeof moduleSchema>;
+export type TracingServiceRecord = z.output<typeof tracingServiceSchema>;
 export type GatewayRecord = z.output<typeof recordSchema>;
 
 /** Where a record came from, for error messages and diag. */
@@ -284,6 +299,8 @@ export interface GatewayConfig {
   rateLimitService?: RateLimitServiceRecord;
   /** The gateway-wide settings (the CORS policy), when a `Module` record gives them. */
   module?: ModuleRecord;
+  /** Where spans go and which requests are sampled, when a `TracingService` record says. */
+  tracingService?: TracingServiceRecord;
   /** The files it was read from. */
   sources: string[];
   /** Where each record came from, when it was read from files; for messages and diag. */

@@ -29,6 +29,8 @@ import { markEdited } from '../reroute';
 import type { ModuleRegistry } from '../module';
 import type { AuthStageOptions, Stage } from './stage';
 import { createGrpcAuthStage } from './grpc-auth-stage';
+import { closeAuthSpan, openAuthSpan } from './auth-span';
+import { traceOf, type ChildSpan } from '../../tracing';
 import {
   ALSO_RETURNED,
   ALWAYS_COPIED,
@@ -170,8 +172,9 @@ export function createAuthStage(
     return out;
   }
 
-  function unavailable(ctx: Context, cause: unknown): boolean {
+  function unavailable(ctx: Context, cause: unknown, span: ChildSpan | null, status?: number): boolean {
     events.authDecision?.('error');
+    if (span !== null) closeAuthSpan(span, 'error', status);
     logFailure(
       cause,
       { authService: shownService, failureModeAllow: record.failure_mode_allow },
@@ -192,8 +195,9 @@ export function createAuthStage(
   }
 
   /** Writes the auth service's refusal as the client's response. */
-  function refuse(ctx: Context, decision: AuthDecision): false {
+  function refuse(ctx: Context, decision: AuthDecision, span: ChildSpan | null, immediate: boolean): false {
     events.authDecision?.('denied');
+    if (span !== null) closeAuthSpan(span, 'denied', decision.status, remote ? undefined : immediate);
     const body = decision.body;
     // No body to pass on, or an in-process service that says why: the
     // gateway's own error body, in the representation the client's Accept chose.
@@ -232,9 +236,16 @@ export function createAuthStage(
   }
 
   /** Acts on the auth service's decision: its headers onto the routed request on 200, its answer otherwise. */
-  function conclude(ctx: Context, headers: IncomingHttpHeaders, decision: AuthDecision): boolean {
-    if (decision.status >= 500) return unavailable(ctx, new Error(`the auth service answered ${decision.status}`));
-    if (decision.status !== 200) return refuse(ctx, decision);
+  function conclude(
+    ctx: Context,
+    headers: IncomingHttpHeaders,
+    decision: AuthDecision,
+    span: ChildSpan | null,
+    immediate: boolean,
+  ): boolean {
+    if (decision.status >= 500)
+      return unavailable(ctx, new Error(`the auth service answered ${decision.status}`), span, decision.status);
+    if (decision.status !== 200) return refuse(ctx, decision, span, immediate);
     for (let i = 0; i < copied.length; i++) {
       const name = copied[i];
       const value = decision.headers[name];
@@ -245,6 +256,7 @@ export function createAuthStage(
       markEdited(ctx);
     }
     events.authDecision?.('allowed');
+    if (span !== null) closeAuthSpan(span, 'allowed', decision.status, remote ? undefined : immediate);
     return true;
   }
 
@@ -260,8 +272,15 @@ export function createAuthStage(
     }
   }
 
-  function ask(ctx: Context, headers: IncomingHttpHeaders, request: AuthRequest): boolean | Promise<boolean> {
-    if (gate !== null && !gate.enter()) return unavailable(ctx, breakersOpen());
+  function ask(
+    ctx: Context,
+    headers: IncomingHttpHeaders,
+    request: AuthRequest,
+    span: ChildSpan | null,
+  ): boolean | Promise<boolean> {
+    if (gate !== null && !gate.enter()) return unavailable(ctx, breakersOpen(), span);
+    // The remote service is sent the check's span as its parent.
+    if (span !== null && remote !== undefined) span.inject(request.headers);
     let known: AuthDecision | undefined;
     let pending: Promise<AuthDecision> | undefined;
     try {
@@ -270,21 +289,21 @@ export function createAuthStage(
       if (known === undefined) pending = authenticator.authenticate(request);
     } catch (err) {
       gate?.leave();
-      return unavailable(ctx, err);
+      return unavailable(ctx, err, span);
     }
     // Outside the try: a refusal is thrown as the client's error, not taken for a failing service.
     if (known !== undefined) {
       gate?.leave();
-      return conclude(ctx, headers, known);
+      return conclude(ctx, headers, known, span, true);
     }
     return pending!.then(
       (decision) => {
         gate?.leave();
-        return conclude(ctx, headers, decision);
+        return conclude(ctx, headers, decision, span, false);
       },
       (err: unknown) => {
         gate?.leave();
-        return unavailable(ctx, err);
+        return unavailable(ctx, err, span);
       },
     );
   }
@@ -299,14 +318,19 @@ export function createAuthStage(
     headers: IncomingHttpHeaders,
     request: AuthRequest,
     limits: BodyLimits,
+    span: ChildSpan | null,
   ): Promise<boolean> {
-    const tooLong = () => HttpError.of('AUTH_BODY_TOO_LONG', { maxBytes: limits.max_bytes });
+    const tooLong = () => {
+      // Refused before the auth service is asked: the check's span ends with the refusal.
+      if (span !== null) closeAuthSpan(span, 'denied', 413);
+      return HttpError.of('AUTH_BODY_TOO_LONG', { maxBytes: limits.max_bytes });
+    };
     if (!limits.allow_partial && Number(headers['content-length']) > limits.max_bytes) throw tooLong();
     const { bytes, cut } = await peekBody(ctx.req, limits.max_bytes);
     if (cut && !limits.allow_partial) throw tooLong();
     request.body = bytes;
     if (tellsPartial) request.headers[PARTIAL_BODY] = cut ? 'true' : 'false';
-    return ask(ctx, headers, request);
+    return ask(ctx, headers, request, span);
   }
 
   function run(ctx: Context, mapping: MappingRecord): boolean | Promise<boolean> {
@@ -328,8 +352,10 @@ export function createAuthStage(
       connection: ctx.req.socket,
     };
     strip(ctx);
-    if (includeBody !== null && hasRequestBody(ctx.req)) return askWithBody(ctx, headers, request, includeBody);
-    return ask(ctx, headers, request);
+    const trace = traceOf(ctx.state);
+    const span = trace === undefined ? null : openAuthSpan(trace, remote === undefined ? undefined : shownService);
+    if (includeBody !== null && hasRequestBody(ctx.req)) return askWithBody(ctx, headers, request, includeBody, span);
+    return ask(ctx, headers, request, span);
   }
 
   return {

@@ -27,6 +27,7 @@ import type { Stage } from './stage';
 import { quotaViolations, rateLimitHeaders } from './ratelimit-headers';
 import { keepAnswerHeaders, RESPONSE_FRAMING, type AnswerHeader } from './answer-headers';
 import { USER_HEADER } from '../../auth';
+import { traceOf, type ChildSpan, type HeaderCarrier, type RequestTrace } from '../../tracing';
 
 export { mostRestrictive, rateLimitHeaders } from './ratelimit-headers';
 export { buildDescriptors, labelPlan, type LabelFacts, type LabelPlan } from './ratelimit-labels';
@@ -159,7 +160,10 @@ export function createRateLimitStage(
     // An address the client cannot reach as written: the client says why, this names the field.
     throw new Error(`service ${(err as Error).message}`);
   }
-  type Ask = (req: Parameters<RateLimiter['shouldRateLimit']>[0]) => RateLimitResponse | Promise<RateLimitResponse>;
+  type Ask = (
+    req: Parameters<RateLimiter['shouldRateLimit']>[0],
+    metadata?: HeaderCarrier,
+  ) => RateLimitResponse | Promise<RateLimitResponse>;
   // A limiter with `decide` (the built-in service) keeps the deadline itself,
   // from when the decision reaches its store: a deadline armed here would
   // also count the time the request waited in this process's event loop,
@@ -169,7 +173,7 @@ export function createRateLimitStage(
   const noAnswer = () => new Error(`no answer within ${record.timeout_ms} ms`);
   const decide = local?.decide?.bind(local);
   const ask: Ask = !local
-    ? (req) => remote!.shouldRateLimit(req)
+    ? (req, metadata) => remote!.shouldRateLimit(req, metadata === undefined ? undefined : { metadata })
     : decide
       ? (req) => decide(req, asked)
       : (req) =>
@@ -186,6 +190,30 @@ export function createRateLimitStage(
     let plan = plans.get(mapping);
     if (plan === undefined) plans.set(mapping, (plan = labelPlan(mapping, record.domain)));
     return plan;
+  }
+
+  /** The span of one decision, when the request is traced: a gRPC call to a remote service, work of this process's otherwise. */
+  function openSpan(trace: RequestTrace, descriptors: number): ChildSpan {
+    const span = trace.child('ratelimit', local ? 'internal' : 'client');
+    if (span.recording) {
+      span.set('gatehouse.ratelimit.domain', record.domain);
+      span.set('gatehouse.ratelimit.descriptors', descriptors);
+      if (!local) {
+        span.set('rpc.system', 'grpc');
+        span.set('rpc.service', 'envoy.service.ratelimit.v3.RateLimitService');
+        span.set('rpc.method', 'ShouldRateLimit');
+        span.set('server.address', redactAddress(record.service));
+      }
+    }
+    return span;
+  }
+
+  /** Ends a decision's span with its outcome. */
+  function closeSpan(span: ChildSpan | null, outcome: 'ok' | 'over_limit' | 'error', err?: unknown): void {
+    if (span === null) return;
+    span.set('gatehouse.ratelimit.outcome', outcome);
+    if (outcome === 'error') span.fail(err instanceof Error && /within/.test(err.message) ? 'timeout' : 'unavailable');
+    span.end();
   }
 
   function failed(err: unknown): boolean {
@@ -220,13 +248,33 @@ export function createRateLimitStage(
       const descriptors = buildDescriptors(plan, ctx.req.headers, facts);
       if (descriptors.length === 0) return true;
       stats.checked++;
+      const trace = traceOf(ctx.state);
+      const span = trace === undefined ? null : openSpan(trace, descriptors.length);
       let answer: RateLimitResponse | Promise<RateLimitResponse>;
+      let metadata: HeaderCarrier | undefined;
+      if (span !== null && !local) span.inject((metadata = {}));
       try {
-        answer = ask({ domain: record.domain, descriptors });
+        answer = ask({ domain: record.domain, descriptors }, metadata);
       } catch (err) {
+        closeSpan(span, 'error', err);
         return failed(err);
       }
-      if (answer instanceof Promise) return answer.then((response) => settle(ctx, response), failed);
+      if (span === null) {
+        if (answer instanceof Promise) return answer.then((response) => settle(ctx, response), failed);
+        return settle(ctx, answer);
+      }
+      if (answer instanceof Promise)
+        return answer.then(
+          (response) => {
+            closeSpan(span, response.overallCode === 'OVER_LIMIT' ? 'over_limit' : 'ok');
+            return settle(ctx, response);
+          },
+          (err: unknown) => {
+            closeSpan(span, 'error', err);
+            return failed(err);
+          },
+        );
+      closeSpan(span, answer.overallCode === 'OVER_LIMIT' ? 'over_limit' : 'ok');
       return settle(ctx, answer);
     },
     async close() {

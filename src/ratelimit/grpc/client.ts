@@ -39,6 +39,17 @@ export class RateLimitCallError extends Error {
   }
 }
 
+/** Headers as gRPC metadata (lower-case names; a list becomes one entry per value). */
+function metadataOf(headers: Readonly<Record<string, string | string[] | undefined>>): grpc.Metadata {
+  const metadata = new grpc.Metadata();
+  for (const name in headers) {
+    const value = headers[name];
+    if (typeof value === 'string') metadata.set(name, value);
+    else if (value !== undefined) for (const one of value) metadata.add(name, one);
+  }
+  return metadata;
+}
+
 /**
  * The gRPC target of a rate-limit service address: `host:port`,
  * `[v6]:port`, or either behind `grpc://` or `http://` (plaintext, as the
@@ -88,6 +99,7 @@ export function createRateLimitClient(address: string, options: RateLimitClientO
   function shouldRateLimit(request: RateLimitRequest, options?: DecideOptions): Promise<RateLimitResponse> {
     const budget = options?.timeoutMs ?? timeoutMs;
     let call: grpc.ClientUnaryCall | undefined;
+    const metadata = options?.metadata === undefined ? undefined : metadataOf(options.metadata);
     const ask = () =>
       new Promise<RateLimitResponse>((resolve, reject) => {
         call = client.makeUnaryRequest<ProtoRequest, ProtoResponse>(
@@ -95,6 +107,7 @@ export function createRateLimitClient(address: string, options: RateLimitClientO
           method.requestSerialize as (value: ProtoRequest) => Buffer,
           method.responseDeserialize as (value: Buffer) => ProtoResponse,
           requestToProto(request),
+          metadata ?? new grpc.Metadata(),
           { deadline: Date.now() + budget + HELD_UP_MAX_MS },
           (err, value) => {
             if (err) reject(new RateLimitCallError(err.code, err.details || err.message));

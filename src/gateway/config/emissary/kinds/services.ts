@@ -1,6 +1,6 @@
 /**
  * @module gateway/config/emissary/kinds/services
- * Emissary's AuthService and RateLimitService as the gateway's. The fields
+ * Emissary's AuthService, RateLimitService and TracingService as the gateway's. The fields
  * the gateway's records share with Emissary's pass unchanged; what differs
  * is what a record that leaves a field out gets: Emissary's defaults
  * (no allowed authorization headers beyond Envoy's own, the rate-limit
@@ -117,4 +117,20 @@ export function translateRateLimitService(r: EmissaryResource): Translation {
     notes.push({ field: 'domain', note: "not set: ambassador, Emissary's default (and its Mappings' label domain); the gateway's own form defaults to gateway" });
   }
   return { record: out, became: `RateLimitService ${r.name}`, notes, problems, serviceField: 'service' };
+}
+
+/** An Emissary TracingService as the gateway's: its fields pass as they are, and the record's schema refuses what it cannot serve. */
+export function translateTracingService(r: EmissaryResource): Translation {
+  const out: Record<string, unknown> = { apiVersion: API_VERSION, kind: 'TracingService', name: r.name };
+  const notes: FieldNote[] = [];
+  for (const [field, value] of Object.entries(r.fields)) {
+    out[field] = value;
+    if (field === 'stats_name') notes.push({ field, note: 'ignored: spans dropped and exported are counted in the Prometheus metrics' });
+    else if (field === 'tag_headers') notes.push({ field, note: 'read as custom_tags of those request headers' });
+  }
+  const sampling = r.fields.sampling;
+  if (typeof sampling === 'object' && sampling !== null && 'client' in sampling) {
+    notes.push({ field: 'sampling.client', note: 'ignored: x-client-trace-id is not read; random and overall choose the new traces sampled' });
+  }
+  return { record: out, became: `TracingService ${r.name}`, notes, problems: [] };
 }

@@ -9,7 +9,7 @@ import { readResource, type DocumentPlace } from './forms';
 import { translateMapping } from '../kinds/mapping';
 import { translateModule } from '../kinds/module';
 import { OTHER_KINDS } from '../kinds/other-kinds';
-import { translateAuthService, translateRateLimitService } from '../kinds/services';
+import { translateAuthService, translateRateLimitService, translateTracingService } from '../kinds/services';
 import type { EmissaryEntry, EmissaryResource, FieldNote, Translation } from '../types';
 import { isPlainObject } from '../values';
 
@@ -18,6 +18,7 @@ const TRANSLATORS: Readonly<Record<string, (r: EmissaryResource) => Translation>
   AuthService: translateAuthService,
   RateLimitService: translateRateLimitService,
   Module: translateModule,
+  TracingService: translateTracingService,
   ...OTHER_KINDS,
 };
 
