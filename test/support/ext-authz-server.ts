@@ -44,6 +44,8 @@ export interface ExtAuthzServer {
   readonly port: number;
   readonly address: string;
   readonly received: ReceivedCheck[];
+  /** The gRPC metadata of each check, in the order of `received`. */
+  readonly metadata: Record<string, string>[];
   answer: (check: ReceivedCheck) => CheckAnswer;
   close(): Promise<void>;
 }
@@ -72,11 +74,13 @@ function authorization(): grpc.ServiceDefinition {
 export async function startExtAuthzServer(tls?: { key: Buffer; cert: Buffer }): Promise<ExtAuthzServer> {
   const server = new grpc.Server();
   const received: ReceivedCheck[] = [];
+  const metadata: Record<string, string>[] = [];
   const held: (() => void)[] = [];
   const self: ExtAuthzServer = {
     port: 0,
     address: '',
     received,
+    metadata,
     answer: allowAlice,
     async close() {
       for (const release of held) release();
@@ -87,6 +91,9 @@ export async function startExtAuthzServer(tls?: { key: Buffer; cert: Buffer }): 
   server.addService(authorization(), {
     Check(call: grpc.ServerUnaryCall<ReceivedCheck, unknown>, callback: grpc.sendUnaryData<unknown>) {
       received.push(call.request);
+      const sent: Record<string, string> = {};
+      for (const [name, value] of Object.entries(call.metadata.getMap())) sent[name] = String(value);
+      metadata.push(sent);
       const answer = self.answer(call.request);
       if (answer === 'never') held.push(() => callback({ code: grpc.status.UNAVAILABLE }));
       else if ('error' in answer) callback({ code: answer.error as grpc.status, details: 'refused by the test' });

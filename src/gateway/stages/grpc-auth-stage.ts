@@ -38,6 +38,8 @@ import { keepAnswerHeaders, RESPONSE_FRAMING } from './answer-headers';
 import { peekBody } from './auth-body';
 import { breakersOpen, checkGate } from './auth-breaker';
 import type { AuthStageOptions, Stage } from './stage';
+import { closeAuthSpan, openAuthSpan } from './auth-span';
+import { traceOf, type ChildSpan, type HeaderCarrier } from '../../tracing';
 
 /** Request headers an answer may neither set nor remove: the request's framing and connection, and Host. */
 const PROTECTED = new Set([...RESPONSE_FRAMING, 'host', 'expect']);
@@ -183,24 +185,36 @@ export function createGrpcAuthStage(record: AuthServiceRecord, options: AuthStag
     return answer.allowed ? allow(ctx, answer) : refuse(ctx, answer);
   }
 
-  function ask(ctx: Context, check: ExtAuthzCheck): Promise<boolean> {
-    if (gate === null) {
-      return client.check(check).then(
-        (answer) => conclude(ctx, answer),
-        (err: unknown) => unavailable(ctx, err),
-      );
+  /** The trace context the service is sent as gRPC metadata: the check's span is its parent. */
+  function traceMetadata(span: ChildSpan): Record<string, string> {
+    const carrier: HeaderCarrier = {};
+    span.inject(carrier);
+    const metadata: Record<string, string> = {};
+    for (const name in carrier) {
+      const value = carrier[name];
+      if (value !== undefined) metadata[name] = typeof value === 'string' ? value : value.join(',');
     }
-    if (!gate.enter()) return Promise.resolve().then(() => unavailable(ctx, breakersOpen()));
-    return client.check(check).then(
-      (answer) => {
-        gate.leave();
-        return conclude(ctx, answer);
-      },
-      (err: unknown) => {
-        gate.leave();
-        return unavailable(ctx, err);
-      },
-    );
+    return metadata;
+  }
+
+  function ask(ctx: Context, check: ExtAuthzCheck): Promise<boolean> {
+    const trace = traceOf(ctx.state);
+    const span = trace === undefined ? null : openAuthSpan(trace, shownService);
+    const answered = (answer: ExtAuthzAnswer) => {
+      gate?.leave();
+      closeAuthSpan(span, answer.allowed ? 'allowed' : 'denied', answer.allowed ? 200 : answer.status);
+      return conclude(ctx, answer);
+    };
+    const failed = (err: unknown) => {
+      gate?.leave();
+      closeAuthSpan(span, 'error', undefined);
+      return unavailable(ctx, err);
+    };
+    if (gate !== null && !gate.enter()) {
+      closeAuthSpan(span, 'error', undefined);
+      return Promise.resolve().then(() => unavailable(ctx, breakersOpen()));
+    }
+    return client.check(check, span === null ? undefined : traceMetadata(span)).then(answered, failed);
   }
 
   async function run(ctx: Context, mapping: MappingRecord): Promise<boolean> {
