@@ -14,6 +14,7 @@ export type { GatewayEvents } from './events';
 
 // Configuration: loading, records written in code, problems and warnings.
 export {
+  isGatewayConfigFile,
   loadConfig,
   parseConfigFiles,
   readRecordFiles,
@@ -25,6 +26,7 @@ export {
   type ReadRecordFiles,
 } from './config/load';
 export type { EmissaryRecordReport, EmissaryReport, SkippedRecord } from './config/emissary';
+export { documentShape, documentWhat, shapeText, type DocumentShape, type IgnoredDocument } from './config/documents';
 export { configFromRecords, type ConfigResult } from './config/validate';
 export { ConfigError, configProblem, type ConfigProblem, type ProblemLocation } from './config/problems';
 export { configWarnings } from './config/warnings';
