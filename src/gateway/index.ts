@@ -44,7 +44,7 @@ export {
 } from './config/schema';
 
 // The gateway's own paths, which the standalone services answer too.
-export { ALIVE_PATH, answerHealth, READY_PATH } from './own-paths';
+export { ALIVE_PATH, answerHealth, HEALTH_ROUTE, READY_PATH } from './own-paths';
 
 // The stages, for an app that builds its own or tunes the project's.
 export type { Stage, StageFactory } from './stages/stage';

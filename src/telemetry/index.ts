@@ -24,6 +24,7 @@ export {
   RATELIMIT_RESULTS,
   RELOAD_RESULTS,
   UNMATCHED_ROUTE,
+  METRICS_ROUTE,
   type Metrics,
   type MetricsOptions,
   type AuthResult,
