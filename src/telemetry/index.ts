@@ -33,7 +33,14 @@ export {
   type ReloadResult,
   type DatabaseFailureKind,
 } from './metrics';
-export { createRouteCounters, type RouteCounters, type RequestCounts } from './route-counters';
+export {
+  createRouteCounters,
+  TRAFFIC_MINUTES,
+  type RecentCounts,
+  type RouteCounters,
+  type RouteCountersOptions,
+  type RequestCounts,
+} from './route-counters';
 export {
   accessLog,
   rejectedRequestLog,
