@@ -6,7 +6,7 @@
  * need of it; the matching, the request checks and the upstream pools stay
  * inside.
  */
-export { createGateway, type Gateway, type GatewayOptions, type PreparedConfig } from './gateway';
+export { createGateway, type Gateway, type GatewayOptions, type PreparedConfig, type UpstreamHealth } from './gateway';
 export type { GatehouseModule, ModuleRegistry } from './module';
 export type { StageFactories, UpstreamOptions } from './runtime';
 export type { Resolve } from './upstream';
