@@ -35,6 +35,8 @@ export interface RouteCounters {
   entries(): IterableIterator<[string, Readonly<RequestCounts>]>;
   /** The counts of each of the last {@link TRAFFIC_MINUTES} minutes, of `route` or (none given) of all. */
   recent(route?: string): RecentCounts;
+  /** The requests of `route` over the last {@link TRAFFIC_MINUTES} minutes, in all. */
+  recentRequests(route: string): number;
   /** The minute under way, as minutes since 1970: the last of {@link recent}. */
   minute(): number;
 }
@@ -96,6 +98,15 @@ function recentOf(ring: MinuteRing | undefined, minute: number): RecentCounts {
   return recent;
 }
 
+/** The requests of `ring` over the minutes up to `minute`. */
+function recentRequestsOf(ring: MinuteRing | undefined, minute: number): number {
+  if (ring === undefined) return 0;
+  let total = 0;
+  for (let slot = 0; slot < TRAFFIC_MINUTES; slot++)
+    if (ring.minuteOf[slot] > minute - TRAFFIC_MINUTES) total += ring.counts[slot * 3];
+  return total;
+}
+
 /** Builds empty counters. */
 export function createRouteCounters(options: RouteCountersOptions = {}): RouteCounters {
   const now = options.now ?? Date.now;
@@ -117,6 +128,7 @@ export function createRouteCounters(options: RouteCountersOptions = {}): RouteCo
       for (const [route, counted] of byRoute) yield [route, counted.counts];
     },
     recent: (route) => recentOf(route === undefined ? all.ring : byRoute.get(route)?.ring, minute()),
+    recentRequests: (route) => recentRequestsOf(byRoute.get(route)?.ring, minute()),
     minute,
   };
 }

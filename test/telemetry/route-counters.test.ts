@@ -43,6 +43,8 @@ describe('route counters', () => {
     assert.deepEqual(hotels.errors.slice(-3), [1, 0, 0]);
     assert.deepEqual(hotels.clientErrors.slice(-3), [0, 1, 0]);
     assert.deepEqual(counters.recent().requests.slice(-3), [2, 2, 1]);
+    assert.equal(counters.recentRequests('hotels'), 4);
+    assert.equal(counters.recentRequests('never'), 0);
     assert.equal(counters.minute(), Math.floor(clock.now() / 60_000));
     assert.deepEqual(counters.recent('never').requests, zeros(TRAFFIC_MINUTES));
   });
@@ -56,6 +58,7 @@ describe('route counters', () => {
     clock.advance(60_000);
     // The first minute's slot is the minute under way now: it starts again from zero.
     assert.deepEqual(counters.recent('hotels').errors, zeros(TRAFFIC_MINUTES));
+    assert.equal(counters.recentRequests('hotels'), 0);
     counters.record('hotels', 200);
     assert.deepEqual(counters.recent('hotels').requests, [...zeros(TRAFFIC_MINUTES - 1), 1]);
     assert.deepEqual(counters.recent('hotels').errors, zeros(TRAFFIC_MINUTES));

@@ -41,8 +41,8 @@ export interface ReloaderOptions {
   usersText?: string;
   logger: Logger;
   metrics: Metrics;
-  /** Called once new records serve. */
-  onApplied(config: GatewayConfig): void;
+  /** Called once new records serve, with the folder they were read from. */
+  onApplied(config: GatewayConfig, folder: LoadedFolder): void;
 }
 
 /** Reloads, one at a time, and what the last one found. */
@@ -154,7 +154,7 @@ export function createReloader(options: ReloaderOptions): Reloader {
       return refused;
     }
     gateway.reconfigure(prepared);
-    options.onApplied(folder.config);
+    options.onApplied(folder.config, folder);
     for (const warning of configWarnings(folder.config)) logger.warn({ warning }, 'config warning');
     return applyModuleFiles(folder);
   }
