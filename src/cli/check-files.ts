@@ -4,6 +4,7 @@
  * what it was read as (or why it was ignored), and what the folder holds in
  * all, so that a file read as something else than meant shows at once.
  */
+import { countsText as holdsText } from '../diag';
 import { counted, type FolderCounts, type FolderReport } from '../gatehouse';
 
 /** One line an entry, in columns: the name, what it was read as, what it holds. */
@@ -16,31 +17,7 @@ export function filesText(report: FolderReport): string {
   return `Files:\n${lines.join('\n')}\n`;
 }
 
-/** What the folder holds in all, each kind counted, and what it has none of said. */
+/** What the folder holds in all, each kind counted, and what it has none of said; as the diag page says it. */
 export function countsText(counts: FolderCounts): string {
-  const parts = [
-    counted(counts.mappings, 'Mapping'),
-    counted(counts.authServices, 'AuthService'),
-    counted(counts.rateLimitServices, 'RateLimitService'),
-  ];
-  if (counts.modules > 0) parts.push(counted(counts.modules, 'Module'));
-  if (counts.emissaryResources > 0) parts.push(`from ${counted(counts.emissaryResources, 'Emissary resource')}`);
-  if (counts.otherAmbassadorId > 0)
-    parts.push(`${counted(counts.otherAmbassadorId, 'record')} left to another ambassador_id`);
-  parts.push(counts.users === undefined ? 'no users file' : counted(counts.users, 'user'));
-  const limits = counts.limits;
-  if (limits !== undefined)
-    parts.push(
-      limits.files === 0
-        ? 'no limits (no ratelimit.yaml, no ratelimit/)'
-        : `${counted(limits.rules, 'limit')} in ${counted(limits.domains, 'domain')}`,
-    );
-  const b = counts.bookings;
-  parts.push(
-    b === undefined
-      ? 'no bookings catalogue'
-      : `${counted(b.hotels, 'hotel')}, ${counted(b.cars, 'car')}, ${counted(b.hotelBookings + b.carBookings, 'booking')}`,
-  );
-  if (counts.ignored > 0) parts.push(`${counted(counts.ignored, 'entry', 'entries')} ignored`);
-  return `Loaded: ${parts.join(', ')}\n`;
+  return `Loaded: ${holdsText(counts)}\n`;
 }

@@ -6,6 +6,7 @@
  */
 export { createDiagModule, type DiagModuleOptions } from './app';
 export { renderDiagPage, escapeHtml, formatUptime, PAGE_CSP } from './page';
+export { countsText } from './sections';
 export { describeServedSteps, type DiagServed } from './describe';
 export {
   describeGateway,
