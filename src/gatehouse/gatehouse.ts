@@ -32,7 +32,7 @@ import {
   rejectedRequestLog,
   type RouteCounters,
 } from '../telemetry';
-import { openBookingStorage } from './bookings';
+import { describeStorage, openBookingStorage } from './bookings';
 import { createBuiltinModules } from './builtins';
 import { createGatehouseDiag } from './diag';
 import { enterFromHost } from './serving/mounted';
@@ -42,7 +42,8 @@ import { drainFor } from './serving/drain';
 import { loadFolder, type FolderWants, type LoadFolderOptions } from './folder';
 import { allReady, redisReadiness } from './readiness';
 import { createReloader, type Reloader } from './folder/reload';
-import { resolveOptions, type GatehouseOptions } from './options';
+import { describeRedisUrl, resolveOptions, type GatehouseOptions } from './options';
+import { dependencyStatus } from './status';
 import { followTlsFiles, readTlsFiles, warnOfValidity } from './serving/tls-files';
 import { watchFolder, type FolderWatcher } from './folder/watch';
 import type { Gatehouse, Listening } from './types';
@@ -133,6 +134,11 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     throw err;
   }
   for (const m of builtins.modules) registry.set(m.name, m);
+  // What the folder held when the configuration that serves was read: diag shows it.
+  let folderReport = files.report;
+  const redis = builtins.redis;
+  const redisReady = redis && redisReadiness(redis.client, logger.child({ module: 'ratelimit' }));
+  const databaseReady = bookingDatabase && (() => bookingDatabase.ready());
 
   // diag describes the gateway built below; it reads it only when a page is asked for.
   const diag = createGatehouseDiag({
@@ -144,6 +150,16 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     lastReload: () => ({ at: reloader.lastReloadAt, problems: reloader.configErrors }),
     modules: registry,
     counters,
+    dependencies: dependencyStatus({
+      config: () => config,
+      modules: registry,
+      gateway: { upstreams: () => gateway?.upstreams() ?? [] },
+      redis: redisReady && { where: describeRedisUrl(options.redisUrl!), ready: redisReady },
+      database: databaseReady && { where: describeStorage(options), ready: databaseReady },
+      bookings: describeStorage(options),
+      metrics,
+    }),
+    folder: () => folderReport,
   });
   registry.set(diag.name, diag);
   for (const m of options.modules) registry.set(m.name, m);
@@ -163,12 +179,8 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     logUnexpected(err, ctx);
     if (ctx.app !== app) ctx.app.emit('error', err, ctx);
   };
-  const redis = builtins.redis;
   // Redis and the bookings database asked together: an operator sees both when both are down.
-  const dependenciesReady = allReady([
-    redis && redisReadiness(redis.client, logger.child({ module: 'ratelimit' })),
-    bookingDatabase && (() => bookingDatabase.ready()),
-  ]);
+  const dependenciesReady = allReady([redisReady, databaseReady]);
   // Set as a stop begins: a load balancer that asks takes requests elsewhere while they are still answered.
   let draining = false;
   try {
@@ -245,8 +257,9 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       usersText: files.usersText,
       logger,
       metrics,
-      onApplied(next) {
+      onApplied(next, folder) {
         config = next;
+        folderReport = folder.report;
         loadedAt = new Date();
         server?.acceptUpgrades(tunnelsUpgrades(config));
         // A TracingService added, changed or removed: tracing follows it.

@@ -88,8 +88,18 @@ export interface Gateway {
   reject(problems: readonly ConfigProblem[]): void;
   /** What it serves now, read-only. */
   snapshot(): GatewaySnapshot;
+  /** The upstream clusters of what it serves now: their endpoints, and those ejected for failing. */
+  upstreams(): UpstreamHealth[];
   /** Closes the stages and upstream pools. The modules are the caller's. */
   close(): Promise<void>;
+}
+
+/** An upstream cluster: how many endpoints it has (its names resolved so far), and those ejected now. */
+export interface UpstreamHealth {
+  readonly cluster: string;
+  readonly endpoints: number;
+  /** `address:port` of each endpoint ejected for failing in a row. */
+  readonly ejected: readonly string[];
 }
 
 /** A configuration built by {@link Gateway.prepare}, not yet served. */
@@ -201,6 +211,9 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
         sources: served?.sources ?? [],
         ...(rejected ? { rejected } : {}),
       };
+    },
+    upstreams() {
+      return (current?.clusters.all() ?? []).map((c) => ({ cluster: c.name, ...c.health() }));
     },
     async close() {
       closed = true;

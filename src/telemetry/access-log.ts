@@ -44,6 +44,15 @@ export function wellFormedRequestId(sent: string | string[] | undefined): string
   return typeof sent === 'string' && REQUEST_ID.test(sent) ? sent : undefined;
 }
 
+/**
+ * The route name of a request no Mapping served: the one the gateway's own
+ * path that answered it gave (`ctx.state.route`: its health probes, its
+ * metrics), else `unmatched`.
+ */
+function ownRoute(route: unknown): string {
+  return typeof route === 'string' ? route : UNMATCHED_ROUTE;
+}
+
 /** `connection` without the token `name`; undefined when nothing is left. */
 function withoutToken(connection: string, name: string): string | undefined {
   const kept = connection.split(',').filter((token) => token.trim().toLowerCase() !== name);
@@ -93,7 +102,7 @@ export function accessLog(options: AccessLogOptions): Middleware {
     const unanswered = aborted && !ctx.res.headersSent;
     if (unanswered) status = cutBy === 'shutdown' ? SERVICE_UNAVAILABLE : CLIENT_CLOSED_REQUEST;
     const mapping = ctx.state.mapping as { name?: unknown } | undefined;
-    const route = typeof mapping?.name === 'string' ? mapping.name : UNMATCHED_ROUTE;
+    const route = typeof mapping?.name === 'string' ? mapping.name : ownRoute(ctx.state.route);
     metrics?.recordRequest(route, method, status, elapsedMs / 1000);
     counters?.record(route, status);
     if (!lines.enabled()) return;

@@ -395,7 +395,10 @@ describe('gatehouse check', function () {
     assert.equal(res.code, 0, res.stderr);
     assert.equal(
       res.stdout,
-      `${dir}: OK\n\nno Mapping records: every path but the gateway's own (/gateway/v0/check_alive, ...) answers 404\n`,
+      `${dir}: OK\n\nFiles: none: the folder is empty\n\n` +
+        'Loaded: 0 Mappings, 0 AuthServices, 0 RateLimitServices, no users file, ' +
+        'no limits (no ratelimit.yaml, no ratelimit/), no bookings catalogue\n\n' +
+        "no Mapping records: every path but the gateway's own (/gateway/v0/check_alive, ...) answers 404\n",
     );
   });
 

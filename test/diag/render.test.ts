@@ -96,15 +96,15 @@ describe('diag/render: pages of many routes', function () {
     const first = await rows('text/html');
     assert.match(
       first,
-      /<tr><td class="num">1<\/td><td>m0<\/td>.*?<td class="num">0<\/td><td class="num">0<\/td><td class="num">0<\/td><\/tr>/,
+      /<tr><td class="num">1<\/td><td class="name">m0<\/td>.*?<td class="num">0<\/td><td class="num">0<\/td><td class="num">0<\/td><\/tr>/,
     );
     counts = new Map([['m0', { requests: 7, clientErrors: 2, errors: 1 }]]);
     order = [...served.routes].reverse();
     const second = await rows('text/html');
-    assert.match(second, /<tr><td class="num">1<\/td><td>m1999<\/td>/);
+    assert.match(second, /<tr><td class="num">1<\/td><td class="name">m1999<\/td>/);
     assert.match(
       second,
-      /<tr><td class="num">2000<\/td><td>m0<\/td>.*?<td class="num">7<\/td><td class="num">2<\/td><td class="num bad">1<\/td><\/tr>/,
+      /<tr><td class="num">2000<\/td><td class="name">m0<\/td>.*?<td class="num">7<\/td><td class="num">2<\/td><td class="num bad">1<\/td><\/tr>/,
     );
     const json = JSON.parse(await rows('application/json'));
     assert.deepEqual(json.routes.map((r: DiagRoute) => r.name).slice(-2), ['m1', 'm0']);

@@ -102,7 +102,9 @@ describe('the commands of the docs', function () {
           // Free ports in place of those the docs show: the ones the commands name, and the defaults of a plain npm start.
           const ports = new Map<string, number>();
           for (const step of steps) {
-            const shown = [...step.command.matchAll(/(?:--port |localhost:)(\d{4,5})\b/g)].map((m) => m[1]);
+            const shown = [...step.command.matchAll(/(?:--port |--grpc-port |localhost:)(\d{4,5})\b/g)].map(
+              (m) => m[1],
+            );
             if (/\bnpm start$/.test(step.command)) shown.push('8080', '8081');
             for (const port of shown) if (!ports.has(port)) ports.set(port, await freePort());
           }
@@ -124,6 +126,11 @@ describe('the commands of the docs', function () {
             server(text.replace(/\b(\d{4,5})\b/g, (p) => String(ports.get(p) ?? p)))
               .split(SHOWN_CHECKOUT)
               .join(checkout.dir);
+          // The files its page writes before it, since its last example, with the same ports.
+          const page = blocks.filter((b) => b.file === block.file);
+          const before = page.slice(0, page.indexOf(block));
+          const last = before.map((b) => b.attributes.file === undefined).lastIndexOf(true);
+          for (const file of before.slice(last + 1)) checkout.write(file.attributes.file, onFree(file.text));
           for (const step of steps) {
             const what = `${where(block)}: ${step.command}`;
             let command = onFree(step.command);

@@ -5,6 +5,9 @@ import { collectConsoleErrors, requireChromium, launchBrowser, type TestBrowser 
 import { ALICE } from '../support/credentials';
 import { DEMO_CONFIG } from '../support/config-folder';
 import { startGatehouse, type Running } from '../support/gatehouse';
+import { readPng } from '../support/png';
+
+type Styles = { getComputedStyle(el: unknown): { lineHeight: string } };
 
 describe('gatehouse diag page in a browser, through the whole gateway', function () {
   let running: Running;
@@ -46,6 +49,30 @@ describe('gatehouse diag page in a browser, through the whole gateway', function
       assert.ok(names.indexOf('hotels-mapping') < names.indexOf('api-v1'), '/v1/hotels before /v1/');
       assert.ok(await page.getByText('No configuration errors.').isVisible());
       assert.deepEqual(errors, []);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('fits the demo on a 1280-pixel screen: every column of the routes within it, a label a line', async () => {
+    const page = await withCredentials.newPage();
+    try {
+      await page.setViewportSize({ width: 1280, height: 800 });
+      await page.goto(`${running.url}/gateway/v0/diag/`);
+      const edges = await page
+        .locator('table.routes th, table.routes td')
+        .evaluateAll((cells) => cells.map((c) => [c.textContent, c.getBoundingClientRect().right]));
+      assert.ok(edges.some(([text]) => text === '5xx'));
+      for (const [text, right] of edges) assert.ok(Number(right) <= 1280, `"${text}" ends at ${right}`);
+      // cars-mapping's one label, user ← x-travel-user, on one line.
+      const cars = page.locator('table.routes tbody tr', { hasText: 'cars-mapping' }).locator('td.labels li');
+      const [height, lineHeight] = await cars.evaluate((li) => [
+        li.getBoundingClientRect().height,
+        parseFloat((globalThis as unknown as Styles).getComputedStyle(li).lineHeight),
+      ]);
+      assert.ok(height <= lineHeight * 1.3, `the label is ${height} pixels high, a line ${lineHeight}`);
+      const shot = readPng(await page.screenshot({ fullPage: true }));
+      assert.equal(shot.width, 1280);
     } finally {
       await page.close();
     }

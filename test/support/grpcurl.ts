@@ -1,8 +1,8 @@
 /**
  * @module test/support/grpcurl
- * The grpcurl commands of the docs, made with grpc-js where grpcurl is not
- * installed: `list` through server reflection, a call with `-d` by its full
- * method name. The `-d` JSON is held against the request's message type
+ * The grpcurl and `buf curl` commands of the docs, made with grpc-js, as
+ * neither is installed offline: a listing through server reflection, a
+ * call with `-d` by its full method name. The `-d` JSON is held against the request's message type
  * field by field, as grpcurl holds it, so that a field the protos no longer
  * have fails instead of being dropped.
  */
@@ -61,9 +61,15 @@ function assertFields(type: protobuf.Type, value: unknown, path: string): void {
   }
 }
 
-/** Runs one grpcurl command against the gRPC address it names, and resolves what it answered. */
-export async function grpcurl(words: readonly string[]): Promise<unknown> {
-  assert.equal(words[0], 'grpcurl');
+/** What a command asks: the address, `list` or `<service>/<method>`, and the request. */
+interface Call {
+  address: string;
+  what: string;
+  data?: unknown;
+}
+
+/** `grpcurl -plaintext [-d <json>] <address> list|<service>/<method>`. */
+function grpcurlCall(words: readonly string[]): Call {
   const args = words.slice(1);
   assert.equal(args.shift(), '-plaintext', 'the rate-limit service speaks plaintext gRPC');
   let data: unknown;
@@ -73,6 +79,40 @@ export async function grpcurl(words: readonly string[]): Promise<unknown> {
   }
   const [address, what, ...extra] = args;
   assert.deepEqual(extra, [], `grpcurl ${words.join(' ')}`);
+  return { address, what, data };
+}
+
+/**
+ * `npx @bufbuild/buf curl --protocol grpc --http2-prior-knowledge [-d <json>]
+ * http://<address>/<service>/<method>`, or `--list-methods http://<address>`.
+ */
+function bufCurlCall(words: readonly string[]): Call {
+  assert.deepEqual(words.slice(0, 3), ['npx', '@bufbuild/buf', 'curl']);
+  const args = words.slice(3);
+  const flag = (name: string) => {
+    const at = args.indexOf(name);
+    assert.ok(at >= 0, `${words.join(' ')}: ${name} is needed`);
+    return args.splice(at, 1);
+  };
+  flag('--http2-prior-knowledge');
+  assert.deepEqual(flag('--protocol').concat(args.splice(args.indexOf('grpc'), 1)), ['--protocol', 'grpc']);
+  const list = args.includes('--list-methods');
+  if (list) flag('--list-methods');
+  let data: unknown;
+  const d = args.indexOf('-d');
+  if (d >= 0) data = JSON.parse(args.splice(d, 2)[1]);
+  assert.equal(args.length, 1, `${words.join(' ')}: one URL`);
+  const url = new URL(args[0]);
+  assert.equal(url.protocol, 'http:', 'cleartext HTTP/2 to the rate-limit port');
+  return { address: url.host, what: list ? 'list' : url.pathname.slice(1), data };
+}
+
+/**
+ * Runs one grpcurl or `buf curl` command against the gRPC address it names,
+ * and resolves what it answered (the services, for a listing).
+ */
+export async function grpcurl(words: readonly string[]): Promise<unknown> {
+  const { address, what, data } = words[0] === 'grpcurl' ? grpcurlCall(words) : bufCurlCall(words);
   const clients = grpcClients(address);
   try {
     if (what === 'list') return await listServices(clients.reflectionV1alpha);

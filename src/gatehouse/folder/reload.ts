@@ -42,8 +42,8 @@ export interface ReloaderOptions {
   usersText?: string;
   logger: Logger;
   metrics: Metrics;
-  /** Called once new records serve. */
-  onApplied(config: GatewayConfig): void;
+  /** Called once new records serve, with the folder they were read from. */
+  onApplied(config: GatewayConfig, folder: LoadedFolder): void;
   /** Each reload is a trace of its own, when tracing is on. */
   tracing?: GatewayTracing;
 }
@@ -157,7 +157,7 @@ export function createReloader(options: ReloaderOptions): Reloader {
       return refused;
     }
     gateway.reconfigure(prepared);
-    options.onApplied(folder.config);
+    options.onApplied(folder.config, folder);
     for (const warning of configWarnings(folder.config)) logger.warn({ warning }, 'config warning');
     return applyModuleFiles(folder);
   }

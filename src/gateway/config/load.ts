@@ -21,13 +21,16 @@
  *   Every record is served only when its `ambassador_id` names this
  *   gateway's (`default` when it names none).
  * - Every other document (data files, an envoy rate-limit config with
- *   `domain` and `descriptors`) is no gateway record and is ignored.
+ *   `domain` and `descriptors`, a manifest without records) is no gateway
+ *   record and is ignored; the result lists it with what it looks like
+ *   (./documents), for `gatehouse check` to say.
  * - A file with no document at all (empty, blank, only comments or `---`)
  *   is refused: it is what a reload sees of a file being written over.
  */
 import { join } from 'node:path';
 import { isScalar, type Document, type YAMLError } from 'yaml';
 import { DEFAULT_FILE_SIZE_LIMIT, errorCode, errorText, fileSystemSource, whyUnreadable, yamlDocuments, YamlLimitError, type ConfigFileSource } from '../../files';
+import { documentShape, documentWhat, type IgnoredDocument } from './documents';
 import { configProblem, type ConfigProblem } from './problems';
 import type { RecordSource } from './schema';
 import { API_VERSION } from './schema';
@@ -41,8 +44,8 @@ export interface LoadOptions {
   ambassadorId?: string;
 }
 
-/** A configuration as loaded, with what `gatehouse check` says of its Emissary resources. */
-export type LoadedConfig = ConfigResult & EmissaryReading;
+/** A configuration as loaded, with what `gatehouse check` says of its Emissary resources and of the documents that hold no record. */
+export type LoadedConfig = ConfigResult & EmissaryReading & { ignored?: IgnoredDocument[] };
 
 /** How {@link loadConfig} reads the folder. */
 export interface ReadOptions {
@@ -207,21 +210,28 @@ export function parseConfigFiles(files: readonly ConfigFile[], options: LoadOpti
   const annotationKeys = annotation === EMISSARY_ANNOTATION ? [annotation] : [annotation, EMISSARY_ANNOTATION];
   const problems: ConfigProblem[] = [];
   const records: RawRecord[] = [];
+  const ignored: IgnoredDocument[] = [];
 
   for (const { file, text } of files) {
     try {
-      readRecords(file, text, annotationKeys, records, problems);
+      readRecords(file, text, annotationKeys, records, problems, ignored);
     } catch (err) {
       // Whatever a file could still throw is a problem of that file, never the end of a reload.
       problems.push(configProblem({ source: { file } }, `cannot be read as records: ${errorText(err)}`));
     }
   }
   const sources = [...new Set(records.map((r) => r.source!.file))];
-  return assembleWithEmissary(records, sources, problems, { ambassadorId: options.ambassadorId });
+  const loaded: LoadedConfig = assembleWithEmissary(records, sources, problems, { ambassadorId: options.ambassadorId });
+  if (ignored.length > 0) loaded.ignored = ignored;
+  return loaded;
 }
 
-/** Adds the records of one file to `records`, and its problems to `problems`; `annotationKeys` are the annotations read. */
-function readRecords(file: string, text: string, annotationKeys: readonly string[], records: RawRecord[], problems: ConfigProblem[]): void {
+/**
+ * Adds the records of one file to `records`, its problems to `problems`, and
+ * its documents that hold no record to `ignored`; `annotationKeys` are the
+ * annotations read.
+ */
+function readRecords(file: string, text: string, annotationKeys: readonly string[], records: RawRecord[], problems: ConfigProblem[], ignored: IgnoredDocument[]): void {
   const fileSource: RecordSource = { file };
   const before = problems.length;
   let documents = 0;
@@ -232,6 +242,10 @@ function readRecords(file: string, text: string, annotationKeys: readonly string
       yield document;
     }
   })();
+  const ignore = (doc: unknown, index: number) => {
+    const shape = documentShape(doc);
+    ignored.push({ file, index, shape, what: documentWhat(doc, shape) });
+  };
   for (const { value: doc, index, node, path } of expandLists(counted)) {
     if (Array.isArray(doc)) {
       // A list of records is no way of writing them; said, rather than passed over in silence.
@@ -239,10 +253,13 @@ function readRecords(file: string, text: string, annotationKeys: readonly string
         problems.push(
           configProblem({ source: fileSource }, `document ${index} is a list of records: write each record as a document of its own, separated by ---`),
         );
-      }
+      } else ignore(doc, index);
       continue;
     }
-    if (!isPlainObject(doc)) continue;
+    if (!isPlainObject(doc)) {
+      ignore(doc, index);
+      continue;
+    }
     const emissary = readEmissaryDocument(doc, { source: fileSource, index });
     if (emissary !== undefined) {
       records.push(...emissary);
@@ -252,17 +269,25 @@ function readRecords(file: string, text: string, annotationKeys: readonly string
       records.push({ value: doc, source: fileSource, index });
       continue;
     }
-    if (!isManifest(doc)) continue;
+    if (!isManifest(doc)) {
+      ignore(doc, index);
+      continue;
+    }
     const annotations = doc.metadata.annotations;
     const service = typeof doc.metadata.name === 'string' ? doc.metadata.name : undefined;
     const source: RecordSource = service === undefined ? { file } : { file, service };
-    if (annotations === undefined || annotations === null) continue;
+    // A manifest without records of its own (a Deployment beside the Services) is ignored as it should be, and said in the report.
+    if (annotations === undefined || annotations === null) {
+      ignore(doc, index);
+      continue;
+    }
     if (!isPlainObject(annotations)) {
       problems.push(configProblem({ source, path: 'metadata.annotations' }, 'expected a mapping'));
       continue;
     }
     const namespace = typeof doc.metadata.namespace === 'string' ? doc.metadata.namespace : undefined;
-    if (annotationKeys.some((key) => annotations[key] !== undefined)) {
+    if (!annotationKeys.some((key) => annotations[key] !== undefined)) ignore(doc, index);
+    else {
       // The manifest's name and namespace are its records' service and namespace: a misspelt one is refused, not dropped.
       for (const { field, note } of metadataProblems(doc.metadata)) problems.push(configProblem({ source, path: field }, note));
     }

@@ -169,8 +169,13 @@ describe('several endpoints for one service', () => {
       '127.0.0.2',
     ]);
     assert.deepEqual(await servedBy(rig.base, '/eject/', 3), ['127.0.0.2', '127.0.0.2', '127.0.0.2']);
-    assert.deepEqual(rig.reported.ejections, [`cluster_eject_${a.address.replace(/[.:]/g, '_')} ${a.address}`]);
+    const cluster = `cluster_eject_${a.address.replace(/[.:]/g, '_')}`;
+    assert.deepEqual(rig.reported.ejections, [`${cluster} ${a.address}`]);
+    const health = () => rig.gateway.upstreams().find((u) => u.cluster === cluster);
+    assert.deepEqual(health(), { cluster, endpoints: 2, ejected: [a.address] });
     clock.advance(30_000);
+    // Back in as its time is up, before any request picks it again.
+    assert.deepEqual(health(), { cluster, endpoints: 2, ejected: [] });
     assert.ok((await servedBy(rig.base, '/eject/', 2)).includes('127.0.0.1'), 'back after 30 s');
     // Ejected a second time: for 60 s.
     await servedBy(rig.base, '/eject/', 10);

@@ -167,6 +167,13 @@ export class Cluster implements EjectionState {
     if (countFailure(this, endpoint, this.context.now())) this.context.events.ejected?.(this.name, endpoint.key);
   }
 
+  /** How many endpoints it has, and which of them are ejected now (for diagnostics). */
+  health(): { endpoints: number; ejected: string[] } {
+    const now = this.context.now();
+    const ejected = this.endpoints.filter((e) => e.ejectedUntil > now).map((e) => e.key);
+    return { endpoints: this.endpoints.length, ejected };
+  }
+
   /** Closes every pool: gracefully (they finish what they carry), or at once with `force`. */
   close(force = false): Promise<unknown> {
     this.closed = true;
