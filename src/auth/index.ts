@@ -5,17 +5,15 @@
  * at a network address: over HTTP, and over gRPC as Envoy's ext_authz.
  */
 export type { AuthDecision, AuthRequest, Authenticator } from './types';
+export { createAuthService, type AuthService, type AuthStats } from './service';
 export {
-  createAuthService,
   DEFAULT_CACHE_MAX,
   DEFAULT_CACHE_TTL_MS,
   DEFAULT_REALM,
-  USER_HEADER,
   type AuthLogger,
-  type AuthService,
   type AuthServiceOptions,
-  type AuthStats,
-} from './service';
+} from './service-options';
+export { USER_HEADER } from './decisions';
 export { createAuthApp } from './app';
 export {
   BcryptPoolBusyError,
