@@ -15,14 +15,8 @@ export {
 } from './service-options';
 export { USER_HEADER } from './decisions';
 export { createAuthApp } from './app';
-export {
-  BcryptPoolBusyError,
-  createBcryptPool,
-  DEFAULT_MAX_QUEUED,
-  defaultBcryptThreads,
-  type BcryptPool,
-  type BcryptPoolOptions,
-} from './passwords/bcrypt-pool';
+export { BcryptPoolBusyError, createBcryptPool, type BcryptPool } from './passwords/bcrypt-pool';
+export { DEFAULT_MAX_QUEUED, defaultBcryptThreads, type BcryptPoolOptions } from './passwords/bcrypt-settings';
 export {
   createRemoteAuthClient,
   parseAuthAddress,

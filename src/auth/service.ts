@@ -12,7 +12,8 @@ import { DEFAULT_MAX_HEADER_LENGTH, parseBasic } from './basic';
 import { TtlLru } from './cache';
 import { allowUser, basicChallenge, createRefusals } from './decisions';
 import { connectionKeyer, createHeaderKeyer } from './header-key';
-import { BcryptPoolBusyError, createBcryptPool, DEFAULT_IDLE_MS } from './passwords/bcrypt-pool';
+import { BcryptPoolBusyError, createBcryptPool } from './passwords/bcrypt-pool';
+import { DEFAULT_IDLE_MS } from './passwords/bcrypt-settings';
 import type { ParsedUsers, UsersFileError } from './passwords/htpasswd';
 import { commonCost, decoyHash, verifyPassword } from './passwords/verify';
 import {
