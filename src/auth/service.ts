@@ -26,6 +26,9 @@ import {
 import type { AuthDecision, AuthRequest, Authenticator } from './types';
 import { logUsersLoaded, readUsersFile, readUsersFileSync, watchUsersFile, type UsersFileWatch } from './users-file';
 
+export { USER_HEADER } from './decisions';
+export { DEFAULT_CACHE_MAX, DEFAULT_CACHE_TTL_MS, DEFAULT_REALM, type AuthLogger, type AuthServiceOptions };
+
 /** Counters, for tests, metrics and diag. */
 export interface AuthStats {
   users: number;

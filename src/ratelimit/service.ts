@@ -27,6 +27,8 @@ import {
 } from './store';
 import type { DescriptorStatus, RateLimiter, RateLimitRequest, RateLimitResponse } from './types';
 
+export { RateLimitRequestError } from './request-check';
+
 /** The logging this service does: pino's shape, so a pino logger fits. */
 export interface RateLimitLogger {
   info(obj: object, msg: string): void;

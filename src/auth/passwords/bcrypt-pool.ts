@@ -11,6 +11,15 @@ import { Worker } from 'node:worker_threads';
 import { bcryptPoolSettings, type BcryptPoolOptions } from './bcrypt-settings';
 import { WORKER_SOURCE, type Answer } from './bcrypt-worker';
 
+export {
+  DEFAULT_IDLE_MS,
+  DEFAULT_MAX_QUEUED,
+  DEFAULT_MAX_WAIT_MS,
+  DEFAULT_NICENESS,
+  defaultBcryptThreads,
+  type BcryptPoolOptions,
+} from './bcrypt-settings';
+
 /** Checks bcrypt hashes away from the event loop. */
 export interface BcryptPool {
   /**

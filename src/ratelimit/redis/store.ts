@@ -30,6 +30,8 @@ import { connect, failFastRedisOptions, whenReady, withScripts } from './client'
 import { createRedisClockBound } from './clock';
 import { addedHits, countersBefore, decideArguments, DECISION_STATE, uncountable, undoArguments } from './script';
 
+export { failFastRedisOptions } from './client';
+
 export interface RedisStoreOptions {
   /** `redis://[:password@]host:port[/db]`; ignored when `client` is given. */
   url?: string;
