@@ -5,26 +5,18 @@
  * at a network address: over HTTP, and over gRPC as Envoy's ext_authz.
  */
 export type { AuthDecision, AuthRequest, Authenticator } from './types';
+export { createAuthService, type AuthService, type AuthStats } from './service';
 export {
-  createAuthService,
   DEFAULT_CACHE_MAX,
   DEFAULT_CACHE_TTL_MS,
   DEFAULT_REALM,
-  USER_HEADER,
   type AuthLogger,
-  type AuthService,
   type AuthServiceOptions,
-  type AuthStats,
-} from './service';
+} from './service-options';
+export { USER_HEADER } from './decisions';
 export { createAuthApp } from './app';
-export {
-  BcryptPoolBusyError,
-  createBcryptPool,
-  DEFAULT_MAX_QUEUED,
-  defaultBcryptThreads,
-  type BcryptPool,
-  type BcryptPoolOptions,
-} from './passwords/bcrypt-pool';
+export { BcryptPoolBusyError, createBcryptPool, type BcryptPool } from './passwords/bcrypt-pool';
+export { DEFAULT_MAX_QUEUED, defaultBcryptThreads, type BcryptPoolOptions } from './passwords/bcrypt-settings';
 export {
   createRemoteAuthClient,
   parseAuthAddress,

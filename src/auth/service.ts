@@ -4,79 +4,30 @@
  * `authenticate()` face with a cache of verified credentials, reloading, and
  * its HTTP face as a Koa app.
  */
-import { watch, type FSWatcher } from 'node:fs';
-import { basename, dirname } from 'node:path';
 import type Koa from 'koa';
 import pino from 'pino';
-import { DEFAULT_FILE_SIZE_LIMIT, errorText, readBoundedText, readBoundedTextSync, whyUnreadable } from '../files';
-import { ERRORS, errorBody, type AuthErrorCode } from '../errors';
+import { DEFAULT_FILE_SIZE_LIMIT } from '../files';
 import { createAuthApp } from './app';
-import { BcryptPoolBusyError, createBcryptPool, DEFAULT_IDLE_MS } from './passwords/bcrypt-pool';
-import { DEFAULT_MAX_HEADER_LENGTH, parseBasic, PROBLEM_ERROR, type CredentialsProblem } from './basic';
+import { DEFAULT_MAX_HEADER_LENGTH, parseBasic } from './basic';
 import { TtlLru } from './cache';
+import { allowUser, basicChallenge, createRefusals } from './decisions';
 import { connectionKeyer, createHeaderKeyer } from './header-key';
-import { parseHtpasswd, UsersFileError, type ParsedUsers, type UserEntry } from './passwords/htpasswd';
+import { BcryptPoolBusyError, createBcryptPool } from './passwords/bcrypt-pool';
+import { DEFAULT_IDLE_MS } from './passwords/bcrypt-settings';
+import type { ParsedUsers, UsersFileError } from './passwords/htpasswd';
+import { commonCost, decoyHash, verifyPassword } from './passwords/verify';
+import {
+  DEFAULT_CACHE_MAX,
+  DEFAULT_CACHE_TTL_MS,
+  DEFAULT_REALM,
+  type AuthLogger,
+  type AuthServiceOptions,
+} from './service-options';
 import type { AuthDecision, AuthRequest, Authenticator } from './types';
-import { bcryptCosts, commonCost, decoyHash, verifyPassword } from './passwords/verify';
+import { logUsersLoaded, readUsersFile, readUsersFileSync, watchUsersFile, type UsersFileWatch } from './users-file';
 
-/** The logging this service does: pino's shape, so a pino logger fits. */
-export interface AuthLogger {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
-
-export interface AuthServiceOptions {
-  /** The htpasswd file: `users.htpasswd` in the config folder. */
-  usersFile: string;
-  /** The module name a record's `auth_service` uses. Default `auth`. */
-  name?: string;
-  /** The realm of the `WWW-Authenticate: Basic` challenge. Default `gatehouse`. */
-  realm?: string;
-  /**
-   * How long verified credentials are remembered, in ms. Default 60 000; 0
-   * turns the cache off. Those used in the last quarter of it are checked
-   * again in the background, still served meanwhile.
-   */
-  cacheTtlMs?: number;
-  /** How many verified credentials are remembered. Default 10 000. */
-  cacheMax?: number;
-  /** The clock of the credentials cache, in ms. Default `Date.now`. */
-  now?: () => number;
-  /** Longer `Authorization` headers are refused unread. Default 4096 characters. */
-  maxHeaderLength?: number;
-  /** Reload when the users file changes. Default off: the config folder watcher calls `reload()`. */
-  watch?: boolean;
-  /** The users of `usersFile` already read and checked (by a folder check): the file is not read again at start. */
-  users?: ParsedUsers;
-  /** The largest users file read, in bytes. Default 8 MiB. */
-  fileSizeLimit?: number;
-  /**
-   * Worker threads verifying bcrypt hashes, so that checks never hold up the
-   * event loop. Default: one fewer than the CPUs, at least 1 and at most 4.
-   * 0 verifies on the calling thread, with no bound on waiting checks.
-   */
-  threads?: number;
-  /**
-   * bcrypt checks that may wait for a thread. Beyond them a credential that is
-   * not cached is answered at once with 429 and `Retry-After: 1`: not a 5xx,
-   * which would make a gateway apply `failure_mode_allow`. Default 64.
-   */
-  maxQueued?: number;
-  /** How long a check may wait for a thread before it is answered so too, in ms. Default 1000. */
-  maxWaitMs?: number;
-  /**
-   * The bcrypt threads' nice value, 0–19 (Linux only), so that on a shared
-   * core the event loop's requests come before the checks. Default 10.
-   */
-  niceness?: number;
-  /**
-   * How long a bcrypt thread may rest with no check before it stops, in ms; 0
-   * keeps it. Default twice `cacheTtlMs`, and at least 1000.
-   */
-  idleMs?: number;
-  logger?: AuthLogger;
-}
+export { USER_HEADER } from './decisions';
+export { DEFAULT_CACHE_MAX, DEFAULT_CACHE_TTL_MS, DEFAULT_REALM, type AuthLogger, type AuthServiceOptions };
 
 /** Counters, for tests, metrics and diag. */
 export interface AuthStats {
@@ -115,11 +66,6 @@ export interface AuthService extends Authenticator {
 /** `authenticate` reads the credentials and nothing else of a request. */
 const READ_HEADERS: readonly string[] = Object.freeze(['authorization']);
 
-export const DEFAULT_REALM = 'gatehouse';
-/** Most lines of the users file warned of one by one at a load. */
-const MAX_WARNING_LINES = 100;
-export const DEFAULT_CACHE_TTL_MS = 60_000;
-export const DEFAULT_CACHE_MAX = 10_000;
 /**
  * Credentials used in the last quarter of their time in the cache are
  * checked again in the background, while they are still served: a client in
@@ -141,33 +87,6 @@ function restingMs(cacheTtlMs: number): number {
 }
 
 /**
- * The header the user's name travels in, as the name's UTF-8 bytes: Node and
- * undici write a header value one byte per character and throw on anything
- * above U+00FF, so a name is turned into that byte string once, here.
- */
-export const USER_HEADER = 'x-travel-user';
-
-/** `name`'s UTF-8 bytes, one character each: the same string for an ASCII name. */
-function headerValue(name: string): string {
-  return Buffer.from(name, 'utf8').toString('latin1');
-}
-
-function quoted(value: string): string {
-  if (/[\x00-\x1f\x7f]/.test(value)) throw new Error('the realm must not contain control characters');
-  return `"${value.replace(/["\\]/g, '\\$&')}"`;
-}
-
-function readUsers(file: string, text: string): ParsedUsers {
-  const parsed = parseHtpasswd(text);
-  if (parsed.problems.length > 0) throw new UsersFileError(file, parsed.problems);
-  return parsed;
-}
-
-function unreadable(file: string, err: unknown): UsersFileError {
-  return new UsersFileError(file, [{ line: 0, message: whyUnreadable(err) }]);
-}
-
-/**
  * Builds the auth service. Reads the users file now: a missing or invalid file
  * throws a {@link UsersFileError} listing every problem.
  */
@@ -175,7 +94,7 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
   const file = options.usersFile;
   const logger: AuthLogger = options.logger ?? pino({ name: 'auth' });
   const maxHeaderLength = options.maxHeaderLength ?? DEFAULT_MAX_HEADER_LENGTH;
-  const challenge = `Basic realm=${quoted(options.realm ?? DEFAULT_REALM)}`;
+  const challenge = basicChallenge(options.realm ?? DEFAULT_REALM);
   const cacheTtlMs = options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS;
   const cache = new TtlLru<string, AuthDecision>({
     max: options.cacheMax ?? DEFAULT_CACHE_MAX,
@@ -195,69 +114,14 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
   });
 
   const fileSizeLimit = options.fileSizeLimit ?? DEFAULT_FILE_SIZE_LIMIT;
-  let initial = options.users;
-  if (initial === undefined) {
-    let text: string;
-    try {
-      text = readBoundedTextSync(file, fileSizeLimit);
-    } catch (err) {
-      throw unreadable(file, err);
-    }
-    initial = readUsers(file, text);
-  }
+  const initial = options.users === undefined ? readUsersFileSync(file, fileSizeLimit) : options.users;
   let users = initial.users;
   let decoy = decoyHash(commonCost(users.values()));
   // Bumped by every reload, so that a check begun before it does not fill the cache after it.
   let generation = 0;
-  announce(initial);
+  logUsersLoaded(logger, file, initial);
 
-  function announce(parsed: ParsedUsers): void {
-    // A line each, up to a point: a file of 100 000 SHA-1 users would log as many lines at every reload.
-    for (const w of parsed.warnings.slice(0, MAX_WARNING_LINES))
-      logger.warn({ usersFile: file, line: w.line }, w.message);
-    if (parsed.warnings.length > MAX_WARNING_LINES)
-      logger.warn({ usersFile: file, more: parsed.warnings.length - MAX_WARNING_LINES }, 'more lines have weak hashes');
-    const costs = bcryptCosts(parsed.users.values());
-    if (costs.length > 1) {
-      const decoyCost = commonCost(parsed.users.values());
-      logger.warn(
-        { usersFile: file, costs, decoyCost },
-        `users have different bcrypt costs: how long a refusal takes tells users at a cost other than ${decoyCost} ` +
-          'from unknown names; rehash them at one cost',
-      );
-    }
-    if (parsed.users.size === 0)
-      logger.warn({ usersFile: file }, 'the users file names no user: every request is refused');
-    logger.info({ usersFile: file, users: parsed.users.size }, 'users loaded');
-  }
-
-  /** The decision that refuses with `error` and `headers`, its body written once for every request it answers. */
-  function refusal(error: AuthErrorCode, headers: Record<string, string>): AuthDecision {
-    const { status, detail } = ERRORS[error];
-    return Object.freeze({
-      status,
-      headers: Object.freeze({ ...headers, 'content-type': 'application/json' }),
-      body: JSON.stringify(errorBody(status, detail)),
-      detail,
-      error,
-    });
-  }
-
-  const denials = new Map<CredentialsProblem | 'invalid', AuthDecision>();
-  for (const [problem, error] of Object.entries(PROBLEM_ERROR))
-    denials.set(problem as CredentialsProblem | 'invalid', refusal(error, { 'www-authenticate': challenge }));
-  const deny = (problem: CredentialsProblem | 'invalid') => denials.get(problem)!;
-  // The challenge stays: the credentials were not refused, only not checked yet.
-  const busy = refusal('AUTH_BUSY', { 'www-authenticate': challenge, 'retry-after': '1' });
-
-  function allow(entry: UserEntry): AuthDecision {
-    return Object.freeze({
-      status: 200,
-      headers: Object.freeze({ [USER_HEADER]: headerValue(entry.user), 'content-type': 'application/json' }),
-      body: JSON.stringify({ user: entry.user }),
-      user: entry.user,
-    });
-  }
+  const { deny, busy } = createRefusals(challenge);
 
   async function verify(header: string, key: string): Promise<AuthDecision> {
     const startedIn = generation;
@@ -286,9 +150,9 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
       // A reload came during the check: a user it removed or gave another
       // password is refused from that moment, this answer included.
       if (users.get(entry.user)?.hash !== entry.hash) return deny('invalid');
-      return allow(entry);
+      return allowUser(entry);
     }
-    const decision = allow(entry);
+    const decision = allowUser(entry);
     cache.set(key, decision);
     return decision;
   }
@@ -340,12 +204,9 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
   async function reload(): Promise<void> {
     let parsed: ParsedUsers;
     try {
-      const fresh = await readBoundedText(file, fileSizeLimit);
-      const candidate = parseHtpasswd(fresh);
-      if (candidate.problems.length > 0) throw new UsersFileError(file, candidate.problems);
-      parsed = candidate;
+      parsed = await readUsersFile(file, fileSizeLimit);
     } catch (err) {
-      const refused = err instanceof UsersFileError ? err : unreadable(file, err);
+      const refused = err as UsersFileError;
       logger.error({ usersFile: file, problems: refused.problems }, 'users file refused; the previous users stay');
       throw refused;
     }
@@ -359,25 +220,11 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
     cache.clear();
     // Checks begun against the previous users are not shared with later requests.
     inFlight.clear();
-    announce(parsed);
+    logUsersLoaded(logger, file, parsed);
   }
 
-  let watcher: FSWatcher | undefined;
-  let debounce: NodeJS.Timeout | undefined;
-  if (options.watch) {
-    const name = basename(file);
-    // The folder is watched, not the file: editors and `htpasswd` replace the file by renaming.
-    watcher = watch(dirname(file), { persistent: false }, (_event, changed) => {
-      // A Kubernetes Secret or ConfigMap volume changes no file: it swaps the `..data` symlink the file goes through.
-      if (changed !== null && changed !== name && !changed.startsWith('..')) return;
-      clearTimeout(debounce);
-      debounce = setTimeout(() => reload().catch(() => undefined), 50);
-      debounce.unref();
-    });
-    watcher.on('error', (err) =>
-      logger.error({ usersFile: file, err: errorText(err) }, 'watching the users file failed'),
-    );
-  }
+  let usersWatch: UsersFileWatch | undefined;
+  if (options.watch) usersWatch = watchUsersFile(file, () => reload().catch(() => undefined), logger);
 
   return {
     name: options.name ?? 'auth',
@@ -388,9 +235,8 @@ export function createAuthService(options: AuthServiceOptions): AuthService {
     reload,
     useUsers,
     async close() {
-      clearTimeout(debounce);
-      watcher?.close();
-      watcher = undefined;
+      usersWatch?.close();
+      usersWatch = undefined;
       cache.clear();
       await pool.close();
     },

@@ -19,13 +19,13 @@ export type {
 } from './types';
 export {
   createRateLimitService,
-  RateLimitRequestError,
   UNLIMITED_REMAINING,
   type RateLimitLogger,
   type RateLimitService,
   type RateLimitServiceOptions,
   type RateLimitServiceStats,
 } from './service';
+export { RateLimitRequestError } from './request-check';
 export { DEFAULT_REQUEST_BOUNDS, MAX_DESCRIPTOR_ENTRIES, MAX_DESCRIPTORS, type RequestBounds } from './bounds';
 export {
   LimitsConfigError,

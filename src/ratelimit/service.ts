@@ -9,29 +9,25 @@
  * of the first.
  */
 import pino from 'pino';
-import type { RateLimiter, RateLimitRequest, RateLimitResponse, DescriptorStatus } from './types';
-import { findRule, type LimitRule, type LimitTable } from './limits/index';
 import { errorText } from '../files';
-import { compileDocumentsWithWarnings, loadLimitsDir, type CompiledLimits, type LoadedLimits } from './limits/loader';
-import {
-  checkBound,
-  DEFAULT_REQUEST_BOUNDS,
-  descriptorsOverBound,
-  entriesOverBound,
-  type RequestBounds,
-} from './bounds';
+import { checkBound, DEFAULT_REQUEST_BOUNDS, type RequestBounds } from './bounds';
 import { counterKey } from './counter-key';
+import type { LimitTable } from './limits/index';
+import { compileDocumentsWithWarnings, loadLimitsDir, type CompiledLimits, type LoadedLimits } from './limits/loader';
 import { createMemoryStore } from './memory-store';
-import { quotaModeMetadata } from './grpc/messages/quota-metadata';
+import { checkedDescriptors } from './request-check';
+import { rulesOf } from './request-rules';
+import { respond } from './response';
 import {
   CallerGoneError,
-  earlierHits,
   type DecideOptions,
   type RateLimitStore,
   type StoreDecision,
   type WindowCheck,
 } from './store';
-import { UNIT_SECONDS, isRateLimitUnit } from './limits/units';
+import type { DescriptorStatus, RateLimiter, RateLimitRequest, RateLimitResponse } from './types';
+
+export { RateLimitRequestError } from './request-check';
 
 /** The logging this service does: pino's shape, so a pino logger fits. */
 export interface RateLimitLogger {
@@ -60,15 +56,6 @@ export interface RateLimitServiceOptions {
   maxDescriptors?: number;
   /** Most entries one descriptor may carry. Default {@link MAX_DESCRIPTOR_ENTRIES} (64). */
   maxDescriptorEntries?: number;
-}
-
-/** A request the service cannot answer: the gRPC adapter maps it to INVALID_ARGUMENT. */
-export class RateLimitRequestError extends Error {
-  readonly code = 'INVALID_ARGUMENT';
-  constructor(message: string) {
-    super(message);
-    this.name = 'RateLimitRequestError';
-  }
 }
 
 /** Counters and what is loaded, for tests, metrics and diag. */
@@ -107,38 +94,6 @@ export const UNLIMITED_REMAINING = 4_294_967_295;
 const STORE_ERROR_LOG_INTERVAL_MS = 10_000;
 /** Most warnings of the limits logged one by one at a load. */
 const MAX_WARNING_LINES = 100;
-
-/** The checks a descriptor needs before it is counted: its entries within bounds, its own limit's unit, and hits the stores can add exactly. */
-function checkDescriptor(d: RateLimitRequest['descriptors'][number], i: number, bounds: RequestBounds): void {
-  const entries = d.entries?.length ?? 0;
-  if (entries > bounds.maxDescriptorEntries) throw new RateLimitRequestError(entriesOverBound(bounds, i, entries));
-  if (d.limit && !isRateLimitUnit(d.limit.unit)) {
-    throw new RateLimitRequestError(`descriptors[${i}].limit.unit: ${String(d.limit.unit)} is not a rate-limit unit`);
-  }
-  // Counters are doubles in the memory store and 64-bit integers in Redis: above 2^53 neither adds exactly.
-  if (d.hitsAddend !== undefined && !(Number.isSafeInteger(d.hitsAddend) && d.hitsAddend >= 0)) {
-    // Decoded as a double, a uint64 that large is rounded: the message does not repeat a number the client did not send.
-    const why =
-      d.hitsAddend > Number.MAX_SAFE_INTEGER
-        ? `above ${Number.MAX_SAFE_INTEGER}, the largest count it may add`
-        : `${d.hitsAddend} is not a whole number from 0`;
-    throw new RateLimitRequestError(`descriptors[${i}].hits_addend: ${why}`);
-  }
-}
-
-/** The rule a descriptor's own `limit` asks for, as envoyproxy/ratelimit honours it. */
-function overrideRule(domain: string, limit: NonNullable<RateLimitRequest['descriptors'][number]['limit']>): LimitRule {
-  return {
-    fullKey: `${domain}.<override>`,
-    unlimited: false,
-    shadowMode: false,
-    quotaMode: false,
-    replaces: [],
-    requestsPerUnit: limit.requestsPerUnit,
-    windowMs: UNIT_SECONDS[limit.unit] * 1000,
-    currentLimit: { requestsPerUnit: limit.requestsPerUnit, unit: limit.unit },
-  };
-}
 
 /** Builds the rate-limit service. Throws a LimitsConfigError on limits it cannot use. */
 export function createRateLimitService(options: RateLimitServiceOptions = {}): RateLimitService {
@@ -179,29 +134,6 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
   const counts = { requests: 0, overLimit: 0, storeErrors: 0 };
   let lastStoreErrorLog = -Infinity;
 
-  function rulesOf(
-    domain: string,
-    descriptors: RateLimitRequest['descriptors'],
-    current: LimitTable,
-  ): (LimitRule | undefined)[] {
-    const rules = new Array<LimitRule | undefined>(descriptors.length);
-    if (!current.domains.has(domain)) return rules;
-    for (let i = 0; i < descriptors.length; i++) {
-      const d = descriptors[i];
-      rules[i] = d.limit ? overrideRule(domain, d.limit) : findRule(current, domain, d.entries);
-    }
-    if (current.hasReplaces) {
-      const replaced = new Set<string>();
-      for (const rule of rules) if (rule) for (const name of rule.replaces) replaced.add(name);
-      for (let i = 0; i < rules.length; i++) {
-        const rule = rules[i];
-        // An unlimited rule is answered before replacing, as envoyproxy/ratelimit does: it stays unlimited.
-        if (rule?.name !== undefined && !rule.unlimited && replaced.has(rule.name)) rules[i] = undefined;
-      }
-    }
-    return rules;
-  }
-
   function storeFailed(err: unknown): never {
     // A caller that left is no failure of the store.
     if (err instanceof CallerGoneError) throw err;
@@ -217,59 +149,9 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
     throw err;
   }
 
-  /** The statuses of the counted descriptors, once the store has decided. */
-  function respond(
-    request: RateLimitRequest,
-    checks: readonly WindowCheck[],
-    owners: readonly number[],
-    rules: readonly (LimitRule | undefined)[],
-    statuses: DescriptorStatus[],
-    decision: StoreDecision,
-    quotaMode: boolean,
-  ): RateLimitResponse {
-    let over = false;
-    let violations: number[] | undefined;
-    const earlier = earlierHits(checks);
-    for (let j = 0; j < checks.length; j++) {
-      const check = checks[j];
-      const rule = rules[owners[j]]!;
-      const before = decision.before[j];
-      // What this descriptor saw: its counter plus the earlier hits of this request on it.
-      const seen = before + (earlier?.[j] ?? 0);
-      const exceeds = seen + check.hits > check.limit;
-      // A quota is reported over, as envoyproxy/ratelimit reports it, without refusing the request.
-      const code = exceeds && !rule.shadowMode ? 'OVER_LIMIT' : 'OK';
-      if (code === 'OVER_LIMIT') {
-        if (rule.quotaMode) (violations ??= []).push(owners[j]);
-        else over = true;
-      }
-      const status: DescriptorStatus = {
-        code,
-        currentLimit: rule.currentLimit,
-        // Refused, the request took nothing: what remains is what was there.
-        limitRemaining: exceeds ? 0 : decision.admitted ? check.limit - seen - check.hits : check.limit - before,
-        // Whole seconds, as envoyproxy/ratelimit counts them: its clock reads seconds, so the last
-        // fraction of a window reads as 1 s (Envoy turns this into X-RateLimit-Reset, in seconds).
-        durationUntilResetMs: Math.ceil(check.ttlMs / 1000) * 1000,
-      };
-      if (rule.shadowMode) status.shadow = true;
-      statuses[owners[j]] = status;
-    }
-    if (over) counts.overLimit++;
-    const response: RateLimitResponse = { overallCode: over ? 'OVER_LIMIT' : 'OK', statuses };
-    if (quotaMode) response.dynamicMetadata = quotaModeMetadata(request, violations);
-    return response;
-  }
-
   /** Decides a request: at once when the store does, else when it answers. */
   function decide(request: RateLimitRequest, options?: DecideOptions): RateLimitResponse | Promise<RateLimitResponse> {
-    if (typeof request.domain !== 'string' || request.domain === '') {
-      throw new RateLimitRequestError('rate limit domain must not be empty');
-    }
-    const descriptors = request.descriptors ?? [];
-    if (descriptors.length > bounds.maxDescriptors)
-      throw new RateLimitRequestError(descriptorsOverBound(bounds, descriptors.length));
-    for (let i = 0; i < descriptors.length; i++) checkDescriptor(descriptors[i], i, bounds);
+    const descriptors = checkedDescriptors(request, bounds);
     counts.requests++;
     const statuses = new Array<DescriptorStatus>(descriptors.length);
     const rules = rulesOf(request.domain, descriptors, table);
@@ -307,9 +189,9 @@ export function createRateLimitService(options: RateLimitServiceOptions = {}): R
       storeFailed(err);
     }
     if (decision instanceof Promise) {
-      return decision.then((d) => respond(request, checks, owners, rules, statuses, d, quotaMode), storeFailed);
+      return decision.then((d) => respond(counts, request, checks, owners, rules, statuses, d, quotaMode), storeFailed);
     }
-    return respond(request, checks, owners, rules, statuses, decision, quotaMode);
+    return respond(counts, request, checks, owners, rules, statuses, decision, quotaMode);
   }
 
   async function shouldRateLimit(request: RateLimitRequest, options?: DecideOptions): Promise<RateLimitResponse> {

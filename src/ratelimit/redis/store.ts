@@ -15,7 +15,8 @@
  * nothing past it; and should a decision that did count come back after its
  * caller gave up, its hits are taken back.
  */
-import type { Redis, RedisOptions } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { attentionDeadline, HELD_UP_MAX_MS, monotonicNow as clock } from '../deadline';
 import {
   CallerGoneError,
   StoreTimeoutError,
@@ -24,19 +25,12 @@ import {
   type StoreDecision,
   type WindowCheck,
 } from '../store';
-import { attentionDeadline, HELD_UP_MAX_MS, monotonicNow as clock, type AttentionDeadline } from '../deadline';
+import { settle, type Batch, type Pending } from './batch';
+import { connect, failFastRedisOptions, whenReady, withScripts } from './client';
 import { createRedisClockBound } from './clock';
-import {
-  addedHits,
-  countersBefore,
-  decideArguments,
-  DECISION_STATE,
-  DECIDE_SCRIPT,
-  uncountable,
-  undoArguments,
-  UNDO_SCRIPT,
-  type ScriptDecision,
-} from './script';
+import { addedHits, countersBefore, decideArguments, DECISION_STATE, uncountable, undoArguments } from './script';
+
+export { failFastRedisOptions } from './client';
 
 export interface RedisStoreOptions {
   /** `redis://[:password@]host:port[/db]`; ignored when `client` is given. */
@@ -82,76 +76,12 @@ export interface RedisStore extends RateLimitStore {
  */
 const MAX_CHECKS_PER_CALL = 2000;
 
-/** Longest wait between two attempts to reconnect to a Redis that went away. */
-const RECONNECT_MAX_MS = 250;
-
-/** Options that make a client fail fast instead of queueing behind an outage. */
-export function failFastRedisOptions(timeoutMs: number): RedisOptions {
-  return {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    // A script sent again on a new connection would count a decision already answered as failed.
-    autoResendUnfulfilledCommands: false,
-    connectTimeout: Math.max(1000, timeoutMs),
-    // Keep reconnecting in the background, at least 4 times a second: a
-    // Redis that comes back after a long outage decides again within 400 ms.
-    retryStrategy: (times) => Math.min(times * 50, RECONNECT_MAX_MS),
-    lazyConnect: false,
-    // How long a closed client waits for its socket to close before destroying it. ioredis
-    // starts that wait for a socket already gone too (closed while reconnecting), where
-    // nothing ends it: its default, 2 s, kept a stopped process alive that long.
-    disconnectTimeout: 200,
-  };
-}
-
-/**
- * A client of `url`. ioredis is loaded here, at the first store made, not
- * with the module: every process of the package (a check, a module served
- * alone, a gateway without Redis) would pay for it at start, a tenth of it.
- */
-function connect(url: string, options: RedisOptions): Redis {
-  const { Redis: Client } = require('ioredis') as typeof import('ioredis');
-  return new Client(url, options);
-}
-
-/** The scripts, as commands of the client (ioredis sends EVALSHA, and EVAL once Redis has forgotten the script). */
-interface ScriptedClient {
-  gatehouseRateLimitDecide(keys: number, args: (string | number)[]): Promise<number[]>;
-  gatehouseRateLimitUndo(keys: number, args: (string | number)[]): Promise<unknown>;
-}
-
-/** A decision waiting for Redis. */
-interface Pending extends ScriptDecision {
-  readonly timeoutMs: number;
-  readonly gone: (() => boolean) | undefined;
-  readonly resolve: (decision: StoreDecision) => void;
-  readonly reject: (err: Error) => void;
-  /** The latest the caller waits, however held up this process is (store clock); 0 until first sent. */
-  capAt: number;
-  settled: boolean;
-}
-
-/** One script call and the decisions it carries. */
-interface Batch {
-  readonly decisions: Pending[];
-  readonly sentAt: number;
-  deadline: AttentionDeadline | undefined;
-  answered: boolean;
-}
-
-function settle(d: Pending, err: Error): void {
-  d.settled = true;
-  d.reject(err);
-}
-
 /** A Redis store; the service's choice when `REDIS_URL` is set. */
 export function createRedisStore(options: RedisStoreOptions = {}): RedisStore {
   const timeoutMs = options.timeoutMs ?? 100;
   const prefix = `${options.prefix ?? 'gatehouse:ratelimit'}:`;
   const client = options.client ?? connect(options.url ?? 'redis://127.0.0.1:6379', failFastRedisOptions(timeoutMs));
-  client.defineCommand('gatehouseRateLimitDecide', { lua: DECIDE_SCRIPT });
-  client.defineCommand('gatehouseRateLimitUndo', { lua: UNDO_SCRIPT });
-  const scripts = client as unknown as ScriptedClient;
+  const scripts = withScripts(client);
   // Errors surface through the calls; an unhandled 'error' event would crash the process.
   client.on('error', () => {});
   const redisClock = createRedisClockBound();
@@ -290,27 +220,11 @@ export function createRedisStore(options: RedisStoreOptions = {}): RedisStore {
     if (keys > 0) scripts.gatehouseRateLimitUndo(keys, args).catch(() => {});
   }
 
-  function ready(): Promise<void> {
-    if (client.status === 'ready') return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const onReady = () => {
-        client.off('error', onError);
-        resolve();
-      };
-      const onError = (err: Error) => {
-        client.off('ready', onReady);
-        reject(err);
-      };
-      client.once('ready', onReady);
-      client.once('error', onError);
-    });
-  }
-
   return {
     kind: 'redis',
     client,
     decide,
-    ready,
+    ready: () => whenReady(client),
     stats: () => ({ ...stats }),
     async close() {
       closed = true;
