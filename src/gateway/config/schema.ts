@@ -7,17 +7,19 @@
 import { z } from 'zod';
 import { corsSchema } from '../../cors';
 import { addedHeadersSchema, HEADER_NAME, HEADER_VALUE, matchedHeadersSchema, removedHeadersSchema } from './headers';
+import { API_VERSION } from './api-version';
 import { labelsSchema } from './labels';
 import { AMBASSADOR_ID_IN_CODE, emissaryMappingChecks, emissaryMappingFields } from './mapping-emissary';
 import { mappingMatchChecks, matchMappingFields, normaliseMatchFields } from './mapping-match';
 import { upstreamMappingChecks, upstreamMappingFields } from './mapping-upstream';
+import { clientCertModuleFields, type HostRecord, type SecretRecord, type TlsContextRecord, type TlsRecord } from './tls';
 
 export type { AddedHeader, HeaderCondition } from './headers';
 export { allowedUpgrades } from './mapping-emissary';
 export { describeLabel, groupLabels, isPseudoHeader, labelHeaders, labelsSchema, readLabel, type LabelGroup, type LabelSource, type LabelSpecifier } from './labels';
 export type { QueryValue } from './mapping-match';
 
-export const API_VERSION = 'gateway/v1';
+export { API_VERSION };
 
 const headerName = z
   .string()
@@ -110,11 +112,9 @@ function authServiceChecks(
   for (const name of Object.keys(r.add_auth_headers)) {
     if (SET_BY_GATEWAY.has(name)) problem(['add_auth_headers', name], 'is set by the gateway itself');
   }
-  if (typeof r.tls === 'string' && r.tls !== '') {
-    problem(['tls'], 'TLSContext names are not supported; for TLS write tls: true or auth_service: https://host:port');
-  }
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(r.auth_service)?.[1].toLowerCase();
   if (r.tls === true && scheme === 'http') problem(['tls'], 'true contradicts the http:// of auth_service');
+  if (typeof r.tls === 'string' && r.tls !== '' && scheme === 'http') problem(['tls'], 'a TLSContext contradicts the http:// of auth_service');
   if (r.tls === false && scheme === 'https') problem(['tls'], 'false contradicts the https:// of auth_service');
 }
 
@@ -157,7 +157,7 @@ export const authServiceSchema = z.strictObject({
     .default({}),
   /** Adds `l5d-dst-override: <host>:<port>` of the auth service, for Linkerd. */
   add_linkerd_headers: z.boolean().default(false),
-  /** `true`: TLS to a `host:port` auth service, as `https://` would. A TLSContext name is refused. */
+  /** `true`: TLS to a `host:port` auth service, as `https://` would; a name: the TLSContext it is called with. */
   tls: z.union([z.boolean(), z.string()]).optional(),
   /** Emissary reads it for `proto: grpc` only; accepted, and without effect, for http. */
   protocol_version: z.enum(['v2', 'v3']).optional(),
@@ -174,6 +174,8 @@ export const rateLimitServiceSchema = z.strictObject({
   domain: z.string().min(1).default('gateway'),
   timeout_ms: timeoutMs(20),
   failure_mode_deny: z.boolean().default(false),
+  /** `true`, or the TLSContext the service is called with: gRPC over TLS. */
+  tls: z.union([z.boolean(), z.string().min(1)]).optional(),
   /** `v3`, or left out: the gateway asks over `envoy.service.ratelimit.v3`. */
   protocol_version: z
     .literal('v3', {
@@ -196,6 +198,8 @@ export const moduleSchema = z.strictObject({
       cors: corsSchema.optional(),
       /** The largest program (RE2 instructions) a Mapping's regular expression may compile to, as Emissary's `regex_max_size`; default 200. */
       regex_max_size: z.number().int('must be a whole number of instructions').positive('must be a whole number of instructions').optional(),
+      // What upstreams are told of a client's certificate (./tls/client-cert-fields).
+      ...clientCertModuleFields,
     })
     .default({}),
 });
@@ -207,7 +211,7 @@ export type MappingRecord = z.output<typeof mappingSchema>;
 export type AuthServiceRecord = z.output<typeof authServiceSchema>;
 export type RateLimitServiceRecord = z.output<typeof rateLimitServiceSchema>;
 export type ModuleRecord = z.output<typeof moduleSchema>;
-export type GatewayRecord = z.output<typeof recordSchema>;
+export type GatewayRecord = z.output<typeof recordSchema> | TlsRecord;
 
 /** Where a record came from, for error messages and diag. */
 export interface RecordSource {
@@ -225,6 +229,11 @@ export interface GatewayConfig {
   rateLimitService?: RateLimitServiceRecord;
   /** The gateway-wide settings (the CORS policy), when a `Module` record gives them. */
   module?: ModuleRecord;
+  /** The domains served, with their certificates (./tls). */
+  hosts?: HostRecord[];
+  tlsContexts?: TlsContextRecord[];
+  /** The Kubernetes Secrets of the config folder: certificates and keys, never shown. */
+  secrets?: SecretRecord[];
   /** The files it was read from. */
   sources: string[];
   /** Where each record came from, when it was read from files; for messages and diag. */

@@ -65,7 +65,6 @@ add_linkerd_headers: false
     ['include_body beside allow_request_body', 'include_body: {max_bytes: 10, allow_partial: true}\nallow_request_body: true\n', [
       'allow_request_body: give include_body or allow_request_body, not both',
     ]],
-    ['a TLSContext name', 'tls: upstream-tls\n', ['tls: TLSContext names are not supported; for TLS write tls: true or auth_service: https://host:port']],
     ['tls: false with an https address', 'tls: false\n', ['tls: false contradicts the https:// of auth_service'], ],
     ['add_auth_headers setting Content-Length', 'add_auth_headers: {Content-Length: "5"}\n', ['add_auth_headers.content-length: is set by the gateway itself']],
     ['add_auth_headers with a line break in a value', 'add_auth_headers: {X-Key: "a\\nb"}\n', ['add_auth_headers.X-Key: must be a header value (no control characters)']],
@@ -87,7 +86,8 @@ add_linkerd_headers: false
     });
   }
 
-  it('refuses tls: true with an http:// address', () => {
+  it('refuses tls: true or a TLSContext with an http:// address', () => {
     assert.deepEqual(problemsOf('auth_service: http://auth.example:3000\ntls: true\n'), [`${AT}: tls: true contradicts the http:// of auth_service`]);
+    assert.deepEqual(problemsOf('auth_service: http://auth.example:3000\ntls: upstream-tls\n'), [`${AT}: tls: a TLSContext contradicts the http:// of auth_service`]);
   });
 });

@@ -77,14 +77,12 @@ describe('Emissary AuthService fields', () => {
     assert.ok(notesOf(result, 'authentication').some((n) => n.startsWith('spec.allowed_authorization_headers: not set: none, as in Emissary')));
   });
 
-  it("reads v2's tls: true, drops stats_name and v2ExplicitTLS with a note, and refuses a TLSContext's name", () => {
+  it("reads v2's tls: true and a TLSContext's name, and drops stats_name and v2ExplicitTLS with a note", () => {
     const v2 = loaded(asAnnotation('s', authOf({ tls: true, stats_name: 'auth' })));
     assert.equal(v2.config.authService?.tls, true);
     assert.ok(notesOf(v2, 'authentication').includes('stats_name: ignored: decisions are counted in the Prometheus metrics'));
     assert.equal(loaded(asResources(authOf({ tls: '', v2ExplicitTLS: { tls: 'string' } }))).config.authService?.tls, undefined);
-    assert.deepEqual(problems(asResources(authOf({ tls: 'auth-ctx' }))), [
-      'config/emissary.yaml: AuthService authentication: spec.tls: TLSContext names are not supported; for TLS write tls: true or auth_service: https://host:port',
-    ]);
+    assert.equal(loaded(asResources(authOf({ tls: 'auth-ctx' }))).config.authService?.tls, 'auth-ctx');
   });
 
   it("qualifies the auth service's Kubernetes name with the namespace", () => {
@@ -101,10 +99,9 @@ describe('Emissary RateLimitService fields', () => {
     assert.equal(loaded(asAnnotation('s', rlsOf({ domain: 'shop' }))).config.rateLimitService?.domain, 'shop');
   });
 
-  it('refuses TLS to the rate-limit service, which is asked over plaintext gRPC, and protocol_version v2', () => {
-    assert.deepEqual(problems(asAnnotation('s', rlsOf({ tls: true }))), [
-      'config/emissary.yaml: service s: RateLimitService limits: tls: not supported: the rate-limit service is asked over plaintext gRPC; remove the field',
-    ]);
+  it('reads TLS to the rate-limit service (true, or a TLSContext), and refuses protocol_version v2', () => {
+    assert.equal(loaded(asAnnotation('s', rlsOf({ tls: true }))).config.rateLimitService?.tls, true);
+    assert.equal(loaded(asResources(rlsOf({ tls: 'limits-ctx' }))).config.rateLimitService?.tls, 'limits-ctx');
     assert.match(problems(asResources(rlsOf({ protocol_version: 'v2' })))[0], /RateLimitService limits: spec.protocol_version: must be v3/);
     assert.equal(loaded(asResources(rlsOf({ tls: '', stats_name: 'rl' }))).config.rateLimitService?.service, 'ratelimit.example:8081');
   });

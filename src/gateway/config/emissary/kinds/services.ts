@@ -55,7 +55,7 @@ export function translateRateLimitService(r: EmissaryResource): Translation {
     else if (field === 'v2ExplicitTLS') notes.push({ field, note: EXPLICIT_TLS });
     else if (field === 'grpc') notes.push({ field, note: GRPC_CODE });
     else if (field === 'tls') {
-      if (!isUnset(value)) problems.push({ field, note: 'not supported: the rate-limit service is asked over plaintext gRPC; remove the field' });
+      if (!isUnset(value)) out.tls = value;
     } else out[field] = value;
   }
   if (out.protocol_version === undefined) {
