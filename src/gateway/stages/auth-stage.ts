@@ -18,6 +18,7 @@ import {
   type RemoteAuthClient,
 } from '../../auth';
 import { hasRequestBody, headerName, HttpError, ORIGINAL_PATH, redactAddress, requestHost } from '../../http';
+import { connectOptions, type UpstreamTls } from '../../tls';
 import { peekBody } from './auth-body';
 import { removeRequestHeader, scrubRaw } from '../request/headers/claimed-user';
 import type { AuthServiceRecord, MappingRecord } from '../config/schema';
@@ -33,6 +34,8 @@ export interface AuthStageOptions extends GatewayEvents {
   logger?: StageLogger;
   /** Clock in ms, for the failure log's pacing. */
   now?: () => number;
+  /** TLS to a remote auth service, as the TLSContext its `tls` names says. */
+  upstreamTls?: UpstreamTls;
 }
 
 /**
@@ -96,10 +99,11 @@ function looksLikeAddress(service: string): boolean {
   return service.includes(':') || service.includes('/');
 }
 
-/** The address to dial: `tls: true` makes a bare `host:port` an https one. */
+/** The address to dial: `tls: true` or a TLSContext makes a bare `host:port` an https one. */
 function dialled(record: AuthServiceRecord): string {
   const address = record.auth_service;
-  return record.tls === true && !/^[a-z][a-z0-9+.-]*:\/\//i.test(address) ? `https://${address}` : address;
+  const tls = record.tls === true || (typeof record.tls === 'string' && record.tls !== '');
+  return tls && !/^[a-z][a-z0-9+.-]*:\/\//i.test(address) ? `https://${address}` : address;
 }
 
 /**
@@ -121,9 +125,11 @@ export function createAuthStage(
     authenticator = builtIn as Authenticator;
   } else if (looksLikeAddress(record.auth_service)) {
     try {
+      const tls = options.upstreamTls;
       remote = createRemoteAuthClient(dialled(record), {
         timeoutMs: record.timeout_ms,
         linkerdHeaders: record.add_linkerd_headers,
+        ...(tls !== undefined ? { tls: connectOptions(tls), servername: tls.servername } : {}),
       });
     } catch (err) {
       throw new Error(`auth_service ${(err as Error).message}`);

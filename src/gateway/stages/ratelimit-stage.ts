@@ -11,12 +11,14 @@ import pino from 'pino';
 import { headerName, HttpError, ORIGINAL_PATH, redactAddress } from '../../http';
 import {
   createRateLimitClient,
+  type RateLimitClientTls,
   withinDeadline,
   type DecideOptions,
   type RateLimiter,
   type RateLimitResponse,
 } from '../../ratelimit';
 import type { MappingRecord, RateLimitServiceRecord } from '../config/schema';
+import type { UpstreamTls } from '../../tls';
 import { pacedFailureLog, type StageLogger } from '../failure-log';
 import type { GatewayEvents } from '../events';
 import { trustedClientAddress } from '../request/headers/forwarded';
@@ -41,6 +43,8 @@ export interface RateLimitStageOptions extends GatewayEvents {
   now?: () => number;
   /** The value of a `source_cluster` label: the gateway's own name. Default `gatehouse`. */
   sourceCluster?: string;
+  /** TLS to a remote service, as the TLSContext its `tls` names says. */
+  upstreamTls?: UpstreamTls;
 }
 
 /** Counters, for diag and metrics. */
@@ -78,6 +82,14 @@ function pathWithQuery(ctx: Context): string {
   return query === '' ? path : `${path}?${query}`;
 }
 
+/** gRPC over TLS when the record's `tls` asks for it: its TLSContext's certificates and name, or the system's authorities for `true`. */
+function clientTls(record: RateLimitServiceRecord, upstream: UpstreamTls | undefined): RateLimitClientTls | undefined {
+  if (upstream !== undefined) {
+    return { ca: upstream.ca, cert: upstream.pair?.cert, key: upstream.pair?.key, servername: upstream.servername };
+  }
+  return record.tls === true ? {} : undefined;
+}
+
 /**
  * Builds the rate-limit stage of a RateLimitService record. Throws when
  * `service` names neither a registered module with `shouldRateLimit` nor an
@@ -103,7 +115,12 @@ export function createRateLimitStage(
   }
   let remote: ReturnType<typeof createRateLimitClient> | undefined;
   try {
-    remote = local ? undefined : createRateLimitClient(record.service, { timeoutMs: record.timeout_ms });
+    remote = local
+      ? undefined
+      : createRateLimitClient(record.service, {
+          timeoutMs: record.timeout_ms,
+          tls: clientTls(record, options.upstreamTls),
+        });
   } catch (err) {
     // An address the client cannot reach as written: the client says why, this names the field.
     throw new Error(`service ${(err as Error).message}`);

@@ -7,6 +7,7 @@ import type { Context } from 'koa';
 import type { MappingRecord } from '../config/schema';
 import type { GatewayEvents } from '../events';
 import type { ModuleRegistry } from '../module';
+import type { UpstreamTls } from '../../tls';
 
 export interface Stage {
   /**
@@ -26,6 +27,8 @@ export interface Stage {
 export interface StageSettings extends GatewayEvents {
   /** The gateway's own name, for `source_cluster` rate-limit labels. */
   readonly sourceCluster?: string;
+  /** TLS to the record's service, as the TLSContext its `tls` names says. */
+  readonly upstreamTls?: UpstreamTls;
 }
 
 /**

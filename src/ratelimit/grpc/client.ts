@@ -14,6 +14,19 @@ import type { RateLimiter, RateLimitRequest, RateLimitResponse } from '../types'
 export interface RateLimitClientOptions {
   /** Deadline of each call in ms. Default 20, as Envoy's. */
   timeoutMs?: number;
+  /** gRPC over TLS (plaintext without it). */
+  tls?: RateLimitClientTls;
+}
+
+/** TLS to the service, as a TLSContext gives it. */
+export interface RateLimitClientTls {
+  /** The authorities the service's certificate is checked against; the system's when absent. */
+  ca?: Buffer;
+  /** A client certificate (PEM chain) and its key, for a service that asks for one. */
+  cert?: Buffer;
+  key?: Buffer;
+  /** The name checked in the service's certificate (and sent as SNI), instead of its host's. */
+  servername?: string;
 }
 
 export interface RateLimitClient extends RateLimiter {
@@ -38,8 +51,8 @@ export class RateLimitCallError extends Error {
 /**
  * The gRPC target of a rate-limit service address: `host:port`,
  * `[v6]:port`, or either behind `grpc://` or `http://` (plaintext, as the
- * service listens). Undefined for anything else: a name, a path, credentials,
- * a port out of range, or `https://`, which this client does not speak.
+ * service listens, or over TLS with the `tls` option). Undefined for anything
+ * else: a name, a path, credentials, a port out of range, or `https://`.
  */
 function rateLimitTarget(address: string): string | undefined {
   const bare = address.replace(/^(grpc|http):\/\//i, '').replace(/\/$/, '');
@@ -60,7 +73,17 @@ export function createRateLimitClient(address: string, options: RateLimitClientO
       `'${redactAddress(address)}' is not the address of a gRPC rate-limit service: host:port, [v6]:port or grpc://host:port (plaintext)`,
     );
   }
-  const client = new grpc.Client(at, grpc.credentials.createInsecure(), {
+  const tls = options.tls;
+  const credentials =
+    tls === undefined
+      ? grpc.credentials.createInsecure()
+      : grpc.credentials.createSsl(tls.ca ?? null, tls.key ?? null, tls.cert ?? null);
+  const named =
+    tls?.servername === undefined
+      ? {}
+      : { 'grpc.ssl_target_name_override': tls.servername, 'grpc.default_authority': tls.servername };
+  const client = new grpc.Client(at, credentials, {
+    ...named,
     // Calls fail fast while the service is down; reconnection goes on behind.
     'grpc.enable_retries': 0,
     // grpc-js waits up to two minutes between connection attempts to a service
