@@ -28,6 +28,7 @@ import {
 } from './runtime';
 import { runInSlices } from './slices';
 import { deepFreeze, type GatewaySnapshot, type RejectedConfig } from './snapshot';
+import type { GatewayTls, TlsReadOptions } from './tls';
 
 export interface GatewayOptions {
   /** The configuration to serve; without one, routed paths answer 503 until {@link Gateway.reconfigure}. */
@@ -52,6 +53,8 @@ export interface GatewayOptions {
   events?: GatewayEvents;
   /** How remote upstreams are reached: the cluster domain of their names, the retry buffer. */
   upstreams?: UpstreamOptions;
+  /** How certificates are read (the clock their expiry is held against, the largest file), and the HTTPS port redirects go to. */
+  tls?: TlsReadOptions & { httpsPort?: () => number | undefined };
   /**
    * Asked by `/gateway/v0/check_ready` once a configuration is loaded:
    * resolves when the gateway's dependencies (Redis...) can serve, rejects
@@ -82,6 +85,8 @@ export interface Gateway {
   reject(problems: readonly ConfigProblem[]): void;
   /** What it serves now, read-only. */
   snapshot(): GatewaySnapshot;
+  /** What the TLS records of the configuration served now give (certificates by name, their files); undefined before one is. */
+  tls(): GatewayTls | undefined;
   /** Closes the stages and upstream pools. The modules are the caller's. */
   close(): Promise<void>;
 }
@@ -105,7 +110,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     rateLimit: options.stages?.rateLimit ?? createRateLimitStage,
   };
   const upstreams = options.upstreams ?? {};
-  const runtimeOptions = { random: options.random, sourceCluster: options.sourceCluster, upstreams };
+  const runtimeOptions = { random: options.random, sourceCluster: options.sourceCluster, upstreams, tls: options.tls };
   let current: Runtime | null = options.config
     ? buildRuntime(options.config, modules, stages, events, runtimeOptions)
     : null;
@@ -123,6 +128,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
       retiring.delete(rt);
       void disposeRuntime(rt);
     },
+    httpsPort: options.tls?.httpsPort,
   });
 
   // One trusted hop: ctx.ip is the address the proxy wrote last, as trustedClientAddress reads it.
@@ -182,6 +188,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
         if (previous.active > 0) retiring.add(previous);
       }
     },
+    tls: () => current?.tls,
     reject(problems) {
       rejected = deepFreeze({ at: new Date().toISOString(), problems: [...problems] });
     },
