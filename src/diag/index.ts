@@ -8,4 +8,12 @@ export { createDiagModule, type DiagModuleOptions } from './app';
 export { renderDiagPage, escapeHtml, formatUptime, PAGE_CSP } from './page';
 export { describeServedSteps, type DiagServed } from './describe';
 export { describeGateway, countedSnapshotSteps, type DiagMoment, type GatewayDescription } from './snapshot';
-export type { DiagSnapshot, DiagRoute, DiagAuth, DiagRateLimit, DiagConfig, ServiceTarget } from './types';
+export type {
+  DiagSnapshot,
+  DiagRoute,
+  DiagAuth,
+  DiagRateLimit,
+  DiagConfig,
+  DiagCertificate,
+  ServiceTarget,
+} from './types';

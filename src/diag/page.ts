@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { DiagAuth, DiagRateLimit, DiagRoute, DiagSnapshot } from './types';
+import { certificatesSection } from './certificates';
 import { describeLabel, groupLabels, upstreamSummary } from '../gateway';
 
 const STYLE = `
@@ -301,6 +302,7 @@ ${configSection(s.config)}
   yield `
 ${authSection(s.auth)}
 ${rateLimitSection(s.rateLimit)}
+${certificatesSection(s.certificates, new Date())}
 </main>
 </body>
 </html>

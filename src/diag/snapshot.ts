@@ -7,7 +7,7 @@
 import { runAtOnce, type GatewayConfig, type Steps } from '../gateway';
 import type { RequestCounts, RouteCounters } from '../telemetry';
 import { describeServedSteps, type DiagServed } from './describe';
-import type { DiagRoute, DiagSnapshot } from './types';
+import type { DiagCertificate, DiagRoute, DiagSnapshot } from './types';
 
 /** What a gateway knows of itself, for {@link describeGateway}. */
 export interface GatewayDescription {
@@ -47,6 +47,8 @@ export interface DiagMoment {
   lastReloadAt?: Date;
   /** Default: zeros. */
   totals?: Readonly<RequestCounts>;
+  /** The certificates the configuration has in service. */
+  certificates?: readonly DiagCertificate[];
 }
 
 /**
@@ -94,5 +96,6 @@ export function* countedSnapshotSteps(
       allowed_request_headers: [...served.auth.allowed_request_headers],
     };
   if (served.rateLimit) snapshot.rateLimit = { ...served.rateLimit };
+  if (moment.certificates?.length) snapshot.certificates = moment.certificates.map((c) => ({ ...c }));
   return snapshot;
 }

@@ -77,6 +77,21 @@ export interface DiagConfig {
   lastReloadAt?: string;
 }
 
+/** A certificate in service: where it comes from, what it does and for whom, what it says of itself. Never its key. */
+export interface DiagCertificate {
+  /** `Secret default/shop-cert`, or the path of its file. */
+  source: string;
+  /** `serves`, `presents` or `verifies`. */
+  role: string;
+  usedBy: readonly string[];
+  subject: string;
+  issuer: string;
+  names: readonly string[];
+  /** ISO 8601. */
+  validFrom: string;
+  validTo: string;
+}
+
 /** Everything the diagnostic page shows. */
 export interface DiagSnapshot {
   version: string;
@@ -89,4 +104,6 @@ export interface DiagSnapshot {
   rateLimit?: DiagRateLimit;
   config: DiagConfig;
   counters: { requests: number; errors: number; clientErrors: number };
+  /** The certificates in service, when there are any. */
+  certificates?: DiagCertificate[];
 }

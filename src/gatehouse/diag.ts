@@ -8,7 +8,13 @@
  * it shows one configuration whole even when a reload switches it while
  * the page is written.
  */
-import { countedSnapshotSteps, createDiagModule, describeServedSteps, type DiagServed } from '../diag';
+import {
+  countedSnapshotSteps,
+  createDiagModule,
+  describeServedSteps,
+  type DiagCertificate,
+  type DiagServed,
+} from '../diag';
 import { createSliceGate, sortSteps, type GatehouseModule, type GatewayConfig, type Steps } from '../gateway';
 import type { RequestCounts, RouteCounters } from '../telemetry';
 
@@ -17,6 +23,8 @@ export interface Serving {
   config: GatewayConfig;
   loadedAt: Date;
   routes: readonly { readonly name: string }[];
+  /** The certificates it has in service. */
+  certificates?: readonly DiagCertificate[];
 }
 
 export interface GatehouseDiagOptions {
@@ -86,6 +94,7 @@ export function createGatehouseDiag(options: GatehouseDiagOptions): GatehouseMod
         configErrors: [...reload.problems],
         lastReloadAt: reload.at,
         totals,
+        certificates: serving.certificates,
       };
       return slices.run(countedSnapshotSteps(await describe(serving), moment, (route) => counts.get(route)));
     },

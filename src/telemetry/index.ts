@@ -32,6 +32,7 @@ export {
   type ReloadResult,
   type DatabaseFailureKind,
 } from './metrics';
+export type { CertificateExpiry } from './certificate-metrics';
 export { createRouteCounters, type RouteCounters, type RequestCounts } from './route-counters';
 export {
   accessLog,

@@ -30,6 +30,8 @@ export interface ListenOptions {
   host: string;
   port: number;
   tls?: TlsFiles;
+  /** HTTPS with these options (a certificate chooser's: SNICallback, the default context) instead of `tls`'s files. */
+  secure?: https.ServerOptions;
   /** The largest TLS file read, in bytes. Default 8 MiB. */
   fileSizeLimit?: number;
   /**
@@ -156,8 +158,8 @@ export async function listen(handler: http.RequestListener, options: ListenOptio
     if (draining) res.shouldKeepAlive = false;
     checked(req, res);
   };
-  const tlsFiles = options.tls ? readTlsFiles(options.tls, options.fileSizeLimit) : undefined;
-  let certificate = tlsFiles && certificateValidity(tlsFiles.cert);
+  const tlsFiles = options.tls ? readTlsFiles(options.tls, options.fileSizeLimit) : options.secure;
+  let certificate = options.tls && tlsFiles?.cert ? certificateValidity(tlsFiles.cert as Buffer) : undefined;
   const server = tlsFiles
     ? https.createServer(
         {
@@ -172,7 +174,7 @@ export async function listen(handler: http.RequestListener, options: ListenOptio
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS;
   // One field past the gateway's bound, so that a request over it shows as over it (see headerCountRefusal).
   server.maxHeadersCount = MAX_REQUEST_HEADERS + 1;
-  const connectionEvent = options.tls ? 'secureConnection' : 'connection';
+  const connectionEvent = tlsFiles ? 'secureConnection' : 'connection';
   server.on(connectionEvent, (socket: Socket) => {
     // A connection is handed over again after an upgrade the app did not take (see ./upgrades).
     if (open.has(socket)) return;
@@ -242,7 +244,7 @@ export async function listen(handler: http.RequestListener, options: ListenOptio
       await once(server, 'listening');
     }
   } catch (err) {
-    throw listenFailure(err, options.tls ? 'HTTPS' : 'HTTP', options.host, options.port);
+    throw listenFailure(err, tlsFiles ? 'HTTPS' : 'HTTP', options.host, options.port);
   }
   const port = (server.address() as AddressInfo).port;
 
@@ -259,7 +261,7 @@ export async function listen(handler: http.RequestListener, options: ListenOptio
   return {
     server,
     port,
-    protocol: options.tls ? 'https' : 'http',
+    protocol: tlsFiles ? 'https' : 'http',
     get certificate() {
       return certificate;
     },
