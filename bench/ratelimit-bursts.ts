@@ -34,8 +34,8 @@ import {
   startGateways,
   startRateLimitProcesses,
   type HitsMode,
-} from '../test/ratelimit/support/bursts';
-import { startRedis, type RedisProcess } from '../test/ratelimit/support/redis-server';
+} from '../test/support/bursts';
+import { startRedis, type RedisProcess } from '../test/support/redis';
 import { killAll } from '../test/support/process';
 
 /** One burst through the 3 processes: what came back, and the counter in Redis. */

@@ -31,7 +31,7 @@ import { join } from 'node:path';
 import { createRateLimitClient, ENVOY_V3_SERVICE, type RateLimitRequest } from '../src/ratelimit';
 import { requestToProto } from '../src/ratelimit/grpc/messages/codec';
 import { methodOf } from '../src/ratelimit/grpc/protos';
-import { startRedis } from '../test/ratelimit/support/redis-server';
+import { startRedis } from '../test/support/redis';
 import { hasH2load, runH2load } from './harness/h2load';
 import { ensureBuilt } from './harness/build';
 import { cpuMicros } from './harness/processes';

@@ -6,14 +6,29 @@
  */
 export { createDiagModule, type DiagModuleOptions } from './app';
 export { renderDiagPage, escapeHtml, formatUptime, PAGE_CSP } from './page';
+export { countsText } from './sections';
 export { describeServedSteps, type DiagServed } from './describe';
-export { describeGateway, countedSnapshotSteps, type DiagMoment, type GatewayDescription } from './snapshot';
+export {
+  describeGateway,
+  countedSnapshotSteps,
+  type DiagExtras,
+  type DiagFolder,
+  type DiagMoment,
+  type GatewayDescription,
+} from './snapshot';
+export { trafficOf, TRAFFIC_ROUTES } from './traffic';
 export type {
-  DiagSnapshot,
-  DiagRoute,
+  DependencyState,
   DiagAuth,
-  DiagRateLimit,
-  DiagConfig,
   DiagCertificate,
+  DiagConfig,
+  DiagCounts,
+  DiagDependency,
+  DiagFile,
+  DiagRateLimit,
+  DiagRoute,
+  DiagSnapshot,
+  DiagTraffic,
+  DiagTrafficSeries,
   ServiceTarget,
 } from './types';

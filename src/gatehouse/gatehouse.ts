@@ -32,7 +32,7 @@ import {
   rejectedRequestLog,
   type RouteCounters,
 } from '../telemetry';
-import { openBookingStorage } from './bookings';
+import { describeStorage, openBookingStorage } from './bookings';
 import { createBuiltinModules } from './builtins';
 import { createGatehouseDiag } from './diag';
 import { enterFromHost } from './serving/mounted';
@@ -42,12 +42,15 @@ import { drainFor } from './serving/drain';
 import { loadFolder, type FolderWants, type LoadFolderOptions } from './folder';
 import { allReady, redisReadiness } from './readiness';
 import { createReloader, type Reloader } from './folder/reload';
-import { resolveOptions, type GatehouseOptions } from './options';
+import { describeRedisUrl, resolveOptions, type GatehouseOptions } from './options';
+import { dependencyStatus } from './status';
 import { followTlsFiles, readTlsFiles, warnOfValidity } from './serving/tls-files';
 import { createHttpsPort } from './https-port';
 import { watchFolder, type FolderWatcher } from './folder/watch';
 import type { Gatehouse, Listening } from './types';
 import { packageVersion } from './version';
+import { createTracing, registerTraceMetrics, type Tracing } from '../tracing';
+import { describeTracing, tracingSettings } from './tracing';
 
 export const METRICS_PATH = '/gateway/v0/metrics';
 
@@ -91,9 +94,20 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   let config: GatewayConfig = files.config;
   for (const warning of configWarnings(config)) logger.warn({ warning }, 'config warning');
   let loadedAt = new Date();
+  // Before the database: settings that cannot be built are refused before a first start makes it.
+  const tracing: Tracing = createTracing({
+    settings: tracingSettings(options, config.tracingService),
+    version: VERSION,
+  });
+  registerTraceMetrics(metrics.registry, () => tracing.counts());
 
   // Seeded from the booking data the folder check read, not from a second reading of the file.
-  const storage = await openBookingStorage({ ...options, data: files.bookings, logger, metrics });
+  const storage = await openBookingStorage({ ...options, data: files.bookings, logger, metrics }).catch(
+    async (err: unknown) => {
+      await tracing.shutdown();
+      throw err;
+    },
+  );
   const bookingDatabase = storage.database;
   const registry = new Map<string, GatehouseModule>();
   let gateway: Gateway | undefined;
@@ -102,6 +116,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     await gateway?.close();
     await Promise.all([...registry.values()].map(async (m) => m.close?.()));
     await bookingDatabase?.close();
+    await tracing.shutdown();
   }
   let builtins: ReturnType<typeof createBuiltinModules>;
   try {
@@ -120,6 +135,11 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     throw err;
   }
   for (const m of builtins.modules) registry.set(m.name, m);
+  // What the folder held when the configuration that serves was read: diag shows it.
+  let folderReport = files.report;
+  const redis = builtins.redis;
+  const redisReady = redis && redisReadiness(redis.client, logger.child({ module: 'ratelimit' }));
+  const databaseReady = bookingDatabase && (() => bookingDatabase.ready());
 
   // diag describes the gateway built below; it reads it only when a page is asked for.
   const diag = createGatehouseDiag({
@@ -136,6 +156,16 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     lastReload: () => ({ at: reloader.lastReloadAt, problems: reloader.configErrors }),
     modules: registry,
     counters,
+    dependencies: dependencyStatus({
+      config: () => config,
+      modules: registry,
+      gateway: { upstreams: () => gateway?.upstreams() ?? [] },
+      redis: redisReady && { where: describeRedisUrl(options.redisUrl!), ready: redisReady },
+      database: databaseReady && { where: describeStorage(options), ready: databaseReady },
+      bookings: describeStorage(options),
+      metrics,
+    }),
+    folder: () => folderReport,
   });
   registry.set(diag.name, diag);
   for (const m of options.modules) registry.set(m.name, m);
@@ -155,12 +185,8 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     logUnexpected(err, ctx);
     if (ctx.app !== app) ctx.app.emit('error', err, ctx);
   };
-  const redis = builtins.redis;
   // Redis and the bookings database asked together: an operator sees both when both are down.
-  const dependenciesReady = allReady([
-    redis && redisReadiness(redis.client, logger.child({ module: 'ratelimit' })),
-    bookingDatabase && (() => bookingDatabase.ready()),
-  ]);
+  const dependenciesReady = allReady([redisReady, databaseReady]);
   // Set as a stop begins: a load balancer that asks takes requests elsewhere while they are still answered.
   let draining = false;
   try {
@@ -181,6 +207,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         if (draining) throw new Error('the gateway is shutting down');
         return dependenciesReady?.();
       },
+      tracing,
     });
     // Built in slices: an app that embeds it goes on answering meanwhile.
     gateway.reconfigure(await gateway.prepare(config));
@@ -237,12 +264,22 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       usersText: files.usersText,
       logger,
       metrics,
-      onApplied(next) {
+      onApplied(next, folder) {
         config = next;
+        folderReport = folder.report;
         loadedAt = new Date();
         server?.acceptUpgrades(tunnelsUpgrades(config));
         void https.apply();
+        // A TracingService added, changed or removed: tracing follows it.
+        const wasOn = tracing.settings;
+        try {
+          tracing.configure(tracingSettings(options, next.tracingService));
+        } catch (err) {
+          logger.error({ err }, 'tracing could not be set up as the TracingService says; tracing stays as it was');
+        }
+        if (tracing.settings !== wasOn) logger.info({ tracing: describeTracing(tracing.settings) }, 'tracing changed');
       },
+      tracing,
     });
   } catch (err) {
     await abandon();
@@ -320,7 +357,10 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     }
     const url = `${server.protocol}://${hostPort(options.host, server.port)}`;
     const httpsPort = https.port;
-    logger.info({ url, httpsPort, grpcPort, configDir: options.configDir }, 'gatehouse listening');
+    logger.info(
+      { url, httpsPort, grpcPort, configDir: options.configDir, tracing: describeTracing(tracing.settings) },
+      'gatehouse listening',
+    );
     return { url, port: server.port, grpcPort, ...(httpsPort !== undefined ? { httpsPort } : {}) };
   }
 
@@ -333,6 +373,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     logger,
     metrics,
     options,
+    tracing,
     reload: () => reloader.reload(),
     httpsPort: () => https.port,
     start() {
@@ -368,6 +409,8 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         await Promise.all([...registry.values()].map(async (m) => m.close?.()));
         // Last: the booking modules answered their last request above.
         await bookingDatabase?.close();
+        // The spans of the last requests go out before the process does.
+        await tracing.shutdown();
         logger.info('gatehouse stopped');
       })();
       return stopping;

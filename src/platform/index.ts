@@ -38,3 +38,11 @@ export {
 export { askClientCertificate, askEveryClient, NODE_TLS_WRITTEN_FOR, sniConnection } from './node-tls';
 export { hookFsync, PGLITE_VERSION, startParamsWithFsync, type EmscriptenOptions } from './pglite';
 export { loggerBindingsText, loggerDestination, loggerTimeField, PINO_VERSION } from './pino';
+export {
+  RE2JS_VERSION,
+  searchAutomaton,
+  wholeTextAutomaton,
+  type Re2jsAutomaton,
+  type Re2jsSearchAutomaton,
+  type Re2jsState,
+} from './re2js';

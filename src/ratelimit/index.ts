@@ -72,7 +72,6 @@ export {
   RateLimitCallError,
   type RateLimitClient,
   type RateLimitClientOptions,
-  type RateLimitClientTls,
 } from './grpc/client';
 export { createHealthRegistry, type HealthRegistry, type ServingStatus } from './grpc/health';
 export { ENVOY_V3_SERVICE, LYFT_SERVICE, HEALTH_SERVICE, PROTO_DIR } from './grpc/protos';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkFolder } from '../../src/cli/check';
 import { CertificateFolder, tlsSecret, type Issued } from '../support/certificates';
-import { documents, resource } from '../gateway/tls/support';
+import { documents, resource } from '../support/tls-config';
 
 describe('gatehouse check, on certificates', function () {
   const certs = new CertificateFolder();

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkFolder } from '../../src/cli/check';
 import { loadConfig } from '../../src/gateway';
-import { allBlocks, where, type Block } from './support/blocks';
+import { allBlocks, where, type Block } from '../support/doc-blocks';
 
 /** A Mapping for fields shown alone, to a remote upstream so that every field applies. */
 const MAPPING_OF_FIELDS = `apiVersion: gateway/v1
@@ -23,13 +23,24 @@ prefix: /example/
 service: example.internal:8080
 `;
 
+/** The RateLimitService a Mapping's labels are sent to, beside fields that give labels (of the gateway's domain). */
+const RATE_LIMIT_SERVICE = `---
+apiVersion: gateway/v1
+kind: RateLimitService
+name: limits
+service: ratelimit.internal:8081
+`;
+
 /** The folder file an example is, and its text. */
 function asFile(block: Block): [string, string] {
   switch (block.kind) {
     case 'record':
       return ['services.yaml', block.text];
     case 'mapping':
-      return ['services.yaml', MAPPING_OF_FIELDS + block.text];
+      return [
+        'services.yaml',
+        MAPPING_OF_FIELDS + block.text + (/^labels:/m.test(block.text) ? RATE_LIMIT_SERVICE : ''),
+      ];
     default:
       return ['ratelimit.yaml', block.text];
   }

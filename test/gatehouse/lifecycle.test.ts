@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createGatehouse, type Gatehouse } from '../../src/gatehouse';
 import { createLogger } from '../../src/telemetry';
 import { acceptsConnections } from '../support/process';
-import { DEMO_CONFIG } from './support/running';
+import { DEMO_CONFIG } from '../support/config-folder';
 
 /** No drain delay at stop: no load balancer sends it anything. */
 function quiet(): Promise<Gatehouse> {

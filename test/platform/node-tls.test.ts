@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import tls from 'node:tls';
 import { askClientCertificate, askEveryClient, NODE_TLS_WRITTEN_FOR, sniConnection } from '../../src/platform';
 import { CertificateFolder, type Issued } from '../support/certificates';
-import { relies } from './reliance';
+import { relies } from '../support/reliance';
 
 const rely = (what: string, holds: boolean, detail?: string) =>
   relies('node', NODE_TLS_WRITTEN_FOR, what, holds, detail);

@@ -14,7 +14,7 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { freePort } from '../ratelimit/support/redis-server';
+import { freePort } from './ports';
 
 /** The user and password of the test cluster's superuser, as the URLs name them. */
 export const PG_USER = 'gatehouse';

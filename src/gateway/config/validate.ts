@@ -2,7 +2,7 @@
  * @module gateway/config/validate
  * Turns raw records (parsed YAML, or objects written in code) into a
  * {@link GatewayConfig}: each record checked with its zod schema, names unique
- * per kind, at most one AuthService, one RateLimitService and one Module, CORS
+ * per kind, at most one AuthService, one RateLimitService, one Module and one TracingService, CORS
  * policies that can be applied. Every problem is collected; a configuration
  * with any problem is not produced at all.
  */
@@ -16,6 +16,7 @@ import {
   mappingSchema,
   moduleSchema,
   rateLimitServiceSchema,
+  tracingServiceSchema,
   type GatewayConfig,
   type GatewayRecord,
   type RecordSource,
@@ -37,11 +38,12 @@ const SCHEMAS = {
   AuthService: authServiceSchema,
   RateLimitService: rateLimitServiceSchema,
   Module: moduleSchema,
+  TracingService: tracingServiceSchema,
   ...TLS_RECORD_SCHEMAS,
 } as const;
 
 /** Kinds of which a configuration holds one at most. */
-type Singleton = 'AuthService' | 'RateLimitService' | 'Module';
+type Singleton = 'AuthService' | 'RateLimitService' | 'Module' | 'TracingService';
 
 type Kind = keyof typeof SCHEMAS;
 
@@ -130,6 +132,7 @@ export function assembleConfig(
     Host: new Map(),
     TLSContext: new Map(),
     Secret: new Map(),
+    TracingService: new Map(),
   };
   const tls: TlsRecords = { hosts: [], tlsContexts: [], secrets: [] };
   const singletons: Partial<Record<Singleton, GatewayRecord>> = {};
@@ -201,10 +204,11 @@ export function assembleConfig(
 
   if (problems.length > 0) return { ok: false, problems };
   const config: GatewayConfig = { mappings, sources: [...sources] };
-  const { AuthService: authService, RateLimitService: rateLimitService, Module: module } = singletons;
+  const { AuthService: authService, RateLimitService: rateLimitService, Module: module, TracingService: tracing } = singletons;
   if (authService?.kind === 'AuthService') config.authService = authService;
   if (rateLimitService?.kind === 'RateLimitService') config.rateLimitService = rateLimitService;
   if (module?.kind === 'Module') config.module = module;
+  if (tracing?.kind === 'TracingService') config.tracingService = tracing;
   if (recordSources.size > 0) config.recordSources = recordSources;
   if (tls.hosts.length > 0) config.hosts = tls.hosts;
   if (tls.tlsContexts.length > 0) config.tlsContexts = tls.tlsContexts;

@@ -6,6 +6,8 @@
 import type { Context } from 'koa';
 import type { MappingRecord } from '../config/schema';
 import type { GatewayEvents } from '../events';
+import type { StageLogger } from '../failure-log';
+import type { ChannelCredentials } from '@grpc/grpc-js';
 import type { ModuleRegistry } from '../module';
 import type { UpstreamTls } from '../../tls';
 
@@ -29,6 +31,8 @@ export interface StageSettings extends GatewayEvents {
   readonly sourceCluster?: string;
   /** TLS to the record's service, as the TLSContext its `tls` names says. */
   readonly upstreamTls?: UpstreamTls;
+  /** The Module's `suppress_envoy_headers`: no `x-envoy-ratelimited` on a 429. */
+  readonly suppressEnvoyHeaders?: boolean;
 }
 
 /**
@@ -37,3 +41,18 @@ export interface StageSettings extends GatewayEvents {
  * settings (the gateway always passes one).
  */
 export type StageFactory<R> = (record: R, modules: ModuleRegistry, events?: StageSettings) => Stage;
+
+/** The auth stage's options; a {@link GatewayEvents} fits as it is (the gateway passes its events here). */
+export interface AuthStageOptions extends GatewayEvents {
+  /** Where a failing auth service is reported (once per burst of failures). */
+  logger?: StageLogger;
+  /** Clock in ms, for the failure log's pacing. */
+  now?: () => number;
+  /** TLS to a remote auth service, as the TLSContext its `tls` names says. */
+  upstreamTls?: UpstreamTls;
+  /**
+   * How the channel to an auth service with `proto: grpc` is secured, over
+   * `upstreamTls`; default: as the record's `tls` and address say.
+   */
+  credentials?: ChannelCredentials;
+}

@@ -77,6 +77,7 @@ export function upstreamSummary(s: UpstreamSettings): string {
   if (s.enable_ipv4 !== undefined || s.enable_ipv6 !== undefined)
     parts.push(`ipv4 ${s.enable_ipv4 ?? true} ipv6 ${s.enable_ipv6 ?? false}`);
   if (s.dns_type !== undefined) parts.push(s.dns_type);
+  if (s.respect_dns_ttl === true) parts.push('dns ttl');
   if (s.cluster_tag !== undefined) parts.push(`tag ${s.cluster_tag}`);
   return parts.join('; ');
 }

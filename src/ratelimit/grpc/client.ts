@@ -14,18 +14,11 @@ import type { RateLimiter, RateLimitRequest, RateLimitResponse } from '../types'
 export interface RateLimitClientOptions {
   /** Deadline of each call in ms. Default 20, as Envoy's. */
   timeoutMs?: number;
-  /** gRPC over TLS (plaintext without it). */
-  tls?: RateLimitClientTls;
-}
-
-/** TLS to the service, as a TLSContext gives it. */
-export interface RateLimitClientTls {
-  /** The authorities the service's certificate is checked against; the system's when absent. */
-  ca?: Buffer;
-  /** A client certificate (PEM chain) and its key, for a service that asks for one. */
-  cert?: Buffer;
-  key?: Buffer;
-  /** The name checked in the service's certificate (and sent as SNI), instead of its host's. */
+  /** TLS checked against the system's certificate authorities, as an `https://` address asks too. Default false. */
+  tls?: boolean;
+  /** How the channel is secured, as a TLSContext gives it; over `tls` when given. */
+  credentials?: grpc.ChannelCredentials;
+  /** The name sent as SNI and checked in the service's certificate, instead of its host's (a TLSContext's `sni`). */
   servername?: string;
 }
 
@@ -48,14 +41,25 @@ export class RateLimitCallError extends Error {
   }
 }
 
+/** Headers as gRPC metadata (lower-case names; a list becomes one entry per value). */
+function metadataOf(headers: Readonly<Record<string, string | string[] | undefined>>): grpc.Metadata {
+  const metadata = new grpc.Metadata();
+  for (const name in headers) {
+    const value = headers[name];
+    if (typeof value === 'string') metadata.set(name, value);
+    else if (value !== undefined) for (const one of value) metadata.add(name, one);
+  }
+  return metadata;
+}
+
 /**
  * The gRPC target of a rate-limit service address: `host:port`,
  * `[v6]:port`, or either behind `grpc://` or `http://` (plaintext, as the
- * service listens, or over TLS with the `tls` option). Undefined for anything
- * else: a name, a path, credentials, a port out of range, or `https://`.
+ * service listens) or `https://` (TLS). Undefined for anything else: a
+ * name, a path, credentials or a port out of range.
  */
 function rateLimitTarget(address: string): string | undefined {
-  const bare = address.replace(/^(grpc|http):\/\//i, '').replace(/\/$/, '');
+  const bare = address.replace(/^(grpc|https?):\/\//i, '').replace(/\/$/, '');
   return isHostPort(bare) ? bare : undefined;
 }
 
@@ -70,18 +74,15 @@ export function createRateLimitClient(address: string, options: RateLimitClientO
   const at = rateLimitTarget(address);
   if (at === undefined) {
     throw new Error(
-      `'${redactAddress(address)}' is not the address of a gRPC rate-limit service: host:port, [v6]:port or grpc://host:port (plaintext)`,
+      `'${redactAddress(address)}' is not the address of a gRPC rate-limit service: host:port, [v6]:port, grpc://host:port (plaintext) or https://host:port (TLS)`,
     );
   }
-  const tls = options.tls;
-  const credentials =
-    tls === undefined
-      ? grpc.credentials.createInsecure()
-      : grpc.credentials.createSsl(tls.ca ?? null, tls.key ?? null, tls.cert ?? null);
+  const tls = options.tls === true || /^https:\/\//i.test(address);
+  const credentials = options.credentials ?? (tls ? grpc.credentials.createSsl() : grpc.credentials.createInsecure());
   const named =
-    tls?.servername === undefined
+    options.servername === undefined
       ? {}
-      : { 'grpc.ssl_target_name_override': tls.servername, 'grpc.default_authority': tls.servername };
+      : { 'grpc.ssl_target_name_override': options.servername, 'grpc.default_authority': options.servername };
   const client = new grpc.Client(at, credentials, {
     ...named,
     // Calls fail fast while the service is down; reconnection goes on behind.
@@ -105,6 +106,7 @@ export function createRateLimitClient(address: string, options: RateLimitClientO
   function shouldRateLimit(request: RateLimitRequest, options?: DecideOptions): Promise<RateLimitResponse> {
     const budget = options?.timeoutMs ?? timeoutMs;
     let call: grpc.ClientUnaryCall | undefined;
+    const metadata = options?.metadata === undefined ? undefined : metadataOf(options.metadata);
     const ask = () =>
       new Promise<RateLimitResponse>((resolve, reject) => {
         call = client.makeUnaryRequest<ProtoRequest, ProtoResponse>(
@@ -112,6 +114,7 @@ export function createRateLimitClient(address: string, options: RateLimitClientO
           method.requestSerialize as (value: ProtoRequest) => Buffer,
           method.responseDeserialize as (value: Buffer) => ProtoResponse,
           requestToProto(request),
+          metadata ?? new grpc.Metadata(),
           { deadline: Date.now() + budget + HELD_UP_MAX_MS },
           (err, value) => {
             if (err) reject(new RateLimitCallError(err.code, err.details || err.message));

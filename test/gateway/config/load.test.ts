@@ -3,8 +3,8 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configFromRecords, loadConfig, parseConfigFiles, type ConfigResult } from '../../../src/gateway';
-import { aliasBomb } from '../../gatehouse/support/hostile';
-import { serviceManifest } from '../helpers';
+import { aliasBomb } from '../../support/hostile-yaml';
+import { serviceManifest } from '../../support/records';
 
 const HOTELS = `
 apiVersion: gateway/v1
@@ -189,7 +189,7 @@ ${serviceManifest('hotels', HOTELS)}`,
   it('reports an unknown kind', () => {
     const problems = problemsOf(parse(serviceManifest('hotels', HOTELS.replace('kind: Mapping', 'kind: Mappin'))));
     assert.deepEqual(problems, [
-      "config/services.yaml: service hotels: record hotels-mapping: kind: unknown kind 'Mappin'; expected one of Mapping, AuthService, RateLimitService, Module, Host, TLSContext, Secret",
+      "config/services.yaml: service hotels: record hotels-mapping: kind: unknown kind 'Mappin'; expected one of Mapping, AuthService, RateLimitService, Module, TracingService, Host, TLSContext, Secret",
     ]);
   });
 

@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { ConfigError, configFromRecords, createGateway } from '../../../src/gateway';
 import { RouteTable } from '../../../src/gateway/match/route-table';
-import { configOf } from '../helpers';
-import { routingRig, type Rig } from './support';
+import { configOf } from '../../support/records';
+import { routingRig, type Rig } from '../../support/routing-rig';
 
 /** Draws 0, 1/n, 2/n ... (n - 1)/n, then again: every share of a group shows exactly. */
 function evenDraws(n: number): () => number {

@@ -10,8 +10,8 @@ import assert from 'node:assert/strict';
 import request from 'supertest';
 import { globsMayMeet } from '../../../src/gateway/tls';
 import { tlsSecret, type Issued } from '../../support/certificates';
-import { echoModule, registry } from '../helpers';
-import { documents, resource, TlsConfigFolder } from './support';
+import { echoModule, registry } from '../../support/modules';
+import { documents, resource, TlsConfigFolder } from '../../support/tls-config';
 
 const modules = registry(echoModule('echo'), echoModule('other'));
 

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { caSecret, tlsSecret, type Issued } from '../../support/certificates';
-import { documents, resource, TlsConfigFolder } from './support';
+import { documents, resource, TlsConfigFolder } from '../../support/tls-config';
 
 describe('the TLS a configuration is served with', function () {
   const folder = new TlsConfigFolder();

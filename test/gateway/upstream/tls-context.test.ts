@@ -16,8 +16,8 @@ import path from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import request from 'supertest';
 import { caSecret, tlsSecret, type Issued } from '../../support/certificates';
-import { echoModule, registry } from '../helpers';
-import { documents, resource, TlsConfigFolder } from '../tls/support';
+import { echoModule, registry } from '../../support/modules';
+import { documents, resource, TlsConfigFolder } from '../../support/tls-config';
 
 /** An HTTPS server that requires a client certificate of `clients`, answering with its name and the SNI it was sent. */
 async function mutualServer(pair: Issued, clients: Issued, answer?: (res: import('node:http').ServerResponse) => void) {

@@ -86,6 +86,7 @@ export function clusterSettings(m: MappingRecord, address: ServiceAddress, tls?:
     hashOn: hashOn(m),
     family: family(m),
     logicalDns: m.dns_type === 'logical_dns',
+    respectDnsTtl: m.respect_dns_ttl === true,
   };
 }
 

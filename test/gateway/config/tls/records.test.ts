@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { stringify } from 'yaml';
-import { asAnnotation, asResources, load, loaded, notesOf, problems, type Fixture } from '../emissary/support';
+import { asAnnotation, asResources, load, loaded, notesOf, problems, type Fixture } from '../../../support/emissary';
 
 const SECRET = (extra: Record<string, unknown> = {}, metadata: Record<string, unknown> = {}) =>
   stringify({

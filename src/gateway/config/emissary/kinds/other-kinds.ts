@@ -1,10 +1,9 @@
 /**
  * @module gateway/config/emissary/kinds/other-kinds
  * Emissary's kinds that become no record: read where what they ask is what
- * the gateway does anyway (a Listener, a resolver, the log and tracing
- * services), each field said to be ignored; refused by name where it is not
- * (TCP, Ambassador Edge Stack's filters). Host and TLSContext are records
- * (./tls-kinds).
+ * the gateway does anyway (a Listener, a resolver, the log service), each
+ * field said to be ignored; refused by name where it is not (TCP, Ambassador
+ * Edge Stack's filters). Host and TLSContext are records (./tls-kinds).
  */
 import type { EmissaryResource, Translation } from '../types';
 
@@ -45,7 +44,6 @@ export const OTHER_KINDS: Readonly<Record<string, (r: EmissaryResource) => Trans
   KubernetesEndpointResolver: ignored('nothing: a Mapping whose resolver names it is refused (list addresses in endpoints)'),
   ConsulResolver: ignored('nothing: a Mapping whose resolver names it is refused (list addresses in endpoints)'),
   LogService: ignored('nothing: the access log is written on stdout, one JSON line a request'),
-  TracingService: ignored('nothing: requests are not traced'),
   DevPortal: ignored("nothing: Ambassador Edge Stack's developer portal"),
   AmbassadorInstallation: ignored("nothing: the Ambassador operator's installation of Emissary itself"),
   Filter: refused(EDGE_STACK),
