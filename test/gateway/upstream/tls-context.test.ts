@@ -3,8 +3,8 @@
  * Upstreams called with a TLSContext: an HTTPS upstream that requires a
  * client certificate gets the context's, is checked against the context's
  * authorities under the context's `sni`, and refuses a call without it; the
- * same for an AuthService over HTTPS and a RateLimitService over gRPC with
- * TLS.
+ * same for an AuthService over HTTPS or gRPC and a RateLimitService over
+ * gRPC with TLS.
  */
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
@@ -16,6 +16,7 @@ import path from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import request from 'supertest';
 import { caSecret, tlsSecret, type Issued } from '../../support/certificates';
+import { startExtAuthzServer } from '../../support/ext-authz-server';
 import { echoModule, registry } from '../../support/modules';
 import { documents, resource, TlsConfigFolder } from '../../support/tls-config';
 
@@ -114,6 +115,38 @@ describe('upstreams called with a TLSContext', function () {
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.headers['x-travel-user'], 'alice');
     await gateway.close();
+  });
+
+  it('asks a gRPC AuthService (proto: grpc) over TLS with its TLSContext, and is refused without its certificate', async () => {
+    // Its certificate names backend.test alone: the call is checked under the context's sni, not 127.0.0.1.
+    const serverPair = await folder.certs.issue(serverCa, {
+      cn: 'ext-authz',
+      names: ['backend.test'],
+      file: 'ext-authz',
+    });
+    const extAuthz = await startExtAuthzServer({ key: serverPair.key, cert: serverPair.cert, clientCa: clientCa.cert });
+    try {
+      for (const [tls, status] of [
+        ['upstream', 200],
+        ['no-certificate', 403],
+      ] as const) {
+        const gateway = await folder.gateway(
+          documents(
+            secrets(),
+            resource('AuthService', 'auth', { auth_service: extAuthz.address, proto: 'grpc', tls, timeout_ms: 5000 }),
+            resource('Mapping', 'echo', { prefix: '/', service: 'echo' }),
+          ),
+          { modules: registry(echoModule('echo')) },
+        );
+        const res = await request(gateway.app.callback()).get('/x');
+        assert.equal(res.status, status, `${tls}: ${JSON.stringify(res.body)}`);
+        if (status === 200) assert.equal(res.body.headers['x-travel-user'], 'alice');
+        await gateway.close();
+      }
+      assert.equal(extAuthz.received.length, 1);
+    } finally {
+      await extAuthz.close();
+    }
   });
 
   it('asks a RateLimitService over gRPC with TLS and its TLSContext', async () => {
