@@ -81,6 +81,8 @@ export interface DiagCounts {
   modules: number;
   emissaryResources: number;
   otherAmbassadorId: number;
+  /** Hosts, TLSContexts and Secrets; absent when the folder has none. */
+  tls?: { hosts: number; tlsContexts: number; secrets: number };
   /** Absent when the folder has no users file. */
   users?: number;
   /** Absent when limits are not read; `files` 0 when the folder has none. */

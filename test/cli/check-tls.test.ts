@@ -47,6 +47,23 @@ describe('gatehouse check, on certificates', function () {
     assert.doesNotMatch(report.text, /PRIVATE KEY|LS0tLS1CRUdJTi/);
   });
 
+  it('counts the Hosts and Secrets of each file and of the folder, after the routes', async () => {
+    writeFileSync(
+      join(dir, 'tls.yaml'),
+      documents(
+        tlsSecret('shop-cert', shop),
+        resource('Host', 'shop', { hostname: 'shop.test', tlsSecret: { name: 'shop-cert' } }),
+      ),
+    );
+    const report = await checkFolder(dir);
+    assert.equal(report.ok, true, report.text);
+    assert.match(report.text, /\n {2}tls\.yaml {2}Emissary resources {2}1 Host, 1 Secret; from 1 Emissary resource\n/);
+    assert.match(
+      report.text,
+      /\nLoaded: 0 Mappings, 0 AuthServices, 0 RateLimitServices, 1 Host, 1 Secret, from 1 Emissary/,
+    );
+  });
+
   it('refuses a certificate that cannot be served, naming the Secret and the field', async () => {
     writeFileSync(join(dir, 'tls.yaml'), tlsSecret('shop-cert', { cert: shop.cert, key: other.key }));
     const report = await checkFolder(dir);
