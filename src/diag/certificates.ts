@@ -4,14 +4,11 @@
  * each comes from, what it does and for whom, its subject, issuer, names
  * and validity, the ones that expire within 14 days marked. Never a key.
  */
+import { escapeHtml as escape } from './html';
 import type { DiagCertificate } from './types';
 
 /** Days before its end from which a certificate is shown as expiring. */
 const EXPIRING_DAYS = 14;
-
-function escape(value: unknown): string {
-  return String(value).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
 /** The section of the page; empty when no certificate is in service. */
 export function certificatesSection(certificates: readonly DiagCertificate[] | undefined, now: Date): string {

@@ -81,6 +81,7 @@ describe('the HTTPS port, asked by openssl and curl', function () {
           alpn_protocols: 'h2',
         }),
         resource('Mapping', 'all', { prefix: '/', service: upstream.address, hostname: '*', rewrite: '' }),
+        resource('Mapping', 'diag', { prefix: '/gateway/v0/diag', service: 'diag', hostname: '*' }),
       ),
     });
     port = rig.httpsPort()!;
@@ -182,5 +183,22 @@ describe('the HTTPS port, asked by openssl and curl', function () {
       lines.join('\n'),
     );
     assert.equal(lines.length, 4, lines.join('\n'));
+  });
+
+  it('shows the certificates in service on the diag page, by subject, issuer, names and validity, never a key', async () => {
+    const res = await runCurl([`http://127.0.0.1:${rig.port}/gateway/v0/diag/?json=true`]);
+    assert.equal(res.status, 200, res.body);
+    const certificates = (JSON.parse(res.body) as { certificates?: Record<string, unknown>[] }).certificates ?? [];
+    const shop = certificates.find((c) => c.source === 'Secret default/shop-cert');
+    assert.deepEqual(
+      shop && [shop.role, shop.usedBy, shop.subject, shop.issuer, shop.names],
+      ['serves', ['Host shop'], 'O=Gatehouse Tests, CN=shop.test', 'CN=Port CA', ['shop.test']],
+      JSON.stringify(certificates),
+    );
+    assert.ok(Date.parse(String(shop?.validTo)) > Date.now());
+    assert.doesNotMatch(res.body, /PRIVATE KEY|LS0tLS1CRUdJTi/);
+    const page = await runCurl([`http://127.0.0.1:${rig.port}/gateway/v0/diag/`]);
+    assert.match(page.body, /<h2 id="certificates">Certificates<\/h2>/);
+    assert.match(page.body, /<td><code>Secret default\/shop-cert<\/code><\/td><td>serves<\/td><td>Host shop<\/td>/);
   });
 });
