@@ -30,6 +30,9 @@ const STARTS_A_PROGRAM = [
   'startGateways',
   // the docs' shell commands (./support/checkout)
   'runShell',
+  // openssl s_client and curl as clients of a TLS port (./support/tls-rig)
+  'runSClient',
+  'runCurl',
 ];
 const HELPER_CALL = new RegExp(`\\b(${STARTS_A_PROGRAM.join('|')})\\b`);
 

@@ -1,10 +1,11 @@
 /**
  * @module cli/check-emissary
  * What `gatehouse check` says of the Emissary resources it read: what each
- * became, each field ignored or served otherwise than by Emissary, and the
- * records left out for another gateway's `ambassador_id`.
+ * became, each field ignored or served otherwise than by Emissary, the
+ * records left out for another gateway's `ambassador_id`, and the
+ * certificates its Hosts and TLSContexts have in service.
  */
-import type { EmissaryReport, RecordSource } from '../gateway';
+import type { CertificateInService, EmissaryReport, RecordSource } from '../gateway';
 
 function where(source: RecordSource | undefined): string {
   if (!source) return '';
@@ -29,4 +30,15 @@ export function emissaryReportText(report: EmissaryReport | undefined): string {
       lines.push(`  ${where(s.source)}${s.kind} ${s.name} (ambassador_id ${s.ids.join(', ')})`);
   }
   return lines.length > 0 ? `${lines.join('\n')}\n` : '';
+}
+
+/** The certificates in service, one a line: where each comes from, what it does for whom, what it says of itself; never a key. */
+export function certificatesText(certificates: readonly CertificateInService[] | undefined): string {
+  if (!certificates?.length) return '';
+  const lines = ['Certificates:'];
+  for (const c of certificates) {
+    lines.push(`  ${c.source} ${c.role} (${c.usedBy.join(', ')}): ${c.subject}`);
+    lines.push(`    issuer ${c.issuer}; names ${c.names.join(', ') || 'none'}; valid ${c.validFrom} to ${c.validTo}`);
+  }
+  return `${lines.join('\n')}\n`;
 }

@@ -9,7 +9,7 @@ import { DEFAULT_FILE_SIZE_LIMIT, errorText, fileSystemSource } from '../files';
 import { createBuiltinModules, loadFolder } from '../gatehouse';
 import { ConfigError, createGateway, upstreamSummary, type GatehouseModule, type RouteSnapshot } from '../gateway';
 import { createLogger } from '../telemetry';
-import { emissaryReportText } from './check-emissary';
+import { certificatesText, emissaryReportText } from './check-emissary';
 import { countsText, filesText } from './check-files';
 
 export interface CheckReport {
@@ -163,8 +163,9 @@ export async function checkFolder(dir: string, options: CheckFolderOptions = {})
   // The page is never asked for here: routing needs the module, not a snapshot.
   registry.set('diag', createDiagModule({ snapshot: () => Promise.reject(new Error('not running')) }));
   try {
-    const gateway = createGateway({ config: files.config, modules: registry });
+    const gateway = createGateway({ config: files.config, modules: registry, tls: { fileSizeLimit } });
     const snapshot = gateway.snapshot();
+    const certificates = certificatesText(gateway.tls()?.inService);
     await gateway.close();
     const routes = snapshot.routes.length
       ? routeTable(snapshot.routes)
@@ -177,7 +178,7 @@ export async function checkFolder(dir: string, options: CheckFolderOptions = {})
     const folder = `${filesText(files.report)}\n${countsText(files.report.counts)}`;
     return {
       ok: true,
-      text: `${configDir}: OK\n\n${folder}\n${routes}\n${services.length ? `\n${services.join('\n')}\n` : ''}${warnings && `\n${warnings}`}`,
+      text: `${configDir}: OK\n\n${folder}\n${routes}\n${services.length ? `\n${services.join('\n')}\n` : ''}${certificates && `\n${certificates}`}${warnings && `\n${warnings}`}`,
     };
   } catch (err) {
     if (err instanceof ConfigError) return { ok: false, text: `${err.problems.map((p) => p.text).join('\n')}\n` };

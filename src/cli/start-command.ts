@@ -90,13 +90,14 @@ export async function start(args: readonly string[], signals: ServerSignals): Pr
   signals.serve({ stop: () => built.stop(), reload: () => built.reload() });
   const grpc =
     listening.grpcPort === undefined ? '' : `gRPC rate limits on ${hostPort(options.grpcHost, listening.grpcPort)}; `;
+  const secure = listening.httpsPort === undefined ? '' : `HTTPS on ${hostPort(options.host, listening.httpsPort)}; `;
   const counters =
     options.redisUrl === undefined ? '' : `counters: Redis at ${gatehouse.describeRedisUrl(options.redisUrl)}; `;
   // Which folder is served matters as much as where: GATEHOUSE_CONFIG or a
   // relative --config may not be the folder the user has just edited. So does
   // where the counters and the bookings go: a data folder beside another config is another database.
   process.stdout.write(
-    `gatehouse listening on ${listening.url} (${grpc}config folder ${options.configDir}; ${counters}bookings: ${gatehouse.describeStorage(options)})\n`,
+    `gatehouse listening on ${listening.url} (${secure}${grpc}config folder ${options.configDir}; ${counters}bookings: ${gatehouse.describeStorage(options)})\n`,
   );
   return undefined;
 }

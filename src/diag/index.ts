@@ -20,6 +20,7 @@ export { trafficOf, TRAFFIC_ROUTES } from './traffic';
 export type {
   DependencyState,
   DiagAuth,
+  DiagCertificate,
   DiagConfig,
   DiagCounts,
   DiagDependency,

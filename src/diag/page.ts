@@ -7,6 +7,7 @@
  * the configuration and the services' settings. It fits a 1280-pixel screen.
  */
 import { createHash } from 'node:crypto';
+import { certificatesSection } from './certificates';
 import { escapeHtml } from './html';
 import { COLUMN_STYLE, routeCells, routesSection } from './routes';
 import { authSection, configSection, rateLimitSection, statusSection } from './sections';
@@ -153,6 +154,7 @@ ${statusSection(s)}
 ${configSection(s.config)}
 ${authSection(s.auth)}
 ${rateLimitSection(s.rateLimit)}
+${certificatesSection(s.certificates, new Date())}
 </main>
 </body>
 </html>

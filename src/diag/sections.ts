@@ -38,6 +38,12 @@ export function countsText(c: DiagCounts): string {
     counted(c.rateLimitServices, 'RateLimitService'),
   ];
   if (c.modules > 0) parts.push(counted(c.modules, 'Module'));
+  if (c.tls) {
+    const { hosts, tlsContexts, secrets } = c.tls;
+    if (hosts > 0) parts.push(counted(hosts, 'Host'));
+    if (tlsContexts > 0) parts.push(counted(tlsContexts, 'TLSContext'));
+    if (secrets > 0) parts.push(counted(secrets, 'Secret'));
+  }
   if (c.emissaryResources > 0) parts.push(`from ${counted(c.emissaryResources, 'Emissary resource')}`);
   if (c.otherAmbassadorId > 0) parts.push(`${counted(c.otherAmbassadorId, 'record')} left to another ambassador_id`);
   parts.push(c.users === undefined ? 'no users file' : counted(c.users, 'user'));

@@ -7,7 +7,15 @@
 import { runAtOnce, type GatewayConfig, type Steps } from '../gateway';
 import type { RequestCounts, RouteCounters } from '../telemetry';
 import { describeServedSteps, type DiagServed } from './describe';
-import type { DiagCounts, DiagDependency, DiagFile, DiagRoute, DiagSnapshot, DiagTraffic } from './types';
+import type {
+  DiagCertificate,
+  DiagCounts,
+  DiagDependency,
+  DiagFile,
+  DiagRoute,
+  DiagSnapshot,
+  DiagTraffic,
+} from './types';
 
 /** The config folder as the serving configuration was read: its entries, and what it holds in all. */
 export interface DiagFolder {
@@ -62,6 +70,8 @@ export interface DiagMoment extends DiagExtras {
   lastReloadAt?: Date;
   /** Default: zeros. */
   totals?: Readonly<RequestCounts>;
+  /** The certificates the configuration has in service. */
+  certificates?: readonly DiagCertificate[];
 }
 
 /**
@@ -117,5 +127,6 @@ export function* countedSnapshotSteps(
       allowed_request_headers: [...served.auth.allowed_request_headers],
     };
   if (served.rateLimit) snapshot.rateLimit = { ...served.rateLimit };
+  if (moment.certificates?.length) snapshot.certificates = moment.certificates.map((c) => ({ ...c }));
   return snapshot;
 }

@@ -81,6 +81,8 @@ export interface DiagCounts {
   modules: number;
   emissaryResources: number;
   otherAmbassadorId: number;
+  /** Hosts, TLSContexts and Secrets; absent when the folder has none. */
+  tls?: { hosts: number; tlsContexts: number; secrets: number };
   /** Absent when the folder has no users file. */
   users?: number;
   /** Absent when limits are not read; `files` 0 when the folder has none. */
@@ -107,6 +109,21 @@ export interface DiagConfig {
   errors: string[];
   /** When a reload was last tried, applied or not (ISO 8601). */
   lastReloadAt?: string;
+}
+
+/** A certificate in service: where it comes from, what it does and for whom, what it says of itself. Never its key. */
+export interface DiagCertificate {
+  /** `Secret default/shop-cert`, or the path of its file. */
+  source: string;
+  /** `serves`, `presents` or `verifies`. */
+  role: string;
+  usedBy: readonly string[];
+  subject: string;
+  issuer: string;
+  names: readonly string[];
+  /** ISO 8601. */
+  validFrom: string;
+  validTo: string;
 }
 
 /** How a dependency is: serving, serving with something to look at, failing, or not used. */
@@ -155,4 +172,6 @@ export interface DiagSnapshot {
   rateLimit?: DiagRateLimit;
   config: DiagConfig;
   counters: { requests: number; errors: number; clientErrors: number };
+  /** The certificates in service, when there are any. */
+  certificates?: DiagCertificate[];
 }

@@ -28,6 +28,12 @@ export const GATEWAY_ERRORS = defineErrors({
     status: 400,
     detail: 'the X-Forwarded-Host (or :authority) is no host name or IP address with an optional port',
   },
+  HOST_NOT_SERVED: { status: 404, detail: 'no Host serves {host}', about: 'once the configuration has a Host' },
+  INSECURE_REJECTED: {
+    status: 403,
+    detail: '{host} is served over HTTPS only',
+    about: "a Host's `requestPolicy.insecure.action: Reject`, on a request that came over cleartext",
+  },
   CONNECTION_NAMES_TOO_MANY: { status: 400, detail: 'the Connection header names too many headers' },
   CONNECTION_NAMES_PROTECTED: { status: 400, detail: 'the Connection header may not name {name}' },
 

@@ -13,6 +13,7 @@ import {
   createDiagModule,
   describeServedSteps,
   trafficOf,
+  type DiagCertificate,
   type DiagDependency,
   type DiagFolder,
   type DiagServed,
@@ -25,6 +26,8 @@ export interface Serving {
   config: GatewayConfig;
   loadedAt: Date;
   routes: readonly { readonly name: string }[];
+  /** The certificates it has in service. */
+  certificates?: readonly DiagCertificate[];
 }
 
 export interface GatehouseDiagOptions {
@@ -103,6 +106,7 @@ export function createGatehouseDiag(options: GatehouseDiagOptions): GatehouseMod
         dependencies,
         traffic: trafficOf(counters),
         folder: options.folder?.(),
+        certificates: serving.certificates,
       };
       return slices.run(countedSnapshotSteps(await describe(serving), moment, (route) => counts.get(route)));
     },

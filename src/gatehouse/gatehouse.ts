@@ -45,6 +45,7 @@ import { createReloader, type Reloader } from './folder/reload';
 import { describeRedisUrl, resolveOptions, type GatehouseOptions } from './options';
 import { dependencyStatus } from './status';
 import { followTlsFiles, readTlsFiles, warnOfValidity } from './serving/tls-files';
+import { createHttpsPort } from './https-port';
 import { watchFolder, type FolderWatcher } from './folder/watch';
 import type { Gatehouse, Listening } from './types';
 import { packageVersion } from './version';
@@ -146,7 +147,12 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     startedAt,
     configDir: options.configDir,
     // Switched together by a reload (see onApplied below), read together here.
-    serving: () => ({ config, loadedAt, routes: gateway!.snapshot().routes }),
+    serving: () => ({
+      config,
+      loadedAt,
+      routes: gateway!.snapshot().routes,
+      certificates: gateway!.tls()?.inService,
+    }),
     lastReload: () => ({ at: reloader.lastReloadAt, problems: reloader.configErrors }),
     modules: registry,
     counters,
@@ -192,6 +198,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       errors: { onUnexpected: reportUnexpected },
       events,
       upstreams: { clusterDomain: options.clusterDomain, retryBufferBytes: options.retryBufferBytes },
+      tls: { fileSizeLimit: options.fileSizeLimit, httpsPort: () => https.port },
       stages: {
         auth: (record, modules, e) => createAuthStage(record, modules, { ...e, logger: gatewayLogger }),
         rateLimit: (record, modules, e) => createRateLimitStage(record, modules, { ...e, logger: gatewayLogger }),
@@ -262,6 +269,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         folderReport = folder.report;
         loadedAt = new Date();
         server?.acceptUpgrades(tunnelsUpgrades(config));
+        void https.apply();
         // A TracingService added, changed or removed: tracing follows it.
         const wasOn = tracing.settings;
         try {
@@ -279,8 +287,22 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   }
 
   let server: RunningServer | undefined;
+  const onRejected = rejectedRequestLog({ logger, metrics, counters });
+  const https = createHttpsPort({
+    host: options.host,
+    port: options.httpsPort,
+    handler: app.callback(),
+    tls: () => gw.tls(),
+    fallback: options.tls,
+    fileSizeLimit: options.fileSizeLimit,
+    logger,
+    upgrades: () => tunnelsUpgrades(config),
+    listen: { keepAliveTimeoutMs: options.keepAliveTimeoutMs, onRejected },
+    metrics,
+  });
   let watcher: FolderWatcher | undefined;
   let tlsWatcher: FolderWatcher | undefined;
+  let certificateWatcher: FolderWatcher | undefined;
   let stopping: Promise<void> | undefined;
   let starting: Promise<Listening> | undefined;
 
@@ -288,7 +310,17 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   async function listenAll(): Promise<Listening> {
     // Set before the files are read, so that a change while they are read is seen.
     tlsWatcher =
-      options.tls && options.watch ? followTlsFiles(options.tls, () => server?.reloadTls(), logger) : undefined;
+      options.tls && options.watch
+        ? followTlsFiles(
+            options.tls,
+            () => {
+              const reloaded = server?.reloadTls();
+              https.reloadFallback();
+              return reloaded;
+            },
+            logger,
+          )
+        : undefined;
     server = await listen(app.callback(), {
       host: options.host,
       port: options.port,
@@ -296,7 +328,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       fileSizeLimit: options.fileSizeLimit,
       keepAliveTimeoutMs: options.keepAliveTimeoutMs,
       bound: options.ports?.http,
-      onRejected: rejectedRequestLog({ logger, metrics, counters }),
+      onRejected,
     }).catch((err: unknown) => {
       tlsWatcher?.close();
       throw err;
@@ -305,24 +337,31 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     server.acceptUpgrades(tunnelsUpgrades(config));
     let grpcPort: number | undefined;
     try {
-      grpcPort = grpcServer ? await grpcServer.start() : undefined;
+      // The HTTPS port, when the configuration has a certificate; listen() names the port at fault.
+      await https.start();
+      grpcPort = await grpcServer?.start().catch((err: unknown) => {
+        throw listenFailure(err, 'gRPC', options.grpcHost, options.grpcPort as number);
+      });
     } catch (err) {
-      await server.close(0);
+      await Promise.all([server.close(0), https.server?.close(0)]);
       server = undefined;
       tlsWatcher?.close();
-      throw listenFailure(err, 'gRPC', options.grpcHost, options.grpcPort as number);
+      throw err;
     }
     if (options.watch) {
-      watcher = watchFolder(options.configDir, options.reloadDebounceMs, () => {
+      const reload = () => {
         void gatehouse.reload().catch((err: unknown) => logger.error({ err }, 'config reload failed'));
-      });
+      };
+      watcher = watchFolder(options.configDir, options.reloadDebounceMs, reload);
+      certificateWatcher = https.watchFiles(reload);
     }
     const url = `${server.protocol}://${hostPort(options.host, server.port)}`;
+    const httpsPort = https.port;
     logger.info(
-      { url, grpcPort, configDir: options.configDir, tracing: describeTracing(tracing.settings) },
+      { url, httpsPort, grpcPort, configDir: options.configDir, tracing: describeTracing(tracing.settings) },
       'gatehouse listening',
     );
-    return { url, port: server.port, grpcPort };
+    return { url, port: server.port, grpcPort, ...(httpsPort !== undefined ? { httpsPort } : {}) };
   }
 
   const gatehouse: Gatehouse = {
@@ -336,6 +375,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     options,
     tracing,
     reload: () => reloader.reload(),
+    httpsPort: () => https.port,
     start() {
       if (stopping)
         return Promise.reject(new Error('this Gatehouse is stopped: create another with createGatehouse()'));
@@ -355,10 +395,15 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         await starting?.catch(() => undefined);
         watcher?.close();
         tlsWatcher?.close();
+        certificateWatcher?.close();
         draining = true;
         // Only what listens has clients to drain: a Gatehouse mounted in another app closes at once.
-        if (server !== undefined) await drainFor([server, grpcServer], options.drainDelayMs, logger);
-        await Promise.all([server?.close(options.shutdownGraceMs), grpcServer?.stop()]);
+        if (server !== undefined) await drainFor([server, https.server, grpcServer], options.drainDelayMs, logger);
+        await Promise.all([
+          server?.close(options.shutdownGraceMs),
+          https.server?.close(options.shutdownGraceMs),
+          grpcServer?.stop(),
+        ]);
         await reloader.stop();
         await gw.close();
         await Promise.all([...registry.values()].map(async (m) => m.close?.()));

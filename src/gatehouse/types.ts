@@ -17,6 +17,8 @@ export interface Listening {
   /** `http://host:port` or `https://host:port`. */
   url: string;
   port: number;
+  /** The HTTPS port, when a Host or TLSContext has a certificate. */
+  httpsPort?: number;
   grpcPort?: number;
 }
 
@@ -41,6 +43,8 @@ export interface Gatehouse {
    * folder. Rejects while started, and once stopped: create another Gatehouse.
    */
   start(): Promise<Listening>;
+  /** The HTTPS port while it is open: once a Host or TLSContext has a certificate (see ./https-port). */
+  httpsPort(): number | undefined;
   /**
    * Drains (`drainDelayMs`: still serving, not ready, every answer closing
    * its connection), then stops accepting, answers what was sent, lets

@@ -15,7 +15,9 @@
  *  4. a path it cannot normalise (400); then the gateway's own paths are
  *     answered;
  *  5. any request while no configuration is loaded (503), and one from an
- *     address the Module's `ip_allow` / `ip_deny` refuses (403);
+ *     address the Module's `ip_allow` / `ip_deny` refuses (403); with Hosts,
+ *     a host no Host serves (404), and a request over cleartext that its
+ *     Host redirects (301) or rejects (403) (./request/secure-host);
  *  6. headers `Connection` nominates, and lookalikes of those the routes
  *     read (dropped);
  *  7. a method override that would route elsewhere (400), and a path no
@@ -51,6 +53,7 @@ import { bodyMayOverride, refuseBodyOverride } from './request/override/body-ove
 import { overriddenMethods } from './request/override/method-override';
 import { normalisePath, unsafeEscapeError, withoutParameters } from './request/path';
 import { refuseMalformedHost, refuseRepeatedHost, toOriginForm } from './request/request-target';
+import { claimedClientCert, hostRoutes, hostsDecide, tellClientCert } from './request/secure-host';
 import type { RunRouted } from './routed';
 import { applyErrorOverrides } from './error-overrides';
 import { REROUTED_STATE } from './reroute';
@@ -70,6 +73,8 @@ export interface AdmissionOptions {
   readonly routed: RunRouted;
   /** Told of a retired runtime once its last request is done, to be closed. */
   readonly released: (rt: Runtime) => void;
+  /** The HTTPS port a cleartext request is redirected to when it named a port; undefined for none. */
+  readonly httpsPort?: () => number | undefined;
   /** Read once a request: while its `requests` is null, nothing is traced and nothing made for it. */
   readonly tracing?: GatewayTracing;
 }
@@ -197,6 +202,8 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
       // the gateway's own paths, a client's X-Travel-User would otherwise reach
       // a backend or the access log as if the auth service had named that user.
       const req = ctx.req;
+      // Read before it is dropped: a verified client may speak for the clients behind it (FORWARD_ONLY, APPEND_FORWARD).
+      const claimedCert = claimedClientCert(ctx);
       dropClaimedUser(req);
       dropPathOverrides(req);
       dropProxyOwnedHeaders(req, ctx.request.app.proxy);
@@ -219,6 +226,9 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
       known = rt;
       // The Module's ip_allow / ip_deny: before a route is looked at, so before auth and any preflight.
       if (rt.addressFilter !== null) rt.addressFilter(ctx);
+      const table = hostsDecide(rt) ? hostRoutes(ctx, rt, host, options.httpsPort?.()) : rt.table;
+      if (table === null) return errors.fillEmpty(ctx);
+      if (rt.tls.clientCert.forward !== 'SANITIZE') tellClientCert(ctx, rt, claimedCert);
       // 6. Before matching: a backend reads `X_Api_Key` as the `X-Api-Key` a label or a Mapping's `headers` never saw.
       const headers = req.headers;
       dropNominatedHeaders(headers);
@@ -231,7 +241,7 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
       const overrides = overriddenMethods(headers, query);
       const scheme = ctx.protocol;
       // Answered by the CORS policy, a preflight reaches no backend to act on an override.
-      let route = rt.table.matchAlike(
+      let route = table.matchAlike(
         path,
         plain,
         preflight ? requestedMethod(ctx) : method,
@@ -248,7 +258,7 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
           return errors.fillEmpty(ctx);
         }
         // No policy for it: an OPTIONS request like any other.
-        route = rt.table.matchAlike(path, plain, method, headers, host, overrides, query, scheme);
+        route = table.matchAlike(path, plain, method, headers, host, overrides, query, scheme);
         cors = route === undefined ? rt.cors : route.target.cors;
       }
       if (route === undefined) {
@@ -273,7 +283,7 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
       try {
         // 10. After the guard: a body read for its override is held to the body limit as any other.
         if (!tooLarge && !preflight && bodyMayOverride(method, headers))
-          await refuseBodyOverride(req, rt.table, { path, plain, method, headers, host, query, scheme }, bodyLimit);
+          await refuseBodyOverride(req, table, { path, plain, method, headers, host, query, scheme }, bodyLimit);
         if (cors === undefined) await routed(ctx, rt, route, path, guard, tooLarge, trace);
         else await cors(ctx, () => routed(ctx, rt, route, path, guard, tooLarge, trace));
       } finally {

@@ -28,6 +28,7 @@ import {
 } from './runtime';
 import { runInSlices } from './slices';
 import { deepFreeze, type GatewaySnapshot, type RejectedConfig } from './snapshot';
+import type { GatewayTls, TlsReadOptions } from './tls';
 import type { GatewayTracing } from '../tracing';
 
 export interface GatewayOptions {
@@ -53,6 +54,8 @@ export interface GatewayOptions {
   events?: GatewayEvents;
   /** How remote upstreams are reached: the cluster domain of their names, the retry buffer. */
   upstreams?: UpstreamOptions;
+  /** How certificates are read (the clock their expiry is held against, the largest file), and the HTTPS port redirects go to. */
+  tls?: TlsReadOptions & { httpsPort?: () => number | undefined };
   /**
    * Asked by `/gateway/v0/check_ready` once a configuration is loaded:
    * resolves when the gateway's dependencies (Redis...) can serve, rejects
@@ -88,6 +91,8 @@ export interface Gateway {
   reject(problems: readonly ConfigProblem[]): void;
   /** What it serves now, read-only. */
   snapshot(): GatewaySnapshot;
+  /** What the TLS records of the configuration served now give (certificates by name, their files); undefined before one is. */
+  tls(): GatewayTls | undefined;
   /** The upstream clusters of what it serves now: their endpoints, and those ejected for failing. */
   upstreams(): UpstreamHealth[];
   /** Closes the stages and upstream pools. The modules are the caller's. */
@@ -121,7 +126,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     rateLimit: options.stages?.rateLimit ?? createRateLimitStage,
   };
   const upstreams = options.upstreams ?? {};
-  const runtimeOptions = { random: options.random, sourceCluster: options.sourceCluster, upstreams };
+  const runtimeOptions = { random: options.random, sourceCluster: options.sourceCluster, upstreams, tls: options.tls };
   let current: Runtime | null = options.config
     ? buildRuntime(options.config, modules, stages, events, runtimeOptions)
     : null;
@@ -140,6 +145,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
       retiring.delete(rt);
       void disposeRuntime(rt);
     },
+    httpsPort: options.tls?.httpsPort,
   });
 
   // One trusted hop: ctx.ip is the address the proxy wrote last, as trustedClientAddress reads it.
@@ -199,6 +205,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
         if (previous.active > 0) retiring.add(previous);
       }
     },
+    tls: () => current?.tls,
     reject(problems) {
       rejected = deepFreeze({ at: new Date().toISOString(), problems: [...problems] });
     },

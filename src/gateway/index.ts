@@ -46,6 +46,9 @@ export {
   type TracingServiceRecord,
 } from './config/schema';
 
+// TLS as the configuration serves it: certificates by name, Hosts, TLS to upstreams.
+export type { CertificateInService, CertificateRole, GatewayTls, TlsReadOptions } from './tls';
+
 // The gateway's own paths, which the standalone services answer too.
 export { ALIVE_PATH, answerHealth, HEALTH_ROUTE, READY_PATH } from './own-paths';
 

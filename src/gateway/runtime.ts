@@ -43,6 +43,7 @@ import {
 } from './upstream';
 import { serviceTarget } from './upstream/endpoints/targets';
 import { describeRoutesSteps, type RuntimeSnapshot } from './snapshot';
+import { addressWithTls, hostTables, resolveTls, type GatewayTls, type HostRoute, type TlsReadOptions } from './tls';
 
 /** What every route has besides its target: edits of headers, and its CORS policy. */
 export interface RouteExtras extends HeaderEdits {
@@ -85,6 +86,8 @@ export interface RuntimeOptions {
   readonly sourceCluster?: string;
   /** How remote upstreams are reached. */
   readonly upstreams?: UpstreamOptions;
+  /** How the certificates and keys of the TLS records are read. */
+  readonly tls?: TlsReadOptions;
 }
 
 /** The factories of the two stages; by default those of `./auth-stage` and `./ratelimit-stage`. */
@@ -114,6 +117,10 @@ export interface Runtime extends ModulePolicies {
   /** The gateway-wide CORS middleware, for paths that match no route; undefined when CORS is off. */
   readonly cors: Middleware | undefined;
   readonly clusters: ClusterSet;
+  /** What the TLS records give: certificates by name, TLS to upstreams, the client-certificate policy. */
+  readonly tls: GatewayTls;
+  /** The Hosts a request's host chooses among, each with its routes; null when there is none (every host is served). */
+  readonly hosts: readonly HostRoute<RouteTable<RouteTarget>>[] | null;
   /**
    * The header names (lower case) that Mappings match, label or edit, and
    * those the gateway writes or reads a method override from: no lookalike
@@ -215,9 +222,11 @@ export function* buildRuntimeSteps(
       continue;
     }
     if (target.kind === 'remote') {
-      pending.push({ mapping, prefix, edits, match, address: target.address });
+      pending.push({ mapping, prefix, edits, match, address: addressWithTls(mapping, target.address) });
       continue;
     }
+    if (mapping.tls !== undefined)
+      problem('tls', `applies to remote upstreams only: module '${mapping.service}' is called in process`);
     const module = modules.get(target.name)!;
     // A module builds its links from the Host; the client's is the one its links must name.
     if (mapping.host_rewrite !== undefined) {
@@ -265,6 +274,9 @@ export function* buildRuntimeSteps(
     }
   }
 
+  const tlsResolved = resolveTls(config, sourceOf, options.tls);
+  problems.push(...tlsResolved.problems);
+  const tls = tlsResolved.tls;
   let auth: Stage | null = null;
   let rateLimit: Stage | null = null;
   // A stage that cannot be built is a problem of the field naming its service.
@@ -274,10 +286,12 @@ export function* buildRuntimeSteps(
     path: string,
   ): Stage | null => {
     try {
+      const upstreamTls = typeof record.tls === 'string' ? tls.upstreams.get(record.tls) : undefined;
       return factory(record, modules, {
         ...events,
         sourceCluster: options.sourceCluster,
         suppressEnvoyHeaders: config.module?.config.suppress_envoy_headers === true,
+        upstreamTls,
       });
     } catch (err) {
       problems.push(
@@ -308,7 +322,7 @@ export function* buildRuntimeSteps(
   );
   try {
     // Made in config order, as clusters are named in the order they are made.
-    const targetOf = routeTargets(clusters);
+    const targetOf = routeTargets(clusters, tls);
     const targets: RouteTarget[] = [];
     for (const p of pending) {
       targets.push(targetOf(p));
@@ -324,6 +338,8 @@ export function* buildRuntimeSteps(
       cors: globalCors,
       ...moduleWide,
       clusters,
+      tls,
+      hosts: hostTables(tls, routes, options.random),
       ownedHeaders: yield* ownedHeaders(config.mappings),
       snapshot: yield* describeRoutesSteps(config, table),
       active: 0,
@@ -337,8 +353,8 @@ export function* buildRuntimeSteps(
   }
 }
 
-/** Makes the target of each prepared Mapping; a remote one gets its cluster from `clusters`. */
-function routeTargets(clusters: ClusterSet): (p: Pending) => RouteTarget {
+/** Makes the target of each prepared Mapping; a remote one gets its cluster from `clusters`, with its TLSContext's TLS. */
+function routeTargets(clusters: ClusterSet, tls: GatewayTls): (p: Pending) => RouteTarget {
   const handlers = new Map<GatehouseModule, ModuleHandler>();
   return (p) => {
     if ('redirect' in p) return { kind: 'redirect', redirect: p.redirect, ...p.edits };
@@ -351,7 +367,11 @@ function routeTargets(clusters: ClusterSet): (p: Pending) => RouteTarget {
     return {
       kind: 'remote',
       // Mappings of one service with the same settings share its cluster; each keeps its own base path.
-      upstream: clusters.route(p.mapping, p.address),
+      upstream: clusters.route(
+        p.mapping,
+        p.address,
+        p.mapping.tls === undefined ? undefined : tls.upstreams.get(p.mapping.tls),
+      ),
       timeoutMs: p.mapping.timeout_ms,
       hostRewrite: p.mapping.host_rewrite,
       upgrades: upgrades.length > 0 ? new Set(upgrades) : null,

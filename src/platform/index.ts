@@ -35,6 +35,7 @@ export {
   responseInFlight,
   watchBodyAsParsed,
 } from './node-http';
+export { askClientCertificate, askEveryClient, NODE_TLS_WRITTEN_FOR, sniConnection } from './node-tls';
 export { hookFsync, PGLITE_VERSION, startParamsWithFsync, type EmscriptenOptions } from './pglite';
 export { loggerBindingsText, loggerDestination, loggerTimeField, PINO_VERSION } from './pino';
 export {

@@ -33,6 +33,7 @@ export {
   type ReloadResult,
   type DatabaseFailureKind,
 } from './metrics';
+export type { CertificateExpiry } from './certificate-metrics';
 export {
   createRouteCounters,
   TRAFFIC_MINUTES,

@@ -9,6 +9,7 @@ import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client
 import { HttpError } from '../http';
 import { droppedLogLines, type Logger } from './logger';
 import { PendingCount, type Pending } from './pending';
+import { certificateExpiryGauge, type CertificateExpiry } from './certificate-metrics';
 
 export type AuthResult = 'allowed' | 'denied' | 'error' | 'bypassed';
 export type RateLimitResult = 'ok' | 'over_limit' | 'error';
@@ -67,6 +68,8 @@ export interface Metrics {
   recordConfigReload(result: ReloadResult): void;
   /** Observes a call to the bookings database (`create`, `get`...), and counts it when it failed. */
   recordDatabaseCall(operation: string, seconds: number, failure?: DatabaseFailureKind): void;
+  /** The certificates in service now, each one's expiry a series (those before are dropped). */
+  recordCertificates(certificates: readonly CertificateExpiry[]): void;
 }
 
 const DEFAULT_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -230,6 +233,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const databaseCallChild = new Map<string, { observe(value: number): void }>();
   const databaseErrorChild = childCache2((operation, kind) => databaseErrors.labels(operation, kind));
   const statusText: string[] = [];
+  const recordCertificates = certificateExpiryGauge(registry, prefix);
 
   return {
     registry,
@@ -264,6 +268,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     recordUpstreamOverflow: (cluster, limit) => overflowChild(cluster, limit).inc(),
     recordUpstreamEjection: (cluster) => upstreamEjections.labels(cluster).inc(),
     recordConfigReload: (result) => reloads.get(result)?.inc(),
+    recordCertificates,
     recordDatabaseCall(operation, seconds, failure) {
       let child = databaseCallChild.get(operation);
       if (child === undefined) databaseCallChild.set(operation, (child = databaseCallDuration.labels(operation)));

@@ -53,7 +53,7 @@ describe('gatehouse check, on Emissary resources', function () {
     spec.stats_name: ignored: requests are counted by Mapping name in the Prometheus metrics
     spec.auto_host_rewrite: not set: a remote upstream is sent its own host:port as Host, where Emissary sends the client's; the client's is in X-Forwarded-Host, and host_rewrite sends a name of your choice
   ${file}: Listener http (getambassador.io/v3alpha1) -> nothing: the gateway listens as its options say
-    spec.port: ignored: the gateway listens where its --host and --port (HOST, PORT) say, with TLS when --tls-cert and --tls-key give it
+    spec.port: ignored: the gateway listens where its --host, --port and --https-port (HOST, PORT, HTTPS_PORT) say, HTTPS as soon as a Host or TLSContext has a certificate
 Skipped: records of another ambassador_id than default:
   ${file}: service legacy: Mapping blue-legacy (ambassador_id blue)
 `),

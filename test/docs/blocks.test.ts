@@ -21,6 +21,7 @@ const RUN_BY: Readonly<Record<string, string>> = {
   'yaml record': 'test/docs/records.test.ts',
   'yaml mapping': 'test/docs/records.test.ts',
   'yaml limits': 'test/docs/records.test.ts',
+  'yaml tls': 'test/docs/records.test.ts',
   'ts ': 'test/index.scenario.test.ts',
   'sh try-installs': 'scripts/try-installs.js',
 };

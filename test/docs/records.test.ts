@@ -3,13 +3,16 @@
  * Every configuration example of the docs, loaded through `gatehouse
  * check`'s own code as a file of a config folder: whole records (`yaml
  * record`), the fields of a Mapping (`yaml mapping`, given to a Mapping of
- * their own), limits files (`yaml limits`).
+ * their own), limits files (`yaml limits`); TLS records (`yaml tls`: Hosts,
+ * TLSContexts and Secrets naming certificates a reader has, and the docs
+ * do not), read as the folder reads them, without the certificates.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkFolder } from '../../src/cli/check';
+import { loadConfig } from '../../src/gateway';
 import { allBlocks, where, type Block } from '../support/doc-blocks';
 
 /** A Mapping for fields shown alone, to a remote upstream so that every field applies. */
@@ -53,6 +56,19 @@ describe('the configuration examples of the docs', function () {
         kind,
       );
   });
+
+  for (const block of allBlocks().filter((b) => b.lang === 'yaml' && b.kind === 'tls')) {
+    it(`${where(block)} (tls) is read as valid records`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'gatehouse-docs-tls-'));
+      try {
+        writeFileSync(join(dir, 'tls.yaml'), block.text);
+        const loaded = await loadConfig(dir);
+        assert.ok(loaded.ok, `${where(block)}:\n${loaded.ok ? '' : loaded.problems.map((p) => p.text).join('\n')}`);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
 
   for (const block of examples) {
     it(`${where(block)} (${block.kind}) is a valid config, without a warning`, async () => {

@@ -70,8 +70,16 @@ function authorization(): grpc.ServiceDefinition {
   return definition['envoy.service.auth.v3.Authorization'] as grpc.ServiceDefinition;
 }
 
-/** Starts a server on a free loopback port; with `tls`, it serves TLS with that key and certificate. */
-export async function startExtAuthzServer(tls?: { key: Buffer; cert: Buffer }): Promise<ExtAuthzServer> {
+/**
+ * Starts a server on a free loopback port; with `tls`, it serves TLS with
+ * that key and certificate, and with its `clientCa` it requires a client
+ * certificate that authority signed.
+ */
+export async function startExtAuthzServer(tls?: {
+  key: Buffer;
+  cert: Buffer;
+  clientCa?: Buffer;
+}): Promise<ExtAuthzServer> {
   const server = new grpc.Server();
   const received: ReceivedCheck[] = [];
   const metadata: Record<string, string>[] = [];
@@ -101,7 +109,11 @@ export async function startExtAuthzServer(tls?: { key: Buffer; cert: Buffer }): 
     },
   });
   const credentials = tls
-    ? grpc.ServerCredentials.createSsl(null, [{ private_key: tls.key, cert_chain: tls.cert }])
+    ? grpc.ServerCredentials.createSsl(
+        tls.clientCa ?? null,
+        [{ private_key: tls.key, cert_chain: tls.cert }],
+        tls.clientCa !== undefined,
+      )
     : grpc.ServerCredentials.createInsecure();
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync('127.0.0.1:0', credentials, (err, bound) => (err ? reject(err) : resolve(bound))),

@@ -59,7 +59,7 @@ service: ${upstream.url}
       headers: { traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01`, tracestate: 'vendor=opaque' },
     });
     assert.equal(res.status, 200);
-    // The server span ends after its child, and may come in a later export.
+    // The server span ends after the answer, maybe in a later export than the check's.
     const spans = await collector.waitFor(
       (all) =>
         all.some((s) => s.traceId === CLIENT_TRACE && s.name === 'auth') &&

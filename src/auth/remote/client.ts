@@ -7,6 +7,7 @@
 import type { Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
+import type { ConnectionOptions } from 'node:tls';
 import { isHostPort, redactAddress, undici } from '../../http';
 import { AnswerLimitError, readWholeAnswer } from './answer';
 import type { AuthDecision, AuthRequest, Authenticator } from '../types';
@@ -25,6 +26,10 @@ export interface RemoteAuthClientOptions {
   maxBodyBytes?: number;
   /** Adds `l5d-dst-override: <host>:<port>` (the service's own) to every request, for Linkerd. Default false. */
   linkerdHeaders?: boolean;
+  /** For an `https://` service: the options of its TLS connections (a client certificate, authorities), as a TLSContext gives them. */
+  tls?: ConnectionOptions;
+  /** For an `https://` service: the name sent as SNI and checked in its certificate, instead of its own host name. */
+  servername?: string;
 }
 
 /** An authenticator at a network address. */
@@ -133,8 +138,9 @@ export function createRemoteAuthClient(address: string, options: RemoteAuthClien
   const timeoutMs = options.timeoutMs ?? 5000;
   const maxBodyBytes = options.maxBodyBytes ?? 64 * 1024;
   const linkerd = options.linkerdHeaders ? hostAndPort(origin) : undefined;
-  const servername = origin.startsWith('https:') ? tlsName(origin) : undefined;
+  const servername = origin.startsWith('https:') ? (options.servername ?? tlsName(origin)) : undefined;
   const pool = new (undici().Pool)(origin, {
+    ...(options.tls !== undefined ? { connect: options.tls } : {}),
     connections: options.connections ?? 256,
     connectTimeout: timeoutMs,
     // The reader's own timer bounds the whole answer from before it is sent, so undici's would never fire

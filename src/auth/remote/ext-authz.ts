@@ -83,6 +83,8 @@ export interface ExtAuthzClientOptions {
   credentials?: grpc.ChannelCredentials;
   /** TLS with the system's certificate authorities, when `credentials` does not say. */
   tls?: boolean;
+  /** The name sent as SNI and checked in the service's certificate, instead of its host's (a TLSContext's `sni`). */
+  servername?: string;
 }
 
 export interface ExtAuthzClient {
@@ -227,7 +229,11 @@ export function createExtAuthzClient(address: string, options: ExtAuthzClientOpt
   const check = checkMethod();
   const credentials =
     options.credentials ?? (tls || options.tls ? grpc.credentials.createSsl() : grpc.credentials.createInsecure());
+  const servername = options.servername;
   const client = new grpc.Client(target, credentials, {
+    ...(servername === undefined
+      ? {}
+      : { 'grpc.ssl_target_name_override': servername, 'grpc.default_authority': servername }),
     'grpc.enable_retries': 0,
     // As the rate-limit client: a service that comes back is asked again within a quarter second.
     'grpc.initial_reconnect_backoff_ms': 100,

@@ -48,8 +48,17 @@ export function counted(n: number, one: string, plural = `${one}s`): string {
 }
 
 const NOT_LOADED = 'not loaded: see the problems';
-/** The order in which a file's records are counted: the routes first. */
-const KIND_ORDER = ['Mapping', 'AuthService', 'RateLimitService', 'Module'];
+/** The order in which a file's records are counted: the routes first, the certificates last. */
+const KIND_ORDER = [
+  'Mapping',
+  'AuthService',
+  'RateLimitService',
+  'Module',
+  'TracingService',
+  'Host',
+  'TLSContext',
+  'Secret',
+];
 
 /** The records of each file, by kind, and the Services whose annotations held them. */
 function recordsByFile(config: GatewayConfig): Map<string, { kinds: Map<string, number>; services: Set<string> }> {

@@ -29,6 +29,8 @@ export interface FolderCounts {
   emissaryResources: number;
   /** Records left out: they name another gateway's `ambassador_id`. */
   otherAmbassadorId: number;
+  /** Hosts, TLSContexts and Secrets; absent when the folder has none. */
+  tls?: { hosts: number; tlsContexts: number; secrets: number };
   /** Absent when the folder has no users file. */
   users?: number;
   /** Absent when limits are not read; `files` 0 when the folder has none. */
@@ -67,6 +69,12 @@ function countsOf(entries: readonly FolderEntry[], checked: CheckedFolder): Fold
     otherAmbassadorId: checked.emissary?.skipped.length ?? 0,
     ignored: entries.filter((e) => e.kind === 'ignored').length,
   };
+  const tls = {
+    hosts: config?.hosts?.length ?? 0,
+    tlsContexts: config?.tlsContexts?.length ?? 0,
+    secrets: config?.secrets?.length ?? 0,
+  };
+  if (tls.hosts + tls.tlsContexts + tls.secrets > 0) counts.tls = tls;
   if (checked.users) counts.users = checked.users.users.size;
   if (checked.limits) {
     const { table, files } = checked.limits;

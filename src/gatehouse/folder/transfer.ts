@@ -49,9 +49,10 @@ export function* partsOf(checked: CheckedFolder): Generator<Part> {
     const sources = config.recordSources;
     for (const items of inParts(config.mappings))
       yield { part: 'mappings', items: items.map((m) => [m, sources?.get(m)]) };
-    // The other records keep their place in the map: there are three at most.
+    // The other records keep their place in the map: a few, beside the Mappings.
     const others = new Map<GatewayRecord, RecordSource>();
-    for (const record of [config.authService, config.rateLimitService, config.module]) {
+    const tls = [...(config.hosts ?? []), ...(config.tlsContexts ?? []), ...(config.secrets ?? [])];
+    for (const record of [config.authService, config.rateLimitService, config.module, ...tls]) {
       const source = record && sources?.get(record);
       if (record && source) others.set(record, source);
     }

@@ -30,6 +30,8 @@ export interface ListenOptions {
   host: string;
   port: number;
   tls?: TlsFiles;
+  /** HTTPS with these options (a certificate chooser's: SNICallback, the default context) instead of `tls`'s files. */
+  secure?: https.ServerOptions;
   /** The largest TLS file read, in bytes. Default 8 MiB. */
   fileSizeLimit?: number;
   /**
@@ -176,8 +178,8 @@ export async function listen(handler: http.RequestListener, options: ListenOptio
     if (draining) res.shouldKeepAlive = false;
     checked(req, res);
   };
-  const tlsFiles = options.tls ? readTlsFiles(options.tls, options.fileSizeLimit) : undefined;
-  let certificate = tlsFiles && certificateValidity(tlsFiles.cert);
+  const tlsFiles = options.tls ? readTlsFiles(options.tls, options.fileSizeLimit) : options.secure;
+  let certificate = options.tls && tlsFiles?.cert ? certificateValidity(tlsFiles.cert as Buffer) : undefined;
   const headersTimeout = options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
   const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const timeouts: http.ServerOptions = {
@@ -202,7 +204,7 @@ export async function listen(handler: http.RequestListener, options: ListenOptio
   // every Node: past a count, Node 20 drops fields and Node 22 and 24 refuse the request in the parser,
   // without it. Node's header size limit still bounds how many fields a request can carry.
   server.maxHeadersCount = 0;
-  const connectionEvent = options.tls ? 'secureConnection' : 'connection';
+  const connectionEvent = tlsFiles ? 'secureConnection' : 'connection';
   server.on(connectionEvent, (socket: Socket) => {
     // A connection is handed over again after an upgrade the app did not take (see ./upgrades).
     if (open.has(socket)) return;
@@ -272,7 +274,7 @@ export async function listen(handler: http.RequestListener, options: ListenOptio
       await once(server, 'listening');
     }
   } catch (err) {
-    throw listenFailure(err, options.tls ? 'HTTPS' : 'HTTP', options.host, options.port);
+    throw listenFailure(err, tlsFiles ? 'HTTPS' : 'HTTP', options.host, options.port);
   }
   const port = (server.address() as AddressInfo).port;
 
@@ -289,7 +291,7 @@ export async function listen(handler: http.RequestListener, options: ListenOptio
   return {
     server,
     port,
-    protocol: options.tls ? 'https' : 'http',
+    protocol: tlsFiles ? 'https' : 'http',
     get certificate() {
       return certificate;
     },

@@ -20,6 +20,8 @@
  *   records they become (see ./emissary); a `kind: List` gives its items.
  *   Every record is served only when its `ambassador_id` names this
  *   gateway's (`default` when it names none).
+ * - A Kubernetes Secret (`apiVersion: v1`, `kind: Secret`) is read as the
+ *   gateway's Secret record (see ./tls/secret), whatever the `ambassador_id`.
  * - Every other document (data files, an envoy rate-limit config with
  *   `domain` and `descriptors`, a manifest without records) is no gateway
  *   record and is ignored; the result lists it with what it looks like
@@ -35,6 +37,7 @@ import { configProblem, type ConfigProblem } from './problems';
 import type { RecordSource } from './schema';
 import { API_VERSION } from './schema';
 import { RECORD_KINDS, type ConfigResult, type RawRecord } from './validate';
+import { isSecretDocument, readSecretDocument } from './tls';
 import { assembleWithEmissary, EMISSARY_ANNOTATION, expandLists, metadataProblems, oldAnnotationProblem, readEmissaryDocument, type EmissaryReading } from './emissary';
 
 export interface LoadOptions {
@@ -205,7 +208,8 @@ function isManifest(doc: Record<string, unknown>): doc is Record<string, unknown
  * that held records. Pure: no file access.
  */
 export function parseConfigFiles(files: readonly ConfigFile[], options: LoadOptions = {}): LoadedConfig {
-  const annotation = `${options.annotationDomain ?? 'gatehouse.io'}/config`;
+  const domain = options.annotationDomain ?? 'gatehouse.io';
+  const annotation = `${domain}/config`;
   // Emissary's annotation is read beside the gateway's own, unless the domain makes them one.
   const annotationKeys = annotation === EMISSARY_ANNOTATION ? [annotation] : [annotation, EMISSARY_ANNOTATION];
   const problems: ConfigProblem[] = [];
@@ -214,7 +218,7 @@ export function parseConfigFiles(files: readonly ConfigFile[], options: LoadOpti
 
   for (const { file, text } of files) {
     try {
-      readRecords(file, text, annotationKeys, records, problems, ignored);
+      readRecords(file, text, { annotationKeys, domain }, records, problems, ignored);
     } catch (err) {
       // Whatever a file could still throw is a problem of that file, never the end of a reload.
       problems.push(configProblem({ source: { file } }, `cannot be read as records: ${errorText(err)}`));
@@ -229,9 +233,16 @@ export function parseConfigFiles(files: readonly ConfigFile[], options: LoadOpti
 /**
  * Adds the records of one file to `records`, its problems to `problems`, and
  * its documents that hold no record to `ignored`; `annotationKeys` are the
- * annotations read.
+ * annotations read, `domain` the gateway's annotation domain (a Secret's own).
  */
-function readRecords(file: string, text: string, annotationKeys: readonly string[], records: RawRecord[], problems: ConfigProblem[], ignored: IgnoredDocument[]): void {
+function readRecords(
+  file: string,
+  text: string,
+  { annotationKeys, domain }: { annotationKeys: readonly string[]; domain: string },
+  records: RawRecord[],
+  problems: ConfigProblem[],
+  ignored: IgnoredDocument[],
+): void {
   const fileSource: RecordSource = { file };
   const before = problems.length;
   let documents = 0;
@@ -258,6 +269,10 @@ function readRecords(file: string, text: string, annotationKeys: readonly string
     }
     if (!isPlainObject(doc)) {
       ignore(doc, index);
+      continue;
+    }
+    if (isSecretDocument(doc)) {
+      records.push(readSecretDocument(doc, { source: fileSource, index }, domain));
       continue;
     }
     const emissary = readEmissaryDocument(doc, { source: fileSource, index });

@@ -12,6 +12,7 @@
 import { z } from 'zod';
 import { formatHostPattern, parseHostPattern } from '../match/host-match';
 import { errorOverridesSchema } from './error-overrides';
+import { labelsField } from './tls';
 
 /** A host pattern field: read in its normal form (lower case, no trailing dot) or refused with why. */
 function hostField(globs: boolean) {
@@ -82,7 +83,13 @@ export const emissaryMappingFields = {
   use_websocket: z.boolean().optional(),
   ambassador_id: emissaryOnly(AMBASSADOR_ID_IN_CODE),
   grpc: emissaryOnly('gRPC upstreams (HTTP/2) are not supported'),
-  tls: emissaryOnly('for TLS to the upstream write the service as https://host:port'),
+  /** The TLSContext a remote upstream is called with: over TLS, its client certificate presented, its own checked. */
+  tls: z
+    .string({ error: 'must name a TLSContext; for TLS without one, write the service as https://host:port' })
+    .min(1, 'must name a TLSContext')
+    .optional(),
+  /** The Mapping's own labels (its resource's metadata.labels), which a Host's mappingSelector selects by. */
+  metadata_labels: labelsField.optional(),
   add_linkerd_headers: emissaryOnly('add l5d-dst-override yourself with add_request_headers'),
   rate_limits: emissaryOnly('Emissary v0 rate limits are not supported; use labels'),
   outlier_detection: emissaryOnly('failing endpoints are ejected as Envoy\'s outlier detection does by default; remove the field'),
@@ -106,10 +113,11 @@ export const emissaryMappingFields = {
 
 /** What no single field can say is wrong with a Mapping's Emissary fields: fields that contradict each other. */
 export function emissaryMappingChecks(
-  m: { hostname?: string; host?: string; host_rewrite?: string; auto_host_rewrite?: true; allow_upgrade?: string[]; use_websocket?: boolean },
+  m: { service: string; tls?: string; hostname?: string; host?: string; host_rewrite?: string; auto_host_rewrite?: true; allow_upgrade?: string[]; use_websocket?: boolean },
   ctx: z.RefinementCtx,
 ): void {
   const problem = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+  if (m.tls !== undefined && /^http:\/\//i.test(m.service)) problem('tls', 'a TLSContext contradicts the http:// of service');
   // Emissary logs an error and ignores host; here the record says what it means.
   if (m.hostname !== undefined && m.host !== undefined) problem('host', 'give hostname or host, not both (host is the older spelling of an exact hostname)');
   if (m.host_rewrite !== undefined && m.auto_host_rewrite !== undefined) problem('auto_host_rewrite', 'give host_rewrite or auto_host_rewrite, not both');

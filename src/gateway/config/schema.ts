@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { corsSchema } from '../../cors';
 import { addedHeadersSchema, HEADER_NAME, HEADER_VALUE, matchedHeadersSchema, removedHeadersSchema } from './headers';
+import { API_VERSION } from './api-version';
 import { labelsSchema } from './labels';
 import { AMBASSADOR_ID_IN_CODE, emissaryMappingChecks, emissaryMappingFields } from './mapping-emissary';
 import { MAX_REGEX_MAX_SIZE } from '../match/regex';
@@ -15,13 +16,14 @@ import { circuitBreaker, upstreamMappingChecks, upstreamMappingFields } from './
 import { cidrProblem } from '../request/address-filter';
 import { errorOverridesSchema } from './error-overrides';
 import { tracingServiceFields } from './tracing-service';
+import { clientCertModuleFields, type HostRecord, type SecretRecord, type TlsContextRecord, type TlsRecord } from './tls';
 
 export type { AddedHeader, HeaderCondition } from './headers';
 export { allowedUpgrades } from './mapping-emissary';
 export { describeLabel, groupLabels, isPseudoHeader, labelHeaders, labelsSchema, readLabel, type LabelGroup, type LabelSource, type LabelSpecifier } from './labels';
 export type { QueryValue } from './mapping-match';
 
-export const API_VERSION = 'gateway/v1';
+export { API_VERSION };
 
 const headerName = z
   .string()
@@ -173,8 +175,9 @@ export const authServiceSchema = z.strictObject({
   /** Adds `l5d-dst-override: <host>:<port>` of the auth service, for Linkerd. */
   add_linkerd_headers: z.boolean().default(false),
   /**
-   * `true`, or the name of a TLSContext: TLS to a `host:port` auth service, as
-   * `https://` would, checked against the system's certificate authorities.
+   * `true`: TLS to a `host:port` auth service, as `https://` would, checked
+   * against the system's certificate authorities; the name of a TLSContext:
+   * TLS with that context's client certificate, authorities and SNI.
    */
   tls: z.union([z.boolean(), z.string()]).optional(),
   /** For `proto: grpc`, `v3` (or left out); `v2` is refused. Without effect for http, as in Emissary. */
@@ -194,8 +197,9 @@ export const rateLimitServiceSchema = z.strictObject({
   timeout_ms: timeoutMs(20),
   failure_mode_deny: z.boolean().default(false),
   /**
-   * `true`, or the name of a TLSContext: TLS to the service, its certificate
-   * checked against the system's certificate authorities.
+   * `true`: TLS to the service, its certificate checked against the system's
+   * certificate authorities; the name of a TLSContext: TLS with that
+   * context's client certificate, authorities and SNI.
    */
   tls: z.union([z.boolean(), z.string()]).optional(),
   /**
@@ -252,6 +256,8 @@ export const moduleSchema = z.strictObject({
         .positive('must be a whole number of instructions')
         .max(MAX_REGEX_MAX_SIZE, `must be at most ${MAX_REGEX_MAX_SIZE}: a larger program holds the event loop while it is compiled`)
         .optional(),
+      // What upstreams are told of a client's certificate (./tls/client-cert-fields).
+      ...clientCertModuleFields,
     })
     .default({})
     .refine((c) => c.ip_allow === undefined || c.ip_deny === undefined, {
@@ -281,7 +287,7 @@ export type AuthServiceRecord = z.output<typeof authServiceSchema>;
 export type RateLimitServiceRecord = z.output<typeof rateLimitServiceSchema>;
 export type ModuleRecord = z.output<typeof moduleSchema>;
 export type TracingServiceRecord = z.output<typeof tracingServiceSchema>;
-export type GatewayRecord = z.output<typeof recordSchema>;
+export type GatewayRecord = z.output<typeof recordSchema> | TlsRecord;
 
 /** Where a record came from, for error messages and diag. */
 export interface RecordSource {
@@ -299,6 +305,11 @@ export interface GatewayConfig {
   rateLimitService?: RateLimitServiceRecord;
   /** The gateway-wide settings (the CORS policy), when a `Module` record gives them. */
   module?: ModuleRecord;
+  /** The domains served, with their certificates (./tls). */
+  hosts?: HostRecord[];
+  tlsContexts?: TlsContextRecord[];
+  /** The Kubernetes Secrets of the config folder: certificates and keys, never shown. */
+  secrets?: SecretRecord[];
   /** Where spans go and which requests are sampled, when a `TracingService` record says. */
   tracingService?: TracingServiceRecord;
   /** The files it was read from. */

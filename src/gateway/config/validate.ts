@@ -10,6 +10,7 @@ import type { z } from 'zod';
 import { corsPolicyProblems, type CorsPolicy } from '../../cors';
 import { errorText } from '../../files';
 import { configProblem, type ConfigProblem, type ProblemLocation } from './problems';
+import { addTlsRecord, TLS_RECORD_SCHEMAS, uniqueName, type TlsRecords } from './tls';
 import {
   authServiceSchema,
   mappingSchema,
@@ -38,6 +39,7 @@ const SCHEMAS = {
   RateLimitService: rateLimitServiceSchema,
   Module: moduleSchema,
   TracingService: tracingServiceSchema,
+  ...TLS_RECORD_SCHEMAS,
 } as const;
 
 /** Kinds of which a configuration holds one at most. */
@@ -47,6 +49,10 @@ type Kind = keyof typeof SCHEMAS;
 
 /** The record kinds the gateway knows. */
 export const RECORD_KINDS: readonly string[] = Object.keys(SCHEMAS);
+
+function isTls(record: GatewayRecord): record is Extract<GatewayRecord, { kind: keyof typeof TLS_RECORD_SCHEMAS }> {
+  return record.kind in TLS_RECORD_SCHEMAS;
+}
 
 function isKind(kind: string): kind is Kind {
   return Object.prototype.hasOwnProperty.call(SCHEMAS, kind);
@@ -123,8 +129,12 @@ export function assembleConfig(
     AuthService: new Map(),
     RateLimitService: new Map(),
     Module: new Map(),
+    Host: new Map(),
+    TLSContext: new Map(),
+    Secret: new Map(),
     TracingService: new Map(),
   };
+  const tls: TlsRecords = { hosts: [], tlsContexts: [], secrets: [] };
   const singletons: Partial<Record<Singleton, GatewayRecord>> = {};
 
   records.forEach((raw, i) => {
@@ -165,14 +175,15 @@ export function assembleConfig(
       return;
     }
     const names = seen[kind];
-    if (names.has(record)) {
+    const data = parsed.data;
+    const key = uniqueName(data);
+    if (names.has(key)) {
       problems.push(
-        configProblem({ source, kind, record, path: 'name' }, `duplicate name: another ${kind} is named '${record}'${where(names.get(record))}`),
+        configProblem({ source, kind, record, path: 'name' }, `duplicate name: another ${kind} is named '${key}'${where(names.get(key))}`),
       );
       return;
     }
-    const data = parsed.data;
-    const first = data.kind === 'Mapping' ? undefined : singletons[data.kind];
+    const first = data.kind === 'Mapping' || isTls(data) ? undefined : singletons[data.kind];
     if (first) {
       const message = `only one ${kind} is allowed; '${first.name}'${where(recordSources.get(first))} is the first`;
       problems.push(configProblem({ source, kind, record }, message));
@@ -184,9 +195,10 @@ export function assembleConfig(
       problems.push(...policyProblems);
       return;
     }
-    names.set(record, source);
+    names.set(key, source);
     if (source) recordSources.set(data, source);
     if (data.kind === 'Mapping') mappings.push(data);
+    else if (isTls(data)) addTlsRecord(tls, data);
     else singletons[data.kind] = data;
   }
 
@@ -198,6 +210,9 @@ export function assembleConfig(
   if (module?.kind === 'Module') config.module = module;
   if (tracing?.kind === 'TracingService') config.tracingService = tracing;
   if (recordSources.size > 0) config.recordSources = recordSources;
+  if (tls.hosts.length > 0) config.hosts = tls.hosts;
+  if (tls.tlsContexts.length > 0) config.tlsContexts = tls.tlsContexts;
+  if (tls.secrets.length > 0) config.secrets = tls.secrets;
   return { ok: true, config };
 }
 

@@ -18,6 +18,7 @@ import {
   type RemoteAuthClient,
 } from '../../auth';
 import { hasRequestBody, HttpError, ORIGINAL_PATH, redactAddress, requestHost } from '../../http';
+import { connectOptions } from '../../tls';
 import { peekBody } from './auth-body';
 import { breakersOpen, checkGate } from './auth-breaker';
 import { removeRequestHeader, scrubRaw } from '../request/headers/claimed-user';
@@ -87,9 +88,11 @@ export function createAuthStage(
     authenticator = builtIn as Authenticator;
   } else if (looksLikeAddress(record.auth_service)) {
     try {
+      const tls = options.upstreamTls;
       remote = createRemoteAuthClient(dialled(record), {
         timeoutMs: record.timeout_ms,
         linkerdHeaders: record.add_linkerd_headers,
+        ...(tls !== undefined ? { tls: connectOptions(tls), servername: tls.servername } : {}),
       });
     } catch (err) {
       throw new Error(`auth_service ${(err as Error).message}`);

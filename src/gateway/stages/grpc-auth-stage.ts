@@ -39,6 +39,7 @@ import { peekBody } from './auth-body';
 import { breakersOpen, checkGate } from './auth-breaker';
 import type { AuthStageOptions, Stage } from './stage';
 import { closeAuthSpan, openAuthSpan } from './auth-span';
+import { grpcChannelTls } from './grpc-tls';
 import { traceOf, type ChildSpan, type HeaderCarrier } from '../../tracing';
 
 /** Request headers an answer may neither set nor remove: the request's framing and connection, and Host. */
@@ -92,12 +93,14 @@ export function createGrpcAuthStage(record: AuthServiceRecord, options: AuthStag
   const events = options;
   const logFailure = pacedFailureLog(options.logger ?? pino({ name: 'gateway' }), options.now);
   const tls = record.tls === true || (typeof record.tls === 'string' && record.tls !== '');
+  const channel = grpcChannelTls(options.upstreamTls);
   let client: ReturnType<typeof createExtAuthzClient>;
   try {
     client = createExtAuthzClient(record.auth_service, {
       timeoutMs: record.timeout_ms,
       tls,
-      credentials: options.credentials,
+      credentials: options.credentials ?? channel?.credentials,
+      servername: channel?.servername,
     });
   } catch (err) {
     throw new Error(`auth_service ${(err as Error).message}`);

@@ -18,6 +18,7 @@ import {
   type RateLimitResponse,
 } from '../../ratelimit';
 import type { MappingRecord, RateLimitServiceRecord } from '../config/schema';
+import type { UpstreamTls } from '../../tls';
 import { pacedFailureLog, type StageLogger } from '../failure-log';
 import type { GatewayEvents } from '../events';
 import { trustedClientAddress } from '../request/headers/forwarded';
@@ -27,6 +28,7 @@ import type { Stage } from './stage';
 import { quotaViolations, rateLimitHeaders } from './ratelimit-headers';
 import { keepAnswerHeaders, RESPONSE_FRAMING, type AnswerHeader } from './answer-headers';
 import { USER_HEADER } from '../../auth';
+import { grpcChannelTls } from './grpc-tls';
 import { traceOf, type ChildSpan, type HeaderCarrier, type RequestTrace } from '../../tracing';
 
 export { mostRestrictive, rateLimitHeaders } from './ratelimit-headers';
@@ -47,7 +49,9 @@ export interface RateLimitStageOptions extends GatewayEvents {
   sourceCluster?: string;
   /** No `x-envoy-ratelimited` on a 429, as the Module's `suppress_envoy_headers` asks. Default false. */
   suppressEnvoyHeaders?: boolean;
-  /** How the channel to a remote service is secured, as a TLSContext gives it; default: as the record's `tls` says. */
+  /** TLS to a remote service, as the TLSContext its `tls` names says. */
+  upstreamTls?: UpstreamTls;
+  /** How the channel to a remote service is secured, over `upstreamTls`; default: as the record's `tls` says. */
   credentials?: ChannelCredentials;
 }
 
@@ -149,12 +153,14 @@ export function createRateLimitStage(
   }
   let remote: ReturnType<typeof createRateLimitClient> | undefined;
   try {
+    const channel = grpcChannelTls(options.upstreamTls);
     remote = local
       ? undefined
       : createRateLimitClient(record.service, {
           timeoutMs: record.timeout_ms,
           tls: record.tls === true || (typeof record.tls === 'string' && record.tls !== ''),
-          credentials: options.credentials,
+          credentials: options.credentials ?? channel?.credentials,
+          servername: channel?.servername,
         });
   } catch (err) {
     // An address the client cannot reach as written: the client says why, this names the field.

@@ -9,6 +9,7 @@ import type { GatewayEvents } from '../events';
 import type { StageLogger } from '../failure-log';
 import type { ChannelCredentials } from '@grpc/grpc-js';
 import type { ModuleRegistry } from '../module';
+import type { UpstreamTls } from '../../tls';
 
 export interface Stage {
   /**
@@ -28,6 +29,8 @@ export interface Stage {
 export interface StageSettings extends GatewayEvents {
   /** The gateway's own name, for `source_cluster` rate-limit labels. */
   readonly sourceCluster?: string;
+  /** TLS to the record's service, as the TLSContext its `tls` names says. */
+  readonly upstreamTls?: UpstreamTls;
   /** The Module's `suppress_envoy_headers`: no `x-envoy-ratelimited` on a 429. */
   readonly suppressEnvoyHeaders?: boolean;
 }
@@ -45,9 +48,11 @@ export interface AuthStageOptions extends GatewayEvents {
   logger?: StageLogger;
   /** Clock in ms, for the failure log's pacing. */
   now?: () => number;
+  /** TLS to a remote auth service, as the TLSContext its `tls` names says. */
+  upstreamTls?: UpstreamTls;
   /**
-   * How the channel to an auth service with `proto: grpc` is secured, as a
-   * TLSContext gives it; default: as the record's `tls` and address say.
+   * How the channel to an auth service with `proto: grpc` is secured, over
+   * `upstreamTls`; default: as the record's `tls` and address say.
    */
   credentials?: ChannelCredentials;
 }

@@ -75,7 +75,7 @@ class Exchange implements Delivery {
   private readonly tryLimit: number;
   private readonly headers: Record<string, string | string[]>;
   private readonly hash: RequestKey;
-  /** The name TLS presents: `host_rewrite`'s, else the service's; none for an IP address. */
+  /** The name TLS presents: the TLSContext's `sni`, else `host_rewrite`'s, else the service's; none for an IP address. */
   private readonly servername: string | undefined;
   readonly gapMs: number;
 
@@ -99,7 +99,9 @@ class Exchange implements Delivery {
     );
     const on = upstream.cluster.settings.hashOn;
     this.hash = on === null ? NO_KEY : requestKey(ctx, on);
-    this.servername = upstream.address.secure ? tlsName(options.hostRewrite ?? upstream.address.host) : undefined;
+    this.servername = upstream.address.secure
+      ? (upstream.cluster.settings.tls?.servername ?? tlsName(options.hostRewrite ?? upstream.address.host))
+      : undefined;
   }
 
   get setCookie(): string | undefined {

@@ -22,6 +22,7 @@ import {
   upgradeProtocol,
   type UpgradeHandover,
 } from '../../http';
+import { connectOptions } from '../../tls';
 import { isHopByHop } from '../request/headers/hop-by-hop';
 import { copyResponseHeaders, upstreamRequestHeaders } from './headers';
 import type { ForwardOptions } from './types';
@@ -111,6 +112,13 @@ export async function forwardUpgrade(
       // The connection becomes the tunnel's: none of a pool's is given up to it.
       agent: false,
       ...(address.secure && isIP(address.hostname) === 0 ? { servername: address.hostname } : {}),
+      // A TLSContext's client certificate, authorities and SNI, as the cluster's pools connect with them.
+      ...(address.secure && cluster.settings.tls !== undefined
+        ? {
+            ...connectOptions(cluster.settings.tls),
+            ...(cluster.settings.tls.servername !== undefined ? { servername: cluster.settings.tls.servername } : {}),
+          }
+        : {}),
     });
     // `timeout_ms` bounds the wait for the answer; with 0, only connecting is bounded.
     const limit = options.timeoutMs > 0 ? options.timeoutMs : cluster.settings.connectTimeoutMs;

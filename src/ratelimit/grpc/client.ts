@@ -18,6 +18,8 @@ export interface RateLimitClientOptions {
   tls?: boolean;
   /** How the channel is secured, as a TLSContext gives it; over `tls` when given. */
   credentials?: grpc.ChannelCredentials;
+  /** The name sent as SNI and checked in the service's certificate, instead of its host's (a TLSContext's `sni`). */
+  servername?: string;
 }
 
 export interface RateLimitClient extends RateLimiter {
@@ -77,7 +79,12 @@ export function createRateLimitClient(address: string, options: RateLimitClientO
   }
   const tls = options.tls === true || /^https:\/\//i.test(address);
   const credentials = options.credentials ?? (tls ? grpc.credentials.createSsl() : grpc.credentials.createInsecure());
+  const named =
+    options.servername === undefined
+      ? {}
+      : { 'grpc.ssl_target_name_override': options.servername, 'grpc.default_authority': options.servername };
   const client = new grpc.Client(at, credentials, {
+    ...named,
     // Calls fail fast while the service is down; reconnection goes on behind.
     'grpc.enable_retries': 0,
     // grpc-js waits up to two minutes between connection attempts to a service

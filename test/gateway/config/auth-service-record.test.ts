@@ -88,7 +88,8 @@ add_linkerd_headers: false
     });
   }
 
-  it('refuses tls: true with an http:// address', () => {
+  it('refuses tls: true or a TLSContext with an http:// address', () => {
     assert.deepEqual(problemsOf('auth_service: http://auth.example:3000\ntls: true\n'), [`${AT}: tls: true contradicts the http:// of auth_service`]);
+    assert.deepEqual(problemsOf('auth_service: http://auth.example:3000\ntls: upstream-tls\n'), [`${AT}: tls: a TLSContext contradicts the http:// of auth_service`]);
   });
 });

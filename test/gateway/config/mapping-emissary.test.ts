@@ -86,7 +86,7 @@ describe('gateway config: Emissary Mapping fields', () => {
   it('refuses the other Emissary fields by name, each with what to do instead', () => {
     const cases: [string, string][] = [
       ['grpc: true', 'grpc: an Emissary field not supported here: gRPC upstreams (HTTP/2) are not supported'],
-      ['tls: true', 'tls: an Emissary field not supported here: for TLS to the upstream write the service as https://host:port'],
+      ['tls: true', 'tls: must name a TLSContext; for TLS without one, write the service as https://host:port'],
       ['shadow: true', 'shadow: an Emissary field not supported here: a Mapping forwards to one upstream, as it is written; remove the field'],
       ['outlier_detection: "{}"', "outlier_detection: an Emissary field not supported here: failing endpoints are ejected as Envoy's outlier detection does by default; remove the field"],
     ];

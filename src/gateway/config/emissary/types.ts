@@ -29,6 +29,8 @@ export interface EmissaryResource {
   readonly fieldPrefix: string;
   /** Its fields, `ambassador_id` and (flat form) `namespace` taken out. */
   readonly fields: Readonly<Record<string, unknown>>;
+  /** Its `metadata.labels` (a resource's), which a Host's mappingSelector selects by. */
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 /** A Mapping default the ambassador Module gives: the value and where in the Module it is written. */

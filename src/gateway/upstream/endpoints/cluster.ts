@@ -6,6 +6,7 @@
  * The Mappings that name the same service with the same settings share it.
  */
 import { HttpError, undici } from '../../../http';
+import { connectOptions, type UpstreamTls } from '../../../tls';
 import type { BalancerPolicy } from './balancer';
 import { Balancer } from './balancer';
 import { timedConnector } from './connector';
@@ -40,6 +41,8 @@ export interface ClusterSettings {
   readonly family: AddressFamily;
   /** `dns_type: logical_dns`: only the first address of a name is used. */
   readonly logicalDns: boolean;
+  /** TLS as the Mapping's TLSContext says: its client certificate, authorities and SNI. */
+  readonly tls?: UpstreamTls;
   /** `respect_dns_ttl`: a name is looked up again once its records' TTL has passed. */
   readonly respectDnsTtl: boolean;
 }
@@ -208,7 +211,7 @@ export class Cluster implements EjectionState {
     const s = this.settings;
     const pool = new (undici().Pool)(originOf(s.secure, address, port), {
       connections: s.connections,
-      connect: timedConnector(s.connectTimeoutMs, s.keepAliveIdleS),
+      connect: timedConnector(s.connectTimeoutMs, s.keepAliveIdleS, s.tls && connectOptions(s.tls)),
       keepAliveTimeout: s.idleTimeoutMs ?? 4000,
       ...(s.idleTimeoutMs !== undefined ? { keepAliveMaxTimeout: s.idleTimeoutMs } : {}),
       ...(s.lifetimeMs !== undefined ? { clientTtl: s.lifetimeMs } : {}),

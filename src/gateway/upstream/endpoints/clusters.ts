@@ -7,6 +7,7 @@
  * retry policy, idle timeout and breaker priority.
  */
 import { createHash } from 'node:crypto';
+import type { UpstreamTls } from '../../../tls';
 import type { MappingRecord } from '../../config/schema';
 import { ENVOY_BREAKER_DEFAULTS, type BreakerLimits } from './breaker';
 import { Cluster, type ClusterContext, type ClusterSettings, type EndpointSource, type HashOn } from './cluster';
@@ -69,10 +70,11 @@ function hashOn(m: MappingRecord): HashOn | null {
   return { sourceIp: true };
 }
 
-/** A Mapping's cluster settings, defaults applied. */
-export function clusterSettings(m: MappingRecord, address: ServiceAddress): ClusterSettings {
+/** A Mapping's cluster settings, defaults applied; `tls`, its TLSContext's. */
+export function clusterSettings(m: MappingRecord, address: ServiceAddress, tls?: UpstreamTls): ClusterSettings {
   const breakers = breakerLimits(m);
   return {
+    ...(tls !== undefined ? { tls } : {}),
     secure: address.secure,
     connectTimeoutMs: m.connect_timeout_ms ?? DEFAULT_CONNECT_TIMEOUT_MS,
     ...(m.cluster_idle_timeout_ms !== undefined ? { idleTimeoutMs: m.cluster_idle_timeout_ms } : {}),
@@ -139,17 +141,19 @@ export class ClusterSet {
     private readonly nameContext: NameContext,
   ) {}
 
-  /** The route upstream of a Mapping whose service is `address`. */
-  route(m: MappingRecord, address: ServiceAddress): RouteUpstream {
+  /** The route upstream of a Mapping whose service is `address`, called with `tls` (its TLSContext's) when given. */
+  route(m: MappingRecord, address: ServiceAddress, tls?: UpstreamTls): RouteUpstream {
     const names = { ...this.nameContext, ...(m.namespace !== undefined ? { namespace: m.namespace } : {}) };
-    const settings = clusterSettings(m, address);
+    const settings = clusterSettings(m, address, tls);
     const sources = endpointSources(m, address, names);
     // TLS presents host_rewrite's name: connections for another name are another cluster's, as in Emissary.
+    // A TLSContext's certificates are known by its name: another context, another cluster.
     const key = JSON.stringify([
-      settings,
+      { ...settings, tls: undefined },
       sources,
       m.cluster_tag ?? null,
       address.secure ? (m.host_rewrite ?? null) : null,
+      m.tls ?? null,
     ]);
     let cluster = this.byKey.get(key);
     if (cluster === undefined) {

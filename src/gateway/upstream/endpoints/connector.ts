@@ -7,13 +7,23 @@
  * endpoint.
  */
 import type { Socket } from 'node:net';
+import type { ConnectionOptions } from 'node:tls';
 import type { buildConnector } from 'undici';
 import { undici } from '../../../http';
 
-/** The connector of a cluster: `timeoutMs` to connect (TLS handshake included), TCP keep-alive probes after `keepAliveIdleS` idle, if given. */
-export function timedConnector(timeoutMs: number, keepAliveIdleS?: number): buildConnector.connector {
+/**
+ * The connector of a cluster: `timeoutMs` to connect (TLS handshake
+ * included), TCP keep-alive probes after `keepAliveIdleS` idle, if given,
+ * and `tls`, a TLSContext's options, for an upstream called over TLS.
+ */
+export function timedConnector(
+  timeoutMs: number,
+  keepAliveIdleS?: number,
+  tls?: ConnectionOptions,
+): buildConnector.connector {
   const { buildConnector: build, errors } = undici();
   const connect = build({
+    ...tls,
     timeout: 0,
     ...(keepAliveIdleS !== undefined ? { keepAlive: true, keepAliveInitialDelay: keepAliveIdleS * 1000 } : {}),
   }) as unknown as (options: buildConnector.Options, callback: buildConnector.Callback) => Socket;

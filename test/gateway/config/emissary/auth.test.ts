@@ -124,7 +124,7 @@ describe('Emissary AuthService fields', () => {
     assert.ok(notesOf(result, 'authentication').some((n) => n.startsWith('spec.allowed_authorization_headers: not set: none, as in Emissary')));
   });
 
-  it("reads v2's tls: true, drops stats_name and v2ExplicitTLS with a note, and reads a TLSContext's name as TLS, saying what is not read", () => {
+  it("reads v2's tls: true and a TLSContext's name, saying it is called as that context says, and drops stats_name and v2ExplicitTLS with a note", () => {
     const v2 = loaded(asAnnotation('s', authOf({ tls: true, stats_name: 'auth' })));
     assert.equal(v2.config.authService?.tls, true);
     assert.ok(notesOf(v2, 'authentication').includes('stats_name: ignored: decisions are counted in the Prometheus metrics'));
@@ -170,7 +170,8 @@ describe('Emissary RateLimitService fields', () => {
     const v2 = loaded(asAnnotation('s', rlsOf({ tls: true, grpc: { use_resource_exhausted_code: true } })));
     assert.deepEqual([v2.config.rateLimitService?.tls, v2.config.rateLimitService?.grpc], [true, { use_resource_exhausted_code: true }]);
     const named = loaded(asResources(rlsOf({ tls: 'rls-ctx' })));
-    assert.ok(notesOf(named, 'limits').some((n) => n.startsWith('spec.tls: names a TLSContext: TLS to the service')));
+    assert.equal(named.config.rateLimitService?.tls, 'rls-ctx');
+    assert.ok(notesOf(named, 'limits').some((n) => n.startsWith("spec.tls: names a TLSContext: TLS to the service with the context's client certificate")));
     assert.match(problems(asResources(rlsOf({ protocol_version: 'v2' })))[0], /RateLimitService limits: spec.protocol_version: must be v3/);
     assert.equal(loaded(asResources(rlsOf({ tls: '', stats_name: 'rl' }))).config.rateLimitService?.service, 'ratelimit.example:8081');
   });

@@ -66,13 +66,14 @@ describe('Emissary Mapping fields', () => {
     assert.equal(record(asResources(quote({ host: 'shop.example' }))).host, 'shop.example');
   });
 
-  it("reads v2's tls: true as the https:// of the service, and refuses a TLSContext's name", () => {
+  it("reads v2's tls: true as the https:// of the service, and a name as the TLSContext it is called with", () => {
     assert.equal(record(asAnnotation('s', quote({ service: 'quote.shop:8443', tls: true }))).service, 'https://quote.shop:8443');
     assert.equal(record(asAnnotation('s', quote({ service: 'http://quote.shop', tls: true }))).service, 'https://quote.shop');
     assert.equal(record(asAnnotation('s', quote({ tls: false }))).service, base.service);
     assert.equal(record(asResources(quote({ tls: '' }))).service, base.service);
-    assert.deepEqual(problems(asResources(quote({ tls: 'upstream-ctx' }))), [
-      'config/emissary.yaml: Mapping quote: spec.tls: names a TLSContext, which is not read: for TLS to the upstream write the service as https://host:port',
+    assert.equal(record(asResources(quote({ tls: 'upstream-ctx' }))).tls, 'upstream-ctx');
+    assert.deepEqual(problems(asResources(quote({ service: 'http://quote.shop', tls: 'upstream-ctx' }))), [
+      'config/emissary.yaml: Mapping quote: spec.tls: a TLSContext contradicts the http:// of service',
     ]);
   });
 

@@ -113,7 +113,7 @@ describe("Emissary's ambassador Module", () => {
   it('refuses by name the fields whose absence a client would feel, and an unknown field', () => {
     const config = { x_forwarded_proto_redirect: true, use_proxy_proto: false, lua_scripts: 'x', enable_grpc_web: true, lightspeed: 1 };
     assert.deepEqual(problems(asResources(moduleOf(config))), [
-      'config/emissary.yaml: Module ambassador: spec.config.x_forwarded_proto_redirect: not supported: plain HTTP is not redirected to HTTPS here; serve HTTPS alone (--tls-cert, --tls-key), or redirect in front of the gateway',
+      "config/emissary.yaml: Module ambassador: spec.config.x_forwarded_proto_redirect: not supported: a Host's requestPolicy.insecure.action: Redirect redirects plain HTTP to HTTPS; remove the field",
       'config/emissary.yaml: Module ambassador: spec.config.lua_scripts: not supported: there is no Envoy to run Lua scripts',
       'config/emissary.yaml: Module ambassador: spec.config.enable_grpc_web: not supported: gRPC upstreams are not proxied',
       "config/emissary.yaml: Module ambassador: spec.config.lightspeed: unknown field: not one of Emissary's ambassador Module",
@@ -128,20 +128,22 @@ describe("Emissary's ambassador Module", () => {
     );
   });
 
-  it("reads forward_client_cert_details at SANITIZE, what the gateway does, and refuses the values that would pass on a client's certificate header", () => {
-    assert.deepEqual(notesOf(loaded(asResources(moduleOf({ forward_client_cert_details: 'SANITIZE' }))), 'ambassador'), [
-      "spec.config.forward_client_cert_details: ignored at SANITIZE, its default: a client's X-Forwarded-Client-Cert is always dropped",
-    ]);
-    for (const value of ['FORWARD_ONLY', 'APPEND_FORWARD', 'SANITIZE_SET', 'ALWAYS_FORWARD_ONLY']) {
-      assert.deepEqual(problems(asResources(moduleOf({ forward_client_cert_details: value }))), [
-        "config/emissary.yaml: Module ambassador: spec.config.forward_client_cert_details: not supported but at SANITIZE: client certificates are not asked for, and a client's X-Forwarded-Client-Cert is always dropped; remove the field",
-      ]);
+  it("reads forward_client_cert_details and set_current_client_cert_details, and refuses ALWAYS_FORWARD_ONLY, which would pass on any client's header", () => {
+    for (const value of ['SANITIZE', 'FORWARD_ONLY', 'APPEND_FORWARD', 'SANITIZE_SET']) {
+      const result = loaded(asResources(moduleOf({ forward_client_cert_details: value, set_current_client_cert_details: { subject: true, uri: true } })));
+      assert.equal(result.config.module?.config.forward_client_cert_details, value);
+      assert.deepEqual(result.config.module?.config.set_current_client_cert_details, { subject: true, uri: true });
     }
+    const [always] = problems(asResources(moduleOf({ forward_client_cert_details: 'ALWAYS_FORWARD_ONLY' })));
+    assert.match(always, /^config\/emissary\.yaml: Module ambassador: spec\.config\.forward_client_cert_details: not supported: ALWAYS_FORWARD_ONLY passes on any client's X-Forwarded-Client-Cert/);
+    assert.deepEqual(problems(asResources(moduleOf({ set_current_client_cert_details: { subjects: true } }))), [
+      'config/emissary.yaml: Module ambassador: spec.config.set_current_client_cert_details.subjects: unknown field',
+    ]);
   });
 
   it('refuses the tls Module, ignores a Module of another name as Emissary does, and refuses a second ambassador Module', () => {
     assert.deepEqual(problems(asResources(moduleOf({}, 'tls'))), [
-      'config/emissary.yaml: Module tls: the tls Module is not read: serve HTTPS with --tls-cert and --tls-key (TLS_CERT, TLS_KEY)',
+      'config/emissary.yaml: Module tls: the tls Module is not read: write a Host with tlsSecret, or a TLSContext, for each certificate',
     ]);
     const other = loaded(asResources(moduleOf({ anything: 1 }, 'authentication')));
     assert.deepEqual([other.config.module, other.emissary?.records[0].became], [undefined, 'nothing: Emissary reads only the Module named ambassador, and ignores this one too']);

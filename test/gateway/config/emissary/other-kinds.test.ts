@@ -9,45 +9,33 @@ import { asResources, loaded, notesOf, problems, type Fixture } from '../../../s
 const of = (kind: string, spec: Record<string, unknown>, name = kind.toLowerCase()): Fixture => ({ kind, name, spec });
 
 describe('Emissary kinds that become no record', () => {
-  it('reads a Listener, a Host without TLS, the resolvers and the log service, with what each field stands for', () => {
+  it('reads a Listener, the resolvers and the log service, with what each field stands for', () => {
     const result = loaded(
       asResources(
         of('Listener', { port: 8080, protocol: 'HTTPS', securityModel: 'XFP', hostBinding: { namespace: { from: 'ALL' } } }),
-        of('Host', { hostname: 'shop.example', acmeProvider: { authority: 'none' }, requestPolicy: { insecure: { action: 'Route' } } }),
         of('KubernetesServiceResolver', {}),
         of('KubernetesEndpointResolver', {}),
         of('ConsulResolver', { address: 'consul:8500', datacenter: 'dc1' }),
         of('LogService', { service: 'logs:9000', driver: 'http' }),
       ),
     );
-    assert.deepEqual([result.config.mappings.length, result.emissary?.records.length], [0, 6]);
+    assert.deepEqual([result.config.mappings.length, result.emissary?.records.length], [0, 5]);
     assert.deepEqual(notesOf(result, 'listener').map((n) => n.slice(0, n.indexOf(':'))), ['spec.port', 'spec.protocol', 'spec.securityModel', 'spec.hostBinding']);
-    assert.deepEqual(notesOf(result, 'host'), ["spec.hostname: ignored: every host is served, and a Mapping's hostname chooses the hosts it takes"]);
     assert.equal(result.emissary?.records.find((r) => r.kind === 'LogService')?.became, 'nothing: the access log is written on stdout, one JSON line a request');
   });
 
-  it('refuses a Host that terminates TLS, redirects or rejects cleartext, or chooses Mappings by label', () => {
-    assert.deepEqual(problems(asResources(of('Host', { hostname: 'shop.example', tlsSecret: { name: 'shop-cert' }, requestPolicy: { insecure: { action: 'Redirect' } }, mappingSelector: { matchLabels: { a: 'b' } } }))), [
-      "config/emissary.yaml: Host host: spec.tlsSecret: not supported: TLS is served with --tls-cert and --tls-key (TLS_CERT, TLS_KEY): give them the Secret's tls.crt and tls.key, and remove the field",
-      'config/emissary.yaml: Host host: spec.requestPolicy.insecure.action: not supported: Redirect: requests are served over the scheme the gateway listens with; write Route, or remove the field',
-      "config/emissary.yaml: Host host: spec.mappingSelector: not supported: Mappings are not chosen by label; each takes the hosts its hostname matches; remove the field",
-    ]);
-  });
-
-  it('refuses TLSContext, TCPMapping, the Edge Stack kinds and a kind Emissary does not have, by name', () => {
+  it('refuses TCPMapping, the Edge Stack kinds and a kind Emissary does not have, by name', () => {
     const texts = problems(
       asResources(
-        of('TLSContext', { hosts: ['shop.example'], secret: 'shop-cert' }),
         of('TCPMapping', { port: 5432, service: 'db:5432' }),
         of('FilterPolicy', { rules: [{ host: '*', path: '*', filters: [{ name: 'jwt' }] }] }),
         of('Mapper', { prefix: '/' }),
       ),
     );
     const expected = [
-      'config/emissary.yaml: TLSContext tlscontext: not supported: TLS is served with --tls-cert and --tls-key',
       'config/emissary.yaml: TCPMapping tcpmapping: not supported: TCP connections are not proxied, only HTTP',
       'config/emissary.yaml: FilterPolicy filterpolicy: not supported: an Ambassador Edge Stack kind, whose authentication or limits would not be applied',
-      "config/emissary.yaml: Mapper mapper: kind: 'Mapper' is not a kind this gateway reads: Mapping, AuthService, RateLimitService, Module",
+      "config/emissary.yaml: Mapper mapper: kind: 'Mapper' is not a kind this gateway reads: Mapping, AuthService, RateLimitService, Module, Host, TLSContext",
     ];
     assert.equal(texts.length, expected.length, texts.join('\n'));
     texts.forEach((text, i) => assert.ok(text.startsWith(expected[i]), text));

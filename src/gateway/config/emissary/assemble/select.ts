@@ -60,6 +60,11 @@ export function selectRecords(records: readonly RawRecord[], id: string): Select
       continue;
     }
     const { ambassador_id: written, ...rest } = value;
+    // A Kubernetes Secret names no gateway: every one reads it, as Emissary reads every Secret it is shown.
+    if (value.kind === 'Secret' && written === undefined) {
+      selection.records.push({ value: rest, source: raw.source, index: raw.index });
+      continue;
+    }
     const ids = ambassadorIds(written);
     const kind = typeof value.kind === 'string' ? value.kind : undefined;
     if ('problem' in ids) selection.problems.push(configProblem({ source: raw.source, kind, record: nameOf(raw, value), path: 'ambassador_id' }, ids.problem));

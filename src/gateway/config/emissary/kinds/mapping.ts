@@ -11,7 +11,6 @@ import { API_VERSION } from '../../schema';
 import type { EmissaryResource, FieldNote, Translation } from '../types';
 import { addedHeaders, corsPolicy, hostAndPort, isPlainObject, keepaliveAsRead, labels } from '../values';
 
-const TLS_CONTEXT = 'names a TLSContext, which is not read: for TLS to the upstream write the service as https://host:port';
 const HOST_HEADER =
   "not set: a remote upstream is sent its own host:port as Host, where Emissary sends the client's; the client's is in X-Forwarded-Host, and host_rewrite sends a name of your choice";
 
@@ -20,7 +19,7 @@ const DROPPED: Readonly<Record<string, string>> = {
   stats_name: 'ignored: requests are counted by Mapping name in the Prometheus metrics',
   v3StatsName: 'ignored: requests are counted by Mapping name in the Prometheus metrics',
   v2ExplicitTLS: 'ignored: how Emissary remembers the v2 spelling of tls and service; it changes nothing',
-  metadata_labels: 'ignored: labels of the resource, read by the diagnostics only',
+
 };
 
 /** A translation under way: the record, and what is said of the fields. */
@@ -66,13 +65,13 @@ function boolNames(d: Draft, names: unknown, exact: string, patterns: string, fi
   }
 }
 
-/** `tls` of a Mapping: v2's `true` is the `https://` of its service; a TLSContext name is refused. */
+/** `tls` of a Mapping: v2's `true` is the `https://` of its service; a name is the TLSContext the upstream is called with. */
 function upstreamTls(value: unknown, d: Draft): void {
   if (value === true) {
     const service = d.out.service;
     if (typeof service === 'string') d.out.service = /^https:\/\//i.test(service) ? service : `https://${service.replace(/^http:\/\//i, '')}`;
     d.notes.push({ field: 'tls', note: 'read as the https:// of service: TLS to the upstream' });
-  } else if (typeof value === 'string' && value !== '') d.problems.push({ field: 'tls', note: TLS_CONTEXT });
+  } else if (typeof value === 'string' && value !== '') d.out.tls = value;
   else if (value !== false && value !== '' && value !== null) d.problems.push({ field: 'tls', note: 'must be true, false or the name of a TLSContext' });
 }
 
@@ -188,6 +187,7 @@ function differences(d: Draft): void {
 /** An Emissary Mapping as the gateway's. */
 export function translateMapping(r: EmissaryResource): Translation {
   const d: Draft = { out: { apiVersion: API_VERSION, kind: 'Mapping', name: r.name }, notes: [], problems: [], renamed: {} };
+  if (r.labels !== undefined && r.fields.metadata_labels === undefined) d.out.metadata_labels = r.labels;
   for (const [field, value] of Object.entries(r.fields)) translateField(field, value, r, d);
   if ('tls' in r.fields) upstreamTls(r.fields.tls, d);
   if ('v2BoolHeaders' in r.fields) boolNames(d, r.fields.v2BoolHeaders, 'headers', 'regex_headers', 'v2BoolHeaders');

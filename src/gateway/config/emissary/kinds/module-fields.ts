@@ -53,13 +53,13 @@ export const IGNORED: Readonly<Record<string, string>> = {
 /** Fields refused whatever their value, with why. */
 export const REFUSED: Readonly<Record<string, string>> = {
   lua_scripts: 'not supported: there is no Envoy to run Lua scripts',
-  set_current_client_cert_details: 'not supported: client certificates are not asked for; remove the field',
+
   auth_enabled: 'not supported: an AuthService applies to every Mapping that does not bypass_auth',
 };
 
 /** Fields refused when true, and fine when false (their default). */
 export const REFUSED_WHEN_TRUE: Readonly<Record<string, string>> = {
-  x_forwarded_proto_redirect: 'not supported: plain HTTP is not redirected to HTTPS here; serve HTTPS alone (--tls-cert, --tls-key), or redirect in front of the gateway',
+  x_forwarded_proto_redirect: "not supported: a Host's requestPolicy.insecure.action: Redirect redirects plain HTTP to HTTPS; remove the field",
   use_proxy_proto: 'not supported: the PROXY protocol is not read, and a request that starts with it is refused',
   enable_grpc_web: 'not supported: gRPC upstreams are not proxied',
   enable_grpc_http11_bridge: 'not supported: gRPC upstreams are not proxied',

@@ -114,9 +114,8 @@ function readField(field: string, value: unknown, d: Draft): void {
       d.ownNamespace = boolean(field, value, d);
       return;
     case 'forward_client_cert_details':
-      // SANITIZE is what the gateway does; any other value would pass on, or set, a header no client may send.
-      if (value === 'SANITIZE') d.notes.push({ field: at, note: "ignored at SANITIZE, its default: a client's X-Forwarded-Client-Cert is always dropped" });
-      else d.problems.push({ field: at, note: "not supported but at SANITIZE: client certificates are not asked for, and a client's X-Forwarded-Client-Cert is always dropped; remove the field" });
+    case 'set_current_client_cert_details':
+      d.config[field] = value;
       return;
   }
   if (field === 'keepalive') d.defaults.keepalive = { value: keepaliveAsRead(at, value, d.notes), from: at };
@@ -131,7 +130,7 @@ function readField(field: string, value: unknown, d: Draft): void {
 /** An Emissary Module as the gateway's, with the settings it gives the rest. */
 export function translateModule(r: EmissaryResource): Translation {
   if (r.name === 'tls') {
-    return { became: 'nothing', notes: [], problems: [{ field: '', note: 'the tls Module is not read: serve HTTPS with --tls-cert and --tls-key (TLS_CERT, TLS_KEY)' }] };
+    return { became: 'nothing', notes: [], problems: [{ field: '', note: 'the tls Module is not read: write a Host with tlsSecret, or a TLSContext, for each certificate' }] };
   }
   if (r.name !== 'ambassador') {
     return { became: 'nothing: Emissary reads only the Module named ambassador, and ignores this one too', notes: [], problems: [] };

@@ -1,17 +1,15 @@
 /**
  * @module gateway/config/emissary/kinds/other-kinds
  * Emissary's kinds that become no record: read where what they ask is what
- * the gateway does anyway (a Listener, a Host without TLS, a resolver, the
- * log service), each field said to be ignored; refused by name
- * where it is not (TLS termination, TCP, Ambassador Edge Stack's filters).
+ * the gateway does anyway (a Listener, a resolver, the log service), each
+ * field said to be ignored; refused by name where it is not (TCP, Ambassador
+ * Edge Stack's filters). Host and TLSContext are records (./tls-kinds).
  */
-import type { EmissaryResource, FieldNote, Translation } from '../types';
-import { isPlainObject } from '../values';
+import type { EmissaryResource, Translation } from '../types';
 
-const TLS =
-  'not supported: TLS is served with --tls-cert and --tls-key (TLS_CERT, TLS_KEY): give them the Secret\'s tls.crt and tls.key, and remove the field';
-const HOSTS = "ignored: every host is served, and a Mapping's hostname chooses the hosts it takes";
-const LISTENER = 'ignored: the gateway listens where its --host and --port (HOST, PORT) say, with TLS when --tls-cert and --tls-key give it';
+const HOSTS = 'ignored: every Host is served on every port the gateway listens on';
+const LISTENER =
+  'ignored: the gateway listens where its --host, --port and --https-port (HOST, PORT, HTTPS_PORT) say, HTTPS as soon as a Host or TLSContext has a certificate';
 
 /** What each field of a Listener stands for here. */
 const LISTENER_FIELDS: Readonly<Record<string, string>> = {
@@ -30,33 +28,6 @@ function listener(r: EmissaryResource): Translation {
   return { became: 'nothing: the gateway listens as its options say', notes, problems: [] };
 }
 
-/** The `requestPolicy` of a Host: routing insecure requests is what the gateway does. */
-function requestPolicy(value: unknown, notes: FieldNote[], problems: FieldNote[]): void {
-  const insecure = isPlainObject(value) && isPlainObject(value.insecure) ? value.insecure : {};
-  const action = insecure.action;
-  if (action !== undefined && action !== 'Route') {
-    problems.push({ field: 'requestPolicy.insecure.action', note: `not supported: ${typeof action === 'string' ? action : JSON.stringify(action)}: requests are served over the scheme the gateway listens with; write Route, or remove the field` });
-  }
-  if (insecure.additionalPort !== undefined) notes.push({ field: 'requestPolicy.insecure.additionalPort', note: LISTENER });
-}
-
-/** A Host: served when it asks for no TLS and chooses no Mappings by label. */
-function host(r: EmissaryResource): Translation {
-  const notes: FieldNote[] = [];
-  const problems: FieldNote[] = [];
-  for (const [field, value] of Object.entries(r.fields)) {
-    if (field === 'hostname') notes.push({ field, note: HOSTS });
-    else if (field === 'tlsSecret' || field === 'tls' || field === 'tlsContext') problems.push({ field, note: TLS });
-    else if (field === 'requestPolicy') requestPolicy(value, notes, problems);
-    else if (field === 'mappingSelector' || field === 'selector') {
-      problems.push({ field, note: "not supported: Mappings are not chosen by label; each takes the hosts its hostname matches; remove the field" });
-    } else if (field === 'acmeProvider') {
-      if (!isPlainObject(value) || value.authority !== 'none') notes.push({ field, note: "ignored: certificates are not requested by ACME (Ambassador Edge Stack's)" });
-    } else notes.push({ field, note: 'ignored' });
-  }
-  return { became: 'nothing: every host is served', notes, problems };
-}
-
 /** Refused: a kind whose absence a client or upstream would feel. */
 const refused = (why: string) => (): Translation => ({ became: 'nothing', notes: [], problems: [{ field: '', note: why }] });
 
@@ -68,8 +39,6 @@ const EDGE_STACK = 'not supported: an Ambassador Edge Stack kind, whose authenti
 /** Translators of the kinds that become no record. */
 export const OTHER_KINDS: Readonly<Record<string, (r: EmissaryResource) => Translation>> = {
   Listener: listener,
-  Host: host,
-  TLSContext: refused(TLS),
   TCPMapping: refused('not supported: TCP connections are not proxied, only HTTP: remove the resource, or serve its port otherwise'),
   KubernetesServiceResolver: ignored('nothing: upstreams are resolved by their Kubernetes service name (DNS), as this resolver does'),
   KubernetesEndpointResolver: ignored('nothing: a Mapping whose resolver names it is refused (list addresses in endpoints)'),

@@ -14,9 +14,9 @@ const STATS = 'ignored: decisions are counted in the Prometheus metrics';
 /** `grpc: {use_resource_exhausted_code}`: the gRPC status Emissary gives a gRPC request over a limit. */
 const GRPC_CODE = 'kept on the record: gRPC requests are not proxied here, so none is answered with a gRPC status yet; a request over a limit gets 429';
 const EXPLICIT_TLS = 'ignored: how Emissary remembers the v2 spelling of tls; it changes nothing';
-/** A TLSContext named by a service's `tls`: TLS is used; the context's own certificates are not read. */
+/** A TLSContext named by a service's `tls`: the service is called as the context says. */
 const TLS_CONTEXT =
-  "names a TLSContext: TLS to the service, its certificate checked against the system's authorities; the TLSContext's own certificates, SNI and protocols are not read";
+  "names a TLSContext: TLS to the service with the context's client certificate, its ca_secret (else the system's authorities), sni and protocol versions";
 
 /** The fields of an AuthService that Emissary reads for `proto: http` alone, and what a gRPC check does instead. */
 const HTTP_ONLY: Readonly<Record<string, string>> = {

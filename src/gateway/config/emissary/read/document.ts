@@ -10,6 +10,7 @@ import { translateMapping } from '../kinds/mapping';
 import { translateModule } from '../kinds/module';
 import { OTHER_KINDS } from '../kinds/other-kinds';
 import { translateAuthService, translateRateLimitService, translateTracingService } from '../kinds/services';
+import { translateHost, translateTlsContext } from '../kinds/tls-kinds';
 import type { EmissaryEntry, EmissaryResource, FieldNote, Translation } from '../types';
 import { isPlainObject } from '../values';
 
@@ -18,6 +19,8 @@ const TRANSLATORS: Readonly<Record<string, (r: EmissaryResource) => Translation>
   AuthService: translateAuthService,
   RateLimitService: translateRateLimitService,
   Module: translateModule,
+  Host: translateHost,
+  TLSContext: translateTlsContext,
   TracingService: translateTracingService,
   ...OTHER_KINDS,
 };

@@ -100,6 +100,13 @@ function stringOf(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
+/** The labels whose values are strings, as Kubernetes keeps them; undefined for none. */
+function stringValues(labels: Record<string, unknown>): Record<string, string> | undefined {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(labels)) if (typeof value === 'string') out[name] = value;
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
 /** The keys of a resource beside `spec`: Kubernetes' own. */
 const RESOURCE_KEYS = new Set(['apiVersion', 'kind', 'metadata', 'spec', 'status']);
 
@@ -149,6 +156,7 @@ export function readResource(doc: Record<string, unknown>, place: DocumentPlace)
   // resource before storing it (Emissary's CRDs make none nullable), and Emissary reads an annotation's
   // records into the same types, where null is no value.
   for (const [field, value] of Object.entries(fields)) if (value === null) delete fields[field];
+  const labels = isPlainObject(metadata.labels) ? stringValues(metadata.labels) : undefined;
   const resource: EmissaryResource = {
     apiVersion,
     version,
@@ -157,6 +165,7 @@ export function readResource(doc: Record<string, unknown>, place: DocumentPlace)
     ...(namespace !== undefined ? { namespace } : {}),
     fieldPrefix: resourceForm ? 'spec.' : '',
     fields,
+    ...(labels !== undefined ? { labels } : {}),
   };
   return { resource, ambassadorId, problems };
 }
