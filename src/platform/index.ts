@@ -36,4 +36,5 @@ export {
   watchBodyAsParsed,
 } from './node-http';
 export { hookFsync, PGLITE_VERSION, startParamsWithFsync, type EmscriptenOptions } from './pglite';
+export { compiledBaselineOnly, wasmFlagsGiven } from './v8-wasm';
 export { loggerBindingsText, loggerDestination, loggerTimeField, PINO_VERSION } from './pino';

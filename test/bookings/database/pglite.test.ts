@@ -74,7 +74,18 @@ describe('bookings/database/pglite', function () {
     const engine = await openPgliteEngine({ folder: await freshDataDir() });
     try {
       let release!: () => void;
-      const busy = engine.session(() => new Promise<void>((resolve) => (release = resolve)), 10_000);
+      let holding!: () => void;
+      const held = new Promise<void>((resolve) => (holding = resolve));
+      const busy = engine.session(
+        () =>
+          new Promise<void>((resolve) => {
+            release = resolve;
+            holding();
+          }),
+        10_000,
+      );
+      // The connection is held: the next call waits for it.
+      await held;
       let ran = false;
       const waiting = engine.session(async (sql) => {
         ran = true;
