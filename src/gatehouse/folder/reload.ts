@@ -41,6 +41,11 @@ export interface ReloaderOptions {
   usersText?: string;
   logger: Logger;
   metrics: Metrics;
+  /**
+   * Called with checked records before they serve: a rejection (a resource
+   * the new records need cannot be had) refuses the reload, naming why.
+   */
+  beforeApply?(config: GatewayConfig): Promise<void> | undefined;
   /** Called once new records serve. */
   onApplied(config: GatewayConfig): void;
 }
@@ -147,6 +152,14 @@ export function createReloader(options: ReloaderOptions): Reloader {
     }
     const prepared = await prepare(folder.config);
     if (Array.isArray(prepared)) return prepared;
+    try {
+      await options.beforeApply?.(folder.config);
+    } catch (err) {
+      await prepared.discard();
+      const problems = [configProblem({ source: { file: configDir } }, errorText(err))];
+      gateway.reject(problems);
+      return problems;
+    }
     const refused = await reloadOwnModules();
     if (refused.length > 0) {
       await prepared.discard();
