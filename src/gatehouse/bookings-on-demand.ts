@@ -63,10 +63,10 @@ function storeOnceOpen(
     return database.store(kind);
   };
   return {
-    get: async (user, id) => store().get(user, id),
-    list: async (user) => store().list(user),
+    get: async (user, id, options) => store().get(user, id, options),
+    list: async (user, options) => store().list(user, options),
     create: async (draft, options) => store().create(draft, options),
-    cancel: async (user, id) => store().cancel(user, id),
+    cancel: async (user, id, options) => store().cancel(user, id, options),
   } satisfies BookingStore;
 }
 

@@ -4,8 +4,6 @@
  * gateway in front of them with its access log and metrics, the gRPC
  * rate-limit server beside it, config reload, and a graceful stop.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import {
   allowedUpgrades,
   ConfigError,
@@ -20,6 +18,7 @@ import {
 import { hostPort } from '../http';
 import { createRateLimitGrpcServer } from '../ratelimit';
 import { createLogger, createMetrics, createRouteCounters, rejectedRequestLog, type RouteCounters } from '../telemetry';
+import { describeStorage } from './bookings';
 import { bookingsOnDemand, routesToBookings } from './bookings-on-demand';
 import { createRootApp, gatewayEvents } from './root-app';
 import { createBuiltinModules } from './builtins';
@@ -30,13 +29,16 @@ import { drainFor } from './serving/drain';
 import { loadFolder, type FolderWants, type LoadFolderOptions } from './folder';
 import { allReady, redisReadiness } from './readiness';
 import { createReloader, type Reloader } from './folder/reload';
-import { resolveOptions, type GatehouseOptions } from './options';
+import { describeRedisUrl, resolveOptions, type GatehouseOptions } from './options';
+import { dependencyStatus } from './status';
 import { followTlsFiles, readTlsFiles, warnOfValidity } from './serving/tls-files';
 import { watchFolder, type FolderWatcher } from './folder/watch';
 import type { Gatehouse, Listening } from './types';
+import { packageVersion } from './version';
+import { createTracing, registerTraceMetrics, type Tracing } from '../tracing';
+import { describeTracing, tracingSettings } from './tracing';
 
-const VERSION = (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string })
-  .version;
+const VERSION = packageVersion();
 
 export type { ReloadOutcome } from './folder/reload';
 export type { Gatehouse, Listening } from './types';
@@ -76,6 +78,12 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   let config: GatewayConfig = files.config;
   for (const warning of configWarnings(config)) logger.warn({ warning }, 'config warning');
   let loadedAt = new Date();
+  // Before the database: settings that cannot be built are refused before a first start makes it.
+  const tracing: Tracing = createTracing({
+    settings: tracingSettings(options, config.tracingService),
+    version: VERSION,
+  });
+  registerTraceMetrics(metrics.registry, () => tracing.counts());
 
   // Opened once a Mapping routes to a booking module; seeded from the booking data the folder check read.
   const bookings = bookingsOnDemand({ ...options, data: files.bookings, logger, metrics });
@@ -86,6 +94,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     await gateway?.close();
     await Promise.all([...registry.values()].map(async (m) => m.close?.()));
     await bookings.close();
+    await tracing.shutdown();
   }
   let builtins: ReturnType<typeof createBuiltinModules>;
   try {
@@ -104,6 +113,11 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     throw err;
   }
   for (const m of builtins.modules) registry.set(m.name, m);
+  // What the folder held when the configuration that serves was read: diag shows it.
+  let folderReport = files.report;
+  const redis = builtins.redis;
+  const redisReady = redis && redisReadiness(redis.client, logger.child({ module: 'ratelimit' }));
+  const databaseReady = options.bookingStore === 'memory' ? undefined : () => bookings.ready();
 
   // diag describes the gateway built below; it reads it only when a page is asked for.
   const diag = createGatehouseDiag({
@@ -115,6 +129,16 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     lastReload: () => ({ at: reloader.lastReloadAt, problems: reloader.configErrors }),
     modules: registry,
     counters,
+    dependencies: dependencyStatus({
+      config: () => config,
+      modules: registry,
+      gateway: { upstreams: () => gateway?.upstreams() ?? [] },
+      redis: redisReady && { where: describeRedisUrl(options.redisUrl!), ready: redisReady },
+      database: databaseReady && { where: describeStorage(options), ready: databaseReady },
+      bookings: describeStorage(options),
+      metrics,
+    }),
+    folder: () => folderReport,
   });
   registry.set(diag.name, diag);
   for (const m of options.modules) registry.set(m.name, m);
@@ -130,12 +154,8 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   const gatewayLogger = logger.child({ module: 'gateway' });
   const root = createRootApp({ trustProxy: options.trustProxy, logger, metrics, counters });
   const { app, reportUnexpected } = root;
-  const redis = builtins.redis;
   // Redis and the bookings database asked together: an operator sees both when both are down.
-  const dependenciesReady = allReady([
-    redis && redisReadiness(redis.client, logger.child({ module: 'ratelimit' })),
-    () => bookings.ready(),
-  ]);
+  const dependenciesReady = allReady([redisReady, databaseReady]);
   // Set as a stop begins: a load balancer that asks takes requests elsewhere while they are still answered.
   let draining = false;
   try {
@@ -155,6 +175,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         if (draining) throw new Error('the gateway is shutting down');
         return dependenciesReady?.();
       },
+      tracing,
     });
     // Built in slices: an app that embeds it goes on answering meanwhile.
     gateway.reconfigure(await gateway.prepare(config));
@@ -192,11 +213,21 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       metrics,
       // A folder another process holds refuses the reload that would open it.
       beforeApply: (next) => (wantsBookings(next) ? bookings.want() : undefined),
-      onApplied(next) {
+      onApplied(next, folder) {
         config = next;
+        folderReport = folder.report;
         loadedAt = new Date();
         server?.acceptUpgrades(tunnelsUpgrades(config));
+        // A TracingService added, changed or removed: tracing follows it.
+        const wasOn = tracing.settings;
+        try {
+          tracing.configure(tracingSettings(options, next.tracingService));
+        } catch (err) {
+          logger.error({ err }, 'tracing could not be set up as the TracingService says; tracing stays as it was');
+        }
+        if (tracing.settings !== wasOn) logger.info({ tracing: describeTracing(tracing.settings) }, 'tracing changed');
       },
+      tracing,
     });
   } catch (err) {
     await abandon();
@@ -243,7 +274,10 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       });
     }
     const url = `${server.protocol}://${hostPort(options.host, server.port)}`;
-    logger.info({ url, grpcPort, configDir: options.configDir }, 'gatehouse listening');
+    logger.info(
+      { url, grpcPort, configDir: options.configDir, tracing: describeTracing(tracing.settings) },
+      'gatehouse listening',
+    );
     return { url, port: server.port, grpcPort };
   }
 
@@ -262,6 +296,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     logger,
     metrics,
     options,
+    tracing,
     reload: () => reloader.reload(),
     start() {
       if (stopping)
@@ -291,6 +326,8 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         await Promise.all([...registry.values()].map(async (m) => m.close?.()));
         // Last: the booking modules answered their last request above.
         await bookings.close();
+        // The spans of the last requests go out before the process does.
+        await tracing.shutdown();
         logger.info('gatehouse stopped');
       })();
       return stopping;

@@ -38,3 +38,11 @@ export {
 export { hookFsync, PGLITE_VERSION, startParamsWithFsync, type EmscriptenOptions } from './pglite';
 export { compiledBaselineOnly, wasmFlagsGiven } from './v8-wasm';
 export { loggerBindingsText, loggerDestination, loggerTimeField, PINO_VERSION } from './pino';
+export {
+  RE2JS_VERSION,
+  searchAutomaton,
+  wholeTextAutomaton,
+  type Re2jsAutomaton,
+  type Re2jsSearchAutomaton,
+  type Re2jsState,
+} from './re2js';

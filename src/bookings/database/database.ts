@@ -21,6 +21,7 @@ import { reservePgliteFolder } from './pglite-folder';
 import type { PgliteSettings } from './pglite-settings';
 import { checkDatabaseUrl, createPostgresEngine } from './postgres';
 import { createSqlBookingStore, type Runner } from './sql-store';
+import type { ChildSpan, TraceParent } from '../../tracing';
 
 /** How long a call may take, waiting for a connection included, before it is answered 503: 5 s. */
 export const DEFAULT_DATABASE_TIMEOUT_MS = 5000;
@@ -156,13 +157,34 @@ async function preparedDatabase(engine: Engine, options: BookingDatabaseOptions)
     down = undefined;
   };
 
-  async function call<T>(operation: string, work: (sql: Sql) => Promise<T>, write: boolean, ms: number): Promise<T> {
+  /** A call's span, when its request is traced: PostgreSQL's conventions, PGlite being PostgreSQL too. */
+  function openSpan(trace: TraceParent, operation: string): ChildSpan {
+    const span = trace.child(`${operation} ${schema}.bookings`, 'client');
+    if (span.recording) {
+      span.set('db.system.name', 'postgresql');
+      span.set('db.namespace', schema);
+      span.set('db.collection.name', 'bookings');
+      span.set('db.operation.name', operation);
+      span.set('gatehouse.database.engine', engine.name);
+    }
+    return span;
+  }
+
+  async function call<T>(
+    operation: string,
+    work: (sql: Sql) => Promise<T>,
+    write: boolean,
+    ms: number,
+    trace?: TraceParent,
+  ): Promise<T> {
     const started = performance.now();
+    const span = trace === undefined ? null : openSpan(trace, operation);
     try {
       const result = await engine.session(work, ms);
       if (write) await engine.persisted(Math.max(1, Math.round(ms - (performance.now() - started))));
       options.onCall?.(operation, (performance.now() - started) / 1000);
       regained();
+      span?.end();
       return result;
     } catch (err) {
       // A key used again is the database answering as it should: the request is what is refused.
@@ -179,6 +201,10 @@ async function preparedDatabase(engine: Engine, options: BookingDatabaseOptions)
             : 'error';
       options.onCall?.(operation, (performance.now() - started) / 1000, failure);
       if (err instanceof DatabaseUnavailableError) lost(err.reason);
+      if (span !== null) {
+        if (failure !== undefined) span.fail(failure);
+        span.end();
+      }
       throw err;
     }
   }
@@ -187,7 +213,7 @@ async function preparedDatabase(engine: Engine, options: BookingDatabaseOptions)
     if (closed) return Promise.reject(new DatabaseUnavailableError('unavailable', 'the bookings database is closed'));
     if (!prepared)
       return Promise.reject(new DatabaseUnavailableError('unavailable', `not migrated yet: ${down ?? 'starting'}`));
-    return call(operation, work, runOptions.write ?? false, runOptions.timeoutMs ?? timeoutMs);
+    return call(operation, work, runOptions.write ?? false, runOptions.timeoutMs ?? timeoutMs, runOptions.trace);
   };
 
   const stores = new Map<BookingKind, ReturnType<typeof createSqlBookingStore>>();

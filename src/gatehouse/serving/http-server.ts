@@ -11,7 +11,7 @@ import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { BoundPort } from '../../ports';
-import { ListedHeadersResponse, markCutShort, MAX_REQUEST_HEADERS } from '../../http';
+import { ListedHeadersResponse, markCutShort } from '../../http';
 import { closeLeavingIdleConnections } from '../../platform';
 import { listenFailure } from './listen-failure';
 import { oneAtATime } from './pipelining';
@@ -43,6 +43,26 @@ export interface ListenOptions {
   keepAliveTimeoutMs?: number;
   /** A port bound beforehand (see `bindPort`), served on its first address instead of binding `host:port`. */
   bound?: BoundPort;
+  /** How long a request's headers may take to come whole before a 408, in ms. Default {@link HEADERS_TIMEOUT_MS}. */
+  headersTimeoutMs?: number;
+  /** How long a whole request, body included, may take to come before a 408, in ms. Default {@link REQUEST_TIMEOUT_MS}. */
+  requestTimeoutMs?: number;
+}
+
+/** How long a request's headers may take to come whole by default: Node's own, 60 s. */
+export const HEADERS_TIMEOUT_MS = 60_000;
+
+/** How long a whole request may take to come by default: Node's own, 5 minutes. */
+export const REQUEST_TIMEOUT_MS = 300_000;
+
+/**
+ * How often the connections are checked against those two timeouts, in ms:
+ * a tenth of the shorter, at most a second. Node checks every 30 s by
+ * default, which let headers sent one at a time hold a connection up to
+ * 90 s where 60 s is promised.
+ */
+export function timeoutCheckInterval(headersTimeoutMs: number, requestTimeoutMs: number): number {
+  return Math.max(10, Math.min(1000, Math.floor(Math.min(headersTimeoutMs, requestTimeoutMs) / 10)));
 }
 
 /**
@@ -158,20 +178,30 @@ export async function listen(handler: http.RequestListener, options: ListenOptio
   };
   const tlsFiles = options.tls ? readTlsFiles(options.tls, options.fileSizeLimit) : undefined;
   let certificate = tlsFiles && certificateValidity(tlsFiles.cert);
+  const headersTimeout = options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
+  const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  const timeouts: http.ServerOptions = {
+    headersTimeout,
+    requestTimeout,
+    connectionsCheckingInterval: timeoutCheckInterval(headersTimeout, requestTimeout),
+  };
   const server = tlsFiles
     ? https.createServer(
         {
           ...tlsFiles,
+          ...timeouts,
           requireHostHeader: false,
           handshakeTimeout: options.handshakeTimeoutMs,
           ServerResponse: ListedHeadersResponse,
         },
         serve,
       )
-    : http.createServer({ requireHostHeader: false, ServerResponse: ListedHeadersResponse }, serve);
+    : http.createServer({ ...timeouts, requireHostHeader: false, ServerResponse: ListedHeadersResponse }, serve);
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS;
-  // One field past the gateway's bound, so that a request over it shows as over it (see headerCountRefusal).
-  server.maxHeadersCount = MAX_REQUEST_HEADERS + 1;
+  // Every field reaches the gateway's own bound (headerCountRefusal), which answers with its detail on
+  // every Node: past a count, Node 20 drops fields and Node 22 and 24 refuse the request in the parser,
+  // without it. Node's header size limit still bounds how many fields a request can carry.
+  server.maxHeadersCount = 0;
   const connectionEvent = options.tls ? 'secureConnection' : 'connection';
   server.on(connectionEvent, (socket: Socket) => {
     // A connection is handed over again after an upgrade the app did not take (see ./upgrades).
