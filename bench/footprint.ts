@@ -137,8 +137,14 @@ async function measure(spec: ProcessSpec, gateway: boolean): Promise<Start> {
   } catch (err) {
     throw new Error(`${spec.name}: ${(err as Error).message}\n${server.stderr()}`);
   } finally {
-    server.child.kill('SIGKILL');
-    if (!exited) await new Promise((resolve) => server.child.once('exit', resolve));
+    // A graceful stop, so that the next start on the folder opens a database closed cleanly, as a restart does.
+    if (!exited) {
+      const gone = new Promise((resolve) => server.child.once('exit', resolve));
+      server.child.kill('SIGTERM');
+      const killer = setTimeout(() => server.child.kill('SIGKILL'), 30_000);
+      await gone;
+      clearTimeout(killer);
+    }
   }
 }
 
@@ -148,7 +154,7 @@ async function gatehouse(name: string, config: string, data: string, root = ROOT
     name,
     command: process.execPath,
     args: [join(root, 'dist', 'cli', 'main.js'), 'start', '--port', String(port), '--grpc-port', '0', '--no-watch'],
-    env: { ...process.env, LOG_LEVEL: 'silent', GATEHOUSE_DATA: data, GATEHOUSE_CONFIG: config },
+    env: { ...process.env, LOG_LEVEL: 'silent', DRAIN_DELAY_MS: '0', GATEHOUSE_DATA: data, GATEHOUSE_CONFIG: config },
     cwd: root,
     port,
   };
