@@ -7,10 +7,11 @@
  * bench/results/ (BENCH_RESULTS names another folder) and prints how they
  * compare with the newest file there before.
  *
- *   npm run bench                 both parts
+ *   npm run bench                 every part
  *   npm run bench -- http         the HTTP deployments only
  *   npm run bench -- ratelimit    the gRPC rate-limit rows and bursts only
  *   npm run bench -- tracing      what tracing costs a request (bench/tracing.ts)
+ *   npm run bench -- footprint    memory and start time against a bare Koa app (bench/footprint.ts)
  *
  * Options are environment variables (bench/harness/settings.ts): BENCH_ROUNDS,
  * BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS, BENCH_ROWS,
@@ -163,7 +164,7 @@ async function runTracingPart(settings: Settings): Promise<Goal[]> {
 }
 
 async function main(parts: string[]): Promise<number> {
-  const known = ['http', 'ratelimit', 'tracing'];
+  const known = ['http', 'ratelimit', 'tracing', 'footprint'];
   const unknown = parts.filter((p) => !known.includes(p));
   if (unknown.length) throw new Error(`unknown part ${unknown.join(', ')}; parts: ${known.join(', ')}`);
   const run = parts.length ? parts : known;
@@ -193,6 +194,16 @@ async function main(parts: string[]): Promise<number> {
   if (run.includes('tracing')) {
     ensureBuilt(ROOT);
     goals.push(...(await runTracingPart(settings)));
+  }
+  if (run.includes('footprint')) {
+    console.log(
+      `\nFootprint (bench/footprint.ts): gatehouse start from dist/ with the demo config and PGlite, against a bare Koa app (peers/bare-koa.js), each on CPU ${SERVER_CPU};\n` +
+        `${settings.rounds} interleaved round(s), each a bare Koa start, a first start (an empty data folder) and a later one; RSS of the process tree after 200 rounds of traffic.\n`,
+    );
+    const { runFootprint } = require('./footprint') as typeof import('./footprint');
+    const footprint = await runFootprint(settings.rounds);
+    console.log(footprint.text);
+    goals.push(...footprint.goals);
   }
   console.log(`\nGoals (same run, pinned):\n${formatGoals(goals)}`);
   const loadAtEnd = os.loadavg();

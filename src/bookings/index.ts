@@ -41,6 +41,7 @@ export type { Booking, BookingDraft, BookingStatus } from './types';
 export { idempotencyKeyOf, IdempotencyKeyInFlight, IdempotencyKeyReused, IDEMPOTENCY_KEY_HEADER } from './idempotency';
 export {
   openBookingDatabase,
+  reserveBookingDatabase,
   checkDatabaseUrl,
   describeDatabaseUrl,
   DatabaseUnavailableError,
@@ -53,5 +54,11 @@ export {
   type BookingDatabaseOptions,
   type DatabaseFailure,
   type Migration,
+  type ReservedBookingDatabase,
+  DEFAULT_PGLITE_COMPILER,
+  DEFAULT_PGLITE_SHARED_BUFFERS,
+  MIN_PGLITE_SHARED_BUFFERS,
+  type PgliteCompiler,
+  type PgliteSettings,
 } from './database';
 export { KINDS, BOOKING_KINDS, kindSpec, type BookingKind, type CatalogueItem, type KindSpec } from './kinds';

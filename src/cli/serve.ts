@@ -53,6 +53,8 @@ export type ServeOptions = Pick<
   | 'dataDir'
   | 'bookingStore'
   | 'databaseTimeoutMs'
+  | 'pgliteSharedBuffers'
+  | 'pgliteCompiler'
   | 'grpcMaxMessageBytes'
   | 'grpcMaxConnections'
   | 'grpcRequestTimeoutMs'
@@ -216,6 +218,8 @@ export async function serveModule(name: string, options: ServeOptions): Promise<
       databaseUrl: options.databaseUrl,
       dataDir: options.dataDir,
       databaseTimeoutMs: options.databaseTimeoutMs,
+      pgliteSharedBuffers: options.pgliteSharedBuffers,
+      pgliteCompiler: options.pgliteCompiler,
     };
     storage = await openBookingStorage({
       ...storageOptions,

@@ -2,8 +2,10 @@
  * @module cli/start-command
  * `gatehouse start`: the whole gateway from a config folder. Its ports are
  * bound first, so that a port in use is said before a first start makes
- * and migrates its data folder; a stop signal while it starts gives the
- * start up at its next step, closes what it opened, and exits 0.
+ * its data folder; a stop signal while it starts gives the start up at its
+ * next step, closes what it opened, and exits 0. It serves as soon as it
+ * listens; the bookings database opens meanwhile, and a second line says
+ * when it is open.
  */
 import { libraryName, OPTION_NAMES, tlsPair, type GatehouseOptions, type ResolvedOptions } from '../gatehouse/options';
 import type { BoundPorts } from '../gatehouse/options';
@@ -96,8 +98,20 @@ export async function start(args: readonly string[], signals: ServerSignals): Pr
   // Which folder is served matters as much as where: GATEHOUSE_CONFIG or a
   // relative --config may not be the folder the user has just edited. So does
   // where the counters and the bookings go: a data folder beside another config is another database.
+  const bookings =
+    built.bookingsState === 'none' && options.bookingStore !== 'memory'
+      ? 'none (no Mapping routes to a booking service)'
+      : gatehouse.describeStorage(options);
   process.stdout.write(
-    `gatehouse listening on ${listening.url} (${secure}${grpc}config folder ${options.configDir}; ${counters}bookings: ${gatehouse.describeStorage(options)})\n`,
+    `gatehouse listening on ${listening.url} (${secure}${grpc}config folder ${options.configDir}; ${counters}bookings: ${bookings})\n`,
   );
+  // The bookings answer 503 until their database is open: said when it is (its failure is logged).
+  if (built.bookingsState === 'opening' || built.bookingsState === 'open')
+    built.openBookings().then(
+      () => {
+        if (!signals.stopping.aborted) process.stdout.write(`gatehouse bookings open (${bookings})\n`);
+      },
+      () => undefined,
+    );
   return undefined;
 }

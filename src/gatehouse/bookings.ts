@@ -13,8 +13,10 @@ import {
   openBookingDatabase,
   type BookingData,
   type BookingDatabase,
+  type BookingDatabaseOptions,
   type BookingKind,
   type BookingStore,
+  type PgliteCompiler,
 } from '../bookings';
 import type { Logger, Metrics } from '../telemetry';
 
@@ -24,6 +26,10 @@ export interface BookingStorageOptions {
   databaseUrl?: string;
   dataDir: string;
   databaseTimeoutMs: number;
+  /** PGlite's shared buffers, in bytes; its default without. */
+  pgliteSharedBuffers?: number;
+  /** How V8 compiles PGlite's WebAssembly; its default without. */
+  pgliteCompiler?: PgliteCompiler;
   /**
    * The folder's booking data as a folder check read it: the demo bookings
    * are seeded from it. Absent: `bookings.yaml` is read, when there is one.
@@ -53,27 +59,38 @@ export function describeStorage(
     : `PGlite in ${options.dataDir}`;
 }
 
-/** Opens the bookings database the options name, seeded from the config folder's `bookings.yaml` when there is one. */
-export async function openBookingStorage(options: BookingStorageOptions): Promise<BookingStorage> {
-  if (options.bookingStore === 'memory') return {};
+/** The options of the bookings database the storage options name, seeded from the config folder's `bookings.yaml` when there is one. */
+export function bookingDatabaseOptions(
+  options: BookingStorageOptions,
+  logger: BookingDatabaseOptions['logger'],
+): BookingDatabaseOptions {
   const data =
     options.data ??
     (existsSync(join(options.configDir, BOOKINGS_FILE))
       ? loadBookingDataSync(options.configDir, options.fileSizeLimit)
       : undefined);
   const kinds = options.kinds ?? ['hotel', 'car'];
-  const database = await openBookingDatabase({
+  return {
     databaseUrl: options.databaseUrl,
     dataDir: options.dataDir,
+    pglite: { sharedBuffers: options.pgliteSharedBuffers, compiler: options.pgliteCompiler },
     timeoutMs: options.databaseTimeoutMs,
     seed: data && {
       ...(kinds.includes('hotel') ? { hotel: data.hotel_bookings } : {}),
       ...(kinds.includes('car') ? { car: data.car_bookings } : {}),
     },
-    logger: options.logger.child({ module: 'bookings' }),
+    logger,
     onCall:
       options.metrics &&
       ((operation, seconds, failure) => options.metrics!.recordDatabaseCall(operation, seconds, failure)),
-  });
+  };
+}
+
+/** Opens the bookings database the options name, seeded from the config folder's `bookings.yaml` when there is one. */
+export async function openBookingStorage(options: BookingStorageOptions): Promise<BookingStorage> {
+  if (options.bookingStore === 'memory') return {};
+  const database = await openBookingDatabase(
+    bookingDatabaseOptions(options, options.logger.child({ module: 'bookings' })),
+  );
   return { database, stores: { hotel: database.store('hotel'), car: database.store('car') } };
 }

@@ -4,8 +4,6 @@
  * gateway in front of them with its access log and metrics, the gRPC
  * rate-limit server beside it, config reload, and a graceful stop.
  */
-import compose from 'koa-compose';
-import Koa, { type Context } from 'koa';
 import {
   allowedUpgrades,
   ConfigError,
@@ -13,29 +11,18 @@ import {
   createGateway,
   createAuthStage,
   createRateLimitStage,
-  dropClaimedUser,
   type Gateway,
   type GatewayConfig,
-  type GatewayEvents,
   type GatehouseModule,
 } from '../gateway';
-import { errorHandler, hostPort, leanKoa } from '../http';
+import { hostPort } from '../http';
 import { createRateLimitGrpcServer } from '../ratelimit';
-import {
-  accessLog,
-  createLogger,
-  createMetrics,
-  createRouteCounters,
-  logAppErrors,
-  logUnexpectedError,
-  metricsHandler,
-  rejectedRequestLog,
-  type RouteCounters,
-} from '../telemetry';
-import { describeStorage, openBookingStorage } from './bookings';
+import { createLogger, createMetrics, createRouteCounters, rejectedRequestLog, type RouteCounters } from '../telemetry';
+import { describeStorage } from './bookings';
+import { bookingsOnDemand, routesToBookings } from './bookings-on-demand';
+import { createRootApp, gatewayEvents } from './root-app';
 import { createBuiltinModules } from './builtins';
 import { createGatehouseDiag } from './diag';
-import { enterFromHost } from './serving/mounted';
 import { listen, type RunningServer } from './serving/http-server';
 import { listenFailure } from './serving/listen-failure';
 import { drainFor } from './serving/drain';
@@ -51,8 +38,6 @@ import type { Gatehouse, Listening } from './types';
 import { packageVersion } from './version';
 import { createTracing, registerTraceMetrics, type Tracing } from '../tracing';
 import { describeTracing, tracingSettings } from './tracing';
-
-export const METRICS_PATH = '/gateway/v0/metrics';
 
 const VERSION = packageVersion();
 
@@ -101,21 +86,15 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   });
   registerTraceMetrics(metrics.registry, () => tracing.counts());
 
-  // Seeded from the booking data the folder check read, not from a second reading of the file.
-  const storage = await openBookingStorage({ ...options, data: files.bookings, logger, metrics }).catch(
-    async (err: unknown) => {
-      await tracing.shutdown();
-      throw err;
-    },
-  );
-  const bookingDatabase = storage.database;
+  // Opened once a Mapping routes to a booking module; seeded from the booking data the folder check read.
+  const bookings = bookingsOnDemand({ ...options, data: files.bookings, logger, metrics });
   const registry = new Map<string, GatehouseModule>();
   let gateway: Gateway | undefined;
   /** Closes what a start that failed half-way has opened: the data folder is unlocked, and nothing keeps the process alive. */
   async function abandon(): Promise<void> {
     await gateway?.close();
     await Promise.all([...registry.values()].map(async (m) => m.close?.()));
-    await bookingDatabase?.close();
+    await bookings.close();
     await tracing.shutdown();
   }
   let builtins: ReturnType<typeof createBuiltinModules>;
@@ -124,7 +103,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     builtins = createBuiltinModules({
       configDir: options.configDir,
       redisUrl: options.redisUrl,
-      bookingStores: storage.stores,
+      bookingStores: bookings.stores,
       logger,
       files,
       fileSizeLimit: options.fileSizeLimit,
@@ -139,7 +118,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   let folderReport = files.report;
   const redis = builtins.redis;
   const redisReady = redis && redisReadiness(redis.client, logger.child({ module: 'ratelimit' }));
-  const databaseReady = bookingDatabase && (() => bookingDatabase.ready());
+  const databaseReady = options.bookingStore === 'memory' ? undefined : () => bookings.ready();
 
   // diag describes the gateway built below; it reads it only when a page is asked for.
   const diag = createGatehouseDiag({
@@ -169,22 +148,18 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   });
   registry.set(diag.name, diag);
   for (const m of options.modules) registry.set(m.name, m);
+  /** Whether `next` routes to a booking module: then the database is reserved at once, and opened in the background. */
+  const wantsBookings = (next: GatewayConfig) => routesToBookings(next, registry, builtins.bookings);
+  try {
+    if (wantsBookings(config)) await bookings.want();
+  } catch (err) {
+    await abandon();
+    throw err;
+  }
 
-  const events: GatewayEvents = {
-    authDecision: (outcome) => metrics.recordAuth(outcome),
-    rateLimitDecision: (outcome) => metrics.recordRateLimit(outcome),
-    upstreamError: (route, failure) => metrics.recordUpstreamError(route, failure),
-    upstreamRetry: (route) => metrics.recordUpstreamRetry(route),
-    upstreamOverflow: (cluster, limit) => metrics.recordUpstreamOverflow(cluster, limit),
-    upstreamEjection: (cluster) => metrics.recordUpstreamEjection(cluster),
-  };
   const gatewayLogger = logger.child({ module: 'gateway' });
-  const logUnexpected = logUnexpectedError(logger);
-  // Mounted, the host's error listeners hear it too, as they hear their own app's.
-  const reportUnexpected = (err: unknown, ctx: Context): void => {
-    logUnexpected(err, ctx);
-    if (ctx.app !== app) ctx.app.emit('error', err, ctx);
-  };
+  const root = createRootApp({ trustProxy: options.trustProxy, logger, metrics, counters });
+  const { app, reportUnexpected } = root;
   // Redis and the bookings database asked together: an operator sees both when both are down.
   const dependenciesReady = allReady([redisReady, databaseReady]);
   // Set as a stop begins: a load balancer that asks takes requests elsewhere while they are still answered.
@@ -196,7 +171,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       trustProxy: options.trustProxy,
       sourceCluster: options.sourceCluster,
       errors: { onUnexpected: reportUnexpected },
-      events,
+      events: gatewayEvents(metrics),
       upstreams: { clusterDomain: options.clusterDomain, retryBufferBytes: options.retryBufferBytes },
       tls: { fileSizeLimit: options.fileSizeLimit, httpsPort: () => https.port },
       stages: {
@@ -218,28 +193,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   }
   const gw = gateway;
 
-  // One trusted hop: ctx.ip is the address the proxy wrote last, not the first, which the client wrote.
-  const app = leanKoa(new Koa({ proxy: options.trustProxy, maxIpsCount: 1 }));
-  app.silent = true;
-  // A module routed in process runs on this app's context, so the error its
-  // own error handler answers with a bare 500 (a store that failed) is emitted
-  // here: silent, the app would drop it, and the cause with it.
-  logAppErrors(app, logger);
-  // The gateway's error handler is not in front of this path: the metrics get one of their own.
-  const serveMetrics: (ctx: Context, next: Koa.Next) => Promise<void> = compose([
-    errorHandler({ onUnexpected: reportUnexpected }),
-    metricsHandler(metrics),
-  ]);
-  app.use(enterFromHost(app, { onUnexpected: reportUnexpected }));
-  app.use(accessLog({ logger, metrics, counters }));
-  app.use((ctx, next) => {
-    if (ctx.request.path !== METRICS_PATH) return next();
-    // The gateway drops a client's X-Travel-User itself; this path never reaches it.
-    dropClaimedUser(ctx.req);
-    return serveMetrics(ctx, next);
-  });
-  // The gateway's middleware in this app's own chain: a nested compose would cost a step more per request.
-  for (const middleware of gw.app.middleware) app.use(middleware);
+  root.mount(gw);
 
   let grpcServer: ReturnType<typeof createRateLimitGrpcServer> | undefined;
   let reloader: Reloader;
@@ -264,6 +218,8 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       usersText: files.usersText,
       logger,
       metrics,
+      // A folder another process holds refuses the reload that would open it.
+      beforeApply: (next) => (wantsBookings(next) ? bookings.want() : undefined),
       onApplied(next, folder) {
         config = next;
         folderReport = folder.report;
@@ -369,7 +325,13 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     gateway: gw,
     modules: registry,
     grpcServer,
-    bookingDatabase,
+    get bookingDatabase() {
+      return bookings.database;
+    },
+    get bookingsState() {
+      return bookings.state;
+    },
+    openBookings: () => bookings.opened(),
     logger,
     metrics,
     options,
@@ -408,7 +370,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         await gw.close();
         await Promise.all([...registry.values()].map(async (m) => m.close?.()));
         // Last: the booking modules answered their last request above.
-        await bookingDatabase?.close();
+        await bookings.close();
         // The spans of the last requests go out before the process does.
         await tracing.shutdown();
         logger.info('gatehouse stopped');

@@ -3,7 +3,8 @@
  * A whole Gatehouse from a config folder, as `npm start` runs it and as an
  * embedding app mounts it.
  */
-export { createGatehouse, METRICS_PATH, type Gatehouse, type Listening, type ReloadOutcome } from './gatehouse';
+export { createGatehouse, type Gatehouse, type Listening, type ReloadOutcome } from './gatehouse';
+export { METRICS_PATH } from './root-app';
 export {
   describeRedisUrl,
   isDnsDomain,

@@ -8,6 +8,7 @@ import type { BookingDatabase } from '../bookings';
 import type { Gateway, ModuleRegistry } from '../gateway';
 import type { RateLimitGrpcServer } from '../ratelimit';
 import type { Logger, Metrics } from '../telemetry';
+import type { BookingsState } from './bookings-on-demand';
 import type { ReloadOutcome } from './folder/reload';
 import type { ResolvedOptions } from './options';
 import type { Tracing } from '../tracing';
@@ -31,8 +32,26 @@ export interface Gatehouse {
   readonly modules: ModuleRegistry;
   /** The gRPC rate-limit server (not listening until `start()`); absent with `grpcPort: false`. */
   readonly grpcServer?: RateLimitGrpcServer;
-  /** The bookings database (PostgreSQL or PGlite); absent with `bookingStore: 'memory'`. */
+  /**
+   * The bookings database (PostgreSQL or PGlite) once it is open: absent
+   * with `bookingStore: 'memory'`, while no Mapping routes to a booking
+   * module (none is opened then), and while it opens.
+   */
   readonly bookingDatabase?: BookingDatabase;
+  /**
+   * Where the bookings database is: `none` (memory, or no Mapping routes to
+   * a booking module), `opening`, `open`, or `failed` (`check_ready` says why;
+   * the next reload that routes to bookings, or {@link openBookings}, tries again).
+   */
+  readonly bookingsState: BookingsState;
+  /**
+   * Opens the bookings database unless it is open or opening (a Gatehouse
+   * opens it itself only once a Mapping routes to a booking module: an app
+   * that calls the booking modules in other ways asks for it here), and
+   * resolves it once it is open; `undefined` with `bookingStore: 'memory'`.
+   * Rejects when it cannot be opened.
+   */
+  openBookings(): Promise<BookingDatabase | undefined>;
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly options: ResolvedOptions;

@@ -62,6 +62,8 @@ describe('the tour of the docs, against the demo', function () {
       logger: createLogger({ level: 'silent' }),
     });
     const listening = await gatehouse.start();
+    // A user takes the tour once the start says the bookings database is open.
+    await gatehouse.openBookings();
     port = listening.port;
     grpcPort = listening.grpcPort!;
   });

@@ -39,5 +39,7 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Running
     await gatehouse.stop();
     throw err;
   });
+  // It serves while its bookings database opens: the tests begin once bookings answer too (or failed to open).
+  if (gatehouse.bookingsState === 'opening') await gatehouse.openBookings().catch(() => undefined);
   return { gatehouse, url: listening.url, log, stop: () => gatehouse.stop() };
 }

@@ -63,6 +63,9 @@ export const TEST_ENV = { DRAIN_DELAY_MS: '0' };
 /** A server's announcement on standard output: `<name> listening on <address>[ ...]`, a whole line. */
 export const LISTENING_LINE = /^(\S+) listening on (\S+)[^\n]*\n/m;
 
+/** `gatehouse start`'s word, once it listens, that its bookings database is open. */
+export const BOOKINGS_OPEN_LINE = /^gatehouse bookings open \([^\n]*\)\n/m;
+
 export interface CliOptions {
   /** Added to the cleaned environment. */
   env?: Record<string, string>;
@@ -75,6 +78,13 @@ export interface CliOptions {
   main?: string;
   /** node's own options, given before the command (`--require`, V8 flags). */
   nodeArgs?: readonly string[];
+  /**
+   * `gatehouse start` serves while its bookings database opens, and says
+   * when it is open: by default {@link startCli} waits for that too (unless
+   * its listening line says there are none). `false`: it hands the server
+   * over as soon as it listens.
+   */
+  untilBookingsOpen?: boolean;
 }
 
 /** How a command ended and what it wrote. */
@@ -207,33 +217,39 @@ export async function startCli(args: readonly string[], given: CliOptions = {}):
   const { child, out } = spawnCli(args, options);
   if (release) child.once('exit', release);
   const timeoutMs = options.timeoutMs;
-  const line = await new Promise<RegExpExecArray>((resolve, reject) => {
-    const fail = (why: string) => {
-      cleanup();
-      child.kill('SIGKILL');
-      reject(new Error(`gatehouse ${args.join(' ')} ${why}\n${describeOutput(out)}`));
-    };
-    const onData = () => {
-      const match = LISTENING_LINE.exec(out.stdout);
-      if (match) {
+  /** Resolves the first match of `pattern` in the output, once it is written; rejects (and kills it) if the process exits first. */
+  const written = (pattern: RegExp, what: string) =>
+    new Promise<RegExpExecArray>((resolve, reject) => {
+      const fail = (why: string) => {
         cleanup();
-        resolve(match);
+        child.kill('SIGKILL');
+        reject(new Error(`gatehouse ${args.join(' ')} ${why}\n${describeOutput(out)}`));
+      };
+      const onData = () => {
+        const match = pattern.exec(out.stdout);
+        if (match) {
+          cleanup();
+          resolve(match);
+        }
+      };
+      const onExit = (code: number | null, signal: NodeJS.Signals | null) =>
+        fail(`exited (${signal ?? code}) before ${what}`);
+      const timer =
+        timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => fail(`was not ${what} within ${timeoutMs} ms`), timeoutMs);
+      function cleanup() {
+        clearTimeout(timer);
+        child.stdout!.off('data', onData);
+        child.off('exit', onExit);
       }
-    };
-    const onExit = (code: number | null, signal: NodeJS.Signals | null) =>
-      fail(`exited (${signal ?? code}) before listening`);
-    const timer =
-      timeoutMs === undefined
-        ? undefined
-        : setTimeout(() => fail(`was not listening within ${timeoutMs} ms`), timeoutMs);
-    function cleanup() {
-      clearTimeout(timer);
-      child.stdout!.off('data', onData);
-      child.off('exit', onExit);
-    }
-    child.stdout!.on('data', onData);
-    child.once('exit', onExit);
-  });
+      child.stdout!.on('data', onData);
+      child.once('exit', onExit);
+      onData();
+    });
+  const line = await written(LISTENING_LINE, 'listening');
+  if (args[0] === 'start' && options.untilBookingsOpen !== false && !/; bookings: (none|memory)/.test(line[0]))
+    await written(BOOKINGS_OPEN_LINE, 'with its bookings database open');
   const address = line[2];
   const port = Number(/:(\d+)$/.exec(address)?.[1]);
   if (!Number.isInteger(port)) throw new Error(`no port in the listening line '${line[0]}'`);

@@ -17,6 +17,8 @@ import type { Engine, Sql } from './engine';
 import { DatabaseUnavailableError, errorText, isUnavailable } from './errors';
 import { checkSchemaName, DEFAULT_SCHEMA, migrate } from './migrations';
 import { openPgliteEngine } from './pglite';
+import { reservePgliteFolder } from './pglite-folder';
+import type { PgliteSettings } from './pglite-settings';
 import { checkDatabaseUrl, createPostgresEngine } from './postgres';
 import { createSqlBookingStore, type Runner } from './sql-store';
 import type { ChildSpan, TraceParent } from '../../tracing';
@@ -46,6 +48,8 @@ export interface BookingDatabaseOptions {
   databaseUrl?: string;
   /** PGlite's data folder, made if need be; needed without `databaseUrl`. */
   dataDir?: string;
+  /** PGlite's memory settings and compiler. */
+  pglite?: PgliteSettings;
   /** The schema of the tables. Default `gatehouse`. */
   schema?: string;
   /** Longest a call may take, in ms. Default {@link DEFAULT_DATABASE_TIMEOUT_MS}. */
@@ -78,26 +82,60 @@ export interface BookingDatabase {
 
 const quiet: Pick<Logger, 'info' | 'warn' | 'error'> = { info() {}, warn() {}, error() {} };
 
+/** A bookings database reserved for this process, not opened yet. */
+export interface ReservedBookingDatabase {
+  /**
+   * Opens it: PGlite's thread started (the ready-made database put in the
+   * folder on a first start), migrated and seeded, or this rejects and the
+   * folder is unlocked; PostgreSQL migrated once it can be reached.
+   */
+  open(): Promise<BookingDatabase>;
+  /** Gives the reservation up unopened: the folder is unlocked. */
+  release(): Promise<void>;
+}
+
+/**
+ * Reserves the bookings database the options name, at once: the options
+ * checked, and for PGlite the data folder made and locked, so that a
+ * folder another process holds is said before anything else is done.
+ * Opening it (seconds) is {@link ReservedBookingDatabase.open}.
+ */
+export async function reserveBookingDatabase(options: BookingDatabaseOptions): Promise<ReservedBookingDatabase> {
+  checkSchemaName(options.schema ?? DEFAULT_SCHEMA);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS;
+  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1)
+    throw new RangeError(`the database timeout must be a whole number of ms (1 or more), got ${timeoutMs}`);
+  const logger = options.logger ?? quiet;
+  if (options.databaseUrl !== undefined) {
+    const url = options.databaseUrl;
+    checkDatabaseUrl(url, 'the database URL');
+    return {
+      open: () => preparedDatabase(createPostgresEngine({ url, statementTimeoutMs: timeoutMs }), options),
+      release: async () => undefined,
+    };
+  }
+  if (options.dataDir === undefined) throw new Error('the bookings database needs a PostgreSQL URL or a data folder');
+  const folder = await reservePgliteFolder(options.dataDir);
+  return {
+    open: async () => preparedDatabase(await openPgliteEngine({ folder, settings: options.pglite, logger }), options),
+    release: () => folder.release(),
+  };
+}
+
 /**
  * Opens the bookings database. PGlite: the folder is made, locked, migrated
  * and seeded, or this rejects. PostgreSQL: a URL that cannot be read
  * rejects; a server that cannot be reached is logged and tried again.
  */
 export async function openBookingDatabase(options: BookingDatabaseOptions): Promise<BookingDatabase> {
+  return (await reserveBookingDatabase(options)).open();
+}
+
+/** The database on `engine`, migrated and seeded (PostgreSQL: once it answers). */
+async function preparedDatabase(engine: Engine, options: BookingDatabaseOptions): Promise<BookingDatabase> {
   const schema = options.schema ?? DEFAULT_SCHEMA;
-  checkSchemaName(schema);
   const timeoutMs = options.timeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS;
-  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1)
-    throw new RangeError(`the database timeout must be a whole number of ms (1 or more), got ${timeoutMs}`);
   const logger = options.logger ?? quiet;
-  let engine: Engine;
-  if (options.databaseUrl !== undefined) {
-    checkDatabaseUrl(options.databaseUrl, 'the database URL');
-    engine = createPostgresEngine({ url: options.databaseUrl, statementTimeoutMs: timeoutMs });
-  } else {
-    if (options.dataDir === undefined) throw new Error('the bookings database needs a PostgreSQL URL or a data folder');
-    engine = await openPgliteEngine({ folder: options.dataDir, logger });
-  }
   const where = `${engine.name} (${engine.location})`;
 
   let prepared = false;
@@ -154,7 +192,13 @@ export async function openBookingDatabase(options: BookingDatabaseOptions): Prom
       const refused =
         err instanceof IdempotencyKeyReused || err instanceof IdempotencyKeyInFlight || err instanceof HttpError;
       const failure: DatabaseFailure | undefined =
-        err instanceof DatabaseUnavailableError ? err.kind : refused ? undefined : 'error';
+        err instanceof DatabaseUnavailableError
+          ? err.kind === 'timeout'
+            ? 'timeout'
+            : 'unavailable'
+          : refused
+            ? undefined
+            : 'error';
       options.onCall?.(operation, (performance.now() - started) / 1000, failure);
       if (err instanceof DatabaseUnavailableError) lost(err.reason);
       if (span !== null) {

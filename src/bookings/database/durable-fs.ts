@@ -17,7 +17,8 @@
  */
 import { promises as fsp, fsyncSync } from 'node:fs';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
-import { hookFsync, startParamsWithFsync } from '../../platform';
+// Not the index of platform: this runs on the database's thread, which needs nothing else of it.
+import { hookFsync, startParamsWithFsync } from '../../platform/pglite';
 
 /** A WAL segment's path: `.../pg_wal/000000010000000000000001`. */
 const WAL_SEGMENT = /[\\/]pg_wal[\\/][0-9A-F]{24}$/;

@@ -5,8 +5,8 @@
  * the error that says so without the password.
  */
 
-/** Why a call found the database unavailable: it failed to answer, or did not answer in time. */
-export type UnavailableKind = 'unavailable' | 'timeout';
+/** Why a call found the database unavailable: it failed to answer, did not answer in time, or is still being opened. */
+export type UnavailableKind = 'unavailable' | 'timeout' | 'opening';
 
 /**
  * The booking database cannot answer now. `message` is for clients (what,
@@ -20,7 +20,11 @@ export class DatabaseUnavailableError extends Error {
     options?: { cause?: unknown },
   ) {
     super(
-      kind === 'timeout' ? 'the booking database did not answer in time' : 'the booking database is unavailable',
+      kind === 'timeout'
+        ? 'the booking database did not answer in time'
+        : kind === 'opening'
+          ? 'the booking database is opening'
+          : 'the booking database is unavailable',
       options,
     );
     this.name = 'DatabaseUnavailableError';

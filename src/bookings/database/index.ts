@@ -6,11 +6,20 @@
  */
 export {
   openBookingDatabase,
+  reserveBookingDatabase,
   DEFAULT_DATABASE_TIMEOUT_MS,
   type BookingDatabase,
   type BookingDatabaseOptions,
   type DatabaseFailure,
+  type ReservedBookingDatabase,
 } from './database';
+export {
+  DEFAULT_PGLITE_COMPILER,
+  DEFAULT_PGLITE_SHARED_BUFFERS,
+  MIN_PGLITE_SHARED_BUFFERS,
+  type PgliteCompiler,
+  type PgliteSettings,
+} from './pglite-settings';
 export { DatabaseUnavailableError } from './errors';
 export { DataFolderInUseError } from './folder-lock';
 export { DEFAULT_SCHEMA, MIGRATIONS, SchemaTooNewError, type Migration } from './migrations';

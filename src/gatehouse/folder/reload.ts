@@ -42,6 +42,11 @@ export interface ReloaderOptions {
   usersText?: string;
   logger: Logger;
   metrics: Metrics;
+  /**
+   * Called with checked records before they serve: a rejection (a resource
+   * the new records need cannot be had) refuses the reload, naming why.
+   */
+  beforeApply?(config: GatewayConfig): Promise<void> | undefined;
   /** Called once new records serve, with the folder they were read from. */
   onApplied(config: GatewayConfig, folder: LoadedFolder): void;
   /** Each reload is a trace of its own, when tracing is on. */
@@ -150,6 +155,14 @@ export function createReloader(options: ReloaderOptions): Reloader {
     }
     const prepared = await prepare(folder.config);
     if (Array.isArray(prepared)) return prepared;
+    try {
+      await options.beforeApply?.(folder.config);
+    } catch (err) {
+      await prepared.discard();
+      const problems = [configProblem({ source: { file: configDir } }, errorText(err))];
+      gateway.reject(problems);
+      return problems;
+    }
     const refused = await reloadOwnModules();
     if (refused.length > 0) {
       await prepared.discard();

@@ -4,12 +4,16 @@
  * a statement runs, Postgres's errors keep their code and fields across the
  * thread, a transaction that throws leaves nothing behind, and a thread
  * that stops fails what it ran as an outage while the next call runs on a
- * thread started in its place.
+ * thread started in its place. Another thread shares the database through
+ * a port, its transactions taking turns with the first thread's.
  */
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { join } from 'node:path';
 import workerThreads from 'node:worker_threads';
 import { DatabaseUnavailableError } from '../../../src/bookings';
 import { openPgliteEngine } from '../../../src/bookings/database/pglite';
+import { sessionTurns, type Caller } from '../../../src/bookings/database/pglite-thread';
 import { freshDataDir } from '../../support/pglite';
 import { NO_BOUND_MS } from '../../support/polling';
 
@@ -93,5 +97,99 @@ describe('bookings/database/pglite: its thread', function () {
     } finally {
       await engine.close();
     }
+  });
+
+  it('shares its database with another thread through a port: each sees what the other committed, and a transaction sees only its own', async () => {
+    const engine = await openPgliteEngine({ folder: await freshDataDir() });
+    const port = await engine.connectPort();
+    const other = new workerThreads.Worker(
+      `const { parentPort, workerData } = require('node:worker_threads');
+       require('tsx/cjs');
+       const { pgliteEngineOverPort } = require(workerData.module);
+       const engine = pgliteEngineOverPort(workerData.port, 'shared');
+       parentPort.once('message', async () => {
+         try {
+           const rows = await engine.session((sql) => sql.transaction(async (tx) => {
+             await tx.query('INSERT INTO t VALUES (2)');
+             return tx.query('SELECT n FROM t ORDER BY n');
+           }), 30000);
+           parentPort.postMessage({ rows });
+         } catch (err) {
+           parentPort.postMessage({ error: String(err) });
+         }
+         await engine.close();
+       });`,
+      {
+        eval: true,
+        workerData: { module: join(__dirname, '../../../src/bookings/database/pglite.ts'), port },
+        transferList: [port],
+      },
+    );
+    try {
+      await engine.session((sql) => sql.query('CREATE TABLE t (n int PRIMARY KEY)'), 30_000);
+      const answered = once(other, 'message');
+      const mine = engine.session(
+        (sql) =>
+          sql.transaction(async (tx) => {
+            await tx.query('INSERT INTO t VALUES (1)');
+            // The other thread asks while this transaction is open: had its statements come in, this one would see its row.
+            other.postMessage('go');
+            await new Promise((resolve) => setTimeout(resolve, 50));
+            return tx.query('SELECT n FROM t ORDER BY n');
+          }),
+        30_000,
+      );
+      assert.deepEqual(await mine, [{ n: 1 }]);
+      const [theirs] = (await answered) as [{ rows?: unknown; error?: string }];
+      assert.deepEqual(theirs, { rows: [{ n: 1 }, { n: 2 }] });
+      assert.deepEqual(await engine.session((sql) => sql.query('SELECT n FROM t ORDER BY n'), 10_000), [
+        { n: 1 },
+        { n: 2 },
+      ]);
+    } finally {
+      await other.terminate();
+      await engine.close();
+    }
+  });
+});
+
+describe('bookings/database/pglite-thread: the turns of sessions', () => {
+  const caller = () => ({}) as Caller;
+  const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('gives the connection to one session at a time, in the order they asked, whichever thread asks', async () => {
+    const turns = sessionTurns();
+    const [a, b] = [caller(), caller()];
+    const order: string[] = [];
+    const first = turns.begin(a, 1).then(() => order.push('a1'));
+    const second = turns.begin(b, 1).then(() => order.push('b1'));
+    const third = turns.begin(a, 2).then(() => order.push('a2'));
+    await first;
+    await tick();
+    assert.deepEqual(order, ['a1']);
+    assert.equal(turns.holds(a, 1), true);
+    assert.equal(turns.holds(b, 1), false, 'a session of another thread with the same number does not hold it');
+    turns.end(b, 1);
+    await tick();
+    assert.deepEqual(order, ['a1'], 'a session that does not hold the connection cannot end the turn of one that does');
+    turns.end(a, 1);
+    await second;
+    turns.end(b, 1);
+    await third;
+    assert.deepEqual(order, ['a1', 'b1', 'a2']);
+  });
+
+  it('gives up the turn and the places of a thread that is gone', async () => {
+    const turns = sessionTurns();
+    const [a, b] = [caller(), caller()];
+    await turns.begin(a, 1);
+    let bHolds = false;
+    void turns.begin(a, 2);
+    const next = turns.begin(b, 1).then(() => (bHolds = true));
+    turns.leave(a);
+    await next;
+    assert.equal(bHolds, true);
+    turns.end(b, 1);
+    assert.equal(turns.holds(a, 2), false, "the gone thread's waiting session never gets the connection");
   });
 });

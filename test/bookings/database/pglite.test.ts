@@ -74,8 +74,19 @@ describe('bookings/database/pglite', function () {
     const engine = await openPgliteEngine({ folder: await freshDataDir() });
     try {
       let release!: () => void;
-      // Deadlines past the test's own timeout for the calls whose time is not the subject: a loaded machine slows them.
-      const busy = engine.session(() => new Promise<void>((resolve) => (release = resolve)), 600_000);
+      let holding!: () => void;
+      const held = new Promise<void>((resolve) => (holding = resolve));
+      const busy = engine.session(
+        () =>
+          new Promise<void>((resolve) => {
+            release = resolve;
+            holding();
+          }),
+        // Past the test's own timeout: a loaded machine slows the calls whose time is not the subject.
+        600_000,
+      );
+      // The connection is held: the next call waits for it.
+      await held;
       let ran = false;
       const waiting = engine.session(async (sql) => {
         ran = true;

@@ -276,6 +276,8 @@ describe('a stopping gatehouse that keeps bookings', function () {
       logger: createLogger({ destination, level: 'info' }),
     });
     const { port } = await gatehouse.start();
+    // It serves while the database opens: the bookings are what this test is about.
+    await gatehouse.openBookings();
     connections.push(await pooled(port), await pooled(port));
     // A create before the stop, which also leaves alice's credential verified.
     assert.equal((await connections[0].ask()).status, 201);
