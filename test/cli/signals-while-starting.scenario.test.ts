@@ -156,7 +156,7 @@ describe('gatehouse start, signalled while it starts for the first time', functi
     for (const moment of MOMENTS) {
       await moment.reached(start);
       if (listening()) break;
-      // Once the folder has been read (the users are its first line), a change is one the start did not see.
+      // Once it has written a line, it has read the folder: a change is one the start did not see.
       if (moment !== AS_SOON_AS_IT_CATCHES) {
         changed = true;
         extra();
