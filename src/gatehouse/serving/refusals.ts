@@ -17,7 +17,6 @@ import {
   headerCountRefusal,
   HttpError,
   jsonFormatter,
-  MAX_REQUEST_HEADERS,
   transferCodingRefusal,
   type ErrorCode,
 } from '../../http';
@@ -219,7 +218,7 @@ export function refuseExpectation(
  *   one in HTTP/1.0, a coding other than chunked). Node fails such a request
  *   only after it handed it over, when the coding leaves the body without an
  *   end it can find (`gzip`), and serves what follows an HTTP/1.0 one;
- * - more header fields than {@link MAX_REQUEST_HEADERS}, past which Node
+ * - more header fields than `MAX_REQUEST_HEADERS` (../../http), past which Node
  *   drops fields from the request while still framing its body by them.
  */
 export function checkingRequests(handler: http.RequestListener, onRejected?: RejectedListener): http.RequestListener {
@@ -243,8 +242,12 @@ function loggedTarget(req: http.IncomingMessage): string | undefined {
   return url.charCodeAt(0) === 47 ? url.split('?', 1)[0] : undefined;
 }
 
-/** Answers a request with the error body and closes the connection: what follows it cannot be read reliably. */
-function refuse(
+/**
+ * Answers a request with the error body, told to the access log; over
+ * HTTP/1.1 the connection closes after it: what follows it cannot be read
+ * reliably.
+ */
+export function refuse(
   req: http.IncomingMessage,
   res: http.ServerResponse,
   refusal: HttpError,
