@@ -33,7 +33,7 @@ function wiredGateway() {
         counters,
       }),
   });
-  const diagMiddleware = diag.app!.middleware as Koa.Middleware[];
+  const diagMiddleware = diag.app!.middleware;
 
   const app = new Koa();
   app.silent = true;
@@ -108,8 +108,17 @@ describe('diag, cors and telemetry wired as in the gateway', () => {
     assert.deepEqual([route.requests, route.clientErrors, route.errors], [2, 1, 0]);
     assert.equal(out.lines.at(-1)?.user, 'ops');
     const scrape = await request(server).get('/gateway/v0/metrics').expect(200);
-    assert.match(scrape.text, /gatehouse_http_requests_total\{route="diag",method="OPTIONS",status="204"\} 1/);
-    assert.match(scrape.text, /gatehouse_http_requests_total\{route="diag",method="GET",status="401"\} 1/);
-    assert.match(scrape.text, /gatehouse_http_requests_total\{route="diag",method="GET",status="200"\} 1/);
+    assert.match(
+      scrape.text,
+      /gatehouse_http_requests_total\{route="diag",method="OPTIONS",status="204",protocol="HTTP\/1\.1"\} 1/,
+    );
+    assert.match(
+      scrape.text,
+      /gatehouse_http_requests_total\{route="diag",method="GET",status="401",protocol="HTTP\/1\.1"\} 1/,
+    );
+    assert.match(
+      scrape.text,
+      /gatehouse_http_requests_total\{route="diag",method="GET",status="200",protocol="HTTP\/1\.1"\} 1/,
+    );
   });
 });

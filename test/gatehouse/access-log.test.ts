@@ -221,7 +221,13 @@ describe('gatehouse access log of requests the server answers itself', function 
       ],
     );
     const scrape = await request(running.url).get('/gateway/v0/metrics').expect(200);
-    assert.match(scrape.text, /gatehouse_http_requests_total\{route="unmatched",method="OTHER",status="431"\} 1/);
-    assert.match(scrape.text, /gatehouse_http_requests_total\{route="unmatched",method="CONNECT",status="501"\} 1/);
+    assert.match(
+      scrape.text,
+      /gatehouse_http_requests_total\{route="unmatched",method="OTHER",status="431",protocol="HTTP\/1\.1"\} 1/,
+    );
+    assert.match(
+      scrape.text,
+      /gatehouse_http_requests_total\{route="unmatched",method="CONNECT",status="501",protocol="HTTP\/1\.1"\} 1/,
+    );
   });
 });

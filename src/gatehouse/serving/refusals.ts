@@ -17,6 +17,7 @@ import {
   headerCountRefusal,
   HttpError,
   jsonFormatter,
+  protocolOf,
   transferCodingRefusal,
   type ErrorCode,
 } from '../../http';
@@ -31,6 +32,8 @@ export interface Rejected {
   remote?: string;
   /** The request id it was answered with: the client's when well-formed. */
   requestId?: string;
+  /** HTTP/1.1 or HTTP/2, when the request could be read. */
+  protocol?: string;
 }
 
 /** Told of each request the server answers itself, with the registry's code of the error it was answered with. */
@@ -187,6 +190,7 @@ export function answerConnect(req: http.IncomingMessage, socket: Duplex, onRejec
       method: 'CONNECT',
       target,
       remote: req.socket.remoteAddress,
+      protocol: protocolOf(req),
       requestId: answer.requestId,
     },
     refusal.code,
@@ -260,6 +264,7 @@ export function refuse(
       method: req.method,
       target: loggedTarget(req),
       remote: req.socket.remoteAddress,
+      protocol: protocolOf(req),
       requestId: answer.requestId,
     },
     refusal.code,
@@ -290,6 +295,7 @@ export function refuseOnConnection(
       method: req.method,
       target: loggedTarget(req),
       remote: req.socket.remoteAddress,
+      protocol: protocolOf(req),
       requestId: answer.requestId,
     },
     refusal.code,
