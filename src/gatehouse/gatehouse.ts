@@ -51,7 +51,8 @@ import type { Gatehouse, Listening } from './types';
 
 export const METRICS_PATH = '/gateway/v0/metrics';
 
-const VERSION: string = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')).version;
+const VERSION = (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string })
+  .version;
 
 export type { ReloadOutcome } from './folder/reload';
 export type { Gatehouse, Listening } from './types';
@@ -100,7 +101,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   /** Closes what a start that failed half-way has opened: the data folder is unlocked, and nothing keeps the process alive. */
   async function abandon(): Promise<void> {
     await gateway?.close();
-    await Promise.all([...registry.values()].map((m) => m.close?.()));
+    await Promise.all([...registry.values()].map(async (m) => m.close?.()));
     await bookingDatabase?.close();
   }
   let builtins: ReturnType<typeof createBuiltinModules>;
@@ -200,7 +201,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     if (ctx.request.path !== METRICS_PATH) return next();
     // The gateway drops a client's X-Travel-User itself; this path never reaches it.
     dropClaimedUser(ctx.req);
-    return serveMetrics(ctx, next);
+    return serveMetrics(ctx, next) as Promise<void>;
   });
   // The gateway's middleware in this app's own chain: a nested compose would cost a step more per request.
   for (const middleware of gw.app.middleware) app.use(middleware);
@@ -256,6 +257,11 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       tls: options.tls,
       fileSizeLimit: options.fileSizeLimit,
       keepAliveTimeoutMs: options.keepAliveTimeoutMs,
+      http2: options.http2,
+      http2Limits: {
+        maxConcurrentStreams: options.http2MaxConcurrentStreams,
+        maxSessionMemoryMib: options.http2MaxSessionMemory,
+      },
       bound: options.ports?.http,
       onRejected: rejectedRequestLog({ logger, metrics, counters }),
     }).catch((err: unknown) => {
@@ -318,7 +324,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         await Promise.all([server?.close(options.shutdownGraceMs), grpcServer?.stop()]);
         await reloader.stop();
         await gw.close();
-        await Promise.all([...registry.values()].map((m) => m.close?.()));
+        await Promise.all([...registry.values()].map(async (m) => m.close?.()));
         // Last: the booking modules answered their last request above.
         await bookingDatabase?.close();
         logger.info('gatehouse stopped');

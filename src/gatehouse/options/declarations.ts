@@ -10,6 +10,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileSystemSource } from '../../files';
 import { abortSignal, boundPorts, configSource, logger, modules, tlsFiles } from './code-values';
 import { option, type ServeOnly } from './declaration';
+import { HTTP2_OPTIONS } from './declarations-http2';
 import {
   boolean,
   bytes,
@@ -184,6 +185,7 @@ export const OPTIONS = {
     more: '([keep-alive](#keep-alive))',
     commands: ['start'],
   }),
+  ...HTTP2_OPTIONS,
   bodyLimit: option({
     kind: bytes(0),
     flag: '--body-limit',
