@@ -38,6 +38,12 @@ export interface ListenOptions {
   handshakeTimeoutMs?: number;
   /** How long an idle keep-alive connection is kept, in ms. Default {@link KEEP_ALIVE_TIMEOUT_MS}. */
   keepAliveTimeoutMs?: number;
+  /**
+   * How long a request's head may take to come, in ms; the same bounds a
+   * connection's first bytes (the HTTP/2 preface) and its SETTINGS. Default
+   * Node's, 60 s.
+   */
+  headersTimeoutMs?: number;
   /** A port bound beforehand (see `bindPort`), served on its first address instead of binding `host:port`. */
   bound?: BoundPort;
   /** Serve HTTP/2 beside HTTP/1.1 (h2c with prior knowledge; `h2` by ALPN over TLS). Default true. */
@@ -126,6 +132,7 @@ export async function listen(handler: http.RequestListener, options: ListenOptio
     taken: (socket) => open.has(socket),
   });
   const server = http1.server;
+  if (options.headersTimeoutMs !== undefined) server.headersTimeout = options.headersTimeoutMs;
   const http2 = withHttp2
     ? createHttp2Serving({
         handler: checked,

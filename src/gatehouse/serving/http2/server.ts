@@ -130,7 +130,9 @@ export function createHttp2Serving(options: Http2ServingOptions): Http2Serving {
     session.on('error', ignore);
     let settled = 0;
     const handshake = setTimeout(() => {
-      if (settled < 2 && !session.destroyed) session.destroy(undefined, constants.NGHTTP2_SETTINGS_TIMEOUT);
+      if (settled >= 2 || session.destroyed) return;
+      session.goaway(constants.NGHTTP2_SETTINGS_TIMEOUT);
+      session.destroy();
     }, options.handshakeTimeoutMs);
     handshake.unref();
     const settle = () => {
