@@ -24,6 +24,13 @@ export const MAX_CONCURRENT_STREAMS = 100;
 /** Node's default per-connection memory bound (MiB), kept: 100 streams' windows and a few answers queued fit in it. */
 export const MAX_SESSION_MEMORY_MIB = 10;
 
+/**
+ * Streams a connection may open before the share of them its client resets
+ * early is judged (half or more closes it): Envoy's rule against rapid
+ * reset, at the count a client that cancels now and then never reaches.
+ */
+export const PREMATURE_RESET_MIN_STREAMS = 100;
+
 /** The pseudo-headers of a request (`:method`, `:scheme`, `:authority`, `:path`), which Node counts with its fields. */
 const PSEUDO_HEADERS = 4;
 
@@ -38,6 +45,25 @@ export function maxHeaderListSize(): number {
 }
 
 /**
+ * The size of a header list as HPACK counts it (RFC 9113 §6.5.2), from
+ * Node's raw list (name, value, name...). Node holds a request to
+ * `maxHeaderListSize` only once its client has acknowledged the SETTINGS
+ * that announce it: a client that never does could send lists of any size.
+ */
+export function headerListSize(raw: readonly string[]): number {
+  let size = 0;
+  for (let i = 0; i < raw.length; i += 2) size += raw[i].length + raw[i + 1].length + 32;
+  return size;
+}
+
+/**
+ * How long a client may take to acknowledge the gateway's SETTINGS, at
+ * most, in ms: until it does, Node does not hold its requests to the
+ * header list size. A client acknowledges them as soon as they arrive.
+ */
+export const SETTINGS_TIMEOUT_MS = 10_000;
+
+/**
  * Node's HTTP/2 server options for `limits`. Each bound, and what a client
  * past it gets:
  * - `maxConcurrentStreams`: a stream opened over it is refused
@@ -50,9 +76,9 @@ export function maxHeaderListSize(): number {
  * - `maxSettings`, `maxOutstandingPings`: entries in one SETTINGS frame,
  *   pings of the gateway's own unanswered;
  * - `maxSessionMemory`: past it new streams are refused.
- * Floods of PING, SETTINGS and RST_STREAM frames are bounded by nghttp2
- * itself (1000 acknowledgements queued; 1000 resets at once, then 33 a
- * second), which closes such a connection.
+ * Floods of PING and SETTINGS frames are bounded by nghttp2 itself (1000
+ * acknowledgements queued), which closes such a connection; resets by the
+ * gateway (see {@link PREMATURE_RESET_MIN_STREAMS}).
  */
 export function http2ServerOptions(limits: Http2Limits = {}): ServerOptions {
   return {

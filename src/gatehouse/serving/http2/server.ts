@@ -14,7 +14,14 @@ import http2, { constants, type ServerHttp2Session, type ServerHttp2Stream } fro
 import type { Socket } from 'node:net';
 import { HttpError, markCutShort } from '../../../http';
 import { refuse, type RejectedListener } from '../refusals';
-import { http2ServerOptions, type Http2Limits } from './limits';
+import {
+  headerListSize,
+  http2ServerOptions,
+  maxHeaderListSize,
+  PREMATURE_RESET_MIN_STREAMS,
+  SETTINGS_TIMEOUT_MS,
+  type Http2Limits,
+} from './limits';
 import { Http2Request, REQUEST } from './request';
 import { Http2Response, RESPONSE } from './response';
 
@@ -47,23 +54,44 @@ export interface Http2Serving {
   cut(): void;
 }
 
-/** What the listener keeps on a connection's socket for HTTP/2. */
-const SESSION = Symbol('http2 session');
-const OPEN_STREAMS = Symbol('streams open');
-type Carrying = Socket & { [SESSION]?: ServerHttp2Session; [OPEN_STREAMS]?: number };
-/** Where a session keeps the socket it was made on, as accepted (not Node's proxy of it). */
-const SESSION_SOCKET = Symbol('session socket');
-type Session = ServerHttp2Session & { [SESSION_SOCKET]?: Carrying };
+/** What the listener keeps of an HTTP/2 connection. */
+interface Connection {
+  readonly socket: Socket;
+  readonly session: ServerHttp2Session;
+  /** Streams open now. */
+  open: number;
+  /** Streams begun, and those of them the client reset before their answer was done. */
+  streams: number;
+  resets: number;
+}
+const CONNECTION = Symbol('http2 connection');
+type Carrying = { [CONNECTION]?: Connection };
 type Stream = ServerHttp2Stream & { [REQUEST]?: Http2Request; [RESPONSE]?: Http2Response };
 
 function ignore(): void {}
+
+/**
+ * A connection whose client resets most of the streams it opens before
+ * they are answered (HTTP/2 "rapid reset", CVE-2023-44487) makes the
+ * gateway start work it then throws away: once it has opened
+ * {@link PREMATURE_RESET_MIN_STREAMS} streams, and reset at least half,
+ * it is closed with ENHANCE_YOUR_CALM, as Envoy closes it.
+ */
+function countReset(connection: Connection): void {
+  connection.resets++;
+  if (connection.resets < PREMATURE_RESET_MIN_STREAMS || connection.resets * 2 < connection.streams) return;
+  const session = connection.session;
+  if (session.destroyed) return;
+  session.goaway(constants.NGHTTP2_ENHANCE_YOUR_CALM);
+  session.destroy();
+}
 
 /** Builds the HTTP/2 side of a listener. */
 export function createHttp2Serving(options: Http2ServingOptions): Http2Serving {
   const { handler, onRejected } = options;
   const server = http2.createServer(http2ServerOptions(options.limits));
-  const sockets = new Set<Carrying>();
-  let accepting: Carrying | undefined;
+  const connections = new Set<Connection>();
+  let accepting: Socket | undefined;
   let draining = false;
   let cutting = false;
 
@@ -78,9 +106,12 @@ export function createHttp2Serving(options: Http2ServingOptions): Http2Serving {
     const res = this[RESPONSE];
     const req = this[REQUEST];
     if (res === undefined || req === undefined) return;
-    const socket = req.socket as Carrying;
-    socket[OPEN_STREAMS] = (socket[OPEN_STREAMS] ?? 1) - 1;
-    if (cutting && !res.writableFinished) markCutShort(res as never, 'shutdown');
+    const connection = (req.socket as Carrying)[CONNECTION]!;
+    connection.open--;
+    if (!res.writableFinished) {
+      if (cutting) markCutShort(res as never, 'shutdown');
+      else if (this.rstCode !== undefined && this.rstCode !== constants.NGHTTP2_NO_ERROR) countReset(connection);
+    }
     res.streamClosed();
     req.streamClosed();
   }
@@ -91,8 +122,11 @@ export function createHttp2Serving(options: Http2ServingOptions): Http2Serving {
     if (req !== undefined && !req.complete && !this.closed) this.close(constants.NGHTTP2_NO_ERROR);
   }
 
+  const maxListSize = maxHeaderListSize();
+
   /** What HTTP/2 asks of a server before the app: refused here with the error body, as over HTTP/1.1. */
-  function refusal(req: Http2Request, res: Http2Response): HttpError | undefined {
+  function refusal(req: Http2Request, res: Http2Response, raw: readonly string[]): HttpError | undefined {
+    if (headerListSize(raw) > maxListSize) return HttpError.of('HEADERS_TOO_LARGE');
     const headers = req.headers;
     if (req.method === 'CONNECT') return HttpError.of('CONNECT_NOT_SUPPORTED');
     const authority = headers[':authority'];
@@ -105,35 +139,51 @@ export function createHttp2Serving(options: Http2ServingOptions): Http2Serving {
     return undefined;
   }
 
-  server.on('stream', (stream: Stream, headers: http2.IncomingHttpHeaders, _flags: number, rawHeaders: string[]) => {
-    const socket = (stream.session as Session)[SESSION_SOCKET]!;
-    socket[OPEN_STREAMS] = (socket[OPEN_STREAMS] ?? 0) + 1;
+  function onStream(
+    this: ServerHttp2Session & Carrying,
+    stream: Stream,
+    headers: http2.IncomingHttpHeaders,
+    _flags: number,
+    rawHeaders: string[],
+  ): void {
+    const connection = this[CONNECTION]!;
+    connection.streams++;
+    // Reset before its turn came (a client resetting streams as fast as it opens them): nothing to answer.
+    if (stream.destroyed) {
+      countReset(connection);
+      return;
+    }
+    connection.open++;
     stream.on('error', ignore);
     stream.once('close', onStreamClose);
     stream.once('finish', onAnswered);
-    const req = new Http2Request(stream, headers, rawHeaders, socket);
+    const req = new Http2Request(stream, headers, rawHeaders, connection.socket);
     const res = new Http2Response(stream, req);
-    if (draining) closeSoon(socket[SESSION]!);
-    const refused = refusal(req, res);
+    if (draining) closeSoon(this);
+    const refused = refusal(req, res, rawHeaders);
     if (refused !== undefined) refuse(req as never, res as never, refused, onRejected);
     else handler(req as never, res as never);
-  });
+  }
 
-  server.on('session', (session: Session) => {
-    const socket = accepting!;
-    session[SESSION_SOCKET] = socket;
-    socket[SESSION] = session;
-    socket[OPEN_STREAMS] = 0;
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
+  server.on('session', (session: ServerHttp2Session & Carrying) => {
+    const socket = accepting! as Socket & Carrying;
+    const connection: Connection = { socket, session, open: 0, streams: 0, resets: 0 };
+    session[CONNECTION] = connection;
+    socket[CONNECTION] = connection;
+    connections.add(connection);
+    socket.once('close', () => connections.delete(connection));
+    session.on('stream', onStream);
     // A reset connection, or one closed for what its client sent, is the client's business.
     session.on('error', ignore);
     let settled = 0;
-    const handshake = setTimeout(() => {
-      if (settled >= 2 || session.destroyed) return;
-      session.goaway(constants.NGHTTP2_SETTINGS_TIMEOUT);
-      session.destroy();
-    }, options.handshakeTimeoutMs);
+    const handshake = setTimeout(
+      () => {
+        if (settled >= 2 || session.destroyed) return;
+        session.goaway(constants.NGHTTP2_SETTINGS_TIMEOUT);
+        session.destroy();
+      },
+      Math.min(options.handshakeTimeoutMs, SETTINGS_TIMEOUT_MS),
+    );
     handshake.unref();
     const settle = () => {
       if (++settled === 2) clearTimeout(handshake);
@@ -143,7 +193,7 @@ export function createHttp2Serving(options: Http2ServingOptions): Http2Serving {
     session.once('close', () => clearTimeout(handshake));
     if (options.idleTimeoutMs > 0) {
       session.setTimeout(options.idleTimeoutMs, () => {
-        if ((socket[OPEN_STREAMS] ?? 0) === 0 && !session.closed) session.close();
+        if (connection.open === 0 && !session.closed) session.close();
       });
     }
   });
@@ -159,20 +209,17 @@ export function createHttp2Serving(options: Http2ServingOptions): Http2Serving {
       }
     },
     get connections() {
-      return sockets.size;
+      return connections.size;
     },
     drain() {
       draining = true;
-      for (const socket of sockets) {
-        const session = socket[SESSION];
-        if (session !== undefined && !session.closed && !session.destroyed) session.close();
-      }
+      for (const { session } of connections) if (!session.closed && !session.destroyed) session.close();
     },
     cut() {
       draining = true;
       cutting = true;
-      for (const socket of sockets) socket[SESSION]?.destroy();
-      for (const socket of sockets) socket.destroy();
+      for (const { session } of connections) session.destroy();
+      for (const { socket } of connections) socket.destroy();
     },
   };
 }
