@@ -10,6 +10,7 @@ import { createGateway, type Gateway } from '../../../../src/gateway';
 import { overriddenMethods } from '../../../../src/gateway/request/override/method-override';
 import { basic } from '../../../auth/support';
 import { close, configOf, echoModule, listen, mapping, registry, send, sendRaw } from '../../helpers';
+import { REROUTING_OVERRIDES } from '../../hostile-requests';
 import { overrideRig, REFUSED } from './override-rig';
 
 describe('method overrides', () => {
@@ -103,15 +104,7 @@ describe('method overrides', () => {
   });
 
   it('answers 400 to an override that would take the request to another Mapping', async () => {
-    const asks: { path: string; headers?: Record<string, string> }[] = [
-      { path: '/items/1', headers: { 'X-HTTP-Method-Override': 'DELETE' } },
-      { path: '/items/1', headers: { 'X-HTTP-Method-Override': 'delete' } },
-      { path: '/items/1', headers: { 'X-HTTP-Method': 'DELETE' } },
-      { path: '/items/1', headers: { 'X-Method-Override': 'DELETE' } },
-      { path: '/items/1', headers: { 'X-HTTP-Method-Override': 'POST, DELETE' } },
-      { path: '/items/1?_method=DELETE' },
-      { path: '/items/1?x=1&_method=delete' },
-    ];
+    const asks = REROUTING_OVERRIDES;
     for (const { path, headers } of asks) {
       const res = await send(base, path, { method: 'POST', headers });
       assert.equal(res.status, 400, `${path} ${JSON.stringify(headers)}: ${res.text}`);
