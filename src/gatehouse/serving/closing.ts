@@ -107,5 +107,6 @@ export async function closeServer(listener: Closable, graceMs: number): Promise<
     done = true;
     clearInterval(idle);
     clearTimeout(timer);
+    listener.http2?.stop();
   }
 }

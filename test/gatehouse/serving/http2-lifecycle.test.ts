@@ -115,6 +115,20 @@ describe('gatehouse/serving: HTTP/2 connections through a drain and a close', ()
     }
   });
 
+  it('closes a connection with no stream open once the keep-alive timeout has passed', async () => {
+    const server = await listen(slowHandler().handler, { host: '127.0.0.1', port: 0, keepAliveTimeoutMs: 200 });
+    const session = await h2Connect(`http://127.0.0.1:${server.port}`);
+    try {
+      assert.equal((await h2Request(session, '/x')).text, 'ok');
+      const [code] = (await once(session, 'goaway')) as [number];
+      assert.equal(code, http2.constants.NGHTTP2_NO_ERROR);
+      await once(session, 'close');
+    } finally {
+      session.destroy();
+      await server.close(0);
+    }
+  });
+
   describe('with HTTP/2 off', () => {
     let server: RunningServer;
     before(async () => {

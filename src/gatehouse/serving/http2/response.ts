@@ -42,6 +42,20 @@ function checkHeader(name: string, value: HeaderValue | undefined): void {
   } else for (const one of value) if (INVALID_VALUE_CHAR.test(one)) validateHeaderValue(name, one);
 }
 
+/** Header names set before, by the lower-case form HTTP/2 sends: names come from code and upstreams, a few dozen. */
+const LOWER = new Map<string, string>();
+const MAX_NAMES = 1024;
+
+/** `name` in lower case, remembered for the next answer that sets it. */
+function lowerCase(name: string): string {
+  let lower = LOWER.get(name);
+  if (lower === undefined) {
+    lower = name.toLowerCase();
+    if (LOWER.size < MAX_NAMES) LOWER.set(name, lower);
+  }
+  return lower;
+}
+
 function headersSentError(): NodeJS.ErrnoException {
   const err: NodeJS.ErrnoException = new Error('Cannot set headers after they are sent to the client');
   err.code = 'ERR_HTTP_HEADERS_SENT';
@@ -49,7 +63,7 @@ function headersSentError(): NodeJS.ErrnoException {
 }
 
 function onStreamFinish(this: ResponseStream): void {
-  this[RESPONSE]?.emit('finish');
+  this[RESPONSE]?.finish();
 }
 
 function onStreamDrain(this: ResponseStream): void {
@@ -77,6 +91,7 @@ export class Http2Response extends Stream {
   private headers: OutgoingHttpHeaders = Object.create(null) as OutgoingHttpHeaders;
   private ending = false;
   private closed = false;
+  private finishEmitted = false;
 
   constructor(stream: ServerHttp2Stream, req: Http2Request) {
     super();
@@ -117,7 +132,7 @@ export class Http2Response extends Stream {
   setHeader(name: string, value: HeaderValue): this {
     if (this.stream.headersSent) throw headersSentError();
     checkHeader(name, value);
-    const key = name.toLowerCase();
+    const key = lowerCase(name);
     if (CONNECTION_SPECIFIC.has(key)) return this;
     const first = Array.isArray(value) && value.length > 1 && SINGLE_VALUE.has(key) ? (value[0] as string) : undefined;
     this.headers[key] = first ?? (value as OutgoingHttpHeader);
@@ -132,16 +147,16 @@ export class Http2Response extends Stream {
   }
 
   getHeader(name: string): OutgoingHttpHeader | undefined {
-    return this.headers[name.toLowerCase()];
+    return this.headers[lowerCase(name)];
   }
 
   hasHeader(name: string): boolean {
-    return this.headers[name.toLowerCase()] !== undefined;
+    return this.headers[lowerCase(name)] !== undefined;
   }
 
   removeHeader(name: string): void {
     if (this.stream.headersSent) throw headersSentError();
-    const key = name.toLowerCase();
+    const key = lowerCase(name);
     if (key === 'date') this.sendDate = false;
     delete this.headers[key];
   }
@@ -228,7 +243,8 @@ export class Http2Response extends Stream {
       return this;
     }
     if (done) this.once('finish', done);
-    stream.once('finish', onStreamFinish);
+    // Told as the stream finishes to whoever waits for it already; otherwise as the stream closes (see streamClosed).
+    if (this.listenerCount('finish') > 0) stream.once('finish', onStreamFinish);
     const body = data !== undefined && data !== null && data.length > 0 && !stream.headRequest;
     this.ending = true;
     if (!stream.headersSent) this.respond(!body);
@@ -265,9 +281,17 @@ export class Http2Response extends Stream {
     this.trailers = { ...this.trailers, ...trailers };
   }
 
+  /** Emits `finish` once: the whole answer is handed to the connection. */
+  finish(): void {
+    if (this.finishEmitted) return;
+    this.finishEmitted = true;
+    this.emit('finish');
+  }
+
   /** The stream closed: the response says so, as Node's does when its connection closes. */
   streamClosed(): void {
     this.closed = true;
+    if (this.stream.writableFinished) this.finish();
     this.emit('close');
   }
 

@@ -52,6 +52,8 @@ export interface Http2Serving {
   drain(): void;
   /** Closes every connection at once; answers still under way are logged as cut by the shutdown. */
   cut(): void;
+  /** Stops looking for idle connections: the listener is closed. */
+  stop(): void;
 }
 
 /** What the listener keeps of an HTTP/2 connection. */
@@ -63,6 +65,8 @@ interface Connection {
   /** Streams begun, and those of them the client reset before their answer was done. */
   streams: number;
   resets: number;
+  /** The idle sweep at which its last stream closed (see {@link createHttp2Serving}'s `sweepIdle`). */
+  idleSince: number;
 }
 const CONNECTION = Symbol('http2 connection');
 type Carrying = { [CONNECTION]?: Connection };
@@ -94,6 +98,24 @@ export function createHttp2Serving(options: Http2ServingOptions): Http2Serving {
   let accepting: Socket | undefined;
   let draining = false;
   let cutting = false;
+  /**
+   * Connections with no stream open are closed once a whole idle timeout
+   * has passed: a sweep a quarter of it apart counts the time, rather than
+   * a timer per connection that every frame would have to push back.
+   */
+  let sweeps = 0;
+  const idleSweeps = 4;
+  const sweeper =
+    options.idleTimeoutMs > 0
+      ? setInterval(() => {
+          sweeps++;
+          for (const connection of connections) {
+            const { session } = connection;
+            if (connection.open === 0 && sweeps - connection.idleSince > idleSweeps && !session.closed) session.close();
+          }
+        }, options.idleTimeoutMs / idleSweeps)
+      : undefined;
+  sweeper?.unref();
 
   /** Closes `session` once what it sent in this read is in: a GOAWAY names the last stream it takes. */
   function closeSoon(session: ServerHttp2Session): void {
@@ -107,7 +129,7 @@ export function createHttp2Serving(options: Http2ServingOptions): Http2Serving {
     const req = this[REQUEST];
     if (res === undefined || req === undefined) return;
     const connection = (req.socket as Carrying)[CONNECTION]!;
-    connection.open--;
+    if (--connection.open === 0) connection.idleSince = sweeps;
     if (!res.writableFinished) {
       if (cutting) markCutShort(res as never, 'shutdown');
       else if (this.rstCode !== undefined && this.rstCode !== constants.NGHTTP2_NO_ERROR) countReset(connection);
@@ -156,8 +178,8 @@ export function createHttp2Serving(options: Http2ServingOptions): Http2Serving {
     connection.open++;
     stream.on('error', ignore);
     stream.once('close', onStreamClose);
-    stream.once('finish', onAnswered);
     const req = new Http2Request(stream, headers, rawHeaders, connection.socket);
+    if (!req.complete) stream.once('finish', onAnswered);
     const res = new Http2Response(stream, req);
     if (draining) closeSoon(this);
     const refused = refusal(req, res, rawHeaders);
@@ -167,7 +189,7 @@ export function createHttp2Serving(options: Http2ServingOptions): Http2Serving {
 
   server.on('session', (session: ServerHttp2Session & Carrying) => {
     const socket = accepting! as Socket & Carrying;
-    const connection: Connection = { socket, session, open: 0, streams: 0, resets: 0 };
+    const connection: Connection = { socket, session, open: 0, streams: 0, resets: 0, idleSince: sweeps };
     session[CONNECTION] = connection;
     socket[CONNECTION] = connection;
     connections.add(connection);
@@ -191,11 +213,6 @@ export function createHttp2Serving(options: Http2ServingOptions): Http2Serving {
     session.once('remoteSettings', settle);
     session.once('localSettings', settle);
     session.once('close', () => clearTimeout(handshake));
-    if (options.idleTimeoutMs > 0) {
-      session.setTimeout(options.idleTimeoutMs, () => {
-        if (connection.open === 0 && !session.closed) session.close();
-      });
-    }
   });
 
   return {
@@ -214,6 +231,9 @@ export function createHttp2Serving(options: Http2ServingOptions): Http2Serving {
     drain() {
       draining = true;
       for (const { session } of connections) if (!session.closed && !session.destroyed) session.close();
+    },
+    stop() {
+      clearInterval(sweeper);
     },
     cut() {
       draining = true;
