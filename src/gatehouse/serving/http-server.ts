@@ -44,6 +44,8 @@ export interface ListenOptions {
    * Node's, 60 s.
    */
   headersTimeoutMs?: number;
+  /** How long a whole request, body included, may take to come, in ms. Default Node's, 300 s. */
+  requestTimeoutMs?: number;
   /** A port bound beforehand (see `bindPort`), served on its first address instead of binding `host:port`. */
   bound?: BoundPort;
   /** Serve HTTP/2 beside HTTP/1.1 (h2c with prior knowledge; `h2` by ALPN over TLS). Default true. */
@@ -133,12 +135,14 @@ export async function listen(handler: http.RequestListener, options: ListenOptio
   });
   const server = http1.server;
   if (options.headersTimeoutMs !== undefined) server.headersTimeout = options.headersTimeoutMs;
+  if (options.requestTimeoutMs !== undefined) server.requestTimeout = options.requestTimeoutMs;
   const http2 = withHttp2
     ? createHttp2Serving({
         handler: checked,
         limits: options.http2Limits,
         handshakeTimeoutMs: server.headersTimeout,
         idleTimeoutMs: server.keepAliveTimeout,
+        requestTimeoutMs: server.requestTimeout,
         onRejected,
       })
     : undefined;

@@ -129,6 +129,31 @@ describe('gatehouse/serving: HTTP/2 connections through a drain and a close', ()
     }
   });
 
+  it('answers 408 to a request whose body has not all come within the request timeout, and keeps its connection', async () => {
+    const handler: http.RequestListener = (req, res) => {
+      req.on('error', (err: Error & { status?: number }) => {
+        res.statusCode = err.status ?? 500;
+        res.end(err.message);
+      });
+      req.resume();
+      req.on('end', () => res.end('whole'));
+    };
+    const server = await listen(handler, { host: '127.0.0.1', port: 0, requestTimeoutMs: 300 });
+    const session = await h2Connect(`http://127.0.0.1:${server.port}`);
+    try {
+      const stream = session.request({ ':method': 'POST', ':path': '/upload' }, { endStream: false });
+      stream.write('the first part, and nothing after it');
+      const [headers] = (await once(stream, 'response')) as [http2.IncomingHttpHeaders];
+      assert.equal(headers[':status'], 408);
+      stream.resume();
+      await once(stream, 'close');
+      assert.equal((await h2Request(session, '/x', { method: 'POST', body: 'all of it' })).text, 'whole');
+    } finally {
+      session.destroy();
+      await server.close(0);
+    }
+  });
+
   describe('with HTTP/2 off', () => {
     let server: RunningServer;
     before(async () => {

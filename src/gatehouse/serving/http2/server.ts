@@ -24,6 +24,7 @@ import {
 } from './limits';
 import { Http2Request, REQUEST } from './request';
 import { Http2Response, RESPONSE } from './response';
+import { sweepHttp2 } from './timeouts';
 
 export interface Http2ServingOptions {
   /** Serves each request, as the HTTP/1.1 server's request listener does (with its checks). */
@@ -33,6 +34,8 @@ export interface Http2ServingOptions {
   readonly handshakeTimeoutMs: number;
   /** How long a connection with no stream open is kept, in ms; 0 keeps it. */
   readonly idleTimeoutMs: number;
+  /** How long a request's body may take to come whole, in ms; 0 waits for ever. */
+  readonly requestTimeoutMs: number;
   /** Told of each request answered here, before the handler. */
   readonly onRejected?: RejectedListener;
 }
@@ -65,7 +68,7 @@ interface Connection {
   /** Streams begun, and those of them the client reset before their answer was done. */
   streams: number;
   resets: number;
-  /** The idle sweep at which its last stream closed (see {@link createHttp2Serving}'s `sweepIdle`). */
+  /** The sweep at which its last stream closed, or it opened (./timeouts). */
   idleSince: number;
 }
 const CONNECTION = Symbol('http2 connection');
@@ -98,24 +101,11 @@ export function createHttp2Serving(options: Http2ServingOptions): Http2Serving {
   let accepting: Socket | undefined;
   let draining = false;
   let cutting = false;
-  /**
-   * Connections with no stream open are closed once a whole idle timeout
-   * has passed: a sweep a quarter of it apart counts the time, rather than
-   * a timer per connection that every frame would have to push back.
-   */
-  let sweeps = 0;
-  const idleSweeps = 4;
-  const sweeper =
-    options.idleTimeoutMs > 0
-      ? setInterval(() => {
-          sweeps++;
-          for (const connection of connections) {
-            const { session } = connection;
-            if (connection.open === 0 && sweeps - connection.idleSince > idleSweeps && !session.closed) session.close();
-          }
-        }, options.idleTimeoutMs / idleSweeps)
-      : undefined;
-  sweeper?.unref();
+  const sweeper = sweepHttp2({
+    idleTimeoutMs: options.idleTimeoutMs,
+    requestTimeoutMs: options.requestTimeoutMs,
+    connections,
+  });
 
   /** Closes `session` once what it sent in this read is in: a GOAWAY names the last stream it takes. */
   function closeSoon(session: ServerHttp2Session): void {
@@ -129,7 +119,8 @@ export function createHttp2Serving(options: Http2ServingOptions): Http2Serving {
     const req = this[REQUEST];
     if (res === undefined || req === undefined) return;
     const connection = (req.socket as Carrying)[CONNECTION]!;
-    if (--connection.open === 0) connection.idleSince = sweeps;
+    if (--connection.open === 0) connection.idleSince = sweeper.now;
+    sweeper.done(req);
     if (!res.writableFinished) {
       if (cutting) markCutShort(res as never, 'shutdown');
       else if (this.rstCode !== undefined && this.rstCode !== constants.NGHTTP2_NO_ERROR) countReset(connection);
@@ -179,7 +170,10 @@ export function createHttp2Serving(options: Http2ServingOptions): Http2Serving {
     stream.on('error', ignore);
     stream.once('close', onStreamClose);
     const req = new Http2Request(stream, headers, rawHeaders, connection.socket);
-    if (!req.complete) stream.once('finish', onAnswered);
+    if (!req.complete) {
+      stream.once('finish', onAnswered);
+      sweeper.receiving(req);
+    }
     const res = new Http2Response(stream, req);
     if (draining) closeSoon(this);
     const refused = refusal(req, res, rawHeaders);
@@ -189,7 +183,7 @@ export function createHttp2Serving(options: Http2ServingOptions): Http2Serving {
 
   server.on('session', (session: ServerHttp2Session & Carrying) => {
     const socket = accepting! as Socket & Carrying;
-    const connection: Connection = { socket, session, open: 0, streams: 0, resets: 0, idleSince: sweeps };
+    const connection: Connection = { socket, session, open: 0, streams: 0, resets: 0, idleSince: sweeper.now };
     session[CONNECTION] = connection;
     socket[CONNECTION] = connection;
     connections.add(connection);
@@ -233,7 +227,7 @@ export function createHttp2Serving(options: Http2ServingOptions): Http2Serving {
       for (const { session } of connections) if (!session.closed && !session.destroyed) session.close();
     },
     stop() {
-      clearInterval(sweeper);
+      sweeper.stop();
     },
     cut() {
       draining = true;
