@@ -2,12 +2,14 @@
  * @module bench/run
  * `npm run bench`: Gatehouse against what a user would deploy instead, on
  * the same CPU in the same run (the method is in bench/README.md), then the
- * gRPC rate-limit rows and the bursts through Redis. Prints the tables, the
- * ratios and the goals.
+ * gRPC rate-limit rows and the bursts through Redis, then Gatehouse over
+ * HTTP/2 against itself over HTTP/1.1. Prints the tables, the ratios and
+ * the goals.
  *
- *   npm run bench                 both parts
+ *   npm run bench                 every part
  *   npm run bench -- http         the HTTP deployments only
  *   npm run bench -- ratelimit    the gRPC rate-limit rows and bursts only
+ *   npm run bench -- http2        HTTP/2 (h2c, h2load) against HTTP/1.1 (wrk)
  *
  * Options are environment variables (bench/harness/settings.ts): BENCH_ROUNDS,
  * BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS, BENCH_ROWS,
@@ -101,7 +103,7 @@ async function runGrpcPart(settings: Settings): Promise<{ goal: Goal; burstsMet:
 }
 
 async function main(parts: string[]): Promise<number> {
-  const known = ['http', 'ratelimit'];
+  const known = ['http', 'ratelimit', 'http2'];
   const unknown = parts.filter((p) => !known.includes(p));
   if (unknown.length) throw new Error(`unknown part ${unknown.join(', ')}; parts: ${known.join(', ')}`);
   const run = parts.length ? parts : known;
@@ -120,6 +122,17 @@ async function main(parts: string[]): Promise<number> {
     const grpc = await runGrpcPart(settings);
     goals.push(grpc.goal);
     burstsMet = grpc.burstsMet;
+  }
+  if (run.includes('http2')) {
+    ensureBuilt(ROOT);
+    console.log(
+      '\nHTTP/2 (bench/http2.ts): gatehouse start from dist/, auth + rate limit (the gatehouse row), on CPU 0, loaded in turn in each round\n' +
+        `over HTTP/1.1 by wrk (${settings.connections} connections) and over h2c by h2load (the same requests in flight, 10 streams a connection) on CPU 1.\n`,
+    );
+    const { formatHttp2, http2Goal, runHttp2Bench } = require('./http2') as typeof import('./http2');
+    const bench = await runHttp2Bench(settings);
+    console.log(formatHttp2(bench));
+    goals.push(http2Goal(bench));
   }
   console.log(`\nGoals (same run, pinned):\n${formatGoals(goals)}`);
   console.log(
