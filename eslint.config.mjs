@@ -4,6 +4,7 @@
  * where a rule fights a deliberate pattern; each trim says why.
  */
 import js from '@eslint/js';
+import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -19,7 +20,10 @@ export default tseslint.config(
       // required where first used, so that a start loads only what it serves.
       '@typescript-eslint/no-require-imports': 'off',
       // Unused arguments keep a callback's documented signature (Koa's next, Node's listeners).
-      '@typescript-eslint/no-unused-vars': ['error', { args: 'none', caughtErrors: 'none' }],
+      // A rest sibling names what it leaves out: `{ secret: _dropped, ...kept }`.
+      '@typescript-eslint/no-unused-vars': ['error', { args: 'none', caughtErrors: 'none', ignoreRestSiblings: true }],
+      // Passing on a caught error as it came (`catch (err) { reject(err) }`) keeps its kind and stack.
+      '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingUnknown: true }],
       // The parsers for HTTP and YAML match control characters on purpose: they refuse them.
       'no-control-regex': 'off',
       // Koa's app.callback() is a promise-returning listener handed to Node's
@@ -31,6 +35,8 @@ export default tseslint.config(
       '@typescript-eslint/require-await': 'off',
     },
   },
+  // Prettier owns layout: the rules that would argue with it are off.
+  prettier,
   {
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: {

@@ -34,8 +34,8 @@ import {
   startGateways,
   startRateLimitProcesses,
   type HitsMode,
-} from '../test/ratelimit/support/bursts';
-import { startRedis, type RedisProcess } from '../test/ratelimit/support/redis-server';
+} from '../test/support/bursts';
+import { startRedis, type RedisProcess } from '../test/support/redis';
 import { killAll } from '../test/support/process';
 
 /** One burst through the 3 processes: what came back, and the counter in Redis. */
@@ -96,10 +96,10 @@ async function spawnEmptyServer(): Promise<{ address: string; child: ChildProces
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   let out = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   while (!/listening on (\S+)\n/.test(out)) {
     if (child.exitCode !== null) throw new Error('the empty gRPC server exited');
-    await once(child.stdout!, 'data');
+    await once(child.stdout, 'data');
   }
   return { address: /listening on (\S+)\n/.exec(out)![1], child };
 }

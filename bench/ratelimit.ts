@@ -30,8 +30,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRateLimitClient, ENVOY_V3_SERVICE, type RateLimitRequest } from '../src/ratelimit';
 import { requestToProto } from '../src/ratelimit/grpc/messages/codec';
-import { methodOf, rateLimitProtos } from '../src/ratelimit/grpc/protos';
-import { startRedis } from '../test/ratelimit/support/redis-server';
+import { methodOf } from '../src/ratelimit/grpc/protos';
+import { startRedis } from '../test/support/redis';
 import { hasH2load, runH2load } from './harness/h2load';
 import { ensureBuilt } from './harness/build';
 import { cpuMicros } from './harness/processes';
@@ -133,7 +133,7 @@ function runNodeLoad(address: string, seconds: number, concurrency: number, cpu?
   const pinned = cpu === undefined ? command : ['taskset', '-c', String(cpu), ...command];
   const child = spawn(pinned[0], pinned.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
-  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
   return new Promise((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', (code) => {
@@ -196,7 +196,7 @@ function startCaseServer(kind: Case, config: string, redisUrl: string): Promise<
     let out = '';
     child.once('error', reject);
     child.once('exit', (code) => reject(new Error(`the ${kind} server exited with ${code} before serving`)));
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       out += chunk;
       if (!out.includes('\n')) return;
       child.removeAllListeners('exit');
@@ -207,7 +207,7 @@ function startCaseServer(kind: Case, config: string, redisUrl: string): Promise<
         reject(new Error(`the ${kind} server did not say its port: ${out.split('\n')[0]}`));
         return;
       }
-      child.stdout!.resume();
+      child.stdout.resume();
       resolve({
         pid: child.pid!,
         port,
@@ -266,9 +266,7 @@ export async function runRateLimitBench(
   const rounds = options.rounds ?? Number(env.RATELIMIT_BENCH_ROUNDS || env.BENCH_ROUNDS || 3);
   const loadCpu = options.loadCpu ?? (env.BENCH_LOAD_CPU ? Number(env.BENCH_LOAD_CPU) : undefined);
   const h2load = hasH2load() && env.RATELIMIT_BENCH_LOAD !== 'node';
-  const message = methodOf(ENVOY_V3_SERVICE, 'ShouldRateLimit').requestSerialize(
-    requestToProto(requestFor(0)),
-  ) as Buffer;
+  const message = methodOf(ENVOY_V3_SERVICE, 'ShouldRateLimit').requestSerialize(requestToProto(requestFor(0)));
   const path = methodOf(ENVOY_V3_SERVICE, 'ShouldRateLimit').path;
   ensureBuilt(ROOT);
   const redis = await startRedis();

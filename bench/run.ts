@@ -2,14 +2,17 @@
  * @module bench/run
  * `npm run bench`: Gatehouse against what a user would deploy instead, on
  * the same CPU in the same run (the method is in bench/README.md), then the
- * gRPC rate-limit rows and the bursts through Redis, then Gatehouse over
- * HTTP/2 against itself over HTTP/1.1. Prints the tables, the ratios and
- * the goals.
+ * gRPC rate-limit rows and the bursts through Redis, Gatehouse over HTTP/2
+ * against itself over HTTP/1.1, and what tracing costs. Prints the tables,
+ * the ratios and the goals, writes the figures to a results file in
+ * bench/results/ (BENCH_RESULTS names another folder) and prints how they
+ * compare with the newest file there before.
  *
  *   npm run bench                 every part
  *   npm run bench -- http         the HTTP deployments only
  *   npm run bench -- ratelimit    the gRPC rate-limit rows and bursts only
  *   npm run bench -- http2        HTTP/2 (h2c, h2load) against HTTP/1.1 (wrk)
+ *   npm run bench -- tracing      what tracing costs a request (bench/tracing.ts)
  *
  * Options are environment variables (bench/harness/settings.ts): BENCH_ROUNDS,
  * BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS, BENCH_ROWS,
@@ -18,15 +21,36 @@
  */
 import { spawn } from 'node:child_process';
 import os from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { ensureBuilt } from './harness/build';
 import { LOAD_CPU, runHttpBench, SERVER_CPU } from './harness/measure';
 import { requireTools } from './harness/processes';
 import { formatGoals, httpGoals, httpTables, type Goal } from './harness/report';
+import {
+  burstRows,
+  checkedOut,
+  compareResults,
+  grpcRows as grpcResultRows,
+  httpRows,
+  latestResult,
+  RESULT_FORMAT,
+  thisMachine,
+  writeResult,
+  type BenchResult,
+  type ResultRow,
+} from './harness/results';
 import { readSettings, type Settings } from './harness/settings';
 import type { Row } from './ratelimit';
 
 const ROOT = join(__dirname, '..');
+/** Where each run writes its results file (BENCH_RESULTS overrides it, for a trial run). */
+const RESULTS = process.env.BENCH_RESULTS || join(__dirname, 'results');
+
+/** A path as short as it reads: relative to the working directory when it is under it. */
+function shown(path: string): string {
+  const near = relative(process.cwd(), path);
+  return near.startsWith('..') ? path : near;
+}
 
 function header(settings: Settings): string {
   return [
@@ -72,7 +96,7 @@ function grpcRows(settings: Settings): Promise<Row[]> {
   });
 }
 
-async function runGrpcPart(settings: Settings): Promise<{ goal: Goal; burstsMet: boolean }> {
+async function runGrpcPart(settings: Settings): Promise<{ goal: Goal; burstsMet: boolean; rows: ResultRow[] }> {
   console.log(
     '\ngRPC rate limits (bench/ratelimit.ts): gatehouse serve ratelimit from dist/ against an empty grpc-js handler (peers/grpc-empty.js), envoy v3 ShouldRateLimit, each case a process of its own on CPU 0\n' +
       "(the others SIGSTOPped; Redis on CPU 0 too), the load (h2load, 2 connections, 64 streams) on CPU 1; µs CPU/call: the server processes'\n" +
@@ -99,29 +123,74 @@ async function runGrpcPart(settings: Settings): Promise<{ goal: Goal; burstsMet:
   });
   const burstsMet = burstTargetsMet(bursts);
   console.log(`${formatBurstBench(bursts)}\n${burstsMet ? 'PASS' : 'FAIL'}: bursts`);
-  return { goal, burstsMet };
+  return { goal, burstsMet, rows: [...grpcResultRows(rows), ...burstRows(bursts)] };
+}
+
+/** Tracing off against main, and on at two ratios: the cost goals of tracing. */
+async function runTracingPart(settings: Settings): Promise<Goal[]> {
+  console.log(
+    '\nTracing (bench/tracing.ts): gatehouse start with auth and a rate limit, built from main and from this tree with tracing off,\n' +
+      'at ratio 0.01 and 1.0 (spans over OTLP/HTTP to a sink on CPU 1); each alone on CPU 0 (the others SIGSTOPped), wrk on CPU 1;\n' +
+      'ratios: medians of the same-round ratios to main.\n',
+  );
+  requireTools(['taskset', 'wrk']);
+  const { formatInProcessRows, formatTracingRows, runInProcessBench, runTracingBench } =
+    require('./tracing') as typeof import('./tracing');
+  const rows = await runTracingBench(settings, (line) => process.stdout.write(`${line}\n`));
+  console.log(formatTracingRows(rows));
+  console.log(
+    '\nIn process (bench/peers/traced-in-process.js): each build and its client in one process on CPU 0, 20,000 requests,\n' +
+      'process CPU time a request (client included); added: the median of the same-round differences to main.\n',
+  );
+  const inProcess = await runInProcessBench(settings.rounds, (line) => process.stdout.write(`${line}\n`));
+  console.log(formatInProcessRows(inProcess));
+  const [, off, sampled, all] = rows;
+  return [
+    {
+      title: '4. tracing off: within noise of main (req/s >= 0.97x)',
+      detail: `${off.ratio.toFixed(3)}x req/s, ${off.cpuRatio.toFixed(3)}x CPU/req`,
+      met: off.ratio >= 0.97,
+    },
+    {
+      title: '5. tracing at ratio 0.01: loses at most 5% of req/s',
+      detail: `${sampled.vsOff.toFixed(3)}x req/s of tracing off (${sampled.cpuRatio.toFixed(3)}x main's CPU/req)`,
+      met: sampled.vsOff >= 0.95,
+    },
+    {
+      title: '6. tracing every request: loses at most 25% of req/s',
+      detail: `${all.vsOff.toFixed(3)}x req/s of tracing off (${all.cpuRatio.toFixed(3)}x main's CPU/req)`,
+      met: all.vsOff >= 0.75,
+    },
+  ];
 }
 
 async function main(parts: string[]): Promise<number> {
-  const known = ['http', 'ratelimit', 'http2'];
+  const known = ['http', 'ratelimit', 'http2', 'tracing'];
   const unknown = parts.filter((p) => !known.includes(p));
   if (unknown.length) throw new Error(`unknown part ${unknown.join(', ')}; parts: ${known.join(', ')}`);
   const run = parts.length ? parts : known;
   const settings = readSettings();
   console.log(header(settings));
+  const loadAtStart = os.loadavg();
+  const previous = latestResult(RESULTS);
 
   let goals: Goal[] = [];
-  let burstsMet = true;
+  const rows: ResultRow[] = [];
   if (run.includes('http')) {
     ensureBuilt(ROOT);
     const measured = await runHttpBench(settings);
     console.log(httpTables(measured));
     goals = httpGoals(measured);
+    rows.push(...httpRows(measured));
   }
   if (run.includes('ratelimit')) {
     const grpc = await runGrpcPart(settings);
-    goals.push(grpc.goal);
-    burstsMet = grpc.burstsMet;
+    goals.push(grpc.goal, {
+      title: 'Bursts through Redis: exact answers, 0 errors, p99 under a burst <= 2x the empty handler',
+      detail: grpc.burstsMet ? 'every run' : 'a target was missed (the tables above)',
+      met: grpc.burstsMet,
+    });
+    rows.push(...grpc.rows);
   }
   if (run.includes('http2')) {
     ensureBuilt(ROOT);
@@ -129,19 +198,39 @@ async function main(parts: string[]): Promise<number> {
       '\nHTTP/2 (bench/http2.ts): gatehouse start from dist/, auth + rate limit (the gatehouse row), on CPU 0, loaded in turn in each round\n' +
         `over HTTP/1.1 by wrk (${settings.connections} connections) and over h2c by h2load (the same requests in flight, 10 streams a connection) on CPU 1.\n`,
     );
-    const { formatHttp2, http2Goal, runHttp2Bench } = require('./http2') as typeof import('./http2');
+    const { formatHttp2, http2Goal, http2Rows, runHttp2Bench } = require('./http2') as typeof import('./http2');
     const bench = await runHttp2Bench(settings);
     console.log(formatHttp2(bench));
     goals.push(http2Goal(bench));
+    rows.push(...http2Rows(bench));
+  }
+  if (run.includes('tracing')) {
+    ensureBuilt(ROOT);
+    goals.push(...(await runTracingPart(settings)));
   }
   console.log(`\nGoals (same run, pinned):\n${formatGoals(goals)}`);
+  const loadAtEnd = os.loadavg();
   console.log(
-    `\nload average ${os
-      .loadavg()
+    `\nload average ${loadAtEnd
       .map((l) => l.toFixed(2))
       .join(' ')} at the end: figures taken on a machine busy with other work are indicative only.`,
   );
-  return goals.every((g) => g.met !== false) && burstsMet ? 0 : 1;
+  const result: BenchResult = {
+    format: RESULT_FORMAT,
+    date: new Date().toISOString(),
+    ...checkedOut(ROOT),
+    machine: thisMachine(),
+    loadAverage: { start: loadAtStart, end: loadAtEnd },
+    settings,
+    parts: run,
+    rows,
+    goals,
+  };
+  const file = writeResult(RESULTS, result);
+  console.log(`\nResults written to ${shown(file)}.`);
+  if (previous) console.log(`\n${compareResults(previous.result, result, shown(previous.file))}`);
+  else console.log('No earlier results file to compare with.');
+  return goals.every((g) => g.met !== false) ? 0 : 1;
 }
 
 main(process.argv.slice(2)).then(

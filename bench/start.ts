@@ -31,7 +31,7 @@ async function once(args: string[]): Promise<number> {
   try {
     const url = await new Promise<string>((resolve, reject) => {
       let out = '';
-      child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
         out += chunk;
         const match = / listening on (\S+)/.exec(out);
         if (match) resolve(match[1]);

@@ -13,6 +13,7 @@ export * as bookings from './bookings';
 export * as diag from './diag';
 export * as cors from './cors';
 export * as telemetry from './telemetry';
+export * as tracing from './tracing';
 export {
   createGateway,
   loadConfig,
@@ -48,3 +49,4 @@ export {
 } from './bookings';
 export { createDiagModule, type DiagModuleOptions } from './diag';
 export { createServiceApp, type ServiceAppOptions } from './http';
+export { createTracing, type Tracing, type TracingSettings } from './tracing';

@@ -43,10 +43,10 @@ export function writeGatehouseConfig(dir: string, variant: GatehouseVariant, per
   mkdirSync(dir, { recursive: true });
   for (const file of ['users.htpasswd', 'bookings.yaml']) copyFileSync(join(DEMO_CONFIG, file), join(dir, file));
   const services = parseAllDocuments(readFileSync(join(DEMO_CONFIG, 'services.yaml'), 'utf8')).map(
-    (doc) => doc.toJS() as Record<string, any>,
+    (doc) => doc.toJS() as { metadata?: { annotations?: Record<string, string> } },
   );
   for (const service of services) {
-    const annotations = service.metadata?.annotations as Record<string, string> | undefined;
+    const annotations = service.metadata?.annotations;
     const records = annotations?.['gatehouse.io/config'];
     if (records === undefined) continue;
     const parsed = parseAllDocuments(records).map((doc) => doc.toJS() as Record<string, unknown> | null);

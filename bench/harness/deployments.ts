@@ -6,7 +6,7 @@
  * runs from the compiled dist/ as `gatehouse start` and `gatehouse serve`.
  */
 import { join } from 'node:path';
-import { freePort } from '../../test/ratelimit/support/redis-server';
+import { freePort } from '../../test/support/ports';
 import {
   writeGatehouseConfig,
   writeHaproxyConfig,

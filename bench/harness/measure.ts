@@ -7,7 +7,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../test/ratelimit/support/redis-server';
+import { freePort } from '../../test/support/ports';
 import { DEPLOYMENTS, DIST, UPSTREAM_KEY, type BuildContext, type DeploymentSpec } from './deployments';
 import {
   cpuMicros,

@@ -1,8 +1,8 @@
 /**
  * @module auth
  * The HTTP Basic auth service over an htpasswd file: its typed face
- * (`authenticate`), its HTTP face (a Koa app), and a client for one that runs
- * at a network address.
+ * (`authenticate`), its HTTP face (a Koa app), and clients for one that runs
+ * at a network address: over HTTP, and over gRPC as Envoy's ext_authz.
  */
 export type { AuthDecision, AuthRequest, Authenticator } from './types';
 export {
@@ -32,6 +32,20 @@ export {
   type RemoteAuthClient,
   type RemoteAuthClientOptions,
 } from './remote/client';
+export {
+  createExtAuthzClient,
+  extAuthzTarget,
+  readCheckResponse,
+  EXT_AUTHZ_METHOD,
+  type ExtAuthzAllowed,
+  type ExtAuthzAnswer,
+  type ExtAuthzCheck,
+  type ExtAuthzClient,
+  type ExtAuthzClientOptions,
+  type ExtAuthzDenied,
+  type HeaderMutation,
+  type PeerAddress,
+} from './remote/ext-authz';
 export {
   parseHtpasswd,
   UsersFileError,

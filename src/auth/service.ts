@@ -123,9 +123,8 @@ export const DEFAULT_CACHE_MAX = 10_000;
 /**
  * Credentials used in the last quarter of their time in the cache are
  * checked again in the background, while they are still served: a client in
- * steady use never waits for bcrypt after its first request. Waiting, every
- * request of that client queued behind one check each minute (70 ms on a busy
- * core), which is what its p99 was made of.
+ * steady use never waits for bcrypt after its first request, so a check
+ * a minute does not become that client's tail latency.
  */
 const RENEW_AFTER_TTL_FRACTION = 0.75;
 
@@ -134,9 +133,8 @@ const RENEW_AFTER_TTL_FRACTION = 0.75;
  * between two renewals of a client in steady use, so that each renewal finds
  * a thread. A thread started anew runs Node's start-up (tens of ms of CPU)
  * before it can lower its priority, level with the event loop on a core they
- * share: with threads stopping after a second, every renewal, each 45 s,
- * started one, and the p99 at half load of the 5 s around it went from 1.4 ms
- * to 3.2–4.0 on one core; with the thread kept, 1.4 ms.
+ * share, and so would slow the requests around every renewal
+ * (figures: bench/results/bcrypt-threads.md).
  */
 function restingMs(cacheTtlMs: number): number {
   return Math.max(DEFAULT_IDLE_MS, 2 * cacheTtlMs);

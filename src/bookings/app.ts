@@ -27,8 +27,17 @@ import type { CatalogueItem, KindSpec } from './kinds';
 import { DatabaseUnavailableError } from './database';
 import { idempotencyKeyOf, IdempotencyKeyInFlight, IdempotencyKeyReused } from './idempotency';
 import { bookingRequestParser, refusePastStart } from './request';
-import type { BookingStore } from './store';
+import type { BookingStore, CallOptions } from './store';
+import { traceOf } from '../tracing';
 import { BOOKING_STATUSES, type Booking } from './types';
+
+const UNTRACED: CallOptions = Object.freeze({});
+
+/** What a store call is told of the request: its trace, when it is traced. */
+function callOptions(ctx: Context): CallOptions {
+  const trace = traceOf(ctx.state);
+  return trace === undefined ? UNTRACED : { trace };
+}
 
 /** Header through which the gateway names the authenticated user. */
 export const USER_HEADER = 'x-travel-user';
@@ -199,7 +208,7 @@ export function createBookingApp(options: BookingAppOptions): Koa {
   router.get(`${bookingsPath}/`, async (ctx) => {
     const user = userOf(ctx);
     const query = parseListQuery(ctx.query, bookingSpec);
-    const bookings = await store.list(user);
+    const bookings = await store.list(user, callOptions(ctx));
     ctx.body = pageOf(
       ctx,
       bookings.map((b) => present(ctx, b)),
@@ -218,7 +227,10 @@ export function createBookingApp(options: BookingAppOptions): Koa {
         throw HttpError.of('BOOKING_ITEM_UNKNOWN', { field: spec.itemField, kind: spec.kind, id: request.itemId });
       }
     };
-    const { booking, replayed } = await store.create({ ...request, user }, { idempotencyKey, admit });
+    const { booking, replayed } = await store.create(
+      { ...request, user },
+      { idempotencyKey, admit, ...callOptions(ctx) },
+    );
     const body = present(ctx, booking);
     // A retry gets the first answer again, said to be one (as Stripe says it).
     ctx.status = 201;
@@ -233,13 +245,13 @@ export function createBookingApp(options: BookingAppOptions): Koa {
     const user = userOf(ctx);
     const id = idOf(ctx);
     const { fields } = parseItemQuery(ctx.query, bookingSpec);
-    ctx.body = pickFields(present(ctx, found(await store.get(user, id), id)), fields);
+    ctx.body = pickFields(present(ctx, found(await store.get(user, id, callOptions(ctx)), id)), fields);
   });
 
   router.delete(`${bookingsPath}/:id`, async (ctx) => {
     const user = userOf(ctx);
     const id = idOf(ctx);
-    ctx.body = present(ctx, found(await store.cancel(user, id), id));
+    ctx.body = present(ctx, found(await store.cancel(user, id, callOptions(ctx)), id));
   });
 
   function listCatalogue(ctx: Context): void {

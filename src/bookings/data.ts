@@ -9,11 +9,13 @@ import {
   DEFAULT_FILE_SIZE_LIMIT,
   errorCode,
   errorText,
-  parseYamlStream,
+  yamlDocuments,
+  YamlLimitError,
   readBoundedText,
   readBoundedTextSync,
   whyUnreadable,
 } from '../files';
+import type { Document } from 'yaml';
 import { z } from 'zod';
 import { BOOKING_KINDS, daySchema, KINDS, uuidSchema, type CatalogueItem, type KindSpec } from './kinds';
 import type { Booking } from './types';
@@ -150,29 +152,38 @@ const NOTHING = Symbol('no document');
  */
 function parseDocument(text: string, file: string): unknown {
   const values: unknown[] = [];
-  for (const doc of parseYamlStream(text)) {
-    // The first error says where; those after it follow from it.
-    if (doc.errors.length > 0)
+  try {
+    for (const doc of yamlDocuments(text)) values.push(...documentValue(doc, file));
+  } catch (err) {
+    if (err instanceof YamlLimitError)
       throw new BookingDataError(file, [
-        `not valid YAML: ${doc.errors[0].message.split('\n', 1)[0].replace(/:$/, '')}`,
+        err.limit === 'aliases' ? `uses aliases more than ${MAX_ALIAS_COUNT} times: refused` : err.message,
       ]);
-    let value: unknown;
-    try {
-      value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
-    } catch (err) {
-      // Found only when the values are built: a file whose aliases expand without bound (a "billion laughs").
-      const text = errorText(err);
-      throw new BookingDataError(file, [
-        /excessive alias count/i.test(text)
-          ? `uses aliases more than ${MAX_ALIAS_COUNT} times: refused`
-          : `not valid YAML: ${text}`,
-      ]);
-    }
-    if (value !== null && value !== undefined) values.push(value);
+    throw err;
   }
   if (values.length > 1)
     throw new BookingDataError(file, [`holds ${values.length} YAML documents: write the data as one mapping`]);
   return values.length === 0 ? NOTHING : values[0];
+}
+
+/** The value of one document of a data file, or none for an empty one; its tree is not kept. */
+function documentValue(doc: Document.Parsed, file: string): unknown[] {
+  // The first error says where; those after it follow from it.
+  if (doc.errors.length > 0)
+    throw new BookingDataError(file, [`not valid YAML: ${doc.errors[0].message.split('\n', 1)[0].replace(/:$/, '')}`]);
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (err) {
+    // Found only when the values are built: a file whose aliases expand without bound (a "billion laughs").
+    const text = errorText(err);
+    throw new BookingDataError(file, [
+      /excessive alias count/i.test(text)
+        ? `uses aliases more than ${MAX_ALIAS_COUNT} times: refused`
+        : `not valid YAML: ${text}`,
+    ]);
+  }
+  return value !== null && value !== undefined ? [value] : [];
 }
 
 function validate(raw: unknown, file: string): BookingData {

@@ -7,9 +7,16 @@
 import { randomUUID } from 'node:crypto';
 import { IdempotencyKeyReused, sameRequest } from './idempotency';
 import type { Booking, BookingDraft } from './types';
+import type { TraceParent } from '../tracing';
+
+/** What any call may carry besides its arguments. */
+export interface CallOptions {
+  /** The request's trace: a store that calls a database opens a span of it for the call. */
+  readonly trace?: TraceParent;
+}
 
 /** What a create may carry besides the draft. */
-export interface CreateOptions {
+export interface CreateOptions extends CallOptions {
   /**
    * The client's `Idempotency-Key`: a create retried with the same key (by
    * the same user, within {@link IDEMPOTENCY_KEY_TTL_MS}) returns the booking
@@ -42,9 +49,9 @@ export const IDEMPOTENCY_KEY_TTL_MS = 24 * 3_600_000;
  */
 export interface BookingStore {
   /** The user's booking with this id, or `undefined`. */
-  get(user: string, id: string): Promise<Booking | undefined>;
+  get(user: string, id: string, options?: CallOptions): Promise<Booking | undefined>;
   /** The user's bookings, oldest first. */
-  list(user: string): Promise<Booking[]>;
+  list(user: string, options?: CallOptions): Promise<Booking[]>;
   /**
    * Stores a new, confirmed booking under a fresh id. Atomic: concurrent
    * creates each get their own booking and none is lost. With an
@@ -59,7 +66,7 @@ export interface BookingStore {
    * cancelled and is returned unchanged. `undefined` when the user has no
    * booking with this id.
    */
-  cancel(user: string, id: string): Promise<Booking | undefined>;
+  cancel(user: string, id: string, options?: CallOptions): Promise<Booking | undefined>;
 }
 
 export interface MemoryBookingStoreOptions {
@@ -158,7 +165,7 @@ export function createMemoryBookingStore(options: MemoryBookingStoreOptions = {}
       });
       if (key !== undefined) {
         let byKey = keys.get(draft.user);
-        if (!byKey) keys.set(draft.user, (byKey = new Map()));
+        if (!byKey) keys.set(draft.user, (byKey = new Map<string, { id: string; at: number }>()));
         byKey.set(key, { id, at: at.getTime() });
       }
       return { booking, replayed: false };

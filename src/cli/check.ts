@@ -10,6 +10,7 @@ import { createBuiltinModules, loadFolder } from '../gatehouse';
 import { ConfigError, createGateway, upstreamSummary, type GatehouseModule, type RouteSnapshot } from '../gateway';
 import { createLogger } from '../telemetry';
 import { emissaryReportText } from './check-emissary';
+import { countsText, filesText } from './check-files';
 
 export interface CheckReport {
   ok: boolean;
@@ -173,14 +174,15 @@ export async function checkFolder(dir: string, options: CheckFolderOptions = {})
       snapshot.rateLimitService &&
         `rate limits: ${snapshot.rateLimitService.name} -> ${snapshot.rateLimitService.service} (domain ${snapshot.rateLimitService.domain})`,
     ].filter(Boolean);
+    const folder = `${filesText(files.report)}\n${countsText(files.report.counts)}`;
     return {
       ok: true,
-      text: `${configDir}: OK\n\n${routes}\n${services.length ? `\n${services.join('\n')}\n` : ''}${warnings && `\n${warnings}`}`,
+      text: `${configDir}: OK\n\n${folder}\n${routes}\n${services.length ? `\n${services.join('\n')}\n` : ''}${warnings && `\n${warnings}`}`,
     };
   } catch (err) {
     if (err instanceof ConfigError) return { ok: false, text: `${err.problems.map((p) => p.text).join('\n')}\n` };
     throw err;
   } finally {
-    await Promise.all(modules.map((m) => m.close?.()));
+    await Promise.all(modules.map(async (m) => m.close?.()));
   }
 }

@@ -8,9 +8,8 @@
  * mistake on the command line are answered without loading the gateway,
  * its gRPC server and their libraries.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { OptionError } from '../gatehouse/options';
+import { packageVersion } from '../gatehouse/version';
 import { UsageError } from './command-line';
 import { catchServerSignals, type ServerSignals } from './signals';
 import { print, shown } from './output';
@@ -20,11 +19,6 @@ type Gateway = typeof import('../gateway');
 type Start = typeof import('./start-command');
 type Serve = typeof import('./serve-command');
 type Check = typeof import('./check-command');
-
-/** The version of the package this command is part of (from src/ or dist/, both two folders down). */
-function packageVersion(): string {
-  return (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
-}
 
 /** Whether `command` runs a server, which catches signals from the first moment and runs until one. */
 export function isServerCommand(command: string | undefined): boolean {

@@ -10,7 +10,6 @@
 import Koa from 'koa';
 import compose from 'koa-compose';
 import mount from 'koa-mount';
-import type { RequestListener } from 'node:http';
 import { METRICS_PATH, type Rejected } from '../gatehouse';
 import { ALIVE_PATH, answerHealth, READY_PATH } from '../gateway';
 import { errorHandler, leanKoa } from '../http';
@@ -18,7 +17,8 @@ import { accessLog, metricsHandler, rejectedRequestLog, type Logger, type Metric
 
 /** A module's request listener, and what to tell of the requests answered before it. */
 export interface ModuleFront {
-  readonly listener: RequestListener;
+  /** Koa's listener: it answers its own failures, so the promise it returns never rejects. */
+  readonly listener: ReturnType<Koa['callback']>;
   readonly onRejected: (request: Rejected) => void;
 }
 
@@ -40,12 +40,15 @@ export function moduleFront(
       await ready();
       return { status: 'ready', module: name };
     });
-  const serveHealth = compose([errorHandler(), health]);
+  const serveHealth: (ctx: Koa.Context, next: Koa.Next) => Promise<void> = compose([errorHandler(), health]);
   const app = leanKoa(new Koa());
   app.silent = true;
   app.proxy = module.proxy;
   app.use(accessLog({ logger, metrics }));
-  const serveMetrics = compose([errorHandler(), metricsHandler(metrics)]);
+  const serveMetrics: (ctx: Koa.Context, next: Koa.Next) => Promise<void> = compose([
+    errorHandler(),
+    metricsHandler(metrics),
+  ]);
   app.use((ctx, next) => {
     if (ctx.path === METRICS_PATH) return serveMetrics(ctx, next);
     if (ctx.path === ALIVE_PATH || ctx.path === READY_PATH) return serveHealth(ctx, next);

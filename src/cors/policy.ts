@@ -5,7 +5,7 @@
  * credentials, and the headers clients of this gateway need always exposed.
  */
 import cors from '@koa/cors';
-import type { Context, Middleware } from 'koa';
+import type { Context, Middleware, Next } from 'koa';
 import { HttpError } from '../http';
 import type { CorsPolicy } from './schema';
 
@@ -148,7 +148,7 @@ export function corsMiddleware(policy: CorsPolicy): Middleware {
   if (resolved.methods) options.allowMethods = resolved.methods;
   if (resolved.headers) options.allowHeaders = resolved.headers;
   if (resolved.maxAge) options.maxAge = resolved.maxAge;
-  const handle = cors(options);
+  const handle: (ctx: Context, next: Next) => Promise<void> = cors(options);
 
   return function applyCors(ctx, next) {
     if (isPreflight(ctx) && allowOrigin(ctx) === '') {

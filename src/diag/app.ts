@@ -65,7 +65,7 @@ function jsonAsked(ctx: Context): boolean {
  */
 function slashless(ctx: Context): boolean {
   if (ctx.path !== '/') return false;
-  const original = ctx.state[ORIGINAL_PATH];
+  const original: unknown = ctx.state[ORIGINAL_PATH];
   const path = typeof original === 'string' ? original : ctx.originalUrl.split('?', 1)[0];
   return !path.endsWith('/');
 }

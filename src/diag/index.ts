@@ -6,6 +6,28 @@
  */
 export { createDiagModule, type DiagModuleOptions } from './app';
 export { renderDiagPage, escapeHtml, formatUptime, PAGE_CSP } from './page';
+export { countsText } from './sections';
 export { describeServedSteps, type DiagServed } from './describe';
-export { describeGateway, countedSnapshotSteps, type DiagMoment, type GatewayDescription } from './snapshot';
-export type { DiagSnapshot, DiagRoute, DiagAuth, DiagRateLimit, DiagConfig, ServiceTarget } from './types';
+export {
+  describeGateway,
+  countedSnapshotSteps,
+  type DiagExtras,
+  type DiagFolder,
+  type DiagMoment,
+  type GatewayDescription,
+} from './snapshot';
+export { trafficOf, TRAFFIC_ROUTES } from './traffic';
+export type {
+  DependencyState,
+  DiagAuth,
+  DiagConfig,
+  DiagCounts,
+  DiagDependency,
+  DiagFile,
+  DiagRateLimit,
+  DiagRoute,
+  DiagSnapshot,
+  DiagTraffic,
+  DiagTrafficSeries,
+  ServiceTarget,
+} from './types';

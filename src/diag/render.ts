@@ -48,7 +48,8 @@ function* jsonPieces(snapshot: DiagSnapshot, itemOf: (route: DiagRoute) => strin
     const name = `${first ? '' : ','}${JSON.stringify(key)}:`;
     if (key === 'routes' && Array.isArray(value)) {
       yield `${name}[`;
-      for (let i = 0; i < value.length; i++) yield `${i === 0 ? '' : ','}${itemOf(value[i])}`;
+      const routes = value as readonly DiagRoute[];
+      for (let i = 0; i < routes.length; i++) yield `${i === 0 ? '' : ','}${itemOf(routes[i])}`;
       yield ']';
     } else {
       const text: string | undefined = JSON.stringify(value);
@@ -67,7 +68,7 @@ function* xmlPieces(snapshot: DiagSnapshot, itemOf: (route: DiagRoute) => string
   for (const [key, value] of Object.entries(snapshot)) {
     if (key === 'routes' && Array.isArray(value)) {
       yield '<routes>';
-      for (const route of value) yield itemOf(route);
+      for (const route of value as readonly DiagRoute[]) yield itemOf(route);
       yield '</routes>';
     } else {
       yield xmlElement(key, value);

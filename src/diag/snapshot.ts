@@ -7,10 +7,25 @@
 import { runAtOnce, type GatewayConfig, type Steps } from '../gateway';
 import type { RequestCounts, RouteCounters } from '../telemetry';
 import { describeServedSteps, type DiagServed } from './describe';
-import type { DiagRoute, DiagSnapshot } from './types';
+import type { DiagCounts, DiagDependency, DiagFile, DiagRoute, DiagSnapshot, DiagTraffic } from './types';
+
+/** The config folder as the serving configuration was read: its entries, and what it holds in all. */
+export interface DiagFolder {
+  files: DiagFile[];
+  /** Entries left out of `files`. */
+  more?: number;
+  counts: DiagCounts;
+}
+
+/** What a gateway says of itself besides its configuration: its dependencies, its traffic, its folder. */
+export interface DiagExtras {
+  dependencies?: DiagDependency[];
+  traffic?: DiagTraffic;
+  folder?: DiagFolder;
+}
 
 /** What a gateway knows of itself, for {@link describeGateway}. */
-export interface GatewayDescription {
+export interface GatewayDescription extends DiagExtras {
   version: string;
   startedAt: Date;
   /** The serving configuration; its `mappings` in match order (the route table's order). */
@@ -36,7 +51,7 @@ export function describeGateway(d: GatewayDescription): DiagSnapshot {
 }
 
 /** What a view of the page shows besides what the configuration serves: the times, the last reload, the totals. */
-export interface DiagMoment {
+export interface DiagMoment extends DiagExtras {
   version: string;
   startedAt: Date;
   now: Date;
@@ -77,6 +92,8 @@ export function* countedSnapshotSteps(
     version: moment.version,
     startedAt: startedAt.toISOString(),
     uptimeSeconds: Math.max(0, Math.floor((now.getTime() - startedAt.getTime()) / 1000)),
+    ...(moment.dependencies ? { dependencies: moment.dependencies } : {}),
+    ...(moment.traffic ? { traffic: moment.traffic } : {}),
     routes,
     config: {
       dir: moment.configDir,
@@ -87,6 +104,12 @@ export function* countedSnapshotSteps(
     counters: moment.totals ? { ...moment.totals } : { requests: 0, errors: 0, clientErrors: 0 },
   };
   if (moment.lastReloadAt) snapshot.config.lastReloadAt = moment.lastReloadAt.toISOString();
+  const folder = moment.folder;
+  if (folder) {
+    snapshot.config.files = folder.files;
+    if (folder.more) snapshot.config.moreFiles = folder.more;
+    snapshot.config.counts = folder.counts;
+  }
   if (served.auth)
     snapshot.auth = {
       ...served.auth,

@@ -64,11 +64,43 @@ export interface DiagRateLimit {
   timeout_ms: number;
 }
 
+/** An entry of the config folder: what it was read as, and what it holds or why it was ignored. */
+export interface DiagFile {
+  /** Relative to the config folder. */
+  name: string;
+  /** `records`, `Emissary resources`, `limits`, `users`, `bookings catalogue`, `ignored`. */
+  readAs: string;
+  detail: string;
+}
+
+/** What the config folder holds in all (see `gatehouse check`). */
+export interface DiagCounts {
+  mappings: number;
+  authServices: number;
+  rateLimitServices: number;
+  modules: number;
+  emissaryResources: number;
+  otherAmbassadorId: number;
+  /** Absent when the folder has no users file. */
+  users?: number;
+  /** Absent when limits are not read; `files` 0 when the folder has none. */
+  limits?: { files: number; domains: number; rules: number };
+  /** Absent when the folder has no booking data. */
+  bookings?: { hotels: number; cars: number; hotelBookings: number; carBookings: number };
+  ignored: number;
+}
+
 export interface DiagConfig {
   /** The config folder. */
   dir: string;
   /** The files the serving configuration was read from. */
   sources: string[];
+  /** Every entry of the folder as the serving configuration was read (a few hundred at most). */
+  files?: DiagFile[];
+  /** Entries left out of `files`. */
+  moreFiles?: number;
+  /** What the folder holds in all. */
+  counts?: DiagCounts;
   /** When the serving configuration was loaded (ISO 8601). */
   loadedAt: string;
   /** The problems of the last rejected reload; empty when the last one was applied. */
@@ -77,12 +109,46 @@ export interface DiagConfig {
   lastReloadAt?: string;
 }
 
+/** How a dependency is: serving, serving with something to look at, failing, or not used. */
+export type DependencyState = 'ok' | 'warn' | 'down' | 'off';
+
+/** A dependency of the gateway and how it is now. */
+export interface DiagDependency {
+  /** `Redis`, `Database`, `Rate-limit service`, `Auth service`, `Upstream cluster_x`. */
+  name: string;
+  state: DependencyState;
+  /** What it is and how it is: `redis://127.0.0.1:6379: answers PING`, `1 of 2 endpoints ejected: 10.0.0.1:80`. */
+  detail: string;
+}
+
+/** Requests and errors of each of the last minutes, the oldest first; the last is the minute under way. */
+export interface DiagTrafficSeries {
+  requests: number[];
+  /** Answers with a 4xx status. */
+  clientErrors: number[];
+  /** Answers with a 5xx status. */
+  errors: number[];
+}
+
+/** The traffic of the last minutes: of every route together, and of the busiest routes. */
+export interface DiagTraffic {
+  /** The start of the first minute (ISO 8601). */
+  since: string;
+  minutes: number;
+  total: DiagTrafficSeries;
+  /** The busiest routes of the window, busiest first, each with its series. */
+  routes: (DiagTrafficSeries & { name: string })[];
+}
+
 /** Everything the diagnostic page shows. */
 export interface DiagSnapshot {
   version: string;
   /** ISO 8601. */
   startedAt: string;
   uptimeSeconds: number;
+  /** How Redis, the database, the services and the upstream clusters are, when the gateway says. */
+  dependencies?: DiagDependency[];
+  traffic?: DiagTraffic;
   /** In match order. */
   routes: DiagRoute[];
   auth?: DiagAuth;

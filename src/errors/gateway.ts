@@ -75,9 +75,24 @@ export const GATEWAY_ERRORS = defineErrors({
     detail:
       'the path spells a letter of a prefix with a character that backends fold to it (ſ, K, ı, İ), which would route it elsewhere',
   },
+  ROUTE_PATTERNS_URL_TOO_LONG: {
+    status: 414,
+    detail: "the path or query is too long to be matched against the routes' patterns (more than {budget} steps)",
+    about: "the Mappings' patterns would read past what one request may make them read",
+  },
+  ROUTE_PATTERNS_HEADER_TOO_LONG: {
+    status: 431,
+    detail: "a header is too long to be matched against the routes' patterns (more than {budget} steps)",
+    about: 'the host counts as a header',
+  },
 
   BODY_DECODED_TOO_LARGE: { status: 413, detail: 'the request body, decoded, is larger than {limit} bytes' },
 
+  ADDRESS_REFUSED: {
+    status: 403,
+    detail: 'requests from this address are not allowed',
+    about: "the Module's `ip_allow` or `ip_deny`, held before auth",
+  },
   AUTH_SERVICE_UNAVAILABLE: {
     status: 403,
     statusFrom: 'status_on_error',

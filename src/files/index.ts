@@ -15,4 +15,5 @@ export {
 export { errorCode, errorText, fileSystemSource, whyUnreadable, type ConfigFileSource } from './source';
 export { parseByteSize } from './size';
 export { NotUtf8Error, readBoundedText, readBoundedTextSync, utf8Text } from './text';
-export { parseYamlStream, rewordDepthErrors, type YamlStreamOptions } from './yaml';
+export { parseYamlStream, rewordDepthErrors, yamlDocuments, type YamlStreamOptions } from './yaml';
+export { DEFAULT_YAML_LIMITS, YamlLimitError, type YamlLimits } from './yaml-limits';

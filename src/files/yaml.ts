@@ -1,27 +1,37 @@
 /**
  * @module files/yaml
- * YAML streams parsed in time that grows with their size, not its square.
- * The `yaml` package finds a key written twice in a mapping by comparing it
- * with every key before it: a mapping of 20 000 keys takes it seconds, one
- * of 200 000 (a 3 MB file, well under the file size limit) minutes, on the
- * thread that checks the folder and holds every reload behind it. So the
+ * YAML streams read a document at a time, within bounds, in time that
+ * grows with their size, not its square.
+ *
+ * Each document is composed and handed on before the next is read, so that
+ * a stream of 60 000 documents never holds 60 000 trees, and the tokens are
+ * held to ./yaml-limits as they come. The `yaml` package finds a key
+ * written twice in a mapping by comparing it with every key before it: a
+ * mapping of 20 000 keys takes it seconds, one of 200 000 minutes. So the
  * parse leaves that check out, and a set of each mapping's keys does it,
  * with the error the package would give.
  */
 import {
+  Composer,
   isScalar,
   LineCounter,
-  parseAllDocuments,
   visit,
   YAMLParseError,
   type Document,
   type DocumentOptions,
   type ParseOptions,
   type SchemaOptions,
+  type YAMLError,
 } from 'yaml';
+import { boundedTokens, DEFAULT_YAML_LIMITS, type YamlLimits } from './yaml-limits';
 
-/** The options of `parseAllDocuments`, but for the key check and the line counter, which are this module's. */
-export type YamlStreamOptions = Omit<ParseOptions & DocumentOptions & SchemaOptions, 'uniqueKeys' | 'lineCounter'>;
+/** The options of `parseAllDocuments`, but for the key check, which is this module's, and the bounds of the stream. */
+export type YamlStreamOptions = Omit<ParseOptions & DocumentOptions & SchemaOptions, 'uniqueKeys'> & {
+  /** Leaves a key written twice in a mapping as it is, with no error (for readers that keep the last value). */
+  readonly keepDuplicateKeys?: boolean;
+  /** Default {@link DEFAULT_YAML_LIMITS}. */
+  readonly limits?: YamlLimits;
+};
 
 const STACK_EXHAUSTED = /^Maximum call stack size exceeded/;
 const TOO_DEEP = 'nested too deeply to be read (mappings or lists inside thousands of others)';
@@ -72,16 +82,61 @@ function duplicateKeyErrors(doc: Document, text: string, lines: LineCounter, pre
 }
 
 /**
- * The documents of `text`, as `parseAllDocuments` gives them with its
- * default `uniqueKeys`: a document with a key written twice in one mapping
- * has that error (after any other it has), in time linear in the text.
+ * Adds the position and the line of an error to its message, as the
+ * package's `prettyErrors` does: `at line 3, column 1:`, then the line
+ * with a caret under the place.
  */
-export function parseYamlStream(text: string, options: YamlStreamOptions = {}): Document.Parsed[] {
-  const lines = new LineCounter();
-  const docs = parseAllDocuments(text, { ...options, uniqueKeys: false, lineCounter: lines });
-  for (const doc of docs) {
-    rewordDepthErrors(doc);
-    doc.errors.push(...duplicateKeyErrors(doc, text, lines, options.prettyErrors !== false));
+function prettify(error: YAMLError, text: string, lines: LineCounter): void {
+  if (error.pos[0] === -1) return;
+  error.linePos = [lines.linePos(error.pos[0]), lines.linePos(error.pos[1])];
+  const { line, col } = error.linePos[0];
+  error.message += ` at line ${line}, column ${col}`;
+  let at = col - 1;
+  let lineText = text.substring(lines.lineStarts[line - 1], lines.lineStarts[line]).replace(/[\n\r]+$/, '');
+  // At most 80 characters, the place near their middle.
+  if (at >= 60 && lineText.length > 80) {
+    const trimStart = Math.min(at - 39, lineText.length - 79);
+    lineText = '…' + lineText.substring(trimStart);
+    at -= trimStart - 1;
   }
-  return [...docs];
+  if (lineText.length > 80) lineText = lineText.substring(0, 79) + '…';
+  // The line before too, when the place is at the start of its own.
+  if (line > 1 && /^ *$/.test(lineText.substring(0, at))) {
+    let previous = text.substring(lines.lineStarts[line - 2], lines.lineStarts[line - 1]);
+    if (previous.length > 80) previous = previous.substring(0, 79) + '…\n';
+    lineText = previous + lineText;
+  }
+  if (/[^ ]/.test(lineText)) {
+    const end = error.linePos[1];
+    const count = end?.line === line && end.col > col ? Math.max(1, Math.min(end.col - col, 80 - at)) : 1;
+    error.message += `:\n\n${lineText}\n${' '.repeat(at)}${'^'.repeat(count)}\n`;
+  }
+}
+
+/**
+ * The documents of `text`, one at a time, as `parseAllDocuments` gives
+ * them with its default `uniqueKeys`: a document with a key written twice
+ * in one mapping has that error (after any other it has), in time linear
+ * in the text. Throws `YamlLimitError` (./yaml-limits) at the first token
+ * past a bound, after the documents before it.
+ */
+export function* yamlDocuments(text: string, options: YamlStreamOptions = {}): Generator<Document.Parsed, void> {
+  const { limits = DEFAULT_YAML_LIMITS, keepDuplicateKeys = false, lineCounter, ...parseOptions } = options;
+  const lines = lineCounter ?? new LineCounter();
+  const pretty = parseOptions.prettyErrors !== false;
+  const composer = new Composer({ ...parseOptions, uniqueKeys: false });
+  for (const doc of composer.compose(boundedTokens(text, limits, lines))) {
+    rewordDepthErrors(doc);
+    if (pretty) {
+      for (const error of doc.errors) prettify(error, text, lines);
+      for (const warning of doc.warnings) prettify(warning, text, lines);
+    }
+    if (!keepDuplicateKeys) doc.errors.push(...duplicateKeyErrors(doc, text, lines, pretty));
+    yield doc;
+  }
+}
+
+/** {@link yamlDocuments}, all of them at once. */
+export function parseYamlStream(text: string, options: YamlStreamOptions = {}): Document.Parsed[] {
+  return [...yamlDocuments(text, options)];
 }

@@ -8,7 +8,15 @@
  * it shows one configuration whole even when a reload switches it while
  * the page is written.
  */
-import { countedSnapshotSteps, createDiagModule, describeServedSteps, type DiagServed } from '../diag';
+import {
+  countedSnapshotSteps,
+  createDiagModule,
+  describeServedSteps,
+  trafficOf,
+  type DiagDependency,
+  type DiagFolder,
+  type DiagServed,
+} from '../diag';
 import { createSliceGate, sortSteps, type GatehouseModule, type GatewayConfig, type Steps } from '../gateway';
 import type { RequestCounts, RouteCounters } from '../telemetry';
 
@@ -30,6 +38,10 @@ export interface GatehouseDiagOptions {
   /** The services served in process. */
   modules: { has(name: string): boolean };
   counters: RouteCounters;
+  /** How the dependencies are now. */
+  dependencies?: () => Promise<DiagDependency[]>;
+  /** The config folder as the serving configuration was read. */
+  folder?: () => DiagFolder | undefined;
 }
 
 /** `config` with its Mappings in the order of `routes` (the route table's), a step a route and a few merged. */
@@ -71,6 +83,8 @@ export function createGatehouseDiag(options: GatehouseDiagOptions): GatehouseMod
   return createDiagModule({
     slices,
     async snapshot() {
+      // Asked first: Redis and the database may take the readiness timeout to answer.
+      const dependencies = await options.dependencies?.();
       const serving = options.serving();
       const reload = options.lastReload();
       const now = new Date();
@@ -86,6 +100,9 @@ export function createGatehouseDiag(options: GatehouseDiagOptions): GatehouseMod
         configErrors: [...reload.problems],
         lastReloadAt: reload.at,
         totals,
+        dependencies,
+        traffic: trafficOf(counters),
+        folder: options.folder?.(),
       };
       return slices.run(countedSnapshotSteps(await describe(serving), moment, (route) => counts.get(route)));
     },

@@ -6,8 +6,6 @@
  */
 import compose from 'koa-compose';
 import Koa, { type Context } from 'koa';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import {
   allowedUpgrades,
   ConfigError,
@@ -34,7 +32,7 @@ import {
   rejectedRequestLog,
   type RouteCounters,
 } from '../telemetry';
-import { openBookingStorage } from './bookings';
+import { describeStorage, openBookingStorage } from './bookings';
 import { createBuiltinModules } from './builtins';
 import { createGatehouseDiag } from './diag';
 import { enterFromHost } from './serving/mounted';
@@ -44,15 +42,18 @@ import { drainFor } from './serving/drain';
 import { loadFolder, type FolderWants, type LoadFolderOptions } from './folder';
 import { allReady, redisReadiness } from './readiness';
 import { createReloader, type Reloader } from './folder/reload';
-import { resolveOptions, type GatehouseOptions } from './options';
+import { describeRedisUrl, resolveOptions, type GatehouseOptions } from './options';
+import { dependencyStatus } from './status';
 import { followTlsFiles, readTlsFiles, warnOfValidity } from './serving/tls-files';
 import { watchFolder, type FolderWatcher } from './folder/watch';
 import type { Gatehouse, Listening } from './types';
+import { packageVersion } from './version';
+import { createTracing, registerTraceMetrics, type Tracing } from '../tracing';
+import { describeTracing, tracingSettings } from './tracing';
 
 export const METRICS_PATH = '/gateway/v0/metrics';
 
-const VERSION = (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string })
-  .version;
+const VERSION = packageVersion();
 
 export type { ReloadOutcome } from './folder/reload';
 export type { Gatehouse, Listening } from './types';
@@ -92,9 +93,20 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   let config: GatewayConfig = files.config;
   for (const warning of configWarnings(config)) logger.warn({ warning }, 'config warning');
   let loadedAt = new Date();
+  // Before the database: settings that cannot be built are refused before a first start makes it.
+  const tracing: Tracing = createTracing({
+    settings: tracingSettings(options, config.tracingService),
+    version: VERSION,
+  });
+  registerTraceMetrics(metrics.registry, () => tracing.counts());
 
   // Seeded from the booking data the folder check read, not from a second reading of the file.
-  const storage = await openBookingStorage({ ...options, data: files.bookings, logger, metrics });
+  const storage = await openBookingStorage({ ...options, data: files.bookings, logger, metrics }).catch(
+    async (err: unknown) => {
+      await tracing.shutdown();
+      throw err;
+    },
+  );
   const bookingDatabase = storage.database;
   const registry = new Map<string, GatehouseModule>();
   let gateway: Gateway | undefined;
@@ -103,6 +115,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     await gateway?.close();
     await Promise.all([...registry.values()].map(async (m) => m.close?.()));
     await bookingDatabase?.close();
+    await tracing.shutdown();
   }
   let builtins: ReturnType<typeof createBuiltinModules>;
   try {
@@ -121,6 +134,11 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     throw err;
   }
   for (const m of builtins.modules) registry.set(m.name, m);
+  // What the folder held when the configuration that serves was read: diag shows it.
+  let folderReport = files.report;
+  const redis = builtins.redis;
+  const redisReady = redis && redisReadiness(redis.client, logger.child({ module: 'ratelimit' }));
+  const databaseReady = bookingDatabase && (() => bookingDatabase.ready());
 
   // diag describes the gateway built below; it reads it only when a page is asked for.
   const diag = createGatehouseDiag({
@@ -132,6 +150,16 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     lastReload: () => ({ at: reloader.lastReloadAt, problems: reloader.configErrors }),
     modules: registry,
     counters,
+    dependencies: dependencyStatus({
+      config: () => config,
+      modules: registry,
+      gateway: { upstreams: () => gateway?.upstreams() ?? [] },
+      redis: redisReady && { where: describeRedisUrl(options.redisUrl!), ready: redisReady },
+      database: databaseReady && { where: describeStorage(options), ready: databaseReady },
+      bookings: describeStorage(options),
+      metrics,
+    }),
+    folder: () => folderReport,
   });
   registry.set(diag.name, diag);
   for (const m of options.modules) registry.set(m.name, m);
@@ -151,12 +179,8 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     logUnexpected(err, ctx);
     if (ctx.app !== app) ctx.app.emit('error', err, ctx);
   };
-  const redis = builtins.redis;
   // Redis and the bookings database asked together: an operator sees both when both are down.
-  const dependenciesReady = allReady([
-    redis && redisReadiness(redis.client, logger.child({ module: 'ratelimit' })),
-    bookingDatabase && (() => bookingDatabase.ready()),
-  ]);
+  const dependenciesReady = allReady([redisReady, databaseReady]);
   // Set as a stop begins: a load balancer that asks takes requests elsewhere while they are still answered.
   let draining = false;
   try {
@@ -176,6 +200,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         if (draining) throw new Error('the gateway is shutting down');
         return dependenciesReady?.();
       },
+      tracing,
     });
     // Built in slices: an app that embeds it goes on answering meanwhile.
     gateway.reconfigure(await gateway.prepare(config));
@@ -194,14 +219,17 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   // here: silent, the app would drop it, and the cause with it.
   logAppErrors(app, logger);
   // The gateway's error handler is not in front of this path: the metrics get one of their own.
-  const serveMetrics = compose([errorHandler({ onUnexpected: reportUnexpected }), metricsHandler(metrics)]);
+  const serveMetrics: (ctx: Context, next: Koa.Next) => Promise<void> = compose([
+    errorHandler({ onUnexpected: reportUnexpected }),
+    metricsHandler(metrics),
+  ]);
   app.use(enterFromHost(app, { onUnexpected: reportUnexpected }));
   app.use(accessLog({ logger, metrics, counters }));
   app.use((ctx, next) => {
     if (ctx.request.path !== METRICS_PATH) return next();
     // The gateway drops a client's X-Travel-User itself; this path never reaches it.
     dropClaimedUser(ctx.req);
-    return serveMetrics(ctx, next) as Promise<void>;
+    return serveMetrics(ctx, next);
   });
   // The gateway's middleware in this app's own chain: a nested compose would cost a step more per request.
   for (const middleware of gw.app.middleware) app.use(middleware);
@@ -229,11 +257,21 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       usersText: files.usersText,
       logger,
       metrics,
-      onApplied(next) {
+      onApplied(next, folder) {
         config = next;
+        folderReport = folder.report;
         loadedAt = new Date();
         server?.acceptUpgrades(tunnelsUpgrades(config));
+        // A TracingService added, changed or removed: tracing follows it.
+        const wasOn = tracing.settings;
+        try {
+          tracing.configure(tracingSettings(options, next.tracingService));
+        } catch (err) {
+          logger.error({ err }, 'tracing could not be set up as the TracingService says; tracing stays as it was');
+        }
+        if (tracing.settings !== wasOn) logger.info({ tracing: describeTracing(tracing.settings) }, 'tracing changed');
       },
+      tracing,
     });
   } catch (err) {
     await abandon();
@@ -285,7 +323,10 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       });
     }
     const url = `${server.protocol}://${hostPort(options.host, server.port)}`;
-    logger.info({ url, grpcPort, configDir: options.configDir }, 'gatehouse listening');
+    logger.info(
+      { url, grpcPort, configDir: options.configDir, tracing: describeTracing(tracing.settings) },
+      'gatehouse listening',
+    );
     return { url, port: server.port, grpcPort };
   }
 
@@ -298,6 +339,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     logger,
     metrics,
     options,
+    tracing,
     reload: () => reloader.reload(),
     start() {
       if (stopping)
@@ -327,6 +369,8 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         await Promise.all([...registry.values()].map(async (m) => m.close?.()));
         // Last: the booking modules answered their last request above.
         await bookingDatabase?.close();
+        // The spans of the last requests go out before the process does.
+        await tracing.shutdown();
         logger.info('gatehouse stopped');
       })();
       return stopping;

@@ -10,6 +10,7 @@ import type { RateLimitGrpcServer } from '../ratelimit';
 import type { Logger, Metrics } from '../telemetry';
 import type { ReloadOutcome } from './folder/reload';
 import type { ResolvedOptions } from './options';
+import type { Tracing } from '../tracing';
 
 /** Where a started Gatehouse listens. */
 export interface Listening {
@@ -33,6 +34,8 @@ export interface Gatehouse {
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly options: ResolvedOptions;
+  /** Its tracing: off, or sending spans where the `OTEL_*` options or the TracingService say. */
+  readonly tracing: Tracing;
   /**
    * Listens for HTTP(S) and gRPC and, unless `watch: false`, watches the config
    * folder. Rejects while started, and once stopped: create another Gatehouse.

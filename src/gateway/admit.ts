@@ -14,7 +14,8 @@
  *     cannot use, a malformed Host or X-Forwarded-Host (400);
  *  4. a path it cannot normalise (400); then the gateway's own paths are
  *     answered;
- *  5. any request while no configuration is loaded (503);
+ *  5. any request while no configuration is loaded (503), and one from an
+ *     address the Module's `ip_allow` / `ip_deny` refuses (403);
  *  6. headers `Connection` nominates, and lookalikes of those the routes
  *     read (dropped);
  *  7. a method override that would route elsewhere (400), and a path no
@@ -24,7 +25,9 @@
  *     route's response edits); a body of unknown length is counted;
  * 10. a POST whose body names a method override that would route elsewhere
  *     (400);
- * then, once routed: auth, the rate limit, the forward (./routed).
+ * then, once routed: auth, the rate limit, the forward (./routed); and
+ * whatever answered, an error status the route's (or the Module's)
+ * `error_response_overrides` names gets its body.
  */
 import type { Context, Middleware } from 'koa';
 import {
@@ -50,7 +53,10 @@ import { overriddenMethods } from './request/override/method-override';
 import { normalisePath, unsafeEscapeError, withoutParameters } from './request/path';
 import { refuseMalformedHost, refuseRepeatedHost, toOriginForm } from './request/request-target';
 import type { RunRouted } from './routed';
+import { applyErrorOverrides } from './error-overrides';
+import { REROUTED_STATE } from './reroute';
 import type { RouteTarget, Runtime } from './runtime';
+import { NO_TRACING, type GatewayTracing } from '../tracing';
 
 /** What the gateway's middleware is built from. */
 export interface AdmissionOptions {
@@ -65,6 +71,8 @@ export interface AdmissionOptions {
   readonly routed: RunRouted;
   /** Told of a retired runtime once its last request is done, to be closed. */
   readonly released: (rt: Runtime) => void;
+  /** Read once a request: while its `requests` is null, nothing is traced and nothing made for it. */
+  readonly tracing?: GatewayTracing;
 }
 
 /**
@@ -155,6 +163,18 @@ function answerPreflight(
   return cors(ctx, nothing) as Promise<void>;
 }
 
+/** The route's error_response_overrides (the Module's for an answer no route gave), applied to the answer. */
+function overrideErrorBody(ctx: Context, rt: Runtime, matched: Route<RouteTarget> | undefined): void {
+  const route = (ctx.state[REROUTED_STATE] as Route<RouteTarget> | undefined) ?? matched;
+  const target = route?.target;
+  const overrides = target === undefined ? rt.errorOverrides : target.errorOverrides;
+  if (overrides === null || ctx.status < 400) return;
+  applyErrorOverrides(ctx, overrides, {
+    route: route?.mapping.name,
+    cluster: target?.kind === 'remote' ? target.upstream.cluster.name : undefined,
+  });
+}
+
 /**
  * Builds the gateway's one middleware: admits the request through the steps
  * above and routes it, and answers every error on its way, and an error
@@ -164,8 +184,15 @@ function answerPreflight(
 export function createAdmission(options: AdmissionOptions): (ctx: Context) => Promise<void> {
   const { runtime, ownPath, errors, routed, released } = options;
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const tracing = options.tracing ?? NO_TRACING;
 
   return async function admit(ctx: Context): Promise<void> {
+    // Known once they are: whose error_response_overrides the answer gets.
+    let known: Runtime | null = null;
+    let routedBy: Route<RouteTarget> | undefined;
+    // Before any check: a refused request is traced too, with the check that refused it.
+    const tracer = tracing.requests;
+    const trace = tracer === null ? null : tracer.start(ctx);
     try {
       // 1. First of all: without an AuthService, on a path no route matches, or on
       // the gateway's own paths, a client's X-Travel-User would otherwise reach
@@ -190,6 +217,9 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
       if (path.startsWith(OWN_PREFIX) && (await ownPath(ctx, path))) return errors.fillEmpty(ctx);
       // 5.
       const rt = refuseUnconfigured(runtime());
+      known = rt;
+      // The Module's ip_allow / ip_deny: before a route is looked at, so before auth and any preflight.
+      if (rt.addressFilter !== null) rt.addressFilter(ctx);
       // 6. Before matching: a backend reads `X_Api_Key` as the `X-Api-Key` a label or a Mapping's `headers` never saw.
       const headers = req.headers;
       dropNominatedHeaders(headers);
@@ -200,6 +230,7 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
       // The query as it is forwarded: what follows a `#` reaches no backend.
       const query = request.querystring;
       const overrides = overriddenMethods(headers, query);
+      const scheme = ctx.protocol;
       // Answered by the CORS policy, a preflight reaches no backend to act on an override.
       let route = rt.table.matchAlike(
         path,
@@ -209,6 +240,7 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
         host,
         preflight ? undefined : overrides,
         query,
+        scheme,
       );
       let cors = route === undefined ? rt.cors : route.target.cors;
       if (preflight) {
@@ -217,7 +249,7 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
           return errors.fillEmpty(ctx);
         }
         // No policy for it: an OPTIONS request like any other.
-        route = rt.table.matchAlike(path, plain, method, headers, host, overrides, query);
+        route = rt.table.matchAlike(path, plain, method, headers, host, overrides, query, scheme);
         cors = route === undefined ? rt.cors : route.target.cors;
       }
       if (route === undefined) {
@@ -226,6 +258,8 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
         await cors(ctx, notFound);
         return errors.fillEmpty(ctx);
       }
+      routedBy = route;
+      if (trace !== null) trace.routed(route.mapping.prefix, route.mapping.name);
       // 8.
       refuseUnsafeEscapes(route, path);
       // 9.
@@ -240,16 +274,19 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
       try {
         // 10. After the guard: a body read for its override is held to the body limit as any other.
         if (!tooLarge && !preflight && bodyMayOverride(method, headers))
-          await refuseBodyOverride(req, rt.table, { path, plain, method, headers, host, query }, bodyLimit);
-        if (cors === undefined) await routed(ctx, rt, route, path, guard, tooLarge);
-        else await cors(ctx, () => routed(ctx, rt, route, path, guard, tooLarge));
+          await refuseBodyOverride(req, rt.table, { path, plain, method, headers, host, query, scheme }, bodyLimit);
+        if (cors === undefined) await routed(ctx, rt, route, path, guard, tooLarge, trace);
+        else await cors(ctx, () => routed(ctx, rt, route, path, guard, tooLarge, trace));
       } finally {
         if (--rt.active === 0 && rt.retired) released(rt);
         if (path !== seen) setPath(ctx, seen);
       }
       errors.fillEmpty(ctx);
     } catch (err) {
+      if (trace !== null) trace.refused(err);
       errors.answer(ctx, err);
+    } finally {
+      if (known !== null) overrideErrorBody(ctx, known, routedBy);
     }
   };
 }

@@ -28,6 +28,7 @@ import {
 } from './runtime';
 import { runInSlices } from './slices';
 import { deepFreeze, type GatewaySnapshot, type RejectedConfig } from './snapshot';
+import type { GatewayTracing } from '../tracing';
 
 export interface GatewayOptions {
   /** The configuration to serve; without one, routed paths answer 503 until {@link Gateway.reconfigure}. */
@@ -58,6 +59,11 @@ export interface GatewayOptions {
    * with the reason when they cannot (the check then answers 503 with it).
    */
   readiness?: () => Promise<void> | void;
+  /**
+   * Tracing, read once a request: each request's SERVER span, and its context
+   * sent on to the stages' services, the modules and the upstreams. Default off.
+   */
+  tracing?: GatewayTracing;
 }
 
 /** A gateway: its Koa app and the handle to change what it serves. */
@@ -82,8 +88,18 @@ export interface Gateway {
   reject(problems: readonly ConfigProblem[]): void;
   /** What it serves now, read-only. */
   snapshot(): GatewaySnapshot;
+  /** The upstream clusters of what it serves now: their endpoints, and those ejected for failing. */
+  upstreams(): UpstreamHealth[];
   /** Closes the stages and upstream pools. The modules are the caller's. */
   close(): Promise<void>;
+}
+
+/** An upstream cluster: how many endpoints it has (its names resolved so far), and those ejected now. */
+export interface UpstreamHealth {
+  readonly cluster: string;
+  readonly endpoints: number;
+  /** `address:port` of each endpoint ejected for failing in a row. */
+  readonly ejected: readonly string[];
 }
 
 /** A configuration built by {@link Gateway.prepare}, not yet served. */
@@ -119,6 +135,7 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
     bodyLimit,
     errors,
     routed: createRouted({ bodyLimit, errors, events, upstreams }),
+    tracing: options.tracing,
     released(rt) {
       retiring.delete(rt);
       void disposeRuntime(rt);
@@ -194,6 +211,9 @@ export function createGateway(options: GatewayOptions = {}): Gateway {
         sources: served?.sources ?? [],
         ...(rejected ? { rejected } : {}),
       };
+    },
+    upstreams() {
+      return (current?.clusters.all() ?? []).map((c) => ({ cluster: c.name, ...c.health() }));
     },
     async close() {
       closed = true;

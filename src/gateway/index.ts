@@ -6,7 +6,7 @@
  * need of it; the matching, the request checks and the upstream pools stay
  * inside.
  */
-export { createGateway, type Gateway, type GatewayOptions, type PreparedConfig } from './gateway';
+export { createGateway, type Gateway, type GatewayOptions, type PreparedConfig, type UpstreamHealth } from './gateway';
 export type { GatehouseModule, ModuleRegistry } from './module';
 export type { StageFactories, UpstreamOptions } from './runtime';
 export type { Resolve } from './upstream';
@@ -14,6 +14,7 @@ export type { GatewayEvents } from './events';
 
 // Configuration: loading, records written in code, problems and warnings.
 export {
+  isGatewayConfigFile,
   loadConfig,
   parseConfigFiles,
   readRecordFiles,
@@ -25,6 +26,7 @@ export {
   type ReadRecordFiles,
 } from './config/load';
 export type { EmissaryRecordReport, EmissaryReport, SkippedRecord } from './config/emissary';
+export { documentShape, documentWhat, shapeText, type DocumentShape, type IgnoredDocument } from './config/documents';
 export { configFromRecords, type ConfigResult } from './config/validate';
 export { ConfigError, configProblem, type ConfigProblem, type ProblemLocation } from './config/problems';
 export { configWarnings } from './config/warnings';
@@ -32,17 +34,20 @@ export {
   allowedUpgrades,
   describeLabel,
   groupLabels,
+  readLabel,
   type AuthServiceRecord,
   type GatewayConfig,
   type GatewayRecord,
   type HeaderCondition,
+  type LabelSpecifier,
   type MappingRecord,
   type RateLimitServiceRecord,
   type RecordSource,
+  type TracingServiceRecord,
 } from './config/schema';
 
 // The gateway's own paths, which the standalone services answer too.
-export { ALIVE_PATH, answerHealth, READY_PATH } from './own-paths';
+export { ALIVE_PATH, answerHealth, HEALTH_ROUTE, READY_PATH } from './own-paths';
 
 // The stages, for an app that builds its own or tunes the project's.
 export type { Stage, StageFactory } from './stages/stage';

@@ -12,6 +12,11 @@ import type { Runtime } from './runtime';
 export const OWN_PREFIX = '/gateway/v0/check_';
 export const ALIVE_PATH = '/gateway/v0/check_alive';
 export const READY_PATH = '/gateway/v0/check_ready';
+/**
+ * The route name liveness and readiness probes are logged and counted
+ * under: a load balancer's probes are no requests that matched nothing.
+ */
+export const HEALTH_ROUTE = 'gateway-health';
 
 /**
  * Answers liveness or readiness (`path`, normalised, is one of them):
@@ -20,6 +25,7 @@ export const READY_PATH = '/gateway/v0/check_ready';
  * gateway and a module served alone answer them alike.
  */
 export async function answerHealth(ctx: Context, path: string, ready: () => Promise<object> | object): Promise<void> {
+  ctx.state.route = HEALTH_ROUTE;
   if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
     throw HttpError.of('METHOD_NOT_ALLOWED', { headers: { Allow: 'GET, HEAD' } });
   }

@@ -16,6 +16,9 @@ import { rewritePath, type Route } from './match/route-table';
 import type { RouteTarget, Runtime, UpstreamOptions } from './runtime';
 import { forwardRemote } from './upstream';
 import { forwardUpgrade, tunnelledUpgrade } from './upstream/upgrade';
+import { applyAnswerHeaders } from './stages/answer-headers';
+import { reroute } from './reroute';
+import type { RequestTrace } from '../tracing';
 
 /** What the routed part of every request shares. */
 export interface RoutedOptions {
@@ -29,7 +32,8 @@ export interface RoutedOptions {
 /**
  * Runs a routed request: `path` is the normalised path the route matched,
  * `guard` holds a body without a declared length to the limit, `tooLarge`
- * says a declared one is over it.
+ * says a declared one is over it, `trace` is the request's trace (null
+ * when it is not traced).
  */
 export type RunRouted = (
   ctx: Context,
@@ -38,6 +42,7 @@ export type RunRouted = (
   path: string,
   guard: StreamedBodyGuard | null,
   tooLarge: boolean,
+  trace: RequestTrace | null,
 ) => Promise<void>;
 
 /** The path under which a remote upstream is asked: its base, the rewritten path, the query. */
@@ -48,16 +53,20 @@ function upstreamPath(base: string, path: string, query: string): string {
 
 /** Builds the routed part of the gateway's middleware. */
 export function createRouted({ bodyLimit, errors, events, upstreams }: RoutedOptions): RunRouted {
-  return async function runRouted(ctx, rt, route, path, guard, tooLarge) {
-    const mapping = route.mapping;
+  return async function runRouted(ctx, rt, matched, path, guard, tooLarge, trace) {
+    let route = matched;
     // The auth stage sees bypass_auth routes too: it strips identity headers a
     // client sent on every route. A stage that decides at once answers a
     // boolean, and no promise is awaited for it. A body declared too large is
     // refused before either is asked.
     if (rt.auth !== null && !tooLarge) {
-      const passed = rt.auth.run(ctx, mapping);
+      const passed = rt.auth.run(ctx, route.mapping);
       if (!(typeof passed === 'boolean' ? passed : await passed)) return;
+      // What the auth service set may choose another route, as Envoy's cleared route cache.
+      route = reroute(ctx, rt, route, path);
+      if (trace !== null && route !== matched) trace.routed(route.mapping.prefix, route.mapping.name);
     }
+    const mapping = route.mapping;
     const target = route.target;
     if (rt.rateLimit !== null && !tooLarge) {
       const passed = rt.rateLimit.run(
@@ -80,6 +89,8 @@ export function createRouted({ bodyLimit, errors, events, upstreams }: RoutedOpt
         // runs a mounted app; the gateway's path is back afterwards, whatever happened.
         const seen = ctx.request.path;
         if (forwardPath !== seen) setPath(ctx, forwardPath);
+        // The module gets the gateway's span as its parent, as a remote upstream would; it reads the trace from ctx.state too.
+        if (trace !== null) trace.inject(ctx.req.headers);
         try {
           await target.handler(ctx);
         } finally {
@@ -98,6 +109,7 @@ export function createRouted({ bodyLimit, errors, events, upstreams }: RoutedOpt
           removedHeaders: target.removeRequestHeaders,
           hostRewrite: target.hostRewrite,
           retryBufferBytes: upstreams.retryBufferBytes,
+          trace,
         };
         const upgrade = target.upgrades === null ? undefined : tunnelledUpgrade(ctx, target.upgrades);
         if (upgrade === undefined) await forwardRemote(ctx, target.upstream, forward);
@@ -112,9 +124,12 @@ export function createRouted({ bodyLimit, errors, events, upstreams }: RoutedOpt
       // here, so that it gets the route's response edits, as Envoy's router
       // gives them to its local replies, and keeps its CORS and rate-limit headers.
       if (kept === null) kept = keptHeaders(ctx.res);
+      if (trace !== null) trace.refused(err);
       errors.answer(ctx, err);
     }
     if (kept !== null) restoreHeaders(ctx, kept);
+    // What the auth and rate-limit services asked to add to the answer, then the route's own edits, as Envoy orders its filters.
+    applyAnswerHeaders(ctx);
     applyResponseEdits(ctx.res, target);
   };
 }

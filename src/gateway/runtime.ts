@@ -7,6 +7,9 @@
  * built is refused whole, with every problem listed.
  */
 import type { Middleware } from 'koa';
+import type { ErrorOverrides } from './error-overrides';
+import { modulePolicies, routeErrorOverrides, type ModulePolicies } from './module-policies';
+import { ownedHeaders } from './request/headers/owned-headers';
 import { createCorsPolicies, type CorsPolicies } from '../cors';
 import type { GatewayEvents } from './events';
 import type { ModuleRegistry, GatehouseModule } from './module';
@@ -14,7 +17,6 @@ import type { Stage, StageFactory } from './stages/stage';
 import type { Route } from './match/route';
 import {
   allowedUpgrades,
-  labelHeaders,
   type AuthServiceRecord,
   type GatewayConfig,
   type MappingRecord,
@@ -23,11 +25,10 @@ import {
 import { ConfigError, configProblem, type ConfigProblem } from './config/problems';
 import { moduleHandler, type ModuleHandler } from './module-handler';
 import { compileHeaderEdits, type HeaderEdits } from './request/headers/header-edits';
-import { OVERRIDE_HEADERS } from './request/override/method-override';
 import { groupProblemsSteps } from './match/canary';
-import { prepareMatch, type PreparedMatch } from './match/prepare';
+import { prepareMatchSteps, type PreparedMatch } from './match/prepare';
 import type { RedirectPlan } from './match/redirect';
-import { DEFAULT_REGEX_MAX_SIZE } from './match/regex';
+import { createPatternCompiler } from './match/regex';
 import { shadowProblemsSteps } from './match/shadow';
 import { compileRoutes, retargetRoutes, RouteTable } from './match/route-table';
 import { runAtOnce, type Steps } from './slices';
@@ -47,6 +48,8 @@ import { describeRoutesSteps, type RuntimeSnapshot } from './snapshot';
 export interface RouteExtras extends HeaderEdits {
   /** The CORS middleware of the route (its own policy, else the gateway-wide one), when there is one. */
   readonly cors: Middleware | undefined;
+  /** Its `error_response_overrides`, else the Module's unless it bypasses them; null for none. */
+  readonly errorOverrides: ErrorOverrides | null;
 }
 
 export interface InProcessTarget extends RouteExtras {
@@ -102,8 +105,8 @@ export interface UpstreamOptions {
   retryBufferBytes?: number;
 }
 
-/** One configuration, ready to serve. */
-export interface Runtime {
+/** One configuration, ready to serve: with the Module's `ip_allow` / `ip_deny` and its error overrides for answers no route gives. */
+export interface Runtime extends ModulePolicies {
   readonly config: GatewayConfig;
   readonly table: RouteTable<RouteTarget>;
   readonly auth: Stage | null;
@@ -124,23 +127,6 @@ export interface Runtime {
   retired: boolean;
   graceTimer?: NodeJS.Timeout;
   closing?: Promise<void>;
-}
-
-/** Whatever the config: those the gateway writes on every forwarded request, and those it reads a method override from. */
-const ALWAYS_OWNED = ['x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', ...OVERRIDE_HEADERS];
-
-/** The header names the Mappings of a configuration match, label or edit, and those the gateway writes or reads itself. */
-function* ownedHeaders(mappings: readonly MappingRecord[]): Steps<string[]> {
-  const names = new Set(ALWAYS_OWNED);
-  for (const mapping of mappings) {
-    yield;
-    for (const name of Object.keys(mapping.headers ?? {})) names.add(name);
-    for (const name of Object.keys(mapping.regex_headers ?? {})) names.add(name);
-    for (const name of Object.keys(mapping.add_request_headers)) names.add(name);
-    for (const name of mapping.remove_request_headers) names.add(name);
-    for (const name of labelHeaders(mapping.labels)) names.add(name);
-  }
-  return [...names];
 }
 
 /** A Mapping checked and prepared, before its target is made. */
@@ -196,14 +182,16 @@ export function* buildRuntimeSteps(
       configProblem({ source: sourceOf(m), kind: m.kind, record: m.name, path: 'config.cors' }, errorText(err)),
     );
   }
-  const regexMaxSize = config.module?.config.regex_max_size ?? DEFAULT_REGEX_MAX_SIZE;
+  // One a configuration: a pattern written in many Mappings is compiled once, and all are held to one total.
+  const patterns = createPatternCompiler({ maxSize: config.module?.config.regex_max_size });
   const pending: Pending[] = [];
+  const moduleWide = modulePolicies(config);
 
   for (const mapping of config.mappings) {
     yield;
     const at = { source: sourceOf(mapping), kind: 'Mapping', record: mapping.name };
     const problem = (path: string, message: string) => problems.push(configProblem({ ...at, path }, message));
-    const match = prepareMatch(mapping, regexMaxSize);
+    const match = yield* prepareMatchSteps(mapping, patterns);
     for (const p of match.problems) problem(p.path, p.message);
     const prefix = match.prefix;
     let cors: Middleware | undefined;
@@ -212,7 +200,11 @@ export function* buildRuntimeSteps(
     } catch (err) {
       problem('cors', errorText(err));
     }
-    const edits: RouteExtras = { ...compileHeaderEdits(mapping), cors };
+    const edits: RouteExtras = {
+      ...compileHeaderEdits(mapping),
+      cors,
+      errorOverrides: routeErrorOverrides(mapping, moduleWide),
+    };
     if (match.redirect !== null) {
       pending.push({ mapping, prefix, edits, match, redirect: match.redirect });
       continue;
@@ -282,7 +274,11 @@ export function* buildRuntimeSteps(
     path: string,
   ): Stage | null => {
     try {
-      return factory(record, modules, { ...events, sourceCluster: options.sourceCluster });
+      return factory(record, modules, {
+        ...events,
+        sourceCluster: options.sourceCluster,
+        suppressEnvoyHeaders: config.module?.config.suppress_envoy_headers === true,
+      });
     } catch (err) {
       problems.push(
         configProblem({ source: sourceOf(record), kind: record.kind, record: record.name, path }, errorText(err)),
@@ -326,6 +322,7 @@ export function* buildRuntimeSteps(
       auth,
       rateLimit,
       cors: globalCors,
+      ...moduleWide,
       clusters,
       ownedHeaders: yield* ownedHeaders(config.mappings),
       snapshot: yield* describeRoutesSteps(config, table),

@@ -54,6 +54,7 @@ export function leanKoa(app: Koa): Koa {
   });
 
   const response = app.response as Koa.Response & { set(field: unknown, value?: unknown): void };
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- called on the response below, as Koa calls it
   const koaSet = response.set;
   response.set = function set(this: Koa.Response, field: unknown, value?: unknown): void {
     // A list (Set-Cookie, or a single-valued header Koa unwraps) and an object of headers are Koa's.

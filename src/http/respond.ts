@@ -96,7 +96,7 @@ function respond(ctx: Context): void {
     if (stream.readableLength === 0 && !res.headersSent) res.flushHeaders();
     pipeline(stream, res, (err) => {
       // A client that left before the end is no error of the app's: the access log says it (aborted).
-      if (err && (err as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE' && !res.writableFinished) return;
+      if (err && err.code === 'ERR_STREAM_PREMATURE_CLOSE' && !res.writableFinished) return;
       // Nor one already told of: an HttpError (an upstream that cut its answer short) is counted where it was thrown.
       if (err instanceof HttpError) return;
       if (err && ctx.app.listenerCount('error')) ctx.onerror(err);

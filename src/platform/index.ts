@@ -37,3 +37,11 @@ export {
 } from './node-http';
 export { hookFsync, PGLITE_VERSION, startParamsWithFsync, type EmscriptenOptions } from './pglite';
 export { loggerBindingsText, loggerDestination, loggerTimeField, PINO_VERSION } from './pino';
+export {
+  RE2JS_VERSION,
+  searchAutomaton,
+  wholeTextAutomaton,
+  type Re2jsAutomaton,
+  type Re2jsSearchAutomaton,
+  type Re2jsState,
+} from './re2js';

@@ -55,6 +55,11 @@ export interface DecideOptions {
    * deadline): a decision its caller left is not counted, or is taken back.
    */
   gone?: () => boolean;
+  /**
+   * Headers to send with the call to a remote service, as gRPC metadata:
+   * the trace context of the decision's span (`traceparent`...).
+   */
+  metadata?: Readonly<Record<string, string | string[] | undefined>>;
 }
 
 /**

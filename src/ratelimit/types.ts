@@ -71,6 +71,10 @@ export interface RateLimitResponse {
   overallCode: RateLimitCode;
   statuses: DescriptorStatus[];
   responseHeadersToAdd?: DescriptorEntry[];
+  /** envoy v3: headers the upstream is to get with a request let through. */
+  requestHeadersToAdd?: DescriptorEntry[];
+  /** envoy v3: the body of the 429 a request over the limit is answered with. */
+  rawBody?: Buffer;
   /**
    * envoy v3's `dynamic_metadata`: what a gateway may act on besides the
    * answer. This service sends it when a descriptor matched a quota-mode

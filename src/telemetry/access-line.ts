@@ -31,6 +31,9 @@ export interface AccessLogEntry {
   upstream_reset?: true;
   /** The server cut the answer when its shutdown grace ran out. */
   cut_at_shutdown?: true;
+  /** The request's trace and SERVER span, when it is traced: the line and the spans meet on them. */
+  trace_id?: string;
+  span_id?: string;
 }
 
 /** Writes access log lines through a logger. */
@@ -90,6 +93,8 @@ export function accessLineWriter(logger: Logger): AccessLineWriter {
     if (entry.aborted) line += ',"aborted":true';
     if (entry.upstream_reset) line += ',"upstream_reset":true';
     if (entry.cut_at_shutdown) line += ',"cut_at_shutdown":true';
+    // Hex digits only: nothing to escape.
+    if (entry.trace_id !== undefined) line += `,"trace_id":"${entry.trace_id}","span_id":"${entry.span_id}"`;
     return `${line},"msg":"request"}\n`;
   }
 

@@ -22,6 +22,7 @@ import { accessLineWriter, type AccessLogEntry } from './access-line';
 import type { Logger } from './logger';
 import { UNMATCHED_ROUTE, type Metrics } from './metrics';
 import type { RouteCounters } from './route-counters';
+import { traceOf } from '../tracing';
 
 export interface AccessLogOptions {
   logger: Logger;
@@ -50,6 +51,15 @@ const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
 /** The request id a client sent, when it is well-formed (safe to log and to hand on); undefined otherwise. */
 export function wellFormedRequestId(sent: string | string[] | undefined): string | undefined {
   return typeof sent === 'string' && REQUEST_ID.test(sent) ? sent : undefined;
+}
+
+/**
+ * The route name of a request no Mapping served: the one the gateway's own
+ * path that answered it gave (`ctx.state.route`: its health probes, its
+ * metrics), else `unmatched`.
+ */
+function ownRoute(route: unknown): string {
+  return typeof route === 'string' ? route : UNMATCHED_ROUTE;
 }
 
 /** `connection` without the token `name`; undefined when nothing is left. */
@@ -101,7 +111,7 @@ export function accessLog(options: AccessLogOptions): Middleware {
     const unanswered = aborted && !ctx.res.headersSent;
     if (unanswered) status = cutBy === 'shutdown' ? SERVICE_UNAVAILABLE : CLIENT_CLOSED_REQUEST;
     const mapping = ctx.state.mapping as { name?: unknown } | undefined;
-    const route = typeof mapping?.name === 'string' ? mapping.name : UNMATCHED_ROUTE;
+    const route = typeof mapping?.name === 'string' ? mapping.name : ownRoute(ctx.state.route);
     const protocol = protocolOf(ctx.req);
     metrics?.recordRequest(route, method, status, elapsedMs / 1000, protocol);
     counters?.record(route, status);
@@ -128,6 +138,11 @@ export function accessLog(options: AccessLogOptions): Middleware {
     if (cutBy === 'upstream') entry.upstream_reset = true;
     else if (cutBy === 'shutdown') entry.cut_at_shutdown = true;
     else if (aborted) entry.aborted = true;
+    const trace = traceOf(ctx.state);
+    if (trace !== undefined) {
+      entry.trace_id = trace.traceId;
+      entry.span_id = trace.spanId;
+    }
     lines.write(entry);
   }
 

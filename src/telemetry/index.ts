@@ -24,6 +24,7 @@ export {
   RATELIMIT_RESULTS,
   RELOAD_RESULTS,
   UNMATCHED_ROUTE,
+  METRICS_ROUTE,
   type Metrics,
   type MetricsOptions,
   type AuthResult,
@@ -32,7 +33,14 @@ export {
   type ReloadResult,
   type DatabaseFailureKind,
 } from './metrics';
-export { createRouteCounters, type RouteCounters, type RequestCounts } from './route-counters';
+export {
+  createRouteCounters,
+  TRAFFIC_MINUTES,
+  type RecentCounts,
+  type RouteCounters,
+  type RouteCountersOptions,
+  type RequestCounts,
+} from './route-counters';
 export {
   accessLog,
   rejectedRequestLog,

@@ -6,6 +6,7 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type Koa from 'koa';
 import { statusOf } from '../http';
+import { traceOf } from '../tracing';
 import { markPlainLogger } from './access-line';
 import { droppedLinesOf, logDestination } from './log-destination';
 
@@ -116,7 +117,9 @@ export function logUnexpectedError(
   logger: Logger,
 ): (err: unknown, ctx: { method: string; path: string; state: Record<string, unknown> }) => void {
   return (err, ctx) => {
-    logger.error({ err, req_id: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'unexpected error');
+    const trace = traceOf(ctx.state);
+    const ids = trace === undefined ? undefined : { trace_id: trace.traceId, span_id: trace.spanId };
+    logger.error({ err, req_id: ctx.state.requestId, method: ctx.method, path: ctx.path, ...ids }, 'unexpected error');
   };
 }
 

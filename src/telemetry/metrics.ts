@@ -24,6 +24,8 @@ export const RELOAD_RESULTS: readonly ReloadResult[] = ['success', 'failure'];
 
 /** The route label of a request that matched no mapping. */
 export const UNMATCHED_ROUTE = 'unmatched';
+/** The route label of a scrape of the metrics themselves. */
+export const METRICS_ROUTE = 'gateway-metrics';
 
 export interface MetricsOptions {
   /** Put in front of every metric name. Default `gatehouse_`. */
@@ -290,6 +292,7 @@ export function metricsHandler(metrics: Pick<Metrics, 'registry'>): Middleware {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
       throw HttpError.of('METHOD_NOT_ALLOWED', { headers: { Allow: 'GET, HEAD' } });
     }
+    ctx.state.route = METRICS_ROUTE;
     const text = await registry.metrics();
     ctx.body = text;
     ctx.set('Content-Type', registry.contentType);

@@ -10,7 +10,8 @@ import request from 'supertest';
 import { createApiApp, createApiModule, createMessageStore, createV1App, createV2App } from '../../src/api';
 import { createGateway } from '../../src/gateway';
 import { createServiceApp } from '../../src/http';
-import { configOf, mapping, registry } from '../gateway/helpers';
+import { configOf, mapping } from '../support/records';
+import { registry } from '../support/modules';
 
 const HOST = 'api.test';
 const JSON_TYPE = 'application/json; charset=utf-8';

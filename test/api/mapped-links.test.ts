@@ -11,7 +11,9 @@ import http from 'node:http';
 import request from 'supertest';
 import { createApiModule } from '../../src/api';
 import { createGateway, type Gateway } from '../../src/gateway';
-import { close, configOf, mapping, registry } from '../gateway/helpers';
+import { close } from '../support/server';
+import { configOf, mapping } from '../support/records';
+import { registry } from '../support/modules';
 
 const HOST = 'api.test';
 

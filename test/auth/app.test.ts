@@ -4,7 +4,9 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { join } from 'node:path';
 import { createAuthService, type AuthService } from '../../src/auth';
-import { basic, captureLogger, quickHash, usersFolder } from './support';
+import { basic, quickHash, usersFolder } from '../support/credentials';
+import { memoryLogger } from '../support/memory-logger';
+import { NO_BOUND_MS } from '../support/polling';
 
 describe('the auth service over HTTP', () => {
   const folder = usersFolder();
@@ -12,7 +14,7 @@ describe('the auth service over HTTP', () => {
   let server: Server;
   before(() => {
     const file = folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`);
-    service = createAuthService({ usersFile: file, logger: captureLogger() });
+    service = createAuthService({ maxWaitMs: NO_BOUND_MS, usersFile: file, logger: memoryLogger() });
     server = service.app.listen(0, '127.0.0.1');
   });
   after(async () => {
@@ -95,8 +97,9 @@ describe('the auth service over HTTP', () => {
 
   it('sends a UTF-8 user name in X-Travel-User as its UTF-8 bytes, and whole in the body', async () => {
     const utf8 = createAuthService({
+      maxWaitMs: NO_BOUND_MS,
       usersFile: join(__dirname, 'fixtures', 'apache-utf8.htpasswd'),
-      logger: captureLogger(),
+      logger: memoryLogger(),
     });
     try {
       for (const [user, password] of [

@@ -3,7 +3,8 @@ import { performance } from 'node:perf_hooks';
 import bcrypt from 'bcryptjs';
 import request from 'supertest';
 import { createAuthService, type AuthRequest, type AuthService } from '../../src/auth';
-import { basic, captureLogger, usersFolder } from './support';
+import { basic, usersFolder } from '../support/credentials';
+import { memoryLogger } from '../support/memory-logger';
 
 const ask = (authorization: string): AuthRequest => ({ method: 'GET', url: '/v1/hotels', headers: { authorization } });
 
@@ -32,7 +33,7 @@ describe('the auth service under a flood of wrong passwords', () => {
   const folder = usersFolder();
   const services: AuthService[] = [];
   const make = (options: Omit<Parameters<typeof createAuthService>[0], 'usersFile'> = {}) => {
-    const service = createAuthService({ usersFile: file, logger: captureLogger(), ...options });
+    const service = createAuthService({ usersFile: file, logger: memoryLogger(), ...options });
     services.push(service);
     return service;
   };
@@ -111,7 +112,7 @@ describe('the auth service under a flood of wrong passwords', () => {
     const heavy = bcrypt.hashSync('right', 4).replace(/^\$2b\$04\$/, '$2b$20$');
     const service = createAuthService({
       usersFile: folder.write('heavy.htpasswd', `max:${heavy}\n`),
-      logger: captureLogger(),
+      logger: memoryLogger(),
       threads: 1,
       maxQueued: 0,
     });

@@ -3,8 +3,10 @@ import bcrypt from 'bcryptjs';
 import { join } from 'node:path';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createAuthService, UsersFileError, type AuthService, type AuthRequest } from '../../src/auth';
-import { publishAsKubernetes } from '../gatehouse/support/kubernetes';
-import { basic, captureLogger, quickHash, threadNiceness, usersFolder } from './support';
+import { publishAsKubernetes } from '../support/kubernetes-volume';
+import { basic, quickHash, usersFolder } from '../support/credentials';
+import { memoryLogger } from '../support/memory-logger';
+import { threadNiceness } from '../support/threads';
 
 const FIXTURES = join(__dirname, 'fixtures');
 const ask = (authorization?: string): AuthRequest => ({
@@ -18,7 +20,7 @@ describe('the auth service (typed face)', () => {
   const services: AuthService[] = [];
   const make = (options: Parameters<typeof createAuthService>[0]) => {
     // However long a check waits for a thread on a busy machine: the wait's own limit is tested with the flood.
-    const service = createAuthService({ logger: captureLogger(), maxWaitMs: 600_000, ...options });
+    const service = createAuthService({ logger: memoryLogger(), maxWaitMs: 600_000, ...options });
     services.push(service);
     return service;
   };
@@ -104,7 +106,7 @@ describe('the auth service (typed face)', () => {
     }
 
     it('verifies apr1-MD5 and SHA-1 users written by htpasswd -m and -s, warning about each at load', async () => {
-      const logger = captureLogger();
+      const logger = memoryLogger();
       const service = make({ usersFile: join(FIXTURES, 'apache-legacy.htpasswd'), logger });
       for (const [user, password] of [
         ['apr1-user', 'apr1 secret'],
@@ -139,7 +141,7 @@ describe('the auth service (typed face)', () => {
     });
 
     it('warns at load when users have different bcrypt costs, as timing then tells some of them from unknown names', () => {
-      const logger = captureLogger();
+      const logger = memoryLogger();
       const file = folder.write(
         'costs.htpasswd',
         [`a:${quickHash('a')}`, `b:${quickHash('b')}`, 'c:' + bcrypt.hashSync('c', 5)].join('\n'),
@@ -149,13 +151,13 @@ describe('the auth service (typed face)', () => {
       assert.match(warning?.msg ?? '', /different bcrypt costs.*other than 4/);
       assert.deepEqual(warning?.obj, { usersFile: file, costs: [4, 5], decoyCost: 4 });
 
-      const even = captureLogger();
+      const even = memoryLogger();
       make({ usersFile: join(FIXTURES, 'apache-utf8.htpasswd'), logger: even });
       assert.equal(even.lines.filter((l) => l.level === 'warn').length, 0);
     });
 
     it('warns at load of a users file that names no user, and refuses everyone', async () => {
-      const logger = captureLogger();
+      const logger = memoryLogger();
       const file = folder.write('empty.htpasswd', '# nobody yet\n');
       const service = make({ usersFile: file, logger });
       assert.ok(
@@ -176,7 +178,7 @@ describe('the auth service (typed face)', () => {
     it('refuses to start on a plaintext password, naming the line', () => {
       const file = folder.write('plain.htpasswd', `alice:${quickHash('w')}\n# bob below\nbob:builder\n`);
       assert.throws(
-        () => createAuthService({ usersFile: file, logger: captureLogger() }),
+        () => createAuthService({ usersFile: file, logger: memoryLogger() }),
         (err: unknown) =>
           err instanceof UsersFileError &&
           /line 3: user 'bob'.*plaintext/.test(err.message) &&
@@ -187,7 +189,7 @@ describe('the auth service (typed face)', () => {
     it('refuses to start on malformed lines, listing them all', () => {
       const file = folder.write('bad.htpasswd', `garbage\nalice:${quickHash('w')}\n:nothing\n`);
       assert.throws(
-        () => createAuthService({ usersFile: file, logger: captureLogger() }),
+        () => createAuthService({ usersFile: file, logger: memoryLogger() }),
         (err: unknown) =>
           err instanceof UsersFileError &&
           err.problems.map((p) => p.line).join() === '1,3' &&
@@ -197,7 +199,7 @@ describe('the auth service (typed face)', () => {
 
     it('refuses to start without a users file', () => {
       assert.throws(
-        () => createAuthService({ usersFile: join(folder.dir, 'absent.htpasswd'), logger: captureLogger() }),
+        () => createAuthService({ usersFile: join(folder.dir, 'absent.htpasswd'), logger: memoryLogger() }),
         (err: unknown) => err instanceof UsersFileError && /cannot be read \(ENOENT\)/.test(err.message),
       );
     });
@@ -391,7 +393,7 @@ describe('the auth service (typed face)', () => {
     });
 
     it('keeps the previous users when the new file is invalid, and says which lines are wrong', async () => {
-      const logger = captureLogger();
+      const logger = memoryLogger();
       const file = folder.write('keep.htpasswd', `fay:${quickHash('kept')}\n`);
       const service = make({ usersFile: file, logger });
       writeFileSync(file, `fay:${quickHash('changed')}\nmallory:plain-secret\n`);
@@ -416,7 +418,7 @@ describe('the auth service (typed face)', () => {
     });
 
     it('reloads by itself when watching and the file is replaced', async () => {
-      const logger = captureLogger();
+      const logger = memoryLogger();
       const loaded = new Promise<void>((resolve) => {
         const info = logger.info;
         let count = 0;
@@ -434,7 +436,7 @@ describe('the auth service (typed face)', () => {
     });
 
     it('reloads by itself when watching a users file of a Kubernetes Secret volume and the Secret is updated', async () => {
-      const logger = captureLogger();
+      const logger = memoryLogger();
       let loads = 0;
       let onLoad: (() => void) | undefined;
       const info = logger.info;
@@ -462,7 +464,7 @@ describe('the auth service (typed face)', () => {
 
   describe('keeping credentials out of logs', () => {
     it('logs neither passwords nor Authorization headers, whatever fails', async () => {
-      const logger = captureLogger();
+      const logger = memoryLogger();
       const secret = 'tr0ub4dor&3';
       const file = folder.write('logs.htpasswd', `ivy:${quickHash(secret)}\n`);
       const service = make({ usersFile: file, logger });

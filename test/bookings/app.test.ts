@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import request from 'supertest';
 import { parseBookingData } from '../../src/bookings';
-import { demoModule, KIND_CASES, serve, UNKNOWN_ID, type Served } from './fixtures';
+import { demoModule, KIND_CASES, UNKNOWN_ID } from '../support/bookings';
+import { serve, type Served } from '../support/server';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 

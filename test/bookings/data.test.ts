@@ -8,8 +8,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { BookingDataError, loadBookingData, loadBookingDataSync, parseBookingData } from '../../src/bookings';
-import { aliasBomb } from '../gatehouse/support/hostile';
-import { CONFIG_DIR, DEMO } from './fixtures';
+import { aliasBomb } from '../support/hostile-yaml';
+import { DEMO_CONFIG } from '../support/config-folder';
+import { DEMO } from '../support/bookings';
 
 const HOTEL = 'b1240207-0df8-456d-9ee3-752904b6062b';
 const hotels = `hotels:\n  - {id: ${HOTEL}, name: Aurora, city: Oslo, stars: 4}\n`;
@@ -32,7 +33,7 @@ function problemsOf(text: string): readonly string[] {
 describe('bookings/data', () => {
   describe('the demo data in config/', () => {
     it('loads, with the ids the README shows', async () => {
-      const data = await loadBookingData(CONFIG_DIR);
+      const data = await loadBookingData(DEMO_CONFIG);
       assert.deepEqual(
         data.hotels.map((h) => h.id),
         Object.values(DEMO.hotels),
@@ -46,7 +47,7 @@ describe('bookings/data', () => {
     });
 
     it('gives alice and bob each a confirmed hotel booking and a confirmed car booking', () => {
-      const data = loadBookingDataSync(CONFIG_DIR);
+      const data = loadBookingDataSync(DEMO_CONFIG);
       for (const user of ['alice', 'bob']) {
         assert.ok(
           data.hotel_bookings.some((b) => b.user === user && b.status === 'confirmed'),

@@ -11,7 +11,8 @@ import { request as httpRequest } from 'node:http';
 import request from 'supertest';
 import { idempotencyKeyOf } from '../../src/bookings';
 import { HttpError } from '../../src/http';
-import { demoModule, DEMO, serve, type Served } from './fixtures';
+import { demoModule, DEMO } from '../support/bookings';
+import { serve, type Served } from '../support/server';
 
 const BODY = { hotel_id: DEMO.hotels.auroraOslo, check_in: '2099-05-01' };
 const raw = (...lines: string[]) => lines.flatMap((line) => line.split(/: (.*)/s).slice(0, 2));
@@ -128,7 +129,7 @@ describe('bookings/idempotency: a booking service answering retries', () => {
           ['Content-Type', 'application/json'],
           ['Idempotency-Key', 'a'],
           ['Idempotency-Key', 'b'],
-        ].flat() as unknown as Record<string, string>,
+        ].flat(),
       });
       req.on('response', (res) => {
         res.resume();

@@ -11,8 +11,12 @@ import request from 'supertest';
 import { createAuthService, type AuthService } from '../../src/auth';
 import { createHotelBookingModule, loadBookingDataSync } from '../../src/bookings';
 import { createGateway, type Gateway } from '../../src/gateway';
-import { close, configOf, mapping, registry } from '../gateway/helpers';
-import { CONFIG_DIR, DEMO } from './fixtures';
+import { close } from '../support/server';
+import { configOf, mapping } from '../support/records';
+import { registry } from '../support/modules';
+import { DEMO_CONFIG } from '../support/config-folder';
+import { DEMO } from '../support/bookings';
+import { NO_BOUND_MS } from '../support/polling';
 
 const HOST = 'travel.test';
 const ALICE = `Basic ${Buffer.from('alice:wonderland').toString('base64')}`;
@@ -25,7 +29,11 @@ describe('bookings behind a Mapping that rewrites to their path', () => {
   const get = (p: string) => request(server).get(p).set('Host', HOST).set('Authorization', ALICE);
 
   before(async () => {
-    auth = createAuthService({ usersFile: path.join(CONFIG_DIR, 'users.htpasswd'), logger: quiet });
+    auth = createAuthService({
+      maxWaitMs: NO_BOUND_MS,
+      usersFile: path.join(DEMO_CONFIG, 'users.htpasswd'),
+      logger: quiet,
+    });
     const config = configOf(
       mapping('/stay/', 'hotel-booking', { rewrite: '/v1/hotels/' }),
       mapping('/my-stays/', 'hotel-booking', { rewrite: '/v1/hotels/bookings/' }),
@@ -41,7 +49,7 @@ describe('bookings behind a Mapping that rewrites to their path', () => {
     );
     gateway = createGateway({
       config,
-      modules: registry(auth, createHotelBookingModule({ data: loadBookingDataSync(CONFIG_DIR) })),
+      modules: registry(auth, createHotelBookingModule({ data: loadBookingDataSync(DEMO_CONFIG) })),
     });
     server = http.createServer(gateway.app.callback());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -18,7 +18,9 @@ import {
   loadBookingDataSync,
   type BookingKind,
 } from '../../src/bookings';
-import { CONFIG_DIR, DEMO, demoModule, serve } from './fixtures';
+import { DEMO_CONFIG } from '../support/config-folder';
+import { DEMO, demoModule } from '../support/bookings';
+import { serve } from '../support/server';
 
 const NEW_HOTEL = '0a7d3e55-5c2b-4a8e-9f11-3d2c6b7a8e90';
 
@@ -47,7 +49,7 @@ describe('bookings/module', () => {
     });
 
     it('keeps the bookings of each kind apart', async () => {
-      const data = loadBookingDataSync(CONFIG_DIR);
+      const data = loadBookingDataSync(DEMO_CONFIG);
       const hotels = createHotelBookingModule({ data }).app.callback();
       const cars = createCarBookingModule({ data }).app.callback();
       await request(hotels).get(`/v1/hotels/bookings/${DEMO.alice.car}`).set('X-Travel-User', 'alice').expect(404);
@@ -159,7 +161,7 @@ describe('bookings/module', () => {
     let dir: string;
     beforeEach(async () => {
       dir = await mkdtemp(path.join(os.tmpdir(), 'gatehouse-bookings-'));
-      await copyFile(path.join(CONFIG_DIR, 'bookings.yaml'), path.join(dir, 'bookings.yaml'));
+      await copyFile(path.join(DEMO_CONFIG, 'bookings.yaml'), path.join(dir, 'bookings.yaml'));
     });
     afterEach(() => rm(dir, { recursive: true, force: true }));
 

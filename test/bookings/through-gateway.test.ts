@@ -10,7 +10,9 @@ import request from 'supertest';
 import { createAuthService, type AuthService } from '../../src/auth';
 import { createCarBookingModule, createHotelBookingModule, loadBookingDataSync } from '../../src/bookings';
 import { configFromRecords, createGateway, type Gateway, type GatehouseModule } from '../../src/gateway';
-import { CONFIG_DIR, DEMO, serve, type Served } from './fixtures';
+import { DEMO_CONFIG } from '../support/config-folder';
+import { DEMO } from '../support/bookings';
+import { serve, type Served } from '../support/server';
 
 const ALICE = `Basic ${Buffer.from('alice:wonderland').toString('base64')}`;
 const BOB = `Basic ${Buffer.from('bob:builder').toString('base64')}`;
@@ -48,8 +50,8 @@ describe('bookings through the gateway', () => {
   before(async () => {
     const result = configFromRecords(records);
     if (!result.ok) assert.fail(JSON.stringify(result.problems));
-    const data = loadBookingDataSync(CONFIG_DIR);
-    auth = createAuthService({ usersFile: path.join(CONFIG_DIR, 'users.htpasswd'), logger: quiet });
+    const data = loadBookingDataSync(DEMO_CONFIG);
+    auth = createAuthService({ usersFile: path.join(DEMO_CONFIG, 'users.htpasswd'), logger: quiet });
     const modules = new Map<string, GatehouseModule>([
       ['auth', auth],
       ['hotel-booking', createHotelBookingModule({ data })],

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import Koa from 'koa';
 import request from 'supertest';
 import { createDiagModule, type DiagSnapshot } from '../../src/diag';
-import { CONFIG_ERRORS, sampleSnapshot } from './fixture';
-import { routedUnder } from './gateway-stand-in';
+import { CONFIG_ERRORS, sampleSnapshot } from '../support/diag-sample';
+import { routedUnder } from '../support/gateway-stand-in';
 
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
-const VOID_ELEMENTS = new Set(['meta', 'link', 'br', 'hr', 'img', 'input']);
+const VOID_ELEMENTS = new Set(['meta', 'link', 'br', 'hr', 'img', 'input', 'col']);
 
 /** The open and close tags of a document balance, void elements aside: what a renderer bug would break first. */
 function assertBalanced(html: string): void {
@@ -74,15 +74,26 @@ describe('diag/app', () => {
       const res = await page().expect(200);
       const rows = res.text.split('<tr>').slice(2);
       assert.equal(rows.length, 4);
-      assert.match(rows[0], /<td>hotels<\/td><td class="mono">\/v1\/hotels\/<\/td>/);
-      assert.match(rows[0], /hotel-booking<\/td><td>in-process<\/td>/);
-      assert.match(rows[0], /gateway: test_allow ← x-gateway-test-allow \(if present\)/);
-      assert.match(rows[0], /gateway: &quot;hotels&quot;, user ← x-travel-user</);
+      assert.match(rows[0], /<td class="name">hotels<\/td><td class="mono">\/v1\/hotels\/<\/td>/);
+      assert.match(rows[0], /hotel-booking <span class="none nowrap">in-process<\/span><\/td>/);
+      assert.match(
+        rows[0],
+        /<li title="domain gateway"><span class="label"><code>test_allow<\/code> ← <code>x-gateway-test-allow<\/code> <span class="none nowrap">if present<\/span><\/span><\/li>/,
+      );
+      assert.match(
+        rows[0],
+        /<li title="domain gateway"><span class="label"><code>&quot;hotels&quot;<\/code><\/span>, <span class="label"><code>user<\/code> ← <code>x-travel-user<\/code><\/span><\/li>/,
+      );
+      assert.match(rows[0], /<li><span class="none">precedence 1<\/span><\/li>/);
       assert.match(rows[0], /<td class="num">4<\/td><td class="num">1<\/td><td class="num bad">1<\/td><\/tr>/);
-      assert.match(rows[1], /<td>legacy<\/td>.*path unchanged.*legacy\.internal:8080<\/td><td>remote<\/td>/);
+      // The rewrite "" keeps the path: said in a word, not as an empty string.
+      assert.match(
+        rows[1],
+        /<td class="name">legacy<\/td>.*<td><span class="none" title='rewrite: ""'>unchanged<\/span><\/td><td class="service">legacy\.internal:8080 <span class="none nowrap">remote<\/span><\/td>/,
+      );
       assert.match(rows[2], /<code>GET<\/code>/);
       // Two routes on one prefix may differ only by the headers they require.
-      assert.match(rows[0], /<td><span class="none">any<\/span><\/td><td><span class="none">any<\/span><\/td>/);
+      assert.match(rows[3], /<td class="mono">[^<]*<\/td><td><span class="none">any<\/span><\/td>/);
       assert.match(
         rows[1],
         /<td><ul class="plain"><li><code>x-canary: &lt;yes&gt;<\/code><\/li><li><code>x-debug<\/code> <span class="none">any value<\/span><\/li><\/ul><\/td>/,
@@ -131,7 +142,7 @@ describe('diag/app', () => {
       const res = await page().expect(200);
       assert.ok(!res.text.includes('<script>alert(1)</script>'));
       assert.ok(!res.text.includes('<b>'));
-      assert.ok(res.text.includes('<td>&lt;script&gt;alert(1)&lt;/script&gt;</td>'));
+      assert.ok(res.text.includes('<td class="name">&lt;script&gt;alert(1)&lt;/script&gt;</td>'));
       assert.ok(res.text.includes('/x/&quot;&amp;&lt;b&gt;'));
     });
 

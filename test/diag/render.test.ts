@@ -13,9 +13,9 @@ import {
 import { runAtOnce } from '../../src/gateway/slices';
 import { mappingSchema } from '../../src/gateway/config/schema';
 import { xmlFormatter } from '../../src/http';
-import { close, listen } from '../gateway/helpers';
-import { BUILT_IN, sampleConfig, sampleSnapshot } from './fixture';
-import { routedUnder } from './gateway-stand-in';
+import { close, listen } from '../support/server';
+import { BUILT_IN, sampleConfig, sampleSnapshot } from '../support/diag-sample';
+import { routedUnder } from '../support/gateway-stand-in';
 
 /** The sample snapshot with its routes repeated up to `count`, each named apart: a page of a few MB. */
 function manyRoutes(count: number): DiagSnapshot {
@@ -96,15 +96,15 @@ describe('diag/render: pages of many routes', function () {
     const first = await rows('text/html');
     assert.match(
       first,
-      /<tr><td class="num">1<\/td><td>m0<\/td>.*?<td class="num">0<\/td><td class="num">0<\/td><td class="num">0<\/td><\/tr>/,
+      /<tr><td class="num">1<\/td><td class="name">m0<\/td>.*?<td class="num">0<\/td><td class="num">0<\/td><td class="num">0<\/td><\/tr>/,
     );
     counts = new Map([['m0', { requests: 7, clientErrors: 2, errors: 1 }]]);
     order = [...served.routes].reverse();
     const second = await rows('text/html');
-    assert.match(second, /<tr><td class="num">1<\/td><td>m1999<\/td>/);
+    assert.match(second, /<tr><td class="num">1<\/td><td class="name">m1999<\/td>/);
     assert.match(
       second,
-      /<tr><td class="num">2000<\/td><td>m0<\/td>.*?<td class="num">7<\/td><td class="num">2<\/td><td class="num bad">1<\/td><\/tr>/,
+      /<tr><td class="num">2000<\/td><td class="name">m0<\/td>.*?<td class="num">7<\/td><td class="num">2<\/td><td class="num bad">1<\/td><\/tr>/,
     );
     const json = JSON.parse(await rows('application/json'));
     assert.deepEqual(json.routes.map((r: DiagRoute) => r.name).slice(-2), ['m1', 'm0']);

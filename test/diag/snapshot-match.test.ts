@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describeGateway, renderDiagPage, type DiagSnapshot } from '../../src/diag';
 import { mappingSchema } from '../../src/gateway/config/schema';
-import { BUILT_IN } from './fixture';
+import { BUILT_IN } from '../support/diag-sample';
 
 function snapshot(): DiagSnapshot {
   const m = (name: string, fields: Record<string, unknown>) =>
@@ -66,19 +66,28 @@ describe('diag/snapshot, on match fields', () => {
     const rows = renderDiagPage(snapshot()).split('<tr>').slice(2);
     assert.match(
       rows[0],
-      /<td class="mono">\/\(en\|fr\)\/\.\* <span class="none">pattern<\/span><\/td><td><code>GET\|HEAD<\/code> <span class="none">pattern<\/span><\/td>/,
+      /<td class="mono">\/\(en\|fr\)\/\.\* <span class="none">pattern<\/span><\/td><td><ul class="plain"><li><code>GET\|HEAD<\/code> <span class="none">pattern<\/span><\/li><\/ul><\/td>/,
     );
     assert.match(
       rows[1],
       /<li><code>user-agent: \.\*Android\.\*<\/code> <span class="none">pattern<\/span><\/li><li><code>\?view: mobile<\/code><\/li>/,
     );
-    assert.match(rows[1], /<td><code>eu-\[0-9\]\+\\\.example\\\.org<\/code> <span class="none">pattern<\/span><\/td>/);
+    assert.match(
+      rows[1],
+      /<li><span class="none">host<\/span> <code>eu-\[0-9\]\+\\\.example\\\.org<\/code> <span class="none">pattern<\/span><\/li>/,
+    );
     assert.match(rows[2], /<td><code>\^\/legacy\/\(\.\*\)\$<\/code> → <code>\/\\1<\/code><\/td>/);
-    assert.match(rows[4], /api <span class="none">weight 10: 10% of its match<\/span><\/td><td>in-process<\/td>/);
+    assert.match(
+      rows[4],
+      /api <span class="none nowrap">in-process<\/span><br><span class="none">weight 10: 10% of its match<\/span><\/td>/,
+    );
     assert.match(
       rows[5],
-      /<td><span class="none">301 to<\/span> blog\.example\.org <span class="none">path<\/span> <code>\/new<\/code><\/td><td>redirect<\/td>/,
+      /<td class="service"><span class="none">301 to<\/span> blog\.example\.org <span class="none">path<\/span> <code>\/new<\/code><\/td>/,
     );
-    assert.match(rows[6], /<code>ambassador: tenant ← x-tenant, remote_address, &quot;catalog&quot;<\/code>/);
+    assert.match(
+      rows[6],
+      /<li title="domain ambassador"><span class="none">ambassador:<\/span> <span class="label"><code>tenant<\/code> ← <code>x-tenant<\/code><\/span>, <span class="label"><code>remote_address<\/code><\/span>, <span class="label"><code>&quot;catalog&quot;<\/code><\/span><\/li>/,
+    );
   });
 });

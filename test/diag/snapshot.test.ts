@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describeGateway, renderDiagPage } from '../../src/diag';
 import { mappingSchema } from '../../src/gateway/config/schema';
 import { createRouteCounters } from '../../src/telemetry';
-import { BUILT_IN, sampleConfig, sampleSnapshot } from './fixture';
+import { BUILT_IN, sampleConfig, sampleSnapshot } from '../support/diag-sample';
 
 describe('diag/snapshot', () => {
   it('describes the routes in the order given, with their settings and counts', () => {
@@ -93,20 +93,18 @@ describe('diag/snapshot', () => {
       assert.equal('host_rewrite' in quickstart, false);
     });
 
-    it('shows them on the page: a Host column, "any case" and "unsafe escapes" by the prefix, the Host sent, the upgrades and the upstream fields by the service', () => {
+    it('shows them on the page: the host in the Match column, "any case" and "unsafe escapes" by the prefix, the Host sent, the upgrades and the upstream fields by the service', () => {
       const rows = renderDiagPage(hostSnapshot()).split('<tr>').slice(2);
       assert.match(rows[0], /<td class="mono">\/v1\/ <span class="none">any case<\/span><\/td>/);
       assert.match(rows[2], /<td class="mono">\/v1\/ <span class="warn">unsafe escapes<\/span><\/td>/);
-      assert.match(rows[0], /<td><code>\*\.example\.com<\/code><\/td>/);
-      assert.match(rows[1], /<td><code>quote\.example\.com<\/code><\/td>/);
+      assert.match(rows[0], /<li><span class="none">host<\/span> <code>\*\.example\.com<\/code><\/li>/);
+      assert.match(rows[1], /<li><span class="none">host<\/span> <code>quote\.example\.com<\/code><\/li>/);
       assert.match(
         rows[2],
-        /<td>httpbin\.internal:80 <span class="none">Host:<\/span> <code>httpbin\.org<\/code> <span class="none">upgrades:<\/span> <code>websocket<\/code> <span class="none">upstream:<\/span> <code>retry gateway-error x1; lb ring_hash header x-user<\/code><\/td><td>remote<\/td>/,
+        /<td class="service">httpbin\.internal:80 <span class="none nowrap">remote<\/span><br><span class="none">Host:<\/span> <code>httpbin\.org<\/code><br><span class="none">upgrades:<\/span> <code>websocket<\/code><br><span class="none">upstream:<\/span> <code>retry gateway-error x1; lb ring_hash header x-user<\/code><\/td>/,
       );
-      assert.match(
-        rows[3],
-        /<td><span class="none">any<\/span><\/td><td><span class="none">any<\/span><\/td><td><span class="none">any<\/span><\/td>/,
-      );
+      // Any method, any host, no header: the Match column says so in a word.
+      assert.match(rows[3], /<\/td><td><span class="none">any<\/span><\/td><td><code>\/<\/code><\/td>/);
     });
   });
 

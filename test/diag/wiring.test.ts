@@ -5,8 +5,8 @@ import { createCorsPolicies } from '../../src/cors';
 import { createDiagModule, describeGateway } from '../../src/diag';
 import { errorHandler, HttpError, ORIGINAL_PATH } from '../../src/http';
 import { accessLog, createLogger, createMetrics, createRouteCounters, metricsHandler } from '../../src/telemetry';
-import { captureLog } from '../telemetry/log-capture';
-import { BUILT_IN, sampleConfig } from './fixture';
+import { captureLog } from '../support/log-capture';
+import { BUILT_IN, sampleConfig } from '../support/diag-sample';
 
 /**
  * The operator modules in the order a gateway installs them: access log,
@@ -79,8 +79,9 @@ describe('diag, cors and telemetry wired as in the gateway', () => {
       .set('Access-Control-Request-Method', 'GET')
       .expect(204);
     assert.equal(res.headers['access-control-allow-origin'], 'https://ops.example');
-    assert.equal(out.lines.at(-1)?.route, 'diag');
-    assert.equal(out.lines.at(-1)?.status, 204);
+    const [line] = await out.requests(1);
+    assert.equal(line.route, 'diag');
+    assert.equal(line.status, 204);
   });
 
   it('keeps the page behind auth, with CORS headers on the 401', async () => {
@@ -88,7 +89,8 @@ describe('diag, cors and telemetry wired as in the gateway', () => {
     const res = await request(server).get('/gateway/v0/diag/').set('Origin', 'https://ops.example').expect(401);
     assert.equal(res.headers['www-authenticate'], 'Basic');
     assert.equal(res.headers['access-control-allow-origin'], 'https://ops.example');
-    assert.equal(out.lines.at(-1)?.status, 401);
+    const [line] = await out.requests(1);
+    assert.equal(line.status, 401);
   });
 
   it('shows on the page and in the metrics the requests the access log counted', async () => {
@@ -106,7 +108,15 @@ describe('diag, cors and telemetry wired as in the gateway', () => {
     const route = res.body.routes.find((r: { name: string }) => r.name === 'diag');
     // The preflight and the 401 above; this request is counted once it is answered.
     assert.deepEqual([route.requests, route.clientErrors, route.errors], [2, 1, 0]);
-    assert.equal(out.lines.at(-1)?.user, 'ops');
+    const lines = await out.requests(3);
+    assert.deepEqual(
+      lines.map((l) => [l.status, l.user]),
+      [
+        [204, undefined],
+        [401, undefined],
+        [200, 'ops'],
+      ],
+    );
     const scrape = await request(server).get('/gateway/v0/metrics').expect(200);
     assert.match(
       scrape.text,

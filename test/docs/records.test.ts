@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkFolder } from '../../src/cli/check';
-import { allBlocks, where, type Block } from './support/blocks';
+import { allBlocks, where, type Block } from '../support/doc-blocks';
 
 /** A Mapping for fields shown alone, to a remote upstream so that every field applies. */
 const MAPPING_OF_FIELDS = `apiVersion: gateway/v1
@@ -20,13 +20,24 @@ prefix: /example/
 service: example.internal:8080
 `;
 
+/** The RateLimitService a Mapping's labels are sent to, beside fields that give labels (of the gateway's domain). */
+const RATE_LIMIT_SERVICE = `---
+apiVersion: gateway/v1
+kind: RateLimitService
+name: limits
+service: ratelimit.internal:8081
+`;
+
 /** The folder file an example is, and its text. */
 function asFile(block: Block): [string, string] {
   switch (block.kind) {
     case 'record':
       return ['services.yaml', block.text];
     case 'mapping':
-      return ['services.yaml', MAPPING_OF_FIELDS + block.text];
+      return [
+        'services.yaml',
+        MAPPING_OF_FIELDS + block.text + (/^labels:/m.test(block.text) ? RATE_LIMIT_SERVICE : ''),
+      ];
     default:
       return ['ratelimit.yaml', block.text];
   }

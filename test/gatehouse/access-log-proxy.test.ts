@@ -6,8 +6,9 @@
 import assert from 'node:assert/strict';
 import request from 'supertest';
 import { createLogger } from '../../src/telemetry';
-import { captureLog } from '../telemetry/log-capture';
-import { DEMO_CONFIG, startGatehouse } from './support/running';
+import { captureLog } from '../support/log-capture';
+import { DEMO_CONFIG } from '../support/config-folder';
+import { startGatehouse } from '../support/gatehouse';
 
 describe('gatehouse access log behind a trusted proxy', function () {
   it('logs the address the proxy wrote last in X-Forwarded-For as the remote', async () => {

@@ -4,16 +4,10 @@ import net from 'node:net';
 import Koa from 'koa';
 import request from 'supertest';
 import { createLogger } from '../../src/telemetry';
-import { captureLog, type LogCapture } from '../telemetry/log-capture';
-import {
-  ALICE,
-  basic,
-  copyConfig,
-  DEMO_CONFIG,
-  startGatehouse,
-  type Running,
-  type TempConfig,
-} from './support/running';
+import { captureLog, type LogCapture } from '../support/log-capture';
+import { ALICE, basic } from '../support/credentials';
+import { copyConfig, DEMO_CONFIG, type TempConfig } from '../support/config-folder';
+import { startGatehouse, type Running } from '../support/gatehouse';
 
 const WRONG_PASSWORD = 'not-wonderland-7f3a';
 const WRONG = basic('alice', WRONG_PASSWORD);
@@ -88,6 +82,25 @@ describe('gatehouse access log', function () {
     assert.deepEqual([open.route, open.status, open.user, open.query], ['api-v1', 400, undefined, ['token']]);
     const none = lineOf('none-1');
     assert.deepEqual([none.route, none.status], ['unmatched', 404]);
+  });
+
+  it('logs and counts the health probes and the metrics scrapes under routes of their own, never as unmatched', async () => {
+    assert.equal(lineOf('claim-2').route, 'gateway-health');
+    assert.equal(lineOf('claim-3').route, 'gateway-metrics');
+    const http = request(running.url);
+    await http.get('/gateway/v0/check_ready').set('X-Request-Id', 'ready-1').expect(200);
+    const [ready] = await log.waitForLines(1, (l) => l.req_id === 'ready-1');
+    assert.equal(ready.route, 'gateway-health');
+    const scrape = (await http.get('/gateway/v0/metrics').expect(200)).text;
+    assert.match(
+      scrape,
+      /gatehouse_http_requests_total\{route="gateway-health",method="GET",status="200",protocol="HTTP\/1\.1"\} [1-9]/,
+    );
+    assert.match(
+      scrape,
+      /gatehouse_http_requests_total\{route="gateway-metrics",method="GET",status="200",protocol="HTTP\/1\.1"\} [1-9]/,
+    );
+    assert.doesNotMatch(scrape, /gatehouse_http_requests_total\{route="unmatched",method="GET",status="200",/);
   });
 
   it("never names the user a client's own X-Travel-User claims, on paths no auth service is asked about", () => {

@@ -6,8 +6,9 @@
 import assert from 'node:assert/strict';
 import { createGatehouse, resolveOptions, type Gatehouse } from '../../src/gatehouse';
 import { createLogger } from '../../src/telemetry';
-import { close, recordingUpstream } from '../gateway/helpers';
-import { copyConfig, type TempConfig } from './support/running';
+import { close } from '../support/server';
+import { recordingUpstream } from '../support/upstreams';
+import { copyConfig, type TempConfig } from '../support/config-folder';
 
 const blueMapping = (upstream: string, prefix: string) => `apiVersion: getambassador.io/v3alpha1
 kind: Mapping

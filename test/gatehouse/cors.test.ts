@@ -3,15 +3,9 @@ import request from 'supertest';
 import { ConfigError, createGateway, parseConfigFiles, type ConfigProblem } from '../../src/gateway';
 import { createGatehouse } from '../../src/gatehouse';
 import { createLogger } from '../../src/telemetry';
-import {
-  ALICE,
-  basic,
-  copyConfig,
-  DEMO_CONFIG,
-  startGatehouse,
-  type Running,
-  type TempConfig,
-} from './support/running';
+import { ALICE, basic } from '../support/credentials';
+import { copyConfig, DEMO_CONFIG, type TempConfig } from '../support/config-folder';
+import { startGatehouse, type Running } from '../support/gatehouse';
 
 const APP = 'https://app.example';
 const PARTNER = 'https://partner.example';
@@ -79,7 +73,7 @@ describe('gatehouse CORS', function () {
     assert.match(res.headers['access-control-allow-methods'], /POST/);
     assert.match(res.headers.vary, /Origin/);
     assert.equal(res.headers['www-authenticate'], undefined);
-    const line = running.log.lines.at(-1)!;
+    const line = await running.log.requestLine(res.headers['x-request-id']);
     assert.deepEqual([line.method, line.route, line.status], ['OPTIONS', 'hotels-mapping', 204]);
   });
 
@@ -129,7 +123,7 @@ describe('gatehouse CORS', function () {
   it('routes a preflight by the method it asks about, so a method-limited route answers it', async () => {
     const res = await preflight(running.url, '/put-only/messages/1', APP, 'PUT').expect(204);
     assert.equal(res.headers['access-control-allow-origin'], APP);
-    assert.equal(running.log.lines.at(-1)!.route, 'put-only');
+    assert.equal((await running.log.requestLine(res.headers['x-request-id'])).route, 'put-only');
   });
 
   it('makes the 404 of a path outside every route readable cross-origin', async () => {

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Koa from 'koa';
@@ -11,6 +10,7 @@ import request from 'supertest';
 import { createGatehouse, type Gatehouse } from '../../src/gatehouse';
 import { absoluteUrl, createServiceApp } from '../../src/http';
 import { createLogger } from '../../src/telemetry';
+import { close, listen } from '../support/server';
 
 const ALICE = `Basic ${Buffer.from('alice:wonderland').toString('base64')}`;
 /** Alice's confirmed hotel booking in config/bookings.yaml. */
@@ -33,18 +33,6 @@ function hostApp(gatehouse: Gatehouse): Koa {
   return host;
 }
 
-async function listen(app: Koa): Promise<{ server: http.Server; base: string }> {
-  const server = http.createServer(app.callback());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
-
-function close(server: http.Server | undefined): Promise<void> {
-  if (!server) return Promise.resolve();
-  server.closeAllConnections();
-  return new Promise((resolve) => server.close(() => resolve()));
-}
-
 describe('Gatehouse embedded in another Koa app', function () {
   describe('the demo config mounted under /gw', () => {
     let gatehouse: Gatehouse;
@@ -60,7 +48,7 @@ describe('Gatehouse embedded in another Koa app', function () {
         bookingStore: 'memory',
         logger: createLogger({ level: 'silent' }),
       });
-      ({ server, base } = await listen(hostApp(gatehouse)));
+      ({ server, url: base } = await listen(hostApp(gatehouse).callback()));
     });
     after(async () => {
       await close(server);
@@ -158,7 +146,7 @@ describe('Gatehouse embedded in another Koa app', function () {
         logger: createLogger({ level: 'silent' }),
         modules: [{ name: 'weather', app: weather }],
       });
-      ({ server, base } = await listen(hostApp(gatehouse)));
+      ({ server, url: base } = await listen(hostApp(gatehouse).callback()));
     });
     after(async () => {
       await close(server);

@@ -13,8 +13,10 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { createAuthService, type AuthService } from '../../src/auth';
 import { headerName } from '../../src/http';
-import { ALICE, copyConfig, startGatehouse, type Running, type TempConfig } from './support/running';
-import { echoUpstream, servicesYaml, WEBSOCKET_HEADERS, type EchoUpstream } from './support/websocket';
+import { ALICE } from '../support/credentials';
+import { copyConfig, type TempConfig } from '../support/config-folder';
+import { startGatehouse, type Running } from '../support/gatehouse';
+import { echoUpstream, servicesYaml, WEBSOCKET_HEADERS, type EchoUpstream } from '../support/websocket';
 
 const LIMITED = {
   gateway: [{ request_label_group: [{ 'x-gateway-test-allow': { header: 'x-gateway-test-allow' } }] }],

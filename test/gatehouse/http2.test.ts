@@ -10,7 +10,9 @@ import { createServer, type Server } from 'node:http';
 import type { ClientHttp2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { h2Connect, h2Request } from '../support/http2-client';
-import { ALICE, copyConfig, startGatehouse, type Running, type TempConfig } from './support/running';
+import { copyConfig, type TempConfig } from '../support/config-folder';
+import { ALICE } from '../support/credentials';
+import { startGatehouse, type Running } from '../support/gatehouse';
 
 const APP = 'https://app.example';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createGatehouse, type Gatehouse } from '../../src/gatehouse';
 import { createLogger } from '../../src/telemetry';
 import { acceptsConnections } from '../support/process';
-import { DEMO_CONFIG } from './support/running';
+import { DEMO_CONFIG } from '../support/config-folder';
 
 /** No drain delay at stop: no load balancer sends it anything. */
 function quiet(): Promise<Gatehouse> {
@@ -30,7 +30,7 @@ describe('a Gatehouse started and stopped by an embedding app', function () {
     const [first, second] = await Promise.allSettled([gatehouse.start(), gatehouse.start()]);
     assert.equal(first.status, 'fulfilled');
     assert.equal(second.status, 'rejected');
-    assert.match(String((second as PromiseRejectedResult).reason), /already started/);
+    assert.match(String(second.reason), /already started/);
     const { port, grpcPort } = (first as PromiseFulfilledResult<{ port: number; grpcPort?: number }>).value;
     assert.equal(await acceptsConnections(port), true);
     await gatehouse.stop();

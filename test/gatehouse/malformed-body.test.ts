@@ -9,8 +9,10 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import type http from 'node:http';
 import net from 'node:net';
-import { close, listen } from '../gateway/helpers';
-import { ALICE, copyConfig, startGatehouse, type Running, type TempConfig } from './support/running';
+import { close, listen } from '../support/server';
+import { ALICE } from '../support/credentials';
+import { copyConfig, type TempConfig } from '../support/config-folder';
+import { startGatehouse, type Running } from '../support/gatehouse';
 
 /** A connection that sends raw bytes and collects the whole answer until the server closes it. */
 async function rawConnection(port: number) {

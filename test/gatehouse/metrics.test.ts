@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { freePort } from '../ratelimit/support/redis-server';
-import { ALICE, basic, copyConfig, startGatehouse, type Running, type TempConfig } from './support/running';
+import { freePort } from '../support/ports';
+import { ALICE, basic } from '../support/credentials';
+import { copyConfig, type TempConfig } from '../support/config-folder';
+import { startGatehouse, type Running } from '../support/gatehouse';
 
 /** The value of one sample of the exposition, or undefined when it is not there. */
 function sample(text: string, series: string): number | undefined {

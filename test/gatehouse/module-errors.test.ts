@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import request from 'supertest';
 import { createBookingModule, type BookingStore } from '../../src/bookings';
 import { createServiceApp } from '../../src/http';
-import { ALICE, copyConfig, startGatehouse, type Running, type TempConfig } from './support/running';
+import { ALICE } from '../support/credentials';
+import { copyConfig, type TempConfig } from '../support/config-folder';
+import { startGatehouse, type Running } from '../support/gatehouse';
 
 /** A store whose database is down: every call fails as a driver's would. */
 const failingStore: BookingStore = {

@@ -4,8 +4,8 @@ import * as http2 from 'node:http2';
 import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { createGatehouse, resolveOptions } from '../../src/gatehouse';
-import { grpcClients, unary } from '../ratelimit/support/grpc-clients';
-import { DEMO_CONFIG } from './support/running';
+import { grpcClients, unary } from '../support/grpc-clients';
+import { DEMO_CONFIG } from '../support/config-folder';
 
 describe('gatehouse options from code', () => {
   const refused: [string, Record<string, unknown>, string][] = [

@@ -3,7 +3,10 @@ import type http from 'node:http';
 import Koa from 'koa';
 import mount from 'koa-mount';
 import { createGateway, type Gateway } from '../../src/gateway';
-import { close, configOf, echoModule, listen, mapping, registry, send, type Echo } from './helpers';
+import { close, listen } from '../support/server';
+import { configOf, mapping } from '../support/records';
+import { echoModule, registry, type Echo } from '../support/modules';
+import { send } from '../support/client';
 
 describe('gateway mounted in another Koa app', () => {
   let gateway: Gateway;

@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import request from 'supertest';
 import type { Middleware } from 'koa';
 import { createGateway, createRateLimitStage, type Gateway, type GatewayEvents } from '../../src/gateway';
-import { close, configOf, deadPort, echoModule, listen, mapping, registry } from './helpers';
+import { close, listen } from '../support/server';
+import { configOf, mapping } from '../support/records';
+import { freePort } from '../support/ports';
+import { echoModule, registry } from '../support/modules';
 
 /** Events as a list of words, in the order they came. */
 function recorder(): { events: GatewayEvents; seen: string[] } {
@@ -28,7 +31,7 @@ describe('gateway events', function () {
   });
 
   it('reports an auth service that does not answer as an error, whatever the failure mode makes of it', async () => {
-    const dead = await deadPort();
+    const dead = await freePort();
     for (const [allow, status] of [
       [false, 403],
       [true, 200],
@@ -56,7 +59,7 @@ describe('gateway events', function () {
   });
 
   it('reports a rate-limit service that does not answer as an error, and asks it nothing without descriptors', async () => {
-    const dead = await deadPort();
+    const dead = await freePort();
     const { events, seen } = recorder();
     gateway = createGateway({
       config: configOf(

@@ -1,5 +1,5 @@
 /**
- * The hostile requests of the HTTP/1.1 tests (./hostile-requests) sent
+ * The hostile requests of the HTTP/1.1 tests (../support/hostile-requests) sent
  * again over HTTP/2, to a gateway served by the gateway's own listener:
  * the same path spellings, claimed users and method overrides fail the
  * same way, and the backend is told the same thing.
@@ -11,19 +11,15 @@ import { createAuthService, type AuthService } from '../../src/auth';
 import { listen, type RunningServer } from '../../src/gatehouse';
 import { createGateway, type GatehouseModule, type Gateway } from '../../src/gateway';
 import { createServiceApp } from '../../src/http';
-import {
-  authRecord,
-  basic,
-  captureLogger,
-  closeServer,
-  listenLocal,
-  mapping,
-  quickHash,
-  usersFolder,
-} from '../auth/support';
+import { basic, quickHash, usersFolder } from '../support/credentials';
+import { CLAIMED_USER_HEADERS, GUARDED_PATH_SPELLINGS, REROUTING_OVERRIDES } from '../support/hostile-requests';
 import { h2Connect, h2Request } from '../support/http2-client';
-import { configOf, echoModule, mapping as plainMapping, recordingUpstream, registry } from './helpers';
-import { CLAIMED_USER_HEADERS, GUARDED_PATH_SPELLINGS, REROUTING_OVERRIDES } from './hostile-requests';
+import { memoryLogger } from '../support/memory-logger';
+import { echoModule, registry } from '../support/modules';
+import { NO_BOUND_MS } from '../support/polling';
+import { authRecord, configOf, mapping, mappingRecord } from '../support/records';
+import { close, listenLocal } from '../support/server';
+import { recordingUpstream } from '../support/upstreams';
 
 describe('hostile requests over HTTP/2, as over HTTP/1.1', () => {
   const folder = usersFolder();
@@ -36,8 +32,9 @@ describe('hostile requests over HTTP/2, as over HTTP/1.1', () => {
 
   before(async () => {
     auth = createAuthService({
+      maxWaitMs: NO_BOUND_MS,
       usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`),
-      logger: captureLogger(),
+      logger: memoryLogger(),
     });
     const echoApp = createServiceApp();
     echoApp.use((ctx) => {
@@ -58,10 +55,10 @@ describe('hostile requests over HTTP/2, as over HTTP/1.1', () => {
       ]),
       config: {
         mappings: [
-          mapping({ name: 'hotels', prefix: '/v1/hotels', service: 'echo' }),
-          mapping({ name: 'cars', prefix: '/v1/cars', service: 'echo' }),
-          mapping({ name: 'remote', prefix: '/remote', service: remoteAddress }),
-          mapping({ name: 'open', prefix: '/open', service: 'echo', bypass_auth: true }),
+          mappingRecord({ name: 'hotels', prefix: '/v1/hotels', service: 'echo' }),
+          mappingRecord({ name: 'cars', prefix: '/v1/cars', service: 'echo' }),
+          mappingRecord({ name: 'remote', prefix: '/remote', service: remoteAddress }),
+          mappingRecord({ name: 'open', prefix: '/open', service: 'echo', bypass_auth: true }),
         ],
         authService: authRecord({ auth_service: 'auth', allowed_authorization_headers: ['x-travel-user'] }),
         sources: [],
@@ -77,7 +74,7 @@ describe('hostile requests over HTTP/2, as over HTTP/1.1', () => {
     session.close();
     await server.close(0);
     await gateway.close();
-    await closeServer(remoteBackend);
+    await close(remoteBackend);
     await auth.close();
     folder.remove();
   });
@@ -130,9 +127,9 @@ describe('method overrides over HTTP/2, as over HTTP/1.1', () => {
     gateway = createGateway({
       modules: registry(echoModule('public'), echoModule('guarded')),
       config: configOf(
-        plainMapping('/items/', 'public', { name: 'public', rewrite: '', method: 'POST' }),
-        plainMapping('/items/', 'guarded', { name: 'guarded', rewrite: '' }),
-        plainMapping('/remote/', backend.url, { name: 'remote', rewrite: '' }),
+        mapping('/items/', 'public', { name: 'public', rewrite: '', method: 'POST' }),
+        mapping('/items/', 'guarded', { name: 'guarded', rewrite: '' }),
+        mapping('/remote/', backend.url, { name: 'remote', rewrite: '' }),
       ),
     });
     server = await listen(gateway.app.callback(), { host: '127.0.0.1', port: 0 });
@@ -142,7 +139,7 @@ describe('method overrides over HTTP/2, as over HTTP/1.1', () => {
     session.close();
     await server.close(0);
     await gateway.close();
-    await closeServer(backend.server);
+    await close(backend.server);
   });
 
   it('answers 400 to an override that would take the request to another Mapping', async () => {

@@ -8,7 +8,10 @@ import type http from 'node:http';
 import Koa from 'koa';
 import mount from 'koa-mount';
 import { createGateway, type GatehouseModule, type Gateway } from '../../src/gateway';
-import { close, configOf, echoModule, listen, mapping, registry, send } from './helpers';
+import { close, listen } from '../support/server';
+import { configOf, mapping } from '../support/records';
+import { echoModule, registry } from '../support/modules';
+import { send } from '../support/client';
 
 /** A module whose app counts what reaches it, then mounts an echo app at `/inner`. */
 function mountingModule(name: string, named: boolean): { module: GatehouseModule; outerRuns: () => number } {
@@ -51,7 +54,9 @@ describe('gateway: a module that mounts apps', () => {
     const answers: string[] = [];
     for (const prefix of ['/s', '/m']) {
       const res = await send(base, `${prefix}${path}`);
-      const { date: _date, ...headers } = res.headers;
+      // The date is the moment of each answer, not the module's doing.
+      const headers = { ...res.headers };
+      delete headers.date;
       const answer = `${res.status} ${JSON.stringify(headers)} ${res.text}`;
       answers.push(
         answer

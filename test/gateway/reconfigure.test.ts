@@ -6,7 +6,10 @@ import { createAuthStage } from '../../src/gateway/stages/auth-stage';
 import { createRateLimitStage } from '../../src/gateway/stages/ratelimit-stage';
 import { buildRuntimeSteps, disposeRuntime } from '../../src/gateway/runtime';
 import { runInSlices } from '../../src/gateway/slices';
-import { close, configOf, echoModule, listen, mapping, registry, send, type Echo } from './helpers';
+import { close, listen } from '../support/server';
+import { configOf, mapping } from '../support/records';
+import { echoModule, registry, type Echo } from '../support/modules';
+import { send } from '../support/client';
 
 /** A module whose answers wait until the test releases them. */
 function gatedModule(name: string) {
@@ -310,7 +313,14 @@ describe('gateway snapshot', () => {
       modules: registry(echoModule('api'), echoModule('hotels')),
       config: configOf(
         mapping('/v1/', 'api', { name: 'api', rewrite: '' }),
-        mapping('/v1//hotels', 'hotels', { name: 'hotels', rewrite: '', labels, bypass_auth: true }),
+        // timeout_ms left to the loader's default, which the snapshot shows.
+        mapping('/v1//hotels', 'hotels', {
+          name: 'hotels',
+          rewrite: '',
+          labels,
+          bypass_auth: true,
+          timeout_ms: undefined,
+        }),
         mapping('/remote/', 'http://127.0.0.1:9', { name: 'remote', timeout_ms: 50, method: 'GET', precedence: 1 }),
       ),
     });
@@ -340,7 +350,7 @@ describe('gateway snapshot', () => {
       labels,
     });
     assert.equal(snap.routes[2].name, 'api');
-    assert.ok(Object.isFrozen(snap.routes[1].labels!.gateway[0]));
+    assert.ok(Object.isFrozen(snap.routes[1].labels.gateway[0]));
     assert.throws(() => (snap.routes as unknown[]).push({}));
     await gateway.close();
   });

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { createGateway, type Gateway } from '../../src/gateway';
-import { close, configOf, echoModule, listen, mapping, registry, send, type Echo } from './helpers';
+import { close, listen } from '../support/server';
+import { configOf, mapping } from '../support/records';
+import { echoModule, registry, type Echo } from '../support/modules';
+import { send } from '../support/client';
 
 describe('gateway in-process routing', () => {
   let gateway: Gateway;

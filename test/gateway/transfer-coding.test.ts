@@ -3,7 +3,12 @@ import http from 'node:http';
 import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { createGateway, type Gateway } from '../../src/gateway';
-import { close, configOf, echoModule, listen, mapping, recordingUpstream, registry, send } from './helpers';
+import { close, listen } from '../support/server';
+import { configOf, mapping } from '../support/records';
+import { echoModule, registry } from '../support/modules';
+import { recordingUpstream } from '../support/upstreams';
+import { send } from '../support/client';
+import { nodeRefusesFieldsPastCount } from '../support/node-http';
 
 /** Writes `request` as it is and reads the whole answer; the client does not end its side first. */
 function exchange(port: number, request: string | Buffer): Promise<string> {
@@ -113,7 +118,11 @@ describe('gateway transfer codings', () => {
     assert.equal(upstream.received.length, 0);
   });
 
-  it('answers 431 to a request of more than 100 header fields, the one that frames its body past what Node keeps included', async () => {
+  it('never serves a request whose framing lies past the header fields Node keeps: 431, the connection closed', async () => {
+    // 1001 fields, one past the count of a server left at Node's default: Node 20 hands the app the
+    // first 1000 (the framing dropped, still framing the body), which the gateway refuses with its
+    // error body; Node 22 and 24 refuse the request in the parser, with a bare 431 of their own.
+    const nodeRefuses = await nodeRefusesFieldsPastCount();
     const fillers = Array.from({ length: 999 }, (_, i) => `a${i}: b\r\n`).join('');
     for (const framing of [
       'Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n',
@@ -125,11 +134,13 @@ describe('gateway transfer codings', () => {
       );
       assert.match(answer, /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
       assert.match(answer, /\r\nConnection: close\r\n/i);
-      assert.deepEqual(bodyOf(answer), {
-        code: 431,
-        message: '431: Request Header Fields Too Large',
-        detail: 'a request may carry at most 100 header fields',
-      });
+      if (nodeRefuses) assert.ok(answer.endsWith('\r\n\r\n'), answer);
+      else
+        assert.deepEqual(bodyOf(answer), {
+          code: 431,
+          message: '431: Request Header Fields Too Large',
+          detail: 'a request may carry at most 100 header fields',
+        });
       assert.equal(answer.match(/HTTP\/1\.1 /g)?.length, 1, answer);
     }
     assert.equal(upstream.received.length, 0);

@@ -181,6 +181,7 @@ describe('http/error-handler', () => {
       [
         'a thrown string',
         () => {
+          // eslint-disable-next-line @typescript-eslint/only-throw-error -- the case under test
           throw secret;
         },
       ],
@@ -208,6 +209,7 @@ describe('http/error-handler', () => {
     it('answers null thrown with a 500', async () => {
       const app = appWith(
         () => {
+          // eslint-disable-next-line @typescript-eslint/only-throw-error -- the case under test
           throw null;
         },
         { onUnexpected: () => {} },

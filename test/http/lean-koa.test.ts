@@ -23,7 +23,7 @@ function contextFor(app: Koa, url: string, headers: Headers = {}): Context {
     headers: { host: 'api.test', ...headers },
   });
   Object.defineProperty(req, 'socket', { value: { remoteAddress: '10.0.0.9' } });
-  return app.createContext(req, new http.ServerResponse(req)) as Context;
+  return app.createContext(req, new http.ServerResponse(req));
 }
 
 const URLS = ['/v1/messages/1', '/v1/messages/1?x=1', '/a#frag', '/a b?c', 'http://api.test/v1/x?y=1'];

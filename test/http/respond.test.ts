@@ -33,7 +33,7 @@ async function answerOf(app: Koa, method: 'get' | 'head' = 'get'): Promise<Answe
       r.on('end', () => done(null, text));
     });
   const headers: Answer['headers'] = {};
-  for (const name of COMPARED) headers[name] = res.headers[name] as string | undefined;
+  for (const name of COMPARED) headers[name] = res.headers[name];
   return { status: res.status, headers, body: (res.body as string) ?? '' };
 }
 

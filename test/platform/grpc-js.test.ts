@@ -5,7 +5,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { baseCallProgress, GRPC_JS_VERSION, http2StreamOf, interceptingCallOf } from '../../src/platform';
-import { pinnedAt, relies } from './reliance';
+import { pinnedAt, relies } from '../support/reliance';
 
 const rely = (what: string, holds: boolean, detail?: string) =>
   relies('@grpc/grpc-js', GRPC_JS_VERSION, what, holds, detail);

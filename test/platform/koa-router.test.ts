@@ -13,7 +13,7 @@ import {
   routerTakesHost,
   runsMostSpecificOnly,
 } from '../../src/platform';
-import { pinnedAt, relies } from './reliance';
+import { pinnedAt, relies } from '../support/reliance';
 
 const rely = (what: string, holds: boolean, detail?: string) =>
   relies('koa-router', KOA_ROUTER_VERSION, what, holds, detail);

@@ -16,7 +16,7 @@ import {
   koaAccessor,
   queryCacheOf,
 } from '../../src/platform';
-import { pinnedAt, relies } from './reliance';
+import { pinnedAt, relies } from '../support/reliance';
 
 const rely = (what: string, holds: boolean, detail?: string) => relies('koa', KOA_VERSION, what, holds, detail);
 

@@ -13,7 +13,7 @@ import {
   responseInFlight,
   watchBodyAsParsed,
 } from '../../src/platform';
-import { relies } from './reliance';
+import { relies } from '../support/reliance';
 
 const rely = (what: string, holds: boolean, detail?: string) =>
   relies('node', NODE_HTTP_WRITTEN_FOR, what, holds, detail);

@@ -12,7 +12,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
 import { hookFsync, PGLITE_VERSION, startParamsWithFsync } from '../../src/platform';
 import { pgliteTemplate } from '../support/pglite';
-import { pinnedAt, relies } from './reliance';
+import { pinnedAt, relies } from '../support/reliance';
 
 const rely = (what: string, holds: boolean, detail?: string) =>
   relies('@electric-sql/pglite', PGLITE_VERSION, what, holds, detail);

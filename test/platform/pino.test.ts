@@ -6,7 +6,7 @@
  */
 import pino from 'pino';
 import { loggerBindingsText, loggerDestination, loggerTimeField, PINO_VERSION } from '../../src/platform';
-import { pinnedAt, relies } from './reliance';
+import { pinnedAt, relies } from '../support/reliance';
 
 const rely = (what: string, holds: boolean, detail?: string) => relies('pino', PINO_VERSION, what, holds, detail);
 

@@ -11,7 +11,7 @@ import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SonicBoom from 'sonic-boom';
-import { pinnedAt, relies } from './reliance';
+import { pinnedAt, relies } from '../support/reliance';
 
 /** The sonic-boom release the log destination was written against. */
 const SONIC_BOOM_VERSION = '5.0.2';

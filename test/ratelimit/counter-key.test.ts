@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createMemoryStore, createRateLimitService, type RateLimitStore, type WindowCheck } from '../../src/ratelimit';
-import { memoryLogger } from './support/silent';
+import { memoryLogger } from '../support/memory-logger';
 
 // 10 s into a minute, fixed: windows never turn during a test.
 const T0 = Date.UTC(2024, 0, 1, 0, 0, 10);

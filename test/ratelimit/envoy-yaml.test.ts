@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createRateLimitService, LimitsConfigError, loadLimitsDir, type RateLimitService } from '../../src/ratelimit';
-import { memoryLogger } from './support/silent';
+import { memoryLogger } from '../support/memory-logger';
 
 const FIXTURE = path.join(__dirname, 'fixtures', 'envoy-yaml');
 

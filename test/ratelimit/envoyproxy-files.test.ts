@@ -6,7 +6,7 @@ import {
   type RateLimitDescriptor,
   type RateLimitService,
 } from '../../src/ratelimit';
-import { memoryLogger } from './support/silent';
+import { memoryLogger } from '../support/memory-logger';
 
 /** Files of envoyproxy/ratelimit, each fixture folder saying where its file comes from. */
 const FIXTURES = path.join(__dirname, 'fixtures', 'envoyproxy-ratelimit');

@@ -12,7 +12,7 @@ import {
   type RateLimitResponse,
   type RateLimitStore,
 } from '../../src/ratelimit';
-import { memoryLogger } from './support/silent';
+import { memoryLogger } from '../support/memory-logger';
 
 const FIXTURE = path.join(__dirname, 'fixtures', 'envoy-config');
 // 2024-01-01T00:00:10Z: 10 s into a minute, an hour and a day.

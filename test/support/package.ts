@@ -175,18 +175,18 @@ export async function startServer(
   groups.add(child.pid!);
   let out = '';
   let err = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
   const closed = once(child, 'close').then(([code, signal]) => {
     if (!groupAlive(child.pid!)) groups.delete(child.pid!);
-    return { code, signal, stdout: out, stderr: err } as Run;
+    return { code, signal, stdout: out, stderr: err };
   });
   const url = await new Promise<string>((resolve, reject) => {
     const look = () => {
       const match = LISTENING_LINE.exec(out);
       if (match) resolve(match[2]);
     };
-    child.stdout!.on('data', look);
+    child.stdout.on('data', look);
     void closed.then((ran) =>
       reject(
         new Error(`${command} ${args.join(' ')} ended (${ran.signal ?? ran.code}) before listening:\n${out}${err}`),

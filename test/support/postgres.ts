@@ -14,7 +14,7 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { freePort } from '../ratelimit/support/redis-server';
+import { freePort } from './ports';
 
 /** The user and password of the test cluster's superuser, as the URLs name them. */
 export const PG_USER = 'gatehouse';
@@ -113,7 +113,7 @@ async function start(): Promise<PostgresCluster> {
   );
   child = proc;
   let err = '';
-  proc.stderr!.setEncoding('utf8').on('data', (chunk: string) => (err = (err + chunk).slice(-4000)));
+  proc.stderr.setEncoding('utf8').on('data', (chunk: string) => (err = (err + chunk).slice(-4000)));
   const url = (database: string) => `postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${port}/${database}`;
   // Ready once it takes a connection.
   for (let i = 0; ; i++) {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { accessLineWriter } from '../../src/telemetry/access-line';
 import { createLogger, logDestination, type AccessLogEntry } from '../../src/telemetry';
-import { captureLog } from './log-capture';
+import { captureLog } from '../support/log-capture';
 
 const entry: AccessLogEntry = {
   req_id: '7d3c0c1e-1f0b-4c55-9a51-0f3a4c1f2b3d',
@@ -28,7 +28,7 @@ describe('telemetry/access-line', () => {
     const logger = createLogger({ destination: out, level: 'info' });
     const full: AccessLogEntry = { ...entry, query: ['city', 'limit'], user: 'alice', aborted: true };
     accessLineWriter(logger).write(full);
-    await nextTurn();
+    await out.requests(1);
     logger.info(full, 'request');
     assert.equal(out.raw.length, 2);
     assert.equal(untimed(out.raw[0]), untimed(out.raw[1]));

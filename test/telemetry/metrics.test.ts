@@ -82,7 +82,10 @@ describe('telemetry/metrics', () => {
   it('counts an unusual method as OTHER so that clients cannot grow the label set', async () => {
     const metrics = createMetrics({ processMetrics: false });
     metrics.recordRequest('hotels', 'PROPFIND', 405, 0.001);
-    assert.match(await metrics.registry.metrics(), /route="hotels",method="OTHER",status="405",protocol="HTTP\/1\.1"\} 1/);
+    assert.match(
+      await metrics.registry.metrics(),
+      /route="hotels",method="OTHER",status="405",protocol="HTTP\/1\.1"\} 1/,
+    );
   });
 
   it('counts auth, rate-limit, upstream and reload outcomes', async () => {

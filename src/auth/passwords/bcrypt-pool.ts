@@ -15,12 +15,11 @@ export const DEFAULT_MAX_QUEUED = 64;
 /** How long a check may wait for a thread before it is refused, in ms. */
 export const DEFAULT_MAX_WAIT_MS = 1000;
 /**
- * The nice value of the threads by default. A check (70 ms at cost 10) that
- * shares a core with the event loop would otherwise take half of it while it
- * runs: p99 at half load went from 2 ms to 10 with five checks a second
- * beside it on one core, and to 6 with the threads at 10. Saturated, the
- * scheduler's weights leave the event loop about nine tenths of the core,
- * and a check takes up to ten times as long.
+ * The nice value of the threads by default. A check (tens of ms at cost 10)
+ * that shares a core with the event loop would otherwise take half of it
+ * while it runs, and the requests beside it wait. At 10, the scheduler's
+ * weights leave the event loop about nine tenths of a saturated core, and a
+ * check takes longer instead (figures: bench/results/bcrypt-threads.md).
  */
 export const DEFAULT_NICENESS = 10;
 
@@ -83,7 +82,7 @@ export interface BcryptPool {
    * once with a {@link BcryptPoolBusyError} when `maxQueued` checks are
    * already waiting, and with an Error when the thread running it died.
    */
-  compare(password: string, hash: string): Promise<boolean>;
+  readonly compare: (password: string, hash: string) => Promise<boolean>;
   /** Stops the threads; waiting and running checks are rejected, later ones too. */
   close(): Promise<void>;
   /** Threads started and not stopped: at most the `threads` option. */

@@ -148,7 +148,7 @@ export function createRemoteAuthClient(address: string, options: RemoteAuthClien
       const answer = await readWholeAnswer(
         pool,
         {
-          method: request.method as Dispatcher.HttpMethod,
+          method: request.method,
           path: basePath + request.url,
           headers: outgoing(request.headers, request.body, linkerd),
           body: request.body ?? null,

@@ -19,6 +19,7 @@ import { checkSchemaName, DEFAULT_SCHEMA, migrate } from './migrations';
 import { openPgliteEngine } from './pglite';
 import { checkDatabaseUrl, createPostgresEngine } from './postgres';
 import { createSqlBookingStore, type Runner } from './sql-store';
+import type { ChildSpan, TraceParent } from '../../tracing';
 
 /** How long a call may take, waiting for a connection included, before it is answered 503: 5 s. */
 export const DEFAULT_DATABASE_TIMEOUT_MS = 5000;
@@ -118,13 +119,34 @@ export async function openBookingDatabase(options: BookingDatabaseOptions): Prom
     down = undefined;
   };
 
-  async function call<T>(operation: string, work: (sql: Sql) => Promise<T>, write: boolean, ms: number): Promise<T> {
+  /** A call's span, when its request is traced: PostgreSQL's conventions, PGlite being PostgreSQL too. */
+  function openSpan(trace: TraceParent, operation: string): ChildSpan {
+    const span = trace.child(`${operation} ${schema}.bookings`, 'client');
+    if (span.recording) {
+      span.set('db.system.name', 'postgresql');
+      span.set('db.namespace', schema);
+      span.set('db.collection.name', 'bookings');
+      span.set('db.operation.name', operation);
+      span.set('gatehouse.database.engine', engine.name);
+    }
+    return span;
+  }
+
+  async function call<T>(
+    operation: string,
+    work: (sql: Sql) => Promise<T>,
+    write: boolean,
+    ms: number,
+    trace?: TraceParent,
+  ): Promise<T> {
     const started = performance.now();
+    const span = trace === undefined ? null : openSpan(trace, operation);
     try {
       const result = await engine.session(work, ms);
       if (write) await engine.persisted(Math.max(1, Math.round(ms - (performance.now() - started))));
       options.onCall?.(operation, (performance.now() - started) / 1000);
       regained();
+      span?.end();
       return result;
     } catch (err) {
       // A key used again is the database answering as it should: the request is what is refused.
@@ -135,6 +157,10 @@ export async function openBookingDatabase(options: BookingDatabaseOptions): Prom
         err instanceof DatabaseUnavailableError ? err.kind : refused ? undefined : 'error';
       options.onCall?.(operation, (performance.now() - started) / 1000, failure);
       if (err instanceof DatabaseUnavailableError) lost(err.reason);
+      if (span !== null) {
+        if (failure !== undefined) span.fail(failure);
+        span.end();
+      }
       throw err;
     }
   }
@@ -143,7 +169,7 @@ export async function openBookingDatabase(options: BookingDatabaseOptions): Prom
     if (closed) return Promise.reject(new DatabaseUnavailableError('unavailable', 'the bookings database is closed'));
     if (!prepared)
       return Promise.reject(new DatabaseUnavailableError('unavailable', `not migrated yet: ${down ?? 'starting'}`));
-    return call(operation, work, runOptions.write ?? false, runOptions.timeoutMs ?? timeoutMs);
+    return call(operation, work, runOptions.write ?? false, runOptions.timeoutMs ?? timeoutMs, runOptions.trace);
   };
 
   const stores = new Map<BookingKind, ReturnType<typeof createSqlBookingStore>>();

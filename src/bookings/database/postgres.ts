@@ -5,7 +5,7 @@
  * and a connection that missed it dropped rather than reused.
  */
 import type { PoolClient } from 'pg';
-import { connectionSql, withDeadline, type Engine } from './engine';
+import { connectionSql, withDeadline, type Engine, type Row } from './engine';
 import { asUnavailable, DatabaseUnavailableError, errorText, isUnavailable, redact } from './errors';
 
 /** How many connections a process keeps open at most: pg's default. */
@@ -100,7 +100,9 @@ export function createPostgresEngine(options: PostgresOptions): Engine {
         client.on('error', onError);
         try {
           const result = await work(
-            connectionSql(async (text, params) => (await connected.query(text, params as unknown[] | undefined)).rows),
+            connectionSql(
+              async (text, params) => (await connected.query<Row>(text, params as unknown[] | undefined)).rows,
+            ),
           );
           release(false);
           return result;

@@ -11,6 +11,7 @@ import type { BookingKind } from '../kinds';
 import { IDEMPOTENCY_KEY_TTL_MS, type BookingStore, type Created } from '../store';
 import type { Booking, BookingDraft } from '../types';
 import type { Row, Sql } from './engine';
+import type { TraceParent } from '../../tracing';
 
 /**
  * Runs one call on the database: see BookingDatabase. `write` waits for the
@@ -20,7 +21,7 @@ import type { Row, Sql } from './engine';
 export type Runner = <T>(
   operation: string,
   work: (sql: Sql) => Promise<T>,
-  options?: { write?: boolean; timeoutMs?: number },
+  options?: { write?: boolean; timeoutMs?: number; trace?: TraceParent },
 ) => Promise<T>;
 
 export interface SqlStoreOptions {
@@ -138,17 +139,20 @@ export function createSqlBookingStore(options: SqlStoreOptions): BookingStore & 
     ]);
 
   return {
-    async get(user, id) {
+    async get(user, id, callOptions) {
       if (!UUID.test(id)) return undefined;
-      const rows = await run('get', (sql) => select(sql, user, id.toLowerCase()));
+      const rows = await run('get', (sql) => select(sql, user, id.toLowerCase()), { trace: callOptions?.trace });
       return rows.length === 1 ? bookingOf(rows[0]) : undefined;
     },
-    async list(user) {
-      const rows = await run('list', (sql) =>
-        sql.query<BookingRow>(`SELECT ${COLUMNS} FROM ${bookings} WHERE kind = $1 AND owner = $2 ORDER BY seq`, [
-          kind,
-          user,
-        ]),
+    async list(user, callOptions) {
+      const rows = await run(
+        'list',
+        (sql) =>
+          sql.query<BookingRow>(`SELECT ${COLUMNS} FROM ${bookings} WHERE kind = $1 AND owner = $2 ORDER BY seq`, [
+            kind,
+            user,
+          ]),
+        { trace: callOptions?.trace },
       );
       return rows.map(bookingOf);
     },
@@ -160,14 +164,15 @@ export function createSqlBookingStore(options: SqlStoreOptions): BookingStore & 
         return run(
           'create',
           async (sql) => ({ booking: await insert(sql, draft, at.toISOString()), replayed: false }),
-          { write: true },
+          { write: true, trace: createOptions.trace },
         );
       }
       return run('create', (sql) => sql.transaction((tx) => createWithKey(tx, draft, key, at, createOptions.admit)), {
         write: true,
+        trace: createOptions.trace,
       });
     },
-    async cancel(user, id) {
+    async cancel(user, id, callOptions) {
       if (!UUID.test(id)) return undefined;
       const rows = await run(
         'cancel',
@@ -181,7 +186,7 @@ export function createSqlBookingStore(options: SqlStoreOptions): BookingStore & 
             );
             return changed.length === 1 ? changed : select(tx, user, id.toLowerCase());
           }),
-        { write: true },
+        { write: true, trace: callOptions?.trace },
       );
       return rows.length === 1 ? bookingOf(rows[0]) : undefined;
     },

@@ -15,8 +15,16 @@ import {
   type ConfigProblem,
   type EmissaryReport,
   type GatewayConfig,
+  type IgnoredDocument,
 } from '../../gateway';
 import { displayPath, LimitsConfigError, parseLimitsFiles, type LoadedLimits } from '../../ratelimit';
+import {
+  describeContents,
+  documentWarnings,
+  misplacedDocuments,
+  misplacedInLimits,
+  type FileContents,
+} from './contents';
 import type { FolderTexts } from './read';
 
 /** What a check found: the problems and warnings, and what each kind of file holds when it is valid. */
@@ -30,6 +38,8 @@ export interface CheckedFolder {
   bookings?: BookingData;
   /** What became of the Emissary resources read, and the records left to another `ambassador_id`, valid or not. */
   emissary?: EmissaryReport;
+  /** What each file read was read as, and what it holds. */
+  contents?: FileContents[];
 }
 
 /**
@@ -74,6 +84,7 @@ export function checkTexts(texts: FolderTexts): CheckedFolder {
   const checked: CheckedFolder = { problems, warnings };
 
   const { records, limits, users, bookings } = texts;
+  let ignored: IgnoredDocument[] = [];
   if (records) {
     guarded(
       records.map((f) => f.file),
@@ -84,6 +95,8 @@ export function checkTexts(texts: FolderTexts): CheckedFolder {
           ambassadorId: texts.ambassadorId,
         });
         if (result.emissary) checked.emissary = result.emissary;
+        ignored = result.ignored ?? [];
+        warnings.push(...documentWarnings(ignored));
         if (result.ok) {
           checked.config = result.config;
           warnings.push(...configWarnings(result.config));
@@ -117,6 +130,7 @@ export function checkTexts(texts: FolderTexts): CheckedFolder {
           warnings.push(...checked.limits.warnings);
         } catch (err) {
           if (!(err instanceof LimitsConfigError)) throw err;
+          problems.push(...misplacedInLimits(limits, err.file));
           for (const p of err.problems) problems.push(fileProblem(err.file, p));
         }
       },
@@ -129,10 +143,19 @@ export function checkTexts(texts: FolderTexts): CheckedFolder {
         checked.bookings = parseBookingFile(bookings.text, bookings.file);
       } catch (err) {
         if (!(err instanceof BookingDataError)) throw err;
+        problems.push(...misplacedDocuments(bookings.file, bookings.text, 'bookings', bookings.file));
         for (const p of err.problems) problems.push(fileProblem(err.file, p));
       }
     });
   }
+  const limitsService = checked.config?.rateLimitService;
+  if (limits?.length === 0 && limitsService?.service === 'ratelimit')
+    warnings.push(
+      `no limits: the folder has no ratelimit.yaml and no ratelimit/, so the built-in rate-limit service that RateLimitService ${limitsService.name} asks answers OK to every request`,
+    );
+  guarded([], problems, () => {
+    checked.contents = describeContents(texts, checked, ignored);
+  });
   checked.problems = capProblems(problems);
   checked.warnings = capWarnings(warnings);
   return checked;

@@ -6,4 +6,6 @@
  */
 export { loadFolder, OFF_THREAD_BYTES, type LoadedFolder, type LoadFolderOptions } from './load';
 export { checkTexts, MAX_PROBLEMS, type CheckedFolder } from './check';
-export { readFolder, type FolderTexts, type FolderWants } from './read';
+export { readFolder, type FolderEntry, type FolderTexts, type FolderWants } from './read';
+export { folderReport, MAX_REPORTED_FILES, type FolderCounts, type FolderFile, type FolderReport } from './report';
+export { counted, type FileContents, type ReadAs } from './contents';

@@ -10,6 +10,7 @@ import { configProblem } from '../../gateway';
 import { capProblems, checkTexts, type CheckedFolder } from './check';
 import { checkOffThread } from './off-thread';
 import { readFolder, type FolderTexts, type FolderWants } from './read';
+import { folderReport, type FolderReport } from './report';
 
 /**
  * Texts of this many bytes or more are checked on a worker thread. Below
@@ -33,6 +34,8 @@ export interface LoadFolderOptions {
 /** A folder as loaded: the check's findings, with the users file's text (to tell whether it changed). */
 export interface LoadedFolder extends CheckedFolder {
   usersText?: string;
+  /** Every entry of the folder with what it was read as, and what the folder holds in all. */
+  report: FolderReport;
 }
 
 function sizeOf(texts: FolderTexts): number {
@@ -48,7 +51,7 @@ function sizeOf(texts: FolderTexts): number {
  * checking thread itself failed).
  */
 export async function loadFolder(dir: string, wants: FolderWants, options: LoadFolderOptions): Promise<LoadedFolder> {
-  const { texts, problems } = await readFolder(dir, wants, options);
+  const { texts, problems, entries } = await readFolder(dir, wants, options);
   let checked: CheckedFolder;
   try {
     checked =
@@ -64,5 +67,10 @@ export async function loadFolder(dir: string, wants: FolderWants, options: LoadF
       warnings: [],
     };
   }
-  return { ...checked, problems: capProblems([...problems, ...checked.problems]), usersText: texts.users?.text };
+  return {
+    ...checked,
+    problems: capProblems([...problems, ...checked.problems]),
+    usersText: texts.users?.text,
+    report: folderReport(dir, entries, checked),
+  };
 }

@@ -10,18 +10,37 @@
  * `worker.ts` under tsx.
  */
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { errorText } from '../../files';
 import type { CheckedFolder } from './check';
 import type { FolderTexts } from './read';
 import { createAssembler } from './transfer';
 import type { ResultMessage, TextMessage } from './worker';
 
-/** How to start the checking thread from where this file runs. */
-function startWorker(): Worker {
-  if (__filename.endsWith('.js')) return new Worker(join(__dirname, 'worker.js'));
+/**
+ * The heap the checking thread may grow to, in MiB: what the largest
+ * folder the file size limit lets through takes (an 8 MiB file of 60 000
+ * Mappings), with room to spare. Past it the thread ends, and the check
+ * is a problem, rather than the process growing until the system ends it.
+ */
+export const CHECK_HEAP_MB = 512;
+
+/** How to start the checking thread from where this file runs, its heap held to `heapMb`. */
+function startWorker(heapMb: number): Worker {
+  const resourceLimits: ResourceLimits = { maxOldGenerationSizeMb: heapMb };
+  if (__filename.endsWith('.js')) return new Worker(join(__dirname, 'worker.js'), { resourceLimits });
   // By its path, untyped: an import would compile it, and tsx with it, into the package.
-  return (require(join(__dirname, 'source-worker')) as { startSourceWorker(): Worker }).startSourceWorker();
+  const source = require(join(__dirname, 'source-worker')) as {
+    startSourceWorker(limits: ResourceLimits): Worker;
+  };
+  return source.startSourceWorker(resourceLimits);
+}
+
+/** Why the thread failed, in words: running out of its heap is said as such. */
+function threadFailure(err: Error, heapMb: number): string {
+  if ((err as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY')
+    return `it needs more than the ${heapMb} MiB the check may take: split the files, or make them simpler`;
+  return `the checking thread failed: ${errorText(err)}`;
 }
 
 /** The texts as messages: one a file, so that no one copy holds the event loop long. */
@@ -39,7 +58,11 @@ function* textMessages(texts: FolderTexts): Generator<TextMessage> {
  * not start, it ran out of memory), or once `signal` aborts: the thread is
  * ended then, however long its check would still take.
  */
-export function checkOffThread(texts: FolderTexts, signal?: AbortSignal): Promise<CheckedFolder> {
+export function checkOffThread(
+  texts: FolderTexts,
+  signal?: AbortSignal,
+  heapMb: number = CHECK_HEAP_MB,
+): Promise<CheckedFolder> {
   return new Promise<CheckedFolder>((resolve, reject) => {
     if (signal?.aborted) {
       reject(new Error(`the check was called off: ${errorText(signal.reason)}`));
@@ -47,7 +70,7 @@ export function checkOffThread(texts: FolderTexts, signal?: AbortSignal): Promis
     }
     let worker: Worker;
     try {
-      worker = startWorker();
+      worker = startWorker(heapMb);
     } catch (err) {
       reject(new Error(`the checking thread did not start: ${errorText(err)}`));
       return;
@@ -69,7 +92,7 @@ export function checkOffThread(texts: FolderTexts, signal?: AbortSignal): Promis
       if (checked) settle(() => resolve(checked));
       else worker.postMessage({ more: true });
     });
-    worker.on('error', (err) => settle(() => reject(new Error(`the checking thread failed: ${errorText(err)}`))));
+    worker.on('error', (err) => settle(() => reject(new Error(threadFailure(err, heapMb)))));
     worker.on('exit', (code) => settle(() => reject(new Error(`the checking thread stopped (exit code ${code})`))));
     try {
       for (const message of textMessages(texts)) worker.postMessage(message);

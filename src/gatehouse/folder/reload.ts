@@ -26,6 +26,7 @@ import {
 } from '../../gateway';
 import type { Logger, Metrics } from '../../telemetry';
 import { loadFolder, type FolderWants, type LoadedFolder, type LoadFolderOptions } from '.';
+import { RELOAD_SPAN, type GatewayTracing } from '../../tracing';
 
 /** What a reload did. */
 export type ReloadOutcome = { ok: true } | { ok: false; problems: string[] };
@@ -41,8 +42,10 @@ export interface ReloaderOptions {
   usersText?: string;
   logger: Logger;
   metrics: Metrics;
-  /** Called once new records serve. */
-  onApplied(config: GatewayConfig): void;
+  /** Called once new records serve, with the folder they were read from. */
+  onApplied(config: GatewayConfig, folder: LoadedFolder): void;
+  /** Each reload is a trace of its own, when tracing is on. */
+  tracing?: GatewayTracing;
 }
 
 /** Reloads, one at a time, and what the last one found. */
@@ -154,13 +157,14 @@ export function createReloader(options: ReloaderOptions): Reloader {
       return refused;
     }
     gateway.reconfigure(prepared);
-    options.onApplied(folder.config);
+    options.onApplied(folder.config, folder);
     for (const warning of configWarnings(folder.config)) logger.warn({ warning }, 'config warning');
     return applyModuleFiles(folder);
   }
 
   async function reloadOnce(): Promise<ReloadOutcome> {
     lastReloadAt = new Date();
+    const span = options.tracing?.requests?.root(RELOAD_SPAN, { 'gatehouse.config_dir': configDir }) ?? null;
     let problems: string[];
     let sources: readonly string[] = [];
     try {
@@ -172,6 +176,13 @@ export function createReloader(options: ReloaderOptions): Reloader {
     }
     configErrors = problems;
     metrics.recordConfigReload(problems.length === 0 ? 'success' : 'failure');
+    if (span !== null) {
+      span.set('gatehouse.reload.outcome', problems.length === 0 ? 'success' : 'failure');
+      span.set('gatehouse.reload.problems', problems.length);
+      span.set('gatehouse.reload.routes', gateway.snapshot().routes.length);
+      if (problems.length > 0) span.fail('refused', `${problems.length} problem(s); the previous config keeps serving`);
+      span.end();
+    }
     if (problems.length) logger.error({ problems }, 'config reload refused; the previous config keeps serving');
     // What now serves, for whoever just edited the folder to see that the change is in (the diag page lists the routes).
     else {

@@ -7,11 +7,11 @@
  * tsx, holds neither this file nor a reference to tsx.
  */
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { Worker, type ResourceLimits } from 'node:worker_threads';
 
-/** Starts `worker.ts` beside this file on a thread of its own, under tsx. */
-export function startSourceWorker(): Worker {
+/** Starts `worker.ts` beside this file on a thread of its own, under tsx, within `resourceLimits`. */
+export function startSourceWorker(resourceLimits?: ResourceLimits): Worker {
   const tsx = require.resolve('tsx/cjs/api');
   const source = `require(${JSON.stringify(tsx)}).register(); require(${JSON.stringify(join(__dirname, 'worker.ts'))});`;
-  return new Worker(source, { eval: true });
+  return new Worker(source, { eval: true, resourceLimits });
 }

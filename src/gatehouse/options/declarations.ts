@@ -4,13 +4,15 @@
  * variable, kind (type and bounds), default and help line. Adding an option
  * is adding an entry here; the help of `start` and `serve`, the reading of
  * flags and variables, `GatehouseOptions` and the table in
- * docs/operations.md follow from it.
+ * docs/operations.md follow from it. Those of tracing, the standard
+ * `OTEL_*` variables, are declared in ./tracing-options and spread in here.
  */
 import { dirname, join, resolve } from 'node:path';
 import { fileSystemSource } from '../../files';
 import { abortSignal, boundPorts, configSource, logger, modules, tlsFiles } from './code-values';
 import { option, type ServeOnly } from './declaration';
 import { HTTP2_OPTIONS } from './declarations-http2';
+import { TRACING_OPTIONS } from './tracing-options';
 import {
   boolean,
   bytes,
@@ -262,6 +264,8 @@ export const OPTIONS = {
     more: '([upstreams.md](upstreams.md))',
     commands: ['start'],
   }),
+  // The standard OTEL_* variables of tracing, declared beside: ./tracing-options.
+  ...TRACING_OPTIONS,
   logLevel: option({
     kind: oneOf(LOG_LEVELS),
     env: 'LOG_LEVEL',

@@ -39,12 +39,15 @@ export interface ListenOptions {
   /** How long an idle keep-alive connection is kept, in ms. Default {@link KEEP_ALIVE_TIMEOUT_MS}. */
   keepAliveTimeoutMs?: number;
   /**
-   * How long a request's head may take to come, in ms; the same bounds a
-   * connection's first bytes (the HTTP/2 preface) and its SETTINGS. Default
-   * Node's, 60 s.
+   * How long a request's head may take to come whole before a 408, in ms;
+   * the same bounds a connection's first bytes (the HTTP/2 preface) and its
+   * SETTINGS. Default {@link HEADERS_TIMEOUT_MS}, or the request timeout if shorter.
    */
   headersTimeoutMs?: number;
-  /** How long a whole request, body included, may take to come, in ms. Default Node's, 300 s. */
+  /**
+   * How long a whole request, body included, may take to come before a 408,
+   * in ms (over HTTP/2 too). Default {@link REQUEST_TIMEOUT_MS}.
+   */
   requestTimeoutMs?: number;
   /** A port bound beforehand (see `bindPort`), served on its first address instead of binding `host:port`. */
   bound?: BoundPort;
@@ -52,6 +55,22 @@ export interface ListenOptions {
   http2?: boolean;
   /** The bounds of each HTTP/2 connection. */
   http2Limits?: Http2Limits;
+}
+
+/** How long a request's headers may take to come whole by default: Node's own, 60 s. */
+export const HEADERS_TIMEOUT_MS = 60_000;
+
+/** How long a whole request may take to come by default: Node's own, 5 minutes. */
+export const REQUEST_TIMEOUT_MS = 300_000;
+
+/**
+ * How often the connections are checked against those two timeouts, in ms:
+ * a tenth of the shorter, at most a second. Node checks every 30 s by
+ * default, which let headers sent one at a time hold a connection up to
+ * 90 s where 60 s is promised.
+ */
+export function timeoutCheckInterval(headersTimeoutMs: number, requestTimeoutMs: number): number {
+  return Math.max(10, Math.min(1000, Math.floor(Math.min(headersTimeoutMs, requestTimeoutMs) / 10)));
 }
 
 /**
@@ -125,17 +144,21 @@ export async function listen(handler: http.RequestListener, options: ListenOptio
   function forget(this: Socket): void {
     open.delete(this);
   }
+  const requestTimeoutMs = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  // As Node does: a head cannot be given longer than its whole request.
+  const headersTimeoutMs = options.headersTimeoutMs ?? Math.min(HEADERS_TIMEOUT_MS, requestTimeoutMs);
   const http1 = createHttp1Serving({
     checked,
     tls: tlsFiles && tlsContexts && { ...tlsFiles, contexts: tlsContexts },
     handshakeTimeoutMs: options.handshakeTimeoutMs,
     keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS,
+    headersTimeoutMs,
+    requestTimeoutMs,
+    timeoutCheckIntervalMs: timeoutCheckInterval(headersTimeoutMs, requestTimeoutMs),
     onRejected,
     taken: (socket) => open.has(socket),
   });
   const server = http1.server;
-  if (options.headersTimeoutMs !== undefined) server.headersTimeout = options.headersTimeoutMs;
-  if (options.requestTimeoutMs !== undefined) server.requestTimeout = options.requestTimeoutMs;
   const http2 = withHttp2
     ? createHttp2Serving({
         handler: checked,

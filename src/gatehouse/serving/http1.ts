@@ -10,7 +10,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { ListedHeadersResponse, MAX_REQUEST_HEADERS } from '../../http';
+import { ListedHeadersResponse } from '../../http';
 import { oneAtATime } from './pipelining';
 import {
   answerClientError,
@@ -45,6 +45,11 @@ export interface Http1Options {
   readonly tls?: { cert: Buffer; key: Buffer; contexts: ContextStore };
   readonly handshakeTimeoutMs?: number;
   readonly keepAliveTimeoutMs: number;
+  /** How long a request's head, and a whole request, may take to come before a 408, in ms. */
+  readonly headersTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  /** How often connections are checked against those two, in ms. */
+  readonly timeoutCheckIntervalMs: number;
   readonly onRejected?: RejectedListener;
   /** Whether the listener has taken `socket` (over TLS: once its handshake is done). */
   readonly taken: (socket: Socket) => boolean;
@@ -86,11 +91,17 @@ export function createHttp1Serving(options: Http1Options): Http1Serving {
     checked(req, res);
   };
   const tls = options.tls;
+  const timeouts: http.ServerOptions = {
+    headersTimeout: options.headersTimeoutMs,
+    requestTimeout: options.requestTimeoutMs,
+    connectionsCheckingInterval: options.timeoutCheckIntervalMs,
+  };
   const server = tls
     ? https.createServer(
         {
           cert: tls.cert,
           key: tls.key,
+          ...timeouts,
           requireHostHeader: false,
           handshakeTimeout: options.handshakeTimeoutMs,
           ServerResponse: ListedHeadersResponse,
@@ -99,10 +110,12 @@ export function createHttp1Serving(options: Http1Options): Http1Serving {
         },
         serve,
       )
-    : http.createServer({ requireHostHeader: false, ServerResponse: ListedHeadersResponse }, serve);
+    : http.createServer({ ...timeouts, requireHostHeader: false, ServerResponse: ListedHeadersResponse }, serve);
   server.keepAliveTimeout = options.keepAliveTimeoutMs;
-  // One field past the gateway's bound, so that a request over it shows as over it (see headerCountRefusal).
-  server.maxHeadersCount = MAX_REQUEST_HEADERS + 1;
+  // Every field reaches the gateway's own bound (headerCountRefusal), which answers with its detail on
+  // every Node: past a count, Node 20 drops fields and Node 22 and 24 refuse the request in the parser,
+  // without it. Node's header size limit still bounds how many fields a request can carry.
+  server.maxHeadersCount = 0;
   const connectionEvent = tls ? 'secureConnection' : 'connection';
   // Node's own listener, made by the server's constructor: the listener decides which connections it gets.
   const [nodeTakes] = server.listeners(connectionEvent) as ((socket: Socket) => void)[];

@@ -222,7 +222,7 @@ export function refuseExpectation(
  *   one in HTTP/1.0, a coding other than chunked). Node fails such a request
  *   only after it handed it over, when the coding leaves the body without an
  *   end it can find (`gzip`), and serves what follows an HTTP/1.0 one;
- * - more header fields than `MAX_REQUEST_HEADERS` (../../http), past which Node
+ * - more header fields than `MAX_REQUEST_HEADERS` (src/http), past which Node
  *   drops fields from the request while still framing its body by them.
  */
 export function checkingRequests(handler: http.RequestListener, onRejected?: RejectedListener): http.RequestListener {

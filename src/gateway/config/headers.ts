@@ -86,7 +86,16 @@ function describe(value: unknown): string {
   return typeof value === 'object' ? 'a mapping' : `a ${typeof value}`;
 }
 
-/** One added header's value: a string, or `{value, append}`. */
+/** A number or boolean as the text it was written as (`8`, `true`), as Emissary sends it; a number that is not finite is refused. */
+function scalarValue(raw: number | boolean, ctx: Ctx, at: PropertyKey[], append: boolean): AddedHeader | undefined {
+  if (typeof raw === 'number' && !Number.isFinite(raw)) {
+    issue(ctx, raw, at, 'must be a string or a finite number');
+    return undefined;
+  }
+  return { value: String(raw), append };
+}
+
+/** One added header's value: a string, a number or boolean (as its text), or `{value, append}`. */
 function addedValue(raw: unknown, ctx: Ctx, at: PropertyKey[]): AddedHeader | undefined {
   if (typeof raw === 'string') {
     const problem = HEADER_VALUE.test(raw) ? variablesProblem(raw) : 'must be a header value: no line breaks or control characters';
@@ -94,11 +103,8 @@ function addedValue(raw: unknown, ctx: Ctx, at: PropertyKey[]): AddedHeader | un
     issue(ctx, raw, at, problem);
     return undefined;
   }
-  if (typeof raw === 'number' || typeof raw === 'boolean') {
-    // The value is not repeated: it may be a key or token, and problems are logged.
-    issue(ctx, raw, at, `must be a string, got ${describe(raw)}: quote the value, as YAML reads an unquoted number, true or false as no string`);
-    return undefined;
-  }
+  // YAML reads an unquoted 8 or true as no string; Emissary sends them as written.
+  if (typeof raw === 'number' || typeof raw === 'boolean') return scalarValue(raw, ctx, at, true);
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     issue(ctx, raw, at, `must be a string or {value, append}, got ${describe(raw)}`);
     return undefined;
@@ -111,8 +117,11 @@ function addedValue(raw: unknown, ctx: Ctx, at: PropertyKey[]): AddedHeader | un
       ok = false;
     }
   }
-  const { value, append } = entry;
-  if (value === undefined) {
+  const { append } = entry;
+  let value = entry.value;
+  if (typeof value === 'number' || typeof value === 'boolean') value = scalarValue(value, ctx, [...at, 'value'], true)?.value;
+  if (value === undefined && entry.value !== undefined) ok = false;
+  else if (value === undefined) {
     issue(ctx, raw, [...at, 'value'], 'required (a string)');
     ok = false;
   } else if (typeof value !== 'string') {
@@ -177,6 +186,18 @@ export function removedHeadersSchema(request: boolean) {
   });
 }
 
+/** The pseudo-headers a Mapping may match, as Envoy's header matchers read them. */
+const MATCHED_PSEUDO_HEADERS = [':authority', ':method', ':path', ':scheme'];
+
+/** Why a name cannot be matched in `headers` or `regex_headers`, or undefined when it can: a header, or a request's pseudo-header. */
+export function matchedNameProblem(name: string): string | undefined {
+  if (name.startsWith(':')) {
+    if (MATCHED_PSEUDO_HEADERS.includes(name.toLowerCase())) return undefined;
+    return `is no pseudo-header of a request: ${MATCHED_PSEUDO_HEADERS.join(', ')}`;
+  }
+  return HEADER_NAME.test(name) ? undefined : 'must be an HTTP header name';
+}
+
 /** What a `headers` entry asks of a request header: this exact value, or (`true`) any value. */
 export type HeaderCondition = string | true;
 
@@ -184,7 +205,8 @@ export type HeaderCondition = string | true;
 export const matchedHeadersSchema = z.record(z.string(), z.unknown()).transform((map, ctx) => {
   const out: Record<string, HeaderCondition> = {};
   for (const [name, raw] of Object.entries(map)) {
-    if (!HEADER_NAME.test(name)) issue(ctx, raw, [name], 'must be an HTTP header name');
+    const problem = matchedNameProblem(name);
+    if (problem !== undefined) issue(ctx, raw, [name], problem);
     else if (Object.prototype.hasOwnProperty.call(out, name.toLowerCase())) issue(ctx, raw, [name], 'is given twice (header names are case-insensitive)');
     else if (raw === true || typeof raw === 'string') out[name.toLowerCase()] = raw;
     else issue(ctx, raw, [name], `must be a string (the exact value) or true (any value), got ${describe(raw)}`);

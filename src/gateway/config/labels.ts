@@ -11,7 +11,9 @@
  * - `{generic_key: "text"}` or `{generic_key: {value, key}}` (key by default `generic_key`);
  * - `{request_headers: {key, header_name, omit_if_not_present}}`;
  * - `{source_cluster: {}}`, `{destination_cluster: {}}`, `{remote_address: {}}`
- *   (a `key` may be given; it is the label's own name).
+ *   (a `key` may be given; it is the label's own name);
+ * - any of these actions under a name of the label's own, as Emissary's
+ *   rate-limit tutorial writes `{x-test: {request_headers: {...}}}`.
  *
  * Records keep labels as written (header names in lower case, defaults
  * filled in); {@link readLabel} says what each one reads.
@@ -65,6 +67,20 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** The actions a label may name, as Emissary's v3alpha1 Mapping writes them. */
+const ACTIONS: readonly string[] = ['request_headers', 'generic_key', ...LABEL_ACTIONS];
+
+/**
+ * The action a label wraps under a name of its own, as Emissary's rate-limit
+ * tutorial writes it (`- x-test: {request_headers: {key, header_name}}`):
+ * the name is only a name there, and the action is read as if written alone.
+ */
+function wrappedAction(name: string, argument: unknown): string | undefined {
+  if (ACTIONS.includes(name) || !isPlainObject(argument)) return undefined;
+  const keys = Object.keys(argument);
+  return keys.length === 1 && ACTIONS.includes(keys[0]) ? keys[0] : undefined;
+}
+
 /** The schema a one-key label `{name: argument}` is read with. */
 function argumentSchema(name: string, argument: unknown): z.ZodType {
   const seedForm = isPlainObject(argument) && 'header' in argument;
@@ -72,7 +88,17 @@ function argumentSchema(name: string, argument: unknown): z.ZodType {
   if (name === 'generic_key') return genericKey;
   if (name === 'request_headers') return requestHeaders;
   if ((LABEL_ACTIONS as readonly string[]).includes(name)) return action(name as LabelAction);
-  return headerLabel;
+  return unknownAction(name);
+}
+
+/** A label `{name: {...}}` that names no action and is no `{<key>: {header}}` either, refused as Emissary refuses it. */
+function unknownAction(name: string): z.ZodType {
+  return z.unknown().superRefine((_argument, ctx) => {
+    ctx.addIssue({
+      code: 'custom',
+      message: `'${name}' is no label action (${ACTIONS.join(', ')}), nor a label {<key>: {header: <name>}}`,
+    });
+  });
 }
 
 /** One label, validated; its problems are reported at their own paths. */
@@ -90,10 +116,16 @@ const labelSchema = z.unknown().transform((raw, ctx): LabelSpecifier => {
     });
     return z.NEVER;
   }
-  const [name, argument] = Object.entries(raw)[0];
+  let [name, argument] = Object.entries(raw)[0];
+  const at = [name];
+  const wrapped = wrappedAction(name, argument);
+  if (wrapped !== undefined) {
+    [name, argument] = [wrapped, (argument as Record<string, unknown>)[wrapped]];
+    at.push(wrapped);
+  }
   const parsed = argumentSchema(name, argument).safeParse(argument ?? {});
   if (parsed.success) return { [name]: parsed.data };
-  for (const problem of parsed.error.issues) ctx.issues.push({ ...problem, path: [name, ...problem.path] } as z.core.$ZodRawIssue);
+  for (const problem of parsed.error.issues) ctx.issues.push({ ...problem, path: [...at, ...problem.path] } as z.core.$ZodRawIssue);
   return z.NEVER;
 });
 

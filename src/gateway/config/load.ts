@@ -21,13 +21,16 @@
  *   Every record is served only when its `ambassador_id` names this
  *   gateway's (`default` when it names none).
  * - Every other document (data files, an envoy rate-limit config with
- *   `domain` and `descriptors`) is no gateway record and is ignored.
+ *   `domain` and `descriptors`, a manifest without records) is no gateway
+ *   record and is ignored; the result lists it with what it looks like
+ *   (./documents), for `gatehouse check` to say.
  * - A file with no document at all (empty, blank, only comments or `---`)
  *   is refused: it is what a reload sees of a file being written over.
  */
 import { join } from 'node:path';
 import { isScalar, type Document, type YAMLError } from 'yaml';
-import { DEFAULT_FILE_SIZE_LIMIT, errorCode, errorText, fileSystemSource, parseYamlStream, whyUnreadable, type ConfigFileSource } from '../../files';
+import { DEFAULT_FILE_SIZE_LIMIT, errorCode, errorText, fileSystemSource, whyUnreadable, yamlDocuments, YamlLimitError, type ConfigFileSource } from '../../files';
+import { documentShape, documentWhat, type IgnoredDocument } from './documents';
 import { configProblem, type ConfigProblem } from './problems';
 import type { RecordSource } from './schema';
 import { API_VERSION } from './schema';
@@ -41,8 +44,8 @@ export interface LoadOptions {
   ambassadorId?: string;
 }
 
-/** A configuration as loaded, with what `gatehouse check` says of its Emissary resources. */
-export type LoadedConfig = ConfigResult & EmissaryReading;
+/** A configuration as loaded, with what `gatehouse check` says of its Emissary resources and of the documents that hold no record. */
+export type LoadedConfig = ConfigResult & EmissaryReading & { ignored?: IgnoredDocument[] };
 
 /** How {@link loadConfig} reads the folder. */
 export interface ReadOptions {
@@ -101,15 +104,32 @@ interface ParsedDocument {
 }
 
 /**
- * Parses a YAML stream; documents with errors become problems and are left
- * out. `lineOffset` is where the text starts in its file, when it is part of
+ * Parses a YAML stream, a document at a time (each is handed on before the
+ * next is read: a stream of thousands never holds thousands of trees);
+ * documents with errors become problems and are left out, and a stream
+ * past the bounds of files/yaml-limits ends at the problem of it.
+ * `lineOffset` is where the text starts in its file, when it is part of
  * one (an annotation), so that positions name lines of the file. Merge
  * keys (`<<`) are read, as Kubernetes' and Emissary's own YAML readers read them.
  */
-function parseDocuments(text: string, source: RecordSource, what: string, problems: ConfigProblem[], lineOffset?: LineOffset): ParsedDocument[] {
-  const docs: ParsedDocument[] = [];
+function* parseDocuments(text: string, source: RecordSource, what: string, problems: ConfigProblem[], lineOffset?: LineOffset): Generator<ParsedDocument, void> {
   let index = 0;
-  for (const doc of parseYamlStream(text, { prettyErrors: true, merge: true })) {
+  const docs = yamlDocuments(text, { prettyErrors: true, merge: true });
+  for (;;) {
+    let next: IteratorResult<Document.Parsed, void>;
+    try {
+      next = docs.next();
+    } catch (err) {
+      if (!(err instanceof YamlLimitError)) throw err;
+      const said =
+        err.limit === 'aliases'
+          ? `${docsLabel(err.document)}${TOO_MANY_ALIASES}`
+          : positionInFile(err.message, lineOffset);
+      problems.push(configProblem({ source }, `${what}: ${said}`));
+      return;
+    }
+    if (next.done) return;
+    const doc = next.value;
     index++;
     if (doc.errors.length > 0) {
       for (const err of onePerLine(doc.errors)) problems.push(configProblem({ source }, `${what}: ${positionInFile(firstLine(err.message), lineOffset)}`));
@@ -123,19 +143,20 @@ function parseDocuments(text: string, source: RecordSource, what: string, proble
       problems.push(configProblem({ source }, `${what}: ${docsLabel(index)}${aliasText(err)}`));
       continue;
     }
-    if (value !== null && value !== undefined) docs.push({ value, index, node: doc });
+    if (value !== null && value !== undefined) yield { value, index, node: doc };
   }
-  return docs;
 }
 
 function docsLabel(index: number): string {
   return index > 1 ? `document ${index}: ` : '';
 }
 
+const TOO_MANY_ALIASES = `uses aliases more than ${MAX_ALIAS_COUNT} times: refused, as a file that expands without bound would be`;
+
 /** What building a document's values threw, in words. */
 function aliasText(err: unknown): string {
   const text = errorText(err);
-  return /excessive alias count/i.test(text) ? `uses aliases more than ${MAX_ALIAS_COUNT} times: refused, as a file that expands without bound would be` : text;
+  return /excessive alias count/i.test(text) ? TOO_MANY_ALIASES : text;
 }
 
 /** Where an annotation's text starts in its file: lines before it, and the indentation taken off each line. */
@@ -189,40 +210,56 @@ export function parseConfigFiles(files: readonly ConfigFile[], options: LoadOpti
   const annotationKeys = annotation === EMISSARY_ANNOTATION ? [annotation] : [annotation, EMISSARY_ANNOTATION];
   const problems: ConfigProblem[] = [];
   const records: RawRecord[] = [];
+  const ignored: IgnoredDocument[] = [];
 
   for (const { file, text } of files) {
     try {
-      readRecords(file, text, annotationKeys, records, problems);
+      readRecords(file, text, annotationKeys, records, problems, ignored);
     } catch (err) {
       // Whatever a file could still throw is a problem of that file, never the end of a reload.
       problems.push(configProblem({ source: { file } }, `cannot be read as records: ${errorText(err)}`));
     }
   }
   const sources = [...new Set(records.map((r) => r.source!.file))];
-  return assembleWithEmissary(records, sources, problems, { ambassadorId: options.ambassadorId });
+  const loaded: LoadedConfig = assembleWithEmissary(records, sources, problems, { ambassadorId: options.ambassadorId });
+  if (ignored.length > 0) loaded.ignored = ignored;
+  return loaded;
 }
 
-/** Adds the records of one file to `records`, and its problems to `problems`; `annotationKeys` are the annotations read. */
-function readRecords(file: string, text: string, annotationKeys: readonly string[], records: RawRecord[], problems: ConfigProblem[]): void {
+/**
+ * Adds the records of one file to `records`, its problems to `problems`, and
+ * its documents that hold no record to `ignored`; `annotationKeys` are the
+ * annotations read.
+ */
+function readRecords(file: string, text: string, annotationKeys: readonly string[], records: RawRecord[], problems: ConfigProblem[], ignored: IgnoredDocument[]): void {
   const fileSource: RecordSource = { file };
   const before = problems.length;
-  const documents = parseDocuments(text, fileSource, 'YAML', problems);
-  if (documents.length === 0 && problems.length === before) {
-    // What a reload sees of a file being written over: truncated, or only its heading comments so far.
-    problems.push(configProblem({ source: fileSource }, EMPTY_FILE));
-    return;
-  }
-  for (const { value: doc, index, node, path } of expandLists(documents)) {
+  let documents = 0;
+  const parsed = parseDocuments(text, fileSource, 'YAML', problems);
+  const counted = (function* () {
+    for (const document of parsed) {
+      documents++;
+      yield document;
+    }
+  })();
+  const ignore = (doc: unknown, index: number) => {
+    const shape = documentShape(doc);
+    ignored.push({ file, index, shape, what: documentWhat(doc, shape) });
+  };
+  for (const { value: doc, index, node, path } of expandLists(counted)) {
     if (Array.isArray(doc)) {
       // A list of records is no way of writing them; said, rather than passed over in silence.
       if (doc.some((item) => isPlainObject(item) && isRecordDocument(item))) {
         problems.push(
           configProblem({ source: fileSource }, `document ${index} is a list of records: write each record as a document of its own, separated by ---`),
         );
-      }
+      } else ignore(doc, index);
       continue;
     }
-    if (!isPlainObject(doc)) continue;
+    if (!isPlainObject(doc)) {
+      ignore(doc, index);
+      continue;
+    }
     const emissary = readEmissaryDocument(doc, { source: fileSource, index });
     if (emissary !== undefined) {
       records.push(...emissary);
@@ -232,17 +269,25 @@ function readRecords(file: string, text: string, annotationKeys: readonly string
       records.push({ value: doc, source: fileSource, index });
       continue;
     }
-    if (!isManifest(doc)) continue;
+    if (!isManifest(doc)) {
+      ignore(doc, index);
+      continue;
+    }
     const annotations = doc.metadata.annotations;
     const service = typeof doc.metadata.name === 'string' ? doc.metadata.name : undefined;
     const source: RecordSource = service === undefined ? { file } : { file, service };
-    if (annotations === undefined || annotations === null) continue;
+    // A manifest without records of its own (a Deployment beside the Services) is ignored as it should be, and said in the report.
+    if (annotations === undefined || annotations === null) {
+      ignore(doc, index);
+      continue;
+    }
     if (!isPlainObject(annotations)) {
       problems.push(configProblem({ source, path: 'metadata.annotations' }, 'expected a mapping'));
       continue;
     }
     const namespace = typeof doc.metadata.namespace === 'string' ? doc.metadata.namespace : undefined;
-    if (annotationKeys.some((key) => annotations[key] !== undefined)) {
+    if (!annotationKeys.some((key) => annotations[key] !== undefined)) ignore(doc, index);
+    else {
       // The manifest's name and namespace are its records' service and namespace: a misspelt one is refused, not dropped.
       for (const { field, note } of metadataProblems(doc.metadata)) problems.push(configProblem({ source, path: field }, note));
     }
@@ -261,6 +306,10 @@ function readRecords(file: string, text: string, annotationKeys: readonly string
         records.push(...(readEmissaryDocument(record.value, place) ?? [{ value: record.value, source, index: record.index }]));
       }
     }
+  }
+  if (documents === 0 && problems.length === before) {
+    // What a reload sees of a file being written over: truncated, or only its heading comments so far.
+    problems.push(configProblem({ source: fileSource }, EMPTY_FILE));
   }
 }
 

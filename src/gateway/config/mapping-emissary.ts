@@ -11,6 +11,7 @@
  */
 import { z } from 'zod';
 import { formatHostPattern, parseHostPattern } from '../match/host-match';
+import { errorOverridesSchema } from './error-overrides';
 
 /** A host pattern field: read in its normal form (lower case, no trailing dot) or refused with why. */
 function hostField(globs: boolean) {
@@ -93,9 +94,12 @@ export const emissaryMappingFields = {
     })
     .optional(),
   stats_name: emissaryOnly('requests are counted by Mapping name in the Prometheus metrics; remove the field'),
-  error_response_overrides: emissaryOnly('error bodies are the gateway\'s JSON error body; remove the field'),
-  bypass_error_response_overrides: emissaryOnly('error bodies are the gateway\'s JSON error body; remove the field'),
-  auth_context_extensions: emissaryOnly('the auth service is asked over HTTP, which carries no context extensions; remove the field'),
+  /** Bodies for answers of these statuses, instead of the Module's. */
+  error_response_overrides: errorOverridesSchema.optional(),
+  /** `true`: no error body is overridden, not even by the Module's list. */
+  bypass_error_response_overrides: z.boolean().optional(),
+  /** Sent to an AuthService with `proto: grpc` as the check's `context_extensions`; an HTTP check carries none, as in Emissary. */
+  auth_context_extensions: z.record(z.string(), z.string()).optional(),
   envoy_override: emissaryOnly('there is no Envoy to pass it to; remove the field'),
   modules: emissaryOnly('remove the field'),
 };

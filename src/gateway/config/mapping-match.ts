@@ -16,8 +16,8 @@
 import { z } from 'zod';
 import { formatHostPattern, parseHostPattern } from '../match/host-match';
 import { regexSyntaxProblem } from '../match/regex';
-import { compileSubstitution, isSubstitution } from '../match/substitution';
-import { HEADER_NAME } from './headers';
+import { readSubstitution } from '../match/substitution';
+import { matchedNameProblem } from './headers';
 
 type Ctx = z.core.$RefinementCtx;
 
@@ -37,7 +37,8 @@ function patternMap(headers: boolean) {
     const out: Record<string, string> = {};
     for (const [written, raw] of Object.entries(map)) {
       const name = headers ? written.toLowerCase() : written;
-      if (headers && !HEADER_NAME.test(written)) issue(ctx, [written], 'must be an HTTP header name', raw);
+      const nameProblem = headers ? matchedNameProblem(written) : undefined;
+      if (nameProblem !== undefined) issue(ctx, [written], nameProblem, raw);
       else if (headers && name === 'host') {
         issue(ctx, [written], 'would be held against the Host as the client spelt it: write host with host_regex: true, held against the host\'s normal form', raw);
       } else if (Object.prototype.hasOwnProperty.call(out, name)) issue(ctx, [written], 'is given twice (header names are case-insensitive)', raw);
@@ -71,8 +72,8 @@ const queryParameters = z.record(z.string().min(1), z.unknown()).transform((map,
 const regexSubstitution = z
   .strictObject({ pattern: z.string().min(1), substitution: z.string() })
   .superRefine((rewrite, ctx) => {
-    const compiled = compileSubstitution(rewrite, Infinity);
-    if (!isSubstitution(compiled)) issue(ctx, [compiled.field], compiled.message);
+    const read = readSubstitution(rewrite, Infinity);
+    if ('field' in read) issue(ctx, [read.field], read.message);
   });
 
 /** A path a redirect names: it starts with `/`; `query` allows a `?query` after it. */
@@ -152,7 +153,6 @@ function patternFieldChecks(m: MatchFields, ctx: Ctx): void {
   if (m.prefix_regex === true) {
     const problem = regexSyntaxProblem(m.prefix);
     if (problem !== undefined) issue(ctx, ['prefix'], problem);
-    // eslint-disable-next-line no-control-regex
     const beyond = /[^\x00-\x7f]/u.exec(m.prefix)?.[0];
     if (beyond !== undefined) {
       const escaped = [...Buffer.from(beyond, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');

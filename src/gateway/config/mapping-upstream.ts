@@ -46,7 +46,8 @@ const retryPolicy = z.strictObject({
 
 const count = (min: number) => z.number().int('must be a whole number').min(min, `must be ${min} or more`).max(1_000_000, 'must be at most 1000000');
 
-const circuitBreaker = z.strictObject({
+/** One set of `circuit_breakers` thresholds, Envoy's, for a priority. */
+export const circuitBreaker = z.strictObject({
   priority: z.enum(['default', 'high'], { error: 'must be default or high' }).default('default'),
   max_connections: count(1).optional(),
   max_pending_requests: count(0).optional(),
@@ -106,9 +107,8 @@ export const upstreamMappingFields = {
   enable_ipv4: z.boolean().optional(),
   enable_ipv6: z.boolean().optional(),
   dns_type: z.enum(['strict_dns', 'logical_dns'], { error: 'must be strict_dns or logical_dns' }).optional(),
-  respect_dns_ttl: z
-    .literal(false, { error: 'must be false (or left out): names are looked up again every 5 s, the lookup of the system giving no TTL' })
-    .optional(),
+  /** `true`: a name is looked up again once its DNS records' TTL has passed, rather than every 5 s. */
+  respect_dns_ttl: z.boolean().optional(),
   /** A name that gives the Mapping an upstream cluster of its own, apart from other Mappings of the same service. */
   cluster_tag: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'must be letters, digits, _, . or -').optional(),
 };

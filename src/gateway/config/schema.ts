@@ -1,7 +1,7 @@
 /**
  * @module gateway/config/schema
  * The zod schemas of the configuration records (`Mapping`, `AuthService`,
- * `RateLimitService`, `Module`) with their defaults, and the types inferred
+ * `RateLimitService`, `Module`, `TracingService`) with their defaults, and the types inferred
  * from them.
  */
 import { z } from 'zod';
@@ -9,8 +9,12 @@ import { corsSchema } from '../../cors';
 import { addedHeadersSchema, HEADER_NAME, HEADER_VALUE, matchedHeadersSchema, removedHeadersSchema } from './headers';
 import { labelsSchema } from './labels';
 import { AMBASSADOR_ID_IN_CODE, emissaryMappingChecks, emissaryMappingFields } from './mapping-emissary';
+import { MAX_REGEX_MAX_SIZE } from '../match/regex';
 import { mappingMatchChecks, matchMappingFields, normaliseMatchFields } from './mapping-match';
-import { upstreamMappingChecks, upstreamMappingFields } from './mapping-upstream';
+import { circuitBreaker, upstreamMappingChecks, upstreamMappingFields } from './mapping-upstream';
+import { cidrProblem } from '../request/address-filter';
+import { errorOverridesSchema } from './error-overrides';
+import { tracingServiceFields } from './tracing-service';
 
 export type { AddedHeader, HeaderCondition } from './headers';
 export { allowedUpgrades } from './mapping-emissary';
@@ -102,6 +106,9 @@ function authServiceChecks(
     allow_request_body: boolean;
     add_auth_headers: Record<string, string>;
     tls?: boolean | string;
+    proto: 'http' | 'grpc';
+    protocol_version?: 'v2' | 'v3';
+    path_prefix: string;
   },
   ctx: z.RefinementCtx,
 ): void {
@@ -110,19 +117,27 @@ function authServiceChecks(
   for (const name of Object.keys(r.add_auth_headers)) {
     if (SET_BY_GATEWAY.has(name)) problem(['add_auth_headers', name], 'is set by the gateway itself');
   }
-  if (typeof r.tls === 'string' && r.tls !== '') {
-    problem(['tls'], 'TLSContext names are not supported; for TLS write tls: true or auth_service: https://host:port');
-  }
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(r.auth_service)?.[1].toLowerCase();
-  if (r.tls === true && scheme === 'http') problem(['tls'], 'true contradicts the http:// of auth_service');
+  const tls = r.tls === true || (typeof r.tls === 'string' && r.tls !== '');
+  if (tls && scheme === 'http') problem(['tls'], `${r.tls === true ? 'true' : 'a TLSContext'} contradicts the http:// of auth_service`);
   if (r.tls === false && scheme === 'https') problem(['tls'], 'false contradicts the https:// of auth_service');
+  if (r.proto === 'grpc') {
+    if (r.protocol_version === 'v2') {
+      problem(
+        ['protocol_version'],
+        'must be v3 for proto: grpc: the gateway calls envoy.service.auth.v3.Authorization/Check; v2 is the API Envoy no longer speaks, and Emissary 3 refuses it too',
+      );
+    }
+    if (r.path_prefix !== '') problem(['path_prefix'], 'is for proto: http alone: a gRPC check carries the path in its request');
+  }
 }
 
 export const authServiceSchema = z.strictObject({
   ...recordBase,
   kind: z.literal('AuthService'),
   auth_service: z.string().min(1),
-  proto: z.literal('http', { error: 'must be http: gRPC auth services (proto: grpc) are not supported' }).default('http'),
+  /** `http`: the request is passed on to the auth service; `grpc`: Envoy's ext_authz `Check` (v3). */
+  proto: z.enum(['http', 'grpc'], { error: 'must be http or grpc' }).default('http'),
   // The built-in auth service names the user in X-Travel-User; a record that
   // says nothing passes that on (and a client's own is always dropped).
   allowed_authorization_headers: z.array(headerName).default(['x-travel-user']),
@@ -157,13 +172,17 @@ export const authServiceSchema = z.strictObject({
     .default({}),
   /** Adds `l5d-dst-override: <host>:<port>` of the auth service, for Linkerd. */
   add_linkerd_headers: z.boolean().default(false),
-  /** `true`: TLS to a `host:port` auth service, as `https://` would. A TLSContext name is refused. */
+  /**
+   * `true`, or the name of a TLSContext: TLS to a `host:port` auth service, as
+   * `https://` would, checked against the system's certificate authorities.
+   */
   tls: z.union([z.boolean(), z.string()]).optional(),
-  /** Emissary reads it for `proto: grpc` only; accepted, and without effect, for http. */
+  /** For `proto: grpc`, `v3` (or left out); `v2` is refused. Without effect for http, as in Emissary. */
   protocol_version: z.enum(['v2', 'v3']).optional(),
   ambassador_id: notSupported(AMBASSADOR_ID_IN_CODE),
   stats_name: notSupported('auth decisions are counted in the Prometheus metrics; remove the field'),
-  circuit_breakers: notSupported('calls to the auth service are bounded by its timeout_ms and a pool of 256 connections, not by circuit breakers; remove the field'),
+  /** Bounds the checks under way, as Envoy's breakers bound the auth service's cluster: one past them is the service failing. */
+  circuit_breakers: z.array(circuitBreaker).min(1, 'must list at least one set of thresholds').optional(),
   v2ExplicitTLS: notSupported('remove the field'),
 }).superRefine(authServiceChecks);
 
@@ -174,6 +193,17 @@ export const rateLimitServiceSchema = z.strictObject({
   domain: z.string().min(1).default('gateway'),
   timeout_ms: timeoutMs(20),
   failure_mode_deny: z.boolean().default(false),
+  /**
+   * `true`, or the name of a TLSContext: TLS to the service, its certificate
+   * checked against the system's certificate authorities.
+   */
+  tls: z.union([z.boolean(), z.string()]).optional(),
+  /**
+   * `use_resource_exhausted_code`: a gRPC request over a limit is answered
+   * RESOURCE_EXHAUSTED rather than UNAVAILABLE, as Emissary sets it; kept
+   * for the gRPC proxying that reads it.
+   */
+  grpc: z.strictObject({ use_resource_exhausted_code: z.boolean().default(false) }).optional(),
   /** `v3`, or left out: the gateway asks over `envoy.service.ratelimit.v3`. */
   protocol_version: z
     .literal('v3', {
@@ -182,6 +212,19 @@ export const rateLimitServiceSchema = z.strictObject({
     })
     .optional(),
 });
+
+/** One rule of `ip_allow` / `ip_deny`: `{peer: <cidr>}` or `{remote: <cidr>}`. */
+const addressRule = z
+  .strictObject({ peer: z.string().optional(), remote: z.string().optional() })
+  .superRefine((rule, ctx) => {
+    const given = [rule.peer === undefined ? [] : ['peer', rule.peer], rule.remote === undefined ? [] : ['remote', rule.remote]].filter((g) => g.length > 0);
+    if (given.length !== 1) {
+      ctx.addIssue({ code: 'custom', message: 'a rule is one of {peer: <address or CIDR>} or {remote: <address or CIDR>}' });
+      return;
+    }
+    const problem = cidrProblem(given[0][1]);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', path: [given[0][0]], message: problem });
+  });
 
 /**
  * Gateway-wide settings, as Emissary's `Module` holds them:
@@ -194,19 +237,50 @@ export const moduleSchema = z.strictObject({
   config: z
     .strictObject({
       cors: corsSchema.optional(),
-      /** The largest program (RE2 instructions) a Mapping's regular expression may compile to, as Emissary's `regex_max_size`; default 200. */
-      regex_max_size: z.number().int('must be a whole number of instructions').positive('must be a whole number of instructions').optional(),
+      /** Bodies for answers of these statuses, on every Mapping without its own list. */
+      error_response_overrides: errorOverridesSchema.optional(),
+      /** Only requests from these addresses are served (a 403 for the rest), before auth. */
+      ip_allow: z.array(addressRule).optional(),
+      /** Requests from these addresses are refused with a 403, before auth. */
+      ip_deny: z.array(addressRule).optional(),
+      /** `true`: no `x-envoy-*` header is added to an answer (`x-envoy-ratelimited` on a 429 of the rate-limit service). */
+      suppress_envoy_headers: z.boolean().optional(),
+      /** The largest program (RE2 instructions) a Mapping's regular expression may compile to, as Emissary's `regex_max_size`; default 200, at most 20 000. */
+      regex_max_size: z
+        .number()
+        .int('must be a whole number of instructions')
+        .positive('must be a whole number of instructions')
+        .max(MAX_REGEX_MAX_SIZE, `must be at most ${MAX_REGEX_MAX_SIZE}: a larger program holds the event loop while it is compiled`)
+        .optional(),
     })
-    .default({}),
+    .default({})
+    .refine((c) => c.ip_allow === undefined || c.ip_deny === undefined, {
+      message: 'give ip_allow or ip_deny, not both (as Emissary takes one)',
+      path: ['ip_deny'],
+    }),
+});
+
+/** Where spans are sent and how requests are sampled, as Emissary's TracingService with `driver: opentelemetry`. */
+export const tracingServiceSchema = z.strictObject({
+  ...recordBase,
+  kind: z.literal('TracingService'),
+  ...tracingServiceFields,
 });
 
 /** Any record, told apart by `kind`. */
-export const recordSchema = z.discriminatedUnion('kind', [mappingSchema, authServiceSchema, rateLimitServiceSchema, moduleSchema]);
+export const recordSchema = z.discriminatedUnion('kind', [
+  mappingSchema,
+  authServiceSchema,
+  rateLimitServiceSchema,
+  moduleSchema,
+  tracingServiceSchema,
+]);
 
 export type MappingRecord = z.output<typeof mappingSchema>;
 export type AuthServiceRecord = z.output<typeof authServiceSchema>;
 export type RateLimitServiceRecord = z.output<typeof rateLimitServiceSchema>;
 export type ModuleRecord = z.output<typeof moduleSchema>;
+export type TracingServiceRecord = z.output<typeof tracingServiceSchema>;
 export type GatewayRecord = z.output<typeof recordSchema>;
 
 /** Where a record came from, for error messages and diag. */
@@ -225,6 +299,8 @@ export interface GatewayConfig {
   rateLimitService?: RateLimitServiceRecord;
   /** The gateway-wide settings (the CORS policy), when a `Module` record gives them. */
   module?: ModuleRecord;
+  /** Where spans go and which requests are sampled, when a `TracingService` record says. */
+  tracingService?: TracingServiceRecord;
   /** The files it was read from. */
   sources: string[];
   /** Where each record came from, when it was read from files; for messages and diag. */

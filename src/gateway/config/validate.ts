@@ -2,7 +2,7 @@
  * @module gateway/config/validate
  * Turns raw records (parsed YAML, or objects written in code) into a
  * {@link GatewayConfig}: each record checked with its zod schema, names unique
- * per kind, at most one AuthService, one RateLimitService and one Module, CORS
+ * per kind, at most one AuthService, one RateLimitService, one Module and one TracingService, CORS
  * policies that can be applied. Every problem is collected; a configuration
  * with any problem is not produced at all.
  */
@@ -15,6 +15,7 @@ import {
   mappingSchema,
   moduleSchema,
   rateLimitServiceSchema,
+  tracingServiceSchema,
   type GatewayConfig,
   type GatewayRecord,
   type RecordSource,
@@ -36,11 +37,11 @@ const SCHEMAS = {
   AuthService: authServiceSchema,
   RateLimitService: rateLimitServiceSchema,
   Module: moduleSchema,
+  TracingService: tracingServiceSchema,
 } as const;
 
 /** Kinds of which a configuration holds one at most. */
-const SINGLETONS = ['AuthService', 'RateLimitService', 'Module'] as const;
-type Singleton = (typeof SINGLETONS)[number];
+type Singleton = 'AuthService' | 'RateLimitService' | 'Module' | 'TracingService';
 
 type Kind = keyof typeof SCHEMAS;
 
@@ -81,8 +82,8 @@ function issueMessages(issue: z.core.$ZodIssue, prefix: readonly PropertyKey[] =
     // Every alternative refused the type itself: say which types would do.
     const types = issue.errors.map((branch) => (branch.length === 1 && branch[0].code === 'invalid_type' ? branch[0] : undefined));
     if (types.every((t) => t !== undefined)) {
-      const expected = [...new Set(types.map((t) => t!.expected))].join(' or ');
-      const missing = types.every((t) => /received undefined$/.test(t!.message));
+      const expected = [...new Set(types.map((t) => t.expected))].join(' or ');
+      const missing = types.every((t) => /received undefined$/.test(t.message));
       return [{ path, message: missing ? `required (expected ${expected})` : `expected ${expected}` }];
     }
   }
@@ -122,6 +123,7 @@ export function assembleConfig(
     AuthService: new Map(),
     RateLimitService: new Map(),
     Module: new Map(),
+    TracingService: new Map(),
   };
   const singletons: Partial<Record<Singleton, GatewayRecord>> = {};
 
@@ -190,10 +192,11 @@ export function assembleConfig(
 
   if (problems.length > 0) return { ok: false, problems };
   const config: GatewayConfig = { mappings, sources: [...sources] };
-  const { AuthService: authService, RateLimitService: rateLimitService, Module: module } = singletons;
+  const { AuthService: authService, RateLimitService: rateLimitService, Module: module, TracingService: tracing } = singletons;
   if (authService?.kind === 'AuthService') config.authService = authService;
   if (rateLimitService?.kind === 'RateLimitService') config.rateLimitService = rateLimitService;
   if (module?.kind === 'Module') config.module = module;
+  if (tracing?.kind === 'TracingService') config.tracingService = tracing;
   if (recordSources.size > 0) config.recordSources = recordSources;
   return { ok: true, config };
 }

@@ -2,13 +2,16 @@
  * @module gateway/match/prepare
  * What the runtime works out of a Mapping's match before it builds routes:
  * its prefix in the normal form requests are matched in (a pattern is kept
- * as written), its patterns compiled under the Module's `regex_max_size`,
- * its redirect, and every problem of them with its field.
+ * as written), its patterns compiled under the configuration's limits (the
+ * Module's `regex_max_size` among them), its redirect, and every problem of
+ * them with its field.
  */
 import type { MappingRecord } from '../config/schema';
 import { normalisePath, unsafeEscape, withoutParameters } from '../request/path';
-import { compilePatterns, type CompiledPatterns, type PatternProblem } from './conditions';
-import { isRedirectPlan, redirectPlan, type RedirectPlan } from './redirect';
+import type { Steps } from '../slices';
+import { compilePatternsSteps, type CompiledPatterns, type PatternProblem } from './conditions';
+import { isRedirectPlan, redirectPlanSteps, type RedirectPlan } from './redirect';
+import type { PatternCompiler } from './regex';
 
 /** A Mapping's match, ready for the route table. */
 export interface PreparedMatch {
@@ -20,8 +23,8 @@ export interface PreparedMatch {
   readonly problems: readonly PatternProblem[];
 }
 
-/** Prepares a Mapping's match; `maxSize` bounds each compiled pattern. */
-export function prepareMatch(mapping: MappingRecord, maxSize: number): PreparedMatch {
+/** Prepares a Mapping's match, its patterns compiled by `compiler`, a step every millisecond or so of it (see ../slices). */
+export function* prepareMatchSteps(mapping: MappingRecord, compiler: PatternCompiler): Steps<PreparedMatch> {
   const problems: PatternProblem[] = [];
   let prefix = mapping.prefix;
   if (mapping.prefix_regex !== true) {
@@ -48,11 +51,11 @@ export function prepareMatch(mapping: MappingRecord, maxSize: number): PreparedM
       });
     }
   }
-  const patterns = compilePatterns(mapping, maxSize);
+  const patterns = yield* compilePatternsSteps(mapping, compiler);
   problems.push(...patterns.problems);
   let redirect: RedirectPlan | null = null;
   if (mapping.host_redirect === true) {
-    const plan = redirectPlan(mapping, maxSize);
+    const plan = yield* redirectPlanSteps(mapping, compiler.maxSize);
     if (isRedirectPlan(plan)) redirect = plan;
     else problems.push(plan);
   }

@@ -18,13 +18,13 @@
  * from Envoy's is refused (see the route table).
  */
 import { lenientReadings, nameReadings } from '../request/override/query-reading';
-import type { RE2JS } from './regex';
+import type { MatchMeter, Pattern } from './regex';
 
 /** What one argument must be: there at all, this exact value, or a value the pattern matches whole. */
 export type QueryCondition =
   | { readonly name: string; readonly present: true }
   | { readonly name: string; readonly exact: string }
-  | { readonly name: string; readonly pattern: RE2JS };
+  | { readonly name: string; readonly pattern: Pattern };
 
 /**
  * How a query is read: Envoy's (`first`: the first value of a name as
@@ -114,12 +114,15 @@ export class ParsedQuery {
   }
 }
 
-/** Whether `value` meets `condition` (there at all, this exact value, a value the pattern matches whole). */
-export function valueMeets(condition: QueryCondition, value: string): boolean {
+/**
+ * Whether `value` meets `condition` (there at all, this exact value, a
+ * value the pattern matches whole), what a pattern reads charged to `meter`.
+ */
+export function valueMeets(condition: QueryCondition, value: string, meter: MatchMeter): boolean {
   return 'exact' in condition
     ? value === condition.exact
     : 'pattern' in condition
-      ? condition.pattern.testExact(value)
+      ? condition.pattern.testExact(value, meter, 'url')
       : true;
 }
 
@@ -128,11 +131,12 @@ export function queryMatches(
   conditions: readonly QueryCondition[],
   query: ParsedQuery,
   reading: QueryReading,
+  meter: MatchMeter,
 ): boolean {
   for (let i = 0; i < conditions.length; i++) {
     const condition = conditions[i];
     const value = query.value(condition.name, reading);
-    if (value === undefined || !valueMeets(condition, value)) return false;
+    if (value === undefined || !valueMeets(condition, value, meter)) return false;
   }
   return true;
 }
@@ -144,7 +148,11 @@ export function queryMatches(
  * so that a query of a thousand spellings of an argument costs the routes
  * a few more matches, not a thousand.
  */
-export function otherReadings(conditions: readonly QueryCondition[], query: ParsedQuery): QueryReading[] {
+export function otherReadings(
+  conditions: readonly QueryCondition[],
+  query: ParsedQuery,
+  meter: MatchMeter,
+): QueryReading[] {
   const byName = new Map<string, QueryCondition[]>();
   for (const condition of conditions) {
     const list = byName.get(condition.name);
@@ -165,7 +173,7 @@ export function otherReadings(conditions: readonly QueryCondition[], query: Pars
         if (!readings.includes(reading)) readings.push(reading);
         continue;
       }
-      const outcome = `${name}\0${onName.map((c) => (valueMeets(c, reading.value) ? 1 : 0)).join('')}`;
+      const outcome = `${name}\0${onName.map((c) => (valueMeets(c, reading.value, meter) ? 1 : 0)).join('')}`;
       if (outcomes.has(outcome)) continue;
       outcomes.add(outcome);
       readings.push(reading);

@@ -22,7 +22,8 @@ import { REDIRECT_SERVICE } from '../config/mapping-match';
 import type { MappingRecord } from '../config/schema';
 import { replacePrefix, type Route } from './route-table';
 import type { PatternProblem } from './conditions';
-import { compileSubstitution, isSubstitution, substitute, type Substitution } from './substitution';
+import type { Steps } from '../slices';
+import { compileSubstitutionSteps, isSubstitution, substitute, type Substitution } from './substitution';
 
 /** What a redirect Mapping answers, worked out when the configuration loads. */
 export interface RedirectPlan {
@@ -41,12 +42,15 @@ export interface RedirectPlan {
   readonly regex: Substitution | null;
 }
 
-/** The plan of a Mapping with `host_redirect: true`, or the problem of its `regex_redirect`. */
-export function redirectPlan(mapping: MappingRecord, maxSize: number): RedirectPlan | PatternProblem {
+/**
+ * The plan of a Mapping with `host_redirect: true`, or the problem of its
+ * `regex_redirect`, a step every millisecond or so of compiling it (see ../slices).
+ */
+export function* redirectPlanSteps(mapping: MappingRecord, maxSize: number): Steps<RedirectPlan | PatternProblem> {
   const [, scheme, authority] = REDIRECT_SERVICE.exec(mapping.service) ?? [];
   let regex: Substitution | null = null;
   if (mapping.regex_redirect !== undefined) {
-    const compiled = compileSubstitution(mapping.regex_redirect, maxSize);
+    const compiled = yield* compileSubstitutionSteps(mapping.regex_redirect, maxSize);
     if (!isSubstitution(compiled)) return { path: `regex_redirect.${compiled.field}`, message: compiled.message };
     regex = compiled;
   }

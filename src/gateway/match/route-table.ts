@@ -3,9 +3,11 @@
  * Which Mapping a request goes to, and the path it is forwarded with.
  *
  * Match order: `precedence` (higher first), then the longer `prefix` (for
- * `prefix_regex`, the longer pattern, as Emissary orders them), then more
- * constraints (`method`, each of `headers`, `regex_headers` and the query
- * conditions, and a host other than `*` count one), then the more specific
+ * `prefix_regex`, the longer pattern, as Emissary orders them), then the
+ * heavier header matchers, then the heavier query matchers, weighed as
+ * Emissary weighs them (the length of each name and value, `*` for any
+ * value, one more for a pattern; `method` and a v2 `host` are headers
+ * there), then the more specific
  * host (an exact name before a glob, a longer glob before a shorter, a glob
  * before a pattern), then an exact path (`prefix_exact`) before a prefix,
  * then config order; the first route that matches wins. Mappings with the
@@ -34,7 +36,9 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { HttpError } from '../../http';
 import { endOfUnicodeFolded } from './case-fold';
 import { RequestReading } from './conditions';
+import { asksMethod } from './pseudo-headers';
 import { otherReadings, type QueryCondition, type QueryReading } from './query';
+import { createMatchMeter } from './regex';
 import {
   compareRoutes,
   compileRoute,
@@ -56,6 +60,8 @@ export interface RouteTableOptions<T = unknown> {
   readonly random?: () => number;
   /** The routes of the specs, already compiled, ordered and grouped by {@link compileRoutes}. */
   readonly compiled?: readonly Route<T>[];
+  /** What the patterns may read for one routing decision (see ./match/regex). Default `DEFAULT_MATCH_BUDGET`. */
+  readonly matchBudget?: number;
 }
 
 /** Compiles the routes of `specs`, in match order and grouped by match, a step a route (see ./slices). */
@@ -94,8 +100,12 @@ export class RouteTable<T> {
   /** The query conditions of every route. */
   private readonly queryConditions: readonly QueryCondition[];
   private readonly random: () => number;
-  private readonly reading = new RequestReading();
+  private readonly reading: RequestReading;
   private readonly hasConditions: boolean;
+  /** Whether some route reads a request's headers or query, which a stage may edit after the match. */
+  readonly readsHeadersOrQuery: boolean;
+  /** The scheme of the request being matched, for `:scheme` conditions: set by each match, which is synchronous. */
+  private scheme = 'http';
 
   constructor(specs: readonly RouteSpec<T>[], options: RouteTableOptions<T> = {}) {
     const routes = options.compiled ?? runAtOnce(compileRoutes(specs));
@@ -103,13 +113,19 @@ export class RouteTable<T> {
     this.readsQuery = routes.some((r) => r.conditions?.query);
     this.queryConditions = routes.flatMap((r) => r.conditions?.query ?? []);
     this.hasConditions = routes.some((r) => r.conditions !== null);
+    this.readsHeadersOrQuery = routes.some(
+      (r) =>
+        r.headers !== null ||
+        (r.conditions !== null && (r.conditions.headers ?? r.conditions.query ?? r.conditions.pseudo) !== null),
+    );
     this.random = options.random ?? Math.random;
+    this.reading = new RequestReading(createMatchMeter(options.matchBudget));
   }
 
   /**
    * The route for a normalised path, method, headers, host (by default the
-   * Host header; `''` or `undefined` for none) and raw query string (without
-   * `?`); `undefined` when none matches. Among routes with the same match,
+   * Host header; `''` or `undefined` for none), raw query string (without
+   * `?`) and scheme; `undefined` when none matches. Among routes with the same match,
    * one is drawn by weight.
    */
   match(
@@ -118,7 +134,10 @@ export class RouteTable<T> {
     headers: IncomingHttpHeaders,
     host: string | undefined = headers.host,
     query = '',
+    scheme = 'http',
   ): Route<T> | undefined {
+    this.reading.restart();
+    this.scheme = scheme;
     return this.chosen(this.find(path, method, headers, host, query));
   }
 
@@ -139,7 +158,7 @@ export class RouteTable<T> {
     const routes = this.routes;
     const reading = this.reading;
     // Only conditions read it: a table without them does not touch it.
-    if (this.hasConditions) reading.reset(query, host, queryReading);
+    if (this.hasConditions) reading.reset(query, host, queryReading, path, this.scheme);
     for (let i = 0; i < routes.length; i++) {
       const route = routes[i];
       if (!routeMatches(route, route.caseSensitive, path, method, headers, host, reading)) continue;
@@ -176,7 +195,10 @@ export class RouteTable<T> {
     host: string | undefined,
     overrides?: readonly string[],
     query = '',
+    scheme = 'http',
   ): Route<T> | undefined {
+    this.reading.restart();
+    this.scheme = scheme;
     const route = this.find(path, method, headers, host, query);
     if (route === undefined) return route;
     if (plain !== path && this.find(plain, method, headers, host, query) !== route) {
@@ -194,7 +216,7 @@ export class RouteTable<T> {
       }
     }
     if (this.readsQuery && query !== '') {
-      for (const other of otherReadings(this.queryConditions, this.reading.parsedQuery())) {
+      for (const other of otherReadings(this.queryConditions, this.reading.parsedQuery(), this.reading.meter)) {
         if (this.find(path, method, headers, host, query, other) !== route) {
           throw HttpError.of('ROUTE_BY_QUERY_READING');
         }
@@ -209,8 +231,14 @@ export class RouteTable<T> {
    * an override may name one no list holds (`PURGE`, `PROPFIND`).
    */
   methodMayDecide(path: string): boolean {
+    this.reading.restart();
+    const meter = this.reading.meter;
     for (const route of this.routes)
-      if ((route.method !== null || route.conditions?.method) && pathMatches(route, false, path)) return true;
+      if (
+        (route.method !== null || route.conditions?.method || asksMethod(route.conditions?.pseudo)) &&
+        pathMatches(route, false, path, meter)
+      )
+        return true;
     return false;
   }
 }

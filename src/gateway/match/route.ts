@@ -12,13 +12,13 @@ import { matchKey, settleGroup, WeightGroup } from './canary';
 import { foldCase, startsWithFolded } from './case-fold';
 import {
   compilePatterns,
-  conditionCount,
   conditionsMatch,
   type CompiledPatterns,
   type MatchConditions,
   type RequestReading,
 } from './conditions';
-import { foldsCase, type RE2JS } from './regex';
+import { namesPseudoHeader } from './pseudo-headers';
+import { foldsCase, type MatchMeter, type Pattern } from './regex';
 import type { Steps } from '../slices';
 import type { Substitution } from './substitution';
 
@@ -30,8 +30,10 @@ export interface Route<T> {
   readonly target: T;
   /** Its place in the configuration, 0-based. */
   readonly index: number;
-  /** Method, header, host and query constraints, counted. */
-  readonly constraints: number;
+  /** Emissary's weight of its header matchers (`headers`, `regex_headers`, `method`, `host`), for match order. */
+  readonly headerWeight: number;
+  /** Emissary's weight of its query matchers (`query_parameters`, `regex_query_parameters`). */
+  readonly queryWeight: number;
   /** The hosts it applies to, by glob; null for any (or for a host pattern, in `conditions`). */
   readonly host: HostPattern | null;
   /** How specific its host is, for match order. */
@@ -49,7 +51,7 @@ export interface Route<T> {
   /** `prefix_exact`: the path must be the prefix itself. */
   readonly exact: boolean;
   /** `prefix_regex`: the pattern the whole path must match. */
-  readonly pattern: RE2JS | null;
+  readonly pattern: Pattern | null;
   /** The other patterns and the query conditions; null when it has none. */
   readonly conditions: MatchConditions | null;
   /** Where the forwarded remainder of the path starts (the prefix's trailing slash is kept). */
@@ -76,12 +78,37 @@ export interface RouteSpec<T> {
 /** A host pattern (`host_regex`) ranks below every glob. */
 const HOST_PATTERN_RANK = 500_000;
 
+/**
+ * The weight Emissary orders Mappings of one prefix by: each matcher counts
+ * the length of its name and of its value (`*` for any value), and one more
+ * for a pattern; `method` is the header `:method`, a v2 `host` the header
+ * `:authority`. A longer matcher is more specific, whatever the count.
+ */
+function matcherWeight(entries: Readonly<Record<string, unknown>> | undefined, regex: boolean): number {
+  let weight = 0;
+  if (entries === undefined) return 0;
+  for (const name in entries) {
+    const value = entries[name];
+    weight += name.length + (typeof value === 'string' ? value.length : 1) + (regex ? 1 : 0);
+  }
+  return weight;
+}
+
+function headerWeightOf(m: MappingRecord): number {
+  let weight = matcherWeight(m.headers, false) + matcherWeight(m.regex_headers, true);
+  if (m.method !== undefined) weight += ':method'.length + m.method.length + (m.method_regex === true ? 1 : 0);
+  if (m.host !== undefined && m.hostname === undefined)
+    weight += ':authority'.length + m.host.length + (m.host_regex === true ? 1 : 0);
+  return weight;
+}
+
 /** Orders routes as they are tried. */
 export function compareRoutes<T>(a: Route<T>, b: Route<T>): number {
   return (
     b.mapping.precedence - a.mapping.precedence ||
     b.prefix.length - a.prefix.length ||
-    b.constraints - a.constraints ||
+    b.headerWeight - a.headerWeight ||
+    b.queryWeight - a.queryWeight ||
     b.hostRank - a.hostRank ||
     Number(b.exact) - Number(a.exact) ||
     a.index - b.index
@@ -94,7 +121,7 @@ export function compileRoute<T>(spec: RouteSpec<T>, index: number): Route<T> {
   if (patterns.problems.length > 0)
     throw new Error(`Mapping ${mapping.name}: ${patterns.problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
   const conditions = patterns.conditions;
-  const headers = mapping.headers ? Object.entries(mapping.headers) : [];
+  const headers = mapping.headers ? Object.entries(mapping.headers).filter(([name]) => !namesPseudoHeader(name)) : [];
   const regex = mapping.prefix_regex === true;
   const open = !regex && mapping.prefix_exact !== true && prefix.endsWith('/');
   const rewrite = mapping.rewrite;
@@ -107,7 +134,8 @@ export function compileRoute<T>(spec: RouteSpec<T>, index: number): Route<T> {
     prefix,
     target: spec.target,
     index,
-    constraints: (method ? 1 : 0) + headers.length + (host ? 1 : 0) + conditionCount(conditions),
+    headerWeight: headerWeightOf(mapping),
+    queryWeight: matcherWeight(mapping.query_parameters, false) + matcherWeight(mapping.regex_query_parameters, true),
     host,
     hostRank: conditions?.host ? HOST_PATTERN_RANK : hostSpecificity(host),
     caseSensitive: regex ? !foldsCase(prefix) : mapping.case_sensitive,
@@ -168,11 +196,11 @@ export function routeMatches<T>(
   host: string | undefined,
   reading: RequestReading,
 ): boolean {
-  return pathMatches(route, exactCase, path) && constraintsMatch(route, method, headers, host, reading);
+  return pathMatches(route, exactCase, path, reading.meter) && constraintsMatch(route, method, headers, host, reading);
 }
 
-/** Whether `route`'s prefix or pattern takes `path`, whatever else it asks of a request. */
-export function pathMatches<T>(route: Route<T>, exactCase: boolean, path: string): boolean {
+/** Whether `route`'s prefix or pattern takes `path`, whatever else it asks of a request; a pattern's reading charged to `meter`. */
+export function pathMatches<T>(route: Route<T>, exactCase: boolean, path: string, meter: MatchMeter): boolean {
   const pattern = route.pattern;
   if (pattern === null) {
     const prefix = route.prefix;
@@ -181,7 +209,7 @@ export function pathMatches<T>(route: Route<T>, exactCase: boolean, path: string
       return false;
     return true;
   }
-  return pattern.testExact(path);
+  return pattern.testExact(path, meter, 'url');
 }
 
 function headersMatch(

@@ -14,6 +14,7 @@
  * the pattern was written for.
  */
 import { hostMatches, type HostPattern } from './host-match';
+import { UNMETERED } from './regex';
 import type { Route } from './route';
 import type { Steps } from '../slices';
 
@@ -68,7 +69,7 @@ export function* shadowProblemsSteps(routes: readonly Route<unknown>[]): Steps<S
       const route = guarded[g][1];
       if (++compared % COMPARISONS_PER_STEP === 0) yield;
       if (!overlap(pattern, route)) continue;
-      if (!pathsOf(route).some((path) => pattern.pattern!.testExact(path))) continue;
+      if (!pathsOf(route).some((path) => pattern.pattern!.testExact(path, UNMETERED, 'url'))) continue;
       problems.push({
         route: pattern,
         message: `takes the paths of Mapping '${route.mapping.name}' (${route.prefix}), which needs auth, before it in match order (a pattern is ordered by its length, as in Emissary), and lets them through without auth: give '${route.mapping.name}' a higher precedence, or narrow the pattern`,

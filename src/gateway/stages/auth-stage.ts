@@ -1,8 +1,8 @@
 /**
  * @module gateway/stages/auth-stage
  * The gateway's side of an AuthService record: every routed request is asked
- * about, in-process when the record names a built-in module and over HTTP
- * otherwise; the user the answer names travels on to the backend, and nothing
+ * about, in-process when the record names a built-in module, over HTTP
+ * otherwise, or over gRPC with `proto: grpc` (./grpc-auth-stage); the user the answer names travels on to the backend, and nothing
  * a client sends can pose as it.
  */
 import type { Context } from 'koa';
@@ -17,54 +17,34 @@ import {
   type AuthRequest,
   type RemoteAuthClient,
 } from '../../auth';
-import { hasRequestBody, headerName, HttpError, ORIGINAL_PATH, redactAddress, requestHost } from '../../http';
+import { hasRequestBody, HttpError, ORIGINAL_PATH, redactAddress, requestHost } from '../../http';
 import { peekBody } from './auth-body';
+import { breakersOpen, checkGate } from './auth-breaker';
 import { removeRequestHeader, scrubRaw } from '../request/headers/claimed-user';
 import type { AuthServiceRecord, MappingRecord } from '../config/schema';
-import { NO_EVENTS, type GatewayEvents } from '../events';
+import { NO_EVENTS } from '../events';
 import { clientAddress, forwardedHeader } from '../request/headers/forwarded';
-import { pacedFailureLog, type StageLogger } from '../failure-log';
+import { pacedFailureLog } from '../failure-log';
+import { markEdited } from '../reroute';
 import type { ModuleRegistry } from '../module';
-import type { Stage } from './stage';
+import type { AuthStageOptions, Stage } from './stage';
+import { createGrpcAuthStage } from './grpc-auth-stage';
+import { closeAuthSpan, openAuthSpan } from './auth-span';
+import { traceOf, type ChildSpan } from '../../tracing';
+import {
+  ALSO_RETURNED,
+  ALWAYS_COPIED,
+  ALWAYS_SENT,
+  BODY_HEADERS,
+  FORWARDED,
+  NEVER_COPIED,
+  setAnswerHeader,
+  single,
+  unique,
+} from './auth-headers';
 
-/** The stage's options; a {@link GatewayEvents} fits as it is (the gateway passes its events here). */
-export interface AuthStageOptions extends GatewayEvents {
-  /** Where a failing auth service is reported (once per burst of failures). */
-  logger?: StageLogger;
-  /** Clock in ms, for the failure log's pacing. */
-  now?: () => number;
-}
+export type { AuthStageOptions } from './stage';
 
-/**
- * Request headers the auth service always sees, besides
- * `allowed_request_headers` and `X-Forwarded-*`: Emissary's list, `Host` (as
- * Envoy sends it), and `Accept`, so that a refusal can be written in a type
- * the client reads.
- */
-const ALWAYS_SENT = ['accept', 'authorization', 'cookie', 'from', 'host', 'proxy-authorization', 'user-agent'];
-const FORWARDED = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']);
-/**
- * Headers of the auth service's answer that always go on, besides
- * `allowed_authorization_headers`, as Emissary has them: onto the routed
- * request after a 200 (over the client's own), to the client otherwise.
- */
-const ALWAYS_COPIED = ['authorization', 'location', 'proxy-authenticate', 'set-cookie', 'www-authenticate'];
-/** Headers of a refusal that reach the client besides those. */
-const ALSO_RETURNED = ['retry-after', 'content-type', 'vary'];
-/** Framing, connection and Host are the gateway's, whatever the record names: a 200's would cut the client's body short. */
-const NEVER_COPIED = new Set([
-  'content-length',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'upgrade',
-  'host',
-]);
-/** About the body they come with: a 200's stay off the routed request, which keeps the client's; a refusal's go with it. */
-const BODY_HEADERS = ['content-type', 'content-encoding'];
 type BodyLimits = NonNullable<AuthServiceRecord['include_body']>;
 /** What Emissary's `allow_request_body: true` stands for. */
 const ALLOW_REQUEST_BODY: BodyLimits = { max_bytes: 4096, allow_partial: true };
@@ -76,30 +56,15 @@ const EMPTY = Buffer.alloc(0);
  */
 const PARTIAL_BODY = 'x-envoy-auth-partial-body';
 
-function unique(names: readonly string[]): string[] {
-  return [...new Set(names.map((n) => n.toLowerCase()))];
-}
-
-function single(value: string | string[]): string {
-  return typeof value === 'string' ? value : value.join(', ');
-}
-
-/**
- * Sets a header of the auth service's answer on the response as it came:
- * Koa's ctx.set fails (a 500) on a repeated header it takes for single-valued.
- */
-function setAnswerHeader(ctx: Context, name: string, value: string | string[] | undefined): void {
-  if (value !== undefined && !ctx.res.headersSent) ctx.res.setHeader(headerName(name), value);
-}
-
 function looksLikeAddress(service: string): boolean {
   return service.includes(':') || service.includes('/');
 }
 
-/** The address to dial: `tls: true` makes a bare `host:port` an https one. */
+/** The address to dial: `tls: true` or a TLSContext's name makes a bare `host:port` an https one. */
 function dialled(record: AuthServiceRecord): string {
   const address = record.auth_service;
-  return record.tls === true && !/^[a-z][a-z0-9+.-]*:\/\//i.test(address) ? `https://${address}` : address;
+  const tls = record.tls === true || (typeof record.tls === 'string' && record.tls !== '');
+  return tls && !/^[a-z][a-z0-9+.-]*:\/\//i.test(address) ? `https://${address}` : address;
 }
 
 /**
@@ -112,6 +77,7 @@ export function createAuthStage(
   modules: ModuleRegistry,
   options: AuthStageOptions = NO_EVENTS,
 ): Stage {
+  if (record.proto === 'grpc') return createGrpcAuthStage(record, options);
   const events = options;
   const logFailure = pacedFailureLog(options.logger ?? pino({ name: 'gateway' }), options.now);
   const builtIn = modules.get(record.auth_service);
@@ -142,6 +108,8 @@ export function createAuthStage(
   }
 
   const shownService = redactAddress(record.auth_service);
+  // A built-in module is called, not reached through a cluster: no breakers bound it.
+  const gate = remote === undefined ? null : checkGate(record);
   const userHeaders = unique(record.allowed_authorization_headers).filter((n) => !NEVER_COPIED.has(n));
   const copied = unique([...ALWAYS_COPIED, ...userHeaders]).filter((n) => !BODY_HEADERS.includes(n));
   // A client's own copy of a header the auth service vouches for never reaches
@@ -204,8 +172,9 @@ export function createAuthStage(
     return out;
   }
 
-  function unavailable(ctx: Context, cause: unknown): boolean {
+  function unavailable(ctx: Context, cause: unknown, span: ChildSpan | null, status?: number): boolean {
     events.authDecision?.('error');
+    if (span !== null) closeAuthSpan(span, 'error', status);
     logFailure(
       cause,
       { authService: shownService, failureModeAllow: record.failure_mode_allow },
@@ -226,8 +195,9 @@ export function createAuthStage(
   }
 
   /** Writes the auth service's refusal as the client's response. */
-  function refuse(ctx: Context, decision: AuthDecision): false {
+  function refuse(ctx: Context, decision: AuthDecision, span: ChildSpan | null, immediate: boolean): false {
     events.authDecision?.('denied');
+    if (span !== null) closeAuthSpan(span, 'denied', decision.status, remote ? undefined : immediate);
     const body = decision.body;
     // No body to pass on, or an in-process service that says why: the
     // gateway's own error body, in the representation the client's Accept chose.
@@ -266,9 +236,16 @@ export function createAuthStage(
   }
 
   /** Acts on the auth service's decision: its headers onto the routed request on 200, its answer otherwise. */
-  function conclude(ctx: Context, headers: IncomingHttpHeaders, decision: AuthDecision): boolean {
-    if (decision.status >= 500) return unavailable(ctx, new Error(`the auth service answered ${decision.status}`));
-    if (decision.status !== 200) return refuse(ctx, decision);
+  function conclude(
+    ctx: Context,
+    headers: IncomingHttpHeaders,
+    decision: AuthDecision,
+    span: ChildSpan | null,
+    immediate: boolean,
+  ): boolean {
+    if (decision.status >= 500)
+      return unavailable(ctx, new Error(`the auth service answered ${decision.status}`), span, decision.status);
+    if (decision.status !== 200) return refuse(ctx, decision, span, immediate);
     for (let i = 0; i < copied.length; i++) {
       const name = copied[i];
       const value = decision.headers[name];
@@ -276,17 +253,34 @@ export function createAuthStage(
       // Replaced, not added to: a module reading the raw headers must not find the client's too.
       if (headers[name] !== undefined) scrubRaw(ctx.req.rawHeaders, name);
       headers[name] = single(value);
+      markEdited(ctx);
     }
     events.authDecision?.('allowed');
+    if (span !== null) closeAuthSpan(span, 'allowed', decision.status, remote ? undefined : immediate);
     return true;
   }
 
   /** Drops what a client may not say itself (who the user is) from the request it routes. */
   function strip(ctx: Context): void {
-    for (let i = 0; i < stripped.length; i++) removeRequestHeader(ctx.req, stripped[i]);
+    const headers = ctx.req.headers;
+    for (let i = 0; i < stripped.length; i++) {
+      const name = stripped[i];
+      if (headers[name] === undefined) continue;
+      removeRequestHeader(ctx.req, name);
+      // A route chosen by the client's own copy is chosen again without it.
+      markEdited(ctx);
+    }
   }
 
-  function ask(ctx: Context, headers: IncomingHttpHeaders, request: AuthRequest): boolean | Promise<boolean> {
+  function ask(
+    ctx: Context,
+    headers: IncomingHttpHeaders,
+    request: AuthRequest,
+    span: ChildSpan | null,
+  ): boolean | Promise<boolean> {
+    if (gate !== null && !gate.enter()) return unavailable(ctx, breakersOpen(), span);
+    // The remote service is sent the check's span as its parent.
+    if (span !== null && remote !== undefined) span.inject(request.headers);
     let known: AuthDecision | undefined;
     let pending: Promise<AuthDecision> | undefined;
     try {
@@ -294,13 +288,23 @@ export function createAuthStage(
       known = authenticator.authenticateNow?.(request);
       if (known === undefined) pending = authenticator.authenticate(request);
     } catch (err) {
-      return unavailable(ctx, err);
+      gate?.leave();
+      return unavailable(ctx, err, span);
     }
     // Outside the try: a refusal is thrown as the client's error, not taken for a failing service.
-    if (known !== undefined) return conclude(ctx, headers, known);
+    if (known !== undefined) {
+      gate?.leave();
+      return conclude(ctx, headers, known, span, true);
+    }
     return pending!.then(
-      (decision) => conclude(ctx, headers, decision),
-      (err: unknown) => unavailable(ctx, err),
+      (decision) => {
+        gate?.leave();
+        return conclude(ctx, headers, decision, span, false);
+      },
+      (err: unknown) => {
+        gate?.leave();
+        return unavailable(ctx, err, span);
+      },
     );
   }
 
@@ -314,14 +318,19 @@ export function createAuthStage(
     headers: IncomingHttpHeaders,
     request: AuthRequest,
     limits: BodyLimits,
+    span: ChildSpan | null,
   ): Promise<boolean> {
-    const tooLong = () => HttpError.of('AUTH_BODY_TOO_LONG', { maxBytes: limits.max_bytes });
+    const tooLong = () => {
+      // Refused before the auth service is asked: the check's span ends with the refusal.
+      if (span !== null) closeAuthSpan(span, 'denied', 413);
+      return HttpError.of('AUTH_BODY_TOO_LONG', { maxBytes: limits.max_bytes });
+    };
     if (!limits.allow_partial && Number(headers['content-length']) > limits.max_bytes) throw tooLong();
     const { bytes, cut } = await peekBody(ctx.req, limits.max_bytes);
     if (cut && !limits.allow_partial) throw tooLong();
     request.body = bytes;
     if (tellsPartial) request.headers[PARTIAL_BODY] = cut ? 'true' : 'false';
-    return ask(ctx, headers, request);
+    return ask(ctx, headers, request, span);
   }
 
   function run(ctx: Context, mapping: MappingRecord): boolean | Promise<boolean> {
@@ -333,7 +342,7 @@ export function createAuthStage(
       return true;
     }
 
-    const recorded = ctx.state[ORIGINAL_PATH];
+    const recorded: unknown = ctx.state[ORIGINAL_PATH];
     const path = typeof recorded === 'string' ? recorded : ctx.path;
     const query = ctx.querystring;
     const request: AuthRequest = {
@@ -343,8 +352,10 @@ export function createAuthStage(
       connection: ctx.req.socket,
     };
     strip(ctx);
-    if (includeBody !== null && hasRequestBody(ctx.req)) return askWithBody(ctx, headers, request, includeBody);
-    return ask(ctx, headers, request);
+    const trace = traceOf(ctx.state);
+    const span = trace === undefined ? null : openAuthSpan(trace, remote === undefined ? undefined : shownService);
+    if (includeBody !== null && hasRequestBody(ctx.req)) return askWithBody(ctx, headers, request, includeBody, span);
+    return ask(ctx, headers, request, span);
   }
 
   return {

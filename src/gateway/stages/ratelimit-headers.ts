@@ -85,12 +85,15 @@ function bindingStatus(response: RateLimitResponse): DescriptorStatus | undefine
 /**
  * `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers,
  * structured fields) for the most restrictive status, and `Retry-After`
- * when it is over the limit. Empty when no status carries a limit.
+ * when it is over the limit, after the headers the service asked to add
+ * (unless `withServiceHeaders` is false). Empty when no status carries a
+ * limit and the service asks for none.
  */
-export function rateLimitHeaders(response: RateLimitResponse): Record<string, string> {
+export function rateLimitHeaders(response: RateLimitResponse, withServiceHeaders = true): Record<string, string> {
   const status = bindingStatus(response);
   const headers: Record<string, string> = {};
-  if (response.responseHeadersToAdd) for (const h of response.responseHeadersToAdd) headers[h.key] = h.value;
+  if (withServiceHeaders && response.responseHeadersToAdd)
+    for (const h of response.responseHeadersToAdd) headers[h.key] = h.value;
   if (!status?.currentLimit) return headers;
   const limit = status.currentLimit;
   const window = UNIT_SECONDS[limit.unit];

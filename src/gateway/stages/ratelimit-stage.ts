@@ -7,6 +7,7 @@
  * applies the failure mode when the service does not answer in time.
  */
 import type { Context } from 'koa';
+import type { ChannelCredentials } from '@grpc/grpc-js';
 import pino from 'pino';
 import { headerName, HttpError, ORIGINAL_PATH, redactAddress } from '../../http';
 import {
@@ -24,6 +25,9 @@ import { buildDescriptors, labelPlan, type LabelPlan } from './ratelimit-labels'
 import type { ModuleRegistry } from '../module';
 import type { Stage } from './stage';
 import { quotaViolations, rateLimitHeaders } from './ratelimit-headers';
+import { keepAnswerHeaders, RESPONSE_FRAMING, type AnswerHeader } from './answer-headers';
+import { USER_HEADER } from '../../auth';
+import { traceOf, type ChildSpan, type HeaderCarrier, type RequestTrace } from '../../tracing';
 
 export { mostRestrictive, rateLimitHeaders } from './ratelimit-headers';
 export { buildDescriptors, labelPlan, type LabelFacts, type LabelPlan } from './ratelimit-labels';
@@ -41,6 +45,10 @@ export interface RateLimitStageOptions extends GatewayEvents {
   now?: () => number;
   /** The value of a `source_cluster` label: the gateway's own name. Default `gatehouse`. */
   sourceCluster?: string;
+  /** No `x-envoy-ratelimited` on a 429, as the Module's `suppress_envoy_headers` asks. Default false. */
+  suppressEnvoyHeaders?: boolean;
+  /** How the channel to a remote service is secured, as a TLSContext gives it; default: as the record's `tls` says. */
+  credentials?: ChannelCredentials;
 }
 
 /** Counters, for diag and metrics. */
@@ -78,6 +86,44 @@ function pathWithQuery(ctx: Context): string {
   return query === '' ? path : `${path}?${query}`;
 }
 
+/** A header the service asks to add to the upstream's answer: one more line, as Envoy adds it. */
+function toAnswerHeader(entry: { key: string; value: string }): AnswerHeader {
+  return { name: entry.key, value: entry.value, append: true };
+}
+
+/**
+ * The service's headers onto the request let through, added to those of
+ * the same name; never Host, a pseudo-header, the framing or the user the
+ * auth service named.
+ */
+function addRequestHeaders(ctx: Context, entries: readonly { key: string; value: string }[]): void {
+  const headers = ctx.req.headers;
+  for (const { key, value } of entries) {
+    const name = key.toLowerCase();
+    if (
+      name === '' ||
+      name.charCodeAt(0) === 58 ||
+      name === 'host' ||
+      name === USER_HEADER ||
+      RESPONSE_FRAMING.has(name)
+    )
+      continue;
+    const prior = headers[name];
+    headers[name] = prior === undefined ? value : `${Array.isArray(prior) ? prior.join(',') : prior},${value}`;
+  }
+}
+
+/** The 429 with the service's own body, as Envoy sends it; its type is plain text unless the service names one. */
+function overLimitBody(ctx: Context, headers: Record<string, string>, body: Buffer): false {
+  ctx.status = 429;
+  const res = ctx.res;
+  for (const name in headers) res.setHeader(headerName(name), headers[name]);
+  const typed = res.getHeader('content-type') !== undefined;
+  ctx.body = body;
+  if (!typed) ctx.type = 'text/plain; charset=utf-8';
+  return false;
+}
+
 /**
  * Builds the rate-limit stage of a RateLimitService record. Throws when
  * `service` names neither a registered module with `shouldRateLimit` nor an
@@ -103,12 +149,21 @@ export function createRateLimitStage(
   }
   let remote: ReturnType<typeof createRateLimitClient> | undefined;
   try {
-    remote = local ? undefined : createRateLimitClient(record.service, { timeoutMs: record.timeout_ms });
+    remote = local
+      ? undefined
+      : createRateLimitClient(record.service, {
+          timeoutMs: record.timeout_ms,
+          tls: record.tls === true || (typeof record.tls === 'string' && record.tls !== ''),
+          credentials: options.credentials,
+        });
   } catch (err) {
     // An address the client cannot reach as written: the client says why, this names the field.
     throw new Error(`service ${(err as Error).message}`);
   }
-  type Ask = (req: Parameters<RateLimiter['shouldRateLimit']>[0]) => RateLimitResponse | Promise<RateLimitResponse>;
+  type Ask = (
+    req: Parameters<RateLimiter['shouldRateLimit']>[0],
+    metadata?: HeaderCarrier,
+  ) => RateLimitResponse | Promise<RateLimitResponse>;
   // A limiter with `decide` (the built-in service) keeps the deadline itself,
   // from when the decision reaches its store: a deadline armed here would
   // also count the time the request waited in this process's event loop,
@@ -118,7 +173,7 @@ export function createRateLimitStage(
   const noAnswer = () => new Error(`no answer within ${record.timeout_ms} ms`);
   const decide = local?.decide?.bind(local);
   const ask: Ask = !local
-    ? (req) => remote!.shouldRateLimit(req)
+    ? (req, metadata) => remote!.shouldRateLimit(req, metadata === undefined ? undefined : { metadata })
     : decide
       ? (req) => decide(req, asked)
       : (req) =>
@@ -135,6 +190,30 @@ export function createRateLimitStage(
     let plan = plans.get(mapping);
     if (plan === undefined) plans.set(mapping, (plan = labelPlan(mapping, record.domain)));
     return plan;
+  }
+
+  /** The span of one decision, when the request is traced: a gRPC call to a remote service, work of this process's otherwise. */
+  function openSpan(trace: RequestTrace, descriptors: number): ChildSpan {
+    const span = trace.child('ratelimit', local ? 'internal' : 'client');
+    if (span.recording) {
+      span.set('gatehouse.ratelimit.domain', record.domain);
+      span.set('gatehouse.ratelimit.descriptors', descriptors);
+      if (!local) {
+        span.set('rpc.system', 'grpc');
+        span.set('rpc.service', 'envoy.service.ratelimit.v3.RateLimitService');
+        span.set('rpc.method', 'ShouldRateLimit');
+        span.set('server.address', redactAddress(record.service));
+      }
+    }
+    return span;
+  }
+
+  /** Ends a decision's span with its outcome. */
+  function closeSpan(span: ChildSpan | null, outcome: 'ok' | 'over_limit' | 'error', err?: unknown): void {
+    if (span === null) return;
+    span.set('gatehouse.ratelimit.outcome', outcome);
+    if (outcome === 'error') span.fail(err instanceof Error && /within/.test(err.message) ? 'timeout' : 'unavailable');
+    span.end();
   }
 
   function failed(err: unknown): boolean {
@@ -169,13 +248,33 @@ export function createRateLimitStage(
       const descriptors = buildDescriptors(plan, ctx.req.headers, facts);
       if (descriptors.length === 0) return true;
       stats.checked++;
+      const trace = traceOf(ctx.state);
+      const span = trace === undefined ? null : openSpan(trace, descriptors.length);
       let answer: RateLimitResponse | Promise<RateLimitResponse>;
+      let metadata: HeaderCarrier | undefined;
+      if (span !== null && !local) span.inject((metadata = {}));
       try {
-        answer = ask({ domain: record.domain, descriptors });
+        answer = ask({ domain: record.domain, descriptors }, metadata);
       } catch (err) {
+        closeSpan(span, 'error', err);
         return failed(err);
       }
-      if (answer instanceof Promise) return answer.then((response) => settle(ctx, response), failed);
+      if (span === null) {
+        if (answer instanceof Promise) return answer.then((response) => settle(ctx, response), failed);
+        return settle(ctx, answer);
+      }
+      if (answer instanceof Promise)
+        return answer.then(
+          (response) => {
+            closeSpan(span, response.overallCode === 'OVER_LIMIT' ? 'over_limit' : 'ok');
+            return settle(ctx, response);
+          },
+          (err: unknown) => {
+            closeSpan(span, 'error', err);
+            return failed(err);
+          },
+        );
+      closeSpan(span, answer.overallCode === 'OVER_LIMIT' ? 'over_limit' : 'ok');
       return settle(ctx, answer);
     },
     async close() {
@@ -184,19 +283,28 @@ export function createRateLimitStage(
     stats: () => ({ ...stats }),
   };
 
-  /** Lets the request on with the RateLimit headers, or refuses it with a 429. */
+  /**
+   * Lets the request on with the RateLimit headers and what the service asks
+   * to add, or refuses it with a 429: the service's `raw_body` when it gives
+   * one, else the error body; `x-envoy-ratelimited: true` on it, as Envoy.
+   */
   function settle(ctx: Context, response: RateLimitResponse): boolean {
-    const headers = rateLimitHeaders(response);
     if (response.overallCode === 'OVER_LIMIT') {
       stats.overLimit++;
       options.rateLimitDecision?.('over_limit');
-      throw HttpError.of('RATE_LIMITED', { headers });
+      const headers = rateLimitHeaders(response);
+      if (!options.suppressEnvoyHeaders) headers['x-envoy-ratelimited'] = 'true';
+      if (response.rawBody === undefined) throw HttpError.of('RATE_LIMITED', { headers });
+      return overLimitBody(ctx, headers, response.rawBody);
     }
     options.rateLimitDecision?.('ok');
+    const headers = rateLimitHeaders(response, false);
     // Straight on the response: ctx.set builds arrays for each header it sets.
     const res = ctx.res;
     if (!res.headersSent) for (const name in headers) res.setHeader(headerName(name), headers[name]);
     ctx.state[RATE_LIMIT_HEADERS_STATE] = headers;
+    if (response.requestHeadersToAdd) addRequestHeaders(ctx, response.requestHeadersToAdd);
+    if (response.responseHeadersToAdd) keepAnswerHeaders(ctx, response.responseHeadersToAdd.map(toAnswerHeader));
     if (response.dynamicMetadata) {
       ctx.state[RATE_LIMIT_METADATA_STATE] = response.dynamicMetadata;
       if (quotaViolations(response).length > 0) stats.quotaExceeded++;

@@ -6,6 +6,8 @@
 import type { Context } from 'koa';
 import type { MappingRecord } from '../config/schema';
 import type { GatewayEvents } from '../events';
+import type { StageLogger } from '../failure-log';
+import type { ChannelCredentials } from '@grpc/grpc-js';
 import type { ModuleRegistry } from '../module';
 
 export interface Stage {
@@ -26,6 +28,8 @@ export interface Stage {
 export interface StageSettings extends GatewayEvents {
   /** The gateway's own name, for `source_cluster` rate-limit labels. */
   readonly sourceCluster?: string;
+  /** The Module's `suppress_envoy_headers`: no `x-envoy-ratelimited` on a 429. */
+  readonly suppressEnvoyHeaders?: boolean;
 }
 
 /**
@@ -34,3 +38,16 @@ export interface StageSettings extends GatewayEvents {
  * settings (the gateway always passes one).
  */
 export type StageFactory<R> = (record: R, modules: ModuleRegistry, events?: StageSettings) => Stage;
+
+/** The auth stage's options; a {@link GatewayEvents} fits as it is (the gateway passes its events here). */
+export interface AuthStageOptions extends GatewayEvents {
+  /** Where a failing auth service is reported (once per burst of failures). */
+  logger?: StageLogger;
+  /** Clock in ms, for the failure log's pacing. */
+  now?: () => number;
+  /**
+   * How the channel to an auth service with `proto: grpc` is secured, as a
+   * TLSContext gives it; default: as the record's `tls` and address say.
+   */
+  credentials?: ChannelCredentials;
+}

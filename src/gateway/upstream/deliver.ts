@@ -36,7 +36,7 @@ export function deliverAnswer(ctx: Context, answer: UpstreamAnswer, d: Delivery)
     ctx.res.off('close', d.onClose);
     d.finish();
   }
-  if (hasOtherTransferCoding(headers['transfer-encoding'] as string | undefined)) {
+  if (hasOtherTransferCoding(headers['transfer-encoding'])) {
     // undici took the chunks off and left the other coding on: passed on
     // without its Transfer-Encoding, the body would be read as plain bytes.
     if (!whole) {

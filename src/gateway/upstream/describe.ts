@@ -36,7 +36,7 @@ export function upstreamSettings(m: MappingRecord, leftOut: readonly string[] = 
   if (names.length === 0) return undefined;
   const given: Record<string, unknown> = {};
   for (const name of names) given[name] = structuredClone((m as unknown as Record<string, unknown>)[name]);
-  return given as UpstreamSettings;
+  return given;
 }
 
 /** The settings on one line: `retry 5xx x2 (per try 1s); breakers max_connections=1; lb least_request`. */
@@ -77,6 +77,7 @@ export function upstreamSummary(s: UpstreamSettings): string {
   if (s.enable_ipv4 !== undefined || s.enable_ipv6 !== undefined)
     parts.push(`ipv4 ${s.enable_ipv4 ?? true} ipv6 ${s.enable_ipv6 ?? false}`);
   if (s.dns_type !== undefined) parts.push(s.dns_type);
+  if (s.respect_dns_ttl === true) parts.push('dns ttl');
   if (s.cluster_tag !== undefined) parts.push(`tag ${s.cluster_tag}`);
   return parts.join('; ');
 }

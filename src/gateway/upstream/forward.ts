@@ -30,6 +30,8 @@ import type { ForwardOptions } from './types';
 import { DEFAULT_RETRY_BUFFER_BYTES, keepSocket, UploadWatch } from './upload';
 import { backoffMs, retriesFailure, retriesStatus, type TryFailure } from './retry';
 import { tlsName } from './service';
+import type { ChildSpan } from '../../tracing';
+import { answeredTry, failedTry, openTry } from './traced-try';
 
 /** The shorter of two limits, 0 standing for none. */
 function shorter(a: number, b: number): number {
@@ -57,6 +59,8 @@ class Exchange implements Delivery {
   private abort: UpstreamCall | null = null;
   /** The endpoint of the try under way. */
   private endpoint: Endpoint | null = null;
+  /** The span of the try under way, when the request is traced. */
+  private trySpan: ChildSpan | null = null;
   private timer: NodeJS.Timeout | undefined;
   private tryTimer: NodeJS.Timeout | undefined;
   private waiting: Waiting | null = null;
@@ -190,11 +194,12 @@ class Exchange implements Delivery {
         if (endpoint === undefined) endpoint = await this.resolvedPick();
         this.endpoint = endpoint;
         if (cluster.gated) await this.admit();
-        const attempt = this.startTry(endpoint);
+        const attempt = this.startTry(endpoint, tries);
         let answer: UpstreamAnswer;
         try {
           answer = await attempt.answer;
         } catch (err) {
+          if (this.trySpan !== null) this.tryFailed(err);
           await this.failedTry(err, attempt, endpoint, tries);
           continue;
         }
@@ -215,10 +220,13 @@ class Exchange implements Delivery {
     return this.upstream.cluster.resolvedPick(this.hash.key, () => this.report('refused'));
   }
 
-  /** Sends one try to `endpoint`. */
-  private startTry(endpoint: Endpoint): UpstreamCall {
+  /** Sends try number `tries` (0 for the first) to `endpoint`. */
+  private startTry(endpoint: Endpoint, tries: number): UpstreamCall {
     if (this.upstream.cluster.counts) endpoint.active++;
     this.tryTimedOut = null;
+    const trace = this.options.trace;
+    if (trace != null)
+      this.trySpan = openTry(trace, this.req.method!, this.upstream, endpoint, this.options.path, tries, this.headers);
     if (this.bodyDone) this.armTry();
     return (this.abort = call(
       endpoint.pool,
@@ -268,8 +276,18 @@ class Exchange implements Delivery {
     throw HttpError.of('UPSTREAM_TRY_TIMEOUT', { perTryTimeoutMs: retry!.perTryTimeoutMs }, { cause: err });
   }
 
+  /** Ends the span of a try that got no answer, saying why. */
+  private tryFailed(err: unknown): void {
+    const why =
+      err instanceof AnswerBodyError ? 'body' : this.timedOut ? 'timeout' : (this.tryTimedOut ?? failureOf(err));
+    failedTry(this.trySpan!, why === 'per-try' ? 'per-try-timeout' : why);
+    this.trySpan = null;
+  }
+
   /** An answer whose status is tried again: read to its end, the connection stays usable for the next request. */
   private async retryStatus(answer: UpstreamAnswer, tries: number): Promise<void> {
+    this.trySpan?.end();
+    this.trySpan = null;
     await discard(answer.body);
     this.finish();
     await this.backoff(tries + 1);
@@ -277,6 +295,12 @@ class Exchange implements Delivery {
 
   /** Hands the answer over at once: settle() in tries ends the timers and the upload watch. */
   private deliver(answer: UpstreamAnswer, attempt: UpstreamCall, endpoint: Endpoint): void {
+    const span = this.trySpan;
+    if (span !== null) {
+      // The try lasts as long as its answer: a streamed one until it is read.
+      if (Buffer.isBuffer(answer.body)) span.end();
+      else answer.body.once('close', () => span.end());
+    }
     if (Buffer.isBuffer(answer.body)) this.settledOutcome(endpoint, answer.statusCode);
     else {
       attempt.brokeOff = (err) => this.brokeOff(err);
@@ -294,6 +318,7 @@ class Exchange implements Delivery {
    */
   headersCame(status: number, headers: IncomingHttpHeaders): void {
     clearTimeout(this.tryTimer);
+    if (this.trySpan !== null) answeredTry(this.trySpan, status);
     const { cluster, retry } = this.upstream;
     // A failure at once; a success once the answer is whole (see settledOutcome): its body may still fail.
     if (status >= 500) cluster.outcome(this.endpoint!, true);

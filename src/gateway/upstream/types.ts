@@ -5,6 +5,7 @@
  */
 import type { GatewayEvents } from '../events';
 import type { StreamedBodyGuard } from '../request/body-limit';
+import type { RequestTrace } from '../../tracing';
 
 /** How one request is forwarded: its path (base, rewrite and query applied) and limits. */
 export interface ForwardOptions {
@@ -22,4 +23,6 @@ export interface ForwardOptions {
   readonly hostRewrite?: string;
   /** The largest request body a retry sends again; a longer one is streamed, and not retried. Default 1 MiB. */
   readonly retryBufferBytes?: number;
+  /** The request's trace, when it is traced: each try is a span of it, and the upstream is sent that span as its parent. */
+  readonly trace?: RequestTrace | null;
 }

@@ -124,7 +124,7 @@ export async function forwardUpgrade(
       settle();
     };
     client.once('close', clientLeft);
-    function settle(err?: unknown): void {
+    function settle(err?: Error): void {
       if (settled) return;
       settled = true;
       clearTimeout(timer);

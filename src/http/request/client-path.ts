@@ -26,7 +26,7 @@ const SCHEME_AND_AUTHORITY = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
 
 /** The path the client asked for: the one a gateway recorded, else the request's own. */
 export function originalPath(ctx: Context): string {
-  const recorded = ctx.state[ORIGINAL_PATH];
+  const recorded: unknown = ctx.state[ORIGINAL_PATH];
   if (typeof recorded === 'string') return recorded;
   let url = ctx.originalUrl;
   if (url[0] !== '/') url = url.replace(SCHEME_AND_AUTHORITY, '') || '/';
@@ -150,7 +150,7 @@ export function clientPath(ctx: Context, pathInApp: string): string {
   const mapping =
     typeof ctx.state[ORIGINAL_PATH] === 'string' ? (ctx.state.mapping as RoutedMapping | undefined) : undefined;
   if (mapping !== undefined && mapping !== null) {
-    const recorded = ctx.state[APP_MOUNT];
+    const recorded: unknown = ctx.state[APP_MOUNT];
     const mount = typeof recorded === 'string' ? recorded : '';
     const map = requestMap(ctx, mapping, original, mount + ctx.path);
     if (map !== undefined) return throughMap(map, mount + path) + query;

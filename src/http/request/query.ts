@@ -46,7 +46,8 @@ export function linearQuery(app: Koa): Koa {
       const cache = queryCacheOf(this);
       return (cache[text] ??= parseQuery(text));
     },
-    // Setting it writes the query string, as Koa does.
+    // Setting it writes the query string, as Koa does: Koa's own setter, called on the request as Koa calls it.
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- a property descriptor's setter, bound by the property
     set: koas?.set,
     configurable: true,
     enumerable: koas?.enumerable ?? false,

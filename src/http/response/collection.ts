@@ -8,6 +8,7 @@ import type { Context } from 'koa';
 import type { ParsedUrlQuery } from 'node:querystring';
 import { HttpError } from '../../errors';
 import type { FilterType } from './filters';
+import { scalarText } from './formatters';
 import { absoluteUrl } from '../request/urls';
 
 export const DEFAULT_LIMIT = 20;
@@ -139,7 +140,7 @@ export function pickFields<T extends object>(item: T, fields: readonly string[] 
 export function matchesFilters(item: object, filters: Record<string, string>): boolean {
   for (const name in filters) {
     const value = (item as Record<string, unknown>)[name];
-    if (value === undefined || value === null || String(value) !== filters[name]) return false;
+    if (scalarText(value) !== filters[name]) return false;
   }
   return true;
 }

@@ -139,5 +139,19 @@ export function xmlElement(name: string, value: unknown): string {
       .join('');
     return `<${tag}>${inner}</${tag}>`;
   }
-  return `<${tag}>${xmlText(String(value))}</${tag}>`;
+  return `<${tag}>${xmlText(scalarText(value) ?? '')}</${tag}>`;
+}
+
+/** A string, number, boolean or bigint as text; `undefined` for anything else, which has no text of its own. */
+export function scalarText(value: unknown): string | undefined {
+  switch (typeof value) {
+    case 'string':
+      return value;
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+      return String(value);
+    default:
+      return undefined;
+  }
 }

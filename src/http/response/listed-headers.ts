@@ -116,7 +116,7 @@ export class ListedHeadersResponse<Request extends IncomingMessage = IncomingMes
 
   override getHeaders(): OutgoingHttpHeaders {
     const list = this.headerList;
-    const headers: OutgoingHttpHeaders = Object.create(null);
+    const headers = Object.create(null) as OutgoingHttpHeaders;
     for (let i = 0; i < list.length; i += 3) headers[list[i] as string] = list[i + 2] as OutgoingHttpHeader;
     return headers;
   }

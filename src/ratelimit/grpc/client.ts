@@ -14,6 +14,10 @@ import type { RateLimiter, RateLimitRequest, RateLimitResponse } from '../types'
 export interface RateLimitClientOptions {
   /** Deadline of each call in ms. Default 20, as Envoy's. */
   timeoutMs?: number;
+  /** TLS checked against the system's certificate authorities, as an `https://` address asks too. Default false. */
+  tls?: boolean;
+  /** How the channel is secured, as a TLSContext gives it; over `tls` when given. */
+  credentials?: grpc.ChannelCredentials;
 }
 
 export interface RateLimitClient extends RateLimiter {
@@ -35,14 +39,25 @@ export class RateLimitCallError extends Error {
   }
 }
 
+/** Headers as gRPC metadata (lower-case names; a list becomes one entry per value). */
+function metadataOf(headers: Readonly<Record<string, string | string[] | undefined>>): grpc.Metadata {
+  const metadata = new grpc.Metadata();
+  for (const name in headers) {
+    const value = headers[name];
+    if (typeof value === 'string') metadata.set(name, value);
+    else if (value !== undefined) for (const one of value) metadata.add(name, one);
+  }
+  return metadata;
+}
+
 /**
  * The gRPC target of a rate-limit service address: `host:port`,
  * `[v6]:port`, or either behind `grpc://` or `http://` (plaintext, as the
- * service listens). Undefined for anything else: a name, a path, credentials,
- * a port out of range, or `https://`, which this client does not speak.
+ * service listens) or `https://` (TLS). Undefined for anything else: a
+ * name, a path, credentials or a port out of range.
  */
 function rateLimitTarget(address: string): string | undefined {
-  const bare = address.replace(/^(grpc|http):\/\//i, '').replace(/\/$/, '');
+  const bare = address.replace(/^(grpc|https?):\/\//i, '').replace(/\/$/, '');
   return isHostPort(bare) ? bare : undefined;
 }
 
@@ -57,10 +72,12 @@ export function createRateLimitClient(address: string, options: RateLimitClientO
   const at = rateLimitTarget(address);
   if (at === undefined) {
     throw new Error(
-      `'${redactAddress(address)}' is not the address of a gRPC rate-limit service: host:port, [v6]:port or grpc://host:port (plaintext)`,
+      `'${redactAddress(address)}' is not the address of a gRPC rate-limit service: host:port, [v6]:port, grpc://host:port (plaintext) or https://host:port (TLS)`,
     );
   }
-  const client = new grpc.Client(at, grpc.credentials.createInsecure(), {
+  const tls = options.tls === true || /^https:\/\//i.test(address);
+  const credentials = options.credentials ?? (tls ? grpc.credentials.createSsl() : grpc.credentials.createInsecure());
+  const client = new grpc.Client(at, credentials, {
     // Calls fail fast while the service is down; reconnection goes on behind.
     'grpc.enable_retries': 0,
     // grpc-js waits up to two minutes between connection attempts to a service
@@ -82,6 +99,7 @@ export function createRateLimitClient(address: string, options: RateLimitClientO
   function shouldRateLimit(request: RateLimitRequest, options?: DecideOptions): Promise<RateLimitResponse> {
     const budget = options?.timeoutMs ?? timeoutMs;
     let call: grpc.ClientUnaryCall | undefined;
+    const metadata = options?.metadata === undefined ? undefined : metadataOf(options.metadata);
     const ask = () =>
       new Promise<RateLimitResponse>((resolve, reject) => {
         call = client.makeUnaryRequest<ProtoRequest, ProtoResponse>(
@@ -89,6 +107,7 @@ export function createRateLimitClient(address: string, options: RateLimitClientO
           method.requestSerialize as (value: ProtoRequest) => Buffer,
           method.responseDeserialize as (value: Buffer) => ProtoResponse,
           requestToProto(request),
+          metadata ?? new grpc.Metadata(),
           { deadline: Date.now() + budget + HELD_UP_MAX_MS },
           (err, value) => {
             if (err) reject(new RateLimitCallError(err.code, err.details || err.message));

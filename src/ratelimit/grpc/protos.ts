@@ -42,5 +42,5 @@ export function rateLimitProtos(): protoLoader.PackageDefinition {
 /** The method definition of a service's only method, `ShouldRateLimit` or `Check`... */
 export function methodOf(service: string, method: string): protoLoader.MethodDefinition<object, object> {
   const def = rateLimitProtos()[service] as protoLoader.ServiceDefinition;
-  return def[method] as protoLoader.MethodDefinition<object, object>;
+  return def[method];
 }

@@ -7,7 +7,7 @@
  * `prefix*`, `/api*v1` and `svc*ep*rpc` all match), then `key` alone; the
  * rule must sit at the depth of the descriptor's last entry.
  */
-import type { CurrentLimit, DescriptorEntry, RateLimitUnit } from '../types';
+import type { CurrentLimit, DescriptorEntry } from '../types';
 import type { DescriptorConfig, LimitsDocument } from './schema';
 import { UNIT_SECONDS } from './units';
 
@@ -81,7 +81,7 @@ interface Build {
 function makeRule(config: DescriptorConfig, fullKey: string, shared: (string | undefined)[]): LimitRule | undefined {
   const spec = config.rate_limit;
   if (!spec) return undefined;
-  const unit = spec.unit as RateLimitUnit | undefined;
+  const unit = spec.unit;
   const current: CurrentLimit | undefined =
     spec.unlimited || !unit
       ? undefined

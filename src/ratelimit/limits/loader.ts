@@ -36,6 +36,15 @@ export interface LoadedLimits {
   files: string[];
   /** What loads but has no effect, one line each: `file: path: why`. */
   warnings: string[];
+  /** What each file holds: its domains, and its rules (limits and `unlimited` alike), in the order of `files`. */
+  byFile?: LimitsFileContents[];
+}
+
+/** The domains of one limits file, and how many rules it gives them. */
+export interface LimitsFileContents {
+  file: string;
+  domains: string[];
+  rules: number;
 }
 
 /** Limits compiled from documents given in code, with their warnings. */
@@ -226,7 +235,9 @@ export function compileDocumentsWithWarnings(raw: readonly unknown[], label = '<
 export function parseLimitsFiles(files: readonly LimitsFile[]): LoadedLimits {
   const docs: Labelled[] = [];
   const warnings: string[] = [];
+  const byFile: LimitsFileContents[] = [];
   for (const { file, text } of files) {
+    const first = docs.length;
     const shown = displayPath(file);
     try {
       const raw = parseYaml(text, shown, warnings);
@@ -242,9 +253,15 @@ export function parseLimitsFiles(files: readonly LimitsFile[]): LoadedLimits {
           raw.map((d) => d.value),
           shown,
           warnings,
-          raw.map((d) => d.lineOf),
+          raw.map((d) => (path: FieldPath) => d.lineOf(path)),
         ),
       );
+      const own = docs.slice(first).map((d) => d.doc);
+      byFile.push({
+        file,
+        domains: own.map((d) => d.domain),
+        rules: own.reduce((n, d) => n + ruleCount(d.descriptors), 0),
+      });
     } catch (err) {
       if (err instanceof LimitsConfigError) throw err;
       throw new LimitsConfigError(shown, [`cannot be read as limits: ${errorText(err)}`]);
@@ -259,7 +276,14 @@ export function parseLimitsFiles(files: readonly LimitsFile[]): LoadedLimits {
       `cannot be compiled: ${errorText(err)}`,
     ]);
   }
-  return { table, files: files.map((f) => f.file), warnings };
+  return { table, files: files.map((f) => f.file), warnings, byFile };
+}
+
+/** The rules among `descriptors` and those nested in them. */
+function ruleCount(descriptors: LimitsDocument['descriptors']): number {
+  let n = 0;
+  for (const d of descriptors ?? []) n += (d.rate_limit ? 1 : 0) + ruleCount(d.descriptors);
+  return n;
 }
 
 /**

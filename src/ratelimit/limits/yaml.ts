@@ -23,7 +23,6 @@ import {
   isScalar,
   isSeq,
   LineCounter,
-  parseAllDocuments,
   Scalar,
   visit,
   type Document,
@@ -31,7 +30,7 @@ import {
   type YAMLMap,
 } from 'yaml';
 import { aliasResolver, goValue, type AliasResolver } from './yaml-tree';
-import { rewordDepthErrors } from '../../files';
+import { DEFAULT_YAML_LIMITS, yamlDocuments, YamlLimitError, type YamlLimits } from '../../files';
 
 /** The fields of the format that envoyproxy/ratelimit reads as strings. */
 const STRING_FIELDS = new Set(['domain', 'key', 'value', 'name', 'unit']);
@@ -108,7 +107,7 @@ function pathOf(ancestors: readonly unknown[], node: unknown): string {
     if (isPair(at) && isScalar(at.key)) {
       const key = typeof at.key.value === 'symbol' ? '<<' : String(at.key.value);
       out += out === '' ? key : `.${key}`;
-    } else if (isSeq(at)) out += `[${at.items.indexOf(child as never)}]`;
+    } else if (isSeq(at)) out += `[${at.items.indexOf(child)}]`;
   }
   return out;
 }
@@ -187,7 +186,7 @@ export interface ParsedDocument {
    * list. A field that is not written there (missing, or given by a merge)
    * is placed where the nearest thing on its path is written.
    */
-  lineOf(path: FieldPath): number | undefined;
+  readonly lineOf: (path: FieldPath) => number | undefined;
 }
 
 function startOf(node: unknown): number | undefined {
@@ -239,23 +238,48 @@ function lineOf(doc: Document, resolve: AliasResolver, lines: LineCounter, path:
 }
 
 /**
+ * What a limits file may hold (see files/yaml-limits): a domain a document,
+ * and aliases as many as its tokens, since each is counted once expanded
+ * (see ./yaml-tree).
+ */
+const LIMITS_YAML: YamlLimits = { ...DEFAULT_YAML_LIMITS, documents: 4096, aliases: Infinity };
+
+/**
  * Parses every document of a limits file into plain values, as
- * envoyproxy/ratelimit would read them. Empty documents (a trailing `---`, a
+ * envoyproxy/ratelimit would read them, a document at a time, within the
+ * bounds of {@link LIMITS_YAML}. Empty documents (a trailing `---`, a
  * file of comments) are left out. Throws {@link YamlProblems}. What loads
  * but deserves a look (a key written twice) is added to `warnings`.
  */
 export function parseLimitsYaml(text: string, warnings: string[] = []): ParsedDocument[] {
   const lines = new LineCounter();
-  const docs = parseAllDocuments(text, { schema: 'yaml-1.1', merge: true, uniqueKeys: false, lineCounter: lines });
-  const list = Array.isArray(docs) ? docs : [docs];
-  const problems: string[] = [];
+  const docs = yamlDocuments(text, {
+    schema: 'yaml-1.1',
+    merge: true,
+    keepDuplicateKeys: true,
+    lineCounter: lines,
+    limits: LIMITS_YAML,
+  });
+  // Each with its document (from 1), or 0 for the stream's: which document is said once the stream is known to hold several.
+  const problems: [number, string][] = [];
+  const found: [number, string][] = [];
   const parsed: ParsedDocument[] = [];
-  list.forEach((doc, i) => {
-    const where = list.length > 1 ? `(document ${i + 1}) ` : '';
-    rewordDepthErrors(doc);
-    for (const err of onePerLine(doc.errors)) problems.push(`${where}${firstLine(err)}`);
+  let count = 0;
+  try {
+    for (const doc of docs) readDocument(doc, ++count);
+  } catch (err) {
+    if (!(err instanceof YamlLimitError)) throw err;
+    problems.push([0, err.message]);
+  }
+  const said = ([index, text]: [number, string]) => (count > 1 && index > 0 ? `(document ${index}) ${text}` : text);
+  warnings.push(...found.map(said));
+  if (problems.length) throw new YamlProblems(problems.map(said));
+  return parsed;
+
+  function readDocument(doc: Document.Parsed, index: number): void {
+    for (const err of onePerLine(doc.errors)) problems.push([index, firstLine(err)]);
     if (doc.errors.length) return;
-    for (const w of duplicateKeys(doc, lines)) warnings.push(`${where}${w}`);
+    for (const w of duplicateKeys(doc, lines)) found.push([index, w]);
     let value: unknown;
     const resolve = aliasResolver(doc);
     try {
@@ -263,12 +287,10 @@ export function parseLimitsYaml(text: string, warnings: string[] = []): ParsedDo
       value = goValue(doc, resolve);
     } catch (err) {
       // A merge of something that is not a mapping, an anchor holding itself: found only when building.
-      problems.push(`${where}${firstLine(err as Error)}`);
+      problems.push([index, firstLine(err as Error)]);
       return;
     }
     if (value !== null && value !== undefined)
       parsed.push({ value, lineOf: (path) => lineOf(doc, resolve, lines, path) });
-  });
-  if (problems.length) throw new YamlProblems(problems);
-  return parsed;
+  }
 }

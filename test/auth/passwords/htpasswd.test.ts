@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseHtpasswd, UsersFileError } from '../../../src/auth';
-import { quickHash } from '../support';
+import { quickHash } from '../../support/credentials';
 
 const fixture = (name: string) => readFileSync(join(__dirname, '..', 'fixtures', name), 'utf8');
 

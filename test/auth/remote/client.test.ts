@@ -10,7 +10,9 @@ import {
   RemoteAuthError,
   type AuthService,
 } from '../../../src/auth';
-import { basic, captureLogger } from '../support';
+import { basic } from '../../support/credentials';
+import { memoryLogger } from '../../support/memory-logger';
+import { NO_BOUND_MS } from '../../support/polling';
 
 const listen = (server: Server) =>
   new Promise<string>((resolve) =>
@@ -25,8 +27,9 @@ describe('the remote auth client', () => {
   before(async () => {
     // The demo users: alice / wonderland, bob / builder.
     service = createAuthService({
+      maxWaitMs: NO_BOUND_MS,
       usersFile: join(__dirname, '../../../config/users.htpasswd'),
-      logger: captureLogger(),
+      logger: memoryLogger(),
     });
     server = createServer(service.app.callback());
     address = await listen(server);
@@ -37,7 +40,7 @@ describe('the remote auth client', () => {
   });
 
   it('gets the same decisions over HTTP as in-process, for the demo users', async () => {
-    const client = createRemoteAuthClient(address, { timeoutMs: 2000 });
+    const client = createRemoteAuthClient(address, { timeoutMs: NO_BOUND_MS });
     try {
       for (const [user, password] of [
         ['alice', 'wonderland'],
@@ -71,7 +74,7 @@ describe('the remote auth client', () => {
       res.end();
     });
     const at = await listen(recorder);
-    const client = createRemoteAuthClient(`http://${at}/auth/`, { timeoutMs: 2000 });
+    const client = createRemoteAuthClient(`http://${at}/auth/`, { timeoutMs: NO_BOUND_MS });
     try {
       await client.authenticate({ method: 'GET', url: '/v1/cars?x=1', headers: {} });
       assert.equal(seen, '/auth/v1/cars?x=1');
@@ -96,8 +99,8 @@ describe('the remote auth client', () => {
     secure.on('tlsClientError', () => undefined);
     const securePort = (await listen(secure as unknown as Server)).split(':')[1];
     const clients = [
-      createRemoteAuthClient(plainAt, { timeoutMs: 2000 }),
-      createRemoteAuthClient(`https://localhost:${securePort}`, { timeoutMs: 2000 }),
+      createRemoteAuthClient(plainAt, { timeoutMs: NO_BOUND_MS }),
+      createRemoteAuthClient(`https://localhost:${securePort}`, { timeoutMs: NO_BOUND_MS }),
     ];
     try {
       await clients[0].authenticate({ method: 'GET', url: '/', headers: { host: 'shop.example:8443' } });
@@ -156,7 +159,7 @@ describe('the remote auth client', () => {
       else if (req.url === '/unsaid') res.writeHead(401).end(Buffer.alloc(2048, 'x'));
       else res.writeHead(200, { 'x-travel-user': 'alice', 'content-length': 2 }).end('ok');
     });
-    const client = createRemoteAuthClient(await listen(long), { timeoutMs: 5000, maxBodyBytes: 1024 });
+    const client = createRemoteAuthClient(await listen(long), { timeoutMs: NO_BOUND_MS, maxBodyBytes: 1024 });
     try {
       for (const url of ['/said', '/unsaid']) {
         await assert.rejects(
@@ -186,7 +189,7 @@ describe('the remote auth client', () => {
       else held.push(answer);
     });
     // No deadline ends a check here: the unknown ones are held until the known one is answered.
-    const client = createRemoteAuthClient(await listen(slow), { timeoutMs: 600_000 });
+    const client = createRemoteAuthClient(await listen(slow), { timeoutMs: NO_BOUND_MS });
     try {
       const flood = Array.from({ length: 65 }, () =>
         client.authenticate({ method: 'GET', url: '/', headers: { authorization: 'wrong' } }),
@@ -207,7 +210,7 @@ describe('the remote auth client', () => {
     const gone = createServer();
     const at = await listen(gone);
     await close(gone);
-    const client = createRemoteAuthClient(at, { timeoutMs: 2000 });
+    const client = createRemoteAuthClient(at, { timeoutMs: NO_BOUND_MS });
     try {
       await assert.rejects(
         client.authenticate({ method: 'GET', url: '/', headers: {} }),

@@ -8,66 +8,37 @@
  * skipped.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import {
-  ALICE,
-  copyConfig,
-  eventually,
-  startGatehouse,
-  type Running,
-  type TempConfig,
-} from '../../gatehouse/support/running';
-import { DEMO } from '../fixtures';
+import { ALICE } from '../../support/credentials';
+import { copyConfig, type TempConfig } from '../../support/config-folder';
+import { eventually } from '../../support/polling';
+import { startGatehouse, type Running } from '../../support/gatehouse';
+import { DEMO } from '../../support/bookings';
+import { mountSmallDisk, type SmallDisk } from '../../support/small-disk';
 
 const HOTEL = { hotel_id: DEMO.hotels.harbourOslo, check_in: '2099-12-20', nights: 2 };
 
-/** Writes zeros to `path` until the disk under it is full. */
-function fill(path: string): void {
-  const fd = openSync(path, 'w');
-  const block = Buffer.alloc(1024 * 1024);
-  try {
-    for (;;) writeSync(fd, block);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-  } finally {
-    closeSync(fd);
-  }
-}
-
 describe('bookings/database: the embedded database on a disk that fills up', function () {
-  let disk: string;
-  let mounted = false;
+  let disk: SmallDisk | undefined;
   let running: Running | undefined;
   let config: TempConfig | undefined;
 
-  before(function () {
-    disk = mkdtempSync(join(tmpdir(), 'gatehouse-disk-full-'));
-    try {
-      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=96m', 'tmpfs', disk], { stdio: 'ignore' });
-      mounted = true;
-    } catch {
-      this.skip();
-    }
-  });
   after(async () => {
     await running?.stop();
     config?.remove();
-    if (mounted) execFileSync('umount', [disk]);
-    rmSync(disk, { recursive: true, force: true });
+    disk?.unmount();
   });
 
-  it('answers 503 to a booking it has no room to write, logs the outage once, and writes again once there is room', async () => {
+  it('answers 503 to a booking it has no room to write, logs the outage once, and writes again once there is room', async function () {
+    disk = mountSmallDisk(this, '96m');
     // The demo's 60 bookings a minute a user would refuse the bookings that fill the disk's last room.
     config = copyConfig();
     config.write(
       'ratelimit.yaml',
       config.read('ratelimit.yaml').replace('requests_per_unit: 60', 'requests_per_unit: 100000'),
     );
-    running = await startGatehouse({ configDir: config.dir, dataDir: join(disk, 'data') });
+    running = await startGatehouse({ configDir: config.dir, dataDir: join(disk.dir, 'data') });
     const book = (key: string) =>
       request(running!.url)
         .post('/v1/hotels/bookings/')
@@ -75,8 +46,7 @@ describe('bookings/database: the embedded database on a disk that fills up', fun
         .set('Idempotency-Key', key)
         .send(HOTEL);
     await book('before').expect(201);
-    const filler = join(disk, 'filler');
-    fill(filler);
+    disk.fill();
     // What the database already holds of its files takes a few more; the disk has room for no more than that.
     let refused: request.Response | undefined;
     for (let i = 0; i < 1000 && refused === undefined; i++) {
@@ -97,7 +67,7 @@ describe('bookings/database: the embedded database on a disk that fills up', fun
     );
     assert.ok(!lines.some((l) => l.msg === 'unexpected error'), 'no stack trace for an outage');
 
-    rmSync(filler);
+    disk.freeBallast();
     const made = await eventually(async () => {
       const res = await book(refusedKey);
       return res.status === 201 ? res : undefined;

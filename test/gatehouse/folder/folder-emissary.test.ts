@@ -14,10 +14,12 @@ import { fileSystemSource } from '../../../src/files';
 import { OFF_THREAD_BYTES, type FolderWants } from '../../../src/gatehouse';
 import { checkTexts, readFolder } from '../../../src/gatehouse/folder';
 import { checkOffThread } from '../../../src/gatehouse/folder/off-thread';
-import { close, recordingUpstream } from '../../gateway/helpers';
-import { asAnnotation, asResources, type Fixture } from '../../gateway/config/emissary/support';
-import { aliasBomb } from '../support/hostile';
-import { copyConfig, startGatehouse, type Running, type TempConfig } from '../support/running';
+import { close } from '../../support/server';
+import { recordingUpstream } from '../../support/upstreams';
+import { asAnnotation, asResources, type Fixture } from '../../support/emissary';
+import { aliasBomb } from '../../support/hostile-yaml';
+import { copyConfig, type TempConfig } from '../../support/config-folder';
+import { startGatehouse, type Running } from '../../support/gatehouse';
 
 const RECORDS: FolderWants = { records: true, limits: false, users: false, bookings: false };
 const READ = { source: fileSystemSource, fileSizeLimit: 8 * 1024 * 1024 };

@@ -5,8 +5,8 @@ import { fileSystemSource } from '../../../src/files';
 import { loadFolder, MAX_PROBLEMS, type FolderWants } from '../../../src/gatehouse';
 import { checkTexts } from '../../../src/gatehouse/folder';
 import { checkOffThread } from '../../../src/gatehouse/folder/off-thread';
-import { aliasBomb, padded } from '../support/hostile';
-import { copyConfig, DEMO_CONFIG } from '../support/running';
+import { aliasBomb, padded } from '../../support/hostile-yaml';
+import { copyConfig, DEMO_CONFIG } from '../../support/config-folder';
 
 const START: FolderWants = { records: true, limits: true, users: 'present', bookings: 'present' };
 const options = { source: fileSystemSource, fileSizeLimit: 8 * 1024 * 1024 };

@@ -4,9 +4,11 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { publishAsKubernetes } from '../support/kubernetes';
-import { changeAndAwait, type ReloadLine } from '../support/reloads';
-import { ALICE, basic, DEMO_CONFIG, startGatehouse, type Running } from '../support/running';
+import { publishAsKubernetes } from '../../support/kubernetes-volume';
+import { changeAndAwait, type ReloadLine } from '../../support/reloads';
+import { ALICE, basic } from '../../support/credentials';
+import { DEMO_CONFIG } from '../../support/config-folder';
+import { startGatehouse, type Running } from '../../support/gatehouse';
 
 const EXTRA_MAPPING =
   'apiVersion: gateway/v1\nkind: Mapping\nname: extra\nprefix: /extra/\nservice: api\nrewrite: /v1/\nbypass_auth: true\n';

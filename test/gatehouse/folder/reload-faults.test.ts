@@ -5,8 +5,10 @@ import Koa from 'koa';
 import request from 'supertest';
 import { fileSystemSource, type ConfigFileSource } from '../../../src/files';
 import type { GatehouseModule } from '../../../src/gateway';
-import { aliasBomb, padded } from '../support/hostile';
-import { ALICE, copyConfig, startGatehouse, type Running, type TempConfig } from '../support/running';
+import { aliasBomb, padded } from '../../support/hostile-yaml';
+import { ALICE } from '../../support/credentials';
+import { copyConfig, type TempConfig } from '../../support/config-folder';
+import { startGatehouse, type Running } from '../../support/gatehouse';
 
 const EXTRA =
   'apiVersion: gateway/v1\nkind: Mapping\nname: extra\nprefix: /extra/\nservice: api\nrewrite: /v1/\nbypass_auth: true\n';
@@ -238,6 +240,7 @@ describe('gatehouse config reload under faults', function () {
         throw new Error('the forecast is unreadable');
       },
     ],
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the case under test: a module that rejects with nothing
     ['rejects with undefined', () => Promise.reject(undefined)],
   ] as const) {
     it(`refuses a reload when a module of the embedding app ${how} as it reloads, and switches no records`, async () => {

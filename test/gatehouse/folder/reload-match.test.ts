@@ -5,8 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import request from 'supertest';
-import { padded } from '../support/hostile';
-import { copyConfig, startGatehouse, type Running, type TempConfig } from '../support/running';
+import { padded } from '../../support/hostile-yaml';
+import { copyConfig, type TempConfig } from '../../support/config-folder';
+import { startGatehouse, type Running } from '../../support/gatehouse';
 
 /** Past the 32 KiB from which a folder is checked on the worker thread. */
 const LARGE = 40 * 1024;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { longestStall, manyMappings } from '../support/large-config';
-import { copyConfig, startGatehouse, type Running, type TempConfig } from '../support/running';
+import { longestStall, manyMappings } from '../../support/large-config';
+import { copyConfig, type TempConfig } from '../../support/config-folder';
+import { startGatehouse, type Running } from '../../support/gatehouse';
 
 const MAPPINGS = 30_000;
 /**

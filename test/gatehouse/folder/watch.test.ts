@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { watchFolder, type FolderWatcher } from '../../../src/gatehouse';
-import { publishAsKubernetes } from '../support/kubernetes';
+import { publishAsKubernetes } from '../../support/kubernetes-volume';
 
 const DEBOUNCE_MS = 20;
 const POLL_MS = 50;

@@ -17,11 +17,12 @@ import net from 'node:net';
 import { openBookingDatabase } from '../../../src/bookings';
 import { createGatehouse, type Gatehouse } from '../../../src/gatehouse';
 import { createLogger } from '../../../src/telemetry';
-import { DEMO } from '../../bookings/fixtures';
-import { captureLog } from '../../telemetry/log-capture';
+import { DEMO } from '../../support/bookings';
+import { captureLog } from '../../support/log-capture';
 import { freshDataDir } from '../../support/pglite';
-import { grpcClients, unary } from '../../ratelimit/support/grpc-clients';
-import { ALICE, DEMO_CONFIG } from '../support/running';
+import { grpcClients, unary } from '../../support/grpc-clients';
+import { ALICE } from '../../support/credentials';
+import { DEMO_CONFIG } from '../../support/config-folder';
 
 /** The order of events in this process: writes, the drain's start, the ports closing. */
 let clock = 0;
@@ -209,7 +210,7 @@ describe('a stopping gatehouse draining its clients', function () {
       grpcHealth: { status: 'NOT_SERVING' },
     });
     assert.ok(marks.draining !== undefined && marks.closing !== undefined, JSON.stringify(marks));
-    assert.ok(readyAt < marks.closing!, 'readiness said 503 while the ports were open');
+    assert.ok(readyAt < marks.closing, 'readiness said 503 while the ports were open');
 
     const before = sent.filter((s) => s.writtenAt < marks.closing!);
     const unanswered = before.filter((s) => s.status === undefined);
@@ -229,7 +230,7 @@ describe('a stopping gatehouse draining its clients', function () {
     assert.deepEqual([...new Set(drained.map((s) => s.closeSpelling))], ['Connection']);
     // Each answer has its line in the access log.
     const answered = sent.filter((s) => s.status !== undefined).length;
-    const lines = log.lines.filter((l) => l.msg === 'request' && l.path === '/v1/messages/1');
+    const lines = await log.waitForLines(answered, (l) => l.msg === 'request' && l.path === '/v1/messages/1');
     assert.equal(lines.length, answered);
   });
 });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import tls from 'node:tls';
@@ -67,7 +68,7 @@ describe('gatehouse/serving/http-server', () => {
     assert.deepEqual(bodyOf(answer), { code: 431, message: '431: Request Header Fields Too Large' });
   });
 
-  it('answers 431 to a request of more than 100 header fields and closes: Node keeps only the first 101 of them', async () => {
+  it('answers 431 with its detail to a request of more than 100 header fields and closes, on every Node', async () => {
     const fillers = Array.from({ length: 150 }, (_, i) => `a${i}: b\r\n`).join('');
     const answer = await raw(
       server.port,
@@ -659,5 +660,90 @@ describe('gatehouse/serving/http-server over HTTPS', function () {
       silent.socket.destroy();
       await server.close(0);
     }
+  });
+});
+
+describe('gatehouse/serving/http-server with headers that come one at a time', () => {
+  let server: RunningServer;
+  const rejected: Rejected[] = [];
+  /** The headers timeout of 60 s, shortened; the whole request's timeout left far past this test's, so that it cannot be the one that ends it. */
+  const HEADERS_TIMEOUT = 400;
+
+  before(async () => {
+    server = await listen((_req, res) => res.end('ok'), {
+      host: '127.0.0.1',
+      port: 0,
+      headersTimeoutMs: HEADERS_TIMEOUT,
+      requestTimeoutMs: 600_000,
+      onRejected: (r) => rejected.push(r),
+    });
+    server.acceptUpgrades(true);
+  });
+
+  after(() => server.close(1_000));
+
+  /**
+   * Sends `head`, then a header line every 20 ms for as long as the
+   * connection is open: the whole answer, and how long after the first
+   * byte it came, in ms.
+   */
+  async function trickle(head: string): Promise<{ answer: string; afterMs: number }> {
+    const socket = net.connect(server.port, '127.0.0.1');
+    await once(socket, 'connect');
+    const sent = performance.now();
+    socket.write(head);
+    let answer = '';
+    let afterMs = NaN;
+    socket.setEncoding('utf8').on('data', (chunk: string) => {
+      if (answer === '') afterMs = performance.now() - sent;
+      answer += chunk;
+    });
+    socket.on('error', () => {});
+    let line = 0;
+    const writing = setInterval(() => {
+      if (!socket.destroyed) socket.write(`X-Slow-${line++}: y\r\n`);
+    }, 20);
+    try {
+      await once(socket, 'close');
+    } finally {
+      clearInterval(writing);
+    }
+    return { answer, afterMs };
+  }
+
+  it('checks its connections every second against the headers timeout of 60 s and the request timeout of 5 minutes by default', async () => {
+    const defaults = await listen((_req, res) => res.end('ok'), { host: '127.0.0.1', port: 0 });
+    try {
+      const node = defaults.server as http.Server & { connectionsCheckingInterval: number };
+      assert.deepEqual(
+        [node.headersTimeout, node.requestTimeout, node.connectionsCheckingInterval],
+        [60_000, 300_000, 1_000],
+      );
+    } finally {
+      await defaults.close(1_000);
+    }
+  });
+
+  it('answers 408 and closes a WebSocket handshake whose headers keep coming past the headers timeout', async function () {
+    // Node checks every 30 s unless told otherwise: the answer would come long after this test's own timeout.
+    this.timeout(20_000);
+    const { answer, afterMs } = await trickle(
+      'GET /chat HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n',
+    );
+    assert.match(answer, /^HTTP\/1\.1 408 Request Timeout\r\n/, answer);
+    assert.match(headerOf(answer, 'connection') ?? '', /close/i);
+    assert.deepEqual(bodyOf(answer), { code: 408, message: '408: Request Timeout' });
+    assert.ok(afterMs >= HEADERS_TIMEOUT, `answered ${afterMs.toFixed(0)} ms after the first byte`);
+  });
+
+  it('answers 408 to a plain request whose headers keep coming, and tells of it', async function () {
+    this.timeout(20_000);
+    rejected.length = 0;
+    const { answer } = await trickle('GET /slow HTTP/1.1\r\nHost: x\r\n');
+    assert.match(answer, /^HTTP\/1\.1 408 /, answer);
+    assert.deepEqual(
+      told(rejected).map((r) => r.status),
+      [408],
+    );
   });
 });

@@ -9,12 +9,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import Koa from 'koa';
 import mount from 'koa-mount';
 import { createGatehouse, type Gatehouse, type GatehouseOptions } from '../../../src/gatehouse';
 import { createServiceApp } from '../../../src/http';
 import { createLogger } from '../../../src/telemetry';
+import { captureLog, type LogCapture } from '../../support/log-capture';
 
 const EXTRA_MAPPINGS = `apiVersion: gateway/v1
 kind: Mapping
@@ -59,7 +59,7 @@ interface HostSetup {
 
 interface Rig {
   base: string;
-  lines: Record<string, unknown>[];
+  log: LogCapture;
   heard: string[];
   close(): Promise<void>;
 }
@@ -80,19 +80,13 @@ async function mountedRig(host: HostSetup, options: Partial<GatehouseOptions> = 
   failingKoa.use(() => {
     throw new Error('the plain Koa app failed');
   });
-  const lines: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line) lines.push(JSON.parse(line));
-      done();
-    },
-  });
+  const log = captureLog();
   const gatehouse: Gatehouse = await createGatehouse({
     configDir: dir,
     grpcPort: false,
     watch: false,
     bookingStore: 'memory',
-    logger: createLogger({ level: 'info', destination }),
+    logger: createLogger({ level: 'info', destination: log }),
     modules: [
       { name: 'echo', app: echo },
       { name: 'failing-service', app: failingService },
@@ -115,7 +109,7 @@ async function mountedRig(host: HostSetup, options: Partial<GatehouseOptions> = 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    lines,
+    log,
     heard,
     async close() {
       server.closeAllConnections();
@@ -145,8 +139,8 @@ describe('Gatehouse mounted in a host app', function () {
       const echoed = await fetch(`${rig.base}/gw/echo/`, { headers: FORWARDED_BY_CLIENT });
       const body = (await echoed.json()) as { protocol: string; host: string };
       assert.deepEqual([body.protocol, body.host], ['http', new URL(rig.base).host]);
-      const line = rig.lines.find((l) => l.route === 'echo');
-      assert.equal(line?.remote, '127.0.0.1', 'the access log names the peer, not the address the client wrote');
+      const line = await rig.log.requestLine(echoed.headers.get('x-request-id') ?? undefined);
+      assert.equal(line.remote, '127.0.0.1', 'the access log names the peer, not the address the client wrote');
     } finally {
       await rig.close();
     }
@@ -157,12 +151,11 @@ describe('Gatehouse mounted in a host app', function () {
     try {
       const hotels = await fetch(`${rig.base}/gw/v1/hotels/`, { headers: FORWARDED_BY_CLIENT });
       assert.equal(hotels.status, 200, 'the Mapping for public.example');
-      const echoed = (await (await fetch(`${rig.base}/gw/echo/`, { headers: FORWARDED_BY_CLIENT })).json()) as {
-        protocol: string;
-        host: string;
-      };
+      const res = await fetch(`${rig.base}/gw/echo/`, { headers: FORWARDED_BY_CLIENT });
+      const echoed = (await res.json()) as { protocol: string; host: string };
       assert.deepEqual([echoed.protocol, echoed.host], ['https', 'public.example']);
-      assert.equal(rig.lines.find((l) => l.route === 'echo')?.remote, '203.0.113.9');
+      const line = await rig.log.requestLine(res.headers.get('x-request-id') ?? undefined);
+      assert.equal(line.remote, '203.0.113.9');
     } finally {
       await rig.close();
     }
@@ -188,7 +181,7 @@ describe('Gatehouse mounted in a host app', function () {
       const res = await fetch(`${rig.base}/gw/echo/`);
       assert.equal(res.headers.get('x-request-id'), 'host-request-7');
       assert.equal(((await res.json()) as { requestId: string }).requestId, 'host-request-7');
-      assert.equal(rig.lines.find((l) => l.route === 'echo')?.req_id, 'host-request-7');
+      assert.equal((await rig.log.requestLine('host-request-7')).route, 'echo');
       const sent = await fetch(`${rig.base}/gw/echo/`, { headers: { 'X-Request-Id': 'client-request-8' } });
       assert.equal(sent.headers.get('x-request-id'), 'client-request-8', "a client's own id is still the request's");
     } finally {
@@ -204,7 +197,7 @@ describe('Gatehouse mounted in a host app', function () {
         assert.equal(res.status, 500, path);
         assert.equal(((await res.json()) as { code: number }).code, 500);
       }
-      const logged = rig.lines
+      const logged = rig.log.lines
         .filter((l) => l.msg === 'unexpected error')
         .map((l) => (l.err as { message: string }).message);
       assert.deepEqual(logged, ['the service app failed', 'the plain Koa app failed']);

@@ -8,7 +8,9 @@ import { promisify } from 'node:util';
 import request from 'supertest';
 import { listen, readTlsFiles } from '../../../src/gatehouse';
 import { watchTlsFiles } from '../../../src/gatehouse/serving/tls-files';
-import { DEMO_CONFIG, eventually, startGatehouse, type Running } from '../support/running';
+import { DEMO_CONFIG } from '../../support/config-folder';
+import { eventually } from '../../support/polling';
+import { startGatehouse, type Running } from '../../support/gatehouse';
 /** A self-signed certificate for 127.0.0.1 named `cn`, valid for `days` (negative: already expired). */
 async function certificate(dir: string, cn: string, days = 1): Promise<{ cert: string; key: string }> {
   const cert = join(dir, `${cn}.crt`);

@@ -12,7 +12,9 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, WebSocket } from 'undici';
-import { ALICE, copyConfig, startGatehouse, type Running, type TempConfig } from '../support/running';
+import { ALICE } from '../../support/credentials';
+import { copyConfig, type TempConfig } from '../../support/config-folder';
+import { startGatehouse, type Running } from '../../support/gatehouse';
 import {
   echoUpstream,
   exchange,
@@ -20,7 +22,7 @@ import {
   servicesYaml,
   WEBSOCKET_HEADERS,
   type EchoUpstream,
-} from '../support/websocket';
+} from '../../support/websocket';
 
 /** Sockets this process's servers accept, as they accept them. */
 const accepted: net.Socket[] = [];

@@ -6,8 +6,10 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
-import { deadPort } from '../../gateway/helpers';
-import { ALICE, copyConfig, startGatehouse, type Running, type TempConfig } from '../support/running';
+import { freePort } from '../../support/ports';
+import { ALICE } from '../../support/credentials';
+import { copyConfig, type TempConfig } from '../../support/config-folder';
+import { startGatehouse, type Running } from '../../support/gatehouse';
 import {
   connect,
   echoUpstream,
@@ -15,7 +17,7 @@ import {
   servicesYaml,
   WEBSOCKET_HEADERS,
   type EchoUpstream,
-} from '../support/websocket';
+} from '../../support/websocket';
 
 const LIMITED = {
   gateway: [
@@ -81,7 +83,7 @@ describe('gatehouse WebSocket tunnels', function () {
         (server) => new Promise<void>((r) => server.listen(0, '127.0.0.1', r)),
       ),
     );
-    const dead = await deadPort();
+    const dead = await freePort();
     config = copyConfig();
     const websocket = ['websocket'];
     config.write(

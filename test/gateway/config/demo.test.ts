@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { join } from 'node:path';
 import { ConfigError, createGateway, loadConfig, type GatewayConfig, type Stage } from '../../../src/gateway';
-import { close, echoModule, listen, registry, send, type Echo } from '../helpers';
+import { close, listen } from '../../support/server';
+import { echoModule, registry, type Echo } from '../../support/modules';
+import { send } from '../../support/client';
 
 const CONFIG_DIR = join(__dirname, '..', '..', '..', 'config');
 const passing: Stage = { run: async () => true };

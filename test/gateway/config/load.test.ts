@@ -3,8 +3,8 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configFromRecords, loadConfig, parseConfigFiles, type ConfigResult } from '../../../src/gateway';
-import { aliasBomb } from '../../gatehouse/support/hostile';
-import { serviceManifest } from '../helpers';
+import { aliasBomb } from '../../support/hostile-yaml';
+import { serviceManifest } from '../../support/records';
 
 const HOTELS = `
 apiVersion: gateway/v1

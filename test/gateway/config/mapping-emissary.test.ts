@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { allowedUpgrades } from '../../../src/gateway';
-import { mappingFields } from '../helpers';
+import { mappingFields } from '../../support/records';
 
 const { at: AT, load, problems } = mappingFields('quote', 'quote-backend', '/backend/');
 

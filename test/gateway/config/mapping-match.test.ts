@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { ConfigError, createGateway, parseConfigFiles } from '../../../src/gateway';
-import { mappingFields, serviceManifest } from '../helpers';
+import { mappingFields, serviceManifest } from '../../support/records';
 
 const { at: AT, load, problems } = mappingFields('catalog', 'catalog-route', '/catalog/');
 

@@ -5,7 +5,7 @@
  * Emissary writes them; a bad value is a problem naming the field.
  */
 import assert from 'node:assert/strict';
-import { mappingFields } from '../helpers';
+import { mappingFields } from '../../support/records';
 
 const { at: AT, load, problems } = mappingFields('quote', 'quote-backend', '/backend/');
 
@@ -67,7 +67,7 @@ cluster_tag: canary`);
       ['load_balancer: {policy: ring_hash, cookie: {name: s, ttl: forever}}', 'load_balancer.cookie.ttl: must be a duration of 1 ms or more, as 250ms, 1s or 1.5s'],
       ['enable_ipv4: false', 'enable_ipv4: false leaves no address family: set enable_ipv6: true for IPv6 only'],
       ['dns_type: eds', 'dns_type: must be strict_dns or logical_dns'],
-      ['respect_dns_ttl: true', 'respect_dns_ttl: must be false (or left out): names are looked up again every 5 s, the lookup of the system giving no TTL'],
+      ['respect_dns_ttl: sometimes', 'respect_dns_ttl: expected boolean, received string'],
       ['cluster_tag: "a b"', 'cluster_tag: must be letters, digits, _, . or -'],
       ['resolver: endpoint', 'resolver: an Emissary field not supported here but for kubernetes-service, its default: names are looked up in DNS as Kubernetes resolves a Service; list addresses in endpoints, or remove the field'],
     ];

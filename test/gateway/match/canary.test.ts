@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { ConfigError, configFromRecords, createGateway } from '../../../src/gateway';
 import { RouteTable } from '../../../src/gateway/match/route-table';
-import { configOf } from '../helpers';
-import { routingRig, type Rig } from './support';
+import { configOf } from '../../support/records';
+import { routingRig, type Rig } from '../../support/routing-rig';
 
 /** Draws 0, 1/n, 2/n ... (n - 1)/n, then again: every share of a group shows exactly. */
 function evenDraws(n: number): () => number {
@@ -115,7 +115,7 @@ describe('gateway canary groups that cannot be served', () => {
       ...r,
     }));
     try {
-      createGateway({ config: configOf(...mappings) }).close();
+      void createGateway({ config: configOf(...mappings) }).close();
     } catch (err) {
       assert.ok(err instanceof ConfigError);
       return err.problems.map((p) => p.text);

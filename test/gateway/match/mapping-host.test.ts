@@ -10,19 +10,14 @@ import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { createAuthService, type AuthService } from '../../../src/auth';
 import { ConfigError, createGateway, type Gateway } from '../../../src/gateway';
-import { authRecord, basic, captureLogger, quickHash, usersFolder } from '../../auth/support';
-import {
-  close,
-  configOf,
-  echoModule,
-  listen,
-  mapping,
-  recordingUpstream,
-  registry,
-  send,
-  sendRaw,
-  type Echo,
-} from '../helpers';
+import { authRecord, configOf, mapping } from '../../support/records';
+import { basic, quickHash, usersFolder } from '../../support/credentials';
+import { memoryLogger } from '../../support/memory-logger';
+import { close, listen } from '../../support/server';
+import { echoModule, registry, type Echo } from '../../support/modules';
+import { recordingUpstream } from '../../support/upstreams';
+import { send, sendRaw } from '../../support/client';
+import { NO_BOUND_MS } from '../../support/polling';
 
 /** The problems a gateway is refused with for a Mapping of /v1/ to the in-process module `api` with `fields`. */
 function refusedOnModule(fields: Record<string, unknown>): string[] {
@@ -126,8 +121,9 @@ describe('gateway Mappings by host, against spellings of the Host', () => {
 
   before(async () => {
     auth = createAuthService({
+      maxWaitMs: NO_BOUND_MS,
       usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`),
-      logger: captureLogger(),
+      logger: memoryLogger(),
     });
     gateway = createGateway({
       modules: registry(auth, echoModule('app')),
@@ -227,8 +223,9 @@ describe('gateway Mappings by host, on the host modules are told of', () => {
 
   before(() => {
     auth = createAuthService({
+      maxWaitMs: NO_BOUND_MS,
       usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`),
-      logger: captureLogger(),
+      logger: memoryLogger(),
     });
   });
 
@@ -355,8 +352,9 @@ describe('gateway case_sensitive: false with auth', () => {
 
   before(async () => {
     auth = createAuthService({
+      maxWaitMs: NO_BOUND_MS,
       usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`),
-      logger: captureLogger(),
+      logger: memoryLogger(),
     });
     gateway = createGateway({
       modules: registry(auth, echoModule('api')),

@@ -5,8 +5,8 @@
  * `regex_rewrite`: which Mapping wins, and the path the upstream gets.
  */
 import assert from 'node:assert/strict';
-import { basic } from '../../auth/support';
-import { ADA, guardedRig, routingRig, type Rig } from './support';
+import { basic } from '../../support/credentials';
+import { ADA, guardedRig, routingRig, type Rig } from '../../support/routing-rig';
 
 describe('gateway Mappings by path pattern and exact path', () => {
   let rig: Rig;

@@ -4,8 +4,8 @@
  * Location's scheme, host, path and query.
  */
 import assert from 'node:assert/strict';
-import { basic } from '../../auth/support';
-import { ADA, guardedRig, routingRig, type Rig } from './support';
+import { basic } from '../../support/credentials';
+import { ADA, guardedRig, routingRig, type Rig } from '../../support/routing-rig';
 
 const redirect = (name: string, prefix: string, service: string, fields: Record<string, unknown> = {}) => ({
   name,

@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { createGateway, type Gateway } from '../../../src/gateway';
-import { close, configOf, echoModule, listen, mapping, recordingUpstream, registry, send, type Echo } from '../helpers';
+import { close, listen } from '../../support/server';
+import { configOf, mapping } from '../../support/records';
+import { echoModule, registry, type Echo } from '../../support/modules';
+import { recordingUpstream } from '../../support/upstreams';
+import { send } from '../../support/client';
 
 const LIMIT = 1024;
 const TOO_LARGE = {

@@ -9,7 +9,10 @@ import {
   unsafeEscape,
   withoutParameters,
 } from '../../../src/gateway/request/path';
-import { close, configOf, listen, mapping, recordingUpstream, send } from '../helpers';
+import { close, listen } from '../../support/server';
+import { configOf, mapping } from '../../support/records';
+import { recordingUpstream } from '../../support/upstreams';
+import { send } from '../../support/client';
 
 function rejects(path: string, detail: RegExp): void {
   assert.throws(

@@ -5,43 +5,19 @@
  */
 import assert from 'node:assert/strict';
 import type http from 'node:http';
-import net from 'node:net';
 import Koa from 'koa';
 import mount from 'koa-mount';
 import { createApiModule } from '../../../src/api';
 import { createAuthService, type AuthService } from '../../../src/auth';
 import { createGateway, type GatehouseModule, type Gateway } from '../../../src/gateway';
-import { basic, captureLogger, quickHash, usersFolder } from '../../auth/support';
-import { close, configOf, echoModule, listen, mapping, recordingUpstream, type Echo } from '../helpers';
-
-interface RawAnswer {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-  json: () => any; // eslint-disable-line @typescript-eslint/no-explicit-any
-}
-
-/** Sends `head` (request line and headers, `Connection: close` added) as written, and reads the answer to the end. */
-function raw(port: number, head: string): Promise<RawAnswer> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1', () => socket.write(`${head}\r\nConnection: close\r\n\r\n`));
-    let data = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => (data += chunk));
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const split = data.indexOf('\r\n\r\n');
-      const lines = data.slice(0, split).split('\r\n');
-      const headers: Record<string, string> = {};
-      for (const line of lines.slice(1)) {
-        const colon = line.indexOf(':');
-        headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
-      }
-      const body = data.slice(split + 4);
-      resolve({ status: Number(lines[0].split(' ')[1]), headers, body, json: () => JSON.parse(body) });
-    });
-  });
-}
+import { basic, quickHash, usersFolder } from '../../support/credentials';
+import { memoryLogger } from '../../support/memory-logger';
+import { close, listen } from '../../support/server';
+import { configOf, mapping } from '../../support/records';
+import { echoModule, type Echo } from '../../support/modules';
+import { recordingUpstream } from '../../support/upstreams';
+import { sendRaw } from '../../support/client';
+import { NO_BOUND_MS } from '../../support/polling';
 
 const get = (target: string, headers = 'Host: internal.test') => `GET ${target} HTTP/1.1\r\n${headers}`;
 
@@ -56,8 +32,9 @@ describe('gateway absolute-form request targets', () => {
 
   before(async () => {
     auth = createAuthService({
+      maxWaitMs: NO_BOUND_MS,
       usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`),
-      logger: captureLogger(),
+      logger: memoryLogger(),
     });
     upstream = await recordingUpstream((_req, res) => {
       reached++;
@@ -99,17 +76,17 @@ describe('gateway absolute-form request targets', () => {
   });
 
   it("builds the api's url fields from the target's authority, not Host", async () => {
-    const one = await raw(port, get('http://public.example:8443/v1/messages/1'));
-    assert.equal(one.status, 200, one.body);
+    const one = await sendRaw(port, get('http://public.example:8443/v1/messages/1'));
+    assert.equal(one.status, 200, one.text);
     assert.equal(one.json().url, 'http://public.example:8443/v1/messages/1');
-    const list = await raw(port, get('http://public.example/v1/messages/?limit=1'));
+    const list = await sendRaw(port, get('http://public.example/v1/messages/?limit=1'));
     assert.equal(list.json().items[0].url, 'http://public.example/v1/messages/1');
     assert.match(list.json().next, /^http:\/\/public\.example\/v1\/messages\/\?/);
   });
 
   it('routes as the origin form: same mapping, and a path that starts with /', async () => {
     const absolute = (
-      await raw(
+      await sendRaw(
         port,
         get(
           'http://public.example/v1/hotels/%2e%2e/hotels/x?q=1',
@@ -118,7 +95,10 @@ describe('gateway absolute-form request targets', () => {
       )
     ).json() as Echo;
     const origin = (
-      await raw(port, get('/v1/hotels/x?q=1', `Host: public.example\r\nAuthorization: ${basic('alice', 'wonderland')}`))
+      await sendRaw(
+        port,
+        get('/v1/hotels/x?q=1', `Host: public.example\r\nAuthorization: ${basic('alice', 'wonderland')}`),
+      )
     ).json() as Echo;
     assert.deepEqual(absolute, origin);
     assert.equal(absolute.url, '/v1/hotels/x?q=1');
@@ -131,15 +111,15 @@ describe('gateway absolute-form request targets', () => {
       ['http://public.example', '/'],
       ['http://public.example?x=1', '/?x=1'],
     ]) {
-      const seen = (await raw(port, get(target))).json() as Echo;
+      const seen = (await sendRaw(port, get(target))).json() as Echo;
       assert.equal(seen.mapping, 'root', target);
       assert.equal(seen.url, url, target);
     }
   });
 
   it('sends a remote upstream its own Host, the origin-form path, and the authority as X-Forwarded-Host', async () => {
-    const res = await raw(port, get('http://public.example:8443/open-remote/a/b?c=d'));
-    assert.equal(res.status, 200, res.body);
+    const res = await sendRaw(port, get('http://public.example:8443/open-remote/a/b?c=d'));
+    assert.equal(res.status, 200, res.text);
     const got = upstream.received.at(-1)!;
     assert.equal(got.url, '/a/b?c=d');
     assert.equal(got.headers.host, `127.0.0.1:${upstream.port}`);
@@ -147,12 +127,12 @@ describe('gateway absolute-form request targets', () => {
   });
 
   it('reads an empty port as the default one', async () => {
-    const res = await raw(port, get('http://public.example:/v1/messages/1'));
+    const res = await sendRaw(port, get('http://public.example:/v1/messages/1'));
     assert.equal(res.json().url, 'http://public.example/v1/messages/1');
   });
 
   it('names the authority in links when an HTTP/1.0 request sends no Host', async () => {
-    const res = await raw(port, 'GET http://public.example/v1/messages/2 HTTP/1.0');
+    const res = await sendRaw(port, 'GET http://public.example/v1/messages/2 HTTP/1.0');
     assert.equal(res.json().url, 'http://public.example/v1/messages/2');
   });
 
@@ -172,7 +152,7 @@ describe('gateway absolute-form request targets', () => {
   ];
   for (const target of guarded) {
     it(`answers ${target} without credentials with 401 or 400, and no backend sees it`, async () => {
-      const res = await raw(port, get(target, 'Host: internal.test\r\nX-Travel-User: alice'));
+      const res = await sendRaw(port, get(target, 'Host: internal.test\r\nX-Travel-User: alice'));
       assert.ok(res.status === 401 || res.status === 400, `status ${res.status}`);
       assert.equal(res.json().code, res.status);
       assert.equal(reached, 0);
@@ -185,7 +165,7 @@ describe('gateway absolute-form request targets', () => {
       'http://public.example/%2e%2e/v1/hotels/x',
       'http://public.example/v1/../../x',
     ]) {
-      const res = await raw(port, get(target));
+      const res = await sendRaw(port, get(target));
       assert.equal(res.status, 400, target);
       assert.deepEqual(res.json(), {
         code: 400,
@@ -198,7 +178,7 @@ describe('gateway absolute-form request targets', () => {
 
   it('answers 400 to a request with two Host lines, whatever their case, and no backend sees it', async () => {
     for (const second of ['Host: other.example', 'host: public.example', 'HOST: other.example']) {
-      const res = await raw(port, get('/v1/messages/1', `Host: public.example\r\n${second}`));
+      const res = await sendRaw(port, get('/v1/messages/1', `Host: public.example\r\n${second}`));
       assert.equal(res.status, 400, second);
       assert.deepEqual(res.json(), {
         code: 400,
@@ -207,7 +187,7 @@ describe('gateway absolute-form request targets', () => {
       });
     }
     assert.equal(reached, 0);
-    assert.equal((await raw(port, get('/v1/messages/1', 'Host: public.example'))).status, 200);
+    assert.equal((await sendRaw(port, get('/v1/messages/1', 'Host: public.example'))).status, 200);
   });
 
   it('answers 400 with the reason to a scheme other than http(s), user information, or no host[:port]', async () => {
@@ -219,7 +199,7 @@ describe('gateway absolute-form request targets', () => {
       ['http://public.example:x/v1/messages/1', 'the authority of the request target is no host[:port]'],
     ];
     for (const [target, detail] of cases) {
-      const res = await raw(port, get(target));
+      const res = await sendRaw(port, get(target));
       assert.equal(res.status, 400, target);
       assert.deepEqual(res.json(), { code: 400, message: '400: Bad Request', detail }, target);
     }
@@ -231,8 +211,8 @@ describe('gateway absolute-form request targets', () => {
     host.use(mount('/gw', gateway.app));
     const mounted = await listen(host.callback());
     try {
-      const res = await raw(mounted.port, get('http://public.example/gw/v1/messages/1'));
-      assert.equal(res.status, 200, res.body);
+      const res = await sendRaw(mounted.port, get('http://public.example/gw/v1/messages/1'));
+      assert.equal(res.status, 200, res.text);
       assert.equal(res.json().url, 'http://public.example/gw/v1/messages/1');
     } finally {
       await close(mounted.server);

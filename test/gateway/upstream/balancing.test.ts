@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
-import { deadPort, mapping, send } from '../helpers';
-import { testClock, testGateway, testResolver, testUpstream, type TestGateway, type TestUpstream } from './rig';
+import { freePort } from '../../support/ports';
+import { mapping } from '../../support/records';
+import { send } from '../../support/client';
+import { testClock } from '../../support/clock';
+import { testGateway, type TestGateway } from '../../support/reporting-gateway';
+import { testResolver } from '../../support/resolver';
+import { testUpstream, type TestUpstream } from '../../support/upstreams';
 
 /** Which upstream answered each of `n` requests to `path` (sent one after the other). */
 async function servedBy(
@@ -164,8 +169,13 @@ describe('several endpoints for one service', () => {
       '127.0.0.2',
     ]);
     assert.deepEqual(await servedBy(rig.base, '/eject/', 3), ['127.0.0.2', '127.0.0.2', '127.0.0.2']);
-    assert.deepEqual(rig.reported.ejections, [`cluster_eject_${a.address.replace(/[.:]/g, '_')} ${a.address}`]);
+    const cluster = `cluster_eject_${a.address.replace(/[.:]/g, '_')}`;
+    assert.deepEqual(rig.reported.ejections, [`${cluster} ${a.address}`]);
+    const health = () => rig.gateway.upstreams().find((u) => u.cluster === cluster);
+    assert.deepEqual(health(), { cluster, endpoints: 2, ejected: [a.address] });
     clock.advance(30_000);
+    // Back in as its time is up, before any request picks it again.
+    assert.deepEqual(health(), { cluster, endpoints: 2, ejected: [] });
     assert.ok((await servedBy(rig.base, '/eject/', 2)).includes('127.0.0.1'), 'back after 30 s');
     // Ejected a second time: for 60 s.
     await servedBy(rig.base, '/eject/', 10);
@@ -181,7 +191,7 @@ describe('several endpoints for one service', () => {
 describe('passive ejection of an endpoint that refuses connections', () => {
   it('ejects it as it ejects one that answers 5xx, and never the last half of a cluster', async () => {
     const live = await testUpstream();
-    const dead = await deadPort();
+    const dead = await freePort();
     const clock = testClock();
     const rig = await testGateway(
       [

@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
-import { close, listen, mapping, send } from '../helpers';
-import { testGateway, type TestGateway } from './rig';
+import { close, listen } from '../../support/server';
+import { mapping } from '../../support/records';
+import { send } from '../../support/client';
+import { testGateway, type TestGateway } from '../../support/reporting-gateway';
 
 /** Sends `request` as it is written and reads the whole reply, as bytes on the wire. */
 function rawExchange(port: number, request: string): Promise<string> {

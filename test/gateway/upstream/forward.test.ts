@@ -4,17 +4,17 @@ import { once } from 'node:events';
 import Koa from 'koa';
 import mount from 'koa-mount';
 import { createGateway, type Gateway } from '../../../src/gateway';
-import {
-  close,
-  configOf,
-  deadPort,
-  listen,
-  mapping,
-  partialAnswer,
-  recordingUpstream,
-  send,
-  type Received,
-} from '../helpers';
+import { close, listen } from '../../support/server';
+import { configOf, mapping } from '../../support/records';
+import { freePort } from '../../support/ports';
+import { partialAnswer, partialAnswerAfterHead, send } from '../../support/client';
+import { recordingUpstream, type Received } from '../../support/upstreams';
+
+/**
+ * The timeout_ms of the Mappings to an upstream that stalls after part of its answer, tried in turn:
+ * the bound counts from the request, and the answer's head must come before it for the case to be tested.
+ */
+const STALL_TIMEOUTS_MS = [150, 600, 2400, 9600];
 
 describe('gateway remote routing', () => {
   let gateway: Gateway;
@@ -58,7 +58,7 @@ describe('gateway remote routing', () => {
         if (req.url!.endsWith('/cut')) req.socket.destroy();
       });
     });
-    dead = await deadPort();
+    dead = await freePort();
     gateway = createGateway({
       config: configOf(
         mapping('/remote/', `${upstream.url}/base/`, {
@@ -71,7 +71,9 @@ describe('gateway remote routing', () => {
         mapping('/slow/', slow.url, { timeout_ms: 100 }),
         mapping('/dead/', `127.0.0.1:${dead}`),
         mapping('/broken/', broken.url),
-        mapping('/partial/', partial.url, { timeout_ms: 150 }),
+        ...STALL_TIMEOUTS_MS.map((ms) => mapping(`/stall-${ms}/`, partial.url, { timeout_ms: ms })),
+        // Hung up on by the upstream, not timed out: no timeout_ms to race on a loaded machine.
+        mapping('/cut-short/', partial.url, { rewrite: '/partial/' }),
         mapping('/unforwarded/', upstream.url, { remove_request_headers: 'Forwarded' }),
       ),
     });
@@ -236,11 +238,15 @@ describe('gateway remote routing', () => {
   });
 
   it('passes on the part of a small answer that came, then cuts it, as Envoy resets the stream, when it stops for longer than timeout_ms', async () => {
-    assert.deepEqual(await partialAnswer(base, '/partial/stall'), { status: 200, body: '{"half":', whole: false });
+    const answer = await partialAnswerAfterHead(
+      base,
+      STALL_TIMEOUTS_MS.map((ms) => `/stall-${ms}/stall`),
+    );
+    assert.deepEqual(answer, { status: 200, body: '{"half":', whole: false });
   });
 
   it('passes on the part of a small answer that came, then cuts it, when the upstream hangs up halfway through', async () => {
-    assert.deepEqual(await partialAnswer(base, '/partial/cut'), { status: 200, body: '{"half":', whole: false });
+    assert.deepEqual(await partialAnswer(base, '/cut-short/cut'), { status: 200, body: '{"half":', whole: false });
     assert.equal((await send(base, '/remote/x')).status, 200);
   });
 });

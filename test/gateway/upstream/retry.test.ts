@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { backoffMs, type RetryPolicy } from '../../../src/gateway/upstream/retry';
-import { deadPort, mapping, send } from '../helpers';
-import { testGateway, testUpstream, type TestGateway, type TestUpstream } from './rig';
+import { freePort } from '../../support/ports';
+import { mapping } from '../../support/records';
+import { send } from '../../support/client';
+import { testGateway, type TestGateway } from '../../support/reporting-gateway';
+import { testUpstream, type TestUpstream } from '../../support/upstreams';
 
 describe('retry_policy', () => {
   let up: TestUpstream;
@@ -19,7 +22,7 @@ describe('retry_policy', () => {
   before(async () => {
     up = await testUpstream();
     overloaded = await testUpstream('127.0.0.1', { 'x-envoy-overloaded': 'true' });
-    dead = await deadPort();
+    dead = await freePort();
     rig = await testGateway(
       [
         retrying('/5xx/', 'r5xx', { retry_on: '5xx', num_retries: 2 }),

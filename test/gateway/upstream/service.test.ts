@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
 import { createGateway, ConfigError } from '../../../src/gateway';
 import { parseServiceAddress } from '../../../src/gateway/upstream/service';
-import { configOf, echoModule, mapping, registry, send } from '../helpers';
-import { testGateway, testResolver, testUpstream, type TestGateway, type TestUpstream } from './rig';
+import { configOf, mapping } from '../../support/records';
+import { echoModule, registry } from '../../support/modules';
+import { send } from '../../support/client';
+import { testGateway, type TestGateway } from '../../support/reporting-gateway';
+import { testResolver } from '../../support/resolver';
+import { testUpstream, type TestUpstream } from '../../support/upstreams';
 
 const K8S = { clusterDomain: 'cluster.local' };
 

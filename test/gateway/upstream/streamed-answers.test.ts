@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
-import { mapping } from '../helpers';
-import { testGateway, type TestGateway } from './rig';
+import { mapping } from '../../support/records';
+import { testGateway, type TestGateway } from '../../support/reporting-gateway';
 
 /**
  * An upstream of raw bytes, on 127.0.0.1 and 127.0.0.2 at one port (two
@@ -92,7 +92,7 @@ describe('answers streamed from a remote upstream', () => {
       upstream.destroy();
       let body = '';
       const ended = await new Promise<string>((resolve) => {
-        res.on('data', (chunk: Buffer) => (body += chunk));
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
         res.on('end', () => resolve('end'));
         res.on('aborted', () => resolve('aborted'));
         res.on('error', () => resolve('error'));

@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import { close, listen, mapping, partialAnswer, send, type Answer } from '../helpers';
-import { testGateway, testUpstream, type TestGateway, type TestUpstream } from './rig';
+import { close, listen } from '../../support/server';
+import { mapping } from '../../support/records';
+import { partialAnswerAfterHead, send, type Answer } from '../../support/client';
+import { testGateway, type TestGateway } from '../../support/reporting-gateway';
+import { testUpstream, type TestUpstream } from '../../support/upstreams';
 
 /** Sends `sent` of a body said to be `declared` bytes long, then nothing more, and reads the answer. */
 function stalledUpload(base: string, path: string, declared: number, sent: string): Promise<Answer> {
@@ -31,6 +34,9 @@ function stalledUpload(base: string, path: string, declared: number, sent: strin
     req.write(sent);
   });
 }
+
+/** The idle_timeout_ms of the Mappings to an upstream that stops after half its answer, tried in turn. */
+const PARTIAL_IDLE_MS = [150, 600, 2400, 9600];
 
 describe('connection timeouts and lifetimes', () => {
   let up: TestUpstream;
@@ -62,8 +68,10 @@ describe('connection timeouts and lifetimes', () => {
         idle_timeout_ms: 100,
         retry_policy: { retry_on: '5xx' },
       }),
-      // Long enough that the half sent at once is never late on a busy machine: the silence after it is what ends the answer.
-      mapping('/partial/', partial.url, { name: 'partial', timeout_ms: 0, idle_timeout_ms: 1000 }),
+      // The silence after the half sent at once is what must end the answer: see partialAnswerAfterHead.
+      ...PARTIAL_IDLE_MS.map((ms) =>
+        mapping(`/partial-${ms}/`, partial.url, { name: `partial-${ms}`, timeout_ms: 0, idle_timeout_ms: ms }),
+      ),
       mapping('/cluster-idle/', `http://${lasting.address}`, { name: 'cluster-idle', cluster_idle_timeout_ms: 100 }),
       mapping('/lifetime/', `http://${lasting.address}`, { name: 'lifetime', cluster_max_connection_lifetime_ms: 100 }),
     ]);
@@ -101,7 +109,10 @@ describe('connection timeouts and lifetimes', () => {
   });
 
   it('passes on the part of an answer that came, then cuts it, as Envoy resets the stream, when it stops for idle_timeout_ms before its end', async () => {
-    const answer = await partialAnswer(rig.base, '/partial/');
+    const answer = await partialAnswerAfterHead(
+      rig.base,
+      PARTIAL_IDLE_MS.map((ms) => `/partial-${ms}/`),
+    );
     assert.deepEqual(answer, { status: 200, body: '{"half":', whole: false });
   });
 

@@ -9,8 +9,11 @@
 import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { createGateway, type Gateway } from '../../../src/gateway';
-import { exchange, WEBSOCKET_HEADERS as WEBSOCKET } from '../../gatehouse/support/websocket';
-import { close, configOf, echoModule, listen, mapping, recordingUpstream, registry, type Received } from '../helpers';
+import { exchange, WEBSOCKET_HEADERS as WEBSOCKET } from '../../support/websocket';
+import { close, listen } from '../../support/server';
+import { configOf, mapping } from '../../support/records';
+import { echoModule, registry } from '../../support/modules';
+import { recordingUpstream, type Received } from '../../support/upstreams';
 
 describe('gateway Upgrade requests', () => {
   let gateway: Gateway;

@@ -8,7 +8,8 @@ import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import request from 'supertest';
 import { createServiceApp, linearQuery, parseQuery } from '../../../src/http';
-import { startGatehouse, DEMO_CONFIG } from '../../gatehouse/support/running';
+import { startGatehouse } from '../../support/gatehouse';
+import { DEMO_CONFIG } from '../../support/config-folder';
 
 /** `ctx.query` of a request for `url` on `app`, without a server. */
 function queryOf(app: Koa, url: string): unknown {

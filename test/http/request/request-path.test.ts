@@ -15,7 +15,7 @@ function contextFor(url: string): Context {
     setHeader: () => undefined,
     removeHeader: () => undefined,
   } as unknown as ServerResponse;
-  return new Koa().createContext(req, res) as Context;
+  return new Koa().createContext(req, res);
 }
 
 const URLS = [

@@ -9,8 +9,8 @@ import {
   type RateLimitService,
 } from '../../../src/ratelimit';
 import { methodOf } from '../../../src/ratelimit/grpc/protos';
-import { grpcClients, unary, type Clients } from '../support/grpc-clients';
-import { memoryLogger } from '../support/silent';
+import { grpcClients, unary, type Clients } from '../../support/grpc-clients';
+import { memoryLogger } from '../../support/memory-logger';
 
 const LIMITS = [{ domain: 'd', descriptors: [{ key: 'k', rate_limit: { unit: 'day', requests_per_unit: 5 } }] }];
 

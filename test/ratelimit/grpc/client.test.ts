@@ -12,10 +12,11 @@ import {
   type RateLimitService,
 } from '../../../src/ratelimit';
 import { performance } from 'node:perf_hooks';
-import { grpcClients, unary } from '../support/grpc-clients';
-import { freePort } from '../support/redis-server';
-import { memoryLogger } from '../support/silent';
-import { startSlowServer } from '../support/slow-server';
+import { grpcClients, unary } from '../../support/grpc-clients';
+import { freePort } from '../../support/ports';
+import { memoryLogger } from '../../support/memory-logger';
+import { startSlowServer } from '../../support/slow-ratelimit-server';
+import { NO_BOUND_MS } from '../../support/polling';
 
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'envoy-config');
 
@@ -27,7 +28,7 @@ describe('rate-limit gRPC client', () => {
   before(async () => {
     service = createRateLimitService({ limitsDir: FIXTURE, logger: memoryLogger() });
     server = createRateLimitGrpcServer(service, { port: 0 });
-    client = createRateLimitClient(`127.0.0.1:${await server.start()}`, { timeoutMs: 1000 });
+    client = createRateLimitClient(`127.0.0.1:${await server.start()}`, { timeoutMs: NO_BOUND_MS });
   });
   after(async () => {
     client.close();

@@ -10,8 +10,8 @@ import {
 } from '../../../src/ratelimit';
 import { mapEntryName, resolveReference } from '../../../src/ratelimit/grpc/reflection';
 import { FileDescriptorProto, type IDescriptorProto, type IFileDescriptorProto } from 'protobufjs/ext/descriptor';
-import { grpcClients, listServices, reflect, unary, type Clients } from '../support/grpc-clients';
-import { memoryLogger } from '../support/silent';
+import { grpcClients, listServices, reflect, unary, type Clients } from '../../support/grpc-clients';
+import { memoryLogger } from '../../support/memory-logger';
 
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'envoy-config');
 const request = (value: string) => ({ domain: 'messaging', descriptors: [{ entries: [{ key: 'client', value }] }] });

@@ -9,7 +9,7 @@ import {
   type RateLimitGrpcServer,
 } from '../../../src/ratelimit';
 import { methodOf } from '../../../src/ratelimit/grpc/protos';
-import { memoryLogger } from '../support/silent';
+import { memoryLogger } from '../../support/memory-logger';
 
 const LIMITS = [{ domain: 'd', descriptors: [{ key: 'k', rate_limit: { unit: 'minute', requests_per_unit: 1 } }] }];
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createRateLimitService, findRule, loadLimitsDir, type LoadedLimits } from '../../../src/ratelimit';
-import { limitsRefusal, withLimitsFile } from '../support/limits-file';
-import { memoryLogger } from '../support/silent';
+import { limitsRefusal, withLimitsFile } from '../../support/limits-file';
+import { memoryLogger } from '../../support/memory-logger';
 import { timeGrowth } from '../../support/growth';
 
 /** Loads one ratelimit.yaml holding `text`. */

@@ -4,10 +4,12 @@
  * added headers as `v3alpha1` stores them (`{value, append,
  * v2Representation}`), CORS policies with `v2CommaSeparatedOrigins`, v2's
  * longhand `{generic_key, v3Key}` labels, `ambassador_id` as a name or a
- * list, and a service's `host:port` as Emissary's Linkerd header names it.
+ * list, a service's `host:port` as Emissary's Linkerd header names it, and
+ * a service with a path, of which Emissary reads the host and port alone.
  * Anything not in those spellings is returned as it is, for the record's
  * schema to judge.
  */
+import type { FieldNote } from './types';
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -20,7 +22,8 @@ export function addedHeaders(raw: unknown): unknown {
   for (const [name, value] of Object.entries(raw)) {
     if (value === null) out[name] = '';
     else if (isPlainObject(value)) {
-      const { v2Representation: _stored, ...rest } = value;
+      const rest = { ...value };
+      delete rest.v2Representation;
       out[name] = 'value' in rest ? rest : { ...rest, value: '' };
     } else out[name] = value;
   }
@@ -30,7 +33,8 @@ export function addedHeaders(raw: unknown): unknown {
 /** A CORS policy: `v2CommaSeparatedOrigins` (how v3alpha1 remembers a v2 `"a,b"`) dropped. */
 export function corsPolicy(raw: unknown): unknown {
   if (!isPlainObject(raw)) return raw;
-  const { v2CommaSeparatedOrigins: _stored, ...rest } = raw;
+  const rest = { ...raw };
+  delete rest.v2CommaSeparatedOrigins;
   return rest;
 }
 
@@ -46,13 +50,49 @@ export function labelList(raw: unknown): unknown {
   return Array.isArray(raw) ? raw.map(label) : raw;
 }
 
-/** `labels: {<domain>: [{<group>: [<label>...]}]}`, each label in a spelling the gateway reads. */
-export function labels(raw: unknown): unknown {
+/** The actions a v3alpha1 label specifier holds, one of them each (its schema's properties). */
+const LABEL_SPECIFIERS = ['request_headers', 'generic_key', 'remote_address', 'source_cluster', 'destination_cluster'];
+
+/**
+ * A v3alpha1 resource's label with keys beside its action and no value
+ * (`- x-user:` written above `request_headers:` at the same indent, as
+ * Emissary's rate-limit tutorial has it): Kubernetes prunes the keys its
+ * schema does not know, and Emissary reads the action alone. The pruned
+ * names are said to `pruned`.
+ */
+function prunedLabel(raw: unknown, pruned: (names: string[]) => void): unknown {
+  if (!isPlainObject(raw)) return raw;
+  const keys = Object.keys(raw);
+  const actions = keys.filter((k) => LABEL_SPECIFIERS.includes(k));
+  const others = keys.filter((k) => !LABEL_SPECIFIERS.includes(k));
+  if (keys.length < 2 || actions.length !== 1 || others.some((k) => raw[k] !== null)) return raw;
+  pruned(others);
+  return { [actions[0]]: raw[actions[0]] };
+}
+
+/**
+ * `labels: {<domain>: [{<group>: [<label>...]}]}`, each label in a spelling
+ * the gateway reads; with `pruned`, a resource's labels as Kubernetes keeps
+ * them, each pruned key said with its path under `labels`.
+ */
+export function labels(raw: unknown, pruned?: (path: string, names: string[]) => void): unknown {
   if (!isPlainObject(raw)) return raw;
   const out: Record<string, unknown> = {};
   for (const [domain, groups] of Object.entries(raw)) {
     out[domain] = Array.isArray(groups)
-      ? groups.map((group) => (isPlainObject(group) ? Object.fromEntries(Object.entries(group).map(([name, list]) => [name, labelList(list)])) : group))
+      ? groups.map((group: unknown, g) =>
+          isPlainObject(group)
+            ? Object.fromEntries(
+                Object.entries(group).map(([name, list]) => {
+                  if (pruned === undefined || !Array.isArray(list)) return [name, labelList(list)];
+                  const kept = list.map((one: unknown, i) =>
+                    prunedLabel(one, (names) => pruned(`${domain}.${g}.${name}.${i}`, names)),
+                  );
+                  return [name, labelList(kept)];
+                }),
+              )
+            : group,
+        )
       : groups;
   }
   return out;
@@ -88,4 +128,41 @@ export function serviceHostPort(service: string): string | undefined {
   if (!m) return undefined;
   const [, scheme, host, port] = m;
   return `${host}:${port ?? (scheme?.toLowerCase() === 'https' ? '443' : '80')}`;
+}
+
+/**
+ * A service with what follows its host and port (a path, a query, a
+ * fragment) cut off, as Emissary reads it ("ignoring everything but the host
+ * and port"), and what was cut; `cut` is '' when there was nothing to cut.
+ */
+export function serviceWithoutPath(service: string): { service: string; cut: string } {
+  const m = /^((?:[a-z][a-z0-9+.-]*:\/\/)?[^/?#]*)(.*)$/i.exec(service)!;
+  // A lone trailing slash is no path: `http://quote/` is `http://quote`.
+  return m[2] === '/' || m[2] === '' ? { service, cut: '' } : { service: m[1], cut: m[2] };
+}
+
+/** A record's `service` (or `auth_service`) as Emissary reads it: host and port, a note saying what of it is ignored. */
+export function hostAndPort(field: string, value: unknown, notes: FieldNote[]): unknown {
+  if (typeof value !== 'string') return value;
+  const { service, cut } = serviceWithoutPath(value);
+  if (cut !== '') {
+    notes.push({ field, note: `${cut} is ignored: Emissary reads a service's host and port alone, and warns of the rest` });
+  }
+  return service;
+}
+
+/**
+ * `keepalive` as Emissary reads it: `time`, which Emissary's documentation
+ * writes but its schema names `idle_time`, is dropped with a note, as
+ * Kubernetes prunes it and Emissary never reads it.
+ */
+export function keepaliveAsRead(field: string, value: unknown, notes: FieldNote[]): unknown {
+  if (!isPlainObject(value) || !('time' in value)) return value;
+  const rest = { ...value };
+  delete rest.time;
+  notes.push({
+    field: `${field}.time`,
+    note: "ignored, as Emissary ignores it: its keepalive names the idle time idle_time (Kubernetes prunes time); write idle_time to set it",
+  });
+  return rest;
 }

@@ -110,7 +110,7 @@ function bySlot(): (readonly OwnedName[] | undefined)[] {
   const names = [...CLIENT_CERT_HEADERS, ...FORWARDING_HEADERS];
   const longest = Math.max(...names.map((name) => name.length));
   // Dense, so that a look-up past every name is a bounds check, not a hole.
-  const table: (OwnedName[] | undefined)[] = new Array(slot(longest + 1, 0)).fill(undefined);
+  const table = new Array<OwnedName[] | undefined>(slot(longest + 1, 0)).fill(undefined);
   const add = (name: string, trustedFromProxy: boolean) =>
     (table[slot(name.length, name.charCodeAt(name.length - 1))] ??= []).push({ name, trustedFromProxy });
   for (const name of CLIENT_CERT_HEADERS) add(name, false);

@@ -133,6 +133,7 @@ export interface RoutedBy {
   headers: IncomingHttpHeaders;
   host: string | undefined;
   query: string;
+  scheme: string;
 }
 
 /**
@@ -161,5 +162,6 @@ export async function refuseBodyOverride(
   const { bytes } = await peekBody(req, maxBytes);
   // As a backend that undoes its Content-Encoding reads it.
   const named = bodyOverrides(by.headers['content-type'], decodedBody(bytes, by.headers['content-encoding'], maxBytes));
-  if (named !== undefined) table.matchAlike(by.path, by.plain, by.method, by.headers, by.host, named, by.query);
+  if (named !== undefined)
+    table.matchAlike(by.path, by.plain, by.method, by.headers, by.host, named, by.query, by.scheme);
 }

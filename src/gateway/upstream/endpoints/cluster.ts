@@ -40,6 +40,8 @@ export interface ClusterSettings {
   readonly family: AddressFamily;
   /** `dns_type: logical_dns`: only the first address of a name is used. */
   readonly logicalDns: boolean;
+  /** `respect_dns_ttl`: a name is looked up again once its records' TTL has passed. */
+  readonly respectDnsTtl: boolean;
 }
 
 /** One source of endpoints: an IP address, or a name and what it resolves to. */
@@ -101,7 +103,15 @@ export class Cluster implements EjectionState {
       if (source.address !== undefined) {
         this.fixed.push(this.endpointFor(source.address, source.port, new Map()));
       } else {
-        const dns = new DnsName(source.lookups!, settings.family, context.resolve, context.now, () => this.rebuild());
+        const rebuild = () => this.rebuild();
+        const dns = new DnsName(
+          source.lookups!,
+          settings.family,
+          context.resolve,
+          context.now,
+          rebuild,
+          settings.respectDnsTtl,
+        );
         this.names.push({ dns, port: source.port });
       }
     }
@@ -155,6 +165,13 @@ export class Cluster implements EjectionState {
       return;
     }
     if (countFailure(this, endpoint, this.context.now())) this.context.events.ejected?.(this.name, endpoint.key);
+  }
+
+  /** How many endpoints it has, and which of them are ejected now (for diagnostics). */
+  health(): { endpoints: number; ejected: string[] } {
+    const now = this.context.now();
+    const ejected = this.endpoints.filter((e) => e.ejectedUntil > now).map((e) => e.key);
+    return { endpoints: this.endpoints.length, ejected };
   }
 
   /** Closes every pool: gracefully (they finish what they carry), or at once with `force`. */

@@ -84,6 +84,7 @@ export function clusterSettings(m: MappingRecord, address: ServiceAddress): Clus
     hashOn: hashOn(m),
     family: family(m),
     logicalDns: m.dns_type === 'logical_dns',
+    respectDnsTtl: m.respect_dns_ttl === true,
   };
 }
 

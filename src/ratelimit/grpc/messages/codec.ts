@@ -49,6 +49,10 @@ export interface ProtoResponse {
   headers?: { key: string; value: string }[];
   /** envoy v3 */
   dynamic_metadata?: ProtoStruct | null;
+  /** envoy v3 */
+  request_headers_to_add?: { key: string; value: string }[];
+  /** envoy v3 */
+  raw_body?: Buffer | Uint8Array;
 }
 
 /** The whole seconds of a duration of `ms` milliseconds (fractions of a millisecond dropped). */
@@ -134,5 +138,8 @@ export function responseFromProto(msg: ProtoResponse): RateLimitResponse {
   const headers = msg.response_headers_to_add ?? msg.headers;
   if (headers?.length) response.responseHeadersToAdd = headers.map((h) => ({ key: h.key, value: h.value }));
   if (msg.dynamic_metadata) response.dynamicMetadata = fromProtoStruct(msg.dynamic_metadata);
+  const added = msg.request_headers_to_add;
+  if (added?.length) response.requestHeadersToAdd = added.map((h) => ({ key: h.key, value: h.value }));
+  if (msg.raw_body && msg.raw_body.length > 0) response.rawBody = Buffer.from(msg.raw_body);
   return response;
 }

@@ -4,8 +4,8 @@
  * another gateway are skipped, not refused, and listed as such.
  */
 import assert from 'node:assert/strict';
-import { serviceManifest } from '../../helpers';
-import { asAnnotation, asResources, loaded, problems, type Fixture } from './support';
+import { serviceManifest } from '../../../support/records';
+import { asAnnotation, asResources, loaded, problems, type Fixture } from '../../../support/emissary';
 
 const mapping = (name: string, ambassadorId?: unknown): Fixture => ({
   kind: 'Mapping',

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { readEmissaryDocument } from '../../../../src/gateway/config/emissary';
 import { parse } from 'yaml';
-import { asAnnotation, asResources, emissaryRig, FORMS, loaded, notesOf, problems, routeTo, written, type Fixture } from './support';
+import { asAnnotation, asResources, emissaryRig, FORMS, loaded, notesOf, problems, routeTo, written, type Fixture } from '../../../support/emissary';
 
 const base = { prefix: '/quote/', service: '127.0.0.1:9001' };
 const quote = (spec: Record<string, unknown>, apiVersion?: string): Fixture => ({ kind: 'Mapping', name: 'quote', spec: { ...base, ...spec }, ...(apiVersion ? { apiVersion } : {}) });
@@ -113,10 +113,10 @@ describe('Emissary Mapping fields', () => {
 
   it('drops with a note the fields that change nothing here, and refuses those it cannot serve, by name', () => {
     const result = loaded(
-      asResources(quote({ stats_name: 'q', auth_context_extensions: { team: 'a' }, bypass_error_response_overrides: true, grpc: false, auto_host_rewrite: false })),
+      asResources(quote({ stats_name: 'q', auth_context_extensions: { team: 'a' }, grpc: false, auto_host_rewrite: false })),
     );
     const notes = notesOf(result, 'quote');
-    for (const field of ['stats_name', 'auth_context_extensions', 'bypass_error_response_overrides', 'grpc', 'auto_host_rewrite']) {
+    for (const field of ['stats_name', 'auth_context_extensions', 'grpc', 'auto_host_rewrite']) {
       assert.ok(notes.some((n) => n.startsWith(`spec.${field}: `)), field);
     }
     assert.ok(notesOf(loaded(asAnnotation('s', quote({ v3StatsName: 'q' }))), 'quote').some((n) => n.startsWith('v3StatsName: ignored')));

@@ -4,7 +4,7 @@
  * Host and headers the upstream gets, and the redirect a client gets.
  */
 import assert from 'node:assert/strict';
-import { emissaryRig, FORMS, routeTo, written, type EmissaryRig, type Form } from './support';
+import { emissaryRig, FORMS, routeTo, written, type EmissaryRig, type Form } from '../../../support/emissary';
 
 /** The Mappings of the tests, each field in the spelling of `form`'s apiVersion. */
 function mappings(form: Form, up: string) {
@@ -15,6 +15,9 @@ function mappings(form: Form, up: string) {
     routeTo(up, 'garden-gold', { prefix: '/garden/', precedence: 5, headers: { 'x-tier': 'gold' } }),
     routeTo(up, 'orders-post', { prefix: '/orders/', method: 'POST' }),
     routeTo(up, 'orders', { prefix: '/orders/' }),
+    // One long header outweighs two short ones, as Emissary weighs them: by length, not count.
+    routeTo(up, 'shelf-two', v2 ? { prefix: '/shelf/', headers: { 'x-a': true, 'x-b': true } } : { prefix: '/shelf/', headers: { 'x-a': 'y', 'x-b': 'y' } }),
+    routeTo(up, 'shelf-long', { prefix: '/shelf/', headers: { 'x-warehouse': 'north-east-annex' } }),
     // "Any value": v2 writes true; v3alpha1 keeps the name in v2BoolHeaders beside the pattern .*
     routeTo(up, 'beta', v2 ? { prefix: '/beta/', headers: { 'x-beta': true } } : { prefix: '/beta/', v2BoolHeaders: ['x-beta'], regex_headers: { 'x-beta': '.*' } }),
     routeTo(up, 'agents', { prefix: '/agents/', regex_headers: { 'user-agent': 'curl/[0-9.]+' } }),
@@ -50,6 +53,12 @@ for (const form of FORMS) {
       assert.deepEqual([rake.route, rake.received?.url], ['garden-tools', '/garden/tools/rake']);
       const gold = await rig.call('/garden/tools/rake', { headers: { 'X-Tier': 'gold' } });
       assert.deepEqual([gold.route, gold.received?.url], ['garden-gold', '/tools/rake']);
+    });
+
+    it('orders Mappings of one prefix by the length of their header matchers, not their count, as Emissary does', async () => {
+      const both = { 'X-A': 'y', 'X-B': 'y', 'X-Warehouse': 'north-east-annex' };
+      assert.equal((await rig.call('/shelf/1', { headers: both })).route, 'shelf-long');
+      assert.equal((await rig.call('/shelf/1', { headers: { 'X-A': 'y', 'X-B': 'y' } })).route, 'shelf-two');
     });
 
     it('routes by method, by a header present with any value, by header and query patterns, and by a hostname glob', async () => {

@@ -5,8 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { createGateway } from '../../../../src/gateway';
-import { close, echoModule, listen, recordingUpstream, registry, send } from '../../helpers';
-import { asAnnotation, asResources, emissaryRig, FORMS, loaded, notesOf, problems, written, type Fixture } from './support';
+import { close, listen } from '../../../support/server';
+import { echoModule, registry } from '../../../support/modules';
+import { recordingUpstream } from '../../../support/upstreams';
+import { send } from '../../../support/client';
+import { asAnnotation, asResources, emissaryRig, FORMS, loaded, notesOf, problems, written, type Fixture } from '../../../support/emissary';
 
 const moduleOf = (config: Record<string, unknown>, name = 'ambassador'): Fixture => ({ kind: 'Module', name, spec: { config } });
 const quote = (name: string, spec: Record<string, unknown> = {}): Fixture => ({ kind: 'Mapping', name, spec: { prefix: `/${name}/`, service: '127.0.0.1:9001', ...spec } });
@@ -108,9 +111,8 @@ describe("Emissary's ambassador Module", () => {
   });
 
   it('refuses by name the fields whose absence a client would feel, and an unknown field', () => {
-    const config = { ip_allow: [{ peer: '127.0.0.1' }], x_forwarded_proto_redirect: true, use_proxy_proto: false, lua_scripts: 'x', enable_grpc_web: true, lightspeed: 1 };
+    const config = { x_forwarded_proto_redirect: true, use_proxy_proto: false, lua_scripts: 'x', enable_grpc_web: true, lightspeed: 1 };
     assert.deepEqual(problems(asResources(moduleOf(config))), [
-      'config/emissary.yaml: Module ambassador: spec.config.ip_allow: not supported: requests are not filtered by address here; filter them in front of the gateway, or remove the field',
       'config/emissary.yaml: Module ambassador: spec.config.x_forwarded_proto_redirect: not supported: plain HTTP is not redirected to HTTPS here; serve HTTPS alone (--tls-cert, --tls-key), or redirect in front of the gateway',
       'config/emissary.yaml: Module ambassador: spec.config.lua_scripts: not supported: there is no Envoy to run Lua scripts',
       'config/emissary.yaml: Module ambassador: spec.config.enable_grpc_web: not supported: gRPC upstreams are not proxied',
@@ -119,10 +121,10 @@ describe("Emissary's ambassador Module", () => {
   });
 
   it('ignores with a note the settings of how Envoy runs, and those at their default', () => {
-    const result = loaded(asResources(moduleOf({ diag_port: 8877, envoy_log_type: 'json', gzip: { min_content_length: 32 }, xff_num_trusted_hops: 1, enable_ipv6: false })));
+    const result = loaded(asResources(moduleOf({ diag_port: 8877, envoy_log_type: 'json', gzip: { min_content_length: 32 }, xff_num_trusted_hops: 1, enable_ipv6: false, grpc_stats: { all_methods: true } })));
     assert.deepEqual(
       notesOf(result, 'ambassador').map((n) => n.slice(0, n.indexOf(': ignored'))),
-      ['spec.config.diag_port', 'spec.config.envoy_log_type', 'spec.config.gzip', 'spec.config.xff_num_trusted_hops', 'spec.config.enable_ipv6'],
+      ['spec.config.diag_port', 'spec.config.envoy_log_type', 'spec.config.gzip', 'spec.config.xff_num_trusted_hops', 'spec.config.enable_ipv6', 'spec.config.grpc_stats'],
     );
   });
 

@@ -4,12 +4,12 @@
  * where a client or upstream would feel their absence.
  */
 import assert from 'node:assert/strict';
-import { asResources, loaded, notesOf, problems, type Fixture } from './support';
+import { asResources, loaded, notesOf, problems, type Fixture } from '../../../support/emissary';
 
 const of = (kind: string, spec: Record<string, unknown>, name = kind.toLowerCase()): Fixture => ({ kind, name, spec });
 
 describe('Emissary kinds that become no record', () => {
-  it('reads a Listener, a Host without TLS, the resolvers and the log and tracing services, with what each field stands for', () => {
+  it('reads a Listener, a Host without TLS, the resolvers and the log service, with what each field stands for', () => {
     const result = loaded(
       asResources(
         of('Listener', { port: 8080, protocol: 'HTTPS', securityModel: 'XFP', hostBinding: { namespace: { from: 'ALL' } } }),
@@ -18,13 +18,12 @@ describe('Emissary kinds that become no record', () => {
         of('KubernetesEndpointResolver', {}),
         of('ConsulResolver', { address: 'consul:8500', datacenter: 'dc1' }),
         of('LogService', { service: 'logs:9000', driver: 'http' }),
-        of('TracingService', { service: 'zipkin:9411', driver: 'zipkin' }),
       ),
     );
-    assert.deepEqual([result.config.mappings.length, result.emissary?.records.length], [0, 7]);
+    assert.deepEqual([result.config.mappings.length, result.emissary?.records.length], [0, 6]);
     assert.deepEqual(notesOf(result, 'listener').map((n) => n.slice(0, n.indexOf(':'))), ['spec.port', 'spec.protocol', 'spec.securityModel', 'spec.hostBinding']);
     assert.deepEqual(notesOf(result, 'host'), ["spec.hostname: ignored: every host is served, and a Mapping's hostname chooses the hosts it takes"]);
-    assert.equal(result.emissary?.records.find((r) => r.kind === 'TracingService')?.became, 'nothing: requests are not traced');
+    assert.equal(result.emissary?.records.find((r) => r.kind === 'LogService')?.became, 'nothing: the access log is written on stdout, one JSON line a request');
   });
 
   it('refuses a Host that terminates TLS, redirects or rejects cleartext, or chooses Mappings by label', () => {

@@ -7,8 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { createRateLimitGrpcServer, createRateLimitService, type RateLimitGrpcServer, type RateLimitRequest, type RateLimitService } from '../../../../src/ratelimit';
-import { memoryLogger } from '../../../ratelimit/support/silent';
-import { emissaryRig, FORMS, loaded, notesOf, written, type EmissaryRig, type Form } from './support';
+import { memoryLogger } from '../../../support/memory-logger';
+import { emissaryRig, FORMS, loaded, notesOf, problems, written, type EmissaryRig, type Form } from '../../../support/emissary';
 
 /** The descriptors of the requests the service got, as `key=value` lists. */
 function descriptors(requests: readonly RateLimitRequest[]): string[][] {
@@ -24,6 +24,21 @@ function fixtures(form: Form, up: string, rls: string) {
     { kind: 'Module', name: 'ambassador', spec: { config: { default_labels: { ambassador: { defaults: [v2 ? 'source_cluster' : { source_cluster: { key: 'source_cluster' } }] } } } } },
     { kind: 'Mapping', name: 'catalog', spec: { prefix: '/catalog/', service: up, labels: { ambassador: [{ per_tenant: [tenantLabel, catalogLabel] }, { peers: [v2 ? 'remote_address' : { remote_address: { key: 'remote_address' } }] }] } } },
     { kind: 'Mapping', name: 'plain', spec: { prefix: '/plain/', service: up } },
+    // The rate-limit tutorial's form: an action under a name of the label's own.
+    {
+      kind: 'Mapping',
+      name: 'backend',
+      spec: {
+        prefix: '/backend/',
+        service: up,
+        labels: {
+          ambassador: [
+            { request_label_group: [{ 'x-ambassador-test-allow': { request_headers: { key: 'x-ambassador-test-allow', header_name: 'x-ambassador-test-allow' } } }] },
+            { keyed: [{ generic_key: { value: 'backend' } }, { the_key: { generic_key: { key: 'zone', value: 'north' } } }] },
+          ],
+        },
+      },
+    },
     { kind: 'Mapping', name: 'kitchen', spec: { prefix: '/kitchen/', service: up, labels: { ambassador: [{ where: [v2 ? 'destination_cluster' : { destination_cluster: { key: 'destination_cluster' } }] }] } } },
   ];
 }
@@ -41,7 +56,15 @@ for (const form of FORMS) {
         limits: [
           {
             domain: 'ambassador',
-            descriptors: [{ key: 'source_cluster', descriptors: [{ key: 'tenant', value: 'tiny', descriptors: [{ key: 'area', rate_limit: { unit: 'hour', requests_per_unit: 1 } }] }] }],
+            descriptors: [
+              {
+                key: 'source_cluster',
+                descriptors: [
+                  { key: 'tenant', value: 'tiny', descriptors: [{ key: 'area', rate_limit: { unit: 'hour', requests_per_unit: 1 } }] },
+                  { key: 'x-ambassador-test-allow', value: 'probably', rate_limit: { unit: 'hour', requests_per_unit: 1 } },
+                ],
+              },
+            ],
           },
         ],
       });
@@ -88,6 +111,18 @@ for (const form of FORMS) {
       assert.deepEqual(descriptors(seen), [['source_cluster=gatehouse', `destination_cluster=cluster_${rig.upstream.replace(/[.:]/g, '_')}`]]);
     });
 
+    it("reads the rate-limit tutorial's label form and generic_key with and without key, and the tutorial's limit holds", async () => {
+      const allowed = await rig.call('/backend/', { headers: { 'X-Ambassador-Test-Allow': 'true' } });
+      assert.deepEqual(descriptors(seen), [
+        ['source_cluster=gatehouse', 'x-ambassador-test-allow=true'],
+        ['source_cluster=gatehouse', 'generic_key=backend', 'zone=north'],
+      ]);
+      const first = await rig.call('/backend/', { headers: { 'X-Ambassador-Test-Allow': 'probably' } });
+      const second = await rig.call('/backend/', { headers: { 'X-Ambassador-Test-Allow': 'probably' } });
+      assert.deepEqual([allowed.status, first.status, second.status], [200, 200, 429]);
+      assert.equal(second.answer.headers['x-envoy-ratelimited'], 'true');
+    });
+
     it('answers 429 once the service says the limit is reached', async () => {
       const first = await rig.call('/catalog/lamps', { headers: { 'X-Tenant': 'tiny' } });
       const second = await rig.call('/catalog/lamps', { headers: { 'X-Tenant': 'tiny' } });
@@ -98,16 +133,93 @@ for (const form of FORMS) {
 }
 
 describe("Emissary's RateLimitService fields", () => {
-  it("reads grpc.use_resource_exhausted_code (Emissary 3's gRPC status over a limit) with a note, in either form", () => {
+  it("keeps grpc.use_resource_exhausted_code (Emissary 3's gRPC status over a limit) on the record, with a note, in either form", () => {
     const limits = { kind: 'RateLimitService', name: 'limits', spec: { service: '127.0.0.1:8081', protocol_version: 'v3', grpc: { use_resource_exhausted_code: true } } };
     for (const form of FORMS) {
       const result = loaded(written(form, limits));
       assert.equal(result.config.rateLimitService?.service, '127.0.0.1:8081');
+      assert.deepEqual(result.config.rateLimitService?.grpc, { use_resource_exhausted_code: true });
       const at = form === 'resource' ? 'spec.' : '';
       assert.ok(
-        notesOf(result, 'limits').includes(`${at}grpc: ignored: gRPC requests are not proxied here, so none is answered with a gRPC status; a request over a limit gets 429`),
+        notesOf(result, 'limits').includes(`${at}grpc: kept on the record: gRPC requests are not proxied here, so none is answered with a gRPC status yet; a request over a limit gets 429`),
         form,
       );
     }
+  });
+});
+
+describe("Emissary's labels written wrong", () => {
+  it('refuses an action it does not know, and the fields an action lacks or does not have, at the label, in either form', () => {
+    const labelled = (labels: unknown) => ({ kind: 'Mapping', name: 'shop', spec: { prefix: '/shop/', service: 'shop:80', labels } });
+    for (const form of FORMS) {
+      const at = `config/emissary.yaml: ${form === 'resource' ? '' : 'service emissary: '}Mapping shop: ${form === 'resource' ? 'spec.' : ''}labels.ambassador.0.api`;
+      assert.deepEqual(
+        problems(
+          written(
+            form,
+            labelled({
+              ambassador: [
+                {
+                  api: [
+                    { client_ip: { key: 'ip' } },
+                    { request_headers: { key: 'user' } },
+                    { remote_address: { key: 'ip' } },
+                    { generic_key: { key: 'tier' } },
+                  ],
+                },
+              ],
+            }),
+          ),
+        ),
+        [
+          `${at}.0.client_ip: 'client_ip' is no label action (request_headers, generic_key, source_cluster, destination_cluster, remote_address), nor a label {<key>: {header: <name>}}`,
+          `${at}.1.request_headers.header_name: required (expected string)`,
+          `${at}.2.remote_address.key: must be remote_address, the label's own name`,
+          `${at}.3.generic_key.value: required (expected string)`,
+        ],
+        form,
+      );
+    }
+  });
+});
+
+describe('a label written with its name beside its action, at the same indent', () => {
+  // As Emissary's rate-limit tutorial indents it: `- x-allow:` above `request_headers:`, one mapping of two keys.
+  const resource = (form: 'resource' | 'annotation') =>
+    [
+      form === 'resource' ? 'apiVersion: getambassador.io/v3alpha1' : 'apiVersion: getambassador.io/v2',
+      'kind: Mapping',
+      ...(form === 'resource' ? ['metadata:', '  name: backend', 'spec:'] : ['name: backend']),
+      ...[
+        'prefix: /backend/',
+        'service: backend:80',
+        'labels:',
+        '  shop:',
+        '    - request_label_group:',
+        '      - x-allow:',
+        '        request_headers:',
+        '            key: "x-allow"',
+        '            header_name: "x-allow"',
+      ].map((line) => (form === 'resource' ? `  ${line}` : line)),
+    ].join('\n');
+
+  it('is read in a resource as Kubernetes stores it, the name pruned, with a note', () => {
+    const result = loaded(resource('resource'));
+    assert.deepEqual(result.config.mappings[0].labels, {
+      shop: [{ request_label_group: [{ request_headers: { key: 'x-allow', header_name: 'x-allow', omit_if_not_present: false } }] }],
+    });
+    assert.ok(
+      notesOf(result, 'backend').includes(
+        "spec.labels.shop.0.request_label_group.0: x-allow dropped, as Kubernetes prunes a key the label's schema does not know: read as the action beside it, as Emissary reads it",
+      ),
+    );
+  });
+
+  it('is refused in an annotation, which no Kubernetes schema prunes, as Emissary refuses it', () => {
+    const text = `apiVersion: v1\nkind: Service\nmetadata:\n  name: backend\n  annotations:\n    getambassador.io/config: |\n${resource('annotation')
+      .split('\n')
+      .map((l) => `      ${l}`)
+      .join('\n')}\n`;
+    assert.match(problems(text)[0], /labels\.shop\.0\.request_label_group\.0: has 2 keys \(x-allow, request_headers\) where a label has one/);
   });
 });

@@ -6,8 +6,8 @@
  * resource has them.
  */
 import assert from 'node:assert/strict';
-import { serviceManifest } from '../../helpers';
-import { asAnnotation, asResources, emissaryRig, FORMS, load, loaded, notesOf, problems, routeTo, written, type Fixture } from './support';
+import { serviceManifest } from '../../../support/records';
+import { asAnnotation, asResources, emissaryRig, FORMS, load, loaded, notesOf, problems, routeTo, written, type Fixture } from '../../../support/emissary';
 
 const QUOTE: Fixture = { kind: 'Mapping', name: 'quote', spec: { prefix: '/quote/', service: '127.0.0.1:9001', timeout_ms: 1500, precedence: 2 } };
 
@@ -185,6 +185,9 @@ spec:
 
   it('says a document nested too deeply to parse is so, rather than that a stack ran out', () => {
     const [problem] = problems(`a: ${'['.repeat(5000)}${']'.repeat(5000)}\n`);
-    assert.match(problem, /^config\/emissary\.yaml: YAML: nested too deeply to be read \(mappings or lists inside thousands of others\) at line 1, column \d+$/);
+    assert.match(
+      problem,
+      /^config\/emissary\.yaml: YAML: nested too deeply to be read \(more than 64 mappings or lists inside each other\) at line 1, column \d+: refused$/,
+    );
   });
 });

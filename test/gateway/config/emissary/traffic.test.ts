@@ -9,9 +9,11 @@
 import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { createGateway, type Gateway } from '../../../../src/gateway';
-import { close, listen, send } from '../../helpers';
-import { testResolver, testUpstream, type TestUpstream } from '../../upstream/rig';
-import { FORMS, loaded, written, type Fixture } from './support';
+import { close, listen } from '../../../support/server';
+import { send } from '../../../support/client';
+import { testResolver } from '../../../support/resolver';
+import { testUpstream, type TestUpstream } from '../../../support/upstreams';
+import { FORMS, loaded, written, type Fixture } from '../../../support/emissary';
 
 /** A Mapping marking what it forwards with `X-Route: <name>`. */
 function marked(name: string, spec: Record<string, unknown>, namespace?: string): Fixture {

@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import { createGateway, type Gateway } from '../../../../src/gateway';
-import { close, configOf, echoModule, listen, mapping, recordingUpstream, registry, send } from '../../helpers';
+import { close, listen } from '../../../support/server';
+import { configOf, mapping } from '../../../support/records';
+import { echoModule, registry } from '../../../support/modules';
+import { recordingUpstream } from '../../../support/upstreams';
+import { send } from '../../../support/client';
 
 describe("a client's own X-Travel-User, on a gateway without an AuthService", () => {
   let backend: Awaited<ReturnType<typeof recordingUpstream>>;

@@ -7,7 +7,12 @@ import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { createServiceApp } from '../../../../src/http';
 import { createGateway, type Gateway } from '../../../../src/gateway';
-import { close, configOf, deadPort, listen, mapping, recordingUpstream, registry, send } from '../../helpers';
+import { close, listen } from '../../../support/server';
+import { configOf, mapping } from '../../../support/records';
+import { freePort } from '../../../support/ports';
+import { recordingUpstream } from '../../../support/upstreams';
+import { registry } from '../../../support/modules';
+import { send } from '../../../support/client';
 
 const APP = 'https://app.example';
 
@@ -73,7 +78,7 @@ describe('gateway header edits', () => {
         { apiVersion: 'gateway/v1', kind: 'Module', name: 'gateway', config: { cors: { origins: APP } } },
         mapping('/local/', 'local', { name: 'local', ...EDITS }),
         mapping('/remote/', upstream.url, { name: 'remote', ...EDITS }),
-        mapping('/dead/', `127.0.0.1:${await deadPort()}`, EDITS),
+        mapping('/dead/', `127.0.0.1:${await freePort()}`, EDITS),
         mapping('/slow/', slow.url, { timeout_ms: 50, ...EDITS }),
         mapping('/private-local/', 'local', { remove_request_headers: FORWARDED }),
         mapping('/private-remote/', upstream.url, { remove_request_headers: FORWARDED }),

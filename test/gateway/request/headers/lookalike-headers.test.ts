@@ -9,9 +9,12 @@ import type { IncomingMessage } from 'node:http';
 import { createGateway, type Gateway, type GatehouseModule } from '../../../../src/gateway';
 import { dropLookalikes, isLookalike } from '../../../../src/gateway/request/headers/lookalike-headers';
 import { createRateLimitService, type RateLimitService } from '../../../../src/ratelimit';
-import { memoryLogger } from '../../../ratelimit/support/silent';
-import { rateLimitRecord } from '../../../ratelimit/support/stage';
-import { close, configOf, echoModule, listen, mapping, recordingUpstream, send, type Received } from '../../helpers';
+import { memoryLogger } from '../../../support/memory-logger';
+import { rateLimitRecord, configOf, mapping } from '../../../support/records';
+import { close, listen } from '../../../support/server';
+import { echoModule } from '../../../support/modules';
+import { recordingUpstream, type Received } from '../../../support/upstreams';
+import { send } from '../../../support/client';
 
 /** The header names a backend received, as CGI reads them: lower case, `_` and `.` as `-`. */
 function cgiNames(received: Received): string[] {

@@ -6,17 +6,12 @@
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import { createGateway, type Gateway } from '../../../../src/gateway';
-import {
-  close,
-  configOf,
-  echoModule,
-  listen,
-  mapping,
-  recordingUpstream,
-  registry,
-  send,
-  type Received,
-} from '../../helpers';
+import { close, listen } from '../../../support/server';
+import { configOf, mapping } from '../../../support/records';
+import { echoModule, registry } from '../../../support/modules';
+import { recordingUpstream, type Received } from '../../../support/upstreams';
+import { send } from '../../../support/client';
+import { NO_BOUND_MS } from '../../../support/polling';
 
 type Recording = Awaited<ReturnType<typeof recordingUpstream>>;
 
@@ -83,6 +78,7 @@ function useGateway(trustProxy: boolean) {
           kind: 'AuthService',
           name: 'forward-auth',
           auth_service: `127.0.0.1:${rig.auth.port}`,
+          timeout_ms: NO_BOUND_MS,
           allowed_request_headers: [
             ...FORWARDING_NAMES,
             ...Object.keys(lookalikesOf(FORWARDING)),
@@ -277,6 +273,7 @@ describe("a client's own copies of the headers only Envoy sets, and of client ce
           kind: 'AuthService',
           name: 'mtls',
           auth_service: `127.0.0.1:${authService.port}`,
+          timeout_ms: NO_BOUND_MS,
           allowed_request_headers: [...certHeaders, 'x-envoy-internal'],
         },
         mapping('/local/', 'echo'),

@@ -7,9 +7,9 @@
  */
 import assert from 'node:assert/strict';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
-import { basic } from '../../../auth/support';
-import { mapping, send } from '../../helpers';
-import { overrideRig, REFUSED } from './override-rig';
+import { mapping } from '../../../support/records';
+import { send } from '../../../support/client';
+import { overrideRig, REFUSED } from '../../../support/override-rig';
 const FORM = 'application/x-www-form-urlencoded';
 
 /** `text` in UTF-32, big-endian. */

@@ -8,10 +8,13 @@ import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import { createGateway, type Gateway } from '../../../../src/gateway';
 import { overriddenMethods } from '../../../../src/gateway/request/override/method-override';
-import { basic } from '../../../auth/support';
-import { close, configOf, echoModule, listen, mapping, registry, send, sendRaw } from '../../helpers';
-import { REROUTING_OVERRIDES } from '../../hostile-requests';
-import { overrideRig, REFUSED } from './override-rig';
+import { basic } from '../../../support/credentials';
+import { close, listen } from '../../../support/server';
+import { configOf, mapping } from '../../../support/records';
+import { echoModule, registry } from '../../../support/modules';
+import { send, sendRaw } from '../../../support/client';
+import { overrideRig, REFUSED } from '../../../support/override-rig';
+import { REROUTING_OVERRIDES } from '../../../support/hostile-requests';
 
 describe('method overrides', () => {
   let gateway: Gateway;

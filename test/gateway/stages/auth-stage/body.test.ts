@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { send, type Echo } from '../../helpers';
-import { useRemoteAuthRig } from '../../remote-auth-rig';
+import { send } from '../../../support/client';
+import { type Echo } from '../../../support/modules';
+import { useRemoteAuthRig } from '../../../support/remote-auth-rig';
 
 /** `include_body`: the auth service is sent the request body, and the backend still gets all of it. */
 describe('an AuthService with include_body, in the gateway', () => {

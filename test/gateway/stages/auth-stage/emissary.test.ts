@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
-import { send, type Echo } from '../../helpers';
-import { useRemoteAuthRig } from '../../remote-auth-rig';
+import { send } from '../../../support/client';
+import { type Echo } from '../../../support/modules';
+import { useRemoteAuthRig } from '../../../support/remote-auth-rig';
 
 /**
  * An AuthService record as an Emissary user writes it, served by a gateway on

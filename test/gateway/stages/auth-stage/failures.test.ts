@@ -3,8 +3,11 @@ import type { Server } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import { createGateway, type Gateway } from '../../../../src/gateway';
 import { createAuthStage } from '../../../../src/gateway/stages/auth-stage';
-import { captureLogger } from '../../../auth/support';
-import { close, configOf, listen, mapping, recordingUpstream, send } from '../../helpers';
+import { memoryLogger } from '../../../support/memory-logger';
+import { close, listen } from '../../../support/server';
+import { configOf, mapping } from '../../../support/records';
+import { recordingUpstream } from '../../../support/upstreams';
+import { send } from '../../../support/client';
 
 /**
  * An auth service that answers with the bytes a test writes on the socket,
@@ -48,10 +51,10 @@ describe('the auth stage, when the remote auth service misbehaves on the wire', 
   let gateway: Gateway | undefined;
   let server: Server | undefined;
   let base = '';
-  let log = captureLogger();
+  let log = memoryLogger();
 
   const start = async (fields: Record<string, unknown> = {}) => {
-    log = captureLogger();
+    log = memoryLogger();
     gateway = createGateway({
       stages: { auth: (record, modules) => createAuthStage(record, modules, { logger: log }) },
       config: configOf(mapping('/remote', backend.url), {

@@ -3,17 +3,12 @@ import { createServer, request as httpRequest, type IncomingHttpHeaders, type Se
 import { createAuthService, type AuthService } from '../../../../src/auth';
 import { createServiceApp } from '../../../../src/http';
 import { createGateway, type Gateway, type GatehouseModule } from '../../../../src/gateway';
-import {
-  authRecord,
-  basic,
-  captureLogger,
-  closeServer,
-  listenLocal,
-  mapping,
-  quickHash,
-  usersFolder,
-} from '../../../auth/support';
-import { GUARDED_PATH_SPELLINGS } from '../../hostile-requests';
+import { authRecord, mappingRecord } from '../../../support/records';
+import { basic, quickHash, usersFolder } from '../../../support/credentials';
+import { memoryLogger } from '../../../support/memory-logger';
+import { close, listenLocal } from '../../../support/server';
+import { NO_BOUND_MS } from '../../../support/polling';
+import { GUARDED_PATH_SPELLINGS } from '../../../support/hostile-requests';
 
 interface Answer {
   status: number;
@@ -46,8 +41,9 @@ describe('the auth stage in the gateway', () => {
 
   before(async () => {
     auth = createAuthService({
+      maxWaitMs: NO_BOUND_MS,
       usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`),
-      logger: captureLogger(),
+      logger: memoryLogger(),
     });
     const echoApp = createServiceApp();
     echoApp.use((ctx) => {
@@ -68,10 +64,10 @@ describe('the auth stage in the gateway', () => {
       ]),
       config: {
         mappings: [
-          mapping({ name: 'hotels', prefix: '/v1/hotels', service: 'echo' }),
-          mapping({ name: 'cars', prefix: '/v1/cars', service: 'echo' }),
-          mapping({ name: 'remote', prefix: '/remote', service: remoteAddress }),
-          mapping({ name: 'open', prefix: '/open', service: 'echo', bypass_auth: true }),
+          mappingRecord({ name: 'hotels', prefix: '/v1/hotels', service: 'echo' }),
+          mappingRecord({ name: 'cars', prefix: '/v1/cars', service: 'echo' }),
+          mappingRecord({ name: 'remote', prefix: '/remote', service: remoteAddress }),
+          mappingRecord({ name: 'open', prefix: '/open', service: 'echo', bypass_auth: true }),
         ],
         authService: authRecord({ auth_service: 'auth', allowed_authorization_headers: ['x-travel-user'] }),
         sources: [],
@@ -84,9 +80,9 @@ describe('the auth stage in the gateway', () => {
     reached.length = 0;
   });
   after(async () => {
-    await closeServer(server);
+    await close(server);
     await gateway.close();
-    await closeServer(remoteBackend);
+    await close(remoteBackend);
     await auth.close();
     folder.remove();
   });

@@ -5,18 +5,12 @@ import { createAuthService, type AuthDecision, type AuthRequest, type AuthServic
 import { createAuthStage } from '../../../../src/gateway/stages/auth-stage';
 import type { GatehouseModule, ModuleRegistry } from '../../../../src/gateway/module';
 import type { Stage } from '../../../../src/gateway/stages/stage';
-import {
-  authRecord,
-  basic,
-  captureLogger,
-  closeServer,
-  listenLocal,
-  mapping,
-  quickHash,
-  stageApp,
-  usersFolder,
-  type BackendView,
-} from '../../../auth/support';
+import { authRecord, mappingRecord } from '../../../support/records';
+import { basic, quickHash, usersFolder } from '../../../support/credentials';
+import { memoryLogger } from '../../../support/memory-logger';
+import { close, listenLocal } from '../../../support/server';
+import { stageApp, type BackendView } from '../../../support/stage-app';
+import { NO_BOUND_MS } from '../../../support/polling';
 
 describe('the auth stage, with the built-in auth service in-process', () => {
   const folder = usersFolder();
@@ -26,7 +20,7 @@ describe('the auth stage, with the built-in auth service in-process', () => {
   const record = authRecord({ auth_service: 'auth', allowed_authorization_headers: ['X-Travel-User'] });
   before(() => {
     const file = folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\nbob:${quickHash('builder')}\n`);
-    service = createAuthService({ usersFile: file, logger: captureLogger() });
+    service = createAuthService({ maxWaitMs: NO_BOUND_MS, usersFile: file, logger: memoryLogger() });
     modules = new Map<string, GatehouseModule>([['auth', service]]);
     stage = createAuthStage(record, modules);
   });
@@ -37,7 +31,7 @@ describe('the auth stage, with the built-in auth service in-process', () => {
   });
 
   it('lets matching credentials through and tells the backend the user', async () => {
-    const { app, seen } = stageApp(stage, mapping());
+    const { app, seen } = stageApp(stage, mappingRecord());
     const res = await request(app.callback())
       .get('/v1/hotels/bookings/1')
       .set('Authorization', basic('alice', 'wonderland'));
@@ -47,7 +41,7 @@ describe('the auth stage, with the built-in auth service in-process', () => {
   });
 
   it('answers 401 with the challenge and error body without credentials, and never reaches the backend', async () => {
-    const { app, seen } = stageApp(stage, mapping());
+    const { app, seen } = stageApp(stage, mappingRecord());
     const res = await request(app.callback()).get('/v1/hotels/bookings/1');
     assert.equal(res.status, 401);
     assert.equal(res.headers['www-authenticate'], 'Basic realm="gatehouse"');
@@ -58,7 +52,7 @@ describe('the auth stage, with the built-in auth service in-process', () => {
   });
 
   it('replaces a spoofed X-Travel-User with the authenticated user', async () => {
-    const { app } = stageApp(stage, mapping());
+    const { app } = stageApp(stage, mappingRecord());
     const res = await request(app.callback())
       .get('/v1/hotels/bookings/1')
       .set('Authorization', basic('bob', 'builder'))
@@ -70,14 +64,14 @@ describe('the auth stage, with the built-in auth service in-process', () => {
   });
 
   it('refuses a spoofed X-Travel-User that comes without credentials', async () => {
-    const { app, seen } = stageApp(stage, mapping());
+    const { app, seen } = stageApp(stage, mappingRecord());
     const res = await request(app.callback()).get('/v1/hotels/').set('X-Travel-User', 'alice');
     assert.equal(res.status, 401);
     assert.equal(seen.backendCalls, 0);
   });
 
   it('lets a bypass_auth mapping through without credentials, but still drops a spoofed user', async () => {
-    const { app, seen } = stageApp(stage, mapping({ name: 'open', prefix: '/open', bypass_auth: true }));
+    const { app, seen } = stageApp(stage, mappingRecord({ name: 'open', prefix: '/open', bypass_auth: true }));
     const res = await request(app.callback()).get('/open/thing').set('x-travel-user', 'alice').set('X-Other', 'kept');
     assert.equal(res.status, 200);
     const view = res.body as BackendView;
@@ -87,7 +81,7 @@ describe('the auth stage, with the built-in auth service in-process', () => {
   });
 
   it('lets through the second time from the cache without checking the password again', async () => {
-    const { app } = stageApp(stage, mapping());
+    const { app } = stageApp(stage, mappingRecord());
     const before = service.stats().verifications;
     for (let i = 0; i < 3; i++) {
       const res = await request(app.callback()).get('/v1/hotels/').set('Authorization', basic('alice', 'wonderland'));
@@ -97,7 +91,7 @@ describe('the auth stage, with the built-in auth service in-process', () => {
   });
 
   it('tells the backend each user of requests that share one kept-alive connection, as behind a proxy', async () => {
-    const { app } = stageApp(stage, mapping());
+    const { app } = stageApp(stage, mappingRecord());
     const server = http.createServer(app.callback());
     const address = await listenLocal(server);
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -134,7 +128,7 @@ describe('the auth stage, with the built-in auth service in-process', () => {
       assert.equal(sockets.size, 1);
     } finally {
       agent.destroy();
-      await closeServer(server);
+      await close(server);
     }
   });
 });
@@ -165,7 +159,7 @@ describe('the auth stage with another in-process authenticator', () => {
       detail: 'too many credential checks at once',
     });
     const stage = createAuthStage(authRecord({ auth_service: 'custom-auth' }), modules);
-    const { app, seen } = stageApp(stage, mapping());
+    const { app, seen } = stageApp(stage, mappingRecord());
     const res = await request(app.callback()).get('/v1/hotels/').set('Authorization', 'Basic eDp5');
     assert.equal(res.status, 429);
     assert.equal(res.headers['retry-after'], '1');
@@ -189,7 +183,7 @@ describe('the auth stage with another in-process authenticator', () => {
       }),
       modules,
     );
-    const { app } = stageApp(stage, mapping(), () => '/v1/hotels/bookings/1');
+    const { app } = stageApp(stage, mappingRecord(), () => '/v1/hotels/bookings/1');
     const res = await request(app.callback())
       .put('/v1/hotels/../hotels/bookings/1?a=1&b=two')
       .set('Authorization', 'Basic eDp5')
@@ -220,7 +214,7 @@ describe('the auth stage with another in-process authenticator', () => {
     for (const include_body of [{ max_bytes: 5, allow_partial: true }, null]) {
       asked.length = 0;
       const stage = createAuthStage(authRecord({ auth_service: 'custom-auth', include_body }), modules);
-      const { app } = stageApp(stage, mapping());
+      const { app } = stageApp(stage, mappingRecord());
       const res = await request(app.callback()).post('/v1/hotels/bookings/').type('text').send('hotel=h1&nights=3');
       assert.equal(res.status, 200);
       assert.equal(asked[0].body?.toString(), include_body ? 'hotel' : undefined);
@@ -233,11 +227,8 @@ describe('the auth stage with another in-process authenticator', () => {
       authenticate: fake.authenticate,
       requestHeaders: ['authorization', 'x-not-allowed'],
     };
-    const stage = createAuthStage(
-      authRecord({ auth_service: 'reader' }),
-      new Map([['reader', reader as GatehouseModule]]),
-    );
-    const { app } = stageApp(stage, mapping());
+    const stage = createAuthStage(authRecord({ auth_service: 'reader' }), new Map([['reader', reader]]));
+    const { app } = stageApp(stage, mappingRecord());
     const res = await request(app.callback())
       .get('/v1/hotels/?a=1')
       .set('Authorization', 'Basic eDp5')
@@ -261,7 +252,7 @@ describe('the auth stage with another in-process authenticator', () => {
       body: 'go away',
     });
     const stage = createAuthStage(authRecord({ auth_service: 'custom-auth' }), modules);
-    const { app, seen } = stageApp(stage, mapping());
+    const { app, seen } = stageApp(stage, mappingRecord());
     const res = await request(app.callback()).get('/v1/hotels/');
     assert.equal(res.status, 403);
     assert.equal(res.text, 'go away');
@@ -274,7 +265,7 @@ describe('the auth stage with another in-process authenticator', () => {
   it('answers the project error body for a refusal that has none', async () => {
     answer = async () => ({ status: 401, headers: { 'www-authenticate': 'Basic realm="y"' } });
     const stage = createAuthStage(authRecord({ auth_service: 'custom-auth' }), modules);
-    const { app } = stageApp(stage, mapping());
+    const { app } = stageApp(stage, mappingRecord());
     const res = await request(app.callback()).get('/v1/hotels/');
     assert.equal(res.status, 401);
     assert.equal(res.headers['www-authenticate'], 'Basic realm="y"');
@@ -291,7 +282,7 @@ describe('the auth stage with another in-process authenticator', () => {
         authRecord({ auth_service: 'custom-auth', status_on_error: { code: 502 } }),
         modules,
       );
-      const { app, seen } = stageApp(stage, mapping());
+      const { app, seen } = stageApp(stage, mappingRecord());
       const res = await request(app.callback()).get('/v1/hotels/');
       assert.equal(res.status, 502);
       assert.equal(res.body.code, 502);
@@ -310,7 +301,7 @@ describe('the auth stage with another in-process authenticator', () => {
         }),
         modules,
       );
-      const { app } = stageApp(stage, mapping());
+      const { app } = stageApp(stage, mappingRecord());
       const res = await request(app.callback()).get('/v1/hotels/').set('X-Travel-User', 'spoof');
       assert.equal(res.status, 200);
       assert.equal(res.body.headers['x-travel-user'], undefined);

@@ -5,17 +5,12 @@ import { createAuthService, type AuthService } from '../../../../src/auth';
 import { createAuthStage } from '../../../../src/gateway/stages/auth-stage';
 import type { AuthServiceRecord } from '../../../../src/gateway/config/schema';
 import type { Stage } from '../../../../src/gateway/stages/stage';
-import {
-  authRecord,
-  basic,
-  captureLogger,
-  closeServer,
-  listenLocal,
-  mapping,
-  quickHash,
-  stageApp,
-  usersFolder,
-} from '../../../auth/support';
+import { authRecord, mappingRecord } from '../../../support/records';
+import { basic, quickHash, usersFolder } from '../../../support/credentials';
+import { memoryLogger } from '../../../support/memory-logger';
+import { close, listenLocal } from '../../../support/server';
+import { stageApp } from '../../../support/stage-app';
+import { NO_BOUND_MS } from '../../../support/polling';
 
 interface Received {
   method: string;
@@ -42,14 +37,14 @@ class RecordingAuthService {
     return this;
   }
   stop(): Promise<void> {
-    return closeServer(this.server);
+    return close(this.server);
   }
 }
 
 describe('the auth stage, asking a remote auth service over HTTP', () => {
   const remote = new RecordingAuthService();
   const stages: Stage[] = [];
-  let log = captureLogger();
+  let log = memoryLogger();
   let clock = 0;
   const stageFor = (fields: Partial<Record<keyof AuthServiceRecord, unknown>> = {}, address = remote.address) => {
     const stage = createAuthStage(
@@ -69,15 +64,15 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
   before(() => remote.start());
   beforeEach(() => {
     remote.received.length = 0;
-    log = captureLogger();
+    log = memoryLogger();
   });
   afterEach(async () => {
-    await Promise.all(stages.splice(0).map((s) => s.close?.()));
+    await Promise.all(stages.splice(0).map(async (s) => s.close?.()));
   });
   after(() => remote.stop());
 
   it('sends the method, path_prefix + path + query and the allowed headers, without a body', async () => {
-    const { app } = stageApp(stageFor(), mapping());
+    const { app } = stageApp(stageFor(), mappingRecord());
     const res = await request(app.callback())
       .post('/v1/hotels/bookings/?hotel=7&x=%20y')
       .set('Authorization', basic('alice', 'wonderland'))
@@ -114,7 +109,7 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
   });
 
   it("sends the gateway's own Forwarded when allowed_request_headers names it, never the client's", async () => {
-    const { app } = stageApp(stageFor({ allowed_request_headers: ['forwarded'] }), mapping());
+    const { app } = stageApp(stageFor({ allowed_request_headers: ['forwarded'] }), mappingRecord());
     const res = await request(app.callback())
       .get('/v1/hotels/')
       .set('Host', 'shop.example')
@@ -126,7 +121,7 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
   });
 
   it('sends no Forwarded at all when allowed_request_headers does not name it', async () => {
-    const { app } = stageApp(stageFor(), mapping());
+    const { app } = stageApp(stageFor(), mappingRecord());
     await request(app.callback())
       .get('/v1/hotels/')
       .set('Authorization', basic('alice', 'wonderland'))
@@ -145,7 +140,7 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
           'set-cookie': 'a=b',
         })
         .end('ignored');
-    const { app, seen } = stageApp(stageFor(), mapping());
+    const { app, seen } = stageApp(stageFor(), mappingRecord());
     const res = await request(app.callback()).get('/v1/hotels/').set('X-Travel-User', 'spoofed');
     assert.equal(res.status, 200);
     assert.equal(res.body.headers['x-travel-user'], 'remote-user');
@@ -164,7 +159,7 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
           'x-internal': 'hidden',
         })
         .end('{"code":401,"message":"401: Unauthorized","detail":"from remote"}');
-    const { app, seen } = stageApp(stageFor(), mapping());
+    const { app, seen } = stageApp(stageFor(), mappingRecord());
     const res = await request(app.callback()).get('/v1/hotels/');
     assert.equal(res.status, 401);
     assert.equal(res.headers['www-authenticate'], 'Basic realm="remote"');
@@ -179,7 +174,7 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
       res
         .writeHead(401, { 'content-type': 'application/xml', vary: 'Accept' })
         .end('<response><code>401</code></response>');
-    const { app } = stageApp(stageFor(), mapping());
+    const { app } = stageApp(stageFor(), mappingRecord());
     const res = await request(app.callback()).get('/v1/hotels/').set('Accept', 'application/xml');
     assert.equal(res.status, 401);
     assert.equal(res.headers.vary, 'Accept');
@@ -196,7 +191,7 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
           ['WWW-Authenticate', 'Bearer realm="b"'],
         ])
         .end('denied');
-    const { app, seen } = stageApp(stageFor(), mapping());
+    const { app, seen } = stageApp(stageFor(), mappingRecord());
     const res = await request(app.callback()).get('/v1/hotels/');
     assert.equal(res.status, 403);
     assert.equal(res.text, 'denied');
@@ -215,7 +210,7 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
           'x-internal': 'hidden',
         })
         .end();
-    const { app, seen } = stageApp(stageFor(), mapping());
+    const { app, seen } = stageApp(stageFor(), mappingRecord());
     const res = await request(app.callback()).get('/v1/hotels/').redirects(0);
     assert.equal(res.status, 302);
     assert.equal(res.headers.location, 'https://login.example/?next=%2Fv1');
@@ -227,7 +222,7 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
 
   it('copies X-Travel-User when the record leaves allowed_authorization_headers out, and drops a spoofed one', async () => {
     remote.answer = (res) => res.writeHead(200, { 'x-travel-user': 'remote-user', 'x-travel-tier': 'gold' }).end();
-    const { app } = stageApp(stageFor({ allowed_authorization_headers: undefined }), mapping());
+    const { app } = stageApp(stageFor({ allowed_authorization_headers: undefined }), mappingRecord());
     const res = await request(app.callback()).get('/v1/hotels/').set('X-Travel-User', 'spoofed');
     assert.equal(res.status, 200);
     assert.equal(res.body.headers['x-travel-user'], 'remote-user');
@@ -236,7 +231,7 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
 
   it('drops a spoofed X-Travel-User even when the record copies other headers only', async () => {
     remote.answer = (res) => res.writeHead(200, { 'x-travel-user': 'remote-user', 'x-travel-tier': 'gold' }).end();
-    const { app } = stageApp(stageFor({ allowed_authorization_headers: ['x-travel-tier'] }), mapping());
+    const { app } = stageApp(stageFor({ allowed_authorization_headers: ['x-travel-tier'] }), mappingRecord());
     const res = await request(app.callback()).get('/v1/hotels/').set('X-Travel-User', 'spoofed');
     assert.equal(res.status, 200);
     assert.equal(res.body.headers['x-travel-user'], undefined);
@@ -245,7 +240,7 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
   });
 
   it('does not ask about a bypass_auth mapping', async () => {
-    const { app, seen } = stageApp(stageFor(), mapping({ prefix: '/open', bypass_auth: true }));
+    const { app, seen } = stageApp(stageFor(), mappingRecord({ prefix: '/open', bypass_auth: true }));
     const res = await request(app.callback()).get('/open/x').set('X-Travel-User', 'spoofed');
     assert.equal(res.status, 200);
     assert.equal(res.body.headers['x-travel-user'], undefined);
@@ -260,10 +255,10 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
     let slowAddress = '';
     before(async () => {
       deadAddress = await listenLocal(dead);
-      await closeServer(dead);
+      await close(dead);
       slowAddress = await listenLocal(slow);
     });
-    after(() => closeServer(slow));
+    after(() => close(slow));
 
     const failures: Array<[string, () => string, Partial<Record<keyof AuthServiceRecord, unknown>>]> = [
       ['is not listening', () => deadAddress, {}],
@@ -279,7 +274,7 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
       ],
     ];
     it('answers a status_on_error below 400 as it is, without a body or a type for it', async () => {
-      const { app, seen } = stageApp(stageFor({ status_on_error: 302 }, deadAddress), mapping());
+      const { app, seen } = stageApp(stageFor({ status_on_error: 302 }, deadAddress), mappingRecord());
       const res = await request(app.callback()).get('/v1/hotels/').redirects(0);
       assert.equal(res.status, 302);
       assert.equal(res.headers['content-type'], undefined);
@@ -289,7 +284,7 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
 
     for (const [what, address, fields] of failures) {
       it(`answers 403 with the error body when it ${what}`, async () => {
-        const { app, seen } = stageApp(stageFor(fields, address()), mapping());
+        const { app, seen } = stageApp(stageFor(fields, address()), mappingRecord());
         const res = await request(app.callback()).get('/v1/hotels/').set('Authorization', basic('alice', 'wonderland'));
         assert.equal(res.status, 403);
         assert.equal(res.body.code, 403);
@@ -300,14 +295,14 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
       });
 
       it(`answers status_on_error when it ${what}`, async () => {
-        const { app } = stageApp(stageFor({ ...fields, status_on_error: { code: 503 } }, address()), mapping());
+        const { app } = stageApp(stageFor({ ...fields, status_on_error: { code: 503 } }, address()), mappingRecord());
         const res = await request(app.callback()).get('/v1/hotels/');
         assert.equal(res.status, 503);
         assert.equal(res.body.code, 503);
       });
 
       it(`logs that it ${what} once per burst of failures, without the credentials`, async () => {
-        const { app } = stageApp(stageFor(fields, address()), mapping());
+        const { app } = stageApp(stageFor(fields, address()), mappingRecord());
         const ask = () =>
           request(app.callback()).get('/v1/hotels/').set('Authorization', basic('alice', 'wonderland')).expect(403);
         clock = 1_000_000;
@@ -328,7 +323,7 @@ describe('the auth stage, asking a remote auth service over HTTP', () => {
       });
 
       it(`lets the request on without a user when it ${what} and failure_mode_allow is set`, async () => {
-        const { app, seen } = stageApp(stageFor({ ...fields, failure_mode_allow: true }, address()), mapping());
+        const { app, seen } = stageApp(stageFor({ ...fields, failure_mode_allow: true }, address()), mappingRecord());
         const res = await request(app.callback()).get('/v1/hotels/').set('X-Travel-User', 'spoofed');
         assert.equal(res.status, 200);
         assert.equal(res.body.headers['x-travel-user'], undefined);
@@ -345,8 +340,9 @@ describe('the auth stage, asking this project auth service run alone', () => {
   let stage: Stage;
   before(async () => {
     service = createAuthService({
+      maxWaitMs: NO_BOUND_MS,
       usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`),
-      logger: captureLogger(),
+      logger: memoryLogger(),
     });
     server = createServer(service.app.callback());
     const address = await listenLocal(server);
@@ -357,13 +353,13 @@ describe('the auth stage, asking this project auth service run alone', () => {
   });
   after(async () => {
     await stage.close?.();
-    await closeServer(server);
+    await close(server);
     await service.close();
     folder.remove();
   });
 
   it('lets alice through as alice, whatever user she claims', async () => {
-    const { app } = stageApp(stage, mapping());
+    const { app } = stageApp(stage, mappingRecord());
     const res = await request(app.callback())
       .get('/v1/hotels/')
       .set('Authorization', basic('alice', 'wonderland'))
@@ -373,7 +369,7 @@ describe('the auth stage, asking this project auth service run alone', () => {
   });
 
   it('gives the client the service 401, challenge and error body', async () => {
-    const { app } = stageApp(stage, mapping());
+    const { app } = stageApp(stage, mappingRecord());
     const res = await request(app.callback()).get('/v1/hotels/').set('Authorization', 'Basic !!!');
     assert.equal(res.status, 401);
     assert.equal(res.headers['www-authenticate'], 'Basic realm="gatehouse"');

@@ -4,9 +4,10 @@ import { createAuthService, type AuthService } from '../../../../src/auth';
 import { createServiceApp } from '../../../../src/http';
 import { createGateway, type Gateway, type GatehouseModule } from '../../../../src/gateway';
 import { createRateLimitService, type RateLimitService } from '../../../../src/ratelimit';
-import { authRecord, basic, captureLogger, quickHash, usersFolder } from '../../../auth/support';
-import { memoryLogger } from '../../../ratelimit/support/silent';
-import { mappingRecord, rateLimitRecord } from '../../../ratelimit/support/stage';
+import { authRecord, labelledMappingRecord, rateLimitRecord } from '../../../support/records';
+import { basic, quickHash, usersFolder } from '../../../support/credentials';
+import { memoryLogger } from '../../../support/memory-logger';
+import { NO_BOUND_MS } from '../../../support/polling';
 
 // 10 s into a minute, fixed: windows never turn during a test.
 const T0 = Date.UTC(2024, 0, 1, 0, 0, 10);
@@ -20,8 +21,9 @@ describe('the rate-limit stage in the gateway', () => {
 
   before(() => {
     auth = createAuthService({
+      maxWaitMs: NO_BOUND_MS,
       usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\nbob:${quickHash('builder')}\n`),
-      logger: captureLogger(),
+      logger: memoryLogger(),
     });
     limits = createRateLimitService({
       now: () => T0,
@@ -48,7 +50,7 @@ describe('the rate-limit stage in the gateway', () => {
         ['hotel-booking', { name: 'hotel-booking', app: backend }],
       ]),
       config: {
-        mappings: [mappingRecord()],
+        mappings: [labelledMappingRecord()],
         authService: authRecord({ auth_service: 'auth', allowed_authorization_headers: ['X-Travel-User'] }),
         rateLimitService: rateLimitRecord({ service: 'ratelimit' }),
         sources: [],
@@ -65,7 +67,7 @@ describe('the rate-limit stage in the gateway', () => {
   it('answers 429 with the error body and headers after three requests with X-Gateway-Test-Allow', async () => {
     const before = reached;
     const statuses = [];
-    let last;
+    let last: request.Response | undefined;
     for (let i = 0; i < 4; i++) {
       last = await request(gateway.app.callback())
         .get('/v1/hotels/')
@@ -75,10 +77,11 @@ describe('the rate-limit stage in the gateway', () => {
     }
     assert.deepEqual(statuses, [200, 200, 200, 429]);
     assert.equal(reached - before, 3);
-    assert.deepEqual(last!.body, { code: 429, message: '429: Too Many Requests' });
-    assert.equal(last!.headers['retry-after'], '50');
-    assert.equal(last!.headers['ratelimit-policy'], '"default";q=3;w=60');
-    assert.equal(last!.headers.ratelimit, '"default";r=0;t=50');
+    assert.ok(last);
+    assert.deepEqual(last.body, { code: 429, message: '429: Too Many Requests' });
+    assert.equal(last.headers['retry-after'], '50');
+    assert.equal(last.headers['ratelimit-policy'], '"default";q=3;w=60');
+    assert.equal(last.headers.ratelimit, '"default";r=0;t=50');
     // The refused request cost alice nothing of her own 5: 3 are spent.
     const after = await request(gateway.app.callback())
       .get('/v1/hotels/')

@@ -16,8 +16,9 @@ import {
   type RateLimitResponse,
   type RateLimitService,
 } from '../../../../src/ratelimit';
-import { memoryLogger } from '../../../ratelimit/support/silent';
-import { DEMO_LABELS, mappingRecord, rateLimitRecord, stageApp } from '../../../ratelimit/support/stage';
+import { memoryLogger } from '../../../support/memory-logger';
+import { DEMO_LABELS, labelledMappingRecord, rateLimitRecord } from '../../../support/records';
+import { stageApp } from '../../../support/stage-app';
 
 const CONFIG = path.join(__dirname, '..', '..', '..', '..', 'config');
 // 10 s into a minute, fixed: windows never turn during a test.
@@ -41,7 +42,7 @@ function fakeLimiter(
 const modulesOf = (...modules: GatehouseModule[]) => new Map(modules.map((m) => [m.name, m]));
 
 describe('rate-limit stage labels', () => {
-  const plan = labelPlan(mappingRecord(), 'gateway')!;
+  const plan = labelPlan(labelledMappingRecord(), 'gateway')!;
 
   it('turns each label group into one descriptor of header values', () => {
     assert.deepEqual(buildDescriptors(plan, { 'x-gateway-test-allow': 'yes', 'x-travel-user': 'alice' }), [
@@ -58,7 +59,7 @@ describe('rate-limit stage labels', () => {
 
   it('drops the whole group when a header without omit_if_not_present is missing', () => {
     const p = labelPlan(
-      mappingRecord({
+      labelledMappingRecord({
         labels: {
           gateway: [
             { request_label_group: [{ a: { header: 'x-a', omit_if_not_present: true } }, { u: { header: 'X-User' } }] },
@@ -81,7 +82,9 @@ describe('rate-limit stage labels', () => {
 
   it('sends a literal label as generic_key', () => {
     const p = labelPlan(
-      mappingRecord({ labels: { gateway: [{ request_label_group: ['hotels', { u: { header: 'x-user' } }] }] } }),
+      labelledMappingRecord({
+        labels: { gateway: [{ request_label_group: ['hotels', { u: { header: 'x-user' } }] }] },
+      }),
       'gateway',
     )!;
     assert.deepEqual(buildDescriptors(p, { 'x-user': 'bob' }), [
@@ -118,8 +121,8 @@ describe('rate-limit stage labels', () => {
   });
 
   it('has no plan for a mapping without labels of the domain', () => {
-    assert.equal(labelPlan(mappingRecord({ labels: undefined }), 'gateway'), null);
-    assert.equal(labelPlan(mappingRecord(), 'other'), null);
+    assert.equal(labelPlan(labelledMappingRecord({ labels: undefined }), 'gateway'), null);
+    assert.equal(labelPlan(labelledMappingRecord(), 'other'), null);
   });
 });
 
@@ -221,7 +224,7 @@ describe('rate-limit stage with the built-in service in-process', () => {
   });
 
   it('answers 429 with the error body, Retry-After and RateLimit headers past the demo limit', async () => {
-    const { app, seen } = stageApp(stage, mappingRecord());
+    const { app, seen } = stageApp(stage, labelledMappingRecord());
     const server = request(app.callback());
     for (let i = 0; i < 3; i++) {
       const ok = await server.get('/').set('X-Gateway-Test-Allow', 'curl-loop');
@@ -240,13 +243,13 @@ describe('rate-limit stage with the built-in service in-process', () => {
   });
 
   it('counts each header value apart', async () => {
-    const { app } = stageApp(stage, mappingRecord());
+    const { app } = stageApp(stage, labelledMappingRecord());
     const res = await request(app.callback()).get('/').set('X-Gateway-Test-Allow', 'another-value');
     assert.equal(res.status, 200);
   });
 
   it('limits per user from the X-Travel-User the auth stage set', async () => {
-    const { app } = stageApp(stage, mappingRecord());
+    const { app } = stageApp(stage, labelledMappingRecord());
     const res = await request(app.callback()).get('/').set('X-Demo-User', 'carol');
     assert.equal(res.status, 200);
     assert.equal(res.headers['ratelimit-policy'], '"per-user";q=60;w=60');
@@ -256,9 +259,9 @@ describe('rate-limit stage with the built-in service in-process', () => {
   it('does not ask the service when no label applies', async () => {
     const limiter = fakeLimiter(async () => ({ overallCode: 'OVER_LIMIT', statuses: [] }));
     const s = createRateLimitStage(rateLimitRecord(), modulesOf(limiter), { logger: memoryLogger() });
-    const { app, seen } = stageApp(s, mappingRecord());
+    const { app, seen } = stageApp(s, labelledMappingRecord());
     assert.equal((await request(app.callback()).get('/')).status, 200);
-    const unlabelled = stageApp(s, mappingRecord({ labels: undefined }));
+    const unlabelled = stageApp(s, labelledMappingRecord({ labels: undefined }));
     assert.equal((await request(unlabelled.app.callback()).get('/').set('X-Gateway-Test-Allow', '1')).status, 200);
     assert.equal(limiter.asked.length, 0);
     assert.equal(seen.backendCalls, 1);
@@ -278,7 +281,7 @@ describe('rate-limit stage with the built-in service in-process', () => {
       now: () => T0,
     });
     const s = createRateLimitStage(rateLimitRecord(), modulesOf(service), { logger: memoryLogger() });
-    const { app } = stageApp(s, mappingRecord());
+    const { app } = stageApp(s, labelledMappingRecord());
     const jose = Buffer.from('josé', 'utf8').toString('latin1');
     const codes = [];
     for (let i = 0; i < 2; i++) codes.push((await request(app.callback()).get('/').set('X-Demo-User', jose)).status);
@@ -288,7 +291,7 @@ describe('rate-limit stage with the built-in service in-process', () => {
   it('sends the record domain and the descriptors to the service', async () => {
     const limiter = fakeLimiter(async () => ({ overallCode: 'OK', statuses: [] }));
     const s = createRateLimitStage(rateLimitRecord({ domain: 'edge' }), modulesOf(limiter), { logger: memoryLogger() });
-    const { app } = stageApp(s, mappingRecord({ labels: { edge: DEMO_LABELS.gateway } }));
+    const { app } = stageApp(s, labelledMappingRecord({ labels: { edge: DEMO_LABELS.gateway } }));
     await request(app.callback()).get('/').set('X-Gateway-Test-Allow', 'v').set('X-Demo-User', 'dan');
     assert.deepEqual(limiter.asked, [
       {
@@ -320,7 +323,7 @@ describe('rate-limit stage when the service fails', () => {
   it('lets requests through, counts the failures and logs once per burst', async () => {
     const logger = memoryLogger();
     const s = createRateLimitStage(rateLimitRecord(), modulesOf(failing()), { logger });
-    const { app, seen } = stageApp(s, mappingRecord());
+    const { app, seen } = stageApp(s, labelledMappingRecord());
     for (let i = 0; i < 3; i++)
       assert.equal((await request(app.callback()).get('/').set('X-Demo-User', 'a')).status, 200);
     assert.equal(seen.backendCalls, 3);
@@ -333,7 +336,7 @@ describe('rate-limit stage when the service fails', () => {
     const s = createRateLimitStage(rateLimitRecord({ failure_mode_deny: true }), modulesOf(failing()), {
       logger: memoryLogger(),
     });
-    const { app, seen } = stageApp(s, mappingRecord());
+    const { app, seen } = stageApp(s, labelledMappingRecord());
     const res = await request(app.callback()).get('/').set('X-Demo-User', 'a');
     assert.equal(res.status, 500);
     assert.equal(res.body.code, 500);
@@ -348,7 +351,7 @@ describe('rate-limit stage when the service fails', () => {
         modulesOf(hanging()),
         { logger: memoryLogger() },
       );
-      const { app } = stageApp(s, mappingRecord());
+      const { app } = stageApp(s, labelledMappingRecord());
       // The service never answers: only timeout_ms can end the wait.
       const res = await request(app.callback()).get('/').set('X-Demo-User', 'a');
       assert.equal(res.status, deny ? 500 : 200);

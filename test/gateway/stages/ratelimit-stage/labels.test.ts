@@ -9,7 +9,11 @@ import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { configFromRecords, createGateway, type Gateway, type GatewayOptions } from '../../../../src/gateway';
-import { close, configOf, echoModule, listen, mapping, mappingFields, registry, send } from '../../helpers';
+import { close, listen } from '../../../support/server';
+import { configOf, mapping, mappingFields } from '../../../support/records';
+import { NO_BOUND_MS } from '../../../support/polling';
+import { echoModule, registry } from '../../../support/modules';
+import { send } from '../../../support/client';
 
 interface Received {
   domain: string;
@@ -94,7 +98,7 @@ describe('gateway rate-limit labels, as a gRPC rate-limit service receives them'
         service: limits.address,
         domain: 'ambassador',
         protocol_version: 'v3',
-        timeout_ms: 2000,
+        timeout_ms: NO_BOUND_MS,
       }),
     });
     const { server, url } = await listen(gateway.app.callback());

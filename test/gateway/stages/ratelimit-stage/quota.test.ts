@@ -14,8 +14,9 @@ import {
   type RateLimitGrpcServer,
   type RateLimitService,
 } from '../../../../src/ratelimit';
-import { memoryLogger } from '../../../ratelimit/support/silent';
-import { mappingRecord, rateLimitRecord } from '../../../ratelimit/support/stage';
+import { memoryLogger } from '../../../support/memory-logger';
+import { labelledMappingRecord, rateLimitRecord } from '../../../support/records';
+import { NO_BOUND_MS } from '../../../support/polling';
 
 // 10 s into a minute, fixed: windows never turn during a test.
 const T0 = Date.UTC(2024, 0, 1, 0, 0, 10);
@@ -31,7 +32,7 @@ const LIMITS = [
   },
 ];
 
-const MAPPING = mappingRecord({
+const MAPPING = labelledMappingRecord({
   labels: {
     gateway: [
       { request_label_group: [{ quota: { header: 'x-tenant' } }] },
@@ -111,9 +112,13 @@ describe('rate-limit stage and quota-mode limits', () => {
         port: 0,
       });
       const port = await server.start();
-      stage = createRateLimitStage(rateLimitRecord({ service: `127.0.0.1:${port}`, timeout_ms: 2000 }), new Map(), {
-        logger: memoryLogger(),
-      });
+      stage = createRateLimitStage(
+        rateLimitRecord({ service: `127.0.0.1:${port}`, timeout_ms: NO_BOUND_MS }),
+        new Map(),
+        {
+          logger: memoryLogger(),
+        },
+      );
     });
     after(async () => {
       await stage.close?.();

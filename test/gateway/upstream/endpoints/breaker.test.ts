@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
-import { mapping, send, type Answer } from '../../helpers';
-import { testGateway, testUpstream, type TestGateway, type TestUpstream } from '../rig';
+import { mapping } from '../../../support/records';
+import { send, type Answer } from '../../../support/client';
+import { testGateway, type TestGateway } from '../../../support/reporting-gateway';
+import { testUpstream, type TestUpstream } from '../../../support/upstreams';
 
 describe('circuit_breakers', () => {
   let up: TestUpstream;

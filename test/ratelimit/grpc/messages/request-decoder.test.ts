@@ -125,7 +125,7 @@ function mistyped(next: () => number, known: [number, number][]): Buffer {
 describe('reading a rate-limit request off the wire', () => {
   for (const [shape, service] of SERVICES) {
     const method = methodOf(service, 'ShouldRateLimit');
-    const encode = (msg: object) => method.requestSerialize(msg) as Buffer;
+    const encode = (msg: object) => method.requestSerialize(msg);
     const protobufjs = (bytes: Buffer) => typedOf(method.requestDeserialize(bytes) as ProtoRequest);
     const decode = requestDecoder(shape, BOUNDS);
 
@@ -250,13 +250,16 @@ describe('reading a rate-limit request off the wire', () => {
         )
         .finish(),
     );
-    assert.deepEqual(decode(bytes), { domain: '', descriptors: [{ entries: [], hitsAddend: 18446744073709551615 }] });
+    assert.deepEqual(decode(bytes), {
+      domain: '',
+      descriptors: [{ entries: [], hitsAddend: Number(18446744073709551615n) }],
+    });
   });
 });
 
 describe('a rate-limit request refused off the wire', () => {
   const bounds = { maxDescriptors: 3, maxDescriptorEntries: 2 };
-  const encode = (msg: object) => methodOf(ENVOY_V3_SERVICE, 'ShouldRateLimit').requestSerialize(msg) as Buffer;
+  const encode = (msg: object) => methodOf(ENVOY_V3_SERVICE, 'ShouldRateLimit').requestSerialize(msg);
   const decode = requestDecoder('envoy', bounds);
   const refusal = (value: unknown) => (value as RefusedRequest)[REFUSED];
   const entries = (n: number) => Array.from({ length: n }, (_, i) => ({ key: 'e', value: String(i) }));
@@ -286,7 +289,7 @@ describe('a rate-limit request refused off the wire', () => {
       domain: 'd',
       hits_addend: 3,
       descriptors: [{ entries: entries(3) }],
-    }) as Buffer;
+    });
     assert.equal(
       refusal(requestDecoder('lyft', bounds)(lyft)),
       'descriptors[0]: a descriptor carries at most 2 entries, this one 3',

@@ -68,7 +68,7 @@ function defaultLabels(record: SelectedRecord, value: Record<string, unknown>, m
       const [name, list] = Object.entries(group)[0];
       // Emissary leaves the groups it made of a v0 rate_limits alone.
       if (name.startsWith('v0_ratelimit_') || !Array.isArray(list)) return group;
-      return { [name]: [...structuredClone(defaults), ...list] };
+      return { [name]: [...structuredClone(defaults), ...(list as unknown[])] };
     });
     const counts = applied.prepended.get(record) ?? new Map<string, number>();
     counts.set(domain, defaults.length);

@@ -9,7 +9,7 @@
  */
 import { API_VERSION } from '../../schema';
 import type { EmissaryResource, FieldNote, Translation } from '../types';
-import { addedHeaders, corsPolicy, isPlainObject, labels } from '../values';
+import { addedHeaders, corsPolicy, hostAndPort, isPlainObject, keepaliveAsRead, labels } from '../values';
 
 const TLS_CONTEXT = 'names a TLSContext, which is not read: for TLS to the upstream write the service as https://host:port';
 const HOST_HEADER =
@@ -20,8 +20,6 @@ const DROPPED: Readonly<Record<string, string>> = {
   stats_name: 'ignored: requests are counted by Mapping name in the Prometheus metrics',
   v3StatsName: 'ignored: requests are counted by Mapping name in the Prometheus metrics',
   v2ExplicitTLS: 'ignored: how Emissary remembers the v2 spelling of tls and service; it changes nothing',
-  auth_context_extensions: 'ignored: context extensions reach gRPC auth services only, and the AuthService is asked over HTTP, as Emissary asks one with proto: http',
-  bypass_error_response_overrides: 'ignored: there are no error response overrides to bypass (errors have the gateway\'s JSON body)',
   metadata_labels: 'ignored: labels of the resource, read by the diagnostics only',
 };
 
@@ -55,9 +53,9 @@ function boolNames(d: Draft, names: unknown, exact: string, patterns: string, fi
     d.problems.push({ field, note: 'must be a list of names' });
     return;
   }
-  const map = isPlainObject(d.out[exact]) ? { ...(d.out[exact] as Record<string, unknown>) } : {};
-  const regex = isPlainObject(d.out[patterns]) ? { ...(d.out[patterns] as Record<string, unknown>) } : undefined;
-  for (const name of names as string[]) {
+  const map = isPlainObject(d.out[exact]) ? { ...d.out[exact] } : {};
+  const regex = isPlainObject(d.out[patterns]) ? { ...d.out[patterns] } : undefined;
+  for (const name of names) {
     if (map[name] === undefined) map[name] = true;
     if (regex?.[name] === '.*') delete regex[name];
   }
@@ -82,6 +80,10 @@ function upstreamTls(value: unknown, d: Draft): void {
 function translateField(field: string, value: unknown, r: EmissaryResource, d: Draft): void {
   switch (field) {
     case 'host':
+      if (r.fields.hostname !== undefined) {
+        d.notes.push({ field, note: 'ignored: hostname is given too, and wins, as in Emissary (which logs the same)' });
+        return;
+      }
       // v2's host is v3alpha1's hostname (a glob) unless host_regex makes it a pattern, as Emissary converts it.
       if (r.version !== 'v3alpha1' && r.fields.host_regex !== true) {
         d.out.hostname = value;
@@ -90,7 +92,8 @@ function translateField(field: string, value: unknown, r: EmissaryResource, d: D
       } else d.out.host = value;
       return;
     case 'host_regex':
-      if (r.version === 'v3alpha1' || value === true) d.out.host_regex = value;
+      if (r.fields.hostname !== undefined && r.fields.host !== undefined) d.notes.push({ field, note: 'ignored with host, which hostname overrides' });
+      else if (r.version === 'v3alpha1' || value === true) d.out.host_regex = value;
       return;
     case 'headers':
     case 'query_parameters':
@@ -104,7 +107,26 @@ function translateField(field: string, value: unknown, r: EmissaryResource, d: D
       d.out.cors = corsPolicy(value);
       return;
     case 'labels':
-      d.out.labels = labels(value);
+      // A resource reaches Emissary as Kubernetes stored it, its unknown keys pruned; an annotation as written.
+      d.out.labels =
+        r.fieldPrefix === 'spec.'
+          ? labels(value, (path, names) =>
+              d.notes.push({
+                field: `labels.${path}`,
+                note: `${names.join(', ')} dropped, as Kubernetes prunes a key the label's schema does not know: read as the action beside it, as Emissary reads it`,
+              }),
+            )
+          : labels(value);
+      return;
+    case 'service':
+      d.out.service = hostAndPort(field, value, d.notes);
+      return;
+    case 'keepalive':
+      d.out.keepalive = keepaliveAsRead(field, value, d.notes);
+      return;
+    case 'auth_context_extensions':
+      d.out[field] = value;
+      d.notes.push({ field, note: 'sent as the context_extensions of a check to an AuthService with proto: grpc; an HTTP check carries none, as in Emissary' });
       return;
     case 'add_linkerd_headers':
       if (typeof value === 'boolean') d.linkerd = value;

@@ -42,21 +42,17 @@ export const IGNORED: Readonly<Record<string, string>> = {
   reject_requests_with_escaped_slashes: 'ignored: an escaped slash (%2F) or backslash in a path is always a 400',
   strip_matching_host_port: "ignored: a Host's port is not held against a hostname unless the hostname names one",
   preserve_external_request_id: 'ignored: a request id is the access log\'s; X-Request-Id is passed on as the client sent it',
-  suppress_envoy_headers: "ignored: the gateway adds no x-envoy-* header, and drops a client's",
   use_remote_address: 'ignored: the client is the peer, or, with the trustProxy option, the address the proxy in front wrote last in X-Forwarded-For',
   xff_num_trusted_hops: 'ignored: X-Forwarded-For is trusted only with the trustProxy option (one hop)',
   enable_ipv4: 'ignored at true, its default',
   enable_ipv6: 'ignored at false, its default',
   resolver: 'ignored at kubernetes-service, its default',
+  grpc_stats: 'ignored: gRPC requests are not proxied, so there are no gRPC calls to count; requests are counted by Mapping in the Prometheus metrics',
 };
 
 /** Fields refused whatever their value, with why. */
 export const REFUSED: Readonly<Record<string, string>> = {
-  ip_allow: 'not supported: requests are not filtered by address here; filter them in front of the gateway, or remove the field',
-  ip_deny: 'not supported: requests are not filtered by address here; filter them in front of the gateway, or remove the field',
   lua_scripts: 'not supported: there is no Envoy to run Lua scripts',
-  error_response_overrides: "not supported: errors have the gateway's JSON error body; remove the field",
-  grpc_stats: 'not supported: gRPC upstreams are not proxied',
   set_current_client_cert_details: 'not supported: client certificates are not asked for; remove the field',
   auth_enabled: 'not supported: an AuthService applies to every Mapping that does not bypass_auth',
 };

@@ -14,7 +14,7 @@ import { labelsSchema } from '../../labels';
 import { API_VERSION } from '../../schema';
 import { DEFAULTABLE, IGNORED, REFUSED, REFUSED_WHEN_TRUE, UPSTREAM_DEFAULTS } from './module-fields';
 import type { EmissaryResource, FieldNote, ModuleDefault, Translation } from '../types';
-import { addedHeaders, corsPolicy, isPlainObject, labelList } from '../values';
+import { addedHeaders, corsPolicy, isPlainObject, keepaliveAsRead, labelList } from '../values';
 
 interface Draft {
   readonly config: Record<string, unknown>;
@@ -88,7 +88,11 @@ function readField(field: string, value: unknown, d: Draft): void {
       d.config.cors = corsPolicy(value);
       return;
     case 'regex_max_size':
-      d.config.regex_max_size = value;
+    case 'suppress_envoy_headers':
+    case 'ip_allow':
+    case 'ip_deny':
+    case 'error_response_overrides':
+      d.config[field] = value;
       return;
     case 'defaults':
       readDefaults(value, d);
@@ -115,7 +119,8 @@ function readField(field: string, value: unknown, d: Draft): void {
       else d.problems.push({ field: at, note: "not supported but at SANITIZE: client certificates are not asked for, and a client's X-Forwarded-Client-Cert is always dropped; remove the field" });
       return;
   }
-  if (field in UPSTREAM_DEFAULTS && value !== UPSTREAM_DEFAULTS[field]) d.defaults[field] = { value, from: at };
+  if (field === 'keepalive') d.defaults.keepalive = { value: keepaliveAsRead(at, value, d.notes), from: at };
+  else if (field in UPSTREAM_DEFAULTS && value !== UPSTREAM_DEFAULTS[field]) d.defaults[field] = { value, from: at };
   else if (field in REFUSED) d.problems.push({ field: at, note: REFUSED[field] });
   else if (field in REFUSED_WHEN_TRUE) {
     if (value === true) d.problems.push({ field: at, note: REFUSED_WHEN_TRUE[field] });

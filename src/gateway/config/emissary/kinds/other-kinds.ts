@@ -2,7 +2,7 @@
  * @module gateway/config/emissary/kinds/other-kinds
  * Emissary's kinds that become no record: read where what they ask is what
  * the gateway does anyway (a Listener, a Host without TLS, a resolver, the
- * log and tracing services), each field said to be ignored; refused by name
+ * log service), each field said to be ignored; refused by name
  * where it is not (TLS termination, TCP, Ambassador Edge Stack's filters).
  */
 import type { EmissaryResource, FieldNote, Translation } from '../types';
@@ -35,7 +35,7 @@ function requestPolicy(value: unknown, notes: FieldNote[], problems: FieldNote[]
   const insecure = isPlainObject(value) && isPlainObject(value.insecure) ? value.insecure : {};
   const action = insecure.action;
   if (action !== undefined && action !== 'Route') {
-    problems.push({ field: 'requestPolicy.insecure.action', note: `not supported: ${String(action)}: requests are served over the scheme the gateway listens with; write Route, or remove the field` });
+    problems.push({ field: 'requestPolicy.insecure.action', note: `not supported: ${typeof action === 'string' ? action : JSON.stringify(action)}: requests are served over the scheme the gateway listens with; write Route, or remove the field` });
   }
   if (insecure.additionalPort !== undefined) notes.push({ field: 'requestPolicy.insecure.additionalPort', note: LISTENER });
 }
@@ -75,7 +75,6 @@ export const OTHER_KINDS: Readonly<Record<string, (r: EmissaryResource) => Trans
   KubernetesEndpointResolver: ignored('nothing: a Mapping whose resolver names it is refused (list addresses in endpoints)'),
   ConsulResolver: ignored('nothing: a Mapping whose resolver names it is refused (list addresses in endpoints)'),
   LogService: ignored('nothing: the access log is written on stdout, one JSON line a request'),
-  TracingService: ignored('nothing: requests are not traced'),
   DevPortal: ignored("nothing: Ambassador Edge Stack's developer portal"),
   AmbassadorInstallation: ignored("nothing: the Ambassador operator's installation of Emissary itself"),
   Filter: refused(EDGE_STACK),

@@ -9,7 +9,7 @@ import { readResource, type DocumentPlace } from './forms';
 import { translateMapping } from '../kinds/mapping';
 import { translateModule } from '../kinds/module';
 import { OTHER_KINDS } from '../kinds/other-kinds';
-import { translateAuthService, translateRateLimitService } from '../kinds/services';
+import { translateAuthService, translateRateLimitService, translateTracingService } from '../kinds/services';
 import type { EmissaryEntry, EmissaryResource, FieldNote, Translation } from '../types';
 import { isPlainObject } from '../values';
 
@@ -18,6 +18,7 @@ const TRANSLATORS: Readonly<Record<string, (r: EmissaryResource) => Translation>
   AuthService: translateAuthService,
   RateLimitService: translateRateLimitService,
   Module: translateModule,
+  TracingService: translateTracingService,
   ...OTHER_KINDS,
 };
 
@@ -70,15 +71,13 @@ export interface Located {
 /**
  * The documents of a stream with each `kind: List` (or `<Kind>List`, as
  * `kubectl get mappings -o yaml` writes) replaced by its items, each with
- * its path in its document.
+ * its path in its document; one at a time, as the stream gives them.
  */
-export function expandLists<T extends { value: unknown }>(documents: readonly T[]): (T & Located)[] {
-  const out: (T & Located)[] = [];
+export function* expandLists<T extends { value: unknown }>(documents: Iterable<T>): Generator<T & Located, void> {
   for (const doc of documents) {
     const v = doc.value;
     if (isPlainObject(v) && typeof v.kind === 'string' && v.kind.endsWith('List') && Array.isArray(v.items)) {
-      v.items.forEach((item, i) => out.push({ ...doc, value: item, path: ['items', i] }));
-    } else out.push({ ...doc, path: [] });
+      for (let i = 0; i < v.items.length; i++) yield { ...doc, value: v.items[i] as unknown, path: ['items', i] };
+    } else yield { ...doc, path: [] };
   }
-  return out;
 }

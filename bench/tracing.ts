@@ -1,0 +1,250 @@
+/**
+ * @module bench/tracing
+ * What tracing costs a request: `gatehouse start` with auth and a rate limit
+ * (the same job as the first table's Gatehouse row), built from main, and
+ * from this tree with tracing off, sampling 1 in 100 new traces and every
+ * one, spans sent to a sink on the load CPU. Each is measured alone (the
+ * others SIGSTOPped), the server on CPU 0, wrk on CPU 1, in interleaved
+ * rounds; the ratios are medians of the same round's ratios to main.
+ *
+ *   npm run bench -- tracing     (BENCH_ROUNDS, BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS)
+ *   TRACING_BENCH_MAIN=<dir>     a built checkout of main (dist/ and node_modules/); default: main built in a temporary folder
+ */
+import { execFileSync, execSync } from 'node:child_process';
+import { existsSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '../test/support/ports';
+import { writeGatehouseConfig } from './harness/configs';
+import {
+  cpuMicros,
+  processTree,
+  signalAll,
+  identify,
+  startPinned,
+  stopAll,
+  waitUntilServing,
+  type Pinned,
+} from './harness/processes';
+import type { Settings } from './harness/settings';
+import { median } from './harness/stats';
+import { ALICE, MESSAGE_PATH } from './harness/selfcheck';
+import { runWrk } from './harness/wrk';
+
+const ROOT = join(__dirname, '..');
+const SERVER_CPU = 0;
+const LOAD_CPU = 1;
+
+interface Variant {
+  readonly name: string;
+  /** The checkout whose dist/ runs. */
+  readonly root: string;
+  readonly env: Record<string, string>;
+}
+
+export interface TracingRow {
+  readonly name: string;
+  readonly reqPerSec: number;
+  readonly cpuUs: number;
+  /** Median of the same-round ratios of req/s to main. */
+  readonly ratio: number;
+  /** Median of the same-round ratios of CPU µs per request to main. */
+  readonly cpuRatio: number;
+  /** Median of the same-round ratios of req/s to this tree with tracing off. */
+  readonly vsOff: number;
+}
+
+/** main's dist/, built in a temporary folder from `git archive main`, with this tree's node_modules. */
+function buildMain(): string {
+  const given = process.env.TRACING_BENCH_MAIN;
+  if (given) return given;
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-main-'));
+  execSync(`git -C ${ROOT} archive main | tar -x -C ${dir}`);
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  execSync('node_modules/.bin/tsc -p tsconfig.build.json', { cwd: dir, stdio: ['ignore', 2, 2] });
+  if (!existsSync(join(dir, 'dist', 'cli', 'main.js'))) throw new Error('main did not build');
+  return dir;
+}
+
+async function start(variant: Variant, config: string, data: string): Promise<{ pinned: Pinned; port: number }> {
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'info', ...variant.env };
+  for (const name of Object.keys(env)) if (name.startsWith('OTEL_') && !(name in variant.env)) delete env[name];
+  const pinned = startPinned(
+    {
+      name: variant.name,
+      command: process.execPath,
+      args: [
+        join(variant.root, 'dist', 'cli', 'main.js'),
+        'start',
+        '--config',
+        config,
+        '--host',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--grpc-port',
+        '0',
+        '--data',
+        data,
+      ],
+      env,
+      port,
+    },
+    SERVER_CPU,
+  );
+  await waitUntilServing(pinned);
+  return { pinned, port };
+}
+
+/** The OTLP sink, on the load CPU: what the collector costs is not the gateway's. */
+function startSink(port: number): Pinned {
+  return startPinned(
+    {
+      name: 'otlp sink',
+      command: process.execPath,
+      args: [join(__dirname, 'peers', 'otlp-sink.js')],
+      env: { ...process.env, PORT: String(port) },
+      port,
+    },
+    LOAD_CPU,
+  );
+}
+
+/** Measures every variant, `settings.rounds` interleaved rounds. */
+export async function runTracingBench(settings: Settings, log: (line: string) => void): Promise<TracingRow[]> {
+  const main = buildMain();
+  const sinkPort = await freePort();
+  const sink = startSink(sinkPort);
+  const traced = (ratio: string) => ({
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sinkPort}`,
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: ratio,
+  });
+  const variants: Variant[] = [
+    { name: 'main', root: main, env: {} },
+    { name: 'tracing off', root: ROOT, env: {} },
+    { name: 'tracing on, ratio 0.01', root: ROOT, env: traced('0.01') },
+    { name: 'tracing on, ratio 1.0', root: ROOT, env: traced('1.0') },
+  ];
+  const config = writeGatehouseConfig(
+    join(mkdtempSync(join(tmpdir(), 'gatehouse-tracing-bench-')), 'config'),
+    { kind: 'auth-limit' },
+    settings.limit,
+  );
+  const running: { pinned: Pinned; port: number }[] = [];
+  const samples = variants.map(() => [] as { rps: number; cpu: number }[]);
+  try {
+    await waitUntilServing(sink);
+    // A data folder each: one process a folder.
+    for (const [i, variant] of variants.entries()) running.push(await start(variant, config, `${config}-data-${i}`));
+    const tree = (i: number) => identify(processTree([running[i].pinned.child.pid!]));
+    for (let round = 0; round < settings.rounds; round++) {
+      for (let i = 0; i < variants.length; i++) {
+        running.forEach((_, j) => signalAll(tree(j), j === i ? 'SIGCONT' : 'SIGSTOP'));
+        const load = {
+          url: `http://127.0.0.1:${running[i].port}${MESSAGE_PATH}`,
+          connections: settings.connections,
+          cpu: LOAD_CPU,
+          authorization: ALICE,
+        };
+        await runWrk({ ...load, seconds: settings.warmup });
+        const pids = processTree([running[i].pinned.child.pid!]);
+        const before = cpuMicros(pids);
+        const peak = await runWrk({ ...load, seconds: settings.duration });
+        const cpu = (cpuMicros(pids) - before) / peak.requests;
+        if (peak.statusErrors > 0) throw new Error(`${variants[i].name}: ${peak.statusErrors} answers of 400 or more`);
+        samples[i].push({ rps: peak.reqPerSec, cpu });
+        log(
+          `  round ${round + 1}/${settings.rounds} ${variants[i].name}: ${Math.round(peak.reqPerSec)} req/s, ${cpu.toFixed(1)} µs CPU/req`,
+        );
+      }
+    }
+  } finally {
+    running.forEach((r) => signalAll(identify(processTree([r.pinned.child.pid!])), 'SIGCONT'));
+    await stopAll([...running.map((r) => r.pinned), sink]);
+  }
+  return variants.map((variant, i) => ({
+    name: variant.name,
+    reqPerSec: median(samples[i].map((s) => s.rps)),
+    cpuUs: median(samples[i].map((s) => s.cpu)),
+    ratio: median(samples[i].map((s, round) => s.rps / samples[0][round].rps)),
+    cpuRatio: median(samples[i].map((s, round) => s.cpu / samples[0][round].cpu)),
+    vsOff: median(samples[i].map((s, round) => s.rps / samples[1][round].rps)),
+  }));
+}
+
+/** The rows as a table, and the goals of tracing's cost. */
+export function formatTracingRows(rows: readonly TracingRow[]): string {
+  const lines = [
+    '| build | req/s | µs CPU/req | req/s vs main | CPU/req vs main | req/s vs tracing off |',
+    '|---|---|---|---|---|---|',
+  ];
+  for (const r of rows)
+    lines.push(
+      `| ${r.name} | ${Math.round(r.reqPerSec)} | ${r.cpuUs.toFixed(1)} | ${r.ratio.toFixed(3)} | ${r.cpuRatio.toFixed(3)} | ${r.vsOff.toFixed(3)} |`,
+    );
+  return lines.join('\n');
+}
+
+/** One row of the in-process half: CPU µs of a process serving and asking 20,000 requests, client included. */
+export interface InProcessRow {
+  readonly name: string;
+  readonly cpuUs: number;
+  /** Median of the same-round differences to main, in µs. */
+  readonly addedUs: number;
+}
+
+/**
+ * The same builds, each Gatehouse and its client in one process pinned to
+ * CPU 0 (bench/peers/traced-in-process.js), `rounds` interleaved rounds:
+ * process CPU time moves less with a busy machine than requests a second do.
+ */
+export async function runInProcessBench(rounds: number, log: (line: string) => void): Promise<InProcessRow[]> {
+  const main = buildMain();
+  const sinkPort = await freePort();
+  const sink = startSink(sinkPort);
+  await waitUntilServing(sink);
+  const sinkUrl = `http://127.0.0.1:${sinkPort}`;
+  const config = writeGatehouseConfig(
+    join(mkdtempSync(join(tmpdir(), 'gatehouse-tracing-bench-')), 'config'),
+    { kind: 'auth-limit' },
+    1_000_000_000,
+  );
+  const script = join(__dirname, 'peers', 'traced-in-process.js');
+  const variants: [string, string, string[]][] = [
+    ['main', main, []],
+    ['tracing off', ROOT, []],
+    ['tracing on, ratio 0.01', ROOT, [sinkUrl, '0.01']],
+    ['tracing on, ratio 1.0', ROOT, [sinkUrl, '1']],
+  ];
+  const samples = variants.map(() => [] as number[]);
+  try {
+    for (let round = 0; round < rounds; round++) {
+      variants.forEach(([name, root, traced], i) => {
+        const out = execFileSync(
+          'taskset',
+          ['-c', String(SERVER_CPU), process.execPath, script, root, config, ...traced],
+          { encoding: 'utf8' },
+        );
+        const cpu = (JSON.parse(out.trim().split('\n').pop()!) as { cpuUsPerReq: number }).cpuUsPerReq;
+        samples[i].push(cpu);
+        log(`  in process, round ${round + 1}/${rounds} ${name}: ${cpu.toFixed(1)} µs CPU/req`);
+      });
+    }
+  } finally {
+    await stopAll([sink]);
+  }
+  return variants.map(([name], i) => ({
+    name,
+    cpuUs: median(samples[i]),
+    addedUs: median(samples[i].map((cpu, round) => cpu - samples[0][round])),
+  }));
+}
+
+/** The in-process rows as a table. */
+export function formatInProcessRows(rows: readonly InProcessRow[]): string {
+  const lines = ['| build | µs CPU/req (client included) | added to main, µs |', '|---|---|---|'];
+  for (const r of rows) lines.push(`| ${r.name} | ${r.cpuUs.toFixed(1)} | ${r.addedUs.toFixed(1)} |`);
+  return lines.join('\n');
+}

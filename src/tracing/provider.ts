@@ -1,0 +1,115 @@
+/**
+ * @module tracing/provider
+ * OpenTelemetry put together from {@link TracingSettings}: the official
+ * trace SDK with its sampler, its batch processor behind the bounded queue
+ * (./export-queue), and the official OTLP exporter of the protocol asked
+ * for: HTTP with protobuf or JSON, or gRPC. Loaded only when tracing is on.
+ */
+import type { Metadata } from '@grpc/grpc-js';
+import type { Sampler, SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { BoundedProcessor, CountingExporter, type ExportCounts } from './export-queue';
+import { createPropagation } from './propagation';
+import { createRequestTracer } from './request-trace';
+import type { SamplerName, TracingSettings } from './settings';
+import { RELOAD_SPAN, type RequestTracer } from './types';
+
+type Sdk = typeof import('@opentelemetry/sdk-trace-base');
+
+/** Tracing that runs: the tracer of requests, and the way to stop it. */
+export interface RunningTracing {
+  readonly requests: RequestTracer;
+  /** Exports what waits, within the batch processor's export timeout. */
+  flush(): Promise<void>;
+  /** Exports what waits, then stops; later spans are dropped. */
+  shutdown(): Promise<void>;
+  /** How long one export may take: a stop waits no longer for the collector. */
+  readonly timeoutMs: number;
+}
+
+/** The sampler `name` stands for. */
+function samplerOf(sdk: Sdk, name: SamplerName, ratio: number): Sampler {
+  const root = name.endsWith('always_on')
+    ? new sdk.AlwaysOnSampler()
+    : name.endsWith('always_off')
+      ? new sdk.AlwaysOffSampler()
+      : new sdk.TraceIdRatioBasedSampler(ratio);
+  return name.startsWith('parentbased_') ? new sdk.ParentBasedSampler({ root }) : root;
+}
+
+/** `inner`, but a config reload's span is always recorded: reloads are rare, and an operator looks for them. */
+function recordingReloads(sdk: Sdk, inner: Sampler, name: SamplerName): Sampler {
+  if (name.endsWith('always_off')) return inner;
+  return {
+    shouldSample: (context, traceId, spanName, kind, attributes, links) =>
+      spanName === RELOAD_SPAN
+        ? { decision: sdk.SamplingDecision.RECORD_AND_SAMPLED }
+        : inner.shouldSample(context, traceId, spanName, kind, attributes, links),
+    toString: () => inner.toString(),
+  };
+}
+
+/** The official exporter of the settings' protocol. */
+function exporterOf(settings: TracingSettings): SpanExporter {
+  const common = { url: settings.endpoint, timeoutMillis: settings.timeoutMs };
+  if (settings.protocol === 'http/json') {
+    const { OTLPTraceExporter } =
+      require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
+    return new OTLPTraceExporter({ ...common, headers: { ...settings.headers } });
+  }
+  if (settings.protocol === 'http/protobuf') {
+    const { OTLPTraceExporter } =
+      require('@opentelemetry/exporter-trace-otlp-proto') as typeof import('@opentelemetry/exporter-trace-otlp-proto');
+    return new OTLPTraceExporter({ ...common, headers: { ...settings.headers } });
+  }
+  const grpc = require('@grpc/grpc-js') as typeof import('@grpc/grpc-js');
+  const { OTLPTraceExporter } =
+    require('@opentelemetry/exporter-trace-otlp-grpc') as typeof import('@opentelemetry/exporter-trace-otlp-grpc');
+  const metadata: Metadata = new grpc.Metadata();
+  for (const [name, value] of Object.entries(settings.headers)) metadata.set(name, value);
+  // The scheme says whether the collector speaks TLS; a bare host:port is plaintext, as a TracingService's is.
+  const credentials = settings.endpoint.startsWith('https://')
+    ? grpc.credentials.createSsl()
+    : grpc.credentials.createInsecure();
+  return new OTLPTraceExporter({ ...common, metadata, credentials });
+}
+
+/** Builds tracing from `settings`, counting what becomes of the spans in `counts`. */
+export function startTracing(settings: TracingSettings, counts: ExportCounts, version: string): RunningTracing {
+  const sdk = require('@opentelemetry/sdk-trace-base') as Sdk;
+  const resources = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
+  const batch = settings.batch;
+  // The exporter tells the queue in front of the processor how many spans left it.
+  const queue: { bounded?: BoundedProcessor } = {};
+  const exporter = new CountingExporter(exporterOf(settings), counts, (n) => queue.bounded?.settled(n));
+  const processor = new sdk.BatchSpanProcessor(exporter, {
+    scheduledDelayMillis: batch.scheduleDelayMs,
+    exportTimeoutMillis: batch.exportTimeoutMs,
+    maxQueueSize: batch.maxQueueSize,
+    maxExportBatchSize: Math.min(batch.maxExportBatchSize, batch.maxQueueSize),
+  });
+  const bounded = (queue.bounded = new BoundedProcessor(processor, batch.maxQueueSize, counts));
+  const resource = resources.defaultResource().merge(
+    resources.resourceFromAttributes({
+      ...settings.resource,
+      'service.name': settings.serviceName,
+      'service.version': version,
+    }),
+  );
+  const provider = new sdk.BasicTracerProvider({
+    resource,
+    sampler: recordingReloads(sdk, samplerOf(sdk, settings.sampler, settings.ratio), settings.sampler),
+    spanProcessors: [bounded],
+  });
+  const requests = createRequestTracer({
+    tracer: provider.getTracer('gatehouse', version),
+    propagation: createPropagation(settings.propagators),
+    tags: settings.tags,
+    headerTags: settings.headerTags,
+  });
+  return {
+    requests,
+    flush: () => provider.forceFlush(),
+    shutdown: () => provider.shutdown(),
+    timeoutMs: settings.timeoutMs,
+  };
+}
