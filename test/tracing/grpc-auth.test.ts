@@ -59,7 +59,12 @@ service: ${upstream.url}
       headers: { traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01`, tracestate: 'vendor=opaque' },
     });
     assert.equal(res.status, 200);
-    const spans = await collector.waitFor((all) => all.some((s) => s.traceId === CLIENT_TRACE && s.name === 'auth'));
+    // The server span ends after its child, and may come in a later export.
+    const spans = await collector.waitFor(
+      (all) =>
+        all.some((s) => s.traceId === CLIENT_TRACE && s.name === 'auth') &&
+        all.some((s) => s.traceId === CLIENT_TRACE && s.kind === 'SERVER'),
+    );
     const ours = spans.filter((s) => s.traceId === CLIENT_TRACE);
     const server = ours.find((s) => s.kind === 'SERVER')!;
     const auth = ours.find((s) => s.name === 'auth')!;

@@ -189,7 +189,7 @@ ${serviceManifest('hotels', HOTELS)}`,
   it('reports an unknown kind', () => {
     const problems = problemsOf(parse(serviceManifest('hotels', HOTELS.replace('kind: Mapping', 'kind: Mappin'))));
     assert.deepEqual(problems, [
-      "config/services.yaml: service hotels: record hotels-mapping: kind: unknown kind 'Mappin'; expected one of Mapping, AuthService, RateLimitService, Module",
+      "config/services.yaml: service hotels: record hotels-mapping: kind: unknown kind 'Mappin'; expected one of Mapping, AuthService, RateLimitService, Module, TracingService",
     ]);
   });
 
