@@ -2,14 +2,16 @@
  * @module bench/run
  * `npm run bench`: Gatehouse against what a user would deploy instead, on
  * the same CPU in the same run (the method is in bench/README.md), then the
- * gRPC rate-limit rows and the bursts through Redis. Prints the tables, the
- * ratios and the goals, writes the figures to a results file in
+ * gRPC rate-limit rows and the bursts through Redis, Gatehouse over HTTP/2
+ * against itself over HTTP/1.1, and what tracing costs. Prints the tables,
+ * the ratios and the goals, writes the figures to a results file in
  * bench/results/ (BENCH_RESULTS names another folder) and prints how they
  * compare with the newest file there before.
  *
  *   npm run bench                 every part
  *   npm run bench -- http         the HTTP deployments only
  *   npm run bench -- ratelimit    the gRPC rate-limit rows and bursts only
+ *   npm run bench -- http2        HTTP/2 (h2c, h2load) against HTTP/1.1 (wrk)
  *   npm run bench -- tracing      what tracing costs a request (bench/tracing.ts)
  *   npm run bench -- footprint    memory and start time against a bare Koa app (bench/footprint.ts)
  *
@@ -164,7 +166,7 @@ async function runTracingPart(settings: Settings): Promise<Goal[]> {
 }
 
 async function main(parts: string[]): Promise<number> {
-  const known = ['http', 'ratelimit', 'tracing', 'footprint'];
+  const known = ['http', 'ratelimit', 'http2', 'tracing', 'footprint'];
   const unknown = parts.filter((p) => !known.includes(p));
   if (unknown.length) throw new Error(`unknown part ${unknown.join(', ')}; parts: ${known.join(', ')}`);
   const run = parts.length ? parts : known;
@@ -190,6 +192,18 @@ async function main(parts: string[]): Promise<number> {
       met: grpc.burstsMet,
     });
     rows.push(...grpc.rows);
+  }
+  if (run.includes('http2')) {
+    ensureBuilt(ROOT);
+    console.log(
+      '\nHTTP/2 (bench/http2.ts): gatehouse start from dist/, auth + rate limit (the gatehouse row), on CPU 0, loaded in turn in each round\n' +
+        `over HTTP/1.1 by wrk (${settings.connections} connections) and over h2c by h2load (the same requests in flight, 10 streams a connection) on CPU 1.\n`,
+    );
+    const { formatHttp2, http2Goal, http2Rows, runHttp2Bench } = require('./http2') as typeof import('./http2');
+    const bench = await runHttp2Bench(settings);
+    console.log(formatHttp2(bench));
+    goals.push(http2Goal(bench));
+    rows.push(...http2Rows(bench));
   }
   if (run.includes('tracing')) {
     ensureBuilt(ROOT);

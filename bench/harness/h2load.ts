@@ -1,8 +1,9 @@
 /**
  * @module bench/harness/h2load
- * gRPC unary load from h2load (nghttp2's HTTP/2 load generator, Debian's
- * nghttp2-client): one request body, already framed as a gRPC message, sent
- * over a few connections with many streams each. A load written in C: a
+ * Load from h2load (nghttp2's HTTP/2 load generator, Debian's
+ * nghttp2-client), over a few connections with many streams each: gRPC
+ * unary calls (one request body, already framed as a gRPC message), or GETs
+ * with prior knowledge (h2c). A load written in C: a
  * Node client of grpc-js spends several times the server's CPU on a call,
  * and from the other CPU it could not load a server to its limit.
  */
@@ -41,20 +42,45 @@ export function hasH2load(): boolean {
 export function runH2load(options: H2loadOptions): Promise<H2loadResult> {
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-h2load-'));
   const body = join(dir, 'body');
-  const log = join(dir, 'log');
   const framed = Buffer.alloc(5 + options.message.length);
   framed.writeUInt32BE(options.message.length, 1);
   options.message.copy(framed, 5);
   writeFileSync(body, framed);
   const connections = 2;
   const args = [
-    ...['-D', String(options.seconds)],
     ...['-c', String(connections), '-m', String(Math.max(1, Math.round(options.concurrency / connections)))],
-    ...['-d', body, '-H', 'content-type: application/grpc', '-H', 'te: trailers', '--log-file', log],
+    ...['-d', body, '-H', 'content-type: application/grpc', '-H', 'te: trailers'],
     `http://${options.address}${options.path}`,
   ];
-  const command =
-    options.cpu === undefined ? ['h2load', ...args] : ['taskset', '-c', String(options.cpu), 'h2load', ...args];
+  return h2load(args, options.seconds, options.cpu, dir);
+}
+
+/** An HTTP/2 GET load with prior knowledge (h2c): `connections`, each with `streams` in flight. */
+export interface H2loadGetOptions {
+  url: string;
+  connections: number;
+  streams: number;
+  seconds: number;
+  headers?: Record<string, string>;
+  cpu?: number;
+}
+
+/** Runs h2load's GETs once; rejects if it fails or any request does not succeed at the HTTP level. */
+export function runH2loadGet(options: H2loadGetOptions): Promise<H2loadResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-h2load-'));
+  const args = [
+    ...['-c', String(options.connections), '-m', String(options.streams)],
+    ...Object.entries(options.headers ?? {}).flatMap(([name, value]) => ['-H', `${name}: ${value}`]),
+    options.url,
+  ];
+  return h2load(args, options.seconds, options.cpu, dir);
+}
+
+/** Runs h2load with `args` for `seconds` (pinned to `cpu`), its latency log in `dir`, which it removes. */
+function h2load(args: string[], seconds: number, cpu: number | undefined, dir: string): Promise<H2loadResult> {
+  const log = join(dir, 'log');
+  const all = ['-D', String(seconds), '--log-file', log, ...args];
+  const command = cpu === undefined ? ['h2load', ...all] : ['taskset', '-c', String(cpu), 'h2load', ...all];
   const child = spawn(command[0], command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
@@ -80,7 +106,7 @@ export function runH2load(options: H2loadOptions): Promise<H2loadResult> {
           p99Ms: latencies[Math.floor(latencies.length * 0.99)] ?? 0,
         });
       } catch (err) {
-        reject(err);
+        reject(err instanceof Error ? err : new Error(String(err)));
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }

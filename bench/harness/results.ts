@@ -166,11 +166,15 @@ export function readResult(file: string): BenchResult {
   return result as BenchResult;
 }
 
+/** The name {@link resultFileName} gives: the date with `-` for `:` and `.`, then the commit's first 7 digits. */
+const RESULT_FILE_NAME = /^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z-[0-9a-z]{7}\.json$/;
+
 /** The newest results file of `dir` (by its date), with its path; undefined when there is none. */
 export function latestResult(dir: string): { file: string; result: BenchResult } | undefined {
   let names: string[];
   try {
-    names = readdirSync(dir).filter((name) => name.endsWith('.json'));
+    // Only the files the benchmark names itself: the folder holds other figures too (bench/hardening's).
+    names = readdirSync(dir).filter((name) => RESULT_FILE_NAME.test(name));
   } catch {
     return undefined;
   }

@@ -244,6 +244,14 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
 
   let server: RunningServer | undefined;
   const onRejected = rejectedRequestLog({ logger, metrics, counters });
+  // HTTP/2 is offered on every port alike, with the same bounds.
+  const http2Listening = {
+    http2: options.http2,
+    http2Limits: {
+      maxConcurrentStreams: options.http2MaxConcurrentStreams,
+      maxSessionMemoryMib: options.http2MaxSessionMemory,
+    },
+  };
   const https = createHttpsPort({
     host: options.host,
     port: options.httpsPort,
@@ -253,7 +261,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     fileSizeLimit: options.fileSizeLimit,
     logger,
     upgrades: () => tunnelsUpgrades(config),
-    listen: { keepAliveTimeoutMs: options.keepAliveTimeoutMs, onRejected },
+    listen: { keepAliveTimeoutMs: options.keepAliveTimeoutMs, onRejected, ...http2Listening },
     metrics,
   });
   let watcher: FolderWatcher | undefined;
@@ -283,6 +291,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       tls: options.tls,
       fileSizeLimit: options.fileSizeLimit,
       keepAliveTimeoutMs: options.keepAliveTimeoutMs,
+      ...http2Listening,
       bound: options.ports?.http,
       onRejected,
     }).catch((err: unknown) => {

@@ -19,6 +19,7 @@ import { hostPort } from '../http';
 import type { CertificateExpiry, Logger, Metrics } from '../telemetry';
 import {
   certificateChooser,
+  HTTP1_PROTOCOLS,
   describeCertificate,
   readCertificates,
   servedContext,
@@ -41,7 +42,7 @@ export interface HttpsPortOptions {
   readonly logger: Logger;
   /** Whether requests may switch protocols (WebSocket), as on the cleartext port. */
   readonly upgrades: () => boolean;
-  readonly listen: Pick<ListenOptions, 'keepAliveTimeoutMs' | 'onRejected'>;
+  readonly listen: Pick<ListenOptions, 'keepAliveTimeoutMs' | 'onRejected' | 'http2' | 'http2Limits'>;
   /** Where the expiry of every certificate in service is told. */
   readonly metrics: Pick<Metrics, 'recordCertificates'>;
 }
@@ -78,7 +79,8 @@ function fallbackContext(files: TlsFiles, fileSizeLimit: number): ServedContext 
 }
 
 export function createHttpsPort(options: HttpsPortOptions): HttpsPort {
-  const chooser = certificateChooser();
+  // ALPN offers h2 first where HTTP/2 is served, as on the other ports.
+  const chooser = certificateChooser(options.listen.http2 === false ? HTTP1_PROTOCOLS : ['h2', ...HTTP1_PROTOCOLS]);
   const { logger } = options;
   let server: RunningServer | undefined;
   let fallback = options.fallback && fallbackContext(options.fallback, options.fileSizeLimit);

@@ -34,6 +34,7 @@
 import type { Context, Middleware } from 'koa';
 import {
   basePath,
+  hasUnsizedBody,
   headerCountRefusal,
   HttpError,
   ORIGINAL_PATH,
@@ -44,7 +45,7 @@ import {
 } from '../http';
 import type { Route } from './match/route-table';
 import { OWN_PREFIX } from './own-paths';
-import { DEFAULT_BODY_LIMIT, declaredTooLarge, guardStreamedBody, hasUnsizedBody } from './request/body-limit';
+import { DEFAULT_BODY_LIMIT, declaredTooLarge, guardStreamedBody } from './request/body-limit';
 import { dropClaimedUser, dropPathOverrides } from './request/headers/claimed-user';
 import { dropNominatedHeaders } from './request/headers/hop-by-hop';
 import { dropLookalikes } from './request/headers/lookalike-headers';

@@ -82,6 +82,7 @@ export { cutShortBy, markCutShort, type CutShortBy } from './respond';
 export {
   nestsDeeperThan,
   hasRequestBody,
+  hasUnsizedBody,
   failRequestBody,
   bodyFailure,
   readJson,
@@ -90,6 +91,7 @@ export {
 } from './request/body';
 export { repeatedHeader, headerText, headerName, headerCountRefusal, MAX_REQUEST_HEADERS } from './request/raw-headers';
 export { connectionNamed } from './request/connection';
+export { protocolOf, type RequestProtocol } from './request/protocol';
 export { hasOtherTransferCoding, transferCodingRefusal, OTHER_TRANSFER_CODING } from './request/transfer-coding';
 export { routes, allowedMethods } from './router';
 export { setPlainPath, setPath } from './request/request-path';

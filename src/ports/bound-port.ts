@@ -10,6 +10,7 @@
 import { lookup } from 'node:dns/promises';
 import { once } from 'node:events';
 import net from 'node:net';
+import { listenOptions } from './listen-at';
 
 /** One address of a bound port. */
 export interface BoundListener {
@@ -66,7 +67,7 @@ async function bindOne(
     socket.once('close', () => waiting.delete(socket));
   };
   early.on('connection', hold);
-  early.listen({ host: address || undefined, port });
+  early.listen(listenOptions({ host: address, port }));
   // once() rejects with the server's 'error' (EADDRINUSE, EACCES) while it waits.
   await once(early, 'listening');
   let handed = false;

@@ -4,3 +4,4 @@
  * found before a start does anything lasting.
  */
 export { bindPort, type BindOptions, type BoundListener, type BoundPort } from './bound-port';
+export { listenOptions, supportsReusePort, type ListenAt } from './listen-at';

@@ -18,6 +18,8 @@ export interface AccessLogEntry {
   status: number;
   duration_ms: number;
   remote: string;
+  /** HTTP/1.0, HTTP/1.1 or HTTP/2, as Envoy's `%PROTOCOL%`; absent where it could not be told. */
+  protocol?: string;
   /** The names of the query arguments; their values may hold secrets and are never logged. */
   query?: string[];
   user?: string;
@@ -84,6 +86,7 @@ export function accessLineWriter(logger: Logger): AccessLineWriter {
   /** One line, as pino would write it for the same fields. */
   function lineOf(entry: AccessLogEntry): string {
     let line = `${head}${time()}${bindings},"req_id":${quoted(entry.req_id)},"method":${quoted(entry.method)},"path":${quoted(entry.path)},"route":${quoted(entry.route)},"status":${entry.status},"duration_ms":${entry.duration_ms},"remote":${quoted(entry.remote)}`;
+    if (entry.protocol !== undefined) line += `,"protocol":"${entry.protocol}"`;
     if (entry.query !== undefined) line += `,"query":${JSON.stringify(entry.query)}`;
     if (entry.user !== undefined) line += `,"user":${quoted(entry.user)}`;
     if (entry.error !== undefined) line += `,"error":${quoted(entry.error)}`;

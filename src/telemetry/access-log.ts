@@ -8,7 +8,16 @@ import type { Context, Middleware } from 'koa';
 import { randomUUID } from 'node:crypto';
 import { Stream } from 'node:stream';
 import { performance } from 'node:perf_hooks';
-import { answeredError, connectionNamed, cutShortBy, headerName, headerText, HttpError, statusOf } from '../http';
+import {
+  answeredError,
+  connectionNamed,
+  cutShortBy,
+  headerName,
+  headerText,
+  HttpError,
+  protocolOf,
+  statusOf,
+} from '../http';
 import { accessLineWriter, type AccessLogEntry } from './access-line';
 import type { Logger } from './logger';
 import { UNMATCHED_ROUTE, type Metrics } from './metrics';
@@ -103,7 +112,8 @@ export function accessLog(options: AccessLogOptions): Middleware {
     if (unanswered) status = cutBy === 'shutdown' ? SERVICE_UNAVAILABLE : CLIENT_CLOSED_REQUEST;
     const mapping = ctx.state.mapping as { name?: unknown } | undefined;
     const route = typeof mapping?.name === 'string' ? mapping.name : ownRoute(ctx.state.route);
-    metrics?.recordRequest(route, method, status, elapsedMs / 1000);
+    const protocol = protocolOf(ctx.req);
+    metrics?.recordRequest(route, method, status, elapsedMs / 1000, protocol);
     counters?.record(route, status);
     if (!lines.enabled()) return;
     const entry: AccessLogEntry = {
@@ -114,6 +124,7 @@ export function accessLog(options: AccessLogOptions): Middleware {
       status,
       duration_ms: Math.round(elapsedMs * 100) / 100,
       remote,
+      protocol,
     };
     if (querystring) entry.query = Object.keys(ctx.request.query).slice(0, maxQueryKeys);
     const user = userOf(ctx);
@@ -230,6 +241,8 @@ export interface RejectedRequest {
   remote?: string;
   /** The request id it was answered with; a new one when none is given. */
   requestId?: string;
+  /** HTTP/1.1 or HTTP/2, when the request could be read that far. */
+  protocol?: string;
 }
 
 /**
@@ -246,7 +259,7 @@ export function rejectedRequestLog(
   const lines = accessLineWriter(options.logger);
   return (request, error) => {
     const method = request.method ?? '-';
-    metrics?.recordRequest(UNMATCHED_ROUTE, method, request.status, 0);
+    metrics?.recordRequest(UNMATCHED_ROUTE, method, request.status, 0, request.protocol);
     counters?.record(UNMATCHED_ROUTE, request.status);
     if (!lines.enabled()) return;
     const entry: AccessLogEntry = {
@@ -258,6 +271,7 @@ export function rejectedRequestLog(
       duration_ms: 0,
       remote: request.remote ?? '-',
     };
+    if (request.protocol !== undefined) entry.protocol = request.protocol;
     if (error !== undefined) entry.error = error;
     lines.write(entry);
   };

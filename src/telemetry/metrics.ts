@@ -42,7 +42,7 @@ export interface MetricsOptions {
 /** The metrics of one gateway and shortcuts that record into them without allocating. */
 export interface Metrics {
   readonly registry: Registry;
-  readonly httpRequests: Counter<'route' | 'method' | 'status'>;
+  readonly httpRequests: Counter<'route' | 'method' | 'status' | 'protocol'>;
   readonly httpRequestDuration: Histogram<'route' | 'method'>;
   readonly authDecisions: Counter<'result'>;
   readonly rateLimitDecisions: Counter<'result'>;
@@ -54,8 +54,8 @@ export interface Metrics {
   readonly databaseCallDuration: Histogram<'operation'>;
   readonly databaseErrors: Counter<'operation' | 'kind'>;
   readonly logLinesDropped: Counter<'destination'>;
-  /** Counts a finished request and observes its duration. */
-  recordRequest(route: string, method: string, status: number, seconds: number): void;
+  /** Counts a finished request (`protocol`: HTTP/1.1 unless said) and observes its duration. */
+  recordRequest(route: string, method: string, status: number, seconds: number, protocol?: string): void;
   recordAuth(result: AuthResult): void;
   recordRateLimit(result: RateLimitResult): void;
   recordUpstreamError(route: string, kind: UpstreamErrorKind): void;
@@ -114,8 +114,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
 
   const httpRequests = new Counter({
     name: `${prefix}http_requests_total`,
-    help: 'HTTP requests answered, by mapping name, method and status.',
-    labelNames: ['route', 'method', 'status'] as const,
+    help: 'HTTP requests answered, by mapping name, method, status and protocol (HTTP/1.1, HTTP/2).',
+    labelNames: ['route', 'method', 'status', 'protocol'] as const,
     registers,
     collect,
   });
@@ -224,9 +224,16 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const auth = decisions(AUTH_RESULTS, authDecisions);
   const rateLimit = decisions(RATELIMIT_RESULTS, rateLimitDecisions);
 
-  const requestChild = childCache3((route, method, status) =>
-    counted(() => new PendingCount(httpRequests.labels(route, method, status))),
-  );
+  // By protocol first: two or three of them, each with its own cache of the other labels.
+  const requestChildren = new Map<string, (route: string, method: string, status: string) => PendingCount>();
+  const requestChild = (protocol: string, route: string, method: string, status: string): PendingCount => {
+    let byProtocol = requestChildren.get(protocol);
+    if (byProtocol === undefined) {
+      byProtocol = childCache3((r, m, s) => counted(() => new PendingCount(httpRequests.labels(r, m, s, protocol))));
+      requestChildren.set(protocol, byProtocol);
+    }
+    return byProtocol(route, method, status);
+  };
   const durationChild = childCache2((route, method) => httpRequestDuration.labels(route, method));
   const upstreamChild = childCache2((route, kind) => upstreamErrors.labels(route, kind));
   const overflowChild = childCache2((cluster, limit) => upstreamOverflows.labels(cluster, limit));
@@ -249,10 +256,10 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     databaseCallDuration,
     databaseErrors,
     logLinesDropped,
-    recordRequest(route, method, status, seconds) {
+    recordRequest(route, method, status, seconds, protocol = 'HTTP/1.1') {
       const m = KNOWN_METHODS.has(method) ? method : 'OTHER';
       const s = statusText[status] ?? (statusText[status] = String(status));
-      requestChild(route, m, s).count++;
+      requestChild(protocol, route, m, s).count++;
       durationChild(route, m).observe(seconds);
     },
     recordAuth: (result) => {

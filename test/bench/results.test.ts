@@ -55,6 +55,12 @@ describe('bench/harness/results', () => {
     assert.equal(latestResult(join(dir, 'none')), undefined);
   });
 
+  it('finds the newest among its own files only, past the other JSON files of the folder', () => {
+    writeResult(dir, result('2026-01-02T03:04:05.678Z', []));
+    writeFileSync(join(dir, 'hardening-2026-11-27.json'), JSON.stringify({ runs: [] }));
+    assert.equal(latestResult(dir)?.result.date, '2026-01-02T03:04:05.678Z');
+  });
+
   it('refuses a file of another format', () => {
     const file = join(dir, 'old.json');
     writeFileSync(file, JSON.stringify({ format: 0, rows: [] }));

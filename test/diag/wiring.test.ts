@@ -118,8 +118,17 @@ describe('diag, cors and telemetry wired as in the gateway', () => {
       ],
     );
     const scrape = await request(server).get('/gateway/v0/metrics').expect(200);
-    assert.match(scrape.text, /gatehouse_http_requests_total\{route="diag",method="OPTIONS",status="204"\} 1/);
-    assert.match(scrape.text, /gatehouse_http_requests_total\{route="diag",method="GET",status="401"\} 1/);
-    assert.match(scrape.text, /gatehouse_http_requests_total\{route="diag",method="GET",status="200"\} 1/);
+    assert.match(
+      scrape.text,
+      /gatehouse_http_requests_total\{route="diag",method="OPTIONS",status="204",protocol="HTTP\/1\.1"\} 1/,
+    );
+    assert.match(
+      scrape.text,
+      /gatehouse_http_requests_total\{route="diag",method="GET",status="401",protocol="HTTP\/1\.1"\} 1/,
+    );
+    assert.match(
+      scrape.text,
+      /gatehouse_http_requests_total\{route="diag",method="GET",status="200",protocol="HTTP\/1\.1"\} 1/,
+    );
   });
 });

@@ -92,9 +92,15 @@ describe('gatehouse access log', function () {
     const [ready] = await log.waitForLines(1, (l) => l.req_id === 'ready-1');
     assert.equal(ready.route, 'gateway-health');
     const scrape = (await http.get('/gateway/v0/metrics').expect(200)).text;
-    assert.match(scrape, /gatehouse_http_requests_total\{route="gateway-health",method="GET",status="200"\} [1-9]/);
-    assert.match(scrape, /gatehouse_http_requests_total\{route="gateway-metrics",method="GET",status="200"\} [1-9]/);
-    assert.doesNotMatch(scrape, /gatehouse_http_requests_total\{route="unmatched",method="GET",status="200"\}/);
+    assert.match(
+      scrape,
+      /gatehouse_http_requests_total\{route="gateway-health",method="GET",status="200",protocol="HTTP\/1\.1"\} [1-9]/,
+    );
+    assert.match(
+      scrape,
+      /gatehouse_http_requests_total\{route="gateway-metrics",method="GET",status="200",protocol="HTTP\/1\.1"\} [1-9]/,
+    );
+    assert.doesNotMatch(scrape, /gatehouse_http_requests_total\{route="unmatched",method="GET",status="200",/);
   });
 
   it("never names the user a client's own X-Travel-User claims, on paths no auth service is asked about", () => {
@@ -228,7 +234,13 @@ describe('gatehouse access log of requests the server answers itself', function 
       ],
     );
     const scrape = await request(running.url).get('/gateway/v0/metrics').expect(200);
-    assert.match(scrape.text, /gatehouse_http_requests_total\{route="unmatched",method="OTHER",status="431"\} 1/);
-    assert.match(scrape.text, /gatehouse_http_requests_total\{route="unmatched",method="CONNECT",status="501"\} 1/);
+    assert.match(
+      scrape.text,
+      /gatehouse_http_requests_total\{route="unmatched",method="OTHER",status="431",protocol="HTTP\/1\.1"\} 1/,
+    );
+    assert.match(
+      scrape.text,
+      /gatehouse_http_requests_total\{route="unmatched",method="CONNECT",status="501",protocol="HTTP\/1\.1"\} 1/,
+    );
   });
 });

@@ -164,11 +164,30 @@ describe('the HTTPS port, asked by openssl and curl', function () {
     assert.equal(elsewhere.status, 200, 'another name keeps TLS 1.2');
   });
 
-  it("agrees on an ALPN protocol among the context's alpn_protocols, and refuses a client that offers none of them", async () => {
+  it("agrees on h2 first, else http/1.1, within a context's alpn_protocols, and refuses a client that offers none of them", async () => {
     const http11 = await runSClient(port, ['-servername', 'modern.test', '-alpn', 'http/1.1']);
     assert.match(http11.output, /alert no application protocol/, http11.output);
-    const other = await runSClient(port, ['-servername', 'shop.test', '-alpn', 'h2,http/1.1']);
-    assert.match(other.output, /ALPN protocol: http\/1\.1/);
+    const both = await runSClient(port, ['-servername', 'shop.test', '-alpn', 'h2,http/1.1']);
+    assert.match(both.output, /ALPN protocol: h2/, both.output);
+    const older = await runSClient(port, ['-servername', 'shop.test', '-alpn', 'http/1.1']);
+    assert.match(older.output, /ALPN protocol: http\/1\.1/, older.output);
+  });
+
+  it('answers over HTTP/2 a client that agreed on h2, through the whole gateway', async () => {
+    const res = await runCurl([
+      '--http2',
+      '-v',
+      '--cacert',
+      ca.certFile,
+      '--resolve',
+      `shop.test:${port}:127.0.0.1`,
+      `https://shop.test:${port}/things?x=1`,
+    ]);
+    assert.equal(res.status, 200, res.stderr);
+    assert.match(res.stderr, /^< HTTP\/2 200/m, res.stderr);
+    const seen = JSON.parse(res.body) as { path: string; headers: Record<string, string> };
+    assert.equal(seen.path, '/things?x=1');
+    assert.equal(seen.headers['x-forwarded-proto'], 'https');
   });
 
   it('serves the certificates in service to the expiry metric, never a key', async () => {

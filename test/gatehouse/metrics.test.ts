@@ -91,19 +91,40 @@ describe('gatehouse metrics of decisions', function () {
 
   it('counts requests by mapping name, method and status', () => {
     assert.equal(
-      sample(metricsText, 'gatehouse_http_requests_total{route="hotels-mapping",method="GET",status="200"}'),
+      sample(
+        metricsText,
+        'gatehouse_http_requests_total{route="hotels-mapping",method="GET",status="200",protocol="HTTP/1.1"}',
+      ),
       4,
     );
     assert.equal(
-      sample(metricsText, 'gatehouse_http_requests_total{route="hotels-mapping",method="GET",status="401"}'),
+      sample(
+        metricsText,
+        'gatehouse_http_requests_total{route="hotels-mapping",method="GET",status="401",protocol="HTTP/1.1"}',
+      ),
       1,
     );
     assert.equal(
-      sample(metricsText, 'gatehouse_http_requests_total{route="hotels-mapping",method="GET",status="429"}'),
+      sample(
+        metricsText,
+        'gatehouse_http_requests_total{route="hotels-mapping",method="GET",status="429",protocol="HTTP/1.1"}',
+      ),
       1,
     );
-    assert.equal(sample(metricsText, 'gatehouse_http_requests_total{route="api-v1",method="GET",status="200"}'), 1);
-    assert.equal(sample(metricsText, 'gatehouse_http_requests_total{route="unmatched",method="GET",status="404"}'), 1);
+    assert.equal(
+      sample(
+        metricsText,
+        'gatehouse_http_requests_total{route="api-v1",method="GET",status="200",protocol="HTTP/1.1"}',
+      ),
+      1,
+    );
+    assert.equal(
+      sample(
+        metricsText,
+        'gatehouse_http_requests_total{route="unmatched",method="GET",status="404",protocol="HTTP/1.1"}',
+      ),
+      1,
+    );
   });
 
   it('counts the verdicts of the auth stage', () => {

@@ -204,7 +204,7 @@ describe('telemetry/access-log', () => {
     assert.deepEqual(counters.get('unmatched'), { requests: 1, clientErrors: 1, errors: 0 });
     assert.match(
       await metrics.registry.metrics(),
-      /http_requests_total\{route="unmatched",method="GET",status="404"\} 1/,
+      /http_requests_total\{route="unmatched",method="GET",status="404",protocol="HTTP\/1\.1"\} 1/,
     );
   });
 
@@ -281,8 +281,14 @@ describe('telemetry/access-log', () => {
     assert.notEqual(lines[0].req_id, lines[1].req_id);
     assert.deepEqual(counters.get('unmatched'), { requests: 2, clientErrors: 1, errors: 1 });
     const text = await metrics.registry.metrics();
-    assert.match(text, /gatehouse_http_requests_total\{route="unmatched",method="OTHER",status="431"\} 1/);
-    assert.match(text, /gatehouse_http_requests_total\{route="unmatched",method="CONNECT",status="501"\} 1/);
+    assert.match(
+      text,
+      /gatehouse_http_requests_total\{route="unmatched",method="OTHER",status="431",protocol="HTTP\/1\.1"\} 1/,
+    );
+    assert.match(
+      text,
+      /gatehouse_http_requests_total\{route="unmatched",method="CONNECT",status="501",protocol="HTTP\/1\.1"\} 1/,
+    );
   });
 
   it("names the registry's error a request the server answered itself was", async () => {
@@ -315,7 +321,7 @@ describe('telemetry/access-log', () => {
     assert.deepEqual(counters.get('cars'), { requests: 0, clientErrors: 0, errors: 0 });
     assert.deepEqual(counters.totals(), { requests: 5, clientErrors: 2, errors: 1 });
     const text = await metrics.registry.metrics();
-    assert.match(text, /http_requests_total\{route="hotels",method="GET",status="429"\} 1/);
+    assert.match(text, /http_requests_total\{route="hotels",method="GET",status="429",protocol="HTTP\/1\.1"\} 1/);
     assert.match(text, /http_request_duration_seconds_count\{route="hotels",method="GET"\} 5/);
   });
 
@@ -356,7 +362,7 @@ describe('telemetry/access-log', () => {
       assert.equal(line.status, 499);
       assert.match(
         await metrics.registry.metrics(),
-        /http_requests_total\{route="hotels",method="GET",status="499"\} 1/,
+        /http_requests_total\{route="hotels",method="GET",status="499",protocol="HTTP\/1\.1"\} 1/,
       );
       assert.deepEqual(counters.get('hotels'), { requests: 1, clientErrors: 1, errors: 0 });
     } finally {

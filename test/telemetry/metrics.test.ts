@@ -37,9 +37,18 @@ describe('telemetry/metrics', () => {
     metrics.recordRequest('hotels', 'POST', 201, 0.01);
     metrics.recordRequest('cars', 'GET', 404, 0.001);
     const text = await metrics.registry.metrics();
-    assert.match(text, /gatehouse_http_requests_total\{route="hotels",method="GET",status="200"\} 2/);
-    assert.match(text, /gatehouse_http_requests_total\{route="hotels",method="POST",status="201"\} 1/);
-    assert.match(text, /gatehouse_http_requests_total\{route="cars",method="GET",status="404"\} 1/);
+    assert.match(
+      text,
+      /gatehouse_http_requests_total\{route="hotels",method="GET",status="200",protocol="HTTP\/1\.1"\} 2/,
+    );
+    assert.match(
+      text,
+      /gatehouse_http_requests_total\{route="hotels",method="POST",status="201",protocol="HTTP\/1\.1"\} 1/,
+    );
+    assert.match(
+      text,
+      /gatehouse_http_requests_total\{route="cars",method="GET",status="404",protocol="HTTP\/1\.1"\} 1/,
+    );
     assert.match(text, /gatehouse_http_request_duration_seconds_count\{route="hotels",method="GET"\} 2/);
     assert.match(text, /gatehouse_http_request_duration_seconds_bucket\{le="0.005",route="hotels",method="GET"\} 1/);
   });
@@ -49,7 +58,10 @@ describe('telemetry/metrics', () => {
     for (let i = 0; i < 1000; i++) metrics.recordRequest('hotels', 'GET', 200, i % 2 === 0 ? 0.002 : 0.02);
     metrics.recordAuth('allowed');
     let text = await metrics.registry.metrics();
-    assert.match(text, /gatehouse_http_requests_total\{route="hotels",method="GET",status="200"\} 1000/);
+    assert.match(
+      text,
+      /gatehouse_http_requests_total\{route="hotels",method="GET",status="200",protocol="HTTP\/1\.1"\} 1000/,
+    );
     assert.match(text, /gatehouse_http_request_duration_seconds_count\{route="hotels",method="GET"\} 1000/);
     assert.match(text, /gatehouse_http_request_duration_seconds_bucket\{le="0.0025",route="hotels",method="GET"\} 500/);
     const sum = Number(
@@ -59,7 +71,10 @@ describe('telemetry/metrics', () => {
     assert.match(text, /gatehouse_auth_decisions_total\{result="allowed"\} 1/);
     metrics.recordRequest('hotels', 'GET', 200, 0.002);
     text = await metrics.registry.metrics();
-    assert.match(text, /gatehouse_http_requests_total\{route="hotels",method="GET",status="200"\} 1001/);
+    assert.match(
+      text,
+      /gatehouse_http_requests_total\{route="hotels",method="GET",status="200",protocol="HTTP\/1\.1"\} 1001/,
+    );
     assert.match(text, /gatehouse_http_request_duration_seconds_count\{route="hotels",method="GET"\} 1001/);
     assert.match(text, /gatehouse_auth_decisions_total\{result="allowed"\} 1\n/);
   });
@@ -67,7 +82,10 @@ describe('telemetry/metrics', () => {
   it('counts an unusual method as OTHER so that clients cannot grow the label set', async () => {
     const metrics = createMetrics({ processMetrics: false });
     metrics.recordRequest('hotels', 'PROPFIND', 405, 0.001);
-    assert.match(await metrics.registry.metrics(), /route="hotels",method="OTHER",status="405"\} 1/);
+    assert.match(
+      await metrics.registry.metrics(),
+      /route="hotels",method="OTHER",status="405",protocol="HTTP\/1\.1"\} 1/,
+    );
   });
 
   it('counts auth, rate-limit, upstream and reload outcomes', async () => {

@@ -11,6 +11,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileSystemSource } from '../../files';
 import { abortSignal, boundPorts, configSource, logger, modules, tlsFiles } from './code-values';
 import { option, type ServeOnly } from './declaration';
+import { HTTP2_OPTIONS } from './declarations-http2';
 import { TRACING_OPTIONS } from './tracing-options';
 import {
   boolean,
@@ -215,6 +216,7 @@ export const OPTIONS = {
     more: '([keep-alive](#keep-alive))',
     commands: ['start'],
   }),
+  ...HTTP2_OPTIONS,
   bodyLimit: option({
     kind: bytes(0),
     flag: '--body-limit',

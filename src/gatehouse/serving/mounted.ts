@@ -10,8 +10,8 @@ import type { ServerResponse } from 'node:http';
 import { UNEXPECTED_ERROR_LISTENER } from '../../http';
 import { forgetExplicitStatus } from '../../platform';
 
-/** Every outgoing message has it (Node 15.13); @types/node declares it on ClientRequest alone. */
-type WithRawNames = ServerResponse & { getRawHeaderNames(): string[] };
+/** Every outgoing message has it (Node 15.13); @types/node declares it on ClientRequest alone. Node's HTTP/2 one has not. */
+type WithRawNames = ServerResponse & { getRawHeaderNames?(): string[] };
 
 /** Koa's own mark of a status set by hand, which a body set later does not replace with 200. */
 
@@ -61,7 +61,8 @@ async function runMounted(
   const res = ctx.res;
   const hostApp = request.app;
   // As the host spelt them: getHeaderNames() has them in lower case.
-  const hostHeaders = (res as WithRawNames).getRawHeaderNames().map((name) => [name, res.getHeader(name)] as const);
+  const names = (res as WithRawNames).getRawHeaderNames?.() ?? res.getHeaderNames();
+  const hostHeaders = names.map((name) => [name, res.getHeader(name)] as const);
   const hostId = res.getHeader(idHeader);
   if (typeof hostId === 'string' && ctx.req.headers[idHeader] === undefined) ctx.req.headers[idHeader] = hostId;
   // Koa reads the proxy settings off the request's app, and remembers the address it worked out from them.

@@ -17,6 +17,7 @@ import {
   headerCountRefusal,
   HttpError,
   jsonFormatter,
+  protocolOf,
   transferCodingRefusal,
   type ErrorCode,
 } from '../../http';
@@ -31,6 +32,8 @@ export interface Rejected {
   remote?: string;
   /** The request id it was answered with: the client's when well-formed. */
   requestId?: string;
+  /** HTTP/1.1 or HTTP/2, when the request could be read. */
+  protocol?: string;
 }
 
 /** Told of each request the server answers itself, with the registry's code of the error it was answered with. */
@@ -187,6 +190,7 @@ export function answerConnect(req: http.IncomingMessage, socket: Duplex, onRejec
       method: 'CONNECT',
       target,
       remote: req.socket.remoteAddress,
+      protocol: protocolOf(req),
       requestId: answer.requestId,
     },
     refusal.code,
@@ -242,8 +246,12 @@ function loggedTarget(req: http.IncomingMessage): string | undefined {
   return url.charCodeAt(0) === 47 ? url.split('?', 1)[0] : undefined;
 }
 
-/** Answers a request with the error body and closes the connection: what follows it cannot be read reliably. */
-function refuse(
+/**
+ * Answers a request with the error body, told to the access log; over
+ * HTTP/1.1 the connection closes after it: what follows it cannot be read
+ * reliably.
+ */
+export function refuse(
   req: http.IncomingMessage,
   res: http.ServerResponse,
   refusal: HttpError,
@@ -256,6 +264,7 @@ function refuse(
       method: req.method,
       target: loggedTarget(req),
       remote: req.socket.remoteAddress,
+      protocol: protocolOf(req),
       requestId: answer.requestId,
     },
     refusal.code,
@@ -286,6 +295,7 @@ export function refuseOnConnection(
       method: req.method,
       target: loggedTarget(req),
       remote: req.socket.remoteAddress,
+      protocol: protocolOf(req),
       requestId: answer.requestId,
     },
     refusal.code,

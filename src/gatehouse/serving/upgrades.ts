@@ -24,11 +24,10 @@ import { handOverUpgrade, hasRequestBody, HttpError, ListedHeadersResponse } fro
 
 /** What the listener needs of the server it serves. */
 export interface UpgradeServing {
-  readonly server: http.Server;
   /** The server's request listener, with its checks. */
   readonly serve: http.RequestListener;
-  /** The event on which the server takes a new connection: `secureConnection` over TLS. */
-  readonly connectionEvent: 'connection' | 'secureConnection';
+  /** Serves a connection as HTTP/1.1 from what it holds unread. */
+  serveConnection(socket: Socket): void;
   /** Whether the server is closing: no connection switches protocols then. */
   draining(): boolean;
   /** The answer to a request read before, on the same connection, that is not sent yet. */
@@ -62,7 +61,7 @@ export function upgradeListener(
       // Read again from the start, as the HTTP server reads any request.
       if (head.length > 0) socket.unshift(head);
       socket.unshift(headWithoutUpgrade(req));
-      serving.server.emit(serving.connectionEvent, socket);
+      serving.serveConnection(socket as Socket);
       return;
     }
     const res = new ListedHeadersResponse(req);

@@ -3,7 +3,8 @@
  * The request body limit (413), for bodies of every length.
  *
  * A declared `Content-Length` is checked before anything else happens. A body
- * of unknown length (chunked) is counted as it arrives, whoever reads it: an
+ * of unknown length (chunked, or HTTP/2 DATA frames without a length) is
+ * counted as it arrives, whoever reads it: an
  * upstream request streaming it or an in-process module reading it with
  * `readJson`. The count sits where Node's HTTP parser hands the request its
  * data (`push`), so no reader can see more than the limit. Past the limit the
@@ -25,11 +26,6 @@ export function payloadTooLarge(limit: number): HttpError {
 export function declaredTooLarge(req: IncomingMessage, limit: number): boolean {
   const declared = req.headers['content-length'];
   return declared !== undefined && Number(declared) > limit;
-}
-
-/** Whether the request has a body of unknown length, which must be counted with {@link guardStreamedBody}. */
-export function hasUnsizedBody(req: IncomingMessage): boolean {
-  return req.headers['content-length'] === undefined && req.headers['transfer-encoding'] !== undefined;
 }
 
 /** Counts a body of unknown length as it arrives. */

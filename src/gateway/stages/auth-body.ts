@@ -5,7 +5,7 @@
  * whole body from its first byte.
  */
 import type { IncomingMessage } from 'node:http';
-import { HttpError } from '../../http';
+import { bodyFailure, HttpError } from '../../http';
 
 /** What {@link peekBody} read. */
 export interface PeekedBody {
@@ -27,6 +27,12 @@ const NOTHING = Buffer.alloc(0);
  * when the client goes away.
  */
 export function peekBody(req: IncomingMessage, max: number): Promise<PeekedBody> {
+  // A body can fail before anyone reads it (a malformed chunk in the first
+  // packet): its error and close are gone, and would never come again.
+  const failed = bodyFailure(req);
+  if (failed !== undefined) return Promise.reject(failed);
+  if (req.destroyed && !req.complete)
+    return Promise.reject(HttpError.of('BODY_UNREADABLE', { cause: new Error('the body was cut short') }));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -27,7 +27,8 @@ export function upstreamRequestHeaders(
   // What the client's Connection header named is gone already (dropNominatedHeaders).
   const out: Record<string, string | string[]> = {};
   for (const name in incoming) {
-    if (isHopByHop(name) || name === 'host' || name === 'expect') continue;
+    // HTTP/2's pseudo-headers (`:path`, `:authority`) are the request line's and Host's, sent as the upstream's own.
+    if (isHopByHop(name) || name === 'host' || name === 'expect' || name.charCodeAt(0) === 58) continue;
     const value = incoming[name];
     if (value !== undefined) out[name] = value;
   }

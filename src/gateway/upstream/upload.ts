@@ -50,8 +50,11 @@ export class UploadWatch {
     if (idleMs === 0) return;
     this.stall = () => {
       onStall();
-      keepSocket(req);
-      (req as { socket: unknown }).socket = null;
+      // Over HTTP/1.1 a request destroyed with its socket closes the connection; an HTTP/2 stream stays.
+      if (req.httpVersionMajor < 2) {
+        keepSocket(req);
+        (req as { socket: unknown }).socket = null;
+      }
       req.destroy();
     };
     req.setTimeout(idleMs, this.stall);
@@ -62,7 +65,8 @@ export class UploadWatch {
     this.req.off('end', this.end);
     if (this.stall === null) return;
     this.req.off('timeout', this.stall);
-    this.req.socket?.setTimeout(0);
+    if (this.req.httpVersionMajor >= 2) this.req.setTimeout(0);
+    else this.req.socket?.setTimeout(0);
     this.stall = null;
   }
 }

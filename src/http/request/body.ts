@@ -49,10 +49,21 @@ export function nestsDeeperThan(text: string, max: number): boolean {
   return false;
 }
 
-/** Whether a request has a body at all: a length above 0, or chunks. */
+/**
+ * Whether a request without a `Content-Length` sends a body of a length
+ * not known beforehand: over HTTP/1.1 in chunks, over HTTP/2 in DATA frames
+ * unless its HEADERS ended the stream.
+ */
+export function hasUnsizedBody(req: IncomingMessage): boolean {
+  if (req.headers['content-length'] !== undefined) return false;
+  if (req.httpVersionMajor !== 2) return req.headers['transfer-encoding'] !== undefined;
+  return (req as IncomingMessage & { stream?: { endAfterHeaders?: boolean } }).stream?.endAfterHeaders === false;
+}
+
+/** Whether a request has a body at all: a length above 0, chunks, or HTTP/2 DATA frames. */
 export function hasRequestBody(req: IncomingMessage): boolean {
   const length = req.headers['content-length'];
-  return length !== undefined ? length !== '0' : req.headers['transfer-encoding'] !== undefined;
+  return length !== undefined ? length !== '0' : hasUnsizedBody(req);
 }
 
 /** Where a request keeps why its body failed. */

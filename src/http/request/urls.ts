@@ -22,14 +22,16 @@ export function basePath(ctx: Context): string {
 
 /**
  * `ctx.host`, without the arrays Koa's getter builds to take the first of a
- * comma-separated list: the common `Host` of one authority is read as it is,
- * anything else (a proxy's `X-Forwarded-Host`, HTTP/2, a list, user
- * information) is left to Koa.
+ * comma-separated list: the common `Host` of one authority (over HTTP/2 the
+ * `:authority`, else `Host`, as Koa reads them) is read as it is, anything
+ * else (a proxy's `X-Forwarded-Host`, a list, user information) is left to
+ * Koa.
  */
 export function requestHost(ctx: Context): string {
   const req = ctx.req;
-  if (ctx.request.app.proxy || req.httpVersionMajor >= 2) return ctx.host;
-  const host = req.headers.host;
+  if (ctx.request.app.proxy) return ctx.host;
+  const authority = req.httpVersionMajor >= 2 ? (req.headers[':authority'] as string | undefined) : undefined;
+  const host = authority || req.headers.host;
   if (host === undefined || host === '') return '';
   if (host.indexOf(',') !== -1 || host.indexOf('@') !== -1 || host.trim() !== host) return ctx.host;
   return host;

@@ -82,7 +82,9 @@ describe('gatehouse/serving/http-server', () => {
       message: '431: Request Header Fields Too Large',
       detail: 'a request may carry at most 100 header fields',
     });
-    assert.deepEqual(told(rejected), [{ status: 431, method: 'POST', target: '/v1/x', remote: '127.0.0.1' }]);
+    assert.deepEqual(told(rejected), [
+      { status: 431, method: 'POST', target: '/v1/x', remote: '127.0.0.1', protocol: 'HTTP/1.1' },
+    ]);
   });
 
   it('answers a malformed request line with 400 and the error body', async () => {
@@ -100,7 +102,9 @@ describe('gatehouse/serving/http-server', () => {
       message: '400: Bad Request',
       detail: 'an HTTP/1.1 request must have a Host header',
     });
-    assert.deepEqual(told(rejected), [{ status: 400, method: 'GET', target: '/v1/x', remote: '127.0.0.1' }]);
+    assert.deepEqual(told(rejected), [
+      { status: 400, method: 'GET', target: '/v1/x', remote: '127.0.0.1', protocol: 'HTTP/1.1' },
+    ]);
   });
 
   it('serves an HTTP/1.0 request without Host, which needs none', async () => {
@@ -134,7 +138,9 @@ describe('gatehouse/serving/http-server', () => {
       message: '501: Not Implemented',
       detail: 'the request body is in a transfer coding other than chunked, which the gateway does not decode',
     });
-    assert.deepEqual(told(rejected), [{ status: 501, method: 'POST', target: '/v1/x', remote: '127.0.0.1' }]);
+    assert.deepEqual(told(rejected), [
+      { status: 501, method: 'POST', target: '/v1/x', remote: '127.0.0.1', protocol: 'HTTP/1.1' },
+    ]);
   });
 
   it('answers an HTTP/1.0 request with a Transfer-Encoding with 400, and closes the connection', async () => {
@@ -150,7 +156,9 @@ describe('gatehouse/serving/http-server', () => {
       message: '400: Bad Request',
       detail: 'an HTTP/1.0 request may not have a Transfer-Encoding',
     });
-    assert.deepEqual(told(rejected), [{ status: 400, method: 'POST', target: '/', remote: '127.0.0.1' }]);
+    assert.deepEqual(told(rejected), [
+      { status: 400, method: 'POST', target: '/', remote: '127.0.0.1', protocol: 'HTTP/1.0' },
+    ]);
   });
 
   it('answers an Expect other than 100-continue with 417 and the error body, tells of it, and closes the connection', async () => {
@@ -168,7 +176,14 @@ describe('gatehouse/serving/http-server', () => {
       detail: 'the only expectation the gateway meets is 100-continue',
     });
     assert.deepEqual(rejected, [
-      { status: 417, method: 'GET', target: '/v1/x', remote: '127.0.0.1', requestId: 'trace-417' },
+      {
+        status: 417,
+        method: 'GET',
+        target: '/v1/x',
+        remote: '127.0.0.1',
+        requestId: 'trace-417',
+        protocol: 'HTTP/1.1',
+      },
     ]);
   });
 
@@ -213,7 +228,7 @@ describe('gatehouse/serving/http-server', () => {
     assert.deepEqual(told(rejected), [
       { status: 431, remote: '127.0.0.1' },
       { status: 400, remote: '127.0.0.1' },
-      { status: 501, method: 'CONNECT', target: '127.0.0.1:22', remote: '127.0.0.1' },
+      { status: 501, method: 'CONNECT', target: '127.0.0.1:22', remote: '127.0.0.1', protocol: 'HTTP/1.1' },
     ]);
   });
 

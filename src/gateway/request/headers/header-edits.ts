@@ -15,7 +15,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { headerName, hostPort, unmappedAddress } from '../../../http';
+import { headerName, hostPort, protocolOf, unmappedAddress } from '../../../http';
 import type { AddedHeader, MappingRecord } from '../../config/schema';
 
 /** One header to add, ready to apply. */
@@ -47,7 +47,7 @@ function hasVariables(value: string): boolean {
 function filled(value: string, socket: Socket | null, req: IncomingMessage): string {
   return value.replace(VARIABLES, (_all, name: string | undefined) => {
     if (name === undefined) return '%';
-    if (name === 'PROTOCOL') return req.httpVersionMajor === 2 ? 'HTTP/2' : `HTTP/${req.httpVersion}`;
+    if (name === 'PROTOCOL') return protocolOf(req);
     const ip = unmappedAddress(socket?.remoteAddress ?? '');
     if (name === 'DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT' || ip === '') return ip;
     return hostPort(ip, socket?.remotePort ?? 0);

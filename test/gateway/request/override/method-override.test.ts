@@ -14,6 +14,7 @@ import { configOf, mapping } from '../../../support/records';
 import { echoModule, registry } from '../../../support/modules';
 import { send, sendRaw } from '../../../support/client';
 import { overrideRig, REFUSED } from '../../../support/override-rig';
+import { REROUTING_OVERRIDES } from '../../../support/hostile-requests';
 
 describe('method overrides', () => {
   let gateway: Gateway;
@@ -106,15 +107,7 @@ describe('method overrides', () => {
   });
 
   it('answers 400 to an override that would take the request to another Mapping', async () => {
-    const asks: { path: string; headers?: Record<string, string> }[] = [
-      { path: '/items/1', headers: { 'X-HTTP-Method-Override': 'DELETE' } },
-      { path: '/items/1', headers: { 'X-HTTP-Method-Override': 'delete' } },
-      { path: '/items/1', headers: { 'X-HTTP-Method': 'DELETE' } },
-      { path: '/items/1', headers: { 'X-Method-Override': 'DELETE' } },
-      { path: '/items/1', headers: { 'X-HTTP-Method-Override': 'POST, DELETE' } },
-      { path: '/items/1?_method=DELETE' },
-      { path: '/items/1?x=1&_method=delete' },
-    ];
+    const asks = REROUTING_OVERRIDES;
     for (const { path, headers } of asks) {
       const res = await send(base, path, { method: 'POST', headers });
       assert.equal(res.status, 400, `${path} ${JSON.stringify(headers)}: ${res.text}`);
