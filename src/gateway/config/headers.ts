@@ -18,11 +18,11 @@ export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 export const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 const HOP_BY_HOP = 'is a hop-by-hop header: it describes one connection and is never passed on';
-const FRAMING = "describes how the body is framed; the gateway sets it from the body it sends";
+const FRAMING = 'describes how the body is framed; the gateway sets it from the body it sends';
 
 /** Headers no edit may touch, and why. */
 const UNEDITABLE: Readonly<Record<string, string>> = {
-  host: 'may not be edited: the upstream is sent its own Host and X-Forwarded-Host carries the client\'s (Envoy refuses host edits too)',
+  host: "may not be edited: the upstream is sent its own Host and X-Forwarded-Host carries the client's (Envoy refuses host edits too)",
   connection: HOP_BY_HOP,
   'keep-alive': HOP_BY_HOP,
   'proxy-connection': HOP_BY_HOP,
@@ -37,7 +37,11 @@ const UNEDITABLE: Readonly<Record<string, string>> = {
  * Envoy's variables that Emissary documents for header values, filled in per
  * request: the client's address (with and without its port) and the protocol.
  */
-export const HEADER_VARIABLES = ['DOWNSTREAM_REMOTE_ADDRESS', 'DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT', 'PROTOCOL'] as const;
+export const HEADER_VARIABLES = [
+  'DOWNSTREAM_REMOTE_ADDRESS',
+  'DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT',
+  'PROTOCOL',
+] as const;
 
 /** An Envoy variable in a value, `%NAME%` or `%NAME(args)%`, or `%%`, Envoy's literal `%`, read left to right. */
 const VARIABLE = /%%|%([A-Z][A-Z0-9_]*)(?:\([^)%]*\))?%/g;
@@ -76,7 +80,8 @@ function nameProblem(name: string, adding: boolean, request: boolean): string | 
   const lower = name.toLowerCase();
   const why = UNEDITABLE[lower] ?? (lower.startsWith('proxy-') ? HOP_BY_HOP : undefined);
   if (why !== undefined) return why;
-  if (adding && request && SET_BY_GATEWAY.has(lower)) return 'is set by the gateway (from the client\'s own with trustProxy); it may only be removed';
+  if (adding && request && SET_BY_GATEWAY.has(lower))
+    return "is set by the gateway (from the client's own with trustProxy); it may only be removed";
   return undefined;
 }
 
@@ -98,7 +103,9 @@ function scalarValue(raw: number | boolean, ctx: Ctx, at: PropertyKey[], append:
 /** One added header's value: a string, a number or boolean (as its text), or `{value, append}`. */
 function addedValue(raw: unknown, ctx: Ctx, at: PropertyKey[]): AddedHeader | undefined {
   if (typeof raw === 'string') {
-    const problem = HEADER_VALUE.test(raw) ? variablesProblem(raw) : 'must be a header value: no line breaks or control characters';
+    const problem = HEADER_VALUE.test(raw)
+      ? variablesProblem(raw)
+      : 'must be a header value: no line breaks or control characters';
     if (problem === undefined) return { value: raw, append: true };
     issue(ctx, raw, at, problem);
     return undefined;
@@ -119,7 +126,8 @@ function addedValue(raw: unknown, ctx: Ctx, at: PropertyKey[]): AddedHeader | un
   }
   const { append } = entry;
   let value = entry.value;
-  if (typeof value === 'number' || typeof value === 'boolean') value = scalarValue(value, ctx, [...at, 'value'], true)?.value;
+  if (typeof value === 'number' || typeof value === 'boolean')
+    value = scalarValue(value, ctx, [...at, 'value'], true)?.value;
   if (value === undefined && entry.value !== undefined) ok = false;
   else if (value === undefined) {
     issue(ctx, raw, [...at, 'value'], 'required (a string)');
@@ -128,7 +136,9 @@ function addedValue(raw: unknown, ctx: Ctx, at: PropertyKey[]): AddedHeader | un
     issue(ctx, raw, [...at, 'value'], `must be a string, got ${describe(value)}`);
     ok = false;
   } else {
-    const problem = HEADER_VALUE.test(value) ? variablesProblem(value) : 'must be a header value: no line breaks or control characters';
+    const problem = HEADER_VALUE.test(value)
+      ? variablesProblem(value)
+      : 'must be a header value: no line breaks or control characters';
     if (problem !== undefined) {
       issue(ctx, raw, [...at, 'value'], problem);
       ok = false;
@@ -207,7 +217,8 @@ export const matchedHeadersSchema = z.record(z.string(), z.unknown()).transform(
   for (const [name, raw] of Object.entries(map)) {
     const problem = matchedNameProblem(name);
     if (problem !== undefined) issue(ctx, raw, [name], problem);
-    else if (Object.prototype.hasOwnProperty.call(out, name.toLowerCase())) issue(ctx, raw, [name], 'is given twice (header names are case-insensitive)');
+    else if (Object.prototype.hasOwnProperty.call(out, name.toLowerCase()))
+      issue(ctx, raw, [name], 'is given twice (header names are case-insensitive)');
     else if (raw === true || typeof raw === 'string') out[name.toLowerCase()] = raw;
     else issue(ctx, raw, [name], `must be a string (the exact value) or true (any value), got ${describe(raw)}`);
   }

@@ -50,18 +50,26 @@ export function isPseudoHeader(name: string): boolean {
 
 const headerName = z
   .string()
-  .refine((h) => HEADER_NAME.test(h) || PSEUDO_HEADERS.includes(h.toLowerCase()), 'must be an HTTP header name, or :authority, :method, :path or :scheme')
+  .refine(
+    (h) => HEADER_NAME.test(h) || PSEUDO_HEADERS.includes(h.toLowerCase()),
+    'must be an HTTP header name, or :authority, :method, :path or :scheme',
+  )
   .transform((h) => h.toLowerCase());
 
 /** The seed's (and Emissary 1's) `{<key>: {header, omit_if_not_present}}`. */
 const headerLabel = z.strictObject({ header: headerName, omit_if_not_present: z.boolean().default(false) });
-const requestHeaders = z.strictObject({ key: z.string().min(1), header_name: headerName, omit_if_not_present: z.boolean().default(false) });
+const requestHeaders = z.strictObject({
+  key: z.string().min(1),
+  header_name: headerName,
+  omit_if_not_present: z.boolean().default(false),
+});
 // `v2Shorthand` is how Emissary's stored resources remember a v2 string label: accepted, it changes nothing.
 const genericKey = z.union([
   z.string().min(1),
   z.strictObject({ key: z.string().min(1).optional(), value: z.string().min(1), v2Shorthand: z.boolean().optional() }),
 ]);
-const action = (name: LabelAction) => z.strictObject({ key: z.literal(name, { error: `must be ${name}, the label's own name` }).optional() });
+const action = (name: LabelAction) =>
+  z.strictObject({ key: z.literal(name, { error: `must be ${name}, the label's own name` }).optional() });
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -108,7 +116,10 @@ const labelSchema = z.unknown().transform((raw, ctx): LabelSpecifier => {
     // Several keys are most often a label's fields indented one level too far out (`- x-user:` then
     // `request_headers:` beside it): said by name, since Emissary drops such a label with an error too.
     const keys = isPlainObject(raw) ? Object.keys(raw) : [];
-    const several = keys.length > 1 ? `has ${keys.length} keys (${keys.join(', ')}) where a label has one (a field written beside its label, not under it?): ` : '';
+    const several =
+      keys.length > 1
+        ? `has ${keys.length} keys (${keys.join(', ')}) where a label has one (a field written beside its label, not under it?): `
+        : '';
     ctx.issues.push({
       code: 'custom',
       input: raw,
@@ -125,14 +136,18 @@ const labelSchema = z.unknown().transform((raw, ctx): LabelSpecifier => {
   }
   const parsed = argumentSchema(name, argument).safeParse(argument ?? {});
   if (parsed.success) return { [name]: parsed.data };
-  for (const problem of parsed.error.issues) ctx.issues.push({ ...problem, path: [...at, ...problem.path] } as z.core.$ZodRawIssue);
+  for (const problem of parsed.error.issues)
+    ctx.issues.push({ ...problem, path: [...at, ...problem.path] } as z.core.$ZodRawIssue);
   return z.NEVER;
 });
 
 /** One group: `{<name>: [<label>, ...]}`. */
 const groupSchema = z
   .record(z.string().min(1), z.array(labelSchema).min(1, 'a label group holds at least one label'))
-  .refine((group) => Object.keys(group).length === 1, 'a label group is one key (request_label_group, or any name) holding its labels');
+  .refine(
+    (group) => Object.keys(group).length === 1,
+    'a label group is one key (request_label_group, or any name) holding its labels',
+  );
 
 /** `labels: {<domain>: [{<group>: [...]}, ...]}` */
 export const labelsSchema = z.record(z.string().min(1), z.array(groupSchema));
@@ -152,11 +167,22 @@ export function readLabel(label: LabelSpecifier): LabelSource {
   }
   const [name, argument] = Object.entries(label)[0] as [string, Record<string, unknown> | string];
   if (typeof argument === 'string') return { kind: 'literal', key: 'generic_key', value: argument };
-  if (typeof argument.header === 'string') return { kind: 'header', key: name, header: argument.header, omit: argument.omit_if_not_present === true };
+  if (typeof argument.header === 'string')
+    return { kind: 'header', key: name, header: argument.header, omit: argument.omit_if_not_present === true };
   if (name === 'request_headers') {
-    return { kind: 'header', key: argument.key as string, header: argument.header_name as string, omit: argument.omit_if_not_present === true };
+    return {
+      kind: 'header',
+      key: argument.key as string,
+      header: argument.header_name as string,
+      omit: argument.omit_if_not_present === true,
+    };
   }
-  if (name === 'generic_key') return { kind: 'literal', key: (argument.key as string | undefined) ?? 'generic_key', value: argument.value as string };
+  if (name === 'generic_key')
+    return {
+      kind: 'literal',
+      key: (argument.key as string | undefined) ?? 'generic_key',
+      value: argument.value as string,
+    };
   return { kind: name as LabelAction, key: name as LabelAction };
 }
 

@@ -31,14 +31,31 @@
  */
 import { join } from 'node:path';
 import { isScalar, type Document, type YAMLError } from 'yaml';
-import { DEFAULT_FILE_SIZE_LIMIT, errorCode, errorText, fileSystemSource, whyUnreadable, yamlDocuments, YamlLimitError, type ConfigFileSource } from '../../files';
+import {
+  DEFAULT_FILE_SIZE_LIMIT,
+  errorCode,
+  errorText,
+  fileSystemSource,
+  whyUnreadable,
+  yamlDocuments,
+  YamlLimitError,
+  type ConfigFileSource,
+} from '../../files';
 import { documentShape, documentWhat, type IgnoredDocument } from './documents';
 import { configProblem, type ConfigProblem } from './problems';
 import type { RecordSource } from './schema';
 import { API_VERSION } from './schema';
 import { RECORD_KINDS, type ConfigResult, type RawRecord } from './validate';
 import { isSecretDocument, readSecretDocument } from './tls';
-import { assembleWithEmissary, EMISSARY_ANNOTATION, expandLists, metadataProblems, oldAnnotationProblem, readEmissaryDocument, type EmissaryReading } from './emissary';
+import {
+  assembleWithEmissary,
+  EMISSARY_ANNOTATION,
+  expandLists,
+  metadataProblems,
+  oldAnnotationProblem,
+  readEmissaryDocument,
+  type EmissaryReading,
+} from './emissary';
 
 export interface LoadOptions {
   /** The domain part of the annotation key `<domain>/config`. Default `gatehouse.io`. */
@@ -66,7 +83,8 @@ export interface ConfigFile {
 
 /** The files of the built-in modules: the limits, and the booking data, each checked by its own reader. */
 const SKIPPED = new Set(['ratelimit.yaml', 'ratelimit.yml', 'bookings.yaml']);
-const EMPTY_FILE = 'holds no YAML document (it is empty, or only comments): refused, since a file caught while it is being written would drop its records; delete the file to have none';
+const EMPTY_FILE =
+  'holds no YAML document (it is empty, or only comments): refused, since a file caught while it is being written would drop its records; delete the file to have none';
 const API_GROUP = API_VERSION.slice(0, API_VERSION.indexOf('/') + 1);
 
 /** Whether a file name in the config folder is one the gateway reads. */
@@ -115,7 +133,13 @@ interface ParsedDocument {
  * one (an annotation), so that positions name lines of the file. Merge
  * keys (`<<`) are read, as Kubernetes' and Emissary's own YAML readers read them.
  */
-function* parseDocuments(text: string, source: RecordSource, what: string, problems: ConfigProblem[], lineOffset?: LineOffset): Generator<ParsedDocument, void> {
+function* parseDocuments(
+  text: string,
+  source: RecordSource,
+  what: string,
+  problems: ConfigProblem[],
+  lineOffset?: LineOffset,
+): Generator<ParsedDocument, void> {
   let index = 0;
   const docs = yamlDocuments(text, { prettyErrors: true, merge: true });
   for (;;) {
@@ -135,7 +159,8 @@ function* parseDocuments(text: string, source: RecordSource, what: string, probl
     const doc = next.value;
     index++;
     if (doc.errors.length > 0) {
-      for (const err of onePerLine(doc.errors)) problems.push(configProblem({ source }, `${what}: ${positionInFile(firstLine(err.message), lineOffset)}`));
+      for (const err of onePerLine(doc.errors))
+        problems.push(configProblem({ source }, `${what}: ${positionInFile(firstLine(err.message), lineOffset)}`));
       continue;
     }
     let value: unknown;
@@ -181,9 +206,14 @@ function positionInFile(message: string, offset: LineOffset | undefined): string
  * records are written; undefined for a quoted or plain string, whose lines
  * do not map one to one.
  */
-function annotationOffset(doc: Document.Parsed, path: readonly (string | number)[], fileText: string): LineOffset | undefined {
+function annotationOffset(
+  doc: Document.Parsed,
+  path: readonly (string | number)[],
+  fileText: string,
+): LineOffset | undefined {
   const node = doc.getIn(path, true);
-  if (!isScalar(node) || (node.type !== 'BLOCK_LITERAL' && node.type !== 'BLOCK_FOLDED') || !node.range) return undefined;
+  if (!isScalar(node) || (node.type !== 'BLOCK_LITERAL' && node.type !== 'BLOCK_FOLDED') || !node.range)
+    return undefined;
   const start = node.range[0];
   // The header line (`|`) ends the line the scalar starts on; the content begins after it.
   const headerEnd = fileText.indexOf('\n', start);
@@ -195,10 +225,15 @@ function annotationOffset(doc: Document.Parsed, path: readonly (string | number)
 
 function isRecordDocument(doc: Record<string, unknown>): boolean {
   const { kind, apiVersion } = doc;
-  return (typeof kind === 'string' && RECORD_KINDS.includes(kind)) || (typeof apiVersion === 'string' && apiVersion.startsWith(API_GROUP));
+  return (
+    (typeof kind === 'string' && RECORD_KINDS.includes(kind)) ||
+    (typeof apiVersion === 'string' && apiVersion.startsWith(API_GROUP))
+  );
 }
 
-function isManifest(doc: Record<string, unknown>): doc is Record<string, unknown> & { metadata: Record<string, unknown> } {
+function isManifest(
+  doc: Record<string, unknown>,
+): doc is Record<string, unknown> & { metadata: Record<string, unknown> } {
   return typeof doc.kind === 'string' && isPlainObject(doc.metadata);
 }
 
@@ -262,7 +297,10 @@ function readRecords(
       // A list of records is no way of writing them; said, rather than passed over in silence.
       if (doc.some((item) => isPlainObject(item) && isRecordDocument(item))) {
         problems.push(
-          configProblem({ source: fileSource }, `document ${index} is a list of records: write each record as a document of its own, separated by ---`),
+          configProblem(
+            { source: fileSource },
+            `document ${index} is a list of records: write each record as a document of its own, separated by ---`,
+          ),
         );
       } else ignore(doc, index);
       continue;
@@ -304,7 +342,8 @@ function readRecords(
     if (!annotationKeys.some((key) => annotations[key] !== undefined)) ignore(doc, index);
     else {
       // The manifest's name and namespace are its records' service and namespace: a misspelt one is refused, not dropped.
-      for (const { field, note } of metadataProblems(doc.metadata)) problems.push(configProblem({ source, path: field }, note));
+      for (const { field, note } of metadataProblems(doc.metadata))
+        problems.push(configProblem({ source, path: field }, note));
     }
     const old = oldAnnotationProblem(annotations);
     if (old !== undefined) problems.push(configProblem({ source, path: old.path }, old.message));
@@ -312,13 +351,17 @@ function readRecords(
       const value = annotations[key];
       if (value === undefined) continue;
       if (typeof value !== 'string') {
-        problems.push(configProblem({ source, path: `metadata.annotations.${key}` }, 'expected a YAML string of records'));
+        problems.push(
+          configProblem({ source, path: `metadata.annotations.${key}` }, 'expected a YAML string of records'),
+        );
         continue;
       }
       const offset = annotationOffset(node, [...path, 'metadata', 'annotations', key], text);
       for (const record of parseDocuments(value, source, `annotation ${key}: YAML`, problems, offset)) {
         const place = { source, index: record.index, annotation: key, namespace };
-        records.push(...(readEmissaryDocument(record.value, place) ?? [{ value: record.value, source, index: record.index }]));
+        records.push(
+          ...(readEmissaryDocument(record.value, place) ?? [{ value: record.value, source, index: record.index }]),
+        );
       }
     }
   }
@@ -338,7 +381,11 @@ export interface ReadRecordFiles {
  * Reads the record files among `names` (the entries of `dir`): each at most
  * `fileSizeLimit` bytes, a folder of such a name passed over.
  */
-export async function readRecordFiles(dir: string, names: readonly string[], options: ReadOptions = {}): Promise<ReadRecordFiles> {
+export async function readRecordFiles(
+  dir: string,
+  names: readonly string[],
+  options: ReadOptions = {},
+): Promise<ReadRecordFiles> {
   const source = options.source ?? fileSystemSource;
   const limit = options.fileSizeLimit ?? DEFAULT_FILE_SIZE_LIMIT;
   const files: ConfigFile[] = [];

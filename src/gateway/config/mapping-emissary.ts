@@ -33,7 +33,8 @@ const HOST_PORT = /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?|\[[0-9A-Fa-f
 const emissaryOnly = (why: string) => z.never({ error: `an Emissary field not supported here: ${why}` }).optional();
 
 /** `ambassador_id` of a record given in code: records read from the config folder are selected by it before they get here. */
-export const AMBASSADOR_ID_IN_CODE = 'it selects which gateways serve a record of the config folder (the ambassadorId option); records given in code are all served: remove the field';
+export const AMBASSADOR_ID_IN_CODE =
+  'it selects which gateways serve a record of the config folder (the ambassadorId option); records given in code are all served: remove the field';
 
 const ONE_UPSTREAM = 'a Mapping forwards to one upstream, as it is written; remove the field';
 
@@ -61,7 +62,8 @@ export const emissaryMappingFields = {
   /** What the gateway does anyway for a remote upstream: it is sent its own host:port. */
   auto_host_rewrite: z
     .literal(true, {
-      error: 'must be true (or left out): a remote upstream is always sent its own host:port as Host, or host_rewrite; the client\'s Host goes in X-Forwarded-Host',
+      error:
+        "must be true (or left out): a remote upstream is always sent its own host:port as Host, or host_rewrite; the client's Host goes in X-Forwarded-Host",
     })
     .optional(),
   /** `false`: the prefix matches in any case. */
@@ -92,12 +94,15 @@ export const emissaryMappingFields = {
   metadata_labels: labelsField.optional(),
   add_linkerd_headers: emissaryOnly('add l5d-dst-override yourself with add_request_headers'),
   rate_limits: emissaryOnly('Emissary v0 rate limits are not supported; use labels'),
-  outlier_detection: emissaryOnly('failing endpoints are ejected as Envoy\'s outlier detection does by default; remove the field'),
+  outlier_detection: emissaryOnly(
+    "failing endpoints are ejected as Envoy's outlier detection does by default; remove the field",
+  ),
   shadow: emissaryOnly(ONE_UPSTREAM),
   /** Emissary's default resolver is what the gateway does anyway; any other is refused. */
   resolver: z
     .literal('kubernetes-service', {
-      error: 'an Emissary field not supported here but for kubernetes-service, its default: names are looked up in DNS as Kubernetes resolves a Service; list addresses in endpoints, or remove the field',
+      error:
+        'an Emissary field not supported here but for kubernetes-service, its default: names are looked up in DNS as Kubernetes resolves a Service; list addresses in endpoints, or remove the field',
     })
     .optional(),
   stats_name: emissaryOnly('requests are counted by Mapping name in the Prometheus metrics; remove the field'),
@@ -113,16 +118,31 @@ export const emissaryMappingFields = {
 
 /** What no single field can say is wrong with a Mapping's Emissary fields: fields that contradict each other. */
 export function emissaryMappingChecks(
-  m: { service: string; tls?: string; hostname?: string; host?: string; host_rewrite?: string; auto_host_rewrite?: true; allow_upgrade?: string[]; use_websocket?: boolean },
+  m: {
+    service: string;
+    tls?: string;
+    hostname?: string;
+    host?: string;
+    host_rewrite?: string;
+    auto_host_rewrite?: true;
+    allow_upgrade?: string[];
+    use_websocket?: boolean;
+  },
   ctx: z.RefinementCtx,
 ): void {
   const problem = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
-  if (m.tls !== undefined && /^http:\/\//i.test(m.service)) problem('tls', 'a TLSContext contradicts the http:// of service');
+  if (m.tls !== undefined && /^http:\/\//i.test(m.service))
+    problem('tls', 'a TLSContext contradicts the http:// of service');
   // Emissary logs an error and ignores host; here the record says what it means.
-  if (m.hostname !== undefined && m.host !== undefined) problem('host', 'give hostname or host, not both (host is the older spelling of an exact hostname)');
-  if (m.host_rewrite !== undefined && m.auto_host_rewrite !== undefined) problem('auto_host_rewrite', 'give host_rewrite or auto_host_rewrite, not both');
+  if (m.hostname !== undefined && m.host !== undefined)
+    problem('host', 'give hostname or host, not both (host is the older spelling of an exact hostname)');
+  if (m.host_rewrite !== undefined && m.auto_host_rewrite !== undefined)
+    problem('auto_host_rewrite', 'give host_rewrite or auto_host_rewrite, not both');
   if (m.allow_upgrade !== undefined && m.use_websocket !== undefined) {
-    problem('use_websocket', 'give allow_upgrade or use_websocket, not both (use_websocket: true is allow_upgrade: [websocket])');
+    problem(
+      'use_websocket',
+      'give allow_upgrade or use_websocket, not both (use_websocket: true is allow_upgrade: [websocket])',
+    );
   }
 }
 

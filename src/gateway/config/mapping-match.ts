@@ -40,9 +40,16 @@ function patternMap(headers: boolean) {
       const nameProblem = headers ? matchedNameProblem(written) : undefined;
       if (nameProblem !== undefined) issue(ctx, [written], nameProblem, raw);
       else if (headers && name === 'host') {
-        issue(ctx, [written], 'would be held against the Host as the client spelt it: write host with host_regex: true, held against the host\'s normal form', raw);
-      } else if (Object.prototype.hasOwnProperty.call(out, name)) issue(ctx, [written], 'is given twice (header names are case-insensitive)', raw);
-      else if (typeof raw !== 'string') issue(ctx, [written], `must be a string (a regular expression), got ${describe(raw)}`, raw);
+        issue(
+          ctx,
+          [written],
+          "would be held against the Host as the client spelt it: write host with host_regex: true, held against the host's normal form",
+          raw,
+        );
+      } else if (Object.prototype.hasOwnProperty.call(out, name))
+        issue(ctx, [written], 'is given twice (header names are case-insensitive)', raw);
+      else if (typeof raw !== 'string')
+        issue(ctx, [written], `must be a string (a regular expression), got ${describe(raw)}`, raw);
       else {
         const problem = regexSyntaxProblem(raw);
         if (problem === undefined) out[name] = raw;
@@ -61,7 +68,10 @@ const queryParameters = z.record(z.string().min(1), z.unknown()).transform((map,
   for (const [name, raw] of Object.entries(map)) {
     if (raw === true || typeof raw === 'string') out[name] = raw;
     else {
-      const hint = typeof raw === 'number' || raw === false ? ': quote the value, as YAML reads an unquoted number or false as no string' : '';
+      const hint =
+        typeof raw === 'number' || raw === false
+          ? ': quote the value, as YAML reads an unquoted number or false as no string'
+          : '';
       issue(ctx, [name], `must be a string (the exact value) or true (any value), got ${describe(raw)}${hint}`, raw);
     }
   }
@@ -81,7 +91,10 @@ function redirectPath(query: boolean) {
   return z
     .string()
     .startsWith('/', 'must start with /')
-    .refine((p) => !/[#\s\x00-\x1f\x7f]/.test(p) && (query || !p.includes('?')), query ? 'must be a path, with an optional ?query, without # or spaces' : 'must be a path, without ?, # or spaces');
+    .refine(
+      (p) => !/[#\s\x00-\x1f\x7f]/.test(p) && (query || !p.includes('?')),
+      query ? 'must be a path, with an optional ?query, without # or spaces' : 'must be a path, without ?, # or spaces',
+    );
 }
 
 /** The redirect statuses Emissary (and Envoy's RedirectAction) offer. */
@@ -106,7 +119,12 @@ export const matchMappingFields = {
   /** Replaces, in the forwarded path, every match of `pattern` by `substitution` (`\1`...); `rewrite` is then not applied. */
   regex_rewrite: regexSubstitution.optional(),
   /** The share (0 to 100) of the requests of its match that the Mapping takes from the others with the same match. */
-  weight: z.number().int('must be a whole number from 0 to 100').min(0, 'must be a whole number from 0 to 100').max(100, 'must be a whole number from 0 to 100').optional(),
+  weight: z
+    .number()
+    .int('must be a whole number from 0 to 100')
+    .min(0, 'must be a whole number from 0 to 100')
+    .max(100, 'must be a whole number from 0 to 100')
+    .optional(),
   /** `true`: the Mapping answers with a redirect to the host `service` names. */
   host_redirect: z.boolean().optional(),
   /** The redirect's path (and query, when it gives one) instead of the request's. */
@@ -118,7 +136,10 @@ export const matchMappingFields = {
   /** 301 (the default), 302, 303, 307 or 308. */
   redirect_response_code: z
     .number()
-    .refine((c): c is (typeof REDIRECT_CODES)[number] => (REDIRECT_CODES as readonly number[]).includes(c), `must be one of ${REDIRECT_CODES.join(', ')}`)
+    .refine(
+      (c): c is (typeof REDIRECT_CODES)[number] => (REDIRECT_CODES as readonly number[]).includes(c),
+      `must be one of ${REDIRECT_CODES.join(', ')}`,
+    )
     .optional(),
 };
 
@@ -146,7 +167,8 @@ interface MatchFields {
 }
 
 /** The host a redirect sends the client to, as `service` names it: `[http(s)://]host[:port]`. */
-export const REDIRECT_SERVICE = /^(?:(https?):\/\/)?((?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?)\/?$/i;
+export const REDIRECT_SERVICE =
+  /^(?:(https?):\/\/)?((?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?)\/?$/i;
 
 /** `prefix`, `method` and `host`, read as patterns or as a path, a method and a host name. */
 function patternFieldChecks(m: MatchFields, ctx: Ctx): void {
@@ -155,11 +177,18 @@ function patternFieldChecks(m: MatchFields, ctx: Ctx): void {
     if (problem !== undefined) issue(ctx, ['prefix'], problem);
     const beyond = /[^\x00-\x7f]/u.exec(m.prefix)?.[0];
     if (beyond !== undefined) {
-      const escaped = [...Buffer.from(beyond, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
+      const escaped = [...Buffer.from(beyond, 'utf8')]
+        .map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`)
+        .join('');
       issue(ctx, ['prefix'], `holds '${beyond}', which a normalised path never does: it holds ${escaped} instead`);
     }
     if (m.prefix_exact === true) issue(ctx, ['prefix_exact'], 'give prefix_regex or prefix_exact, not both');
-    if (!m.case_sensitive) issue(ctx, ['case_sensitive'], 'does not apply to prefix_regex (as in Envoy): start the pattern with (?i) to match in any case');
+    if (!m.case_sensitive)
+      issue(
+        ctx,
+        ['case_sensitive'],
+        'does not apply to prefix_regex (as in Envoy): start the pattern with (?i) to match in any case',
+      );
   } else if (!m.prefix.startsWith('/')) issue(ctx, ['prefix'], 'must start with /');
   else if (/[?#]/.test(m.prefix)) issue(ctx, ['prefix'], 'must be a path, without ? or #');
 
@@ -185,18 +214,41 @@ function patternFieldChecks(m: MatchFields, ctx: Ctx): void {
 function redirectChecks(m: MatchFields, ctx: Ctx): void {
   const targets = (['path_redirect', 'prefix_redirect', 'regex_redirect'] as const).filter((f) => m[f] !== undefined);
   if (m.host_redirect !== true) {
-    for (const field of [...targets, ...(m.redirect_response_code !== undefined ? ['redirect_response_code' as const] : [])]) {
+    for (const field of [
+      ...targets,
+      ...(m.redirect_response_code !== undefined ? ['redirect_response_code' as const] : []),
+    ]) {
       issue(ctx, [field], 'applies with host_redirect: true, which is not set');
     }
     return;
   }
   if (!REDIRECT_SERVICE.test(m.service)) {
-    issue(ctx, ['service'], `'${m.service}' is not where a redirect (host_redirect: true) sends the client: a host name or address, with an optional :port, after an optional http:// or https://; write the path in path_redirect or prefix_redirect`);
+    issue(
+      ctx,
+      ['service'],
+      `'${m.service}' is not where a redirect (host_redirect: true) sends the client: a host name or address, with an optional :port, after an optional http:// or https://; write the path in path_redirect or prefix_redirect`,
+    );
   }
-  for (const extra of targets.slice(1)) issue(ctx, [extra], `give one of path_redirect, prefix_redirect and regex_redirect, not ${targets[0]} and ${extra}`);
-  const unused = { regex_rewrite: m.regex_rewrite, host_rewrite: m.host_rewrite, allow_upgrade: m.allow_upgrade, use_websocket: m.use_websocket, weight: m.weight };
+  for (const extra of targets.slice(1))
+    issue(
+      ctx,
+      [extra],
+      `give one of path_redirect, prefix_redirect and regex_redirect, not ${targets[0]} and ${extra}`,
+    );
+  const unused = {
+    regex_rewrite: m.regex_rewrite,
+    host_rewrite: m.host_rewrite,
+    allow_upgrade: m.allow_upgrade,
+    use_websocket: m.use_websocket,
+    weight: m.weight,
+  };
   for (const [field, value] of Object.entries(unused)) {
-    if (value !== undefined) issue(ctx, [field], 'does not apply to a redirect (host_redirect: true), which the gateway answers without calling a service');
+    if (value !== undefined)
+      issue(
+        ctx,
+        [field],
+        'does not apply to a redirect (host_redirect: true), which the gateway answers without calling a service',
+      );
   }
 }
 
@@ -207,7 +259,9 @@ export function mappingMatchChecks(m: MatchFields, ctx: Ctx): void {
 }
 
 /** The Mapping with `method` in upper case and an exact `host` in its normal form, unless they are patterns. */
-export function normaliseMatchFields<M extends { method?: string; host?: string; method_regex?: boolean; host_regex?: boolean }>(m: M): M {
+export function normaliseMatchFields<
+  M extends { method?: string; host?: string; method_regex?: boolean; host_regex?: boolean },
+>(m: M): M {
   if (m.method !== undefined && m.method_regex !== true) m.method = m.method.toUpperCase();
   if (m.host !== undefined && m.host_regex !== true) {
     const parsed = parseHostPattern(m.host, false);

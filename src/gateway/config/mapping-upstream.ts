@@ -12,15 +12,24 @@ import { parseDuration, retryConditions } from '../upstream/retry';
 import { DEFAULT_CLUSTER_DOMAIN, parseEndpointAddress } from '../upstream/service';
 
 const ms = (min: number, why: string) =>
-  z.number().int('must be a whole number of milliseconds').min(min, why).max(86_400_000, 'must be at most 86400000 (a day)');
+  z
+    .number()
+    .int('must be a whole number of milliseconds')
+    .min(min, why)
+    .max(86_400_000, 'must be at most 86400000 (a day)');
 
 /** A Kubernetes namespace: an RFC 1123 label. */
 const namespace = z
   .string()
-  .regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'must be a Kubernetes namespace (lower-case letters, digits and -, at most 63)');
+  .regex(
+    /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/,
+    'must be a Kubernetes namespace (lower-case letters, digits and -, at most 63)',
+  );
 
 /** A duration as Emissary writes one: `1s`, `1.5s`, `250ms`. */
-const duration = z.string().refine((d) => (parseDuration(d) ?? 0) >= 1, 'must be a duration of 1 ms or more, as 250ms, 1s or 1.5s');
+const duration = z
+  .string()
+  .refine((d) => (parseDuration(d) ?? 0) >= 1, 'must be a duration of 1 ms or more, as 250ms, 1s or 1.5s');
 
 const retryPolicy = z.strictObject({
   retry_on: z.string().superRefine((text, ctx) => {
@@ -32,7 +41,12 @@ const retryPolicy = z.strictObject({
       });
     }
   }),
-  num_retries: z.number().int('must be a whole number').min(0, 'must be 0 or more').max(100, 'must be at most 100').default(1),
+  num_retries: z
+    .number()
+    .int('must be a whole number')
+    .min(0, 'must be 0 or more')
+    .max(100, 'must be at most 100')
+    .default(1),
   per_try_timeout: duration.optional(),
   retry_back_off: z
     .strictObject({
@@ -44,7 +58,8 @@ const retryPolicy = z.strictObject({
   retriable_status_codes: z.array(z.number().int().min(100).max(599, 'must be an HTTP status')).min(1).optional(),
 });
 
-const count = (min: number) => z.number().int('must be a whole number').min(min, `must be ${min} or more`).max(1_000_000, 'must be at most 1000000');
+const count = (min: number) =>
+  z.number().int('must be a whole number').min(min, `must be ${min} or more`).max(1_000_000, 'must be at most 1000000');
 
 /** One set of `circuit_breakers` thresholds, Envoy's, for a priority. */
 export const circuitBreaker = z.strictObject({
@@ -56,8 +71,14 @@ export const circuitBreaker = z.strictObject({
 });
 
 const loadBalancer = z.strictObject({
-  policy: z.enum(['round_robin', 'least_request', 'ring_hash', 'maglev'], { error: 'must be round_robin, least_request, ring_hash or maglev' }),
-  header: z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an HTTP header name').transform((h) => h.toLowerCase()).optional(),
+  policy: z.enum(['round_robin', 'least_request', 'ring_hash', 'maglev'], {
+    error: 'must be round_robin, least_request, ring_hash or maglev',
+  }),
+  header: z
+    .string()
+    .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an HTTP header name')
+    .transform((h) => h.toLowerCase())
+    .optional(),
   cookie: z
     .strictObject({
       name: z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be a cookie name'),
@@ -110,7 +131,10 @@ export const upstreamMappingFields = {
   /** `true`: a name is looked up again once its DNS records' TTL has passed, rather than every 5 s. */
   respect_dns_ttl: z.boolean().optional(),
   /** A name that gives the Mapping an upstream cluster of its own, apart from other Mappings of the same service. */
-  cluster_tag: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'must be letters, digits, _, . or -').optional(),
+  cluster_tag: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]+$/, 'must be letters, digits, _, . or -')
+    .optional(),
 };
 
 type UpstreamFields = {
@@ -128,10 +152,16 @@ export function upstreamMappingChecks(m: UpstreamFields, ctx: z.RefinementCtx): 
   if (retry !== undefined) {
     const on = retry.retry_on.split(',').map((c) => c.trim());
     if (on.includes('retriable-status-codes') && retry.retriable_status_codes === undefined) {
-      problem(['retry_policy', 'retry_on'], 'retriable-status-codes needs retriable_status_codes: the statuses to try again (a client\'s x-envoy-retriable-status-codes is not read)');
+      problem(
+        ['retry_policy', 'retry_on'],
+        "retriable-status-codes needs retriable_status_codes: the statuses to try again (a client's x-envoy-retriable-status-codes is not read)",
+      );
     }
     if (retry.retriable_status_codes !== undefined && !on.includes('retriable-status-codes')) {
-      problem(['retry_policy', 'retriable_status_codes'], 'applies to retry_on: retriable-status-codes, which is not given');
+      problem(
+        ['retry_policy', 'retriable_status_codes'],
+        'applies to retry_on: retriable-status-codes, which is not given',
+      );
     }
     const back = retry.retry_back_off;
     if (back?.max_interval !== undefined && parseDuration(back.max_interval)! < parseDuration(back.base_interval)!) {
@@ -160,5 +190,7 @@ export function upstreamMappingChecks(m: UpstreamFields, ctx: z.RefinementCtx): 
 
 /** The fields of {@link upstreamMappingFields} a Mapping gives, but `namespace`: they apply to remote upstreams only. */
 export function upstreamFieldsGiven(m: object): string[] {
-  return Object.keys(upstreamMappingFields).filter((name) => name !== 'namespace' && (m as Record<string, unknown>)[name] !== undefined);
+  return Object.keys(upstreamMappingFields).filter(
+    (name) => name !== 'namespace' && (m as Record<string, unknown>)[name] !== undefined,
+  );
 }

@@ -44,7 +44,8 @@ export function configProblem(location: ProblemLocation, message: string): Confi
   const service = location.source?.service;
   if (file) parts.push(file);
   if (service) parts.push(`service ${service}`);
-  if (location.kind || location.record) parts.push(`${location.kind ?? 'record'}${location.record ? ` ${location.record}` : ''}`);
+  if (location.kind || location.record)
+    parts.push(`${location.kind ?? 'record'}${location.record ? ` ${location.record}` : ''}`);
   if (path) parts.push(path);
   parts.push(message);
   return { file, service, kind: location.kind, record: location.record, path, message, text: parts.join(': ') };

@@ -16,11 +16,27 @@ import { circuitBreaker, upstreamMappingChecks, upstreamMappingFields } from './
 import { cidrProblem } from '../request/address-filter';
 import { errorOverridesSchema } from './error-overrides';
 import { tracingServiceFields } from './tracing-service';
-import { clientCertModuleFields, type HostRecord, type SecretRecord, type TlsContextRecord, type TlsRecord } from './tls';
+import {
+  clientCertModuleFields,
+  type HostRecord,
+  type SecretRecord,
+  type TlsContextRecord,
+  type TlsRecord,
+} from './tls';
 
 export type { AddedHeader, HeaderCondition } from './headers';
 export { allowedUpgrades } from './mapping-emissary';
-export { describeLabel, groupLabels, isPseudoHeader, labelHeaders, labelsSchema, readLabel, type LabelGroup, type LabelSource, type LabelSpecifier } from './labels';
+export {
+  describeLabel,
+  groupLabels,
+  isPseudoHeader,
+  labelHeaders,
+  labelsSchema,
+  readLabel,
+  type LabelGroup,
+  type LabelSource,
+  type LabelSpecifier,
+} from './labels';
 export type { QueryValue } from './mapping-match';
 
 export { API_VERSION };
@@ -37,41 +53,42 @@ const recordBase = {
   name: z.string().min(1),
 };
 
-export const mappingSchema = z.strictObject({
-  ...recordBase,
-  kind: z.literal('Mapping'),
-  /** A path prefix; with `prefix_regex`, a pattern (checked with it in mapping-match). */
-  prefix: z.string().min(1),
-  service: z.string().min(1),
-  /** Replaces the matched prefix; `""` forwards the path unchanged. Default `/`. */
-  rewrite: z
-    .string()
-    .refine((r) => r === '' || (r.startsWith('/') && !/[?#]/.test(r)), 'must be empty or a path starting with /')
-    .default('/'),
-  labels: labelsSchema.optional(),
-  bypass_auth: z.boolean().default(false),
-  /** For a remote upstream: how long to wait for its answer; 0 waits for ever, as in Emissary. */
-  timeout_ms: z.number().int().nonnegative().max(600_000).default(3000),
-  /** An HTTP method, in upper case; with `method_regex`, a pattern (checked with it in mapping-match). */
-  method: z.string().min(1).optional(),
-  /** Headers the request must carry to match: an exact value, or `true` for any value. */
-  headers: matchedHeadersSchema.optional(),
-  precedence: z.number().int().default(0),
-  // Applied after the stages: the removals, then the additions, as Envoy does.
-  add_request_headers: addedHeadersSchema(true).default({}),
-  remove_request_headers: removedHeadersSchema(true).default([]),
-  add_response_headers: addedHeadersSchema(false).default({}),
-  remove_response_headers: removedHeadersSchema(false).default([]),
-  cors: corsSchema.optional(),
-  /** Lets through paths whose escapes are not UTF-8 or are encoded twice (`%C0%AE`, `%252e`), for a backend that reads them as they are. */
-  allow_unsafe_path_escapes: z.boolean().default(false),
-  // The fields that come from Emissary's Mapping (hostname...), read or refused by name.
-  ...emissaryMappingFields,
-  // Patterns, canary weights and redirects (mapping-match).
-  ...matchMappingFields,
-  // How a remote upstream is reached: namespace, retries, breakers, timeouts, balancing.
-  ...upstreamMappingFields,
-})
+export const mappingSchema = z
+  .strictObject({
+    ...recordBase,
+    kind: z.literal('Mapping'),
+    /** A path prefix; with `prefix_regex`, a pattern (checked with it in mapping-match). */
+    prefix: z.string().min(1),
+    service: z.string().min(1),
+    /** Replaces the matched prefix; `""` forwards the path unchanged. Default `/`. */
+    rewrite: z
+      .string()
+      .refine((r) => r === '' || (r.startsWith('/') && !/[?#]/.test(r)), 'must be empty or a path starting with /')
+      .default('/'),
+    labels: labelsSchema.optional(),
+    bypass_auth: z.boolean().default(false),
+    /** For a remote upstream: how long to wait for its answer; 0 waits for ever, as in Emissary. */
+    timeout_ms: z.number().int().nonnegative().max(600_000).default(3000),
+    /** An HTTP method, in upper case; with `method_regex`, a pattern (checked with it in mapping-match). */
+    method: z.string().min(1).optional(),
+    /** Headers the request must carry to match: an exact value, or `true` for any value. */
+    headers: matchedHeadersSchema.optional(),
+    precedence: z.number().int().default(0),
+    // Applied after the stages: the removals, then the additions, as Envoy does.
+    add_request_headers: addedHeadersSchema(true).default({}),
+    remove_request_headers: removedHeadersSchema(true).default([]),
+    add_response_headers: addedHeadersSchema(false).default({}),
+    remove_response_headers: removedHeadersSchema(false).default([]),
+    cors: corsSchema.optional(),
+    /** Lets through paths whose escapes are not UTF-8 or are encoded twice (`%C0%AE`, `%252e`), for a backend that reads them as they are. */
+    allow_unsafe_path_escapes: z.boolean().default(false),
+    // The fields that come from Emissary's Mapping (hostname...), read or refused by name.
+    ...emissaryMappingFields,
+    // Patterns, canary weights and redirects (mapping-match).
+    ...matchMappingFields,
+    // How a remote upstream is reached: namespace, retries, breakers, timeouts, balancing.
+    ...upstreamMappingFields,
+  })
   .superRefine(emissaryMappingChecks)
   .superRefine(mappingMatchChecks)
   .superRefine(upstreamMappingChecks)
@@ -115,13 +132,15 @@ function authServiceChecks(
   ctx: z.RefinementCtx,
 ): void {
   const problem = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message });
-  if (r.include_body !== null && r.allow_request_body) problem(['allow_request_body'], 'give include_body or allow_request_body, not both');
+  if (r.include_body !== null && r.allow_request_body)
+    problem(['allow_request_body'], 'give include_body or allow_request_body, not both');
   for (const name of Object.keys(r.add_auth_headers)) {
     if (SET_BY_GATEWAY.has(name)) problem(['add_auth_headers', name], 'is set by the gateway itself');
   }
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(r.auth_service)?.[1].toLowerCase();
   const tls = r.tls === true || (typeof r.tls === 'string' && r.tls !== '');
-  if (tls && scheme === 'http') problem(['tls'], `${r.tls === true ? 'true' : 'a TLSContext'} contradicts the http:// of auth_service`);
+  if (tls && scheme === 'http')
+    problem(['tls'], `${r.tls === true ? 'true' : 'a TLSContext'} contradicts the http:// of auth_service`);
   if (r.tls === false && scheme === 'https') problem(['tls'], 'false contradicts the https:// of auth_service');
   if (r.proto === 'grpc') {
     if (r.protocol_version === 'v2') {
@@ -130,64 +149,65 @@ function authServiceChecks(
         'must be v3 for proto: grpc: the gateway calls envoy.service.auth.v3.Authorization/Check; v2 is the API Envoy no longer speaks, and Emissary 3 refuses it too',
       );
     }
-    if (r.path_prefix !== '') problem(['path_prefix'], 'is for proto: http alone: a gRPC check carries the path in its request');
+    if (r.path_prefix !== '')
+      problem(['path_prefix'], 'is for proto: http alone: a gRPC check carries the path in its request');
   }
 }
 
-export const authServiceSchema = z.strictObject({
-  ...recordBase,
-  kind: z.literal('AuthService'),
-  auth_service: z.string().min(1),
-  /** `http`: the request is passed on to the auth service; `grpc`: Envoy's ext_authz `Check` (v3). */
-  proto: z.enum(['http', 'grpc'], { error: 'must be http or grpc' }).default('http'),
-  // The built-in auth service names the user in X-Travel-User; a record that
-  // says nothing passes that on (and a client's own is always dropped).
-  allowed_authorization_headers: z.array(headerName).default(['x-travel-user']),
-  allowed_request_headers: z.array(headerName).default([]),
-  path_prefix: z
-    .string()
-    .refine((p) => p === '' || p.startsWith('/'), 'must be empty or start with /')
-    .default(''),
-  timeout_ms: timeoutMs(5000),
-  /** A status, or Emissary's `{code: <status>}`. */
-  status_on_error: z
-    .union([statusCode, z.strictObject({ code: statusCode }).transform((s) => s.code)])
-    .default(403),
-  failure_mode_allow: z.boolean().default(false),
-  /** The first `max_bytes` of the request body go to the auth service; `null` (the default): none. */
-  include_body: z
-    .strictObject({
-      max_bytes: z
-        .number()
-        .int('must be a whole number of bytes above 0')
-        .positive('must be a whole number of bytes above 0')
-        .max(16 * 1024 * 1024, 'must be at most 16777216 (16 MiB)'),
-      allow_partial: z.boolean(),
-    })
-    .nullable()
-    .default(null),
-  /** Emissary's older spelling of `include_body: {max_bytes: 4096, allow_partial: true}`. */
-  allow_request_body: z.boolean().default(false),
-  /** Headers added to every check request, over the client's of the same name. */
-  add_auth_headers: z
-    .record(headerName, z.string().regex(HEADER_VALUE, 'must be a header value (no control characters)'))
-    .default({}),
-  /** Adds `l5d-dst-override: <host>:<port>` of the auth service, for Linkerd. */
-  add_linkerd_headers: z.boolean().default(false),
-  /**
-   * `true`: TLS to a `host:port` auth service, as `https://` would, checked
-   * against the system's certificate authorities; the name of a TLSContext:
-   * TLS with that context's client certificate, authorities and SNI.
-   */
-  tls: z.union([z.boolean(), z.string()]).optional(),
-  /** For `proto: grpc`, `v3` (or left out); `v2` is refused. Without effect for http, as in Emissary. */
-  protocol_version: z.enum(['v2', 'v3']).optional(),
-  ambassador_id: notSupported(AMBASSADOR_ID_IN_CODE),
-  stats_name: notSupported('auth decisions are counted in the Prometheus metrics; remove the field'),
-  /** Bounds the checks under way, as Envoy's breakers bound the auth service's cluster: one past them is the service failing. */
-  circuit_breakers: z.array(circuitBreaker).min(1, 'must list at least one set of thresholds').optional(),
-  v2ExplicitTLS: notSupported('remove the field'),
-}).superRefine(authServiceChecks);
+export const authServiceSchema = z
+  .strictObject({
+    ...recordBase,
+    kind: z.literal('AuthService'),
+    auth_service: z.string().min(1),
+    /** `http`: the request is passed on to the auth service; `grpc`: Envoy's ext_authz `Check` (v3). */
+    proto: z.enum(['http', 'grpc'], { error: 'must be http or grpc' }).default('http'),
+    // The built-in auth service names the user in X-Travel-User; a record that
+    // says nothing passes that on (and a client's own is always dropped).
+    allowed_authorization_headers: z.array(headerName).default(['x-travel-user']),
+    allowed_request_headers: z.array(headerName).default([]),
+    path_prefix: z
+      .string()
+      .refine((p) => p === '' || p.startsWith('/'), 'must be empty or start with /')
+      .default(''),
+    timeout_ms: timeoutMs(5000),
+    /** A status, or Emissary's `{code: <status>}`. */
+    status_on_error: z.union([statusCode, z.strictObject({ code: statusCode }).transform((s) => s.code)]).default(403),
+    failure_mode_allow: z.boolean().default(false),
+    /** The first `max_bytes` of the request body go to the auth service; `null` (the default): none. */
+    include_body: z
+      .strictObject({
+        max_bytes: z
+          .number()
+          .int('must be a whole number of bytes above 0')
+          .positive('must be a whole number of bytes above 0')
+          .max(16 * 1024 * 1024, 'must be at most 16777216 (16 MiB)'),
+        allow_partial: z.boolean(),
+      })
+      .nullable()
+      .default(null),
+    /** Emissary's older spelling of `include_body: {max_bytes: 4096, allow_partial: true}`. */
+    allow_request_body: z.boolean().default(false),
+    /** Headers added to every check request, over the client's of the same name. */
+    add_auth_headers: z
+      .record(headerName, z.string().regex(HEADER_VALUE, 'must be a header value (no control characters)'))
+      .default({}),
+    /** Adds `l5d-dst-override: <host>:<port>` of the auth service, for Linkerd. */
+    add_linkerd_headers: z.boolean().default(false),
+    /**
+     * `true`: TLS to a `host:port` auth service, as `https://` would, checked
+     * against the system's certificate authorities; the name of a TLSContext:
+     * TLS with that context's client certificate, authorities and SNI.
+     */
+    tls: z.union([z.boolean(), z.string()]).optional(),
+    /** For `proto: grpc`, `v3` (or left out); `v2` is refused. Without effect for http, as in Emissary. */
+    protocol_version: z.enum(['v2', 'v3']).optional(),
+    ambassador_id: notSupported(AMBASSADOR_ID_IN_CODE),
+    stats_name: notSupported('auth decisions are counted in the Prometheus metrics; remove the field'),
+    /** Bounds the checks under way, as Envoy's breakers bound the auth service's cluster: one past them is the service failing. */
+    circuit_breakers: z.array(circuitBreaker).min(1, 'must list at least one set of thresholds').optional(),
+    v2ExplicitTLS: notSupported('remove the field'),
+  })
+  .superRefine(authServiceChecks);
 
 export const rateLimitServiceSchema = z.strictObject({
   ...recordBase,
@@ -221,9 +241,15 @@ export const rateLimitServiceSchema = z.strictObject({
 const addressRule = z
   .strictObject({ peer: z.string().optional(), remote: z.string().optional() })
   .superRefine((rule, ctx) => {
-    const given = [rule.peer === undefined ? [] : ['peer', rule.peer], rule.remote === undefined ? [] : ['remote', rule.remote]].filter((g) => g.length > 0);
+    const given = [
+      rule.peer === undefined ? [] : ['peer', rule.peer],
+      rule.remote === undefined ? [] : ['remote', rule.remote],
+    ].filter((g) => g.length > 0);
     if (given.length !== 1) {
-      ctx.addIssue({ code: 'custom', message: 'a rule is one of {peer: <address or CIDR>} or {remote: <address or CIDR>}' });
+      ctx.addIssue({
+        code: 'custom',
+        message: 'a rule is one of {peer: <address or CIDR>} or {remote: <address or CIDR>}',
+      });
       return;
     }
     const problem = cidrProblem(given[0][1]);
@@ -254,7 +280,10 @@ export const moduleSchema = z.strictObject({
         .number()
         .int('must be a whole number of instructions')
         .positive('must be a whole number of instructions')
-        .max(MAX_REGEX_MAX_SIZE, `must be at most ${MAX_REGEX_MAX_SIZE}: a larger program holds the event loop while it is compiled`)
+        .max(
+          MAX_REGEX_MAX_SIZE,
+          `must be at most ${MAX_REGEX_MAX_SIZE}: a larger program holds the event loop while it is compiled`,
+        )
         .optional(),
       // What upstreams are told of a client's certificate (./tls/client-cert-fields).
       ...clientCertModuleFields,

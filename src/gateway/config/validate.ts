@@ -74,7 +74,10 @@ function where(source: RecordSource | undefined): string {
 }
 
 /** One zod issue as one or more messages; unknown keys are reported one by one. */
-function issueMessages(issue: z.core.$ZodIssue, prefix: readonly PropertyKey[] = []): { path: PropertyKey[]; message: string }[] {
+function issueMessages(
+  issue: z.core.$ZodIssue,
+  prefix: readonly PropertyKey[] = [],
+): { path: PropertyKey[]; message: string }[] {
   const path = [...prefix, ...issue.path];
   if (issue.code === 'unrecognized_keys') {
     return issue.keys.map((key) => ({ path: [...path, key], message: 'unknown field' }));
@@ -82,11 +85,14 @@ function issueMessages(issue: z.core.$ZodIssue, prefix: readonly PropertyKey[] =
   if (issue.code === 'invalid_union' && issue.errors.length > 0) {
     // The alternative that got furthest into the value is the one that was meant.
     // A loop, not Math.max(...): a list of 200 000 wrong items would overflow the stack as arguments.
-    const depth = (issues: z.core.$ZodIssue[]) => issues.reduce((most, i) => (i.path.length > most ? i.path.length : most), -Infinity);
+    const depth = (issues: z.core.$ZodIssue[]) =>
+      issues.reduce((most, i) => (i.path.length > most ? i.path.length : most), -Infinity);
     const meant = issue.errors.reduce((best, branch) => (depth(branch) > depth(best) ? branch : best));
     if (depth(meant) > 0) return meant.flatMap((i) => issueMessages(i, path));
     // Every alternative refused the type itself: say which types would do.
-    const types = issue.errors.map((branch) => (branch.length === 1 && branch[0].code === 'invalid_type' ? branch[0] : undefined));
+    const types = issue.errors.map((branch) =>
+      branch.length === 1 && branch[0].code === 'invalid_type' ? branch[0] : undefined,
+    );
     if (types.every((t) => t !== undefined)) {
       const expected = [...new Set(types.map((t) => t.expected))].join(' or ');
       const missing = types.every((t) => /received undefined$/.test(t.message));
@@ -142,7 +148,12 @@ export function assembleConfig(
       checkRecord(raw, i);
     } catch (err) {
       // Whatever a record could still throw is a problem of that record, never the end of a reload.
-      problems.push(configProblem({ source: raw.source, record: `#${raw.index ?? i + 1}` }, `cannot be validated: ${errorText(err)}`));
+      problems.push(
+        configProblem(
+          { source: raw.source, record: `#${raw.index ?? i + 1}` },
+          `cannot be validated: ${errorText(err)}`,
+        ),
+      );
     }
   });
 
@@ -150,7 +161,9 @@ export function assembleConfig(
     const { value, source } = raw;
     const fallbackName = `#${raw.index ?? i + 1}`;
     if (!isPlainObject(value)) {
-      problems.push(configProblem({ source, record: fallbackName }, `expected a record (a YAML mapping), got ${describe(value)}`));
+      problems.push(
+        configProblem({ source, record: fallbackName }, `expected a record (a YAML mapping), got ${describe(value)}`),
+      );
       return;
     }
     const record = typeof value.name === 'string' && value.name !== '' ? value.name : fallbackName;
@@ -179,7 +192,10 @@ export function assembleConfig(
     const key = uniqueName(data);
     if (names.has(key)) {
       problems.push(
-        configProblem({ source, kind, record, path: 'name' }, `duplicate name: another ${kind} is named '${key}'${where(names.get(key))}`),
+        configProblem(
+          { source, kind, record, path: 'name' },
+          `duplicate name: another ${kind} is named '${key}'${where(names.get(key))}`,
+        ),
       );
       return;
     }
@@ -190,7 +206,11 @@ export function assembleConfig(
       return;
     }
     const cors = data.kind === 'Mapping' ? data.cors : data.kind === 'Module' ? data.config.cors : undefined;
-    const policyProblems = corsProblems(cors, { source, kind, record }, data.kind === 'Module' ? 'config.cors' : 'cors');
+    const policyProblems = corsProblems(
+      cors,
+      { source, kind, record },
+      data.kind === 'Module' ? 'config.cors' : 'cors',
+    );
     if (policyProblems.length > 0) {
       problems.push(...policyProblems);
       return;
@@ -204,7 +224,12 @@ export function assembleConfig(
 
   if (problems.length > 0) return { ok: false, problems };
   const config: GatewayConfig = { mappings, sources: [...sources] };
-  const { AuthService: authService, RateLimitService: rateLimitService, Module: module, TracingService: tracing } = singletons;
+  const {
+    AuthService: authService,
+    RateLimitService: rateLimitService,
+    Module: module,
+    TracingService: tracing,
+  } = singletons;
   if (authService?.kind === 'AuthService') config.authService = authService;
   if (rateLimitService?.kind === 'RateLimitService') config.rateLimitService = rateLimitService;
   if (module?.kind === 'Module') config.module = module;

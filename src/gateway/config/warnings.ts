@@ -13,15 +13,19 @@ const ANY_ORIGIN_WITH_CREDENTIALS =
 /** The warnings of a valid configuration, each naming its record. */
 export function configWarnings(config: GatewayConfig): string[] {
   const warnings: string[] = [];
-  if (config.module?.config.cors && lendsCredentialsToAnyOrigin(config.module.config.cors)) warnings.push(`Module ${config.module.name}: config.cors: ${ANY_ORIGIN_WITH_CREDENTIALS}`);
+  if (config.module?.config.cors && lendsCredentialsToAnyOrigin(config.module.config.cors))
+    warnings.push(`Module ${config.module.name}: config.cors: ${ANY_ORIGIN_WITH_CREDENTIALS}`);
   const domain = config.rateLimitService?.domain;
   for (const mapping of config.mappings) {
-    if (mapping.cors && lendsCredentialsToAnyOrigin(mapping.cors)) warnings.push(`Mapping ${mapping.name}: cors: ${ANY_ORIGIN_WITH_CREDENTIALS}`);
+    if (mapping.cors && lendsCredentialsToAnyOrigin(mapping.cors))
+      warnings.push(`Mapping ${mapping.name}: cors: ${ANY_ORIGIN_WITH_CREDENTIALS}`);
     for (const labelDomain of Object.keys(mapping.labels ?? {})) {
       if (labelDomain === domain) continue;
       warnings.push(
         `Mapping ${mapping.name}: labels.${labelDomain}: ${
-          domain === undefined ? 'no RateLimitService is configured' : `the RateLimitService asks under domain ${domain}`
+          domain === undefined
+            ? 'no RateLimitService is configured'
+            : `the RateLimitService asks under domain ${domain}`
         }, so these labels are never sent and limit nothing (as in Emissary, which drops them without a word)`,
       );
     }

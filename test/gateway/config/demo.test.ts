@@ -31,7 +31,11 @@ describe('gateway demo configuration', () => {
     );
     assert.deepEqual(config.mappings[0].labels, {
       gateway: [
-        { request_label_group: [{ 'x-gateway-test-allow': { header: 'x-gateway-test-allow', omit_if_not_present: true } }] },
+        {
+          request_label_group: [
+            { 'x-gateway-test-allow': { header: 'x-gateway-test-allow', omit_if_not_present: true } },
+          ],
+        },
         { request_label_group: [{ user: { header: 'x-travel-user', omit_if_not_present: false } }] },
       ],
     });
@@ -40,7 +44,10 @@ describe('gateway demo configuration', () => {
     assert.equal(config.rateLimitService?.service, 'ratelimit');
     assert.equal(config.rateLimitService?.domain, 'gateway');
     assert.deepEqual(config.sources, [join(CONFIG_DIR, 'services.yaml')]);
-    assert.deepEqual(config.recordSources?.get(config.mappings[0]), { file: join(CONFIG_DIR, 'services.yaml'), service: 'hotels' });
+    assert.deepEqual(config.recordSources?.get(config.mappings[0]), {
+      file: join(CONFIG_DIR, 'services.yaml'),
+      service: 'hotels',
+    });
   });
 
   it('cannot be served without the modules it names, and says which', async () => {

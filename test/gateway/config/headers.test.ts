@@ -28,11 +28,17 @@ describe('gateway config: Mapping header fields', () => {
     assert.deepEqual(m.remove_request_headers, ['x-secret']);
     assert.deepEqual(m.remove_response_headers, ['server', 'x-powered-by']);
     const none = load('');
-    assert.deepEqual([none.add_request_headers, none.remove_request_headers, none.add_response_headers, none.remove_response_headers], [{}, [], {}, []]);
+    assert.deepEqual(
+      [none.add_request_headers, none.remove_request_headers, none.add_response_headers, none.remove_response_headers],
+      [{}, [], {}, []],
+    );
   });
 
   it('reads headers to match as exact values, or true for any value', () => {
-    assert.deepEqual(load('headers:\n  X-Version: "2"\n  X-Debug: true\n').headers, { 'x-version': '2', 'x-debug': true });
+    assert.deepEqual(load('headers:\n  X-Version: "2"\n  X-Debug: true\n').headers, {
+      'x-version': '2',
+      'x-debug': true,
+    });
   });
 
   it('refuses an added value that is neither a string, a number, a boolean nor {value, append}, naming its field', () => {
@@ -46,26 +52,45 @@ describe('gateway config: Mapping header fields', () => {
     const m = load('add_request_headers:\n  X-Flag: true\n  X-Count: 3\n  X-Key: {value: 8412937461, append: false}\n');
     assert.deepEqual(
       [m.add_request_headers['x-flag'], m.add_request_headers['x-count'], m.add_request_headers['x-key']],
-      [{ value: 'true', append: true }, { value: '3', append: true }, { value: '8412937461', append: false }],
+      [
+        { value: 'true', append: true },
+        { value: '3', append: true },
+        { value: '8412937461', append: false },
+      ],
     );
   });
 
   it("loads the Envoy variables of Emissary's examples, and refuses any other rather than send it as written", () => {
-    const m = load('add_request_headers:\n  X-Ip: "%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%"\n  X-Proto: {value: "%PROTOCOL%"}\n  X-Pct: 50%\n');
-    assert.deepEqual(m.add_request_headers['x-ip'], { value: '%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%', append: true });
+    const m = load(
+      'add_request_headers:\n  X-Ip: "%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%"\n  X-Proto: {value: "%PROTOCOL%"}\n  X-Pct: 50%\n',
+    );
+    assert.deepEqual(m.add_request_headers['x-ip'], {
+      value: '%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%',
+      append: true,
+    });
     assert.equal(m.add_request_headers['x-pct'].value, '50%');
     // %% is a literal % in Envoy: what stands between two of them is no variable.
-    assert.equal(load('add_request_headers:\n  X-Lit: "%%START_TIME%%"\n').add_request_headers['x-lit'].value, '%%START_TIME%%');
+    assert.equal(
+      load('add_request_headers:\n  X-Lit: "%%START_TIME%%"\n').add_request_headers['x-lit'].value,
+      '%%START_TIME%%',
+    );
     const known = '%DOWNSTREAM_REMOTE_ADDRESS%, %DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%, %PROTOCOL%';
-    assert.deepEqual(problems('add_request_headers:\n  X-A: "%REQ(x-foo)%"\nadd_response_headers:\n  X-B: {value: "at %START_TIME%"}\n'), [
-      `${AT} add_request_headers.X-A: uses Envoy's %REQ(x-foo)%, which the gateway does not fill in; it knows ${known}`,
-      `${AT} add_response_headers.X-B.value: uses Envoy's %START_TIME%, which the gateway does not fill in; it knows ${known}`,
-    ]);
+    assert.deepEqual(
+      problems(
+        'add_request_headers:\n  X-A: "%REQ(x-foo)%"\nadd_response_headers:\n  X-B: {value: "at %START_TIME%"}\n',
+      ),
+      [
+        `${AT} add_request_headers.X-A: uses Envoy's %REQ(x-foo)%, which the gateway does not fill in; it knows ${known}`,
+        `${AT} add_response_headers.X-B.value: uses Envoy's %START_TIME%, which the gateway does not fill in; it knows ${known}`,
+      ],
+    );
   });
 
   it('refuses an unknown key, a missing or non-string value and a non-boolean append in {value, append}', () => {
     assert.deepEqual(
-      problems('add_response_headers:\n  X-A: {value: a, apend: false}\n  X-B: {append: false}\n  X-C: {value: [7]}\n  X-D: {value: d, append: "no"}\n'),
+      problems(
+        'add_response_headers:\n  X-A: {value: a, apend: false}\n  X-B: {append: false}\n  X-C: {value: [7]}\n  X-D: {value: d, append: "no"}\n',
+      ),
       [
         `${AT} add_response_headers.X-A.apend: unknown field (expected value and append)`,
         `${AT} add_response_headers.X-B.value: required (a string)`,
@@ -77,7 +102,9 @@ describe('gateway config: Mapping header fields', () => {
 
   it('refuses header names that are no names, and values with line breaks or control characters', () => {
     assert.deepEqual(
-      problems('add_request_headers:\n  Bad Name: x\n  X-Split: "a\\r\\nInjected: yes"\n  X-Obj: {value: "a\\u0000b"}\nadd_response_headers:\n  X-Nul: "a\\u0000b"\n'),
+      problems(
+        'add_request_headers:\n  Bad Name: x\n  X-Split: "a\\r\\nInjected: yes"\n  X-Obj: {value: "a\\u0000b"}\nadd_response_headers:\n  X-Nul: "a\\u0000b"\n',
+      ),
       [
         `${AT} add_request_headers.Bad Name: must be an HTTP header name`,
         `${AT} add_request_headers.X-Split: must be a header value: no line breaks or control characters`,
@@ -94,12 +121,18 @@ describe('gateway config: Mapping header fields', () => {
   });
 
   it('refuses Host and pseudo-headers, as Envoy does', () => {
-    const host = "may not be edited: the upstream is sent its own Host and X-Forwarded-Host carries the client's (Envoy refuses host edits too)";
-    assert.deepEqual(problems('add_request_headers:\n  Host: other.example\n  ":authority": other.example\nremove_request_headers: [host]\n'), [
-      `${AT} add_request_headers.Host: ${host}`,
-      `${AT} add_request_headers.:authority: is a pseudo-header; it may not be edited (as in Envoy)`,
-      `${AT} remove_request_headers.0: 'host' ${host}`,
-    ]);
+    const host =
+      "may not be edited: the upstream is sent its own Host and X-Forwarded-Host carries the client's (Envoy refuses host edits too)";
+    assert.deepEqual(
+      problems(
+        'add_request_headers:\n  Host: other.example\n  ":authority": other.example\nremove_request_headers: [host]\n',
+      ),
+      [
+        `${AT} add_request_headers.Host: ${host}`,
+        `${AT} add_request_headers.:authority: is a pseudo-header; it may not be edited (as in Envoy)`,
+        `${AT} remove_request_headers.0: 'host' ${host}`,
+      ],
+    );
   });
 
   it('refuses hop-by-hop and framing headers in every edit', () => {

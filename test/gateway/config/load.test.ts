@@ -36,14 +36,17 @@ describe('gateway config loading', () => {
   });
 
   it('loads records from a Service annotation and from top-level documents alike', async () => {
-    await writeFile(join(dir, 'services.yaml'), `${serviceManifest('hotels', HOTELS)}---
+    await writeFile(
+      join(dir, 'services.yaml'),
+      `${serviceManifest('hotels', HOTELS)}---
 apiVersion: gateway/v1
 kind: Mapping
 name: cars-mapping
 prefix: /v1/cars
 service: car-booking
 timeout_ms: 500
-`);
+`,
+    );
     const result = await loadConfig(dir);
     assert.ok(result.ok, JSON.stringify(result));
     const { mappings, sources, recordSources } = result.config;
@@ -127,7 +130,7 @@ ${serviceManifest('hotels', HOTELS)}`,
   });
 
   it('refuses a file that holds no YAML document: a reload may see a file being written over, truncated or with only its heading comments', () => {
-    for (const text of ['', '\n  \n', '# The gateway\'s routes.\n#\n# Records below.\n', '---\n', '\ufeff']) {
+    for (const text of ['', '\n  \n', "# The gateway's routes.\n#\n# Records below.\n", '---\n', '\ufeff']) {
       const result = parseConfigFiles([
         { file: 'config/services.yaml', text },
         { file: 'config/extra.yaml', text: HOTELS },
@@ -140,10 +143,18 @@ ${serviceManifest('hotels', HOTELS)}`,
 
   it('reads a file with a byte order mark, CRLF line endings, or a document separator at the end', () => {
     const manifest = serviceManifest('hotels', HOTELS);
-    for (const text of [`\ufeff${manifest}`, manifest.replace(/\n/g, '\r\n'), `${manifest}---\n`, `${manifest}\n---\n...\n`]) {
+    for (const text of [
+      `\ufeff${manifest}`,
+      manifest.replace(/\n/g, '\r\n'),
+      `${manifest}---\n`,
+      `${manifest}\n---\n...\n`,
+    ]) {
       const result = parse(text);
       assert.ok(result.ok, JSON.stringify(result));
-      assert.deepEqual(result.config.mappings.map((m) => m.name), ['hotels-mapping']);
+      assert.deepEqual(
+        result.config.mappings.map((m) => m.name),
+        ['hotels-mapping'],
+      );
       assert.equal(result.config.mappings[0].prefix, '/v1/hotels');
     }
   });
@@ -166,7 +177,10 @@ ${serviceManifest('hotels', HOTELS)}`,
   });
 
   it('gives the position of bad YAML inside a block annotation as a line and column of the file', () => {
-    const text = serviceManifest('hotels', 'kind: Mapping\nname: hotels\nprefix: [/v1/hotels\nservice: hotel-booking\n');
+    const text = serviceManifest(
+      'hotels',
+      'kind: Mapping\nname: hotels\nprefix: [/v1/hotels\nservice: hotel-booking\n',
+    );
     const problems = problemsOf(parse(text));
     const position = /at line (\d+), column (\d+) of the file$/.exec(problems[0]);
     assert.ok(position, problems[0]);
@@ -178,7 +192,9 @@ ${serviceManifest('hotels', HOTELS)}`,
 
   it('refuses a list of records instead of passing over it', () => {
     const problems = problemsOf(parse(`- ${HOTELS.trim().split('\n').join('\n  ')}\n`));
-    assert.deepEqual(problems, ['config/services.yaml: document 1 is a list of records: write each record as a document of its own, separated by ---']);
+    assert.deepEqual(problems, [
+      'config/services.yaml: document 1 is a list of records: write each record as a document of its own, separated by ---',
+    ]);
   });
 
   it('numbers a record without a name by its document in the file, manifests counted', () => {
@@ -195,7 +211,9 @@ ${serviceManifest('hotels', HOTELS)}`,
 
   it('reports a wrong apiVersion, in an annotation and at the top level', () => {
     const problems = problemsOf(
-      parse(`${serviceManifest('hotels', HOTELS.replace('gateway/v1', 'gateway/v2'))}---\n${HOTELS.replace('gateway/v1', 'getaway/v1').replace('hotels-mapping', 'top')}`),
+      parse(
+        `${serviceManifest('hotels', HOTELS.replace('gateway/v1', 'gateway/v2'))}---\n${HOTELS.replace('gateway/v1', 'getaway/v1').replace('hotels-mapping', 'top')}`,
+      ),
     );
     assert.deepEqual(problems, [
       'config/services.yaml: service hotels: Mapping hotels-mapping: apiVersion: must be gateway/v1',
@@ -205,7 +223,9 @@ ${serviceManifest('hotels', HOTELS)}`,
 
   it('reports a missing field', () => {
     const problems = problemsOf(parse(serviceManifest('hotels', HOTELS.replace('service: hotel-booking\n', ''))));
-    assert.deepEqual(problems, ['config/services.yaml: service hotels: Mapping hotels-mapping: service: required (expected string)']);
+    assert.deepEqual(problems, [
+      'config/services.yaml: service hotels: Mapping hotels-mapping: service: required (expected string)',
+    ]);
   });
 
   it('reports a wrong type with the field path', () => {
@@ -247,11 +267,15 @@ ${serviceManifest('hotels', HOTELS)}`,
 
   it('reports an unknown field', () => {
     const problems = problemsOf(parse(serviceManifest('hotels', `${HOTELS}timeout: 3\n`)));
-    assert.deepEqual(problems, ['config/services.yaml: service hotels: Mapping hotels-mapping: timeout: unknown field']);
+    assert.deepEqual(problems, [
+      'config/services.yaml: service hotels: Mapping hotels-mapping: timeout: unknown field',
+    ]);
   });
 
   it('reports a record without a name by its place', () => {
-    const problems = problemsOf(parse(serviceManifest('hotels', `---\n${HOTELS}---\n${HOTELS.replace('name: hotels-mapping\n', '')}`)));
+    const problems = problemsOf(
+      parse(serviceManifest('hotels', `---\n${HOTELS}---\n${HOTELS.replace('name: hotels-mapping\n', '')}`)),
+    );
     assert.deepEqual(problems, ['config/services.yaml: service hotels: Mapping #2: name: required (expected string)']);
   });
 
@@ -268,7 +292,9 @@ ${serviceManifest('hotels', HOTELS)}`,
   });
 
   it('allows the same name in different kinds', () => {
-    const result = parse(`${HOTELS}---\napiVersion: gateway/v1\nkind: AuthService\nname: hotels-mapping\nauth_service: auth\n`);
+    const result = parse(
+      `${HOTELS}---\napiVersion: gateway/v1\nkind: AuthService\nname: hotels-mapping\nauth_service: auth\n`,
+    );
     assert.ok(result.ok, JSON.stringify(result));
   });
 
@@ -301,7 +327,9 @@ ${serviceManifest('b', '- just\n- a list')}`),
   it('names a file that cannot be read, and a link to nowhere as such', async () => {
     await writeFile(join(dir, 'services.yaml'), HOTELS);
     await symlink('old/services.yaml', join(dir, 'extra.yaml'));
-    assert.deepEqual(problemsOf(await loadConfig(dir)), [`${join(dir, 'extra.yaml')}: is a symbolic link to old/services.yaml, which does not exist`]);
+    assert.deepEqual(problemsOf(await loadConfig(dir)), [
+      `${join(dir, 'extra.yaml')}: is a symbolic link to old/services.yaml, which does not exist`,
+    ]);
   });
 
   it('collects every problem of every file, and gives no config at all', async () => {
@@ -319,7 +347,9 @@ ${serviceManifest('b', '- just\n- a list')}`),
   });
 
   it('refuses a rewrite or prefix that is not a path', () => {
-    const problems = problemsOf(parse(`${HOTELS.replace('rewrite: ""', 'rewrite: bookings/').replace('/v1/hotels', '/v1/hotels?x=1')}`));
+    const problems = problemsOf(
+      parse(`${HOTELS.replace('rewrite: ""', 'rewrite: bookings/').replace('/v1/hotels', '/v1/hotels?x=1')}`),
+    );
     assert.deepEqual(problems.sort(), [
       'config/services.yaml: Mapping hotels-mapping: prefix: must be a path, without ? or #',
       'config/services.yaml: Mapping hotels-mapping: rewrite: must be empty or a path starting with /',
@@ -349,7 +379,14 @@ ${serviceManifest('b', '- just\n- a list')}`),
   });
 
   it('reports every item of a list of 150 000 wrong items, instead of overflowing the stack while it explains them', () => {
-    const result = configFromRecords([{ apiVersion: 'gateway/v1', kind: 'Module', name: 'ambassador', config: { cors: { origins: Array(150_000).fill(1) } } }]);
+    const result = configFromRecords([
+      {
+        apiVersion: 'gateway/v1',
+        kind: 'Module',
+        name: 'ambassador',
+        config: { cors: { origins: Array(150_000).fill(1) } },
+      },
+    ]);
     const problems = problemsOf(result);
     assert.equal(problems.length, 150_000);
     assert.equal(problems[0], 'Module ambassador: config.cors.origins.0: expected string, received number');

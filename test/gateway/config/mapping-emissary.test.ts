@@ -10,7 +10,7 @@ import { mappingFields } from '../../support/records';
 const { at: AT, load, problems } = mappingFields('quote', 'quote-backend', '/backend/');
 
 describe('gateway config: Emissary Mapping fields', () => {
-  it("loads the Mapping of Emissary's quickstart, with hostname \"*\" and docs", () => {
+  it('loads the Mapping of Emissary\'s quickstart, with hostname "*" and docs', () => {
     const m = load('hostname: "*"\ndocs:\n  path: "/.ambassador-internal/openapi-docs"\n');
     assert.equal(m.hostname, '*');
     assert.deepEqual(m.docs, { path: '/.ambassador-internal/openapi-docs' });
@@ -38,13 +38,19 @@ describe('gateway config: Emissary Mapping fields', () => {
     assert.deepEqual(problems('hostname: "api example.com"'), [
       `${AT} hostname: 'api example.com' is not a host name (api.example.com), *.example.com, api.*, or * for any host, with an optional :port`,
     ]);
-    assert.deepEqual(problems('hostname: api.example.com:99999'), [`${AT} hostname: has a port that is no number from 1 to 65535: 'api.example.com:99999'`]);
+    assert.deepEqual(problems('hostname: api.example.com:99999'), [
+      `${AT} hostname: has a port that is no number from 1 to 65535: 'api.example.com:99999'`,
+    ]);
     assert.deepEqual(problems('hostname: 7'), [`${AT} hostname: expected string, received number`]);
   });
 
   it('refuses a * in host, and host with hostname', () => {
-    assert.deepEqual(problems('host: "*"'), [`${AT} host: is an exact match, and * matches no host: write hostname: "*", or leave host out, for any host`]);
-    assert.deepEqual(problems('host: "*.example.com"'), [`${AT} host: is an exact match and may not hold *: write hostname for a glob (*.example.com, api.*)`]);
+    assert.deepEqual(problems('host: "*"'), [
+      `${AT} host: is an exact match, and * matches no host: write hostname: "*", or leave host out, for any host`,
+    ]);
+    assert.deepEqual(problems('host: "*.example.com"'), [
+      `${AT} host: is an exact match and may not hold *: write hostname for a glob (*.example.com, api.*)`,
+    ]);
     assert.deepEqual(problems('host: a.example.com\nhostname: b.example.com'), [
       `${AT} host: give hostname or host, not both (host is the older spelling of an exact hostname)`,
     ]);
@@ -54,7 +60,9 @@ describe('gateway config: Emissary Mapping fields', () => {
   it('refuses a host_rewrite that is no host, and contradicting Host rewrites', () => {
     assert.deepEqual(problems('host_rewrite: http://httpbin.org'), [`${AT} host_rewrite: must be host or host:port`]);
     assert.deepEqual(problems('host_rewrite: ""'), [`${AT} host_rewrite: must be host or host:port`]);
-    assert.deepEqual(problems('host_rewrite: httpbin.org\nauto_host_rewrite: true'), [`${AT} auto_host_rewrite: give host_rewrite or auto_host_rewrite, not both`]);
+    assert.deepEqual(problems('host_rewrite: httpbin.org\nauto_host_rewrite: true'), [
+      `${AT} auto_host_rewrite: give host_rewrite or auto_host_rewrite, not both`,
+    ]);
     assert.deepEqual(problems('auto_host_rewrite: false'), [
       `${AT} auto_host_rewrite: must be true (or left out): a remote upstream is always sent its own host:port as Host, or host_rewrite; the client's Host goes in X-Forwarded-Host`,
     ]);
@@ -76,7 +84,9 @@ describe('gateway config: Emissary Mapping fields', () => {
     assert.deepEqual(problems('allow_upgrade: [websocket, H2C]'), [
       `${AT} allow_upgrade.1: h2c is not proxied: the client's connection would become an HTTP/2 connection to the upstream, whose later requests no Mapping, auth or rate limit would see`,
     ]);
-    assert.deepEqual(problems('allow_upgrade: ["web socket"]'), [`${AT} allow_upgrade.0: must be a protocol as the Upgrade header names it (websocket)`]);
+    assert.deepEqual(problems('allow_upgrade: ["web socket"]'), [
+      `${AT} allow_upgrade.0: must be a protocol as the Upgrade header names it (websocket)`,
+    ]);
     assert.deepEqual(problems('allow_upgrade: websocket'), [`${AT} allow_upgrade: expected array, received string`]);
     assert.deepEqual(problems('allow_upgrade: [websocket]\nuse_websocket: true'), [
       `${AT} use_websocket: give allow_upgrade or use_websocket, not both (use_websocket: true is allow_upgrade: [websocket])`,
@@ -87,8 +97,14 @@ describe('gateway config: Emissary Mapping fields', () => {
     const cases: [string, string][] = [
       ['grpc: true', 'grpc: an Emissary field not supported here: gRPC upstreams (HTTP/2) are not supported'],
       ['tls: true', 'tls: must name a TLSContext; for TLS without one, write the service as https://host:port'],
-      ['shadow: true', 'shadow: an Emissary field not supported here: a Mapping forwards to one upstream, as it is written; remove the field'],
-      ['outlier_detection: "{}"', "outlier_detection: an Emissary field not supported here: failing endpoints are ejected as Envoy's outlier detection does by default; remove the field"],
+      [
+        'shadow: true',
+        'shadow: an Emissary field not supported here: a Mapping forwards to one upstream, as it is written; remove the field',
+      ],
+      [
+        'outlier_detection: "{}"',
+        "outlier_detection: an Emissary field not supported here: failing endpoints are ejected as Envoy's outlier detection does by default; remove the field",
+      ],
     ];
     for (const [field, message] of cases) assert.deepEqual(problems(field), [`${AT} ${message}`], field);
   });

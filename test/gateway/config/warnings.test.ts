@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { checkTexts } from '../../../src/gatehouse/folder';
 
-const record = (name: string, cors: string) => `apiVersion: gateway/v1\nkind: Mapping\nname: ${name}\nprefix: /${name}/\nservice: 127.0.0.1:9\ncors: ${cors}\n`;
+const record = (name: string, cors: string) =>
+  `apiVersion: gateway/v1\nkind: Mapping\nname: ${name}\nprefix: /${name}/\nservice: 127.0.0.1:9\ncors: ${cors}\n`;
 
 describe('gateway config warnings', () => {
   it('warns of origins "*" with credentials, on a Mapping and on the Module, and of nothing else', () => {
@@ -28,8 +29,16 @@ describe('gateway config warnings', () => {
   it('warns of labels whose domain no RateLimitService asks under, which would limit nothing', () => {
     const labelled = (name: string, domain: string) =>
       `apiVersion: gateway/v1\nkind: Mapping\nname: ${name}\nprefix: /${name}/\nservice: 127.0.0.1:9\nlabels: {${domain}: [{g: [{generic_key: x}]}]}\n`;
-    const limits = 'apiVersion: gateway/v1\nkind: RateLimitService\nname: limits\nservice: 127.0.0.1:8081\ndomain: shop\n';
-    const checked = checkTexts({ records: [{ file: 'services.yaml', text: [labelled('served', 'shop'), labelled('stray', 'ambassador'), limits].join('---\n') }] });
+    const limits =
+      'apiVersion: gateway/v1\nkind: RateLimitService\nname: limits\nservice: 127.0.0.1:8081\ndomain: shop\n';
+    const checked = checkTexts({
+      records: [
+        {
+          file: 'services.yaml',
+          text: [labelled('served', 'shop'), labelled('stray', 'ambassador'), limits].join('---\n'),
+        },
+      ],
+    });
     assert.deepEqual(checked.warnings, [
       'Mapping stray: labels.ambassador: the RateLimitService asks under domain shop, so these labels are never sent and limit nothing (as in Emissary, which drops them without a word)',
     ]);

@@ -10,4 +10,11 @@ export { readEmissaryDocument, expandLists, type Located } from './read/document
 export { EMISSARY_ANNOTATION, oldAnnotationProblem, type DocumentPlace } from './read/forms';
 export { metadataProblems } from './read/metadata';
 export { assembleWithEmissary, type SelectOptions } from './assemble/assemble';
-export type { EmissaryReading, EmissaryReport, EmissaryRecordReport, SkippedRecord, FieldNote, EmissaryEntry } from './types';
+export type {
+  EmissaryReading,
+  EmissaryReport,
+  EmissaryRecordReport,
+  SkippedRecord,
+  FieldNote,
+  EmissaryEntry,
+} from './types';

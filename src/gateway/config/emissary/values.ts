@@ -102,7 +102,8 @@ export function labels(raw: unknown, pruned?: (path: string, names: string[]) =>
 export function ambassadorIds(raw: unknown): readonly string[] | { problem: string } {
   if (raw === undefined || raw === null) return ['default'];
   if (typeof raw === 'string' && raw !== '') return [raw];
-  if (Array.isArray(raw) && raw.every((id) => typeof id === 'string' && id !== '')) return raw.length > 0 ? (raw as string[]) : ['default'];
+  if (Array.isArray(raw) && raw.every((id) => typeof id === 'string' && id !== ''))
+    return raw.length > 0 ? (raw as string[]) : ['default'];
   return { problem: 'must be a name or a list of names (the ambassador_id of the gateways that serve the record)' };
 }
 
@@ -146,7 +147,10 @@ export function hostAndPort(field: string, value: unknown, notes: FieldNote[]): 
   if (typeof value !== 'string') return value;
   const { service, cut } = serviceWithoutPath(value);
   if (cut !== '') {
-    notes.push({ field, note: `${cut} is ignored: Emissary reads a service's host and port alone, and warns of the rest` });
+    notes.push({
+      field,
+      note: `${cut} is ignored: Emissary reads a service's host and port alone, and warns of the rest`,
+    });
   }
   return service;
 }
@@ -162,7 +166,7 @@ export function keepaliveAsRead(field: string, value: unknown, notes: FieldNote[
   delete rest.time;
   notes.push({
     field: `${field}.time`,
-    note: "ignored, as Emissary ignores it: its keepalive names the idle time idle_time (Kubernetes prunes time); write idle_time to set it",
+    note: 'ignored, as Emissary ignores it: its keepalive names the idle time idle_time (Kubernetes prunes time); write idle_time to set it',
   });
   return rest;
 }

@@ -16,25 +16,57 @@ function mappings(form: Form, up: string) {
     routeTo(up, 'orders-post', { prefix: '/orders/', method: 'POST' }),
     routeTo(up, 'orders', { prefix: '/orders/' }),
     // One long header outweighs two short ones, as Emissary weighs them: by length, not count.
-    routeTo(up, 'shelf-two', v2 ? { prefix: '/shelf/', headers: { 'x-a': true, 'x-b': true } } : { prefix: '/shelf/', headers: { 'x-a': 'y', 'x-b': 'y' } }),
+    routeTo(
+      up,
+      'shelf-two',
+      v2
+        ? { prefix: '/shelf/', headers: { 'x-a': true, 'x-b': true } }
+        : { prefix: '/shelf/', headers: { 'x-a': 'y', 'x-b': 'y' } },
+    ),
     routeTo(up, 'shelf-long', { prefix: '/shelf/', headers: { 'x-warehouse': 'north-east-annex' } }),
     // "Any value": v2 writes true; v3alpha1 keeps the name in v2BoolHeaders beside the pattern .*
-    routeTo(up, 'beta', v2 ? { prefix: '/beta/', headers: { 'x-beta': true } } : { prefix: '/beta/', v2BoolHeaders: ['x-beta'], regex_headers: { 'x-beta': '.*' } }),
+    routeTo(
+      up,
+      'beta',
+      v2
+        ? { prefix: '/beta/', headers: { 'x-beta': true } }
+        : { prefix: '/beta/', v2BoolHeaders: ['x-beta'], regex_headers: { 'x-beta': '.*' } },
+    ),
     routeTo(up, 'agents', { prefix: '/agents/', regex_headers: { 'user-agent': 'curl/[0-9.]+' } }),
     routeTo(up, 'search', { prefix: '/search/', regex_query_parameters: { page: '[0-9]+' } }),
-    routeTo(up, 'tenant', v2 ? { prefix: '/tenant/', host: '*.tenant.example' } : { prefix: '/tenant/', hostname: '*.tenant.example' }),
+    routeTo(
+      up,
+      'tenant',
+      v2 ? { prefix: '/tenant/', host: '*.tenant.example' } : { prefix: '/tenant/', hostname: '*.tenant.example' },
+    ),
     routeTo(up, 'files', { prefix: '/files/[0-9]+', prefix_regex: true, rewrite: '' }),
     routeTo(up, 'status', { prefix: '/status', prefix_exact: true, rewrite: '/health' }),
-    routeTo(up, 'legacy', { prefix: '/legacy/', regex_rewrite: { pattern: '^/legacy/(.*)$', substitution: '/v2/\\1' } }),
+    routeTo(up, 'legacy', {
+      prefix: '/legacy/',
+      regex_rewrite: { pattern: '^/legacy/(.*)$', substitution: '/v2/\\1' },
+    }),
     routeTo(up, 'docs', { prefix: '/docs/', case_sensitive: false, rewrite: '' }),
     routeTo(up, 'edit', {
       prefix: '/edit/',
-      add_request_headers: { 'x-env': 'prod', 'x-mode': v2 ? { value: 'strict', append: false } : { value: 'strict', append: false, v2Representation: '' } },
+      add_request_headers: {
+        'x-env': 'prod',
+        'x-mode': v2 ? { value: 'strict', append: false } : { value: 'strict', append: false, v2Representation: '' },
+      },
       remove_request_headers: v2 ? 'x-debug' : ['x-debug'],
       add_response_headers: { 'x-served-by': 'gatehouse' },
     }),
     routeTo(up, 'vhost', { prefix: '/vhost/', host_rewrite: 'internal.example' }),
-    { kind: 'Mapping', name: 'moved', spec: { prefix: '/moved/', service: 'new.example', host_redirect: true, path_redirect: '/landing', redirect_response_code: 302 } },
+    {
+      kind: 'Mapping',
+      name: 'moved',
+      spec: {
+        prefix: '/moved/',
+        service: 'new.example',
+        host_redirect: true,
+        path_redirect: '/landing',
+        redirect_response_code: 302,
+      },
+    },
   ];
 }
 
@@ -88,20 +120,32 @@ for (const form of FORMS) {
     it('edits the headers: added (appended, or replacing with append: false), removed, and added to the response', async () => {
       const res = await rig.call('/edit/x', { headers: { 'X-Env': 'dev', 'X-Mode': 'loose', 'X-Debug': '1' } });
       assert.equal(res.route, 'edit');
-      assert.deepEqual([res.received?.headers['x-env'], res.received?.headers['x-mode'], res.received?.headers['x-debug']], ['dev, prod', 'strict', undefined]);
+      assert.deepEqual(
+        [res.received?.headers['x-env'], res.received?.headers['x-mode'], res.received?.headers['x-debug']],
+        ['dev, prod', 'strict', undefined],
+      );
       assert.equal(res.answer.headers['x-served-by'], 'gatehouse');
     });
 
     it("sends the upstream its own host:port as Host, or host_rewrite's, with the client's in X-Forwarded-Host", async () => {
       const own = await rig.call('/garden/x', { headers: { Host: 'shop.example' } });
-      assert.deepEqual([own.received?.headers.host, own.received?.headers['x-forwarded-host']], [rig.upstream, 'shop.example']);
+      assert.deepEqual(
+        [own.received?.headers.host, own.received?.headers['x-forwarded-host']],
+        [rig.upstream, 'shop.example'],
+      );
       const renamed = await rig.call('/vhost/x', { headers: { Host: 'shop.example' } });
-      assert.deepEqual([renamed.received?.headers.host, renamed.received?.headers['x-forwarded-host']], ['internal.example', 'shop.example']);
+      assert.deepEqual(
+        [renamed.received?.headers.host, renamed.received?.headers['x-forwarded-host']],
+        ['internal.example', 'shop.example'],
+      );
     });
 
     it('answers a host_redirect Mapping with its redirect, the query kept, calling no upstream', async () => {
       const res = await rig.call('/moved/page?x=1');
-      assert.deepEqual([res.status, res.answer.headers.location, res.received], [302, 'http://new.example/landing?x=1', undefined]);
+      assert.deepEqual(
+        [res.status, res.answer.headers.location, res.received],
+        [302, 'http://new.example/landing?x=1', undefined],
+      );
     });
   });
 }

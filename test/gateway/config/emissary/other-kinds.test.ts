@@ -12,7 +12,12 @@ describe('Emissary kinds that become no record', () => {
   it('reads a Listener, the resolvers and the log service, with what each field stands for', () => {
     const result = loaded(
       asResources(
-        of('Listener', { port: 8080, protocol: 'HTTPS', securityModel: 'XFP', hostBinding: { namespace: { from: 'ALL' } } }),
+        of('Listener', {
+          port: 8080,
+          protocol: 'HTTPS',
+          securityModel: 'XFP',
+          hostBinding: { namespace: { from: 'ALL' } },
+        }),
         of('KubernetesServiceResolver', {}),
         of('KubernetesEndpointResolver', {}),
         of('ConsulResolver', { address: 'consul:8500', datacenter: 'dc1' }),
@@ -20,8 +25,14 @@ describe('Emissary kinds that become no record', () => {
       ),
     );
     assert.deepEqual([result.config.mappings.length, result.emissary?.records.length], [0, 5]);
-    assert.deepEqual(notesOf(result, 'listener').map((n) => n.slice(0, n.indexOf(':'))), ['spec.port', 'spec.protocol', 'spec.securityModel', 'spec.hostBinding']);
-    assert.equal(result.emissary?.records.find((r) => r.kind === 'LogService')?.became, 'nothing: the access log is written on stdout, one JSON line a request');
+    assert.deepEqual(
+      notesOf(result, 'listener').map((n) => n.slice(0, n.indexOf(':'))),
+      ['spec.port', 'spec.protocol', 'spec.securityModel', 'spec.hostBinding'],
+    );
+    assert.equal(
+      result.emissary?.records.find((r) => r.kind === 'LogService')?.became,
+      'nothing: the access log is written on stdout, one JSON line a request',
+    );
   });
 
   it('refuses TCPMapping, the Edge Stack kinds and a kind Emissary does not have, by name', () => {

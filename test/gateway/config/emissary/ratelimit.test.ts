@@ -6,9 +6,24 @@
  * limit.
  */
 import assert from 'node:assert/strict';
-import { createRateLimitGrpcServer, createRateLimitService, type RateLimitGrpcServer, type RateLimitRequest, type RateLimitService } from '../../../../src/ratelimit';
+import {
+  createRateLimitGrpcServer,
+  createRateLimitService,
+  type RateLimitGrpcServer,
+  type RateLimitRequest,
+  type RateLimitService,
+} from '../../../../src/ratelimit';
 import { memoryLogger } from '../../../support/memory-logger';
-import { emissaryRig, FORMS, loaded, notesOf, problems, written, type EmissaryRig, type Form } from '../../../support/emissary';
+import {
+  emissaryRig,
+  FORMS,
+  loaded,
+  notesOf,
+  problems,
+  written,
+  type EmissaryRig,
+  type Form,
+} from '../../../support/emissary';
 
 /** The descriptors of the requests the service got, as `key=value` lists. */
 function descriptors(requests: readonly RateLimitRequest[]): string[][] {
@@ -17,12 +32,39 @@ function descriptors(requests: readonly RateLimitRequest[]): string[][] {
 
 function fixtures(form: Form, up: string, rls: string) {
   const v2 = form === 'annotation';
-  const tenantLabel = v2 ? { tenant: { header: 'x-tenant', omit_if_not_present: true } } : { request_headers: { key: 'tenant', header_name: 'x-tenant', omit_if_not_present: true } };
-  const catalogLabel = v2 ? { generic_key: 'catalog', v3Key: 'area' } : { generic_key: { key: 'area', value: 'catalog' } };
+  const tenantLabel = v2
+    ? { tenant: { header: 'x-tenant', omit_if_not_present: true } }
+    : { request_headers: { key: 'tenant', header_name: 'x-tenant', omit_if_not_present: true } };
+  const catalogLabel = v2
+    ? { generic_key: 'catalog', v3Key: 'area' }
+    : { generic_key: { key: 'area', value: 'catalog' } };
   return [
     { kind: 'RateLimitService', name: 'limits', spec: { service: rls, timeout_ms: 5000, protocol_version: 'v3' } },
-    { kind: 'Module', name: 'ambassador', spec: { config: { default_labels: { ambassador: { defaults: [v2 ? 'source_cluster' : { source_cluster: { key: 'source_cluster' } }] } } } } },
-    { kind: 'Mapping', name: 'catalog', spec: { prefix: '/catalog/', service: up, labels: { ambassador: [{ per_tenant: [tenantLabel, catalogLabel] }, { peers: [v2 ? 'remote_address' : { remote_address: { key: 'remote_address' } }] }] } } },
+    {
+      kind: 'Module',
+      name: 'ambassador',
+      spec: {
+        config: {
+          default_labels: {
+            ambassador: { defaults: [v2 ? 'source_cluster' : { source_cluster: { key: 'source_cluster' } }] },
+          },
+        },
+      },
+    },
+    {
+      kind: 'Mapping',
+      name: 'catalog',
+      spec: {
+        prefix: '/catalog/',
+        service: up,
+        labels: {
+          ambassador: [
+            { per_tenant: [tenantLabel, catalogLabel] },
+            { peers: [v2 ? 'remote_address' : { remote_address: { key: 'remote_address' } }] },
+          ],
+        },
+      },
+    },
     { kind: 'Mapping', name: 'plain', spec: { prefix: '/plain/', service: up } },
     // The rate-limit tutorial's form: an action under a name of the label's own.
     {
@@ -33,13 +75,38 @@ function fixtures(form: Form, up: string, rls: string) {
         service: up,
         labels: {
           ambassador: [
-            { request_label_group: [{ 'x-ambassador-test-allow': { request_headers: { key: 'x-ambassador-test-allow', header_name: 'x-ambassador-test-allow' } } }] },
-            { keyed: [{ generic_key: { value: 'backend' } }, { the_key: { generic_key: { key: 'zone', value: 'north' } } }] },
+            {
+              request_label_group: [
+                {
+                  'x-ambassador-test-allow': {
+                    request_headers: { key: 'x-ambassador-test-allow', header_name: 'x-ambassador-test-allow' },
+                  },
+                },
+              ],
+            },
+            {
+              keyed: [
+                { generic_key: { value: 'backend' } },
+                { the_key: { generic_key: { key: 'zone', value: 'north' } } },
+              ],
+            },
           ],
         },
       },
     },
-    { kind: 'Mapping', name: 'kitchen', spec: { prefix: '/kitchen/', service: up, labels: { ambassador: [{ where: [v2 ? 'destination_cluster' : { destination_cluster: { key: 'destination_cluster' } }] }] } } },
+    {
+      kind: 'Mapping',
+      name: 'kitchen',
+      spec: {
+        prefix: '/kitchen/',
+        service: up,
+        labels: {
+          ambassador: [
+            { where: [v2 ? 'destination_cluster' : { destination_cluster: { key: 'destination_cluster' } }] },
+          ],
+        },
+      },
+    },
   ];
 }
 
@@ -60,8 +127,16 @@ for (const form of FORMS) {
               {
                 key: 'source_cluster',
                 descriptors: [
-                  { key: 'tenant', value: 'tiny', descriptors: [{ key: 'area', rate_limit: { unit: 'hour', requests_per_unit: 1 } }] },
-                  { key: 'x-ambassador-test-allow', value: 'probably', rate_limit: { unit: 'hour', requests_per_unit: 1 } },
+                  {
+                    key: 'tenant',
+                    value: 'tiny',
+                    descriptors: [{ key: 'area', rate_limit: { unit: 'hour', requests_per_unit: 1 } }],
+                  },
+                  {
+                    key: 'x-ambassador-test-allow',
+                    value: 'probably',
+                    rate_limit: { unit: 'hour', requests_per_unit: 1 },
+                  },
                 ],
               },
             ],
@@ -91,7 +166,10 @@ for (const form of FORMS) {
 
     it("asks under Emissary's domain, ambassador, each group starting with the Module's default labels", async () => {
       assert.equal((await rig.call('/catalog/lamps', { headers: { 'X-Tenant': 'acme' } })).status, 200);
-      assert.deepEqual(seen.map((r) => r.domain), ['ambassador']);
+      assert.deepEqual(
+        seen.map((r) => r.domain),
+        ['ambassador'],
+      );
       assert.deepEqual(descriptors(seen), [
         ['source_cluster=gatehouse', 'tenant=acme', 'area=catalog'],
         ['source_cluster=gatehouse', 'remote_address=127.0.0.1'],
@@ -108,7 +186,9 @@ for (const form of FORMS) {
 
     it("names the upstream's cluster in destination_cluster, as Envoy names the cluster Emissary routes to", async () => {
       assert.equal((await rig.call('/kitchen/soup')).status, 200);
-      assert.deepEqual(descriptors(seen), [['source_cluster=gatehouse', `destination_cluster=cluster_${rig.upstream.replace(/[.:]/g, '_')}`]]);
+      assert.deepEqual(descriptors(seen), [
+        ['source_cluster=gatehouse', `destination_cluster=cluster_${rig.upstream.replace(/[.:]/g, '_')}`],
+      ]);
     });
 
     it("reads the rate-limit tutorial's label form and generic_key with and without key, and the tutorial's limit holds", async () => {
@@ -134,14 +214,20 @@ for (const form of FORMS) {
 
 describe("Emissary's RateLimitService fields", () => {
   it("keeps grpc.use_resource_exhausted_code (Emissary 3's gRPC status over a limit) on the record, with a note, in either form", () => {
-    const limits = { kind: 'RateLimitService', name: 'limits', spec: { service: '127.0.0.1:8081', protocol_version: 'v3', grpc: { use_resource_exhausted_code: true } } };
+    const limits = {
+      kind: 'RateLimitService',
+      name: 'limits',
+      spec: { service: '127.0.0.1:8081', protocol_version: 'v3', grpc: { use_resource_exhausted_code: true } },
+    };
     for (const form of FORMS) {
       const result = loaded(written(form, limits));
       assert.equal(result.config.rateLimitService?.service, '127.0.0.1:8081');
       assert.deepEqual(result.config.rateLimitService?.grpc, { use_resource_exhausted_code: true });
       const at = form === 'resource' ? 'spec.' : '';
       assert.ok(
-        notesOf(result, 'limits').includes(`${at}grpc: kept on the record: gRPC requests are not proxied here, so none is answered with a gRPC status yet; a request over a limit gets 429`),
+        notesOf(result, 'limits').includes(
+          `${at}grpc: kept on the record: gRPC requests are not proxied here, so none is answered with a gRPC status yet; a request over a limit gets 429`,
+        ),
         form,
       );
     }
@@ -150,7 +236,11 @@ describe("Emissary's RateLimitService fields", () => {
 
 describe("Emissary's labels written wrong", () => {
   it('refuses an action it does not know, and the fields an action lacks or does not have, at the label, in either form', () => {
-    const labelled = (labels: unknown) => ({ kind: 'Mapping', name: 'shop', spec: { prefix: '/shop/', service: 'shop:80', labels } });
+    const labelled = (labels: unknown) => ({
+      kind: 'Mapping',
+      name: 'shop',
+      spec: { prefix: '/shop/', service: 'shop:80', labels },
+    });
     for (const form of FORMS) {
       const at = `config/emissary.yaml: ${form === 'resource' ? '' : 'service emissary: '}Mapping shop: ${form === 'resource' ? 'spec.' : ''}labels.ambassador.0.api`;
       assert.deepEqual(
@@ -206,7 +296,13 @@ describe('a label written with its name beside its action, at the same indent', 
   it('is read in a resource as Kubernetes stores it, the name pruned, with a note', () => {
     const result = loaded(resource('resource'));
     assert.deepEqual(result.config.mappings[0].labels, {
-      shop: [{ request_label_group: [{ request_headers: { key: 'x-allow', header_name: 'x-allow', omit_if_not_present: false } }] }],
+      shop: [
+        {
+          request_label_group: [
+            { request_headers: { key: 'x-allow', header_name: 'x-allow', omit_if_not_present: false } },
+          ],
+        },
+      ],
     });
     assert.ok(
       notesOf(result, 'backend').includes(
@@ -216,10 +312,15 @@ describe('a label written with its name beside its action, at the same indent', 
   });
 
   it('is refused in an annotation, which no Kubernetes schema prunes, as Emissary refuses it', () => {
-    const text = `apiVersion: v1\nkind: Service\nmetadata:\n  name: backend\n  annotations:\n    getambassador.io/config: |\n${resource('annotation')
+    const text = `apiVersion: v1\nkind: Service\nmetadata:\n  name: backend\n  annotations:\n    getambassador.io/config: |\n${resource(
+      'annotation',
+    )
       .split('\n')
       .map((l) => `      ${l}`)
       .join('\n')}\n`;
-    assert.match(problems(text)[0], /labels\.shop\.0\.request_label_group\.0: has 2 keys \(x-allow, request_headers\) where a label has one/);
+    assert.match(
+      problems(text)[0],
+      /labels\.shop\.0\.request_label_group\.0: has 2 keys \(x-allow, request_headers\) where a label has one/,
+    );
   });
 });

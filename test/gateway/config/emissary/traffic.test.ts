@@ -17,7 +17,12 @@ import { FORMS, loaded, written, type Fixture } from '../../../support/emissary'
 
 /** A Mapping marking what it forwards with `X-Route: <name>`. */
 function marked(name: string, spec: Record<string, unknown>, namespace?: string): Fixture {
-  return { kind: 'Mapping', name, ...(namespace ? { namespace } : {}), spec: { ...spec, add_request_headers: { 'X-Route': name } } };
+  return {
+    kind: 'Mapping',
+    name,
+    ...(namespace ? { namespace } : {}),
+    spec: { ...spec, add_request_headers: { 'X-Route': name } },
+  };
 }
 
 /** The Mappings of the tests: `one` is a single upstream's address, `kitchen` a Kubernetes name in namespace diner. */
@@ -30,12 +35,26 @@ function fixtures(one: string, port: number): Fixture[] {
     marked('picky', { prefix: '/picky/', service: one, retry_policy: { retry_on: 'gateway-error' } }),
     marked('busy', { prefix: '/busy/', service: one, circuit_breakers: [{ max_requests: 1 }] }),
     marked('pair', { prefix: '/pair/', service: kitchen, load_balancer: { policy: 'round_robin' } }, 'diner'),
-    marked('sticky', { prefix: '/sticky/', service: kitchen, load_balancer: { policy: 'ring_hash', header: 'X-Guest' } }, 'diner'),
-    { kind: 'Mapping', name: 'old-menu', spec: { prefix: '/old-menu/', service: 'menu.example', host_redirect: true, prefix_redirect: '/menu/' } },
+    marked(
+      'sticky',
+      { prefix: '/sticky/', service: kitchen, load_balancer: { policy: 'ring_hash', header: 'X-Guest' } },
+      'diner',
+    ),
+    {
+      kind: 'Mapping',
+      name: 'old-menu',
+      spec: { prefix: '/old-menu/', service: 'menu.example', host_redirect: true, prefix_redirect: '/menu/' },
+    },
     {
       kind: 'Mapping',
       name: 'receipts',
-      spec: { prefix: '/orders/', service: 'menu.example', host_redirect: true, regex_redirect: { pattern: '/orders/([0-9]+)/view', substitution: '/receipts/\\1' }, redirect_response_code: 308 },
+      spec: {
+        prefix: '/orders/',
+        service: 'menu.example',
+        host_redirect: true,
+        regex_redirect: { pattern: '/orders/([0-9]+)/view', substitution: '/receipts/\\1' },
+        redirect_response_code: 308,
+      },
     },
     marked('desk-any', { prefix: '/desk/', service: one }),
     marked('desk-front', { prefix: '/desk/', service: one, host: 'front.hotel.example' }),
@@ -105,13 +124,17 @@ for (const form of FORMS) {
       await a.holding(1);
       const asked = a.got.length;
       const second = await send(base, '/busy/fast');
-      assert.deepEqual([second.status, second.headers['x-envoy-overloaded'], second.json().code, a.got.length], [503, 'true', 503, asked]);
+      assert.deepEqual(
+        [second.status, second.headers['x-envoy-overloaded'], second.json().code, a.got.length],
+        [503, 'true', 503, asked],
+      );
       a.release();
       assert.equal((await first).status, 200);
     });
 
     it('balances over the addresses a Kubernetes name resolves to: in turn (round_robin), or by a header (ring_hash)', async () => {
-      const servedBy = async (path: string, headers: Record<string, string> = {}) => String((await send(base, path, { headers })).headers['x-served-by']).split(':')[0];
+      const servedBy = async (path: string, headers: Record<string, string> = {}) =>
+        String((await send(base, path, { headers })).headers['x-served-by']).split(':')[0];
       const turns = [];
       for (let i = 0; i < 4; i++) turns.push(await servedBy('/pair/x'));
       assert.deepEqual(new Set(turns), new Set(['127.0.0.1', '127.0.0.2']));
@@ -135,7 +158,12 @@ for (const form of FORMS) {
         return lastRoute(a);
       };
       assert.deepEqual(
-        [await routeFor('front.hotel.example'), await routeFor('wing3.hotel.example'), await routeFor('wing1.hotel.example'), await routeFor('hotel.example')],
+        [
+          await routeFor('front.hotel.example'),
+          await routeFor('wing3.hotel.example'),
+          await routeFor('wing1.hotel.example'),
+          await routeFor('hotel.example'),
+        ],
         ['desk-front', 'desk-wing', 'desk-any', 'desk-any'],
       );
     });

@@ -36,7 +36,12 @@ function inject(applied: Applied, record: SelectedRecord, field: string, from: s
 }
 
 /** `service` (or `auth_service`) of an Emissary record in a namespace, qualified with it as Emissary does. */
-function qualify(record: SelectedRecord, value: Record<string, unknown>, module: ModuleSettings | undefined, applied: Applied): void {
+function qualify(
+  record: SelectedRecord,
+  value: Record<string, unknown>,
+  module: ModuleSettings | undefined,
+  applied: Applied,
+): void {
   const origin = record.emissary;
   const field = origin?.serviceField;
   if (!origin || !field || origin.namespace === undefined || module?.ownNamespace) return;
@@ -45,11 +50,21 @@ function qualify(record: SelectedRecord, value: Record<string, unknown>, module:
   const qualified = qualifiedService(service, origin.namespace);
   if (qualified === service) return;
   value[field] = qualified;
-  noteOn(applied, record, field, `${qualified}: a name is qualified with the namespace of its resource (${origin.namespace}), as Emissary resolves it`);
+  noteOn(
+    applied,
+    record,
+    field,
+    `${qualified}: a name is qualified with the namespace of its resource (${origin.namespace}), as Emissary resolves it`,
+  );
 }
 
 /** The default labels first in each group of a Mapping's domains, or as its only group when it has no labels. */
-function defaultLabels(record: SelectedRecord, value: Record<string, unknown>, module: ModuleSettings, applied: Applied): void {
+function defaultLabels(
+  record: SelectedRecord,
+  value: Record<string, unknown>,
+  module: ModuleSettings,
+  applied: Applied,
+): void {
   const labels = value.labels;
   if (!isPlainObject(labels) || Object.keys(labels).length === 0) {
     const domain = module.defaultLabelDomain;
@@ -78,7 +93,12 @@ function defaultLabels(record: SelectedRecord, value: Record<string, unknown>, m
 }
 
 /** The Module's settings in one Mapping. */
-function mappingDefaults(record: SelectedRecord, value: Record<string, unknown>, module: ModuleSettings, applied: Applied): void {
+function mappingDefaults(
+  record: SelectedRecord,
+  value: Record<string, unknown>,
+  module: ModuleSettings,
+  applied: Applied,
+): void {
   for (const [field, { value: fallback, from }] of Object.entries(module.mappingDefaults)) {
     if (field in value) continue;
     value[field] = structuredClone(fallback);
@@ -89,14 +109,24 @@ function mappingDefaults(record: SelectedRecord, value: Record<string, unknown>,
 }
 
 /** `l5d-dst-override: <host>:<port>` of the service, as Emissary adds it for Linkerd. */
-function linkerdHeader(record: SelectedRecord, value: Record<string, unknown>, module: ModuleSettings | undefined, applied: Applied): void {
+function linkerdHeader(
+  record: SelectedRecord,
+  value: Record<string, unknown>,
+  module: ModuleSettings | undefined,
+  applied: Applied,
+): void {
   const own = record.emissary?.linkerdHeaders;
   if (!(own ?? module?.linkerdHeaders)) return;
   const target = typeof value.service === 'string' ? serviceHostPort(value.service) : undefined;
   const added = value.add_request_headers ?? {};
   if (target === undefined || !isPlainObject(added)) return;
   value.add_request_headers = { ...added, 'l5d-dst-override': { value: target, append: false } };
-  noteOn(applied, record, 'add_linkerd_headers', `adds l5d-dst-override: ${target}${own === undefined ? " (the ambassador Module's)" : ''}`);
+  noteOn(
+    applied,
+    record,
+    'add_linkerd_headers',
+    `adds l5d-dst-override: ${target}${own === undefined ? " (the ambassador Module's)" : ''}`,
+  );
 }
 
 /** Emissary's resources of one kind and name in two namespaces: the later ones named `<name>.<namespace>`, as Emissary names them. */
@@ -113,7 +143,12 @@ function distinctNames(records: readonly SelectedRecord[], applied: Applied): vo
     if (seen.get(key) === origin.namespace || origin.namespace === undefined) continue;
     const name = `${origin.name}.${origin.namespace}`;
     record.value.name = name;
-    noteOn(applied, record, '', `named ${name}: another ${origin.kind} in namespace ${seen.get(key) ?? '(none)'} is named ${origin.name}`);
+    noteOn(
+      applied,
+      record,
+      '',
+      `named ${name}: another ${origin.kind} in namespace ${seen.get(key) ?? '(none)'} is named ${origin.name}`,
+    );
   }
 }
 

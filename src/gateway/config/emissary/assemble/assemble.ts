@@ -25,7 +25,12 @@ export interface SelectOptions {
   readonly ambassadorId?: string;
 }
 
-function report(id: string, records: readonly SelectedRecord[], skipped: readonly SkippedRecord[], applied: Applied): EmissaryReport {
+function report(
+  id: string,
+  records: readonly SelectedRecord[],
+  skipped: readonly SkippedRecord[],
+  applied: Applied,
+): EmissaryReport {
   return {
     ambassadorId: id,
     records: records.flatMap((record) => {
@@ -64,12 +69,20 @@ export function assembleWithEmissary(
   const applied = applyModule(served);
   const before = [...earlier, ...selection.problems];
   const result = assembleConfig(
-    served.filter((r) => r.value !== null).map((r) => ({ value: r.value, source: withModuleFields(r, applied), index: r.index })),
+    served
+      .filter((r) => r.value !== null)
+      .map((r) => ({ value: r.value, source: withModuleFields(r, applied), index: r.index })),
     sources,
     before,
   );
-  const emissary = served.some((r) => r.emissary) || selection.skipped.length > 0 ? { emissary: report(id, served, selection.skipped, applied) } : {};
+  const emissary =
+    served.some((r) => r.emissary) || selection.skipped.length > 0
+      ? { emissary: report(id, served, selection.skipped, applied) }
+      : {};
   if (result.ok) return { ...result, ...emissary };
-  const problems = [...result.problems.slice(0, before.length), ...relocateProblems(result.problems.slice(before.length), served, applied)];
+  const problems = [
+    ...result.problems.slice(0, before.length),
+    ...relocateProblems(result.problems.slice(before.length), served, applied),
+  ];
   return { ok: false, problems, ...emissary };
 }

@@ -11,7 +11,12 @@ import type { Applied } from './apply-module';
 import type { SelectedRecord } from './select';
 import { isPlainObject } from '../values';
 
-function keyOf(file: string | undefined, service: string | undefined, kind: string | undefined, name: string | undefined): string {
+function keyOf(
+  file: string | undefined,
+  service: string | undefined,
+  kind: string | undefined,
+  name: string | undefined,
+): string {
   return [file ?? '', service ?? '', kind ?? '', name ?? ''].join('\0');
 }
 
@@ -41,12 +46,17 @@ function withoutDefaultLabels(path: string, prepended: ReadonlyMap<string, numbe
 }
 
 /** `problems` with those of the served records' fields placed where the records were written. */
-export function relocateProblems(problems: readonly ConfigProblem[], records: readonly SelectedRecord[], applied: Applied): ConfigProblem[] {
+export function relocateProblems(
+  problems: readonly ConfigProblem[],
+  records: readonly SelectedRecord[],
+  applied: Applied,
+): ConfigProblem[] {
   const byKey = new Map<string, SelectedRecord>();
   for (const record of records) {
     if (!isPlainObject(record.value)) continue;
     const { kind, name } = record.value;
-    if (typeof kind === 'string' && typeof name === 'string') byKey.set(keyOf(record.source?.file, record.source?.service, kind, name), record);
+    if (typeof kind === 'string' && typeof name === 'string')
+      byKey.set(keyOf(record.source?.file, record.source?.service, kind, name), record);
   }
   const module = records.find((r) => r.emissary?.module !== undefined);
   const out: ConfigProblem[] = [];
@@ -56,16 +66,36 @@ export function relocateProblems(problems: readonly ConfigProblem[], records: re
     if (record !== undefined && p.path !== undefined) {
       const path = withoutDefaultLabels(p.path, applied.prepended.get(record));
       if (path === undefined) continue;
-      if (path !== p.path) p = configProblem({ source: record.source, kind: p.kind, record: p.record, path }, p.message);
+      if (path !== p.path)
+        p = configProblem({ source: record.source, kind: p.kind, record: p.record, path }, p.message);
     }
     let moved = p;
-    const from = p.path === undefined || record === undefined ? undefined : applied.injected.get(record)?.get(p.path.split('.')[0]);
+    const from =
+      p.path === undefined || record === undefined
+        ? undefined
+        : applied.injected.get(record)?.get(p.path.split('.')[0]);
     if (from !== undefined && module?.emissary && p.path !== undefined) {
       const rest = p.path.split('.').slice(1);
       const message = `${p.message} (given to every Mapping without its own ${p.path.split('.')[0]})`;
-      moved = configProblem({ source: module.source, kind: 'Module', record: module.emissary.name, path: [`${module.emissary.fieldPrefix}${from}`, ...rest].join('.') }, message);
+      moved = configProblem(
+        {
+          source: module.source,
+          kind: 'Module',
+          record: module.emissary.name,
+          path: [`${module.emissary.fieldPrefix}${from}`, ...rest].join('.'),
+        },
+        message,
+      );
     } else if (record?.emissary) {
-      moved = configProblem({ source: record.source, kind: p.kind, record: p.record, path: p.path === undefined ? undefined : resourcePath(record, p.path) }, p.message);
+      moved = configProblem(
+        {
+          source: record.source,
+          kind: p.kind,
+          record: p.record,
+          path: p.path === undefined ? undefined : resourcePath(record, p.path),
+        },
+        p.message,
+      );
     }
     if (said.has(moved.text)) continue;
     said.add(moved.text);

@@ -50,8 +50,14 @@ export function selectRecords(records: readonly RawRecord[], id: string): Select
         selection.skipped.push({ source: raw.source, kind: origin.kind, name: origin.name, ids });
         continue;
       }
-      for (const p of origin.problems) selection.problems.push(configProblem({ ...at, path: p.field || undefined }, p.note));
-      selection.records.push({ value: raw.value === null ? null : structuredClone(raw.value), source: raw.source, index: raw.index, emissary: origin });
+      for (const p of origin.problems)
+        selection.problems.push(configProblem({ ...at, path: p.field || undefined }, p.note));
+      selection.records.push({
+        value: raw.value === null ? null : structuredClone(raw.value),
+        source: raw.source,
+        index: raw.index,
+        emissary: origin,
+      });
       continue;
     }
     const value = raw.value;
@@ -67,7 +73,10 @@ export function selectRecords(records: readonly RawRecord[], id: string): Select
     }
     const ids = ambassadorIds(written);
     const kind = typeof value.kind === 'string' ? value.kind : undefined;
-    if ('problem' in ids) selection.problems.push(configProblem({ source: raw.source, kind, record: nameOf(raw, value), path: 'ambassador_id' }, ids.problem));
+    if ('problem' in ids)
+      selection.problems.push(
+        configProblem({ source: raw.source, kind, record: nameOf(raw, value), path: 'ambassador_id' }, ids.problem),
+      );
     else if (ids.includes(id)) selection.records.push({ value: rest, source: raw.source, index: raw.index });
     else selection.skipped.push({ source: raw.source, kind: kind ?? 'record', name: nameOf(raw, value), ids });
   }

@@ -19,7 +19,6 @@ const DROPPED: Readonly<Record<string, string>> = {
   stats_name: 'ignored: requests are counted by Mapping name in the Prometheus metrics',
   v3StatsName: 'ignored: requests are counted by Mapping name in the Prometheus metrics',
   v2ExplicitTLS: 'ignored: how Emissary remembers the v2 spelling of tls and service; it changes nothing',
-
 };
 
 /** A translation under way: the record, and what is said of the fields. */
@@ -36,7 +35,8 @@ function boolOrString(field: string, raw: unknown, d: Draft): unknown {
   if (!isPlainObject(raw)) return raw;
   const out: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(raw)) {
-    if (value === false) d.notes.push({ field: `${field}.${name}`, note: 'ignored: false asks nothing of the request, in Emissary too' });
+    if (value === false)
+      d.notes.push({ field: `${field}.${name}`, note: 'ignored: false asks nothing of the request, in Emissary too' });
     else out[name] = value;
   }
   return out;
@@ -69,10 +69,12 @@ function boolNames(d: Draft, names: unknown, exact: string, patterns: string, fi
 function upstreamTls(value: unknown, d: Draft): void {
   if (value === true) {
     const service = d.out.service;
-    if (typeof service === 'string') d.out.service = /^https:\/\//i.test(service) ? service : `https://${service.replace(/^http:\/\//i, '')}`;
+    if (typeof service === 'string')
+      d.out.service = /^https:\/\//i.test(service) ? service : `https://${service.replace(/^http:\/\//i, '')}`;
     d.notes.push({ field: 'tls', note: 'read as the https:// of service: TLS to the upstream' });
   } else if (typeof value === 'string' && value !== '') d.out.tls = value;
-  else if (value !== false && value !== '' && value !== null) d.problems.push({ field: 'tls', note: 'must be true, false or the name of a TLSContext' });
+  else if (value !== false && value !== '' && value !== null)
+    d.problems.push({ field: 'tls', note: 'must be true, false or the name of a TLSContext' });
 }
 
 /** The fields that differ in spelling or meaning; every other field passes as it is. */
@@ -87,11 +89,15 @@ function translateField(field: string, value: unknown, r: EmissaryResource, d: D
       if (r.version !== 'v3alpha1' && r.fields.host_regex !== true) {
         d.out.hostname = value;
         d.renamed.hostname = 'host';
-        d.notes.push({ field, note: "read as hostname (a DNS glob), as Emissary converts a v2 host that host_regex does not make a pattern" });
+        d.notes.push({
+          field,
+          note: 'read as hostname (a DNS glob), as Emissary converts a v2 host that host_regex does not make a pattern',
+        });
       } else d.out.host = value;
       return;
     case 'host_regex':
-      if (r.fields.hostname !== undefined && r.fields.host !== undefined) d.notes.push({ field, note: 'ignored with host, which hostname overrides' });
+      if (r.fields.hostname !== undefined && r.fields.host !== undefined)
+        d.notes.push({ field, note: 'ignored with host, which hostname overrides' });
       else if (r.version === 'v3alpha1' || value === true) d.out.host_regex = value;
       return;
     case 'headers':
@@ -125,7 +131,10 @@ function translateField(field: string, value: unknown, r: EmissaryResource, d: D
       return;
     case 'auth_context_extensions':
       d.out[field] = value;
-      d.notes.push({ field, note: 'sent as the context_extensions of a check to an AuthService with proto: grpc; an HTTP check carries none, as in Emissary' });
+      d.notes.push({
+        field,
+        note: 'sent as the context_extensions of a check to an AuthService with proto: grpc; an HTTP check carries none, as in Emissary',
+      });
       return;
     case 'add_linkerd_headers':
       if (typeof value === 'boolean') d.linkerd = value;
@@ -180,18 +189,25 @@ function differences(d: Draft): void {
     });
   }
   if (d.out.host_rewrite === undefined && d.out.auto_host_rewrite !== true && d.out.host_redirect !== true) {
-    if (!d.notes.some((n) => n.field === 'auto_host_rewrite')) d.notes.push({ field: 'auto_host_rewrite', note: HOST_HEADER });
+    if (!d.notes.some((n) => n.field === 'auto_host_rewrite'))
+      d.notes.push({ field: 'auto_host_rewrite', note: HOST_HEADER });
   }
 }
 
 /** An Emissary Mapping as the gateway's. */
 export function translateMapping(r: EmissaryResource): Translation {
-  const d: Draft = { out: { apiVersion: API_VERSION, kind: 'Mapping', name: r.name }, notes: [], problems: [], renamed: {} };
+  const d: Draft = {
+    out: { apiVersion: API_VERSION, kind: 'Mapping', name: r.name },
+    notes: [],
+    problems: [],
+    renamed: {},
+  };
   if (r.labels !== undefined && r.fields.metadata_labels === undefined) d.out.metadata_labels = r.labels;
   for (const [field, value] of Object.entries(r.fields)) translateField(field, value, r, d);
   if ('tls' in r.fields) upstreamTls(r.fields.tls, d);
   if ('v2BoolHeaders' in r.fields) boolNames(d, r.fields.v2BoolHeaders, 'headers', 'regex_headers', 'v2BoolHeaders');
-  if ('v2BoolQueryParameters' in r.fields) boolNames(d, r.fields.v2BoolQueryParameters, 'query_parameters', 'regex_query_parameters', 'v2BoolQueryParameters');
+  if ('v2BoolQueryParameters' in r.fields)
+    boolNames(d, r.fields.v2BoolQueryParameters, 'query_parameters', 'regex_query_parameters', 'v2BoolQueryParameters');
   differences(d);
   return {
     record: d.out,

@@ -15,7 +15,8 @@ export const IGNORED: Readonly<Record<string, string>> = {
   admin_port: LISTEN,
   diag_port: LISTEN,
   service_port: LISTEN,
-  diagnostics: 'ignored: the diag page (/gateway/v0/diag/) is served only where a Mapping routes to service diag, behind auth unless it bypasses it',
+  diagnostics:
+    'ignored: the diag page (/gateway/v0/diag/) is served only where a Mapping routes to service diag, behind auth unless it bypasses it',
   liveness_probe: 'ignored: /gateway/v0/check_alive is always served',
   readiness_probe: 'ignored: /gateway/v0/check_ready is always served',
   envoy_log_path: 'ignored: the access log is one JSON line a request on stdout (LOG_LEVEL)',
@@ -29,7 +30,8 @@ export const IGNORED: Readonly<Record<string, string>> = {
   server_name: 'ignored: the gateway adds no Server header',
   proper_case: HEADERS_SENT,
   header_case_overrides: HEADERS_SENT,
-  allow_chunked_length: 'ignored: a request with both Content-Length and Transfer-Encoding is refused, as Emissary refuses it by default',
+  allow_chunked_length:
+    'ignored: a request with both Content-Length and Transfer-Encoding is refused, as Emissary refuses it by default',
   buffer_limit_bytes: 'ignored: bodies are streamed; bodyLimit (1 MiB) bounds a request body',
   buffer: 'ignored: bodies are streamed; bodyLimit (1 MiB) bounds a request body, with a 413 past it',
   gzip: 'ignored: responses are passed on as the upstream encoded them',
@@ -41,13 +43,16 @@ export const IGNORED: Readonly<Record<string, string>> = {
   merge_slashes: 'ignored: duplicate slashes are always merged before matching',
   reject_requests_with_escaped_slashes: 'ignored: an escaped slash (%2F) or backslash in a path is always a 400',
   strip_matching_host_port: "ignored: a Host's port is not held against a hostname unless the hostname names one",
-  preserve_external_request_id: 'ignored: a request id is the access log\'s; X-Request-Id is passed on as the client sent it',
-  use_remote_address: 'ignored: the client is the peer, or, with the trustProxy option, the address the proxy in front wrote last in X-Forwarded-For',
+  preserve_external_request_id:
+    "ignored: a request id is the access log's; X-Request-Id is passed on as the client sent it",
+  use_remote_address:
+    'ignored: the client is the peer, or, with the trustProxy option, the address the proxy in front wrote last in X-Forwarded-For',
   xff_num_trusted_hops: 'ignored: X-Forwarded-For is trusted only with the trustProxy option (one hop)',
   enable_ipv4: 'ignored at true, its default',
   enable_ipv6: 'ignored at false, its default',
   resolver: 'ignored at kubernetes-service, its default',
-  grpc_stats: 'ignored: gRPC requests are not proxied, so there are no gRPC calls to count; requests are counted by Mapping in the Prometheus metrics',
+  grpc_stats:
+    'ignored: gRPC requests are not proxied, so there are no gRPC calls to count; requests are counted by Mapping in the Prometheus metrics',
 };
 
 /** Fields refused whatever their value, with why. */
@@ -59,7 +64,8 @@ export const REFUSED: Readonly<Record<string, string>> = {
 
 /** Fields refused when true, and fine when false (their default). */
 export const REFUSED_WHEN_TRUE: Readonly<Record<string, string>> = {
-  x_forwarded_proto_redirect: "not supported: a Host's requestPolicy.insecure.action: Redirect redirects plain HTTP to HTTPS; remove the field",
+  x_forwarded_proto_redirect:
+    "not supported: a Host's requestPolicy.insecure.action: Redirect redirects plain HTTP to HTTPS; remove the field",
   use_proxy_proto: 'not supported: the PROXY protocol is not read, and a request that starts with it is refused',
   enable_grpc_web: 'not supported: gRPC upstreams are not proxied',
   enable_grpc_http11_bridge: 'not supported: gRPC upstreams are not proxied',
@@ -82,4 +88,9 @@ export const UPSTREAM_DEFAULTS: Readonly<Record<string, unknown>> = {
 };
 
 /** The Mapping fields the Module's `defaults` give, as Emissary 3 reads them (its `httpmapping` class, then the top level). */
-export const DEFAULTABLE: readonly string[] = ['add_request_headers', 'add_response_headers', 'remove_request_headers', 'remove_response_headers'];
+export const DEFAULTABLE: readonly string[] = [
+  'add_request_headers',
+  'add_response_headers',
+  'remove_request_headers',
+  'remove_response_headers',
+];

@@ -35,7 +35,10 @@ function defaultValue(field: string, value: unknown): unknown {
 /** `defaults`: the `httpmapping` class first, then the top level, for the four fields Emissary 3 takes from it. */
 function readDefaults(raw: unknown, d: Draft): void {
   if (!isPlainObject(raw)) {
-    d.problems.push({ field: 'config.defaults', note: 'expected a mapping: {httpmapping: {add_request_headers: ...}}' });
+    d.problems.push({
+      field: 'config.defaults',
+      note: 'expected a mapping: {httpmapping: {add_request_headers: ...}}',
+    });
     return;
   }
   for (const [key, value] of Object.entries(raw)) {
@@ -44,11 +47,19 @@ function readDefaults(raw: unknown, d: Draft): void {
       d.defaults[key] ??= { value: defaultValue(key, value), from: at };
     } else if (key === 'httpmapping' && isPlainObject(value)) {
       for (const [field, fieldValue] of Object.entries(value)) {
-        if (DEFAULTABLE.includes(field)) d.defaults[field] = { value: defaultValue(field, fieldValue), from: `${at}.${field}` };
-        else d.notes.push({ field: `${at}.${field}`, note: `ignored: Mappings take only ${DEFAULTABLE.join(', ')} from defaults, in Emissary too` });
+        if (DEFAULTABLE.includes(field))
+          d.defaults[field] = { value: defaultValue(field, fieldValue), from: `${at}.${field}` };
+        else
+          d.notes.push({
+            field: `${at}.${field}`,
+            note: `ignored: Mappings take only ${DEFAULTABLE.join(', ')} from defaults, in Emissary too`,
+          });
       }
     } else {
-      d.notes.push({ field: at, note: 'ignored: only Mappings read defaults, from the httpmapping class or the top level, in Emissary too' });
+      d.notes.push({
+        field: at,
+        note: 'ignored: only Mappings read defaults, from the httpmapping class or the top level, in Emissary too',
+      });
     }
   }
 }
@@ -56,7 +67,10 @@ function readDefaults(raw: unknown, d: Draft): void {
 /** `default_labels: {<domain>: {defaults: [<label>...]}}`, each label checked as a Mapping's would be. */
 function readDefaultLabels(raw: unknown, d: Draft): void {
   if (!isPlainObject(raw)) {
-    d.problems.push({ field: 'config.default_labels', note: 'expected a mapping: {<domain>: {defaults: [<label>, ...]}}' });
+    d.problems.push({
+      field: 'config.default_labels',
+      note: 'expected a mapping: {<domain>: {defaults: [<label>, ...]}}',
+    });
     return;
   }
   for (const [domain, entry] of Object.entries(raw)) {
@@ -65,12 +79,15 @@ function readDefaultLabels(raw: unknown, d: Draft): void {
       d.problems.push({ field: at, note: 'expected {defaults: [<label>, ...]}' });
       continue;
     }
-    for (const key of Object.keys(entry)) if (key !== 'defaults') d.notes.push({ field: `${at}.${key}`, note: 'ignored: Emissary reads defaults alone' });
+    for (const key of Object.keys(entry))
+      if (key !== 'defaults') d.notes.push({ field: `${at}.${key}`, note: 'ignored: Emissary reads defaults alone' });
     const list = labelList(entry.defaults) as unknown[];
     if (list.length === 0) continue;
     const checked = labelsSchema.safeParse({ [domain]: [{ defaults: list }] });
     if (checked.success) d.defaultLabels[domain] = list;
-    else for (const issue of checked.error.issues) d.problems.push({ field: [at, ...issue.path.slice(2)].join('.'), note: issue.message });
+    else
+      for (const issue of checked.error.issues)
+        d.problems.push({ field: [at, ...issue.path.slice(2)].join('.'), note: issue.message });
   }
 }
 
@@ -130,12 +147,34 @@ function readField(field: string, value: unknown, d: Draft): void {
 /** An Emissary Module as the gateway's, with the settings it gives the rest. */
 export function translateModule(r: EmissaryResource): Translation {
   if (r.name === 'tls') {
-    return { became: 'nothing', notes: [], problems: [{ field: '', note: 'the tls Module is not read: write a Host with tlsSecret, or a TLSContext, for each certificate' }] };
+    return {
+      became: 'nothing',
+      notes: [],
+      problems: [
+        {
+          field: '',
+          note: 'the tls Module is not read: write a Host with tlsSecret, or a TLSContext, for each certificate',
+        },
+      ],
+    };
   }
   if (r.name !== 'ambassador') {
-    return { became: 'nothing: Emissary reads only the Module named ambassador, and ignores this one too', notes: [], problems: [] };
+    return {
+      became: 'nothing: Emissary reads only the Module named ambassador, and ignores this one too',
+      notes: [],
+      problems: [],
+    };
   }
-  const d: Draft = { config: {}, notes: [], problems: [], defaults: {}, defaultLabels: {}, defaultLabelDomain: 'ambassador', linkerdHeaders: false, ownNamespace: false };
+  const d: Draft = {
+    config: {},
+    notes: [],
+    problems: [],
+    defaults: {},
+    defaultLabels: {},
+    defaultLabelDomain: 'ambassador',
+    linkerdHeaders: false,
+    ownNamespace: false,
+  };
   for (const field of Object.keys(r.fields)) {
     if (field !== 'config') d.problems.push({ field, note: 'unknown field: a Module holds its settings in config' });
   }

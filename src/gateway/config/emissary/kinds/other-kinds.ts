@@ -16,7 +16,8 @@ const LISTENER_FIELDS: Readonly<Record<string, string>> = {
   port: LISTENER,
   protocol: LISTENER,
   protocolStack: LISTENER,
-  securityModel: 'ignored: a request is secure when it came over TLS, or, with the trustProxy option, when the proxy in front says so in X-Forwarded-Proto',
+  securityModel:
+    'ignored: a request is secure when it came over TLS, or, with the trustProxy option, when the proxy in front says so in X-Forwarded-Proto',
   l7Depth: 'ignored: X-Forwarded-For is trusted only with the trustProxy option (one hop)',
   hostBinding: HOSTS,
   statsPrefix: 'ignored: metrics are served for Prometheus at /gateway/v0/metrics',
@@ -29,19 +30,30 @@ function listener(r: EmissaryResource): Translation {
 }
 
 /** Refused: a kind whose absence a client or upstream would feel. */
-const refused = (why: string) => (): Translation => ({ became: 'nothing', notes: [], problems: [{ field: '', note: why }] });
+const refused = (why: string) => (): Translation => ({
+  became: 'nothing',
+  notes: [],
+  problems: [{ field: '', note: why }],
+});
 
 /** Read and ignored: a kind that changes nothing a client or upstream sees. */
 const ignored = (became: string) => (): Translation => ({ became, notes: [], problems: [] });
 
-const EDGE_STACK = 'not supported: an Ambassador Edge Stack kind, whose authentication or limits would not be applied: use an AuthService and Mapping labels instead';
+const EDGE_STACK =
+  'not supported: an Ambassador Edge Stack kind, whose authentication or limits would not be applied: use an AuthService and Mapping labels instead';
 
 /** Translators of the kinds that become no record. */
 export const OTHER_KINDS: Readonly<Record<string, (r: EmissaryResource) => Translation>> = {
   Listener: listener,
-  TCPMapping: refused('not supported: TCP connections are not proxied, only HTTP: remove the resource, or serve its port otherwise'),
-  KubernetesServiceResolver: ignored('nothing: upstreams are resolved by their Kubernetes service name (DNS), as this resolver does'),
-  KubernetesEndpointResolver: ignored('nothing: a Mapping whose resolver names it is refused (list addresses in endpoints)'),
+  TCPMapping: refused(
+    'not supported: TCP connections are not proxied, only HTTP: remove the resource, or serve its port otherwise',
+  ),
+  KubernetesServiceResolver: ignored(
+    'nothing: upstreams are resolved by their Kubernetes service name (DNS), as this resolver does',
+  ),
+  KubernetesEndpointResolver: ignored(
+    'nothing: a Mapping whose resolver names it is refused (list addresses in endpoints)',
+  ),
   ConsulResolver: ignored('nothing: a Mapping whose resolver names it is refused (list addresses in endpoints)'),
   LogService: ignored('nothing: the access log is written on stdout, one JSON line a request'),
   DevPortal: ignored("nothing: Ambassador Edge Stack's developer portal"),

@@ -12,7 +12,8 @@ import { hostAndPort } from '../values';
 
 const STATS = 'ignored: decisions are counted in the Prometheus metrics';
 /** `grpc: {use_resource_exhausted_code}`: the gRPC status Emissary gives a gRPC request over a limit. */
-const GRPC_CODE = 'kept on the record: gRPC requests are not proxied here, so none is answered with a gRPC status yet; a request over a limit gets 429';
+const GRPC_CODE =
+  'kept on the record: gRPC requests are not proxied here, so none is answered with a gRPC status yet; a request over a limit gets 429';
 const EXPLICIT_TLS = 'ignored: how Emissary remembers the v2 spelling of tls; it changes nothing';
 /** A TLSContext named by a service's `tls`: the service is called as the context says. */
 const TLS_CONTEXT =
@@ -20,8 +21,8 @@ const TLS_CONTEXT =
 
 /** The fields of an AuthService that Emissary reads for `proto: http` alone, and what a gRPC check does instead. */
 const HTTP_ONLY: Readonly<Record<string, string>> = {
-  path_prefix: 'the check carries the request\'s own path',
-  add_auth_headers: 'the check carries the request\'s own headers',
+  path_prefix: "the check carries the request's own path",
+  add_auth_headers: "the check carries the request's own headers",
   add_linkerd_headers: 'the check is a gRPC call to the service itself',
 };
 
@@ -43,7 +44,10 @@ function defaultPort(out: Record<string, unknown>, r: EmissaryResource, notes: F
   const tls = out.tls === true || (typeof out.tls === 'string' && out.tls !== '') || /^https:\/\//i.test(service);
   const port = tls ? 443 : 80;
   out.service = `${bare}:${port}`;
-  notes.push({ field: 'service', note: `no port: ${port}, Emissary's default for a service ${tls ? 'with' : 'without'} TLS` });
+  notes.push({
+    field: 'service',
+    note: `no port: ${port}, Emissary's default for a service ${tls ? 'with' : 'without'} TLS`,
+  });
 }
 
 /** An Emissary AuthService as the gateway's. */
@@ -60,9 +64,15 @@ export function translateAuthService(r: EmissaryResource): Translation {
   if (typeof out.tls === 'string') notes.push({ field: 'tls', note: TLS_CONTEXT });
   if (out.proto === 'grpc') {
     if (out.protocol_version === undefined) {
-      notes.push({ field: 'protocol_version', note: 'not set: v3, the only protocol asked here; Emissary 3 takes v2 then, which it no longer speaks, and reports an error' });
+      notes.push({
+        field: 'protocol_version',
+        note: 'not set: v3, the only protocol asked here; Emissary 3 takes v2 then, which it no longer speaks, and reports an error',
+      });
     }
-    notes.push({ field: 'allowed_request_headers', note: 'every request header is sent in the check, as Envoy sends them to a gRPC service' });
+    notes.push({
+      field: 'allowed_request_headers',
+      note: 'every request header is sent in the check, as Envoy sends them to a gRPC service',
+    });
     // Emissary writes these into the HTTP check alone; a gRPC check is sent without them.
     for (const [field, why] of Object.entries(HTTP_ONLY)) {
       if (out[field] === undefined) continue;
@@ -70,7 +80,10 @@ export function translateAuthService(r: EmissaryResource): Translation {
       notes.push({ field, note: `ignored for proto: grpc, as in Emissary: ${why}` });
     }
     if (out.allowed_authorization_headers !== undefined) {
-      notes.push({ field: 'allowed_authorization_headers', note: "ignored for proto: grpc, as in Emissary: the answer's ok_response says which headers the upstream gets" });
+      notes.push({
+        field: 'allowed_authorization_headers',
+        note: "ignored for proto: grpc, as in Emissary: the answer's ok_response says which headers the upstream gets",
+      });
     }
     return { record: out, became: `AuthService ${r.name}`, notes, problems: [], serviceField: 'auth_service' };
   }
@@ -110,11 +123,17 @@ export function translateRateLimitService(r: EmissaryResource): Translation {
   }
   defaultPort(out, r, notes);
   if (out.protocol_version === undefined) {
-    notes.push({ field: 'protocol_version', note: 'not set: v3, the only protocol asked here; Emissary 3 takes v2 then, which it no longer speaks, and reports an error' });
+    notes.push({
+      field: 'protocol_version',
+      note: 'not set: v3, the only protocol asked here; Emissary 3 takes v2 then, which it no longer speaks, and reports an error',
+    });
   }
   if (out.domain === undefined) {
     out.domain = 'ambassador';
-    notes.push({ field: 'domain', note: "not set: ambassador, Emissary's default (and its Mappings' label domain); the gateway's own form defaults to gateway" });
+    notes.push({
+      field: 'domain',
+      note: "not set: ambassador, Emissary's default (and its Mappings' label domain); the gateway's own form defaults to gateway",
+    });
   }
   return { record: out, became: `RateLimitService ${r.name}`, notes, problems, serviceField: 'service' };
 }
@@ -125,12 +144,16 @@ export function translateTracingService(r: EmissaryResource): Translation {
   const notes: FieldNote[] = [];
   for (const [field, value] of Object.entries(r.fields)) {
     out[field] = value;
-    if (field === 'stats_name') notes.push({ field, note: 'ignored: spans dropped and exported are counted in the Prometheus metrics' });
+    if (field === 'stats_name')
+      notes.push({ field, note: 'ignored: spans dropped and exported are counted in the Prometheus metrics' });
     else if (field === 'tag_headers') notes.push({ field, note: 'read as custom_tags of those request headers' });
   }
   const sampling = r.fields.sampling;
   if (typeof sampling === 'object' && sampling !== null && 'client' in sampling) {
-    notes.push({ field: 'sampling.client', note: 'ignored: x-client-trace-id is not read; random and overall choose the new traces sampled' });
+    notes.push({
+      field: 'sampling.client',
+      note: 'ignored: x-client-trace-id is not read; random and overall choose the new traces sampled',
+    });
   }
   return { record: out, became: `TracingService ${r.name}`, notes, problems: [] };
 }

@@ -27,11 +27,20 @@ const TRANSLATORS: Readonly<Record<string, (r: EmissaryResource) => Translation>
 
 /** An unknown kind of Emissary's group: refused, so that a resource meant to do something is not passed over. */
 function unknownKind(r: EmissaryResource): Translation {
-  return { became: 'nothing', notes: [], problems: [{ field: 'kind', note: `'${r.kind}' is not a kind this gateway reads: ${Object.keys(TRANSLATORS).join(', ')}` }] };
+  return {
+    became: 'nothing',
+    notes: [],
+    problems: [
+      { field: 'kind', note: `'${r.kind}' is not a kind this gateway reads: ${Object.keys(TRANSLATORS).join(', ')}` },
+    ],
+  };
 }
 
 function absolute(prefix: string, notes: readonly FieldNote[]): FieldNote[] {
-  return notes.map((n) => ({ field: n.field === '' || n.field === 'kind' ? n.field : `${prefix}${n.field}`, note: n.note }));
+  return notes.map((n) => ({
+    field: n.field === '' || n.field === 'kind' ? n.field : `${prefix}${n.field}`,
+    note: n.note,
+  }));
 }
 
 /**
@@ -47,7 +56,23 @@ export function readEmissaryDocument(doc: unknown, place: DocumentPlace): Emissa
   const { source, index } = place;
   if ('refused' in read) {
     const { refused, apiVersion, kind, name, ambassadorId } = read;
-    return [{ value: null, source, index, emissary: { apiVersion, kind, name, fieldPrefix: '', ambassadorId, became: 'nothing', notes: [], problems: [{ field: '', note: refused }] } }];
+    return [
+      {
+        value: null,
+        source,
+        index,
+        emissary: {
+          apiVersion,
+          kind,
+          name,
+          fieldPrefix: '',
+          ambassadorId,
+          became: 'nothing',
+          notes: [],
+          problems: [{ field: '', note: refused }],
+        },
+      },
+    ];
   }
   const { resource: r, ambassadorId } = read;
   const { record, ...t } = (TRANSLATORS[r.kind] ?? unknownKind)(r);

@@ -26,9 +26,12 @@ const OLD_ANNOTATION = 'ambassador';
  * no longer reads it, and passing it over would leave its paths a silent 404.
  * Undefined for annotations without it, or whose `ambassador` holds no record.
  */
-export function oldAnnotationProblem(annotations: Record<string, unknown>): { path: string; message: string } | undefined {
+export function oldAnnotationProblem(
+  annotations: Record<string, unknown>,
+): { path: string; message: string } | undefined {
   const value = annotations[OLD_ANNOTATION];
-  if (typeof value !== 'string' || !/^\s*apiVersion:\s*['"]?(getambassador\.io|ambassador)\//m.test(value)) return undefined;
+  if (typeof value !== 'string' || !/^\s*apiVersion:\s*['"]?(getambassador\.io|ambassador)\//m.test(value))
+    return undefined;
   return {
     path: `metadata.annotations.${OLD_ANNOTATION}`,
     message: `is Ambassador 0.x's annotation, which Emissary no longer reads: move its records to the ${EMISSARY_ANNOTATION} annotation (apiVersion getambassador.io/v2)`,
@@ -48,8 +51,18 @@ export interface DocumentPlace {
 
 /** A document read as an Emissary resource, or why it cannot be: its name (or `#<n>`) and the problem. */
 export type ReadResource =
-  | { readonly resource: EmissaryResource; readonly ambassadorId: unknown; readonly problems: readonly { field: string; note: string }[] }
-  | { readonly refused: string; readonly apiVersion: string; readonly kind: string; readonly name: string; readonly ambassadorId: unknown };
+  | {
+      readonly resource: EmissaryResource;
+      readonly ambassadorId: unknown;
+      readonly problems: readonly { field: string; note: string }[];
+    }
+  | {
+      readonly refused: string;
+      readonly apiVersion: string;
+      readonly kind: string;
+      readonly name: string;
+      readonly ambassadorId: unknown;
+    };
 
 const VERSIONS = 'getambassador.io/v3alpha1, getambassador.io/v2 or getambassador.io/v1';
 
@@ -60,7 +73,10 @@ const VERSIONS = 'getambassador.io/v3alpha1, getambassador.io/v2 or getambassado
  * and the kinds' short names instead, and reads this group no more.
  */
 function previewRefusal(apiVersion: string, kind: unknown): string {
-  const renamed = typeof kind === 'string' && /^Ambassador(Mapping|Host|Listener|TCPMapping)$/.test(kind) ? `, kind ${kind.slice('Ambassador'.length)}` : '';
+  const renamed =
+    typeof kind === 'string' && /^Ambassador(Mapping|Host|Listener|TCPMapping)$/.test(kind)
+      ? `, kind ${kind.slice('Ambassador'.length)}`
+      : '';
   return `apiVersion: ${apiVersion} is the group of Emissary 2.0's previews, which Emissary 2 and 3 no longer read: write getambassador.io/v3alpha1${renamed}`;
 }
 
@@ -76,7 +92,10 @@ function versionOf(apiVersion: unknown, kind: unknown): EmissaryVersion | { refu
   const version = m[2];
   if (version === 'v3alpha1' && m[1] === 'getambassador.io') return 'v3alpha1';
   if (version === 'v2' || version === 'v1') return version;
-  if (version === 'v0') return { refused: `apiVersion: ${apiVersion} is the v0 form, which Emissary 2 and 3 no longer read either: write ${VERSIONS}` };
+  if (version === 'v0')
+    return {
+      refused: `apiVersion: ${apiVersion} is the v0 form, which Emissary 2 and 3 no longer read either: write ${VERSIONS}`,
+    };
   return { refused: `apiVersion: ${apiVersion} is not a version Emissary serves: write ${VERSIONS}` };
 }
 
@@ -86,7 +105,8 @@ function versionOf(apiVersion: unknown, kind: unknown): EmissaryVersion | { refu
  */
 export function isEmissaryIngress(doc: Record<string, unknown>): boolean {
   if (doc.kind !== 'Ingress' || typeof doc.apiVersion !== 'string') return false;
-  const annotations = isPlainObject(doc.metadata) && isPlainObject(doc.metadata.annotations) ? doc.metadata.annotations : {};
+  const annotations =
+    isPlainObject(doc.metadata) && isPlainObject(doc.metadata.annotations) ? doc.metadata.annotations : {};
   if (/^networking\.internal\.knative\.dev\//.test(doc.apiVersion)) {
     const knativeClass = annotations['networking.knative.dev/ingress.class'];
     return typeof knativeClass === 'string' && knativeClass.startsWith('ambassador.');
@@ -133,19 +153,24 @@ export function readResource(doc: Record<string, unknown>, place: DocumentPlace)
   const refused = (why: string): ReadResource => ({ refused: why, apiVersion, kind, name, ambassadorId });
   if (ingress) {
     return refused(
-      'an Ingress of class ambassador is not read: write each rule\'s paths as Mappings (prefix, hostname, and the backend as service: <name>.<namespace>:<port>)',
+      "an Ingress of class ambassador is not read: write each rule's paths as Mappings (prefix, hostname, and the backend as service: <name>.<namespace>:<port>)",
     );
   }
-  if (version === undefined) return refused(`apiVersion: ${doc.apiVersion === undefined ? 'required' : `'${apiVersion}' is not Emissary's`}: ${EMISSARY_ANNOTATION} holds Emissary's records (${VERSIONS})`);
+  if (version === undefined)
+    return refused(
+      `apiVersion: ${doc.apiVersion === undefined ? 'required' : `'${apiVersion}' is not Emissary's`}: ${EMISSARY_ANNOTATION} holds Emissary's records (${VERSIONS})`,
+    );
   if (typeof version !== 'string') return refused(version.refused);
   if (stringOf(doc.kind) === undefined) return refused('kind: required');
 
   const problems: { field: string; note: string }[] = [];
   if (name.startsWith('#')) problems.push({ field: resourceForm ? 'metadata.name' : 'name', note: 'required' });
   if (resourceForm) {
-    if ('spec' in doc && !isPlainObject(doc.spec)) problems.push({ field: 'spec', note: 'expected a mapping of the resource\'s fields' });
+    if ('spec' in doc && !isPlainObject(doc.spec))
+      problems.push({ field: 'spec', note: "expected a mapping of the resource's fields" });
     for (const key of Object.keys(doc)) {
-      if (!RESOURCE_KEYS.has(key)) problems.push({ field: key, note: "is outside spec: a resource's fields go under spec" });
+      if (!RESOURCE_KEYS.has(key))
+        problems.push({ field: key, note: "is outside spec: a resource's fields go under spec" });
     }
     if ('metadata' in doc) problems.push(...metadataProblems(doc.metadata));
   }

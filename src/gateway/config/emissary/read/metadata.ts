@@ -36,16 +36,21 @@ export interface MetadataProblem {
 
 /** What Kubernetes would refuse in a manifest's `metadata` (given as it was parsed), field by field. */
 export function metadataProblems(metadata: unknown): MetadataProblem[] {
-  if (!isPlainObject(metadata)) return [{ field: 'metadata', note: 'expected a mapping (name, namespace, labels, annotations)' }];
+  if (!isPlainObject(metadata))
+    return [{ field: 'metadata', note: 'expected a mapping (name, namespace, labels, annotations)' }];
   const problems: MetadataProblem[] = [];
   for (const key of Object.keys(metadata)) {
     if (!OBJECT_META_FIELDS.has(key)) {
-      problems.push({ field: `metadata.${key}`, note: 'unknown field: metadata has name, namespace, labels, annotations and the fields Kubernetes sets itself' });
+      problems.push({
+        field: `metadata.${key}`,
+        note: 'unknown field: metadata has name, namespace, labels, annotations and the fields Kubernetes sets itself',
+      });
     }
   }
   for (const key of ['name', 'namespace']) {
     const value = metadata[key];
-    if (value !== undefined && value !== null && typeof value !== 'string') problems.push({ field: `metadata.${key}`, note: 'expected a string' });
+    if (value !== undefined && value !== null && typeof value !== 'string')
+      problems.push({ field: `metadata.${key}`, note: 'expected a string' });
   }
   return problems;
 }
