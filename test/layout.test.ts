@@ -36,10 +36,14 @@ const STARTS_A_PROGRAM = [
 ];
 const HELPER_CALL = new RegExp(`\\b(${STARTS_A_PROGRAM.join('|')})\\b`);
 
-/** Whether a test file's source starts another program: through a helper, or a node of its own. */
+/** A client run against a server of the test, by name: curl, openssl's s_client. */
+const CLIENT_PROGRAM = /\(\s*'curl'|'s_client'/;
+
+/** Whether a test file's source starts another program: through a helper, a node of its own, or a client. */
 function startsAProgram(source: string): boolean {
-  const ownNode = source.includes("from 'node:child_process'") && source.includes('process.execPath');
-  return ownNode || HELPER_CALL.test(source);
+  const childProcess = source.includes("from 'node:child_process'");
+  const ownNode = childProcess && source.includes('process.execPath');
+  return ownNode || (childProcess && CLIENT_PROGRAM.test(source)) || HELPER_CALL.test(source);
 }
 
 /** Every file under `dir`, relative to the repository. */
