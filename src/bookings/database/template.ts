@@ -12,7 +12,7 @@
  * Run as a script (`node template.js <file>`), it makes the archive.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, open, readdir, rename, rm, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, extname, join } from 'node:path';
@@ -167,19 +167,29 @@ const DATABASE_ENTRY_TYPES = new Set(['File', 'OldFile', 'Directory']);
 async function unpackArchive(file: string, into: string): Promise<void> {
   const refused: string[] = [];
   try {
-    await tar.extract({
-      file,
-      cwd: into,
-      strict: true,
-      preserveOwner: false,
-      // Read a chunk at a time: the archive is never whole in memory (memory a process seldom gives back).
-      maxReadSize: 64 * 1024,
-      filter: (path, entry) => {
-        const type = 'type' in entry ? entry.type : undefined;
-        if (type !== undefined && DATABASE_ENTRY_TYPES.has(type)) return true;
-        refused.push(`${path} (${type ?? 'unknown'})`);
-        return false;
-      },
+    await new Promise<void>((resolve, reject) => {
+      const unpack = tar.extract({
+        cwd: into,
+        strict: true,
+        preserveOwner: false,
+        filter: (path, entry) => {
+          const type = 'type' in entry ? entry.type : undefined;
+          if (type !== undefined && DATABASE_ENTRY_TYPES.has(type)) return true;
+          refused.push(`${path} (${type ?? 'unknown'})`);
+          return false;
+        },
+      });
+      // Streamed, not read by node-tar's `file`, which reads no more than the size it finds (none from a pipe).
+      // A file that cannot be read fails the unpacking, which a pipe alone would leave waiting.
+      const source = createReadStream(file).on('error', reject);
+      // A refused archive is read no further.
+      unpack
+        .on('error', (err: Error) => {
+          source.destroy();
+          reject(err);
+        })
+        .on('close', resolve);
+      source.pipe(unpack);
     });
   } catch (err) {
     throw new Error(`${file} is not a database archive that can be unpacked: ${(err as Error).message}`, {
