@@ -13,12 +13,10 @@
  */
 import { spawn } from 'node:child_process';
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, open, readdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, readdir, rename, rm, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, extname, join } from 'node:path';
-import { promisify } from 'node:util';
-import { createGunzip, gzip } from 'node:zlib';
-import { packTar, untarInto, type TarEntry } from './tar';
+import * as tar from 'tar';
 
 /** The folder of the package (beside `package.json`), from `src/` as from `dist/`. */
 const PACKAGE_ROOT = join(__dirname, '..', '..', '..');
@@ -46,9 +44,9 @@ export function holdsDatabase(folder: string): boolean {
   return existsSync(join(folder, PG_VERSION));
 }
 
-/** The files and folders under `root`, folders before what they hold, in a stable order. */
-async function entriesOf(root: string, under = ''): Promise<TarEntry[]> {
-  const entries: TarEntry[] = [];
+/** The files and folders under `root`, folders before what they hold, in a stable order: the archive's entries. */
+async function entriesOf(root: string, under = ''): Promise<string[]> {
+  const entries: string[] = [];
   const names = (await readdir(join(root, under), { withFileTypes: true })).sort((a, b) =>
     a.name.localeCompare(b.name),
   );
@@ -56,10 +54,28 @@ async function entriesOf(root: string, under = ''): Promise<TarEntry[]> {
     const path = under ? `${under}/${entry.name}` : entry.name;
     // Written by a running Postgres and removed by its close; a copy would say a server runs.
     if (path === 'postmaster.pid') continue;
-    if (entry.isDirectory()) entries.push({ kind: 'folder', path }, ...(await entriesOf(root, path)));
-    else if (entry.isFile()) entries.push({ kind: 'file', path, data: await readFile(join(root, path)) });
+    if (entry.isDirectory()) entries.push(path, ...(await entriesOf(root, path)));
+    else if (entry.isFile()) entries.push(path);
   }
   return entries;
+}
+
+/**
+ * Packs the database in `folder` (closed) into the gzipped tar archive
+ * `file`: its folders and plain files, without the owner (user and group) of the
+ * machine that made it; written whole or not at all.
+ */
+export async function packTemplate(folder: string, file: string): Promise<void> {
+  const partial = `${file}.${process.pid}.partial`;
+  try {
+    await tar.create(
+      { file: partial, cwd: folder, gzip: { level: 9 }, portable: true, noDirRecurse: true },
+      await entriesOf(folder),
+    );
+    await rename(partial, file);
+  } finally {
+    await rm(partial, { force: true });
+  }
 }
 
 /**
@@ -73,10 +89,7 @@ export async function makeTemplate(file: string): Promise<void> {
   try {
     const db = await PGlite.create({ fs: new NodeFS(join(work, 'db')) });
     await db.close();
-    const archive = await promisify(gzip)(packTar(await entriesOf(join(work, 'db'))), { level: 9 });
-    const partial = `${file}.${process.pid}.partial`;
-    await writeFile(partial, archive);
-    await rename(partial, file);
+    await packTemplate(join(work, 'db'), file);
   } finally {
     await rm(work, { recursive: true, force: true });
   }
@@ -130,12 +143,71 @@ async function eachAtOnce<T>(items: readonly T[], width: number, work: (item: T)
   await Promise.all(Array.from({ length: Math.min(width, items.length) }, lane));
 }
 
+/** The plain files and the folders under `root` (not `root` itself), as unpacked there. */
+async function unpackedUnder(root: string, found = { files: [] as string[], folders: [] as string[] }) {
+  for (const entry of await readdir(root, { withFileTypes: true })) {
+    const path = join(root, entry.name);
+    if (entry.isDirectory()) {
+      found.folders.push(path);
+      await unpackedUnder(path, found);
+    } else if (entry.isFile()) found.files.push(path);
+  }
+  return found;
+}
+
+/** The kinds of entry a Postgres data folder holds; a link or a device in the archive is refused. */
+const DATABASE_ENTRY_TYPES = new Set(['File', 'OldFile', 'Directory']);
+
+/**
+ * Unpacks the gzipped tar archive `file` into the folder `into`, refusing
+ * the whole archive for any entry that is damaged, that is not a plain file
+ * or folder, or whose path is absolute or climbs out of `into` (node-tar's
+ * own checks, made errors by `strict`).
+ */
+async function unpackArchive(file: string, into: string): Promise<void> {
+  const refused: string[] = [];
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const unpack = tar.extract({
+        cwd: into,
+        strict: true,
+        preserveOwner: false,
+        filter: (path, entry) => {
+          const type = 'type' in entry ? entry.type : undefined;
+          if (type !== undefined && DATABASE_ENTRY_TYPES.has(type)) return true;
+          refused.push(`${path} (${type ?? 'unknown'})`);
+          return false;
+        },
+      });
+      // Streamed, not read by node-tar's `file`, which reads no more than the size it finds (none from a pipe).
+      // A file that cannot be read fails the unpacking, which a pipe alone would leave waiting.
+      const source = createReadStream(file).on('error', reject);
+      // A refused archive is read no further.
+      unpack
+        .on('error', (err: Error) => {
+          source.destroy();
+          reject(err);
+        })
+        .on('close', resolve);
+      source.pipe(unpack);
+    });
+  } catch (err) {
+    throw new Error(`${file} is not a database archive that can be unpacked: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  if (refused.length > 0)
+    throw new Error(
+      `${file} is refused: it holds entries that are neither folders nor plain files: ${refused.join(', ')}`,
+    );
+}
+
 /**
  * Unpacks the ready-made database `file` into `folder`, which must hold no
  * database: into a sibling folder first, every file and folder synced, then
  * renamed into place, so that a start stopped half-way (or a power cut)
  * leaves no half database where the next start would open it. The archive
- * streams through: it is never whole in memory (memory a process seldom gives back).
+ * streams through: it is never whole in memory.
  * @throws when `folder` holds files but no database: they are not removed.
  */
 export async function installTemplate(file: string, folder: string): Promise<void> {
@@ -144,17 +216,15 @@ export async function installTemplate(file: string, folder: string): Promise<voi
   await rm(making, { recursive: true, force: true });
   await mkdir(making, { mode: 0o700 });
   try {
-    const unzipped = createGunzip();
-    // A file that cannot be read fails the unpacking, which a pipe alone would leave waiting.
-    createReadStream(file)
-      .on('error', (err) => unzipped.destroy(err))
-      .pipe(unzipped);
-    const made = await untarInto(unzipped, making);
-    if (!made.files.includes(join(making, PG_VERSION))) throw new Error(`${file} holds no database (no ${PG_VERSION})`);
+    await unpackArchive(file, making);
+    if (!holdsDatabase(making)) throw new Error(`${file} holds no database (no ${PG_VERSION})`);
+    // node-tar does not sync what it writes: every file, then every folder, is synced before the rename.
+    const made = await unpackedUnder(making);
     await eachAtOnce(made.files, 8, (path) => syncPath(path, 'r+'));
     await eachAtOnce([making, ...made.folders], 8, (path) => syncPath(path));
   } catch (err) {
-    await rm(making, { recursive: true, force: true });
+    // Retried: writes the refused archive had begun may still be landing in the folder.
+    await rm(making, { recursive: true, force: true, maxRetries: 5 });
     throw err;
   }
   // An empty folder (made by hand) gives way; one with files is not the first start's to remove.
