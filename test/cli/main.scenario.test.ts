@@ -362,19 +362,23 @@ describe('gatehouse command', function () {
       }
     });
 
-    it('lives through a SIGHUP and stops with exit 0 on a SIGTERM sent while it starts, once started', async () => {
+    it('lives through a SIGHUP and stops with exit 0 on a SIGTERM sent while it starts or opens its database', async () => {
       const data = join(dir, 'starting-data');
       const { child, ended } = await spawnedCli(['start', '--config', dir, '--data', data], {
         env: { PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'info' },
       });
-      // Made once its signals are held, while the bookings database is made.
+      // Made once its signals are held, before it listens or while the database opens after it listened:
+      // which of the two the signals meet depends on the machine (the moments before listening are
+      // the business of signals-while-starting.scenario.test.ts).
       await eventually(async () => (existsSync(data) ? true : undefined), 'the data folder to be made');
       child.kill('SIGHUP');
       child.kill('SIGTERM');
       const res = await ended();
       assert.equal(res.code, 0, res.stderr);
-      assert.match(res.stdout, /"signal":"SIGTERM","reason":"it came while starting","msg":"shutting down"/);
-      assert.match(res.stdout, /"msg":"gatehouse stopped"/);
+      assert.match(res.stdout, /"signal":"SIGTERM",("reason":"it came while starting",)?"msg":"shutting down"/);
+      assert.doesNotMatch(res.stdout, /stopping at once/);
+      assert.match(res.stdout, /"msg":"gatehouse stopped"\}\n$/);
+      assert.equal(existsSync(join(data, 'gatehouse.pid')), false, 'the data folder is unlocked');
     });
 
     it('refuses a broken config with exit 1 and every problem, without a stack trace', async () => {
