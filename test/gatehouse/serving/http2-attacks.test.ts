@@ -21,6 +21,9 @@ import {
   settings,
 } from '../../support/http2-frames';
 
+/** The Node this runs on: its HTTP/2 refuses an HPACK bomb differently from 22 on. */
+const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
+
 /** Yields to the event loop, so that the server reads what was written. */
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -99,7 +102,7 @@ describe('gatehouse/serving: HTTP/2 attacks, each bounded', () => {
     const big = indexedLiteral('x-bomb', 'a'.repeat(4000));
     const repeated = Array.from({ length: 100 }, () => indexed(62));
 
-    it('is answered 431, before the app, to a client that has not acknowledged the SETTINGS that bound it', async () => {
+    it('is answered 431 (closed on Node 22 and 24), before the app, to a client that has not acknowledged the SETTINGS that bound it', async () => {
       const raw = await RawH2.connect(server.port);
       try {
         raw.write(
@@ -109,8 +112,16 @@ describe('gatehouse/serving: HTTP/2 attacks, each bounded', () => {
           raw.write(
             frame(FRAME.HEADERS, FLAG.END_HEADERS | FLAG.END_STREAM, id, requestBlock(authority, '/', repeated)),
           );
-        const last = await raw.until((f) => f.type === FRAME.DATA && f.stream === 199);
-        assert.equal((JSON.parse(last.payload.toString('utf8')) as { code: number }).code, 431);
+        if (NODE_MAJOR >= 22) {
+          // Node 22 and 24's nghttp2 close such a connection instead (docs/operations.md, HTTP/2): bounded all the same.
+          await assert.rejects(
+            raw.until((f) => f.type === FRAME.DATA && f.stream === 199),
+            /the connection closed first/,
+          );
+        } else {
+          const last = await raw.until((f) => f.type === FRAME.DATA && f.stream === 199);
+          assert.equal((JSON.parse(last.payload.toString('utf8')) as { code: number }).code, 431);
+        }
         assert.equal(handled, 0, 'no expanded request reached the handler');
         await anotherClientIsServed();
       } finally {
