@@ -7,7 +7,6 @@
  */
 import type { Context } from 'koa';
 import type { IncomingHttpHeaders } from 'node:http';
-import pino from 'pino';
 import {
   createRemoteAuthClient,
   repeatedAuthorization,
@@ -25,10 +24,10 @@ import { removeRequestHeader, scrubRaw } from '../request/headers/claimed-user';
 import type { AuthServiceRecord, MappingRecord } from '../config/schema';
 import { NO_EVENTS } from '../events';
 import { clientAddress, forwardedHeader } from '../request/headers/forwarded';
-import { pacedFailureLog } from '../failure-log';
 import { markEdited } from '../reroute';
 import type { ModuleRegistry } from '../module';
 import type { AuthStageOptions, Stage } from './stage';
+import { unavailableAnswer } from './auth-unavailable';
 import { createGrpcAuthStage } from './grpc-auth-stage';
 import { closeAuthSpan, openAuthSpan } from './auth-span';
 import { traceOf, type ChildSpan } from '../../tracing';
@@ -80,7 +79,6 @@ export function createAuthStage(
 ): Stage {
   if (record.proto === 'grpc') return createGrpcAuthStage(record, options);
   const events = options;
-  const logFailure = pacedFailureLog(options.logger ?? pino({ name: 'gateway' }), options.now);
   const builtIn = modules.get(record.auth_service);
   let authenticator: Authenticator;
   let remote: RemoteAuthClient | undefined;
@@ -175,26 +173,10 @@ export function createAuthStage(
     return out;
   }
 
+  const answerUnavailable = unavailableAnswer(record, options);
   function unavailable(ctx: Context, cause: unknown, span: ChildSpan | null, status?: number): boolean {
-    events.authDecision?.('error');
     if (span !== null) closeAuthSpan(span, 'error', status);
-    logFailure(
-      cause,
-      { authService: shownService, failureModeAllow: record.failure_mode_allow },
-      record.failure_mode_allow
-        ? 'auth service unavailable; letting requests through'
-        : 'auth service unavailable; refusing requests',
-    );
-    if (record.failure_mode_allow) return true;
-    if (record.status_on_error < 400) {
-      // Not an error status (a redirect, say): sent as it is, with no body.
-      ctx.status = record.status_on_error;
-      ctx.body = EMPTY;
-      // Koa calls the empty body application/octet-stream; there is nothing to type.
-      ctx.remove('Content-Type');
-      return false;
-    }
-    throw HttpError.of('AUTH_SERVICE_UNAVAILABLE', { status: record.status_on_error, cause });
+    return answerUnavailable(ctx, cause);
   }
 
   /** Writes the auth service's refusal as the client's response. */

@@ -10,7 +10,6 @@
  */
 import type { Context } from 'koa';
 import type { IncomingHttpHeaders } from 'node:http';
-import pino from 'pino';
 import {
   createExtAuthzClient,
   USER_HEADER,
@@ -30,7 +29,6 @@ import {
 } from '../../http';
 import type { AuthServiceRecord, MappingRecord } from '../config/schema';
 import { NO_EVENTS } from '../events';
-import { pacedFailureLog } from '../failure-log';
 import { removeRequestHeader, scrubRaw } from '../request/headers/claimed-user';
 import { clientAddress } from '../request/headers/forwarded';
 import { markEdited } from '../reroute';
@@ -38,6 +36,7 @@ import { keepAnswerHeaders, RESPONSE_FRAMING } from './answer-headers';
 import { peekBody } from './auth-body';
 import { breakersOpen, checkGate } from './auth-breaker';
 import type { AuthStageOptions, Stage } from './stage';
+import { unavailableAnswer } from './auth-unavailable';
 import { closeAuthSpan, openAuthSpan } from './auth-span';
 import { grpcChannelTls } from './grpc-tls';
 import { traceOf, type ChildSpan, type HeaderCarrier } from '../../tracing';
@@ -46,7 +45,6 @@ import { traceOf, type ChildSpan, type HeaderCarrier } from '../../tracing';
 const PROTECTED = new Set([...RESPONSE_FRAMING, 'host', 'expect']);
 /** Envoy's word on whether the body sent is cut short; a client's own is never sent. */
 const PARTIAL_BODY = 'x-envoy-auth-partial-body';
-const EMPTY = Buffer.alloc(0);
 /** Emissary's `allow_request_body: true`. */
 const ALLOW_REQUEST_BODY = { max_bytes: 4096, allow_partial: true };
 
@@ -91,7 +89,6 @@ function bodySize(headers: IncomingHttpHeaders, hasBody: boolean): number {
 /** Builds the stage of an AuthService with `proto: grpc`. */
 export function createGrpcAuthStage(record: AuthServiceRecord, options: AuthStageOptions = NO_EVENTS): Stage {
   const events = options;
-  const logFailure = pacedFailureLog(options.logger ?? pino({ name: 'gateway' }), options.now);
   const tls = record.tls === true || (typeof record.tls === 'string' && record.tls !== '');
   const channel = grpcChannelTls(options.upstreamTls);
   let client: ReturnType<typeof createExtAuthzClient>;
@@ -110,24 +107,7 @@ export function createGrpcAuthStage(record: AuthServiceRecord, options: AuthStag
   const added = Object.entries(record.add_auth_headers);
   const gate = checkGate(record);
 
-  function unavailable(ctx: Context, cause: unknown): boolean {
-    events.authDecision?.('error');
-    logFailure(
-      cause,
-      { authService: shownService, failureModeAllow: record.failure_mode_allow },
-      record.failure_mode_allow
-        ? 'auth service unavailable; letting requests through'
-        : 'auth service unavailable; refusing requests',
-    );
-    if (record.failure_mode_allow) return true;
-    if (record.status_on_error < 400) {
-      ctx.status = record.status_on_error;
-      ctx.body = EMPTY;
-      ctx.remove('Content-Type');
-      return false;
-    }
-    throw HttpError.of('AUTH_SERVICE_UNAVAILABLE', { status: record.status_on_error, cause });
-  }
+  const unavailable = unavailableAnswer(record, options);
 
   /** The refusal, as the client's answer: the service's body, or the gateway's error body when it gives none. */
   function refuse(ctx: Context, denied: ExtAuthzDenied): false {
