@@ -78,8 +78,11 @@ export interface DiagCounts {
   mappings: number;
   authServices: number;
   rateLimitServices: number;
+  /** `Module` records: the gateway-wide settings. */
   modules: number;
+  /** Emissary resources read (each becomes a record, or says why not). */
   emissaryResources: number;
+  /** Records left out: they name another gateway's `ambassador_id`. */
   otherAmbassadorId: number;
   /** Hosts, TLSContexts and Secrets; absent when the folder has none. */
   tls?: { hosts: number; tlsContexts: number; secrets: number };
@@ -89,6 +92,7 @@ export interface DiagCounts {
   limits?: { files: number; domains: number; rules: number };
   /** Absent when the folder has no booking data. */
   bookings?: { hotels: number; cars: number; hotelBookings: number; carBookings: number };
+  /** Entries of the folder read as nothing. */
   ignored: number;
 }
 

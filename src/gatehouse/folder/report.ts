@@ -6,6 +6,7 @@
  * (./read), what each file holds from the check (./contents).
  */
 import { join } from 'node:path';
+import type { DiagCounts } from '../../diag';
 import type { CheckedFolder } from './check';
 import type { ReadAs } from './contents';
 import type { EntryKind, FolderEntry } from './read';
@@ -18,28 +19,8 @@ export interface FolderFile {
   detail: string;
 }
 
-/** What the folder holds in all. */
-export interface FolderCounts {
-  mappings: number;
-  authServices: number;
-  rateLimitServices: number;
-  /** `Module` records: the gateway-wide settings. */
-  modules: number;
-  /** Emissary resources read (each becomes a record, or says why not). */
-  emissaryResources: number;
-  /** Records left out: they name another gateway's `ambassador_id`. */
-  otherAmbassadorId: number;
-  /** Hosts, TLSContexts and Secrets; absent when the folder has none. */
-  tls?: { hosts: number; tlsContexts: number; secrets: number };
-  /** Absent when the folder has no users file. */
-  users?: number;
-  /** Absent when limits are not read; `files` 0 when the folder has none. */
-  limits?: { files: number; domains: number; rules: number };
-  /** Absent when the folder has no booking data. */
-  bookings?: { hotels: number; cars: number; hotelBookings: number; carBookings: number };
-  /** Entries of the folder read as nothing. */
-  ignored: number;
-}
+/** What the folder holds in all: the counts `gatehouse check` prints and diag shows. */
+export type FolderCounts = DiagCounts;
 
 /** The folder's entries (at most {@link MAX_REPORTED_FILES}, `more` the rest) and its counts. */
 export interface FolderReport {
