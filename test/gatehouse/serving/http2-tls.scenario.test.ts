@@ -1,28 +1,14 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import tls from 'node:tls';
 import { promisify } from 'node:util';
 import { listen, type RunningServer } from '../../../src/gatehouse';
+import { CertificateFolder, type Issued } from '../../support/certificates';
 import { h2Send } from '../../support/http2-client';
 
 const run = promisify(execFile);
-
-/** A throwaway certificate for `name` (and its subject alternative names), made by openssl. */
-async function certificate(dir: string, name: string, alt: string): Promise<{ cert: string; key: string }> {
-  const file = name.replace(/\W/g, '_');
-  const cert = join(dir, `${file}.pem`);
-  const key = join(dir, `${file}.key`);
-  await run('openssl', [
-    ...['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'],
-    ...['-subj', `/CN=${name}`, '-addext', `subjectAltName=${alt}`, '-days', '1', '-keyout', key, '-out', cert],
-  ]);
-  return { cert, key };
-}
 
 /** The protocol ALPN chose and the subject of the certificate served, for a handshake naming `servername`. */
 async function handshake(
@@ -40,14 +26,16 @@ async function handshake(
 }
 
 describe('gatehouse/serving over TLS: HTTP/2 and HTTP/1.1 by ALPN', () => {
-  let dir: string;
+  const certs = new CertificateFolder();
+  let ca: Issued;
   let files: { cert: string; key: string };
   let server: RunningServer;
   let base = '';
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'gatehouse-h2-tls-'));
-    files = await certificate(dir, 'localhost', 'DNS:localhost,IP:127.0.0.1');
+    ca = await certs.authority('ALPN CA');
+    const localhost = await certs.issue(ca, { cn: 'localhost', names: ['localhost', 'IP:127.0.0.1'] });
+    files = { cert: localhost.certFile, key: localhost.keyFile };
     server = await listen((req, res) => res.end(`${req.httpVersion} ${req.headers.host}`), {
       host: '127.0.0.1',
       port: 0,
@@ -56,8 +44,8 @@ describe('gatehouse/serving over TLS: HTTP/2 and HTTP/1.1 by ALPN', () => {
     base = `https://127.0.0.1:${server.port}`;
   });
   after(async () => {
-    await server.close(0);
-    rmSync(dir, { recursive: true, force: true });
+    await server?.close(0);
+    certs.remove();
   });
 
   it('offers h2 and http/1.1, h2 first', async () => {
@@ -66,12 +54,11 @@ describe('gatehouse/serving over TLS: HTTP/2 and HTTP/1.1 by ALPN', () => {
   });
 
   it('serves HTTP/2 to a client that chose h2, and HTTP/1.1 to one that chose http/1.1 or said nothing', async () => {
-    const ca = readFileSync(files.cert);
-    const h2 = await h2Send(base, '/', { ca });
+    const h2 = await h2Send(base, '/', { ca: ca.cert });
     assert.match(h2.text, /^2\.0 /);
     const h1 = await new Promise<string>((resolve, reject) => {
       https
-        .get(`${base}/`, { ca, agent: false }, (res) => {
+        .get(`${base}/`, { ca: ca.cert, agent: false }, (res) => {
           let text = '';
           res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
           res.on('end', () => resolve(text));
@@ -84,17 +71,17 @@ describe('gatehouse/serving over TLS: HTTP/2 and HTTP/1.1 by ALPN', () => {
 
   it('answers curl --http2 over HTTP/2, and curl --http1.1 over HTTP/1.1', async () => {
     const curl = (flag: string) =>
-      run('curl', ['-s', flag, '--cacert', files.cert, '-w', ' %{http_version}', `https://localhost:${server.port}/`]);
+      run('curl', ['-s', flag, '--cacert', ca.certFile, '-w', ' %{http_version}', `https://localhost:${server.port}/`]);
     assert.equal((await curl('--http2')).stdout, `2.0 localhost:${server.port} 2`);
     assert.equal((await curl('--http1.1')).stdout, `1.1 localhost:${server.port} 1.1`);
   });
 
   it('serves the context of the name a client asks for: exact, then the longest wildcard, then the default', async () => {
-    const exact = await certificate(dir, 'api.example.test', 'DNS:api.example.test');
-    const wildcard = await certificate(dir, 'wild.example.test', 'DNS:*.example.test');
+    const exact = await certs.issue(ca, { cn: 'api.example.test' });
+    const wildcard = await certs.issue(ca, { cn: 'wild.example.test', names: ['*.example.test'] });
     const contexts = server.tlsContexts!;
-    contexts.set('API.example.test', { context: tls.createSecureContext(read(exact)) });
-    contexts.set('*.example.test', { context: tls.createSecureContext(read(wildcard)), alpn: ['http/1.1'] });
+    contexts.set('API.example.test', { context: tls.createSecureContext(exact) });
+    contexts.set('*.example.test', { context: tls.createSecureContext(wildcard), alpn: ['http/1.1'] });
     try {
       assert.deepEqual(await handshake(server.port, 'api.example.test', ['h2', 'http/1.1']), {
         alpn: 'h2',
@@ -116,7 +103,12 @@ describe('gatehouse/serving over TLS: HTTP/2 and HTTP/1.1 by ALPN', () => {
   });
 
   it('offers http/1.1 alone with HTTP/2 off', async () => {
-    const plain = await listen((_req, res) => res.end('ok'), { host: '127.0.0.1', port: 0, tls: files, http2: false });
+    const plain = await listen((_req, res) => res.end('ok'), {
+      host: '127.0.0.1',
+      port: 0,
+      tls: files,
+      http2: false,
+    });
     try {
       assert.equal((await handshake(plain.port, 'localhost', ['h2', 'http/1.1'])).alpn, 'http/1.1');
     } finally {
@@ -124,7 +116,3 @@ describe('gatehouse/serving over TLS: HTTP/2 and HTTP/1.1 by ALPN', () => {
     }
   });
 });
-
-function read(files: { cert: string; key: string }): { cert: Buffer; key: Buffer } {
-  return { cert: readFileSync(files.cert), key: readFileSync(files.key) };
-}
