@@ -6,65 +6,27 @@
  */
 import assert from 'node:assert/strict';
 import type { ClientHttp2Session } from 'node:http2';
-import { createServer, type Server } from 'node:http';
-import { createAuthService, type AuthService } from '../../src/auth';
 import { listen, type RunningServer } from '../../src/gatehouse';
-import { createGateway, type GatehouseModule, type Gateway } from '../../src/gateway';
-import { createServiceApp } from '../../src/http';
-import { basic, quickHash, usersFolder } from '../support/credentials';
+import { createGateway, type Gateway } from '../../src/gateway';
+import { basic } from '../support/credentials';
 import { CLAIMED_USER_HEADERS, GUARDED_PATH_SPELLINGS, REROUTING_OVERRIDES } from '../support/hostile-requests';
 import { h2Connect, h2Request } from '../support/http2-client';
-import { memoryLogger } from '../support/memory-logger';
 import { echoModule, registry } from '../support/modules';
-import { NO_BOUND_MS } from '../support/polling';
-import { authRecord, configOf, mapping, mappingRecord } from '../support/records';
-import { close, listenLocal } from '../support/server';
+import { configOf, mapping } from '../support/records';
+import { close } from '../support/server';
+import { createGuardedGateway, type GuardedGateway, type Reached } from '../support/guarded-gateway';
 import { recordingUpstream } from '../support/upstreams';
 
 describe('hostile requests over HTTP/2, as over HTTP/1.1', () => {
-  const folder = usersFolder();
-  let auth: AuthService;
-  let gateway: Gateway;
+  let guarded: GuardedGateway;
+  let reached: Reached[];
   let server: RunningServer;
-  let remoteBackend: Server;
   let session: ClientHttp2Session;
-  const reached: { where: string; path: string; user?: string | string[] }[] = [];
 
   before(async () => {
-    auth = createAuthService({
-      maxWaitMs: NO_BOUND_MS,
-      usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`),
-      logger: memoryLogger(),
-    });
-    const echoApp = createServiceApp();
-    echoApp.use((ctx) => {
-      reached.push({ where: 'in-process', path: ctx.path, user: ctx.get('x-travel-user') || undefined });
-      ctx.body = { path: ctx.path, user: ctx.get('x-travel-user') || null };
-    });
-    const echo: GatehouseModule = { name: 'echo', app: echoApp };
-    remoteBackend = createServer((req, res) => {
-      reached.push({ where: 'remote', path: req.url!, user: req.headers['x-travel-user'] });
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ path: req.url, user: req.headers['x-travel-user'] ?? null }));
-    });
-    const remoteAddress = await listenLocal(remoteBackend);
-    gateway = createGateway({
-      modules: new Map<string, GatehouseModule>([
-        ['auth', auth],
-        ['echo', echo],
-      ]),
-      config: {
-        mappings: [
-          mappingRecord({ name: 'hotels', prefix: '/v1/hotels', service: 'echo' }),
-          mappingRecord({ name: 'cars', prefix: '/v1/cars', service: 'echo' }),
-          mappingRecord({ name: 'remote', prefix: '/remote', service: remoteAddress }),
-          mappingRecord({ name: 'open', prefix: '/open', service: 'echo', bypass_auth: true }),
-        ],
-        authService: authRecord({ auth_service: 'auth', allowed_authorization_headers: ['x-travel-user'] }),
-        sources: [],
-      },
-    });
-    server = await listen(gateway.app.callback(), { host: '127.0.0.1', port: 0 });
+    guarded = await createGuardedGateway();
+    reached = guarded.reached;
+    server = await listen(guarded.gateway.app.callback(), { host: '127.0.0.1', port: 0 });
     session = await h2Connect(`http://127.0.0.1:${server.port}`);
   });
   beforeEach(() => {
@@ -73,10 +35,7 @@ describe('hostile requests over HTTP/2, as over HTTP/1.1', () => {
   after(async () => {
     session.close();
     await server.close(0);
-    await gateway.close();
-    await close(remoteBackend);
-    await auth.close();
-    folder.remove();
+    await guarded.close();
   });
 
   for (const path of GUARDED_PATH_SPELLINGS) {

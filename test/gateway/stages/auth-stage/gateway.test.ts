@@ -1,13 +1,8 @@
 import assert from 'node:assert/strict';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
-import { createAuthService, type AuthService } from '../../../../src/auth';
-import { createServiceApp } from '../../../../src/http';
-import { createGateway, type Gateway, type GatehouseModule } from '../../../../src/gateway';
-import { authRecord, mappingRecord } from '../../../support/records';
-import { basic, quickHash, usersFolder } from '../../../support/credentials';
-import { memoryLogger } from '../../../support/memory-logger';
+import { basic } from '../../../support/credentials';
 import { close, listenLocal } from '../../../support/server';
-import { NO_BOUND_MS } from '../../../support/polling';
+import { createGuardedGateway, type GuardedGateway, type Reached } from '../../../support/guarded-gateway';
 import { GUARDED_PATH_SPELLINGS } from '../../../support/hostile-requests';
 
 interface Answer {
@@ -31,49 +26,15 @@ function send(port: number, path: string, headers: Record<string, string> = {}):
 }
 
 describe('the auth stage in the gateway', () => {
-  const folder = usersFolder();
-  let auth: AuthService;
-  let gateway: Gateway;
+  let guarded: GuardedGateway;
+  let reached: Reached[];
   let server: Server;
-  let remoteBackend: Server;
   let port: number;
-  const reached: Array<{ where: string; path: string; user?: string | string[] }> = [];
 
   before(async () => {
-    auth = createAuthService({
-      maxWaitMs: NO_BOUND_MS,
-      usersFile: folder.write('users.htpasswd', `alice:${quickHash('wonderland')}\n`),
-      logger: memoryLogger(),
-    });
-    const echoApp = createServiceApp();
-    echoApp.use((ctx) => {
-      reached.push({ where: 'in-process', path: ctx.path, user: ctx.get('x-travel-user') || undefined });
-      ctx.body = { path: ctx.path, user: ctx.get('x-travel-user') || null };
-    });
-    const echo: GatehouseModule = { name: 'echo', app: echoApp };
-    remoteBackend = createServer((req, res) => {
-      reached.push({ where: 'remote', path: req.url!, user: req.headers['x-travel-user'] });
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ path: req.url, user: req.headers['x-travel-user'] ?? null }));
-    });
-    const remoteAddress = await listenLocal(remoteBackend);
-    gateway = createGateway({
-      modules: new Map<string, GatehouseModule>([
-        ['auth', auth],
-        ['echo', echo],
-      ]),
-      config: {
-        mappings: [
-          mappingRecord({ name: 'hotels', prefix: '/v1/hotels', service: 'echo' }),
-          mappingRecord({ name: 'cars', prefix: '/v1/cars', service: 'echo' }),
-          mappingRecord({ name: 'remote', prefix: '/remote', service: remoteAddress }),
-          mappingRecord({ name: 'open', prefix: '/open', service: 'echo', bypass_auth: true }),
-        ],
-        authService: authRecord({ auth_service: 'auth', allowed_authorization_headers: ['x-travel-user'] }),
-        sources: [],
-      },
-    });
-    server = createServer(gateway.app.callback());
+    guarded = await createGuardedGateway();
+    reached = guarded.reached;
+    server = createServer(guarded.gateway.app.callback());
     port = Number((await listenLocal(server)).split(':')[1]);
   });
   beforeEach(() => {
@@ -81,10 +42,7 @@ describe('the auth stage in the gateway', () => {
   });
   after(async () => {
     await close(server);
-    await gateway.close();
-    await close(remoteBackend);
-    await auth.close();
-    folder.remove();
+    await guarded.close();
   });
 
   const spellings = GUARDED_PATH_SPELLINGS;
