@@ -87,11 +87,14 @@ export interface ExtAuthzClientOptions {
   servername?: string;
 }
 
+/** Metadata sent with a call, as headers are written: lower-case names, a list one entry a value. */
+export type CallMetadata = Readonly<Record<string, string | readonly string[] | undefined>>;
+
 export interface ExtAuthzClient {
   /** The address called, for messages. */
   readonly target: string;
-  /** Asks the service; `metadata` (lower-case names) goes with the call, as the trace context does. */
-  check(request: ExtAuthzCheck, metadata?: Readonly<Record<string, string>>): Promise<ExtAuthzAnswer>;
+  /** Asks the service; `metadata` (lower-case names, a list one entry a value) goes with the call, as the trace context does. */
+  check(request: ExtAuthzCheck, metadata?: CallMetadata): Promise<ExtAuthzAnswer>;
   close(): void;
 }
 
@@ -245,10 +248,15 @@ export function createExtAuthzClient(address: string, options: ExtAuthzClientOpt
 
   return {
     target,
-    check(request: ExtAuthzCheck, metadata?: Readonly<Record<string, string>>): Promise<ExtAuthzAnswer> {
+    check(request: ExtAuthzCheck, metadata?: CallMetadata): Promise<ExtAuthzAnswer> {
       const now = Date.now();
       const sent = new grpc.Metadata();
-      if (metadata !== undefined) for (const name in metadata) sent.set(name, metadata[name]);
+      if (metadata !== undefined)
+        for (const name in metadata) {
+          const value = metadata[name];
+          if (typeof value === 'string') sent.set(name, value);
+          else if (value !== undefined) for (const one of value) sent.add(name, one);
+        }
       return new Promise((resolve, reject) => {
         client.makeUnaryRequest(
           EXT_AUTHZ_METHOD,

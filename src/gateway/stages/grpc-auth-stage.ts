@@ -39,7 +39,7 @@ import type { AuthStageOptions, Stage } from './stage';
 import { unavailableAnswer } from './auth-unavailable';
 import { closeAuthSpan, openAuthSpan } from './auth-span';
 import { grpcChannelTls } from './grpc-tls';
-import { traceOf, type ChildSpan, type HeaderCarrier } from '../../tracing';
+import { traceOf, type HeaderCarrier } from '../../tracing';
 
 /** Request headers an answer may neither set nor remove: the request's framing and connection, and Host. */
 const PROTECTED = new Set([...RESPONSE_FRAMING, 'host', 'expect']);
@@ -168,18 +168,6 @@ export function createGrpcAuthStage(record: AuthServiceRecord, options: AuthStag
     return answer.allowed ? allow(ctx, answer) : refuse(ctx, answer);
   }
 
-  /** The trace context the service is sent as gRPC metadata: the check's span is its parent. */
-  function traceMetadata(span: ChildSpan): Record<string, string> {
-    const carrier: HeaderCarrier = {};
-    span.inject(carrier);
-    const metadata: Record<string, string> = {};
-    for (const name in carrier) {
-      const value = carrier[name];
-      if (value !== undefined) metadata[name] = typeof value === 'string' ? value : value.join(',');
-    }
-    return metadata;
-  }
-
   function ask(ctx: Context, check: ExtAuthzCheck): Promise<boolean> {
     const trace = traceOf(ctx.state);
     const span = trace === undefined ? null : openAuthSpan(trace, shownService);
@@ -197,7 +185,10 @@ export function createGrpcAuthStage(record: AuthServiceRecord, options: AuthStag
       closeAuthSpan(span, 'error', undefined);
       return Promise.resolve().then(() => unavailable(ctx, breakersOpen()));
     }
-    return client.check(check, span === null ? undefined : traceMetadata(span)).then(answered, failed);
+    // The service is sent the check's span as its parent, in the call's metadata.
+    let metadata: HeaderCarrier | undefined;
+    if (span !== null) span.inject((metadata = {}));
+    return client.check(check, metadata).then(answered, failed);
   }
 
   async function run(ctx: Context, mapping: MappingRecord): Promise<boolean> {
