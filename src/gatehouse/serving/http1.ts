@@ -93,41 +93,32 @@ export function createHttp1Serving(options: Http1Options): Http1Serving {
     checked(req, res);
   };
   const tls = options.tls;
-  const secure = options.secure;
-  const timeouts: http.ServerOptions = {
+  // `secure` comes with its own certificate chooser; `tls` with the listener's context store.
+  const tlsOptions: https.ServerOptions | undefined =
+    options.secure ??
+    (tls && {
+      cert: tls.cert,
+      key: tls.key,
+      SNICallback: tls.contexts.sniCallback,
+      ALPNCallback: tls.contexts.alpnCallback,
+    });
+  const overTls = tlsOptions !== undefined;
+  const httpOptions: http.ServerOptions = {
     headersTimeout: options.headersTimeoutMs,
     requestTimeout: options.requestTimeoutMs,
     connectionsCheckingInterval: options.timeoutCheckIntervalMs,
-  };
-  const common = {
-    ...timeouts,
     requireHostHeader: false,
-    handshakeTimeout: options.handshakeTimeoutMs,
     ServerResponse: ListedHeadersResponse,
   };
-  const server = secure
-    ? https.createServer({ ...secure, ...common }, serve)
-    : tls
-      ? https.createServer(
-          {
-            cert: tls.cert,
-            key: tls.key,
-            ...timeouts,
-            requireHostHeader: false,
-            handshakeTimeout: options.handshakeTimeoutMs,
-            ServerResponse: ListedHeadersResponse,
-            SNICallback: tls.contexts.sniCallback,
-            ALPNCallback: tls.contexts.alpnCallback,
-          },
-          serve,
-        )
-      : http.createServer({ ...timeouts, requireHostHeader: false, ServerResponse: ListedHeadersResponse }, serve);
+  const server = overTls
+    ? https.createServer({ ...tlsOptions, ...httpOptions, handshakeTimeout: options.handshakeTimeoutMs }, serve)
+    : http.createServer(httpOptions, serve);
   server.keepAliveTimeout = options.keepAliveTimeoutMs;
   // Every field reaches the gateway's own bound (headerCountRefusal), which answers with its detail on
   // every Node: past a count, Node 20 drops fields and Node 22 and 24 refuse the request in the parser,
   // without it. Node's header size limit still bounds how many fields a request can carry.
   server.maxHeadersCount = 0;
-  const connectionEvent = tls || secure ? 'secureConnection' : 'connection';
+  const connectionEvent = overTls ? 'secureConnection' : 'connection';
   // Node's own listener, made by the server's constructor: the listener decides which connections it gets.
   const [nodeTakes] = server.listeners(connectionEvent) as ((socket: Socket) => void)[];
   server.removeListener(connectionEvent, nodeTakes);
@@ -149,7 +140,7 @@ export function createHttp1Serving(options: Http1Options): Http1Serving {
     // out, the client spoke plain HTTP or an old TLS) has no HTTP to answer
     // in, nor a request to log: an answer written into it would wait for a
     // handshake that never comes, and keep the connection open.
-    if ((tls || secure) && !options.taken(socket)) socket.destroy();
+    if (overTls && !options.taken(socket)) socket.destroy();
     else answerClientError(err, socket, onRejected, (socket as Tracked)[LATEST]);
   });
   server.on('connect', (req: http.IncomingMessage, socket: Duplex) => answerConnect(req, socket, onRejected));
