@@ -1,8 +1,9 @@
 /**
  * @module ratelimit
  * The rate-limit service: limits in envoyproxy/ratelimit's YAML format,
- * counters in memory or Redis, a typed in-process face, a gRPC server
- * (both service names, reflection, health) and a gRPC client.
+ * counters in memory (one thread's, or shared by the threads of a process)
+ * or Redis, a typed in-process face, a gRPC server (both service names,
+ * reflection, health) and a gRPC client.
  */
 export type {
   CurrentLimit,
@@ -51,6 +52,15 @@ export {
   type WindowCheck,
 } from './store';
 export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from './memory-store';
+export {
+  createSharedCounters,
+  createSharedStore,
+  releaseAbandonedLock,
+  MAX_SHARED_KEYS,
+  type SharedCounters,
+  type SharedCountersOptions,
+  type SharedStoreOptions,
+} from './shared/index';
 export { createRedisStore, type RedisStore, type RedisStoreOptions, type RedisStoreStats } from './redis/store';
 export { DECIDE_SCRIPT } from './redis/script';
 export {
