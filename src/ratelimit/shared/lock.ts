@@ -26,7 +26,10 @@ export const OWN_TAG = threadId + 1;
 
 /** Takes the lock for this thread, waiting as long as another holds it. */
 export function lock(words: Int32Array): void {
-  if (Atomics.compareExchange(words, H_LOCK, 0, OWN_TAG) === 0) return;
+  const held = Atomics.compareExchange(words, H_LOCK, 0, OWN_TAG);
+  if (held === 0) return;
+  // Waiting for itself, the thread would wait for good: a clock that decides, say.
+  if (held === OWN_TAG) throw new Error('shared counters: a decision was asked for within another on the same thread');
   for (let i = 0; i < SPINS; i++) {
     if (Atomics.load(words, H_LOCK) === 0 && Atomics.compareExchange(words, H_LOCK, 0, OWN_TAG) === 0) return;
   }

@@ -80,6 +80,19 @@ describe('shared store', () => {
     assert.equal(createSharedStore(counters).size, 1);
   });
 
+  it('refuses a decision asked for within another on the same thread, and goes on deciding', () => {
+    const counters = createSharedCounters();
+    const inner = createSharedStore(counters);
+    const outer = createSharedStore(counters, {
+      now: () => {
+        inner.decide([check('b')]);
+        return 0;
+      },
+    });
+    assert.throws(() => outer.decide([check('a')]), /a decision was asked for within another on the same thread/);
+    assert.deepEqual(inner.decide([check('a')]), { admitted: true, before: [0] });
+  });
+
   it('keeps counters apart in two sets made separately', () => {
     const first = createSharedStore(createSharedCounters());
     const second = createSharedStore(createSharedCounters());
