@@ -73,6 +73,8 @@ export function createAdditionalPorts(options: AdditionalPortsOptions): Addition
   let upgrades = false;
   let started = false;
   let queue: Promise<void> = Promise.resolve();
+  /** Ports a reload dropped, finishing their requests: a stop waits for them, the next reload does not. */
+  const closing = new Set<Promise<void>>();
 
   async function openPort(port: number, hosts: readonly string[]): Promise<void> {
     const server = await listen(options.handler, { ...options.listen, host: options.host, port });
@@ -109,13 +111,13 @@ export function createAdditionalPorts(options: AdditionalPortsOptions): Addition
     // The last good ports keep serving while a port the configuration asks for cannot be had.
     if (failed) return;
     const dropped = [...open].filter(([port]) => !wanted.has(port));
-    for (const [port] of dropped) open.delete(port);
-    await Promise.all(
-      dropped.map(async ([port, server]) => {
-        logger.info({ port }, 'additional cleartext port closed: no Host asks for it');
-        await server.close();
-      }),
-    );
+    for (const [port, server] of dropped) {
+      open.delete(port);
+      // It stops accepting at once; the requests under way on it finish meanwhile.
+      const closed: Promise<void> = server.close().finally(() => closing.delete(closed));
+      closing.add(closed);
+      logger.info({ port }, 'additional cleartext port closed: no Host asks for it');
+    }
   }
 
   const queued = (strict: boolean): Promise<void> => {
@@ -142,7 +144,7 @@ export function createAdditionalPorts(options: AdditionalPortsOptions): Addition
       await queue;
       const servers = [...open.values()];
       open.clear();
-      await Promise.all(servers.map((server) => server.close(graceMs)));
+      await Promise.all([...servers.map((server) => server.close(graceMs)), ...closing]);
     },
   };
 }
