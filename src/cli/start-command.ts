@@ -93,6 +93,9 @@ export async function start(args: readonly string[], signals: ServerSignals): Pr
   const grpc =
     listening.grpcPort === undefined ? '' : `gRPC rate limits on ${hostPort(options.grpcHost, listening.grpcPort)}; `;
   const secure = listening.httpsPort === undefined ? '' : `HTTPS on ${hostPort(options.host, listening.httpsPort)}; `;
+  const additional = (listening.additionalPorts ?? [])
+    .map((port) => `HTTP also on ${hostPort(options.host, port)}; `)
+    .join('');
   const counters =
     options.redisUrl === undefined ? '' : `counters: Redis at ${gatehouse.describeRedisUrl(options.redisUrl)}; `;
   // Which folder is served matters as much as where: GATEHOUSE_CONFIG or a
@@ -103,7 +106,7 @@ export async function start(args: readonly string[], signals: ServerSignals): Pr
       ? 'none (no Mapping routes to a booking service)'
       : gatehouse.describeStorage(options);
   process.stdout.write(
-    `gatehouse listening on ${listening.url} (${secure}${grpc}config folder ${options.configDir}; ${counters}bookings: ${bookings})\n`,
+    `gatehouse listening on ${listening.url} (${additional}${secure}${grpc}config folder ${options.configDir}; ${counters}bookings: ${bookings})\n`,
   );
   // The bookings answer 503 until their database is open: said when it is (its failure is logged).
   if (built.bookingsState === 'opening' || built.bookingsState === 'open')

@@ -33,6 +33,7 @@ import { describeRedisUrl, resolveOptions, type GatehouseOptions } from './optio
 import { dependencyStatus } from './status';
 import { followTlsFiles, readTlsFiles, warnOfValidity } from './serving/tls-files';
 import { createHttpsPort } from './https-port';
+import { createAdditionalPorts } from './additional-ports';
 import { watchFolder, type FolderWatcher } from './folder/watch';
 import type { Gatehouse, Listening } from './types';
 import { packageVersion } from './version';
@@ -226,6 +227,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         loadedAt = new Date();
         server?.acceptUpgrades(tunnelsUpgrades(config));
         void https.apply();
+        void additional.apply();
         // A TracingService added, changed or removed: tracing follows it.
         const wasOn = tracing.settings;
         try {
@@ -263,6 +265,17 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     upgrades: () => tunnelsUpgrades(config),
     listen: { keepAliveTimeoutMs: options.keepAliveTimeoutMs, onRejected, ...http2Listening },
     metrics,
+  });
+  // The cleartext ports Hosts ask for beside PORT, served as it is.
+  const additional = createAdditionalPorts({
+    host: options.host,
+    handler: app.callback(),
+    hosts: () => config.hosts,
+    // With --tls-cert, PORT speaks HTTPS: a Host that names it still opens nothing more.
+    mainPort: () => server?.port,
+    upgrades: () => tunnelsUpgrades(config),
+    logger,
+    listen: { keepAliveTimeoutMs: options.keepAliveTimeoutMs, onRejected, ...http2Listening },
   });
   let watcher: FolderWatcher | undefined;
   let tlsWatcher: FolderWatcher | undefined;
@@ -304,11 +317,12 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     try {
       // The HTTPS port, when the configuration has a certificate; listen() names the port at fault.
       await https.start();
+      await additional.start();
       grpcPort = await grpcServer?.start().catch((err: unknown) => {
         throw listenFailure(err, 'gRPC', options.grpcHost, options.grpcPort as number);
       });
     } catch (err) {
-      await Promise.all([server.close(0), https.server?.close(0)]);
+      await Promise.all([server.close(0), https.server?.close(0), additional.close(0)]);
       server = undefined;
       tlsWatcher?.close();
       throw err;
@@ -322,11 +336,25 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     }
     const url = `${server.protocol}://${hostPort(options.host, server.port)}`;
     const httpsPort = https.port;
+    const additionalPorts = additional.ports;
     logger.info(
-      { url, httpsPort, grpcPort, configDir: options.configDir, tracing: describeTracing(tracing.settings) },
+      {
+        url,
+        httpsPort,
+        additionalPorts,
+        grpcPort,
+        configDir: options.configDir,
+        tracing: describeTracing(tracing.settings),
+      },
       'gatehouse listening',
     );
-    return { url, port: server.port, grpcPort, ...(httpsPort !== undefined ? { httpsPort } : {}) };
+    return {
+      url,
+      port: server.port,
+      grpcPort,
+      ...(httpsPort !== undefined ? { httpsPort } : {}),
+      ...(additionalPorts.length > 0 ? { additionalPorts } : {}),
+    };
   }
 
   const gatehouse: Gatehouse = {
@@ -345,8 +373,14 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     metrics,
     options,
     tracing,
-    reload: () => reloader.reload(),
+    async reload() {
+      const outcome = await reloader.reload();
+      // The cleartext ports the reload asked for are open (or said to be out of reach) when it resolves.
+      await additional.idle();
+      return outcome;
+    },
     httpsPort: () => https.port,
+    additionalPorts: () => additional.ports,
     start() {
       if (stopping)
         return Promise.reject(new Error('this Gatehouse is stopped: create another with createGatehouse()'));
@@ -369,10 +403,12 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         certificateWatcher?.close();
         draining = true;
         // Only what listens has clients to drain: a Gatehouse mounted in another app closes at once.
-        if (server !== undefined) await drainFor([server, https.server, grpcServer], options.drainDelayMs, logger);
+        if (server !== undefined)
+          await drainFor([server, https.server, ...additional.servers, grpcServer], options.drainDelayMs, logger);
         await Promise.all([
           server?.close(options.shutdownGraceMs),
           https.server?.close(options.shutdownGraceMs),
+          additional.close(options.shutdownGraceMs),
           grpcServer?.stop(),
         ]);
         await reloader.stop();

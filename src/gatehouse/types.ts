@@ -20,6 +20,8 @@ export interface Listening {
   port: number;
   /** The HTTPS port, when a Host or TLSContext has a certificate. */
   httpsPort?: number;
+  /** The cleartext ports Hosts ask for beside `port` (`requestPolicy.insecure.additionalPort`), when any. */
+  additionalPorts?: readonly number[];
   grpcPort?: number;
 }
 
@@ -64,6 +66,8 @@ export interface Gatehouse {
   start(): Promise<Listening>;
   /** The HTTPS port while it is open: once a Host or TLSContext has a certificate (see ./https-port). */
   httpsPort(): number | undefined;
+  /** The cleartext ports open beside `PORT` for Hosts' `additionalPort` (see ./additional-ports), ascending. */
+  additionalPorts(): readonly number[];
   /**
    * Drains (`drainDelayMs`: still serving, not ready, every answer closing
    * its connection), then stops accepting, answers what was sent, lets

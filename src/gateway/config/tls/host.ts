@@ -15,11 +15,21 @@ import { namespaceField, servedName, tlsSettingsChecks, tlsSettingsFields } from
 /** Labels as Kubernetes writes them: names to string values. */
 export const labelsField = z.record(z.string(), z.string({ error: 'must be a string (a label value)' }));
 
+const ADDITIONAL_PORT = 'must be a port from 1 to 65535, or -1 for none';
+
 const insecureSchema = z.strictObject({
   /** What a request that came over cleartext gets: Redirect (301 to https://), Route, or Reject (403). */
   action: z.enum(['Redirect', 'Route', 'Reject'], { error: 'must be Redirect, Route or Reject' }).default('Redirect'),
-  /** The cleartext port these requests come on; -1: none, they are refused as Reject refuses them. */
-  additionalPort: z.number().int().min(-1).max(65535, 'must be a port from 1 to 65535, or -1 for none').optional(),
+  /**
+   * A cleartext port the gateway listens on beside `PORT`, served as it is;
+   * unset or `PORT`'s own: none more; -1: none, and cleartext for this Host
+   * is refused as Reject refuses it.
+   */
+  additionalPort: z
+    .number({ error: ADDITIONAL_PORT })
+    .int({ error: ADDITIONAL_PORT })
+    .refine((port) => port === -1 || (port >= 1 && port <= 65535), { error: ADDITIONAL_PORT })
+    .optional(),
 });
 
 /** A Host's inline TLS context: the settings of a TLSContext, the certificate given by `tlsSecret`. */

@@ -104,15 +104,28 @@ describe('TLS records of the config folder', () => {
     ]);
   });
 
-  it("notes a Host's additionalPort, which the gateway does not open, but keeps -1, which refuses cleartext", () => {
+  it("keeps a Host's additionalPort, a port or -1, as Emissary writes it, without a note", () => {
     const open = loaded(asResources(host({ requestPolicy: { insecure: { action: 'Route', additionalPort: 8080 } } })));
-    assert.equal(open.config.hosts?.[0].requestPolicy.insecure.additionalPort, undefined);
-    assert.match(
-      notesOf(open, 'shop')[0],
-      /^spec\.requestPolicy\.insecure\.additionalPort: the cleartext port is the gateway's own/,
-    );
+    assert.equal(open.config.hosts?.[0].requestPolicy.insecure.additionalPort, 8080);
+    assert.deepEqual(notesOf(open, 'shop'), []);
     const none = loaded(asResources(host({ requestPolicy: { insecure: { action: 'Route', additionalPort: -1 } } })));
     assert.equal(none.config.hosts?.[0].requestPolicy.insecure.additionalPort, -1);
+  });
+
+  it('refuses an additionalPort that is no port, naming the Host and the field', () => {
+    const port = (additionalPort: unknown, name: string) =>
+      host({ requestPolicy: { insecure: { action: 'Route', additionalPort } } }, name);
+    const texts = problems(
+      asResources(port(0, 'zero'), port(65536, 'high'), port(8080.5, 'half'), port('8080', 'text'), port(-2, 'neg')),
+    );
+    const field = 'spec.requestPolicy.insecure.additionalPort: must be a port from 1 to 65535, or -1 for none';
+    assert.deepEqual(texts, [
+      `config/emissary.yaml: Host zero: ${field}`,
+      `config/emissary.yaml: Host high: ${field}`,
+      `config/emissary.yaml: Host half: ${field}`,
+      `config/emissary.yaml: Host text: ${field}`,
+      `config/emissary.yaml: Host neg: ${field}`,
+    ]);
   });
 
   it('refuses what a Host cannot mean, at its field', () => {

@@ -30,8 +30,6 @@ const SNAKE: Readonly<Record<string, string>> = {
 
 const NOT_ACME =
   'not served: no certificate is requested by ACME (an Ambassador Edge Stack feature); give the certificate in tlsSecret, a Secret cert-manager or certbot keeps renewed';
-const CLEARTEXT_PORT =
-  "the cleartext port is the gateway's own (PORT, --port), where the Host's insecure action applies; this port is not opened";
 
 function snakeCase(tls: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -59,11 +57,6 @@ export function translateHost(r: EmissaryResource): Translation {
   }
   const policy = out.requestPolicy;
   const insecure = isPlainObject(policy) && isPlainObject(policy.insecure) ? policy.insecure : undefined;
-  const port = insecure?.additionalPort;
-  if (typeof port === 'number' && port !== -1) {
-    notes.push({ field: 'requestPolicy.insecure.additionalPort', note: CLEARTEXT_PORT });
-    delete insecure!.additionalPort;
-  }
   if (insecure?.action === undefined && (out.tlsSecret !== undefined || out.tlsContext !== undefined)) {
     notes.push({
       field: 'requestPolicy.insecure.action',
