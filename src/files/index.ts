@@ -13,6 +13,14 @@ export {
   readBoundedSync,
 } from './bounded';
 export { errorCode, errorText, fileSystemSource, whyUnreadable, type ConfigFileSource } from './source';
+export {
+  recordingDigest,
+  recordingSource,
+  replaySource,
+  type KeptAnswer,
+  type RecordingSource,
+  type SourceRecording,
+} from './recording';
 export { parseByteSize } from './size';
 export { NotUtf8Error, readBoundedText, readBoundedTextSync, utf8Text } from './text';
 export { parseYamlStream, rewordDepthErrors, yamlDocuments, type YamlStreamOptions } from './yaml';

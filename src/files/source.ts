@@ -55,6 +55,21 @@ export function errorCode(err: unknown): string | undefined {
 }
 
 /**
+ * A read that failed in words already said, with the errno code the folder
+ * check tells apart (`ENOENT`, `EISDIR`): a failure given again from a
+ * recording of the folder (./recording).
+ */
+export class SaidReadError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+    this.name = 'SaidReadError';
+  }
+}
+
+/**
  * Why a file could not be read, in words that follow its name: `is larger
  * than the file size limit ...`, `is a symbolic link to x, which does not
  * exist`, `is not a regular file ...`, `cannot be read (EACCES)`.
@@ -64,7 +79,8 @@ export function whyUnreadable(err: unknown): string {
     err instanceof FileTooLargeError ||
     err instanceof NotAFileError ||
     err instanceof BrokenLinkError ||
-    err instanceof NotUtf8Error
+    err instanceof NotUtf8Error ||
+    err instanceof SaidReadError
   )
     return err.message;
   return `cannot be read (${errorCode(err) ?? errorText(err)})`;
