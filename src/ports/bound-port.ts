@@ -43,6 +43,8 @@ export interface BindOptions {
    * the first, as Node's `server.listen(port, host)` does. Default false.
    */
   everyAddress?: boolean;
+  /** Bind beside other sockets on the same port (`SO_REUSEPORT`), as each worker of a gateway does. */
+  reusePort?: boolean;
 }
 
 /** The addresses to bind for `host`: itself if an IP address (or empty, for every interface), else what it resolves to. */
@@ -57,6 +59,7 @@ async function addressesOf(host: string, every: boolean): Promise<string[]> {
 async function bindOne(
   address: string,
   port: number,
+  reusePort: boolean,
 ): Promise<BoundListener & { port: number; close(): Promise<void> }> {
   const early = net.createServer({ pauseOnConnect: true });
   const waiting = new Set<net.Socket>();
@@ -67,7 +70,7 @@ async function bindOne(
     socket.once('close', () => waiting.delete(socket));
   };
   early.on('connection', hold);
-  early.listen(listenOptions({ host: address, port }));
+  early.listen(listenOptions({ host: address, port, reusePort }));
   // once() rejects with the server's 'error' (EADDRINUSE, EACCES) while it waits.
   await once(early, 'listening');
   let handed = false;
@@ -111,7 +114,7 @@ export async function bindPort(host: string, port: number, options: BindOptions 
   for (const address of await addressesOf(host, options.everyAddress ?? false)) {
     try {
       // Every address on the one port: the port chosen for the first when 0 was asked.
-      const one = await bindOne(address, at);
+      const one = await bindOne(address, at, options.reusePort ?? false);
       bound.push(one);
       at = one.port;
     } catch (err) {

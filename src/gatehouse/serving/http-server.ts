@@ -53,6 +53,8 @@ export interface ListenOptions {
   requestTimeoutMs?: number;
   /** A port bound beforehand (see `bindPort`), served on its first address instead of binding `host:port`. */
   bound?: BoundPort;
+  /** Listen beside other sockets on the same port (`SO_REUSEPORT`): each worker of a gateway does. */
+  reusePort?: boolean;
   /** Serve HTTP/2 beside HTTP/1.1 (h2c with prior knowledge; `h2` by ALPN over TLS). Default true. */
   http2?: boolean;
   /** The bounds of each HTTP/2 connection. */
@@ -208,7 +210,7 @@ export async function listen(handler: http.RequestListener, options: ListenOptio
     if (options.bound) {
       await options.bound.listeners[0].handTo(server);
     } else {
-      server.listen(listenOptions({ host: options.host, port: options.port }));
+      server.listen(listenOptions({ host: options.host, port: options.port, reusePort: options.reusePort }));
       // once() rejects with the server's 'error' while it waits for 'listening'.
       await once(server, 'listening');
     }
