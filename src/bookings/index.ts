@@ -60,5 +60,11 @@ export {
   MIN_PGLITE_SHARED_BUFFERS,
   type PgliteCompiler,
   type PgliteSettings,
+  openPgliteEngine,
+  pgliteEngineOverPort,
+  type Engine,
+  type PgliteEngine,
+  reservePgliteFolder,
+  type ReservedFolder,
 } from './database';
 export { KINDS, BOOKING_KINDS, kindSpec, type BookingKind, type CatalogueItem, type KindSpec } from './kinds';

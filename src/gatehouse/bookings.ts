@@ -30,6 +30,8 @@ export interface BookingStorageOptions {
   pgliteSharedBuffers?: number;
   /** How V8 compiles PGlite's WebAssembly; its default without. */
   pgliteCompiler?: PgliteCompiler;
+  /** The PGlite another thread holds open, for the workers of a gateway that share it. */
+  sharedEngine?: BookingDatabaseOptions['sharedEngine'];
   /**
    * The folder's booking data as a folder check read it: the demo bookings
    * are seeded from it. Absent: `bookings.yaml` is read, when there is one.
@@ -74,6 +76,7 @@ export function bookingDatabaseOptions(
     databaseUrl: options.databaseUrl,
     dataDir: options.dataDir,
     pglite: { sharedBuffers: options.pgliteSharedBuffers, compiler: options.pgliteCompiler },
+    sharedEngine: options.sharedEngine,
     timeoutMs: options.databaseTimeoutMs,
     seed: data && {
       ...(kinds.includes('hotel') ? { hotel: data.hotel_bookings } : {}),

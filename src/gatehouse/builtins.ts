@@ -17,7 +17,13 @@ import {
   type BookingStore,
 } from '../bookings';
 import type { GatehouseModule } from '../gateway';
-import { createRateLimitService, createRedisStore, type RateLimitService, type RedisStore } from '../ratelimit';
+import {
+  createRateLimitService,
+  createRedisStore,
+  type RateLimitService,
+  type RateLimitStore,
+  type RedisStore,
+} from '../ratelimit';
 import type { Logger } from '../telemetry';
 import type { CheckedFolder } from './folder/check';
 
@@ -37,6 +43,8 @@ export interface BuiltinModules {
 export interface BuiltinOptions {
   configDir: string;
   redisUrl?: string;
+  /** The rate-limit counters, when they live elsewhere than Redis or this thread's memory (shared by workers). */
+  counters?: RateLimitStore;
   /** Where the booking modules keep their bookings (./bookings); default, each its own in memory. */
   bookingStores?: Record<BookingKind, BookingStore>;
   logger: Logger;
@@ -91,7 +99,7 @@ export function createBuiltinModules(options: BuiltinOptions): BuiltinModules {
       limitsDir: configDir,
       loaded: files?.limits,
       fileSizeLimit,
-      store: redis,
+      store: redis ?? options.counters,
       logger: logger.child({ module: 'ratelimit' }),
       maxDescriptorEntries: options.maxDescriptorEntries,
     });

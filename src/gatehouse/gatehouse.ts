@@ -35,7 +35,7 @@ import { followTlsFiles, readTlsFiles, warnOfValidity } from './serving/tls-file
 import { createHttpsPort } from './https-port';
 import { createAdditionalPorts } from './additional-ports';
 import { watchFolder, type FolderWatcher } from './folder/watch';
-import type { Gatehouse, Listening } from './types';
+import type { Gatehouse, Listening, SharedParts } from './types';
 import { packageVersion } from './version';
 import { createTracing, registerTraceMetrics, type Tracing } from '../tracing';
 import { describeTracing, tracingSettings } from './tracing';
@@ -43,7 +43,7 @@ import { describeTracing, tracingSettings } from './tracing';
 const VERSION = packageVersion();
 
 export type { ReloadOutcome } from './folder/reload';
-export type { Gatehouse, Listening } from './types';
+export type { Gatehouse, Listening, SharedParts } from './types';
 
 /** What a start reads: the records, the limits, and the users file and booking data when the folder has them. */
 const START_WANTS: FolderWants = { records: true, limits: true, users: 'present', bookings: 'present' };
@@ -57,12 +57,12 @@ function tunnelsUpgrades(config: GatewayConfig): boolean {
  * Builds a Gatehouse from a config folder. Rejects with a {@link ConfigError}
  * listing every problem when the folder's config cannot be served.
  */
-export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gatehouse> {
+export async function createGatehouse(input: GatehouseOptions = {}, shared: SharedParts = {}): Promise<Gatehouse> {
   const options = resolveOptions(input);
   // Read now as well as at start(): a file that cannot be served is said before a first start makes and seeds its database.
   if (options.tls) readTlsFiles(options.tls, options.fileSizeLimit);
   const logger = options.logger ?? createLogger({ level: options.logLevel });
-  const metrics = createMetrics({ logger });
+  const metrics = createMetrics({ logger, gather: shared.gatherMetrics });
   const counters: RouteCounters = createRouteCounters();
   const startedAt = new Date();
 
@@ -88,7 +88,13 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
   registerTraceMetrics(metrics.registry, () => tracing.counts());
 
   // Opened once a Mapping routes to a booking module; seeded from the booking data the folder check read.
-  const bookings = bookingsOnDemand({ ...options, data: files.bookings, logger, metrics });
+  const bookings = bookingsOnDemand({
+    ...options,
+    data: files.bookings,
+    logger,
+    metrics,
+    sharedEngine: shared.bookingEngine,
+  });
   const registry = new Map<string, GatehouseModule>();
   let gateway: Gateway | undefined;
   /** Closes what a start that failed half-way has opened: the data folder is unlocked, and nothing keeps the process alive. */
@@ -104,6 +110,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
     builtins = createBuiltinModules({
       configDir: options.configDir,
       redisUrl: options.redisUrl,
+      counters: shared.counters,
       bookingStores: bookings.stores,
       logger,
       files,
@@ -179,9 +186,11 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
         auth: (record, modules, e) => createAuthStage(record, modules, { ...e, logger: gatewayLogger }),
         rateLimit: (record, modules, e) => createRateLimitStage(record, modules, { ...e, logger: gatewayLogger }),
       },
-      readiness: () => {
+      readiness: async () => {
         if (draining) throw new Error('the gateway is shutting down');
-        return dependenciesReady?.();
+        await dependenciesReady?.();
+        const version = shared.configVersion?.();
+        return version === undefined ? undefined : { config: version };
       },
       tracing,
     });
@@ -246,8 +255,9 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
 
   let server: RunningServer | undefined;
   const onRejected = rejectedRequestLog({ logger, metrics, counters });
-  // HTTP/2 is offered on every port alike, with the same bounds.
+  // HTTP/2 is offered on every port alike, with the same bounds; so is listening beside other workers.
   const http2Listening = {
+    reusePort: options.reusePort,
     http2: options.http2,
     http2Limits: {
       maxConcurrentStreams: options.http2MaxConcurrentStreams,
@@ -327,7 +337,7 @@ export async function createGatehouse(input: GatehouseOptions = {}): Promise<Gat
       tlsWatcher?.close();
       throw err;
     }
-    if (options.watch) {
+    if (options.watch && !shared.folderWatchedElsewhere) {
       const reload = () => {
         void gatehouse.reload().catch((err: unknown) => logger.error({ err }, 'config reload failed'));
       };

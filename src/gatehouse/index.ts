@@ -3,7 +3,7 @@
  * A whole Gatehouse from a config folder, as `npm start` runs it and as an
  * embedding app mounts it.
  */
-export { createGatehouse, type Gatehouse, type Listening, type ReloadOutcome } from './gatehouse';
+export { createGatehouse, type Gatehouse, type Listening, type ReloadOutcome, type SharedParts } from './gatehouse';
 export { METRICS_PATH } from './root-app';
 export {
   describeRedisUrl,
@@ -21,6 +21,7 @@ export {
 export { bindPort, type BoundPort } from '../ports';
 export { redisReadiness } from './readiness';
 export { describeStorage, openBookingStorage, type BookingStorage, type BookingStorageOptions } from './bookings';
+export type { BookingsState } from './bookings-on-demand';
 export { createBuiltinModules, type BuiltinModules, type BuiltinOptions } from './builtins';
 export { USERS_FILE } from '../auth';
 export {
@@ -33,6 +34,7 @@ export {
 export type { Rejected, RejectedListener } from './serving/refusals';
 export { drainFor, type Drainable, type DrainLog } from './serving/drain';
 export { listenFailure } from './serving/listen-failure';
+export { bindGatehousePorts, type PortsAt } from './bind-ports';
 export { readTlsFiles, type TlsFiles } from './serving/tls-files';
 export { watchFolder, type FolderWatcher, type WatchOptions } from './folder/watch';
 export {

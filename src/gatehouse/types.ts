@@ -6,12 +6,31 @@
 import type Koa from 'koa';
 import type { BookingDatabase } from '../bookings';
 import type { Gateway, ModuleRegistry } from '../gateway';
-import type { RateLimitGrpcServer } from '../ratelimit';
+import type { Registry } from 'prom-client';
+import type { Engine } from '../bookings';
+import type { RateLimitGrpcServer, RateLimitStore } from '../ratelimit';
 import type { Logger, Metrics } from '../telemetry';
 import type { BookingsState } from './bookings-on-demand';
 import type { ReloadOutcome } from './folder/reload';
 import type { ResolvedOptions } from './options';
 import type { Tracing } from '../tracing';
+
+/**
+ * What the workers of one gateway share, handed to the Gatehouse of each
+ * (see src/workers): a Gatehouse alone has none of them.
+ */
+export interface SharedParts {
+  /** The rate-limit counters every worker counts in. */
+  counters?: RateLimitStore;
+  /** Reserves the bookings database the gateway's main thread holds, and resolves how to connect to it. */
+  bookingEngine?: () => Promise<() => Promise<Engine>>;
+  /** The scraped metrics: every worker's, summed. */
+  gatherMetrics?: (own: Registry) => Promise<string>;
+  /** The main thread watches the folder and reloads every worker alike: this one does not watch it. */
+  folderWatchedElsewhere?: boolean;
+  /** The version of the files served, which `check_ready` shows: the same in every worker. */
+  configVersion?: () => string | undefined;
+}
 
 /** Where a started Gatehouse listens. */
 export interface Listening {

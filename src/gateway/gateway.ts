@@ -14,7 +14,7 @@ import { ConfigError, type ConfigProblem } from './config/problems';
 import type { GatewayConfig } from './config/schema';
 import { NO_EVENTS, type GatewayEvents } from './events';
 import type { ModuleRegistry } from './module';
-import { ownPaths } from './own-paths';
+import { ownPaths, type ReadyFields } from './own-paths';
 import { createRateLimitStage } from './stages/ratelimit-stage';
 import { createRouted } from './routed';
 import {
@@ -59,9 +59,10 @@ export interface GatewayOptions {
   /**
    * Asked by `/gateway/v0/check_ready` once a configuration is loaded:
    * resolves when the gateway's dependencies (Redis...) can serve, rejects
-   * with the reason when they cannot (the check then answers 503 with it).
+   * with the reason when they cannot (the check then answers 503 with it);
+   * what it resolves is added to the answer.
    */
-  readiness?: () => Promise<void> | void;
+  readiness?: () => Promise<ReadyFields | void> | ReadyFields | void;
   /**
    * Tracing, read once a request: each request's SERVER span, and its context
    * sent on to the stages' services, the modules and the upstreams. Default off.

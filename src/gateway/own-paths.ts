@@ -18,6 +18,9 @@ export const READY_PATH = '/gateway/v0/check_ready';
  */
 export const HEALTH_ROUTE = 'gateway-health';
 
+/** What readiness may add to its body: `config`, the version of the files served, which every worker of a gateway shares. */
+export type ReadyFields = Readonly<Record<string, string | number>>;
+
 /**
  * Answers liveness or readiness (`path`, normalised, is one of them):
  * alive at once, ready with the body `ready` resolves, or a 503 saying why
@@ -49,15 +52,15 @@ export async function answerHealth(ctx: Context, path: string, ready: () => Prom
  */
 export function ownPaths(
   runtime: () => Runtime | null,
-  readiness?: () => Promise<void> | void,
+  readiness?: () => Promise<ReadyFields | void> | ReadyFields | void,
 ): (ctx: Context, path: string) => Promise<boolean> {
   return async (ctx, path) => {
     if (path !== ALIVE_PATH && path !== READY_PATH) return false;
     await answerHealth(ctx, path, async () => {
       const rt = runtime();
       if (rt === null) throw HttpError.of('NO_CONFIGURATION');
-      await readiness?.();
-      return { status: 'ready', routes: rt.table.routes.length, loaded_at: rt.snapshot.loadedAt };
+      const more = await readiness?.();
+      return { status: 'ready', routes: rt.table.routes.length, loaded_at: rt.snapshot.loadedAt, ...more };
     });
     return true;
   };

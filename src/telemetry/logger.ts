@@ -3,6 +3,7 @@
  * The process logger: pino writing JSON lines, with every place a credential
  * could appear in a logged object censored.
  */
+import { hostname } from 'node:os';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type Koa from 'koa';
 import { statusOf } from '../http';
@@ -27,6 +28,8 @@ export interface LoggerOptions {
   destination?: DestinationStream | NodeJS.WritableStream;
   /** The `name` field of every line. Default `gatehouse`. */
   name?: string;
+  /** Fields of every line besides pino's `pid` and `hostname`: a worker's `worker`. */
+  fields?: Readonly<Record<string, string | number>>;
 }
 
 /**
@@ -99,6 +102,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     {
       name: options.name ?? 'gatehouse',
       level,
+      ...(options.fields ? { base: { pid: process.pid, hostname: hostname(), ...options.fields } } : {}),
       redact: { paths: [...REDACTED_PATHS], censor: '[redacted]' },
       timestamp: isoTimeOncePerMs(),
     },

@@ -37,11 +37,18 @@ export interface MetricsOptions {
   durationBuckets?: number[];
   /** The process logger, whose dropped lines are counted (`log_lines_dropped_total`). */
   logger?: Logger;
+  /**
+   * How the scraped text is gathered: this registry's own by default. A
+   * gateway's workers each sum every worker's, so that one scrape counts them all.
+   */
+  gather?: (own: Registry) => Promise<string>;
 }
 
 /** The metrics of one gateway and shortcuts that record into them without allocating. */
 export interface Metrics {
   readonly registry: Registry;
+  /** The text a scrape gets: the registry's, or what {@link MetricsOptions.gather} gathers. */
+  exposition(): Promise<string>;
   readonly httpRequests: Counter<'route' | 'method' | 'status' | 'protocol'>;
   readonly httpRequestDuration: Histogram<'route' | 'method'>;
   readonly authDecisions: Counter<'result'>;
@@ -242,8 +249,10 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const statusText: string[] = [];
   const recordCertificates = certificateExpiryGauge(registry, prefix);
 
+  const gather = options.gather;
   return {
     registry,
+    exposition: gather ? () => gather(registry) : () => registry.metrics(),
     httpRequests,
     httpRequestDuration,
     authDecisions,
@@ -291,14 +300,14 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
  * of it to answer with the error body. Mount it where the metrics are to be
  * scraped.
  */
-export function metricsHandler(metrics: Pick<Metrics, 'registry'>): Middleware {
+export function metricsHandler(metrics: Pick<Metrics, 'registry' | 'exposition'>): Middleware {
   const { registry } = metrics;
   return async function serveMetrics(ctx) {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
       throw HttpError.of('METHOD_NOT_ALLOWED', { headers: { Allow: 'GET, HEAD' } });
     }
     ctx.state.route = METRICS_ROUTE;
-    const text = await registry.metrics();
+    const text = await metrics.exposition();
     ctx.body = text;
     ctx.set('Content-Type', registry.contentType);
     ctx.set('Cache-Control', 'no-store');

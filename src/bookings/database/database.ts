@@ -50,6 +50,13 @@ export interface BookingDatabaseOptions {
   dataDir?: string;
   /** PGlite's memory settings and compiler. */
   pglite?: PgliteSettings;
+  /**
+   * The database another thread holds (a gateway's workers share one
+   * PGlite), used instead of `databaseUrl` and `dataDir`: reserves it,
+   * rejecting as a folder in use does, and resolves how to open this
+   * thread's connection to it. Closing closes this thread's part alone.
+   */
+  sharedEngine?: () => Promise<() => Promise<Engine>>;
   /** The schema of the tables. Default `gatehouse`. */
   schema?: string;
   /** Longest a call may take, in ms. Default {@link DEFAULT_DATABASE_TIMEOUT_MS}. */
@@ -106,6 +113,11 @@ export async function reserveBookingDatabase(options: BookingDatabaseOptions): P
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1)
     throw new RangeError(`the database timeout must be a whole number of ms (1 or more), got ${timeoutMs}`);
   const logger = options.logger ?? quiet;
+  const shared = options.sharedEngine;
+  if (shared !== undefined) {
+    const connect = await shared();
+    return { open: async () => preparedDatabase(await connect(), options), release: async () => undefined };
+  }
   if (options.databaseUrl !== undefined) {
     const url = options.databaseUrl;
     checkDatabaseUrl(url, 'the database URL');

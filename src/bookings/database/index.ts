@@ -20,6 +20,9 @@ export {
   type PgliteCompiler,
   type PgliteSettings,
 } from './pglite-settings';
+export { openPgliteEngine, pgliteEngineOverPort, type PgliteEngine } from './pglite';
+export { reservePgliteFolder, type ReservedFolder } from './pglite-folder';
+export type { Engine } from './engine';
 export { DatabaseUnavailableError } from './errors';
 export { DataFolderInUseError } from './folder-lock';
 export { DEFAULT_SCHEMA, MIGRATIONS, SchemaTooNewError, type Migration } from './migrations';

@@ -7,6 +7,7 @@
  * docs/operations.md follow from it. Those of tracing, the standard
  * `OTEL_*` variables, are declared in ./tracing-options and spread in here.
  */
+import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileSystemSource } from '../../files';
 import { abortSignal, boundPorts, configSource, logger, modules, tlsFiles } from './code-values';
@@ -25,6 +26,7 @@ import {
   postgresUrl,
   redisUrl,
   text,
+  workerCount,
 } from './kinds';
 
 const COUNTERS: ServeOnly = { modules: ['ratelimit'], others: 'keeps no counters' };
@@ -180,6 +182,22 @@ export const OPTIONS = {
     kind: tlsFiles,
     shown: 'plain HTTP',
     help: 'serve HTTPS with these files: {cert, key}, the paths of PEM files',
+  }),
+  workers: option({
+    kind: workerCount(availableParallelism()),
+    flag: '--workers',
+    env: 'WORKERS',
+    default: 1,
+    help: 'threads that serve the ports together, sharing counters, bookings and config; auto: one per core',
+    more: '(Node 22.12 or later; [workers](#workers))',
+    commands: ['start'],
+    library: false,
+  }),
+  reusePort: option({
+    kind: boolean,
+    default: false,
+    help: 'listen beside other processes or threads on the same ports (SO_REUSEPORT, Node 22.12 or later)',
+    more: '(each worker of `gatehouse start --workers` does)',
   }),
   watch: option({
     kind: boolean,

@@ -8,6 +8,7 @@ import { OPTIONS, type OptionName } from './declarations';
 import { shownValue } from './kinds';
 import {
   LIBRARY_NAMES,
+  OPTION_NAMES,
   readOptions,
   tlsPair,
   type GatehouseOptions,
@@ -51,9 +52,13 @@ function checkNames(options: unknown): asserts options is OptionValues {
  * value checked. Throws a TypeError or RangeError naming an option of
  * `options` that is wrong, and an {@link OptionError} naming a variable.
  */
+/** The options `createGatehouse` reads: every one but those of the command line alone. */
+const EMBEDDED_NAMES = OPTION_NAMES.filter((name) => libraryName(name) !== undefined);
+
 export function resolveOptions(options: GatehouseOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedOptions {
   checkNames(options);
-  const read = readOptions(options, env);
+  // Those of the command line alone (`workers`) are not read: an app that embeds the gateway has none of them.
+  const read = readOptions(options, env, EMBEDDED_NAMES);
   // TLS files from code win over the variables.
   const resolved: Record<string, unknown> = { ...read.values, tls: options.tls ?? tlsPair(read) };
   // Of the command line alone: `tls` holds them.

@@ -153,6 +153,22 @@ export function dnsDomain(example: string): Kind<string> {
   };
 }
 
+/**
+ * A number of workers: `auto` (the cores this process may use,
+ * `os.availableParallelism()`), or a count from 1 to four times those
+ * cores: more threads than that only take turns on the same cores.
+ */
+export function workerCount(cores: number): Kind<number | 'auto'> {
+  const most = 4 * cores;
+  return {
+    must: `auto or an integer from 1 to ${most} (four times the ${cores} cores)`,
+    schema: z.union([z.literal('auto'), z.number().int().min(1).max(most)]),
+    types: ['number', 'string'],
+    read: (text) => (text.trim().toLowerCase() === 'auto' ? 'auto' : DIGITS.test(text) ? Number(text) : undefined),
+    placeholder: '<n|auto>',
+  };
+}
+
 /** One of `values`; its text is read in any case. */
 export function oneOf<const V extends string>(values: readonly V[]): Kind<V> {
   return {
