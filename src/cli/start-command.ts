@@ -8,20 +8,28 @@
  * when it is open.
  */
 import { libraryName, OPTION_NAMES, tlsPair, type GatehouseOptions, type ResolvedOptions } from '../gatehouse/options';
-import type { BoundPorts } from '../gatehouse/options';
-import type { BoundPort } from '../ports';
+import type { Logger } from '../telemetry';
+import { availableParallelism } from 'node:os';
+import { supportsReusePort } from '../ports';
 import { parseCommandLine, readCommandOptions, UsageError } from './command-line';
 import { print } from './output';
 import type { ServerSignals } from './signals';
 import { startUsage } from './usage';
 
 type GatehouseModule = typeof import('../gatehouse');
-type Http = typeof import('../http');
 type Telemetry = typeof import('../telemetry');
 type GrpcLog = typeof import('./grpc-log');
+type StartWorkers = typeof import('./start-workers');
+type ListeningLine = typeof import('./listening-line');
 
-/** The options of `createGatehouse` the command line and the environment give. */
-function startOptions(args: readonly string[]): ResolvedOptions | undefined {
+/** What `gatehouse start` runs: the options of `createGatehouse` the command line and the environment give, and how many workers. */
+export interface StartOptions {
+  readonly options: ResolvedOptions;
+  /** `--workers`, `WORKERS`. */
+  readonly workers: number | 'auto';
+}
+
+function startOptions(args: readonly string[]): StartOptions | undefined {
   const line = parseCommandLine('start', args);
   if (line.help) return undefined;
   if (line.positionals.length > 0)
@@ -31,33 +39,15 @@ function startOptions(args: readonly string[]): ResolvedOptions | undefined {
   for (const name of OPTION_NAMES) {
     if (libraryName(name) === name && read.values[name] !== undefined) options[name] = read.values[name];
   }
-  return options as ResolvedOptions;
-}
-
-/** Binds the HTTP port, and the gRPC port unless there is none; rejects saying which address cannot be had. */
-async function bindPorts(
-  options: ResolvedOptions,
-  gatehouse: GatehouseModule,
-): Promise<BoundPorts & { http: BoundPort }> {
-  const { bindPort, listenFailure } = gatehouse;
-  const http = await bindPort(options.host, options.port).catch((err: unknown) => {
-    throw listenFailure(err, options.tls ? 'HTTPS' : 'HTTP', options.host, options.port);
-  });
-  if (options.grpcPort === false) return { http };
-  const grpcPort = options.grpcPort;
-  const grpc = await bindPort(options.grpcHost, grpcPort, { everyAddress: true }).catch(async (err: unknown) => {
-    await http.close();
-    throw listenFailure(err, 'gRPC', options.grpcHost, grpcPort);
-  });
-  return { http, grpc };
+  return { options: options as ResolvedOptions, workers: read.values.workers ?? 1 };
 }
 
 /** Runs `gatehouse start`; resolves an exit status when it does not serve, `undefined` once it does. */
 export async function start(args: readonly string[], signals: ServerSignals): Promise<number | undefined> {
-  const options = startOptions(args);
-  if (options === undefined) return print(startUsage());
+  const wanted = startOptions(args);
+  if (wanted === undefined) return print(startUsage());
+  const { options } = wanted;
   const gatehouse = require('../gatehouse') as GatehouseModule;
-  const { hostPort } = require('../http') as Http;
   const { createLogger } = require('../telemetry') as Telemetry;
   const logger = createLogger({ level: options.logLevel });
   signals.useLogger(logger);
@@ -68,7 +58,10 @@ export async function start(args: readonly string[], signals: ServerSignals): Pr
     return 0;
   };
   if (signals.stopping.aborted) return stopped();
-  const ports = await bindPorts(options, gatehouse);
+  const workers = workerCount(wanted, logger);
+  if (workers > 1)
+    return (require('./start-workers') as StartWorkers).serveOnWorkers(options, workers, signals, logger);
+  const ports = await gatehouse.bindGatehousePorts(options);
   const closePorts = () => Promise.all([ports.http.close(), ports.grpc?.close()]);
   let built: Awaited<ReturnType<GatehouseModule['createGatehouse']>>;
   try {
@@ -90,24 +83,9 @@ export async function start(args: readonly string[], signals: ServerSignals): Pr
   });
   // Handlers first: whoever waits for the line may signal as soon as it is read.
   signals.serve({ stop: () => built.stop(), reload: () => built.reload() });
-  const grpc =
-    listening.grpcPort === undefined ? '' : `gRPC rate limits on ${hostPort(options.grpcHost, listening.grpcPort)}; `;
-  const secure = listening.httpsPort === undefined ? '' : `HTTPS on ${hostPort(options.host, listening.httpsPort)}; `;
-  const additional = (listening.additionalPorts ?? [])
-    .map((port) => `HTTP also on ${hostPort(options.host, port)}; `)
-    .join('');
-  const counters =
-    options.redisUrl === undefined ? '' : `counters: Redis at ${gatehouse.describeRedisUrl(options.redisUrl)}; `;
-  // Which folder is served matters as much as where: GATEHOUSE_CONFIG or a
-  // relative --config may not be the folder the user has just edited. So does
-  // where the counters and the bookings go: a data folder beside another config is another database.
-  const bookings =
-    built.bookingsState === 'none' && options.bookingStore !== 'memory'
-      ? 'none (no Mapping routes to a booking service)'
-      : gatehouse.describeStorage(options);
-  process.stdout.write(
-    `gatehouse listening on ${listening.url} (${additional}${secure}${grpc}config folder ${options.configDir}; ${counters}bookings: ${bookings})\n`,
-  );
+  const { bookingsInWords, listeningLine } = require('./listening-line') as ListeningLine;
+  const bookings = bookingsInWords(options, built.bookingsState);
+  process.stdout.write(listeningLine(options, listening, bookings));
   // The bookings answer 503 until their database is open: said when it is (its failure is logged).
   if (built.bookingsState === 'opening' || built.bookingsState === 'open')
     built.openBookings().then(
@@ -117,4 +95,20 @@ export async function start(args: readonly string[], signals: ServerSignals): Pr
       () => undefined,
     );
   return undefined;
+}
+
+/**
+ * How many workers `wanted` asks for (`auto`: the cores this process may
+ * use): one where this Node cannot listen beside itself, which is said.
+ */
+function workerCount(wanted: StartOptions, logger: Logger): number {
+  const count = wanted.workers === 'auto' ? availableParallelism() : wanted.workers;
+  if (count > 1 && !supportsReusePort()) {
+    logger.warn(
+      { workers: count, node: process.versions.node },
+      'serving with one worker: workers share the ports with reusePort, which needs Node 22.12 or later',
+    );
+    return 1;
+  }
+  return count;
 }
