@@ -15,6 +15,9 @@
  *
  *   node --import tsx bench/footprint.ts    BENCH_ROUNDS rounds (default 5)
  *
+ * On Node 22.12 or later, `--workers 2` is measured in the same rounds:
+ * its first and later starts, and what the second worker adds.
+ *
  * BENCH_FOOTPRINT_BASELINE=<folder>: another build of Gatehouse (a checkout
  * with its dist/ built) measured in the same rounds, to compare against.
  *
@@ -27,6 +30,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureBuilt } from './harness/build';
 import { writeGatehouseConfig } from './harness/configs';
+import { supportsReusePort } from '../src/ports';
 import { processTree, startPinned, type ProcessSpec } from './harness/processes';
 import { formatGoals, table, type Goal } from './harness/report';
 import { median } from './harness/stats';
@@ -148,12 +152,15 @@ async function measure(spec: ProcessSpec, gateway: boolean): Promise<Start> {
   }
 }
 
-async function gatehouse(name: string, config: string, data: string, root = ROOT): Promise<ProcessSpec> {
+async function gatehouse(name: string, config: string, data: string, root = ROOT, workers = 1): Promise<ProcessSpec> {
   const port = await freePort();
+  // A baseline build may know no --workers: given only when asked for.
+  const start = ['start', '--port', String(port), '--grpc-port', '0', '--no-watch'];
+  if (workers > 1) start.push('--workers', String(workers));
   return {
     name,
     command: process.execPath,
-    args: [join(root, 'dist', 'cli', 'main.js'), 'start', '--port', String(port), '--grpc-port', '0', '--no-watch'],
+    args: [join(root, 'dist', 'cli', 'main.js'), ...start],
     env: { ...process.env, LOG_LEVEL: 'silent', DRAIN_DELAY_MS: '0', GATEHOUSE_DATA: data, GATEHOUSE_CONFIG: config },
     cwd: root,
     port,
@@ -171,11 +178,16 @@ export async function runFootprint(
   const later: Start[] = [];
   const baseFirst: Start[] = [];
   const baseLater: Start[] = [];
+  // Two workers, on a Node that listens with reusePort: what a second worker adds.
+  const twoFirst: Start[] = [];
+  const twoLater: Start[] = [];
+  const withWorkers = supportsReusePort();
   // The demo's, its per-user limit out of reach of the traffic.
   const config = writeGatehouseConfig(mkdtempSync(join(tmpdir(), 'gatehouse-bench-config-')), { kind: 'open' }, 1e9);
   for (let round = 0; round < rounds; round++) {
     const data = mkdtempSync(join(tmpdir(), 'gatehouse-bench-footprint-'));
     const baseData = mkdtempSync(join(tmpdir(), 'gatehouse-bench-footprint-baseline-'));
+    const twoData = mkdtempSync(join(tmpdir(), 'gatehouse-bench-footprint-workers-'));
     try {
       const port = await freePort();
       const bare: ProcessSpec = {
@@ -192,6 +204,11 @@ export async function runFootprint(
           later.push(await measure(await gatehouse('later start', config, data), true));
         },
       ];
+      if (withWorkers)
+        turns.push(async () => {
+          twoFirst.push(await measure(await gatehouse('2 workers, first start', config, twoData, ROOT, 2), true));
+          twoLater.push(await measure(await gatehouse('2 workers, later start', config, twoData, ROOT, 2), true));
+        });
       if (baseline !== undefined)
         turns.push(async () => {
           baseFirst.push(await measure(await gatehouse('baseline first start', config, baseData, baseline), true));
@@ -203,6 +220,7 @@ export async function runFootprint(
     } finally {
       rmSync(data, { recursive: true, force: true });
       rmSync(baseData, { recursive: true, force: true });
+      rmSync(twoData, { recursive: true, force: true });
     }
   }
   rmSync(config, { recursive: true, force: true });
@@ -217,6 +235,12 @@ export async function runFootprint(
       [
         ['gatehouse, later start', later],
         ['gatehouse, first start', first],
+        ...(withWorkers
+          ? [
+              ['--workers 2, later start', twoLater],
+              ['--workers 2, first start', twoFirst],
+            ]
+          : []),
         ...(baseline === undefined
           ? []
           : [
@@ -240,6 +264,17 @@ export async function runFootprint(
       '',
       '',
     ]);
+  if (withWorkers)
+    rows.push(
+      [
+        '--workers 2 / 1, later start',
+        `${ratio(twoLater, later, (s) => s.answerMs).toFixed(2)}x`,
+        `${ratio(twoLater, later, (s) => s.readyMs).toFixed(2)}x`,
+        `+${mb(med(twoLater, (s) => s.idleMb) - med(later, (s) => s.idleMb))}`,
+        `+${mb(med(twoLater, (s) => s.rssMb) - med(later, (s) => s.rssMb))}`,
+      ],
+      ['--workers 2 later start / bare Koa', `${ratio(twoLater, koa, (s) => s.answerMs).toFixed(2)}x`, '', '', ''],
+    );
   const startRatio = ratio(later, koa, (s) => s.answerMs);
   const firstRatio = ratio(first, later, (s) => s.readyMs);
   const firstAnswerRatio = ratio(first, later, (s) => s.answerMs);

@@ -14,6 +14,7 @@
  *   npm run bench -- http2        HTTP/2 (h2c, h2load) against HTTP/1.1 (wrk)
  *   npm run bench -- tracing      what tracing costs a request (bench/tracing.ts)
  *   npm run bench -- footprint    memory and start time against a bare Koa app (bench/footprint.ts)
+ *   npm run bench -- workers      --workers 2 against --workers 1, wrk beside them (bench/workers.ts; Node 22.12+)
  *
  * Options are environment variables (bench/harness/settings.ts): BENCH_ROUNDS,
  * BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS, BENCH_ROWS,
@@ -166,7 +167,7 @@ async function runTracingPart(settings: Settings): Promise<Goal[]> {
 }
 
 async function main(parts: string[]): Promise<number> {
-  const known = ['http', 'ratelimit', 'http2', 'tracing', 'footprint'];
+  const known = ['http', 'ratelimit', 'http2', 'tracing', 'footprint', 'workers'];
   const unknown = parts.filter((p) => !known.includes(p));
   if (unknown.length) throw new Error(`unknown part ${unknown.join(', ')}; parts: ${known.join(', ')}`);
   const run = parts.length ? parts : known;
@@ -218,6 +219,19 @@ async function main(parts: string[]): Promise<number> {
     const footprint = await runFootprint(settings.rounds);
     console.log(footprint.text);
     goals.push(...footprint.goals);
+  }
+  if (run.includes('workers')) {
+    ensureBuilt(ROOT);
+    console.log(
+      `\nWorkers (bench/workers.ts): gatehouse start from dist/, auth + rate limit (the gatehouse row), with --workers 1 and --workers 2,\n` +
+        `loaded in turn in each round by wrk (${settings.connections} connections), the gateway and wrk sharing every CPU.\n`,
+    );
+    const { formatWorkers, runWorkersBench, workersGoals, workersRows } =
+      require('./workers') as typeof import('./workers');
+    const bench = await runWorkersBench(settings);
+    console.log(formatWorkers(bench));
+    goals.push(...workersGoals(bench));
+    rows.push(...workersRows(bench));
   }
   console.log(`\nGoals (same run, pinned):\n${formatGoals(goals)}`);
   const loadAtEnd = os.loadavg();

@@ -173,7 +173,7 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
 }
 
 /** Starts `spec` with `taskset -c <cpu>`. */
-export function startPinned(spec: ProcessSpec, cpu: number): Pinned {
+export function startPinned(spec: ProcessSpec, cpu: number | string): Pinned {
   const out = openSync(spec.stdout ?? '/dev/null', 'a');
   let err = '';
   let child: ChildProcess;

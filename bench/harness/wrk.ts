@@ -13,7 +13,8 @@ export interface WrkOptions {
   url: string;
   seconds: number;
   connections: number;
-  cpu: number;
+  /** The CPU (or CPUs, as taskset writes them: `0-1`) wrk runs on. */
+  cpu: number | string;
   authorization?: string;
   /** Requests a second to pace at; none: as fast as the server answers. */
   rate?: number;
