@@ -37,6 +37,7 @@ import {
   hasUnsizedBody,
   headerCountRefusal,
   HttpError,
+  isGrpcRequest,
   ORIGINAL_PATH,
   requestHost,
   setPath,
@@ -57,6 +58,7 @@ import { refuseMalformedHost, refuseRepeatedHost, toOriginForm } from './request
 import { claimedClientCert, hostRoutes, hostsDecide, tellClientCert } from './request/secure-host';
 import type { RunRouted } from './routed';
 import { applyErrorOverrides } from './error-overrides';
+import { answerAsGrpc } from './grpc-reply';
 import { REROUTED_STATE } from './reroute';
 import type { RouteTarget, Runtime } from './runtime';
 import { NO_TRACING, type GatewayTracing } from '../tracing';
@@ -297,6 +299,10 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
       errors.answer(ctx, err);
     } finally {
       if (known !== null) overrideErrorBody(ctx, known, routedBy);
+      if (isGrpcRequest(ctx.req.headers)) {
+        const resourceExhausted = known?.config.rateLimitService?.grpc?.use_resource_exhausted_code === true;
+        answerAsGrpc(ctx, { resourceExhausted });
+      }
     }
   };
 }

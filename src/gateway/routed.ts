@@ -15,6 +15,7 @@ import { keptHeaders, restoreHeaders } from './request/headers/kept-headers';
 import { rewritePath, type Route } from './match/route-table';
 import type { RouteTarget, Runtime, UpstreamOptions } from './runtime';
 import { forwardRemote } from './upstream';
+import { forwardGrpc } from './upstream/grpc';
 import { forwardUpgrade, tunnelledUpgrade } from './upstream/upgrade';
 import { applyAnswerHeaders } from './stages/answer-headers';
 import { reroute } from './reroute';
@@ -112,7 +113,8 @@ export function createRouted({ bodyLimit, errors, events, upstreams }: RoutedOpt
           trace,
         };
         const upgrade = target.upgrades === null ? undefined : tunnelledUpgrade(ctx, target.upgrades);
-        if (upgrade === undefined) await forwardRemote(ctx, target.upstream, forward);
+        if (target.grpc) await forwardGrpc(ctx, target.upstream, forward);
+        else if (upgrade === undefined) await forwardRemote(ctx, target.upstream, forward);
         else
           await forwardUpgrade(ctx, target.upstream, upgrade, {
             ...forward,

@@ -68,6 +68,8 @@ export interface RemoteTarget extends RouteExtras {
   readonly hostRewrite: string | undefined;
   /** The protocols (lower case) a request may upgrade its connection to (`allow_upgrade`); null for none. */
   readonly upgrades: ReadonlySet<string> | null;
+  /** `grpc: true`: the call is proxied over HTTP/2 (see ./upstream/grpc). */
+  readonly grpc: boolean;
 }
 
 /** A Mapping with `host_redirect: true`: answered with a redirect, no service called. */
@@ -375,6 +377,7 @@ function routeTargets(clusters: ClusterSet, tls: GatewayTls): (p: Pending) => Ro
       timeoutMs: p.mapping.timeout_ms,
       hostRewrite: p.mapping.host_rewrite,
       upgrades: upgrades.length > 0 ? new Set(upgrades) : null,
+      grpc: p.mapping.grpc === true,
       ...p.edits,
     };
   };

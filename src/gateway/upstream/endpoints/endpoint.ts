@@ -9,6 +9,7 @@
  * takes requests again (Envoy's panic threshold).
  */
 import type { Pool } from 'undici';
+import type { UpstreamSession } from '../grpc/session';
 
 /** Envoy's outlier-detection defaults. */
 export const OUTLIER = {
@@ -30,6 +31,8 @@ export class Endpoint {
   ejections = 0;
   /** When it last came back, for the decay of {@link ejections}. */
   returnedAt = 0;
+  /** The HTTP/2 connection gRPC calls share, made for the first of them. */
+  h2: UpstreamSession | null = null;
 
   constructor(
     /** `address:port` (`[v6]:port`), as shown and counted. */
