@@ -67,6 +67,13 @@ function plain(metadata: grpc.Metadata): Record<string, string> {
   return out;
 }
 
+/** What every kind of server call has. */
+interface SurfaceCall {
+  readonly metadata: grpc.Metadata;
+  sendMetadata(metadata: grpc.Metadata): void;
+  on(event: 'cancelled', listener: () => void): unknown;
+}
+
 function trailer(): grpc.Metadata {
   const m = new grpc.Metadata();
   m.set('x-server-trailer', 'bye');
@@ -82,7 +89,7 @@ export async function startEchoServer(credentials = grpc.ServerCredentials.creat
   const received: ReceivedCall[] = [];
   const waiting: ((call: ReceivedCall) => void)[] = [];
   const server = new grpc.Server();
-  const track = (name: string, call: grpc.ServerSurfaceCall): ReceivedCall => {
+  const track = (name: string, call: SurfaceCall): ReceivedCall => {
     const seen: ReceivedCall = { method: name, metadata: plain(call.metadata), cancelled: false };
     received.push(seen);
     call.on('cancelled', () => {
@@ -100,7 +107,8 @@ export async function startEchoServer(credentials = grpc.ServerCredentials.creat
       const req = call.request;
       const answer = () => {
         if (req.fail !== undefined) callback(failure(req.fail));
-        else callback(null, { text: req.text, user: seen.metadata['x-travel-user'], metadata: seen.metadata }, trailer());
+        else
+          callback(null, { text: req.text, user: seen.metadata['x-travel-user'], metadata: seen.metadata }, trailer());
       };
       if (req.delayMs !== undefined) setTimeout(answer, req.delayMs);
       else answer();

@@ -66,7 +66,7 @@ export class GrpcCall {
     });
     stream.on('error', ignore);
     stream.once('response', (headers, flags) => this.responseCame(headers, flags));
-    stream.once('trailers', (trailers) => this.trailersCame(trailers));
+    stream.once('trailers', (trailers: IncomingHttpHeaders) => this.trailersCame(trailers));
     stream.once('close', () => this.upstreamClosed());
     ctx.res.once('close', this.clientClosed);
     req.once('error', this.requestFailed);

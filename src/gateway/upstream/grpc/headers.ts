@@ -14,7 +14,11 @@ import type { ForwardOptions } from '../types';
 const NONE: readonly string[] = [];
 
 /** The headers of the upstream's stream: the call's metadata and the gateway's own. */
-export function grpcRequestHeaders(ctx: Context, upstream: RouteUpstream, options: ForwardOptions): OutgoingHttpHeaders {
+export function grpcRequestHeaders(
+  ctx: Context,
+  upstream: RouteUpstream,
+  options: ForwardOptions,
+): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = upstreamRequestHeaders(
     ctx,
     upstream.address.host,

@@ -73,7 +73,11 @@ export class UpstreamSession {
 }
 
 /** The HTTP/2 connection of `endpoint`, made for the first gRPC call to it with the cluster's settings. */
-export function sessionOf(endpoint: Endpoint, settings: ClusterSettings, servername: string | undefined): UpstreamSession {
+export function sessionOf(
+  endpoint: Endpoint,
+  settings: ClusterSettings,
+  servername: string | undefined,
+): UpstreamSession {
   let session = endpoint.h2;
   if (session === null) {
     const tls = settings.secure && settings.tls !== undefined ? connectOptions(settings.tls) : {};

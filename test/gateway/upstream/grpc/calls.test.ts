@@ -8,7 +8,14 @@ import * as grpc from '@grpc/grpc-js';
 import assert from 'node:assert/strict';
 import { listen, type RunningServer } from '../../../../src/gatehouse';
 import { createGateway, type Gateway } from '../../../../src/gateway';
-import { echoClient, startEchoServer, unary, type EchoClient, type EchoMessage, type EchoServer } from '../../../support/grpc-echo';
+import {
+  echoClient,
+  startEchoServer,
+  unary,
+  type EchoClient,
+  type EchoMessage,
+  type EchoServer,
+} from '../../../support/grpc-echo';
 import { configOf, mapping } from '../../../support/records';
 
 describe('gRPC calls through the gateway', () => {
