@@ -14,6 +14,8 @@ export interface EchoMessage {
   count?: number;
   /** Answered with this status instead. */
   fail?: number;
+  /** Server-streaming: answers of this many bytes each, written as fast as the reader takes them. */
+  size?: number;
   /** Waits this long before answering (unary), or after the first answer (streams: `-1` for ever). */
   delayMs?: number;
   user?: string;
@@ -55,6 +57,10 @@ export interface EchoServer {
   /** `127.0.0.1:<port>`. */
   readonly address: string;
   readonly received: ReceivedCall[];
+  /** Answers written by server-streaming calls so far. */
+  sent: number;
+  /** Resolves the next time a server-streaming call is held by flow control. */
+  heldBack(): Promise<void>;
   /** Resolves once a call of the server is cancelled. */
   cancelled(): Promise<ReceivedCall>;
   close(): Promise<void>;
@@ -87,9 +93,11 @@ function failure(code: number): Partial<grpc.StatusObject> {
 /** Starts the echo service on a free port of 127.0.0.1, with `credentials` (insecure by default). */
 export async function startEchoServer(credentials = grpc.ServerCredentials.createInsecure()): Promise<EchoServer> {
   const received: ReceivedCall[] = [];
+  const self = { sent: 0, blocked: [] as (() => void)[] };
   const waiting: ((call: ReceivedCall) => void)[] = [];
   const server = new grpc.Server();
-  const track = (name: string, call: SurfaceCall): ReceivedCall => {
+  // The initial metadata goes at once, but for a unary call told to wait: its answer's headers wait with it.
+  const track = (name: string, call: SurfaceCall, holdHeaders = false): ReceivedCall => {
     const seen: ReceivedCall = { method: name, metadata: plain(call.metadata), cancelled: false };
     received.push(seen);
     call.on('cancelled', () => {
@@ -98,13 +106,13 @@ export async function startEchoServer(credentials = grpc.ServerCredentials.creat
     });
     const initial = new grpc.Metadata();
     initial.set('x-server-initial', 'hello');
-    call.sendMetadata(initial);
+    if (!holdHeaders) call.sendMetadata(initial);
     return seen;
   };
   server.addService(ECHO_SERVICE, {
     unary(call: grpc.ServerUnaryCall<EchoMessage, EchoMessage>, callback: grpc.sendUnaryData<EchoMessage>) {
-      const seen = track('unary', call);
       const req = call.request;
+      const seen = track('unary', call, req.delayMs !== undefined);
       const answer = () => {
         if (req.fail !== undefined) callback(failure(req.fail));
         else
@@ -121,10 +129,17 @@ export async function startEchoServer(credentials = grpc.ServerCredentials.creat
       const next = (): void => {
         if (call.cancelled) return;
         if (sent === (req.count ?? 1)) return call.end(trailer());
-        call.write({ text: `${req.text} ${sent++}` });
+        const text = req.size === undefined ? `${req.text} ${sent}` : 'x'.repeat(req.size);
+        sent++;
+        const more = call.write({ text });
+        self.sent++;
         if (sent === 1 && req.delayMs === -1) return;
         if (sent === 1 && req.delayMs !== undefined) setTimeout(next, req.delayMs);
-        else setImmediate(next);
+        else if (!more) {
+          // Held by flow control: the next message waits for the reader.
+          for (const resolve of self.blocked.splice(0)) resolve();
+          call.once('drain', next);
+        } else setImmediate(next);
       };
       next();
     },
@@ -146,6 +161,13 @@ export async function startEchoServer(credentials = grpc.ServerCredentials.creat
   return {
     address: `127.0.0.1:${port}`,
     received,
+    get sent() {
+      return self.sent;
+    },
+    set sent(value: number) {
+      self.sent = value;
+    },
+    heldBack: () => new Promise((resolve) => self.blocked.push(resolve)),
     cancelled: () => new Promise((resolve) => waiting.push(resolve)),
     close: () =>
       new Promise<void>((resolve) => {

@@ -150,10 +150,11 @@ export class GrpcCall {
 
   /** The client left (or reset its stream): the upstream's stream is cancelled. */
   private readonly clientClosed = (): void => {
-    if (this.ctx.res.writableFinished) return;
+    // A call the upstream ended already has nothing left to cancel (and its answer may still be on its way).
+    if (this.stream.closed) return;
     this.ended = true;
     this.clearTimers();
-    if (!this.stream.closed) this.stream.close(NGHTTP2_CANCEL);
+    this.stream.close(NGHTTP2_CANCEL);
     if (!this.responded) this.reject(HttpError.of('CLIENT_LEFT'));
   };
 
