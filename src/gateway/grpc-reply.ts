@@ -4,8 +4,9 @@
  * gateway refuses or cannot forward (no route, no credentials, denied, over
  * a limit, upstream unreachable or too slow) gets a trailers-only answer
  * whose `grpc-status` is the one Envoy gives the same answer, and whose
- * `grpc-message` is the error body's detail, else its message. An answer
- * the upstream gave is passed on as it is.
+ * `grpc-message` is the error body's detail (or the text an auth or
+ * rate-limit service wrote, as Envoy sends it). An answer the upstream gave
+ * is passed on as it is.
  */
 import type { Context } from 'koa';
 import { answerGrpcStatus, grpcStatusOfHttp, GrpcStatus, statusLine } from '../http';
@@ -20,17 +21,23 @@ export interface GrpcReplyOptions {
 /** The longest error body read for its message. */
 const MAX_BODY = 4096;
 
-/** What the error body says, in one line: its detail, else its message, else the status line. */
+/** What the answer's body says, in one line: the error body's detail, else its message; a text body as it is; else the status line. */
 function messageOf(ctx: Context, status: number): string {
   const body: unknown = ctx.body;
   const type = ctx.response.get('Content-Type');
-  if ((Buffer.isBuffer(body) || typeof body === 'string') && body.length <= MAX_BODY && type.includes('json')) {
-    try {
-      const parsed = JSON.parse(body.toString()) as { detail?: unknown; message?: unknown };
-      if (typeof parsed.detail === 'string') return parsed.detail;
-      if (typeof parsed.message === 'string') return parsed.message;
-    } catch {
-      // Not the gateway's error body (an auth service's own): the status line says it.
+  if ((Buffer.isBuffer(body) || typeof body === 'string') && body.length > 0 && body.length <= MAX_BODY) {
+    const text = body.toString();
+    if (type.includes('json')) {
+      try {
+        const parsed = JSON.parse(text) as { detail?: unknown; message?: unknown };
+        if (typeof parsed.detail === 'string') return parsed.detail;
+        if (typeof parsed.message === 'string') return parsed.message;
+      } catch {
+        // Not the gateway's error body: the status line says it.
+      }
+    } else if (type.startsWith('text/')) {
+      // What an auth or rate-limit service wrote (raw_body), as Envoy sends it in grpc-message.
+      return text.trim().replace(/\s+/g, ' ');
     }
   }
   return statusLine(status);

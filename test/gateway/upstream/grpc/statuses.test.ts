@@ -146,6 +146,7 @@ describe("the gateway's own answers to gRPC calls", () => {
   it('answers a call the auth service denies PERMISSION_DENIED', async () => {
     const outcome = await unary(client, { text: 'hi' }, withAuth('Basic banned'));
     assert.equal(outcome.status.code, grpc.status.PERMISSION_DENIED);
+    assert.equal(outcome.status.details, 'banned');
     assert.equal(upstream.received.length, 0);
   });
 
