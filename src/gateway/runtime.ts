@@ -80,6 +80,11 @@ export interface RedirectTarget extends RouteExtras {
 
 export type RouteTarget = InProcessTarget | RemoteTarget | RedirectTarget;
 
+/** Whether a target proxies gRPC calls (`grpc: true`). */
+export function isGrpcTarget(target: RouteTarget): boolean {
+  return target.kind === 'remote' && target.grpc;
+}
+
 /** What a runtime is built with beyond its configuration. */
 export interface RuntimeOptions {
   /** Draws in [0, 1) that choose among Mappings sharing a match (canary weights). Default `Math.random`. */

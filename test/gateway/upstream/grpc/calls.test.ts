@@ -83,6 +83,18 @@ describe('gRPC calls through the gateway', () => {
     assert.deepEqual(answer, { text: 'a,b,c', count: 3 });
   });
 
+  it("streams a client's messages past the body limit, which holds bodies read whole, not streams", async () => {
+    const part = 'x'.repeat(256 * 1024);
+    const answer = await new Promise<EchoMessage>((resolve, reject) => {
+      const call = client.clientStream(new grpc.Metadata(), {}, (err, value) => (err ? reject(err) : resolve(value!)));
+      // 3 MiB in all, three times the default limit.
+      for (let i = 0; i < 12; i++) call.write({ text: part });
+      call.end();
+    });
+    assert.equal(answer.count, 12);
+    assert.equal(answer.text?.length, 12 * part.length + 11);
+  });
+
   it('passes a bidirectional call message by message: each answer comes before the next message is sent', async () => {
     const call = client.bidi(new grpc.Metadata());
     const answers: string[] = [];
