@@ -248,6 +248,11 @@ export function* buildRuntimeSteps(
         `applies to remote upstreams only: module '${mapping.service}' is called in process and switches no connection to another protocol`,
       );
     }
+    if (mapping.grpc === true)
+      problem(
+        'grpc',
+        `applies to remote upstreams only: module '${mapping.service}' is called in process and serves no gRPC`,
+      );
     if (module.app)
       pending.push({
         mapping,
