@@ -9,7 +9,12 @@
  * takes requests again (Envoy's panic threshold).
  */
 import type { Pool } from 'undici';
-import type { UpstreamSession } from '../grpc/session';
+
+/** The HTTP/2 connection of an endpoint's gRPC calls (../grpc/session), as its cluster closes it. */
+export interface EndpointSession {
+  /** Gracefully (its calls finish), or at once with `force`. */
+  close(force?: boolean): void;
+}
 
 /** Envoy's outlier-detection defaults. */
 export const OUTLIER = {
@@ -32,7 +37,7 @@ export class Endpoint {
   /** When it last came back, for the decay of {@link ejections}. */
   returnedAt = 0;
   /** The HTTP/2 connection gRPC calls share, made for the first of them. */
-  h2: UpstreamSession | null = null;
+  h2: EndpointSession | null = null;
 
   constructor(
     /** `address:port` (`[v6]:port`), as shown and counted. */

@@ -53,7 +53,10 @@ export class GrpcCall {
     session: ClientHttp2Session,
     private readonly options: ForwardOptions,
   ) {
-    this.stream = session.request(grpcRequestHeaders(ctx, upstream, options), { endStream: false });
+    const headers = grpcRequestHeaders(ctx, upstream, options);
+    // The upstream's spans join the request's trace, under the gateway's span.
+    if (options.trace != null) options.trace.inject(headers as Record<string, string>);
+    this.stream = session.request(headers, { endStream: false });
   }
 
   /** Sends the call; resolves once the upstream's headers are on `ctx`, rejects with the gateway's answer before them. */

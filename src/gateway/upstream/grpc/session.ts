@@ -10,7 +10,7 @@
 import { connect, type ClientHttp2Session, type SecureClientSessionOptions } from 'node:http2';
 import { connectOptions } from '../../../tls';
 import type { ClusterSettings } from '../endpoints/cluster';
-import type { Endpoint } from '../endpoints/endpoint';
+import type { Endpoint, EndpointSession } from '../endpoints/endpoint';
 import { originOf } from '../service';
 
 /** How long an idle HTTP/2 connection to an upstream is kept when the cluster does not say: Envoy's hour. */
@@ -24,7 +24,7 @@ export class ConnectTimeout extends Error {
 function ignore(): void {}
 
 /** The HTTP/2 connection to one endpoint, made again when it is gone. */
-export class UpstreamSession {
+export class UpstreamSession implements EndpointSession {
   private session: ClientHttp2Session | null = null;
   private closed = false;
 
@@ -78,7 +78,8 @@ export function sessionOf(
   settings: ClusterSettings,
   servername: string | undefined,
 ): UpstreamSession {
-  let session = endpoint.h2;
+  // Only this function sets it.
+  let session = endpoint.h2 as UpstreamSession | null;
   if (session === null) {
     const tls = settings.secure && settings.tls !== undefined ? connectOptions(settings.tls) : {};
     const options: SecureClientSessionOptions = settings.secure
