@@ -96,7 +96,7 @@ export async function startEchoServer(credentials = grpc.ServerCredentials.creat
   const self = { sent: 0, blocked: [] as (() => void)[] };
   const waiting: ((call: ReceivedCall) => void)[] = [];
   const server = new grpc.Server();
-  // The initial metadata goes at once, but for a unary call told to wait: its answer's headers wait with it.
+  // The initial metadata goes at once, but for a unary call told to wait or fail: its headers wait for its answer.
   const track = (name: string, call: SurfaceCall, holdHeaders = false): ReceivedCall => {
     const seen: ReceivedCall = { method: name, metadata: plain(call.metadata), cancelled: false };
     received.push(seen);
@@ -112,7 +112,8 @@ export async function startEchoServer(credentials = grpc.ServerCredentials.creat
   server.addService(ECHO_SERVICE, {
     unary(call: grpc.ServerUnaryCall<EchoMessage, EchoMessage>, callback: grpc.sendUnaryData<EchoMessage>) {
       const req = call.request;
-      const seen = track('unary', call, req.delayMs !== undefined);
+      // Told to fail, it answers trailers-only: no headers before its status.
+      const seen = track('unary', call, req.delayMs !== undefined || req.fail !== undefined);
       const answer = () => {
         if (req.fail !== undefined) callback(failure(req.fail));
         else

@@ -31,6 +31,8 @@ export const PROXIED_GRPC = Symbol('proxied gRPC answer');
 
 function ignore(): void {}
 
+const NO_BODY = Buffer.alloc(0);
+
 /** A gRPC call under way to one endpoint. */
 export class GrpcCall {
   private readonly stream: ClientHttp2Stream;
@@ -101,20 +103,18 @@ export class GrpcCall {
       const value = headers[name];
       if (value !== undefined) res.setHeader(name, value);
     }
-    const body = (this.body = new PassThrough());
     if ((flags & NGHTTP2_FLAG_END_STREAM) !== 0) {
-      // Trailers-only: the status is in these headers, sent as they are, in one frame.
+      // Trailers-only: the status is in these headers, sent as they are, in one frame that ends the stream.
       this.statusCame = true;
       this.clearTimers();
-      body.end();
+      ctx.body = NO_BODY;
+      res.removeHeader('content-length');
     } else {
+      // Piped on as it comes; the headers go at once (see http/respond): a client may wait for them before it writes.
+      const body = (this.body = new PassThrough());
       stream.pipe(body);
-      // Sent at once, not with the first message: a client may wait for the upstream's metadata before it writes.
-      res.once('pipe', () => {
-        if (!res.headersSent) res.flushHeaders();
-      });
+      ctx.body = body;
     }
-    ctx.body = body;
     if (headers['content-type'] === undefined) ctx.remove('Content-Type');
     this.resolve();
   }

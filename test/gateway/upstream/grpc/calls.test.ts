@@ -6,6 +6,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import assert from 'node:assert/strict';
+import { constants, type IncomingHttpHeaders } from 'node:http2';
 import { listen, type RunningServer } from '../../../../src/gatehouse';
 import { createGateway, type Gateway } from '../../../../src/gateway';
 import {
@@ -16,6 +17,7 @@ import {
   type EchoMessage,
   type EchoServer,
 } from '../../../support/grpc-echo';
+import { h2Connect } from '../../../support/http2-client';
 import { configOf, mapping } from '../../../support/records';
 
 describe('gRPC calls through the gateway', () => {
@@ -62,6 +64,30 @@ describe('gRPC calls through the gateway', () => {
     assert.equal(outcome.status.code, grpc.status.NOT_FOUND);
     assert.equal(outcome.status.details, 'refused by the echo service: é%');
     assert.deepEqual(outcome.status.metadata.get('x-server-trailer'), ['bye']);
+  });
+
+  it("passes an upstream's trailers-only answer as one frame that ends the stream", async () => {
+    const session = await h2Connect(`http://127.0.0.1:${server.port}`);
+    const body = Buffer.from(JSON.stringify({ fail: grpc.status.NOT_FOUND }));
+    const prefix = Buffer.alloc(5);
+    prefix.writeUInt32BE(body.length, 1);
+    const stream = session.request({
+      ':method': 'POST',
+      ':path': '/test.Echo/Unary',
+      'content-type': 'application/grpc',
+      te: 'trailers',
+    });
+    stream.end(Buffer.concat([prefix, body]));
+    const [headers, flags] = await new Promise<[IncomingHttpHeaders, number]>((resolve) =>
+      stream.once('response', (h, f) => resolve([h, f])),
+    );
+    session.close();
+    assert.equal(headers[':status'], 200);
+    assert.equal(headers['grpc-status'], String(grpc.status.NOT_FOUND));
+    // As the upstream encoded it.
+    assert.equal(decodeURIComponent(String(headers['grpc-message'])), 'refused by the echo service: é%');
+    assert.equal(headers['x-server-trailer'], 'bye');
+    assert.equal(flags & constants.NGHTTP2_FLAG_END_STREAM, constants.NGHTTP2_FLAG_END_STREAM);
   });
 
   it('streams the answers of a server-streaming call, then its trailers', async () => {
