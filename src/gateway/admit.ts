@@ -37,6 +37,7 @@ import {
   hasUnsizedBody,
   headerCountRefusal,
   HttpError,
+  isGrpcRequest,
   ORIGINAL_PATH,
   requestHost,
   setPath,
@@ -57,8 +58,9 @@ import { refuseMalformedHost, refuseRepeatedHost, toOriginForm } from './request
 import { claimedClientCert, hostRoutes, hostsDecide, tellClientCert } from './request/secure-host';
 import type { RunRouted } from './routed';
 import { applyErrorOverrides } from './error-overrides';
+import { answerAsGrpc } from './grpc-reply';
 import { REROUTED_STATE } from './reroute';
-import type { RouteTarget, Runtime } from './runtime';
+import { isGrpcTarget, type RouteTarget, type Runtime } from './runtime';
 import { NO_TRACING, type GatewayTracing } from '../tracing';
 
 /** What the gateway's middleware is built from. */
@@ -274,7 +276,9 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
       refuseUnsafeEscapes(route, path);
       // 9.
       const tooLarge = declaredTooLarge(req, bodyLimit);
-      const guard = !tooLarge && hasUnsizedBody(req) ? guardStreamedBody(req, bodyLimit) : null;
+      // A gRPC call's messages stream through under flow control, never held whole: a stream may outgrow any limit.
+      const guard =
+        !tooLarge && hasUnsizedBody(req) && !isGrpcTarget(route.target) ? guardStreamedBody(req, bodyLimit) : null;
 
       const state = ctx.state;
       state.mapping = route.mapping;
@@ -297,6 +301,10 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
       errors.answer(ctx, err);
     } finally {
       if (known !== null) overrideErrorBody(ctx, known, routedBy);
+      if (isGrpcRequest(ctx.req.headers)) {
+        const resourceExhausted = known?.config.rateLimitService?.grpc?.use_resource_exhausted_code === true;
+        answerAsGrpc(ctx, { resourceExhausted });
+      }
     }
   };
 }

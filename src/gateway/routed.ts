@@ -6,15 +6,16 @@
  * own answer for the route when that fails.
  */
 import type { Context } from 'koa';
-import { bodyFailure, setPath, type ErrorResponder } from '../http';
+import { bodyFailure, hasUnsizedBody, setPath, type ErrorResponder } from '../http';
 import type { GatewayEvents } from './events';
 import { answerRedirect } from './match/redirect';
-import { payloadTooLarge, type StreamedBodyGuard } from './request/body-limit';
+import { guardStreamedBody, payloadTooLarge, type StreamedBodyGuard } from './request/body-limit';
 import { applyRequestEdits, applyResponseEdits } from './request/headers/header-edits';
 import { keptHeaders, restoreHeaders } from './request/headers/kept-headers';
 import { rewritePath, type Route } from './match/route-table';
-import type { RouteTarget, Runtime, UpstreamOptions } from './runtime';
+import { isGrpcTarget, type RouteTarget, type Runtime, type UpstreamOptions } from './runtime';
 import { forwardRemote } from './upstream';
+import { forwardGrpc } from './upstream/grpc';
 import { forwardUpgrade, tunnelledUpgrade } from './upstream/upgrade';
 import { applyAnswerHeaders } from './stages/answer-headers';
 import { reroute } from './reroute';
@@ -53,7 +54,8 @@ function upstreamPath(base: string, path: string, query: string): string {
 
 /** Builds the routed part of the gateway's middleware. */
 export function createRouted({ bodyLimit, errors, events, upstreams }: RoutedOptions): RunRouted {
-  return async function runRouted(ctx, rt, matched, path, guard, tooLarge, trace) {
+  return async function runRouted(ctx, rt, matched, path, streamGuard, tooLarge, trace) {
+    let guard = streamGuard;
     let route = matched;
     // The auth stage sees bypass_auth routes too: it strips identity headers a
     // client sent on every route. A stage that decides at once answers a
@@ -64,7 +66,12 @@ export function createRouted({ bodyLimit, errors, events, upstreams }: RoutedOpt
       if (!(typeof passed === 'boolean' ? passed : await passed)) return;
       // What the auth service set may choose another route, as Envoy's cleared route cache.
       route = reroute(ctx, rt, route, path);
-      if (trace !== null && route !== matched) trace.routed(route.mapping.prefix, route.mapping.name);
+      if (route !== matched) {
+        if (trace !== null) trace.routed(route.mapping.prefix, route.mapping.name);
+        // A gRPC route's stream was not held to the body limit; the route the check chose instead may need it.
+        if (guard === null && !tooLarge && hasUnsizedBody(ctx.req) && !isGrpcTarget(route.target))
+          guard = guardStreamedBody(ctx.req, bodyLimit);
+      }
     }
     const mapping = route.mapping;
     const target = route.target;
@@ -112,7 +119,8 @@ export function createRouted({ bodyLimit, errors, events, upstreams }: RoutedOpt
           trace,
         };
         const upgrade = target.upgrades === null ? undefined : tunnelledUpgrade(ctx, target.upgrades);
-        if (upgrade === undefined) await forwardRemote(ctx, target.upstream, forward);
+        if (target.grpc) await forwardGrpc(ctx, target.upstream, forward);
+        else if (upgrade === undefined) await forwardRemote(ctx, target.upstream, forward);
         else
           await forwardUpgrade(ctx, target.upstream, upgrade, {
             ...forward,

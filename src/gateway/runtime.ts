@@ -68,6 +68,8 @@ export interface RemoteTarget extends RouteExtras {
   readonly hostRewrite: string | undefined;
   /** The protocols (lower case) a request may upgrade its connection to (`allow_upgrade`); null for none. */
   readonly upgrades: ReadonlySet<string> | null;
+  /** `grpc: true`: the call is proxied over HTTP/2 (see ./upstream/grpc). */
+  readonly grpc: boolean;
 }
 
 /** A Mapping with `host_redirect: true`: answered with a redirect, no service called. */
@@ -77,6 +79,11 @@ export interface RedirectTarget extends RouteExtras {
 }
 
 export type RouteTarget = InProcessTarget | RemoteTarget | RedirectTarget;
+
+/** Whether a target proxies gRPC calls (`grpc: true`). */
+export function isGrpcTarget(target: RouteTarget): boolean {
+  return target.kind === 'remote' && target.grpc;
+}
 
 /** What a runtime is built with beyond its configuration. */
 export interface RuntimeOptions {
@@ -241,6 +248,11 @@ export function* buildRuntimeSteps(
         `applies to remote upstreams only: module '${mapping.service}' is called in process and switches no connection to another protocol`,
       );
     }
+    if (mapping.grpc === true)
+      problem(
+        'grpc',
+        `applies to remote upstreams only: module '${mapping.service}' is called in process and serves no gRPC`,
+      );
     if (module.app)
       pending.push({
         mapping,
@@ -375,6 +387,7 @@ function routeTargets(clusters: ClusterSet, tls: GatewayTls): (p: Pending) => Ro
       timeoutMs: p.mapping.timeout_ms,
       hostRewrite: p.mapping.host_rewrite,
       upgrades: upgrades.length > 0 ? new Set(upgrades) : null,
+      grpc: p.mapping.grpc === true,
       ...p.edits,
     };
   };

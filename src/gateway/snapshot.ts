@@ -54,6 +54,8 @@ export interface RouteSnapshot extends MatchDescription {
   readonly host_rewrite?: string;
   /** The protocols a request may switch its connection to (`allow_upgrade`), when any. */
   readonly allow_upgrade?: readonly string[];
+  /** `grpc: true`: its calls go to the upstream over HTTP/2. */
+  readonly grpc?: true;
   /** `true` when paths with escapes that are not UTF-8 or are encoded twice reach its backend. */
   readonly allow_unsafe_path_escapes?: true;
   readonly bypass_auth: boolean;
@@ -173,6 +175,7 @@ function describeRoute(config: GatewayConfig, route: Route<DescribedTarget>, sha
     ...(m.case_sensitive ? {} : { case_sensitive: false as const }),
     ...(m.host_rewrite !== undefined ? { host_rewrite: m.host_rewrite } : {}),
     ...(upgrades.length > 0 ? { allow_upgrade: [...upgrades] } : {}),
+    ...(m.grpc === true ? { grpc: true as const } : {}),
     ...(m.allow_unsafe_path_escapes ? { allow_unsafe_path_escapes: true as const } : {}),
     bypass_auth: m.bypass_auth,
     timeout_ms: m.timeout_ms,

@@ -50,6 +50,13 @@ export {
   representation,
   type RepresentationOptions,
 } from './response/representation';
+export {
+  GrpcStatus,
+  isGrpcRequest,
+  grpcStatusOfHttp,
+  encodeGrpcMessage,
+  answerGrpcStatus,
+} from './response/grpc-status';
 export { serviceConventions, createServiceApp, type ServiceAppOptions } from './service-app';
 export {
   parseListQuery,

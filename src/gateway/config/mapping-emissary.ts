@@ -84,7 +84,8 @@ export const emissaryMappingFields = {
   /** Emissary's older spelling of `allow_upgrade: [websocket]`. */
   use_websocket: z.boolean().optional(),
   ambassador_id: emissaryOnly(AMBASSADOR_ID_IN_CODE),
-  grpc: emissaryOnly('gRPC upstreams (HTTP/2) are not supported'),
+  /** `true`: the upstream speaks gRPC, and is called over HTTP/2 (h2c, or h2 over TLS for `https://`). */
+  grpc: z.boolean().optional(),
   /** The TLSContext a remote upstream is called with: over TLS, its client certificate presented, its own checked. */
   tls: z
     .string({ error: 'must name a TLSContext; for TLS without one, write the service as https://host:port' })
@@ -127,6 +128,7 @@ export function emissaryMappingChecks(
     auto_host_rewrite?: true;
     allow_upgrade?: string[];
     use_websocket?: boolean;
+    grpc?: boolean;
   },
   ctx: z.RefinementCtx,
 ): void {
@@ -144,6 +146,8 @@ export function emissaryMappingChecks(
       'give allow_upgrade or use_websocket, not both (use_websocket: true is allow_upgrade: [websocket])',
     );
   }
+  if (m.grpc === true && (m.allow_upgrade !== undefined || m.use_websocket === true))
+    problem('grpc', 'a gRPC call is no connection upgrade: give grpc or allow_upgrade (use_websocket), not both');
 }
 
 /** The protocols a Mapping lets a request upgrade to, in lower case: `allow_upgrade`, or `websocket` for `use_websocket: true`. */

@@ -95,7 +95,11 @@ describe('gateway config: Emissary Mapping fields', () => {
 
   it('refuses the other Emissary fields by name, each with what to do instead', () => {
     const cases: [string, string][] = [
-      ['grpc: true', 'grpc: an Emissary field not supported here: gRPC upstreams (HTTP/2) are not supported'],
+      [
+        'grpc: true\nallow_upgrade: [websocket]',
+        'grpc: a gRPC call is no connection upgrade: give grpc or allow_upgrade (use_websocket), not both',
+      ],
+      ['grpc: "yes"', 'grpc: expected boolean, received string'],
       ['tls: true', 'tls: must name a TLSContext; for TLS without one, write the service as https://host:port'],
       [
         'shadow: true',

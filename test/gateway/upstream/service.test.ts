@@ -179,6 +179,9 @@ describe('a service as Emissary writes it', () => {
       assert.deepEqual(problemsOf(mapping('/a/', 'api', { name: 'm', endpoints: ['10.0.0.1'] })), [
         "Mapping m: endpoints: applies to remote upstreams only: module 'api' is called in process",
       ]);
+      assert.deepEqual(problemsOf(mapping('/a/', 'api', { name: 'm', grpc: true })), [
+        "Mapping m: grpc: applies to remote upstreams only: module 'api' is called in process and serves no gRPC",
+      ]);
     });
   });
 });

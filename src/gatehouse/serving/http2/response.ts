@@ -202,7 +202,8 @@ export class Http2Response extends Stream {
     headers[':status'] = this.statusCode;
     const stream = this.stream;
     // A client that takes trailers may be sent some: the end waits for them (an empty frame when there are none).
-    const trailers = this.req.headers.te === 'trailers';
+    // An answer that ends with its headers and has none is one frame: a gRPC trailers-only answer must be.
+    const trailers = this.req.headers.te === 'trailers' && !(endStream && this.trailers === undefined);
     if (trailers) stream.once('wantTrailers', onWantTrailers);
     const options: ServerStreamResponseOptions & { sendDate: boolean } = {
       endStream: endStream && !trailers,

@@ -188,6 +188,9 @@ export function createHttp2Serving(options: Http2ServingOptions): Http2Serving {
     socket[CONNECTION] = connection;
     connections.add(connection);
     socket.once('close', () => connections.delete(connection));
+    // Koa's on-finished listens to the socket of each streamed answer, and here streams share one socket:
+    // as many listeners as streams open at once, which maxConcurrentStreams bounds.
+    socket.setMaxListeners(0);
     session.on('stream', onStream);
     // A reset connection, or one closed for what its client sent, is the client's business.
     session.on('error', ignore);

@@ -180,6 +180,7 @@ export class Cluster implements EjectionState {
   /** Closes every pool: gracefully (they finish what they carry), or at once with `force`. */
   close(force = false): Promise<unknown> {
     this.closed = true;
+    for (const e of this.endpoints) e.h2?.close(force);
     return Promise.allSettled(this.endpoints.map((e) => (force ? e.pool.destroy() : e.pool.close())));
   }
 
@@ -199,6 +200,7 @@ export class Cluster implements EjectionState {
       if (!next.some((e) => e.key === key)) {
         if (gone.ejectedUntil !== 0) this.ejected--;
         void gone.pool.close().catch(() => undefined);
+        gone.h2?.close();
       }
     }
     this.endpoints = next;

@@ -10,6 +10,12 @@
  */
 import type { Pool } from 'undici';
 
+/** The HTTP/2 connection of an endpoint's gRPC calls (../grpc/session), as its cluster closes it. */
+export interface EndpointSession {
+  /** Gracefully (its calls finish), or at once with `force`. */
+  close(force?: boolean): void;
+}
+
 /** Envoy's outlier-detection defaults. */
 export const OUTLIER = {
   consecutiveFailures: 5,
@@ -30,6 +36,8 @@ export class Endpoint {
   ejections = 0;
   /** When it last came back, for the decay of {@link ejections}. */
   returnedAt = 0;
+  /** The HTTP/2 connection gRPC calls share, made for the first of them. */
+  h2: EndpointSession | null = null;
 
   constructor(
     /** `address:port` (`[v6]:port`), as shown and counted. */

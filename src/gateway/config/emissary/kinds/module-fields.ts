@@ -51,8 +51,7 @@ export const IGNORED: Readonly<Record<string, string>> = {
   enable_ipv4: 'ignored at true, its default',
   enable_ipv6: 'ignored at false, its default',
   resolver: 'ignored at kubernetes-service, its default',
-  grpc_stats:
-    'ignored: gRPC requests are not proxied, so there are no gRPC calls to count; requests are counted by Mapping in the Prometheus metrics',
+  grpc_stats: 'ignored: gRPC calls are counted as requests, by Mapping, in the Prometheus metrics',
 };
 
 /** Fields refused whatever their value, with why. */
@@ -67,8 +66,8 @@ export const REFUSED_WHEN_TRUE: Readonly<Record<string, string>> = {
   x_forwarded_proto_redirect:
     "not supported: a Host's requestPolicy.insecure.action: Redirect redirects plain HTTP to HTTPS; remove the field",
   use_proxy_proto: 'not supported: the PROXY protocol is not read, and a request that starts with it is refused',
-  enable_grpc_web: 'not supported: gRPC upstreams are not proxied',
-  enable_grpc_http11_bridge: 'not supported: gRPC upstreams are not proxied',
+  enable_grpc_web: 'not supported: gRPC-Web calls are not translated; gRPC clients call over HTTP/2',
+  enable_grpc_http11_bridge: 'not supported: HTTP/1.1 calls are not bridged to gRPC; gRPC clients call over HTTP/2',
 };
 
 /**

@@ -11,9 +11,6 @@ import type { EmissaryResource, FieldNote, Translation } from '../types';
 import { hostAndPort } from '../values';
 
 const STATS = 'ignored: decisions are counted in the Prometheus metrics';
-/** `grpc: {use_resource_exhausted_code}`: the gRPC status Emissary gives a gRPC request over a limit. */
-const GRPC_CODE =
-  'kept on the record: gRPC requests are not proxied here, so none is answered with a gRPC status yet; a request over a limit gets 429';
 const EXPLICIT_TLS = 'ignored: how Emissary remembers the v2 spelling of tls; it changes nothing';
 /** A TLSContext named by a service's `tls`: the service is called as the context says. */
 const TLS_CONTEXT =
@@ -111,10 +108,9 @@ export function translateRateLimitService(r: EmissaryResource): Translation {
   for (const [field, value] of Object.entries(r.fields)) {
     if (field === 'stats_name') notes.push({ field, note: STATS });
     else if (field === 'v2ExplicitTLS') notes.push({ field, note: EXPLICIT_TLS });
-    else if (field === 'grpc') {
-      out.grpc = value;
-      notes.push({ field, note: GRPC_CODE });
-    } else if (field === 'tls') {
+    // `grpc: {use_resource_exhausted_code}`: the gRPC status of a gRPC call over a limit, as in Emissary.
+    else if (field === 'grpc') out.grpc = value;
+    else if (field === 'tls') {
       if (isUnset(value)) continue;
       out.tls = value;
       if (typeof value === 'string') notes.push({ field, note: TLS_CONTEXT });

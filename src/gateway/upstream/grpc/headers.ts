@@ -1,0 +1,38 @@
+/**
+ * @module gateway/upstream/grpc/headers
+ * The headers of a gRPC call sent on to its upstream over HTTP/2: those of
+ * any forward (`../headers`: hop-by-hop removed, `X-Forwarded-*` written,
+ * the user the auth service named kept), with the request line and Host
+ * as pseudo-headers, and the `te: trailers` gRPC requires.
+ */
+import type { Context } from 'koa';
+import type { OutgoingHttpHeaders } from 'node:http2';
+import type { RouteUpstream } from '../endpoints/clusters';
+import { upstreamRequestHeaders } from '../headers';
+import type { ForwardOptions } from '../types';
+
+const NONE: readonly string[] = [];
+
+/** The headers of the upstream's stream: the call's metadata and the gateway's own. */
+export function grpcRequestHeaders(
+  ctx: Context,
+  upstream: RouteUpstream,
+  options: ForwardOptions,
+): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = upstreamRequestHeaders(
+    ctx,
+    upstream.address.host,
+    options.removedHeaders ?? NONE,
+    options.hostRewrite,
+  );
+  const authority = out.host;
+  delete out.host;
+  // HTTP/1.1's way to ask for HTTP/2, which HTTP/2 itself refuses.
+  delete out['http2-settings'];
+  out[':method'] = ctx.req.method;
+  out[':scheme'] = upstream.address.secure ? 'https' : 'http';
+  out[':authority'] = authority;
+  out[':path'] = options.path;
+  out.te = 'trailers';
+  return out;
+}
