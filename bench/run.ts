@@ -12,6 +12,7 @@
  *   npm run bench -- http         the HTTP deployments only
  *   npm run bench -- ratelimit    the gRPC rate-limit rows and bursts only
  *   npm run bench -- http2        HTTP/2 (h2c, h2load) against HTTP/1.1 (wrk)
+ *   npm run bench -- grpc         a gRPC unary call through the gateway against the upstream's own CPU (bench/grpc-upstream.ts)
  *   npm run bench -- tracing      what tracing costs a request (bench/tracing.ts)
  *   npm run bench -- footprint    memory and start time against a bare Koa app (bench/footprint.ts)
  *   npm run bench -- workers      --workers 2 against --workers 1, wrk beside them (bench/workers.ts; Node 22.12+)
@@ -167,7 +168,7 @@ async function runTracingPart(settings: Settings): Promise<Goal[]> {
 }
 
 async function main(parts: string[]): Promise<number> {
-  const known = ['http', 'ratelimit', 'http2', 'tracing', 'footprint', 'workers'];
+  const known = ['http', 'ratelimit', 'http2', 'grpc', 'tracing', 'footprint', 'workers'];
   const unknown = parts.filter((p) => !known.includes(p));
   if (unknown.length) throw new Error(`unknown part ${unknown.join(', ')}; parts: ${known.join(', ')}`);
   const run = parts.length ? parts : known;
@@ -205,6 +206,18 @@ async function main(parts: string[]): Promise<number> {
     console.log(formatHttp2(bench));
     goals.push(http2Goal(bench));
     rows.push(...http2Rows(bench));
+  }
+  if (run.includes('grpc')) {
+    ensureBuilt(ROOT);
+    console.log(
+      `\ngRPC upstream (bench/grpc-upstream.ts): grpc-js answering ShouldRateLimit, straight and through gatehouse start (grpc: true), both on CPU ${SERVER_CPU}, h2load on CPU ${LOAD_CPU}.\n`,
+    );
+    const { formatGrpcUpstream, grpcUpstreamGoal, grpcUpstreamRows, runGrpcUpstreamBench } =
+      require('./grpc-upstream') as typeof import('./grpc-upstream');
+    const bench = await runGrpcUpstreamBench(settings);
+    console.log(formatGrpcUpstream(bench));
+    goals.push(grpcUpstreamGoal(bench));
+    rows.push(...grpcUpstreamRows(bench));
   }
   if (run.includes('tracing')) {
     ensureBuilt(ROOT);
