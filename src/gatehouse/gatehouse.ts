@@ -1,11 +1,11 @@
 /**
  * @module gatehouse/gatehouse
- * A whole Gatehouse: the config folder loaded, the built-in modules, the
- * gateway in front of them with its access log and metrics, the gRPC
- * rate-limit server beside it, config reload, and a graceful stop.
+ * A whole Gatehouse put together: the config folder loaded, the built-in
+ * modules, the gateway in front of them with its access log and metrics,
+ * the gRPC rate-limit server beside it and the reloader; its start, its
+ * stop and its ports are in ./start, ./stop and ./served-ports.
  */
 import {
-  allowedUpgrades,
   ConfigError,
   configWarnings,
   createGateway,
@@ -15,30 +15,27 @@ import {
   type GatewayConfig,
   type GatehouseModule,
 } from '../gateway';
-import { hostPort } from '../http';
-import { createRateLimitGrpcServer } from '../ratelimit';
-import { createLogger, createMetrics, createRouteCounters, rejectedRequestLog, type RouteCounters } from '../telemetry';
+import type { RateLimitGrpcServer } from '../ratelimit';
+import { createLogger, createMetrics, createRouteCounters, type RouteCounters } from '../telemetry';
 import { describeStorage } from './bookings';
 import { bookingsOnDemand, routesToBookings } from './bookings-on-demand';
 import { createRootApp, gatewayEvents } from './root-app';
 import { createBuiltinModules } from './builtins';
 import { createGatehouseDiag } from './diag';
-import { listen, type RunningServer } from './serving/http-server';
-import { listenFailure } from './serving/listen-failure';
-import { drainFor } from './serving/drain';
 import { loadFolder, type FolderWants, type LoadFolderOptions } from './folder';
 import { allReady, redisReadiness } from './readiness';
-import { createReloader, type Reloader } from './folder/reload';
+import type { Reloader } from './folder/reload';
+import { createGatehouseReloader } from './gatehouse-reloader';
 import { describeRedisUrl, resolveOptions, type GatehouseOptions } from './options';
 import { dependencyStatus } from './status';
-import { followTlsFiles, readTlsFiles, warnOfValidity } from './serving/tls-files';
-import { createHttpsPort } from './https-port';
-import { createAdditionalPorts } from './additional-ports';
-import { watchFolder, type FolderWatcher } from './folder/watch';
+import { readTlsFiles } from './serving/tls-files';
+import { createGrpcServer, createServedPorts, tunnelsUpgrades } from './served-ports';
+import { listenAll, type Running } from './start';
+import { stopAll } from './stop';
 import type { Gatehouse, Listening, SharedParts } from './types';
 import { packageVersion } from './version';
 import { createTracing, registerTraceMetrics, type Tracing } from '../tracing';
-import { describeTracing, tracingSettings } from './tracing';
+import { tracingSettings } from './tracing';
 
 const VERSION = packageVersion();
 
@@ -47,11 +44,6 @@ export type { Gatehouse, Listening, SharedParts } from './types';
 
 /** What a start reads: the records, the limits, and the users file and booking data when the folder has them. */
 const START_WANTS: FolderWants = { records: true, limits: true, users: 'present', bookings: 'present' };
-
-/** Whether a Mapping of `config` tunnels protocol upgrades: only then does the server hand them over (see ./serving/upgrades). */
-function tunnelsUpgrades(config: GatewayConfig): boolean {
-  return config.mappings.some((m) => allowedUpgrades(m).length > 0);
-}
 
 /**
  * Builds a Gatehouse from a config folder. Rejects with a {@link ConfigError}
@@ -170,8 +162,7 @@ export async function createGatehouse(input: GatehouseOptions = {}, shared: Shar
   const { app, reportUnexpected } = root;
   // Redis and the bookings database asked together: an operator sees both when both are down.
   const dependenciesReady = allReady([redisReady, databaseReady]);
-  // Set as a stop begins: a load balancer that asks takes requests elsewhere while they are still answered.
-  let draining = false;
+  const running: Running = { draining: false };
   try {
     gateway = createGateway({
       modules: registry,
@@ -181,13 +172,13 @@ export async function createGatehouse(input: GatehouseOptions = {}, shared: Shar
       errors: { onUnexpected: reportUnexpected },
       events: gatewayEvents(metrics),
       upstreams: { clusterDomain: options.clusterDomain, retryBufferBytes: options.retryBufferBytes },
-      tls: { fileSizeLimit: options.fileSizeLimit, httpsPort: () => https.port },
+      tls: { fileSizeLimit: options.fileSizeLimit, httpsPort: () => ports.https.port },
       stages: {
         auth: (record, modules, e) => createAuthStage(record, modules, { ...e, logger: gatewayLogger }),
         rateLimit: (record, modules, e) => createRateLimitStage(record, modules, { ...e, logger: gatewayLogger }),
       },
       readiness: async () => {
-        if (draining) throw new Error('the gateway is shutting down');
+        if (running.draining) throw new Error('the gateway is shutting down');
         await dependenciesReady?.();
         const version = shared.configVersion?.();
         return version === undefined ? undefined : { config: version };
@@ -205,22 +196,12 @@ export async function createGatehouse(input: GatehouseOptions = {}, shared: Shar
 
   root.mount(gw);
 
-  let grpcServer: ReturnType<typeof createRateLimitGrpcServer> | undefined;
+  let grpcServer: RateLimitGrpcServer | undefined;
   let reloader: Reloader;
   try {
-    grpcServer =
-      options.grpcPort === false
-        ? undefined
-        : createRateLimitGrpcServer(builtins.rateLimit, {
-            host: options.grpcHost,
-            port: options.grpcPort,
-            bound: options.ports?.grpc,
-            maxMessageBytes: options.grpcMaxMessageBytes,
-            maxConnections: options.grpcMaxConnections,
-            requestTimeoutMs: options.grpcRequestTimeoutMs,
-          });
-    reloader = createReloader({
-      configDir: options.configDir,
+    grpcServer = createGrpcServer(options, builtins.rateLimit);
+    reloader = createGatehouseReloader({
+      options,
       folder: folderOptions,
       gateway: gw,
       modules: registry,
@@ -228,144 +209,35 @@ export async function createGatehouse(input: GatehouseOptions = {}, shared: Shar
       usersText: files.usersText,
       logger,
       metrics,
-      // A folder another process holds refuses the reload that would open it.
-      beforeApply: (next) => (wantsBookings(next) ? bookings.want() : undefined),
+      tracing,
+      bookings,
+      wantsBookings,
       onApplied(next, folder) {
         config = next;
         folderReport = folder.report;
         loadedAt = new Date();
-        server?.acceptUpgrades(tunnelsUpgrades(config));
-        void https.apply();
-        void additional.apply();
-        // A TracingService added, changed or removed: tracing follows it.
-        const wasOn = tracing.settings;
-        try {
-          tracing.configure(tracingSettings(options, next.tracingService));
-        } catch (err) {
-          logger.error({ err }, 'tracing could not be set up as the TracingService says; tracing stays as it was');
-        }
-        if (tracing.settings !== wasOn) logger.info({ tracing: describeTracing(tracing.settings) }, 'tracing changed');
+        running.server?.acceptUpgrades(tunnelsUpgrades(config));
+        void ports.https.apply();
+        void ports.additional.apply();
       },
-      tracing,
     });
   } catch (err) {
     await abandon();
     throw err;
   }
 
-  let server: RunningServer | undefined;
-  const onRejected = rejectedRequestLog({ logger, metrics, counters });
-  // HTTP/2 is offered on every port alike, with the same bounds; so is listening beside other workers.
-  const http2Listening = {
-    reusePort: options.reusePort,
-    http2: options.http2,
-    http2Limits: {
-      maxConcurrentStreams: options.http2MaxConcurrentStreams,
-      maxSessionMemoryMib: options.http2MaxSessionMemory,
-    },
-  };
-  const https = createHttpsPort({
-    host: options.host,
-    port: options.httpsPort,
-    handler: app.callback(),
-    tls: () => gw.tls(),
-    fallback: options.tls,
-    fileSizeLimit: options.fileSizeLimit,
+  const ports = createServedPorts({
+    options,
+    app,
+    gateway: gw,
+    config: () => config,
+    mainServer: () => running.server,
     logger,
-    upgrades: () => tunnelsUpgrades(config),
-    listen: { keepAliveTimeoutMs: options.keepAliveTimeoutMs, onRejected, ...http2Listening },
     metrics,
+    counters,
   });
-  // The cleartext ports Hosts ask for beside PORT, served as it is.
-  const additional = createAdditionalPorts({
-    host: options.host,
-    handler: app.callback(),
-    hosts: () => config.hosts,
-    // With --tls-cert, PORT speaks HTTPS: a Host that names it still opens nothing more.
-    mainPort: () => server?.port,
-    upgrades: () => tunnelsUpgrades(config),
-    logger,
-    listen: { keepAliveTimeoutMs: options.keepAliveTimeoutMs, onRejected, ...http2Listening },
-  });
-  let watcher: FolderWatcher | undefined;
-  let tlsWatcher: FolderWatcher | undefined;
-  let certificateWatcher: FolderWatcher | undefined;
   let stopping: Promise<void> | undefined;
   let starting: Promise<Listening> | undefined;
-
-  /** Listens for HTTP(S) and gRPC, and watches the folder unless told not to. */
-  async function listenAll(): Promise<Listening> {
-    // Set before the files are read, so that a change while they are read is seen.
-    tlsWatcher =
-      options.tls && options.watch
-        ? followTlsFiles(
-            options.tls,
-            () => {
-              const reloaded = server?.reloadTls();
-              https.reloadFallback();
-              return reloaded;
-            },
-            logger,
-          )
-        : undefined;
-    server = await listen(app.callback(), {
-      host: options.host,
-      port: options.port,
-      tls: options.tls,
-      fileSizeLimit: options.fileSizeLimit,
-      keepAliveTimeoutMs: options.keepAliveTimeoutMs,
-      ...http2Listening,
-      bound: options.ports?.http,
-      onRejected,
-    }).catch((err: unknown) => {
-      tlsWatcher?.close();
-      throw err;
-    });
-    if (options.tls && server.certificate) warnOfValidity(logger, options.tls.cert, server.certificate);
-    server.acceptUpgrades(tunnelsUpgrades(config));
-    let grpcPort: number | undefined;
-    try {
-      // The HTTPS port, when the configuration has a certificate; listen() names the port at fault.
-      await https.start();
-      await additional.start();
-      grpcPort = await grpcServer?.start().catch((err: unknown) => {
-        throw listenFailure(err, 'gRPC', options.grpcHost, options.grpcPort as number);
-      });
-    } catch (err) {
-      await Promise.all([server.close(0), https.server?.close(0), additional.close(0)]);
-      server = undefined;
-      tlsWatcher?.close();
-      throw err;
-    }
-    if (options.watch && !shared.folderWatchedElsewhere) {
-      const reload = () => {
-        void gatehouse.reload().catch((err: unknown) => logger.error({ err }, 'config reload failed'));
-      };
-      watcher = watchFolder(options.configDir, options.reloadDebounceMs, reload);
-      certificateWatcher = https.watchFiles(reload);
-    }
-    const url = `${server.protocol}://${hostPort(options.host, server.port)}`;
-    const httpsPort = https.port;
-    const additionalPorts = additional.ports;
-    logger.info(
-      {
-        url,
-        httpsPort,
-        additionalPorts,
-        grpcPort,
-        configDir: options.configDir,
-        tracing: describeTracing(tracing.settings),
-      },
-      'gatehouse listening',
-    );
-    return {
-      url,
-      port: server.port,
-      grpcPort,
-      ...(httpsPort !== undefined ? { httpsPort } : {}),
-      ...(additionalPorts.length > 0 ? { additionalPorts } : {}),
-    };
-  }
 
   const gatehouse: Gatehouse = {
     app,
@@ -386,17 +258,30 @@ export async function createGatehouse(input: GatehouseOptions = {}, shared: Shar
     async reload() {
       const outcome = await reloader.reload();
       // The cleartext ports the reload asked for are open (or said to be out of reach) when it resolves.
-      await additional.idle();
+      await ports.additional.idle();
       return outcome;
     },
-    httpsPort: () => https.port,
-    additionalPorts: () => additional.ports,
+    httpsPort: () => ports.https.port,
+    additionalPorts: () => ports.additional.ports,
     start() {
       if (stopping)
         return Promise.reject(new Error('this Gatehouse is stopped: create another with createGatehouse()'));
       if (starting) return Promise.reject(new Error('this Gatehouse is already started'));
       // Set before the first await, so that a second start() or a stop() sees it at once.
-      const run = listenAll();
+      const run = listenAll(
+        {
+          options,
+          app,
+          ports,
+          grpcServer,
+          tracing,
+          logger,
+          config: () => config,
+          folderWatchedElsewhere: shared.folderWatchedElsewhere,
+          reload: () => gatehouse.reload(),
+        },
+        running,
+      );
       starting = run;
       // A start that failed (a port in use) may be tried again.
       run.catch(() => {
@@ -405,31 +290,21 @@ export async function createGatehouse(input: GatehouseOptions = {}, shared: Shar
       return run;
     },
     stop() {
-      stopping ??= (async () => {
-        // What a start under way opens is closed with the rest.
-        await starting?.catch(() => undefined);
-        watcher?.close();
-        tlsWatcher?.close();
-        certificateWatcher?.close();
-        draining = true;
-        // Only what listens has clients to drain: a Gatehouse mounted in another app closes at once.
-        if (server !== undefined)
-          await drainFor([server, https.server, ...additional.servers, grpcServer], options.drainDelayMs, logger);
-        await Promise.all([
-          server?.close(options.shutdownGraceMs),
-          https.server?.close(options.shutdownGraceMs),
-          additional.close(options.shutdownGraceMs),
-          grpcServer?.stop(),
-        ]);
-        await reloader.stop();
-        await gw.close();
-        await Promise.all([...registry.values()].map(async (m) => m.close?.()));
-        // Last: the booking modules answered their last request above.
-        await bookings.close();
-        // The spans of the last requests go out before the process does.
-        await tracing.shutdown();
-        logger.info('gatehouse stopped');
-      })();
+      stopping ??= stopAll(
+        {
+          options,
+          ports,
+          grpcServer,
+          reloader,
+          gateway: gw,
+          modules: registry,
+          bookings,
+          tracing,
+          logger,
+          starting: () => starting,
+        },
+        running,
+      );
       return stopping;
     },
   };

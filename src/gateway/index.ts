@@ -13,18 +13,15 @@ export type { Resolve } from './upstream';
 export type { GatewayEvents } from './events';
 
 // Configuration: loading, records written in code, problems and warnings.
+export { loadConfig, parseConfigFiles, type LoadedConfig, type LoadOptions } from './config/load';
 export {
   isGatewayConfigFile,
-  loadConfig,
-  parseConfigFiles,
   readRecordFiles,
   unreadableFolder,
   type ConfigFile,
-  type LoadedConfig,
-  type LoadOptions,
   type ReadOptions,
   type ReadRecordFiles,
-} from './config/load';
+} from './config/record-files';
 export type { EmissaryRecordReport, EmissaryReport, SkippedRecord } from './config/emissary';
 export { documentShape, documentWhat, shapeText, type DocumentShape, type IgnoredDocument } from './config/documents';
 export { configFromRecords, type ConfigResult } from './config/validate';

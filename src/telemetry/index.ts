@@ -19,7 +19,6 @@ export {
 } from './logger';
 export {
   createMetrics,
-  metricsHandler,
   AUTH_RESULTS,
   RATELIMIT_RESULTS,
   RELOAD_RESULTS,
@@ -33,6 +32,7 @@ export {
   type ReloadResult,
   type DatabaseFailureKind,
 } from './metrics';
+export { metricsHandler } from './metrics-handler';
 export type { CertificateExpiry } from './certificate-metrics';
 export {
   createRouteCounters,

@@ -2,14 +2,15 @@
  * @module telemetry/metrics
  * The Prometheus metrics of a gateway, in a registry of its own (never
  * prom-client's global one, so that several gateways can live in one process),
- * and the handler that serves them.
+ * and the shortcuts that record into them (the handler that serves them is
+ * ./metrics-handler).
  */
-import type { Middleware } from 'koa';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
-import { HttpError } from '../http';
-import { droppedLogLines, type Logger } from './logger';
+import { collectDefaultMetrics, Registry, type Counter } from 'prom-client';
+import type { Logger } from './logger';
 import { PendingCount, type Pending } from './pending';
 import { certificateExpiryGauge, type CertificateExpiry } from './certificate-metrics';
+import { childCache2, childCache3 } from './label-children';
+import { createMetricFamilies, type MetricFamilies } from './metric-families';
 
 export type AuthResult = 'allowed' | 'denied' | 'error' | 'bypassed';
 export type RateLimitResult = 'ok' | 'over_limit' | 'error';
@@ -45,22 +46,10 @@ export interface MetricsOptions {
 }
 
 /** The metrics of one gateway and shortcuts that record into them without allocating. */
-export interface Metrics {
+export interface Metrics extends MetricFamilies {
   readonly registry: Registry;
   /** The text a scrape gets: the registry's, or what {@link MetricsOptions.gather} gathers. */
   exposition(): Promise<string>;
-  readonly httpRequests: Counter<'route' | 'method' | 'status' | 'protocol'>;
-  readonly httpRequestDuration: Histogram<'route' | 'method'>;
-  readonly authDecisions: Counter<'result'>;
-  readonly rateLimitDecisions: Counter<'result'>;
-  readonly upstreamErrors: Counter<'route' | 'kind'>;
-  readonly upstreamRetries: Counter<'route'>;
-  readonly upstreamOverflows: Counter<'cluster' | 'limit'>;
-  readonly upstreamEjections: Counter<'cluster'>;
-  readonly configReloads: Counter<'result'>;
-  readonly databaseCallDuration: Histogram<'operation'>;
-  readonly databaseErrors: Counter<'operation' | 'kind'>;
-  readonly logLinesDropped: Counter<'destination'>;
   /** Counts a finished request (`protocol`: HTTP/1.1 unless said) and observes its duration. */
   recordRequest(route: string, method: string, status: number, seconds: number, protocol?: string): void;
   recordAuth(result: AuthResult): void;
@@ -79,133 +68,27 @@ export interface Metrics {
   recordCertificates(certificates: readonly CertificateExpiry[]): void;
 }
 
-const DEFAULT_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-
 // Any other method is counted as OTHER, so that a client cannot grow the label set.
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT', 'TRACE']);
-
-/**
- * Caches of prom-client label children, by label values: `labels()` hashes
- * and allocates on every call. One per arity, so that a lookup takes no
- * array of its arguments.
- */
-function childCache2<C>(make: (a: string, b: string) => C): (a: string, b: string) => C {
-  const root = new Map<string, Map<string, C>>();
-  return (a, b) => {
-    let byA = root.get(a);
-    if (byA === undefined) root.set(a, (byA = new Map<string, C>()));
-    let child = byA.get(b);
-    if (child === undefined) byA.set(b, (child = make(a, b)));
-    return child;
-  };
-}
-
-function childCache3<C>(make: (a: string, b: string, c: string) => C): (a: string, b: string, c: string) => C {
-  const root = new Map<string, (b: string, c: string) => C>();
-  return (a, b, c) => {
-    let byA = root.get(a);
-    if (byA === undefined) root.set(a, (byA = childCache2((b2, c2) => make(a, b2, c2))));
-    return byA(b, c);
-  };
-}
 
 /** Builds the metrics in a new registry. */
 export function createMetrics(options: MetricsOptions = {}): Metrics {
   const prefix = options.prefix ?? 'gatehouse_';
   const registry = new Registry();
-  const registers = [registry];
   const pending: Pending[] = [];
   const collect = (): void => {
     for (let i = 0; i < pending.length; i++) pending[i].flush();
   };
-
-  const httpRequests = new Counter({
-    name: `${prefix}http_requests_total`,
-    help: 'HTTP requests answered, by mapping name, method, status and protocol (HTTP/1.1, HTTP/2).',
-    labelNames: ['route', 'method', 'status', 'protocol'] as const,
-    registers,
+  const families = createMetricFamilies({
+    prefix,
+    registry,
+    durationBuckets: options.durationBuckets,
+    logger: options.logger,
     collect,
   });
-  const httpRequestDuration = new Histogram({
-    name: `${prefix}http_request_duration_seconds`,
-    help: 'Time from receiving a request to the end of its response, by mapping name and method.',
-    labelNames: ['route', 'method'] as const,
-    buckets: options.durationBuckets ?? DEFAULT_BUCKETS,
-    registers,
-    collect,
-  });
-  const authDecisions = new Counter({
-    name: `${prefix}auth_decisions_total`,
-    help: 'Auth stage outcomes: allowed, denied, error (service failed), bypassed (bypass_auth).',
-    labelNames: ['result'] as const,
-    registers,
-    collect,
-  });
-  const rateLimitDecisions = new Counter({
-    name: `${prefix}ratelimit_decisions_total`,
-    help: 'Rate-limit stage outcomes: ok, over_limit, error (service failed).',
-    labelNames: ['result'] as const,
-    registers,
-    collect,
-  });
-  const upstreamErrors = new Counter({
-    name: `${prefix}upstream_errors_total`,
-    help: 'Failed forwards to remote upstreams, by mapping name and kind: timeout, refused (not connected, or a name that does not resolve), other.',
-    labelNames: ['route', 'kind'] as const,
-    registers,
-  });
-  const upstreamRetries = new Counter({
-    name: `${prefix}upstream_retries_total`,
-    help: 'Requests sent to a remote upstream again (retry_policy), by mapping name.',
-    labelNames: ['route'] as const,
-    registers,
-  });
-  const upstreamOverflows = new Counter({
-    name: `${prefix}upstream_overflows_total`,
-    help: 'Requests answered 503 and retries not made because a circuit breaker was open, by upstream cluster and limit: max_pending_requests, max_requests, max_retries.',
-    labelNames: ['cluster', 'limit'] as const,
-    registers,
-  });
-  const upstreamEjections = new Counter({
-    name: `${prefix}upstream_ejections_total`,
-    help: 'Endpoints ejected from an upstream cluster after failing 5 times in a row, by cluster.',
-    labelNames: ['cluster'] as const,
-    registers,
-  });
-  const configReloads = new Counter({
-    name: `${prefix}config_reloads_total`,
-    help: 'Configuration reloads: success (applied) or failure (rejected, the old one kept).',
-    labelNames: ['result'] as const,
-    registers,
-  });
-  const databaseCallDuration = new Histogram({
-    name: `${prefix}database_call_duration_seconds`,
-    help: 'Calls to the bookings database, failed ones included, by operation: get, list, create, cancel, seed, migrate, ready, purge.',
-    labelNames: ['operation'] as const,
-    buckets: options.durationBuckets ?? DEFAULT_BUCKETS,
-    registers,
-  });
-  const databaseErrors = new Counter({
-    name: `${prefix}database_errors_total`,
-    help: 'Failed calls to the bookings database, by operation and kind: timeout, unavailable (unreachable, refused), error (the call failed).',
-    labelNames: ['operation', 'kind'] as const,
-    registers,
-  });
-  const logger = options.logger;
-  // Read off the logger's destination at each scrape: it counts lines as it drops them, on the hot path.
-  let droppedBefore = 0;
-  const logLinesDropped = new Counter({
-    name: `${prefix}log_lines_dropped_total`,
-    help: 'Log lines dropped because their destination could not take them (a full disk, a reader that stopped or left), by destination: stdout, file, fd.',
-    labelNames: ['destination'] as const,
-    registers,
-    collect() {
-      const dropped = logger === undefined ? undefined : droppedLogLines(logger);
-      if (dropped === undefined) return;
-      this.labels(dropped.name).inc(dropped.droppedLines - droppedBefore);
-      droppedBefore = dropped.droppedLines;
-    },
-  });
+  const { httpRequests, httpRequestDuration, authDecisions, rateLimitDecisions, upstreamErrors } = families;
+  const { upstreamRetries, upstreamOverflows, upstreamEjections, configReloads } = families;
+  const { databaseCallDuration, databaseErrors, logLinesDropped } = families;
   if (options.processMetrics !== false) {
     // The event-loop delay is sampled every 100 ms, not every 10: an idle
     // process then wakes 10 times a second for it instead of 100.
@@ -291,25 +174,5 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       child.observe(seconds);
       if (failure !== undefined) databaseErrorChild(operation, failure).inc();
     },
-  };
-}
-
-/**
- * Serves the text exposition of the registry to GET and HEAD; other methods
- * get a 405 {@link HttpError} with `Allow`, for the error handler in front
- * of it to answer with the error body. Mount it where the metrics are to be
- * scraped.
- */
-export function metricsHandler(metrics: Pick<Metrics, 'registry' | 'exposition'>): Middleware {
-  const { registry } = metrics;
-  return async function serveMetrics(ctx) {
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
-      throw HttpError.of('METHOD_NOT_ALLOWED', { headers: { Allow: 'GET, HEAD' } });
-    }
-    ctx.state.route = METRICS_ROUTE;
-    const text = await metrics.exposition();
-    ctx.body = text;
-    ctx.set('Content-Type', registry.contentType);
-    ctx.set('Cache-Control', 'no-store');
   };
 }

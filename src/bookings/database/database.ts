@@ -3,17 +3,16 @@
  * The bookings' database: PostgreSQL when a URL is given, else PGlite in a
  * data folder; migrated and seeded at start; every call within a deadline,
  * timed and counted; its outages logged once each way, and told to
- * `check_ready`. A PostgreSQL that cannot be reached at start is tried again
+ * `check_ready` (./calls). A PostgreSQL that cannot be reached at start is tried again
  * until it can: the gateway serves everything else meanwhile, and bookings
  * answer 503.
  */
-import { HttpError } from '../../http';
 import type { Logger } from '../../telemetry';
-import { IdempotencyKeyInFlight, IdempotencyKeyReused } from '../idempotency';
 import type { BookingKind } from '../kinds';
 import { IDEMPOTENCY_KEY_TTL_MS, type BookingStore } from '../store';
 import type { Booking } from '../types';
-import type { Engine, Sql } from './engine';
+import { databaseCalls, type DatabaseFailure } from './calls';
+import type { Engine } from './engine';
 import { DatabaseUnavailableError, errorText, isUnavailable } from './errors';
 import { checkSchemaName, DEFAULT_SCHEMA, migrate } from './migrations';
 import { openPgliteEngine } from './pglite';
@@ -21,7 +20,6 @@ import { reservePgliteFolder } from './pglite-folder';
 import type { PgliteSettings } from './pglite-settings';
 import { checkDatabaseUrl, createPostgresEngine } from './postgres';
 import { createSqlBookingStore, type Runner } from './sql-store';
-import type { ChildSpan, TraceParent } from '../../tracing';
 
 /** How long a call may take, waiting for a connection included, before it is answered 503: 5 s. */
 export const DEFAULT_DATABASE_TIMEOUT_MS = 5000;
@@ -39,9 +37,6 @@ const PREPARE_TIMEOUT_MS = 120_000;
 
 /** How often expired idempotency keys are deleted. */
 const PURGE_INTERVAL_MS = 3_600_000;
-
-/** How a call failed: the database did not answer in time, could not be reached, or the call itself failed. */
-export type DatabaseFailure = 'timeout' | 'unavailable' | 'error';
 
 export interface BookingDatabaseOptions {
   /** A `postgres://` URL: bookings in that PostgreSQL. Without it, PGlite in `dataDir`. */
@@ -152,79 +147,17 @@ async function preparedDatabase(engine: Engine, options: BookingDatabaseOptions)
 
   let prepared = false;
   let closed = false;
-  let down: string | undefined;
   let retry: NodeJS.Timeout | undefined;
   let purge: NodeJS.Timeout | undefined;
-
-  const lost = (reason: string) => {
-    if (down === undefined)
-      logger.warn(
-        { database: where, err: reason },
-        'the bookings database is unavailable: bookings answer 503 until it is back',
-      );
-    down = reason;
-  };
-  const regained = () => {
-    if (down !== undefined) logger.info({ database: where }, 'the bookings database answers again');
-    down = undefined;
-  };
-
-  /** A call's span, when its request is traced: PostgreSQL's conventions, PGlite being PostgreSQL too. */
-  function openSpan(trace: TraceParent, operation: string): ChildSpan {
-    const span = trace.child(`${operation} ${schema}.bookings`, 'client');
-    if (span.recording) {
-      span.set('db.system.name', 'postgresql');
-      span.set('db.namespace', schema);
-      span.set('db.collection.name', 'bookings');
-      span.set('db.operation.name', operation);
-      span.set('gatehouse.database.engine', engine.name);
-    }
-    return span;
-  }
-
-  async function call<T>(
-    operation: string,
-    work: (sql: Sql) => Promise<T>,
-    write: boolean,
-    ms: number,
-    trace?: TraceParent,
-  ): Promise<T> {
-    const started = performance.now();
-    const span = trace === undefined ? null : openSpan(trace, operation);
-    try {
-      const result = await engine.session(work, ms);
-      if (write) await engine.persisted(Math.max(1, Math.round(ms - (performance.now() - started))));
-      options.onCall?.(operation, (performance.now() - started) / 1000);
-      regained();
-      span?.end();
-      return result;
-    } catch (err) {
-      // A key used again is the database answering as it should: the request is what is refused.
-      // So is a booking refused by the checks a new one must pass (see CreateOptions.admit).
-      const refused =
-        err instanceof IdempotencyKeyReused || err instanceof IdempotencyKeyInFlight || err instanceof HttpError;
-      const failure: DatabaseFailure | undefined =
-        err instanceof DatabaseUnavailableError
-          ? err.kind === 'timeout'
-            ? 'timeout'
-            : 'unavailable'
-          : refused
-            ? undefined
-            : 'error';
-      options.onCall?.(operation, (performance.now() - started) / 1000, failure);
-      if (err instanceof DatabaseUnavailableError) lost(err.reason);
-      if (span !== null) {
-        if (failure !== undefined) span.fail(failure);
-        span.end();
-      }
-      throw err;
-    }
-  }
+  const calls = databaseCalls({ engine, schema, where, logger, onCall: options.onCall });
+  const { call, lost, regained } = calls;
 
   const run: Runner = (operation, work, runOptions = {}) => {
     if (closed) return Promise.reject(new DatabaseUnavailableError('unavailable', 'the bookings database is closed'));
     if (!prepared)
-      return Promise.reject(new DatabaseUnavailableError('unavailable', `not migrated yet: ${down ?? 'starting'}`));
+      return Promise.reject(
+        new DatabaseUnavailableError('unavailable', `not migrated yet: ${calls.down ?? 'starting'}`),
+      );
     return call(operation, work, runOptions.write ?? false, runOptions.timeoutMs ?? timeoutMs, runOptions.trace);
   };
 
@@ -305,7 +238,7 @@ async function preparedDatabase(engine: Engine, options: BookingDatabaseOptions)
     store: storeOf,
     async ready() {
       if (closed) throw new Error(`${where} is closed`);
-      if (!prepared) throw new Error(`${where} is not ready: ${down ?? 'migrating'}`);
+      if (!prepared) throw new Error(`${where} is not ready: ${calls.down ?? 'migrating'}`);
       // PGlite is in this process: open is ready, and a probe must not queue behind a burst of writes.
       if (engine.name === 'PGlite') return;
       try {

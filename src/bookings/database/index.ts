@@ -10,9 +10,9 @@ export {
   DEFAULT_DATABASE_TIMEOUT_MS,
   type BookingDatabase,
   type BookingDatabaseOptions,
-  type DatabaseFailure,
   type ReservedBookingDatabase,
 } from './database';
+export type { DatabaseFailure } from './calls';
 export {
   DEFAULT_PGLITE_COMPILER,
   DEFAULT_PGLITE_SHARED_BUFFERS,

@@ -29,18 +29,7 @@
  * - A file with no document at all (empty, blank, only comments or `---`)
  *   is refused: it is what a reload sees of a file being written over.
  */
-import { join } from 'node:path';
-import { isScalar, type Document, type YAMLError } from 'yaml';
-import {
-  DEFAULT_FILE_SIZE_LIMIT,
-  errorCode,
-  errorText,
-  fileSystemSource,
-  whyUnreadable,
-  yamlDocuments,
-  YamlLimitError,
-  type ConfigFileSource,
-} from '../../files';
+import { errorText, fileSystemSource } from '../../files';
 import { documentShape, documentWhat, type IgnoredDocument } from './documents';
 import { configProblem, type ConfigProblem } from './problems';
 import type { RecordSource } from './schema';
@@ -56,6 +45,8 @@ import {
   readEmissaryDocument,
   type EmissaryReading,
 } from './emissary';
+import { readRecordFiles, unreadableFolder, type ConfigFile, type ReadOptions } from './record-files';
+import { annotationOffset, parseDocuments } from './yaml-documents';
 
 export interface LoadOptions {
   /** The domain part of the annotation key `<domain>/config`. Default `gatehouse.io`. */
@@ -67,160 +58,12 @@ export interface LoadOptions {
 /** A configuration as loaded, with what `gatehouse check` says of its Emissary resources and of the documents that hold no record. */
 export type LoadedConfig = ConfigResult & EmissaryReading & { ignored?: IgnoredDocument[] };
 
-/** How {@link loadConfig} reads the folder. */
-export interface ReadOptions {
-  /** Where the files are read from. Default: the file system. */
-  source?: ConfigFileSource;
-  /** The largest file read, in bytes; a larger one is a problem. Default 8 MiB. */
-  fileSizeLimit?: number;
-}
-
-/** A config file's name and text. */
-export interface ConfigFile {
-  readonly file: string;
-  readonly text: string;
-}
-
-/** The files of the built-in modules: the limits, and the booking data, each checked by its own reader. */
-const SKIPPED = new Set(['ratelimit.yaml', 'ratelimit.yml', 'bookings.yaml']);
 const EMPTY_FILE =
   'holds no YAML document (it is empty, or only comments): refused, since a file caught while it is being written would drop its records; delete the file to have none';
 const API_GROUP = API_VERSION.slice(0, API_VERSION.indexOf('/') + 1);
 
-/** Whether a file name in the config folder is one the gateway reads. */
-export function isGatewayConfigFile(name: string): boolean {
-  return /\.ya?ml$/i.test(name) && !name.startsWith('.') && !SKIPPED.has(name.toLowerCase());
-}
-
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function firstLine(message: string): string {
-  return message.split('\n', 1)[0].replace(/:$/, '');
-}
-
-/**
- * The first error found on each line: the parser's errors after a bad line
- * (a tab in the indentation) are what it made of the rest of that line.
- */
-function onePerLine(errors: readonly YAMLError[]): YAMLError[] {
-  const seen = new Set<number | undefined>();
-  return errors.filter((err) => {
-    const line = err.linePos?.[0].line;
-    if (line !== undefined && seen.has(line)) return false;
-    seen.add(line);
-    return true;
-  });
-}
-
-/** Most aliases a document may use: each stands for a whole copy of what it names (a "billion laughs" file). */
-export const MAX_ALIAS_COUNT = 100;
-
-/** A document of a YAML stream and its place in it (1-based), for messages. */
-interface ParsedDocument {
-  value: unknown;
-  index: number;
-  node: Document.Parsed;
-}
-
-/**
- * Parses a YAML stream, a document at a time (each is handed on before the
- * next is read: a stream of thousands never holds thousands of trees);
- * documents with errors become problems and are left out, and a stream
- * past the bounds of files/yaml-limits ends at the problem of it.
- * `lineOffset` is where the text starts in its file, when it is part of
- * one (an annotation), so that positions name lines of the file. Merge
- * keys (`<<`) are read, as Kubernetes' and Emissary's own YAML readers read them.
- */
-function* parseDocuments(
-  text: string,
-  source: RecordSource,
-  what: string,
-  problems: ConfigProblem[],
-  lineOffset?: LineOffset,
-): Generator<ParsedDocument, void> {
-  let index = 0;
-  const docs = yamlDocuments(text, { prettyErrors: true, merge: true });
-  for (;;) {
-    let next: IteratorResult<Document.Parsed, void>;
-    try {
-      next = docs.next();
-    } catch (err) {
-      if (!(err instanceof YamlLimitError)) throw err;
-      const said =
-        err.limit === 'aliases'
-          ? `${docsLabel(err.document)}${TOO_MANY_ALIASES}`
-          : positionInFile(err.message, lineOffset);
-      problems.push(configProblem({ source }, `${what}: ${said}`));
-      return;
-    }
-    if (next.done) return;
-    const doc = next.value;
-    index++;
-    if (doc.errors.length > 0) {
-      for (const err of onePerLine(doc.errors))
-        problems.push(configProblem({ source }, `${what}: ${positionInFile(firstLine(err.message), lineOffset)}`));
-      continue;
-    }
-    let value: unknown;
-    try {
-      value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
-    } catch (err) {
-      // Found only when the values are built: more aliases than allowed, an alias to an anchor not yet defined.
-      problems.push(configProblem({ source }, `${what}: ${docsLabel(index)}${aliasText(err)}`));
-      continue;
-    }
-    if (value !== null && value !== undefined) yield { value, index, node: doc };
-  }
-}
-
-function docsLabel(index: number): string {
-  return index > 1 ? `document ${index}: ` : '';
-}
-
-const TOO_MANY_ALIASES = `uses aliases more than ${MAX_ALIAS_COUNT} times: refused, as a file that expands without bound would be`;
-
-/** What building a document's values threw, in words. */
-function aliasText(err: unknown): string {
-  const text = errorText(err);
-  return /excessive alias count/i.test(text) ? TOO_MANY_ALIASES : text;
-}
-
-/** Where an annotation's text starts in its file: lines before it, and the indentation taken off each line. */
-interface LineOffset {
-  lines: number;
-  indent: number;
-}
-
-/** Rewrites yaml's `at line L, column C` from a position in an annotation to one in its file. */
-function positionInFile(message: string, offset: LineOffset | undefined): string {
-  if (offset === undefined) return message;
-  return message.replace(/at line (\d+), column (\d+)/, (_m, line: string, column: string) => {
-    return `at line ${Number(line) + offset.lines}, column ${Number(column) + offset.indent} of the file`;
-  });
-}
-
-/**
- * The offset of a block scalar (`|` or `>`), which is how annotations of
- * records are written; undefined for a quoted or plain string, whose lines
- * do not map one to one.
- */
-function annotationOffset(
-  doc: Document.Parsed,
-  path: readonly (string | number)[],
-  fileText: string,
-): LineOffset | undefined {
-  const node = doc.getIn(path, true);
-  if (!isScalar(node) || (node.type !== 'BLOCK_LITERAL' && node.type !== 'BLOCK_FOLDED') || !node.range)
-    return undefined;
-  const start = node.range[0];
-  // The header line (`|`) ends the line the scalar starts on; the content begins after it.
-  const headerEnd = fileText.indexOf('\n', start);
-  if (headerEnd === -1) return undefined;
-  const lines = fileText.slice(0, headerEnd + 1).split('\n').length - 1;
-  const firstContent = fileText.slice(headerEnd + 1).match(/^( *)\S/m);
-  return { lines, indent: firstContent ? firstContent[1].length : 0 };
 }
 
 function isRecordDocument(doc: Record<string, unknown>): boolean {
@@ -369,43 +212,6 @@ function readRecords(
     // What a reload sees of a file being written over: truncated, or only its heading comments so far.
     problems.push(configProblem({ source: fileSource }, EMPTY_FILE));
   }
-}
-
-/** What reading a folder's record files gave: the texts, and a problem for each file that could not be read. */
-export interface ReadRecordFiles {
-  files: ConfigFile[];
-  problems: ConfigProblem[];
-}
-
-/**
- * Reads the record files among `names` (the entries of `dir`): each at most
- * `fileSizeLimit` bytes, a folder of such a name passed over.
- */
-export async function readRecordFiles(
-  dir: string,
-  names: readonly string[],
-  options: ReadOptions = {},
-): Promise<ReadRecordFiles> {
-  const source = options.source ?? fileSystemSource;
-  const limit = options.fileSizeLimit ?? DEFAULT_FILE_SIZE_LIMIT;
-  const files: ConfigFile[] = [];
-  const problems: ConfigProblem[] = [];
-  for (const name of names.filter(isGatewayConfigFile).sort()) {
-    const file = join(dir, name);
-    try {
-      files.push({ file, text: await source.read(file, limit) });
-    } catch (err) {
-      if (errorCode(err) !== 'EISDIR') problems.push(configProblem({ source: { file } }, whyUnreadable(err)));
-    }
-  }
-  return { files, problems };
-}
-
-/** The problem of a config folder that cannot be listed. */
-export function unreadableFolder(dir: string, err: unknown): ConfigProblem {
-  const code = errorCode(err);
-  const reason = code === 'ENOENT' ? 'no such folder' : code === 'ENOTDIR' ? 'not a folder' : errorText(err);
-  return configProblem({ source: { file: dir } }, `cannot read the config folder: ${reason}`);
 }
 
 /**

@@ -7,17 +7,8 @@
  */
 import type { Context } from 'koa';
 import type { IncomingHttpHeaders } from 'node:http';
-import {
-  createRemoteAuthClient,
-  repeatedAuthorization,
-  USER_HEADER,
-  type AuthDecision,
-  type Authenticator,
-  type AuthRequest,
-  type RemoteAuthClient,
-} from '../../auth';
+import { repeatedAuthorization, USER_HEADER, type AuthDecision, type AuthRequest } from '../../auth';
 import { hasRequestBody, HttpError, ORIGINAL_PATH, redactAddress, requestHost } from '../../http';
-import { connectOptions } from '../../tls';
 import { peekBody } from './auth-body';
 import { breakersOpen, checkGate } from './auth-breaker';
 import { removeRequestHeader, scrubRaw } from '../request/headers/claimed-user';
@@ -28,6 +19,8 @@ import { markEdited } from '../reroute';
 import type { ModuleRegistry } from '../module';
 import type { AuthStageOptions, Stage } from './stage';
 import { unavailableAnswer } from './auth-unavailable';
+import { refusalWriter } from './auth-refusal';
+import { authServiceClient } from './auth-service-client';
 import { createGrpcAuthStage } from './grpc-auth-stage';
 import { closeAuthSpan, openAuthSpan } from './auth-span';
 import { traceOf, type ChildSpan } from '../../tracing';
@@ -38,7 +31,6 @@ import {
   BODY_HEADERS,
   FORWARDED,
   NEVER_COPIED,
-  setAnswerHeader,
   single,
   unique,
 } from './auth-headers';
@@ -48,24 +40,12 @@ export type { AuthStageOptions } from './stage';
 type BodyLimits = NonNullable<AuthServiceRecord['include_body']>;
 /** What Emissary's `allow_request_body: true` stands for. */
 const ALLOW_REQUEST_BODY: BodyLimits = { max_bytes: 4096, allow_partial: true };
-const EMPTY = Buffer.alloc(0);
 /**
  * Envoy's word on whether the body it sent is cut short, which an auth service
  * reads to refuse what it cannot see whole. Only the gateway says it: a
  * client's own copy is never sent, as Envoy skips it too.
  */
 const PARTIAL_BODY = 'x-envoy-auth-partial-body';
-
-function looksLikeAddress(service: string): boolean {
-  return service.includes(':') || service.includes('/');
-}
-
-/** The address to dial: `tls: true` or a TLSContext's name makes a bare `host:port` an https one. */
-function dialled(record: AuthServiceRecord): string {
-  const address = record.auth_service;
-  const tls = record.tls === true || (typeof record.tls === 'string' && record.tls !== '');
-  return tls && !/^[a-z][a-z0-9+.-]*:\/\//i.test(address) ? `https://${address}` : address;
-}
 
 /**
  * Builds the auth stage of `record`. Throws when `auth_service` names neither
@@ -79,34 +59,7 @@ export function createAuthStage(
 ): Stage {
   if (record.proto === 'grpc') return createGrpcAuthStage(record, options);
   const events = options;
-  const builtIn = modules.get(record.auth_service);
-  let authenticator: Authenticator;
-  let remote: RemoteAuthClient | undefined;
-  if (builtIn?.authenticate) {
-    authenticator = builtIn as Authenticator;
-  } else if (looksLikeAddress(record.auth_service)) {
-    try {
-      const tls = options.upstreamTls;
-      remote = createRemoteAuthClient(dialled(record), {
-        timeoutMs: record.timeout_ms,
-        linkerdHeaders: record.add_linkerd_headers,
-        ...(tls !== undefined ? { tls: connectOptions(tls), servername: tls.servername } : {}),
-      });
-    } catch (err) {
-      throw new Error(`auth_service ${(err as Error).message}`);
-    }
-    authenticator = remote;
-  } else {
-    // The usual cause of a missing built-in: no users file for it to serve.
-    const hint =
-      record.auth_service === 'auth' && !builtIn
-        ? '; the built-in auth service runs when the config folder has users.htpasswd'
-        : '';
-    throw new Error(
-      `auth_service '${redactAddress(record.auth_service)}' is neither a built-in module that ` +
-        `authenticates nor an address (host:port or URL)${hint}`,
-    );
-  }
+  const { authenticator, remote } = authServiceClient(record, modules, options);
 
   const shownService = redactAddress(record.auth_service);
   // A built-in module is called, not reached through a cluster: no breakers bound it.
@@ -174,50 +127,10 @@ export function createAuthStage(
   }
 
   const answerUnavailable = unavailableAnswer(record, options);
+  const refuse = refusalWriter({ returned, inProcess: remote === undefined, events });
   function unavailable(ctx: Context, cause: unknown, span: ChildSpan | null, status?: number): boolean {
     if (span !== null) closeAuthSpan(span, 'error', status);
     return answerUnavailable(ctx, cause);
-  }
-
-  /** Writes the auth service's refusal as the client's response. */
-  function refuse(ctx: Context, decision: AuthDecision, span: ChildSpan | null, immediate: boolean): false {
-    events.authDecision?.('denied');
-    if (span !== null) closeAuthSpan(span, 'denied', decision.status, remote ? undefined : immediate);
-    const body = decision.body;
-    // No body to pass on, or an in-process service that says why: the
-    // gateway's own error body, in the representation the client's Accept chose.
-    if (
-      decision.status >= 400 &&
-      (body === undefined || body.length === 0 || (remote === undefined && decision.detail !== undefined))
-    ) {
-      const headers: Record<string, string> = {};
-      let lists = false;
-      for (const name of returned) {
-        const value = decision.headers[name];
-        if (value === undefined || BODY_HEADERS.includes(name)) continue;
-        if (typeof value !== 'string' && value.length > 1) lists = true;
-        headers[name] = single(value);
-      }
-      if (!lists) {
-        if (remote === undefined && decision.error !== undefined) throw HttpError.of(decision.error, { headers });
-        // The auth service's own status, relayed: with its detail when it is in this process.
-        throw new HttpError(decision.status, remote === undefined ? decision.detail : undefined, { headers });
-      }
-      // Two Set-Cookie joined, as an error's headers are, are one broken cookie (RFC 6265 §3):
-      // set as they came, and the gateway writes the error body of a status without one.
-      ctx.status = decision.status;
-      for (const name in headers) setAnswerHeader(ctx, name, decision.headers[name]);
-      return false;
-    }
-    ctx.status = decision.status;
-    for (const name of returned) {
-      const value = decision.headers[name];
-      if (value !== undefined) setAnswerHeader(ctx, name, value);
-    }
-    ctx.body = body === undefined ? EMPTY : typeof body === 'string' ? Buffer.from(body) : body;
-    // Koa calls bytes `application/octet-stream`; an answer that named no type (a redirect) keeps none.
-    if (decision.headers['content-type'] === undefined) ctx.remove('Content-Type');
-    return false;
   }
 
   /** Acts on the auth service's decision: its headers onto the routed request on 200, its answer otherwise. */

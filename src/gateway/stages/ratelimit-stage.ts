@@ -7,31 +7,22 @@
  * applies the failure mode when the service does not answer in time.
  */
 import type { Context } from 'koa';
-import type { ChannelCredentials } from '@grpc/grpc-js';
 import pino from 'pino';
-import { headerName, HttpError, ORIGINAL_PATH, redactAddress } from '../../http';
-import {
-  createRateLimitClient,
-  withinDeadline,
-  type DecideOptions,
-  type RateLimiter,
-  type RateLimitResponse,
-} from '../../ratelimit';
+import { HttpError, ORIGINAL_PATH, redactAddress } from '../../http';
+import type { RateLimitResponse } from '../../ratelimit';
 import type { MappingRecord, RateLimitServiceRecord } from '../config/schema';
-import type { UpstreamTls } from '../../tls';
 import { pacedFailureLog, type StageLogger } from '../failure-log';
 import type { GatewayEvents } from '../events';
 import { trustedClientAddress } from '../request/headers/forwarded';
 import { buildDescriptors, labelPlan, type LabelPlan } from './ratelimit-labels';
 import type { ModuleRegistry } from '../module';
 import type { Stage } from './stage';
-import { quotaViolations, rateLimitHeaders } from './ratelimit-headers';
-import { keepAnswerHeaders, RESPONSE_FRAMING, type AnswerHeader } from './answer-headers';
-import { USER_HEADER } from '../../auth';
-import { grpcChannelTls } from './grpc-tls';
+import { answerSettler } from './ratelimit-answer';
+import { rateLimitServiceClient, type RateLimitChannelOptions } from './ratelimit-service-client';
 import { traceOf, type ChildSpan, type HeaderCarrier, type RequestTrace } from '../../tracing';
 
 export { mostRestrictive, rateLimitHeaders } from './ratelimit-headers';
+export { RATE_LIMIT_HEADERS_STATE, RATE_LIMIT_METADATA_STATE } from './ratelimit-answer';
 export { buildDescriptors, labelPlan, type LabelFacts, type LabelPlan } from './ratelimit-labels';
 
 /** The `source_cluster` label's value when the gateway is not given one, as Envoy's `--service-cluster`. */
@@ -41,7 +32,7 @@ export const DEFAULT_SOURCE_CLUSTER = 'gatehouse';
 export type RateLimitStageLogger = StageLogger;
 
 /** The stage's options; a {@link GatewayEvents} fits as it is (the gateway passes its events here). */
-export interface RateLimitStageOptions extends GatewayEvents {
+export interface RateLimitStageOptions extends GatewayEvents, RateLimitChannelOptions {
   logger?: RateLimitStageLogger;
   /** Clock in ms, for the failure log's pacing. */
   now?: () => number;
@@ -49,10 +40,6 @@ export interface RateLimitStageOptions extends GatewayEvents {
   sourceCluster?: string;
   /** No `x-envoy-ratelimited` on a 429, as the Module's `suppress_envoy_headers` asks. Default false. */
   suppressEnvoyHeaders?: boolean;
-  /** TLS to a remote service, as the TLSContext its `tls` names says. */
-  upstreamTls?: UpstreamTls;
-  /** How the channel to a remote service is secured, over `upstreamTls`; default: as the record's `tls` says. */
-  credentials?: ChannelCredentials;
 }
 
 /** Counters, for diag and metrics. */
@@ -72,60 +59,11 @@ export interface RateLimitStage extends Stage {
   stats(): RateLimitStageStats;
 }
 
-/** State key under which the stage leaves the headers it set, for the gateway to keep. */
-export const RATE_LIMIT_HEADERS_STATE = 'gatehouseRateLimitHeaders';
-
-/**
- * State key under which the stage leaves the service's dynamic metadata of a
- * request it let through (for a quota-mode limit, a {@link QuotaModeMetadata}:
- * which descriptors are over their quota), for the middleware of an embedding
- * app to act on.
- */
-export const RATE_LIMIT_METADATA_STATE = 'gatehouseRateLimitMetadata';
-
 /** The request's path as routed (normalised, under the app's mount) with its query: Envoy's `:path`. */
 function pathWithQuery(ctx: Context): string {
   const path = (ctx.state[ORIGINAL_PATH] as string | undefined) ?? ctx.path;
   const query = ctx.querystring;
   return query === '' ? path : `${path}?${query}`;
-}
-
-/** A header the service asks to add to the upstream's answer: one more line, as Envoy adds it. */
-function toAnswerHeader(entry: { key: string; value: string }): AnswerHeader {
-  return { name: entry.key, value: entry.value, append: true };
-}
-
-/**
- * The service's headers onto the request let through, added to those of
- * the same name; never Host, a pseudo-header, the framing or the user the
- * auth service named.
- */
-function addRequestHeaders(ctx: Context, entries: readonly { key: string; value: string }[]): void {
-  const headers = ctx.req.headers;
-  for (const { key, value } of entries) {
-    const name = key.toLowerCase();
-    if (
-      name === '' ||
-      name.charCodeAt(0) === 58 ||
-      name === 'host' ||
-      name === USER_HEADER ||
-      RESPONSE_FRAMING.has(name)
-    )
-      continue;
-    const prior = headers[name];
-    headers[name] = prior === undefined ? value : `${Array.isArray(prior) ? prior.join(',') : prior},${value}`;
-  }
-}
-
-/** The 429 with the service's own body, as Envoy sends it; its type is plain text unless the service names one. */
-function overLimitBody(ctx: Context, headers: Record<string, string>, body: Buffer): false {
-  ctx.status = 429;
-  const res = ctx.res;
-  for (const name in headers) res.setHeader(headerName(name), headers[name]);
-  const typed = res.getHeader('content-type') !== undefined;
-  ctx.body = body;
-  if (!typed) ctx.type = 'text/plain; charset=utf-8';
-  return false;
 }
 
 /**
@@ -141,56 +79,11 @@ export function createRateLimitStage(
   const logger = options.logger ?? pino({ name: 'gateway' });
   const now = options.now ?? Date.now;
   const sourceCluster = options.sourceCluster ?? DEFAULT_SOURCE_CLUSTER;
-  const module = modules.get(record.service);
-  const local: RateLimiter | undefined =
-    typeof module?.shouldRateLimit === 'function' ? (module as RateLimiter) : undefined;
-  // A misspelt module name would otherwise become a gRPC address that never
-  // answers, and every request would pass unlimited: refused when built.
-  if (!local && !record.service.includes(':') && !record.service.includes('/')) {
-    throw new Error(
-      `service '${redactAddress(record.service)}' is neither a built-in module that rate-limits nor an address (host:port or URL)`,
-    );
-  }
-  let remote: ReturnType<typeof createRateLimitClient> | undefined;
-  try {
-    const channel = grpcChannelTls(options.upstreamTls);
-    remote = local
-      ? undefined
-      : createRateLimitClient(record.service, {
-          timeoutMs: record.timeout_ms,
-          tls: record.tls === true || (typeof record.tls === 'string' && record.tls !== ''),
-          credentials: options.credentials ?? channel?.credentials,
-          servername: channel?.servername,
-        });
-  } catch (err) {
-    // An address the client cannot reach as written: the client says why, this names the field.
-    throw new Error(`service ${(err as Error).message}`);
-  }
-  type Ask = (
-    req: Parameters<RateLimiter['shouldRateLimit']>[0],
-    metadata?: HeaderCarrier,
-  ) => RateLimitResponse | Promise<RateLimitResponse>;
-  // A limiter with `decide` (the built-in service) keeps the deadline itself,
-  // from when the decision reaches its store: a deadline armed here would
-  // also count the time the request waited in this process's event loop,
-  // and fail open, uncounted, a decision Redis was about to answer. Over the
-  // memory store, it answers within the call.
-  const asked: DecideOptions = { timeoutMs: record.timeout_ms };
-  const noAnswer = () => new Error(`no answer within ${record.timeout_ms} ms`);
-  const decide = local?.decide?.bind(local);
-  const ask: Ask = !local
-    ? (req, metadata) => remote!.shouldRateLimit(req, metadata === undefined ? undefined : { metadata })
-    : decide
-      ? (req) => decide(req, asked)
-      : (req) =>
-          withinDeadline(
-            record.timeout_ms,
-            (gone) => local.shouldRateLimit(req, { timeoutMs: record.timeout_ms, gone }),
-            noAnswer,
-          );
+  const { local, remote, ask } = rateLimitServiceClient(record, modules, options);
   const plans = new WeakMap<MappingRecord, LabelPlan | null>();
   const stats: RateLimitStageStats = { checked: 0, overLimit: 0, failures: 0, quotaExceeded: 0 };
   const logFailure = pacedFailureLog(logger, now);
+  const settle = answerSettler(options, stats);
 
   function planOf(mapping: MappingRecord): LabelPlan | null {
     let plan = plans.get(mapping);
@@ -288,33 +181,4 @@ export function createRateLimitStage(
     },
     stats: () => ({ ...stats }),
   };
-
-  /**
-   * Lets the request on with the RateLimit headers and what the service asks
-   * to add, or refuses it with a 429: the service's `raw_body` when it gives
-   * one, else the error body; `x-envoy-ratelimited: true` on it, as Envoy.
-   */
-  function settle(ctx: Context, response: RateLimitResponse): boolean {
-    if (response.overallCode === 'OVER_LIMIT') {
-      stats.overLimit++;
-      options.rateLimitDecision?.('over_limit');
-      const headers = rateLimitHeaders(response);
-      if (!options.suppressEnvoyHeaders) headers['x-envoy-ratelimited'] = 'true';
-      if (response.rawBody === undefined) throw HttpError.of('RATE_LIMITED', { headers });
-      return overLimitBody(ctx, headers, response.rawBody);
-    }
-    options.rateLimitDecision?.('ok');
-    const headers = rateLimitHeaders(response, false);
-    // Straight on the response: ctx.set builds arrays for each header it sets.
-    const res = ctx.res;
-    if (!res.headersSent) for (const name in headers) res.setHeader(headerName(name), headers[name]);
-    ctx.state[RATE_LIMIT_HEADERS_STATE] = headers;
-    if (response.requestHeadersToAdd) addRequestHeaders(ctx, response.requestHeadersToAdd);
-    if (response.responseHeadersToAdd) keepAnswerHeaders(ctx, response.responseHeadersToAdd.map(toAnswerHeader));
-    if (response.dynamicMetadata) {
-      ctx.state[RATE_LIMIT_METADATA_STATE] = response.dynamicMetadata;
-      if (quotaViolations(response).length > 0) stats.quotaExceeded++;
-    }
-    return true;
-  }
 }
