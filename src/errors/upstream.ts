@@ -24,6 +24,10 @@ export const UPSTREAM_ERRORS = defineErrors({
     detail: 'the upstream service is overloaded: its circuit breaker is open ({limit}: {value})',
     headers: { 'x-envoy-overloaded': 'true' },
   },
+  GRPC_WEB_TEXT_INVALID: {
+    status: 400,
+    detail: 'the gRPC-Web text body is not base64 in whole quartets',
+  },
   UPSTREAM_FAILED: { status: 502, detail: 'the upstream service failed to answer' },
   UPSTREAM_CUT_SHORT: {
     status: 502,

@@ -59,6 +59,7 @@ import { claimedClientCert, hostRoutes, hostsDecide, tellClientCert } from './re
 import type { RunRouted } from './routed';
 import { applyErrorOverrides } from './error-overrides';
 import { answerAsGrpc } from './grpc-reply';
+import { grpcWebOf, markGrpcWeb } from './upstream/grpc';
 import { REROUTED_STATE } from './reroute';
 import { isGrpcTarget, type RouteTarget, type Runtime } from './runtime';
 import { NO_TRACING, type GatewayTracing } from '../tracing';
@@ -227,6 +228,7 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
       // 5.
       const rt = refuseUnconfigured(runtime());
       known = rt;
+      if (rt.config.module?.config.enable_grpc_web === true) markGrpcWeb(ctx);
       // The Module's ip_allow / ip_deny: before a route is looked at, so before auth and any preflight.
       if (rt.addressFilter !== null) rt.addressFilter(ctx);
       const table = hostsDecide(rt) ? hostRoutes(ctx, rt, host, options.httpsPort?.()) : rt.table;
@@ -301,9 +303,10 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
       errors.answer(ctx, err);
     } finally {
       if (known !== null) overrideErrorBody(ctx, known, routedBy);
-      if (isGrpcRequest(ctx.req.headers)) {
+      const web = grpcWebOf(ctx);
+      if (web !== null || isGrpcRequest(ctx.req.headers)) {
         const resourceExhausted = known?.config.rateLimitService?.grpc?.use_resource_exhausted_code === true;
-        answerAsGrpc(ctx, { resourceExhausted });
+        answerAsGrpc(ctx, { resourceExhausted, web });
       }
     }
   };

@@ -6,16 +6,20 @@
  * whose `grpc-status` is the one Envoy gives the same answer, and whose
  * `grpc-message` is the error body's detail (or the text an auth or
  * rate-limit service wrote, as Envoy sends it). An answer the upstream gave
- * is passed on as it is.
+ * is passed on as it is. A gRPC-Web call gets the same answer with
+ * gRPC-Web's content type, its status in the headers, as Envoy's grpc_web
+ * filter leaves a trailers-only answer.
  */
 import type { Context } from 'koa';
 import { answerGrpcStatus, grpcStatusOfHttp, GrpcStatus, statusLine } from '../http';
-import { PROXIED_GRPC } from './upstream/grpc';
+import { grpcWebAnswerType, PROXIED_GRPC, type GrpcWebCall } from './upstream/grpc';
 
 /** How the gateway's statuses read as gRPC ones where Envoy departs from its plain mapping. */
 export interface GrpcReplyOptions {
   /** The RateLimitService's `grpc.use_resource_exhausted_code`: over a limit is RESOURCE_EXHAUSTED, not UNAVAILABLE. */
   readonly resourceExhausted: boolean;
+  /** The call's gRPC-Web form, when it is a gRPC-Web call and they are enabled. */
+  readonly web?: GrpcWebCall | null;
 }
 
 /** The longest error body read for its message. */
@@ -53,5 +57,6 @@ export function answerAsGrpc(ctx: Context, options: GrpcReplyOptions): void {
   // Envoy's router answers a timeout DEADLINE_EXCEEDED, and its rate-limit filter as its service asks.
   if (status === 504) code = GrpcStatus.DEADLINE_EXCEEDED;
   else if (status === 429 && options.resourceExhausted) code = GrpcStatus.RESOURCE_EXHAUSTED;
-  answerGrpcStatus(ctx, code, messageOf(ctx, status));
+  const web = options.web;
+  answerGrpcStatus(ctx, code, messageOf(ctx, status), web == null ? undefined : grpcWebAnswerType(web));
 }

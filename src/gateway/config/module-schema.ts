@@ -50,6 +50,8 @@ export const moduleSchema = z.strictObject({
       ip_deny: z.array(addressRule).optional(),
       /** `true`: no `x-envoy-*` header is added to an answer (`x-envoy-ratelimited` on a 429 of the rate-limit service). */
       suppress_envoy_headers: z.boolean().optional(),
+      /** `true`: gRPC-Web calls (`application/grpc-web*`) to a `grpc: true` Mapping are translated to gRPC, as Envoy's grpc_web filter does. */
+      enable_grpc_web: z.boolean().optional(),
       /** The largest program (RE2 instructions) a Mapping's regular expression may compile to, as Emissary's `regex_max_size`; default 200, at most 20 000. */
       regex_max_size: z
         .number()

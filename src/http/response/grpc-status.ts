@@ -23,10 +23,15 @@ export const GrpcStatus = {
   UNAUTHENTICATED: 16,
 } as const;
 
-/** Whether a request is a gRPC call (`application/grpc`, `application/grpc+proto`, gRPC-Web's types too). */
+/**
+ * Whether a request is a gRPC call: `application/grpc`, or
+ * `application/grpc+<codec>`, as Envoy reads it. gRPC-Web's types are not:
+ * they are gRPC calls only where gRPC-Web is enabled.
+ */
 export function isGrpcRequest(headers: IncomingHttpHeaders): boolean {
   const type = headers['content-type'];
-  return type !== undefined && type.length >= 16 && type.slice(0, 16).toLowerCase() === 'application/grpc';
+  if (type === undefined || type.length < 16 || type.slice(0, 16).toLowerCase() !== 'application/grpc') return false;
+  return type.length === 16 || type.charCodeAt(16) === 43; /* + */
 }
 
 /** The gRPC status of an HTTP status, as Envoy maps the statuses of its own answers. */
@@ -69,15 +74,17 @@ const EMPTY = Buffer.alloc(0);
  * Answers `ctx` with a trailers-only gRPC answer: HTTP 200 whose headers end
  * the stream and carry the status. The headers of the body it replaces go;
  * the others (rate-limit headers, CORS, `WWW-Authenticate`) stay.
+ * `contentType` is gRPC-Web's for a gRPC-Web call, which reads the status
+ * in these headers too.
  */
-export function answerGrpcStatus(ctx: Context, code: number, message: string): void {
+export function answerGrpcStatus(ctx: Context, code: number, message: string, contentType = 'application/grpc'): void {
   const res = ctx.res;
   if (res.headersSent) return;
   for (const name of res.getHeaderNames()) if (name.startsWith('content-') || name === 'vary') res.removeHeader(name);
   ctx.status = 200;
   ctx.body = EMPTY;
   res.removeHeader('content-length');
-  res.setHeader('content-type', 'application/grpc');
+  res.setHeader('content-type', contentType);
   res.setHeader('grpc-status', String(code));
   if (message !== '') res.setHeader('grpc-message', encodeGrpcMessage(message));
 }

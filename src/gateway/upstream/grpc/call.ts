@@ -12,10 +12,13 @@
  * the stream, is answered by the gateway (504, 503: DEADLINE_EXCEEDED,
  * UNAVAILABLE once rendered for gRPC); after them, the call ends with that
  * status in its trailers, and the upstream's stream is cancelled.
+ *
+ * A gRPC-Web call (./web) goes up as gRPC, its text body decoded, and comes
+ * back with its trailers in the body's trailer frame, after the messages.
  */
 import type { Context } from 'koa';
 import { constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders } from 'node:http2';
-import { PassThrough } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import { bodyFailure, encodeGrpcMessage, GrpcStatus, HttpError } from '../../../http';
 import { isHopByHop } from '../../request/headers/hop-by-hop';
 import type { Endpoint } from '../endpoints/endpoint';
@@ -23,6 +26,8 @@ import type { RouteUpstream } from '../endpoints/clusters';
 import type { ForwardOptions } from '../types';
 import { grpcRequestHeaders } from './headers';
 import { grpcTimeoutMs } from './deadline';
+import { GrpcWebAnswerBody, grpcWebAnswerType, trailerFrame, type GrpcWebCall } from './web';
+import { GrpcWebTextDecoder } from './web-text';
 
 const { NGHTTP2_CANCEL, NGHTTP2_FLAG_END_STREAM } = constants;
 
@@ -36,7 +41,11 @@ const NO_BODY = Buffer.alloc(0);
 /** A gRPC call under way to one endpoint. */
 export class GrpcCall {
   private readonly stream: ClientHttp2Stream;
-  private body: PassThrough | null = null;
+  /** What is piped up: the client's body, or, for a gRPC-Web text call, its decoding. */
+  private source: Readable;
+  private body: PassThrough | GrpcWebAnswerBody | null = null;
+  /** A gRPC-Web call's trailers, kept for its trailer frame. */
+  private webTrailers: Record<string, string | string[]> | null = null;
   private deadline: NodeJS.Timeout | undefined;
   private routeTimer: NodeJS.Timeout | undefined;
   /** The upstream's headers came. */
@@ -54,8 +63,10 @@ export class GrpcCall {
     private readonly endpoint: Endpoint,
     session: ClientHttp2Session,
     private readonly options: ForwardOptions,
+    private readonly web: GrpcWebCall | null,
   ) {
-    const headers = grpcRequestHeaders(ctx, upstream, options);
+    const headers = grpcRequestHeaders(ctx, upstream, options, web !== null);
+    this.source = web?.textRequest === true ? ctx.req.pipe(new GrpcWebTextDecoder()) : ctx.req;
     // The upstream's spans join the request's trace, under the gateway's span.
     if (options.trace != null) options.trace.inject(headers as Record<string, string>);
     this.stream = session.request(headers, { endStream: false });
@@ -75,6 +86,7 @@ export class GrpcCall {
     stream.once('close', () => this.upstreamClosed());
     ctx.res.once('close', this.clientClosed);
     req.once('error', this.requestFailed);
+    if (this.source !== req) this.source.once('error', this.requestFailed);
     const clientMs = grpcTimeoutMs(req.headers['grpc-timeout']);
     if (clientMs !== undefined) this.deadline = setTimeout(() => this.expire(clientMs), clientMs);
     const routeMs = this.options.timeoutMs;
@@ -85,7 +97,7 @@ export class GrpcCall {
       if (req.readableEnded) arm();
       else req.once('end', arm);
     }
-    req.pipe(stream);
+    this.source.pipe(stream);
     return settled;
   }
 
@@ -103,6 +115,11 @@ export class GrpcCall {
       const value = headers[name];
       if (value !== undefined) res.setHeader(name, value);
     }
+    const web = this.web;
+    if (web !== null) {
+      res.setHeader('content-type', grpcWebAnswerType(web));
+      res.removeHeader('content-length');
+    }
     if ((flags & NGHTTP2_FLAG_END_STREAM) !== 0) {
       // Trailers-only: the status is in these headers, sent as they are, in one frame that ends the stream.
       this.statusCame = true;
@@ -111,11 +128,13 @@ export class GrpcCall {
       res.removeHeader('content-length');
     } else {
       // Piped on as it comes; the headers go at once (see http/respond): a client may wait for them before it writes.
-      const body = (this.body = new PassThrough());
-      stream.pipe(body);
+      const body = (this.body = web === null ? new PassThrough() : new GrpcWebAnswerBody(web.textAnswer));
+      // gRPC-Web: the trailer frame follows the last message, once all of them are through.
+      stream.pipe(body, { end: web === null });
+      if (web !== null) stream.once('end', () => this.statusCame && this.finishWeb());
       ctx.body = body;
     }
-    if (headers['content-type'] === undefined) ctx.remove('Content-Type');
+    if (headers['content-type'] === undefined && web === null) ctx.remove('Content-Type');
     this.resolve();
   }
 
@@ -128,7 +147,8 @@ export class GrpcCall {
       const value = trailers[name];
       if (name.charCodeAt(0) !== 58 && value !== undefined) passed[name] = value;
     }
-    this.ctx.res.addTrailers(passed);
+    if (this.web !== null) this.webTrailers = passed;
+    else this.ctx.res.addTrailers(passed);
   }
 
   /** The upstream's stream closed: without a status, the call failed upstream. */
@@ -136,7 +156,9 @@ export class GrpcCall {
     this.clearTimers();
     this.ctx.res.off('close', this.clientClosed);
     this.ctx.req.off('error', this.requestFailed);
-    this.ctx.req.unpipe(this.stream);
+    this.source.unpipe(this.stream);
+    // A gRPC-Web answer whose status came ends with it, whether or not its last message was read.
+    if (this.statusCame && !this.ended && this.web !== null) this.finishWeb();
     if (this.ended || this.statusCame) return;
     this.options.events?.upstreamError?.(this.options.route ?? '', 'other');
     this.upstream.cluster.outcome(this.endpoint, true);
@@ -189,9 +211,23 @@ export class GrpcCall {
   private endWith(code: number, message: string): void {
     this.ended = true;
     this.clearTimers();
-    this.ctx.res.addTrailers({ 'grpc-status': String(code), 'grpc-message': encodeGrpcMessage(message) });
+    const trailers = { 'grpc-status': String(code), 'grpc-message': encodeGrpcMessage(message) };
     if (!this.stream.closed) this.stream.close(NGHTTP2_CANCEL);
+    if (this.web !== null) {
+      this.webTrailers = trailers;
+      this.finishWeb();
+      return;
+    }
+    this.ctx.res.addTrailers(trailers);
     this.finishBody();
+  }
+
+  /** Ends a gRPC-Web answer with its trailer frame. */
+  private finishWeb(): void {
+    const body = this.body;
+    if (body === null || body.writableEnded) return;
+    this.stream.unpipe(body);
+    body.end(trailerFrame(this.webTrailers ?? {}));
   }
 
   private finishBody(): void {

@@ -21,6 +21,7 @@ import { tlsName } from '../service';
 import type { ForwardOptions } from '../types';
 import { GrpcCall } from './call';
 import { sessionOf } from './session';
+import { grpcWebOf } from './web';
 
 /** Resolves once `session` is connected; rejects with why it could not be. */
 function connected(session: ClientHttp2Session): Promise<void> {
@@ -72,6 +73,6 @@ export async function forwardGrpc(ctx: Context, upstream: RouteUpstream, options
       }
       throw HttpError.of('UPSTREAM_UNAVAILABLE', { cause: err });
     }
-    return new GrpcCall(ctx, upstream, endpoint, session, options).run();
+    return new GrpcCall(ctx, upstream, endpoint, session, options, grpcWebOf(ctx)).run();
   }
 }

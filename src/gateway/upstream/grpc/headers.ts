@@ -3,7 +3,10 @@
  * The headers of a gRPC call sent on to its upstream over HTTP/2: those of
  * any forward (`../headers`: hop-by-hop removed, `X-Forwarded-*` written,
  * the user the auth service named kept), with the request line and Host
- * as pseudo-headers, and the `te: trailers` gRPC requires.
+ * as pseudo-headers, and the `te: trailers` gRPC requires. A gRPC-Web
+ * call goes up as gRPC, as Envoy's grpc_web filter sends it: `content-type:
+ * application/grpc`, no `content-length` (the length of the text it was),
+ * and `grpc-accept-encoding: identity` unless it names its own.
  */
 import type { Context } from 'koa';
 import type { OutgoingHttpHeaders } from 'node:http2';
@@ -18,6 +21,7 @@ export function grpcRequestHeaders(
   ctx: Context,
   upstream: RouteUpstream,
   options: ForwardOptions,
+  web = false,
 ): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = upstreamRequestHeaders(
     ctx,
@@ -34,5 +38,11 @@ export function grpcRequestHeaders(
   out[':authority'] = authority;
   out[':path'] = options.path;
   out.te = 'trailers';
+  if (web) {
+    out['content-type'] = 'application/grpc';
+    delete out['content-length'];
+    // A browser's client reads no compressed message.
+    out['grpc-accept-encoding'] ??= 'identity';
+  }
   return out;
 }

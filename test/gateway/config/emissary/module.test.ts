@@ -192,13 +192,11 @@ describe("Emissary's ambassador Module", () => {
       x_forwarded_proto_redirect: true,
       use_proxy_proto: false,
       lua_scripts: 'x',
-      enable_grpc_web: true,
       lightspeed: 1,
     };
     assert.deepEqual(problems(asResources(moduleOf(config))), [
       "config/emissary.yaml: Module ambassador: spec.config.x_forwarded_proto_redirect: not supported: a Host's requestPolicy.insecure.action: Redirect redirects plain HTTP to HTTPS; remove the field",
       'config/emissary.yaml: Module ambassador: spec.config.lua_scripts: not supported: there is no Envoy to run Lua scripts',
-      'config/emissary.yaml: Module ambassador: spec.config.enable_grpc_web: not supported: gRPC-Web calls are not translated; gRPC clients call over HTTP/2',
       "config/emissary.yaml: Module ambassador: spec.config.lightspeed: unknown field: not one of Emissary's ambassador Module",
     ]);
   });

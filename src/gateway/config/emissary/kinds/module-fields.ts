@@ -66,7 +66,6 @@ export const REFUSED_WHEN_TRUE: Readonly<Record<string, string>> = {
   x_forwarded_proto_redirect:
     "not supported: a Host's requestPolicy.insecure.action: Redirect redirects plain HTTP to HTTPS; remove the field",
   use_proxy_proto: 'not supported: the PROXY protocol is not read, and a request that starts with it is refused',
-  enable_grpc_web: 'not supported: gRPC-Web calls are not translated; gRPC clients call over HTTP/2',
   enable_grpc_http11_bridge: 'not supported: HTTP/1.1 calls are not bridged to gRPC; gRPC clients call over HTTP/2',
 };
 

@@ -1,7 +1,7 @@
 /**
  * @module gateway/config/emissary/kinds/module
  * Emissary's ambassador Module as the gateway's Module (`cors`,
- * `regex_max_size`) and the settings the configuration as a whole takes
+ * `regex_max_size`, `enable_grpc_web`) and the settings the configuration as a whole takes
  * from it: `defaults` (the header edits of Mappings without their own),
  * `default_labels` and `default_label_domain`, `cluster_request_timeout_ms`
  * (Mappings' `timeout_ms`), `add_linkerd_headers`,
@@ -106,6 +106,7 @@ function readField(field: string, value: unknown, d: Draft): void {
       return;
     case 'regex_max_size':
     case 'suppress_envoy_headers':
+    case 'enable_grpc_web':
     case 'ip_allow':
     case 'ip_deny':
     case 'error_response_overrides':
