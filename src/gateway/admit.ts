@@ -58,7 +58,7 @@ import { refuseMalformedHost, refuseRepeatedHost, toOriginForm } from './request
 import { claimedClientCert, hostRoutes, hostsDecide, tellClientCert } from './request/secure-host';
 import type { RunRouted } from './routed';
 import { applyErrorOverrides } from './error-overrides';
-import { answerAsGrpc } from './grpc-reply';
+import { answerAsGrpc, readArrivedCall } from './grpc-reply';
 import { grpcWebOf, markGrpcWeb } from './upstream/grpc';
 import { REROUTED_STATE } from './reroute';
 import { isGrpcTarget, type RouteTarget, type Runtime } from './runtime';
@@ -306,7 +306,7 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
       const web = grpcWebOf(ctx);
       if (web !== null || isGrpcRequest(ctx.req.headers)) {
         const resourceExhausted = known?.config.rateLimitService?.grpc?.use_resource_exhausted_code === true;
-        answerAsGrpc(ctx, { resourceExhausted, web });
+        if (answerAsGrpc(ctx, { resourceExhausted, web })) await readArrivedCall(ctx.req);
       }
     }
   };

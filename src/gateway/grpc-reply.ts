@@ -47,16 +47,42 @@ function messageOf(ctx: Context, status: number): string {
   return statusLine(status);
 }
 
-/** Turns the gateway's own answer to a gRPC call, if it is an error, into the gRPC status Envoy would give. */
-export function answerAsGrpc(ctx: Context, options: GrpcReplyOptions): void {
+/**
+ * Turns the gateway's own answer to a gRPC call, if it is an error, into the
+ * gRPC status Envoy would give; whether it did.
+ */
+export function answerAsGrpc(ctx: Context, options: GrpcReplyOptions): boolean {
   const res = ctx.res;
-  if (res.headersSent || (res as unknown as Record<symbol, unknown>)[PROXIED_GRPC] === true) return;
+  if (res.headersSent || (res as unknown as Record<symbol, unknown>)[PROXIED_GRPC] === true) return false;
   const status = ctx.status;
-  if (status < 400) return;
+  if (status < 400) return false;
   let code = grpcStatusOfHttp(status);
   // Envoy's router answers a timeout DEADLINE_EXCEEDED, and its rate-limit filter as its service asks.
   if (status === 504) code = GrpcStatus.DEADLINE_EXCEEDED;
   else if (status === 429 && options.resourceExhausted) code = GrpcStatus.RESOURCE_EXHAUSTED;
   const web = options.web;
   answerGrpcStatus(ctx, code, messageOf(ctx, status), web == null ? undefined : grpcWebAnswerType(web));
+  return true;
+}
+
+/**
+ * Reads what a refused call has already sent, so that its stream ends
+ * before the answer does: an answer that ends a stream whose request is
+ * unread resets it (RST_STREAM NO_ERROR), and grpc-js on Node 22 and later
+ * may then report INTERNAL in place of the status it was sent. Only what
+ * has come is read (one turn of the event loop): a client that goes on
+ * sending is reset as before.
+ */
+export async function readArrivedCall(req: Context['req']): Promise<void> {
+  if (req.readableEnded) return;
+  req.resume();
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      clearImmediate(turn);
+      req.off('end', done);
+      resolve();
+    };
+    const turn = setImmediate(done);
+    req.once('end', done);
+  });
 }
