@@ -88,7 +88,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   });
   const { httpRequests, httpRequestDuration, authDecisions, rateLimitDecisions, upstreamErrors } = families;
   const { upstreamRetries, upstreamOverflows, upstreamEjections, configReloads } = families;
-  const { databaseCallDuration, databaseErrors, logLinesDropped } = families;
+  const { databaseCallDuration, databaseErrors } = families;
   if (options.processMetrics !== false) {
     // The event-loop delay is sampled every 100 ms, not every 10: an idle
     // process then wakes 10 times a second for it instead of 100.
@@ -136,18 +136,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   return {
     registry,
     exposition: gather ? () => gather(registry) : () => registry.metrics(),
-    httpRequests,
-    httpRequestDuration,
-    authDecisions,
-    rateLimitDecisions,
-    upstreamErrors,
-    upstreamRetries,
-    upstreamOverflows,
-    upstreamEjections,
-    configReloads,
-    databaseCallDuration,
-    databaseErrors,
-    logLinesDropped,
+    ...families,
     recordRequest(route, method, status, seconds, protocol = 'HTTP/1.1') {
       const m = KNOWN_METHODS.has(method) ? method : 'OTHER';
       const s = statusText[status] ?? (statusText[status] = String(status));
