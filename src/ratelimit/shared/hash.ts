@@ -25,9 +25,13 @@ export function hashKey(key: string, k0: number, k1: number, out: HashOut): void
   let v3 = (0x74656462 ^ k1) | 0;
   const length = key.length;
   const whole = length & ~1;
-  // Two UTF-16 code units a word.
-  for (let i = 0; i < whole; i += 2) {
-    const m = key.charCodeAt(i) | (key.charCodeAt(i + 1) << 16);
+  // One round a word of two UTF-16 code units; the last word holds an odd
+  // code unit, and the length, so that no key is another's prefix.
+  for (let i = 0; i <= whole; i += 2) {
+    const m =
+      i < whole
+        ? key.charCodeAt(i) | (key.charCodeAt(i + 1) << 16)
+        : (whole < length ? key.charCodeAt(whole) : 0) | (length << 16);
     v3 ^= m;
     v0 = (v0 + v1) | 0;
     v1 = (v1 << 5) | (v1 >>> 27);
@@ -45,44 +49,13 @@ export function hashKey(key: string, k0: number, k1: number, out: HashOut): void
     v2 = (v2 << 16) | (v2 >>> 16);
     v0 ^= m;
   }
-  // The last word: an odd code unit, and the length, so that no key is another's prefix.
-  const last = (whole < length ? key.charCodeAt(whole) : 0) | (length << 16);
-  v3 ^= last;
-  v0 = (v0 + v1) | 0;
-  v1 = (v1 << 5) | (v1 >>> 27);
-  v1 ^= v0;
-  v0 = (v0 << 16) | (v0 >>> 16);
-  v2 = (v2 + v3) | 0;
-  v3 = (v3 << 8) | (v3 >>> 24);
-  v3 ^= v2;
-  v0 = (v0 + v3) | 0;
-  v3 = (v3 << 7) | (v3 >>> 25);
-  v3 ^= v0;
-  v2 = (v2 + v1) | 0;
-  v1 = (v1 << 13) | (v1 >>> 19);
-  v1 ^= v2;
-  v2 = (v2 << 16) | (v2 >>> 16);
-  v0 ^= last;
+  // Three rounds for the first output word, three more for the second.
   v2 ^= 0xee;
-  for (let r = 0; r < 3; r++) {
-    v0 = (v0 + v1) | 0;
-    v1 = (v1 << 5) | (v1 >>> 27);
-    v1 ^= v0;
-    v0 = (v0 << 16) | (v0 >>> 16);
-    v2 = (v2 + v3) | 0;
-    v3 = (v3 << 8) | (v3 >>> 24);
-    v3 ^= v2;
-    v0 = (v0 + v3) | 0;
-    v3 = (v3 << 7) | (v3 >>> 25);
-    v3 ^= v0;
-    v2 = (v2 + v1) | 0;
-    v1 = (v1 << 13) | (v1 >>> 19);
-    v1 ^= v2;
-    v2 = (v2 << 16) | (v2 >>> 16);
-  }
-  out.a = v1 ^ v3;
-  v1 ^= 0xdd;
-  for (let r = 0; r < 3; r++) {
+  for (let r = 0; r < 6; r++) {
+    if (r === 3) {
+      out.a = v1 ^ v3;
+      v1 ^= 0xdd;
+    }
     v0 = (v0 + v1) | 0;
     v1 = (v1 << 5) | (v1 >>> 27);
     v1 ^= v0;
