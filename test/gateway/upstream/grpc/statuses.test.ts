@@ -7,31 +7,20 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { listen, type RunningServer } from '../../../../src/gatehouse';
 import { createGateway, type Gateway } from '../../../../src/gateway';
 import { createAuthStage } from '../../../../src/gateway/stages/auth-stage';
 import { createRateLimitStage } from '../../../../src/gateway/stages/ratelimit-stage';
 import { echoClient, startEchoServer, unary, type EchoClient, type EchoServer } from '../../../support/grpc-echo';
+import { startBasicAuthStandIn } from '../../../support/basic-auth-stand-in';
 import { memoryLogger } from '../../../support/memory-logger';
 import { startRateLimitAnswerServer, type RateLimitAnswerServer } from '../../../support/ratelimit-answer-server';
 import { configOf, mapping } from '../../../support/records';
 import { close } from '../../../support/server';
 
 const LABELS = { shop: [{ request_label_group: [{ tenant: { header: 'x-tenant', omit_if_not_present: true } }] }] };
-
-/** An HTTP auth service: `Basic good` is alice, `Basic banned` is refused, anything else asked for credentials. */
-async function startAuthService(): Promise<Server> {
-  const server = createServer((req, res) => {
-    const authorization = req.headers.authorization;
-    if (authorization === 'Basic good') res.writeHead(200, { 'X-Travel-User': 'alice' }).end();
-    else if (authorization === 'Basic banned') res.writeHead(403, { 'Content-Type': 'text/plain' }).end('banned');
-    else res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="travel"' }).end();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return server;
-}
 
 function withAuth(value: string, tenant?: string): grpc.Metadata {
   const metadata = new grpc.Metadata();
@@ -96,7 +85,7 @@ describe("the gateway's own answers to gRPC calls", () => {
   before(async () => {
     servers = [];
     upstream = await startEchoServer();
-    auth = await startAuthService();
+    auth = await startBasicAuthStandIn();
     rls = await startRateLimitAnswerServer();
     client = await start([
       mapping('/test.Echo/', upstream.address, { grpc: true, rewrite: '', labels: LABELS }),

@@ -8,31 +8,20 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { listen, type RunningServer } from '../../../../src/gatehouse';
 import { createGateway, type Gateway } from '../../../../src/gateway';
 import { createAuthStage } from '../../../../src/gateway/stages/auth-stage';
 import { startEchoServer, type EchoServer } from '../../../support/grpc-echo';
 import { frame, grpcWebCall } from '../../../support/grpc-web-client';
+import { startBasicAuthStandIn } from '../../../support/basic-auth-stand-in';
 import { memoryLogger } from '../../../support/memory-logger';
 import { configOf, mapping } from '../../../support/records';
 import { close } from '../../../support/server';
 
 const BINARY = { 'content-type': 'application/grpc-web+proto', 'x-grpc-web': '1' };
 const TEXT = { 'content-type': 'application/grpc-web-text', accept: 'application/grpc-web-text', 'x-grpc-web': '1' };
-
-/** An HTTP auth service: `Basic good` is alice, `Basic banned` is refused, anything else asked for credentials. */
-async function startAuthService(): Promise<Server> {
-  const server = createServer((req, res) => {
-    const authorization = req.headers.authorization;
-    if (authorization === 'Basic good') res.writeHead(200, { 'X-Travel-User': 'alice' }).end();
-    else if (authorization === 'Basic banned') res.writeHead(403, { 'Content-Type': 'text/plain' }).end('banned');
-    else res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="travel"' }).end();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return server;
-}
 
 describe("the gateway's refusals of gRPC-Web calls", () => {
   let upstream: EchoServer;
@@ -43,7 +32,7 @@ describe("the gateway's refusals of gRPC-Web calls", () => {
 
   before(async () => {
     upstream = await startEchoServer();
-    auth = await startAuthService();
+    auth = await startBasicAuthStandIn();
     gateway = createGateway({
       config: configOf(
         { apiVersion: 'gateway/v1', kind: 'Module', name: 'ambassador', config: { enable_grpc_web: true } },
