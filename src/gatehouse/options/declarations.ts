@@ -13,6 +13,7 @@ import { fileSystemSource } from '../../files';
 import { abortSignal, boundPorts, configSource, logger, modules, tlsFiles } from './code-values';
 import { option, type ServeOnly } from './declaration';
 import { HTTP2_OPTIONS } from './declarations-http2';
+import { PROCESS_OPTIONS } from './declarations-process';
 import { TRACING_OPTIONS } from './tracing-options';
 import {
   boolean,
@@ -193,6 +194,7 @@ export const OPTIONS = {
     commands: ['start'],
     library: false,
   }),
+  ...PROCESS_OPTIONS,
   reusePort: option({
     kind: boolean,
     default: false,
