@@ -7,7 +7,14 @@
  * listens; the bookings database opens meanwhile, and a second line says
  * when it is open.
  */
-import { libraryName, OPTION_NAMES, tlsPair, type GatehouseOptions, type ResolvedOptions } from '../gatehouse/options';
+import {
+  DEFAULT_WORKER_YOUNG_GENERATION_MB,
+  libraryName,
+  OPTION_NAMES,
+  tlsPair,
+  type GatehouseOptions,
+  type ResolvedOptions,
+} from '../gatehouse/options';
 import type { Logger } from '../telemetry';
 import { availableParallelism } from 'node:os';
 import { supportsReusePort } from '../ports';
@@ -27,6 +34,8 @@ export interface StartOptions {
   readonly options: ResolvedOptions;
   /** `--workers`, `WORKERS`. */
   readonly workers: number | 'auto';
+  /** `--worker-young-generation`, `WORKER_YOUNG_GENERATION`: MiB. */
+  readonly workerYoungGeneration: number;
 }
 
 function startOptions(args: readonly string[]): StartOptions | undefined {
@@ -39,7 +48,11 @@ function startOptions(args: readonly string[]): StartOptions | undefined {
   for (const name of OPTION_NAMES) {
     if (libraryName(name) === name && read.values[name] !== undefined) options[name] = read.values[name];
   }
-  return { options: options as ResolvedOptions, workers: read.values.workers ?? 1 };
+  return {
+    options: options as ResolvedOptions,
+    workers: read.values.workers ?? 1,
+    workerYoungGeneration: read.values.workerYoungGeneration ?? DEFAULT_WORKER_YOUNG_GENERATION_MB,
+  };
 }
 
 /** Runs `gatehouse start`; resolves an exit status when it does not serve, `undefined` once it does. */
@@ -60,7 +73,10 @@ export async function start(args: readonly string[], signals: ServerSignals): Pr
   if (signals.stopping.aborted) return stopped();
   const workers = workerCount(wanted, logger);
   if (workers > 1)
-    return (require('./start-workers') as StartWorkers).serveOnWorkers(options, workers, signals, logger);
+    return (require('./start-workers') as StartWorkers).serveOnWorkers(options, signals, logger, {
+      count: workers,
+      youngGenerationMb: wanted.workerYoungGeneration,
+    });
   const ports = await gatehouse.bindGatehousePorts(options);
   const closePorts = () => Promise.all([ports.http.close(), ports.grpc?.close()]);
   let built: Awaited<ReturnType<GatehouseModule['createGatehouse']>>;
