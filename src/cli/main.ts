@@ -12,6 +12,8 @@
  * (./compile-cache), so that the code loaded after it is compiled once,
  * not at every start.
  */
+// Not the platform index, which loads every dependency whose private state it reads.
+import { holdYoungGeneration, youngGenerationFlagsGiven } from '../platform/v8-young';
 import { enableCompileCache, flushCompileCache } from './compile-cache';
 import { catchServerSignals, type ServerSignals } from './signals';
 
@@ -32,6 +34,8 @@ if (require.main === module) {
   const signals = server ? catchServerSignals() : undefined;
   // Before the rest of the code is loaded: it is what the cache spares compiling.
   enableCompileCache(argv.slice(1));
+  // Loading the gateway would grow the young generation to node's most; it grows once serving, as far as `start` lets it.
+  if (argv[0] === 'start' && !youngGenerationFlagsGiven()) holdYoungGeneration();
   // `gatehouse start | head -3`, or standard output on a full disk: what
   // cannot be printed there is lost, and the server goes on serving.
   for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);

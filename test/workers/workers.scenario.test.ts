@@ -200,12 +200,12 @@ describe('gatehouse start --workers, given a count it cannot run', function () {
   });
 });
 
-describe('gatehouse start --worker-young-generation, given a size it cannot use', function () {
+describe('gatehouse start --young-generation, given a size it cannot use', function () {
   for (const given of ['0', '2', 'abc', '12m', '1025']) {
-    it(`refuses --worker-young-generation ${given} as a usage error (exit 2)`, async () => {
-      const result = await runCli(['start', '--workers', '2', '--worker-young-generation', given], { env: ENV });
+    it(`refuses --young-generation ${given} as a usage error (exit 2)`, async () => {
+      const result = await runCli(['start', '--workers', '2', '--young-generation', given], { env: ENV });
       assert.equal(result.code, 2, result.stderr);
-      assert.match(result.stderr, /--worker-young-generation: must be an integer from 3 to 1024 \(MiB\) \(got "/);
+      assert.match(result.stderr, /--young-generation: must be an integer from 3 to 1024 \(MiB\) \(got "/);
     });
   }
 });

@@ -25,23 +25,23 @@ const folderOrNone: Kind<string | false> = {
 };
 
 /**
- * The young generation of each worker thread's V8 heap by default, in MiB:
- * two semi-spaces of 4 MiB. Node's default (48 MiB on Node 22, 192 on
- * Node 24) lets each worker's nursery grow to 32 MiB and more of resident
- * memory under traffic, for objects that seldom outlive the request that
- * made them: a nursery this size collects them more often, for a cost per
- * request bench/results measures.
+ * The young generation of each thread that serves by default, in MiB: two
+ * semi-spaces of 4 MiB and as much for large objects, as V8 counts it.
+ * Node's default lets it grow to 32 MiB of resident memory and more under
+ * traffic (48 MiB for a worker, 192 on Node 24), for objects that seldom
+ * outlive the request that made them: a young generation this size
+ * collects them more often, for a cost per request bench/results measures.
  */
-export const DEFAULT_WORKER_YOUNG_GENERATION_MB = 12;
+export const DEFAULT_YOUNG_GENERATION_MB = 12;
 
 export const PROCESS_OPTIONS = {
-  workerYoungGeneration: option({
+  youngGeneration: option({
     kind: integer(3, 1024, 'MiB'),
-    flag: '--worker-young-generation',
-    env: 'WORKER_YOUNG_GENERATION',
-    default: DEFAULT_WORKER_YOUNG_GENERATION_MB,
-    help: "the young generation of each worker thread's V8 heap, in MiB: less memory, more frequent minor collections",
-    more: "(`resourceLimits.maxYoungGenerationSizeMb`; Node's default is 48 on Node 22; [workers](#workers))",
+    flag: '--young-generation',
+    env: 'YOUNG_GENERATION',
+    default: DEFAULT_YOUNG_GENERATION_MB,
+    help: 'the young generation of the V8 heap of each thread that serves, in MiB: less memory, more frequent minor collections',
+    more: "(one worker: the main thread's, unless node was given `--max-semi-space-size`; each worker's `resourceLimits.maxYoungGenerationSizeMb`; [memory and start](#memory-and-start))",
     commands: ['start'],
     library: false,
   }),
