@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { basic } from '../../test/support/credentials';
-import { processTree, startPinned, type ProcessSpec } from './processes';
+import { cpuMicros, processTree, startPinned, type ProcessSpec } from './processes';
 
 const ALICE = basic('alice', 'wonderland');
 const HOTEL = { hotel_id: 'b1240207-0df8-456d-9ee3-752904b6062b', check_in: '2099-12-20', nights: 2 };
@@ -17,6 +17,8 @@ const HOTEL = { hotel_id: 'b1240207-0df8-456d-9ee3-752904b6062b', check_in: '209
 export interface Start {
   /** ms from spawn to the first answer. */
   answerMs: number;
+  /** CPU ms its process tree (every thread) had used by then: less at the mercy of a busy machine than the time. */
+  answerCpuMs: number;
   /** ms from spawn to check_ready 200 (the bookings can answer). */
   readyMs: number;
   /** Resident MB of the process tree once ready, before any traffic. */
@@ -124,6 +126,7 @@ export async function measureStart(
   server.child.once('exit', () => (exited = true));
   try {
     const answerMs = await firstAnswer(spec.port, '/v1/messages/1', 200, since, () => exited);
+    const answerCpuMs = cpuMicros(processTree([server.child.pid!])) / 1000;
     const readyMs = gateway ? await firstAnswer(spec.port, '/gateway/v0/check_ready', 200, since, () => exited) : NaN;
     // What the start left behind, and then the traffic, once the collections that follow each are done.
     const settle = () => new Promise((resolve) => setTimeout(resolve, 1000));
@@ -135,6 +138,7 @@ export async function measureStart(
     }
     return {
       answerMs,
+      answerCpuMs,
       readyMs,
       idleMb,
       rssMb: gateway ? treeRssMb(server.child.pid!) : idleMb,
