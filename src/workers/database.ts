@@ -18,11 +18,14 @@ export interface SharedDatabase {
   connect(): Promise<MessagePort>;
   /** Closes it once the workers are stopped: the folder is unlocked. */
   close(): Promise<void>;
+  /** Whether it is open: a worker that starts now finds it so. */
+  readonly open: boolean;
 }
 
 export function sharedDatabase(options: WorkerOptions, logger: Logger): SharedDatabase {
   let reserved: Promise<ReservedFolder> | undefined;
   let opening: Promise<PgliteEngine> | undefined;
+  let isOpen = false;
   // Kept until it fails: then the next worker to ask (a reload that adds a booking Mapping) tries again.
   const reserve = () => {
     const made = (reserved ??= reservePgliteFolder(options.dataDir));
@@ -39,16 +42,23 @@ export function sharedDatabase(options: WorkerOptions, logger: Logger): SharedDa
         logger: logger.child({ module: 'bookings' }),
       }),
     ));
-    made.catch(() => {
-      // A database that does not open unlocks its folder: it is reserved again next time.
-      if (opening === made) opening = reserved = undefined;
-    });
+    made.then(
+      () => (isOpen = opening === made),
+      () => {
+        // A database that does not open unlocks its folder: it is reserved again next time.
+        if (opening === made) opening = reserved = undefined;
+      },
+    );
     return made;
   };
   return {
     reserve: async () => void (await reserve()),
     connect: async () => (await open()).connectPort(),
+    get open() {
+      return isOpen;
+    },
     async close() {
+      isOpen = false;
       const engine = await opening?.catch(() => undefined);
       if (engine) await engine.close();
       else await (await reserved?.catch(() => undefined))?.release();

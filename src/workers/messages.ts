@@ -36,8 +36,8 @@ export type ToWorker =
   | { readonly type: 'collect'; readonly id: number }
   /** The metrics of every worker, summed, that you asked for. */
   | { readonly type: 'gathered'; readonly id: number; readonly text?: string; readonly error?: string }
-  /** The bookings database is reserved for the gateway, or why it cannot be. */
-  | { readonly type: 'reserved'; readonly id: number; readonly error?: string }
+  /** The bookings database is reserved for the gateway (and open already, or not yet), or why it cannot be. */
+  | { readonly type: 'reserved'; readonly id: number; readonly open?: boolean; readonly error?: string }
   /** The connection to the bookings database you asked for. */
   | { readonly type: 'database'; readonly id: number; readonly port?: MessagePort; readonly error?: string };
 

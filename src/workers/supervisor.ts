@@ -126,7 +126,7 @@ export async function startWorkers(given: WorkersOptions): Promise<Workers> {
         return;
       case 'reserve':
         database.reserve().then(
-          () => post(slot, { type: 'reserved', id: message.id }),
+          () => post(slot, { type: 'reserved', id: message.id, open: database.open }),
           (err: unknown) => post(slot, { type: 'reserved', id: message.id, error: errorText(err) }),
         );
         return;

@@ -46,6 +46,8 @@ async function run(port: MessagePort, start: WorkerStart): Promise<void> {
   const inPglite = options.bookingStore !== 'memory' && options.databaseUrl === undefined;
   let gatehouse: Gatehouse | undefined;
   let stopAsked = false;
+  /** The gateway's bookings database was open when this worker reserved it: it joins workers that serve it. */
+  let joinsOpenDatabase = false;
   let stopping: Promise<void> | undefined;
   // Its lines are written out as the thread ends (see telemetry/log-destination).
   const stop = (built: Gatehouse) =>
@@ -94,6 +96,7 @@ async function run(port: MessagePort, start: WorkerStart): Promise<void> {
               const reserved = await asked.ask((id) => ({ type: 'reserve', id }));
               if (reserved.type !== 'reserved' || reserved.error !== undefined)
                 throw new Error(reserved.type === 'reserved' ? reserved.error : 'no answer');
+              joinsOpenDatabase = reserved.open === true;
               return async () => {
                 const answer = await asked.ask((id) => ({ type: 'database', id }));
                 if (answer.type !== 'database' || answer.port === undefined)
@@ -113,6 +116,8 @@ async function run(port: MessagePort, start: WorkerStart): Promise<void> {
       },
     );
     feed.served();
+    // Beside workers that serve its bookings already, it connects before it listens: a request it takes finds them as theirs.
+    if (joinsOpenDatabase && built.bookingsState === 'opening') await built.openBookings().catch(() => undefined);
     const listening = await built.start();
     gatehouse = built;
     post({ type: 'listening', listening, recording: feed.lastRead(), bookings: built.bookingsState });

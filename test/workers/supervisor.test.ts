@@ -11,7 +11,9 @@ import { createLogger } from '../../src/telemetry';
 import { CRASH_LIMIT, startWorkers, type Workers } from '../../src/workers';
 import { send } from '../support/client';
 import { DEMO_CONFIG } from '../support/config-folder';
+import { ALICE } from '../support/credentials';
 import { captureLog, type LogCapture } from '../support/log-capture';
+import { freshDataDir } from '../support/pglite';
 
 describe('the workers of a gateway', function () {
   let log: LogCapture;
@@ -24,7 +26,7 @@ describe('the workers of a gateway', function () {
     workers = undefined;
   });
 
-  async function start(youngGenerationMb?: number): Promise<Workers> {
+  async function start(youngGenerationMb?: number, bookings: { dataDir?: string } = {}): Promise<Workers> {
     log = captureLog();
     const {
       logger: _logger,
@@ -40,7 +42,7 @@ describe('the workers of a gateway', function () {
       watch: false,
       drainDelayMs: 0,
       logLevel: 'silent',
-      bookingStore: 'memory',
+      ...(bookings.dataDir === undefined ? { bookingStore: 'memory' as const } : { dataDir: bookings.dataDir }),
     });
     workers = await startWorkers({ options, count: 2, logger: createLogger({ destination: log }), youngGenerationMb });
     return workers;
@@ -61,6 +63,30 @@ describe('the workers of a gateway', function () {
     assert.ok(ended, log.raw.join('\n'));
     assert.equal(ended.worker, 1);
     for (let i = 0; i < 8; i++) assert.equal((await send(base, '/v1/messages/1')).status, 200);
+  });
+
+  it('connects a worker that takes the place of one that died to the open bookings database before it listens: every worker is ready', async () => {
+    const running = await start(undefined, { dataDir: await freshDataDir() });
+    await running.bookingsOpen;
+    await running.threads()[0].terminate();
+    await replaced(1);
+    // Each on a connection of its own, which the kernel gives to either worker.
+    const ready = await Promise.all(
+      Array.from({ length: 24 }, () => send(running.listening.url, '/gateway/v0/check_ready')),
+    );
+    assert.deepEqual(
+      ready.filter((a) => a.status !== 200).map((a) => `${a.status} ${a.text}`),
+      [],
+    );
+    const bookings = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        send(running.listening.url, '/v1/hotels/bookings/', { headers: { authorization: ALICE } }),
+      ),
+    );
+    assert.deepEqual(
+      bookings.map((a) => a.status),
+      Array(8).fill(200),
+    );
   });
 
   it("sizes each worker's young generation as asked, and that of a worker in the place of one that died", async () => {
