@@ -2,7 +2,7 @@
  * @module test/gatehouse/loaded-modules
  * What a running Gatehouse loads of its dependencies: undici only when a
  * Mapping forwards over HTTP, re2js only when a Mapping has a regular
- * expression. Each runs in a process of its own (this one has loaded
+ * expression, raw-body only once a request has a body to read. Each runs in a process of its own (this one has loaded
  * everything), from the built dist/ as an embedding app would.
  */
 import assert from 'node:assert/strict';
@@ -21,12 +21,14 @@ const { createGatehouse, telemetry } = require(${JSON.stringify(join(REPO_ROOT, 
   const { url } = await gatehouse.start();
   const status = (await fetch(url + '/v1/messages/1', { headers: { authorization: 'Basic ' + Buffer.from('alice:wonderland').toString('base64') } })).status;
   const loaded = (name) => Object.keys(require.cache).some((path) => path.includes('/node_modules/' + name + '/'));
-  console.log(JSON.stringify({ status, undici: loaded('undici'), re2js: loaded('re2js') }));
+  console.log(JSON.stringify({ status, undici: loaded('undici'), re2js: loaded('re2js'), rawBody: loaded('raw-body') }));
   await gatehouse.stop();
 })().catch((err) => { console.error(err); process.exit(1); });
 `;
 
-async function probe(configDir: string): Promise<{ status: number; undici: boolean; re2js: boolean }> {
+async function probe(
+  configDir: string,
+): Promise<{ status: number; undici: boolean; re2js: boolean; rawBody: boolean }> {
   const { stdout } = await promisify(execFile)(process.execPath, ['-e', PROBE, configDir], { cwd: REPO_ROOT });
   return JSON.parse(stdout.trim().split('\n').pop()!);
 }
@@ -41,15 +43,15 @@ describe('gatehouse: the dependencies a running Gatehouse loads', function () {
   before(() => assertBuilt());
   afterEach(() => config?.remove());
 
-  it('loads neither undici nor re2js on the demo config, which forwards nothing over HTTP and has no regular expression', async () => {
+  it('loads neither undici nor re2js on the demo config, which forwards nothing over HTTP and has no regular expression, nor raw-body for a request without a body', async () => {
     config = copyConfig();
-    assert.deepEqual(await probe(config.dir), { status: 200, undici: false, re2js: false });
+    assert.deepEqual(await probe(config.dir), { status: 200, undici: false, re2js: false, rawBody: false });
   });
 
   it('loads undici for a Mapping to an HTTP upstream, and re2js for a Mapping with a regular expression', async () => {
     config = copyConfig();
     config.write('remote.yaml', mapping('remote', 'service: 127.0.0.1:9'));
-    assert.deepEqual(await probe(config.dir), { status: 200, undici: true, re2js: false });
+    assert.deepEqual(await probe(config.dir), { status: 200, undici: true, re2js: false, rawBody: false });
     config.write(
       'remote.yaml',
       mapping(
@@ -57,6 +59,6 @@ describe('gatehouse: the dependencies a running Gatehouse loads', function () {
         "regex_rewrite: {pattern: '^/pattern/(.*)$', substitution: '/v1/\\\\1'}\nservice: 127.0.0.1:9",
       ),
     );
-    assert.deepEqual(await probe(config.dir), { status: 200, undici: true, re2js: true });
+    assert.deepEqual(await probe(config.dir), { status: 200, undici: true, re2js: true, rawBody: false });
   });
 });

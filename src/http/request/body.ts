@@ -6,11 +6,18 @@
  */
 import type { Context } from 'koa';
 import type { IncomingMessage } from 'node:http';
-import getRawBody from 'raw-body';
+import type getRawBody from 'raw-body';
 import { destroyKeepingSocket } from '../../platform';
 import { HttpError } from '../../errors';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+/**
+ * raw-body, loaded by the first body read: it loads iconv-lite's every
+ * encoding, a noticeable part of what a gateway loads before its first
+ * answer, which most often reads no body.
+ */
+let readRawBody: typeof getRawBody | undefined;
 
 /**
  * How deep a JSON body may nest by default. JSON.parse builds a deeply
@@ -121,7 +128,8 @@ export async function readJson(
   }
   let text: string;
   try {
-    text = await getRawBody(ctx.req, { limit, length: ctx.get('content-length') || undefined, encoding: 'utf8' });
+    readRawBody ??= require('raw-body') as typeof getRawBody;
+    text = await readRawBody(ctx.req, { limit, length: ctx.get('content-length') || undefined, encoding: 'utf8' });
   } catch (err) {
     const status = (err as { status?: number }).status;
     if (status === 413) throw HttpError.of('BODY_TOO_LARGE', { limit });
