@@ -47,8 +47,8 @@ const SERVER_CPU = 0;
 export const GOALS = { rssMb: 200, startVsKoa: 4, firstVsLater: 2 };
 
 /** Starts `spec` on the server CPU and measures it. */
-const measure = (spec: ProcessSpec, gateway: boolean, beside?: () => number) =>
-  measureStart(spec, SERVER_CPU, gateway, beside);
+const measure = (spec: ProcessSpec, gateway: boolean, beside?: () => number, workers?: number) =>
+  measureStart(spec, SERVER_CPU, gateway, beside, workers);
 
 /** The memory of PostgreSQL's processes (the postmaster and its backends), shared memory counted once. */
 function postgresMb(cluster: PostgresCluster): number {
@@ -121,8 +121,8 @@ export async function runFootprint(
       later: [],
       async round() {
         const given = { config, ...(await where()) };
-        made.first.push(await measure(await gatehouse(`${name}, first start`, given), true, beside));
-        made.later.push(await measure(await gatehouse(`${name}, later start`, given), true, beside));
+        made.first.push(await measure(await gatehouse(`${name}, first start`, given), true, beside, given.workers));
+        made.later.push(await measure(await gatehouse(`${name}, later start`, given), true, beside, given.workers));
       },
     };
     kinds.push(made);

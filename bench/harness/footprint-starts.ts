@@ -6,6 +6,7 @@
  * next start on its folder opens a database closed cleanly.
  */
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import { basic } from '../../test/support/credentials';
 import { cpuMicros, processTree, startPinned, type ProcessSpec } from './processes';
@@ -40,18 +41,37 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Resolves the ms from `since` to the first answer `status` of `path`, asked again at once after each failure. */
-async function firstAnswer(port: number, path: string, status: number, since: number, exited: () => boolean) {
-  for (;;) {
+/** The status of `path` asked on a connection of its own (the kernel gives each to any worker listening), or 0. */
+function statusOf(port: number, path: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = http.get({ host: '127.0.0.1', port, path, agent: false, timeout: 5000 }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+      res.on('error', () => resolve(0));
+    });
+    req.once('timeout', () => req.destroy());
+    req.once('error', () => resolve(0));
+  });
+}
+
+/**
+ * Resolves the ms from `since` to the answer `status` of `path`, asked again
+ * at once after each other answer, `times` in a row on connections of their
+ * own: with several workers, every one that the connections reach has it.
+ */
+async function firstAnswer(
+  port: number,
+  path: string,
+  status: number,
+  since: number,
+  exited: () => boolean,
+  times = 1,
+): Promise<number> {
+  for (let inRow = 0; ;) {
     if (exited()) throw new Error(`the server on port ${port} exited before ${path} answered ${status}`);
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(5000) });
-      await res.arrayBuffer();
-      if (res.status === status) return performance.now() - since;
-    } catch {
-      // Not listening yet.
-    }
-    await new Promise((resolve) => setTimeout(resolve, 2));
+    inRow = (await statusOf(port, path)) === status ? inRow + 1 : 0;
+    if (inRow >= times) return performance.now() - since;
+    if (inRow === 0) await new Promise((resolve) => setTimeout(resolve, 2));
   }
 }
 
@@ -113,12 +133,15 @@ export function treePssMb(pid: number): number {
 /**
  * Starts `spec` pinned to `cpu`, times its start, makes the traffic (unless
  * bare), reads its memory (and `beside()`'s after the traffic) and stops it.
+ * Bookings are ready once `check_ready` has answered 200 four times a
+ * worker in a row, each on a connection of its own.
  */
 export async function measureStart(
   spec: ProcessSpec,
   cpu: number,
   gateway: boolean,
   beside?: () => number,
+  workers = 1,
 ): Promise<Start> {
   const since = performance.now();
   const server = startPinned(spec, cpu);
@@ -127,7 +150,10 @@ export async function measureStart(
   try {
     const answerMs = await firstAnswer(spec.port, '/v1/messages/1', 200, since, () => exited);
     const answerCpuMs = cpuMicros(processTree([server.child.pid!])) / 1000;
-    const readyMs = gateway ? await firstAnswer(spec.port, '/gateway/v0/check_ready', 200, since, () => exited) : NaN;
+    // Ready once every worker says so: each answers for itself.
+    const readyMs = gateway
+      ? await firstAnswer(spec.port, '/gateway/v0/check_ready', 200, since, () => exited, 4 * workers)
+      : NaN;
     // What the start left behind, and then the traffic, once the collections that follow each are done.
     const settle = () => new Promise((resolve) => setTimeout(resolve, 1000));
     await settle();
