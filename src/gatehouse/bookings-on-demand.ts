@@ -10,7 +10,9 @@
  * gateway serves, or at the first demand (`opened()`, a booking call,
  * readiness), and goes on in the background: on a core the gateway shares,
  * the opening would otherwise take its CPU from the start and delay the
- * first answers, which need no database. Meanwhile the booking modules'
+ * first answers, which need no database. A first start, whose folder holds
+ * no database yet, begins at once: putting the ready-made one there waits
+ * on the disk more than it takes the CPU. Meanwhile the booking modules'
  * stores answer as a database that is down does (a 503 with Retry-After),
  * and readiness says it is opening; once open, they call it.
  */
@@ -149,7 +151,8 @@ export function bookingsOnDemand(options: BookingStorageOptions): BookingsOnDema
         (reserved) => {
           if (reserving !== made) return;
           state = 'opening';
-          if (mayOpen && closing === undefined) void open(reserved).catch(() => undefined);
+          // A first start's copy of the ready-made database waits on the disk: it need not wait for the gateway to serve.
+          if ((mayOpen || reserved.empty) && closing === undefined) void open(reserved).catch(() => undefined);
         },
         // Not reserved: a later want (a reload) tries again.
         () => {

@@ -52,7 +52,11 @@ export function sharedDatabase(options: WorkerOptions, logger: Logger): SharedDa
     return made;
   };
   return {
-    reserve: async () => void (await reserve()),
+    async reserve() {
+      const folder = await reserve();
+      // A first start's copy of the ready-made database waits on the disk: it begins at once.
+      if (!folder.holdsDatabase) void open().catch(() => undefined);
+    },
     connect: async () => (await open()).connectPort(),
     get open() {
       return isOpen;

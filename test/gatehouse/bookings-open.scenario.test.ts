@@ -2,13 +2,16 @@
  * @module test/gatehouse/bookings-open
  * When a Gatehouse opens its bookings database: not while it is built, but
  * once it listens, or at the first demand of an app that embeds it without
- * starting it (a booking request, readiness, openBookings()); and a
- * Gatehouse stopped before either puts no database in its folder.
+ * starting it (a booking request, readiness, openBookings()), and a
+ * Gatehouse stopped before either leaves the database as it was; except on
+ * a first start, which begins putting the ready-made database in its
+ * empty folder at once.
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
 import request from 'supertest';
 import { createGatehouse, type Gatehouse, type GatehouseOptions } from '../../src/gatehouse';
 import { createLogger } from '../../src/telemetry';
@@ -42,18 +45,34 @@ describe('gatehouse: when the bookings database opens', function () {
     await Promise.all(made.splice(0).map((g) => g.stop()));
   });
 
-  it('puts no database in an empty data folder when stopped before it starts, and leaves the folder free for another', async () => {
+  it('leaves a database it has not opened as it was when stopped before it starts: no migration ran, and another Gatehouse takes the folder', async () => {
+    const data = await freshDataDir();
+    const first = await build({ dataDir: data });
+    assert.equal(first.bookingsState, 'opening');
+    await first.stop();
+    const db = await PGlite.create(join(data, 'pglite'));
+    try {
+      const tables = await db.query(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'gatehouse'",
+      );
+      assert.deepEqual(tables.rows, [], 'its migrations ran');
+    } finally {
+      await db.close();
+    }
+    // The folder is unlocked: another Gatehouse takes it, and opens its database once asked.
+    const second = await build({ dataDir: data });
+    assert.equal((await second.openBookings())?.engine, 'PGlite');
+  });
+
+  it('begins putting a database in an empty data folder at once, never started: that waits on the disk more than on the CPU', async () => {
     const data = mkdtempSync(join(tmpdir(), 'gatehouse-bookings-open-'));
     try {
-      const first = await build({ dataDir: data });
-      assert.equal(first.bookingsState, 'opening');
-      await first.stop();
-      assert.equal(existsSync(join(data, 'pglite', 'PG_VERSION')), false, 'a database was put in the folder');
-      // The folder is unlocked: another Gatehouse takes it, and opens its database once asked.
-      const second = await build({ dataDir: data });
-      assert.equal((await second.openBookings())?.engine, 'PGlite');
+      const gatehouse = await build({ dataDir: data });
+      await untilOpened(gatehouse);
+      assert.equal(gatehouse.bookingsState, 'open');
       assert.equal(existsSync(join(data, 'pglite', 'PG_VERSION')), true);
     } finally {
+      await Promise.all(made.splice(0).map((g) => g.stop()));
       rmSync(data, { recursive: true, force: true });
     }
   });
