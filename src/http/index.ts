@@ -85,7 +85,7 @@ export {
   ORIGINAL_PATH,
 } from './request/urls';
 export { recordMount } from './request/client-path';
-export { cutShortBy, markCutShort, type CutShortBy } from './respond';
+export { cutShortBy, markCutShort, WRITE_TO, type CutShortBy, type SelfWritingBody } from './respond';
 export {
   nestsDeeperThan,
   hasRequestBody,
