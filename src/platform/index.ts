@@ -16,6 +16,7 @@ export {
   KOA_VERSION,
   koaAccessor,
   queryCacheOf,
+  setSelfWatchingBody,
   type KoaAccessor,
   type RequestHandling,
 } from './koa';
