@@ -23,6 +23,7 @@ import type { ServerResponse } from 'node:http';
 import { constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders } from 'node:http2';
 import type { Readable } from 'node:stream';
 import { bodyFailure, encodeGrpcMessage, GrpcStatus, HttpError } from '../../../http';
+import { setSelfWatchingBody } from '../../../platform';
 import type { Endpoint } from '../endpoints/endpoint';
 import type { RouteUpstream } from '../endpoints/clusters';
 import type { ForwardOptions } from '../types';
@@ -170,8 +171,10 @@ export class GrpcCall implements AnswerOwner {
       ctx.body = NO_BODY;
       ctx.res.removeHeader('content-length');
     } else {
-      // Written on as it comes once the middleware is done with the headers (see ./answer).
-      ctx.body = this.answer = new GrpcAnswer(this.stream, this.web, this);
+      // Written on as it comes once the middleware is done with the headers (see ./answer). Koa's setter would tie
+      // it to the response's end; the call watches its response itself.
+      this.answer = new GrpcAnswer(this.stream, this.web, this);
+      setSelfWatchingBody(ctx.response, this.answer);
     }
     // The type Koa gives a body that has none is not the upstream's.
     if (headers['content-type'] === undefined && this.web === null) ctx.res.removeHeader('content-type');
