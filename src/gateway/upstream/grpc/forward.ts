@@ -20,7 +20,7 @@ import { backoffMs, retriesFailure } from '../retry';
 import { tlsName } from '../service';
 import type { ForwardOptions } from '../types';
 import { GrpcCall } from './call';
-import { sessionOf } from './session';
+import { sessionOf, type UpstreamSession } from './session';
 import { grpcWebOf } from './web';
 
 /** Resolves once `session` is connected; rejects with why it could not be. */
@@ -43,22 +43,47 @@ function connected(session: ClientHttp2Session): Promise<void> {
   });
 }
 
+/** The name TLS presents to the route's upstream: the TLSContext's `sni`, else the service's; none in the clear. */
+function servernameOf(upstream: RouteUpstream, options: ForwardOptions): string | undefined {
+  return upstream.address.secure
+    ? (upstream.cluster.settings.tls?.servername ?? tlsName(options.hostRewrite ?? upstream.address.host))
+    : undefined;
+}
+
 /**
  * Sends the gRPC call of `ctx` to the route's upstream and puts its answer
- * on `ctx`, streaming. Throws an {@link HttpError} (503, 504) when the
- * upstream gives no answer to stream.
+ * on `ctx`, streaming. Rejects with an {@link HttpError} (503, 504) when the
+ * upstream gives no answer to stream. A call to an endpoint whose
+ * connection is up goes at once; the others wait for a connection, and
+ * try again as the route's `retry_policy` says.
  */
-export async function forwardGrpc(ctx: Context, upstream: RouteUpstream, options: ForwardOptions): Promise<void> {
+export function forwardGrpc(ctx: Context, upstream: RouteUpstream, options: ForwardOptions): Promise<void> {
   const cluster = upstream.cluster;
   const on = cluster.settings.hashOn;
   const key = on === null ? undefined : requestKey(ctx, on).key;
-  const servername = upstream.address.secure
-    ? (cluster.settings.tls?.servername ?? tlsName(options.hostRewrite ?? upstream.address.host))
-    : undefined;
+  const endpoint = cluster.pick(key);
+  if (endpoint !== undefined) {
+    const session = (endpoint.h2 as UpstreamSession | null)?.open();
+    if (session !== undefined) return new GrpcCall(ctx, upstream, endpoint, session, options, grpcWebOf(ctx)).run();
+  }
+  return connectThenCall(ctx, upstream, options, key, endpoint);
+}
+
+/** Sends the call once a connection to an endpoint is made, tried again as the route says. */
+async function connectThenCall(
+  ctx: Context,
+  upstream: RouteUpstream,
+  options: ForwardOptions,
+  key: number | undefined,
+  picked: Endpoint | undefined,
+): Promise<void> {
+  const cluster = upstream.cluster;
+  const servername = servernameOf(upstream, options);
   const report = (): void => options.events?.upstreamError?.(options.route ?? '', 'refused');
   const retry = upstream.retry;
   for (let tries = 0; ; tries++) {
-    const endpoint: Endpoint = cluster.pick(key) ?? (await cluster.resolvedPick(key, report));
+    const endpoint: Endpoint =
+      (tries === 0 ? picked : undefined) ?? cluster.pick(key) ?? (await cluster.resolvedPick(key, report));
     let session: ClientHttp2Session;
     try {
       session = sessionOf(endpoint, cluster.settings, servername).current();
