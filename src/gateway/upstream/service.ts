@@ -6,6 +6,7 @@
  * DNS names it is looked up by, as Kubernetes resolves a Service's name.
  */
 import { isIP } from 'node:net';
+import type { RouteUpstream } from './endpoints/clusters';
 
 /** A remote upstream's address, parsed once. */
 export interface ServiceAddress {
@@ -147,6 +148,16 @@ export function parseEndpointAddress(text: string, port: number, context: NameCo
 export function tlsName(host: string): string | undefined {
   const name = host.startsWith('[') ? host.slice(1, host.indexOf(']')) : host.replace(/:[0-9]*$/, '');
   return isIP(name) === 0 ? name : undefined;
+}
+
+/**
+ * The name TLS presents to a route's upstream: the TLSContext's `sni`, else
+ * that of `host_rewrite`, else the service's; none in the clear, or for an
+ * IP address.
+ */
+export function servernameOf(upstream: RouteUpstream, hostRewrite: string | undefined): string | undefined {
+  if (!upstream.address.secure) return undefined;
+  return upstream.cluster.settings.tls?.servername ?? tlsName(hostRewrite ?? upstream.address.host);
 }
 
 /** `http(s)://host:port` of an address, an IPv6 one in brackets. */

@@ -17,7 +17,7 @@ import type { RouteUpstream } from '../endpoints/clusters';
 import type { Endpoint } from '../endpoints/endpoint';
 import { requestKey } from '../endpoints/hash-key';
 import { backoffMs, retriesFailure } from '../retry';
-import { tlsName } from '../service';
+import { servernameOf } from '../service';
 import type { ForwardOptions } from '../types';
 import { GrpcCall } from './call';
 import { sessionOf, type UpstreamSession } from './session';
@@ -41,13 +41,6 @@ function connected(session: ClientHttp2Session): Promise<void> {
       resolve();
     });
   });
-}
-
-/** The name TLS presents to the route's upstream: the TLSContext's `sni`, else the service's; none in the clear. */
-function servernameOf(upstream: RouteUpstream, options: ForwardOptions): string | undefined {
-  return upstream.address.secure
-    ? (upstream.cluster.settings.tls?.servername ?? tlsName(options.hostRewrite ?? upstream.address.host))
-    : undefined;
 }
 
 /**
@@ -78,7 +71,7 @@ async function connectThenCall(
   picked: Endpoint | undefined,
 ): Promise<void> {
   const cluster = upstream.cluster;
-  const servername = servernameOf(upstream, options);
+  const servername = servernameOf(upstream, options.hostRewrite);
   const report = (): void => options.events?.upstreamError?.(options.route ?? '', 'refused');
   const retry = upstream.retry;
   for (let tries = 0; ; tries++) {
