@@ -274,7 +274,7 @@ export class GrpcCall implements AnswerOwner {
   }
 
   private clearTimers(): void {
-    clearTimeout(this.deadline);
-    clearTimeout(this.routeTimer);
+    if (this.deadline !== undefined) clearTimeout(this.deadline);
+    if (this.routeTimer !== undefined) clearTimeout(this.routeTimer);
   }
 }
