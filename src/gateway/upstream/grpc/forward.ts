@@ -21,7 +21,7 @@ import { servernameOf } from '../service';
 import type { ForwardOptions } from '../types';
 import { GrpcCall } from './call';
 import { sessionOf, type UpstreamSession } from './session';
-import { grpcWebOf } from './web';
+import { grpcWebOf, type GrpcWebCall } from './web';
 
 /** Resolves once `session` is connected; rejects with why it could not be. */
 function connected(session: ClientHttp2Session): Promise<void> {
@@ -46,20 +46,24 @@ function connected(session: ClientHttp2Session): Promise<void> {
 /**
  * Sends the gRPC call of `ctx` to the route's upstream and puts its answer
  * on `ctx`, streaming. Rejects with an {@link HttpError} (503, 504) when the
- * upstream gives no answer to stream. A call to an endpoint whose
+ * upstream gives no answer to stream, and (505) for a call over HTTP/1.1
+ * that is not gRPC-Web: its status would not reach the client. A call to an endpoint whose
  * connection is up goes at once; the others wait for a connection, and
  * try again as the route's `retry_policy` says.
  */
 export function forwardGrpc(ctx: Context, upstream: RouteUpstream, options: ForwardOptions): Promise<void> {
+  const web = grpcWebOf(ctx);
+  // Answered at once, before the upstream hears of it: HTTP/1.1 carries no trailers most clients read.
+  if (web === null && ctx.req.httpVersionMajor < 2) return Promise.reject(HttpError.of('GRPC_OVER_HTTP1'));
   const cluster = upstream.cluster;
   const on = cluster.settings.hashOn;
   const key = on === null ? undefined : requestKey(ctx, on).key;
   const endpoint = cluster.pick(key);
   if (endpoint !== undefined) {
     const session = (endpoint.h2 as UpstreamSession | null)?.open();
-    if (session !== undefined) return new GrpcCall(ctx, upstream, endpoint, session, options, grpcWebOf(ctx)).run();
+    if (session !== undefined) return new GrpcCall(ctx, upstream, endpoint, session, options, web).run();
   }
-  return connectThenCall(ctx, upstream, options, key, endpoint);
+  return connectThenCall(ctx, upstream, options, web, key, endpoint);
 }
 
 /** Sends the call once a connection to an endpoint is made, tried again as the route says. */
@@ -67,6 +71,7 @@ async function connectThenCall(
   ctx: Context,
   upstream: RouteUpstream,
   options: ForwardOptions,
+  web: GrpcWebCall | null,
   key: number | undefined,
   picked: Endpoint | undefined,
 ): Promise<void> {
@@ -91,6 +96,6 @@ async function connectThenCall(
       }
       throw HttpError.of('UPSTREAM_UNAVAILABLE', { cause: err });
     }
-    return new GrpcCall(ctx, upstream, endpoint, session, options, grpcWebOf(ctx)).run();
+    return new GrpcCall(ctx, upstream, endpoint, session, options, web).run();
   }
 }
