@@ -171,7 +171,7 @@ export class Http2Response extends Stream {
     // A client that takes trailers may be sent some: the end waits for them (an empty frame when there are none).
     // An answer that ends with its headers and has none is one frame: a gRPC trailers-only answer must be.
     const trailers = this.req.headers.te === 'trailers' && !(endStream && this.trailers === undefined);
-    if (trailers) stream.once('wantTrailers', onWantTrailers);
+    if (trailers) stream.on('wantTrailers', onWantTrailers);
     const options: ServerStreamResponseOptions & { sendDate: boolean } = {
       endStream: endStream && !trailers,
       waitForTrailers: trailers,
@@ -212,7 +212,7 @@ export class Http2Response extends Stream {
     }
     if (done) this.once('finish', done);
     // Told as the stream finishes to whoever waits for it already; otherwise as the stream closes (see streamClosed).
-    if (this.listenerCount('finish') > 0) stream.once('finish', onStreamFinish);
+    if (this.listenerCount('finish') > 0) stream.on('finish', onStreamFinish);
     const body = data !== undefined && data !== null && data.length > 0 && !stream.headRequest;
     this.ending = true;
     if (!stream.headersSent) this.respond(!body);
