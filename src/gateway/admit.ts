@@ -48,7 +48,7 @@ import type { Route } from './match/route-table';
 import { OWN_PREFIX } from './own-paths';
 import { DEFAULT_BODY_LIMIT, declaredTooLarge, guardStreamedBody } from './request/body-limit';
 import { dropClaimedUser, dropPathOverrides } from './request/headers/claimed-user';
-import { dropNominatedHeaders } from './request/headers/hop-by-hop';
+import { dropNominatedHeaders } from './request/headers/connection-named';
 import { dropLookalikes } from './request/headers/lookalike-headers';
 import { dropProxyOwnedHeaders } from './request/headers/proxy-owned';
 import { bodyMayOverride, refuseBodyOverride } from './request/override/body-override';

@@ -19,8 +19,7 @@
 import type { Context } from 'koa';
 import { constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders } from 'node:http2';
 import { PassThrough, type Readable } from 'node:stream';
-import { bodyFailure, encodeGrpcMessage, GrpcStatus, HttpError } from '../../../http';
-import { isHopByHop } from '../../request/headers/hop-by-hop';
+import { bodyFailure, encodeGrpcMessage, GrpcStatus, HttpError, isHopByHop } from '../../../http';
 import type { Endpoint } from '../endpoints/endpoint';
 import type { RouteUpstream } from '../endpoints/clusters';
 import type { ForwardOptions } from '../types';
