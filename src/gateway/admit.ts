@@ -63,7 +63,7 @@ import { applyErrorOverrides } from './error-overrides';
 import { answerAsGrpc, readArrivedCall } from './grpc-reply';
 import { grpcWebOf, markGrpcWeb } from './upstream/grpc';
 import { REROUTED_STATE } from './reroute';
-import { isGrpcTarget, type RouteTarget, type Runtime } from './runtime';
+import { isGrpcTarget, type RouteTarget, type Runtime } from './types';
 import { NO_TRACING, type GatewayTracing } from '../tracing';
 
 /** What the gateway's middleware is built from. */

@@ -8,7 +8,7 @@
 import type { Context, Middleware } from 'koa';
 import { basePath, ORIGINAL_PATH } from '../http';
 import type { Route } from './match/route-table';
-import type { RouteTarget } from './runtime';
+import type { RouteTarget } from './types';
 
 /** Whether a request is a CORS preflight. */
 export function isPreflight(method: string, headers: Context['req']['headers']): boolean {
