@@ -9,12 +9,14 @@
 
 /**
  * The hop-by-hop headers by name, lower case: RFC 9110's, HTTP/1.0's
- * `Keep-Alive` and `Proxy-Connection`, and `Trailer`, which announces
- * trailers the receiving hop may not pass on. `Proxy-*` aside (see
- * {@link isHopByHop}).
+ * `Keep-Alive` and `Proxy-Connection`, `Trailer`, which announces trailers
+ * the receiving hop may not pass on, and `HTTP2-Settings`, the settings of
+ * an h2c upgrade of one connection (RFC 7540 §3.2.1), which Node refuses to
+ * send over HTTP/2 by throwing. `Proxy-*` aside (see {@link isHopByHop}).
  */
 export const HOP_BY_HOP_HEADERS: readonly string[] = [
   'connection',
+  'http2-settings',
   'keep-alive',
   'proxy-connection',
   'te',

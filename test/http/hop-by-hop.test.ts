@@ -7,8 +7,11 @@ import assert from 'node:assert/strict';
 import { connectionNamed, FRAMING_HEADERS, HOP_BY_HOP_HEADERS, isHopByHop } from '../../src/http';
 
 describe('http/hop-by-hop', () => {
-  it("takes RFC 9110's hop-by-hop headers, HTTP/1.0's and Trailer for one connection's", () => {
-    const expected = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade'];
+  it("takes RFC 9110's hop-by-hop headers, HTTP/1.0's, Trailer and HTTP2-Settings for one connection's", () => {
+    const expected = [
+      ...['connection', 'http2-settings', 'keep-alive', 'proxy-connection'],
+      ...['te', 'trailer', 'transfer-encoding', 'upgrade'],
+    ];
     assert.deepEqual([...HOP_BY_HOP_HEADERS].sort(), expected);
     for (const name of expected) assert.equal(isHopByHop(name), true, name);
   });
