@@ -40,6 +40,9 @@ interface Shared {
   readonly headerTags: readonly HeaderTag[];
 }
 
+/** How a request's span starts: its attributes are set once it is known to record. */
+const SERVER_SPAN = Object.freeze({ kind: SpanKind.SERVER });
+
 const KINDS: Readonly<Record<ChildKind, SpanKind>> = { internal: SpanKind.INTERNAL, client: SpanKind.CLIENT };
 
 /** The event of a refusal of the gateway's own. */
@@ -129,6 +132,7 @@ class RecordedTrace implements RequestTrace {
     parent: Context,
     ctx: KoaContext,
     private readonly name: string,
+    method: string,
   ) {
     const ids = span.spanContext();
     this.traceId = ids.traceId;
@@ -136,19 +140,22 @@ class RecordedTrace implements RequestTrace {
     this.sampled = (ids.traceFlags & 1) === 1;
     this.context = trace.setSpan(parent, span);
     this.baggage = ctx.req.headers.baggage;
-    this.describe(ctx);
+    this.describe(ctx, method);
     const res = ctx.res;
     res.once('close', () => this.finish(res));
   }
 
   /** The attributes worth working out only for a recorded span. */
-  private describe(ctx: KoaContext): void {
+  private describe(ctx: KoaContext, conventional: string): void {
     const { span, shared } = this;
     const req = ctx.req;
     const request = ctx.request;
     const method = req.method ?? '';
-    if (conventionalMethod(method) === '_OTHER') span.setAttribute('http.request.method_original', method);
     const scheme = request.protocol;
+    span.setAttribute('http.request.method', conventional);
+    if (conventional === '_OTHER') span.setAttribute('http.request.method_original', method);
+    span.setAttribute('url.path', request.path);
+    span.setAttribute('url.scheme', scheme);
     const [address, port] = hostParts(requestHost(ctx), scheme);
     span.setAttribute('server.address', address);
     span.setAttribute('server.port', port);
@@ -209,19 +216,12 @@ export function createRequestTracer(shared: Shared): RequestTracer {
       const req = ctx.req;
       const parent = propagation.extract(ROOT_CONTEXT, req.headers);
       const method = conventionalMethod(req.method ?? '');
-      const request = ctx.request;
       const name = method === '_OTHER' ? 'HTTP' : method;
-      // What a sampler may read is given at the start, as the conventions ask.
-      const span = tracer.startSpan(
-        name,
-        {
-          kind: SpanKind.SERVER,
-          attributes: { 'http.request.method': method, 'url.path': request.path, 'url.scheme': request.protocol },
-        },
-        parent,
-      );
+      // None of the samplers that can be configured reads attributes: they are
+      // set on a recorded span alone, and a request left out allocates none.
+      const span = tracer.startSpan(name, SERVER_SPAN, parent);
       const traced: RequestTrace = span.isRecording()
-        ? new RecordedTrace(span, shared, parent, ctx, name)
+        ? new RecordedTrace(span, shared, parent, ctx, name, method)
         : new UnrecordedTrace(span, shared, req.headers.baggage);
       ctx.state[TRACE_STATE] = traced;
       return traced;
