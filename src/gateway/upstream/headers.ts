@@ -6,8 +6,7 @@
  */
 import type { Context } from 'koa';
 import type { IncomingHttpHeaders } from 'node:http';
-import { connectionNamed, headerName, requestHost } from '../../http';
-import { isHopByHop } from '../request/headers/hop-by-hop';
+import { connectionNamed, headerName, isHopByHop, requestHost } from '../../http';
 import { clientAddress, forwardedHeader } from '../request/headers/forwarded';
 
 /**

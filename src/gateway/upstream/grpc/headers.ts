@@ -30,8 +30,6 @@ export function grpcRequestHeaders(
     ':path': options.path,
   };
   writeForwardedHeaders(out, ctx, options.removedHeaders ?? NONE);
-  // HTTP/1.1's way to ask for HTTP/2, which HTTP/2 itself refuses.
-  if (out['http2-settings'] !== undefined) delete out['http2-settings'];
   out.te = 'trailers';
   if (web) {
     out['content-type'] = 'application/grpc';

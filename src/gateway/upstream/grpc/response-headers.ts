@@ -9,7 +9,7 @@
 import type { Context } from 'koa';
 import type { ServerResponse } from 'node:http';
 import type { IncomingHttpHeaders } from 'node:http2';
-import { isHopByHop } from '../../request/headers/hop-by-hop';
+import { isHopByHop } from '../../../http';
 import { grpcWebAnswerType, type GrpcWebCall } from './web';
 
 /** Marks a response that carries an upstream's gRPC answer: the gateway renders no status of its own over it. */
