@@ -78,7 +78,7 @@ class Exchange implements Delivery, TimedExchange, RetriedExchange {
     );
     const on = upstream.cluster.settings.hashOn;
     this.hash = on === null ? NO_KEY : requestKey(ctx, on);
-    this.servername = servernameOf(upstream, options.hostRewrite);
+    this.servername = servernameOf(upstream.address, upstream.cluster.settings.tls?.servername, options.hostRewrite);
   }
 
   get setCookie(): string | undefined {

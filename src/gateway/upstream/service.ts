@@ -6,7 +6,6 @@
  * DNS names it is looked up by, as Kubernetes resolves a Service's name.
  */
 import { isIP } from 'node:net';
-import type { RouteUpstream } from './endpoints/clusters';
 
 /** A remote upstream's address, parsed once. */
 export interface ServiceAddress {
@@ -151,13 +150,17 @@ export function tlsName(host: string): string | undefined {
 }
 
 /**
- * The name TLS presents to a route's upstream: the TLSContext's `sni`, else
- * that of `host_rewrite`, else the service's; none in the clear, or for an
- * IP address.
+ * The name TLS presents to the upstream at `address`: the TLSContext's
+ * `sni`, else that of `host_rewrite`, else the service's; none in the
+ * clear, or for an IP address.
  */
-export function servernameOf(upstream: RouteUpstream, hostRewrite: string | undefined): string | undefined {
-  if (!upstream.address.secure) return undefined;
-  return upstream.cluster.settings.tls?.servername ?? tlsName(hostRewrite ?? upstream.address.host);
+export function servernameOf(
+  address: ServiceAddress,
+  sni: string | undefined,
+  hostRewrite: string | undefined,
+): string | undefined {
+  if (!address.secure) return undefined;
+  return sni ?? tlsName(hostRewrite ?? address.host);
 }
 
 /** `http(s)://host:port` of an address, an IPv6 one in brackets. */

@@ -76,7 +76,7 @@ async function connectThenCall(
   picked: Endpoint | undefined,
 ): Promise<void> {
   const cluster = upstream.cluster;
-  const servername = servernameOf(upstream, options.hostRewrite);
+  const servername = servernameOf(upstream.address, cluster.settings.tls?.servername, options.hostRewrite);
   const report = (): void => options.events?.upstreamError?.(options.route ?? '', 'refused');
   const retry = upstream.retry;
   for (let tries = 0; ; tries++) {
