@@ -16,7 +16,11 @@
  *   node --import tsx bench/footprint.ts    BENCH_ROUNDS rounds (default 5)
  *
  * On Node 22.12 or later, `--workers 2` is measured in the same rounds:
- * its first and later starts, and what the second worker adds.
+ * its first and later starts, and what the second worker adds. Where
+ * PostgreSQL is installed, the same with `DATABASE_URL` (a new database of
+ * one cluster each round): the gateway's resident memory, and PostgreSQL's
+ * beside it (the proportional set size of its processes, which counts the
+ * memory they share once).
  *
  * BENCH_FOOTPRINT_BASELINE=<folder>: another build of Gatehouse (a checkout
  * with its dist/ built) measured in the same rounds, to compare against.
@@ -25,170 +29,129 @@
  * docs/operations.md#memory-and-start.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { findPostgresBin, sharedPostgres, stopSharedPostgres, type PostgresCluster } from '../test/support/postgres';
 import { ensureBuilt } from './harness/build';
 import { writeGatehouseConfig } from './harness/configs';
 import { supportsReusePort } from '../src/ports';
-import { processTree, startPinned, type ProcessSpec } from './harness/processes';
+import { freePort, measureStart, treePssMb, type Start } from './harness/footprint-starts';
+import type { ProcessSpec } from './harness/processes';
 import { formatGoals, table, type Goal } from './harness/report';
 import { median } from './harness/stats';
 
 const ROOT = join(__dirname, '..');
 const SERVER_CPU = 0;
-const ALICE = `Basic ${Buffer.from('alice:wonderland').toString('base64')}`;
-const HOTEL = { hotel_id: 'b1240207-0df8-456d-9ee3-752904b6062b', check_in: '2099-12-20', nights: 2 };
 
 /** The goals, as docs/operations.md states them. */
 export const GOALS = { rssMb: 200, startVsKoa: 4, firstVsLater: 2 };
 
-/** A free port, for a server that cannot be asked which one it took. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.once('error', reject);
-  });
+/** Starts `spec` on the server CPU and measures it. */
+const measure = (spec: ProcessSpec, gateway: boolean, beside?: () => number) =>
+  measureStart(spec, SERVER_CPU, gateway, beside);
+
+/** The memory of PostgreSQL's processes (the postmaster and its backends), shared memory counted once. */
+function postgresMb(cluster: PostgresCluster): number {
+  const pid = Number(readFileSync(join(cluster.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  return treePssMb(pid);
 }
 
-/** Resolves the ms from `since` to the first answer `status` of `path`, asked again at once after each failure. */
-async function firstAnswer(port: number, path: string, status: number, since: number, exited: () => boolean) {
-  for (;;) {
-    if (exited()) throw new Error(`the server on port ${port} exited before ${path} answered ${status}`);
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(5000) });
-      await res.arrayBuffer();
-      if (res.status === status) return performance.now() - since;
-    } catch {
-      // Not listening yet.
-    }
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
+interface GatehouseStart {
+  readonly config: string;
+  /** The data folder, for PGlite. */
+  readonly data?: string;
+  /** A PostgreSQL database URL instead. */
+  readonly databaseUrl?: string;
+  /** Another build's folder (a baseline). */
+  readonly root?: string;
+  readonly workers?: number;
 }
 
-/** Traffic a user of the demo makes: messages, and bookings listed, made and read. */
-async function traffic(port: number): Promise<void> {
-  const url = `http://127.0.0.1:${port}`;
-  const auth = { Authorization: ALICE };
-  const one = async (i: number) => {
-    const answers: Response[] = [];
-    answers.push(await fetch(`${url}/v1/messages/${1 + (i % 3)}`));
-    answers.push(await fetch(`${url}/v1/hotels/bookings/`, { headers: auth }));
-    if (i % 4 === 0) {
-      const made = await fetch(`${url}/v1/hotels/bookings/`, {
-        method: 'POST',
-        headers: { ...auth, 'Content-Type': 'application/json' },
-        body: JSON.stringify(HOTEL),
-      });
-      answers.push(made);
-      const { id } = (await made.clone().json()) as { id: string };
-      answers.push(await fetch(`${url}/v1/hotels/bookings/${id}`, { headers: auth }));
-    }
-    for (const res of answers) {
-      await res.arrayBuffer();
-      if (res.status >= 300) throw new Error(`${res.url} answered ${res.status} during the traffic`);
-    }
-  };
-  // 200 rounds of a user's requests, 8 users at a time.
-  for (let i = 0; i < 200; i += 8) await Promise.all(Array.from({ length: 8 }, (_, j) => one(i + j)));
-}
-
-/** The resident memory of `pid` and every process under it, in MB. */
-function treeRssMb(pid: number): number {
-  let kb = 0;
-  for (const p of processTree([pid])) {
-    try {
-      kb += Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return kb / 1024;
-}
-
-interface Start {
-  /** ms from spawn to the first answer. */
-  answerMs: number;
-  /** ms from spawn to check_ready 200 (the bookings can answer). */
-  readyMs: number;
-  /** Resident MB of the process tree once ready, before any traffic. */
-  idleMb: number;
-  /** Resident MB of the process tree after the traffic. */
-  rssMb: number;
-}
-
-/** Starts `spec` pinned, times its start, makes the traffic (unless bare), reads its memory and stops it. */
-async function measure(spec: ProcessSpec, gateway: boolean): Promise<Start> {
-  const since = performance.now();
-  const server = startPinned(spec, SERVER_CPU);
-  let exited = false;
-  server.child.once('exit', () => (exited = true));
-  try {
-    const answerMs = await firstAnswer(spec.port, '/v1/messages/1', 200, since, () => exited);
-    const readyMs = gateway ? await firstAnswer(spec.port, '/gateway/v0/check_ready', 200, since, () => exited) : NaN;
-    // What the start left behind, and then the traffic, once the collections that follow each are done.
-    const settle = () => new Promise((resolve) => setTimeout(resolve, 1000));
-    await settle();
-    const idleMb = treeRssMb(server.child.pid!);
-    if (gateway) {
-      await traffic(spec.port);
-      await settle();
-    }
-    return { answerMs, readyMs, idleMb, rssMb: gateway ? treeRssMb(server.child.pid!) : idleMb };
-  } catch (err) {
-    throw new Error(`${spec.name}: ${(err as Error).message}\n${server.stderr()}`);
-  } finally {
-    // A graceful stop, so that the next start on the folder opens a database closed cleanly, as a restart does.
-    if (!exited) {
-      const gone = new Promise((resolve) => server.child.once('exit', resolve));
-      server.child.kill('SIGTERM');
-      const killer = setTimeout(() => server.child.kill('SIGKILL'), 30_000);
-      await gone;
-      clearTimeout(killer);
-    }
-  }
-}
-
-async function gatehouse(name: string, config: string, data: string, root = ROOT, workers = 1): Promise<ProcessSpec> {
+async function gatehouse(name: string, given: GatehouseStart): Promise<ProcessSpec> {
+  const { config, root = ROOT, workers = 1 } = given;
   const port = await freePort();
   // A baseline build may know no --workers: given only when asked for.
   const start = ['start', '--port', String(port), '--grpc-port', '0', '--no-watch'];
   if (workers > 1) start.push('--workers', String(workers));
+  const where = given.databaseUrl === undefined ? { GATEHOUSE_DATA: given.data! } : { DATABASE_URL: given.databaseUrl };
   return {
     name,
     command: process.execPath,
     args: [join(root, 'dist', 'cli', 'main.js'), ...start],
-    env: { ...process.env, LOG_LEVEL: 'silent', DRAIN_DELAY_MS: '0', GATEHOUSE_DATA: data, GATEHOUSE_CONFIG: config },
+    env: { ...process.env, LOG_LEVEL: 'silent', DRAIN_DELAY_MS: '0', GATEHOUSE_CONFIG: config, ...where },
     cwd: root,
     port,
   };
 }
 
-/** Measures BENCH_ROUNDS rounds, each a bare Koa start, a first start and a later start, in turns. */
+/** The starts of one kind of gateway over the rounds: on an empty folder (or database), then again on it. */
+interface Kind {
+  readonly name: string;
+  readonly first: Start[];
+  readonly later: Start[];
+  /** Measures one round's first and later start. */
+  readonly round: () => Promise<void>;
+}
+
+/**
+ * Measures BENCH_ROUNDS rounds, each a bare Koa start, and a first and a
+ * later start of each kind of gateway, the kinds in an order that turns
+ * from round to round.
+ */
 export async function runFootprint(
   rounds: number,
   baseline = process.env.BENCH_FOOTPRINT_BASELINE,
 ): Promise<{ text: string; goals: Goal[] }> {
   ensureBuilt(ROOT);
   const koa: Start[] = [];
-  const first: Start[] = [];
-  const later: Start[] = [];
-  const baseFirst: Start[] = [];
-  const baseLater: Start[] = [];
-  // Two workers, on a Node that listens with reusePort: what a second worker adds.
-  const twoFirst: Start[] = [];
-  const twoLater: Start[] = [];
-  const withWorkers = supportsReusePort();
   // The demo's, its per-user limit out of reach of the traffic.
   const config = writeGatehouseConfig(mkdtempSync(join(tmpdir(), 'gatehouse-bench-config-')), { kind: 'open' }, 1e9);
-  for (let round = 0; round < rounds; round++) {
-    const data = mkdtempSync(join(tmpdir(), 'gatehouse-bench-footprint-'));
-    const baseData = mkdtempSync(join(tmpdir(), 'gatehouse-bench-footprint-baseline-'));
-    const twoData = mkdtempSync(join(tmpdir(), 'gatehouse-bench-footprint-workers-'));
-    try {
+  const folders: string[] = [];
+  const folder = (prefix: string) => {
+    const dir = mkdtempSync(join(tmpdir(), prefix));
+    folders.push(dir);
+    return dir;
+  };
+  const kinds: Kind[] = [];
+  /** A kind whose each round starts on a new place given by `where`, once empty and once again. */
+  const kind = (name: string, where: () => Promise<Omit<GatehouseStart, 'config'>>, beside?: () => number) => {
+    const made: Kind = {
+      name,
+      first: [],
+      later: [],
+      async round() {
+        const given = { config, ...(await where()) };
+        made.first.push(await measure(await gatehouse(`${name}, first start`, given), true, beside));
+        made.later.push(await measure(await gatehouse(`${name}, later start`, given), true, beside));
+      },
+    };
+    kinds.push(made);
+    return made;
+  };
+  const embedded = kind('gatehouse', async () => ({ data: folder('gatehouse-bench-footprint-') }));
+  // Two workers, on a Node that listens with reusePort: what a second worker adds.
+  const withWorkers = supportsReusePort();
+  const two = withWorkers
+    ? kind('--workers 2', async () => ({ data: folder('gatehouse-bench-footprint-workers-'), workers: 2 }))
+    : undefined;
+  const base =
+    baseline === undefined
+      ? undefined
+      : kind('baseline', async () => ({ data: folder('gatehouse-bench-footprint-baseline-'), root: baseline }));
+  // The same with PostgreSQL, a new database each round: the gateway's memory, and PostgreSQL's beside it.
+  const postgres = findPostgresBin() === undefined ? undefined : await sharedPostgres();
+  const pgMb = postgres && (() => postgresMb(postgres));
+  if (postgres) {
+    kind('DATABASE_URL', async () => ({ databaseUrl: await postgres.createDatabase('footprint') }), pgMb);
+    if (withWorkers)
+      kind(
+        '--workers 2, DATABASE_URL',
+        async () => ({ databaseUrl: await postgres.createDatabase('footprint'), workers: 2 }),
+        pgMb,
+      );
+  }
+  try {
+    for (let round = 0; round < rounds; round++) {
       const port = await freePort();
       const bare: ProcessSpec = {
         name: 'bare Koa',
@@ -199,86 +162,89 @@ export async function runFootprint(
       };
       const turns: (() => Promise<void>)[] = [
         async () => void koa.push(await measure(bare, false)),
-        async () => {
-          first.push(await measure(await gatehouse('first start', config, data), true));
-          later.push(await measure(await gatehouse('later start', config, data), true));
-        },
+        ...kinds.map((k) => k.round),
       ];
-      if (withWorkers)
-        turns.push(async () => {
-          twoFirst.push(await measure(await gatehouse('2 workers, first start', config, twoData, ROOT, 2), true));
-          twoLater.push(await measure(await gatehouse('2 workers, later start', config, twoData, ROOT, 2), true));
-        });
-      if (baseline !== undefined)
-        turns.push(async () => {
-          baseFirst.push(await measure(await gatehouse('baseline first start', config, baseData, baseline), true));
-          baseLater.push(await measure(await gatehouse('baseline later start', config, baseData, baseline), true));
-        });
       // A different order each round, so that no one always follows the same other.
       for (let i = 0; i < round % turns.length; i++) turns.push(turns.shift()!);
       for (const turn of turns) await turn();
-    } finally {
-      rmSync(data, { recursive: true, force: true });
-      rmSync(baseData, { recursive: true, force: true });
-      rmSync(twoData, { recursive: true, force: true });
     }
+  } finally {
+    for (const dir of [config, ...folders]) rmSync(dir, { recursive: true, force: true });
+    if (postgres) await stopSharedPostgres();
   }
-  rmSync(config, { recursive: true, force: true });
+  return report(rounds, koa, kinds, { embedded, two, base });
+}
+
+/** The table and the goals of the rounds measured. */
+function report(
+  rounds: number,
+  koa: Start[],
+  kinds: readonly Kind[],
+  named: { embedded: Kind; two?: Kind; base?: Kind },
+): { text: string; goals: Goal[] } {
+  const { embedded, two, base } = named;
   const ms = (x: number) => `${Math.round(x)} ms`;
   const mb = (x: number) => `${Math.round(x)} MB`;
   const med = (list: Start[], pick: (s: Start) => number) => median(list.map(pick));
   const ratio = (a: Start[], b: Start[], pick: (s: Start) => number) => median(a.map((s, i) => pick(s) / pick(b[i])));
-  const rows = [
-    ['', 'first answer', 'bookings ready', 'RSS idle', 'RSS after traffic (max)'],
-    ['bare Koa', ms(med(koa, (s) => s.answerMs)), '', mb(med(koa, (s) => s.idleMb)), ''],
-    ...(
-      [
-        ['gatehouse, later start', later],
-        ['gatehouse, first start', first],
-        ...(withWorkers
-          ? [
-              ['--workers 2, later start', twoLater],
-              ['--workers 2, first start', twoFirst],
-            ]
-          : []),
-        ...(baseline === undefined
-          ? []
-          : [
-              ['baseline, later start', baseLater],
-              ['baseline, first start', baseFirst],
-            ]),
-      ] as [string, Start[]][]
-    ).map(([name, l]) => [
-      name,
-      ms(med(l, (s) => s.answerMs)),
-      ms(med(l, (s) => s.readyMs)),
-      mb(med(l, (s) => s.idleMb)),
-      `${mb(med(l, (s) => s.rssMb))} (${mb(Math.max(...l.map((s) => s.rssMb)))})`,
-    ]),
+  const row = (name: string, l: Start[]) => [
+    name,
+    ms(med(l, (s) => s.answerMs)),
+    ms(med(l, (s) => s.answerCpuMs)),
+    ms(med(l, (s) => s.readyMs)),
+    mb(med(l, (s) => s.idleMb)),
+    `${mb(med(l, (s) => s.rssMb))} (${mb(Math.max(...l.map((s) => s.rssMb)))})`,
+    l[0].besideMb === undefined ? '' : mb(med(l, (s) => s.besideMb!)),
   ];
-  if (baseline !== undefined)
+  const rows = [
+    ['', 'first answer', 'CPU by then', 'bookings ready', 'RSS idle', 'RSS after traffic (max)', 'PostgreSQL (PSS)'],
+    [
+      'bare Koa',
+      ms(med(koa, (s) => s.answerMs)),
+      ms(med(koa, (s) => s.answerCpuMs)),
+      '',
+      mb(med(koa, (s) => s.idleMb)),
+      '',
+      '',
+    ],
+    ...kinds.flatMap((k) => [row(`${k.name}, later start`, k.later), row(`${k.name}, first start`, k.first)]),
+  ];
+  if (base)
     rows.push([
       'baseline later start / bare Koa',
-      `${ratio(baseLater, koa, (s) => s.answerMs).toFixed(2)}x`,
+      `${ratio(base.later, koa, (s) => s.answerMs).toFixed(2)}x`,
+      `${ratio(base.later, koa, (s) => s.answerCpuMs).toFixed(2)}x`,
+      '',
       '',
       '',
       '',
     ]);
-  if (withWorkers)
+  if (two)
     rows.push(
       [
         '--workers 2 / 1, later start',
-        `${ratio(twoLater, later, (s) => s.answerMs).toFixed(2)}x`,
-        `${ratio(twoLater, later, (s) => s.readyMs).toFixed(2)}x`,
-        `+${mb(med(twoLater, (s) => s.idleMb) - med(later, (s) => s.idleMb))}`,
-        `+${mb(med(twoLater, (s) => s.rssMb) - med(later, (s) => s.rssMb))}`,
+        `${ratio(two.later, embedded.later, (s) => s.answerMs).toFixed(2)}x`,
+        `${ratio(two.later, embedded.later, (s) => s.answerCpuMs).toFixed(2)}x`,
+        `${ratio(two.later, embedded.later, (s) => s.readyMs).toFixed(2)}x`,
+        `+${mb(med(two.later, (s) => s.idleMb) - med(embedded.later, (s) => s.idleMb))}`,
+        `+${mb(med(two.later, (s) => s.rssMb) - med(embedded.later, (s) => s.rssMb))}`,
+        '',
       ],
-      ['--workers 2 later start / bare Koa', `${ratio(twoLater, koa, (s) => s.answerMs).toFixed(2)}x`, '', '', ''],
+      [
+        '--workers 2 later start / bare Koa',
+        `${ratio(two.later, koa, (s) => s.answerMs).toFixed(2)}x`,
+        `${ratio(two.later, koa, (s) => s.answerCpuMs).toFixed(2)}x`,
+        '',
+        '',
+        '',
+        '',
+      ],
     );
-  const startRatio = ratio(later, koa, (s) => s.answerMs);
-  const firstRatio = ratio(first, later, (s) => s.readyMs);
-  const firstAnswerRatio = ratio(first, later, (s) => s.answerMs);
-  const rss = Math.max(...first.map((s) => s.rssMb), ...later.map((s) => s.rssMb));
+  const startRatio = ratio(embedded.later, koa, (s) => s.answerMs);
+  const startCpuRatio = ratio(embedded.later, koa, (s) => s.answerCpuMs);
+  const firstRatio = ratio(embedded.first, embedded.later, (s) => s.readyMs);
+  const firstAnswerRatio = ratio(embedded.first, embedded.later, (s) => s.answerMs);
+  const rss = Math.max(...embedded.first.map((s) => s.rssMb), ...embedded.later.map((s) => s.rssMb));
   const goals: Goal[] = [
     {
       title: `resident memory after traffic <= ${GOALS.rssMb} MB, first and later starts`,
@@ -287,7 +253,7 @@ export async function runFootprint(
     },
     {
       title: `a later start answers within ${GOALS.startVsKoa}x a bare Koa app's start`,
-      detail: `${startRatio.toFixed(2)}x (median of same-round ratios)`,
+      detail: `${startRatio.toFixed(2)}x (median of same-round ratios; CPU used by the first answer ${startCpuRatio.toFixed(2)}x)`,
       met: startRatio <= GOALS.startVsKoa,
     },
     {

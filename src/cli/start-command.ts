@@ -7,10 +7,18 @@
  * listens; the bookings database opens meanwhile, and a second line says
  * when it is open.
  */
-import { libraryName, OPTION_NAMES, tlsPair, type GatehouseOptions, type ResolvedOptions } from '../gatehouse/options';
+import {
+  DEFAULT_YOUNG_GENERATION_MB,
+  libraryName,
+  OPTION_NAMES,
+  tlsPair,
+  type GatehouseOptions,
+  type ResolvedOptions,
+} from '../gatehouse/options';
 import type { Logger } from '../telemetry';
 import { availableParallelism } from 'node:os';
 import { supportsReusePort } from '../ports';
+import { growYoungGenerationTo, releaseYoungGeneration, youngGenerationFlagsGiven } from '../platform/v8-young';
 import { parseCommandLine, readCommandOptions, UsageError } from './command-line';
 import { print } from './output';
 import type { ServerSignals } from './signals';
@@ -27,6 +35,8 @@ export interface StartOptions {
   readonly options: ResolvedOptions;
   /** `--workers`, `WORKERS`. */
   readonly workers: number | 'auto';
+  /** `--young-generation`, `YOUNG_GENERATION`: MiB. */
+  readonly youngGeneration: number;
 }
 
 function startOptions(args: readonly string[]): StartOptions | undefined {
@@ -39,7 +49,11 @@ function startOptions(args: readonly string[]): StartOptions | undefined {
   for (const name of OPTION_NAMES) {
     if (libraryName(name) === name && read.values[name] !== undefined) options[name] = read.values[name];
   }
-  return { options: options as ResolvedOptions, workers: read.values.workers ?? 1 };
+  return {
+    options: options as ResolvedOptions,
+    workers: read.values.workers ?? 1,
+    youngGeneration: read.values.youngGeneration ?? DEFAULT_YOUNG_GENERATION_MB,
+  };
 }
 
 /** Runs `gatehouse start`; resolves an exit status when it does not serve, `undefined` once it does. */
@@ -59,8 +73,14 @@ export async function start(args: readonly string[], signals: ServerSignals): Pr
   };
   if (signals.stopping.aborted) return stopped();
   const workers = workerCount(wanted, logger);
-  if (workers > 1)
-    return (require('./start-workers') as StartWorkers).serveOnWorkers(options, workers, signals, logger);
+  if (workers > 1) {
+    // Each worker's is bounded as it starts: the main thread's grows again, serving none.
+    if (!youngGenerationFlagsGiven()) releaseYoungGeneration();
+    return (require('./start-workers') as StartWorkers).serveOnWorkers(options, signals, logger, {
+      count: workers,
+      youngGenerationMb: wanted.youngGeneration,
+    });
+  }
   const ports = await gatehouse.bindGatehousePorts(options);
   const closePorts = () => Promise.all([ports.http.close(), ports.grpc?.close()]);
   let built: Awaited<ReturnType<GatehouseModule['createGatehouse']>>;
@@ -81,6 +101,8 @@ export async function start(args: readonly string[], signals: ServerSignals): Pr
     await built.stop();
     throw err;
   });
+  // Its young generation grows under traffic as far as asked: two of its three parts are the semi-spaces it grows by.
+  if (!youngGenerationFlagsGiven()) growYoungGenerationTo(Math.floor(wanted.youngGeneration / 3) * 2 * 2 ** 20);
   // Handlers first: whoever waits for the line may signal as soon as it is read.
   signals.serve({ stop: () => built.stop(), reload: () => built.reload() });
   const { bookingsInWords, listeningLine } = require('./listening-line') as ListeningLine;

@@ -24,15 +24,28 @@ function workerOptions(options: ResolvedOptions): WorkerOptions {
   return rest;
 }
 
-/** Runs the gateway on `count` workers; resolves an exit status when it does not serve, `undefined` once it does. */
+/** How many workers, and how each thread's heap is sized. */
+export interface WorkerCount {
+  readonly count: number;
+  /** The young generation of each worker's V8 heap, in MiB. */
+  readonly youngGenerationMb: number;
+}
+
+/** Runs the gateway on `threads.count` workers; resolves an exit status when it does not serve, `undefined` once it does. */
 export async function serveOnWorkers(
   options: ResolvedOptions,
-  count: number,
   signals: ServerSignals,
   logger: Logger,
+  threads: WorkerCount,
 ): Promise<number | undefined> {
+  const { count } = threads;
   logger.info({ workers: count }, 'starting workers');
-  const workers = await startWorkers({ options: workerOptions(options), count, logger });
+  const workers = await startWorkers({
+    options: workerOptions(options),
+    count,
+    logger,
+    youngGenerationMb: threads.youngGenerationMb,
+  });
   if (signals.stopping.aborted) {
     await workers.stop();
     logger.info('gatehouse stopped');

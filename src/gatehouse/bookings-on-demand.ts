@@ -6,10 +6,13 @@
  * that routes nothing to bookings makes no data folder and locks none.
  *
  * Wanting it is quick (the folder made and locked, or the URL checked);
- * opening it (seconds: PGlite's WebAssembly, the migrations) goes on in the
- * background while everything else is served. Meanwhile the booking
- * modules' stores answer as a database that is down does (a 503 with
- * Retry-After), and readiness says it is opening; once open, they call it.
+ * opening it (seconds: PGlite's WebAssembly, the migrations) begins once the
+ * gateway serves, or at the first demand (`opened()`, a booking call,
+ * readiness), and goes on in the background: on a core the gateway shares,
+ * the opening would otherwise take its CPU from the start and delay the
+ * first answers, which need no database. Meanwhile the booking modules'
+ * stores answer as a database that is down does (a 503 with Retry-After),
+ * and readiness says it is opening; once open, they call it.
  */
 import {
   DatabaseUnavailableError,
@@ -17,6 +20,7 @@ import {
   type BookingDatabase,
   type BookingKind,
   type BookingStore,
+  type ReservedBookingDatabase,
 } from '../bookings';
 import type { GatewayConfig, ModuleRegistry } from '../gateway';
 import { errorText } from '../files';
@@ -33,11 +37,14 @@ export interface BookingsOnDemand {
   readonly database: BookingDatabase | undefined;
   readonly state: BookingsState;
   /**
-   * Reserves the database and begins opening it, unless that was done;
-   * resolves once it is reserved, and rejects when it cannot be (a folder
-   * another process holds, one that cannot be made).
+   * Reserves the database unless that was done, and begins opening it once
+   * the gateway serves ({@link serving}); resolves once it is reserved, and
+   * rejects when it cannot be (a folder another process holds, one that
+   * cannot be made).
    */
   want(): Promise<void>;
+  /** The gateway serves: a database wanted begins to open now, and one wanted later at once. */
+  serving(): void;
   /** Wants it, and resolves it once open; undefined with `bookingStore: 'memory'`. Rejects when it cannot be opened. */
   opened(): Promise<BookingDatabase | undefined>;
   /** Readiness: resolves when it is not wanted or answers; rejects saying why not (opening, failed, down). */
@@ -78,6 +85,7 @@ export function bookingsOnDemand(options: BookingStorageOptions): BookingsOnDema
       database: undefined,
       state: 'none',
       want: async () => undefined,
+      serving: () => undefined,
       opened: async () => undefined,
       ready: async () => undefined,
       close: async () => undefined,
@@ -85,14 +93,44 @@ export function bookingsOnDemand(options: BookingStorageOptions): BookingsOnDema
   }
   const logger = options.logger.child({ module: 'bookings' });
   let state: BookingsState = 'none';
-  let reserving: Promise<void> | undefined;
+  let reserving: Promise<ReservedBookingDatabase> | undefined;
   let opening: Promise<BookingDatabase> | undefined;
   let database: BookingDatabase | undefined;
   let failure: string | undefined;
   let closing: Promise<void> | undefined;
+  let mayOpen = false;
 
-  const why = () =>
-    state === 'failed'
+  /** Begins opening the reserved database, unless it is opening or open; resolves it once open. */
+  const open = (reserved: ReservedBookingDatabase): Promise<BookingDatabase> => {
+    if (opening) return opening;
+    const made = reserved.open();
+    opening = made;
+    made.then(
+      (db) => {
+        database = db;
+        state = 'open';
+        logger.info({ database: `${db.engine} (${db.location})` }, 'the bookings database is open');
+      },
+      (err: unknown) => {
+        failure = errorText(err);
+        state = 'failed';
+        // The next want (a reload, the embedding app) reserves it again and tries again.
+        reserving = opening = undefined;
+        logger.error({ err: failure }, 'the bookings database could not be opened: bookings answer 503');
+      },
+    );
+    return made;
+  };
+
+  /** A demand for the database while it is reserved and not yet opening: it begins to open. */
+  const demand = () => {
+    if (state === 'opening' && opening === undefined && closing === undefined)
+      void reserving?.then(open).catch(() => undefined);
+  };
+
+  const why = () => {
+    demand();
+    return state === 'failed'
       ? new DatabaseUnavailableError('unavailable', `the bookings database could not be opened: ${failure}`)
       : state === 'opening'
         ? new DatabaseUnavailableError('opening', 'the bookings database is opening')
@@ -100,33 +138,26 @@ export function bookingsOnDemand(options: BookingStorageOptions): BookingsOnDema
             'unavailable',
             'the bookings database is not opened: no Mapping routes to a booking service',
           );
+  };
 
-  const want = (): Promise<void> => {
-    if (closing) return Promise.reject(new Error('the bookings database is closed'));
-    reserving ??= (async () => {
-      const reserved = await reserveBookingDatabase(bookingDatabaseOptions(options, logger));
-      state = 'opening';
-      opening = reserved.open();
-      opening.then(
-        (db) => {
-          database = db;
-          state = 'open';
-          logger.info({ database: `${db.engine} (${db.location})` }, 'the bookings database is open');
+  const want = async (): Promise<void> => {
+    if (closing) throw new Error('the bookings database is closed');
+    if (reserving === undefined) {
+      const made = reserveBookingDatabase(bookingDatabaseOptions(options, logger));
+      reserving = made;
+      made.then(
+        (reserved) => {
+          if (reserving !== made) return;
+          state = 'opening';
+          if (mayOpen && closing === undefined) void open(reserved).catch(() => undefined);
         },
-        (err: unknown) => {
-          failure = errorText(err);
-          state = 'failed';
-          // The next want (a reload, the embedding app) tries again.
-          reserving = undefined;
-          logger.error({ err: failure }, 'the bookings database could not be opened: bookings answer 503');
+        // Not reserved: a later want (a reload) tries again.
+        () => {
+          if (reserving === made) reserving = undefined;
         },
       );
-    })().catch((err: unknown) => {
-      // Not reserved: a later want (a reload) tries again.
-      reserving = undefined;
-      throw err;
-    });
-    return reserving;
+    }
+    await reserving;
   };
 
   return {
@@ -141,9 +172,13 @@ export function bookingsOnDemand(options: BookingStorageOptions): BookingsOnDema
       return state;
     },
     want,
+    serving() {
+      mayOpen = true;
+      demand();
+    },
     async opened() {
       await want();
-      return opening!;
+      return open(await reserving!);
     },
     async ready() {
       if (state === 'none') return;
@@ -152,8 +187,9 @@ export function bookingsOnDemand(options: BookingStorageOptions): BookingsOnDema
     },
     close() {
       closing ??= (async () => {
-        await reserving?.catch(() => undefined);
-        const db = await opening?.catch(() => undefined);
+        const reserved = await reserving?.catch(() => undefined);
+        if (opening === undefined) return reserved?.release();
+        const db = await opening.catch(() => undefined);
         await db?.close();
       })();
       return closing;

@@ -148,7 +148,7 @@ export async function createGatehouse(input: GatehouseOptions = {}, shared: Shar
   });
   registry.set(diag.name, diag);
   for (const m of options.modules) registry.set(m.name, m);
-  /** Whether `next` routes to a booking module: then the database is reserved at once, and opened in the background. */
+  /** Whether `next` routes to a booking module: then the database is reserved at once, and opened in the background once it serves. */
   const wantsBookings = (next: GatewayConfig) => routesToBookings(next, registry, builtins.bookings);
   try {
     if (wantsBookings(config)) await bookings.want();
@@ -283,10 +283,13 @@ export async function createGatehouse(input: GatehouseOptions = {}, shared: Shar
         running,
       );
       starting = run;
-      // A start that failed (a port in use) may be tried again.
-      run.catch(() => {
-        if (starting === run) starting = undefined;
-      });
+      // A start that failed (a port in use) may be tried again; one that listens lets the bookings database open.
+      run.then(
+        () => bookings.serving(),
+        () => {
+          if (starting === run) starting = undefined;
+        },
+      );
       return run;
     },
     stop() {

@@ -40,6 +40,13 @@ export { NODE_BUFFER_WRITTEN_FOR, utf8Text } from './node-buffer';
 export { askClientCertificate, askEveryClient, NODE_TLS_WRITTEN_FOR, sniConnection } from './node-tls';
 export { hookFsync, PGLITE_VERSION, startParamsWithFsync, type EmscriptenOptions } from './pglite';
 export { compiledBaselineOnly, wasmFlagsGiven } from './v8-wasm';
+export {
+  growYoungGenerationTo,
+  holdYoungGeneration,
+  releaseYoungGeneration,
+  youngGenerationBytes,
+  youngGenerationFlagsGiven,
+} from './v8-young';
 export { loggerBindingsText, loggerDestination, loggerTimeField, PINO_VERSION } from './pino';
 export {
   RE2JS_VERSION,

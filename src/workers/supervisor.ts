@@ -28,6 +28,8 @@ export interface WorkersOptions {
   readonly count: number;
   /** The main thread's logger. */
   readonly logger: Logger;
+  /** The young generation of each worker's V8 heap, in MiB; Node's default when absent. */
+  readonly youngGenerationMb?: number;
 }
 
 /** A gateway's workers, serving. */
@@ -146,7 +148,7 @@ export async function startWorkers(given: WorkersOptions): Promise<Workers> {
 
   /** Starts worker `id` with the folder as `recording` holds it (none: it reads the folder); resolves once it listens. */
   function startOne(id: number): Promise<Slot & { started: FromWorker & { type: 'listening' } }> {
-    const worker = spawnWorker({ id, options, counters, recording });
+    const worker = spawnWorker({ id, options, counters, recording }, given.youngGenerationMb);
     // Read now: a thread that has ended has the id -1.
     const threadId = worker.threadId;
     const slot: Slot = { id, worker, threadId, serving: false, exited: false, waiting: new Map() };

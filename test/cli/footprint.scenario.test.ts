@@ -2,7 +2,7 @@
  * @module test/cli/footprint
  * The footprint of one `gatehouse start` with the embedded defaults, as a
  * user runs it: its resident memory after traffic on a first start (an
- * empty data folder) and a later one; what it serves while its bookings
+ * empty data folder) and a later one; the young generation of its heap; what it serves while its bookings
  * database opens, and what readiness and the bookings say then and after;
  * and a gateway that routes nothing to bookings, which opens no database.
  */
@@ -96,6 +96,23 @@ describe('gatehouse start: its footprint', function () {
       const stopped = await server.stop();
       assert.equal(stopped.code, 0, stopped.stderr);
     }
+  });
+
+  it('holds the young generation of its V8 heap to 8 MiB through the traffic, as --young-generation 12 asks, in its metrics', async () => {
+    const config = demoConfig();
+    folders.push(config);
+    const data = temp('gatehouse-footprint-data-');
+    const server = await startCli(
+      ['start', '--config', config, '--data', data, '--no-watch', '--young-generation', '12'],
+      {
+        env: ENV,
+      },
+    );
+    await traffic(server.address);
+    const metrics = await (await fetch(`${server.address}/gateway/v0/metrics`)).text();
+    const young = Number(/^gatehouse_nodejs_heap_space_size_total_bytes\{space="new"\} (\d+)$/m.exec(metrics)?.[1]);
+    assert.ok(young > 0 && young <= 8 * 2 ** 20, `its young generation holds ${young} bytes`);
+    assert.equal((await server.stop()).code, 0);
   });
 
   it('serves what needs no database while its database opens, says so in check_ready and the bookings, and serves bookings once it is open', async () => {

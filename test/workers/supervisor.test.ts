@@ -24,7 +24,7 @@ describe('the workers of a gateway', function () {
     workers = undefined;
   });
 
-  async function start(): Promise<Workers> {
+  async function start(youngGenerationMb?: number): Promise<Workers> {
     log = captureLog();
     const {
       logger: _logger,
@@ -42,7 +42,7 @@ describe('the workers of a gateway', function () {
       logLevel: 'silent',
       bookingStore: 'memory',
     });
-    workers = await startWorkers({ options, count: 2, logger: createLogger({ destination: log }) });
+    workers = await startWorkers({ options, count: 2, logger: createLogger({ destination: log }), youngGenerationMb });
     return workers;
   }
 
@@ -61,6 +61,16 @@ describe('the workers of a gateway', function () {
     assert.ok(ended, log.raw.join('\n'));
     assert.equal(ended.worker, 1);
     for (let i = 0; i < 8; i++) assert.equal((await send(base, '/v1/messages/1')).status, 200);
+  });
+
+  it("sizes each worker's young generation as asked, and that of a worker in the place of one that died", async () => {
+    const running = await start(6);
+    const young = () => running.threads().map((t) => t.resourceLimits?.maxYoungGenerationSizeMb);
+    assert.deepEqual(young(), [6, 6]);
+    await running.threads()[0].terminate();
+    await replaced(1);
+    assert.deepEqual(young(), [6, 6]);
+    assert.equal((await send(running.listening.url, '/v1/messages/1')).status, 200);
   });
 
   it('stops the gateway, saying why, when its workers keep dying', async () => {

@@ -199,3 +199,13 @@ describe('gatehouse start --workers, given a count it cannot run', function () {
     assert.match(result.stderr, /WORKERS: must be auto or an integer from 1 to \d+/);
   });
 });
+
+describe('gatehouse start --young-generation, given a size it cannot use', function () {
+  for (const given of ['0', '2', 'abc', '12m', '1025']) {
+    it(`refuses --young-generation ${given} as a usage error (exit 2)`, async () => {
+      const result = await runCli(['start', '--workers', '2', '--young-generation', given], { env: ENV });
+      assert.equal(result.code, 2, result.stderr);
+      assert.match(result.stderr, /--young-generation: must be an integer from 3 to 1024 \(MiB\) \(got "/);
+    });
+  }
+});

@@ -16,6 +16,7 @@ import { BOOKINGS_OPTIONS } from './declarations-bookings';
 import { EMBEDDING_OPTIONS } from './declarations-embedding';
 import { GRPC_SERVICE_OPTIONS } from './declarations-grpc';
 import { HTTP2_OPTIONS } from './declarations-http2';
+import { PROCESS_OPTIONS } from './declarations-process';
 import { TRACING_OPTIONS } from './tracing-options';
 import { boolean, bytes, dnsDomain, milliseconds, oneOf, port, portOrNone, redisUrl, text, workerCount } from './kinds';
 
@@ -128,6 +129,7 @@ export const OPTIONS = {
     commands: ['start'],
     library: false,
   }),
+  ...PROCESS_OPTIONS,
   reusePort: option({
     kind: boolean,
     default: false,

@@ -17,6 +17,7 @@ import {
 } from './read';
 
 export { OPTIONS, LOG_LEVELS, type OptionName } from './declarations';
+export { DEFAULT_YOUNG_GENERATION_MB } from './declarations-process';
 export type { Command, Declaration, ServeOnly } from './declaration';
 export { describeRedisUrl, isDnsDomain, type Kind } from './kinds';
 export type { BoundPorts } from './code-values';

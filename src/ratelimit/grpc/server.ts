@@ -13,7 +13,7 @@ import { checkBound, DEFAULT_REQUEST_BOUNDS, type RequestBounds } from '../bound
 import type { ProtoResponse } from './messages/codec';
 import { createHealthRegistry, type HealthRegistry } from './health';
 import { ENVOY_V3_SERVICE, HEALTH_SERVICE, LYFT_SERVICE, rateLimitProtos } from './protos';
-import { addReflection } from './reflection';
+import { addReflectionOnDemand } from './reflection-on-demand';
 import { responseEncoder } from './messages/response-encoder';
 import { listenForGrpc, type GrpcListener } from './port/connections';
 import { boundIncompleteRequests } from './port/incomplete-requests';
@@ -172,7 +172,7 @@ export function createRateLimitGrpcServer(
   // `ratelimit` is the name envoyproxy/ratelimit's health server answers for: probes written for it ask that.
   const health = createHealthRegistry(['', ENVOYPROXY_HEALTH_NAME, LYFT_SERVICE, ENVOY_V3_SERVICE, HEALTH_SERVICE]);
   health.addToServer(server);
-  addReflection(server);
+  addReflectionOnDemand(server);
 
   let started: Promise<number> | undefined;
   let stopped: Promise<void> | undefined;

@@ -1,0 +1,54 @@
+/**
+ * @module test/platform/v8-young
+ * What src/platform/v8-young relies on in the V8 of the Node running the
+ * tests: the semi-space growth factor, set while the process runs, is read
+ * each time a scavenge would grow the young generation. Run in a process
+ * of its own, whose heap nothing else shares.
+ */
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { relies } from '../support/reliance';
+
+const MODULE = join(__dirname, '..', '..', 'src', 'platform', 'v8-young.ts');
+
+/** Allocates in rounds of objects that survive a while, yielding between rounds, and says the young generation's size after each step. */
+const SCRIPT = `
+const young = require(${JSON.stringify(MODULE)});
+const churn = async () => {
+  let keep = [];
+  for (let i = 0; i < 300; i++) {
+    const batch = [];
+    for (let j = 0; j < 5000; j++) batch.push({ j, s: 'x' + j });
+    keep.push(batch);
+    if (keep.length > 40) keep.shift();
+    if (i % 10 === 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+};
+(async () => {
+  const start = young.youngGenerationBytes();
+  young.holdYoungGeneration();
+  await churn();
+  const held = young.youngGenerationBytes();
+  young.growYoungGenerationTo(2 * start + 1);
+  await churn();
+  await churn();
+  const after = young.youngGenerationBytes();
+  young.releaseYoungGeneration();
+  await churn();
+  console.log(JSON.stringify({ start, held, after, released: young.youngGenerationBytes() }));
+})();
+`;
+
+describe("platform/v8-young: what Gatehouse relies on in V8's young generation", () => {
+  it('does not grow it while the growth factor is 1, grows it to about a size asked, and lets it grow again at 2', () => {
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '-e', SCRIPT], { encoding: 'utf8' });
+    const { start, held, after, released } = JSON.parse(out) as Record<string, number>;
+    const asked = 2 * start + 1;
+    const sizes = `start ${start}, held ${held}, asked ${asked}, after ${after}, released ${released}`;
+    const rely = (what: string, holds: boolean) => relies('node', 'v20 to v24', what, holds, sizes);
+    // V8 13 (Node 24) sizes it by pages as well as by the factor: bounds, not exact sizes.
+    rely('keeps the young generation from doubling while the growth factor is 1', held < 2 * start);
+    rely('grows it to the size asked, and not past the next doubling', after >= asked && after <= 2 * asked);
+    rely('grows it past that once the growth factor is 2 again', released > after);
+  });
+});
