@@ -142,8 +142,9 @@ async function runTracingPart(settings: Settings): Promise<Goal[]> {
   const rows = await runTracingBench(settings, (line) => process.stdout.write(`${line}\n`));
   console.log(formatTracingRows(rows));
   console.log(
-    '\nIn process (bench/peers/traced-in-process.js): each build and its client in one process on CPU 0, 20,000 requests,\n' +
-      'process CPU time a request (client included); added: the median of the same-round differences to main.\n',
+    '\nIn process (bench/peers/traced-in-process.js): every build and one client in one process on CPU 0, taking turns in\n' +
+      'batches of 1,000 requests; process CPU time a request (client included); added: the median of the differences to\n' +
+      "main's batch of the same turn.\n",
   );
   const inProcess = await runInProcessBench(settings.rounds, (line) => process.stdout.write(`${line}\n`));
   console.log(formatInProcessRows(inProcess));

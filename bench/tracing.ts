@@ -187,59 +187,60 @@ export function formatTracingRows(rows: readonly TracingRow[]): string {
   return lines.join('\n');
 }
 
-/** One row of the in-process half: CPU µs of a process serving and asking 20,000 requests, client included. */
+/** One row of the in-process half: CPU µs a request, client included. */
 export interface InProcessRow {
   readonly name: string;
   readonly cpuUs: number;
-  /** Median of the same-round differences to main, in µs. */
+  /** Median of the differences to main's batch of the same turn, in µs. */
   readonly addedUs: number;
 }
 
 /**
- * The same builds, each Gatehouse and its client in one process pinned to
- * CPU 0 (bench/peers/traced-in-process.js), `rounds` interleaved rounds:
- * process CPU time moves less with a busy machine than requests a second do.
+ * The same builds, all in one process pinned to CPU 0 with one client
+ * (bench/peers/traced-in-process.js), taking turns in batches of 1,000
+ * requests, `rounds` × 8 turns: what else the machine does weighs on every
+ * build alike, and each batch is compared with main's of the same turn.
  */
 export async function runInProcessBench(rounds: number, log: (line: string) => void): Promise<InProcessRow[]> {
   const main = buildMain();
   const sinkPort = await freePort();
   const sink = startSink(sinkPort);
   await waitUntilServing(sink);
-  const sinkUrl = `http://127.0.0.1:${sinkPort}`;
   const config = writeGatehouseConfig(
     join(mkdtempSync(join(tmpdir(), 'gatehouse-tracing-bench-')), 'config'),
     { kind: 'auth-limit' },
     1_000_000_000,
   );
-  const script = join(__dirname, 'peers', 'traced-in-process.js');
-  const variants: [string, string, string[]][] = [
-    ['main', main, []],
-    ['tracing off', ROOT, []],
-    ['tracing on, ratio 0.01', ROOT, [sinkUrl, '0.01']],
-    ['tracing on, ratio 1.0', ROOT, [sinkUrl, '1']],
+  const variants: [string, string][] = [
+    ['main', `${main}=off`],
+    ['tracing off', `${ROOT}=off`],
+    ['tracing on, ratio 0.01', `${ROOT}=0.01`],
+    ['tracing on, ratio 1.0', `${ROOT}=1`],
   ];
-  const samples = variants.map(() => [] as number[]);
+  let out: string;
   try {
-    for (let round = 0; round < rounds; round++) {
-      variants.forEach(([name, root, traced], i) => {
-        const out = execFileSync(
-          'taskset',
-          ['-c', String(SERVER_CPU), process.execPath, script, root, config, ...traced],
-          { encoding: 'utf8' },
-        );
-        const cpu = (JSON.parse(out.trim().split('\n').pop()!) as { cpuUsPerReq: number }).cpuUsPerReq;
-        samples[i].push(cpu);
-        log(`  in process, round ${round + 1}/${rounds} ${name}: ${cpu.toFixed(1)} µs CPU/req`);
-      });
-    }
+    log(`  in process: ${variants.length} builds taking turns, ${rounds * 8} turns`);
+    out = execFileSync(
+      'taskset',
+      [
+        '-c',
+        String(SERVER_CPU),
+        process.execPath,
+        join(__dirname, 'peers', 'traced-in-process.js'),
+        config,
+        `http://127.0.0.1:${sinkPort}`,
+        ...variants.map(([, build]) => build),
+      ],
+      { encoding: 'utf8', env: { ...process.env, BATCHES: String(rounds * 8) } },
+    );
   } finally {
     await stopAll([sink]);
   }
-  return variants.map(([name], i) => ({
-    name,
-    cpuUs: median(samples[i]),
-    addedUs: median(samples[i].map((cpu, round) => cpu - samples[0][round])),
-  }));
+  const { cpuUsPerReq, addedUs } = JSON.parse(out.trim().split('\n').pop()!) as {
+    cpuUsPerReq: number[];
+    addedUs: number[];
+  };
+  return variants.map(([name], i) => ({ name, cpuUs: cpuUsPerReq[i], addedUs: addedUs[i] }));
 }
 
 /** The in-process rows as a table. */

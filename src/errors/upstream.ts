@@ -24,6 +24,11 @@ export const UPSTREAM_ERRORS = defineErrors({
     detail: 'the upstream service is overloaded: its circuit breaker is open ({limit}: {value})',
     headers: { 'x-envoy-overloaded': 'true' },
   },
+  GRPC_OVER_HTTP1: {
+    status: 505,
+    detail: 'a gRPC call needs HTTP/2: over HTTP/1.1 its status, sent in trailers, would not reach the client',
+    about: 'gRPC-Web is taken over HTTP/1.1 where the Module enables it',
+  },
   GRPC_WEB_TEXT_INVALID: {
     status: 400,
     detail: 'the gRPC-Web text body is not base64 in whole quartets',

@@ -9,9 +9,11 @@
  *     proxy headers from an untrusted client (dropped);
  *  2. a framing the gateway cannot vouch for: a request pipelined behind an
  *     upgrade, more header lines than were parsed (431), a transfer coding
- *     it cannot pass on (400, 501); the connection is closed after;
+ *     it cannot pass on (400, 501); the connection is closed after
+ *     (./request/framing);
  *  3. a host it cannot route by: two Host lines, an absolute target it
- *     cannot use, a malformed Host or X-Forwarded-Host (400);
+ *     cannot use, a malformed Host or X-Forwarded-Host (400)
+ *     (./request/request-target);
  *  4. a path it cannot normalise (400); then the gateway's own paths are
  *     answered;
  *  5. any request while no configuration is loaded (503), and one from an
@@ -21,7 +23,8 @@
  *  6. headers `Connection` nominates, and lookalikes of those the routes
  *     read (dropped);
  *  7. a method override that would route elsewhere (400), and a path no
- *     route matches (404); a CORS preflight is answered by its policy;
+ *     route matches (404); a CORS preflight is answered by its policy
+ *     (./preflight);
  *  8. escapes its route does not allow in a path (400);
  *  9. a body declared past the limit (413, answered once routed, with the
  *     route's response edits); a body of unknown length is counted;
@@ -31,37 +34,36 @@
  * whatever answered, an error status the route's (or the Module's)
  * `error_response_overrides` names gets its body.
  */
-import type { Context, Middleware } from 'koa';
+import type { Context } from 'koa';
 import {
   basePath,
   hasUnsizedBody,
-  headerCountRefusal,
   HttpError,
   isGrpcRequest,
   ORIGINAL_PATH,
-  requestHost,
   setPath,
-  transferCodingRefusal,
   type ErrorResponder,
 } from '../http';
 import type { Route } from './match/route-table';
 import { OWN_PREFIX } from './own-paths';
 import { DEFAULT_BODY_LIMIT, declaredTooLarge, guardStreamedBody } from './request/body-limit';
 import { dropClaimedUser, dropPathOverrides } from './request/headers/claimed-user';
-import { dropNominatedHeaders } from './request/headers/hop-by-hop';
+import { dropNominatedHeaders } from './request/headers/connection-named';
 import { dropLookalikes } from './request/headers/lookalike-headers';
 import { dropProxyOwnedHeaders } from './request/headers/proxy-owned';
 import { bodyMayOverride, refuseBodyOverride } from './request/override/body-override';
 import { overriddenMethods } from './request/override/method-override';
 import { normalisePath, unsafeEscapeError, withoutParameters } from './request/path';
-import { refuseMalformedHost, refuseRepeatedHost, toOriginForm } from './request/request-target';
+import { refuseMalformedHosts, refuseRepeatedHost, toOriginForm } from './request/request-target';
+import { refuseHeaderOverflow, refusePipelinedAfterUpgrade, refuseUnvouchedBody } from './request/framing';
+import { answerPreflight, isPreflight, requestedMethod } from './preflight';
 import { claimedClientCert, hostRoutes, hostsDecide, tellClientCert } from './request/secure-host';
 import type { RunRouted } from './routed';
 import { applyErrorOverrides } from './error-overrides';
 import { answerAsGrpc, readArrivedCall } from './grpc-reply';
 import { grpcWebOf, markGrpcWeb } from './upstream/grpc';
 import { REROUTED_STATE } from './reroute';
-import { isGrpcTarget, type RouteTarget, type Runtime } from './runtime';
+import { isGrpcTarget, type RouteTarget, type Runtime } from './types';
 import { NO_TRACING, type GatewayTracing } from '../tracing';
 
 /** What the gateway's middleware is built from. */
@@ -83,52 +85,6 @@ export interface AdmissionOptions {
   readonly tracing?: GatewayTracing;
 }
 
-/**
- * Upgrades are served as plain HTTP (RFC 9110 §7.8) unless a route tunnels
- * them. Node's parser drops whatever the client sent right behind such a
- * request, so a request pipelined after it would wait for ever: the answer
- * closes the connection instead.
- */
-function refusePipelinedAfterUpgrade(ctx: Context): void {
-  if (ctx.req.headers.upgrade !== undefined) ctx.res.shouldKeepAlive = false;
-}
-
-/** The fields past the parser's count framed the body unseen: 431, and nothing after it on the connection is read. */
-function refuseHeaderOverflow(ctx: Context): void {
-  const tooMany = headerCountRefusal(ctx.req.rawHeaders);
-  if (tooMany === undefined) return;
-  ctx.res.shouldKeepAlive = false;
-  throw tooMany;
-}
-
-/**
- * A body whose framing or coding the gateway cannot vouch for reaches no
- * module or upstream (400, 501), and nothing after it on that connection is read.
- */
-function refuseUnvouchedBody(ctx: Context): void {
-  const req = ctx.req;
-  if (req.headers['transfer-encoding'] === undefined) return;
-  const refusal = transferCodingRefusal(req);
-  if (refusal === undefined) return;
-  ctx.res.shouldKeepAlive = false;
-  throw refusal;
-}
-
-/**
- * Refuses a malformed Host, and a malformed host read elsewhere; returns the
- * host the request is routed by: the one modules and upstreams are told of
- * (`ctx.host`), behind a trusted proxy its X-Forwarded-Host, over HTTP/2 the
- * `:authority`. Matched against any other, a request for one host would
- * reach the Mappings of another.
- */
-function refuseMalformedHosts(ctx: Context): string {
-  const written = ctx.req.headers.host;
-  refuseMalformedHost(written);
-  const host = requestHost(ctx);
-  if (host !== written) refuseMalformedHost(host, 'FORWARDED_HOST_MALFORMED');
-  return host;
-}
-
 function refuseUnconfigured(rt: Runtime | null): Runtime {
   if (rt === null) throw HttpError.of('NO_CONFIGURATION');
   return rt;
@@ -141,34 +97,8 @@ function refuseUnsafeEscapes(route: Route<RouteTarget>, path: string): void {
   if (unsafe !== undefined) throw HttpError.of(unsafe);
 }
 
-/** Whether a request is a CORS preflight. */
-function isPreflight(method: string, headers: Context['req']['headers']): boolean {
-  return method === 'OPTIONS' && headers.origin !== undefined && headers['access-control-request-method'] !== undefined;
-}
-
-/** What a preflight asks to send, as a route's `method` is spelled. */
-function requestedMethod(ctx: Context): string {
-  return String(ctx.req.headers['access-control-request-method']).toUpperCase();
-}
-
 async function notFound(): Promise<never> {
   throw HttpError.of('NOT_FOUND');
-}
-
-function nothing(): Promise<void> {
-  return Promise.resolve();
-}
-
-/** Answers a CORS preflight with `cors`, without auth: browsers send no credentials with one. */
-function answerPreflight(
-  ctx: Context,
-  cors: Middleware,
-  route: Route<RouteTarget> | undefined,
-  path: string,
-): Promise<void> {
-  if (route) ctx.state.mapping = route.mapping;
-  ctx.state[ORIGINAL_PATH] = ctx.originalUrl === ctx.url ? path : basePath(ctx) + path;
-  return cors(ctx, nothing) as Promise<void>;
 }
 
 /** The route's error_response_overrides (the Module's for an answer no route gave), applied to the answer. */

@@ -17,15 +17,9 @@ import type { ModuleRegistry } from './module';
 import { ownPaths, type ReadyFields } from './own-paths';
 import { createRateLimitStage } from './stages/ratelimit-stage';
 import { createRouted } from './routed';
-import {
-  buildRuntime,
-  buildRuntimeSteps,
-  disposeRuntime,
-  retireRuntime,
-  type Runtime,
-  type StageFactories,
-  type UpstreamOptions,
-} from './runtime';
+import { buildRuntime, buildRuntimeSteps } from './runtime';
+import { disposeRuntime, retireRuntime } from './runtime-disposal';
+import type { Runtime, StageFactories, UpstreamOptions } from './types';
 import { runInSlices } from './slices';
 import { deepFreeze, type GatewaySnapshot, type RejectedConfig } from './snapshot';
 import type { GatewayTls, TlsReadOptions } from './tls';

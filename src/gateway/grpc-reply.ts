@@ -12,7 +12,7 @@
  */
 import type { Context } from 'koa';
 import { answerGrpcStatus, grpcStatusOfHttp, GrpcStatus, statusLine } from '../http';
-import { grpcWebAnswerType, PROXIED_GRPC, type GrpcWebCall } from './upstream/grpc';
+import { grpcWebAnswerType, isProxiedGrpc, type GrpcWebCall } from './upstream/grpc';
 
 /** How the gateway's statuses read as gRPC ones where Envoy departs from its plain mapping. */
 export interface GrpcReplyOptions {
@@ -53,7 +53,7 @@ function messageOf(ctx: Context, status: number): string {
  */
 export function answerAsGrpc(ctx: Context, options: GrpcReplyOptions): boolean {
   const res = ctx.res;
-  if (res.headersSent || (res as unknown as Record<symbol, unknown>)[PROXIED_GRPC] === true) return false;
+  if (res.headersSent || isProxiedGrpc(res)) return false;
   const status = ctx.status;
   if (status < 400) return false;
   let code = grpcStatusOfHttp(status);

@@ -8,7 +8,7 @@
  */
 export { createGateway, type Gateway, type GatewayOptions, type PreparedConfig, type UpstreamHealth } from './gateway';
 export type { GatehouseModule, ModuleRegistry } from './module';
-export type { StageFactories, UpstreamOptions } from './runtime';
+export type { StageFactories, UpstreamOptions } from './types';
 export type { Resolve } from './upstream';
 export type { GatewayEvents } from './events';
 

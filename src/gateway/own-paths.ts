@@ -6,7 +6,7 @@
  */
 import type { Context } from 'koa';
 import { HttpError } from '../http';
-import type { Runtime } from './runtime';
+import type { Runtime } from './types';
 
 /** What every own path starts with: a request path that does not is none of them, at the cost of one comparison. */
 export const OWN_PREFIX = '/gateway/v0/check_';

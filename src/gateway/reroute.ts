@@ -12,7 +12,7 @@ import { HttpError, requestHost } from '../http';
 import type { Route } from './match/route';
 import { overriddenMethods } from './request/override/method-override';
 import { unsafeEscapeError, withoutParameters } from './request/path';
-import type { RouteTarget, Runtime } from './runtime';
+import type { RouteTarget, Runtime } from './types';
 
 /** State key a stage sets when it edited the request's headers or query: the route is to be chosen again. */
 export const REROUTE_STATE = 'gatehouseReroute';

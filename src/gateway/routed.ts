@@ -13,7 +13,7 @@ import { guardStreamedBody, payloadTooLarge, type StreamedBodyGuard } from './re
 import { applyRequestEdits, applyResponseEdits } from './request/headers/header-edits';
 import { keptHeaders, restoreHeaders } from './request/headers/kept-headers';
 import { rewritePath, type Route } from './match/route-table';
-import { isGrpcTarget, type RouteTarget, type Runtime, type UpstreamOptions } from './runtime';
+import { isGrpcTarget, type RouteTarget, type Runtime, type UpstreamOptions } from './types';
 import { forwardRemote } from './upstream';
 import { forwardGrpc } from './upstream/grpc';
 import { forwardUpgrade, tunnelledUpgrade } from './upstream/upgrade';

@@ -3,9 +3,9 @@
  * The HTTP conventions every module shares: the error middleware and the
  * error body (the errors themselves are declared in src/errors), content
  * negotiation, canonical slashes, collection queries, absolute URLs, JSON
- * bodies, raw header lines and header text, transfer codings, router
- * dispatch, request paths, protocol upgrades, query arguments and the Koa
- * accessors the hot path uses.
+ * bodies, raw header lines and header text, hop-by-hop headers, transfer
+ * codings, router dispatch, request paths, protocol upgrades, query
+ * arguments and the Koa accessors the hot path uses.
  *
  * Each name is exported on its own: `export *` compiles to one getter shared
  * by every name, whose lookup V8 cannot specialise, and the hot path calls
@@ -85,7 +85,7 @@ export {
   ORIGINAL_PATH,
 } from './request/urls';
 export { recordMount } from './request/client-path';
-export { cutShortBy, markCutShort, type CutShortBy } from './respond';
+export { cutShortBy, markCutShort, WRITE_TO, type CutShortBy, type SelfWritingBody } from './respond';
 export {
   nestsDeeperThan,
   hasRequestBody,
@@ -97,7 +97,7 @@ export {
   DEFAULT_JSON_DEPTH,
 } from './request/body';
 export { repeatedHeader, headerText, headerName, headerCountRefusal, MAX_REQUEST_HEADERS } from './request/raw-headers';
-export { connectionNamed } from './request/connection';
+export { HOP_BY_HOP_HEADERS, FRAMING_HEADERS, isHopByHop, connectionNamed } from './hop-by-hop';
 export { protocolOf, type RequestProtocol } from './request/protocol';
 export { hasOtherTransferCoding, transferCodingRefusal, OTHER_TRANSFER_CODING } from './request/transfer-coding';
 export { routes, allowedMethods } from './router';

@@ -7,7 +7,8 @@
  * made and dropped for every request: a tenth of a routed request's CPU)
  * reports only a socket that failed under the response, which nobody can
  * be answered on any more. A body that is a stream keeps its own: Koa's
- * `ctx.body` setter attaches it, and the stream is piped by `pipeline`.
+ * `ctx.body` setter attaches it, and the stream is piped by `pipeline`,
+ * unless it writes itself (see {@link WRITE_TO}).
  */
 import type Koa from 'koa';
 import type { Context } from 'koa';
@@ -30,6 +31,19 @@ export function markCutShort(res: ServerResponse, by: CutShortBy): void {
 /** Who cut `res` short, when it was marked (see {@link markCutShort}). */
 export function cutShortBy(res: ServerResponse): CutShortBy | undefined {
   return (res as MarkedResponse)[CUT_SHORT_BY];
+}
+
+/**
+ * The method of a streamed body that writes itself to the response (a
+ * proxied gRPC answer, which reads its upstream's stream straight into the
+ * response and ends it with trailers): called once the middleware is done
+ * with the answer's headers, in place of the pipeline a stream is given.
+ */
+export const WRITE_TO: unique symbol = Symbol('write to');
+
+/** A body that writes itself to the response (see {@link WRITE_TO}). */
+export interface SelfWritingBody {
+  [WRITE_TO](res: ServerResponse): void;
 }
 
 /** The statuses whose response has no body (`statuses.empty`, which Koa reads). */
@@ -86,6 +100,11 @@ function respond(ctx: Context): void {
   }
   if (typeof body === 'string' || Buffer.isBuffer(body)) {
     res.end(body);
+    return;
+  }
+  const writer = (body as Partial<SelfWritingBody>)[WRITE_TO];
+  if (writer !== undefined) {
+    writer.call(body, res);
     return;
   }
   const stream = streamOf(body);

@@ -16,6 +16,7 @@ export {
   KOA_VERSION,
   koaAccessor,
   queryCacheOf,
+  setSelfWatchingBody,
   type KoaAccessor,
   type RequestHandling,
 } from './koa';
@@ -35,6 +36,7 @@ export {
   responseInFlight,
   watchBodyAsParsed,
 } from './node-http';
+export { NODE_BUFFER_WRITTEN_FOR, utf8Text } from './node-buffer';
 export { askClientCertificate, askEveryClient, NODE_TLS_WRITTEN_FOR, sniConnection } from './node-tls';
 export { hookFsync, PGLITE_VERSION, startParamsWithFsync, type EmscriptenOptions } from './pglite';
 export { compiledBaselineOnly, wasmFlagsGiven } from './v8-wasm';

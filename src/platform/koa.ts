@@ -19,6 +19,7 @@ interface KoaRequestFields {
   _querycache?: Record<string, ParsedUrlQuery>;
 }
 interface KoaResponseFields {
+  _body?: unknown;
   _explicitStatus?: boolean;
   _explicitNullBody?: boolean;
 }
@@ -40,6 +41,18 @@ export function queryCacheOf(request: Koa.Request): Record<string, ParsedUrlQuer
  */
 export function forgetExplicitStatus(response: Koa.Response): void {
   (response as Koa.Response & KoaResponseFields)._explicitStatus = false;
+}
+
+/**
+ * Sets a streamed body that watches its response itself, as Koa's `ctx.body`
+ * then reads it (Koa's `_body`), without what Koa's setter does with a
+ * stream: it ties every stream to its response's end with on-finished (an
+ * async resource, and listeners on the response and on a socket that an
+ * HTTP/2 connection's streams share), which such a body does not need.
+ * The status must be set first; the headers are the caller's to set.
+ */
+export function setSelfWatchingBody(response: Koa.Response, body: Stream): void {
+  (response as Koa.Response & KoaResponseFields)._body = body;
 }
 
 /** Whether the middleware set `ctx.body = null` itself (Koa's `_explicitNullBody`): an empty answer, not a 404's text. */

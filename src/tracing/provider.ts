@@ -7,6 +7,7 @@
  */
 import type { Metadata } from '@grpc/grpc-js';
 import type { Sampler, SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { DecidedIds } from './decided-ids';
 import { BoundedProcessor, CountingExporter, type ExportCounts } from './export-queue';
 import { createPropagation } from './propagation';
 import { createRequestTracer } from './request-trace';
@@ -95,13 +96,13 @@ export function startTracing(settings: TracingSettings, counts: ExportCounts, ve
       'service.version': version,
     }),
   );
-  const provider = new sdk.BasicTracerProvider({
-    resource,
-    sampler: recordingReloads(sdk, samplerOf(sdk, settings.sampler, settings.ratio), settings.sampler),
-    spanProcessors: [bounded],
-  });
+  const sampler = recordingReloads(sdk, samplerOf(sdk, settings.sampler, settings.ratio), settings.sampler);
+  const ids = new DecidedIds();
+  const provider = new sdk.BasicTracerProvider({ resource, sampler, idGenerator: ids, spanProcessors: [bounded] });
   const requests = createRequestTracer({
     tracer: provider.getTracer('gatehouse', version),
+    sampler,
+    ids,
     propagation: createPropagation(settings.propagators),
     tags: settings.tags,
     headerTags: settings.headerTags,

@@ -8,18 +8,23 @@
  * services behind leave it out too.
  */
 import {
+  isSpanContextValid,
   ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
   trace,
+  TraceFlags,
   type Context,
   type Span,
+  type SpanContext,
   type Tracer,
 } from '@opentelemetry/api';
+import { SamplingDecision, type Sampler } from '@opentelemetry/sdk-trace-base';
 import type { Context as KoaContext } from 'koa';
 import type { ServerResponse } from 'node:http';
 import { answeredError, HttpError, requestHost, statusOf } from '../http';
 import { conventionalMethod, headerTagValues, hostParts, protocolVersion, redactedQuery } from './attributes';
+import type { DecidedIds } from './decided-ids';
 import type { Propagation } from './propagation';
 import type { HeaderTag } from './settings';
 import {
@@ -35,10 +40,16 @@ import {
 /** What every trace of one tracer shares. */
 interface Shared {
   readonly tracer: Tracer;
+  /** The tracer's sampler and ids: a request is sampled before its span is made. */
+  readonly sampler: Sampler;
+  readonly ids: DecidedIds;
   readonly propagation: Propagation;
   readonly tags: Readonly<Record<string, string>>;
   readonly headerTags: readonly HeaderTag[];
 }
+
+/** How a request's span starts: its attributes are set once it is known to record. */
+const SERVER_SPAN = Object.freeze({ kind: SpanKind.SERVER });
 
 const KINDS: Readonly<Record<ChildKind, SpanKind>> = { internal: SpanKind.INTERNAL, client: SpanKind.CLIENT };
 
@@ -81,7 +92,15 @@ class RecordedChild implements ChildSpan {
   }
 }
 
-/** The trace of a request the sampler left out: it records nothing, and is its own child. */
+/** Nothing for a sampler to read at the start: none of those that can be configured reads attributes or links. */
+const NO_ATTRIBUTES = Object.freeze({});
+const NO_LINKS = Object.freeze([]) as [];
+
+/**
+ * The trace of a request the sampler left out: no span, only the ids it
+ * passes on (sampled flag off, so the services behind leave it out too). It
+ * records nothing, and is its own child.
+ */
 class UnrecordedTrace implements RequestTrace, ChildSpan {
   readonly recording = false;
   readonly sampled = false;
@@ -90,11 +109,10 @@ class UnrecordedTrace implements RequestTrace, ChildSpan {
   private context: Context | undefined;
 
   constructor(
-    private readonly span: Span,
+    private readonly ids: SpanContext,
     private readonly shared: Shared,
     private readonly baggage: string | string[] | undefined,
   ) {
-    const ids = span.spanContext();
     this.traceId = ids.traceId;
     this.spanId = ids.spanId;
   }
@@ -104,7 +122,8 @@ class UnrecordedTrace implements RequestTrace, ChildSpan {
   }
 
   inject(headers: HeaderCarrier): void {
-    this.shared.propagation.inject((this.context ??= trace.setSpan(ROOT_CONTEXT, this.span)), headers, this.baggage);
+    const context = (this.context ??= trace.setSpanContext(ROOT_CONTEXT, this.ids));
+    this.shared.propagation.inject(context, headers, this.baggage);
   }
 
   routed(): void {}
@@ -129,6 +148,7 @@ class RecordedTrace implements RequestTrace {
     parent: Context,
     ctx: KoaContext,
     private readonly name: string,
+    method: string,
   ) {
     const ids = span.spanContext();
     this.traceId = ids.traceId;
@@ -136,19 +156,22 @@ class RecordedTrace implements RequestTrace {
     this.sampled = (ids.traceFlags & 1) === 1;
     this.context = trace.setSpan(parent, span);
     this.baggage = ctx.req.headers.baggage;
-    this.describe(ctx);
+    this.describe(ctx, method);
     const res = ctx.res;
     res.once('close', () => this.finish(res));
   }
 
   /** The attributes worth working out only for a recorded span. */
-  private describe(ctx: KoaContext): void {
+  private describe(ctx: KoaContext, conventional: string): void {
     const { span, shared } = this;
     const req = ctx.req;
     const request = ctx.request;
     const method = req.method ?? '';
-    if (conventionalMethod(method) === '_OTHER') span.setAttribute('http.request.method_original', method);
     const scheme = request.protocol;
+    span.setAttribute('http.request.method', conventional);
+    if (conventional === '_OTHER') span.setAttribute('http.request.method_original', method);
+    span.setAttribute('url.path', request.path);
+    span.setAttribute('url.scheme', scheme);
     const [address, port] = hostParts(requestHost(ctx), scheme);
     span.setAttribute('server.address', address);
     span.setAttribute('server.port', port);
@@ -203,26 +226,36 @@ class RecordedTrace implements RequestTrace {
 
 /** Starts the traces of requests with `tracer`. */
 export function createRequestTracer(shared: Shared): RequestTracer {
-  const { tracer, propagation } = shared;
+  const { tracer, propagation, sampler, ids } = shared;
   return {
     start(ctx) {
       const req = ctx.req;
       const parent = propagation.extract(ROOT_CONTEXT, req.headers);
       const method = conventionalMethod(req.method ?? '');
-      const request = ctx.request;
       const name = method === '_OTHER' ? 'HTTP' : method;
-      // What a sampler may read is given at the start, as the conventions ask.
-      const span = tracer.startSpan(
-        name,
-        {
-          kind: SpanKind.SERVER,
-          attributes: { 'http.request.method': method, 'url.path': request.path, 'url.scheme': request.protocol },
-        },
-        parent,
-      );
-      const traced: RequestTrace = span.isRecording()
-        ? new RecordedTrace(span, shared, parent, ctx, name)
-        : new UnrecordedTrace(span, shared, req.headers.baggage);
+      // Sampled first, by the SDK's sampler and on the trace id the span would
+      // have: a request left out costs ids and a decision, not a span.
+      const remote = trace.getSpanContext(parent);
+      const continued = remote !== undefined && isSpanContextValid(remote);
+      const traceId = continued ? remote.traceId : ids.generateTraceId();
+      const sampling = sampler.shouldSample(parent, traceId, name, SpanKind.SERVER, NO_ATTRIBUTES, NO_LINKS);
+      let traced: RequestTrace;
+      if (sampling.decision === SamplingDecision.NOT_RECORD) {
+        const traceState = sampling.traceState ?? (continued ? remote.traceState : undefined);
+        const spanId = ids.generateSpanId();
+        traced = new UnrecordedTrace(
+          { traceId, spanId, traceFlags: TraceFlags.NONE, traceState },
+          shared,
+          req.headers.baggage,
+        );
+      } else {
+        if (!continued) ids.decide(traceId);
+        const span = tracer.startSpan(name, SERVER_SPAN, parent);
+        ids.decide(undefined);
+        traced = span.isRecording()
+          ? new RecordedTrace(span, shared, parent, ctx, name, method)
+          : new UnrecordedTrace(span.spanContext(), shared, req.headers.baggage);
+      }
       ctx.state[TRACE_STATE] = traced;
       return traced;
     },
@@ -230,7 +263,7 @@ export function createRequestTracer(shared: Shared): RequestTracer {
       const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes, root: true });
       return span.isRecording()
         ? new RecordedChild(span, shared, undefined)
-        : new UnrecordedTrace(span, shared, undefined);
+        : new UnrecordedTrace(span.spanContext(), shared, undefined);
     },
   };
 }

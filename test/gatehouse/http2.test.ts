@@ -51,6 +51,7 @@ describe('gatehouse over HTTP/2', function () {
         'X-Hop': 'for this connection only',
         'Proxy-Connection': 'keep-alive',
         'X-Kept': 'yes',
+        'HTTP2-Settings': 'AAMAAABkAAQAAP__',
         'Content-Type': 'text/plain',
       });
       res.write('streamed ');
@@ -140,7 +141,7 @@ describe('gatehouse over HTTP/2', function () {
     assert.equal(res.status, 200);
     assert.equal(res.text, 'streamed answer');
     assert.equal(res.headers['x-kept'], 'yes');
-    for (const name of ['connection', 'keep-alive', 'x-hop', 'proxy-connection', 'transfer-encoding'])
+    for (const name of ['connection', 'keep-alive', 'x-hop', 'proxy-connection', 'transfer-encoding', 'http2-settings'])
       assert.equal(res.headers[name], undefined, name);
     const asked = received.at(-1)!;
     assert.equal(asked.url, '/x?y=1');

@@ -4,7 +4,8 @@ import { ConfigError, createGateway, type GatehouseModule, type Gateway } from '
 import { createServiceApp } from '../../src/http';
 import { createAuthStage } from '../../src/gateway/stages/auth-stage';
 import { createRateLimitStage } from '../../src/gateway/stages/ratelimit-stage';
-import { buildRuntimeSteps, disposeRuntime } from '../../src/gateway/runtime';
+import { buildRuntimeSteps } from '../../src/gateway/runtime';
+import { disposeRuntime } from '../../src/gateway/runtime-disposal';
 import { runInSlices } from '../../src/gateway/slices';
 import { close, listen } from '../support/server';
 import { configOf, mapping } from '../support/records';

@@ -15,6 +15,7 @@ import {
   KOA_VERSION,
   koaAccessor,
   queryCacheOf,
+  setSelfWatchingBody,
 } from '../../src/platform';
 import { pinnedAt, relies } from '../support/reliance';
 
@@ -64,6 +65,15 @@ describe('platform/koa: what Gatehouse relies on in Koa', () => {
     rely('leaves a body never set unmarked', !bodyExplicitlyNull(ctx.response));
     ctx.body = null;
     rely('marks a body set to null (_explicitNullBody)', bodyExplicitlyNull(ctx.response));
+  });
+
+  it('reads a body set without its setter as its own, and leaves the status as it was', () => {
+    const ctx = contextFor(new Koa(), '/');
+    ctx.status = 202;
+    const body = new PassThrough();
+    setSelfWatchingBody(ctx.response, body);
+    rely('reads ctx.body from its response (_body)', ctx.body === body && ctx.response.body === body);
+    rely('keeps the status', ctx.status === 202, `status ${ctx.status}`);
   });
 
   it("takes for a stream what Koa's own test does", () => {

@@ -114,15 +114,17 @@ describe('tracing through the gateway', function () {
     assert.equal(server.parentSpanId, '');
   });
 
-  it('follows a client that did not sample: nothing exported, the flag passed on as 00', async () => {
+  it('follows a client that did not sample: nothing exported, the flag and tracestate passed on', async () => {
     const unsampled = '11111111111111111111111111111111';
     const res = await fetch(`${rig.running.url}/up/unsampled`, {
-      headers: { authorization: ALICE, traceparent: `00-${unsampled}-2222222222222222-00` },
+      headers: { authorization: ALICE, traceparent: `00-${unsampled}-2222222222222222-00`, tracestate: 'vendor=left' },
     });
     assert.equal(res.status, 200);
-    const sent = parent(rig.upstream.received.at(-1)!.headers.traceparent);
+    const received = rig.upstream.received.at(-1)!.headers;
+    const sent = parent(received.traceparent);
     assert.equal(sent.traceId, unsampled);
     assert.equal(sent.flags, '00');
+    assert.equal(received.tracestate, 'vendor=left');
     assert.notEqual(sent.spanId, '2222222222222222');
     // A later sampled request's spans arrive: the unsampled one's would have come with them or before.
     await fetch(`${rig.running.url}/up/after`, { headers: { authorization: ALICE } });

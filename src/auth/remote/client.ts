@@ -8,7 +8,7 @@ import type { Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
-import { isHostPort, redactAddress, undici } from '../../http';
+import { FRAMING_HEADERS, isHostPort, redactAddress, undici } from '../../http';
 import { AnswerLimitError, readWholeAnswer } from './answer';
 import type { AuthDecision, AuthRequest, Authenticator } from '../types';
 
@@ -56,17 +56,7 @@ export class RemoteAuthError extends Error {
  * `Host` is not among them: the service is told the host the client asked
  * for, as Envoy's ext_authz does.
  */
-const NOT_FORWARDED = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'te',
-  'trailer',
-  'upgrade',
-  'expect',
-  'content-length',
-]);
+const NOT_FORWARDED = new Set([...FRAMING_HEADERS, 'expect']);
 
 /**
  * Reads `host:port`, `[v6]:port` or an `http(s)://` URL (whose path, if any,

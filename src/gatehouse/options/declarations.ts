@@ -2,37 +2,26 @@
  * @module gatehouse/options/declarations
  * Every option of Gatehouse, each declared once: its flag, environment
  * variable, kind (type and bounds), default and help line. Adding an option
- * is adding an entry here; the help of `start` and `serve`, the reading of
- * flags and variables, `GatehouseOptions` and the table in
- * docs/operations.md follow from it. Those of tracing, the standard
- * `OTEL_*` variables, are declared in ./tracing-options and spread in here.
+ * is adding an entry here, or in the file of its group spread in here (the
+ * bookings', the gRPC port's, HTTP/2's, tracing's `OTEL_*` variables, those
+ * only an embedding app sets), at the place it is to be listed; the help of
+ * `start` and `serve`, the reading of flags and variables,
+ * `GatehouseOptions` and the table in docs/operations.md follow from it.
  */
 import { availableParallelism } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileSystemSource } from '../../files';
-import { abortSignal, boundPorts, configSource, logger, modules, tlsFiles } from './code-values';
+import { resolve } from 'node:path';
+import { tlsFiles } from './code-values';
 import { option, type ServeOnly } from './declaration';
+import { BOOKINGS_OPTIONS } from './declarations-bookings';
+import { EMBEDDING_OPTIONS } from './declarations-embedding';
+import { GRPC_SERVICE_OPTIONS } from './declarations-grpc';
 import { HTTP2_OPTIONS } from './declarations-http2';
 import { PROCESS_OPTIONS } from './declarations-process';
 import { TRACING_OPTIONS } from './tracing-options';
-import {
-  boolean,
-  bytes,
-  dnsDomain,
-  integer,
-  milliseconds,
-  oneOf,
-  port,
-  portOrNone,
-  postgresUrl,
-  redisUrl,
-  text,
-  workerCount,
-} from './kinds';
+import { boolean, bytes, dnsDomain, milliseconds, oneOf, port, portOrNone, redisUrl, text, workerCount } from './kinds';
 
+/** `serve` takes the counters' options only for the module that counts. */
 const COUNTERS: ServeOnly = { modules: ['ratelimit'], others: 'keeps no counters' };
-const BOOKINGS: ServeOnly = { modules: ['hotel-booking', 'car-booking'], others: 'keeps no bookings' };
-const GRPC: ServeOnly = { modules: ['ratelimit'], others: 'serves HTTP' };
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
@@ -106,61 +95,7 @@ export const OPTIONS = {
     commands: ['start', 'serve'],
     serveOnly: COUNTERS,
   }),
-  databaseUrl: option({
-    kind: postgresUrl,
-    flag: '--database-url',
-    env: 'DATABASE_URL',
-    shown: 'PGlite in the data folder',
-    help: 'PostgreSQL for the bookings, shared by every process pointed at it',
-    more: '(`postgres://user:password@host:5432/database`, [database.md](database.md))',
-    commands: ['start', 'serve'],
-    serveOnly: BOOKINGS,
-  }),
-  dataDir: option({
-    kind: text('the name of a folder', '<dir>', (dir) => resolve(dir)),
-    flag: '--data',
-    env: 'GATEHOUSE_DATA',
-    // Beside the config folder, not in it: the folder is watched, and may be mounted read-only.
-    default: (o) => join(dirname(o.configDir as string), 'data'),
-    shown: 'data beside the config folder',
-    help: "PGlite's folder for the bookings, made on the first start, without a database URL",
-    commands: ['start', 'serve'],
-    serveOnly: BOOKINGS,
-  }),
-  databaseTimeoutMs: option({
-    kind: milliseconds(1),
-    flag: '--database-timeout-ms',
-    env: 'DATABASE_TIMEOUT_MS',
-    default: 5000,
-    help: 'answer 503 when a call to the bookings database takes longer, in ms',
-    commands: ['start', 'serve'],
-    serveOnly: BOOKINGS,
-  }),
-  pgliteSharedBuffers: option({
-    kind: bytes(128 * 1024),
-    flag: '--pglite-shared-buffers',
-    env: 'PGLITE_SHARED_BUFFERS',
-    default: 1024 * 1024,
-    help: "PGlite's shared_buffers: its cache of the database's 8 kB pages, all of it resident from the start",
-    more: '([memory](#memory-and-start))',
-    commands: ['start', 'serve'],
-    serveOnly: BOOKINGS,
-  }),
-  pgliteCompiler: option({
-    kind: oneOf(['baseline', 'optimizing']),
-    flag: '--pglite-compiler',
-    env: 'PGLITE_COMPILER',
-    default: 'baseline',
-    help: "how V8 compiles PGlite's WebAssembly: baseline (Liftoff only, tens of MB less memory) or optimizing (V8's default)",
-    more: '([memory](#memory-and-start))',
-    commands: ['start', 'serve'],
-    serveOnly: BOOKINGS,
-  }),
-  bookingStore: option({
-    kind: oneOf(['database', 'memory']),
-    default: 'database',
-    help: "'memory': bookings in memory, gone on stop(), for tests",
-  }),
+  ...BOOKINGS_OPTIONS,
   tlsCert: option({
     kind: text('the name of a file', '<file>'),
     flag: '--tls-cert',
@@ -259,43 +194,7 @@ export const OPTIONS = {
     more: "(`X-Forwarded-Proto`, `-Host` and `-For`); remote upstreams get its `Forwarded` with the gateway's element appended, and its `X-Real-IP`, `X-Forwarded-Port`, `-Prefix`, `-Ssl` and other forwarding headers as it sent them; off, a client's copies of those are dropped ([security.md](security.md#headers)). That proxy must write or remove each one its backends read",
     commands: ['start'],
   }),
-  grpcMaxMessageBytes: option({
-    kind: integer(1, undefined, 'bytes'),
-    flag: '--grpc-max-message-bytes',
-    env: 'GRPC_MAX_MESSAGE_BYTES',
-    default: 64 * 1024,
-    help: 'the largest rate-limit request (any gRPC message) read',
-    commands: ['start', 'serve'],
-    serveOnly: GRPC,
-  }),
-  grpcMaxConnections: option({
-    kind: integer(1),
-    flag: '--grpc-max-connections',
-    env: 'GRPC_MAX_CONNECTIONS',
-    default: 4096,
-    help: 'the most connections open at once on the gRPC port; one more is closed as it comes',
-    more: '([rate-limits.md](rate-limits.md#the-grpc-service))',
-    commands: ['start', 'serve'],
-    serveOnly: GRPC,
-  }),
-  grpcRequestTimeoutMs: option({
-    kind: milliseconds(1),
-    flag: '--grpc-request-timeout-ms',
-    env: 'GRPC_REQUEST_TIMEOUT_MS',
-    default: 10_000,
-    help: "how long a rate-limit call's request may take to arrive whole, else DEADLINE_EXCEEDED, nothing counted",
-    commands: ['start', 'serve'],
-    serveOnly: GRPC,
-  }),
-  maxDescriptorEntries: option({
-    kind: integer(1),
-    flag: '--max-descriptor-entries',
-    env: 'MAX_DESCRIPTOR_ENTRIES',
-    default: 64,
-    help: 'the most entries one rate-limit descriptor may carry',
-    commands: ['start', 'serve'],
-    serveOnly: GRPC,
-  }),
+  ...GRPC_SERVICE_OPTIONS,
   fileSizeLimit: option({
     kind: bytes(1),
     flag: '--file-size-limit',
@@ -322,47 +221,7 @@ export const OPTIONS = {
     help: 'what is logged on stdout: trace, debug, info (with one access line a request), warn, error, fatal or silent',
     commands: ['start', 'serve'],
   }),
-  logger: option({ kind: logger, shown: 'pino at `logLevel`', help: 'the logger' }),
-  reloadDebounceMs: option({
-    kind: milliseconds(0),
-    default: 200,
-    help: 'how long after the last change in the folder a reload starts, in ms',
-  }),
-  annotationDomain: option({
-    kind: dnsDomain('gatehouse.io'),
-    default: 'gatehouse.io',
-    help: 'the domain of the <domain>/config annotation',
-  }),
-  sourceCluster: option({
-    kind: text('a name', '<name>'),
-    shown: 'gatehouse',
-    help: "the value of source_cluster rate-limit labels, as Envoy's --service-cluster",
-    more: "(Emissary's is `<ambassador_id>-<namespace>`)",
-  }),
-  modules: option({
-    kind: modules,
-    default: [],
-    shown: 'none',
-    help: "an embedding app's own modules",
-    more: '([embedding.md](embedding.md))',
-  }),
-  configSource: option({
-    kind: configSource,
-    default: fileSystemSource,
-    shown: 'the file system',
-    help: "where the config folder's files are read from",
-    more: '([embedding.md](embedding.md))',
-  }),
-  ports: option({
-    kind: boundPorts,
-    shown: 'bound by `start()`',
-    help: 'ports bound beforehand with bindPort(), which start() serves on: {http, grpc}',
-    more: '(a process that binds them first learns that one is taken before it opens its database)',
-  }),
-  signal: option({
-    kind: abortSignal,
-    help: 'createGatehouse() gives up when it is aborted, closes what it opened and rejects',
-  }),
+  ...EMBEDDING_OPTIONS,
 };
 
 /** The name of an option. */

@@ -2,9 +2,10 @@
  * @module gatehouse/serving/http1
  * The HTTP/1.1 side of a listener: Node's HTTP (or HTTPS) server, which
  * also holds the listening socket, with the gateway's own answers to what
- * Node would answer bare (./refusals), pipelined requests one at a time
- * (./pipelining), upgrades (./upgrades), and, per connection, the answer to
- * the last request read on it, which a drain marks `Connection: close`.
+ * Node would answer bare (./refusals, ./client-errors), pipelined requests
+ * one at a time (./pipelining), upgrades (./upgrades), and, per connection,
+ * the answer to the last request read on it, which a drain marks
+ * `Connection: close`.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -12,13 +13,8 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ListedHeadersResponse } from '../../http';
 import { oneAtATime } from './pipelining';
-import {
-  answerClientError,
-  answerConnect,
-  refuseExpectation,
-  refuseOnConnection,
-  type RejectedListener,
-} from './refusals';
+import { answerClientError } from './client-errors';
+import { answerConnect, refuseExpectation, refuseOnConnection, type RejectedListener } from './refusals';
 import type { ContextStore } from './tls-contexts';
 import { upgradeListener } from './upgrades';
 

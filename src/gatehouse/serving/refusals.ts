@@ -1,19 +1,18 @@
 /**
  * @module gatehouse/serving/refusals
  * What the HTTP server answers itself, outside the app, with the project's
- * error body rather than Node's bare status line or a dropped connection: a
- * request Node could not parse, a body it could not read after the app had
- * the request, CONNECT, and the checks a request fails before the app may
- * have it. Each is told to the access log.
+ * error body rather than Node's bare status line or a dropped connection:
+ * CONNECT, an `Expect` it cannot meet, and the checks a request fails before
+ * the app may have it; and how such an answer is written, which
+ * ./client-errors writes too for what Node could not parse. Each is told to
+ * the access log.
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import {
   createFormatterRegistry,
   errorBody,
-  failRequestBody,
   headerCountRefusal,
   HttpError,
   jsonFormatter,
@@ -21,7 +20,6 @@ import {
   transferCodingRefusal,
   type ErrorCode,
 } from '../../http';
-import { responseInFlight } from '../../platform';
 import { wellFormedRequestId } from '../../telemetry';
 
 /** A request answered by the server itself, before the handler: what can be told of it. */
@@ -43,7 +41,7 @@ export type RejectedListener = (request: Rejected, error: ErrorCode | undefined)
 const FORMATTERS = createFormatterRegistry();
 
 /** An error answer written outside the app: its headers and body. */
-interface ErrorAnswer {
+export interface ErrorAnswer {
   readonly requestId: string;
   readonly headers: Record<string, string | number>;
   readonly body: string;
@@ -55,7 +53,7 @@ interface ErrorAnswer {
  * nothing acceptable), with its request id (the client's when
  * well-formed), as the app answers.
  */
-function errorAnswer(req: http.IncomingMessage | undefined, error: HttpError): ErrorAnswer {
+export function errorAnswer(req: http.IncomingMessage | undefined, error: HttpError): ErrorAnswer {
   const formatter = (req === undefined ? undefined : FORMATTERS.select(req)) ?? jsonFormatter;
   const body = formatter.format(errorBody(error.status, error.detail));
   const requestId = wellFormedRequestId(req?.headers['x-request-id']) ?? randomUUID();
@@ -66,108 +64,6 @@ function errorAnswer(req: http.IncomingMessage | undefined, error: HttpError): E
   };
   if (req !== undefined) headers.Vary = 'Accept';
   return { requestId, headers, body };
-}
-
-/** The error of a request Node could not parse, of the status Node itself would answer it with. */
-function clientError(code: string | undefined): 'HEADERS_TOO_LARGE' | 'HEADERS_TIMEOUT' | 'REQUEST_MALFORMED' {
-  if (code === 'HPE_HEADER_OVERFLOW') return 'HEADERS_TOO_LARGE';
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return 'HEADERS_TIMEOUT';
-  return 'REQUEST_MALFORMED';
-}
-
-/** Where a connection says that its parse error was answered: Node reports it again with every byte that follows. */
-const ANSWERED = Symbol('parse error answered');
-type Answering = Socket & { [ANSWERED]?: true };
-
-/** What a body that could not be read is answered with: llhttp's reason, or the time that ran out. */
-function bodyProblem(err: NodeJS.ErrnoException & { reason?: string }, parse: ErrorCode): HttpError {
-  if (parse === 'HEADERS_TIMEOUT') return HttpError.of('BODY_TIMEOUT');
-  if (parse === 'HEADERS_TOO_LARGE') return HttpError.of('TRAILERS_TOO_LARGE');
-  return HttpError.of('BODY_MALFORMED', { reason: err.reason ?? err.message });
-}
-
-/**
- * Answers what Node could not parse with the project's error body instead
- * of Node's bare status line:
- * - a request that never reached Koa (headers over Node's limit, a
- *   malformed request line), after the answers owed to the requests before
- *   it on the connection;
- * - the body of a request Koa already has (a bad chunk size, data longer
- *   than its chunk, a bare LF, bad trailers, a body too slow to come), once
- *   Node has handed the request to the app: the app answers it, and the
- *   access log writes it, as any request. `latest` is the response of the
- *   last request read on the connection.
- * The connection closes after: nothing behind the error can be framed.
- */
-export function answerClientError(
-  err: NodeJS.ErrnoException,
-  socket: Socket,
-  onRejected?: RejectedListener,
-  latest?: http.ServerResponse,
-): void {
-  // Bytes after a request that closes the connection (`Connection: close`,
-  // HTTP/1.0): RFC 9112 §9.6 has them ignored, not the connection dropped
-  // with the answers still owed to that request and those before it. Node
-  // closes the connection once the last of those is sent.
-  if (err.code === 'HPE_CLOSED_CONNECTION') return;
-  const answering = socket as Answering;
-  if (answering[ANSWERED]) return;
-  // The request was answered whole already, and the connection closes once
-  // the answer is sent (a refusal of checkingRequests): let it be sent.
-  const inFlight = responseInFlight(answering);
-  if (inFlight && inFlight.writableEnded && !inFlight.shouldKeepAlive) return;
-  // A peer that is gone cannot take an answer.
-  if (err.code === 'ECONNRESET' || !socket.writable) {
-    socket.destroy();
-    return;
-  }
-  const error = clientError(err.code);
-  if (latest !== undefined && !latest.req.complete) {
-    // The client ended its side before its body: it left, as far as this request goes (499).
-    if (err.code === 'HPE_INVALID_EOF_STATE') {
-      socket.destroy();
-      return;
-    }
-    answering[ANSWERED] = true;
-    refuseBody(latest, socket, bodyProblem(err, error));
-    return;
-  }
-  if (inFlight) {
-    if (latest === undefined || latest.destroyed) {
-      socket.destroy();
-      return;
-    }
-    // A request that could not be read behind others still being answered: it is answered after them.
-    answering[ANSWERED] = true;
-    const refusal = HttpError.of(error);
-    const answer = errorAnswer(undefined, refusal);
-    onRejected?.({ status: refusal.status, remote: socket.remoteAddress, requestId: answer.requestId }, error);
-    latest.once('finish', () => {
-      // Unless that answer closed the connection (a drain).
-      if (!socket.writableEnded) answerAndClose(socket, refusal.status, answer);
-    });
-    return;
-  }
-  answering[ANSWERED] = true;
-  const refusal = HttpError.of(error);
-  const answer = errorAnswer(undefined, refusal);
-  onRejected?.({ status: refusal.status, remote: socket.remoteAddress, requestId: answer.requestId }, error);
-  answerAndClose(socket, refusal.status, answer);
-}
-
-/**
- * Fails the body of a request the app already has with `answer`, and has
- * the connection close after the request's response. The app answers: a
- * module reading the body, the proxy streaming it and the auth stage
- * sending it fail with that error, and the gateway answers it in place of
- * whatever a module that did not read the body answered. An answer
- * already under way is let finish.
- */
-function refuseBody(res: http.ServerResponse, socket: Socket, answer: HttpError): void {
-  if (res.writableEnded) socket.end();
-  else if (!res.headersSent) res.shouldKeepAlive = false;
-  else res.once('finish', () => socket.end());
-  failRequestBody(res.req, answer);
 }
 
 /**
@@ -275,7 +171,7 @@ export function refuse(
 }
 
 /** Writes a whole error response outside Koa and closes the connection. */
-function answerAndClose(socket: Duplex, status: number, answer: ErrorAnswer): void {
+export function answerAndClose(socket: Duplex, status: number, answer: ErrorAnswer): void {
   let head = `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n`;
   for (const [name, value] of Object.entries(answer.headers)) head += `${name}: ${value}\r\n`;
   socket.end(`${head}Connection: close\r\n\r\n${answer.body}`);

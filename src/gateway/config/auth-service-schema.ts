@@ -4,6 +4,7 @@
  * fields it refuses, and the checks of fields that contradict each other.
  */
 import { z } from 'zod';
+import { FRAMING_HEADERS } from '../../http';
 import { HEADER_VALUE } from './headers';
 import { AMBASSADOR_ID_IN_CODE } from './mapping-emissary';
 import { circuitBreaker } from './mapping-upstream';
@@ -17,17 +18,7 @@ const statusCode = z
   .max(599, 'must be an HTTP status (200 to 599)');
 
 /** Headers of the check request that the gateway writes itself: `add_auth_headers` may not set them. */
-const SET_BY_GATEWAY = new Set([
-  'content-length',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'upgrade',
-  'expect',
-]);
+const SET_BY_GATEWAY = new Set([...FRAMING_HEADERS, 'expect']);
 
 /** An Emissary AuthService field that this gateway has no counterpart for: refused, saying why. */
 const notSupported = (why: string) => z.never({ error: `not supported: ${why}` }).optional();

@@ -11,27 +11,24 @@
  * `%%` is a literal `%`, as in Envoy.
  */
 import { z } from 'zod';
+import { isHopByHop } from '../../http';
 
 /** An HTTP header name (RFC 9110 token). */
 export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** A header value Node will send: no line breaks or other control characters. */
 export const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
+const HOST =
+  "may not be edited: the upstream is sent its own Host and X-Forwarded-Host carries the client's (Envoy refuses host edits too)";
 const HOP_BY_HOP = 'is a hop-by-hop header: it describes one connection and is never passed on';
 const FRAMING = 'describes how the body is framed; the gateway sets it from the body it sends';
 
-/** Headers no edit may touch, and why. */
-const UNEDITABLE: Readonly<Record<string, string>> = {
-  host: "may not be edited: the upstream is sent its own Host and X-Forwarded-Host carries the client's (Envoy refuses host edits too)",
-  connection: HOP_BY_HOP,
-  'keep-alive': HOP_BY_HOP,
-  'proxy-connection': HOP_BY_HOP,
-  te: HOP_BY_HOP,
-  trailer: HOP_BY_HOP,
-  upgrade: HOP_BY_HOP,
-  'transfer-encoding': FRAMING,
-  'content-length': FRAMING,
-};
+/** Why no edit may touch a header (lower-case name): Host, the body's framing, a hop-by-hop header; undefined when one may. */
+function uneditable(lower: string): string | undefined {
+  if (lower === 'host') return HOST;
+  if (lower === 'transfer-encoding' || lower === 'content-length') return FRAMING;
+  return isHopByHop(lower) ? HOP_BY_HOP : undefined;
+}
 
 /**
  * Envoy's variables that Emissary documents for header values, filled in per
@@ -78,7 +75,7 @@ function nameProblem(name: string, adding: boolean, request: boolean): string | 
   if (name.startsWith(':')) return 'is a pseudo-header; it may not be edited (as in Envoy)';
   if (!HEADER_NAME.test(name)) return 'must be an HTTP header name';
   const lower = name.toLowerCase();
-  const why = UNEDITABLE[lower] ?? (lower.startsWith('proxy-') ? HOP_BY_HOP : undefined);
+  const why = uneditable(lower);
   if (why !== undefined) return why;
   if (adding && request && SET_BY_GATEWAY.has(lower))
     return "is set by the gateway (from the client's own with trustProxy); it may only be removed";

@@ -14,7 +14,7 @@
  * ../admit runs them in their place among the gateway's other refusals.
  */
 import type { Context } from 'koa';
-import { HttpError, repeatedHeader } from '../../http';
+import { HttpError, repeatedHeader, requestHost } from '../../http';
 import { isHostValue } from '../match/host-match';
 
 const SLASH = 47;
@@ -74,9 +74,24 @@ export function refuseRepeatedHost(rawHeaders: readonly string[]): void {
  * Mapping for any host, while the backend took it for one that needs auth.
  * `error` says where the host was read.
  */
-export function refuseMalformedHost(
+function refuseMalformedHost(
   host: string | undefined,
   error: 'HOST_MALFORMED' | 'FORWARDED_HOST_MALFORMED' = 'HOST_MALFORMED',
 ): void {
   if (host !== undefined && !isHostValue(host)) throw HttpError.of(error);
+}
+
+/**
+ * Refuses a malformed Host, and a malformed host read elsewhere; returns the
+ * host the request is routed by: the one modules and upstreams are told of
+ * (`ctx.host`), behind a trusted proxy its X-Forwarded-Host, over HTTP/2 the
+ * `:authority`. Matched against any other, a request for one host would
+ * reach the Mappings of another.
+ */
+export function refuseMalformedHosts(ctx: Context): string {
+  const written = ctx.req.headers.host;
+  refuseMalformedHost(written);
+  const host = requestHost(ctx);
+  if (host !== written) refuseMalformedHost(host, 'FORWARDED_HOST_MALFORMED');
+  return host;
 }

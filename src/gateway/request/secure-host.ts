@@ -17,7 +17,7 @@ import { HttpError, varyOnAccept } from '../../http';
 import { forwardedClientCert } from '../../tls';
 import { hostMatches } from '../match/host-match';
 import type { RouteTable } from '../match/route-table';
-import type { RouteTarget, Runtime } from '../runtime';
+import type { RouteTarget, Runtime } from '../types';
 import { chooseHost } from '../tls';
 
 const XFCC = 'x-forwarded-client-cert';

@@ -7,7 +7,7 @@
  * gateway itself, once that answer is in, as Envoy applies them.
  */
 import type { Context } from 'koa';
-import { headerName } from '../../http';
+import { FRAMING_HEADERS, headerName } from '../../http';
 
 /** One header to add to the response: `append` adds a line of the same name, else it replaces those there. */
 export interface AnswerHeader {
@@ -19,22 +19,6 @@ export interface AnswerHeader {
 /** State key of the headers kept for the response. */
 export const ANSWER_HEADERS_STATE = 'gatehouseAnswerHeaders';
 
-/**
- * Headers no service may set on the response: its framing and its
- * connection are the gateway's, and a wrong one would cut the answer or
- * the next request on the connection.
- */
-export const RESPONSE_FRAMING = new Set([
-  'content-length',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'upgrade',
-]);
-
 /** Keeps `headers` for the response; nothing is allocated when there are none. */
 export function keepAnswerHeaders(ctx: Context, headers: readonly AnswerHeader[]): void {
   if (headers.length === 0) return;
@@ -43,7 +27,11 @@ export function keepAnswerHeaders(ctx: Context, headers: readonly AnswerHeader[]
   else kept.push(...headers);
 }
 
-/** Applies the headers kept for the response, if any, unless it is already sent. */
+/**
+ * Applies the headers kept for the response, if any, unless it is already
+ * sent. Never its framing or its connection, which are the gateway's: a
+ * wrong one would cut the answer or the next request on the connection.
+ */
 export function applyAnswerHeaders(ctx: Context): void {
   const kept = ctx.state[ANSWER_HEADERS_STATE] as AnswerHeader[] | undefined;
   if (kept === undefined) return;
@@ -52,7 +40,7 @@ export function applyAnswerHeaders(ctx: Context): void {
   for (let i = 0; i < kept.length; i++) {
     const { name, value, append } = kept[i];
     const lower = name.toLowerCase();
-    if (RESPONSE_FRAMING.has(lower) || lower.charCodeAt(0) === 58) continue;
+    if (FRAMING_HEADERS.has(lower) || lower.charCodeAt(0) === 58) continue;
     const spelled = headerName(lower);
     const prior = append ? res.getHeader(lower) : undefined;
     if (prior === undefined) res.setHeader(spelled, value);

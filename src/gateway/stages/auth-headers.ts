@@ -6,7 +6,7 @@
  * answer's header is set on the response as it came.
  */
 import type { Context } from 'koa';
-import { headerName } from '../../http';
+import { FRAMING_HEADERS, headerName } from '../../http';
 
 /**
  * Request headers the auth service always sees, besides
@@ -26,17 +26,7 @@ export const ALWAYS_COPIED = ['authorization', 'location', 'proxy-authenticate',
 /** Headers of a refusal that reach the client besides those. */
 export const ALSO_RETURNED = ['retry-after', 'content-type', 'vary'];
 /** Framing, connection and Host are the gateway's, whatever the record names: a 200's would cut the client's body short. */
-export const NEVER_COPIED = new Set([
-  'content-length',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'upgrade',
-  'host',
-]);
+export const NEVER_COPIED = new Set([...FRAMING_HEADERS, 'host']);
 /** About the body they come with: a 200's stay off the routed request, which keeps the client's; a refusal's go with it. */
 export const BODY_HEADERS = ['content-type', 'content-encoding'];
 

@@ -19,6 +19,7 @@ import {
   type ExtAuthzDenied,
 } from '../../auth';
 import {
+  FRAMING_HEADERS,
   hasRequestBody,
   headerName,
   HttpError,
@@ -32,7 +33,7 @@ import { NO_EVENTS } from '../events';
 import { removeRequestHeader, scrubRaw } from '../request/headers/claimed-user';
 import { clientAddress } from '../request/headers/forwarded';
 import { markEdited } from '../reroute';
-import { keepAnswerHeaders, RESPONSE_FRAMING } from './answer-headers';
+import { keepAnswerHeaders } from './answer-headers';
 import { peekBody } from './auth-body';
 import { breakersOpen, checkGate } from './auth-breaker';
 import type { AuthStageOptions, Stage } from './stage';
@@ -42,7 +43,7 @@ import { grpcChannelTls } from './grpc-tls';
 import { traceOf, type HeaderCarrier } from '../../tracing';
 
 /** Request headers an answer may neither set nor remove: the request's framing and connection, and Host. */
-const PROTECTED = new Set([...RESPONSE_FRAMING, 'host', 'expect']);
+const PROTECTED = new Set([...FRAMING_HEADERS, 'host', 'expect']);
 /** Envoy's word on whether the body sent is cut short; a client's own is never sent. */
 const PARTIAL_BODY = 'x-envoy-auth-partial-body';
 /** Emissary's `allow_request_body: true`. */

@@ -5,11 +5,11 @@
  * refused with a 429.
  */
 import type { Context } from 'koa';
-import { headerName, HttpError } from '../../http';
+import { FRAMING_HEADERS, headerName, HttpError } from '../../http';
 import type { RateLimitResponse } from '../../ratelimit';
 import { USER_HEADER } from '../../auth';
 import type { GatewayEvents } from '../events';
-import { keepAnswerHeaders, RESPONSE_FRAMING, type AnswerHeader } from './answer-headers';
+import { keepAnswerHeaders, type AnswerHeader } from './answer-headers';
 import { quotaViolations, rateLimitHeaders } from './ratelimit-headers';
 
 /** State key under which the stage leaves the headers it set, for the gateway to keep. */
@@ -42,7 +42,7 @@ function addRequestHeaders(ctx: Context, entries: readonly { key: string; value:
       name.charCodeAt(0) === 58 ||
       name === 'host' ||
       name === USER_HEADER ||
-      RESPONSE_FRAMING.has(name)
+      FRAMING_HEADERS.has(name)
     )
       continue;
     const prior = headers[name];

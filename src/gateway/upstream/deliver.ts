@@ -1,12 +1,16 @@
 /**
  * @module gateway/upstream/deliver
- * An upstream's answer handed to `ctx`: read whole, or streamed.
+ * An upstream's answer handed to `ctx`: read whole, or streamed; the span
+ * of its try, and the outcome of the endpoint that gave it, end with it.
  */
 import type { Context } from 'koa';
 import { hasOtherTransferCoding, HttpError } from '../../http';
 import type { UpstreamFailure } from '../events';
 import { copyResponseHeaders } from './headers';
-import type { UpstreamAnswer } from './call';
+import type { ChildSpan } from '../../tracing';
+import type { UpstreamAnswer, UpstreamCall } from './call';
+import type { RouteUpstream } from './endpoints/clusters';
+import type { Endpoint } from './endpoints/endpoint';
 
 /** The error listener of a stream given up: what fails in it after that is no one's to answer. */
 function ignore(): void {}
@@ -22,6 +26,43 @@ export interface Delivery {
   report(failure: UpstreamFailure): void;
   /** A cookie to set for `ring_hash` / `maglev` (one was made for this request). */
   readonly setCookie: string | undefined;
+  readonly upstream: RouteUpstream;
+  /** A streamed answer the upstream cut short after its headers. */
+  brokeOff(err: Error): void;
+}
+
+/** An answer came whole: below 500, the endpoint's run of failures is over. */
+function settledOutcome(upstream: RouteUpstream, endpoint: Endpoint, status: number): void {
+  if (status < 500 && endpoint.failures !== 0) upstream.cluster.outcome(endpoint, false);
+}
+
+/**
+ * Hands over the answer `attempt` got from `endpoint` (see
+ * {@link deliverAnswer}). The try's span lasts as long as its answer, a
+ * streamed one until it is read; below 500 the endpoint's outcome is a
+ * success once the answer is whole, and a streamed answer the upstream
+ * breaks off is told to the exchange.
+ */
+export function deliverTry(
+  ctx: Context,
+  answer: UpstreamAnswer,
+  attempt: UpstreamCall,
+  endpoint: Endpoint,
+  span: ChildSpan | null,
+  d: Delivery,
+): void {
+  const body = answer.body;
+  if (span !== null) {
+    if (Buffer.isBuffer(body)) span.end();
+    else body.once('close', () => span.end());
+  }
+  if (Buffer.isBuffer(body)) settledOutcome(d.upstream, endpoint, answer.statusCode);
+  else {
+    attempt.brokeOff = (err) => d.brokeOff(err);
+    if (answer.statusCode < 500 && endpoint.failures !== 0)
+      body.once('end', () => settledOutcome(d.upstream, endpoint, answer.statusCode));
+  }
+  deliverAnswer(ctx, answer, d);
 }
 
 /**

@@ -6,8 +6,7 @@
  */
 import type { Context } from 'koa';
 import type { IncomingHttpHeaders } from 'node:http';
-import { connectionNamed, headerName, requestHost } from '../../http';
-import { isHopByHop } from '../request/headers/hop-by-hop';
+import { connectionNamed, headerName, isHopByHop, requestHost } from '../../http';
 import { clientAddress, forwardedHeader } from '../request/headers/forwarded';
 
 /**
@@ -23,9 +22,23 @@ export function upstreamRequestHeaders(
   removed: readonly string[],
   hostRewrite: string | undefined,
 ): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  writeForwardedHeaders(out, ctx, removed);
+  out.host = hostRewrite ?? upstreamHost;
+  return out;
+}
+
+/**
+ * Writes into `out` what the upstream is sent of the request's headers (see
+ * {@link upstreamRequestHeaders}), but for its Host.
+ */
+export function writeForwardedHeaders(
+  out: Record<string, string | string[]>,
+  ctx: Context,
+  removed: readonly string[],
+): void {
   const incoming = ctx.req.headers;
   // What the client's Connection header named is gone already (dropNominatedHeaders).
-  const out: Record<string, string | string[]> = {};
   for (const name in incoming) {
     // HTTP/2's pseudo-headers (`:path`, `:authority`) are the request line's and Host's, sent as the upstream's own.
     if (isHopByHop(name) || name === 'host' || name === 'expect' || name.charCodeAt(0) === 58) continue;
@@ -45,8 +58,6 @@ export function upstreamRequestHeaders(
   // Not even the client's after remove_request_headers.
   if (removed.includes('forwarded')) delete out.forwarded;
   else out.forwarded = forwardedHeader(ctx, client, host, protocol);
-  out.host = hostRewrite ?? upstreamHost;
-  return out;
 }
 
 /** Sets the upstream's answer headers on the response, but for those of its connection. */

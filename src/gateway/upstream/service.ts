@@ -149,6 +149,20 @@ export function tlsName(host: string): string | undefined {
   return isIP(name) === 0 ? name : undefined;
 }
 
+/**
+ * The name TLS presents to the upstream at `address`: the TLSContext's
+ * `sni`, else that of `host_rewrite`, else the service's; none in the
+ * clear, or for an IP address.
+ */
+export function servernameOf(
+  address: ServiceAddress,
+  sni: string | undefined,
+  hostRewrite: string | undefined,
+): string | undefined {
+  if (!address.secure) return undefined;
+  return sni ?? tlsName(hostRewrite ?? address.host);
+}
+
 /** `http(s)://host:port` of an address, an IPv6 one in brackets. */
 export function originOf(secure: boolean, address: string, port: number): string {
   return `${secure ? 'https' : 'http'}://${address.includes(':') ? `[${address}]` : address}:${port}`;

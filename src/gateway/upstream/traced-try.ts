@@ -6,8 +6,11 @@
  * its parent. Only a traced request opens one.
  */
 import type { ChildSpan, RequestTrace } from '../../tracing';
+import { AnswerBodyError } from './call';
 import type { Endpoint } from './endpoints/endpoint';
 import type { RouteUpstream } from './endpoints/clusters';
+import type { ExchangeTimers } from './exchange-timers';
+import { failureOf } from './failures';
 
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH']);
 
@@ -58,8 +61,10 @@ export function answeredTry(span: ChildSpan, status: number): void {
   if (status >= 400) span.fail(String(status));
 }
 
-/** The try got no answer: why (`timeout`, `refused`, `per-try-timeout`...). */
-export function failedTry(span: ChildSpan, failure: string): void {
-  span.fail(failure);
+/** The try got no answer, failing with `err`: why (`body`, `timeout`, `per-try-timeout`, `idle`, `refused`...). */
+export function failedTry(span: ChildSpan, err: unknown, timers: ExchangeTimers): void {
+  const why =
+    err instanceof AnswerBodyError ? 'body' : timers.timedOut ? 'timeout' : (timers.tryTimedOut ?? failureOf(err));
+  span.fail(why === 'per-try' ? 'per-try-timeout' : why);
   span.end();
 }

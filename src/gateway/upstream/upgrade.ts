@@ -17,13 +17,13 @@ import type { Duplex } from 'node:stream';
 import {
   hasOtherTransferCoding,
   headerName,
+  isHopByHop,
   HttpError,
   upgradeHandover,
   upgradeProtocol,
   type UpgradeHandover,
 } from '../../http';
 import { connectOptions } from '../../tls';
-import { isHopByHop } from '../request/headers/hop-by-hop';
 import { copyResponseHeaders, upstreamRequestHeaders } from './headers';
 import type { ForwardOptions } from './types';
 import { failureOf, upstreamFailure } from './failures';

@@ -8,6 +8,7 @@
  * and its socket, kept on the request once undici lets go of the body.
  */
 import type { IncomingMessage } from 'node:http';
+import { peekBody } from '../stages/auth-body';
 
 /**
  * undici detaches the socket from a request body it is done with (so that
@@ -25,6 +26,19 @@ export function keepSocket(req: IncomingMessage): void {
 
 /** Envoy's default `per_connection_buffer_limit_bytes`: the largest body a retry sends again. */
 export const DEFAULT_RETRY_BUFFER_BYTES = 1024 * 1024;
+
+/**
+ * Reads the body whole to send it again on a retry, as Envoy buffers it;
+ * null when it is longer than `limit`: it then streams, from its first
+ * byte, and is not retried, since what went out cannot be sent twice.
+ */
+export async function bodyForRetries(req: IncomingMessage, limit: number): Promise<Buffer | null> {
+  const peeked = await peekBody(req, limit);
+  if (peeked.cut) return null;
+  // What was put back is read out to the stream's end, from which the timers count.
+  req.resume();
+  return peeked.bytes;
+}
 
 /**
  * Watches an upload under way: `onEnd` once it ended; with `idleMs`,

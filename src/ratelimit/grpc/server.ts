@@ -21,19 +21,24 @@ import {
   HANDSHAKE_TIMEOUT_MS,
   IDLE_TIMEOUT_MS,
   KEEPALIVE_TIME_MS,
+  MAX_CONCURRENT_STREAMS,
   MAX_CONNECTIONS,
   MAX_INCOMPLETE_REQUESTS,
+  MAX_MESSAGE_BYTES,
   REQUEST_TIMEOUT_MS,
 } from './port/port-bounds';
-import { REFUSED, requestDecoder, type RefusedRequest, type RequestShape } from './messages/request-decoder';
-import type { RateLimiter, RateLimitRequest, RateLimitResponse } from '../types';
+import { requestDecoder, type RequestShape } from './messages/request-decoder';
+import { shouldRateLimitHandler } from './should-rate-limit';
+import type { RateLimiter } from '../types';
 
 export {
   HANDSHAKE_TIMEOUT_MS,
   IDLE_TIMEOUT_MS,
   KEEPALIVE_TIME_MS,
+  MAX_CONCURRENT_STREAMS,
   MAX_CONNECTIONS,
   MAX_INCOMPLETE_REQUESTS,
+  MAX_MESSAGE_BYTES,
   REQUEST_TIMEOUT_MS,
 };
 
@@ -94,23 +99,6 @@ export interface RateLimitGrpcServerOptions {
   keepaliveTimeMs?: number;
 }
 
-/**
- * Most calls one connection may have open at once by default. HTTP/2 leaves
- * it unbounded, and one connection opening 20,000 health `Watch` streams
- * took 120 MB and held the event loop for more than a second. A client
- * past it queues its calls, or opens another connection.
- */
-export const MAX_CONCURRENT_STREAMS = 1000;
-
-/**
- * Largest message a call may send by default: 64 KiB. A request of an
- * Envoy is a few hundred bytes (a handful of descriptors of a handful of
- * entries, their values header values); decoding costs the event loop
- * about a millisecond per 5 KiB of entries, so that grpc-js's 4 MiB would
- * let one call hold every HTTP request for most of a second.
- */
-export const MAX_MESSAGE_BYTES = 64 * 1024;
-
 export interface RateLimitGrpcServer {
   readonly server: grpc.Server;
   readonly health: HealthRegistry;
@@ -125,22 +113,6 @@ export interface RateLimitGrpcServer {
   drain(): void;
   /** Stops taking calls, finishes those running (cut after the grace period) and closes the port. */
   stop(): Promise<void>;
-}
-
-/** A call read and checked, to be decided at the end of its turn of the event loop. */
-interface Waiting {
-  readonly call: grpc.ServerUnaryCall<unknown, RateLimitResponse>;
-  readonly callback: grpc.sendUnaryData<RateLimitResponse>;
-  readonly request: RateLimitRequest;
-}
-
-/** Error codes of the typed face that map to a gRPC status. */
-function grpcError(err: unknown): grpc.ServiceError | { code: grpc.status; details: string } {
-  if ((err as { code?: unknown })?.code === 'INVALID_ARGUMENT') {
-    return { code: grpc.status.INVALID_ARGUMENT, details: (err as Error).message };
-  }
-  // Store failures: the caller applies its failure mode; the details stay inside.
-  return { code: grpc.status.UNAVAILABLE, details: 'rate-limit store unavailable' };
 }
 
 /**
@@ -194,66 +166,7 @@ export function createRateLimitGrpcServer(
   });
   const bounds = service.bounds ?? DEFAULT_REQUEST_BOUNDS;
 
-  /**
-   * The calls read in this turn of the event loop, decided at its end. A
-   * service that was stopped or held up finds calls and their callers'
-   * cancels waiting together in its socket, and grpc-js runs a call's
-   * handler before it reads the cancel that follows: decided at once, the
-   * call would be counted for a caller that had given up.
-   */
-  let waiting: Waiting[] = [];
-  const decideNow = service.decide?.bind(service);
-  const decideWaiting = () => {
-    const calls = waiting;
-    waiting = [];
-    for (let i = 0; i < calls.length; i++) decide(calls[i]);
-  };
-
-  const decide = ({ call, callback, request }: Waiting) => {
-    // A call cancelled, or past its deadline, while it waited in this process
-    // is not decided: its caller has given up, and a hit counted now would
-    // be one nobody was answered for. The caller's deadline is the wait for
-    // the store; should the caller leave before the store answers, a hit it
-    // counted is taken back.
-    if (call.cancelled) return;
-    const deadline = call.getDeadline();
-    const left = (deadline instanceof Date ? deadline.getTime() : deadline) - Date.now();
-    if (left <= 0) {
-      callback({ code: grpc.status.DEADLINE_EXCEEDED, details: 'the deadline passed before the decision' });
-      return;
-    }
-    const options = { timeoutMs: left === Infinity ? undefined : left, gone: () => call.cancelled };
-    // A limiter that decides at once (the memory store) is answered at once,
-    // without a promise a call.
-    let decided: RateLimitResponse | Promise<RateLimitResponse>;
-    try {
-      decided = decideNow ? decideNow(request, options) : service.shouldRateLimit(request, options);
-    } catch (err) {
-      callback(grpcError(err));
-      return;
-    }
-    if (decided instanceof Promise) {
-      decided.then(
-        (response) => callback(null, response),
-        (err: unknown) => callback(grpcError(err)),
-      );
-    } else callback(null, decided);
-  };
-
-  const shouldRateLimit: grpc.handleUnaryCall<RateLimitRequest | RefusedRequest, RateLimitResponse> = (
-    call,
-    callback,
-  ) => {
-    incomplete.arrived(call);
-    const request = call.request;
-    if (REFUSED in request) {
-      callback({ code: grpc.status.INVALID_ARGUMENT, details: request[REFUSED] });
-      return;
-    }
-    if (waiting.length === 0) setImmediate(decideWaiting);
-    waiting.push({ call, callback, request });
-  };
-
+  const shouldRateLimit = shouldRateLimitHandler(service, (call) => incomplete.arrived(call));
   server.addService(withRequestChecks(LYFT_SERVICE, bounds, 'lyft'), { ShouldRateLimit: shouldRateLimit });
   server.addService(withRequestChecks(ENVOY_V3_SERVICE, bounds, 'envoy'), { ShouldRateLimit: shouldRateLimit });
   // `ratelimit` is the name envoyproxy/ratelimit's health server answers for: probes written for it ask that.

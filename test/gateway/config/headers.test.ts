@@ -156,6 +156,12 @@ describe('gateway config: Mapping header fields', () => {
     );
   });
 
+  it('lets an edit name a header that is called like a property of every object', () => {
+    const m = load('add_request_headers:\n  Constructor: a\nremove_response_headers: [constructor]\n');
+    assert.deepEqual(m.add_request_headers, { constructor: { value: 'a', append: true } });
+    assert.deepEqual(m.remove_response_headers, ['constructor']);
+  });
+
   it('refuses adding X-Forwarded-* to requests, which the gateway writes, but lets them be removed', () => {
     assert.deepEqual(problems('add_request_headers:\n  X-Forwarded-For: 10.0.0.1\n'), [
       `${AT} add_request_headers.X-Forwarded-For: is set by the gateway (from the client's own with trustProxy); it may only be removed`,

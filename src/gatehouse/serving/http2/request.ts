@@ -141,11 +141,13 @@ export class Http2Request extends Readable {
       return;
     }
     this.reading = true;
-    if (this.stream.endAfterHeaders) {
+    const stream = this.stream;
+    // Ended before it was read: a body that ended in its headers, or an empty one Node has read to its end already.
+    if (stream.endAfterHeaders || stream.readableEnded) {
+      this.complete = true;
       this.push(null);
       return;
     }
-    const stream = this.stream;
     stream.on('trailers', onStreamTrailers);
     stream.on('end', onStreamEnd);
     stream.on('data', onStreamData);

@@ -5,14 +5,22 @@
  * compatibility layer. Headers that only make sense on one HTTP/1.1
  * connection (`Connection` and those it names, `Keep-Alive`,
  * `Transfer-Encoding`, `Upgrade`, `Proxy-Connection`) are dropped as they
- * are set, as RFC 9113 §8.2.2 requires of an intermediary; trailers are sent
+ * are set, as RFC 9113 §8.2.2 requires of an intermediary (./header-fields); trailers are sent
  * to a client that said it takes them (`TE: trailers`), and only then is
  * an answer's end held for them.
  */
-import { validateHeaderName, validateHeaderValue, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
+import type { OutgoingHttpHeader, OutgoingHttpHeaders } from 'node:http';
 import type { ServerHttp2Stream, ServerStreamResponseOptions } from 'node:http2';
 import type { Socket } from 'node:net';
 import { Stream } from 'node:stream';
+import {
+  checkHeader,
+  CONNECTION_SPECIFIC,
+  headersSentError,
+  lowerCase,
+  SINGLE_VALUE,
+  type HeaderValue,
+} from './header-fields';
 import type { Http2Request } from './request';
 
 /** Where a stream keeps its response. */
@@ -20,47 +28,6 @@ export const RESPONSE = Symbol('response');
 type ResponseStream = ServerHttp2Stream & { [RESPONSE]?: Http2Response };
 /** Node's stream knows whether its request is a HEAD, whose answer has no body. */
 type AnsweringStream = ServerHttp2Stream & { headRequest?: boolean };
-
-/** Connection-specific headers, never sent over HTTP/2 (RFC 9113 §8.2.2). */
-const CONNECTION_SPECIFIC = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
-
-/** Headers HTTP/2 carries once (Node refuses a list for them): the first of a list is sent. */
-const SINGLE_VALUE = new Set(['content-type', 'content-length', 'content-encoding', 'location', 'etag', 'date']);
-
-type HeaderValue = number | string | readonly string[];
-
-// What Node's checks accept, tested without the call each of its exported checks costs.
-const TOKEN = /^[\^_`a-zA-Z\-0-9!#$%&'*+.|~]+$/;
-const INVALID_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
-
-function checkHeader(name: string, value: HeaderValue | undefined): void {
-  if (typeof name !== 'string' || !TOKEN.test(name)) validateHeaderName(name);
-  if (typeof value === 'number') return;
-  if (value === undefined) validateHeaderValue(name, value as unknown as string);
-  else if (typeof value === 'string') {
-    if (INVALID_VALUE_CHAR.test(value)) validateHeaderValue(name, value);
-  } else for (const one of value) if (INVALID_VALUE_CHAR.test(one)) validateHeaderValue(name, one);
-}
-
-/** Header names set before, by the lower-case form HTTP/2 sends: names come from code and upstreams, a few dozen. */
-const LOWER = new Map<string, string>();
-const MAX_NAMES = 1024;
-
-/** `name` in lower case, remembered for the next answer that sets it. */
-function lowerCase(name: string): string {
-  let lower = LOWER.get(name);
-  if (lower === undefined) {
-    lower = name.toLowerCase();
-    if (LOWER.size < MAX_NAMES) LOWER.set(name, lower);
-  }
-  return lower;
-}
-
-function headersSentError(): NodeJS.ErrnoException {
-  const err: NodeJS.ErrnoException = new Error('Cannot set headers after they are sent to the client');
-  err.code = 'ERR_HTTP_HEADERS_SENT';
-  return err;
-}
 
 function onStreamFinish(this: ResponseStream): void {
   this[RESPONSE]?.finish();
@@ -204,7 +171,7 @@ export class Http2Response extends Stream {
     // A client that takes trailers may be sent some: the end waits for them (an empty frame when there are none).
     // An answer that ends with its headers and has none is one frame: a gRPC trailers-only answer must be.
     const trailers = this.req.headers.te === 'trailers' && !(endStream && this.trailers === undefined);
-    if (trailers) stream.once('wantTrailers', onWantTrailers);
+    if (trailers) stream.on('wantTrailers', onWantTrailers);
     const options: ServerStreamResponseOptions & { sendDate: boolean } = {
       endStream: endStream && !trailers,
       waitForTrailers: trailers,
@@ -245,7 +212,7 @@ export class Http2Response extends Stream {
     }
     if (done) this.once('finish', done);
     // Told as the stream finishes to whoever waits for it already; otherwise as the stream closes (see streamClosed).
-    if (this.listenerCount('finish') > 0) stream.once('finish', onStreamFinish);
+    if (this.listenerCount('finish') > 0) stream.on('finish', onStreamFinish);
     const body = data !== undefined && data !== null && data.length > 0 && !stream.headRequest;
     this.ending = true;
     if (!stream.headersSent) this.respond(!body);

@@ -168,10 +168,10 @@ export function createHttp2Serving(options: Http2ServingOptions): Http2Serving {
     }
     connection.open++;
     stream.on('error', ignore);
-    stream.once('close', onStreamClose);
+    stream.on('close', onStreamClose);
     const req = new Http2Request(stream, headers, rawHeaders, connection.socket);
     if (!req.complete) {
-      stream.once('finish', onAnswered);
+      stream.on('finish', onAnswered);
       sweeper.receiving(req);
     }
     const res = new Http2Response(stream, req);

@@ -17,11 +17,11 @@ import type { RouteUpstream } from '../endpoints/clusters';
 import type { Endpoint } from '../endpoints/endpoint';
 import { requestKey } from '../endpoints/hash-key';
 import { backoffMs, retriesFailure } from '../retry';
-import { tlsName } from '../service';
+import { servernameOf } from '../service';
 import type { ForwardOptions } from '../types';
 import { GrpcCall } from './call';
-import { sessionOf } from './session';
-import { grpcWebOf } from './web';
+import { sessionOf, type UpstreamSession } from './session';
+import { grpcWebOf, type GrpcWebCall } from './web';
 
 /** Resolves once `session` is connected; rejects with why it could not be. */
 function connected(session: ClientHttp2Session): Promise<void> {
@@ -45,20 +45,43 @@ function connected(session: ClientHttp2Session): Promise<void> {
 
 /**
  * Sends the gRPC call of `ctx` to the route's upstream and puts its answer
- * on `ctx`, streaming. Throws an {@link HttpError} (503, 504) when the
- * upstream gives no answer to stream.
+ * on `ctx`, streaming. Rejects with an {@link HttpError} (503, 504) when the
+ * upstream gives no answer to stream, and (505) for a call over HTTP/1.1
+ * that is not gRPC-Web: its status would not reach the client. A call to an endpoint whose
+ * connection is up goes at once; the others wait for a connection, and
+ * try again as the route's `retry_policy` says.
  */
-export async function forwardGrpc(ctx: Context, upstream: RouteUpstream, options: ForwardOptions): Promise<void> {
+export function forwardGrpc(ctx: Context, upstream: RouteUpstream, options: ForwardOptions): Promise<void> {
+  const web = grpcWebOf(ctx);
+  // Answered at once, before the upstream hears of it: HTTP/1.1 carries no trailers most clients read.
+  if (web === null && ctx.req.httpVersionMajor < 2) return Promise.reject(HttpError.of('GRPC_OVER_HTTP1'));
   const cluster = upstream.cluster;
   const on = cluster.settings.hashOn;
   const key = on === null ? undefined : requestKey(ctx, on).key;
-  const servername = upstream.address.secure
-    ? (cluster.settings.tls?.servername ?? tlsName(options.hostRewrite ?? upstream.address.host))
-    : undefined;
+  const endpoint = cluster.pick(key);
+  if (endpoint !== undefined) {
+    const session = (endpoint.h2 as UpstreamSession | null)?.open();
+    if (session !== undefined) return new GrpcCall(ctx, upstream, endpoint, session, options, web).run();
+  }
+  return connectThenCall(ctx, upstream, options, web, key, endpoint);
+}
+
+/** Sends the call once a connection to an endpoint is made, tried again as the route says. */
+async function connectThenCall(
+  ctx: Context,
+  upstream: RouteUpstream,
+  options: ForwardOptions,
+  web: GrpcWebCall | null,
+  key: number | undefined,
+  picked: Endpoint | undefined,
+): Promise<void> {
+  const cluster = upstream.cluster;
+  const servername = servernameOf(upstream.address, cluster.settings.tls?.servername, options.hostRewrite);
   const report = (): void => options.events?.upstreamError?.(options.route ?? '', 'refused');
   const retry = upstream.retry;
   for (let tries = 0; ; tries++) {
-    const endpoint: Endpoint = cluster.pick(key) ?? (await cluster.resolvedPick(key, report));
+    const endpoint: Endpoint =
+      (tries === 0 ? picked : undefined) ?? cluster.pick(key) ?? (await cluster.resolvedPick(key, report));
     let session: ClientHttp2Session;
     try {
       session = sessionOf(endpoint, cluster.settings, servername).current();
@@ -73,6 +96,6 @@ export async function forwardGrpc(ctx: Context, upstream: RouteUpstream, options
       }
       throw HttpError.of('UPSTREAM_UNAVAILABLE', { cause: err });
     }
-    return new GrpcCall(ctx, upstream, endpoint, session, options, grpcWebOf(ctx)).run();
+    return new GrpcCall(ctx, upstream, endpoint, session, options, web).run();
   }
 }

@@ -11,36 +11,29 @@
 import type { Context } from 'koa';
 import type { OutgoingHttpHeaders } from 'node:http2';
 import type { RouteUpstream } from '../endpoints/clusters';
-import { upstreamRequestHeaders } from '../headers';
+import { writeForwardedHeaders } from '../headers';
 import type { ForwardOptions } from '../types';
 
 const NONE: readonly string[] = [];
 
-/** The headers of the upstream's stream: the call's metadata and the gateway's own. */
+/** The headers of the upstream's stream: the call's metadata and the gateway's own, pseudo-headers first. */
 export function grpcRequestHeaders(
   ctx: Context,
   upstream: RouteUpstream,
   options: ForwardOptions,
   web = false,
 ): OutgoingHttpHeaders {
-  const out: OutgoingHttpHeaders = upstreamRequestHeaders(
-    ctx,
-    upstream.address.host,
-    options.removedHeaders ?? NONE,
-    options.hostRewrite,
-  );
-  const authority = out.host;
-  delete out.host;
-  // HTTP/1.1's way to ask for HTTP/2, which HTTP/2 itself refuses.
-  delete out['http2-settings'];
-  out[':method'] = ctx.req.method;
-  out[':scheme'] = upstream.address.secure ? 'https' : 'http';
-  out[':authority'] = authority;
-  out[':path'] = options.path;
+  const out: Record<string, string | string[]> = {
+    ':method': ctx.req.method!,
+    ':scheme': upstream.address.secure ? 'https' : 'http',
+    ':authority': options.hostRewrite ?? upstream.address.host,
+    ':path': options.path,
+  };
+  writeForwardedHeaders(out, ctx, options.removedHeaders ?? NONE);
   out.te = 'trailers';
   if (web) {
     out['content-type'] = 'application/grpc';
-    delete out['content-length'];
+    if (out['content-length'] !== undefined) delete out['content-length'];
     // A browser's client reads no compressed message.
     out['grpc-accept-encoding'] ??= 'identity';
   }

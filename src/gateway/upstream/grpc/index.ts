@@ -5,5 +5,5 @@
  * translated to them.
  */
 export { forwardGrpc } from './forward';
-export { PROXIED_GRPC } from './call';
+export { isProxiedGrpc } from './response-headers';
 export { GRPC_WEB, grpcWebAnswerType, grpcWebCallOf, grpcWebOf, markGrpcWeb, type GrpcWebCall } from './web';

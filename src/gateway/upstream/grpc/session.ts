@@ -35,6 +35,12 @@ export class UpstreamSession implements EndpointSession {
     private readonly idleMs: number,
   ) {}
 
+  /** The connection when it is up and takes calls; undefined while there is none, or it connects. */
+  open(): ClientHttp2Session | undefined {
+    const known = this.session;
+    return known !== null && !known.connecting && !known.closed && !known.destroyed ? known : undefined;
+  }
+
   /** The open connection, or a new one (still connecting: calls made on it wait for it). */
   current(): ClientHttp2Session {
     const known = this.session;

@@ -9,7 +9,6 @@
  */
 import type { Context } from 'koa';
 import type { IncomingHttpHeaders } from 'node:http';
-import { Transform, type TransformCallback } from 'node:stream';
 
 /** A gRPC-Web call: whether its messages come base64-encoded, and whether its answer goes so. */
 export interface GrpcWebCall {
@@ -78,21 +77,4 @@ export function trailerFrame(trailers: Readonly<Record<string, string | readonly
   frame.writeUInt32BE(lines.length, 1);
   lines.copy(frame, 5);
   return frame;
-}
-
-/**
- * The body of a gRPC-Web answer: the upstream's frames as they come, then
- * the trailer frame. Base64 for a text answer, each chunk encoded whole
- * (padding included) so that a message is never held back for the bytes
- * of the next: gRPC-Web's clients decode base64 four characters at a time,
- * as Envoy's filter, which pads each frame, relies on too.
- */
-export class GrpcWebAnswerBody extends Transform {
-  constructor(private readonly text: boolean) {
-    super();
-  }
-
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
-    done(null, this.text ? chunk.toString('base64') : chunk);
-  }
 }

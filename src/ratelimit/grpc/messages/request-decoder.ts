@@ -3,25 +3,25 @@
  * Reads a `RateLimitRequest`'s wire bytes straight into the service's typed
  * request, in one pass, as protobuf-go (envoyproxy/ratelimit's) reads them:
  * - a known field of the wrong wire type is an unknown field, and skipped
- *   (protobufjs read a field by its number alone, so that `08 01`, a key
- *   written as a varint, became the one-byte string after it);
+ *   (protobufjs reads a field by its number alone: `08 01`, a key written
+ *   as a varint, would become the one-byte string after it);
  * - a string that is not UTF-8 refuses the request, naming the first such
- *   field (protobufjs read each bad byte as U+FFFD, so that values differing
- *   only there shared one counter);
+ *   field (protobufjs reads each bad byte as U+FFFD: values differing only
+ *   there would share one counter);
  * - past the service's bounds, the request is refused from its counts, with
- *   no object made for the entries past them (300,000 entries in one
- *   descriptor, 3.9 MB, held the event loop for seconds when decoded);
+ *   no object made for the entries past them: a few megabytes of entries
+ *   would otherwise hold the event loop while they were decoded;
  * - bytes that are no message throw, as a decoder does (grpc-js answers
  *   INTERNAL).
  * Otherwise it reads what protobufjs's decoder and proto-loader's plain
- * objects made of the bytes (last of a repeated scalar or message wins,
+ * objects make of the bytes (last of a repeated scalar or message wins,
  * enum names as the protos spell them, unknown numbers as numbers), which
- * the tests compare, at a fraction of the cost and garbage: it was the
- * larger part of a call's own work.
+ * the tests compare, without the objects and copies of a general decoder:
+ * it runs on every call. Strings are read by src/platform's `utf8Text`.
  */
-import { isUtf8 } from 'node:buffer';
 import { descriptorsOverBound, entriesOverBound, type RequestBounds } from '../../bounds';
 import type { DescriptorEntry, RateLimitDescriptor, RateLimitRequest, RateLimitUnit } from '../../types';
+import { utf8Text } from '../../../platform';
 import { rateLimitProtos } from '../protos';
 
 /** Where a request the decoder refused says why, in place of the request. */
@@ -125,26 +125,6 @@ function skip(bytes: Buffer, end: number, wireType: number): void {
   if (pos > end) unreadable();
 }
 
-/** Whether bytes[start, end) are all ASCII: the usual header value, which needs no UTF-8 check. */
-function ascii(bytes: Buffer, start: number, end: number): boolean {
-  for (let i = start; i < end; i++) if (bytes[i] >= 0x80) return false;
-  return true;
-}
-
-/** The string of bytes[start, end); undefined when they are not UTF-8. */
-function text(bytes: Buffer, start: number, end: number): string | undefined {
-  if (start === end) return '';
-  if (ascii(bytes, start, end)) return bytes.latin1Slice(start, end);
-  return isUtf8(bytes.subarray(start, end)) ? bytes.utf8Slice(start, end) : undefined;
-}
-
-declare module 'node:buffer' {
-  interface Buffer {
-    latin1Slice(start: number, end: number): string;
-    utf8Slice(start: number, end: number): string;
-  }
-}
-
 /** What one decode found besides the request: module-wide, for the same reason as `pos`. */
 let notUtf8: string | undefined;
 let descriptorCount = 0;
@@ -161,7 +141,7 @@ function readEntry(bytes: Buffer, end: number, d: number, e: number, keep: boole
     if ((field === 1 || field === 2) && (tag & 7) === LEN) {
       const valueEnd = delimitedEnd(bytes, end);
       if (keep) {
-        const read = text(bytes, pos, valueEnd);
+        const read = utf8Text(bytes, pos, valueEnd);
         if (read === undefined) notUtf8 ??= `descriptors[${d}].entries[${e}].${field === 1 ? 'key' : 'value'}`;
         else if (field === 1) key = read;
         else value = read;
@@ -279,7 +259,7 @@ export function requestDecoder(
       const wireType = tag & 7;
       if (field === 1 && wireType === LEN) {
         const valueEnd = delimitedEnd(bytes, end);
-        const read = text(bytes, pos, valueEnd);
+        const read = utf8Text(bytes, pos, valueEnd);
         if (read === undefined) notUtf8 ??= 'domain';
         else domain = read;
         pos = valueEnd;

@@ -2,7 +2,8 @@
  * @module ratelimit/grpc/port/connections
  * The gRPC port's own listener. grpc-js's `bindAsync` takes every TCP
  * connection and waits for its HTTP/2 preface forever, without a cap on how
- * many: a socket that never sends a byte was still open after 150 s. This
+ * many: a socket that never sends a byte stays open as long as its peer
+ * keeps it. This
  * listener accepts connections itself, up to a cap, reads the client's
  * connection preface and first SETTINGS frame within a time bound, and only
  * then hands the socket to grpc-js (`Server.createConnectionInjector`), as

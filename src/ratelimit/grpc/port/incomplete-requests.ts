@@ -3,13 +3,14 @@
  * Bounds on calls whose request has not fully arrived. grpc-js buffers a
  * request message until its last byte and runs a unary handler only at the
  * client's half-close, with no time limit: a stream that sent its headers,
- * or all but one byte of its message, held its buffer for as long as the
- * client kept the connection, and 20 connections of 1000 such streams took
- * the process from 266 MB to 1 GB. Here a call's request must be complete
- * (for a streaming request: its next message or its end must come) within
- * `requestTimeoutMs`, and at most `maxIncompleteRequests` calls of the whole
- * server may be waiting for theirs; past either the call is answered and its
- * stream reset, so that its bytes are freed and it counts for nothing.
+ * or all but one byte of its message, would hold its buffer for as long as
+ * the client kept the connection, and a few connections of such streams
+ * would hold a message's worth of memory a stream, at no cost to the
+ * client. Here a call's request must be complete (for a streaming request:
+ * its next message or its end must come) within `requestTimeoutMs`, and at
+ * most `maxIncompleteRequests` calls of the whole server may be waiting for
+ * theirs; past either the call is answered and its stream reset, so that
+ * its bytes are freed and it counts for nothing.
  */
 import * as http2 from 'node:http2';
 import { performance } from 'node:perf_hooks';

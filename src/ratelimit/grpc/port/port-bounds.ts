@@ -1,9 +1,28 @@
 /**
  * @module ratelimit/grpc/port/port-bounds
  * The default bounds on the gRPC port's connections and streams: how many,
- * how long each may take to start or to send its request, how long one may
- * sit idle. Each is an option of `createRateLimitGrpcServer`.
+ * how large a message, how long each may take to start or to send its
+ * request, how long one may sit idle. Each is an option of
+ * `createRateLimitGrpcServer`.
  */
+
+/**
+ * Most calls one connection may have open at once by default. HTTP/2 leaves
+ * it unbounded, and each open stream (a health `Watch` above all, which
+ * stays open) holds memory and a share of the event loop: one connection
+ * could otherwise hold tens of thousands. A client past it queues its
+ * calls, or opens another connection.
+ */
+export const MAX_CONCURRENT_STREAMS = 1000;
+
+/**
+ * Largest message a call may send by default: 64 KiB. A request of an
+ * Envoy is a few hundred bytes (a handful of descriptors of a handful of
+ * entries, their values header values), and decoding holds the event loop
+ * in proportion to a message's entries: at grpc-js's 4 MiB, one call would
+ * hold up every HTTP request while it is read.
+ */
+export const MAX_MESSAGE_BYTES = 64 * 1024;
 
 /**
  * Most connections open at once by default. An Envoy keeps one or a few per

@@ -2,11 +2,10 @@
  * @module ratelimit/grpc/port/wait-queue
  * The calls waiting for their request, oldest first, as a list linked
  * through the calls themselves. Not a Map or a Set: a call enters and leaves
- * within microseconds, thousands of times a second, and with the calls kept
- * in a Map nine in ten bytes of the young generation outlived each
- * scavenge (the calls of that moment stayed reachable from the old
- * generation, where the Map's tables are), which took the collector from
- * 5 to 28 µs a call. A list holds a call only while it is linked.
+ * within microseconds, thousands of times a second, and a Map's tables
+ * live in the old generation, from where they keep the calls of the moment
+ * reachable through every scavenge of the young one, which then copies them
+ * instead of freeing them. A list holds a call only while it is linked.
  */
 
 /** A member of a {@link WaitQueue}: its links are the queue's to set. */

@@ -1,29 +1,13 @@
 /**
- * @module gateway/request/headers/hop-by-hop
- * Headers that describe one connection rather than the message (RFC 9110
- * §7.6.1): never passed on, either way. A client may name more of them in its
- * `Connection` header; those are dropped as the request arrives, before
+ * @module gateway/request/headers/connection-named
+ * The headers a client names in a request's `Connection` header, which makes
+ * them hop-by-hop (RFC 9110 §7.6.1): dropped as the request arrives, before
  * routing, the stages and the Mapping's header edits, as Envoy's codec drops
- * them, so that what the gateway itself adds afterwards is never taken for one.
+ * them, so that what the gateway itself adds afterwards is never taken for
+ * one. The hop-by-hop headers by name are src/http's.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { connectionNamed, HttpError } from '../../../http';
-
-/** Hop-by-hop headers by name, `Proxy-*` aside (see {@link isHopByHop}). */
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-]);
-
-/** Whether a header (lower-case name) belongs to one connection and is never passed on. */
-export function isHopByHop(name: string): boolean {
-  return HOP_BY_HOP.has(name) || name.startsWith('proxy-');
-}
 
 /**
  * Headers a client may not name in `Connection`: dropping them would hide
