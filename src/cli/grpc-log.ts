@@ -5,15 +5,17 @@
  * process, so those lines go to the process log instead: stderr keeps the one
  * message a command that cannot run ends with, and LOG_LEVEL applies to them.
  */
-import * as grpc from '@grpc/grpc-js';
+import { onGrpcJsLoaded } from '../platform';
 import type { Logger } from '../telemetry';
 
-/** Sends grpc-js's log lines to `logger`, tagged `module: grpc`, for the rest of the process. */
+/** Sends grpc-js's log lines to `logger`, tagged `module: grpc`, for the rest of the process, from when grpc-js is loaded. */
 export function logGrpcThrough(logger: Logger): void {
   const log = logger.child({ module: 'grpc' });
-  grpc.setLogger({
-    error: (message: unknown, ...rest: unknown[]) => log.warn([message, ...rest].join(' ')),
-    info: (message: unknown, ...rest: unknown[]) => log.info([message, ...rest].join(' ')),
-    debug: (message: unknown, ...rest: unknown[]) => log.debug([message, ...rest].join(' ')),
-  });
+  onGrpcJsLoaded((grpc) =>
+    grpc.setLogger({
+      error: (message: unknown, ...rest: unknown[]) => log.warn([message, ...rest].join(' ')),
+      info: (message: unknown, ...rest: unknown[]) => log.info([message, ...rest].join(' ')),
+      debug: (message: unknown, ...rest: unknown[]) => log.debug([message, ...rest].join(' ')),
+    }),
+  );
 }

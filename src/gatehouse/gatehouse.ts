@@ -15,7 +15,6 @@ import {
   type GatewayConfig,
   type GatehouseModule,
 } from '../gateway';
-import type { RateLimitGrpcServer } from '../ratelimit';
 import { createLogger, createMetrics, createRouteCounters, type RouteCounters } from '../telemetry';
 import { describeStorage } from './bookings';
 import { bookingsOnDemand, routesToBookings } from './bookings-on-demand';
@@ -179,6 +178,7 @@ export async function createGatehouse(input: GatehouseOptions = {}, shared: Shar
       },
       readiness: async () => {
         if (running.draining) throw new Error('the gateway is shutting down');
+        if (running.grpcStarting) throw new Error('the gRPC rate-limit port is starting');
         await dependenciesReady?.();
         const version = shared.configVersion?.();
         return version === undefined ? undefined : { config: version };
@@ -196,10 +196,8 @@ export async function createGatehouse(input: GatehouseOptions = {}, shared: Shar
 
   root.mount(gw);
 
-  let grpcServer: RateLimitGrpcServer | undefined;
   let reloader: Reloader;
   try {
-    grpcServer = createGrpcServer(options, builtins.rateLimit);
     reloader = createGatehouseReloader({
       options,
       folder: folderOptions,
@@ -243,7 +241,9 @@ export async function createGatehouse(input: GatehouseOptions = {}, shared: Shar
     app,
     gateway: gw,
     modules: registry,
-    grpcServer,
+    get grpcServer() {
+      return running.grpcServer;
+    },
     get bookingDatabase() {
       return bookings.database;
     },
@@ -273,7 +273,7 @@ export async function createGatehouse(input: GatehouseOptions = {}, shared: Shar
           options,
           app,
           ports,
-          grpcServer,
+          grpcServer: () => createGrpcServer(options, builtins.rateLimit),
           tracing,
           logger,
           config: () => config,
@@ -297,7 +297,6 @@ export async function createGatehouse(input: GatehouseOptions = {}, shared: Shar
         {
           options,
           ports,
-          grpcServer,
           reloader,
           gateway: gw,
           modules: registry,

@@ -25,6 +25,10 @@ export interface Running {
   watcher?: FolderWatcher;
   tlsWatcher?: FolderWatcher;
   certificateWatcher?: FolderWatcher;
+  /** The gRPC rate-limit server, once a start has built it. */
+  grpcServer?: RateLimitGrpcServer;
+  /** Set while a start has PORT listening and its gRPC server not yet: readiness waits for it. */
+  grpcStarting?: boolean;
   /** Set as a stop begins: a load balancer that asks takes requests elsewhere while they are still answered. */
   draining: boolean;
 }
@@ -34,7 +38,8 @@ export interface StartParts {
   readonly options: ResolvedOptions;
   readonly app: Koa;
   readonly ports: ServedPorts;
-  readonly grpcServer?: RateLimitGrpcServer;
+  /** Builds the gRPC rate-limit server; none with `grpcPort: false`. */
+  readonly grpcServer: () => RateLimitGrpcServer | undefined;
   readonly tracing: Tracing;
   readonly logger: Logger;
   /** The configuration served now. */
@@ -45,9 +50,18 @@ export interface StartParts {
   readonly reload: () => Promise<unknown>;
 }
 
+/**
+ * Resolves once the event loop has read what waits on the sockets: two
+ * turns of it, so that one polls for I/O in between, and the requests that
+ * came while the server was built are answered before work that holds it.
+ */
+function afterWaitingRequests(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+}
+
 /** Listens for HTTP(S) and gRPC, and watches the folder unless told not to; records what it opened in `running`. */
 export async function listenAll(parts: StartParts, running: Running): Promise<Listening> {
-  const { options, app, ports, grpcServer, tracing, logger } = parts;
+  const { options, app, ports, tracing, logger } = parts;
   const { https, additional } = ports;
   // Set before the files are read, so that a change while they are read is seen.
   running.tlsWatcher =
@@ -81,11 +95,19 @@ export async function listenAll(parts: StartParts, running: Running): Promise<Li
     // The HTTPS port, when the configuration has a certificate; listen() names the port at fault.
     await https.start();
     await additional.start();
+    running.grpcStarting = true;
+    await afterWaitingRequests();
+    // Built once PORT answers: grpc-js and the protos take a large part of a start, and a bound
+    // gRPC port holds its connections meanwhile.
+    const grpcServer = (running.grpcServer = parts.grpcServer());
     grpcPort = await grpcServer?.start().catch((err: unknown) => {
       throw listenFailure(err, 'gRPC', options.grpcHost, options.grpcPort as number);
     });
+    running.grpcStarting = false;
   } catch (err) {
-    await Promise.all([server.close(0), https.server?.close(0), additional.close(0)]);
+    running.grpcStarting = false;
+    await Promise.all([server.close(0), https.server?.close(0), additional.close(0), running.grpcServer?.stop()]);
+    running.grpcServer = undefined;
     running.server = undefined;
     running.tlsWatcher?.close();
     throw err;

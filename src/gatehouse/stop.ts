@@ -5,7 +5,6 @@
  * gateway, the modules, the bookings database and tracing, in that order.
  */
 import type { Gateway, ModuleRegistry } from '../gateway';
-import type { RateLimitGrpcServer } from '../ratelimit';
 import type { Logger } from '../telemetry';
 import type { Tracing } from '../tracing';
 import type { BookingsOnDemand } from './bookings-on-demand';
@@ -20,7 +19,6 @@ import type { Listening } from './types';
 export interface StopParts {
   readonly options: ResolvedOptions;
   readonly ports: ServedPorts;
-  readonly grpcServer?: RateLimitGrpcServer;
   readonly reloader: Reloader;
   readonly gateway: Gateway;
   readonly modules: ModuleRegistry;
@@ -33,7 +31,7 @@ export interface StopParts {
 
 /** Stops a Gatehouse: resolves once everything it opened is closed. */
 export async function stopAll(parts: StopParts, running: Running): Promise<void> {
-  const { options, ports, grpcServer, logger } = parts;
+  const { options, ports, logger } = parts;
   const { https, additional } = ports;
   // What a start under way opens is closed with the rest.
   await parts.starting()?.catch(() => undefined);
@@ -41,7 +39,7 @@ export async function stopAll(parts: StopParts, running: Running): Promise<void>
   running.tlsWatcher?.close();
   running.certificateWatcher?.close();
   running.draining = true;
-  const { server } = running;
+  const { server, grpcServer } = running;
   // Only what listens has clients to drain: a Gatehouse mounted in another app closes at once.
   if (server !== undefined)
     await drainFor([server, https.server, ...additional.servers, grpcServer], options.drainDelayMs, logger);

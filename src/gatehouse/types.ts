@@ -51,7 +51,7 @@ export interface Gatehouse {
   readonly gateway: Gateway;
   /** Every routable module by name, built-in and registered. */
   readonly modules: ModuleRegistry;
-  /** The gRPC rate-limit server (not listening until `start()`); absent with `grpcPort: false`. */
+  /** The gRPC rate-limit server, once `start()` has built it (after PORT listens); absent with `grpcPort: false`. */
   readonly grpcServer?: RateLimitGrpcServer;
   /**
    * The bookings database (PostgreSQL or PGlite) once it is open: absent

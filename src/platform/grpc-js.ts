@@ -8,12 +8,36 @@
  * test/platform/grpc-js.test.ts fails, naming the version, when a release
  * changes any of it. Where a field is missing, these answer undefined, and
  * the caller falls back to the interceptor API.
+ *
+ * grpc-js itself (with protobufjs, which its proto loader brings) is loaded
+ * at its first use, through {@link grpcJs}: a gateway answers HTTP before
+ * it has any gRPC to do, and one with no gRPC port and no gRPC service
+ * never loads it.
  */
 import type * as http2 from 'node:http2';
 import type * as grpc from '@grpc/grpc-js';
 
 /** The grpc-js release these functions were written against. */
 export const GRPC_JS_VERSION = '1.14.7';
+
+type GrpcJs = typeof import('@grpc/grpc-js');
+
+let loaded: GrpcJs | undefined;
+const whenLoaded: ((grpcJs: GrpcJs) => void)[] = [];
+
+/** grpc-js, loaded at the first call; each {@link onGrpcJsLoaded} is run on it then. */
+export function grpcJs(): GrpcJs {
+  if (loaded !== undefined) return loaded;
+  loaded = require('@grpc/grpc-js') as GrpcJs;
+  for (const run of whenLoaded.splice(0)) run(loaded);
+  return loaded;
+}
+
+/** Runs `run` on grpc-js once {@link grpcJs} has loaded it: at once if it has. */
+export function onGrpcJsLoaded(run: (grpcJs: GrpcJs) => void): void {
+  if (loaded !== undefined) run(loaded);
+  else whenLoaded.push(run);
+}
 
 /** The HTTP/2 stream under grpc-js's own server call (its `stream`), if it has one. */
 export function http2StreamOf(call: grpc.ServerInterceptingCallInterface): http2.ServerHttp2Stream | undefined {

@@ -7,7 +7,15 @@
  * and its version, when a release changes what it relies on. The rest of
  * the source uses these named functions, never the fields themselves.
  */
-export { baseCallProgress, GRPC_JS_VERSION, http2StreamOf, interceptingCallOf, type BaseCallProgress } from './grpc-js';
+export {
+  baseCallProgress,
+  GRPC_JS_VERSION,
+  grpcJs,
+  http2StreamOf,
+  interceptingCallOf,
+  onGrpcJsLoaded,
+  type BaseCallProgress,
+} from './grpc-js';
 export {
   bodyExplicitlyNull,
   forgetExplicitStatus,

@@ -7,6 +7,7 @@
  */
 import type { Metadata } from '@grpc/grpc-js';
 import type { Sampler, SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { grpcJs } from '../platform';
 import { DecidedIds } from './decided-ids';
 import { BoundedProcessor, CountingExporter, type ExportCounts } from './export-queue';
 import { createPropagation } from './propagation';
@@ -62,7 +63,7 @@ function exporterOf(settings: TracingSettings): SpanExporter {
       require('@opentelemetry/exporter-trace-otlp-proto') as typeof import('@opentelemetry/exporter-trace-otlp-proto');
     return new OTLPTraceExporter({ ...common, headers: { ...settings.headers } });
   }
-  const grpc = require('@grpc/grpc-js') as typeof import('@grpc/grpc-js');
+  const grpc = grpcJs();
   const { OTLPTraceExporter } =
     require('@opentelemetry/exporter-trace-otlp-grpc') as typeof import('@opentelemetry/exporter-trace-otlp-grpc');
   const metadata: Metadata = new grpc.Metadata();

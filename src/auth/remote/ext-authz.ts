@@ -7,8 +7,9 @@
  * the gateway does with it.
  */
 import path from 'node:path';
-import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
+import type * as grpc from '@grpc/grpc-js';
+import { grpcJs } from '../../platform';
+import type * as protoLoader from '@grpc/proto-loader';
 import { isHostPort, redactAddress } from '../../http';
 import { RemoteAuthError } from './client';
 
@@ -120,7 +121,8 @@ let method: protoLoader.MethodDefinition<object, object> | undefined;
 /** The `Check` method, its codec read once per process. */
 function checkMethod(): protoLoader.MethodDefinition<object, object> {
   if (method === undefined) {
-    const defs = protoLoader.loadSync('envoy/service/auth/v3/external_auth.proto', {
+    const { loadSync } = require('@grpc/proto-loader') as typeof protoLoader;
+    const defs = loadSync('envoy/service/auth/v3/external_auth.proto', {
       keepCase: true,
       longs: Number,
       enums: String,
@@ -231,9 +233,10 @@ export function createExtAuthzClient(address: string, options: ExtAuthzClientOpt
   const timeoutMs = options.timeoutMs ?? 5000;
   const check = checkMethod();
   const credentials =
-    options.credentials ?? (tls || options.tls ? grpc.credentials.createSsl() : grpc.credentials.createInsecure());
+    options.credentials ??
+    (tls || options.tls ? grpcJs().credentials.createSsl() : grpcJs().credentials.createInsecure());
   const servername = options.servername;
-  const client = new grpc.Client(target, credentials, {
+  const client = new (grpcJs().Client)(target, credentials, {
     ...(servername === undefined
       ? {}
       : { 'grpc.ssl_target_name_override': servername, 'grpc.default_authority': servername }),
@@ -250,7 +253,7 @@ export function createExtAuthzClient(address: string, options: ExtAuthzClientOpt
     target,
     check(request: ExtAuthzCheck, metadata?: CallMetadata): Promise<ExtAuthzAnswer> {
       const now = Date.now();
-      const sent = new grpc.Metadata();
+      const sent = new (grpcJs().Metadata)();
       if (metadata !== undefined)
         for (const name in metadata) {
           const value = metadata[name];
@@ -267,7 +270,7 @@ export function createExtAuthzClient(address: string, options: ExtAuthzClientOpt
           { deadline: now + timeoutMs },
           (err, value) => {
             if (err === null && value !== undefined) resolve(readCheckResponse(value));
-            else if (err?.code === grpc.status.DEADLINE_EXCEEDED)
+            else if (err?.code === grpcJs().status.DEADLINE_EXCEEDED)
               reject(
                 new RemoteAuthError(
                   'timeout',

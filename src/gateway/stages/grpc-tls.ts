@@ -7,7 +7,8 @@
  * sent and checked in the service's certificate.
  */
 import { createSecureContext } from 'node:tls';
-import * as grpc from '@grpc/grpc-js';
+import type * as grpc from '@grpc/grpc-js';
+import { grpcJs } from '../../platform';
 import { connectOptions, type UpstreamTls } from '../../tls';
 
 /** How a channel to the service is secured. */
@@ -21,6 +22,6 @@ export interface GrpcChannelTls {
 export function grpcChannelTls(upstream: UpstreamTls | undefined): GrpcChannelTls | undefined {
   if (upstream === undefined) return undefined;
   // A secure context carries what createSsl cannot: the versions, ciphers and curves of the context.
-  const credentials = grpc.credentials.createFromSecureContext(createSecureContext(connectOptions(upstream)));
+  const credentials = grpcJs().credentials.createFromSecureContext(createSecureContext(connectOptions(upstream)));
   return upstream.servername === undefined ? { credentials } : { credentials, servername: upstream.servername };
 }

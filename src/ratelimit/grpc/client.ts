@@ -3,7 +3,8 @@
  * A remote rate-limit service behind the typed face: envoy v3
  * `ShouldRateLimit` over one shared channel, with a deadline on every call.
  */
-import * as grpc from '@grpc/grpc-js';
+import type * as grpc from '@grpc/grpc-js';
+import { grpcJs } from '../../platform';
 import { isHostPort, redactAddress } from '../../http';
 import { requestToProto, responseFromProto, type ProtoRequest, type ProtoResponse } from './messages/codec';
 import { ENVOY_V3_SERVICE, methodOf } from './protos';
@@ -43,7 +44,7 @@ export class RateLimitCallError extends Error {
 
 /** Headers as gRPC metadata (lower-case names; a list becomes one entry per value). */
 function metadataOf(headers: Readonly<Record<string, string | string[] | undefined>>): grpc.Metadata {
-  const metadata = new grpc.Metadata();
+  const metadata = new (grpcJs().Metadata)();
   for (const name in headers) {
     const value = headers[name];
     if (typeof value === 'string') metadata.set(name, value);
@@ -78,12 +79,13 @@ export function createRateLimitClient(address: string, options: RateLimitClientO
     );
   }
   const tls = options.tls === true || /^https:\/\//i.test(address);
-  const credentials = options.credentials ?? (tls ? grpc.credentials.createSsl() : grpc.credentials.createInsecure());
+  const credentials =
+    options.credentials ?? (tls ? grpcJs().credentials.createSsl() : grpcJs().credentials.createInsecure());
   const named =
     options.servername === undefined
       ? {}
       : { 'grpc.ssl_target_name_override': options.servername, 'grpc.default_authority': options.servername };
-  const client = new grpc.Client(at, credentials, {
+  const client = new (grpcJs().Client)(at, credentials, {
     ...named,
     // Calls fail fast while the service is down; reconnection goes on behind.
     'grpc.enable_retries': 0,
@@ -114,7 +116,7 @@ export function createRateLimitClient(address: string, options: RateLimitClientO
           method.requestSerialize as (value: ProtoRequest) => Buffer,
           method.responseDeserialize as (value: Buffer) => ProtoResponse,
           requestToProto(request),
-          metadata ?? new grpc.Metadata(),
+          metadata ?? new (grpcJs().Metadata)(),
           { deadline: Date.now() + budget + HELD_UP_MAX_MS },
           (err, value) => {
             if (err) reject(new RateLimitCallError(err.code, err.details || err.message));
@@ -124,7 +126,7 @@ export function createRateLimitClient(address: string, options: RateLimitClientO
       });
     const giveUp = () => {
       call?.cancel();
-      return new RateLimitCallError(grpc.status.DEADLINE_EXCEEDED, `no answer within ${budget} ms`);
+      return new RateLimitCallError(grpcJs().status.DEADLINE_EXCEEDED, `no answer within ${budget} ms`);
     };
     return withinDeadline(budget, ask, giveUp, options?.gone);
   }

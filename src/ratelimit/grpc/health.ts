@@ -3,7 +3,8 @@
  * The standard gRPC health service (`grpc.health.v1.Health`: Check, Watch,
  * List) over a table of service statuses that the server updates.
  */
-import * as grpc from '@grpc/grpc-js';
+import type * as grpc from '@grpc/grpc-js';
+import { grpcJs } from '../../platform';
 import { HEALTH_SERVICE, rateLimitProtos } from './protos';
 
 export type ServingStatus = 'UNKNOWN' | 'SERVING' | 'NOT_SERVING' | 'SERVICE_UNKNOWN';
@@ -56,7 +57,7 @@ export function createHealthRegistry(services: readonly string[]): HealthRegistr
       const status = statuses.get(call.request.service ?? '');
       if (status === undefined)
         callback({
-          code: grpc.status.NOT_FOUND,
+          code: grpcJs().status.NOT_FOUND,
           details: `unknown service '${shortened(call.request.service ?? '')}'`,
         });
       else callback(null, { status });

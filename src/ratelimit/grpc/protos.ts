@@ -2,10 +2,11 @@
  * @module ratelimit/grpc/protos
  * The rate-limit and health protos of the `proto/` folder, loaded at run time
  * with @grpc/proto-loader. The loaded definitions are immutable, so they are
- * read once per process and shared.
+ * read once per process and shared, and loaded (with the loader and
+ * protobufjs) at their first use: a gateway answers HTTP before it does.
  */
 import path from 'node:path';
-import * as protoLoader from '@grpc/proto-loader';
+import type * as protoLoader from '@grpc/proto-loader';
 
 /** The `proto/` folder of the project. */
 export const PROTO_DIR = path.resolve(__dirname, '../../../proto');
@@ -35,7 +36,7 @@ let loaded: protoLoader.PackageDefinition | undefined;
 
 /** The package definition of both rate-limit services and of health. */
 export function rateLimitProtos(): protoLoader.PackageDefinition {
-  loaded ??= protoLoader.loadSync([...PROTO_FILES], LOADER_OPTIONS);
+  loaded ??= (require('@grpc/proto-loader') as typeof protoLoader).loadSync([...PROTO_FILES], LOADER_OPTIONS);
   return loaded;
 }
 

@@ -7,7 +7,8 @@
  * gateway that starts does not pay for it before it answers.
  */
 import type * as grpc from '@grpc/grpc-js';
-import { addReflection } from './reflection';
+
+type Reflection = typeof import('./reflection');
 
 /** The reflection methods served, v1alpha and v1 (both bidirectional streams). */
 export const REFLECTION_METHODS: readonly string[] = [
@@ -24,7 +25,7 @@ interface Built {
 /** Builds reflection into a map of its methods by path, as `server.addService` would be given them. */
 function buildReflection(): Map<string, Built> {
   const methods = new Map<string, Built>();
-  addReflection({
+  (require('./reflection') as Reflection).addReflection({
     addService(service, implementation) {
       for (const [name, method] of Object.entries(service)) {
         const handler = (implementation[name] ?? implementation[method.originalName ?? name]) as Built['handler'];

@@ -7,7 +7,8 @@
  * connections and streams are bounded in number, in time and in what they
  * hold (see ./port).
  */
-import * as grpc from '@grpc/grpc-js';
+import type * as grpc from '@grpc/grpc-js';
+import { grpcJs } from '../../platform';
 import type { BoundPort } from '../../ports';
 import { checkBound, DEFAULT_REQUEST_BOUNDS, type RequestBounds } from '../bounds';
 import type { ProtoResponse } from './messages/codec';
@@ -151,7 +152,7 @@ export function createRateLimitGrpcServer(
     ),
   });
   // Every service of the port, reflection and health too: none takes a message near this size.
-  const server = new grpc.Server({
+  const server = new (grpcJs().Server)({
     'grpc.max_receive_message_length': maxMessageBytes,
     'grpc.max_concurrent_streams': checkBound(
       options.maxConcurrentStreams ?? MAX_CONCURRENT_STREAMS,

@@ -6,7 +6,8 @@
  * their caller has given up by then; a store's failure is answered
  * UNAVAILABLE, its details kept inside.
  */
-import * as grpc from '@grpc/grpc-js';
+import type * as grpc from '@grpc/grpc-js';
+import { grpcJs } from '../../platform';
 import type { RateLimiter, RateLimitRequest, RateLimitResponse } from '../types';
 import { REFUSED, type RefusedRequest } from './messages/request-decoder';
 
@@ -20,10 +21,10 @@ interface Waiting {
 /** Error codes of the typed face that map to a gRPC status. */
 function grpcError(err: unknown): grpc.ServiceError | { code: grpc.status; details: string } {
   if ((err as { code?: unknown })?.code === 'INVALID_ARGUMENT') {
-    return { code: grpc.status.INVALID_ARGUMENT, details: (err as Error).message };
+    return { code: grpcJs().status.INVALID_ARGUMENT, details: (err as Error).message };
   }
   // Store failures: the caller applies its failure mode; the details stay inside.
-  return { code: grpc.status.UNAVAILABLE, details: 'rate-limit store unavailable' };
+  return { code: grpcJs().status.UNAVAILABLE, details: 'rate-limit store unavailable' };
 }
 
 /**
@@ -59,7 +60,7 @@ export function shouldRateLimitHandler(
     const deadline = call.getDeadline();
     const left = (deadline instanceof Date ? deadline.getTime() : deadline) - Date.now();
     if (left <= 0) {
-      callback({ code: grpc.status.DEADLINE_EXCEEDED, details: 'the deadline passed before the decision' });
+      callback({ code: grpcJs().status.DEADLINE_EXCEEDED, details: 'the deadline passed before the decision' });
       return;
     }
     const options = { timeoutMs: left === Infinity ? undefined : left, gone: () => call.cancelled };
@@ -87,7 +88,7 @@ export function shouldRateLimitHandler(
     arrived(call);
     const request = call.request;
     if (REFUSED in request) {
-      callback({ code: grpc.status.INVALID_ARGUMENT, details: request[REFUSED] });
+      callback({ code: grpcJs().status.INVALID_ARGUMENT, details: request[REFUSED] });
       return;
     }
     if (waiting.length === 0) setImmediate(decideWaiting);

@@ -11,7 +11,8 @@
  * preface does not come within its connection timeout.
  */
 import * as net from 'node:net';
-import * as grpc from '@grpc/grpc-js';
+import type * as grpc from '@grpc/grpc-js';
+import { grpcJs } from '../../../platform';
 import { bindPort, type BoundPort } from '../../../ports';
 
 /** The 24 bytes every HTTP/2 client sends first (RFC 9113, section 3.4). */
@@ -68,7 +69,7 @@ export function listenForGrpc(
   limits: ConnectionLimits,
   bound?: BoundPort,
 ): Promise<GrpcListener> {
-  const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
+  const injector = server.createConnectionInjector(grpcJs().ServerCredentials.createInsecure());
   const handshaking = new Set<net.Socket>();
   let open = 0;
 

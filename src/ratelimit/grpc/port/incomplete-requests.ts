@@ -14,8 +14,8 @@
  */
 import * as http2 from 'node:http2';
 import { performance } from 'node:perf_hooks';
-import * as grpc from '@grpc/grpc-js';
-import { baseCallProgress, http2StreamOf, interceptingCallOf, type BaseCallProgress } from '../../../platform';
+import type * as grpc from '@grpc/grpc-js';
+import { baseCallProgress, grpcJs, http2StreamOf, interceptingCallOf, type BaseCallProgress } from '../../../platform';
 import { QueuedCall, WaitQueue } from './wait-queue';
 
 export interface IncompleteRequestLimits {
@@ -93,7 +93,7 @@ class StreamingWait extends Waiting {
     super();
     // Should grpc-js not keep it, calls are still answered on time, and their streams left for the client to close.
     const stream = http2StreamOf(next);
-    this.intercepting = new grpc.ServerInterceptingCall(next, {
+    this.intercepting = new (grpcJs().ServerInterceptingCall)(next, {
       start: (start) =>
         start({
           onReceiveMessage: (message, pass) => {
@@ -174,7 +174,7 @@ export function boundIncompleteRequests(limits: IncompleteRequestLimits): Incomp
       else {
         waiting.remove(call);
         call.end({
-          code: grpc.status.DEADLINE_EXCEEDED,
+          code: grpcJs().status.DEADLINE_EXCEEDED,
           details: `the request did not arrive within ${requestTimeoutMs} ms`,
         });
       }
@@ -208,7 +208,7 @@ export function boundIncompleteRequests(limits: IncompleteRequestLimits): Incomp
         // clients that stopped sending.
         waiting.remove(oldest);
         oldest.end({
-          code: grpc.status.RESOURCE_EXHAUSTED,
+          code: grpcJs().status.RESOURCE_EXHAUSTED,
           details: `the server waits for at most ${maxIncompleteRequests} incomplete requests, and this one waited longest`,
         });
       }
