@@ -3,14 +3,10 @@
  * The line `gatehouse start` prints once it serves: where, which folder,
  * and where the counters and the bookings go.
  */
-import {
-  describeRedisUrl,
-  describeStorage,
-  type BookingsState,
-  type Listening,
-  type ResolvedOptions,
-} from '../gatehouse';
-import { hostPort } from '../http';
+import type { BookingsState, Listening, ResolvedOptions } from '../gatehouse';
+import { describeStorage } from '../gatehouse/storage-words';
+import { describeRedisUrl } from '../gatehouse/options';
+import { hostPort } from '../http/request/urls';
 
 /** Where the bookings go, in words, as the start line says it. */
 export function bookingsInWords(options: ResolvedOptions, state: BookingsState): string {

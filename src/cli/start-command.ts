@@ -25,7 +25,8 @@ import type { ServerSignals } from './signals';
 import { startUsage } from './usage';
 
 type GatehouseModule = typeof import('../gatehouse');
-type Telemetry = typeof import('../telemetry');
+// Not the telemetry index: the main thread of workers holds a logger, and loads no more of the gateway than it holds.
+type LoggerModule = typeof import('../telemetry/logger');
 type GrpcLog = typeof import('./grpc-log');
 type StartWorkers = typeof import('./start-workers');
 type ListeningLine = typeof import('./listening-line');
@@ -61,8 +62,7 @@ export async function start(args: readonly string[], signals: ServerSignals): Pr
   const wanted = startOptions(args);
   if (wanted === undefined) return print(startUsage());
   const { options } = wanted;
-  const gatehouse = require('../gatehouse') as GatehouseModule;
-  const { createLogger } = require('../telemetry') as Telemetry;
+  const { createLogger } = require('../telemetry/logger') as LoggerModule;
   const logger = createLogger({ level: options.logLevel });
   signals.useLogger(logger);
   (require('./grpc-log') as GrpcLog).logGrpcThrough(logger);
@@ -81,6 +81,7 @@ export async function start(args: readonly string[], signals: ServerSignals): Pr
       youngGenerationMb: wanted.youngGeneration,
     });
   }
+  const gatehouse = require('../gatehouse') as GatehouseModule;
   const ports = await gatehouse.bindGatehousePorts(options);
   const closePorts = () => Promise.all([ports.http.close(), ports.grpc?.close()]);
   let built: Awaited<ReturnType<GatehouseModule['createGatehouse']>>;

@@ -8,7 +8,6 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   BOOKINGS_FILE,
-  describeDatabaseUrl,
   loadBookingDataSync,
   openBookingDatabase,
   type BookingData,
@@ -49,16 +48,6 @@ export interface BookingStorageOptions {
 export interface BookingStorage {
   database?: BookingDatabase;
   stores?: Record<BookingKind, BookingStore>;
-}
-
-/** Where bookings are kept, in words: `PGlite in /srv/data`, `PostgreSQL at postgres://gatehouse@db/gatehouse`, `memory`. */
-export function describeStorage(
-  options: Pick<BookingStorageOptions, 'bookingStore' | 'databaseUrl' | 'dataDir'>,
-): string {
-  if (options.bookingStore === 'memory') return 'memory';
-  return options.databaseUrl !== undefined
-    ? `PostgreSQL at ${describeDatabaseUrl(options.databaseUrl)}`
-    : `PGlite in ${options.dataDir}`;
 }
 
 /** The options of the bookings database the storage options name, seeded from the config folder's `bookings.yaml` when there is one. */

@@ -16,7 +16,7 @@ import {
   type GatehouseModule,
 } from '../gateway';
 import { createLogger, createMetrics, createRouteCounters, type RouteCounters } from '../telemetry';
-import { describeStorage } from './bookings';
+import { describeStorage } from './storage-words';
 import { bookingsOnDemand, routesToBookings } from './bookings-on-demand';
 import { createRootApp, gatewayEvents } from './root-app';
 import { createBuiltinModules } from './builtins';

@@ -20,7 +20,8 @@ export {
 } from './options';
 export { bindPort, type BoundPort } from '../ports';
 export { redisReadiness } from './readiness';
-export { describeStorage, openBookingStorage, type BookingStorage, type BookingStorageOptions } from './bookings';
+export { describeStorage } from './storage-words';
+export { openBookingStorage, type BookingStorage, type BookingStorageOptions } from './bookings';
 export type { BookingsState } from './bookings-on-demand';
 export { createBuiltinModules, type BuiltinModules, type BuiltinOptions } from './builtins';
 export { USERS_FILE } from '../auth';

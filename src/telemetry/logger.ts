@@ -6,8 +6,8 @@
 import { hostname } from 'node:os';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type Koa from 'koa';
-import { statusOf } from '../http';
-import { traceOf } from '../tracing';
+import { statusOf } from '../errors';
+import { traceOf } from '../tracing/types';
 import { markPlainLogger } from './access-line';
 import { droppedLinesOf, logDestination } from './log-destination';
 

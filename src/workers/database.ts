@@ -7,7 +7,9 @@
  * PGlite's thread without passing here.
  */
 import type { MessagePort } from 'node:worker_threads';
-import { openPgliteEngine, reservePgliteFolder, type PgliteEngine, type ReservedFolder } from '../bookings';
+// Not the bookings index: the main thread of workers holds the database, and loads none of the rest.
+import { openPgliteEngine, type PgliteEngine } from '../bookings/database/pglite';
+import { reservePgliteFolder, type ReservedFolder } from '../bookings/database/pglite-folder';
 import type { Logger } from '../telemetry';
 import type { WorkerOptions } from './messages';
 

@@ -4,14 +4,17 @@
  * is asked asks the main thread, which collects each worker's metrics and
  * sums them with prom-client's AggregatorRegistry, as for node:cluster.
  */
-import { AggregatorRegistry } from 'prom-client';
 import type { WorkerMetrics } from './messages';
+
+type PromClient = typeof import('prom-client');
 
 /** How long a worker may take to send its metrics before a scrape goes on without them, in ms. */
 export const COLLECT_TIMEOUT_MS = 2000;
 
 /** The text of the sum of `collected`, the metrics of each worker that answered. */
 export async function summedMetrics(collected: readonly WorkerMetrics[]): Promise<string> {
+  // Loaded at the first scrape: the main thread serves nothing else that needs it.
+  const { AggregatorRegistry } = require('prom-client') as PromClient;
   return AggregatorRegistry.aggregate(collected as WorkerMetrics[]).metrics();
 }
 

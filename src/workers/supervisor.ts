@@ -8,9 +8,11 @@
  * dying, and stops them all, each draining as one process does.
  */
 import type { MessagePort, Worker } from 'node:worker_threads';
-import { errorText, type SourceRecording } from '../files';
-import { watchFolder, type BookingsState, type FolderWatcher, type Listening, type ReloadOutcome } from '../gatehouse';
-import { createSharedCounters, releaseAbandonedLock, type SharedCounters } from '../ratelimit';
+import type { SourceRecording } from '../files';
+import { errorText } from '../files/source';
+import type { BookingsState, Listening, ReloadOutcome } from '../gatehouse';
+import { watchFolder, type FolderWatcher } from '../gatehouse/folder/watch';
+import { createSharedCounters, releaseAbandonedLock, type SharedCounters } from '../ratelimit/shared';
 import type { Logger } from '../telemetry';
 import { sharedDatabase } from './database';
 import { collectAll, summedMetrics } from './gather';

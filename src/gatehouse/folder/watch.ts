@@ -21,7 +21,7 @@
 import { statSync, watch, type FSWatcher, type Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { USERS_FILE } from '../../auth';
+import { USERS_FILE } from '../../auth/passwords/htpasswd';
 
 export interface FolderWatcher {
   close(): void;

@@ -6,7 +6,7 @@
  * kinds: a collector URL, `key=value` lists, a ratio, a list of propagators.
  */
 import { z } from 'zod';
-import { OTLP_PROTOCOLS, PROPAGATORS, SAMPLERS, type PropagatorName } from '../../tracing';
+import { OTLP_PROTOCOLS, PROPAGATORS, SAMPLERS, type PropagatorName } from '../../tracing/settings';
 import { option } from './declaration';
 import { boolean, integer, milliseconds, oneOf, text, type Kind } from './kinds';
 
