@@ -23,7 +23,8 @@
  * memory they share once).
  *
  * BENCH_FOOTPRINT_BASELINE=<folder>: another build of Gatehouse (a checkout
- * with its dist/ built) measured in the same rounds, to compare against.
+ * with its dist/ built) measured in the same rounds, to compare against:
+ * with one worker, and with two where this Node has them.
  *
  * Run by `npm run bench -- footprint`; the goals are those of
  * docs/operations.md#memory-and-start.
@@ -138,6 +139,15 @@ export async function runFootprint(
     baseline === undefined
       ? undefined
       : kind('baseline', async () => ({ data: folder('gatehouse-bench-footprint-baseline-'), root: baseline }));
+  // What a second worker adds in the baseline, to set beside what it adds now.
+  const baseTwo =
+    baseline === undefined || !withWorkers
+      ? undefined
+      : kind('baseline, --workers 2', async () => ({
+          data: folder('gatehouse-bench-footprint-baseline-workers-'),
+          root: baseline,
+          workers: 2,
+        }));
   // The same with PostgreSQL, a new database each round: the gateway's memory, and PostgreSQL's beside it.
   const postgres = findPostgresBin() === undefined ? undefined : await sharedPostgres();
   const pgMb = postgres && (() => postgresMb(postgres));
@@ -172,7 +182,7 @@ export async function runFootprint(
     for (const dir of [config, ...folders]) rmSync(dir, { recursive: true, force: true });
     if (postgres) await stopSharedPostgres();
   }
-  return report(rounds, koa, kinds, { embedded, two, base });
+  return report(rounds, koa, kinds, { embedded, two, base, baseTwo });
 }
 
 /** The table and the goals of the rounds measured. */
@@ -180,9 +190,9 @@ function report(
   rounds: number,
   koa: Start[],
   kinds: readonly Kind[],
-  named: { embedded: Kind; two?: Kind; base?: Kind },
+  named: { embedded: Kind; two?: Kind; base?: Kind; baseTwo?: Kind },
 ): { text: string; goals: Goal[] } {
-  const { embedded, two, base } = named;
+  const { embedded, two, base, baseTwo } = named;
   const ms = (x: number) => `${Math.round(x)} ms`;
   const mb = (x: number) => `${Math.round(x)} MB`;
   const med = (list: Start[], pick: (s: Start) => number) => median(list.map(pick));
@@ -219,27 +229,27 @@ function report(
       '',
       '',
     ]);
+  /** What `two` workers add to `one`, on a later start. */
+  const added = (name: string, two: Kind, one: Kind) => [
+    `${name} / 1, later start`,
+    `${ratio(two.later, one.later, (s) => s.answerMs).toFixed(2)}x`,
+    `${ratio(two.later, one.later, (s) => s.answerCpuMs).toFixed(2)}x`,
+    `${ratio(two.later, one.later, (s) => s.readyMs).toFixed(2)}x`,
+    `+${mb(med(two.later, (s) => s.idleMb) - med(one.later, (s) => s.idleMb))}`,
+    `+${mb(med(two.later, (s) => s.rssMb) - med(one.later, (s) => s.rssMb))}`,
+    '',
+  ];
+  if (base && baseTwo) rows.push(added('baseline --workers 2', baseTwo, base));
   if (two)
-    rows.push(
-      [
-        '--workers 2 / 1, later start',
-        `${ratio(two.later, embedded.later, (s) => s.answerMs).toFixed(2)}x`,
-        `${ratio(two.later, embedded.later, (s) => s.answerCpuMs).toFixed(2)}x`,
-        `${ratio(two.later, embedded.later, (s) => s.readyMs).toFixed(2)}x`,
-        `+${mb(med(two.later, (s) => s.idleMb) - med(embedded.later, (s) => s.idleMb))}`,
-        `+${mb(med(two.later, (s) => s.rssMb) - med(embedded.later, (s) => s.rssMb))}`,
-        '',
-      ],
-      [
-        '--workers 2 later start / bare Koa',
-        `${ratio(two.later, koa, (s) => s.answerMs).toFixed(2)}x`,
-        `${ratio(two.later, koa, (s) => s.answerCpuMs).toFixed(2)}x`,
-        '',
-        '',
-        '',
-        '',
-      ],
-    );
+    rows.push(added('--workers 2', two, embedded), [
+      '--workers 2 later start / bare Koa',
+      `${ratio(two.later, koa, (s) => s.answerMs).toFixed(2)}x`,
+      `${ratio(two.later, koa, (s) => s.answerCpuMs).toFixed(2)}x`,
+      '',
+      '',
+      '',
+      '',
+    ]);
   const startRatio = ratio(embedded.later, koa, (s) => s.answerMs);
   const startCpuRatio = ratio(embedded.later, koa, (s) => s.answerCpuMs);
   const firstRatio = ratio(embedded.first, embedded.later, (s) => s.readyMs);
