@@ -4,6 +4,7 @@
  * listening, and the folder and TLS files watched. What a start opened is
  * closed again when a later part of it fails, so that it may be tried again.
  */
+import type http from 'node:http';
 import type Koa from 'koa';
 import type { GatewayConfig } from '../gateway';
 import { hostPort } from '../http';
@@ -50,13 +51,37 @@ export interface StartParts {
   readonly reload: () => Promise<unknown>;
 }
 
+/** The longest the gRPC server waits for PORT to answer the requests that waited for it, in ms. */
+export const FIRST_ANSWERS_WAIT_MS = 1000;
+
+const loopTurn = () => new Promise((resolve) => setImmediate(resolve));
+
 /**
- * Resolves once the event loop has read what waits on the sockets: two
- * turns of it, so that one polls for I/O in between, and the requests that
- * came while the server was built are answered before work that holds it.
+ * Resolves once `server` has answered the requests that came while it was
+ * built (or after {@link FIRST_ANSWERS_WAIT_MS}): three turns of the event
+ * loop accept their connections, read them and begin them; then it waits
+ * for the last to end. What follows holds the event loop for a while.
  */
-function afterWaitingRequests(): Promise<void> {
-  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+async function afterWaitingRequests(server: http.Server): Promise<void> {
+  let inFlight = 0;
+  let wake: (() => void) | undefined;
+  const onRequest = (_req: http.IncomingMessage, res: http.ServerResponse) => {
+    inFlight++;
+    res.once('close', () => {
+      if (--inFlight === 0) wake?.();
+    });
+  };
+  server.on('request', onRequest);
+  try {
+    for (let turn = 0; turn < 3; turn++) await loopTurn();
+    if (inFlight > 0)
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, FIRST_ANSWERS_WAIT_MS).unref();
+      });
+  } finally {
+    server.off('request', onRequest);
+  }
 }
 
 /** Listens for HTTP(S) and gRPC, and watches the folder unless told not to; records what it opened in `running`. */
@@ -96,7 +121,7 @@ export async function listenAll(parts: StartParts, running: Running): Promise<Li
     await https.start();
     await additional.start();
     running.grpcStarting = true;
-    await afterWaitingRequests();
+    await afterWaitingRequests(server.server);
     // Built once PORT answers: grpc-js and the protos take a large part of a start, and a bound
     // gRPC port holds its connections meanwhile.
     const grpcServer = (running.grpcServer = parts.grpcServer());
