@@ -21,6 +21,7 @@ export {
   type RecordingSource,
   type SourceRecording,
 } from './recording';
+export { dataRecord, PROTO_KEY_REFUSED } from './data-record';
 export { parseByteSize } from './size';
 export { NotUtf8Error, readBoundedText, readBoundedTextSync, utf8Text } from './text';
 export { parseYamlStream, rewordDepthErrors, yamlDocuments, type YamlStreamOptions } from './yaml';

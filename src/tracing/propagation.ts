@@ -7,7 +7,7 @@
  * `tracestate` members are dropped), never an error. `baggage` passes
  * through as the client sent it.
  */
-import type { Context, TextMapGetter, TextMapPropagator, TextMapSetter } from '@opentelemetry/api';
+import type { Context, SpanContext, TextMapGetter, TextMapPropagator, TextMapSetter } from '@opentelemetry/api';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { PropagatorName } from './settings';
 import type { HeaderCarrier } from './types';
@@ -47,6 +47,15 @@ export interface Propagation {
    * new `traceparent`); `baggage` is set to the client's, when it sent one.
    */
   inject(context: Context, headers: HeaderCarrier, baggage: string | string[] | undefined): void;
+  /** {@link inject} of a span's context, without a span or a context around it. */
+  injectSpanContext(ids: SpanContext, headers: HeaderCarrier, baggage: string | string[] | undefined): void;
+}
+
+/** Takes out the trace context headers `headers` carried. */
+function clearContext(headers: HeaderCarrier): void {
+  for (let i = 0; i < CONTEXT_HEADERS.length; i++) {
+    if (headers[CONTEXT_HEADERS[i]] !== undefined) delete headers[CONTEXT_HEADERS[i]];
+  }
 }
 
 /** The propagation of `names` (`none` alone: no context read or written, but baggage still passes). */
@@ -66,15 +75,34 @@ export function createPropagation(names: readonly PropagatorName[]): Propagation
   }
   const propagator: TextMapPropagator =
     propagators.length === 1 ? propagators[0] : new core.CompositePropagator({ propagators });
+  // W3C trace context alone is the default: no `traceparent` then means no
+  // context to read, and a span's context is written without building an
+  // OpenTelemetry context to carry it to the propagator.
+  const w3cAlone = b3 === undefined;
+  const w3cWritten = names.includes('tracecontext');
   return {
     extract(root, headers) {
+      if (w3cAlone && headers.traceparent === undefined) return root;
       return propagator.extract(root, headers, incomingGetter);
     },
     inject(context, headers, baggage) {
-      for (let i = 0; i < CONTEXT_HEADERS.length; i++) {
-        if (headers[CONTEXT_HEADERS[i]] !== undefined) delete headers[CONTEXT_HEADERS[i]];
-      }
+      clearContext(headers);
       propagator.inject(context, headers, outgoingSetter);
+      if (baggage !== undefined) headers.baggage = baggage;
+    },
+    injectSpanContext(ids, headers, baggage) {
+      if (!w3cAlone) {
+        const { trace, ROOT_CONTEXT } = require('@opentelemetry/api') as typeof import('@opentelemetry/api');
+        this.inject(trace.setSpanContext(ROOT_CONTEXT, ids), headers, baggage);
+        return;
+      }
+      clearContext(headers);
+      if (w3cWritten) {
+        // Version 00 of the W3C's format, as W3CTraceContextPropagator writes a span of ours.
+        headers.traceparent = `00-${ids.traceId}-${ids.spanId}-${(ids.traceFlags & 1) === 1 ? '01' : '00'}`;
+        const state = ids.traceState?.serialize();
+        if (state) headers.tracestate = state;
+      }
       if (baggage !== undefined) headers.baggage = baggage;
     },
   };

@@ -97,12 +97,14 @@ export function startTracing(settings: TracingSettings, counts: ExportCounts, ve
       'service.version': version,
     }),
   );
-  const sampler = recordingReloads(sdk, samplerOf(sdk, settings.sampler, settings.ratio), settings.sampler);
+  const requestSampler = samplerOf(sdk, settings.sampler, settings.ratio);
   const ids = new DecidedIds();
+  const sampler = recordingReloads(sdk, ids.sampler(requestSampler), settings.sampler);
   const provider = new sdk.BasicTracerProvider({ resource, sampler, idGenerator: ids, spanProcessors: [bounded] });
   const requests = createRequestTracer({
     tracer: provider.getTracer('gatehouse', version),
-    sampler,
+    // A request's span is never a reload's: its sampling skips that question.
+    sampler: requestSampler,
     ids,
     propagation: createPropagation(settings.propagators),
     tags: settings.tags,

@@ -18,6 +18,7 @@ import {
   type Span,
   type SpanContext,
   type Tracer,
+  type TraceState,
 } from '@opentelemetry/api';
 import { SamplingDecision, type Sampler } from '@opentelemetry/sdk-trace-base';
 import type { Context as KoaContext } from 'koa';
@@ -77,7 +78,7 @@ class RecordedChild implements ChildSpan {
   }
 
   inject(headers: HeaderCarrier): void {
-    this.shared.propagation.inject(trace.setSpan(ROOT_CONTEXT, this.span), headers, this.baggage);
+    this.shared.propagation.injectSpanContext(this.span.spanContext(), headers, this.baggage);
   }
 
   fail(errorType: string, message?: string): void {
@@ -99,31 +100,27 @@ const NO_LINKS = Object.freeze([]) as [];
 /**
  * The trace of a request the sampler left out: no span, only the ids it
  * passes on (sampled flag off, so the services behind leave it out too). It
- * records nothing, and is its own child.
+ * records nothing, is its own child, and is the span context it passes on.
  */
-class UnrecordedTrace implements RequestTrace, ChildSpan {
+class UnrecordedTrace implements RequestTrace, ChildSpan, SpanContext {
   readonly recording = false;
   readonly sampled = false;
-  readonly traceId: string;
-  readonly spanId: string;
-  private context: Context | undefined;
+  readonly traceFlags = TraceFlags.NONE;
 
   constructor(
-    private readonly ids: SpanContext,
+    readonly traceId: string,
+    readonly spanId: string,
+    readonly traceState: TraceState | undefined,
     private readonly shared: Shared,
     private readonly baggage: string | string[] | undefined,
-  ) {
-    this.traceId = ids.traceId;
-    this.spanId = ids.spanId;
-  }
+  ) {}
 
   child(): ChildSpan {
     return this;
   }
 
   inject(headers: HeaderCarrier): void {
-    const context = (this.context ??= trace.setSpanContext(ROOT_CONTEXT, this.ids));
-    this.shared.propagation.inject(context, headers, this.baggage);
+    this.shared.propagation.injectSpanContext(this, headers, this.baggage);
   }
 
   routed(): void {}
@@ -132,6 +129,11 @@ class UnrecordedTrace implements RequestTrace, ChildSpan {
   event(): void {}
   fail(): void {}
   end(): void {}
+}
+
+/** The unrecorded trace of a span the SDK made but does not record. */
+function unrecorded(ids: SpanContext, shared: Shared, baggage?: string | string[]): UnrecordedTrace {
+  return new UnrecordedTrace(ids.traceId, ids.spanId, ids.traceState, shared, baggage);
 }
 
 /** The trace of a sampled request. */
@@ -201,7 +203,7 @@ class RecordedTrace implements RequestTrace {
   }
 
   inject(headers: HeaderCarrier): void {
-    this.shared.propagation.inject(this.context, headers, this.baggage);
+    this.shared.propagation.injectSpanContext(this.span.spanContext(), headers, this.baggage);
   }
 
   child(name: string, kind: ChildKind, attributes?: Record<string, AttributeValue>): ChildSpan {
@@ -235,35 +237,28 @@ export function createRequestTracer(shared: Shared): RequestTracer {
       const name = method === '_OTHER' ? 'HTTP' : method;
       // Sampled first, by the SDK's sampler and on the trace id the span would
       // have: a request left out costs ids and a decision, not a span.
-      const remote = trace.getSpanContext(parent);
+      const remote = parent === ROOT_CONTEXT ? undefined : trace.getSpanContext(parent);
       const continued = remote !== undefined && isSpanContextValid(remote);
       const traceId = continued ? remote.traceId : ids.generateTraceId();
       const sampling = sampler.shouldSample(parent, traceId, name, SpanKind.SERVER, NO_ATTRIBUTES, NO_LINKS);
       let traced: RequestTrace;
       if (sampling.decision === SamplingDecision.NOT_RECORD) {
         const traceState = sampling.traceState ?? (continued ? remote.traceState : undefined);
-        const spanId = ids.generateSpanId();
-        traced = new UnrecordedTrace(
-          { traceId, spanId, traceFlags: TraceFlags.NONE, traceState },
-          shared,
-          req.headers.baggage,
-        );
+        traced = new UnrecordedTrace(traceId, ids.generateSpanId(), traceState, shared, req.headers.baggage);
       } else {
-        if (!continued) ids.decide(traceId);
+        ids.decide(continued ? undefined : traceId, sampling);
         const span = tracer.startSpan(name, SERVER_SPAN, parent);
-        ids.decide(undefined);
+        ids.decide(undefined, undefined);
         traced = span.isRecording()
           ? new RecordedTrace(span, shared, parent, ctx, name, method)
-          : new UnrecordedTrace(span.spanContext(), shared, req.headers.baggage);
+          : unrecorded(span.spanContext(), shared, req.headers.baggage);
       }
       ctx.state[TRACE_STATE] = traced;
       return traced;
     },
     root(name, attributes) {
       const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes, root: true });
-      return span.isRecording()
-        ? new RecordedChild(span, shared, undefined)
-        : new UnrecordedTrace(span.spanContext(), shared, undefined);
+      return span.isRecording() ? new RecordedChild(span, shared, undefined) : unrecorded(span.spanContext(), shared);
     },
   };
 }

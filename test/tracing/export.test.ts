@@ -78,6 +78,43 @@ describe('tracing export', function () {
     }
   });
 
+  it('decides each new trace on its own random id as the SDK sampler does, and exports exactly those it samples', async () => {
+    const running = await startGatehouse({
+      configDir: DEMO_CONFIG,
+      otlpEndpoint: collector.httpUrl,
+      tracesSampler: 'parentbased_traceidratio',
+      tracesSamplerArg: 0.5,
+      serviceName: 'half-sampled',
+      bspScheduleDelayMs: 20,
+    });
+    try {
+      const count = 60;
+      for (let i = 0; i < count; i++) {
+        const res = await fetch(`${running.url}/gateway/v0/check_alive`, { headers: { 'x-request-id': `half-${i}` } });
+        assert.equal(res.status, 200);
+      }
+      const lines = await running.log.waitForLines(count, (l) => String(l.req_id).startsWith('half-'));
+      const traceIds = lines.map((l) => String(l.trace_id));
+      for (const id of traceIds) assert.match(id, /^(?!0{32})[0-9a-f]{32}$/);
+      for (const line of lines) assert.match(String(line.span_id), /^(?!0{16})[0-9a-f]{16}$/);
+      assert.equal(new Set(traceIds).size, count, 'every request a trace id of its own');
+      const sdk = require('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
+      const api = require('@opentelemetry/api') as typeof import('@opentelemetry/api');
+      const reference = new sdk.TraceIdRatioBasedSampler(0.5);
+      const sampled = traceIds.filter(
+        (id) => reference.shouldSample(api.ROOT_CONTEXT, id).decision === sdk.SamplingDecision.RECORD_AND_SAMPLED,
+      );
+      assert.ok(sampled.length > 0 && sampled.length < count, `some of ${count} sampled at 0.5: ${sampled.length}`);
+      const spans = await collector.waitFor((s) => sampled.every((id) => s.some((x) => x.traceId === id)));
+      const exported = new Set(
+        spans.filter((s) => s.resource['service.name'] === 'half-sampled').map((s) => s.traceId),
+      );
+      assert.deepEqual([...exported].sort(), [...sampled].sort());
+    } finally {
+      await running.stop();
+    }
+  });
+
   it('reads and writes B3 headers when asked', async () => {
     const running = await startGatehouse({
       configDir: DEMO_CONFIG,

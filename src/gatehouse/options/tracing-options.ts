@@ -6,6 +6,7 @@
  * kinds: a collector URL, `key=value` lists, a ratio, a list of propagators.
  */
 import { z } from 'zod';
+import { dataRecord } from '../../files';
 import { OTLP_PROTOCOLS, PROPAGATORS, SAMPLERS, type PropagatorName } from '../../tracing/settings';
 import { option } from './declaration';
 import { boolean, integer, milliseconds, oneOf, text, type Kind } from './kinds';
@@ -56,7 +57,7 @@ export function readPairs(text: string): Record<string, string> | undefined {
 function pairs(what: string, secret: boolean): Kind<Record<string, string>> {
   return {
     must: `a list of key=value pairs, comma-separated, values percent-encoded (${what})`,
-    schema: z.record(z.string().regex(PAIR_KEY), z.string().regex(/^[^\r\n\0]*$/)),
+    schema: dataRecord(z.string().regex(PAIR_KEY), z.string().regex(/^[^\r\n\0]*$/)),
     types: ['object'],
     read: readPairs,
     placeholder: '<pairs>',

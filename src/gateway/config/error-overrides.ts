@@ -9,6 +9,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
+import { dataRecord } from '../../files';
 
 /** The Envoy commands a body may use: what the gateway knows of every answer. */
 const PLAIN_COMMANDS = [
@@ -93,7 +94,7 @@ const body = z
   .strictObject({
     text_format: format.optional(),
     /** Keys and values of a JSON object; values are text, as Emissary passes them to Envoy. */
-    json_format: z.record(z.string(), format).optional(),
+    json_format: dataRecord(z.string(), format).optional(),
     text_format_source: formatSource.optional(),
     content_type: z
       .string()

@@ -11,6 +11,7 @@
  * `%%` is a literal `%`, as in Envoy.
  */
 import { z } from 'zod';
+import { dataRecord } from '../../files';
 import { isHopByHop } from '../../http';
 
 /** An HTTP header name (RFC 9110 token). */
@@ -150,7 +151,7 @@ function addedValue(raw: unknown, ctx: Ctx, at: PropertyKey[]): AddedHeader | un
 
 /** `add_request_headers` (request: true) or `add_response_headers`: `{<name>: <value> | {value, append}}`. */
 export function addedHeadersSchema(request: boolean) {
-  return z.record(z.string(), z.unknown()).transform((map, ctx) => {
+  return dataRecord(z.string(), z.unknown()).transform((map, ctx) => {
     const out: Record<string, AddedHeader> = {};
     for (const [name, raw] of Object.entries(map)) {
       const problem = nameProblem(name, true, request);
@@ -209,7 +210,7 @@ export function matchedNameProblem(name: string): string | undefined {
 export type HeaderCondition = string | true;
 
 /** `headers`: `{<name>: <exact value> | true}`. */
-export const matchedHeadersSchema = z.record(z.string(), z.unknown()).transform((map, ctx) => {
+export const matchedHeadersSchema = dataRecord(z.string(), z.unknown()).transform((map, ctx) => {
   const out: Record<string, HeaderCondition> = {};
   for (const [name, raw] of Object.entries(map)) {
     const problem = matchedNameProblem(name);

@@ -19,6 +19,7 @@
  * filled in); {@link readLabel} says what each one reads.
  */
 import { z } from 'zod';
+import { dataRecord } from '../../files';
 import { HEADER_NAME } from './headers';
 
 /** A label as written and validated. */
@@ -150,7 +151,7 @@ const groupSchema = z
   );
 
 /** `labels: {<domain>: [{<group>: [...]}, ...]}` */
-export const labelsSchema = z.record(z.string().min(1), z.array(groupSchema));
+export const labelsSchema = dataRecord(z.string().min(1), z.array(groupSchema));
 
 /** The labels of a group. */
 export function groupLabels(group: LabelGroup): readonly LabelSpecifier[] {

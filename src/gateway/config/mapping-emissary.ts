@@ -10,6 +10,7 @@
  * of "unknown field".
  */
 import { z } from 'zod';
+import { dataRecord } from '../../files';
 import { formatHostPattern, parseHostPattern } from '../match/host-match';
 import { errorOverridesSchema } from './error-overrides';
 import { labelsField } from './tls';
@@ -112,7 +113,7 @@ export const emissaryMappingFields = {
   /** `true`: no error body is overridden, not even by the Module's list. */
   bypass_error_response_overrides: z.boolean().optional(),
   /** Sent to an AuthService with `proto: grpc` as the check's `context_extensions`; an HTTP check carries none, as in Emissary. */
-  auth_context_extensions: z.record(z.string(), z.string()).optional(),
+  auth_context_extensions: dataRecord(z.string(), z.string()).optional(),
   envoy_override: emissaryOnly('there is no Envoy to pass it to; remove the field'),
   modules: emissaryOnly('remove the field'),
 };

@@ -14,6 +14,7 @@
  * `regex_max_size` when the configuration is built.
  */
 import { z } from 'zod';
+import { dataRecord } from '../../files';
 import { formatHostPattern, parseHostPattern } from '../match/host-match';
 import { regexSyntaxProblem } from '../match/regex';
 import { readSubstitution } from '../match/substitution';
@@ -33,7 +34,7 @@ function describe(value: unknown): string {
 
 /** `{<name>: <pattern>}`; header names (`headers: true`) are compared in lower case, and come out so. */
 function patternMap(headers: boolean) {
-  return z.record(z.string(), z.unknown()).transform((map, ctx) => {
+  return dataRecord(z.string(), z.unknown()).transform((map, ctx) => {
     const out: Record<string, string> = {};
     for (const [written, raw] of Object.entries(map)) {
       const name = headers ? written.toLowerCase() : written;
@@ -63,7 +64,7 @@ function patternMap(headers: boolean) {
 /** What a `query_parameters` entry asks of an argument: this exact (decoded) value, or (`true`) any value. */
 export type QueryValue = string | true;
 
-const queryParameters = z.record(z.string().min(1), z.unknown()).transform((map, ctx) => {
+const queryParameters = dataRecord(z.string().min(1), z.unknown()).transform((map, ctx) => {
   const out: Record<string, QueryValue> = {};
   for (const [name, raw] of Object.entries(map)) {
     if (raw === true || typeof raw === 'string') out[name] = raw;

@@ -162,6 +162,18 @@ describe('gateway config: Mapping header fields', () => {
     assert.deepEqual(m.remove_response_headers, ['constructor']);
   });
 
+  it('refuses a key named __proto__ in every map of header fields, rather than losing it', () => {
+    const said = problems(
+      'add_request_headers:\n  __proto__: a\nadd_response_headers:\n  __proto__: b\nheaders:\n  __proto__: c\nregex_headers:\n  __proto__: d\n',
+    );
+    assert.deepEqual(
+      [...said].sort(),
+      ['add_request_headers', 'add_response_headers', 'headers', 'regex_headers'].map(
+        (field) => `${AT} ${field}.__proto__: a key named __proto__ is not accepted here`,
+      ),
+    );
+  });
+
   it('refuses adding X-Forwarded-* to requests, which the gateway writes, but lets them be removed', () => {
     assert.deepEqual(problems('add_request_headers:\n  X-Forwarded-For: 10.0.0.1\n'), [
       `${AT} add_request_headers.X-Forwarded-For: is set by the gateway (from the client's own with trustProxy); it may only be removed`,

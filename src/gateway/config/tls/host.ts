@@ -9,11 +9,12 @@
  * (`mappingSelector`, and each Mapping's own hostname).
  */
 import { z } from 'zod';
+import { dataRecord } from '../../../files';
 import { API_VERSION } from '../api-version';
 import { namespaceField, servedName, tlsSettingsChecks, tlsSettingsFields } from './tls-context';
 
 /** Labels as Kubernetes writes them: names to string values. */
-export const labelsField = z.record(z.string(), z.string({ error: 'must be a string (a label value)' }));
+export const labelsField = dataRecord(z.string(), z.string({ error: 'must be a string (a label value)' }));
 
 const ADDITIONAL_PORT = 'must be a port from 1 to 65535, or -1 for none';
 

@@ -16,6 +16,7 @@
  * quote it.
  */
 import { z } from 'zod';
+import { dataRecord } from '../../../files';
 import { API_VERSION } from '../api-version';
 import { namespaceField } from './tls-context';
 
@@ -38,9 +39,9 @@ export const secretSchema = z.strictObject({
   /** `kubernetes.io/tls` (a certificate and its key), `Opaque`... */
   type: z.string().min(1).default('Opaque'),
   /** Each key's value, base64. */
-  data: z.record(z.string(), base64).default({}),
+  data: dataRecord(z.string(), base64).default({}),
   /** Each key's file, in place of its data. */
-  files: z.record(z.string(), z.string().min(1, 'must be the path of a file')).default({}),
+  files: dataRecord(z.string(), z.string().min(1, 'must be the path of a file')).default({}),
 });
 
 export type SecretRecord = z.output<typeof secretSchema>;
