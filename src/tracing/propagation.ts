@@ -7,6 +7,7 @@
  * `tracestate` members are dropped), never an error. `baggage` passes
  * through as the client sent it.
  */
+import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import type { Context, SpanContext, TextMapGetter, TextMapPropagator, TextMapSetter } from '@opentelemetry/api';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { PropagatorName } from './settings';
@@ -42,13 +43,11 @@ export interface Propagation {
   /** The client's context: `root` with the remote span it names, or `root` itself when it names none (or a malformed one). */
   extract(root: Context, headers: IncomingHttpHeaders): Context;
   /**
-   * Writes `context`'s span into `headers`, after taking out whatever trace
+   * Writes a span's context into `headers`, after taking out whatever trace
    * context they carried (a client's stale `tracestate` must not ride on a
    * new `traceparent`); `baggage` is set to the client's, when it sent one.
    */
-  inject(context: Context, headers: HeaderCarrier, baggage: string | string[] | undefined): void;
-  /** {@link inject} of a span's context, without a span or a context around it. */
-  injectSpanContext(ids: SpanContext, headers: HeaderCarrier, baggage: string | string[] | undefined): void;
+  inject(ids: SpanContext, headers: HeaderCarrier, baggage: string | string[] | undefined): void;
 }
 
 /** Takes out the trace context headers `headers` carried. */
@@ -85,19 +84,10 @@ export function createPropagation(names: readonly PropagatorName[]): Propagation
       if (w3cAlone && headers.traceparent === undefined) return root;
       return propagator.extract(root, headers, incomingGetter);
     },
-    inject(context, headers, baggage) {
+    inject(ids, headers, baggage) {
       clearContext(headers);
-      propagator.inject(context, headers, outgoingSetter);
-      if (baggage !== undefined) headers.baggage = baggage;
-    },
-    injectSpanContext(ids, headers, baggage) {
-      if (!w3cAlone) {
-        const { trace, ROOT_CONTEXT } = require('@opentelemetry/api') as typeof import('@opentelemetry/api');
-        this.inject(trace.setSpanContext(ROOT_CONTEXT, ids), headers, baggage);
-        return;
-      }
-      clearContext(headers);
-      if (w3cWritten) {
+      if (!w3cAlone) propagator.inject(trace.setSpanContext(ROOT_CONTEXT, ids), headers, outgoingSetter);
+      else if (w3cWritten) {
         // Version 00 of the W3C's format, as W3CTraceContextPropagator writes a span of ours.
         headers.traceparent = `00-${ids.traceId}-${ids.spanId}-${(ids.traceFlags & 1) === 1 ? '01' : '00'}`;
         const state = ids.traceState?.serialize();

@@ -78,7 +78,7 @@ class RecordedChild implements ChildSpan {
   }
 
   inject(headers: HeaderCarrier): void {
-    this.shared.propagation.injectSpanContext(this.span.spanContext(), headers, this.baggage);
+    this.shared.propagation.inject(this.span.spanContext(), headers, this.baggage);
   }
 
   fail(errorType: string, message?: string): void {
@@ -120,7 +120,7 @@ class UnrecordedTrace implements RequestTrace, ChildSpan, SpanContext {
   }
 
   inject(headers: HeaderCarrier): void {
-    this.shared.propagation.injectSpanContext(this, headers, this.baggage);
+    this.shared.propagation.inject(this, headers, this.baggage);
   }
 
   routed(): void {}
@@ -203,7 +203,7 @@ class RecordedTrace implements RequestTrace {
   }
 
   inject(headers: HeaderCarrier): void {
-    this.shared.propagation.injectSpanContext(this.span.spanContext(), headers, this.baggage);
+    this.shared.propagation.inject(this.span.spanContext(), headers, this.baggage);
   }
 
   child(name: string, kind: ChildKind, attributes?: Record<string, AttributeValue>): ChildSpan {
