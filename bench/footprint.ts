@@ -219,16 +219,17 @@ function report(
     ],
     ...kinds.flatMap((k) => [row(`${k.name}, later start`, k.later), row(`${k.name}, first start`, k.first)]),
   ];
-  if (base)
-    rows.push([
-      'baseline later start / bare Koa',
-      `${ratio(base.later, koa, (s) => s.answerMs).toFixed(2)}x`,
-      `${ratio(base.later, koa, (s) => s.answerCpuMs).toFixed(2)}x`,
-      '',
-      '',
-      '',
-      '',
-    ]);
+  /** A later start of `kind` against the bare Koa app's start, in time and in CPU. */
+  const againstKoa = (name: string, kind: Kind) => [
+    `${name} / bare Koa`,
+    `${ratio(kind.later, koa, (s) => s.answerMs).toFixed(2)}x`,
+    `${ratio(kind.later, koa, (s) => s.answerCpuMs).toFixed(2)}x`,
+    '',
+    '',
+    '',
+    '',
+  ];
+  if (base) rows.push(againstKoa('baseline later start', base));
   /** What `two` workers add to `one`, on a later start. */
   const added = (name: string, two: Kind, one: Kind) => [
     `${name} / 1, later start`,
@@ -240,16 +241,7 @@ function report(
     '',
   ];
   if (base && baseTwo) rows.push(added('baseline --workers 2', baseTwo, base));
-  if (two)
-    rows.push(added('--workers 2', two, embedded), [
-      '--workers 2 later start / bare Koa',
-      `${ratio(two.later, koa, (s) => s.answerMs).toFixed(2)}x`,
-      `${ratio(two.later, koa, (s) => s.answerCpuMs).toFixed(2)}x`,
-      '',
-      '',
-      '',
-      '',
-    ]);
+  if (two) rows.push(added('--workers 2', two, embedded), againstKoa('--workers 2 later start', two));
   const startRatio = ratio(embedded.later, koa, (s) => s.answerMs);
   const startCpuRatio = ratio(embedded.later, koa, (s) => s.answerCpuMs);
   const firstRatio = ratio(embedded.first, embedded.later, (s) => s.readyMs);
