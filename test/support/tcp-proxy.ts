@@ -4,9 +4,11 @@
  * tests of what a client does when its server goes away: `hang()` keeps
  * every connection open and passes nothing (a server that stopped
  * answering, a network that drops packets), `refuse()` closes them and the
- * port (a server that is down), `restore()` undoes either.
+ * port (a server that is down), `restore()` undoes either. Its port is
+ * below the ephemeral range, so that nothing else answers there once refused.
  */
 import net from 'node:net';
+import { listenBelowEphemeralRange } from './ports';
 
 export interface TcpProxy {
   readonly port: number;
@@ -51,8 +53,7 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
         resolve();
       });
     });
-  await listen(0);
-  const port = (server.address() as net.AddressInfo).port;
+  const port = await listenBelowEphemeralRange(server);
   const closeServer = () =>
     new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()));
   const dropAll = () => {

@@ -10,23 +10,13 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eventually } from '../support/polling';
 import { releaseDataDir, reusableDataDir } from '../support/pglite';
 import { assertBuilt, REPO_ROOT, TEST_ENV } from '../support/process';
 import { mountSmallDisk } from '../support/small-disk';
-
-/** A port free now, for a gateway whose standard output cannot say which one it took. */
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as net.AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
+import { freePort } from '../support/ports';
 
 function get(port: number, path: string, agent?: http.Agent): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {

@@ -5,22 +5,12 @@
  * puts auth in front of it there, while its own port answers as before.
  */
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { copyConfig, type TempConfig } from '../../../support/config-folder';
 import { ALICE } from '../../../support/credentials';
 import { grpcClients, unary, type Clients } from '../../../support/grpc-clients';
 import { killAll, startCli } from '../../../support/process';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.once('error', reject);
-  });
-}
+import { freePort } from '../../../support/ports';
 
 const REQUEST = { domain: 'gateway', descriptors: [{ entries: [{ key: 'user', value: 'someone' }] }], hits_addend: 1 };
 
