@@ -178,6 +178,12 @@ class Resolution extends ContextReader {
   }
 }
 
+/** Whether a Mapping, the AuthService or the RateLimitService names a TLSContext in its `tls`. */
+function namesTlsContext(config: GatewayConfig): boolean {
+  if (config.mappings.some((m) => m.tls !== undefined)) return true;
+  return [config.authService, config.rateLimitService].some((r) => typeof r?.tls === 'string' && r.tls !== '');
+}
+
 /**
  * The TLS a configuration serves with, and its problems (none: it can be
  * served). `sourceOf` tells where each record was read, for problems and
@@ -188,11 +194,13 @@ export function resolveTls(
   sourceOf: (record: object) => RecordSource | undefined,
   options: TlsReadOptions = {},
 ): { tls: GatewayTls; problems: ConfigProblem[] } {
+  // A `tls` that names a TLSContext is resolved even in a folder without one, so that the missing context is said.
   const none =
     !config.hosts?.length &&
     !config.tlsContexts?.length &&
     !config.secrets?.length &&
-    config.module?.config.forward_client_cert_details === undefined;
+    config.module?.config.forward_client_cert_details === undefined &&
+    !namesTlsContext(config);
   if (none) return { tls: NO_TLS, problems: [] };
   const resolution = new Resolution(config, sourceOf, options);
   const tls = resolution.run();

@@ -192,6 +192,23 @@ describe('the TLS a configuration is served with', function () {
     ]);
   });
 
+  it('refuses a tls naming a TLSContext in a folder without any TLS record, in either form', async () => {
+    const emissary = await folder.refusals(
+      documents(
+        resource('Mapping', 'm', { prefix: '/m/', service: 'https://up.test/', tls: 'upstream-cert-context' }),
+        resource('AuthService', 'auth', { auth_service: 'auth.test:443', tls: 'auth-context' }),
+      ),
+    );
+    assert.deepEqual(emissary, [
+      "config/services.yaml: Mapping m: tls: names no TLSContext 'upstream-cert-context' (TLSContexts: none)",
+      "config/services.yaml: AuthService auth: tls: names no TLSContext 'auth-context' (TLSContexts: none)",
+    ]);
+    const own = await folder.refusals(
+      'apiVersion: gateway/v1\nkind: Mapping\nname: m\nprefix: /m/\nservice: https://up.test/\ntls: missing\n',
+    );
+    assert.deepEqual(own, ["config/services.yaml: Mapping m: tls: names no TLSContext 'missing' (TLSContexts: none)"]);
+  });
+
   it('refuses ciphers and curves OpenSSL does not know, at their field', async () => {
     const texts = await folder.refusals(
       documents(

@@ -193,11 +193,17 @@ describe('Emissary Mapping fields', () => {
   it('drops with a note the fields that change nothing here, and refuses those it cannot serve, by name', () => {
     const result = loaded(
       asResources(
-        quote({ stats_name: 'q', auth_context_extensions: { team: 'a' }, grpc: false, auto_host_rewrite: false }),
+        quote({
+          stats_name: 'q',
+          auth_context_extensions: { team: 'a' },
+          grpc: false,
+          auto_host_rewrite: false,
+          docs: { path: '/openapi.json' },
+        }),
       ),
     );
     const notes = notesOf(result, 'quote');
-    for (const field of ['stats_name', 'auth_context_extensions', 'grpc', 'auto_host_rewrite']) {
+    for (const field of ['stats_name', 'auth_context_extensions', 'grpc', 'auto_host_rewrite', 'docs']) {
       assert.ok(
         notes.some((n) => n.startsWith(`spec.${field}: `)),
         field,

@@ -274,7 +274,7 @@ describe('the auth stage, checking with a gRPC ext_authz service over TLS', () =
   after(() => authz?.close());
 
   it('checks over TLS with tls set, trusting the authority it is given', async () => {
-    const rig = await rigFor(`localhost:${authz.port}`, { tls: 'authz-tls' }, grpc.credentials.createSsl(cert));
+    const rig = await rigFor(`localhost:${authz.port}`, { tls: true }, grpc.credentials.createSsl(cert));
     try {
       const res = await rig.call('/orders/1');
       assert.deepEqual([res.status, res.received?.headers['x-travel-user']], [200, 'alice']);

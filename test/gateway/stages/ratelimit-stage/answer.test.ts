@@ -154,7 +154,7 @@ describe('the rate-limit stage, asking over TLS', () => {
 
   it('asks over TLS with tls set, and keeps grpc.use_resource_exhausted_code on the record', async () => {
     rls.answer = () => ({ overall_code: 'OVER_LIMIT' });
-    const fields = { tls: 'rls-tls', grpc: { use_resource_exhausted_code: true } };
+    const fields = { tls: true, grpc: { use_resource_exhausted_code: true } };
     const rig = await rigFor(`localhost:${rls.port}`, fields, [], grpc.credentials.createSsl(cert));
     try {
       assert.equal((await rig.call('/orders/1')).status, 429);

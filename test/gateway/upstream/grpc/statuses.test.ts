@@ -147,7 +147,7 @@ describe("the gateway's own answers to gRPC calls", () => {
     assert.equal(upstream.received.length, 0);
   });
 
-  it('answers a call over a limit RESOURCE_EXHAUSTED when the RateLimitService asks for it', async () => {
+  it("answers a call over a limit RESOURCE_EXHAUSTED when the RateLimitService asks for it, the service's raw_body as its message", async () => {
     const exhausted = await start(
       [mapping('/test.Echo/', upstream.address, { grpc: true, rewrite: '', labels: LABELS })],
       true,
@@ -155,6 +155,12 @@ describe("the gateway's own answers to gRPC calls", () => {
     rls.answer = () => ({ overall_code: 'OVER_LIMIT' });
     const outcome = await unary(exhausted, { text: 'hi' }, withAuth('Basic good', 'acme'));
     assert.equal(outcome.status.code, grpc.status.RESOURCE_EXHAUSTED);
+    rls.answer = () => ({ overall_code: 'OVER_LIMIT', raw_body: Buffer.from('slow down, please') });
+    const written = await unary(exhausted, { text: 'hi' }, withAuth('Basic good', 'acme'));
+    assert.deepEqual(
+      [written.status.code, written.status.details, upstream.received.length],
+      [grpc.status.RESOURCE_EXHAUSTED, 'slow down, please', 0],
+    );
   });
 
   it('answers a call no Mapping routes UNIMPLEMENTED', async () => {

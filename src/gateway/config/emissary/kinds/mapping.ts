@@ -148,6 +148,10 @@ function translateField(field: string, value: unknown, r: EmissaryResource, d: D
       if (value === true) d.out.auto_host_rewrite = true;
       else d.notes.push({ field, note: HOST_HEADER.replace(/^not set/, `${String(value)}`) });
       return;
+    case 'docs':
+      d.out.docs = value;
+      d.notes.push({ field, note: 'accepted, no effect: the gateway has no developer portal to list the API in' });
+      return;
     case 'health_checks':
     case 'v3health_checks':
       d.problems.push({ field, note: 'not supported: upstreams are not health-checked actively; remove the field' });
