@@ -6,7 +6,7 @@
  * measured before and after on the same machine. The gateway runs on CPU 0
  * (taskset); run this on CPU 1. Prints one JSON object.
  *
- *   taskset -c 1 node --import tsx bench/hardening/run.ts [regex|regex:<scenario>] [yaml] [reload] [handshake] [grpc] [--dist <dir>]
+ *   taskset -c 1 node --import tsx bench/hardening/run.ts [regex|regex:<scenario>] [yaml] [reload] [handshake] [grpc] [stop] [--dist <dir>]
  *
  * - regex: eight connections of requests whose patterns read long paths
  *   and headers (./regex), check_alive asked every 10 ms meanwhile;
@@ -14,16 +14,18 @@
  *   file a folder reads (./yaml): seconds and peak resident MiB;
  * - reload: the same files reloaded by a running gateway (SIGHUP);
  * - handshake: a WebSocket handshake sent a header a second: when the 408 comes;
- * - grpc: the largest rate-limit call, back to back, check_alive meanwhile.
+ * - grpc: the largest rate-limit call, back to back, check_alive meanwhile;
+ * - stop: SIGTERM under HTTP/1.1 and HTTP/2 load: what failed, and whether the gateway had taken it.
  */
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { ensureBuilt } from '../harness/build';
 import { largeGrpcCalls, slowHandshake } from './connections';
 import { runRegexScenario, SCENARIOS } from './regex';
+import { stopUnderLoad } from './stop';
 import { checkShape, OTHER_FILES, reloadShape, SHAPES } from './yaml';
 
-const PARTS = ['regex', 'yaml', 'reload', 'handshake', 'grpc'] as const;
+const PARTS = ['regex', 'yaml', 'reload', 'handshake', 'grpc', 'stop'] as const;
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
@@ -83,6 +85,10 @@ async function main(): Promise<void> {
   if (parts.includes('grpc')) {
     say('grpc');
     await measure('grpc', () => largeGrpcCalls(dist));
+  }
+  if (parts.includes('stop')) {
+    say('stop');
+    await measure('stop', () => stopUnderLoad(dist));
   }
   process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
 }

@@ -6,7 +6,9 @@
  * built. The package builds every document whole before anything can look
  * at it, and its tree takes hundreds of bytes a token: a file of deep
  * nesting or of millions of tokens, well under the file size limit, would
- * take gigabytes before anything refused it.
+ * take gigabytes before anything refused it. Past its first tokens, the
+ * rest of a document is counted ahead by a lexer alone, so that one of
+ * millions of tokens is refused before the parser has built most of it.
  */
 import { LineCounter, Lexer, Parser, type CST } from 'yaml';
 
@@ -59,6 +61,88 @@ export class YamlLimitError extends Error {
 /** The lexer's mark before a plain or block scalar: the token after it is the scalar's text, whatever it starts with. */
 const SCALAR_MARK = '\x1f';
 
+/** The lexer's marks that take no place in the text: a document's start, a flow collection's forced end, a scalar's. */
+const PLACELESS = new Set(['\x02', '\x18', SCALAR_MARK]);
+
+/**
+ * How many tokens of a document are read into the tree before the rest of
+ * it is counted ahead: every nesting and alias in files seen so far is met
+ * within it, and what it builds takes some tens of MB at the most.
+ */
+export const LOOK_AHEAD_AFTER = 1 << 16;
+
+/** Where the lexer of a look-ahead stands: how many lexical tokens it has read, and where in the text. */
+interface Ahead {
+  readonly lexemes: Iterator<string>;
+  read: number;
+  offset: number;
+}
+
+/** The line and column (from 1) of `offset` in `text`, counted in the text itself. */
+function placeOf(text: string, offset: number): { line: number; col: number } {
+  let line = 1;
+  let lineStart = 0;
+  for (let nl = text.indexOf('\n'); nl !== -1 && nl < offset; nl = text.indexOf('\n', nl + 1)) {
+    line++;
+    lineStart = nl + 1;
+  }
+  return { line, col: offset - lineStart + 1 };
+}
+
+/**
+ * Counts the rest of a document ahead of the parser, with a lexer of its
+ * own, and throws the refusal the parser would reach at a token, alias or
+ * value bound: the `yaml` parser takes some microseconds and hundreds of
+ * bytes a token, its lexer a fraction of that, so a document of millions
+ * of tokens is refused in the time it takes to lex its first million.
+ * Nesting is the parser's to see: a document past the token bound is
+ * refused for that, even when it would nest too deeply further on. Ends,
+ * refusing nothing, at anything that may start another document.
+ */
+function countAhead(
+  text: string,
+  limits: YamlLimits,
+  ahead: Ahead,
+  /** The lexical tokens read so far (the one just read among them), and the document's counts with it. */
+  at: { read: number; tokens: number; aliases: number; scalarNext: boolean; document: number },
+): void {
+  const refuse = (limit: keyof YamlLimits, reason: string): never => {
+    const { line, col } = placeOf(text, ahead.offset);
+    throw new YamlLimitError(limit, reason, at.document, line, col);
+  };
+  const advance = (): string | undefined => {
+    const next = ahead.lexemes.next();
+    if (next.done) return undefined;
+    ahead.read++;
+    return next.value;
+  };
+  // Past this point already: its count would not be this document's; the parser's own counts still hold.
+  if (ahead.read > at.read) return;
+  while (ahead.read < at.read) {
+    const lexeme = advance();
+    if (lexeme === undefined) return;
+    if (!PLACELESS.has(lexeme)) ahead.offset += lexeme.length;
+  }
+  let { tokens, aliases, scalarNext } = at;
+  for (let lexeme = advance(); lexeme !== undefined; lexeme = advance()) {
+    const first = lexeme.charCodeAt(0);
+    if (!scalarNext && (lexeme === '---' || lexeme === '...' || first === 0x25)) return;
+    if (++tokens > limits.documentTokens)
+      refuse(
+        'documentTokens',
+        `a document holds more than ${limits.documentTokens} tokens: split it into documents or files`,
+      );
+    if (scalarNext || first === 0x22 || first === 0x27) {
+      if (lexeme.length > limits.scalarLength)
+        refuse('scalarLength', `a value is ${lexeme.length} characters long, more than ${limits.scalarLength}`);
+    } else if (first === 0x2a && ++aliases > limits.aliases) {
+      refuse('aliases', `uses aliases more than ${limits.aliases} times in one document`);
+    }
+    scalarNext = lexeme === SCALAR_MARK;
+    if (!PLACELESS.has(lexeme)) ahead.offset += lexeme.length;
+  }
+}
+
 /**
  * The tokens the `yaml` parser makes of `text` (what its `Composer`
  * composes documents from), one document at a time. Throws
@@ -81,6 +165,8 @@ export function* boundedTokens(
   let aliases = 0;
   let documents = 0;
   let scalarNext = false;
+  let read = 0;
+  let ahead: Ahead | undefined;
   const refuse = (limit: keyof YamlLimits, reason: string): never => {
     const at = lines.linePos(offset);
     throw new YamlLimitError(limit, reason, documents + 1, at.line, at.col);
@@ -100,6 +186,11 @@ export function* boundedTokens(
       refuse('aliases', `uses aliases more than ${limits.aliases} times in one document`);
     }
     scalarNext = lexeme === SCALAR_MARK;
+    read++;
+    if (tokens === LOOK_AHEAD_AFTER && limits.documentTokens > LOOK_AHEAD_AFTER) {
+      ahead ??= { lexemes: new Lexer().lex(text)[Symbol.iterator](), read: 0, offset: 0 };
+      countAhead(text, limits, ahead, { read, tokens, aliases, scalarNext, document: documents + 1 });
+    }
     for (const token of parser.next(lexeme)) {
       if (token.type === 'document') {
         if (++documents > limits.documents) refuse('documents', `holds more than ${limits.documents} documents`);

@@ -7,8 +7,9 @@
  * document at a time.
  */
 import assert from 'node:assert/strict';
-import { parseAllDocuments } from 'yaml';
+import { Lexer, parseAllDocuments } from 'yaml';
 import { DEFAULT_YAML_LIMITS, yamlDocuments, YamlLimitError, type YamlLimits } from '../../src/files';
+import { LOOK_AHEAD_AFTER } from '../../src/files/yaml-limits';
 
 /** The refusal reading `text` ends in. */
 function refusal(text: string, limits?: Partial<YamlLimits>): YamlLimitError {
@@ -32,6 +33,27 @@ function values(text: string, limits?: Partial<YamlLimits>): unknown[] {
 /** Block mappings nested `depth` deep, each one space further in. */
 function blockMaps(depth: number): string {
   return Array.from({ length: depth }, (_, i) => `${' '.repeat(i)}k${i}:\n`).join('') + `${' '.repeat(depth)}v\n`;
+}
+
+/**
+ * The line and column of the lexical token number `n` (from 1) of a text
+ * of one document, as the parser counts tokens: the lexer's marks take no
+ * place in the text.
+ */
+function placeOfToken(text: string, n: number): { line: number; column: number } {
+  let offset = 0;
+  let count = 0;
+  for (const lexeme of new Lexer().lex(text)) {
+    if (++count === n) break;
+    if (!['\x02', '\x18', '\x1f'].includes(lexeme)) offset += lexeme.length;
+  }
+  const before = text.slice(0, offset);
+  return { line: before.split('\n').length, column: offset - before.lastIndexOf('\n') };
+}
+
+/** A block list of `items` plain values, a line each: some five tokens a line. */
+function longList(items: number, value = 'x'): string {
+  return `- ${value}\n`.repeat(items);
 }
 
 describe('YAML streams held to their bounds', () => {
@@ -109,5 +131,38 @@ describe('YAML streams held to their bounds', () => {
     }, YamlLimitError);
     // The second was whole when the third began, but a document is handed on only once the one after it is.
     assert.deepEqual(read, [{ a: 1 }]);
+  });
+
+  it('refuses a document of millions of tokens at the token past its bound, where reading it whole would', () => {
+    const text = longList(1_500_000);
+    const err = refusal(text);
+    assert.equal(err.limit, 'documentTokens');
+    assert.equal(err.document, 1);
+    assert.deepEqual(
+      { line: err.line, column: err.column },
+      placeOfToken(text, DEFAULT_YAML_LIMITS.documentTokens + 1),
+    );
+  });
+
+  it('refuses an alias or a value past its bound met after the first tokens of a document, at its place', () => {
+    const head = longList(LOOK_AHEAD_AFTER / 4);
+    const aliases = refusal(`- &a x\n${head}${'- *a\n'.repeat(101)}`);
+    assert.equal(aliases.limit, 'aliases');
+    assert.deepEqual([aliases.line, aliases.column], [LOOK_AHEAD_AFTER / 4 + 102, 3]);
+    const value = refusal(`${head}- "${'y'.repeat(101)}"\n`, { scalarLength: 100 });
+    assert.equal(value.limit, 'scalarLength');
+    assert.deepEqual([value.line, value.column], [LOOK_AHEAD_AFTER / 4 + 1, 3]);
+  });
+
+  it('reads whole the documents longer than the first tokens but within the bound, each counted afresh', () => {
+    const items = Math.ceil((DEFAULT_YAML_LIMITS.documentTokens * 0.6) / 5);
+    const docs = values(`${longList(items, 'a')}---\n${longList(items, 'b')}`);
+    assert.deepEqual(
+      docs.map((doc) => [(doc as string[]).length, (doc as string[])[0]]),
+      [
+        [items, 'a'],
+        [items, 'b'],
+      ],
+    );
   });
 });
