@@ -164,6 +164,15 @@ describe('the HTTPS port, asked by openssl and curl', function () {
     assert.equal(elsewhere.status, 200, 'another name keeps TLS 1.2');
   });
 
+  it("answers 421 to a request for that context's name on a TLS 1.2 connection made for another name", async () => {
+    const shop = ['--cacert', ca.certFile, '--resolve', `shop.test:${port}:127.0.0.1`, `https://shop.test:${port}/`];
+    const fronted = await runCurl(['--tls-max', '1.2', '-H', 'Host: modern.test', ...shop]);
+    assert.equal(fronted.status, 421, fronted.stderr);
+    assert.match(fronted.body, /another name than modern\.test/);
+    const current = await runCurl(['--tlsv1.3', '-H', 'Host: modern.test', ...shop]);
+    assert.equal(current.status, 200, 'a TLS 1.3 connection meets what modern.test asks');
+  });
+
   it("agrees on h2 first, else http/1.1, within a context's alpn_protocols, and refuses a client that offers none of them", async () => {
     const http11 = await runSClient(port, ['-servername', 'modern.test', '-alpn', 'http/1.1']);
     assert.match(http11.output, /alert no application protocol/, http11.output);
