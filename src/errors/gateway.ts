@@ -34,6 +34,12 @@ export const GATEWAY_ERRORS = defineErrors({
     detail: '{host} is served over HTTPS only',
     about: "a Host's `requestPolicy.insecure.action: Reject`, on a request that came over cleartext",
   },
+  MISDIRECTED: {
+    status: 421,
+    detail: 'this connection was made for another name than {host}: open one that names it (SNI)',
+    about:
+      'a request on the HTTPS port whose host is served with a TLS context that asks for client certificates, versions or ciphers, on a connection made for another name',
+  },
   CONNECTION_NAMES_TOO_MANY: { status: 400, detail: 'the Connection header names too many headers' },
   CONNECTION_NAMES_PROTECTED: { status: 400, detail: 'the Connection header may not name {name}' },
 

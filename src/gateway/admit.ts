@@ -13,7 +13,9 @@
  *     (./request/framing);
  *  3. a host it cannot route by: two Host lines, an absolute target it
  *     cannot use, a malformed Host or X-Forwarded-Host (400)
- *     (./request/request-target);
+ *     (./request/request-target), and a request on an HTTPS connection
+ *     made for another name whose host asks more of TLS (421)
+ *     (./request/secure-host);
  *  4. a path it cannot normalise (400); then the gateway's own paths are
  *     answered;
  *  5. any request while no configuration is loaded (503), and one from an
@@ -57,7 +59,7 @@ import { normalisePath, unsafeEscapeError, withoutParameters } from './request/p
 import { refuseMalformedHosts, refuseRepeatedHost, toOriginForm } from './request/request-target';
 import { refuseHeaderOverflow, refusePipelinedAfterUpgrade, refuseUnvouchedBody } from './request/framing';
 import { answerPreflight, isPreflight, requestedMethod } from './preflight';
-import { claimedClientCert, hostRoutes, hostsDecide, tellClientCert } from './request/secure-host';
+import { claimedClientCert, hostRoutes, hostsDecide, refuseMisdirected, tellClientCert } from './request/secure-host';
 import type { RunRouted } from './routed';
 import { applyErrorOverrides } from './error-overrides';
 import { answerAsGrpc, readArrivedCall } from './grpc-reply';
@@ -149,6 +151,7 @@ export function createAdmission(options: AdmissionOptions): (ctx: Context) => Pr
       refuseRepeatedHost(req.rawHeaders);
       toOriginForm(ctx);
       const host = refuseMalformedHosts(ctx);
+      refuseMisdirected(ctx, host);
       // 4. Read from the request itself: ctx's getters only pass on to it.
       const request = ctx.request;
       const method = request.method;

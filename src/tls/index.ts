@@ -38,6 +38,7 @@ export {
   certificateChooser,
   certificateFor,
   HTTP1_PROTOCOLS,
+  misdirected,
   type CertificateChooser,
   type ServingCertificates,
 } from './serving';

@@ -64,6 +64,59 @@ export interface CertificateChooser {
 
 type SniDone = (err: Error | null, context?: SecureContext) => void;
 
+/** What a connection of an HTTPS port was served: its context, among the certificates served at its handshake. */
+interface ConnectionServed {
+  readonly serving: ServingCertificates;
+  readonly served: ServedContext;
+}
+
+/**
+ * Kept on the connection itself, not in a map by connection: an HTTP/2
+ * request's \`socket\` is a proxy of the connection, which passes on the
+ * reading of a property but is not the connection in a map.
+ */
+const SERVED = Symbol('gatehouse.tls.served');
+
+type Remembering = { [SERVED]?: ConnectionServed };
+
+function remember(socket: TLSSocket, serving: ServingCertificates, served: ServedContext): void {
+  (socket as Remembering)[SERVED] = { serving, served };
+}
+
+function servedOn(socket: object): ConnectionServed | undefined {
+  return (socket as Remembering)[SERVED];
+}
+
+/** The name of a host (\`name\`, \`name:port\`, \`[::1]:port\`), without its port. */
+function hostName(host: string): string {
+  if (host.startsWith('[')) {
+    const close = host.indexOf(']');
+    return close === -1 ? host : host.slice(0, close + 1);
+  }
+  const colon = host.indexOf(':');
+  return colon === -1 ? host : host.slice(0, colon);
+}
+
+/**
+ * Whether a request for \`host\` must be made on a connection of its own
+ * (HTTP's 421 Misdirected Request): the connection was made for another
+ * name (its SNI, or none) and given another TLS context than \`host\`'s,
+ * and \`host\`'s asks for client certificates or for a version or cipher
+ * the connection did not agree on. Without it, a client that may not pass
+ * a context's handshake would name another host in its ClientHello and
+ * this one in its Host. Contexts that ask for none of this may share
+ * connections, as HTTP/2 clients share one among the names a certificate
+ * covers. False for a connection of no HTTPS port (cleartext, \`--tls-cert\`).
+ */
+export function misdirected(socket: object, host: string): boolean {
+  const on = servedOn(socket);
+  if (on === undefined) return false;
+  const forHost = certificateFor(on.serving, hostName(host));
+  if (forHost === undefined || forHost === on.served) return false;
+  const settings = forHost.entry.settings;
+  return settings.clientCertificates !== 'none' || outsideContext(socket as TLSSocket, settings) !== undefined;
+}
+
 /** Asks the connection's client for a certificate as `served`'s context says. */
 function askAsContextSays(socket: Parameters<typeof askClientCertificate>[0], served: ServedContext): void {
   const asks = served.entry.settings.clientCertificates;
@@ -76,19 +129,18 @@ function askAsContextSays(socket: Parameters<typeof askClientCertificate>[0], se
  */
 export function certificateChooser(speaks: readonly string[] = HTTP1_PROTOCOLS): CertificateChooser {
   let current: ServingCertificates | undefined;
-  /** The context each connection that named a server was given. */
-  const chosen = new WeakMap<TLSSocket, ServedContext>();
 
   function SNICallback(this: unknown, servername: string, done: SniDone): void {
-    const served = current && certificateFor(current, servername);
-    if (served === undefined) {
+    const serving = current;
+    const served = serving && certificateFor(serving, servername);
+    if (serving === undefined || served === undefined) {
       done(new Error('no certificate is served'));
       return;
     }
     const socket = sniConnection(this);
     if (socket !== undefined) {
       askAsContextSays(socket, served);
-      chosen.set(socket, served);
+      remember(socket, serving, served);
     }
     done(null, served.context);
   }
@@ -131,7 +183,11 @@ export function certificateChooser(speaks: readonly string[] = HTTP1_PROTOCOLS):
       return current;
     },
     enforce(socket) {
-      const served = chosen.get(socket) ?? (current && certificateFor(current, undefined));
+      let served = servedOn(socket)?.served;
+      if (served === undefined && current !== undefined) {
+        served = certificateFor(current, undefined);
+        if (served !== undefined) remember(socket, current, served);
+      }
       if (served === undefined) return;
       if (outsideContext(socket, served.entry.settings) !== undefined) socket.destroy();
     },

@@ -109,6 +109,23 @@ describe('client certificates on the HTTPS port', function () {
     assert.equal(strange.status, 0, 'no answer to a certificate of other authorities');
   });
 
+  it('answers 421 to a request for a host that asks for a client certificate on a connection made for another name', async () => {
+    const asking = upstream.count();
+    for (const fronted of [
+      await to('open.test', '-H', 'Host: mtls.test'),
+      await to('open.test', '--http2', '-H', 'Host: mtls.test'),
+      await to('optional.test', ...withCert(stranger), '-H', 'Host: mtls.test'),
+      await to('open.test', '-H', 'Host: optional.test'),
+      await runCurl(['-k', ...withCert(client), '-H', 'Host: optional.test', `https://127.0.0.1:${port}/`]),
+    ]) {
+      assert.equal(fronted.status, 421, fronted.stderr);
+      assert.match(fronted.body, /"detail":"this connection was made for another name than (mtls|optional)\.test/);
+    }
+    assert.equal(upstream.count(), asking, 'the upstream was asked nothing');
+    assert.equal((await to('mtls.test', ...withCert(client), '-H', 'Host: open.test')).status, 200);
+    assert.equal((await to('mtls.test', ...withCert(client))).status, 200);
+  });
+
   it("tells the upstream of the verified certificate in Envoy's X-Forwarded-Client-Cert", async () => {
     await to('mtls.test', ...withCert(client));
     const hash = new X509Certificate(client.cert).fingerprint256.replace(/:/g, '').toLowerCase();

@@ -63,6 +63,7 @@ describe('the HTTPS port, asked by openssl and curl', function () {
     const wild = await certs.issue(ca, { cn: 'wild', names: ['*.api.test'] });
     const any = await certs.issue(ca, { cn: 'any', names: ['any.test'] });
     const modern = await certs.issue(ca, { cn: 'modern.test' });
+    const legacy = await certs.issue(ca, { cn: 'legacy.test' });
     upstream = await recordingUpstream();
     rig = await startTlsRig({
       'tls.yaml': documents(
@@ -70,6 +71,7 @@ describe('the HTTPS port, asked by openssl and curl', function () {
         tlsSecret('wild-cert', wild),
         tlsSecret('any-cert', any),
         tlsSecret('modern-cert', modern),
+        tlsSecret('legacy-cert', legacy),
         caSecret('unused-ca', ca),
         resource('Host', 'shop', { hostname: 'shop.test', tlsSecret: { name: 'shop-cert' } }),
         resource('Host', 'api', { hostname: '*.api.test', tlsSecret: { name: 'wild-cert' } }),
@@ -79,6 +81,12 @@ describe('the HTTPS port, asked by openssl and curl', function () {
           secret: 'modern-cert',
           min_tls_version: 'v1.3',
           alpn_protocols: 'h2',
+        }),
+        resource('TLSContext', 'legacy', {
+          hosts: ['legacy.test'],
+          secret: 'legacy-cert',
+          max_tls_version: 'v1.2',
+          cipher_suites: ['ECDHE-ECDSA-AES128-GCM-SHA256'],
         }),
         resource('Mapping', 'all', { prefix: '/', service: upstream.address, hostname: '*', rewrite: '' }),
         resource('Mapping', 'diag', { prefix: '/gateway/v0/diag', service: 'diag', hostname: '*' }),
@@ -164,6 +172,36 @@ describe('the HTTPS port, asked by openssl and curl', function () {
     assert.equal(elsewhere.status, 200, 'another name keeps TLS 1.2');
   });
 
+  it("keeps a context's max_tls_version and cipher_suites: a connection outside them is closed, one within served", async () => {
+    const legacy = [
+      '--cacert',
+      ca.certFile,
+      '--resolve',
+      `legacy.test:${port}:127.0.0.1`,
+      `https://legacy.test:${port}/`,
+    ];
+    const listed = await runCurl(['--tls-max', '1.2', '--ciphers', 'ECDHE-ECDSA-AES128-GCM-SHA256', ...legacy]);
+    assert.equal(listed.status, 200, listed.stderr);
+    const unlisted = await runCurl(['--tls-max', '1.2', '--ciphers', 'ECDHE-ECDSA-AES256-GCM-SHA384', ...legacy]);
+    assert.equal(unlisted.status, 0, 'a cipher the context does not list is closed');
+    assert.notEqual(unlisted.code, 0);
+    // The port agrees on TLS 1.3 before the name is read: above the context's max, the connection is closed.
+    const above = await runCurl(['--tlsv1.3', ...legacy]);
+    assert.equal(above.status, 0, 'TLS 1.3 is above the context');
+    const shop = ['--cacert', ca.certFile, '--resolve', `shop.test:${port}:127.0.0.1`, `https://shop.test:${port}/`];
+    const other = await runCurl(['--tls-max', '1.2', '--ciphers', 'ECDHE-ECDSA-AES256-GCM-SHA384', ...shop]);
+    assert.equal(other.status, 200, 'another name keeps its ciphers');
+  });
+
+  it("answers 421 to a request for that context's name on a TLS 1.2 connection made for another name", async () => {
+    const shop = ['--cacert', ca.certFile, '--resolve', `shop.test:${port}:127.0.0.1`, `https://shop.test:${port}/`];
+    const fronted = await runCurl(['--tls-max', '1.2', '-H', 'Host: modern.test', ...shop]);
+    assert.equal(fronted.status, 421, fronted.stderr);
+    assert.match(fronted.body, /another name than modern\.test/);
+    const current = await runCurl(['--tlsv1.3', '-H', 'Host: modern.test', ...shop]);
+    assert.equal(current.status, 200, 'a TLS 1.3 connection meets what modern.test asks');
+  });
+
   it("agrees on h2 first, else http/1.1, within a context's alpn_protocols, and refuses a client that offers none of them", async () => {
     const http11 = await runSClient(port, ['-servername', 'modern.test', '-alpn', 'http/1.1']);
     assert.match(http11.output, /alert no application protocol/, http11.output);
@@ -201,7 +239,7 @@ describe('the HTTPS port, asked by openssl and curl', function () {
       ),
       lines.join('\n'),
     );
-    assert.equal(lines.length, 4, lines.join('\n'));
+    assert.equal(lines.length, 5, lines.join('\n'));
   });
 
   it('shows the certificates in service on the diag page, by subject, issuer, names and validity, never a key', async () => {

@@ -79,13 +79,17 @@ export async function startTlsRig(files: Record<string, string>, options: Gateho
 export interface RecordingUpstream {
   readonly address: string;
   last(): IncomingHttpHeaders | undefined;
+  /** How many requests it was sent. */
+  count(): number;
   close(): Promise<void>;
 }
 
 export async function recordingUpstream(): Promise<RecordingUpstream> {
   let last: IncomingHttpHeaders | undefined;
+  let count = 0;
   const server = http.createServer((req, res) => {
     last = req.headers;
+    count++;
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify({ path: req.url, headers: req.headers }));
   });
@@ -95,6 +99,7 @@ export async function recordingUpstream(): Promise<RecordingUpstream> {
   return {
     address: `127.0.0.1:${port}`,
     last: () => last,
+    count: () => count,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

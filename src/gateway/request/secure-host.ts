@@ -5,7 +5,9 @@
  * that came over cleartext (a 301 to `https://` on the same host, path and
  * query, Emissary's default; a 403 for Reject; nothing for Route), the
  * names a TLSContext redirects from cleartext, and the
- * X-Forwarded-Client-Cert the Module's policy tells upstreams.
+ * X-Forwarded-Client-Cert the Module's policy tells upstreams; and a
+ * request on an HTTPS connection made for another name, which its host's
+ * TLS context would not have let through (a 421).
  *
  * The redirect keeps the host as the client wrote it: without a port, it
  * goes to 443, as a load balancer in front publishes HTTPS; with one (a
@@ -14,13 +16,24 @@
 import type { Context } from 'koa';
 import type { TLSSocket } from 'node:tls';
 import { HttpError, varyOnAccept } from '../../http';
-import { forwardedClientCert } from '../../tls';
+import { forwardedClientCert, misdirected } from '../../tls';
 import { hostMatches } from '../match/host-match';
 import type { RouteTable } from '../match/route-table';
 import type { RouteTarget, Runtime } from '../types';
 import { chooseHost } from '../tls';
 
 const XFCC = 'x-forwarded-client-cert';
+
+/**
+ * Refuses (421) a request on an HTTPS connection made for another name
+ * than its host, when its host's TLS context asks for what that
+ * connection's handshake did not (client certificates, versions, ciphers).
+ */
+export function refuseMisdirected(ctx: Context, host: string): void {
+  const socket = ctx.req.socket;
+  if ((socket as TLSSocket).encrypted === true && misdirected(socket, host))
+    throw HttpError.of('MISDIRECTED', { host });
+}
 
 /** Whether a runtime has anything to say of a request's host or scheme before it is routed. */
 export function hostsDecide(rt: Runtime): boolean {

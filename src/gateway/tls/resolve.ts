@@ -140,11 +140,12 @@ class Resolution extends ContextReader {
         }
     }
     const contexts = this.served(entries);
-    // TLS to upstreams: the contexts that name no hosts, and those a `tls` names.
+    // TLS to upstreams: the contexts a `tls` names, and those that serve no name (none, or no Host's).
     const upstreams = new Map<string, UpstreamTls>();
     const named = this.references();
+    const ofHosts = new Set((config.hosts ?? []).flatMap((h) => (h.tlsContext ? [h.tlsContext.name] : [])));
     for (const c of config.tlsContexts ?? []) {
-      if (c.hosts?.length && !named.has(c.name)) continue;
+      if ((c.hosts?.length || ofHosts.has(c.name)) && !named.has(c.name)) continue;
       const upstream = this.upstream(c);
       if (upstream !== undefined) upstreams.set(c.name, upstream);
     }

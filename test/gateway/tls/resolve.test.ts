@@ -68,6 +68,31 @@ describe('the TLS a configuration is served with', function () {
     await gateway.close();
   });
 
+  it("says a Host's TLSContext serves and verifies, never that it presents its certificate to an upstream", async () => {
+    const gateway = await folder.gateway(
+      documents(
+        tlsSecret('shop-cert', shop),
+        caSecret('clients', ca),
+        resource('Host', 'shop', {
+          hostname: 'shop.test',
+          tlsSecret: { name: 'shop-cert' },
+          tlsContext: { name: 'mtls' },
+        }),
+        resource('TLSContext', 'mtls', { secret: 'shop-cert', ca_secret: 'clients', cert_required: true }),
+      ),
+    );
+    const tls = gateway.tls();
+    assert.deepEqual(
+      tls?.inService.map((c) => [c.source, c.role]),
+      [
+        ['Secret default/shop-cert', 'serves'],
+        ['Secret default/clients', 'verifies'],
+      ],
+    );
+    assert.equal(tls?.upstreams.size, 0);
+    await gateway.close();
+  });
+
   it("refuses a key that is not the certificate's, at the Secret's field, whether or not the Secret is used", async () => {
     assert.deepEqual(await folder.refusals(tlsSecret('shop-cert', { cert: shop.cert, key: other.key })), [
       'config/services.yaml: Secret shop-cert: data.tls.key: is not the key of the certificate (O=Gatehouse Tests, CN=shop.test)',

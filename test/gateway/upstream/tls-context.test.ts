@@ -53,6 +53,7 @@ describe('upstreams called with a TLSContext', function () {
       resource('TLSContext', 'upstream', { secret: 'gateway-client', ca_secret: 'upstream-ca', sni: 'backend.test' }),
       resource('TLSContext', 'untrusting', { secret: 'gateway-client', ca_secret: 'other-ca', sni: 'backend.test' }),
       resource('TLSContext', 'no-certificate', { ca_secret: 'upstream-ca', sni: 'backend.test' }),
+      resource('TLSContext', 'misnamed', { secret: 'gateway-client', ca_secret: 'upstream-ca', sni: 'elsewhere.test' }),
     );
 
   before(async () => {
@@ -84,8 +85,8 @@ describe('upstreams called with a TLSContext', function () {
     await gateway.close();
   });
 
-  it('gets no answer from that upstream without a client certificate, nor from one its authorities do not vouch for', async () => {
-    for (const tls of ['no-certificate', 'untrusting']) {
+  it('gets no answer from that upstream without a client certificate, nor from one its authorities do not vouch for or that is not its sni', async () => {
+    for (const tls of ['no-certificate', 'untrusting', 'misnamed']) {
       const gateway = await folder.gateway(
         documents(
           secrets(),
