@@ -2,8 +2,8 @@
  * @module gatehouse/gatehouse
  * A whole Gatehouse put together: the config folder loaded, the built-in
  * modules, the gateway in front of them with its access log and metrics,
- * the gRPC rate-limit server beside it and the reloader; its start, its
- * stop and its ports are in ./start, ./stop and ./served-ports.
+ * the gRPC rate-limit server beside it and the reloader; its start and
+ * stop are in ./lifecycle, its ports in ./served-ports.
  */
 import {
   ConfigError,
@@ -29,9 +29,9 @@ import { describeRedisUrl, resolveOptions, type GatehouseOptions } from './optio
 import { dependencyStatus } from './status';
 import { readTlsFiles } from './serving/tls-files';
 import { createGrpcServer, createServedPorts, tunnelsUpgrades } from './served-ports';
-import { listenAll, type Running } from './start';
-import { stopAll } from './stop';
-import type { Gatehouse, Listening, SharedParts } from './types';
+import type { Running } from './start';
+import { createLifecycle } from './lifecycle';
+import type { Gatehouse, SharedParts } from './types';
 import { packageVersion } from './version';
 import { createTracing, registerTraceMetrics, type Tracing } from '../tracing';
 import { tracingSettings } from './tracing';
@@ -235,8 +235,23 @@ export async function createGatehouse(input: GatehouseOptions = {}, shared: Shar
     metrics,
     counters,
   });
-  let stopping: Promise<void> | undefined;
-  let starting: Promise<Listening> | undefined;
+  const lifecycle = createLifecycle(
+    {
+      options,
+      app,
+      ports,
+      grpcServer: () => createGrpcServer(options, builtins.rateLimit),
+      tracing,
+      logger,
+      config: () => config,
+      folderWatchedElsewhere: shared.folderWatchedElsewhere,
+      reload: () => gatehouse.reload(),
+    },
+    { options, ports, reloader, gateway: gw, modules: registry, bookings, tracing, logger },
+    running,
+    // A start that listens lets the bookings database open.
+    () => bookings.serving(),
+  );
 
   const gatehouse: Gatehouse = {
     app,
@@ -264,52 +279,8 @@ export async function createGatehouse(input: GatehouseOptions = {}, shared: Shar
     },
     httpsPort: () => ports.https.port,
     additionalPorts: () => ports.additional.ports,
-    start() {
-      if (stopping)
-        return Promise.reject(new Error('this Gatehouse is stopped: create another with createGatehouse()'));
-      if (starting) return Promise.reject(new Error('this Gatehouse is already started'));
-      // Set before the first await, so that a second start() or a stop() sees it at once.
-      const run = listenAll(
-        {
-          options,
-          app,
-          ports,
-          grpcServer: () => createGrpcServer(options, builtins.rateLimit),
-          tracing,
-          logger,
-          config: () => config,
-          folderWatchedElsewhere: shared.folderWatchedElsewhere,
-          reload: () => gatehouse.reload(),
-        },
-        running,
-      );
-      starting = run;
-      // A start that failed (a port in use) may be tried again; one that listens lets the bookings database open.
-      run.then(
-        () => bookings.serving(),
-        () => {
-          if (starting === run) starting = undefined;
-        },
-      );
-      return run;
-    },
-    stop() {
-      stopping ??= stopAll(
-        {
-          options,
-          ports,
-          reloader,
-          gateway: gw,
-          modules: registry,
-          bookings,
-          tracing,
-          logger,
-          starting: () => starting,
-        },
-        running,
-      );
-      return stopping;
-    },
+    start: lifecycle.start,
+    stop: lifecycle.stop,
   };
   return gatehouse;
 }

@@ -142,6 +142,18 @@ function loggedTarget(req: http.IncomingMessage): string | undefined {
   return url.charCodeAt(0) === 47 ? url.split('?', 1)[0] : undefined;
 }
 
+/** What the access log is told of a request refused outside Koa. */
+function rejectedRequest(req: http.IncomingMessage, refusal: HttpError, answer: ErrorAnswer): Rejected {
+  return {
+    status: refusal.status,
+    method: req.method,
+    target: loggedTarget(req),
+    remote: req.socket.remoteAddress,
+    protocol: protocolOf(req),
+    requestId: answer.requestId,
+  };
+}
+
 /**
  * Answers a request with the error body, told to the access log; over
  * HTTP/1.1 the connection closes after it: what follows it cannot be read
@@ -154,17 +166,7 @@ export function refuse(
   onRejected?: RejectedListener,
 ): void {
   const answer = errorAnswer(req, refusal);
-  onRejected?.(
-    {
-      status: refusal.status,
-      method: req.method,
-      target: loggedTarget(req),
-      remote: req.socket.remoteAddress,
-      protocol: protocolOf(req),
-      requestId: answer.requestId,
-    },
-    refusal.code,
-  );
+  onRejected?.(rejectedRequest(req, refusal, answer), refusal.code);
   res.shouldKeepAlive = false;
   res.writeHead(refusal.status, answer.headers);
   res.end(answer.body);
@@ -185,16 +187,6 @@ export function refuseOnConnection(
   onRejected?: RejectedListener,
 ): void {
   const answer = errorAnswer(req, refusal);
-  onRejected?.(
-    {
-      status: refusal.status,
-      method: req.method,
-      target: loggedTarget(req),
-      remote: req.socket.remoteAddress,
-      protocol: protocolOf(req),
-      requestId: answer.requestId,
-    },
-    refusal.code,
-  );
+  onRejected?.(rejectedRequest(req, refusal, answer), refusal.code);
   answerAndClose(socket, refusal.status, answer);
 }

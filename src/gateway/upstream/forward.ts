@@ -2,17 +2,15 @@
  * @module gateway/upstream/forward
  * Forwarding one request to a remote upstream with undici: an endpoint of its
  * cluster picked by the balancer, a place taken under the circuit breakers,
- * the request sent (its body streamed, or kept to be sent again when the
- * route retries), tried again as `retry_policy` says after Envoy's jittered
- * back-off (./retrying), and the answer streamed back through `ctx`, under
- * Envoy's timers (./exchange-timers).
+ * the request (./upstream-request) sent, its body streamed or kept to be sent
+ * again when the route retries, tried again as `retry_policy` says after
+ * Envoy's jittered back-off (./retrying), and the answer streamed back
+ * through `ctx`, under Envoy's timers (./exchange-timers).
  */
 import type { Context } from 'koa';
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import type { Dispatcher } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
 import { HttpError, markCutShort } from '../../http';
 import type { UpstreamFailure } from '../events';
-import { upstreamRequestHeaders } from './headers';
 import { deliverTry, type Delivery } from './deliver';
 import { ExchangeTimers, shorter, type TimedExchange } from './exchange-timers';
 import { failureOf } from './failures';
@@ -20,27 +18,18 @@ import { call, discard, type UpstreamAnswer, type UpstreamCall } from './call';
 import type { Waiting } from './endpoints/breaker';
 import type { RouteUpstream } from './endpoints/clusters';
 import type { Endpoint } from './endpoints/endpoint';
-import { requestKey, type RequestKey } from './endpoints/hash-key';
 import type { ForwardOptions } from './types';
 import { bodyForRetries, DEFAULT_RETRY_BUFFER_BYTES, keepSocket, UploadWatch } from './upload';
 import { retriesStatus } from './retry';
 import { Retrying, type RetriedExchange } from './retrying';
-import { servernameOf } from './service';
 import type { ChildSpan } from '../../tracing';
 import { answeredTry, failedTry, openTry } from './traced-try';
-
-const NONE: readonly string[] = [];
-const NO_KEY: RequestKey = { key: undefined };
+import { hasRequestBody, UpstreamRequest } from './upstream-request';
 
 /** One request on its way to a remote upstream, tried once or more. */
-class Exchange implements Delivery, TimedExchange, RetriedExchange {
-  private readonly req: IncomingMessage;
-  /** What each try sends: nothing, the client's stream (one try only), or the body read whole. */
-  private body: Buffer | IncomingMessage | null;
+class Exchange extends UpstreamRequest implements Delivery, TimedExchange, RetriedExchange {
   readonly timers: ExchangeTimers;
   private readonly retrying: Retrying;
-  /** Whether the request body has been received whole: the timers count from then. */
-  private bodyDone: boolean;
   private upload: UploadWatch | null = null;
   /** The try under way. */
   private abort: UpstreamCall | null = null;
@@ -52,37 +41,13 @@ class Exchange implements Delivery, TimedExchange, RetriedExchange {
   stalled = false;
   gone = false;
   private answered = false;
-  private readonly headers: Record<string, string | string[]>;
-  private readonly hash: RequestKey;
-  /** The name TLS presents (see servernameOf). */
-  private readonly servername: string | undefined;
   readonly gapMs: number;
 
-  constructor(
-    readonly ctx: Context,
-    readonly upstream: RouteUpstream,
-    readonly options: ForwardOptions,
-    hasBody: boolean,
-  ) {
-    const req = (this.req = ctx.req);
-    this.body = hasBody ? req : null;
-    this.bodyDone = !hasBody || req.readableEnded;
+  constructor(ctx: Context, upstream: RouteUpstream, options: ForwardOptions, hasBody: boolean) {
+    super(ctx, upstream, options, hasBody);
     this.timers = new ExchangeTimers(options.timeoutMs, upstream, this);
     this.retrying = new Retrying(this);
     this.gapMs = shorter(options.timeoutMs, upstream.idleTimeoutMs);
-    this.headers = upstreamRequestHeaders(
-      ctx,
-      upstream.address.host,
-      options.removedHeaders ?? NONE,
-      options.hostRewrite,
-    );
-    const on = upstream.cluster.settings.hashOn;
-    this.hash = on === null ? NO_KEY : requestKey(ctx, on);
-    this.servername = servernameOf(upstream.address, upstream.cluster.settings.tls?.servername, options.hostRewrite);
-  }
-
-  get setCookie(): string | undefined {
-    return this.hash.setCookie;
   }
 
   get finishAtEnd(): boolean {
@@ -205,24 +170,7 @@ class Exchange implements Delivery, TimedExchange, RetriedExchange {
     if (trace != null)
       this.trySpan = openTry(trace, this.req.method!, this.upstream, endpoint, this.options.path, tries, this.headers);
     if (this.bodyDone) this.timers.startTry();
-    return (this.abort = call(
-      endpoint.pool,
-      {
-        method: this.req.method as Dispatcher.HttpMethod,
-        path: this.options.path,
-        headers: this.headers,
-        body: this.body,
-        // The timers of this exchange stand for undici's headers timeout, which would run from the start of the upload,
-        // and the call watches the body's gaps (see ./call).
-        headersTimeout: 0,
-        bodyTimeout: 0,
-        // Known to undici's requests, missing from its types.
-        servername: this.servername,
-      } as Dispatcher.DispatchOptions,
-      this.req.method!,
-      this,
-      this.gapMs,
-    ));
+    return (this.abort = call(endpoint.pool, this.dispatchOptions(), this.req.method!, this, this.gapMs));
   }
 
   /** An answer whose status is tried again: read to its end, the connection stays usable for the next request. */
@@ -318,8 +266,5 @@ class Exchange implements Delivery, TimedExchange, RetriedExchange {
  * when there is no answer to stream.
  */
 export function forwardRemote(ctx: Context, upstream: RouteUpstream, options: ForwardOptions): Promise<void> {
-  const req = ctx.req;
-  const hasBody =
-    options.guard !== null || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
-  return new Exchange(ctx, upstream, options, hasBody).run();
+  return new Exchange(ctx, upstream, options, hasRequestBody(ctx.req, options)).run();
 }
