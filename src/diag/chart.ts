@@ -78,5 +78,5 @@ export function trafficChart(traffic: DiagTraffic | undefined): string {
   return `${head}<table class="traffic">
 <thead><tr><th scope="col">Route</th><th scope="col">Each minute</th><th scope="col">Requests</th><th scope="col">4xx</th><th scope="col">5xx</th></tr></thead>
 <tbody>${rows.join('\n')}</tbody></table>
-<p class="legend"><span class="key served"></span> answered <span class="key c4xx"></span> 4xx <span class="key c5xx"></span> 5xx</p>`;
+<p class="legend"><span class="key served"></span> answered <span class="key c4xx"></span> 4xx <span class="key c5xx"></span> 5xx · health probes and metrics scrapes left out</p>`;
 }

@@ -78,7 +78,14 @@ function filesTable(config: DiagConfig): string {
   const more = config.moreFiles
     ? `<p>${none(`and ${counted(config.moreFiles, 'more entry', 'more entries')}`)}</p>`
     : '';
-  return `<table class="files"><thead><tr><th scope="col">File</th><th scope="col">Read as</th><th scope="col">Holds</th></tr></thead><tbody>${rows.join('')}</tbody></table>${more}`;
+  return `<table class="files"><thead><tr><th scope="col">File</th><th scope="col">Read as</th><th scope="col">Holds</th></tr></thead><tbody>${rows.join('')}</tbody></table>${more}${fileWarnings(config)}`;
+}
+
+/** What a file was read as that its name or content says otherwise, under the files, as `gatehouse check` says it. */
+function fileWarnings(config: DiagConfig): string {
+  if (!config.warnings?.length) return '';
+  const items = config.warnings.map((w) => `<li><span class="warn">warning:</span> ${escapeHtml(w)}</li>`);
+  return `<ul class="plain file-warnings">${items.join('')}</ul>`;
 }
 
 export function configSection(config: DiagConfig): string {

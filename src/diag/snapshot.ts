@@ -23,6 +23,8 @@ export interface DiagFolder {
   /** Entries left out of `files`. */
   more?: number;
   counts: DiagCounts;
+  /** What a file was read as that its name or content says otherwise. */
+  warnings?: string[];
 }
 
 /** What a gateway says of itself besides its configuration: its dependencies, its traffic, its folder. */
@@ -119,6 +121,7 @@ export function* countedSnapshotSteps(
     snapshot.config.files = folder.files;
     if (folder.more) snapshot.config.moreFiles = folder.more;
     snapshot.config.counts = folder.counts;
+    if (folder.warnings?.length) snapshot.config.warnings = [...folder.warnings];
   }
   if (served.auth)
     snapshot.auth = {

@@ -107,6 +107,8 @@ export interface DiagConfig {
   moreFiles?: number;
   /** What the folder holds in all. */
   counts?: DiagCounts;
+  /** What a file was read as that its name or content says otherwise (a limits document in a records file). */
+  warnings?: string[];
   /** When the serving configuration was loaded (ISO 8601). */
   loadedAt: string;
   /** The problems of the last rejected reload; empty when the last one was applied. */

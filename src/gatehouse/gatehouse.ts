@@ -69,7 +69,8 @@ export async function createGatehouse(input: GatehouseOptions = {}, shared: Shar
   options.signal?.throwIfAborted();
   if (files.problems.length > 0 || files.config === undefined) throw new ConfigError(files.problems);
   let config: GatewayConfig = files.config;
-  for (const warning of configWarnings(config)) logger.warn({ warning }, 'config warning');
+  for (const warning of [...files.report.warnings, ...configWarnings(config)])
+    logger.warn({ warning }, 'config warning');
   let loadedAt = new Date();
   // Before the database: settings that cannot be built are refused before a first start makes it.
   const tracing: Tracing = createTracing({

@@ -80,11 +80,16 @@ describe('gatehouse diag: dependencies, traffic and files', function () {
     assert.equal(traffic.total.requests.length, traffic.minutes);
   });
 
-  it('lists every entry of the folder as the serving configuration read it, again after a reload', async () => {
+  it('lists every entry of the folder as the serving configuration read it, again after a reload, with its warnings', async () => {
     const files = async () =>
       new Map(
         ((await diag()).config.files as { name: string; readAs: string; detail: string }[]).map((f) => [f.name, f]),
       );
+    assert.equal((await diag()).config.warnings, undefined, 'no warning while each file is read as its name says');
+    assert.deepEqual(
+      running.log.lines.filter((l) => l.msg === 'config warning'),
+      [],
+    );
     const before = await files();
     assert.deepEqual(before.get('README.txt'), {
       name: 'README.txt',
@@ -100,6 +105,36 @@ describe('gatehouse diag: dependencies, traffic and files', function () {
       detail: 'no record; ignored: document 1 (domain mongo_cps)',
     });
     assert.equal((await diag()).config.counts.mappings, 6);
+    // Said as `gatehouse check` says it: in the JSON, on the page under the files, and in the log.
+    const warning = `${config.dir}/limits.yaml: document 1 (domain mongo_cps) looks like rate limits in envoyproxy/ratelimit's format (domain, descriptors), but limits.yaml is read as records and the document is ignored: limits are read from ratelimit.yaml and ratelimit/*.yaml only`;
+    assert.deepEqual((await diag()).config.warnings, [warning]);
+    const page = await request(running.url).get('/gateway/v0/diag/').set('Authorization', ALICE).expect(200);
+    assert.ok(
+      page.text.includes(`<li><span class="warn">warning:</span> ${warning.replace(/'/g, '&#39;')}</li>`),
+      'the page shows the warning under the files',
+    );
+    const logged = running.log.lines.filter((l) => l.msg === 'config warning').map((l) => l.warning);
+    assert.deepEqual(logged, [warning]);
+  });
+
+  it('logs the warnings of the folder it starts on', async () => {
+    const other = copyConfig();
+    other.write('ratelimit-config.yaml', 'domain: mongo_cps\ndescriptors:\n  - key: database\n');
+    try {
+      const started = await startGatehouse({ configDir: other.dir, dataDir: await freshDataDir() });
+      try {
+        assert.deepEqual(
+          started.log.lines.filter((l) => l.msg === 'config warning').map((l) => l.warning),
+          [
+            `${other.dir}/ratelimit-config.yaml: document 1 (domain mongo_cps) looks like rate limits in envoyproxy/ratelimit's format (domain, descriptors), but ratelimit-config.yaml is read as records and the document is ignored: limits are read from ratelimit.yaml and ratelimit/*.yaml only`,
+          ],
+        );
+      } finally {
+        await started.stop();
+      }
+    } finally {
+      other.remove();
+    }
   });
 
   it('says Redis is down, and why, once it is', async () => {

@@ -19,7 +19,7 @@ export interface NpmScript {
   signalNpm(signal: NodeJS.Signals): void;
   /** Sends `signal` to every process of the group, as a terminal's Ctrl-C (SIGINT) does. */
   signalGroup(signal: NodeJS.Signals): void;
-  /** Resolves npm's exit status once it has exited. */
+  /** Resolves npm's exit status once it has exited and what the group wrote to its pipes has all been read. */
   exited(): Promise<number | null>;
   /** Kills whatever is left of the group. */
   cleanup(): void;
@@ -38,7 +38,8 @@ export async function npmScript(args: readonly string[], env: Record<string, str
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
-  const exit = once(npm, 'exit').then(([code]) => code as number | null);
+  // 'close', not 'exit': 'exit' may come while the last lines (the gateway's "gatehouse stopped") are still in the pipe.
+  const exit = once(npm, 'close').then(([code]) => code as number | null);
   const cleanup = () => {
     try {
       process.kill(-npm.pid!, 'SIGKILL');
@@ -54,6 +55,7 @@ export async function npmScript(args: readonly string[], env: Record<string, str
   while (!(match = / listening on \S+?:(\d+)/.exec(out))) {
     if (npm.exitCode !== null) {
       cleanup();
+      await exit;
       throw new Error(`npm ${args.join(' ')} did not start:\n${out}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 50));

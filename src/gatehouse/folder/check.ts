@@ -32,6 +32,12 @@ export interface CheckedFolder {
   problems: ConfigProblem[];
   /** What loads but deserves a look (a weak hash, a limits key with no effect), one line each, naming its file. */
   warnings: string[];
+  /**
+   * The warnings of {@link warnings} about what a file was read as (a
+   * document a records file ignores that looks like limits, no limits file):
+   * the folder's report shows them beside its files.
+   */
+  folderWarnings?: string[];
   config?: GatewayConfig;
   limits?: LoadedLimits;
   users?: ParsedUsers;
@@ -81,6 +87,7 @@ function guarded(files: readonly string[], problems: ConfigProblem[], check: () 
 export function checkTexts(texts: FolderTexts): CheckedFolder {
   const problems: ConfigProblem[] = [];
   const warnings: string[] = [];
+  const folderWarnings: string[] = [];
   const checked: CheckedFolder = { problems, warnings };
 
   const { records, limits, users, bookings } = texts;
@@ -96,7 +103,7 @@ export function checkTexts(texts: FolderTexts): CheckedFolder {
         });
         if (result.emissary) checked.emissary = result.emissary;
         ignored = result.ignored ?? [];
-        warnings.push(...documentWarnings(ignored));
+        folderWarnings.push(...documentWarnings(ignored));
         if (result.ok) {
           checked.config = result.config;
           warnings.push(...configWarnings(result.config));
@@ -150,13 +157,14 @@ export function checkTexts(texts: FolderTexts): CheckedFolder {
   }
   const limitsService = checked.config?.rateLimitService;
   if (limits?.length === 0 && limitsService?.service === 'ratelimit')
-    warnings.push(
+    folderWarnings.push(
       `no limits: the folder has no ratelimit.yaml and no ratelimit/, so the built-in rate-limit service that RateLimitService ${limitsService.name} asks answers OK to every request`,
     );
   guarded([], problems, () => {
     checked.contents = describeContents(texts, checked, ignored);
   });
   checked.problems = capProblems(problems);
-  checked.warnings = capWarnings(warnings);
+  checked.folderWarnings = capWarnings(folderWarnings);
+  checked.warnings = capWarnings([...checked.folderWarnings, ...warnings]);
   return checked;
 }

@@ -171,7 +171,8 @@ export function createReloader(options: ReloaderOptions): Reloader {
     }
     gateway.reconfigure(prepared);
     options.onApplied(folder.config, folder);
-    for (const warning of configWarnings(folder.config)) logger.warn({ warning }, 'config warning');
+    for (const warning of [...folder.report.warnings, ...configWarnings(folder.config)])
+      logger.warn({ warning }, 'config warning');
     return applyModuleFiles(folder);
   }
 

@@ -22,11 +22,13 @@ export interface FolderFile {
 /** What the folder holds in all: the counts `gatehouse check` prints and diag shows. */
 export type FolderCounts = DiagCounts;
 
-/** The folder's entries (at most {@link MAX_REPORTED_FILES}, `more` the rest) and its counts. */
+/** The folder's entries (at most {@link MAX_REPORTED_FILES}, `more` the rest), its counts, and what to look at. */
 export interface FolderReport {
   files: FolderFile[];
   more?: number;
   counts: FolderCounts;
+  /** What a file was read as that its name or content says otherwise, one line each naming the file. */
+  warnings: string[];
 }
 
 /** Most entries a report lists: a folder of thousands of files would make as long a page. */
@@ -82,7 +84,7 @@ export function folderReport(dir: string, entries: readonly FolderEntry[], check
       ? { name, readAs: found.readAs, detail: found.detail }
       : { name, readAs: READ_AS[kind], detail: 'not read: see the problems' };
   });
-  const report: FolderReport = { files, counts: countsOf(entries, checked) };
+  const report: FolderReport = { files, counts: countsOf(entries, checked), warnings: checked.folderWarnings ?? [] };
   if (entries.length > files.length) report.more = entries.length - files.length;
   return report;
 }
