@@ -35,6 +35,6 @@ export {
   type TracingSettings,
 } from './settings';
 export { createTracing, type Tracing, type TracingOptions } from './tracing';
-export type { ExportCounts } from './export-queue';
+export type { ExportCounts } from './export';
 export { registerTraceMetrics } from './metrics';
 export { REDACTED, SECRET_HEADERS } from './attributes';

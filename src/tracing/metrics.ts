@@ -6,7 +6,7 @@
  * each scrape, so that nothing is counted on the request path.
  */
 import { Counter, type Registry } from 'prom-client';
-import type { ExportCounts } from './export-queue';
+import type { ExportCounts } from './export';
 
 /** Registers the span counters in `registry`, read from `counts` when scraped. */
 export function registerTraceMetrics(

@@ -1,15 +1,14 @@
 /**
  * @module tracing/provider
  * OpenTelemetry put together from {@link TracingSettings}: the official
- * trace SDK with its sampler, its batch processor behind the bounded queue
- * (./export-queue), and the official OTLP exporter of the protocol asked
- * for: HTTP with protobuf or JSON, or gRPC. Loaded only when tracing is on.
+ * trace SDK with its sampler, its batch processor behind the bounded queue,
+ * and the export thread with the official OTLP exporter of the protocol
+ * asked for: HTTP with protobuf or JSON, or gRPC (./export). Loaded only
+ * when tracing is on.
  */
-import type { Metadata } from '@grpc/grpc-js';
-import type { Sampler, SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { grpcJs } from '../platform';
+import type { Sampler } from '@opentelemetry/sdk-trace-base';
 import { DecidedIds } from './decided-ids';
-import { BoundedProcessor, CountingExporter, type ExportCounts } from './export-queue';
+import { BoundedProcessor, CountingExporter, ThreadExporter, type ExportCounts } from './export';
 import { createPropagation } from './propagation';
 import { createRequestTracer } from './request-trace';
 import type { SamplerName, TracingSettings } from './settings';
@@ -50,31 +49,6 @@ function recordingReloads(sdk: Sdk, inner: Sampler, name: SamplerName): Sampler 
   };
 }
 
-/** The official exporter of the settings' protocol. */
-function exporterOf(settings: TracingSettings): SpanExporter {
-  const common = { url: settings.endpoint, timeoutMillis: settings.timeoutMs };
-  if (settings.protocol === 'http/json') {
-    const { OTLPTraceExporter } =
-      require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
-    return new OTLPTraceExporter({ ...common, headers: { ...settings.headers } });
-  }
-  if (settings.protocol === 'http/protobuf') {
-    const { OTLPTraceExporter } =
-      require('@opentelemetry/exporter-trace-otlp-proto') as typeof import('@opentelemetry/exporter-trace-otlp-proto');
-    return new OTLPTraceExporter({ ...common, headers: { ...settings.headers } });
-  }
-  const grpc = grpcJs();
-  const { OTLPTraceExporter } =
-    require('@opentelemetry/exporter-trace-otlp-grpc') as typeof import('@opentelemetry/exporter-trace-otlp-grpc');
-  const metadata: Metadata = new grpc.Metadata();
-  for (const [name, value] of Object.entries(settings.headers)) metadata.set(name, value);
-  // The scheme says whether the collector speaks TLS; a bare host:port is plaintext, as a TracingService's is.
-  const credentials = settings.endpoint.startsWith('https://')
-    ? grpc.credentials.createSsl()
-    : grpc.credentials.createInsecure();
-  return new OTLPTraceExporter({ ...common, metadata, credentials });
-}
-
 /** Builds tracing from `settings`, counting what becomes of the spans in `counts`. */
 export function startTracing(settings: TracingSettings, counts: ExportCounts, version: string): RunningTracing {
   const sdk = require('@opentelemetry/sdk-trace-base') as Sdk;
@@ -82,7 +56,7 @@ export function startTracing(settings: TracingSettings, counts: ExportCounts, ve
   const batch = settings.batch;
   // The exporter tells the queue in front of the processor how many spans left it.
   const queue: { bounded?: BoundedProcessor } = {};
-  const exporter = new CountingExporter(exporterOf(settings), counts, (n) => queue.bounded?.settled(n));
+  const exporter = new CountingExporter(new ThreadExporter(settings), counts, (n) => queue.bounded?.settled(n));
   const processor = new sdk.BatchSpanProcessor(exporter, {
     scheduledDelayMillis: batch.scheduleDelayMs,
     exportTimeoutMillis: batch.exportTimeoutMs,

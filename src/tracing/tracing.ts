@@ -6,7 +6,7 @@
  * it exports what it holds and stops in the background. OpenTelemetry is
  * loaded the first time tracing is on, never while it stays off.
  */
-import type { ExportCounts } from './export-queue';
+import type { ExportCounts } from './export';
 import type { RunningTracing } from './provider';
 import { sameSettings, type TracingSettings } from './settings';
 import type { GatewayTracing, RequestTracer } from './types';

@@ -1,5 +1,5 @@
 /**
- * @module tracing/export-queue
+ * @module tracing/export/queue
  * The bounded way out of the process: spans wait in the batch processor's
  * queue for one export at a time; a span that finds `maxQueueSize` spans
  * waiting or on their way is dropped and counted, and so is every span of
