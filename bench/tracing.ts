@@ -5,7 +5,8 @@
  * from this tree with tracing off, sampling 1 in 100 new traces and every
  * one, spans sent to a sink on the load CPU. Each is measured alone (the
  * others SIGSTOPped), the server on CPU 0, wrk on CPU 1, in interleaved
- * rounds; the ratios are medians of the same round's ratios to main.
+ * rounds, each round with processes of its own and the order turned by
+ * one; the ratios are medians of the same round's ratios to main.
  *
  *   npm run bench -- tracing     (BENCH_ROUNDS, BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS)
  *   TRACING_BENCH_MAIN=<dir>     a built checkout of main (dist/ and node_modules/); default: main built in a temporary folder
@@ -132,15 +133,19 @@ export async function runTracingBench(settings: Settings, log: (line: string) =>
     { kind: 'auth-limit' },
     settings.limit,
   );
-  const running: { pinned: Pinned; port: number }[] = [];
   const samples = variants.map(() => [] as { rps: number; cpu: number }[]);
+  let running: { pinned: Pinned; port: number }[] = [];
   try {
     await waitUntilServing(sink);
-    // A data folder each: one process a folder.
-    for (const [i, variant] of variants.entries()) running.push(await start(variant, config, `${config}-data-${i}`));
-    const tree = (i: number) => identify(processTree([running[i].pinned.child.pid!]));
     for (let round = 0; round < settings.rounds; round++) {
-      for (let i = 0; i < variants.length; i++) {
+      // Started afresh each round: what one process happens to compile weighs on one round, not on all of a build's.
+      // A data folder each: one process a folder.
+      running = [];
+      for (const [i, variant] of variants.entries()) running.push(await start(variant, config, `${config}-data-${i}`));
+      const tree = (i: number) => identify(processTree([running[i].pinned.child.pid!]));
+      for (let turn = 0; turn < variants.length; turn++) {
+        // The order turns with the round: no build is always the first measured after the starts.
+        const i = (turn + round) % variants.length;
         running.forEach((_, j) => signalAll(tree(j), j === i ? 'SIGCONT' : 'SIGSTOP'));
         const load = {
           url: `http://127.0.0.1:${running[i].port}${MESSAGE_PATH}`,
@@ -154,11 +159,13 @@ export async function runTracingBench(settings: Settings, log: (line: string) =>
         const peak = await runWrk({ ...load, seconds: settings.duration });
         const cpu = (cpuMicros(pids) - before) / peak.requests;
         if (peak.statusErrors > 0) throw new Error(`${variants[i].name}: ${peak.statusErrors} answers of 400 or more`);
-        samples[i].push({ rps: peak.reqPerSec, cpu });
+        samples[i][round] = { rps: peak.reqPerSec, cpu };
         log(
           `  round ${round + 1}/${settings.rounds} ${variants[i].name}: ${Math.round(peak.reqPerSec)} req/s, ${cpu.toFixed(1)} µs CPU/req`,
         );
       }
+      running.forEach((r) => signalAll(identify(processTree([r.pinned.child.pid!])), 'SIGCONT'));
+      await stopAll(running.map((r) => r.pinned));
     }
   } finally {
     running.forEach((r) => signalAll(identify(processTree([r.pinned.child.pid!])), 'SIGCONT'));
