@@ -61,11 +61,11 @@ export class ThreadExporter implements SpanExporter {
     for (const [id, done] of waiting) done({ id, ok: false, error: why });
   }
 
-  private ask(message: ExportThreadAsk, done: (reply: FromExportThread) => void, transfer?: ArrayBuffer[]): void {
+  private ask(message: ExportThreadAsk, done: (reply: FromExportThread) => void): void {
     const id = this.nextId++;
     const thread = this.started();
     this.waiting.set(id, done);
-    thread.postMessage({ ...message, id } satisfies ToExportThread, transfer);
+    thread.postMessage({ ...message, id } satisfies ToExportThread);
   }
 
   export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
@@ -78,17 +78,15 @@ export class ThreadExporter implements SpanExporter {
     }
     if (body === undefined)
       return done({ code: ExportResultCode.FAILED, error: new Error('the spans could not be serialized') });
-    // Moved to the thread, not copied: a view of a larger buffer is cut to its own first.
+    // Copied to the thread, never moved: moving a buffer detaches it, and the first buffer detached in a
+    // process makes V8 check every typed array access for it from then on, the request path's included.
     const own = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? body : body.slice();
-    this.ask(
-      { batch: { body: own, spans: spans.length } },
-      (reply) =>
-        done(
-          reply.ok
-            ? { code: ExportResultCode.SUCCESS }
-            : { code: ExportResultCode.FAILED, error: new Error(reply.error) },
-        ),
-      [own.buffer as ArrayBuffer],
+    this.ask({ batch: { body: own, spans: spans.length } }, (reply) =>
+      done(
+        reply.ok
+          ? { code: ExportResultCode.SUCCESS }
+          : { code: ExportResultCode.FAILED, error: new Error(reply.error) },
+      ),
     );
   }
 
