@@ -4,14 +4,11 @@
  * answering requests while a large config is parsed and validated (a
  * 6 MB records file takes seconds). The thread is started for one check and
  * ends with it, taking the memory of the parse with it.
- *
- * From the compiled package it runs `worker.js` beside this file; from the
- * sources (tsx, in development and in the tests) `source-worker.ts` starts
- * `worker.ts` under tsx.
  */
 import { join } from 'node:path';
-import { Worker, type ResourceLimits } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { errorText } from '../../files';
+import { startThread } from '../../threads';
 import type { CheckedFolder } from './check';
 import type { FolderTexts } from './read';
 import { createAssembler } from './transfer';
@@ -27,13 +24,7 @@ export const CHECK_HEAP_MB = 512;
 
 /** How to start the checking thread from where this file runs, its heap held to `heapMb`. */
 function startWorker(heapMb: number): Worker {
-  const resourceLimits: ResourceLimits = { maxOldGenerationSizeMb: heapMb };
-  if (__filename.endsWith('.js')) return new Worker(join(__dirname, 'worker.js'), { resourceLimits });
-  // By its path, untyped: an import would compile it, and tsx with it, into the package.
-  const source = require(join(__dirname, 'source-worker')) as {
-    startSourceWorker(limits: ResourceLimits): Worker;
-  };
-  return source.startSourceWorker(resourceLimits);
+  return startThread(join(__dirname, 'worker'), { resourceLimits: { maxOldGenerationSizeMb: heapMb } });
 }
 
 /** Why the thread failed, in words: running out of its heap is said as such. */

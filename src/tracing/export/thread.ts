@@ -10,17 +10,14 @@
 import type { ExportResult } from '@opentelemetry/core';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { join } from 'node:path';
-import { Worker, type WorkerOptions } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startThread } from '../../threads';
 import { batchSerializer, type ExporterSettings } from './exporter';
 import type { ExportThreadAsk, FromExportThread, ToExportThread } from './messages';
 
 /** The export thread, from where this file runs. */
-function startThread(settings: ExporterSettings): Worker {
-  const options: WorkerOptions = { workerData: settings, name: 'gatehouse trace export' };
-  if (__filename.endsWith('.js')) return new Worker(join(__dirname, 'worker.js'), options);
-  // By its path, untyped: an import would compile it, and tsx with it, into the package.
-  const source = require(join(__dirname, 'source-worker')) as { startSourceWorker(o: WorkerOptions): Worker };
-  return source.startSourceWorker(options);
+function startExportThread(settings: ExporterSettings): Worker {
+  return startThread(join(__dirname, 'worker'), { workerData: settings, name: 'gatehouse trace export' });
 }
 
 /** Exports on the export thread with the official exporter of `settings`. */
@@ -39,7 +36,7 @@ export class ThreadExporter implements SpanExporter {
 
   private started(): Worker {
     if (this.thread !== null) return this.thread;
-    const thread = startThread(this.settings);
+    const thread = startExportThread(this.settings);
     thread.unref();
     thread.on('message', (reply: FromExportThread) => {
       const done = this.waiting.get(reply.id);
