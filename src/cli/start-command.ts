@@ -18,7 +18,13 @@ import {
 import type { Logger } from '../telemetry';
 import { availableParallelism } from 'node:os';
 import { supportsReusePort } from '../ports';
-import { growYoungGenerationTo, releaseYoungGeneration, youngGenerationFlagsGiven } from '../platform/v8-young';
+import {
+  growYoungGenerationTo,
+  releaseYoungGeneration,
+  scavengeFlagsGiven,
+  scavengeInParallel,
+  youngGenerationFlagsGiven,
+} from '../platform/v8-young';
 import { parseCommandLine, readCommandOptions, UsageError } from './command-line';
 import { print } from './output';
 import type { ServerSignals } from './signals';
@@ -38,6 +44,8 @@ export interface StartOptions {
   readonly workers: number | 'auto';
   /** `--young-generation`, `YOUNG_GENERATION`: MiB. */
   readonly youngGeneration: number;
+  /** `--parallel-scavenge`, `PARALLEL_SCAVENGE`. */
+  readonly parallelScavenge: 'auto' | 'on' | 'off';
 }
 
 function startOptions(args: readonly string[]): StartOptions | undefined {
@@ -54,6 +62,7 @@ function startOptions(args: readonly string[]): StartOptions | undefined {
     options: options as ResolvedOptions,
     workers: read.values.workers ?? 1,
     youngGeneration: read.values.youngGeneration ?? DEFAULT_YOUNG_GENERATION_MB,
+    parallelScavenge: read.values.parallelScavenge ?? 'auto',
   };
 }
 
@@ -72,6 +81,7 @@ export async function start(args: readonly string[], signals: ServerSignals): Pr
     return 0;
   };
   if (signals.stopping.aborted) return stopped();
+  chooseScavenging(wanted.parallelScavenge, logger);
   const workers = workerCount(wanted, logger);
   if (workers > 1) {
     // Each worker's is bounded as it starts: the main thread's grows again, serving none.
@@ -118,6 +128,19 @@ export async function start(args: readonly string[], signals: ServerSignals): Pr
       () => undefined,
     );
   return undefined;
+}
+
+/**
+ * Turns V8's helper threads off for scavenges as `setting` asks (`auto`:
+ * where this process may use one CPU only, on which they could only take
+ * turns with the thread that serves), unless node was told how to scavenge.
+ */
+function chooseScavenging(setting: StartOptions['parallelScavenge'], logger: Logger): void {
+  if (scavengeFlagsGiven()) return;
+  const cpus = availableParallelism();
+  if (setting === 'on' || (setting === 'auto' && cpus > 1)) return;
+  scavengeInParallel(false);
+  logger.debug({ cpus, parallelScavenge: setting }, 'V8 scavenges on the thread that allocated alone');
 }
 
 /**

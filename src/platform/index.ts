@@ -52,6 +52,8 @@ export {
   growYoungGenerationTo,
   holdYoungGeneration,
   releaseYoungGeneration,
+  scavengeFlagsGiven,
+  scavengeInParallel,
   youngGenerationBytes,
   youngGenerationFlagsGiven,
 } from './v8-young';

@@ -8,8 +8,10 @@
  * V8 reads one flag again each time a scavenge grows it:
  * `--semi-space-growth-factor`, what it multiplies the capacity by
  * (`v8.setFlagsFromString`, process-wide). At 1 it does not grow; at V8's
- * default of 2 it doubles. Written against the V8 of Node 20 to 24;
- * test/platform/v8-young checks it.
+ * default of 2 it doubles. V8 also reads `--parallel-scavenge` at each
+ * scavenge: off, the thread that allocated collects alone, without waking
+ * V8's helper threads. Written against the V8 of Node 20 to 24;
+ * test/platform/v8-young checks both.
  */
 import { PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
@@ -22,6 +24,17 @@ const HOLDS = '--semi-space-growth-factor=1';
 export function youngGenerationFlagsGiven(execArgv: readonly string[] = process.execArgv, env = process.env): boolean {
   const given = [...execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)];
   return given.some((arg) => /^--(max|min)-semi-space-size|^--semi-space-growth-factor/.test(arg));
+}
+
+/** Whether node was started with a flag of its own on how V8 scavenges (`--parallel-scavenge`, `--single-threaded-gc`): left alone then. */
+export function scavengeFlagsGiven(execArgv: readonly string[] = process.execArgv, env = process.env): boolean {
+  const given = [...execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)];
+  return given.some((arg) => /^--(no-)?(parallel[-_]scavenge|single[-_]threaded[-_]gc|single[-_]threaded)\b/.test(arg));
+}
+
+/** Scavenges on V8's helper threads as well (`true`, V8's default), or on the thread that allocated alone; on every thread. */
+export function scavengeInParallel(parallel: boolean): void {
+  setFlagsFromString(parallel ? '--parallel-scavenge' : '--no-parallel-scavenge');
 }
 
 /** The capacity of this thread's young generation (its two semi-spaces), in bytes. */

@@ -2,8 +2,9 @@
  * @module test/platform/v8-young
  * What src/platform/v8-young relies on in the V8 of the Node running the
  * tests: the semi-space growth factor, set while the process runs, is read
- * each time a scavenge would grow the young generation. Run in a process
- * of its own, whose heap nothing else shares.
+ * each time a scavenge would grow the young generation, and
+ * `--parallel-scavenge`, set while it runs, at each scavenge. Run in a
+ * process of its own, whose heap nothing else shares.
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -51,4 +52,49 @@ describe("platform/v8-young: what Gatehouse relies on in V8's young generation",
     rely('grows it to the size asked, and not past the next doubling', after >= asked && after <= 2 * asked);
     rely('grows it past that once the growth factor is 2 again', released > after);
   });
+
+  it('scavenges with its helper threads by default, and on the allocating thread alone once parallel scavenges are off', () => {
+    // A young generation of 16 MiB from the start, so that V8 splits each scavenge into several tasks.
+    const args = ['--min-semi-space-size=16', '--trace-gc-nvp', '--import', 'tsx', '-e', SCAVENGES];
+    const out = execFileSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
+    const [before, after] = out.split(SWITCHED).map(backgroundScavenging);
+    const times = `helpers' scavenging before ${before.ms} ms in ${before.scavenges} scavenges, after ${after.ms} ms in ${after.scavenges}`;
+    const rely = (what: string, holds: boolean) => relies('node', 'v20 to v24', what, holds, times);
+    rely('traces each scavenge with --trace-gc-nvp', before.scavenges >= 3 && after.scavenges >= 3);
+    rely('scavenges with its helper threads by default', before.ms > 0);
+    rely('scavenges on the allocating thread alone after --no-parallel-scavenge', after.ms === 0);
+  });
 });
+
+/** The line the script below writes between its two halves. */
+const SWITCHED = 'parallel scavenges off';
+
+/** Allocates objects that survive a while, turns parallel scavenges off, and allocates as much again. */
+const SCAVENGES = `
+const young = require(${JSON.stringify(MODULE)});
+const churn = () => {
+  let keep = [];
+  for (let i = 0; i < 1200; i++) {
+    const batch = [];
+    for (let j = 0; j < 5000; j++) batch.push({ j, s: 'x' + j });
+    keep.push(batch);
+    if (keep.length > 40) keep.shift();
+  }
+};
+churn();
+console.log(${JSON.stringify(SWITCHED)});
+young.scavengeInParallel(false);
+churn();
+`;
+
+/** The scavenges traced in `text` (--trace-gc-nvp), and the time V8's helper threads spent in them. */
+function backgroundScavenging(text: string): { scavenges: number; ms: number } {
+  let scavenges = 0;
+  let ms = 0;
+  for (const line of text.split('\n')) {
+    if (!/\bgc=s\b/.test(line)) continue;
+    scavenges++;
+    ms += Number(/\bbackground\.scavenge\.parallel=([\d.]+)/.exec(line)?.[1] ?? 'NaN');
+  }
+  return { scavenges, ms };
+}

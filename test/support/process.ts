@@ -78,6 +78,8 @@ export interface CliOptions {
   main?: string;
   /** node's own options, given before the command (`--require`, V8 flags). */
   nodeArgs?: readonly string[];
+  /** A program node runs under, with its arguments: `['taskset', '-c', '0']`. */
+  under?: readonly string[];
   /**
    * `gatehouse start` serves while its bookings database opens, and says
    * when it is open: by default {@link startCli} waits for that too (unless
@@ -154,7 +156,8 @@ function spawnCli(
   options: CliOptions,
 ): { child: ChildProcess; out: { stdout: string; stderr: string } } {
   assertBuilt();
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), options.main ?? MAIN, ...args], {
+  const line = [...(options.under ?? []), process.execPath, ...(options.nodeArgs ?? []), options.main ?? MAIN, ...args];
+  const child = spawn(line[0], line.slice(1), {
     cwd: REPO_ROOT,
     env: environment(options.env),
     stdio: ['ignore', 'pipe', 'pipe'],

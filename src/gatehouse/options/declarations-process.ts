@@ -8,7 +8,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { option } from './declaration';
-import { integer, type Kind } from './kinds';
+import { integer, oneOf, type Kind } from './kinds';
 
 /** The flag and the variable of the compile cache, which the command reads before anything else is loaded. */
 export const COMPILE_CACHE_FLAG = '--compile-cache';
@@ -42,6 +42,16 @@ export const PROCESS_OPTIONS = {
     default: DEFAULT_YOUNG_GENERATION_MB,
     help: 'the young generation of the V8 heap of each thread that serves, in MiB: less memory, more frequent minor collections',
     more: "(one worker: the main thread's, unless node was given `--max-semi-space-size`; each worker's `resourceLimits.maxYoungGenerationSizeMb`; [memory and start](#memory-and-start))",
+    commands: ['start'],
+    library: false,
+  }),
+  parallelScavenge: option({
+    kind: { ...oneOf(['auto', 'on', 'off']), placeholder: '<auto|on|off>' },
+    flag: '--parallel-scavenge',
+    env: 'PARALLEL_SCAVENGE',
+    default: 'auto',
+    help: 'whether V8 collects the young generation with its helper threads as well as the thread that allocated: auto turns them off where the process may use one CPU only (os.availableParallelism() is 1), where they can only take turns with the thread that serves',
+    more: '(process-wide; left alone when node was given `--parallel-scavenge` or `--single-threaded-gc`; [memory and start](#memory-and-start))',
     commands: ['start'],
     library: false,
   }),
