@@ -6,6 +6,7 @@
  */
 import { commandOptions, OPTIONS, type OptionName, type ServeOnly } from '../gatehouse/options';
 import { parseCommandLine, readCommandOptions, UsageError } from './command-line';
+import { chooseScavenging } from './scavenging';
 import { print } from './output';
 import { isServable, SERVABLE_MODULES } from './servable';
 import type { ServerSignals } from './signals';
@@ -42,6 +43,7 @@ export async function serve(args: readonly string[], signals: ServerSignals): Pr
   const { createLogger } = require('../telemetry') as Telemetry;
   const logger = createLogger({ level: values.logLevel });
   signals.useLogger(logger);
+  chooseScavenging(values.parallelScavenge ?? 'auto', logger);
   if (name === 'ratelimit') (require('./grpc-log') as GrpcLog).logGrpcThrough(logger);
   const stopped = () => {
     logger.info({ module: name }, `${name} stopped`);

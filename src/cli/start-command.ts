@@ -18,15 +18,10 @@ import {
 import type { Logger } from '../telemetry';
 import { availableParallelism } from 'node:os';
 import { supportsReusePort } from '../ports';
-import {
-  growYoungGenerationTo,
-  releaseYoungGeneration,
-  scavengeFlagsGiven,
-  scavengeInParallel,
-  youngGenerationFlagsGiven,
-} from '../platform/v8-young';
+import { growYoungGenerationTo, releaseYoungGeneration, youngGenerationFlagsGiven } from '../platform/v8-young';
 import { parseCommandLine, readCommandOptions, UsageError } from './command-line';
 import { print } from './output';
+import { chooseScavenging, type ParallelScavenge } from './scavenging';
 import type { ServerSignals } from './signals';
 import { startUsage } from './usage';
 
@@ -45,7 +40,7 @@ export interface StartOptions {
   /** `--young-generation`, `YOUNG_GENERATION`: MiB. */
   readonly youngGeneration: number;
   /** `--parallel-scavenge`, `PARALLEL_SCAVENGE`. */
-  readonly parallelScavenge: 'auto' | 'on' | 'off';
+  readonly parallelScavenge: ParallelScavenge;
 }
 
 function startOptions(args: readonly string[]): StartOptions | undefined {
@@ -128,19 +123,6 @@ export async function start(args: readonly string[], signals: ServerSignals): Pr
       () => undefined,
     );
   return undefined;
-}
-
-/**
- * Turns V8's helper threads off for scavenges as `setting` asks (`auto`:
- * where this process may use one CPU only, on which they could only take
- * turns with the thread that serves), unless node was told how to scavenge.
- */
-function chooseScavenging(setting: StartOptions['parallelScavenge'], logger: Logger): void {
-  if (scavengeFlagsGiven()) return;
-  const cpus = availableParallelism();
-  if (setting === 'on' || (setting === 'auto' && cpus > 1)) return;
-  scavengeInParallel(false);
-  logger.debug({ cpus, parallelScavenge: setting }, 'V8 scavenges on the thread that allocated alone');
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * @module test/cli/parallel-scavenge
- * `--parallel-scavenge` (`PARALLEL_SCAVENGE`): `gatehouse start` collects
+ * `--parallel-scavenge` (`PARALLEL_SCAVENGE`): `gatehouse start` and
+ * `gatehouse serve` collect
  * the young generation on the thread that allocated alone where it may use
  * one CPU (`auto`) or when told `off`, keeps V8's helper threads when told
  * `on` or given more CPUs, and leaves V8 as node was told when node was
@@ -19,7 +20,7 @@ const SAID = 'V8 scavenges on the thread that allocated alone';
 /** Whether `taskset` can hold a process to one CPU here. */
 const TASKSET = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
 
-describe('gatehouse start --parallel-scavenge', function () {
+describe('gatehouse start and serve --parallel-scavenge', function () {
   let config: string;
   before(() => {
     config = mkdtempSync(join(tmpdir(), 'gatehouse-parallel-scavenge-'));
@@ -37,11 +38,10 @@ describe('gatehouse start --parallel-scavenge', function () {
     const server = await startCli(['start', '--config', config, '--no-watch', ...args], { ...given, env });
     const answer = await fetch(`${server.address}/v1/messages/1`);
     assert.equal(answer.status, 200);
-    const line = server
-      .output()
-      .stdout.split('\n')
-      .find((text) => text.includes(SAID));
-    assert.equal((await server.stop()).code, 0);
+    // Read once it has stopped: the logger writes its lines in batches.
+    const stopped = await server.stop();
+    assert.equal(stopped.code, 0);
+    const line = stopped.stdout.split('\n').find((text) => text.includes(SAID));
     return line === undefined ? undefined : (JSON.parse(line) as Record<string, unknown>);
   }
 
@@ -69,5 +69,15 @@ describe('gatehouse start --parallel-scavenge', function () {
   it('leaves V8 as node was told when node was given a scavenge flag of its own', async () => {
     for (const flag of ['--parallel-scavenge', '--single-threaded-gc'])
       assert.equal(await scavengeLine(['--parallel-scavenge', 'off'], { nodeArgs: [flag] }), undefined, flag);
+  });
+
+  it('scavenges on one thread in a module served alone when told off', async () => {
+    const env = { PORT: '0', LOG_LEVEL: 'debug' };
+    const server = await startCli(['serve', 'api', '--parallel-scavenge', 'off'], { env });
+    assert.equal((await fetch(`${server.address}/v1/messages/1`)).status, 200);
+    // Read once it has stopped: the logger writes its lines in batches.
+    const stopped = await server.stop();
+    assert.equal(stopped.code, 0);
+    assert.ok(stopped.stdout.includes(SAID), 'the debug line of a scavenge on one thread');
   });
 });

@@ -52,7 +52,7 @@ export const PROCESS_OPTIONS = {
     default: 'auto',
     help: 'whether V8 collects the young generation with its helper threads as well as the thread that allocated: auto turns them off where the process may use one CPU only (os.availableParallelism() is 1), where they can only take turns with the thread that serves',
     more: '(process-wide; left alone when node was given `--parallel-scavenge` or `--single-threaded-gc`; [memory and start](#memory-and-start))',
-    commands: ['start'],
+    commands: ['start', 'serve'],
     library: false,
   }),
   compileCache: option({
