@@ -11,6 +11,7 @@
  * compiled as before. Written against the V8 of Node 20 to 24.
  */
 import { setFlagsFromString } from 'node:v8';
+import { nodeFlagGiven } from './node-flags';
 
 /** The V8 flag compiling a module with the baseline compiler only, and V8's default. */
 const BASELINE_ONLY = '--liftoff-only';
@@ -18,8 +19,7 @@ const DEFAULT = '--no-liftoff-only';
 
 /** Whether the process was started with a flag of its own for these (`node --liftoff-only`, NODE_OPTIONS): it is left alone then. */
 export function wasmFlagsGiven(execArgv: readonly string[] = process.execArgv, env = process.env): boolean {
-  const given = [...execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)];
-  return given.some((arg) => /^--(no-)?(liftoff|wasm-lazy-compilation|wasm-dynamic-tiering|wasm-tier-up)/.test(arg));
+  return nodeFlagGiven(/^--(no-)?(liftoff|wasm-lazy-compilation|wasm-dynamic-tiering|wasm-tier-up)/, execArgv, env);
 }
 
 /**

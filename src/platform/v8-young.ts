@@ -15,6 +15,7 @@
  */
 import { PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
+import { nodeFlagGiven } from './node-flags';
 
 /** V8's growth factor, and the one that holds the young generation where it is. */
 const GROWS = '--semi-space-growth-factor=2';
@@ -22,14 +23,13 @@ const HOLDS = '--semi-space-growth-factor=1';
 
 /** Whether node was started with a young-generation flag of its own (`node --max-semi-space-size=4`, NODE_OPTIONS): left alone then. */
 export function youngGenerationFlagsGiven(execArgv: readonly string[] = process.execArgv, env = process.env): boolean {
-  const given = [...execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)];
-  return given.some((arg) => /^--(max|min)-semi-space-size|^--semi-space-growth-factor/.test(arg));
+  return nodeFlagGiven(/^--(max|min)-semi-space-size|^--semi-space-growth-factor/, execArgv, env);
 }
 
 /** Whether node was started with a flag of its own on how V8 scavenges (`--parallel-scavenge`, `--single-threaded-gc`): left alone then. */
 export function scavengeFlagsGiven(execArgv: readonly string[] = process.execArgv, env = process.env): boolean {
-  const given = [...execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)];
-  return given.some((arg) => /^--(no-)?(parallel[-_]scavenge|single[-_]threaded[-_]gc|single[-_]threaded)\b/.test(arg));
+  // `single[-_]threaded` also matches `--single-threaded-gc`: the word ends before its `-gc`.
+  return nodeFlagGiven(/^--(no-)?(parallel[-_]scavenge|single[-_]threaded)\b/, execArgv, env);
 }
 
 /** Scavenges on V8's helper threads as well (`true`, V8's default), or on the thread that allocated alone; on every thread. */

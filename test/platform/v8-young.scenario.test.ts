@@ -12,12 +12,12 @@ import { relies } from '../support/reliance';
 
 const MODULE = join(__dirname, '..', '..', 'src', 'platform', 'v8-young.ts');
 
-/** Allocates in rounds of objects that survive a while, yielding between rounds, and says the young generation's size after each step. */
-const SCRIPT = `
+/** A script's start: V8's young generation module, and `churn(rounds)`, allocating in rounds objects that survive a while, yielding now and then. */
+const PRELUDE = `
 const young = require(${JSON.stringify(MODULE)});
-const churn = async () => {
+const churn = async (rounds) => {
   let keep = [];
-  for (let i = 0; i < 300; i++) {
+  for (let i = 0; i < rounds; i++) {
     const batch = [];
     for (let j = 0; j < 5000; j++) batch.push({ j, s: 'x' + j });
     keep.push(batch);
@@ -25,17 +25,22 @@ const churn = async () => {
     if (i % 10 === 0) await new Promise((resolve) => setImmediate(resolve));
   }
 };
+`;
+
+/** Allocates in rounds, and says the young generation's size after each step. */
+const SCRIPT = `
+${PRELUDE}
 (async () => {
   const start = young.youngGenerationBytes();
   young.holdYoungGeneration();
-  await churn();
+  await churn(300);
   const held = young.youngGenerationBytes();
   young.growYoungGenerationTo(2 * start + 1);
-  await churn();
-  await churn();
+  await churn(300);
+  await churn(300);
   const after = young.youngGenerationBytes();
   young.releaseYoungGeneration();
-  await churn();
+  await churn(300);
   console.log(JSON.stringify({ start, held, after, released: young.youngGenerationBytes() }));
 })();
 `;
@@ -71,20 +76,13 @@ const SWITCHED = 'parallel scavenges off';
 
 /** Allocates objects that survive a while, turns parallel scavenges off, and allocates as much again. */
 const SCAVENGES = `
-const young = require(${JSON.stringify(MODULE)});
-const churn = () => {
-  let keep = [];
-  for (let i = 0; i < 1200; i++) {
-    const batch = [];
-    for (let j = 0; j < 5000; j++) batch.push({ j, s: 'x' + j });
-    keep.push(batch);
-    if (keep.length > 40) keep.shift();
-  }
-};
-churn();
-console.log(${JSON.stringify(SWITCHED)});
-young.scavengeInParallel(false);
-churn();
+${PRELUDE}
+(async () => {
+  await churn(1200);
+  console.log(${JSON.stringify(SWITCHED)});
+  young.scavengeInParallel(false);
+  await churn(1200);
+})();
 `;
 
 /** The scavenges traced in `text` (--trace-gc-nvp), and the time V8's helper threads spent in them. */
