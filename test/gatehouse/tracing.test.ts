@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OptionError, resolveOptions } from '../../src/gatehouse/options';
 import { tracingSettings } from '../../src/gatehouse/tracing';
-import { startOtlpCollector, type OtlpCollector } from '../support/otlp/collector';
+import { startOtlpCollector, useOtlpCollector } from '../support/otlp/collector';
 import { ALICE } from '../support/credentials';
 import { copyConfig, DEMO_CONFIG } from '../support/config-folder';
 import { startGatehouse } from '../support/gatehouse';
@@ -109,13 +109,7 @@ describe('gatehouse tracing settings', function () {
   });
 
   describe('with a TracingService in the config folder', function () {
-    let collector: OtlpCollector;
-    before(async () => {
-      collector = await startOtlpCollector();
-    });
-    after(async () => {
-      await collector.close();
-    });
+    const collector = useOtlpCollector();
 
     it('sends spans over gRPC to its service with its tags, follows a reload that removes it, and traces the reload', async () => {
       const config = copyConfig();

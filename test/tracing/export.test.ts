@@ -11,16 +11,10 @@ import { freePort } from '../support/ports';
 import { DEMO_CONFIG } from '../support/config-folder';
 import { eventually } from '../support/polling';
 import { startGatehouse } from '../support/gatehouse';
-import { startOtlpCollector, type OtlpCollector } from '../support/otlp/collector';
+import { useOtlpCollector } from '../support/otlp/collector';
 
 describe('tracing export', function () {
-  let collector: OtlpCollector;
-  before(async () => {
-    collector = await startOtlpCollector();
-  });
-  after(async () => {
-    await collector.close();
-  });
+  const collector = useOtlpCollector();
 
   const transports = [
     ['http/protobuf', () => ({ otlpEndpoint: collector.httpUrl })],

@@ -218,3 +218,37 @@ export async function startOtlpCollector(): Promise<OtlpCollector> {
     },
   };
 }
+
+/**
+ * Starts a collector before the tests of the calling describe block and
+ * closes it after them. What it returns reads the running collector, so a
+ * test declared at describe time may name it; closing it is the after hook's.
+ */
+export function useOtlpCollector(): Omit<OtlpCollector, 'close'> {
+  let collector: OtlpCollector | undefined;
+  const started = () => {
+    if (!collector) throw new Error('the collector starts in the before hook');
+    return collector;
+  };
+  before(async () => {
+    collector = await startOtlpCollector();
+  });
+  after(async () => {
+    await collector?.close();
+  });
+  return {
+    get httpUrl() {
+      return started().httpUrl;
+    },
+    get grpcUrl() {
+      return started().grpcUrl;
+    },
+    get spans() {
+      return started().spans;
+    },
+    get exports() {
+      return started().exports;
+    },
+    waitFor: (done) => started().waitFor(done),
+  };
+}

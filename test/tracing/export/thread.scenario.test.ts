@@ -9,18 +9,12 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { REPO_ROOT } from '../../support/process';
-import { startOtlpCollector, type OtlpCollector } from '../../support/otlp/collector';
+import { useOtlpCollector } from '../../support/otlp/collector';
 
 const run = promisify(execFile);
 
 describe('tracing export thread, compiled', function () {
-  let collector: OtlpCollector;
-  before(async () => {
-    collector = await startOtlpCollector();
-  });
-  after(async () => {
-    await collector.close();
-  });
+  const collector = useOtlpCollector();
 
   it('sends batches without detaching a buffer of the process', async () => {
     const script = `

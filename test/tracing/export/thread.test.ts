@@ -7,16 +7,10 @@ import assert from 'node:assert/strict';
 import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ExportResult } from '@opentelemetry/core';
 import { ThreadExporter, type ExporterSettings } from '../../../src/tracing/export';
-import { startOtlpCollector, type OtlpCollector } from '../../support/otlp/collector';
+import { useOtlpCollector } from '../../support/otlp/collector';
 
 describe('tracing export thread', function () {
-  let collector: OtlpCollector;
-  before(async () => {
-    collector = await startOtlpCollector();
-  });
-  after(async () => {
-    await collector.close();
-  });
+  const collector = useOtlpCollector();
 
   /** Ends one span named `name` through `exporter` and resolves with how its export ended. */
   function exportOne(exporter: ThreadExporter, name: string): Promise<ExportResult> {
