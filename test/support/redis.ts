@@ -8,6 +8,7 @@ import Redis from 'ioredis';
 import { createRedisStore, type RedisStore, type RedisStoreOptions } from '../../src/ratelimit';
 import { freePort } from './ports';
 import { NO_BOUND_MS } from './polling';
+import { startedInHooks } from './started-in-hooks';
 
 export interface RedisProcess {
   readonly port: number;
@@ -106,18 +107,10 @@ export interface TestRedis extends RedisProcess {
  * the stores made with `store()` are closed.
  */
 export function useRedis(): TestRedis {
-  let server: RedisProcess | undefined;
   const stores: RedisStore[] = [];
-  const started = () => {
-    if (!server) throw new Error('the redis-server starts in the before hook');
-    return server;
-  };
-  before(async () => {
-    server = await startRedis();
-  });
-  after(async () => {
+  const started = startedInHooks('the redis-server', startRedis, async (server) => {
     await Promise.all(stores.map((s) => s.close()));
-    await server?.stop();
+    await server.stop();
   });
   beforeEach(async () => {
     started().resume();

@@ -12,6 +12,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import protobuf from 'protobufjs';
+import { startedInHooks } from '../started-in-hooks';
 
 const PROTO_DIR = __dirname;
 const SERVICE_PROTO = 'opentelemetry/proto/collector/trace/v1/trace_service.proto';
@@ -225,17 +226,7 @@ export async function startOtlpCollector(): Promise<OtlpCollector> {
  * test declared at describe time may name it; closing it is the after hook's.
  */
 export function useOtlpCollector(): Omit<OtlpCollector, 'close'> {
-  let collector: OtlpCollector | undefined;
-  const started = () => {
-    if (!collector) throw new Error('the collector starts in the before hook');
-    return collector;
-  };
-  before(async () => {
-    collector = await startOtlpCollector();
-  });
-  after(async () => {
-    await collector?.close();
-  });
+  const started = startedInHooks('the collector', startOtlpCollector, (collector) => collector.close());
   return {
     get httpUrl() {
       return started().httpUrl;
