@@ -134,7 +134,7 @@ async function runTracingPart(settings: Settings): Promise<Goal[]> {
   console.log(
     '\nTracing (bench/tracing.ts): gatehouse start with auth and a rate limit, built from main and from this tree with tracing off,\n' +
       'at ratio 0.01 and 1.0 (spans over OTLP/HTTP to a sink on CPU 1); each alone on CPU 0 (the others SIGSTOPped), wrk on CPU 1;\n' +
-      'ratios: medians of the same-round ratios to main.\n',
+      `${settings.tracingWarmup} s warm-up (BENCH_TRACING_WARMUP), ${settings.duration} s at peak; ratios: medians of the same-round ratios to main.\n`,
   );
   requireTools(['taskset', 'wrk']);
   const { formatInProcessRows, formatTracingRows, runInProcessBench, runTracingBench } =

@@ -8,7 +8,7 @@
  * rounds, each round with processes of its own and the order turned by
  * one; the ratios are medians of the same round's ratios to main.
  *
- *   npm run bench -- tracing     (BENCH_ROUNDS, BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS)
+ *   npm run bench -- tracing     (BENCH_ROUNDS, BENCH_DURATION, BENCH_TRACING_WARMUP, BENCH_CONNECTIONS)
  *   TRACING_BENCH_MAIN=<dir>     a built checkout of main (dist/ and node_modules/); default: main built in a temporary folder
  */
 import { execFileSync, execSync } from 'node:child_process';
@@ -153,7 +153,7 @@ export async function runTracingBench(settings: Settings, log: (line: string) =>
           cpu: LOAD_CPU,
           authorization: ALICE,
         };
-        await runWrk({ ...load, seconds: settings.warmup });
+        await runWrk({ ...load, seconds: settings.tracingWarmup });
         const pids = processTree([running[i].pinned.child.pid!]);
         const before = cpuMicros(pids);
         const peak = await runWrk({ ...load, seconds: settings.duration });

@@ -21,6 +21,13 @@ export interface Settings {
   duration: number;
   /** Seconds of load before each peak run (BENCH_WARMUP, default 2). */
   warmup: number;
+  /**
+   * Seconds of load before each peak run of the tracing rows
+   * (BENCH_TRACING_WARMUP, default 20): at a ratio of 0.01 the sampled
+   * path runs for one request in a hundred, and V8 compiles it only after
+   * it has run a few thousand times, which 2 s of load do not give it.
+   */
+  tracingWarmup: number;
   /** wrk's connections (BENCH_CONNECTIONS, default 50). */
   connections: number;
   /** Where the deployments' access logs go (BENCH_ACCESS_LOG): /dev/null (the default), or a folder, a file each, kept. */
@@ -51,6 +58,7 @@ export function readSettings(): Settings {
     rounds: envInteger('BENCH_ROUNDS', 7),
     duration: envInteger('BENCH_DURATION', 5),
     warmup: envInteger('BENCH_WARMUP', 2),
+    tracingWarmup: envInteger('BENCH_TRACING_WARMUP', 20),
     connections: envInteger('BENCH_CONNECTIONS', 50),
     accessLog,
     limit: envInteger('BENCH_LIMIT', 1_000_000_000),
