@@ -8,14 +8,20 @@
  * its flags, changed while one module compiles (`v8.setFlagsFromString`,
  * process-wide), decide how that module is compiled, and are put back
  * once it is, so that what compiles later (undici's HTTP parser) is
- * compiled as before. Written against the V8 of Node 20 to 24.
+ * compiled as before. `--liftoff-only` turns V8's tiering flags off as it
+ * is set, and V8 11 and 12 (Node 20, 22) do not turn them on again when it
+ * is unset: they are put back by name. V8 13 (Node 24) reads the flag
+ * when it would optimise a function, so there the module compiled under
+ * it is optimised once it is put back. Written against the V8 of Node 20
+ * to 24; test/platform/v8-wasm checks both.
  */
 import { setFlagsFromString } from 'node:v8';
 import { nodeFlagGiven } from './node-flags';
 
-/** The V8 flag compiling a module with the baseline compiler only, and V8's default. */
+/** The V8 flag compiling a module with the baseline compiler only. */
 const BASELINE_ONLY = '--liftoff-only';
-const DEFAULT = '--no-liftoff-only';
+/** V8's defaults for it and for the two tiering flags it implies off. */
+const DEFAULTS = '--no-liftoff-only --wasm-tier-up --wasm-dynamic-tiering';
 
 /** Whether the process was started with a flag of its own for these (`node --liftoff-only`, NODE_OPTIONS): it is left alone then. */
 export function wasmFlagsGiven(execArgv: readonly string[] = process.execArgv, env = process.env): boolean {
@@ -34,6 +40,6 @@ export async function compiledBaselineOnly<T>(compile: () => Promise<T>): Promis
   try {
     return await compile();
   } finally {
-    setFlagsFromString(DEFAULT);
+    setFlagsFromString(DEFAULTS);
   }
 }
