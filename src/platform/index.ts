@@ -57,6 +57,7 @@ export {
   youngGenerationBytes,
   youngGenerationFlagsGiven,
 } from './v8-young';
+export { histogramObserver, PROM_CLIENT_VERSION } from './prom-client';
 export { loggerBindingsText, loggerDestination, loggerTimeField, PINO_VERSION } from './pino';
 export {
   RE2JS_VERSION,

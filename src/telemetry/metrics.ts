@@ -6,6 +6,7 @@
  * ./metrics-handler).
  */
 import { collectDefaultMetrics, Registry, type Counter } from 'prom-client';
+import { histogramObserver } from '../platform';
 import type { Logger } from './logger';
 import { PendingCount, type Pending } from './pending';
 import { certificateExpiryGauge, type CertificateExpiry } from './certificate-metrics';
@@ -124,10 +125,10 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     }
     return byProtocol(route, method, status);
   };
-  const durationChild = childCache2((route, method) => httpRequestDuration.labels(route, method));
+  const observeDuration = childCache2((route, method) => histogramObserver(httpRequestDuration, { route, method }));
   const upstreamChild = childCache2((route, kind) => upstreamErrors.labels(route, kind));
   const overflowChild = childCache2((cluster, limit) => upstreamOverflows.labels(cluster, limit));
-  const databaseCallChild = new Map<string, { observe(value: number): void }>();
+  const observeDatabaseCall = new Map<string, (seconds: number) => void>();
   const databaseErrorChild = childCache2((operation, kind) => databaseErrors.labels(operation, kind));
   const statusText: string[] = [];
   const recordCertificates = certificateExpiryGauge(registry, prefix);
@@ -141,7 +142,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       const m = KNOWN_METHODS.has(method) ? method : 'OTHER';
       const s = statusText[status] ?? (statusText[status] = String(status));
       requestChild(protocol, route, m, s).count++;
-      durationChild(route, m).observe(seconds);
+      observeDuration(route, m)(seconds);
     },
     recordAuth: (result) => {
       const p = auth.get(result);
@@ -158,9 +159,10 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     recordConfigReload: (result) => reloads.get(result)?.inc(),
     recordCertificates,
     recordDatabaseCall(operation, seconds, failure) {
-      let child = databaseCallChild.get(operation);
-      if (child === undefined) databaseCallChild.set(operation, (child = databaseCallDuration.labels(operation)));
-      child.observe(seconds);
+      let observe = observeDatabaseCall.get(operation);
+      if (observe === undefined)
+        observeDatabaseCall.set(operation, (observe = histogramObserver(databaseCallDuration, { operation })));
+      observe(seconds);
       if (failure !== undefined) databaseErrorChild(operation, failure).inc();
     },
   };
