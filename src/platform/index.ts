@@ -48,6 +48,7 @@ export { NODE_BUFFER_WRITTEN_FOR, utf8Text } from './node-buffer';
 export { askClientCertificate, askEveryClient, NODE_TLS_WRITTEN_FOR, sniConnection } from './node-tls';
 export { hookFsync, PGLITE_VERSION, startParamsWithFsync, type EmscriptenOptions } from './pglite';
 export { compiledBaselineOnly, wasmFlagsGiven } from './v8-wasm';
+export { undiciParserWasm, UNDICI_VERSION } from './undici';
 export {
   growYoungGenerationTo,
   holdYoungGeneration,

@@ -18,6 +18,7 @@ import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import type { PGlite } from '@electric-sql/pglite';
 // Not the index of platform: it would load pino, and more, into a thread that logs nothing.
 import { compiledBaselineOnly } from '../../platform/v8-wasm';
+import { undiciParserWasm } from '../../platform/undici';
 import type { DurableNodeFS } from './durable-fs';
 
 /**
@@ -130,7 +131,7 @@ async function serve(data: ThreadData): Promise<void> {
         fs,
         startParams: [...durableStartParams(PGliteClass.defaultStartParams), ...data.startParams],
       });
-    db = data.baselineWasm ? await compiledBaselineOnly(create) : await create();
+    db = data.baselineWasm ? await compiledBaselineOnly(create, undiciParserWasm()) : await create();
   } catch (err) {
     parent.postMessage({ id: 0, error: carryError(err) } satisfies ThreadReply);
     parent.close();
