@@ -5,7 +5,7 @@
  * connection, with SIMD where V8 has it and without where it does not.
  * platform/v8-wasm compiles both before PGlite's module, so that V8 keeps
  * optimising the parser afterwards. Written against undici 7.30.2 (pinned
- * in package.json); test/platform/undici.test.ts fails, naming the
+ * in package.json); test/platform/undici.scenario.test.ts fails, naming the
  * version, when a release compiles other bytes or the parser is no longer
  * optimised.
  */
