@@ -43,6 +43,14 @@ function isRecord(value: unknown): value is HistogramRecord {
   );
 }
 
+/** Whether `recorded` (a record's labels) holds the same label values as `labels`, and no others. */
+function sameLabels(recorded: unknown, labels: Readonly<Record<string, unknown>>): boolean {
+  if (typeof recorded !== 'object' || recorded === null) return false;
+  const held = recorded as Record<string, unknown>;
+  const names = Object.keys(labels);
+  return Object.keys(held).length === names.length && names.every((name) => held[name] === labels[name]);
+}
+
 /**
  * Observes values of `histogram` for one label set, as its
  * `labels(labels).observe` does, counting each into the same record, the
@@ -67,7 +75,7 @@ export function histogramObserver<T extends string>(
       const found = map[candidate];
       if (
         isRecord(found) &&
-        found.labels === labels &&
+        sameLabels(found.labels, labels) &&
         boundKeys.every((b) => typeof found.bucketValues[b] === 'number')
       ) {
         key = candidate;

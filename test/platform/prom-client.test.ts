@@ -67,6 +67,29 @@ describe('platform/prom-client: what Gatehouse relies on in prom-client', () => 
     assert.match(text, /seconds_count\{route="hotels",method="GET"\} 5\n/);
   });
 
+  it("adds to the record without prom-client's observe once found, a record zero() made included", async () => {
+    const { registry, histogram } = histogramIn();
+    histogram.zero({ route: 'hotels', method: 'GET' });
+    const observe = histogramObserver(histogram, { route: 'hotels', method: 'GET' });
+    observe(0.2);
+    // prom-client's observe stores its record again on every call: count those stores from now on.
+    const internals = histogram as unknown as { hashMap: Record<string, unknown> };
+    let stores = 0;
+    internals.hashMap = new Proxy(internals.hashMap, {
+      set: (target, key, value) => {
+        stores++;
+        return Reflect.set(target, key, value);
+      },
+    });
+    for (const value of VALUES) observe(value);
+    rely(
+      'keeps the record observe made where it found it',
+      stores === 0,
+      `${stores} stores for ${VALUES.length} values`,
+    );
+    assert.match(await registry.metrics(), /seconds_count\{route="hotels",method="GET"\} 14\n/);
+  });
+
   it("refuses a value that is not a number with prom-client's own error, and counts on after it", async () => {
     const { registry, histogram } = histogramIn();
     const observe = histogramObserver(histogram, { route: 'hotels', method: 'GET' });
