@@ -18,7 +18,7 @@ import {
 import type { Logger } from '../telemetry';
 import { availableParallelism } from 'node:os';
 import { supportsReusePort } from '../ports';
-import { growYoungGenerationTo, releaseYoungGeneration, youngGenerationFlagsGiven } from '../platform/v8-young';
+import { keepYoungGenerationAt, releaseYoungGeneration, youngGenerationFlagsGiven } from '../platform/v8-young';
 import { parseCommandLine, readCommandOptions, UsageError } from './command-line';
 import { print } from './output';
 import { chooseScavenging, type ParallelScavenge } from './scavenging';
@@ -107,8 +107,8 @@ export async function start(args: readonly string[], signals: ServerSignals): Pr
     await built.stop();
     throw err;
   });
-  // Its young generation grows under traffic as far as asked: two of its three parts are the semi-spaces it grows by.
-  if (!youngGenerationFlagsGiven()) growYoungGenerationTo(Math.floor(wanted.youngGeneration / 3) * 2 * 2 ** 20);
+  // Its young generation grows under traffic as far as asked, and again after an idle spell shrank it: two of its three parts are the semi-spaces it grows by.
+  if (!youngGenerationFlagsGiven()) keepYoungGenerationAt(Math.floor(wanted.youngGeneration / 3) * 2 * 2 ** 20);
   // Handlers first: whoever waits for the line may signal as soon as it is read.
   signals.serve({ stop: () => built.stop(), reload: () => built.reload() });
   const { bookingsInWords, listeningLine } = require('./listening-line') as ListeningLine;

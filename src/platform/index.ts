@@ -50,8 +50,8 @@ export { hookFsync, PGLITE_VERSION, startParamsWithFsync, type EmscriptenOptions
 export { compiledBaselineOnly, wasmFlagsGiven } from './v8-wasm';
 export { undiciParserWasm, UNDICI_VERSION } from './undici';
 export {
-  growYoungGenerationTo,
   holdYoungGeneration,
+  keepYoungGenerationAt,
   releaseYoungGeneration,
   scavengeFlagsGiven,
   scavengeInParallel,

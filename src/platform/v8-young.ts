@@ -5,7 +5,7 @@
  * (`resourceLimits.maxYoungGenerationSizeMb`); the main thread's only by
  * node's own flags (`--max-semi-space-size`), read before any code runs,
  * and V8 lets it grow to 32 MiB (Node 20, 22) or 128 (Node 24) under load.
- * V8 reads one flag again each time a scavenge grows it:
+ * V8 reads one flag again each time a scavenge would grow it:
  * `--semi-space-growth-factor`, what it multiplies the capacity by
  * (`v8.setFlagsFromString`, process-wide). At 1 it does not grow; at V8's
  * default of 2 it doubles. V8 also reads `--parallel-scavenge` at each
@@ -53,18 +53,27 @@ export function releaseYoungGeneration(): void {
 }
 
 /**
- * Lets this thread's young generation grow as V8 grows it until its two
- * semi-spaces hold `bytes` or more (looked at after each collection),
- * then holds it there. A scavenge grows it at most once, so it stops at
- * the first doubling that reaches `bytes`.
+ * Keeps this thread's young generation at `bytes` or just past it (its two
+ * semi-spaces, looked at after each collection): it grows as V8 grows it
+ * while it is smaller, one doubling at most a scavenge, and is held once it
+ * is not. V8 shrinks it again on its own, to its least, at a collection
+ * that finds the thread allocated little for some seconds (a server left
+ * idle): held then, it would stay there, and every request after would be
+ * collected four times as often and more of its objects kept for the old
+ * generation. So the keeper stays, and lets it grow back under the next
+ * load. Returns what stops the keeping, leaving the young generation as it
+ * is then.
  */
-export function growYoungGenerationTo(bytes: number): void {
-  if (youngGenerationBytes() >= bytes) return holdYoungGeneration();
-  const observer = new PerformanceObserver(() => {
-    if (youngGenerationBytes() < bytes) return;
-    holdYoungGeneration();
-    observer.disconnect();
-  });
+export function keepYoungGenerationAt(bytes: number): () => void {
+  let growing: boolean | undefined;
+  const steer = (): void => {
+    const grow = youngGenerationBytes() < bytes;
+    if (grow === growing) return;
+    growing = grow;
+    setFlagsFromString(grow ? GROWS : HOLDS);
+  };
+  const observer = new PerformanceObserver(steer);
   observer.observe({ entryTypes: ['gc'] });
-  releaseYoungGeneration();
+  steer();
+  return () => observer.disconnect();
 }

@@ -6,6 +6,7 @@
  * `--parallel-scavenge`, set while it runs, at each scavenge. Run in a
  * process of its own, whose heap nothing else shares.
  */
+import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { relies } from '../support/reliance';
@@ -35,10 +36,11 @@ ${PRELUDE}
   young.holdYoungGeneration();
   await churn(300);
   const held = young.youngGenerationBytes();
-  young.growYoungGenerationTo(2 * start + 1);
+  const stopKeeping = young.keepYoungGenerationAt(2 * start + 1);
   await churn(300);
   await churn(300);
   const after = young.youngGenerationBytes();
+  stopKeeping();
   young.releaseYoungGeneration();
   await churn(300);
   console.log(JSON.stringify({ start, held, after, released: young.youngGenerationBytes() }));
@@ -58,6 +60,16 @@ describe("platform/v8-young: what Gatehouse relies on in V8's young generation",
     rely('grows it past that once the growth factor is 2 again', released > after);
   });
 
+  it('grows it back to the size asked after a collection that reduces memory shrank it', function () {
+    // V8 11 (Node 20) shrinks it only at a collection that finds the thread allocated little for seconds: no collection asks it at once.
+    if (Number(process.versions.node.split('.')[0]) < 22) this.skip();
+    const out = execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', '-e', SHRUNK], { encoding: 'utf8' });
+    const { asked, kept, shrunk, regrown } = JSON.parse(out) as Record<string, number>;
+    const sizes = `asked ${asked}, kept ${kept}, shrunk ${shrunk}, regrown ${regrown}`;
+    relies('node', 'v22 to v24', 'shrinks the young generation at a last-resort collection', shrunk < kept, sizes);
+    assert.ok(kept >= asked && regrown >= asked, `the young generation was not kept at the size asked: ${sizes}`);
+  });
+
   it('scavenges with its helper threads by default, and on the allocating thread alone once parallel scavenges are off', () => {
     // A young generation of 16 MiB from the start, so that V8 splits each scavenge into several tasks.
     const args = ['--min-semi-space-size=16', '--trace-gc-nvp', '--import', 'tsx', '-e', SCAVENGES];
@@ -70,6 +82,22 @@ describe("platform/v8-young: what Gatehouse relies on in V8's young generation",
     rely('scavenges on the allocating thread alone after --no-parallel-scavenge', after.ms === 0);
   });
 });
+
+/** Keeps the young generation at twice its size, lets V8 shrink it as it does after an idle spell, and allocates again. */
+const SHRUNK = `
+${PRELUDE}
+(async () => {
+  const asked = 2 * young.youngGenerationBytes() + 1;
+  young.holdYoungGeneration();
+  young.keepYoungGenerationAt(asked);
+  await churn(600);
+  const kept = young.youngGenerationBytes();
+  gc({ type: 'major', flavor: 'last-resort' });
+  const shrunk = young.youngGenerationBytes();
+  await churn(600);
+  console.log(JSON.stringify({ asked, kept, shrunk, regrown: young.youngGenerationBytes() }));
+})();
+`;
 
 /** The line the script below writes between its two halves. */
 const SWITCHED = 'parallel scavenges off';
