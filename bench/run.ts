@@ -19,7 +19,7 @@
  *
  * Options are environment variables (bench/harness/settings.ts): BENCH_ROUNDS,
  * BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS, BENCH_ROWS,
- * BENCH_ACCESS_LOG, BENCH_LIMIT. Exits 1 when a goal is not met, 2 when the
+ * BENCH_ACCESS_LOG, BENCH_LIMIT, BENCH_BASELINE. Exits 1 when a goal is not met, 2 when the
  * benchmark cannot run (a tool missing, a deployment answering wrong).
  */
 import { spawn } from 'node:child_process';
@@ -64,8 +64,19 @@ function header(settings: Settings): string {
     `Every server process of a deployment on CPU ${SERVER_CPU} (taskset), the load (wrk, one thread, ${settings.connections} connections) on CPU ${LOAD_CPU};`,
     `${settings.rounds} interleaved round(s), each deployment alone (the others SIGSTOPped): ${settings.warmup} s warm-up, ${settings.duration} s at peak, ${settings.duration} s paced at half that peak.`,
     `Access logs (Gatehouse, the Koa stack's pino, nginx, HAProxy) to ${settings.accessLog === '/dev/null' ? '/dev/null' : `a file each in ${settings.accessLog}`}; Gatehouse from dist/, as gatehouse start; limits ${settings.limit} a minute per user.`,
+    ...(settings.baseline ? [baselineLine(settings.baseline)] : []),
     '',
   ].join('\n');
+}
+
+/** Which build the BENCH_BASELINE rows run. */
+function baselineLine(root: string): string {
+  const { commit, dirty } = checkedOut(root);
+  const which =
+    commit === 'unknown'
+      ? 'not a git checkout'
+      : `at ${commit.slice(0, 7)}${dirty ? ' with changes not committed' : ''}`;
+  return `The BENCH_BASELINE rows: Gatehouse from ${root}/dist/, ${which}.`;
 }
 
 /** The gRPC rows, from bench/ratelimit.ts run pinned to the server CPU, its load to the load CPU. */

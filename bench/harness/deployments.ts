@@ -32,6 +32,8 @@ export interface BuildContext {
   logOf(name: string): string;
   /** The port of the upstream every proxy row forwards to. */
   upstreamPort: number;
+  /** The dist/ of another build of Gatehouse (BENCH_BASELINE), for the rows that run it. */
+  baselineDist?: string;
 }
 
 export interface Built {
@@ -53,6 +55,8 @@ export interface DeploymentSpec {
   limited: boolean;
   /** Stands in front of the shared upstream, which runs while it is measured. */
   proxied: boolean;
+  /** Runs the other build of BENCH_BASELINE: measured only when one is given. */
+  baseline?: true;
   /** Its processes, for a limit of `perUserLimit` requests a minute per user. */
   build(ctx: BuildContext, perUserLimit: number): Promise<Built>;
 }
@@ -89,23 +93,34 @@ function peer(ctx: BuildContext, file: string, port: number, env: Record<string,
   };
 }
 
-function gatehouseCommand(ctx: BuildContext, name: string, args: string[], port: number): ProcessSpec {
+function gatehouseCommand(ctx: BuildContext, name: string, args: string[], port: number, dist = DIST): ProcessSpec {
   return {
     name,
     command: process.execPath,
-    args: [join(DIST, 'cli', 'main.js'), ...args],
+    args: [join(dist, 'cli', 'main.js'), ...args],
     env: nodeEnv({ LOG_LEVEL: 'info' }),
     stdout: ctx.logOf(name),
     port,
   };
 }
 
-/** `gatehouse start` (what npm start runs) on the demo's config, its /v1 Mapping changed for the row. */
-async function gatehouse(ctx: BuildContext, variant: GatehouseVariant, perUserLimit: number): Promise<Built> {
+/** `gatehouse start` (what npm start runs) on the demo's config, its /v1 Mapping changed for the row; from `dist`. */
+async function gatehouse(
+  ctx: BuildContext,
+  variant: GatehouseVariant,
+  perUserLimit: number,
+  dist = DIST,
+): Promise<Built> {
   const config = writeGatehouseConfig(join(ctx.dir, 'config'), variant, perUserLimit);
   const port = await freePort();
   const args = ['start', '--config', config, '--host', '127.0.0.1', '--port', String(port), '--grpc-port', '0'];
-  return { port, processes: [gatehouseCommand(ctx, 'gatehouse', args, port)] };
+  return { port, processes: [gatehouseCommand(ctx, 'gatehouse', args, port, dist)] };
+}
+
+/** The same as {@link gatehouse}, from the other build BENCH_BASELINE gives. */
+function baselineGatehouse(ctx: BuildContext, variant: GatehouseVariant, perUserLimit: number): Promise<Built> {
+  if (ctx.baselineDist === undefined) throw new Error('a baseline row is measured only with BENCH_BASELINE');
+  return gatehouse(ctx, variant, perUserLimit, ctx.baselineDist);
 }
 
 async function onePeer(ctx: BuildContext, file: string, env: Record<string, string> = {}): Promise<Built> {
@@ -207,6 +222,17 @@ export const DEPLOYMENTS: readonly DeploymentSpec[] = [
     limited: true,
     proxied: false,
     build: (ctx, limit) => gatehouse(ctx, { kind: 'auth-limit' }, limit),
+  },
+  {
+    key: 'gatehouse-baseline',
+    name: 'the same, BENCH_BASELINE build',
+    group: 'same-job',
+    what: 'the gatehouse row, run from the dist/ of the checkout BENCH_BASELINE names',
+    auth: true,
+    limited: true,
+    proxied: false,
+    baseline: true,
+    build: (ctx, limit) => baselineGatehouse(ctx, { kind: 'auth-limit' }, limit),
   },
   {
     key: 'seed',
@@ -319,5 +345,16 @@ export const DEPLOYMENTS: readonly DeploymentSpec[] = [
     limited: false,
     proxied: true,
     build: (ctx, limit) => gatehouse(ctx, { kind: 'proxy', upstream: `127.0.0.1:${ctx.upstreamPort}` }, limit),
+  },
+  {
+    key: 'gatehouse-proxy-baseline',
+    name: 'Gatehouse, BENCH_BASELINE build',
+    group: 'proxy',
+    what: 'the gatehouse-proxy row, run from the dist/ of the checkout BENCH_BASELINE names',
+    auth: false,
+    limited: false,
+    proxied: true,
+    baseline: true,
+    build: (ctx, limit) => baselineGatehouse(ctx, { kind: 'proxy', upstream: `127.0.0.1:${ctx.upstreamPort}` }, limit),
   },
 ];

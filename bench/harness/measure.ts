@@ -137,6 +137,7 @@ export async function runHttpBench(settings: Settings): Promise<Measured[]> {
         ? '/dev/null'
         : join(settings.accessLog, `${name}.${process.replace(/\W+/g, '-')}.log`),
     upstreamPort,
+    baselineDist: settings.baseline && join(settings.baseline, 'dist'),
   });
   const running: Running[] = [];
   try {

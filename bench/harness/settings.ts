@@ -2,7 +2,8 @@
  * @module bench/harness/settings
  * The options of `npm run bench`, from the environment, checked at start.
  */
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { DEPLOYMENTS } from './deployments';
 
 function envInteger(name: string, fallback: number, min = 1): number {
@@ -36,6 +37,12 @@ export interface Settings {
   limit: number;
   /** The deployments measured, by key (BENCH_ROWS, separated by commas), with the baseline of each table they are in. */
   rows: readonly string[];
+  /**
+   * Another build of Gatehouse (BENCH_BASELINE: a checkout with its dist/
+   * built), whose rows run in the same rounds as this tree's: "Gatehouse vs
+   * it" on them is this build against that one. None by default.
+   */
+  baseline: string | undefined;
 }
 
 /** The baseline of each table, measured with any row of its table. */
@@ -45,15 +52,31 @@ function baselinesOf(rows: readonly string[]): string[] {
   return [...new Set(DEPLOYMENTS.filter((d) => rows.includes(d.key)).map((d) => BASELINES[d.group]))];
 }
 
+/** BENCH_BASELINE, checked: a folder with a built Gatehouse in it. */
+function readBaseline(): string | undefined {
+  const raw = process.env.BENCH_BASELINE;
+  if (raw === undefined || raw === '') return undefined;
+  const root = resolve(raw);
+  if (!existsSync(join(root, 'dist', 'cli', 'main.js')))
+    throw new Error(
+      `BENCH_BASELINE: ${root} has no dist/cli/main.js; give a Gatehouse checkout, built (npm ci && npm run build)`,
+    );
+  return root;
+}
+
 export function readSettings(): Settings {
   const accessLog = resolve(process.env.BENCH_ACCESS_LOG || '/dev/null');
-  const keys = DEPLOYMENTS.map((d) => d.key);
+  const baseline = readBaseline();
+  const keys = DEPLOYMENTS.filter((d) => baseline !== undefined || !d.baseline).map((d) => d.key);
   const asked = (process.env.BENCH_ROWS ?? '')
     .split(/[,|]/)
     .map((r) => r.trim())
     .filter(Boolean);
   const unknown = asked.filter((r) => !keys.includes(r));
-  if (unknown.length) throw new Error(`BENCH_ROWS: unknown row ${unknown.join(', ')}; rows: ${keys.join(', ')}`);
+  if (unknown.length)
+    throw new Error(
+      `BENCH_ROWS: unknown row ${unknown.join(', ')}; rows: ${keys.join(', ')}${baseline ? '' : ' (and with BENCH_BASELINE, its rows)'}`,
+    );
   return {
     rounds: envInteger('BENCH_ROUNDS', 7),
     duration: envInteger('BENCH_DURATION', 5),
@@ -63,5 +86,6 @@ export function readSettings(): Settings {
     accessLog,
     limit: envInteger('BENCH_LIMIT', 1_000_000_000),
     rows: asked.length ? keys.filter((k) => asked.includes(k) || baselinesOf(asked).includes(k)) : keys,
+    baseline,
   };
 }
