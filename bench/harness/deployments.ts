@@ -61,6 +61,15 @@ export interface DeploymentSpec {
   build(ctx: BuildContext, perUserLimit: number): Promise<Built>;
 }
 
+/**
+ * Whether the tables give Gatehouse's ratio to this row ("Gatehouse vs
+ * it"): every peer and the other build of BENCH_BASELINE, not the
+ * variants of this build.
+ */
+export function comparedWithGatehouse(spec: DeploymentSpec): boolean {
+  return spec.baseline === true || !spec.key.startsWith('gatehouse');
+}
+
 /** The environment of every node process: production, none of the variables that would change what Gatehouse does. */
 function nodeEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', ...extra };
@@ -114,7 +123,9 @@ async function gatehouse(
   const config = writeGatehouseConfig(join(ctx.dir, 'config'), variant, perUserLimit);
   const port = await freePort();
   const args = ['start', '--config', config, '--host', '127.0.0.1', '--port', String(port), '--grpc-port', '0'];
-  return { port, processes: [gatehouseCommand(ctx, 'gatehouse', args, port, dist)] };
+  // Its bookings database opens after it listens, for seconds of the same CPU: measured before, a turn would measure that.
+  const process = { ...gatehouseCommand(ctx, 'gatehouse', args, port, dist), readyPath: '/gateway/v0/check_ready' };
+  return { port, processes: [process] };
 }
 
 /** The same as {@link gatehouse}, from the other build BENCH_BASELINE gives. */

@@ -146,6 +146,8 @@ export interface ProcessSpec {
   stdout?: string;
   /** The port it serves HTTP on, to wait for. */
   port: number;
+  /** A path that answers 200 once it is ready for load, waited for after it serves; none: serving is ready. */
+  readyPath?: string;
 }
 
 /** A started process. */
@@ -194,19 +196,26 @@ export function startPinned(spec: ProcessSpec, cpu: number | string): Pinned {
   return { spec, child, stderr: () => err };
 }
 
-function answers(port: number): Promise<boolean> {
+/** The status `path` answers on `port`, 0 when nothing answers. */
+function statusOf(port: number, path: string): Promise<number> {
   return new Promise((resolve) => {
-    const req = http.get({ host: '127.0.0.1', port, path: '/', agent: false, timeout: 2000 }, (res) => {
+    const req = http.get({ host: '127.0.0.1', port, path, agent: false, timeout: 2000 }, (res) => {
       res.resume();
-      resolve(true);
+      resolve(res.statusCode ?? 0);
     });
     req.once('timeout', () => req.destroy());
-    req.once('error', () => resolve(false));
+    req.once('error', () => resolve(0));
   });
 }
 
-/** Resolves once `process` answers HTTP on its port; throws with its standard error if it exits first or takes 90 s. */
+/**
+ * Resolves once `process` answers HTTP on its port, and 200 on its
+ * `readyPath` when it has one; throws with its standard error if it exits
+ * first or takes 90 s.
+ */
 export async function waitUntilServing(pinned: Pinned): Promise<void> {
+  const { port, readyPath } = pinned.spec;
+  const ready = async () => (readyPath ? (await statusOf(port, readyPath)) === 200 : (await statusOf(port, '/')) !== 0);
   const deadline = Date.now() + 90_000;
   while (Date.now() < deadline) {
     if (pinned.child.exitCode !== null || pinned.child.signalCode !== null) {
@@ -214,12 +223,11 @@ export async function waitUntilServing(pinned: Pinned): Promise<void> {
         `${pinned.spec.name} exited (${pinned.child.exitCode ?? pinned.child.signalCode}) before serving: ${pinned.stderr().trim()}`,
       );
     }
-    if (await answers(pinned.spec.port)) return;
+    if (await ready()) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error(
-    `${pinned.spec.name} did not serve on port ${pinned.spec.port} within 90 s: ${pinned.stderr().trim()}`,
-  );
+  const what = readyPath ? `answer 200 on ${readyPath}` : 'serve';
+  throw new Error(`${pinned.spec.name} did not ${what} on port ${port} within 90 s: ${pinned.stderr().trim()}`);
 }
 
 /** Remembers `processes` so that they are killed at exit whatever happens. */

@@ -4,6 +4,7 @@
  * rounds, ratios the median of the ratios of the same round (never a ratio
  * of medians: a round slowed by the machine slows both sides of its ratio).
  */
+import { comparedWithGatehouse } from './deployments';
 import type { Measured, Sample } from './measure';
 import { median } from './stats';
 
@@ -60,9 +61,7 @@ function groupTable(
       m.spec.name,
       String(Math.round(of(m, rps))),
       baseline ? fixed(sameRoundRatio(m, baseline, rps), 2) : '',
-      gatehouse && gatehouse !== m && !m.spec.key.startsWith('gatehouse')
-        ? fixed(sameRoundRatio(gatehouse, m, rps), 2)
-        : '',
+      gatehouse && gatehouse !== m && comparedWithGatehouse(m.spec) ? fixed(sameRoundRatio(gatehouse, m, rps), 2) : '',
       fixed(
         of(m, (s) => s.cpuUs),
         1,

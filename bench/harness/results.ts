@@ -11,6 +11,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import type { BurstBench } from '../ratelimit-bursts';
 import type { Row as GrpcRow } from '../ratelimit';
+import { comparedWithGatehouse } from './deployments';
 import type { Measured, Sample } from './measure';
 import { sameRoundRatio, table, type Goal } from './report';
 import type { Settings } from './settings';
@@ -72,7 +73,9 @@ export function thisMachine(): Machine {
 
 /** The commit checked out in `root`, and whether the tree differs from it (results files aside). */
 export function checkedOut(root: string): { commit: string; dirty: boolean } {
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
+  // A folder that is no checkout makes git say so on its standard error: the answer below says it instead.
+  const git = (...args: string[]) =>
+    execFileSync('git', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
   try {
     const commit = git('rev-parse', 'HEAD');
     const dirty = git('status', '--porcelain', '--', '.', ':!bench/results') !== '';
@@ -118,7 +121,7 @@ export function httpRows(measured: readonly Measured[]): ResultRow[] {
         sameRoundRatio(m, baseline, (s) => s.reqPerSec),
         3,
       );
-    if (gatehouse && gatehouse !== m && !m.spec.key.startsWith('gatehouse'))
+    if (gatehouse && gatehouse !== m && comparedWithGatehouse(m.spec))
       figures['Gatehouse vs it'] = rounded(
         sameRoundRatio(gatehouse, m, (s) => s.reqPerSec),
         3,
