@@ -58,11 +58,11 @@ export function releaseYoungGeneration(): void {
  * while it is smaller, one doubling at most a scavenge, and is held once it
  * is not. V8 shrinks it again on its own, to its least, at a collection
  * that finds the thread allocated little for some seconds (a server left
- * idle): held then, it would stay there, and every request after would be
- * collected four times as often and more of its objects kept for the old
- * generation. So the keeper stays, and lets it grow back under the next
- * load. Returns what stops the keeping, leaving the young generation as it
- * is then.
+ * idle): held then, it would stay there, collected more often under the
+ * next load and passing more of each request's objects on to the old
+ * generation. So the keeper stays, and lets it grow back under that load.
+ * Returns what stops the keeping, leaving the young generation as it is
+ * then.
  */
 export function keepYoungGenerationAt(bytes: number): () => void {
   let growing: boolean | undefined;
