@@ -13,7 +13,12 @@ import { relies } from '../support/reliance';
 
 const MODULE = join(__dirname, '..', '..', 'src', 'platform', 'v8-young.ts');
 
-/** A script's start: V8's young generation module, and `churn(rounds)`, allocating in rounds objects that survive a while, yielding now and then. */
+/**
+ * A script's start: V8's young generation module, and `churn(rounds)`,
+ * allocating in rounds objects that survive a while. It yields after every
+ * round, as a server does between requests, so that what observes the
+ * collections runs between two of them.
+ */
 const PRELUDE = `
 const young = require(${JSON.stringify(MODULE)});
 const churn = async (rounds) => {
@@ -23,7 +28,7 @@ const churn = async (rounds) => {
     for (let j = 0; j < 5000; j++) batch.push({ j, s: 'x' + j });
     keep.push(batch);
     if (keep.length > 40) keep.shift();
-    if (i % 10 === 0) await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
   }
 };
 `;
