@@ -34,6 +34,8 @@ export interface BuildContext {
   upstreamPort: number;
   /** The dist/ of another build of Gatehouse (BENCH_BASELINE), for the rows that run it. */
   baselineDist?: string;
+  /** The dist/ Gatehouse runs from: this checkout's when absent. */
+  dist?: string;
 }
 
 export interface Built {
@@ -102,36 +104,43 @@ function peer(ctx: BuildContext, file: string, port: number, env: Record<string,
   };
 }
 
-function gatehouseCommand(ctx: BuildContext, name: string, args: string[], port: number, dist = DIST): ProcessSpec {
+function gatehouseCommand(ctx: BuildContext, name: string, args: string[], port: number): ProcessSpec {
   return {
     name,
     command: process.execPath,
-    args: [join(dist, 'cli', 'main.js'), ...args],
+    args: [join(ctx.dist ?? DIST, 'cli', 'main.js'), ...args],
     env: nodeEnv({ LOG_LEVEL: 'info' }),
     stdout: ctx.logOf(name),
     port,
   };
 }
 
-/** `gatehouse start` (what npm start runs) on the demo's config, its /v1 Mapping changed for the row; from `dist`. */
-async function gatehouse(
-  ctx: BuildContext,
-  variant: GatehouseVariant,
-  perUserLimit: number,
-  dist = DIST,
-): Promise<Built> {
+/** `gatehouse start` (what npm start runs) on the demo's config, its /v1 Mapping changed for the row. */
+async function gatehouse(ctx: BuildContext, variant: GatehouseVariant, perUserLimit: number): Promise<Built> {
   const config = writeGatehouseConfig(join(ctx.dir, 'config'), variant, perUserLimit);
   const port = await freePort();
   const args = ['start', '--config', config, '--host', '127.0.0.1', '--port', String(port), '--grpc-port', '0'];
   // Its bookings database opens after it listens, for seconds of the same CPU: measured before, a turn would measure that.
-  const process = { ...gatehouseCommand(ctx, 'gatehouse', args, port, dist), readyPath: '/gateway/v0/check_ready' };
+  const process = { ...gatehouseCommand(ctx, 'gatehouse', args, port), readyPath: '/gateway/v0/check_ready' };
   return { port, processes: [process] };
 }
 
-/** The same as {@link gatehouse}, from the other build BENCH_BASELINE gives. */
-function baselineGatehouse(ctx: BuildContext, variant: GatehouseVariant, perUserLimit: number): Promise<Built> {
-  if (ctx.baselineDist === undefined) throw new Error('a baseline row is measured only with BENCH_BASELINE');
-  return gatehouse(ctx, variant, perUserLimit, ctx.baselineDist);
+/**
+ * `spec`, run from the other build BENCH_BASELINE gives: the same config,
+ * load and checks, so that the two rows differ in the build alone.
+ */
+function onBaseline(spec: DeploymentSpec, name: string): DeploymentSpec {
+  return {
+    ...spec,
+    key: `${spec.key}-baseline`,
+    name,
+    what: `the ${spec.key} row, run from the dist/ of the checkout BENCH_BASELINE names`,
+    baseline: true,
+    build(ctx, perUserLimit) {
+      if (ctx.baselineDist === undefined) throw new Error('a baseline row is measured only with BENCH_BASELINE');
+      return spec.build({ ...ctx, dist: ctx.baselineDist }, perUserLimit);
+    },
+  };
 }
 
 async function onePeer(ctx: BuildContext, file: string, env: Record<string, string> = {}): Promise<Built> {
@@ -149,6 +158,30 @@ function nginx(ctx: BuildContext, config: string, port: number): ProcessSpec {
 }
 
 const upstreamUrl = (ctx: BuildContext) => `http://127.0.0.1:${ctx.upstreamPort}`;
+
+/** Gatehouse doing the job of the hand-written stacks: auth, a rate limit, the in-process api. */
+const SAME_JOB: DeploymentSpec = {
+  key: 'gatehouse',
+  name: 'Gatehouse: + auth + rate limit (same job)',
+  group: 'same-job',
+  what: 'the same, and a per-user descriptor to the in-process rate-limit service (memory store)',
+  auth: true,
+  limited: true,
+  proxied: false,
+  build: (ctx, limit) => gatehouse(ctx, { kind: 'auth-limit' }, limit),
+};
+
+/** Gatehouse as a hop to the shared upstream. */
+const PROXY: DeploymentSpec = {
+  key: 'gatehouse-proxy',
+  name: 'Gatehouse',
+  group: 'proxy',
+  what: 'gatehouse start on the demo config, the /v1 Mapping to the upstream at its address, bypass_auth',
+  auth: false,
+  limited: false,
+  proxied: true,
+  build: (ctx, limit) => gatehouse(ctx, { kind: 'proxy', upstream: `127.0.0.1:${ctx.upstreamPort}` }, limit),
+};
 
 /** The shared upstream of the proxy rows, started once. */
 export const UPSTREAM_KEY = 'upstream';
@@ -224,27 +257,8 @@ export const DEPLOYMENTS: readonly DeploymentSpec[] = [
     proxied: false,
     build: (ctx, limit) => gatehouse(ctx, { kind: 'auth' }, limit),
   },
-  {
-    key: 'gatehouse',
-    name: 'Gatehouse: + auth + rate limit (same job)',
-    group: 'same-job',
-    what: 'the same, and a per-user descriptor to the in-process rate-limit service (memory store)',
-    auth: true,
-    limited: true,
-    proxied: false,
-    build: (ctx, limit) => gatehouse(ctx, { kind: 'auth-limit' }, limit),
-  },
-  {
-    key: 'gatehouse-baseline',
-    name: 'the same, BENCH_BASELINE build',
-    group: 'same-job',
-    what: 'the gatehouse row, run from the dist/ of the checkout BENCH_BASELINE names',
-    auth: true,
-    limited: true,
-    proxied: false,
-    baseline: true,
-    build: (ctx, limit) => baselineGatehouse(ctx, { kind: 'auth-limit' }, limit),
-  },
+  SAME_JOB,
+  onBaseline(SAME_JOB, 'the same, BENCH_BASELINE build'),
   {
     key: 'seed',
     name: 'nginx auth_request → auth → api',
@@ -347,25 +361,6 @@ export const DEPLOYMENTS: readonly DeploymentSpec[] = [
     proxied: true,
     build: (ctx) => onePeer(ctx, 'fastify-proxy.js', { UPSTREAM: upstreamUrl(ctx) }),
   },
-  {
-    key: 'gatehouse-proxy',
-    name: 'Gatehouse',
-    group: 'proxy',
-    what: 'gatehouse start on the demo config, the /v1 Mapping to the upstream at its address, bypass_auth',
-    auth: false,
-    limited: false,
-    proxied: true,
-    build: (ctx, limit) => gatehouse(ctx, { kind: 'proxy', upstream: `127.0.0.1:${ctx.upstreamPort}` }, limit),
-  },
-  {
-    key: 'gatehouse-proxy-baseline',
-    name: 'Gatehouse, BENCH_BASELINE build',
-    group: 'proxy',
-    what: 'the gatehouse-proxy row, run from the dist/ of the checkout BENCH_BASELINE names',
-    auth: false,
-    limited: false,
-    proxied: true,
-    baseline: true,
-    build: (ctx, limit) => baselineGatehouse(ctx, { kind: 'proxy', upstream: `127.0.0.1:${ctx.upstreamPort}` }, limit),
-  },
+  PROXY,
+  onBaseline(PROXY, 'Gatehouse, BENCH_BASELINE build'),
 ];
