@@ -21,7 +21,6 @@ export {
   type ErrorBody,
   type HttpErrorOptions,
 } from '../errors';
-export { httpError, StatusCodes, ErrorCodes, type StatusName, type ErrorName } from './statuses';
 export {
   setFormattedBody,
   setWrittenBody,

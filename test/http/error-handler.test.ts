@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import Koa from 'koa';
 import Router from 'koa-router';
 import request from 'supertest';
-import { createServiceApp, errorHandler, httpError, HttpError, type ServiceAppOptions } from '../../src/http';
+import { createServiceApp, errorHandler, HttpError, type ServiceAppOptions } from '../../src/http';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -41,7 +41,7 @@ describe('http/error-handler', () => {
     it('leaves detail out when there is none', async () => {
       const res = await request(
         appWith(() => {
-          throw httpError('FORBIDDEN');
+          throw new HttpError(403);
         }).callback(),
       )
         .get('/boom')
@@ -51,7 +51,7 @@ describe('http/error-handler', () => {
 
     it('sends the headers it carries', async () => {
       const app = appWith(() => {
-        throw httpError('UNAUTHORIZED', undefined, { headers: { 'WWW-Authenticate': 'Basic realm="x"' } });
+        throw new HttpError(401, undefined, { headers: { 'WWW-Authenticate': 'Basic realm="x"' } });
       });
       await request(app.callback()).get('/boom').expect(401).expect('WWW-Authenticate', 'Basic realm="x"');
     });
@@ -72,7 +72,7 @@ describe('http/error-handler', () => {
       const seen: unknown[] = [];
       const app = appWith(
         () => {
-          throw httpError('BAD_GATEWAY', 'the upstream closed the connection');
+          throw new HttpError(502, 'the upstream closed the connection');
         },
         { onUnexpected: (e) => seen.push(e) },
       );
@@ -86,7 +86,7 @@ describe('http/error-handler', () => {
     it('adds info_url by status', async () => {
       const app = appWith(
         () => {
-          throw httpError('BAD_REQUEST');
+          throw new HttpError(400);
         },
         { infoUrl: (s) => (s === 400 ? 'https://example.test/400' : undefined) },
       );
@@ -274,7 +274,7 @@ describe('http/error-handler', () => {
       const app = new Koa();
       app.use(errorHandler());
       app.use(() => {
-        throw httpError('NOT_FOUND', 'no such thing');
+        throw new HttpError(404, 'no such thing');
       });
       const res = await request(app.callback())
         .get('/')
